@@ -1,0 +1,230 @@
+"""The ``goodbench`` command line: one small function per subcommand, no logic of its own.
+
+Exit status: 0 ok, 1 input or rules failed, 2 usage error. Expected failures print one line
+and no traceback; ``--debug`` shows the traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from suite import __version__
+from suite.errors import GoodbenchError
+
+
+def _stderr(*parts) -> None:
+    print(*parts, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- list
+def cmd_list(args) -> int:
+    from workloads import data, registry
+
+    print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'full-scale target':<20} {'data':<34} present")
+    for w in registry.WORKLOADS.values():
+        target = w.spec("full").target
+        files = ", ".join(f.name for f in w.data_files) or "synthetic (none)"
+        present = all(data.is_present(f, args.data_dir) for f in w.data_files)
+        print(f"{w.id:<12} {w.version:>3}  {w.kind:<10} {target.describe() if target else '—':<20} "
+              f"{files:<34} {'yes' if present else 'no'}")
+        print(f"{'':<12}      {w.task}")
+    return 0
+
+
+# ---------------------------------------------------------------- run
+class ProgressPrinter:
+    """Formats the runner's progress events as lines on stderr."""
+
+    def __init__(self):
+        self.label, self.max_steps = "", 0
+
+    def __call__(self, event: str, **f) -> None:
+        if event == "run_start":
+            self.label, self.max_steps = f"{f['workload']} seed {f['seed']}", f["max_steps"]
+            _stderr(f"[{self.label}] training, at most {self.max_steps} steps")
+        elif event == "step":
+            per_step = f["elapsed"] / f["step"]
+            eta = per_step * (self.max_steps - f["step"])
+            _stderr(f"[{self.label}] step {f['step']}/{self.max_steps}  loss {f['loss']:.4f}  "
+                    f"{1 / per_step:.2f} steps/s  ETA ≤ {eta:.0f} s")
+        elif event == "eval":
+            quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k != "step")
+            _stderr(f"[{self.label}] eval at step {f['step']}: {quality}")
+        elif event == "skip":
+            _stderr(f"[{f['workload']}] skipped: {f['reason']}")
+
+
+def cmd_run(args) -> int:
+    import pandas as pd
+
+    from suite import results
+    from suite.runner import SEEDS, RunOptions
+    from suite.session import SuitePlan, run_suite
+    from suite.system import resolve_device
+    from workloads import registry
+
+    if args.seeds is not None and not 1 <= args.seeds <= len(SEEDS):
+        raise _Usage(f"--seeds must be between 1 and {len(SEEDS)}")
+    unknown = [w for w in args.workload or [] if w not in registry.WORKLOADS]
+    if unknown:
+        raise _Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
+    device = resolve_device(args.device)
+    scale = args.scale or ("full" if device.type == "cuda" else "smoke")
+    plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
+                     seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
+                     command=["goodbench", *sys.argv[1:]])
+    out = Path(args.output) if args.output else Path("runs") / (
+        dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{scale}.json")
+    if out.exists():
+        raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+    _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {scale} scale on {device}")
+    doc = run_suite(plan, RunOptions(device=device, data_dir=args.data_dir,
+                                     peak_tflops=args.peak_tflops), ProgressPrinter())
+    results.write(out, doc)
+    rows = [{
+        "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
+        "steps": r["steps"], "wall s": round(r["wall_s"], 2),
+        "TTA s": _round(r["metrics"]["tta_s"]),
+        "samples/s": _round((r["metrics"]["throughput"] or {}).get("samples_per_s")),
+        "p50 step ms": _round(1000 * r["metrics"]["throughput"]["step_time_s"]["p50"])
+        if r["metrics"]["throughput"] else None,
+        "MFU": _round(r["metrics"]["mfu"], 3),
+        "energy": "n/m" if r["metrics"]["energy_to_train_j"] is None
+        else f"{r['metrics']['energy_to_train_j']:.0f} J",
+    } for r in doc["runs"]]
+    print(pd.DataFrame(rows).fillna("—").to_string(index=False))
+    for r in doc["runs"]:
+        if r["error"]:
+            _stderr(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
+    print(f"results written to {out}")
+    if doc["settings"]["interrupted"]:
+        _stderr("interrupted: the results file holds the runs so far")
+        return 130
+    return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
+
+
+def _round(value, digits: int = 2):
+    return None if value is None else round(value, digits)
+
+
+# ---------------------------------------------------------------- validate / submit / site / info
+def cmd_validate(args) -> int:
+    from suite.validate import validate_file
+
+    failed = False
+    for name in args.files:
+        problems = validate_file(name)
+        for problem in problems:
+            print(problem.line(name))
+        if not problems:
+            print(f"{name}: ok")
+        failed |= bool(problems)
+    return 1 if failed else 0
+
+
+def cmd_submit(args) -> int:
+    from suite.store import Refused, submit
+
+    try:
+        dest = submit(args.file, args.results_dir)
+    except Refused as exc:
+        for problem in exc.problems:
+            print(f"refused: {problem.line(args.file)}")
+        return 1
+    print(f"stored {args.file} as {dest}")
+    return 0
+
+
+def cmd_site(args) -> int:
+    from suite.site import build
+
+    print(build(args.results_dir, args.out))
+    return 0
+
+
+def cmd_info(args) -> int:
+    from suite.system import describe, resolve_device
+
+    info = describe(resolve_device(args.device), args.system_name)
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        for section, values in info.items():
+            if isinstance(values, dict):
+                for key, value in values.items():
+                    print(f"{section}.{key}: {value}")
+            else:
+                print(f"{section}: {values}")
+    return 0
+
+
+# ---------------------------------------------------------------- parser
+class _Usage(Exception):
+    """A usage error found after parsing (exit 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="goodbench", description=
+                                     "A standardized GPU training benchmark suite with a leaderboard.")
+    parser.add_argument("--version", action="version", version=f"goodbench {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the workloads and whether their data is here")
+    p.add_argument("--data-dir", help="directory holding dataset files")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("run", help="run workloads and write one results file")
+    p.add_argument("-w", "--workload", action="append", metavar="ID",
+                   help="workload to run (repeatable; default: the whole suite)")
+    p.add_argument("--scale", choices=["smoke", "full"],
+                   help="pinned variant (default: full on a GPU, smoke on the CPU)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--seeds", type=int, help="seeds per workload (default: 5 for TTA at full scale, else 1)")
+    p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
+    p.add_argument("--peak-tflops", type=float, help="peak TFLOP/s for MFU where the device is not in the table")
+    p.add_argument("--system-name", help="name of this system on the leaderboard")
+    p.add_argument("-o", "--output", help="results file (default: runs/<UTC time>-<scale>.json)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check results files against the schema and rules")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("submit", help="validate a results file and add it to the results directory")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--results-dir", default="results")
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("site", help="render the static leaderboard")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--out", default="site/_build")
+    p.set_defaults(func=cmd_site)
+
+    p = sub.add_parser("info", help="print the system description a run would record")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--system-name")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except _Usage as exc:
+        parser.error(str(exc))
+    except (GoodbenchError, OSError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        _stderr(f"goodbench: error: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        _stderr("goodbench: interrupted")
+        return 130

@@ -1,0 +1,57 @@
+"""Time-to-accuracy over seeds, scored the MLPerf way: olympic mean, spread, 95% CI."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+MAX_NON_CONVERGED = 1  # MLPerf: at most one run may fail to reach the target
+
+
+def olympic_mean(times_s: list[float]) -> float:
+    """Mean after dropping the fastest and the slowest (plain mean below three values)."""
+    values = np.sort(np.asarray(times_s, dtype=np.float64))
+    if values.size >= 3:
+        values = values[1:-1]
+    return float(values.mean())
+
+
+def confidence_interval(times_s: list[float], level: float = 0.95) -> tuple[float, float] | None:
+    """Student-t confidence interval of the mean; None below two values."""
+    values = np.asarray(times_s, dtype=np.float64)
+    if values.size < 2:
+        return None
+    sem = stats.sem(values)
+    if sem == 0 or not math.isfinite(sem):
+        return (float(values.mean()), float(values.mean()))
+    low, high = stats.t.interval(level, values.size - 1, loc=values.mean(), scale=sem)
+    return float(low), float(high)
+
+
+def score(tta_by_seed: dict[int, float | None]) -> dict:
+    """Score a set of seeds' times to target (None = did not converge).
+
+    A non-converged seed counts as infinitely slow: it is the one dropped as slowest, so with
+    one such seed the olympic mean is over the rest; more than one makes the result invalid.
+    """
+    converged = [t for t in tta_by_seed.values() if t is not None]
+    missed = len(tta_by_seed) - len(converged)
+    result = {"seeds": len(tta_by_seed), "converged": len(converged), "valid": True,
+              "olympic_mean_s": None, "mean_s": None, "min_s": None, "max_s": None,
+              "std_s": None, "ci95_s": None, "reason": "ok"}
+    if missed > MAX_NON_CONVERGED:
+        result.update(valid=False, reason=f"{missed} seeds did not reach the target (at most "
+                                          f"{MAX_NON_CONVERGED} may miss)")
+    if not converged:
+        return result
+    values = sorted(converged)
+    # With a missing seed, that seed is the slowest dropped: drop only the fastest here.
+    olympic = float(np.mean(values[1:])) if missed and len(values) >= 2 else olympic_mean(values)
+    result.update(
+        olympic_mean_s=olympic, mean_s=float(np.mean(values)),
+        min_s=values[0], max_s=values[-1],
+        std_s=float(np.std(values, ddof=1)) if len(values) > 1 else None,
+        ci95_s=confidence_interval(values),
+    )
+    return result

@@ -1,0 +1,75 @@
+"""One run of the suite: several workloads × seeds on one device, gathered into one document."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from suite import results, system
+from suite.errors import GoodbenchError
+from suite.runner import SEEDS, Progress, RunOptions, locate_data, run_one
+from workloads import registry
+from workloads.data import DataNotFound
+
+
+@dataclass
+class SuitePlan:
+    """What to run: workload ids, scale, seed count; ``explicit`` when the user named workloads."""
+
+    workload_ids: list[str]
+    scale: str
+    seeds: int
+    explicit: bool
+    system_name: str | None = None
+    command: list[str] = field(default_factory=list)
+
+
+def default_seeds(scale: str, kind: str) -> int:
+    """Seeds per workload when ``--seeds`` is not given: 5 for TTA workloads at full scale, else 1."""
+    return 5 if scale == "full" and kind == "tta" else 1
+
+
+def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
+    """Run the plan and return the results document.
+
+    A workload whose data cannot be found is skipped with its reason when the user did not
+    name it, and is an error when they did. On KeyboardInterrupt the document holds every run
+    so far (the interrupted one as "partial") and is returned with ``settings.interrupted``.
+    """
+    workloads = [registry.get(w) for w in plan.workload_ids]
+    skipped, runnable = [], []
+    for workload in workloads:
+        try:
+            locate_data(workload, options.data_dir)
+            runnable.append(workload)
+        except DataNotFound as exc:
+            if plan.explicit:
+                raise GoodbenchError(str(exc)) from None
+            skipped.append({"workload": workload.id, "reason": str(exc)})
+            progress("skip", workload=workload.id, reason=str(exc))
+    if not runnable:
+        raise GoodbenchError("no workload could run: " + "; ".join(s["reason"] for s in skipped))
+
+    runs: list[dict] = []
+    interrupted = False
+    for workload in runnable:
+        n = plan.seeds or default_seeds(plan.scale, workload.kind)
+        for seed in SEEDS[:n]:
+            try:
+                runs.append(run_one(workload, plan.scale, seed, options, progress))
+            except KeyboardInterrupt as exc:
+                if hasattr(exc, "record"):
+                    runs.append(exc.record)
+                interrupted = True
+                break
+        if interrupted:
+            break
+    settings = {
+        "scale": plan.scale,
+        "device": str(options.device),
+        "workloads": [w.id for w in runnable],
+        "seeds_per_workload": plan.seeds or None,
+        "peak_tflops_override": options.peak_tflops,
+        "skipped": skipped,
+        "interrupted": interrupted,
+        "command": plan.command,
+    }
+    return results.new_document(system.describe(options.device, plan.system_name), settings, runs)

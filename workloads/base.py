@@ -1,0 +1,128 @@
+"""What a reference workload is: a pinned spec per scale, and a job the runner trains.
+
+A workload module defines a frozen spec dataclass (every pinned value: model config,
+hyperparameters, schedule, quality target), one variant of it per scale, an analytic
+FLOP model, and ``build``, which turns a spec into a :class:`Job` the runner drives.
+The harness in ``suite/`` never looks inside a job beyond this interface.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+import torch
+
+from workloads.data import DataFile
+
+SCALES = ("smoke", "full")
+Scale = Literal["smoke", "full"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A quality target: ``metric`` must reach ``value`` (``<=`` for "min", ``>=`` for "max")."""
+
+    metric: str
+    direction: Literal["min", "max"]
+    value: float
+
+    def met(self, measured: float) -> bool:
+        """True when ``measured`` reaches the target (NaN never does)."""
+        if not math.isfinite(measured):
+            return False
+        return measured <= self.value if self.direction == "min" else measured >= self.value
+
+    def describe(self) -> str:
+        return f"{self.metric} {'<=' if self.direction == 'min' else '>='} {self.value:g}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spec:
+    """Fields every workload spec pins; workloads subclass it with their own."""
+
+    max_steps: int
+    eval_every: int
+    warmup_steps: int  # steps before the steady-state window (compilation, caches, allocator)
+    log_every: int
+    batch_size: int
+    precision: str  # precision on an accelerator; CPU runs use fp32
+    target: Target | None  # None: a throughput workload
+
+
+class Job(Protocol):
+    """One training run of a workload, ready to step. Built by ``Workload.build``."""
+
+    def train_step(self) -> torch.Tensor:
+        """One optimizer step on the next batch; returns the loss as a device tensor (no sync)."""
+
+    def evaluate(self) -> dict[str, float]:
+        """Quality metrics on the pinned eval set (the target's metric among them)."""
+
+
+class Workload(ABC):
+    """A reference workload: identity, pinned variants, data, FLOP model and job factory."""
+
+    id: ClassVar[str]
+    version: ClassVar[int]
+    task: ClassVar[str]
+    data_files: ClassVar[tuple[DataFile, ...]] = ()
+    variants: ClassVar[dict[str, Spec]]
+
+    @property
+    def kind(self) -> str:
+        """"tta" when the workload has a quality target at full scale, else "throughput"."""
+        return "tta" if self.variants["full"].target is not None else "throughput"
+
+    def spec(self, scale: str) -> Spec:
+        """The pinned spec of one scale."""
+        return self.variants[scale]
+
+    def spec_hash(self, scale: str) -> str:
+        """sha256 of the canonical JSON of everything pinned for this workload variant."""
+        return hashlib.sha256(canonical_json(self.pinned(scale)).encode()).hexdigest()
+
+    def pinned(self, scale: str) -> dict[str, Any]:
+        """The pinned definition that the spec hash covers."""
+        return {
+            "id": self.id,
+            "version": self.version,
+            "scale": scale,
+            "spec": dataclasses.asdict(self.spec(scale)),
+            "data": [dataclasses.asdict(f) for f in self.data_files],
+        }
+
+    def samples_per_step(self, spec: Spec) -> int:
+        """Training samples consumed by one optimizer step."""
+        return spec.batch_size
+
+    def tokens_per_step(self, spec: Spec) -> int | None:
+        """Tokens consumed by one optimizer step; None where tokens mean nothing."""
+        return None
+
+    @abstractmethod
+    def flops_per_step(self, spec: Spec) -> float:
+        """Analytic model FLOPs of one training step (forward + backward), no recompute."""
+
+    @abstractmethod
+    def build(self, spec: Spec, *, device: torch.device, seed: int, precision: str,
+              files: dict[str, Path]) -> Job:
+        """Build model, optimizer and data for one seeded run; ``files`` maps data file names to paths."""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: the form that hashes are taken over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def autocast(device: torch.device, precision: str):
+    """The autocast context for a precision: bf16/fp16 autocast, or a no-op for fp32."""
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
+    if precision in dtypes:
+        return torch.autocast(device_type=device.type, dtype=dtypes[precision])
+    return torch.autocast(device_type=device.type, enabled=False)

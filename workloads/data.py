@@ -1,0 +1,108 @@
+"""Dataset registry and lookup: every file a workload reads, with its canonical URL and sha256.
+
+A file is looked for, in order, in ``--data-dir``, ``$GOODBENCH_DATA_DIR`` and the user
+cache (``$XDG_CACHE_HOME/goodbench``, default ``~/.cache/goodbench``); if it is in none, it is
+downloaded from its canonical URL into the cache (unless ``GOODBENCH_OFFLINE=1``). A file is
+used only after its sha256 matches the pinned one.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One pinned dataset file: ``name`` is its path relative to a data directory."""
+
+    name: str
+    url: str
+    sha256: str
+    size: int
+
+
+class DataNotFound(Exception):
+    """A dataset file could not be found or fetched with the right checksum."""
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_dir() -> Path:
+    """The user cache where downloads land."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "goodbench"
+
+
+def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The directories looked in, in order."""
+    dirs = [Path(data_dir)] if data_dir else []
+    if os.environ.get("GOODBENCH_DATA_DIR"):
+        dirs.append(Path(os.environ["GOODBENCH_DATA_DIR"]))
+    dirs.append(cache_dir())
+    return dirs
+
+
+def is_present(file: DataFile, data_dir: str | os.PathLike | None = None) -> bool:
+    """True when a copy with the right size sits in one of the search dirs (checksum not read)."""
+    return any((d / file.name).is_file() and (d / file.name).stat().st_size == file.size
+               for d in search_dirs(data_dir))
+
+
+def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
+    """Path of a verified copy of ``file``, downloading it into the cache if needed.
+
+    Raises :class:`DataNotFound` naming the file, its URL, its checksum and where it looked.
+    """
+    tried: list[str] = []
+    for directory in search_dirs(data_dir):
+        path = directory / file.name
+        if not path.is_file():
+            tried.append(f"{path} (absent)")
+            continue
+        actual = sha256_of(path)
+        if actual == file.sha256:
+            return path
+        tried.append(f"{path} (sha256 {actual[:12]}… does not match)")
+    if os.environ.get("GOODBENCH_OFFLINE") == "1":
+        tried.append(f"{file.url} (not downloaded: GOODBENCH_OFFLINE=1)")
+    else:
+        try:
+            return _download(file)
+        except (OSError, ValueError) as exc:
+            tried.append(f"{file.url} (download failed: {exc})")
+    raise DataNotFound(
+        f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) not found; looked in: "
+        + "; ".join(tried)
+        + ". Put the file under --data-dir or $GOODBENCH_DATA_DIR."
+    )
+
+
+def _download(file: DataFile) -> Path:
+    """Fetch ``file`` into the cache, verifying its checksum before it becomes visible."""
+    dest = cache_dir() / file.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".download-")
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(file.url, timeout=30) as resp:
+            for chunk in iter(lambda: resp.read(1 << 20), b""):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != file.sha256:
+            raise ValueError(f"downloaded sha256 {digest.hexdigest()} does not match")
+        os.replace(tmp, dest)
+        return dest
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
