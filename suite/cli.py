@@ -54,6 +54,11 @@ class ProgressPrinter:
         elif event == "eval":
             quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k != "step")
             _stderr(f"[{self.label}] eval at step {f['step']}: {quality}")
+        elif event == "ceiling":
+            _stderr(f"measuring the {f['precision']} matmul ceiling of this device")
+        elif event == "warnings":
+            for warning in f["warnings"]:
+                _stderr(f"[{self.label}] warning: {warning}")
         elif event == "skip":
             _stderr(f"[{f['workload']}] skipped: {f['reason']}")
 
@@ -64,7 +69,7 @@ def cmd_run(args) -> int:
     from suite import results
     from suite.runner import SEEDS, RunOptions
     from suite.session import SuitePlan, run_suite
-    from suite.system import resolve_device
+    from suite.system import load_overrides, resolve_device
     from workloads import registry
 
     if args.seeds is not None and not 1 <= args.seeds <= len(SEEDS):
@@ -76,14 +81,24 @@ def cmd_run(args) -> int:
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
     plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
                      seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
+                     system_overrides=load_overrides(args.system_overrides),
                      command=["goodbench", *sys.argv[1:]])
     out = Path(args.output) if args.output else Path("runs") / (
         dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{scale}.json")
     if out.exists():
         raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
     _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {scale} scale on {device}")
-    doc = run_suite(plan, RunOptions(device=device, data_dir=args.data_dir,
-                                     peak_tflops=args.peak_tflops), ProgressPrinter())
+    from suite import checkpoint, goodput
+
+    supervised = bool(args.inject_failure or args.failure_rate)
+    options = RunOptions(
+        device=device, data_dir=args.data_dir, peak_tflops=args.peak_tflops,
+        checkpoint_every=args.checkpoint_every,
+        checkpoint_dir=checkpoint.choose_root(out, args.resume,
+                                              bool(args.checkpoint_every) or supervised),
+        inject_failures=tuple(args.inject_failure or ()),
+        failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed)
+    doc = run_suite(plan, options, ProgressPrinter())
     results.write(out, doc)
     rows = [{
         "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
@@ -97,6 +112,9 @@ def cmd_run(args) -> int:
         else f"{r['metrics']['energy_to_train_j']:.0f} J",
     } for r in doc["runs"]]
     print(pd.DataFrame(rows).fillna("—").to_string(index=False))
+    if goodput.summary_rows(doc["runs"]):
+        print("goodput and badput (seconds):")
+        print(pd.DataFrame(goodput.summary_rows(doc["runs"])).fillna("—").to_string(index=False))
     for r in doc["runs"]:
         if r["error"]:
             _stderr(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
@@ -147,9 +165,10 @@ def cmd_site(args) -> int:
 
 
 def cmd_info(args) -> int:
-    from suite.system import describe, resolve_device
+    from suite.system import describe, load_overrides, resolve_device
 
-    info = describe(resolve_device(args.device), args.system_name)
+    info = describe(resolve_device(args.device), args.system_name,
+                    load_overrides(args.system_overrides))
     if args.json:
         print(json.dumps(info, indent=2))
     else:
@@ -159,6 +178,43 @@ def cmd_info(args) -> int:
                     print(f"{section}.{key}: {value}")
             else:
                 print(f"{section}: {values}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    from suite.check import fit, run_checks
+    from suite.system import resolve_device
+
+    checks = run_checks(resolve_device(args.device))
+    for c in checks:
+        print(f"{c.verdict:<5} {c.name:<17} {c.detail}")
+    verdict = fit(checks)
+    print("fit to benchmark" if verdict else "not fit to benchmark: fix the failed checks")
+    return 0 if verdict else 1
+
+
+def cmd_project(args) -> int:
+    import pandas as pd
+
+    from suite import projection, results
+
+    runs = json.loads(Path(args.file).read_text())["runs"]
+    if not 0 <= args.run < len(runs):
+        raise _Usage(f"--run must be between 0 and {len(runs) - 1}")
+    try:
+        measured = projection.measured_from_run(runs[args.run], args.restart_seconds)
+    except projection.CannotProject as exc:
+        raise GoodbenchError(f"{args.file}: {exc}") from None
+    counts = tuple(sorted(set(projection.GPU_COUNTS) | ({args.gpus} if args.gpus else set())))
+    rows = projection.table(measured, args.mtbf_hours, counts, args.checkpoint_every)
+    print(f"step {measured.step_s:.4g} s, checkpoint {measured.checkpoint_s:.4g} s, restart "
+          f"{measured.restart_s:.4g} s ({measured.restart_source}), steady efficiency "
+          f"{measured.steady_efficiency:.4f}; per-GPU MTBF {args.mtbf_hours:g} h")
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    out = Path(args.output) if args.output else Path(args.file).with_suffix(".projection.json")
+    results.write_atomic(out, json.dumps({"source": args.file, "mtbf_hours": args.mtbf_hours,
+                                          "measured": measured.__dict__, "points": rows}, indent=1))
+    print(f"projection written to {out}")
     return 0
 
 
@@ -188,7 +244,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
     p.add_argument("--peak-tflops", type=float, help="peak TFLOP/s for MFU where the device is not in the table")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
+    p.add_argument("--system-overrides", metavar="FILE",
+                   help="JSON object correcting fields of the system description")
     p.add_argument("-o", "--output", help="results file (default: runs/<UTC time>-<scale>.json)")
+    p.add_argument("--checkpoint-every", type=int, metavar="N",
+                   help="save a checkpoint every N steps (into <results file>.ckpt/)")
+    p.add_argument("--resume", metavar="DIR", help="resume the runs checkpointed in DIR")
+    p.add_argument("--inject-failure", type=int, action="append", metavar="STEP",
+                   help="SIGKILL the training worker at STEP and restart it (repeatable)")
+    p.add_argument("--failure-rate", type=float, metavar="PER_HOUR",
+                   help="SIGKILL the worker at random times, this many per hour on average")
+    p.add_argument("--failure-seed", type=int, default=0, help="seed of --failure-rate's times")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check results files against the schema and rules")
@@ -205,9 +271,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="site/_build")
     p.set_defaults(func=cmd_site)
 
+    p = sub.add_parser("check", help="check whether this machine is fit to benchmark now")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("project", help="project a run's goodput to N GPUs with failures")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--gpus", type=int, help="a GPU count to add to the table (1 … 100k)")
+    p.add_argument("--mtbf-hours", type=float, required=True, help="mean time between failures of one GPU")
+    p.add_argument("--restart-seconds", type=float, help="restart cost (default: measured in FILE)")
+    p.add_argument("--checkpoint-every", type=int, metavar="STEPS",
+                   help="checkpoint interval in steps (default: Young/Daly optimum)")
+    p.add_argument("--run", type=int, default=0, metavar="INDEX", help="which run of FILE (default 0)")
+    p.add_argument("-o", "--output", help="JSON output (default: FILE with .projection.json)")
+    p.set_defaults(func=cmd_project)
+
     p = sub.add_parser("info", help="print the system description a run would record")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--system-name")
+    p.add_argument("--system-overrides", metavar="FILE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
     return parser

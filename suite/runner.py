@@ -2,29 +2,38 @@
 
 One run = one workload × scale × seed. Phases are timed apart: data load and init (before
 ``run_start``, untimed for time-to-accuracy, as in MLPerf), warm-up/compile steps, steady-state
-steps, evaluation. The device is synchronized at every phase edge; step durations come from
-:class:`~suite.meters.clock.StepClock`. The runner reports through a ``progress`` callback and
-never prints.
+steps, evaluation, checkpoint saves. The device is synchronized at every phase edge; step
+durations come from :class:`~suite.meters.clock.StepClock`. Every phase is written to the run's
+event log (:mod:`suite.mllog`), from which :mod:`suite.goodput` recomputes goodput. With a
+checkpoint directory the run saves every ``checkpoint_every`` steps and resumes from the newest
+good checkpoint found there. The runner reports through a ``progress`` callback and never prints.
 """
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+import hashlib
 import math
 import random
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
 
+from suite import checkpoint, goodput, mllog
+from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
+from suite.meters.instruments import Instruments, open_instruments
 from suite.meters import mfu as mfu_meter
 from suite.meters import throughput
 from suite.meters.clock import StepClock, synchronize
 from suite.results import utc_now
 from workloads import data as data_registry
-from workloads.base import Workload
+from workloads.base import Workload, canonical_json
 
 Progress = Callable[..., None]
 
@@ -39,10 +48,40 @@ class RunOptions:
     device: torch.device
     data_dir: str | None = None
     peak_tflops: float | None = None
+    checkpoint_every: int | None = None  # steps between checkpoints; None: no checkpoints
+    checkpoint_dir: str | None = None    # root holding one directory per run (and its event log)
+    inject_failures: tuple[int, ...] = ()  # steps at which the supervisor kills the worker
+    failure_rate_per_hour: float | None = None  # or: kill at exponential times, this rate
+    failure_seed: int = 0
+    matmul_ceiling: dict | None = None  # precision -> measured matmul FLOP/s (suite.meters.ceiling)
+
+    @property
+    def supervised(self) -> bool:
+        """True when failures are injected: the run goes through :mod:`suite.supervisor`."""
+        return bool(self.inject_failures) or bool(self.failure_rate_per_hour)
 
 
 class LossNotFinite(RuntimeError):
     """The training loss became NaN or infinite."""
+
+
+@dataclass
+class LoopState:
+    """The harness's side of a run, saved in every checkpoint so a resumed run continues it.
+
+    Times are Unix seconds, so they stay meaningful across worker processes.
+    """
+
+    init_start: float
+    run_start: float | None = None
+    step: int = 0
+    step_times: list[float] = field(default_factory=list)
+    curve: list[dict] = field(default_factory=list)
+    last_loss: float = math.nan
+    tta_s: float | None = None
+    phases: dict = field(default_factory=lambda: {"data_load": 0.0, "init": 0.0, "eval": 0.0})
+    energy: dict = field(default_factory=lambda: dict.fromkeys(
+        ("run_start", "window_start", "target", "end")))
 
 
 def seed_everything(seed: int) -> None:
@@ -62,13 +101,22 @@ def locate_data(workload: Workload, data_dir: str | None) -> dict:
     return {f.name: data_registry.locate(f, data_dir) for f in workload.data_files}
 
 
+def run_dir(options: RunOptions, workload: Workload, seed: int) -> Path | None:
+    """The run's checkpoint and event-log directory, or None when the run keeps no files."""
+    if options.checkpoint_dir is None:
+        return None
+    return Path(options.checkpoint_dir) / f"{workload.id}-seed{seed}"
+
+
 def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
-            progress: Progress = lambda *a, **k: None) -> dict:
+            progress: Progress = lambda *a, **k: None,
+            on_step: Callable[[int], None] | None = None) -> dict:
     """Train one seeded run and return its results record (schema v1 ``runs[]`` item).
 
     Expected failures (non-finite loss, out of memory) end the run with status "failed" and
     the record keeps everything measured until then; a KeyboardInterrupt ends it "partial"
     and is re-raised after the record is attached to the exception as ``.record``.
+    ``on_step(step)`` is called after every step (the supervisor's progress channel).
     """
     spec = workload.spec(scale)
     device = options.device
@@ -80,84 +128,234 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         "scale": scale, "seed": seed, "device": str(device), "precision": precision,
         "status": "partial", "error": None, "started_at": utc_now(),
     }
-    phases = dict.fromkeys(("data_load", "init", "compile_warmup", "train", "eval", "other"), 0.0)
-    clock = StepClock(device)
-    curve: list[dict] = []
-    meter = energy_meter.open_meter(device)
-    energy = {"run_start": None, "window_start": None, "target": None, "end": None}
-    target = spec.target
-    tta_s = None
-    t_init = time.perf_counter()
-    run_start = t_init
-    steps_done = 0
+    directory = run_dir(options, workload, seed)
+    log = mllog.EventLog(directory / "events.log" if directory else None)
+    prior = mllog.parse(log.all_lines())  # events of earlier workers of this run
+    state = LoopState(init_start=time.time())
+    instruments = open_instruments(device)
+    instruments.start()
+    meter = instruments.energy
     interrupted = None
     try:
-        files = locate_data(workload, options.data_dir)
-        phases["data_load"] = time.perf_counter() - t_init
-        seed_everything(seed)
-        job = workload.build(spec, device=device, seed=seed, precision=precision, files=files)
-        synchronize(device)
-        run_start = time.perf_counter()
-        phases["init"] = run_start - t_init - phases["data_load"]
-        energy["run_start"] = meter.read()
+        job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
+                                 meter, directory)
         progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps)
-        last_loss = math.nan
-        for step in range(1, spec.max_steps + 1):
-            if step == spec.warmup_steps + 1:
-                synchronize(device)
-                energy["window_start"] = meter.read()
-            clock.start()
-            loss = job.train_step()
-            clock.stop()
-            steps_done = step
-            if step % spec.log_every == 0 or step == spec.max_steps:
-                last_loss = float(loss)
-                if not math.isfinite(last_loss):
-                    raise LossNotFinite(f"training loss is {last_loss} at step {step}")
-                progress("step", step=step, loss=last_loss, elapsed=time.perf_counter() - run_start)
-            if step % spec.eval_every == 0 or step == spec.max_steps:
-                synchronize(device)
-                t_eval = time.perf_counter()
-                quality = job.evaluate()
-                synchronize(device)
-                now = time.perf_counter()
-                phases["eval"] += now - t_eval
-                point = {"step": step, "time_s": now - run_start,
-                         "train_loss": last_loss if math.isfinite(last_loss) else None, **quality}
-                curve.append(point)
-                progress("eval", step=step, **quality)
-                if target is not None and target.met(quality[target.metric]):
-                    tta_s = now - run_start
-                    energy["target"] = meter.read()
-                    break
+        _train(job, spec, options, state, log, meter, directory, progress, on_step)
         record["status"] = "complete"
     except (LossNotFinite, torch.OutOfMemoryError) as exc:
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
     except KeyboardInterrupt as exc:
         record.update(status="partial", error="interrupted (KeyboardInterrupt)")
         interrupted = exc
-    synchronize(device)
-    run_stop = time.perf_counter()
-    energy["end"] = meter.read()
-    step_times = clock.durations()
-    phases["compile_warmup"] = sum(step_times[:spec.warmup_steps])
-    phases["train"] = sum(step_times[spec.warmup_steps:])
-    wall = run_stop - t_init
-    phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "other"))
-    record.update(
-        wall_s=wall,
-        time_to_train_s=run_stop - run_start,
-        phases_s=phases,
-        steps=steps_done,
-        step_times_s=[round(t, 7) for t in step_times],
-        curve=curve,
-        metrics=_metrics(workload, scale, options, precision, step_times, tta_s, curve,
-                         energy, meter),
-    )
+    _finish(record, workload, scale, options, precision, state, log, instruments)
+    if record["telemetry"]["warnings"]:
+        progress("warnings", warnings=record["telemetry"]["warnings"])
     if interrupted is not None:
         interrupted.record = record
         raise interrupted
     return record
+
+
+def _log_header(log: mllog.EventLog, workload: Workload, scale: str, seed: int,
+                device: torch.device) -> None:
+    spec = workload.spec(scale)
+    log.event("submission_benchmark", workload.id)
+    log.event("submission_platform", torch.cuda.get_device_name(device)
+              if device.type == "cuda" else "cpu")
+    log.event("seed", seed)
+    log.event("global_batch_size", workload.samples_per_step(spec))
+    log.event("max_steps", spec.max_steps)
+    if getattr(spec, "lr", None) is not None:
+        log.event("opt_base_learning_rate", spec.lr)
+
+
+def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, precision: str,
+                log: mllog.EventLog, prior: list[mllog.Event], state: LoopState,
+                meter: energy_meter.EnergyMeter, directory: Path | None):
+    """Load data, build the job, then resume from a checkpoint or start the clock.
+
+    Logs ``init_start``/``init_stop`` and then either ``run_start`` (a fresh run) or a
+    ``checkpoint_load`` interval (a resumed one). Returns the job and the loop state.
+    """
+    spec, device = workload.spec(scale), options.device
+    log.start("init_start", time_s=state.init_start)
+    _log_header(log, workload, scale, seed, device)
+    files = locate_data(workload, options.data_dir)
+    state.phases["data_load"] = time.time() - state.init_start
+    seed_everything(seed)
+    job = workload.build(spec, device=device, seed=seed, precision=precision, files=files)
+    synchronize(device)
+    log.end("init_stop")
+    state.phases["init"] = time.time() - state.init_start - state.phases["data_load"]
+    if directory is not None and prior:
+        return job, _resume(job, workload, scale, log, prior, state, directory)
+    state.run_start = time.time()
+    log.start("run_start", time_s=state.run_start)
+    state.energy["run_start"] = meter.read()
+    return job, state
+
+
+def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
+            prior: list[mllog.Event], state: LoopState, directory: Path) -> LoopState:
+    """Load the newest good checkpoint into ``job`` and return the loop state it saved.
+
+    Without a good checkpoint the run restarts from step 0, keeping the first worker's
+    start times. Logs skipped checkpoints and the steps the earlier workers lost.
+    """
+    log.start("checkpoint_load_start")
+    loaded = checkpoint.load_latest(directory)
+    for name, why in loaded.skipped if loaded else ():
+        log.event("checkpoint_skipped", name, {"reason": why})
+    if loaded is not None:
+        if loaded.state["spec_hash"] != _spec_hash(workload.spec(scale)):
+            raise GoodbenchError(f"{loaded.path} is a checkpoint of another workload spec")
+        job.load_state_dict(loaded.state["job"])
+        checkpoint.restore_rng(loaded.state["rng"])
+        state = LoopState(**loaded.state["harness"])
+    else:
+        state.init_start = next((e.t for e in prior if e.key == "init_start"), state.init_start)
+        state.run_start = next((e.t for e in prior if e.key == "run_start"), time.time())
+    reached = max([int(e.metadata.get("last_step", e.metadata.get("step", 0)) or 0)
+                   for e in prior if e.key in ("block_stop", "warmup_stop", "failure")],
+                  default=0)
+    log.event("lost_steps", max(0, reached - state.step),
+              {"reached_step": reached, "resumed_step": state.step})
+    log.end("checkpoint_load_stop", metadata={"step": state.step})
+    return state
+
+
+def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog,
+           meter: energy_meter.EnergyMeter, directory: Path | None, progress: Progress,
+           on_step: Callable[[int], None] | None) -> None:
+    """The step loop, from the step after ``state.step`` to the target or ``max_steps``."""
+    device = options.device
+    clock = StepClock(device)
+    blocks = mllog.StepBlocks(log, spec.warmup_steps)
+    fetch = getattr(job, "next_batch", None)
+    every = options.checkpoint_every if directory is not None else None
+    timed_before = len(state.step_times)
+    for step in range(state.step + 1, spec.max_steps + 1):
+        if step == spec.warmup_steps + 1:
+            synchronize(device)
+            state.energy["window_start"] = meter.read()
+        blocks.open(step)
+        fetched = time.perf_counter()
+        batch = fetch() if fetch is not None else None
+        wait = time.perf_counter() - fetched if fetch is not None else None
+        clock.start()
+        loss = job.train_step(batch) if fetch is not None else job.train_step()
+        clock.stop()
+        blocks.step_done(step, wait)
+        state.step = step
+        if on_step is not None:
+            on_step(step)
+        log_point = step % spec.log_every == 0 or step == spec.max_steps
+        eval_point = step % spec.eval_every == 0 or step == spec.max_steps
+        save_point = bool(every) and step % every == 0
+        if log_point or eval_point or save_point or step == spec.warmup_steps:
+            new = clock.durations()[len(state.step_times) - timed_before:]
+            state.step_times.extend(new)
+            blocks.close(new)
+        if log_point:
+            _log_loss(loss, step, state, log, progress)
+        if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress):
+            break
+        if save_point:
+            _save_checkpoint(job, step, state, log, directory, spec)
+
+
+def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,
+              progress: Progress) -> None:
+    state.last_loss = float(loss)
+    if not math.isfinite(state.last_loss):
+        raise LossNotFinite(f"training loss is {state.last_loss} at step {step}")
+    log.event("train_loss", state.last_loss, {"step": step})
+    progress("step", step=step, loss=state.last_loss, elapsed=time.time() - state.run_start)
+
+
+def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
+              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress) -> bool:
+    """Evaluate, log ``eval_accuracy`` and extend the curve; True when the target is met."""
+    synchronize(device)
+    t_eval = time.time()
+    log.start("eval_start", metadata={"step": step}, time_s=t_eval)
+    quality = job.evaluate()
+    synchronize(device)
+    now = time.time()
+    log.end("eval_stop", metadata={"step": step}, time_s=now)
+    state.phases["eval"] += now - t_eval
+    target = spec.target
+    metric = target.metric if target is not None else next(iter(quality))
+    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric})
+    state.curve.append({"step": step, "time_s": now - state.run_start,
+                        "train_loss": state.last_loss if math.isfinite(state.last_loss) else None,
+                        **quality})
+    progress("eval", step=step, **quality)
+    if target is not None and target.met(quality[target.metric]):
+        state.tta_s = now - state.run_start
+        state.energy["target"] = meter.read()
+        return True
+    return False
+
+
+def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
+                     spec) -> None:
+    log.start("checkpoint_start", metadata={"step": step})
+    manifest = checkpoint.save(directory, step, {
+        "job": job.state_dict(), "rng": checkpoint.capture_rng(),
+        "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
+    log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
+                                         "sha256": manifest["sha256"]})
+
+
+def _utc(unix_s: float) -> str:
+    """ISO 8601 UTC to the second (rounded down), as ``utc_now`` writes it."""
+    stamp = dt.datetime.fromtimestamp(int(unix_s), dt.timezone.utc)
+    return stamp.isoformat().replace("+00:00", "Z")
+
+
+def _spec_hash(spec) -> str:
+    """sha256 of the spec's canonical JSON: a checkpoint only resumes the spec that wrote it."""
+    return hashlib.sha256(canonical_json(dataclasses.asdict(spec)).encode()).hexdigest()
+
+
+def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, precision: str,
+            state: LoopState, log: mllog.EventLog, instruments: Instruments) -> None:
+    """Stop the clock, log ``run_stop``, and fill the record's timings, metrics and goodput."""
+    spec = workload.spec(scale)
+    synchronize(options.device)
+    run_stop = time.time()
+    meter = instruments.energy
+    state.energy["end"] = meter.read()
+    instruments.stop()
+    telemetry = instruments.report(state.run_start or state.init_start, run_stop)
+    success = record["status"] == "complete" and (spec.target is None or state.tta_s is not None)
+    log.end("run_stop", metadata={"status": "success" if success else "aborted",
+                                  "step": state.step}, time_s=run_stop)
+    log.close()
+    phases = dict.fromkeys(("data_load", "init", "compile_warmup", "train", "eval", "other"), 0.0)
+    phases.update(state.phases)
+    phases["compile_warmup"] = sum(state.step_times[:spec.warmup_steps])
+    phases["train"] = sum(state.step_times[spec.warmup_steps:])
+    wall = run_stop - state.init_start
+    phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "other"))
+    metrics = _metrics(workload, scale, options, precision, state.step_times, state.tta_s,
+                       state.curve, state.energy, meter)
+    metrics.update(_power_figures(metrics, run_stop - (state.run_start or run_stop), telemetry))
+    lines = log.all_lines()
+    record.update(
+        started_at=_utc(state.init_start),  # the first worker's start, for a resumed run
+        wall_s=wall,
+        time_to_train_s=run_stop - (state.run_start or run_stop),
+        phases_s=phases,
+        steps=state.step,
+        step_times_s=[round(t, 7) for t in state.step_times],
+        curve=state.curve,
+        metrics=metrics,
+        telemetry=telemetry,
+        event_log=lines,
+        goodput=goodput.from_event_log(lines, metrics["flops_per_step"], metrics["peak_flops"]),
+    )
 
 
 def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str,
@@ -174,6 +372,7 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
                    if options.device.type == "cuda" else "cpu")
     peak, peak_source = mfu_meter.peak_flops(device_name, precision, options.peak_tflops)
     mfu_value = mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak) if tput else None
+    ceiling = (options.matmul_ceiling or {}).get(precision)
     if mfu_value is not None:
         mfu_status = f"ok: against {peak_source}"
     elif tput is None:
@@ -196,6 +395,8 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
         "peak_flops": peak,
         "mfu": mfu_value,
         "mfu_status": mfu_status,
+        "matmul_ceiling_flops": ceiling,
+        "share_of_ceiling": mfu_meter.mfu(flops_per_step, tput["steps_per_s"], ceiling) if tput else None,
         "target": None if target is None else {"metric": target.metric,
                                                 "direction": target.direction,
                                                 "value": target.value},
@@ -205,6 +406,15 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
                          if curve else None,
         **_energy_figures(energy, meter, tput, samples_per_step, tokens_per_step),
     }
+
+
+def _power_figures(metrics: dict, time_to_train_s: float, telemetry: dict) -> dict:
+    """Mean power over the timed run (energy / time) and the highest sampled power."""
+    energy_j = metrics["energy_to_train_j"]
+    summary = telemetry.get("summary") or {}
+    return {"mean_power_w": energy_j / time_to_train_s if energy_j is not None and time_to_train_s > 0
+            else None,
+            "max_power_w": summary.get("max_power_w")}
 
 
 def _energy_figures(energy: dict, meter: energy_meter.EnergyMeter, tput: dict | None,

@@ -1,11 +1,13 @@
 """One run of the suite: several workloads × seeds on one device, gathered into one document."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from suite import results, system
 from suite.errors import GoodbenchError
-from suite.runner import SEEDS, Progress, RunOptions, locate_data, run_one
+from suite.meters.ceiling import matmul_ceiling
+from suite.runner import SEEDS, Progress, RunOptions, locate_data, precision_for, run_one
+from suite.supervisor import run_supervised
 from workloads import registry
 from workloads.data import DataNotFound
 
@@ -19,6 +21,7 @@ class SuitePlan:
     seeds: int
     explicit: bool
     system_name: str | None = None
+    system_overrides: dict | None = None
     command: list[str] = field(default_factory=list)
 
 
@@ -48,13 +51,19 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     if not runnable:
         raise GoodbenchError("no workload could run: " + "; ".join(s["reason"] for s in skipped))
 
+    ceilings = {}
+    for precision in sorted({precision_for(w, plan.scale, options.device) for w in runnable}):
+        progress("ceiling", precision=precision)
+        ceilings[precision] = matmul_ceiling(options.device, precision)
+    options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
     runs: list[dict] = []
     interrupted = False
     for workload in runnable:
         n = plan.seeds or default_seeds(plan.scale, workload.kind)
         for seed in SEEDS[:n]:
             try:
-                runs.append(run_one(workload, plan.scale, seed, options, progress))
+                run = run_supervised if options.supervised else run_one
+                runs.append(run(workload, plan.scale, seed, options, progress))
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(exc.record)
@@ -68,8 +77,14 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         "workloads": [w.id for w in runnable],
         "seeds_per_workload": plan.seeds or None,
         "peak_tflops_override": options.peak_tflops,
+        "checkpoint_every": options.checkpoint_every,
+        "inject_failures": list(options.inject_failures),
+        "failure_rate_per_hour": options.failure_rate_per_hour,
         "skipped": skipped,
         "interrupted": interrupted,
+        "division": "closed",  # docs/rules.md: the harness runs the pinned specs as they are
+        "open_changes": [],
         "command": plan.command,
+        "matmul_ceiling": ceilings,
     }
-    return results.new_document(system.describe(options.device, plan.system_name), settings, runs)
+    return results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides), settings, runs)

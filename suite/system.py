@@ -1,85 +1,185 @@
-"""The system description a run records: accelerator, host, software. No host or user names."""
+"""The system description a run records (MLPerf-style, ~30 fields, collected automatically).
+
+No host name and no user name are recorded. ``--system-name`` names the system on the
+leaderboard; an overrides file (JSON, same shape) corrects what cannot be detected.
+"""
 from __future__ import annotations
 
+import json
 import os
 import platform
-import sys
+import shutil
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from suite import __version__
+from suite.errors import GoodbenchError
+from suite.meters import nvml
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else what ``platform`` knows."""
+
+def _read(path: str) -> str | None:
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        return Path(path).read_text().strip()
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return None
+
+
+def cpu_info() -> dict[str, Any]:
+    """CPU model, logical cores, physical cores and sockets from /proc/cpuinfo (Linux)."""
+    model, sockets, cores = None, set(), set()
+    physical = None
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "model name" and model is None:
+            model = value
+        elif key == "physical id":
+            physical = value
+            sockets.add(value)
+        elif key == "core id":
+            cores.add((physical, value))
+    return {"cpu_model": model or platform.processor() or platform.machine(),
+            "cpu_logical_cores": os.cpu_count(),
+            "cpu_physical_cores": len(cores) or None,
+            "cpu_sockets": len(sockets) or None,
+            "cpu_governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}
 
 
 def memory_gib() -> float | None:
     """Host memory in GiB, from /proc/meminfo."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return round(int(line.split()[1]) / 2**20, 1)
-    except (OSError, ValueError):
-        pass
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            return round(int(line.split()[1]) / 2**20, 1)
     return None
 
 
-def nvidia_driver() -> str | None:
-    """The NVIDIA driver version from NVML, or None where NVML is not available."""
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        return driver.decode() if isinstance(driver, bytes) else driver
-    except Exception:  # no library, no driver, no GPU: all mean "unknown"
-        return None
+def os_release() -> str | None:
+    for line in (_read("/etc/os-release") or "").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip('"')
+    return None
 
 
-def accelerator(device: torch.device) -> dict:
-    """Name, count and memory of the accelerators of ``device``'s type ("cpu" describes the host)."""
+def container_hint() -> str | None:
+    """"docker", "podman", "kubernetes" or None, from the usual marker files."""
+    if os.path.exists("/.dockerenv"):
+        return "docker"
+    if os.path.exists("/run/.containerenv"):
+        return "podman"
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "kubernetes"
+    return None
+
+
+def cloud_hint() -> str | None:
+    """The DMI vendor/product (e.g. "Amazon EC2 p5.48xlarge"), which names most cloud instances."""
+    parts = [_read("/sys/class/dmi/id/sys_vendor"), _read("/sys/class/dmi/id/product_name")]
+    text = " ".join(p for p in parts if p)
+    return text or None
+
+
+def infiniband_devices() -> list[str]:
+    root = Path("/sys/class/infiniband")
+    return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+
+def accelerator(device: torch.device) -> dict[str, Any]:
+    """Name, count, memory and interconnect of the accelerators ("cpu" describes the host CPU)."""
+    if device.type != "cuda":
+        return {"type": "cpu", "name": cpu_info()["cpu_model"], "count": 1,
+                "memory_gib": memory_gib(), "compute_capability": None,
+                "multiprocessors": None, "nvlink_active_links": None}
+    props = torch.cuda.get_device_properties(device)
+    return {"type": "cuda", "name": props.name, "count": torch.cuda.device_count(),
+            "memory_gib": round(props.total_memory / 2**30, 1),
+            "compute_capability": f"{props.major}.{props.minor}",
+            "multiprocessors": props.multi_processor_count,
+            "nvlink_active_links": _nvlink_links(device)}
+
+
+def _nvlink_links(device: torch.device) -> int | None:
+    gpu, _ = nvml.open_gpu(index=device.index or 0)
+    return None if gpu is None else gpu.nvlink_active_links()
+
+
+def software(device: torch.device) -> dict[str, Any]:
+    import numpy
+
+    nccl = None
     if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        return {"type": "cuda", "name": props.name, "count": torch.cuda.device_count(),
-                "memory_gib": round(props.total_memory / 2**30, 1),
-                "compute_capability": f"{props.major}.{props.minor}"}
-    return {"type": "cpu", "name": cpu_model(), "count": 1, "memory_gib": memory_gib(),
-            "compute_capability": None}
-
-
-def describe(device: torch.device, system_name: str | None = None) -> dict:
-    """The system description written into every results file."""
+        try:
+            nccl = ".".join(map(str, torch.cuda.nccl.version()))
+        except (AttributeError, RuntimeError, TypeError):
+            nccl = None
+    try:
+        import triton
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = None
     return {
-        "name": system_name or accelerator(device)["name"],
-        "accelerator": accelerator(device),
-        "host": {
-            "cpu_model": cpu_model(),
-            "cpu_cores": os.cpu_count(),
-            "memory_gib": memory_gib(),
-            "os": f"{platform.system()} {platform.release()}",
-            "arch": platform.machine(),
-        },
-        "software": {
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-            "driver": nvidia_driver() if device.type == "cuda" else None,
-            "implementation": sys.implementation.name,
-        },
+        "goodbench": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": str(torch.backends.cudnn.version()) if torch.backends.cudnn.is_available() else None,
+        "nccl": nccl,
+        "triton": triton_version,
+        "numpy": numpy.__version__,
+        "driver": nvml.driver_version() if device.type == "cuda" else None,
     }
+
+
+def describe(device: torch.device, system_name: str | None = None,
+             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The system description written into every results file."""
+    acc = accelerator(device)
+    info = {
+        "name": system_name or f"{acc['name']} x{acc['count']}",
+        "accelerator": acc,
+        "host": {
+            **cpu_info(),
+            "memory_gib": memory_gib(),
+            "os": os_release() or platform.system(),
+            "kernel": platform.release(),
+            "arch": platform.machine(),
+            "container": container_hint(),
+            "cloud": cloud_hint(),
+            "infiniband": infiniband_devices(),
+        },
+        "software": software(device),
+        "overridden": [],
+    }
+    for section, values in (overrides or {}).items():
+        if isinstance(values, dict) and isinstance(info.get(section), dict):
+            info[section].update(values)
+            info["overridden"] += [f"{section}.{k}" for k in values]
+        else:
+            info[section] = values
+            info["overridden"].append(section)
+    return info
+
+
+def load_overrides(path: str | None) -> dict[str, Any] | None:
+    """The overrides file (a JSON object shaped like the description), or None."""
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise GoodbenchError(f"cannot read system overrides {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise GoodbenchError(f"system overrides {path} must be a JSON object")
+    return data
+
+
+def disk_free_gib(path: str = ".") -> float:
+    return round(shutil.disk_usage(path).free / 2**30, 1)
 
 
 def resolve_device(choice: str) -> torch.device:
     """``auto`` → cuda when available, else cpu; ``cuda`` without a GPU is an error."""
-    from suite.errors import GoodbenchError
-
     if choice == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if choice == "cuda" and not torch.cuda.is_available():

@@ -59,10 +59,24 @@ class Job(Protocol):
     """One training run of a workload, ready to step. Built by ``Workload.build``."""
 
     def train_step(self) -> torch.Tensor:
-        """One optimizer step on the next batch; returns the loss as a device tensor (no sync)."""
+        """One optimizer step on the next batch; returns the loss as a device tensor (no sync).
+
+        Optional: a job that also has ``next_batch()`` (returning the next training batch) gets
+        that batch as ``train_step(batch)``, and the runner times the fetch as data wait; a job
+        without it fetches inside ``train_step`` and its data wait is reported as not measured.
+        """
 
     def evaluate(self) -> dict[str, float]:
         """Quality metrics on the pinned eval set (the target's metric among them)."""
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue bit-for-bit: model, optimizer, the job's own RNGs
+        (batch generators, i.e. the data position) and step counter, as tensors and plain
+        containers (checkpoints load with ``weights_only=True``). The global torch/numpy/python
+        RNGs are saved by the harness."""
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a state returned by :meth:`state_dict`."""
 
 
 class Workload(ABC):

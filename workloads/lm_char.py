@@ -124,11 +124,15 @@ class LmCharJob:
         window = data[offsets]
         return window[:, :-1], window[:, 1:]
 
-    def train_step(self) -> torch.Tensor:
+    def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The next training batch (inputs, targets)."""
+        return self._batch(self.train_data, self.batch_gen)
+
+    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         self.model.train()
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.step, self.spec)
-        x, y = self._batch(self.train_data, self.batch_gen)
+        x, y = batch if batch is not None else self.next_batch()
         with autocast(self.device, self.precision):
             loss = self.model(x, y)
         loss.backward()
@@ -137,6 +141,17 @@ class LmCharJob:
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
         return loss.detach()
+
+    def state_dict(self) -> dict:
+        """Model, optimizer, batch-generator state (the data position) and step counter."""
+        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "batch_gen": self.batch_gen.get_state(), "step": self.step}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.batch_gen.set_state(state["batch_gen"])
+        self.step = state["step"]
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:

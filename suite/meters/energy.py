@@ -1,14 +1,16 @@
-"""Energy over a timed window: NVML's total-energy counter on NVIDIA GPUs, RAPL on the CPU.
+"""Energy over a timed window: NVML's total-energy counter on NVIDIA GPUs, else NVML power
+sampled at 10 Hz and integrated, RAPL on the CPU.
 
 Readings are cumulative joules; a window's energy is the difference of two readings. Where no
-counter can be read the meter says "not measured: <why>" and every reading is None — energy is
-never estimated from anything else.
+source exists the meter says "not measured: <why>" and every reading is None — energy is never
+estimated from anything else.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-import torch
+from suite.meters.nvml import Gpu
+from suite.meters.telemetry import Sampler
 
 RAPL_ROOT = Path("/sys/class/powercap")
 
@@ -17,7 +19,7 @@ class EnergyMeter:
     """Cumulative energy in joules from one source; ``read()`` is None when not measured."""
 
     method: str | None = None
-    status: str = "not measured"
+    status: str = "ok"
 
     def read(self) -> float | None:
         return None
@@ -28,24 +30,40 @@ class NotMeasured(EnergyMeter):
         self.status = f"not measured: {why}"
 
 
-class NvmlEnergy(EnergyMeter):
-    """``nvmlDeviceGetTotalEnergyConsumption`` (mJ since driver load) of one GPU."""
+class NvmlCounter(EnergyMeter):
+    """``nvmlDeviceGetTotalEnergyConsumption``: mJ since the driver loaded, read at the edges."""
 
     method = "nvml_total_energy"
-    status = "ok"
 
-    def __init__(self, pynvml, handle):
-        self._nvml, self._handle = pynvml, handle
+    def __init__(self, gpu: Gpu):
+        self.gpu = gpu
+        self._last: float | None = None
 
-    def read(self) -> float:
-        return self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle) / 1000.0
+    def read(self) -> float | None:
+        value = self.gpu.total_energy_j()
+        if value is not None and self._last is not None and value < self._last:
+            raise RuntimeError("NVML energy counter went backwards (driver reloaded?)")
+        self._last = value
+        return value
+
+
+class PowerIntegral(EnergyMeter):
+    """Power sampled by the telemetry thread, integrated (trapezoid) up to the latest sample."""
+
+    method = "nvml_power_sampling"
+
+    def __init__(self, sampler: Sampler):
+        self.sampler = sampler
+
+    def read(self) -> float | None:
+        self.sampler.sample()  # a sample at the edge itself
+        return self.sampler.energy_j()
 
 
 class RaplEnergy(EnergyMeter):
     """Package-domain RAPL counters (µJ), summed over sockets, unwrapped at their range."""
 
     method = "rapl"
-    status = "ok"
 
     def __init__(self, domains: list[Path]):
         self._domains = domains
@@ -68,34 +86,22 @@ class RaplEnergy(EnergyMeter):
         return self._total_uj / 1e6
 
 
-def open_meter(device: torch.device) -> EnergyMeter:
-    """The best energy meter for ``device`` on this machine."""
-    if device.type == "cuda":
-        return _open_nvml(device)
-    return _open_rapl()
+def gpu_meter(gpu: Gpu | None, sampler: Sampler | None, why_no_gpu: str = "no NVML") -> EnergyMeter:
+    """The energy counter when it answers, else integrated power samples, else not measured."""
+    if gpu is None:
+        return NotMeasured(why_no_gpu)
+    if gpu.total_energy_j() is not None:
+        return NvmlCounter(gpu)
+    if sampler is not None and gpu.power_w() is not None:
+        return PowerIntegral(sampler)
+    return NotMeasured("this GPU reports neither an energy counter nor power through NVML")
 
 
-def _open_nvml(device: torch.device) -> EnergyMeter:
-    try:
-        import pynvml
-    except ImportError:
-        return NotMeasured("nvidia-ml-py (pynvml) is not installed")
-    try:
-        pynvml.nvmlInit()
-        uuid = str(torch.cuda.get_device_properties(device).uuid)
-        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
-        pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
-    except pynvml.NVMLError as exc:
-        return NotMeasured(f"NVML energy counter unavailable ({exc})")
-    except (AttributeError, RuntimeError) as exc:
-        return NotMeasured(f"cannot map the torch device to an NVML handle ({exc})")
-    return NvmlEnergy(pynvml, handle)
-
-
-def _open_rapl() -> EnergyMeter:
-    domains = sorted(p for p in RAPL_ROOT.glob("intel-rapl:*") if ":" not in p.name[len("intel-rapl:"):])
+def rapl_meter(root: Path = RAPL_ROOT) -> EnergyMeter:
+    """RAPL package energy when readable, else not measured."""
+    domains = sorted(p for p in root.glob("intel-rapl:*") if p.name.count(":") == 1)
     if not domains:
-        return NotMeasured("no RAPL counters on this machine (/sys/class/powercap)")
+        return NotMeasured(f"no RAPL counters on this machine ({root})")
     try:
         return RaplEnergy(domains)
     except (OSError, ValueError) as exc:

@@ -1,0 +1,54 @@
+"""The meters attached to one run: energy source, telemetry sampler and start-of-run settings.
+
+The runner opens them before ``run_start``, starts them, reads energy at the window edges,
+and at the end asks for the run's telemetry section and power figures.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from suite.meters import energy, nvml, telemetry
+
+
+@dataclass
+class Instruments:
+    energy: energy.EnergyMeter
+    sampler: telemetry.Sampler | None = None
+    settings: dict[str, Any] | None = None
+    telemetry_status: str = "ok"
+
+    def start(self) -> None:
+        if self.sampler is not None:
+            self.sampler.start()
+
+    def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def report(self, t0: float, t1: float) -> dict[str, Any]:
+        """The run's telemetry section: settings, sampled summary, power trace, warnings."""
+        if self.sampler is None:
+            return {"status": self.telemetry_status, "settings": self.settings, "summary": None,
+                    "power_trace": [], "warnings": []}
+        summary = self.sampler.summary(t0, t1)
+        return {"status": "ok", "settings": self.settings, "summary": summary,
+                "power_trace": self.sampler.power_trace(t0),
+                "warnings": telemetry.warnings_for(self.settings or {}, summary)}
+
+
+def open_instruments(device: torch.device) -> Instruments:
+    """Energy meter and telemetry for ``device``: NVML on a CUDA GPU, RAPL on the CPU."""
+    if device.type != "cuda":
+        return Instruments(energy=energy.rapl_meter(),
+                           telemetry_status="not measured: GPU telemetry needs a CUDA device")
+    uuid = str(getattr(torch.cuda.get_device_properties(device), "uuid", "") or "")
+    gpu, why = nvml.open_gpu(index=device.index or 0, uuid=uuid or None)
+    if gpu is None:
+        return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}")
+    sampler = telemetry.Sampler(gpu, clock=time.time)  # the runner's clock: Unix seconds
+    return Instruments(energy=energy.gpu_meter(gpu, sampler), sampler=sampler,
+                       settings=gpu.settings())

@@ -1,0 +1,183 @@
+"""The run's event log, in MLPerf's format: one ``:::MLLOG {json}`` line per event.
+
+Each line holds ``namespace``, ``time_ms`` (milliseconds since the Unix epoch), ``event_type``
+(``INTERVAL_START``, ``INTERVAL_END`` or ``POINT_IN_TIME``), ``key``, ``value`` and
+``metadata`` (``file`` and ``lineno`` of the call, plus the event's own fields). MLPerf's
+standard keys are used where one exists (``init_start``, ``run_start``, ``block_start``,
+``eval_accuracy`` ...); goodbench's own keys are listed in :data:`GOODBENCH_KEYS`.
+``time_ms`` carries microseconds as decimals (MLPerf writes whole milliseconds; its parser
+reads any number) because smoke-scale steps last a few milliseconds.
+
+A log backed by a file is appended to and flushed line by line, so a worker killed with
+SIGKILL leaves every event it wrote; a restarted worker appends to the same file.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+TOKEN = ":::MLLOG "
+INTERVAL_START, INTERVAL_END, POINT_IN_TIME = "INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME"
+
+# goodbench's own keys (MLPerf has none for these).
+GOODBENCH_KEYS = (
+    "warmup_start", "warmup_stop",                      # the spec's warm-up (compile) steps
+    "checkpoint_start", "checkpoint_stop",              # a checkpoint save
+    "checkpoint_load_start", "checkpoint_load_stop",    # a resume from a checkpoint
+    "checkpoint_skipped",                               # a torn or corrupt checkpoint passed over
+    "failure", "restart", "lost_steps",                 # a killed worker and its restart
+    "train_loss", "max_steps",
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One parsed log line."""
+
+    time_ms: float
+    event_type: str
+    key: str
+    value: Any = None
+    metadata: dict = field(default_factory=dict)
+    namespace: str = ""
+
+    @property
+    def t(self) -> float:
+        """Time in seconds since the Unix epoch."""
+        return self.time_ms / 1000.0
+
+
+def format_event(event: Event) -> str:
+    """The ``:::MLLOG`` line of an event (keys in MLPerf's order)."""
+    body = {"namespace": event.namespace, "time_ms": round(event.time_ms, 3),
+            "event_type": event.event_type, "key": event.key, "value": event.value,
+            "metadata": event.metadata}
+    return TOKEN + json.dumps(body, allow_nan=False)
+
+
+def parse_line(line: str) -> Event | None:
+    """The event on a line, or None for a line without the ``:::MLLOG`` token.
+
+    Raises ValueError for a malformed event line.
+    """
+    at = line.find(TOKEN)
+    if at < 0:
+        return None
+    try:
+        body = json.loads(line[at + len(TOKEN):])
+        return Event(time_ms=float(body["time_ms"]), event_type=body["event_type"],
+                     key=body["key"], value=body.get("value"),
+                     metadata=body.get("metadata") or {}, namespace=body.get("namespace", ""))
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"malformed event line: {exc}") from None
+
+
+def parse(lines: Iterable[str]) -> list[Event]:
+    """Every event in ``lines``, in order (lines without the token are skipped)."""
+    events = (parse_line(line) for line in lines)
+    return [e for e in events if e is not None]
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """The event lines of a log file; a torn last line (a killed writer) is dropped."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    if lines and not raw.endswith(b"\n"):
+        lines.pop()
+    return [line for line in lines if line.startswith(TOKEN)]
+
+
+class EventLog:
+    """Writes events; keeps every line in ``lines`` and appends it to ``path`` when given."""
+
+    def __init__(self, path: str | Path | None = None, namespace: str = ""):
+        self.path = Path(path) if path is not None else None
+        self.namespace = namespace
+        self.lines: list[str] = []
+        self._fh = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "a", encoding="utf-8")
+
+    def log(self, event_type: str, key: str, value: Any = None, metadata: dict | None = None,
+            *, time_s: float | None = None, depth: int = 1) -> Event:
+        """Write one event now (or at ``time_s``, seconds since the epoch); returns it."""
+        caller = sys._getframe(depth)
+        where = Path(caller.f_code.co_filename)
+        meta = {"file": f"{where.parent.name}/{where.name}", "lineno": caller.f_lineno,
+                **(metadata or {})}
+        event = Event(time_ms=(time.time() if time_s is None else time_s) * 1000.0,
+                      event_type=event_type, key=key, value=value, metadata=meta,
+                      namespace=self.namespace)
+        line = format_event(event)
+        self.lines.append(line)
+        if self._fh is not None:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+        return event
+
+    def start(self, key: str, value: Any = None, metadata: dict | None = None, **kw) -> Event:
+        """An ``INTERVAL_START`` event."""
+        return self.log(INTERVAL_START, key, value, metadata, depth=2, **kw)
+
+    def end(self, key: str, value: Any = None, metadata: dict | None = None, **kw) -> Event:
+        """An ``INTERVAL_END`` event."""
+        return self.log(INTERVAL_END, key, value, metadata, depth=2, **kw)
+
+    def event(self, key: str, value: Any = None, metadata: dict | None = None, **kw) -> Event:
+        """A ``POINT_IN_TIME`` event."""
+        return self.log(POINT_IN_TIME, key, value, metadata, depth=2, **kw)
+
+    def all_lines(self) -> list[str]:
+        """Every line of the log: the whole file (earlier writers included) or those kept here."""
+        return read_lines(self.path) if self.path is not None else list(self.lines)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class StepBlocks:
+    """Logs runs of consecutive steps as one ``block_start``/``block_stop`` pair each.
+
+    Steps up to ``warmup_steps`` are logged as ``warmup_start``/``warmup_stop`` instead. The
+    stop event carries ``first_step``, ``last_step``, ``step_s`` (summed step clock) and
+    ``data_wait_s`` (summed batch-fetch time, or None when the fetch was not timed apart).
+    """
+
+    def __init__(self, log: EventLog, warmup_steps: int):
+        self.log, self.warmup_steps = log, warmup_steps
+        self.first: int | None = None
+        self.last = 0
+        self.waits: list[float | None] = []
+
+    def open(self, step: int) -> None:
+        """Start a block at ``step`` unless one is open."""
+        if self.first is None:
+            self.first, self.waits = step, []
+            self.log.start(f"{self._kind()}_start", metadata={"first_step": step})
+
+    def step_done(self, step: int, data_wait_s: float | None) -> None:
+        self.last = step
+        self.waits.append(data_wait_s)
+
+    def close(self, step_times: list[float]) -> None:
+        """End the open block; ``step_times`` are the durations of its steps."""
+        if self.first is None:
+            return
+        waits = None if any(w is None for w in self.waits) else sum(self.waits)
+        self.log.end(f"{self._kind()}_stop", metadata={
+            "first_step": self.first, "last_step": self.last, "step_count": len(step_times),
+            "step_s": sum(step_times), "data_wait_s": waits})
+        self.first = None
+
+    def _kind(self) -> str:
+        return "warmup" if self.first is not None and self.first <= self.warmup_steps else "block"

@@ -1,0 +1,30 @@
+"""A shortened lm-char for tests of checkpoints, faults and goodput (importable by workers)."""
+from __future__ import annotations
+
+import dataclasses
+
+from workloads.lm_char import LmChar
+
+SHORT = dataclasses.replace(
+    LmChar.variants["smoke"], n_layer=1, n_head=2, n_embd=32, block_size=32, batch_size=8,
+    max_steps=40, eval_every=20, log_every=5, warmup_steps=5, eval_batches=2)
+
+
+class ShortLmChar(LmChar):
+    """lm-char with a 40-step, tiny smoke variant."""
+
+    variants = {**LmChar.variants, "smoke": SHORT}
+
+
+def run_short(data_dir, checkpoint_dir=None, supervised: bool = False, **options) -> dict:
+    """One seed-1 CPU run of the short workload; ``supervised`` runs it under the supervisor."""
+    import torch
+
+    from suite.runner import RunOptions, run_one
+    from suite.supervisor import run_supervised
+
+    opts = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir),
+                      checkpoint_dir=None if checkpoint_dir is None else str(checkpoint_dir),
+                      **options)
+    run = run_supervised if supervised else run_one
+    return run(ShortLmChar(), "smoke", 1, opts)

@@ -1,0 +1,95 @@
+"""Checkpoints: atomic, checksummed, last two kept, corrupt ones passed over, exact resume."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from short_lmchar import run_short
+from suite import checkpoint, mllog
+
+
+def _save_steps(directory, steps):
+    for step in steps:
+        checkpoint.save(directory, step, {"w": torch.full((4,), float(step)), "step": step})
+
+
+def test_round_trip_and_keeps_last_two(tmp_path):
+    _save_steps(tmp_path, (10, 20, 30))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ckpt-000000020.json", "ckpt-000000020.pt", "ckpt-000000030.json", "ckpt-000000030.pt"]
+    loaded = checkpoint.load_latest(tmp_path)
+    assert loaded.step == 30 and loaded.skipped == []
+    assert torch.equal(loaded.state["w"], torch.full((4,), 30.0))
+
+
+def test_corrupt_newest_falls_back_to_previous(tmp_path):
+    _save_steps(tmp_path, (10, 20))
+    payload = tmp_path / "ckpt-000000020.pt"
+    data = bytearray(payload.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    payload.write_bytes(bytes(data))
+    loaded = checkpoint.load_latest(tmp_path)
+    assert loaded.step == 10
+    assert loaded.skipped == [("ckpt-000000020.pt", "sha256 mismatch (corrupt)")]
+
+
+def test_torn_payload_and_missing_manifest_are_passed_over(tmp_path):
+    _save_steps(tmp_path, (10, 20))
+    payload = tmp_path / "ckpt-000000020.pt"
+    payload.write_bytes(payload.read_bytes()[:100])  # torn
+    (tmp_path / "ckpt-000000030.pt").write_bytes(b"payload whose manifest never came")
+    loaded = checkpoint.load_latest(tmp_path)
+    assert loaded.step == 10 and "torn" in loaded.skipped[0][1]
+
+
+def test_no_checkpoint_is_none(tmp_path):
+    assert checkpoint.load_latest(tmp_path) is None
+
+
+def test_rng_states_round_trip(tmp_path):
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)
+    checkpoint.save(tmp_path, 1, {"rng": checkpoint.capture_rng()})
+    expected = (random.random(), np.random.rand(), torch.rand(1).item())
+    random.seed(9), np.random.seed(9), torch.manual_seed(9)
+    checkpoint.restore_rng(checkpoint.load_latest(tmp_path).state["rng"])
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
+
+
+class Crash(Exception):
+    pass
+
+
+def _crash_at(step_to_crash):
+    def on_step(step):
+        if step == step_to_crash:
+            raise Crash
+
+    return on_step
+
+
+def _losses(run):
+    """Training loss by step from the log, the last writer's value winning."""
+    return {e.metadata["step"]: e.value for e in mllog.parse(run["event_log"])
+            if e.key == "train_loss"}
+
+
+def test_resume_reproduces_the_uninterrupted_loss_curve(data_dir, tmp_path):
+    whole = run_short(data_dir, tmp_path / "whole", checkpoint_every=10)
+    from suite.runner import RunOptions, run_one
+    from short_lmchar import ShortLmChar
+
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir),
+                         checkpoint_dir=str(tmp_path / "cut"), checkpoint_every=10)
+    with pytest.raises(Crash):
+        run_one(ShortLmChar(), "smoke", 1, options, on_step=_crash_at(26))
+    resumed = run_one(ShortLmChar(), "smoke", 1, options)
+    assert resumed["status"] == whole["status"] == "complete"
+    assert resumed["steps"] == whole["steps"] == 40
+    assert _losses(resumed) == _losses(whole)
+    strip = [{k: v for k, v in p.items() if k != "time_s"} for p in whole["curve"]]
+    assert [{k: v for k, v in p.items() if k != "time_s"} for p in resumed["curve"]] == strip
+    # the log knows the steps of closed blocks: up to 25 (step 26 died with its open block)
+    assert resumed["goodput"]["restarts"] == 1 and resumed["goodput"]["lost_steps"] == 5

@@ -1,0 +1,160 @@
+"""Energy and telemetry against a stand-in NVML that returns scripted readings."""
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+from suite.meters import energy, nvml, telemetry
+
+
+class NVMLError(Exception):
+    pass
+
+
+def fake_nvml(*, energy_mj=None, power_mw=None, reasons=0, processes=(), init_error=None,
+              persistence=1, drop=()):
+    """A stand-in pynvml: each reading comes from a scripted sequence (the last one repeats)."""
+    def seq(values):
+        values = list(values or [])
+        state = {"i": 0}
+
+        def read(handle, *args):
+            if not values:
+                raise NVMLError("Not Supported")
+            value = values[min(state["i"], len(values) - 1)]
+            state["i"] += 1
+            return value
+        return read
+
+    def init():
+        if init_error:
+            raise NVMLError(init_error)
+
+    mem = types.SimpleNamespace(total=80 * 2**30, used=2**30)
+    module = types.SimpleNamespace(
+        nvmlInit=init,
+        nvmlDeviceGetHandleByIndex=lambda i: "h0",
+        nvmlDeviceGetHandleByUUID=lambda u: "h0",
+        nvmlDeviceGetName=lambda h: "NVIDIA H100 80GB HBM3",
+        nvmlDeviceGetTotalEnergyConsumption=seq(energy_mj),
+        nvmlDeviceGetPowerUsage=seq(power_mw),
+        nvmlDeviceGetClockInfo=lambda h, which: 1980 if which == 1 else 2619,
+        nvmlDeviceGetMaxClockInfo=lambda h, which: 1980,
+        nvmlDeviceGetTemperature=lambda h, which: 55,
+        nvmlDeviceGetCurrentClocksEventReasons=lambda h: reasons,
+        nvmlDeviceGetPersistenceMode=lambda h: persistence,
+        nvmlDeviceGetEccMode=lambda h: (1, 1),
+        nvmlDeviceGetMigMode=lambda h: (0, 0),
+        nvmlDeviceGetComputeMode=lambda h: 0,
+        nvmlDeviceGetPowerManagementLimit=lambda h: 700_000,
+        nvmlDeviceGetPowerManagementDefaultLimit=lambda h: 700_000,
+        nvmlDeviceGetMemoryInfo=lambda h: mem,
+        nvmlDeviceGetComputeRunningProcesses=lambda h: [
+            types.SimpleNamespace(pid=p, usedGpuMemory=2**30) for p in processes],
+        NVML_CLOCK_SM=1, NVML_CLOCK_MEM=2, NVML_TEMPERATURE_GPU=0,
+    )
+    for name in drop:
+        delattr(module, name)
+    return module
+
+
+@pytest.fixture
+def use_nvml():
+    def install(module):
+        nvml.set_module(module)
+    yield install
+    nvml.set_module(None)
+
+
+def test_counter_is_read_at_window_edges(use_nvml):
+    use_nvml(fake_nvml(energy_mj=[1_000_000, 1_000_000, 1_250_000, 1_900_000]))
+    gpu, status = nvml.open_gpu()
+    meter = energy.gpu_meter(gpu, None)
+    assert meter.method == "nvml_total_energy" and meter.status == "ok"
+    start, edge, end = meter.read(), meter.read(), meter.read()
+    assert (edge - start, end - edge) == (250.0, 650.0)  # joules
+
+
+def test_counter_going_backwards_is_an_error_not_a_number(use_nvml):
+    use_nvml(fake_nvml(energy_mj=[5_000, 5_000, 4_000]))
+    meter = energy.gpu_meter(nvml.open_gpu()[0], None)
+    meter.read()
+    with pytest.raises(RuntimeError, match="backwards"):
+        meter.read()
+
+
+def test_missing_counter_falls_back_to_integrated_power(use_nvml):
+    use_nvml(fake_nvml(power_mw=[400_000], drop=("nvmlDeviceGetTotalEnergyConsumption",)))
+    gpu, _ = nvml.open_gpu()
+    ticks = iter(float(t) for t in range(100))
+    sampler = telemetry.Sampler(gpu, clock=lambda: next(ticks))
+    meter = energy.gpu_meter(gpu, sampler)
+    assert meter.method == "nvml_power_sampling"
+    first = meter.read()          # one sample at t=0: nothing to integrate yet
+    assert first is None
+    for _ in range(3):
+        sampler.sample()          # t = 1, 2, 3
+    assert meter.read() == pytest.approx(400.0 * 4)  # samples t=0..4 at 400 W
+
+
+def test_unsupported_everything_is_not_measured(use_nvml):
+    use_nvml(fake_nvml(drop=("nvmlDeviceGetTotalEnergyConsumption",)))
+    meter = energy.gpu_meter(nvml.open_gpu()[0], None)
+    assert meter.read() is None and meter.status.startswith("not measured:")
+
+
+def test_nvml_missing_or_failing_to_init(use_nvml, monkeypatch):
+    use_nvml(fake_nvml(init_error="Driver Not Loaded"))
+    gpu, why = nvml.open_gpu()
+    assert gpu is None and "Driver Not Loaded" in why
+    nvml.set_module(None)
+    monkeypatch.setitem(__import__("sys").modules, "pynvml", None)  # import fails
+    gpu, why = nvml.open_gpu()
+    assert gpu is None and "not installed" in why
+
+
+def test_settings_and_warnings(use_nvml):
+    use_nvml(fake_nvml(power_mw=[300_000], persistence=0, processes=(os.getpid(), 4242),
+                       reasons=0x20))
+    gpu, _ = nvml.open_gpu()
+    settings = gpu.settings()
+    assert settings["ecc_enabled"] is True and settings["power_limit_w"] == 700.0
+    ticks = iter(float(t) for t in range(100))
+    sampler = telemetry.Sampler(gpu, clock=lambda: next(ticks))
+    for _ in range(10):
+        sampler.sample()
+    summary = sampler.summary(0, 9)
+    assert summary["mean_power_w"] == 300.0 and summary["slowdown_share"]["sw_thermal_slowdown"] == 1.0
+    warnings = telemetry.warnings_for(settings, summary)
+    assert "another process used the GPU at the start (1 process(es))" in warnings
+    assert "persistence mode is off" in warnings
+    assert "sw thermal slowdown 100% of the window" in warnings
+
+
+def test_sampler_thread_samples_at_its_rate(use_nvml):
+    use_nvml(fake_nvml(power_mw=[100_000]))
+    sampler = telemetry.Sampler(nvml.open_gpu()[0], hz=50).start()
+    import time
+    time.sleep(0.3)
+    sampler.stop()
+    assert 8 <= len(sampler.samples) <= 25
+    trace = sampler.power_trace(sampler.samples[0]["t"], points=5)
+    assert len(trace) == 5 and all(w == 100.0 for _, w in trace)
+
+
+def test_rapl_unwraps_its_counter(tmp_path):
+    domain = tmp_path / "intel-rapl:0"
+    domain.mkdir()
+    (domain / "max_energy_range_uj").write_text("1000000\n")
+    (domain / "energy_uj").write_text("900000\n")
+    meter = energy.rapl_meter(tmp_path)
+    assert meter.method == "rapl" and meter.read() == 0.0
+    (domain / "energy_uj").write_text("100000\n")  # wrapped: +200000 µJ
+    assert meter.read() == pytest.approx(0.2)
+
+
+def test_no_rapl_is_not_measured(tmp_path):
+    meter = energy.rapl_meter(tmp_path)
+    assert meter.read() is None and "no RAPL" in meter.status

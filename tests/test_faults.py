@@ -1,0 +1,64 @@
+"""Fault injection with a real SIGKILL: the supervisor kills, restarts and resumes the worker."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from short_lmchar import run_short
+from suite import goodput, mllog, supervisor
+
+
+@pytest.fixture(scope="module")
+def runs(data_dir, tmp_path_factory):
+    clean = run_short(data_dir, tmp_path_factory.mktemp("clean"), checkpoint_every=10)
+    killed = run_short(data_dir, tmp_path_factory.mktemp("killed"), supervised=True,
+                       checkpoint_every=10, inject_failures=(25,))
+    return clean, killed
+
+
+def test_killed_run_resumes_to_the_same_losses(runs):
+    clean, killed = runs
+    assert killed["status"] == "complete" and killed["steps"] == 40
+    strip = lambda curve: [{k: v for k, v in p.items() if k != "time_s"} for p in curve]
+    assert strip(killed["curve"]) == strip(clean["curve"])
+    last = lambda run: {e.metadata["step"]: e.value for e in mllog.parse(run["event_log"])
+                        if e.key == "train_loss"}
+    assert last(killed) == last(clean)
+
+
+def test_log_and_record_show_failure_restart_and_lost_work(runs):
+    clean, killed = runs
+    keys = [e.key for e in mllog.parse(killed["event_log"])]
+    for key in ("failure", "restart", "checkpoint_load_start", "lost_steps"):
+        assert key in keys
+    failure = next(e for e in mllog.parse(killed["event_log"]) if e.key == "failure")
+    assert failure.value == "SIGKILL" and failure.metadata["step"] >= 25
+    g = killed["goodput"]
+    assert (g["failures"], g["restarts"]) == (1, 1)
+    assert g["lost_steps"] >= 5  # killed at step ≥ 25, resumed from the checkpoint of step 20
+    assert g["badput_s"]["lost_work"] > 0 and g["recovery_s"][0] > 0
+    assert g["badput_s"]["restart_recovery"] == pytest.approx(g["recovery_s"][0])
+    assert killed["faults"] == {"inject_failures": [25], "failure_rate_per_hour": None,
+                                "failure_seed": None, "kills": 1}
+    assert abs(goodput.bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
+    assert g["goodput"] < clean["goodput"]["goodput"]
+
+
+def test_kill_is_a_real_sigkill():
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            stdout=subprocess.PIPE)
+    outcome = supervisor._kill(proc, 7, "test")
+    assert outcome.killed and outcome.step == 7
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_failure_times_are_seeded_poisson():
+    a = supervisor.failure_times(12.0, seed=3, count=2000)
+    assert a == supervisor.failure_times(12.0, seed=3, count=2000)
+    assert a != supervisor.failure_times(12.0, seed=4, count=2000)
+    gaps = np.diff([0.0, *a])
+    assert gaps.mean() == pytest.approx(300.0, rel=0.1)  # 12 per hour: 300 s apart on average

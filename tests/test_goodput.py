@@ -1,0 +1,105 @@
+"""Goodput and badput from the event log: a log with known times, and real CPU runs."""
+from __future__ import annotations
+
+import pytest
+
+from short_lmchar import ShortLmChar, run_short
+from suite import goodput, mllog
+
+T0 = 1_700_000_000.0
+
+
+def _block(log, key, start, stop, first, last, step_s, wait):
+    log.start(f"{key}_start", metadata={"first_step": first}, time_s=T0 + start)
+    log.end(f"{key}_stop", metadata={"first_step": first, "last_step": last, "step_s": step_s,
+                                     "data_wait_s": wait}, time_s=T0 + stop)
+
+
+def _interval(log, key, start, stop, step):
+    log.start(f"{key}_start", metadata={"step": step}, time_s=T0 + start)
+    log.end(f"{key}_stop", metadata={"step": step}, time_s=T0 + stop)
+
+
+@pytest.fixture
+def failed_once_log():
+    """Warm-up, a checkpoint at step 6, a kill at step 11, a resume from step 6, an eval."""
+    log = mllog.EventLog()
+    log.start("init_start", time_s=T0)
+    log.end("init_stop", time_s=T0 + 1)
+    log.start("run_start", time_s=T0 + 1)
+    _block(log, "warmup", 1.0, 2.0, 1, 2, 0.9, 0.05)
+    _block(log, "block", 2.0, 4.0, 3, 6, 1.6, 0.2)
+    _interval(log, "checkpoint", 4.0, 4.5, 6)
+    _block(log, "block", 4.5, 6.5, 7, 10, 1.6, 0.2)
+    log.event("failure", "SIGKILL", {"step": 11}, time_s=T0 + 7.0)
+    log.event("restart", 1, time_s=T0 + 7.1)
+    log.start("init_start", time_s=T0 + 8)
+    log.end("init_stop", time_s=T0 + 9)
+    _interval(log, "checkpoint_load", 9.0, 9.5, 6)
+    _block(log, "block", 10.0, 12.0, 7, 10, 1.6, 0.2)
+    _interval(log, "eval", 12.0, 12.5, 10)
+    log.end("run_stop", metadata={"status": "success"}, time_s=T0 + 13)
+    return log.lines
+
+
+def test_buckets_of_a_log_with_known_times(failed_once_log):
+    g = goodput.from_event_log(failed_once_log, 1e9, 1e12)
+    expected = {"init": 1.0, "compile_warmup": 0.1, "data_wait": 0.45, "eval": 0.5,
+                "checkpoint_save": 0.5, "restart_recovery": 3.0, "lost_work": 2.5, "other": 0.95}
+    assert g["badput_s"] == pytest.approx(expected, abs=1e-5)
+    assert g["wall_s"] == pytest.approx(13.0, abs=1e-5)
+    assert g["productive_s"] == pytest.approx(4.0, abs=1e-5)  # 8 steps + 2 warm-up at 0.4 s
+    assert g["goodput"] == pytest.approx(4.0 / 13.0, rel=1e-5)
+    assert g["effective_goodput"] == pytest.approx(10 * 1e9 / (1e12 * 13.0), rel=1e-5)
+    assert (g["steps_kept"], g["lost_steps"], g["failures"], g["restarts"]) == (10, 5, 1, 1)
+    assert g["recovery_s"] == pytest.approx([3.0], abs=1e-5)
+    assert goodput.bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
+
+
+def test_effective_goodput_needs_a_peak(failed_once_log):
+    g = goodput.from_event_log(failed_once_log, 1e9, None)
+    assert g["effective_goodput"] is None and "no peak" in g["effective_goodput_status"]
+
+
+def test_unmeasured_data_wait_is_said(failed_once_log):
+    lines = [line.replace('"data_wait_s": 0.2', '"data_wait_s": null') for line in failed_once_log]
+    g = goodput.from_event_log(lines, None, None)
+    assert g["data_wait_status"].startswith("not measured")
+    assert goodput.bucket_sum(g) == pytest.approx(13.0, abs=1e-5)
+
+
+@pytest.fixture(scope="module")
+def checkpointed_run(data_dir, tmp_path_factory):
+    return run_short(data_dir, tmp_path_factory.mktemp("ckpt"), checkpoint_every=10)
+
+
+def test_a_real_run_sums_to_wall_within_one_percent(checkpointed_run):
+    g = checkpointed_run["goodput"]
+    assert abs(goodput.bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
+    assert g["wall_s"] == pytest.approx(checkpointed_run["wall_s"], rel=0.01)
+    assert g["badput_s"]["checkpoint_save"] > 0 and g["badput_s"]["init"] > 0
+    assert g["badput_s"]["eval"] > 0 and g["badput_s"]["data_wait"] > 0
+    assert g["badput_s"]["restart_recovery"] == g["badput_s"]["lost_work"] == 0
+    assert g["steps_kept"] == checkpointed_run["steps"] == 40
+    assert g["productive_s"] <= sum(checkpointed_run["step_times_s"]) + 1e-6
+    assert g["effective_goodput"] is None  # CPU: no peak
+    assert g["checkpoint"]["saves"] == 4
+
+
+def test_reported_goodput_is_recomputed_from_the_log(checkpointed_run):
+    spec = ShortLmChar().spec("smoke")
+    again = goodput.from_event_log(checkpointed_run["event_log"],
+                                   ShortLmChar().flops_per_step(spec), None)
+    assert again == checkpointed_run["goodput"]
+
+
+def test_summary_rows_show_every_bucket(checkpointed_run):
+    (row,) = goodput.summary_rows([checkpointed_run])
+    assert set(goodput.BUCKETS) <= set(row) and row["goodput"] > 0
+
+
+def test_a_run_without_checkpoints_keeps_its_log_in_memory(data_dir):
+    run = run_short(data_dir)
+    g = run["goodput"]
+    assert run["event_log"][0].startswith(mllog.TOKEN) and g["checkpoint"]["saves"] == 0
+    assert abs(goodput.bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]

@@ -1,0 +1,99 @@
+"""Throughput, MFU, TTA scoring, the matmul ceiling, system description and `check`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from suite import check, system
+from suite.meters import ceiling, mfu, throughput, tta
+
+
+def test_throughput_window_excludes_warmup_and_reports_percentiles():
+    times = [5.0, 4.0] + [0.1] * 97 + [0.5]  # two slow compile steps, one slow outlier
+    figures, status = throughput.summarize(times, warmup_steps=2, samples_per_step=8, tokens_per_step=64)
+    assert status == "ok"
+    assert figures["window"] == {"first_step": 3, "last_step": 100, "steps": 98,
+                                 "seconds": pytest.approx(0.1 * 97 + 0.5)}
+    assert figures["steps_per_s"] == pytest.approx(98 / (9.7 + 0.5))
+    assert figures["samples_per_s"] == pytest.approx(8 * figures["steps_per_s"])
+    assert figures["tokens_per_s"] == pytest.approx(64 * figures["steps_per_s"])
+    stats = figures["step_time_s"]
+    assert stats["p50"] == pytest.approx(0.1) and stats["max"] == 0.5
+    assert stats["p99"] == pytest.approx(np.percentile([0.1] * 97 + [0.5], 99))
+
+
+def test_throughput_inside_warmup_is_not_measured():
+    figures, status = throughput.summarize([1.0, 1.0], warmup_steps=5, samples_per_step=1, tokens_per_step=None)
+    assert figures is None and status.startswith("not measured")
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("NVIDIA H100 80GB HBM3", 989.4), ("NVIDIA H100 PCIe", 756), ("NVIDIA H100 NVL", 835),
+    ("NVIDIA H200", 989.4), ("NVIDIA A100-SXM4-80GB", 312), ("NVIDIA A100-PCIE-40GB", 312),
+    ("NVIDIA L40S", 362), ("NVIDIA L4", 121), ("NVIDIA A10", 125), ("NVIDIA GeForce RTX 4090", 165),
+    ("NVIDIA B200", 2250),
+])
+def test_peak_table_matches_device_names(name, expected):
+    peak, source = mfu.peak_flops(name, "bf16")
+    assert peak == expected * 1e12 and "dense" in source
+
+
+def test_peak_unknown_device_and_override():
+    peak, why = mfu.peak_flops("cpu", "fp32")
+    assert peak is None and "--peak-tflops" in why
+    peak, why = mfu.peak_flops("cpu", "fp32", override_tflops=2.5)
+    assert peak == 2.5e12 and "user-supplied" in why
+    assert mfu.mfu(1e12, 100.0, 400e12) == pytest.approx(0.25)
+    assert mfu.mfu(1e12, 100.0, None) is None
+
+
+def test_tta_olympic_mean_drops_fastest_and_slowest():
+    result = tta.score({1: 10.0, 2: 12.0, 3: 11.0, 4: 30.0, 5: 9.0})
+    assert result["valid"] and result["olympic_mean_s"] == pytest.approx(11.0)
+    low, high = result["ci95_s"]
+    assert low < result["mean_s"] < high
+
+
+def test_tta_one_non_converged_seed_is_the_dropped_slowest():
+    result = tta.score({1: 10.0, 2: 12.0, 3: None, 4: 11.0, 5: 9.0})
+    assert result["valid"] and result["converged"] == 4
+    assert result["olympic_mean_s"] == pytest.approx((10 + 11 + 12) / 3)
+
+
+def test_tta_two_non_converged_seeds_make_it_invalid():
+    result = tta.score({1: 10.0, 2: None, 3: None, 4: 11.0, 5: 9.0})
+    assert not result["valid"] and "2 seeds" in result["reason"]
+
+
+def test_tta_single_seed_has_no_interval():
+    result = tta.score({1: 7.5})
+    assert result["olympic_mean_s"] == 7.5 and result["ci95_s"] is None
+
+
+def test_matmul_ceiling_measures_real_flops_on_cpu():
+    result = ceiling.matmul_ceiling(torch.device("cpu"), "fp32", n=256, min_seconds=0.05)
+    assert result["iterations"] >= 4 and result["seconds"] >= 0.05
+    assert result["flops"] == pytest.approx(2 * 256**3 * result["iterations"] / result["seconds"])
+    assert math.isfinite(result["flops"]) and result["flops"] > 1e8
+
+
+def test_system_description_has_no_host_or_user_name():
+    info = system.describe(torch.device("cpu"), overrides={"host": {"cloud": "my-lab"}})
+    import getpass
+    import socket
+    text = repr(info)
+    assert socket.gethostname() not in text and getpass.getuser() not in text.replace("/root", "")
+    assert info["host"]["cloud"] == "my-lab" and info["overridden"] == ["host.cloud"]
+    assert info["software"]["torch"] == torch.__version__
+    assert sum(len(v) if isinstance(v, dict) else 1 for v in info.values()) >= 25
+
+
+def test_check_on_cpu_fails_with_no_gpu():
+    checks = check.run_checks(torch.device("cpu"))
+    gpu = next(c for c in checks if c.name == "gpu")
+    assert gpu.verdict == "fail" and "no GPU" in gpu.detail
+    assert not check.fit(checks)
+    assert {c.name for c in checks} >= {"disk", "cpu governor", "host load"}

@@ -1,0 +1,58 @@
+"""The results document: schema round trip and atomic, non-overwriting writes."""
+from __future__ import annotations
+
+import json
+import os
+
+import jsonschema
+import pytest
+
+from suite import results
+from suite.schema import results_schema
+
+
+def test_schema_is_a_valid_draft_2020_12_schema():
+    jsonschema.Draft202012Validator.check_schema(results_schema())
+
+
+def test_write_atomic_replaces_whole_file_and_leaves_no_temp(tmp_path):
+    target = tmp_path / "sub" / "doc.json"
+    results.write_atomic(target, "first")
+    results.write_atomic(target, "second")
+    assert target.read_text() == "second"
+    assert os.listdir(target.parent) == ["doc.json"]
+
+
+def test_write_atomic_without_overwrite_refuses_existing(tmp_path):
+    target = tmp_path / "doc.json"
+    results.write_atomic(target, "kept", overwrite=False)
+    with pytest.raises(FileExistsError):
+        results.write_atomic(target, "new", overwrite=False)
+    assert target.read_text() == "kept"
+    assert os.listdir(tmp_path) == ["doc.json"]
+
+
+def test_write_atomic_keeps_old_content_when_writing_fails(tmp_path, monkeypatch):
+    target = tmp_path / "doc.json"
+    results.write_atomic(target, "old")
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError):
+        results.write_atomic(target, "new")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["doc.json"]
+
+
+def test_dumps_refuses_nan():
+    with pytest.raises(ValueError):
+        results.dumps({"x": float("nan")})
+
+
+def test_document_round_trips_through_json_and_schema():
+    doc = results.new_document({"name": "n"}, {"scale": "smoke"}, [])
+    assert json.loads(results.dumps(doc)) == doc
+    assert doc["schema_version"] == results.SCHEMA_VERSION
+    assert doc["created_at"].endswith("Z")

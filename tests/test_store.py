@@ -1,0 +1,147 @@
+"""Submitting: content-addressed landing, duplicates refused, concurrency, byte-identical refusals."""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from suite import cli
+from suite.store import Refused, safe_filename, stored_files, submit
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+VALID = CORPUS / "valid" / "lm-char-smoke.json"
+
+
+def _variant(tmp_path: Path, i: int) -> Path:
+    """The valid file under another run id: a distinct valid submission."""
+    doc = json.loads(VALID.read_text())
+    doc["runs"][0]["run_id"] = f"{i:032x}"
+    path = tmp_path / f"variant-{i}.json"
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+
+
+def _tree(root: Path) -> dict[str, str] | None:
+    """Every entry under ``root`` (dot files too) with the sha256 of its bytes."""
+    if not root.exists():
+        return None
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(root.rglob("*"))}
+
+
+def test_a_valid_file_lands_under_its_content_hash(tmp_path):
+    results = tmp_path / "results"
+    dest = submit(VALID, results)
+    assert dest == results / f"{hashlib.sha256(VALID.read_bytes()).hexdigest()}.json"
+    assert dest.read_bytes() == VALID.read_bytes()
+    assert stored_files(results) == [dest]
+    assert _tree(results) == {dest.name: hashlib.sha256(VALID.read_bytes()).hexdigest()}  # no lock or temp file left
+
+
+REFUSALS = {
+    "invalid": lambda tmp: CORPUS / "tta-edited-faster.json",
+    "not-json": lambda tmp: CORPUS / "not-json-truncated.json",
+    "hostile": lambda tmp: CORPUS / "lone-surrogate-escape.json",
+    "same-bytes": lambda tmp: VALID,
+    "same-run-id-changed": lambda tmp: _changed_same_run_id(tmp),
+    "too-large": lambda tmp: _too_large(tmp),
+    "missing": lambda tmp: tmp / "absent.json",
+}
+
+
+def _changed_same_run_id(tmp: Path) -> Path:
+    doc = json.loads(VALID.read_text())
+    doc["system"]["name"] = "renamed system"
+    path = tmp / "changed.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _too_large(tmp: Path) -> Path:
+    path = tmp / "large.json"
+    with open(path, "wb") as fh:
+        fh.truncate(6 * 1024 * 1024)
+    return path
+
+
+@pytest.mark.parametrize("kind", sorted(REFUSALS))
+def test_a_refused_submission_leaves_the_store_byte_identical(tmp_path, kind, capsys):
+    results = tmp_path / "results"
+    submit(VALID, results)
+    submit(_variant(tmp_path, 7), results)
+    before = _tree(results)
+    bad = REFUSALS[kind](tmp_path)
+    assert cli.main(["submit", str(bad), "--results-dir", str(results)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("refused: ") and line.endswith("]") for line in lines)
+    assert _tree(results) == before
+
+
+def test_refusal_codes_for_duplicates(tmp_path):
+    results = tmp_path / "results"
+    submit(VALID, results)
+    with pytest.raises(Refused) as same:
+        submit(VALID, results)
+    assert [p.code for p in same.value.problems] == ["duplicate"]
+    with pytest.raises(Refused) as changed:
+        submit(_changed_same_run_id(tmp_path), results)
+    assert [p.code for p in changed.value.problems] == ["duplicate-run"]
+
+
+def test_an_invalid_file_does_not_even_create_the_results_dir(tmp_path):
+    results = tmp_path / "results"
+    with pytest.raises(Refused):
+        submit(CORPUS / "schema-missing-runs.json", results)
+    assert not results.exists()
+
+
+def _submit_in_child(args: tuple[str, str, object]) -> int:
+    path, results, barrier = args
+    barrier.wait()
+    return cli.main(["submit", path, "--results-dir", results])
+
+
+def _race(paths: list[Path], results: Path) -> list[int]:
+    """Run ``goodbench submit`` for each path in its own process, released together."""
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(len(paths))
+    procs, codes = [], ctx.Queue()
+    for path in paths:
+        proc = ctx.Process(target=lambda p=path: codes.put(_submit_in_child((str(p), str(results), barrier))))
+        proc.start()
+        procs.append(proc)
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    return sorted(codes.get(timeout=5) for _ in procs)
+
+
+def test_eight_concurrent_submissions_of_distinct_files_all_land(tmp_path):
+    results = tmp_path / "results"
+    paths = [_variant(tmp_path, i) for i in range(8)]
+    assert _race(paths, results) == [0] * 8
+    stored = stored_files(results)
+    assert {p.read_bytes() for p in stored} == {p.read_bytes() for p in paths}
+    assert _tree(results).keys() == {p.name for p in stored}  # no temp file left behind
+
+
+def test_eight_concurrent_submissions_of_the_same_file_land_once(tmp_path):
+    results = tmp_path / "results"
+    assert _race([VALID] * 8, results) == [0] + [1] * 7
+    assert [p.read_bytes() for p in stored_files(results)] == [VALID.read_bytes()]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("../../etc/passwd", "etc-passwd"),
+    ("NVIDIA H100 80GB HBM3", "NVIDIA-H100-80GB-HBM3"),
+    ("..", "unnamed"),
+    ("", "unnamed"),
+    ("a/b\\c\x00d", "a-b-c-d"),
+    (".hidden", "hidden"),
+    ("x" * 500, "x" * 64),
+])
+def test_safe_filename(text, expected):
+    assert safe_filename(text) == expected

@@ -1,0 +1,174 @@
+"""The validator: the hostile corpus, a valid file, all problems listed, every workload, the CLI."""
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suite import cli
+from suite import validate as v
+from workloads import registry
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+EXPECTED: dict[str, str] = json.loads((CORPUS / "expected.json").read_text())
+VALID = sorted((CORPUS / "valid").glob("*.json"))
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("validate_speed", REPO / "benchmarks" / "validate_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_corpus_is_large_and_every_expected_code_is_a_stable_code():
+    assert len(EXPECTED) >= 30
+    assert set(EXPECTED.values()) <= set(v.CODES)
+    assert {p.name for p in CORPUS.glob("*.json")} - {"expected.json"} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_file_is_refused_with_its_code(name):
+    problems = v.validate_file(CORPUS / name)
+    codes = [p.code for p in problems]
+    assert EXPECTED[name] in codes, [p.line(name) for p in problems]
+    assert "internal-error" not in codes
+    assert all(p.code in v.CODES for p in problems)
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.name)
+def test_valid_file_passes(path):
+    assert v.validate_file(path) == []
+
+
+def _valid_doc() -> dict:
+    return json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+
+
+def test_every_problem_of_a_file_is_listed():
+    doc = _valid_doc()
+    run = doc["runs"][0]
+    run["metrics"]["tta_s"] /= 2                             # tta-mismatch
+    run["precision"] = "fp8"                                 # precision
+    run["metrics"]["throughput"]["steps_per_s"] *= 3         # throughput-mismatch
+    doc["created_at"] = "2099-01-01T00:00:00Z"               # future-timestamp
+    doc["system"]["host"]["os"] = "Linux\x07"                 # control-char (walk: reported alone)
+    assert [p.code for p in v.check_document(doc)] == ["control-char"]
+    doc["system"]["host"]["os"] = "Linux"
+    codes = {p.code for p in v.check_document(doc)}
+    assert {"tta-mismatch", "precision", "throughput-mismatch", "future-timestamp"} <= codes
+
+
+def test_schema_errors_of_one_run_do_not_hide_the_rules_of_another():
+    doc = _valid_doc()
+    second = copy.deepcopy(doc["runs"][0])
+    second.update(seed=2, run_id="a" * 32)
+    doc["runs"].append(second)
+    doc["runs"][0]["seed"] = "one"                           # schema, in runs[0]
+    doc["runs"][1]["metrics"]["tta_s"] /= 2                  # tta-mismatch, in runs[1]
+    problems = v.check_document(doc)
+    assert {(p.code, p.field.split(".")[0]) for p in problems} >= {("schema", "runs[0]"),
+                                                                  ("tta-mismatch", "runs[1]")}
+
+
+def test_file_over_the_size_limit_is_refused_before_reading(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(v.MAX_FILE_BYTES + 1)                    # sparse: nothing is written
+    assert [p.code for p in v.validate_file(big)] == ["file-too-large"]
+
+
+def test_directory_and_missing_file_are_unreadable(tmp_path):
+    assert [p.code for p in v.validate_file(tmp_path)] == ["unreadable"]
+    assert [p.code for p in v.validate_file(tmp_path / "absent.json")] == ["unreadable"]
+
+
+def test_problem_lines_are_one_line_whatever_the_names():
+    problem = v.Problem("schema", "a.b", "broken")
+    assert problem.line("evil\nname.json") == "evil?name.json: a.b: broken [schema]"
+    assert v.Problem("not-json", "", "x").line("f.json") == "f.json: (file): x [not-json]"
+
+
+def test_too_many_problems_are_bounded():
+    doc = _valid_doc()
+    doc["system"]["host"]["bad"] = ["\x01"] * 500
+    problems = v.check_document(doc)
+    assert len(problems) == v.MAX_PROBLEMS + 1
+    assert problems[-1].code == "too-many-problems"
+
+
+def test_python_values_that_json_cannot_hold_are_refused():
+    doc = _valid_doc()
+    doc["runs"][0]["wall_s"] = float("nan")
+    doc["system"]["host"]["x"] = {1, 2}
+    assert {p.code for p in v.check_document(doc)} == {"non-finite", "not-json-type"}
+    assert [p.code for p in v.check_document("x" * 5000)] == ["too-long-string"]
+
+
+def test_open_division_accepts_a_declared_change():
+    doc = _valid_doc()
+    doc["settings"].update(division="open", open_changes=["lr doubled to 4e-3"])
+    pinned = registry.get("lm-char").pinned("smoke")
+    pinned["spec"]["lr"] *= 2
+    import hashlib
+    from workloads.base import canonical_json
+    doc["runs"][0]["workload"]["spec_hash"] = hashlib.sha256(canonical_json(pinned).encode()).hexdigest()
+    assert v.check_document(doc) == []
+    doc["settings"]["division"] = "closed"
+    assert {p.code for p in v.check_document(doc)} == {"division", "spec-hash"}
+
+
+def test_timestamps_are_judged_against_the_given_now():
+    doc = _valid_doc()
+    created = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00"))
+    assert v.check_document(doc, now=created) == []
+    codes = [p.code for p in v.check_document(doc, now=created - dt.timedelta(days=1))]
+    assert codes == ["future-timestamp"]
+
+
+@pytest.mark.parametrize("workload_id", sorted(registry.WORKLOADS))
+@pytest.mark.parametrize("scale", ["smoke", "full"])
+def test_consistent_documents_of_every_registered_workload_pass(workload_id, scale):
+    """Through the Workload interface only: a consistent document of any workload is valid,
+    and editing one figure of it is caught."""
+    bench = _bench()
+    workload = registry.get(workload_id)
+    seeds = 5 if scale == "full" and workload.kind == "tta" else 1
+    doc = bench.synthetic_document(workload_id, scale, seeds=seeds, rng=np.random.default_rng(1))
+    doc = json.loads(json.dumps(doc))
+    assert v.check_document(doc) == []
+    doc["runs"][-1]["metrics"]["throughput"]["samples_per_s"] *= 1.5
+    assert [p.code for p in v.check_document(doc)] == ["throughput-mismatch"]
+
+
+def test_fast_schema_path_never_passes_what_the_full_schema_refuses():
+    for name in sorted(EXPECTED):
+        doc, problems = v.load(CORPUS / name)
+        if problems or not isinstance(doc, dict) or v.walk(doc):
+            continue
+        if v._schema_passes(doc):
+            assert list(v._validator().iter_errors(doc)) == []
+
+
+def test_cli_validate_prints_one_line_per_problem_and_exits_1(capsys):
+    bad = CORPUS / "step-times-one-missing.json"
+    assert cli.main(["validate", str(bad), str(VALID[0])]) == 1
+    out = capsys.readouterr().out.splitlines()
+    problems = v.validate_file(bad)
+    assert out[:len(problems)] == [p.line(str(bad)) for p in problems]
+    assert out[-1] == f"{VALID[0]}: ok"
+    assert len(out) == len(problems) + 1
+
+
+def test_cli_validate_never_shows_a_traceback(capsys):
+    files = [str(CORPUS / name) for name in sorted(EXPECTED)]
+    assert cli.main(["validate", *files]) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert all(line.endswith("]") for line in captured.out.splitlines())

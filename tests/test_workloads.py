@@ -1,0 +1,165 @@
+"""The reference workloads: smoke variants train, evaluate and repeat exactly; their data parse."""
+from __future__ import annotations
+
+import copy
+import gzip
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from suite.runner import locate_data, seed_everything
+from workloads import registry
+from workloads.dlrm import Teacher, auc
+from workloads.fashion_cnn import FashionCnn, augment, read_idx
+from workloads.nn.llama import Llama, param_count
+from workloads.llama import Llama1B
+from workloads.synthetic import MarkovSource
+
+CPU = torch.device("cpu")
+IDS = ["lm-char", "gpt2-124m", "fashion-cnn", "llama-1b", "dlrm-small"]
+
+
+def build(workload_id: str, data_dir, seed: int = 1):
+    workload = registry.get(workload_id)
+    spec = workload.spec("smoke")
+    seed_everything(seed)
+    files = locate_data(workload, str(data_dir))
+    return workload, spec, workload.build(spec, device=CPU, seed=seed, precision="fp32",
+                                          files=files)
+
+
+def test_registry_order():
+    assert list(registry.WORKLOADS) == IDS
+
+
+@pytest.mark.parametrize("workload_id", IDS)
+def test_smoke_trains_and_evaluates(workload_id, data_dir):
+    workload, spec, job = build(workload_id, data_dir)
+    losses = [float(job.train_step()) for _ in range(20)]
+    assert all(math.isfinite(x) for x in losses)
+    assert np.mean(losses[-4:]) < np.mean(losses[:4])
+    quality = job.evaluate()
+    metric = spec.target.metric if spec.target else "val_loss"
+    assert math.isfinite(quality[metric])
+    assert workload.kind == ("throughput" if workload_id in ("gpt2-124m", "llama-1b") else "tta")
+
+
+@pytest.mark.parametrize("workload_id", IDS)
+def test_same_seed_same_losses(workload_id, data_dir):
+    runs = []
+    for _ in range(2):
+        _, _, job = build(workload_id, data_dir, seed=3)
+        runs.append([job.train_step().item() for _ in range(3)])
+    assert runs[0] == runs[1]
+    _, _, other = build(workload_id, data_dir, seed=4)
+    assert [other.train_step().item() for _ in range(3)] != runs[0]
+
+
+@pytest.mark.parametrize("workload_id", IDS)
+def test_state_dict_resumes_exactly(workload_id, data_dir):
+    _, _, job = build(workload_id, data_dir, seed=5)
+    for _ in range(2):
+        job.train_step()
+    state = copy.deepcopy(job.state_dict())
+    expected = [job.train_step(job.next_batch()).item() for _ in range(2)]
+    _, _, resumed = build(workload_id, data_dir, seed=6)
+    resumed.load_state_dict(state)
+    assert [resumed.train_step().item() for _ in range(2)] == expected
+
+
+def test_train_step_returns_detached_loss(data_dir):
+    _, _, job = build("gpt2-124m", data_dir)
+    loss = job.train_step()
+    assert loss.dim() == 0 and not loss.requires_grad
+
+
+# ---------------------------------------------------------------- synthetic tokens
+def test_markov_stream_is_pinned_and_follows_the_chain():
+    source = MarkovSource(vocab_size=97, branching=3, seed=5)
+    a, b = source.stream(10_000, stream_seed=0), source.stream(10_000, stream_seed=0)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, source.stream(10_000, stream_seed=1))
+    table = source.successors()
+    follows = (table[a[:-1]] == a[1:, None]).any(dim=1)
+    # only the first token of each 4096-token chain is a fresh start
+    starts = set(range(4095, 10_000 - 1, 4096))
+    assert {i for i in range(len(follows)) if not follows[i]} <= starts
+
+
+def test_llama_full_has_about_a_billion_parameters():
+    n = param_count(Llama1B.model_config(Llama1B().spec("full")))
+    assert 1.1e9 < n < 1.3e9
+    small = Llama1B.model_config(Llama1B().spec("smoke"))
+    assert param_count(small) == sum(p.numel() for p in Llama(small).parameters())
+
+
+# ---------------------------------------------------------------- fashion-mnist
+def _write_idx(path, array: np.ndarray, code: int) -> None:
+    header = bytes([0, 0, code, array.ndim]) + np.array(array.shape, ">i4").tobytes()
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + array.tobytes())
+
+
+def test_read_idx_tiny_files(tmp_path):
+    images = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(2, 3, 4)
+    _write_idx(tmp_path / "img.gz", images, 0x08)
+    np.testing.assert_array_equal(read_idx(tmp_path / "img.gz"), images)
+    floats = np.array([1.5, -2.0], dtype=">f4")
+    _write_idx(tmp_path / "f.gz", floats, 0x0D)
+    np.testing.assert_array_equal(read_idx(tmp_path / "f.gz"), floats)
+
+
+def test_read_idx_rejects_bad_files(tmp_path):
+    with gzip.open(tmp_path / "bad.gz", "wb") as fh:
+        fh.write(b"\x01\x02\x08\x01")
+    with pytest.raises(ValueError, match="not an idx file"):
+        read_idx(tmp_path / "bad.gz")
+    with gzip.open(tmp_path / "short.gz", "wb") as fh:
+        fh.write(bytes([0, 0, 8, 1]) + np.array([5], ">i4").tobytes() + b"\x00\x01")
+    with pytest.raises(ValueError, match="header says"):
+        read_idx(tmp_path / "short.gz")
+
+
+def test_read_idx_real_fashion_mnist(data_dir):
+    files = locate_data(FashionCnn(), str(data_dir))
+    arrays = {name.split("/")[-1]: read_idx(path) for name, path in files.items()}
+    assert arrays["train-images-idx3-ubyte.gz"].shape == (60_000, 28, 28)
+    assert arrays["t10k-images-idx3-ubyte.gz"].shape == (10_000, 28, 28)
+    for name in ("train-labels-idx1-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+        labels = arrays[name]
+        assert labels.dtype == np.uint8 and set(np.unique(labels)) == set(range(10))
+    assert np.bincount(arrays["t10k-labels-idx1-ubyte.gz"]).tolist() == [1000] * 10
+
+
+def test_augment_crops_and_flips_within_the_padded_image():
+    images = torch.arange(4 * 28 * 28, dtype=torch.float32).reshape(4, 1, 28, 28)
+    out = augment(images, pad=2, flip=True, gen=torch.Generator().manual_seed(0))
+    assert out.shape == images.shape
+    unchanged = augment(images, pad=0, flip=False, gen=torch.Generator().manual_seed(0))
+    assert torch.equal(unchanged, images)
+    # every output pixel is either padding (0) or a pixel of its own image
+    for i in range(4):
+        assert set(out[i].unique().tolist()) <= set(images[i].unique().tolist()) | {0.0}
+
+
+# ---------------------------------------------------------------- dlrm
+def test_auc_matches_the_pair_count_definition():
+    scores = np.array([0.1, 0.4, 0.35, 0.8, 0.4])
+    labels = np.array([0, 0, 1, 1, 1])
+    pairs = [(p, n) for p in scores[labels == 1] for n in scores[labels == 0]]
+    expected = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in pairs) / len(pairs)
+    assert auc(scores, labels) == pytest.approx(expected)
+    assert math.isnan(auc(scores, np.ones(5)))
+
+
+def test_teacher_is_pinned_and_labels_follow_its_probabilities():
+    spec = registry.get("dlrm-small").spec("smoke")
+    a = Teacher(spec).sample(20_000, torch.Generator().manual_seed(0))
+    b = Teacher(spec).sample(20_000, torch.Generator().manual_seed(0))
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    dense, sparse, label, prob = a
+    assert (sparse >= 0).all() and (sparse < torch.tensor(spec.table_rows)).all()
+    assert abs(label.mean().item() - prob.mean().item()) < 0.02
+    assert auc(prob.numpy(), label.numpy()) > 0.75  # the data carry a real signal
