@@ -15,7 +15,7 @@ import torch
 
 from workloads.base import Job, Workload
 from workloads.nn.gpt import GPT, GPTConfig, train_flops_per_token
-from workloads.synthetic import SyntheticLMJob, SyntheticLMSpec
+from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,4 +64,4 @@ class Gpt2(Workload):
               files: dict[str, Path]) -> Job:
         torch.manual_seed(seed)
         model = GPT(self.model_config(spec))
-        return SyntheticLMJob(spec, model, device=device, seed=seed, precision=precision)
+        return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision)

@@ -15,7 +15,7 @@ import torch
 
 from workloads.base import Job, Workload
 from workloads.nn.llama import Llama, LlamaConfig, train_flops_per_token
-from workloads.synthetic import SyntheticLMJob, SyntheticLMSpec
+from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,4 +70,4 @@ class Llama1B(Workload):
               files: dict[str, Path]) -> Job:
         torch.manual_seed(seed)
         model = Llama(self.model_config(spec))
-        return SyntheticLMJob(spec, model, device=device, seed=seed, precision=precision)
+        return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision)

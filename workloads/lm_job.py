@@ -1,0 +1,108 @@
+"""The training run every language-model workload shares: random windows of a token stream
+held on the device, AdamW with warm-up and cosine decay, gradient clipping, autocast."""
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import torch
+from torch import nn
+
+from workloads.base import autocast
+from workloads.nn.gpt import adamw
+
+
+class LMSchedule(Protocol):
+    """The spec fields a language-model run reads."""
+
+    batch_size: int
+    block_size: int
+    lr: float
+    min_lr: float
+    lr_warmup_steps: int
+    lr_decay_steps: int
+    beta1: float
+    beta2: float
+    weight_decay: float
+    grad_clip: float
+    eval_batches: int
+
+
+def lr_at(step: int, spec: LMSchedule) -> float:
+    """Linear warm-up to ``lr``, then cosine decay to ``min_lr`` at ``lr_decay_steps``."""
+    if step < spec.lr_warmup_steps:
+        return spec.lr * (step + 1) / (spec.lr_warmup_steps + 1)
+    if step > spec.lr_decay_steps:
+        return spec.min_lr
+    ratio = (step - spec.lr_warmup_steps) / (spec.lr_decay_steps - spec.lr_warmup_steps)
+    return spec.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (spec.lr - spec.min_lr)
+
+
+def windows(data: torch.Tensor, batch_size: int, length: int, gen: torch.Generator,
+            device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of random ``length``-token windows of ``data`` and their next-token targets."""
+    starts = torch.randint(len(data) - length - 1, (batch_size,), generator=gen)
+    offsets = starts.to(device)[:, None] + torch.arange(length + 1, device=device)
+    window = data[offsets]
+    return window[:, :-1], window[:, 1:]
+
+
+class LanguageModelJob:
+    """One seeded language-model run; ``model(x, y)`` returns the mean cross-entropy.
+
+    The run seed picks which windows each batch reads (the model was initialised by the
+    caller under the same seed); evaluation reads the same pinned held-out windows every time.
+    """
+
+    def __init__(self, spec: LMSchedule, model: nn.Module, train_data: torch.Tensor,
+                 val_data: torch.Tensor, *, device: torch.device, seed: int, precision: str):
+        self.spec, self.device, self.precision = spec, device, precision
+        self.train_data, self.val_data = train_data, val_data
+        self.model = model.to(device)
+        self.optimizer = adamw(self.model, spec.lr, (spec.beta1, spec.beta2), spec.weight_decay,
+                               device)
+        self.batch_gen = torch.Generator(device="cpu").manual_seed(seed)
+        self.step = 0
+
+    def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The next training batch (inputs, targets)."""
+        return windows(self.train_data, self.spec.batch_size, self.spec.block_size,
+                       self.batch_gen, self.device)
+
+    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        self.model.train()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr_at(self.step, self.spec)
+        x, y = batch if batch is not None else self.next_batch()
+        with autocast(self.device, self.precision):
+            loss = self.model(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.spec.grad_clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        return loss.detach()
+
+    def state_dict(self) -> dict:
+        """Model, optimizer, batch-generator state (the data position) and step counter."""
+        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "batch_gen": self.batch_gen.get_state(), "step": self.step}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.batch_gen.set_state(state["batch_gen"])
+        self.step = state["step"]
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Mean loss over ``eval_batches`` pinned held-out windows (the same every eval)."""
+        self.model.eval()
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        losses = torch.zeros(self.spec.eval_batches, device=self.device)
+        for i in range(self.spec.eval_batches):
+            x, y = windows(self.val_data, self.spec.batch_size, self.spec.block_size, gen,
+                           self.device)
+            with autocast(self.device, self.precision):
+                losses[i] = self.model(x, y)
+        return {"val_loss": float(losses.mean())}
