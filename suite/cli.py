@@ -24,15 +24,25 @@ def _stderr(*parts) -> None:
 def cmd_list(args) -> int:
     from workloads import data, registry
 
-    print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'full-scale target':<20} {'data':<34} present")
+    print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'full-scale target':<22} {'data':<34} present")
     for w in registry.WORKLOADS.values():
         target = w.spec("full").target
-        files = ", ".join(f.name for f in w.data_files) or "synthetic (none)"
+        files = _data_summary([f.name for f in w.data_files])
         present = all(data.is_present(f, args.data_dir) for f in w.data_files)
-        print(f"{w.id:<12} {w.version:>3}  {w.kind:<10} {target.describe() if target else '—':<20} "
+        print(f"{w.id:<12} {w.version:>3}  {w.kind:<10} {target.describe() if target else '—':<22} "
               f"{files:<34} {'yes' if present else 'no'}")
         print(f"{'':<12}      {w.task}")
     return 0
+
+
+def _data_summary(names: list[str]) -> str:
+    """"synthetic (none)", the one file, or "<dir>/ (N files)"."""
+    if not names:
+        return "synthetic (none)"
+    if len(names) == 1:
+        return names[0]
+    folders = {n.rsplit("/", 1)[0] for n in names}
+    return f"{folders.pop()}/ ({len(names)} files)" if len(folders) == 1 else f"{len(names)} files"
 
 
 # ---------------------------------------------------------------- run
@@ -108,6 +118,7 @@ def cmd_run(args) -> int:
         "p50 step ms": _round(1000 * r["metrics"]["throughput"]["step_time_s"]["p50"])
         if r["metrics"]["throughput"] else None,
         "MFU": _round(r["metrics"]["mfu"], 3),
+        "of ceiling": _round(r["metrics"].get("share_of_ceiling"), 3),
         "energy": "n/m" if r["metrics"]["energy_to_train_j"] is None
         else f"{r['metrics']['energy_to_train_j']:.0f} J",
     } for r in doc["runs"]]
@@ -118,6 +129,14 @@ def cmd_run(args) -> int:
     for r in doc["runs"]:
         if r["error"]:
             _stderr(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
+    for key, entry in doc["summary"].items():
+        score = entry["tta"]
+        if score and score["seeds"] > 1:
+            ci = score["ci95_s"]
+            print(f"{key}: time to target, olympic mean {_round(score['olympic_mean_s'])} s"
+                  + (f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})" if ci else "")
+                  + f" over {score['seeds']} seeds, {score['converged']} converged"
+                  + ("" if score["valid"] else f" — INVALID: {score['reason']}"))
     print(f"results written to {out}")
     if doc["settings"]["interrupted"]:
         _stderr("interrupted: the results file holds the runs so far")
@@ -302,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except _Usage as exc:
         parser.error(str(exc))
+    except BrokenPipeError:  # output piped into a reader that closed early (e.g. head)
+        return 0
     except (GoodbenchError, OSError) as exc:
         if args.debug:
             traceback.print_exc()

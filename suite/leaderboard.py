@@ -1,75 +1,138 @@
-"""Results files → one row per (file, workload), aggregated over seeds with pandas."""
+"""Results files → rows: one per run, one leaderboard entry per (file, workload, scale), with pandas.
+
+Fields that later parts of the results format add (division, goodput, effective goodput) are
+read where they exist and left ``None`` otherwise; nothing is filled in.
+"""
 from __future__ import annotations
 
+import math
+import statistics
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from suite.meters import tta
+from suite import validate
 from suite.validate import check_document, load
 
-COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "seeds",
-           "score_s", "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s", "tokens_per_s",
-           "mfu", "energy_per_sample_j", "created_at", "suite_version"]
+ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
+                 "seeds", "score_s", "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
+                 "tokens_per_s", "mfu", "energy_per_sample_j", "energy_per_token_j",
+                 "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
+                 "suite_version", "run_id"]
+RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
+               "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "tta_s",
+               "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version"]
+J_PER_KWH = 3.6e6
+
+
+def check_file(path: Path) -> tuple[dict | None, str | None]:
+    """(document, None) for a valid file, (None, first problem as one line) for an invalid one."""
+    doc, problems = load(path)
+    problems = problems or check_document(doc)
+    return (None, problems[0].line(path.name)) if problems else (doc, None)
 
 
 def load_valid(results_dir: Path) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
     """(name, document) of every valid file, and (name, first problem) of every invalid one."""
     valid, invalid = [], []
     for path in sorted(Path(results_dir).glob("*.json")):
-        doc, problems = load(path)
-        problems = problems or check_document(doc)
-        if problems:
-            invalid.append((path.name, problems[0].line(path.name)))
+        doc, problem = check_file(path)
+        if problem:
+            invalid.append((path.name, problem))
         else:
             valid.append((path.name, doc))
     return valid, invalid
 
 
-def rows(name: str, doc: dict) -> list[dict]:
-    """One row per workload of one document: medians over seeds, TTA scored over seeds."""
-    by_workload: dict[str, list[dict]] = {}
-    for run in doc["runs"]:
-        by_workload.setdefault(run["workload"]["id"], []).append(run)
+def division(doc: dict, run: dict) -> str:
+    """The division a run was submitted to (the validator's reading of the file)."""
+    return validate.division(doc)
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) else None
+
+
+def run_metric(run: dict, key: str) -> float | None:
+    """A number from ``metrics`` or from a ``goodput`` section of the run; None when absent."""
+    value = _number(run["metrics"].get(key))
+    if value is None and isinstance(run.get("goodput"), dict):
+        value = _number(run["goodput"].get(key))
+    return value
+
+
+def run_rows(name: str, doc: dict) -> list[dict]:
+    """One row per run of one document."""
     out = []
-    for wid, runs in by_workload.items():
-        complete = [r for r in runs if r["status"] == "complete"]
-        tputs = [r["metrics"]["throughput"] for r in complete if r["metrics"]["throughput"]]
-        kind = runs[0]["workload"]["kind"]
-        score = tta.score({r["seed"]: r["metrics"]["tta_s"] for r in runs}) if kind == "tta" else None
-        ci = score["ci95_s"] if score and score["ci95_s"] else (None, None)
+    for run in doc["runs"]:
+        tput = run["metrics"]["throughput"] or {}
         out.append({
-            "file": name,
-            "system": doc["system"]["name"],
+            "file": name, "run_id": run["run_id"], "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
             "count": doc["system"]["accelerator"]["count"],
-            "workload": wid,
-            "kind": kind,
-            "scale": runs[0]["scale"],
-            "seeds": len(runs),
-            "score_s": score["olympic_mean_s"] if score else None,
-            "ci95_low_s": ci[0],
-            "ci95_high_s": ci[1],
-            "tta_valid": score["valid"] if score else None,
-            "samples_per_s": _median([t["samples_per_s"] for t in tputs]),
-            "tokens_per_s": _median([t["tokens_per_s"] for t in tputs if t["tokens_per_s"]]),
-            "mfu": _median([r["metrics"]["mfu"] for r in complete if r["metrics"]["mfu"] is not None]),
-            "energy_per_sample_j": _median([r["metrics"]["energy_per_sample_j"] for r in complete
-                                            if r["metrics"]["energy_per_sample_j"] is not None]),
-            "created_at": doc["created_at"],
-            "suite_version": doc["suite"]["version"],
+            "workload": run["workload"]["id"], "kind": run["workload"]["kind"], "scale": run["scale"],
+            "division": division(doc, run), "seed": run["seed"], "status": run["status"],
+            "samples_per_s": tput.get("samples_per_s"), "tokens_per_s": tput.get("tokens_per_s"),
+            "mfu": run["metrics"]["mfu"], "tta_s": run["metrics"]["tta_s"],
+            "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
+            "goodput": run_metric(run, "goodput"),
+            "effective_goodput": run_metric(run, "effective_goodput"),
+            "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
         })
     return out
 
 
-def _median(values: list[float]) -> float | None:
-    return float(np.median(values)) if values else None
+def rows(name: str, doc: dict) -> list[dict]:
+    """One entry per (workload, scale, division) of one document: medians over seeds, TTA scored over seeds."""
+    groups: dict[tuple, list[dict]] = {}
+    for run in doc["runs"]:
+        groups.setdefault((run["workload"]["id"], run["scale"], division(doc, run)), []).append(run)
+    out = []
+    for (wid, scale, div), runs in groups.items():
+        complete = [r for r in runs if r["status"] == "complete"]
+        kind = runs[0]["workload"]["kind"]
+        score = tta.score({r["seed"]: r["metrics"]["tta_s"] for r in runs}) if kind == "tta" else None
+        ci = score["ci95_s"] if score and score["ci95_s"] else (None, None)
+        tputs = [r["metrics"]["throughput"] for r in complete if r["metrics"]["throughput"]]
+        to_target = _median([run_metric(r, "energy_to_target_j") for r in complete])
+        out.append({
+            "file": name, "system": doc["system"]["name"],
+            "accelerator": doc["system"]["accelerator"]["name"],
+            "count": doc["system"]["accelerator"]["count"],
+            "workload": wid, "kind": kind, "scale": scale, "division": div, "seeds": len(runs),
+            "score_s": score["olympic_mean_s"] if score else None,
+            "ci95_low_s": ci[0], "ci95_high_s": ci[1],
+            "tta_valid": score["valid"] if score else None,
+            "samples_per_s": _median([t["samples_per_s"] for t in tputs]),
+            "tokens_per_s": _median([t["tokens_per_s"] for t in tputs]),
+            "mfu": _median([run_metric(r, "mfu") for r in complete]),
+            "energy_per_sample_j": _median([run_metric(r, "energy_per_sample_j") for r in complete]),
+            "energy_per_token_j": _median([run_metric(r, "energy_per_token_j") for r in complete]),
+            "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
+            "goodput": _median([run_metric(r, "goodput") for r in complete]),
+            "effective_goodput": _median([run_metric(r, "effective_goodput") for r in complete]),
+            "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
+            "run_id": (complete or runs)[0]["run_id"],
+        })
+    return out
+
+
+def _median(values: list) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
 
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
-    """All rows of all valid documents as one DataFrame."""
-    return pd.DataFrame([row for name, doc in results for row in rows(name, doc)], columns=COLUMNS)
+    """All entries of all valid documents as one DataFrame."""
+    return pd.DataFrame([row for name, doc in results for row in rows(name, doc)], columns=ENTRY_COLUMNS)
+
+
+def rankable(frame: pd.DataFrame) -> pd.Series:
+    """Which entries may be ranked: full scale, and for TTA a valid score."""
+    return (frame["scale"] == "full") & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:
@@ -77,6 +140,22 @@ def ranked(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
     tta_rows = frame[frame["kind"] == "tta"].sort_values(["tta_valid", "score_s"], ascending=[False, True],
-                                                         na_position="last")
-    tput_rows = frame[frame["kind"] != "tta"].sort_values("samples_per_s", ascending=False, na_position="last")
+                                                         na_position="last", kind="stable")
+    tput_rows = frame[frame["kind"] != "tta"].sort_values("samples_per_s", ascending=False,
+                                                          na_position="last", kind="stable")
     return pd.concat([tta_rows, tput_rows])
+
+
+def pareto_front(frame: pd.DataFrame, x: str = "energy_per_sample_j", y: str = "samples_per_s") -> pd.DataFrame:
+    """Entries no other entry beats on both less ``x`` and more ``y``, in increasing ``x``."""
+    points = frame.dropna(subset=[x, y]).sort_values([x, y], ascending=[True, False], kind="stable")
+    best = points[y].cummax().shift(fill_value=-np.inf)
+    return points[points[y] > best]
+
+
+def best_per_system(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each system's best entry per (workload, scale): lowest valid TTA score, else highest throughput."""
+    if frame.empty:
+        return frame
+    order = ranked(frame)
+    return order.drop_duplicates(subset=["system", "workload", "scale"], keep="first")

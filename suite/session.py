@@ -5,6 +5,7 @@ from dataclasses import dataclass, field, replace
 
 from suite import results, system
 from suite.errors import GoodbenchError
+from suite.summary import summarize
 from suite.meters.ceiling import matmul_ceiling
 from suite.runner import SEEDS, Progress, RunOptions, locate_data, precision_for, run_one
 from suite.supervisor import run_supervised
@@ -87,4 +88,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         "command": plan.command,
         "matmul_ceiling": ceilings,
     }
-    return results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides), settings, runs)
+    doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
+                               settings, runs)
+    doc["summary"] = summarize(runs)
+    return doc

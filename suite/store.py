@@ -1,9 +1,11 @@
 """The results store: submitted files, content-addressed, never overwritten.
 
-A file lands as ``<results-dir>/<sha256 of its bytes>.json``. Submission holds an exclusive
-lock on ``<results-dir>/.lock``, writes through a temp file with fsync and a hard link (which
-fails rather than overwrite), and refuses a file whose bytes or whose run ids are already in
-the store. A refused submission leaves the store byte-identical.
+A file lands as ``<results-dir>/<sha256 of its bytes>.json`` (docs/rules.md, "Submitting"):
+no string from the document ever reaches a file name. Submission validates the file, then
+holds an exclusive ``flock`` on the results directory itself (no lock file is created), refuses
+a file whose bytes or whose run ids are already stored, and writes through a temp file with
+fsync and a hard link, which fails rather than overwrite. A refused submission leaves the
+store byte-identical.
 """
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
+import re
 from pathlib import Path
 from typing import Iterator
 
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
-from suite.validate import MAX_FILE_BYTES, Problem, check_document, parse
+from suite.validate import Problem, check_document, parse, read_bounded
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class Refused(GoodbenchError):
@@ -27,20 +33,32 @@ class Refused(GoodbenchError):
         self.problems = problems
 
 
+def safe_filename(text: str, limit: int = 64, key: str | None = None) -> str:
+    """A file-name component from any string: [A-Za-z0-9._-] only, no leading dot, bounded.
+
+    For code that names files after document strings (system names, workload ids); never
+    empty, never ``.``/``..``, never a path. With ``key`` (the site passes the full string),
+    "-" and 8 hex digits of its sha256 are appended, so distinct keys give distinct names.
+    """
+    clean = _UNSAFE.sub("-", str(text)).strip(".-")[:limit].strip(".-") or "unnamed"
+    if key is None:
+        return clean
+    return f"{clean}-{hashlib.sha256(str(key).encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
 @contextlib.contextmanager
 def locked(results_dir: Path) -> Iterator[None]:
-    """Hold the store's exclusive lock."""
-    results_dir.mkdir(parents=True, exist_ok=True)
-    with open(results_dir / ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    """Hold an exclusive lock on the (existing) results directory."""
+    fd = os.open(results_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
-def stored_files(results_dir: Path) -> list[Path]:
-    """Every results file in the store, in name order."""
+def stored_files(results_dir: str | Path) -> list[Path]:
+    """Every results file in the store, in name order (temp files start with a dot)."""
     return sorted(p for p in Path(results_dir).glob("*.json") if not p.name.startswith("."))
 
 
@@ -48,7 +66,7 @@ def _stored_run_ids(results_dir: Path) -> dict[str, str]:
     ids: dict[str, str] = {}
     for path in stored_files(results_dir):
         try:
-            doc = json.loads(path.read_text())
+            doc = json.loads(path.read_bytes())
             for run in doc.get("runs", []):
                 ids[run["run_id"]] = path.name
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -56,31 +74,32 @@ def _stored_run_ids(results_dir: Path) -> dict[str, str]:
     return ids
 
 
+def _duplicates(doc: dict, dest: Path, results_dir: Path) -> list[Problem]:
+    if dest.exists():
+        return [Problem("duplicate", "", f"already submitted as {dest.name}")]
+    known = _stored_run_ids(results_dir)
+    return [Problem("duplicate-run", f"runs[{i}].run_id", f"run {run['run_id']} is already stored in {known[run['run_id']]}")
+            for i, run in enumerate(doc["runs"]) if run["run_id"] in known]
+
+
 def submit(path: str | Path, results_dir: str | Path) -> Path:
     """Validate ``path`` and store it; returns where it landed or raises :class:`Refused`."""
     results_dir = Path(results_dir)
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise Refused([Problem("file-too-large", "", f"{size} bytes is over the {MAX_FILE_BYTES}-byte limit")])
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise Refused([Problem("unreadable", "", f"cannot read the file ({exc.strerror or exc})")]) from None
+    raw, problems = read_bounded(path)
+    if problems:
+        raise Refused(problems)
     doc, problems = parse(raw)
     problems = problems or check_document(doc)
     if problems:
         raise Refused(problems)
-    digest = hashlib.sha256(raw).hexdigest()
-    dest = results_dir / f"{digest}.json"
+    dest = results_dir / f"{hashlib.sha256(raw).hexdigest()}.json"
+    if dest.exists():  # refuse before touching anything, even the directory
+        raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")])
+    results_dir.mkdir(parents=True, exist_ok=True)
     with locked(results_dir):
-        if dest.exists():
-            raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")])
-        known = _stored_run_ids(results_dir)
-        for i, run in enumerate(doc["runs"]):
-            if run["run_id"] in known:
-                raise Refused([Problem("duplicate-run", f"runs[{i}].run_id",
-                                       f"run {run['run_id']} is already stored in {known[run['run_id']]}")])
+        problems = _duplicates(doc, dest, results_dir)
+        if problems:
+            raise Refused(problems)
         try:
             write_atomic(dest, raw, overwrite=False)
         except FileExistsError:

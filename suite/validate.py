@@ -33,6 +33,7 @@ import jsonschema
 import numpy as np
 
 from suite import goodput
+from suite.summary import summarize
 from suite.meters import mfu as mfu_meter
 from suite.meters import throughput
 from suite.results import SCHEMA_VERSION
@@ -93,6 +94,7 @@ CODES: dict[str, str] = {
     "phases-mismatch": "phases differ from the step times, or sum to more than the wall time",
     "mfu-mismatch": "reported MFU differs from FLOPs × throughput / peak",
     "mfu-above-one": "MFU above 1",
+    "summary-mismatch": "the per-workload summary differs from what the runs give",
     "goodput-mismatch": "reported goodput or badput differs from what the event log gives",
     "ceiling-mismatch": "share of the measured matmul ceiling differs from FLOPs × throughput / ceiling",
     "peak-mismatch": "peak_flops differs from the peak table",
@@ -354,11 +356,41 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     now = now or dt.datetime.now(dt.timezone.utc)
     for rule in (_check_division, _check_timestamps):
         problems += _guard(rule, doc, now)
-    for rule in (_check_seeds, _check_run_ids, _check_seed_counts):
+    for rule in (_check_seeds, _check_run_ids, _check_seed_counts, _check_summary):
         problems += _guard(rule, doc, runs)
     for i, run in runs:
         problems += _guard(check_run, run, f"runs[{i}]", doc)
     return _bounded(problems)
+
+
+def _check_summary(doc: dict, runs: list[tuple[int, dict]]) -> list[Problem]:
+    """The per-workload summary, when present, is what the runs give (TTA score included)."""
+    if "summary" not in doc or len(runs) != len(doc["runs"]):
+        return []  # no summary, or runs already refused
+    expected = summarize(doc["runs"])
+    reported = doc["summary"]
+    if set(reported) != set(expected):
+        return [Problem("summary-mismatch", "summary",
+                        f"covers {sorted(map(_safe, reported))}, the runs give {sorted(expected)}")]
+    problems = []
+    for key, want in expected.items():
+        got = reported[key]
+        for name, value in want.items():
+            if not _same(got.get(name), value):
+                problems.append(Problem("summary-mismatch", f"summary.{key}.{name}",
+                                        "differs from what the runs give"))
+    return problems
+
+
+def _same(got: Any, want: Any) -> bool:
+    """Equal, with floats (also inside dicts and lists) within the relative tolerance."""
+    if isinstance(want, dict):
+        return isinstance(got, dict) and set(got) == set(want) and all(_same(got[k], v) for k, v in want.items())
+    if isinstance(want, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(_same, got, want))
+    if isinstance(want, float):
+        return _close(got, want)
+    return got == want
 
 
 def _guard(rule: Callable[..., list[Problem]], *args) -> list[Problem]:

@@ -1,0 +1,233 @@
+"""Synthetic, *valid* results documents for tests and benchmarks of the site.
+
+Every figure a validator recomputes is computed here the same way the runner does (spec hashes
+from the registry, throughput from the step times, MFU from the FLOP model and the peak table,
+time to target from the curve). Documents are marked synthetic in their settings and energy
+method, and system names start with "synthetic" unless a test passes its own.
+"""
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import uuid
+
+import numpy as np
+
+from suite import __version__, mllog
+from suite import goodput as goodput_meter
+from suite.meters import mfu as mfu_meter
+from suite.meters import throughput
+from workloads import registry
+
+# (accelerator name as NVML reports it, type, count); CPU entries have no peak, so no MFU.
+ACCELERATORS = (
+    ("NVIDIA H100 80GB HBM3", "cuda", 1),
+    ("NVIDIA H100 80GB HBM3", "cuda", 8),
+    ("NVIDIA A100-SXM4-80GB", "cuda", 1),
+    ("NVIDIA L4", "cuda", 1),
+    ("NVIDIA GeForce RTX 4090", "cuda", 1),
+    ("AMD EPYC 7B13", "cpu", 1),
+)
+BASE_TIME = dt.datetime(2025, 6, 1, tzinfo=dt.timezone.utc)
+
+
+def stamp(when: dt.datetime) -> str:
+    """A results-format timestamp (UTC, to the second, Z suffix)."""
+    return when.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Generator,
+                  accelerator: str, device_type: str, mfu_level: float = 0.3,
+                  cpu_step_s: float = 0.5, converge_at_eval: int = 1, energy: bool = True,
+                  goodput: bool = False, started: dt.datetime = BASE_TIME) -> dict:
+    """One complete run record; the target (if any) is met at eval number ``converge_at_eval``."""
+    workload = registry.get(workload_id)
+    spec = workload.spec(scale)
+    precision = spec.precision if device_type == "cuda" else "fp32"
+    flops = workload.flops_per_step(spec)
+    peak, peak_source = mfu_meter.peak_flops(accelerator, precision)
+    mean_step = flops / (peak * mfu_level) if peak else cpu_step_s
+    target = spec.target
+    steps = min(spec.max_steps, spec.eval_every * converge_at_eval) if target else spec.max_steps
+    times = rng.lognormal(np.log(mean_step), 0.08, size=steps)
+    times[:spec.warmup_steps] *= 3.0  # compilation and warm-up steps are slower
+    step_times = [round(float(t), 7) for t in times]
+    eval_s = 0.02 * spec.eval_every * mean_step
+    curve, elapsed, t_eval_total = [], 0.0, 0.0
+    evals = [s for s in range(spec.eval_every, steps + 1, spec.eval_every)] or [steps]
+    for k, step in enumerate(evals, start=1):
+        elapsed = sum(step_times[:step]) + k * eval_s
+        t_eval_total += eval_s
+        loss = 4.0 - (k / len(evals)) * (4.0 - (target.value if target else 2.0)) * 1.01
+        point = {"step": step, "time_s": elapsed, "train_loss": loss - 0.05}
+        if target and step == evals[-1]:  # met here and only here
+            point[target.metric] = target.value - 0.01 if target.direction == "min" else target.value + 0.01
+        elif target:
+            point[target.metric] = loss if target.direction == "min" else target.value * 0.9 * k / len(evals)
+        curve.append(point)
+    tput, tput_status = throughput.summarize(
+        step_times, warmup_steps=spec.warmup_steps, samples_per_step=workload.samples_per_step(spec),
+        tokens_per_step=workload.tokens_per_step(spec))
+    mfu_value = mfu_meter.mfu(flops, tput["steps_per_s"], peak) if tput else None
+    time_to_train = elapsed
+    phases = {"data_load": 0.5, "init": 2.0, "compile_warmup": sum(step_times[:spec.warmup_steps]),
+              "train": sum(step_times[spec.warmup_steps:]), "eval": t_eval_total, "other": 0.1}
+    wall = phases["data_load"] + phases["init"] + time_to_train + phases["other"]
+    metrics = {
+        "flops_per_step": flops,
+        "samples_per_step": workload.samples_per_step(spec),
+        "tokens_per_step": workload.tokens_per_step(spec),
+        "throughput": tput,
+        "throughput_status": tput_status,
+        "peak_flops": peak,
+        "mfu": mfu_value,
+        "mfu_status": f"ok: against {peak_source}" if mfu_value is not None else f"not measured: {peak_source}",
+        "target": None if target is None else {"metric": target.metric, "direction": target.direction,
+                                                "value": target.value},
+        "tta_s": curve[-1]["time_s"] if target else None,
+        "tta_status": f"reached {target.describe()} at step {steps}" if target else
+        "throughput workload: no quality target",
+        "final_quality": {k: v for k, v in curve[-1].items() if k not in ("step", "time_s")},
+        **_energy(energy, tput, time_to_train, workload, spec, target is not None, accelerator),
+    }
+    record = {
+        "run_id": uuid.UUID(int=int(rng.integers(0, 2**63)) << 64 | int(rng.integers(0, 2**63))).hex,
+        "workload": {"id": workload.id, "version": workload.version,
+                     "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
+        "scale": scale, "seed": seed, "device": "cuda:0" if device_type == "cuda" else "cpu",
+        "precision": precision, "status": "complete", "error": None, "started_at": stamp(started),
+        "wall_s": wall, "time_to_train_s": time_to_train, "phases_s": phases, "steps": steps,
+        "step_times_s": step_times, "curve": curve, "metrics": metrics,
+    }
+    if goodput:  # an event log of the run and the goodput the suite recomputes from it
+        record["event_log"] = event_log(step_times, evals, spec.warmup_steps, phases, eval_s, started)
+        record["goodput"] = goodput_meter.from_event_log(record["event_log"], flops, peak)
+    return record
+
+
+def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phases: dict, eval_s: float,
+              started: dt.datetime) -> list[str]:
+    """``:::MLLOG`` lines of one uninterrupted run: init, warm-up, step blocks between evaluations."""
+    lines, t = [], started.timestamp()
+
+    def log(kind: str, key: str, **meta) -> None:
+        lines.append(mllog.format_event(mllog.Event(time_ms=t * 1000.0, event_type=kind, key=key,
+                                                    metadata={"file": "tests/factories.py", "lineno": 0, **meta})))
+
+    log(mllog.INTERVAL_START, "init_start")
+    t += phases["data_load"] + phases["init"]
+    log(mllog.INTERVAL_END, "init_stop")
+    log(mllog.POINT_IN_TIME, "run_start")
+    first = 1
+    for stop in sorted(set(evals) | ({warmup_steps} if 0 < warmup_steps < len(step_times) else set())):
+        kind = "warmup" if stop <= warmup_steps else "block"
+        seconds = sum(step_times[first - 1:stop])
+        log(mllog.INTERVAL_START, f"{kind}_start", first_step=first)
+        t += seconds
+        log(mllog.INTERVAL_END, f"{kind}_stop", first_step=first, last_step=stop, step_count=stop - first + 1,
+            step_s=seconds, data_wait_s=0.0)
+        if stop in evals:
+            log(mllog.INTERVAL_START, "eval_start", step=stop)
+            t += eval_s
+            log(mllog.INTERVAL_END, "eval_stop", step=stop)
+        first = stop + 1
+    t += phases["other"]
+    log(mllog.POINT_IN_TIME, "run_stop", status="success")
+    return lines
+
+
+def _energy(measured: bool, tput: dict | None, time_to_train: float, workload, spec, tta: bool,
+            accelerator: str) -> dict:
+    figures = {"energy_method": "synthetic (test data)" if measured else None,
+               "energy_status": "ok: synthetic test data" if measured else "not measured: synthetic test data",
+               "energy_to_train_j": None, "energy_to_target_j": None, "energy_window_j": None,
+               "energy_per_sample_j": None, "energy_per_token_j": None}
+    if not measured or tput is None:
+        return figures
+    peak = mfu_meter.find_peak(accelerator)
+    power_w = 0.6 * peak.board_power_w if peak else 100.0  # within the device's board power
+    window_j = power_w * tput["window"]["seconds"]
+    steps = tput["window"]["steps"]
+    figures.update(energy_to_train_j=power_w * time_to_train,
+                   energy_to_target_j=power_w * time_to_train if tta else None,
+                   energy_window_j=window_j,
+                   energy_per_sample_j=window_j / (steps * workload.samples_per_step(spec)))
+    tokens = workload.tokens_per_step(spec)
+    if tokens:
+        figures["energy_per_token_j"] = window_j / (steps * tokens)
+    return figures
+
+
+def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerator: int = 0,
+                       scale: str = "full", seeds: int | None = None, workloads: tuple[str, ...] | None = None,
+                       days_ago: float = 10.0, energy: bool = True, goodput: bool = False,
+                       mfu_level: float | None = None) -> dict:
+    """A whole results document for one system: ``seeds`` runs of each workload (default: as many as the rules need)."""
+    name, device_type, count = ACCELERATORS[accelerator % len(ACCELERATORS)]
+    created = BASE_TIME - dt.timedelta(days=days_ago)
+    level = mfu_level if mfu_level is not None else float(rng.uniform(0.15, 0.45))
+    runs = []
+    for wid in workloads or tuple(registry.WORKLOADS):
+        n = seeds or (5 if scale == "full" and registry.get(wid).kind == "tta" else 1)
+        for seed in range(1, n + 1):
+            runs.append(synthetic_run(
+                wid, scale, seed, rng=rng, accelerator=name, device_type=device_type, mfu_level=level,
+                cpu_step_s=float(rng.uniform(0.3, 0.9)), converge_at_eval=int(rng.integers(1, 3)),
+                energy=energy and device_type == "cuda", goodput=goodput,
+                started=created - dt.timedelta(hours=seed)))
+    return {
+        "schema_version": 1,
+        "suite": {"name": "goodbench", "version": __version__},
+        "created_at": stamp(created),
+        "system": {
+            "name": system_name,
+            "accelerator": {"type": device_type, "name": name, "count": count,
+                            "memory_gib": 80.0 if device_type == "cuda" else 256.0,
+                            "compute_capability": "9.0" if device_type == "cuda" else None},
+            "host": {"cpu_model": "AMD EPYC 7B13", "cpu_cores": 64, "memory_gib": 256.0,
+                     "os": "Linux 6.8.0", "arch": "x86_64"},
+            "software": {"python": "3.11.7", "torch": "2.13.0", "cuda": "12.8" if device_type == "cuda" else None,
+                         "cudnn": None, "driver": "580.65" if device_type == "cuda" else None,
+                         "implementation": "cpython"},
+        },
+        "settings": {"scale": scale, "device": "cuda" if device_type == "cuda" else "cpu",
+                     "workloads": list(workloads or registry.WORKLOADS), "seeds_per_workload": seeds,
+                     "division": "closed",
+                     "peak_tflops_override": None, "skipped": [], "interrupted": False,
+                     "command": ["goodbench", "run", "(synthetic test data)"]},
+        "runs": runs,
+    }
+
+
+def with_strings(doc: dict, text: str) -> dict:
+    """A copy of ``doc`` where every free-text string a submitter controls is ``text``.
+
+    Runs keep a valid status; a failed copy of the first run carries ``text`` as its error.
+    """
+    doc = copy.deepcopy(doc)
+    system = doc["system"]
+    system["name"] = text
+    system["accelerator"]["name"] = text
+    system["accelerator"]["compute_capability"] = text
+    system["host"] = {key: text for key in system["host"]} | {text: text}
+    system["software"] = {key: text for key in system["software"]} | {text: text}
+    settings = doc["settings"]
+    settings["device"] = text
+    settings["command"] = [text]
+    settings["skipped"] = [{"workload": text, "reason": text}]
+    settings["division"], settings["open_changes"] = "open", [text]
+    settings[text] = text
+    for run in doc["runs"]:
+        metrics = run["metrics"]
+        for key in [k for k in metrics if k.endswith("_status") or k == "energy_method"]:
+            metrics[key] = f"ok: {text}" if metrics[key] and str(metrics[key]).startswith("ok") else text
+        metrics["peak_flops"] = None  # the accelerator name no longer matches the peak table
+        metrics["mfu"] = None
+        run[text] = text
+        run["event_log"] = [*run.get("event_log", []), mllog.format_event(mllog.Event(
+            time_ms=0.0, event_type=mllog.POINT_IN_TIME, key=text, value=text, metadata={text: text}))]
+    failed = copy.deepcopy(doc["runs"][0])
+    failed.update(status="failed", error=text, seed=max(r["seed"] for r in doc["runs"]) + 1,
+                  run_id=uuid.uuid4().hex)
+    doc["runs"].append(failed)
+    return doc

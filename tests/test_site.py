@@ -1,0 +1,331 @@
+"""The static site: pages for several results, escaping of hostile strings, safe names, downloads."""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import factories
+from suite import charts, leaderboard, results, site
+from suite.cli import main
+from suite.store import safe_filename
+
+PAYLOAD = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>"
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.(html|csv|json|css|js|txt)$")
+
+
+def _write_results(folder: Path, rng: np.random.Generator) -> list[dict]:
+    docs = [
+        factories.synthetic_document("synthetic-alpha", rng=rng, accelerator=0, goodput=True, mfu_level=0.40),
+        factories.synthetic_document("synthetic-beta", rng=rng, accelerator=2, mfu_level=0.30),
+        factories.synthetic_document("synthetic-gamma", rng=rng, accelerator=5),  # CPU: no energy, no MFU
+        factories.synthetic_document("synthetic-alpha", rng=rng, accelerator=3, scale="smoke"),
+    ]
+    for i, doc in enumerate(docs):
+        results.write(folder / f"r{i}.json", doc)
+    (folder / "broken.json").write_text('{"schema_version": 1, "runs": []}')
+    return docs
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("results")
+    docs = _write_results(folder, np.random.default_rng(7))
+    out = tmp_path_factory.mktemp("site")
+    site.build(folder, out)
+    return folder, out, docs
+
+
+def _run_ids(docs):
+    return [run["run_id"] for doc in docs for run in doc["runs"]]
+
+
+def test_every_page_is_built(built):
+    folder, out, docs = built
+    assert (out / "index.html").is_file() and (out / "compare.html").is_file()
+    assert len(list((out / "runs").glob("*.html"))) == len(_run_ids(docs))
+    assert len(list((out / "raw").glob("*.json"))) == len(docs)
+    assert len(list((out / "systems").glob("*.html"))) == 3
+    workload = out / "workloads" / f"{site.safe_name('lm-char')}.html"
+    text = workload.read_text()
+    for heading in ("Division: closed — ranked", "Smoke scale — not ranked", "Throughput and energy"):
+        assert heading in text
+    index = (out / "index.html").read_text()
+    assert "broken.json" in index and "synthetic-alpha" in index
+
+
+def test_raw_copies_are_byte_identical(built):
+    folder, out, _ = built
+    for i in range(4):
+        name = f"r{i}.json"
+        assert (out / "raw" / f"{site.file_slug(name)}.json").read_bytes() == (folder / name).read_bytes()
+
+
+def test_ranking_and_downloads_agree_with_the_results(built):
+    folder, out, docs = built
+    base = out / "workloads" / f"{site.safe_name('lm-char')}-{site.safe_name('closed')}"
+    table = pd.read_csv(base.with_suffix(".csv"))
+    assert list(table["system"]) == ["synthetic-alpha", "synthetic-beta", "synthetic-gamma"]  # by TTA
+    assert table["score_s"].is_monotonic_increasing
+    assert json.loads(base.with_suffix(".json").read_text())[0]["system"] == "synthetic-alpha"
+    smoke = pd.read_csv(out / "workloads" / f"{site.safe_name('lm-char')}-smoke.csv")
+    assert list(smoke["scale"]) == ["smoke"]
+    assert "broken.json" not in set(table["file"]) | set(smoke["file"])
+    runs = pd.read_csv(out / "runs.csv")
+    assert sorted(runs["run_id"]) == sorted(_run_ids(docs))
+    # the HTML table holds the same order, with links to the run pages
+    page = (out / "workloads" / f"{site.safe_name('lm-char')}.html").read_text()
+    first = page.index("synthetic-alpha")
+    assert first < page.index("synthetic-beta") < page.index("synthetic-gamma")
+
+
+def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    doc = factories.synthetic_document("synthetic-cpu", rng=np.random.default_rng(1), accelerator=5)
+    results.write(folder / "cpu.json", doc)
+    site.build(folder, tmp_path / "out")
+    page = (tmp_path / "out" / "workloads" / f"{site.safe_name('lm-char')}.html").read_text()
+    assert "Energy was not measured for any result of this workload" in page
+    assert "<svg" not in page
+    assert "<td data-v=\"\">—</td>" in page  # MFU, energy, goodput: not measured on this CPU
+
+
+def test_run_page_shows_spec_settings_system_and_charts(built):
+    _, out, docs = built
+    doc = docs[0]
+    run = doc["runs"][0]
+    page = (out / "runs" / f"{site.run_slug('r0.json', run['run_id'])}.html").read_text()
+    assert run["workload"]["spec_hash"] in page
+    assert "&#34;n_layer&#34;" in page  # the pinned spec, escaped JSON
+    assert page.count("<svg") == 4  # phases, goodput breakdown, eval curve, step-time histogram
+    assert doc["system"]["host"]["cpu_model"] in page
+    assert f"../raw/{site.file_slug('r0.json')}.json" in page
+    log_name = f"{site.run_slug('r0.json', run['run_id'])}-events.txt"
+    assert f'href="../raw/{log_name}"' in page and f"({len(run['event_log'])} events)" in page
+    lines = (out / "raw" / log_name).read_text().splitlines()
+    assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
+    beta = docs[1]["runs"][0]  # no goodput, no event log: said so, nothing linked
+    beta_page = (out / "runs" / f"{site.run_slug('r1.json', beta['run_id'])}.html").read_text()
+    assert "no event log in this run" in beta_page and "-events.txt" not in beta_page
+
+
+def test_run_context_draws_a_power_trace_and_warnings_where_present():
+    doc = factories.synthetic_document("synthetic-t", rng=np.random.default_rng(2), scale="smoke")
+    run = dict(doc["runs"][0], telemetry={"power_trace": [[0.0, 300.0], [1.0, 320.5], [2.0, 310.0]],
+                                          "warnings": ["thermal slowdown 12% of the window"]})
+    context = site.run_context("x.json", doc, run)
+    titles = re.findall(r"<title>(.*?)</title>", str(context["power_chart"]))
+    assert titles == ["power (W) at 0: 300", "power (W) at 1: 320.5", "power (W) at 2: 310"]
+    assert context["warnings"] == ["thermal slowdown 12% of the window"]
+
+
+class _Markup(HTMLParser):
+    """Collects every tag and attribute, and the text, of one page."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.text = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_hostile_strings_appear_only_escaped(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    rng = np.random.default_rng(3)
+    hostile = factories.with_strings(factories.synthetic_document("x", rng=rng), PAYLOAD)
+    assert leaderboard.check_document(hostile) == []  # the hostile file is valid: it must be shown
+    results.write(folder / "hostile.json", hostile)
+    results.write(folder / "plain.json", factories.synthetic_document("synthetic-plain", rng=rng))
+    (folder / f"{PAYLOAD.replace('/', '_')}.json").write_text(json.dumps({"error": PAYLOAD}))  # an invalid file
+    out = tmp_path / "out"
+    site.build(folder, out)
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) > 10
+    seen_payload_text = 0
+    for page in pages:
+        html = page.read_text()
+        for block in re.findall(r'<script type="application/json" id="[a-z-]+">(.*?)</script>', html, re.S):
+            assert "<" not in block and ">" not in block  # JSON data cannot end its element early
+        assert PAYLOAD not in html and "<script>alert" not in html and "<img" not in html, page
+        markup = _Markup()
+        markup.feed(html)
+        for tag, attrs in markup.tags:
+            assert not [a for a in attrs if a.startswith("on")], (page, tag, attrs)
+            assert tag != "img"
+            if tag == "script":
+                assert attrs.get("type") == "application/json" or attrs.get("src", "").endswith(
+                    ("static/table.js", "static/compare.js")), (page, attrs)
+        seen_payload_text += "".join(markup.text).count(PAYLOAD)
+    assert seen_payload_text > 20  # shown to the reader, as text, on many pages
+    compare = (out / "compare.html").read_text()
+    block = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', compare, re.S).group(1)
+    assert PAYLOAD in json.loads(block)["systems"]
+    # event logs are plain-text files (never HTML), linked from the run pages, with the exact text
+    logs = sorted((out / "raw").glob("*-events.txt"))
+    assert logs and all(json.dumps(PAYLOAD)[1:-1] in log.read_text() for log in logs)  # as the JSON line has it
+    # downloads are data files (CSV/JSON), never markup the site renders; they hold the exact text
+    assert PAYLOAD in pd.read_csv(out / "runs.csv")["system"].tolist()
+
+
+def test_file_names_are_sanitised(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    doc = factories.synthetic_document("../../etc/passwd", rng=np.random.default_rng(4), scale="smoke")
+    results.write(folder / "..evil name;.json", doc)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    for path in out.rglob("*"):
+        assert path.resolve().is_relative_to(out.resolve())
+        if path.is_file():
+            assert SAFE_NAME.match(path.name), path.name
+    assert not (tmp_path / "etc").exists()
+
+
+@pytest.mark.parametrize("text", ["../../x", "a/b\\c", "", "ÅÄÖ", ".", "..", "x" * 500, "CON", "a\x00b"])
+def test_site_names_are_the_store_names_plus_a_hash(text):
+    name = site.safe_name(text)
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*-[0-9a-f]{8}", name) and len(name) <= 49
+    assert name.startswith(safe_filename(text, 40) + "-")  # one sanitiser for the whole project
+    assert site.safe_name(text) == name and site.safe_name(text + "!") != name
+    assert site.safe_name(text.upper()) != site.safe_name(text.lower()) or text.upper() == text.lower()
+
+
+def test_event_log_text_is_one_printable_line_per_event():
+    run = {"run_id": "ab" * 16, "event_log": [":::MLLOG {\"key\": \"a\nb\\u202e\\t\"}", ":::MLLOG {}\x00\r<b>"]}
+    text = site.event_log_text("f.json", run)
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("# event log of run " + "ab" * 16)
+    assert lines[1] == ":::MLLOG {\"key\": \"a\\u000ab\\u202e\\t\"}"  # raw newline and bidi override escaped
+    assert lines[2] == ":::MLLOG {}\\u0000\\u000d<b>"  # plain text: markup stays as typed
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\u202e]", text)
+    assert site.event_log_text("f.json", {"run_id": "x", "event_log": []}) is None
+    assert site.event_log_text("f.json", {"run_id": "x"}) is None
+
+
+def test_history_chart_follows_a_system_across_suite_versions(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    rng = np.random.default_rng(8)
+    speeds = {}
+    for i, version in enumerate(["0.10.0", "0.9.1", "0.2.0"]):  # numeric, not text, order
+        doc = factories.synthetic_document("synthetic-hist", rng=rng, scale="smoke", workloads=("lm-char",))
+        doc["suite"]["version"] = version
+        speeds[version] = doc["runs"][0]["metrics"]["throughput"]["samples_per_s"]
+        results.write(folder / f"h{i}.json", doc)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    page = (out / "systems" / f"{site.safe_name('synthetic-hist')}.html").read_text()
+    assert "History across suite versions" in page
+    svg = page[page.index("History across suite versions"):]
+    ticks = re.findall(r'<text class="tick" x="[0-9.]+" y="[0-9.]+" text-anchor="middle">([^<]*)</text>', svg)
+    assert ticks == ["0.2.0", "0.9.1", "0.10.0"]
+    titles = re.findall(r"<title>smoke scale at ([^:]+): ([^<]+)</title>", svg)
+    assert [(v, float(y)) for v, y in titles] == [(v, float(f"{speeds[v]:.4g}")) for v in ("0.2.0", "0.9.1", "0.10.0")]
+
+
+def test_history_chart_is_absent_without_throughput():
+    frame = pd.DataFrame({"workload": ["lm-char"], "scale": ["full"], "suite_version": ["1.0"],
+                          "samples_per_s": [None]})
+    assert site.history_charts(frame) == []
+
+
+def test_scatter_keeps_the_front_and_each_systems_extremes(monkeypatch):
+    monkeypatch.setattr(site, "SCATTER_POINTS", 3)
+    frame = pd.DataFrame({"system": ["a", "a", "a", "b", "b"], "scale": ["full"] * 5,
+                          "energy_per_sample_j": [1.0, 2.0, 3.0, 1.5, 0.5], "samples_per_s": [10.0, 5.0, 30.0, 8.0, 1.0],
+                          "file": list("vwxyz"), "run_id": ["r"] * 5})
+    scatter = site._scatter(frame, "../")
+    svg = str(scatter["chart"])
+    assert svg.count("<circle") == 3  # capped; the middle points (2 J, 1.5 J) are not drawn
+    assert "a (full): 30 samples/s, 3 J/sample" in svg and "b (full): 1 samples/s, 0.5 J/sample" in svg
+    assert "3 of 5 results drawn" in scatter["note"]
+
+
+def test_charts_escape_every_label():
+    chart = str(charts.line_chart({PAYLOAD: [(1, 2.0), (2, 3.0)]}, PAYLOAD, PAYLOAD, PAYLOAD,
+                                  hline=(PAYLOAD, 2.5), categories=[PAYLOAD, PAYLOAD, PAYLOAD]))
+    chart += str(charts.stacked_bar({PAYLOAD: 1.0, "x": 2.0}, PAYLOAD, unit=PAYLOAD))
+    chart += str(charts.scatter([(1.0, 2.0, PAYLOAD, PAYLOAD)], [(1.0, 2.0)], PAYLOAD, PAYLOAD, PAYLOAD, PAYLOAD))
+    chart += str(charts.histogram([1.0, 2.0, 2.5], PAYLOAD, PAYLOAD))
+    assert PAYLOAD not in chart and "<script" not in chart and "<img" not in chart
+    assert chart.count("&lt;script&gt;") > 10
+
+
+def test_long_lines_drop_their_markers_but_keep_the_line():
+    chart = str(charts.line_chart({"loss": [(i, 1.0 / (i + 1)) for i in range(charts.MAX_DOTS + 1)]}, "x", "y", "t"))
+    assert "<polyline" in chart and "<circle" not in chart
+
+
+def test_pareto_front():
+    frame = pd.DataFrame({"energy_per_sample_j": [1.0, 2.0, 2.0, 3.0, 0.5],
+                          "samples_per_s": [10.0, 20.0, 15.0, 18.0, 5.0]})
+    front = leaderboard.pareto_front(frame)
+    assert front[["energy_per_sample_j", "samples_per_s"]].values.tolist() == [[0.5, 5.0], [1.0, 10.0], [2.0, 20.0]]
+
+
+def test_large_tables_are_paginated(tmp_path, monkeypatch):
+    monkeypatch.setattr(site, "PAGE_ROWS", 2)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    rng = np.random.default_rng(5)
+    for i in range(5):
+        results.write(folder / f"s{i}.json",
+                      factories.synthetic_document(f"synthetic-{i}", rng=rng, accelerator=i, scale="smoke"))
+    out = tmp_path / "out"
+    site.build(folder, out)
+    slug = site.safe_name("lm-char")
+    first = (out / "workloads" / f"{slug}.html").read_text()
+    assert "page 1 of 3" in first and f'href="{slug}-smoke-p3.html"' in first
+    for page in (first, (out / "workloads" / f"{slug}-smoke-p2.html").read_text(),
+                 (out / "workloads" / f"{slug}-smoke-p3.html").read_text()):
+        body = page.split("<tbody>")[1].split("</tbody>")[0]
+        assert 1 <= body.count("<tr>") <= 2
+    assert len(pd.read_csv(out / "workloads" / f"{slug}-smoke.csv")) == 5  # downloads hold every row
+
+
+def test_compare_rows_are_ratios(built):
+    _, out, _ = built
+    data = site.compare_data(pd.read_json(out / "compare.json", orient="records"))
+    rows = site.compare_rows(data, "synthetic-alpha", "synthetic-beta")
+    tput = next(r for r in rows if r["key"] == "lm-char (full)" and r["metric"] == "samples/s")
+    a = data["values"]["synthetic-alpha"]["lm-char (full)"]["samples_per_s"]
+    b = data["values"]["synthetic-beta"]["lm-char (full)"]["samples_per_s"]
+    assert tput["ratio"] == f"{a / b:.3g}×"
+    page = (out / "compare.html").read_text()
+    assert "synthetic-alpha" in page and "ratio" in page
+
+
+def test_cli_site_builds(tmp_path, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    results.write(folder / "a.json", factories.synthetic_document(
+        "synthetic-cli", rng=np.random.default_rng(6), scale="smoke"))
+    assert main(["site", "--results-dir", str(folder), "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.strip().endswith("index.html")
+    assert (tmp_path / "out" / "static" / "table.js").is_file()
+
+
+def test_raw_files_fall_back_to_a_copy_where_links_fail(tmp_path, monkeypatch):
+    src = tmp_path / "a.json"
+    src.write_text('{"x": 1}')
+    site._link_or_copy(src, tmp_path / "linked.json")
+    assert (tmp_path / "linked.json").stat().st_ino == src.stat().st_ino  # same filesystem: a hard link
+
+    def refuse(*_):
+        raise OSError("cross-device link")
+
+    monkeypatch.setattr(site.os, "link", refuse)
+    site._link_or_copy(src, tmp_path / "copied.json")
+    copied = tmp_path / "copied.json"
+    assert copied.read_bytes() == src.read_bytes() and copied.stat().st_ino != src.stat().st_ino

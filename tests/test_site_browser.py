@@ -1,0 +1,87 @@
+"""The built site in a real headless Chromium, from file://: navigate, sort, filter, no errors, no network.
+
+Needs Debian's ``chromium`` and the ``playwright`` Python package (its own browser download is
+not used); skips cleanly when either is missing. The screenshot lands in tests/artifacts/.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import factories
+from suite import results, site
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser_page(tmp_path_factory):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    folder = tmp_path_factory.mktemp("results")
+    rng = np.random.default_rng(11)
+    for i, (name, acc, scale) in enumerate([("synthetic-alpha", 0, "full"), ("synthetic-beta", 2, "full"),
+                                            ("synthetic-gamma", 4, "full"), ("synthetic-delta", 3, "smoke")]):
+        results.write(folder / f"r{i}.json",
+                      factories.synthetic_document(name, rng=rng, accelerator=acc, scale=scale, goodput=True))
+    out = tmp_path_factory.mktemp("site")
+    index = site.build(folder, out)
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=ARGS, headless=True,
+            viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        errors, requests = [], []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        context.on("request", lambda r: requests.append(r.url))
+        yield page, index, errors, requests
+        context.close()
+
+
+def _column(page, table: str, index: int) -> list[str]:
+    return page.eval_on_selector_all(
+        f"{table} tbody tr:not([hidden])", f"rows => rows.map(r => r.cells[{index}].textContent.trim())")
+
+
+def test_browse_sort_filter_and_run_page(browser_page):
+    page, index, errors, requests = browser_page
+    page.goto(index.as_uri())
+    assert "Leaderboard" in page.inner_text("h1")
+    page.click("text=lm-char")
+    page.wait_for_selector("table.sortable th button")
+    table = "#" + page.locator("table.sortable").first.get_attribute("id")
+    headers = page.eval_on_selector_all(f"{table} thead th", "hs => hs.map(h => h.textContent)")
+    col = headers.index("samples/s")
+    first = page.locator(table)
+    first.locator("thead th button", has_text="samples/s").click()  # ascending
+    values = [float(v.replace(",", "")) for v in _column(page, table, col)]
+    assert values == sorted(values) and len(values) == 3
+    first.locator("thead th button", has_text="samples/s").click()  # descending
+    values = [float(v.replace(",", "")) for v in _column(page, table, col)]
+    assert values == sorted(values, reverse=True)
+    page.locator("input[data-filter-for]").first.fill("beta")
+    assert _column(page, table, 1) == ["synthetic-beta"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("input[data-filter-for]").first.fill("")
+    page.screenshot(path=str(ARTIFACTS / "workload-page.png"), full_page=True)
+    page.locator("table.sortable").first.locator("a", has_text="run").first.click()
+    page.wait_for_selector("svg.chart")
+    assert "seed" in page.inner_text("h1")
+    assert page.locator("svg.chart").count() >= 3
+    page.screenshot(path=str(ARTIFACTS / "run-page.png"), full_page=True)
+    page.goto(index.as_uri().replace("index.html", "compare.html"))
+    page.select_option("#compare-a", "synthetic-gamma")
+    assert page.inner_text("#compare-head-a") == "synthetic-gamma"
+    assert page.locator("#compare-table tbody tr").count() > 1
+    assert errors == []
+    assert requests and all(url.startswith("file://") for url in requests), [u for u in requests
+                                                                              if not u.startswith("file://")]
