@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="where to write the files (default: a temp dir, removed after)")
     args = parser.parse_args(argv)
 
-    from suite.validate import validate_file
+    from suite.validate import validate_file, validate_files
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(args.dir or tmp)
@@ -158,11 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         t0, c0 = time.perf_counter(), time.process_time()
         invalid = sum(bool(validate_file(p)) for p in paths)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+        t0 = time.perf_counter()
+        invalid_parallel = sum(bool(problems) for problems in validate_files(paths))
+        parallel = time.perf_counter() - t0
     print(f"device: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     print(f"files: {args.files} × {args.workload} {args.scale} ({size / args.files / 1024:.0f} KiB each, "
           f"generated in {generated:.1f} s)")
     print(f"validated {args.files} files in {elapsed:.2f} s ({1000 * elapsed / args.files:.2f} ms per file); "
           f"invalid: {invalid}")
+    print(f"goodbench validate's way (validate_files, {os.cpu_count()} worker processes): "
+          f"{parallel:.2f} s; invalid: {invalid_parallel}")
     print(f"CPU time of this process: {cpu:.2f} s; load average now {os.getloadavg()[0]:.1f} "
           "(wall time above CPU time means other processes shared the cores)")
     return 1 if invalid else 0

@@ -137,6 +137,8 @@ def cmd_run(args) -> int:
                   + (f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})" if ci else "")
                   + f" over {score['seeds']} seeds, {score['converged']} converged"
                   + ("" if score["valid"] else f" — INVALID: {score['reason']}"))
+    for skipped in doc["settings"]["skipped"]:
+        print(f"skipped {skipped['workload']}: {skipped['reason']}")
     print(f"results written to {out}")
     if doc["settings"]["interrupted"]:
         _stderr("interrupted: the results file holds the runs so far")
@@ -150,11 +152,10 @@ def _round(value, digits: int = 2):
 
 # ---------------------------------------------------------------- validate / submit / site / info
 def cmd_validate(args) -> int:
-    from suite.validate import validate_file
+    from suite.validate import validate_files
 
     failed = False
-    for name in args.files:
-        problems = validate_file(name)
+    for name, problems in zip(args.files, validate_files(args.files)):
         for problem in problems:
             print(problem.line(name))
         if not problems:

@@ -23,8 +23,10 @@ import datetime as dt
 import functools
 import json
 import math
+import os
 import re
 import stat
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -852,6 +854,18 @@ def validate_file(path: str | Path, now: dt.datetime | None = None) -> list[Prob
     """All problems of one results file (empty when it is valid)."""
     doc, problems = load(path)
     return problems if problems else check_document(doc, now)
+
+
+def validate_files(paths: list[str | Path], workers: int | None = None) -> list[list[Problem]]:
+    """Problems of each file, in order; many files are shared out over worker processes
+    (``workers`` default: one per CPU once there are at least 100 files)."""
+    paths = list(paths)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, len(paths) // 50)
+    if workers <= 1:
+        return [validate_file(p) for p in paths]
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(validate_file, paths, chunksize=max(1, len(paths) // (8 * workers))))
 
 
 def iter_codes() -> Iterator[str]:

@@ -172,3 +172,11 @@ def test_cli_validate_never_shows_a_traceback(capsys):
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     assert all(line.endswith("]") for line in captured.out.splitlines())
+
+
+def test_many_files_in_worker_processes_give_the_serial_verdicts_in_order(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    paths = [VALID[0], bad] * 3
+    assert v.validate_files(paths, workers=2) == v.validate_files(paths, workers=1)
+    assert [bool(p) for p in v.validate_files(paths, workers=2)] == [False, True] * 3

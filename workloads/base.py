@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal, Protocol
 import torch
 
 from workloads.data import DataFile
+from workloads.parallel import SINGLE, Parallel
 
 SCALES = ("smoke", "full")
 Scale = Literal["smoke", "full"]
@@ -125,8 +126,9 @@ class Workload(ABC):
 
     @abstractmethod
     def build(self, spec: Spec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path]) -> Job:
-        """Build model, optimizer and data for one seeded run; ``files`` maps data file names to paths."""
+              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+        """Build model, optimizer and data for one seeded run; ``files`` maps data file names to
+        paths; ``parallel`` is this process's place in a distributed run (workloads.parallel)."""
 
 
 def canonical_json(value: Any) -> str:

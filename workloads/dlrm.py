@@ -24,6 +24,7 @@ from scipy.stats import rankdata
 
 from workloads.base import Job, Spec, Target, Workload, autocast
 from workloads.nn.dlrm import Dlrm, DlrmConfig, train_flops_per_sample
+from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,8 +85,8 @@ class DlrmSmall(Workload):
         return train_flops_per_sample(self.model_config(spec)) * spec.batch_size
 
     def build(self, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path]) -> Job:
-        return DlrmJob(spec, device=device, seed=seed, precision=precision)
+              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+        return DlrmJob(spec, device=device, seed=seed, precision=precision, parallel=parallel)
 
 
 class Teacher:
@@ -145,8 +146,10 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
 class DlrmJob:
     """One seeded dlrm-small run: fresh teacher samples every step, a pinned eval set."""
 
-    def __init__(self, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str):
+    def __init__(self, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str,
+                 parallel: Parallel = SINGLE):
         self.spec, self.device, self.precision = spec, device, precision
+        self.parallel, self.micro = parallel, parallel.micro_batches(spec.batch_size)
         teacher = Teacher(spec)
         eval_gen = torch.Generator(device="cpu").manual_seed(spec.teacher_seed + 1)
         dense, sparse, label, prob = teacher.sample(spec.eval_samples, eval_gen)
@@ -154,39 +157,43 @@ class DlrmJob:
         self.teacher_auc = auc(prob.numpy(), label.numpy())
         self.teacher = teacher.to(device)
         torch.manual_seed(seed)
-        self.model = Dlrm(DlrmSmall.model_config(spec)).to(device)
-        self.dense_opt = torch.optim.Adam(self.model.dense_parameters(), lr=spec.lr_dense,
+        raw = Dlrm(DlrmSmall.model_config(spec)).to(device)
+        self.model = wrap(raw, parallel, device)
+        self.dense_opt = torch.optim.Adam(raw.dense_parameters(), lr=spec.lr_dense,
                                           fused=device.type == "cuda")
-        self.sparse_opt = torch.optim.Adagrad(self.model.sparse_parameters(), lr=spec.lr_sparse)
+        self.sparse_opt = torch.optim.Adagrad(raw.sparse_parameters(), lr=spec.lr_sparse)
         self.gen = torch.Generator(device=device).manual_seed(seed)
 
     def next_batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Fresh teacher samples: (dense features, row indices, click labels)."""
+        """This rank's rows of fresh global-batch teacher samples: (dense, row indices, labels)."""
         dense, sparse, label, _ = self.teacher.sample(self.spec.batch_size, self.gen)
-        return dense, sparse, label
+        return take((dense, sparse, label), self.parallel)
 
     def train_step(self, batch: tuple[torch.Tensor, ...] | None = None) -> torch.Tensor:
         self.model.train()
-        dense, sparse, label = batch if batch is not None else self.next_batch()
-        with autocast(self.device, self.precision):
-            logits = self.model(dense, sparse)
-        loss = F.binary_cross_entropy_with_logits(logits.float(), label)
-        loss.backward()
+        batch = batch if batch is not None else self.next_batch()
+
+        def loss_of(dense, sparse, label):
+            with autocast(self.device, self.precision):
+                logits = self.model(dense, sparse)
+            return F.binary_cross_entropy_with_logits(logits.float(), label)
+
+        loss = accumulate(self.model, split(batch, self.micro), loss_of)
         self.dense_opt.step()
         # the optimizer builds its sparse update from indices it just coalesced: skip re-checking
         with torch.sparse.check_sparse_tensor_invariants(enable=False):
             self.sparse_opt.step()
         self.dense_opt.zero_grad(set_to_none=True)
         self.sparse_opt.zero_grad(set_to_none=True)
-        return loss.detach()
+        return loss
 
     def state_dict(self) -> dict:
         """Model, both optimizers and the sample generator (the data position)."""
-        return {"model": self.model.state_dict(), "dense_opt": self.dense_opt.state_dict(),
+        return {"model": unwrap(self.model).state_dict(), "dense_opt": self.dense_opt.state_dict(),
                 "sparse_opt": self.sparse_opt.state_dict(), "gen": self.gen.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
+        unwrap(self.model).load_state_dict(state["model"])
         self.dense_opt.load_state_dict(state["dense_opt"])
         self.sparse_opt.load_state_dict(state["sparse_opt"])
         self.gen.set_state(state["gen"])

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from workloads.base import Job, Spec, Target, Workload, autocast
 from workloads.data import DataFile
 from workloads.nn.resnet import ResNet, ResNetConfig, train_flops_per_image
+from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 
 _URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 
@@ -102,7 +103,7 @@ class FashionCnn(Workload):
         return train_flops_per_image(self.model_config(spec)) * spec.batch_size
 
     def build(self, spec: FashionCnnSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path]) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
         arrays = {f.name: read_idx(files[f.name]) for f in self.data_files}
         return FashionCnnJob(
             spec,
@@ -110,7 +111,7 @@ class FashionCnn(Workload):
                    arrays[TRAIN_LABELS.name][:spec.train_images]),
             test=(arrays[TEST_IMAGES.name][:spec.test_images],
                   arrays[TEST_LABELS.name][:spec.test_images]),
-            device=device, seed=seed, precision=precision)
+            device=device, seed=seed, precision=precision, parallel=parallel)
 
 
 def lr_at(step: int, spec: FashionCnnSpec) -> float:
@@ -141,8 +142,9 @@ class FashionCnnJob:
 
     def __init__(self, spec: FashionCnnSpec, *, train: tuple[np.ndarray, np.ndarray],
                  test: tuple[np.ndarray, np.ndarray], device: torch.device, seed: int,
-                 precision: str):
+                 precision: str, parallel: Parallel = SINGLE):
         self.spec, self.device, self.precision = spec, device, precision
+        self.parallel, self.micro = parallel, parallel.micro_batches(spec.batch_size)
         self.memory_format = torch.channels_last if device.type == "cuda" else torch.contiguous_format
         self.train_x = torch.from_numpy(train[0].copy()).to(device)
         self.train_y = torch.from_numpy(train[1].astype(np.int64)).to(device)
@@ -151,8 +153,8 @@ class FashionCnnJob:
         pixels = self.train_x.float() / 255
         self.mean, self.std = pixels.mean(), pixels.std()
         torch.manual_seed(seed)
-        self.model = ResNet(FashionCnn.model_config(spec)).to(device,
-                                                             memory_format=self.memory_format)
+        self.model = wrap(ResNet(FashionCnn.model_config(spec)).to(
+            device, memory_format=self.memory_format), parallel, device)
         decay = [p for p in self.model.parameters() if p.dim() > 1]
         no_decay = [p for p in self.model.parameters() if p.dim() <= 1]
         self.optimizer = torch.optim.SGD(
@@ -179,33 +181,37 @@ class FashionCnnJob:
         return idx
 
     def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The next augmented training batch (images, labels), on the device."""
+        """This rank's rows of the next augmented global batch (images, labels), on the device."""
         idx = self._next_indices()
         x = augment(self._normalize(self.train_x[idx]), self.spec.pad, self.spec.flip, self.gen)
-        return x.contiguous(memory_format=self.memory_format), self.train_y[idx]
+        return take((x.contiguous(memory_format=self.memory_format), self.train_y[idx]),
+                    self.parallel)
 
     def train_step(self, batch: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         self.model.train()
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.step, self.spec)
-        x, y = batch if batch is not None else self.next_batch()
-        with autocast(self.device, self.precision):
-            logits = self.model(x)
-        loss = F.cross_entropy(logits.float(), y, label_smoothing=self.spec.label_smoothing)
-        loss.backward()
+        batch = batch if batch is not None else self.next_batch()
+
+        def loss_of(x, y):
+            with autocast(self.device, self.precision):
+                logits = self.model(x)
+            return F.cross_entropy(logits.float(), y, label_smoothing=self.spec.label_smoothing)
+
+        loss = accumulate(self.model, split(batch, self.micro), loss_of)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        return loss.detach()
+        return loss
 
     def state_dict(self) -> dict:
         """Model, optimizer, generator, epoch order and position, and step counter."""
-        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+        return {"model": unwrap(self.model).state_dict(), "optimizer": self.optimizer.state_dict(),
                 "gen": self.gen.get_state(), "order": self.order, "pos": self.pos,
                 "step": self.step}
 
     def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
+        unwrap(self.model).load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.gen.set_state(state["gen"])
         self.order = state["order"].to(self.device)

@@ -15,6 +15,7 @@ import torch
 
 from workloads.base import Job, Workload
 from workloads.nn.llama import Llama, LlamaConfig, train_flops_per_token
+from workloads.parallel import SINGLE, Parallel
 from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
 
 
@@ -67,7 +68,8 @@ class Llama1B(Workload):
         return train_flops_per_token(self.model_config(spec)) * spec.batch_size * spec.block_size
 
     def build(self, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path]) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
         torch.manual_seed(seed)
         model = Llama(self.model_config(spec))
-        return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision)
+        return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,
+                                parallel=parallel)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import torch
 
-from workloads.base import Job, Spec, Target, Workload
+from workloads.base import Job, Target, Workload
 from workloads.data import DataFile
-from workloads.lm_job import LanguageModelJob
+from workloads.lm_job import LanguageModelJob, LanguageModelSpec
 from workloads.nn.gpt import GPT, GPTConfig, train_flops_per_token
+from workloads.parallel import SINGLE, Parallel
 
 TINY_SHAKESPEARE = DataFile(
     name="tinyshakespeare/input.txt",
@@ -26,21 +27,12 @@ TINY_SHAKESPEARE = DataFile(
 
 
 @dataclass(frozen=True, kw_only=True)
-class LmCharSpec(Spec):
+class LmCharSpec(LanguageModelSpec):
     n_layer: int
     n_head: int
     n_embd: int
-    block_size: int
     dropout: float
-    lr: float
-    min_lr: float
-    lr_warmup_steps: int
-    lr_decay_steps: int
-    beta1: float = 0.9
     beta2: float = 0.99
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    eval_batches: int
     train_fraction: float = 0.9
 
 
@@ -77,14 +69,14 @@ class LmChar(Workload):
         return train_flops_per_token(self.model_config(spec)) * spec.batch_size * spec.block_size
 
     def build(self, spec: LmCharSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path]) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
         data, chars = encode(files[TINY_SHAKESPEARE.name].read_text(encoding="utf-8"))
         split = int(spec.train_fraction * len(data))
         torch.manual_seed(seed)
         model = GPT(self.model_config(spec, len(chars)))
         return LanguageModelJob(spec, model, data[:split].to(device=device, dtype=torch.long),
                                 data[split:].to(device=device, dtype=torch.long),
-                                device=device, seed=seed, precision=precision)
+                                device=device, seed=seed, precision=precision, parallel=parallel)
 
 
 def encode(text: str) -> tuple[torch.Tensor, list[str]]:

@@ -3,32 +3,33 @@ held on the device, AdamW with warm-up and cosine decay, gradient clipping, auto
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from workloads.base import autocast
+from workloads.base import Spec, autocast
 from workloads.nn.gpt import adamw
+from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 
 
-class LMSchedule(Protocol):
-    """The spec fields a language-model run reads."""
+@dataclass(frozen=True, kw_only=True)
+class LanguageModelSpec(Spec):
+    """Pinned fields every language-model workload has: context, AdamW and its schedule."""
 
-    batch_size: int
     block_size: int
     lr: float
     min_lr: float
     lr_warmup_steps: int
     lr_decay_steps: int
-    beta1: float
-    beta2: float
-    weight_decay: float
-    grad_clip: float
+    beta1: float = 0.9
+    beta2: float = 0.95
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
     eval_batches: int
 
 
-def lr_at(step: int, spec: LMSchedule) -> float:
+def lr_at(step: int, spec: LanguageModelSpec) -> float:
     """Linear warm-up to ``lr``, then cosine decay to ``min_lr`` at ``lr_decay_steps``."""
     if step < spec.lr_warmup_steps:
         return spec.lr * (step + 1) / (spec.lr_warmup_steps + 1)
@@ -52,44 +53,51 @@ class LanguageModelJob:
 
     The run seed picks which windows each batch reads (the model was initialised by the
     caller under the same seed); evaluation reads the same pinned held-out windows every time.
+    Under ``parallel`` each rank trains its rows of the same global batch (workloads.parallel).
     """
 
-    def __init__(self, spec: LMSchedule, model: nn.Module, train_data: torch.Tensor,
-                 val_data: torch.Tensor, *, device: torch.device, seed: int, precision: str):
+    def __init__(self, spec: LanguageModelSpec, model: nn.Module, train_data: torch.Tensor,
+                 val_data: torch.Tensor, *, device: torch.device, seed: int, precision: str,
+                 parallel: Parallel = SINGLE):
         self.spec, self.device, self.precision = spec, device, precision
         self.train_data, self.val_data = train_data, val_data
-        self.model = model.to(device)
+        self.parallel = parallel
+        self.micro = parallel.micro_batches(spec.batch_size)
+        self.model = wrap(model.to(device), parallel, device)
         self.optimizer = adamw(self.model, spec.lr, (spec.beta1, spec.beta2), spec.weight_decay,
                                device)
         self.batch_gen = torch.Generator(device="cpu").manual_seed(seed)
         self.step = 0
 
     def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The next training batch (inputs, targets)."""
-        return windows(self.train_data, self.spec.batch_size, self.spec.block_size,
-                       self.batch_gen, self.device)
+        """This rank's rows (all of them in one process) of the next global batch (inputs, targets)."""
+        return take(windows(self.train_data, self.spec.batch_size, self.spec.block_size,
+                            self.batch_gen, self.device), self.parallel)
 
     def train_step(self, batch: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         self.model.train()
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.step, self.spec)
-        x, y = batch if batch is not None else self.next_batch()
-        with autocast(self.device, self.precision):
-            loss = self.model(x, y)
-        loss.backward()
+        batch = batch if batch is not None else self.next_batch()
+
+        def loss_of(x, y):
+            with autocast(self.device, self.precision):
+                return self.model(x, y)
+
+        loss = accumulate(self.model, split(batch, self.micro), loss_of)
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.spec.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        return loss.detach()
+        return loss
 
     def state_dict(self) -> dict:
         """Model, optimizer, batch-generator state (the data position) and step counter."""
-        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+        return {"model": unwrap(self.model).state_dict(), "optimizer": self.optimizer.state_dict(),
                 "batch_gen": self.batch_gen.get_state(), "step": self.step}
 
     def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
+        unwrap(self.model).load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.batch_gen.set_state(state["batch_gen"])
         self.step = state["step"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from workloads.base import Spec
-from workloads.lm_job import LanguageModelJob
+from workloads.lm_job import LanguageModelJob, LanguageModelSpec
+from workloads.parallel import SINGLE, Parallel
 
 # Streams are generated as chains of this many tokens stepped side by side, then laid end to
 # end: one token in 4096 is a fresh uniform start rather than a successor.
@@ -57,20 +57,10 @@ class MarkovSource:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SyntheticLMSpec(Spec):
+class SyntheticLMSpec(LanguageModelSpec):
     """Pinned fields shared by language models trained on a :class:`MarkovSource`."""
 
     vocab_size: int
-    block_size: int
-    lr: float
-    min_lr: float
-    lr_warmup_steps: int
-    lr_decay_steps: int
-    beta1: float = 0.9
-    beta2: float = 0.95
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    eval_batches: int
     data_seed: int
     branching: int
     train_tokens: int
@@ -81,9 +71,9 @@ class SyntheticLMSpec(Spec):
 
 
 def synthetic_lm_job(spec: SyntheticLMSpec, model: nn.Module, *, device: torch.device, seed: int,
-                     precision: str) -> LanguageModelJob:
+                     precision: str, parallel: Parallel = SINGLE) -> LanguageModelJob:
     """A language-model run on the spec's pinned train (stream seed 0) and held-out (1) tokens."""
     source = spec.source()
     return LanguageModelJob(spec, model, source.stream(spec.train_tokens, stream_seed=0, device=device),
                             source.stream(spec.val_tokens, stream_seed=1, device=device),
-                            device=device, seed=seed, precision=precision)
+                            device=device, seed=seed, precision=precision, parallel=parallel)
