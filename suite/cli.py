@@ -12,8 +12,10 @@ import sys
 import traceback
 from pathlib import Path
 
-from suite import __version__
+from suite import __version__, distributed
 from suite.errors import GoodbenchError
+
+FSDP_WORKLOADS = ("gpt2-124m", "llama-1b")  # models with transformer blocks to shard
 
 
 def _stderr(*parts) -> None:
@@ -74,12 +76,8 @@ class ProgressPrinter:
 
 
 def cmd_run(args) -> int:
-    import pandas as pd
-
-    from suite import results
-    from suite.runner import SEEDS, RunOptions
-    from suite.session import SuitePlan, run_suite
-    from suite.system import load_overrides, resolve_device
+    from suite.runner import SEEDS
+    from suite.system import resolve_device
     from workloads import registry
 
     if args.seeds is not None and not 1 <= args.seeds <= len(SEEDS):
@@ -89,26 +87,50 @@ def cmd_run(args) -> int:
         raise _Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
     device = resolve_device(args.device)
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
+    if args.nproc_per_node and not distributed.in_torchrun():
+        return _launch(args, scale)
+    parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
+    _check_parallel(args, parallel, scale)
+    device = distributed.init(parallel, device)
+    try:
+        status = _run(args, device, scale, parallel)
+    except BaseException:
+        distributed.shutdown(wait=False)
+        raise
+    distributed.shutdown()
+    return status
+
+
+def _run(args, device, scale: str, parallel) -> int:
+    """One process's run: a single process, or one rank of a torchrun run (rank 0 reports)."""
+    import pandas as pd
+
+    from suite import results
+    from suite.runner import RunOptions
+    from suite.session import SuitePlan, run_suite
+    from suite.system import load_overrides
+    from workloads import registry
+
     plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
                      seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
                      system_overrides=load_overrides(args.system_overrides),
                      command=["goodbench", *sys.argv[1:]])
-    out = Path(args.output) if args.output else Path("runs") / (
-        dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{scale}.json")
-    if out.exists():
-        raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
-    _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {scale} scale on {device}")
-    from suite import checkpoint, goodput
+    out, checkpoint_dir = _paths(args, scale, parallel)
+    if parallel.is_main:
+        _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {scale} scale on "
+                f"{device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
+                               f"{parallel.mode})" if parallel.distributed else ""))
+    from suite import goodput
 
-    supervised = bool(args.inject_failure or args.failure_rate)
     options = RunOptions(
         device=device, data_dir=args.data_dir, peak_tflops=args.peak_tflops,
-        checkpoint_every=args.checkpoint_every,
-        checkpoint_dir=checkpoint.choose_root(out, args.resume,
-                                              bool(args.checkpoint_every) or supervised),
+        checkpoint_every=args.checkpoint_every, checkpoint_dir=checkpoint_dir,
         inject_failures=tuple(args.inject_failure or ()),
-        failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed)
-    doc = run_suite(plan, options, ProgressPrinter())
+        failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed,
+        parallel=parallel)
+    doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
+    if not parallel.is_main:
+        return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
     results.write(out, doc)
     rows = [{
         "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
@@ -144,6 +166,75 @@ def cmd_run(args) -> int:
         _stderr("interrupted: the results file holds the runs so far")
         return 130
     return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
+
+
+def _paths(args, scale: str, parallel) -> tuple[Path, str | None]:
+    """The results file and checkpoint root, chosen by rank 0 and agreed by every rank. After
+    torchrun restarted the workers, the run resumes from ``<results file>.ckpt``."""
+    from suite import checkpoint
+
+    answer: tuple = (None, None, None)
+    if parallel.is_main:
+        try:
+            out = _output_path(args, scale)
+            if out.exists():
+                raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+            resume = args.resume
+            if resume is None and distributed.restart_count() > 0 \
+                    and out.with_suffix(".ckpt").is_dir():
+                resume = str(out.with_suffix(".ckpt"))
+            wanted = bool(args.checkpoint_every or args.inject_failure or args.failure_rate)
+            answer = (str(out), checkpoint.choose_root(out, resume, wanted), None)
+        except GoodbenchError as exc:
+            answer = (None, None, str(exc))
+    out, root, error = distributed.broadcast(answer, parallel)
+    if error:
+        raise GoodbenchError(error)
+    return Path(out), root
+
+
+def _output_path(args, scale: str) -> Path:
+    return Path(args.output) if args.output else Path("runs") / (
+        dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{scale}.json")
+
+
+def _launch(args, scale: str) -> int:
+    """Re-launch this command under torchrun with the same arguments and one output path."""
+    import subprocess
+
+    out = _output_path(args, scale)
+    if out.exists():
+        raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+    try:
+        cmd = distributed.torchrun_command(
+            distributed.worker_argv(args.argv, str(out)), args.nproc_per_node, args.nnodes,
+            args.node_rank, args.rdzv_endpoint, max_restarts=args.max_restarts)
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    _stderr("launching: " + " ".join(cmd))
+    return subprocess.run(cmd).returncode
+
+
+def _check_parallel(args, parallel, scale: str) -> None:
+    """Usage errors of a distributed run, found before any process group is joined."""
+    from workloads import registry
+
+    if args.parallel == "fsdp":
+        bad = [w for w in args.workload or list(registry.WORKLOADS) if w not in FSDP_WORKLOADS]
+        if bad:
+            raise _Usage(f"--parallel fsdp is for {', '.join(FSDP_WORKLOADS)}, not {', '.join(bad)}")
+        if args.checkpoint_every or args.resume:
+            raise _Usage("checkpoints of --parallel fsdp runs are not supported yet: use ddp")
+    if parallel.distributed and (args.inject_failure or args.failure_rate):
+        raise _Usage("--inject-failure/--failure-rate supervise one process; under torchrun, "
+                     "kill a rank and let --max-restarts restart it")
+    for wid in args.workload or list(registry.WORKLOADS):
+        workload = registry.get(wid)
+        try:
+            parallel.micro_batches(workload.samples_per_step(workload.spec(scale)))
+            parallel.rows(workload.samples_per_step(workload.spec(scale)))
+        except ValueError as exc:
+            raise _Usage(f"{wid}: {exc}") from None
 
 
 def _round(value, digits: int = 2):
@@ -275,6 +366,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--failure-rate", type=float, metavar="PER_HOUR",
                    help="SIGKILL the worker at random times, this many per hour on average")
     p.add_argument("--failure-seed", type=int, default=0, help="seed of --failure-rate's times")
+    d = p.add_argument_group("distributed (re-launches the run under torchrun; docs/distributed.md)")
+    d.add_argument("--nproc-per-node", type=int, metavar="N", help="processes (GPUs) on this node")
+    d.add_argument("--nnodes", type=int, default=1, metavar="M", help="nodes in the run (default 1)")
+    d.add_argument("--node-rank", type=int, metavar="R", help="this node's rank (static rendezvous)")
+    d.add_argument("--rdzv-endpoint", metavar="HOST:PORT", help="c10d rendezvous of a multi-node run")
+    d.add_argument("--max-restarts", type=int, default=0, metavar="K",
+                   help="torchrun restarts all workers up to K times after a failure (resume)")
+    d.add_argument("--parallel", choices=["ddp", "fsdp"], default="ddp",
+                   help="DDP (every workload) or FSDP2 (gpt2-124m, llama-1b)")
+    d.add_argument("--micro-batch", type=int, metavar="ROWS",
+                   help="rows per micro-batch; gradients accumulate up to the per-rank share")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check results files against the schema and rules")
@@ -318,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
     except _Usage as exc:

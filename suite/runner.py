@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from suite import checkpoint, goodput, mllog
+from suite import checkpoint, distributed, goodput, mllog
 from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
 from suite.meters.instruments import Instruments, open_instruments
@@ -34,6 +34,7 @@ from suite.meters.clock import StepClock, synchronize
 from suite.results import utc_now
 from workloads import data as data_registry
 from workloads.base import Workload, canonical_json
+from workloads.parallel import SINGLE, Parallel
 
 Progress = Callable[..., None]
 
@@ -54,6 +55,7 @@ class RunOptions:
     failure_rate_per_hour: float | None = None  # or: kill at exponential times, this rate
     failure_seed: int = 0
     matmul_ceiling: dict | None = None  # precision -> measured matmul FLOP/s (suite.meters.ceiling)
+    parallel: Parallel = SINGLE  # this process's place in a torchrun run (suite.distributed)
 
     @property
     def supervised(self) -> bool:
@@ -129,10 +131,15 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         "status": "partial", "error": None, "started_at": utc_now(),
     }
     directory = run_dir(options, workload, seed)
-    log = mllog.EventLog(directory / "events.log" if directory else None)
-    prior = mllog.parse(log.all_lines())  # events of earlier workers of this run
+    parallel = options.parallel
+    log = mllog.EventLog(directory / "events.log" if directory and parallel.is_main else None)
+    # events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
+    prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
     state = LoopState(init_start=time.time())
     instruments = open_instruments(device)
+    if parallel.distributed and device.type != "cuda":
+        instruments.energy = energy_meter.NotMeasured(
+            "CPU ranks share a package: RAPL cannot split its energy among them")
     instruments.start()
     meter = instruments.energy
     interrupted = None
@@ -183,7 +190,8 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     files = locate_data(workload, options.data_dir)
     state.phases["data_load"] = time.time() - state.init_start
     seed_everything(seed)
-    job = workload.build(spec, device=device, seed=seed, precision=precision, files=files)
+    extra = {} if options.parallel == SINGLE else {"parallel": options.parallel}
+    job = workload.build(spec, device=device, seed=seed, precision=precision, files=files, **extra)
     synchronize(device)
     log.end("init_stop")
     state.phases["init"] = time.time() - state.init_start - state.phases["data_load"]
@@ -256,11 +264,12 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
             new = clock.durations()[len(state.step_times) - timed_before:]
             state.step_times.extend(new)
             blocks.close(new)
-        if log_point:
-            _log_loss(loss, step, state, log, progress)
-        if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress):
+        if log_point:  # the global batch's loss: the mean of the ranks' shares
+            _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
+        if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
+                                    options.parallel):
             break
-        if save_point:
+        if save_point and options.parallel.is_main:  # DDP ranks hold the same state
             _save_checkpoint(job, step, state, log, directory, spec)
 
 
@@ -274,12 +283,14 @@ def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventL
 
 
 def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
-              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress) -> bool:
-    """Evaluate, log ``eval_accuracy`` and extend the curve; True when the target is met."""
+              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
+              parallel: Parallel = SINGLE) -> bool:
+    """Evaluate, log ``eval_accuracy`` and extend the curve; True when the target is met.
+    Every rank evaluates; rank 0's figures decide for all, so all stop at the same step."""
     synchronize(device)
     t_eval = time.time()
     log.start("eval_start", metadata={"step": step}, time_s=t_eval)
-    quality = job.evaluate()
+    quality = distributed.broadcast(job.evaluate(), parallel)
     synchronize(device)
     now = time.time()
     log.end("eval_stop", metadata={"step": step}, time_s=now)
@@ -339,8 +350,16 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
     phases["train"] = sum(state.step_times[spec.warmup_steps:])
     wall = run_stop - state.init_start
     phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "other"))
+    parallel, energy = options.parallel, state.energy
+    if parallel.distributed:  # every rank reaches here: gather its timings and energy to rank 0
+        reports = distributed.gather(distributed.rank_report(
+            parallel, options.device, state.step_times, spec.warmup_steps, state.energy,
+            telemetry), parallel)
+        energy = distributed.summed_energy(reports)
+        record["distributed"] = distributed.section(parallel, reports,
+                                                    workload.samples_per_step(spec))
     metrics = _metrics(workload, scale, options, precision, state.step_times, state.tta_s,
-                       state.curve, state.energy, meter)
+                       state.curve, energy, meter)
     metrics.update(_power_figures(metrics, run_stop - (state.run_start or run_stop), telemetry))
     lines = log.all_lines()
     record.update(
@@ -371,8 +390,13 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
     device_name = (torch.cuda.get_device_name(options.device)
                    if options.device.type == "cuda" else "cpu")
     peak, peak_source = mfu_meter.peak_flops(device_name, precision, options.peak_tflops)
-    mfu_value = mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak) if tput else None
     ceiling = (options.matmul_ceiling or {}).get(precision)
+    devices = options.parallel.world_size  # a step of the global batch runs on every device
+    if devices > 1:
+        peak = peak * devices if peak is not None else None
+        ceiling = ceiling * devices if ceiling is not None else None
+        peak_source = f"{peak_source} × {devices} devices"
+    mfu_value = mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak) if tput else None
     if mfu_value is not None:
         mfu_status = f"ok: against {peak_source}"
     elif tput is None:

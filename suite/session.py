@@ -88,6 +88,11 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         "command": plan.command,
         "matmul_ceiling": ceilings,
     }
+    if options.parallel.distributed:  # the global batch is the pinned one: still closed
+        par = options.parallel
+        settings["distributed"] = {"world_size": par.world_size, "nnodes": par.nnodes,
+                                   "backend": par.backend, "parallel": par.mode,
+                                   "micro_batch": par.micro_batch}
     doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
                                settings, runs)
     doc["summary"] = summarize(runs)

@@ -103,6 +103,7 @@ CODES: dict[str, str] = {
     "tta-mismatch": "reported time to target differs from the eval curve",
     "tta-not-reached": "a time to target is given but the curve never reaches the target",
     "energy-mismatch": "energy figures inconsistent with each other or with the window",
+    "distributed-batch": "a distributed run's batch split differs from the pinned global batch",
     # plausibility
     "power-implausible": "mean power above the device's board power + 10%",
     "throughput-above-peak": "FLOPs × steps/s above the device's peak",
@@ -535,7 +536,7 @@ def check_run(run: dict, where: str, doc: dict) -> list[Problem]:
     facts = _facts(run, doc, _pinned(wid, workload.version, run["scale"]))
     for rule in (_check_identity, _check_pinned_values, _check_steps, _check_phases, _check_curve,
                  _check_throughput, _check_mfu, _check_ceiling, _check_peak, _check_tta, _check_energy,
-                 _check_power, _check_goodput):
+                 _check_power, _check_goodput, _check_distributed):
         problems += _guard(rule, run, where, doc, facts)
     return problems
 
@@ -705,6 +706,7 @@ def _check_ceiling(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
         return [Problem("ceiling-mismatch", f"{where}.metrics.share_of_ceiling", "given without a ceiling")] \
             if share is not None else []
     measured = ((doc["settings"].get("matmul_ceiling") or {}).get(run["precision"]) or {}).get("flops")
+    measured = measured * _devices(run) if measured is not None else None  # one device's, × ranks
     if not _close(ceiling, measured):
         return [Problem("ceiling-mismatch", f"{where}.metrics.matmul_ceiling_flops",
                         f"differs from the ceiling measured for {run['precision']} in settings.matmul_ceiling")]
@@ -716,11 +718,35 @@ def _check_ceiling(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
     return []
 
 
+def _devices(run: dict) -> int:
+    """Devices one step ran on: the world size of a distributed run, else 1."""
+    return int((run.get("distributed") or {}).get("world_size", 1))
+
+
 def _device_peak(doc: dict, run: dict) -> tuple[float | None, mfu_meter.Peak | None]:
+    """The table's peak of the run's devices together (one device's × world size), and the entry."""
     name = doc["system"]["accelerator"]["name"]
     entry = mfu_meter.find_peak(name)
     peak, _ = mfu_meter.peak_flops(name, run["precision"]) if entry else (None, "")
-    return peak, entry
+    return (peak * _devices(run) if peak is not None else None), entry
+
+
+def _check_distributed(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """A distributed run trains the pinned global batch: ranks × per-rank share = samples per step."""
+    section = run.get("distributed")
+    if section is None:
+        return []
+    field = f"{where}.distributed"
+    global_batch = run["metrics"]["samples_per_step"]
+    if section["global_batch"] != global_batch or \
+            section["per_rank_batch"] * section["world_size"] != global_batch:
+        return [Problem("distributed-batch", field,
+                        f"{section['world_size']} ranks × {section['per_rank_batch']} rows is not the "
+                        f"global batch of {global_batch}")]
+    if len(section["ranks"]) != section["world_size"]:
+        return [Problem("distributed-batch", f"{field}.ranks",
+                        f"{len(section['ranks'])} rank reports for a world of {section['world_size']}")]
+    return []
 
 
 def _check_peak(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
@@ -813,7 +839,7 @@ def _check_power(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
     _, entry = _device_peak(doc, run)
     if entry is None:
         return []  # a device without a board power in the table
-    limit = entry.board_power_w * POWER_MARGIN
+    limit = entry.board_power_w * POWER_MARGIN * _devices(run)  # energy summed over the ranks
     if energy > limit * seconds:
         mean = energy / seconds if seconds > 0 else math.inf
         return [Problem("power-implausible", f"{where}.metrics.energy_to_train_j",

@@ -100,7 +100,7 @@ def wrap(model: nn.Module, parallel: Parallel, device: torch.device) -> nn.Modul
     if batchnorm and device.type == "cuda":  # statistics over the global batch, as in 1 process
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     # constant buffers (RoPE tables) need no broadcast; BatchNorm running statistics do
-    return DistributedDataParallel(model, device_ids=ids, broadcast_buffers=batchnorm)
+    return DistributedDataParallel(model, device_ids=ids, forward_sync_buffers=batchnorm)
 
 
 def unwrap(model: nn.Module) -> nn.Module:

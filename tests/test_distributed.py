@@ -1,0 +1,110 @@
+"""Distributed runs on the CPU with gloo, in real torchrun processes (suite/distributed.py)."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from short_lmchar import run_short
+from suite import distributed, mllog
+from workloads.parallel import Parallel
+
+HERE = Path(__file__).resolve().parent
+# 2 ranks sum the same per-row gradients in another order than 1 process (two half-batch means,
+# averaged by the all-reduce): fp32 rounding, amplified a little by 40 AdamW steps.
+RTOL = 1e-4
+
+
+def train_losses(record: dict) -> np.ndarray:
+    return np.array([e.value for e in mllog.parse(record["event_log"]) if e.key == "train_loss"])
+
+
+def torchrun(tmp_path: Path, data_dir: Path, nproc: int, mode: str = "ddp",
+             micro: int | None = None) -> dict:
+    out = tmp_path / f"rank0-{nproc}-{mode}-{micro}.json"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc-per-node={nproc}", str(HERE / "dist_worker.py"), str(data_dir), str(out), mode]
+    proc = subprocess.run(cmd + ([str(micro)] if micro else []), capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def single(data_dir) -> dict:
+    return run_short(data_dir)
+
+
+def test_rows_and_micro_batches_split_the_global_batch():
+    assert [Parallel(rank=r, world_size=4).rows(32) for r in range(4)] == [
+        slice(0, 8), slice(8, 16), slice(16, 24), slice(24, 32)]
+    assert Parallel(world_size=2, micro_batch=4).micro_batches(32) == 4
+    with pytest.raises(ValueError, match="does not divide"):
+        Parallel(world_size=2, micro_batch=3).micro_batches(32)
+    with pytest.raises(ValueError, match="does not split"):
+        Parallel(world_size=3).rows(32)
+
+
+def test_worker_argv_drops_launch_options_and_pins_the_output():
+    argv = ["run", "-w", "lm-char", "--nproc-per-node", "2", "--nnodes=2", "--rdzv-endpoint",
+            "h:1", "-o", "a.json", "--parallel", "fsdp"]
+    assert distributed.worker_argv(argv, "b.json") == [
+        "run", "-w", "lm-char", "--parallel", "fsdp", "-o", "b.json"]
+    cmd = distributed.torchrun_command(["run"], 2, nnodes=2, rdzv_endpoint="127.0.0.1:29500")
+    assert "--rdzv-backend=c10d" in cmd and cmd[-3:] == ["-m", "suite", "run"]
+    with pytest.raises(ValueError, match="rdzv-endpoint"):
+        distributed.torchrun_command(["run"], 1, nnodes=2)
+
+
+def test_two_ranks_ddp_follow_the_one_process_loss_curve(tmp_path, data_dir, single):
+    two = torchrun(tmp_path, data_dir, 2)
+    np.testing.assert_allclose(train_losses(two), train_losses(single), rtol=RTOL)
+    assert two["distributed"]["world_size"] == 2 and two["distributed"]["per_rank_batch"] == 4
+    assert [r["rank"] for r in two["distributed"]["ranks"]] == [0, 1]
+    spread = two["distributed"]["straggler_spread"]
+    means = [r["step_time_s"]["mean"] for r in two["distributed"]["ranks"]]
+    assert spread == pytest.approx(max(means) / np.median(means))
+    assert two["metrics"]["samples_per_step"] == single["metrics"]["samples_per_step"]
+    assert two["metrics"]["energy_to_train_j"] is None  # ranks share the CPU package
+
+
+def test_gradient_accumulation_keeps_the_curve(tmp_path, data_dir, single):
+    accumulated = torchrun(tmp_path, data_dir, 2, micro=2)  # 4 rows per rank in 2 micro-batches
+    assert accumulated["distributed"]["grad_accumulation_steps"] == 2
+    np.testing.assert_allclose(train_losses(accumulated), train_losses(single), rtol=RTOL)
+
+
+def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(tmp_path, data_dir, single):
+    sharded = torchrun(tmp_path, data_dir, 2, mode="fsdp")
+    assert sharded["distributed"]["parallel"] == "fsdp"
+    np.testing.assert_allclose(train_losses(sharded), train_losses(single), rtol=RTOL)
+
+
+def test_two_nodes_on_loopback_write_one_valid_results_file(tmp_path, data_dir):
+    out = tmp_path / "two-nodes.json"
+    endpoint = f"127.0.0.1:{free_port()}"
+    cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke", "--device",
+           "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "1", "--nnodes", "2",
+           "--rdzv-endpoint", endpoint, "-o", str(out)]
+    nodes = [subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outputs = [node.communicate(timeout=240) for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".json") == ["two-nodes.json"]
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["distributed"]["nnodes"] == 2 and run["distributed"]["world_size"] == 2
+    assert sorted(r["node_rank"] for r in run["distributed"]["ranks"]) == [0, 1]
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
