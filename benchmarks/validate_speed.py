@@ -2,7 +2,7 @@
 
 Generates ``--files`` synthetic results files shaped like a full-scale TTA submission (default:
 lm-char at full scale, 5 seeds × 5,000 step times each, an eval every 250 steps, NVML energy,
-MFU against an H100 SXM5), checks that the first one is valid, then times
+MFU against an H100 SXM5, each run with its event log and the goodput recomputed from it), checks that the first one is valid, then times
 ``suite.validate.validate_file`` over all of them (read, parse, walk, schema, every rule).
 The files are synthetic — consistent by construction, not measurements — and serve only to
 time the validator. Usage::
@@ -24,11 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
+from suite import goodput
 from suite.meters import mfu as mfu_meter
 from suite.meters import throughput
 from suite.results import new_document
 from suite.runner import SEEDS
 from workloads import registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import factories  # noqa: E402  (the event log of a synthetic uninterrupted run)
 
 DEVICE_NAME = "NVIDIA H100 80GB HBM3"
 
@@ -74,7 +78,10 @@ def synthetic_run(workload, scale: str, seed: int, rng: np.random.Generator, sta
     tta = time_to_train if spec.target is not None else None
     window_j = watts * tput["window"]["seconds"]
     target = spec.target
+    log = factories.event_log(step_times, eval_steps, spec.warmup_steps, phases, eval_s, started)
     return {
+        "event_log": log,
+        "goodput": goodput.from_event_log(log, flops, peak),
         "run_id": rng.bytes(16).hex(),
         "workload": {"id": workload.id, "version": workload.version,
                      "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
