@@ -46,6 +46,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o644)  # mkstemp makes 0600; results are meant to be read
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
