@@ -17,7 +17,7 @@ from suite import validate
 from suite.validate import check_document, load
 
 ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
-                 "seeds", "score_s", "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
+                 "world_size", "scaling_efficiency", "seeds", "score_s", "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id"]
@@ -102,7 +102,10 @@ def rows(name: str, doc: dict) -> list[dict]:
             "file": name, "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
             "count": doc["system"]["accelerator"]["count"],
-            "workload": wid, "kind": kind, "scale": scale, "division": div, "seeds": len(runs),
+            "workload": wid, "kind": kind, "scale": scale, "division": div,
+            "world_size": (runs[0].get("distributed") or {}).get("world_size", 1),
+            "scaling_efficiency": None,  # set across documents by with_scaling_efficiency
+            "seeds": len(runs),
             "score_s": score["olympic_mean_s"] if score else None,
             "ci95_low_s": ci[0], "ci95_high_s": ci[1],
             "tta_valid": score["valid"] if score else None,
@@ -127,7 +130,27 @@ def _median(values: list) -> float | None:
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
     """All entries of all valid documents as one DataFrame."""
-    return pd.DataFrame([row for name, doc in results for row in rows(name, doc)], columns=ENTRY_COLUMNS)
+    frame = pd.DataFrame([row for name, doc in results for row in rows(name, doc)], columns=ENTRY_COLUMNS)
+    return with_scaling_efficiency(frame)
+
+
+def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill ``scaling_efficiency`` = samples/s(N) / (N × samples/s(1)) for entries of N > 1
+    processes, against the best 1-process entry of the same system, workload, scale and division
+    (None where there is none)."""
+    if frame.empty:
+        return frame
+    keys = ["system", "workload", "scale", "division"]
+    single = frame[frame["world_size"] == 1].groupby(keys)["samples_per_s"].max().to_dict()
+    efficiency = []
+    for row in frame[keys + ["world_size", "samples_per_s"]].itertuples(index=False):
+        base = single.get(tuple(row[:4]))
+        n, rate = row.world_size, row.samples_per_s
+        ok = n > 1 and _number(base) and _number(rate)
+        efficiency.append(rate / (n * base) if ok else None)
+    frame = frame.copy()
+    frame["scaling_efficiency"] = pd.Series(efficiency, index=frame.index, dtype=object)
+    return frame
 
 
 def rankable(frame: pd.DataFrame) -> pd.Series:

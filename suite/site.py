@@ -216,7 +216,7 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     entries = [e for part in parts for e in part[0]]
     runs = [r for part in parts for r in part[1]]
     invalid = [i for part in parts for i in part[2]]
-    return (pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS),
+    return (leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS)),
             pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), invalid)
 
 
@@ -228,10 +228,12 @@ COLUMNS = {  # key: (header, kind)
     "mfu": ("MFU", "num"), "energy_to_target_kwh": ("energy to target (kWh)", "num"),
     "energy_per_sample_j": ("J/sample", "num"), "energy_per_token_j": ("J/token", "num"),
     "goodput": ("goodput", "num"), "effective_goodput": ("effective goodput", "num"),
+    "world_size": ("processes", "num"), "scaling_efficiency": ("scaling efficiency", "num"),
     "seeds": ("seeds", "num"), "date": ("date", "text"), "suite_version": ("suite", "text"),
     "run": ("run", "text"),
 }
-ENTRY_TABLE = ["rank", "system", "accelerator", "score", "ci", "samples_per_s", "tokens_per_s", "mfu",
+ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "ci", "samples_per_s",
+               "scaling_efficiency", "tokens_per_s", "mfu",
                "energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j", "goodput",
                "effective_goodput", "seeds", "date", "suite_version", "run"]
 SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "score", "ci", "samples_per_s", "tokens_per_s",
@@ -263,7 +265,7 @@ def _cell(key: str, row: dict, root: str, rank: int | None) -> dict:
         value = row["ci95_low_s"]
         if not _missing(value):
             text = f"{num(value)}–{num(row['ci95_high_s'])}"
-    elif key in ("mfu", "goodput", "effective_goodput"):
+    elif key in ("mfu", "goodput", "effective_goodput", "scaling_efficiency"):
         value = row[key]
         text = None if _missing(value) else f"{100 * value:.1f}%"
     elif key == "date":

@@ -329,3 +329,21 @@ def test_raw_files_fall_back_to_a_copy_where_links_fail(tmp_path, monkeypatch):
     site._link_or_copy(src, tmp_path / "copied.json")
     copied = tmp_path / "copied.json"
     assert copied.read_bytes() == src.read_bytes() and copied.stat().st_ino != src.stat().st_ino
+
+
+def test_scaling_efficiency_is_against_the_same_systems_one_process_entry():
+    import pandas as pd
+
+    from suite import leaderboard
+
+    base = {c: None for c in leaderboard.ENTRY_COLUMNS}
+    entries = [
+        {**base, "system": "a", "workload": "gpt2-124m", "scale": "full", "division": "closed",
+         "world_size": 1, "samples_per_s": 100.0},
+        {**base, "system": "a", "workload": "gpt2-124m", "scale": "full", "division": "closed",
+         "world_size": 4, "samples_per_s": 360.0},
+        {**base, "system": "b", "workload": "gpt2-124m", "scale": "full", "division": "closed",
+         "world_size": 8, "samples_per_s": 700.0},  # no 1-process entry of system b
+    ]
+    frame = leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS))
+    assert list(frame["scaling_efficiency"]) == [None, 0.9, None]
