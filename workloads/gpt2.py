@@ -13,7 +13,8 @@ from pathlib import Path
 
 import torch
 
-from workloads.base import Job, Workload
+from workloads.base import Job
+from workloads.lm_job import LanguageModelWorkload
 from workloads.nn.gpt import GPT, GPTConfig, train_flops_per_token
 from workloads.parallel import SINGLE, Parallel
 from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
@@ -27,7 +28,7 @@ class Gpt2Spec(SyntheticLMSpec):
     dropout: float = 0.0
 
 
-class Gpt2(Workload):
+class Gpt2(LanguageModelWorkload):
     id = "gpt2-124m"
     version = 1
     task = "GPT-2 small language model on pinned synthetic tokens (throughput)"
@@ -54,12 +55,9 @@ class Gpt2(Workload):
                          n_layer=spec.n_layer, n_head=spec.n_head, n_embd=spec.n_embd,
                          dropout=spec.dropout)
 
-    def tokens_per_step(self, spec: Gpt2Spec) -> int:
-        return spec.batch_size * spec.block_size
-
-    def flops_per_step(self, spec: Gpt2Spec) -> float:
-        """PaLM's 6N + 12·L·H·Q·T per token × batch × context (tied head counted once in N)."""
-        return train_flops_per_token(self.model_config(spec)) * spec.batch_size * spec.block_size
+    def flops_per_token(self, spec: Gpt2Spec) -> float:
+        """PaLM's 6N + 12·L·H·Q·T training FLOPs per token (tied head counted once in N, no position embedding)."""
+        return train_flops_per_token(self.model_config(spec))
 
     def build(self, spec: Gpt2Spec, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:

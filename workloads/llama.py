@@ -13,7 +13,8 @@ from pathlib import Path
 
 import torch
 
-from workloads.base import Job, Workload
+from workloads.base import Job
+from workloads.lm_job import LanguageModelWorkload
 from workloads.nn.llama import Llama, LlamaConfig, train_flops_per_token
 from workloads.parallel import SINGLE, Parallel
 from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
@@ -30,7 +31,7 @@ class LlamaSpec(SyntheticLMSpec):
     norm_eps: float = 1e-5
 
 
-class Llama1B(Workload):
+class Llama1B(LanguageModelWorkload):
     id = "llama-1b"
     version = 1
     task = "Llama-style 1B decoder on pinned synthetic tokens (throughput)"
@@ -60,12 +61,9 @@ class Llama1B(Workload):
                            dim=spec.dim, ffn_dim=spec.ffn_dim, rope_theta=spec.rope_theta,
                            norm_eps=spec.norm_eps)
 
-    def tokens_per_step(self, spec: LlamaSpec) -> int:
-        return spec.batch_size * spec.block_size
-
-    def flops_per_step(self, spec: LlamaSpec) -> float:
-        """PaLM's 6N + 12·L·H·Q·T per token × batch × context (N with the tied head once)."""
-        return train_flops_per_token(self.model_config(spec)) * spec.batch_size * spec.block_size
+    def flops_per_token(self, spec: LlamaSpec) -> float:
+        """PaLM's 6N + 12·L·H·Q·T training FLOPs per token (N with the tied head once; H·Q the query width under GQA)."""
+        return train_flops_per_token(self.model_config(spec))
 
     def build(self, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import torch
 
-from workloads.base import Job, Target, Workload
+from workloads.base import Job, Target
 from workloads.data import DataFile
-from workloads.lm_job import LanguageModelJob, LanguageModelSpec
+from workloads.lm_job import LanguageModelJob, LanguageModelSpec, LanguageModelWorkload
 from workloads.nn.gpt import GPT, GPTConfig, train_flops_per_token
 from workloads.parallel import SINGLE, Parallel
 
@@ -36,7 +36,7 @@ class LmCharSpec(LanguageModelSpec):
     train_fraction: float = 0.9
 
 
-class LmChar(Workload):
+class LmChar(LanguageModelWorkload):
     id = "lm-char"
     version = 1
     task = "character-level language modelling (Tiny Shakespeare)"
@@ -61,12 +61,9 @@ class LmChar(Workload):
         return GPTConfig(vocab_size=vocab_size, block_size=spec.block_size, n_layer=spec.n_layer,
                          n_head=spec.n_head, n_embd=spec.n_embd, dropout=spec.dropout)
 
-    def tokens_per_step(self, spec: LmCharSpec) -> int:
-        return spec.batch_size * spec.block_size
-
-    def flops_per_step(self, spec: LmCharSpec) -> float:
-        """PaLM's 6N + 12·L·H·Q·T per token × batch × context (tied head counted once in N)."""
-        return train_flops_per_token(self.model_config(spec)) * spec.batch_size * spec.block_size
+    def flops_per_token(self, spec: LmCharSpec) -> float:
+        """PaLM's 6N + 12·L·H·Q·T training FLOPs per token (tied head counted once in N, no position embedding)."""
+        return train_flops_per_token(self.model_config(spec))
 
     def build(self, spec: LmCharSpec, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:

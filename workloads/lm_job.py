@@ -3,12 +3,13 @@ held on the device, AdamW with warm-up and cosine decay, gradient clipping, auto
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from workloads.base import Spec, autocast
+from workloads.base import Spec, Workload, autocast
 from workloads.nn.gpt import adamw
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 
@@ -27,6 +28,21 @@ class LanguageModelSpec(Spec):
     weight_decay: float = 0.1
     grad_clip: float = 1.0
     eval_batches: int
+
+
+class LanguageModelWorkload(Workload):
+    """A workload that trains a decoder on ``batch_size × block_size`` tokens per step."""
+
+    def tokens_per_step(self, spec: LanguageModelSpec) -> int:
+        return spec.batch_size * spec.block_size
+
+    @abstractmethod
+    def flops_per_token(self, spec: LanguageModelSpec) -> float:
+        """Training FLOPs per token: PaLM's 6N + 12·L·H·Q·T (each model states its N)."""
+
+    def flops_per_step(self, spec: LanguageModelSpec) -> float:
+        """PaLM's 6N + 12·L·H·Q·T per token × batch × context, no recomputation."""
+        return self.flops_per_token(spec) * self.tokens_per_step(spec)
 
 
 def lr_at(step: int, spec: LanguageModelSpec) -> float:
