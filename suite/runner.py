@@ -242,35 +242,46 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
     fetch = getattr(job, "next_batch", None)
     every = options.checkpoint_every if directory is not None else None
     timed_before = len(state.step_times)
-    for step in range(state.step + 1, spec.max_steps + 1):
-        if step == spec.warmup_steps + 1:
-            synchronize(device)
-            state.energy["window_start"] = meter.read()
-        blocks.open(step)
-        fetched = time.perf_counter()
-        batch = fetch() if fetch is not None else None
-        wait = time.perf_counter() - fetched if fetch is not None else None
-        clock.start()
-        loss = job.train_step(batch) if fetch is not None else job.train_step()
-        clock.stop()
-        blocks.step_done(step, wait)
-        state.step = step
-        if on_step is not None:
-            on_step(step)
-        log_point = step % spec.log_every == 0 or step == spec.max_steps
-        eval_point = step % spec.eval_every == 0 or step == spec.max_steps
-        save_point = bool(every) and step % every == 0
-        if log_point or eval_point or save_point or step == spec.warmup_steps:
-            new = clock.durations()[len(state.step_times) - timed_before:]
-            state.step_times.extend(new)
-            blocks.close(new)
-        if log_point:  # the global batch's loss: the mean of the ranks' shares
-            _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
-        if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
-                                    options.parallel):
-            break
-        if save_point and options.parallel.is_main:  # DDP ranks hold the same state
-            _save_checkpoint(job, step, state, log, directory, spec)
+    try:
+        for step in range(state.step + 1, spec.max_steps + 1):
+            if step == spec.warmup_steps + 1:
+                synchronize(device)
+                state.energy["window_start"] = meter.read()
+            blocks.open(step)
+            fetched = time.perf_counter()
+            batch = fetch() if fetch is not None else None
+            wait = time.perf_counter() - fetched if fetch is not None else None
+            clock.start()
+            loss = job.train_step(batch) if fetch is not None else job.train_step()
+            clock.stop()
+            blocks.step_done(step, wait)
+            state.step = step
+            if on_step is not None:
+                on_step(step)
+            log_point = step % spec.log_every == 0 or step == spec.max_steps
+            eval_point = step % spec.eval_every == 0 or step == spec.max_steps
+            save_point = bool(every) and step % every == 0
+            if log_point or eval_point or save_point or step == spec.warmup_steps:
+                _flush_step_times(clock, state, blocks, timed_before)
+            if log_point:  # the global batch's loss: the mean of the ranks' shares
+                _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
+            if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
+                                        options.parallel):
+                break
+            if save_point and options.parallel.is_main:  # DDP ranks hold the same state
+                _save_checkpoint(job, step, state, log, directory, spec)
+    finally:  # a failed or interrupted run keeps the times of every step it finished
+        _flush_step_times(clock, state, blocks, timed_before)
+
+
+def _flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
+                      timed_before: int) -> None:
+    """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)."""
+    new = clock.durations()[len(state.step_times) - timed_before:]
+    new = new[:max(0, state.step - len(state.step_times))]
+    if new:
+        state.step_times.extend(new)
+        blocks.close(new)
 
 
 def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,

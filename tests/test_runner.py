@@ -1,0 +1,28 @@
+"""The runner keeps what it measured when a run ends early."""
+from __future__ import annotations
+
+import pytest
+
+from short_lmchar import ShortLmChar, run_short
+from suite import goodput
+
+
+def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeypatch):
+    from workloads.lm_job import LanguageModelJob
+
+    real_step = LanguageModelJob.train_step
+
+    def interrupt_at_step_8(self, batch=None):  # between log points (every 5 steps)
+        if self.step == 7:
+            raise KeyboardInterrupt
+        return real_step(self, batch)
+
+    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_at_step_8)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        run_short(data_dir)
+    record = stopped.value.record
+    assert record["status"] == "partial" and record["steps"] == 7
+    assert len(record["step_times_s"]) == 7
+    # the event log accounts for the same steps, and still sums to the wall time
+    result = goodput.from_event_log(record["event_log"], ShortLmChar().flops_per_step(ShortLmChar.variants["smoke"]), None)
+    assert result["productive_s"] + sum(result["badput_s"].values()) == pytest.approx(result["wall_s"], rel=0.01)
