@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -131,7 +133,7 @@ def _run(args, device, scale: str, parallel) -> int:
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
-    results.write(out, doc)
+    results.write_atomic(out, results.dumps(doc), overwrite=False)
     rows = [{
         "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
         "steps": r["steps"], "wall s": round(r["wall_s"], 2),
@@ -179,6 +181,7 @@ def _paths(args, scale: str, parallel) -> tuple[Path, str | None]:
             out = _output_path(args, scale)
             if out.exists():
                 raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+            _check_writable(out)
             resume = args.resume
             if resume is None and distributed.restart_count() > 0 \
                     and out.with_suffix(".ckpt").is_dir():
@@ -191,6 +194,16 @@ def _paths(args, scale: str, parallel) -> tuple[Path, str | None]:
     if error:
         raise GoodbenchError(error)
     return Path(out), root
+
+
+def _check_writable(out: Path) -> None:
+    """Fail before training, not after, when the results file cannot be written."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        raise GoodbenchError(f"cannot write the results file {out}: {exc.strerror or exc}") from None
 
 
 def _output_path(args, scale: str) -> Path:
@@ -309,13 +322,22 @@ def cmd_project(args) -> int:
 
     from suite import projection, results
 
-    runs = json.loads(Path(args.file).read_text())["runs"]
+    from suite.validate import load
+
+    doc, problems = load(args.file)
+    if problems:
+        raise GoodbenchError(f"cannot read {problems[0].line(args.file)}")
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list) or not runs:
+        raise GoodbenchError(f"{args.file}: no runs to project from")
     if not 0 <= args.run < len(runs):
         raise _Usage(f"--run must be between 0 and {len(runs) - 1}")
     try:
         measured = projection.measured_from_run(runs[args.run], args.restart_seconds)
     except projection.CannotProject as exc:
         raise GoodbenchError(f"{args.file}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise GoodbenchError(f"{args.file}: run {args.run} lacks what a projection needs ({exc!r})") from None
     counts = tuple(sorted(set(projection.GPU_COUNTS) | ({args.gpus} if args.gpus else set())))
     rows = projection.table(measured, args.mtbf_hours, counts, args.checkpoint_every)
     print(f"step {measured.step_s:.4g} s, checkpoint {measured.checkpoint_s:.4g} s, restart "
@@ -324,12 +346,30 @@ def cmd_project(args) -> int:
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     out = Path(args.output) if args.output else Path(args.file).with_suffix(".projection.json")
     results.write_atomic(out, json.dumps({"source": args.file, "mtbf_hours": args.mtbf_hours,
-                                          "measured": measured.__dict__, "points": rows}, indent=1))
+                                          "measured": measured.__dict__, "points": rows},
+                                         indent=1, allow_nan=False))
     print(f"projection written to {out}")
     return 0
 
 
 # ---------------------------------------------------------------- parser
+def _number_type(kind, *, allow_zero: bool = False):
+    """An argparse type: a finite number of ``kind`` above 0 (or at least 0)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'0 or more' if allow_zero else 'above 0'}")
+        return value
+    return parse
+
+
+POSITIVE_INT, POSITIVE_FLOAT = _number_type(int), _number_type(float)
+NON_NEGATIVE_FLOAT = _number_type(float, allow_zero=True)
+
+
 class _Usage(Exception):
     """A usage error found after parsing (exit 2)."""
 
@@ -353,29 +393,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--seeds", type=int, help="seeds per workload (default: 5 for TTA at full scale, else 1)")
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
-    p.add_argument("--peak-tflops", type=float, help="peak TFLOP/s for MFU where the device is not in the table")
+    p.add_argument("--peak-tflops", type=POSITIVE_FLOAT, help="peak TFLOP/s for MFU where the device is not in the table")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
     p.add_argument("--system-overrides", metavar="FILE",
                    help="JSON object correcting fields of the system description")
     p.add_argument("-o", "--output", help="results file (default: runs/<UTC time>-<scale>.json)")
-    p.add_argument("--checkpoint-every", type=int, metavar="N",
+    p.add_argument("--checkpoint-every", type=POSITIVE_INT, metavar="N",
                    help="save a checkpoint every N steps (into <results file>.ckpt/)")
     p.add_argument("--resume", metavar="DIR", help="resume the runs checkpointed in DIR")
-    p.add_argument("--inject-failure", type=int, action="append", metavar="STEP",
+    p.add_argument("--inject-failure", type=POSITIVE_INT, action="append", metavar="STEP",
                    help="SIGKILL the training worker at STEP and restart it (repeatable)")
-    p.add_argument("--failure-rate", type=float, metavar="PER_HOUR",
+    p.add_argument("--failure-rate", type=POSITIVE_FLOAT, metavar="PER_HOUR",
                    help="SIGKILL the worker at random times, this many per hour on average")
     p.add_argument("--failure-seed", type=int, default=0, help="seed of --failure-rate's times")
     d = p.add_argument_group("distributed (re-launches the run under torchrun; docs/distributed.md)")
-    d.add_argument("--nproc-per-node", type=int, metavar="N", help="processes (GPUs) on this node")
-    d.add_argument("--nnodes", type=int, default=1, metavar="M", help="nodes in the run (default 1)")
+    d.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N", help="processes (GPUs) on this node")
+    d.add_argument("--nnodes", type=POSITIVE_INT, default=1, metavar="M", help="nodes in the run (default 1)")
     d.add_argument("--node-rank", type=int, metavar="R", help="this node's rank (static rendezvous)")
     d.add_argument("--rdzv-endpoint", metavar="HOST:PORT", help="c10d rendezvous of a multi-node run")
     d.add_argument("--max-restarts", type=int, default=0, metavar="K",
                    help="torchrun restarts all workers up to K times after a failure (resume)")
     d.add_argument("--parallel", choices=["ddp", "fsdp"], default="ddp",
                    help="DDP (every workload) or FSDP2 (gpt2-124m, llama-1b)")
-    d.add_argument("--micro-batch", type=int, metavar="ROWS",
+    d.add_argument("--micro-batch", type=POSITIVE_INT, metavar="ROWS",
                    help="rows per micro-batch; gradients accumulate up to the per-rank share")
     p.set_defaults(func=cmd_run)
 
@@ -399,10 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("project", help="project a run's goodput to N GPUs with failures")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--gpus", type=int, help="a GPU count to add to the table (1 … 100k)")
-    p.add_argument("--mtbf-hours", type=float, required=True, help="mean time between failures of one GPU")
-    p.add_argument("--restart-seconds", type=float, help="restart cost (default: measured in FILE)")
-    p.add_argument("--checkpoint-every", type=int, metavar="STEPS",
+    p.add_argument("--gpus", type=POSITIVE_INT, help="a GPU count to add to the table (1 … 100k)")
+    p.add_argument("--mtbf-hours", type=POSITIVE_FLOAT, required=True, help="mean time between failures of one GPU")
+    p.add_argument("--restart-seconds", type=NON_NEGATIVE_FLOAT, help="restart cost (default: measured in FILE)")
+    p.add_argument("--checkpoint-every", type=POSITIVE_INT, metavar="STEPS",
                    help="checkpoint interval in steps (default: Young/Daly optimum)")
     p.add_argument("--run", type=int, default=0, metavar="INDEX", help="which run of FILE (default 0)")
     p.add_argument("-o", "--output", help="JSON output (default: FILE with .projection.json)")

@@ -38,6 +38,9 @@ from workloads.parallel import SINGLE, Parallel
 
 Progress = Callable[..., None]
 
+# Energy sources whose readings start at 0 in every process: a resumed run cannot use them.
+PER_PROCESS_ENERGY = ("rapl", "nvml_power_sampling")
+
 # Seeds are drawn from this pinned list, in order; a run of N seeds uses the first N.
 SEEDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 
@@ -140,6 +143,10 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     if parallel.distributed and device.type != "cuda":
         instruments.energy = energy_meter.NotMeasured(
             "CPU ranks share a package: RAPL cannot split its energy among them")
+    if prior and instruments.energy.method in PER_PROCESS_ENERGY:
+        instruments.energy = energy_meter.NotMeasured(
+            f"the run resumed in a new process, and {instruments.energy.method} counts from "
+            "each process's start (only NVML's energy counter spans processes)")
     instruments.start()
     meter = instruments.energy
     interrupted = None

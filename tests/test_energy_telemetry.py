@@ -158,3 +158,19 @@ def test_rapl_unwraps_its_counter(tmp_path):
 def test_no_rapl_is_not_measured(tmp_path):
     meter = energy.rapl_meter(tmp_path)
     assert meter.read() is None and "no RAPL" in meter.status
+
+
+def test_a_mig_slice_is_found_by_its_mig_uuid(use_nvml):
+    module = fake_nvml(energy_mj=[1_000])
+    asked = []
+
+    def by_uuid(uuid):
+        asked.append(uuid)
+        if not uuid.startswith("MIG-"):
+            raise NVMLError("Not Found")
+        return "mig0"
+
+    module.nvmlDeviceGetHandleByUUID = by_uuid
+    use_nvml(module)
+    gpu, status = nvml.open_gpu(uuid="4f1e0c2a")  # torch prints UUIDs without the prefix
+    assert status == "ok" and gpu.handle == "mig0" and asked == ["GPU-4f1e0c2a", "MIG-4f1e0c2a"]

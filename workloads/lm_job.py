@@ -59,6 +59,8 @@ def windows(data: torch.Tensor, batch_size: int, length: int, gen: torch.Generat
             device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """A batch of random ``length``-token windows of ``data`` and their next-token targets."""
     starts = torch.randint(len(data) - length - 1, (batch_size,), generator=gen)
+    if device.type == "cuda":  # a pinned, asynchronous copy: the host does not wait for the GPU
+        starts = starts.pin_memory().to(device, non_blocking=True)
     offsets = starts.to(device)[:, None] + torch.arange(length + 1, device=device)
     window = data[offsets]
     return window[:, :-1], window[:, 1:]

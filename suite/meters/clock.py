@@ -19,7 +19,8 @@ class StepClock:
     def __init__(self, device: torch.device):
         self.device = device
         self._cuda = device.type == "cuda"
-        self._marks: list = []
+        self._marks: list = []  # CPU: durations; CUDA: event pairs not read yet
+        self._read: list[float] = []  # CUDA: durations already read from events
         self._begin = None
 
     def start(self) -> None:
@@ -38,8 +39,14 @@ class StepClock:
             self._marks.append(time.perf_counter() - self._begin)
 
     def durations(self) -> list[float]:
-        """Step durations in seconds (synchronizes the device once on a GPU)."""
+        """Step durations in seconds (synchronizes the device once on a GPU).
+
+        CUDA event pairs are read once and then dropped: each call converts only the steps
+        recorded since the previous one.
+        """
         if not self._cuda:
             return list(self._marks)
         synchronize(self.device)
-        return [b.elapsed_time(e) / 1000.0 for b, e in self._marks]
+        self._read.extend(b.elapsed_time(e) / 1000.0 for b, e in self._marks)
+        self._marks.clear()
+        return list(self._read)

@@ -138,13 +138,22 @@ def open_gpu(index: int = 0, uuid: str | None = None) -> tuple[Gpu | None, str]:
     if nvml is None:
         return None, reason
     try:
-        if uuid:
-            handle = nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
-        else:
-            handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        handle = _handle(nvml, index, uuid)
     except Exception as exc:
         return None, f"NVML has no handle for this GPU ({exc})"
     return Gpu(nvml, handle), "ok"
+
+
+def _handle(nvml: Any, index: int, uuid: str | None) -> Any:
+    """By UUID when torch gave one (torch prints it without the "GPU-"/"MIG-" prefix), else by index."""
+    if not uuid:
+        return nvml.nvmlDeviceGetHandleByIndex(index)
+    if uuid.startswith(("GPU-", "MIG-")):
+        return nvml.nvmlDeviceGetHandleByUUID(uuid)
+    try:
+        return nvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+    except Exception:  # a MIG slice has a MIG- UUID
+        return nvml.nvmlDeviceGetHandleByUUID(f"MIG-{uuid}")
 
 
 def driver_version() -> str | None:
