@@ -70,27 +70,43 @@ def prune(directory: Path, keep: int = KEEP) -> None:
             path.unlink(missing_ok=True)
 
 
+def _read(manifest_path: Path, map_location) -> Loaded | tuple[str, str]:
+    """The checkpoint a manifest names, or (file, why it was passed over)."""
+    directory = manifest_path.parent
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        payload = (directory / manifest["file"]).read_bytes()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return manifest_path.name, f"unreadable: {exc}"
+    if len(payload) != manifest["bytes"]:
+        return manifest["file"], f"size {len(payload)} != {manifest['bytes']} (torn)"
+    if hashlib.sha256(payload).hexdigest() != manifest["sha256"]:
+        return manifest["file"], "sha256 mismatch (corrupt)"
+    state = torch.load(io.BytesIO(payload), map_location=map_location, weights_only=True)
+    return Loaded(step=manifest["step"], state=state, path=directory / manifest["file"])
+
+
 def load_latest(directory: str | Path, map_location: str | torch.device = "cpu") -> Loaded | None:
     """The newest checkpoint whose payload matches its manifest, or None when there is none."""
-    directory = Path(directory)
     skipped: list[tuple[str, str]] = []
-    for manifest_path in sorted(directory.glob("ckpt-*.json"), reverse=True):
-        try:
-            manifest = json.loads(manifest_path.read_text())
-            payload = (directory / manifest["file"]).read_bytes()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            skipped.append((manifest_path.name, f"unreadable: {exc}"))
-            continue
-        if len(payload) != manifest["bytes"]:
-            skipped.append((manifest["file"], f"size {len(payload)} != {manifest['bytes']} (torn)"))
-            continue
-        if hashlib.sha256(payload).hexdigest() != manifest["sha256"]:
-            skipped.append((manifest["file"], "sha256 mismatch (corrupt)"))
-            continue
-        state = torch.load(io.BytesIO(payload), map_location=map_location, weights_only=True)
-        return Loaded(step=manifest["step"], state=state, path=directory / manifest["file"],
-                      skipped=skipped)
+    for manifest_path in sorted(Path(directory).glob("ckpt-*.json"), reverse=True):
+        read = _read(manifest_path, map_location)
+        if isinstance(read, Loaded):
+            read.skipped = skipped
+            return read
+        skipped.append(read)
     return None
+
+
+def load_step(directory: str | Path, step: int,
+              map_location: str | torch.device = "cpu") -> Loaded:
+    """The checkpoint of ``step`` (another rank chose it); GoodbenchError when this process
+    cannot read it intact, e.g. a node that does not see the checkpoint directory."""
+    read = _read(Path(directory) / (_name(step) + ".json"), map_location)
+    if not isinstance(read, Loaded):
+        raise GoodbenchError(f"checkpoint of step {step} in {directory}: {read[1]} on this node; "
+                             "checkpoints must be on a file system every node sees")
+    return read
 
 
 def capture_rng() -> dict:

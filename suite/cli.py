@@ -9,6 +9,7 @@ import argparse
 import datetime as dt
 import json
 import math
+import os
 import sys
 import tempfile
 import traceback
@@ -75,6 +76,9 @@ class ProgressPrinter:
                 _stderr(f"[{self.label}] warning: {warning}")
         elif event == "skip":
             _stderr(f"[{f['workload']}] skipped: {f['reason']}")
+        elif event == "finished":
+            _stderr(f"[{f['workload']} seed {f['seed']}] finished before the restart "
+                    f"({f['status']}): its record is kept")
 
 
 def cmd_run(args) -> int:
@@ -93,13 +97,17 @@ def cmd_run(args) -> int:
         return _launch(args, scale)
     parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
     _check_parallel(args, parallel, scale)
+    if distributed.in_torchrun():
+        from suite.runner import stop_on_sigterm
+
+        stop_on_sigterm()  # torchrun's SIGTERM after a peer failed: rank 0 still writes
     device = distributed.init(parallel, device)
     try:
         status = _run(args, device, scale, parallel)
     except BaseException:
         distributed.shutdown(wait=False)
         raise
-    distributed.shutdown()
+    distributed.shutdown(wait=status == 0)  # after a failure the peers may be gone
     return status
 
 
@@ -129,10 +137,14 @@ def _run(args, device, scale: str, parallel) -> int:
         checkpoint_every=args.checkpoint_every, checkpoint_dir=checkpoint_dir,
         inject_failures=tuple(args.inject_failure or ()),
         failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed,
-        parallel=parallel)
+        parallel=parallel, compile=args.compile)
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
+    if doc["settings"]["aborted"] and distributed.restarts_left():
+        _stderr(f"stopped: {doc['settings']['aborted']}; torchrun restarts the workers, and the "
+                "restarted run writes the results file")
+        return 1
     results.write_atomic(out, results.dumps(doc), overwrite=False)
     rows = [{
         "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
@@ -167,6 +179,9 @@ def _run(args, device, scale: str, parallel) -> int:
     if doc["settings"]["interrupted"]:
         _stderr("interrupted: the results file holds the runs so far")
         return 130
+    if doc["settings"]["aborted"]:
+        _stderr(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
+        return 1
     return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
 
 
@@ -218,6 +233,16 @@ def _launch(args, scale: str) -> int:
     out = _output_path(args, scale)
     if out.exists():
         raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+    if args.inject_failure:
+        from suite.session import default_seeds
+        from workloads import registry
+
+        runs = sum(args.seeds or default_seeds(scale, registry.get(w).kind)
+                   for w in args.workload or list(registry.WORKLOADS))
+        kills = len(set(args.inject_failure)) * runs
+        if args.max_restarts < kills:
+            raise _Usage(f"--inject-failure kills a rank {kills} time(s) ({runs} run(s)); "
+                         f"torchrun must restart that often: --max-restarts {kills}")
     try:
         cmd = distributed.torchrun_command(
             distributed.worker_argv(args.argv, str(out)), args.nproc_per_node, args.nnodes,
@@ -225,7 +250,12 @@ def _launch(args, scale: str) -> int:
     except ValueError as exc:
         raise _Usage(str(exc)) from None
     _stderr("launching: " + " ".join(cmd))
-    return subprocess.run(cmd).returncode
+    proc = subprocess.Popen(cmd, env=distributed.launch_env(os.environ))
+    while True:  # Ctrl-C reaches the workers too: wait until rank 0 has written what it has
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            _stderr("interrupted: waiting for the workers to stop and write the runs so far")
 
 
 def _check_parallel(args, parallel, scale: str) -> None:
@@ -236,11 +266,9 @@ def _check_parallel(args, parallel, scale: str) -> None:
         bad = [w for w in args.workload or list(registry.WORKLOADS) if w not in FSDP_WORKLOADS]
         if bad:
             raise _Usage(f"--parallel fsdp is for {', '.join(FSDP_WORKLOADS)}, not {', '.join(bad)}")
-        if args.checkpoint_every or args.resume:
-            raise _Usage("checkpoints of --parallel fsdp runs are not supported yet: use ddp")
-    if parallel.distributed and (args.inject_failure or args.failure_rate):
-        raise _Usage("--inject-failure/--failure-rate supervise one process; under torchrun, "
-                     "kill a rank and let --max-restarts restart it")
+    if parallel.distributed and args.failure_rate:
+        raise _Usage("--failure-rate supervises one process; under torchrun use --inject-failure "
+                     "STEP (the last rank is killed there) with --max-restarts")
     for wid in args.workload or list(registry.WORKLOADS):
         workload = registry.get(wid)
         try:
@@ -402,10 +430,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save a checkpoint every N steps (into <results file>.ckpt/)")
     p.add_argument("--resume", metavar="DIR", help="resume the runs checkpointed in DIR")
     p.add_argument("--inject-failure", type=POSITIVE_INT, action="append", metavar="STEP",
-                   help="SIGKILL the training worker at STEP and restart it (repeatable)")
+                   help="SIGKILL the training worker (under torchrun: the last rank) at STEP and "
+                        "restart it (repeatable)")
     p.add_argument("--failure-rate", type=POSITIVE_FLOAT, metavar="PER_HOUR",
                    help="SIGKILL the worker at random times, this many per hour on average")
     p.add_argument("--failure-seed", type=int, default=0, help="seed of --failure-rate's times")
+    p.add_argument("--compile", default="off",  # the modes of workloads.base.COMPILE_MODES
+                   choices=["off", "default", "reduce-overhead", "max-autotune",
+                            "max-autotune-no-cudagraphs"],
+                   help="torch.compile mode of the trained model (default: off); recorded in settings")
     d = p.add_argument_group("distributed (re-launches the run under torchrun; docs/distributed.md)")
     d.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N", help="processes (GPUs) on this node")
     d.add_argument("--nnodes", type=POSITIVE_INT, default=1, metavar="M", help="nodes in the run (default 1)")

@@ -10,8 +10,9 @@ file; the other ranks' step times, energy readings and telemetry are gathered to
 from __future__ import annotations
 
 import os
+import signal
 import socket
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -80,6 +81,13 @@ def broadcast(value: Any, parallel: Parallel) -> Any:
     return box[0]
 
 
+def barrier(parallel: Parallel) -> None:
+    """Wait until every rank is here (nothing in one process): a phase of the job ends when
+    its slowest rank's does."""
+    if parallel.distributed:
+        dist.barrier()
+
+
 def mean(value: torch.Tensor, parallel: Parallel) -> torch.Tensor:
     """The mean of a scalar tensor over all ranks: a rank's share loss → the global-batch loss."""
     if not parallel.distributed:
@@ -90,16 +98,18 @@ def mean(value: torch.Tensor, parallel: Parallel) -> torch.Tensor:
 
 
 def rank_report(parallel: Parallel, device: torch.device, step_times: list[float],
-                warmup_steps: int, energy: dict, telemetry: dict) -> dict:
+                warmup_steps: int, energy: dict, telemetry: dict, phases: dict) -> dict:
     """What one rank contributes to the run record: where it ran, its steady-state step times,
-    its energy readings (run start, window start, target, end) and its telemetry summary."""
+    its own data-load, init and eval seconds, its energy readings (run start, window start,
+    target, end) and its telemetry summary."""
     steady = np.asarray(step_times[warmup_steps:], dtype=np.float64)
     times = None if steady.size == 0 else {
         "mean": float(steady.mean()), "p50": float(np.median(steady)), "max": float(steady.max()),
         "steps": int(steady.size)}
     return {"rank": parallel.rank, "node_rank": parallel.node_rank,
             "local_rank": parallel.local_rank, "host": socket.gethostname(), "device": str(device),
-            "step_time_s": times, "energy": dict(energy),
+            "step_time_s": times, "phases_s": {k: float(v) for k, v in phases.items()},
+            "energy": dict(energy),
             "telemetry_status": telemetry.get("status"), "telemetry_summary": telemetry.get("summary")}
 
 
@@ -132,6 +142,48 @@ def section(parallel: Parallel, reports: list[dict], samples_per_step: int) -> d
     }
 
 
+PROBE_ROUNDS, PROBE_STEPS = 3, 2  # rounds of (steps with, steps without gradient sync)
+
+
+def communication_probe(job, parallel: Parallel, device: torch.device) -> dict:
+    """The share of a DDP step spent in communication that compute does not hide.
+
+    Run after the run's clock stopped (the run's figures are final; the job's model is
+    trained on): ``PROBE_ROUNDS`` rounds of ``PROBE_STEPS`` steps with DDP's gradient
+    all-reduce, then as many under ``no_sync`` (no communication), each step timed between
+    device synchronizations on every rank. ``exposed_share`` = 1 − median(without) /
+    median(with), rank 0's timing (a synced step waits for every rank). Every rank must call
+    it. FSDP cannot switch its parameter all-gathers off, so it is not measured there.
+    """
+    import time
+
+    from suite.meters.clock import synchronize
+    from workloads.parallel import gradient_sync
+
+    method = (f"{PROBE_ROUNDS} rounds of {PROBE_STEPS} steps with and {PROBE_STEPS} without "
+              "DDP's gradient all-reduce (no_sync), after the run; median step times")
+    if parallel.mode != "ddp":
+        return {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
+                "method": method, "status": "not measured: FSDP's all-gathers cannot be "
+                "switched off to time the step without communication"}
+    fetch = getattr(job, "next_batch", None)
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(PROBE_ROUNDS):
+        for sync in (True, False):
+            for _ in range(PROBE_STEPS):
+                batch = fetch() if fetch is not None else None
+                synchronize(device)
+                began = time.perf_counter()
+                with gradient_sync(job.model, enabled=sync):
+                    job.train_step(batch) if fetch is not None else job.train_step()
+                synchronize(device)
+                times[sync].append(time.perf_counter() - began)
+    with_sync, without = float(np.median(times[True])), float(np.median(times[False]))
+    return {"exposed_share": max(0.0, 1.0 - without / with_sync) if with_sync > 0 else None,
+            "step_s_with_sync": with_sync, "step_s_without_sync": without,
+            "method": method, "status": "ok"}
+
+
 def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
                      node_rank: int | None = None, rdzv_endpoint: str | None = None,
                      rdzv_id: str = "goodbench", max_restarts: int = 0) -> list[str]:
@@ -155,9 +207,50 @@ def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
     return cmd + ["-m", "suite", *argv]
 
 
+def rank_failure_hook(parallel: Parallel, inject_failures: tuple[int, ...], attempt: int,
+                      log_failure: Callable[[dict], None]) -> Callable[[int], None] | None:
+    """Fault injection under torchrun: in the ``attempt``-th worker of a run (0 = first), the
+    last rank kills itself with SIGKILL at the first step ≥ the ``attempt``-th injected step,
+    as a crashed GPU process would end. Rank 0, in lockstep with it, logs the ``failure``
+    (``log_failure(metadata)``) at that step. torchrun then stops the other ranks and, with
+    ``--max-restarts``, starts them all again; each injected step fires once, like the
+    single-process supervisor's. Returns an ``on_step(step)`` hook, or None when no failure
+    is due in this attempt."""
+    steps = sorted(set(inject_failures))
+    if not parallel.distributed or attempt >= len(steps):
+        return None
+    due, victim = steps[attempt], parallel.world_size - 1
+    fired = []
+
+    def on_step(step: int) -> None:
+        if step < due or fired:
+            return
+        fired.append(step)
+        if parallel.is_main:
+            log_failure({"step": step, "attempt": attempt, "rank": victim,
+                         "cause": f"injected at step {due}: rank {victim} killed (SIGKILL)"})
+        if parallel.rank == victim:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return on_step
+
+
+def launch_env(environ: dict[str, str]) -> dict[str, str]:
+    """The environment torchrun is started with: ``environ`` plus
+    ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1`` (unless set), so that workers restarted after a
+    failure get a fresh store; with the store shared, a restarted worker can read the address
+    of a dead one and fail to connect (pytorch/pytorch#135712, seen here with gloo)."""
+    return {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1", **environ}
+
+
 def restart_count() -> int:
     """How many times torchrun restarted this run's workers (0 on the first attempt)."""
     return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+
+
+def restarts_left() -> int:
+    """How many more times torchrun will restart the workers after this attempt fails."""
+    return max(0, int(os.environ.get("TORCHELASTIC_MAX_RESTARTS", "0")) - restart_count())
 
 
 # goodbench run's launch options: consumed by the launcher, not passed to the workers

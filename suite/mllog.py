@@ -169,14 +169,29 @@ class StepBlocks:
         self.last = step
         self.waits.append(data_wait_s)
 
-    def close(self, step_times: list[float]) -> None:
-        """End the open block; ``step_times`` are the durations of its steps."""
+    def close(self, step_times: list[float], rank_waits: list[list[float | None]] | None = None) -> None:
+        """End the open block; ``step_times`` are the durations of its steps.
+
+        ``rank_waits`` (a distributed run: every rank's per-step batch waits, this rank's
+        included) makes the block the job's: a step waits for the slowest rank's batch, so
+        its data wait is the largest of the ranks', and what this rank's clock counted of
+        that wait beyond its own moves from ``step_s`` to ``data_wait_s``. The ranks' own
+        totals are kept as ``data_wait_ranks_s``.
+        """
         if self.first is None:
             return
+        step_s = sum(step_times)
         waits = None if any(w is None for w in self.waits) else sum(self.waits)
+        extra = {}
+        if rank_waits and waits is not None and all(
+                len(r) == len(self.waits) and None not in r for r in rank_waits):
+            slowest = [max(per_step) for per_step in zip(*rank_waits)]
+            step_s = max(0.0, step_s - (sum(slowest) - waits))
+            waits = sum(slowest)
+            extra = {"data_wait_ranks_s": [sum(r) for r in rank_waits]}
         self.log.end(f"{self._kind()}_stop", metadata={
             "first_step": self.first, "last_step": self.last, "step_count": len(step_times),
-            "step_s": sum(step_times), "data_wait_s": waits})
+            "step_s": step_s, "data_wait_s": waits, **extra})
         self.first = None
 
     def _kind(self) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import json
 import math
 import random
 import time
@@ -31,7 +32,7 @@ from suite.meters.instruments import Instruments, open_instruments
 from suite.meters import mfu as mfu_meter
 from suite.meters import throughput
 from suite.meters.clock import StepClock, synchronize
-from suite.results import utc_now
+from suite.results import utc_now, write_atomic
 from workloads import data as data_registry
 from workloads.base import Workload, canonical_json
 from workloads.parallel import SINGLE, Parallel
@@ -59,15 +60,40 @@ class RunOptions:
     failure_seed: int = 0
     matmul_ceiling: dict | None = None  # precision -> measured matmul FLOP/s (suite.meters.ceiling)
     parallel: Parallel = SINGLE  # this process's place in a torchrun run (suite.distributed)
+    compile: str = "off"  # torch.compile mode of the trained module (workloads.base.COMPILE_MODES)
 
     @property
     def supervised(self) -> bool:
-        """True when failures are injected: the run goes through :mod:`suite.supervisor`."""
-        return bool(self.inject_failures) or bool(self.failure_rate_per_hour)
+        """True when failures are injected into one process: the run goes through
+        :mod:`suite.supervisor` (under torchrun a rank kills itself instead)."""
+        return not self.parallel.distributed and (
+            bool(self.inject_failures) or bool(self.failure_rate_per_hour))
 
 
 class LossNotFinite(RuntimeError):
     """The training loss became NaN or infinite."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, which torchrun sends the other workers after one failed (see
+    :func:`stop_on_sigterm`): handled as an interrupt, so rank 0 writes the runs so far."""
+
+
+class RankLost(GoodbenchError):
+    """This rank's run ended apart from its peers (it failed alone, or a peer is gone): no
+    collective can run any more, so the suite stops. ``.record`` holds what was measured."""
+
+    record: dict
+
+
+def stop_on_sigterm() -> None:
+    """Turn SIGTERM into :class:`Terminated` in this process (a torchrun worker)."""
+    import signal
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 @dataclass
@@ -135,9 +161,19 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     }
     directory = run_dir(options, workload, seed)
     parallel = options.parallel
+    finished = distributed.broadcast(_finished_record(directory) if parallel.is_main else None,
+                                     parallel)
+    if finished is not None:  # a restarted suite does not train a finished run again
+        progress("finished", workload=workload.id, seed=seed, status=finished["status"])
+        return finished
     log = mllog.EventLog(directory / "events.log" if directory and parallel.is_main else None)
     # events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
     prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
+    attempt = sum(1 for e in prior if e.key == "init_start")  # workers of this run before this one
+    kill = distributed.rank_failure_hook(parallel, options.inject_failures, attempt,
+                                         lambda meta: log.event("failure", "SIGKILL", meta))
+    if kill is not None:
+        on_step = _both(on_step, kill)
     state = LoopState(init_start=time.time())
     instruments = open_instruments(device)
     if parallel.distributed and device.type != "cuda":
@@ -149,25 +185,75 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
             "each process's start (only NVML's energy counter spans processes)")
     instruments.start()
     meter = instruments.energy
-    interrupted = None
+    interrupted = job = lone = None  # lone: why this rank ended apart from its peers
     try:
         job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
                                  meter, directory)
         progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps)
         _train(job, spec, options, state, log, meter, directory, progress, on_step)
         record["status"] = "complete"
-    except (LossNotFinite, torch.OutOfMemoryError) as exc:
+    except LossNotFinite as exc:  # the loss is the ranks' mean: every rank stops here alike
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+    except torch.OutOfMemoryError as exc:
+        record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        lone = f"rank {parallel.rank} ran out of memory" if parallel.distributed else None
     except KeyboardInterrupt as exc:
-        record.update(status="partial", error="interrupted (KeyboardInterrupt)")
+        why = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
+        record.update(status="partial", error=f"interrupted ({why})")
         interrupted = exc
-    _finish(record, workload, scale, options, precision, state, log, instruments)
+        lone = record["error"] if parallel.distributed else None
+    except RuntimeError as exc:  # under torchrun: a collective failed, a peer is gone
+        if not parallel.distributed:
+            raise
+        first_line = (str(exc).splitlines() or [""])[0][:300]
+        record.update(status="failed", error=f"rank {parallel.rank} lost its peers (a collective "
+                                             f"failed): {type(exc).__name__}: {first_line}")
+        lone = record["error"]
+    _finish(record, workload, scale, options, precision, state, log, instruments,
+            alone=lone is not None)
+    if parallel.distributed and record["status"] == "complete":  # every rank got here alike
+        record["distributed"]["communication"] = distributed.communication_probe(
+            job, parallel, device)
+    if parallel.distributed and (options.inject_failures or attempt):
+        record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
+                            "failure_rate_per_hour": None,
+                            "kills": record["goodput"]["failures"]}
+    if directory is not None and parallel.is_main and record["status"] != "partial" and not lone:
+        write_atomic(directory / FINISHED, json.dumps(record, allow_nan=False))
     if record["telemetry"]["warnings"]:
         progress("warnings", warnings=record["telemetry"]["warnings"])
     if interrupted is not None:
         interrupted.record = record
         raise interrupted
+    if lone is not None:
+        lost = RankLost(f"{workload.id} seed {seed}: {lone}; the other ranks cannot go on "
+                        "without this one, so the suite stops")
+        lost.record = record
+        raise lost
     return record
+
+
+FINISHED = "finished-record.json"  # a finished run's record, in its run directory
+
+
+def _finished_record(directory: Path | None) -> dict | None:
+    """The record of a run that already finished in ``directory`` (None: train it)."""
+    if directory is None or not (directory / FINISHED).is_file():
+        return None
+    try:
+        return json.loads((directory / FINISHED).read_text())
+    except (OSError, ValueError) as exc:
+        raise GoodbenchError(f"{directory / FINISHED} is unreadable ({exc}); "
+                             "remove it to train that run again") from None
+
+
+def _both(first: Callable[[int], None] | None, second: Callable[[int], None]) -> Callable[[int], None]:
+    """An ``on_step`` hook calling ``first`` (when given), then ``second``."""
+    def on_step(step: int) -> None:
+        if first is not None:
+            first(step)
+        second(step)
+    return on_step
 
 
 def _log_header(log: mllog.EventLog, workload: Workload, scale: str, seed: int,
@@ -198,12 +284,14 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     state.phases["data_load"] = time.time() - state.init_start
     seed_everything(seed)
     extra = {} if options.parallel == SINGLE else {"parallel": options.parallel}
-    job = workload.build(spec, device=device, seed=seed, precision=precision, files=files, **extra)
+    job = workload.build(spec, device=device, seed=seed, precision=precision, files=files,
+                         compile=options.compile, **extra)
     synchronize(device)
     log.end("init_stop")
     state.phases["init"] = time.time() - state.init_start - state.phases["data_load"]
     if directory is not None and prior:
-        return job, _resume(job, workload, scale, log, prior, state, directory)
+        return job, _resume(job, workload, scale, log, prior, state, directory, options.parallel)
+    distributed.barrier(options.parallel)  # the job's init ends with its slowest rank's
     state.run_start = time.time()
     log.start("run_start", time_s=state.run_start)
     state.energy["run_start"] = meter.read()
@@ -211,20 +299,28 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
 
 
 def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
-            prior: list[mllog.Event], state: LoopState, directory: Path) -> LoopState:
+            prior: list[mllog.Event], state: LoopState, directory: Path,
+            parallel: Parallel = SINGLE) -> LoopState:
     """Load the newest good checkpoint into ``job`` and return the loop state it saved.
 
     Without a good checkpoint the run restarts from step 0, keeping the first worker's
     start times. Logs skipped checkpoints and the steps the earlier workers lost.
     """
     log.start("checkpoint_load_start")
-    loaded = checkpoint.load_latest(directory)
+    # rank 0 chooses the checkpoint; every rank loads that one (or fails saying why)
+    loaded = checkpoint.load_latest(directory) if parallel.is_main else None
+    step = distributed.broadcast(None if loaded is None else loaded.step, parallel)
+    if step is not None and loaded is None:
+        loaded = checkpoint.load_step(directory, step)
     for name, why in loaded.skipped if loaded else ():
         log.event("checkpoint_skipped", name, {"reason": why})
     if loaded is not None:
         if loaded.state["spec_hash"] != _spec_hash(workload.spec(scale)):
             raise GoodbenchError(f"{loaded.path} is a checkpoint of another workload spec")
-        job.load_state_dict(loaded.state["job"])
+        try:
+            job.load_state_dict(loaded.state["job"])
+        except ValueError as exc:
+            raise GoodbenchError(f"{loaded.path}: {exc}") from None
         checkpoint.restore_rng(loaded.state["rng"])
         state = LoopState(**loaded.state["harness"])
     else:
@@ -235,6 +331,7 @@ def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
                   default=0)
     log.event("lost_steps", max(0, reached - state.step),
               {"reached_step": reached, "resumed_step": state.step})
+    distributed.barrier(parallel)
     log.end("checkpoint_load_stop", metadata={"step": state.step})
     return state
 
@@ -269,26 +366,29 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
             eval_point = step % spec.eval_every == 0 or step == spec.max_steps
             save_point = bool(every) and step % every == 0
             if log_point or eval_point or save_point or step == spec.warmup_steps:
-                _flush_step_times(clock, state, blocks, timed_before)
+                _flush_step_times(clock, state, blocks, timed_before, options.parallel)
             if log_point:  # the global batch's loss: the mean of the ranks' shares
                 _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
             if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
                                         options.parallel):
                 break
-            if save_point and options.parallel.is_main:  # DDP ranks hold the same state
-                _save_checkpoint(job, step, state, log, directory, spec)
+            if save_point:
+                _save_checkpoint(job, step, state, log, directory, spec, options.parallel)
     finally:  # a failed or interrupted run keeps the times of every step it finished
         _flush_step_times(clock, state, blocks, timed_before)
 
 
 def _flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
-                      timed_before: int) -> None:
-    """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)."""
+                      timed_before: int, parallel: Parallel = SINGLE) -> None:
+    """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)
+    and close the step block. Under ``parallel`` (every rank flushes at the same steps) the
+    ranks' batch waits are gathered so the block records the job's data stalls."""
     new = clock.durations()[len(state.step_times) - timed_before:]
     new = new[:max(0, state.step - len(state.step_times))]
+    rank_waits = distributed.gather(blocks.waits, parallel) if parallel.distributed else None
     if new:
         state.step_times.extend(new)
-        blocks.close(new)
+        blocks.close(new, rank_waits)
 
 
 def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,
@@ -310,6 +410,7 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
     log.start("eval_start", metadata={"step": step}, time_s=t_eval)
     quality = distributed.broadcast(job.evaluate(), parallel)
     synchronize(device)
+    distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
     now = time.time()
     log.end("eval_stop", metadata={"step": step}, time_s=now)
     state.phases["eval"] += now - t_eval
@@ -328,10 +429,17 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
 
 
 def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
-                     spec) -> None:
+                     spec, parallel: Parallel = SINGLE) -> None:
+    """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
+    under FSDP every rank takes part in gathering the full state to rank 0."""
+    if not parallel.is_main and parallel.mode != "fsdp":
+        return
     log.start("checkpoint_start", metadata={"step": step})
+    job_state = job.state_dict()
+    if not parallel.is_main:
+        return
     manifest = checkpoint.save(directory, step, {
-        "job": job.state_dict(), "rng": checkpoint.capture_rng(),
+        "job": job_state, "rng": checkpoint.capture_rng(),
         "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
     log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
                                          "sha256": manifest["sha256"]})
@@ -349,8 +457,12 @@ def _spec_hash(spec) -> str:
 
 
 def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, precision: str,
-            state: LoopState, log: mllog.EventLog, instruments: Instruments) -> None:
-    """Stop the clock, log ``run_stop``, and fill the record's timings, metrics and goodput."""
+            state: LoopState, log: mllog.EventLog, instruments: Instruments,
+            alone: bool = False) -> None:
+    """Stop the clock, log ``run_stop``, and fill the record's timings, metrics and goodput.
+
+    A rank that ended ``alone`` (apart from its peers) makes no collective call: its record's
+    ``distributed`` section holds its own report only, and energy is not measured."""
     spec = workload.spec(scale)
     synchronize(options.device)
     run_stop = time.time()
@@ -370,14 +482,16 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
     phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "other"))
     parallel, energy = options.parallel, state.energy
     if parallel.distributed:  # every rank reaches here: gather its timings and energy to rank 0
-        reports = distributed.gather(distributed.rank_report(
-            parallel, options.device, state.step_times, spec.warmup_steps, state.energy,
-            telemetry), parallel)
-        energy = distributed.summed_energy(reports)
+        report = distributed.rank_report(parallel, options.device, state.step_times,
+                                         spec.warmup_steps, state.energy, telemetry, state.phases)
+        reports = [report] if alone else distributed.gather(report, parallel)
+        energy = dict.fromkeys(state.energy) if alone else distributed.summed_energy(reports)
         record["distributed"] = distributed.section(parallel, reports,
                                                     workload.samples_per_step(spec))
     metrics = _metrics(workload, scale, options, precision, state.step_times, state.tta_s,
                        state.curve, energy, meter)
+    if alone and metrics["energy_method"] is not None:
+        metrics["energy_status"] = "not measured: the run ended without the other ranks' energy"
     metrics.update(_power_figures(metrics, run_stop - (state.run_start or run_stop), telemetry))
     lines = log.all_lines()
     record.update(

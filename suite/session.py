@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from suite import results, system
+from suite import distributed, results, system
 from suite.errors import GoodbenchError
 from suite.summary import summarize
 from suite.meters.ceiling import matmul_ceiling
-from suite.runner import SEEDS, Progress, RunOptions, locate_data, precision_for, run_one
+from suite.runner import (SEEDS, Progress, RankLost, RunOptions, Terminated, locate_data,
+                          precision_for, run_one)
 from suite.supervisor import run_supervised
 from workloads import registry
 from workloads.data import DataNotFound
@@ -31,24 +32,43 @@ def default_seeds(scale: str, kind: str) -> int:
     return 5 if scale == "full" and kind == "tta" else 1
 
 
+def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
+    """Workload id → why its data cannot be found. In a distributed run every rank looks on
+    its own node and all ranks agree: a workload runs only where every rank has its data."""
+    missing: dict[str, str] = {}
+    for workload in workloads:
+        try:
+            locate_data(workload, options.data_dir)
+        except DataNotFound as exc:
+            missing[workload.id] = str(exc)
+    if not options.parallel.distributed:
+        return missing
+    agreed: dict[str, str] = {}
+    for rank, theirs in enumerate(distributed.gather(missing, options.parallel)):
+        for wid, reason in theirs.items():
+            agreed.setdefault(wid, f"rank {rank}: {reason}")
+    return agreed
+
+
 def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     """Run the plan and return the results document.
 
     A workload whose data cannot be found is skipped with its reason when the user did not
     name it, and is an error when they did. On KeyboardInterrupt the document holds every run
-    so far (the interrupted one as "partial") and is returned with ``settings.interrupted``.
+    so far (the interrupted one as "partial") and is returned with ``settings.interrupted``;
+    when a distributed run loses a rank, the suite stops likewise, with ``settings.aborted``.
     """
     workloads = [registry.get(w) for w in plan.workload_ids]
+    missing = _missing_data(workloads, options)
     skipped, runnable = [], []
     for workload in workloads:
-        try:
-            locate_data(workload, options.data_dir)
-            runnable.append(workload)
-        except DataNotFound as exc:
+        if workload.id in missing:
             if plan.explicit:
-                raise GoodbenchError(str(exc)) from None
-            skipped.append({"workload": workload.id, "reason": str(exc)})
-            progress("skip", workload=workload.id, reason=str(exc))
+                raise GoodbenchError(missing[workload.id])
+            skipped.append({"workload": workload.id, "reason": missing[workload.id]})
+            progress("skip", workload=workload.id, reason=missing[workload.id])
+        else:
+            runnable.append(workload)
     if not runnable:
         raise GoodbenchError("no workload could run: " + "; ".join(s["reason"] for s in skipped))
 
@@ -58,7 +78,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         ceilings[precision] = matmul_ceiling(options.device, precision)
     options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
     runs: list[dict] = []
-    interrupted = False
+    interrupted, aborted = False, None
     for workload in runnable:
         n = plan.seeds or default_seeds(plan.scale, workload.kind)
         for seed in SEEDS[:n]:
@@ -68,9 +88,16 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(exc.record)
-                interrupted = True
+                if isinstance(exc, Terminated):  # torchrun stops the workers: a peer failed
+                    aborted = "stopped by torchrun (SIGTERM) after another worker failed"
+                else:
+                    interrupted = True
                 break
-        if interrupted:
+            except RankLost as exc:  # a distributed run lost a rank: no run can follow
+                runs.append(exc.record)
+                aborted = str(exc)
+                break
+        if interrupted or aborted:
             break
     settings = {
         "scale": plan.scale,
@@ -81,8 +108,10 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         "checkpoint_every": options.checkpoint_every,
         "inject_failures": list(options.inject_failures),
         "failure_rate_per_hour": options.failure_rate_per_hour,
+        "compile": options.compile,
         "skipped": skipped,
         "interrupted": interrupted,
+        "aborted": aborted,
         "division": "closed",  # docs/rules.md: the harness runs the pinned specs as they are
         "open_changes": [],
         "command": plan.command,

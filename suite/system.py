@@ -16,7 +16,7 @@ import torch
 
 from suite import __version__
 from suite.errors import GoodbenchError
-from suite.meters import nvml
+from suite.meters import interconnect, nvml
 
 
 def _read(path: str) -> str | None:
@@ -148,6 +148,7 @@ def describe(device: torch.device, system_name: str | None = None,
             "cloud": cloud_hint(),
             "infiniband": infiniband_devices(),
         },
+        "interconnect": interconnect.describe(query_gpus=device.type == "cuda"),
         "software": software(device),
         "overridden": [],
     }

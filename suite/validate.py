@@ -104,6 +104,7 @@ CODES: dict[str, str] = {
     "tta-not-reached": "a time to target is given but the curve never reaches the target",
     "energy-mismatch": "energy figures inconsistent with each other or with the window",
     "distributed-batch": "a distributed run's batch split differs from the pinned global batch",
+    "distributed-communication": "a distributed run's communication share does not follow from its step times",
     # plausibility
     "power-implausible": "mean power above the device's board power + 10%",
     "throughput-above-peak": "FLOPs × steps/s above the device's peak",
@@ -743,9 +744,15 @@ def _check_distributed(run: dict, where: str, doc: dict, facts: dict) -> list[Pr
         return [Problem("distributed-batch", field,
                         f"{section['world_size']} ranks × {section['per_rank_batch']} rows is not the "
                         f"global batch of {global_batch}")]
-    if len(section["ranks"]) != section["world_size"]:
+    if len(section["ranks"]) != section["world_size"] and run.get("status") == "complete":
         return [Problem("distributed-batch", f"{field}.ranks",
                         f"{len(section['ranks'])} rank reports for a world of {section['world_size']}")]
+    comm = section.get("communication") or {}
+    if comm.get("exposed_share") is not None:
+        want = max(0.0, 1 - comm["step_s_without_sync"] / comm["step_s_with_sync"])
+        if not _close(comm["exposed_share"], want, abs_tol=1e-6):
+            return [Problem("distributed-communication", f"{field}.communication.exposed_share",
+                            f"reported {comm['exposed_share']} but its step times give {want:.6g}")]
     return []
 
 

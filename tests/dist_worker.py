@@ -1,12 +1,15 @@
 """A torchrun worker for tests/test_distributed.py: one short lm-char run on the CPU (gloo).
 
 Usage: ``torchrun … tests/dist_worker.py DATA_DIR OUT.json MODE [MICRO_BATCH]``; rank 0 writes
-the run record to OUT.json.
+the run record to OUT.json. MODE is ``ddp`` or ``fsdp``; ``ddp-stall`` is ddp with rank 1
+waiting ``STALL_S`` longer for every batch (a slow input pipeline on one rank); ``ddp-oom``
+is ddp with rank 1 running out of memory at step ``OOM_AT_STEP``.
 """
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -16,22 +19,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from short_lmchar import ShortLmChar  # noqa: E402
 
 from suite import distributed  # noqa: E402
-from suite.runner import RunOptions, run_one  # noqa: E402
+from suite.runner import RankLost, RunOptions, run_one, stop_on_sigterm  # noqa: E402
+
+STALL_S = 0.02
 
 
-def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> None:
-    parallel = distributed.from_env("cpu", mode, int(micro) if micro else None)
+class StallingLmChar(ShortLmChar):
+    """The short lm-char whose batches reach rank 1 ``STALL_S`` late."""
+
+    def build(self, *args, **kwargs):
+        job = super().build(*args, **kwargs)
+        if kwargs["parallel"].rank == 1:
+            fetch = job.next_batch
+
+            def late():
+                time.sleep(STALL_S)
+                return fetch()
+
+            job.next_batch = late
+        return job
+
+
+class OomLmChar(ShortLmChar):
+    """The short lm-char whose rank 1 runs out of memory in its 13th step."""
+
+    def build(self, *args, **kwargs):
+        job = super().build(*args, **kwargs)
+        if kwargs["parallel"].rank == 1:
+            step = job.train_step
+
+            def oom(*a):
+                if job.step == OOM_AT_STEP - 1:
+                    raise torch.OutOfMemoryError("injected: out of memory on rank 1")
+                return step(*a)
+
+            job.train_step = oom
+        return job
+
+
+OOM_AT_STEP = 13
+WORKLOADS = {"ddp": ShortLmChar, "fsdp": ShortLmChar, "ddp-stall": StallingLmChar,
+             "ddp-oom": OomLmChar}
+
+
+def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:
+    parallel = distributed.from_env("cpu", mode.split("-")[0], int(micro) if micro else None)
+    stop_on_sigterm()
     device = distributed.init(parallel, torch.device("cpu"))
+    status = 0
     try:
-        record = run_one(ShortLmChar(), "smoke", 1, RunOptions(device=device, data_dir=data_dir,
-                                                                parallel=parallel))
+        record = run_one(WORKLOADS[mode](), "smoke", 1, RunOptions(device=device, data_dir=data_dir,
+                                                                 parallel=parallel))
+    except RankLost as exc:
+        record, status = exc.record, 1
     except BaseException:
         distributed.shutdown(wait=False)
         raise
     if parallel.is_main:
         Path(out).write_text(json.dumps(record))
-    distributed.shutdown()
+    distributed.shutdown(wait=status == 0)
+    return status
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    sys.exit(main(*sys.argv[1:]))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from short_lmchar import run_short
-from suite import distributed, mllog
+from suite import distributed, goodput, mllog
 from workloads.parallel import Parallel
 
 HERE = Path(__file__).resolve().parent
@@ -25,13 +25,13 @@ def train_losses(record: dict) -> np.ndarray:
 
 
 def torchrun(tmp_path: Path, data_dir: Path, nproc: int, mode: str = "ddp",
-             micro: int | None = None) -> dict:
+             micro: int | None = None, ok: bool = True) -> dict:
     out = tmp_path / f"rank0-{nproc}-{mode}-{micro}.json"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={nproc}", str(HERE / "dist_worker.py"), str(data_dir), str(out), mode]
     proc = subprocess.run(cmd + ([str(micro)] if micro else []), capture_output=True, text=True,
                           timeout=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (proc.returncode == 0) == ok, proc.stderr[-3000:]
     return json.loads(out.read_text())
 
 
@@ -77,6 +77,10 @@ def test_two_ranks_ddp_follow_the_one_process_loss_curve(tmp_path, data_dir, sin
     assert spread == pytest.approx(max(means) / np.median(means))
     assert two["metrics"]["samples_per_step"] == single["metrics"]["samples_per_step"]
     assert two["metrics"]["energy_to_train_j"] is None  # ranks share the CPU package
+    comm = two["distributed"]["communication"]
+    assert comm["status"] == "ok" and 0 <= comm["exposed_share"] < 1
+    assert comm["exposed_share"] == pytest.approx(
+        max(0.0, 1 - comm["step_s_without_sync"] / comm["step_s_with_sync"]))
 
 
 def test_gradient_accumulation_keeps_the_curve(tmp_path, data_dir, single):
@@ -85,9 +89,40 @@ def test_gradient_accumulation_keeps_the_curve(tmp_path, data_dir, single):
     np.testing.assert_allclose(train_losses(accumulated), train_losses(single), rtol=RTOL)
 
 
+def test_goodput_counts_the_slowest_ranks_data_stalls(tmp_path, data_dir):
+    """Rank 1's batches come 20 ms late: rank 0 waits for it inside every step's all-reduce,
+    and the job's goodput books that wait as data stall, not as productive step time."""
+    from dist_worker import STALL_S
+
+    run = torchrun(tmp_path, data_dir, 2, mode="ddp-stall")
+    blocks = [e for e in mllog.parse(run["event_log"]) if e.key in ("warmup_stop", "block_stop")]
+    per_rank = np.sum([b.metadata["data_wait_ranks_s"] for b in blocks], axis=0)
+    steps = sum(b.metadata["step_count"] for b in blocks)
+    assert per_rank[1] >= steps * STALL_S > 10 * per_rank[0]
+    g = run["goodput"]
+    assert g["badput_s"]["data_wait"] >= steps * STALL_S
+    assert g["productive_s"] < sum(run["step_times_s"]) - 0.8 * steps * STALL_S
+    assert goodput.bucket_sum(g) == pytest.approx(g["wall_s"], rel=0.01)
+    assert all(r["phases_s"]["init"] > 0 for r in run["distributed"]["ranks"])
+
+
+def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(tmp_path, data_dir):
+    """Rank 1 runs out of memory alone: it leaves, the job cannot go on, and rank 0 (whose
+    collective fails, or whom torchrun stops) writes its record instead of hanging."""
+    from dist_worker import OOM_AT_STEP
+
+    run = torchrun(tmp_path, data_dir, 2, mode="ddp-oom", ok=False)
+    assert run["status"] in ("failed", "partial") and run["error"].startswith(
+        ("rank 0 lost its peers", "interrupted (SIGTERM)"))
+    assert run["steps"] == OOM_AT_STEP - 1 == len(run["step_times_s"])
+    assert [r["rank"] for r in run["distributed"]["ranks"]] == [0]
+    assert run["metrics"]["energy_to_train_j"] is None
+
+
 def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(tmp_path, data_dir, single):
     sharded = torchrun(tmp_path, data_dir, 2, mode="fsdp")
     assert sharded["distributed"]["parallel"] == "fsdp"
+    assert sharded["distributed"]["communication"]["exposed_share"] is None
     np.testing.assert_allclose(train_losses(sharded), train_losses(single), rtol=RTOL)
 
 
@@ -108,3 +143,40 @@ def test_two_nodes_on_loopback_write_one_valid_results_file(tmp_path, data_dir):
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+
+
+@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
+def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, mode):
+    """--inject-failure under torchrun: the last rank SIGKILLs itself at step 30, torchrun
+    restarts both ranks, they resume from the step-20 checkpoint (FSDP: the full state,
+    gathered to rank 0 and sharded again on load) and the lost work shows."""
+    out = tmp_path / "killed.json"
+    cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
+           "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
+           "--parallel", mode, "--checkpoint-every", "20", "--inject-failure", "30",
+           "--max-restarts", "1", "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["status"] == "complete" and run["faults"]["kills"] == 1
+    g = run["goodput"]
+    assert (g["failures"], g["restarts"], g["lost_steps"]) == (1, 1, 10)
+    assert g["badput_s"]["restart_recovery"] > 0 and g["badput_s"]["lost_work"] > 0
+    events = mllog.parse(run["event_log"])
+    failure = next(e for e in events if e.key == "failure")
+    assert failure.metadata["rank"] == 1 and failure.metadata["step"] == 30
+    resumed = [e for e in events if e.key == "checkpoint_load_stop"]
+    assert [e.metadata["step"] for e in resumed] == [20]
+    assert len(run["step_times_s"]) == run["steps"]  # one time per kept step
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+
+
+def test_injected_failures_need_enough_restarts(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale",
+                           "smoke", "--device", "cpu", "--nproc-per-node", "2",
+                           "--inject-failure", "30", "--inject-failure", "50",
+                           "-o", str(tmp_path / "x.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--max-restarts 2" in proc.stderr

@@ -62,3 +62,13 @@ def test_failure_times_are_seeded_poisson():
     assert a != supervisor.failure_times(12.0, seed=4, count=2000)
     gaps = np.diff([0.0, *a])
     assert gaps.mean() == pytest.approx(300.0, rel=0.1)  # 12 per hour: 300 s apart on average
+
+
+def test_a_finished_run_is_kept_not_trained_again(data_dir, tmp_path):
+    """After a restart of the whole suite (torchrun --max-restarts, or --resume), a run that
+    already finished in its checkpoint directory returns its record instead of training."""
+    first = run_short(data_dir, tmp_path, checkpoint_every=10)
+    events_before = (tmp_path / "lm-char-seed1" / "events.log").read_text()
+    again = run_short(data_dir, tmp_path, checkpoint_every=10)
+    assert again == first
+    assert (tmp_path / "lm-char-seed1" / "events.log").read_text() == events_before

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 import torch
+from torch import nn
 
 from workloads.data import DataFile
 from workloads.parallel import SINGLE, Parallel
@@ -126,14 +127,45 @@ class Workload(ABC):
 
     @abstractmethod
     def build(self, spec: Spec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         """Build model, optimizer and data for one seeded run; ``files`` maps data file names to
-        paths; ``parallel`` is this process's place in a distributed run (workloads.parallel)."""
+        paths; ``parallel`` is this process's place in a distributed run (workloads.parallel);
+        ``compile`` is a :data:`COMPILE_MODES` entry for the module the job trains."""
 
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: the form that hashes are taken over."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+# torch.compile settings a run may use: a harness setting, not part of any spec ("off": eager).
+COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile_model(model: nn.Module, mode: str) -> nn.Module:
+    """``model`` itself for "off", else ``torch.compile(model, mode=mode)``.
+
+    Call it on the module as the job trains it, i.e. after DDP/FSDP wrapping: Dynamo splits
+    the graph at DDP's gradient-bucket boundaries only when it sees the DDP wrapper (the
+    DDPOptimizer note in torch/_dynamo/backends/distributed.py), so compiling the inner model
+    first would lose the overlap of all-reduce and backward; FSDP2 modules are traced as they
+    are (torch/_dynamo/guards.py guards their training state). Compilation happens lazily on
+    the first call, i.e. in the first warm-up step. :func:`workloads.parallel.unwrap` strips the
+    wrapper, so state dicts keep the uncompiled model's keys.
+    """
+    if mode not in COMPILE_MODES:
+        raise ValueError(f"unknown compile mode {mode!r}: one of {', '.join(COMPILE_MODES)}")
+    return model if mode == "off" else torch.compile(model, mode=mode)
+
+
+def step_begin(mode: str) -> None:
+    """Tell CUDA graph trees a new training step begins (compile modes that record graphs)."""
+    if mode == "off":
+        return
+    from torch._inductor import list_mode_options  # the options each mode sets
+
+    if list_mode_options(mode).get("triton.cudagraphs"):
+        torch.compiler.cudagraph_mark_step_begin()
 
 
 def autocast(device: torch.device, precision: str):

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from scipy.stats import rankdata
 
-from workloads.base import Job, Spec, Target, Workload, autocast
+from workloads.base import Job, Spec, Target, Workload, autocast, compile_model, step_begin
 from workloads.nn.dlrm import Dlrm, DlrmConfig, train_flops_per_sample
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 
@@ -85,8 +85,9 @@ class DlrmSmall(Workload):
         return train_flops_per_sample(self.model_config(spec)) * spec.batch_size
 
     def build(self, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
-        return DlrmJob(spec, device=device, seed=seed, precision=precision, parallel=parallel)
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
+        return DlrmJob(spec, device=device, seed=seed, precision=precision, parallel=parallel,
+                       compile=compile)
 
 
 class Teacher:
@@ -144,11 +145,15 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 class DlrmJob:
-    """One seeded dlrm-small run: fresh teacher samples every step, a pinned eval set."""
+    """One seeded dlrm-small run: fresh teacher samples every step, a pinned eval set.
+
+    With ``compile`` set, training and evaluation run the same compiled module (the optimizers
+    stay eager); evaluation's own graphs compile in the first evaluation, in the eval phase.
+    """
 
     def __init__(self, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str,
-                 parallel: Parallel = SINGLE):
-        self.spec, self.device, self.precision = spec, device, precision
+                 parallel: Parallel = SINGLE, compile: str = "off"):
+        self.spec, self.device, self.precision, self.compile = spec, device, precision, compile
         self.parallel, self.micro = parallel, parallel.micro_batches(spec.batch_size)
         teacher = Teacher(spec)
         eval_gen = torch.Generator(device="cpu").manual_seed(spec.teacher_seed + 1)
@@ -158,7 +163,7 @@ class DlrmJob:
         self.teacher = teacher.to(device)
         torch.manual_seed(seed)
         raw = Dlrm(DlrmSmall.model_config(spec)).to(device)
-        self.model = wrap(raw, parallel, device)
+        self.model = compile_model(wrap(raw, parallel, device), compile)
         self.dense_opt = torch.optim.Adam(raw.dense_parameters(), lr=spec.lr_dense,
                                           fused=device.type == "cuda")
         self.sparse_opt = torch.optim.Adagrad(raw.sparse_parameters(), lr=spec.lr_sparse)
@@ -172,6 +177,7 @@ class DlrmJob:
     def train_step(self, batch: tuple[torch.Tensor, ...] | None = None) -> torch.Tensor:
         self.model.train()
         batch = batch if batch is not None else self.next_batch()
+        step_begin(self.compile)
 
         def loss_of(dense, sparse, label):
             with autocast(self.device, self.precision):
@@ -207,7 +213,9 @@ class DlrmJob:
         for start in range(0, len(dense), self.spec.eval_batch_size):
             end = start + self.spec.eval_batch_size
             with autocast(self.device, self.precision):
-                chunks.append(self.model(dense[start:end], sparse[start:end]).float())
+                # a copy: under CUDA graphs the next call overwrites this call's output
+                chunks.append(self.model(dense[start:end], sparse[start:end]).to(
+                    torch.float32, copy=True))
         logits = torch.cat(chunks)
         log_loss = F.binary_cross_entropy_with_logits(
             logits, torch.from_numpy(label).to(self.device))

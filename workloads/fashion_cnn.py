@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workloads.base import Job, Spec, Target, Workload, autocast
+from workloads.base import Job, Spec, Target, Workload, autocast, compile_model, step_begin
 from workloads.data import DataFile
 from workloads.nn.resnet import ResNet, ResNetConfig, train_flops_per_image
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
@@ -103,7 +103,7 @@ class FashionCnn(Workload):
         return train_flops_per_image(self.model_config(spec)) * spec.batch_size
 
     def build(self, spec: FashionCnnSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         arrays = {f.name: read_idx(files[f.name]) for f in self.data_files}
         return FashionCnnJob(
             spec,
@@ -111,7 +111,7 @@ class FashionCnn(Workload):
                    arrays[TRAIN_LABELS.name][:spec.train_images]),
             test=(arrays[TEST_IMAGES.name][:spec.test_images],
                   arrays[TEST_LABELS.name][:spec.test_images]),
-            device=device, seed=seed, precision=precision, parallel=parallel)
+            device=device, seed=seed, precision=precision, parallel=parallel, compile=compile)
 
 
 def lr_at(step: int, spec: FashionCnnSpec) -> float:
@@ -138,12 +138,16 @@ def augment(images: torch.Tensor, pad: int, flip: bool, gen: torch.Generator) ->
 
 
 class FashionCnnJob:
-    """One seeded fashion-cnn run; images stay on the device as uint8 until a batch is drawn."""
+    """One seeded fashion-cnn run; images stay on the device as uint8 until a batch is drawn.
+
+    With ``compile`` set, training and evaluation run the same compiled module; evaluation's
+    own graphs (no grad, the eval batch size) compile in the first evaluation, in the eval phase.
+    """
 
     def __init__(self, spec: FashionCnnSpec, *, train: tuple[np.ndarray, np.ndarray],
                  test: tuple[np.ndarray, np.ndarray], device: torch.device, seed: int,
-                 precision: str, parallel: Parallel = SINGLE):
-        self.spec, self.device, self.precision = spec, device, precision
+                 precision: str, parallel: Parallel = SINGLE, compile: str = "off"):
+        self.spec, self.device, self.precision, self.compile = spec, device, precision, compile
         self.parallel, self.micro = parallel, parallel.micro_batches(spec.batch_size)
         self.memory_format = torch.channels_last if device.type == "cuda" else torch.contiguous_format
         self.train_x = torch.from_numpy(train[0].copy()).to(device)
@@ -153,8 +157,8 @@ class FashionCnnJob:
         pixels = self.train_x.float() / 255
         self.mean, self.std = pixels.mean(), pixels.std()
         torch.manual_seed(seed)
-        self.model = wrap(ResNet(FashionCnn.model_config(spec)).to(
-            device, memory_format=self.memory_format), parallel, device)
+        self.model = compile_model(wrap(ResNet(FashionCnn.model_config(spec)).to(
+            device, memory_format=self.memory_format), parallel, device), compile)
         decay = [p for p in self.model.parameters() if p.dim() > 1]
         no_decay = [p for p in self.model.parameters() if p.dim() <= 1]
         self.optimizer = torch.optim.SGD(
@@ -192,6 +196,7 @@ class FashionCnnJob:
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.step, self.spec)
         batch = batch if batch is not None else self.next_batch()
+        step_begin(self.compile)
 
         def loss_of(x, y):
             with autocast(self.device, self.precision):

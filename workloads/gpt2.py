@@ -60,8 +60,8 @@ class Gpt2(LanguageModelWorkload):
         return train_flops_per_token(self.model_config(spec))
 
     def build(self, spec: Gpt2Spec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         torch.manual_seed(seed)
         model = GPT(self.model_config(spec))
         return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,
-                                parallel=parallel)
+                                parallel=parallel, compile=compile)

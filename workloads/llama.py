@@ -66,8 +66,8 @@ class Llama1B(LanguageModelWorkload):
         return train_flops_per_token(self.model_config(spec))
 
     def build(self, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         torch.manual_seed(seed)
         model = Llama(self.model_config(spec))
         return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,
-                                parallel=parallel)
+                                parallel=parallel, compile=compile)

@@ -66,14 +66,15 @@ class LmChar(LanguageModelWorkload):
         return train_flops_per_token(self.model_config(spec))
 
     def build(self, spec: LmCharSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE) -> Job:
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         data, chars = encode(files[TINY_SHAKESPEARE.name].read_text(encoding="utf-8"))
         split = int(spec.train_fraction * len(data))
         torch.manual_seed(seed)
         model = GPT(self.model_config(spec, len(chars)))
         return LanguageModelJob(spec, model, data[:split].to(device=device, dtype=torch.long),
                                 data[split:].to(device=device, dtype=torch.long),
-                                device=device, seed=seed, precision=precision, parallel=parallel)
+                                device=device, seed=seed, precision=precision, parallel=parallel,
+                                compile=compile)
 
 
 def encode(text: str) -> tuple[torch.Tensor, list[str]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from workloads.base import Spec, Workload, autocast
+from workloads.base import Spec, Workload, autocast, compile_model, step_begin
 from workloads.nn.gpt import adamw
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 
@@ -72,16 +72,19 @@ class LanguageModelJob:
     The run seed picks which windows each batch reads (the model was initialised by the
     caller under the same seed); evaluation reads the same pinned held-out windows every time.
     Under ``parallel`` each rank trains its rows of the same global batch (workloads.parallel).
+    With ``compile`` set, the wrapped model is compiled (workloads.base.compile_model) and
+    evaluation runs the same compiled module: its first evaluation compiles an inference graph,
+    and that time is in the run's eval phase.
     """
 
     def __init__(self, spec: LanguageModelSpec, model: nn.Module, train_data: torch.Tensor,
                  val_data: torch.Tensor, *, device: torch.device, seed: int, precision: str,
-                 parallel: Parallel = SINGLE):
+                 parallel: Parallel = SINGLE, compile: str = "off"):
         self.spec, self.device, self.precision = spec, device, precision
         self.train_data, self.val_data = train_data, val_data
-        self.parallel = parallel
+        self.parallel, self.compile = parallel, compile
         self.micro = parallel.micro_batches(spec.batch_size)
-        self.model = wrap(model.to(device), parallel, device)
+        self.model = compile_model(wrap(model.to(device), parallel, device), compile)
         self.optimizer = adamw(self.model, spec.lr, (spec.beta1, spec.beta2), spec.weight_decay,
                                device)
         self.batch_gen = torch.Generator(device="cpu").manual_seed(seed)
@@ -97,6 +100,7 @@ class LanguageModelJob:
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.step, self.spec)
         batch = batch if batch is not None else self.next_batch()
+        step_begin(self.compile)
 
         def loss_of(x, y):
             with autocast(self.device, self.precision):
@@ -109,14 +113,41 @@ class LanguageModelJob:
         self.step += 1
         return loss
 
+    @property
+    def _sharded(self) -> bool:
+        return self.parallel.distributed and self.parallel.mode == "fsdp"
+
     def state_dict(self) -> dict:
-        """Model, optimizer, batch-generator state (the data position) and step counter."""
-        return {"model": unwrap(self.model).state_dict(), "optimizer": self.optimizer.state_dict(),
+        """Model, optimizer, batch-generator state (the data position) and step counter.
+
+        Under FSDP every rank must call it: the full (unsharded) model and optimizer states
+        are gathered to rank 0, on the CPU, and the other ranks get empty ones.
+        """
+        if self._sharded:
+            from torch.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
+
+            model, optim = get_state_dict(self.model, self.optimizer, options=StateDictOptions(
+                full_state_dict=True, cpu_offload=True))
+        else:
+            model, optim = unwrap(self.model).state_dict(), self.optimizer.state_dict()
+        return {"model": model, "optimizer": optim, "layout": "fsdp" if self._sharded else "plain",
                 "batch_gen": self.batch_gen.get_state(), "step": self.step}
 
     def load_state_dict(self, state: dict) -> None:
-        unwrap(self.model).load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        """Load a :meth:`state_dict` of the same layout (FSDP: every rank, sharding it again)."""
+        layout = "fsdp" if self._sharded else "plain"
+        if state.get("layout", "plain") != layout:
+            raise ValueError(f"a checkpoint of a {state.get('layout')} run cannot resume a "
+                             f"{layout} run: resume with the same --parallel mode")
+        if self._sharded:
+            from torch.distributed.checkpoint.state_dict import StateDictOptions, set_state_dict
+
+            set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
+                           optim_state_dict=state["optimizer"],
+                           options=StateDictOptions(full_state_dict=True))
+        else:
+            unwrap(self.model).load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
         self.batch_gen.set_state(state["batch_gen"])
         self.step = state["step"]
 

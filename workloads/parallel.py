@@ -104,8 +104,15 @@ def wrap(model: nn.Module, parallel: Parallel, device: torch.device) -> nn.Modul
 
 
 def unwrap(model: nn.Module) -> nn.Module:
-    """The module whose state dict matches a single-process run's (DDP's ``module``)."""
-    return getattr(model, "module", model)
+    """The module whose state dict matches a single-process, uncompiled run's: strips
+    ``torch.compile``'s wrapper (``_orig_mod``) and DDP's (``module``), in any order."""
+    while True:
+        if isinstance(getattr(model, "_orig_mod", None), nn.Module):  # torch.compile
+            model = model._orig_mod
+        elif isinstance(getattr(model, "module", None), nn.Module):  # DDP
+            model = model.module
+        else:
+            return model
 
 
 @contextlib.contextmanager

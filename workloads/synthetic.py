@@ -71,9 +71,11 @@ class SyntheticLMSpec(LanguageModelSpec):
 
 
 def synthetic_lm_job(spec: SyntheticLMSpec, model: nn.Module, *, device: torch.device, seed: int,
-                     precision: str, parallel: Parallel = SINGLE) -> LanguageModelJob:
+                     precision: str, parallel: Parallel = SINGLE,
+                     compile: str = "off") -> LanguageModelJob:
     """A language-model run on the spec's pinned train (stream seed 0) and held-out (1) tokens."""
     source = spec.source()
     return LanguageModelJob(spec, model, source.stream(spec.train_tokens, stream_seed=0, device=device),
                             source.stream(spec.val_tokens, stream_seed=1, device=device),
-                            device=device, seed=seed, precision=precision, parallel=parallel)
+                            device=device, seed=seed, precision=precision, parallel=parallel,
+                            compile=compile)

@@ -104,6 +104,35 @@ class Gpu:
                   for i in range(getattr(self.nvml, "NVML_NVLINK_MAX_LINKS", 0))]
         return sum(1 for s in states if s) if any(s is not None for s in states) else None
 
+    def pci_bus_id(self) -> str | None:
+        """The GPU's PCI bus id ("00000000:18:00.0"), lower case."""
+        return _bus_id(self._query("nvmlDeviceGetPciInfo"))
+
+    def nvlink_links(self) -> list[dict[str, Any]] | None:
+        """The active NVLink links, raw: ``link``, NVML's ``version_code`` (an enum, not the
+        generation), ``remote_type_code`` and ``remote_pci_bus_id``, each None where NVML cannot
+        say; None when no link state could be read at all."""
+        links, known = [], False
+        for link in range(getattr(self.nvml, "NVML_NVLINK_MAX_LINKS", 0)):
+            state = self._query("nvmlDeviceGetNvLinkState", link)
+            known = known or state is not None
+            if state:
+                links.append({
+                    "link": link,
+                    "version_code": self._query("nvmlDeviceGetNvLinkVersion", link),
+                    "remote_type_code": self._query("nvmlDeviceGetNvLinkRemoteDeviceType", link),
+                    "remote_pci_bus_id": _bus_id(self._query("nvmlDeviceGetNvLinkRemotePciInfo", link)),
+                })
+        return links if known else None
+
+    def common_ancestor(self, other: Gpu) -> int | None:
+        """NVML's topology level (``NVML_TOPOLOGY_*``) of the closest path to ``other``."""
+        return self._query("nvmlDeviceGetTopologyCommonAncestor", other.handle)
+
+    def p2p_status(self, other: Gpu, caps_index: int) -> int | None:
+        """``nvmlDeviceGetP2PStatus`` towards ``other`` for one capability (0: OK)."""
+        return self._query("nvmlDeviceGetP2PStatus", other.handle, caps_index)
+
     def settings(self) -> dict[str, Any]:
         """The controlled settings recorded at the start of a run."""
         ecc = self._query("nvmlDeviceGetEccMode")
@@ -130,6 +159,29 @@ class Gpu:
 
 def _flag(value: Any) -> bool | None:
     return None if value is None else bool(value)
+
+
+def _bus_id(pci: Any) -> str | None:
+    """The ``busId`` of an ``nvmlPciInfo_t`` as lower-case text, or None."""
+    value = getattr(pci, "busId", None)
+    if isinstance(value, bytes):
+        value = value.decode(errors="replace")
+    if not isinstance(value, str):
+        return None
+    return value.strip("\x00 ").lower() or None
+
+
+def open_all() -> tuple[list[Gpu] | None, str]:
+    """Every GPU NVML sees (its device count, which ignores CUDA_VISIBLE_DEVICES), or (None, reason)."""
+    nvml, reason = load()
+    if nvml is None:
+        return None, reason
+    try:
+        count = nvml.nvmlDeviceGetCount()
+        gpus = [Gpu(nvml, nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(count)]
+    except Exception as exc:
+        return None, f"NVML could not list the GPUs ({exc})"
+    return gpus, "ok"
 
 
 def open_gpu(index: int = 0, uuid: str | None = None) -> tuple[Gpu | None, str]:
