@@ -251,10 +251,13 @@ def _launch(args, scale: str) -> int:
         raise _Usage(str(exc)) from None
     _stderr("launching: " + " ".join(cmd))
     proc = subprocess.Popen(cmd, env=distributed.launch_env(os.environ))
+    interrupted = False
     while True:  # Ctrl-C reaches the workers too: wait until rank 0 has written what it has
         try:
-            return proc.wait()
+            status = proc.wait()
+            return 130 if interrupted else status
         except KeyboardInterrupt:
+            interrupted = True
             _stderr("interrupted: waiting for the workers to stop and write the runs so far")
 
 

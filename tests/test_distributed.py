@@ -180,3 +180,29 @@ def test_injected_failures_need_enough_restarts(tmp_path):
                            "-o", str(tmp_path / "x.json")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--max-restarts 2" in proc.stderr
+
+
+def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):
+    """Ctrl-C (SIGINT to the whole process group) during a 2-rank run: the launcher waits for
+    rank 0, which writes the interrupted run as partial; the file validates; exit status 130."""
+    import os
+    import signal
+
+    out = tmp_path / "interrupted.json"
+    proc = subprocess.Popen([sys.executable, "-m", "suite", "run", "-w", "lm-char", "--scale",
+                             "smoke", "--device", "cpu", "--data-dir", str(data_dir),
+                             "--nproc-per-node", "2", "-o", str(out)],
+                            cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    for line in proc.stderr:  # wait until training is under way
+        if "step 20/" in line:
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    doc = json.loads(out.read_text())
+    assert doc["settings"]["interrupted"] and doc["runs"][0]["status"] == "partial"
+    assert doc["runs"][0]["steps"] >= 20
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
