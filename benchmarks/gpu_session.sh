@@ -9,9 +9,10 @@
 #   check             goodbench check (is this machine fit to benchmark now)
 #   energy            NVML energy counter vs 10 Hz power samples over ~20 s of matmuls
 #                     (benchmarks/energy_crosscheck.py -> $OUT/energy-crosscheck.json)
-#   bench             pytest-benchmark of every workload's train step at full scale
-#                     (-> $OUT/benchmark-train-step.json)
-#   overhead-ID       harness vs bare loop, full scale (benchmarks/overhead.py -> $OUT/overhead-ID.json)
+#   bench             pytest-benchmark of every workload's train step at full scale, compile mode
+#                     $GOODBENCH_COMPILE (-> $OUT/benchmark-train-step.json; -MODE.json unless off)
+#   overhead-ID       harness vs bare loop, full scale, compile mode $GOODBENCH_COMPILE
+#                     (benchmarks/overhead.py -> $OUT/overhead-ID.json; overhead-ID-MODE.json unless off)
 #   overhead          overhead-lm-char and overhead-gpt2-124m
 #   compile-MODE      gpt2-124m full (500 steps) with --compile MODE (-> $OUT/compile-gpt2-124m-MODE.json),
 #                     MODE one of: off default reduce-overhead max-autotune max-autotune-no-cudagraphs
@@ -21,7 +22,8 @@
 #   full              full-ID for every workload
 #
 # Environment: OUT (required), GOODBENCH_DATA_DIR (or --data-dir: holds tinyshakespeare/input.txt
-# and fashion-mnist/*.gz), GOODBENCH_COMPILE (--compile of the full-* runs, default off),
+# and fashion-mnist/*.gz), GOODBENCH_COMPILE (torch.compile mode of the bench, overhead and full-*
+# stages, default off; the compile-* stages name their own),
 # GOODBENCH_SEEDS (seeds of the full-* runs; default the suite's: 5 for TTA workloads),
 # GOODBENCH_SYSTEM_NAME, STAGE_TIMEOUT (seconds per stage, default 540), PYTHON (default python3);
 # GOODBENCH_DEVICE/GOODBENCH_SCALE (default cuda/full) exist to rehearse the stages on a CPU.
@@ -38,6 +40,8 @@ DEVICE="${GOODBENCH_DEVICE:-cuda}"
 SCALE="${GOODBENCH_SCALE:-full}"
 WORKLOADS=(lm-char gpt2-124m fashion-cnn llama-1b dlrm-small)
 MODES=(off default reduce-overhead max-autotune max-autotune-no-cudagraphs)
+COMPILE="${GOODBENCH_COMPILE:-off}"
+SUFFIX="$([ "$COMPILE" = off ] || echo "-$COMPILE")"  # results files of compiled runs say so
 
 stages=()
 while [ $# -gt 0 ]; do
@@ -48,6 +52,8 @@ while [ $# -gt 0 ]; do
         *) stages+=("$1"); shift ;;
     esac
 done
+contains() { local x="$1"; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
+contains "$COMPILE" "${MODES[@]}" || { echo "gpu_session: GOODBENCH_COMPILE=$COMPILE is not one of ${MODES[*]}" >&2; exit 2; }
 if [ -z "${OUT:-}" ]; then echo "gpu_session: set OUT to the folder for results" >&2; exit 2; fi
 if [ ${#stages[@]} -eq 0 ]; then echo "gpu_session: name at least one stage (--help lists them)" >&2; exit 2; fi
 mkdir -p "$OUT"
@@ -111,14 +117,15 @@ stage_energy() {
 
 stage_bench() {
     run "$STAGE_TIMEOUT" "$PYTHON" -m pytest benchmarks/test_train_step.py --benchmark-only \
-        --scale "$SCALE" "${data_args[@]}" --benchmark-json "$OUT/benchmark-train-step.json" \
+        --scale "$SCALE" --compile-mode "$COMPILE" "${data_args[@]}" \
+        --benchmark-json "$OUT/benchmark-train-step$SUFFIX.json" \
         -p no:cacheprovider -q
 }
 
 stage_overhead_one() {
     contains "$1" "${WORKLOADS[@]}" || { say "unknown workload $1 (one of ${WORKLOADS[*]})"; return 2; }
-    run "$STAGE_TIMEOUT" "$PYTHON" benchmarks/overhead.py -w "$1" --scale "$SCALE" "${data_args[@]}" \
-        --json "$OUT/overhead-$1.json"
+    run "$STAGE_TIMEOUT" "$PYTHON" benchmarks/overhead.py -w "$1" --scale "$SCALE" --compile "$COMPILE" \
+        "${data_args[@]}" --json "$OUT/overhead-$1$SUFFIX.json"
 }
 
 stage_compile_one() {
@@ -155,14 +162,12 @@ EOF
 
 stage_full_one() {
     contains "$1" "${WORKLOADS[@]}" || { say "unknown workload $1 (one of ${WORKLOADS[*]})"; return 2; }
-    local args=(run -w "$1" --scale "$SCALE" --device "$DEVICE" --compile "${GOODBENCH_COMPILE:-off}"
+    local args=(run -w "$1" --scale "$SCALE" --device "$DEVICE" --compile "$COMPILE"
                 -o "$OUT/$SCALE-$1-$(date -u +%Y%m%dT%H%M%SZ).json" "${data_args[@]}")
     [ -n "${GOODBENCH_SEEDS:-}" ] && args+=(--seeds "$GOODBENCH_SEEDS")
     [ -n "${GOODBENCH_SYSTEM_NAME:-}" ] && args+=(--system-name "$GOODBENCH_SYSTEM_NAME")
     run "$STAGE_TIMEOUT" goodbench "${args[@]}"
 }
-
-contains() { local x="$1"; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
 
 failed=0
 for stage in "${stages[@]}"; do

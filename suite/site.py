@@ -27,7 +27,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from suite import __version__, charts, leaderboard
-from suite.charts import missing as _missing, num
+from suite.charts import missing as _missing, num, pct
 from suite.store import safe_filename
 from suite.results import utc_now
 from workloads import registry
@@ -36,6 +36,7 @@ PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 SCATTER_POINTS = 300  # at most this many points in a throughput-vs-energy chart
 PARALLEL_FROM = 200  # files: below this, one process is faster than starting workers
 PHASE_ORDER = ("data_load", "init", "compile_warmup", "train", "eval", "other")
+RANK_ROWS = 256  # a run page lists at most this many ranks (rank 0 and the slowest); the raw JSON has all
 
 
 # ---------------------------------------------------------------- templates and formatting
@@ -71,9 +72,10 @@ def file_slug(file: str) -> str:
 
 
 # ---------------------------------------------------------------- per-file work
-def _process(paths: list[str], out_dir: str, built_at: str) -> tuple[list[dict], list[dict], list[tuple[str, str]]]:
-    """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs, invalid."""
-    entries, runs, invalid = [], [], []
+def _process(paths: list[str], out_dir: str, built_at: str):
+    """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs,
+    invalid files and (system name, interconnect text) pairs."""
+    entries, runs, invalid, links = [], [], [], []
     out = Path(out_dir)
     for p in map(Path, paths):
         doc, problem = leaderboard.check_file(p)
@@ -84,6 +86,8 @@ def _process(paths: list[str], out_dir: str, built_at: str) -> tuple[list[dict],
         entries += leaderboard.rows(p.name, doc)
         runs += leaderboard.run_rows(p.name, doc)
         shared = doc_context(p.name, doc)
+        if shared["interconnect"] is not None:
+            links.append((doc["system"]["name"], shared["interconnect"]))
         for run in doc["runs"]:
             slug = run_slug(p.name, run["run_id"])
             log = event_log_text(p.name, run)
@@ -91,7 +95,7 @@ def _process(paths: list[str], out_dir: str, built_at: str) -> tuple[list[dict],
                 (out / "raw" / f"{slug}-events.txt").write_text(log, encoding="utf-8")
             _render("run.html", out / "runs" / f"{slug}.html", root="../", built_at=built_at,
                     **run_context(p.name, doc, run, shared))
-    return entries, runs, invalid
+    return entries, runs, invalid, links
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:
@@ -149,7 +153,90 @@ def doc_context(file: str, doc: dict) -> dict:
     """The parts of a run page that every run of one document shares."""
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json",
             "system_href": f"../systems/{safe_name(doc['system']['name'])}.html",
+            "interconnect": interconnect_text(doc["system"]),
             "settings": kv_table(_flat(doc["settings"])), "system": kv_table(_flat(doc["system"]))}
+
+
+def interconnect_text(system: dict) -> str | None:
+    """``system.interconnect.summary`` (nvswitch/nvlink/pcie), or "unknown" with its status; None when absent."""
+    link = system.get("interconnect")
+    if not isinstance(link, dict):
+        return None
+    if link.get("summary") is not None:
+        return str(link["summary"])
+    status = str(link.get("summary_status") or "")
+    return status if status.startswith("unknown") else f"unknown ({status})" if status else "unknown"
+
+
+def _text(value, digits: int = 4) -> str:
+    """Any field value as text: numbers through :func:`num`, nothing as "—"."""
+    return num(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else \
+        "—" if value is None else str(value)
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def distributed_context(run: dict) -> dict | None:
+    """What a run page shows of a distributed run: a summary table and per-rank rows; None otherwise.
+
+    The exposed communication share shows its status where it is null. Beyond RANK_ROWS ranks,
+    rank 0 and the slowest ranks (by mean steady-state step time) are listed, and the note says so.
+    """
+    section = run.get("distributed")
+    if not isinstance(section, dict):
+        return None
+    comm = _dict(section.get("communication"))
+    share = comm.get("exposed_share")
+    spread = section.get("straggler_spread")
+    pairs = [("world size (processes)", _text(section.get("world_size"))),
+             ("nodes", _text(section.get("nnodes"))),
+             ("processes per node", _text(section.get("local_world_size"))),
+             ("backend", _text(section.get("backend"))), ("parallel mode", _text(section.get("parallel"))),
+             ("global batch", _text(section.get("global_batch"))),
+             ("per-rank batch", _text(section.get("per_rank_batch"))),
+             ("micro-batch", _text(section.get("micro_batch"))),
+             ("gradient accumulation steps", _text(section.get("grad_accumulation_steps"))),
+             ("straggler spread (max / median of the ranks' mean step time)",
+              f"{spread:.3f}×" if isinstance(spread, (int, float)) else "— (not measured)")]
+    if not comm:
+        pairs.append(("exposed communication share", "— (not recorded in this run)"))
+    else:
+        pairs += [("exposed communication share",
+                   pct(share) if isinstance(share, (int, float)) else f"— ({_text(comm.get('status'))})"),
+                  ("step with gradient sync (s)", _text(comm.get("step_s_with_sync"))),
+                  ("step without gradient sync (s)", _text(comm.get("step_s_without_sync"))),
+                  ("communication method", _text(comm.get("method"))),
+                  ("communication status", _text(comm.get("status")))]
+    ranks = [r for r in section.get("ranks") or [] if isinstance(r, dict)]
+    shown, note = ranks, None
+    if len(ranks) > RANK_ROWS:
+        def mean(r):
+            value = _dict(r.get("step_time_s")).get("mean")
+            return value if isinstance(value, (int, float)) else -math.inf
+        slowest = sorted(ranks[1:], key=mean, reverse=True)[:RANK_ROWS - 1]
+        shown = sorted([ranks[0], *slowest], key=lambda r: r["rank"])  # an integer (schema)
+        note = (f"{len(shown)} of {len(ranks)} ranks listed: rank 0 and the slowest by mean step time; "
+                "the raw results JSON holds every rank.")
+    return {"summary": kv_table(pairs), "ranks": [_rank_row(r) for r in shown], "n_ranks": len(ranks),
+            "note": note}
+
+
+RANK_COLUMNS = [("rank", "num"), ("node", "num"), ("host", "text"), ("device", "text"),
+                ("mean step (s)", "num"), ("p50 step (s)", "num"), ("max step (s)", "num"),
+                ("init (s)", "num"), ("eval (s)", "num"), ("energy to train (J)", "num")]
+
+
+def _rank_row(rank: dict) -> list[dict]:
+    """One rank's cells (text, and the number the sortable table sorts by)."""
+    times, phases = _dict(rank.get("step_time_s")), _dict(rank.get("phases_s"))
+    values = [rank.get("rank"), rank.get("node_rank"), rank.get("host"), rank.get("device"),
+              times.get("mean"), times.get("p50"), times.get("max"), phases.get("init"), phases.get("eval"),
+              rank.get("energy_to_train_j")]
+    return [{"text": _text(v), "v": repr(float(v)) if kind == "num" and isinstance(v, (int, float))
+             and not isinstance(v, bool) and not _missing(v) else ""}
+            for v, (_, kind) in zip(values, RANK_COLUMNS)]
 
 
 def kv_table(pairs: list[tuple[str, str]]) -> Markup:
@@ -179,6 +266,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
     return {
         **(shared or doc_context(file, doc)),
         "title": f"{wid} {scale} seed {run['seed']}", "run": run,
+        "distributed": distributed_context(run), "rank_headers": [{"label": k, "kind": v} for k, v in RANK_COLUMNS],
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),
         "workload_href": f"../workloads/{safe_name(wid)}.html",
@@ -216,8 +304,11 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     entries = [e for part in parts for e in part[0]]
     runs = [r for part in parts for r in part[1]]
     invalid = [i for part in parts for i in part[2]]
+    links: dict[str, set[str]] = {}
+    for system, text in (pair for part in parts for pair in part[3]):
+        links.setdefault(system, set()).add(text)
     return (leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS)),
-            pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), invalid)
+            pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), invalid, links)
 
 
 # ---------------------------------------------------------------- tables
@@ -420,8 +511,9 @@ def history_charts(frame: pd.DataFrame) -> list:
     return out
 
 
-def _system_pages(out: Path, entries: pd.DataFrame, built: dict) -> list[dict]:
-    """Pages of every system in ``entries``; returns each system's summary for the index."""
+def _system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str, set[str]]) -> list[dict]:
+    """Pages of every system in ``entries`` (``links``: each system's interconnect summaries);
+    returns each system's summary for the index."""
     systems = []
     for system, frame in entries.groupby("system", sort=True):
         sslug = safe_name(system)
@@ -433,6 +525,7 @@ def _system_pages(out: Path, entries: pd.DataFrame, built: dict) -> list[dict]:
             page_name = f"{sslug}.html" if page["page"] == 1 else f"{sslug}-p{page['page']}.html"
             _render("system.html", out / "systems" / page_name, root="../", title=system, system=system,
                     accelerators=sorted({f"{a} × {c}" for a, c in zip(frame["accelerator"], frame["count"])}),
+                    interconnects=sorted(links.get(system, ())),
                     tables=[page], history=history if page["page"] == 1 else [], **built)
         systems.append({"name": system, "href": f"systems/{sslug}.html", "n": len(frame)})
     return systems
@@ -495,7 +588,7 @@ def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = No
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid = _gather(paths, out, pool, workers, built_at)
+        entries, runs, invalid, links = _gather(paths, out, pool, workers, built_at)
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         ids = list(registry.WORKLOADS)
         workloads = _map(pool, _workload_pages, [out] * len(ids), ids,
@@ -504,7 +597,8 @@ def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = No
         parts = [names[i::workers * 2] for i in range(workers * 2)] if pool is not None else [names]
         groups = [entries[entries["system"].isin(part)] for part in parts if part]
         systems = sorted((s for found in _map(pool, _system_pages, [out] * len(groups), groups,
-                                              [built] * len(groups)) for s in found), key=lambda s: s["name"])
+                                              [built] * len(groups), [links] * len(groups))
+                          for s in found), key=lambda s: s["name"])
     _compare_page(out, entries, built)
     _downloads(runs, out / "runs")
     _render("index.html", out / "index.html", root="", title="leaderboard", workloads=workloads,

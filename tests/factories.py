@@ -39,13 +39,18 @@ def stamp(when: dt.datetime) -> str:
 def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Generator,
                   accelerator: str, device_type: str, mfu_level: float = 0.3,
                   cpu_step_s: float = 0.5, converge_at_eval: int = 1, energy: bool = True,
-                  goodput: bool = False, started: dt.datetime = BASE_TIME) -> dict:
-    """One complete run record; the target (if any) is met at eval number ``converge_at_eval``."""
+                  goodput: bool = False, started: dt.datetime = BASE_TIME, world_size: int = 1,
+                  nnodes: int = 1, parallel: str = "ddp") -> dict:
+    """One complete run record; the target (if any) is met at eval number ``converge_at_eval``.
+
+    With ``world_size`` > 1 it is a run over that many processes on ``nnodes`` nodes: the peak
+    (hence MFU) is that of all the devices, and the record has a ``distributed`` section."""
     workload = registry.get(workload_id)
     spec = workload.spec(scale)
     precision = spec.precision if device_type == "cuda" else "fp32"
     flops = workload.flops_per_step(spec)
     peak, peak_source = mfu_meter.peak_flops(accelerator, precision)
+    peak = peak * world_size if peak else peak  # the devices of every rank together
     mean_step = flops / (peak * mfu_level) if peak else cpu_step_s
     target = spec.target
     steps = min(spec.max_steps, spec.eval_every * converge_at_eval) if target else spec.max_steps
@@ -88,7 +93,7 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
         "tta_status": f"reached {target.describe()} at step {steps}" if target else
         "throughput workload: no quality target",
         "final_quality": {k: v for k, v in curve[-1].items() if k not in ("step", "time_s")},
-        **_energy(energy, tput, time_to_train, workload, spec, target is not None, accelerator),
+        **_energy(energy, tput, time_to_train, workload, spec, target is not None, accelerator, world_size),
     }
     record = {
         "run_id": uuid.UUID(int=int(rng.integers(0, 2**63)) << 64 | int(rng.integers(0, 2**63))).hex,
@@ -102,7 +107,54 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     if goodput:  # an event log of the run and the goodput the suite recomputes from it
         record["event_log"] = event_log(step_times, evals, spec.warmup_steps, phases, eval_s, started)
         record["goodput"] = goodput_meter.from_event_log(record["event_log"], flops, peak)
+    if world_size > 1:
+        record["distributed"] = distributed_section(
+            rng, world_size, nnodes, parallel, workload.samples_per_step(spec), step_times[spec.warmup_steps:],
+            phases, device_type, metrics["energy_to_train_j"])
     return record
+
+
+def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, parallel: str,
+                        global_batch: int, steady: list[float], phases: dict, device_type: str,
+                        energy_j: float | None) -> dict:
+    """A run record's ``distributed`` section as suite.distributed writes it: rank 0's steady step
+    times are the run's, other ranks' are jittered copies; energy is split over the ranks."""
+    if global_batch % world_size or world_size % nnodes:
+        raise ValueError(f"a global batch of {global_batch} does not split over {world_size} ranks "
+                         f"on {nnodes} nodes")
+    local = world_size // nnodes
+    base = np.asarray(steady, dtype=np.float64)
+    shares = rng.uniform(0.9, 1.1, size=world_size)
+    ranks = []
+    for rank in range(world_size):
+        times = base if rank == 0 else base * rng.uniform(0.97, 1.08)
+        ranks.append({
+            "rank": rank, "node_rank": rank // local, "local_rank": rank % local,
+            "host": f"synthetic-node{rank // local}",
+            "device": f"cuda:{rank % local}" if device_type == "cuda" else "cpu",
+            "step_time_s": {"mean": float(times.mean()), "p50": float(np.median(times)),
+                            "max": float(times.max()), "steps": int(times.size)},
+            "phases_s": {"data_load": phases["data_load"], "init": phases["init"] * float(shares[rank]),
+                         "eval": phases["eval"] * float(shares[rank])},
+            "telemetry_status": "not measured: synthetic test data", "telemetry_summary": None,
+            "energy_to_train_j": None if energy_j is None else energy_j * float(shares[rank] / shares.sum()),
+        })
+    means = [r["step_time_s"]["mean"] for r in ranks]
+    method = "3 rounds of 2 steps with and 2 without DDP's gradient all-reduce (no_sync), after the run"
+    if parallel == "ddp":
+        with_sync = float(np.median(base))
+        without = with_sync * float(rng.uniform(0.7, 0.95))
+        communication = {"exposed_share": max(0.0, 1.0 - without / with_sync), "step_s_with_sync": with_sync,
+                         "step_s_without_sync": without, "method": method, "status": "ok"}
+    else:
+        communication = {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
+                         "method": method, "status": "not measured: FSDP's all-gathers cannot be switched "
+                                                     "off to time the step without communication"}
+    return {"world_size": world_size, "nnodes": nnodes, "local_world_size": local,
+            "backend": "nccl" if device_type == "cuda" else "gloo", "parallel": parallel,
+            "global_batch": global_batch, "per_rank_batch": global_batch // world_size,
+            "micro_batch": global_batch // world_size, "grad_accumulation_steps": 1, "ranks": ranks,
+            "straggler_spread": float(max(means) / np.median(means)), "communication": communication}
 
 
 def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phases: dict, eval_s: float,
@@ -137,7 +189,7 @@ def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phas
 
 
 def _energy(measured: bool, tput: dict | None, time_to_train: float, workload, spec, tta: bool,
-            accelerator: str) -> dict:
+            accelerator: str, devices: int = 1) -> dict:
     figures = {"energy_method": "synthetic (test data)" if measured else None,
                "energy_status": "ok: synthetic test data" if measured else "not measured: synthetic test data",
                "energy_to_train_j": None, "energy_to_target_j": None, "energy_window_j": None,
@@ -145,7 +197,7 @@ def _energy(measured: bool, tput: dict | None, time_to_train: float, workload, s
     if not measured or tput is None:
         return figures
     peak = mfu_meter.find_peak(accelerator)
-    power_w = 0.6 * peak.board_power_w if peak else 100.0  # within the device's board power
+    power_w = devices * (0.6 * peak.board_power_w if peak else 100.0)  # within the devices' board power
     window_j = power_w * tput["window"]["seconds"]
     steps = tput["window"]["steps"]
     figures.update(energy_to_train_j=power_w * time_to_train,
@@ -161,8 +213,12 @@ def _energy(measured: bool, tput: dict | None, time_to_train: float, workload, s
 def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerator: int = 0,
                        scale: str = "full", seeds: int | None = None, workloads: tuple[str, ...] | None = None,
                        days_ago: float = 10.0, energy: bool = True, goodput: bool = False,
-                       mfu_level: float | None = None) -> dict:
-    """A whole results document for one system: ``seeds`` runs of each workload (default: as many as the rules need)."""
+                       mfu_level: float | None = None, world_size: int = 1, nnodes: int = 1,
+                       parallel: str = "ddp", interconnect: str | None = None) -> dict:
+    """A whole results document for one system: ``seeds`` runs of each workload (default: as many as the rules need).
+
+    ``world_size``/``nnodes``/``parallel`` make every run a distributed one (see :func:`synthetic_run`);
+    ``interconnect`` ("nvswitch", "nvlink", "pcie") adds ``system.interconnect`` with that summary."""
     name, device_type, count = ACCELERATORS[accelerator % len(ACCELERATORS)]
     created = BASE_TIME - dt.timedelta(days=days_ago)
     level = mfu_level if mfu_level is not None else float(rng.uniform(0.15, 0.45))
@@ -174,8 +230,9 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
                 wid, scale, seed, rng=rng, accelerator=name, device_type=device_type, mfu_level=level,
                 cpu_step_s=float(rng.uniform(0.3, 0.9)), converge_at_eval=int(rng.integers(1, 3)),
                 energy=energy and device_type == "cuda", goodput=goodput,
-                started=created - dt.timedelta(hours=seed)))
-    return {
+                started=created - dt.timedelta(hours=seed), world_size=world_size, nnodes=nnodes,
+                parallel=parallel))
+    doc = {
         "schema_version": 1,
         "suite": {"name": "goodbench", "version": __version__},
         "created_at": stamp(created),
@@ -197,6 +254,14 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
                      "command": ["goodbench", "run", "(synthetic test data)"]},
         "runs": runs,
     }
+    if world_size > 1:
+        doc["settings"]["distributed"] = {"world_size": world_size, "nnodes": nnodes,
+                                          "backend": runs[0]["distributed"]["backend"], "parallel": parallel,
+                                          "micro_batch": None}
+    if interconnect is not None:
+        doc["system"]["interconnect"] = {"summary": interconnect, "summary_status": "ok",
+                                         "gpus_status": "ok", "gpus": [], "gpu_pairs": [], "infiniband": []}
+    return doc
 
 
 def with_strings(doc: dict, text: str) -> dict:

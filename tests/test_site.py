@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 import factories
 from suite import charts, leaderboard, results, site
@@ -347,3 +348,80 @@ def test_scaling_efficiency_is_against_the_same_systems_one_process_entry():
     ]
     frame = leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS))
     assert list(frame["scaling_efficiency"]) == [None, 0.9, None]
+
+
+def _rank_cells(page: str) -> list[list[str]]:
+    body = page.split('id="ranks-table"')[1].split("<tbody>")[1].split("</tbody>")[0]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(tmp_path):
+    folder, out = tmp_path / "results", tmp_path / "out"
+    folder.mkdir()
+    rng = np.random.default_rng(12)
+    ddp = factories.synthetic_document("synthetic-ddp", rng=rng, accelerator=1, workloads=("gpt2-124m",),
+                                       world_size=8, nnodes=2, interconnect="nvswitch")
+    ddp["runs"][0]["distributed"]["ranks"][3]["host"] = PAYLOAD  # a submitter's text, shown escaped
+    fsdp = factories.synthetic_document("synthetic-fsdp", rng=rng, accelerator=1, workloads=("gpt2-124m",),
+                                        world_size=4, parallel="fsdp")
+    assert leaderboard.check_document(ddp) == [] and leaderboard.check_document(fsdp) == []
+    results.write(folder / "ddp.json", ddp)
+    results.write(folder / "fsdp.json", fsdp)
+    site.build(folder, out)
+
+    run = ddp["runs"][0]
+    section = run["distributed"]
+    page = (out / "runs" / f"{site.run_slug('ddp.json', run['run_id'])}.html").read_text()
+    summary = dict(re.findall(r'<th scope="row">([^<]*)</th><td>([^<]*)</td>',
+                              page.split('id="distributed"')[1].split("<h3>")[0]))
+    assert summary["world size (processes)"] == "8" and summary["nodes"] == "2"
+    assert summary["backend"] == "nccl" and summary["parallel mode"] == "ddp"
+    assert summary["straggler spread (max / median of the ranks&#39; mean step time)"] == \
+        f"{section['straggler_spread']:.3f}×"
+    assert summary["exposed communication share"] == f"{100 * section['communication']['exposed_share']:.1f}%"
+    rows = _rank_cells(page)
+    assert len(rows) == 8
+    for cells, rank in zip(rows, section["ranks"]):
+        assert cells[:2] == [str(rank["rank"]), str(rank["node_rank"])] and cells[3] == rank["device"]
+        assert cells[4:10] == [charts.num(v, 4) for v in (
+            rank["step_time_s"]["mean"], rank["step_time_s"]["p50"], rank["step_time_s"]["max"],
+            rank["phases_s"]["init"], rank["phases_s"]["eval"], rank["energy_to_train_j"])]
+    assert PAYLOAD not in page and str(escape(PAYLOAD)) in page
+    assert "interconnect <strong>nvswitch</strong>" in page
+    system = (out / "systems" / f"{site.safe_name('synthetic-ddp')}.html").read_text()
+    assert "interconnect nvswitch" in system
+
+    fsdp_run = fsdp["runs"][0]
+    page = (out / "runs" / f"{site.run_slug('fsdp.json', fsdp_run['run_id'])}.html").read_text()
+    status = fsdp_run["distributed"]["communication"]["status"]
+    assert f"<td>— ({escape(status)})</td>" in page and len(_rank_cells(page)) == 4
+    assert "interconnect" not in page.split("<main>")[1].split("</p>")[0]  # no interconnect recorded
+    one = (out / "systems" / f"{site.safe_name('synthetic-fsdp')}.html").read_text()
+    assert "interconnect" not in one.split("<h1>")[1].split("</p>")[0]
+
+
+def test_single_process_runs_have_no_distributed_section(built):
+    _, out, docs = built
+    run = docs[0]["runs"][0]
+    page = (out / "runs" / f"{site.run_slug('r0.json', run['run_id'])}.html").read_text()
+    assert site.distributed_context(run) is None and 'id="distributed"' not in page
+
+
+def test_large_worlds_list_rank_0_and_the_slowest_ranks(monkeypatch):
+    monkeypatch.setattr(site, "RANK_ROWS", 3)
+    doc = factories.synthetic_document("synthetic-big", rng=np.random.default_rng(4), accelerator=1,
+                                       workloads=("gpt2-124m",), world_size=8)
+    ranks = doc["runs"][0]["distributed"]["ranks"]
+    slowest = sorted(ranks[1:], key=lambda r: r["step_time_s"]["mean"])[-2:]
+    context = site.distributed_context(doc["runs"][0])
+    assert [row[0]["text"] for row in context["ranks"]] == [str(r["rank"]) for r in
+                                                            sorted([ranks[0], *slowest], key=lambda r: r["rank"])]
+    assert context["note"].startswith("3 of 8 ranks listed")
+
+
+def test_interconnect_text_says_why_it_is_unknown():
+    assert site.interconnect_text({}) is None
+    assert site.interconnect_text({"interconnect": {"summary": "pcie"}}) == "pcie"
+    assert site.interconnect_text({"interconnect": {
+        "summary": None, "summary_status": "unknown: not queried: the run used the CPU"}}) == \
+        "unknown: not queried: the run used the CPU"
