@@ -124,7 +124,7 @@ def _run(args, device, scale: str, parallel) -> int:
     plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
                      seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
                      system_overrides=load_overrides(args.system_overrides),
-                     command=["goodbench", *sys.argv[1:]])
+                     command=["goodbench", *sys.argv[1:]], global_batch=args.global_batch)
     out, checkpoint_dir = _paths(args, scale, parallel)
     if parallel.is_main:
         _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {scale} scale on "
@@ -274,6 +274,8 @@ def _check_parallel(args, parallel, scale: str) -> None:
                      "STEP (the last rank is killed there) with --max-restarts")
     for wid in args.workload or list(registry.WORKLOADS):
         workload = registry.get(wid)
+        if args.global_batch:
+            workload = workload.with_spec_changes(scale, batch_size=args.global_batch)
         try:
             parallel.micro_batches(workload.samples_per_step(workload.spec(scale)))
             parallel.rows(workload.samples_per_step(workload.spec(scale)))
@@ -451,6 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torchrun restarts all workers up to K times after a failure (resume)")
     d.add_argument("--parallel", choices=["ddp", "fsdp"], default="ddp",
                    help="DDP (every workload) or FSDP2 (gpt2-124m, llama-1b)")
+    d.add_argument("--global-batch", type=POSITIVE_INT, metavar="ROWS",
+                   help="OPEN division: train every workload at this global batch instead of the "
+                        "pinned one (e.g. to grow it with the world size); recorded as a change")
     d.add_argument("--micro-batch", type=POSITIVE_INT, metavar="ROWS",
                    help="rows per micro-batch; gradients accumulate up to the per-rank share")
     p.set_defaults(func=cmd_run)

@@ -206,3 +206,25 @@ def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+
+
+def test_open_division_may_change_the_global_batch_and_says_so(tmp_path, data_dir):
+    """--global-batch trains another global batch than the pinned one: the file is open
+    division, declares the change, carries the changed spec's hash, and validates."""
+    from workloads import registry
+
+    out = tmp_path / "open.json"
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale",
+                           "smoke", "--device", "cpu", "--global-batch", "8", "-o", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    run = doc["runs"][0]
+    assert doc["settings"]["division"] == "open"
+    assert doc["settings"]["open_changes"] == [
+        "gpt2-124m: global batch 8 (pinned 16); every other value as pinned"]
+    assert run["metrics"]["samples_per_step"] == 8
+    assert run["workload"]["spec_hash"] != registry.get("gpt2-124m").spec_hash("smoke")
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout

@@ -7,6 +7,7 @@ The harness in ``suite/`` never looks inside a job beyond this interface.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -98,6 +99,13 @@ class Workload(ABC):
     def spec(self, scale: str) -> Spec:
         """The pinned spec of one scale."""
         return self.variants[scale]
+
+    def with_spec_changes(self, scale: str, **changes: Any) -> "Workload":
+        """A copy of this workload whose ``scale`` spec has ``changes`` (an open-division run:
+        its spec hash is that of the changed spec)."""
+        changed = copy.copy(self)
+        changed.variants = {**self.variants, scale: dataclasses.replace(self.variants[scale], **changes)}
+        return changed
 
     def spec_hash(self, scale: str) -> str:
         """sha256 of the canonical JSON of everything pinned for this workload variant."""
