@@ -145,6 +145,10 @@ def _run(args, device, scale: str, parallel) -> int:
         _stderr(f"stopped: {doc['settings']['aborted']}; torchrun restarts the workers, and the "
                 "restarted run writes the results file")
         return 1
+    if not doc["runs"]:
+        _stderr(f"stopped before any run was recorded ({doc['settings']['aborted'] or 'interrupted'}); "
+                "no results file written")
+        return 1
     results.write_atomic(out, results.dumps(doc), overwrite=False)
     rows = [{
         "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
@@ -230,9 +234,14 @@ def _launch(args, scale: str) -> int:
     """Re-launch this command under torchrun with the same arguments and one output path."""
     import subprocess
 
+    from workloads.parallel import Parallel
+
     out = _output_path(args, scale)
     if out.exists():
         raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+    # the workers would refuse these: say so before torchrun starts them
+    _check_parallel(args, Parallel(world_size=args.nproc_per_node * (args.nnodes or 1),
+                                   mode=args.parallel, micro_batch=args.micro_batch), scale)
     if args.inject_failure:
         from suite.session import default_seeds
         from workloads import registry

@@ -82,6 +82,11 @@ def parse(lines: Iterable[str]) -> list[Event]:
     return [e for e in events if e is not None]
 
 
+def count(events: Iterable[Event], key: str) -> int:
+    """How many of ``events`` have ``key`` (e.g. the ``failure`` events of a run's log)."""
+    return sum(1 for e in events if e.key == key)
+
+
 def read_lines(path: str | Path) -> list[str]:
     """The event lines of a log file; a torn last line (a killed writer) is dropped."""
     path = Path(path)

@@ -10,6 +10,7 @@ good checkpoint found there. The runner reports through a ``progress`` callback 
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -86,14 +87,35 @@ class RankLost(GoodbenchError):
     record: dict
 
 
+class _Sigterm:
+    """SIGTERM's state in a torchrun worker: raised at once while a run trains (``armed``);
+    noted (``pending``) while the run's record is being put together, so that it is not lost."""
+
+    armed = True
+    pending = False
+
+
 def stop_on_sigterm() -> None:
     """Turn SIGTERM into :class:`Terminated` in this process (a torchrun worker)."""
     import signal
 
     def handler(signum, frame):
+        if not _Sigterm.armed:
+            _Sigterm.pending = True
+            return
         raise Terminated()
 
     signal.signal(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
+def _sigterm_deferred():
+    """Hold SIGTERM back while a finished run's record is put together and saved."""
+    was, _Sigterm.armed = _Sigterm.armed, False
+    try:
+        yield
+    finally:
+        _Sigterm.armed = was
 
 
 @dataclass
@@ -161,8 +183,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     }
     directory = run_dir(options, workload, seed)
     parallel = options.parallel
-    finished = distributed.broadcast(_finished_record(directory) if parallel.is_main else None,
-                                     parallel)
+    settings = _run_settings(record, options)
+    finished = _finished_record(directory, settings, parallel)
     if finished is not None:  # a restarted suite does not train a finished run again
         progress("finished", workload=workload.id, seed=seed, status=finished["status"])
         return finished
@@ -170,7 +192,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     # events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
     prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
     attempt = sum(1 for e in prior if e.key == "init_start")  # workers of this run before this one
-    kill = distributed.rank_failure_hook(parallel, options.inject_failures, attempt,
+    kill = distributed.rank_failure_hook(parallel, options.inject_failures,
+                                         mllog.count(prior, "failure"), attempt,
                                          lambda meta: log.event("failure", "SIGKILL", meta))
     if kill is not None:
         on_step = _both(on_step, kill)
@@ -202,24 +225,29 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         record.update(status="partial", error=f"interrupted ({why})")
         interrupted = exc
         lone = record["error"] if parallel.distributed else None
-    except RuntimeError as exc:  # under torchrun: a collective failed, a peer is gone
+    except RuntimeError as exc:  # under torchrun: a collective failed (a peer is gone), or worse
         if not parallel.distributed:
             raise
         first_line = (str(exc).splitlines() or [""])[0][:300]
-        record.update(status="failed", error=f"rank {parallel.rank} lost its peers (a collective "
-                                             f"failed): {type(exc).__name__}: {first_line}")
+        record.update(status="failed",
+                      error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
         lone = record["error"]
-    _finish(record, workload, scale, options, precision, state, log, instruments,
-            alone=lone is not None)
-    if parallel.distributed and record["status"] == "complete":  # every rank got here alike
-        record["distributed"]["communication"] = distributed.communication_probe(
-            job, parallel, device)
-    if parallel.distributed and (options.inject_failures or attempt):
-        record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
-                            "failure_rate_per_hour": None,
-                            "kills": record["goodput"]["failures"]}
-    if directory is not None and parallel.is_main and record["status"] != "partial" and not lone:
-        write_atomic(directory / FINISHED, json.dumps(record, allow_nan=False))
+    with _sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
+        _finish(record, workload, scale, options, precision, state, log, instruments,
+                alone=lone is not None)
+        if parallel.distributed and record["status"] == "complete":  # every rank got here alike
+            record["distributed"]["communication"] = distributed.communication_probe(
+                job, parallel, device)
+        if parallel.distributed and (options.inject_failures or attempt):
+            record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
+                                "failure_rate_per_hour": None,
+                                "kills": record["goodput"]["failures"]}
+        if directory is not None and parallel.is_main and record["status"] != "partial" and not lone:
+            write_atomic(directory / FINISHED,
+                         json.dumps({"settings": settings, "record": record}, allow_nan=False))
+    if _Sigterm.pending and interrupted is None and lone is None:
+        _Sigterm.pending = False
+        interrupted = Terminated()
     if record["telemetry"]["warnings"]:
         progress("warnings", warnings=record["telemetry"]["warnings"])
     if interrupted is not None:
@@ -233,18 +261,48 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     return record
 
 
-FINISHED = "finished-record.json"  # a finished run's record, in its run directory
+FINISHED = "finished-record.json"  # a finished run's settings and record, in its run directory
 
 
-def _finished_record(directory: Path | None) -> dict | None:
-    """The record of a run that already finished in ``directory`` (None: train it)."""
+def _run_settings(record: dict, options: RunOptions) -> dict:
+    """What makes a finished run's record the answer to this run: the same spec (its hash
+    covers an open-division change), scale, seed, device kind, precision, compile mode and
+    parallel layout."""
+    parallel = options.parallel
+    return {"spec_hash": record["workload"]["spec_hash"], "scale": record["scale"],
+            "seed": record["seed"], "device": options.device.type,
+            "precision": record["precision"], "compile": options.compile,
+            "world_size": parallel.world_size,
+            "parallel": parallel.mode if parallel.distributed else None,
+            "micro_batch": parallel.micro_batch}
+
+
+def _finished_record(directory: Path | None, settings: dict, parallel: Parallel) -> dict | None:
+    """The record of a run that already finished in ``directory`` with these ``settings``
+    (None: train it). Rank 0 reads it and every rank gets the answer, or the same error."""
+    found = _read_finished(directory, settings) if parallel.is_main else None
+    found = distributed.broadcast(found, parallel)
+    if found is not None and "error" in found:
+        raise GoodbenchError(found["error"])
+    return None if found is None else found["record"]
+
+
+def _read_finished(directory: Path | None, settings: dict) -> dict | None:
     if directory is None or not (directory / FINISHED).is_file():
         return None
+    path = directory / FINISHED
     try:
-        return json.loads((directory / FINISHED).read_text())
-    except (OSError, ValueError) as exc:
-        raise GoodbenchError(f"{directory / FINISHED} is unreadable ({exc}); "
-                             "remove it to train that run again") from None
+        saved = json.loads(path.read_text())
+        saved_settings, record = saved["settings"], saved["record"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return {"error": f"{path} is unreadable ({type(exc).__name__}: {exc}); "
+                         "remove it to train that run again"}
+    changed = sorted(k for k in settings if saved_settings.get(k) != settings[k])
+    if changed:
+        was = ", ".join(f"{k} {saved_settings.get(k)!r} → {settings[k]!r}" for k in changed)
+        return {"error": f"{path} holds a finished run with other settings ({was}); resume "
+                         "with the settings it ran with, or start a new run without --resume"}
+    return {"record": record}
 
 
 def _both(first: Callable[[int], None] | None, second: Callable[[int], None]) -> Callable[[int], None]:
@@ -310,8 +368,8 @@ def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     # rank 0 chooses the checkpoint; every rank loads that one (or fails saying why)
     loaded = checkpoint.load_latest(directory) if parallel.is_main else None
     step = distributed.broadcast(None if loaded is None else loaded.step, parallel)
-    if step is not None and loaded is None:
-        loaded = checkpoint.load_step(directory, step)
+    if step is not None:
+        loaded = _checkpoint_on_every_rank(job, directory, step, loaded, parallel)
     for name, why in loaded.skipped if loaded else ():
         log.event("checkpoint_skipped", name, {"reason": why})
     if loaded is not None:
@@ -334,6 +392,33 @@ def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     distributed.barrier(parallel)
     log.end("checkpoint_load_stop", metadata={"step": state.step})
     return state
+
+
+def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoint.Loaded | None,
+                              parallel: Parallel) -> checkpoint.Loaded:
+    """Rank 0's checkpoint of ``step`` on every rank. Each rank reads the file, except for the
+    parts of the job's state that rank 0 alone reads and the job spreads itself
+    (``job.rank0_state_keys``: FSDP's full model and optimizer states, which would otherwise
+    sit in host memory once per rank); the rest comes from rank 0. A rank that cannot read
+    the file stops every rank with its reason."""
+    rank0_only = tuple(getattr(job, "rank0_state_keys", ()))
+    error = None
+    if rank0_only and parallel.distributed:
+        shared = None
+        if parallel.is_main:
+            rest = {k: v for k, v in loaded.state["job"].items() if k not in rank0_only}
+            shared = {**loaded.state, "job": rest}
+        shared = distributed.broadcast(shared, parallel)
+        if not parallel.is_main:
+            state = {**shared, "job": {**shared["job"], **{k: {} for k in rank0_only}}}
+            loaded = checkpoint.Loaded(step=step, state=state, path=Path(directory))
+    elif loaded is None:
+        try:
+            loaded = checkpoint.load_step(directory, step)
+        except GoodbenchError as exc:
+            error = str(exc)
+    distributed.agree(error, parallel)
+    return loaded
 
 
 def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog,
@@ -431,18 +516,20 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
 def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
                      spec, parallel: Parallel = SINGLE) -> None:
     """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
-    under FSDP every rank takes part in gathering the full state to rank 0."""
-    if not parallel.is_main and parallel.mode != "fsdp":
-        return
+    under FSDP every rank takes part in gathering the full state to rank 0. Every rank then
+    waits for the write: the checkpoint's time is the job's, not hidden in the next step."""
+    manifest = None
     log.start("checkpoint_start", metadata={"step": step})
-    job_state = job.state_dict()
-    if not parallel.is_main:
-        return
-    manifest = checkpoint.save(directory, step, {
-        "job": job_state, "rng": checkpoint.capture_rng(),
-        "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
-    log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
-                                         "sha256": manifest["sha256"]})
+    if parallel.is_main or parallel.mode == "fsdp":
+        job_state = job.state_dict()
+        if parallel.is_main:
+            manifest = checkpoint.save(directory, step, {
+                "job": job_state, "rng": checkpoint.capture_rng(),
+                "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
+    distributed.barrier(parallel)
+    if manifest is not None:
+        log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
+                                             "sha256": manifest["sha256"]})
 
 
 def _utc(unix_s: float) -> str:
@@ -464,7 +551,8 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
     A rank that ended ``alone`` (apart from its peers) makes no collective call: its record's
     ``distributed`` section holds its own report only, and energy is not measured."""
     spec = workload.spec(scale)
-    synchronize(options.device)
+    if not alone:  # alone, the device may be stuck in a collective its peers never join
+        synchronize(options.device)
     run_stop = time.time()
     meter = instruments.energy
     state.energy["end"] = meter.read()

@@ -75,13 +75,16 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
     worker_options = replace(options, inject_failures=(), failure_rate_per_hour=None)
     task = WorkerTask(workload, scale, seed, worker_options, _picklable(progress), str(record_path))
     task_path.write_bytes(pickle.dumps(task))
-    pending = sorted(set(options.inject_failures))
-    began = time.time()
-    deadlines = [began + t for t in failure_times(options.failure_rate_per_hour,
-                                                   options.failure_seed)] \
-        if options.failure_rate_per_hour else []
     log = mllog.EventLog(directory / "events.log")
-    attempt = 0
+    # a resumed suite continues the run's failure schedule: a step that fired does not again
+    attempt = mllog.count(mllog.parse(log.all_lines()), "failure")
+    pending = sorted(set(options.inject_failures))[attempt:]
+    began = time.time()
+    deadlines = []
+    if options.failure_rate_per_hour:  # the Poisson process goes on from the last failure
+        times = failure_times(options.failure_rate_per_hour, options.failure_seed)
+        offset = times[attempt - 1] if 0 < attempt <= len(times) else 0.0
+        deadlines = [began + t - offset for t in times[attempt:]]
     try:
         while True:
             proc = _spawn(task_path)

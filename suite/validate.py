@@ -876,6 +876,15 @@ def _check_goodput(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
         if not _close(reported[key], expected[key], abs_tol=1e-6):
             problems.append(Problem("goodput-mismatch", f"{field}.{key}",
                                     f"reported {reported[key]} but the event log gives {expected[key]}"))
+    for key in ("failures", "restarts"):
+        if reported.get(key) != expected[key]:
+            problems.append(Problem("goodput-mismatch", f"{field}.{key}",
+                                    f"reported {reported.get(key)} but the event log gives {expected[key]}"))
+    kills = (run.get("faults") or {}).get("kills")
+    if kills is not None and kills != expected["failures"]:
+        problems.append(Problem("goodput-mismatch", f"{where}.faults.kills",
+                                f"{kills} injected kill(s) but the event log holds "
+                                f"{expected['failures']} failure(s)"))
     total = expected["productive_s"] + sum(expected["badput_s"].values())
     if not math.isclose(total, expected["wall_s"], rel_tol=0.01, abs_tol=1e-3):
         problems.append(Problem("goodput-mismatch", f"{field}.badput_s",

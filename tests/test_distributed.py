@@ -113,7 +113,7 @@ def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(tmp_path,
 
     run = torchrun(tmp_path, data_dir, 2, mode="ddp-oom", ok=False)
     assert run["status"] in ("failed", "partial") and run["error"].startswith(
-        ("rank 0 lost its peers", "interrupted (SIGTERM)"))
+        ("rank 0 stopped: ", "interrupted (SIGTERM)"))
     assert run["steps"] == OOM_AT_STEP - 1 == len(run["step_times_s"])
     assert [r["rank"] for r in run["distributed"]["ranks"]] == [0]
     assert run["metrics"]["energy_to_train_j"] is None
@@ -126,17 +126,24 @@ def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(tmp_path, data_dir, sin
     np.testing.assert_allclose(train_losses(sharded), train_losses(single), rtol=RTOL)
 
 
-def test_two_nodes_on_loopback_write_one_valid_results_file(tmp_path, data_dir):
-    out = tmp_path / "two-nodes.json"
+@pytest.fixture(scope="module")
+def two_nodes(tmp_path_factory, data_dir) -> Path:
+    """A gpt2-124m smoke run of two one-rank "nodes" on loopback; the directory it ran in."""
+    where = tmp_path_factory.mktemp("two-nodes")
     endpoint = f"127.0.0.1:{free_port()}"
     cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke", "--device",
            "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "1", "--nnodes", "2",
-           "--rdzv-endpoint", endpoint, "-o", str(out)]
-    nodes = [subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+           "--rdzv-endpoint", endpoint, "-o", "two-nodes.json"]
+    nodes = [subprocess.Popen(cmd, cwd=where, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for _ in range(2)]
     outputs = [node.communicate(timeout=240) for node in nodes]
     assert [node.returncode for node in nodes] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
-    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".json") == ["two-nodes.json"]
+    return where
+
+
+def test_two_nodes_on_loopback_write_one_valid_results_file(two_nodes):
+    out = two_nodes / "two-nodes.json"
+    assert sorted(p.name for p in two_nodes.iterdir() if p.suffix == ".json") == ["two-nodes.json"]
     run = json.loads(out.read_text())["runs"][0]
     assert run["distributed"]["nnodes"] == 2 and run["distributed"]["world_size"] == 2
     assert sorted(r["node_rank"] for r in run["distributed"]["ranks"]) == [0, 1]
@@ -146,10 +153,12 @@ def test_two_nodes_on_loopback_write_one_valid_results_file(tmp_path, data_dir):
 
 
 @pytest.mark.parametrize("mode", ["ddp", "fsdp"])
-def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, mode):
+def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, mode,
+                                                                   two_nodes):
     """--inject-failure under torchrun: the last rank SIGKILLs itself at step 30, torchrun
     restarts both ranks, they resume from the step-20 checkpoint (FSDP: the full state,
-    gathered to rank 0 and sharded again on load) and the lost work shows."""
+    gathered to rank 0, read there alone and sharded again on load), the lost work shows,
+    and training goes on as if nothing had happened: the loss curve is the unbroken run's."""
     out = tmp_path / "killed.json"
     cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
            "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
@@ -168,6 +177,8 @@ def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, da
     resumed = [e for e in events if e.key == "checkpoint_load_stop"]
     assert [e.metadata["step"] for e in resumed] == [20]
     assert len(run["step_times_s"]) == run["steps"]  # one time per kept step
+    unbroken = json.loads((two_nodes / "two-nodes.json").read_text())["runs"][0]
+    np.testing.assert_allclose(train_losses(run), train_losses(unbroken), rtol=RTOL)
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
@@ -180,6 +191,18 @@ def test_injected_failures_need_enough_restarts(tmp_path):
                            "-o", str(tmp_path / "x.json")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--max-restarts 2" in proc.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["-w", "lm-char", "--parallel", "fsdp"], "--parallel fsdp is for"),
+    (["-w", "gpt2-124m", "--micro-batch", "3"], "does not divide"),
+    (["-w", "gpt2-124m", "--failure-rate", "2"], "--failure-rate supervises one process")])
+def test_the_launcher_refuses_what_the_workers_would(tmp_path, args, says):
+    """Usage errors of a distributed run come from the launcher, before torchrun starts."""
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "--scale", "smoke", "--device",
+                           "cpu", "--nproc-per-node", "2", *args, "-o", str(tmp_path / "x.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and says in proc.stderr and "launching" not in proc.stderr
 
 
 def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):

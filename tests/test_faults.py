@@ -10,6 +10,7 @@ import pytest
 
 from short_lmchar import run_short
 from suite import goodput, mllog, supervisor
+from suite.errors import GoodbenchError
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +73,26 @@ def test_a_finished_run_is_kept_not_trained_again(data_dir, tmp_path):
     again = run_short(data_dir, tmp_path, checkpoint_every=10)
     assert again == first
     assert (tmp_path / "lm-char-seed1" / "events.log").read_text() == events_before
+
+
+def test_a_finished_run_with_other_settings_is_refused_not_reused(data_dir, tmp_path):
+    """A finished record answers only the run it was: resuming with another setting (here the
+    compile mode; an open-division batch changes the spec hash alike) is refused, naming it."""
+    run_short(data_dir, tmp_path, checkpoint_every=10)
+    with pytest.raises(GoodbenchError, match=r"other settings \(compile 'off' → 'default'\)"):
+        run_short(data_dir, tmp_path, checkpoint_every=10, compile="default")
+    (tmp_path / "lm-char-seed1" / "finished-record.json").write_text("{not json")
+    with pytest.raises(GoodbenchError, match="is unreadable"):
+        run_short(data_dir, tmp_path, checkpoint_every=10)
+
+
+def test_a_resumed_suite_does_not_inject_a_fired_failure_again(data_dir, tmp_path):
+    """The supervisor reads the failures already in the run's log: resuming the killed run
+    (its directory holds the record and a log with one failure) injects nothing new, and the
+    kills it reports still equal the log's failures."""
+    killed = run_short(data_dir, tmp_path, supervised=True, checkpoint_every=10,
+                       inject_failures=(25,))
+    again = run_short(data_dir, tmp_path, supervised=True, checkpoint_every=10,
+                      inject_failures=(25,))
+    assert again["faults"]["kills"] == killed["faults"]["kills"] == again["goodput"]["failures"] == 1
+    assert again["run_id"] == killed["run_id"]

@@ -26,3 +26,30 @@ def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeyp
     # the event log accounts for the same steps, and still sums to the wall time
     result = goodput.from_event_log(record["event_log"], ShortLmChar().flops_per_step(ShortLmChar.variants["smoke"]), None)
     assert result["productive_s"] + sum(result["badput_s"].values()) == pytest.approx(result["wall_s"], rel=0.01)
+
+
+def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping_it(
+        data_dir, monkeypatch):
+    """torchrun's SIGTERM can come after training ended but before the record is kept: it is
+    held until then, and the finished record rides on the Terminated that follows."""
+    import os
+    import signal
+
+    from suite import runner
+
+    real_finish = runner._finish
+
+    def finish_then_sigterm(*args, **kwargs):
+        real_finish(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # delivered here: would raise without the hold
+
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(runner, "_finish", finish_then_sigterm)
+    try:
+        runner.stop_on_sigterm()
+        with pytest.raises(runner.Terminated) as stopped:
+            run_short(data_dir)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert stopped.value.record["status"] == "complete" and stopped.value.record["steps"] == 40
+    assert not runner._Sigterm.pending and runner._Sigterm.armed

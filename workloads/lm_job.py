@@ -117,6 +117,12 @@ class LanguageModelJob:
     def _sharded(self) -> bool:
         return self.parallel.distributed and self.parallel.mode == "fsdp"
 
+    @property
+    def rank0_state_keys(self) -> tuple[str, ...]:
+        """Keys of :meth:`state_dict` that only rank 0 reads from a checkpoint: under FSDP the
+        full model and optimizer states, which :meth:`load_state_dict` spreads to the ranks."""
+        return ("model", "optimizer") if self._sharded else ()
+
     def state_dict(self) -> dict:
         """Model, optimizer, batch-generator state (the data position) and step counter.
 
@@ -134,17 +140,19 @@ class LanguageModelJob:
                 "batch_gen": self.batch_gen.get_state(), "step": self.step}
 
     def load_state_dict(self, state: dict) -> None:
-        """Load a :meth:`state_dict` of the same layout (FSDP: every rank, sharding it again)."""
+        """Load a :meth:`state_dict` of the same layout. Under FSDP every rank calls it: rank 0
+        holds the full states, the others empty ones, and each rank keeps its shards."""
         layout = "fsdp" if self._sharded else "plain"
         if state.get("layout", "plain") != layout:
             raise ValueError(f"a checkpoint of a {state.get('layout')} run cannot resume a "
                              f"{layout} run: resume with the same --parallel mode")
-        if self._sharded:
-            from torch.distributed.checkpoint.state_dict import StateDictOptions, set_state_dict
+        if self._sharded:  # two calls: set_state_dict takes an empty model state for "optimizer only"
+            from torch.distributed.checkpoint.state_dict import (
+                StateDictOptions, set_model_state_dict, set_optimizer_state_dict)
 
-            set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
-                           optim_state_dict=state["optimizer"],
-                           options=StateDictOptions(full_state_dict=True))
+            options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+            set_model_state_dict(self.model, state["model"], options=options)
+            set_optimizer_state_dict(self.model, self.optimizer, state["optimizer"], options=options)
         else:
             unwrap(self.model).load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])

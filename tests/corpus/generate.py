@@ -96,6 +96,13 @@ def mutate(fn) -> str:
     return dumps(doc)
 
 
+def mutate_two_ranks(fn) -> str:
+    """The valid 2-rank gpt2 smoke run (``valid/gpt2-smoke-2-ranks.json``) with ``fn`` applied."""
+    doc = json.loads((HERE / "valid" / "gpt2-smoke-2-ranks.json").read_text())
+    fn(doc)
+    return dumps(doc)
+
+
 def mutate_h100(fn) -> str:
     doc = as_h100(base())
     fn(doc)
@@ -209,6 +216,11 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "duplicate-seed.json": (mutate(lambda d: _second_run(d, run_id="f" * 32)), "duplicate-seed"),
     "duplicate-run-id.json": (mutate(lambda d: _second_run(d, seed=2)), "duplicate-run-id"),
     "seed-cherry-picked-7.json": (mutate(_set("runs.0.seed", 7)), "seed-set"),
+    "communication-share-not-from-its-times.json": (mutate_two_ranks(
+        _set("runs.0.distributed.communication.exposed_share", 0.01)), "distributed-communication"),
+    "injected-kills-not-in-the-event-log.json": (mutate_two_ranks(_set("runs.0.faults", {
+        "inject_failures": [20], "failure_rate_per_hour": None, "failure_seed": None, "kills": 1})),
+        "goodput-mismatch"),
     "full-scale-tta-one-seed.json": (mutate(_chain(
         _set("settings.scale", "full"), _set("runs.0.scale", "full"),
         _set("runs.0.workload.spec_hash", registry.get("lm-char").spec_hash("full")))), "seed-count"),
