@@ -116,11 +116,16 @@ def mean(value: torch.Tensor, parallel: Parallel) -> torch.Tensor:
 
 
 def rank_report(parallel: Parallel, device: torch.device, step_times: list[float],
-                warmup_steps: int, energy: dict, telemetry: dict, phases: dict) -> dict:
-    """What one rank contributes to the run record: where it ran, its steady-state step times,
-    its own data-load, init and eval seconds, its energy readings (run start, window start,
-    target, end) and its telemetry summary."""
-    steady = np.asarray(step_times[warmup_steps:], dtype=np.float64)
+                warmup_steps: int, energy: dict, telemetry: dict, phases: dict,
+                resumed_at: list[int] = ()) -> dict:
+    """What one rank contributes to the run record: where it ran, its steady-state step times
+    (each worker's warm-up left out, as in the run's throughput), its own data-load, init and
+    eval seconds, its energy readings (run start, window start, target, end) and its
+    telemetry summary."""
+    from suite.meters.throughput import warmup_mask
+
+    times_all = np.asarray(step_times, dtype=np.float64)
+    steady = times_all[~warmup_mask(times_all.size, warmup_steps, resumed_at)]
     times = None if steady.size == 0 else {
         "mean": float(steady.mean()), "p50": float(np.median(steady)), "max": float(steady.max()),
         "steps": int(steady.size)}

@@ -1,19 +1,20 @@
 """Results files → rows: one per run, one leaderboard entry per (file, workload, scale), with pandas.
 
+An entry's seeds, TTA score and medians are the document's summary (suite/summary.py).
+
 Fields that later parts of the results format add (division, goodput, effective goodput) are
 read where they exist and left ``None`` otherwise; nothing is filled in.
 """
 from __future__ import annotations
 
 import math
-import statistics
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from suite.meters import tta
 from suite import validate
+from suite.summary import complete_runs, groups, median, summarize
 from suite.validate import check_document, load
 
 ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
@@ -86,46 +87,44 @@ def run_rows(name: str, doc: dict) -> list[dict]:
 
 
 def rows(name: str, doc: dict) -> list[dict]:
-    """One entry per (workload, scale, division) of one document: medians over seeds, TTA scored over seeds."""
-    groups: dict[tuple, list[dict]] = {}
-    for run in doc["runs"]:
-        groups.setdefault((run["workload"]["id"], run["scale"], division(doc, run)), []).append(run)
+    """One entry per (workload, scale) of one document, which has one division.
+
+    The seeds, TTA score, and throughput and MFU medians are those of :func:`suite.summary.summarize`
+    (recomputed from the runs, so files without a ``summary`` section read the same); energy,
+    energy to target and goodput are medians over the complete runs, by the same rule: a failed
+    or partial run's figures never count."""
+    div, grouped = validate.division(doc), groups(doc["runs"])
     out = []
-    for (wid, scale, div), runs in groups.items():
-        complete = [r for r in runs if r["status"] == "complete"]
-        kind = runs[0]["workload"]["kind"]
-        score = tta.score({r["seed"]: r["metrics"]["tta_s"] for r in runs}) if kind == "tta" else None
+    for key, summary in summarize(doc["runs"]).items():
+        runs = grouped[key]
+        complete = complete_runs(runs)
+        score = summary["tta"]
         ci = score["ci95_s"] if score and score["ci95_s"] else (None, None)
-        tputs = [r["metrics"]["throughput"] for r in complete if r["metrics"]["throughput"]]
-        to_target = _median([run_metric(r, "energy_to_target_j") for r in complete])
+        to_target = median([run_metric(r, "energy_to_target_j") for r in complete])
         out.append({
             "file": name, "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
             "count": doc["system"]["accelerator"]["count"],
-            "workload": wid, "kind": kind, "scale": scale, "division": div,
+            "workload": summary["workload"], "kind": summary["kind"], "scale": summary["scale"],
+            "division": div,
             "world_size": (runs[0].get("distributed") or {}).get("world_size", 1),
             "scaling_efficiency": None,  # set across documents by with_scaling_efficiency
-            "seeds": len(runs),
+            "seeds": len(summary["seeds"]),
             "score_s": score["olympic_mean_s"] if score else None,
             "ci95_low_s": ci[0], "ci95_high_s": ci[1],
             "tta_valid": score["valid"] if score else None,
-            "samples_per_s": _median([t["samples_per_s"] for t in tputs]),
-            "tokens_per_s": _median([t["tokens_per_s"] for t in tputs]),
-            "mfu": _median([run_metric(r, "mfu") for r in complete]),
-            "energy_per_sample_j": _median([run_metric(r, "energy_per_sample_j") for r in complete]),
-            "energy_per_token_j": _median([run_metric(r, "energy_per_token_j") for r in complete]),
+            "samples_per_s": summary["samples_per_s_median"],
+            "tokens_per_s": summary["tokens_per_s_median"],
+            "mfu": summary["mfu_median"],
+            "energy_per_sample_j": median([run_metric(r, "energy_per_sample_j") for r in complete]),
+            "energy_per_token_j": median([run_metric(r, "energy_per_token_j") for r in complete]),
             "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
-            "goodput": _median([run_metric(r, "goodput") for r in complete]),
-            "effective_goodput": _median([run_metric(r, "effective_goodput") for r in complete]),
+            "goodput": median([run_metric(r, "goodput") for r in complete]),
+            "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0]["run_id"],
         })
     return out
-
-
-def _median(values: list) -> float | None:
-    present = [v for v in values if v is not None]
-    return float(statistics.median(present)) if present else None
 
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:

@@ -153,13 +153,14 @@ class EventLog:
 class StepBlocks:
     """Logs runs of consecutive steps as one ``block_start``/``block_stop`` pair each.
 
-    Steps up to ``warmup_steps`` are logged as ``warmup_start``/``warmup_stop`` instead. The
-    stop event carries ``first_step``, ``last_step``, ``step_s`` (summed step clock) and
-    ``data_wait_s`` (summed batch-fetch time, or None when the fetch was not timed apart).
+    Steps up to ``last_warmup_step`` (this worker's warm-up: the pinned warm-up steps after
+    the step it started or resumed from) are logged as ``warmup_start``/``warmup_stop``
+    instead. The stop event carries ``first_step``, ``last_step``, ``step_s`` (summed step
+    clock) and ``data_wait_s`` (summed batch-fetch time, or None when not timed apart).
     """
 
-    def __init__(self, log: EventLog, warmup_steps: int):
-        self.log, self.warmup_steps = log, warmup_steps
+    def __init__(self, log: EventLog, last_warmup_step: int):
+        self.log, self.last_warmup_step = log, last_warmup_step
         self.first: int | None = None
         self.last = 0
         self.waits: list[float | None] = []
@@ -200,4 +201,4 @@ class StepBlocks:
         self.first = None
 
     def _kind(self) -> str:
-        return "warmup" if self.first is not None and self.first <= self.warmup_steps else "block"
+        return "warmup" if self.first is not None and self.first <= self.last_warmup_step else "block"

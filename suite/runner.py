@@ -135,6 +135,7 @@ class LoopState:
     phases: dict = field(default_factory=lambda: {"data_load": 0.0, "init": 0.0, "eval": 0.0})
     energy: dict = field(default_factory=lambda: dict.fromkeys(
         ("run_start", "window_start", "target", "end")))
+    resumed_at: list[int] = field(default_factory=list)  # the step each later worker resumed from
 
 
 def seed_everything(seed: int) -> None:
@@ -387,6 +388,8 @@ def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     reached = max([int(e.metadata.get("last_step", e.metadata.get("step", 0)) or 0)
                    for e in prior if e.key in ("block_stop", "warmup_stop", "failure")],
                   default=0)
+    state.resumed_at.append(state.step)  # this worker warms up again from here
+    state.energy["window_start"] = None  # and its steady-state window's energy is its own
     log.event("lost_steps", max(0, reached - state.step),
               {"reached_step": reached, "resumed_step": state.step})
     distributed.barrier(parallel)
@@ -427,13 +430,14 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
     """The step loop, from the step after ``state.step`` to the target or ``max_steps``."""
     device = options.device
     clock = StepClock(device)
-    blocks = mllog.StepBlocks(log, spec.warmup_steps)
+    warm_last = state.step + spec.warmup_steps  # this worker's warm-up ends here
+    blocks = mllog.StepBlocks(log, warm_last)
     fetch = getattr(job, "next_batch", None)
     every = options.checkpoint_every if directory is not None else None
     timed_before = len(state.step_times)
     try:
         for step in range(state.step + 1, spec.max_steps + 1):
-            if step == spec.warmup_steps + 1:
+            if step == warm_last + 1:
                 synchronize(device)
                 state.energy["window_start"] = meter.read()
             blocks.open(step)
@@ -450,7 +454,7 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
             log_point = step % spec.log_every == 0 or step == spec.max_steps
             eval_point = step % spec.eval_every == 0 or step == spec.max_steps
             save_point = bool(every) and step % every == 0
-            if log_point or eval_point or save_point or step == spec.warmup_steps:
+            if log_point or eval_point or save_point or step == warm_last:
                 _flush_step_times(clock, state, blocks, timed_before, options.parallel)
             if log_point:  # the global batch's loss: the mean of the ranks' shares
                 _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
@@ -564,20 +568,22 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
     log.close()
     phases = dict.fromkeys(("data_load", "init", "compile_warmup", "train", "eval", "other"), 0.0)
     phases.update(state.phases)
-    phases["compile_warmup"] = sum(state.step_times[:spec.warmup_steps])
-    phases["train"] = sum(state.step_times[spec.warmup_steps:])
+    warm = throughput.warmup_mask(len(state.step_times), spec.warmup_steps, state.resumed_at)
+    phases["compile_warmup"] = math.fsum(t for t, w in zip(state.step_times, warm) if w)
+    phases["train"] = math.fsum(t for t, w in zip(state.step_times, warm) if not w)
     wall = run_stop - state.init_start
     phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "other"))
     parallel, energy = options.parallel, state.energy
     if parallel.distributed:  # every rank reaches here: gather its timings and energy to rank 0
         report = distributed.rank_report(parallel, options.device, state.step_times,
-                                         spec.warmup_steps, state.energy, telemetry, state.phases)
+                                         spec.warmup_steps, state.energy, telemetry, state.phases,
+                                         state.resumed_at)
         reports = [report] if alone else distributed.gather(report, parallel)
         energy = dict.fromkeys(state.energy) if alone else distributed.summed_energy(reports)
         record["distributed"] = distributed.section(parallel, reports,
                                                     workload.samples_per_step(spec))
     metrics = _metrics(workload, scale, options, precision, state.step_times, state.tta_s,
-                       state.curve, energy, meter)
+                       state.curve, energy, meter, state.resumed_at)
     if alone and metrics["energy_method"] is not None:
         metrics["energy_status"] = "not measured: the run ended without the other ranks' energy"
     metrics.update(_power_figures(metrics, run_stop - (state.run_start or run_stop), telemetry))
@@ -599,14 +605,14 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
 
 def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str,
              step_times: list[float], tta_s: float | None, curve: list[dict],
-             energy: dict, meter: energy_meter.EnergyMeter) -> dict:
+             energy: dict, meter: energy_meter.EnergyMeter, resumed_at: list[int]) -> dict:
     spec = workload.spec(scale)
     flops_per_step = workload.flops_per_step(spec)
     samples_per_step = workload.samples_per_step(spec)
     tokens_per_step = workload.tokens_per_step(spec)
     tput, tput_status = throughput.summarize(
         step_times, warmup_steps=spec.warmup_steps, samples_per_step=samples_per_step,
-        tokens_per_step=tokens_per_step)
+        tokens_per_step=tokens_per_step, resumed_at=resumed_at)
     device_name = (torch.cuda.get_device_name(options.device)
                    if options.device.type == "cuda" else "cpu")
     peak, peak_source = mfu_meter.peak_flops(device_name, precision, options.peak_tflops)
@@ -674,7 +680,7 @@ def _energy_figures(energy: dict, meter: energy_meter.EnergyMeter, tput: dict | 
         figures["energy_to_target_j"] = energy["target"] - energy["run_start"]
     if tput is not None and energy["window_start"] is not None:
         window_j = energy["end"] - energy["window_start"]
-        steps = tput["window"]["steps"]
+        steps = throughput.last_segment_steps(tput["window"])
         figures["energy_window_j"] = window_j
         figures["energy_per_sample_j"] = window_j / (steps * samples_per_step)
         if tokens_per_step:

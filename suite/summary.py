@@ -1,4 +1,7 @@
-"""Per-workload summary of a results document: seeds, time-to-accuracy score, throughput."""
+"""Per-workload summary of a results document: seeds, time-to-accuracy score, throughput.
+
+Only complete runs count towards a figure: a failed or partial run's TTA, throughput or MFU
+is never scored (its seed counts as not having reached the target)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,15 +9,36 @@ import numpy as np
 from suite.meters import tta
 
 
+def groups(runs: list[dict]) -> dict[str, list[dict]]:
+    """``runs`` grouped by ``"workload@scale"``, in order of first appearance."""
+    out: dict[str, list[dict]] = {}
+    for run in runs:
+        out.setdefault(f"{run['workload']['id']}@{run['scale']}", []).append(run)
+    return out
+
+
+def counts(run: dict) -> bool:
+    """Whether a run's figures count: only a ``complete`` run's do."""
+    return run["status"] == "complete"
+
+
+def complete_runs(runs: list[dict]) -> list[dict]:
+    """The runs whose figures count (see :func:`counts`)."""
+    return [r for r in runs if counts(r)]
+
+
+def median(values: list) -> float | None:
+    """Median of the values that are not None; None when there are none."""
+    present = [v for v in values if v is not None]
+    return float(np.median(present)) if present else None
+
+
 def summarize(runs: list[dict]) -> dict[str, dict]:
     """For each workload × scale in ``runs``: the seeds, the MLPerf-style TTA score over them
     (TTA workloads), and the median steady-state throughput and MFU of the complete runs."""
-    groups: dict[str, list[dict]] = {}
-    for run in runs:
-        groups.setdefault(f"{run['workload']['id']}@{run['scale']}", []).append(run)
     out = {}
-    for key, group in groups.items():
-        complete = [r for r in group if r["status"] == "complete"]
+    for key, group in groups(runs).items():
+        complete = complete_runs(group)
         tputs = [r["metrics"]["throughput"] for r in complete if r["metrics"]["throughput"]]
         kind = group[0]["workload"]["kind"]
         out[key] = {
@@ -23,14 +47,10 @@ def summarize(runs: list[dict]) -> dict[str, dict]:
             "kind": kind,
             "seeds": [r["seed"] for r in group],
             "complete": len(complete),
-            "tta": tta.score({r["seed"]: r["metrics"]["tta_s"] if r["status"] == "complete" else None
+            "tta": tta.score({r["seed"]: r["metrics"]["tta_s"] if counts(r) else None
                               for r in group}) if kind == "tta" else None,
-            "samples_per_s_median": _median([t["samples_per_s"] for t in tputs]),
-            "tokens_per_s_median": _median([t["tokens_per_s"] for t in tputs if t["tokens_per_s"]]),
-            "mfu_median": _median([r["metrics"]["mfu"] for r in complete if r["metrics"]["mfu"] is not None]),
+            "samples_per_s_median": median([t["samples_per_s"] for t in tputs]),
+            "tokens_per_s_median": median([t["tokens_per_s"] for t in tputs if t["tokens_per_s"]]),
+            "mfu_median": median([r["metrics"]["mfu"] for r in complete]),
         }
     return out
-
-
-def _median(values: list[float]) -> float | None:
-    return float(np.median(values)) if values else None

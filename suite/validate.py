@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 import jsonschema
 import numpy as np
 
-from suite import goodput
+from suite import goodput, mllog
 from suite.summary import summarize
 from suite.meters import mfu as mfu_meter
 from suite.meters import throughput
@@ -551,9 +551,23 @@ def _facts(run: dict, doc: dict, pinned: dict) -> dict:
         warm = reported["window"]["first_step"] - 1
     times = np.asarray(run["step_times_s"], dtype=np.float64)
     warm = min(max(warm, 0), times.size)
+    resumed_at = _resume_steps(run, times.size)
     expected, _ = throughput.summarize(times, warmup_steps=warm, samples_per_step=run["metrics"]["samples_per_step"],
-                                       tokens_per_step=run["metrics"].get("tokens_per_step"))
-    return {**pinned, "warm": warm, "times": times, "expected": expected}
+                                       tokens_per_step=run["metrics"].get("tokens_per_step"),
+                                       resumed_at=resumed_at)
+    return {**pinned, "warm": warm, "times": times, "expected": expected,
+            "warm_mask": throughput.warmup_mask(times.size, warm, resumed_at)}
+
+
+def _resume_steps(run: dict, steps: int) -> list[int]:
+    """The steps the run's later workers resumed from, in order, from its event log
+    (``checkpoint_load_stop``); a malformed log gives none (the goodput rule reports it)."""
+    try:
+        events = mllog.parse(run.get("event_log") or [])
+    except ValueError:
+        return []
+    found = [e.metadata.get("step") for e in events if e.key == "checkpoint_load_stop"]
+    return [s for s in found if type(s) is int and 0 <= s <= steps]
 
 
 def _check_identity(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
@@ -591,8 +605,8 @@ def _check_pinned_values(run: dict, where: str, doc: dict, facts: dict) -> list[
                                                 "value": target.value}
         if metrics["target"] != expected:
             problems.append(Problem("pinned-value", f"{where}.metrics.target", f"not the pinned target {expected}"))
-    tput = metrics["throughput"]
-    if tput is not None and tput["window"]["first_step"] != facts["warmup_steps"] + 1:
+    tput, want = metrics["throughput"], facts["expected"]
+    if tput is not None and want is not None and tput["window"]["first_step"] != want["window"]["first_step"]:
         problems.append(Problem("pinned-value", f"{where}.metrics.throughput.window.first_step",
                                 f"the pinned warm-up is {facts['warmup_steps']} steps"))
     return problems
@@ -608,7 +622,7 @@ def _check_steps(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
 def _check_phases(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """Times ordered: steps ⊂ training ⊂ wall; the six phases sum to at most the wall time."""
     problems = []
-    times, warm = facts["times"], facts["warm"]
+    times = facts["times"]
     step_total = float(times.sum())
     if run["time_to_train_s"] > run["wall_s"] * (1 + REL_TOLERANCE) + 1e-3:
         problems.append(Problem("time-order", f"{where}.time_to_train_s", "longer than the wall time"))
@@ -620,7 +634,8 @@ def _check_phases(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
     if total > run["wall_s"] * (1 + REL_TOLERANCE) + 1e-3:
         problems.append(Problem("phases-mismatch", f"{where}.phases_s",
                                 f"phases sum to {total:.6g} s, more than the wall time {run['wall_s']:.6g} s"))
-    for key, part in (("compile_warmup", float(times[:warm].sum())), ("train", float(times[warm:].sum()))):
+    mask = facts["warm_mask"]
+    for key, part in (("compile_warmup", float(times[mask].sum())), ("train", float(times[~mask].sum()))):
         if not _close(phases[key], part, abs_tol=1e-3):
             problems.append(Problem("phases-mismatch", f"{where}.phases_s.{key}",
                                     f"{phases[key]:.6g} s but the step times give {part:.6g} s"))
@@ -671,8 +686,9 @@ def _check_throughput(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
                                     f"reported {reported['step_time_s'].get(key)} but the step times give "
                                     f"{expected['step_time_s'][key]}"))
     window, want = reported["window"], expected["window"]
+    segments = window.get("segments", [[window["first_step"], window["last_step"]]])
     if any(window[k] != want[k] for k in ("first_step", "last_step", "steps")) or \
-            not _close(window["seconds"], want["seconds"]):
+            segments != want["segments"] or not _close(window["seconds"], want["seconds"]):
         problems.append(Problem("throughput-mismatch", f"{field}.window",
                                 "window does not follow the warm-up and the step times"))
     return problems
@@ -825,7 +841,7 @@ def _check_energy(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
         if tput is None or m.get("energy_window_j") is None or not per_step:
             problems.append(Problem("energy-mismatch", f"{field}.{key}", "given without a window energy"))
             continue
-        expected = m["energy_window_j"] / (tput["window"]["steps"] * per_step)
+        expected = m["energy_window_j"] / (throughput.last_segment_steps(tput["window"]) * per_step)
         if not _close(m[key], expected):
             problems.append(Problem("energy-mismatch", f"{field}.{key}",
                                     f"reported {m[key]} but window energy / window samples gives {expected:.6g}"))

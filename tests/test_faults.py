@@ -96,3 +96,21 @@ def test_a_resumed_suite_does_not_inject_a_fired_failure_again(data_dir, tmp_pat
                       inject_failures=(25,))
     assert again["faults"]["kills"] == killed["faults"]["kills"] == again["goodput"]["failures"] == 1
     assert again["run_id"] == killed["run_id"]
+
+
+def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
+    """Killed at step ≥ 25 and resumed from step 20: the new worker warms up again (steps
+    21-25), so those steps are warm-up in the log, outside the throughput window, and their
+    excess is compile_warmup badput; the validator's recomputation from the log agrees."""
+    from suite import validate
+
+    clean, killed = runs
+    assert killed["metrics"]["throughput"]["window"]["segments"] == [[6, 20], [26, 40]]
+    assert clean["metrics"]["throughput"]["window"]["segments"] == [[6, 40]]
+    warmups = [e.metadata["first_step"] for e in mllog.parse(killed["event_log"])
+               if e.key == "warmup_start"]
+    assert warmups == [1, 21]
+    doc = {"settings": {"division": "closed"}}
+    facts = validate._facts(killed, doc, {"warmup_steps": 5})
+    for rule in (validate._check_throughput, validate._check_phases, validate._check_goodput):
+        assert rule(killed, "runs[0]", doc, facts) == []

@@ -16,13 +16,27 @@ def test_throughput_window_excludes_warmup_and_reports_percentiles():
     figures, status = throughput.summarize(times, warmup_steps=2, samples_per_step=8, tokens_per_step=64)
     assert status == "ok"
     assert figures["window"] == {"first_step": 3, "last_step": 100, "steps": 98,
-                                 "seconds": pytest.approx(0.1 * 97 + 0.5)}
+                                 "seconds": pytest.approx(0.1 * 97 + 0.5), "segments": [[3, 100]]}
     assert figures["steps_per_s"] == pytest.approx(98 / (9.7 + 0.5))
     assert figures["samples_per_s"] == pytest.approx(8 * figures["steps_per_s"])
     assert figures["tokens_per_s"] == pytest.approx(64 * figures["steps_per_s"])
     stats = figures["step_time_s"]
     assert stats["p50"] == pytest.approx(0.1) and stats["max"] == 0.5
     assert stats["p99"] == pytest.approx(np.percentile([0.1] * 97 + [0.5], 99))
+
+
+def test_every_worker_warms_up_again_after_a_resume():
+    """Resumed from the checkpoints of steps 20 and then 10 (the step-20 worker's work was
+    lost): the kept times of steps 11..13 come from the last worker, which was warming up."""
+    mask = throughput.warmup_mask(30, 3, resumed_at=[20, 10])
+    assert np.flatnonzero(mask).tolist() == [0, 1, 2, 10, 11, 12]  # steps 1-3 and 11-13
+    times = [9.0] * 3 + [0.1] * 7 + [7.0] * 3 + [0.2] * 17
+    figures, _ = throughput.summarize(times, warmup_steps=3, samples_per_step=1,
+                                      tokens_per_step=None, resumed_at=[20, 10])
+    assert figures["window"]["segments"] == [[4, 10], [14, 30]]
+    assert figures["window"]["steps"] == 24 and figures["step_time_s"]["max"] == pytest.approx(0.2)
+    assert throughput.summarize(times, warmup_steps=3, samples_per_step=1, tokens_per_step=None,
+                                resumed_at=[28])[0]["window"]["segments"] == [[4, 28]]
 
 
 def test_throughput_inside_warmup_is_not_measured():

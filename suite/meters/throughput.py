@@ -1,30 +1,67 @@
 """Steady-state throughput: rates and the step-time distribution over the window after warm-up."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 
+def warmup_mask(steps: int, warmup_steps: int, resumed_at: Sequence[int] = ()) -> np.ndarray:
+    """For steps 1..``steps``: True where the step is a warm-up step.
+
+    Every worker process warms up again (allocator, kernels, compilation): the first
+    ``warmup_steps`` steps it trained are warm-up, whether it started the run or resumed it
+    from the checkpoint of step r (``resumed_at``, in order; then steps r+1..r+warmup). A
+    step's kept time comes from the last worker that trained it: the last resume before it.
+    """
+    started = np.zeros(steps, dtype=np.int64)  # the step the worker that trained step i+1 began at
+    for r in resumed_at:
+        started[max(0, int(r)):] = int(r)
+    return np.arange(1, steps + 1) <= started + warmup_steps
+
+
+def segments(steady: np.ndarray) -> list[list[int]]:
+    """[first, last] step numbers (1-based) of each run of consecutive True in ``steady``."""
+    edges = np.diff(np.concatenate(([0], steady.astype(np.int8), [0])))
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [[int(a) + 1, int(b)] for a, b in zip(starts, stops)]
+
+
 def summarize(step_times_s: list[float], *, warmup_steps: int, samples_per_step: int,
-              tokens_per_step: int | None) -> tuple[dict | None, str]:
-    """Throughput over steps ``warmup_steps+1 .. len(step_times_s)`` (1-based step numbers).
+              tokens_per_step: int | None, resumed_at: Sequence[int] = ()) -> tuple[dict | None, str]:
+    """Throughput over the steady-state steps: all but each worker's warm-up (:func:`warmup_mask`;
+    an unbroken run: steps ``warmup_steps+1 .. len(step_times_s)``, 1-based).
 
     Rates are window steps over the summed step time of the window (evaluation between steps
-    is not step time). Returns ``(figures, status)``; figures is None when the window is empty.
+    is not step time). The window gives its first and last step, its step count and seconds,
+    and its ``segments`` (one for an unbroken run; a resume cuts out the new worker's
+    warm-up). Returns ``(figures, status)``; figures is None when the window is empty.
     """
-    window = np.asarray(step_times_s[warmup_steps:], dtype=np.float64)
+    times = np.asarray(step_times_s, dtype=np.float64)
+    steady = ~warmup_mask(times.size, warmup_steps, resumed_at)
+    window = times[steady]
     if window.size == 0:
-        return None, (f"not measured: the run ended after {len(step_times_s)} steps, "
-                      f"inside the {warmup_steps} warm-up steps")
+        return None, (f"not measured: the run ended after {times.size} steps, "
+                      f"inside the {warmup_steps} warm-up steps"
+                      + (" of the worker that trained last" if len(resumed_at) else ""))
     seconds = float(window.sum())
     steps_per_s = window.size / seconds
     p50, p90, p99 = np.percentile(window, [50, 90, 99])
+    parts = segments(steady)
     figures = {
         "steps_per_s": steps_per_s,
         "samples_per_s": steps_per_s * samples_per_step,
         "tokens_per_s": steps_per_s * tokens_per_step if tokens_per_step else None,
-        "window": {"first_step": warmup_steps + 1, "last_step": len(step_times_s),
-                   "steps": int(window.size), "seconds": seconds},
+        "window": {"first_step": parts[0][0], "last_step": parts[-1][1],
+                   "steps": int(window.size), "seconds": seconds, "segments": parts},
         "step_time_s": {"mean": float(window.mean()), "p50": float(p50), "p90": float(p90),
                         "p99": float(p99), "max": float(window.max())},
     }
     return figures, "ok"
+
+
+def last_segment_steps(window: dict) -> int:
+    """Steps in the window's last segment: those of the worker that trained last, over which
+    the energy window is read (a window without ``segments`` is one segment)."""
+    parts = window.get("segments")
+    return parts[-1][1] - parts[-1][0] + 1 if parts else window["steps"]
