@@ -148,7 +148,7 @@ def _run(args, device, scale: str, parallel) -> int:
     if not doc["runs"]:
         _stderr(f"stopped before any run was recorded ({doc['settings']['aborted'] or 'interrupted'}); "
                 "no results file written")
-        return 1
+        return 130 if doc["settings"]["interrupted"] else 1
     results.write_atomic(out, results.dumps(doc), overwrite=False)
     rows = [{
         "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],

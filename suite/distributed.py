@@ -90,8 +90,8 @@ def broadcast(value: Any, parallel: Parallel) -> Any:
 
 def agree(error: str | None, parallel: Parallel) -> None:
     """Every rank stops alike when any rank met ``error`` (a reason), instead of the others
-    waiting for it in the next collective: GoodbenchError on every rank, naming the first
-    rank that failed. Every rank must call it."""
+    waiting for it in the next collective: GoodbenchError on every rank, naming the
+    lowest-numbered rank that failed. Every rank must call it."""
     from suite.errors import GoodbenchError
 
     for rank, theirs in enumerate(gather(error, parallel)):
@@ -176,25 +176,27 @@ def communication_probe(job, parallel: Parallel, device: torch.device) -> dict:
     all-reduce, then as many under ``no_sync`` (no communication), each step timed between
     device synchronizations on every rank. ``exposed_share`` = 1 − median(without) /
     median(with), rank 0's timing (a synced step waits for every rank). Every rank must call
-    it. FSDP cannot switch its parameter all-gathers off, so it is not measured there.
+    it; an error is raised to the caller (its peers are then left inside a collective).
+    FSDP cannot switch its parameter all-gathers off, so it is not measured there.
     """
-    method = (f"{PROBE_ROUNDS} rounds of {PROBE_STEPS} steps with and {PROBE_STEPS} without "
-              "DDP's gradient all-reduce (no_sync), after the run; median step times")
     if parallel.mode != "ddp":
-        return {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
-                "method": method, "status": "not measured: FSDP's all-gathers cannot be "
-                "switched off to time the step without communication"}
-    try:
-        times = _probe_step_times(job, device)
-    except (RuntimeError, torch.OutOfMemoryError) as exc:  # the run's figures stand without it
-        first_line = (str(exc).splitlines() or [""])[0][:200]
-        return {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
-                "method": method, "status": f"not measured: the probe failed on rank "
-                f"{parallel.rank} ({type(exc).__name__}: {first_line})"}
+        return probe_not_measured("FSDP's all-gathers cannot be switched off to time the step "
+                                  "without communication")
+    times = _probe_step_times(job, device)
     with_sync, without = float(np.median(times[True])), float(np.median(times[False]))
     return {"exposed_share": max(0.0, 1.0 - without / with_sync) if with_sync > 0 else None,
             "step_s_with_sync": with_sync, "step_s_without_sync": without,
-            "method": method, "status": "ok"}
+            "method": PROBE_METHOD, "status": "ok"}
+
+
+PROBE_METHOD = (f"{PROBE_ROUNDS} rounds of {PROBE_STEPS} steps with and {PROBE_STEPS} without "
+                "DDP's gradient all-reduce (no_sync), after the run; median step times")
+
+
+def probe_not_measured(why: str) -> dict:
+    """The communication section of a run whose share was not measured, saying why."""
+    return {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
+            "method": PROBE_METHOD, "status": f"not measured: {why}"}
 
 
 def _probe_step_times(job, device: torch.device) -> dict[bool, list[float]]:
@@ -247,7 +249,8 @@ def rank_failure_hook(parallel: Parallel, inject_failures: tuple[int, ...], done
     """Fault injection under torchrun: with ``done`` failures already in the run's log, the
     last rank of this worker (the ``attempt``-th of the run, 0 = first) kills itself with
     SIGKILL at the first step ≥ the next injected step, as a crashed GPU process would end.
-    Rank 0, in lockstep with it, logs the ``failure`` (``log_failure(metadata)``) at that step.
+    Rank 0 logs the ``failure`` (``log_failure(metadata)``) at that step and every rank waits
+    for it (a barrier) before the victim dies, so the log holds every kill that happened.
     torchrun then stops the other ranks and, with ``--max-restarts``, starts them all again;
     each injected step fires once, like the single-process supervisor's, also when the suite
     itself is resumed. Returns an ``on_step(step)`` hook, or None when no failure is due."""
@@ -264,6 +267,7 @@ def rank_failure_hook(parallel: Parallel, inject_failures: tuple[int, ...], done
         if parallel.is_main:
             log_failure({"step": step, "attempt": attempt, "rank": victim,
                          "cause": f"injected at step {due}: rank {victim} killed (SIGKILL)"})
+        barrier(parallel)  # the failure is in the log before torchrun sees the rank die
         if parallel.rank == victim:
             os.kill(os.getpid(), signal.SIGKILL)
 

@@ -234,16 +234,15 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
                       error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
         lone = record["error"]
     with _sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
-        _finish(record, workload, scale, options, precision, state, log, instruments,
-                alone=lone is not None)
+        alone = lone is not None
+        _finish(record, workload, scale, options, precision, state, log, instruments, alone=alone)
         if parallel.distributed and record["status"] == "complete":  # every rank got here alike
-            record["distributed"]["communication"] = distributed.communication_probe(
-                job, parallel, device)
+            lone = _probe_communication(record, job, parallel, device)
         if parallel.distributed and (options.inject_failures or attempt):
             record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
                                 "failure_rate_per_hour": None,
                                 "kills": record["goodput"]["failures"]}
-        if directory is not None and parallel.is_main and record["status"] != "partial" and not lone:
+        if directory is not None and parallel.is_main and record["status"] != "partial" and not alone:
             write_atomic(directory / FINISHED,
                          json.dumps({"settings": settings, "record": record}, allow_nan=False))
     if _Sigterm.pending and interrupted is None and lone is None:
@@ -262,16 +261,33 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     return record
 
 
+def _probe_communication(record: dict, job, parallel: Parallel, device: torch.device) -> str | None:
+    """Add the communication share to a complete distributed run's record. A probe that fails
+    on one rank leaves its peers inside a collective it will not join: the share is then not
+    measured, and the reason is returned, for this rank to leave the job (the trained run's
+    record stands)."""
+    try:
+        record["distributed"]["communication"] = distributed.communication_probe(job, parallel, device)
+        return None
+    except (RuntimeError, torch.OutOfMemoryError) as exc:
+        why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+        record["distributed"]["communication"] = distributed.probe_not_measured(
+            f"the probe failed on rank {parallel.rank} ({why})")
+        return f"rank {parallel.rank}: the communication probe failed ({why})"
+
+
 FINISHED = "finished-record.json"  # a finished run's settings and record, in its run directory
 
 
 def _run_settings(record: dict, options: RunOptions) -> dict:
     """What makes a finished run's record the answer to this run: the same spec (its hash
-    covers an open-division change), scale, seed, device kind, precision, compile mode and
-    parallel layout."""
+    covers an open-division change), scale, seed, device kind and model, precision, compile
+    mode and parallel layout."""
     parallel = options.parallel
     return {"spec_hash": record["workload"]["spec_hash"], "scale": record["scale"],
             "seed": record["seed"], "device": options.device.type,
+            "device_name": torch.cuda.get_device_name(options.device)
+            if options.device.type == "cuda" else "cpu",
             "precision": record["precision"], "compile": options.compile,
             "world_size": parallel.world_size,
             "parallel": parallel.mode if parallel.distributed else None,
@@ -295,7 +311,10 @@ def _read_finished(directory: Path | None, settings: dict) -> dict | None:
     try:
         saved = json.loads(path.read_text())
         saved_settings, record = saved["settings"], saved["record"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError):
+        return {"error": f"{path} holds no settings (an older format, or damaged), so it cannot "
+                         "be matched to this run; remove it to train that run again"}
+    except (OSError, ValueError) as exc:
         return {"error": f"{path} is unreadable ({type(exc).__name__}: {exc}); "
                          "remove it to train that run again"}
     changed = sorted(k for k in settings if saved_settings.get(k) != settings[k])
@@ -418,8 +437,9 @@ def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoin
     elif loaded is None:
         try:
             loaded = checkpoint.load_step(directory, step)
-        except GoodbenchError as exc:
-            error = str(exc)
+        except (GoodbenchError, OSError, RuntimeError, ValueError) as exc:
+            error = str(exc) if isinstance(exc, GoodbenchError) else (
+                f"checkpoint of step {step} in {directory}: {type(exc).__name__}: {exc}")
     distributed.agree(error, parallel)
     return loaded
 

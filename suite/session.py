@@ -1,10 +1,15 @@
 """One run of the suite: several workloads × seeds on one device, gathered into one document."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import torch
 
 from suite import distributed, results, system
 from suite.errors import GoodbenchError
+from suite.results import write_atomic
 from suite.summary import summarize
 from suite.meters.ceiling import matmul_ceiling
 from suite.runner import (SEEDS, Progress, RankLost, RunOptions, Terminated, locate_data,
@@ -62,6 +67,37 @@ def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
     return agreed
 
 
+CEILINGS = "matmul-ceiling.json"  # in the checkpoint root: the ceilings a resumed suite keeps
+
+
+def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progress) -> dict:
+    """The measured matmul ceiling per precision. A suite that keeps checkpoints saves them in
+    its checkpoint root and a restarted or resumed suite reuses them (same device model), so
+    the records of runs that finished before the restart and the document agree."""
+    device = options.device
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    path = Path(options.checkpoint_dir) / CEILINGS if options.checkpoint_dir else None
+    saved = {}
+    if path is not None and path.is_file():
+        try:
+            kept = json.loads(path.read_text())
+            saved = kept["ceilings"] if kept.get("device_name") == name else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            saved = {}  # measured again, and saved again below
+    ceilings = {}
+    for precision in precisions:
+        if isinstance(saved.get(precision), dict) and "flops" in saved[precision]:
+            ceilings[precision] = saved[precision]
+            continue
+        progress("ceiling", precision=precision)
+        ceilings[precision] = matmul_ceiling(device, precision)
+    if path is not None and options.parallel.is_main and ceilings != saved:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({"device_name": name, "ceilings": {**saved, **ceilings}},
+                                      allow_nan=False))
+    return ceilings
+
+
 def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     """Run the plan and return the results document.
 
@@ -84,10 +120,8 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     if not runnable:
         raise GoodbenchError("no workload could run: " + "; ".join(s["reason"] for s in skipped))
 
-    ceilings = {}
-    for precision in sorted({precision_for(w, plan.scale, options.device) for w in runnable}):
-        progress("ceiling", precision=precision)
-        ceilings[precision] = matmul_ceiling(options.device, precision)
+    precisions = sorted({precision_for(w, plan.scale, options.device) for w in runnable})
+    ceilings = _matmul_ceilings(precisions, options, progress)
     options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
     runs: list[dict] = []
     interrupted, aborted = False, None

@@ -76,15 +76,19 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
     task = WorkerTask(workload, scale, seed, worker_options, _picklable(progress), str(record_path))
     task_path.write_bytes(pickle.dumps(task))
     log = mllog.EventLog(directory / "events.log")
-    # a resumed suite continues the run's failure schedule: a step that fired does not again
-    attempt = mllog.count(mllog.parse(log.all_lines()), "failure")
-    pending = sorted(set(options.inject_failures))[attempt:]
+    # a resumed suite continues the run's failure schedules: what fired does not fire again
+    causes = [str(e.metadata.get("cause", "")) for e in mllog.parse(log.all_lines())
+              if e.key == "failure"]
+    attempt = len(causes)
+    injected = sum(1 for c in causes if c.startswith("injected"))
+    pending = sorted(set(options.inject_failures))[injected:]
     began = time.time()
     deadlines = []
-    if options.failure_rate_per_hour:  # the Poisson process goes on from the last failure
+    if options.failure_rate_per_hour:  # the Poisson process goes on from its last failure
+        done = attempt - injected
         times = failure_times(options.failure_rate_per_hour, options.failure_seed)
-        offset = times[attempt - 1] if 0 < attempt <= len(times) else 0.0
-        deadlines = [began + t - offset for t in times[attempt:]]
+        offset = times[done - 1] if 0 < done <= len(times) else 0.0
+        deadlines = [began + t - offset for t in times[done:]]
     try:
         while True:
             proc = _spawn(task_path)

@@ -3,7 +3,8 @@
 Usage: ``torchrun … tests/dist_worker.py DATA_DIR OUT.json MODE [MICRO_BATCH]``; rank 0 writes
 the run record to OUT.json. MODE is ``ddp`` or ``fsdp``; ``ddp-stall`` is ddp with rank 1
 waiting ``STALL_S`` longer for every batch (a slow input pipeline on one rank); ``ddp-oom``
-is ddp with rank 1 running out of memory at step ``OOM_AT_STEP``.
+is ddp with rank 1 running out of memory at step ``OOM_AT_STEP``; ``ddp-probe-oom`` after
+training, in the communication probe.
 """
 from __future__ import annotations
 
@@ -57,9 +58,27 @@ class OomLmChar(ShortLmChar):
         return job
 
 
+class ProbeOomLmChar(ShortLmChar):
+    """The short lm-char whose rank 1 runs out of memory after training, in the steps of the
+    communication probe."""
+
+    def build(self, *args, **kwargs):
+        job = super().build(*args, **kwargs)
+        if kwargs["parallel"].rank == 1:
+            step, last = job.train_step, self.spec("smoke").max_steps
+
+            def oom(*a):
+                if job.step >= last:
+                    raise torch.OutOfMemoryError("injected: out of memory on rank 1 in the probe")
+                return step(*a)
+
+            job.train_step = oom
+        return job
+
+
 OOM_AT_STEP = 13
 WORKLOADS = {"ddp": ShortLmChar, "fsdp": ShortLmChar, "ddp-stall": StallingLmChar,
-             "ddp-oom": OomLmChar}
+             "ddp-oom": OomLmChar, "ddp-probe-oom": ProbeOomLmChar}
 
 
 def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:

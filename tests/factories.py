@@ -38,10 +38,12 @@ def stamp(when: dt.datetime) -> str:
 
 def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Generator,
                   accelerator: str, device_type: str, mfu_level: float = 0.3,
-                  cpu_step_s: float = 0.5, converge_at_eval: int = 1, energy: bool = True,
+                  cpu_step_s: float = 0.5, converge_at_eval: int | None = 1, energy: bool = True,
                   goodput: bool = False, started: dt.datetime = BASE_TIME, world_size: int = 1,
                   nnodes: int = 1, parallel: str = "ddp") -> dict:
-    """One complete run record; the target (if any) is met at eval number ``converge_at_eval``.
+    """One complete run record; the target (if any) is met at eval number ``converge_at_eval``, or
+    with ``converge_at_eval=None`` at the last eval of a run of all the spec's ``max_steps`` steps
+    (an eval is added at the last step if the spec's eval period does not end there).
 
     With ``world_size`` > 1 it is a run over that many processes on ``nnodes`` nodes: the peak
     (hence MFU) is that of all the devices, and the record has a ``distributed`` section."""
@@ -53,13 +55,16 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     peak = peak * world_size if peak else peak  # the devices of every rank together
     mean_step = flops / (peak * mfu_level) if peak else cpu_step_s
     target = spec.target
-    steps = min(spec.max_steps, spec.eval_every * converge_at_eval) if target else spec.max_steps
+    full = target is None or converge_at_eval is None
+    steps = spec.max_steps if full else min(spec.max_steps, spec.eval_every * converge_at_eval)
     times = rng.lognormal(np.log(mean_step), 0.08, size=steps)
     times[:spec.warmup_steps] *= 3.0  # compilation and warm-up steps are slower
     step_times = [round(float(t), 7) for t in times]
     eval_s = 0.02 * spec.eval_every * mean_step
     curve, elapsed, t_eval_total = [], 0.0, 0.0
     evals = [s for s in range(spec.eval_every, steps + 1, spec.eval_every)] or [steps]
+    if converge_at_eval is None and evals[-1] != steps:
+        evals.append(steps)
     for k, step in enumerate(evals, start=1):
         elapsed = sum(step_times[:step]) + k * eval_s
         t_eval_total += eval_s
@@ -214,8 +219,11 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
                        scale: str = "full", seeds: int | None = None, workloads: tuple[str, ...] | None = None,
                        days_ago: float = 10.0, energy: bool = True, goodput: bool = False,
                        mfu_level: float | None = None, world_size: int = 1, nnodes: int = 1,
-                       parallel: str = "ddp", interconnect: str | None = None) -> dict:
+                       parallel: str = "ddp", interconnect: str | None = None, full_length: bool = False) -> dict:
     """A whole results document for one system: ``seeds`` runs of each workload (default: as many as the rules need).
+
+    Each run meets its target at its first or second eval, or with ``full_length`` trains all its
+    ``max_steps`` steps and meets it at the last eval, as a full-scale run does.
 
     ``world_size``/``nnodes``/``parallel`` make every run a distributed one (see :func:`synthetic_run`);
     ``interconnect`` ("nvswitch", "nvlink", "pcie") adds ``system.interconnect`` with that summary."""
@@ -228,7 +236,8 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
         for seed in range(1, n + 1):
             runs.append(synthetic_run(
                 wid, scale, seed, rng=rng, accelerator=name, device_type=device_type, mfu_level=level,
-                cpu_step_s=float(rng.uniform(0.3, 0.9)), converge_at_eval=int(rng.integers(1, 3)),
+                cpu_step_s=float(rng.uniform(0.3, 0.9)),
+                converge_at_eval=None if full_length else int(rng.integers(1, 3)),
                 energy=energy and device_type == "cuda", goodput=goodput,
                 started=created - dt.timedelta(hours=seed), world_size=world_size, nnodes=nnodes,
                 parallel=parallel))
