@@ -133,8 +133,8 @@ class LoopState:
     last_loss: float = math.nan
     tta_s: float | None = None
     phases: dict = field(default_factory=lambda: {"data_load": 0.0, "init": 0.0, "eval": 0.0})
-    energy: dict = field(default_factory=lambda: dict.fromkeys(
-        ("run_start", "window_start", "target", "end")))
+    energy: dict = field(default_factory=lambda: {
+        **dict.fromkeys(("run_start", "window_start", "target", "end")), "window_pauses": 0.0})
     resumed_at: list[int] = field(default_factory=list)  # the step each later worker resumed from
 
 
@@ -408,7 +408,7 @@ def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
                    for e in prior if e.key in ("block_stop", "warmup_stop", "failure")],
                   default=0)
     state.resumed_at.append(state.step)  # this worker warms up again from here
-    state.energy["window_start"] = None  # and its steady-state window's energy is its own
+    state.energy.update(window_start=None, window_pauses=0.0)  # its window's energy is its own
     log.event("lost_steps", max(0, reached - state.step),
               {"reached_step": reached, "resumed_step": state.step})
     distributed.barrier(parallel)
@@ -482,7 +482,7 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
                                         options.parallel):
                 break
             if save_point:
-                _save_checkpoint(job, step, state, log, directory, spec, options.parallel)
+                _save_checkpoint(job, step, state, log, directory, spec, meter, options.parallel)
     finally:  # a failed or interrupted run keeps the times of every step it finished
         _flush_step_times(clock, state, blocks, timed_before)
 
@@ -509,6 +509,20 @@ def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventL
     progress("step", step=step, loss=state.last_loss, elapsed=time.time() - state.run_start)
 
 
+@contextlib.contextmanager
+def _window_pause(state: LoopState, meter: energy_meter.EnergyMeter):
+    """Count the energy used inside the block (an evaluation, a checkpoint save) as a pause of
+    the steady-state window, once the window is open: the window's energy leaves it out."""
+    if state.energy["window_start"] is None:
+        yield
+        return
+    began = meter.read()
+    yield
+    ended = meter.read()
+    if began is not None and ended is not None:
+        state.energy["window_pauses"] = state.energy.get("window_pauses", 0.0) + (ended - began)
+
+
 def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
               log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
               parallel: Parallel = SINGLE) -> bool:
@@ -517,9 +531,10 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
     synchronize(device)
     t_eval = time.time()
     log.start("eval_start", metadata={"step": step}, time_s=t_eval)
-    quality = distributed.broadcast(job.evaluate(), parallel)
-    synchronize(device)
-    distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
+    with _window_pause(state, meter):
+        quality = distributed.broadcast(job.evaluate(), parallel)
+        synchronize(device)
+        distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
     now = time.time()
     log.end("eval_stop", metadata={"step": step}, time_s=now)
     state.phases["eval"] += now - t_eval
@@ -538,19 +553,20 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
 
 
 def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
-                     spec, parallel: Parallel = SINGLE) -> None:
+                     spec, meter: energy_meter.EnergyMeter, parallel: Parallel = SINGLE) -> None:
     """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
     under FSDP every rank takes part in gathering the full state to rank 0. Every rank then
     waits for the write: the checkpoint's time is the job's, not hidden in the next step."""
     manifest = None
     log.start("checkpoint_start", metadata={"step": step})
-    if parallel.is_main or parallel.mode == "fsdp":
-        job_state = job.state_dict()
-        if parallel.is_main:
-            manifest = checkpoint.save(directory, step, {
-                "job": job_state, "rng": checkpoint.capture_rng(),
-                "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
-    distributed.barrier(parallel)
+    with _window_pause(state, meter):
+        if parallel.is_main or parallel.mode == "fsdp":
+            job_state = job.state_dict()
+            if parallel.is_main:
+                manifest = checkpoint.save(directory, step, {
+                    "job": job_state, "rng": checkpoint.capture_rng(),
+                    "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
+        distributed.barrier(parallel)
     if manifest is not None:
         log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
                                              "sha256": manifest["sha256"]})
@@ -699,7 +715,7 @@ def _energy_figures(energy: dict, meter: energy_meter.EnergyMeter, tput: dict | 
     if energy["target"] is not None:
         figures["energy_to_target_j"] = energy["target"] - energy["run_start"]
     if tput is not None and energy["window_start"] is not None:
-        window_j = energy["end"] - energy["window_start"]
+        window_j = energy["end"] - energy["window_start"] - (energy.get("window_pauses") or 0.0)
         steps = throughput.last_segment_steps(tput["window"])
         figures["energy_window_j"] = window_j
         figures["energy_per_sample_j"] = window_j / (steps * samples_per_step)

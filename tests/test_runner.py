@@ -53,3 +53,38 @@ def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping
         signal.signal(signal.SIGTERM, previous)
     assert stopped.value.record["status"] == "complete" and stopped.value.record["steps"] == 40
     assert not runner._Sigterm.pending and runner._Sigterm.armed
+
+
+def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
+    """A stand-in counter of 100 W on the wall clock and evaluations made 0.3 s slower: the
+    window's energy covers its steps (and the loop around them), not the two evaluations
+    inside the window (steps 20 and 40), whose counter readings are taken at their edges."""
+    import time
+
+    from suite import runner
+    from suite.meters import energy
+    from suite.meters.instruments import Instruments
+    from workloads.lm_job import LanguageModelJob
+
+    class WallClockWatts(energy.EnergyMeter):
+        method = "nvml_total_energy"
+
+        def read(self):
+            return 100.0 * time.perf_counter()
+
+    real_evaluate = LanguageModelJob.evaluate
+
+    def slow_evaluate(self):
+        time.sleep(0.3)
+        return real_evaluate(self)
+
+    monkeypatch.setattr(runner, "open_instruments", lambda device: Instruments(energy=WallClockWatts()))
+    monkeypatch.setattr(LanguageModelJob, "evaluate", slow_evaluate)
+    record = run_short(data_dir)
+    m = record["metrics"]
+    window_s = m["throughput"]["window"]["seconds"]
+    assert [p["step"] for p in record["curve"]] == [20, 40]
+    assert 100.0 * window_s <= m["energy_window_j"] < 100.0 * (window_s + 0.3)
+    assert m["energy_to_train_j"] > m["energy_window_j"] + 100.0 * 0.6  # the evals count there
+    assert m["energy_per_sample_j"] == pytest.approx(
+        m["energy_window_j"] / (m["throughput"]["window"]["steps"] * m["samples_per_step"]))
