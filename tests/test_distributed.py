@@ -263,3 +263,20 @@ def test_open_division_may_change_the_global_batch_and_says_so(tmp_path, data_di
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+
+
+def test_an_injected_kill_fires_once_even_when_the_suite_is_resumed(monkeypatch):
+    """The hook reads how many kills the run's log already holds (``done``): the next injected
+    step fires, in the last rank, after rank 0 logged it; none is due once all have fired."""
+    waited, logged, killed = [], [], []
+    monkeypatch.setattr(distributed, "barrier", lambda parallel: waited.append(parallel.rank))
+    monkeypatch.setattr(distributed.os, "kill", lambda pid, sig: killed.append(sig))
+    hooks = [distributed.rank_failure_hook(Parallel(rank=r, world_size=2), (50, 30), done=1,
+                                           attempt=3, log_failure=logged.append) for r in (0, 1)]
+    for step in (31, 49, 50, 51):
+        for hook in hooks:
+            hook(step)
+    assert [(m["step"], m["attempt"], m["rank"]) for m in logged] == [(50, 3, 1)]
+    assert waited == [0, 1] and len(killed) == 1
+    assert distributed.rank_failure_hook(Parallel(rank=0, world_size=2), (50, 30), done=2,
+                                         attempt=3, log_failure=logged.append) is None
