@@ -234,9 +234,11 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
                       error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
         lone = record["error"]
     with _sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
-        alone = lone is not None
-        _finish(record, workload, scale, options, precision, state, log, instruments, alone=alone)
-        if parallel.distributed and record["status"] == "complete":  # every rank got here alike
+        alone = _finish(record, workload, scale, options, precision, state, log, instruments,
+                        alone=lone is not None)
+        if alone and lone is None:
+            lone = f"rank {parallel.rank} lost its peers while its record was put together"
+        if parallel.distributed and record["status"] == "complete" and not alone:
             lone = _probe_communication(record, job, parallel, device)
         if parallel.distributed and (options.inject_failures or attempt):
             record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
@@ -585,11 +587,12 @@ def _spec_hash(spec) -> str:
 
 def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, precision: str,
             state: LoopState, log: mllog.EventLog, instruments: Instruments,
-            alone: bool = False) -> None:
+            alone: bool = False) -> bool:
     """Stop the clock, log ``run_stop``, and fill the record's timings, metrics and goodput.
 
     A rank that ended ``alone`` (apart from its peers) makes no collective call: its record's
-    ``distributed`` section holds its own report only, and energy is not measured."""
+    ``distributed`` section holds its own report only, and energy is not measured. A rank
+    whose gather fails (a peer stopped) ends alone likewise. Returns whether it ended alone."""
     spec = workload.spec(scale)
     if not alone:  # alone, the device may be stuck in a collective its peers never join
         synchronize(options.device)
@@ -614,7 +617,13 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
         report = distributed.rank_report(parallel, options.device, state.step_times,
                                          spec.warmup_steps, state.energy, telemetry, state.phases,
                                          state.resumed_at)
-        reports = [report] if alone else distributed.gather(report, parallel)
+        if not alone:
+            try:
+                reports = distributed.gather(report, parallel)
+            except RuntimeError:  # a peer stopped in its last step (torchrun's SIGTERM)
+                alone = True
+        if alone:
+            reports = [report]
         energy = dict.fromkeys(state.energy) if alone else distributed.summed_energy(reports)
         record["distributed"] = distributed.section(parallel, reports,
                                                     workload.samples_per_step(spec))
@@ -637,6 +646,7 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
         event_log=lines,
         goodput=goodput.from_event_log(lines, metrics["flops_per_step"], metrics["peak_flops"]),
     )
+    return alone
 
 
 def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str,

@@ -4,7 +4,8 @@ Usage: ``torchrun … tests/dist_worker.py DATA_DIR OUT.json MODE [MICRO_BATCH]`
 the run record to OUT.json. MODE is ``ddp`` or ``fsdp``; ``ddp-stall`` is ddp with rank 1
 waiting ``STALL_S`` longer for every batch (a slow input pipeline on one rank); ``ddp-oom``
 is ddp with rank 1 running out of memory at step ``OOM_AT_STEP``; ``ddp-probe-oom`` after
-training, in the communication probe.
+training, in the communication probe; ``ddp-gone-at-finish`` with rank 1 exiting after
+training, before the ranks gather their reports.
 """
 from __future__ import annotations
 
@@ -78,11 +79,17 @@ class ProbeOomLmChar(ShortLmChar):
 
 OOM_AT_STEP = 13
 WORKLOADS = {"ddp": ShortLmChar, "fsdp": ShortLmChar, "ddp-stall": StallingLmChar,
-             "ddp-oom": OomLmChar, "ddp-probe-oom": ProbeOomLmChar}
+             "ddp-oom": OomLmChar, "ddp-probe-oom": ProbeOomLmChar,
+             "ddp-gone-at-finish": ShortLmChar}
 
 
 def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:
     parallel = distributed.from_env("cpu", mode.split("-")[0], int(micro) if micro else None)
+    if mode == "ddp-gone-at-finish" and parallel.rank == 1:  # dies after its last collective
+        import os
+
+        from suite import runner
+        runner._finish = lambda *args, **kwargs: os._exit(1)
     stop_on_sigterm()
     device = distributed.init(parallel, torch.device("cpu"))
     status = 0

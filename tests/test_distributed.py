@@ -130,6 +130,16 @@ def test_a_probe_failing_on_one_rank_ends_the_job_and_keeps_the_trained_run(tmp_
         "not measured: the probe failed on rank 0")
 
 
+def test_a_peer_gone_before_the_reports_are_gathered_leaves_rank_0_its_record(tmp_path, data_dir):
+    """Rank 1 exits after training, before the ranks gather their reports (as torchrun's
+    SIGTERM can stop it then): rank 0's gather fails, and it keeps the trained run with its
+    own report, instead of losing the record."""
+    run = torchrun(tmp_path, data_dir, 2, mode="ddp-gone-at-finish", ok=False)
+    assert run["status"] == "complete" and run["steps"] == 40
+    assert [r["rank"] for r in run["distributed"]["ranks"]] == [0]
+    assert run["metrics"]["energy_to_train_j"] is None
+
+
 def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(tmp_path, data_dir, single):
     sharded = torchrun(tmp_path, data_dir, 2, mode="fsdp")
     assert sharded["distributed"]["parallel"] == "fsdp"
