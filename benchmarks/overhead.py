@@ -25,6 +25,7 @@ import time
 import torch
 
 from suite.meters.clock import synchronize
+from suite.system import device_name
 from suite.runner import RunOptions, locate_data, precision_for, run_one, seed_everything
 from workloads import registry
 from workloads.base import COMPILE_MODES
@@ -111,7 +112,7 @@ def main() -> None:
         harness.append(harness_seconds(workload, scale, device, args.data_dir, args.compile))
     overhead = statistics.median(harness) / statistics.median(bare) - 1
     result = {"workload": args.workload, "scale": scale, "device": str(device),
-              "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+              "device_name": device_name(device),
               "compile": args.compile, "warmup_steps": workload.spec(scale).warmup_steps,
               "steps": steps, "repeats": args.repeats, "bare_s": bare, "harness_s": harness,
               "overhead": overhead}

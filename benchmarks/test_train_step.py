@@ -14,6 +14,7 @@ import pytest
 from suite.meters import mfu as mfu_meter
 from suite.meters.clock import synchronize
 from suite.runner import locate_data, precision_for, seed_everything
+from suite.system import device_name
 from workloads import registry
 from workloads.data import DataNotFound
 
@@ -40,8 +41,10 @@ def test_train_step(benchmark, workload_id, device, scale, compile_mode, data_di
 
     warmup = max(1, -(-spec.warmup_steps // STEPS_PER_ROUND))
     benchmark.pedantic(steps, rounds=10 if device.type == "cpu" else 30, warmup_rounds=warmup)
+    if benchmark.stats is None:  # --benchmark-disable: the steps ran once, untimed
+        return
     step_s = benchmark.stats.stats.median / STEPS_PER_ROUND
-    name = (torch_device_name(device))
+    name = device_name(device)
     peak, peak_source = mfu_meter.peak_flops(name, precision)
     tokens = workload.tokens_per_step(spec)
     benchmark.extra_info.update({
@@ -54,8 +57,3 @@ def test_train_step(benchmark, workload_id, device, scale, compile_mode, data_di
         "mfu_status": peak_source,
     })
 
-
-def torch_device_name(device) -> str:
-    import torch
-
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"

@@ -63,7 +63,7 @@ def shutdown(wait: bool = True) -> None:
     A trained FSDP2 model outlives its run in reference cycles; it is collected here, while
     the process group and the interpreter are whole. Freed later, at interpreter exit, it is
     the likely cause of a rare abort of a finished rank ("terminate called without an active
-    exception", about 1 in 50 two-rank FSDP2 runs on the CPU)."""
+    exception", 1 in about 70 two-rank FSDP2 runs on the CPU)."""
     if dist.is_available() and dist.is_initialized() and wait:
         gc.collect()
         dist.barrier()

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from suite import checkpoint, distributed, goodput, mllog
+from suite import checkpoint, distributed, goodput, mllog, system
 from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
 from suite.meters.instruments import Instruments, open_instruments
@@ -288,8 +288,7 @@ def _run_settings(record: dict, options: RunOptions) -> dict:
     parallel = options.parallel
     return {"spec_hash": record["workload"]["spec_hash"], "scale": record["scale"],
             "seed": record["seed"], "device": options.device.type,
-            "device_name": torch.cuda.get_device_name(options.device)
-            if options.device.type == "cuda" else "cpu",
+            "device_name": system.device_name(options.device),
             "precision": record["precision"], "compile": options.compile,
             "world_size": parallel.world_size,
             "parallel": parallel.mode if parallel.distributed else None,
@@ -340,8 +339,7 @@ def _log_header(log: mllog.EventLog, workload: Workload, scale: str, seed: int,
                 device: torch.device) -> None:
     spec = workload.spec(scale)
     log.event("submission_benchmark", workload.id)
-    log.event("submission_platform", torch.cuda.get_device_name(device)
-              if device.type == "cuda" else "cpu")
+    log.event("submission_platform", system.device_name(device))
     log.event("seed", seed)
     log.event("global_batch_size", workload.samples_per_step(spec))
     log.event("max_steps", spec.max_steps)
@@ -484,7 +482,8 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
                                         options.parallel):
                 break
             if save_point:
-                _save_checkpoint(job, step, state, log, directory, spec, meter, options.parallel)
+                _save_checkpoint(job, step, state, log, directory, spec, meter, device,
+                                 options.parallel)
     finally:  # a failed or interrupted run keeps the times of every step it finished
         _flush_step_times(clock, state, blocks, timed_before)
 
@@ -512,17 +511,19 @@ def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventL
 
 
 @contextlib.contextmanager
-def _window_pause(state: LoopState, meter: energy_meter.EnergyMeter):
+def _window_pause(state: LoopState, meter: energy_meter.EnergyMeter, device: torch.device):
     """Count the energy used inside the block (an evaluation, a checkpoint save) as a pause of
-    the steady-state window, once the window is open: the window's energy leaves it out."""
+    the steady-state window, once the window is open: the window's energy leaves it out. The
+    device is synchronized first, so the last step's queued work stays in the window."""
     if state.energy["window_start"] is None:
         yield
         return
+    synchronize(device)
     began = meter.read()
     yield
     ended = meter.read()
     if began is not None and ended is not None:
-        state.energy["window_pauses"] = state.energy.get("window_pauses", 0.0) + (ended - began)
+        state.energy["window_pauses"] += ended - began
 
 
 def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
@@ -533,7 +534,7 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
     synchronize(device)
     t_eval = time.time()
     log.start("eval_start", metadata={"step": step}, time_s=t_eval)
-    with _window_pause(state, meter):
+    with _window_pause(state, meter, device):
         quality = distributed.broadcast(job.evaluate(), parallel)
         synchronize(device)
         distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
@@ -555,13 +556,14 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
 
 
 def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
-                     spec, meter: energy_meter.EnergyMeter, parallel: Parallel = SINGLE) -> None:
+                     spec, meter: energy_meter.EnergyMeter, device: torch.device,
+                     parallel: Parallel = SINGLE) -> None:
     """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
     under FSDP every rank takes part in gathering the full state to rank 0. Every rank then
     waits for the write: the checkpoint's time is the job's, not hidden in the next step."""
     manifest = None
     log.start("checkpoint_start", metadata={"step": step})
-    with _window_pause(state, meter):
+    with _window_pause(state, meter, device):
         if parallel.is_main or parallel.mode == "fsdp":
             job_state = job.state_dict()
             if parallel.is_main:
@@ -659,9 +661,8 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
     tput, tput_status = throughput.summarize(
         step_times, warmup_steps=spec.warmup_steps, samples_per_step=samples_per_step,
         tokens_per_step=tokens_per_step, resumed_at=resumed_at)
-    device_name = (torch.cuda.get_device_name(options.device)
-                   if options.device.type == "cuda" else "cpu")
-    peak, peak_source = mfu_meter.peak_flops(device_name, precision, options.peak_tflops)
+    peak, peak_source = mfu_meter.peak_flops(system.device_name(options.device), precision,
+                                             options.peak_tflops)
     ceiling = (options.matmul_ceiling or {}).get(precision)
     devices = options.parallel.world_size  # a step of the global batch runs on every device
     if devices > 1:
@@ -725,7 +726,7 @@ def _energy_figures(energy: dict, meter: energy_meter.EnergyMeter, tput: dict | 
     if energy["target"] is not None:
         figures["energy_to_target_j"] = energy["target"] - energy["run_start"]
     if tput is not None and energy["window_start"] is not None:
-        window_j = energy["end"] - energy["window_start"] - (energy.get("window_pauses") or 0.0)
+        window_j = energy["end"] - energy["window_start"] - energy["window_pauses"]
         steps = throughput.last_segment_steps(tput["window"])
         figures["energy_window_j"] = window_j
         figures["energy_per_sample_j"] = window_j / (steps * samples_per_step)

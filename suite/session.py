@@ -5,8 +5,6 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import torch
-
 from suite import distributed, results, system
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
@@ -75,7 +73,7 @@ def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progr
     its checkpoint root and a restarted or resumed suite reuses them (same device model), so
     the records of runs that finished before the restart and the document agree."""
     device = options.device
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    name = system.device_name(device)
     path = Path(options.checkpoint_dir) / CEILINGS if options.checkpoint_dir else None
     saved = {}
     if path is not None and path.is_file():
@@ -84,14 +82,14 @@ def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progr
             saved = kept["ceilings"] if kept.get("device_name") == name else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             saved = {}  # measured again, and saved again below
-    ceilings = {}
+    ceilings, measured = {}, False
     for precision in precisions:
         if isinstance(saved.get(precision), dict) and "flops" in saved[precision]:
             ceilings[precision] = saved[precision]
             continue
         progress("ceiling", precision=precision)
-        ceilings[precision] = matmul_ceiling(device, precision)
-    if path is not None and options.parallel.is_main and ceilings != saved:
+        ceilings[precision], measured = matmul_ceiling(device, precision), True
+    if path is not None and options.parallel.is_main and measured:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps({"device_name": name, "ceilings": {**saved, **ceilings}},
                                       allow_nan=False))

@@ -85,6 +85,11 @@ def infiniband_devices() -> list[str]:
     return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
 
 
+def device_name(device: torch.device) -> str:
+    """The device's model name as torch reports it (the peak table's key), "cpu" for the CPU."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+
+
 def accelerator(device: torch.device) -> dict[str, Any]:
     """Name, count, memory and interconnect of the accelerators ("cpu" describes the host CPU)."""
     if device.type != "cuda":
