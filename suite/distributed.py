@@ -19,6 +19,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from suite.meters.throughput import warmup_mask
 from workloads.parallel import SINGLE, Parallel
 
 # The variables torchrun sets for every worker (torch.distributed.run documentation).
@@ -122,8 +123,6 @@ def rank_report(parallel: Parallel, device: torch.device, step_times: list[float
     (each worker's warm-up left out, as in the run's throughput), its own data-load, init and
     eval seconds, its energy readings (run start, window start, target, end) and its
     telemetry summary."""
-    from suite.meters.throughput import warmup_mask
-
     times_all = np.asarray(step_times, dtype=np.float64)
     steady = times_all[~warmup_mask(times_all.size, warmup_steps, resumed_at)]
     times = None if steady.size == 0 else {
