@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 
-from workloads.base import COMPILE_MODES
+from workloads.pinned import COMPILE_MODES
 
 
 def pytest_addoption(parser):

@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -3,9 +3,11 @@
 # per-call time limit runs it in several calls. Every file it makes goes to $OUT (flat, few files).
 #
 #   OUT=DIR bash benchmarks/gpu_session.sh [--data-dir DIR] STAGE...
+#   bash benchmarks/gpu_session.sh --rehearsal [--data-dir DIR] [STAGE...]
 #
 # Stages, in the order a session runs them:
-#   info              nvidia-smi, python/torch/CUDA versions, which needed packages import
+#   info              nvidia-smi, python/torch/CUDA versions, which needed packages import, and
+#                     whether this script's workload and compile-mode lists are the suite's
 #   check             goodbench check (is this machine fit to benchmark now)
 #   energy            NVML energy counter vs 10 Hz power samples over ~20 s of matmuls
 #                     (benchmarks/energy_crosscheck.py -> $OUT/energy-crosscheck.json)
@@ -25,35 +27,79 @@
 # and fashion-mnist/*.gz), GOODBENCH_COMPILE (torch.compile mode of the bench, overhead and full-*
 # stages, default off; the compile-* stages name their own),
 # GOODBENCH_SEEDS (seeds of the full-* runs; default the suite's: 5 for TTA workloads),
-# GOODBENCH_SYSTEM_NAME, STAGE_TIMEOUT (seconds per stage, default 540), PYTHON (default python3);
-# GOODBENCH_DEVICE/GOODBENCH_SCALE (default cuda/full) exist to rehearse the stages on a CPU.
-# Each stage runs under `timeout -s INT`: a goodbench run cut there still writes its results file
-# with the runs finished so far (settings.interrupted). Wheels in .whl/ are installed first.
+# GOODBENCH_SYSTEM_NAME, STAGE_TIMEOUT (seconds per stage, default 540), STAGE_KILL_AFTER (SIGKILL
+# that long after a command's SIGINT, default 30), PYTHON (default python3);
+# GOODBENCH_DEVICE/GOODBENCH_SCALE (default cuda/full) set the device and scale of the stages.
+# Each command runs under `timeout -s INT -k 30` in a process group of its own: at its limit the
+# whole group (a supervised run's worker included) gets SIGINT, and a goodbench run cut there
+# still writes its results file with the runs so far (settings.interrupted); SIGKILL follows 30 s
+# later. Ctrl-C or SIGTERM of this script reaches the running command the same way, and no later
+# stage starts (exit 130/143). Wheels in .whl/ are installed first.
+#
+# --rehearsal runs the stages on this machine's CPU at smoke scale with the same commands (device
+# and scale swapped), to find a broken stage before GPU time is spent; it needs no OUT (a new
+# folder under /tmp) and by default runs every stage: info check energy bench overhead compile
+# full, the families over REHEARSAL_WORKLOADS (default lm-char dlrm-small; overhead: the first)
+# and REHEARSAL_MODES (default: default; off is the eager path every full-* run takes). A
+# goodbench run is stopped REHEARSAL_CUT seconds (default 2) after its training starts, as Ctrl-C
+# would stop it, and must leave its results file; bench and overhead, which take many minutes on
+# a CPU, are cut at STAGE_TIMEOUT (default 15 s here; SIGKILL 10 s later); energy ends with
+# status 2 (it needs a CUDA GPU). The rehearsal passes when every stage ended so; the data
+# default to ../shared/datasets next to the repository, as the tests find them.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PYTHON="${PYTHON:-python3}"
 DATA_DIR="${GOODBENCH_DATA_DIR:-}"
-STAGE_TIMEOUT="${STAGE_TIMEOUT:-540}"
-DEVICE="${GOODBENCH_DEVICE:-cuda}"
-SCALE="${GOODBENCH_SCALE:-full}"
 WORKLOADS=(lm-char gpt2-124m fashion-cnn llama-1b dlrm-small)
 MODES=(off default reduce-overhead max-autotune max-autotune-no-cudagraphs)
 COMPILE="${GOODBENCH_COMPILE:-off}"
 SUFFIX="$([ "$COMPILE" = off ] || echo "-$COMPILE")"  # results files of compiled runs say so
+REHEARSAL=0
 
 stages=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --data-dir) DATA_DIR="$2"; shift 2 ;;
         --data-dir=*) DATA_DIR="${1#--data-dir=}"; shift ;;
+        --rehearsal) REHEARSAL=1; shift ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) stages+=("$1"); shift ;;
     esac
 done
 contains() { local x="$1"; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
 contains "$COMPILE" "${MODES[@]}" || { echo "gpu_session: GOODBENCH_COMPILE=$COMPILE is not one of ${MODES[*]}" >&2; exit 2; }
+FULL_WORKLOADS=("${WORKLOADS[@]}")  # what the families full, compile and overhead run over
+COMPILE_MODES=("${MODES[@]}")
+OVERHEAD_WORKLOADS=(lm-char gpt2-124m)
+KILL_AFTER="${STAGE_KILL_AFTER:-30}"  # SIGKILL this long after a command's SIGINT
+if [ "$REHEARSAL" = 1 ]; then
+    DEVICE=cpu SCALE=smoke
+    STAGE_TIMEOUT="${STAGE_TIMEOUT:-15}"
+    RUN_TIMEOUT="${REHEARSAL_RUN_TIMEOUT:-120}"  # a goodbench run is stopped by the rehearsal itself
+    REHEARSAL_CUT="${REHEARSAL_CUT:-2}"
+    KILL_AFTER="${STAGE_KILL_AFTER:-10}"
+    read -r -a FULL_WORKLOADS <<<"${REHEARSAL_WORKLOADS:-lm-char dlrm-small}"
+    read -r -a COMPILE_MODES <<<"${REHEARSAL_MODES:-default}"
+    OVERHEAD_WORKLOADS=("${FULL_WORKLOADS[0]}")
+    for w in "${FULL_WORKLOADS[@]}"; do
+        contains "$w" "${WORKLOADS[@]}" || { echo "gpu_session: REHEARSAL_WORKLOADS: $w is not one of ${WORKLOADS[*]}" >&2; exit 2; }
+    done
+    for m in "${COMPILE_MODES[@]}"; do
+        contains "$m" "${MODES[@]}" || { echo "gpu_session: REHEARSAL_MODES: $m is not one of ${MODES[*]}" >&2; exit 2; }
+    done
+    if [ -z "$DATA_DIR" ] && [ -d "$ROOT/../shared/datasets" ]; then
+        DATA_DIR="$(cd "$ROOT/../shared/datasets" && pwd)"
+    fi
+    OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/goodbench-rehearsal.XXXXXX")}"
+    [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full)
+else
+    DEVICE="${GOODBENCH_DEVICE:-cuda}"
+    SCALE="${GOODBENCH_SCALE:-full}"
+    STAGE_TIMEOUT="${STAGE_TIMEOUT:-540}"
+    RUN_TIMEOUT="$STAGE_TIMEOUT"
+fi
 if [ -z "${OUT:-}" ]; then echo "gpu_session: set OUT to the folder for results" >&2; exit 2; fi
 if [ ${#stages[@]} -eq 0 ]; then echo "gpu_session: name at least one stage (--help lists them)" >&2; exit 2; fi
 mkdir -p "$OUT"
@@ -68,30 +114,105 @@ fi
 data_args=()
 [ -n "$DATA_DIR" ] && data_args=(--data-dir "$DATA_DIR")
 
-say() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
+say() { echo "== $(date -u +%H:%M:%S) $*" | tee -ia "$LOG"; }
 
-# run LIMIT CMD...: time-boxed (SIGINT first, SIGKILL 30 s later), output to the log too
+# `python -m suite` as a command `timeout` can run (it cannot run a shell function), with SIGINT
+# raising KeyboardInterrupt even where the caller ignored SIGINT (a background job's default)
+GOODBENCH_MAIN='import runpy, signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
+runpy.run_module("suite", run_name="__main__", alter_sys=True)'
+GOODBENCH=("$PYTHON" -c "$GOODBENCH_MAIN")
+
+STAGE_PID=""  # the running command's `timeout` (the leader of the command's process group)
+STOPPED=""    # INT or TERM once this script was asked to stop
+CUT_AFTER=""  # rehearsal: a line of the command's output after which it is stopped
+on_signal() {  # Ctrl-C or SIGTERM: the running command stops as at its limit; no later stage runs
+    STOPPED="$1"
+    if [ -n "$STAGE_PID" ]; then kill -INT "$STAGE_PID" 2>/dev/null; fi
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+
+# run LIMIT CMD...: time-boxed (SIGINT to its process group at LIMIT seconds, SIGKILL KILL_AFTER
+# seconds later), its output to the log too; returns its exit status (124: cut at its limit)
 run() {
     local limit="$1"; shift
-    say "\$ $*  (limit ${limit}s)"
-    local start=$SECONDS
-    timeout -s INT -k 30 "$limit" "$@" 2>&1 | tee -a "$LOG"
-    local rc=${PIPESTATUS[0]}
-    say "exit $rc after $((SECONDS - start)) s"
+    local shown="$*"
+    say "\$ ${shown//"$PYTHON -c $GOODBENCH_MAIN"/goodbench}  (limit ${limit}s)"
+    if [ -n "$STOPPED" ]; then say "not started: stopped by SIG$STOPPED"; return 130; fi
+    local start=$SECONDS from rc again tee_fd tee_pid
+    from=$(( $(stat -c %s "$LOG") + 1 ))
+    exec {tee_fd}> >(exec tee -ia "$LOG")
+    tee_pid=$!
+    timeout -s INT -k "$KILL_AFTER" "$limit" "$@" <&0 >&"$tee_fd" 2>&1 &
+    STAGE_PID=$!
+    exec {tee_fd}>&-
+    if [ -n "$CUT_AFTER" ]; then  # rehearsal: stop it REHEARSAL_CUT s after that line, as Ctrl-C does
+        while kill -0 "$STAGE_PID" 2>/dev/null && [ -z "$STOPPED" ]; do
+            if tail -c "+$from" "$LOG" | grep -q -- "$CUT_AFTER"; then
+                sleep "$REHEARSAL_CUT" & local sleeper=$!
+                while kill -0 "$sleeper" 2>/dev/null && kill -0 "$STAGE_PID" 2>/dev/null && [ -z "$STOPPED" ]; do
+                    sleep 0.1 & wait $!  # `wait`: a Ctrl-C meanwhile is acted on at once
+                done
+                kill "$sleeper" 2>/dev/null
+                if [ -z "$STOPPED" ] && kill -0 "$STAGE_PID" 2>/dev/null; then
+                    say "rehearsal: stopping it (SIGINT) ${REHEARSAL_CUT} s after \"$CUT_AFTER\""
+                    kill -INT "$STAGE_PID" 2>/dev/null
+                fi
+                break
+            fi
+            sleep 0.5 & wait $!
+        done
+    fi
+    while :; do
+        wait "$STAGE_PID"; rc=$?
+        # a trapped signal ends `wait` early (status > 128) while the command runs on
+        if [ "$rc" -gt 128 ] && kill -0 "$STAGE_PID" 2>/dev/null; then continue; fi
+        break
+    done
+    wait "$STAGE_PID" 2>/dev/null; again=$?  # its own status, had a signal ended `wait` above
+    [ "$again" -ne 127 ] && rc=$again
+    STAGE_PID=""
+    for _ in $(seq 50); do kill -0 "$tee_pid" 2>/dev/null || break; sleep 0.1; done  # its output is logged
+    local why=""
+    [ "$rc" = 124 ] && why=": cut at its limit"
+    [ "$rc" = 137 ] && why=": killed (SIGKILL), as it did not stop within ${KILL_AFTER} s of its SIGINT"
+    say "exit $rc after $((SECONDS - start)) s$why"
     return "$rc"
 }
 
-# `python -m suite`, with SIGINT raising KeyboardInterrupt even where the caller ignored it
-goodbench() {
-    "$PYTHON" -c 'import runpy, signal, sys
-signal.signal(signal.SIGINT, signal.default_int_handler)
-runpy.run_module("suite", run_name="__main__", alter_sys=True)' "$@"
+# rehearsed RC: a rehearsal expects bench and overhead to be cut at their limit on a CPU (124,
+# or 137 when the command took longer than KILL_AFTER to stop)
+rehearsed() {
+    if [ "$REHEARSAL" = 1 ] && { [ "$1" = 124 ] || [ "$1" = 137 ]; } && [ -z "$STOPPED" ]; then
+        say "rehearsal: cut at its limit, as expected on a CPU"
+        return 0
+    fi
+    return "$1"
+}
+
+# goodbench_run OUT ARGS...: `goodbench run ARGS -o OUT`; says whether it left its results file.
+# In a rehearsal it is stopped a few seconds into training and must leave that file.
+goodbench_run() {
+    local out="$1"; shift
+    local rc
+    if [ "$REHEARSAL" = 1 ]; then CUT_AFTER="] step "; fi  # past the first steps: compiled by then
+    run "$RUN_TIMEOUT" "${GOODBENCH[@]}" run "$@" -o "$out"; rc=$?
+    CUT_AFTER=""
+    if [ -f "$out" ]; then say "results file $out"; else say "no results file written ($out)"; fi
+    if [ "$REHEARSAL" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 130 ]; } && [ -z "$STOPPED" ]; then
+        [ -f "$out" ] || return 1
+        say "rehearsal: stopped early, as planned, and its results file was written"
+        return 0
+    fi
+    return "$rc"
 }
 
 stage_info() {
-    run 60 nvidia-smi
-    run 60 "$PYTHON" - <<'EOF'
-import importlib, platform, torch
+    local rc=0
+    if command -v nvidia-smi >/dev/null; then run 60 nvidia-smi || rc=$?; else say "no nvidia-smi on this machine"; fi
+    run 60 "$PYTHON" - "${WORKLOADS[*]}" "${MODES[*]}" <<'EOF' || rc=$?
+import importlib, platform, sys, torch
 print("python", platform.python_version(), "| torch", torch.__version__, "| CUDA", torch.version.cuda,
       "| cuDNN", torch.backends.cudnn.version())
 if torch.cuda.is_available():
@@ -106,13 +227,25 @@ for name in ("numpy", "scipy", "pandas", "pynvml", "pytest_benchmark", "jsonsche
         print(f"  {name}: ok")
     except ImportError as exc:
         print(f"  {name}: MISSING ({exc})")
+from workloads import registry
+from workloads.pinned import COMPILE_MODES
+lists = {"workloads": (sys.argv[1].split(), list(registry.WORKLOADS)),
+         "compile modes": (sys.argv[2].split(), list(COMPILE_MODES))}
+wrong = [f"{what}: this script has {ours}, the suite {theirs}" for what, (ours, theirs) in lists.items()
+         if sorted(ours) != sorted(theirs)]
+print("\n".join(wrong) if wrong else "this script's workloads and compile modes are the suite's")
+sys.exit(1 if wrong else 0)
 EOF
+    return $rc
 }
 
-stage_check() { run 120 goodbench check --device "$DEVICE"; }
+stage_check() { run 120 "${GOODBENCH[@]}" check --device "$DEVICE"; }
 
 stage_energy() {
     run 120 "$PYTHON" benchmarks/energy_crosscheck.py --seconds 20 --out "$OUT/energy-crosscheck.json"
+    local rc=$?
+    if [ "$REHEARSAL" = 1 ] && [ "$rc" = 2 ]; then say "rehearsal: status 2, the answer of a machine without a CUDA GPU"; return 0; fi
+    return $rc
 }
 
 stage_bench() {
@@ -120,19 +253,25 @@ stage_bench() {
         --scale "$SCALE" --compile-mode "$COMPILE" "${data_args[@]}" \
         --benchmark-json "$OUT/benchmark-train-step$SUFFIX.json" \
         -p no:cacheprovider -q
+    local rc=$?
+    if [ ! -s "$OUT/benchmark-train-step$SUFFIX.json" ]; then  # pytest-benchmark makes it at the start
+        rm -f "$OUT/benchmark-train-step$SUFFIX.json"
+        say "no benchmark results written (the file pytest-benchmark opened at the start is removed)"
+    fi
+    rehearsed $rc
 }
 
 stage_overhead_one() {
     contains "$1" "${WORKLOADS[@]}" || { say "unknown workload $1 (one of ${WORKLOADS[*]})"; return 2; }
     run "$STAGE_TIMEOUT" "$PYTHON" benchmarks/overhead.py -w "$1" --scale "$SCALE" --compile "$COMPILE" \
         "${data_args[@]}" --json "$OUT/overhead-$1$SUFFIX.json"
+    rehearsed $?
 }
 
 stage_compile_one() {
     local mode="$1" out="$OUT/compile-gpt2-124m-$1.json"
     rm -f "$out"  # goodbench never overwrites a results file
-    run "$STAGE_TIMEOUT" goodbench run -w gpt2-124m --scale "$SCALE" --device "$DEVICE" \
-        --compile "$mode" -o "$out"
+    goodbench_run "$out" -w gpt2-124m --scale "$SCALE" --device "$DEVICE" --compile "$mode"
 }
 
 stage_compile_named() {
@@ -162,31 +301,46 @@ EOF
 
 stage_full_one() {
     contains "$1" "${WORKLOADS[@]}" || { say "unknown workload $1 (one of ${WORKLOADS[*]})"; return 2; }
-    local args=(run -w "$1" --scale "$SCALE" --device "$DEVICE" --compile "$COMPILE"
-                -o "$OUT/$SCALE-$1-$(date -u +%Y%m%dT%H%M%SZ).json" "${data_args[@]}")
+    local args=(-w "$1" --scale "$SCALE" --device "$DEVICE" --compile "$COMPILE" "${data_args[@]}")
     [ -n "${GOODBENCH_SEEDS:-}" ] && args+=(--seeds "$GOODBENCH_SEEDS")
     [ -n "${GOODBENCH_SYSTEM_NAME:-}" ] && args+=(--system-name "$GOODBENCH_SYSTEM_NAME")
-    run "$STAGE_TIMEOUT" goodbench "${args[@]}"
+    goodbench_run "$OUT/$SCALE-$1-$(date -u +%Y%m%dT%H%M%SZ).json" "${args[@]}"
 }
 
-failed=0
+[ "$REHEARSAL" = 1 ] && say "rehearsal on the CPU at smoke scale: ${stages[*]} (files in $OUT)"
+failed=0 summary=()
 for stage in "${stages[@]}"; do
+    if [ -n "$STOPPED" ]; then say "stopped by SIG$STOPPED: stage $stage and any later one not run"; break; fi
     say "stage $stage"
+    began=$SECONDS
     case "$stage" in
         info) stage_info ;;
         check) stage_check ;;
         energy) stage_energy ;;
         bench) stage_bench ;;
-        overhead) rc=0; for w in lm-char gpt2-124m; do stage_overhead_one "$w" || rc=1; done; [ $rc = 0 ] ;;
+        overhead) rc=0; for w in "${OVERHEAD_WORKLOADS[@]}"; do stage_overhead_one "$w" || rc=1; done; [ $rc = 0 ] ;;
         overhead-*) stage_overhead_one "${stage#overhead-}" ;;
-        compile) rc=0; for m in "${MODES[@]}"; do stage_compile_one "$m" || rc=1; done
-                 stage_compile_summary; [ $rc = 0 ] ;;
+        compile) rc=0; for m in "${COMPILE_MODES[@]}"; do stage_compile_one "$m" || rc=1; done
+                 stage_compile_summary || rc=1; [ $rc = 0 ] ;;
         compile-summary) stage_compile_summary ;;
         compile-*) stage_compile_named "${stage#compile-}" ;;
-        full) rc=0; for w in "${WORKLOADS[@]}"; do stage_full_one "$w" || rc=1; done; [ $rc = 0 ] ;;
+        full) rc=0; for w in "${FULL_WORKLOADS[@]}"; do stage_full_one "$w" || rc=1; done; [ $rc = 0 ] ;;
         full-*) stage_full_one "${stage#full-}" ;;
         *) say "unknown stage $stage (--help lists them)"; false ;;
-    esac || failed=1
+    esac
+    rc=$?
+    [ $rc = 0 ] || failed=1
+    summary+=("$(printf '%-22s %-11s %5d s' "$stage" "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")" $((SECONDS - began)))")
 done
-say "done: $([ $failed = 0 ] && echo 'every stage exited 0' || echo 'a stage failed: see above')"
+say "summary (stage, outcome, seconds):"
+[ ${#summary[@]} -gt 0 ] && printf '   %s\n' "${summary[@]}" | tee -ia "$LOG"
+if [ -n "$STOPPED" ]; then
+    say "stopped by SIG$STOPPED"
+    exit $([ "$STOPPED" = INT ] && echo 130 || echo 143)
+fi
+if [ "$REHEARSAL" = 1 ]; then
+    say "rehearsal done: $([ $failed = 0 ] && echo 'every stage ran as it should on a CPU' || echo 'a stage failed: see above'); files in $OUT"
+else
+    say "done: $([ $failed = 0 ] && echo 'every stage exited 0' || echo 'a stage failed: see above')"
+fi
 exit $failed

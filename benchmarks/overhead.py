@@ -25,10 +25,10 @@ import time
 import torch
 
 from suite.meters.clock import synchronize
-from suite.system import device_name
 from suite.runner import RunOptions, locate_data, precision_for, run_one, seed_everything
+from suite.system import device_name
 from workloads import registry
-from workloads.base import COMPILE_MODES
+from workloads.pinned import COMPILE_MODES
 
 
 def measured_workload(workload, scale: str, steps: int, compile: str = "off"):

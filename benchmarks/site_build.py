@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 import factories  # noqa: E402
+
 from suite import results  # noqa: E402
 from workloads import registry  # noqa: E402
 

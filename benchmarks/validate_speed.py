@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import factories  # noqa: E402  (the synthetic, validator-consistent documents of the tests)
+import factories
 
 H100 = 0  # factories.ACCELERATORS[0]: one NVIDIA H100 80GB HBM3
 

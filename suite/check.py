@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from suite import system
-from suite.meters import nvml, telemetry
+from suite.meters import instruments, telemetry
 
 MIN_FREE_DISK_GIB = 10.0
 MIN_FREE_GPU_MEMORY = 0.9  # share of the GPU's memory that must be free
@@ -16,30 +16,36 @@ MIN_FREE_GPU_MEMORY = 0.9  # share of the GPU's memory that must be free
 @dataclass(frozen=True)
 class Check:
     name: str
-    verdict: str  # "ok" | "warn" | "fail"
+    verdict: str  # "ok" | "warn" | "fail" | "skip" (does not apply to this run)
     detail: str
 
 
-def run_checks(device: torch.device | None = None) -> list[Check]:
-    """All checks for the GPU (or its absence) and the host."""
-    checks = _gpu_checks(device or torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+def run_checks(device: torch.device | None = None, cpu_run: bool = False) -> list[Check]:
+    """All checks for the GPU (or its absence) and the host. ``cpu_run``: the user asked for
+    the CPU (``--device cpu``), so the GPU checks do not apply and are skipped."""
+    checks = _gpu_checks(device or torch.device("cuda" if torch.cuda.is_available() else "cpu"),
+                         cpu_run)
     checks += _host_checks()
     return checks
 
 
-def _gpu_checks(device: torch.device) -> list[Check]:
+def _gpu_checks(device: torch.device, cpu_run: bool = False) -> list[Check]:
+    if cpu_run:
+        return [Check("gpu", "skip", "--device cpu: a CPU run, so the GPU checks do not apply "
+                                     "(its GPU figures, MFU against a GPU peak and NVML energy, "
+                                     "are not measured)")]
     if device.type != "cuda":
         return [Check("gpu", "fail", "no GPU: torch sees no CUDA device, so GPU figures "
                                      "(MFU, NVML energy, telemetry) cannot be measured here")]
-    gpu, why = nvml.open_gpu(index=device.index or 0)
+    gpu, why = system.nvml_gpu(device)  # by UUID: NVML ignores CUDA_VISIBLE_DEVICES
     if gpu is None:
         return [Check("gpu", "ok", torch.cuda.get_device_name(device)),
                 Check("nvml", "fail", why)]
-    settings = gpu.settings()
+    settings = instruments.start_settings(gpu, device)  # counts this process's context as its own
     checks = [Check("gpu", "ok", settings["name"] or torch.cuda.get_device_name(device))]
-    others = [p for p in settings["compute_processes"] or [] if p["pid"] != os.getpid()]
+    others = settings["other_processes"] or 0
     checks.append(Check("gpu idle", "fail" if others else "ok",
-                        f"{len(others)} other process(es) on the GPU" if others else "no other process"))
+                        f"{others} other process(es) on the GPU" if others else "no other process"))
     persistence = settings["persistence_mode"]
     checks.append(Check("persistence mode", {True: "ok", False: "warn", None: "warn"}[persistence],
                         {True: "on", False: "off: the driver may reinitialise between runs",

@@ -15,6 +15,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,7 +50,7 @@ def save(directory: str | Path, step: int, state: dict, keep: int = KEEP) -> dic
     buffer = io.BytesIO()
     torch.save(state, buffer)
     payload = buffer.getvalue()
-    manifest = {"format": FORMAT, "step": step, "bytes": len(payload),
+    manifest: dict[str, Any] = {"format": FORMAT, "step": step, "bytes": len(payload),
                 "sha256": hashlib.sha256(payload).hexdigest(), "file": _name(step) + ".pt"}
     write_atomic(directory / manifest["file"], payload)
     write_atomic(directory / (_name(step) + ".json"), json.dumps(manifest))
@@ -111,7 +112,10 @@ def load_step(directory: str | Path, step: int,
 
 def capture_rng() -> dict:
     """The global RNG states (python, numpy, torch CPU and CUDA) in a weights-only-safe form."""
-    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    state = np.random.get_state(legacy=True)
+    if not isinstance(state, tuple):  # the global generator is always MT19937: the legacy tuple
+        raise GoodbenchError("numpy's global RNG state is not MT19937's")
+    kind, keys, pos, has_gauss, gauss = state
     py_version, py_state, py_gauss = random.getstate()
     return {
         "python": [py_version, torch.tensor(py_state, dtype=torch.int64), py_gauss],
@@ -133,8 +137,9 @@ def restore_rng(states: dict) -> None:
 
 
 def choose_root(results_path: Path, resume: str | None, wanted: bool) -> str | None:
-    """The checkpoint root of a run: ``--resume DIR``, else ``<results file>.ckpt`` when
-    checkpoints or failure injection are asked for (it must not exist yet), else None."""
+    """The checkpoint root of a run: ``--resume DIR``, else the results file with ``.ckpt`` for
+    its suffix (``out.json`` → ``out.ckpt``) when checkpoints or failure injection are asked
+    for (it must not exist yet), else None."""
     if resume is not None:
         if not Path(resume).is_dir():
             raise GoodbenchError(f"--resume {resume}: no such checkpoint directory")

@@ -1,7 +1,8 @@
 """The ``goodbench`` command line: one small function per subcommand, no logic of its own.
 
-Exit status: 0 ok, 1 input or rules failed, 2 usage error. Expected failures print one line
-and no traceback; ``--debug`` shows the traceback.
+Exit status: 0 ok, 1 input or rules failed, 2 usage error, 130 interrupted (SIGINT), 143
+stopped by SIGTERM. Expected failures print one line and no traceback; ``--debug`` shows the
+traceback.
 """
 from __future__ import annotations
 
@@ -9,20 +10,26 @@ import argparse
 import datetime as dt
 import json
 import math
-import os
 import sys
-import tempfile
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from suite import __version__, distributed
+from suite import __version__, launch
 from suite.errors import GoodbenchError
+from workloads.pinned import COMPILE_MODES, CUDA_GRAPH_MODES
 
-FSDP_WORKLOADS = ("gpt2-124m", "llama-1b")  # models with transformer blocks to shard
+if TYPE_CHECKING:
+    from suite.results import Reservation
 
 
 def _stderr(*parts) -> None:
     print(*parts, file=sys.stderr, flush=True)
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 run", "2 runs"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 # ---------------------------------------------------------------- list
@@ -30,13 +37,28 @@ def cmd_list(args) -> int:
     from workloads import data, registry
 
     print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'full-scale target':<22} {'data':<34} present")
+    notes: list[str] = []
     for w in registry.WORKLOADS.values():
         target = w.spec("full").target
         files = _data_summary([f.name for f in w.data_files])
-        present = all(data.is_present(f, args.data_dir) for f in w.data_files)
+        found = {f: data.presence(f, args.data_dir) for f in w.data_files}
+        # the worst of its files: one corrupt or missing file stops the workload
+        present = next((s for s in ("corrupt", "no", "unverified")
+                        if any(p.status == s for p in found.values())), "yes" if found else "—")
         print(f"{w.id:<12} {w.version:>3}  {w.kind:<10} {target.describe() if target else '—':<22} "
-              f"{files:<34} {'yes' if present else 'no'}")
+              f"{files:<34} {present}")
         print(f"{'':<12}      {w.task}")
+        for f, p in found.items():
+            if p.status == "corrupt":
+                notes.append(f"{p.path}: size or sha256 differs from the pinned {f.sha256[:12]}…; "
+                             "`goodbench run` refuses it")
+            elif p.status == "unverified":
+                notes.append(f"{p.path}: {f.size / 2**20:.0f} MiB, sha256 not checked by `list` "
+                             "(`goodbench run` checks it)")
+    print("present: yes = every file found with its pinned sha256 (in --data-dir, "
+          "$GOODBENCH_DATA_DIR or the user cache); — = synthetic data, nothing to find")
+    for note in notes:
+        print(note)
     return 0
 
 
@@ -76,15 +98,23 @@ class ProgressPrinter:
                 _stderr(f"[{self.label}] warning: {warning}")
         elif event == "skip":
             _stderr(f"[{f['workload']}] skipped: {f['reason']}")
+        elif event == "killed":
+            why = "injected failure" if f["cause"].startswith("injected") else f["cause"]
+            _stderr(f"[{f['workload']} seed {f['seed']}] killed (SIGKILL) at step {f['step']}: "
+                    f"{why}; restarting the worker")
+        elif event == "resumed":
+            _stderr(f"[{f['workload']} seed {f['seed']}] " + (
+                f"resumed from the checkpoint of step {f['step']}" if f["step"]
+                else "restarted from step 0: no checkpoint to resume from"))
         elif event == "finished":
             _stderr(f"[{f['workload']} seed {f['seed']}] finished before the restart "
                     f"({f['status']}): its record is kept")
 
 
 def cmd_run(args) -> int:
-    from suite.runner import SEEDS
     from suite.system import resolve_device
     from workloads import registry
+    from workloads.pinned import SEEDS
 
     if args.seeds is not None and not 1 <= args.seeds <= len(SEEDS):
         raise _Usage(f"--seeds must be between 1 and {len(SEEDS)}")
@@ -93,14 +123,17 @@ def cmd_run(args) -> int:
         raise _Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
     device = resolve_device(args.device)
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
-    if args.nproc_per_node and not distributed.in_torchrun():
+    if args.nproc_per_node and not launch.in_torchrun():
         return _launch(args, scale)
+    from suite import distributed
+
     parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
     _check_parallel(args, parallel, scale)
-    if distributed.in_torchrun():
-        from suite.runner import stop_on_sigterm
+    from suite.runner import stop_on_sigterm
 
-        stop_on_sigterm()  # torchrun's SIGTERM after a peer failed: rank 0 still writes
+    # SIGTERM (Slurm, timeout, docker stop; torchrun after a peer failed) stops the run like
+    # Ctrl-C: the runs so far are written, the running one as partial
+    stop_on_sigterm()
     device = distributed.init(parallel, device)
     try:
         status = _run(args, device, scale, parallel)
@@ -113,11 +146,10 @@ def cmd_run(args) -> int:
 
 def _run(args, device, scale: str, parallel) -> int:
     """One process's run: a single process, or one rank of a torchrun run (rank 0 reports)."""
-    import pandas as pd
+    from dataclasses import replace
 
-    from suite import results
     from suite.runner import RunOptions
-    from suite.session import SuitePlan, run_suite
+    from suite.session import SuitePlan
     from suite.system import load_overrides
     from workloads import registry
 
@@ -125,120 +157,178 @@ def _run(args, device, scale: str, parallel) -> int:
                      seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
                      system_overrides=load_overrides(args.system_overrides),
                      command=["goodbench", *sys.argv[1:]], global_batch=args.global_batch)
-    out, checkpoint_dir = _paths(args, scale, parallel)
-    if parallel.is_main:
-        _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {scale} scale on "
-                f"{device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
-                               f"{parallel.mode})" if parallel.distributed else ""))
-    from suite import goodput
-
     options = RunOptions(
         device=device, data_dir=args.data_dir, peak_tflops=args.peak_tflops,
-        checkpoint_every=args.checkpoint_every, checkpoint_dir=checkpoint_dir,
+        checkpoint_every=args.checkpoint_every,
         inject_failures=tuple(args.inject_failure or ()),
         failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed,
         parallel=parallel, compile=args.compile)
+
+    out, checkpoint_dir, reservation = _paths(args, scale, parallel, lambda: _preflight(plan, options))
+    try:
+        return _train(args, plan, replace(options, checkpoint_dir=checkpoint_dir), out, reservation)
+    finally:
+        if reservation is not None:
+            reservation.release()  # the run wrote nothing: the name is free again
+
+
+def _preflight(plan, options) -> None:
+    """Fail before training when the results file would be refused for what the user gave
+    (``--system-name``, ``--system-overrides``, the command line): the validator's walk and
+    schema on the system and settings sections, which the run does not change."""
+    from suite.session import preflight
+
+    problems = preflight(plan, options)
+    if problems:
+        more = f" (and {_count(len(problems) - 1, 'more problem')})" if len(problems) > 1 else ""
+        raise GoodbenchError(f"the results file would be refused, not training: "
+                             f"{problems[0].field}: {problems[0].reason} [{problems[0].code}]{more}; "
+                             "fix --system-name / --system-overrides")
+
+
+def _train(args, plan, options, out: Path, reservation: Reservation | None) -> int:
+    """Train the plan; rank 0 writes the results file into its reservation and reports."""
+    from suite import report
+    from suite.session import run_suite
+
+    parallel, checkpoint_dir = options.parallel, options.checkpoint_dir
+    if parallel.is_main:
+        _stderr(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {plan.scale} scale on "
+                f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
+                                       f"{parallel.mode})" if parallel.distributed else ""))
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
-    if doc["settings"]["aborted"] and distributed.restarts_left():
+    if doc["settings"]["aborted"] and launch.restarts_left():
         _stderr(f"stopped: {doc['settings']['aborted']}; torchrun restarts the workers, and the "
                 "restarted run writes the results file")
         return 1
     if not doc["runs"]:
         _stderr(f"stopped before any run was recorded ({doc['settings']['aborted'] or 'interrupted'}); "
                 "no results file written")
-        return 130 if doc["settings"]["interrupted"] else 1
-    results.write_atomic(out, results.dumps(doc), overwrite=False)
-    rows = [{
-        "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
-        "steps": r["steps"], "wall s": round(r["wall_s"], 2),
-        "TTA s": _round(r["metrics"]["tta_s"]),
-        "samples/s": _round((r["metrics"]["throughput"] or {}).get("samples_per_s")),
-        "p50 step ms": _round(1000 * r["metrics"]["throughput"]["step_time_s"]["p50"])
-        if r["metrics"]["throughput"] else None,
-        "MFU": _round(r["metrics"]["mfu"], 3),
-        "of ceiling": _round(r["metrics"].get("share_of_ceiling"), 3),
-        "energy": "n/m" if r["metrics"]["energy_to_train_j"] is None
-        else f"{r['metrics']['energy_to_train_j']:.0f} J",
-    } for r in doc["runs"]]
-    print(pd.DataFrame(rows).fillna("—").to_string(index=False))
-    if goodput.summary_rows(doc["runs"]):
-        print("goodput and badput (seconds):")
-        print(pd.DataFrame(goodput.summary_rows(doc["runs"])).fillna("—").to_string(index=False))
+        return _interrupted_status() if doc["settings"]["interrupted"] else 1
+    assert reservation is not None  # rank 0 holds one
+    reservation.write(doc)
+    print(report.run_summary(doc["runs"]))
     for r in doc["runs"]:
         if r["error"]:
             _stderr(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
-    for key, entry in doc["summary"].items():
-        score = entry["tta"]
-        if score and score["seeds"] > 1:
-            ci = score["ci95_s"]
-            print(f"{key}: time to target, olympic mean {_round(score['olympic_mean_s'])} s"
-                  + (f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})" if ci else "")
-                  + f" over {score['seeds']} seeds, {score['converged']} converged"
-                  + ("" if score["valid"] else f" — INVALID: {score['reason']}"))
+    for line in report.score_lines(doc["summary"]):
+        print(line)
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
     print(f"results written to {out}")
+    _checkpoints_after(args, checkpoint_dir, out, doc)
     if doc["settings"]["interrupted"]:
         _stderr("interrupted: the results file holds the runs so far")
-        return 130
+        return _interrupted_status()
     if doc["settings"]["aborted"]:
         _stderr(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
         return 1
     return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
 
 
-def _paths(args, scale: str, parallel) -> tuple[Path, str | None]:
-    """The results file and checkpoint root, chosen by rank 0 and agreed by every rank. After
-    torchrun restarted the workers, the run resumes from ``<results file>.ckpt``."""
-    from suite import checkpoint
+def _checkpoints_after(args, checkpoint_dir: str | None, out: Path, doc: dict) -> None:
+    """Remove ``<results file>.ckpt/`` once every run completed (the results file holds every
+    run's event log; nothing is left to resume), else keep it and say what it is for. A
+    ``--resume`` directory is the user's: kept."""
+    if checkpoint_dir is None or not Path(checkpoint_dir).exists():
+        return
+    settings = doc["settings"]
+    done = not settings["interrupted"] and not settings["aborted"] \
+        and all(r["status"] == "complete" for r in doc["runs"])
+    if args.resume is not None:
+        _stderr(f"checkpoints kept in {checkpoint_dir} (a --resume directory is not removed)")
+    elif not done:
+        _stderr(f"checkpoints kept in {checkpoint_dir}: not every run completed; "
+                f"`goodbench run … --resume {checkpoint_dir} -o NEW.json` continues the runs "
+                "not finished (finished ones are kept, not trained again)")
+    elif Path(checkpoint_dir) == out.with_suffix(".ckpt"):
+        import shutil
+
+        try:
+            shutil.rmtree(checkpoint_dir)
+            _stderr(f"checkpoints removed ({checkpoint_dir}): every run completed, and "
+                    f"{out} holds their event logs")
+        except OSError as exc:
+            _stderr(f"checkpoints kept in {checkpoint_dir}: removing them failed ({_error_text(exc)})")
+
+
+def _interrupted_status() -> int:
+    """The shell's status of a run stopped by a signal: 143 after SIGTERM, 130 after SIGINT."""
+    from suite.runner import sigterm_received
+
+    return 143 if sigterm_received() else 130
+
+
+def _paths(args, scale: str, parallel, preflight=None) -> tuple[Path, str | None, Reservation | None]:
+    """The results file and checkpoint root, chosen by rank 0 and agreed by every rank, and
+    rank 0's reservation of the results file's name (:class:`suite.results.Reservation`; None
+    on the other ranks). ``preflight`` (rank 0, first) raises what would fail the file. After
+    torchrun restarted the workers, the run resumes from the results file's ``.ckpt``
+    directory (``out.json`` → ``out.ckpt``)."""
+    from suite import checkpoint, distributed
 
     answer: tuple = (None, None, None)
+    reservation = None
     if parallel.is_main:
         try:
-            out = _output_path(args, scale)
-            if out.exists():
-                raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
-            _check_writable(out)
+            if preflight is not None:
+                preflight()
+            out, reservation = _reserve_output(args, scale)
             resume = args.resume
-            if resume is None and distributed.restart_count() > 0 \
+            if resume is None and launch.restart_count() > 0 \
                     and out.with_suffix(".ckpt").is_dir():
                 resume = str(out.with_suffix(".ckpt"))
             wanted = bool(args.checkpoint_every or args.inject_failure or args.failure_rate)
             answer = (str(out), checkpoint.choose_root(out, resume, wanted), None)
         except GoodbenchError as exc:
+            if reservation is not None:
+                reservation.release()
+                reservation = None
             answer = (None, None, str(exc))
     out, root, error = distributed.broadcast(answer, parallel)
     if error:
         raise GoodbenchError(error)
-    return Path(out), root
+    return Path(out), root, reservation
 
 
-def _check_writable(out: Path) -> None:
-    """Fail before training, not after, when the results file cannot be written."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}.", suffix=".probe"):
-            pass
-    except OSError as exc:
-        raise GoodbenchError(f"cannot write the results file {out}: {exc.strerror or exc}") from None
+def _reserve_output(args, scale: str) -> tuple[Path, Reservation]:
+    """Reserve the results file's name before training (:class:`suite.results.Reservation`):
+    a name taken by a file or by another run fails at once with ``-o``; a default name taken
+    (another run started in the same second) falls back to the next free one, and says so.
+    Returns (path, reservation)."""
+    from suite import results
+
+    first = out = _output_path(args, scale)
+    for n in range(2, 101):
+        try:
+            reservation = results.Reservation.take(out)
+        except results.NameTaken as exc:
+            if args.output:
+                raise GoodbenchError(str(exc)) from None
+            out = first.with_name(f"{first.stem}-{n}{first.suffix}")
+            continue
+        except OSError as exc:
+            raise GoodbenchError(f"cannot write the results file {out}: {exc.strerror or exc}") from None
+        if out != first:
+            _stderr(f"{first} is taken (another run started in the same second): writing {out}")
+        return out, reservation
+    raise GoodbenchError(f"{first} and 99 names after it are taken; give -o FILE")
 
 
 def _output_path(args, scale: str) -> Path:
     return Path(args.output) if args.output else Path("runs") / (
-        dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{scale}.json")
+        dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{scale}.json")
 
 
 def _launch(args, scale: str) -> int:
-    """Re-launch this command under torchrun with the same arguments and one output path."""
-    import subprocess
+    """Re-launch this command under torchrun (suite.launch), after the checks the workers
+    would fail on. On one node the launcher reserves the results file's name and hands it to
+    the workers' rank 0 (which takes the unlocked, empty reservation over); the name is
+    freed again when the workers wrote nothing."""
+    from workloads.placement import Parallel
 
-    from workloads.parallel import Parallel
-
-    out = _output_path(args, scale)
-    if out.exists():
-        raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
     # the workers would refuse these: say so before torchrun starts them
     _check_parallel(args, Parallel(world_size=args.nproc_per_node * (args.nnodes or 1),
                                    mode=args.parallel, micro_batch=args.micro_batch), scale)
@@ -250,24 +340,24 @@ def _launch(args, scale: str) -> int:
                    for w in args.workload or list(registry.WORKLOADS))
         kills = len(set(args.inject_failure)) * runs
         if args.max_restarts < kills:
-            raise _Usage(f"--inject-failure kills a rank {kills} time(s) ({runs} run(s)); "
+            raise _Usage(f"--inject-failure kills a rank {_count(kills, 'time')} ({_count(runs, 'run')}); "
                          f"torchrun must restart that often: --max-restarts {kills}")
+    reservation = None
+    if (args.nnodes or 1) == 1:
+        out, reservation = _reserve_output(args, scale)
+        reservation.close()  # unlocked: rank 0 takes it over
+    else:  # rank 0 may be on another node: it reserves the name there
+        out = _output_path(args, scale)
+        if out.exists():
+            raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
     try:
-        cmd = distributed.torchrun_command(
-            distributed.worker_argv(args.argv, str(out)), args.nproc_per_node, args.nnodes,
-            args.node_rank, args.rdzv_endpoint, max_restarts=args.max_restarts)
+        return launch.launch(args.argv, str(out), args.nproc_per_node, args.nnodes,
+                             args.node_rank, args.rdzv_endpoint, max_restarts=args.max_restarts)
     except ValueError as exc:
         raise _Usage(str(exc)) from None
-    _stderr("launching: " + " ".join(cmd))
-    proc = subprocess.Popen(cmd, env=distributed.launch_env(os.environ))
-    interrupted = False
-    while True:  # Ctrl-C reaches the workers too: wait until rank 0 has written what it has
-        try:
-            status = proc.wait()
-            return 130 if interrupted else status
-        except KeyboardInterrupt:
-            interrupted = True
-            _stderr("interrupted: waiting for the workers to stop and write the runs so far")
+    finally:
+        if reservation is not None:
+            reservation.release()
 
 
 def _check_parallel(args, parallel, scale: str) -> None:
@@ -275,12 +365,18 @@ def _check_parallel(args, parallel, scale: str) -> None:
     from workloads import registry
 
     if args.parallel == "fsdp":
-        bad = [w for w in args.workload or list(registry.WORKLOADS) if w not in FSDP_WORKLOADS]
+        bad = [w for w in args.workload or list(registry.WORKLOADS) if not registry.get(w).supports_fsdp]
         if bad:
-            raise _Usage(f"--parallel fsdp is for {', '.join(FSDP_WORKLOADS)}, not {', '.join(bad)}")
+            able = [w.id for w in registry.WORKLOADS.values() if w.supports_fsdp]
+            raise _Usage(f"--parallel fsdp is for {', '.join(able)}, not {', '.join(bad)}")
     if parallel.distributed and args.failure_rate:
         raise _Usage("--failure-rate supervises one process; under torchrun use --inject-failure "
                      "STEP (the last rank is killed there) with --max-restarts")
+    if args.micro_batch and args.compile in CUDA_GRAPH_MODES:
+        raise _Usage(f"--compile {args.compile} records CUDA graphs, and with --micro-batch a graph "
+                     "replayed for the next micro-batch may overwrite what the previous one left "
+                     "for the gradients; the combination is refused until it has been checked on a "
+                     "GPU: use --compile default or max-autotune-no-cudagraphs")
     for wid in args.workload or list(registry.WORKLOADS):
         workload = registry.get(wid)
         if args.global_batch:
@@ -290,10 +386,6 @@ def _check_parallel(args, parallel, scale: str) -> None:
             parallel.rows(workload.samples_per_step(workload.spec(scale)))
         except ValueError as exc:
             raise _Usage(f"{wid}: {exc}") from None
-
-
-def _round(value, digits: int = 2):
-    return None if value is None else round(value, digits)
 
 
 # ---------------------------------------------------------------- validate / submit / site / info
@@ -313,6 +405,9 @@ def cmd_validate(args) -> int:
 def cmd_submit(args) -> int:
     from suite.store import Refused, submit
 
+    results_dir = Path(args.results_dir)
+    if results_dir.exists() and not results_dir.is_dir():
+        raise _Usage(f"--results-dir {args.results_dir} is a file, not a directory")
     try:
         dest = submit(args.file, args.results_dir)
     except Refused as exc:
@@ -324,10 +419,29 @@ def cmd_submit(args) -> int:
 
 
 def cmd_site(args) -> int:
-    from suite.site import build
+    from suite.site.builder import build_site
 
-    print(build(args.results_dir, args.out))
+    built = build_site(args.results_dir, args.out)
+    print(built.index)
+    if built.invalid:
+        name, reason = built.invalid[0]
+        _stderr(f"{_count(len(built.invalid), 'file')} in {args.results_dir} not shown (invalid; "
+                f"listed on the index page under \"Files not shown\"), the first: {reason}")
     return 0
+
+
+def cmd_import(args) -> int:
+    """``goodbench import mlperf PATH ...``: MLPerf Training results → results/mlperf/."""
+    from suite.mlperf.commands import import_command
+
+    return import_command(args.paths, args.results_dir, args.round, args.jobs, args.json)
+
+
+def cmd_export(args) -> int:
+    """``goodbench export mlperf FILE -o DIR``: a results file → an MLCommons submission tree."""
+    from suite.mlperf.commands import export_command
+
+    return export_command(args.file, args.output, args.org, args.check)
 
 
 def cmd_info(args) -> int:
@@ -341,29 +455,71 @@ def cmd_info(args) -> int:
         for section, values in info.items():
             if isinstance(values, dict):
                 for key, value in values.items():
-                    print(f"{section}.{key}: {value}")
+                    print(f"{section}.{key}: {_shown(value)}")
             else:
-                print(f"{section}: {values}")
+                print(f"{section}: {_shown(values)}")
     return 0
+
+
+def _shown(value) -> str:
+    """A system-description value as ``info`` prints it: unknown/none as "—", booleans as
+    yes/no, lists and objects as compact JSON."""
+    if value is None or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 def cmd_check(args) -> int:
     from suite.check import fit, run_checks
     from suite.system import resolve_device
 
-    checks = run_checks(resolve_device(args.device))
+    cpu_run = args.device == "cpu"
+    checks = run_checks(resolve_device(args.device), cpu_run=cpu_run)
     for c in checks:
         print(f"{c.verdict:<5} {c.name:<17} {c.detail}")
     verdict = fit(checks)
-    print("fit to benchmark" if verdict else "not fit to benchmark: fix the failed checks")
+    what = "fit for a CPU run" if cpu_run else "fit to benchmark"
+    print(what if verdict else f"not {what}: fix the failed checks")
     return 0 if verdict else 1
 
 
+def cmd_peaks(args) -> int:
+    """The peak table MFU and the validator use, or the entry one device name resolves to."""
+    from suite import report
+    from suite.meters import mfu
+
+    if args.name is None:
+        print(report.peak_table(mfu.PEAKS))
+        print("dense: without 2:4 sparsity (datasheets' sparse figures halved); fp32: the rate "
+              "without tensor cores; TDP: the board power, the validator's bound on mean power "
+              "(+10%). A MIG slice gets no peak.")
+        return 0
+    entry = mfu.find_peak(args.name)
+    if entry is None:
+        slice_ = " (a MIG slice: a fraction of the GPU's SMs)" if mfu.is_mig(args.name) else ""
+        print(f"{args.name}: no peak known — pass --peak-tflops{slice_}")
+        return 0
+    print(f"{args.name}: {entry.name}")
+    print(report.peak_table([entry]))
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    """Train a file's runs again here and compare (suite/reproduce.py); 0 when every run reproduced."""
+    from suite import reproduce
+
+    try:
+        return reproduce.command(args, ProgressPrinter())
+    except reproduce.Usage as exc:
+        raise _Usage(str(exc)) from None
+
+
 def cmd_project(args) -> int:
-    import pandas as pd
-
-    from suite import projection, results
-
+    from suite import projection, report, results
     from suite.validate import load
 
     doc, problems = load(args.file)
@@ -373,7 +529,8 @@ def cmd_project(args) -> int:
     if not isinstance(runs, list) or not runs:
         raise GoodbenchError(f"{args.file}: no runs to project from")
     if not 0 <= args.run < len(runs):
-        raise _Usage(f"--run must be between 0 and {len(runs) - 1}")
+        allowed = "must be 0" if len(runs) == 1 else f"must be between 0 and {len(runs) - 1}"
+        raise _Usage(f"{args.file} has {_count(len(runs), 'run')}; --run {allowed}")
     try:
         measured = projection.measured_from_run(runs[args.run], args.restart_seconds)
     except projection.CannotProject as exc:
@@ -382,16 +539,58 @@ def cmd_project(args) -> int:
         raise GoodbenchError(f"{args.file}: run {args.run} lacks what a projection needs ({exc!r})") from None
     counts = tuple(sorted(set(projection.GPU_COUNTS) | ({args.gpus} if args.gpus else set())))
     rows = projection.table(measured, args.mtbf_hours, counts, args.checkpoint_every)
-    print(f"step {measured.step_s:.4g} s, checkpoint {measured.checkpoint_s:.4g} s, restart "
-          f"{measured.restart_s:.4g} s ({measured.restart_source}), steady efficiency "
-          f"{measured.steady_efficiency:.4f}; per-GPU MTBF {args.mtbf_hours:g} h")
-    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(report.projection(measured, args.mtbf_hours, rows))
     out = Path(args.output) if args.output else Path(args.file).with_suffix(".projection.json")
     results.write_atomic(out, json.dumps({"source": args.file, "mtbf_hours": args.mtbf_hours,
                                           "measured": measured.__dict__, "points": rows},
                                          indent=1, allow_nan=False))
     print(f"projection written to {out}")
     return 0
+
+
+# ---------------------------------------------------------------- compare
+def cmd_compare(args) -> int:
+    """NEW files against BASE (suite/compare.py); exit 1 when the regression gate fails."""
+    import os
+
+    from suite import compare, compare_report
+
+    try:
+        gate = compare.Gate.parse(args.fail_on_regression or [])
+    except ValueError as exc:
+        raise _Usage(f"--fail-on-regression {exc}") from None
+    base_doc, *new_docs = (_valid_document(f) for f in [args.base, *args.new])
+    columns = [compare.compare_documents(base_doc, doc, name) for name, doc in zip(args.new, new_docs)]
+    if not any(col.pairs for col in columns):
+        raise GoodbenchError(f"{args.base} shares no workload with {', '.join(args.new)}: nothing to compare")
+    regressions = gate.apply(columns) if gate.thresholds else []
+    unchecked = gate.unchecked(columns) if gate.thresholds else []
+    parts = (args.base, base_doc, columns, gate, regressions, unchecked)
+    if args.format == "json":
+        print(compare_report.as_json(*parts))
+    elif args.format == "markdown":
+        print(compare_report.markdown(*parts))
+    else:
+        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(compare_report.text(*parts, colour=colour))
+    return 1 if regressions else 0
+
+
+def _valid_document(path: str) -> dict:
+    """A results file that passes validation, or GoodbenchError naming its first problem."""
+    from suite import results
+    from suite.validate import check_document
+
+    try:
+        doc = results.load(path)
+    except results.Unreadable as exc:
+        raise GoodbenchError(str(exc)) from None
+    problems = check_document(doc)
+    if problems:
+        more = f" (and {_count(len(problems) - 1, 'more problem')}: goodbench validate {path})" \
+            if len(problems) > 1 else ""
+        raise GoodbenchError(f"not a valid results file: {problems[0].line(path)}{more}")
+    return doc  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------- parser
@@ -410,6 +609,34 @@ def _number_type(kind, *, allow_zero: bool = False):
 
 POSITIVE_INT, POSITIVE_FLOAT = _number_type(int), _number_type(float)
 NON_NEGATIVE_FLOAT = _number_type(float, allow_zero=True)
+
+
+def _plain_number(value) -> str:
+    """1000000 → "1,000,000", 0.001 → "0.001"."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def _range_type(kind, low, high=None):
+    """An argparse type: a number of ``kind`` from ``low`` to ``high`` (both included; no upper
+    bound when ``high`` is None)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if not (math.isfinite(value) and low <= value and (high is None or value <= high)):
+            span = f"{_plain_number(low)} or more" if high is None \
+                else f"from {_plain_number(low)} to {_plain_number(high)}"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: {span}")
+        return value
+    return parse
+
+
+# goodbench project's inputs: beyond these the model says nothing useful (and floats overflow)
+PROJECT_GPUS = _range_type(int, 1, 1_000_000)
+PROJECT_MTBF_HOURS = _range_type(float, 1e-3, 1e9)
+PROJECT_RESTART_S = _range_type(float, 0, 1e7)
+PROJECT_CHECKPOINT_STEPS = _range_type(int, 1, 1_000_000_000)
 
 
 class _Usage(Exception):
@@ -441,17 +668,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSON object correcting fields of the system description")
     p.add_argument("-o", "--output", help="results file (default: runs/<UTC time>-<scale>.json)")
     p.add_argument("--checkpoint-every", type=POSITIVE_INT, metavar="N",
-                   help="save a checkpoint every N steps (into <results file>.ckpt/)")
-    p.add_argument("--resume", metavar="DIR", help="resume the runs checkpointed in DIR")
+                   help="save a checkpoint every N steps, into out.ckpt/ for -o out.json (the "
+                        "results file with .ckpt for .json); removed once every run completed, "
+                        "else kept for --resume")
+    p.add_argument("--resume", metavar="DIR",
+                   help="resume the runs checkpointed in DIR (e.g. out.ckpt/ of an interrupted "
+                        "run), into a new results file; DIR is kept")
     p.add_argument("--inject-failure", type=POSITIVE_INT, action="append", metavar="STEP",
                    help="SIGKILL the training worker (under torchrun: the last rank) at STEP and "
                         "restart it (repeatable)")
     p.add_argument("--failure-rate", type=POSITIVE_FLOAT, metavar="PER_HOUR",
                    help="SIGKILL the worker at random times, this many per hour on average")
     p.add_argument("--failure-seed", type=int, default=0, help="seed of --failure-rate's times")
-    p.add_argument("--compile", default="off",  # the modes of workloads.base.COMPILE_MODES
-                   choices=["off", "default", "reduce-overhead", "max-autotune",
-                            "max-autotune-no-cudagraphs"],
+    p.add_argument("--compile", default="off", choices=COMPILE_MODES,
                    help="torch.compile mode of the trained model (default: off); recorded in settings")
     d = p.add_argument_group("distributed (re-launches the run under torchrun; docs/distributed.md)")
     d.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N", help="processes (GPUs) on this node")
@@ -484,19 +713,83 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_site)
 
     p = sub.add_parser("check", help="check whether this machine is fit to benchmark now")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="cpu: check for a CPU run (the GPU checks are skipped); auto: a GPU "
+                        "is expected (default)")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("peaks", help="the peak table MFU uses, or the entry a device name resolves to")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help='a device name as torch or NVML reports it ("NVIDIA H100 80GB HBM3")')
+    p.set_defaults(func=cmd_peaks)
 
     p = sub.add_parser("project", help="project a run's goodput to N GPUs with failures")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--gpus", type=POSITIVE_INT, help="a GPU count to add to the table (1 … 100k)")
-    p.add_argument("--mtbf-hours", type=POSITIVE_FLOAT, required=True, help="mean time between failures of one GPU")
-    p.add_argument("--restart-seconds", type=NON_NEGATIVE_FLOAT, help="restart cost (default: measured in FILE)")
-    p.add_argument("--checkpoint-every", type=POSITIVE_INT, metavar="STEPS",
-                   help="checkpoint interval in steps (default: Young/Daly optimum)")
-    p.add_argument("--run", type=int, default=0, metavar="INDEX", help="which run of FILE (default 0)")
+    p.add_argument("--gpus", type=PROJECT_GPUS, help="a GPU count to add to the table (1 … 1,000,000)")
+    p.add_argument("--mtbf-hours", type=PROJECT_MTBF_HOURS, required=True,
+                   help="mean time between failures of one GPU, in hours (0.001 … 1e9)")
+    p.add_argument("--restart-seconds", type=PROJECT_RESTART_S,
+                   help="restart cost in seconds, 0 … 1e7 (default: measured in FILE)")
+    p.add_argument("--checkpoint-every", type=PROJECT_CHECKPOINT_STEPS, metavar="STEPS",
+                   help="checkpoint interval in steps, 1 … 1e9 (default: Young/Daly optimum)")
+    p.add_argument("--run", type=_range_type(int, 0), default=0, metavar="INDEX",
+                   help="which run of FILE, from 0 (default 0)")
     p.add_argument("-o", "--output", help="JSON output (default: FILE with .projection.json)")
     p.set_defaults(func=cmd_project)
+
+    p = sub.add_parser("reproduce", help="train a results file's runs again here and say whether they reproduce",
+                       description="Re-run the recorded runs of FILE on this machine with the settings they "
+                       "recorded, compare curve, throughput and time to target, and write a results file "
+                       "naming FILE by sha256 (docs/rules.md, \"Reproducing a result\"). Exit 0 when every "
+                       "run reproduced, 1 otherwise.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--run", type=_range_type(int, 0), action="append", metavar="N",
+                   help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
+    p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",
+                   help="throughput tolerance: the re-run's samples/s within PCT%% of the recorded "
+                        "(default 20; a run outside it is measured once more before it is called a difference)")
+    p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
+    p.add_argument("--system-name", help="name of this system on the leaderboard")
+    p.add_argument("--system-overrides", metavar="FILE",
+                   help="JSON object correcting fields of the system description")
+    p.add_argument("-o", "--output", help="results file of the reproduction (default: runs/<UTC time>-reproduction.json)")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("compare", help="compare results files: ratios, 95%% intervals, verdicts",
+                       description="Compare each NEW file with BASE: for every workload and scale in "
+                       "both, each headline figure's ratio NEW/BASE with a 95%% interval and a verdict "
+                       "(faster, slower, no significant change). docs/compare.md has the statistics.")
+    p.add_argument("base", metavar="BASE", help="the results file to compare against")
+    p.add_argument("new", nargs="+", metavar="NEW", help="results files to compare (one column each)")
+    p.add_argument("--format", choices=["text", "markdown", "json"], default="text",
+                   help="text table (default; colour on a terminal), markdown for a pull-request "
+                        "comment, JSON for tools")
+    p.add_argument("--fail-on-regression", action="append", metavar="[FIGURE=]PCT",
+                   help="exit 1 when a figure is significantly worse (the whole interval on the worse "
+                        "side of 1) and its ratio is worse by more than PCT%%; a bare PCT applies to "
+                        "samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
+                        "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
+                        "energy_per_sample, goodput)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("import", help="import MLPerf Training results (derived documents under results/mlperf/)")
+    p.add_argument("source", choices=["mlperf"], help="what to import: mlperf (MLCommons training results)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a submission tree (<org>/results/<system>/<benchmark>/result_N.txt) or a round's checkout")
+    p.add_argument("--results-dir", default="results", help="documents go to DIR/mlperf/ (default: results)")
+    p.add_argument("--round", help="the MLPerf round (v5.1) when no folder above the tree names it")
+    p.add_argument("--jobs", type=POSITIVE_INT, help="processes reading logs (default: the usable cores)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per system × benchmark")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="export a results file as an MLCommons submission tree")
+    p.add_argument("target", choices=["mlperf"], help="what to export to: mlperf (MLCommons training)")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write the tree into")
+    p.add_argument("--org", help="the submitting organization (default: the system description's, else its name)")
+    p.add_argument("--check", action="store_true",
+                   help="run MLCommons' compliance checker on every exported log (needs mlperf-logging)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("info", help="print the system description a run would record")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -504,7 +797,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system-overrides", metavar="FILE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
+    for command_parser in sub.choices.values():  # errors found after parsing use its usage line
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
+
+
+def _error_text(exc: Exception) -> str:
+    """One line for an expected failure: an OSError as "FILE: reason", not "[Errno N] …"."""
+    if isinstance(exc, OSError) and exc.strerror:
+        files = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        return f"{files}: {exc.strerror}" if files else exc.strerror
+    return str(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -514,14 +817,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except _Usage as exc:
-        parser.error(str(exc))
+        usage: argparse.ArgumentParser = getattr(args, "command_parser", parser)
+        usage.error(str(exc))  # exits with status 2
     except BrokenPipeError:  # output piped into a reader that closed early (e.g. head)
         return 0
     except (GoodbenchError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
-        _stderr(f"goodbench: error: {exc}")
+        _stderr(f"goodbench: error: {_error_text(exc)}")
         return 1
     except KeyboardInterrupt:
-        _stderr("goodbench: interrupted")
-        return 130
+        runner = sys.modules.get("suite.runner")  # loaded where SIGTERM is turned into this
+        terminated = runner is not None and runner.sigterm_received()
+        _stderr("goodbench: stopped by SIGTERM" if terminated else "goodbench: interrupted")
+        return 143 if terminated else 130

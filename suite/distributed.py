@@ -10,28 +10,25 @@ file; the other ranks' step times, energy readings and telemetry are gathered to
 from __future__ import annotations
 
 import gc
+import math
 import os
 import signal
 import socket
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
-from suite.meters.throughput import warmup_mask
-from workloads.parallel import SINGLE, Parallel
-
-# The variables torchrun sets for every worker (torch.distributed.run documentation).
-TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK")
-
-
-def in_torchrun() -> bool:
-    """True inside a worker started by torchrun."""
-    return all(name in os.environ for name in TORCHRUN_VARS[:3])
+from suite import derive
+from suite.errors import GoodbenchError
+from suite.launch import in_torchrun
+from workloads.parallel import SINGLE, Mode, Parallel
 
 
-def from_env(device_type: str, mode: str = "ddp", micro_batch: int | None = None) -> Parallel:
+def from_env(device_type: str, mode: Mode = "ddp", micro_batch: int | None = None) -> Parallel:
     """This worker's :class:`Parallel` from torchrun's environment (``SINGLE`` outside torchrun)."""
     if not in_torchrun():
         return SINGLE if micro_batch is None else Parallel(micro_batch=micro_batch)
@@ -44,15 +41,45 @@ def from_env(device_type: str, mode: str = "ddp", micro_batch: int | None = None
                     mode=mode, micro_batch=micro_batch)
 
 
+TIMEOUT_ENV = "GOODBENCH_PG_TIMEOUT_S"
+NCCL_TIMEOUT_S = 300.0
+
+
+def process_group_timeout(backend: str | None) -> timedelta | None:
+    """How long a collective may wait for a peer before the process group gives up (None: the
+    backend's default).
+
+    NCCL's default is 10 minutes, during which a rank whose peer died sits blocked in a CUDA
+    call and cannot run Python's SIGTERM handler; on the timeout NCCL's watchdog aborts the
+    process (``TORCH_NCCL_ASYNC_ERROR_HANDLING``'s default), so torchrun restarts the job or
+    ends it. 5 minutes (``$GOODBENCH_PG_TIMEOUT_S`` changes it) still covers the longest
+    legitimate wait here: ranks that wait at a barrier while rank 0 writes a checkpoint (an FSDP
+    checkpoint of llama-1b gathers ~15 GB to rank 0), or for a peer's first step that compiles
+    longer. gloo needs none: it raises at once when a peer's connection drops. (Unverified until
+    run on GPUs.)"""
+    text = os.environ.get(TIMEOUT_ENV)
+    if text:
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise GoodbenchError(f"${TIMEOUT_ENV} must be a number of seconds above 0, not {text!r}")
+        return timedelta(seconds=seconds)
+    return timedelta(seconds=NCCL_TIMEOUT_S) if backend == "nccl" else None
+
+
 def init(parallel: Parallel, device: torch.device) -> torch.device:
     """Join the process group (when ``parallel`` is distributed) and return this rank's device:
-    ``cuda:LOCAL_RANK`` on GPUs, the CPU otherwise."""
+    ``cuda:LOCAL_RANK`` on GPUs, the CPU otherwise. The group's collectives time out after
+    :func:`process_group_timeout`."""
     if device.type == "cuda":
         device = torch.device("cuda", parallel.local_rank)
         torch.cuda.set_device(device)
     if parallel.distributed and not dist.is_initialized():
         dist.init_process_group(backend=parallel.backend,
-                                device_id=device if device.type == "cuda" else None)
+                                device_id=device if device.type == "cuda" else None,
+                                timeout=process_group_timeout(parallel.backend))  # None: its default
     return device
 
 
@@ -93,8 +120,6 @@ def agree(error: str | None, parallel: Parallel) -> None:
     """Every rank stops alike when any rank met ``error`` (a reason), instead of the others
     waiting for it in the next collective: GoodbenchError on every rank, naming the
     lowest-numbered rank that failed. Every rank must call it."""
-    from suite.errors import GoodbenchError
-
     for rank, theirs in enumerate(gather(error, parallel)):
         if theirs is not None:
             raise GoodbenchError(theirs if not parallel.distributed else f"rank {rank}: {theirs}")
@@ -118,16 +143,13 @@ def mean(value: torch.Tensor, parallel: Parallel) -> torch.Tensor:
 
 def rank_report(parallel: Parallel, device: torch.device, step_times: list[float],
                 warmup_steps: int, energy: dict, telemetry: dict, phases: dict,
-                resumed_at: list[int] = ()) -> dict:
+                resumed_at: Sequence[int] = ()) -> dict:
     """What one rank contributes to the run record: where it ran, its steady-state step times
     (each worker's warm-up left out, as in the run's throughput), its own data-load, init and
     eval seconds, its energy readings (run start, window start, target, end) and its
     telemetry summary."""
     times_all = np.asarray(step_times, dtype=np.float64)
-    steady = times_all[~warmup_mask(times_all.size, warmup_steps, resumed_at)]
-    times = None if steady.size == 0 else {
-        "mean": float(steady.mean()), "p50": float(np.median(steady)), "max": float(steady.max()),
-        "steps": int(steady.size)}
+    times = derive.rank_step_times(times_all[~derive.warmup_mask(times_all.size, warmup_steps, resumed_at)])
     return {"rank": parallel.rank, "node_rank": parallel.node_rank,
             "local_rank": parallel.local_rank, "host": socket.gethostname(), "device": str(device),
             "step_time_s": times, "phases_s": {k: float(v) for k, v in phases.items()},
@@ -149,9 +171,7 @@ def section(parallel: Parallel, reports: list[dict], samples_per_step: int) -> d
     share = samples_per_step // parallel.world_size
     ranks = [{k: v for k, v in r.items() if k != "energy"} for r in reports]
     for rank, report in zip(ranks, reports):
-        e = report["energy"]
-        rank["energy_to_train_j"] = (e["end"] - e["run_start"]
-                                     if e["end"] is not None and e["run_start"] is not None else None)
+        rank["energy_to_train_j"] = derive.energy_spans(report["energy"])[0]
     return {
         "world_size": parallel.world_size, "nnodes": parallel.nnodes,
         "local_world_size": parallel.local_world_size, "backend": parallel.backend,
@@ -159,8 +179,7 @@ def section(parallel: Parallel, reports: list[dict], samples_per_step: int) -> d
         "micro_batch": parallel.micro_batch or share,
         "grad_accumulation_steps": parallel.micro_batches(samples_per_step),
         "ranks": ranks,
-        "straggler_spread": float(max(means) / np.median(means))
-        if len(means) == len(reports) and means and np.median(means) > 0 else None,
+        "straggler_spread": derive.straggler_spread(means, len(reports)),
     }
 
 
@@ -182,10 +201,8 @@ def communication_probe(job, parallel: Parallel, device: torch.device) -> dict:
         return probe_not_measured("FSDP's all-gathers cannot be switched off to time the step "
                                   "without communication")
     times = _probe_step_times(job, device)
-    with_sync, without = float(np.median(times[True])), float(np.median(times[False]))
-    return {"exposed_share": max(0.0, 1.0 - without / with_sync) if with_sync > 0 else None,
-            "step_s_with_sync": with_sync, "step_s_without_sync": without,
-            "method": PROBE_METHOD, "status": "ok"}
+    return derive.communication(float(np.median(times[True])), float(np.median(times[False])),
+                                PROBE_METHOD)
 
 
 PROBE_METHOD = (f"{PROBE_ROUNDS} rounds of {PROBE_STEPS} steps with and {PROBE_STEPS} without "
@@ -194,8 +211,7 @@ PROBE_METHOD = (f"{PROBE_ROUNDS} rounds of {PROBE_STEPS} steps with and {PROBE_S
 
 def probe_not_measured(why: str) -> dict:
     """The communication section of a run whose share was not measured, saying why."""
-    return {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
-            "method": PROBE_METHOD, "status": f"not measured: {why}"}
+    return derive.communication(None, None, PROBE_METHOD, status=f"not measured: {why}")
 
 
 def _probe_step_times(job, device: torch.device) -> dict[bool, list[float]]:
@@ -220,31 +236,8 @@ def _probe_step_times(job, device: torch.device) -> dict[bool, list[float]]:
     return times
 
 
-def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
-                     node_rank: int | None = None, rdzv_endpoint: str | None = None,
-                     rdzv_id: str = "goodbench", max_restarts: int = 0) -> list[str]:
-    """The ``python -m torch.distributed.run … -m suite <argv>`` line that re-launches a run.
-
-    One node without an endpoint uses ``--standalone``; otherwise a c10d rendezvous at
-    ``rdzv_endpoint`` (``--node-rank`` is passed when given; c10d assigns ranks otherwise).
-    """
-    import sys
-
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
-           f"--nnodes={nnodes}", f"--max-restarts={max_restarts}"]
-    if rdzv_endpoint is None and nnodes == 1:
-        cmd.append("--standalone")
-    else:
-        if rdzv_endpoint is None:
-            raise ValueError("a run over several nodes needs --rdzv-endpoint HOST:PORT")
-        cmd += ["--rdzv-backend=c10d", f"--rdzv-endpoint={rdzv_endpoint}", f"--rdzv-id={rdzv_id}"]
-        if node_rank is not None:
-            cmd.append(f"--node-rank={node_rank}")
-    return cmd + ["-m", "suite", *argv]
-
-
 def rank_failure_hook(parallel: Parallel, inject_failures: tuple[int, ...], done: int,
-                      attempt: int, log_failure: Callable[[dict], None]) -> Callable[[int], None] | None:
+                      attempt: int, log_failure: Callable[[dict], object]) -> Callable[[int], None] | None:
     """Fault injection under torchrun: with ``done`` failures already in the run's log, the
     last rank of this worker (the ``attempt``-th of the run, 0 = first) kills itself with
     SIGKILL at the first step ≥ the next injected step, as a crashed GPU process would end.
@@ -257,7 +250,7 @@ def rank_failure_hook(parallel: Parallel, inject_failures: tuple[int, ...], done
     if not parallel.distributed or done >= len(steps):
         return None
     due, victim = steps[done], parallel.world_size - 1
-    fired = []
+    fired: list[int] = []
 
     def on_step(step: int) -> None:
         if step < due or fired:
@@ -271,41 +264,3 @@ def rank_failure_hook(parallel: Parallel, inject_failures: tuple[int, ...], done
             os.kill(os.getpid(), signal.SIGKILL)
 
     return on_step
-
-
-def launch_env(environ: dict[str, str]) -> dict[str, str]:
-    """The environment torchrun is started with: ``environ`` plus
-    ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1`` (unless set), so that workers restarted after a
-    failure get a fresh store; with the store shared, a restarted worker can read the address
-    of a dead one and fail to connect (pytorch/pytorch#135712, seen here with gloo)."""
-    return {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1", **environ}
-
-
-def restart_count() -> int:
-    """How many times torchrun restarted this run's workers (0 on the first attempt)."""
-    return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
-
-
-def restarts_left() -> int:
-    """How many more times torchrun will restart the workers after this attempt fails."""
-    return max(0, int(os.environ.get("TORCHELASTIC_MAX_RESTARTS", "0")) - restart_count())
-
-
-# goodbench run's launch options: consumed by the launcher, not passed to the workers
-LAUNCH_OPTIONS = ("--nproc-per-node", "--nnodes", "--node-rank", "--rdzv-endpoint",
-                  "--max-restarts")
-
-
-def worker_argv(argv: list[str], output: str) -> list[str]:
-    """``argv`` without the launch options, and with ``-o output`` (every rank agrees on it)."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in LAUNCH_OPTIONS + ("-o", "--output"):
-            skip = "=" not in arg
-            continue
-        out.append(arg)
-    return [*out, "-o", output]

@@ -21,8 +21,8 @@ leaves holes.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from suite import mllog
 
@@ -31,6 +31,35 @@ BUCKETS = ("init", "compile_warmup", "data_wait", "eval", "checkpoint_save",
 _STEP_KINDS = ("warmup", "block")
 _INTERVALS = {"init": "init", "warmup": "warmup", "block": "block", "eval": "eval",
               "checkpoint": "checkpoint", "checkpoint_load": "checkpoint_load"}
+MAX_STEP = 2 ** 53  # a step number beyond this is no run's (and would not stay exact as a float)
+
+
+class BadLog(ValueError):
+    """An event log whose events cannot be read as a run's: a step that is not a whole number
+    in bounds, a duration or time stamp that is not a finite number of seconds ≥ 0."""
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def whole(meta: dict, key: str, default: int | None = None, upto: int = MAX_STEP) -> int:
+    """``meta[key]`` (``default`` when absent) as a step number: a whole number from 0 to ``upto``
+    (a bool, float or text is not one). Raises :class:`BadLog` otherwise: event logs are read
+    from files a submitter controls."""
+    value = meta.get(key, default)
+    if type(value) is not int or not 0 <= value <= upto:
+        raise BadLog(f"{key} {_shown(value)} is not a step number from 0 to {upto}")
+    return value
+
+
+def seconds(meta: dict, key: str) -> float:
+    """``meta[key]`` as a duration: a finite number of seconds ≥ 0 (:class:`BadLog` otherwise)."""
+    value = meta.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise BadLog(f"{key} {_shown(value)} is not a finite number of seconds ≥ 0")
+    return float(value)
 
 
 @dataclass
@@ -46,7 +75,16 @@ class Interval:
 
     @property
     def step(self) -> int:
-        return int(self.meta.get("last_step", self.meta.get("step", 0)))
+        """The interval's (last) step: a block's ``last_step``, an evaluation's or checkpoint's ``step``."""
+        return whole(self.meta, "last_step" if "last_step" in self.meta else "step", 0)
+
+    @property
+    def steps(self) -> int:
+        """Steps in a step block (``first_step`` .. its step), at least one."""
+        count = self.step - whole(self.meta, "first_step") + 1
+        if count < 1:
+            raise BadLog(f"a {self.kind} block ends before its first step")
+        return count
 
 
 @dataclass
@@ -82,8 +120,8 @@ class Attempt:
     @property
     def resumed_from(self) -> int:
         """The checkpoint step this worker resumed from (0: started from scratch)."""
-        load = next((i for i in self.intervals() if i.kind == "checkpoint_load"), None)
-        return int(load.meta.get("step", 0)) if load is not None else 0
+        step = resume_step(self)
+        return 0 if step is None else step
 
     @property
     def last_step(self) -> int:
@@ -91,8 +129,19 @@ class Attempt:
         steps = [i.step for i in self.intervals() if i.kind in _STEP_KINDS]
         failure = self.first("failure")
         if failure is not None and failure.metadata.get("step") is not None:
-            steps.append(int(failure.metadata["step"]))
+            steps.append(whole(failure.metadata, "step"))
         return max(steps, default=0)
+
+
+def resume_step(attempt: Attempt, upto: int | None = None) -> int | None:
+    """The checkpoint step a worker resumed from: the ``step`` of its ``checkpoint_load``
+    interval (0: it found no good checkpoint and started over); None for a worker that loaded
+    none (the first, or one killed in its set-up). The one reader of resume steps: raises
+    :class:`BadLog` for a step that is not a whole number from 0 to ``upto`` (the run's steps)."""
+    load = next((i for i in attempt.intervals() if i.kind == "checkpoint_load"), None)
+    if load is None:
+        return None
+    return whole(load.meta, "step", 0, MAX_STEP if upto is None else upto)
 
 
 def split_attempts(events: list[mllog.Event]) -> list[Attempt]:
@@ -117,9 +166,9 @@ class _Tally:
 
     def add_kept(self, item: Interval) -> None:
         if item.kind in _STEP_KINDS:
-            steps = item.step - int(item.meta["first_step"]) + 1
-            step_s = float(item.meta["step_s"])
-            wait = item.meta.get("data_wait_s")
+            steps = item.steps
+            step_s = seconds(item.meta, "step_s")
+            wait = seconds(item.meta, "data_wait_s") if item.meta.get("data_wait_s") is not None else None
             if wait is None:
                 self.wait_measured, wait = False, 0.0
             self.buckets["data_wait"] += wait
@@ -153,9 +202,13 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
     """Goodput, effective goodput and the badput buckets of a run, from its event lines.
 
     ``peak_flops`` None (no known peak, e.g. the CPU) gives ``effective_goodput`` None with a
-    reason in ``effective_goodput_status``.
+    reason in ``effective_goodput_status``. Raises ValueError (:class:`BadLog` for odd metadata)
+    for a log that cannot be read as a run's.
     """
-    attempts = split_attempts(mllog.parse(lines))
+    events = mllog.parse(lines)
+    if not all(math.isfinite(e.time_ms) for e in events):
+        raise BadLog("the event log has a time stamp that is not a finite number")
+    attempts = split_attempts(events)
     if not attempts:
         raise ValueError("the event log has no init_start")
     tally = _Tally()
@@ -179,8 +232,7 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
                 ("warmup", "block", "eval", "checkpoint") and x.step <= keep_upto]
         for item in kept:
             tally.add_kept(item)
-        steps_kept += sum(x.step - int(x.meta["first_step"]) + 1 for x in kept
-                          if x.kind in _STEP_KINDS)
+        steps_kept += sum(x.steps for x in kept if x.kind in _STEP_KINDS)
         cut = max((x.end for x in kept), default=work_start)
         end = attempt.end if not final else attempt.events[-1].t
         tally.buckets["other"] += (cut - work_start) - sum(x.seconds for x in kept)
@@ -188,7 +240,7 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
             tally.buckets["other"] += end - cut
         else:
             tally.buckets["lost_work"] += end - cut
-            lost_steps += max(0, attempt.last_step - keep_upto)
+            lost_steps += max(0, attempt.last_step - attempts[i + 1].resumed_from)
     productive, step_time = tally.productive()
     wall = attempts[-1].events[-1].t - attempts[0].events[0].t
     return {
@@ -226,25 +278,3 @@ def _checkpoint_costs(attempts: list[Attempt]) -> dict:
     loads = [x.seconds for a in attempts for x in a.intervals() if x.kind == "checkpoint_load"]
     return {"saves": len(saves), "save_s_mean": sum(saves) / len(saves) if saves else None,
             "loads": len(loads), "load_s_mean": sum(loads) / len(loads) if loads else None}
-
-
-def bucket_sum(result: dict) -> float:
-    """P plus every badput bucket: equals ``wall_s`` when the accounting is whole."""
-    return result["productive_s"] + sum(result["badput_s"].values())
-
-
-def summary_rows(runs: list[dict]) -> list[dict]:
-    """One row per run for the run summary: goodput, effective goodput and badput seconds."""
-    rows = []
-    for r in runs:
-        g = r.get("goodput")
-        if not g:
-            continue
-        rows.append({"workload": r["workload"]["id"], "seed": r["seed"],
-                     "wall s": round(g["wall_s"], 2), "productive s": round(g["productive_s"], 2),
-                     **{k: round(v, 2) for k, v in g["badput_s"].items()},
-                     "goodput": round(g["goodput"], 4) if g["goodput"] is not None else None,
-                     "eff. goodput": None if g["effective_goodput"] is None
-                     else round(g["effective_goodput"], 4),
-                     "lost steps": g["lost_steps"]})
-    return rows

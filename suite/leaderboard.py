@@ -13,43 +13,46 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from suite import validate
+from suite import results, validate
 from suite.summary import complete_runs, groups, median, summarize
 from suite.validate import check_document, load
 
 ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
-                 "world_size", "scaling_efficiency", "seeds", "score_s", "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
+                 "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
+                 "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "tta_s",
-               "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version"]
+               "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
+               "reproduces", "reproduces_run_id", "reproduction_verdict"]
 J_PER_KWH = 3.6e6
 
 
 def check_file(path: Path) -> tuple[dict | None, str | None]:
-    """(document, None) for a valid file, (None, first problem as one line) for an invalid one."""
+    """(document, None) for a valid file, (None, first problem as one line) for an invalid one.
+
+    The line of a file written under older rules than the current ones (its ``rules_version``;
+    a file without one: v1) starts with both versions: why a stored file is no longer shown."""
     doc, problems = load(path)
     problems = problems or check_document(doc)
-    return (None, problems[0].line(path.name)) if problems else (doc, None)
+    if not problems:
+        return doc, None
+    line = problems[0].line(path.name)
+    stored = _rules_version(doc)
+    if stored is not None and stored < validate.RULES_VERSION:
+        line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
+    return None, line
 
 
-def load_valid(results_dir: Path) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
-    """(name, document) of every valid file, and (name, first problem) of every invalid one."""
-    valid, invalid = [], []
-    for path in sorted(Path(results_dir).glob("*.json")):
-        doc, problem = check_file(path)
-        if problem:
-            invalid.append((path.name, problem))
-        else:
-            valid.append((path.name, doc))
-    return valid, invalid
-
-
-def division(doc: dict, run: dict) -> str:
-    """The division a run was submitted to (the validator's reading of the file)."""
-    return validate.division(doc)
+def _rules_version(doc) -> int | None:
+    """The rules version a parsed document was written under (none recorded: 1); None for a
+    document that is not an object or records something other than an integer."""
+    if not isinstance(doc, dict):
+        return None
+    version = doc.get("rules_version", 1)
+    return version if type(version) is int else None
 
 
 def _number(value) -> float | None:
@@ -65,23 +68,47 @@ def run_metric(run: dict, key: str) -> float | None:
     return value
 
 
+def reproduction(doc: dict) -> dict | None:
+    """A reproduction's ``settings.reproduces`` section (``goodbench reproduce``), else None."""
+    section = doc["settings"].get("reproduces")
+    return section if isinstance(section, dict) else None
+
+
+def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
+    """The reproductions among the run rows, by (sha256 of the original file, original run id):
+    each with its file, run id, system and verdict."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    if runs.empty:
+        return found
+    for row in runs[runs["reproduces"].notna()].to_dict(orient="records"):
+        found.setdefault((row["reproduces"], row["reproduces_run_id"]), []).append(
+            {"file": row["file"], "run_id": row["run_id"], "system": row["system"],
+             "verdict": row["reproduction_verdict"]})
+    return found
+
+
 def run_rows(name: str, doc: dict) -> list[dict]:
-    """One row per run of one document."""
+    """One row per run of one document (a reproduction's rows name the run they reproduce)."""
+    section = reproduction(doc) or {}
+    compared = {r["run_id"]: r for r in section.get("runs", [])}
     out = []
     for run in doc["runs"]:
-        tput = run["metrics"]["throughput"] or {}
+        repro = compared.get(run["run_id"])
         out.append({
             "file": name, "run_id": run["run_id"], "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
             "count": doc["system"]["accelerator"]["count"],
             "workload": run["workload"]["id"], "kind": run["workload"]["kind"], "scale": run["scale"],
-            "division": division(doc, run), "seed": run["seed"], "status": run["status"],
-            "samples_per_s": tput.get("samples_per_s"), "tokens_per_s": tput.get("tokens_per_s"),
+            "division": validate.division(doc), "seed": run["seed"], "status": run["status"],
+            "samples_per_s": results.samples_per_s(run), "tokens_per_s": results.tokens_per_s(run),
             "mfu": run["metrics"]["mfu"], "tta_s": run["metrics"]["tta_s"],
             "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
             "goodput": run_metric(run, "goodput"),
             "effective_goodput": run_metric(run, "effective_goodput"),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
+            "reproduces": section["sha256"] if repro else None,
+            "reproduces_run_id": repro["original_run_id"] if repro else None,
+            "reproduction_verdict": repro["verdict"] if repro else None,
         })
     return out
 
@@ -92,7 +119,13 @@ def rows(name: str, doc: dict) -> list[dict]:
     The seeds, TTA score, and throughput and MFU medians are those of :func:`suite.summary.summarize`
     (recomputed from the runs, so files without a ``summary`` section read the same); energy,
     energy to target and goodput are medians over the complete runs, by the same rule: a failed
-    or partial run's figures never count."""
+    or partial run's figures never count.
+
+    A reproduction (``goodbench reproduce``) gives no entry: it is evidence about the file it
+    reproduces, shown on that file's run pages, and its runs are the ones it chose of that
+    file (its seeds need not be the first N), so it is never ranked."""
+    if reproduction(doc) is not None:
+        return []
     div, grouped = validate.division(doc), groups(doc["runs"])
     out = []
     for key, summary in summarize(doc["runs"]).items():
@@ -107,9 +140,12 @@ def rows(name: str, doc: dict) -> list[dict]:
             "count": doc["system"]["accelerator"]["count"],
             "workload": summary["workload"], "kind": summary["kind"], "scale": summary["scale"],
             "division": div,
-            "world_size": (runs[0].get("distributed") or {}).get("world_size", 1),
+            "world_size": results.world_size(runs[0]),
             "scaling_efficiency": None,  # set across documents by with_scaling_efficiency
             "seeds": len(summary["seeds"]),
+            # runs that did not complete (interrupted: partial; or failed): shown, never scored
+            "partial_runs": sum(r["status"] == "partial" for r in runs),
+            "failed_runs": sum(r["status"] == "failed" for r in runs),
             "score_s": score["olympic_mean_s"] if score else None,
             "ci95_low_s": ci[0], "ci95_high_s": ci[1],
             "tta_valid": score["valid"] if score else None,

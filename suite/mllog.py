@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, TextIO
 
 TOKEN = ":::MLLOG "
 INTERVAL_START, INTERVAL_END, POINT_IN_TIME = "INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME"
@@ -30,8 +31,13 @@ GOODBENCH_KEYS = (
     "checkpoint_load_start", "checkpoint_load_stop",    # a resume from a checkpoint
     "checkpoint_skipped",                               # a torn or corrupt checkpoint passed over
     "failure", "restart", "lost_steps",                 # a killed worker and its restart
-    "train_loss", "max_steps",
+    "train_loss",
+    "goodbench_max_steps", "goodbench_scale",           # the spec's max_steps and the scale
 )
+# MLPerf's own keys a goodbench log carries besides the intervals: suite/mlperf/fields.py
+# keys of logs written before a rename, still read: "max_steps" is MLPerf's own key (a different
+# meaning), so goodbench logs the spec's max_steps as "goodbench_max_steps" now
+LEGACY_KEYS = {"max_steps": "goodbench_max_steps"}
 
 
 @dataclass(frozen=True)
@@ -69,11 +75,16 @@ def parse_line(line: str) -> Event | None:
         return None
     try:
         body = json.loads(line[at + len(TOKEN):])
-        return Event(time_ms=float(body["time_ms"]), event_type=body["event_type"],
-                     key=body["key"], value=body.get("value"),
-                     metadata=body.get("metadata") or {}, namespace=body.get("namespace", ""))
+        event = Event(time_ms=float(body["time_ms"]), event_type=body["event_type"],
+                      key=body["key"], value=body.get("value"),
+                      metadata=body.get("metadata") or {}, namespace=body.get("namespace", ""))
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ValueError(f"malformed event line: {exc}") from None
+    if not isinstance(event.key, str) or not isinstance(event.event_type, str) \
+            or not isinstance(event.metadata, dict):
+        raise ValueError("malformed event line: a key or event_type that is not text, or "
+                         "metadata that is not an object")
+    return event
 
 
 def parse(lines: Iterable[str]) -> list[Event]:
@@ -105,11 +116,15 @@ class EventLog:
     def __init__(self, path: str | Path | None = None, namespace: str = ""):
         self.path = Path(path) if path is not None else None
         self.namespace = namespace
+        # the global batch (samples per step), set with the run's header: the events' MLPerf
+        # progress, samples_count = steps × this (None: not logged)
+        self.samples_per_step: int | None = None
         self.lines: list[str] = []
-        self._fh = None
+        self._fh: TextIO | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a", encoding="utf-8")
+            # held open for the log's life (one write per event); close() closes it
+            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
     def log(self, event_type: str, key: str, value: Any = None, metadata: dict | None = None,
             *, time_s: float | None = None, depth: int = 1) -> Event:
@@ -150,6 +165,12 @@ class EventLog:
             self._fh = None
 
 
+def samples_count(steps: int, samples_per_step: int | None) -> dict[str, int]:
+    """MLPerf's progress field of an event after ``steps`` steps: ``{"samples_count": steps ×
+    samples_per_step}``, or nothing when the batch is not known."""
+    return {} if samples_per_step is None else {"samples_count": int(steps) * int(samples_per_step)}
+
+
 class StepBlocks:
     """Logs runs of consecutive steps as one ``block_start``/``block_stop`` pair each.
 
@@ -169,7 +190,8 @@ class StepBlocks:
         """Start a block at ``step`` unless one is open."""
         if self.first is None:
             self.first, self.waits = step, []
-            self.log.start(f"{self._kind()}_start", metadata={"first_step": step})
+            self.log.start(f"{self._kind()}_start", metadata={
+                "first_step": step, **samples_count(step - 1, self.log.samples_per_step)})
 
     def step_done(self, step: int, data_wait_s: float | None) -> None:
         self.last = step
@@ -187,17 +209,20 @@ class StepBlocks:
         if self.first is None:
             return
         step_s = sum(step_times)
-        waits = None if any(w is None for w in self.waits) else sum(self.waits)
+        known = [w for w in self.waits if w is not None]
+        waits = sum(known) if len(known) == len(self.waits) else None
         extra = {}
+        ranks = [[w for w in r if w is not None] for r in rank_waits or ()]
         if rank_waits and waits is not None and all(
-                len(r) == len(self.waits) and None not in r for r in rank_waits):
-            slowest = [max(per_step) for per_step in zip(*rank_waits)]
+                len(r) == len(self.waits) == len(k) for r, k in zip(rank_waits, ranks)):
+            slowest = [max(per_step) for per_step in zip(*ranks)]
             step_s = max(0.0, step_s - (sum(slowest) - waits))
             waits = sum(slowest)
-            extra = {"data_wait_ranks_s": [sum(r) for r in rank_waits]}
+            extra = {"data_wait_ranks_s": [sum(r) for r in ranks]}
         self.log.end(f"{self._kind()}_stop", metadata={
             "first_step": self.first, "last_step": self.last, "step_count": len(step_times),
-            "step_s": step_s, "data_wait_s": waits, **extra})
+            "step_s": step_s, "data_wait_s": waits, **extra,
+            **samples_count(self.last, self.log.samples_per_step)})
         self.first = None
 
     def _kind(self) -> str:

@@ -14,6 +14,7 @@ compilation are one-off costs a long job amortizes).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -62,7 +63,9 @@ def measured_from_run(run: dict, restart_seconds: float | None = None) -> Measur
     if restart_seconds is not None:
         restart, source = restart_seconds, "--restart-seconds"
     elif g["recovery_s"]:
-        restart, source = float(np.mean(g["recovery_s"])), f"mean of {len(g['recovery_s'])} measured restarts"
+        n = len(g["recovery_s"])
+        restart = float(np.mean(g["recovery_s"]))
+        source = "1 measured restart" if n == 1 else f"mean of {n} measured restarts"
     else:
         raise CannotProject("the run has no restart to measure (inject a failure or pass --restart-seconds)")
     b = g["badput_s"]
@@ -77,42 +80,58 @@ def optimal_interval(checkpoint_s: float, mtbf_s: float) -> float:
     return math.sqrt(2 * checkpoint_s * mtbf_s) - checkpoint_s
 
 
+LOG_FLOAT_MAX = math.log(sys.float_info.max)
+
+
+def _log_expm1(x: float) -> float:
+    """log(e^x − 1) for x > 0, without overflow for large x nor loss of precision for small x."""
+    return x + math.log1p(-math.exp(-x)) if x > 1.0 else math.log(math.expm1(x))
+
+
+def log_expected_segment_s(interval_s: float, checkpoint_s: float, restart_s: float,
+                           mtbf_s: float) -> float:
+    """log of :func:`expected_segment_s`, finite where the segment time itself overflows."""
+    return math.log(mtbf_s) + restart_s / mtbf_s + _log_expm1((interval_s + checkpoint_s) / mtbf_s)
+
+
 def expected_segment_s(interval_s: float, checkpoint_s: float, restart_s: float,
                        mtbf_s: float) -> float:
-    """Expected wall time to finish τ of work plus its checkpoint under exponential failures."""
-    return mtbf_s * math.exp(restart_s / mtbf_s) * math.expm1((interval_s + checkpoint_s) / mtbf_s)
+    """Expected wall time to finish τ of work plus its checkpoint under exponential failures
+    (``math.inf`` where it exceeds the largest float)."""
+    log_e = log_expected_segment_s(interval_s, checkpoint_s, restart_s, mtbf_s)
+    return math.exp(log_e) if log_e < LOG_FLOAT_MAX else math.inf
 
 
 def failure_factor(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:
-    """Share of wall time that is kept work: τ / E[segment time]."""
-    return interval_s / expected_segment_s(interval_s, checkpoint_s, restart_s, mtbf_s)
+    """Share of wall time that is kept work: τ / E[segment time], computed as a difference of
+    logs so that it goes smoothly to 0 (never overflows) when failures outpace the work."""
+    if interval_s <= 0:
+        return 0.0
+    log_e = log_expected_segment_s(interval_s, checkpoint_s, restart_s, mtbf_s)
+    return math.exp(min(0.0, math.log(interval_s) - log_e))
+
+
+def lost_per_failure_s(work_s: float, mtbf_s: float) -> float:
+    """Expected work lost per failure, E[x | x < τ+δ] = M − a/(e^(a/M) − 1) with a = τ+δ.
+
+    For a ≪ M the difference cancels (both terms ≈ M): there the series
+    a·(1/2 − x/12 + x³/720 − x⁵/30240), x = a/M, is used (its next term is below 1e-20 of
+    the first for x < 0.01). For a ≫ M, a/(e^x − 1) = a·e^(−x)/(1 − e^(−x)) does not overflow."""
+    x = work_s / mtbf_s
+    if x < 0.01:
+        return work_s * (0.5 - x / 12 + x ** 3 / 720 - x ** 5 / 30240)
+    return mtbf_s - work_s * math.exp(-x) / -math.expm1(-x)
 
 
 def project(m: Measured, gpus: int, mtbf_hours: float, interval_steps: float | None = None) -> Point:
     """Projected goodput of the measured run on ``gpus`` GPUs of per-GPU MTBF ``mtbf_hours``."""
     mtbf = 3600.0 * mtbf_hours / gpus
     tau = optimal_interval(m.checkpoint_s, mtbf) if interval_steps is None else interval_steps * m.step_s
-    a = tau + m.checkpoint_s
     factor = failure_factor(tau, m.checkpoint_s, m.restart_s, mtbf)
     return Point(gpus=gpus, mtbf_s=mtbf, interval_s=tau, interval_steps=tau / m.step_s,
                  failures_per_day=86400.0 / mtbf,
-                 lost_per_failure_s=mtbf - a / math.expm1(a / mtbf),  # E[x | x < τ+δ]
+                 lost_per_failure_s=lost_per_failure_s(tau + m.checkpoint_s, mtbf),
                  failure_factor=factor, goodput=factor * m.steady_efficiency)
-
-
-def simulate_factor(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: float,
-                    segments: int, seed: int) -> float:
-    """Monte Carlo of the same failure process: kept work over simulated wall time."""
-    rng = np.random.default_rng(seed)
-    work = interval_s + checkpoint_s
-    need = np.full(segments, work)
-    total = 0.0
-    while need.size:
-        x = rng.exponential(mtbf_s, size=need.size)
-        done = x >= need
-        total += need[done].sum() + x[~done].sum()
-        need = np.full(int((~done).sum()), restart_s + work)
-    return segments * interval_s / total
 
 
 def table(m: Measured, mtbf_hours: float, gpu_counts: tuple[int, ...] = GPU_COUNTS,

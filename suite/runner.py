@@ -13,29 +13,29 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import math
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-from suite import checkpoint, distributed, goodput, mllog, system
+from suite import checkpoint, derive, distributed, mllog, system
 from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
-from suite.meters.instruments import Instruments, open_instruments
-from suite.meters import mfu as mfu_meter
-from suite.meters import throughput
 from suite.meters.clock import StepClock, synchronize
+from suite.meters.instruments import Instruments, open_instruments
+from suite.mlperf.fields import Submission
+from suite.mlperf.fields import header as mlperf_header
 from suite.results import utc_now, write_atomic
 from workloads import data as data_registry
-from workloads.base import Workload, canonical_json
+from workloads.base import Workload
 from workloads.parallel import SINGLE, Parallel
 
 Progress = Callable[..., None]
@@ -43,8 +43,6 @@ Progress = Callable[..., None]
 # Energy sources whose readings start at 0 in every process: a resumed run cannot use them.
 PER_PROCESS_ENERGY = ("rapl", "nvml_power_sampling")
 
-# Seeds are drawn from this pinned list, in order; a run of N seeds uses the first N.
-SEEDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,7 @@ class RunOptions:
     matmul_ceiling: dict | None = None  # precision -> measured matmul FLOP/s (suite.meters.ceiling)
     parallel: Parallel = SINGLE  # this process's place in a torchrun run (suite.distributed)
     compile: str = "off"  # torch.compile mode of the trained module (workloads.base.COMPILE_MODES)
+    submission: Submission | None = None  # MLPerf's submission keys of the log (suite.mlperf.fields)
 
     @property
     def supervised(self) -> bool:
@@ -76,8 +75,9 @@ class LossNotFinite(RuntimeError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, which torchrun sends the other workers after one failed (see
-    :func:`stop_on_sigterm`): handled as an interrupt, so rank 0 writes the runs so far."""
+    """SIGTERM (see :func:`stop_on_sigterm`), handled as an interrupt so that the runs so far
+    are written. Slurm, ``timeout`` and ``docker stop`` send it; torchrun sends it to the
+    other workers after one failed."""
 
 
 class RankLost(GoodbenchError):
@@ -93,19 +93,48 @@ class _Sigterm:
 
     armed = True
     pending = False
+    received = False
+
+
+class _Undelivered:
+    """The interrupt a signal raised and no run has caught yet. Python raises it wherever the
+    main thread is, and one raised inside a weak-reference callback or a finalizer (torch.compile
+    runs many) is printed and lost; the step loop raises it again (:func:`_stop_if_signalled`)."""
+
+    interrupt: type[KeyboardInterrupt] | None = None
 
 
 def stop_on_sigterm() -> None:
-    """Turn SIGTERM into :class:`Terminated` in this process (a torchrun worker)."""
+    """Turn SIGTERM into :class:`Terminated` in this process, and note SIGINT (still raised as
+    KeyboardInterrupt) so that one lost in a callback is raised again at the next step."""
     import signal
 
-    def handler(signum, frame):
+    def on_sigterm(signum, frame):
+        _Sigterm.received = True
         if not _Sigterm.armed:
             _Sigterm.pending = True
             return
+        _Undelivered.interrupt = Terminated
         raise Terminated()
 
-    signal.signal(signal.SIGTERM, handler)
+    def on_sigint(signum, frame):
+        _Undelivered.interrupt = KeyboardInterrupt
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when SIGINT is ignored
+        signal.signal(signal.SIGINT, on_sigint)
+
+
+def _stop_if_signalled() -> None:
+    """Raise the interrupt of a signal whose exception was lost (see :class:`_Undelivered`)."""
+    if _Undelivered.interrupt is not None:
+        raise _Undelivered.interrupt()
+
+
+def sigterm_received() -> bool:
+    """True once this process has received SIGTERM."""
+    return _Sigterm.received
 
 
 @contextlib.contextmanager
@@ -137,6 +166,12 @@ class LoopState:
         **dict.fromkeys(("run_start", "window_start", "target", "end")), "window_pauses": 0.0})
     resumed_at: list[int] = field(default_factory=list)  # the step each later worker resumed from
 
+    def since_start(self, t: float) -> float:
+        """Seconds from ``run_start`` to ``t`` (Unix seconds); only once the run has started."""
+        if self.run_start is None:
+            raise RuntimeError("the run has not started")
+        return t - self.run_start
+
 
 def seed_everything(seed: int) -> None:
     """Pin python, numpy and torch RNGs (all devices)."""
@@ -148,6 +183,16 @@ def seed_everything(seed: int) -> None:
 def precision_for(workload: Workload, scale: str, device: torch.device) -> str:
     """The spec's precision on an accelerator; fp32 on the CPU."""
     return workload.spec(scale).precision if device.type == "cuda" else "fp32"
+
+
+def check_precision(precision: str) -> None:
+    """GoodbenchError when runs of ``precision`` are not trained here (fp16: no loss scaling)."""
+    from workloads.training import precision_flags
+
+    try:
+        precision_flags(precision)
+    except ValueError as exc:
+        raise GoodbenchError(str(exc)) from None
 
 
 def locate_data(workload: Workload, data_dir: str | None) -> dict:
@@ -175,7 +220,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     spec = workload.spec(scale)
     device = options.device
     precision = precision_for(workload, scale, device)
-    record = {
+    record: dict[str, Any] = {
         "run_id": uuid.uuid4().hex,
         "workload": {"id": workload.id, "version": workload.version,
                      "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
@@ -213,8 +258,11 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     try:
         job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
                                  meter, directory)
+        if directory is not None and prior:  # a later worker of this run: say where it goes on
+            progress("resumed", workload=workload.id, seed=seed, step=state.step)
         progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps)
-        _train(job, spec, options, state, log, meter, directory, progress, on_step)
+        _train(job, spec, workload.spec_hash(scale), options, state, log, meter, directory,
+               progress, on_step)
         record["status"] = "complete"
     except LossNotFinite as exc:  # the loss is the ranks' mean: every rank stops here alike
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
@@ -222,6 +270,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         lone = f"rank {parallel.rank} ran out of memory" if parallel.distributed else None
     except KeyboardInterrupt as exc:
+        _Undelivered.interrupt = None  # caught: this run ends here
         why = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
         record.update(status="partial", error=f"interrupted ({why})")
         interrupted = exc
@@ -233,6 +282,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         record.update(status="failed",
                       error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
         lone = record["error"]
+    # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
+    record["precision_flags"] = getattr(job, "precision_flags", None)
     with _sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
         alone = _finish(record, workload, scale, options, precision, state, log, instruments,
                         alone=lone is not None)
@@ -253,7 +304,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     if record["telemetry"]["warnings"]:
         progress("warnings", warnings=record["telemetry"]["warnings"])
     if interrupted is not None:
-        interrupted.record = record
+        interrupted.record = record  # type: ignore[attr-defined]  # carries the record to session.run_suite
         raise interrupted
     if lone is not None:
         lost = RankLost(f"{workload.id} seed {seed}: {lone}; the other ranks cannot go on "
@@ -336,13 +387,21 @@ def _both(first: Callable[[int], None] | None, second: Callable[[int], None]) ->
 
 
 def _log_header(log: mllog.EventLog, workload: Workload, scale: str, seed: int,
-                device: torch.device) -> None:
+                device: torch.device, options: RunOptions) -> None:
+    """MLPerf's run description (its required keys: suite/mlperf/fields.py), then seed, batch
+    and learning rate."""
     spec = workload.spec(scale)
-    log.event("submission_benchmark", workload.id)
-    log.event("submission_platform", system.device_name(device))
+    batch = workload.samples_per_step(spec)
+    log.samples_per_step = batch
+    try:
+        accumulation = options.parallel.micro_batches(batch)
+    except (ValueError, ZeroDivisionError):  # refused before training; 1 is what a step does then
+        accumulation = 1
+    sub = options.submission or Submission(org="goodbench", platform=system.device_name(device))
+    for key, value in mlperf_header(workload.id, spec, scale, batch, accumulation, sub):
+        log.event(key, value)
     log.event("seed", seed)
-    log.event("global_batch_size", workload.samples_per_step(spec))
-    log.event("max_steps", spec.max_steps)
+    log.event("global_batch_size", batch)
     if getattr(spec, "lr", None) is not None:
         log.event("opt_base_learning_rate", spec.lr)
 
@@ -357,7 +416,7 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     """
     spec, device = workload.spec(scale), options.device
     log.start("init_start", time_s=state.init_start)
-    _log_header(log, workload, scale, seed, device)
+    _log_header(log, workload, scale, seed, device, options)
     files = locate_data(workload, options.data_dir)
     state.phases["data_load"] = time.time() - state.init_start
     seed_everything(seed)
@@ -365,8 +424,9 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     job = workload.build(spec, device=device, seed=seed, precision=precision, files=files,
                          compile=options.compile, **extra)
     synchronize(device)
-    log.end("init_stop")
-    state.phases["init"] = time.time() - state.init_start - state.phases["data_load"]
+    init_stop = time.time()  # one reading for the log and the phase: they must agree
+    log.end("init_stop", time_s=init_stop)
+    state.phases["init"] = init_stop - state.init_start - state.phases["data_load"]
     if directory is not None and prior:
         return job, _resume(job, workload, scale, log, prior, state, directory, options.parallel)
     distributed.barrier(options.parallel)  # the job's init ends with its slowest rank's
@@ -393,7 +453,7 @@ def _resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     for name, why in loaded.skipped if loaded else ():
         log.event("checkpoint_skipped", name, {"reason": why})
     if loaded is not None:
-        if loaded.state["spec_hash"] != _spec_hash(workload.spec(scale)):
+        if loaded.state["spec_hash"] != workload.spec_hash(scale):
             raise GoodbenchError(f"{loaded.path} is a checkpoint of another workload spec")
         try:
             job.load_state_dict(loaded.state["job"])
@@ -427,7 +487,7 @@ def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoin
     error = None
     if rank0_only and parallel.distributed:
         shared = None
-        if parallel.is_main:
+        if parallel.is_main and loaded is not None:  # rank 0 holds the checkpoint it chose
             rest = {k: v for k, v in loaded.state["job"].items() if k not in rank0_only}
             shared = {**loaded.state, "job": rest}
         shared = distributed.broadcast(shared, parallel)
@@ -441,10 +501,12 @@ def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoin
             error = str(exc) if isinstance(exc, GoodbenchError) else (
                 f"checkpoint of step {step} in {directory}: {type(exc).__name__}: {exc}")
     distributed.agree(error, parallel)
+    if loaded is None:  # not reached: every rank holds the checkpoint, or agree() raised
+        raise GoodbenchError(f"checkpoint of step {step} in {directory}: not loaded")
     return loaded
 
 
-def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog,
+def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log: mllog.EventLog,
            meter: energy_meter.EnergyMeter, directory: Path | None, progress: Progress,
            on_step: Callable[[int], None] | None) -> None:
     """The step loop, from the step after ``state.step`` to the target or ``max_steps``."""
@@ -453,7 +515,7 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
     warm_last = state.step + spec.warmup_steps  # this worker's warm-up ends here
     blocks = mllog.StepBlocks(log, warm_last)
     fetch = getattr(job, "next_batch", None)
-    every = options.checkpoint_every if directory is not None else None
+    every = (options.checkpoint_every or 0) if directory is not None else 0  # 0: no checkpoints
     timed_before = len(state.step_times)
     try:
         for step in range(state.step + 1, spec.max_steps + 1):
@@ -461,19 +523,21 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
                 synchronize(device)
                 state.energy["window_start"] = meter.read()
             blocks.open(step)
-            fetched = time.perf_counter()
-            batch = fetch() if fetch is not None else None
-            wait = time.perf_counter() - fetched if fetch is not None else None
+            batch = None
+            if fetch is not None:  # the data wait: the clock's, from here to the step's start
+                clock.fetch()
+                batch = fetch()
             clock.start()
             loss = job.train_step(batch) if fetch is not None else job.train_step()
             clock.stop()
-            blocks.step_done(step, wait)
+            blocks.step_done(step, None)  # its data wait is the clock's, read at the next flush
             state.step = step
+            _stop_if_signalled()
             if on_step is not None:
                 on_step(step)
             log_point = step % spec.log_every == 0 or step == spec.max_steps
             eval_point = step % spec.eval_every == 0 or step == spec.max_steps
-            save_point = bool(every) and step % every == 0
+            save_point = every != 0 and step % every == 0
             if log_point or eval_point or save_point or step == warm_last:
                 _flush_step_times(clock, state, blocks, timed_before, options.parallel)
             if log_point:  # the global batch's loss: the mean of the ranks' shares
@@ -481,8 +545,8 @@ def _train(job, spec, options: RunOptions, state: LoopState, log: mllog.EventLog
             if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
                                         options.parallel):
                 break
-            if save_point:
-                _save_checkpoint(job, step, state, log, directory, spec, meter, device,
+            if save_point and directory is not None:
+                _save_checkpoint(job, step, state, log, directory, spec_hash, meter, device,
                                  options.parallel)
     finally:  # a failed or interrupted run keeps the times of every step it finished
         _flush_step_times(clock, state, blocks, timed_before)
@@ -493,8 +557,11 @@ def _flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBloc
     """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)
     and close the step block. Under ``parallel`` (every rank flushes at the same steps) the
     ranks' batch waits are gathered so the block records the job's data stalls."""
-    new = clock.durations()[len(state.step_times) - timed_before:]
+    first = len(state.step_times) - timed_before
+    new = clock.durations()[first:]
     new = new[:max(0, state.step - len(state.step_times))]
+    if len(blocks.waits) == len(new):  # the open block's steps: their data waits, as now read
+        blocks.waits = clock.waits()[first:first + len(new)]
     rank_waits = distributed.gather(blocks.waits, parallel) if parallel.distributed else None
     if new:
         state.step_times.extend(new)
@@ -507,7 +574,7 @@ def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventL
     if not math.isfinite(state.last_loss):
         raise LossNotFinite(f"training loss is {state.last_loss} at step {step}")
     log.event("train_loss", state.last_loss, {"step": step})
-    progress("step", step=step, loss=state.last_loss, elapsed=time.time() - state.run_start)
+    progress("step", step=step, loss=state.last_loss, elapsed=state.since_start(time.time()))
 
 
 @contextlib.contextmanager
@@ -533,30 +600,31 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
     Every rank evaluates; rank 0's figures decide for all, so all stop at the same step."""
     synchronize(device)
     t_eval = time.time()
-    log.start("eval_start", metadata={"step": step}, time_s=t_eval)
+    progress_at = mllog.samples_count(step, log.samples_per_step)  # MLPerf's progress field
+    log.start("eval_start", metadata={"step": step, **progress_at}, time_s=t_eval)
     with _window_pause(state, meter, device):
         quality = distributed.broadcast(job.evaluate(), parallel)
         synchronize(device)
         distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
     now = time.time()
-    log.end("eval_stop", metadata={"step": step}, time_s=now)
+    log.end("eval_stop", metadata={"step": step, **progress_at}, time_s=now)
     state.phases["eval"] += now - t_eval
     target = spec.target
     metric = target.metric if target is not None else next(iter(quality))
-    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric})
-    state.curve.append({"step": step, "time_s": now - state.run_start,
+    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, **progress_at})
+    state.curve.append({"step": step, "time_s": state.since_start(now),
                         "train_loss": state.last_loss if math.isfinite(state.last_loss) else None,
                         **quality})
     progress("eval", step=step, **quality)
     if target is not None and target.met(quality[target.metric]):
-        state.tta_s = now - state.run_start
+        state.tta_s = state.since_start(now)
         state.energy["target"] = meter.read()
         return True
     return False
 
 
 def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
-                     spec, meter: energy_meter.EnergyMeter, device: torch.device,
+                     spec_hash: str, meter: energy_meter.EnergyMeter, device: torch.device,
                      parallel: Parallel = SINGLE) -> None:
     """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
     under FSDP every rank takes part in gathering the full state to rank 0. Every rank then
@@ -569,7 +637,7 @@ def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, dire
             if parallel.is_main:
                 manifest = checkpoint.save(directory, step, {
                     "job": job_state, "rng": checkpoint.capture_rng(),
-                    "harness": dataclasses.asdict(state), "spec_hash": _spec_hash(spec)})
+                    "harness": dataclasses.asdict(state), "spec_hash": spec_hash})
         distributed.barrier(parallel)
     if manifest is not None:
         log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
@@ -578,13 +646,8 @@ def _save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, dire
 
 def _utc(unix_s: float) -> str:
     """ISO 8601 UTC to the second (rounded down), as ``utc_now`` writes it."""
-    stamp = dt.datetime.fromtimestamp(int(unix_s), dt.timezone.utc)
+    stamp = dt.datetime.fromtimestamp(int(unix_s), dt.UTC)
     return stamp.isoformat().replace("+00:00", "Z")
-
-
-def _spec_hash(spec) -> str:
-    """sha256 of the spec's canonical JSON: a checkpoint only resumes the spec that wrote it."""
-    return hashlib.sha256(canonical_json(dataclasses.asdict(spec)).encode()).hexdigest()
 
 
 def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, precision: str,
@@ -605,15 +668,12 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
     telemetry = instruments.report(state.run_start or state.init_start, run_stop)
     success = record["status"] == "complete" and (spec.target is None or state.tta_s is not None)
     log.end("run_stop", metadata={"status": "success" if success else "aborted",
-                                  "step": state.step}, time_s=run_stop)
+                                  "step": state.step, **mllog.samples_count(state.step, log.samples_per_step)},
+            time_s=run_stop)
     log.close()
-    phases = dict.fromkeys(("data_load", "init", "compile_warmup", "train", "eval", "other"), 0.0)
-    phases.update(state.phases)
-    warm = throughput.warmup_mask(len(state.step_times), spec.warmup_steps, state.resumed_at)
-    phases["compile_warmup"] = math.fsum(t for t, w in zip(state.step_times, warm) if w)
-    phases["train"] = math.fsum(t for t, w in zip(state.step_times, warm) if not w)
     wall = run_stop - state.init_start
-    phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "other"))
+    warm = derive.warmup_mask(len(state.step_times), spec.warmup_steps, state.resumed_at)
+    phases = derive.phases(state.step_times, warm, state.phases, wall)
     parallel, energy = options.parallel, state.energy
     if parallel.distributed:  # every rank reaches here: gather its timings and energy to rank 0
         report = distributed.rank_report(parallel, options.device, state.step_times,
@@ -630,10 +690,13 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
         record["distributed"] = distributed.section(parallel, reports,
                                                     workload.samples_per_step(spec))
     metrics = _metrics(workload, scale, options, precision, state.step_times, state.tta_s,
-                       state.curve, energy, meter, state.resumed_at)
+                       state.curve, energy, meter, state.resumed_at,
+                       mig=bool((instruments.settings or {}).get("mig_enabled")))
     if alone and metrics["energy_method"] is not None:
         metrics["energy_status"] = "not measured: the run ended without the other ranks' energy"
-    metrics.update(_power_figures(metrics, run_stop - (state.run_start or run_stop), telemetry))
+    metrics.update(mean_power_w=derive.mean_power(metrics["energy_to_train_j"],
+                                                  run_stop - (state.run_start or run_stop)),
+                   max_power_w=(telemetry.get("summary") or {}).get("max_power_w"))
     lines = log.all_lines()
     record.update(
         started_at=_utc(state.init_start),  # the first worker's start, for a resumed run
@@ -646,90 +709,26 @@ def _finish(record: dict, workload: Workload, scale: str, options: RunOptions, p
         metrics=metrics,
         telemetry=telemetry,
         event_log=lines,
-        goodput=goodput.from_event_log(lines, metrics["flops_per_step"], metrics["peak_flops"]),
+        goodput=derive.goodput(lines, metrics["flops_per_step"], metrics["peak_flops"]),
     )
     return alone
 
 
 def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str,
              step_times: list[float], tta_s: float | None, curve: list[dict],
-             energy: dict, meter: energy_meter.EnergyMeter, resumed_at: list[int]) -> dict:
+             energy: dict, meter: energy_meter.EnergyMeter, resumed_at: list[int],
+             mig: bool = False) -> dict:
+    """The run's figures (:func:`suite.derive.metrics`); ``mig``: NVML found the device to be a
+    MIG slice (no table peak). A step of the global batch runs on every device of the run: the
+    peak and the ceiling are those of all of them."""
     spec = workload.spec(scale)
-    flops_per_step = workload.flops_per_step(spec)
-    samples_per_step = workload.samples_per_step(spec)
-    tokens_per_step = workload.tokens_per_step(spec)
-    tput, tput_status = throughput.summarize(
-        step_times, warmup_steps=spec.warmup_steps, samples_per_step=samples_per_step,
-        tokens_per_step=tokens_per_step, resumed_at=resumed_at)
-    peak, peak_source = mfu_meter.peak_flops(system.device_name(options.device), precision,
-                                             options.peak_tflops)
-    ceiling = (options.matmul_ceiling or {}).get(precision)
-    devices = options.parallel.world_size  # a step of the global batch runs on every device
-    if devices > 1:
-        peak = peak * devices if peak is not None else None
-        ceiling = ceiling * devices if ceiling is not None else None
-        peak_source = f"{peak_source} × {devices} devices"
-    mfu_value = mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak) if tput else None
-    if mfu_value is not None:
-        mfu_status = f"ok: against {peak_source}"
-    elif tput is None:
-        mfu_status = "not measured: no steady-state throughput"
-    else:
-        mfu_status = f"not measured: {peak_source}"
-    target = spec.target
-    if target is None:
-        tta_status = "throughput workload: no quality target"
-    elif tta_s is not None:
-        tta_status = f"reached {target.describe()} at step {curve[-1]['step']}"
-    else:
-        tta_status = f"not reached: {target.describe()} not met within {len(step_times)} steps"
-    return {
-        "flops_per_step": flops_per_step,
-        "samples_per_step": samples_per_step,
-        "tokens_per_step": tokens_per_step,
-        "throughput": tput,
-        "throughput_status": tput_status,
-        "peak_flops": peak,
-        "mfu": mfu_value,
-        "mfu_status": mfu_status,
-        "matmul_ceiling_flops": ceiling,
-        "share_of_ceiling": mfu_meter.mfu(flops_per_step, tput["steps_per_s"], ceiling) if tput else None,
-        "target": None if target is None else {"metric": target.metric,
-                                                "direction": target.direction,
-                                                "value": target.value},
-        "tta_s": tta_s,
-        "tta_status": tta_status,
-        "final_quality": {k: v for k, v in curve[-1].items() if k not in ("step", "time_s")}
-                         if curve else None,
-        **_energy_figures(energy, meter, tput, samples_per_step, tokens_per_step),
-    }
-
-
-def _power_figures(metrics: dict, time_to_train_s: float, telemetry: dict) -> dict:
-    """Mean power over the timed run (energy / time) and the highest sampled power."""
-    energy_j = metrics["energy_to_train_j"]
-    summary = telemetry.get("summary") or {}
-    return {"mean_power_w": energy_j / time_to_train_s if energy_j is not None and time_to_train_s > 0
-            else None,
-            "max_power_w": summary.get("max_power_w")}
-
-
-def _energy_figures(energy: dict, meter: energy_meter.EnergyMeter, tput: dict | None,
-                    samples_per_step: int, tokens_per_step: int | None) -> dict:
-    """Energy to train, over the steady-state window, and per sample/token; None when unmeasured."""
-    figures = {"energy_method": meter.method, "energy_status": meter.status,
-               "energy_to_train_j": None, "energy_to_target_j": None, "energy_window_j": None,
-               "energy_per_sample_j": None, "energy_per_token_j": None}
-    if energy["run_start"] is None or energy["end"] is None:
-        return figures
-    figures["energy_to_train_j"] = energy["end"] - energy["run_start"]
-    if energy["target"] is not None:
-        figures["energy_to_target_j"] = energy["target"] - energy["run_start"]
-    if tput is not None and energy["window_start"] is not None:
-        window_j = energy["end"] - energy["window_start"] - energy["window_pauses"]
-        steps = throughput.last_segment_steps(tput["window"])
-        figures["energy_window_j"] = window_j
-        figures["energy_per_sample_j"] = window_j / (steps * samples_per_step)
-        if tokens_per_step:
-            figures["energy_per_token_j"] = window_j / (steps * tokens_per_step)
-    return figures
+    devices = options.parallel.world_size
+    peak, peak_source = derive.peak(system.device_name(options.device), precision, options.peak_tflops,
+                                    mig=mig, devices=devices)
+    return derive.metrics(
+        flops_per_step=workload.flops_per_step(spec), samples_per_step=workload.samples_per_step(spec),
+        tokens_per_step=workload.tokens_per_step(spec), step_times_s=step_times,
+        warmup_steps=spec.warmup_steps, resumed_at=resumed_at, peak_flops=peak, peak_source=peak_source,
+        ceiling=derive.all_devices((options.matmul_ceiling or {}).get(precision), devices),
+        target=spec.target, tta_s=tta_s, curve=curve, energy_method=meter.method,
+        energy_status=meter.status, energy=derive.energy_spans(energy))

@@ -4,18 +4,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from suite import distributed, results, system
+from suite import derive, distributed, results, system
 from suite.errors import GoodbenchError
-from suite.results import write_atomic
-from suite.summary import summarize
 from suite.meters.ceiling import matmul_ceiling
-from suite.runner import (SEEDS, Progress, RankLost, RunOptions, Terminated, locate_data,
-                          precision_for, run_one)
+from suite.mlperf.fields import submission as mlperf_submission
+from suite.results import write_atomic
+from suite.runner import (
+    Progress,
+    RankLost,
+    RunOptions,
+    Terminated,
+    check_precision,
+    locate_data,
+    precision_for,
+    run_one,
+)
 from suite.supervisor import run_supervised
+from suite.validate.registry import Problem
+from suite.validate.schema import schema_problems
+from suite.validate.walk import walk
 from workloads import registry
 from workloads.base import Workload
 from workloads.data import DataNotFound
+from workloads.pinned import SEEDS
 
 
 @dataclass
@@ -43,8 +56,9 @@ class SuitePlan:
 
 
 def default_seeds(scale: str, kind: str) -> int:
-    """Seeds per workload when ``--seeds`` is not given: 5 for TTA workloads at full scale, else 1."""
-    return 5 if scale == "full" and kind == "tta" else 1
+    """Seeds per workload when ``--seeds`` is not given: as many as the rules require
+    (:func:`suite.derive.required_seeds`: 5 for TTA workloads at full scale, else 1)."""
+    return derive.required_seeds(scale, kind)
 
 
 def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
@@ -75,7 +89,7 @@ def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progr
     device = options.device
     name = system.device_name(device)
     path = Path(options.checkpoint_dir) / CEILINGS if options.checkpoint_dir else None
-    saved = {}
+    saved: dict[str, Any] = {}
     if path is not None and path.is_file():
         try:
             kept = json.loads(path.read_text())
@@ -119,8 +133,14 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         raise GoodbenchError("no workload could run: " + "; ".join(s["reason"] for s in skipped))
 
     precisions = sorted({precision_for(w, plan.scale, options.device) for w in runnable})
+    for precision in precisions:  # before the ceilings: a refused precision trains nothing
+        check_precision(precision)
     ceilings = _matmul_ceilings(precisions, options, progress)
     options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
+    accelerator = system.accelerator(options.device)  # the event logs' MLPerf submission keys
+    options = replace(options, submission=mlperf_submission(
+        plan.system_name, plan.system_overrides, f"{accelerator['name']} x{accelerator['count']}",
+        "open" if open_changes else "closed"))
     runs: list[dict] = []
     interrupted, aborted = False, None
     for workload in runnable:
@@ -132,8 +152,10 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(exc.record)
-                if isinstance(exc, Terminated):  # torchrun stops the workers: a peer failed
-                    aborted = "stopped by torchrun (SIGTERM) after another worker failed"
+                if isinstance(exc, Terminated) and options.parallel.distributed:
+                    # a worker's SIGTERM: torchrun stops the workers after one failed (a user
+                    # stopping the job goes through the launcher, which sends SIGINT instead)
+                    aborted = "stopped by SIGTERM (torchrun stops every worker after one failed)"
                 else:
                     interrupted = True
                 break
@@ -143,10 +165,21 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
                 break
         if interrupted or aborted:
             break
+    settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,
+                         interrupted, aborted)
+    doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
+                               settings, runs)
+    doc["summary"] = derive.summary(runs)
+    return doc
+
+
+def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], skipped: list[dict],
+              open_changes: list[str], ceilings: dict, interrupted: bool, aborted: str | None) -> dict:
+    """The document's ``settings`` section."""
     settings = {
         "scale": plan.scale,
         "device": str(options.device),
-        "workloads": [w.id for w in runnable],
+        "workloads": workload_ids,
         "seeds_per_workload": plan.seeds or None,
         "peak_tflops_override": options.peak_tflops,
         "checkpoint_every": options.checkpoint_every,
@@ -166,7 +199,19 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         settings["distributed"] = {"world_size": par.world_size, "nnodes": par.nnodes,
                                    "backend": par.backend, "parallel": par.mode,
                                    "micro_batch": par.micro_batch}
+    return settings
+
+
+def preflight(plan: SuitePlan, options: RunOptions) -> list[Problem]:
+    """What the validator would refuse in the results file's ``system`` and ``settings``
+    sections (string lengths, control characters, types: the generic walk, then the JSON
+    Schema), found before any training. They come from the user's inputs (``--system-name``,
+    ``--system-overrides``, the command line) and do not change during the run."""
+    workloads, open_changes = plan.workloads()
+    settings = _settings(plan, options, [w.id for w in workloads], [], open_changes, {}, False, None)
     doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
-                               settings, runs)
-    doc["summary"] = summarize(runs)
-    return doc
+                               settings, [])
+    doc = json.loads(results.dumps(doc))  # judged as the file will hold it (torch's version: a str)
+    problems = walk(doc) or schema_problems(doc)
+    mine = [p for p in problems if p.field.split(".")[0].split("[")[0] in ("system", "settings")]
+    return sorted(mine, key=lambda p: (not p.field.startswith("system"), p.field))  # the system first

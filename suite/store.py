@@ -15,8 +15,8 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
@@ -86,7 +86,7 @@ def submit(path: str | Path, results_dir: str | Path) -> Path:
     """Validate ``path`` and store it; returns where it landed or raises :class:`Refused`."""
     results_dir = Path(results_dir)
     raw, problems = read_bounded(path)
-    if problems:
+    if problems or raw is None:
         raise Refused(problems)
     doc, problems = parse(raw)
     problems = problems or check_document(doc)

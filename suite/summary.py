@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from suite import results
 from suite.meters import tta
 
 
@@ -39,7 +40,6 @@ def summarize(runs: list[dict]) -> dict[str, dict]:
     out = {}
     for key, group in groups(runs).items():
         complete = complete_runs(group)
-        tputs = [r["metrics"]["throughput"] for r in complete if r["metrics"]["throughput"]]
         kind = group[0]["workload"]["kind"]
         out[key] = {
             "workload": group[0]["workload"]["id"],
@@ -49,8 +49,8 @@ def summarize(runs: list[dict]) -> dict[str, dict]:
             "complete": len(complete),
             "tta": tta.score({r["seed"]: r["metrics"]["tta_s"] if counts(r) else None
                               for r in group}) if kind == "tta" else None,
-            "samples_per_s_median": median([t["samples_per_s"] for t in tputs]),
-            "tokens_per_s_median": median([t["tokens_per_s"] for t in tputs if t["tokens_per_s"]]),
+            "samples_per_s_median": median([results.samples_per_s(r) for r in complete]),
+            "tokens_per_s_median": median([results.tokens_per_s(r) for r in complete]),
             "mfu_median": median([r["metrics"]["mfu"] for r in complete]),
         }
     return out

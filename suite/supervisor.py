@@ -28,8 +28,9 @@ import numpy as np
 
 from suite import mllog
 from suite.errors import GoodbenchError
+from suite.meters.telemetry import SUPERVISOR_PID
 from suite.results import write_atomic
-from suite.runner import Progress, RunOptions, run_dir, run_one
+from suite.runner import Progress, RunOptions, Terminated, run_dir, run_one
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
@@ -95,14 +96,18 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
             try:
                 outcome = _watch(proc, pending, deadlines)
             except KeyboardInterrupt as exc:
+                if isinstance(exc, Terminated) and proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)  # Ctrl-C reached the worker; SIGTERM did not
                 proc.wait(timeout=120)
                 if record_path.exists():
-                    exc.record = json.loads(record_path.read_text())
+                    exc.record = json.loads(record_path.read_text())  # type: ignore[attr-defined]  # for session.run_suite
                 raise
             if not outcome.killed:
                 break
             log.event("failure", "SIGKILL", {"step": outcome.step, "attempt": attempt,
                                              "cause": outcome.cause}, time_s=outcome.time_s)
+            progress("killed", workload=workload.id, seed=seed, step=outcome.step,
+                     cause=outcome.cause)
             attempt += 1
             log.event("restart", attempt, {"attempt": attempt})
     finally:
@@ -127,15 +132,21 @@ def _picklable(progress: Progress) -> Progress | None:
 
 
 def _spawn(task_path: Path) -> subprocess.Popen:
-    """Start a worker; it imports what this process can (same ``sys.path``)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    """Start a worker; it imports what this process can (same ``sys.path``). It is told this
+    process's PID: this process holds a CUDA context on a GPU run (the matmul ceiling was
+    measured here), which the worker's telemetry must not count as another process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+           SUPERVISOR_PID: str(os.getpid())}
     return subprocess.Popen([sys.executable, "-m", "suite.supervisor", str(task_path)],
                             stdout=subprocess.PIPE, env=env)
 
 
 def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -> Outcome:
     """Follow the worker's step reports; SIGKILL it at the next injected step or deadline."""
-    fd = proc.stdout.fileno()
+    stdout = proc.stdout
+    if stdout is None:
+        raise ValueError("the worker was started without a stdout pipe")
+    fd = stdout.fileno()
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
     buffer, step = b"", 0
@@ -159,7 +170,7 @@ def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -
                 return _kill(proc, step, cause)
     finally:
         selector.close()
-        proc.stdout.close()
+        stdout.close()
 
 
 def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
@@ -181,9 +192,10 @@ def worker_main(task_path: str) -> int:
         record = run_one(task.workload, task.scale, task.seed, task.options,
                          task.progress or (lambda *a, **k: None), on_step=report)
     except KeyboardInterrupt as exc:
-        record, status = getattr(exc, "record", None), 130
-        if record is None:
-            return status
+        partial = getattr(exc, "record", None)
+        if partial is None:
+            return 130
+        record, status = partial, 130
     write_atomic(task.record_path, json.dumps(record, allow_nan=False))
     return status
 

@@ -47,6 +47,15 @@ def cpu_info() -> dict[str, Any]:
             "cpu_governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}
 
 
+def cpu_capability() -> str | None:
+    """The vector instruction set of torch's CPU kernels here (``AVX2``, ``AVX512``, ``DEFAULT``, …):
+    CPU runs of the same seed are bit-identical only under the same kernels (suite/reproduce.py)."""
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def memory_gib() -> float | None:
     """Host memory in GiB, from /proc/meminfo."""
     for line in (_read("/proc/meminfo") or "").splitlines():
@@ -105,8 +114,18 @@ def accelerator(device: torch.device) -> dict[str, Any]:
 
 
 def _nvlink_links(device: torch.device) -> int | None:
-    gpu, _ = nvml.open_gpu(index=device.index or 0)
+    gpu, _ = nvml_gpu(device)
     return None if gpu is None else gpu.nvlink_active_links()
+
+
+def nvml_gpu(device: torch.device) -> tuple[nvml.Gpu | None, str]:
+    """NVML's view of the CUDA ``device``, found by its UUID: NVML numbers GPUs by PCI bus and
+    ignores ``CUDA_VISIBLE_DEVICES``, so the CUDA index may name another GPU there."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", "") or "")
+    if not uuid:
+        return None, "torch gives no UUID for this device, so NVML's handle of it is not known"
+    return nvml.open_gpu(index=index, uuid=uuid)
 
 
 def software(device: torch.device) -> dict[str, Any]:
@@ -140,11 +159,12 @@ def describe(device: torch.device, system_name: str | None = None,
              overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The system description written into every results file."""
     acc = accelerator(device)
-    info = {
+    info: dict[str, Any] = {
         "name": system_name or f"{acc['name']} x{acc['count']}",
         "accelerator": acc,
         "host": {
             **cpu_info(),
+            "cpu_capability": cpu_capability(),
             "memory_gib": memory_gib(),
             "os": os_release() or platform.system(),
             "kernel": platform.release(),

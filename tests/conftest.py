@@ -8,12 +8,26 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# One intra-op thread per process (before anything imports torch; the subprocesses the tests
+# start inherit it). The tests check behaviour, not speed; torch's default of one thread per
+# core, in every process at once, oversubscribes a small shared machine: measured on 2 busy
+# cores, tests/test_workloads.py took 615 s with the default and 144 s with one thread.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def _dataset_dir() -> Path | None:
     for candidate in (os.environ.get("GOODBENCH_DATA_DIR"), REPO.parent / "shared" / "datasets"):
         if candidate and Path(candidate).is_dir():
             return Path(candidate)
     return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves dist tests out too
+def pytest_collection_modifyitems(items):
+    """Every multi-process test (``dist``) is also ``slow``: the fast loop never starts one."""
+    for item in items:
+        if item.get_closest_marker("dist") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +37,16 @@ def data_dir() -> Path:
     if found is None:
         pytest.skip("no dataset mirror: set GOODBENCH_DATA_DIR")
     return found
+
+
+@pytest.fixture(scope="session")
+def checkpointed_short_run(data_dir, tmp_path_factory) -> dict:
+    """The record of one whole run of the short lm-char (tests/short_lmchar.py), seed 1 on the
+    CPU, checkpointing every 10 steps: trained once, shared by the tests that only read it
+    (do not change it)."""
+    from short_lmchar import run_short
+
+    return run_short(data_dir, tmp_path_factory.mktemp("short-ckpt10"), checkpoint_every=10)
 
 
 @pytest.fixture(autouse=True)

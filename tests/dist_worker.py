@@ -18,10 +18,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from short_lmchar import ShortLmChar  # noqa: E402
+from short_lmchar import ShortLmChar
 
-from suite import distributed  # noqa: E402
-from suite.runner import RankLost, RunOptions, run_one, stop_on_sigterm  # noqa: E402
+from suite import distributed
+from suite.runner import RankLost, RunOptions, run_one, stop_on_sigterm
 
 STALL_S = 0.02
 

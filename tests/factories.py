@@ -1,8 +1,10 @@
 """Synthetic, *valid* results documents for tests and benchmarks of the site.
 
-Every figure a validator recomputes is computed here the same way the runner does (spec hashes
-from the registry, throughput from the step times, MFU from the FLOP model and the peak table,
-time to target from the curve). Documents are marked synthetic in their settings and energy
+Every figure a validator recomputes is computed here with the functions the runner writes it with
+and the validator recomputes it with (:mod:`suite.derive`: throughput from the step times, phases,
+MFU from the FLOP model and the peak table, time to target from the curve, energy per sample, mean
+power, goodput from the event log, the communication share); spec hashes come from the registry.
+Documents are marked synthetic in their settings and energy
 method, and system names start with "synthetic" unless a test passes its own.
 """
 from __future__ import annotations
@@ -13,10 +15,8 @@ import uuid
 
 import numpy as np
 
-from suite import __version__, mllog
-from suite import goodput as goodput_meter
+from suite import __version__, derive, mllog
 from suite.meters import mfu as mfu_meter
-from suite.meters import throughput
 from workloads import registry
 
 # (accelerator name as NVML reports it, type, count); CPU entries have no peak, so no MFU.
@@ -28,12 +28,12 @@ ACCELERATORS = (
     ("NVIDIA GeForce RTX 4090", "cuda", 1),
     ("AMD EPYC 7B13", "cpu", 1),
 )
-BASE_TIME = dt.datetime(2025, 6, 1, tzinfo=dt.timezone.utc)
+BASE_TIME = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
 
 
 def stamp(when: dt.datetime) -> str:
     """A results-format timestamp (UTC, to the second, Z suffix)."""
-    return when.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return when.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Generator,
@@ -51,8 +51,7 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     spec = workload.spec(scale)
     precision = spec.precision if device_type == "cuda" else "fp32"
     flops = workload.flops_per_step(spec)
-    peak, peak_source = mfu_meter.peak_flops(accelerator, precision)
-    peak = peak * world_size if peak else peak  # the devices of every rank together
+    peak, peak_source = derive.peak(accelerator, precision, devices=world_size)  # every rank's devices
     mean_step = flops / (peak * mfu_level) if peak else cpu_step_s
     target = spec.target
     full = target is None or converge_at_eval is None
@@ -75,31 +74,20 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
         elif target:
             point[target.metric] = loss if target.direction == "min" else target.value * 0.9 * k / len(evals)
         curve.append(point)
-    tput, tput_status = throughput.summarize(
-        step_times, warmup_steps=spec.warmup_steps, samples_per_step=workload.samples_per_step(spec),
-        tokens_per_step=workload.tokens_per_step(spec))
-    mfu_value = mfu_meter.mfu(flops, tput["steps_per_s"], peak) if tput else None
+    samples, tokens = workload.samples_per_step(spec), workload.tokens_per_step(spec)
+    tput, _ = derive.throughput(step_times, warmup_steps=spec.warmup_steps, samples_per_step=samples,
+                                tokens_per_step=tokens)
     time_to_train = elapsed
-    phases = {"data_load": 0.5, "init": 2.0, "compile_warmup": sum(step_times[:spec.warmup_steps]),
-              "train": sum(step_times[spec.warmup_steps:]), "eval": t_eval_total, "other": 0.1}
-    wall = phases["data_load"] + phases["init"] + time_to_train + phases["other"]
-    metrics = {
-        "flops_per_step": flops,
-        "samples_per_step": workload.samples_per_step(spec),
-        "tokens_per_step": workload.tokens_per_step(spec),
-        "throughput": tput,
-        "throughput_status": tput_status,
-        "peak_flops": peak,
-        "mfu": mfu_value,
-        "mfu_status": f"ok: against {peak_source}" if mfu_value is not None else f"not measured: {peak_source}",
-        "target": None if target is None else {"metric": target.metric, "direction": target.direction,
-                                                "value": target.value},
-        "tta_s": curve[-1]["time_s"] if target else None,
-        "tta_status": f"reached {target.describe()} at step {steps}" if target else
-        "throughput workload: no quality target",
-        "final_quality": {k: v for k, v in curve[-1].items() if k not in ("step", "time_s")},
-        **_energy(energy, tput, time_to_train, workload, spec, target is not None, accelerator, world_size),
-    }
+    wall = 0.5 + 2.0 + time_to_train + 0.1  # data load, init, the run, 0.1 s of other
+    phases = derive.phases(step_times, derive.warmup_mask(steps, spec.warmup_steps),
+                           {"data_load": 0.5, "init": 2.0, "eval": t_eval_total}, wall)
+    method, status, spans = _energy(energy, tput, time_to_train, target is not None, accelerator, world_size)
+    metrics = derive.metrics(
+        flops_per_step=flops, samples_per_step=samples, tokens_per_step=tokens, step_times_s=step_times,
+        warmup_steps=spec.warmup_steps, peak_flops=peak, peak_source=peak_source, target=target,
+        tta_s=derive.time_to_target(curve, target), curve=curve, energy_method=method, energy_status=status,
+        energy=spans)
+    metrics.update(mean_power_w=derive.mean_power(metrics["energy_to_train_j"], time_to_train), max_power_w=None)
     record = {
         "run_id": uuid.UUID(int=int(rng.integers(0, 2**63)) << 64 | int(rng.integers(0, 2**63))).hex,
         "workload": {"id": workload.id, "version": workload.version,
@@ -110,8 +98,9 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
         "step_times_s": step_times, "curve": curve, "metrics": metrics,
     }
     if goodput:  # an event log of the run and the goodput the suite recomputes from it
-        record["event_log"] = event_log(step_times, evals, spec.warmup_steps, phases, eval_s, started)
-        record["goodput"] = goodput_meter.from_event_log(record["event_log"], flops, peak)
+        record["event_log"] = event_log(step_times, evals, spec.warmup_steps, phases, eval_s, started,
+                                        curve, target.metric if target else "train_loss")
+        record["goodput"] = derive.goodput(record["event_log"], flops, peak)
     if world_size > 1:
         record["distributed"] = distributed_section(
             rng, world_size, nnodes, parallel, workload.samples_per_step(spec), step_times[spec.warmup_steps:],
@@ -137,8 +126,7 @@ def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, 
             "rank": rank, "node_rank": rank // local, "local_rank": rank % local,
             "host": f"synthetic-node{rank // local}",
             "device": f"cuda:{rank % local}" if device_type == "cuda" else "cpu",
-            "step_time_s": {"mean": float(times.mean()), "p50": float(np.median(times)),
-                            "max": float(times.max()), "steps": int(times.size)},
+            "step_time_s": derive.rank_step_times(times),
             "phases_s": {"data_load": phases["data_load"], "init": phases["init"] * float(shares[rank]),
                          "eval": phases["eval"] * float(shares[rank])},
             "telemetry_status": "not measured: synthetic test data", "telemetry_summary": None,
@@ -148,35 +136,39 @@ def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, 
     method = "3 rounds of 2 steps with and 2 without DDP's gradient all-reduce (no_sync), after the run"
     if parallel == "ddp":
         with_sync = float(np.median(base))
-        without = with_sync * float(rng.uniform(0.7, 0.95))
-        communication = {"exposed_share": max(0.0, 1.0 - without / with_sync), "step_s_with_sync": with_sync,
-                         "step_s_without_sync": without, "method": method, "status": "ok"}
+        communication = derive.communication(with_sync, with_sync * float(rng.uniform(0.7, 0.95)), method)
     else:
-        communication = {"exposed_share": None, "step_s_with_sync": None, "step_s_without_sync": None,
-                         "method": method, "status": "not measured: FSDP's all-gathers cannot be switched "
-                                                     "off to time the step without communication"}
+        communication = derive.communication(None, None, method, status="not measured: FSDP's all-gathers "
+                                             "cannot be switched off to time the step without communication")
     return {"world_size": world_size, "nnodes": nnodes, "local_world_size": local,
             "backend": "nccl" if device_type == "cuda" else "gloo", "parallel": parallel,
             "global_batch": global_batch, "per_rank_batch": global_batch // world_size,
             "micro_batch": global_batch // world_size, "grad_accumulation_steps": 1, "ranks": ranks,
-            "straggler_spread": float(max(means) / np.median(means)), "communication": communication}
+            "straggler_spread": derive.straggler_spread(means, world_size), "communication": communication}
 
 
 def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phases: dict, eval_s: float,
-              started: dt.datetime) -> list[str]:
-    """``:::MLLOG`` lines of one uninterrupted run: init, warm-up, step blocks between evaluations."""
+              started: dt.datetime, curve: list[dict] | None = None, metric: str = "train_loss") -> list[str]:
+    """``:::MLLOG`` lines of one uninterrupted run as the runner writes them: init, warm-up, step
+    blocks between evaluations, each evaluation's ``eval_accuracy`` (``metric`` of the ``curve``
+    point at its step), ``run_stop`` with the run's status and last step. The ``other`` phase lies
+    between set-up and ``run_start``, so the log's run_stop is the curve's last time after run_start
+    (the validator cross-checks the log and the figures: suite/validate/stream_rules.py)."""
     lines, t = [], started.timestamp()
+    points = {p["step"]: p for p in curve or []}
 
-    def log(kind: str, key: str, **meta) -> None:
-        lines.append(mllog.format_event(mllog.Event(time_ms=t * 1000.0, event_type=kind, key=key,
+    def log(kind: str, key: str, value=None, **meta) -> None:
+        lines.append(mllog.format_event(mllog.Event(time_ms=t * 1000.0, event_type=kind, key=key, value=value,
                                                     metadata={"file": "tests/factories.py", "lineno": 0, **meta})))
 
     log(mllog.INTERVAL_START, "init_start")
     t += phases["data_load"] + phases["init"]
     log(mllog.INTERVAL_END, "init_stop")
-    log(mllog.POINT_IN_TIME, "run_start")
+    t += phases["other"]
+    log(mllog.INTERVAL_START, "run_start")
     first = 1
-    for stop in sorted(set(evals) | ({warmup_steps} if 0 < warmup_steps < len(step_times) else set())):
+    stops = set(evals) | {len(step_times)} | ({warmup_steps} if 0 < warmup_steps < len(step_times) else set())
+    for stop in sorted(stops):
         kind = "warmup" if stop <= warmup_steps else "block"
         seconds = sum(step_times[first - 1:stop])
         log(mllog.INTERVAL_START, f"{kind}_start", first_step=first)
@@ -187,32 +179,25 @@ def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phas
             log(mllog.INTERVAL_START, "eval_start", step=stop)
             t += eval_s
             log(mllog.INTERVAL_END, "eval_stop", step=stop)
+            if stop in points:
+                log(mllog.POINT_IN_TIME, "eval_accuracy", points[stop].get(metric), step=stop, metric=metric)
         first = stop + 1
-    t += phases["other"]
-    log(mllog.POINT_IN_TIME, "run_stop", status="success")
+    log(mllog.INTERVAL_END, "run_stop", status="success", step=len(step_times))
     return lines
 
 
-def _energy(measured: bool, tput: dict | None, time_to_train: float, workload, spec, tta: bool,
-            accelerator: str, devices: int = 1) -> dict:
-    figures = {"energy_method": "synthetic (test data)" if measured else None,
-               "energy_status": "ok: synthetic test data" if measured else "not measured: synthetic test data",
-               "energy_to_train_j": None, "energy_to_target_j": None, "energy_window_j": None,
-               "energy_per_sample_j": None, "energy_per_token_j": None}
+def _energy(measured: bool, tput: dict | None, time_to_train: float, tta: bool, accelerator: str,
+            devices: int = 1) -> tuple[str | None, str, tuple[float | None, float | None, float | None]]:
+    """The synthetic energy meter's method, status and spans (to train, to target, window) for
+    :func:`suite.derive.energy_figures`: a constant power within the devices' board power."""
+    method = "synthetic (test data)" if measured else None
+    status = "ok: synthetic test data" if measured else "not measured: synthetic test data"
     if not measured or tput is None:
-        return figures
+        return method, status, (None, None, None)
     peak = mfu_meter.find_peak(accelerator)
-    power_w = devices * (0.6 * peak.board_power_w if peak else 100.0)  # within the devices' board power
-    window_j = power_w * tput["window"]["seconds"]
-    steps = tput["window"]["steps"]
-    figures.update(energy_to_train_j=power_w * time_to_train,
-                   energy_to_target_j=power_w * time_to_train if tta else None,
-                   energy_window_j=window_j,
-                   energy_per_sample_j=window_j / (steps * workload.samples_per_step(spec)))
-    tokens = workload.tokens_per_step(spec)
-    if tokens:
-        figures["energy_per_token_j"] = window_j / (steps * tokens)
-    return figures
+    power_w = derive.all_devices(0.6 * peak.board_power_w if peak else 100.0, devices)
+    return method, status, (power_w * time_to_train, power_w * time_to_train if tta else None,
+                            power_w * tput["window"]["seconds"])
 
 
 def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerator: int = 0,
@@ -232,7 +217,7 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
     level = mfu_level if mfu_level is not None else float(rng.uniform(0.15, 0.45))
     runs = []
     for wid in workloads or tuple(registry.WORKLOADS):
-        n = seeds or (5 if scale == "full" and registry.get(wid).kind == "tta" else 1)
+        n = seeds or derive.required_seeds(scale, registry.get(wid).kind)
         for seed in range(1, n + 1):
             runs.append(synthetic_run(
                 wid, scale, seed, rng=rng, accelerator=name, device_type=device_type, mfu_level=level,
@@ -305,3 +290,9 @@ def with_strings(doc: dict, text: str) -> dict:
                   run_id=uuid.uuid4().hex)
     doc["runs"].append(failed)
     return doc
+
+
+def bucket_sum(result: dict) -> float:
+    """Productive time plus every badput bucket of a goodput result: its wall time when the
+    accounting is whole."""
+    return result["productive_s"] + sum(result["badput_s"].values())

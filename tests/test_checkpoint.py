@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import torch
 
-from short_lmchar import run_short
 from suite import checkpoint, mllog
 
 
@@ -76,10 +75,12 @@ def _losses(run):
             if e.key == "train_loss"}
 
 
-def test_resume_reproduces_the_uninterrupted_loss_curve(data_dir, tmp_path):
-    whole = run_short(data_dir, tmp_path / "whole", checkpoint_every=10)
-    from suite.runner import RunOptions, run_one
+@pytest.mark.slow
+def test_resume_reproduces_the_uninterrupted_loss_curve(data_dir, tmp_path, checkpointed_short_run):
+    whole = checkpointed_short_run
     from short_lmchar import ShortLmChar
+
+    from suite.runner import RunOptions, run_one
 
     options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir),
                          checkpoint_dir=str(tmp_path / "cut"), checkpoint_every=10)

@@ -35,6 +35,7 @@ def smoke_run(tmp_path_factory, data_dir) -> Path:
     return work / "out.json"
 
 
+@pytest.mark.slow
 def test_smoke_run_writes_a_complete_measured_record(smoke_run):
     doc = json.loads(smoke_run.read_text())
     (run,) = doc["runs"]
@@ -54,6 +55,7 @@ def test_smoke_run_writes_a_complete_measured_record(smoke_run):
     assert "hostname" not in json.dumps(doc["system"]).lower()
 
 
+@pytest.mark.slow
 def test_validate_submit_site(smoke_run, tmp_path):
     work = smoke_run.parent
     proc = goodbench("validate", str(smoke_run), cwd=work)
@@ -80,6 +82,7 @@ def test_validate_submit_site(smoke_run, tmp_path):
     assert "http://" not in html and "https://" not in html  # nothing fetched at view time
 
 
+@pytest.mark.slow
 def test_tampered_file_is_refused_and_store_unchanged(smoke_run, tmp_path):
     doc = json.loads(smoke_run.read_text())
     doc["runs"][0]["metrics"]["throughput"]["samples_per_s"] *= 2
@@ -96,6 +99,7 @@ def test_tampered_file_is_refused_and_store_unchanged(smoke_run, tmp_path):
     assert tree_digest(results_dir) == before
 
 
+@pytest.mark.slow
 def test_missing_data_is_a_clear_one_line_error(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -109,8 +113,8 @@ def test_missing_data_is_a_clear_one_line_error(tmp_path):
 
 
 @pytest.mark.parametrize("argv, code", [
-    (["run", "-w", "no-such-workload"], 2),
-    (["run", "--seeds", "0"], 2),
+    pytest.param(["run", "-w", "no-such-workload"], 2, marks=pytest.mark.slow),  # imports torch
+    pytest.param(["run", "--seeds", "0"], 2, marks=pytest.mark.slow),
     (["frobnicate"], 2),
     (["validate", "does-not-exist.json"], 1),
 ])
@@ -120,12 +124,14 @@ def test_exit_codes_without_tracebacks(tmp_path, argv, code):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_every_subcommand_has_help(tmp_path):
     for command in ("list", "run", "validate", "submit", "site", "info"):
         proc = goodbench(command, "--help", cwd=tmp_path)
         assert proc.returncode == 0 and "usage: goodbench " + command in proc.stdout
 
 
+@pytest.mark.slow
 def test_run_refuses_to_overwrite(smoke_run, data_dir):
     before = smoke_run.read_bytes()
     proc = goodbench("run", "-w", "lm-char", "--device", "cpu", "--data-dir", str(data_dir),
@@ -134,6 +140,7 @@ def test_run_refuses_to_overwrite(smoke_run, data_dir):
     assert smoke_run.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_info_json_describes_the_system(tmp_path):
     proc = goodbench("info", "--json", "--device", "cpu", cwd=tmp_path)
     info = json.loads(proc.stdout)

@@ -7,22 +7,23 @@ the first compiled step take ~15 s on 2 cores; a warm one ~1.5 s.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
 import torch
+from short_lmchar import SHORT, ShortLmChar
 from torch._dynamo.utils import counters
 
-from short_lmchar import SHORT, ShortLmChar
 from suite import checkpoint, cli, mllog
 from suite import validate as v
 from suite.runner import RunOptions
 from suite.session import SuitePlan, run_suite
+from suite.validate import facts
 from workloads import registry
-from workloads.base import COMPILE_MODES, compile_model
 from workloads.nn.gpt import GPT
 from workloads.parallel import unwrap
+from workloads.pinned import COMPILE_MODES
+from workloads.training import compile_model
 
 CORPUS = Path(__file__).parent / "corpus"
 # Inductor fuses and reorders fp32 arithmetic: losses agree to float rounding, not bit for bit.
@@ -46,9 +47,9 @@ def runs(tmp_path_factory, data_dir) -> dict:
                 RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_every=20,
                            checkpoint_dir=str(ckpt), compile=mode),
                 lambda *a, **k: None)
-            v._pinned.cache_clear()  # the validator's cached facts must be the short variant's
+            facts.pinned_values.cache_clear()  # the validator's cached facts must be the short variant's
             problems = v.check_document(json.loads(json.dumps(doc)))
-            v._pinned.cache_clear()
+            facts.pinned_values.cache_clear()
             out[mode] = {"doc": doc, "run": doc["runs"][0], "ckpt": ckpt / "lm-char-seed1",
                          "graphs": counters["stats"]["unique_graphs"] - graphs,
                          "problems": problems}
@@ -60,6 +61,7 @@ def train_losses(run: dict) -> dict[int, float]:
             if e.key == "train_loss"}
 
 
+@pytest.mark.slow
 def test_compiled_run_trains_like_the_eager_one(runs):
     eager, compiled = runs["off"]["run"], runs["default"]["run"]
     assert eager["status"] == compiled["status"] == "complete"
@@ -73,6 +75,7 @@ def test_compiled_run_trains_like_the_eager_one(runs):
         assert a["step"] == b["step"] and b["val_loss"] == pytest.approx(a["val_loss"], rel=LOSS_RTOL)
 
 
+@pytest.mark.slow
 def test_mode_is_recorded_in_settings_and_changes_no_spec_hash(runs):
     assert runs["off"]["doc"]["settings"]["compile"] == "off"
     assert runs["default"]["doc"]["settings"]["compile"] == "default"
@@ -81,6 +84,7 @@ def test_mode_is_recorded_in_settings_and_changes_no_spec_hash(runs):
     assert runs["off"]["problems"] == [] and runs["default"]["problems"] == []
 
 
+@pytest.mark.slow
 def test_compile_time_is_warmup_badput_outside_the_window(runs):
     run = runs["default"]["run"]
     warm = SHORT.warmup_steps
@@ -94,6 +98,7 @@ def test_compile_time_is_warmup_badput_outside_the_window(runs):
     assert run["phases_s"]["compile_warmup"] > eager["phases_s"]["compile_warmup"]
 
 
+@pytest.mark.slow
 def test_checkpoints_keep_the_uncompiled_models_keys(runs, data_dir):
     eager_keys = set(GPT(ShortLmChar.model_config(SHORT)).state_dict())
     states = {mode: checkpoint.load_latest(runs[mode]["ckpt"]).state["job"]["model"]
@@ -108,6 +113,7 @@ def test_checkpoints_keep_the_uncompiled_models_keys(runs, data_dir):
         assert all(torch.equal(job.state_dict()["model"][k], state[k]) for k in state)
 
 
+@pytest.mark.slow  # torch.compile's first call imports Dynamo: ~4 s of CPU
 def test_unwrap_strips_the_compile_wrapper():
     model = torch.nn.Linear(2, 2)
     compiled = compile_model(model, "default")  # lazy: nothing compiles until it is called

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
+from factories import bucket_sum
 from short_lmchar import run_short
-from suite import distributed, goodput, mllog
+
+from suite import distributed, launch, mllog
 from workloads.parallel import Parallel
 
 HERE = Path(__file__).resolve().parent
@@ -59,14 +60,15 @@ def test_rows_and_micro_batches_split_the_global_batch():
 def test_worker_argv_drops_launch_options_and_pins_the_output():
     argv = ["run", "-w", "lm-char", "--nproc-per-node", "2", "--nnodes=2", "--rdzv-endpoint",
             "h:1", "-o", "a.json", "--parallel", "fsdp"]
-    assert distributed.worker_argv(argv, "b.json") == [
+    assert launch.worker_argv(argv, "b.json") == [
         "run", "-w", "lm-char", "--parallel", "fsdp", "-o", "b.json"]
-    cmd = distributed.torchrun_command(["run"], 2, nnodes=2, rdzv_endpoint="127.0.0.1:29500")
+    cmd = launch.torchrun_command(["run"], 2, nnodes=2, rdzv_endpoint="127.0.0.1:29500")
     assert "--rdzv-backend=c10d" in cmd and cmd[-3:] == ["-m", "suite", "run"]
     with pytest.raises(ValueError, match="rdzv-endpoint"):
-        distributed.torchrun_command(["run"], 1, nnodes=2)
+        launch.torchrun_command(["run"], 1, nnodes=2)
 
 
+@pytest.mark.dist
 def test_two_ranks_ddp_follow_the_one_process_loss_curve(tmp_path, data_dir, single):
     two = torchrun(tmp_path, data_dir, 2)
     np.testing.assert_allclose(train_losses(two), train_losses(single), rtol=RTOL)
@@ -83,12 +85,14 @@ def test_two_ranks_ddp_follow_the_one_process_loss_curve(tmp_path, data_dir, sin
         max(0.0, 1 - comm["step_s_without_sync"] / comm["step_s_with_sync"]))
 
 
+@pytest.mark.dist
 def test_gradient_accumulation_keeps_the_curve(tmp_path, data_dir, single):
     accumulated = torchrun(tmp_path, data_dir, 2, micro=2)  # 4 rows per rank in 2 micro-batches
     assert accumulated["distributed"]["grad_accumulation_steps"] == 2
     np.testing.assert_allclose(train_losses(accumulated), train_losses(single), rtol=RTOL)
 
 
+@pytest.mark.dist
 def test_goodput_counts_the_slowest_ranks_data_stalls(tmp_path, data_dir):
     """Rank 1's batches come 20 ms late: rank 0 waits for it inside every step's all-reduce,
     and the job's goodput books that wait as data stall, not as productive step time."""
@@ -102,10 +106,11 @@ def test_goodput_counts_the_slowest_ranks_data_stalls(tmp_path, data_dir):
     g = run["goodput"]
     assert g["badput_s"]["data_wait"] >= steps * STALL_S
     assert g["productive_s"] < sum(run["step_times_s"]) - 0.8 * steps * STALL_S
-    assert goodput.bucket_sum(g) == pytest.approx(g["wall_s"], rel=0.01)
+    assert bucket_sum(g) == pytest.approx(g["wall_s"], rel=0.01)
     assert all(r["phases_s"]["init"] > 0 for r in run["distributed"]["ranks"])
 
 
+@pytest.mark.dist
 def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(tmp_path, data_dir):
     """Rank 1 runs out of memory alone: it leaves, the job cannot go on, and rank 0 (whose
     collective fails, or whom torchrun stops) writes its record instead of hanging."""
@@ -119,6 +124,7 @@ def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(tmp_path,
     assert run["metrics"]["energy_to_train_j"] is None
 
 
+@pytest.mark.dist
 def test_a_probe_failing_on_one_rank_ends_the_job_and_keeps_the_trained_run(tmp_path, data_dir):
     """Rank 1 runs out of memory in the communication probe, after training: its peer is left
     in the probe's all-reduce, so the job ends (it does not hang) and rank 0 keeps the complete
@@ -130,6 +136,7 @@ def test_a_probe_failing_on_one_rank_ends_the_job_and_keeps_the_trained_run(tmp_
         "not measured: the probe failed on rank 0")
 
 
+@pytest.mark.dist
 def test_a_peer_gone_before_the_reports_are_gathered_leaves_rank_0_its_record(tmp_path, data_dir):
     """Rank 1 exits after training, before the ranks gather their reports (as torchrun's
     SIGTERM can stop it then): rank 0's gather fails, and it keeps the trained run with its
@@ -140,6 +147,7 @@ def test_a_peer_gone_before_the_reports_are_gathered_leaves_rank_0_its_record(tm
     assert run["metrics"]["energy_to_train_j"] is None
 
 
+@pytest.mark.dist
 def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(tmp_path, data_dir, single):
     sharded = torchrun(tmp_path, data_dir, 2, mode="fsdp")
     assert sharded["distributed"]["parallel"] == "fsdp"
@@ -162,6 +170,7 @@ def two_nodes(tmp_path_factory, data_dir) -> Path:
     return where
 
 
+@pytest.mark.dist
 def test_two_nodes_on_loopback_write_one_valid_results_file(two_nodes):
     out = two_nodes / "two-nodes.json"
     assert sorted(p.name for p in two_nodes.iterdir() if p.suffix == ".json") == ["two-nodes.json"]
@@ -174,6 +183,7 @@ def test_two_nodes_on_loopback_write_one_valid_results_file(two_nodes):
 
 
 @pytest.mark.parametrize("mode", ["ddp", "fsdp"])
+@pytest.mark.dist
 def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, mode,
                                                                    two_nodes):
     """--inject-failure under torchrun: the last rank SIGKILLs itself at step 30, torchrun
@@ -206,6 +216,7 @@ def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, da
     assert check.returncode == 0, check.stdout
 
 
+@pytest.mark.slow
 def test_injected_failures_need_enough_restarts(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale",
                            "smoke", "--device", "cpu", "--nproc-per-node", "2",
@@ -219,6 +230,7 @@ def test_injected_failures_need_enough_restarts(tmp_path):
     (["-w", "lm-char", "--parallel", "fsdp"], "--parallel fsdp is for"),
     (["-w", "gpt2-124m", "--micro-batch", "3"], "does not divide"),
     (["-w", "gpt2-124m", "--failure-rate", "2"], "--failure-rate supervises one process")])
+@pytest.mark.slow
 def test_the_launcher_refuses_what_the_workers_would(tmp_path, args, says):
     """Usage errors of a distributed run come from the launcher, before torchrun starts."""
     proc = subprocess.run([sys.executable, "-m", "suite", "run", "--scale", "smoke", "--device",
@@ -227,6 +239,7 @@ def test_the_launcher_refuses_what_the_workers_would(tmp_path, args, says):
     assert proc.returncode == 2 and says in proc.stderr and "launching" not in proc.stderr
 
 
+@pytest.mark.dist
 def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):
     """Ctrl-C (SIGINT to the whole process group) during a 2-rank run: the launcher waits for
     rank 0, which writes the interrupted run as partial; the file validates; exit status 130."""
@@ -253,6 +266,7 @@ def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):
     assert check.returncode == 0, check.stdout
 
 
+@pytest.mark.slow
 def test_open_division_may_change_the_global_batch_and_says_so(tmp_path, data_dir):
     """--global-batch trains another global batch than the pinned one: the file is open
     division, declares the change, carries the changed spec's hash, and validates."""

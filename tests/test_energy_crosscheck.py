@@ -21,6 +21,7 @@ def load_script():
     return module
 
 
+@pytest.mark.slow
 def test_without_a_cuda_gpu_it_says_so_and_exits_2(tmp_path):
     out = tmp_path / "energy.json"
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(REPO)}

@@ -7,20 +7,24 @@ import sys
 
 import numpy as np
 import pytest
-
+from factories import bucket_sum
 from short_lmchar import run_short
-from suite import goodput, mllog, supervisor
+
+from suite import mllog, supervisor
 from suite.errors import GoodbenchError
 
 
 @pytest.fixture(scope="module")
 def runs(data_dir, tmp_path_factory):
+    # its own clean run, right before the killed one: their goodputs are compared, and the
+    # shared run of tests/conftest.py may have been trained under another load
     clean = run_short(data_dir, tmp_path_factory.mktemp("clean"), checkpoint_every=10)
     killed = run_short(data_dir, tmp_path_factory.mktemp("killed"), supervised=True,
                        checkpoint_every=10, inject_failures=(25,))
     return clean, killed
 
 
+@pytest.mark.dist
 def test_killed_run_resumes_to_the_same_losses(runs):
     clean, killed = runs
     assert killed["status"] == "complete" and killed["steps"] == 40
@@ -31,6 +35,7 @@ def test_killed_run_resumes_to_the_same_losses(runs):
     assert last(killed) == last(clean)
 
 
+@pytest.mark.dist
 def test_log_and_record_show_failure_restart_and_lost_work(runs):
     clean, killed = runs
     keys = [e.key for e in mllog.parse(killed["event_log"])]
@@ -45,7 +50,7 @@ def test_log_and_record_show_failure_restart_and_lost_work(runs):
     assert g["badput_s"]["restart_recovery"] == pytest.approx(g["recovery_s"][0])
     assert killed["faults"] == {"inject_failures": [25], "failure_rate_per_hour": None,
                                 "failure_seed": None, "kills": 1}
-    assert abs(goodput.bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
+    assert abs(bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
     assert g["goodput"] < clean["goodput"]["goodput"]
 
 
@@ -65,6 +70,7 @@ def test_failure_times_are_seeded_poisson():
     assert gaps.mean() == pytest.approx(300.0, rel=0.1)  # 12 per hour: 300 s apart on average
 
 
+@pytest.mark.slow
 def test_a_finished_run_is_kept_not_trained_again(data_dir, tmp_path):
     """After a restart of the whole suite (torchrun --max-restarts, or --resume), a run that
     already finished in its checkpoint directory returns its record instead of training."""
@@ -75,6 +81,7 @@ def test_a_finished_run_is_kept_not_trained_again(data_dir, tmp_path):
     assert (tmp_path / "lm-char-seed1" / "events.log").read_text() == events_before
 
 
+@pytest.mark.slow
 def test_a_finished_run_with_other_settings_is_refused_not_reused(data_dir, tmp_path):
     """A finished record answers only the run it was: resuming with another setting (here the
     compile mode; an open-division batch changes the spec hash alike) is refused, naming it."""
@@ -86,6 +93,7 @@ def test_a_finished_run_with_other_settings_is_refused_not_reused(data_dir, tmp_
         run_short(data_dir, tmp_path, checkpoint_every=10)
 
 
+@pytest.mark.dist
 def test_a_resumed_suite_does_not_inject_a_fired_failure_again(data_dir, tmp_path):
     """The supervisor reads the failures already in the run's log: resuming the killed run
     (its directory holds the record and a log with one failure) injects nothing new, and the
@@ -98,11 +106,12 @@ def test_a_resumed_suite_does_not_inject_a_fired_failure_again(data_dir, tmp_pat
     assert again["run_id"] == killed["run_id"]
 
 
+@pytest.mark.dist
 def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
     """Killed at step ≥ 25 and resumed from step 20: the new worker warms up again (steps
     21-25), so those steps are warm-up in the log, outside the throughput window, and their
     excess is compile_warmup badput; the validator's recomputation from the log agrees."""
-    from suite import validate
+    from suite.validate import facts, run_rules
 
     clean, killed = runs
     assert killed["metrics"]["throughput"]["window"]["segments"] == [[6, 20], [26, 40]]
@@ -111,6 +120,6 @@ def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
                if e.key == "warmup_start"]
     assert warmups == [1, 21]
     doc = {"settings": {"division": "closed"}}
-    facts = validate._facts(killed, doc, {"warmup_steps": 5})
-    for rule in (validate._check_throughput, validate._check_phases, validate._check_goodput):
-        assert rule(killed, "runs[0]", doc, facts) == []
+    run_facts = facts.run_facts(killed, doc, {"warmup_steps": 5})
+    for rule in (run_rules._check_throughput, run_rules._check_phases, run_rules._check_goodput):
+        assert rule(killed, "runs[0]", doc, run_facts) == []

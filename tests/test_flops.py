@@ -14,7 +14,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from suite.runner import locate_data
 from workloads import registry
-from workloads.nn.dlrm import bottom_widths
+from workloads.nn.dlrm_config import bottom_widths
 
 CPU = torch.device("cpu")
 
@@ -70,3 +70,14 @@ def test_dlrm_flops(data_dir):
     first_layer = 2 * widths[0] * widths[1] * spec.batch_size
     assert measured == pytest.approx(analytic - first_layer, rel=1e-6)
     assert 0.95 < measured / analytic < 1.0
+
+
+def test_gpt_parameter_count_matches_the_built_model():
+    """N of PaLM's 6N, computed from the config alone, is the built model's parameter count
+    less the position embedding (the tied head counted once)."""
+    from workloads.nn.gpt import GPT, non_embedding_params
+    from workloads.nn.gpt_config import GPTConfig, param_count
+
+    for bias in (False, True):
+        cfg = GPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=2, n_embd=32, bias=bias)
+        assert param_count(cfg) == non_embedding_params(GPT(cfg))

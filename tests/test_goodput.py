@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import pytest
-
+from factories import bucket_sum
 from short_lmchar import ShortLmChar, run_short
+
 from suite import goodput, mllog
 
 T0 = 1_700_000_000.0
@@ -53,7 +54,7 @@ def test_buckets_of_a_log_with_known_times(failed_once_log):
     assert g["effective_goodput"] == pytest.approx(10 * 1e9 / (1e12 * 13.0), rel=1e-5)
     assert (g["steps_kept"], g["lost_steps"], g["failures"], g["restarts"]) == (10, 5, 1, 1)
     assert g["recovery_s"] == pytest.approx([3.0], abs=1e-5)
-    assert goodput.bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
+    assert bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
 
 
 def test_effective_goodput_needs_a_peak(failed_once_log):
@@ -65,17 +66,18 @@ def test_unmeasured_data_wait_is_said(failed_once_log):
     lines = [line.replace('"data_wait_s": 0.2', '"data_wait_s": null') for line in failed_once_log]
     g = goodput.from_event_log(lines, None, None)
     assert g["data_wait_status"].startswith("not measured")
-    assert goodput.bucket_sum(g) == pytest.approx(13.0, abs=1e-5)
+    assert bucket_sum(g) == pytest.approx(13.0, abs=1e-5)
 
 
-@pytest.fixture(scope="module")
-def checkpointed_run(data_dir, tmp_path_factory):
-    return run_short(data_dir, tmp_path_factory.mktemp("ckpt"), checkpoint_every=10)
+@pytest.fixture
+def checkpointed_run(checkpointed_short_run):
+    return checkpointed_short_run  # tests/conftest.py: one run, shared
 
 
+@pytest.mark.slow
 def test_a_real_run_sums_to_wall_within_one_percent(checkpointed_run):
     g = checkpointed_run["goodput"]
-    assert abs(goodput.bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
+    assert abs(bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
     assert g["wall_s"] == pytest.approx(checkpointed_run["wall_s"], rel=0.01)
     assert g["badput_s"]["checkpoint_save"] > 0 and g["badput_s"]["init"] > 0
     assert g["badput_s"]["eval"] > 0 and g["badput_s"]["data_wait"] > 0
@@ -86,6 +88,7 @@ def test_a_real_run_sums_to_wall_within_one_percent(checkpointed_run):
     assert g["checkpoint"]["saves"] == 4
 
 
+@pytest.mark.slow
 def test_reported_goodput_is_recomputed_from_the_log(checkpointed_run):
     spec = ShortLmChar().spec("smoke")
     again = goodput.from_event_log(checkpointed_run["event_log"],
@@ -93,13 +96,9 @@ def test_reported_goodput_is_recomputed_from_the_log(checkpointed_run):
     assert again == checkpointed_run["goodput"]
 
 
-def test_summary_rows_show_every_bucket(checkpointed_run):
-    (row,) = goodput.summary_rows([checkpointed_run])
-    assert set(goodput.BUCKETS) <= set(row) and row["goodput"] > 0
-
-
+@pytest.mark.slow
 def test_a_run_without_checkpoints_keeps_its_log_in_memory(data_dir):
     run = run_short(data_dir)
     g = run["goodput"]
     assert run["event_log"][0].startswith(mllog.TOKEN) and g["checkpoint"]["saves"] == 0
-    assert abs(goodput.bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
+    assert abs(bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]

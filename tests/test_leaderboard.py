@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import factories
 import numpy as np
 import pytest
 
-import factories
-from suite import leaderboard, results
+from suite import leaderboard, results, validate
 from suite.meters import tta
 from suite.summary import summarize
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 def _with_failed_fastest_seed(workload: str) -> dict:
@@ -18,6 +21,8 @@ def _with_failed_fastest_seed(workload: str) -> dict:
                                        workloads=(workload,), goodput=True)
     fastest = min(doc["runs"], key=lambda r: r["metrics"]["tta_s"])
     fastest.update(status="failed", error="process exited with code 1")
+    fastest["event_log"] = [line.replace('"status": "success"', '"status": "aborted"') if '"run_stop"' in line
+                            else line for line in fastest["event_log"]]  # its log says so too (stream-run-bounds)
     doc["summary"] = summarize(doc["runs"])
     doc = json.loads(results.dumps(doc))
     assert leaderboard.check_document(doc) == []
@@ -52,3 +57,43 @@ def test_entries_do_not_depend_on_a_stored_summary():
     doc = _with_failed_fastest_seed("dlrm-small")
     without = {k: v for k, v in doc.items() if k != "summary"}
     assert leaderboard.rows("r.json", without) == leaderboard.rows("r.json", doc)
+
+
+def _refuse_every_file(doc, runs, now):
+    """A rule of the next rules version that no stored file passes."""
+    return [validate.Problem("division", "settings", "refused by a newer rule")]
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    """A file valid under today's rules (no rules_version: written under rules v1), and the rules
+    bumped to v2 with one more rule that refuses it."""
+    from suite.validate import registry
+
+    path = tmp_path / "stored.json"
+    path.write_bytes((CORPUS / "valid" / "lm-char-smoke.json").read_bytes())
+    assert leaderboard.check_file(path) == (json.loads(path.read_text()), None)
+    monkeypatch.setitem(registry._rules, registry.DOCUMENT, list(registry.rules(registry.DOCUMENT)))
+    validate.document_rule("division")(_refuse_every_file)
+    monkeypatch.setattr(validate, "RULES_VERSION", 2)
+    return path
+
+
+def test_a_file_refused_by_newer_rules_says_under_which_rules_it_was_stored(stored):
+    doc, line = leaderboard.check_file(stored)
+    assert doc is None
+    assert line == ("stored under rules v1, refused by rules v2: "
+                    "stored.json: settings: refused by a newer rule [division]")
+    doc = json.loads(stored.read_text())
+    for version in (1, 3):  # recorded explicitly: older, or newer than this suite's rules
+        stored.write_text(json.dumps({**doc, "rules_version": version}))
+        _, line = leaderboard.check_file(stored)
+        assert line.startswith("stored under rules v1, refused by rules v2: ") == (version == 1)
+
+
+def test_a_file_of_the_current_rules_or_unreadable_is_refused_without_versions(stored, monkeypatch):
+    monkeypatch.setattr(validate, "RULES_VERSION", 1)
+    assert leaderboard.check_file(stored)[1] == "stored.json: settings: refused by a newer rule [division]"
+    monkeypatch.setattr(validate, "RULES_VERSION", 2)
+    stored.write_text("{not json")
+    assert leaderboard.check_file(stored)[1].startswith("stored.json: (file): not valid JSON")

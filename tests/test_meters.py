@@ -87,6 +87,31 @@ def test_tta_single_seed_has_no_interval():
     assert result["olympic_mean_s"] == 7.5 and result["ci95_s"] is None
 
 
+def test_tta_two_seeds_are_a_plain_mean_with_an_interval_clipped_at_zero():
+    """Two seeds: nothing is dropped, so the score is the mean, named so; the t interval
+    (12.7 standard errors wide) would reach −1102 s, and is clipped at 0."""
+    result = tta.score({1: 10.0, 2: 200.0})
+    assert result["olympic_mean_s"] == result["mean_s"] == 105.0
+    assert tta.estimator(result) == "mean"
+    low, high = result["ci95_s"]
+    assert low == 0.0 and high == pytest.approx(105.0 + 12.7062 * 95.0, rel=1e-4)
+    low, high = tta.score({1: 100.0, 2: 101.0})["ci95_s"]  # a tight interval is left as it is
+    assert 0 < low < 100.5 < high
+
+
+@pytest.mark.parametrize("times, name", [
+    ({1: 10.0}, "mean"), ({1: 10.0, 2: None}, "mean"), ({1: 10.0, 2: 11.0}, "mean"),
+    ({1: 10.0, 2: 11.0, 3: 12.0}, "olympic mean"),
+    ({1: 10.0, 2: 11.0, 3: None}, "olympic mean"),  # the missed seed is the dropped slowest
+])
+def test_tta_estimator_names_what_the_score_computed(times, name):
+    result = tta.score(times)
+    assert tta.estimator(result) == name
+    values = sorted(t for t in times.values() if t is not None)
+    dropped = values if name == "mean" else values[1:] if None in times.values() else values[1:-1]
+    assert result["olympic_mean_s"] == pytest.approx(np.mean(dropped))
+
+
 def test_matmul_ceiling_measures_real_flops_on_cpu():
     result = ceiling.matmul_ceiling(torch.device("cpu"), "fp32", n=256, min_seconds=0.05, trials=3)
     assert len(result["trials_flops"]) == 3 and result["flops"] == max(result["trials_flops"])
@@ -102,6 +127,15 @@ def test_system_description_has_no_host_or_user_name():
     assert info["host"]["cloud"] == "my-lab" and info["overridden"] == ["host.cloud"]
     assert info["software"]["torch"] == torch.__version__
     assert sum(len(v) if isinstance(v, dict) else 1 for v in info.values()) >= 25
+
+
+def test_check_of_a_cpu_run_skips_the_gpu_checks():
+    checks = check.run_checks(torch.device("cpu"), cpu_run=True)
+    gpu = next(c for c in checks if c.name == "gpu")
+    assert gpu.verdict == "skip" and "--device cpu" in gpu.detail
+    assert [c.name for c in checks if c.name.startswith("gpu") or c.name == "nvml"] == ["gpu"]
+    host = [c for c in checks if c.name != "gpu"]
+    assert check.fit(checks) == check.fit(host)  # only the host checks decide
 
 
 def test_check_on_cpu_fails_with_no_gpu():

@@ -5,13 +5,12 @@ import json
 
 import pytest
 
-from short_lmchar import run_short
 from suite import mllog
 
 
-@pytest.fixture(scope="module")
-def short_run(data_dir, tmp_path_factory):
-    return run_short(data_dir, tmp_path_factory.mktemp("ckpt"), checkpoint_every=10)
+@pytest.fixture
+def short_run(checkpointed_short_run):
+    return checkpointed_short_run  # tests/conftest.py: one run, shared
 
 
 def test_lines_have_mlperf_fields_and_caller(tmp_path):
@@ -50,6 +49,7 @@ def test_malformed_line_is_an_error():
     assert mllog.parse_line("plain output") is None
 
 
+@pytest.mark.slow
 def test_mlperf_logging_parses_a_run_log(tmp_path, short_run):
     """The real mlperf_logging parser reads every line of a run's log without an error."""
     mlp_parser = pytest.importorskip("mlperf_logging.compliance_checker.mlp_parser")

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from short_lmchar import ShortLmChar, run_short
+
 from suite import goodput
 
 
@@ -28,6 +28,7 @@ def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeyp
     assert result["productive_s"] + sum(result["badput_s"].values()) == pytest.approx(result["wall_s"], rel=0.01)
 
 
+@pytest.mark.slow
 def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping_it(
         data_dir, monkeypatch):
     """torchrun's SIGTERM can come after training ended but before the record is kept: it is
@@ -55,6 +56,7 @@ def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping
     assert not runner._Sigterm.pending and runner._Sigterm.armed
 
 
+@pytest.mark.slow
 def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
     """A stand-in counter of 100 W on the wall clock and evaluations made 0.3 s slower: the
     window's energy covers its steps (and the loop around them), not the two evaluations

@@ -1,20 +1,27 @@
 """The static site: pages for several results, escaping of hostile strings, safe names, downloads."""
 from __future__ import annotations
 
+import hashlib
+import html
 import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import factories
 import numpy as np
 import pandas as pd
 import pytest
 from markupsafe import escape
 
-import factories
-from suite import charts, leaderboard, results, site
+from suite import leaderboard, results, site
 from suite.cli import main
+from suite.errors import GoodbenchError
+from suite.site import builder, pages, run_page, tables
+from suite.site.formatting import num
+from suite.site.names import file_slug, run_slug, safe_name
 from suite.store import safe_filename
+from workloads import registry
 
 PAYLOAD = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>"
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.(html|csv|json|css|js|txt)$")
@@ -52,7 +59,7 @@ def test_every_page_is_built(built):
     assert len(list((out / "runs").glob("*.html"))) == len(_run_ids(docs))
     assert len(list((out / "raw").glob("*.json"))) == len(docs)
     assert len(list((out / "systems").glob("*.html"))) == 3
-    workload = out / "workloads" / f"{site.safe_name('lm-char')}.html"
+    workload = out / "workloads" / f"{safe_name('lm-char')}.html"
     text = workload.read_text()
     for heading in ("Division: closed — ranked", "Smoke scale — not ranked", "Throughput and energy"):
         assert heading in text
@@ -64,23 +71,23 @@ def test_raw_copies_are_byte_identical(built):
     folder, out, _ = built
     for i in range(4):
         name = f"r{i}.json"
-        assert (out / "raw" / f"{site.file_slug(name)}.json").read_bytes() == (folder / name).read_bytes()
+        assert (out / "raw" / f"{file_slug(name)}.json").read_bytes() == (folder / name).read_bytes()
 
 
 def test_ranking_and_downloads_agree_with_the_results(built):
     folder, out, docs = built
-    base = out / "workloads" / f"{site.safe_name('lm-char')}-{site.safe_name('closed')}"
+    base = out / "workloads" / f"{safe_name('lm-char')}-{safe_name('closed')}"
     table = pd.read_csv(base.with_suffix(".csv"))
     assert list(table["system"]) == ["synthetic-alpha", "synthetic-beta", "synthetic-gamma"]  # by TTA
     assert table["score_s"].is_monotonic_increasing
     assert json.loads(base.with_suffix(".json").read_text())[0]["system"] == "synthetic-alpha"
-    smoke = pd.read_csv(out / "workloads" / f"{site.safe_name('lm-char')}-smoke.csv")
+    smoke = pd.read_csv(out / "workloads" / f"{safe_name('lm-char')}-smoke.csv")
     assert list(smoke["scale"]) == ["smoke"]
     assert "broken.json" not in set(table["file"]) | set(smoke["file"])
     runs = pd.read_csv(out / "runs.csv")
     assert sorted(runs["run_id"]) == sorted(_run_ids(docs))
     # the HTML table holds the same order, with links to the run pages
-    page = (out / "workloads" / f"{site.safe_name('lm-char')}.html").read_text()
+    page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     first = page.index("synthetic-alpha")
     assert first < page.index("synthetic-beta") < page.index("synthetic-gamma")
 
@@ -91,28 +98,28 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     doc = factories.synthetic_document("synthetic-cpu", rng=np.random.default_rng(1), accelerator=5)
     results.write(folder / "cpu.json", doc)
     site.build(folder, tmp_path / "out")
-    page = (tmp_path / "out" / "workloads" / f"{site.safe_name('lm-char')}.html").read_text()
+    page = (tmp_path / "out" / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     assert "Energy was not measured for any result of this workload" in page
     assert "<svg" not in page
-    assert "<td data-v=\"\">—</td>" in page  # MFU, energy, goodput: not measured on this CPU
+    assert '<td class="num c-mfu" data-v="">—</td>' in page  # MFU, energy, goodput: not measured on this CPU
 
 
 def test_run_page_shows_spec_settings_system_and_charts(built):
     _, out, docs = built
     doc = docs[0]
     run = doc["runs"][0]
-    page = (out / "runs" / f"{site.run_slug('r0.json', run['run_id'])}.html").read_text()
+    page = (out / "runs" / f"{run_slug('r0.json', run['run_id'])}.html").read_text()
     assert run["workload"]["spec_hash"] in page
     assert "&#34;n_layer&#34;" in page  # the pinned spec, escaped JSON
     assert page.count("<svg") == 4  # phases, goodput breakdown, eval curve, step-time histogram
     assert doc["system"]["host"]["cpu_model"] in page
-    assert f"../raw/{site.file_slug('r0.json')}.json" in page
-    log_name = f"{site.run_slug('r0.json', run['run_id'])}-events.txt"
+    assert f"../raw/{file_slug('r0.json')}.json" in page
+    log_name = f"{run_slug('r0.json', run['run_id'])}-events.txt"
     assert f'href="../raw/{log_name}"' in page and f"({len(run['event_log'])} events)" in page
     lines = (out / "raw" / log_name).read_text().splitlines()
     assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
     beta = docs[1]["runs"][0]  # no goodput, no event log: said so, nothing linked
-    beta_page = (out / "runs" / f"{site.run_slug('r1.json', beta['run_id'])}.html").read_text()
+    beta_page = (out / "runs" / f"{run_slug('r1.json', beta['run_id'])}.html").read_text()
     assert "no event log in this run" in beta_page and "-events.txt" not in beta_page
 
 
@@ -120,7 +127,7 @@ def test_run_context_draws_a_power_trace_and_warnings_where_present():
     doc = factories.synthetic_document("synthetic-t", rng=np.random.default_rng(2), scale="smoke")
     run = dict(doc["runs"][0], telemetry={"power_trace": [[0.0, 300.0], [1.0, 320.5], [2.0, 310.0]],
                                           "warnings": ["thermal slowdown 12% of the window"]})
-    context = site.run_context("x.json", doc, run)
+    context = run_page.run_context("x.json", doc, run)
     titles = re.findall(r"<title>(.*?)</title>", str(context["power_chart"]))
     assert titles == ["power (W) at 0: 300", "power (W) at 1: 320.5", "power (W) at 2: 310"]
     assert context["warnings"] == ["thermal slowdown 12% of the window"]
@@ -188,30 +195,30 @@ def test_file_names_are_sanitised(tmp_path):
     site.build(folder, out)
     for path in out.rglob("*"):
         assert path.resolve().is_relative_to(out.resolve())
-        if path.is_file():
+        if path.is_file() and path.name != builder.MARKER:  # the build's own marker file
             assert SAFE_NAME.match(path.name), path.name
     assert not (tmp_path / "etc").exists()
 
 
 @pytest.mark.parametrize("text", ["../../x", "a/b\\c", "", "ÅÄÖ", ".", "..", "x" * 500, "CON", "a\x00b"])
 def test_site_names_are_the_store_names_plus_a_hash(text):
-    name = site.safe_name(text)
+    name = safe_name(text)
     assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*-[0-9a-f]{8}", name) and len(name) <= 49
     assert name.startswith(safe_filename(text, 40) + "-")  # one sanitiser for the whole project
-    assert site.safe_name(text) == name and site.safe_name(text + "!") != name
-    assert site.safe_name(text.upper()) != site.safe_name(text.lower()) or text.upper() == text.lower()
+    assert safe_name(text) == name and safe_name(text + "!") != name
+    assert safe_name(text.upper()) != safe_name(text.lower()) or text.upper() == text.lower()
 
 
 def test_event_log_text_is_one_printable_line_per_event():
     run = {"run_id": "ab" * 16, "event_log": [":::MLLOG {\"key\": \"a\nb\\u202e\\t\"}", ":::MLLOG {}\x00\r<b>"]}
-    text = site.event_log_text("f.json", run)
+    text = run_page.event_log_text("f.json", run)
     lines = text.splitlines()
     assert len(lines) == 3 and lines[0].startswith("# event log of run " + "ab" * 16)
     assert lines[1] == ":::MLLOG {\"key\": \"a\\u000ab\\u202e\\t\"}"  # raw newline and bidi override escaped
     assert lines[2] == ":::MLLOG {}\\u0000\\u000d<b>"  # plain text: markup stays as typed
     assert not re.search(r"[\x00-\x09\x0b-\x1f\u202e]", text)
-    assert site.event_log_text("f.json", {"run_id": "x", "event_log": []}) is None
-    assert site.event_log_text("f.json", {"run_id": "x"}) is None
+    assert run_page.event_log_text("f.json", {"run_id": "x", "event_log": []}) is None
+    assert run_page.event_log_text("f.json", {"run_id": "x"}) is None
 
 
 def test_history_chart_follows_a_system_across_suite_versions(tmp_path):
@@ -226,7 +233,7 @@ def test_history_chart_follows_a_system_across_suite_versions(tmp_path):
         results.write(folder / f"h{i}.json", doc)
     out = tmp_path / "out"
     site.build(folder, out)
-    page = (out / "systems" / f"{site.safe_name('synthetic-hist')}.html").read_text()
+    page = (out / "systems" / f"{safe_name('synthetic-hist')}.html").read_text()
     assert "History across suite versions" in page
     svg = page[page.index("History across suite versions"):]
     ticks = re.findall(r'<text class="tick" x="[0-9.]+" y="[0-9.]+" text-anchor="middle">([^<]*)</text>', svg)
@@ -238,34 +245,19 @@ def test_history_chart_follows_a_system_across_suite_versions(tmp_path):
 def test_history_chart_is_absent_without_throughput():
     frame = pd.DataFrame({"workload": ["lm-char"], "scale": ["full"], "suite_version": ["1.0"],
                           "samples_per_s": [None]})
-    assert site.history_charts(frame) == []
+    assert pages.history_charts(frame) == []
 
 
 def test_scatter_keeps_the_front_and_each_systems_extremes(monkeypatch):
-    monkeypatch.setattr(site, "SCATTER_POINTS", 3)
+    monkeypatch.setattr(pages, "SCATTER_POINTS", 3)
     frame = pd.DataFrame({"system": ["a", "a", "a", "b", "b"], "scale": ["full"] * 5,
                           "energy_per_sample_j": [1.0, 2.0, 3.0, 1.5, 0.5], "samples_per_s": [10.0, 5.0, 30.0, 8.0, 1.0],
                           "file": list("vwxyz"), "run_id": ["r"] * 5})
-    scatter = site._scatter(frame, "../")
+    scatter = pages._scatter(frame, "../")
     svg = str(scatter["chart"])
     assert svg.count("<circle") == 3  # capped; the middle points (2 J, 1.5 J) are not drawn
     assert "a (full): 30 samples/s, 3 J/sample" in svg and "b (full): 1 samples/s, 0.5 J/sample" in svg
     assert "3 of 5 results drawn" in scatter["note"]
-
-
-def test_charts_escape_every_label():
-    chart = str(charts.line_chart({PAYLOAD: [(1, 2.0), (2, 3.0)]}, PAYLOAD, PAYLOAD, PAYLOAD,
-                                  hline=(PAYLOAD, 2.5), categories=[PAYLOAD, PAYLOAD, PAYLOAD]))
-    chart += str(charts.stacked_bar({PAYLOAD: 1.0, "x": 2.0}, PAYLOAD, unit=PAYLOAD))
-    chart += str(charts.scatter([(1.0, 2.0, PAYLOAD, PAYLOAD)], [(1.0, 2.0)], PAYLOAD, PAYLOAD, PAYLOAD, PAYLOAD))
-    chart += str(charts.histogram([1.0, 2.0, 2.5], PAYLOAD, PAYLOAD))
-    assert PAYLOAD not in chart and "<script" not in chart and "<img" not in chart
-    assert chart.count("&lt;script&gt;") > 10
-
-
-def test_long_lines_drop_their_markers_but_keep_the_line():
-    chart = str(charts.line_chart({"loss": [(i, 1.0 / (i + 1)) for i in range(charts.MAX_DOTS + 1)]}, "x", "y", "t"))
-    assert "<polyline" in chart and "<circle" not in chart
 
 
 def test_pareto_front():
@@ -276,7 +268,7 @@ def test_pareto_front():
 
 
 def test_large_tables_are_paginated(tmp_path, monkeypatch):
-    monkeypatch.setattr(site, "PAGE_ROWS", 2)
+    monkeypatch.setattr(tables, "PAGE_ROWS", 2)
     folder = tmp_path / "results"
     folder.mkdir()
     rng = np.random.default_rng(5)
@@ -285,7 +277,7 @@ def test_large_tables_are_paginated(tmp_path, monkeypatch):
                       factories.synthetic_document(f"synthetic-{i}", rng=rng, accelerator=i, scale="smoke"))
     out = tmp_path / "out"
     site.build(folder, out)
-    slug = site.safe_name("lm-char")
+    slug = safe_name("lm-char")
     first = (out / "workloads" / f"{slug}.html").read_text()
     assert "page 1 of 3" in first and f'href="{slug}-smoke-p3.html"' in first
     for page in (first, (out / "workloads" / f"{slug}-smoke-p2.html").read_text(),
@@ -297,8 +289,8 @@ def test_large_tables_are_paginated(tmp_path, monkeypatch):
 
 def test_compare_rows_are_ratios(built):
     _, out, _ = built
-    data = site.compare_data(pd.read_json(out / "compare.json", orient="records"))
-    rows = site.compare_rows(data, "synthetic-alpha", "synthetic-beta")
+    data = pages.compare_data(pd.read_json(out / "compare.json", orient="records"))
+    rows = pages.compare_rows(data, "synthetic-alpha", "synthetic-beta")
     tput = next(r for r in rows if r["key"] == "lm-char (full)" and r["metric"] == "samples/s")
     a = data["values"]["synthetic-alpha"]["lm-char (full)"]["samples_per_s"]
     b = data["values"]["synthetic-beta"]["lm-char (full)"]["samples_per_s"]
@@ -317,19 +309,173 @@ def test_cli_site_builds(tmp_path, capsys):
     assert (tmp_path / "out" / "static" / "table.js").is_file()
 
 
-def test_raw_files_fall_back_to_a_copy_where_links_fail(tmp_path, monkeypatch):
-    src = tmp_path / "a.json"
-    src.write_text('{"x": 1}')
-    site._link_or_copy(src, tmp_path / "linked.json")
-    assert (tmp_path / "linked.json").stat().st_ino == src.stat().st_ino  # same filesystem: a hard link
+def _one_result(folder: Path, name: str = "a.json", system: str = "synthetic-one", seed: int = 6) -> Path:
+    folder.mkdir(exist_ok=True)
+    return results.write(folder / name, factories.synthetic_document(
+        system, rng=np.random.default_rng(seed), scale="smoke", workloads=("lm-char",)))
 
-    def refuse(*_):
-        raise OSError("cross-device link")
 
-    monkeypatch.setattr(site.os, "link", refuse)
-    site._link_or_copy(src, tmp_path / "copied.json")
-    copied = tmp_path / "copied.json"
-    assert copied.read_bytes() == src.read_bytes() and copied.stat().st_ino != src.stat().st_ino
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
+
+
+def test_raw_files_are_copies_editing_one_leaves_the_results_unchanged(tmp_path):
+    from suite.store import submit
+
+    folder = tmp_path / "results"
+    stored = submit(_one_result(tmp_path / "incoming"), folder)
+    before = stored.read_bytes()
+    out = tmp_path / "out"
+    site.build(folder, out)
+    raw = out / "raw" / f"{file_slug(stored.name)}.json"
+    assert raw.read_bytes() == before
+    assert raw.stat().st_ino != stored.stat().st_ino and stored.stat().st_nlink == 1  # never a hard link
+    raw.write_text('{"edited": true}')
+    assert stored.read_bytes() == before
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() == stored.stem  # still its content address
+
+
+def test_site_refuses_an_output_folder_that_is_not_a_build(tmp_path, capsys):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    foreign = tmp_path / "etc"
+    foreign.mkdir()
+    (foreign / "passwd").write_text("root:x:0:0\n")
+    with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
+        site.build(folder, foreign)
+    assert main(["site", "--results-dir", str(folder), "--out", str(foreign)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not empty and not a site built by goodbench (no .goodbench-site)" in err[0]
+    assert _tree(foreign) == {"passwd": b"root:x:0:0\n"}
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "empty", target_is_directory=True)
+    (tmp_path / "empty").mkdir()
+    for bad, why in (("file", "not a directory"), ("link", "a symbolic link")):
+        with pytest.raises(GoodbenchError, match=why):
+            site.build(folder, tmp_path / bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "etc", "file", "link", "results"]
+    assert site.build(folder, tmp_path / "empty").is_file()  # an empty folder is fine
+    assert (tmp_path / "empty" / builder.MARKER).is_file()
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_a_rebuild_replaces_the_site_and_prunes_stale_pages(tmp_path, monkeypatch, atomic):
+    if not atomic:  # a filesystem without an atomic exchange: two renames
+        monkeypatch.setattr(builder, "_exchange", lambda a, b: False)
+    folder = tmp_path / "results"
+    _one_result(folder, "a.json", "synthetic-a", 1)
+    _one_result(folder, "b.json", "synthetic-b", 2)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    assert len(list((out / "runs").glob("*.html"))) == 2 and len(list((out / "systems").glob("*.html"))) == 2
+    (folder / "a.json").unlink()
+    site.build(folder, out)
+    assert len(list((out / "runs").glob("*.html"))) == 1 and len(list((out / "raw").glob("*.json"))) == 1
+    assert [p.name for p in (out / "systems").glob("*.html")] == [f"{safe_name('synthetic-b')}.html"]
+    (folder / "b.json").unlink()
+    site.build(folder, out)
+    assert not list((out / "runs").iterdir()) and not list((out / "raw").iterdir())
+    assert not list((out / "systems").iterdir())
+    assert "0 results" in (out / "index.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]  # nothing left beside it
+
+
+def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    before = _tree(out)
+    _one_result(folder, "b.json", "synthetic-b", 2)
+
+    def fail(*_args, **_kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(pages, "index_page", fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        site.build(folder, out)
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+
+
+def test_a_killed_builds_folder_is_removed_and_an_older_build_is_replaced(tmp_path):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    (out / builder.MARKER).unlink()  # a build from before the marker: its own entries only
+    abandoned = tmp_path / ".site.new-killed"
+    (abandoned / "runs").mkdir(parents=True)
+    site.build(folder, out)
+    assert (out / builder.MARKER).is_file() and not abandoned.exists()
+    (out / builder.MARKER).unlink()
+    (out / "notes.txt").write_text("mine")  # not a build's: refused
+    with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
+        site.build(folder, out)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_site_without_its_results_folder_is_an_error(tmp_path, capsys):
+    for missing, why in ((tmp_path / "nonexistent", "no such directory"), (_one_result(tmp_path), "not a directory")):
+        assert main(["site", "--results-dir", str(missing), "--out", str(tmp_path / "out")]) == 1
+        assert capsys.readouterr().err == f"goodbench: error: --results-dir {missing}: {why}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_site_says_on_stderr_how_many_files_were_not_shown(tmp_path, capsys):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    (folder / "broken.json").write_text('{"schema_version": 1, "runs": []}')
+    (folder / "text.json").write_text("not json")
+    assert main(["site", "--results-dir", str(folder), "--out", str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip().endswith("index.html")
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"2 files in {folder} not shown (invalid; listed on the index page under "
+                           "\"Files not shown\"), the first: ")
+    assert "broken.json: (file): " in line and line.endswith("is a required property [schema]")
+
+
+def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
+    from suite.summary import summarize
+
+    folder = tmp_path / "results"
+    _one_result(folder, "complete.json", "synthetic-complete", 1)
+    for name, statuses in (("interrupted", ["partial"]), ("mixed", ["complete", "partial", "failed"])):
+        doc = factories.synthetic_document(f"synthetic-{name}", rng=np.random.default_rng(2), scale="smoke",
+                                           workloads=("lm-char",), seeds=len(statuses))
+        for run, status in zip(doc["runs"], statuses):
+            run["status"], run["error"] = status, None if status == "complete" else f"{status} here"
+        doc["settings"]["interrupted"] = True
+        doc["summary"] = summarize(doc["runs"])
+        assert leaderboard.check_document(doc) == []  # submit accepts an interrupted file
+        results.write(folder / f"{name}.json", doc)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    rows = {re.search(r">(synthetic-[a-z]+)<", row).group(1): row
+            for row in page.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]}
+    assert '<span class="badge"' not in rows["synthetic-complete"]
+    assert re.search(r'<td class="num c-score" data-v="">— <span class="badge"[^>]*>1 partial run</span></td>',
+                     rows["synthetic-interrupted"])
+    assert ">1 partial run, 1 failed run</span>" in rows["synthetic-mixed"]
+    system_page = (out / "systems" / f"{safe_name('synthetic-interrupted')}.html").read_text()
+    assert ">1 partial run</span>" in system_page
+    table = pd.read_csv(out / "workloads" / f"{safe_name('lm-char')}-smoke.csv").set_index("system")
+    assert table.loc["synthetic-mixed", ["partial_runs", "failed_runs"]].tolist() == [1, 1]
+
+
+def test_counts_are_labelled_and_singular_where_one(tmp_path):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    index = (out / "index.html").read_text()
+    page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    assert "1 results file ·" in index and "· 1 run ·" in index
+    assert '<a href="systems/' in index and "<small>(1 entry)</small>" in index  # not a bare "(1)"
+    assert re.search(r"1 row\s+·", page)
+    assert not re.search(r"\b1 (results(?! file)|rows|entries|runs)\b", index + page)
 
 
 def test_scaling_efficiency_is_against_the_same_systems_one_process_entry():
@@ -371,7 +517,7 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
 
     run = ddp["runs"][0]
     section = run["distributed"]
-    page = (out / "runs" / f"{site.run_slug('ddp.json', run['run_id'])}.html").read_text()
+    page = (out / "runs" / f"{run_slug('ddp.json', run['run_id'])}.html").read_text()
     summary = dict(re.findall(r'<th scope="row">([^<]*)</th><td>([^<]*)</td>',
                               page.split('id="distributed"')[1].split("<h3>")[0]))
     assert summary["world size (processes)"] == "8" and summary["nodes"] == "2"
@@ -383,45 +529,56 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     assert len(rows) == 8
     for cells, rank in zip(rows, section["ranks"]):
         assert cells[:2] == [str(rank["rank"]), str(rank["node_rank"])] and cells[3] == rank["device"]
-        assert cells[4:10] == [charts.num(v, 4) for v in (
+        assert cells[4:10] == [num(v, 4) for v in (
             rank["step_time_s"]["mean"], rank["step_time_s"]["p50"], rank["step_time_s"]["max"],
             rank["phases_s"]["init"], rank["phases_s"]["eval"], rank["energy_to_train_j"])]
     assert PAYLOAD not in page and str(escape(PAYLOAD)) in page
     assert "interconnect <strong>nvswitch</strong>" in page
-    system = (out / "systems" / f"{site.safe_name('synthetic-ddp')}.html").read_text()
+    system = (out / "systems" / f"{safe_name('synthetic-ddp')}.html").read_text()
     assert "interconnect nvswitch" in system
 
     fsdp_run = fsdp["runs"][0]
-    page = (out / "runs" / f"{site.run_slug('fsdp.json', fsdp_run['run_id'])}.html").read_text()
+    page = (out / "runs" / f"{run_slug('fsdp.json', fsdp_run['run_id'])}.html").read_text()
     status = fsdp_run["distributed"]["communication"]["status"]
     assert f"<td>— ({escape(status)})</td>" in page and len(_rank_cells(page)) == 4
     assert "interconnect" not in page.split("<main>")[1].split("</p>")[0]  # no interconnect recorded
-    one = (out / "systems" / f"{site.safe_name('synthetic-fsdp')}.html").read_text()
+    one = (out / "systems" / f"{safe_name('synthetic-fsdp')}.html").read_text()
     assert "interconnect" not in one.split("<h1>")[1].split("</p>")[0]
 
 
 def test_single_process_runs_have_no_distributed_section(built):
     _, out, docs = built
     run = docs[0]["runs"][0]
-    page = (out / "runs" / f"{site.run_slug('r0.json', run['run_id'])}.html").read_text()
-    assert site.distributed_context(run) is None and 'id="distributed"' not in page
+    page = (out / "runs" / f"{run_slug('r0.json', run['run_id'])}.html").read_text()
+    assert run_page.distributed_context(run) is None and 'id="distributed"' not in page
 
 
 def test_large_worlds_list_rank_0_and_the_slowest_ranks(monkeypatch):
-    monkeypatch.setattr(site, "RANK_ROWS", 3)
+    monkeypatch.setattr(run_page, "RANK_ROWS", 3)
     doc = factories.synthetic_document("synthetic-big", rng=np.random.default_rng(4), accelerator=1,
                                        workloads=("gpt2-124m",), world_size=8)
     ranks = doc["runs"][0]["distributed"]["ranks"]
     slowest = sorted(ranks[1:], key=lambda r: r["step_time_s"]["mean"])[-2:]
-    context = site.distributed_context(doc["runs"][0])
+    context = run_page.distributed_context(doc["runs"][0])
     assert [row[0]["text"] for row in context["ranks"]] == [str(r["rank"]) for r in
                                                             sorted([ranks[0], *slowest], key=lambda r: r["rank"])]
     assert context["note"].startswith("3 of 8 ranks listed")
 
 
 def test_interconnect_text_says_why_it_is_unknown():
-    assert site.interconnect_text({}) is None
-    assert site.interconnect_text({"interconnect": {"summary": "pcie"}}) == "pcie"
-    assert site.interconnect_text({"interconnect": {
+    assert run_page.interconnect_text({}) is None
+    assert run_page.interconnect_text({"interconnect": {"summary": "pcie"}}) == "pcie"
+    assert run_page.interconnect_text({"interconnect": {
         "summary": None, "summary_status": "unknown: not queried: the run used the CPU"}}) == \
         "unknown: not queried: the run used the CPU"
+
+
+def test_each_section_of_a_workload_page_names_its_own_target(built):
+    """The smoke section is scored against the smoke spec's target, not the full-scale one."""
+    _, out, _ = built
+    page = (out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text()
+    full = registry.get("dlrm-small").spec("full").target.describe()
+    smoke = registry.get("dlrm-small").spec("smoke").target.describe()
+    assert full != smoke
+    assert f"time to {html.escape(full)} at full scale" in page
+    assert f"Smoke scale — not ranked (a quick check, not a benchmark); score: time to {html.escape(smoke)}" in page

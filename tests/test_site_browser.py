@@ -8,11 +8,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import factories
 import numpy as np
 import pytest
 
-import factories
 from suite import results, site
+
+pytestmark = pytest.mark.slow  # starts a browser
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -85,3 +87,18 @@ def test_browse_sort_filter_and_run_page(browser_page):
     assert errors == []
     assert requests and all(url.startswith("file://") for url in requests), [u for u in requests
                                                                               if not u.startswith("file://")]
+
+
+@pytest.mark.slow
+def test_tables_fit_a_1300_px_window_without_scrolling(browser_page):
+    page, index, errors, _ = browser_page
+    pages = sorted((index.parent / "workloads").glob("*.html")) + sorted((index.parent / "systems").glob("*.html"))
+    page.set_viewport_size({"width": 1300, "height": 900})
+    try:
+        for path in pages:
+            page.goto(path.as_uri())
+            overflow = page.eval_on_selector_all("div.scroll", "ds => ds.map(d => d.scrollWidth - d.clientWidth)")
+            assert overflow and max(overflow) <= 0, (path.name, overflow)
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 900})
+    assert errors == []

@@ -98,6 +98,19 @@ def test_an_invalid_file_does_not_even_create_the_results_dir(tmp_path):
     assert not results.exists()
 
 
+def test_a_symbolic_link_is_refused_and_nothing_stored(tmp_path, capsys):
+    link = tmp_path / "link.json"
+    link.symlink_to(VALID)
+    results = tmp_path / "results"
+    with pytest.raises(Refused) as refused:
+        submit(link, results)
+    assert [(p.code, p.reason) for p in refused.value.problems] == [
+        ("unreadable", "a symbolic link: give the file itself")]
+    assert cli.main(["submit", str(link), "--results-dir", str(results)]) == 1
+    assert "a symbolic link: give the file itself [unreadable]" in capsys.readouterr().out
+    assert not results.exists()
+
+
 def _submit_in_child(args: tuple[str, str, object]) -> int:
     path, results, barrier = args
     barrier.wait()

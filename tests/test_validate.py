@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import cli
+from suite import cli, derive
 from suite import validate as v
+from suite.validate import schema
 from workloads import registry
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -89,6 +90,20 @@ def test_directory_and_missing_file_are_unreadable(tmp_path):
     assert [p.code for p in v.validate_file(tmp_path / "absent.json")] == ["unreadable"]
 
 
+def test_a_symbolic_link_is_refused_not_followed(tmp_path, capsys):
+    secret = tmp_path / "secret.json"
+    secret.write_text(VALID[0].read_text())  # valid: the link is refused for being a link
+    link = tmp_path / "link.json"
+    link.symlink_to(secret)
+    (tmp_path / "system.json").symlink_to("/etc/passwd")
+    for name in ("link.json", "system.json"):
+        problems = v.validate_file(tmp_path / name)
+        assert [(p.code, p.reason) for p in problems] == [("unreadable", "a symbolic link: give the file itself")]
+    assert v.validate_file(secret) == []
+    assert cli.main(["validate", str(link)]) == 1
+    assert capsys.readouterr().out == f"{link}: (file): a symbolic link: give the file itself [unreadable]\n"
+
+
 def test_problem_lines_are_one_line_whatever_the_names():
     problem = v.Problem("schema", "a.b", "broken")
     assert problem.line("evil\nname.json") == "evil?name.json: a.b: broken [schema]"
@@ -117,6 +132,7 @@ def test_open_division_accepts_a_declared_change():
     pinned = registry.get("lm-char").pinned("smoke")
     pinned["spec"]["lr"] *= 2
     import hashlib
+
     from workloads.base import canonical_json
     doc["runs"][0]["workload"]["spec_hash"] = hashlib.sha256(canonical_json(pinned).encode()).hexdigest()
     assert v.check_document(doc) == []
@@ -139,7 +155,7 @@ def test_consistent_documents_of_every_registered_workload_pass(workload_id, sca
     and editing one figure of it is caught."""
     bench = _bench()
     workload = registry.get(workload_id)
-    seeds = 5 if scale == "full" and workload.kind == "tta" else 1
+    seeds = derive.required_seeds(scale, workload.kind)
     doc = bench.synthetic_document(workload_id, scale, seeds=seeds, rng=np.random.default_rng(1))
     doc = json.loads(json.dumps(doc))
     assert v.check_document(doc) == []
@@ -152,8 +168,8 @@ def test_fast_schema_path_never_passes_what_the_full_schema_refuses():
         doc, problems = v.load(CORPUS / name)
         if problems or not isinstance(doc, dict) or v.walk(doc):
             continue
-        if v._schema_passes(doc):
-            assert list(v._validator().iter_errors(doc)) == []
+        if schema._schema_passes(doc):
+            assert list(schema._validator().iter_errors(doc)) == []
 
 
 def test_cli_validate_prints_one_line_per_problem_and_exits_1(capsys):
@@ -180,3 +196,19 @@ def test_many_files_in_worker_processes_give_the_serial_verdicts_in_order(tmp_pa
     paths = [VALID[0], bad] * 3
     assert v.validate_files(paths, workers=2) == v.validate_files(paths, workers=1)
     assert [bool(p) for p in v.validate_files(paths, workers=2)] == [False, True] * 3
+
+
+def test_an_event_log_line_that_is_not_json_is_a_goodput_problem_not_an_internal_error():
+    stored = sorted((REPO / "results").glob("*.json"))[0]  # a real smoke run, with goodput
+    doc = json.loads(stored.read_text())
+    run = next(r for r in doc["runs"] if r.get("goodput"))
+    run["event_log"][3] = ":::MLLOG {not json"
+    problems = v.check_document(doc)
+    assert [p.code for p in problems] == ["goodput-mismatch"]
+    assert "event log cannot be read" in problems[0].reason
+
+
+def test_the_word_joiner_is_a_control_character_since_rules_v2():
+    doc = _valid_doc()
+    doc["system"]["name"] = "fast\u2060box"
+    assert [p.code for p in v.check_document(doc)] == ["control-char"]

@@ -5,6 +5,7 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,7 @@ def _assert_verdict(problems) -> None:
         p.line("f.json").encode("utf-8")  # printable
 
 
+@pytest.mark.slow  # a few seconds: 200 examples
 @FUZZ
 @given(mutated_documents())
 def test_mutated_documents_get_a_verdict(doc):
@@ -89,6 +91,7 @@ def test_mutated_documents_get_a_verdict(doc):
     _assert_verdict(problems if problems else v.check_document(parsed))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(json_values)
 def test_generated_values_get_a_verdict(doc):

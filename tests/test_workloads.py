@@ -11,14 +11,22 @@ import torch
 
 from suite.runner import locate_data, seed_everything
 from workloads import registry
-from workloads.dlrm import Teacher, auc
-from workloads.fashion_cnn import FashionCnn, augment, read_idx
-from workloads.nn.llama import Llama, param_count
+from workloads.dlrm_job import Teacher, auc
+from workloads.fashion_cnn import FashionCnn
+from workloads.fashion_cnn_job import augment, read_idx
 from workloads.llama import Llama1B
+from workloads.nn.llama import Llama
+from workloads.nn.llama_config import param_count
 from workloads.synthetic import MarkovSource
 
 CPU = torch.device("cpu")
 IDS = ["lm-char", "gpt2-124m", "fashion-cnn", "llama-1b", "dlrm-small"]
+
+
+def slow_except(*fast: str) -> list:
+    """IDS as parameters, each marked slow but those in ``fast``. The fast loop trains every
+    workload at least once (lm-char, whose build alone takes seconds, in tests/test_runner.py)."""
+    return [w if w in fast else pytest.param(w, marks=pytest.mark.slow) for w in IDS]
 
 
 def build(workload_id: str, data_dir, seed: int = 1):
@@ -34,7 +42,7 @@ def test_registry_order():
     assert list(registry.WORKLOADS) == IDS
 
 
-@pytest.mark.parametrize("workload_id", IDS)
+@pytest.mark.parametrize("workload_id", slow_except("dlrm-small"))
 def test_smoke_trains_and_evaluates(workload_id, data_dir):
     workload, spec, job = build(workload_id, data_dir)
     losses = [float(job.train_step()) for _ in range(20)]
@@ -46,7 +54,7 @@ def test_smoke_trains_and_evaluates(workload_id, data_dir):
     assert workload.kind == ("throughput" if workload_id in ("gpt2-124m", "llama-1b") else "tta")
 
 
-@pytest.mark.parametrize("workload_id", IDS)
+@pytest.mark.parametrize("workload_id", slow_except("dlrm-small"))
 def test_same_seed_same_losses(workload_id, data_dir):
     runs = []
     for _ in range(2):
@@ -57,7 +65,7 @@ def test_same_seed_same_losses(workload_id, data_dir):
     assert [other.train_step().item() for _ in range(3)] != runs[0]
 
 
-@pytest.mark.parametrize("workload_id", IDS)
+@pytest.mark.parametrize("workload_id", slow_except("gpt2-124m", "fashion-cnn", "llama-1b", "dlrm-small"))
 def test_state_dict_resumes_exactly(workload_id, data_dir):
     _, _, job = build(workload_id, data_dir, seed=5)
     for _ in range(2):

@@ -4,6 +4,10 @@ A workload module defines a frozen spec dataclass (every pinned value: model con
 hyperparameters, schedule, quality target), one variant of it per scale, an analytic
 FLOP model, and ``build``, which turns a spec into a :class:`Job` the runner drives.
 The harness in ``suite/`` never looks inside a job beyond this interface.
+
+This module and every workload's spec module are torch-free, so that reading, validating and
+rendering results never loads a training stack: a workload imports its model and job (and
+torch) inside ``build``. The torch helpers jobs share are in :mod:`workloads.training`.
 """
 from __future__ import annotations
 
@@ -15,15 +19,16 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
-
-import torch
-from torch import nn
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 
 from workloads.data import DataFile
-from workloads.parallel import SINGLE, Parallel
+from workloads.pinned import COMPILE_MODES, SCALES
+from workloads.placement import SINGLE, Parallel
 
-SCALES = ("smoke", "full")
+if TYPE_CHECKING:  # the job side needs torch; describing a workload does not
+    import torch
+
+__all__ = ["COMPILE_MODES", "SCALES", "Scale", "Target", "Spec", "Job", "Workload", "canonical_json"]
 Scale = Literal["smoke", "full"]
 
 
@@ -59,7 +64,10 @@ class Spec:
 
 
 class Job(Protocol):
-    """One training run of a workload, ready to step. Built by ``Workload.build``."""
+    """One training run of a workload, ready to step. Built by ``Workload.build``.
+
+    A job also has ``precision_flags``, the math it trains with as
+    :func:`workloads.training.set_precision` set it when the job was built; the run records it."""
 
     def train_step(self) -> torch.Tensor:
         """One optimizer step on the next batch; returns the loss as a device tensor (no sync).
@@ -82,25 +90,33 @@ class Job(Protocol):
         """Restore a state returned by :meth:`state_dict`."""
 
 
-class Workload(ABC):
-    """A reference workload: identity, pinned variants, data, FLOP model and job factory."""
+S = TypeVar("S", bound=Spec)
+
+
+class Workload(ABC, Generic[S]):
+    """A reference workload: identity, pinned variants, data, FLOP model and job factory.
+
+    Generic over its spec class ``S``: a subclass is ``Workload[ItsSpec]``, and its FLOP model
+    and ``build`` take that spec."""
 
     id: ClassVar[str]
     version: ClassVar[int]
     task: ClassVar[str]
     data_files: ClassVar[tuple[DataFile, ...]] = ()
-    variants: ClassVar[dict[str, Spec]]
+    # set in the class body; an open-division copy (with_spec_changes) has its own
+    variants: dict[str, S]
+    supports_fsdp: ClassVar[bool] = False  # a model of transformer blocks that FSDP2 shards per block
 
     @property
     def kind(self) -> str:
         """"tta" when the workload has a quality target at full scale, else "throughput"."""
         return "tta" if self.variants["full"].target is not None else "throughput"
 
-    def spec(self, scale: str) -> Spec:
+    def spec(self, scale: str) -> S:
         """The pinned spec of one scale."""
         return self.variants[scale]
 
-    def with_spec_changes(self, scale: str, **changes: Any) -> "Workload":
+    def with_spec_changes(self, scale: str, **changes: Any) -> Self:
         """A copy of this workload whose ``scale`` spec has ``changes`` (an open-division run:
         its spec hash is that of the changed spec)."""
         changed = copy.copy(self)
@@ -121,20 +137,20 @@ class Workload(ABC):
             "data": [dataclasses.asdict(f) for f in self.data_files],
         }
 
-    def samples_per_step(self, spec: Spec) -> int:
+    def samples_per_step(self, spec: S) -> int:
         """Training samples consumed by one optimizer step."""
         return spec.batch_size
 
-    def tokens_per_step(self, spec: Spec) -> int | None:
+    def tokens_per_step(self, spec: S) -> int | None:
         """Tokens consumed by one optimizer step; None where tokens mean nothing."""
         return None
 
     @abstractmethod
-    def flops_per_step(self, spec: Spec) -> float:
+    def flops_per_step(self, spec: S) -> float:
         """Analytic model FLOPs of one training step (forward + backward), no recompute."""
 
     @abstractmethod
-    def build(self, spec: Spec, *, device: torch.device, seed: int, precision: str,
+    def build(self, spec: S, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         """Build model, optimizer and data for one seeded run; ``files`` maps data file names to
         paths; ``parallel`` is this process's place in a distributed run (workloads.parallel);
@@ -144,41 +160,3 @@ class Workload(ABC):
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: the form that hashes are taken over."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-# torch.compile settings a run may use: a harness setting, not part of any spec ("off": eager).
-COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-
-
-def compile_model(model: nn.Module, mode: str) -> nn.Module:
-    """``model`` itself for "off", else ``torch.compile(model, mode=mode)``.
-
-    Call it on the module as the job trains it, i.e. after DDP/FSDP wrapping: Dynamo splits
-    the graph at DDP's gradient-bucket boundaries only when it sees the DDP wrapper (the
-    DDPOptimizer note in torch/_dynamo/backends/distributed.py), so compiling the inner model
-    first would lose the overlap of all-reduce and backward; FSDP2 modules are traced as they
-    are (torch/_dynamo/guards.py guards their training state). Compilation happens lazily on
-    the first call, i.e. in the first warm-up step. :func:`workloads.parallel.unwrap` strips the
-    wrapper, so state dicts keep the uncompiled model's keys.
-    """
-    if mode not in COMPILE_MODES:
-        raise ValueError(f"unknown compile mode {mode!r}: one of {', '.join(COMPILE_MODES)}")
-    return model if mode == "off" else torch.compile(model, mode=mode)
-
-
-def step_begin(mode: str) -> None:
-    """Tell CUDA graph trees a new training step begins (compile modes that record graphs)."""
-    if mode == "off":
-        return
-    from torch._inductor import list_mode_options  # the options each mode sets
-
-    if list_mode_options(mode).get("triton.cudagraphs"):
-        torch.compiler.cudagraph_mark_step_begin()
-
-
-def autocast(device: torch.device, precision: str):
-    """The autocast context for a precision: bf16/fp16 autocast, or a no-op for fp32."""
-    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
-    if precision in dtypes:
-        return torch.autocast(device_type=device.type, dtype=dtypes[precision])
-    return torch.autocast(device_type=device.type, enabled=False)

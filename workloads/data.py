@@ -59,6 +59,42 @@ def is_present(file: DataFile, data_dir: str | os.PathLike | None = None) -> boo
                for d in search_dirs(data_dir))
 
 
+VERIFY_LIMIT = 256 << 20  # `goodbench list` hashes files up to this size (about 0.3 s each)
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What :func:`presence` found: ``status`` is "yes" (a copy whose sha256 matches), "no"
+    (no copy), "corrupt" (only copies of the wrong size or sha256: ``run`` refuses them) or
+    "unverified" (a copy of the right size too large to hash quickly); ``path`` the copy."""
+
+    status: str
+    path: Path | None = None
+
+
+def presence(file: DataFile, data_dir: str | os.PathLike | None = None,
+             hash_limit: int = VERIFY_LIMIT) -> Presence:
+    """Whether ``run`` would find a verified copy of ``file`` in the search dirs (no download):
+    the first copy whose sha256 matches, in search order, as :func:`locate` takes it. Copies
+    above ``hash_limit`` bytes are not hashed (their size must match): "unverified"."""
+    corrupt = unverified = None
+    for directory in search_dirs(data_dir):
+        path = directory / file.name
+        if not path.is_file():
+            continue
+        if path.stat().st_size != file.size:
+            corrupt = corrupt or path
+        elif file.size > hash_limit:
+            unverified = unverified or path
+        elif sha256_of(path) == file.sha256:
+            return Presence("yes", path)
+        else:
+            corrupt = corrupt or path
+    if unverified is not None:
+        return Presence("unverified", unverified)
+    return Presence("corrupt", corrupt) if corrupt is not None else Presence("no")
+
+
 def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     """Path of a verified copy of ``file``, downloading it into the cache if needed.
 

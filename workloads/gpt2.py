@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+from workloads.lm_spec import LanguageModelWorkload, SyntheticLMSpec
+from workloads.nn.gpt_config import GPTConfig, train_flops_per_token
+from workloads.placement import SINGLE, Parallel
 
-from workloads.base import Job
-from workloads.lm_job import LanguageModelWorkload
-from workloads.nn.gpt import GPT, GPTConfig, train_flops_per_token
-from workloads.parallel import SINGLE, Parallel
-from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
+if TYPE_CHECKING:
+    import torch
+
+    from workloads.base import Job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,9 +30,10 @@ class Gpt2Spec(SyntheticLMSpec):
     dropout: float = 0.0
 
 
-class Gpt2(LanguageModelWorkload):
+class Gpt2(LanguageModelWorkload[Gpt2Spec]):
     id = "gpt2-124m"
     version = 1
+    supports_fsdp = True
     task = "GPT-2 small language model on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": Gpt2Spec(
@@ -61,6 +64,11 @@ class Gpt2(LanguageModelWorkload):
 
     def build(self, spec: Gpt2Spec, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
+        import torch
+
+        from workloads.nn.gpt import GPT
+        from workloads.synthetic import synthetic_lm_job
+
         torch.manual_seed(seed)
         model = GPT(self.model_config(spec))
         return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,

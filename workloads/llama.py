@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+from workloads.lm_spec import LanguageModelWorkload, SyntheticLMSpec
+from workloads.nn.llama_config import LlamaConfig, train_flops_per_token
+from workloads.placement import SINGLE, Parallel
 
-from workloads.base import Job
-from workloads.lm_job import LanguageModelWorkload
-from workloads.nn.llama import Llama, LlamaConfig, train_flops_per_token
-from workloads.parallel import SINGLE, Parallel
-from workloads.synthetic import SyntheticLMSpec, synthetic_lm_job
+if TYPE_CHECKING:
+    import torch
+
+    from workloads.base import Job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,9 +33,10 @@ class LlamaSpec(SyntheticLMSpec):
     norm_eps: float = 1e-5
 
 
-class Llama1B(LanguageModelWorkload):
+class Llama1B(LanguageModelWorkload[LlamaSpec]):
     id = "llama-1b"
     version = 1
+    supports_fsdp = True
     task = "Llama-style 1B decoder on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": LlamaSpec(
@@ -67,6 +70,11 @@ class Llama1B(LanguageModelWorkload):
 
     def build(self, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
+        import torch
+
+        from workloads.nn.llama import Llama
+        from workloads.synthetic import synthetic_lm_job
+
         torch.manual_seed(seed)
         model = Llama(self.model_config(spec))
         return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-
-from workloads.base import Job, Target
+from workloads.base import Target
 from workloads.data import DataFile
-from workloads.lm_job import LanguageModelJob, LanguageModelSpec, LanguageModelWorkload
-from workloads.nn.gpt import GPT, GPTConfig, train_flops_per_token
-from workloads.parallel import SINGLE, Parallel
+from workloads.lm_spec import LanguageModelSpec, LanguageModelWorkload
+from workloads.nn.gpt_config import GPTConfig, train_flops_per_token
+from workloads.placement import SINGLE, Parallel
+
+if TYPE_CHECKING:
+    import torch
+
+    from workloads.base import Job
 
 TINY_SHAKESPEARE = DataFile(
     name="tinyshakespeare/input.txt",
@@ -36,7 +40,7 @@ class LmCharSpec(LanguageModelSpec):
     train_fraction: float = 0.9
 
 
-class LmChar(LanguageModelWorkload):
+class LmChar(LanguageModelWorkload[LmCharSpec]):
     id = "lm-char"
     version = 1
     task = "character-level language modelling (Tiny Shakespeare)"
@@ -67,7 +71,12 @@ class LmChar(LanguageModelWorkload):
 
     def build(self, spec: LmCharSpec, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
-        data, chars = encode(files[TINY_SHAKESPEARE.name].read_text(encoding="utf-8"))
+        import torch
+
+        from workloads.lm_job import LanguageModelJob, encode_characters
+        from workloads.nn.gpt import GPT
+
+        data, chars = encode_characters(files[TINY_SHAKESPEARE.name].read_text(encoding="utf-8"))
         split = int(spec.train_fraction * len(data))
         torch.manual_seed(seed)
         model = GPT(self.model_config(spec, len(chars)))
@@ -75,11 +84,3 @@ class LmChar(LanguageModelWorkload):
                                 data[split:].to(device=device, dtype=torch.long),
                                 device=device, seed=seed, precision=precision, parallel=parallel,
                                 compile=compile)
-
-
-def encode(text: str) -> tuple[torch.Tensor, list[str]]:
-    """Characters → ids over the sorted character set of ``text`` (at most 256 characters)."""
-    chars = sorted(set(text))
-    codes = torch.tensor([ord(c) for c in chars])
-    points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
-    return torch.searchsorted(codes, points).to(torch.uint8), chars

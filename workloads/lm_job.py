@@ -2,57 +2,13 @@
 held on the device, AdamW with warm-up and cosine decay, gradient clipping, autocast."""
 from __future__ import annotations
 
-import math
-from abc import abstractmethod
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
-from workloads.base import Spec, Workload, autocast, compile_model, step_begin
+from workloads.lm_spec import LanguageModelSpec, lr_at
 from workloads.nn.gpt import adamw
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
-
-
-@dataclass(frozen=True, kw_only=True)
-class LanguageModelSpec(Spec):
-    """Pinned fields every language-model workload has: context, AdamW and its schedule."""
-
-    block_size: int
-    lr: float
-    min_lr: float
-    lr_warmup_steps: int
-    lr_decay_steps: int
-    beta1: float = 0.9
-    beta2: float = 0.95
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    eval_batches: int
-
-
-class LanguageModelWorkload(Workload):
-    """A workload that trains a decoder on ``batch_size × block_size`` tokens per step."""
-
-    def tokens_per_step(self, spec: LanguageModelSpec) -> int:
-        return spec.batch_size * spec.block_size
-
-    @abstractmethod
-    def flops_per_token(self, spec: LanguageModelSpec) -> float:
-        """Training FLOPs per token: PaLM's 6N + 12·L·H·Q·T (each model states its N)."""
-
-    def flops_per_step(self, spec: LanguageModelSpec) -> float:
-        """PaLM's 6N + 12·L·H·Q·T per token × batch × context, no recomputation."""
-        return self.flops_per_token(spec) * self.tokens_per_step(spec)
-
-
-def lr_at(step: int, spec: LanguageModelSpec) -> float:
-    """Linear warm-up to ``lr``, then cosine decay to ``min_lr`` at ``lr_decay_steps``."""
-    if step < spec.lr_warmup_steps:
-        return spec.lr * (step + 1) / (spec.lr_warmup_steps + 1)
-    if step > spec.lr_decay_steps:
-        return spec.min_lr
-    ratio = (step - spec.lr_warmup_steps) / (spec.lr_decay_steps - spec.lr_warmup_steps)
-    return spec.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (spec.lr - spec.min_lr)
+from workloads.training import autocast, begin_step, compile_model, set_precision
 
 
 def windows(data: torch.Tensor, batch_size: int, length: int, gen: torch.Generator,
@@ -81,6 +37,7 @@ class LanguageModelJob:
                  val_data: torch.Tensor, *, device: torch.device, seed: int, precision: str,
                  parallel: Parallel = SINGLE, compile: str = "off"):
         self.spec, self.device, self.precision = spec, device, precision
+        self.precision_flags = set_precision(device, precision)  # TF32 flags, before any graph
         self.train_data, self.val_data = train_data, val_data
         self.parallel, self.compile = parallel, compile
         self.micro = parallel.micro_batches(spec.batch_size)
@@ -96,11 +53,8 @@ class LanguageModelJob:
                             self.batch_gen, self.device), self.parallel)
 
     def train_step(self, batch: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-        self.model.train()
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.step, self.spec)
         batch = batch if batch is not None else self.next_batch()
-        step_begin(self.compile)
+        begin_step(self.model, self.optimizer, lr_at(self.step, self.spec), self.compile)
 
         def loss_of(x, y):
             with autocast(self.device, self.precision):
@@ -148,7 +102,10 @@ class LanguageModelJob:
                              f"{layout} run: resume with the same --parallel mode")
         if self._sharded:  # two calls: set_state_dict takes an empty model state for "optimizer only"
             from torch.distributed.checkpoint.state_dict import (
-                StateDictOptions, set_model_state_dict, set_optimizer_state_dict)
+                StateDictOptions,
+                set_model_state_dict,
+                set_optimizer_state_dict,
+            )
 
             options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
             set_model_state_dict(self.model, state["model"], options=options)
@@ -171,3 +128,11 @@ class LanguageModelJob:
             with autocast(self.device, self.precision):
                 losses[i] = self.model(x, y)
         return {"val_loss": float(losses.mean())}
+
+
+def encode_characters(text: str) -> tuple[torch.Tensor, list[str]]:
+    """Characters → ids over the sorted character set of ``text`` (at most 256 characters)."""
+    chars = sorted(set(text))
+    codes = torch.tensor([ord(c) for c in chars])
+    points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
+    return torch.searchsorted(codes, points).to(torch.uint8), chars

@@ -10,65 +10,25 @@ A single process is ``SINGLE``: world size 1, no wrapping, one micro-batch.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from typing import Iterator, Literal
+from collections.abc import Iterator
+from typing import TypeVar, cast
 
 import torch
 from torch import nn
 
-Mode = Literal["ddp", "fsdp"]
+from workloads.placement import SINGLE, Mode, Parallel
+
+__all__ = ["SINGLE", "Mode", "Parallel", "take", "split", "wrap", "unwrap", "gradient_sync", "accumulate"]
+
+B = TypeVar("B", bound=tuple[torch.Tensor, ...])  # a batch: a tuple of tensors of any length
 
 
-@dataclass(frozen=True)
-class Parallel:
-    """Where this process sits in the run and how it trains its share of the batch."""
-
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
-    local_world_size: int = 1
-    node_rank: int = 0
-    nnodes: int = 1
-    backend: str | None = None  # "gloo" or "nccl"; None for a single process
-    mode: Mode = "ddp"
-    micro_batch: int | None = None  # rows per micro-batch; None: the whole per-rank share
-
-    @property
-    def is_main(self) -> bool:
-        """True on rank 0, which writes the results file and the event log."""
-        return self.rank == 0
-
-    @property
-    def distributed(self) -> bool:
-        """True when a process group joins more than one process."""
-        return self.world_size > 1
-
-    def rows(self, global_batch: int) -> slice:
-        """This rank's rows of a global batch of ``global_batch`` rows (it must divide evenly)."""
-        if global_batch % self.world_size:
-            raise ValueError(f"global batch {global_batch} does not split over {self.world_size} ranks")
-        share = global_batch // self.world_size
-        return slice(self.rank * share, (self.rank + 1) * share)
-
-    def micro_batches(self, global_batch: int) -> int:
-        """Micro-batches per step for this rank's share (gradient accumulation steps)."""
-        share = global_batch // self.world_size
-        micro = self.micro_batch or share
-        if micro <= 0 or share % micro:
-            raise ValueError(f"micro-batch {micro} does not divide the per-rank share {share} "
-                             f"(global batch {global_batch} over {self.world_size} ranks)")
-        return share // micro
-
-
-SINGLE = Parallel()
-
-
-def take(batch: tuple[torch.Tensor, ...], parallel: Parallel) -> tuple[torch.Tensor, ...]:
+def take(batch: B, parallel: Parallel) -> B:
     """This rank's rows of a global batch (every tensor sliced along its first dimension)."""
     if not parallel.distributed:
         return batch
     rows = parallel.rows(len(batch[0]))
-    return tuple(t[rows] for t in batch)
+    return cast(B, tuple(t[rows] for t in batch))  # as many tensors as ``batch``
 
 
 def split(batch: tuple[torch.Tensor, ...], parts: int) -> list[tuple[torch.Tensor, ...]]:
@@ -87,12 +47,14 @@ def wrap(model: nn.Module, parallel: Parallel, device: torch.device) -> nn.Modul
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
 
-        if not hasattr(model, "blocks"):
+        blocks = getattr(model, "blocks", None)
+        if not isinstance(blocks, nn.ModuleList):
             raise ValueError(f"{type(model).__name__} has no blocks to shard: use --parallel ddp")
         mesh = init_device_mesh(device.type, (parallel.world_size,))
-        for block in model.blocks:
+        for block in blocks:
             fully_shard(block, mesh=mesh)
-        return fully_shard(model, mesh=mesh)
+        fully_shard(model, mesh=mesh)  # in place: ``model`` is now also an FSDPModule
+        return model
     from torch.nn.parallel import DistributedDataParallel
 
     ids = [device.index] if device.type == "cuda" else None
@@ -107,12 +69,12 @@ def unwrap(model: nn.Module) -> nn.Module:
     """The module whose state dict matches a single-process, uncompiled run's: strips
     ``torch.compile``'s wrapper (``_orig_mod``) and DDP's (``module``), in any order."""
     while True:
-        if isinstance(getattr(model, "_orig_mod", None), nn.Module):  # torch.compile
-            model = model._orig_mod
-        elif isinstance(getattr(model, "module", None), nn.Module):  # DDP
-            model = model.module
-        else:
+        inner = getattr(model, "_orig_mod", None)  # torch.compile
+        if not isinstance(inner, nn.Module):
+            inner = getattr(model, "module", None)  # DDP
+        if not isinstance(inner, nn.Module):
             return model
+        model = inner
 
 
 @contextlib.contextmanager
@@ -120,15 +82,15 @@ def gradient_sync(model: nn.Module, enabled: bool) -> Iterator[None]:
     """Skip the gradient all-reduce/reduce-scatter for all but the last micro-batch."""
     if enabled:
         yield
-    elif hasattr(model, "no_sync"):  # DDP
-        with model.no_sync():
+    elif (no_sync := getattr(model, "no_sync", None)) is not None:  # DDP
+        with no_sync():
             yield
-    elif hasattr(model, "set_requires_gradient_sync"):  # FSDP2
-        model.set_requires_gradient_sync(False)
+    elif (set_sync := getattr(model, "set_requires_gradient_sync", None)) is not None:  # FSDP2
+        set_sync(False)
         try:
             yield
         finally:
-            model.set_requires_gradient_sync(True)
+            set_sync(True)
     else:
         yield
 

@@ -5,8 +5,8 @@ from workloads.base import Workload
 from workloads.dlrm import DlrmSmall
 from workloads.fashion_cnn import FashionCnn
 from workloads.gpt2 import Gpt2
-from workloads.lm_char import LmChar
 from workloads.llama import Llama1B
+from workloads.lm_char import LmChar
 
 WORKLOADS: dict[str, Workload] = {
     w.id: w for w in (LmChar(), Gpt2(), FashionCnn(), Llama1B(), DlrmSmall())}

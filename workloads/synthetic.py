@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from workloads.lm_job import LanguageModelJob, LanguageModelSpec
+from workloads.lm_job import LanguageModelJob
+from workloads.lm_spec import SyntheticLMSpec
 from workloads.parallel import SINGLE, Parallel
 
 # Streams are generated as chains of this many tokens stepped side by side, then laid end to
@@ -54,20 +55,6 @@ class MarkovSource:
         for i in range(1, length):
             out[i] = table[out[i - 1], choice[i].long()]
         return out.t().reshape(-1)[:n_tokens].contiguous()
-
-
-@dataclass(frozen=True, kw_only=True)
-class SyntheticLMSpec(LanguageModelSpec):
-    """Pinned fields shared by language models trained on a :class:`MarkovSource`."""
-
-    vocab_size: int
-    data_seed: int
-    branching: int
-    train_tokens: int
-    val_tokens: int
-
-    def source(self) -> MarkovSource:
-        return MarkovSource(self.vocab_size, self.branching, self.data_seed)
 
 
 def synthetic_lm_job(spec: SyntheticLMSpec, model: nn.Module, *, device: torch.device, seed: int,

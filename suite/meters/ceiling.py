@@ -44,6 +44,9 @@ def matmul_ceiling(device: torch.device, precision: str, *, n: int | None = None
             rates.append(2 * n**3 * iterations / elapsed)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous_tf32
+        del a, b
+        if device.type == "cuda":  # give the blocks back: a supervised run's workers train
+            torch.cuda.empty_cache()  # beside this process (unverified until run on a GPU)
     return {"flops": max(rates), "trials_flops": rates, "n": n, "precision": precision,
             "method": f"torch.mm {n}x{n} {precision}, random data, {warmup} warm-up products, "
                       f"fastest of {trials} timed batches"}

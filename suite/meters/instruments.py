@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from suite import system
 from suite.meters import energy, nvml, telemetry
 
 
@@ -45,10 +46,25 @@ def open_instruments(device: torch.device) -> Instruments:
     if device.type != "cuda":
         return Instruments(energy=energy.rapl_meter(),
                            telemetry_status="not measured: GPU telemetry needs a CUDA device")
-    uuid = str(getattr(torch.cuda.get_device_properties(device), "uuid", "") or "")
-    gpu, why = nvml.open_gpu(index=device.index or 0, uuid=uuid or None)
+    gpu, why = system.nvml_gpu(device)  # by UUID, as NVML ignores CUDA_VISIBLE_DEVICES
     if gpu is None:
         return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}")
     sampler = telemetry.Sampler(gpu, clock=time.time)  # the runner's clock: Unix seconds
     return Instruments(energy=energy.gpu_meter(gpu, sampler), sampler=sampler,
-                       settings=gpu.settings())
+                       settings=start_settings(gpu, device))
+
+
+def start_settings(gpu: nvml.Gpu, device: torch.device) -> dict[str, Any]:
+    """The GPU's settings at the start of a run, with ``other_processes``: how many compute
+    processes on it are not this run's (:func:`suite.meters.telemetry.other_processes`). This
+    process's CUDA context is made first (a device synchronization creates it), so that NVML
+    lists this process among them. (Unverified until run on a GPU.)"""
+    hold_context(device)
+    settings = gpu.settings()
+    settings["other_processes"] = telemetry.other_processes(settings["compute_processes"])
+    return settings
+
+
+def hold_context(device: torch.device) -> None:
+    """Make this process's CUDA context on ``device`` (no memory is allocated)."""
+    torch.cuda.synchronize(device)

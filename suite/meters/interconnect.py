@@ -57,9 +57,9 @@ def gpu_pairs(gpus: list[nvml.Gpu]) -> list[dict[str, Any]]:
     pairs = []
     for (i, a), (j, b) in combinations(enumerate(gpus), 2):
         level, status = a.common_ancestor(b), a.p2p_status(b, nvlink)
-        pairs.append({"gpus": [i, j], "common_ancestor": TOPOLOGY_LEVELS.get(level),
+        pairs.append({"gpus": [i, j], "common_ancestor": None if level is None else TOPOLOGY_LEVELS.get(level),
                       "p2p_nvlink": None if status is None else status == 0,
-                      "p2p_nvlink_status": P2P_STATUS.get(status)})
+                      "p2p_nvlink_status": None if status is None else P2P_STATUS.get(status)})
     return pairs
 
 
@@ -84,7 +84,7 @@ def summarize(gpus: list[dict[str, Any]] | None, pairs: list[dict[str, Any]] | N
 
 def infiniband(root: Path | str = SYSFS_INFINIBAND) -> list[dict[str, Any]]:
     """Every InfiniBand/RDMA device under ``root`` with its ports' state, rate and link layer."""
-    devices = []
+    devices: list[dict[str, Any]] = []
     for dev in _entries(Path(root)):
         ports = [_port(port) for port in _entries(dev / "ports") if port.name.isdigit()]
         devices.append({"device": dev.name, "ports": sorted(ports, key=lambda p: p["port"])})
@@ -125,7 +125,7 @@ def describe(query_gpus: bool = True, infiniband_root: Path | str = SYSFS_INFINI
     if query_gpus:
         handles, why = nvml.open_all()
     else:
-        handles, why = None, "not queried: the run used the CPU"
+        handles, why = None, "not queried: the device is the CPU"
     gpus = pairs = None
     if handles is not None:
         bus_ids = {bus: i for i, bus in enumerate(g.pci_bus_id() for g in handles) if bus}

@@ -7,7 +7,10 @@ Tests substitute a stand-in module through :func:`set_module`.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
+from suite.meters.mfu import is_mig
 
 _module: Any = None  # a stand-in pynvml for tests; None: import the real one
 
@@ -63,6 +66,20 @@ class Gpu:
     def name(self) -> str | None:
         value = self._query("nvmlDeviceGetName")
         return value.decode() if isinstance(value, bytes) else value
+
+    def uuid(self) -> str | None:
+        """NVML's UUID, with its prefix: "GPU-…" for a whole GPU, "MIG-…" for a MIG slice."""
+        value = self._query("nvmlDeviceGetUUID")
+        return value.decode() if isinstance(value, bytes) else value
+
+    def is_mig(self) -> bool:
+        """True when this handle is a MIG slice: NVML says so (``nvmlDeviceIsMigDeviceHandle``),
+        or its UUID ("MIG-…") or name ("… MIG 1g.10gb") does. ``nvmlDeviceGetMigMode`` cannot
+        tell: it raises NotSupported on a slice's handle."""
+        if self._query("nvmlDeviceIsMigDeviceHandle"):
+            return True
+        uuid = self.uuid()
+        return bool(uuid and uuid.startswith("MIG-")) or is_mig(self.name() or "")
 
     def total_energy_j(self) -> float | None:
         """Energy since the driver loaded (``nvmlDeviceGetTotalEnergyConsumption``, mJ) in J."""
@@ -145,7 +162,7 @@ class Gpu:
             "name": self.name(),
             "persistence_mode": _flag(self._query("nvmlDeviceGetPersistenceMode")),
             "ecc_enabled": _flag(ecc[0]) if ecc else None,
-            "mig_enabled": _flag(mig[0]) if mig else None,
+            "mig_enabled": True if self.is_mig() else _flag(mig[0]) if mig else None,
             "compute_mode": self._query("nvmlDeviceGetComputeMode"),
             "power_limit_w": None if limit is None else limit / 1000.0,
             "default_power_limit_w": None if default_limit is None else default_limit / 1000.0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ class Sampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="goodbench-telemetry", daemon=True)
 
-    def start(self) -> "Sampler":
+    def start(self) -> Sampler:
         self.sample()
         self._thread.start()
         return self
@@ -90,12 +91,63 @@ class Sampler:
         return [[round(float(c[:, 0].mean()), 3), round(float(c[:, 1].mean()), 1)] for c in chunks]
 
 
+SUPERVISOR_PID = "GOODBENCH_SUPERVISOR_PID"  # set by suite.supervisor in its worker's environment
+PROC = Path("/proc")
+
+
+def namespace_pids(pid: int | str = "self", proc: Path = PROC) -> set[int]:
+    """The PIDs process ``pid`` has in each PID namespace that /proc shows (the ``NSpid`` line
+    of its status, from the namespace /proc was mounted in down to the process's own); empty
+    when unreadable."""
+    try:
+        text = (proc / str(pid) / "status").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("NSpid:"):
+            return {int(x) for x in line.split()[1:] if x.isdigit()}
+    return set()
+
+
+def own_processes(proc: Path = PROC) -> tuple[set[int], int]:
+    """This run's processes that may hold a CUDA context on its GPU, as (their PIDs in every
+    namespace /proc shows, how many processes they are): this process, and the supervisor that
+    started it (``$GOODBENCH_SUPERVISOR_PID``, when it is this process's parent): the parent of a
+    supervised run measured the matmul ceiling and keeps its CUDA context while its worker trains."""
+    pids, count = {os.getpid(), *namespace_pids("self", proc)}, 1
+    parent = os.environ.get(SUPERVISOR_PID, "")
+    if parent.isdigit() and int(parent) == os.getppid():
+        pids |= {int(parent), *namespace_pids(parent, proc)}
+        count += 1
+    return pids, count
+
+
+def other_processes(processes: list[dict] | None,
+                    own: tuple[set[int], int] | None = None) -> int | None:
+    """How many of the GPU's compute processes (``compute_processes`` of :meth:`Gpu.settings`)
+    are not this run's (``own``: :func:`own_processes`); None when NVML did not list them.
+
+    When a PID NVML lists is one of this run's, NVML and this process share a PID namespace and
+    every other PID is another process. When none is, NVML reports PIDs of another namespace
+    (the host's, seen from a container), which cannot be mapped to this run's: its processes
+    are among them unnamed, and only the processes beyond their number count as others. This
+    process must hold its CUDA context when NVML is asked (the callers make sure it does)."""
+    if processes is None:
+        return None
+    pids, count = own if own is not None else own_processes()
+    listed = [p["pid"] for p in processes]
+    if any(pid in pids for pid in listed):
+        return sum(1 for pid in listed if pid not in pids)
+    return max(0, len(listed) - count)
+
+
 def warnings_for(settings: dict[str, Any], summary: dict[str, Any] | None) -> list[str]:
     """Warnings from the start-of-run settings and the sampled window."""
     out = []
-    others = [p for p in settings.get("compute_processes") or [] if p["pid"] != os.getpid()]
+    others = settings["other_processes"] if "other_processes" in settings \
+        else other_processes(settings.get("compute_processes"))
     if others:
-        out.append(f"another process used the GPU at the start ({len(others)} process(es))")
+        out.append(f"another process used the GPU at the start ({others} process(es))")
     if settings.get("persistence_mode") is False:
         out.append("persistence mode is off")
     limit, default = settings.get("power_limit_w"), settings.get("default_power_limit_w")

@@ -1,7 +1,7 @@
 """Steady-state throughput: rates and the step-time distribution over the window after warm-up."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ def segments(steady: np.ndarray) -> list[list[int]]:
     return [[int(a) + 1, int(b)] for a, b in zip(starts, stops)]
 
 
-def summarize(step_times_s: list[float], *, warmup_steps: int, samples_per_step: int,
+def summarize(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, samples_per_step: int,
               tokens_per_step: int | None, resumed_at: Sequence[int] = ()) -> tuple[dict | None, str]:
     """Throughput over the steady-state steps: all but each worker's warm-up (:func:`warmup_mask`;
     an unbroken run: steps ``warmup_steps+1 .. len(step_times_s)``, 1-based).

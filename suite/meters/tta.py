@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from scipy import stats
 
 MAX_NON_CONVERGED = 1  # MLPerf: at most one run may fail to reach the target
 
@@ -18,15 +18,31 @@ def olympic_mean(times_s: list[float]) -> float:
 
 
 def confidence_interval(times_s: list[float], level: float = 0.95) -> tuple[float, float] | None:
-    """Student-t confidence interval of the mean; None below two values."""
+    """Student-t confidence interval of the mean time, clipped at 0; None below two values.
+
+    With few seeds the t interval can reach below 0 (two seeds: t = 12.7 standard errors), but
+    a mean time cannot: clipping at 0 removes only impossible values, so the interval still
+    covers the true mean whenever the unclipped one does (same coverage, same estimator as the
+    reported means). An interval on log times could not go negative either, but it bounds the
+    geometric mean, not the mean it would be printed beside."""
     values = np.asarray(times_s, dtype=np.float64)
     if values.size < 2:
         return None
+    from scipy import stats  # imported when an interval is due: reading results stays light
+
     sem = stats.sem(values)
     if sem == 0 or not math.isfinite(sem):
         return (float(values.mean()), float(values.mean()))
     low, high = stats.t.interval(level, values.size - 1, loc=values.mean(), scale=sem)
-    return float(low), float(high)
+    return max(0.0, float(low)), float(high)
+
+
+def estimator(result: dict) -> str:
+    """What a score's ``olympic_mean_s`` is (see :func:`score`): "olympic mean" when the
+    fastest and the slowest time were dropped, i.e. over at least three seeds, a seed that
+    did not converge counting as the slowest; below three seeds nothing is dropped: "mean"."""
+    converged, missed = result["converged"], result["seeds"] - result["converged"]
+    return "olympic mean" if converged >= 3 or (missed and converged >= 2) else "mean"
 
 
 def score(tta_by_seed: dict[int, float | None]) -> dict:
@@ -37,7 +53,7 @@ def score(tta_by_seed: dict[int, float | None]) -> dict:
     """
     converged = [t for t in tta_by_seed.values() if t is not None]
     missed = len(tta_by_seed) - len(converged)
-    result = {"seeds": len(tta_by_seed), "converged": len(converged), "valid": True,
+    result: dict[str, Any] = {"seeds": len(tta_by_seed), "converged": len(converged), "valid": True,
               "olympic_mean_s": None, "mean_s": None, "min_s": None, "max_s": None,
               "std_s": None, "ci95_s": None, "reason": "ok"}
     if missed > MAX_NON_CONVERGED:

@@ -1,22 +1,11 @@
 """A GPT decoder in the shape of nanoGPT's: pre-LayerNorm blocks, SDPA attention, tied head."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-@dataclass(frozen=True)
-class GPTConfig:
-    vocab_size: int
-    block_size: int
-    n_layer: int
-    n_head: int
-    n_embd: int
-    dropout: float = 0.0
-    bias: bool = False
+from workloads.nn.gpt_config import GPTConfig
 
 
 class CausalSelfAttention(nn.Module):
@@ -99,25 +88,6 @@ class GPT(nn.Module):
 def non_embedding_params(model: GPT) -> int:
     """N of PaLM's 6N: all parameters but the position embedding (the tied head counts once)."""
     return sum(p.numel() for p in model.parameters()) - model.wpe.weight.numel()
-
-
-def param_count(cfg: GPTConfig) -> int:
-    """N for a config, computed analytically (matches ``non_embedding_params`` of the built model)."""
-    d, L, v = cfg.n_embd, cfg.n_layer, cfg.vocab_size
-    bias = cfg.bias
-    per_block = (
-        2 * d * (2 if bias else 1)                    # two LayerNorms
-        + 3 * d * d + (3 * d if bias else 0)          # qkv
-        + d * d + (d if bias else 0)                  # attention projection
-        + 4 * d * d + (4 * d if bias else 0)          # fc
-        + 4 * d * d + (d if bias else 0)              # mlp projection
-    )
-    return v * d + L * per_block + d * (2 if bias else 1)
-
-
-def train_flops_per_token(cfg: GPTConfig) -> float:
-    """PaLM (appendix B): 6·N + 12·L·H·Q·T training FLOPs per token, with H·Q = n_embd."""
-    return 6 * param_count(cfg) + 12 * cfg.n_layer * cfg.n_embd * cfg.block_size
 
 
 def adamw(model: nn.Module, lr: float, betas: tuple[float, float], weight_decay: float,

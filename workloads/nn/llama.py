@@ -5,28 +5,11 @@ uses ``F.scaled_dot_product_attention``; the key/value heads are repeated to the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-@dataclass(frozen=True)
-class LlamaConfig:
-    vocab_size: int
-    block_size: int
-    n_layer: int
-    n_head: int
-    n_kv_head: int
-    dim: int
-    ffn_dim: int
-    rope_theta: float = 500_000.0
-    norm_eps: float = 1e-5
-
-    @property
-    def head_dim(self) -> int:
-        return self.dim // self.n_head
+from workloads.nn.llama_config import LlamaConfig
 
 
 def rope_tables(cfg: LlamaConfig) -> tuple[torch.Tensor, torch.Tensor]:
@@ -92,6 +75,9 @@ class Block(nn.Module):
 class Llama(nn.Module):
     """Decoder-only transformer; ``forward(idx, targets)`` returns the mean cross-entropy."""
 
+    rope_cos: torch.Tensor  # buffers (register_buffer), declared for type checkers
+    rope_sin: torch.Tensor
+
     def __init__(self, cfg: LlamaConfig):
         super().__init__()
         self.cfg = cfg
@@ -119,17 +105,3 @@ class Llama(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1))
 
 
-def param_count(cfg: LlamaConfig) -> int:
-    """N of PaLM's 6N: every parameter, the tied embedding/head counted once."""
-    d, kv = cfg.dim, cfg.n_kv_head * cfg.head_dim
-    per_block = 2 * d + 2 * d * d + 2 * d * kv + 3 * d * cfg.ffn_dim
-    return cfg.vocab_size * d + cfg.n_layer * per_block + d
-
-
-def train_flops_per_token(cfg: LlamaConfig) -> float:
-    """PaLM (appendix B): 6·N + 12·L·H·Q·T training FLOPs per token, H·Q = query heads × head dim.
-
-    Grouped-query attention shrinks the K/V projections (inside N) but not QKᵀ and AV, whose
-    cost follows the query heads.
-    """
-    return 6 * param_count(cfg) + 12 * cfg.n_layer * cfg.n_head * cfg.head_dim * cfg.block_size

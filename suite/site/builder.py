@@ -1,0 +1,253 @@
+"""The build: validate and copy every results file, write its run pages, pool the entries, then write
+the workload, system, compare and index pages and the static files.
+
+Per-file work (validate, copy, run pages) is spread over processes for large result sets; so are
+the workload and system pages.
+
+The site is built into a fresh sibling of the output folder (``.<name>.new-*``) and swapped in
+when complete (an atomic exchange of the two folders where the OS has one, else two renames),
+so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
+previous site as it was. The output folder must be absent, empty or a previous build (it holds
+:data:`MARKER`); any other folder is refused rather than written into.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from suite import leaderboard
+from suite.errors import GoodbenchError
+from suite.results import utc_now
+from suite.site import mlperf_pages, pages, run_page
+from suite.site.names import file_slug
+from suite.site.render import copy_static
+from suite.site.tables import downloads
+from suite.validate.reading import read_bounded
+from workloads import registry
+
+PARALLEL_FROM = 200  # files: below this, one process is faster than starting workers
+
+
+MARKER = ".goodbench-site"  # written into every build: the folder may be rebuilt (replaced)
+# what a build writes at the top of its folder: a folder holding only these (index.html among
+# them) is a build from before the marker, and may be replaced too
+BUILD_ENTRIES = frozenset({MARKER, "index.html", "compare.html", "compare.csv", "compare.json", "runs.csv",
+                           "runs.json", "raw", "runs", "workloads", "systems", "static"})
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a build made: the index page, the number of results files shown, and the files not
+    shown with why (file name, first problem as one line)."""
+
+    index: Path
+    n_results: int
+    invalid: list[tuple[str, str]]
+
+
+def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = None) -> Path:
+    """Render ``results_dir`` into ``out_dir``; returns the path of ``index.html``."""
+    return build_site(results_dir, out_dir, workers).index
+
+
+def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None = None) -> Built:
+    """Render ``results_dir`` into a fresh folder and swap it in as ``out_dir`` (see the module
+    docstring); :class:`GoodbenchError` for a missing results folder or an output folder that
+    is not a previous build."""
+    results = Path(results_dir)
+    if not results.is_dir():
+        raise GoodbenchError(f"--results-dir {results}: " + (
+            "not a directory" if results.exists() else "no such directory"))
+    out = Path(os.path.abspath(out_dir))
+    if not out.name:
+        raise GoodbenchError(f"--out {out_dir}: give a folder of its own to build into")
+    _check_output(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(out)
+    with _fresh_folder(out) as fresh:
+        index, n_results, invalid = _build_into(results, fresh, workers)
+        (fresh / MARKER).write_text("a site built by `goodbench site`; the next build replaces this folder\n",
+                                    encoding="utf-8")
+        _swap_in(fresh, out)
+    return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid)
+
+
+def _check_output(out: Path) -> None:
+    """Refuse an output path that is a link, a file, or a non-empty folder other than a build."""
+    if out.is_symlink():
+        raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise GoodbenchError(f"--out {out}: not a directory")
+    names = {p.name for p in out.iterdir()}
+    if names and MARKER not in names and not ("index.html" in names and names <= BUILD_ENTRIES):
+        raise GoodbenchError(f"--out {out}: a folder that is not empty and not a site built by goodbench "
+                             f"(no {MARKER}); the build replaces its folder, so give a new or empty one")
+
+
+def _siblings(out: Path, kind: str) -> str:
+    return f".{out.name}.{kind}-"
+
+
+@contextlib.contextmanager
+def _fresh_folder(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out``, locked (flock) while this build uses it; removed afterwards
+    (after the swap it holds the previous site)."""
+    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=_siblings(out, "new")))
+    fd = os.open(fresh, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.chmod(fresh, 0o755)  # mkdtemp makes 0700; a site is meant to be read
+        yield fresh
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+        os.close(fd)
+
+
+def _remove_abandoned(out: Path) -> None:
+    """Remove the fresh folders of builds of ``out`` that were killed (nobody holds their lock)."""
+    for stale in out.parent.glob(_siblings(out, "new") + "*"):
+        try:
+            fd = os.open(stale, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a build under way
+        else:
+            shutil.rmtree(stale, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+def _swap_in(fresh: Path, out: Path) -> None:
+    """Put ``fresh`` at ``out``; the previous site (if any) ends up at ``fresh``."""
+    if not out.exists():
+        os.rename(fresh, out)
+        fresh.mkdir()  # for _fresh_folder to remove
+        return
+    if _exchange(fresh, out):
+        return
+    old = fresh.with_name(fresh.name.replace(".new-", ".old-", 1))  # no atomic exchange: two renames
+    os.rename(out, old)
+    try:
+        os.rename(fresh, out)
+    except OSError:
+        os.rename(old, out)  # the previous site back
+        raise
+    os.rename(old, fresh)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where the OS or
+    the filesystem cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path, int, list[tuple[str, str]]]:
+    """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
+    for sub in ("raw", "runs", "workloads", "systems", "static"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    paths = sorted(p for p in results_dir.glob("*.json") if not p.name.startswith("."))
+    built_at = utc_now()
+    workers = workers or os.cpu_count() or 1
+    parallel = len(paths) >= PARALLEL_FROM and workers > 1
+    with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
+        entries, runs, invalid, links, summaries = _gather(paths, out, pool, workers, built_at)
+        built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
+        ids = list(registry.WORKLOADS)
+        workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
+                         [entries[entries["workload"] == w] for w in ids], [built] * len(ids))
+        names = sorted(entries["system"].unique())
+        parts = [names[i::workers * 2] for i in range(workers * 2)] if pool is not None else [names]
+        groups = [entries[entries["system"].isin(part)] for part in parts if part]
+        files = [set(g["file"]) for g in groups]
+        mine = [{k: v for k, v in summaries.items() if k[0] in f} for f in files]  # each group's entries
+        systems = sorted((s for found in _map(pool, pages.system_pages, [out] * len(groups), groups,
+                                              [built] * len(groups), [links] * len(groups), mine)
+                          for s in found), key=lambda s: s["name"])
+    pages.compare_page(out, entries, built, summaries)
+    downloads(runs, out / "runs")
+    run_page.write_reproduced(out, results_dir, runs, built_at)  # "reproduced N times on …"
+    mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
+    pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
+    copy_static(out / "static")
+    return out / "index.html", int(entries["file"].nunique()), invalid
+
+
+def _map(pool: ProcessPoolExecutor | None, fn, *args) -> list:
+    """``fn`` over zipped ``args``: in the worker processes when there is a pool, else here."""
+    return list(pool.map(fn, *args) if pool is not None else map(fn, *args))
+
+
+def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, workers: int, built_at: str):
+    names = [str(p) for p in paths]
+    # many small chunks, so that both workers stay busy to the end
+    size = math.ceil(len(names) / (workers * 16)) if pool is not None else max(1, len(names))
+    chunks = [names[i:i + size] for i in range(0, len(names), size)] or [[]]
+    parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks))
+    entries = [e for part in parts for e in part[0]]
+    runs = [r for part in parts for r in part[1]]
+    invalid = [i for part in parts for i in part[2]]
+    links: dict[str, set[str]] = {}
+    for system, text in (pair for part in parts for pair in part[3]):
+        links.setdefault(system, set()).add(text)
+    summaries = {key: value for part in parts for key, value in part[4].items()}
+    return (leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS)),
+            pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), invalid, links, summaries)
+
+
+def _process(paths: list[str], out_dir: str, built_at: str):
+    """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs,
+    invalid files, (system name, interconnect text) pairs and each entry's comparison summary
+    (suite/compare.py; keyed by file, workload and scale)."""
+    entries, runs, invalid, links = [], [], [], []
+    summaries: dict[tuple[str, str, str], dict] = {}
+    out = Path(out_dir)
+    for p in map(Path, paths):
+        doc, problem = leaderboard.check_file(p)
+        if problem or doc is None:
+            invalid.append((p.name, problem))
+            continue
+        _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
+        entries += leaderboard.rows(p.name, doc)
+        runs += leaderboard.run_rows(p.name, doc)
+        summaries.update(pages.entry_summaries(p.name, doc))
+        shared = run_page.doc_context(p.name, doc)
+        if shared["interconnect"] is not None:
+            links.append((doc["system"]["name"], shared["interconnect"]))
+        run_page.write_pages(out, p.name, doc, shared, built_at)
+    return entries, runs, invalid, links, summaries
+
+
+def _copy(src: Path, dest: Path) -> None:
+    """``dest`` as a byte copy of the results file ``src`` (never a link: editing the site's copy
+    must not change a stored result), read as the validator reads it (no symbolic link)."""
+    raw, problems = read_bounded(src)
+    if problems or raw is None:
+        raise GoodbenchError(problems[0].line(src.name) if problems else f"{src}: unreadable")
+    dest.write_bytes(raw)

@@ -1,0 +1,281 @@
+"""The leaderboard's pages: one per workload (ranked tables, throughput-vs-energy chart), one per
+system (its results, history across suite versions), the comparison of two systems, and the index."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from suite import compare, leaderboard
+from suite.site import charts
+from suite.site.formatting import missing, num
+from suite.site.names import run_slug, safe_name
+from suite.site.render import render
+from suite.site.tables import ENTRY_TABLE, SYSTEM_TABLE, cell, downloads, table_pages
+from workloads import registry
+
+SCATTER_POINTS = 300  # at most this many points in a throughput-vs-energy chart
+
+
+def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict) -> dict:
+    """The leaderboard pages of one workload from its entries ``mine``; returns its summary for the index."""
+    workload = registry.get(workload_id)
+    wslug = safe_name(workload.id)
+    ordered = leaderboard.ranked(mine) if not mine.empty else mine
+    rank_ok = leaderboard.rankable(ordered) if not ordered.empty else pd.Series(dtype=bool)
+    ranked = ordered[rank_ok] if not ordered.empty else ordered
+    groups = []  # (title, frame, ranked?, slug)
+    for div in sorted(ranked["division"].unique()) if not ranked.empty else []:
+        groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
+    if not ordered.empty:
+        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok]
+        smoke = ordered[ordered["scale"] == "smoke"]
+        if not unconverged.empty:
+            groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
+                           "not-ranked"))
+        if not smoke.empty:
+            smoke_target = workload.spec("smoke").target  # each scale pins its own target
+            title = "Smoke scale — not ranked (a quick check, not a benchmark)"
+            if smoke_target is not None:
+                title += f"; score: time to {smoke_target.describe()}"
+            groups.append((title, smoke, False, "smoke"))
+    tables = [table_pages(frame, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / f"{wslug}-{slug}",
+                          "../", ranked_flag,
+                          lambda k, s=slug: f"{wslug}.html" if k == 1 else f"{wslug}-{s}-p{k}.html")
+              for title, frame, ranked_flag, slug in groups]
+    scatter = _scatter(ordered[ordered["scale"] == "full"] if not ordered.empty else ordered, "../")
+    target = workload.spec("full").target
+    info = {"id": workload.id, "version": workload.version, "task": workload.task, "kind": workload.kind,
+            "target": target.describe() if target else "throughput workload", "href": f"workloads/{wslug}.html",
+            "page1": f"{wslug}.html"}
+    n_pages = max([len(t) for t in tables] or [1])
+    for page in range(1, n_pages + 1):
+        shown = [t[page - 1] for t in tables if len(t) >= page]
+        if page == 1:
+            render("workload.html", out / "workloads" / f"{wslug}.html", root="../", title=workload.id, w=info,
+                   tables=shown, scatter=scatter, page=1, **built)
+        else:
+            for t, (_, _, _, slug) in zip(tables, groups):
+                if len(t) >= page:
+                    render("workload.html", out / "workloads" / f"{wslug}-{slug}-p{page}.html", root="../",
+                           title=f"{workload.id} page {page}", w=info, tables=[t[page - 1]], scatter=None,
+                           page=page, **built)
+    leaders = [frame.iloc[0] for _, frame, is_ranked, _ in groups if is_ranked]
+    info["leaders"] = [{"division": top["division"], "system": top["system"],
+                        "score": cell("score", top, "", 1)["text"],
+                        "href": f"systems/{safe_name(top['system'])}.html"} for top in leaders]
+    info["n_entries"] = len(mine)
+    return info
+
+
+def _scatter(frame: pd.DataFrame, root: str) -> dict:
+    """Throughput vs energy per sample, with the Pareto front; or why there is no chart.
+
+    Beyond SCATTER_POINTS results only the front and each system's fastest and most frugal
+    result are drawn (the note says so; the CSV downloads hold every row).
+    """
+    if frame.empty:
+        return {"chart": None, "note": "No full-scale results yet."}
+    measured = frame.dropna(subset=["energy_per_sample_j", "samples_per_s"])
+    if measured.empty:
+        return {"chart": None, "note": "Energy was not measured for any result of this workload, "
+                                       "so there is no throughput-vs-energy chart."}
+    front = leaderboard.pareto_front(measured)
+    shown = measured
+    if len(measured) > SCATTER_POINTS:
+        by_system = measured.groupby("system", sort=False)
+        picks = [front.index, measured.loc[by_system["samples_per_s"].idxmax()].index,
+                 measured.loc[by_system["energy_per_sample_j"].idxmin()].index]
+        extremes = measured.loc[pd.Index(picks[1]).append(picks[2]).unique().difference(front.index)]
+        extremes = extremes.sort_values("samples_per_s", ascending=False, kind="stable")
+        shown = pd.concat([front, extremes]).head(SCATTER_POINTS)  # the front first, then the fastest
+    points = [(r["energy_per_sample_j"], r["samples_per_s"],
+               f"{r['system']} ({r['scale']}): {num(r['samples_per_s'])} samples/s, "
+               f"{num(r['energy_per_sample_j'])} J/sample",
+               f"{root}runs/{run_slug(r['file'], r['run_id'])}.html")
+              for r in shown[["system", "scale", "samples_per_s", "energy_per_sample_j", "file", "run_id"]]
+              .to_dict(orient="records")]
+    notes = []
+    if len(shown) < len(measured):
+        notes.append(f"{len(shown)} of {len(measured)} results drawn: the Pareto front and each system's fastest "
+                     "and most frugal result; the CSV downloads hold them all.")
+    if len(frame) > len(measured):
+        unplotted = len(frame) - len(measured)
+        notes.append(f"{unplotted} result{'' if unplotted == 1 else 's'} without an energy measurement "
+                     f"{'is' if unplotted == 1 else 'are'} not plotted.")
+    chart = charts.scatter(points, list(zip(front["energy_per_sample_j"], front["samples_per_s"])),
+                           "energy per sample (J)", "samples/s",
+                           "samples/s against energy per sample, full-scale results")
+    return {"chart": chart, "note": " ".join(notes)}
+
+
+def _version_key(version: str) -> tuple:
+    """Sort key of a suite version: its numbers in order, then the text."""
+    return tuple(int(n) for n in re.findall(r"\d+", version)), version
+
+
+def history_charts(frame: pd.DataFrame) -> list:
+    """One chart per workload of a system's throughput across suite versions (best per version and scale)."""
+    best: dict[str, dict[str, dict[str, float]]] = {}  # workload -> scale -> version -> samples/s
+    for wid, scale, version, value in zip(frame["workload"], frame["scale"], frame["suite_version"],
+                                          frame["samples_per_s"]):
+        if not missing(value):
+            per = best.setdefault(wid, {}).setdefault(f"{scale} scale", {})
+            per[version] = max(value, per.get(version, value))
+    versions = sorted(set(frame["suite_version"]), key=_version_key)
+    where = {v: i for i, v in enumerate(versions)}
+    note = "" if len(versions) > 1 else " (one suite version so far)"
+    out = []
+    for wid in sorted(best):
+        series = {scale: sorted((where[v], y) for v, y in best[wid][scale].items()) for scale in sorted(best[wid])}
+        out.append(charts.line_chart(series, "suite version", "samples/s",
+                                     f"{wid}: best samples/s per suite version{note}", categories=versions))
+    return out
+
+
+def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str, set[str]],
+                 summaries: dict | None = None) -> list[dict]:
+    """Pages of every system in ``entries`` (``links``: each system's interconnect summaries;
+    ``summaries``: the entries' comparison summaries, :func:`entry_summaries`, for the table of
+    each result against the system's previous one); returns each system's summary for the index."""
+    systems = []
+    for system, frame in entries.groupby("system", sort=True):
+        sslug = safe_name(system)
+        ordered = frame.sort_values(["workload", "scale", "created_at"], kind="stable")
+        tables = table_pages(ordered, SYSTEM_TABLE, "t-system", "All results", out / "systems" / sslug, "../",
+                             False, lambda k, s=sslug: f"{s}.html" if k == 1 else f"{s}-p{k}.html")
+        history = history_charts(frame)
+        changes = latest_changes(frame, summaries or {})
+        for page in tables:
+            page_name = f"{sslug}.html" if page["page"] == 1 else f"{sslug}-p{page['page']}.html"
+            render("system.html", out / "systems" / page_name, root="../", title=system, system=system,
+                   accelerators=sorted({f"{a} × {c}" for a, c in zip(frame["accelerator"], frame["count"])}),
+                   interconnects=sorted(links.get(system, ())),
+                   tables=[page], history=history if page["page"] == 1 else [],
+                   changes=changes if page["page"] == 1 else [], **built)
+        systems.append({"name": system, "href": f"systems/{sslug}.html", "n": len(frame)})
+    return systems
+
+
+COMPARE_METRICS = [("score_s", "time to target (s)", "lower"), ("samples_per_s", "samples/s", "higher"),
+                   ("tokens_per_s", "tokens/s", "higher"), ("mfu", "MFU", "higher"),
+                   ("energy_per_sample_j", "J/sample", "lower"), ("goodput", "goodput", "higher")]
+# each compare-page metric's figure in suite/compare.py
+COMPARE_FIGURES = {"score_s": "tta", "samples_per_s": "samples_per_s", "tokens_per_s": "tokens_per_s",
+                   "mfu": "mfu", "energy_per_sample_j": "energy_per_sample", "goodput": "goodput"}
+
+
+def entry_summaries(name: str, doc: dict) -> dict[tuple[str, str, str], dict]:
+    """Each entry of one document (its runs of one workload × scale), keyed by (file, workload,
+    scale), summarized for comparisons by :func:`suite.compare.entry_summary`."""
+    from suite.summary import groups
+
+    return {(name, runs[0]["workload"]["id"], runs[0]["scale"]): compare.entry_summary(doc, runs)
+            for runs in groups(doc["runs"]).values()}
+
+
+def _interval(row: compare.Row | None) -> str:
+    return "—" if row is None or row.low is None else f"{row.low:.3g}–{row.high:.3g}"
+
+
+def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
+    """For each workload × scale of one system with two results or more: its latest result
+    against the one before (by creation time), figure by figure, with the ratio's 95% interval
+    and verdict from suite/compare.py."""
+    out = []
+    ordered = frame.sort_values(["workload", "scale", "created_at"], kind="stable")
+    for (workload, scale), group in ordered.groupby(["workload", "scale"], sort=True):
+        if len(group) < 2:
+            continue
+        prev, last = group.iloc[-2], group.iloc[-1]
+        before = summaries.get((prev["file"], workload, scale))
+        after = summaries.get((last["file"], workload, scale))
+        if before is None or after is None:
+            continue
+        why, rows = compare.compare_summaries(before, after)
+        base = {"workload": workload, "scale": scale, "previous": str(prev["created_at"])[:16].replace("T", " "),
+                "latest": str(last["created_at"])[:16].replace("T", " ")}
+        if why:
+            out.append({**base, "figure": "—", "a": "—", "b": "—", "ratio": "—", "ci": "—",
+                        "verdict": compare.NOT_COMPARABLE, "why": why})
+            continue
+        for fid, row in rows.items():
+            if row.base is None and row.new is None:
+                continue
+            out.append({**base, "figure": compare.BY_ID[fid].label, "a": num(row.base), "b": num(row.new),
+                        "ratio": "—" if row.ratio is None else f"{row.ratio:.3g}×", "ci": _interval(row),
+                        "verdict": row.verdict, "why": row.reason or ""})
+    return out
+
+
+def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
+    """Each system's best entry per workload and scale, as plain JSON-able data for the compare page.
+
+    With ``summaries`` (:func:`entry_summaries`) each entry also carries its comparison summary
+    (``estimates``), and its values are the engine's (all the entry's runs pooled), so that the
+    ratio, its 95% interval and the verdict (suite/compare.py; the page's script repeats only
+    the last step, :func:`suite.compare.ratio_interval`, with the same t table) agree."""
+    best = leaderboard.best_per_system(entries)
+    values: dict[str, dict] = {}
+    estimates: dict[str, dict] = {}
+    for r in best.to_dict(orient="records"):
+        key = f"{r['workload']} ({r['scale']})"
+        values.setdefault(r["system"], {})[key] = {
+            m: (None if missing(r[m]) or (m == "score_s" and r["tta_valid"] is False) else float(r[m]))
+            for m, _, _ in COMPARE_METRICS}
+        summary = (summaries or {}).get((r["file"], r["workload"], r["scale"]))
+        if summary is not None:
+            estimates.setdefault(r["system"], {})[key] = summary
+            values[r["system"]][key] = {m: summary["figures"][COMPARE_FIGURES[m]][0] for m, _, _ in COMPARE_METRICS}
+    keys = sorted({k for per in values.values() for k in per})
+    return {"systems": sorted(values), "keys": keys,
+            "metrics": [{"id": m, "label": label, "better": better, "figure": COMPARE_FIGURES[m]}
+                        for m, label, better in COMPARE_METRICS],
+            "values": values, "estimates": estimates, "t": list(compare.t_table()) if estimates else [],
+            "verdicts": {"faster": compare.FASTER, "slower": compare.SLOWER, "same": compare.SAME,
+                         "none": compare.NO_INTERVAL, "apart": compare.NOT_COMPARABLE}}
+
+
+def compare_rows(data: dict, a: str, b: str) -> list[dict]:
+    """Rows of the comparison of systems ``a`` and ``b``: both values, the ratio a/b and, where
+    both entries have estimates, its 95% interval and the verdict for ``a`` (suite/compare.py:
+    ``b`` is the base)."""
+    rows = []
+    for key in data["keys"]:
+        va, vb = data["values"].get(a, {}).get(key), data["values"].get(b, {}).get(key)
+        if not va and not vb:
+            continue
+        ea = data.get("estimates", {}).get(a, {}).get(key)
+        eb = data.get("estimates", {}).get(b, {}).get(key)
+        why, compared = compare.compare_summaries(eb, ea) if ea and eb else (None, {})
+        for m in data["metrics"]:
+            x, y = (va or {}).get(m["id"]), (vb or {}).get(m["id"])
+            if x is None and y is None:
+                continue
+            ratio = x / y if x is not None and y else None
+            row = compared.get(COMPARE_FIGURES[m["id"]])
+            verdict = compare.NOT_COMPARABLE if why else row.verdict if row else "—"
+            rows.append({"key": key, "metric": m["label"], "a": num(x), "b": num(y),
+                         "ratio": "—" if ratio is None else f"{ratio:.3g}×", "better": m["better"],
+                         "ci": _interval(row), "verdict": verdict, "why": why or (row.reason if row else "") or ""})
+    return rows
+
+
+def compare_page(out: Path, entries: pd.DataFrame, built: dict, summaries: dict | None = None) -> None:
+    """The page comparing two systems (the first two by name; its script switches), and the download of
+    each system's best entries; ``summaries`` (:func:`entry_summaries`) give the intervals and verdicts."""
+    data = compare_data(entries, summaries)
+    a, b = (data["systems"] + ["", ""])[:2]
+    best = leaderboard.best_per_system(entries)
+    downloads(best, out / "compare")
+    render("compare.html", out / "compare.html", root="", title="compare systems", data=data, a=a, b=b,
+           rows=compare_rows(data, a, b) if a and b else [], **built)
+
+
+def index_page(out: Path, workloads: list[dict], systems: list[dict], invalid: list, built: dict,
+               mlperf: list[dict] | None = None) -> None:
+    """The front page: every workload with its leaders, every system, the files that were left out,
+    and the imported MLPerf Training sections (``mlperf``: suite/site/mlperf_pages.py), apart."""
+    render("index.html", out / "index.html", root="", title="leaderboard", workloads=workloads,
+           systems=systems, invalid=invalid, mlperf=mlperf or [], **built)

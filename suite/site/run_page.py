@@ -1,0 +1,256 @@
+"""A run's page: what every run of one document shares, the distributed section, the charts, and the
+run's event log as a plain-text file."""
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+
+from markupsafe import Markup, escape
+
+from suite import derive, results
+from suite.site import charts
+from suite.site.formatting import missing, num, pct
+from suite.site.names import file_slug, run_slug, safe_name
+from suite.site.render import render
+from suite.validate.text import printable
+from workloads import registry
+
+PHASE_ORDER = derive.PHASES
+RANK_ROWS = 256  # a run page lists at most this many ranks (rank 0 and the slowest); the raw JSON has all
+
+
+def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) -> None:
+    """The page of every run of ``doc`` under runs/, and its event log (if any) under raw/.
+
+    ``shared`` is :func:`doc_context` of the document.
+    """
+    for run in doc["runs"]:
+        slug = run_slug(file, run["run_id"])
+        log = event_log_text(file, run)
+        if log is not None:
+            (out / "raw" / f"{slug}-events.txt").write_text(log, encoding="utf-8")
+        render("run.html", out / "runs" / f"{slug}.html", root="../", built_at=built_at,
+               **run_context(file, doc, run, shared))
+
+
+def write_reproduced(out: Path, results_dir: Path, runs, built_at: str) -> None:
+    """Rewrite the pages of the runs that stored reproductions name, with "reproduced N times on
+    <system>" (and "differs N times") linking the reproductions' runs. A reproduction names its
+    original by the sha256 of its bytes, which is the original's name in the store; only an
+    original shown on the site (among ``runs``, the rows of the valid files) gets the line."""
+    import hashlib
+
+    from suite import leaderboard
+    from suite.validate.reading import read_bounded
+
+    found = leaderboard.reproductions(runs)
+    shown = set(runs["file"]) if not runs.empty else set()
+    for sha in sorted({sha for sha, _ in found}):
+        file = f"{sha}.json"
+        raw, problems = read_bounded(results_dir / file)
+        if file not in shown or problems or raw is None or hashlib.sha256(raw).hexdigest() != sha:
+            continue
+        doc: dict = dict(results.parse(raw, file))
+        shared = doc_context(file, doc)
+        for run in doc["runs"]:
+            lines = reproduced_lines(found.get((sha, run["run_id"]), []))
+            if lines:
+                render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
+                       built_at=built_at, reproduced=lines, **run_context(file, doc, run, shared))
+
+
+def reproduced_lines(reproductions: list[dict]) -> list[dict]:
+    """"reproduced 2 times on <system>", "differs 1 time on <system>", each with links to the
+    reproductions' run pages and a tooltip of why they differ."""
+    groups: dict[tuple[bool, str], list[dict]] = {}
+    for r in reproductions:
+        groups.setdefault((r["verdict"] == "reproduced", str(r["system"])), []).append(r)
+    lines = []
+    for (same, system), found in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
+        times = f"{len(found)} time{'s' if len(found) != 1 else ''}"
+        lines.append({"text": f"{'reproduced' if same else 'differs'} {times} on {system}",
+                      "css": "status-complete" if same else "status-failed",
+                      "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
+                                 "title": printable(str(r["verdict"]))[:300]} for r in found]})
+    return lines
+
+
+def event_log_text(file: str, run: dict) -> str | None:
+    """The run's event log as plain text: a comment line, then one ``:::MLLOG`` line per event; None without one.
+
+    Characters that could break a line or disguise text (the validator's control characters,
+    :mod:`suite.validate.text`) are written as ``\\uXXXX``.
+    """
+    lines = run.get("event_log")
+    if not isinstance(lines, list) or not lines:
+        return None
+    head = printable(f"# event log of run {run['run_id']} in results file {file}: {len(lines)} events")
+    return "\n".join([head, *(printable(str(line)) for line in lines)]) + "\n"
+
+
+@cache
+def _pinned(workload_id: str, scale: str) -> Markup:
+    return escape(json.dumps(registry.get(workload_id).pinned(scale), indent=1, sort_keys=True))
+
+
+@cache
+def _target(workload_id: str, scale: str):
+    return registry.get(workload_id).spec(scale).target
+
+
+def _flat(value, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested dicts as (dotted key, text) pairs; lists of scalars as comma-separated text."""
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [pair for i, v in enumerate(value) for pair in _flat(v, f"{prefix}[{i}]")]
+    if isinstance(value, list) and not value:
+        return [(prefix, "—")]
+    if isinstance(value, list):
+        return [(prefix, ", ".join(num(v, 6) if isinstance(v, float) else str(v) for v in value))]
+    return [(prefix, num(value, 6) if isinstance(value, float) else "—" if value is None else str(value))]
+
+
+def doc_context(file: str, doc: dict) -> dict:
+    """The parts of a run page that every run of one document shares."""
+    reproduction = isinstance(doc["settings"].get("reproduces"), dict)
+    return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json",
+            # a reproduction gives no leaderboard entry, so its system may have no page
+            "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
+            "interconnect": interconnect_text(doc["system"]),
+            "settings": kv_table(_flat(doc["settings"])), "system": kv_table(_flat(doc["system"]))}
+
+
+def interconnect_text(system: dict) -> str | None:
+    """``system.interconnect.summary`` (nvswitch/nvlink/pcie), or "unknown" with its status; None when absent."""
+    link = system.get("interconnect")
+    if not isinstance(link, dict):
+        return None
+    if link.get("summary") is not None:
+        return str(link["summary"])
+    status = str(link.get("summary_status") or "")
+    return status if status.startswith("unknown") else f"unknown ({status})" if status else "unknown"
+
+
+def _text(value, digits: int = 4) -> str:
+    """Any field value as text: numbers through :func:`num`, nothing as "—"."""
+    return num(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else \
+        "—" if value is None else str(value)
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def distributed_context(run: dict) -> dict | None:
+    """What a run page shows of a distributed run: a summary table and per-rank rows; None otherwise.
+
+    The exposed communication share shows its status where it is null. Beyond RANK_ROWS ranks,
+    rank 0 and the slowest ranks (by mean steady-state step time) are listed, and the note says so.
+    """
+    section = run.get("distributed")
+    if not isinstance(section, dict):
+        return None
+    comm = _dict(section.get("communication"))
+    share = comm.get("exposed_share")
+    spread = section.get("straggler_spread")
+    pairs = [("world size (processes)", _text(section.get("world_size"))),
+             ("nodes", _text(section.get("nnodes"))),
+             ("processes per node", _text(section.get("local_world_size"))),
+             ("backend", _text(section.get("backend"))), ("parallel mode", _text(section.get("parallel"))),
+             ("global batch", _text(section.get("global_batch"))),
+             ("per-rank batch", _text(section.get("per_rank_batch"))),
+             ("micro-batch", _text(section.get("micro_batch"))),
+             ("gradient accumulation steps", _text(section.get("grad_accumulation_steps"))),
+             ("straggler spread (max / median of the ranks' mean step time)",
+              f"{spread:.3f}×" if isinstance(spread, (int, float)) else "— (not measured)")]
+    if not comm:
+        pairs.append(("exposed communication share", "— (not recorded in this run)"))
+    else:
+        pairs += [("exposed communication share",
+                   pct(share) if isinstance(share, (int, float)) else f"— ({_text(comm.get('status'))})"),
+                  ("step with gradient sync (s)", _text(comm.get("step_s_with_sync"))),
+                  ("step without gradient sync (s)", _text(comm.get("step_s_without_sync"))),
+                  ("communication method", _text(comm.get("method"))),
+                  ("communication status", _text(comm.get("status")))]
+    ranks = [r for r in section.get("ranks") or [] if isinstance(r, dict)]
+    shown, note = ranks, None
+    if len(ranks) > RANK_ROWS:
+        def mean(r):
+            value = _dict(r.get("step_time_s")).get("mean")
+            return value if isinstance(value, (int, float)) else -math.inf
+        slowest = sorted(ranks[1:], key=mean, reverse=True)[:RANK_ROWS - 1]
+        shown = sorted([ranks[0], *slowest], key=lambda r: r["rank"])  # an integer (schema)
+        note = (f"{len(shown)} of {len(ranks)} ranks listed: rank 0 and the slowest by mean step time; "
+                "the raw results JSON holds every rank.")
+    return {"summary": kv_table(pairs), "ranks": [_rank_row(r) for r in shown], "n_ranks": len(ranks),
+            "note": note}
+
+
+RANK_COLUMNS = [("rank", "num"), ("node", "num"), ("host", "text"), ("device", "text"),
+                ("mean step (s)", "num"), ("p50 step (s)", "num"), ("max step (s)", "num"),
+                ("init (s)", "num"), ("eval (s)", "num"), ("energy to train (J)", "num")]
+
+
+def _rank_row(rank: dict) -> list[dict]:
+    """One rank's cells (text, and the number the sortable table sorts by)."""
+    times, phases = _dict(rank.get("step_time_s")), _dict(rank.get("phases_s"))
+    values = [rank.get("rank"), rank.get("node_rank"), rank.get("host"), rank.get("device"),
+              times.get("mean"), times.get("p50"), times.get("max"), phases.get("init"), phases.get("eval"),
+              rank.get("energy_to_train_j")]
+    return [{"text": _text(v), "v": repr(float(v)) if kind == "num" and isinstance(v, (int, float))
+             and not isinstance(v, bool) and not missing(v) else ""}
+            for v, (_, kind) in zip(values, RANK_COLUMNS)]
+
+
+def kv_table(pairs: list[tuple[str, str]]) -> Markup:
+    """A two-column key/value table, every key and value escaped."""
+    rows = "".join(f'<tr><th scope="row">{escape(k)}</th><td>{escape(v)}</td></tr>' for k, v in pairs)
+    return Markup(f'<table class="kv"><tbody>{rows}</tbody></table>')
+
+
+def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> dict:
+    """Everything the run page shows, computed at build time (charts as escaped inline SVG).
+
+    ``shared`` is :func:`doc_context` of the document, passed in to compute it once per file.
+    """
+    wid, scale = run["workload"]["id"], run["scale"]
+    target = _target(wid, scale)
+    curve = run["curve"]
+    series_names = [k for k in dict.fromkeys(k for p in curve for k in p) if k not in ("step", "time_s")]
+    metrics = {k: v for k, v in run["metrics"].items() if k != "throughput"}
+    telemetry = t if isinstance(t := run.get("telemetry"), dict) else {}
+    warnings = run.get("warnings", telemetry.get("warnings"))
+    trace = telemetry.get("power_trace")
+    trace = [(t[0], t[1]) for t in trace if isinstance(t, list) and len(t) == 2] if isinstance(trace, list) else []
+    goodput = g if isinstance(g := run.get("goodput"), dict) else {}
+    badput = goodput.get("badput_s") if isinstance(goodput.get("badput_s"), dict) else None
+    phases = run["phases_s"]
+    events = e if isinstance(e := run.get("event_log"), list) else []
+    return {
+        **(shared or doc_context(file, doc)),
+        "title": f"{wid} {scale} seed {run['seed']}", "run": run,
+        "distributed": distributed_context(run), "rank_headers": [{"label": k, "kind": v} for k, v in RANK_COLUMNS],
+        "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
+        "n_events": len(events),
+        "workload_href": f"../workloads/{safe_name(wid)}.html",
+        "pinned": _pinned(wid, scale),
+        "metrics": kv_table(_flat(metrics)),
+        "throughput": kv_table(_flat(tput)) if (tput := results.throughput(run)) else None,
+        "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [],
+        "loss_chart": charts.line_chart(
+            {key: [(p["step"], p.get(key)) for p in curve] for key in series_names}, "step", "value",
+            "evaluation points by step", hline=(f"target {target.describe()}", target.value) if target else None),
+        "step_chart": charts.histogram(run["step_times_s"], "step time (s)",
+                                       f"distribution of per-step times ({run['steps']} steps)"),
+        "power_chart": charts.line_chart({"power (W)": trace}, "seconds since start", "W", "power trace")
+        if trace else None,
+        "badput": charts.stacked_bar({"productive": goodput.get("productive_s"), **badput},
+                                     "goodput: productive time and badput by cause") if badput else None,
+        "goodput": kv_table(_flat({k: v for k, v in goodput.items() if k != "badput_s"})) if goodput else None,
+        "phases": charts.stacked_bar({k: phases.get(k) for k in
+                                      list(PHASE_ORDER) + sorted(set(phases) - set(PHASE_ORDER))},
+                                     "phases of the run"),
+    }

@@ -1,0 +1,131 @@
+"""The leaderboard's tables: columns, preformatted cells, pages of PAGE_ROWS rows, and each table's
+CSV and JSON downloads (every row, unformatted)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from suite.site.formatting import missing, num
+from suite.site.names import run_slug, safe_name
+
+PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
+
+COLUMNS = {  # key: (header, kind)
+    "rank": ("#", "num"), "system": ("system", "text"), "accelerator": ("accelerator", "text"),
+    "workload": ("workload", "text"), "scale": ("scale", "text"), "division": ("division", "text"),
+    "score": ("score", "num"), "ci": ("95% CI (s)", "num"), "samples_per_s": ("samples/s", "num"), "tokens_per_s": ("tokens/s", "num"),
+    "mfu": ("MFU", "num"), "energy_to_target_kwh": ("kWh to target", "num"),
+    "energy_per_sample_j": ("J/sample", "num"), "energy_per_token_j": ("J/token", "num"),
+    "goodput": ("goodput", "num"), "effective_goodput": ("effective goodput", "num"),
+    "world_size": ("ranks", "num"), "scaling_efficiency": ("scaling efficiency", "num"),
+    "seeds": ("seeds", "num"), "date": ("date", "text"), "suite_version": ("suite", "text"),
+    "run": ("run", "text"),
+}
+# Shown under another column's value, so that a table fits a 1300 px window (each has its own
+# column in the downloads): the score's 95% CI, the effective goodput, the suite version.
+ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "samples_per_s",
+               "scaling_efficiency", "tokens_per_s", "mfu",
+               "energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j", "goodput",
+               "seeds", "date", "run"]
+SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "score", "samples_per_s", "tokens_per_s",
+                "mfu", "energy_to_target_kwh", "energy_per_sample_j", "goodput", "seeds", "date", "run"]
+
+
+def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
+    """Column ``key`` of an entry: its text, the number it sorts by (``v``), and a link where it has one."""
+    value, text, href = None, None, None
+    if key == "rank":
+        value = rank
+    elif key == "system":
+        text, href = row["system"], f"{root}systems/{safe_name(row['system'])}.html"
+    elif key == "accelerator":
+        text = f"{row['accelerator']}\u00a0×\u00a0{row['count']}"  # "× 8" never on a line of its own
+    elif key == "workload":
+        text, href = row["workload"], f"{root}workloads/{safe_name(row['workload'])}.html"
+    elif key == "score":
+        if row["kind"] == "tta":
+            value = row["score_s"]
+            if row["tta_valid"] is False:
+                text = "did not converge"
+            elif not missing(value):
+                text = f"{num(value)} s"
+        else:
+            value = row["samples_per_s"]
+            text = None if missing(value) else f"{num(value)} samples/s"
+    elif key == "ci":
+        value = row["ci95_low_s"]
+        if not missing(value):
+            text = f"{num(value)}–{num(row['ci95_high_s'])}"
+    elif key in ("mfu", "goodput", "effective_goodput", "scaling_efficiency"):
+        value = row[key]
+        text = None if missing(value) else f"{100 * value:.1f}%"
+    elif key == "date":
+        text = row["created_at"][:10]
+    elif key == "run":
+        text, href = "run", f"{root}runs/{run_slug(row['file'], row['run_id'])}.html"
+    elif COLUMNS[key][1] == "text":
+        text = str(row[key])
+    else:
+        value = row[key]
+    if missing(value):
+        value = None
+    if text is None:
+        text = num(value) if not isinstance(value, str) else value
+    return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
+            "badge": incomplete_badge(row) if key == "score" else None, "sub": _sub(key, row)}
+
+
+def _sub(key: str, row: dict) -> str | None:
+    """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
+    under the goodput, "suite 0.1.0" under the date; None elsewhere or where there is none."""
+    if key == "score":
+        low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
+        if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
+                and not missing(high):
+            return f"95% CI {num(low)}–{num(high)} s"
+    elif key == "goodput" and not missing(row.get("effective_goodput")):
+        return f"effective {100 * row['effective_goodput']:.1f}%"
+    elif key == "date" and row.get("suite_version") is not None:
+        return f"suite {row['suite_version']}"
+    return None
+
+
+def incomplete_badge(row: dict) -> str | None:
+    """"1 partial run", "2 failed runs", …: the entry's runs that did not complete (an
+    interrupted run is partial) and so are not in its score; None when every run completed."""
+    parts = []
+    for key, word in (("partial_runs", "partial"), ("failed_runs", "failed")):
+        n = row.get(key)
+        n = 0 if missing(n) or not n else int(n)
+        if n:
+            parts.append(f"{n} {word} run{'' if n == 1 else 's'}")
+    return ", ".join(parts) or None
+
+
+def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption: str, base: Path,
+                 root: str, ranked: bool, page_href) -> list[dict]:
+    """The table split into pages of PAGE_ROWS rows (cells preformatted), plus its CSV/JSON files."""
+    records = frame.to_dict(orient="records")
+    downloads(frame, base)
+    pages = []
+    n_pages = max(1, math.ceil(len(records) / PAGE_ROWS))
+    for page in range(n_pages):
+        chunk = records[page * PAGE_ROWS:(page + 1) * PAGE_ROWS]
+        rows = [[cell(c, r, root, page * PAGE_ROWS + i + 1 if ranked else None) for c in columns]
+                for i, r in enumerate(chunk)]
+        pages.append({
+            "id": table_id, "caption": caption, "rows": rows, "page": page + 1, "n_pages": n_pages,
+            "n_rows": len(records), "headers": [{"label": COLUMNS[c][0], "kind": COLUMNS[c][1], "key": c} for c in columns],
+            "csv": f"{base.name}.csv", "json": f"{base.name}.json",
+            "links": [{"n": k + 1, "href": page_href(k + 1)} for k in range(n_pages)] if n_pages > 1 else [],
+        })
+    return pages
+
+
+def downloads(frame: pd.DataFrame, base: Path) -> None:
+    """``frame`` as ``base``.csv and ``base``.json."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(base.with_suffix(".csv"), index=False)
+    frame.to_json(base.with_suffix(".json"), orient="records", indent=1)

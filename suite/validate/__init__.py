@@ -1,0 +1,135 @@
+"""Validation of results files: every rule a registered function returning problems, never raising.
+
+A problem names the field (dotted path) and the reason, with a stable code (``CODES``). A file
+gets all of its problems listed. The order of the layers, one module each:
+
+1. bytes (:mod:`.reading`): size limit before reading, UTF-8, JSON without duplicate keys or
+   NaN/Infinity;
+2. one generic walk of the whole document (:mod:`.walk`): nesting depth, array and object sizes,
+   string lengths, control characters (:mod:`.text`), non-finite or out-of-range numbers;
+3. the JSON Schema (draft 2020-12) and the schema version (:mod:`.schema`);
+4. the rules of docs/rules.md, registered in :mod:`.registry` by :mod:`.document_rules` (division,
+   timestamps, seeds, run ids, summary) and :mod:`.run_rules` (on every run that passed the
+   schema: workload id, version and spec hash; throughput, MFU, TTA and energy recomputed from
+   the raw data in the file (:mod:`.facts`) and compared with the reported figures
+   (``REL_TOLERANCE``); plausibility against the device's peak table entry) and
+   :mod:`.stream_rules` (the run's independent records cross-checked: step times, curve, times,
+   phases and energy against the event log written during the run), and :mod:`.reproduction_rules`
+   (a reproduction's ``settings.reproduces`` against its own runs).
+
+Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
+and bounded sizes. A rule that fails unexpectedly is reported as ``internal-error`` rather than
+raising, so any input gets a verdict. ``RULES_VERSION`` is the version of these rules, recorded
+in every new results file.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from suite.rules_version import RULES_VERSION
+from suite.validate import document_rules, reproduction_rules, run_rules, stream_rules  # noqa: F401 - rules register on import, in this order
+from suite.validate.document_rules import division
+from suite.validate.facts import pinned_values, run_facts
+from suite.validate.limits import (
+    MAX_ARRAY_ITEMS,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_INT,
+    MAX_KEY_CHARS,
+    MAX_OBJECT_KEYS,
+    MAX_PROBLEMS,
+    MAX_STRING_CHARS,
+)
+from suite.validate.reading import load, parse, read_bounded
+from suite.validate.registry import (
+    CODES,
+    DOCUMENT,
+    RUN,
+    Problem,
+    Rule,
+    bounded,
+    code,
+    document_rule,
+    guard,
+    rules,
+    run_rule,
+)
+from suite.validate.schema import check_step_times, schema_problems
+from suite.validate.text import has_control_chars, printable, safe
+from suite.validate.tolerance import CLOCK_SLACK, POWER_MARGIN, REL_TOLERANCE
+from suite.validate.walk import walk
+from workloads import registry as workloads
+
+__all__ = [
+    "CLOCK_SLACK", "CODES", "DOCUMENT", "MAX_ARRAY_ITEMS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT",
+    "MAX_KEY_CHARS", "MAX_OBJECT_KEYS", "MAX_PROBLEMS", "MAX_STRING_CHARS", "POWER_MARGIN",
+    "REL_TOLERANCE", "RULES_VERSION", "RUN", "Problem", "Rule", "check_document", "check_run", "code",
+    "division", "document_rule", "has_control_chars", "load", "parse", "printable", "read_bounded",
+    "rules", "run_rule", "validate_file", "validate_files", "walk",
+]
+
+# the store's codes (suite/store.py), raised on submission
+code("duplicate", "the same bytes are already stored")
+code("duplicate-run", "a run id already stored in another file")
+
+
+def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
+    """Every problem of a parsed document (empty when it is valid)."""
+    problems = guard(walk, doc)
+    if problems:
+        return bounded(problems)
+    problems = guard(schema_problems, doc)
+    if not isinstance(doc, dict) or any(p.field and not p.field.startswith("runs[") or not p.field
+                                        for p in problems):
+        return bounded(problems)  # the document's frame is broken: no rule can run
+    broken = {int(p.field[5:p.field.index("]")]) for p in problems if p.field.startswith("runs[")}
+    runs = [(i, run) for i, run in enumerate(doc["runs"]) if i not in broken]
+    now = now or dt.datetime.now(dt.UTC)
+    for rule in rules(DOCUMENT):
+        problems += guard(rule.check, doc, runs, now)
+    for i, run in runs:
+        problems += guard(check_run, run, f"runs[{i}]", doc)
+    return bounded(problems)
+
+
+def check_run(run: dict, where: str, doc: dict) -> list[Problem]:
+    """Rules for one run record (that passed the schema) of a document."""
+    wid = run["workload"]["id"]
+    try:
+        workload = workloads.get(wid)
+    except workloads.UnknownWorkload:
+        return [Problem("unknown-workload", f"{where}.workload.id", f"no workload {safe(wid)!r} in this suite")]
+    if run["workload"]["version"] != workload.version:
+        return [Problem("workload-version", f"{where}.workload.version",
+                        f"{wid} is version {workload.version} in this suite, not {run['workload']['version']}")]
+    if run["workload"]["kind"] != workload.kind:
+        return [Problem("workload-kind", f"{where}.workload.kind", f"{wid} is a {workload.kind} workload")]
+    problems = check_step_times(run, where)
+    if problems:
+        return problems
+    facts = run_facts(run, doc, pinned_values(wid, workload.version, run["scale"]))
+    for rule in rules(RUN):
+        problems += guard(rule.check, run, where, doc, facts)
+    return problems
+
+
+def validate_file(path: str | Path, now: dt.datetime | None = None) -> list[Problem]:
+    """All problems of one results file (empty when it is valid)."""
+    doc, problems = load(path)
+    return problems if problems else check_document(doc, now)
+
+
+def validate_files(paths: list[str | Path], workers: int | None = None) -> list[list[Problem]]:
+    """Problems of each file, in order; many files are shared out over worker processes
+    (``workers`` default: one per CPU once there are at least 100 files)."""
+    paths = list(paths)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, len(paths) // 50)
+    if workers <= 1:
+        return [validate_file(p) for p in paths]
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(validate_file, paths, chunksize=max(1, len(paths) // (8 * workers))))

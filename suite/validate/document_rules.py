@@ -1,0 +1,146 @@
+"""Rules over the whole document (docs/rules.md): division, timestamps, seeds, run ids, seed
+counts and the per-workload summary. Each is registered with the codes it may raise and runs on
+a document that passed the walk and the schema, with the runs that passed the schema."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from suite import derive
+from suite.validate.registry import Problem, code, document_rule
+from suite.validate.text import safe
+from suite.validate.tolerance import CLOCK_SLACK, same
+from workloads.pinned import SEEDS
+
+code("division", "open_changes missing for an open result, or present for a closed one")
+code("timestamp", "a timestamp that is not a date and time")
+code("future-timestamp", "a timestamp in the future")
+code("time-order", "times not positive or not in order")
+code("duplicate-seed", "a seed used twice for one workload and scale")
+code("duplicate-run-id", "a run id used twice in one file")
+code("seed-count", "fewer seeds than the scale requires")
+code("seed-set", "closed-division seeds other than the first N of the pinned list")
+code("summary-mismatch", "the per-workload summary differs from what the runs give")
+
+Runs = list[tuple[int, dict]]
+
+
+def division(doc: dict) -> str:
+    """The division of a document; a file that does not say is closed."""
+    return doc["settings"].get("division", "closed")
+
+
+@document_rule("division")
+def _check_division(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """An open result declares its changes; a closed one changes nothing."""
+    changes = doc["settings"].get("open_changes", [])
+    if division(doc) == "open" and not changes:
+        return [Problem("division", "settings.open_changes", "an open-division result must declare each change")]
+    if division(doc) == "closed" and changes:
+        return [Problem("division", "settings.open_changes",
+                        "a closed-division result changes nothing; declare the division open")]
+    return []
+
+
+def _timestamp(value: str) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@document_rule("timestamp", "future-timestamp", "time-order")
+def _check_timestamps(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """Timestamps are dates, not in the future; every run starts and ends by the file's creation."""
+    problems = []
+    created = _timestamp(doc["created_at"])
+    if created is None:
+        return [Problem("timestamp", "created_at", "not a valid date and time")]
+    if created > now + CLOCK_SLACK:
+        problems.append(Problem("future-timestamp", "created_at", f"{doc['created_at']} is in the future"))
+    for i, run in enumerate(doc["runs"]):  # every run with a start stamp, also one the schema refused
+        if not isinstance(run, dict) or not isinstance(run.get("started_at"), str):
+            continue
+        started = _timestamp(run["started_at"])
+        field = f"runs[{i}].started_at"
+        if started is None:
+            problems.append(Problem("timestamp", field, "not a valid date and time"))
+        elif started > created:
+            problems.append(Problem("time-order", field, "the run started after the file was created"))
+        elif isinstance(run.get("wall_s"), (int, float)) and \
+                started + dt.timedelta(seconds=min(run["wall_s"], 1e9) - 2) > created:
+            # both stamps are truncated to the second: 2 s of slack
+            problems.append(Problem("time-order", f"runs[{i}].wall_s",
+                                    "the run ends after the file was created"))
+    return problems
+
+
+@document_rule("duplicate-seed")
+def _check_seeds(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """A seed appears once per workload and scale."""
+    seen: dict[tuple, int] = {}
+    problems = []
+    for i, run in runs:
+        key = (run["workload"]["id"], run["scale"], run["seed"])
+        if key in seen:
+            problems.append(Problem("duplicate-seed", f"runs[{i}].seed",
+                                    f"seed {run['seed']} of {key[0]} already used by runs[{seen[key]}]"))
+        seen.setdefault(key, i)
+    return problems
+
+
+@document_rule("duplicate-run-id")
+def _check_run_ids(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """Every run has its own run id."""
+    seen: dict[str, int] = {}
+    problems = []
+    for i, run in runs:
+        if run["run_id"] in seen:
+            problems.append(Problem("duplicate-run-id", f"runs[{i}].run_id",
+                                    f"already the id of runs[{seen[run['run_id']]}]"))
+        seen.setdefault(run["run_id"], i)
+    return problems
+
+
+@document_rule("seed-count", "seed-set")
+def _check_seed_counts(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """Full-scale TTA: at least 5 distinct seeds per workload; closed: seeds 1..N of the pinned list."""
+    if "reproduces" in doc["settings"]:  # a reproduction's runs are the ones it names of another file
+        return []
+    by_workload: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+    for i, run in runs:
+        by_workload.setdefault((run["workload"]["id"], run["scale"]), []).append((i, run))
+    problems = []
+    for (wid, scale), group in by_workload.items():
+        seeds = sorted({run["seed"] for _, run in group})
+        first = group[0][0]
+        required = derive.required_seeds(scale, group[0][1]["workload"]["kind"])
+        if len(seeds) < required:
+            problems.append(Problem("seed-count", f"runs[{first}].seed",
+                                    f"{wid} at {safe(scale)} scale has {len(seeds)} distinct seeds; "
+                                    f"time to target needs {required}"))
+        if division(doc) == "closed" and seeds != list(SEEDS[:len(seeds)]):
+            problems.append(Problem("seed-set", f"runs[{first}].seed",
+                                    f"{wid} seeds {safe(seeds)} are not the first {len(seeds)} of the "
+                                    f"pinned list {list(SEEDS)}"))
+    return problems
+
+
+@document_rule("summary-mismatch")
+def _check_summary(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """The per-workload summary, when present, is what the runs give (TTA score included)."""
+    if "summary" not in doc or len(runs) != len(doc["runs"]):
+        return []  # no summary, or runs already refused
+    expected = derive.summary(doc["runs"])
+    reported: dict[str, Any] = doc["summary"]
+    if set(reported) != set(expected):
+        return [Problem("summary-mismatch", "summary",
+                        f"covers {sorted(map(safe, reported))}, the runs give {sorted(expected)}")]
+    problems = []
+    for key, want in expected.items():
+        got = reported[key]
+        for name, value in want.items():
+            if not same(got.get(name), value):
+                problems.append(Problem("summary-mismatch", f"summary.{key}.{name}",
+                                        "differs from what the runs give"))
+    return problems

@@ -1,0 +1,55 @@
+"""What the rules of one run compare against, computed once per run: the values the suite pins
+for its workload variant (cached per process), the step times as an array, the warm-up and the
+throughput recomputed from the step times."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from suite import derive
+from suite.validate.document_rules import division
+from workloads import registry
+
+
+@functools.cache
+def pinned_values(workload_id: str, version: int, scale: str) -> dict:
+    """What the suite pins for a workload variant, computed once per process."""
+    workload = registry.get(workload_id)
+    spec = workload.spec(scale)
+    target = spec.target
+    return {
+        "spec_hash": workload.spec_hash(scale),
+        "warmup_steps": spec.warmup_steps,
+        "samples_per_step": workload.samples_per_step(spec),
+        "tokens_per_step": workload.tokens_per_step(spec),
+        "flops_per_step": workload.flops_per_step(spec),
+        "target": None if target is None else target,
+    }
+
+
+def run_facts(run: dict, doc: dict, pinned: dict) -> dict:
+    """What the rules of one run compare against, computed once: the pinned values, the step
+    times as an array, the warm-up (pinned; an open result's own) and the recomputed throughput."""
+    reported = run["metrics"]["throughput"]
+    warm = pinned["warmup_steps"]
+    if division(doc) == "open" and reported is not None:
+        warm = reported["window"]["first_step"] - 1
+    times = np.asarray(run["step_times_s"], dtype=np.float64)
+    warm = min(max(warm, 0), times.size)
+    resumed_at = _resume_steps(run, times.size)
+    expected, _ = derive.throughput(times, warmup_steps=warm, samples_per_step=run["metrics"]["samples_per_step"],
+                                    tokens_per_step=run["metrics"].get("tokens_per_step"),
+                                    resumed_at=resumed_at)
+    return {**pinned, "warm": warm, "times": times, "expected": expected,
+            "warm_mask": derive.warmup_mask(times.size, warm, resumed_at)}
+
+
+def _resume_steps(run: dict, steps: int) -> list[int]:
+    """The steps the run's later workers resumed from, in order, from its event log
+    (:func:`suite.derive.resume_steps`); a log that cannot be read, or whose resume steps are
+    not steps of this run, gives none (the goodput and cross-check rules report it)."""
+    try:
+        return derive.resume_steps(run.get("event_log") or [], steps)
+    except ValueError:
+        return []

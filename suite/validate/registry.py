@@ -1,0 +1,119 @@
+"""The problem codes and the rules, each registered where it is defined: the source of truth for
+what the validator can say (:data:`CODES`) and what it runs (:func:`rules`).
+
+A code is registered once with its one-line meaning (:func:`code`); a rule is a function
+registered with :func:`document_rule` or :func:`run_rule`, naming the codes it may raise (all
+registered before it) and described by the first line of its docstring. Rules of one scope run in
+the order they are registered. Every code is listed in docs/rules.md (tests/test_rules_doc.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from suite.validate.limits import MAX_PROBLEMS
+from suite.validate.text import safe
+
+DOCUMENT = "document"  # check(doc, runs, now): the whole file; runs: the (index, run) that passed the schema
+RUN = "run"            # check(run, where, doc, facts): one run that passed the schema
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One rule broken: a stable ``code``, the dotted ``field`` and a human ``reason``."""
+
+    code: str
+    field: str
+    reason: str
+
+    def line(self, filename: str) -> str:
+        """``FILE: field: reason [code]``, printable whatever the file name holds."""
+        return f"{safe(filename, 200)}: {self.field or '(file)'}: {self.reason} [{self.code}]"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered rule: its ``check``, its ``scope`` (:data:`DOCUMENT` or :data:`RUN`), the codes it
+    may raise and a one-line description."""
+
+    check: Callable[..., list[Problem]]
+    scope: str
+    codes: tuple[str, ...]
+    description: str
+
+    @property
+    def name(self) -> str:
+        return self.check.__name__
+
+
+_descriptions: dict[str, str] = {}
+_rules: dict[str, list[Rule]] = {DOCUMENT: [], RUN: []}
+
+CODES: Mapping[str, str] = MappingProxyType(_descriptions)
+"""Every registered code → its one-line meaning (a read-only view of the registry)."""
+
+Check = TypeVar("Check", bound=Callable[..., Any])
+
+
+def code(name: str, description: str) -> str:
+    """Register the problem code ``name`` with its one-line meaning; returns ``name``.
+
+    Codes are stable: registering one again with another meaning is an error."""
+    known = _descriptions.setdefault(name, description)
+    if known != description:
+        raise ValueError(f"problem code {name!r} is already registered as {known!r}")
+    return name
+
+
+def rule(scope: str, *codes: str) -> Callable[[Check], Check]:
+    """Register the decorated function as a rule of ``scope`` that may raise ``codes``."""
+    unknown = [c for c in codes if c not in _descriptions]
+    if scope not in _rules or not codes or unknown:
+        raise ValueError(f"a rule needs a scope of {sorted(_rules)} and registered codes (unknown: {unknown})")
+
+    def register(check: Check) -> Check:
+        lines = (check.__doc__ or "").strip().splitlines()
+        if not lines:
+            raise ValueError(f"rule {check.__name__} has no docstring to describe it")
+        _rules[scope].append(Rule(check, scope, tuple(codes), lines[0]))
+        return check
+
+    return register
+
+
+def document_rule(*codes: str) -> Callable[[Check], Check]:
+    """Register a rule over the whole document: ``check(doc, runs, now) -> list[Problem]``."""
+    return rule(DOCUMENT, *codes)
+
+
+def run_rule(*codes: str) -> Callable[[Check], Check]:
+    """Register a rule over one run: ``check(run, where, doc, facts) -> list[Problem]``."""
+    return rule(RUN, *codes)
+
+
+def rules(scope: str) -> tuple[Rule, ...]:
+    """The rules of ``scope``, in the order they run."""
+    return tuple(_rules[scope])
+
+
+# ---------------------------------------------------------------- the report's own codes
+code("internal-error", "a rule failed on this input (a bug in the validator: please report it)")
+code("too-many-problems", "more problems than are listed")
+
+
+def guard(check: Callable[..., list[Problem]], *args) -> list[Problem]:
+    """Run one check; an unexpected failure becomes a problem, never a traceback."""
+    try:
+        return list(check(*args))
+    except Exception as exc:  # any failure: the validator must give a verdict for any input
+        return [Problem("internal-error", "", safe(f"{check.__name__} failed: {type(exc).__name__}: {exc}", 200))]
+
+
+def bounded(problems: list[Problem]) -> list[Problem]:
+    """At most :data:`MAX_PROBLEMS` problems, then one line counting the rest."""
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    rest = len(problems) - MAX_PROBLEMS
+    return problems[:MAX_PROBLEMS] + [Problem("too-many-problems", "", f"{rest} more problems not listed")]

@@ -1,0 +1,95 @@
+"""The rule of a reproduction's ``settings.reproduces`` section (docs/rules.md, "Reproducing a
+result"): its verdicts follow from its own figures, and those figures from the file's runs.
+
+The original is not at hand (only its sha256), so the comparison itself cannot be redone here;
+what can be checked is that the section speaks of this file's runs, that every throughput
+figure it states is the one its run records and the ratio their quotient, and that no verdict
+says ``reproduced`` where its own figures say otherwise."""
+from __future__ import annotations
+
+import datetime as dt
+
+from suite import results
+from suite.validate.registry import Problem, code, document_rule
+from suite.validate.tolerance import close
+
+code("reproduces", "a reproduction's section names runs not in the file, states figures its runs do not "
+                   "give, or a verdict its figures contradict")
+
+Runs = list[tuple[int, dict]]
+
+
+@document_rule("reproduces")
+def _check_reproduces(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """A reproduction names each of its runs once, with figures its runs give and a verdict they support."""
+    section = doc["settings"].get("reproduces")
+    if section is None:
+        return []
+    problems: list[Problem] = []
+    by_id = {run["run_id"]: run for _, run in runs}
+    named: set[str] = set()
+    for k, entry in enumerate(section["runs"]):
+        where = f"settings.reproduces.runs[{k}]"
+        run = by_id.get(entry["run_id"])
+        if entry["run_id"] in named:
+            problems.append(Problem("reproduces", f"{where}.run_id", "names a run already named"))
+            continue
+        named.add(entry["run_id"])
+        if run is None:
+            if len(runs) == len(doc["runs"]):  # else the run may be one the schema refused
+                problems.append(Problem("reproduces", f"{where}.run_id", "not a run of this file"))
+            continue
+        problems += _entry(entry, run, where, section["throughput_tolerance"])
+    missing = [i for i, run in runs if run["run_id"] not in named]
+    if missing:
+        problems.append(Problem("reproduces", f"runs[{missing[0]}].run_id",
+                                "a run of a reproduction without its comparison in settings.reproduces"))
+    return problems
+
+
+def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem]:
+    problems = []
+    if "workload" in entry and entry["workload"] != run["workload"]["id"]:
+        problems.append(Problem("reproduces", f"{where}.workload", "is not the run's workload"))
+    if "seed" in entry and entry["seed"] != run["seed"]:
+        problems.append(Problem("reproduces", f"{where}.seed", "is not the run's seed"))
+    tput = entry["throughput"]
+    measured = results.samples_per_s(run) if run["status"] == "complete" else None
+    if not close(tput["samples_per_s"], measured):
+        problems.append(Problem("reproduces", f"{where}.throughput.samples_per_s",
+                                "is not the run's steady-state samples/s"))
+    a, b, ratio = tput["original_samples_per_s"], tput["samples_per_s"], tput["ratio"]
+    want = b / a if a is not None and b is not None else None
+    if not close(ratio, want):
+        problems.append(Problem("reproduces", f"{where}.throughput.ratio",
+                                "is not samples_per_s ÷ original_samples_per_s"))
+    if tput["tolerance"] != tolerance:
+        problems.append(Problem("reproduces", f"{where}.throughput.tolerance",
+                                "is not the section's throughput_tolerance"))
+    within = None if a is None and b is None else (ratio is not None and abs(ratio - 1) <= tolerance)
+    if ratio is not None and tput["within"] is not None and tput["within"] != within:
+        problems.append(Problem("reproduces", f"{where}.throughput.within",
+                                f"ratio {ratio:.4g} is {'within' if within else 'outside'} ±{tolerance:.4g}"))
+    ci = tput["ci95"]
+    if ci is not None and (ratio is None or not ci[0] * (1 - 1e-9) <= ratio <= ci[1] * (1 + 1e-9)):
+        problems.append(Problem("reproduces", f"{where}.throughput.ci95", "does not hold the ratio"))
+    tta = entry["tta"]
+    if not close(tta["reproduction_s"], run["metrics"]["tta_s"]):
+        problems.append(Problem("reproduces", f"{where}.tta.reproduction_s", "is not the run's time to target"))
+    diff = None if tta["original_s"] is None or tta["reproduction_s"] is None \
+        else tta["reproduction_s"] - tta["original_s"]
+    if not close(tta["difference_s"], diff, abs_tol=1e-6):
+        problems.append(Problem("reproduces", f"{where}.tta.difference_s", "is not reproduction_s − original_s"))
+    curve = entry["curve"]
+    if curve["agrees"] != (curve["first_difference"] is None):
+        problems.append(Problem("reproduces", f"{where}.curve.first_difference",
+                                "names a difference of a curve that agrees, or none of one that does not"))
+    if curve["points"] != len(run["curve"]) and curve["agrees"]:
+        problems.append(Problem("reproduces", f"{where}.curve.points",
+                                "an agreeing curve has as many points as the run's"))
+    supported = run["status"] == "complete" and curve["agrees"] and tput["within"] is not False
+    if (entry["verdict"] == "reproduced") != supported:
+        problems.append(Problem("reproduces", f"{where}.verdict", (
+            "says reproduced, but the run's status, curve or throughput says it differs" if not supported
+            else "says differs, but the run's status, curve and throughput say it reproduced")))
+    return problems

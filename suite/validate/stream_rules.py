@@ -1,0 +1,412 @@
+"""Cross-checks between the independent records of one run (docs/rules.md, "Independent records,
+cross-checked").
+
+A run is kept twice. The event log (``event_log``) is written line by line while the run happens,
+each line stamped with the wall clock (``time.time()``, milliseconds with microsecond decimals); the
+step times, curve, phases, times and metrics are assembled from the runner's own clocks when the
+run ends. The rules of :mod:`.run_rules` check each figure against its own inputs; the rules here
+check the two records against each other, so that a file changed in one record and "repaired" in
+every figure derived from it is refused, naming the records that disagree:
+
+- ``stream-step-times``: each step block of the log (its step clock ``step_s`` and its stamps)
+  against the step times of those steps, and the blocks covering exactly the run's steps;
+- ``stream-curve``: the curve's points against the log's evaluations (``eval_stop`` time since
+  ``run_start``, ``eval_accuracy`` value), both ways;
+- ``stream-run-bounds``: ``time_to_train_s``, ``steps``, ``status``, ``tta_s`` and ``started_at``
+  against ``run_start``/``run_stop`` and the log's first evaluation meeting the target;
+- ``stream-phases``: ``wall_s`` and ``phases_s`` (set-up, evaluation, the rest) against the log's
+  intervals;
+- ``stream-energy``: energy to train against the power the telemetry sampled over the same run,
+  and a distributed run's energy against its ranks' readings;
+- ``stream-event-log``: a log that cannot be read, or lacks what every run writes.
+
+A run without an event log (files written before the runner kept one), or whose log holds no run
+(no ``init_start``), is not cross-checked: it can carry no goodput either (``goodput-mismatch``). A resumed run's log holds several worker
+processes (attempts); what a later worker redid after the checkpoint it resumed from replaces what
+the earlier one did, exactly as :mod:`suite.goodput` keeps it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+
+from suite import derive, goodput, mllog
+from suite.validate.registry import Problem, code, run_rule
+from suite.validate.text import safe
+from suite.validate.tolerance import REL_TOLERANCE
+
+# ---------------------------------------------------------------- tolerances (docs/rules.md)
+STAMP_S = 1e-3
+"""Resolution of one MLLOG stamp: MLPerf writes whole milliseconds (goodbench keeps microsecond
+decimals, so its own logs are 1000× finer than this bound)."""
+INTERVAL_SLACK_S = 2 * STAMP_S
+"""A duration or time read from two stamps (or a stamp and a figure from the same clock)."""
+CLOCK_RATE = 1e-3
+"""Rate difference between the step clock (``perf_counter``, CUDA events) and the stamps'
+``time.time()``: NTP slews the wall clock by at most 500 ppm; twice that."""
+STEP_ROUNDING_S = 1e-7
+"""Per step: ``step_times_s`` are stored rounded to 7 decimals (at most 5e-8 s off each)."""
+LOOP_SHARE = 0.5
+"""Over all the kept blocks of a run, the stamped time beyond steps and batch waits (the loop
+around the steps, the flush closing each block, the scheduler's preemptions) as a share of the
+stamped time, beyond two stamps per block. Measured: at most 0.3% in one process, 0.6% with 2 gloo
+ranks (1.8% of its worst block), 23% for a tiny supervised run on a CPU loaded 6× over (35% of
+its worst block: a run-wide bound, since one preemption can fill a short block)."""
+ENERGY_RATIO = 1.5
+"""Energy to train ÷ time to train against the mean of the sampled power: at most this ratio either
+way. Wide: counter and sampled power have not been compared on a GPU yet."""
+ENERGY_MIN_S, ENERGY_MIN_SAMPLES = 30.0, 100
+"""The energy cross-check needs a run this long and this many power samples (10 Hz), so that the
+one-second averaging of NVML's power reading and the sampling edges weigh little."""
+VALUE_REL = 1e-9
+"""An ``eval_accuracy`` value and its curve point are the same float, written twice."""
+
+code("stream-event-log", "the event log cannot be read, or lacks the events every run writes")
+code("stream-step-times", "step times disagree with the event log's step blocks")
+code("stream-curve", "the eval curve disagrees with the event log's evaluations")
+code("stream-run-bounds", "time to train, time to target, steps, status or start disagree with the event log")
+code("stream-phases", "wall time or phases disagree with the event log's intervals")
+code("stream-energy", "energy disagrees with the power readings kept in the file")
+
+_STEP_KINDS = ("warmup", "block")
+
+
+@dataclass
+class _Log:
+    """What the cross-checks read from a run's event log, computed once per run."""
+
+    attempts: list[goodput.Attempt]
+    keep: list[float]  # per attempt: its work up to this step is kept (later workers redid the rest)
+    blocks: list[goodput.Interval] = field(default_factory=list)  # kept step blocks, in step order
+    evals: dict[int, goodput.Interval] = field(default_factory=dict)  # kept evaluations by step
+    accuracy: dict[int, mllog.Event] = field(default_factory=dict)  # kept eval_accuracy by step
+    run_start: mllog.Event | None = None
+    run_stop: mllog.Event | None = None
+    error: str | None = None  # why the log cannot be cross-checked (reported once, by the first rule)
+    unreadable: bool = False  # a line that is not an MLLOG event: the goodput rule reports it too
+
+    @property
+    def init_start(self) -> float:
+        return self.attempts[0].events[0].t
+
+    @property
+    def stop(self) -> mllog.Event:
+        """``run_stop`` (a log without one is never cross-checked: :func:`_read` says why)."""
+        if self.run_stop is None:
+            raise ValueError("the event log has no run_stop")
+        return self.run_stop
+
+
+def _int(value) -> int | None:
+    return value if type(value) is int else None
+
+
+def _number(value) -> float | None:
+    return float(value) if type(value) in (int, float) and math.isfinite(value) else None
+
+
+def _read(run: dict) -> _Log | None:
+    """The run's log as the cross-checks read it; None without a log (nothing to cross-check)."""
+    lines = run.get("event_log")
+    if not lines:
+        return None
+    try:
+        events = mllog.parse(lines)
+    except ValueError as exc:
+        return _Log([], [], error=f"the event log cannot be read: {exc}", unreadable=True)
+    if not all(math.isfinite(e.time_ms) for e in events):
+        return _Log([], [], error="the event log has a time stamp that is not a finite number")
+    attempts = goodput.split_attempts(events)
+    if not attempts:
+        return None  # no run in it (no init_start): as good as no log, and no goodput can be given
+    resumed = [_resumed_from(a) for a in attempts]
+    if any(step is not None and step < 0 for step in resumed):
+        return _Log([], [], error="a checkpoint_load_stop of the event log has no step")
+    keep = [min((s for s in resumed[i + 1:] if s is not None), default=math.inf) for i in range(len(attempts))]
+    log = _Log(attempts, keep)
+    for attempt, upto in zip(attempts, keep):
+        for item in attempt.intervals():
+            if item.kind in _STEP_KINDS:
+                first, count = _int(item.meta.get("first_step")), _int(item.meta.get("step_count"))
+                if first is None or count is None or first < 1 or count < 1 \
+                        or _number(item.meta.get("step_s")) is None:
+                    return _Log(attempts, keep, error="a step block of the event log has no first_step, "
+                                                      "step_count or step_s")
+                if first + count - 1 <= upto:
+                    log.blocks.append(item)
+            elif item.kind == "eval":
+                step = _int(item.meta.get("step"))
+                if step is not None and step <= upto:
+                    log.evals[step] = item
+        for e in attempt.events:
+            step = _int(e.metadata.get("step"))
+            if e.key == "eval_accuracy" and step is not None and step <= upto:
+                log.accuracy[step] = e
+    log.blocks.sort(key=lambda b: b.meta["first_step"])
+    log.run_start = next((e for e in events if e.key == "run_start"), None)
+    if log.run_start is None and any(i.kind in _STEP_KINDS for i in attempts[0].intervals()):
+        return _Log(attempts, keep, error="the event log has steps but no run_start")
+    log.run_stop = next((e for e in reversed(attempts[-1].events) if e.key == "run_stop"), None)
+    if log.run_stop is None:
+        log.error = "the event log has no run_stop (every run logs it when it ends)"
+    return log
+
+
+def _resumed_from(attempt: goodput.Attempt) -> int | None:
+    """The step a later worker went on from (its ``checkpoint_load_stop``: 0 when it found no good
+    checkpoint and started over), -1 for a step that is not one; None for a worker that never got
+    that far (killed in its set-up), whose work replaced nothing."""
+    try:
+        return goodput.resume_step(attempt)
+    except goodput.BadLog:
+        return -1
+
+
+def _log(run: dict, facts: dict) -> _Log | None:
+    """The run's log, read once per run (kept in the run's ``facts``); None: nothing to cross-check
+    (no log, or one that cannot be: :func:`_check_event_log` says why)."""
+    if "stream_log" not in facts:
+        facts["stream_log"] = _read(run)
+    log = facts["stream_log"]
+    return None if log is None or log.error else log
+
+
+def _since_start(log: _Log, t: float) -> float | None:
+    """Seconds from the log's ``run_start`` to ``t``; None when the log has none (the first worker
+    died in its set-up, and the next started the clock as it resumed: a time not logged)."""
+    return t - log.run_start.t if log.run_start is not None else None
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds:.6g} s"
+
+
+@run_rule("stream-event-log")
+def _check_event_log(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """The event log, when it holds a run, can be read, has finite stamps, a run_stop and whole blocks."""
+    _log(run, facts)
+    log = facts["stream_log"]
+    if log is None or log.error is None:
+        return []
+    if run.get("goodput") is not None and log.unreadable:
+        return []  # the goodput rule reports an unreadable log (goodput-mismatch)
+    return [Problem("stream-event-log", f"{where}.event_log", safe(log.error, 200))]
+
+
+@run_rule("stream-step-times")
+def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Each step block of the event log against the step times of its steps; blocks cover the steps."""
+    log = _log(run, facts)
+    if log is None:
+        return []
+    times = run["step_times_s"]
+    field = f"{where}.step_times_s"
+    problems: list[Problem] = []
+    covered = 0  # steps 1..covered are in the log's kept blocks, in order
+    stamped_total = busy_total = 0.0  # the kept blocks' stamped time, and their steps and waits
+    for block in log.blocks:
+        meta = block.meta
+        first, count = meta["first_step"], meta["step_count"]
+        last = first + count - 1
+        span = f"steps {first}–{last}"
+        if first != covered + 1:
+            problems.append(Problem("stream-step-times", field,
+                                    f"the event log's blocks skip or repeat steps before step {first}"))
+        covered = max(covered, last)
+        if last > len(times):
+            problems.append(Problem("stream-step-times", field,
+                                    f"the event log's block of {span} lies beyond the {len(times)} step times"))
+            continue
+        summed = math.fsum(times[first - 1:last])
+        step_s, wait = float(meta["step_s"]), _number(meta.get("data_wait_s")) or 0.0
+        own = step_s  # this rank's step clock; a distributed block moved other ranks' stalls to data_wait_s
+        ranks = meta.get("data_wait_ranks_s")
+        if isinstance(ranks, list) and ranks and _number(ranks[0]) is not None:
+            own = step_s + wait - float(ranks[0])
+        tolerance = count * STEP_ROUNDING_S + 1e-6
+        if not (abs(summed - own) <= tolerance or step_s == 0 and summed <= own + tolerance):
+            problems.append(Problem("stream-step-times", field,
+                                    f"{span}: the step times sum to {_fmt(summed)}, the event log's block "
+                                    f"to {_fmt(own)}"))
+            continue
+        stamped = block.seconds
+        stamped_total, busy_total = stamped_total + stamped, busy_total + step_s + wait
+        if step_s > stamped * (1 + CLOCK_RATE) + INTERVAL_SLACK_S:
+            problems.append(Problem("stream-step-times", field,
+                                    f"{span}: {_fmt(step_s)} of steps in a block the event log stamps "
+                                    f"{_fmt(stamped)} long"))
+    allowed = LOOP_SHARE * stamped_total + len(log.blocks) * INTERVAL_SLACK_S
+    if not problems and stamped_total - busy_total > allowed:
+        problems.append(Problem("stream-step-times", field,
+                                f"the event log stamps its step blocks {_fmt(stamped_total)} long, but their "
+                                f"steps and batch waits took {_fmt(busy_total)}"))
+    if covered < len(times) and run["status"] == "complete":
+        problems.append(Problem("stream-step-times", field,
+                                f"steps {covered + 1}–{len(times)} are in no step block of the event log"))
+    return problems
+
+
+def _met(target, value) -> bool:
+    number = _number(value)
+    return target is not None and number is not None and target.met(number)
+
+
+@run_rule("stream-curve")
+def _check_curve(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """The eval curve against the event log's evaluations: the same steps, times and values."""
+    log = _log(run, facts)
+    if log is None:
+        return []
+    field = f"{where}.curve"
+    problems: list[Problem] = []
+    points = {p["step"]: p for p in run["curve"]}
+    for step, point in points.items():
+        stop, accuracy = log.evals.get(step), log.accuracy.get(step)
+        if stop is None or accuracy is None:
+            problems.append(Problem("stream-curve", field,
+                                    f"a point at step {step}, where the event log holds no evaluation"))
+            continue
+        logged = _since_start(log, stop.end)
+        if logged is not None and not abs(point["time_s"] - logged) <= INTERVAL_SLACK_S:
+            problems.append(Problem("stream-curve", field,
+                                    f"the point at step {step} is at {_fmt(point['time_s'])}, its evaluation "
+                                    f"in the event log ended {_fmt(logged)} after run_start"))
+        metric = accuracy.metadata.get("metric")
+        got = point.get(metric) if isinstance(metric, str) else None
+        mine, want = _number(got), _number(accuracy.value)
+        if mine is None or want is None or not math.isclose(mine, want, rel_tol=VALUE_REL, abs_tol=0.0):
+            problems.append(Problem("stream-curve", field,
+                                    f"the point at step {step} gives {safe(metric)} {safe(got)}, the event "
+                                    f"log's eval_accuracy {safe(accuracy.value)}"))
+    missing = sorted(set(log.evals) - set(points))
+    if missing and run["status"] != "complete" and missing[-1] == max(log.evals):
+        missing.pop()  # stopped between logging its last evaluation and adding it to the curve
+    if missing:
+        problems.append(Problem("stream-curve", field,
+                                f"the event log evaluates at step(s) {missing[:5]} but the curve has no "
+                                "point there"))
+    return problems
+
+
+@run_rule("stream-run-bounds")
+def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """time_to_train_s, steps, status, tta_s and started_at against run_start, run_stop and the log's evaluations."""
+    log = _log(run, facts)
+    if log is None:
+        return []
+    stop = log.stop
+    problems: list[Problem] = []
+    logged = _since_start(log, stop.t)
+    if logged is None and run["steps"] == 0:
+        logged = 0.0  # the run ended in its set-up: no time trained
+    if logged is not None and not abs(run["time_to_train_s"] - logged) <= INTERVAL_SLACK_S:
+        problems.append(Problem("stream-run-bounds", f"{where}.time_to_train_s",
+                                f"{_fmt(run['time_to_train_s'])}, but the event log's run_stop is "
+                                f"{_fmt(logged)} after its run_start"))
+    if stop.metadata.get("step") != run["steps"]:
+        problems.append(Problem("stream-run-bounds", f"{where}.steps",
+                                f"{run['steps']} steps, but the event log's run_stop says step "
+                                f"{safe(stop.metadata.get('step'))}"))
+    target = facts["target"]
+    tta = run["metrics"]["tta_s"]
+    success = run["status"] == "complete" and (target is None or tta is not None)
+    if (stop.metadata.get("status") == "success") != success:
+        problems.append(Problem("stream-run-bounds", f"{where}.status",
+                                f"{run['status']}{', target reached' if tta is not None else ''}, but the "
+                                f"event log's run_stop says {safe(stop.metadata.get('status'))}"))
+    hits = sorted(s for s, e in log.accuracy.items()
+                  if target is not None and e.metadata.get("metric") == target.metric and _met(target, e.value))
+    field = f"{where}.metrics.tta_s"
+    if tta is not None and target is not None:
+        if not hits or hits[0] not in log.evals:
+            problems.append(Problem("stream-run-bounds", field,
+                                    f"a time to target, but no evaluation in the event log meets {target.describe()}"))
+        else:
+            reached = _since_start(log, log.evals[hits[0]].end)
+            if reached is not None and not abs(tta - reached) <= INTERVAL_SLACK_S:
+                problems.append(Problem("stream-run-bounds", field,
+                                        f"{_fmt(tta)}, but the event log's first evaluation meeting "
+                                        f"{target.describe()} (step {hits[0]}) ended {_fmt(reached)} after run_start"))
+            if stop.metadata.get("step") != hits[0]:
+                problems.append(Problem("stream-run-bounds", field,
+                                        f"the event log's run goes on after it met the target at step {hits[0]}"))
+    elif tta is None and hits and run["status"] == "complete":
+        problems.append(Problem("stream-run-bounds", field,
+                                f"no time to target, but the event log's evaluation at step {hits[0]} meets "
+                                f"{target.describe()}"))
+    try:
+        started = dt.datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return problems  # the timestamp rule reports it
+    if not abs(started - math.floor(log.init_start)) <= 1.0:
+        problems.append(Problem("stream-run-bounds", f"{where}.started_at",
+                                f"{safe(run['started_at'])}, but the event log's init_start is at "
+                                f"{log.init_start:.3f} s since the epoch ({started:.0f} s by started_at)"))
+    return problems
+
+
+@run_rule("stream-phases")
+def _check_phases(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """wall_s and the phases (set-up, evaluation, the rest) against the event log's intervals."""
+    log = _log(run, facts)
+    if log is None:
+        return []
+    phases, problems = run["phases_s"], []
+    wall = log.stop.t - log.init_start
+    if not abs(run["wall_s"] - wall) <= INTERVAL_SLACK_S:
+        problems.append(Problem("stream-phases", f"{where}.wall_s",
+                                f"{_fmt(run['wall_s'])}, but the event log runs {_fmt(wall)} from its first "
+                                "init_start to run_stop"))
+    setups = [i.seconds for a in log.attempts for i in a.intervals() if i.kind == "init"]
+    setup = phases["data_load"] + phases["init"]
+    if setups and not any(abs(setup - s) <= INTERVAL_SLACK_S for s in setups):
+        problems.append(Problem("stream-phases", f"{where}.phases_s.init",
+                                f"data load and init take {_fmt(setup)}, but the event log's init interval "
+                                f"{_fmt(setups[0])}"))
+    evals = [log.evals[s].seconds for s in sorted(log.evals)]
+    sums = [math.fsum(evals)]
+    if evals and run["status"] != "complete":
+        sums.append(math.fsum(evals[:-1]))  # stopped right after logging its last evaluation
+    if not any(abs(phases["eval"] - s) <= len(evals) * INTERVAL_SLACK_S + 1e-6 for s in sums):
+        problems.append(Problem("stream-phases", f"{where}.phases_s.eval",
+                                f"{_fmt(phases['eval'])}, but the event log's {len(evals)} evaluations take "
+                                f"{_fmt(sums[0])}"))
+    rest = derive.other_phase(phases, run["wall_s"])
+    if not abs(phases["other"] - rest) <= INTERVAL_SLACK_S:
+        problems.append(Problem("stream-phases", f"{where}.phases_s.other",
+                                f"{_fmt(phases['other'])}, but the wall time less the other phases is {_fmt(rest)}"))
+    return problems
+
+
+@run_rule("stream-energy")
+def _check_energy(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Energy to train against the telemetry's sampled power and, distributed, its ranks' readings."""
+    log = _log(run, facts)
+    energy = _number(run["metrics"].get("energy_to_train_j"))
+    if log is None or energy is None:
+        return []
+    field = f"{where}.metrics.energy_to_train_j"
+    ranks = [r for r in (run.get("distributed") or {}).get("ranks") or [] if isinstance(r, dict)]
+    readings = [j for j in (_number(r.get("energy_to_train_j")) for r in ranks) if j is not None]
+    if ranks and len(readings) == len(ranks) and \
+            not math.isclose(energy, math.fsum(readings), rel_tol=REL_TOLERANCE, abs_tol=1e-6):
+        return [Problem("stream-energy", field,
+                        f"{energy:.6g} J, but its ranks' meters read {math.fsum(readings):.6g} J together")]
+    seconds = run["time_to_train_s"]
+    if len(log.attempts) > 1 or seconds < ENERGY_MIN_S:
+        return []  # telemetry covers the last worker only; a short run's samples weigh its edges
+    summaries = [r.get("telemetry_summary") for r in ranks] if ranks else \
+        [(run.get("telemetry") or {}).get("summary")]  # a distributed run: each rank's own device
+    powers = []
+    for summary in summaries:
+        summary = summary if isinstance(summary, dict) else {}
+        if (_int(summary.get("samples")) or 0) < ENERGY_MIN_SAMPLES or _number(summary.get("mean_power_w")) is None:
+            return []  # no sampled power kept (the CPU, a GPU without NVML power readings)
+        powers.append(float(summary["mean_power_w"]))
+    counter, sampled_w = energy / seconds, math.fsum(powers)
+    if sampled_w <= 0 or not 1 / ENERGY_RATIO <= counter / sampled_w <= ENERGY_RATIO:
+        return [Problem("stream-energy", field,
+                        f"{energy:.6g} J over {_fmt(seconds)} is {counter:.4g} W, but the telemetry sampled "
+                        f"{sampled_w:.4g} W on average")]
+    return []

@@ -1,0 +1,149 @@
+"""What the command line says: usage errors in the subcommand's words, checks of a CPU run,
+`info`'s values, kills and resumes on the console, and what happens to the checkpoints."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite import check, cli
+from suite.cli import ProgressPrinter, main
+from workloads.pinned import SEEDS
+
+CORPUS_FILE = Path(__file__).parent / "corpus" / "valid" / "lm-char-smoke.json"
+
+
+def _usage_error(argv: list[str], capsys) -> list[str]:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.splitlines()
+
+
+def test_errors_found_after_parsing_show_the_subcommands_usage(capsys):
+    lines = _usage_error(["run", "--seeds", "0"], capsys)
+    assert lines[0].startswith("usage: goodbench run ")
+    assert lines[-1] == f"goodbench run: error: --seeds must be between 1 and {len(SEEDS)}"
+
+
+def test_submit_into_a_file_says_so_in_one_line(tmp_path, capsys):
+    not_a_dir = tmp_path / "results.json"
+    not_a_dir.write_text("{}")
+    lines = _usage_error(["submit", str(CORPUS_FILE), "--results-dir", str(not_a_dir)], capsys)
+    assert lines[0].startswith("usage: goodbench submit ")
+    assert lines[-1] == f"goodbench submit: error: --results-dir {not_a_dir} is a file, not a directory"
+    assert not_a_dir.read_text() == "{}"
+
+
+def test_an_os_error_is_one_line_naming_the_file_without_errno(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    below_a_file = tmp_path / "file" / "results"
+    assert main(["submit", str(CORPUS_FILE), "--results-dir", str(below_a_file)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"goodbench: error: {below_a_file}: Not a directory\n"
+
+
+@pytest.mark.parametrize("host_verdict, status, verdict_line", [
+    ("ok", 0, "fit for a CPU run"), ("fail", 1, "not fit for a CPU run: fix the failed checks")])
+def test_check_of_a_cpu_run_skips_the_gpu_and_the_host_decides(host_verdict, status, verdict_line,
+                                                               monkeypatch, capsys):
+    monkeypatch.setattr(check, "_host_checks", lambda: [check.Check("disk", host_verdict, "test")])
+    assert main(["check", "--device", "cpu"]) == status
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("skip  gpu               --device cpu: a CPU run")
+    assert lines[-1] == verdict_line
+
+
+def test_info_prints_words_not_python_values(capsys):
+    assert main(["info", "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    values = [line.split(": ", 1)[1] for line in lines]
+    assert not {"None", "True", "False", "[]", "{}"} & set(values)
+    assert "interconnect.gpus_status: not queried: the device is the CPU" in lines
+    assert "software.cuda: —" in lines and "overridden: —" in lines
+    assert not any("the run" in line for line in lines)
+    assert cli._shown(True) == "yes" and cli._shown(False) == "no" and cli._shown([1, 2]) == "[1, 2]"
+
+
+def test_counts_are_pluralised():
+    assert [cli._count(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+
+
+def test_site_header_counts_one_result_and_one_run(tmp_path):
+    from suite.site.render import render
+
+    render("base.html", tmp_path / "p.html", title="t", root="", built_at="now", n_results=1, n_runs=1)
+    assert "· 1 results file · 1 run ·" in (tmp_path / "p.html").read_text()
+    render("base.html", tmp_path / "p.html", title="t", root="", built_at="now", n_results=2, n_runs=5)
+    assert "· 2 results files · 5 runs ·" in (tmp_path / "p.html").read_text()
+
+
+def test_kills_and_resumes_are_printed(capsys):
+    progress = ProgressPrinter()
+    progress("killed", workload="lm-char", seed=1, step=45, cause="injected at step 45")
+    progress("resumed", workload="lm-char", seed=1, step=40)
+    progress("killed", workload="lm-char", seed=1, step=12, cause="random failure (rate)")
+    progress("resumed", workload="lm-char", seed=1, step=0)
+    assert capsys.readouterr().err.splitlines() == [
+        "[lm-char seed 1] killed (SIGKILL) at step 45: injected failure; restarting the worker",
+        "[lm-char seed 1] resumed from the checkpoint of step 40",
+        "[lm-char seed 1] killed (SIGKILL) at step 12: random failure (rate); restarting the worker",
+        "[lm-char seed 1] restarted from step 0: no checkpoint to resume from"]
+
+
+def _suite_end(statuses: list[str], interrupted: bool = False) -> dict:
+    return {"settings": {"interrupted": interrupted, "aborted": None},
+            "runs": [{"status": s} for s in statuses]}
+
+
+@pytest.mark.parametrize("statuses, interrupted, resume, removed, says", [
+    (["complete", "complete"], False, False, True, "checkpoints removed (ROOT): every run completed"),
+    (["complete", "partial"], True, False, False, "checkpoints kept in ROOT: not every run completed; "
+                                                  "`goodbench run … --resume ROOT -o NEW.json`"),
+    (["complete", "failed"], False, False, False, "checkpoints kept in ROOT: not every run completed"),
+    (["complete"], False, True, False, "checkpoints kept in ROOT (a --resume directory is not removed)"),
+])
+def test_the_checkpoint_directory_is_removed_only_after_every_run_completed(
+        statuses, interrupted, resume, removed, says, tmp_path, capsys):
+    out = tmp_path / "out.json"
+    root = tmp_path / "out.ckpt"
+    (root / "lm-char-seed1").mkdir(parents=True)
+    (root / "lm-char-seed1" / "events.log").write_text("")
+    args = argparse.Namespace(resume=str(root) if resume else None)
+    cli._checkpoints_after(args, str(root), out, _suite_end(statuses, interrupted))
+    assert root.exists() is not removed
+    assert capsys.readouterr().err.startswith(says.replace("ROOT", str(root)))
+
+
+@pytest.mark.slow
+@pytest.mark.dist  # the supervisor's worker subprocesses
+def test_an_injected_kill_is_on_the_console_and_the_checkpoints_go_after_success(tmp_path):
+    """README's flow: a run with checkpoints and an injected kill says where it was killed and
+    where it resumed, removes out.ckpt/ once complete, and `goodbench project` reads the file."""
+    def goodbench(*args):
+        return subprocess.run([sys.executable, "-m", "suite", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu",
+                     "--checkpoint-every", "50", "--inject-failure", "60", "-o", "ft.json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    killed = re.search(r"^\[dlrm-small seed 1\] killed \(SIGKILL\) at step (\d+): injected failure; "
+                       r"restarting the worker$", proc.stderr, re.M)
+    assert killed and int(killed.group(1)) >= 60
+    assert "\n[dlrm-small seed 1] resumed from the checkpoint of step 50\n" in proc.stderr
+    assert "checkpoints removed (ft.ckpt): every run completed, and ft.json holds their event logs" \
+        in proc.stderr
+    assert not (tmp_path / "ft.ckpt").exists()
+    run = json.loads((tmp_path / "ft.json").read_text())["runs"][0]
+    assert run["status"] == "complete" and run["goodput"]["failures"] == 1
+    assert goodbench("validate", "ft.json").returncode == 0
+    projected = goodbench("project", "ft.json", "--gpus", "16384", "--mtbf-hours", "50000")
+    assert projected.returncode == 0, projected.stderr
+    assert "(1 measured restart)" in projected.stdout and "\n 16384 " in projected.stdout

@@ -1,0 +1,408 @@
+"""Forgeries built the way a forger works, and refused by the cross-checks of the run's
+independent records (suite/validate/stream_rules.py; docs/rules.md, "Independent records,
+cross-checked").
+
+Each forgery takes a real smoke result (results/: one CPU run of each of the five workloads,
+with its event log), changes one record — the step times, one curve value, the step count, the
+event log — and then recomputes every figure the validator derived before the cross-checks
+existed, with the functions the runner writes them with and the validator recomputes them with
+(:mod:`suite.derive`, in :func:`repair`). The repaired file passes every one of
+those rules; the cross-checks refuse it and name the records that disagree. No test here trains a
+model.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suite import derive, mllog
+from suite import validate as v
+from suite.validate import stream_rules
+from workloads import registry
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS_VALID = sorted((REPO / "tests" / "corpus" / "valid").glob("*.json"))
+HONEST = sorted((REPO / "results").glob("*.json")) + CORPUS_VALID
+STREAM = {c for c in v.CODES if c.startswith("stream-")}
+TTA = ("lm-char", "fashion-cnn", "dlrm-small")
+THROUGHPUT = ("gpt2-124m", "llama-1b")
+
+
+def _smoke_file() -> Path:
+    """The stored real smoke result that holds a run of every workload with its event log."""
+    for path in sorted((REPO / "results").glob("*.json")):
+        doc = json.loads(path.read_text())
+        logged = {r["workload"]["id"] for r in doc["runs"] if r.get("event_log")}
+        if logged >= set(TTA + THROUGHPUT):
+            return path
+    raise AssertionError("results/ holds no smoke result of the five workloads with event logs")
+
+
+SMOKE = json.loads(_smoke_file().read_text())
+
+
+def real(workload_id: str) -> dict:
+    """The stored smoke result cut down to its one run of ``workload_id`` (summary recomputed)."""
+    doc = copy.deepcopy(SMOKE)
+    doc["runs"] = [r for r in doc["runs"] if r["workload"]["id"] == workload_id]
+    doc["settings"]["workloads"] = [workload_id]
+    doc["summary"] = derive.summary(doc["runs"])
+    return json.loads(json.dumps(doc))
+
+
+def repair(doc: dict) -> dict:
+    """What a forger recomputes after editing one record: every figure the validator derived from
+    its own inputs before the cross-checks — steps, throughput and its window, the compile_warmup,
+    train and other phases, MFU and the ceiling's share, time to target, final quality, energy
+    per sample and token, mean power, goodput (from the event log as it now reads), injected
+    kills and the summary — with :mod:`suite.derive`, as the runner does. Returns the document
+    as its file reads back."""
+    for run in doc["runs"]:
+        spec = registry.get(run["workload"]["id"]).spec(run["scale"])
+        m, times = run["metrics"], run["step_times_s"]
+        resumed = derive.resume_steps(run.get("event_log") or [], len(times))
+        run["steps"] = len(times)
+        run["phases_s"] = derive.phases(times, derive.warmup_mask(len(times), spec.warmup_steps, resumed),
+                                        run["phases_s"], run["wall_s"])
+        tput, m["throughput_status"] = derive.throughput(
+            times, warmup_steps=spec.warmup_steps, samples_per_step=m["samples_per_step"],
+            tokens_per_step=m["tokens_per_step"], resumed_at=resumed)
+        m["throughput"] = tput
+        m["mfu"] = derive.mfu(m["flops_per_step"], tput, m["peak_flops"])
+        m["share_of_ceiling"] = derive.share_of_ceiling(m["flops_per_step"], tput, m.get("matmul_ceiling_flops"))
+        m["tta_s"] = derive.time_to_target(run["curve"], spec.target)
+        m["tta_status"] = derive.tta_status(spec.target, m["tta_s"], run["curve"], len(times))
+        m["final_quality"] = derive.final_quality(run["curve"])
+        if m.get("energy_window_j") is not None:
+            spans = (m.get("energy_to_train_j"), m.get("energy_to_target_j"), m["energy_window_j"])
+            m.update(derive.energy_figures(m["energy_method"], m["energy_status"], spans, tput,
+                                           m["samples_per_step"], m["tokens_per_step"]))
+        if m.get("energy_to_train_j") is not None:
+            m["mean_power_w"] = derive.mean_power(m["energy_to_train_j"], run["time_to_train_s"])
+        if run.get("event_log"):
+            run["goodput"] = derive.goodput(run["event_log"], m["flops_per_step"], m["peak_flops"])
+            if run.get("faults"):
+                run["faults"]["kills"] = run["goodput"]["failures"]
+    if "summary" in doc:
+        doc["summary"] = derive.summary(doc["runs"])
+    return json.loads(json.dumps(doc, allow_nan=False))
+
+
+def refused_by_the_cross_checks_only(doc: dict) -> dict[str, list[str]]:
+    """The problems of ``doc`` by code, asserting that every rule but the cross-checks accepts it."""
+    problems = v.check_document(doc)
+    codes = {p.code for p in problems}
+    assert problems and codes <= STREAM, [p.line("forged") for p in problems]
+    return {c: [p.reason for p in problems if p.code == c] for c in sorted(codes)}
+
+
+def _edit_log(run: dict, edit) -> None:
+    """Apply ``edit(event) -> event`` to every line of the run's event log (a forger's log edit)."""
+    run["event_log"] = [mllog.format_event(edit(e)) for e in mllog.parse(run["event_log"])]
+
+
+def _moved(event: mllog.Event, **changes) -> mllog.Event:
+    fields = {"time_ms": event.time_ms, "event_type": event.event_type, "key": event.key,
+              "value": event.value, "metadata": event.metadata, "namespace": event.namespace}
+    return mllog.Event(**{**fields, **changes})
+
+
+# ---------------------------------------------------------------- honest files pass
+@pytest.mark.parametrize("path", HONEST, ids=lambda p: p.name[:24])
+def test_every_honest_file_passes_the_cross_checks(path):
+    assert v.validate_file(path) == []
+
+
+@pytest.mark.parametrize("path", HONEST, ids=lambda p: p.name[:24])
+def test_honest_files_pass_with_a_tenth_of_every_tolerance(path, monkeypatch):
+    """The tolerances leave a margin of at least ten on every real file (docs/rules.md)."""
+    for name in ("INTERVAL_SLACK_S", "STEP_ROUNDING_S", "CLOCK_RATE", "LOOP_SHARE"):
+        monkeypatch.setattr(stream_rules, name, getattr(stream_rules, name) / 10)
+    assert v.validate_file(path) == []
+
+
+@pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
+def test_repair_of_an_untouched_run_keeps_it_valid(workload_id):
+    """The forger's repair recomputes the figures exactly as the runner wrote them."""
+    assert v.check_document(repair(real(workload_id))) == []
+
+
+# ---------------------------------------------------------------- throughput forgeries
+@pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
+def test_step_times_divided_by_ten_are_refused_by_the_logs_blocks(workload_id):
+    doc = real(workload_id)
+    honest_rate = doc["runs"][0]["metrics"]["throughput"]["samples_per_s"]
+    run = doc["runs"][0]
+    run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
+    doc = repair(doc)
+    assert doc["runs"][0]["metrics"]["throughput"]["samples_per_s"] == pytest.approx(10 * honest_rate, rel=1e-3)
+    found = refused_by_the_cross_checks_only(doc)
+    assert set(found) == {"stream-step-times"}
+    assert any("the step times sum to" in r and "event log's block" in r for r in found["stream-step-times"])
+
+
+@pytest.mark.parametrize("workload_id", ["lm-char", "fashion-cnn", "gpt2-124m"])
+def test_step_times_and_the_logs_step_clock_divided_by_ten_are_refused_by_its_stamps(workload_id):
+    """A forger who also divides each block's step clock in the log (not its stamps) by ten."""
+    doc = real(workload_id)
+    run = doc["runs"][0]
+    run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
+
+    def tenth(e: mllog.Event) -> mllog.Event:
+        if e.key not in ("block_stop", "warmup_stop"):
+            return e
+        return _moved(e, metadata={**e.metadata, "step_s": math.fsum(
+            run["step_times_s"][e.metadata["first_step"] - 1:e.metadata["last_step"]])})
+
+    _edit_log(run, tenth)
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-step-times"}
+    assert any("stamps its step blocks" in r for r in found["stream-step-times"])
+
+
+def test_step_times_of_a_two_rank_run_divided_by_ten_are_refused():
+    """Under torchrun the block's step clock holds the job's data stalls apart; still caught."""
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json").read_text())
+    run = doc["runs"][0]
+    run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
+    assert set(refused_by_the_cross_checks_only(repair(doc))) == {"stream-step-times"}
+
+
+@pytest.mark.parametrize("workload_id", THROUGHPUT)
+def test_slowest_steps_dropped_and_the_step_count_cut_are_refused(workload_id):
+    """The step count: the ten slowest steady steps left out, the curve cut to the steps left."""
+    doc = real(workload_id)
+    run = doc["runs"][0]
+    warm = registry.get(workload_id).spec("smoke").warmup_steps
+    times = run["step_times_s"]
+    slowest = set(sorted(range(warm, len(times)), key=times.__getitem__)[-10:])
+    run["step_times_s"] = [t for i, t in enumerate(times) if i not in slowest]
+    run["curve"] = [p for p in run["curve"] if p["step"] <= len(run["step_times_s"])]
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-step-times", "stream-run-bounds", "stream-curve"}
+    assert any("run_stop says step" in r for r in found["stream-run-bounds"])
+
+
+# ---------------------------------------------------------------- time-to-target forgeries
+def _earlier_hit(doc: dict) -> tuple[dict, int]:
+    """Move the curve point before the first one meeting the target over the target; returns
+    the run and the index of the moved point."""
+    run = doc["runs"][0]
+    target = registry.get(run["workload"]["id"]).spec("smoke").target
+    first = next(i for i, p in enumerate(run["curve"]) if target.met(p[target.metric]))
+    assert first >= 1, "the real run must reach its target after its first evaluation"
+    point = run["curve"][first - 1]
+    point[target.metric] = target.value - 1e-3 if target.direction == "min" else target.value + 1e-3
+    return run, first - 1
+
+
+@pytest.mark.parametrize("workload_id", TTA)
+def test_target_reached_one_evaluation_earlier_with_the_run_cut_there_is_refused(workload_id):
+    doc = real(workload_id)
+    honest_tta = doc["runs"][0]["metrics"]["tta_s"]
+    run, k = _earlier_hit(doc)
+    point, tail = run["curve"][k], run["time_to_train_s"] - run["curve"][-1]["time_s"]
+    shorter = run["time_to_train_s"] - (point["time_s"] + tail)
+    run["phases_s"]["eval"] *= (k + 1) / len(run["curve"])
+    run["curve"] = run["curve"][:k + 1]
+    run["step_times_s"] = run["step_times_s"][:point["step"]]
+    run["time_to_train_s"] -= shorter
+    run["wall_s"] -= shorter
+    doc = repair(doc)
+    assert doc["runs"][0]["metrics"]["tta_s"] < honest_tta
+    found = refused_by_the_cross_checks_only(doc)
+    assert set(found) == {"stream-curve", "stream-run-bounds", "stream-step-times", "stream-phases"}
+    assert any("eval_accuracy" in r for r in found["stream-curve"])
+    assert any("first evaluation meeting" in r for r in found["stream-run-bounds"])
+
+
+@pytest.mark.parametrize("workload_id", TTA)
+def test_target_reached_one_evaluation_earlier_in_the_curve_alone_is_refused(workload_id):
+    """Only the curve changed: one value moved over the target, the curve cut after it."""
+    doc = real(workload_id)
+    run, k = _earlier_hit(doc)
+    run["curve"] = run["curve"][:k + 1]
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-curve", "stream-run-bounds"}
+    assert any("goes on after it met the target" in r or "first evaluation meeting" in r
+               for r in found["stream-run-bounds"])
+
+
+def test_curve_times_shrunk_with_the_time_to_target_are_refused():
+    doc = real("fashion-cnn")
+    run = doc["runs"][0]
+    for p in run["curve"]:
+        p["time_s"] *= 0.8
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-curve", "stream-run-bounds"}
+
+
+# ---------------------------------------------------------------- goodput forgeries
+def _init_interval(run: dict) -> tuple[float, float]:
+    events = mllog.parse(run["event_log"])
+    start = next(e for e in events if e.key == "init_start").t
+    return start, next(e for e in events if e.key == "init_stop").t - start
+
+
+@pytest.mark.parametrize("workload_id", ["lm-char", "dlrm-small", "gpt2-124m"])
+def test_set_up_cut_from_the_log_for_a_better_goodput_is_refused(workload_id):
+    """The log's init_start moved later (within its second): less init badput, a shorter wall."""
+    doc = real(workload_id)
+    run = doc["runs"][0]
+    honest = run["goodput"]["goodput"]
+    start, length = _init_interval(run)
+    shift = 0.8 * min(length, math.ceil(start) - start)  # started_at keeps its second
+    _edit_log(run, lambda e: _moved(e, time_ms=e.time_ms + 1000 * shift) if e.key == "init_start" else e)
+    doc = repair(doc)
+    assert doc["runs"][0]["goodput"]["goodput"] > honest
+    found = refused_by_the_cross_checks_only(doc)
+    assert set(found) == {"stream-phases"}
+    assert any("from its first init_start to run_stop" in r for r in found["stream-phases"])
+    assert any("data load and init take" in r for r in found["stream-phases"])
+
+
+@pytest.mark.parametrize("workload_id", ["fashion-cnn", "llama-1b"])
+def test_productive_time_raised_in_the_log_for_a_better_goodput_is_refused(workload_id):
+    """Each block's step clock in the log raised by the batch waits and 5%: more productive time."""
+    doc = real(workload_id)
+    run = doc["runs"][0]
+    honest = run["goodput"]["goodput"]
+
+    def busier(e: mllog.Event) -> mllog.Event:
+        if e.key not in ("block_stop", "warmup_stop"):
+            return e
+        return _moved(e, metadata={**e.metadata, "step_s": e.metadata["step_s"] * 1.05,
+                                   "data_wait_s": 0.0})
+
+    _edit_log(run, busier)
+    doc = repair(doc)
+    assert doc["runs"][0]["goodput"]["goodput"] > honest
+    assert set(refused_by_the_cross_checks_only(doc)) == {"stream-step-times"}
+
+
+def test_evaluations_cut_from_the_log_are_refused():
+    """Every evaluation's start moved later in the log: less eval badput than the phases say."""
+    doc = real("lm-char")
+    run = doc["runs"][0]
+    stops = {e.metadata["step"]: e.time_ms for e in mllog.parse(run["event_log"]) if e.key == "eval_stop"}
+    _edit_log(run, lambda e: _moved(e, time_ms=(e.time_ms + stops[e.metadata["step"]]) / 2)
+              if e.key == "eval_start" else e)
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-phases"}
+
+
+# ---------------------------------------------------------------- status and energy
+def test_a_run_that_missed_its_target_relabelled_as_reaching_it_is_refused():
+    """The log's run_stop says the run ended without the target: the file cannot say otherwise."""
+    doc = real("dlrm-small")
+    _edit_log(doc["runs"][0], lambda e: _moved(e, metadata={**e.metadata, "status": "aborted"})
+              if e.key == "run_stop" else e)
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-run-bounds"}
+
+
+def _energy_doc(**kw) -> dict:
+    import factories
+
+    doc = factories.synthetic_document("synthetic-energy", rng=np.random.default_rng(7), accelerator=1,
+                                       workloads=("gpt2-124m",), seeds=1, goodput=True, **kw)
+    return json.loads(json.dumps(doc))
+
+
+def _telemetry(power_w: float, seconds: float) -> dict:
+    return {"status": "ok", "settings": {}, "power_trace": [], "warnings": [],
+            "summary": {"samples": int(seconds * 10), "sample_hz": 10.0, "mean_power_w": power_w,
+                        "max_power_w": power_w * 1.2}}
+
+
+def _cut_energy(run: dict, factor: float) -> None:
+    m = run["metrics"]
+    for key in ("energy_to_train_j", "energy_to_target_j", "energy_window_j"):
+        if m.get(key) is not None:
+            m[key] *= factor
+
+
+def test_energy_of_a_two_rank_run_cut_below_its_ranks_readings_is_refused():
+    doc = _energy_doc(world_size=2)
+    assert v.check_document(doc) == []
+    _cut_energy(doc["runs"][0], 0.5)
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-energy"}
+    assert any("its ranks' meters" in r for r in found["stream-energy"])
+
+
+def test_energy_cut_below_the_sampled_power_is_refused():
+    doc = _energy_doc(mfu_level=0.02, full_length=True)
+    run = doc["runs"][0]
+    seconds = run["time_to_train_s"]
+    assert seconds >= stream_rules.ENERGY_MIN_S
+    run["telemetry"] = _telemetry(run["metrics"]["energy_to_train_j"] / seconds * 1.1, seconds)
+    assert v.check_document(doc) == []
+    _cut_energy(run, 0.5)
+    found = refused_by_the_cross_checks_only(repair(doc))
+    assert set(found) == {"stream-energy"}
+    assert any("telemetry sampled" in r for r in found["stream-energy"])
+
+
+# ---------------------------------------------------------------- what is not cross-checked
+def test_a_run_without_an_event_log_is_not_cross_checked():
+    """Documented decision (docs/rules.md): no log, no cross-check — and no goodput either."""
+    doc = real("lm-char")
+    run = doc["runs"][0]
+    run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
+    del run["event_log"], run["goodput"]
+    assert v.check_document(repair(doc)) == []
+
+
+def test_an_unreadable_event_log_without_goodput_is_refused():
+    doc = real("gpt2-124m")
+    run = doc["runs"][0]
+    del run["goodput"]
+    run["event_log"][3] = ":::MLLOG {not json"
+    assert [p.code for p in v.check_document(doc)] == ["stream-event-log"]
+
+
+def test_a_log_without_run_stop_is_refused():
+    doc = real("gpt2-124m")
+    run = doc["runs"][0]
+    run["event_log"] = [line for line in run["event_log"] if '"run_stop"' not in line]
+    codes = {p.code for p in v.check_document(repair(doc))}
+    assert codes == {"stream-event-log"}
+
+
+HOSTILE_EDITS = {
+    "step_s as text": ("block_stop", {"step_s": "fast"}),
+    "first_step missing": ("block_stop", {"first_step": None}),
+    "step_count huge": ("warmup_stop", {"step_count": 10 ** 30}),
+    "run_stop step a list": ("run_stop", {"step": [1]}),
+    "run_stop status a number": ("run_stop", {"status": 7}),
+    "eval step negative": ("eval_stop", {"step": -5}),
+    "eval_accuracy metric a dict": ("eval_accuracy", {"metric": {"a": 1}}),
+    "checkpoint_load_stop step text": ("checkpoint_load_stop", {"step": "x"}),
+    "data_wait_ranks_s of text": ("block_stop", {"data_wait_ranks_s": ["x"]}),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(HOSTILE_EDITS))
+def test_hostile_event_logs_get_a_verdict_from_the_cross_checks(edit):
+    """Odd metadata in a log is reported, never an internal error of a cross-check."""
+    key, metadata = HOSTILE_EDITS[edit]
+    doc = real("lm-char")
+    run = doc["runs"][0]
+    del run["goodput"]  # the goodput rule reads the same log with its own checks
+    if key == "checkpoint_load_stop":
+        run["event_log"].insert(9, mllog.format_event(mllog.Event(1.0, mllog.INTERVAL_START, "init_start")))
+        run["event_log"].insert(10, mllog.format_event(mllog.Event(2.0, mllog.INTERVAL_START, "checkpoint_load_start")))
+        run["event_log"].insert(11, mllog.format_event(mllog.Event(3.0, mllog.INTERVAL_END, key, metadata=metadata)))
+    else:
+        _edit_log(run, lambda e: _moved(e, metadata={**e.metadata, **metadata}) if e.key == key else e)
+    facts = {"target": registry.get("lm-char").spec("smoke").target}
+    stream = [rule for rule in v.rules(v.RUN) if set(rule.codes) <= STREAM]
+    problems = [p for rule in stream for p in v.registry.guard(rule.check, run, "runs[0]", doc, facts)]
+    assert "internal-error" not in {p.code for p in problems}, [p.reason for p in problems]
+    assert problems or edit == "data_wait_ranks_s of text"  # no rank waits to read: its own clock is used

@@ -1,0 +1,648 @@
+"""The CUDA, NVML and NCCL paths' logic, tested on the CPU (issue 17): the peak table and
+`goodbench peaks`, MIG slices, NVML handles by UUID, other processes on the GPU (parent and PID
+namespaces), dlrm-small's gradients under NCCL, the process-group timeout, the precisions'
+math flags, --compile with --micro-batch, the data-wait clock, and benchmarks/gpu_session.sh.
+
+What only a GPU can show (NVML's answers, CUDA events, NCCL, cuBLAS/cuDNN honouring the flags)
+is left to a GPU run; these tests pin the decisions the code makes from those answers."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import tomllib
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from suite import check, system
+from suite.cli import main
+from suite.errors import GoodbenchError
+from suite.meters import clock, instruments, mfu, nvml, telemetry
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "benchmarks" / "gpu_session.sh"
+
+
+# ---------------------------------------------------------------- the peak table
+@pytest.mark.parametrize("name, entry, bf16, watts", [
+    ("NVIDIA H100 80GB HBM3", "H100 SXM5", 989.4, 700),
+    ("NVIDIA H100 PCIe", "H100 PCIe", 756, 350),
+    ("NVIDIA H100 NVL", "H100 NVL", 835, 400),
+    ("NVIDIA H200", "H200 SXM", 989.4, 700),
+    ("NVIDIA H200 NVL", "H200 NVL", 835, 600),  # FIELD-NOTES §1: 835 dense bf16, up to 600 W
+    ("NVIDIA A100-SXM4-80GB", "A100 SXM4", 312, 400),
+    ("NVIDIA A100-PCIE-40GB", "A100 PCIe", 312, 300),
+    ("NVIDIA L4", "L4", 121, 72),
+    ("NVIDIA L40S", "L40S", 362, 350),
+    ("NVIDIA GeForce RTX 4090", "RTX 4090", 165, 450),
+    ("NVIDIA B200", "B200", 2250, 1000),
+])
+def test_device_names_resolve_to_their_own_entry(name, entry, bf16, watts):
+    peak = mfu.find_peak(name)
+    assert peak is not None and peak.name == entry
+    assert peak.tflops["bf16"] == bf16 and peak.board_power_w == watts
+    assert mfu.peak_flops(name, "bf16")[0] == bf16 * 1e12
+
+
+def test_h200_nvl_has_the_nvl_figures_not_the_sxm_ones():
+    nvl = mfu.find_peak("NVIDIA H200 NVL")
+    assert nvl.tflops == {"bf16": 835, "fp16": 835, "tf32": 418, "fp8": 1671, "fp32": 60}
+    assert "H200 NVL" in nvl.source and mfu.find_peak("NVIDIA H200").name == "H200 SXM"
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3 MIG 1g.10gb", "NVIDIA A100-SXM4-40GB MIG 3g.20gb",
+                                  "NVIDIA H200 MIG 7g.141gb"])
+def test_a_mig_slice_gets_no_peak_unless_given(name):
+    assert mfu.is_mig(name) and mfu.find_peak(name) is None
+    peak, why = mfu.peak_flops(name, "bf16")
+    assert peak is None and "MIG slice" in why and "--peak-tflops" in why
+    assert mfu.peak_flops(name, "bf16", override_tflops=120.0)[0] == 120e12
+
+
+def test_nvml_saying_mig_withholds_the_peak_of_a_plain_name():
+    peak, why = mfu.peak_flops("NVIDIA H100 80GB HBM3", "bf16", mig=True)
+    assert peak is None and "MIG slice" in why
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GeForce RTX 4090 D", "NVIDIA L40", "NVIDIA GB200", "cpu"])
+def test_other_models_get_no_peak(name):
+    assert mfu.find_peak(name) is None
+
+
+def test_peaks_lists_the_table(capsys):
+    assert main(["peaks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [re.split(r" {2,}", line.strip()) for line in lines[:-1]]  # the last line: a note
+    assert rows[0] == ["device", "precision", "dense TFLOP/s", "TDP W", "source"]
+    table = {(r[0], r[1]): (float(r[2]), float(r[3]), r[4]) for r in rows[1:]}
+    assert len(table) == len(rows) - 1 == sum(len(p.tflops) for p in mfu.PEAKS)
+    assert table["H200 NVL", "bf16"][:2] == (835, 600) and "H200 NVL" in table["H200 NVL", "bf16"][2]
+    assert table["H100 SXM5", "fp32"][:2] == (66.9, 700)
+
+
+@pytest.mark.parametrize("name, entry", [("NVIDIA H200 NVL", "H200 NVL"), ("NVIDIA H100 PCIe", "H100 PCIe"),
+                                         ("NVIDIA GeForce RTX 4090", "RTX 4090")])
+def test_peaks_name_shows_the_entry_it_resolves_to(name, entry, capsys):
+    assert main(["peaks", name]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{name}: {entry}"
+    assert all(line.startswith(entry) for line in out[2:]) and len(out) == 2 + len(mfu.find_peak(name).tflops)
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3 MIG 1g.10gb", "Some Accelerator 9000"])
+def test_peaks_name_without_an_entry_says_what_to_do(name, capsys):
+    assert main(["peaks", name]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name}: no peak known — pass --peak-tflops")
+    assert ("MIG slice" in out) == ("MIG" in name)
+
+
+@pytest.mark.slow
+def test_the_stored_and_valid_results_still_validate():
+    from suite.validate import validate_files
+
+    files = sorted(str(p) for p in [*(REPO / "results").glob("*.json"),
+                                    *(REPO / "tests" / "corpus" / "valid").glob("*.json")])
+    assert files and all(not problems for problems in validate_files(files))
+
+
+# ---------------------------------------------------------------- NVML: UUIDs, MIG, processes
+class NVMLError(Exception):
+    pass
+
+
+def two_gpu_nvml(*, processes=(), mig_uuid=False):
+    """A stand-in pynvml with two GPUs in PCI order: 0 an A100, 1 an H100 (or an H100 MIG slice)."""
+    h100_uuid = "MIG-bbbb" if mig_uuid else "GPU-bbbb"
+    gpus = {"h0": ("NVIDIA A100-SXM4-80GB", "GPU-aaaa"),
+            "h1": ("NVIDIA H100 80GB HBM3" + (" MIG 1g.10gb" if mig_uuid else ""), h100_uuid)}
+
+    def by_uuid(uuid):
+        for handle, (_, u) in gpus.items():
+            if u == uuid:
+                return handle
+        raise NVMLError("Not Found")
+
+    def mig_mode(handle):
+        if gpus[handle][1].startswith("MIG-"):
+            raise NVMLError("Not Supported")  # what NVML does on a slice's handle
+        return (0, 0)
+
+    mem = types.SimpleNamespace(total=80 * 2**30, used=2**30)
+    return types.SimpleNamespace(
+        nvmlInit=lambda: None,
+        nvmlDeviceGetCount=lambda: 2,
+        nvmlDeviceGetHandleByIndex=lambda i: f"h{i}",
+        nvmlDeviceGetHandleByUUID=by_uuid,
+        nvmlDeviceGetName=lambda h: gpus[h][0],
+        nvmlDeviceGetUUID=lambda h: gpus[h][1],
+        nvmlDeviceGetMigMode=mig_mode,
+        nvmlDeviceGetPersistenceMode=lambda h: 1,
+        nvmlDeviceGetEccMode=lambda h: (1, 1),
+        nvmlDeviceGetComputeMode=lambda h: 0,
+        nvmlDeviceGetPowerManagementLimit=lambda h: 700_000,
+        nvmlDeviceGetPowerManagementDefaultLimit=lambda h: 700_000,
+        nvmlDeviceGetMemoryInfo=lambda h: mem,
+        nvmlDeviceGetClockInfo=lambda h, which: 1980,
+        nvmlDeviceGetMaxClockInfo=lambda h, which: 1980,
+        nvmlDeviceGetApplicationsClock=lambda h, which: 1980,
+        nvmlDeviceGetCurrentClocksEventReasons=lambda h: 0,
+        nvmlDeviceGetComputeRunningProcesses=lambda h: [
+            types.SimpleNamespace(pid=p, usedGpuMemory=2**30) for p in processes],
+        nvmlDeviceGetNvLinkState=lambda h, link: 1 if h == "h1" and link < 18 else 0,
+        NVML_NVLINK_MAX_LINKS=18, NVML_CLOCK_SM=1, NVML_CLOCK_MEM=2,
+    )
+
+
+@pytest.fixture
+def cuda_device_1_visible_as_0(monkeypatch):
+    """torch sees one GPU, cuda:0, which is NVML's GPU 1 (CUDA_VISIBLE_DEVICES=1); torch gives
+    its UUID without the "GPU-"/"MIG-" prefix."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda index: types.SimpleNamespace(uuid="bbbb", name="NVIDIA H100 80GB HBM3"))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(instruments, "hold_context", lambda device: None)
+    yield torch.device("cuda", 0)
+    nvml.set_module(None)
+
+
+def test_a_cuda_device_is_found_in_nvml_by_uuid_not_by_index(cuda_device_1_visible_as_0):
+    nvml.set_module(two_gpu_nvml())
+    gpu, status = system.nvml_gpu(cuda_device_1_visible_as_0)
+    assert status == "ok" and gpu.handle == "h1" and gpu.name() == "NVIDIA H100 80GB HBM3"
+    assert system._nvlink_links(cuda_device_1_visible_as_0) == 18  # the H100's links, not the A100's
+
+
+def test_check_describes_the_gpu_the_run_uses(cuda_device_1_visible_as_0):
+    nvml.set_module(two_gpu_nvml(processes=(os.getpid(),)))
+    checks = {c.name: c for c in check._gpu_checks(cuda_device_1_visible_as_0)}
+    assert checks["gpu"].detail == "NVIDIA H100 80GB HBM3"
+    assert checks["gpu idle"].verdict == "ok"  # this process is not another one
+
+
+def test_a_mig_slice_is_detected_from_its_uuid_and_name(cuda_device_1_visible_as_0):
+    nvml.set_module(two_gpu_nvml(mig_uuid=True))
+    gpu, status = system.nvml_gpu(cuda_device_1_visible_as_0)
+    assert status == "ok" and gpu.uuid() == "MIG-bbbb" and gpu.is_mig()
+    settings = gpu.settings()
+    assert settings["mig_enabled"] is True  # though nvmlDeviceGetMigMode raised NotSupported
+    assert "MIG is enabled: the run had a slice of the GPU" in telemetry.warnings_for(settings, None)
+    checks = {c.name: c.verdict for c in check._gpu_checks(cuda_device_1_visible_as_0)}
+    assert checks["mig"] == "warn"
+
+
+def test_a_mig_handle_nvml_names_as_such_is_a_slice():
+    module = two_gpu_nvml()
+    module.nvmlDeviceIsMigDeviceHandle = lambda h: 1 if h == "h0" else 0
+    nvml.set_module(module)
+    try:
+        gpus, _ = nvml.open_all()
+        assert [g.is_mig() for g in gpus] == [True, False]
+    finally:
+        nvml.set_module(None)
+
+
+def test_the_run_and_its_supervisor_are_not_other_processes(monkeypatch):
+    parent = os.getppid()
+    monkeypatch.setenv(telemetry.SUPERVISOR_PID, str(parent))
+    pids, count = telemetry.own_processes()
+    assert {os.getpid(), parent} <= pids and count == 2
+    processes = [{"pid": os.getpid()}, {"pid": parent}]
+    assert telemetry.other_processes(processes) == 0
+    assert telemetry.other_processes([*processes, {"pid": 4_000_001}]) == 1
+    assert telemetry.warnings_for({"compute_processes": processes}, None) == []
+
+
+def test_a_supervisor_pid_that_is_not_the_parent_is_not_trusted(monkeypatch):
+    monkeypatch.setenv(telemetry.SUPERVISOR_PID, "1")
+    assert telemetry.own_processes()[1] == (2 if os.getppid() == 1 else 1)
+
+
+def test_pids_of_another_namespace_count_beyond_the_runs_own():
+    """In a container NVML lists host PIDs: none is this run's, so the processes beyond this
+    run's own (here 2: the worker and its supervisor) are the others."""
+    own = ({101, 7}, 2)
+    host = [{"pid": 3_000_001}, {"pid": 3_000_002}]
+    assert telemetry.other_processes(host, own) == 0
+    assert telemetry.other_processes([*host, {"pid": 3_000_003}], own) == 1
+    assert telemetry.other_processes([{"pid": 7}, {"pid": 3_000_003}], own) == 1  # same namespace
+    assert telemetry.other_processes(None, own) is None
+
+
+def test_nspid_gives_every_namespace_pid(tmp_path):
+    (tmp_path / "self").mkdir()
+    (tmp_path / "self" / "status").write_text("Name:\tpython\nNSpid:\t48211\t17\nPPid:\t1\n")
+    assert telemetry.namespace_pids("self", tmp_path) == {48211, 17}
+    assert telemetry.namespace_pids("404", tmp_path) == set()
+
+
+def test_the_supervisor_tells_its_worker_its_pid(monkeypatch, tmp_path):
+    from suite import supervisor
+
+    seen = {}
+    monkeypatch.setattr(supervisor.subprocess, "Popen", lambda cmd, **kw: seen.update(kw))
+    supervisor._spawn(tmp_path / "task.pkl")
+    assert seen["env"][telemetry.SUPERVISOR_PID] == str(os.getpid())
+
+
+# ---------------------------------------------------------------- dlrm-small under NCCL
+@pytest.mark.slow  # imports the job (torch models, scipy): seconds on a busy machine
+def test_dlrm_tables_have_dense_gradients_only_under_nccl():
+    from workloads.dlrm_job import sparse_gradients
+    from workloads.placement import SINGLE, Parallel
+
+    assert sparse_gradients(SINGLE)
+    assert sparse_gradients(Parallel(world_size=2, backend="gloo"))
+    assert not sparse_gradients(Parallel(world_size=2, backend="nccl"))
+
+
+@pytest.mark.slow
+def test_dense_table_gradients_train_the_same_model(monkeypatch):
+    """Adagrad moves an untouched row by zero: dense gradients give the sparse run's model."""
+    from workloads import dlrm_job
+    from workloads.dlrm import DlrmSmall
+
+    spec = DlrmSmall.variants["smoke"]
+
+    def trained(sparse: bool):
+        monkeypatch.setattr(dlrm_job, "sparse_gradients", lambda parallel: sparse)
+        torch.manual_seed(0)
+        job = dlrm_job.DlrmJob(spec, device=torch.device("cpu"), seed=1, precision="fp32")
+        assert job.model.tables[0].sparse is sparse
+        for _ in range(3):
+            job.train_step()
+        return job.model.state_dict()
+
+    sparse, dense = trained(True), trained(False)
+    # to float rounding: the two sum a row's gradients in another order, and Adagrad's first step
+    # (lr·g/√(g²)) is sensitive to that where g nearly cancels; 1/1000 of the step lr = 0.05
+    for key in sparse:
+        torch.testing.assert_close(dense[key], sparse[key], rtol=1e-4, atol=spec.lr_sparse / 1000)
+
+
+# ---------------------------------------------------------------- the process group
+@pytest.fixture
+def joined(monkeypatch):
+    import torch.distributed as dist
+
+    calls = []
+    monkeypatch.setattr(dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(dist, "init_process_group", lambda **kw: calls.append(kw))
+    monkeypatch.delenv("GOODBENCH_PG_TIMEOUT_S", raising=False)
+    return calls
+
+
+def test_nccl_gets_a_benchmark_timeout(joined):
+    from datetime import timedelta
+
+    from suite import distributed
+    from workloads.placement import Parallel
+
+    distributed.init(Parallel(world_size=2, backend="nccl"), torch.device("cpu"))
+    assert joined[-1]["backend"] == "nccl" and joined[-1]["timeout"] == timedelta(seconds=300)
+    distributed.init(Parallel(world_size=2, backend="gloo"), torch.device("cpu"))
+    assert joined[-1]["timeout"] is None  # gloo's default: it raises when a peer's connection drops
+
+
+def test_the_timeout_can_be_set_and_is_checked(joined, monkeypatch):
+    from datetime import timedelta
+
+    from suite import distributed
+    from workloads.placement import Parallel
+
+    monkeypatch.setenv("GOODBENCH_PG_TIMEOUT_S", "90")
+    distributed.init(Parallel(world_size=2, backend="nccl"), torch.device("cpu"))
+    assert joined[-1]["timeout"] == timedelta(seconds=90)
+    for bad in ("0", "-5", "soon", "nan"):
+        monkeypatch.setenv("GOODBENCH_PG_TIMEOUT_S", bad)
+        with pytest.raises(GoodbenchError, match="GOODBENCH_PG_TIMEOUT_S"):
+            distributed.process_group_timeout("nccl")
+
+
+# ---------------------------------------------------------------- precisions
+@pytest.fixture
+def tf32_flags():
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+@pytest.mark.parametrize("precision, autocast, tf32", [("fp32", None, False), ("tf32", None, True),
+                                                        ("bf16", "bfloat16", False)])
+def test_each_precision_sets_its_math(precision, autocast, tf32, tf32_flags):
+    from workloads.training import precision_flags, set_precision
+
+    assert precision_flags(precision) == {"autocast": autocast, "matmul_tf32": tf32, "cudnn_tf32": tf32}
+    torch.backends.cudnn.allow_tf32 = True  # torch's default: TF32 convolutions even for fp32
+    recorded = set_precision(torch.device("cuda"), precision)  # flags only: no GPU is touched
+    assert recorded == {"autocast": autocast, "matmul_tf32": tf32, "cudnn_tf32": tf32}
+    assert torch.backends.cuda.matmul.allow_tf32 is tf32 and torch.backends.cudnn.allow_tf32 is tf32
+
+
+def test_the_cpu_leaves_the_cuda_flags_alone_and_records_none(tf32_flags):
+    from workloads.training import set_precision
+
+    torch.backends.cudnn.allow_tf32 = True
+    assert set_precision(torch.device("cpu"), "fp32") == {"autocast": None, "matmul_tf32": None,
+                                                          "cudnn_tf32": None}
+    assert torch.backends.cudnn.allow_tf32 is True
+
+
+def test_fp16_is_refused_with_its_reason():
+    from suite.runner import check_precision
+    from workloads.training import precision_flags
+
+    with pytest.raises(ValueError, match="GradScaler"):
+        precision_flags("fp16")
+    with pytest.raises(GoodbenchError, match="loss scaling"):
+        check_precision("fp16")
+    check_precision("bf16")
+
+
+def test_a_suite_with_an_fp16_workload_stops_before_training(monkeypatch):
+    import dataclasses
+
+    from suite import session
+    from suite.runner import RunOptions
+    from workloads.dlrm import DlrmSmall
+
+    fp16 = DlrmSmall()
+    fp16.variants = {**DlrmSmall.variants, "full": dataclasses.replace(DlrmSmall.variants["full"], precision="fp16")}
+    plan = session.SuitePlan(workload_ids=["dlrm-small"], scale="full", seeds=1, explicit=True)
+    monkeypatch.setattr(session.SuitePlan, "workloads", lambda self: ([fp16], []))
+    measured = []
+    monkeypatch.setattr(session, "matmul_ceiling", lambda *a, **k: measured.append(a))
+    with pytest.raises(GoodbenchError, match="fp16"):
+        session.run_suite(plan, RunOptions(device=torch.device("cuda")), lambda *a, **k: None)
+    assert measured == []
+
+
+def test_the_schema_takes_the_recorded_flags():
+    from suite.validate.schema import schema_problems
+
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text())
+    doc["runs"][0]["precision_flags"] = {"autocast": None, "matmul_tf32": None, "cudnn_tf32": None}
+    assert schema_problems(doc) == []
+    doc["runs"][0]["precision_flags"] = {"autocast": "fp16", "matmul_tf32": "yes", "cudnn_tf32": None}
+    assert {p.code for p in schema_problems(doc)} == {"schema"}
+
+
+# ---------------------------------------------------------------- --compile with --micro-batch
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+def test_cuda_graph_modes_are_refused_with_micro_batches(mode, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "-w", "lm-char", "--device", "cpu", "--compile", mode, "--micro-batch", "8",
+              "-o", "never-written.json"])
+    assert stopped.value.code == 2
+    assert "CUDA graphs" in capsys.readouterr().err
+    assert not Path("never-written.json").exists()
+
+
+@pytest.mark.slow  # imports torch._inductor
+def test_the_cuda_graph_modes_are_the_ones_torch_records_graphs_in():
+    from torch._inductor import list_mode_options
+
+    from workloads.pinned import COMPILE_MODES, CUDA_GRAPH_MODES
+
+    graphs = [m for m in COMPILE_MODES if m != "off" and list_mode_options(m).get("triton.cudagraphs")]
+    assert sorted(graphs) == sorted(CUDA_GRAPH_MODES)
+
+
+def test_other_modes_pass_the_micro_batch_rule():
+    import argparse
+
+    from suite import cli
+    from workloads.placement import Parallel
+
+    args = argparse.Namespace(parallel="ddp", workload=["lm-char"], failure_rate=None,
+                              global_batch=None, micro_batch=8, compile="max-autotune-no-cudagraphs")
+    cli._check_parallel(args, Parallel(micro_batch=8), "smoke")  # no usage error
+
+
+# ---------------------------------------------------------------- the data-wait clock
+class FakeEvent:
+    """A CUDA event on a scripted device timeline (milliseconds)."""
+
+    timeline: list[float] = []
+
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self):
+        self.t = FakeEvent.timeline.pop(0)
+
+    def elapsed_time(self, other):
+        return other.t - self.t
+
+
+def test_on_a_gpu_the_data_wait_is_device_time_from_fetch_to_step(monkeypatch):
+    """Event times (ms): fetch 0, step 5..25, fetch 25, step 40..60, a step without fetch 70..75:
+    the batch work the fetch put on the device (5 and 15 ms) is the wait, not step time."""
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(clock, "synchronize", lambda device: None)
+    FakeEvent.timeline = [0.0, 5.0, 25.0, 25.0, 40.0, 60.0, 70.0, 75.0]
+    c = clock.StepClock(torch.device("cuda"))
+    for fetched in (True, True, False):
+        if fetched:
+            c.fetch()
+        c.start()
+        c.stop()
+    assert c.durations() == pytest.approx([0.020, 0.020, 0.005])
+    assert c.waits()[:2] == pytest.approx([0.005, 0.015]) and c.waits()[2] is None
+
+
+def test_on_the_cpu_the_data_wait_is_the_host_time_of_the_fetch():
+    c = clock.StepClock(torch.device("cpu"))
+    c.fetch()
+    time.sleep(0.02)
+    c.start()
+    c.stop()
+    c.start()
+    c.stop()
+    assert c.waits()[0] >= 0.02 and c.waits()[1] is None and len(c.durations()) == 2
+
+
+@pytest.mark.slow
+def test_a_runs_data_wait_is_the_clocks(data_dir, monkeypatch):
+    from short_lmchar import run_short
+
+    from suite import goodput, mllog
+    from workloads.lm_job import LanguageModelJob
+
+    real = LanguageModelJob.next_batch
+
+    def late(self):
+        time.sleep(0.01)
+        return real(self)
+
+    monkeypatch.setattr(LanguageModelJob, "next_batch", late)
+    record = run_short(data_dir)
+    blocks = [e for e in mllog.parse(record["event_log"]) if e.key in ("block_stop", "warmup_stop")]
+    assert sum(b.metadata["step_count"] for b in blocks) == record["steps"] == 40
+    waits = [b.metadata["data_wait_s"] for b in blocks]
+    assert all(w is not None and w >= 0.01 * b.metadata["step_count"] for w, b in zip(waits, blocks))
+    result = goodput.from_event_log(record["event_log"], None, None)
+    assert result["data_wait_status"].startswith("measured") and result["badput_s"]["data_wait"] >= 0.4
+    assert record["precision_flags"] == {"autocast": None, "matmul_tf32": None, "cudnn_tf32": None}
+
+
+# ---------------------------------------------------------------- the torch floor
+def test_the_torch_floor_has_what_the_code_uses():
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    floor = next(d for d in deps if d.startswith("torch"))
+    major, minor = (int(x) for x in re.fullmatch(r"torch>=(\d+)\.(\d+)", floor).groups())
+    assert (major, minor) >= (2, 6)  # torch.OutOfMemoryError: 2.5; public fully_shard: 2.6
+    assert (major, minor) <= (2, 13)  # `pip install torch==2.13.0` satisfies it
+    assert issubclass(torch.OutOfMemoryError, RuntimeError)
+
+
+# ---------------------------------------------------------------- benchmarks/gpu_session.sh
+FAKE_PYTHON = textwrap.dedent('''\
+    """Stands in for python in gpu_session.sh's commands: answers like each would, at once."""
+    import json, os, signal, sys, time
+    args = sys.argv[1:]
+    if args[:1] == ["-c"]:  # goodbench (python -c <main> ...)
+        args = args[2:]
+        if args[:1] == ["check"]:
+            print("fit for a CPU run"); sys.exit(0)
+        out = args[args.index("-o") + 1]
+        def stop(*_):
+            if os.environ.get("FAKE_IGNORE_SIGINT"):  # stuck in a CUDA call
+                return
+            json.dump({"runs": [], "settings": {"interrupted": True}}, open(out, "w"))
+            print("interrupted: the results file holds the runs so far"); sys.exit(130)
+        signal.signal(signal.SIGINT, stop)
+        print(f"[{args[args.index('-w') + 1]} seed 1] training, at most 10 steps", flush=True)
+        print(f"[{args[args.index('-w') + 1]} seed 1] step 1/10  loss 1.0", flush=True)
+        while True:
+            time.sleep(0.05)
+    if args[:1] == ["-"]:  # info and compile-summary read their script from stdin
+        sys.stdin.read(); print("stdin script read"); sys.exit(0)
+    if args and args[0].endswith("energy_crosscheck.py"):
+        print("energy_crosscheck needs a CUDA GPU", file=sys.stderr); sys.exit(2)
+    while True:  # pytest (bench) and overhead.py: far longer than a rehearsal gives them
+        time.sleep(0.05)
+    ''')
+
+
+@pytest.fixture
+def fake_python(tmp_path):
+    main_py = tmp_path / "fake_python.py"
+    main_py.write_text(FAKE_PYTHON)
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{main_py}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def session(tmp_path, python, *stages, env=None, **popen):
+    out = tmp_path / "out"
+    environ = {**os.environ, "OUT": str(out), "PYTHON": str(python), "STAGE_TIMEOUT": "1",
+               "REHEARSAL_CUT": "0.2", **(env or {})}
+    return out, subprocess.Popen(["bash", str(SCRIPT), "--rehearsal", "--data-dir", str(tmp_path), *stages],
+                                 cwd=REPO, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, **popen)
+
+
+@pytest.mark.slow
+def test_the_session_script_starts_goodbench_under_timeout_and_judges_each_stage(tmp_path, fake_python):
+    """Defect 1: `timeout` cannot run a shell function; here every stage's command starts, the
+    goodbench runs are stopped after their training starts and leave their files, bench and
+    overhead are cut at their limit, and the summary says how each stage ended."""
+    out, proc = session(tmp_path, fake_python)
+    stdout, _ = proc.communicate(timeout=120)
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 0, stdout
+    assert "failed to run command" not in log and "exit 127" not in log
+    assert "$ goodbench check --device cpu" in log and "fit for a CPU run" in log
+    for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full"):
+        assert re.search(rf"^   {stage} +ok ", log, re.M), stage
+    assert log.count("exit 124 after") == 2  # bench and overhead
+    files = sorted(p.name for p in out.glob("*.json"))
+    assert "compile-gpt2-124m-default.json" in files
+    assert any(re.fullmatch(r"smoke-lm-char-\d{8}T\d{6}Z\.json", f) for f in files)
+    assert any(re.fullmatch(r"smoke-dlrm-small-\d{8}T\d{6}Z\.json", f) for f in files)
+    assert "benchmark-train-step.json" not in files  # an empty file is not left behind
+    assert "rehearsal done: every stage ran as it should on a CPU" in log
+
+
+@pytest.mark.slow
+def test_a_run_cut_at_its_limit_leaves_its_results_file(tmp_path, fake_python):
+    """As on a GPU: `timeout` sends SIGINT at the stage's limit (124), the run writes its file."""
+    out, proc = session(tmp_path, fake_python, "full-dlrm-small",
+                        env={"REHEARSAL_RUN_TIMEOUT": "1", "REHEARSAL_CUT": "30"})
+    stdout, _ = proc.communicate(timeout=60)
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 0, stdout
+    assert "exit 124 after" in log and "interrupted: the results file holds the runs so far" in log
+    assert len(list(out.glob("smoke-dlrm-small-*.json"))) == 1
+
+
+@pytest.mark.slow
+def test_a_run_stuck_past_sigint_is_killed_and_fails(tmp_path, fake_python):
+    """A command that does not stop on SIGINT (a rank stuck in a CUDA call) gets SIGKILL
+    KILL_AFTER seconds later; without its results file the stage fails."""
+    out, proc = session(tmp_path, fake_python, "full-dlrm-small",
+                        env={"REHEARSAL_RUN_TIMEOUT": "1", "REHEARSAL_CUT": "30", "STAGE_KILL_AFTER": "1",
+                             "FAKE_IGNORE_SIGINT": "1"})
+    stdout, _ = proc.communicate(timeout=60)
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 1, stdout
+    assert "exit 137" in log and "no results file written" in log
+    assert re.search(r"^   full-dlrm-small +FAILED \(137\)", log, re.M)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts(tmp_path, fake_python):
+    out, proc = session(tmp_path, fake_python, "full-dlrm-small", "check",
+                        env={"REHEARSAL_CUT": "600"})
+    deadline = time.monotonic() + 60
+    log = out / "session.log"
+    while time.monotonic() < deadline and "training, at most" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C reaches this script; the stage has a group of its own
+    stdout, _ = proc.communicate(timeout=60)
+    text = log.read_text()
+    assert proc.returncode == 130, stdout
+    assert "exit 130" in text and "interrupted: the results file holds the runs so far" in text
+    assert len(list(out.glob("smoke-dlrm-small-*.json"))) == 1
+    assert "stopped by SIGINT: stage check and any later one not run" in text
+    assert "$ goodbench check" not in text
+
+
+@pytest.mark.slow
+def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir):
+    """`gpu_session.sh --rehearsal`: every stage, the real commands, the CPU at smoke scale."""
+    out = tmp_path / "out"
+    began = time.monotonic()
+    proc = subprocess.run(["bash", str(SCRIPT), "--rehearsal", "--data-dir", str(data_dir)], cwd=REPO,
+                          env={**os.environ, "OUT": str(out), "PYTHON": sys.executable},
+                          capture_output=True, text=True, timeout=900)
+    took = time.monotonic() - began
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 0, log[-4000:]
+    assert "exit 127" not in log and "Traceback" not in log.split("stage compile")[-1]
+    for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full"):
+        assert re.search(rf"^   {stage} +ok ", log, re.M), stage
+    assert "this script's workloads and compile modes are the suite's" in log
+    results = [*out.glob("compile-gpt2-124m-default.json"), *out.glob("smoke-lm-char-*.json"),
+               *out.glob("smoke-dlrm-small-*.json")]
+    assert len(results) == 3
+    from suite.validate import validate_files
+
+    for path, problems in zip(results, validate_files([str(p) for p in results])):
+        doc = json.loads(path.read_text())
+        # stopped a few seconds into training, or done before (dlrm-small's smoke target comes fast)
+        stopped = doc["settings"]["interrupted"] or all(r["status"] == "complete" for r in doc["runs"])
+        assert not problems and stopped and doc["runs"][0]["device"] == "cpu"
+    assert "compile_warmup s" in log  # the compile summary's table
+    print(f"rehearsal took {took:.0f} s")

@@ -1,0 +1,351 @@
+"""goodbench import mlperf: official scores, per-run splits and goodput, messy logs, storage."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mlperf_logging")
+
+from suite.mlperf import documents, importer, ingest, systems, units
+
+REPO = Path(__file__).resolve().parent.parent
+LOGS = Path(__file__).resolve().parent / "mlperf_logs"
+SHARED = REPO.parent / "shared" / "mlperf-training"
+AMD_SYSTEM = "MI300X_EPYC_9575F_pytorch_llama2_70b"
+
+
+@pytest.fixture(scope="module")
+def shared_sample() -> Path:
+    if not (SHARED / "expected-scores.json").is_file():
+        pytest.skip(f"no MLPerf Training sample at {SHARED} (../shared/mlperf-training)")
+    return SHARED
+
+
+@pytest.fixture(scope="module")
+def shared_import(shared_sample, tmp_path_factory):
+    """The whole shared sample imported once (both rounds), as the command does it."""
+    out = tmp_path_factory.mktemp("imported")
+    return importer.run_import([shared_sample], out), out
+
+
+def _tree(root: Path, logs: dict[str, str | bytes], org="AMD", system=AMD_SYSTEM, benchmark="llama2_70b_lora",
+          round_dir="v5.1", desc=LOGS / "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json") -> Path:
+    """A submission tree under ``root/round_dir`` holding ``logs`` (file name → text) for one
+    system × benchmark; returns the benchmark folder."""
+    bench = root / round_dir / org / "results" / system / benchmark
+    bench.mkdir(parents=True)
+    (root / round_dir / org / "systems").mkdir(parents=True, exist_ok=True)
+    shutil.copy(desc, root / round_dir / org / "systems" / f"{system}.json")
+    for name, text in logs.items():
+        (bench / name).write_bytes(text if isinstance(text, bytes) else text.encode("latin-1"))
+    return bench
+
+
+def _amd() -> str:
+    return (LOGS / "amd_llama2_70b_lora_result_1.txt").read_text(encoding="latin-1")
+
+
+def _read(path: Path, benchmark="llama2_70b_lora", ruleset="5.1.0", rnd="v5.1") -> dict:
+    return ingest.read_run(ingest.RunTask(str(path), ruleset, rnd, benchmark, 0))
+
+
+def _same_figures(a: dict, b: dict) -> None:
+    for key in ("time_to_train_s", "init_s", "eval_s", "train_s", "samples", "score_minutes", "counted"):
+        assert a[key] == b[key], key
+
+
+# ---------------------------------------------------------------- the official scores
+@pytest.mark.slow  # imports the whole shared sample (both rounds)
+def test_the_five_shared_submissions_score_as_mlcommons_prints_them(shared_import, shared_sample):
+    outcome, _ = shared_import
+    expected = json.loads((shared_sample / "expected-scores.json").read_text())
+    rows = {(r["round"], r["submitter"], r["benchmark"]): r for r in outcome.rows}
+    assert len(rows) == len(expected) == 5
+    for e in expected:
+        got = rows[(e["round"], e["submitter"], e["benchmark"])]
+        assert math.isclose(got["score_minutes"], e["minutes"], rel_tol=1e-6), (e, got["score_minutes"])
+        assert math.isclose(got["rcp_scaling_factor"], e["rcp_scaling_factor"], rel_tol=1e-6)
+        assert (got["system"], got["accelerator"], got["accelerators"]) == \
+            (e["system"], e["accelerator"], e["count"])
+    assert not outcome.problems
+
+
+@pytest.mark.slow  # imports the whole shared sample (both rounds)
+def test_the_aborted_resnet_run_below_target_is_dropped_as_mlperf_drops_it(shared_import):
+    outcome, out = shared_import
+    doc = next(d for d in documents.load_all(out)[0] if d["benchmark"] == "resnet")
+    dropped = [r for r in doc["runs"] if not r["counted"]]
+    assert [r["index"] for r in dropped] == [4]
+    assert dropped[0]["status"] == "aborted" and dropped[0]["compliant"] is False
+    assert "eval_accuracy" in dropped[0]["not_counted_reason"]
+    # the olympic rule: the dropped run stands for the slowest; the fastest is left out
+    counted = sorted(r["score_minutes"] for r in doc["runs"] if r["counted"])
+    factor = doc["score"]["rcp_scaling_factor"]
+    assert math.isclose(doc["score"]["minutes"], sum(counted[1:]) / 3 * factor, rel_tol=1e-12)
+    assert doc["score"]["runs_dropped"] == 1 and doc["score"]["status"] == "ok"
+
+
+@pytest.mark.slow  # imports the whole shared sample (both rounds)
+def test_per_run_splits_add_up_and_unmeasured_buckets_are_not_zero(shared_import):
+    _, out = shared_import
+    docs, bad = documents.load_all(out)
+    assert not bad and len(docs) == 5
+    for doc in docs:
+        for run in doc["runs"]:
+            g = run["goodput"]
+            b = g["badput_s"]
+            for bucket in ingest.NOT_MEASURED:
+                assert b[bucket] is None and g["not_measured"][bucket].startswith("not measured")
+            measured = run["train_s"] + b["init"] + (b["eval"] or 0.0) + b["other"]
+            assert math.isclose(measured, g["wall_s"], rel_tol=1e-9), (doc["benchmark"], run["index"])
+            assert math.isclose(run["init_s"] + run["time_to_train_s"], g["wall_s"], rel_tol=1e-9)
+            assert 0 < g["goodput"] <= 1
+
+
+def test_bert_counts_samples_in_epoch_num_and_its_eight_ranks_start_init_each(shared_sample):
+    bert = shared_sample / "v4.0/Dell/results/XE9680x8H100-SXM-80GB/bert/result_0.txt"
+    run = _read(bert, "bert", "4.0.0", "v4.0")
+    assert run["init_starts"] == 8
+    assert run["progress_unit"] == "samples" and run["samples"] == 2548645
+    # init from the first rank's init_start: 1695169984944 → run_start 1695170016945
+    assert run["init_s"] == pytest.approx(32.001)
+    assert run["eval_s"] > 0 and run["train_s"] < run["time_to_train_s"]  # evaluations nested in the block
+    assert run["samples_per_s"] == pytest.approx(2548645 / run["train_s"])
+
+
+def test_resnet_counts_epochs_and_nested_evaluations_leave_training_time(shared_sample):
+    resnet = shared_sample / "v4.0/Dell/results/XE9680x8H100-SXM-80GB/resnet/result_0.txt"
+    run = _read(resnet, "resnet", "4.0.0", "v4.0")
+    assert run["progress_unit"] == "epochs" and run["samples_how"] == "epochs × train_samples"
+    assert run["samples"] == run["progress"] * 1281167
+    assert run["eval_s"] > 0 and run["counted"]
+
+
+# ---------------------------------------------------------------- quirks, on the fixtures
+def test_gpt3_without_eval_brackets_and_opening_with_a_lone_block_stop():
+    run = _read(LOGS / "google_gpt3_result_0.txt", "gpt3", "4.0.0", "v4.0")
+    assert run["counted"] and run["unpaired_block_stops"] == 1
+    assert run["eval_s"] is None and run["eval_status"].startswith("not measured")
+    assert run["goodput"]["badput_s"]["eval"] is None
+    assert "includes evaluations" in run["train_status"]
+    # the lone block_stop's block opens at run_start: training covers the whole run
+    assert run["train_s"] == pytest.approx(run["time_to_train_s"], abs=0.01)
+    assert run["progress_unit"] == "tokens" and run["samples"] == run["progress"] / 2048
+
+
+def test_rank_prefixes_and_shell_noise_read_as_the_plain_log(tmp_path):
+    plain = _read(LOGS / "amd_llama2_70b_lora_result_1.txt")
+    noisy = []
+    for i, line in enumerate(_amd().splitlines()):
+        noisy.append(f"{i % 8}: {line}" if ":::MLLOG" in line else line)
+        noisy.append("+ srun --container-name=x ./run_and_time.sh   # shell noise")
+        noisy.append("[1,0]<stdout>: step 12 loss 1.23")
+    (tmp_path / "result_0.txt").write_text("\n".join(noisy) + "\n", encoding="latin-1")
+    run = _read(tmp_path / "result_0.txt")
+    _same_figures(run, plain)
+    assert run["counted"] and run["parse_errors"] == 0
+
+
+def test_one_init_start_per_rank_counts_init_from_the_first(tmp_path):
+    lines = _amd().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"init_start"' in line)
+    first = json.loads(lines[at].split(":::MLLOG ", 1)[1])
+    ranks = []
+    for rank in range(1, 8):
+        later = dict(first, time_ms=first["time_ms"] + 5 * rank)
+        ranks.append(":::MLLOG " + json.dumps(later))
+    (tmp_path / "result_0.txt").write_text("\n".join(lines[:at + 1] + ranks + lines[at + 1:]) + "\n")
+    run = _read(tmp_path / "result_0.txt")
+    plain = _read(LOGS / "amd_llama2_70b_lora_result_1.txt")
+    assert run["init_starts"] == 8 and run["counted"]
+    _same_figures(run, plain)
+
+
+def test_latin1_bytes_in_noise_and_in_a_value_are_read(tmp_path):
+    lines = _amd().encode("latin-1").splitlines()
+    lines.insert(3, "Durée du chargement: 12 s".encode("latin-1"))
+    lines = [line.replace(b'"1xMI300X"', '"Caf\xe9 MI300X"'.encode("latin-1")) for line in lines]
+    (tmp_path / "result_0.txt").write_bytes(b"\n".join(lines) + b"\n")
+    run = _read(tmp_path / "result_0.txt")
+    assert run["submission_platform"] == "Café MI300X" and run["counted"]
+
+
+def test_evaluations_nested_inside_a_block_are_taken_out_of_training(tmp_path):
+    head = [line for line in _amd().splitlines() if '"run_start"' not in line and '"block_' not in line
+            and '"eval_' not in line and '"run_stop"' not in line and "tracked_stats" not in line]
+
+    def ev(t, key, kind, meta):
+        return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": kind, "key": key,
+                                         "value": None if key != "eval_accuracy" else 0.92,
+                                         "metadata": {"file": "x.py", "lineno": 1, **meta}})
+    t0 = 1755477365577 + 10
+    body = [ev(t0, "run_start", "INTERVAL_START", {}),
+            ev(t0, "block_start", "INTERVAL_START", {"samples_count": 0}),
+            ev(t0 + 60_000, "eval_start", "INTERVAL_START", {"samples_count": 1536}),
+            ev(t0 + 70_000, "eval_accuracy", "POINT_IN_TIME", {"samples_count": 1536}),
+            ev(t0 + 70_000, "eval_stop", "INTERVAL_END", {"samples_count": 1536}),
+            ev(t0 + 100_000, "block_stop", "INTERVAL_END", {"samples_count": 3072}),
+            ev(t0 + 101_000, "run_stop", "INTERVAL_END", {"samples_count": 3072, "status": "success"})]
+    (tmp_path / "result_0.txt").write_text("\n".join(head + body) + "\n")
+    run = _read(tmp_path / "result_0.txt")
+    assert run["time_to_train_s"] == pytest.approx(101.0)
+    assert run["eval_s"] == pytest.approx(10.0)
+    assert run["train_s"] == pytest.approx(90.0)  # the 100 s block less the 10 s evaluation in it
+    assert run["goodput"]["badput_s"]["other"] == pytest.approx(1.0)
+    assert run["samples"] == 3072 and run["samples_per_s"] == pytest.approx(3072 / 90)
+
+
+def test_a_run_without_run_stop_is_dropped_with_the_checkers_reason(tmp_path):
+    text = "\n".join(line for line in _amd().splitlines() if '"run_stop"' not in line) + "\n"
+    (tmp_path / "result_0.txt").write_text(text)
+    run = _read(tmp_path / "result_0.txt")
+    assert run["status"] == "no run_stop" and not run["counted"] and run["score_minutes"] is None
+    assert "run_stop" in run["not_counted_reason"]
+    assert run["time_to_train_s"] is None and run["init_s"] is not None
+
+
+def test_an_unknown_benchmark_is_dropped_not_a_crash(tmp_path):
+    text = _amd().replace('"value": "llama2_70b_lora"', '"value": "no_such_bench"')
+    (tmp_path / "result_0.txt").write_text(text)
+    run = _read(tmp_path / "result_0.txt")
+    assert not run["counted"] and run["not_counted_reason"]
+
+
+def test_free_text_system_fields_are_parsed():
+    assert systems.memory_bytes("80 GB") == 80e9
+    assert systems.memory_bytes("144384 MiB") == 144384 * 2 ** 20
+    assert systems.memory_bytes("95GB") == 95e9
+    assert systems.memory_bytes("192 GB") == 192e9
+    assert systems.memory_bytes("HBM3") is None and systems.memory_bytes("") is None
+    assert systems.count("1") == 1 and systems.count(" 128") == 128 and systems.count(8) == 8
+    assert systems.count("") is None and systems.count("N/A") is None
+    cisco = systems.describe(json.loads((LOGS / "cisco_1xC885A_M8-8xH200-SXM-141GB.json").read_text()), "x")
+    assert cisco["accelerator_memory_text"] == "144384 MiB" and cisco["accelerator_memory_gib"] == 141.0
+    tpu = systems.describe(json.loads((LOGS / "google_cloud-tpu-v5p-1024-maxtext.json").read_text()), "y")
+    assert (tpu["nodes"], tpu["accelerators_per_node"], tpu["accelerators"]) == (128, 4, 512)
+    assert tpu["host_processor"] == "Intel(R) Xeon(R) Platinum 8481C"  # leading space trimmed
+
+
+def test_units_table():
+    assert units.epoch_num_unit("resnet", "v4.0") == "epochs"
+    assert units.epoch_num_unit("bert", "v4.0") == "samples"
+    assert units.epoch_num_unit("gpt3", "v4.0") == "tokens"
+    assert units.epoch_num_unit("bert", "v0.7") is None
+    assert units.epoch_num_unit("minigo", "v1.0") is None
+    assert units.samples_from(3.0, None, 10, None)[0] is None
+
+
+# ---------------------------------------------------------------- the command
+def test_unreadable_logs_give_one_line_each_and_the_rest_is_imported(tmp_path, capsys):
+    from suite.cli import main
+
+    tree = tmp_path / "tree"
+    bench = _tree(tree, {f"result_{i}.txt": _amd() for i in range(5)})
+    (bench / "result_5.txt").mkdir()  # a folder where a log should be
+    (bench / "result_6.txt").write_bytes(b"\x00\x01 binary garbage, no event line\n")
+    out = tmp_path / "results"
+    status = main(["import", "mlperf", str(tree), "--results-dir", str(out), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0
+    errors = captured.err.strip().splitlines()
+    assert len(errors) == 2
+    assert "result_5.txt" in errors[0] and "cannot be read" in errors[0]
+    assert "result_6.txt" in errors[1] and "no :::MLLOG line" in errors[1]
+    rows = json.loads(captured.out)
+    assert len(rows) == 1
+    row = rows[0]
+    for key in ("round", "submitter", "system", "benchmark", "accelerator", "accelerators", "runs", "score_minutes"):
+        assert key in row
+    assert (row["round"], row["submitter"], row["benchmark"], row["accelerators"]) == \
+        ("v5.1", "AMD", "llama2_70b_lora", 8)
+    assert row["runs"] == 7 and row["runs_counted"] == 5
+    # 2 dropped > the 1 allowed: no score, as result_summarizer gives none
+    assert row["score_minutes"] is None and row["score_status"].startswith("no score")
+
+
+def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, capsys):
+    from suite import store
+    from suite.cli import main
+
+    tree = tmp_path / "tree"
+    _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
+    out = tmp_path / "results"
+    assert main(["import", "mlperf", str(tree / "v5.1" / "AMD"), "--results-dir", str(out)]) == 0
+    first = capsys.readouterr().out
+    assert "derived from MLPerf Training results, not MLPerf results" in first
+    stored = list((out / "mlperf").glob("*.json"))
+    assert len(stored) == 1 and store.stored_files(out) == []  # goodbench's store never sees it
+    doc = json.loads(stored[0].read_text())
+    assert doc["kind"] == "mlperf-training-import" and "not an MLPerf result" in doc["label"]
+    assert doc["source"]["round"] == "v5.1" and doc["source"]["url"].startswith(
+        "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/")
+    hashes = {f["path"]: f["sha256"] for f in doc["source"]["files"]}
+    assert f"AMD/systems/{AMD_SYSTEM}.json" in hashes and len(hashes) == 4
+    assert documents.problems(doc) == []
+    # the same source again: the same bytes
+    assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["stored"] == "unchanged"
+    # three identical runs: the olympic rule leaves the middle one
+    assert doc["score"]["minutes"] == pytest.approx(doc["runs"][0]["score_minutes"])
+
+
+def test_a_path_without_a_tree_or_round_says_so(tmp_path, capsys):
+    from suite.cli import main
+
+    bench = _tree(tmp_path / "t", {"result_0.txt": _amd()}, round_dir="somewhere")
+    assert main(["import", "mlperf", str(tmp_path / "nothing"), str(tmp_path / "t"),
+                 "--results-dir", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert "no such file or directory" in err and "give --round" in err
+    # a folder inside the tree, with the round given
+    assert main(["import", "mlperf", str(bench), "--round", "v5.1", "--results-dir", str(tmp_path / "r")]) == 0
+
+
+@pytest.mark.slow
+def test_two_workers_give_what_one_gives(tmp_path):
+    tree = tmp_path / "tree"
+    _tree(tree, {f"result_{i}.txt": _amd() for i in range(6)})
+    _tree(tree, {f"result_{i}.txt": (LOGS / "google_gpt3_result_0.txt").read_text(encoding="latin-1")
+                 for i in range(3)}, org="Google", system="cloud-tpu-v5p-1024-maxtext", benchmark="gpt3",
+          round_dir="v4.0", desc=LOGS / "google_cloud-tpu-v5p-1024-maxtext.json")
+    one = importer.run_import([tree], tmp_path / "one", jobs=1)
+    two = importer.run_import([tree], tmp_path / "two", jobs=2)
+    assert len(one.rows) == 2
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("document",)} for r in rows]
+    assert strip(one.rows) == strip(two.rows)
+
+
+def test_the_import_code_loads_neither_torch_nor_mlperf_logging_until_it_runs():
+    code = ("import sys\nimport suite.mlperf.importer, suite.mlperf.commands, suite.mlperf.documents, "
+            "suite.mlperf.scoring, suite.mlperf.ingest, suite.mlperf.export, suite.mlperf.fields, "
+            "suite.mlperf.rules, suite.site.mlperf_pages, suite.cli\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'mlperf_logging')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_energy_comes_from_a_power_log_where_the_submission_has_one(tmp_path):
+    bench = _tree(tmp_path, {"result_0.txt": _amd(), "result_1.txt": _amd()})
+    run = _read(bench / "result_0.txt")
+    t0 = next(json.loads(line.split(":::MLLOG ", 1)[1])["time_ms"] for line in _amd().splitlines()
+              if '"run_start"' in line)
+
+    def ev(t, key, value=None):
+        return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME",
+                                         "key": key, "value": value, "metadata": {"file": "p.py", "lineno": 1}})
+    power = bench / "power" / "result_0"
+    power.mkdir(parents=True)
+    span = run["time_to_train_s"] * 1000
+    (power / "node_0.txt").write_text("\n".join([ev(t0, "power_measurement_start"),
+                                                 *(ev(t0 + span * k / 4, "power_reading", 1000.0) for k in range(1, 5)),
+                                                 ev(t0 + span, "power_measurement_stop")]) + "\n")
+    with_power = _read(bench / "result_0.txt")
+    # 1000 W over the whole run, as result_summarizer's power score computes it
+    assert with_power["energy"]["value"] == pytest.approx(1000.0 * run["time_to_train_s"], rel=1e-9)
+    assert run["energy"]["value"] is None and _read(bench / "result_1.txt")["energy"]["status"].startswith("not measured")

@@ -1,0 +1,77 @@
+"""The command line's summary tables (suite/report.py), from synthetic results."""
+from __future__ import annotations
+
+import re
+
+import factories
+import numpy as np
+
+from suite import goodput, projection, report
+from suite.summary import summarize
+
+
+def _runs(**kw) -> list[dict]:
+    return factories.synthetic_document("synthetic-report", rng=np.random.default_rng(1),
+                                        workloads=("lm-char",), **kw)["runs"]
+
+
+def test_goodput_rows_show_every_bucket():
+    (row,) = report.goodput_rows(_runs(scale="smoke", goodput=True))
+    assert set(goodput.BUCKETS) <= set(row) and row["goodput"] > 0
+
+
+def test_run_summary_has_one_row_per_run_and_goodput_only_where_measured():
+    runs = _runs(scale="full")  # five seeds, no goodput section
+    text = report.run_summary(runs)
+    assert len(text.splitlines()) == 1 + len(runs) and "goodput and badput" not in text
+    assert report.goodput_rows(runs) == []
+    text = report.run_summary(_runs(scale="smoke", goodput=True))
+    head, goodput_table = text.split("\ngoodput and badput (seconds):\n")
+    assert len(head.splitlines()) == 2 and len(goodput_table.splitlines()) == 2
+
+
+def test_score_lines_only_for_workloads_scored_over_several_seeds():
+    (line,) = report.score_lines(summarize(_runs(scale="full")))
+    assert line.startswith("lm-char@full: time to target, olympic mean ") and " over 5 seeds, " in line
+    assert report.score_lines(summarize(_runs(scale="smoke"))) == []
+
+
+def test_projection_text_is_the_measurement_then_one_row_per_gpu_count():
+    measured = projection.Measured(step_s=0.35, checkpoint_s=25.0, restart_s=180.0,
+                                   steady_efficiency=0.93, restart_source="test")
+    rows = projection.table(measured, 50_000.0, (8, 1024))
+    lines = report.projection(measured, 50_000.0, rows).splitlines()
+    assert lines[0] == ("step 0.35 s, checkpoint 25 s, restart 180 s (test), steady efficiency 0.9300; "
+                        "per-GPU MTBF 50000 h")
+    assert len(lines) == 4 and lines[2].split()[0] == "8" and lines[3].split()[0] == "1024"
+
+
+def test_two_seed_score_line_says_mean_and_never_a_negative_time():
+    from suite.meters import tta
+
+    (line,) = report.score_lines({"lm-char@smoke": {"tta": tta.score({1: 10.0, 2: 200.0})}})
+    assert line.startswith("lm-char@smoke: time to target, mean 105.00 s (95% CI of the mean 0.00–")
+    assert "olympic" not in line and "-" not in line.split("(")[1]
+
+
+def test_table_headers_stand_over_their_columns_two_spaces_apart():
+    text = report.table([{"workload": "lm-char", "p50 step ms": 3.84, "MFU": 0.306, "of ceiling": None,
+                          "energy": "574 J"},
+                         {"workload": "fashion-cnn", "p50 step ms": 12.5, "MFU": None, "of ceiling": 0.2,
+                          "energy": "n/m"}])
+    head, *rows = text.splitlines()
+    assert re.split(r" {2,}", head) == ["workload", "p50 step ms", "MFU", "of ceiling", "energy"]
+    for name in ("p50 step ms", "MFU", "of ceiling"):  # numbers right-aligned under their header
+        end = head.index(name) + len(name)
+        assert all(row[end - 1] != " " and (len(row) == end or row[end] == " ") for row in rows)
+    assert rows[0][head.index("energy"):] == "574 J" and rows[1][head.index("workload"):].startswith("fashion-cnn")
+    assert rows[0].split()[3] == "—" and rows[1].split()[1:3] == ["12.50", "—"]
+
+
+def test_projection_says_when_goodput_is_near_zero():
+    measured = projection.Measured(step_s=0.35, checkpoint_s=25.0, restart_s=180.0,
+                                   steady_efficiency=0.93, restart_source="test")
+    text = report.projection(measured, 0.001, projection.table(measured, 0.001, (1, 1000)))
+    assert text.splitlines()[-1].startswith("goodput ≈ 0 from 1 GPU on: the job fails every 3.6 s")
+    text = report.projection(measured, 50_000.0, projection.table(measured, 50_000.0, (1, 1000)))
+    assert "≈ 0" not in text

@@ -1,0 +1,355 @@
+"""``goodbench reproduce`` (suite/reproduce.py): a results file's runs trained again here and
+compared with it; the reproduction's own file, its validation, the store and the site."""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import factories
+import numpy as np
+import pytest
+import torch
+
+from suite import reproduce, store
+from suite.validate import check_document
+
+REPO = Path(__file__).resolve().parent.parent
+TWO_RANKS = REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json"
+# The test machine is shared: identical runs measured 55.7 and 144.5 samples/s an hour apart.
+# The end-to-end tests check the curve and the mechanics, not this machine's speed (the
+# throughput verdict is tested on records whose speed is set, below).
+LOOSE = "900"
+
+
+def goodbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "suite", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.fixture(scope="module")
+def smoke_file(tmp_path_factory) -> Path:
+    """A fresh gpt2-124m smoke results file (synthetic tokens: no dataset), seed 1, on the CPU."""
+    work = tmp_path_factory.mktemp("original")
+    proc = goodbench("run", "-w", "gpt2-124m", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    return work / "orig.json"
+
+
+def _synthetic(scale: str, workloads: tuple[str, ...]) -> dict:
+    """A valid synthetic CPU results document (tests/factories.py)."""
+    return factories.synthetic_document("origin-lab", rng=np.random.default_rng(7), accelerator=5, scale=scale,
+                                        workloads=workloads)
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------- end to end on the CPU
+@pytest.mark.slow
+def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
+    proc = goodbench("reproduce", str(smoke_file), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
+    assert "bit-identical" in proc.stdout and "95% interval" in proc.stdout
+    doc = json.loads((tmp_path / "rep.json").read_text())
+    assert check_document(doc) == []
+    section = doc["settings"]["reproduces"]
+    original = json.loads(smoke_file.read_text())
+    assert section["sha256"] == _sha(smoke_file)
+    [entry] = section["runs"]
+    assert entry["original_run_id"] == original["runs"][0]["run_id"] != entry["run_id"] == doc["runs"][0]["run_id"]
+    assert entry["verdict"] == "reproduced" and entry["curve"]["identical"]
+    assert entry["curve"]["rel_tolerance"] == reproduce.CPU_SAME_KERNELS.rel  # recorded here: same kernels
+    assert doc["runs"][0]["seed"] == 1 and doc["settings"]["compile"] == original["settings"]["compile"]
+    # submit stores it like any results file
+    stored = store.submit(tmp_path / "rep.json", tmp_path / "results")
+    assert stored.name == f"{_sha(tmp_path / 'rep.json')}.json"
+
+
+@pytest.mark.slow
+def test_an_edited_curve_differs(smoke_file, tmp_path):
+    doc = json.loads(smoke_file.read_text())
+    point = doc["runs"][0]["curve"][0]
+    point["val_loss"] *= 0.99  # a forger's 1%: the validator's stream check would refuse it; bypassed
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc, indent=1))
+    proc = goodbench("reproduce", str(edited), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"differs: curve: val_loss at step {point['step']}" in proc.stdout
+    rep = json.loads((tmp_path / "rep.json").read_text())
+    assert check_document(rep) == []  # an honest reproduction of a forged file is a valid file
+    [entry] = rep["settings"]["reproduces"]["runs"]
+    assert entry["verdict"].startswith("differs: curve") and not entry["curve"]["agrees"]
+    assert rep["settings"]["reproduces"]["sha256"] == _sha(edited) != _sha(smoke_file)
+
+
+@pytest.mark.slow
+@pytest.mark.dist
+def test_a_two_process_gloo_run_reproduces(tmp_path):
+    proc = goodbench("reproduce", str(TWO_RANKS), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 processes (ddp)" in proc.stderr and "launching:" in proc.stderr
+    doc = json.loads((tmp_path / "rep.json").read_text())
+    assert check_document(doc) == []
+    assert doc["settings"]["distributed"]["world_size"] == 2 == doc["runs"][0]["distributed"]["world_size"]
+    original = json.loads(TWO_RANKS.read_text())
+    assert doc["settings"]["distributed"]["micro_batch"] == original["settings"]["distributed"]["micro_batch"]
+    assert doc["runs"][0]["distributed"]["micro_batch"] == original["runs"][0]["distributed"]["micro_batch"]
+    assert [r["verdict"] for r in doc["settings"]["reproduces"]["runs"]] == ["reproduced"]
+
+
+# ---------------------------------------------------------------- refusals (no training)
+def _refused(tmp_path: Path, doc: dict, *extra: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "original.json"
+    path.write_text(json.dumps(doc))
+    proc = goodbench("reproduce", str(path), "-o", "rep.json", *extra, cwd=tmp_path)
+    assert not (tmp_path / "rep.json").exists()
+    return proc
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA machine can reproduce a CUDA run")
+def test_a_cuda_run_is_refused_on_this_cpu_box(tmp_path):
+    doc = json.loads(TWO_RANKS.read_text())
+    for run in doc["runs"]:
+        run["device"] = "cuda:0"
+    doc["system"]["accelerator"].update(type="cuda", name="NVIDIA H100 80GB HBM3")
+    proc = _refused(tmp_path, doc)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "goodbench: error: cannot reproduce run 0 (gpt2-124m seed 1): recorded on CUDA (cuda:0, NVIDIA H100 "
+        "80GB HBM3); this machine has no CUDA device"]
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda run: run["workload"].update(version=7), "recorded with gpt2-124m version 7; this suite has version 1"),
+    (lambda run: run["workload"].update(spec_hash="ab" * 32), "spec hash abababababab… is not this suite's gpt2-124m"),
+    (lambda run: run.update(status="partial"), "only complete runs are reproduced"),
+    (lambda run: run["workload"].update(id="nope"), "unknown workload 'nope'"),
+])
+def test_what_this_suite_cannot_train_is_refused_with_a_reason(edit, reason):
+    doc = json.loads(TWO_RANKS.read_text())
+    edit(doc["runs"][0])
+    original = reproduce.Original("x.json", "0" * 64, doc)
+    with pytest.raises(reproduce.CannotReproduce, match="cannot reproduce run 0") as caught:
+        reproduce.plan(original, [0], None, reproduce.Machine(0))
+    assert reason in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_missing_data_is_refused(data_dir, monkeypatch):
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text())
+    original = reproduce.Original("x.json", "0" * 64, doc)
+    assert reproduce.plan(original, [0], str(data_dir), reproduce.Machine(0)).targets  # found: plannable
+    with pytest.raises(reproduce.CannotReproduce, match="tinyshakespeare"):
+        reproduce.plan(original, [0], None, reproduce.Machine(0))  # offline, no data dir (conftest)
+
+
+def test_a_run_index_out_of_range_is_a_usage_error(tmp_path):
+    proc = goodbench("reproduce", str(TWO_RANKS), "--run", "5", cwd=tmp_path)
+    assert proc.returncode == 2 and "--run 5 is not one of 0" in proc.stderr
+
+
+def test_open_division_runs_are_trained_with_their_declared_change():
+    from workloads import registry
+
+    gpt2 = registry.get("gpt2-124m")
+    changed = gpt2.with_spec_changes("smoke", batch_size=32).spec_hash("smoke")
+    settings = {"division": "open", "open_changes": ["gpt2-124m: global batch 32 (pinned 16); every other value as pinned"],
+                "command": ["goodbench", "run", "--global-batch", "32"]}
+    assert reproduce.declared_batches(settings, "gpt2-124m") == [32]
+    assert reproduce.declared_batches({"command": ["goodbench", "run", "--global-batch=64"]}, "gpt2-124m") == [64]
+    run = {"workload": {"spec_hash": changed}}
+    assert reproduce._spec(gpt2, run, "smoke", settings) == 32
+    assert reproduce._spec(gpt2, {"workload": {"spec_hash": gpt2.spec_hash("smoke")}}, "smoke", settings) is None
+    # one process with --micro-batch records it only in its command line
+    assert reproduce._layout({}, {"command": ["goodbench", "run", "--micro-batch", "4"]}) == \
+        reproduce.Layout(micro_batch=4)
+    with pytest.raises(reproduce.CannotReproduce, match="nor of its declared change"):
+        reproduce._spec(gpt2, {"workload": {"spec_hash": changed}}, "smoke",
+                        {**settings, "command": [], "open_changes": ["gpt2-124m: global batch 24 (pinned 16)"]})
+
+
+# ---------------------------------------------------------------- the comparison
+def _record(run: dict, *, speed: float = 1.0, curve_scale: float = 1.0) -> dict:
+    """A copy of ``run`` as a re-run: new id, step times divided by ``speed``, curve values × ``curve_scale``."""
+    from suite import derive
+
+    rec = copy.deepcopy(run)
+    rec["run_id"] = uuid.uuid4().hex
+    rec["step_times_s"] = [t / speed for t in rec["step_times_s"]]
+    for point in rec["curve"]:
+        for key, value in point.items():
+            if key not in ("step", "time_s") and isinstance(value, float):
+                point[key] = value * curve_scale
+    m = rec["metrics"]
+    m["throughput"], _ = derive.throughput(rec["step_times_s"], warmup_steps=m["throughput"]["window"]["first_step"] - 1,
+                                           samples_per_step=m["samples_per_step"], tokens_per_step=m["tokens_per_step"])
+    return rec
+
+
+def _target(doc: dict, tolerance: reproduce.CurveTolerance = reproduce.CPU_SAME_KERNELS) -> reproduce.Target:
+    run = doc["runs"][0]
+    return reproduce.Target(0, run, run["workload"]["id"], run["seed"], "cpu", "fp32", reproduce.Layout(), None,
+                            tolerance)
+
+
+def test_curve_tolerances_follow_the_kernels_the_rerun_runs_under():
+    doc = json.loads(TWO_RANKS.read_text())
+    here = reproduce.Machine(0, None, doc["system"]["host"]["cpu_model"], "AVX2", doc["system"]["software"]["torch"])
+    drift = reproduce.drift_tolerance("gpt2-124m", "cpu")
+    assert drift.rel == 2 * reproduce.SEED_SPREAD["gpt2-124m"] and drift.verified
+    assert reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", here)[0] == drift  # not recorded: may drift
+    doc["system"]["host"]["cpu_capability"] = "AVX2"
+    assert reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", here) == (reproduce.CPU_SAME_KERNELS, None)
+    other = reproduce.Machine(0, None, here.cpu_model, "AVX512", here.torch)
+    tol, note = reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", other)
+    assert tol == drift and "vector instruction set AVX2 here AVX512" in note
+    gpu, _ = reproduce.curve_tolerance(doc, "gpt2-124m", "cuda", here)
+    assert gpu.rel == drift.rel and not gpu.verified and "UNVERIFIED" in gpu.basis
+    assert reproduce.CPU_SAME_KERNELS.verified and reproduce.CPU_SAME_KERNELS.rel == 1e-6
+
+
+def test_a_curve_within_the_tolerance_agrees_and_one_beyond_differs():
+    doc = json.loads(TWO_RANKS.read_text())
+    curve = doc["runs"][0]["curve"]
+    same = reproduce.curve_agreement(curve, copy.deepcopy(curve), reproduce.CPU_SAME_KERNELS, "cpu")
+    assert same.agrees and same.identical and same.compared > 0
+    near = _record(doc["runs"][0], curve_scale=1 + 1e-7)["curve"]
+    found = reproduce.curve_agreement(curve, near, reproduce.CPU_SAME_KERNELS, "cpu")
+    assert found.agrees and not found.identical
+    off = _record(doc["runs"][0], curve_scale=1.001)["curve"]
+    found = reproduce.curve_agreement(curve, off, reproduce.CPU_SAME_KERNELS, "cpu")
+    assert not found.agrees and "relative; tolerance 1e-06" in found.first_difference
+    assert reproduce.curve_agreement(curve, off, reproduce.drift_tolerance("gpt2-124m", "cpu"), "cpu").agrees
+    cut = reproduce.curve_agreement(curve, curve[:1], reproduce.CPU_SAME_KERNELS, "cpu")
+    assert not cut.agrees and cut.first_difference.startswith("eval steps differ")
+
+
+def test_a_slower_rerun_differs_on_throughput_with_an_interval():
+    doc = json.loads(TWO_RANKS.read_text())
+    original = doc["runs"][0]
+    slow = reproduce.compare_run(_target(doc), _record(original, speed=0.7), 0.2)
+    assert slow.curve.agrees and slow.throughput.within is False and slow.repeat
+    assert slow.throughput.ratio == pytest.approx(0.7, rel=1e-6)
+    assert slow.throughput.low < 0.7 < slow.throughput.high and "batch means" in slow.throughput.method
+    assert slow.verdict.startswith("differs: throughput: 0.700× the recorded samples/s, outside ±20%")
+    fine = reproduce.compare_run(_target(doc), _record(original, speed=0.9), 0.2)
+    assert fine.verdict == "reproduced" and not fine.repeat
+    again = reproduce.compare_run(_target(doc), _record(original, speed=0.7), 0.2, earlier=slow)
+    assert not again.repeat and again.measurements == 2 and "first measurement 0.700×, measured again" in again.verdict
+
+
+def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(monkeypatch, tmp_path):
+    """The re-run trains once more when only its throughput is off; the repeat decides."""
+    import suite.runner
+
+    doc = json.loads(TWO_RANKS.read_text())
+    original = reproduce.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
+    target = _target(doc)
+    the_plan = reproduce.Plan(original, [target], "smoke", "cpu", "fp32", "off", reproduce.Layout(), None, None, None)
+    for speeds, verdict in (([0.5, 0.95], "reproduced"), ([0.5, 0.6], "differs: throughput: 0.600×")):
+        trained = iter(speeds)
+        monkeypatch.setattr(suite.runner, "run_one",
+                            lambda *a, trained=trained, **k: _record(doc["runs"][0], speed=next(trained)))
+        said: list[str] = []
+        found = reproduce._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.runner.SINGLE,
+                                     None, 0.2, lambda *a, **k: None, said.append, None, None, ["goodbench"])
+        [c] = found.comparisons
+        assert c.measurements == 2 and c.verdict.startswith(verdict)
+        assert "training it once more (a busy machine's noise is not a difference)" in said[0]
+        entry = found.doc["settings"]["reproduces"]["runs"][0]
+        assert entry["first_ratio"] == pytest.approx(0.5) and entry["measurements"] == 2
+
+
+# ---------------------------------------------------------------- the file, the validator, the site
+def _reproduction_of(doc: dict, sha: str, system: str = "auditor-box") -> dict:
+    """A reproduction document of every run of ``doc`` (the same records under new run ids)."""
+    rep = copy.deepcopy(doc)
+    rep["system"]["name"] = system
+    original = reproduce.Original("orig.json", sha, doc)
+    comparisons = []
+    for i, run in enumerate(doc["runs"]):
+        record = copy.deepcopy(run)
+        record["run_id"] = uuid.uuid4().hex
+        rep["runs"][i] = record
+        target = reproduce.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
+                                  reproduce.Layout(), None, reproduce.CPU_SAME_KERNELS)
+        comparisons.append(reproduce.compare_run(target, record, 0.2))
+    rep["settings"]["reproduces"] = reproduce.section(original, comparisons, 0.2)
+    rep.pop("summary", None)
+    return rep
+
+
+def test_the_validator_checks_the_reproduces_section():
+    doc = json.loads(TWO_RANKS.read_text())
+    rep = _reproduction_of(doc, "1" * 64)
+    assert check_document(rep) == []
+    entry = rep["settings"]["reproduces"]["runs"][0]
+
+    def codes(change) -> list[tuple[str, str]]:
+        bad = copy.deepcopy(rep)
+        change(bad, bad["settings"]["reproduces"]["runs"][0])
+        return [(p.code, p.field) for p in check_document(bad)]
+
+    where = "settings.reproduces.runs[0]"
+    assert codes(lambda d, e: e["throughput"].update(within=False)) == [
+        ("reproduces", f"{where}.throughput.within"), ("reproduces", f"{where}.verdict")]
+    assert codes(lambda d, e: e.update(verdict="differs: I say so")) == [("reproduces", f"{where}.verdict")]
+    assert codes(lambda d, e: e["throughput"].update(samples_per_s=e["throughput"]["samples_per_s"] * 2)) == [
+        ("reproduces", f"{where}.throughput.samples_per_s"), ("reproduces", f"{where}.throughput.ratio")]
+    assert codes(lambda d, e: e.update(run_id="f" * 32)) == [
+        ("reproduces", f"{where}.run_id"), ("reproduces", "runs[0].run_id")]
+    assert codes(lambda d, e: e["curve"].update(first_difference="made up")) == [
+        ("reproduces", f"{where}.curve.first_difference")]
+    assert codes(lambda d, e: d["settings"]["reproduces"].update(sha256="not a hash"))[0][0] == "schema"
+    assert entry["verdict"] == "reproduced"
+
+
+def test_a_reproduction_of_some_seeds_keeps_them_and_is_not_ranked():
+    from suite import leaderboard
+
+    doc = _synthetic("full", ("lm-char",))
+    assert len(doc["runs"]) == 5 and check_document(doc) == []
+    rep = _reproduction_of(doc, "2" * 64)
+    rep["runs"] = rep["runs"][2:3]  # seed 3 alone: not the first N, too few for a TTA score
+    rep["settings"]["reproduces"]["runs"] = rep["settings"]["reproduces"]["runs"][2:3]
+    assert check_document(rep) == []
+    assert leaderboard.rows("rep.json", rep) == [] and leaderboard.rows("orig.json", doc)
+    [row] = leaderboard.run_rows("rep.json", rep)
+    assert (row["reproduces"], row["reproduces_run_id"], row["reproduction_verdict"]) == \
+        ("2" * 64, doc["runs"][2]["run_id"], "reproduced")
+
+
+def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_path):
+    from suite.site.builder import build_site
+    from suite.site.names import run_slug, safe_name
+
+    doc = _synthetic("smoke", ("gpt2-124m",))
+    results_dir = tmp_path / "results"
+    source = tmp_path / "orig.json"
+    source.write_text(json.dumps(doc, indent=1))
+    stored = store.submit(source, results_dir)
+    sha = stored.stem
+    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab"]):
+        rep = _reproduction_of(doc, sha, system)
+        if system == "other-lab":
+            entry = rep["settings"]["reproduces"]["runs"][0]
+            entry["curve"].update(agrees=False, first_difference="val_loss at step 40: recorded 3, re-run 2")
+            entry["verdict"] = "differs: curve: val_loss at step 40: recorded 3, re-run 2"
+        path = tmp_path / f"rep{n}.json"
+        path.write_text(json.dumps(rep, indent=1))
+        store.submit(path, results_dir)
+    built = build_site(results_dir, tmp_path / "site")
+    assert built.invalid == []
+    page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
+    assert "reproduced 2 times on auditor-box" in page and "differs 1 time on other-lab" in page
+    assert 'title="differs: curve: val_loss at step 40' in page
+    runs = json.loads((tmp_path / "site" / "runs.json").read_text())
+    assert sum(r["reproduces"] == sha for r in runs) == 3
+    workload_page = (tmp_path / "site" / "workloads" / f"{safe_name('gpt2-124m')}.html").read_text()
+    assert "origin-lab" in workload_page and "auditor-box" not in workload_page  # no leaderboard entry

@@ -1,0 +1,81 @@
+"""The rule registry is the source of truth: every code it holds is documented in docs/rules.md,
+every code the validator or the store can raise is registered, and each rule raises only the
+codes it is registered with."""
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from suite import validate as v
+from suite.validate import registry
+
+REPO = Path(__file__).resolve().parent.parent
+RULES_DOC = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+# every code docs/rules.md gives, in brackets: [`spec-hash`] or [`mfu-mismatch`, `mfu-above-one`]
+DOCUMENTED = {c for group in re.findall(r"\[(`[a-z0-9-]+`(?:,\s+`[a-z0-9-]+`)*)\]", RULES_DOC)
+              for c in re.findall(r"`([a-z0-9-]+)`", group)}
+SOURCES = sorted((REPO / "suite" / "validate").glob("*.py")) + [REPO / "suite" / "store.py"]
+
+
+def _raised_codes(node: ast.AST) -> set[str]:
+    """The literal codes of every ``Problem("code", ...)`` under ``node``."""
+    return {call.args[0].value for call in ast.walk(node)
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Problem"
+            and call.args and isinstance(call.args[0], ast.Constant)}
+
+
+@pytest.mark.parametrize("code", sorted(v.CODES))
+def test_every_registered_code_is_documented_in_the_rules(code):
+    assert code in DOCUMENTED, f"[{code}] ({v.CODES[code]}) is missing from docs/rules.md"
+
+
+def test_every_documented_code_is_registered():
+    assert set(v.CODES) >= DOCUMENTED, sorted(DOCUMENTED - set(v.CODES))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_every_code_raised_in_the_source_is_registered(source):
+    raised = _raised_codes(ast.parse(source.read_text(encoding="utf-8")))
+    assert raised <= set(v.CODES), sorted(raised - set(v.CODES))
+
+
+@pytest.mark.parametrize("rule", [*v.rules(v.DOCUMENT), *v.rules(v.RUN)], ids=lambda r: r.name)
+def test_each_rule_raises_only_its_registered_codes_and_describes_itself(rule):
+    raised = _raised_codes(ast.parse(inspect.getsource(rule.check).lstrip()))
+    assert raised and raised <= set(rule.codes), (sorted(raised), rule.codes)
+    assert rule.description and "\n" not in rule.description
+
+
+def test_codes_are_stable_and_rules_name_only_registered_codes():
+    assert v.code("schema", v.CODES["schema"]) == "schema"  # the same meaning again: accepted
+    with pytest.raises(ValueError):
+        v.code("schema", "another meaning")
+    with pytest.raises(ValueError):
+        v.run_rule("no-such-code")
+    with pytest.raises(TypeError):
+        v.CODES["new-code"] = "x"  # a read-only view of the registry
+    assert "no-such-code" not in v.CODES
+
+
+def test_rules_version_is_a_positive_integer_shared_with_the_results_writer():
+    from suite import results, rules_version
+
+    assert type(v.RULES_VERSION) is int and v.RULES_VERSION >= 1
+    assert v.RULES_VERSION == rules_version.RULES_VERSION
+    assert results.new_document({}, {}, [])["rules_version"] == v.RULES_VERSION
+
+
+def test_control_characters_have_one_definition():
+    from suite.validate import text
+
+    assert v.has_control_chars("a\u202eb") and v.has_control_chars("\x00") and not v.has_control_chars("ok é")
+    assert v.printable("a\nb\u200bc") == "a\\u000ab\\u200bc"
+    assert v.printable("plain – text") == "plain – text"
+    doc = {"system": "bad\u2066name"}
+    assert [p.code for p in v.walk(doc)] == ["control-char"]
+    assert all(text.has_control_chars(chr(c)) for c in range(0x20))
+    assert registry.CODES is v.CODES

@@ -1,0 +1,173 @@
+"""``goodbench run`` before it trains: the results file's name is reserved at the start (two runs
+never race for one name), and what the validator would refuse in the system and settings fails
+the run before any training."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import factories
+import numpy as np
+import pytest
+
+from suite import cli, results
+from suite.results import NameTaken, Reservation
+from suite.summary import summarize
+
+RUN = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
+
+
+def _document() -> dict:
+    doc = factories.synthetic_document("reserved", rng=np.random.default_rng(3), scale="smoke",
+                                       workloads=("lm-char",))
+    doc["settings"]["aborted"] = None
+    doc["summary"] = summarize(doc["runs"])
+    return doc
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """``run_suite`` must not be reached; SIGTERM of the test process is left alone."""
+    def train(*_args, **_kwargs):
+        raise AssertionError("the run trained")
+
+    monkeypatch.setattr("suite.session.run_suite", train)
+    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+
+
+@pytest.fixture
+def fake_training(monkeypatch):
+    """``run_suite`` returns a synthetic document at once; ``seen`` records the output file as it
+    was during "training"."""
+    seen: dict = {}
+
+    def train(plan, options, progress):
+        seen["out"] = [p for p in Path.cwd().rglob("*.json")]
+        seen["sizes"] = [p.stat().st_size for p in seen["out"]]
+        return _document()
+
+    monkeypatch.setattr("suite.session.run_suite", train)
+    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    return seen
+
+
+def test_a_reservation_is_exclusive_and_replaced_by_the_results_file(tmp_path):
+    out = tmp_path / "sub" / "out.json"
+    held = Reservation.take(out)
+    assert out.is_file() and out.stat().st_size == 0  # the placeholder
+    with pytest.raises(NameTaken, match="reserved by another goodbench run"):
+        Reservation.take(out)
+    doc = _document()
+    assert held.write(doc) == out
+    assert out.read_text() == results.dumps(doc)
+    assert not [p for p in out.parent.iterdir() if p.name != "out.json"]  # no temp file left
+    with pytest.raises(NameTaken, match="never overwrites"):
+        Reservation.take(out)
+    assert out.read_text() == results.dumps(doc)
+
+
+def test_an_unwritten_reservation_is_removed_and_a_stale_one_taken_over(tmp_path):
+    out = tmp_path / "out.json"
+    Reservation.take(out).release()
+    assert not out.exists()
+    out.touch()  # the empty placeholder of a run that was killed: nobody holds it
+    taken = Reservation.take(out)
+    with pytest.raises(NameTaken):
+        Reservation.take(out)
+    taken.release()
+    assert not out.exists()
+    (tmp_path / "real.json").write_text("{}")
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    for name in ("real.json", "link.json"):
+        with pytest.raises(NameTaken, match="exists"):
+            Reservation.take(tmp_path / name)
+    assert (tmp_path / "real.json").read_text() == "{}"
+
+
+def test_a_second_run_with_the_same_output_fails_at_once(tmp_path, monkeypatch, capsys, no_training):
+    monkeypatch.chdir(tmp_path)
+    first = Reservation.take(tmp_path / "same.json")  # a run writing same.json is under way
+    started = time.monotonic()
+    assert cli.main([*RUN, "-o", "same.json"]) == 1
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["goodbench: error: same.json is reserved by another goodbench run, which writes it "
+                   "when it ends; give another -o"]
+    doc = _document()
+    first.write(doc)  # the first run's results are not lost
+    assert json.loads((tmp_path / "same.json").read_text()) == doc
+
+
+def test_a_run_writes_its_results_into_its_reservation(tmp_path, monkeypatch, capsys, fake_training):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*RUN, "-o", "out.json"]) == 0
+    assert fake_training["out"] == [tmp_path / "out.json"] and fake_training["sizes"] == [0]  # held while training
+    assert "results written to out.json" in capsys.readouterr().out
+    assert json.loads((tmp_path / "out.json").read_text())["system"]["name"] == "reserved"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys):
+    from suite.errors import GoodbenchError
+
+    def fail(*_args, **_kwargs):
+        raise GoodbenchError("no workload could run: data missing")
+
+    monkeypatch.setattr("suite.session.run_suite", fail)
+    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*RUN, "-o", "out.json"]) == 1
+    assert "no workload could run" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_default_names_in_the_same_second_fall_back_to_a_free_name(tmp_path, monkeypatch, capsys,
+                                                                    fake_training):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "_output_path", lambda args, scale: Path(args.output or "runs/20250101T000000Z-smoke.json"))
+    other = Reservation.take(tmp_path / "runs" / "20250101T000000Z-smoke.json")  # started this second
+    assert cli.main(RUN) == 0
+    captured = capsys.readouterr()
+    assert "runs/20250101T000000Z-smoke.json is taken (another run started in the same second): " \
+           "writing runs/20250101T000000Z-smoke-2.json" in captured.err
+    assert "results written to runs/20250101T000000Z-smoke-2.json" in captured.out
+    assert json.loads((tmp_path / "runs" / "20250101T000000Z-smoke-2.json").read_text())["runs"]
+    other.release()
+
+
+def _refused_before_training(tmp_path, monkeypatch, capsys, argv: list[str]) -> str:
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    assert cli.main([*RUN, *argv, "-o", "out.json"]) == 1
+    assert time.monotonic() - started < 10  # no training: seconds, whatever the workload
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("goodbench: error: the results file would be refused, not training")
+    assert not (tmp_path / "out.json").exists()  # nothing reserved, nothing left behind
+    return err[0]
+
+
+def test_a_system_name_the_validator_refuses_fails_before_training(tmp_path, monkeypatch, capsys, no_training):
+    line = _refused_before_training(tmp_path, monkeypatch, capsys, ["--system-name", "x" * 3000])
+    assert "system.name: a string of 3000 characters, over 2000 [too-long-string]" in line
+    line = _refused_before_training(tmp_path, monkeypatch, capsys, ["--system-name", "y" * 300])
+    assert "system.name:" in line and "[schema]" in line  # the schema's 200 characters
+
+
+def test_system_overrides_the_validator_refuses_fail_before_training(tmp_path, monkeypatch, capsys, no_training):
+    overrides = tmp_path / "overrides.json"
+    overrides.write_text(json.dumps({"host": {"os": "Linux\u0007\u202e"}}))
+    line = _refused_before_training(tmp_path, monkeypatch, capsys, ["--system-overrides", str(overrides)])
+    assert "system.host.os: a string holds a control or invisible character [control-char]" in line
+    overrides.write_text(json.dumps({"accelerator": {"count": "eight"}}))
+    line = _refused_before_training(tmp_path, monkeypatch, capsys, ["--system-overrides", str(overrides)])
+    assert "system.accelerator.count:" in line and "[schema]" in line
+
+
+def test_acceptable_inputs_pass_the_preflight(tmp_path, monkeypatch, capsys, fake_training):
+    overrides = tmp_path / "overrides.json"
+    overrides.write_text(json.dumps({"host": {"cloud": "rack 7"}}))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*RUN, "--system-name", "lab box", "--system-overrides", str(overrides), "-o", "ok.json"]) == 0
+    assert (tmp_path / "ok.json").stat().st_size > 0

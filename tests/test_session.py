@@ -1,0 +1,122 @@
+"""A run of the suite (suite/session.py): what runs, what is skipped, the saved matmul ceilings,
+and an interrupted suite. Fast: no run here trains past step 7, and no ceiling is measured."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from short_lmchar import ShortLmChar
+
+from suite import session
+from suite.errors import GoodbenchError
+from suite.runner import RunOptions
+from workloads import registry
+from workloads.lm_job import LanguageModelJob
+
+CPU = torch.device("cpu")
+
+
+def recorder(calls: list) -> session.Progress:
+    return lambda kind, **fields: calls.append((kind, fields))
+
+
+def test_a_named_workload_without_its_data_stops_the_suite_before_anything_runs(tmp_path):
+    plan = session.SuitePlan(["gpt2-124m", "lm-char"], "smoke", 1, explicit=True)
+    calls = []
+    with pytest.raises(GoodbenchError, match="tinyshakespeare/input.txt"):
+        session.run_suite(plan, RunOptions(device=CPU, data_dir=str(tmp_path)), recorder(calls))
+    assert calls == []  # not even the ceiling was measured
+
+
+def test_unnamed_workloads_without_data_are_skipped_with_their_reasons(tmp_path):
+    plan = session.SuitePlan(["lm-char", "fashion-cnn"], "smoke", 1, explicit=False)
+    calls = []
+    with pytest.raises(GoodbenchError, match="^no workload could run: ") as err:
+        session.run_suite(plan, RunOptions(device=CPU, data_dir=str(tmp_path)), recorder(calls))
+    assert [(kind, fields["workload"]) for kind, fields in calls] == [
+        ("skip", "lm-char"), ("skip", "fashion-cnn")]
+    assert "tinyshakespeare/input.txt" in str(err.value) and "fashion-mnist/" in str(err.value)
+
+
+def test_a_changed_global_batch_is_open_division_and_names_each_change():
+    plan = session.SuitePlan(["gpt2-124m", "lm-char"], "smoke", 1, explicit=True, global_batch=32)
+    (gpt2, lm_char), changes = plan.workloads()
+    assert changes == ["gpt2-124m: global batch 32 (pinned 16); every other value as pinned"]
+    assert gpt2.spec("smoke").batch_size == 32
+    assert gpt2.spec_hash("smoke") != registry.get("gpt2-124m").spec_hash("smoke")
+    assert lm_char is registry.get("lm-char")  # its pinned batch already is 32: unchanged
+    assert session.default_seeds("full", "tta") == 5
+    assert session.default_seeds("smoke", "tta") == session.default_seeds("full", "throughput") == 1
+
+
+def test_the_ceilings_a_suite_saved_are_reused_on_the_same_device_model(tmp_path, monkeypatch):
+    measured = []
+    monkeypatch.setattr(session, "matmul_ceiling",
+                        lambda device, precision: measured.append(precision) or {"flops": 2e9})
+    saved = tmp_path / session.CEILINGS
+    saved.write_text(json.dumps({"device_name": "cpu", "ceilings": {"fp32": {"flops": 1e9}}}))
+    options = RunOptions(device=CPU, checkpoint_dir=str(tmp_path))
+    calls = []
+    assert session._matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 1e9}}
+    assert measured == [] and calls == []
+    ceilings = session._matmul_ceilings(["bf16", "fp32"], options, recorder(calls))
+    assert ceilings == {"bf16": {"flops": 2e9}, "fp32": {"flops": 1e9}} and measured == ["bf16"]
+    assert calls == [("ceiling", {"precision": "bf16"})]
+    assert json.loads(saved.read_text())["ceilings"] == ceilings  # kept for the next restart
+    saved.write_text(json.dumps({"device_name": "NVIDIA H100 80GB HBM3",
+                                 "ceilings": {"fp32": {"flops": 1e15}}}))
+    assert session._matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 2e9}}
+    saved.write_text("{torn")
+    assert session._matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 2e9}}
+    assert json.loads(saved.read_text()) == {"device_name": "cpu", "ceilings": {"fp32": {"flops": 2e9}}}
+
+
+def test_an_interrupted_suite_keeps_the_partial_run_and_runs_nothing_after_it(data_dir, monkeypatch):
+    """Ctrl-C at step 8 of the first workload: the document holds that run as partial, says
+    it was interrupted, and the second workload never started."""
+    real_step = LanguageModelJob.train_step
+
+    def interrupt_at_step_8(self, batch=None):
+        if self.step == 7:
+            raise KeyboardInterrupt
+        return real_step(self, batch)
+
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_at_step_8)
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    plan = session.SuitePlan(["lm-char", "gpt2-124m"], "smoke", 0, explicit=True)
+    calls = []
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder(calls))
+    (run,) = doc["runs"]
+    assert run["workload"]["id"] == "lm-char" and run["status"] == "partial" and run["steps"] == 7
+    settings = doc["settings"]
+    assert settings["interrupted"] is True and settings["aborted"] is None
+    assert settings["workloads"] == ["lm-char", "gpt2-124m"] and settings["skipped"] == []
+    assert settings["division"] == "closed" and settings["matmul_ceiling"] == {"fp32": {"flops": 1e9}}
+    assert [fields["workload"] for kind, fields in calls if kind == "run_start"] == ["lm-char"]
+    assert doc["system"]["accelerator"]["type"] == "cpu"
+    assert list(doc["summary"]) == ["lm-char@smoke"]
+
+
+def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_dir, monkeypatch):
+    """SIGTERM's exception raised inside a callback (torch.compile runs many) is printed and lost;
+    the step loop raises it again after the step, so the run still ends partial and is kept."""
+    from suite import runner
+
+    real_step = LanguageModelJob.train_step
+
+    def signal_lost_at_step_8(self, batch=None):
+        if self.step == 7:
+            runner._Undelivered.interrupt = runner.Terminated  # what the handler sets before raising
+        return real_step(self, batch)
+
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(LanguageModelJob, "train_step", signal_lost_at_step_8)
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    plan = session.SuitePlan(["lm-char", "gpt2-124m"], "smoke", 0, explicit=True)
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
+    (run,) = doc["runs"]
+    assert run["status"] == "partial" and run["steps"] == 8 and "SIGTERM" in run["error"]
+    assert doc["settings"]["interrupted"] is True
+    assert runner._Undelivered.interrupt is None  # caught: a later run in this process is not stopped
