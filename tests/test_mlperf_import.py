@@ -349,3 +349,22 @@ def test_energy_comes_from_a_power_log_where_the_submission_has_one(tmp_path):
     # 1000 W over the whole run, as result_summarizer's power score computes it
     assert with_power["energy"]["value"] == pytest.approx(1000.0 * run["time_to_train_s"], rel=1e-9)
     assert run["energy"]["value"] is None and _read(bench / "result_1.txt")["energy"]["status"].startswith("not measured")
+
+
+def test_stored_imports_are_read_like_results_files_links_and_bad_json_are_not(tmp_path):
+    """The imported documents go through the validator's reader: a symbolic link (here to a
+    stored document) and a file with a duplicate key are listed as not read, with the reason."""
+    stored = REPO / "results" / documents.SUBFOLDER
+    if not stored.is_dir():
+        pytest.skip("no imported documents under results/mlperf")
+    folder = tmp_path / documents.SUBFOLDER
+    folder.mkdir()
+    real = sorted(stored.glob("*.json"))[0]
+    shutil.copyfile(real, folder / real.name)
+    (folder / "link.json").symlink_to(real)
+    (folder / "twice.json").write_text('{"a": 1, "a": 2}')
+    docs, bad = documents.load_all(tmp_path)
+    assert len(docs) == 1
+    reasons = dict(bad)
+    assert "symbolic link" in reasons["link.json"] and reasons["link.json"].endswith("[unreadable]")
+    assert reasons["twice.json"].endswith("[duplicate-key]")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.results import write_atomic
+from suite.validate import reading
 
 KIND = "mlperf-training-import"
 SCHEMA_VERSION = 1
@@ -104,13 +105,10 @@ def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]
     if not folder.is_dir():
         return docs, bad
     for path in sorted(p for p in folder.glob("*.json") if not p.name.startswith(".")):
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                bad.append((path.name, f"larger than {MAX_BYTES} bytes"))
-                continue
-            doc = json.loads(path.read_bytes())
-        except (OSError, ValueError) as exc:
-            bad.append((path.name, f"cannot be read: {exc}"[:200]))
+        # the validator's hostile-safe reader: regular files only, bounded, strict JSON
+        doc, unreadable = reading.load(path, MAX_BYTES)
+        if unreadable:
+            bad.append((path.name, f"{unreadable[0].reason} [{unreadable[0].code}]"))
             continue
         found = problems(doc)
         if found:
