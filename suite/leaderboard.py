@@ -16,6 +16,7 @@ import pandas as pd
 from suite import results, validate
 from suite.summary import complete_runs, groups, median, summarize
 from suite.validate import check_document, load
+from suite.validate.tolerance import close
 
 ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
                  "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
@@ -26,7 +27,8 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
-               "reproduces", "reproduces_run_id", "reproduction_verdict"]
+               "reproduces", "reproduces_run_id", "reproduction_verdict",
+               "reproduces_original_samples_per_s", "reproduces_original_tta_s"]
 J_PER_KWH = 3.6e6
 
 
@@ -83,8 +85,23 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     for row in runs[runs["reproduces"].notna()].to_dict(orient="records"):
         found.setdefault((row["reproduces"], row["reproduces_run_id"]), []).append(
             {"file": row["file"], "run_id": row["run_id"], "system": row["system"],
-             "verdict": row["reproduction_verdict"]})
+             "verdict": row["reproduction_verdict"],
+             "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
+                          "tta_s": _number(row["reproduces_original_tta_s"])}})
     return found
+
+
+def contradicted(reproduction: dict, original_run: dict) -> str | None:
+    """Why a reproduction's record of the original run disagrees with the stored original
+    (another file, written independently of it), or None when it agrees. A reproduction's
+    verdict compares its run with the figures it records for the original, so a verdict
+    whose recorded figures are not the original's says nothing about the original."""
+    stored = {"samples_per_s": results.samples_per_s(original_run), "tta_s": original_run["metrics"]["tta_s"]}
+    for key, label in (("samples_per_s", "samples/s"), ("tta_s", "time to target")):
+        if not close(reproduction["original"][key], stored[key]):
+            return (f"records the original's {label} as {reproduction['original'][key]}, "
+                    f"but the stored original holds {stored[key]}")
+    return None
 
 
 def run_rows(name: str, doc: dict) -> list[dict]:
@@ -109,6 +126,8 @@ def run_rows(name: str, doc: dict) -> list[dict]:
             "reproduces": section["sha256"] if repro else None,
             "reproduces_run_id": repro["original_run_id"] if repro else None,
             "reproduction_verdict": repro["verdict"] if repro else None,
+            "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
+            "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
         })
     return out
 

@@ -353,3 +353,29 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     assert sum(r["reproduces"] == sha for r in runs) == 3
     workload_page = (tmp_path / "site" / "workloads" / f"{safe_name('gpt2-124m')}.html").read_text()
     assert "origin-lab" in workload_page and "auditor-box" not in workload_page  # no leaderboard entry
+
+
+def test_a_reproduction_recording_other_figures_for_the_original_is_not_counted(tmp_path):
+    """The reproduction's verdict compares its run with what it records for the original; the
+    stored original (an independent file) must hold those figures, or the verdict is not counted."""
+    from suite.site.builder import build_site
+    from suite.site.names import run_slug
+
+    doc = _synthetic("smoke", ("gpt2-124m",))
+    results_dir = tmp_path / "results"
+    source = tmp_path / "orig.json"
+    source.write_text(json.dumps(doc, indent=1))
+    stored = store.submit(source, results_dir)
+    rep = _reproduction_of(doc, stored.stem, "auditor-box")
+    tput = rep["settings"]["reproduces"]["runs"][0]["throughput"]
+    tput["original_samples_per_s"] *= 3  # a slower original than the one stored, "reproduced"
+    tput["ratio"] = tput["samples_per_s"] / tput["original_samples_per_s"]
+    tput.update(within=None, ci95=None, tolerance=tput["tolerance"])
+    path = tmp_path / "rep.json"
+    path.write_text(json.dumps(rep, indent=1))
+    store.submit(path, results_dir)  # self-consistent: the validator alone cannot tell
+    build_site(results_dir, tmp_path / "site")
+    page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
+    assert "reproduced 1 time" not in page
+    assert "not counted: 1 reproduction on auditor-box recording other figures for this run" in page
+    assert "records the original&#39;s samples/s as" in page

@@ -55,25 +55,34 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str) -> None:
         doc: dict = dict(results.parse(raw, file))
         shared = doc_context(file, doc)
         for run in doc["runs"]:
-            lines = reproduced_lines(found.get((sha, run["run_id"]), []))
+            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run)
             if lines:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
                        built_at=built_at, reproduced=lines, **run_context(file, doc, run, shared))
 
 
-def reproduced_lines(reproductions: list[dict]) -> list[dict]:
+def reproduced_lines(reproductions: list[dict], original_run: dict) -> list[dict]:
     """"reproduced 2 times on <system>", "differs 1 time on <system>", each with links to the
-    reproductions' run pages and a tooltip of why they differ."""
-    groups: dict[tuple[bool, str], list[dict]] = {}
+    reproductions' run pages and a tooltip of why they differ. A reproduction whose record of
+    the original run is not the stored original's (:func:`suite.leaderboard.contradicted`)
+    counts as neither: it is listed apart, with why."""
+    from suite import leaderboard
+
+    groups: dict[tuple[int, str], list[dict]] = {}
     for r in reproductions:
-        groups.setdefault((r["verdict"] == "reproduced", str(r["system"])), []).append(r)
+        why = leaderboard.contradicted(r, original_run)
+        kind = 2 if why else (0 if r["verdict"] == "reproduced" else 1)
+        groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
     lines = []
-    for (same, system), found in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
-        times = f"{len(found)} time{'s' if len(found) != 1 else ''}"
-        lines.append({"text": f"{'reproduced' if same else 'differs'} {times} on {system}",
-                      "css": "status-complete" if same else "status-failed",
+    for (kind, system), found in sorted(groups.items()):
+        n = len(found)
+        text = (f"{('reproduced', 'differs')[kind]} {n} time{'s' if n != 1 else ''} on {system}" if kind < 2
+                else f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} recording other "
+                     "figures for this run")
+        lines.append({"text": text,
+                      "css": "status-complete" if kind == 0 else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
-                                 "title": printable(str(r["verdict"]))[:300]} for r in found]})
+                                 "title": printable(str(r["why"]))[:300]} for r in found]})
     return lines
 
 
