@@ -95,9 +95,8 @@ def test_no_page_without_imports(tmp_path):
 
 
 def test_a_bar_leaves_an_unmeasured_bucket_out():
-    run = {"index": 0, "counted": True, "train_s": 80.0, "init_s": 10.0,
-           "goodput": {"wall_s": 100.0, "goodput": 0.8,
-                       "badput_s": {"init": 10.0, "eval": None, "other": 10.0}}}
+    run = {"file": "result_0.txt", "counted": True, "train_s": 80.0, "init_s": 10.0, "other_s": 10.0,
+           "unmeasured": {"eval_s": "no-eval-brackets"}}
     svg = str(mlperf_pages.goodput_bars([run]))
     assert svg.count('class="seg') == 3 and "eval not measured" in svg
     assert "not measured" in str(mlperf_pages.goodput_bars([]))

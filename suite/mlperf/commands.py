@@ -2,10 +2,10 @@
 their exit status); suite/cli.py only parses their arguments and calls these."""
 from __future__ import annotations
 
-import json
 import sys
 
 from suite.errors import GoodbenchError
+from suite.validate.text import printable
 
 
 def _stderr(line: str) -> None:
@@ -28,10 +28,22 @@ def _share(value) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
+def _cell(value, width: int) -> str:
+    """A table cell from document text: no control, bidi or zero-width character (written as
+    ``\\uXXXX``), cut to ``width``."""
+    text = printable(str(value))
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+STATES = {"new": "new", "updated": "updated (same source files)", "unchanged": "unchanged",
+          "replaced": "REPLACED (other source files)", "kept": "kept (other source files stored)"}
+
+
 def import_command(paths: list[str], results_dir: str, round_arg: str | None, jobs: int | None,
-                   as_json: bool) -> int:
+                   as_json: bool, replace: bool = False) -> int:
     """Import the trees under ``paths``; 0 when at least one document was stored (or nothing
-    failed), 1 when nothing could be imported."""
+    failed), 1 when nothing could be imported. A stored document from other source files is
+    replaced only with ``replace`` (``--replace``)."""
     _need_mlperf_logging()
     from suite.mlperf import importer
 
@@ -40,24 +52,28 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
             importer.parse_round(round_arg)
     except ValueError as exc:
         raise GoodbenchError(str(exc)) from None
-    outcome = importer.run_import(paths, results_dir, round_arg, jobs,
+    outcome = importer.run_import(paths, results_dir, round_arg, jobs, replace=replace,
                                   on_problem=lambda line: _stderr(f"goodbench: {line}"))
     if as_json:
-        print(json.dumps(outcome.rows, indent=1, allow_nan=False, ensure_ascii=False))
+        print(importer.summary_json(outcome.rows))
     else:
         print(f"{'round':<6} {'submitter':<12} {'system':<34} {'benchmark':<16} {'acc.':>5} "
               f"{'runs':>6} {'score min':>10} {'RCP':>7} {'goodput':>8}  stored")
         for r in outcome.rows:
-            print(f"{r['round']:<6} {r['submitter'][:12]:<12} {r['system'][:34]:<34} "
-                  f"{r['benchmark'][:16]:<16} {r['accelerators'] if r['accelerators'] is not None else '—':>5} "
+            rcp = "—" if r["rcp_scaling_factor"] is None else f"{r['rcp_scaling_factor']:.4f}"
+            print(f"{_cell(r['round'], 6):<6} {_cell(r['submitter'], 12):<12} {_cell(r['system'], 34):<34} "
+                  f"{_cell(r['benchmark'], 16):<16} {r['accelerators'] if r['accelerators'] is not None else '—':>5} "
                   f"{str(r['runs_counted']) + '/' + str(r['runs']):>6} {_minutes(r['score_minutes']):>10} "
-                  f"{r['rcp_scaling_factor']:>7.4f} {_share(r['median_goodput']):>8}  {r['stored']}")
+                  f"{rcp:>7} {_share(r['median_goodput']):>8}  {STATES.get(r['stored'], r['stored'])}")
         for r in outcome.rows:
             if r["score_status"] != "ok":
-                print(f"{r['submitter']} {r['system']} {r['benchmark']}: {r['score_status']}")
-        stored = sum(r["stored"] != "unchanged" for r in outcome.rows)
-        print(f"{len(outcome.rows)} system × benchmark document(s) under {results_dir}/mlperf "
-              f"({stored} new or updated); derived from MLPerf Training results, not MLPerf results")
+                print(_cell(f"{r['submitter']} {r['system']} {r['benchmark']}: {r['score_status']}", 400))
+        changed = sum(r["stored"] in ("new", "updated", "replaced") for r in outcome.rows)
+        kept = sum(r["stored"] == "kept" for r in outcome.rows)
+        print(f"{len(outcome.rows)} system × benchmark document(s) under {_cell(results_dir, 200)}/mlperf "
+              f"({changed} new or rewritten" + (f", {kept} kept: other source files are stored there, "
+                                                 "give --replace to replace them" if kept else "")
+              + "); derived from MLPerf Training results, not MLPerf results")
     if not outcome.rows and outcome.problems:
         return 1
     return 0

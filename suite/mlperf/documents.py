@@ -1,31 +1,38 @@
 """Imported MLPerf Training results: documents of their own kind, stored apart from goodbench's.
 
 One document per round × submitter × system × benchmark (kind :data:`KIND`, JSON Schema
-``suite/mlperf/schema/mlperf-import-v1.json``), stored as ``<results-dir>/mlperf/<sha256>.json``
-where the hash is of the document's identity (round, submitter folder, system folder,
-benchmark) — never of a string that reaches a file name. goodbench's store, validator and
+``suite/mlperf/schema/mlperf-import-v2.json``), stored as ``<results-dir>/mlperf/<sha256>.json``
+where the hash is of the document's identity (round, org folder, system folder, benchmark
+folder) — never of a string that reaches a file name. goodbench's store, validator and
 leaderboard read only the ``*.json`` files at the top of the results directory, so an imported
 document is never taken for (or ranked against) a goodbench results file.
 
-Importing the same source again gives the same bytes ("unchanged"); a changed source (its
-files' sha256 are in the document) replaces the document ("updated"). The documents are
-derived data: the source tree is the record, and the document says where it came from.
+The encoding is compact and stable — no indentation, a line per top-level key and per run — so
+that a round's documents stay small in the repository and importing the same files again gives
+the same bytes ("unchanged"). Importing again from the same source files with another importer
+version rewrites the document ("updated"); a document from *other* source files (another tree
+reusing the same folder names, or changed logs) is never replaced unless asked ("replaced"); by
+default it is kept ("kept") and the import says so. Every string of a document is free of
+control, bidi and zero-width characters (the importer writes them as ``\\uXXXX``), so none can
+reach a page or a terminal.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from suite.mlperf import files
 from suite.results import write_atomic
 from suite.validate import reading
+from suite.validate.text import has_control_chars
 
 KIND = "mlperf-training-import"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_FILE = "schema/mlperf-import-v2.json"
 SUBFOLDER = "mlperf"
 LABEL = ("Derived by goodbench from published MLPerf Training results; not an MLPerf result "
          "and not verified by MLCommons.")
@@ -38,8 +45,7 @@ class InvalidDocument(ValueError):
 
 @cache
 def schema() -> dict:
-    text = resources.files("suite.mlperf").joinpath("schema/mlperf-import-v1.json").read_text("utf-8")
-    return json.loads(text)
+    return json.loads(resources.files("suite.mlperf").joinpath(SCHEMA_FILE).read_text("utf-8"))
 
 
 @cache
@@ -49,51 +55,133 @@ def _validator():
     return jsonschema.Draft202012Validator(schema())
 
 
+@cache
+def _fast_check():
+    """A compiled yes/no check (fastjsonschema; every keyword the schema uses means the same in
+    its draft 7); a document it does not pass goes through jsonschema, which says why."""
+    import fastjsonschema
+
+    return fastjsonschema.compile({k: v for k, v in schema().items() if k != "$schema"})
+
+
+def _schema_passes(doc: Any) -> bool:
+    try:
+        _fast_check()(doc)
+        return True
+    except Exception:  # any failure: let the full validator speak
+        return False
+
+
+def _strings(value: Any, path: str = "") -> str | None:
+    """The path of the first string (key or value) holding a control, bidi or zero-width
+    character, or None."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if has_control_chars(item):
+                return where or "(document)"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if has_control_chars(str(key)):
+                    return f"{where}/{key!r}"
+                stack.append((f"{where}/{key}", sub))
+        elif isinstance(item, list):
+            stack.extend((f"{where}/{i}", sub) for i, sub in enumerate(item))
+    return None
+
+
 def problems(doc: Any) -> list[str]:
-    """The schema problems of a document, one line each (empty: valid)."""
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(document)'}: {e.message[:200]}"
-            for e in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+    """The problems of a document, one line each (empty: valid): its schema's, and any string
+    holding a control, bidi or zero-width character."""
+    found = [] if _schema_passes(doc) else [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(document)'}: {e.message[:200]}"
+        for e in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+    where = _strings(doc) if not found else None
+    if where is not None:
+        found.append(f"{where}: a control, bidi or zero-width character in a string")
+    return found
 
 
-def identity(round_name: str, org_folder: str, system_folder: str, benchmark: str) -> str:
+def identity(round_name: str, org_folder: str, system_folder: str, benchmark_folder: str) -> str:
     """The stored file's name (without ``.json``): sha256 of the document's identity."""
-    key = "\0".join((KIND, round_name, org_folder, system_folder, benchmark))
+    key = "\0".join((KIND, round_name, org_folder, system_folder, benchmark_folder))
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _finite(value):
-    """JSON cannot hold NaN or infinity: such a number becomes None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def encode(doc: dict) -> bytes:
-    return (json.dumps(_finite(doc), indent=1, sort_keys=False, allow_nan=False,
-                       ensure_ascii=False) + "\n").encode("utf-8")
+    """The stored bytes: compact JSON, one line per top-level key and per run."""
+    lines = []
+    for key, value in doc.items():
+        if key == "runs":
+            body = ",\n".join(_dumps(run) for run in value)
+            lines.append(f'"runs":[\n{body}\n]' if value else '"runs":[]')
+        else:
+            lines.append(f"{_dumps(key)}:{_dumps(value)}")
+    return ("{" + ",\n".join(lines) + "}\n").encode("utf-8")
 
 
-def store(doc: dict, results_dir: str | Path) -> tuple[Path, str]:
+def sources(doc: dict) -> set[tuple[str, str | None]]:
+    """(path, sha256) of every source file a document was imported from."""
+    folder = "/".join((doc["source"]["org_folder"], "results", doc["source"]["system_folder"],
+                       doc["source"]["benchmark_folder"]))
+    found = {(f["path"], f["sha256"]) for f in doc["source"]["files"]}
+    return found | {(f"{folder}/{r['file']}", r.get("sha256")) for r in doc["runs"]}
+
+
+def path_of(doc: dict, results_dir: str | Path) -> Path:
+    src = doc["source"]
+    name = identity(src["round"], src["org_folder"], src["system_folder"], src["benchmark_folder"])
+    return Path(results_dir) / SUBFOLDER / f"{name}.json"
+
+
+def _stored(path: Path) -> tuple[bytes | None, dict | None]:
+    """The bytes and the document stored at ``path`` (None where absent or unreadable)."""
+    try:
+        raw = files.read_bytes(path, MAX_BYTES)
+    except files.Unreadable:
+        return None, None
+    doc, found = reading.parse(raw)
+    return raw, doc if not found and isinstance(doc, dict) and not problems(doc) else None
+
+
+def store(doc: dict, results_dir: str | Path, replace: bool = False) -> tuple[Path, str]:
     """Write ``doc`` under ``<results_dir>/mlperf/``; returns (path, "new" | "updated" |
-    "unchanged"). Raises :class:`InvalidDocument` for a document its schema refuses."""
+    "unchanged" | "replaced" | "kept"). "kept": a document from other source files is stored
+    there and ``replace`` is False, so nothing is written. Raises :class:`InvalidDocument` for
+    a document that is not valid (:func:`problems`)."""
     found = problems(doc)
     if found:
         raise InvalidDocument(found[0])
-    src = doc["source"]
-    name = identity(src["round"], src["org_folder"], doc["system"]["folder"], doc["benchmark"])
-    path = Path(results_dir) / SUBFOLDER / f"{name}.json"
+    path = path_of(doc, results_dir)
     payload = encode(doc)
-    if path.is_file():
-        if path.read_bytes() == payload:
-            return path, "unchanged"
+    if not path.exists() and not path.is_symlink():
+        write_atomic(path, payload)
+        return path, "new"
+    raw, old = _stored(path)
+    if raw == payload:
+        return path, "unchanged"
+    if old is not None and sources(old) == sources(doc):
         write_atomic(path, payload)
         return path, "updated"
+    if not replace:
+        return path, "kept"
     write_atomic(path, payload)
-    return path, "new"
+    return path, "replaced"
+
+
+def differing_sources(doc: dict, results_dir: str | Path) -> int | None:
+    """How many source files (by path) of the stored document at ``doc``'s place differ from
+    ``doc``'s, or are in one only (None: the stored one cannot be read)."""
+    _, old = _stored(path_of(doc, results_dir))
+    if old is None:
+        return None
+    before, after = dict(sources(old)), dict(sources(doc))
+    return sum(before.get(path) != after.get(path) for path in before.keys() | after.keys())
 
 
 def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]]:
@@ -109,6 +197,10 @@ def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]
         doc, unreadable = reading.load(path, MAX_BYTES)
         if unreadable:
             bad.append((path.name, f"{unreadable[0].reason} [{unreadable[0].code}]"))
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == KIND and doc.get("schema_version") != SCHEMA_VERSION:
+            bad.append((path.name, f"schema_version {str(doc.get('schema_version'))[:20]}: written by another "
+                                   f"goodbench (this one reads {SCHEMA_VERSION}); import the source again"))
             continue
         found = problems(doc)
         if found:

@@ -1,15 +1,16 @@
-"""One MLPerf Training result file (``result_N.txt``) read into one run: compliance, score and
+"""One MLPerf Training result file (``result_*.txt``) read into one run: compliance, score and
 time splits.
 
 The file is read once, line by line (latin-1, as MLCommons' parser reads it: any byte decodes),
-through MLCommons' own parser of the round's ruleset (``mlp_parser``'s ``string_to_logline``),
-which also strips what comes before ``:::MLLOG`` on a line (rank prefixes such as ``0: ``) and
-skips lines without it (shell noise). The parsed lines of this one file are checked with
-MLCommons' compliance checker against the round's ``common.yaml`` — what result_summarizer does
-before it counts a run — and then walked once for the time splits; nothing outlives the file
-but the run's summary (a small dict).
+through MLCommons' own parser of the round's ruleset (:mod:`suite.mlperf.logs`). Of the parsed
+lines only those whose key a rule of the round's compliance checker or this summary reads are
+kept (the checker skips every other key), so a log's memory is that of its few hundred
+meaningful lines. They are checked with MLCommons' compliance checker against the round's
+``common.yaml`` — what result_summarizer does before it counts a run — and walked once for the
+time splits; nothing outlives the file but the run's summary (a small dict).
 
-Time splits of a run (all in seconds, from the log's timestamps):
+Time splits of a run (seconds, from the log's timestamps: milliseconds from v0.7 on, seconds in
+v0.6):
 
 - ``time_to_train_s``: ``run_start`` → ``run_stop``, MLPerf's score unit (minutes in the score).
 - ``init_s``: the first ``init_start`` (of any rank: multi-rank logs hold one per rank) →
@@ -21,18 +22,37 @@ Time splits of a run (all in seconds, from the log's timestamps):
   ``block_stop`` without its ``block_start`` closes a block opened where the previous one
   closed (at ``run_start`` for the first).
 - ``other_s``: the rest of the run (gaps between blocks, set-up inside the run).
+
+A value that cannot be measured is None, and the run's ``unmeasured`` names why with a code of
+:data:`UNMEASURED` (never a zero).
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from suite.mlperf import units
+from suite.mlperf import files, logs, power, units
 
-TOKEN = ":::MLLOG "
 USAGE = "training"
+# Longest plausible run, first init_start to run_stop: a published run takes minutes to days; a
+# longer span comes from a broken or crafted timestamp and is not taken as a time to train.
+MAX_RUN_DAYS = 60
+UNMEASURED = {  # why a figure of a run is not measured (the document stores the code)
+    "no-run-start": "the log has no run_start",
+    "no-run-stop": "the log has no run_stop",
+    "implausible-time": f"run_start to run_stop is negative or over {MAX_RUN_DAYS} days: not a time to train",
+    "no-init-start": "the log has no init_start",
+    "no-eval-brackets": "the log has no eval_start/eval_stop: its evaluations are inside the training time",
+    "no-blocks": "the log has no block or epoch intervals",
+    "no-progress": "the log counts no progress (no samples_count or epoch_num)",
+    "unit-unknown": "what epoch_num counts for this benchmark and round is not known",
+    "no-train-samples": "epochs are counted, but the log has no train_samples to turn them into samples",
+    "no-sequence-length": "tokens are counted, but the log has no max_sequence_length to turn them into samples",
+}
 # goodput buckets an MLPerf log cannot fill, and why (goodbench's own logs measure them)
 NOT_MEASURED = {
     "compile_warmup": "not measured: MLPerf logs do not mark compilation or warm-up steps",
@@ -41,7 +61,11 @@ NOT_MEASURED = {
     "restart_recovery": "not measured: an MLPerf run is one attempt (no restarts logged)",
     "lost_work": "not measured: an MLPerf run is one attempt (no restarts logged)",
 }
-_MESSAGE_CHARS = 300
+_SUMMARY_KEYS = frozenset({
+    "init_start", "run_start", "run_stop", "eval_start", "eval_stop", "eval_accuracy", "block_start",
+    "block_stop", "epoch_start", "epoch_stop", "submission_org", "submission_platform",
+    "submission_division", "submission_benchmark", "seed", "global_batch_size", "train_samples",
+    "max_sequence_length"})
 
 
 @dataclass(frozen=True)
@@ -55,33 +79,30 @@ class RunTask:
     index: int
 
 
-def _parser(ruleset: str):
-    """MLCommons' log-line parser of this ruleset (``mlp_parser.ruleset_510`` for 5.1.0)."""
-    import importlib
+@cache
+def kept_keys(ruleset: str) -> frozenset[str]:
+    """The keys whose lines matter: every key a rule file of the ruleset names (the checker
+    skips lines of any other key) and those the run's summary reads."""
+    import yaml
+    from mlperf_logging.compliance_checker import mlp_compliance
 
-    return importlib.import_module(
-        f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{ruleset.replace('.', '')}")
+    folder = os.path.join(os.path.dirname(mlp_compliance.__file__), f"{USAGE}_{ruleset}")
+    keys = set(_SUMMARY_KEYS)
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".yaml"):
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                for record in yaml.load(fh, Loader=yaml.BaseLoader) or []:
+                    if isinstance(record, dict) and isinstance(record.get("KEY"), dict):
+                        keys.add(str(record["KEY"].get("NAME")))
+    return frozenset(keys)
 
 
-def parse_lines(handle, ruleset: str) -> tuple[list, list[tuple[str, str]]]:
-    """(log lines, failed lines) of an open text file, as MLCommons' ``parse_file`` gives them.
-
-    Streams the file: a line without ``:::MLLOG`` is dropped as it is read; a line with it is
-    cut to start at the token (what ``strip_and_dedup``'s ``re.sub(".*" + TOKEN, ...)`` does)
-    and parsed by the ruleset's ``string_to_logline``."""
-    to_logline = _parser(ruleset).string_to_logline
-    loglines, failed = [], []
-    lineno = 0
-    for raw in handle:
-        at = raw.rfind(TOKEN)
-        if at < 0:
-            continue
-        line = raw[at:].strip()
-        try:
-            loglines.append(to_logline(lineno, line))
-        except (ValueError, KeyError, TypeError) as exc:  # MLCommons catches ValueError only
-            failed.append((line, str(exc) or type(exc).__name__))
-        lineno += 1
+def parse_lines(handle, ruleset: str, every_key: bool = False) -> tuple[list, list[tuple[str, str]]]:
+    """(log lines, failed lines) of an open text file as MLCommons' ``parse_file`` gives them,
+    less the lines of keys nothing of MLCommons' rules reads (:func:`kept_keys`) unless
+    ``every_key`` (for other rule files)."""
+    failed: list[tuple[str, str]] = []
+    loglines = list(logs.stream(handle, ruleset, failed, None if every_key else kept_keys(ruleset)))
     return loglines, failed
 
 
@@ -109,11 +130,31 @@ class _ParsedOnce:
         return copy.deepcopy(self._parsed[key])
 
 
-def _checker_module():
+@cache
+def _compiled(source: str, mode: str):
+    return compile(source, "<string>", mode)
+
+
+def _eval(source, globals_=None, locals_=None):
+    """``eval`` of a rule's expression, compiled once per process (the checker evaluates the same
+    few dozen strings on every line: compiling them again was half its time)."""
+    return eval(_compiled(source, "eval") if isinstance(source, str) else source, globals_, locals_)
+
+
+def _exec(source, globals_=None, locals_=None):
+    """``exec`` of a rule's code, compiled once per process (see :func:`_eval`)."""
+    exec(_compiled(source, "exec") if isinstance(source, str) else source, globals_, locals_)
+
+
+def checker_module():
+    """MLCommons' ``mlp_compliance``, its rule files parsed once per process and its rules'
+    code compiled once (the same checks, run the same way)."""
     from mlperf_logging.compliance_checker import mlp_compliance
 
     if not isinstance(mlp_compliance.yaml, _ParsedOnce):
         mlp_compliance.yaml = _ParsedOnce(mlp_compliance.yaml)
+        mlp_compliance.eval = _eval  # the module's eval and exec calls
+        mlp_compliance.exec = _exec
     return mlp_compliance
 
 
@@ -121,7 +162,7 @@ def compliance(loglines: list, failed: list, ruleset: str) -> tuple[bool, str | 
     """MLCommons' compliance check of one run, as result_summarizer runs it before counting the
     run (``training_<ruleset>/common.yaml`` and the configs it enqueues): (passed, first problem
     as one line)."""
-    mlp_compliance = _checker_module()
+    mlp_compliance = checker_module()
     checker = mlp_compliance.make_checker(usage=USAGE, ruleset=ruleset, quiet=True, werror=False)
     if failed:
         checker.put_message("Log lines had parsing errors.")
@@ -132,73 +173,79 @@ def compliance(loglines: list, failed: list, ruleset: str) -> tuple[bool, str | 
         mlp_compliance.enqueued_configs.clear()
         first = next(iter([*checker.not_overwritable, *checker.overwritable.values()]), "")
         why = first.splitlines()[0] if first else f"{type(exc).__name__}: {exc}"
-        return False, _one_line(f"the compliance checker failed: {why}")
+        return False, logs.one_line(f"the compliance checker failed: {why}")
     if not checker.has_messages():
         return True, None
     messages = [*checker.overwritable.values(), *checker.not_overwritable]
-    return False, _one_line(messages[0].splitlines()[0] if messages else "compliance check failed")
-
-
-def _one_line(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS - 1] + "…"
+    return False, logs.one_line(messages[0].splitlines()[0] if messages else "compliance check failed")
 
 
 def read_run(task: RunTask) -> dict:
-    """The run summary of one result file (see the module docstring); a file that cannot be read
-    gives ``{"file", "index", "error"}`` with the reason."""
+    """The run summary of one result file (see the module docstring), with the file's name,
+    sha256 and size; a file that cannot be read gives ``{"file", "index", "sha256", "bytes",
+    "error"}`` with the reason (never an exception)."""
+    name = os.path.basename(task.path)
+
+    def failure(why: str, digest: str | None = None, size: int | None = None) -> dict:
+        return {"file": name, "index": task.index, "sha256": digest, "bytes": size, "error": why}
+
     try:
-        with open(task.path, encoding="latin-1", newline=None) as handle:
+        raw, _ = files.open_regular(task.path, files.MAX_LOG_BYTES)
+    except files.Unreadable as exc:
+        return failure(str(exc))
+    hashing = files.HashingReader(raw, files.MAX_LOG_BYTES)
+    try:
+        with io.TextIOWrapper(io.BufferedReader(hashing), encoding="latin-1", newline=None) as handle:
             loglines, failed = parse_lines(handle, task.ruleset)
+            handle.read()  # the rest (nothing after the last line) for the hash
+    except files.Unreadable as exc:
+        return failure(str(exc))
     except OSError as exc:
-        return {"file": task.path, "index": task.index,
-                "error": f"cannot be read: {exc.strerror or exc}"}
-    if not loglines:
-        return {"file": task.path, "index": task.index,
-                "error": "no :::MLLOG line in the file" + (f" ({len(failed)} malformed)" if failed else "")}
-    run = read_loglines(loglines, failed, task)
-    run["file"] = task.path
+        return failure(f"cannot be read: {exc.strerror or exc}")
+    digest, size = hashing.sha256.hexdigest(), hashing.size
+    if not loglines and not failed:
+        return failure("no MLPerf event line in the file", digest, size)
+    try:
+        run = read_loglines(loglines, failed, task)
+    except Exception as exc:  # a log nothing above foresaw: this file's line, not the import's end
+        return failure(logs.one_line(f"cannot be read: {type(exc).__name__}: {exc}"), digest, size)
+    run.update(file=name, index=task.index, sha256=digest, bytes=size)
     return run
+
+
+def time_unit_ms(ruleset: str) -> float:
+    """Milliseconds per timestamp unit: v0.6 logs seconds, later rounds milliseconds."""
+    return 1000.0 if ruleset == "0.6.0" else 1.0
 
 
 def read_loglines(loglines: list, failed: list, task: RunTask) -> dict:
     """The run summary of one file's parsed lines: compliance, score, time splits, energy."""
-    valid, reason = compliance(loglines, failed, task.ruleset)
-    run = summarize(loglines, task.benchmark, task.round)
-    run.update(index=task.index, compliant=valid, parse_errors=len(failed))
-    counted, why = valid, reason
-    if valid:
-        from mlperf_logging.result_summarizer import result_summarizer as rs
-
-        try:
-            start, stop = rs._query_run_start_stop(loglines)
-            run["score_minutes"] = (stop - start) / 60 / 1000  # result_summarizer's expression
-        except ValueError as exc:
-            counted, why = False, str(exc)
-    if not counted:
-        run["score_minutes"] = None
-    run.update(counted=counted, not_counted_reason=why)
-    run["energy"] = _energy(task, run)
-    return run
-
-
-def _energy(task: RunTask, run: dict) -> dict:
-    """The run's energy as result_summarizer computes it from the submission's power logs
-    (``<benchmark>/power/result_N/node_*.txt``), or why it is not measured."""
-    folder = os.path.dirname(task.path)
-    name = os.path.basename(task.path).split(".")[0]
-    power = os.path.join(folder, "power", name)
-    if not os.path.isdir(power):
-        return {"value": None, "status": "not measured: the submission has no power log for this run"}
-    if run.get("time_to_train_s") is None:
-        return {"value": None, "status": "not measured: the run has no run_start/run_stop"}
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
-    try:
-        value = rs._compute_total_power(folder, task.path, run["time_to_train_s"] * 1000, task.ruleset)
-    except Exception as exc:  # a malformed power log: say so, keep the run
-        return {"value": None, "status": _one_line(f"not measured: the power log cannot be read: {exc}")}
-    return {"value": value, "status": "result_summarizer's power score of this run (its unit: kJ)"}
+    valid, reason = compliance(loglines, failed, task.ruleset)
+    run = summarize(loglines, task.benchmark, task.round, time_unit_ms(task.ruleset))
+    counted, why, span = valid, reason, None
+    if failed:
+        run["parse_errors"] = len(failed)
+        run["parse_error"] = logs.one_line(f"{failed[0][1]}: {failed[0][0]}", 200)
+    if valid:
+        try:
+            start, stop = rs._query_run_start_stop(loglines)
+            span = stop - start  # result_summarizer's time_to_train_ms
+        except ValueError as exc:
+            counted, why = False, str(exc)
+    if span is not None:
+        if "time_to_train_s" not in run:  # a time to train nobody can have taken
+            counted, why = False, UNMEASURED["implausible-time"]
+        else:
+            run["score_minutes"] = span / 60 / 1000  # result_summarizer's expression
+    run.update(counted=counted, why=why)
+    if counted and power.has_power(os.path.dirname(task.path)):
+        energy = power.run_energy(task.path, span, task.ruleset)  # type: ignore[arg-type]
+        run["energy_j"] = energy["value"]
+        if energy["value"] is None:
+            run["energy_note"] = energy["status"]
+    return run
 
 
 # ---------------------------------------------------------------- time splits
@@ -244,27 +291,22 @@ def _value(ll) -> Any:
     return ll.value.get("value") if isinstance(ll.value, dict) else None
 
 
-def _text(value, limit: int = 200) -> str | None:
-    """A header value as text (None stays None), cut to ``limit`` characters."""
-    return None if value is None else str(value)[:limit]
-
-
 def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:  # an integer beyond any float
+        return None
 
 
 class _Timeline:
     """Walks the log lines once, keeping only what the summary needs."""
 
-    HEADER = ("submission_org", "submission_platform", "submission_division", "submission_status",
-              "submission_benchmark", "seed", "global_batch_size", "train_samples", "eval_samples",
-              "max_sequence_length", "gradient_accumulation_steps")
+    HEADER = ("submission_division", "global_batch_size", "train_samples", "max_sequence_length")
 
     def __init__(self):
         self.first_init: float | None = None
-        self.init_starts = 0
         self.run_start: float | None = None
         self.run_stop: float | None = None
         self.status: str | None = None
@@ -275,22 +317,23 @@ class _Timeline:
         self.open_eval: float | None = None
         self.open_step: dict[str, float] = {}
         self.last_step_end: float | None = None
-        self.unpaired_stops = 0
-        self.accuracy: list[float] = []
+        self.accuracy: float | None = None
         self.samples_count: float | None = None
         self.epoch_num: float | None = None
 
     def add(self, ll) -> None:
-        t, key, meta = ll.timestamp, ll.key, _meta(ll)
+        t, key = _number(ll.timestamp), ll.key
+        if t is None:
+            return
+        meta = _meta(ll)
         self.last_time = t if self.last_time is None else max(self.last_time, t)
         if key == "init_start":
-            self.init_starts += 1
             self.first_init = t if self.first_init is None else min(self.first_init, t)
         elif key == "run_start" and self.run_start is None:
             self.run_start = t
         elif key == "run_stop" and self.run_stop is None:
             self.run_stop = t
-            self.status = str(meta.get("status")) if meta.get("status") is not None else None
+            self.status = str(meta.get("status"))[:40] if meta.get("status") is not None else None
         elif key in self.HEADER and key not in self.header:
             self.header[key] = _value(ll)
         elif key == "eval_start":
@@ -305,7 +348,6 @@ class _Timeline:
             kind = key.replace("_stop", "_start")
             start = self.open_step.pop(kind, None)
             if start is None:  # a stop without its start (e.g. the first block of a gpt3 log)
-                self.unpaired_stops += 1
                 start = self.last_step_end if self.last_step_end is not None else self.run_start
             if start is not None:
                 self.steps.append((start, t))
@@ -313,7 +355,7 @@ class _Timeline:
         if key == "eval_accuracy":
             value = _number(_value(ll))
             if value is not None:
-                self.accuracy.append(value)
+                self.accuracy = value
         if key in ("eval_accuracy", "block_stop", "epoch_stop", "eval_start", "eval_stop", "run_stop"):
             samples, epoch = _number(meta.get("samples_count")), _number(meta.get("epoch_num"))
             if samples is not None:
@@ -322,81 +364,92 @@ class _Timeline:
                 self.epoch_num = max(epoch, self.epoch_num or 0.0)
 
 
-def summarize(loglines, benchmark: str, round_name: str) -> dict:
-    """Time splits, progress and goodput of one run's parsed log lines (see the module docstring)."""
+def _plausible(seconds: float) -> bool:
+    return 0 <= seconds <= MAX_RUN_DAYS * 86400
+
+
+def summarize(loglines, benchmark: str, round_name: str, unit_ms: float = 1.0) -> dict:
+    """Time splits and progress of one run's parsed log lines (see the module docstring), in
+    seconds; ``unit_ms``: milliseconds per timestamp unit."""
     tl = _Timeline()
     for ll in loglines:
         tl.add(ll)
-    ms = 1000.0
+    per_s = 1000.0 / unit_ms
     start, stop = tl.run_start, tl.run_stop
     end = stop if stop is not None else tl.last_time
-    run: dict[str, Any] = {
-        "status": tl.status if stop is not None else "no run_stop",
-        "seed": _text(tl.header.get("seed")),
-        "global_batch_size": _number(tl.header.get("global_batch_size")),
-        "submission_org": _text(tl.header.get("submission_org")),
-        "submission_platform": _text(tl.header.get("submission_platform")),
-        "init_starts": tl.init_starts,
-        "evaluations": len(tl.accuracy),
-        "final_accuracy": tl.accuracy[-1] if tl.accuracy else None,
-        "time_to_train_s": (stop - start) / ms if start is not None and stop is not None else None,
-        "init_s": (start - tl.first_init) / ms if start is not None and tl.first_init is not None else None,
-    }
+    unmeasured: dict[str, str] = {}
+    run: dict[str, Any] = {"status": tl.status if stop is not None else "no run_stop"}
+    gbs = _number(tl.header.get("global_batch_size"))
+    if gbs is not None and 0 < gbs < 1e12:
+        run["global_batch_size"] = int(gbs) if gbs.is_integer() else gbs
+    if start is None or stop is None:
+        unmeasured["time_to_train_s"] = "no-run-start" if start is None else "no-run-stop"
+    elif not _plausible((stop - start) / per_s):
+        unmeasured["time_to_train_s"] = "implausible-time"
+    else:
+        run["time_to_train_s"] = (stop - start) / per_s
+    if start is None or tl.first_init is None or not _plausible((start - tl.first_init) / per_s):
+        unmeasured["init_s"] = "no-run-start" if start is None else (
+            "no-init-start" if tl.first_init is None else "implausible-time")
+    else:
+        run["init_s"] = (start - tl.first_init) / per_s
     eval_u = train_u = None
-    if start is not None and end is not None and end >= start:
+    if start is not None and end is not None and _plausible((end - start) / per_s):
         eval_u = _union(_clip(tl.evals, start, end)) if tl.evals else None
         train_u = _union(_clip(tl.steps, start, end)) if tl.steps else None
-    run["eval_s"] = _length(eval_u) / ms if eval_u is not None else None
-    run["eval_status"] = ("measured: eval_start/eval_stop intervals inside the run" if eval_u is not None
-                          else "not measured: the log has no eval_start/eval_stop brackets"
-                          + (" (evaluations logged as eval_accuracy points only)" if tl.accuracy else ""))
-    if train_u is not None:
-        run["train_s"] = (_length(train_u) - (_overlap(train_u, eval_u) if eval_u else 0.0)) / ms
-        run["train_status"] = "measured: block/epoch intervals inside the run, less evaluation" + (
-            "" if eval_u is not None else "; includes evaluations (not bracketed in this log)")
+        if eval_u is None:
+            unmeasured["eval_s"] = "no-eval-brackets"
+        if train_u is None:
+            unmeasured["train_s"] = "no-blocks"
     else:
-        run["train_s"] = None
-        run["train_status"] = "not measured: the log has no block or epoch intervals"
-    run["unpaired_block_stops"] = tl.unpaired_stops
-    run.update(_throughput(tl, benchmark, round_name, run["train_s"]))
-    run["goodput"] = _goodput(run, tl.first_init, start, end)
+        unmeasured["eval_s"] = unmeasured["train_s"] = unmeasured.get("time_to_train_s", "no-run-start")
+    if eval_u is not None:
+        run["eval_s"] = _length(eval_u) / per_s
+    if train_u is not None:
+        run["train_s"] = (_length(train_u) - (_overlap(train_u, eval_u) if eval_u else 0.0)) / per_s
+    if train_u is not None and end is not None and start is not None:  # the rest of the run
+        rest = (end - start) - (_length(train_u) - (_overlap(train_u, eval_u) if eval_u else 0.0))
+        run["other_s"] = max(0.0, rest - (_length(eval_u) if eval_u else 0.0)) / per_s
+    samples, unit, why = _samples(tl, benchmark, round_name)
+    if samples is not None:
+        run["samples"], run["unit"] = samples, unit
+    else:
+        unmeasured["samples"] = why  # type: ignore[assignment]
+    if tl.accuracy is not None:
+        run["accuracy"] = tl.accuracy
+    if unmeasured:
+        run["unmeasured"] = unmeasured
     return run
 
 
-def _throughput(tl: _Timeline, benchmark: str, round_name: str, train_s: float | None) -> dict:
-    """Samples trained (from the last progress counter) and samples/s over the training time."""
-    unit: str | None
-    samples: float | None
+def _samples(tl: _Timeline, benchmark: str, round_name: str) -> tuple[float | None, str | None, str | None]:
+    """(samples trained, the counter's unit, why not measured) from the last progress counter."""
     if tl.samples_count is not None:
-        samples, how, unit = tl.samples_count, "samples_count", "samples"
-    else:
-        unit = units.epoch_num_unit(benchmark, round_name) if tl.epoch_num is not None else None
-        samples, how = units.samples_from(tl.epoch_num, unit, _number(tl.header.get("train_samples")),
-                                          _number(tl.header.get("max_sequence_length")))
-        if tl.epoch_num is not None and unit is None:
-            how = f"not measured: what epoch_num counts for {benchmark} in {round_name} is not known"
-    out = {"progress_unit": unit if tl.samples_count is None else "samples",
-           "progress": tl.samples_count if tl.samples_count is not None else tl.epoch_num,
-           "samples": samples, "samples_how": how}
-    out["samples_per_s"] = samples / train_s if samples is not None and train_s else None
-    return out
+        return tl.samples_count, "samples", None
+    if tl.epoch_num is None:
+        return None, None, "no-progress"
+    unit = units.epoch_num_unit(benchmark, round_name)
+    if unit is None:
+        return None, None, "unit-unknown"
+    samples = units.samples_from(tl.epoch_num, unit, _number(tl.header.get("train_samples")),
+                                 _number(tl.header.get("max_sequence_length")))
+    if samples is None:
+        return None, None, "no-train-samples" if unit == "epochs" else "no-sequence-length"
+    return samples, unit, None
 
 
-def _goodput(run: dict, first_init: float | None, start: float | None, end: float | None) -> dict:
-    """goodbench's buckets over the run's wall time (first ``init_start`` → ``run_stop``):
-    productive = training time; init, eval and other measured; the rest not measured."""
-    buckets: dict[str, float | None] = {"init": run["init_s"], "eval": run["eval_s"], "other": None}
-    buckets.update(dict.fromkeys(NOT_MEASURED))
-    if first_init is None or end is None or run["train_s"] is None or run["init_s"] is None:
-        return {"wall_s": None, "productive_s": run["train_s"], "goodput": None,
-                "badput_s": buckets, "not_measured": {**NOT_MEASURED, "other": "not measured: "
-                                                      "the log lacks init_start, run_start or step intervals"},
-                "status": "not measured: the log lacks init_start, run_start or step intervals"}
-    wall = (end - first_init) / 1000.0
-    run_s = wall - run["init_s"]
-    buckets["other"] = max(0.0, run_s - run["train_s"] - (run["eval_s"] or 0.0))
-    return {"wall_s": wall, "productive_s": run["train_s"],
-            "goodput": run["train_s"] / wall if wall > 0 else None,
-            "badput_s": buckets, "not_measured": dict(NOT_MEASURED),
-            "status": "measured: first init_start to run_stop; productive = training blocks less evaluation"
-            + ("" if run["eval_s"] is not None else " (evaluation not bracketed: inside training)")}
+def goodput(run: dict) -> dict:
+    """goodbench's buckets over a run's wall time (first ``init_start`` → ``run_stop``):
+    productive = training time; init, eval and other measured; the rest not measured (None)."""
+    parts = {"init": run.get("init_s"), "eval": run.get("eval_s"), "train": run.get("train_s"),
+             "other": run.get("other_s")}
+    if parts["init"] is None or parts["train"] is None or parts["other"] is None:
+        return {"wall_s": None, "goodput": None, "buckets": parts}
+    wall = parts["init"] + parts["train"] + parts["other"] + (parts["eval"] or 0.0)
+    return {"wall_s": wall, "goodput": parts["train"] / wall if wall > 0 else None, "buckets": parts}
+
+
+def samples_per_s(run: dict) -> float | None:
+    """Samples trained per second of training time (None where either is not measured)."""
+    samples, train = run.get("samples"), run.get("train_s")
+    return samples / train if samples is not None and train else None

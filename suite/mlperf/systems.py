@@ -2,11 +2,16 @@
 
 The descriptions are free text: counts as strings (``"8"``, ``" 128"``), memory as ``"80 GB"``,
 ``"144384 MiB"`` or ``"95GB"``, empty strings for unknown. Each typed field is parsed from its
-text and is None where the text holds no number; the text itself is kept beside it.
+text and is None where the text holds no number (or a count over :data:`MAX_COUNT`, which no
+system has); the text itself is kept beside it, made safe to show (:func:`clean`).
 """
 from __future__ import annotations
 
 import re
+
+from suite.validate.text import printable
+
+MAX_COUNT = 1_000_000  # nodes or accelerators: the largest published system has 11,616
 
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?")
 # a number not glued to a word before it ("HBM3" holds no size), with an optional unit
@@ -17,54 +22,67 @@ _FACTORS = {"": 1, "B": 1,
             "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40, "PIB": 2 ** 50}
 
 
+def clean(value, limit: int) -> str | None:
+    """Free text made safe to show: control, bidi and zero-width characters written as
+    ``\\uXXXX`` (:func:`suite.validate.text.printable`), white space trimmed, cut to ``limit``
+    characters (the last one "…"); None for an empty text."""
+    text = printable(str(value if value is not None else "")).strip()
+    if not text:
+        return None
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def count(text) -> int | None:
-    """A count from free text: 8, "8", " 128 " → int; "", "N/A", None → None."""
+    """A count from free text: 8, "8", " 128 " → int; "", "N/A", None, a negative number or
+    one over :data:`MAX_COUNT` → None."""
     if isinstance(text, bool):
         return None
     if isinstance(text, int):
-        return text
-    if isinstance(text, float) and text.is_integer():
-        return int(text)
-    match = _NUMBER.search(str(text or ""))
-    if match is None:
+        return text if 0 <= text <= MAX_COUNT else None
+    if isinstance(text, float):
+        return int(text) if text.is_integer() and 0 <= text <= MAX_COUNT else None
+    match = _NUMBER.search(str(text or "")[:1000])
+    if match is None or len(match.group()) > 12:
         return None
     value = float(match.group().replace(",", "."))
-    return int(value) if value.is_integer() else None
+    return int(value) if value.is_integer() and 0 <= value <= MAX_COUNT else None
 
 
 def memory_bytes(text) -> float | None:
     """Bytes from a memory size in free text: "80 GB" → 8e10, "144384 MiB" → 144384·2²⁰,
     "95GB" → 9.5e10; a number without unit is taken as GB; None where no size is written."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text) * 1e9
-    match = _QUANTITY.search(str(text or ""))
-    if match is None:
-        return None
-    unit = (match.group(2) or "GB").upper()
-    return float(match.group(1)) * _FACTORS.get(unit, 1e9)
+        value = float(text) * 1e9
+    else:
+        match = _QUANTITY.search(str(text or "")[:1000])
+        if match is None or len(match.group(1)) > 12:
+            return None
+        value = float(match.group(1)) * _FACTORS.get((match.group(2) or "GB").upper(), 1e9)
+    return value if 0 <= value < 1e18 else None
 
 
 def describe(desc: dict, folder: str) -> dict:
     """The document's ``system`` section from a system description (``folder``: the system's
     folder name under ``results/``, which MLCommons' file name also uses)."""
-    text = lambda key: str(desc.get(key) or "").strip()
+    text = lambda key, limit: clean(desc.get(key) or "", limit)
     nodes, per_node = count(desc.get("number_of_nodes")), count(desc.get("accelerators_per_node"))
     memory = memory_bytes(desc.get("accelerator_memory_capacity"))
+    # MLCommons' result_summarizer: accelerators_count = accelerators_per_node × number_of_nodes
+    accelerators = nodes * per_node if nodes is not None and per_node is not None else None
     return {
-        "name": text("system_name") or folder,
-        "folder": folder,
-        "division": text("division") or None,
-        "availability": text("status") or None,
+        "name": text("system_name", 300) or clean(folder, 300) or "?",
+        "folder": clean(folder, 300) or "?",
+        "division": text("division", 20),
+        "availability": text("status", 200),
         "nodes": nodes,
         "accelerators_per_node": per_node,
-        # MLCommons' result_summarizer: accelerators_count = accelerators_per_node × number_of_nodes
-        "accelerators": nodes * per_node if nodes is not None and per_node is not None else None,
-        "accelerator": text("accelerator_model_name") or None,
-        "accelerator_memory_text": text("accelerator_memory_capacity") or None,
+        "accelerators": accelerators if accelerators is not None and accelerators <= MAX_COUNT else None,
+        "accelerator": text("accelerator_model_name", 300),
+        "accelerator_memory_text": text("accelerator_memory_capacity", 200),
         "accelerator_memory_gib": round(memory / 2 ** 30, 3) if memory is not None else None,
-        "host_processor": text("host_processor_model_name") or None,
+        "host_processor": text("host_processor_model_name", 300),
         "host_processors_per_node": count(desc.get("host_processors_per_node")),
-        "framework": text("framework") or None,
-        "operating_system": text("operating_system") or None,
-        "interconnect": text("accelerator_interconnect") or None,
+        "framework": text("framework", 1000),
+        "operating_system": text("operating_system", 300),
+        "interconnect": text("accelerator_interconnect", 500),
     }

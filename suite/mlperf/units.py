@@ -51,18 +51,15 @@ def epoch_num_unit(benchmark: str, round_name: str) -> str | None:
 
 
 def samples_from(progress: float | None, unit: str | None, train_samples: float | None,
-                 sequence_length: float | None) -> tuple[float | None, str]:
-    """Samples trained from a progress counter in ``unit``; (None, why) where it cannot be told."""
+                 sequence_length: float | None) -> float | None:
+    """Samples trained from a progress counter in ``unit``; None where it cannot be told (no
+    counter, an unknown unit, or no ``train_samples``/``max_sequence_length`` to convert with)."""
     if progress is None:
-        return None, "not measured: the log counts no progress (no samples_count or epoch_num)"
+        return None
     if unit == "samples":
-        return float(progress), "samples"
+        return float(progress)
     if unit == "epochs":
-        if not train_samples:
-            return None, "not measured: epochs counted, but no train_samples to turn them into samples"
-        return float(progress) * float(train_samples), "epochs × train_samples"
+        return float(progress) * float(train_samples) if train_samples else None
     if unit == "tokens":
-        if not sequence_length:
-            return None, "not measured: tokens counted, but no max_sequence_length to turn them into samples"
-        return float(progress) / float(sequence_length), "tokens / max_sequence_length"
-    return None, "not measured: what epoch_num counts for this benchmark and round is not known"
+        return float(progress) / float(sequence_length) if sequence_length else None
+    return None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from suite.mlperf import documents
+from suite.mlperf import documents, importer, ingest
 from suite.site.formatting import num, pct
 from suite.site.render import render
 
@@ -25,22 +25,20 @@ BAR_W, BAR_H, GAP = 160, 9, 3
 
 
 def _buckets(run: dict) -> dict[str, float | None]:
-    g = run.get("goodput") or {}
-    b = g.get("badput_s") or {}
-    return {"init": b.get("init"), "eval": b.get("eval"), "train": run.get("train_s"), "other": b.get("other")}
+    return ingest.goodput(run)["buckets"]
 
 
 def goodput_bars(runs: list[dict]) -> Markup:
     """One stacked bar per run (init / eval / train / other, each run's own wall time as the
     full width), as inline SVG; an unmeasured bucket is left out of the bar and said so in the
     bar's title, never drawn as zero."""
-    shown = [r for r in runs if r.get("goodput") and r["goodput"].get("wall_s")]
+    shown = [(r, g) for r in runs if (g := ingest.goodput(r))["wall_s"]]
     if not shown:
         return Markup('<span class="empty">not measured</span>')
     height = len(shown) * (BAR_H + GAP)
     body = []
-    for i, run in enumerate(shown):
-        wall = run["goodput"]["wall_s"]
+    for i, (run, good) in enumerate(shown):
+        wall = good["wall_s"]
         y, x = i * (BAR_H + GAP), 0.0
         parts = _buckets(run)
         words = []
@@ -53,8 +51,8 @@ def goodput_bars(runs: list[dict]) -> Markup:
             body.append(f'<rect class="seg {css}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{BAR_H}"/>')
             words.append(f"{name} {num(value)} s ({pct(value / wall)})")
             x += w
-        state = "counted" if run.get("counted") else f"not counted: {run.get('not_counted_reason') or run.get('status')}"
-        title = f"result_{run['index']}: {'; '.join(words)}; goodput {pct(run['goodput'].get('goodput'))} ({state})"
+        state = "counted" if run.get("counted") else f"not counted: {run.get('why') or run.get('status')}"
+        title = f"{run['file']}: {'; '.join(words)}; goodput {pct(good['goodput'])} ({state})"
         body.append(f'<rect class="hit" x="0" y="{y}" width="{BAR_W}" height="{BAR_H}"><title>{escape(title)}</title></rect>')
         if not run.get("counted"):
             body.append(f'<line class="dropped" x1="0" y1="{y + BAR_H / 2}" x2="{BAR_W}" y2="{y + BAR_H / 2}"/>')
@@ -69,10 +67,11 @@ def _median(values: list[float]) -> float | None:
 def _row(doc: dict) -> dict:
     system, score, runs = doc["system"], doc["score"], doc["runs"]
     counted = [r for r in runs if r.get("counted")]
-    good = [r["goodput"]["goodput"] for r in counted if r.get("goodput") and r["goodput"].get("goodput") is not None]
+    good = [g for g in (ingest.goodput(r)["goodput"] for r in counted) if g is not None]
     init = [r["init_s"] for r in counted if r.get("init_s") is not None]
     ev = [r["eval_s"] for r in counted if r.get("eval_s") is not None]
-    eval_note = None if ev or not counted else (counted[0].get("eval_status") or "not measured")
+    code = (counted[0].get("unmeasured") or {}).get("eval_s") if counted else None
+    eval_note = None if ev or not counted else ingest.UNMEASURED.get(code or "", "not measured")
     accelerators = system.get("accelerators")
     return {
         "minutes": score.get("minutes"), "score_status": score.get("status"),
@@ -86,7 +85,7 @@ def _row(doc: dict) -> dict:
         "required": score.get("required_runs"),
         "init_s": _median(init), "eval_s": _median(ev), "eval_note": eval_note,
         "goodput": _median(good), "bars": goodput_bars(runs),
-        "source": doc["source"]["url"], "system_url": doc["source"].get("system_url"),
+        "source": importer.source_url(doc), "system_url": importer.system_url(doc),
     }
 
 
