@@ -285,8 +285,9 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
     assert doc["kind"] == "mlperf-training-import" and "not an MLPerf result" in doc["label"]
     assert doc["source"]["round"] == "v5.1" and importer.source_url(doc).startswith(
         "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/")
-    hashes = dict(documents.sources(doc))
-    assert f"AMD/systems/{AMD_SYSTEM}.json" in hashes and len(hashes) == 4
+    hashes = documents.sources(doc)
+    assert set(hashes) == {f"AMD/systems/{AMD_SYSTEM}.json", "result logs"}
+    assert doc["source"]["logs"]["files"] == 3 and doc["source"]["logs"]["bytes"] == 3 * len(_amd().encode("latin-1"))
     assert documents.problems(doc) == []
     # the same source again: the same bytes
     assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--json"]) == 0

@@ -1,6 +1,9 @@
-"""The site's "MLPerf Training (imported)" page: labelled as derived, ranked only among imports."""
+"""The site's MLPerf Training pages: labelled as derived, ranked only among imports, browsable by
+round × benchmark, benchmark history and accelerator, small pages, no hidden characters."""
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -8,73 +11,142 @@ import pytest
 
 pytest.importorskip("mlperf_logging")
 
-from suite.mlperf import importer
-from suite.site import mlperf_pages
+from suite.mlperf import documents, importer
+from suite.site import mlperf_model, mlperf_pages
 from suite.site.builder import build_site
 
 REPO = Path(__file__).resolve().parent.parent
 LOGS = Path(__file__).resolve().parent / "mlperf_logs"
+DERIVED = "derived from MLPerf Training results, not an MLPerf result"
+MAX_PAGE_BYTES = 1_000_000
 
 
 def _tree(root: Path, org: str, system: str, benchmark: str, round_dir: str, log: str, desc: str, n: int,
-          edit=lambda text, i: text) -> None:
+          edit=lambda text, i: text, desc_edit=None) -> None:
     bench = root / round_dir / org / "results" / system / benchmark
     bench.mkdir(parents=True)
     (root / round_dir / org / "systems").mkdir(parents=True, exist_ok=True)
-    shutil.copy(LOGS / desc, root / round_dir / org / "systems" / f"{system}.json")
+    described = json.loads((LOGS / desc).read_text())
+    if desc_edit:
+        described = desc_edit(described)
+    (root / round_dir / org / "systems" / f"{system}.json").write_text(json.dumps(described), encoding="utf-8")
     text = (LOGS / log).read_text(encoding="latin-1")
     for i in range(n):
         (bench / f"result_{i}.txt").write_text(edit(text, i), encoding="latin-1")
 
 
-def _slower(text: str, i: int) -> str:
-    """The run ``i`` minutes slower: run_stop (and what follows it) later by i minutes."""
-    lines = text.splitlines()
-    at = next(k for k, line in enumerate(lines) if '"run_stop"' in line)
-    import json
-    body = json.loads(lines[at].split(":::MLLOG ", 1)[1])
-    body["time_ms"] += 60_000 * (i + 3)
-    lines[at] = ":::MLLOG " + json.dumps(body)
-    return "\n".join(lines) + "\n"
+def _slower(minutes: int):
+    def edit(text: str, i: int) -> str:
+        """The run ``minutes + i`` minutes slower: run_stop later."""
+        lines = text.splitlines()
+        at = next(k for k, line in enumerate(lines) if '"run_stop"' in line)
+        body = json.loads(lines[at].split(":::MLLOG ", 1)[1])
+        body["time_ms"] += 60_000 * (minutes + i)
+        lines[at] = ":::MLLOG " + json.dumps(body)
+        return "\n".join(lines) + "\n"
+    return edit
+
+
+AMD_DESC, CISCO_DESC = "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json", "cisco_1xC885A_M8-8xH200-SXM-141GB.json"
+AMD_LOG = "amd_llama2_70b_lora_result_1.txt"
+HOSTILE = "Evil\u202eSYS\u2066 \x1b[31mred"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("mlperf-site")
     tree, results = root / "tree", root / "results"
-    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1",
-          "amd_llama2_70b_lora_result_1.txt", "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json", 3)
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 3)
     # a second, slower submission of the same benchmark (the Cisco system's description)
-    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1",
-          "amd_llama2_70b_lora_result_1.txt", "cisco_1xC885A_M8-8xH200-SXM-141GB.json", 3, _slower)
+    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 3, _slower(3))
+    # the AMD system "in an earlier round", slower, and an 8-node system of it: history and scaling
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 3,
+          _slower(10))
+    _tree(tree, "AMD", "8xMI300X", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 3, _slower(-15),
+          desc_edit=lambda d: {**d, "number_of_nodes": "8", "system_name": HOSTILE})
     _tree(tree, "Google", "cloud-tpu-v5p-1024-maxtext", "gpt3", "v4.0",
           "google_gpt3_result_0.txt", "google_cloud-tpu-v5p-1024-maxtext.json", 3)
     outcome = importer.run_import([tree], results, jobs=1)
-    assert len(outcome.rows) == 3 and not outcome.problems
+    assert len(outcome.rows) == 5 and not outcome.problems, outcome.problems
     for stored in (REPO / "results").glob("*.json"):  # goodbench's own results beside them
         shutil.copy(stored, results / stored.name)
     built = build_site(results, root / "out", workers=1)
     return built.index.parent
 
 
-def test_the_page_is_labelled_derived_and_ranks_only_imported_results(site):
-    page = " ".join((site / "mlperf.html").read_text(encoding="utf-8").split())
-    assert "not an MLPerf result" in page and "never against goodbench workloads" in page
-    assert "MLPerf Training v5.1 · llama2_70b_lora" in page and "MLPerf Training v4.0 · gpt3" in page
-    assert page.index("v5.1 · llama2_70b_lora") < page.index("v4.0 · gpt3")  # newest round first
-    section = page[page.index('id="v5_1-llama2_70b_lora"'):page.index('id="v4_0-gpt3"')]
-    amd, cisco = section.index("SMCI300X"), section.index("Cisco UCS")
+def _text(path: Path) -> str:
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def _pages(site: Path) -> list[Path]:
+    return [site / "mlperf.html", *sorted((site / "mlperf").glob("*.html"))]
+
+
+def test_every_page_is_labelled_derived_small_and_free_of_hidden_characters(site):
+    pages = _pages(site)
+    assert len(pages) == 1 + 3 + 2 + 3  # index, round pages, histories, accelerator families
+    for page in pages:
+        raw = page.read_bytes()
+        assert len(raw) <= MAX_PAGE_BYTES, page.name
+        text = raw.decode("utf-8")
+        assert DERIVED in text and documents.LABEL.replace("'", "&#39;") in text, page.name
+        for hidden in ("\u202e", "\u2066", "\x1b"):
+            assert hidden not in text, (page.name, repr(hidden))
+    round_page = site / "mlperf" / mlperf_pages.round_page("v5.0", "llama2_70b_lora")
+    assert "Evil\\u202eSYS\\u2066 \\u001b[31mred" in round_page.read_text(encoding="utf-8")
+
+
+def test_a_round_page_ranks_only_imported_results_of_its_round(site):
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
+    assert "MLPerf Training v5.1 · llama2_70b_lora" in page and "never against goodbench workloads" in page
+    amd, cisco = page.index("SMCI300X"), page.index("Cisco UCS")
     assert amd < cisco  # the faster (AMD) submission ranks first
-    assert "<td>1</td>" in section and "<td>2</td>" in section
-    assert "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/" in section
-    assert "AMD Instinct MI300X 192GB HBM3 × 8" in section
-    assert section.count('class="gp-bars"') == 2 and section.count("<title>result_") == 6
+    assert re.search(r'<td class="num " data-v="1.0">1</td>', page) and re.search(r'data-v="2.0">2</td>', page)
+    assert "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/" in page
+    assert "AMD Instinct MI300X 192GB HBM3 × 8" in page
+    assert page.count('class="gp-bars"') == 2 and page.count("<title>result_") == 6
+    assert "Quality target (closed division): eval accuracy ≤ 0.925" in page
+    gpt3 = _text(site / "mlperf" / mlperf_pages.round_page("v4.0", "gpt3"))
     # gpt3 logs no eval brackets: "not measured", never a zero
-    gpt3 = page[page.index('id="v4_0-gpt3"'):]
     assert "not measured" in gpt3 and "eval not measured" in gpt3 and "TPU-v5p × 512" in gpt3
-    # the link from the index, in a section of its own
-    index = (site / "index.html").read_text(encoding="utf-8")
-    assert 'id="mlperf"' in index and 'href="mlperf.html#v5_1-llama2_70b_lora"' in index
+
+
+def test_the_history_page_charts_the_best_score_per_round_and_size_naming_the_accelerator(site):
+    page = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
+    assert '<svg class="chart"' in page and "closed division" in page
+    chart = page[page.index('<svg class="chart"'):page.index("</svg>")]
+    # two size classes (8 and 64 accelerators), rounds v5.0 and v5.1: three points
+    assert chart.count("<circle") == 3
+    assert "v5.0 · 9–64 accelerators" in chart and "AMD Instinct MI300X × 64" in chart
+    assert "v5.1 · 1–8 accelerators" in chart and "(AMD, SMCI300X" in chart
+    table = page[page.index('id="history-table"'):]
+    assert table.index(">v5.1<") < table.index(">v5.0<")  # newest round first
+    assert "1–8 accelerators" in table and "9–64 accelerators" in table
+
+
+def test_an_accelerator_page_gathers_one_family_across_submitters_sizes_and_rounds(site):
+    family = mlperf_model.family("AMD Instinct MI300X 192GB HBM3")
+    page = _text(site / "mlperf" / mlperf_pages.accelerator_page(family))
+    assert "AMD Instinct MI300X in MLPerf Training" in page
+    table = page[page.index('id="results-table"'):]
+    assert table.count("<tr>") == 1 + 3  # v5.1 and two v5.0 systems
+    assert "scaling" in page and '<svg class="chart"' in page  # 8 and 64 accelerators in v5.0
+    # scaling: the 64-accelerator system's accelerator-minutes against the 8-accelerator one's
+    doc8 = next(d for d in documents.load_all(site.parent / "results")[0]
+                if d["source"]["round"] == "v5.0" and d["system"]["accelerators"] == 8)
+    doc64 = next(d for d in documents.load_all(site.parent / "results")[0] if d["system"]["accelerators"] == 64)
+    expected = doc8["score"]["minutes"] * 8 / (doc64["score"]["minutes"] * 64)
+    assert f'data-v="{float(expected)!r}"' in page
+
+
+def test_the_index_leads_with_what_is_there(site):
+    page = _text(site / "mlperf.html")
+    assert "5 results (5 with an official score) from 3 rounds of MLPerf Training, v4.0 to v5.1" in page
+    assert page.index('id="latest"') < page.index('id="matrix"') < page.index('id="accelerators"')
+    assert f'href="mlperf/{mlperf_pages.history_page("gpt3")}"' in page
+    front = _text(site / "index.html")
+    assert 'id="mlperf"' in front and 'href="mlperf.html"' in front
+    assert "No goodbench workload has a ranked full-scale result yet. What is here:" in front
 
 
 def test_imported_systems_never_reach_goodbench_leaderboards(site):
@@ -100,3 +172,23 @@ def test_a_bar_leaves_an_unmeasured_bucket_out():
     svg = str(mlperf_pages.goodput_bars([run]))
     assert svg.count('class="seg') == 3 and "eval not measured" in svg
     assert "not measured" in str(mlperf_pages.goodput_bars([]))
+
+
+@pytest.mark.parametrize("written, family", [
+    ("NVIDIA A100-SXM4-80GB (400W)", "NVIDIA A100 SXM 80GB"), ("NVIDIA A100-SXM-80GB CTS", "NVIDIA A100 SXM 80GB"),
+    ("NVIDIA A100-PCIe-40GB (250W)", "NVIDIA A100 PCIe 40GB"), ("NVIDIA A100 - PCIe - 80 GB", "NVIDIA A100 PCIe 80GB"),
+    ("NVIDIA H100-SXM5-80GB", "NVIDIA H100 SXM"), ("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM"),
+    ("H100 NVL Tensor Core GPU (PCIe)", "NVIDIA H100 NVL"), ("NVIDIA Blackwell GPU (GB200)", "NVIDIA GB200"),
+    ("NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)", "NVIDIA B300"), ("Intel(R) Gaudi(R) 2 AI Accelerator", "Intel Gaudi2"),
+    ("Habana Gaudi HL-205", "Habana Gaudi"), ("AMD Instinct MI325X 256GB HBM3E DLC", "AMD Instinct MI325X"),
+    ("tpu-v3", "Google TPU v3"), ("TPU-trillium", "Google TPU Trillium"), ("Nvidia Tesla V100-SXM2-32GB", "NVIDIA V100 SXM2 32GB"),
+    ("Some New Chip (700W)", "Some New Chip"),
+])
+def test_accelerator_families_group_spellings_of_one_part(written, family):
+    assert mlperf_model.family(written) == family
+
+
+def test_a_bare_tpu_takes_its_version_from_the_system_and_no_accelerator_is_cpu_only():
+    assert mlperf_model.family("TPU", "tpu-v4-128") == "Google TPU v4"
+    assert mlperf_model.family("N/A", "1-node-8s-cpx", 0) == mlperf_model.CPU_ONLY
+    assert mlperf_model.size_class(8) == "1–8" and mlperf_model.size_class(4097) == "over 4,096"

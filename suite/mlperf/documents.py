@@ -125,12 +125,12 @@ def encode(doc: dict) -> bytes:
     return ("{" + ",\n".join(lines) + "}\n").encode("utf-8")
 
 
-def sources(doc: dict) -> set[tuple[str, str | None]]:
-    """(path, sha256) of every source file a document was imported from."""
-    folder = "/".join((doc["source"]["org_folder"], "results", doc["source"]["system_folder"],
-                       doc["source"]["benchmark_folder"]))
-    found = {(f["path"], f["sha256"]) for f in doc["source"]["files"]}
-    return found | {(f"{folder}/{r['file']}", r.get("sha256")) for r in doc["runs"]}
+def sources(doc: dict) -> dict[str, str | None]:
+    """What a document was imported from: its system description's and scaling.json's sha256 by
+    path, and the digest of its result logs (``logs``)."""
+    found: dict[str, str | None] = {f["path"]: f["sha256"] for f in doc["source"]["files"]}
+    found["result logs"] = doc["source"]["logs"]["sha256"]
+    return found
 
 
 def path_of(doc: dict, results_dir: str | Path) -> Path:
@@ -174,14 +174,14 @@ def store(doc: dict, results_dir: str | Path, replace: bool = False) -> tuple[Pa
     return path, "replaced"
 
 
-def differing_sources(doc: dict, results_dir: str | Path) -> int | None:
-    """How many source files (by path) of the stored document at ``doc``'s place differ from
-    ``doc``'s, or are in one only (None: the stored one cannot be read)."""
+def differing_sources(doc: dict, results_dir: str | Path) -> list[str] | None:
+    """What differs between the sources of the document stored at ``doc``'s place and
+    ``doc``'s ("result logs", a description's path); None: the stored one cannot be read."""
     _, old = _stored(path_of(doc, results_dir))
     if old is None:
         return None
-    before, after = dict(sources(old)), dict(sources(doc))
-    return sum(before.get(path) != after.get(path) for path in before.keys() | after.keys())
+    before, after = sources(old), sources(doc)
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
 def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]]:

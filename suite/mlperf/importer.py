@@ -111,23 +111,37 @@ def _file_entry(group: Group, path: Path, raw: bytes) -> dict:
     return {"path": systems.clean(group.rel(path), 1000), "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)}
 
 
-_RUN_KEYS = ("file", "sha256", "bytes", "status", "counted", "why", "time_to_train_s", "init_s", "eval_s",
-             "train_s", "other_s", "samples", "unit", "accuracy", "energy_j", "energy_note", "parse_errors",
-             "unmeasured")
+_RUN_KEYS = ("file", "status", "counted", "why", "time_to_train_s", "init_s", "eval_s", "train_s", "other_s",
+             "samples", "accuracy", "energy_j", "energy_note", "parse_errors", "unmeasured")
 
 
-def _run_entry(run: dict) -> dict:
-    """A run summary as the document stores it (an unreadable run: not counted, no figures)."""
+def _run_entry(run: dict, unit: str | None) -> dict:
+    """A run summary as the document stores it (an unreadable run: not counted, no figures);
+    ``unit``: the document's progress unit (a run counting in another says so)."""
     if "error" in run:
-        return {"file": systems.clean(run["file"], 300), "sha256": run.get("sha256"), "bytes": run.get("bytes"),
-                "status": "unreadable", "counted": False, "why": systems.clean(run["error"], 500)}
+        return {"file": systems.clean(run["file"], 300), "status": "unreadable", "counted": False,
+                "why": systems.clean(run["error"], 500)}
     out = {key: run[key] for key in _RUN_KEYS if key in run}
     out["file"] = systems.clean(run["file"], 300)
     for key in ("status", "why", "energy_note"):
         if out.get(key) is not None:
             out[key] = systems.clean(out[key], 100 if key == "status" else 500)
     out.setdefault("why", None)
+    if "accuracy" in out:
+        out["accuracy"] = float(f"{out['accuracy']:.6g}")
+    if run.get("unit") not in (None, unit):
+        out["unit"] = run["unit"]
     return out
+
+
+def logs_digest(runs: list[dict]) -> dict:
+    """The result logs of a document as one entry: how many, their bytes, and the sha256 of
+    their names and sha256s in order (``name<TAB>sha256`` lines; "-" for a log not read)."""
+    import hashlib
+
+    lines = "".join(f"{r['file']}\t{r.get('sha256') or '-'}\n" for r in runs)
+    return {"files": len(runs), "bytes": sum(r.get("bytes") or 0 for r in runs),
+            "sha256": hashlib.sha256(lines.encode("utf-8", "surrogateescape")).hexdigest()}
 
 
 def _factor(group: Group) -> tuple[float | None, str | None, bytes | None]:
@@ -155,18 +169,22 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     if scaling_raw is not None:
         source_files.append(_file_entry(group, group.folder / "scaling.json", scaling_raw))
     batch = next((r["global_batch_size"] for r in runs if r.get("counted") and r.get("global_batch_size")), None)
+    units = [r["unit"] for r in runs if r.get("unit")]
+    unit = max(set(units), key=units.count) if units else None
     system = systems.describe(desc, group.system)
     return {
         "kind": documents.KIND, "schema_version": documents.SCHEMA_VERSION, "label": documents.LABEL,
         "source": {"name": "MLPerf Training", "round": group.round, "ruleset": group.ruleset,
                    "org_folder": systems.clean(group.org, 300), "system_folder": system["folder"],
                    "benchmark_folder": systems.clean(group.benchmark, 300),
-                   "repository": rs._ruleset_url_prefix("training", group.ruleset), "files": source_files},
+                   "repository": rs._ruleset_url_prefix("training", group.ruleset), "files": source_files,
+                   "logs": logs_digest(runs)},
         "importer": _versions(),
         "submitter": systems.clean(desc.get("submitter") or "", 300) or systems.clean(group.org, 300),
         "division": system["division"], "availability": system["availability"],
-        "system": system, "benchmark": benchmark, "global_batch_size": batch, "score": score,
-        "runs": [_run_entry(r) for r in runs],
+        "system": system, "benchmark": benchmark, "quality_target": scoring.quality_target(group.ruleset, benchmark),
+        "global_batch_size": batch, "progress_unit": unit, "score": score,
+        "runs": [_run_entry(r, unit) for r in runs],
     }
 
 
@@ -250,7 +268,7 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
         if state == "kept":
             differ = documents.differing_sources(doc, results_dir)
             problem(f"{group.folder}: not stored: {stored} holds this round, org, system and benchmark "
-                    f"imported from other source files ({'unreadable' if differ is None else f'{differ} differ'}); "
+                    f"imported from other source files ({'it cannot be read' if differ is None else ', '.join(differ) + ' differ'}); "
                     "kept as it is (give --replace to replace it)")
         outcome.rows.append(row(doc, stored, state))
     return outcome

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+from functools import cache
 
 from suite.mlperf import files
 
@@ -119,3 +120,23 @@ def _energy_score(counted: list[dict], dropped: int, allowed: int, factor: float
         return {"energy_j": None, "energy_status": "not measured: no run left after the olympic rule"}
     return {"energy_j": average * factor,
             "energy_status": "measured: result_summarizer's power score (olympic average of the runs' energies × RCP factor, J)"}
+
+
+@cache
+def quality_target(ruleset: str, benchmark: str) -> str | None:
+    """The closed division's quality target of ``benchmark`` in ``ruleset``, as MLCommons' rule
+    writes it (``closed_<benchmark>.yaml``: the ``eval_accuracy`` check one evaluation must
+    pass, e.g. ``v['value'] >= 0.340 and v['value'] < 1.0``); None where the round has none."""
+    import yaml
+    from mlperf_logging.compliance_checker import mlp_compliance
+
+    path = os.path.join(os.path.dirname(mlp_compliance.__file__), f"training_{ruleset}", f"closed_{benchmark}.yaml")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        records = yaml.load(fh, Loader=yaml.BaseLoader) or []
+    for record in records:
+        key = record.get("KEY") if isinstance(record, dict) else None
+        if isinstance(key, dict) and key.get("NAME") == "eval_accuracy" and key.get("ATLEAST_ONE_CHECK"):
+            return " ".join(str(key["ATLEAST_ONE_CHECK"]).split())[:300]
+    return None

@@ -1,127 +1,344 @@
-"""The "MLPerf Training (imported)" page: documents of ``goodbench import mlperf`` by round ×
-benchmark, ranked only among themselves.
+"""The "MLPerf Training (imported)" pages: the documents of ``goodbench import mlperf`` as a
+history, ranked only among themselves.
 
-Every section says that its figures are derived from published MLPerf Training results and are
-not MLPerf results. The official score is MLCommons' (recomputed as result_summarizer computes
-it); the time splits and goodput bars are goodbench's reading of the submitters' event logs.
+- ``mlperf.html``: what is there (rounds, benchmarks, accelerators), the latest round's best per
+  benchmark, a round × benchmark matrix and the accelerators;
+- ``mlperf/<round>-<benchmark>.html``: one round's results of one benchmark, ranked per
+  division, with the time splits, goodput bars and energy;
+- ``mlperf/history-<benchmark>.html``: the best closed-division score per round for each system
+  size class, as a chart and a table naming the accelerator at every point;
+- ``mlperf/acc-<family>.html``: one accelerator family across submitters, system sizes and
+  rounds: score, scaling, init and eval shares, goodput, energy.
+
+Every page says that its figures are derived from published MLPerf Training results and are not
+MLPerf results. The official score is MLCommons' (recomputed as result_summarizer computes it);
+the time splits and goodput bars are goodbench's reading of the submitters' event logs.
 Imported documents never enter goodbench's workload leaderboards, and goodbench results never
 enter these tables.
 """
 from __future__ import annotations
 
-import statistics
+from collections import defaultdict
 from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from suite.mlperf import documents, importer, ingest
+from suite.mlperf import documents, ingest
+from suite.site import mlperf_charts
 from suite.site.formatting import num, pct
+from suite.site.mlperf_model import Row, add_scaling, history, history_rows, rank_rows, round_key, row, target_text
+from suite.site.names import safe_name
 from suite.site.render import render
 
 PAGE = "mlperf.html"
+FOLDER = "mlperf"
+DERIVED = "derived from MLPerf Training results, not an MLPerf result"
 # bar segments in order, with the site's palette classes (suite/site/static/style.css)
 SEGMENTS = (("init", "p1"), ("eval", "p4"), ("train", "p3"), ("other", "p5"))
-BAR_W, BAR_H, GAP = 160, 9, 3
-
-
-def _buckets(run: dict) -> dict[str, float | None]:
-    return ingest.goodput(run)["buckets"]
+BAR_W, BAR_H, GAP = 100, 7, 2
 
 
 def goodput_bars(runs: list[dict]) -> Markup:
     """One stacked bar per run (init / eval / train / other, each run's own wall time as the
-    full width), as inline SVG; an unmeasured bucket is left out of the bar and said so in the
-    bar's title, never drawn as zero."""
+    full width), as inline SVG: a path per bucket and a hit area per run with its figures as a
+    tooltip; an unmeasured bucket is left out of the bar and said so in the tooltip, never
+    drawn as zero."""
     shown = [(r, g) for r in runs if (g := ingest.goodput(r))["wall_s"]]
     if not shown:
         return Markup('<span class="empty">not measured</span>')
     height = len(shown) * (BAR_H + GAP)
-    body = []
+    paths: dict[str, list[str]] = {name: [] for name, _ in SEGMENTS}
+    hits, struck = [], []
     for i, (run, good) in enumerate(shown):
         wall = good["wall_s"]
         y, x = i * (BAR_H + GAP), 0.0
-        parts = _buckets(run)
         words = []
-        for name, css in SEGMENTS:
-            value = parts[name]
+        for name, _ in SEGMENTS:
+            value = good["buckets"][name]
             if value is None:
                 words.append(f"{name} not measured")
                 continue
             w = BAR_W * max(0.0, value) / wall
-            body.append(f'<rect class="seg {css}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{BAR_H}"/>')
-            words.append(f"{name} {num(value)} s ({pct(value / wall)})")
+            paths[name].append(f"M{x:.1f} {y}h{w:.1f}v{BAR_H}h{-w:.1f}z")
+            words.append(f"{name} {num(value)} s")
             x += w
-        state = "counted" if run.get("counted") else f"not counted: {run.get('why') or run.get('status')}"
-        title = f"{run['file']}: {'; '.join(words)}; goodput {pct(good['goodput'])} ({state})"
-        body.append(f'<rect class="hit" x="0" y="{y}" width="{BAR_W}" height="{BAR_H}"><title>{escape(title)}</title></rect>')
+        state = "" if run.get("counted") else f"; not counted: {(run.get('why') or run.get('status') or '')[:70]}"
+        title = f"{run['file']}: {', '.join(words)}; goodput {pct(good['goodput'])}{state}"
+        hits.append(f'<rect class="hit" y="{y}" width="{BAR_W}" height="{BAR_H}"><title>{escape(title)}</title></rect>')
         if not run.get("counted"):
-            body.append(f'<line class="dropped" x1="0" y1="{y + BAR_H / 2}" x2="{BAR_W}" y2="{y + BAR_H / 2}"/>')
+            struck.append(f"M0 {y + BAR_H / 2}h{BAR_W}")
+    body = [f'<path class="seg {css}" d="{"".join(paths[name])}"/>' for name, css in SEGMENTS if paths[name]]
+    if struck:
+        body.append(f'<path class="dropped" d="{"".join(struck)}"/>')
     return Markup(f'<svg class="gp-bars" viewBox="0 0 {BAR_W} {height}" width="{BAR_W}" height="{height}" '
-                  f'role="img" aria-label="goodput per run">{"".join(body)}</svg>')
+                  f'role="img" aria-label="goodput per run">{"".join(body)}{"".join(hits)}</svg>')
 
 
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
+# ---------------------------------------------------------------- names of pages
+def round_page(rnd: str, benchmark: str) -> str:
+    return f"{safe_name(f'{rnd}-{benchmark}')}.html"
 
 
-def _row(doc: dict) -> dict:
-    system, score, runs = doc["system"], doc["score"], doc["runs"]
-    counted = [r for r in runs if r.get("counted")]
-    good = [g for g in (ingest.goodput(r)["goodput"] for r in counted) if g is not None]
-    init = [r["init_s"] for r in counted if r.get("init_s") is not None]
-    ev = [r["eval_s"] for r in counted if r.get("eval_s") is not None]
+def history_page(benchmark: str) -> str:
+    return f"history-{safe_name(benchmark)}.html"
+
+
+def accelerator_page(family: str) -> str:
+    return f"acc-{safe_name(family)}.html"
+
+
+# ---------------------------------------------------------------- cells
+def cell(text, v: float | None = None, href: str | None = None, sub: str | None = None,
+         title: str | None = None, html: Markup | None = None, cls: str = "") -> dict:
+    """A table cell: its text (or ``html``), the number it sorts by, a link, a small second line
+    and a tooltip."""
+    return {"text": "—" if text is None else str(text), "v": "" if v is None else repr(float(v)), "href": href,
+            "sub": sub, "title": title, "html": html, "cls": cls}
+
+
+def _score(r: Row, href: str | None = None) -> dict:
+    if r.minutes is None:
+        return cell("no score", title=r.status, cls="empty", href=href)
+    rcp = f"RCP\u00a0{r.rcp:.4f}" if r.rcp not in (None, 1.0) else None
+    return cell(num(r.minutes), r.minutes, href=href, sub=rcp, title=None if r.status == "ok" else r.status, cls="score")
+
+
+def _share(value: float | None, title: str | None = None) -> dict:
+    return cell(pct(value), value, title=title)
+
+
+def _eval(r: Row) -> dict:
+    if r.eval_s is not None:
+        return cell(num(r.eval_s), r.eval_s)
+    counted = [run for run in r.doc["runs"] if run.get("counted")]
     code = (counted[0].get("unmeasured") or {}).get("eval_s") if counted else None
-    eval_note = None if ev or not counted else ingest.UNMEASURED.get(code or "", "not measured")
-    accelerators = system.get("accelerators")
-    return {
-        "minutes": score.get("minutes"), "score_status": score.get("status"),
-        "rcp": score.get("rcp_scaling_factor"), "division": doc.get("division") or "—",
-        "submitter": doc["submitter"], "system": system["name"],
-        "accelerator": system.get("accelerator") or "—",
-        "count": accelerators if accelerators is not None else "—",
-        "nodes": system.get("nodes") if system.get("nodes") is not None else "—",
-        "framework": system.get("framework") or "—",
-        "runs": f"{score.get('runs_counted')}/{len(runs)}",
-        "required": score.get("required_runs"),
-        "init_s": _median(init), "eval_s": _median(ev), "eval_note": eval_note,
-        "goodput": _median(good), "bars": goodput_bars(runs),
-        "source": importer.source_url(doc), "system_url": importer.system_url(doc),
-    }
+    return cell("not measured", title=ingest.UNMEASURED.get(code or "", "no counted run"), cls="empty")
 
 
-def sections(docs: list[dict]) -> list[dict]:
-    """One section per round × benchmark (newest round first), rows ranked by official score
-    within each division; rows without a score come last, unranked."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for doc in docs:
-        groups.setdefault((doc["source"]["round"], doc["benchmark"]), []).append(doc)
-    out = []
-    key = lambda rnd: tuple(int(p) for p in rnd.lstrip("v").split("."))
-    for (rnd, bench) in sorted(groups, key=lambda k: (tuple(-x for x in key(k[0])), k[1])):
-        rows = [_row(d) for d in groups[(rnd, bench)]]
-        rows.sort(key=lambda r: (r["division"], r["minutes"] is None, r["minutes"] or 0.0, r["submitter"], r["system"]))
-        rank: dict[str, int] = {}
+def _energy(r: Row) -> dict:
+    if r.energy_kwh is not None:
+        return cell(num(r.energy_kwh), r.energy_kwh, title=r.energy_status)
+    return cell("—", title=r.energy_status or "the submission has no power logs")
+
+
+def _accelerator(r: Row, root: str) -> dict:
+    nodes = f"{r.nodes} node{'' if r.nodes == 1 else 's'}" if r.nodes is not None else None
+    return cell(f"{r.accelerator}\u00a0×\u00a0{r.count if r.count is not None else '?'}", r.count,
+                href=f"{root}{FOLDER}/{accelerator_page(r.family)}", sub=nodes, title=f"family: {r.family}",
+                cls="wrap")
+
+
+def _header(label: str, kind: str = "text", title: str | None = None) -> dict:
+    return {"label": label, "kind": kind, "title": title}
+
+
+ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score (min)", "num", "official score"),
+                 _header("division"), _header("submitter"), _header("system", title="framework below"),
+                 _header("accelerator × count", "num"),
+                 _header("runs", title="runs MLPerf counts / runs in the submission"),
+                 _header("init (s)", "num", "median over counted runs, outside the score"),
+                 _header("eval (s)", "num", "median over counted runs, inside the score"),
+                 _header("goodput", "num", "median over counted runs: training time / wall time"),
+                 _header("energy (kWh)", "num", "result_summarizer's power score, where measured"),
+                 _header("per run: init / eval / train / other"), _header("source")]
+
+
+def _round_cells(r: Row) -> list[dict]:
+    return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), cell(r.submitter),
+            cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"),
+            cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
+            _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"])),
+            cell("logs", href=r.source)]
+
+
+ACC_HEADERS = [_header("round"), _header("benchmark"), _header("submitter"), _header("system", title="framework below"),
+               _header("accelerators", "num", "accelerators in the system (nodes below)"),
+               _header("score (min)", "num", "official score"),
+               _header("scaling", "num", "accelerator-minutes of the smallest system of this accelerator in the same "
+                                         "round, benchmark and division, over this one's"),
+               _header("init share", "num", "initialization / (initialization + time to train), medians"),
+               _header("eval share", "num", "evaluation / time to train, medians"),
+               _header("goodput", "num", "median over counted runs"), _header("energy (kWh)", "num"),
+               _header("division")]
+
+
+def _acc_cells(r: Row) -> list[dict]:
+    nodes = f"{r.nodes} node{'' if r.nodes == 1 else 's'}" if r.nodes is not None else None
+    page = round_page(r.round, r.benchmark)
+    return [cell(r.round, round_key(r.round)[0] * 100 + round_key(r.round)[1]),
+            cell(r.benchmark, href=page), cell(r.submitter),
+            cell(r.system, href=r.system_url, sub=r.framework, cls="wrap", title=f"model: {r.accelerator}"),
+            cell(r.count if r.count is not None else "—", r.count, sub=nodes), _score(r, href=page),
+            _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput), _energy(r),
+            cell(r.division)]
+
+
+def _table(table_id: str, headers: list[dict], rows: list[list[dict]], caption: str | None = None) -> dict:
+    return {"id": table_id, "headers": headers, "rows": rows, "caption": caption, "n": len(rows)}
+
+
+# ---------------------------------------------------------------- the pages
+def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dict) -> None:
+    rounds_of: dict[str, list[str]] = defaultdict(list)
+    for rnd, bench in by_rb:
+        rounds_of[bench].append(rnd)
+    for (rnd, bench), rows in by_rb.items():
+        others = sorted(rounds_of[bench], key=round_key, reverse=True)
+        render("mlperf_round.html", out / FOLDER / round_page(rnd, bench), root="../",
+               title=f"MLPerf Training {rnd} · {bench}", round=rnd, benchmark=bench,
+               target=target_text(rows[0].target), history=history_page(bench),
+               others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
+               table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows]),
+               segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+
+
+def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> list[dict]:
+    found = []
+    every = [r for rows in by_bench.values() for r in rows]
+    for bench, own in by_bench.items():
+        rows, renamed = history_rows(bench, every)
+        rounds, sizes, best = history(rows)
+        targets = {r.round: r.target for r in rows}
+        breaks = {b for a, b in zip(rounds, rounds[1:]) if targets.get(a) != targets.get(b)
+                  and targets.get(a) is not None and targets.get(b) is not None}
+        chart = mlperf_charts.history_chart(rounds, sizes, best, f"{bench}: best official score per round, closed division",
+                                            bench, breaks)
+        table_rows = []
+        for rnd in reversed(rounds):
+            named = bench if any(r.round == rnd and r.benchmark == bench for r in rows) else \
+                next(r.benchmark for r in rows if r.round == rnd)
+            line = [cell(rnd if named == bench else f"{rnd} ({named})", round_key(rnd)[0] * 100 + round_key(rnd)[1],
+                         href=round_page(rnd, named)),
+                    cell(target_text(targets.get(rnd)), title=targets.get(rnd)),
+                    cell(sum(1 for r in rows if r.round == rnd), sum(1 for r in rows if r.round == rnd))]
+            for size in sizes:
+                r = best.get((rnd, size))
+                line.append(cell("—") if r is None else cell(
+                    num(r.minutes), r.minutes, href=round_page(rnd, r.benchmark),
+                    sub=f"{r.family} × {r.count if r.count is not None else '?'} · {r.submitter}",
+                    title=f"{r.system} ({r.accelerator})"))
+            table_rows.append(line)
+        headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
+                   _header("results", "num", "systems submitted, all divisions")] + [
+            _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
+                    "best closed-division score (minutes)") for size in sizes]
+        render("mlperf_history.html", out / FOLDER / history_page(bench), root="../",
+               title=f"MLPerf Training history · {bench}", benchmark=bench, chart=chart,
+               changed=sorted(breaks, key=round_key), renamed=renamed,
+               earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
+               table=_table("history", headers, table_rows), **common)
+        latest = max(rounds, key=round_key)
+        found.append({"benchmark": bench, "href": f"{FOLDER}/{history_page(bench)}", "first": min(rounds, key=round_key),
+                      "last": latest, "n": len(own)})
+    return sorted(found, key=lambda h: (round_key(h["last"]), h["n"]), reverse=True)
+
+
+def _accelerator_pages(out: Path, by_family: dict[str, list[Row]], common: dict) -> list[dict]:
+    found = []
+    for fam, rows in by_family.items():
+        rows = sorted(rows, key=lambda r: (tuple(-x for x in round_key(r.round)), r.benchmark, r.count or 0,
+                                           r.submitter, r.system))
+        charts = []
+        by_bench: dict[str, list[Row]] = defaultdict(list)
         for r in rows:
-            if r["minutes"] is None:
-                r["rank"] = "—"
-            else:
-                rank[r["division"]] = rank.get(r["division"], 0) + 1
-                r["rank"] = rank[r["division"]]
-        best = min((r["minutes"] for r in rows if r["minutes"] is not None), default=None)
-        out.append({"round": rnd, "benchmark": bench, "anchor": f"{rnd}-{bench}".replace(".", "_"),
-                    "rows": rows, "n": len(rows), "best": best})
-    return out
+            by_bench[r.benchmark].append(r)
+        for bench, mine in sorted(by_bench.items(), key=lambda kv: -len(kv[1])):
+            chart = mlperf_charts.scaling_chart(mine, f"{bench} on {fam}: official score against accelerators")
+            if chart is not None:
+                charts.append({"benchmark": bench, "chart": chart})
+        spellings = sorted({r.accelerator for r in rows})
+        rounds = sorted({r.round for r in rows}, key=round_key)
+        render("mlperf_accelerator.html", out / FOLDER / accelerator_page(fam), root="../",
+               title=f"{fam} in MLPerf Training", family=fam, spellings=spellings, charts=charts[:8],
+               more_charts=len(charts) - 8, rounds=rounds, submitters=sorted({r.submitter for r in rows}),
+               table=_table("results", ACC_HEADERS, [_acc_cells(r) for r in rows]), **common)
+        scored = [r for r in rows if r.minutes is not None]
+        found.append({"family": fam, "href": f"{FOLDER}/{accelerator_page(fam)}", "n": len(rows), "scored": len(scored),
+                      "first": rounds[0], "last": rounds[-1], "submitters": len({r.submitter for r in rows}),
+                      "benchmarks": len({r.benchmark for r in rows}),
+                      "largest": max((r.count or 0 for r in rows), default=0)})
+    return found
+
+
+def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accelerators: list[dict],
+           bad: list, common: dict) -> dict:
+    rounds = sorted({r.round for r in rows}, key=round_key, reverse=True)
+    benches = [h["benchmark"] for h in histories]
+    latest = rounds[0]
+    leaders = []
+    for bench in sorted({r.benchmark for r in rows if r.round == latest}):
+        ranked = [r for r in by_rb[(latest, bench)] if r.minutes is not None and r.division == "closed"]
+        if ranked:
+            top = min(ranked, key=lambda r: r.minutes or 0.0)
+            leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), _score(top),
+                            cell(top.submitter), cell(top.system, cls="wrap"),
+                            cell(f"{top.family}\u00a0×\u00a0{top.count}", top.count,
+                                 href=f"{FOLDER}/{accelerator_page(top.family)}"),
+                            cell(len(by_rb[(latest, bench)]), len(by_rb[(latest, bench)]))])
+    matrix = []
+    for h in histories:
+        line = [cell(h["benchmark"], href=h["href"])]
+        for rnd in rounds:
+            members = by_rb.get((rnd, h["benchmark"]))
+            if not members:
+                line.append(cell("", cls="none"))
+                continue
+            best = min((r.minutes for r in members if r.minutes is not None and r.division == "closed"), default=None)
+            line.append(cell(len(members), len(members), href=f"{FOLDER}/{round_page(rnd, h['benchmark'])}",
+                             title=f"{rnd} · {h['benchmark']}: {len(members)} systems; best closed score "
+                                   f"{num(best)} min" if best is not None else f"{len(members)} systems, none scored"))
+        matrix.append(line)
+    acc_rows = [[cell(a["family"], href=a["href"]), cell(a["n"], a["n"]), cell(a["scored"], a["scored"]),
+                 cell(f"{a['first']}–{a['last']}" if a["first"] != a["last"] else a["first"],
+                      round_key(a["last"])[0] * 100 + round_key(a["last"])[1]),
+                 cell(a["submitters"], a["submitters"]), cell(a["benchmarks"], a["benchmarks"]),
+                 cell(a["largest"], a["largest"])]
+                for a in sorted(accelerators, key=lambda a: (-round_key(a["last"])[0], -round_key(a["last"])[1], -a["n"]))]
+    summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows), "rounds": len(rounds),
+               "first": rounds[-1], "last": latest, "benchmarks": len(benches), "accelerators": len(accelerators),
+               "submitters": len({r.submitter for r in rows})}
+    render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=summary,
+           leaders=_table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
+                                      _header("system"), _header("accelerator × count", "num"),
+                                      _header("systems", "num")], leaders),
+           matrix=_table("matrix", [_header("benchmark (history)")] + [_header(r, "num") for r in rounds], matrix),
+           accelerators=_table("accelerators", [_header("accelerator"), _header("results", "num"),
+                                                _header("scored", "num"), _header("rounds", "num"),
+                                                _header("submitters", "num"), _header("benchmarks", "num"),
+                                                _header("largest system", "num", "most accelerators in one system")],
+                               acc_rows),
+           not_shown=bad, **common)
+    return summary
 
 
 def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
-    """Write ``mlperf.html`` when ``<results_dir>/mlperf/`` holds imported documents; returns
-    the index page's list (round, benchmark, systems, best score, link), empty when none."""
+    """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents; returns
+    the index page's lines (a summary and the latest round's leaders), empty when none."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
-    found = sections(docs)
-    render("mlperf.html", out / PAGE, root="", title="MLPerf Training (imported)", sections=found,
-           label=documents.LABEL, not_shown=bad, segments=[name for name, _ in SEGMENTS],
-           classes=dict(SEGMENTS), **built)
-    return [{"round": s["round"], "benchmark": s["benchmark"], "n": s["n"], "best": num(s["best"]),
-             "href": f"{PAGE}#{s['anchor']}"} for s in found]
+    rows = [row(d) for d in docs]
+    add_scaling(rows)
+    by_rb: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    by_bench: dict[str, list[Row]] = defaultdict(list)
+    by_family: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        by_rb[(r.round, r.benchmark)].append(r)
+        by_bench[r.benchmark].append(r)
+        by_family[r.family].append(r)
+    by_rb = {k: rank_rows(v) for k, v in by_rb.items()}
+    (out / FOLDER).mkdir(parents=True, exist_ok=True)
+    common = {"label": documents.LABEL, "derived": DERIVED, **built}
+    if not rows:
+        render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
+               leaders=None, matrix=None, accelerators=None, not_shown=bad, **common)
+        return [{"href": PAGE, "title": "MLPerf Training history (imported)",
+                 "detail": f"no document shown ({len(bad)} not read)"}]
+    _round_pages(out, by_rb, common)
+    histories = _history_pages(out, by_bench, common)
+    accelerators = _accelerator_pages(out, by_family, common)
+    s = _index(out, rows, by_rb, histories, accelerators, bad, common)
+    return [{"href": PAGE, "title": "MLPerf Training history",
+             "detail": f"{s['results']:,} results ({s['scored']:,} with an official score) of {s['rounds']} rounds, "
+                       f"{s['first']}–{s['last']}: {s['benchmarks']} benchmarks, {s['accelerators']} accelerators, "
+                       f"{s['submitters']} submitters"}]

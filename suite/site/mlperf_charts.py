@@ -1,0 +1,109 @@
+"""Charts of the imported MLPerf Training history, as inline SVG drawn at build time: the best
+score per round and size class (a line per class, the accelerator named at every point), and
+score against accelerator count (scaling).
+
+Every text reaching a chart goes through ``markupsafe.escape``; coordinates are numbers this
+module formats. Each function returns ``Markup`` or None when there is nothing to draw.
+"""
+from __future__ import annotations
+
+from markupsafe import Markup, escape
+
+from suite.site.charts import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, Axis
+from suite.site.formatting import num
+from suite.site.mlperf_model import Row
+
+MAX_SERIES = 6  # classes s0…s5 of the site's palette
+
+
+def _frame(x_ticks: list[tuple[float, str]], y: Axis, x_label: str, y_label: str) -> list[str]:
+    parts = [f'<line class="axis" x1="{LEFT}" y1="{BOTTOM}" x2="{RIGHT}" y2="{BOTTOM}"/>'
+             f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}"/>']
+    for px, label in x_ticks:
+        parts.append(f'<text class="tick" x="{px}" y="{BOTTOM + 16}" text-anchor="middle">{escape(label)}</text>')
+    for px, label in y.ticks():
+        parts.append(f'<text class="tick" x="{LEFT - 6}" y="{px + 4}" text-anchor="end">{escape(label)}</text>'
+                     f'<line class="grid" x1="{LEFT}" y1="{px}" x2="{RIGHT}" y2="{px}"/>')
+    mid = (TOP + BOTTOM) / 2
+    y_text = y_label + (" (log)" if y.log else "")
+    parts.append(f'<text class="label" x="{(LEFT + RIGHT) / 2}" y="{HEIGHT - 6}" text-anchor="middle">{escape(x_label)}</text>'
+                 f'<text class="label" x="12" y="{mid}" text-anchor="middle" transform="rotate(-90 12 {mid})">'
+                 f'{escape(y_text)}</text>')
+    return parts
+
+
+def _figure(body: list[str], title: str, caption: Markup | str) -> Markup:
+    return Markup(f'<figure><svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}">'
+                  f'{"".join(body)}</svg><figcaption>{caption}</figcaption></figure>')
+
+
+def _label(row: Row) -> str:
+    return f"{row.family} × {row.count if row.count is not None else '?'}"
+
+
+def history_chart(rounds: list[str], sizes: list[str], best: dict[tuple[str, str], Row], title: str,
+                  benchmark: str, breaks: set[str] | None = None) -> Markup | None:
+    """The best score per round (x, oldest first) for each size class (a line each, log
+    minutes up); every point names its accelerator, count and submitter in its tooltip, and
+    the accelerator family is written beside the last point of each line. A point of a row
+    under another benchmark name (an earlier name of ``benchmark``) says so. A round in
+    ``breaks`` (the quality target changed) starts the lines anew."""
+    shown = sizes[:MAX_SERIES]
+    values = [best[(r, s)].minutes for r in rounds for s in shown if (r, s) in best]
+    if not values:
+        return None
+    step = (RIGHT - LEFT) / max(1, len(rounds))
+    x = {r: round(LEFT + step * (i + 0.5), 1) for i, r in enumerate(rounds)}
+    y = Axis(values, BOTTOM, TOP, log=True)
+    body = _frame([(x[r], r) for r in rounds], y, "MLPerf Training round", "best official score (minutes)")
+    keys = []
+    for i, size in enumerate(shown):
+        css = f"s{i}"
+        segments: list[list[tuple[float, float, Row, str]]] = [[]]
+        for r in rounds:
+            if breaks and r in breaks and segments[-1]:
+                segments.append([])
+            if (r, size) in best:
+                row = best[(r, size)]
+                segments[-1].append((x[r], y(row.minutes), row, r))  # type: ignore[arg-type]
+        for seg in segments:
+            if len(seg) > 1:
+                body.append(f'<polyline class="series {css}" points="{" ".join(f"{px},{py}" for px, py, _, _ in seg)}"/>')
+            for px, py, row, r in seg:
+                tip = (f"{r} · {size}{' accelerators' if size[0].isdigit() or size.startswith('over') else ''}: "
+                       f"{num(row.minutes)} min — {_label(row)} ({row.submitter}, {row.system}"
+                       f"{', as ' + row.benchmark if row.benchmark != benchmark else ''})")
+                body.append(f'<circle class="dot {css}" cx="{px}" cy="{py}" r="4"><title>{escape(tip)}</title></circle>')
+        last = [p for seg in segments for p in seg]
+        if last:
+            px, py, row, _ = last[-1]
+            body.append(f'<text class="point-label {css}" x="{min(px + 6, RIGHT - 2)}" y="{py - 6}" '
+                        f'text-anchor="{"end" if px + 6 > RIGHT - 120 else "start"}">{escape(row.family)}</text>')
+        keys.append(f'<span class="key {css}">■</span> {escape(size)}')
+    caption = Markup(f"{escape(title)}. Lines: accelerators per system — {' '.join(keys)}. "
+                     "Hover a point for its accelerator and submitter; the table below names each.")
+    return _figure(body, title, caption)
+
+
+def scaling_chart(rows: list[Row], title: str) -> Markup | None:
+    """Official score against accelerator count (both log), one series per round (newest six);
+    a point's tooltip names the submitter and system."""
+    scored = [r for r in rows if r.minutes is not None and r.count]
+    if len({r.count for r in scored}) < 2:
+        return None
+    rounds = sorted({r.round for r in scored}, key=lambda n: tuple(int(p) for p in n.lstrip("v").split(".")))[-MAX_SERIES:]
+    scored = [r for r in scored if r.round in rounds]
+    x = Axis([r.count for r in scored], LEFT, RIGHT, log=True)
+    y = Axis([r.minutes for r in scored], BOTTOM, TOP, log=True)
+    body = _frame(x.ticks(), y, "accelerators (log)", "official score (minutes)")
+    keys = []
+    for i, rnd in enumerate(rounds):
+        css = f"s{i}"
+        mine = sorted((r for r in scored if r.round == rnd), key=lambda r: (r.count, r.minutes))
+        for r in mine:
+            tip = f"{rnd} · {r.count} × {r.accelerator}: {num(r.minutes)} min ({r.submitter}, {r.system})"
+            body.append(f'<circle class="dot {css}" cx="{x(r.count or 1)}" cy="{y(r.minutes or 0.0)}" r="3.5">'
+                        f'<title>{escape(tip)}</title></circle>')
+        keys.append(f'<span class="key {css}">■</span> {escape(rnd)}')
+    caption = Markup(f"{escape(title)} — {' '.join(keys)}. Down and to the right: more accelerators, less time.")
+    return _figure(body, title, caption)

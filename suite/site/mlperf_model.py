@@ -1,0 +1,242 @@
+"""The imported MLPerf Training documents as the site shows them: one row per document, with
+the figures a page needs, the accelerator's family, the system's size class, and the history
+and scaling views built from the rows.
+
+Nothing here renders; :mod:`suite.site.mlperf_pages` turns these into pages. Nothing here
+imports MLCommons' ``mlperf_logging`` either: the site builds without it.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from suite.mlperf import importer, ingest
+
+# Size classes by accelerator count, for comparing like with like across rounds.
+SIZE_CLASSES = ((1, 8, "1–8"), (9, 64, "9–64"), (65, 512, "65–512"), (513, 4096, "513–4,096"),
+                (4097, 10 ** 9, "over 4,096"))
+CPU_ONLY, SIZE_UNKNOWN = "no accelerator (CPU only)", "size not given"
+# Benchmarks MLCommons renamed in v5.0 (ssd → retinanet, gnn → rgat): the old name's rounds whose
+# quality target is the new name's also belong to the new name's history.
+RENAMED = {"ssd": "retinanet", "gnn": "rgat"}
+J_PER_KWH = 3.6e6
+
+# Accelerator families: the first rule whose pattern matches the model name (lower case)
+# names the family; the name as written stays on every row. Power limits ("(400W)"), "CTS",
+# vendor names and punctuation vary between submitters for the same part.
+_FAMILIES: tuple[tuple[str, str], ...] = (
+    (r"gb300", "NVIDIA GB300"), (r"b300", "NVIDIA B300"), (r"gb200", "NVIDIA GB200"), (r"b200", "NVIDIA B200"),
+    (r"h200.*nvl", "NVIDIA H200 NVL"), (r"h200", "NVIDIA H200 SXM"),
+    (r"h100.*nvl", "NVIDIA H100 NVL"), (r"h100.*pcie", "NVIDIA H100 PCIe"), (r"h100.*96\s*gb", "NVIDIA H100 SXM 96GB"),
+    (r"h100", "NVIDIA H100 SXM"),
+    (r"a100.*pcie.*80|a100.*80.*pcie|a100 - pcie - 80", "NVIDIA A100 PCIe 80GB"), (r"a100.*pcie", "NVIDIA A100 PCIe 40GB"),
+    (r"a100.*80", "NVIDIA A100 SXM 80GB"), (r"a100.*(sxm|40)", "NVIDIA A100 SXM 40GB"),
+    (r"a100", "NVIDIA A100 (variant not given)"),
+    (r"v100s|v100.*pcie", "NVIDIA V100 PCIe"), (r"v100.*sxm3", "NVIDIA V100 SXM3 32GB"),
+    (r"v100.*sxm2.*32", "NVIDIA V100 SXM2 32GB"), (r"v100.*sxm2", "NVIDIA V100 SXM2 16GB"),
+    (r"v100", "NVIDIA V100 (variant not given)"),
+    (r"l40s", "NVIDIA L40S"), (r"l40", "NVIDIA L40"), (r"\bl4\b", "NVIDIA L4"), (r"a10g", "NVIDIA A10G"),
+    (r"\ba30\b", "NVIDIA A30"), (r"\ba40\b", "NVIDIA A40"), (r"rtx a5000", "NVIDIA RTX A5000"),
+    (r"rtx 4090", "NVIDIA GeForce RTX 4090"), (r"rtx pro 6000", "NVIDIA RTX Pro 6000"),
+    (r"mi355x", "AMD Instinct MI355X"), (r"mi350x", "AMD Instinct MI350X"), (r"mi325x", "AMD Instinct MI325X"),
+    (r"mi300x", "AMD Instinct MI300X"), (r"mi250", "AMD Instinct MI250"), (r"7900 xtx", "AMD Radeon RX 7900 XTX"),
+    (r"gaudi\s*\(r\)\s*2|gaudi\s*2|gaudi2", "Intel Gaudi2"), (r"gaudi\s*3|gaudi3", "Intel Gaudi3"),
+    (r"gaudi|hl-205", "Habana Gaudi"),
+    (r"bow ipu", "Graphcore Bow IPU"), (r"ipu", "Graphcore IPU GC200"),
+    (r"ascend\s*910", "Huawei Ascend 910"),
+    (r"trillium|tpu.*v6", "Google TPU Trillium"), (r"tpu.*v5p", "Google TPU v5p"), (r"tpu.*v5e", "Google TPU v5e"),
+    (r"tpu.*v4", "Google TPU v4"), (r"tpu.*v3", "Google TPU v3"),
+)
+
+
+def family(accelerator: str | None, system: str = "", count: int | None = None) -> str:
+    """The accelerator family of a model name as written ("NVIDIA A100-SXM4-80GB (400W)" →
+    "NVIDIA A100 SXM 80GB"); a bare "TPU" takes its version from the system's name; no
+    accelerator (or a count of 0) is :data:`CPU_ONLY`; an unknown name is itself, less a
+    power limit in parentheses; an empty or "N/A" name with accelerators "accelerator not
+    named"."""
+    name = (accelerator or "").strip()
+    lower = name.lower()
+    if count == 0:
+        return CPU_ONLY
+    if lower in ("", "n/a", "none"):
+        return "accelerator not named"
+    if lower == "tpu":
+        version = re.search(r"tpu-?v(\d)", system.lower())
+        lower = f"tpu v{version.group(1)}" if version else lower
+    for pattern, label in _FAMILIES:
+        if re.search(pattern, lower):
+            return label
+    return re.sub(r"\s*\(\s*\d+\s*W\s*\)", "", name).strip() or name
+
+
+def size_class(count: int | None) -> str:
+    """The size class of a system with ``count`` accelerators."""
+    if count is None:
+        return SIZE_UNKNOWN
+    if count == 0:
+        return CPU_ONLY
+    return next(label for lo, hi, label in SIZE_CLASSES if lo <= count <= hi)
+
+
+def round_key(name: str) -> tuple[int, int]:
+    """"v5.1" → (5, 1), for ordering rounds."""
+    major, minor = name.lstrip("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+@dataclass
+class Row:
+    """One imported document (one system × benchmark of a round) as the pages show it."""
+
+    doc: dict
+    round: str
+    benchmark: str
+    division: str
+    submitter: str
+    system: str
+    accelerator: str          # as written
+    family: str
+    count: int | None
+    nodes: int | None
+    framework: str
+    minutes: float | None
+    status: str
+    rcp: float | None
+    runs: int
+    counted: int
+    init_s: float | None
+    eval_s: float | None
+    time_s: float | None      # median time to train of the counted runs
+    goodput: float | None
+    energy_kwh: float | None
+    energy_status: str | None
+    target: str | None
+    source: str
+    system_url: str
+    size: str = ""
+    scaling: float | None = None  # efficiency against the smallest system of its family (same round, benchmark)
+    rank: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def init_share(self) -> float | None:
+        """Initialization's share of the wall time (init + time to train), medians."""
+        if self.init_s is None or self.time_s is None or self.init_s + self.time_s <= 0:
+            return None
+        return self.init_s / (self.init_s + self.time_s)
+
+    @property
+    def eval_share(self) -> float | None:
+        """Evaluation's share of the time to train, medians."""
+        if self.eval_s is None or not self.time_s:
+            return None
+        return self.eval_s / self.time_s
+
+
+def row(doc: dict) -> Row:
+    """The row of one document."""
+    system, score, runs = doc["system"], doc["score"], doc["runs"]
+    counted = [r for r in runs if r.get("counted")]
+    med = lambda key: _median([r[key] for r in counted if r.get(key) is not None])
+    good = _median([g for g in (ingest.goodput(r)["goodput"] for r in counted) if g is not None])
+    energy = score.get("energy_j")
+    count = system.get("accelerators")
+    out = Row(
+        doc=doc, round=doc["source"]["round"], benchmark=doc["benchmark"], division=doc.get("division") or "—",
+        submitter=doc["submitter"], system=system["name"], accelerator=system.get("accelerator") or "—",
+        family=family(system.get("accelerator"), f"{system['name']} {system['folder']}", count), count=count,
+        nodes=system.get("nodes"), framework=system.get("framework") or "—", minutes=score.get("minutes"),
+        status=score["status"], rcp=score.get("rcp_scaling_factor"), runs=len(runs), counted=len(counted),
+        init_s=med("init_s"), eval_s=med("eval_s"), time_s=med("time_to_train_s"), goodput=good,
+        energy_kwh=energy / J_PER_KWH if energy is not None else None,
+        energy_status=score.get("energy_status"), target=doc.get("quality_target"),
+        source=importer.source_url(doc), system_url=importer.system_url(doc))
+    out.size = size_class(count)
+    return out
+
+
+def rank_rows(rows: list[Row]) -> list[Row]:
+    """Rows of one round × benchmark ranked by official score within each division (rows
+    without a score last, unranked); each row's scaling efficiency against the smallest system
+    of its accelerator family there."""
+    rows = sorted(rows, key=lambda r: (r.division, r.minutes is None, r.minutes or 0.0, r.submitter, r.system))
+    seen: dict[str, int] = defaultdict(int)
+    for r in rows:
+        if r.minutes is not None:
+            seen[r.division] += 1
+            r.rank = seen[r.division]
+    return rows
+
+
+def add_scaling(rows: list[Row]) -> None:
+    """Each scored row's scaling efficiency: accelerator-minutes of the smallest scored system
+    of its family, division, round and benchmark over its own (1.0 for that system; lower when
+    more accelerators buy less than proportional speed)."""
+    groups: dict[tuple, list[Row]] = defaultdict(list)
+    for r in rows:
+        if r.minutes is not None and r.count:
+            groups[(r.round, r.benchmark, r.division, r.family)].append(r)
+    for members in groups.values():
+        base = min(members, key=lambda r: (r.count, r.minutes))
+        for r in members:
+            r.scaling = (base.minutes * base.count) / (r.minutes * r.count)  # type: ignore[operator]
+
+
+@dataclass
+class Point:
+    """The best closed-division score of one size class in one round."""
+
+    round: str
+    size: str
+    row: Row
+
+
+def history(rows: list[Row]) -> tuple[list[str], list[str], dict[tuple[str, str], Row]]:
+    """(rounds oldest first, size classes present, best row per (round, size class)) of one
+    benchmark's scored closed-division rows."""
+    best: dict[tuple[str, str], Row] = {}
+    for r in rows:
+        if r.minutes is None or r.division != "closed":
+            continue
+        key = (r.round, r.size)
+        if key not in best or r.minutes < best[key].minutes:  # type: ignore[operator]
+            best[key] = r
+    rounds = sorted({r.round for r in rows}, key=round_key)
+    order = [label for _, _, label in SIZE_CLASSES] + [CPU_ONLY, SIZE_UNKNOWN]
+    sizes = [s for s in order if any(k[1] == s for k in best)]
+    return rounds, sizes, best
+
+
+def history_rows(benchmark: str, rows: list[Row]) -> tuple[list[Row], list[str]]:
+    """The rows of ``benchmark``'s history, all benchmarks' ``rows`` given: its own, and those of
+    its earlier name (:data:`RENAMED`) whose quality target it kept; and the rounds taken from
+    the earlier name."""
+    own = [r for r in rows if r.benchmark == benchmark]
+    targets = {r.target for r in own if r.target}
+    earlier = [old for old, new in RENAMED.items() if new == benchmark]
+    taken = [r for r in rows if r.benchmark in earlier and r.target and r.target in targets]
+    return own + taken, sorted({r.round for r in taken}, key=round_key)
+
+
+def target_text(rule: str | None) -> str | None:
+    """A quality target rule as MLCommons writes it ("v['value'] >= 0.340 and v['value'] < 1.0")
+    shortened to its threshold ("≥ 0.340"); None where there is none."""
+    if not rule:
+        return None
+    match = re.search(r"(>=|<=|>|<)\s*([0-9.]+)", rule)
+    if match is None:
+        return rule[:60]
+    sign = {">=": "≥", "<=": "≤", ">": ">", "<": "<"}[match.group(1)]
+    return f"{sign} {match.group(2)}" + (" (depends on the batch)" if " if " in rule else "")
+
+
+def finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
