@@ -56,13 +56,13 @@ HOSTILE = "Evil\u202eSYS\u2066 \x1b[31mred"
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("mlperf-site")
     tree, results = root / "tree", root / "results"
-    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 3)
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10)
     # a second, slower submission of the same benchmark (the Cisco system's description)
-    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 3, _slower(3))
+    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 10, _slower(3))
     # the AMD system "in an earlier round", slower, and an 8-node system of it: history and scaling
-    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 3,
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 10,
           _slower(10))
-    _tree(tree, "AMD", "8xMI300X", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 3, _slower(-15),
+    _tree(tree, "AMD", "8xMI300X", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 10, _slower(-15),
           desc_edit=lambda d: {**d, "number_of_nodes": "8", "system_name": HOSTILE})
     _tree(tree, "Google", "cloud-tpu-v5p-1024-maxtext", "gpt3", "v4.0",
           "google_gpt3_result_0.txt", "google_cloud-tpu-v5p-1024-maxtext.json", 3)
@@ -104,7 +104,7 @@ def test_a_round_page_ranks_only_imported_results_of_its_round(site):
     assert re.search(r'<td class="num " data-v="1.0">1</td>', page) and re.search(r'data-v="2.0">2</td>', page)
     assert "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/" in page
     assert "AMD Instinct MI300X 192GB HBM3 × 8" in page
-    assert page.count('class="gp-bars"') == 2 and page.count("<title>result_") == 6
+    assert page.count('class="gp-bars"') == 2 and page.count("<title>result_") == 20
     assert "Quality target (closed division): eval accuracy ≤ 0.925" in page
     gpt3 = _text(site / "mlperf" / mlperf_pages.round_page("v4.0", "gpt3"))
     # gpt3 logs no eval brackets: "not measured", never a zero
@@ -192,3 +192,18 @@ def test_a_bare_tpu_takes_its_version_from_the_system_and_no_accelerator_is_cpu_
     assert mlperf_model.family("TPU", "tpu-v4-128") == "Google TPU v4"
     assert mlperf_model.family("N/A", "1-node-8s-cpx", 0) == mlperf_model.CPU_ONLY
     assert mlperf_model.size_class(8) == "1–8" and mlperf_model.size_class(4097) == "over 4,096"
+
+
+def test_a_submission_with_runs_missing_is_marked_and_left_out_of_the_history(tmp_path):
+    """A folder of 3 llama2_70b_lora logs (an official submission needs 10) keeps the score
+    result_summarizer gives it, marked *, and the history does not chart it."""
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 3)
+    outcome = importer.run_import([tree], results, jobs=1)
+    assert len(outcome.rows) == 1 and not outcome.problems, outcome.problems
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
+    assert re.search(r'official submission needs 10 [^>]*>[0-9.]+\*</td>', page)
+    assert "A score marked * comes from fewer runs" in page
+    history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
+    assert "<circle" not in history

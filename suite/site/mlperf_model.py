@@ -127,6 +127,12 @@ class Row:
     extra: dict = field(default_factory=dict)
 
     @property
+    def complete(self) -> bool:
+        """A score from at least the runs an official submission needs: one for the history and
+        the best-of tables (a folder with runs missing still has a score, marked as such)."""
+        return self.minutes is not None and self.status == "ok"
+
+    @property
     def init_share(self) -> float | None:
         """Initialization's share of the wall time (init + time to train), medians."""
         if self.init_s is None or self.time_s is None or self.init_s + self.time_s <= 0:
@@ -201,10 +207,10 @@ class Point:
 
 def history(rows: list[Row]) -> tuple[list[str], list[str], dict[tuple[str, str], Row]]:
     """(rounds oldest first, size classes present, best row per (round, size class)) of one
-    benchmark's scored closed-division rows."""
+    benchmark's closed-division rows scored from complete submissions (:attr:`Row.complete`)."""
     best: dict[tuple[str, str], Row] = {}
     for r in rows:
-        if r.minutes is None or r.division != "closed":
+        if not r.complete or r.division != "closed":
             continue
         key = (r.round, r.size)
         if key not in best or r.minutes < best[key].minutes:  # type: ignore[operator]

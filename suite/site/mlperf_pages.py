@@ -100,7 +100,9 @@ def _score(r: Row, href: str | None = None) -> dict:
     if r.minutes is None:
         return cell("no score", title=r.status, cls="empty", href=href)
     rcp = f"RCP\u00a0{r.rcp:.4f}" if r.rcp not in (None, 1.0) else None
-    return cell(num(r.minutes), r.minutes, href=href, sub=rcp, title=None if r.status == "ok" else r.status, cls="score")
+    if not r.complete:  # runs missing: scored as result_summarizer scores it, not a full submission
+        return cell(f"{num(r.minutes)}*", r.minutes, href=href, sub=rcp, title=r.status, cls="score")
+    return cell(num(r.minutes), r.minutes, href=href, sub=rcp, cls="score")
 
 
 def _share(value: float | None, title: str | None = None) -> dict:
@@ -267,7 +269,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     latest = rounds[0]
     leaders = []
     for bench in sorted({r.benchmark for r in rows if r.round == latest}):
-        ranked = [r for r in by_rb[(latest, bench)] if r.minutes is not None and r.division == "closed"]
+        ranked = [r for r in by_rb[(latest, bench)] if r.complete and r.division == "closed"]
         if ranked:
             top = min(ranked, key=lambda r: r.minutes or 0.0)
             leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), _score(top),
@@ -283,7 +285,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
             if not members:
                 line.append(cell("", cls="none"))
                 continue
-            best = min((r.minutes for r in members if r.minutes is not None and r.division == "closed"), default=None)
+            best = min((r.minutes for r in members if r.complete and r.division == "closed"), default=None)
             line.append(cell(len(members), len(members), href=f"{FOLDER}/{round_page(rnd, h['benchmark'])}",
                              title=f"{rnd} · {h['benchmark']}: {len(members)} systems; best closed score "
                                    f"{num(best)} min" if best is not None else f"{len(members)} systems, none scored"))
