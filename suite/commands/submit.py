@@ -1,0 +1,31 @@
+"""``goodbench submit FILE``: validate a results file and store it in the results directory."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from suite.commands.common import Usage
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench submit`` and its arguments."""
+    p = commands.add_parser("submit", help="validate a results file and add it to the results directory")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--results-dir", default="results")
+    return p
+
+
+def run(args) -> int:
+    from suite.store import Refused, submit
+
+    results_dir = Path(args.results_dir)
+    if results_dir.exists() and not results_dir.is_dir():
+        raise Usage(f"--results-dir {args.results_dir} is a file, not a directory")
+    try:
+        dest = submit(args.file, args.results_dir)
+    except Refused as exc:
+        for problem in exc.problems:
+            print(f"refused: {problem.line(args.file)}")
+        return 1
+    print(f"stored {args.file} as {dest}")
+    return 0
