@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from suite import compare
+from suite import compare, compare_stats
 from suite.compare import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, Column, Pair, Row
 
 GAP = "  "
@@ -246,7 +246,7 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
     """The comparison as JSON: every pair and figure with both values, ratio, interval, verdict,
     reason and method; the gate's thresholds, regressions and what it could not check."""
     out: dict[str, Any] = {
-        "level": compare.LEVEL,
+        "level": compare_stats.LEVEL,
         "base": {"file": base_name, **compare.describe(base_doc)},
         "new": [col.to_json() for col in columns],
         "methods": METHODS,

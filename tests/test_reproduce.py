@@ -1,4 +1,4 @@
-"""``goodbench reproduce`` (suite/reproduce.py): a results file's runs trained again here and
+"""``goodbench reproduce`` (suite/reproduce/): a results file's runs trained again here and
 compared with it; the reproduction's own file, its validation, the store and the site."""
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from suite import reproduce, store
+from suite import store
+from suite.reproduce import comparison, inputs, planning, tolerance, training
 from suite.validate import check_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -65,7 +66,7 @@ def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     [entry] = section["runs"]
     assert entry["original_run_id"] == original["runs"][0]["run_id"] != entry["run_id"] == doc["runs"][0]["run_id"]
     assert entry["verdict"] == "reproduced" and entry["curve"]["identical"]
-    assert entry["curve"]["rel_tolerance"] == reproduce.CPU_SAME_KERNELS.rel  # recorded here: same kernels
+    assert entry["curve"]["rel_tolerance"] == tolerance.CPU_SAME_KERNELS.rel  # recorded here: same kernels
     assert doc["runs"][0]["seed"] == 1 and doc["settings"]["compile"] == original["settings"]["compile"]
     # submit stores it like any results file
     stored = store.submit(tmp_path / "rep.json", tmp_path / "results")
@@ -135,18 +136,18 @@ def test_a_cuda_run_is_refused_on_this_cpu_box(tmp_path):
 def test_what_this_suite_cannot_train_is_refused_with_a_reason(edit, reason):
     doc = json.loads(TWO_RANKS.read_text())
     edit(doc["runs"][0])
-    original = reproduce.Original("x.json", "0" * 64, doc)
-    with pytest.raises(reproduce.CannotReproduce, match="cannot reproduce run 0") as caught:
-        reproduce.plan(original, [0], None, reproduce.Machine(0))
+    original = inputs.Original("x.json", "0" * 64, doc)
+    with pytest.raises(planning.CannotReproduce, match="cannot reproduce run 0") as caught:
+        planning.plan(original, [0], None, inputs.Machine(0))
     assert reason in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_missing_data_is_refused(data_dir, monkeypatch):
     doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text())
-    original = reproduce.Original("x.json", "0" * 64, doc)
-    assert reproduce.plan(original, [0], str(data_dir), reproduce.Machine(0)).targets  # found: plannable
-    with pytest.raises(reproduce.CannotReproduce, match="tinyshakespeare"):
-        reproduce.plan(original, [0], None, reproduce.Machine(0))  # offline, no data dir (conftest)
+    original = inputs.Original("x.json", "0" * 64, doc)
+    assert planning.plan(original, [0], str(data_dir), inputs.Machine(0)).targets  # found: plannable
+    with pytest.raises(planning.CannotReproduce, match="tinyshakespeare"):
+        planning.plan(original, [0], None, inputs.Machine(0))  # offline, no data dir (conftest)
 
 
 def test_a_run_index_out_of_range_is_a_usage_error(tmp_path):
@@ -161,16 +162,16 @@ def test_open_division_runs_are_trained_with_their_declared_change():
     changed = gpt2.with_spec_changes("smoke", batch_size=32).spec_hash("smoke")
     settings = {"division": "open", "open_changes": ["gpt2-124m: global batch 32 (pinned 16); every other value as pinned"],
                 "command": ["goodbench", "run", "--global-batch", "32"]}
-    assert reproduce.declared_batches(settings, "gpt2-124m") == [32]
-    assert reproduce.declared_batches({"command": ["goodbench", "run", "--global-batch=64"]}, "gpt2-124m") == [64]
+    assert planning.declared_batches(settings, "gpt2-124m") == [32]
+    assert planning.declared_batches({"command": ["goodbench", "run", "--global-batch=64"]}, "gpt2-124m") == [64]
     run = {"workload": {"spec_hash": changed}}
-    assert reproduce._spec(gpt2, run, "smoke", settings) == 32
-    assert reproduce._spec(gpt2, {"workload": {"spec_hash": gpt2.spec_hash("smoke")}}, "smoke", settings) is None
+    assert planning._spec(gpt2, run, "smoke", settings) == 32
+    assert planning._spec(gpt2, {"workload": {"spec_hash": gpt2.spec_hash("smoke")}}, "smoke", settings) is None
     # one process with --micro-batch records it only in its command line
-    assert reproduce._layout({}, {"command": ["goodbench", "run", "--micro-batch", "4"]}) == \
-        reproduce.Layout(micro_batch=4)
-    with pytest.raises(reproduce.CannotReproduce, match="nor of its declared change"):
-        reproduce._spec(gpt2, {"workload": {"spec_hash": changed}}, "smoke",
+    assert planning._layout({}, {"command": ["goodbench", "run", "--micro-batch", "4"]}) == \
+        planning.Layout(micro_batch=4)
+    with pytest.raises(planning.CannotReproduce, match="nor of its declared change"):
+        planning._spec(gpt2, {"workload": {"spec_hash": changed}}, "smoke",
                         {**settings, "command": [], "open_changes": ["gpt2-124m: global batch 24 (pinned 16)"]})
 
 
@@ -192,55 +193,55 @@ def _record(run: dict, *, speed: float = 1.0, curve_scale: float = 1.0) -> dict:
     return rec
 
 
-def _target(doc: dict, tolerance: reproduce.CurveTolerance = reproduce.CPU_SAME_KERNELS) -> reproduce.Target:
+def _target(doc: dict, tolerance: tolerance.CurveTolerance = tolerance.CPU_SAME_KERNELS) -> planning.Target:
     run = doc["runs"][0]
-    return reproduce.Target(0, run, run["workload"]["id"], run["seed"], "cpu", "fp32", reproduce.Layout(), None,
+    return planning.Target(0, run, run["workload"]["id"], run["seed"], "cpu", "fp32", planning.Layout(), None,
                             tolerance)
 
 
 def test_curve_tolerances_follow_the_kernels_the_rerun_runs_under():
     doc = json.loads(TWO_RANKS.read_text())
-    here = reproduce.Machine(0, None, doc["system"]["host"]["cpu_model"], "AVX2", doc["system"]["software"]["torch"])
-    drift = reproduce.drift_tolerance("gpt2-124m", "cpu")
-    assert drift.rel == 2 * reproduce.SEED_SPREAD["gpt2-124m"] and drift.verified
-    assert reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", here)[0] == drift  # not recorded: may drift
+    here = inputs.Machine(0, None, doc["system"]["host"]["cpu_model"], "AVX2", doc["system"]["software"]["torch"])
+    drift = tolerance.drift_tolerance("gpt2-124m", "cpu")
+    assert drift.rel == 2 * tolerance.SEED_SPREAD["gpt2-124m"] and drift.verified
+    assert tolerance.curve_tolerance(doc, "gpt2-124m", "cpu", here)[0] == drift  # not recorded: may drift
     doc["system"]["host"]["cpu_capability"] = "AVX2"
-    assert reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", here) == (reproduce.CPU_SAME_KERNELS, None)
-    other = reproduce.Machine(0, None, here.cpu_model, "AVX512", here.torch)
-    tol, note = reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", other)
+    assert tolerance.curve_tolerance(doc, "gpt2-124m", "cpu", here) == (tolerance.CPU_SAME_KERNELS, None)
+    other = inputs.Machine(0, None, here.cpu_model, "AVX512", here.torch)
+    tol, note = tolerance.curve_tolerance(doc, "gpt2-124m", "cpu", other)
     assert tol == drift and "vector instruction set AVX2 here AVX512" in note
-    gpu, _ = reproduce.curve_tolerance(doc, "gpt2-124m", "cuda", here)
+    gpu, _ = tolerance.curve_tolerance(doc, "gpt2-124m", "cuda", here)
     assert gpu.rel == drift.rel and not gpu.verified and "UNVERIFIED" in gpu.basis
-    assert reproduce.CPU_SAME_KERNELS.verified and reproduce.CPU_SAME_KERNELS.rel == 1e-6
+    assert tolerance.CPU_SAME_KERNELS.verified and tolerance.CPU_SAME_KERNELS.rel == 1e-6
 
 
 def test_a_curve_within_the_tolerance_agrees_and_one_beyond_differs():
     doc = json.loads(TWO_RANKS.read_text())
     curve = doc["runs"][0]["curve"]
-    same = reproduce.curve_agreement(curve, copy.deepcopy(curve), reproduce.CPU_SAME_KERNELS, "cpu")
+    same = comparison.curve_agreement(curve, copy.deepcopy(curve), tolerance.CPU_SAME_KERNELS, "cpu")
     assert same.agrees and same.identical and same.compared > 0
     near = _record(doc["runs"][0], curve_scale=1 + 1e-7)["curve"]
-    found = reproduce.curve_agreement(curve, near, reproduce.CPU_SAME_KERNELS, "cpu")
+    found = comparison.curve_agreement(curve, near, tolerance.CPU_SAME_KERNELS, "cpu")
     assert found.agrees and not found.identical
     off = _record(doc["runs"][0], curve_scale=1.001)["curve"]
-    found = reproduce.curve_agreement(curve, off, reproduce.CPU_SAME_KERNELS, "cpu")
+    found = comparison.curve_agreement(curve, off, tolerance.CPU_SAME_KERNELS, "cpu")
     assert not found.agrees and "relative; tolerance 1e-06" in found.first_difference
-    assert reproduce.curve_agreement(curve, off, reproduce.drift_tolerance("gpt2-124m", "cpu"), "cpu").agrees
-    cut = reproduce.curve_agreement(curve, curve[:1], reproduce.CPU_SAME_KERNELS, "cpu")
+    assert comparison.curve_agreement(curve, off, tolerance.drift_tolerance("gpt2-124m", "cpu"), "cpu").agrees
+    cut = comparison.curve_agreement(curve, curve[:1], tolerance.CPU_SAME_KERNELS, "cpu")
     assert not cut.agrees and cut.first_difference.startswith("eval steps differ")
 
 
 def test_a_slower_rerun_differs_on_throughput_with_an_interval():
     doc = json.loads(TWO_RANKS.read_text())
     original = doc["runs"][0]
-    slow = reproduce.compare_run(_target(doc), _record(original, speed=0.7), 0.2)
+    slow = comparison.compare_run(_target(doc), _record(original, speed=0.7), 0.2)
     assert slow.curve.agrees and slow.throughput.within is False and slow.repeat
     assert slow.throughput.ratio == pytest.approx(0.7, rel=1e-6)
     assert slow.throughput.low < 0.7 < slow.throughput.high and "batch means" in slow.throughput.method
     assert slow.verdict.startswith("differs: throughput: 0.700× the recorded samples/s, outside ±20%")
-    fine = reproduce.compare_run(_target(doc), _record(original, speed=0.9), 0.2)
+    fine = comparison.compare_run(_target(doc), _record(original, speed=0.9), 0.2)
     assert fine.verdict == "reproduced" and not fine.repeat
-    again = reproduce.compare_run(_target(doc), _record(original, speed=0.7), 0.2, earlier=slow)
+    again = comparison.compare_run(_target(doc), _record(original, speed=0.7), 0.2, earlier=slow)
     assert not again.repeat and again.measurements == 2 and "first measurement 0.700×, measured again" in again.verdict
 
 
@@ -249,15 +250,15 @@ def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(m
     import suite.runner
 
     doc = json.loads(TWO_RANKS.read_text())
-    original = reproduce.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
+    original = inputs.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
     target = _target(doc)
-    the_plan = reproduce.Plan(original, [target], "smoke", "cpu", "fp32", "off", reproduce.Layout(), None, None, None)
+    the_plan = planning.Plan(original, [target], "smoke", "cpu", "fp32", "off", planning.Layout(), None, None, None)
     for speeds, verdict in (([0.5, 0.95], "reproduced"), ([0.5, 0.6], "differs: throughput: 0.600×")):
         trained = iter(speeds)
         monkeypatch.setattr(suite.runner, "run_one",
                             lambda *a, trained=trained, **k: _record(doc["runs"][0], speed=next(trained)))
         said: list[str] = []
-        found = reproduce._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.runner.SINGLE,
+        found = training._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.runner.SINGLE,
                                      None, 0.2, lambda *a, **k: None, said.append, None, None, ["goodbench"])
         [c] = found.comparisons
         assert c.measurements == 2 and c.verdict.startswith(verdict)
@@ -271,16 +272,16 @@ def _reproduction_of(doc: dict, sha: str, system: str = "auditor-box") -> dict:
     """A reproduction document of every run of ``doc`` (the same records under new run ids)."""
     rep = copy.deepcopy(doc)
     rep["system"]["name"] = system
-    original = reproduce.Original("orig.json", sha, doc)
+    original = inputs.Original("orig.json", sha, doc)
     comparisons = []
     for i, run in enumerate(doc["runs"]):
         record = copy.deepcopy(run)
         record["run_id"] = uuid.uuid4().hex
         rep["runs"][i] = record
-        target = reproduce.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
-                                  reproduce.Layout(), None, reproduce.CPU_SAME_KERNELS)
-        comparisons.append(reproduce.compare_run(target, record, 0.2))
-    rep["settings"]["reproduces"] = reproduce.section(original, comparisons, 0.2)
+        target = planning.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
+                                  planning.Layout(), None, tolerance.CPU_SAME_KERNELS)
+        comparisons.append(comparison.compare_run(target, record, 0.2))
+    rep["settings"]["reproduces"] = training.section(original, comparisons, 0.2)
     rep.pop("summary", None)
     return rep
 

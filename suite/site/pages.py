@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import compare, leaderboard
+from suite import compare, compare_stats, leaderboard
 from suite.site import charts
 from suite.site.formatting import missing, num
 from suite.site.names import run_slug, safe_name
@@ -215,7 +215,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     With ``summaries`` (:func:`entry_summaries`) each entry also carries its comparison summary
     (``estimates``), and its values are the engine's (all the entry's runs pooled), so that the
     ratio, its 95% interval and the verdict (suite/compare.py; the page's script repeats only
-    the last step, :func:`suite.compare.ratio_interval`, with the same t table) agree."""
+    the last step, :func:`suite.compare_stats.ratio_interval`, with the same t table) agree."""
     best = leaderboard.best_per_system(entries)
     values: dict[str, dict] = {}
     estimates: dict[str, dict] = {}
@@ -232,7 +232,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     return {"systems": sorted(values), "keys": keys,
             "metrics": [{"id": m, "label": label, "better": better, "figure": COMPARE_FIGURES[m]}
                         for m, label, better in COMPARE_METRICS],
-            "values": values, "estimates": estimates, "t": list(compare.t_table()) if estimates else [],
+            "values": values, "estimates": estimates, "t": list(compare_stats.t_table()) if estimates else [],
             "verdicts": {"faster": compare.FASTER, "slower": compare.SLOWER, "same": compare.SAME,
                          "none": compare.NO_INTERVAL, "apart": compare.NOT_COMPARABLE}}
 
