@@ -18,7 +18,7 @@ class ProgressPrinter:
             per_step = f["elapsed"] / f["step"]
             eta = per_step * (self.max_steps - f["step"])
             say(f"[{self.label}] step {f['step']}/{self.max_steps}  loss {f['loss']:.4f}  "
-                    f"{1 / per_step:.2f} steps/s  ETA ≤ {eta:.0f} s")
+                f"{1 / per_step:.2f} steps/s  ETA ≤ {eta:.0f} s")
         elif event == "eval":
             quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k != "step")
             say(f"[{self.label}] eval at step {f['step']}: {quality}")
@@ -32,11 +32,11 @@ class ProgressPrinter:
         elif event == "killed":
             why = "injected failure" if f["cause"].startswith("injected") else f["cause"]
             say(f"[{f['workload']} seed {f['seed']}] killed (SIGKILL) at step {f['step']}: "
-                    f"{why}; restarting the worker")
+                f"{why}; restarting the worker")
         elif event == "resumed":
             say(f"[{f['workload']} seed {f['seed']}] " + (
                 f"resumed from the checkpoint of step {f['step']}" if f["step"]
                 else "restarted from step 0: no checkpoint to resume from"))
         elif event == "finished":
             say(f"[{f['workload']} seed {f['seed']}] finished before the restart "
-                    f"({f['status']}): its record is kept")
+                f"({f['status']}): its record is kept")

@@ -148,18 +148,18 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None) -> i
     parallel, checkpoint_dir = options.parallel, options.checkpoint_dir
     if parallel.is_main:
         say(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {plan.scale} scale on "
-                f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
-                                       f"{parallel.mode})" if parallel.distributed else ""))
+            f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
+                                   f"{parallel.mode})" if parallel.distributed else ""))
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
     if doc["settings"]["aborted"] and launch.restarts_left():
         say(f"stopped: {doc['settings']['aborted']}; torchrun restarts the workers, and the "
-                "restarted run writes the results file")
+            "restarted run writes the results file")
         return 1
     if not doc["runs"]:
         say(f"stopped before any run was recorded ({doc['settings']['aborted'] or 'interrupted'}); "
-                "no results file written")
+            "no results file written")
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
     reservation.write(doc)
@@ -195,15 +195,15 @@ def _checkpoints_after(args, checkpoint_dir: str | None, out: Path, doc: dict) -
         say(f"checkpoints kept in {checkpoint_dir} (a --resume directory is not removed)")
     elif not done:
         say(f"checkpoints kept in {checkpoint_dir}: not every run completed; "
-                f"`goodbench run … --resume {checkpoint_dir} -o NEW.json` continues the runs "
-                "not finished (finished ones are kept, not trained again)")
+            f"`goodbench run … --resume {checkpoint_dir} -o NEW.json` continues the runs "
+            "not finished (finished ones are kept, not trained again)")
     elif Path(checkpoint_dir) == out.with_suffix(".ckpt"):
         import shutil
 
         try:
             shutil.rmtree(checkpoint_dir)
             say(f"checkpoints removed ({checkpoint_dir}): every run completed, and "
-                    f"{out} holds their event logs")
+                f"{out} holds their event logs")
         except OSError as exc:
             say(f"checkpoints kept in {checkpoint_dir}: removing them failed ({error_text(exc)})")
 
@@ -295,7 +295,7 @@ def _launch(args, scale: str) -> int:
         kills = len(set(args.inject_failure)) * runs
         if args.max_restarts < kills:
             raise Usage(f"--inject-failure kills a rank {count(kills, 'time')} ({count(runs, 'run')}); "
-                         f"torchrun must restart that often: --max-restarts {kills}")
+                        f"torchrun must restart that often: --max-restarts {kills}")
     reservation = None
     if (args.nnodes or 1) == 1:
         out, reservation = _reserve_output(args, scale)
@@ -325,12 +325,12 @@ def _check_parallel(args, parallel, scale: str) -> None:
             raise Usage(f"--parallel fsdp is for {', '.join(able)}, not {', '.join(bad)}")
     if parallel.distributed and args.failure_rate:
         raise Usage("--failure-rate supervises one process; under torchrun use --inject-failure "
-                     "STEP (the last rank is killed there) with --max-restarts")
+                    "STEP (the last rank is killed there) with --max-restarts")
     if args.micro_batch and args.compile in CUDA_GRAPH_MODES:
         raise Usage(f"--compile {args.compile} records CUDA graphs, and with --micro-batch a graph "
-                     "replayed for the next micro-batch may overwrite what the previous one left "
-                     "for the gradients; the combination is refused until it has been checked on a "
-                     "GPU: use --compile default or max-autotune-no-cudagraphs")
+                    "replayed for the next micro-batch may overwrite what the previous one left "
+                    "for the gradients; the combination is refused until it has been checked on a "
+                    "GPU: use --compile default or max-autotune-no-cudagraphs")
     for wid in args.workload or list(registry.WORKLOADS):
         workload = registry.get(wid)
         if args.global_batch:

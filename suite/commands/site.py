@@ -22,5 +22,5 @@ def run(args) -> int:
     if built.invalid:
         name, reason = built.invalid[0]
         say(f"{count(len(built.invalid), 'file')} in {args.results_dir} not shown (invalid; "
-                f"listed on the index page under \"Files not shown\"), the first: {reason}")
+            f"listed on the index page under \"Files not shown\"), the first: {reason}")
     return 0
