@@ -15,5 +15,5 @@ def test_help_text_is_the_recorded_one(command):
 
 
 def test_every_command_has_a_recorded_help_text():
-    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    commands = build_parser()._subparsers._group_actions[0].choices
     assert {c[0] for c in COMMANDS if c} == set(commands)

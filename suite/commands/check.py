@@ -14,6 +14,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Run the checks and print each verdict; 0 when the machine is fit, else 1."""
     from suite.check import fit, run_checks
     from suite.system import resolve_device
 

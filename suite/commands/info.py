@@ -16,6 +16,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Print the system description (``--json``: as JSON); 0."""
     from suite.system import describe, load_overrides, resolve_device
 
     info = describe(resolve_device(args.device), args.system_name,

@@ -12,6 +12,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Print every workload, its full-scale target and whether its data files are here; 0."""
     from workloads import data, registry
 
     print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'full-scale target':<22} {'data':<34} present")

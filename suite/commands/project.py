@@ -33,6 +33,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Project run ``--run`` of FILE to the GPU counts of the table, print it and write it as JSON; 0."""
     from suite import projection, report, results
     from suite.validate import load
 

@@ -66,6 +66,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Train the plan here (or re-launch under torchrun) and write the results file; 0 when every run completed."""
     from suite.system import resolve_device
     from workloads import registry
     from workloads.pinned import SEEDS

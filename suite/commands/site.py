@@ -15,6 +15,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Render the results directory into the site and print its index page; 0."""
     from suite.site.builder import build_site
 
     built = build_site(args.results_dir, args.out)

@@ -16,6 +16,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Validate FILE and store it; 0 stored, 1 refused."""
     from suite.store import Refused, submit
 
     results_dir = Path(args.results_dir)

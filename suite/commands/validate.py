@@ -12,6 +12,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    """Print each file's problems (or "ok"); 0 when every file is valid, else 1."""
     from suite.validate import validate_files
 
     failed = False
