@@ -18,6 +18,7 @@ from suite.commands import (
     export_mlperf,
     import_mlperf,
     info,
+    keygen,
     list_workloads,
     peaks,
     project,
@@ -31,7 +32,7 @@ from suite.commands.common import Usage, error_text, say
 from suite.errors import GoodbenchError
 
 # in the order of `goodbench --help`
-COMMANDS = (list_workloads, run, validate, submit, site, check, peaks, project, reproduce, compare,
+COMMANDS = (list_workloads, run, keygen, validate, submit, site, check, peaks, project, reproduce, compare,
             import_mlperf, export_mlperf, info)
 
 

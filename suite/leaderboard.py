@@ -1,6 +1,9 @@
 """Results files → rows: one per run, one leaderboard entry per (file, workload, scale), with pandas.
 
-An entry's seeds, TTA score and medians are the document's summary (suite/summary.py).
+An entry's seeds, TTA score and medians are the document's summary (suite/summary.py). Every row
+names its file's ``signer`` (the fingerprint of a signature that verifies, else None: unsigned)
+and, across the stored files, ``copy_of``: the signer of the file that owns a run this row copies
+(:func:`copies`); a copy is shown as such and never ranked.
 
 Fields that later parts of the results format add (division, goodput, effective goodput) are
 read where they exist and left ``None`` otherwise; nothing is filled in.
@@ -8,12 +11,13 @@ read where they exist and left ``None`` otherwise; nothing is filled in.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from suite import results, validate
+from suite import ownership, results, signing, validate
 from suite.summary import complete_runs, groups, median, summarize
 from suite.validate import check_document, load
 from suite.validate.tolerance import close
@@ -23,12 +27,12 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
-                 "suite_version", "run_id"]
+                 "suite_version", "run_id", "signer", "copy_of"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
-               "reproduces_original_samples_per_s", "reproduces_original_tta_s"]
+               "reproduces_original_samples_per_s", "reproduces_original_tta_s", "signer", "copy_of"]
 J_PER_KWH = 3.6e6
 
 
@@ -85,7 +89,7 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     for row in runs[runs["reproduces"].notna()].to_dict(orient="records"):
         found.setdefault((row["reproduces"], row["reproduces_run_id"]), []).append(
             {"file": row["file"], "run_id": row["run_id"], "system": row["system"],
-             "verdict": row["reproduction_verdict"],
+             "signer": row["signer"], "verdict": row["reproduction_verdict"],
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
                           "tta_s": _number(row["reproduces_original_tta_s"])}})
     return found
@@ -104,9 +108,11 @@ def contradicted(reproduction: dict, original_run: dict) -> str | None:
     return None
 
 
-def run_rows(name: str, doc: dict) -> list[dict]:
-    """One row per run of one document (a reproduction's rows name the run they reproduce)."""
+def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+    """One row per run of one document (a reproduction's rows name the run they reproduce).
+    ``signer`` with ``verified=True``: the document's :func:`suite.signing.signer`, already checked."""
     section = reproduction(doc) or {}
+    fp = signer if verified else signing.signer(doc)
     compared = {r["run_id"]: r for r in section.get("runs", [])}
     out = []
     for run in doc["runs"]:
@@ -128,12 +134,14 @@ def run_rows(name: str, doc: dict) -> list[dict]:
             "reproduction_verdict": repro["verdict"] if repro else None,
             "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
             "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
+            "signer": fp, "copy_of": None,
         })
     return out
 
 
-def rows(name: str, doc: dict) -> list[dict]:
-    """One entry per (workload, scale) of one document, which has one division.
+def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+    """One entry per (workload, scale) of one document, which has one division (``signer`` as
+    for :func:`run_rows`).
 
     The seeds, TTA score, and throughput and MFU medians are those of :func:`suite.summary.summarize`
     (recomputed from the runs, so files without a ``summary`` section read the same); energy,
@@ -146,6 +154,7 @@ def rows(name: str, doc: dict) -> list[dict]:
     if reproduction(doc) is not None:
         return []
     div, grouped = validate.division(doc), groups(doc["runs"])
+    fp = signer if verified else signing.signer(doc)
     out = []
     for key, summary in summarize(doc["runs"]).items():
         runs = grouped[key]
@@ -178,14 +187,64 @@ def rows(name: str, doc: dict) -> list[dict]:
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0]["run_id"],
+            "signer": fp, "copy_of": None,
         })
     return out
 
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
-    """All entries of all valid documents as one DataFrame."""
-    frame = pd.DataFrame([row for name, doc in results for row in rows(name, doc)], columns=ENTRY_COLUMNS)
+    """All entries of all valid documents as one DataFrame, copies marked (:func:`copies`)."""
+    signed = [(name, doc, signing.signer(doc)) for name, doc in results]
+    frame = pd.DataFrame([row for name, doc, fp in signed for row in rows(name, doc, fp, verified=True)],
+                         columns=ENTRY_COLUMNS)
+    runs = pd.DataFrame([row for name, doc, fp in signed for row in run_rows(name, doc, fp, verified=True)],
+                        columns=RUN_COLUMNS)
+    found = copies(c for name, doc, fp in signed for c in ownership.claims(name, doc, fp, verified=True))
+    frame, _ = with_copies(frame, runs, found)
     return with_scaling_efficiency(frame)
+
+
+def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership.Claim]:
+    """Which runs among the stored files are copies: (file, run id) → the owned run it copies.
+
+    A run is a copy when no key owns it (its file is unsigned) and another file signed by a key
+    owns a run of the same id (the id was minted for that key) or of the same step times
+    (:mod:`suite.ownership`). ``claims``: every run of the files, :func:`suite.ownership.claims`."""
+    claims = list(claims)
+    owned: dict[str, list[ownership.Claim]] = {}
+    for c in claims:
+        if c.owner is not None:
+            owned.setdefault(c.run_id, []).append(c)
+            if c.steps is not None:
+                owned.setdefault(c.steps, []).append(c)
+    found: dict[tuple[str, str], ownership.Claim] = {}
+    for c in claims:
+        if c.owner is not None:
+            continue
+        candidates = owned.get(c.run_id, []) + (owned.get(c.steps, []) if c.steps is not None else [])
+        owner = next((o for o in candidates if o.file != c.file and o.owner != c.signer), None)
+        if owner is not None:
+            found[(c.file, c.run_id)] = owner
+    return found
+
+
+def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
+                found: dict[tuple[str, str], ownership.Claim]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``copy_of`` filled in: a copied run's owner's fingerprint on its row, and on the entry
+    (file, workload, scale) holding it."""
+    if runs.empty or not found:
+        return entries, runs
+    runs = runs.copy()
+    owner = [found[(f, r)].owner if (f, r) in found else None for f, r in zip(runs["file"], runs["run_id"])]
+    runs["copy_of"] = pd.Series(owner, index=runs.index, dtype=object)
+    copied = runs[runs["copy_of"].notna()]
+    by_entry = {(f, w, s): o for f, w, s, o in zip(copied["file"], copied["workload"], copied["scale"],
+                                                   copied["copy_of"])}
+    entries = entries.copy()
+    entries["copy_of"] = pd.Series([by_entry.get((f, w, s)) for f, w, s in
+                                    zip(entries["file"], entries["workload"], entries["scale"])],
+                                   index=entries.index, dtype=object)
+    return entries, runs
 
 
 def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
@@ -208,8 +267,9 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def rankable(frame: pd.DataFrame) -> pd.Series:
-    """Which entries may be ranked: full scale, and for TTA a valid score."""
-    return (frame["scale"] == "full") & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
+    """Which entries may be ranked: full scale, not a copy (:func:`copies`), and for TTA a valid score."""
+    return (frame["scale"] == "full") & frame["copy_of"].isna() \
+        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:

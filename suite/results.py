@@ -109,6 +109,7 @@ class Run(TypedDict, total=False):
     """One workload × scale × seed."""
 
     run_id: str
+    run_id_nonce: str  # only when the id was minted for a signing key (suite/signing.py)
     workload: WorkloadRef
     scale: str
     seed: int
@@ -142,6 +143,7 @@ class Document(TypedDict, total=False):
     settings: dict[str, Any]
     runs: list[Run]
     summary: dict[str, dict[str, Any]]
+    signature: dict[str, str]  # only in a signed file (suite/signing.py)
 
 
 # A run record as the accessors take it: the typed view, or a plain dict (the runner builds one,

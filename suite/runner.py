@@ -17,7 +17,6 @@ import json
 import math
 import random
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from suite import checkpoint, derive, distributed, mllog, system
+from suite import checkpoint, derive, distributed, mllog, signing, system
 from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
 from suite.meters.clock import StepClock, synchronize
@@ -61,6 +60,7 @@ class RunOptions:
     parallel: Parallel = SINGLE  # this process's place in a torchrun run (suite.distributed)
     compile: str = "off"  # torch.compile mode of the trained module (workloads.base.COMPILE_MODES)
     submission: Submission | None = None  # MLPerf's submission keys of the log (suite.mlperf.fields)
+    run_key: bytes | None = None  # raw public signing key: run ids minted for it (suite.signing)
 
     @property
     def supervised(self) -> bool:
@@ -221,7 +221,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     device = options.device
     precision = precision_for(workload, scale, device)
     record: dict[str, Any] = {
-        "run_id": uuid.uuid4().hex,
+        **signing.new_run_id(options.run_key),
         "workload": {"id": workload.id, "version": workload.version,
                      "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
         "scale": scale, "seed": seed, "device": str(device), "precision": precision,

@@ -258,6 +258,40 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
     return doc
 
 
+def retimed(run: dict, variant: int = 1) -> dict:
+    """``run`` (changed in place) with its last ``variant + 1`` step times rotated by one: to the
+    validator another run's record (its step times differ, suite/ownership.py; each variant
+    another), with every figure as it was (those steps are in the last logged block and the
+    steady-state window, whose sums and statistics do not depend on their order)."""
+    times = run["step_times_s"]
+    tail = times[-variant - 1:]
+    assert len(tail) == variant + 1 and len(set(tail)) > 1, "needs different last step times"
+    times[-variant - 1:] = tail[-1:] + tail[:-1]
+    return run
+
+
+def reproduction_of(doc: dict, sha: str, system: str = "auditor-box", variant: int = 1) -> dict:
+    """A reproduction document (``goodbench reproduce``) of every run of ``doc``, stored as
+    ``sha``: the same records under new run ids, with the step times of their ``variant``
+    (:func:`retimed`; a re-run never repeats the step times to the last digit)."""
+    from suite.reproduce import comparison, inputs, planning, tolerance, training
+
+    rep = copy.deepcopy(doc)
+    rep["system"]["name"] = system
+    original = inputs.Original("orig.json", sha, doc)
+    comparisons = []
+    for i, run in enumerate(doc["runs"]):
+        record = retimed(copy.deepcopy(run), variant)
+        record["run_id"] = uuid.uuid4().hex
+        rep["runs"][i] = record
+        target = planning.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
+                                 planning.Layout(), None, tolerance.CPU_SAME_KERNELS)
+        comparisons.append(comparison.compare_run(target, record, 0.2))
+    rep["settings"]["reproduces"] = training.section(original, comparisons, 0.2)
+    rep.pop("summary", None)
+    return rep
+
+
 def with_strings(doc: dict, text: str) -> dict:
     """A copy of ``doc`` where every free-text string a submitter controls is ``text``.
 
@@ -285,7 +319,7 @@ def with_strings(doc: dict, text: str) -> dict:
         run[text] = text
         run["event_log"] = [*run.get("event_log", []), mllog.format_event(mllog.Event(
             time_ms=0.0, event_type=mllog.POINT_IN_TIME, key=text, value=text, metadata={text: text}))]
-    failed = copy.deepcopy(doc["runs"][0])
+    failed = retimed(copy.deepcopy(doc["runs"][0]))
     failed.update(status="failed", error=text, seed=max(r["seed"] for r in doc["runs"]) + 1,
                   run_id=uuid.uuid4().hex)
     doc["runs"].append(failed)

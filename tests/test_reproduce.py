@@ -268,27 +268,9 @@ def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(m
 
 
 # ---------------------------------------------------------------- the file, the validator, the site
-def _reproduction_of(doc: dict, sha: str, system: str = "auditor-box") -> dict:
-    """A reproduction document of every run of ``doc`` (the same records under new run ids)."""
-    rep = copy.deepcopy(doc)
-    rep["system"]["name"] = system
-    original = inputs.Original("orig.json", sha, doc)
-    comparisons = []
-    for i, run in enumerate(doc["runs"]):
-        record = copy.deepcopy(run)
-        record["run_id"] = uuid.uuid4().hex
-        rep["runs"][i] = record
-        target = planning.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
-                                  planning.Layout(), None, tolerance.CPU_SAME_KERNELS)
-        comparisons.append(comparison.compare_run(target, record, 0.2))
-    rep["settings"]["reproduces"] = training.section(original, comparisons, 0.2)
-    rep.pop("summary", None)
-    return rep
-
-
 def test_the_validator_checks_the_reproduces_section():
     doc = json.loads(TWO_RANKS.read_text())
-    rep = _reproduction_of(doc, "1" * 64)
+    rep = factories.reproduction_of(doc, "1" * 64)
     assert check_document(rep) == []
     entry = rep["settings"]["reproduces"]["runs"][0]
 
@@ -316,7 +298,7 @@ def test_a_reproduction_of_some_seeds_keeps_them_and_is_not_ranked():
 
     doc = _synthetic("full", ("lm-char",))
     assert len(doc["runs"]) == 5 and check_document(doc) == []
-    rep = _reproduction_of(doc, "2" * 64)
+    rep = factories.reproduction_of(doc, "2" * 64)
     rep["runs"] = rep["runs"][2:3]  # seed 3 alone: not the first N, too few for a TTA score
     rep["settings"]["reproduces"]["runs"] = rep["settings"]["reproduces"]["runs"][2:3]
     assert check_document(rep) == []
@@ -337,7 +319,7 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     stored = store.submit(source, results_dir)
     sha = stored.stem
     for n, system in enumerate(["auditor-box", "auditor-box", "other-lab"]):
-        rep = _reproduction_of(doc, sha, system)
+        rep = factories.reproduction_of(doc, sha, system, variant=n + 1)
         if system == "other-lab":
             entry = rep["settings"]["reproduces"]["runs"][0]
             entry["curve"].update(agrees=False, first_difference="val_loss at step 40: recorded 3, re-run 2")
@@ -367,7 +349,7 @@ def test_a_reproduction_recording_other_figures_for_the_original_is_not_counted(
     source = tmp_path / "orig.json"
     source.write_text(json.dumps(doc, indent=1))
     stored = store.submit(source, results_dir)
-    rep = _reproduction_of(doc, stored.stem, "auditor-box")
+    rep = factories.reproduction_of(doc, stored.stem, "auditor-box")
     tput = rep["settings"]["reproduces"]["runs"][0]["throughput"]
     tput["original_samples_per_s"] *= 3  # a slower original than the one stored, "reproduced"
     tput["ratio"] = tput["samples_per_s"] / tput["original_samples_per_s"]

@@ -6,9 +6,11 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import factories
+import numpy as np
 import pytest
 
-from suite import cli
+from suite import cli, results
 from suite.store import Refused, safe_filename, stored_files, submit
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -16,11 +18,12 @@ VALID = CORPUS / "valid" / "lm-char-smoke.json"
 
 
 def _variant(tmp_path: Path, i: int) -> Path:
-    """The valid file under another run id: a distinct valid submission."""
-    doc = json.loads(VALID.read_text())
-    doc["runs"][0]["run_id"] = f"{i:032x}"
+    """Another valid file of another run (its own run id and step times): a distinct valid
+    submission."""
+    doc = factories.synthetic_document(f"synthetic-variant-{i}", rng=np.random.default_rng(100 + i),
+                                       accelerator=5, scale="smoke", workloads=("lm-char",))
     path = tmp_path / f"variant-{i}.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    results.write(path, doc)
     return path
 
 

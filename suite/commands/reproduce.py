@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from suite import signing
 from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
 from suite.commands.progress import ProgressPrinter
 from suite.errors import GoodbenchError
@@ -32,6 +33,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--system-overrides", metavar="FILE",
                    help="JSON object correcting fields of the system description")
     p.add_argument("-o", "--output", help="results file of the reproduction (default: runs/<UTC time>-reproduction.json)")
+    p.add_argument("--no-sign", action="store_true",
+                   help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
     return p
 
 
@@ -67,6 +70,8 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
             f"(sha256 {original.sha256[:12]}…) on this machine: {the_plan.describe()}")
         for note in the_plan.notes:
             say(f"note: {note}")
+    if not args.no_sign and not launch.in_torchrun():
+        signing.load_key()  # an unreadable signing key fails here, before torchrun or training
     if the_plan.layout.world_size > 1 and not launch.in_torchrun():
         return _launch(args, the_plan, out)
     overrides = None
@@ -76,7 +81,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         overrides = load_overrides(args.system_overrides)
     found = train(the_plan, out, data_dir=args.data_dir, tolerance=tolerance, progress=progress, report=say,
                   system_name=args.system_name, system_overrides=overrides,
-                  command=["goodbench", *args.argv])
+                  command=["goodbench", *args.argv], sign=not args.no_sign)
     if found is None:  # another rank: rank 0 reports
         return 0
     for line in report_lines(found):
@@ -85,6 +90,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
           f"{done} of {n} run{'s' if n != 1 else ''} reproduced", flush=True)
+    print(signing.closing_line(found.doc, args.no_sign), flush=True)
     if launch.in_torchrun():
         return 0  # the launcher reads the verdicts from the file: a differing run is no failed worker
     return 0 if found.reproduced else 1

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite import __version__, launch
+from suite import __version__, launch, signing
 from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, count, error_text, say
 from suite.commands.progress import ProgressPrinter
 from suite.errors import GoodbenchError
@@ -48,6 +48,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--failure-seed", type=int, default=0, help="seed of --failure-rate's times")
     p.add_argument("--compile", default="off", choices=COMPILE_MODES,
                    help="torch.compile mode of the trained model (default: off); recorded in settings")
+    p.add_argument("--no-sign", action="store_true",
+                   help="write the results unsigned even when a signing key exists (goodbench keygen)")
     d = p.add_argument_group("distributed (re-launches the run under torchrun; docs/distributed.md)")
     d.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N", help="processes (GPUs) on this node")
     d.add_argument("--nnodes", type=POSITIVE_INT, default=1, metavar="M", help="nodes in the run (default 1)")
@@ -119,9 +121,18 @@ def _run_process(args, device, scale: str, parallel) -> int:
         failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed,
         parallel=parallel, compile=args.compile)
 
-    out, checkpoint_dir, reservation = _paths(args, scale, parallel, lambda: _preflight(plan, options))
+    keys: list = []  # rank 0 writes and signs the file: its key, read where its errors reach every rank
+
+    def preflight() -> None:
+        _preflight(plan, options)
+        keys.append(_signing_key(args))
+
+    out, checkpoint_dir, reservation = _paths(args, scale, parallel, preflight)
+    key = keys[0] if keys else None
+    run_key = signing.public_bytes(key) if key is not None else None
     try:
-        return _train(args, plan, replace(options, checkpoint_dir=checkpoint_dir), out, reservation)
+        return _train(args, plan, replace(options, checkpoint_dir=checkpoint_dir, run_key=run_key), out,
+                      reservation, key)
     finally:
         if reservation is not None:
             reservation.release()  # the run wrote nothing: the name is free again
@@ -141,7 +152,12 @@ def _preflight(plan, options) -> None:
                              "fix --system-name / --system-overrides")
 
 
-def _train(args, plan, options, out: Path, reservation: Reservation | None) -> int:
+def _signing_key(args):
+    """The signing key (suite/signing.py) unless ``--no-sign``; None when there is none."""
+    return None if args.no_sign else signing.load_key()
+
+
+def _train(args, plan, options, out: Path, reservation: Reservation | None, key=None) -> int:
     """Train the plan; rank 0 writes the results file into its reservation and reports."""
     from suite import report
     from suite.session import run_suite
@@ -163,6 +179,8 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None) -> i
             "no results file written")
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
+    if key is not None:
+        doc = signing.seal(doc, key)
     reservation.write(doc)
     print(report.run_summary(doc["runs"]))
     for r in doc["runs"]:
@@ -173,6 +191,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None) -> i
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
     print(f"results written to {out}")
+    print(signing.closing_line(doc, args.no_sign))
     _checkpoints_after(args, checkpoint_dir, out, doc)
     if doc["settings"]["interrupted"]:
         say("interrupted: the results file holds the runs so far")
@@ -287,6 +306,8 @@ def _launch(args, scale: str) -> int:
     # the workers would refuse these: say so before torchrun starts them
     _check_parallel(args, Parallel(world_size=args.nproc_per_node * (args.nnodes or 1),
                                    mode=args.parallel, micro_batch=args.micro_batch), scale)
+    if (args.nnodes or 1) == 1:
+        _signing_key(args)  # an unreadable signing key too (rank 0 runs here)
     if args.inject_failure:
         from suite.session import default_seeds
         from workloads import registry

@@ -17,16 +17,18 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Validate FILE and store it; 0 stored, 1 refused."""
-    from suite.store import Refused, submit
+    from suite.store import Refused, submit_noted
 
     results_dir = Path(args.results_dir)
     if results_dir.exists() and not results_dir.is_dir():
         raise Usage(f"--results-dir {args.results_dir} is a file, not a directory")
     try:
-        dest = submit(args.file, args.results_dir)
+        stored = submit_noted(args.file, args.results_dir)
     except Refused as exc:
         for problem in exc.problems:
             print(f"refused: {problem.line(args.file)}")
         return 1
-    print(f"stored {args.file} as {dest}")
+    print(f"stored {args.file} as {stored.path}")
+    for note in stored.notes:  # a copy of one of its runs was stored before it (docs/rules.md)
+        print(f"note: {note}")
     return 0

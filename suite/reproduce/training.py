@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite import results
+from suite import results, signing
 from suite.errors import GoodbenchError
 from suite.reproduce.comparison import REPRODUCED, Comparison, compare_run
 from suite.reproduce.inputs import Original
@@ -43,10 +43,11 @@ def default_output() -> Path:
 
 def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, progress: Progress,
           report: Callable[[str], None], system_name: str | None = None, system_overrides: dict | None = None,
-          command: list[str] | None = None) -> Reproduction | None:
+          command: list[str] | None = None, sign: bool = True) -> Reproduction | None:
     """Train every target again (this process is one rank of a torchrun run when the plan's
     layout has several processes) and, on rank 0, write the reproduction into ``out``
-    (reserved here) and return it; None on the other ranks."""
+    (reserved here) and return it; None on the other ranks. With ``sign`` and a signing key
+    (suite/signing.py), rank 0 mints the run ids for the key and signs the file."""
     import torch
 
     from suite import distributed
@@ -58,17 +59,21 @@ def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, 
     if parallel.world_size != layout.world_size:
         raise GoodbenchError(f"the original ran {layout.world_size} processes; this is one of "
                              f"{parallel.world_size}")
+    key = signing.load_key() if sign and parallel.is_main else None
     reservation = results.Reservation.take(out) if parallel.is_main else None
     try:
         stop_on_sigterm()
         device = distributed.init(parallel, device)
         try:
             found = _train_all(the_plan, out, device, parallel, data_dir, tolerance, progress, report,
-                               system_name, system_overrides, command or [])
+                               system_name, system_overrides, command or [],
+                               signing.public_bytes(key) if key is not None else None)
         except BaseException:
             distributed.shutdown(wait=False)
             raise
         distributed.shutdown(wait=True)
+        if found is not None and key is not None:
+            found.doc = signing.seal(found.doc, key)
         if found is not None and reservation is not None:
             reservation.write(found.doc)
         return found
@@ -78,7 +83,8 @@ def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, 
 
 
 def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance: float, progress: Progress,
-               report: Callable[[str], None], system_name, system_overrides, command) -> Reproduction | None:
+               report: Callable[[str], None], system_name, system_overrides, command,
+               run_key: bytes | None = None) -> Reproduction | None:
     from dataclasses import replace
 
     from suite import derive, distributed, session, system
@@ -90,7 +96,7 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
         global_batch=the_plan.global_batch)
     options = RunOptions(device=device, data_dir=data_dir, peak_tflops=the_plan.peak_tflops,
                          checkpoint_every=the_plan.checkpoint_every, parallel=parallel,
-                         compile=the_plan.compile)
+                         compile=the_plan.compile, run_key=run_key)
     if parallel.is_main:
         problems = session.preflight(splan, options)
         if problems:

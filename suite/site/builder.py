@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import leaderboard
+from suite import leaderboard, ownership
 from suite.errors import GoodbenchError
 from suite.results import utc_now
 from suite.site import mlperf_pages, pages, run_page
@@ -177,7 +177,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid, links, summaries = _gather(paths, out, pool, workers, built_at)
+        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at)
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         ids = list(registry.WORKLOADS)
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
@@ -192,7 +192,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
                           for s in found), key=lambda s: s["name"])
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
-    run_page.write_reproduced(out, results_dir, runs, built_at)  # "reproduced N times on …"
+    run_page.write_reproduced(out, results_dir, runs, built_at, copies)  # "reproduced N times on …", copies
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
     copy_static(out / "static")
@@ -217,15 +217,17 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     for system, text in (pair for part in parts for pair in part[3]):
         links.setdefault(system, set()).add(text)
     summaries = {key: value for part in parts for key, value in part[4].items()}
-    return (leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS)),
-            pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), invalid, links, summaries)
+    copies = leaderboard.copies(c for part in parts for c in part[5])
+    entry_frame, run_frame = leaderboard.with_copies(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS),
+                                                     pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), copies)
+    return (leaderboard.with_scaling_efficiency(entry_frame), run_frame, invalid, links, summaries, copies)
 
 
 def _process(paths: list[str], out_dir: str, built_at: str):
     """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs,
-    invalid files, (system name, interconnect text) pairs and each entry's comparison summary
-    (suite/compare.py; keyed by file, workload and scale)."""
-    entries, runs, invalid, links = [], [], [], []
+    invalid files, (system name, interconnect text) pairs, each entry's comparison summary
+    (suite/compare.py; keyed by file, workload and scale) and the runs' claims (suite/ownership.py)."""
+    entries, runs, invalid, links, claims = [], [], [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)
     for p in map(Path, paths):
@@ -234,14 +236,15 @@ def _process(paths: list[str], out_dir: str, built_at: str):
             invalid.append((p.name, problem))
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
-        entries += leaderboard.rows(p.name, doc)
-        runs += leaderboard.run_rows(p.name, doc)
+        shared = run_page.doc_context(p.name, doc)  # with its signer, checked once
+        entries += leaderboard.rows(p.name, doc, shared["signer"], verified=True)
+        runs += leaderboard.run_rows(p.name, doc, shared["signer"], verified=True)
+        claims += ownership.claims(p.name, doc, shared["signer"], verified=True)
         summaries.update(pages.entry_summaries(p.name, doc))
-        shared = run_page.doc_context(p.name, doc)
         if shared["interconnect"] is not None:
             links.append((doc["system"]["name"], shared["interconnect"]))
         run_page.write_pages(out, p.name, doc, shared, built_at)
-    return entries, runs, invalid, links, summaries
+    return entries, runs, invalid, links, summaries, claims
 
 
 def _copy(src: Path, dest: Path) -> None:

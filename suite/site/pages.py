@@ -29,11 +29,15 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
     for div in sorted(ranked["division"].unique()) if not ranked.empty else []:
         groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
     if not ordered.empty:
-        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok]
-        smoke = ordered[ordered["scale"] == "smoke"]
+        copied = ordered["copy_of"].notna()
+        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied]
+        smoke = ordered[(ordered["scale"] == "smoke") & ~copied]
         if not unconverged.empty:
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
+        if copied.any():
+            groups.append(("Copies, not ranked: runs stored in a file signed by the key they belong to",
+                           ordered[copied], False, "copies"))
         if not smoke.empty:
             smoke_target = workload.spec("smoke").target  # each scale pins its own target
             title = "Smoke scale — not ranked (a quick check, not a benchmark)"

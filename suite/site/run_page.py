@@ -9,7 +9,7 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from suite import derive, results
+from suite import derive, results, signing
 from suite.site import charts
 from suite.site.formatting import missing, num, pct
 from suite.site.names import file_slug, run_slug, safe_name
@@ -35,30 +35,43 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
                **run_context(file, doc, run, shared))
 
 
-def write_reproduced(out: Path, results_dir: Path, runs, built_at: str) -> None:
-    """Rewrite the pages of the runs that stored reproductions name, with "reproduced N times on
-    <system>" (and "differs N times") linking the reproductions' runs. A reproduction names its
-    original by the sha256 of its bytes, which is the original's name in the store; only an
-    original shown on the site (among ``runs``, the rows of the valid files) gets the line."""
+def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None) -> None:
+    """Rewrite the pages of the runs that other stored files speak of. The originals that stored
+    reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
+    reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
+    the original's name in the store, and only an original shown on the site (among ``runs``,
+    the rows of the valid files) gets the line. The copies (``copies``:
+    :func:`suite.leaderboard.copies`) get "copy of a run signed by …, not ranked", linking the
+    run they copy."""
     import hashlib
 
     from suite import leaderboard
     from suite.validate.reading import read_bounded
 
     found = leaderboard.reproductions(runs)
+    copies = copies or {}
     shown = set(runs["file"]) if not runs.empty else set()
-    for sha in sorted({sha for sha, _ in found}):
-        file = f"{sha}.json"
+    for file in sorted({f"{sha}.json" for sha, _ in found} | {file for file, _ in copies}):
         raw, problems = read_bounded(results_dir / file)
-        if file not in shown or problems or raw is None or hashlib.sha256(raw).hexdigest() != sha:
+        if file not in shown or problems or raw is None:
             continue
+        sha = file.removesuffix(".json")
+        original = hashlib.sha256(raw).hexdigest() == sha
         doc: dict = dict(results.parse(raw, file))
         shared = doc_context(file, doc)
         for run in doc["runs"]:
-            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run)
-            if lines:
+            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run) if original else []
+            copy = copy_line(copies.get((file, run["run_id"])))
+            if lines or copy:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
-                       built_at=built_at, reproduced=lines, **run_context(file, doc, run, shared))
+                       built_at=built_at, reproduced=lines, copy=copy, **run_context(file, doc, run, shared))
+
+
+def copy_line(owner) -> dict | None:
+    """What a copy's page says of the run it copies (an owned :class:`suite.ownership.Claim`)."""
+    if owner is None:
+        return None
+    return {"owner": owner.owner, "href": f"{run_slug(owner.file, owner.run_id)}.html"}
 
 
 def reproduced_lines(reproductions: list[dict], original_run: dict) -> list[dict]:
@@ -123,9 +136,10 @@ def _flat(value, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def doc_context(file: str, doc: dict) -> dict:
-    """The parts of a run page that every run of one document shares."""
+    """The parts of a run page that every run of one document shares (its signer among them)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json",
+            "signer": signing.signer(doc),  # None: unsigned
             # a reproduction gives no leaderboard entry, so its system may have no page
             "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
             "interconnect": interconnect_text(doc["system"]),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from suite.signing import short
 from suite.site.formatting import missing, num
 from suite.site.names import run_slug, safe_name
 
@@ -21,7 +22,7 @@ COLUMNS = {  # key: (header, kind)
     "goodput": ("goodput", "num"), "effective_goodput": ("effective goodput", "num"),
     "world_size": ("ranks", "num"), "scaling_efficiency": ("scaling efficiency", "num"),
     "seeds": ("seeds", "num"), "date": ("date", "text"), "suite_version": ("suite", "text"),
-    "run": ("run", "text"),
+    "run": ("run", "text"), "signer": ("signed by", "text"),
 }
 # Shown under another column's value, so that a table fits a 1300 px window (each has its own
 # column in the downloads): the score's 95% CI, the effective goodput, the suite version.
@@ -30,7 +31,8 @@ ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "samples_
                "energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j", "goodput",
                "seeds", "date", "run"]
 SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "score", "samples_per_s", "tokens_per_s",
-                "mfu", "energy_to_target_kwh", "energy_per_sample_j", "goodput", "seeds", "date", "run"]
+                "mfu", "energy_to_target_kwh", "energy_per_sample_j", "goodput", "seeds", "date", "signer",
+                "run"]
 
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
@@ -65,6 +67,8 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
         text = row["created_at"][:10]
     elif key == "run":
         text, href = "run", f"{root}runs/{run_slug(row['file'], row['run_id'])}.html"
+    elif key == "signer":
+        text = short(row["signer"]) if isinstance(row.get("signer"), str) else "unsigned"
     elif COLUMNS[key][1] == "text":
         text = str(row[key])
     else:
@@ -79,7 +83,8 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
 
 def _sub(key: str, row: dict) -> str | None:
     """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
-    under the goodput, "suite 0.1.0" under the date; None elsewhere or where there is none."""
+    under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" under a copy's
+    system or signer; None elsewhere or where there is none."""
     if key == "score":
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
@@ -89,6 +94,8 @@ def _sub(key: str, row: dict) -> str | None:
         return f"effective {100 * row['effective_goodput']:.1f}%"
     elif key == "date" and row.get("suite_version") is not None:
         return f"suite {row['suite_version']}"
+    elif key in ("system", "signer") and isinstance(row.get("copy_of"), str):
+        return f"copy of a run signed by {short(row['copy_of'])}, not ranked"
     return None
 
 

@@ -14,8 +14,9 @@ gets all of its problems listed. The order of the layers, one module each:
    the raw data in the file (:mod:`.facts`) and compared with the reported figures
    (``REL_TOLERANCE``); plausibility against the device's peak table entry) and
    :mod:`.stream_rules` (the run's independent records cross-checked: step times, curve, times,
-   phases and energy against the event log written during the run), and :mod:`.reproduction_rules`
-   (a reproduction's ``settings.reproduces`` against its own runs).
+   phases and energy against the event log written during the run), :mod:`.reproduction_rules`
+   (a reproduction's ``settings.reproduces`` against its own runs) and :mod:`.signature_rules`
+   (a signed file's signature over the whole file, and its run ids minted for its key).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
 and bounded sizes. A rule that fails unexpectedly is reported as ``internal-error`` rather than
@@ -31,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from suite.rules_version import RULES_VERSION
-from suite.validate import document_rules, reproduction_rules, run_rules, stream_rules  # noqa: F401 - rules register on import, in this order
+from suite.validate import (  # noqa: F401 - rules register on import, in this order
+    document_rules,
+    reproduction_rules,
+    run_rules,
+    signature_rules,
+    stream_rules,
+)
 from suite.validate.document_rules import division
 from suite.validate.facts import pinned_values, run_facts
 from suite.validate.limits import (
