@@ -88,14 +88,16 @@ class _StoredRuns:
         for path in stored_files(results_dir):
             try:
                 doc = json.loads(path.read_bytes())
-                for i, run in enumerate(doc.get("runs", [])):
-                    self.by_id.setdefault(run["run_id"], []).append((path.name, i))
-                    steps = ownership.steps_key(run)
-                    if steps is not None:
-                        self.by_steps.setdefault(steps, []).append((path.name, i))
-                self.docs[path.name] = doc
+                keys = [(run["run_id"], ownership.steps_key(run)) for run in doc.get("runs", [])]
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue  # a stored file we cannot read claims no runs
+            if not all(isinstance(run_id, str) for run_id, _ in keys):
+                continue
+            self.docs[path.name] = doc
+            for i, (run_id, steps) in enumerate(keys):
+                self.by_id.setdefault(run_id, []).append((path.name, i))
+                if steps is not None:
+                    self.by_steps.setdefault(steps, []).append((path.name, i))
 
     def claim(self, file: str, index: int) -> ownership.Claim | None:
         if file not in self._claims:

@@ -290,6 +290,16 @@ def test_the_owners_file_stored_first_refuses_the_copy(tmp_path):
     assert [p.code for p in again.value.problems] == ["duplicate-run"]
 
 
+def test_stored_files_the_store_cannot_read_claim_no_runs(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "broken.json").write_text("{not json")
+    (folder / "odd.json").write_text(json.dumps({"runs": [{"run_id": "a" * 32}, {"run_id": ["a list"]}]}))
+    doc = _document()
+    doc["runs"][0]["run_id"] = "a" * 32  # the id of a run of a file that is not a results file
+    assert submit(_write(tmp_path / "doc.json", doc), folder).is_file()
+
+
 def test_binding_renames_runs_finished_before_the_key_and_their_reproduction_entries(tmp_path):
     key, _ = _key(tmp_path, "owner")
     public = signing.public_bytes(key)
