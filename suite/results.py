@@ -183,6 +183,17 @@ def world_size(run: RunRecord) -> int:
     return int((run.get("distributed") or {}).get("world_size", 1))
 
 
+def step_times_digest(run: RunRecord) -> str | None:
+    """sha256 of the run's raw step-time sequence (None without step times): two runs with the
+    same sequence are one run (docs/rules.md)."""
+    import hashlib
+
+    times = run.get("step_times_s")
+    if not isinstance(times, list) or not times:
+        return None
+    return hashlib.sha256(json.dumps(times, allow_nan=False).encode()).hexdigest()
+
+
 def division(doc: Document) -> str:
     """The division of a document; a file that does not say is closed."""
     return doc["settings"].get("division", "closed")

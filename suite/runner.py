@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from suite import checkpoint, derive, distributed, mllog, signing, system
+from suite import checkpoint, claims, derive, distributed, mllog, signing, system
 from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
 from suite.meters.clock import StepClock, synchronize
@@ -61,6 +61,8 @@ class RunOptions:
     compile: str = "off"  # torch.compile mode of the trained module (workloads.base.COMPILE_MODES)
     submission: Submission | None = None  # MLPerf's submission keys of the log (suite.mlperf.fields)
     run_key: bytes | None = None  # raw public signing key: run ids minted for it (suite.signing)
+    session: str | None = None  # the suite run's id (settings.session), logged by every run of it
+    accelerator: tuple[str, int] | None = None  # the system's accelerator name and count, as described
 
     @property
     def supervised(self) -> bool:
@@ -387,9 +389,11 @@ def _both(first: Callable[[int], None] | None, second: Callable[[int], None]) ->
 
 
 def _log_header(log: mllog.EventLog, workload: Workload, scale: str, seed: int,
-                device: torch.device, options: RunOptions) -> None:
+                device: torch.device, options: RunOptions, precision: str,
+                meter: energy_meter.EnergyMeter) -> None:
     """MLPerf's run description (its required keys: suite/mlperf/fields.py), then seed, batch
-    and learning rate."""
+    and learning rate, then goodbench's own claims about the run (suite/claims.py), which the
+    validator checks the results file against."""
     spec = workload.spec(scale)
     batch = workload.samples_per_step(spec)
     log.samples_per_step = batch
@@ -404,6 +408,18 @@ def _log_header(log: mllog.EventLog, workload: Workload, scale: str, seed: int,
     log.event("global_batch_size", batch)
     if getattr(spec, "lr", None) is not None:
         log.event("opt_base_learning_rate", spec.lr)
+    if options.accelerator is not None:
+        name, count = options.accelerator
+    else:
+        described = system.accelerator(device)
+        name, count = described["name"], described["count"]
+    run_claims = claims.RunClaims(
+        spec_hash=workload.spec_hash(scale), workload_version=workload.version, device=str(device),
+        accelerator=name, accelerator_count=count, world_size=options.parallel.world_size,
+        precision=precision, compile=options.compile, session=options.session or "",
+        energy_method=meter.method, energy_status=meter.status)
+    for key, value, metadata in claims.header_events(run_claims):
+        log.event(key, value, metadata or None)
 
 
 def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, precision: str,
@@ -416,13 +432,14 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     """
     spec, device = workload.spec(scale), options.device
     log.start("init_start", time_s=state.init_start)
-    _log_header(log, workload, scale, seed, device, options)
+    _log_header(log, workload, scale, seed, device, options, precision, meter)
     files = locate_data(workload, options.data_dir)
     state.phases["data_load"] = time.time() - state.init_start
     seed_everything(seed)
     extra = {} if options.parallel == SINGLE else {"parallel": options.parallel}
     job = workload.build(spec, device=device, seed=seed, precision=precision, files=files,
                          compile=options.compile, **extra)
+    log.event(claims.PRECISION_FLAGS, getattr(job, "precision_flags", None))
     synchronize(device)
     init_stop = time.time()  # one reading for the log and the phase: they must agree
     log.end("init_stop", time_s=init_stop)
@@ -611,7 +628,8 @@ def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
     state.phases["eval"] += now - t_eval
     target = spec.target
     metric = target.metric if target is not None else next(iter(quality))
-    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, **progress_at})
+    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, "quality": quality,
+                                                 **progress_at})
     state.curve.append({"step": step, "time_s": state.since_start(now),
                         "train_loss": state.last_loss if math.isfinite(state.last_loss) else None,
                         **quality})

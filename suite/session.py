@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,38 @@ def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
 
 
 CEILINGS = "matmul-ceiling.json"  # in the checkpoint root: the ceilings a resumed suite keeps
+SESSION = "session.json"  # in the checkpoint root: the suite run a resumed suite continues
+
+
+def start_session(options: RunOptions) -> dict:
+    """The suite run's identity, ``{"id", "started_at"}`` (the document's ``settings.session``;
+    every run of it logs the id). A suite that keeps checkpoints saves it in its checkpoint root,
+    and a restarted or resumed suite continues that session (its runs' logs name it). Rank 0
+    decides; every rank gets the same."""
+    path = Path(options.checkpoint_dir) / SESSION if options.checkpoint_dir else None
+    found = None
+    if options.parallel.is_main:
+        try:
+            kept = json.loads(path.read_text()) if path is not None and path.is_file() else None
+            if isinstance(kept, dict) and isinstance(kept.get("id"), str) and isinstance(kept.get("started_at"), str):
+                found = {"id": kept["id"], "started_at": kept["started_at"]}
+        except (OSError, ValueError):
+            found = None  # a new session, saved again below
+        if found is None:
+            found = {"id": uuid.uuid4().hex, "started_at": results.utc_now()}
+            if path is not None:
+                write_atomic(path, json.dumps(found))
+    return distributed.broadcast(found, options.parallel)
+
+
+def with_identity(plan: SuitePlan, options: RunOptions, session: dict, open_changes: list[str]) -> RunOptions:
+    """``options`` with what every run's event log says of the suite run: MLPerf's submission
+    keys, the system's accelerator name and count, and the session's id (suite/claims.py)."""
+    accelerator = system.accelerator(options.device)
+    return replace(options, session=session["id"], accelerator=(accelerator["name"], accelerator["count"]),
+                   submission=mlperf_submission(
+                       plan.system_name, plan.system_overrides, f"{accelerator['name']} x{accelerator['count']}",
+                       "open" if open_changes else "closed"))
 
 
 def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progress) -> dict:
@@ -137,10 +170,8 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         check_precision(precision)
     ceilings = _matmul_ceilings(precisions, options, progress)
     options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
-    accelerator = system.accelerator(options.device)  # the event logs' MLPerf submission keys
-    options = replace(options, submission=mlperf_submission(
-        plan.system_name, plan.system_overrides, f"{accelerator['name']} x{accelerator['count']}",
-        "open" if open_changes else "closed"))
+    session = start_session(options)
+    options = with_identity(plan, options, session, open_changes)
     runs: list[dict] = []
     interrupted, aborted = False, None
     for workload in runnable:
@@ -167,6 +198,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             break
     settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,
                          interrupted, aborted)
+    settings["session"] = session
     doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
                                settings, runs)
     doc["summary"] = derive.summary(runs)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from markupsafe import escape
 
-from suite import leaderboard, results, site
+from suite import leaderboard, results, site, validate
 from suite.cli import main
 from suite.errors import GoodbenchError
 from suite.site import builder, pages, run_page, tables
@@ -118,9 +118,24 @@ def test_run_page_shows_spec_settings_system_and_charts(built):
     assert f'href="../raw/{log_name}"' in page and f"({len(run['event_log'])} events)" in page
     lines = (out / "raw" / log_name).read_text().splitlines()
     assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
-    beta = docs[1]["runs"][0]  # no goodput, no event log: said so, nothing linked
-    beta_page = (out / "runs" / f"{run_slug('r1.json', beta['run_id'])}.html").read_text()
-    assert "no event log in this run" in beta_page and "-events.txt" not in beta_page
+    assert "self-reported" in page and "checked against each run&#39;s event log (submission_platform)" in page
+
+
+def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp_path):
+    """A file stored before rules v6 required the event log keeps its status: shown, with no log
+    linked and the rules it predates listed on its run pages."""
+    folder = tmp_path / "results"
+    doc = factories.synthetic_document("synthetic-old", rng=np.random.default_rng(5), accelerator=2)
+    doc["rules_version"] = 5
+    for run in doc["runs"]:
+        del run["event_log"]
+    results.write(folder / "old.json", doc)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    run = doc["runs"][0]
+    page = (out / "runs" / f"{run_slug('old.json', run['run_id'])}.html").read_text()
+    assert "no event log in this run" in page and "-events.txt" not in page
+    assert "Stored under older rules" in page and "not held to v6&#39;s [event-log-missing]" in page
 
 
 def test_run_context_draws_a_power_trace_and_warnings_where_present():
@@ -152,7 +167,7 @@ def test_hostile_strings_appear_only_escaped(tmp_path):
     folder.mkdir()
     rng = np.random.default_rng(3)
     hostile = factories.with_strings(factories.synthetic_document("x", rng=rng), PAYLOAD)
-    assert leaderboard.check_document(hostile) == []  # the hostile file is valid: it must be shown
+    assert validate.check_document(hostile) == []  # the hostile file is valid: it must be shown
     results.write(folder / "hostile.json", hostile)
     results.write(folder / "plain.json", factories.synthetic_document("synthetic-plain", rng=rng))
     (folder / f"{PAYLOAD.replace('/', '_')}.json").write_text(json.dumps({"error": PAYLOAD}))  # an invalid file
@@ -180,7 +195,7 @@ def test_hostile_strings_appear_only_escaped(tmp_path):
     block = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', compare, re.S).group(1)
     assert PAYLOAD in json.loads(block)["systems"]
     # event logs are plain-text files (never HTML), linked from the run pages, with the exact text
-    logs = sorted((out / "raw").glob("*-events.txt"))
+    logs = [out / "raw" / f"{run_slug('hostile.json', run['run_id'])}-events.txt" for run in hostile["runs"]]
     assert logs and all(json.dumps(PAYLOAD)[1:-1] in log.read_text() for log in logs)  # as the JSON line has it
     # downloads are data files (CSV/JSON), never markup the site renders; they hold the exact text
     assert PAYLOAD in pd.read_csv(out / "runs.csv")["system"].tolist()
@@ -445,10 +460,10 @@ def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
         doc = factories.synthetic_document(f"synthetic-{name}", rng=np.random.default_rng(2), scale="smoke",
                                            workloads=("lm-char",), seeds=len(statuses))
         for run, status in zip(doc["runs"], statuses):
-            run["status"], run["error"] = status, None if status == "complete" else f"{status} here"
+            factories.set_status(run, status, None if status == "complete" else f"{status} here")
         doc["settings"]["interrupted"] = True
         doc["summary"] = summarize(doc["runs"])
-        assert leaderboard.check_document(doc) == []  # submit accepts an interrupted file
+        assert validate.check_document(doc) == []  # submit accepts an interrupted file
         results.write(folder / f"{name}.json", doc)
     out = tmp_path / "out"
     site.build(folder, out)
@@ -510,7 +525,7 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     ddp["runs"][0]["distributed"]["ranks"][3]["host"] = PAYLOAD  # a submitter's text, shown escaped
     fsdp = factories.synthetic_document("synthetic-fsdp", rng=rng, accelerator=1, workloads=("gpt2-124m",),
                                         world_size=4, parallel="fsdp")
-    assert leaderboard.check_document(ddp) == [] and leaderboard.check_document(fsdp) == []
+    assert validate.check_document(ddp) == [] and validate.check_document(fsdp) == []
     results.write(folder / "ddp.json", ddp)
     results.write(folder / "fsdp.json", fsdp)
     site.build(folder, out)

@@ -58,6 +58,8 @@ REFUSALS = {
 def _changed_same_run_id(tmp: Path) -> Path:
     doc = json.loads(VALID.read_text())
     doc["system"]["name"] = "renamed system"
+    for run in doc["runs"]:  # renamed in the event logs too: a copy edited to tell one story
+        run["event_log"] = factories.relogged(run["event_log"], values={"submission_platform": "renamed system"})
     path = tmp / "changed.json"
     path.write_text(json.dumps(doc))
     return path

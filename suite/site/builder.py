@@ -231,12 +231,12 @@ def _process(paths: list[str], out_dir: str, built_at: str):
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)
     for p in map(Path, paths):
-        doc, problem = leaderboard.check_file(p)
+        doc, problem, waived = leaderboard.check_file(p)
         if problem or doc is None:
             invalid.append((p.name, problem))
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
-        shared = run_page.doc_context(p.name, doc)  # with its signer, checked once
+        shared = run_page.doc_context(p.name, doc, waived)  # with its signer, checked once
         entries += leaderboard.rows(p.name, doc, shared["signer"], verified=True)
         runs += leaderboard.run_rows(p.name, doc, shared["signer"], verified=True)
         claims += ownership.claims(p.name, doc, shared["signer"], verified=True)

@@ -58,9 +58,9 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
         sha = file.removesuffix(".json")
         original = hashlib.sha256(raw).hexdigest() == sha
         doc: dict = dict(results.parse(raw, file))
-        shared = doc_context(file, doc)
+        shared = doc_context(file, doc, leaderboard.check_file(results_dir / file)[2])
         for run in doc["runs"]:
-            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run) if original else []
+            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc) if original else []
             copy = copy_line(copies.get((file, run["run_id"])))
             if lines or copy:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
@@ -74,24 +74,25 @@ def copy_line(owner) -> dict | None:
     return {"owner": owner.owner, "href": f"{run_slug(owner.file, owner.run_id)}.html"}
 
 
-def reproduced_lines(reproductions: list[dict], original_run: dict) -> list[dict]:
+def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict) -> list[dict]:
     """"reproduced 2 times on <system>", "differs 1 time on <system>", each with links to the
-    reproductions' run pages and a tooltip of why they differ. A reproduction whose record of
-    the original run is not the stored original's (:func:`suite.leaderboard.contradicted`)
-    counts as neither: it is listed apart, with why."""
+    reproductions' run pages and a tooltip of why they differ. A reproduction that does not count
+    for the stored original (:func:`suite.leaderboard.contradicted`: other figures recorded for it,
+    started before it was created, its step times copied) counts as neither: it is listed apart,
+    with why."""
     from suite import leaderboard
 
     groups: dict[tuple[int, str], list[dict]] = {}
     for r in reproductions:
-        why = leaderboard.contradicted(r, original_run)
+        why = leaderboard.contradicted(r, original_run, original_doc)
         kind = 2 if why else (0 if r["verdict"] == "reproduced" else 1)
         groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
     lines = []
     for (kind, system), found in sorted(groups.items()):
         n = len(found)
         text = (f"{('reproduced', 'differs')[kind]} {n} time{'s' if n != 1 else ''} on {system}" if kind < 2
-                else f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} recording other "
-                     "figures for this run")
+                else f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
+                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
                       "css": "status-complete" if kind == 0 else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
@@ -135,15 +136,18 @@ def _flat(value, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, num(value, 6) if isinstance(value, float) else "—" if value is None else str(value))]
 
 
-def doc_context(file: str, doc: dict) -> dict:
-    """The parts of a run page that every run of one document shares (its signer among them)."""
+def doc_context(file: str, doc: dict, waived: list[str] | None = None) -> dict:
+    """The parts of a run page that every run of one document shares (its signer among them);
+    ``waived``: what rules introduced after the file was stored would refuse
+    (:func:`suite.leaderboard.check_file`)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
-    return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json",
+    return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
             "signer": signing.signer(doc),  # None: unsigned
             # a reproduction gives no leaderboard entry, so its system may have no page
             "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
             "interconnect": interconnect_text(doc["system"]),
-            "settings": kv_table(_flat(doc["settings"])), "system": kv_table(_flat(doc["system"]))}
+            "settings": provenance_table(_flat(doc["settings"], "settings")),
+            "system": provenance_table(_flat(doc["system"], "system"))}
 
 
 def interconnect_text(system: dict) -> str | None:
@@ -232,6 +236,22 @@ def kv_table(pairs: list[tuple[str, str]]) -> Markup:
     """A two-column key/value table, every key and value escaped."""
     rows = "".join(f'<tr><th scope="row">{escape(k)}</th><td>{escape(v)}</td></tr>' for k, v in pairs)
     return Markup(f'<table class="kv"><tbody>{rows}</tbody></table>')
+
+
+def provenance_table(pairs: list[tuple[str, str]]) -> Markup:
+    """A key/value table with a third column saying, for each field, the second record a rule
+    checks it against, or that it is self-reported (:mod:`suite.validate.provenance`); the keys are
+    shown without their section's prefix."""
+    from suite.validate.provenance import SELF_REPORTED, provenance
+
+    rows = []
+    for key, value in pairs:
+        where = provenance(key)
+        css = "self-reported" if where == SELF_REPORTED else "checked"
+        rows.append(f'<tr><th scope="row">{escape(key.split(".", 1)[-1])}</th><td>{escape(value)}</td>'
+                    f'<td class="{css}">{escape(where)}</td></tr>')
+    head = '<thead><tr><th scope="col">field</th><th scope="col">value</th><th scope="col">second record</th></tr></thead>'
+    return Markup(f'<table class="kv provenance">{head}<tbody>{"".join(rows)}</tbody></table>')
 
 
 def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> dict:
