@@ -436,11 +436,12 @@ def relogged(lines: list[str], *, shift_s: float = 0.0, values: dict | None = No
     return out
 
 
-def retimed_copy(run: dict, shift_s: float, values: dict | None = None, variant: int = 1) -> dict:
+def retimed_copy(run: dict, shift_s: float, values: dict | None = None, variant: int | None = 1) -> dict:
     """``run`` trained again ``shift_s`` seconds later: a new run id, its log moved (its header's
     events keyed in ``values`` given those values), its step times of ``variant``
-    (:func:`retimed`: the same figures, another sequence: not the same run)."""
-    copied = retimed(copy.deepcopy(run), variant)
+    (:func:`retimed`: the same figures, another sequence: not the same run; None: the same
+    step times, which makes it the same run copied)."""
+    copied = copy.deepcopy(run) if variant is None else retimed(copy.deepcopy(run), variant)
     copied["event_log"] = relogged(run["event_log"], shift_s=shift_s, values=values)
     started = dt.datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")) + dt.timedelta(seconds=shift_s)
     copied.update(run_id=uuid.uuid4().hex, started_at=stamp(started))

@@ -3,7 +3,6 @@ compared with it; the reproduction's own file, its validation, the store and the
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import hashlib
 import json
 import subprocess
@@ -329,22 +328,32 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     source.write_text(json.dumps(doc, indent=1))
     stored = store.submit(source, results_dir)
     sha = stored.stem
-    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab"]):
+    from suite import signing
+
+    key_path, fp = signing.keygen(tmp_path / "reviewer")
+    key = signing.load_key(key_path.parent)
+    (results_dir / "reviewers.toml").write_text(f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{fp}"\n')
+    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab", "griefer-box"]):
         rep = factories.reproduction_of(doc, sha, system, variant=n + 1)
-        if system == "other-lab":
+        if system in ("other-lab", "griefer-box"):
             entry = rep["settings"]["reproduces"]["runs"][0]
             entry["curve"].update(agrees=False, first_difference="val_loss at step 40: recorded 3, re-run 2")
             entry["verdict"] = "differs: curve: val_loss at step 40: recorded 3, re-run 2"
+        if system != "griefer-box":  # signed by the site's reviewer; the griefer's claim is unsigned
+            rep = signing.seal(rep, key)
         path = tmp_path / f"rep{n}.json"
         path.write_text(json.dumps(rep, indent=1))
         store.submit(path, results_dir)
     built = build_site(results_dir, tmp_path / "site")
     assert built.invalid == []
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
-    assert "reproduced 2 times on auditor-box" in page and "differs 1 time on other-lab" in page
+    assert "reproduced 2 times on auditor-box (reviewed by Audit team)" in page
+    assert "differs 1 time on other-lab (reviewed by Audit team)" in page
+    assert "unverified claims: 1 reproduction on griefer-box (unsigned; not counted" in page
+    assert "differs 1 time on griefer-box" not in page
     assert 'title="differs: curve: val_loss at step 40' in page
     runs = json.loads((tmp_path / "site" / "runs.json").read_text())
-    assert sum(r["reproduces"] == sha for r in runs) == 3
+    assert sum(r["reproduces"] == sha for r in runs) == 4
     workload_page = (tmp_path / "site" / "workloads" / f"{safe_name('gpt2-124m')}.html").read_text()
     assert "origin-lab" in workload_page and "auditor-box" not in workload_page  # no leaderboard entry
 

@@ -4,6 +4,7 @@ once, the owner's file winning over a stolen copy, and what the site shows (docs
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import hashlib
 import json
 import os
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import factories
+import forging
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,7 +27,7 @@ from suite.validate import check_document, validate_file
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_VALID = sorted((REPO / "tests" / "corpus" / "valid").glob("*.json"))
-STORED = sorted((REPO / "results").glob("*.json"))
+STORED = forging.STORED_CURRENT  # the stored results written under the current rules
 
 
 def _key(tmp_path: Path, name: str):
@@ -38,6 +40,15 @@ def _document(name: str = "synthetic-lab", seed: int = 7, **kwargs) -> dict:
     """A valid full-scale gpt2-124m result on an H100 (rankable), one run."""
     kwargs = {"accelerator": 0, "scale": "full", "workloads": ("gpt2-124m",), **kwargs}
     return factories.synthetic_document(name, rng=np.random.default_rng(seed), **kwargs)
+
+
+def _renamed(doc: dict, name: str) -> dict:
+    """``doc`` (changed in place) with its system renamed, in its runs' event logs too: an edit
+    that tells one story, which only a signature can tell from the original."""
+    doc["system"]["name"] = name
+    for run in doc["runs"]:
+        run["event_log"] = factories.relogged(run["event_log"], values={"submission_platform": name})
+    return doc
 
 
 def _codes(doc: dict) -> list[tuple[str, str]]:
@@ -126,8 +137,7 @@ def test_the_signed_message_survives_awkward_values(tmp_path):
 def test_a_tampered_signed_file_is_refused(tmp_path):
     key, _ = _key(tmp_path, "owner")
     signed = signing.seal(_document(), key)
-    renamed = copy.deepcopy(signed)
-    renamed["system"]["name"] = "someone else's system"  # nothing else checks the name
+    renamed = _renamed(copy.deepcopy(signed), "someone else's system")  # in the logs too
     assert _codes(renamed) == [("signature", "signature.value")]
     assert signing.signer(renamed) is None
     figure = copy.deepcopy(signed)
@@ -147,8 +157,7 @@ def test_a_run_re_signed_by_another_key_is_refused(tmp_path):
     owner, _ = _key(tmp_path, "owner")
     thief, thief_fp = _key(tmp_path, "thief")
     signed = signing.seal(_document(), owner)
-    stolen = copy.deepcopy(signed)
-    stolen["system"]["name"] = "thief-lab"
+    stolen = _renamed(copy.deepcopy(signed), "thief-lab")
     resigned = signing.sign(stolen, thief)  # a valid signature, over runs minted for the owner
     assert signing.signer(resigned) == thief_fp
     assert _codes(resigned) == [("run-key-binding", "runs[0].run_id")]
@@ -188,14 +197,42 @@ def test_a_reproduction_signed_by_an_untrusted_key_verifies_and_names_its_signer
     [found] = leaderboard.reproductions(pd.DataFrame(runs)).values()  # what the original's page counts
     assert [r["signer"] for r in found] == [auditor_fp]
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
-    assert "reproduced 1 time on auditor-box" in page
+    assert "reproduced 1 time" not in page  # the auditor is no trusted reviewer of this site
+    assert f"unverified claims: 1 reproduction on auditor-box (signed by {auditor_fp}; not counted" in page
+    # once the site's reviewers.toml lists the auditor's key, the same file counts
+    (folder / "reviewers.toml").write_text(f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{auditor_fp}"\n')
+    build_site(folder, tmp_path / "site")
+    page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
+    assert "reproduced 1 time on auditor-box (reviewed by Audit team)" in page and "unverified" not in page
+
+
+@pytest.mark.parametrize("content", [b"[[reviewer]]\nname = 1\n", b"not toml [", b"\xff\xfe",
+                                     b"[[reviewer]]\nname = \"x\"\nfingerprint = \"SHA256:short\"\n"])
+def test_a_reviewers_file_that_cannot_be_read_trusts_nobody_and_says_why(tmp_path, content):
+    from suite import reviewers
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "reviewers.toml").write_bytes(content)
+    found = reviewers.load(folder)
+    assert found.names == {} and "no reviewer is trusted" in found.problem
+    built = build_site(folder, tmp_path / "site")
+    assert [name for name, _ in built.invalid] == ["reviewers.toml"]
+    (folder / "reviewers.toml").unlink()
+    (folder / "reviewers.toml").symlink_to(tmp_path / "elsewhere.toml")
+    assert "not a regular file" in reviewers.load(folder).problem
 
 
 # ---------------------------------------------------------------- one run, one owner
 def test_one_runs_step_times_twice_in_one_file_are_refused():
     doc = _document(scale="smoke", workloads=("lm-char",), seeds=2)
     twice = copy.deepcopy(doc)
-    twice["runs"][1] = {**copy.deepcopy(doc["runs"][0]), "seed": 2, "run_id": "b" * 32}
+    first = doc["runs"][0]
+    later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+    # seed 1's run trained again after the others, its step times to the last digit: one run twice
+    twice["runs"][1] = factories.retimed_copy(first, later, {"seed": 2}, variant=None) | {"seed": 2}
+    assert twice["runs"][1]["step_times_s"] == first["step_times_s"]
+    twice["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(twice)[1] + 2, dt.UTC))
     assert _codes(twice) == [("duplicate-steps", "runs[1].step_times_s")]
     assert _codes(doc) == []
 
@@ -215,8 +252,7 @@ def test_a_run_whose_step_times_are_stored_is_refused_whoever_signs_it(tmp_path)
     doc = _document()
     first = submit(_write(tmp_path / "first.json", doc), folder)
     before = _tree(folder)
-    copied = copy.deepcopy(doc)
-    copied["system"]["name"] = "renamed"
+    copied = _renamed(copy.deepcopy(doc), "renamed")
     copied["runs"][0]["run_id"] = "c" * 32  # a new run id: the step times still say which run it is
     for name, candidate in [("unsigned.json", copied), ("signed.json", signing.seal(copied, key))]:
         assert check_document(candidate) == []
@@ -231,8 +267,7 @@ def test_a_stolen_copy_submitted_first_does_not_block_its_owner(tmp_path, capsys
     owner, owner_fp = _key(tmp_path, "owner")
     folder = tmp_path / "results"
     genuine = signing.seal(_document("owner-lab"), owner)
-    stolen = copy.deepcopy(genuine)
-    stolen["system"]["name"] = "thief-lab"  # the system renamed, the signature stripped
+    stolen = _renamed(copy.deepcopy(genuine), "thief-lab")  # the system renamed, the signature stripped
     del stolen["signature"]
     assert check_document(stolen) == []  # a valid unsigned file
     thief_file = submit(_write(tmp_path / "stolen.json", stolen), folder)
@@ -277,14 +312,13 @@ def test_the_owners_file_stored_first_refuses_the_copy(tmp_path):
     folder = tmp_path / "results"
     genuine = signing.seal(_document("owner-lab"), owner)
     first = submit(_write(tmp_path / "genuine.json", genuine), folder)
-    stolen = copy.deepcopy(genuine)
-    stolen["system"]["name"] = "thief-lab"
+    stolen = _renamed(copy.deepcopy(genuine), "thief-lab")
     del stolen["signature"]
     with pytest.raises(Refused) as refused:
         submit(_write(tmp_path / "stolen.json", stolen), folder)
     assert [p.code for p in refused.value.problems] == ["duplicate-run"]
     assert first.name in refused.value.problems[0].reason
-    resubmitted = signing.sign({**genuine, "system": {**genuine["system"], "name": "owner-lab-2"}}, owner)
+    resubmitted = signing.sign(_renamed(copy.deepcopy(genuine), "owner-lab-2"), owner)
     with pytest.raises(Refused) as again:  # the owner's own run, stored already: once is enough
         submit_noted(_write(tmp_path / "again.json", resubmitted), folder)
     assert [p.code for p in again.value.problems] == ["duplicate-run"]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import leaderboard, ownership
+from suite import leaderboard, ownership, reviewers
 from suite.errors import GoodbenchError
 from suite.results import utc_now
 from suite.site import mlperf_pages, pages, run_page
@@ -192,7 +192,10 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
                           for s in found), key=lambda s: s["name"])
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
-    run_page.write_reproduced(out, results_dir, runs, built_at, copies)  # "reproduced N times on …", copies
+    trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
+    if trusted.problem:
+        invalid.append((reviewers.FILE, trusted.problem))
+    run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted)  # "reproduced N times on …", copies
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
     copy_static(out / "static")

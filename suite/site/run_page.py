@@ -10,6 +10,8 @@ from pathlib import Path
 from markupsafe import Markup, escape
 
 from suite import derive, results, signing
+from suite.reviewers import FILE as REVIEWERS_FILE
+from suite.reviewers import Reviewers
 from suite.site import charts
 from suite.site.formatting import missing, num, pct
 from suite.site.names import file_slug, run_slug, safe_name
@@ -35,7 +37,8 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
                **run_context(file, doc, run, shared))
 
 
-def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None) -> None:
+def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None,
+                     trusted: Reviewers | None = None) -> None:
     """Rewrite the pages of the runs that other stored files speak of. The originals that stored
     reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
     reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
@@ -60,7 +63,7 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
         doc: dict = dict(results.parse(raw, file))
         shared = doc_context(file, doc, leaderboard.check_file(results_dir / file)[2])
         for run in doc["runs"]:
-            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc) if original else []
+            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc, trusted) if original else []
             copy = copy_line(copies.get((file, run["run_id"])))
             if lines or copy:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
@@ -74,30 +77,50 @@ def copy_line(owner) -> dict | None:
     return {"owner": owner.owner, "href": f"{run_slug(owner.file, owner.run_id)}.html"}
 
 
-def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict) -> list[dict]:
+def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,
+                     trusted: Reviewers | None = None) -> list[dict]:
     """"reproduced 2 times on <system>", "differs 1 time on <system>", each with links to the
-    reproductions' run pages and a tooltip of why they differ. A reproduction that does not count
-    for the stored original (:func:`suite.leaderboard.contradicted`: other figures recorded for it,
-    started before it was created, its step times copied) counts as neither: it is listed apart,
-    with why."""
+    reproductions' run pages and a tooltip of why they differ. Only a reproduction signed by a
+    ``trusted`` reviewer's key (:mod:`suite.reviewers`) counts; the others are listed apart as
+    unverified claims. A reproduction that does not count for the stored original
+    (:func:`suite.leaderboard.contradicted`: other figures recorded for it, started before it was
+    created, its step times copied) counts as neither: it is listed apart, with why."""
     from suite import leaderboard
 
+    trusted = trusted or Reviewers()
     groups: dict[tuple[int, str], list[dict]] = {}
     for r in reproductions:
         why = leaderboard.contradicted(r, original_run, original_doc)
-        kind = 2 if why else (0 if r["verdict"] == "reproduced" else 1)
+        if why:
+            kind = 3
+        elif not trusted.trusts(r.get("signer")):
+            kind, why = 2, f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
+        else:
+            kind = 0 if r["verdict"] == "reproduced" else 1
         groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
     lines = []
     for (kind, system), found in sorted(groups.items()):
         n = len(found)
-        text = (f"{('reproduced', 'differs')[kind]} {n} time{'s' if n != 1 else ''} on {system}" if kind < 2
-                else f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
-                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
+        times = f"{n} time{'s' if n != 1 else ''}"
+        if kind < 2:
+            names = sorted({trusted.names[str(r["signer"])] for r in found})
+            text = f"{('reproduced', 'differs')[kind]} {times} on {system} (reviewed by {', '.join(names)})"
+        elif kind == 2:
+            text = (f"unverified claims: {n} reproduction{'s' if n != 1 else ''} on {system} "
+                    f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
+                    f"the site's {REVIEWERS_FILE})")
+        else:
+            text = (f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
+                    f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
-                      "css": "status-complete" if kind == 0 else "status-failed",
+                      "css": "status-complete" if kind == 0 else "status-partial" if kind == 2 else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
                                  "title": printable(str(r["why"]))[:300]} for r in found]})
     return lines
+
+
+def _signed(fingerprint) -> str:
+    return f"signed by {fingerprint}" if isinstance(fingerprint, str) else "unsigned"
 
 
 def event_log_text(file: str, run: dict) -> str | None:
