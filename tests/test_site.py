@@ -398,21 +398,40 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
 
 
-def test_a_killed_builds_folder_is_removed_and_an_older_build_is_replaced(tmp_path):
+def test_a_killed_builds_folder_is_removed_and_a_build_is_replaced(tmp_path):
     folder = tmp_path / "results"
     _one_result(folder)
     out = tmp_path / "site"
     site.build(folder, out)
-    (out / builder.MARKER).unlink()  # a build from before the marker: its own entries only
     abandoned = tmp_path / ".site.new-killed"
     (abandoned / "runs").mkdir(parents=True)
-    site.build(folder, out)
+    site.build(folder, out)  # a build (it holds the marker): replaced
     assert (out / builder.MARKER).is_file() and not abandoned.exists()
-    (out / builder.MARKER).unlink()
-    (out / "notes.txt").write_text("mine")  # not a build's: refused
-    with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
-        site.build(folder, out)
-    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+
+
+def test_a_folder_without_the_marker_is_never_replaced_whatever_it_holds(tmp_path, capsys):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    mine = tmp_path / "mine"  # a user's own folder that looks like a site: index.html, static/, raw/
+    (mine / "static").mkdir(parents=True)
+    (mine / "raw").mkdir()
+    (mine / "index.html").write_text("<p>my page</p>")
+    (mine / "static" / "style.css").write_text("p {}")
+    (mine / "raw" / "notes.json").write_text("{}")
+    unmarked = tmp_path / "unmarked"  # a whole build, its marker removed
+    site.build(folder, unmarked)
+    (unmarked / builder.MARKER).unlink()
+    for target in (mine, unmarked):
+        before = _tree(target)
+        with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
+            site.build(folder, target)
+        assert main(["site", "--results-dir", str(folder), "--out", str(target)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"--out {target}: not empty and not a site built by goodbench " \
+            "(no .goodbench-site)" in err[0] and "give a new or empty folder" in err[0]
+        assert _tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "results", "unmarked"]  # nothing beside them
 
 
 def test_site_without_its_results_folder_is_an_error(tmp_path, capsys):

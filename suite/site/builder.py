@@ -8,7 +8,7 @@ The site is built into a fresh sibling of the output folder (``.<name>.new-*``) 
 when complete (an atomic exchange of the two folders where the OS has one, else two renames),
 so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
 previous site as it was. The output folder must be absent, empty or a previous build (it holds
-:data:`MARKER`); any other folder is refused rather than written into.
+:data:`MARKER`); any other folder is refused, whatever it holds, and left as it is.
 """
 from __future__ import annotations
 
@@ -41,10 +41,6 @@ PARALLEL_FROM = 200  # files: below this, one process is faster than starting wo
 
 
 MARKER = ".goodbench-site"  # written into every build: the folder may be rebuilt (replaced)
-# what a build writes at the top of its folder: a folder holding only these (index.html among
-# them) is a build from before the marker, and may be replaced too
-BUILD_ENTRIES = frozenset({MARKER, "index.html", "compare.html", "compare.csv", "compare.json", "runs.csv",
-                           "runs.json", "raw", "runs", "workloads", "systems", "static"})
 
 
 @dataclass(frozen=True)
@@ -85,17 +81,19 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
 
 
 def _check_output(out: Path) -> None:
-    """Refuse an output path that is a link, a file, or a non-empty folder other than a build."""
+    """Refuse an output path that is a link, a file, or a non-empty folder without :data:`MARKER`:
+    a build replaces its whole folder, so it replaces only one that goodbench wrote, whatever
+    the other holds."""
     if out.is_symlink():
         raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
     if not out.exists():
         return
     if not out.is_dir():
         raise GoodbenchError(f"--out {out}: not a directory")
-    names = {p.name for p in out.iterdir()}
-    if names and MARKER not in names and not ("index.html" in names and names <= BUILD_ENTRIES):
-        raise GoodbenchError(f"--out {out}: a folder that is not empty and not a site built by goodbench "
-                             f"(no {MARKER}); the build replaces its folder, so give a new or empty one")
+    marker = out / MARKER
+    if any(out.iterdir()) and not (marker.is_file() and not marker.is_symlink()):
+        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}); "
+                             "a build replaces its whole folder, so give a new or empty folder")
 
 
 def _siblings(out: Path, kind: str) -> str:
