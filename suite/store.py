@@ -5,7 +5,9 @@ no string from the document ever reaches a file name. Submission validates the f
 holds an exclusive ``flock`` on the results directory itself (no lock file is created), refuses
 a file whose bytes or whose run ids are already stored, and writes through a temp file with
 fsync and a hard link, which fails rather than overwrite. A refused submission leaves the
-store byte-identical.
+store byte-identical. A submission that lands also removes the temp files that killed writers
+left in the store (those no live writer holds locked, :mod:`suite.tempfiles`); readers never
+see them (:func:`stored_files` lists ``*.json`` names that do not start with a dot).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
+from suite.tempfiles import remove_abandoned, temp_files
 from suite.validate import Problem, check_document, parse, read_bounded
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -100,6 +103,7 @@ def submit(path: str | Path, results_dir: str | Path) -> Path:
         problems = _duplicates(doc, dest, results_dir)
         if problems:
             raise Refused(problems)
+        remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
         try:
             write_atomic(dest, raw, overwrite=False)
         except FileExistsError:

@@ -15,12 +15,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import fcntl
+import glob
 import math
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +31,8 @@ from suite.site import mlperf_pages, pages, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
+from suite.store import stored_files
+from suite.tempfiles import held_folder, remove_abandoned
 from suite.validate.reading import read_bounded
 from workloads import registry
 
@@ -100,36 +99,15 @@ def _siblings(out: Path, kind: str) -> str:
     return f".{out.name}.{kind}-"
 
 
-@contextlib.contextmanager
-def _fresh_folder(out: Path) -> Iterator[Path]:
+def _fresh_folder(out: Path) -> contextlib.AbstractContextManager[Path]:
     """A new folder beside ``out``, locked (flock) while this build uses it; removed afterwards
     (after the swap it holds the previous site)."""
-    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=_siblings(out, "new")))
-    fd = os.open(fresh, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.chmod(fresh, 0o755)  # mkdtemp makes 0700; a site is meant to be read
-        yield fresh
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
-        os.close(fd)
+    return held_folder(out.parent, _siblings(out, "new"))
 
 
 def _remove_abandoned(out: Path) -> None:
     """Remove the fresh folders of builds of ``out`` that were killed (nobody holds their lock)."""
-    for stale in out.parent.glob(_siblings(out, "new") + "*"):
-        try:
-            fd = os.open(stale, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # a build under way
-        else:
-            shutil.rmtree(stale, ignore_errors=True)
-        finally:
-            os.close(fd)
+    remove_abandoned(out.parent.glob(glob.escape(_siblings(out, "new")) + "*"), folders=True)
 
 
 def _swap_in(fresh: Path, out: Path) -> None:
@@ -170,7 +148,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     for sub in ("raw", "runs", "workloads", "systems", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    paths = sorted(p for p in results_dir.glob("*.json") if not p.name.startswith("."))
+    paths = stored_files(results_dir)  # never a temp file
     built_at = utc_now()
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
