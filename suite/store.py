@@ -8,7 +8,9 @@ step times, :mod:`suite.ownership`) — unless the new file is signed by the key
 was minted for and the stored copy is not: the owner's file is stored, and the note says why
 ("Signed results" in docs/rules.md). It writes through a temp file with fsync and a hard link,
 which fails rather than overwrite. A refused submission leaves the store byte-identical, and
-nothing stored is ever changed.
+nothing stored is ever changed. A submission that lands also removes the temp files that killed
+writers left in the store (those no live writer holds locked, :mod:`suite.tempfiles`); readers
+never see them (:func:`stored_files` lists ``*.json`` names that do not start with a dot).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from suite import ownership
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
+from suite.tempfiles import remove_abandoned, temp_files
 from suite.validate import Problem, check_document, parse, read_bounded
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -157,6 +160,7 @@ def submit_noted(path: str | Path, results_dir: str | Path) -> Stored:
         problems, notes = _collisions(doc, dest, results_dir)
         if problems:
             raise Refused(problems)
+        remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
         try:
             write_atomic(dest, raw, overwrite=False)
         except FileExistsError:

@@ -98,11 +98,14 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
 @pytest.mark.slow
 @pytest.mark.dist
 def test_a_two_process_gloo_run_reproduces(tmp_path):
-    proc = goodbench("reproduce", str(TWO_RANKS), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
+    # --run: a prefix of torchrun's --run-path, which torchrun must leave to the workers
+    proc = goodbench("reproduce", str(TWO_RANKS), "--run", "0", "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 processes (ddp)" in proc.stderr and "launching:" in proc.stderr
+    assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
+    assert doc["settings"]["command"][:5] == ["goodbench", "reproduce", str(TWO_RANKS), "--run", "0"]
     assert doc["settings"]["distributed"]["world_size"] == 2 == doc["runs"][0]["distributed"]["world_size"]
     original = json.loads(TWO_RANKS.read_text())
     assert doc["settings"]["distributed"]["micro_batch"] == original["settings"]["distributed"]["micro_batch"]

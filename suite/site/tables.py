@@ -131,8 +131,26 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
     return pages
 
 
+# What a spreadsheet may read as the start of a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """``value`` as a CSV cell that a spreadsheet shows and never runs: a string starting like a
+    formula gets a leading ``'`` (the spreadsheets' mark for text); anything else, numbers
+    (negative ones too) among them, is unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def downloads(frame: pd.DataFrame, base: Path) -> None:
-    """``frame`` as ``base``.csv and ``base``.json."""
+    """``frame`` as ``base``.csv (string cells escaped by :func:`csv_cell`) and ``base``.json (the exact values)."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(base.with_suffix(".csv"), index=False)
+    safe = frame.copy()
+    for column in safe.columns:
+        if not (pd.api.types.is_numeric_dtype(safe[column]) or pd.api.types.is_bool_dtype(safe[column])):
+            safe[column] = safe[column].map(csv_cell)
+    # RFC 4180's line end (CRLF): the writer then quotes any cell holding a line break, CR among them
+    safe.to_csv(base.with_suffix(".csv"), index=False, lineterminator="\r\n")
     frame.to_json(base.with_suffix(".json"), orient="records", indent=1)
