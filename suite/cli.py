@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"goodbench: error: {error_text(exc)}")
         return 1
     except KeyboardInterrupt:
-        runner = sys.modules.get("suite.runner")  # loaded where SIGTERM is turned into this
-        terminated = runner is not None and runner.sigterm_received()
+        signals = sys.modules.get("suite.run_signals")  # loaded where SIGTERM is turned into this
+        terminated = signals is not None and signals.sigterm_received()
         say("goodbench: stopped by SIGTERM" if terminated else "goodbench: interrupted")
         return 143 if terminated else 130

@@ -19,7 +19,7 @@ import numpy as np
 from suite import __version__, claims, derive, mllog
 from suite.meters import mfu as mfu_meter
 from suite.mlperf import fields as mlperf_fields
-from suite.validate.claim_rules import flags_on
+from suite.validate.device_rules import flags_on
 from workloads import registry
 
 # (accelerator name as NVML reports it, type, count); CPU entries have no peak, so no MFU.

@@ -179,7 +179,7 @@ def test_a_curve_training_loss_the_log_holds_differently_is_refused(workload_id)
 
 # ---------------------------------------------------------------- precision
 def derive_flags(precision: str, device_type: str) -> dict:
-    from suite.validate.claim_rules import flags_on
+    from suite.validate.device_rules import flags_on
 
     flags = flags_on(precision, device_type)
     assert flags is not None

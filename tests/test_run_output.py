@@ -34,7 +34,7 @@ def no_training(monkeypatch):
         raise AssertionError("the run trained")
 
     monkeypatch.setattr("suite.session.run_suite", train)
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def fake_training(monkeypatch):
         return _document()
 
     monkeypatch.setattr("suite.session.run_suite", train)
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
     return seen
 
 
@@ -116,7 +116,7 @@ def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys)
         raise GoodbenchError("no workload could run: data missing")
 
     monkeypatch.setattr("suite.session.run_suite", fail)
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     assert cli.main([*RUN, "-o", "out.json"]) == 1
     assert "no workload could run" in capsys.readouterr().err

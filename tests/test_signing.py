@@ -352,7 +352,7 @@ def test_run_signs_its_file_and_says_so_unless_told_not_to(tmp_path, monkeypatch
 
     key_file, fp = signing.keygen()
     monkeypatch.setattr("suite.session.run_suite", lambda plan, options, progress: fake_document())
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     argv = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
     assert cli.main([*argv, "-o", "signed.json"]) == 0

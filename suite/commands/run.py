@@ -86,7 +86,7 @@ def run(args) -> int:
 
     parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
     _check_parallel(args, parallel, scale)
-    from suite.runner import stop_on_sigterm
+    from suite.run_signals import stop_on_sigterm
 
     # SIGTERM (Slurm, timeout, docker stop; torchrun after a peer failed) stops the run like
     # Ctrl-C: the runs so far are written, the running one as partial
@@ -230,7 +230,7 @@ def _checkpoints_after(args, checkpoint_dir: str | None, out: Path, doc: dict) -
 
 def _interrupted_status() -> int:
     """The shell's status of a run stopped by a signal: 143 after SIGTERM, 130 after SIGINT."""
-    from suite.runner import sigterm_received
+    from suite.run_signals import sigterm_received
 
     return 143 if sigterm_received() else 130
 

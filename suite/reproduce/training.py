@@ -51,7 +51,7 @@ def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, 
     import torch
 
     from suite import distributed
-    from suite.runner import stop_on_sigterm
+    from suite.run_signals import stop_on_sigterm
 
     layout = the_plan.layout
     device = torch.device(the_plan.device_type)

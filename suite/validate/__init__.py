@@ -34,7 +34,9 @@ from typing import Any
 from suite.rules_version import RULES_VERSION
 from suite.validate import (  # noqa: F401 - rules register on import, in this order
     claim_rules,
+    device_rules,
     document_rules,
+    quality_rules,
     reproduction_rules,
     run_rules,
     signature_rules,
