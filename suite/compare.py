@@ -27,6 +27,9 @@ FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
 NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
+# what a step-time figure's interval covers
+ACROSS_RUNS = "across runs"  # the spread between each side's runs: what repeats when the suite runs again
+ONE_RUN = "within one run"  # the noise inside a run only: blind to machine noise between runs
 
 
 # ---------------------------------------------------------------- verdicts
@@ -67,6 +70,7 @@ class Row:
     reason: str | None = None
     method: str = ""
     regression: bool = False  # set by the gate: significantly worse beyond its threshold
+    spread: str = ""  # ACROSS_RUNS or ONE_RUN for the step-time figures (throughput, MFU, p50/p99)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -151,8 +155,11 @@ def compare_runs(base_doc: Doc, base_runs: Runs,
 
 def compare_figure(figure: Figure, b: Estimate, n: Estimate,
                    energy_methods: tuple[set, set] | None = None) -> Row:
-    """One figure's row from the two sides' estimates."""
-    row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL)
+    """One figure's row from the two sides' estimates (across runs when both sides have
+    several, else within their runs: :func:`_same_spread`)."""
+    b, n, spread = _same_spread(b, n)
+    row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL,
+              spread=spread)
     if b.value is None or n.value is None:
         row.verdict = NOT_MEASURED
         row.reason = "; ".join(f"{side}: {e.reason}" for side, e in (("BASE", b), ("NEW", n))
@@ -175,6 +182,18 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
             row.reason = b.reason
     row.method = b.method if b.method == n.method else "; ".join(m for m in (b.method, n.method) if m)
     return row
+
+
+def _same_spread(b: Estimate, n: Estimate) -> tuple[Estimate, Estimate, str]:
+    """The two sides' estimates of one kind: across runs when both sides have several runs,
+    else both within their runs (a side of several runs then gives its ``within`` estimate),
+    with what the interval covers (:data:`ACROSS_RUNS`, :data:`ONE_RUN`; "" for figures read
+    once per run or seed)."""
+    if b.spread == n.spread == "runs":
+        return b, n, ACROSS_RUNS
+    if "runs" in (b.spread, n.spread) or "steps" in (b.spread, n.spread):
+        return b.within or b, n.within or n, ONE_RUN
+    return b, n, ""
 
 
 @dataclass
@@ -200,6 +219,22 @@ def describe(doc: Doc) -> dict[str, Any]:
     return {"system": system.get("name"), "accelerator": f"{accel.get('name')} × {accel.get('count')}",
             "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
             "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at")}
+
+
+def merge_side(docs: Sequence[Doc]) -> Doc:
+    """Several results files of one side (``compare BASE... --vs NEW...``) as one document:
+    their runs together (the runs of one workload × scale are then that side's runs), the first
+    file's system and settings. A division or open-division changes that differ between the
+    files read as "mixed", so that the side is compared with nothing."""
+    first, *rest = docs
+    if not rest:
+        return first
+    settings = dict(first.get("settings", {}))
+    for name, default, mixed in (("division", "closed", "mixed divisions"),
+                                 ("open_changes", [], ["mixed open-division changes"])):
+        if any(d.get("settings", {}).get(name, default) != settings.get(name, default) for d in rest):
+            settings[name] = mixed
+    return {**first, "settings": settings, "runs": [r for d in docs for r in d.get("runs", [])]}
 
 
 def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
@@ -264,6 +299,12 @@ class Gate:
                         row.regression = True
                         found.append((col.file, pair.key, row))
         return found
+
+    def one_run(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
+        """Gated figures judged within one run (:data:`ONE_RUN`): a side had a single run, so
+        their intervals do not cover the machine's noise between runs."""
+        return [(col.file, pair.key, row) for col in columns for pair in col.pairs for row in pair.rows
+                if row.figure in self.thresholds and row.spread == ONE_RUN and row.low is not None]
 
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
         """Gated figures the gate could not judge: not comparable, not measured on a side, or

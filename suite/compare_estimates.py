@@ -2,11 +2,14 @@
 records (the statistics are suite/compare_stats.py's; docs/compare.md has the reasoning):
 
 - **Throughput** (samples/s, tokens/s) and **MFU** are the window's steps over its summed step
-  time, so each side's uncertainty is that of its *mean step time*: batch means of the steps of
-  each run's steady-state window (its ``segments``); a side with several runs (seeds) pools the
-  batches of all its runs.
-- **Step time p50 / p99**: a moving-block bootstrap of the same windows, its generator seeded
-  from the run ids, the side and the figure.
+  time. A side of **two runs or more** (repeats, seeds, several files) gets the mean of its runs'
+  figures and the standard error of that mean from the spread *between* the runs, as pyperf
+  compares processes: that is what changes when the suite is run again. A side of **one run**
+  can only show the noise inside it: the standard error of its *mean step time* from batch means
+  of the steps of its steady-state window (its ``segments``), which does not see what changes
+  from run to run (kept as ``within`` on a side of several runs, for a side of one).
+- **Step time p50 / p99**: likewise between runs, or, with one run, a moving-block bootstrap of
+  its window, the generator seeded from the run ids, the side and the figure.
 - **TTA score**: seeds are independent runs, so no blocks are needed; each side's standard
   error is that of the mean of its converged seeds' times (``sd/√k``, ``k − 1`` degrees of
   freedom; at least two seeds per side). The point estimate is the score itself (the olympic
@@ -21,13 +24,21 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from suite import results
-from suite.compare_stats import SEED, Estimate, mean_estimate, quantile_estimate, rate_estimate
+from suite.compare_stats import (
+    MIN_TAIL_STEPS,
+    MIN_WINDOW_STEPS,
+    SEED,
+    Estimate,
+    mean_estimate,
+    quantile_estimate,
+    rate_estimate,
+)
 from suite.meters import tta as tta_meter
 from suite.summary import complete_runs
 
@@ -80,41 +91,87 @@ def _seed(runs: Runs, role: int, figure: str) -> np.random.SeedSequence:
 
 def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[str, Estimate]:
     """Estimates of the step-time figures of one side's complete runs: samples/s, tokens/s,
-    MFU (batch means of the step times) and step time p50/p99 (moving-block bootstrap; left
-    out, without a value, when not ``quantiles``)."""
+    MFU and step time p50/p99 (left out, without a value, when not ``quantiles``).
+
+    With one run, the error is the noise inside it (spread ``"steps"``): batch means of the step
+    times, a moving-block bootstrap for the quantiles. With two runs or more, it is the spread
+    between the runs (spread ``"runs"``, :func:`across_runs`), and the estimate inside the runs
+    is kept beside it (``within``) for a comparison with a side of one run."""
     done = [r for r in complete_runs(list(runs)) if results.throughput(r) is not None]
     if not done:
         why = next((r["metrics"].get("throughput_status") for r in runs
                     if r["metrics"].get("throughput_status") not in (None, "ok")), None)
         reason = why or "no complete run with a steady-state window"
-        return {f: Estimate(None, reason=reason) for f in
-                ("samples_per_s", "tokens_per_s", "mfu", "step_time_p50", "step_time_p99")}
+        return {f: Estimate(None, reason=reason) for f in STEP_FIGURES}
     windows = [w for w in (window_times(r) for r in done) if w is not None]
     first = done[0]["metrics"]
+    rate = replace(rate_estimate(windows), spread="steps")  # steps/s; the rates below are multiples of it
+    out = {"steps_per_s": rate}
+    for fid, q in QUANTILES.items():
+        out[fid] = replace(quantile_estimate(windows, q, _seed(done, role, fid)), spread="steps") if quantiles \
+            else Estimate(None, reason="not estimated")
+    if len(windows) >= MIN_RUNS:
+        out = {fid: across_runs(windows, fid, est) if est.value is not None else est for fid, est in out.items()}
+    return _rates(out, first)
+
+
+STEP_FIGURES = ("samples_per_s", "tokens_per_s", "mfu", "step_time_p50", "step_time_p99")
+QUANTILES = {"step_time_p50": 0.50, "step_time_p99": 0.99}
+MIN_RUNS = 2  # a side's spread between runs needs two runs of it
+
+
+def across_runs(windows: Sequence[np.ndarray], fid: str, within: Estimate) -> Estimate:
+    """One side's figure over its runs (``fid``: ``steps_per_s`` or a quantile of
+    :data:`QUANTILES`): the mean of the runs' values, with the standard error of that mean from
+    the spread between the runs (``sd/√k``, ``k − 1`` degrees of freedom). This is what repeats
+    when the suite is run again; the noise inside one run does not see what changes from run to
+    run (another process on the machine, clocks, the memory layout). The standard error is never
+    below ``within``'s (the noise inside the runs, which a few runs can understate by chance),
+    with the ``k − 1`` degrees of freedom of the runs. A quantile's interval still needs
+    :data:`compare_stats.MIN_TAIL_STEPS` steps beyond it in every run."""
+    k = len(windows)
+    if fid == "steps_per_s":
+        values = [w.size / float(w.sum()) for w in windows]
+    else:
+        q = QUANTILES[fid]
+        values = [float(np.percentile(w, 100 * q)) for w in windows]
+        needed = max(math.ceil(MIN_TAIL_STEPS / min(q, 1 - q) - 1e-9), MIN_WINDOW_STEPS)
+        if min(w.size for w in windows) < needed:
+            return Estimate(float(np.mean(values)), n=k, spread="runs", within=within,
+                            reason=f"p{round(100 * q)} of runs of {min(w.size for w in windows):,} steps: "
+                                   f"an interval needs {needed:,} per run ({MIN_TAIL_STEPS} beyond it)")
+    value = float(np.mean(values))
+    log_se, df, reason = mean_estimate(values, "run")
+    if log_se is not None and within.log_se is not None:
+        log_se = max(log_se, within.log_se)  # a few runs may agree by chance: never below the noise inside them
+    return Estimate(value, log_se, df, k, "" if reason else f"spread between {k} runs (t over the runs)",
+                    reason, spread="runs", within=within)
+
+
+def _rates(out: dict[str, Estimate], first: dict[str, Any]) -> dict[str, Estimate]:
+    """samples/s, tokens/s and MFU as multiples of ``out["steps_per_s"]`` (and the quantiles)."""
+    rate = out.pop("steps_per_s")
+
+    def scaled(est: Estimate, factor: float) -> Estimate:
+        inner = scaled(est.within, factor) if est.within is not None else None
+        return replace(est, value=None if est.value is None else factor * est.value, within=inner)
+
     sps, tps, flops = first["samples_per_step"], first.get("tokens_per_step"), first["flops_per_step"]
-    rate = rate_estimate(windows)  # steps/s; the rates below are multiples of it
-    steps_per_s = float(rate.value or 0.0)
-
-    def scaled(factor: float) -> Estimate:
-        return Estimate(factor * steps_per_s, rate.log_se, rate.df, rate.n, rate.method, rate.reason)
-
-    out = {"samples_per_s": scaled(sps),
-           "tokens_per_s": scaled(tps) if tps else Estimate(None, reason="no tokens in this workload")}
+    out["samples_per_s"] = scaled(rate, sps)
+    out["tokens_per_s"] = scaled(rate, tps) if tps else Estimate(None, reason="no tokens in this workload")
     peak = first.get("peak_flops")
     if first.get("mfu") is None or not peak:
         out["mfu"] = Estimate(None, reason=first.get("mfu_status") or "not measured")
     else:
-        out["mfu"] = scaled(flops / peak)
-    for fid, q in (("step_time_p50", 0.50), ("step_time_p99", 0.99)):
-        out[fid] = quantile_estimate(windows, q, _seed(done, role, fid)) if quantiles \
-            else Estimate(None, reason="not estimated")
+        out["mfu"] = scaled(rate, flops / peak)
     return out
 
 
 def tta_estimate(runs: Runs) -> Estimate:
     """The TTA score of one side's seeds (a failed or partial run counts as not converged), with
     the standard error of the mean of its converged seeds' times."""
-    by_seed = {r["seed"]: (r["metrics"].get("tta_s") if r["status"] == "complete" else None) for r in runs}
+    by_seed = {i: (r["metrics"].get("tta_s") if r["status"] == "complete" else None)  # several files of a side
+               for i, r in enumerate(runs)}                                          # may repeat a seed
     score = tta_meter.score(by_seed)
     if not score["valid"]:
         return Estimate(None, n=len(by_seed), reason=f"TTA score invalid: {score['reason']}")

@@ -14,10 +14,16 @@ from suite.compare import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, C
 GAP = "  "
 COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}
 RESET = "\033[0m"
-METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s and MFU: batch means of the steady-state "
-           "step times; step time p50/p99: moving-block bootstrap; TTA: over seeds; energy per sample "
-           "and goodput: over runs. A verdict needs the whole interval on one side of 1 "
-           "(docs/compare.md).")
+METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s, MFU and step time p50/p99: with two runs "
+           "or more per side, the spread between the runs; with one run, the noise inside it (batch "
+           "means of the steady-state step times; p50/p99: moving-block bootstrap); TTA: over seeds; "
+           "energy per sample and goodput: over runs. A verdict needs the whole interval on one side "
+           "of 1 (docs/compare.md).")
+ONE_RUN_CAVEAT = ("one run per side cannot tell a real change from machine noise: its intervals cover "
+                  "the noise inside each run, not what changes from one run to the next (identical runs "
+                  "on a busy machine differ by several percent), so its verdicts, marked (one run), are "
+                  "for a quick look. For a verdict against the spread between runs, give two runs or "
+                  "more per side: goodbench run --repeat N, then goodbench compare BASE... --vs NEW...")
 
 
 # ---------------------------------------------------------------- numbers as text
@@ -95,8 +101,10 @@ def _cells(row: Row | None, notes: Notes, pair: Pair | None) -> list[str]:
         return ["—", "—", "—", ""]
     unit = BY_ID[row.figure].unit
     verdict = row.verdict + notes.mark(row.reason if row.verdict not in (FASTER, SLOWER, compare.SAME) else None)
-    if row.regression:
-        verdict += " (regression)"
+    labels = [w for w, on in (("one run", row.spread == compare.ONE_RUN and row.verdict in (FASTER, SLOWER)),
+                              ("regression", row.regression)) if on]
+    if labels:
+        verdict += f" ({', '.join(labels)})"
     return [value_text(row.new, unit), ratio_text(row.ratio), interval_text(row), verdict]
 
 
@@ -120,6 +128,18 @@ def _grid(columns: Sequence[Column], notes: Notes) -> tuple[list[list[str]], lis
             unmeasured_lines.append(f"{key}: not measured in either file: "
                                     + ", ".join(BY_ID[f].label for f in unmeasured))
     return grid, unmeasured_lines
+
+
+def one_run_keys(columns: Sequence[Column]) -> list[str]:
+    """The workload × scale pairs whose step-time figures were judged within one run."""
+    return list(dict.fromkeys(p.key for col in columns for p in col.pairs
+                              if any(r.spread == compare.ONE_RUN for r in p.rows)))
+
+
+def caveat_lines(columns: Sequence[Column]) -> list[str]:
+    """The one-run warning, naming the pairs it concerns; none when every pair had several runs a side."""
+    found = one_run_keys(columns)
+    return [f"{', '.join(found)}: {ONE_RUN_CAVEAT}"] if found else []
 
 
 def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tuple[str, str, str]]:
@@ -158,6 +178,10 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
                   for file, key, row in regressions]
     else:
         lines.append(f"{gate_text(gate)}: passed")
+    one_run = gate.one_run(columns)
+    if one_run:
+        lines.append("  judged within one run (blind to machine noise between runs): " + "; ".join(
+            f"{key} {row.label}" for _, key, row in one_run))
     if unchecked:
         lines.append("  not checked: " + "; ".join(
             f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
@@ -192,7 +216,7 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
-    lines += ["", METHODS]
+    lines += ["", *[line for c in caveat_lines(columns) for line in (c, "")], METHODS]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:
         lines += [""] + gate_lines
@@ -233,6 +257,7 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
+    lines += [line for c in caveat_lines(columns) for line in ("", f"**{_md(c)}**")]
     lines += ["", f"<sub>{METHODS}</sub>"]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:
@@ -250,6 +275,7 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
         "base": {"file": base_name, **compare.describe(base_doc)},
         "new": [col.to_json() for col in columns],
         "methods": METHODS,
+        "one_run": {"pairs": one_run_keys(columns), "caveat": ONE_RUN_CAVEAT},
     }
     if gate is not None and gate.thresholds:
         out["gate"] = {
@@ -257,6 +283,8 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
             "failed": bool(regressions),
             "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
                              "ci95": [row.low, row.high]} for file, key, row in regressions],
+            "judged_within_one_run": [{"new": file, "key": key, "figure": row.figure}
+                                      for file, key, row in gate.one_run(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
                              "why": (row.reason or row.verdict) if row else NOT_COMPARABLE}
                             for file, key, row in unchecked],

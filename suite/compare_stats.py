@@ -58,6 +58,8 @@ class Estimate:
     n: int = 0
     method: str = ""
     reason: str | None = None
+    spread: str = ""  # "runs": the error is the spread between runs; "steps": inside runs only
+    within: Estimate | None = None  # with spread "runs": the same side's estimate inside its runs
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

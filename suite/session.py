@@ -44,6 +44,7 @@ class SuitePlan:
     system_overrides: dict | None = None
     command: list[str] = field(default_factory=list)
     global_batch: int | None = None  # open division: every workload's global batch, changed
+    repeat: int = 1  # runs of each throughput workload × seed (``--repeat``), one after another
 
     def workloads(self) -> tuple[list[Workload], list[str]]:
         """The workloads to run and the open-division changes made to their pinned specs."""
@@ -176,13 +177,13 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     interrupted, aborted = False, None
     for workload in runnable:
         n = plan.seeds or default_seeds(plan.scale, workload.kind)
-        for seed in SEEDS[:n]:
+        for seed, repeat in _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1):
             try:
                 run = run_supervised if options.supervised else run_one
-                runs.append(run(workload, plan.scale, seed, options, progress))
+                runs.append(_numbered(run(workload, plan.scale, seed, options, progress), repeat))
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
-                    runs.append(exc.record)
+                    runs.append(_numbered(exc.record, repeat))
                 if isinstance(exc, Terminated) and options.parallel.distributed:
                     # a worker's SIGTERM: torchrun stops the workers after one failed (a user
                     # stopping the job goes through the launcher, which sends SIGINT instead)
@@ -205,6 +206,19 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     return doc
 
 
+def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
+    """(seed, repeat number) of each run of a workload: its first ``seeds`` pinned seeds, each
+    run ``repeat`` times in a row (numbered 1 … ``repeat``; None when it runs once)."""
+    return [(seed, k if repeat > 1 else None) for seed in SEEDS[:seeds] for k in range(1, repeat + 1)]
+
+
+def _numbered(record: dict, repeat: int | None) -> dict:
+    """A run's record with its repeat number (``repeat``: absent from a run made once)."""
+    if repeat is not None:
+        record["repeat"] = repeat
+    return record
+
+
 def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], skipped: list[dict],
               open_changes: list[str], ceilings: dict, interrupted: bool, aborted: str | None) -> dict:
     """The document's ``settings`` section."""
@@ -213,6 +227,7 @@ def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], ski
         "device": str(options.device),
         "workloads": workload_ids,
         "seeds_per_workload": plan.seeds or None,
+        **({"repeat": plan.repeat} if plan.repeat > 1 else {}),
         "peak_tflops_override": options.peak_tflops,
         "checkpoint_every": options.checkpoint_every,
         "inject_failures": list(options.inject_failures),

@@ -14,9 +14,16 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p = commands.add_parser("compare", help="compare results files: ratios, 95%% intervals, verdicts",
                             description="Compare each NEW file with BASE: for every workload and scale in "
                             "both, each headline figure's ratio NEW/BASE with a 95%% interval and a verdict "
-                            "(faster, slower, no significant change). docs/compare.md has the statistics.")
+                            "(faster, slower, no significant change). docs/compare.md has the statistics. "
+                            "With --vs, the files before it are one side (BASE) and the files after it the "
+                            "other (NEW): with two runs or more per side, the throughput intervals come from "
+                            "the spread between the runs (goodbench run --repeat N makes several); one run "
+                            "per side cannot tell a real change from machine noise between runs.")
     p.add_argument("base", metavar="BASE", help="the results file to compare against")
-    p.add_argument("new", nargs="+", metavar="NEW", help="results files to compare (one column each)")
+    p.add_argument("new", nargs="*", metavar="NEW", help="results files to compare (one column each); "
+                   "with --vs, more BASE files")
+    p.add_argument("--vs", nargs="+", metavar="NEW", dest="vs",
+                   help="the NEW side's results files, compared as one side with every file before --vs")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text",
                    help="text table (default; colour on a terminal), markdown for a pull-request "
                         "comment, JSON for tools")
@@ -39,13 +46,23 @@ def run(args) -> int:
         gate = compare.Gate.parse(args.fail_on_regression or [])
     except ValueError as exc:
         raise Usage(f"--fail-on-regression {exc}") from None
-    base_doc, *new_docs = (_valid_document(f) for f in [args.base, *args.new])
-    columns = [compare.compare_documents(base_doc, doc, name) for name, doc in zip(args.new, new_docs)]
+    if not args.vs and not args.new:
+        raise Usage("compare needs BASE and at least one NEW file (or BASE... --vs NEW...)")
+    if args.vs:  # two sides of one or more files each
+        base_names, new_names = [args.base, *args.new], list(args.vs)
+        base_doc = compare.merge_side([_valid_document(f) for f in base_names])
+        sides = [(" + ".join(new_names), compare.merge_side([_valid_document(f) for f in new_names]))]
+        base_name = " + ".join(base_names)
+    else:
+        base_name, base_doc = args.base, _valid_document(args.base)
+        sides = [(name, _valid_document(name)) for name in args.new]
+    columns = [compare.compare_documents(base_doc, doc, name) for name, doc in sides]
     if not any(col.pairs for col in columns):
-        raise GoodbenchError(f"{args.base} shares no workload with {', '.join(args.new)}: nothing to compare")
+        raise GoodbenchError(f"{base_name} shares no workload with {', '.join(n for n, _ in sides)}: "
+                             "nothing to compare")
     regressions = gate.apply(columns) if gate.thresholds else []
     unchecked = gate.unchecked(columns) if gate.thresholds else []
-    parts = (args.base, base_doc, columns, gate, regressions, unchecked)
+    parts = (base_name, base_doc, columns, gate, regressions, unchecked)
     if args.format == "json":
         print(compare_report.as_json(*parts))
     elif args.format == "markdown":

@@ -27,6 +27,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="pinned variant (default: full on a GPU, smoke on the CPU)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--seeds", type=int, help="seeds per workload (default: 5 for TTA at full scale, else 1)")
+    p.add_argument("--repeat", type=POSITIVE_INT, default=1, metavar="N",
+                   help="run each seed of a throughput workload N times in a row, into the one results "
+                        "file (several runs a side, for goodbench compare's spread between runs)")
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
     p.add_argument("--peak-tflops", type=POSITIVE_FLOAT, help="peak TFLOP/s for MFU where the device is not in the table")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
@@ -78,6 +81,7 @@ def run(args) -> int:
     unknown = [w for w in args.workload or [] if w not in registry.WORKLOADS]
     if unknown:
         raise Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
+    _check_repeat(args)
     device = resolve_device(args.device)
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
     if args.nproc_per_node and not launch.in_torchrun():
@@ -113,7 +117,8 @@ def _run_process(args, device, scale: str, parallel) -> int:
     plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
                      seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
                      system_overrides=load_overrides(args.system_overrides),
-                     command=["goodbench", *sys.argv[1:]], global_batch=args.global_batch)
+                     command=["goodbench", *sys.argv[1:]], global_batch=args.global_batch,
+                     repeat=args.repeat)
     options = RunOptions(
         device=device, data_dir=args.data_dir, peak_tflops=args.peak_tflops,
         checkpoint_every=args.checkpoint_every,
@@ -334,6 +339,22 @@ def _launch(args, scale: str) -> int:
     finally:
         if reservation is not None:
             reservation.release()
+
+
+def _check_repeat(args) -> None:
+    """Usage errors of ``--repeat``: it repeats throughput workloads (a TTA score is over
+    distinct seeds), and not with checkpoints or injected failures (kept per seed)."""
+    from workloads import registry
+
+    if args.repeat == 1:
+        return
+    tta = [w for w in args.workload or [] if registry.get(w).kind == "tta"]
+    if tta:
+        raise Usage(f"--repeat runs a throughput workload's seeds again; {', '.join(tta)} "
+                    "scores time to accuracy over distinct seeds: use --seeds N")
+    if args.checkpoint_every or args.resume or args.inject_failure or args.failure_rate:
+        raise Usage("--repeat measures throughput from run to run; it does not combine with "
+                    "--checkpoint-every, --resume, --inject-failure or --failure-rate")
 
 
 def _check_parallel(args, parallel, scale: str) -> None:

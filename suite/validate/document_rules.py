@@ -78,14 +78,17 @@ def _check_timestamps(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
 
 @document_rule("duplicate-seed")
 def _check_seeds(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """A seed appears once per workload and scale."""
+    """A seed appears once per workload and scale (a throughput workload's once per repeat number)."""
     seen: dict[tuple, int] = {}
     problems = []
     for i, run in runs:
-        key = (run["workload"]["id"], run["scale"], run["seed"])
+        # goodbench run --repeat N: a throughput workload's seed N times, numbered; a TTA score is over distinct seeds
+        repeat = run.get("repeat", 1) if run["workload"]["kind"] == "throughput" else 1
+        key = (run["workload"]["id"], run["scale"], run["seed"], repeat)
         if key in seen:
+            again = f" (repeat {repeat})" if "repeat" in run and run["workload"]["kind"] == "throughput" else ""
             problems.append(Problem("duplicate-seed", f"runs[{i}].seed",
-                                    f"seed {run['seed']} of {key[0]} already used by runs[{seen[key]}]"))
+                                    f"seed {run['seed']}{again} of {key[0]} already used by runs[{seen[key]}]"))
         seen.setdefault(key, i)
     return problems
 
