@@ -189,6 +189,8 @@ def _same_spread(b: Estimate, n: Estimate) -> tuple[Estimate, Estimate, str]:
     else both within their runs (a side of several runs then gives its ``within`` estimate),
     with what the interval covers (:data:`ACROSS_RUNS`, :data:`ONE_RUN`; "" for figures read
     once per run or seed)."""
+    if b.value is None or n.value is None:  # not measured on a side: nothing is judged
+        return b, n, ""
     if b.spread == n.spread == "runs":
         return b, n, ACROSS_RUNS
     if "runs" in (b.spread, n.spread) or "steps" in (b.spread, n.spread):
@@ -332,8 +334,9 @@ def entry_summary(doc: Doc, runs: Runs) -> dict[str, Any]:
     """What the site keeps of one entry (a file's runs of one workload × scale) to compare it
     with any other: its comparability context, its energy methods and, for each of
     :data:`SITE_FIGURES`, ``[value, log_se, df, reason]`` (plain JSON, for the pages and their
-    script). No step-time quantiles: the site builds without a bootstrap."""
-    estimates = side_estimates(runs, quantiles=False)
+    script). No step-time quantiles: the site builds without a bootstrap. The step-time figures
+    are the estimates within the runs (its entries are mostly one run: docs/compare.md)."""
+    estimates = {f: e.within or e for f, e in side_estimates(runs, quantiles=False).items()}
     methods = {str(r["metrics"].get("energy_method")) for r in complete_runs(list(runs))}
     return {"context": {k: _plain(v) for k, v in context(doc, runs).items()},
             "energy": sorted(methods),

@@ -117,6 +117,8 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
                     replace(options, checkpoint_dir=str(checkpoints / f"run{n}-attempt{attempt}"))
                 record = run_one(by_id[target.workload_id], the_plan.scale, target.seed, opts,
                                  progress if parallel.is_main else quiet)
+                if "repeat" in target.run:  # a run of `run --repeat`: its number keeps the seeds apart
+                    record["repeat"] = target.run["repeat"]
                 found = compare_run(target, record, tolerance, earlier) if parallel.is_main else None
                 if not distributed.broadcast(found is not None and found.repeat, parallel):
                     break
