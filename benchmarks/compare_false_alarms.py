@@ -5,7 +5,8 @@ then NEW, each `goodbench run --repeat R`: R runs in a row in one process), and 
 compared twice:
 
 - **one run per side** (the gate as it was before runs could be compared across): the first run
-  of BASE against the first run of NEW, the interval from the step times inside each run;
+  of BASE against the first run of NEW, the interval from the step times inside each run (and,
+  as a second figure, the j-th run of BASE against the j-th of NEW for every j);
 - **R runs per side**: BASE's R runs against NEW's R runs, the interval from the spread between
   the runs (docs/compare.md).
 
@@ -119,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         base, new = load(base_path), load(base_path.with_name(base_path.name.replace("-base", "-new")))
         pairs.append({"pair": base_path.name.split("-")[0], "runs_per_side": len(base["runs"]),
                       "one_run": judge(one_run(base, 0), one_run(new, 0), gate),
-                      "across_runs": judge(base, new, gate)})
+                      "across_runs": judge(base, new, gate),
+                      "one_run_each": [judge(one_run(base, j), one_run(new, j), gate)
+                                       for j in range(min(len(base["runs"]), len(new["runs"])))]})
     k = len(pairs)
     summary = {"command": " ".join(["python", "benchmarks/compare_false_alarms.py", *(argv or sys.argv[1:])]),
                "workload": args.workload, "pairs": k, "runs_per_side": pairs[0]["runs_per_side"] if pairs else 0,
@@ -131,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                          "differs_wilson95": wilson(differs, k),
                          "gate_failed": failed, "gate_rate": failed / k if k else None,
                          "gate_wilson95": wilson(failed, k)}
+    each = [j for p in pairs for j in p["one_run_each"]]  # the j-th run of BASE against NEW's, every j
+    summary["one_run_each"] = {"comparisons": len(each),
+                               "differs": sum(j["verdict"] in (compare.FASTER, compare.SLOWER) for j in each),
+                               "gate_failed": sum(j["gate_failed"] for j in each)}
     (folder / "summary.json").write_text(json.dumps({"summary": summary, "pairs": pairs}, indent=1))
     for p in pairs:
         a, b = p["one_run"], p["across_runs"]
@@ -142,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: differs {s['differs']}/{k} (95% {s['differs_wilson95'][0]:.0%}–{s['differs_wilson95'][1]:.0%}), "
               f"gate at {args.threshold:g}% failed {s['gate_failed']}/{k} "
               f"(95% {s['gate_wilson95'][0]:.0%}–{s['gate_wilson95'][1]:.0%})")
+    e = summary["one_run_each"]
+    if e["comparisons"]:
+        print(f"one run per side, every run of a pair (the j-th of BASE against the j-th of NEW; not independent "
+              f"within a pair): differs {e['differs']}/{e['comparisons']} ({e['differs'] / e['comparisons']:.0%}), "
+              f"gate failed {e['gate_failed']}/{e['comparisons']} ({e['gate_failed'] / e['comparisons']:.0%})")
     if loads:
         print(f"load average (1 min) before each pair: min {min(loads):.2f}, max {max(loads):.2f}")
     print(f"files and summary.json in {folder}")
