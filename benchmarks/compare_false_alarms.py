@@ -1,22 +1,24 @@
 """False alarms of `goodbench compare`'s regression gate on identical code, on this machine.
 
-K pairs of results files of one unchanged throughput workload are trained back to back (BASE,
-then NEW, each `goodbench run --repeat R`: R runs in a row in one process), and each pair is
-compared twice:
+K pairs of results files of one unchanged throughput workload are trained alternately (BASE,
+NEW, BASE, NEW, …; each file `goodbench run --repeat R`: R runs in a row in one process), and
+compared three ways:
 
-- **one run per side** (the gate as it was before runs could be compared across): the first run
-  of BASE against the first run of NEW, the interval from the step times inside each run (and,
-  as a second figure, the j-th run of BASE against the j-th of NEW for every j);
-- **R runs per side**: BASE's R runs against NEW's R runs, the interval from the spread between
-  the runs (docs/compare.md).
+- **one run per side** (the gate as it was before sides of several runs): the first run of a
+  pair's BASE file against the first run of its NEW file, the interval from the step times
+  inside each run (and, as a second figure, the j-th run against the j-th for every j);
+- **one file per side**: a pair's BASE file (R runs) against its NEW file, the interval from
+  the spread between the runs of each file;
+- **F files per side**: F consecutive pairs' BASE files against their NEW files (K // F trials),
+  the interval from the spread between the files (`goodbench compare B1 … BF --vs N1 … NF`).
 
 Nothing changed between the sides, so every "faster"/"slower" verdict on samples/s is a false
 alarm, and so is every failure of `--fail-on-regression PCT`. Each rate is given with its Wilson
-95% interval over the K pairs. Each pair trains while holding `--lock` (other timed work on the
+95% interval over its trials. Each pair trains while holding `--lock` (other timed work on the
 machine waits); the load average is recorded before each pair.
 
-    python benchmarks/compare_false_alarms.py --pairs 20 --repeat 5
-    python benchmarks/compare_false_alarms.py --reuse DIR        # compare the files of a finished run again
+    python benchmarks/compare_false_alarms.py --pairs 48 --repeat 3 --files 3
+    python benchmarks/compare_false_alarms.py --reuse DIR --files 3    # compare the files of a finished run again
 """
 from __future__ import annotations
 
@@ -95,8 +97,9 @@ def load(path: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", type=int, default=20, help="K: pairs of identical BASE/NEW files")
-    ap.add_argument("--repeat", type=int, default=5, help="R: runs per file (per side)")
+    ap.add_argument("--pairs", type=int, default=48, help="K: pairs of identical BASE/NEW files")
+    ap.add_argument("--repeat", type=int, default=3, help="R: runs per file")
+    ap.add_argument("--files", type=int, default=3, help="F: files per side of the across-files comparison")
     ap.add_argument("--workload", default="gpt2-124m", help="a throughput workload")
     ap.add_argument("--threshold", type=float, default=5.0, help="the gate's --fail-on-regression PCT")
     ap.add_argument("--dir", help="where the results files go (default: a new temporary folder)")
@@ -115,47 +118,38 @@ def main(argv: list[str] | None = None) -> int:
                     train(folder / f"pair{i:02d}-{side}.json", args.workload, args.repeat)
             print(f"pair {i + 1}/{args.pairs}: {time.time() - started:.0f} s, load {loads[-1]:.2f}", flush=True)
     gate = compare.Gate.parse([f"samples_per_s={args.threshold:g}"])
-    pairs = []
-    for base_path in sorted(folder.glob("pair*-base.json")):
-        base, new = load(base_path), load(base_path.with_name(base_path.name.replace("-base", "-new")))
-        pairs.append({"pair": base_path.name.split("-")[0], "runs_per_side": len(base["runs"]),
-                      "one_run": judge(one_run(base, 0), one_run(new, 0), gate),
-                      "across_runs": judge(base, new, gate),
-                      "one_run_each": [judge(one_run(base, j), one_run(new, j), gate)
-                                       for j in range(min(len(base["runs"]), len(new["runs"])))]})
-    k = len(pairs)
-    summary = {"command": " ".join(["python", "benchmarks/compare_false_alarms.py", *(argv or sys.argv[1:])]),
-               "workload": args.workload, "pairs": k, "runs_per_side": pairs[0]["runs_per_side"] if pairs else 0,
-               "threshold_pct": args.threshold, "load_average_1min": loads, "folder": str(folder)}
-    for mode in ("one_run", "across_runs"):
-        differs = sum(p[mode]["verdict"] in (compare.FASTER, compare.SLOWER) for p in pairs)
-        failed = sum(p[mode]["gate_failed"] for p in pairs)
-        summary[mode] = {"differs": differs, "differs_rate": differs / k if k else None,
-                         "differs_wilson95": wilson(differs, k),
-                         "gate_failed": failed, "gate_rate": failed / k if k else None,
-                         "gate_wilson95": wilson(failed, k)}
-    each = [j for p in pairs for j in p["one_run_each"]]  # the j-th run of BASE against NEW's, every j
-    summary["one_run_each"] = {"comparisons": len(each),
-                               "differs": sum(j["verdict"] in (compare.FASTER, compare.SLOWER) for j in each),
-                               "gate_failed": sum(j["gate_failed"] for j in each)}
-    (folder / "summary.json").write_text(json.dumps({"summary": summary, "pairs": pairs}, indent=1))
-    for p in pairs:
-        a, b = p["one_run"], p["across_runs"]
-        print(f"{p['pair']}: one run {a['ratio']:.3f} [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}] {a['verdict']}"
-              f"{' GATE' if a['gate_failed'] else ''} | {p['runs_per_side']} runs {b['ratio']:.3f} "
-              f"[{b['ci95'][0]:.3f}, {b['ci95'][1]:.3f}] {b['verdict']}{' GATE' if b['gate_failed'] else ''}")
-    for mode, label in (("one_run", "one run per side"), ("across_runs", f"{summary['runs_per_side']} runs per side")):
-        s = summary[mode]
-        print(f"{label}: differs {s['differs']}/{k} (95% {s['differs_wilson95'][0]:.0%}–{s['differs_wilson95'][1]:.0%}), "
-              f"gate at {args.threshold:g}% failed {s['gate_failed']}/{k} "
-              f"(95% {s['gate_wilson95'][0]:.0%}–{s['gate_wilson95'][1]:.0%})")
-    e = summary["one_run_each"]
-    if e["comparisons"]:
-        print(f"one run per side, every run of a pair (the j-th of BASE against the j-th of NEW; not independent "
-              f"within a pair): differs {e['differs']}/{e['comparisons']} ({e['differs'] / e['comparisons']:.0%}), "
-              f"gate failed {e['gate_failed']}/{e['comparisons']} ({e['gate_failed'] / e['comparisons']:.0%})")
+    paths = sorted(folder.glob("pair*-base.json"))
+    docs = [(load(p), load(p.with_name(p.name.replace("-base", "-new")))) for p in paths]
+    trials: dict[str, list[dict]] = {"one_run": [], "one_file": [], "files": [], "one_run_each": []}
+    for base, new in docs:
+        trials["one_run"].append(judge(one_run(base, 0), one_run(new, 0), gate))
+        trials["one_file"].append(judge(base, new, gate))
+        trials["one_run_each"] += [judge(one_run(base, j), one_run(new, j), gate)
+                                   for j in range(min(len(base["runs"]), len(new["runs"])))]
+    for start in range(0, len(docs) - args.files + 1, args.files):
+        group = docs[start:start + args.files]
+        trials["files"].append(judge(compare.merge_side([b for b, _ in group]),
+                                     compare.merge_side([n for _, n in group]), gate))
+    summary: dict = {"command": " ".join(["python", "benchmarks/compare_false_alarms.py", *(argv or sys.argv[1:])]),
+                     "workload": args.workload, "pairs": len(docs), "files_per_side": args.files,
+                     "runs_per_file": len(docs[0][0]["runs"]) if docs else 0, "threshold_pct": args.threshold,
+                     "load_average_1min": loads, "folder": str(folder)}
+    labels = {"one_run": "one run per side", "one_file": "one file per side (its runs' spread)",
+              "files": f"{args.files} files per side (their spread)",
+              "one_run_each": "one run per side, every j-th run against the j-th (not independent within a pair)"}
+    for mode, found in trials.items():
+        k = len(found)
+        differs = sum(t["verdict"] in (compare.FASTER, compare.SLOWER) for t in found)
+        failed = sum(t["gate_failed"] for t in found)
+        summary[mode] = {"trials": k, "differs": differs, "differs_wilson95": wilson(differs, k),
+                         "gate_failed": failed, "gate_wilson95": wilson(failed, k)}
+        print(f"{labels[mode]}: differs {differs}/{k} (95% {summary[mode]['differs_wilson95'][0]:.0%}–"
+              f"{summary[mode]['differs_wilson95'][1]:.0%}), gate at {args.threshold:g}% failed {failed}/{k} "
+              f"(95% {summary[mode]['gate_wilson95'][0]:.0%}–{summary[mode]['gate_wilson95'][1]:.0%})")
+    (folder / "summary.json").write_text(json.dumps({"summary": summary, "trials": trials}, indent=1))
     if loads:
-        print(f"load average (1 min) before each pair: min {min(loads):.2f}, max {max(loads):.2f}")
+        print(f"load average (1 min) before each pair: min {min(loads):.2f}, median "
+              f"{sorted(loads)[len(loads) // 2]:.2f}, max {max(loads):.2f}")
     print(f"files and summary.json in {folder}")
     return 0
 

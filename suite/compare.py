@@ -1,6 +1,8 @@
-"""Comparison of results files: for each workload × scale that two files share, each headline
-figure's two values (suite/compare_estimates.py), the ratio NEW/BASE with a 95% confidence
-interval (suite/compare_stats.py), and a verdict; the regression gate; the site's entries.
+"""Comparison of results files: for each workload × scale that two sides share (a file each, or
+several files merged into a side: :func:`merge_side`), each headline figure's two values
+(suite/compare_estimates.py: across files, across runs or within one run, the widest level both
+sides allow), the ratio NEW/BASE with a 95% confidence interval (suite/compare_stats.py), and a
+verdict; the regression gate; the site's entries.
 
 The verdict follows the interval only: ``faster`` when it lies wholly on the better side of 1,
 ``slower`` when wholly on the worse side, else ``no significant change``. Figures that cannot be
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from suite import results
-from suite.compare_estimates import BY_ID, FIGURE_IDS, FIGURES, Figure, Runs, side_estimates
+from suite.compare_estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
 from suite.compare_stats import Estimate, Ratio, ratio_interval
 from suite.summary import complete_runs, groups
 
@@ -27,9 +29,11 @@ FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
 NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
-# what a step-time figure's interval covers
-ACROSS_RUNS = "across runs"  # the spread between each side's runs: what repeats when the suite runs again
+# what a step-time figure's interval covers (its row's ``spread``)
+ACROSS_FILES = "across files"  # the spread between each side's files: processes made at other times
+ACROSS_RUNS = "across runs of one file"  # runs of one process, one stretch of time: blind to what differs between them
 ONE_RUN = "within one run"  # the noise inside a run only: blind to machine noise between runs
+SPREADS = {"files": ACROSS_FILES, "runs": ACROSS_RUNS, "steps": ONE_RUN}  # widest first
 
 
 # ---------------------------------------------------------------- verdicts
@@ -155,8 +159,8 @@ def compare_runs(base_doc: Doc, base_runs: Runs,
 
 def compare_figure(figure: Figure, b: Estimate, n: Estimate,
                    energy_methods: tuple[set, set] | None = None) -> Row:
-    """One figure's row from the two sides' estimates (across runs when both sides have
-    several, else within their runs: :func:`_same_spread`)."""
+    """One figure's row from the two sides' estimates (at the widest spread both have:
+    :func:`_same_spread`)."""
     b, n, spread = _same_spread(b, n)
     row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL,
               spread=spread)
@@ -185,17 +189,27 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
 
 
 def _same_spread(b: Estimate, n: Estimate) -> tuple[Estimate, Estimate, str]:
-    """The two sides' estimates of one kind: across runs when both sides have several runs,
-    else both within their runs (a side of several runs then gives its ``within`` estimate),
-    with what the interval covers (:data:`ACROSS_RUNS`, :data:`ONE_RUN`; "" for figures read
-    once per run or seed)."""
+    """The two sides' estimates at the widest level both have (:data:`SPREADS`: between files,
+    between runs, within runs; a side with more gives its ``fallback``), and what the interval
+    covers ("" for figures read once per run or seed, or not measured on a side)."""
     if b.value is None or n.value is None:  # not measured on a side: nothing is judged
         return b, n, ""
-    if b.spread == n.spread == "runs":
-        return b, n, ACROSS_RUNS
-    if "runs" in (b.spread, n.spread) or "steps" in (b.spread, n.spread):
-        return b.within or b, n.within or n, ONE_RUN
+    levels_b, levels_n = _levels(b), _levels(n)
+    for level, label in SPREADS.items():
+        if level in levels_b and level in levels_n:
+            return levels_b[level], levels_n[level], label
     return b, n, ""
+
+
+def _levels(est: Estimate) -> dict[str, Estimate]:
+    """An estimate and its fallbacks, by spread."""
+    out: dict[str, Estimate] = {}
+    found: Estimate | None = est
+    while found is not None:
+        if found.spread:
+            out.setdefault(found.spread, found)
+        found = found.fallback
+    return out
 
 
 @dataclass
@@ -231,12 +245,13 @@ def merge_side(docs: Sequence[Doc]) -> Doc:
     first, *rest = docs
     if not rest:
         return first
-    settings = dict(first.get("settings", {}))
+    settings = dict(first.get("settings", {}))  # the runs are tagged with their file (FILE_KEY)
     for name, default, mixed in (("division", "closed", "mixed divisions"),
                                  ("open_changes", [], ["mixed open-division changes"])):
         if any(d.get("settings", {}).get(name, default) != settings.get(name, default) for d in rest):
             settings[name] = mixed
-    return {**first, "settings": settings, "runs": [r for d in docs for r in d.get("runs", [])]}
+    return {**first, "settings": settings,
+            "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
 
 
 def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
@@ -302,11 +317,12 @@ class Gate:
                         found.append((col.file, pair.key, row))
         return found
 
-    def one_run(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
-        """Gated figures judged within one run (:data:`ONE_RUN`): a side had a single run, so
-        their intervals do not cover the machine's noise between runs."""
+    def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
+        """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
+        :data:`ONE_RUN`): a side had one file, so their intervals miss the machine's noise
+        between processes and stretches of time (docs/compare.md measured its false alarms)."""
         return [(col.file, pair.key, row) for col in columns for pair in col.pairs for row in pair.rows
-                if row.figure in self.thresholds and row.spread == ONE_RUN and row.low is not None]
+                if row.figure in self.thresholds and row.spread in (ACROSS_RUNS, ONE_RUN) and row.low is not None]
 
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
         """Gated figures the gate could not judge: not comparable, not measured on a side, or
@@ -336,7 +352,7 @@ def entry_summary(doc: Doc, runs: Runs) -> dict[str, Any]:
     :data:`SITE_FIGURES`, ``[value, log_se, df, reason]`` (plain JSON, for the pages and their
     script). No step-time quantiles: the site builds without a bootstrap. The step-time figures
     are the estimates within the runs (its entries are mostly one run: docs/compare.md)."""
-    estimates = {f: e.within or e for f, e in side_estimates(runs, quantiles=False).items()}
+    estimates = {f: _levels(e).get("steps", e) for f, e in side_estimates(runs, quantiles=False).items()}
     methods = {str(r["metrics"].get("energy_method")) for r in complete_runs(list(runs))}
     return {"context": {k: _plain(v) for k, v in context(doc, runs).items()},
             "energy": sorted(methods),

@@ -2,14 +2,15 @@
 records (the statistics are suite/compare_stats.py's; docs/compare.md has the reasoning):
 
 - **Throughput** (samples/s, tokens/s) and **MFU** are the window's steps over its summed step
-  time. A side of **two runs or more** (repeats, seeds, several files) gets the mean of its runs'
-  figures and the standard error of that mean from the spread *between* the runs, as pyperf
-  compares processes: that is what changes when the suite is run again. A side of **one run**
-  can only show the noise inside it: the standard error of its *mean step time* from batch means
-  of the steps of its steady-state window (its ``segments``), which does not see what changes
-  from run to run (kept as ``within`` on a side of several runs, for a side of one).
-- **Step time p50 / p99**: likewise between runs, or, with one run, a moving-block bootstrap of
-  its window, the generator seeded from the run ids, the side and the figure.
+  time. A side of **two files or more** gets the mean of its files' figures and the standard
+  error of that mean from the spread *between the files*, as pyperf compares processes: that is
+  what changes when the suite is run again. A side of one file with several runs (``run
+  --repeat``, seeds) gets the spread between its runs, which share one process and one stretch of
+  time. A side of **one run** can only show the noise inside it: the standard error of its *mean
+  step time* from batch means of the steps of its steady-state window (its ``segments``). Each
+  level keeps the next as its ``fallback``, for a comparison with a side that has less.
+- **Step time p50 / p99**: likewise between files or runs, or, with one run, a moving-block
+  bootstrap of its window, the generator seeded from the run ids, the side and the figure.
 - **TTA score**: seeds are independent runs, so no blocks are needed; each side's standard
   error is that of the mean of its converged seeds' times (``sd/√k``, ``k − 1`` degrees of
   freedom; at least two seeds per side). The point estimate is the score itself (the olympic
@@ -93,59 +94,64 @@ def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[st
     """Estimates of the step-time figures of one side's complete runs: samples/s, tokens/s,
     MFU and step time p50/p99 (left out, without a value, when not ``quantiles``).
 
-    With one run, the error is the noise inside it (spread ``"steps"``): batch means of the step
-    times, a moving-block bootstrap for the quantiles. With two runs or more, it is the spread
-    between the runs (spread ``"runs"``, :func:`across_runs`), and the estimate inside the runs
-    is kept beside it (``within``) for a comparison with a side of one run."""
+    The error is what the side allows, from the widest to the narrowest (each keeps the next as
+    its ``fallback``, for a comparison with a side that has less): the spread between its
+    **files** (``"files"``: two files or more, each a process of its own, :func:`across`), the
+    spread between its **runs** (``"runs"``: runs of one file share a process and a stretch of
+    time), or the noise **inside** its runs (``"steps"``: batch means of the step times, a
+    moving-block bootstrap for the quantiles)."""
     done = [r for r in complete_runs(list(runs)) if results.throughput(r) is not None]
     if not done:
         why = next((r["metrics"].get("throughput_status") for r in runs
                     if r["metrics"].get("throughput_status") not in (None, "ok")), None)
         reason = why or "no complete run with a steady-state window"
         return {f: Estimate(None, reason=reason) for f in STEP_FIGURES}
-    windows = [w for w in (window_times(r) for r in done) if w is not None]
+    pairs = [(w, r.get(FILE_KEY, 0)) for r in done if (w := window_times(r)) is not None]
+    windows, files = [w for w, _ in pairs], [f for _, f in pairs]
     first = done[0]["metrics"]
-    rate = replace(rate_estimate(windows), spread="steps")  # steps/s; the rates below are multiples of it
-    out = {"steps_per_s": rate}
+    out = {"steps_per_s": replace(rate_estimate(windows), spread="steps")}  # the rates below are multiples of it
     for fid, q in QUANTILES.items():
         out[fid] = replace(quantile_estimate(windows, q, _seed(done, role, fid)), spread="steps") if quantiles \
             else Estimate(None, reason="not estimated")
-    if len(windows) >= MIN_RUNS:
-        out = {fid: across_runs(windows, fid, est) if est.value is not None else est for fid, est in out.items()}
+    for level, groups in (("runs", list(range(len(windows)))), ("files", files)):
+        if len(set(groups)) >= MIN_UNITS:
+            out = {fid: across(windows, groups, fid, est, level) if est.value is not None else est
+                   for fid, est in out.items()}
     return _rates(out, first)
 
 
 STEP_FIGURES = ("samples_per_s", "tokens_per_s", "mfu", "step_time_p50", "step_time_p99")
 QUANTILES = {"step_time_p50": 0.50, "step_time_p99": 0.99}
-MIN_RUNS = 2  # a side's spread between runs needs two runs of it
+MIN_UNITS = 2  # a spread between runs (or files) needs two of them
+FILE_KEY = "_file"  # set on a run by compare.merge_side: which file of its side it came from
 
 
-def across_runs(windows: Sequence[np.ndarray], fid: str, within: Estimate) -> Estimate:
+def across(windows: Sequence[np.ndarray], groups: Sequence[int], fid: str, fallback: Estimate,
+           level: str) -> Estimate:
     """One side's figure over its runs (``fid``: ``steps_per_s`` or a quantile of
-    :data:`QUANTILES`): the mean of the runs' values, with the standard error of that mean from
-    the spread between the runs (``sd/√k``, ``k − 1`` degrees of freedom). This is what repeats
-    when the suite is run again; the noise inside one run does not see what changes from run to
-    run (another process on the machine, clocks, the memory layout). The standard error is never
-    below ``within``'s (the noise inside the runs, which a few runs can understate by chance),
-    with the ``k − 1`` degrees of freedom of the runs. A quantile's interval still needs
+    :data:`QUANTILES`) with the spread between its units: each run (``level`` "runs") or each
+    file (``"files"``: the mean of its runs), ``groups[i]`` naming run ``i``'s unit. The value
+    is the mean over the units, its standard error ``sd/√k`` over the ``k`` units with ``k − 1``
+    degrees of freedom: what repeats when the suite is run again, which the noise inside one run
+    does not see (another process on the machine, clocks, the memory layout). It is never below
+    ``fallback``'s (a few units may agree by chance). A quantile's interval still needs
     :data:`compare_stats.MIN_TAIL_STEPS` steps beyond it in every run."""
-    k = len(windows)
-    if fid == "steps_per_s":
-        values = [w.size / float(w.sum()) for w in windows]
-    else:
-        q = QUANTILES[fid]
-        values = [float(np.percentile(w, 100 * q)) for w in windows]
+    q = QUANTILES.get(fid)  # None: steps/s
+    per_run = [w.size / float(w.sum()) if q is None else float(np.percentile(w, 100 * q)) for w in windows]
+    units = [float(np.mean([v for v, g in zip(per_run, groups) if g == unit])) for unit in dict.fromkeys(groups)]
+    k, value = len(units), float(np.mean(units))
+    what = "files" if level == "files" else "runs of one file"
+    if q is not None:
         needed = max(math.ceil(MIN_TAIL_STEPS / min(q, 1 - q) - 1e-9), MIN_WINDOW_STEPS)
         if min(w.size for w in windows) < needed:
-            return Estimate(float(np.mean(values)), n=k, spread="runs", within=within,
+            return Estimate(value, n=k, spread=level, fallback=fallback,
                             reason=f"p{round(100 * q)} of runs of {min(w.size for w in windows):,} steps: "
                                    f"an interval needs {needed:,} per run ({MIN_TAIL_STEPS} beyond it)")
-    value = float(np.mean(values))
-    log_se, df, reason = mean_estimate(values, "run")
-    if log_se is not None and within.log_se is not None:
-        log_se = max(log_se, within.log_se)  # a few runs may agree by chance: never below the noise inside them
-    return Estimate(value, log_se, df, k, "" if reason else f"spread between {k} runs (t over the runs)",
-                    reason, spread="runs", within=within)
+    log_se, df, reason = mean_estimate(units, "run")
+    if log_se is not None and fallback.log_se is not None:
+        log_se = max(log_se, fallback.log_se)  # a few units may agree by chance: never below the level below
+    return Estimate(value, log_se, df, k, "" if reason else f"spread between {k} {what} (t over them)",
+                    reason, spread=level, fallback=fallback)
 
 
 def _rates(out: dict[str, Estimate], first: dict[str, Any]) -> dict[str, Estimate]:
@@ -153,8 +159,8 @@ def _rates(out: dict[str, Estimate], first: dict[str, Any]) -> dict[str, Estimat
     rate = out.pop("steps_per_s")
 
     def scaled(est: Estimate, factor: float) -> Estimate:
-        inner = scaled(est.within, factor) if est.within is not None else None
-        return replace(est, value=None if est.value is None else factor * est.value, within=inner)
+        inner = scaled(est.fallback, factor) if est.fallback is not None else None
+        return replace(est, value=None if est.value is None else factor * est.value, fallback=inner)
 
     sps, tps, flops = first["samples_per_step"], first.get("tokens_per_step"), first["flops_per_step"]
     out["samples_per_s"] = scaled(rate, sps)

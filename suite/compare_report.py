@@ -14,16 +14,22 @@ from suite.compare import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, C
 GAP = "  "
 COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}
 RESET = "\033[0m"
-METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s, MFU and step time p50/p99: with two runs "
-           "or more per side, the spread between the runs; with one run, the noise inside it (batch "
-           "means of the steady-state step times; p50/p99: moving-block bootstrap); TTA: over seeds; "
-           "energy per sample and goodput: over runs. A verdict needs the whole interval on one side "
-           "of 1 (docs/compare.md).")
-ONE_RUN_CAVEAT = ("one run per side cannot tell a real change from machine noise: its intervals cover "
-                  "the noise inside each run, not what changes from one run to the next (identical runs "
-                  "on a busy machine differ by several percent), so its verdicts, marked (one run), are "
-                  "for a quick look. For a verdict against the spread between runs, give two runs or "
-                  "more per side: goodbench run --repeat N, then goodbench compare BASE... --vs NEW...")
+METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s, MFU and step time p50/p99: with two files "
+           "or more per side, the spread between the files; with one file of several runs, the spread "
+           "between its runs; with one run, the noise inside it (batch means of the steady-state step "
+           "times; p50/p99: moving-block bootstrap); TTA: over seeds; energy per sample and goodput: "
+           "over runs. A verdict needs the whole interval on one side of 1 (docs/compare.md).")
+ADVICE = ("For a verdict, give two files or more per side, made alternately (BASE, NEW, BASE, NEW, …; "
+          "each may be goodbench run --repeat N): goodbench compare BASE1 BASE2 --vs NEW1 NEW2")
+CAVEATS = {  # what a verdict of each narrow spread is marked with, and why
+    compare.ONE_RUN: ("one run", "one run per side cannot tell a real change from machine noise: its "
+                      "intervals cover the noise inside each run, not what changes from one run to the "
+                      "next, so its verdicts, marked (one run), are for a quick look. " + ADVICE),
+    compare.ACROSS_RUNS: ("one file", "one file per side cannot tell a real change from machine noise "
+                          "either: its runs share one process and one stretch of time, and identical "
+                          "files differ by more than their runs do (docs/compare.md), so its verdicts, "
+                          "marked (one file), are for a quick look. " + ADVICE),
+}
 
 
 # ---------------------------------------------------------------- numbers as text
@@ -101,7 +107,8 @@ def _cells(row: Row | None, notes: Notes, pair: Pair | None) -> list[str]:
         return ["—", "—", "—", ""]
     unit = BY_ID[row.figure].unit
     verdict = row.verdict + notes.mark(row.reason if row.verdict not in (FASTER, SLOWER, compare.SAME) else None)
-    labels = [w for w, on in (("one run", row.spread == compare.ONE_RUN and row.verdict in (FASTER, SLOWER)),
+    narrow = row.spread in CAVEATS and row.verdict in (FASTER, SLOWER)
+    labels = [w for w, on in ((CAVEATS[row.spread][0] if narrow else "", narrow),
                               ("regression", row.regression)) if on]
     if labels:
         verdict += f" ({', '.join(labels)})"
@@ -130,16 +137,21 @@ def _grid(columns: Sequence[Column], notes: Notes) -> tuple[list[list[str]], lis
     return grid, unmeasured_lines
 
 
-def one_run_keys(columns: Sequence[Column]) -> list[str]:
-    """The workload × scale pairs whose step-time figures were judged within one run."""
-    return list(dict.fromkeys(p.key for col in columns for p in col.pairs
-                              if any(r.spread == compare.ONE_RUN for r in p.rows)))
+def narrow_keys(columns: Sequence[Column], spread: str) -> list[str]:
+    """The workload × scale pairs whose step-time figures were judged at ``spread`` (one of
+    :data:`CAVEATS`; a pair judged within one run is not listed again as one file)."""
+    def level(pair: Pair) -> str | None:
+        found = {r.spread for r in pair.rows}
+        return next((s for s in (compare.ONE_RUN, compare.ACROSS_RUNS) if s in found), None)
+
+    return list(dict.fromkeys(p.key for col in columns for p in col.pairs if level(p) == spread))
 
 
 def caveat_lines(columns: Sequence[Column]) -> list[str]:
-    """The one-run warning, naming the pairs it concerns; none when every pair had several runs a side."""
-    found = one_run_keys(columns)
-    return [f"{', '.join(found)}: {ONE_RUN_CAVEAT}"] if found else []
+    """The warnings of one run or one file per side, naming the pairs they concern; none when
+    every pair was judged across files."""
+    return [f"{', '.join(keys)}: {text}" for spread, (_, text) in CAVEATS.items()
+            if (keys := narrow_keys(columns, spread))]
 
 
 def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tuple[str, str, str]]:
@@ -178,10 +190,10 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
                   for file, key, row in regressions]
     else:
         lines.append(f"{gate_text(gate)}: passed")
-    one_run = gate.one_run(columns)
-    if one_run:
-        lines.append("  judged within one run (blind to machine noise between runs): " + "; ".join(
-            f"{key} {row.label}" for _, key, row in one_run))
+    narrow = gate.narrow(columns)
+    if narrow:
+        lines.append("  judged without the spread between files (blind to machine noise between them): "
+                     + "; ".join(f"{key} {row.label} ({row.spread})" for _, key, row in narrow))
     if unchecked:
         lines.append("  not checked: " + "; ".join(
             f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
@@ -275,7 +287,8 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
         "base": {"file": base_name, **compare.describe(base_doc)},
         "new": [col.to_json() for col in columns],
         "methods": METHODS,
-        "one_run": {"pairs": one_run_keys(columns), "caveat": ONE_RUN_CAVEAT},
+        "caveats": [{"spread": spread, "pairs": keys, "text": text} for spread, (_, text) in CAVEATS.items()
+                    if (keys := narrow_keys(columns, spread))],
     }
     if gate is not None and gate.thresholds:
         out["gate"] = {
@@ -283,8 +296,8 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
             "failed": bool(regressions),
             "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
                              "ci95": [row.low, row.high]} for file, key, row in regressions],
-            "judged_within_one_run": [{"new": file, "key": key, "figure": row.figure}
-                                      for file, key, row in gate.one_run(columns)],
+            "judged_without_files": [{"new": file, "key": key, "figure": row.figure, "spread": row.spread}
+                                     for file, key, row in gate.narrow(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
                              "why": (row.reason or row.verdict) if row else NOT_COMPARABLE}
                             for file, key, row in unchecked],

@@ -58,8 +58,8 @@ class Estimate:
     n: int = 0
     method: str = ""
     reason: str | None = None
-    spread: str = ""  # "runs": the error is the spread between runs; "steps": inside runs only
-    within: Estimate | None = None  # with spread "runs": the same side's estimate inside its runs
+    spread: str = ""  # what the error covers: "files" (between a side's files), "runs" (between its runs), "steps"
+    fallback: Estimate | None = None  # the same side's estimate one level down: "files" → "runs" → "steps"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

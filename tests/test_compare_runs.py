@@ -33,7 +33,8 @@ def drifting_runs(rng: np.random.Generator, runs: int, drift: float, steps: int 
 def side(windows: list[np.ndarray]) -> compare_stats.Estimate:
     """One side's steps/s: across its runs when it has several (as compare_estimates does)."""
     within = compare_stats.rate_estimate(windows)
-    return compare_estimates.across_runs(windows, "steps_per_s", within) if len(windows) > 1 else within
+    return compare_estimates.across(windows, list(range(len(windows))), "steps_per_s", within, "runs") \
+        if len(windows) > 1 else within
 
 
 def false_alarms(runs: int, sims: int = 300, drift: float = 0.04) -> float:
@@ -64,7 +65,7 @@ def test_across_runs_is_the_mean_of_the_runs_with_the_spread_between_them():
     assert est.spread == "runs" and est.n == 3 and est.df == 2
     assert est.value == pytest.approx(np.mean(values))
     assert est.log_se == pytest.approx(np.std(values, ddof=1) / np.sqrt(3) / np.mean(values))
-    assert est.within is not None and est.within.spread == ""  # the batch-means estimate, kept
+    assert est.fallback is not None and est.fallback.spread == ""  # the batch-means estimate, kept
 
 
 def test_runs_that_agree_by_chance_are_never_tighter_than_the_noise_inside_them():
@@ -72,7 +73,7 @@ def test_runs_that_agree_by_chance_are_never_tighter_than_the_noise_inside_them(
     base = 0.05 * (1 + 0.05 * rng.standard_normal(400))
     windows = [base[:200], base[200:] * (base[:200].mean() / base[200:].mean())]  # equal means
     est = side(windows)
-    assert est.log_se == pytest.approx(est.within.log_se)
+    assert est.log_se == pytest.approx(est.fallback.log_se)
     assert est.log_se > 0
 
 
@@ -107,7 +108,7 @@ def test_one_run_a_side_is_judged_within_the_run_and_labelled():
     out = compare_report.text("base.json", base, columns, gate, gate.apply(columns), gate.unchecked(columns))
     assert "slower (one run, regression)" in out
     assert "one run per side cannot tell a real change from machine noise" in out
-    assert "judged within one run" in out
+    assert "judged without the spread between files" in out
     # the interval of one run a side is the step-time interval it always was (batch means)
     b = compare_stats.rate_estimate([compare_estimates.window_times(base["runs"][0])])
     n = compare_stats.rate_estimate([compare_estimates.window_times(slower["runs"][0])])
@@ -115,11 +116,16 @@ def test_one_run_a_side_is_judged_within_the_run_and_labelled():
     assert (row.ratio, row.low, row.high) == pytest.approx((r.ratio, r.low, r.high))
 
 
-def test_a_difference_within_the_spread_between_runs_gets_no_verdict_and_passes_the_gate():
-    """The NEW runs average 6% slower, but the runs of each side spread by more than that."""
-    base, new = with_runs(GPT2, [0.92, 1.0, 1.08]), with_runs(GPT2, [0.98, 1.06, 1.14])
+def side_of_files(*factors: list[float]) -> dict:
+    """One side of several files (compare BASE... --vs NEW...): a file of runs per list of factors."""
+    return compare.merge_side([with_runs(GPT2, f) for f in factors])
+
+
+def test_a_difference_within_the_spread_between_files_gets_no_verdict_and_passes_the_gate():
+    """The NEW files average 6% slower, but the files of each side spread by more than that."""
+    base, new = side_of_files([0.92], [1.0], [1.08]), side_of_files([0.98], [1.06], [1.14])
     row = samples_row(base, new)
-    assert row.spread == compare.ACROSS_RUNS and row.verdict == compare.SAME
+    assert row.spread == compare.ACROSS_FILES and row.verdict == compare.SAME
     assert row.ratio == pytest.approx(np.mean([1 / f for f in (0.98, 1.06, 1.14)])
                                       / np.mean([1 / f for f in (0.92, 1.0, 1.08)]), rel=1e-3)
     columns = [compare.compare_documents(base, new)]
@@ -127,22 +133,42 @@ def test_a_difference_within_the_spread_between_runs_gets_no_verdict_and_passes_
     assert compare_report.caveat_lines(columns) == []
 
 
-def test_a_difference_beyond_the_spread_between_runs_is_a_regression():
-    base, new = with_runs(GPT2, [0.99, 1.0, 1.01, 1.0]), with_runs(GPT2, [1.10, 1.11, 1.09, 1.10])
+def test_a_difference_beyond_the_spread_between_files_is_a_regression():
+    base, new = side_of_files([0.99], [1.0], [1.01], [1.0]), side_of_files([1.10], [1.11], [1.09], [1.10])
     row = samples_row(base, new)
-    assert row.spread == compare.ACROSS_RUNS and row.verdict == compare.SLOWER
+    assert row.spread == compare.ACROSS_FILES and row.verdict == compare.SLOWER
     columns = [compare.compare_documents(base, new)]
     assert [key for _, key, _ in compare.Gate.parse(["5"]).apply(columns)] == ["gpt2-124m@smoke"]
     text = compare_report.text("b", base, columns)
-    assert "slower (one run" not in text and "one run per side cannot" not in text
+    assert "slower (regression)" in text and "cannot tell a real change" not in text
 
 
-def test_several_runs_against_one_fall_back_to_the_noise_inside_the_runs():
-    base, new = with_runs(GPT2, [0.9, 1.0, 1.1]), with_runs(GPT2, [1.0])
+def test_files_are_the_units_not_their_runs():
+    """Runs of one file agree closely and the files do not: the spread between files decides
+    (runs of one process share its conditions), where counting runs would call it slower."""
+    base, new = side_of_files([1.0, 1.001, 0.999], [1.06, 1.061, 1.059]), side_of_files([1.03, 1.031, 1.029], [1.09, 1.091, 1.089])
     row = samples_row(base, new)
-    assert row.spread == compare.ONE_RUN
+    assert row.spread == compare.ACROSS_FILES and row.verdict == compare.SAME
+    base_runs = with_runs(GPT2, [1.0, 1.001, 0.999, 1.06, 1.061, 1.059])
+    new_runs = with_runs(GPT2, [1.03, 1.031, 1.029, 1.09, 1.091, 1.089])
+    assert samples_row(base_runs, new_runs).spread == compare.ACROSS_RUNS
+
+
+def test_one_file_of_several_runs_a_side_is_judged_across_its_runs_and_labelled():
+    base, new = with_runs(GPT2, [0.99, 1.0, 1.01]), with_runs(GPT2, [1.10, 1.11, 1.09])
+    columns = [compare.compare_documents(base, new)]
+    row = next(r for r in columns[0].pairs[0].rows if r.figure == "samples_per_s")
+    assert row.spread == compare.ACROSS_RUNS and row.verdict == compare.SLOWER
+    text = compare_report.text("b", base, columns)
+    assert "slower (one file)" in text and "one file per side cannot tell a real change" in text
+
+
+def test_a_side_with_less_sets_the_level_of_both():
+    assert samples_row(with_runs(GPT2, [0.9, 1.0, 1.1]), with_runs(GPT2, [1.0])).spread == compare.ONE_RUN
+    assert samples_row(side_of_files([0.9], [1.0], [1.1]), with_runs(GPT2, [1.0, 1.01])).spread == compare.ACROSS_RUNS
+    base, new = with_runs(GPT2, [0.9, 1.0, 1.1]), with_runs(GPT2, [1.0])
     pooled = compare_stats.rate_estimate([compare_estimates.window_times(r) for r in base["runs"]])
-    assert row.base == pytest.approx(pooled.value * GPT2["runs"][0]["metrics"]["samples_per_step"])
+    assert samples_row(base, new).base == pytest.approx(pooled.value * GPT2["runs"][0]["metrics"]["samples_per_step"])
 
 
 def test_a_side_without_throughput_is_not_measured_and_raises_no_one_run_caveat():
@@ -157,7 +183,7 @@ def test_a_side_without_throughput_is_not_measured_and_raises_no_one_run_caveat(
 def test_files_of_one_side_are_merged_and_must_agree():
     merged = compare.merge_side([with_runs(GPT2, [1.0]), with_runs(GPT2, [1.02])])
     assert len(merged["runs"]) == 2
-    assert samples_row(merged, merged).spread == compare.ACROSS_RUNS
+    assert samples_row(merged, merged).spread == compare.ACROSS_FILES
     open_doc = with_runs(GPT2, [1.0])
     open_doc["settings"] = {**open_doc["settings"], "division": "open", "open_changes": ["gpt2-124m: x"]}
     mixed = compare.merge_side([GPT2, open_doc])
@@ -181,10 +207,10 @@ def test_cli_sides_of_several_files(files, capsys):
     assert main(["compare", files[0], files[1], "--vs", files[1], files[0], "--fail-on-regression", "5"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith(f"BASE   {files[0]} + {files[1]}")
-    assert "one run per side cannot" not in out and "regression gate" in out
+    assert "cannot tell a real change" not in out and "regression gate" in out
     assert main(["compare", files[0], "--vs", files[1], "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["one_run"]["pairs"] == ["gpt2-124m@smoke"]
+    assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ONE_RUN, ["gpt2-124m@smoke"])]
     row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
     assert row["spread"] == compare.ONE_RUN
 
@@ -249,4 +275,5 @@ def test_run_repeat_writes_runs_that_validate_and_compare_across(tmp_path, capsy
     assert main(["compare", str(out), "--vs", str(out), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
-    assert row["spread"] == compare.ACROSS_RUNS and data["one_run"]["pairs"] == []
+    assert row["spread"] == compare.ACROSS_RUNS  # one file a side: across its runs, with the caveat
+    assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ACROSS_RUNS, ["gpt2-124m@smoke"])]

@@ -16,9 +16,10 @@ def add_parser(commands) -> argparse.ArgumentParser:
                             "both, each headline figure's ratio NEW/BASE with a 95%% interval and a verdict "
                             "(faster, slower, no significant change). docs/compare.md has the statistics. "
                             "With --vs, the files before it are one side (BASE) and the files after it the "
-                            "other (NEW): with two runs or more per side, the throughput intervals come from "
-                            "the spread between the runs (goodbench run --repeat N makes several); one run "
-                            "per side cannot tell a real change from machine noise between runs.")
+                            "other (NEW): with two files or more per side, made alternately, the throughput "
+                            "intervals come from the spread between the files; one run, or one file of "
+                            "several (goodbench run --repeat N), per side cannot tell a real change from "
+                            "machine noise, and its verdicts say so.")
     p.add_argument("base", metavar="BASE", help="the results file to compare against")
     p.add_argument("new", nargs="*", metavar="NEW", help="results files to compare (one column each); "
                    "with --vs, more BASE files")
