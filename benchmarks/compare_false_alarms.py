@@ -141,11 +141,14 @@ def main(argv: list[str] | None = None) -> int:
         k = len(found)
         differs = sum(t["verdict"] in (compare.FASTER, compare.SLOWER) for t in found)
         failed = sum(t["gate_failed"] for t in found)
+        widths = sorted(math.sqrt(t["ci95"][1] / t["ci95"][0]) - 1 for t in found if t["ci95"][0])
+        half = widths[len(widths) // 2] if widths else None  # what a verdict costs: the interval's half-width
         summary[mode] = {"trials": k, "differs": differs, "differs_wilson95": wilson(differs, k),
-                         "gate_failed": failed, "gate_wilson95": wilson(failed, k)}
+                         "gate_failed": failed, "gate_wilson95": wilson(failed, k), "median_half_width": half}
         print(f"{labels[mode]}: differs {differs}/{k} (95% {summary[mode]['differs_wilson95'][0]:.0%}–"
               f"{summary[mode]['differs_wilson95'][1]:.0%}), gate at {args.threshold:g}% failed {failed}/{k} "
-              f"(95% {summary[mode]['gate_wilson95'][0]:.0%}–{summary[mode]['gate_wilson95'][1]:.0%})")
+              f"(95% {summary[mode]['gate_wilson95'][0]:.0%}–{summary[mode]['gate_wilson95'][1]:.0%}); "
+              f"median interval ±{half or 0:.1%}")
     (folder / "summary.json").write_text(json.dumps({"summary": summary, "trials": trials}, indent=1))
     if loads:
         print(f"load average (1 min) before each pair: min {min(loads):.2f}, median "
