@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -237,7 +238,7 @@ def _rank_row(rank: dict) -> list[dict]:
             for v, (_, kind, unit) in zip(values, RANK_COLUMNS)]
 
 
-def kv_table(rows: list[tuple[str, str, str | None]]) -> Markup:
+def kv_table(rows: Sequence[tuple[str, str, str | None]]) -> Markup:
     """A two-column label/value table, every text escaped; a row's key (the third item) is its label's tooltip."""
     cells = "".join(f'<tr><th scope="row"{_title(key)}>{escape(label)}</th><td>{escape(text)}</td></tr>'
                     for label, text, key in rows)
