@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from suite import derive, distributed, results, system
 from suite.errors import GoodbenchError
 from suite.meters.ceiling import matmul_ceiling
@@ -218,6 +220,7 @@ def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], ski
         "inject_failures": list(options.inject_failures),
         "failure_rate_per_hour": options.failure_rate_per_hour,
         "compile": options.compile,
+        "cpu_threads": torch.get_num_threads(),  # a CPU curve can depend on it (docs/rules.md)
         "skipped": skipped,
         "interrupted": interrupted,
         "aborted": aborted,

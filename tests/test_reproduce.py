@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -156,6 +157,36 @@ def test_missing_data_is_refused(data_dir, monkeypatch):
     assert planning.plan(original, [0], str(data_dir), inputs.Machine(0)).targets  # found: plannable
     with pytest.raises(planning.CannotReproduce, match="tinyshakespeare"):
         planning.plan(original, [0], None, inputs.Machine(0))  # offline, no data dir (conftest)
+
+
+def test_the_originals_cpu_threads_are_planned_and_said_and_their_absence_noted(data_dir):
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text())
+    doc["settings"]["cpu_threads"] = 1
+    the_plan = planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], str(data_dir), inputs.Machine(0))
+    assert the_plan.cpu_threads == 1 and "1 CPU thread (as recorded)" in the_plan.describe()
+    assert not any("CPU threads" in note for note in the_plan.notes)
+    del doc["settings"]["cpu_threads"]  # a file written before they were recorded
+    the_plan = planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], str(data_dir), inputs.Machine(0))
+    assert the_plan.cpu_threads is None and "thread" not in the_plan.describe()
+    assert any("does not record its CPU threads" in note for note in the_plan.notes)
+
+
+@pytest.mark.slow
+def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path):
+    """fashion-cnn's curve differs between 1 and 2 CPU threads (its convolutions reduce in another
+    order): a file trained with 1 records it, and a reproduction from a 2-thread process agrees."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "fashion-cnn", "--scale", "smoke",
+                           "--device", "cpu", "--data-dir", str(data_dir), "-o", "one.json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "one.json").read_text())["settings"]["cpu_threads"] == 1
+    two = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    proc = subprocess.run([sys.executable, "-m", "suite", "reproduce", "one.json", "--data-dir", str(data_dir),
+                           "--tolerance", LOOSE, "-o", "rep.json"],
+                          cwd=tmp_path, env=two, capture_output=True, text=True, timeout=900)
+    assert "1 CPU thread (as recorded)" in proc.stderr, proc.stdout + proc.stderr  # the plan's line
+    assert "bit-identical" in proc.stdout and proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_a_run_index_out_of_range_is_a_usage_error(tmp_path):

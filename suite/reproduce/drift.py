@@ -48,7 +48,10 @@ def cpu_rerun(workload, scale: str, seed: int, options, kernels: str) -> dict:
                                                          failure_rate_per_hour=None), None, str(record_path))
         task_path = Path(tmp) / "task.pkl"
         task_path.write_bytes(pickle.dumps(task))
+        import torch
+
         env = {**os.environ, "ATEN_CPU_CAPABILITY": kernels,
+               "OMP_NUM_THREADS": str(torch.get_num_threads()),  # the same threads: only the kernels differ
                "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         done = subprocess.run([sys.executable, "-m", "suite.supervisor", str(task_path)], env=env,
                               stdout=subprocess.DEVNULL, check=False)

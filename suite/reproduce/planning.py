@@ -65,12 +65,15 @@ class Plan:
     global_batch: int | None
     peak_tflops: float | None
     checkpoint_every: int | None
+    cpu_threads: int | None = None  # the original's torch CPU threads (None: not recorded)
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         precisions = sorted({t.precision for t in self.targets})
-        return (f"{self.device_type}, {'/'.join(precisions)}, compile {self.compile}, {self.layout.describe()}, "
-                f"{self.scale} scale")
+        threads = f", {self.cpu_threads} CPU thread{'s' if self.cpu_threads != 1 else ''} (as recorded)" \
+            if self.cpu_threads is not None and self.device_type == "cpu" else ""
+        return (f"{self.device_type}, {'/'.join(precisions)}, compile {self.compile}, {self.layout.describe()}"
+                f"{threads}, {self.scale} scale")
 
 
 def _label(run) -> str:
@@ -221,7 +224,13 @@ def plan(original: Original, indexes: list[int], data_dir: str | None, machine: 
                 peak_tflops=_number(settings.get("peak_tflops_override")),
                 checkpoint_every=settings.get("checkpoint_every") if isinstance(settings.get("checkpoint_every"), int)
                 else None,
+                cpu_threads=_threads(settings.get("cpu_threads")),
                 notes=_notes(doc, machine, targets))
+
+
+def _threads(value) -> int | None:
+    """A recorded thread count a process can be set to (1..4096), else None."""
+    return value if type(value) is int and 1 <= value <= 4096 else None
 
 
 def _number(value) -> float | None:
@@ -241,6 +250,9 @@ def _notes(doc: dict, machine: Machine, targets: list[Target]) -> list[str]:
     if device_type == "cuda":
         notes.append("GPU curve tolerances are unverified: two same-seed runs on a GPU have not yet "
                      "measured how far they drift")
+    if device_type == "cpu" and _threads(settings.get("cpu_threads")) is None:
+        notes.append("the original does not record its CPU threads (files before they were recorded): "
+                     "trained with this process's; a curve that depends on them may differ")
     if settings.get("inject_failures") or settings.get("failure_rate_per_hour"):
         notes.append("the original's injected failures are not injected again: its time to target "
                      "includes their recoveries, the reproduction's does not")

@@ -61,6 +61,8 @@ def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, 
                              f"{parallel.world_size}")
     key = signing.load_key() if sign and parallel.is_main else None
     reservation = results.Reservation.take(out) if parallel.is_main else None
+    if the_plan.cpu_threads is not None and device.type == "cpu":
+        torch.set_num_threads(the_plan.cpu_threads)  # a CPU curve can depend on it
     try:
         stop_on_sigterm()
         device = distributed.init(parallel, device)
