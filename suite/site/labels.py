@@ -100,6 +100,7 @@ DOC_FIELDS = {
     "settings.inject_failures": ("failures injected at", "steps"),
     "settings.failure_rate_per_hour": ("failures injected per hour", "count"),
     "settings.compile": ("compile mode", "text"), "settings.skipped": ("workloads skipped", "text"),
+    "settings.cpu_threads": ("CPU threads used by PyTorch", "count"),
     "settings.interrupted": ("interrupted", "bool"), "settings.aborted": ("aborted", "text"),
     "settings.division": ("division", "text"), "settings.open_changes": ("open-division changes", "text"),
     "settings.command": ("command line", "command"),
