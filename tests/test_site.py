@@ -359,7 +359,7 @@ def test_compare_rows_are_ratios(built):
     _, out, _ = built
     data = pages.compare_data(pd.read_json(out / "compare.json", orient="records"))
     rows = pages.compare_rows(data, "synthetic-alpha", "synthetic-beta")
-    tput = next(r for r in rows if r["key"] == "lm-char (full)" and r["metric"] == "samples per second")
+    tput = next(r for r in rows if r["key"] == "lm-char (full)" and r["metric"] == "samples/s")
     a = data["values"]["synthetic-alpha"]["lm-char (full)"]["samples_per_s"]
     b = data["values"]["synthetic-beta"]["lm-char (full)"]["samples_per_s"]
     assert tput["ratio"] == f"{a / b:.3g}×"

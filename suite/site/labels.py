@@ -196,8 +196,8 @@ COLUMNS = {
 }
 
 # an entry's figures on the compare page (suite/site/pages.py): label, unit
-ENTRY_FIGURES = {"score_s": ("time to target", "s"), "samples_per_s": ("samples per second", "samples/s"),
-                 "tokens_per_s": ("tokens per second", "tokens/s"), "mfu": ("MFU", "share"),
+ENTRY_FIGURES = {"score_s": ("time to target", "s"), "samples_per_s": ("samples/s", "samples/s"),
+                 "tokens_per_s": ("tokens/s", "tokens/s"), "mfu": ("MFU", "share"),
                  "energy_per_sample_j": ("energy per sample", "J"), "goodput": ("goodput", "share")}
 # the unit of each figure of suite/compare_estimates.py
 FIGURE_UNITS = {"samples_per_s": "samples/s", "tokens_per_s": "tokens/s", "step_time_p50": "s", "step_time_p99": "s",
