@@ -18,8 +18,8 @@ from markupsafe import escape
 from suite import leaderboard, results, site, validate
 from suite.cli import main
 from suite.errors import GoodbenchError
-from suite.site import builder, pages, run_page, tables
-from suite.site.formatting import num
+from suite.site import builder, labels, pages, run_page, tables
+from suite.site.formatting import seconds
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.store import safe_filename
 from workloads import registry
@@ -324,7 +324,7 @@ def test_scatter_keeps_the_front_and_each_systems_extremes(monkeypatch):
     scatter = pages._scatter(frame, "../")
     svg = str(scatter["chart"])
     assert svg.count("<circle") == 3  # capped; the middle points (2 J, 1.5 J) are not drawn
-    assert "a (full): 30 samples/s, 3 J/sample" in svg and "b (full): 1 samples/s, 0.5 J/sample" in svg
+    assert "a (full): 30 samples/s, 3 J per sample" in svg and "b (full): 1 samples/s, 500 mJ per sample" in svg
     assert "3 of 5 results drawn" in scatter["note"]
 
 
@@ -605,7 +605,7 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     run = ddp["runs"][0]
     section = run["distributed"]
     page = (out / "runs" / f"{run_slug('ddp.json', run['run_id'])}.html").read_text()
-    summary = dict(re.findall(r'<th scope="row">([^<]*)</th><td>([^<]*)</td>',
+    summary = dict(re.findall(r'<th scope="row"[^>]*>([^<]*)</th><td>([^<]*)</td>',
                               page.split('id="distributed"')[1].split("<h3>")[0]))
     assert summary["world size (processes)"] == "8" and summary["nodes"] == "2"
     assert summary["backend"] == "nccl" and summary["parallel mode"] == "ddp"
@@ -616,9 +616,9 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     assert len(rows) == 8
     for cells, rank in zip(rows, section["ranks"]):
         assert cells[:2] == [str(rank["rank"]), str(rank["node_rank"])] and cells[3] == rank["device"]
-        assert cells[4:10] == [num(v, 4) for v in (
+        assert cells[4:10] == [seconds(v) for v in (
             rank["step_time_s"]["mean"], rank["step_time_s"]["p50"], rank["step_time_s"]["max"],
-            rank["phases_s"]["init"], rank["phases_s"]["eval"], rank["energy_to_train_j"])]
+            rank["phases_s"]["init"], rank["phases_s"]["eval"])] + [labels.value_text(rank["energy_to_train_j"], "J")]
     assert PAYLOAD not in page and str(escape(PAYLOAD)) in page
     assert "interconnect <strong>nvswitch</strong>" in page
     system = (out / "systems" / f"{safe_name('synthetic-ddp')}.html").read_text()
@@ -664,8 +664,8 @@ def test_each_section_of_a_workload_page_names_its_own_target(built):
     """The smoke section is scored against the smoke spec's target, not the full-scale one."""
     _, out, _ = built
     page = (out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text()
-    full = registry.get("dlrm-small").spec("full").target.describe()
-    smoke = registry.get("dlrm-small").spec("smoke").target.describe()
+    full = labels.target_text(registry.get("dlrm-small").spec("full").target)
+    smoke = labels.target_text(registry.get("dlrm-small").spec("smoke").target)
     assert full != smoke
     assert f"time to {html.escape(full)} at full scale" in page
     assert f"Smoke scale — not ranked (a quick check, not a benchmark); score: time to {html.escape(smoke)}" in page

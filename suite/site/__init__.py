@@ -14,7 +14,8 @@ The package, by page:
 - ``run_page``: a run's page (its tables, distributed section and event log text);
 - ``tables``: the leaderboard's columns, cells, paged tables and their downloads;
 - ``charts``: the charts, inline SVG drawn at build time;
-- ``formatting``, ``names``, ``render``: figures as text, safe file names, templates;
+- ``labels``: every shown field's label and unit (the one table), keyed by its path in the results file;
+- ``formatting``, ``names``, ``render``: figures as text with their units, safe file names, templates;
 - ``templates/`` and ``static/``: the Jinja templates and the CSS/JS, package data.
 """
 from suite.site.builder import build

@@ -8,22 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from suite.signing import short
-from suite.site.formatting import missing, num
+from suite.site.formatting import missing, seconds
+from suite.site.labels import COLUMNS, value_text
 from suite.site.names import run_slug, safe_name
 
 PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 
-COLUMNS = {  # key: (header, kind)
-    "rank": ("#", "num"), "system": ("system", "text"), "accelerator": ("accelerator", "text"),
-    "workload": ("workload", "text"), "scale": ("scale", "text"), "division": ("division", "text"),
-    "score": ("score", "num"), "ci": ("95% CI (s)", "num"), "samples_per_s": ("samples/s", "num"), "tokens_per_s": ("tokens/s", "num"),
-    "mfu": ("MFU", "num"), "energy_to_target_kwh": ("kWh to target", "num"),
-    "energy_per_sample_j": ("J/sample", "num"), "energy_per_token_j": ("J/token", "num"),
-    "goodput": ("goodput", "num"), "effective_goodput": ("effective goodput", "num"),
-    "world_size": ("ranks", "num"), "scaling_efficiency": ("scaling efficiency", "num"),
-    "seeds": ("seeds", "num"), "date": ("date", "text"), "suite_version": ("suite", "text"),
-    "run": ("run", "text"), "signer": ("signed by", "text"),
-}
 # Shown under another column's value, so that a table fits a 1300 px window (each has its own
 # column in the downloads): the score's 95% CI, the effective goodput, the suite version.
 ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "samples_per_s",
@@ -52,17 +42,14 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
             if row["tta_valid"] is False:
                 text = "did not converge"
             elif not missing(value):
-                text = f"{num(value)} s"
+                text = seconds(value)
         else:
             value = row["samples_per_s"]
-            text = None if missing(value) else f"{num(value)} samples/s"
+            text = None if missing(value) else value_text(value, "samples/s")
     elif key == "ci":
         value = row["ci95_low_s"]
         if not missing(value):
-            text = f"{num(value)}–{num(row['ci95_high_s'])}"
-    elif key in ("mfu", "goodput", "effective_goodput", "scaling_efficiency"):
-        value = row[key]
-        text = None if missing(value) else f"{100 * value:.1f}%"
+            text = f"{seconds(value)} – {seconds(row['ci95_high_s'])}"
     elif key == "date":
         text = row["created_at"][:10]
     elif key == "run":
@@ -76,7 +63,7 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     if missing(value):
         value = None
     if text is None:
-        text = num(value) if not isinstance(value, str) else value
+        text = value_text(value, COLUMNS[key][2]) if not isinstance(value, str) else value
     return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
             "badge": incomplete_badge(row) if key == "score" else None, "sub": _sub(key, row)}
 
@@ -89,9 +76,9 @@ def _sub(key: str, row: dict) -> str | None:
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
                 and not missing(high):
-            return f"95% CI {num(low)}–{num(high)} s"
+            return f"95% CI {seconds(low)} – {seconds(high)}"
     elif key == "goodput" and not missing(row.get("effective_goodput")):
-        return f"effective {100 * row['effective_goodput']:.1f}%"
+        return f"effective {value_text(row['effective_goodput'], 'share')}"
     elif key == "date" and row.get("suite_version") is not None:
         return f"suite {row['suite_version']}"
     elif key in ("system", "signer") and isinstance(row.get("copy_of"), str):
