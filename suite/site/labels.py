@@ -95,6 +95,7 @@ DOC_FIELDS = {
     # settings
     "settings.scale": ("scale", "text"), "settings.device": ("device", "text"),
     "settings.workloads": ("workloads", "text"), "settings.seeds_per_workload": ("seeds per workload", "count"),
+    "settings.repeat": ("runs per seed (--repeat)", "count"),
     "settings.peak_tflops_override": ("peak compute given on the command line", "TFLOP/s"),
     "settings.checkpoint_every": ("checkpoint every", "steps"),
     "settings.inject_failures": ("failures injected at", "step"),
