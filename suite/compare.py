@@ -1,388 +1,42 @@
-"""Comparison of results files: for each workload × scale that two files share, each headline
-figure's two values, the ratio NEW/BASE with a 95% confidence interval, and a verdict.
+"""Comparison of results files: for each workload × scale that two sides share (a file each, or
+several files merged into a side: :func:`merge_side`), each headline figure's two values
+(suite/compare_estimates.py: across files, across runs or within one run, the widest level both
+sides allow), the ratio NEW/BASE with a 95% confidence interval (suite/compare_stats.py), and a
+verdict; the regression gate; the site's entries.
 
-The statistics (docs/compare.md has the reasoning and an example):
-
-- **Throughput** (samples/s, tokens/s) and **MFU** are the window's steps over its summed step
-  time, so each side's uncertainty is that of its *mean step time*. Step times are
-  autocorrelated (a slow step is often followed by a slow one: clocks, caches, the allocator,
-  other processes), so the standard error is not ``sd/√n``: it comes from **non-overlapping
-  batch means**. Each run's steady-state window (its ``segments``) is cut into ``b`` batches of
-  ``L`` consecutive steps (:func:`batch_length`: the largest of ``⌈√n⌉``, eight integrated
-  autocorrelation times and ``⌈n/30⌉``, at most ``⌊n/5⌋``: 5 to 30 batches); the first
-  ``n − b·L`` steps, nearest the warm-up, are left out of the batches, not of the figure.
-  Batches eight correlation times long are nearly independent (for an AR(1) series their
-  variance is then at most 1/16 too small), and ``se = sd(batch means)/√b`` with ``b − 1``
-  degrees of freedom. A side with several runs (seeds) pools the batches of all its runs.
-- **Step time p50 / p99** have no batch-means form: their standard error comes from a
-  **moving-block bootstrap** (blocks of the same length ``L``, drawn with replacement from each
-  run's window, :data:`BOOTSTRAP_REPLICATES` resamples, a generator seeded from the run ids and
-  the side, so the output is deterministic), with the degrees of freedom of the batches of the
-  same blocks. A quantile gets an interval only when its tail holds at least
-  :data:`MIN_TAIL_STEPS` steps (a p99 needs 1,000 steps).
-- **TTA score**: seeds are independent runs, so no blocks are needed; each side's standard
-  error is that of the mean of its converged seeds' times (``sd/√k``, ``k − 1`` degrees of
-  freedom; at least two seeds per side). The point estimate is the score itself (the olympic
-  mean from three seeds up).
-- **Energy per sample, goodput**: one reading per run, so an interval needs two runs per side
-  (standard error of their mean, as for seeds); below that the ratio is shown without one.
-
-Each side gives an :class:`Estimate` (value, standard error of its logarithm, degrees of
-freedom); :func:`ratio_interval` combines two of them on the log scale: ``ratio · exp(±t·se)``
-with ``se² = se_base² + se_new²`` and Welch–Satterthwaite degrees of freedom, rounded down and
-capped at :data:`T_DF_CAP` (the same table of t quantiles is shipped to the site's page). The
-verdict follows the interval only: ``faster`` when it lies wholly on the better side of 1,
+The verdict follows the interval only: ``faster`` when it lies wholly on the better side of 1,
 ``slower`` when wholly on the worse side, else ``no significant change``. Figures that cannot be
 compared (another spec hash, scale, precision, world size or division; energy measured another
-way) are reported as not comparable, never compared.
+way) are reported as not comparable, never compared. docs/compare.md has the statistics and an
+example.
 
 Torch-free: the engine reads results only (numpy; scipy lazily, for the t table).
 """
 from __future__ import annotations
 
-import functools
 import math
-import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from suite import results
-from suite.meters import tta as tta_meter
+from suite.compare_estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
+from suite.compare_stats import Estimate, Ratio, ratio_interval
 from suite.summary import complete_runs, groups
-
-LEVEL = 0.95
-BOOTSTRAP_REPLICATES = 1000
-MIN_WINDOW_STEPS = 20  # below this a window cannot be cut into 5 batches of 4 steps
-MIN_BATCHES, MAX_BATCHES = 5, 30
-BATCH_TAUS = 8  # a batch spans at least this many autocorrelation times
-SOKAL_C = 5  # Sokal's window: the autocorrelations are summed up to the first lag M ≥ 5·τ(M)
-MIN_TAIL_STEPS = 10  # a quantile's interval needs this many steps beyond it (p99: 1,000 steps)
-T_DF_CAP = 200  # t quantiles are tabulated for 1 … 200 degrees of freedom (t₂₀₀ = 1.972)
-SEED = 0
 
 # verdicts
 FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
 NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A headline figure: its id (``--fail-on-regression NAME=PCT``), label, unit and which
-    direction is better."""
-
-    id: str
-    label: str
-    better: str  # "higher" or "lower"
-    unit: str = ""
-
-
-FIGURES = (
-    Figure("samples_per_s", "samples/s", "higher"),
-    Figure("tokens_per_s", "tokens/s", "higher"),
-    Figure("step_time_p50", "step time p50", "lower", "s"),
-    Figure("step_time_p99", "step time p99", "lower", "s"),
-    Figure("mfu", "MFU", "higher"),
-    Figure("tta", "TTA score", "lower", "s"),
-    Figure("energy_per_sample", "energy per sample", "lower", "J"),
-    Figure("goodput", "goodput", "higher"),
-)
-FIGURE_IDS = tuple(f.id for f in FIGURES)
-BY_ID = {f.id: f for f in FIGURES}
-Runs = Sequence[dict[str, Any]]  # the run records of one side (parsed JSON)
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
+# what a step-time figure's interval covers (its row's ``spread``)
+ACROSS_FILES = "across files"  # the spread between each side's files: processes made at other times
+ACROSS_RUNS = "across runs of one file"  # runs of one process, one stretch of time: blind to what differs between them
+ONE_RUN = "within one run"  # the noise inside a run only: blind to machine noise between runs
+SPREADS = {"files": ACROSS_FILES, "runs": ACROSS_RUNS, "steps": ONE_RUN}  # widest first
 
 
-# ---------------------------------------------------------------- one side's estimate
-@dataclass(frozen=True)
-class Estimate:
-    """One side's figure: the value, the standard error of its natural logarithm and that
-    error's degrees of freedom (both None: no interval possible, ``reason`` says why), how many
-    steps, seeds or runs it rests on, and how the error was estimated."""
-
-    value: float | None
-    log_se: float | None = None
-    df: float | None = None
-    n: int = 0
-    method: str = ""
-    reason: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def autocorrelation_time(x: np.ndarray) -> float:
-    """Integrated autocorrelation time ``τ = 1 + 2·Σ ρ(k)`` of a series, summed up to Sokal's
-    automatic window (the first lag ``M ≥ 5·τ(M)``); at least 1. The variance of the mean of
-    ``n`` steps is about ``τ·σ²/n``: the window holds about ``n/τ`` independent steps."""
-    n = x.size
-    y = x - x.mean()
-    var = float(y @ y)
-    if n < 3 or var == 0:
-        return 1.0
-    spectrum = np.fft.rfft(y, 2 * n)
-    rho = np.fft.irfft(spectrum * np.conj(spectrum))[:n] / var
-    taus = 1 + 2 * np.cumsum(rho[1:])
-    lags = np.arange(1, n)
-    window = np.flatnonzero(lags >= SOKAL_C * taus)
-    tau = taus[window[0]] if window.size else taus[-1]
-    return max(1.0, float(tau))
-
-
-def batch_length(x: np.ndarray) -> int:
-    """Steps per batch (and per bootstrap block) of a window ``x`` of ``n`` steps: the largest
-    of ``⌈√n⌉``, ``⌈8·τ⌉`` (:func:`autocorrelation_time`) and ``⌈n/30⌉``, at most ``⌊n/5⌋``:
-    5 to 30 batches.
-
-    Why eight: ``L`` times the variance of a batch mean of ``L`` steps falls short of ``τ·σ²``
-    by about ``2·Σₖ k·γ(k) / L``; for an AR(1) series that is at most ``τ/(2L)`` of it, so
-    ``L ≥ 8τ`` keeps the batch-means variance within 1/16 (the standard error within 3%)."""
-    n = x.size
-    want = max(math.ceil(math.sqrt(n)), math.ceil(BATCH_TAUS * autocorrelation_time(x)),
-               math.ceil(n / MAX_BATCHES))
-    return max(1, min(want, n // MIN_BATCHES))
-
-
-def window_times(run: results.RunRecord) -> np.ndarray | None:
-    """The step times of a run's steady-state window (its ``segments``, in order), or None
-    where it has no window."""
-    tput = results.throughput(run)
-    if tput is None:
-        return None
-    window = tput["window"]
-    parts = window.get("segments") or [[window["first_step"], window["last_step"]]]
-    times = np.asarray(run["step_times_s"], dtype=np.float64)
-    return np.concatenate([times[first - 1:last] for first, last in parts])
-
-
-def batch_means(windows: Sequence[np.ndarray]) -> tuple[float, float, int, int]:
-    """(mean step time over all windows, its standard error by batch means, number of batches,
-    batch length of the first window). Each window is cut into batches of
-    :func:`batch_length` steps (its first ``n − b·L`` steps left out of the batches)."""
-    means, lengths = [], []
-    for x in windows:
-        length = batch_length(x)
-        b = x.size // length
-        means.append(x[x.size - b * length:].reshape(b, length).mean(axis=1))
-        lengths.append(length)
-    pooled = np.concatenate(means)
-    mean = float(np.concatenate(list(windows)).mean())
-    se = float(pooled.std(ddof=1) / math.sqrt(pooled.size))
-    return mean, se, int(pooled.size), lengths[0]
-
-
-def block_bootstrap(windows: Sequence[np.ndarray], statistic, rng: np.random.Generator,
-                    replicates: int = BOOTSTRAP_REPLICATES, chunk: int = 100) -> np.ndarray:
-    """``replicates`` values of ``statistic(sample, axis=1)`` over moving-block bootstrap
-    resamples: each window rebuilt from ``⌈n/L⌉`` blocks of ``L`` consecutive steps
-    (:func:`batch_length`) with random starts, cut to ``n`` steps; the resamples of several
-    windows are joined."""
-    out = np.empty(replicates)
-    for start in range(0, replicates, chunk):
-        rows = min(chunk, replicates - start)
-        parts = []
-        for x in windows:
-            n, length = x.size, batch_length(x)
-            blocks = math.ceil(n / length)
-            starts = rng.integers(0, n - length + 1, size=(rows, blocks))
-            index = (starts[:, :, None] + np.arange(length)).reshape(rows, blocks * length)[:, :n]
-            parts.append(x[index])
-        out[start:start + rows] = statistic(np.concatenate(parts, axis=1), axis=1)
-    return out
-
-
-def _seed(runs: Runs, role: int, figure: str) -> np.random.SeedSequence:
-    """A seed from the runs' ids, the side (0 BASE, 1 NEW) and the figure: the same input gives
-    the same output, and a file compared with itself still draws its two sides independently."""
-    ids = ",".join(str(r.get("run_id", "")) for r in runs)
-    return np.random.SeedSequence([SEED, role, zlib.crc32(ids.encode()), zlib.crc32(figure.encode())])
-
-
-def _mean_estimate(values: Sequence[float], what: str) -> tuple[float | None, float | None, str | None]:
-    """(log standard error, degrees of freedom, reason) of the mean of independent ``values``."""
-    k = len(values)
-    if k < 2:
-        return None, None, f"one {what} per side: an interval needs 2"
-    arr = np.asarray(values, dtype=np.float64)
-    mean = float(arr.mean())
-    if mean <= 0:
-        return None, None, f"mean {what} value is not positive"
-    return float(arr.std(ddof=1) / math.sqrt(k) / mean), float(k - 1), None
-
-
-def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[str, Estimate]:
-    """Estimates of the step-time figures of one side's complete runs: samples/s, tokens/s,
-    MFU (batch means of the step times) and step time p50/p99 (moving-block bootstrap; left
-    out, without a value, when not ``quantiles``)."""
-    done = [r for r in complete_runs(list(runs)) if results.throughput(r) is not None]
-    if not done:
-        why = next((r["metrics"].get("throughput_status") for r in runs
-                    if r["metrics"].get("throughput_status") not in (None, "ok")), None)
-        reason = why or "no complete run with a steady-state window"
-        return {f: Estimate(None, reason=reason) for f in
-                ("samples_per_s", "tokens_per_s", "mfu", "step_time_p50", "step_time_p99")}
-    windows = [w for w in (window_times(r) for r in done) if w is not None]
-    first = done[0]["metrics"]
-    sps, tps, flops = first["samples_per_step"], first.get("tokens_per_step"), first["flops_per_step"]
-    rate = rate_estimate(windows)  # steps/s; the rates below are multiples of it
-    steps_per_s = float(rate.value or 0.0)
-
-    def scaled(factor: float) -> Estimate:
-        return Estimate(factor * steps_per_s, rate.log_se, rate.df, rate.n, rate.method, rate.reason)
-
-    out = {"samples_per_s": scaled(sps),
-           "tokens_per_s": scaled(tps) if tps else Estimate(None, reason="no tokens in this workload")}
-    peak = first.get("peak_flops")
-    if first.get("mfu") is None or not peak:
-        out["mfu"] = Estimate(None, reason=first.get("mfu_status") or "not measured")
-    else:
-        out["mfu"] = scaled(flops / peak)
-    for fid, q in (("step_time_p50", 0.50), ("step_time_p99", 0.99)):
-        out[fid] = quantile_estimate(windows, q, _seed(done, role, fid)) if quantiles \
-            else Estimate(None, reason="not estimated")
-    return out
-
-
-def rate_estimate(windows: Sequence[np.ndarray]) -> Estimate:
-    """Steps per second over the windows (their steps over their summed time), with the
-    standard error of its logarithm from the batch means of the step times (the relative error
-    of the mean step time)."""
-    steps = sum(w.size for w in windows)
-    mean = float(np.concatenate(list(windows)).mean())
-    shortest = min(w.size for w in windows)
-    if shortest < MIN_WINDOW_STEPS:
-        return Estimate(1.0 / mean, n=steps,
-                        reason=f"a window of {shortest} steps (an interval needs {MIN_WINDOW_STEPS})")
-    mean, se, b, length = batch_means(windows)
-    runs_note = f" over {len(windows)} runs" if len(windows) > 1 else ""
-    return Estimate(1.0 / mean, se / mean, float(b - 1), steps,
-                    f"batch means: {b} batches of {length} steps{runs_note}")
-
-
-def quantile_estimate(windows: Sequence[np.ndarray], q: float,
-                      seed: np.random.SeedSequence | int = SEED) -> Estimate:
-    """The ``q`` quantile of the step times of the windows, with the standard error of its
-    logarithm from a moving-block bootstrap (:func:`block_bootstrap`, generator seeded with
-    ``seed``) and the degrees of freedom of the batches of the same length; no interval when
-    fewer than :data:`MIN_TAIL_STEPS` steps lie beyond the quantile."""
-    pooled = np.concatenate(list(windows))
-    value = float(np.percentile(pooled, 100 * q))
-    n, tail = pooled.size, min(q, 1 - q)
-    needed = max(math.ceil(MIN_TAIL_STEPS / tail - 1e-9), MIN_WINDOW_STEPS)
-    name = f"p{round(100 * q)}"
-    if n < needed or min(w.size for w in windows) < MIN_WINDOW_STEPS:
-        return Estimate(value, n=n, reason=f"{name} of {n:,} steps: an interval needs {needed:,} "
-                                           f"({MIN_TAIL_STEPS} beyond it)")
-    reps = block_bootstrap(windows, lambda a, axis: np.percentile(a, 100 * q, axis=axis),
-                           np.random.default_rng(seed))
-    if value <= 0 or np.any(reps <= 0):
-        return Estimate(value, n=n, reason="step times not positive")
-    b = sum(w.size // batch_length(w) for w in windows)
-    return Estimate(value, float(np.log(reps).std(ddof=1)), float(b - 1), n,
-                    f"moving-block bootstrap: {BOOTSTRAP_REPLICATES} resamples, blocks of "
-                    f"{batch_length(windows[0])} steps")
-
-
-def tta_estimate(runs: Runs) -> Estimate:
-    """The TTA score of one side's seeds (a failed or partial run counts as not converged), with
-    the standard error of the mean of its converged seeds' times."""
-    by_seed = {r["seed"]: (r["metrics"].get("tta_s") if r["status"] == "complete" else None) for r in runs}
-    score = tta_meter.score(by_seed)
-    if not score["valid"]:
-        return Estimate(None, n=len(by_seed), reason=f"TTA score invalid: {score['reason']}")
-    value = score["olympic_mean_s"]
-    converged = [t for t in by_seed.values() if t is not None]
-    if value is None or value <= 0:
-        return Estimate(None, n=len(by_seed), reason="no seed reached the target")
-    log_se, df, reason = _mean_estimate(converged, "seed")
-    if reason and len(converged) < 2:
-        reason = f"not enough seeds ({len(converged)} converged; an interval needs 2 per side)"
-    return Estimate(value, log_se, df, len(converged),
-                    "" if reason else f"t over {len(converged)} seeds' times", reason)
-
-
-def per_run_estimate(runs: Runs, key: str) -> Estimate:
-    """A figure read once per run (energy per sample, goodput): the mean over the complete runs
-    that have it, with the standard error of that mean (two runs per side or more)."""
-    done = complete_runs(list(runs))
-    values = [v for v in (run_metric(r, key) for r in done) if v is not None]
-    if not values:
-        status = next((r["metrics"].get("energy_status") for r in done), None) if key.startswith("energy") \
-            else None
-        return Estimate(None, reason=status or "not measured")
-    value = float(np.mean(values))
-    if value <= 0:
-        return Estimate(value, n=len(values), reason="not positive")
-    log_se, df, reason = _mean_estimate(values, "run")
-    return Estimate(value, log_se, df, len(values), "" if reason else f"t over {len(values)} runs", reason)
-
-
-def run_metric(run: results.RunRecord, key: str) -> float | None:
-    """A finite number from the run's ``metrics`` or ``goodput`` section (as the leaderboard
-    reads it), else None."""
-    for section in (run.get("metrics"), run.get("goodput")):
-        value = section.get(key) if isinstance(section, dict) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
-    return None
-
-
-def side_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[str, Estimate]:
-    """Every figure's estimate for one side: the runs of one workload × scale in one file
-    (the step-time quantiles, which need a bootstrap, only with ``quantiles``)."""
-    out = step_estimates(runs, role, quantiles)
-    kind = runs[0]["workload"]["kind"]
-    out["tta"] = tta_estimate(runs) if kind == "tta" else Estimate(None, reason="throughput workload: no target")
-    out["energy_per_sample"] = per_run_estimate(runs, "energy_per_sample_j")
-    out["goodput"] = per_run_estimate(runs, "goodput")
-    return {fid: out[fid] for fid in FIGURE_IDS}
-
-
-# ---------------------------------------------------------------- combining two sides
-@functools.cache
-def t_table() -> tuple[float, ...]:
-    """Two-sided 95% t quantiles for 1 … :data:`T_DF_CAP` degrees of freedom (scipy, once)."""
-    from scipy.special import stdtrit  # lighter to import than scipy.stats
-
-    return tuple(float(t) for t in stdtrit(np.arange(1, T_DF_CAP + 1), 0.5 + LEVEL / 2))
-
-
-def t_quantile(df: float) -> float:
-    """The t quantile of the table for ``df`` rounded down (at least 1, at most the cap):
-    rounding down and capping both make the interval a little wider, never narrower."""
-    return t_table()[min(max(int(math.floor(df)), 1), T_DF_CAP) - 1]
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """NEW/BASE of one figure: the ratio, its interval (None: no interval) and the degrees of
-    freedom used."""
-
-    ratio: float | None
-    low: float | None = None
-    high: float | None = None
-    df: float | None = None
-
-
-def ratio_interval(base: Estimate, new: Estimate) -> Ratio:
-    """``new.value / base.value`` with its 95% interval: ``ratio · exp(±t·se)`` on the log scale,
-    ``se² = se_base² + se_new²``, t at the Welch–Satterthwaite degrees of freedom."""
-    if base.value is None or new.value is None or base.value <= 0 or new.value <= 0:
-        return Ratio(None)
-    ratio = new.value / base.value
-    if base.log_se is None or new.log_se is None or base.df is None or new.df is None:
-        return Ratio(ratio)
-    var = base.log_se ** 2 + new.log_se ** 2
-    if var == 0:
-        return Ratio(ratio, ratio, ratio, math.inf)
-    df = var ** 2 / (base.log_se ** 4 / base.df + new.log_se ** 4 / new.df)
-    half = t_quantile(df) * math.sqrt(var)
-    return Ratio(ratio, ratio * math.exp(-half), ratio * math.exp(half), df)
-
-
+# ---------------------------------------------------------------- verdicts
 def verdict(figure: Figure, r: Ratio) -> str:
     """``faster`` when the interval lies wholly on the better side of 1, ``slower`` when wholly
     on the worse side, else ``no significant change`` (no interval: :data:`NO_INTERVAL`)."""
@@ -420,6 +74,7 @@ class Row:
     reason: str | None = None
     method: str = ""
     regression: bool = False  # set by the gate: significantly worse beyond its threshold
+    spread: str = ""  # ACROSS_RUNS or ONE_RUN for the step-time figures (throughput, MFU, p50/p99)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -504,8 +159,11 @@ def compare_runs(base_doc: Doc, base_runs: Runs,
 
 def compare_figure(figure: Figure, b: Estimate, n: Estimate,
                    energy_methods: tuple[set, set] | None = None) -> Row:
-    """One figure's row from the two sides' estimates."""
-    row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL)
+    """One figure's row from the two sides' estimates (at the widest spread both have:
+    :func:`_same_spread`)."""
+    b, n, spread = _same_spread(b, n)
+    row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL,
+              spread=spread)
     if b.value is None or n.value is None:
         row.verdict = NOT_MEASURED
         row.reason = "; ".join(f"{side}: {e.reason}" for side, e in (("BASE", b), ("NEW", n))
@@ -528,6 +186,30 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
             row.reason = b.reason
     row.method = b.method if b.method == n.method else "; ".join(m for m in (b.method, n.method) if m)
     return row
+
+
+def _same_spread(b: Estimate, n: Estimate) -> tuple[Estimate, Estimate, str]:
+    """The two sides' estimates at the widest level both have (:data:`SPREADS`: between files,
+    between runs, within runs; a side with more gives its ``fallback``), and what the interval
+    covers ("" for figures read once per run or seed, or not measured on a side)."""
+    if b.value is None or n.value is None:  # not measured on a side: nothing is judged
+        return b, n, ""
+    levels_b, levels_n = _levels(b), _levels(n)
+    for level, label in SPREADS.items():
+        if level in levels_b and level in levels_n:
+            return levels_b[level], levels_n[level], label
+    return b, n, ""
+
+
+def _levels(est: Estimate) -> dict[str, Estimate]:
+    """An estimate and its fallbacks, by spread."""
+    out: dict[str, Estimate] = {}
+    found: Estimate | None = est
+    while found is not None:
+        if found.spread:
+            out.setdefault(found.spread, found)
+        found = found.fallback
+    return out
 
 
 @dataclass
@@ -553,6 +235,23 @@ def describe(doc: Doc) -> dict[str, Any]:
     return {"system": system.get("name"), "accelerator": f"{accel.get('name')} × {accel.get('count')}",
             "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
             "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at")}
+
+
+def merge_side(docs: Sequence[Doc]) -> Doc:
+    """Several results files of one side (``compare BASE... --vs NEW...``) as one document:
+    their runs together (the runs of one workload × scale are then that side's runs), the first
+    file's system and settings. A division or open-division changes that differ between the
+    files read as "mixed", so that the side is compared with nothing."""
+    first, *rest = docs
+    if not rest:
+        return first
+    settings = dict(first.get("settings", {}))  # the runs are tagged with their file (FILE_KEY)
+    for name, default, mixed in (("division", "closed", "mixed divisions"),
+                                 ("open_changes", [], ["mixed open-division changes"])):
+        if any(d.get("settings", {}).get(name, default) != settings.get(name, default) for d in rest):
+            settings[name] = mixed
+    return {**first, "settings": settings,
+            "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
 
 
 def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
@@ -618,6 +317,13 @@ class Gate:
                         found.append((col.file, pair.key, row))
         return found
 
+    def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
+        """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
+        :data:`ONE_RUN`): a side had one file, so their intervals miss the machine's noise
+        between processes and stretches of time (docs/compare.md measured its false alarms)."""
+        return [(col.file, pair.key, row) for col in columns for pair in col.pairs for row in pair.rows
+                if row.figure in self.thresholds and row.spread in (ACROSS_RUNS, ONE_RUN) and row.low is not None]
+
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
         """Gated figures the gate could not judge: not comparable, not measured on a side, or
         without an interval (a pair not comparable as a whole gives a None row)."""
@@ -644,8 +350,9 @@ def entry_summary(doc: Doc, runs: Runs) -> dict[str, Any]:
     """What the site keeps of one entry (a file's runs of one workload × scale) to compare it
     with any other: its comparability context, its energy methods and, for each of
     :data:`SITE_FIGURES`, ``[value, log_se, df, reason]`` (plain JSON, for the pages and their
-    script). No step-time quantiles: the site builds without a bootstrap."""
-    estimates = side_estimates(runs, quantiles=False)
+    script). No step-time quantiles: the site builds without a bootstrap. The step-time figures
+    are the estimates within the runs (its entries are mostly one run: docs/compare.md)."""
+    estimates = {f: _levels(e).get("steps", e) for f, e in side_estimates(runs, quantiles=False).items()}
     methods = {str(r["metrics"].get("energy_method")) for r in complete_runs(list(runs))}
     return {"context": {k: _plain(v) for k, v in context(doc, runs).items()},
             "energy": sorted(methods),

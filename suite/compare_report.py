@@ -8,16 +8,28 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from suite import compare
+from suite import compare, compare_stats
 from suite.compare import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, Column, Pair, Row
 
 GAP = "  "
 COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}
 RESET = "\033[0m"
-METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s and MFU: batch means of the steady-state "
-           "step times; step time p50/p99: moving-block bootstrap; TTA: over seeds; energy per sample "
-           "and goodput: over runs. A verdict needs the whole interval on one side of 1 "
-           "(docs/compare.md).")
+METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s, MFU and step time p50/p99: with two files "
+           "or more per side, the spread between the files; with one file of several runs, the spread "
+           "between its runs; with one run, the noise inside it (batch means of the steady-state step "
+           "times; p50/p99: moving-block bootstrap); TTA: over seeds; energy per sample and goodput: "
+           "over runs. A verdict needs the whole interval on one side of 1 (docs/compare.md).")
+ADVICE = ("For a verdict, give two files or more per side, made alternately (BASE, NEW, BASE, NEW, …; "
+          "each may be goodbench run --repeat N): goodbench compare BASE1 BASE2 --vs NEW1 NEW2")
+CAVEATS = {  # what a verdict of each narrow spread is marked with, and why
+    compare.ONE_RUN: ("one run", "one run per side cannot tell a real change from machine noise: its "
+                      "intervals cover the noise inside each run, not what changes from one run to the "
+                      "next, so its verdicts, marked (one run), are for a quick look. " + ADVICE),
+    compare.ACROSS_RUNS: ("one file", "one file per side cannot tell a real change from machine noise "
+                          "either: its runs share one process and one stretch of time, and identical "
+                          "files differ by more than their runs do (docs/compare.md), so its verdicts, "
+                          "marked (one file), are for a quick look. " + ADVICE),
+}
 
 
 # ---------------------------------------------------------------- numbers as text
@@ -95,8 +107,11 @@ def _cells(row: Row | None, notes: Notes, pair: Pair | None) -> list[str]:
         return ["—", "—", "—", ""]
     unit = BY_ID[row.figure].unit
     verdict = row.verdict + notes.mark(row.reason if row.verdict not in (FASTER, SLOWER, compare.SAME) else None)
-    if row.regression:
-        verdict += " (regression)"
+    narrow = row.spread in CAVEATS and row.verdict in (FASTER, SLOWER)
+    labels = [w for w, on in ((CAVEATS[row.spread][0] if narrow else "", narrow),
+                              ("regression", row.regression)) if on]
+    if labels:
+        verdict += f" ({', '.join(labels)})"
     return [value_text(row.new, unit), ratio_text(row.ratio), interval_text(row), verdict]
 
 
@@ -120,6 +135,23 @@ def _grid(columns: Sequence[Column], notes: Notes) -> tuple[list[list[str]], lis
             unmeasured_lines.append(f"{key}: not measured in either file: "
                                     + ", ".join(BY_ID[f].label for f in unmeasured))
     return grid, unmeasured_lines
+
+
+def narrow_keys(columns: Sequence[Column], spread: str) -> list[str]:
+    """The workload × scale pairs whose step-time figures were judged at ``spread`` (one of
+    :data:`CAVEATS`; a pair judged within one run is not listed again as one file)."""
+    def level(pair: Pair) -> str | None:
+        found = {r.spread for r in pair.rows}
+        return next((s for s in (compare.ONE_RUN, compare.ACROSS_RUNS) if s in found), None)
+
+    return list(dict.fromkeys(p.key for col in columns for p in col.pairs if level(p) == spread))
+
+
+def caveat_lines(columns: Sequence[Column]) -> list[str]:
+    """The warnings of one run or one file per side, naming the pairs they concern; none when
+    every pair was judged across files."""
+    return [f"{', '.join(keys)}: {text}" for spread, (_, text) in CAVEATS.items()
+            if (keys := narrow_keys(columns, spread))]
 
 
 def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tuple[str, str, str]]:
@@ -158,6 +190,10 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
                   for file, key, row in regressions]
     else:
         lines.append(f"{gate_text(gate)}: passed")
+    narrow = gate.narrow(columns)
+    if narrow:
+        lines.append("  judged without the spread between files (blind to machine noise between them): "
+                     + "; ".join(f"{key} {row.label} ({row.spread})" for _, key, row in narrow))
     if unchecked:
         lines.append("  not checked: " + "; ".join(
             f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
@@ -192,7 +228,7 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
-    lines += ["", METHODS]
+    lines += ["", *[line for c in caveat_lines(columns) for line in (c, "")], METHODS]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:
         lines += [""] + gate_lines
@@ -233,6 +269,7 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
+    lines += [line for c in caveat_lines(columns) for line in ("", f"**{_md(c)}**")]
     lines += ["", f"<sub>{METHODS}</sub>"]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:
@@ -246,10 +283,12 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
     """The comparison as JSON: every pair and figure with both values, ratio, interval, verdict,
     reason and method; the gate's thresholds, regressions and what it could not check."""
     out: dict[str, Any] = {
-        "level": compare.LEVEL,
+        "level": compare_stats.LEVEL,
         "base": {"file": base_name, **compare.describe(base_doc)},
         "new": [col.to_json() for col in columns],
         "methods": METHODS,
+        "caveats": [{"spread": spread, "pairs": keys, "text": text} for spread, (_, text) in CAVEATS.items()
+                    if (keys := narrow_keys(columns, spread))],
     }
     if gate is not None and gate.thresholds:
         out["gate"] = {
@@ -257,6 +296,8 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
             "failed": bool(regressions),
             "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
                              "ci95": [row.low, row.high]} for file, key, row in regressions],
+            "judged_without_files": [{"new": file, "key": key, "figure": row.figure, "spread": row.spread}
+                                     for file, key, row in gate.narrow(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
                              "why": (row.reason or row.verdict) if row else NOT_COMPARABLE}
                             for file, key, row in unchecked],

@@ -42,12 +42,14 @@ warmup_mask = throughput_meter.warmup_mask
 
 
 def throughput(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, samples_per_step: int,
-               tokens_per_step: int | None, resumed_at: Sequence[int] = ()) -> tuple[dict | None, str]:
+               tokens_per_step: int | None, resumed_at: Sequence[int] = (),
+               min_window_steps: int = throughput_meter.MIN_WINDOW_STEPS) -> tuple[dict | None, str]:
     """Steady-state throughput and its window from the step times, and its status
-    (:func:`suite.meters.throughput.summarize`)."""
+    (:func:`suite.meters.throughput.summarize`; none over fewer than ``min_window_steps``)."""
     return throughput_meter.summarize(step_times_s, warmup_steps=warmup_steps,
                                       samples_per_step=samples_per_step,
-                                      tokens_per_step=tokens_per_step, resumed_at=resumed_at)
+                                      tokens_per_step=tokens_per_step, resumed_at=resumed_at,
+                                      min_window_steps=min_window_steps)
 
 
 def window_steps(window: Mapping) -> int:

@@ -52,10 +52,13 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
 def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
                      node_rank: int | None = None, rdzv_endpoint: str | None = None,
                      rdzv_id: str = "goodbench", max_restarts: int = 0) -> list[str]:
-    """The ``python -m torch.distributed.run … -m suite <argv>`` line that re-launches a run.
+    """The ``python -m torch.distributed.run … -m suite -- <argv>`` line that re-launches a run.
 
     One node without an endpoint uses ``--standalone``; otherwise a c10d rendezvous at
     ``rdzv_endpoint`` (``--node-rank`` is passed when given; c10d assigns ranks otherwise).
+    ``--`` ends torchrun's options: its argparse would otherwise read a worker argument that is
+    a prefix of one of its options as that option (``--run`` as ``--run-path``: refused as
+    ambiguous). The worker drops the ``--`` where torchrun passes it on (:func:`script_argv`).
     """
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
            f"--nnodes={nnodes}", f"--max-restarts={max_restarts}"]
@@ -67,7 +70,14 @@ def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
         cmd += ["--rdzv-backend=c10d", f"--rdzv-endpoint={rdzv_endpoint}", f"--rdzv-id={rdzv_id}"]
         if node_rank is not None:
             cmd.append(f"--node-rank={node_rank}")
-    return cmd + ["-m", "suite", *argv]
+    return cmd + ["-m", "suite", "--", *argv]
+
+
+def script_argv(argv: list[str]) -> list[str]:
+    """The arguments ``python -m suite`` runs with: ``argv`` without a leading ``--`` (the end of
+    torchrun's options, :func:`torchrun_command`, which some Python versions' argparse pass on
+    to the script)."""
+    return argv[1:] if argv[:1] == ["--"] else list(argv)
 
 
 def launch_env(environ: dict[str, str]) -> dict[str, str]:

@@ -1,6 +1,9 @@
 """Results files → rows: one per run, one leaderboard entry per (file, workload, scale), with pandas.
 
-An entry's seeds, TTA score and medians are the document's summary (suite/summary.py).
+An entry's seeds, TTA score and medians are the document's summary (suite/summary.py). Every row
+names its file's ``signer`` (the fingerprint of a signature that verifies, else None: unsigned)
+and, across the stored files, ``copy_of``: the signer of the file that owns a run this row copies
+(:func:`copies`); a copy is shown as such and never ranked.
 
 Fields that later parts of the results format add (division, goodput, effective goodput) are
 read where they exist and left ``None`` otherwise; nothing is filled in.
@@ -8,53 +11,53 @@ read where they exist and left ``None`` otherwise; nothing is filled in.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from suite import results, validate
+from suite import ownership, results, signing, validate
+from suite.recompute import recompute_document
 from suite.summary import complete_runs, groups, median, summarize
-from suite.validate import check_document, load
+from suite.validate import load
 from suite.validate.tolerance import close
 
 ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
                  "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
-                 "tokens_per_s", "mfu", "energy_per_sample_j", "energy_per_token_j",
+                 "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
-                 "suite_version", "run_id"]
+                 "suite_version", "run_id", "signer", "copy_of"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
-               "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "tta_s",
+               "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
-               "reproduces_original_samples_per_s", "reproduces_original_tta_s"]
+               "reproduces_original_samples_per_s", "reproduces_original_tta_s", "signer", "copy_of",
+               "started_at", "steps_sha256"]
 J_PER_KWH = 3.6e6
 
 
-def check_file(path: Path) -> tuple[dict | None, str | None]:
-    """(document, None) for a valid file, (None, first problem as one line) for an invalid one.
+def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
+    """(document, None, waived) for a valid stored file, (None, first problem as one line, [])
+    for an invalid one.
 
-    The line of a file written under older rules than the current ones (its ``rules_version``;
-    a file without one: v1) starts with both versions: why a stored file is no longer shown."""
+    A file written under older rules than the current ones (its ``rules_version``; a file
+    without one: v1) keeps the status it had: ``waived`` lists, one line each, what rules
+    introduced since would refuse (:func:`suite.validate.check_stored`). The line of a file
+    refused even by its own rules starts with both versions."""
     doc, problems = load(path)
-    problems = problems or check_document(doc)
+    if problems:
+        return None, problems[0].line(path.name), []
+    problems, waived = validate.check_stored(doc)
+    stored = validate.stored_under(doc)
     if not problems:
-        return doc, None
+        return doc, None, [f"stored under rules v{stored}, not held to v{validate.SINCE[p.code]}'s "
+                           f"[{p.code}]: {p.line(path.name)}" for p in waived]
     line = problems[0].line(path.name)
-    stored = _rules_version(doc)
     if stored is not None and stored < validate.RULES_VERSION:
         line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
-    return None, line
-
-
-def _rules_version(doc) -> int | None:
-    """The rules version a parsed document was written under (none recorded: 1); None for a
-    document that is not an object or records something other than an integer."""
-    if not isinstance(doc, dict):
-        return None
-    version = doc.get("rules_version", 1)
-    return version if type(version) is int else None
+    return None, line, []
 
 
 def _number(value) -> float | None:
@@ -78,34 +81,57 @@ def reproduction(doc: dict) -> dict | None:
 
 def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     """The reproductions among the run rows, by (sha256 of the original file, original run id):
-    each with its file, run id, system and verdict."""
+    each with its file, run id, system, verdict, start and step-time digest."""
     found: dict[tuple[str, str], list[dict]] = {}
     if runs.empty:
         return found
     for row in runs[runs["reproduces"].notna()].to_dict(orient="records"):
         found.setdefault((row["reproduces"], row["reproduces_run_id"]), []).append(
             {"file": row["file"], "run_id": row["run_id"], "system": row["system"],
-             "verdict": row["reproduction_verdict"],
+             "signer": row["signer"], "verdict": row["reproduction_verdict"], "started_at": row["started_at"],
+             "steps_sha256": row["steps_sha256"],
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
                           "tta_s": _number(row["reproduces_original_tta_s"])}})
     return found
 
 
-def contradicted(reproduction: dict, original_run: dict) -> str | None:
-    """Why a reproduction's record of the original run disagrees with the stored original
-    (another file, written independently of it), or None when it agrees. A reproduction's
-    verdict compares its run with the figures it records for the original, so a verdict
-    whose recorded figures are not the original's says nothing about the original."""
+def contradicted(reproduction: dict, original_run: dict, original_doc: dict) -> str | None:
+    """Why a reproduction does not count for the stored original run (an independent file), or
+    None when it does: it must record the original's figures (its verdict compares its run with
+    those), start after the original was created, and carry raw records of its own — the same
+    step-time sequence is the original run itself, copied."""
     stored = {"samples_per_s": results.samples_per_s(original_run), "tta_s": original_run["metrics"]["tta_s"]}
     for key, label in (("samples_per_s", "samples/s"), ("tta_s", "time to target")):
         if not close(reproduction["original"][key], stored[key]):
             return (f"records the original's {label} as {reproduction['original'][key]}, "
                     f"but the stored original holds {stored[key]}")
+    if str(reproduction.get("started_at") or "") <= str(original_doc.get("created_at") or ""):
+        return (f"started at {reproduction.get('started_at')}, not after the original was created "
+                f"({original_doc.get('created_at')})")
+    if reproduction.get("steps_sha256") is not None and \
+            reproduction.get("steps_sha256") == results.step_times_digest(original_run):
+        return "its step times are the original run's, copied: not a run of its own"
     return None
 
 
-def run_rows(name: str, doc: dict) -> list[dict]:
-    """One row per run of one document (a reproduction's rows name the run they reproduce)."""
+USER_PEAK = "user-supplied peak (not ranked)"
+
+
+def mfu_basis(runs: list[dict]) -> str | None:
+    """What the runs' MFU is measured against: the peak table, or a user's ``--peak-tflops``
+    (:data:`USER_PEAK`: shown, never ranked); None without MFU."""
+    statuses = [str(r["metrics"].get("mfu_status", "")) for r in runs if r["metrics"].get("mfu") is not None]
+    if not statuses:
+        return None
+    return USER_PEAK if any("user-supplied" in s for s in statuses) else "peak table"
+
+
+def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+    """One row per run of one document (a reproduction's rows name the run they reproduce), its
+    figures recomputed from the run's raw records (:mod:`suite.recompute`), never the file's own.
+    ``signer`` with ``verified=True``: the document's :func:`suite.signing.signer`, already checked."""
+    fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
+    doc = recompute_document(doc)
     section = reproduction(doc) or {}
     compared = {r["run_id"]: r for r in section.get("runs", [])}
     out = []
@@ -118,7 +144,7 @@ def run_rows(name: str, doc: dict) -> list[dict]:
             "workload": run["workload"]["id"], "kind": run["workload"]["kind"], "scale": run["scale"],
             "division": validate.division(doc), "seed": run["seed"], "status": run["status"],
             "samples_per_s": results.samples_per_s(run), "tokens_per_s": results.tokens_per_s(run),
-            "mfu": run["metrics"]["mfu"], "tta_s": run["metrics"]["tta_s"],
+            "mfu": run["metrics"]["mfu"], "mfu_basis": mfu_basis([run]), "tta_s": run["metrics"]["tta_s"],
             "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
             "goodput": run_metric(run, "goodput"),
             "effective_goodput": run_metric(run, "effective_goodput"),
@@ -128,12 +154,16 @@ def run_rows(name: str, doc: dict) -> list[dict]:
             "reproduction_verdict": repro["verdict"] if repro else None,
             "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
             "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
+            "signer": fp, "copy_of": None,
+            "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
         })
     return out
 
 
-def rows(name: str, doc: dict) -> list[dict]:
-    """One entry per (workload, scale) of one document, which has one division.
+def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+    """One entry per (workload, scale) of one document, which has one division (``signer`` as
+    for :func:`run_rows`), its figures recomputed from the runs' raw records
+    (:mod:`suite.recompute`), never the file's own.
 
     The seeds, TTA score, and throughput and MFU medians are those of :func:`suite.summary.summarize`
     (recomputed from the runs, so files without a ``summary`` section read the same); energy,
@@ -145,6 +175,8 @@ def rows(name: str, doc: dict) -> list[dict]:
     file (its seeds need not be the first N), so it is never ranked."""
     if reproduction(doc) is not None:
         return []
+    fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
+    doc = recompute_document(doc)  # the figures the raw records give, never the file's own
     div, grouped = validate.division(doc), groups(doc["runs"])
     out = []
     for key, summary in summarize(doc["runs"]).items():
@@ -170,7 +202,8 @@ def rows(name: str, doc: dict) -> list[dict]:
             "tta_valid": score["valid"] if score else None,
             "samples_per_s": summary["samples_per_s_median"],
             "tokens_per_s": summary["tokens_per_s_median"],
-            "mfu": summary["mfu_median"],
+            "mfu": summary["mfu_median"] if mfu_basis(complete) != USER_PEAK else None,
+            "mfu_basis": mfu_basis(complete),
             "energy_per_sample_j": median([run_metric(r, "energy_per_sample_j") for r in complete]),
             "energy_per_token_j": median([run_metric(r, "energy_per_token_j") for r in complete]),
             "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
@@ -178,14 +211,64 @@ def rows(name: str, doc: dict) -> list[dict]:
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0]["run_id"],
+            "signer": fp, "copy_of": None,
         })
     return out
 
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
-    """All entries of all valid documents as one DataFrame."""
-    frame = pd.DataFrame([row for name, doc in results for row in rows(name, doc)], columns=ENTRY_COLUMNS)
+    """All entries of all valid documents as one DataFrame, copies marked (:func:`copies`)."""
+    signed = [(name, doc, signing.signer(doc)) for name, doc in results]
+    frame = pd.DataFrame([row for name, doc, fp in signed for row in rows(name, doc, fp, verified=True)],
+                         columns=ENTRY_COLUMNS)
+    runs = pd.DataFrame([row for name, doc, fp in signed for row in run_rows(name, doc, fp, verified=True)],
+                        columns=RUN_COLUMNS)
+    found = copies(c for name, doc, fp in signed for c in ownership.claims(name, doc, fp, verified=True))
+    frame, _ = with_copies(frame, runs, found)
     return with_scaling_efficiency(frame)
+
+
+def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership.Claim]:
+    """Which runs among the stored files are copies: (file, run id) → the owned run it copies.
+
+    A run is a copy when no key owns it (its file is unsigned) and another file signed by a key
+    owns a run of the same id (the id was minted for that key) or of the same step times
+    (:mod:`suite.ownership`). ``claims``: every run of the files, :func:`suite.ownership.claims`."""
+    claims = list(claims)
+    owned: dict[str, list[ownership.Claim]] = {}
+    for c in claims:
+        if c.owner is not None:
+            owned.setdefault(c.run_id, []).append(c)
+            if c.steps is not None:
+                owned.setdefault(c.steps, []).append(c)
+    found: dict[tuple[str, str], ownership.Claim] = {}
+    for c in claims:
+        if c.owner is not None:
+            continue
+        candidates = owned.get(c.run_id, []) + (owned.get(c.steps, []) if c.steps is not None else [])
+        owner = next((o for o in candidates if o.file != c.file and o.owner != c.signer), None)
+        if owner is not None:
+            found[(c.file, c.run_id)] = owner
+    return found
+
+
+def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
+                found: dict[tuple[str, str], ownership.Claim]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``copy_of`` filled in: a copied run's owner's fingerprint on its row, and on the entry
+    (file, workload, scale) holding it."""
+    if runs.empty or not found:
+        return entries, runs
+    runs = runs.copy()
+    owner = [found[(f, r)].owner if (f, r) in found else None for f, r in zip(runs["file"], runs["run_id"])]
+    runs["copy_of"] = pd.Series(owner, index=runs.index, dtype=object)
+    copied = runs[runs["copy_of"].notna()]
+    by_entry = {(f, w, s): o for f, w, s, o in zip(copied["file"], copied["workload"], copied["scale"],
+                                                   copied["copy_of"])}
+    entries = entries.copy()
+    entries["copy_of"] = pd.Series([by_entry.get((f, w, s)) for f, w, s in
+                                    zip(entries["file"], entries["workload"], entries["scale"])],
+                                   index=entries.index, dtype=object)
+    return entries, runs
 
 
 def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
@@ -208,8 +291,9 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def rankable(frame: pd.DataFrame) -> pd.Series:
-    """Which entries may be ranked: full scale, and for TTA a valid score."""
-    return (frame["scale"] == "full") & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
+    """Which entries may be ranked: full scale, not a copy (:func:`copies`), and for TTA a valid score."""
+    return (frame["scale"] == "full") & frame["copy_of"].isna() \
+        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:

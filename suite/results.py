@@ -13,13 +13,13 @@ import fcntl
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from suite import __version__
 from suite.rules_version import RULES_VERSION
+from suite.tempfiles import held_file, remove_abandoned, temp_files
 
 SCHEMA_VERSION = 1
 
@@ -109,6 +109,7 @@ class Run(TypedDict, total=False):
     """One workload × scale × seed."""
 
     run_id: str
+    run_id_nonce: str  # only when the id was minted for a signing key (suite/signing.py)
     workload: WorkloadRef
     scale: str
     seed: int
@@ -142,6 +143,7 @@ class Document(TypedDict, total=False):
     settings: dict[str, Any]
     runs: list[Run]
     summary: dict[str, dict[str, Any]]
+    signature: dict[str, str]  # only in a signed file (suite/signing.py)
 
 
 # A run record as the accessors take it: the typed view, or a plain dict (the runner builds one,
@@ -181,6 +183,17 @@ def world_size(run: RunRecord) -> int:
     return int((run.get("distributed") or {}).get("world_size", 1))
 
 
+def step_times_digest(run: RunRecord) -> str | None:
+    """sha256 of the run's raw step-time sequence (None without step times): two runs with the
+    same sequence are one run (docs/rules.md)."""
+    import hashlib
+
+    times = run.get("step_times_s")
+    if not isinstance(times, list) or not times:
+        return None
+    return hashlib.sha256(json.dumps(times, allow_nan=False).encode()).hexdigest()
+
+
 def division(doc: Document) -> str:
     """The division of a document; a file that does not say is closed."""
     return doc["settings"].get("division", "closed")
@@ -214,27 +227,30 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
     """Write ``data`` to ``path`` through a temp file in the same directory, fsync, then rename.
 
     A reader sees the old file or the whole new one, never a torn one. With ``overwrite=False``
-    the final step is a hard link, which fails with FileExistsError if ``path`` exists.
+    the final step is a hard link, which fails with FileExistsError if ``path`` exists. The temp
+    file (``.<name>.<12 hex digits>.tmp``) is locked while it exists, so that the one a killed
+    writer leaves can be told from a live one and removed (:mod:`suite.tempfiles`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o644)  # mkstemp makes 0600; results are meant to be read
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
+    with held_file(path.parent, path.name) as (fd, tmp):
+        _write_synced(fd, payload)
         if overwrite:
             os.replace(tmp, path)
         else:
             os.link(tmp, path)
         _fsync_dir(path.parent)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
+
+
+def _write_synced(fd: int, payload: bytes) -> None:
+    """``payload`` into the open temp file ``fd`` (mode 0644: results are meant to be read), fsynced."""
+    os.fchmod(fd, 0o644)
+    with os.fdopen(fd, "wb", closefd=False) as fh:  # the descriptor, and its lock, stay open
+        fh.write(payload)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -271,8 +287,14 @@ class Reservation:
 
     @classmethod
     def take(cls, path: str | os.PathLike) -> Reservation:
-        """Reserve ``path``; :class:`NameTaken` when a file or a live reservation holds it."""
-        path = Path(path)
+        """Reserve ``path``; :class:`NameTaken` when a file or a live reservation holds it. The
+        temp files a killed run left for this name (no live writer holds them) are removed."""
+        reservation = cls._reserve(Path(path))
+        remove_abandoned(temp_files(reservation.path.parent, reservation.path.name))
+        return reservation
+
+    @classmethod
+    def _reserve(cls, path: Path) -> Reservation:
         path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         try:
@@ -299,21 +321,13 @@ class Reservation:
     def write(self, doc: Document | dict[str, Any]) -> Path:
         """Replace the reservation by the results document, atomically (temp file, fsync, rename).
         Refuses (:class:`NameTaken`) when the path no longer holds this run's empty placeholder."""
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                os.fchmod(fh.fileno(), 0o644)
-                fh.write(dumps(doc).encode())
-                fh.flush()
-                os.fsync(fh.fileno())
+        with held_file(self.path.parent, self.path.name) as (fd, tmp):
+            _write_synced(fd, dumps(doc).encode())
             if not _is_empty_file(self._id, self.path):
                 raise NameTaken(f"{self.path} was replaced while this run held it; not overwritten")
             os.replace(tmp, self.path)
             _fsync_dir(self.path.parent)
             self.written = True
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
         self.close()
         return self.path
 

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from suite import derive, distributed, results, system
 from suite.errors import GoodbenchError
@@ -43,6 +46,7 @@ class SuitePlan:
     system_overrides: dict | None = None
     command: list[str] = field(default_factory=list)
     global_batch: int | None = None  # open division: every workload's global batch, changed
+    repeat: int = 1  # runs of each throughput workload × seed (``--repeat``), one after another
 
     def workloads(self) -> tuple[list[Workload], list[str]]:
         """The workloads to run and the open-division changes made to their pinned specs."""
@@ -80,6 +84,38 @@ def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
 
 
 CEILINGS = "matmul-ceiling.json"  # in the checkpoint root: the ceilings a resumed suite keeps
+SESSION = "session.json"  # in the checkpoint root: the suite run a resumed suite continues
+
+
+def start_session(options: RunOptions) -> dict:
+    """The suite run's identity, ``{"id", "started_at"}`` (the document's ``settings.session``;
+    every run of it logs the id). A suite that keeps checkpoints saves it in its checkpoint root,
+    and a restarted or resumed suite continues that session (its runs' logs name it). Rank 0
+    decides; every rank gets the same."""
+    path = Path(options.checkpoint_dir) / SESSION if options.checkpoint_dir else None
+    found = None
+    if options.parallel.is_main:
+        try:
+            kept = json.loads(path.read_text()) if path is not None and path.is_file() else None
+            if isinstance(kept, dict) and isinstance(kept.get("id"), str) and isinstance(kept.get("started_at"), str):
+                found = {"id": kept["id"], "started_at": kept["started_at"]}
+        except (OSError, ValueError):
+            found = None  # a new session, saved again below
+        if found is None:
+            found = {"id": uuid.uuid4().hex, "started_at": results.utc_now()}
+            if path is not None:
+                write_atomic(path, json.dumps(found))
+    return distributed.broadcast(found, options.parallel)
+
+
+def with_identity(plan: SuitePlan, options: RunOptions, session: dict, open_changes: list[str]) -> RunOptions:
+    """``options`` with what every run's event log says of the suite run: MLPerf's submission
+    keys, the system's accelerator name and count, and the session's id (suite/claims.py)."""
+    accelerator = system.accelerator(options.device)
+    return replace(options, session=session["id"], accelerator=(accelerator["name"], accelerator["count"]),
+                   submission=mlperf_submission(
+                       plan.system_name, plan.system_overrides, f"{accelerator['name']} x{accelerator['count']}",
+                       "open" if open_changes else "closed"))
 
 
 def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progress) -> dict:
@@ -137,21 +173,19 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         check_precision(precision)
     ceilings = _matmul_ceilings(precisions, options, progress)
     options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
-    accelerator = system.accelerator(options.device)  # the event logs' MLPerf submission keys
-    options = replace(options, submission=mlperf_submission(
-        plan.system_name, plan.system_overrides, f"{accelerator['name']} x{accelerator['count']}",
-        "open" if open_changes else "closed"))
+    session = start_session(options)
+    options = with_identity(plan, options, session, open_changes)
     runs: list[dict] = []
     interrupted, aborted = False, None
     for workload in runnable:
         n = plan.seeds or default_seeds(plan.scale, workload.kind)
-        for seed in SEEDS[:n]:
+        for seed, repeat in _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1):
             try:
                 run = run_supervised if options.supervised else run_one
-                runs.append(run(workload, plan.scale, seed, options, progress))
+                runs.append(_numbered(run(workload, plan.scale, seed, options, progress), repeat))
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
-                    runs.append(exc.record)
+                    runs.append(_numbered(exc.record, repeat))
                 if isinstance(exc, Terminated) and options.parallel.distributed:
                     # a worker's SIGTERM: torchrun stops the workers after one failed (a user
                     # stopping the job goes through the launcher, which sends SIGINT instead)
@@ -167,10 +201,24 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             break
     settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,
                          interrupted, aborted)
+    settings["session"] = session
     doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
                                settings, runs)
     doc["summary"] = derive.summary(runs)
     return doc
+
+
+def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
+    """(seed, repeat number) of each run of a workload: its first ``seeds`` pinned seeds, each
+    run ``repeat`` times in a row (numbered 1 … ``repeat``; None when it runs once)."""
+    return [(seed, k if repeat > 1 else None) for seed in SEEDS[:seeds] for k in range(1, repeat + 1)]
+
+
+def _numbered(record: dict, repeat: int | None) -> dict:
+    """A run's record with its repeat number (``repeat``: absent from a run made once)."""
+    if repeat is not None:
+        record["repeat"] = repeat
+    return record
 
 
 def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], skipped: list[dict],
@@ -181,11 +229,13 @@ def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], ski
         "device": str(options.device),
         "workloads": workload_ids,
         "seeds_per_workload": plan.seeds or None,
+        **({"repeat": plan.repeat} if plan.repeat > 1 else {}),
         "peak_tflops_override": options.peak_tflops,
         "checkpoint_every": options.checkpoint_every,
         "inject_failures": list(options.inject_failures),
         "failure_rate_per_hour": options.failure_rate_per_hour,
         "compile": options.compile,
+        "cpu_threads": torch.get_num_threads(),  # a CPU curve can depend on it (docs/rules.md)
         "skipped": skipped,
         "interrupted": interrupted,
         "aborted": aborted,

@@ -3,9 +3,14 @@
 A file lands as ``<results-dir>/<sha256 of its bytes>.json`` (docs/rules.md, "Submitting"):
 no string from the document ever reaches a file name. Submission validates the file, then
 holds an exclusive ``flock`` on the results directory itself (no lock file is created), refuses
-a file whose bytes or whose run ids are already stored, and writes through a temp file with
-fsync and a hard link, which fails rather than overwrite. A refused submission leaves the
-store byte-identical.
+a file whose bytes are already stored, or one of whose runs is (the same run id or the same
+step times, :mod:`suite.ownership`) — unless the new file is signed by the key that run's id
+was minted for and the stored copy is not: the owner's file is stored, and the note says why
+("Signed results" in docs/rules.md). It writes through a temp file with fsync and a hard link,
+which fails rather than overwrite. A refused submission leaves the store byte-identical, and
+nothing stored is ever changed. A submission that lands also removes the temp files that killed
+writers left in the store (those no live writer holds locked, :mod:`suite.tempfiles`); readers
+never see them (:func:`stored_files` lists ``*.json`` names that do not start with a dot).
 """
 from __future__ import annotations
 
@@ -16,10 +21,13 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from suite import ownership
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
+from suite.tempfiles import remove_abandoned, temp_files
 from suite.validate import Problem, check_document, parse, read_bounded
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -62,28 +70,80 @@ def stored_files(results_dir: str | Path) -> list[Path]:
     return sorted(p for p in Path(results_dir).glob("*.json") if not p.name.startswith("."))
 
 
-def _stored_run_ids(results_dir: Path) -> dict[str, str]:
-    ids: dict[str, str] = {}
-    for path in stored_files(results_dir):
-        try:
-            doc = json.loads(path.read_bytes())
-            for run in doc.get("runs", []):
-                ids[run["run_id"]] = path.name
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            continue  # a stored file we cannot read claims no run ids
-    return ids
+@dataclass(frozen=True)
+class Stored:
+    """Where a submission landed, and ``notes``: why it was stored though one of its runs was
+    already stored (its owner's signature)."""
+
+    path: Path
+    notes: tuple[str, ...] = ()
 
 
-def _duplicates(doc: dict, dest: Path, results_dir: Path) -> list[Problem]:
+class _StoredRuns:
+    """The runs already stored, by run id and by step times; each file's claims
+    (:func:`suite.ownership.claims`, which checks its signature) only when asked."""
+
+    def __init__(self, results_dir: Path):
+        self.docs: dict[str, dict] = {}
+        self.by_id: dict[str, list[tuple[str, int]]] = {}
+        self.by_steps: dict[str, list[tuple[str, int]]] = {}
+        self._claims: dict[str, list[ownership.Claim]] = {}
+        for path in stored_files(results_dir):
+            try:
+                doc = json.loads(path.read_bytes())
+                keys = [(run["run_id"], ownership.steps_key(run)) for run in doc.get("runs", [])]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # a stored file we cannot read claims no runs
+            if not all(isinstance(run_id, str) for run_id, _ in keys):
+                continue
+            self.docs[path.name] = doc
+            for i, (run_id, steps) in enumerate(keys):
+                self.by_id.setdefault(run_id, []).append((path.name, i))
+                if steps is not None:
+                    self.by_steps.setdefault(steps, []).append((path.name, i))
+
+    def claim(self, file: str, index: int) -> ownership.Claim | None:
+        if file not in self._claims:
+            self._claims[file] = ownership.claims(file, self.docs[file])
+        return next((c for c in self._claims[file] if c.index == index), None)
+
+
+def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem], list[str]]:
+    """What refuses the new document (its runs already stored), and the notes of the stored
+    runs it is stored over as their owner."""
     if dest.exists():
-        return [Problem("duplicate", "", f"already submitted as {dest.name}")]
-    known = _stored_run_ids(results_dir)
-    return [Problem("duplicate-run", f"runs[{i}].run_id", f"run {run['run_id']} is already stored in {known[run['run_id']]}")
-            for i, run in enumerate(doc["runs"]) if run["run_id"] in known]
+        return [Problem("duplicate", "", f"already submitted as {dest.name}")], []
+    stored = _StoredRuns(results_dir)
+    problems: list[Problem] = []
+    notes: list[str] = []
+    for mine in ownership.claims(dest.name, doc):
+        where = f"runs[{mine.index}]"
+        for file, i in stored.by_id.get(mine.run_id, []):
+            theirs = stored.claim(file, i)
+            if mine.owner is not None and theirs is not None and theirs.owner is None \
+                    and theirs.signer != mine.owner:
+                notes.append(f"run {mine.run_id} is also in {file}, which is not signed by the key "
+                             f"the run id was minted for ({mine.owner}): {file}'s run is now shown as a "
+                             "copy, not ranked")
+            else:
+                problems.append(Problem("duplicate-run", f"{where}.run_id",
+                                        f"run {mine.run_id} is already stored in {file}"))
+        same_id = set(stored.by_id.get(mine.run_id, []))  # judged above
+        for file, i in stored.by_steps.get(mine.steps, []) if mine.steps else []:
+            if (file, i) not in same_id:  # a run of another id: its step times prove nobody's claim
+                problems.append(Problem("duplicate-steps", f"{where}.step_times_s",
+                                        f"the step times of run {stored.docs[file]['runs'][i]['run_id']} "
+                                        f"already stored in {file}: one run is stored once"))
+    return problems, notes
 
 
 def submit(path: str | Path, results_dir: str | Path) -> Path:
     """Validate ``path`` and store it; returns where it landed or raises :class:`Refused`."""
+    return submit_noted(path, results_dir).path
+
+
+def submit_noted(path: str | Path, results_dir: str | Path) -> Stored:
+    """:func:`submit`, with the notes of a file stored over copies of its runs (:class:`Stored`)."""
     results_dir = Path(results_dir)
     raw, problems = read_bounded(path)
     if problems or raw is None:
@@ -97,11 +157,12 @@ def submit(path: str | Path, results_dir: str | Path) -> Path:
         raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")])
     results_dir.mkdir(parents=True, exist_ok=True)
     with locked(results_dir):
-        problems = _duplicates(doc, dest, results_dir)
+        problems, notes = _collisions(doc, dest, results_dir)
         if problems:
             raise Refused(problems)
+        remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
         try:
             write_atomic(dest, raw, overwrite=False)
         except FileExistsError:
             raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")]) from None
-    return dest
+    return Stored(dest, tuple(notes))

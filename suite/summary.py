@@ -45,7 +45,7 @@ def summarize(runs: list[dict]) -> dict[str, dict]:
             "workload": group[0]["workload"]["id"],
             "scale": group[0]["scale"],
             "kind": kind,
-            "seeds": [r["seed"] for r in group],
+            "seeds": list(dict.fromkeys(r["seed"] for r in group)),  # a seed repeated (--repeat) once
             "complete": len(complete),
             "tta": tta.score({r["seed"]: r["metrics"]["tta_s"] if counts(r) else None
                               for r in group}) if kind == "tta" else None,

@@ -49,7 +49,7 @@ def cpu_info() -> dict[str, Any]:
 
 def cpu_capability() -> str | None:
     """The vector instruction set of torch's CPU kernels here (``AVX2``, ``AVX512``, ``DEFAULT``, …):
-    CPU runs of the same seed are bit-identical only under the same kernels (suite/reproduce.py)."""
+    CPU runs of the same seed are bit-identical only under the same kernels (suite/reproduce/tolerance.py)."""
     try:
         return str(torch.backends.cpu.get_cpu_capability())
     except (AttributeError, RuntimeError):

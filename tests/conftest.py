@@ -51,7 +51,9 @@ def checkpointed_short_run(data_dir, tmp_path_factory) -> dict:
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path_factory, monkeypatch):
-    """Every test gets an empty user cache, no download, and no ambient data dir."""
+    """Every test gets an empty user cache and config directory (no signing key: the user's is
+    never read or written), no download, and no ambient data dir."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("GOODBENCH_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("GOODBENCH_OFFLINE", "1")
     monkeypatch.delenv("GOODBENCH_DATA_DIR", raising=False)

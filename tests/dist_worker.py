@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from short_lmchar import ShortLmChar
 
 from suite import distributed
-from suite.runner import RankLost, RunOptions, run_one, stop_on_sigterm
+from suite.run_signals import stop_on_sigterm
+from suite.runner import RankLost, RunOptions, run_one
 
 STALL_S = 0.02
 
@@ -89,7 +90,7 @@ def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:
         import os
 
         from suite import runner
-        runner._finish = lambda *args, **kwargs: os._exit(1)
+        runner.finish = lambda *args, **kwargs: os._exit(1)
     stop_on_sigterm()
     device = distributed.init(parallel, torch.device("cpu"))
     status = 0

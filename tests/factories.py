@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import math
 import uuid
 
 import numpy as np
 
-from suite import __version__, derive, mllog
+from suite import __version__, claims, derive, mllog
 from suite.meters import mfu as mfu_meter
+from suite.mlperf import fields as mlperf_fields
+from suite.validate.device_rules import flags_on
 from workloads import registry
 
 # (accelerator name as NVML reports it, type, count); CPU entries have no peak, so no MFU.
@@ -40,13 +43,20 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
                   accelerator: str, device_type: str, mfu_level: float = 0.3,
                   cpu_step_s: float = 0.5, converge_at_eval: int | None = 1, energy: bool = True,
                   goodput: bool = False, started: dt.datetime = BASE_TIME, world_size: int = 1,
-                  nnodes: int = 1, parallel: str = "ddp") -> dict:
+                  nnodes: int = 1, parallel: str = "ddp", session: str = "0" * 32,
+                  accelerator_count: int = 1, system_name: str | None = None,
+                  ceiling_flops: float | None = None) -> dict:
     """One complete run record; the target (if any) is met at eval number ``converge_at_eval``, or
     with ``converge_at_eval=None`` at the last eval of a run of all the spec's ``max_steps`` steps
     (an eval is added at the last step if the spec's eval period does not end there).
 
     With ``world_size`` > 1 it is a run over that many processes on ``nnodes`` nodes: the peak
-    (hence MFU) is that of all the devices, and the record has a ``distributed`` section."""
+    (hence MFU) is that of all the devices, and the record has a ``distributed`` section.
+
+    The run carries the event log the runner writes (:func:`event_log`), its header naming
+    ``session``, the system (``system_name``, default the accelerator × ``accelerator_count``)
+    and the run's settings; ``ceiling_flops`` is one device's measured matmul ceiling for its
+    precision (default 80% of the table's peak, or 100 GFLOP/s on a CPU)."""
     workload = registry.get(workload_id)
     spec = workload.spec(scale)
     precision = spec.precision if device_type == "cuda" else "fp32"
@@ -82,24 +92,33 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     phases = derive.phases(step_times, derive.warmup_mask(steps, spec.warmup_steps),
                            {"data_load": 0.5, "init": 2.0, "eval": t_eval_total}, wall)
     method, status, spans = _energy(energy, tput, time_to_train, target is not None, accelerator, world_size)
+    ceiling = ceiling_flops if ceiling_flops is not None else default_ceiling(accelerator, precision)
     metrics = derive.metrics(
         flops_per_step=flops, samples_per_step=samples, tokens_per_step=tokens, step_times_s=step_times,
-        warmup_steps=spec.warmup_steps, peak_flops=peak, peak_source=peak_source, target=target,
+        warmup_steps=spec.warmup_steps, peak_flops=peak, peak_source=peak_source,
+        ceiling=derive.all_devices(ceiling, world_size), target=target,
         tta_s=derive.time_to_target(curve, target), curve=curve, energy_method=method, energy_status=status,
         energy=spans)
     metrics.update(mean_power_w=derive.mean_power(metrics["energy_to_train_j"], time_to_train), max_power_w=None)
+    device = "cuda:0" if device_type == "cuda" else "cpu"
     record = {
         "run_id": uuid.UUID(int=int(rng.integers(0, 2**63)) << 64 | int(rng.integers(0, 2**63))).hex,
         "workload": {"id": workload.id, "version": workload.version,
                      "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
-        "scale": scale, "seed": seed, "device": "cuda:0" if device_type == "cuda" else "cpu",
-        "precision": precision, "status": "complete", "error": None, "started_at": stamp(started),
+        "scale": scale, "seed": seed, "device": device, "precision": precision,
+        "precision_flags": flags_on(precision, device_type),
+        "status": "complete", "error": None, "started_at": stamp(started),
         "wall_s": wall, "time_to_train_s": time_to_train, "phases_s": phases, "steps": steps,
         "step_times_s": step_times, "curve": curve, "metrics": metrics,
     }
-    if goodput:  # an event log of the run and the goodput the suite recomputes from it
-        record["event_log"] = event_log(step_times, evals, spec.warmup_steps, phases, eval_s, started,
-                                        curve, target.metric if target else "train_loss")
+    header = run_header(workload_id, scale, seed, device=device, precision=precision, session=session,
+                        accelerator=accelerator, accelerator_count=accelerator_count,
+                        system_name=system_name or f"{accelerator} x{accelerator_count}",
+                        world_size=world_size, energy_method=method, energy_status=status)
+    record["event_log"] = event_log(step_times, evals, spec.warmup_steps, phases, eval_s, started,
+                                    curve, target.metric if target else "train_loss", header=header,
+                                    log_every=spec.log_every)
+    if goodput:  # the goodput the suite recomputes from the log
         record["goodput"] = derive.goodput(record["event_log"], flops, peak)
     if world_size > 1:
         record["distributed"] = distributed_section(
@@ -147,13 +166,47 @@ def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, 
             "straggler_spread": derive.straggler_spread(means, world_size), "communication": communication}
 
 
+def default_ceiling(accelerator: str, precision: str) -> float:
+    """A synthetic measured matmul ceiling of one device: 80% of the table's peak (the ratio
+    measured on an H100, FIELD-NOTES §1), or 100 GFLOP/s for a device the table lacks (a CPU)."""
+    peak, _ = derive.peak(accelerator, precision)
+    return 0.8 * peak if peak else 1e11
+
+
+def run_header(workload_id: str, scale: str, seed: int, *, device: str, precision: str, session: str,
+               accelerator: str, accelerator_count: int, system_name: str, world_size: int = 1,
+               energy_method: str | None = None, energy_status: str = "not measured: synthetic test data",
+               division: str = "closed", compile_mode: str = "off") -> list[tuple[str, object, dict]]:
+    """The (key, value, metadata) events the runner logs as a run starts: MLPerf's header
+    (:func:`suite.mlperf.fields.header`), seed, batch, learning rate and goodbench's claims
+    (:func:`suite.claims.header_events`), then the precision flags the job was built with."""
+    workload = registry.get(workload_id)
+    spec = workload.spec(scale)
+    batch = workload.samples_per_step(spec)
+    sub = mlperf_fields.Submission(org=system_name, platform=system_name, division=division)
+    events = [(k, v, {}) for k, v in mlperf_fields.header(workload_id, spec, scale, batch, 1, sub)]
+    events += [("seed", seed, {}), ("global_batch_size", batch, {})]
+    if getattr(spec, "lr", None) is not None:
+        events.append(("opt_base_learning_rate", spec.lr, {}))
+    events += claims.header_events(claims.RunClaims(
+        spec_hash=workload.spec_hash(scale), workload_version=workload.version, device=device,
+        accelerator=accelerator, accelerator_count=accelerator_count, world_size=world_size,
+        precision=precision, compile=compile_mode, session=session, energy_method=energy_method,
+        energy_status=energy_status))
+    events.append((claims.PRECISION_FLAGS, flags_on(precision, device.split(":")[0]), {}))
+    return events
+
+
 def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phases: dict, eval_s: float,
-              started: dt.datetime, curve: list[dict] | None = None, metric: str = "train_loss") -> list[str]:
-    """``:::MLLOG`` lines of one uninterrupted run as the runner writes them: init, warm-up, step
-    blocks between evaluations, each evaluation's ``eval_accuracy`` (``metric`` of the ``curve``
-    point at its step), ``run_stop`` with the run's status and last step. The ``other`` phase lies
-    between set-up and ``run_start``, so the log's run_stop is the curve's last time after run_start
-    (the validator cross-checks the log and the figures: suite/validate/stream_rules.py)."""
+              started: dt.datetime, curve: list[dict] | None = None, metric: str = "train_loss",
+              header: list[tuple[str, object, dict]] | None = None, log_every: int | None = None) -> list[str]:
+    """``:::MLLOG`` lines of one uninterrupted run as the runner writes them: init with the run's
+    ``header`` (:func:`run_header`), warm-up, step blocks between evaluations, the training loss
+    every ``log_every`` steps (the curve's ``train_loss`` at the step), each evaluation's
+    ``eval_accuracy`` (``metric`` of the ``curve`` point at its step, with every quality value),
+    ``run_stop`` with the run's status and last step. The ``other`` phase lies between set-up and
+    ``run_start``, so the log's run_stop is the curve's last time after run_start (the validator
+    cross-checks the log and the figures: suite/validate/stream_rules.py)."""
     lines, t = [], started.timestamp()
     points = {p["step"]: p for p in curve or []}
 
@@ -162,12 +215,16 @@ def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phas
                                                     metadata={"file": "tests/factories.py", "lineno": 0, **meta})))
 
     log(mllog.INTERVAL_START, "init_start")
+    for key, value, meta in header or ():
+        log(mllog.POINT_IN_TIME, key, value, **meta)
     t += phases["data_load"] + phases["init"]
     log(mllog.INTERVAL_END, "init_stop")
     t += phases["other"]
     log(mllog.INTERVAL_START, "run_start")
     first = 1
+    losses = set(range(log_every, len(step_times) + 1, log_every)) if log_every else set()
     stops = set(evals) | {len(step_times)} | ({warmup_steps} if 0 < warmup_steps < len(step_times) else set())
+    stops |= losses
     for stop in sorted(stops):
         kind = "warmup" if stop <= warmup_steps else "block"
         seconds = sum(step_times[first - 1:stop])
@@ -175,22 +232,33 @@ def event_log(step_times: list[float], evals: list[int], warmup_steps: int, phas
         t += seconds
         log(mllog.INTERVAL_END, f"{kind}_stop", first_step=first, last_step=stop, step_count=stop - first + 1,
             step_s=seconds, data_wait_s=0.0)
+        if stop in losses:
+            log(mllog.POINT_IN_TIME, "train_loss", _loss_at(stop, curve or []), step=stop)
         if stop in evals:
             log(mllog.INTERVAL_START, "eval_start", step=stop)
             t += eval_s
             log(mllog.INTERVAL_END, "eval_stop", step=stop)
             if stop in points:
-                log(mllog.POINT_IN_TIME, "eval_accuracy", points[stop].get(metric), step=stop, metric=metric)
+                quality = {k: v for k, v in points[stop].items() if k not in ("step", "time_s", "train_loss")}
+                log(mllog.POINT_IN_TIME, "eval_accuracy", points[stop].get(metric), step=stop, metric=metric,
+                    quality=quality or {metric: points[stop].get(metric)})
         first = stop + 1
     log(mllog.INTERVAL_END, "run_stop", status="success", step=len(step_times))
     return lines
+
+
+def _loss_at(step: int, curve: list[dict]) -> float:
+    """The training loss the synthetic run logs at ``step``: the next evaluation's ``train_loss``
+    (so that each curve point's loss is the last one logged before it)."""
+    later = [p for p in curve if p["step"] >= step]
+    return float((later[0] if later else curve[-1])["train_loss"]) if curve else 1.0
 
 
 def _energy(measured: bool, tput: dict | None, time_to_train: float, tta: bool, accelerator: str,
             devices: int = 1) -> tuple[str | None, str, tuple[float | None, float | None, float | None]]:
     """The synthetic energy meter's method, status and spans (to train, to target, window) for
     :func:`suite.derive.energy_figures`: a constant power within the devices' board power."""
-    method = "synthetic (test data)" if measured else None
+    method = "nvml_total_energy" if measured else None  # the meter a GPU run reads
     status = "ok: synthetic test data" if measured else "not measured: synthetic test data"
     if not measured or tput is None:
         return method, status, (None, None, None)
@@ -213,19 +281,29 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
     ``world_size``/``nnodes``/``parallel`` make every run a distributed one (see :func:`synthetic_run`);
     ``interconnect`` ("nvswitch", "nvlink", "pcie") adds ``system.interconnect`` with that summary."""
     name, device_type, count = ACCELERATORS[accelerator % len(ACCELERATORS)]
-    created = BASE_TIME - dt.timedelta(days=days_ago)
+    started = BASE_TIME - dt.timedelta(days=days_ago)  # the suite run's start: its runs follow one another
+    session = {"id": uuid.UUID(int=int(rng.integers(0, 2**63))).hex, "started_at": stamp(started)}
     level = mfu_level if mfu_level is not None else float(rng.uniform(0.15, 0.45))
+    precision = None
     runs = []
+    t = started + dt.timedelta(seconds=1)
     for wid in workloads or tuple(registry.WORKLOADS):
         n = seeds or derive.required_seeds(scale, registry.get(wid).kind)
         for seed in range(1, n + 1):
-            runs.append(synthetic_run(
+            run = synthetic_run(
                 wid, scale, seed, rng=rng, accelerator=name, device_type=device_type, mfu_level=level,
                 cpu_step_s=float(rng.uniform(0.3, 0.9)),
                 converge_at_eval=None if full_length else int(rng.integers(1, 3)),
                 energy=energy and device_type == "cuda", goodput=goodput,
-                started=created - dt.timedelta(hours=seed), world_size=world_size, nnodes=nnodes,
-                parallel=parallel))
+                started=t, world_size=world_size, nnodes=nnodes, parallel=parallel,
+                session=session["id"], accelerator_count=count, system_name=system_name)
+            runs.append(run)
+            precision = run["precision"]
+            t += dt.timedelta(seconds=math.ceil(run["wall_s"]) + 1)
+    created = t + dt.timedelta(seconds=1)
+    ceilings = {p: {"flops": default_ceiling(name, p), "trials_flops": [default_ceiling(name, p)], "n": 8192,
+                    "precision": p, "method": "synthetic test data"}
+                for p in sorted({r["precision"] for r in runs} or {precision or "fp32"})}
     doc = {
         "schema_version": 1,
         "suite": {"name": "goodbench", "version": __version__},
@@ -243,9 +321,9 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
         },
         "settings": {"scale": scale, "device": "cuda" if device_type == "cuda" else "cpu",
                      "workloads": list(workloads or registry.WORKLOADS), "seeds_per_workload": seeds,
-                     "division": "closed",
+                     "division": "closed", "compile": "off", "session": session,
                      "peak_tflops_override": None, "skipped": [], "interrupted": False,
-                     "command": ["goodbench", "run", "(synthetic test data)"]},
+                     "command": ["goodbench", "run", "(synthetic test data)"], "matmul_ceiling": ceilings},
         "runs": runs,
     }
     if world_size > 1:
@@ -258,8 +336,50 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
     return doc
 
 
+def retimed(run: dict, variant: int = 1) -> dict:
+    """``run`` (changed in place) with its last ``variant + 1`` step times rotated by one: to the
+    validator another run's record (its step times differ, suite/ownership.py; each variant
+    another), with every figure as it was (those steps are in the last logged block and the
+    steady-state window, whose sums and statistics do not depend on their order)."""
+    times = run["step_times_s"]
+    tail = times[-variant - 1:]
+    assert len(tail) == variant + 1 and len(set(tail)) > 1, "needs different last step times"
+    times[-variant - 1:] = tail[-1:] + tail[:-1]
+    return run
+
+
+def reproduction_of(doc: dict, sha: str, system: str = "auditor-box", variant: int = 1,
+                    later_s: float = 60.0) -> dict:
+    """A reproduction document (``goodbench reproduce``) of every run of ``doc``, stored as
+    ``sha``, trained ``later_s`` seconds after the original was created on ``system``: the same
+    records under new run ids, with the step times of their ``variant`` (:func:`retimed`; a re-run
+    never repeats the step times to the last digit), their logs moved there and naming the
+    system and a session of its own."""
+    from suite.reproduce import comparison, inputs, planning, tolerance, training
+
+    rep = copy.deepcopy(doc)
+    rep["system"]["name"] = system
+    start = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00")) + dt.timedelta(seconds=later_s)
+    shift = start.timestamp() - log_span(doc)[0]
+    session = {"id": uuid.uuid4().hex, "started_at": stamp(start - dt.timedelta(seconds=1))}
+    original = inputs.Original("orig.json", sha, doc)
+    comparisons = []
+    for i, run in enumerate(doc["runs"]):
+        record = retimed_copy(run, shift, {"submission_platform": system, claims.SESSION: session["id"]}, variant)
+        rep["runs"][i] = record
+        target = planning.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
+                                 planning.Layout(), None, tolerance.EXACT)
+        comparisons.append(comparison.compare_run(target, record, 0.2))
+    rep["settings"]["reproduces"] = training.section(original, comparisons, 0.2)
+    rep["settings"]["session"] = session
+    rep["created_at"] = stamp(dt.datetime.fromtimestamp(log_span(rep)[1] + 2, dt.UTC))
+    rep.pop("summary", None)
+    return rep
+
+
 def with_strings(doc: dict, text: str) -> dict:
-    """A copy of ``doc`` where every free-text string a submitter controls is ``text``.
+    """A copy of ``doc`` where every free-text string a submitter controls is ``text`` (also in
+    the event logs' header, which names the system and the division).
 
     Runs keep a valid status; a failed copy of the first run carries ``text`` as its error.
     """
@@ -276,20 +396,84 @@ def with_strings(doc: dict, text: str) -> dict:
     settings["skipped"] = [{"workload": text, "reason": text}]
     settings["division"], settings["open_changes"] = "open", [text]
     settings[text] = text
+    header = {"submission_platform": text, "submission_org": text, claims.ACCELERATOR: text,
+              "submission_division": "open"}
     for run in doc["runs"]:
         metrics = run["metrics"]
-        for key in [k for k in metrics if k.endswith("_status") or k == "energy_method"]:
+        for key in [k for k in metrics if k.endswith("_status")]:
             metrics[key] = f"ok: {text}" if metrics[key] and str(metrics[key]).startswith("ok") else text
         metrics["peak_flops"] = None  # the accelerator name no longer matches the peak table
         metrics["mfu"] = None
         run[text] = text
-        run["event_log"] = [*run.get("event_log", []), mllog.format_event(mllog.Event(
-            time_ms=0.0, event_type=mllog.POINT_IN_TIME, key=text, value=text, metadata={text: text}))]
-    failed = copy.deepcopy(doc["runs"][0])
-    failed.update(status="failed", error=text, seed=max(r["seed"] for r in doc["runs"]) + 1,
-                  run_id=uuid.uuid4().hex)
-    doc["runs"].append(failed)
+        lines = relogged(run["event_log"], values=header)
+        last = mllog.parse(lines)[-1].time_ms  # a point in time of its own, at the end of the log
+        run["event_log"] = [*lines, mllog.format_event(mllog.Event(
+            time_ms=last, event_type=mllog.POINT_IN_TIME, key=text, value=text, metadata={text: text}))]
+        if run.get("goodput") is not None:  # no peak now: no effective goodput
+            run["goodput"] = derive.goodput(run["event_log"], metrics["flops_per_step"], None)
+    doc["runs"].append(failed_copy(doc, doc["runs"][0], text))
     return doc
+
+
+def set_status(run: dict, status: str, error: str | None = None) -> dict:
+    """``run`` ended with ``status`` (and ``error``), its log's ``run_stop`` saying so too."""
+    run["status"], run["error"] = status, error
+    success = status == "complete"
+    run["event_log"] = relogged(run["event_log"], metadata={"run_stop": {"status": "success" if success else "aborted"}})
+    return run
+
+
+def relogged(lines: list[str], *, shift_s: float = 0.0, values: dict | None = None,
+             metadata: dict | None = None) -> list[str]:
+    """A run's log lines with every stamp moved by ``shift_s``, the header events in ``values``
+    given those values, and the events keyed in ``metadata`` given those metadata fields."""
+    out = []
+    for e in mllog.parse(lines):
+        value = (values or {}).get(e.key, e.value)
+        meta = {**e.metadata, **(metadata or {}).get(e.key, {})}
+        out.append(mllog.format_event(mllog.Event(time_ms=e.time_ms + 1000.0 * shift_s, event_type=e.event_type,
+                                                  key=e.key, value=value, metadata=meta, namespace=e.namespace)))
+    return out
+
+
+def retimed_copy(run: dict, shift_s: float, values: dict | None = None, variant: int | None = 1) -> dict:
+    """``run`` trained again ``shift_s`` seconds later: a new run id, its log moved (its header's
+    events keyed in ``values`` given those values), its step times of ``variant``
+    (:func:`retimed`: the same figures, another sequence: not the same run; None: the same
+    step times, which makes it the same run copied)."""
+    copied = copy.deepcopy(run) if variant is None else retimed(copy.deepcopy(run), variant)
+    copied["event_log"] = relogged(run["event_log"], shift_s=shift_s, values=values)
+    started = dt.datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")) + dt.timedelta(seconds=shift_s)
+    copied.update(run_id=uuid.uuid4().hex, started_at=stamp(started))
+    return copied
+
+
+def log_span(doc: dict) -> tuple[float, float]:
+    """(first init_start, last run_stop) of every run's log in ``doc``, seconds since the epoch."""
+    events = [e for r in doc["runs"] for e in mllog.parse(r.get("event_log") or [])]
+    return (min(e.t for e in events if e.key == "init_start"), max(e.t for e in events if e.key == "run_stop"))
+
+
+def failed_copy(doc: dict, run: dict, error: str) -> dict:
+    """A failed run made of ``run``: the next free seed, trained after every run of ``doc`` (its log
+    moved there, ``created_at`` after it), its step times reordered within each step block (the
+    same sums, another sequence: not the same run), status failed with ``error``."""
+    seed = max(r["seed"] for r in doc["runs"]) + 1
+    first = min(e.t for e in mllog.parse(run["event_log"]) if e.key == "init_start")
+    shift = math.ceil(log_span(doc)[1] - first) + 1.0
+    failed = retimed_copy(run, shift, {"seed": seed})
+    failed["event_log"] = relogged(failed["event_log"], metadata={"run_stop": {"status": "aborted"}})
+    failed.update(status="failed", error=error, seed=seed)
+    metrics = failed["metrics"]
+    metrics.update(tta_s=None, energy_to_target_j=None)
+    metrics["tta_status"] = derive.tta_status(registry.get(run["workload"]["id"]).spec(run["scale"]).target,
+                                              None, failed["curve"], len(failed["step_times_s"]))
+    failed.pop("goodput", None)
+    end = dt.datetime.fromisoformat(failed["started_at"].replace("Z", "+00:00")) + \
+        dt.timedelta(seconds=math.ceil(failed["wall_s"]) + 2)
+    created = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00"))
+    doc["created_at"] = stamp(max(created, end))
+    return failed
 
 
 def bucket_sum(result: dict) -> float:

@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from suite import check, cli
-from suite.cli import ProgressPrinter, main
+from suite import check
+from suite.cli import main
+from suite.commands import info
+from suite.commands import run as run_command
+from suite.commands.common import count
+from suite.commands.progress import ProgressPrinter
 from workloads.pinned import SEEDS
 
 CORPUS_FILE = Path(__file__).parent / "corpus" / "valid" / "lm-char-smoke.json"
@@ -69,11 +73,11 @@ def test_info_prints_words_not_python_values(capsys):
     assert "interconnect.gpus_status: not queried: the device is the CPU" in lines
     assert "software.cuda: —" in lines and "overridden: —" in lines
     assert not any("the run" in line for line in lines)
-    assert cli._shown(True) == "yes" and cli._shown(False) == "no" and cli._shown([1, 2]) == "[1, 2]"
+    assert info._shown(True) == "yes" and info._shown(False) == "no" and info._shown([1, 2]) == "[1, 2]"
 
 
 def test_counts_are_pluralised():
-    assert [cli._count(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert [count(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
 
 
 def test_site_header_counts_one_result_and_one_run(tmp_path):
@@ -117,7 +121,7 @@ def test_the_checkpoint_directory_is_removed_only_after_every_run_completed(
     (root / "lm-char-seed1").mkdir(parents=True)
     (root / "lm-char-seed1" / "events.log").write_text("")
     args = argparse.Namespace(resume=str(root) if resume else None)
-    cli._checkpoints_after(args, str(root), out, _suite_end(statuses, interrupted))
+    run_command._checkpoints_after(args, str(root), out, _suite_end(statuses, interrupted))
     assert root.exists() is not removed
     assert capsys.readouterr().err.startswith(says.replace("ROOT", str(root)))
 

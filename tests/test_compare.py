@@ -13,14 +13,15 @@ import sys
 from pathlib import Path
 
 import factories
+import forging
 import numpy as np
 import pytest
 
-from suite import compare, results
+from suite import compare, compare_estimates, compare_stats, results
 from suite.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-REFERENCE = REPO / "results" / "8e82ba8c459a194248fd0d7d7f25f6b0ee46ac9d3792cec754eec25b31c94dab.json"
+REFERENCE = forging.STORED_CURRENT[0]  # a real CPU smoke result of the five workloads, current rules
 
 
 # ---------------------------------------------------------------- simulated step times
@@ -48,8 +49,8 @@ def coverage(draw, figure_estimate, true_ratio: float, sims: int, seed: int) -> 
     hits = 0
     for _ in range(sims):
         base, new = draw(rng), draw(rng) * true_ratio
-        r = compare.ratio_interval(figure_estimate([base]), figure_estimate([new]))
-        truth = 1 / true_ratio if figure_estimate is compare.rate_estimate else true_ratio
+        r = compare_stats.ratio_interval(figure_estimate([base]), figure_estimate([new]))
+        truth = 1 / true_ratio if figure_estimate is compare_stats.rate_estimate else true_ratio
         assert r.low is not None and r.high is not None
         hits += r.low <= truth <= r.high
     return hits / sims
@@ -65,7 +66,7 @@ def test_throughput_interval_covers_the_true_ratio(name, draw):
     """The 95% interval of a throughput ratio (batch means) covers the true ratio in at least
     93% of pairs drawn from one known distribution, NEW 10% slower, also when step times are
     autocorrelated."""
-    assert coverage(draw, compare.rate_estimate, 1.1, sims=400, seed=1) >= 0.93, name
+    assert coverage(draw, compare_stats.rate_estimate, 1.1, sims=400, seed=1) >= 0.93, name
 
 
 def test_naive_interval_would_not_cover_autocorrelated_steps():
@@ -89,7 +90,7 @@ def test_naive_interval_would_not_cover_autocorrelated_steps():
 def test_median_step_time_interval_covers_the_true_ratio(name, draw):
     """The p50 interval (moving-block bootstrap) covers the true ratio in ≥ 93% of pairs."""
     def p50(windows):
-        return compare.quantile_estimate(windows, 0.5, seed=int(windows[0][0] * 1e9))
+        return compare_stats.quantile_estimate(windows, 0.5, seed=int(windows[0][0] * 1e9))
 
     assert coverage(draw, p50, 1.1, sims=200, seed=3) >= 0.93, name
 
@@ -103,8 +104,8 @@ def test_tta_interval_over_seeds_covers_the_true_ratio():
         for scale in (1.0, 1.1):
             times = rng.lognormal(np.log(100 * scale), 0.05, 5)
             runs = [{"seed": s, "status": "complete", "metrics": {"tta_s": float(t)}} for s, t in enumerate(times)]
-            sides.append(compare.tta_estimate(runs))
-        r = compare.ratio_interval(*sides)
+            sides.append(compare_estimates.tta_estimate(runs))
+        r = compare_stats.ratio_interval(*sides)
         hits += r.low <= 1.1 <= r.high
     assert hits / sims >= 0.93
 
@@ -112,24 +113,24 @@ def test_tta_interval_over_seeds_covers_the_true_ratio():
 def test_batch_length_rule():
     """√n for independent steps; longer batches for autocorrelated ones; 5 to 30 batches."""
     rng = np.random.default_rng(5)
-    assert compare.batch_length(gamma_steps(rng, 190)) == 14
-    assert compare.batch_length(gamma_steps(rng, 10_000)) == 334  # at most 30 batches
-    correlated = compare.batch_length(ar1(rng, 1000, 0.9))
+    assert compare_stats.batch_length(gamma_steps(rng, 190)) == 14
+    assert compare_stats.batch_length(gamma_steps(rng, 10_000)) == 334  # at most 30 batches
+    correlated = compare_stats.batch_length(ar1(rng, 1000, 0.9))
     assert correlated > 32 and 1000 // correlated >= 5
-    assert compare.batch_length(ar1(rng, 100, 0.95)) == 20  # at least 5 batches
-    assert 2 < compare.autocorrelation_time(ar1(rng, 5000, 0.5)) < 4  # (1 + 0.5) / (1 - 0.5) = 3
+    assert compare_stats.batch_length(ar1(rng, 100, 0.95)) == 20  # at least 5 batches
+    assert 2 < compare_stats.autocorrelation_time(ar1(rng, 5000, 0.5)) < 4  # (1 + 0.5) / (1 - 0.5) = 3
 
 
 def test_quantile_without_enough_tail_has_no_interval():
     rng = np.random.default_rng(6)
-    est = compare.quantile_estimate([gamma_steps(rng, 190)], 0.99)
+    est = compare_stats.quantile_estimate([gamma_steps(rng, 190)], 0.99)
     assert est.log_se is None and "needs 1,000" in est.reason
-    assert compare.quantile_estimate([gamma_steps(rng, 1000)], 0.99).log_se is not None
+    assert compare_stats.quantile_estimate([gamma_steps(rng, 1000)], 0.99).log_se is not None
 
 
 # ---------------------------------------------------------------- verdicts and the gate
 def _ratio(ratio, low, high):
-    return compare.Ratio(ratio, low, high, 20.0)
+    return compare_stats.Ratio(ratio, low, high, 20.0)
 
 
 @pytest.mark.parametrize("figure, interval, expected", [
@@ -142,7 +143,7 @@ def _ratio(ratio, low, high):
 ])
 def test_verdict_follows_the_interval_and_the_figure_direction(figure, interval, expected):
     assert compare.verdict(compare.BY_ID[figure], _ratio(*interval)) == expected
-    assert compare.verdict(compare.BY_ID[figure], compare.Ratio(0.5)) == compare.NO_INTERVAL
+    assert compare.verdict(compare.BY_ID[figure], compare_stats.Ratio(0.5)) == compare.NO_INTERVAL
 
 
 def test_gate_parse():
@@ -224,16 +225,16 @@ def test_another_scale_is_not_comparable(reference):
 
 
 def test_energy_measured_another_way_is_not_comparable():
-    b = compare.Estimate(2.0, 0.01, 20.0)
+    b = compare_stats.Estimate(2.0, 0.01, 20.0)
     row = compare.compare_figure(compare.BY_ID["energy_per_sample"], b, b, ({"nvml-energy-counter"}, {"rapl"}))
     assert row.verdict == compare.NOT_COMPARABLE and "rapl" in row.reason
 
 
 def test_tta_needs_two_seeds_a_side():
     one = [{"seed": 1, "status": "complete", "metrics": {"tta_s": 10.0}}]
-    assert "not enough seeds" in compare.tta_estimate(one).reason
+    assert "not enough seeds" in compare_estimates.tta_estimate(one).reason
     two_missed = one + [{"seed": s, "status": "complete", "metrics": {"tta_s": None}} for s in (2, 3)]
-    assert compare.tta_estimate(two_missed).value is None  # invalid score: never compared
+    assert compare_estimates.tta_estimate(two_missed).value is None  # invalid score: never compared
 
 
 # ---------------------------------------------------------------- the command
@@ -371,7 +372,7 @@ def test_site_compare_page_shows_intervals_and_verdicts(site_out):
     from suite.site import pages
 
     data = _compare_data(site_out / "compare.html")
-    assert data["estimates"] and len(data["t"]) == compare.T_DF_CAP
+    assert data["estimates"] and len(data["t"]) == compare_stats.T_DF_CAP
     rows = pages.compare_rows(data, "synthetic-alpha", "synthetic-beta")
     rate = next(r for r in rows if r["metric"] == "samples/s")
     ratio = float(rate["ratio"].rstrip("×"))

@@ -63,9 +63,36 @@ def test_worker_argv_drops_launch_options_and_pins_the_output():
     assert launch.worker_argv(argv, "b.json") == [
         "run", "-w", "lm-char", "--parallel", "fsdp", "-o", "b.json"]
     cmd = launch.torchrun_command(["run"], 2, nnodes=2, rdzv_endpoint="127.0.0.1:29500")
-    assert "--rdzv-backend=c10d" in cmd and cmd[-3:] == ["-m", "suite", "run"]
+    assert "--rdzv-backend=c10d" in cmd and cmd[-4:] == ["-m", "suite", "--", "run"]
     with pytest.raises(ValueError, match="rdzv-endpoint"):
         launch.torchrun_command(["run"], 1, nnodes=2)
+
+
+def test_torchrun_takes_none_of_the_workers_arguments():
+    """torchrun parses its options with argparse, which also takes an unambiguous prefix of one
+    and refuses an ambiguous one (``--run``: ``--run-path``); the worker's arguments reach the
+    worker as they are, whatever they are named."""
+    from torch.distributed.run import get_args_parser
+
+    parser = get_args_parser()
+    names = sorted({name for action in parser._actions for name in action.option_strings})
+    prefixes = sorted({name[:n] for name in names if name.startswith("--") for n in range(3, len(name) + 1)})
+    for argv in (["reproduce", "orig.json", "--run", "0", "--run", "1", "-o", "rep.json"],
+                 ["run", "-w", "lm-char", "--log", "x", "--nproc", "2", "--rdzv", "h:1", "-o", "out.json"],
+                 ["run", *names, *prefixes, "-o", "out.json"]):
+        for cmd in (launch.torchrun_command(argv, 2),
+                    launch.torchrun_command(argv, 2, nnodes=2, node_rank=1, rdzv_endpoint="127.0.0.1:29500")):
+            assert cmd[:3] == [sys.executable, "-m", "torch.distributed.run"]
+            args = parser.parse_args(cmd[3:])
+            assert args.module and args.training_script == "suite" and not args.run_path
+            assert launch.script_argv(args.training_script_args) == argv  # what the worker's main reads
+
+
+def test_the_worker_drops_the_separator_only_once():
+    assert launch.script_argv(["--", "run", "-o", "a.json"]) == ["run", "-o", "a.json"]
+    assert launch.script_argv(["--", "--", "x"]) == ["--", "x"]
+    assert launch.script_argv(["run", "--", "x"]) == ["run", "--", "x"]
+    assert launch.script_argv([]) == []
 
 
 @pytest.mark.dist

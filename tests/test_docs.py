@@ -233,7 +233,9 @@ def test_architecture_names_every_module():
 
 
 TORCH_FREE = ["suite.validate", "suite.store", "suite.leaderboard", "suite.site", "suite.report",
-              "suite.summary", "suite.compare", "suite.compare_report", "suite.derive", "suite.results", "suite.launch", "suite.cli", "suite.reproduce", "workloads.registry",
+              "suite.summary", "suite.compare", "suite.compare_estimates", "suite.compare_stats", "suite.compare_report", "suite.derive", "suite.results", "suite.launch", "suite.cli", "suite.reproduce", "suite.reproduce.inputs", "suite.reproduce.planning",
+              "suite.reproduce.tolerance", "suite.reproduce.comparison", "suite.reproduce.training",
+              "suite.reproduce.reporting", "workloads.registry",
               "workloads.base", "workloads.data",
               "workloads.lm_char", "workloads.gpt2", "workloads.llama", "workloads.fashion_cnn",
               "workloads.dlrm", "workloads.lm_spec", "workloads.placement", "workloads.pinned",

@@ -12,104 +12,31 @@ model.
 """
 from __future__ import annotations
 
-import copy
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from forging import HONEST, REPO, THROUGHPUT, TTA, real, repair
+from forging import edit_log as _edit_log
+from forging import moved as _moved
 
-from suite import derive, mllog
+from suite import mllog
 from suite import validate as v
 from suite.validate import stream_rules
 from workloads import registry
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS_VALID = sorted((REPO / "tests" / "corpus" / "valid").glob("*.json"))
-HONEST = sorted((REPO / "results").glob("*.json")) + CORPUS_VALID
 STREAM = {c for c in v.CODES if c.startswith("stream-")}
-TTA = ("lm-char", "fashion-cnn", "dlrm-small")
-THROUGHPUT = ("gpt2-124m", "llama-1b")
-
-
-def _smoke_file() -> Path:
-    """The stored real smoke result that holds a run of every workload with its event log."""
-    for path in sorted((REPO / "results").glob("*.json")):
-        doc = json.loads(path.read_text())
-        logged = {r["workload"]["id"] for r in doc["runs"] if r.get("event_log")}
-        if logged >= set(TTA + THROUGHPUT):
-            return path
-    raise AssertionError("results/ holds no smoke result of the five workloads with event logs")
-
-
-SMOKE = json.loads(_smoke_file().read_text())
-
-
-def real(workload_id: str) -> dict:
-    """The stored smoke result cut down to its one run of ``workload_id`` (summary recomputed)."""
-    doc = copy.deepcopy(SMOKE)
-    doc["runs"] = [r for r in doc["runs"] if r["workload"]["id"] == workload_id]
-    doc["settings"]["workloads"] = [workload_id]
-    doc["summary"] = derive.summary(doc["runs"])
-    return json.loads(json.dumps(doc))
-
-
-def repair(doc: dict) -> dict:
-    """What a forger recomputes after editing one record: every figure the validator derived from
-    its own inputs before the cross-checks — steps, throughput and its window, the compile_warmup,
-    train and other phases, MFU and the ceiling's share, time to target, final quality, energy
-    per sample and token, mean power, goodput (from the event log as it now reads), injected
-    kills and the summary — with :mod:`suite.derive`, as the runner does. Returns the document
-    as its file reads back."""
-    for run in doc["runs"]:
-        spec = registry.get(run["workload"]["id"]).spec(run["scale"])
-        m, times = run["metrics"], run["step_times_s"]
-        resumed = derive.resume_steps(run.get("event_log") or [], len(times))
-        run["steps"] = len(times)
-        run["phases_s"] = derive.phases(times, derive.warmup_mask(len(times), spec.warmup_steps, resumed),
-                                        run["phases_s"], run["wall_s"])
-        tput, m["throughput_status"] = derive.throughput(
-            times, warmup_steps=spec.warmup_steps, samples_per_step=m["samples_per_step"],
-            tokens_per_step=m["tokens_per_step"], resumed_at=resumed)
-        m["throughput"] = tput
-        m["mfu"] = derive.mfu(m["flops_per_step"], tput, m["peak_flops"])
-        m["share_of_ceiling"] = derive.share_of_ceiling(m["flops_per_step"], tput, m.get("matmul_ceiling_flops"))
-        m["tta_s"] = derive.time_to_target(run["curve"], spec.target)
-        m["tta_status"] = derive.tta_status(spec.target, m["tta_s"], run["curve"], len(times))
-        m["final_quality"] = derive.final_quality(run["curve"])
-        if m.get("energy_window_j") is not None:
-            spans = (m.get("energy_to_train_j"), m.get("energy_to_target_j"), m["energy_window_j"])
-            m.update(derive.energy_figures(m["energy_method"], m["energy_status"], spans, tput,
-                                           m["samples_per_step"], m["tokens_per_step"]))
-        if m.get("energy_to_train_j") is not None:
-            m["mean_power_w"] = derive.mean_power(m["energy_to_train_j"], run["time_to_train_s"])
-        if run.get("event_log"):
-            run["goodput"] = derive.goodput(run["event_log"], m["flops_per_step"], m["peak_flops"])
-            if run.get("faults"):
-                run["faults"]["kills"] = run["goodput"]["failures"]
-    if "summary" in doc:
-        doc["summary"] = derive.summary(doc["runs"])
-    return json.loads(json.dumps(doc, allow_nan=False))
+CLAIMS = {c for c in v.CODES if v.SINCE[c] >= 6}  # the claims against their second record (rules v6)
 
 
 def refused_by_the_cross_checks_only(doc: dict) -> dict[str, list[str]]:
-    """The problems of ``doc`` by code, asserting that every rule but the cross-checks accepts it."""
+    """The problems of ``doc`` by code of the cross-checks, asserting that every rule but the
+    cross-checks (and the claims against the log, rules v6, which also read the log) accepts it."""
     problems = v.check_document(doc)
     codes = {p.code for p in problems}
-    assert problems and codes <= STREAM, [p.line("forged") for p in problems]
-    return {c: [p.reason for p in problems if p.code == c] for c in sorted(codes)}
-
-
-def _edit_log(run: dict, edit) -> None:
-    """Apply ``edit(event) -> event`` to every line of the run's event log (a forger's log edit)."""
-    run["event_log"] = [mllog.format_event(edit(e)) for e in mllog.parse(run["event_log"])]
-
-
-def _moved(event: mllog.Event, **changes) -> mllog.Event:
-    fields = {"time_ms": event.time_ms, "event_type": event.event_type, "key": event.key,
-              "value": event.value, "metadata": event.metadata, "namespace": event.namespace}
-    return mllog.Event(**{**fields, **changes})
+    assert problems and codes & STREAM and codes <= STREAM | CLAIMS, [p.line("forged") for p in problems]
+    return {c: [p.reason for p in problems if p.code == c] for c in sorted(codes & STREAM)}
 
 
 # ---------------------------------------------------------------- honest files pass
@@ -350,13 +277,13 @@ def test_energy_cut_below_the_sampled_power_is_refused():
 
 
 # ---------------------------------------------------------------- what is not cross-checked
-def test_a_run_without_an_event_log_is_not_cross_checked():
-    """Documented decision (docs/rules.md): no log, no cross-check — and no goodput either."""
+def test_a_run_without_an_event_log_is_refused():
+    """Rules v6: no log, no second record of anything — the run is refused, whatever it claims."""
     doc = real("lm-char")
     run = doc["runs"][0]
     run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
     del run["event_log"], run["goodput"]
-    assert v.check_document(repair(doc)) == []
+    assert {p.code for p in v.check_document(repair(doc))} == {"event-log-missing"}
 
 
 def test_an_unreadable_event_log_without_goodput_is_refused():

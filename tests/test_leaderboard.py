@@ -12,7 +12,8 @@ from suite import leaderboard, results, validate
 from suite.meters import tta
 from suite.summary import summarize
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
 
 
 def _with_failed_fastest_seed(workload: str) -> dict:
@@ -25,7 +26,7 @@ def _with_failed_fastest_seed(workload: str) -> dict:
                             else line for line in fastest["event_log"]]  # its log says so too (stream-run-bounds)
     doc["summary"] = summarize(doc["runs"])
     doc = json.loads(results.dumps(doc))
-    assert leaderboard.check_document(doc) == []
+    assert validate.check_document(doc) == []
     return doc
 
 
@@ -71,8 +72,10 @@ def stored(tmp_path, monkeypatch):
     from suite.validate import registry
 
     path = tmp_path / "stored.json"
-    path.write_bytes((CORPUS / "valid" / "lm-char-smoke.json").read_bytes())
-    assert leaderboard.check_file(path) == (json.loads(path.read_text()), None)
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    del doc["rules_version"]  # a file written before rules had versions
+    path.write_text(json.dumps(doc))
+    assert leaderboard.check_file(path) == (json.loads(path.read_text()), None, [])
     monkeypatch.setitem(registry._rules, registry.DOCUMENT, list(registry.rules(registry.DOCUMENT)))
     validate.document_rule("division")(_refuse_every_file)
     monkeypatch.setattr(validate, "RULES_VERSION", 2)
@@ -80,14 +83,14 @@ def stored(tmp_path, monkeypatch):
 
 
 def test_a_file_refused_by_newer_rules_says_under_which_rules_it_was_stored(stored):
-    doc, line = leaderboard.check_file(stored)
+    doc, line, _ = leaderboard.check_file(stored)
     assert doc is None
     assert line == ("stored under rules v1, refused by rules v2: "
                     "stored.json: settings: refused by a newer rule [division]")
     doc = json.loads(stored.read_text())
     for version in (1, 3):  # recorded explicitly: older, or newer than this suite's rules
         stored.write_text(json.dumps({**doc, "rules_version": version}))
-        _, line = leaderboard.check_file(stored)
+        _, line, _ = leaderboard.check_file(stored)
         assert line.startswith("stored under rules v1, refused by rules v2: ") == (version == 1)
 
 
@@ -97,3 +100,32 @@ def test_a_file_of_the_current_rules_or_unreadable_is_refused_without_versions(s
     monkeypatch.setattr(validate, "RULES_VERSION", 2)
     stored.write_text("{not json")
     assert leaderboard.check_file(stored)[1].startswith("stored.json: (file): not valid JSON")
+
+
+OLD_STORED = sorted(p for p in (REPO / "results").glob("*.json")
+                    if json.loads(p.read_text()).get("rules_version", 1) < 6)
+
+
+@pytest.mark.parametrize("path", OLD_STORED, ids=lambda p: p.name[:16])
+def test_a_file_stored_before_rules_v6_keeps_its_status_with_what_v6_would_refuse_listed(path):
+    """Rules v6 require an event log with the run's claims; a file stored before keeps its
+    status, and the site lists what v6 would refuse (suite.validate.check_stored)."""
+    assert {p.code for p in validate.validate_file(path)} <= {c for c in validate.CODES if validate.SINCE[c] >= 6}
+    doc, line, waived = leaderboard.check_file(path)
+    assert doc is not None and line is None and waived
+    assert all(w.startswith("stored under rules v") and "not held to v6's [" in w for w in waived)
+
+
+def test_a_file_claiming_old_rules_is_held_to_every_rule_on_submission(tmp_path):
+    """Naming an older rules version waives nothing at the store: submit holds every new file to
+    every rule, whatever it names."""
+    from suite import store
+
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc["rules_version"] = 1
+    del doc["runs"][0]["event_log"], doc["runs"][0]["goodput"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(store.Refused) as refused:
+        store.submit(path, tmp_path / "results")
+    assert {p.code for p in refused.value.problems} == {"event-log-missing"}

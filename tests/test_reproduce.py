@@ -1,10 +1,11 @@
-"""``goodbench reproduce`` (suite/reproduce.py): a results file's runs trained again here and
+"""``goodbench reproduce`` (suite/reproduce/): a results file's runs trained again here and
 compared with it; the reproduction's own file, its validation, the store and the site."""
 from __future__ import annotations
 
 import copy
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -15,7 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from suite import reproduce, store
+from suite import store
+from suite.reproduce import comparison, inputs, planning, tolerance, training
 from suite.validate import check_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -65,7 +67,7 @@ def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     [entry] = section["runs"]
     assert entry["original_run_id"] == original["runs"][0]["run_id"] != entry["run_id"] == doc["runs"][0]["run_id"]
     assert entry["verdict"] == "reproduced" and entry["curve"]["identical"]
-    assert entry["curve"]["rel_tolerance"] == reproduce.CPU_SAME_KERNELS.rel  # recorded here: same kernels
+    assert entry["curve"]["rel_tolerance"] == tolerance.EXACT.rel  # the same kernels: exact, no drift run
     assert doc["runs"][0]["seed"] == 1 and doc["settings"]["compile"] == original["settings"]["compile"]
     # submit stores it like any results file
     stored = store.submit(tmp_path / "rep.json", tmp_path / "results")
@@ -77,6 +79,8 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
     doc = json.loads(smoke_file.read_text())
     point = doc["runs"][0]["curve"][0]
     point["val_loss"] *= 0.99  # a forger's 1%: the validator's stream check would refuse it; bypassed
+    doc["system"]["host"]["cpu_model"] = "another CPU"  # what once widened the tolerance to 0.64
+    doc["system"]["host"]["cpu_capability"] = None
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(doc, indent=1))
     proc = goodbench("reproduce", str(edited), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
@@ -87,16 +91,22 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
     [entry] = rep["settings"]["reproduces"]["runs"]
     assert entry["verdict"].startswith("differs: curve") and not entry["curve"]["agrees"]
     assert rep["settings"]["reproduces"]["sha256"] == _sha(edited) != _sha(smoke_file)
+    # the bound was measured here (the run trained again under other kernels), not read from the file
+    assert "ATEN_CPU_CAPABILITY=default" in proc.stdout
+    assert "measured here" in entry["curve"]["basis"] and entry["curve"]["rel_tolerance"] <= 1e-3
 
 
 @pytest.mark.slow
 @pytest.mark.dist
 def test_a_two_process_gloo_run_reproduces(tmp_path):
-    proc = goodbench("reproduce", str(TWO_RANKS), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
+    # --run: a prefix of torchrun's --run-path, which torchrun must leave to the workers
+    proc = goodbench("reproduce", str(TWO_RANKS), "--run", "0", "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 processes (ddp)" in proc.stderr and "launching:" in proc.stderr
+    assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
+    assert doc["settings"]["command"][:5] == ["goodbench", "reproduce", str(TWO_RANKS), "--run", "0"]
     assert doc["settings"]["distributed"]["world_size"] == 2 == doc["runs"][0]["distributed"]["world_size"]
     original = json.loads(TWO_RANKS.read_text())
     assert doc["settings"]["distributed"]["micro_batch"] == original["settings"]["distributed"]["micro_batch"]
@@ -135,18 +145,48 @@ def test_a_cuda_run_is_refused_on_this_cpu_box(tmp_path):
 def test_what_this_suite_cannot_train_is_refused_with_a_reason(edit, reason):
     doc = json.loads(TWO_RANKS.read_text())
     edit(doc["runs"][0])
-    original = reproduce.Original("x.json", "0" * 64, doc)
-    with pytest.raises(reproduce.CannotReproduce, match="cannot reproduce run 0") as caught:
-        reproduce.plan(original, [0], None, reproduce.Machine(0))
+    original = inputs.Original("x.json", "0" * 64, doc)
+    with pytest.raises(planning.CannotReproduce, match="cannot reproduce run 0") as caught:
+        planning.plan(original, [0], None, inputs.Machine(0))
     assert reason in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_missing_data_is_refused(data_dir, monkeypatch):
     doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text())
-    original = reproduce.Original("x.json", "0" * 64, doc)
-    assert reproduce.plan(original, [0], str(data_dir), reproduce.Machine(0)).targets  # found: plannable
-    with pytest.raises(reproduce.CannotReproduce, match="tinyshakespeare"):
-        reproduce.plan(original, [0], None, reproduce.Machine(0))  # offline, no data dir (conftest)
+    original = inputs.Original("x.json", "0" * 64, doc)
+    assert planning.plan(original, [0], str(data_dir), inputs.Machine(0)).targets  # found: plannable
+    with pytest.raises(planning.CannotReproduce, match="tinyshakespeare"):
+        planning.plan(original, [0], None, inputs.Machine(0))  # offline, no data dir (conftest)
+
+
+def test_the_originals_cpu_threads_are_planned_and_said_and_their_absence_noted(data_dir):
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text())
+    doc["settings"]["cpu_threads"] = 1
+    the_plan = planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], str(data_dir), inputs.Machine(0))
+    assert the_plan.cpu_threads == 1 and "1 CPU thread (as recorded)" in the_plan.describe()
+    assert not any("CPU threads" in note for note in the_plan.notes)
+    del doc["settings"]["cpu_threads"]  # a file written before they were recorded
+    the_plan = planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], str(data_dir), inputs.Machine(0))
+    assert the_plan.cpu_threads is None and "thread" not in the_plan.describe()
+    assert any("does not record its CPU threads" in note for note in the_plan.notes)
+
+
+@pytest.mark.slow
+def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path):
+    """fashion-cnn's curve differs between 1 and 2 CPU threads (its convolutions reduce in another
+    order): a file trained with 1 records it, and a reproduction from a 2-thread process agrees."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "fashion-cnn", "--scale", "smoke",
+                           "--device", "cpu", "--data-dir", str(data_dir), "-o", "one.json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "one.json").read_text())["settings"]["cpu_threads"] == 1
+    two = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    proc = subprocess.run([sys.executable, "-m", "suite", "reproduce", "one.json", "--data-dir", str(data_dir),
+                           "--tolerance", LOOSE, "-o", "rep.json"],
+                          cwd=tmp_path, env=two, capture_output=True, text=True, timeout=900)
+    assert "1 CPU thread (as recorded)" in proc.stderr, proc.stdout + proc.stderr  # the plan's line
+    assert "bit-identical" in proc.stdout and proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_a_run_index_out_of_range_is_a_usage_error(tmp_path):
@@ -161,16 +201,16 @@ def test_open_division_runs_are_trained_with_their_declared_change():
     changed = gpt2.with_spec_changes("smoke", batch_size=32).spec_hash("smoke")
     settings = {"division": "open", "open_changes": ["gpt2-124m: global batch 32 (pinned 16); every other value as pinned"],
                 "command": ["goodbench", "run", "--global-batch", "32"]}
-    assert reproduce.declared_batches(settings, "gpt2-124m") == [32]
-    assert reproduce.declared_batches({"command": ["goodbench", "run", "--global-batch=64"]}, "gpt2-124m") == [64]
+    assert planning.declared_batches(settings, "gpt2-124m") == [32]
+    assert planning.declared_batches({"command": ["goodbench", "run", "--global-batch=64"]}, "gpt2-124m") == [64]
     run = {"workload": {"spec_hash": changed}}
-    assert reproduce._spec(gpt2, run, "smoke", settings) == 32
-    assert reproduce._spec(gpt2, {"workload": {"spec_hash": gpt2.spec_hash("smoke")}}, "smoke", settings) is None
+    assert planning._spec(gpt2, run, "smoke", settings) == 32
+    assert planning._spec(gpt2, {"workload": {"spec_hash": gpt2.spec_hash("smoke")}}, "smoke", settings) is None
     # one process with --micro-batch records it only in its command line
-    assert reproduce._layout({}, {"command": ["goodbench", "run", "--micro-batch", "4"]}) == \
-        reproduce.Layout(micro_batch=4)
-    with pytest.raises(reproduce.CannotReproduce, match="nor of its declared change"):
-        reproduce._spec(gpt2, {"workload": {"spec_hash": changed}}, "smoke",
+    assert planning._layout({}, {"command": ["goodbench", "run", "--micro-batch", "4"]}) == \
+        planning.Layout(micro_batch=4)
+    with pytest.raises(planning.CannotReproduce, match="nor of its declared change"):
+        planning._spec(gpt2, {"workload": {"spec_hash": changed}}, "smoke",
                         {**settings, "command": [], "open_changes": ["gpt2-124m: global batch 24 (pinned 16)"]})
 
 
@@ -192,55 +232,60 @@ def _record(run: dict, *, speed: float = 1.0, curve_scale: float = 1.0) -> dict:
     return rec
 
 
-def _target(doc: dict, tolerance: reproduce.CurveTolerance = reproduce.CPU_SAME_KERNELS) -> reproduce.Target:
+def _target(doc: dict, tolerance: tolerance.CurveTolerance = tolerance.EXACT) -> planning.Target:
     run = doc["runs"][0]
-    return reproduce.Target(0, run, run["workload"]["id"], run["seed"], "cpu", "fp32", reproduce.Layout(), None,
+    return planning.Target(0, run, run["workload"]["id"], run["seed"], "cpu", "fp32", planning.Layout(), None,
                             tolerance)
 
 
-def test_curve_tolerances_follow_the_kernels_the_rerun_runs_under():
-    doc = json.loads(TWO_RANKS.read_text())
-    here = reproduce.Machine(0, None, doc["system"]["host"]["cpu_model"], "AVX2", doc["system"]["software"]["torch"])
-    drift = reproduce.drift_tolerance("gpt2-124m", "cpu")
-    assert drift.rel == 2 * reproduce.SEED_SPREAD["gpt2-124m"] and drift.verified
-    assert reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", here)[0] == drift  # not recorded: may drift
-    doc["system"]["host"]["cpu_capability"] = "AVX2"
-    assert reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", here) == (reproduce.CPU_SAME_KERNELS, None)
-    other = reproduce.Machine(0, None, here.cpu_model, "AVX512", here.torch)
-    tol, note = reproduce.curve_tolerance(doc, "gpt2-124m", "cpu", other)
-    assert tol == drift and "vector instruction set AVX2 here AVX512" in note
-    gpu, _ = reproduce.curve_tolerance(doc, "gpt2-124m", "cuda", here)
-    assert gpu.rel == drift.rel and not gpu.verified and "UNVERIFIED" in gpu.basis
-    assert reproduce.CPU_SAME_KERNELS.verified and reproduce.CPU_SAME_KERNELS.rel == 1e-6
+def test_the_curve_tolerance_comes_from_this_machines_measurement_never_from_the_originals_fields():
+    """The original's self-reported host fields play no part (an edited cpu_model or a nulled
+    cpu_capability widened it to 0.64 before): the bound is exact, or twice the drift measured here,
+    capped by twice the workload's seed spread."""
+    assert tolerance.EXACT.verified and tolerance.EXACT.rel == 1e-6
+    small = tolerance.measured("gpt2-124m", "cpu", 1e-7, "the same seed under ATEN_CPU_CAPABILITY=default")
+    assert small.rel == 1e-6 and small.verified and "measured here" in small.basis
+    mid = tolerance.measured("dlrm-small", "cpu", 8e-4, "x")
+    assert mid.rel == pytest.approx(1.6e-3)
+    capped = tolerance.measured("gpt2-124m", "cpu", 0.5, "x")
+    assert capped.rel == 2 * tolerance.SEED_SPREAD["gpt2-124m"]
+    unmeasured = tolerance.measured("fashion-cnn", "cpu", None, "this CPU runs the default instruction set already")
+    assert unmeasured.rel == 2 * tolerance.SEED_SPREAD["fashion-cnn"] and "could not be measured" in unmeasured.basis
+    gpu = tolerance.measured("gpt2-124m", "cuda", 1e-3, "the same seed trained once more")
+    assert not gpu.verified and "UNVERIFIED" in gpu.basis
+    import inspect
+
+    from suite.reproduce import planning as planning_module
+    assert "cpu_model" not in inspect.getsource(tolerance) and "cpu_capability" not in inspect.getsource(planning_module)
 
 
 def test_a_curve_within_the_tolerance_agrees_and_one_beyond_differs():
     doc = json.loads(TWO_RANKS.read_text())
     curve = doc["runs"][0]["curve"]
-    same = reproduce.curve_agreement(curve, copy.deepcopy(curve), reproduce.CPU_SAME_KERNELS, "cpu")
+    same = comparison.curve_agreement(curve, copy.deepcopy(curve), tolerance.EXACT, "cpu")
     assert same.agrees and same.identical and same.compared > 0
     near = _record(doc["runs"][0], curve_scale=1 + 1e-7)["curve"]
-    found = reproduce.curve_agreement(curve, near, reproduce.CPU_SAME_KERNELS, "cpu")
+    found = comparison.curve_agreement(curve, near, tolerance.EXACT, "cpu")
     assert found.agrees and not found.identical
     off = _record(doc["runs"][0], curve_scale=1.001)["curve"]
-    found = reproduce.curve_agreement(curve, off, reproduce.CPU_SAME_KERNELS, "cpu")
+    found = comparison.curve_agreement(curve, off, tolerance.EXACT, "cpu")
     assert not found.agrees and "relative; tolerance 1e-06" in found.first_difference
-    assert reproduce.curve_agreement(curve, off, reproduce.drift_tolerance("gpt2-124m", "cpu"), "cpu").agrees
-    cut = reproduce.curve_agreement(curve, curve[:1], reproduce.CPU_SAME_KERNELS, "cpu")
+    assert comparison.curve_agreement(curve, off, tolerance.measured("gpt2-124m", "cpu", 1.0, "x"), "cpu").agrees
+    cut = comparison.curve_agreement(curve, curve[:1], tolerance.EXACT, "cpu")
     assert not cut.agrees and cut.first_difference.startswith("eval steps differ")
 
 
 def test_a_slower_rerun_differs_on_throughput_with_an_interval():
     doc = json.loads(TWO_RANKS.read_text())
     original = doc["runs"][0]
-    slow = reproduce.compare_run(_target(doc), _record(original, speed=0.7), 0.2)
+    slow = comparison.compare_run(_target(doc), _record(original, speed=0.7), 0.2)
     assert slow.curve.agrees and slow.throughput.within is False and slow.repeat
     assert slow.throughput.ratio == pytest.approx(0.7, rel=1e-6)
     assert slow.throughput.low < 0.7 < slow.throughput.high and "batch means" in slow.throughput.method
     assert slow.verdict.startswith("differs: throughput: 0.700× the recorded samples/s, outside ±20%")
-    fine = reproduce.compare_run(_target(doc), _record(original, speed=0.9), 0.2)
+    fine = comparison.compare_run(_target(doc), _record(original, speed=0.9), 0.2)
     assert fine.verdict == "reproduced" and not fine.repeat
-    again = reproduce.compare_run(_target(doc), _record(original, speed=0.7), 0.2, earlier=slow)
+    again = comparison.compare_run(_target(doc), _record(original, speed=0.7), 0.2, earlier=slow)
     assert not again.repeat and again.measurements == 2 and "first measurement 0.700×, measured again" in again.verdict
 
 
@@ -249,15 +294,15 @@ def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(m
     import suite.runner
 
     doc = json.loads(TWO_RANKS.read_text())
-    original = reproduce.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
+    original = inputs.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
     target = _target(doc)
-    the_plan = reproduce.Plan(original, [target], "smoke", "cpu", "fp32", "off", reproduce.Layout(), None, None, None)
+    the_plan = planning.Plan(original, [target], "smoke", "cpu", "fp32", "off", planning.Layout(), None, None, None)
     for speeds, verdict in (([0.5, 0.95], "reproduced"), ([0.5, 0.6], "differs: throughput: 0.600×")):
         trained = iter(speeds)
         monkeypatch.setattr(suite.runner, "run_one",
                             lambda *a, trained=trained, **k: _record(doc["runs"][0], speed=next(trained)))
         said: list[str] = []
-        found = reproduce._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.runner.SINGLE,
+        found = training._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.runner.SINGLE,
                                      None, 0.2, lambda *a, **k: None, said.append, None, None, ["goodbench"])
         [c] = found.comparisons
         assert c.measurements == 2 and c.verdict.startswith(verdict)
@@ -267,27 +312,9 @@ def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(m
 
 
 # ---------------------------------------------------------------- the file, the validator, the site
-def _reproduction_of(doc: dict, sha: str, system: str = "auditor-box") -> dict:
-    """A reproduction document of every run of ``doc`` (the same records under new run ids)."""
-    rep = copy.deepcopy(doc)
-    rep["system"]["name"] = system
-    original = reproduce.Original("orig.json", sha, doc)
-    comparisons = []
-    for i, run in enumerate(doc["runs"]):
-        record = copy.deepcopy(run)
-        record["run_id"] = uuid.uuid4().hex
-        rep["runs"][i] = record
-        target = reproduce.Target(i, run, run["workload"]["id"], run["seed"], "cpu", run["precision"],
-                                  reproduce.Layout(), None, reproduce.CPU_SAME_KERNELS)
-        comparisons.append(reproduce.compare_run(target, record, 0.2))
-    rep["settings"]["reproduces"] = reproduce.section(original, comparisons, 0.2)
-    rep.pop("summary", None)
-    return rep
-
-
 def test_the_validator_checks_the_reproduces_section():
     doc = json.loads(TWO_RANKS.read_text())
-    rep = _reproduction_of(doc, "1" * 64)
+    rep = factories.reproduction_of(doc, "1" * 64)
     assert check_document(rep) == []
     entry = rep["settings"]["reproduces"]["runs"][0]
 
@@ -315,7 +342,7 @@ def test_a_reproduction_of_some_seeds_keeps_them_and_is_not_ranked():
 
     doc = _synthetic("full", ("lm-char",))
     assert len(doc["runs"]) == 5 and check_document(doc) == []
-    rep = _reproduction_of(doc, "2" * 64)
+    rep = factories.reproduction_of(doc, "2" * 64)
     rep["runs"] = rep["runs"][2:3]  # seed 3 alone: not the first N, too few for a TTA score
     rep["settings"]["reproduces"]["runs"] = rep["settings"]["reproduces"]["runs"][2:3]
     assert check_document(rep) == []
@@ -335,22 +362,32 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     source.write_text(json.dumps(doc, indent=1))
     stored = store.submit(source, results_dir)
     sha = stored.stem
-    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab"]):
-        rep = _reproduction_of(doc, sha, system)
-        if system == "other-lab":
+    from suite import signing
+
+    key_path, fp = signing.keygen(tmp_path / "reviewer")
+    key = signing.load_key(key_path.parent)
+    (results_dir / "reviewers.toml").write_text(f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{fp}"\n')
+    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab", "griefer-box"]):
+        rep = factories.reproduction_of(doc, sha, system, variant=n + 1)
+        if system in ("other-lab", "griefer-box"):
             entry = rep["settings"]["reproduces"]["runs"][0]
             entry["curve"].update(agrees=False, first_difference="val_loss at step 40: recorded 3, re-run 2")
             entry["verdict"] = "differs: curve: val_loss at step 40: recorded 3, re-run 2"
+        if system != "griefer-box":  # signed by the site's reviewer; the griefer's claim is unsigned
+            rep = signing.seal(rep, key)
         path = tmp_path / f"rep{n}.json"
         path.write_text(json.dumps(rep, indent=1))
         store.submit(path, results_dir)
     built = build_site(results_dir, tmp_path / "site")
     assert built.invalid == []
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
-    assert "reproduced 2 times on auditor-box" in page and "differs 1 time on other-lab" in page
+    assert "reproduced 2 times on auditor-box (reviewed by Audit team)" in page
+    assert "differs 1 time on other-lab (reviewed by Audit team)" in page
+    assert "unverified claims: 1 reproduction on griefer-box (unsigned; not counted" in page
+    assert "differs 1 time on griefer-box" not in page
     assert 'title="differs: curve: val_loss at step 40' in page
     runs = json.loads((tmp_path / "site" / "runs.json").read_text())
-    assert sum(r["reproduces"] == sha for r in runs) == 3
+    assert sum(r["reproduces"] == sha for r in runs) == 4
     workload_page = (tmp_path / "site" / "workloads" / f"{safe_name('gpt2-124m')}.html").read_text()
     assert "origin-lab" in workload_page and "auditor-box" not in workload_page  # no leaderboard entry
 
@@ -366,7 +403,7 @@ def test_a_reproduction_recording_other_figures_for_the_original_is_not_counted(
     source = tmp_path / "orig.json"
     source.write_text(json.dumps(doc, indent=1))
     stored = store.submit(source, results_dir)
-    rep = _reproduction_of(doc, stored.stem, "auditor-box")
+    rep = factories.reproduction_of(doc, stored.stem, "auditor-box")
     tput = rep["settings"]["reproduces"]["runs"][0]["throughput"]
     tput["original_samples_per_s"] *= 3  # a slower original than the one stored, "reproduced"
     tput["ratio"] = tput["samples_per_s"] / tput["original_samples_per_s"]
@@ -377,5 +414,44 @@ def test_a_reproduction_recording_other_figures_for_the_original_is_not_counted(
     build_site(results_dir, tmp_path / "site")
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
     assert "reproduced 1 time" not in page
-    assert "not counted: 1 reproduction on auditor-box recording other figures for this run" in page
+    assert "not counted: 1 reproduction on auditor-box (records the original&#39;s samples/s as" in page
     assert "records the original&#39;s samples/s as" in page
+
+
+def _site_line(tmp_path, change) -> str:
+    """The original's run page after storing one reproduction of it, edited by ``change``."""
+    from suite.site.builder import build_site
+    from suite.site.names import run_slug
+
+    doc = _synthetic("smoke", ("gpt2-124m",))
+    results_dir = tmp_path / "results"
+    source = tmp_path / "orig.json"
+    source.write_text(json.dumps(doc, indent=1))
+    stored = store.submit(source, results_dir)
+    rep = factories.reproduction_of(doc, stored.stem, "auditor-box")
+    change(rep, doc)
+    path = tmp_path / "rep.json"
+    path.write_text(json.dumps(rep, indent=1))
+    assert check_document(json.loads(path.read_text())) == []  # self-consistent: the validator alone cannot tell
+    (results_dir / f"{_sha(path)}.json").write_bytes(path.read_bytes())  # stored as submit would, whatever it checks
+    build_site(results_dir, tmp_path / "site")
+    return (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
+
+
+def test_a_reproduction_that_copies_the_originals_step_times_is_not_counted(tmp_path):
+    def copied(rep: dict, doc: dict) -> None:
+        rep["runs"][0]["step_times_s"] = list(doc["runs"][0]["step_times_s"])
+
+    page = _site_line(tmp_path, copied)
+    assert "reproduced 1 time" not in page
+    assert "not counted: 1 reproduction on auditor-box (its step times are the original run&#39;s, copied" in page
+
+
+def test_a_reproduction_started_before_the_original_was_created_is_not_counted(tmp_path):
+    def earlier(rep: dict, doc: dict) -> None:
+        shifted = factories.reproduction_of(doc, rep["settings"]["reproduces"]["sha256"], "auditor-box", later_s=-86400.0)
+        rep.clear()
+        rep.update(shifted)
+
+    page = _site_line(tmp_path, earlier)
+    assert "reproduced 1 time" not in page and "not after the original was created" in page

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from suite import cli, results
+from suite.commands import run as run_command
 from suite.results import NameTaken, Reservation
 from suite.summary import summarize
 
@@ -33,7 +34,7 @@ def no_training(monkeypatch):
         raise AssertionError("the run trained")
 
     monkeypatch.setattr("suite.session.run_suite", train)
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def fake_training(monkeypatch):
         return _document()
 
     monkeypatch.setattr("suite.session.run_suite", train)
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
     return seen
 
 
@@ -115,7 +116,7 @@ def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys)
         raise GoodbenchError("no workload could run: data missing")
 
     monkeypatch.setattr("suite.session.run_suite", fail)
-    monkeypatch.setattr("suite.runner.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     assert cli.main([*RUN, "-o", "out.json"]) == 1
     assert "no workload could run" in capsys.readouterr().err
@@ -126,7 +127,7 @@ def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys)
 def test_default_names_in_the_same_second_fall_back_to_a_free_name(tmp_path, monkeypatch, capsys,
                                                                     fake_training):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli, "_output_path", lambda args, scale: Path(args.output or "runs/20250101T000000Z-smoke.json"))
+    monkeypatch.setattr(run_command, "_output_path", lambda args, scale: Path(args.output or "runs/20250101T000000Z-smoke.json"))
     other = Reservation.take(tmp_path / "runs" / "20250101T000000Z-smoke.json")  # started this second
     assert cli.main(RUN) == 0
     captured = capsys.readouterr()

@@ -36,24 +36,24 @@ def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping
     import os
     import signal
 
-    from suite import runner
+    from suite import run_signals, runner
 
-    real_finish = runner._finish
+    real_finish = runner.finish
 
     def finish_then_sigterm(*args, **kwargs):
         real_finish(*args, **kwargs)
         os.kill(os.getpid(), signal.SIGTERM)  # delivered here: would raise without the hold
 
     previous = signal.getsignal(signal.SIGTERM)
-    monkeypatch.setattr(runner, "_finish", finish_then_sigterm)
+    monkeypatch.setattr(runner, "finish", finish_then_sigterm)
     try:
-        runner.stop_on_sigterm()
-        with pytest.raises(runner.Terminated) as stopped:
+        run_signals.stop_on_sigterm()
+        with pytest.raises(run_signals.Terminated) as stopped:
             run_short(data_dir)
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert stopped.value.record["status"] == "complete" and stopped.value.record["steps"] == 40
-    assert not runner._Sigterm.pending and runner._Sigterm.armed
+    assert not run_signals._Sigterm.pending and run_signals._Sigterm.armed
 
 
 @pytest.mark.slow

@@ -102,13 +102,13 @@ def test_an_interrupted_suite_keeps_the_partial_run_and_runs_nothing_after_it(da
 def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_dir, monkeypatch):
     """SIGTERM's exception raised inside a callback (torch.compile runs many) is printed and lost;
     the step loop raises it again after the step, so the run still ends partial and is kept."""
-    from suite import runner
+    from suite import run_signals
 
     real_step = LanguageModelJob.train_step
 
     def signal_lost_at_step_8(self, batch=None):
         if self.step == 7:
-            runner._Undelivered.interrupt = runner.Terminated  # what the handler sets before raising
+            run_signals._Undelivered.interrupt = run_signals.Terminated  # what the handler sets before raising
         return real_step(self, batch)
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
@@ -119,4 +119,4 @@ def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_d
     (run,) = doc["runs"]
     assert run["status"] == "partial" and run["steps"] == 8 and "SIGTERM" in run["error"]
     assert doc["settings"]["interrupted"] is True
-    assert runner._Undelivered.interrupt is None  # caught: a later run in this process is not stopped
+    assert run_signals._Undelivered.interrupt is None  # caught: a later run in this process is not stopped

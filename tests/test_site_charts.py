@@ -14,7 +14,7 @@ PAYLOAD = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>"
 def test_charts_escape_every_label():
     chart = str(charts.line_chart({PAYLOAD: [(1, 2.0), (2, 3.0)]}, PAYLOAD, PAYLOAD, PAYLOAD,
                                   hline=(PAYLOAD, 2.5), categories=[PAYLOAD, PAYLOAD, PAYLOAD]))
-    chart += str(charts.stacked_bar({PAYLOAD: 1.0, "x": 2.0}, PAYLOAD, unit=PAYLOAD))
+    chart += str(charts.stacked_bar({PAYLOAD: 1.0, "x": 2.0}, PAYLOAD, lambda v: PAYLOAD))
     chart += str(charts.scatter([(1.0, 2.0, PAYLOAD, PAYLOAD)], [(1.0, 2.0)], PAYLOAD, PAYLOAD, PAYLOAD, PAYLOAD))
     chart += str(charts.histogram([1.0, 2.0, 2.5], PAYLOAD, PAYLOAD))
     assert PAYLOAD not in chart and "<script" not in chart and "<img" not in chart

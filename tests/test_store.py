@@ -4,11 +4,18 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
+import factories
+import numpy as np
 import pytest
 
-from suite import cli
+from suite import cli, results
+from suite.site import builder as site_builder
 from suite.store import Refused, safe_filename, stored_files, submit
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -16,11 +23,12 @@ VALID = CORPUS / "valid" / "lm-char-smoke.json"
 
 
 def _variant(tmp_path: Path, i: int) -> Path:
-    """The valid file under another run id: a distinct valid submission."""
-    doc = json.loads(VALID.read_text())
-    doc["runs"][0]["run_id"] = f"{i:032x}"
+    """Another valid file of another run (its own run id and step times): a distinct valid
+    submission."""
+    doc = factories.synthetic_document(f"synthetic-variant-{i}", rng=np.random.default_rng(100 + i),
+                                       accelerator=5, scale="smoke", workloads=("lm-char",))
     path = tmp_path / f"variant-{i}.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    results.write(path, doc)
     return path
 
 
@@ -55,6 +63,8 @@ REFUSALS = {
 def _changed_same_run_id(tmp: Path) -> Path:
     doc = json.loads(VALID.read_text())
     doc["system"]["name"] = "renamed system"
+    for run in doc["runs"]:  # renamed in the event logs too: a copy edited to tell one story
+        run["event_log"] = factories.relogged(run["event_log"], values={"submission_platform": "renamed system"})
     path = tmp / "changed.json"
     path.write_text(json.dumps(doc))
     return path
@@ -145,6 +155,73 @@ def test_eight_concurrent_submissions_of_the_same_file_land_once(tmp_path):
     results = tmp_path / "results"
     assert _race([VALID] * 8, results) == [0] + [1] * 7
     assert [p.read_bytes() for p in stored_files(results)] == [VALID.read_bytes()]
+
+
+# A writer stopped inside write_atomic: the payload is in its temp file, the first fsync pauses
+# it there (until it is killed) after saying "paused" on stdout.
+PAUSED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+
+def pause(fd):
+    print("paused", flush=True)
+    signal.pause()
+
+os.fsync = pause
+if sys.argv[1] == "submit":
+    from suite.store import submit
+    submit(sys.argv[2], sys.argv[3])
+else:
+    from suite.results import write_atomic
+    write_atomic(Path(sys.argv[3]) / "report.json", b"x" * 20_000_000)
+"""
+
+
+def _paused_writer(*args: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED_WRITER, *args], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "paused\n"
+    return proc
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait(30) == -signal.SIGKILL
+
+
+def test_a_submit_removes_the_temp_files_of_killed_writers_and_nothing_else(tmp_path):
+    results = tmp_path / "results"
+    first = submit(_variant(tmp_path, 0), results)
+    keep = {".notes.txt": b"mine", ".draft.tmp": b"mine", ".x.json.0123456789ab.tmp.bak": b"mine"}
+    for name, data in keep.items():
+        (results / name).write_bytes(data)
+    (results / ".dir.json.0123456789ab.tmp").mkdir()  # the temp name, but a folder: not a temp file
+    (tmp_path / "target").write_bytes(b"elsewhere")
+    (results / ".link.json.0123456789ab.tmp").symlink_to(tmp_path / "target")  # a link: never followed
+    before = _tree(results)
+
+    killed = _paused_writer("submit", str(_variant(tmp_path, 1)), str(results))  # a submit, SIGKILLed
+    temps = [name for name in os.listdir(results) if name not in before]
+    assert len(temps) == 1 and temps[0].startswith(".") and temps[0].endswith(".tmp")
+    _kill(killed)
+    live = _paused_writer("write", "", str(results))  # a live writer into the same folder
+    (live_temp,) = [name for name in os.listdir(results) if name not in before and name not in temps]
+    assert (results / temps[0]).is_file() and stored_files(results) == [first]  # readers never see temps
+    built = site_builder.build_site(results, tmp_path / "site")
+    assert built.n_results == 1 and built.invalid == []
+    try:
+        landed = submit(_variant(tmp_path, 2), results)
+        assert not (results / temps[0]).exists()  # the killed writer's: removed
+        assert (results / live_temp).stat().st_size == 20_000_000  # the live writer's: kept
+        assert _tree(results) == {**before, landed.name: _tree(results)[landed.name], live_temp: _tree(results)[live_temp]}
+    finally:
+        _kill(live)
+    landed_again = submit(_variant(tmp_path, 3), results)
+    assert not (results / live_temp).exists()  # killed now: removed by the next submit
+    assert set(_tree(results)) == set(before) | {landed.name, landed_again.name}
+    assert {p.name for p in stored_files(results)} == {n for n in _tree(results) if not n.startswith(".")}
+    for name, data in keep.items():
+        assert (results / name).read_bytes() == data
+    assert (results / ".link.json.0123456789ab.tmp").is_symlink() and (tmp_path / "target").read_bytes() == b"elsewhere"
 
 
 @pytest.mark.parametrize("text, expected", [

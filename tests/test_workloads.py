@@ -42,6 +42,19 @@ def test_registry_order():
     assert list(registry.WORKLOADS) == IDS
 
 
+@pytest.mark.parametrize("workload_id", IDS)
+def test_the_job_a_workload_names_is_a_function_of_its_job_module(workload_id):
+    """A spec module names its job by "module:function" (it never imports the job side);
+    build resolves the name to a function of a ``*_job`` or the synthetic-token module."""
+    from workloads.base import job_builder
+
+    workload = registry.get(workload_id)
+    module, _, name = workload.job.partition(":")
+    assert module != type(workload).__module__ and module.removeprefix("workloads.") in (
+        "dlrm_job", "fashion_cnn_job", "lm_job", "synthetic")
+    assert callable(job_builder(workload.job)) and job_builder(workload.job).__name__ == name
+
+
 @pytest.mark.parametrize("workload_id", slow_except("dlrm-small"))
 def test_smoke_trains_and_evaluates(workload_id, data_dir):
     workload, spec, job = build(workload_id, data_dir)

@@ -6,17 +6,21 @@ FLOP model, and ``build``, which turns a spec into a :class:`Job` the runner dri
 The harness in ``suite/`` never looks inside a job beyond this interface.
 
 This module and every workload's spec module are torch-free, so that reading, validating and
-rendering results never loads a training stack: a workload imports its model and job (and
-torch) inside ``build``. The torch helpers jobs share are in :mod:`workloads.training`.
+rendering results never loads a training stack: a workload names the function that builds its
+job by a dotted path (``job``, "module:function"), which ``build`` imports (and with it the
+model and torch) only when a run is built. The job module imports its spec module, never the
+other way round. The torch helpers jobs share are in :mod:`workloads.training`.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
 import hashlib
+import importlib
 import json
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
@@ -28,7 +32,7 @@ from workloads.placement import SINGLE, Parallel
 if TYPE_CHECKING:  # the job side needs torch; describing a workload does not
     import torch
 
-__all__ = ["COMPILE_MODES", "SCALES", "Scale", "Target", "Spec", "Job", "Workload", "canonical_json"]
+__all__ = ["COMPILE_MODES", "SCALES", "Scale", "Target", "Spec", "Job", "Workload", "canonical_json", "job_builder"]
 Scale = Literal["smoke", "full"]
 
 
@@ -102,6 +106,8 @@ class Workload(ABC, Generic[S]):
     id: ClassVar[str]
     version: ClassVar[int]
     task: ClassVar[str]
+    # "module:function" of the job side (torch): the function build calls, see job_builder
+    job: ClassVar[str]
     data_files: ClassVar[tuple[DataFile, ...]] = ()
     # set in the class body; an open-division copy (with_spec_changes) has its own
     variants: dict[str, S]
@@ -149,12 +155,21 @@ class Workload(ABC, Generic[S]):
     def flops_per_step(self, spec: S) -> float:
         """Analytic model FLOPs of one training step (forward + backward), no recompute."""
 
-    @abstractmethod
     def build(self, spec: S, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         """Build model, optimizer and data for one seeded run; ``files`` maps data file names to
         paths; ``parallel`` is this process's place in a distributed run (workloads.parallel);
-        ``compile`` is a :data:`COMPILE_MODES` entry for the module the job trains."""
+        ``compile`` is a :data:`COMPILE_MODES` entry for the module the job trains. The function
+        that ``job`` names does it, called with this workload and the same arguments."""
+        return job_builder(self.job)(self, spec, device=device, seed=seed, precision=precision,
+                                     files=files, parallel=parallel, compile=compile)
+
+
+def job_builder(path: str) -> Callable[..., Job]:
+    """The function a workload's ``job`` names (``"workloads.dlrm_job:build_job"``), imported
+    now: the job module and torch load when a run is built, not when a spec is read."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def canonical_json(value: Any) -> str:

@@ -21,17 +21,9 @@ throughput of such a run includes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workloads.base import Spec, Target, Workload
 from workloads.nn.dlrm_config import DlrmConfig, train_flops_per_sample
-from workloads.placement import SINGLE, Parallel
-
-if TYPE_CHECKING:
-    import torch
-
-    from workloads.base import Job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +49,7 @@ class DlrmSmall(Workload[DlrmSpec]):
     id = "dlrm-small"
     version = 1
     task = "click-through prediction, DLRM-style, synthetic teacher data (AUC)"
+    job = "workloads.dlrm_job:build_job"
     variants = {
         "smoke": DlrmSpec(
             num_dense=13, table_rows=(2000, 1000, 1000, 500, 500, 200, 100, 50), embed_dim=16,
@@ -90,10 +83,3 @@ class DlrmSmall(Workload[DlrmSpec]):
         by design, and its figure of merit is samples/s and time to AUC.
         """
         return train_flops_per_sample(self.model_config(spec)) * spec.batch_size
-
-    def build(self, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
-        from workloads.dlrm_job import DlrmJob
-
-        return DlrmJob(spec, device=device, seed=seed, precision=precision, parallel=parallel,
-                       compile=compile)

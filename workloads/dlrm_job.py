@@ -2,6 +2,8 @@
 Adagrad (sparse tables) and Adam (MLPs) steps, and AUC on the pinned eval set."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -154,3 +156,9 @@ class DlrmJob:
             logits, torch.from_numpy(label).to(self.device))
         return {"auc": auc(logits.cpu().numpy(), label), "log_loss": float(log_loss),
                 "teacher_auc": self.teacher_auc}
+
+
+def build_job(workload: DlrmSmall, spec: DlrmSpec, *, device: torch.device, seed: int, precision: str,
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> DlrmJob:
+    """dlrm-small's job (``DlrmSmall.job``): synthetic data, no files."""
+    return DlrmJob(spec, device=device, seed=seed, precision=precision, parallel=parallel, compile=compile)

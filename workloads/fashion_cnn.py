@@ -11,18 +11,10 @@ the input path. Quality target: test accuracy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workloads.base import Spec, Target, Workload
 from workloads.data import DataFile
 from workloads.nn.resnet_config import ResNetConfig, train_flops_per_image
-from workloads.placement import SINGLE, Parallel
-
-if TYPE_CHECKING:
-    import torch
-
-    from workloads.base import Job
 
 _URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 
@@ -60,6 +52,7 @@ class FashionCnn(Workload[FashionCnnSpec]):
     version = 1
     task = "image classification (Fashion-MNIST), small residual CNN"
     data_files = (TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS)
+    job = "workloads.fashion_cnn_job:build_job"
     variants = {
         "smoke": FashionCnnSpec(
             widths=(8, 16, 32), train_images=12_000, test_images=2_000, eval_batch_size=1000,
@@ -82,16 +75,3 @@ class FashionCnn(Workload[FashionCnnSpec]):
     def flops_per_step(self, spec: FashionCnnSpec) -> float:
         """3 × forward per image × batch; forward = Σ convs 2·Cin·Cout·9·H·W + classifier."""
         return train_flops_per_image(self.model_config(spec)) * spec.batch_size
-
-    def build(self, spec: FashionCnnSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
-        from workloads.fashion_cnn_job import FashionCnnJob, read_idx
-
-        arrays = {f.name: read_idx(files[f.name]) for f in self.data_files}
-        return FashionCnnJob(
-            spec,
-            train=(arrays[TRAIN_IMAGES.name][:spec.train_images],
-                   arrays[TRAIN_LABELS.name][:spec.train_images]),
-            test=(arrays[TEST_IMAGES.name][:spec.test_images],
-                  arrays[TEST_LABELS.name][:spec.test_images]),
-            device=device, seed=seed, precision=precision, parallel=parallel, compile=compile)

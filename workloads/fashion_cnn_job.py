@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workloads.fashion_cnn import FashionCnn, FashionCnnSpec
+from workloads.fashion_cnn import TEST_IMAGES, TEST_LABELS, TRAIN_IMAGES, TRAIN_LABELS, FashionCnn, FashionCnnSpec
 from workloads.nn.resnet import ResNet
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 from workloads.training import autocast, begin_step, compile_model, set_precision
@@ -159,3 +159,14 @@ class FashionCnnJob:
             loss_sum += F.cross_entropy(logits, y, reduction="sum")
         n = len(self.test_x)
         return {"test_accuracy": float(correct) / n, "test_loss": float(loss_sum) / n}
+
+
+def build_job(workload: FashionCnn, spec: FashionCnnSpec, *, device: torch.device, seed: int, precision: str,
+              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> FashionCnnJob:
+    """fashion-cnn's job (``FashionCnn.job``): the idx files read, the spec's first images kept."""
+    arrays = {f.name: read_idx(files[f.name]) for f in workload.data_files}
+    return FashionCnnJob(
+        spec,
+        train=(arrays[TRAIN_IMAGES.name][:spec.train_images], arrays[TRAIN_LABELS.name][:spec.train_images]),
+        test=(arrays[TEST_IMAGES.name][:spec.test_images], arrays[TEST_LABELS.name][:spec.test_images]),
+        device=device, seed=seed, precision=precision, parallel=parallel, compile=compile)

@@ -9,17 +9,9 @@ No quality target: the figures of merit are tokens/s and MFU; the loss must stay
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workloads.lm_spec import LanguageModelWorkload, SyntheticLMSpec
 from workloads.nn.gpt_config import GPTConfig, train_flops_per_token
-from workloads.placement import SINGLE, Parallel
-
-if TYPE_CHECKING:
-    import torch
-
-    from workloads.base import Job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +26,7 @@ class Gpt2(LanguageModelWorkload[Gpt2Spec]):
     id = "gpt2-124m"
     version = 1
     supports_fsdp = True
+    job = "workloads.synthetic:build_gpt2"
     task = "GPT-2 small language model on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": Gpt2Spec(
@@ -61,15 +54,3 @@ class Gpt2(LanguageModelWorkload[Gpt2Spec]):
     def flops_per_token(self, spec: Gpt2Spec) -> float:
         """PaLM's 6N + 12·L·H·Q·T training FLOPs per token (tied head counted once in N, no position embedding)."""
         return train_flops_per_token(self.model_config(spec))
-
-    def build(self, spec: Gpt2Spec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
-        import torch
-
-        from workloads.nn.gpt import GPT
-        from workloads.synthetic import synthetic_lm_job
-
-        torch.manual_seed(seed)
-        model = GPT(self.model_config(spec))
-        return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,
-                                parallel=parallel, compile=compile)

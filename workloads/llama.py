@@ -9,17 +9,9 @@ schedule. A throughput workload (no quality target): it stresses large-model MFU
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workloads.lm_spec import LanguageModelWorkload, SyntheticLMSpec
 from workloads.nn.llama_config import LlamaConfig, train_flops_per_token
-from workloads.placement import SINGLE, Parallel
-
-if TYPE_CHECKING:
-    import torch
-
-    from workloads.base import Job
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,6 +29,7 @@ class Llama1B(LanguageModelWorkload[LlamaSpec]):
     id = "llama-1b"
     version = 1
     supports_fsdp = True
+    job = "workloads.synthetic:build_llama"
     task = "Llama-style 1B decoder on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": LlamaSpec(
@@ -67,15 +60,3 @@ class Llama1B(LanguageModelWorkload[LlamaSpec]):
     def flops_per_token(self, spec: LlamaSpec) -> float:
         """PaLM's 6N + 12·L·H·Q·T training FLOPs per token (N with the tied head once; H·Q the query width under GQA)."""
         return train_flops_per_token(self.model_config(spec))
-
-    def build(self, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
-        import torch
-
-        from workloads.nn.llama import Llama
-        from workloads.synthetic import synthetic_lm_job
-
-        torch.manual_seed(seed)
-        model = Llama(self.model_config(spec))
-        return synthetic_lm_job(spec, model, device=device, seed=seed, precision=precision,
-                                parallel=parallel, compile=compile)

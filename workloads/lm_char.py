@@ -8,19 +8,11 @@ The first 90% of the text trains, the last 10% is the validation set; the vocabu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workloads.base import Target
 from workloads.data import DataFile
 from workloads.lm_spec import LanguageModelSpec, LanguageModelWorkload
 from workloads.nn.gpt_config import GPTConfig, train_flops_per_token
-from workloads.placement import SINGLE, Parallel
-
-if TYPE_CHECKING:
-    import torch
-
-    from workloads.base import Job
 
 TINY_SHAKESPEARE = DataFile(
     name="tinyshakespeare/input.txt",
@@ -45,6 +37,7 @@ class LmChar(LanguageModelWorkload[LmCharSpec]):
     version = 1
     task = "character-level language modelling (Tiny Shakespeare)"
     data_files = (TINY_SHAKESPEARE,)
+    job = "workloads.lm_job:build_lm_char"
     variants = {
         "smoke": LmCharSpec(
             n_layer=2, n_head=4, n_embd=128, block_size=64, dropout=0.0,
@@ -68,19 +61,3 @@ class LmChar(LanguageModelWorkload[LmCharSpec]):
     def flops_per_token(self, spec: LmCharSpec) -> float:
         """PaLM's 6N + 12·L·H·Q·T training FLOPs per token (tied head counted once in N, no position embedding)."""
         return train_flops_per_token(self.model_config(spec))
-
-    def build(self, spec: LmCharSpec, *, device: torch.device, seed: int, precision: str,
-              files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
-        import torch
-
-        from workloads.lm_job import LanguageModelJob, encode_characters
-        from workloads.nn.gpt import GPT
-
-        data, chars = encode_characters(files[TINY_SHAKESPEARE.name].read_text(encoding="utf-8"))
-        split = int(spec.train_fraction * len(data))
-        torch.manual_seed(seed)
-        model = GPT(self.model_config(spec, len(chars)))
-        return LanguageModelJob(spec, model, data[:split].to(device=device, dtype=torch.long),
-                                data[split:].to(device=device, dtype=torch.long),
-                                device=device, seed=seed, precision=precision, parallel=parallel,
-                                compile=compile)

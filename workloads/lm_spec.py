@@ -6,12 +6,9 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from workloads.base import Spec, Workload
-
-if TYPE_CHECKING:
-    from workloads.synthetic import MarkovSource
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,16 +57,11 @@ def lr_at(step: int, spec: LanguageModelSpec) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class SyntheticLMSpec(LanguageModelSpec):
-    """Pinned fields shared by language models trained on a :class:`MarkovSource`."""
+    """Pinned fields shared by language models trained on a pinned Markov chain
+    (:func:`workloads.synthetic.source` is the chain of a spec)."""
 
     vocab_size: int
     data_seed: int
     branching: int
     train_tokens: int
     val_tokens: int
-
-    def source(self) -> MarkovSource:
-        """The pinned Markov chain the tokens come from (:mod:`workloads.synthetic`)."""
-        from workloads.synthetic import MarkovSource
-
-        return MarkovSource(self.vocab_size, self.branching, self.data_seed)

@@ -7,7 +7,7 @@ from typing import Any, cast
 import torch
 from torch import nn
 
-from workloads.pinned import COMPILE_MODES
+from workloads.pinned import COMPILE_MODES, precision_flags
 
 
 def compile_model(model: nn.Module, mode: str) -> nn.Module:
@@ -46,29 +46,6 @@ def step_begin(mode: str) -> None:
 
     if list_mode_options(mode).get("triton.cudagraphs"):
         torch.compiler.cudagraph_mark_step_begin()
-
-
-FP16_REFUSED = (
-    "fp16 is not trained here: fp16 training needs loss scaling (torch.amp.GradScaler), which "
-    "goodbench's jobs do not do, and without it small gradients underflow to zero, so the run "
-    "would not be the fp16 training it names; bf16 has the same peak on every GPU of the table")
-
-
-def precision_flags(precision: str) -> dict[str, Any]:
-    """The math a run of ``precision`` trains with on CUDA: the autocast dtype, and whether
-    float32 matmuls (cuBLAS) and convolutions (cuDNN) may use TF32 tensor cores.
-
-    ``fp32``: no TF32 anywhere — torch lets cuDNN convolutions use TF32 by default, which would
-    run an fp32 run's convolutions on tensor cores while its MFU is taken against the FP32 peak.
-    ``tf32``: both. ``bf16``: bf16 autocast; the float32 operations autocast leaves stay IEEE
-    float32. ``fp16`` is refused (ValueError, :data:`FP16_REFUSED`)."""
-    if precision == "fp16":
-        raise ValueError(FP16_REFUSED)
-    if precision not in ("fp32", "tf32", "bf16"):
-        raise ValueError(f"unknown precision {precision!r}: one of fp32, tf32, bf16")
-    tf32 = precision == "tf32"
-    return {"autocast": "bfloat16" if precision == "bf16" else None,
-            "matmul_tf32": tf32, "cudnn_tf32": tf32}
 
 
 def set_precision(device: torch.device, precision: str) -> dict[str, Any]:

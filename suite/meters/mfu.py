@@ -32,6 +32,17 @@ class Peak:
     source: str
     exclude: tuple[str, ...] = ()  # words that must not be in it (a cut-down model of that name)
 
+    @property
+    def idle_floor_w(self) -> float:
+        """The least mean power a training run can draw: :data:`IDLE_FLOOR_SHARE` of the board power."""
+        return IDLE_FLOOR_SHARE * self.board_power_w
+
+
+IDLE_FLOOR_SHARE = 0.10
+"""A bound from below on a device's power while it trains, as a share of its board power: a GPU
+idles at 10–20% of its board power with its clocks down (an H100 SXM idled at 72 W of its 700 W
+here, FIELD-NOTES §5), and training keeps it far above idle. 10% stays under the measured idle."""
+
 
 # Order matters: the first entry whose words all appear in the device name wins.
 PEAKS: tuple[Peak, ...] = (

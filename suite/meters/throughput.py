@@ -5,6 +5,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+MIN_WINDOW_STEPS = 20
+"""The fewest steady-state steps a throughput figure is given over (docs/rules.md): fewer say
+little about a steady state, and let a chosen fast step stand for a run. Every complete run of
+every workload has more (the shortest, a smoke run stopping at its first evaluation, 40)."""
+
 
 def warmup_mask(steps: int, warmup_steps: int, resumed_at: Sequence[int] = ()) -> np.ndarray:
     """For steps 1..``steps``: True where the step is a warm-up step.
@@ -28,14 +33,16 @@ def segments(steady: np.ndarray) -> list[list[int]]:
 
 
 def summarize(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, samples_per_step: int,
-              tokens_per_step: int | None, resumed_at: Sequence[int] = ()) -> tuple[dict | None, str]:
+              tokens_per_step: int | None, resumed_at: Sequence[int] = (),
+              min_window_steps: int = MIN_WINDOW_STEPS) -> tuple[dict | None, str]:
     """Throughput over the steady-state steps: all but each worker's warm-up (:func:`warmup_mask`;
     an unbroken run: steps ``warmup_steps+1 .. len(step_times_s)``, 1-based).
 
     Rates are window steps over the summed step time of the window (evaluation between steps
     is not step time). The window gives its first and last step, its step count and seconds,
     and its ``segments`` (one for an unbroken run; a resume cuts out the new worker's
-    warm-up). Returns ``(figures, status)``; figures is None when the window is empty.
+    warm-up). Returns ``(figures, status)``; figures is None when the window holds fewer than
+    ``min_window_steps`` steps (:data:`MIN_WINDOW_STEPS`).
     """
     times = np.asarray(step_times_s, dtype=np.float64)
     steady = ~warmup_mask(times.size, warmup_steps, resumed_at)
@@ -44,6 +51,9 @@ def summarize(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, 
         return None, (f"not measured: the run ended after {times.size} steps, "
                       f"inside the {warmup_steps} warm-up steps"
                       + (" of the worker that trained last" if len(resumed_at) else ""))
+    if window.size < min_window_steps:
+        return None, (f"not measured: a steady-state window of {window.size} steps, fewer than the "
+                      f"{min_window_steps} a throughput figure needs")
     seconds = float(window.sum())
     steps_per_s = window.size / seconds
     p50, p90, p99 = np.percentile(window, [50, 90, 99])

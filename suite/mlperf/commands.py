@@ -1,5 +1,6 @@
 """The ``goodbench import mlperf`` and ``goodbench export mlperf`` commands (what they print and
-their exit status); suite/cli.py only parses their arguments and calls these."""
+their exit status); suite/commands/import_mlperf.py and export_mlperf.py only parse their
+arguments and call these."""
 from __future__ import annotations
 
 import sys

@@ -3,7 +3,7 @@
 Layout of the output folder (every name derived from results goes through
 :func:`suite.site.names.safe_name`, that is ``suite.store.safe_filename`` plus a hash): ``index.html``,
 ``compare.html``, ``workloads/<workload>.html`` (+ ``-p<N>.html`` pages and ``.csv``/``.json``
-downloads per table), ``systems/<system>.html``, ``runs/<run>.html``, ``raw/<file>.json`` (each
+downloads per table; a CSV string cell that a spreadsheet would run as a formula starts with ``'``), ``systems/<system>.html``, ``runs/<run>.html``, ``raw/<file>.json`` (each
 valid results file, byte for byte: a copy, never a link into the results folder),
 ``raw/<run>-events.txt`` (a run's event log, control characters escaped) and ``static/`` (CSS and JS).
 
@@ -14,7 +14,8 @@ The package, by page:
 - ``run_page``: a run's page (its tables, distributed section and event log text);
 - ``tables``: the leaderboard's columns, cells, paged tables and their downloads;
 - ``charts``: the charts, inline SVG drawn at build time;
-- ``formatting``, ``names``, ``render``: figures as text, safe file names, templates;
+- ``labels``: every shown field's label and unit (the one table), keyed by its path in the results file;
+- ``formatting``, ``names``, ``render``: figures as text with their units, safe file names, templates;
 - ``templates/`` and ``static/``: the Jinja templates and the CSS/JS, package data.
 """
 from suite.site.builder import build

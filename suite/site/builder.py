@@ -8,32 +8,31 @@ The site is built into a fresh sibling of the output folder (``.<name>.new-*``) 
 when complete (an atomic exchange of the two folders where the OS has one, else two renames),
 so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
 previous site as it was. The output folder must be absent, empty or a previous build (it holds
-:data:`MARKER`); any other folder is refused rather than written into.
+:data:`MARKER`); any other folder is refused, whatever it holds, and left as it is.
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import errno
-import fcntl
+import glob
 import math
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from suite import leaderboard
+from suite import leaderboard, ownership, reviewers
 from suite.errors import GoodbenchError
 from suite.results import utc_now
 from suite.site import mlperf_pages, pages, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
+from suite.store import stored_files
+from suite.tempfiles import held_folder, remove_abandoned
 from suite.validate.reading import read_bounded
 from workloads import registry
 
@@ -41,10 +40,6 @@ PARALLEL_FROM = 200  # files: below this, one process is faster than starting wo
 
 
 MARKER = ".goodbench-site"  # written into every build: the folder may be rebuilt (replaced)
-# what a build writes at the top of its folder: a folder holding only these (index.html among
-# them) is a build from before the marker, and may be replaced too
-BUILD_ENTRIES = frozenset({MARKER, "index.html", "compare.html", "compare.csv", "compare.json", "runs.csv",
-                           "runs.json", "raw", "runs", "workloads", "systems", "static"})
 
 
 @dataclass(frozen=True)
@@ -85,53 +80,34 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
 
 
 def _check_output(out: Path) -> None:
-    """Refuse an output path that is a link, a file, or a non-empty folder other than a build."""
+    """Refuse an output path that is a link, a file, or a non-empty folder without :data:`MARKER`:
+    a build replaces its whole folder, so it replaces only one that goodbench wrote, whatever
+    the other holds."""
     if out.is_symlink():
         raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
     if not out.exists():
         return
     if not out.is_dir():
         raise GoodbenchError(f"--out {out}: not a directory")
-    names = {p.name for p in out.iterdir()}
-    if names and MARKER not in names and not ("index.html" in names and names <= BUILD_ENTRIES):
-        raise GoodbenchError(f"--out {out}: a folder that is not empty and not a site built by goodbench "
-                             f"(no {MARKER}); the build replaces its folder, so give a new or empty one")
+    marker = out / MARKER
+    if any(out.iterdir()) and not (marker.is_file() and not marker.is_symlink()):
+        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}); "
+                             "a build replaces its whole folder, so give a new or empty folder")
 
 
 def _siblings(out: Path, kind: str) -> str:
     return f".{out.name}.{kind}-"
 
 
-@contextlib.contextmanager
-def _fresh_folder(out: Path) -> Iterator[Path]:
+def _fresh_folder(out: Path) -> contextlib.AbstractContextManager[Path]:
     """A new folder beside ``out``, locked (flock) while this build uses it; removed afterwards
     (after the swap it holds the previous site)."""
-    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=_siblings(out, "new")))
-    fd = os.open(fresh, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.chmod(fresh, 0o755)  # mkdtemp makes 0700; a site is meant to be read
-        yield fresh
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
-        os.close(fd)
+    return held_folder(out.parent, _siblings(out, "new"))
 
 
 def _remove_abandoned(out: Path) -> None:
     """Remove the fresh folders of builds of ``out`` that were killed (nobody holds their lock)."""
-    for stale in out.parent.glob(_siblings(out, "new") + "*"):
-        try:
-            fd = os.open(stale, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # a build under way
-        else:
-            shutil.rmtree(stale, ignore_errors=True)
-        finally:
-            os.close(fd)
+    remove_abandoned(out.parent.glob(glob.escape(_siblings(out, "new")) + "*"), folders=True)
 
 
 def _swap_in(fresh: Path, out: Path) -> None:
@@ -172,12 +148,12 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     for sub in ("raw", "runs", "workloads", "systems", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    paths = sorted(p for p in results_dir.glob("*.json") if not p.name.startswith("."))
+    paths = stored_files(results_dir)  # never a temp file
     built_at = utc_now()
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid, links, summaries = _gather(paths, out, pool, workers, built_at)
+        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at)
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         ids = list(registry.WORKLOADS)
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
@@ -192,7 +168,10 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
                           for s in found), key=lambda s: s["name"])
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
-    run_page.write_reproduced(out, results_dir, runs, built_at)  # "reproduced N times on …"
+    trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
+    if trusted.problem:
+        invalid.append((reviewers.FILE, trusted.problem))
+    run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted)  # "reproduced N times on …", copies
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
     copy_static(out / "static")
@@ -217,31 +196,34 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     for system, text in (pair for part in parts for pair in part[3]):
         links.setdefault(system, set()).add(text)
     summaries = {key: value for part in parts for key, value in part[4].items()}
-    return (leaderboard.with_scaling_efficiency(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS)),
-            pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), invalid, links, summaries)
+    copies = leaderboard.copies(c for part in parts for c in part[5])
+    entry_frame, run_frame = leaderboard.with_copies(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS),
+                                                     pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), copies)
+    return (leaderboard.with_scaling_efficiency(entry_frame), run_frame, invalid, links, summaries, copies)
 
 
 def _process(paths: list[str], out_dir: str, built_at: str):
     """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs,
-    invalid files, (system name, interconnect text) pairs and each entry's comparison summary
-    (suite/compare.py; keyed by file, workload and scale)."""
-    entries, runs, invalid, links = [], [], [], []
+    invalid files, (system name, interconnect text) pairs, each entry's comparison summary
+    (suite/compare.py; keyed by file, workload and scale) and the runs' claims (suite/ownership.py)."""
+    entries, runs, invalid, links, claims = [], [], [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)
     for p in map(Path, paths):
-        doc, problem = leaderboard.check_file(p)
+        doc, problem, waived = leaderboard.check_file(p)
         if problem or doc is None:
             invalid.append((p.name, problem))
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
-        entries += leaderboard.rows(p.name, doc)
-        runs += leaderboard.run_rows(p.name, doc)
+        shared = run_page.doc_context(p.name, doc, waived)  # with its signer, checked once
+        entries += leaderboard.rows(p.name, doc, shared["signer"], verified=True)
+        runs += leaderboard.run_rows(p.name, doc, shared["signer"], verified=True)
+        claims += ownership.claims(p.name, doc, shared["signer"], verified=True)
         summaries.update(pages.entry_summaries(p.name, doc))
-        shared = run_page.doc_context(p.name, doc)
         if shared["interconnect"] is not None:
             links.append((doc["system"]["name"], shared["interconnect"]))
         run_page.write_pages(out, p.name, doc, shared, built_at)
-    return entries, runs, invalid, links, summaries
+    return entries, runs, invalid, links, summaries, claims
 
 
 def _copy(src: Path, dest: Path) -> None:

@@ -8,12 +8,12 @@ to draw.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from markupsafe import Markup, escape
 
-from suite.site.formatting import num, pct
+from suite.site.formatting import pct, seconds
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 84, WIDTH - 28, 16, HEIGHT - 44  # room for the last x tick label
@@ -169,8 +169,8 @@ def line_chart(series: Mapping[str, Sequence[tuple[float, float | None]]], x_lab
     return _figure("".join(body), title, f"{escape(title)}: {' '.join(keys)}")
 
 
-def histogram(values: list[float], x_label: str, title: str, bins: int = 24) -> Markup | None:
-    """Bars of a histogram of ``values``."""
+def histogram(values: list[float], x_label: str, title: str, bins: int = 24, unit: str = "") -> Markup | None:
+    """Bars of a histogram of ``values`` (in ``unit``, named in each bar's tooltip)."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None
@@ -182,13 +182,14 @@ def histogram(values: list[float], x_label: str, title: str, bins: int = 24) -> 
     y0 = y(0)
     body = [_axes(x, y, x_label, "steps")]
     body += [f'<rect class="bar" x="{x0:.1f}" y="{yc:.1f}" width="{max(0.5, x1 - x0 - 1):.1f}" height="{y0 - yc:.1f}">'
-             f'<title>{lo:.4g}–{hi:.4g}: {c}</title></rect>'
+             f'<title>{lo:.4g}–{hi:.4g}{" " + escape(unit) if unit else ""}: {c} step{"" if c == 1 else "s"}</title></rect>'
              for x0, x1, yc, lo, hi, c in zip(left, left[1:], top, edges.tolist(), edges[1:].tolist(), counts.tolist())]
     return _figure("".join(body), title, str(escape(title)))
 
 
-def stacked_bar(parts: Mapping[str, float | None], title: str, unit: str = "s") -> Markup | None:
-    """One horizontal bar split into named parts, with values and shares in the caption."""
+def stacked_bar(parts: Mapping[str, float | None], title: str, text: Callable[[float], str] = seconds) -> Markup | None:
+    """One horizontal bar split into named parts, with values (as ``text`` writes them, with
+    their unit: durations by default) and shares in the caption."""
     shown = {k: float(v) for k, v in parts.items()
              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0}
     total = sum(shown.values())
@@ -197,12 +198,12 @@ def stacked_bar(parts: Mapping[str, float | None], title: str, unit: str = "s") 
     width, left, body, keys = WIDTH - 2, 1.0, [], []
     for i, (name, value) in enumerate(shown.items()):
         w = width * value / total
-        text = f"{escape(name)} {num(value)} {escape(unit)} ({pct(value / total)})"
+        words = f"{escape(name)} {escape(text(value))} ({pct(value / total)})"
         body.append(f'<rect class="seg p{i % 8}" x="{round(left, 1)}" y="2" width="{round(w, 1)}" height="24">'
-                    f'<title>{text}</title></rect>')
-        keys.append(f'<span class="key p{i % 8}">■</span> {text}')
+                    f'<title>{words}</title></rect>')
+        keys.append(f'<span class="key p{i % 8}">■</span> {words}')
         left += w
-    caption = f"{escape(title)} (total {num(total)} {escape(unit)}): {' '.join(keys)}"
+    caption = f"{escape(title)} (total {escape(text(total))}): {' '.join(keys)}"
     return _figure("".join(body), title, caption, css="chart bar-chart", height=28)
 
 

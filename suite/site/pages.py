@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import compare, leaderboard
-from suite.site import charts
-from suite.site.formatting import missing, num
+from suite import compare, compare_stats, leaderboard
+from suite.site import charts, labels
+from suite.site.formatting import missing
 from suite.site.names import run_slug, safe_name
 from suite.site.render import render
 from suite.site.tables import ENTRY_TABLE, SYSTEM_TABLE, cell, downloads, table_pages
@@ -29,16 +29,20 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
     for div in sorted(ranked["division"].unique()) if not ranked.empty else []:
         groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
     if not ordered.empty:
-        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok]
-        smoke = ordered[ordered["scale"] == "smoke"]
+        copied = ordered["copy_of"].notna()
+        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied]
+        smoke = ordered[(ordered["scale"] == "smoke") & ~copied]
         if not unconverged.empty:
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
+        if copied.any():
+            groups.append(("Copies, not ranked: runs stored in a file signed by the key they belong to",
+                           ordered[copied], False, "copies"))
         if not smoke.empty:
             smoke_target = workload.spec("smoke").target  # each scale pins its own target
             title = "Smoke scale — not ranked (a quick check, not a benchmark)"
             if smoke_target is not None:
-                title += f"; score: time to {smoke_target.describe()}"
+                title += f"; score: time to {labels.target_text(smoke_target)}"
             groups.append((title, smoke, False, "smoke"))
     tables = [table_pages(frame, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / f"{wslug}-{slug}",
                           "../", ranked_flag,
@@ -47,7 +51,7 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
     scatter = _scatter(ordered[ordered["scale"] == "full"] if not ordered.empty else ordered, "../")
     target = workload.spec("full").target
     info = {"id": workload.id, "version": workload.version, "task": workload.task, "kind": workload.kind,
-            "target": target.describe() if target else "throughput workload", "href": f"workloads/{wslug}.html",
+            "target": labels.target_text(target) if target else "throughput workload", "href": f"workloads/{wslug}.html",
             "page1": f"{wslug}.html"}
     n_pages = max([len(t) for t in tables] or [1])
     for page in range(1, n_pages + 1):
@@ -91,8 +95,8 @@ def _scatter(frame: pd.DataFrame, root: str) -> dict:
         extremes = extremes.sort_values("samples_per_s", ascending=False, kind="stable")
         shown = pd.concat([front, extremes]).head(SCATTER_POINTS)  # the front first, then the fastest
     points = [(r["energy_per_sample_j"], r["samples_per_s"],
-               f"{r['system']} ({r['scale']}): {num(r['samples_per_s'])} samples/s, "
-               f"{num(r['energy_per_sample_j'])} J/sample",
+               f"{r['system']} ({r['scale']}): {labels.value_text(r['samples_per_s'], 'samples/s')}, "
+               f"{labels.value_text(r['energy_per_sample_j'], 'J')} per sample",
                f"{root}runs/{run_slug(r['file'], r['run_id'])}.html")
               for r in shown[["system", "scale", "samples_per_s", "energy_per_sample_j", "file", "run_id"]]
               .to_dict(orient="records")]
@@ -158,9 +162,9 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str,
     return systems
 
 
-COMPARE_METRICS = [("score_s", "time to target (s)", "lower"), ("samples_per_s", "samples/s", "higher"),
-                   ("tokens_per_s", "tokens/s", "higher"), ("mfu", "MFU", "higher"),
-                   ("energy_per_sample_j", "J/sample", "lower"), ("goodput", "goodput", "higher")]
+COMPARE_METRICS = [(m, *labels.ENTRY_FIGURES[m][:1], better) for m, better in
+                   (("score_s", "lower"), ("samples_per_s", "higher"), ("tokens_per_s", "higher"), ("mfu", "higher"),
+                    ("energy_per_sample_j", "lower"), ("goodput", "higher"))]
 # each compare-page metric's figure in suite/compare.py
 COMPARE_FIGURES = {"score_s": "tta", "samples_per_s": "samples_per_s", "tokens_per_s": "tokens_per_s",
                    "mfu": "mfu", "energy_per_sample_j": "energy_per_sample", "goodput": "goodput"}
@@ -203,7 +207,9 @@ def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
         for fid, row in rows.items():
             if row.base is None and row.new is None:
                 continue
-            out.append({**base, "figure": compare.BY_ID[fid].label, "a": num(row.base), "b": num(row.new),
+            unit = labels.FIGURE_UNITS.get(fid, "text")
+            out.append({**base, "figure": compare.BY_ID[fid].label, "a": labels.value_text(row.base, unit),
+                        "b": labels.value_text(row.new, unit),
                         "ratio": "—" if row.ratio is None else f"{row.ratio:.3g}×", "ci": _interval(row),
                         "verdict": row.verdict, "why": row.reason or ""})
     return out
@@ -215,7 +221,8 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     With ``summaries`` (:func:`entry_summaries`) each entry also carries its comparison summary
     (``estimates``), and its values are the engine's (all the entry's runs pooled), so that the
     ratio, its 95% interval and the verdict (suite/compare.py; the page's script repeats only
-    the last step, :func:`suite.compare.ratio_interval`, with the same t table) agree."""
+    the last step, :func:`suite.compare_stats.ratio_interval`, with the same t table) agree.
+    ``texts`` holds each value as the page shows it, with its unit (:mod:`suite.site.labels`)."""
     best = leaderboard.best_per_system(entries)
     values: dict[str, dict] = {}
     estimates: dict[str, dict] = {}
@@ -229,10 +236,12 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
             estimates.setdefault(r["system"], {})[key] = summary
             values[r["system"]][key] = {m: summary["figures"][COMPARE_FIGURES[m]][0] for m, _, _ in COMPARE_METRICS}
     keys = sorted({k for per in values.values() for k in per})
-    return {"systems": sorted(values), "keys": keys,
+    texts = {system: {key: {m: labels.value_text(v, labels.ENTRY_FIGURES[m][1]) for m, v in figures.items()}
+                      for key, figures in per.items()} for system, per in values.items()}
+    return {"systems": sorted(values), "keys": keys, "texts": texts,
             "metrics": [{"id": m, "label": label, "better": better, "figure": COMPARE_FIGURES[m]}
                         for m, label, better in COMPARE_METRICS],
-            "values": values, "estimates": estimates, "t": list(compare.t_table()) if estimates else [],
+            "values": values, "estimates": estimates, "t": list(compare_stats.t_table()) if estimates else [],
             "verdicts": {"faster": compare.FASTER, "slower": compare.SLOWER, "same": compare.SAME,
                          "none": compare.NO_INTERVAL, "apart": compare.NOT_COMPARABLE}}
 
@@ -256,7 +265,8 @@ def compare_rows(data: dict, a: str, b: str) -> list[dict]:
             ratio = x / y if x is not None and y else None
             row = compared.get(COMPARE_FIGURES[m["id"]])
             verdict = compare.NOT_COMPARABLE if why else row.verdict if row else "—"
-            rows.append({"key": key, "metric": m["label"], "a": num(x), "b": num(y),
+            unit = labels.ENTRY_FIGURES[m["id"]][1]
+            rows.append({"key": key, "metric": m["label"], "a": labels.value_text(x, unit), "b": labels.value_text(y, unit),
                          "ratio": "—" if ratio is None else f"{ratio:.3g}×", "better": m["better"],
                          "ci": _interval(row), "verdict": verdict, "why": why or (row.reason if row else "") or ""})
     return rows

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from suite import derive, results
-from suite.site import charts
-from suite.site.formatting import missing, num, pct
+from suite import derive, results, signing
+from suite.reviewers import FILE as REVIEWERS_FILE
+from suite.reviewers import Reviewers
+from suite.site import charts, labels
+from suite.site.formatting import RESOLUTION_S, missing, seconds
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
 from suite.validate.text import printable
@@ -35,55 +38,90 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
                **run_context(file, doc, run, shared))
 
 
-def write_reproduced(out: Path, results_dir: Path, runs, built_at: str) -> None:
-    """Rewrite the pages of the runs that stored reproductions name, with "reproduced N times on
-    <system>" (and "differs N times") linking the reproductions' runs. A reproduction names its
-    original by the sha256 of its bytes, which is the original's name in the store; only an
-    original shown on the site (among ``runs``, the rows of the valid files) gets the line."""
+def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None,
+                     trusted: Reviewers | None = None) -> None:
+    """Rewrite the pages of the runs that other stored files speak of. The originals that stored
+    reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
+    reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
+    the original's name in the store, and only an original shown on the site (among ``runs``,
+    the rows of the valid files) gets the line. The copies (``copies``:
+    :func:`suite.leaderboard.copies`) get "copy of a run signed by …, not ranked", linking the
+    run they copy."""
     import hashlib
 
     from suite import leaderboard
     from suite.validate.reading import read_bounded
 
     found = leaderboard.reproductions(runs)
+    copies = copies or {}
     shown = set(runs["file"]) if not runs.empty else set()
-    for sha in sorted({sha for sha, _ in found}):
-        file = f"{sha}.json"
+    for file in sorted({f"{sha}.json" for sha, _ in found} | {file for file, _ in copies}):
         raw, problems = read_bounded(results_dir / file)
-        if file not in shown or problems or raw is None or hashlib.sha256(raw).hexdigest() != sha:
+        if file not in shown or problems or raw is None:
             continue
+        sha = file.removesuffix(".json")
+        original = hashlib.sha256(raw).hexdigest() == sha
         doc: dict = dict(results.parse(raw, file))
-        shared = doc_context(file, doc)
+        shared = doc_context(file, doc, leaderboard.check_file(results_dir / file)[2])
         for run in doc["runs"]:
-            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run)
-            if lines:
+            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc, trusted) if original else []
+            copy = copy_line(copies.get((file, run["run_id"])))
+            if lines or copy:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
-                       built_at=built_at, reproduced=lines, **run_context(file, doc, run, shared))
+                       built_at=built_at, reproduced=lines, copy=copy, **run_context(file, doc, run, shared))
 
 
-def reproduced_lines(reproductions: list[dict], original_run: dict) -> list[dict]:
+def copy_line(owner) -> dict | None:
+    """What a copy's page says of the run it copies (an owned :class:`suite.ownership.Claim`)."""
+    if owner is None:
+        return None
+    return {"owner": owner.owner, "href": f"{run_slug(owner.file, owner.run_id)}.html"}
+
+
+def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,
+                     trusted: Reviewers | None = None) -> list[dict]:
     """"reproduced 2 times on <system>", "differs 1 time on <system>", each with links to the
-    reproductions' run pages and a tooltip of why they differ. A reproduction whose record of
-    the original run is not the stored original's (:func:`suite.leaderboard.contradicted`)
-    counts as neither: it is listed apart, with why."""
+    reproductions' run pages and a tooltip of why they differ. Only a reproduction signed by a
+    ``trusted`` reviewer's key (:mod:`suite.reviewers`) counts; the others are listed apart as
+    unverified claims. A reproduction that does not count for the stored original
+    (:func:`suite.leaderboard.contradicted`: other figures recorded for it, started before it was
+    created, its step times copied) counts as neither: it is listed apart, with why."""
     from suite import leaderboard
 
+    trusted = trusted or Reviewers()
     groups: dict[tuple[int, str], list[dict]] = {}
     for r in reproductions:
-        why = leaderboard.contradicted(r, original_run)
-        kind = 2 if why else (0 if r["verdict"] == "reproduced" else 1)
+        why = leaderboard.contradicted(r, original_run, original_doc)
+        if why:
+            kind = 3
+        elif not trusted.trusts(r.get("signer")):
+            kind, why = 2, f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
+        else:
+            kind = 0 if r["verdict"] == "reproduced" else 1
         groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
     lines = []
     for (kind, system), found in sorted(groups.items()):
         n = len(found)
-        text = (f"{('reproduced', 'differs')[kind]} {n} time{'s' if n != 1 else ''} on {system}" if kind < 2
-                else f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} recording other "
-                     "figures for this run")
+        times = f"{n} time{'s' if n != 1 else ''}"
+        if kind < 2:
+            names = sorted({trusted.names[str(r["signer"])] for r in found})
+            text = f"{('reproduced', 'differs')[kind]} {times} on {system} (reviewed by {', '.join(names)})"
+        elif kind == 2:
+            text = (f"unverified claims: {n} reproduction{'s' if n != 1 else ''} on {system} "
+                    f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
+                    f"the site's {REVIEWERS_FILE})")
+        else:
+            text = (f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
+                    f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
-                      "css": "status-complete" if kind == 0 else "status-failed",
+                      "css": "status-complete" if kind == 0 else "status-partial" if kind == 2 else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
                                  "title": printable(str(r["why"]))[:300]} for r in found]})
     return lines
+
+
+def _signed(fingerprint) -> str:
+    return f"signed by {fingerprint}" if isinstance(fingerprint, str) else "unsigned"
 
 
 def event_log_text(file: str, run: dict) -> str | None:
@@ -109,27 +147,18 @@ def _target(workload_id: str, scale: str):
     return registry.get(workload_id).spec(scale).target
 
 
-def _flat(value, prefix: str = "") -> list[tuple[str, str]]:
-    """Nested dicts as (dotted key, text) pairs; lists of scalars as comma-separated text."""
-    if isinstance(value, dict):
-        return [pair for k, v in value.items() for pair in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        return [pair for i, v in enumerate(value) for pair in _flat(v, f"{prefix}[{i}]")]
-    if isinstance(value, list) and not value:
-        return [(prefix, "—")]
-    if isinstance(value, list):
-        return [(prefix, ", ".join(num(v, 6) if isinstance(v, float) else str(v) for v in value))]
-    return [(prefix, num(value, 6) if isinstance(value, float) else "—" if value is None else str(value))]
-
-
-def doc_context(file: str, doc: dict) -> dict:
-    """The parts of a run page that every run of one document shares."""
+def doc_context(file: str, doc: dict, waived: list[str] | None = None) -> dict:
+    """The parts of a run page that every run of one document shares (its signer among them);
+    ``waived``: what rules introduced after the file was stored would refuse
+    (:func:`suite.leaderboard.check_file`)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
-    return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json",
+    return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
+            "signer": signing.signer(doc),  # None: unsigned
             # a reproduction gives no leaderboard entry, so its system may have no page
             "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
             "interconnect": interconnect_text(doc["system"]),
-            "settings": kv_table(_flat(doc["settings"])), "system": kv_table(_flat(doc["system"]))}
+            "settings": provenance_table(labels.flatten(doc["settings"], "settings")),
+            "system": provenance_table(labels.flatten(doc["system"], "system"))}
 
 
 def interconnect_text(system: dict) -> str | None:
@@ -143,14 +172,19 @@ def interconnect_text(system: dict) -> str | None:
     return status if status.startswith("unknown") else f"unknown ({status})" if status else "unknown"
 
 
-def _text(value, digits: int = 4) -> str:
-    """Any field value as text: numbers through :func:`num`, nothing as "—"."""
-    return num(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else \
-        "—" if value is None else str(value)
-
-
 def _dict(value) -> dict:
     return value if isinstance(value, dict) else {}
+
+
+DISTRIBUTED_KEYS = ("world_size", "nnodes", "local_world_size", "backend", "parallel", "global_batch",
+                    "per_rank_batch", "micro_batch", "grad_accumulation_steps", "straggler_spread")
+COMMUNICATION_KEYS = ("exposed_share", "step_s_with_sync", "step_s_without_sync", "method", "status")
+
+
+def _row(key: str, value, text: str | None = None) -> tuple[str, str, str]:
+    """(label, value text, key) of one field (:mod:`suite.site.labels`); ``text`` replaces the value's text."""
+    label, shown = labels.show(key, value)
+    return label, shown if text is None else text, key
 
 
 def distributed_context(run: dict) -> dict | None:
@@ -164,26 +198,15 @@ def distributed_context(run: dict) -> dict | None:
         return None
     comm = _dict(section.get("communication"))
     share = comm.get("exposed_share")
-    spread = section.get("straggler_spread")
-    pairs = [("world size (processes)", _text(section.get("world_size"))),
-             ("nodes", _text(section.get("nnodes"))),
-             ("processes per node", _text(section.get("local_world_size"))),
-             ("backend", _text(section.get("backend"))), ("parallel mode", _text(section.get("parallel"))),
-             ("global batch", _text(section.get("global_batch"))),
-             ("per-rank batch", _text(section.get("per_rank_batch"))),
-             ("micro-batch", _text(section.get("micro_batch"))),
-             ("gradient accumulation steps", _text(section.get("grad_accumulation_steps"))),
-             ("straggler spread (max / median of the ranks' mean step time)",
-              f"{spread:.3f}×" if isinstance(spread, (int, float)) else "— (not measured)")]
+    rows = [_row(f"distributed.{k}", section.get(k)) for k in DISTRIBUTED_KEYS]
+    if not isinstance(section.get("straggler_spread"), (int, float)):
+        rows[-1] = _row("distributed.straggler_spread", None, "— (not measured)")
     if not comm:
-        pairs.append(("exposed communication share", "— (not recorded in this run)"))
+        rows.append(_row("distributed.communication.exposed_share", None, "— (not recorded in this run)"))
     else:
-        pairs += [("exposed communication share",
-                   pct(share) if isinstance(share, (int, float)) else f"— ({_text(comm.get('status'))})"),
-                  ("step with gradient sync (s)", _text(comm.get("step_s_with_sync"))),
-                  ("step without gradient sync (s)", _text(comm.get("step_s_without_sync"))),
-                  ("communication method", _text(comm.get("method"))),
-                  ("communication status", _text(comm.get("status")))]
+        rows += [_row(f"distributed.communication.{k}", comm.get(k)) for k in COMMUNICATION_KEYS]
+        if not isinstance(share, (int, float)):
+            rows[-5] = _row("distributed.communication.exposed_share", None, f"— ({comm.get('status')})")
     ranks = [r for r in section.get("ranks") or [] if isinstance(r, dict)]
     shown, note = ranks, None
     if len(ranks) > RANK_ROWS:
@@ -194,30 +217,94 @@ def distributed_context(run: dict) -> dict | None:
         shown = sorted([ranks[0], *slowest], key=lambda r: r["rank"])  # an integer (schema)
         note = (f"{len(shown)} of {len(ranks)} ranks listed: rank 0 and the slowest by mean step time; "
                 "the raw results JSON holds every rank.")
-    return {"summary": kv_table(pairs), "ranks": [_rank_row(r) for r in shown], "n_ranks": len(ranks),
+    return {"summary": kv_table(rows), "ranks": [_rank_row(r) for r in shown], "n_ranks": len(ranks),
             "note": note}
 
 
-RANK_COLUMNS = [("rank", "num"), ("node", "num"), ("host", "text"), ("device", "text"),
-                ("mean step (s)", "num"), ("p50 step (s)", "num"), ("max step (s)", "num"),
-                ("init (s)", "num"), ("eval (s)", "num"), ("energy to train (J)", "num")]
+RANK_COLUMNS = [("rank", "num", "count"), ("node", "num", "count"), ("host", "text", "text"),
+                ("device", "text", "text"), ("mean step time", "num", "s"), ("p50 step time", "num", "s"),
+                ("max step time", "num", "s"), ("initialization", "num", "s"), ("evaluation", "num", "s"),
+                ("energy to train", "num", "J")]
 
 
 def _rank_row(rank: dict) -> list[dict]:
-    """One rank's cells (text, and the number the sortable table sorts by)."""
+    """One rank's cells (text with its unit, and the number the sortable table sorts by)."""
     times, phases = _dict(rank.get("step_time_s")), _dict(rank.get("phases_s"))
     values = [rank.get("rank"), rank.get("node_rank"), rank.get("host"), rank.get("device"),
               times.get("mean"), times.get("p50"), times.get("max"), phases.get("init"), phases.get("eval"),
               rank.get("energy_to_train_j")]
-    return [{"text": _text(v), "v": repr(float(v)) if kind == "num" and isinstance(v, (int, float))
+    return [{"text": labels.value_text(v, unit), "v": repr(float(v)) if kind == "num" and isinstance(v, (int, float))
              and not isinstance(v, bool) and not missing(v) else ""}
-            for v, (_, kind) in zip(values, RANK_COLUMNS)]
+            for v, (_, kind, unit) in zip(values, RANK_COLUMNS)]
 
 
-def kv_table(pairs: list[tuple[str, str]]) -> Markup:
-    """A two-column key/value table, every key and value escaped."""
-    rows = "".join(f'<tr><th scope="row">{escape(k)}</th><td>{escape(v)}</td></tr>' for k, v in pairs)
-    return Markup(f'<table class="kv"><tbody>{rows}</tbody></table>')
+def kv_table(rows: Sequence[tuple[str, str, str | None]]) -> Markup:
+    """A two-column label/value table, every text escaped; a row's key (the third item) is its label's tooltip."""
+    cells = "".join(f'<tr><th scope="row"{_title(key)}>{escape(label)}</th><td>{escape(text)}</td></tr>'
+                    for label, text, key in rows)
+    return Markup(f'<table class="kv"><tbody>{cells}</tbody></table>')
+
+
+def _title(key: str | None) -> str:
+    return f' title="{escape(key)}"' if key else ""
+
+
+def field_table(items: list[tuple[str, object]]) -> Markup:
+    """The fields ``items`` ((dotted key, value), :func:`suite.site.labels.flatten`) as a label/value table."""
+    return kv_table([_row(key, value) for key, value in items])
+
+
+def provenance_table(items: list[tuple[str, object]]) -> Markup:
+    """A label/value table with a third column saying, for each field, the second record a rule
+    checks it against, or that it is self-reported (:mod:`suite.validate.provenance`); each
+    label's tooltip is the field's key."""
+    from suite.validate.provenance import SELF_REPORTED, provenance
+
+    rows = []
+    for key, value in items:
+        where = provenance(key)
+        css = "self-reported" if where == SELF_REPORTED else "checked"
+        label, text = labels.show(key, value)
+        rows.append(f'<tr><th scope="row"{_title(key)}>{escape(label)}</th><td>{escape(text)}</td>'
+                    f'<td class="{css}">{escape(where)}</td></tr>')
+    head = '<thead><tr><th scope="col">field</th><th scope="col">value</th><th scope="col">second record</th></tr></thead>'
+    return Markup(f'<table class="kv provenance">{head}<tbody>{"".join(rows)}</tbody></table>')
+
+
+def curve_charts(curve: list[dict], target) -> list[Markup]:
+    """The evaluation points by step: the losses on one chart, the quality metrics (accuracy,
+    AUC, …) on another, each on its own scale; the target's line only on its metric's chart."""
+    names = [k for k in dict.fromkeys(k for p in curve for k in p) if k not in ("step", "time_s")]
+    losses = [n for n in names if "loss" in n]
+    groups = ((losses, "loss", "losses at each evaluation"),
+              ([n for n in names if n not in losses], "quality", "quality metrics at each evaluation"))
+    out = []
+    for group, axis, title in groups:
+        hline = (f"target: {labels.target_text(target)}", target.value) \
+            if target is not None and target.metric in group else None
+        chart = charts.line_chart({labels.words(k): [(p["step"], p.get(k)) for p in curve] for k in group},
+                                  "step", labels.words(group[0]) if len(group) == 1 else axis, title, hline=hline)
+        if chart is not None:
+            out.append(chart)
+    return out
+
+
+def step_histogram(step_times: list[float], steps: int) -> Markup | None:
+    """The distribution of per-step times, in the unit that suits them (s, ms or µs)."""
+    scale, unit = time_unit(max(step_times, default=0.0))
+    return charts.histogram([t / scale for t in step_times], f"step time ({unit})",
+                            f"distribution of per-step times ({steps:,} steps)", unit=unit)
+
+
+def time_unit(largest: float) -> tuple[float, str]:
+    """(seconds per unit, unit) for durations up to ``largest``: s from 1 s, ms from 1 ms, else µs."""
+    return (1.0, "s") if largest >= 1 else (1e-3, "ms") if largest >= 1e-3 else (1e-6, "µs")
+
+
+def _parts(values: dict) -> dict[str, float | None]:
+    """Time parts by their words, those below the clock's resolution (:data:`RESOLUTION_S`) left out as 0."""
+    return {labels.words(k): v for k, v in values.items()
+            if not (isinstance(v, (int, float)) and abs(v) < RESOLUTION_S)}
 
 
 def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> dict:
@@ -227,8 +314,6 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
     """
     wid, scale = run["workload"]["id"], run["scale"]
     target = _target(wid, scale)
-    curve = run["curve"]
-    series_names = [k for k in dict.fromkeys(k for p in curve for k in p) if k not in ("step", "time_s")]
     metrics = {k: v for k, v in run["metrics"].items() if k != "throughput"}
     telemetry = t if isinstance(t := run.get("telemetry"), dict) else {}
     warnings = run.get("warnings", telemetry.get("warnings"))
@@ -241,25 +326,27 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
     return {
         **(shared or doc_context(file, doc)),
         "title": f"{wid} {scale} seed {run['seed']}", "run": run,
-        "distributed": distributed_context(run), "rank_headers": [{"label": k, "kind": v} for k, v in RANK_COLUMNS],
+        "started": labels.value_text(run.get("started_at"), "time"),
+        "distributed": distributed_context(run),
+        "rank_headers": [{"label": k, "kind": v} for k, v, _ in RANK_COLUMNS],
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),
         "workload_href": f"../workloads/{safe_name(wid)}.html",
         "pinned": _pinned(wid, scale),
-        "metrics": kv_table(_flat(metrics)),
-        "throughput": kv_table(_flat(tput)) if (tput := results.throughput(run)) else None,
+        "metrics": field_table(labels.flatten(metrics, "metrics")),
+        "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
+        if (tput := results.throughput(run)) else None,
         "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [],
-        "loss_chart": charts.line_chart(
-            {key: [(p["step"], p.get(key)) for p in curve] for key in series_names}, "step", "value",
-            "evaluation points by step", hline=(f"target {target.describe()}", target.value) if target else None),
-        "step_chart": charts.histogram(run["step_times_s"], "step time (s)",
-                                       f"distribution of per-step times ({run['steps']} steps)"),
+        "curve_charts": curve_charts(run["curve"], target),
+        "step_chart": step_histogram(run["step_times_s"], run["steps"]),
         "power_chart": charts.line_chart({"power (W)": trace}, "seconds since start", "W", "power trace")
         if trace else None,
-        "badput": charts.stacked_bar({"productive": goodput.get("productive_s"), **badput},
-                                     "goodput: productive time and badput by cause") if badput else None,
-        "goodput": kv_table(_flat({k: v for k, v in goodput.items() if k != "badput_s"})) if goodput else None,
-        "phases": charts.stacked_bar({k: phases.get(k) for k in
-                                      list(PHASE_ORDER) + sorted(set(phases) - set(PHASE_ORDER))},
-                                     "phases of the run"),
+        "badput": charts.stacked_bar(_parts({"productive": goodput.get("productive_s"), **badput}),
+                                     "goodput: productive time and badput by cause", seconds)
+        if badput else None,
+        "goodput": field_table(labels.flatten({k: v for k, v in goodput.items() if k != "badput_s"}, "goodput"))
+        if goodput else None,
+        "phases": charts.stacked_bar(_parts({k: phases.get(k) for k in
+                                             list(PHASE_ORDER) + sorted(set(phases) - set(PHASE_ORDER))}),
+                                     "phases of the run", seconds),
     }

@@ -7,22 +7,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite.site.formatting import missing, num
+from suite.signing import short
+from suite.site.formatting import missing, seconds
+from suite.site.labels import COLUMNS, value_text
 from suite.site.names import run_slug, safe_name
 
 PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 
-COLUMNS = {  # key: (header, kind)
-    "rank": ("#", "num"), "system": ("system", "text"), "accelerator": ("accelerator", "text"),
-    "workload": ("workload", "text"), "scale": ("scale", "text"), "division": ("division", "text"),
-    "score": ("score", "num"), "ci": ("95% CI (s)", "num"), "samples_per_s": ("samples/s", "num"), "tokens_per_s": ("tokens/s", "num"),
-    "mfu": ("MFU", "num"), "energy_to_target_kwh": ("kWh to target", "num"),
-    "energy_per_sample_j": ("J/sample", "num"), "energy_per_token_j": ("J/token", "num"),
-    "goodput": ("goodput", "num"), "effective_goodput": ("effective goodput", "num"),
-    "world_size": ("ranks", "num"), "scaling_efficiency": ("scaling efficiency", "num"),
-    "seeds": ("seeds", "num"), "date": ("date", "text"), "suite_version": ("suite", "text"),
-    "run": ("run", "text"),
-}
 # Shown under another column's value, so that a table fits a 1300 px window (each has its own
 # column in the downloads): the score's 95% CI, the effective goodput, the suite version.
 ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "samples_per_s",
@@ -30,7 +21,8 @@ ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "samples_
                "energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j", "goodput",
                "seeds", "date", "run"]
 SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "score", "samples_per_s", "tokens_per_s",
-                "mfu", "energy_to_target_kwh", "energy_per_sample_j", "goodput", "seeds", "date", "run"]
+                "mfu", "energy_to_target_kwh", "energy_per_sample_j", "goodput", "seeds", "date", "signer",
+                "run"]
 
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
@@ -50,21 +42,20 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
             if row["tta_valid"] is False:
                 text = "did not converge"
             elif not missing(value):
-                text = f"{num(value)} s"
+                text = seconds(value)
         else:
             value = row["samples_per_s"]
-            text = None if missing(value) else f"{num(value)} samples/s"
+            text = None if missing(value) else value_text(value, "samples/s")
     elif key == "ci":
         value = row["ci95_low_s"]
         if not missing(value):
-            text = f"{num(value)}–{num(row['ci95_high_s'])}"
-    elif key in ("mfu", "goodput", "effective_goodput", "scaling_efficiency"):
-        value = row[key]
-        text = None if missing(value) else f"{100 * value:.1f}%"
+            text = f"{seconds(value)} – {seconds(row['ci95_high_s'])}"
     elif key == "date":
         text = row["created_at"][:10]
     elif key == "run":
         text, href = "run", f"{root}runs/{run_slug(row['file'], row['run_id'])}.html"
+    elif key == "signer":
+        text = short(row["signer"]) if isinstance(row.get("signer"), str) else "unsigned"
     elif COLUMNS[key][1] == "text":
         text = str(row[key])
     else:
@@ -72,23 +63,26 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     if missing(value):
         value = None
     if text is None:
-        text = num(value) if not isinstance(value, str) else value
+        text = value_text(value, COLUMNS[key][2]) if not isinstance(value, str) else value
     return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
             "badge": incomplete_badge(row) if key == "score" else None, "sub": _sub(key, row)}
 
 
 def _sub(key: str, row: dict) -> str | None:
     """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
-    under the goodput, "suite 0.1.0" under the date; None elsewhere or where there is none."""
+    under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" under a copy's
+    system or signer; None elsewhere or where there is none."""
     if key == "score":
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
                 and not missing(high):
-            return f"95% CI {num(low)}–{num(high)} s"
+            return f"95% CI {seconds(low)} – {seconds(high)}"
     elif key == "goodput" and not missing(row.get("effective_goodput")):
-        return f"effective {100 * row['effective_goodput']:.1f}%"
+        return f"effective {value_text(row['effective_goodput'], 'share')}"
     elif key == "date" and row.get("suite_version") is not None:
         return f"suite {row['suite_version']}"
+    elif key in ("system", "signer") and isinstance(row.get("copy_of"), str):
+        return f"copy of a run signed by {short(row['copy_of'])}, not ranked"
     return None
 
 
@@ -124,8 +118,26 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
     return pages
 
 
+# What a spreadsheet may read as the start of a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """``value`` as a CSV cell that a spreadsheet shows and never runs: a string starting like a
+    formula gets a leading ``'`` (the spreadsheets' mark for text); anything else, numbers
+    (negative ones too) among them, is unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def downloads(frame: pd.DataFrame, base: Path) -> None:
-    """``frame`` as ``base``.csv and ``base``.json."""
+    """``frame`` as ``base``.csv (string cells escaped by :func:`csv_cell`) and ``base``.json (the exact values)."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(base.with_suffix(".csv"), index=False)
+    safe = frame.copy()
+    for column in safe.columns:
+        if not (pd.api.types.is_numeric_dtype(safe[column]) or pd.api.types.is_bool_dtype(safe[column])):
+            safe[column] = safe[column].map(csv_cell)
+    # RFC 4180's line end (CRLF): the writer then quotes any cell holding a line break, CR among them
+    safe.to_csv(base.with_suffix(".csv"), index=False, lineterminator="\r\n")
     frame.to_json(base.with_suffix(".json"), orient="records", indent=1)

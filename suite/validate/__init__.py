@@ -14,8 +14,9 @@ gets all of its problems listed. The order of the layers, one module each:
    the raw data in the file (:mod:`.facts`) and compared with the reported figures
    (``REL_TOLERANCE``); plausibility against the device's peak table entry) and
    :mod:`.stream_rules` (the run's independent records cross-checked: step times, curve, times,
-   phases and energy against the event log written during the run), and :mod:`.reproduction_rules`
-   (a reproduction's ``settings.reproduces`` against its own runs).
+   phases and energy against the event log written during the run), :mod:`.reproduction_rules`
+   (a reproduction's ``settings.reproduces`` against its own runs) and :mod:`.signature_rules`
+   (a signed file's signature over the whole file, and its run ids minted for its key).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
 and bounded sizes. A rule that fails unexpectedly is reported as ``internal-error`` rather than
@@ -31,7 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from suite.rules_version import RULES_VERSION
-from suite.validate import document_rules, reproduction_rules, run_rules, stream_rules  # noqa: F401 - rules register on import, in this order
+from suite.validate import (  # noqa: F401 - rules register on import, in this order
+    claim_rules,
+    device_rules,
+    document_rules,
+    quality_rules,
+    reproduction_rules,
+    run_rules,
+    signature_rules,
+    stream_rules,
+)
 from suite.validate.document_rules import division
 from suite.validate.facts import pinned_values, run_facts
 from suite.validate.limits import (
@@ -49,6 +59,7 @@ from suite.validate.registry import (
     CODES,
     DOCUMENT,
     RUN,
+    SINCE,
     Problem,
     Rule,
     bounded,
@@ -67,7 +78,8 @@ from workloads import registry as workloads
 __all__ = [
     "CLOCK_SLACK", "CODES", "DOCUMENT", "MAX_ARRAY_ITEMS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT",
     "MAX_KEY_CHARS", "MAX_OBJECT_KEYS", "MAX_PROBLEMS", "MAX_STRING_CHARS", "POWER_MARGIN",
-    "REL_TOLERANCE", "RULES_VERSION", "RUN", "Problem", "Rule", "check_document", "check_run", "code",
+    "REL_TOLERANCE", "RULES_VERSION", "RUN", "SINCE", "Problem", "Rule", "check_document", "check_run",
+    "check_stored", "code", "stored_under",
     "division", "document_rule", "has_control_chars", "load", "parse", "printable", "read_bounded",
     "rules", "run_rule", "validate_file", "validate_files", "walk",
 ]
@@ -94,6 +106,28 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     for i, run in runs:
         problems += guard(check_run, run, f"runs[{i}]", doc)
     return bounded(problems)
+
+
+def stored_under(doc: Any) -> int | None:
+    """The rules version a parsed document says it was written under (none recorded: 1); None
+    for a document that is not an object or records something other than a whole number."""
+    if not isinstance(doc, dict):
+        return None
+    version = doc.get("rules_version", 1)
+    return version if type(version) is int else None
+
+
+def check_stored(doc: Any, now: dt.datetime | None = None) -> tuple[list[Problem], list[Problem]]:
+    """(problems, waived) of a document already in the store. A stored file keeps the status it
+    was given under the rules it was written under: the problems of codes that later rules
+    versions introduced (:data:`SINCE`) are ``waived`` (listed with the file), not refused.
+    ``goodbench submit`` holds every new file to every rule, whatever version it names."""
+    problems = check_document(doc, now)
+    version = stored_under(doc)
+    if version is None or version >= RULES_VERSION:
+        return problems, []
+    waived = [p for p in problems if SINCE.get(p.code, 1) > version]
+    return [p for p in problems if SINCE.get(p.code, 1) <= version], waived
 
 
 def check_run(run: dict, where: str, doc: dict) -> list[Problem]:

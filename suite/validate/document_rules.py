@@ -1,12 +1,12 @@
-"""Rules over the whole document (docs/rules.md): division, timestamps, seeds, run ids, seed
-counts and the per-workload summary. Each is registered with the codes it may raise and runs on
+"""Rules over the whole document (docs/rules.md): division, timestamps, seeds, run ids, step-time
+sequences, seed counts and the per-workload summary. Each is registered with the codes it may raise and runs on
 a document that passed the walk and the schema, with the runs that passed the schema."""
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from suite import derive
+from suite import derive, ownership
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.text import safe
 from suite.validate.tolerance import CLOCK_SLACK, same
@@ -18,6 +18,7 @@ code("future-timestamp", "a timestamp in the future")
 code("time-order", "times not positive or not in order")
 code("duplicate-seed", "a seed used twice for one workload and scale")
 code("duplicate-run-id", "a run id used twice in one file")
+code("duplicate-steps", "one run's step times recorded twice: in one file, or already stored in another")
 code("seed-count", "fewer seeds than the scale requires")
 code("seed-set", "closed-division seeds other than the first N of the pinned list")
 code("summary-mismatch", "the per-workload summary differs from what the runs give")
@@ -77,14 +78,17 @@ def _check_timestamps(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
 
 @document_rule("duplicate-seed")
 def _check_seeds(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """A seed appears once per workload and scale."""
+    """A seed appears once per workload and scale (a throughput workload's once per repeat number)."""
     seen: dict[tuple, int] = {}
     problems = []
     for i, run in runs:
-        key = (run["workload"]["id"], run["scale"], run["seed"])
+        # goodbench run --repeat N: a throughput workload's seed N times, numbered; a TTA score is over distinct seeds
+        repeat = run.get("repeat", 1) if run["workload"]["kind"] == "throughput" else 1
+        key = (run["workload"]["id"], run["scale"], run["seed"], repeat)
         if key in seen:
+            again = f" (repeat {repeat})" if "repeat" in run and run["workload"]["kind"] == "throughput" else ""
             problems.append(Problem("duplicate-seed", f"runs[{i}].seed",
-                                    f"seed {run['seed']} of {key[0]} already used by runs[{seen[key]}]"))
+                                    f"seed {run['seed']}{again} of {key[0]} already used by runs[{seen[key]}]"))
         seen.setdefault(key, i)
     return problems
 
@@ -99,6 +103,22 @@ def _check_run_ids(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
             problems.append(Problem("duplicate-run-id", f"runs[{i}].run_id",
                                     f"already the id of runs[{seen[run['run_id']]}]"))
         seen.setdefault(run["run_id"], i)
+    return problems
+
+
+@document_rule("duplicate-steps")
+def _check_step_sequences(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """No two runs have the same step times (suite.ownership.steps_key): one run is recorded once."""
+    seen: dict[str, int] = {}
+    problems = []
+    for i, run in runs:
+        key = ownership.steps_key(run)
+        if key is None:
+            continue
+        if key in seen:
+            problems.append(Problem("duplicate-steps", f"runs[{i}].step_times_s",
+                                    f"the step times of runs[{seen[key]}]: one run recorded twice"))
+        seen.setdefault(key, i)
     return problems
 
 

@@ -49,21 +49,25 @@ class Rule:
 
 
 _descriptions: dict[str, str] = {}
+_since: dict[str, int] = {}
 _rules: dict[str, list[Rule]] = {DOCUMENT: [], RUN: []}
 
 CODES: Mapping[str, str] = MappingProxyType(_descriptions)
 """Every registered code → its one-line meaning (a read-only view of the registry)."""
+SINCE: Mapping[str, int] = MappingProxyType(_since)
+"""Every registered code → the rules version that introduced it (docs/rules.md's changelog)."""
 
 Check = TypeVar("Check", bound=Callable[..., Any])
 
 
-def code(name: str, description: str) -> str:
-    """Register the problem code ``name`` with its one-line meaning; returns ``name``.
+def code(name: str, description: str, since: int = 1) -> str:
+    """Register the problem code ``name`` with its one-line meaning and the rules version that
+    introduced it (``since``); returns ``name``.
 
     Codes are stable: registering one again with another meaning is an error."""
     known = _descriptions.setdefault(name, description)
-    if known != description:
-        raise ValueError(f"problem code {name!r} is already registered as {known!r}")
+    if known != description or _since.setdefault(name, since) != since:
+        raise ValueError(f"problem code {name!r} is already registered as {known!r} (since v{_since[name]})")
     return name
 
 

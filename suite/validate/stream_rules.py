@@ -163,7 +163,7 @@ def _resumed_from(attempt: goodput.Attempt) -> int | None:
         return -1
 
 
-def _log(run: dict, facts: dict) -> _Log | None:
+def read_log(run: dict, facts: dict) -> _Log | None:
     """The run's log, read once per run (kept in the run's ``facts``); None: nothing to cross-check
     (no log, or one that cannot be: :func:`_check_event_log` says why)."""
     if "stream_log" not in facts:
@@ -185,7 +185,7 @@ def _fmt(seconds: float) -> str:
 @run_rule("stream-event-log")
 def _check_event_log(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """The event log, when it holds a run, can be read, has finite stamps, a run_stop and whole blocks."""
-    _log(run, facts)
+    read_log(run, facts)
     log = facts["stream_log"]
     if log is None or log.error is None:
         return []
@@ -197,7 +197,7 @@ def _check_event_log(run: dict, where: str, doc: dict, facts: dict) -> list[Prob
 @run_rule("stream-step-times")
 def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """Each step block of the event log against the step times of its steps; blocks cover the steps."""
-    log = _log(run, facts)
+    log = read_log(run, facts)
     if log is None:
         return []
     times = run["step_times_s"]
@@ -255,7 +255,7 @@ def _met(target, value) -> bool:
 @run_rule("stream-curve")
 def _check_curve(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """The eval curve against the event log's evaluations: the same steps, times and values."""
-    log = _log(run, facts)
+    log = read_log(run, facts)
     if log is None:
         return []
     field = f"{where}.curve"
@@ -292,7 +292,7 @@ def _check_curve(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
 @run_rule("stream-run-bounds")
 def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """time_to_train_s, steps, status, tta_s and started_at against run_start, run_stop and the log's evaluations."""
-    log = _log(run, facts)
+    log = read_log(run, facts)
     if log is None:
         return []
     stop = log.stop
@@ -349,7 +349,7 @@ def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 @run_rule("stream-phases")
 def _check_phases(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """wall_s and the phases (set-up, evaluation, the rest) against the event log's intervals."""
-    log = _log(run, facts)
+    log = read_log(run, facts)
     if log is None:
         return []
     phases, problems = run["phases_s"], []
@@ -382,7 +382,7 @@ def _check_phases(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
 @run_rule("stream-energy")
 def _check_energy(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """Energy to train against the telemetry's sampled power and, distributed, its ranks' readings."""
-    log = _log(run, facts)
+    log = read_log(run, facts)
     energy = _number(run["metrics"].get("energy_to_train_j"))
     if log is None or energy is None:
         return []

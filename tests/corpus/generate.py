@@ -13,6 +13,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from suite import mllog
 from suite.meters import mfu as mfu_meter
 from suite.meters import throughput
 from workloads import registry
@@ -59,28 +60,60 @@ def _refresh_throughput(run: dict, warmup: int | None = None) -> None:
 
 
 def as_h100(doc: dict) -> dict:
-    """The run relabelled as a bf16 run on an H100 SXM5, with MFU consistent with the table."""
-    doc["system"]["accelerator"].update(type="cuda", name=H100)
+    """The run relabelled as a bf16 run on an H100 SXM5 — system, device, precision and its math,
+    ceiling, peak and MFU, and the event log's header — consistently, so that it passes: a forgery
+    no rule can tell from a measurement (docs/rules.md), used only as the base of the cases below."""
+    doc["system"]["accelerator"].update(type="cuda", name=H100, count=1)
+    doc["system"]["name"] = f"{H100} x1"
     doc["settings"]["device"] = "cuda"
+    ceiling = doc["settings"]["matmul_ceiling"].pop("fp32")
+    doc["settings"]["matmul_ceiling"]["bf16"] = {**ceiling, "precision": "bf16"}
     run = doc["runs"][0]
-    run.update(device="cuda:0", precision="bf16")
+    flags = {"autocast": "bfloat16", "matmul_tf32": False, "cudnn_tf32": False}
+    run.update(device="cuda:0", precision="bf16", precision_flags=flags)
     m = run["metrics"]
-    m["peak_flops"], _ = mfu_meter.peak_flops(H100, "bf16")
+    m["peak_flops"], source = mfu_meter.peak_flops(H100, "bf16")
     m["mfu"] = mfu_meter.mfu(m["flops_per_step"], m["throughput"]["steps_per_s"], m["peak_flops"])
+    m["mfu_status"] = f"ok: against {source}"
+    _relog(run, {"submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
+                 "goodbench_device": "cuda:0", "goodbench_accelerator": H100, "goodbench_accelerator_count": 1,
+                 "goodbench_precision": "bf16", "goodbench_precision_flags": flags})
+    run["goodput"] = goodput_of(run)
+    if "summary" in doc:
+        from suite import derive
+
+        doc["summary"] = derive.summary(doc["runs"])
     return doc
 
 
+def _relog(run: dict, values: dict, metadata: dict | None = None) -> None:
+    """The run's log with the header events keyed in ``values`` given those values (and the events
+    keyed in ``metadata`` those metadata fields)."""
+    events = mllog.parse(run["event_log"])
+    run["event_log"] = [mllog.format_event(mllog.Event(
+        time_ms=e.time_ms, event_type=e.event_type, key=e.key, value=values.get(e.key, e.value),
+        metadata={**e.metadata, **(metadata or {}).get(e.key, {})}, namespace=e.namespace)) for e in events]
+
+
+def goodput_of(run: dict) -> dict:
+    from suite import derive
+
+    return derive.goodput(run["event_log"], run["metrics"]["flops_per_step"], run["metrics"]["peak_flops"])
+
+
 def with_energy(doc: dict, watts: float) -> dict:
-    """Consistent NVML energy figures at a constant ``watts``."""
+    """Consistent NVML energy figures at a constant ``watts``, from the meter the log names."""
     run = doc["runs"][0]
     m = run["metrics"]
     m.update(energy_method="nvml_total_energy", energy_status="ok")
+    _relog(run, {"goodbench_energy_meter": "nvml_total_energy"}, {"goodbench_energy_meter": {"status": "ok"}})
     m["energy_to_train_j"] = watts * run["time_to_train_s"]
     m["energy_to_target_j"] = watts * m["tta_s"]
     m["energy_window_j"] = watts * m["throughput"]["window"]["seconds"]
     steps = m["throughput"]["window"]["steps"]
     m["energy_per_sample_j"] = m["energy_window_j"] / (steps * m["samples_per_step"])
     m["energy_per_token_j"] = m["energy_window_j"] / (steps * m["tokens_per_step"])
+    m["mean_power_w"] = m["energy_to_train_j"] / run["time_to_train_s"]
     return doc
 
 
@@ -221,6 +254,25 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "injected-kills-not-in-the-event-log.json": (mutate_two_ranks(_set("runs.0.faults", {
         "inject_failures": [20], "failure_rate_per_hour": None, "failure_seed": None, "kills": 1})),
         "goodput-mismatch"),
+    # claims against their second record (rules v6)
+    "event-log-deleted.json": (mutate(lambda d: [d["runs"][0].pop(k) for k in ("event_log", "goodput")]),
+                               "event-log-missing"),
+    "final-quality-edited.json": (mutate(_set("runs.0.metrics.final_quality.val_loss", 1.0)), "final-quality"),
+    "system-renamed.json": (mutate(_set("system.name", "MLCommons Verification Lab (A100 x8)")), "log-system"),
+    "cpu-claimed-as-h100-x8.json": (mutate(_chain(_set("system.accelerator.name", H100),
+                                                  _set("system.accelerator.count", 8))), "accelerator-claim"),
+    "seed-renumbered-in-the-open-division.json": (mutate(_chain(
+        _set("settings.division", "open"), _set("settings.open_changes", ["seeds"]), _set("runs.0.seed", 2))),
+        "log-seed"),
+    "precision-bf16-on-a-cpu.json": (mutate(_set("runs.0.precision", "bf16")), "precision-flags"),
+    "energy-invented-on-a-cpu.json": (mutate(lambda d: with_energy(d, 40.0)["runs"][0]["metrics"].update(
+        energy_method="rapl")), "log-energy"),
+    "h100-at-20-watts.json": (mutate_h100(lambda d: with_energy(d, 20.0)), "power-below-idle"),
+    "cpu-peak-for-95-percent-mfu.json": (mutate(lambda d: d["runs"][0]["metrics"].update(
+        peak_flops=d["runs"][0]["metrics"]["flops_per_step"] * d["runs"][0]["metrics"]["throughput"]["steps_per_s"]
+        / 0.95, mfu=0.95, mfu_status="ok: against H100 SXM5 fp32 dense peak")), "peak-source"),
+    "session-missing.json": (mutate(lambda d: d["settings"].pop("session")), "log-session"),
+    "ceiling-dropped.json": (mutate(lambda d: d["settings"].pop("matmul_ceiling")), "ceiling-missing"),
     "full-scale-tta-one-seed.json": (mutate(_chain(
         _set("settings.scale", "full"), _set("runs.0.scale", "full"),
         _set("runs.0.workload.spec_hash", registry.get("lm-char").spec_hash("full")))), "seed-count"),

@@ -48,6 +48,12 @@
     return [fmt(ri.low) + "\u2013" + fmt(ri.high), verdict, ""];
   }
 
+  // a value as the build wrote it, with its unit (data.texts), else as a bare number
+  function shown(data, system, key, m, v) {
+    var t = ((data.texts || {})[system] || {})[key];
+    return t && t[m.id] !== undefined ? t[m.id] : fmt(v);
+  }
+
   function row(cells) {
     var tr = document.createElement("tr");
     cells.forEach(function (text) {
@@ -72,7 +78,7 @@
         if (x === null && y === null) return;
         var ratio = x !== null && y ? Number((x / y).toPrecision(3)) + "\u00d7" : "\u2014";
         var j = judge(data, m, ea[key], eb[key]);
-        var tr = row([key, m.label, fmt(x), fmt(y), ratio, j[0], j[1], m.better]);
+        var tr = row([key, m.label, shown(data, a, key, m, x), shown(data, b, key, m, y), ratio, j[0], j[1], m.better]);
         if (j[2]) tr.cells[6].title = j[2];
         body.appendChild(tr);
       });

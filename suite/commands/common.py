@@ -1,0 +1,66 @@
+"""What the commands share: messages on stderr, counted nouns, the usage error (exit 2),
+one line for an expected failure, and argparse types of bounded numbers."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+
+def say(*parts) -> None:
+    """Print a message on stderr, flushed."""
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 run", "2 runs"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+class Usage(Exception):
+    """A usage error found after parsing (exit 2)."""
+
+
+def error_text(exc: Exception) -> str:
+    """One line for an expected failure: an OSError as "FILE: reason", not "[Errno N] …"."""
+    if isinstance(exc, OSError) and exc.strerror:
+        files = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        return f"{files}: {exc.strerror}" if files else exc.strerror
+    return str(exc)
+
+
+def number_type(kind, *, allow_zero: bool = False):
+    """An argparse type: a finite number of ``kind`` above 0 (or at least 0)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'0 or more' if allow_zero else 'above 0'}")
+        return value
+    return parse
+
+
+POSITIVE_INT, POSITIVE_FLOAT = number_type(int), number_type(float)
+
+
+def plain_number(value) -> str:
+    """1000000 → "1,000,000", 0.001 → "0.001"."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def range_type(kind, low, high=None):
+    """An argparse type: a number of ``kind`` from ``low`` to ``high`` (both included; no upper
+    bound when ``high`` is None)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if not (math.isfinite(value) and low <= value and (high is None or value <= high)):
+            span = f"{plain_number(low)} or more" if high is None \
+                else f"from {plain_number(low)} to {plain_number(high)}"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: {span}")
+        return value
+    return parse

@@ -1,0 +1,91 @@
+"""``goodbench compare BASE NEW...``: ratios, 95% intervals and verdicts (suite/compare.py),
+and the regression gate."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from suite.commands.common import Usage, count
+from suite.errors import GoodbenchError
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench compare`` and its arguments."""
+    p = commands.add_parser("compare", help="compare results files: ratios, 95%% intervals, verdicts",
+                            description="Compare each NEW file with BASE: for every workload and scale in "
+                            "both, each headline figure's ratio NEW/BASE with a 95%% interval and a verdict "
+                            "(faster, slower, no significant change). docs/compare.md has the statistics. "
+                            "With --vs, the files before it are one side (BASE) and the files after it the "
+                            "other (NEW): with two files or more per side, made alternately, the throughput "
+                            "intervals come from the spread between the files; one run, or one file of "
+                            "several (goodbench run --repeat N), per side cannot tell a real change from "
+                            "machine noise, and its verdicts say so.")
+    p.add_argument("base", metavar="BASE", help="the results file to compare against")
+    p.add_argument("new", nargs="*", metavar="NEW", help="results files to compare (one column each); "
+                   "with --vs, more BASE files")
+    p.add_argument("--vs", nargs="+", metavar="NEW", dest="vs",
+                   help="the NEW side's results files, compared as one side with every file before --vs")
+    p.add_argument("--format", choices=["text", "markdown", "json"], default="text",
+                   help="text table (default; colour on a terminal), markdown for a pull-request "
+                        "comment, JSON for tools")
+    p.add_argument("--fail-on-regression", action="append", metavar="[FIGURE=]PCT",
+                   help="exit 1 when a figure is significantly worse (the whole interval on the worse "
+                        "side of 1) and its ratio is worse by more than PCT%%; a bare PCT applies to "
+                        "samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
+                        "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
+                        "energy_per_sample, goodput)")
+    return p
+
+
+def run(args) -> int:
+    """NEW files against BASE (suite/compare.py); exit 1 when the regression gate fails."""
+    import os
+
+    from suite import compare, compare_report
+
+    try:
+        gate = compare.Gate.parse(args.fail_on_regression or [])
+    except ValueError as exc:
+        raise Usage(f"--fail-on-regression {exc}") from None
+    if not args.vs and not args.new:
+        raise Usage("compare needs BASE and at least one NEW file (or BASE... --vs NEW...)")
+    if args.vs:  # two sides of one or more files each
+        base_names, new_names = [args.base, *args.new], list(args.vs)
+        base_doc = compare.merge_side([_valid_document(f) for f in base_names])
+        sides = [(" + ".join(new_names), compare.merge_side([_valid_document(f) for f in new_names]))]
+        base_name = " + ".join(base_names)
+    else:
+        base_name, base_doc = args.base, _valid_document(args.base)
+        sides = [(name, _valid_document(name)) for name in args.new]
+    columns = [compare.compare_documents(base_doc, doc, name) for name, doc in sides]
+    if not any(col.pairs for col in columns):
+        raise GoodbenchError(f"{base_name} shares no workload with {', '.join(n for n, _ in sides)}: "
+                             "nothing to compare")
+    regressions = gate.apply(columns) if gate.thresholds else []
+    unchecked = gate.unchecked(columns) if gate.thresholds else []
+    parts = (base_name, base_doc, columns, gate, regressions, unchecked)
+    if args.format == "json":
+        print(compare_report.as_json(*parts))
+    elif args.format == "markdown":
+        print(compare_report.markdown(*parts))
+    else:
+        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(compare_report.text(*parts, colour=colour))
+    return 1 if regressions else 0
+
+
+def _valid_document(path: str) -> dict:
+    """A results file that passes validation, or GoodbenchError naming its first problem."""
+    from suite import results
+    from suite.validate import check_document
+
+    try:
+        doc = results.load(path)
+    except results.Unreadable as exc:
+        raise GoodbenchError(str(exc)) from None
+    problems = check_document(doc)
+    if problems:
+        more = f" (and {count(len(problems) - 1, 'more problem')}: goodbench validate {path})" \
+            if len(problems) > 1 else ""
+        raise GoodbenchError(f"not a valid results file: {problems[0].line(path)}{more}")
+    return doc  # type: ignore[return-value]

@@ -1,0 +1,26 @@
+"""``goodbench import mlperf PATH...``: MLPerf Training results → results/mlperf/."""
+from __future__ import annotations
+
+import argparse
+
+from suite.commands.common import POSITIVE_INT
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench import mlperf`` and its arguments."""
+    p = commands.add_parser("import", help="import MLPerf Training results (derived documents under results/mlperf/)")
+    p.add_argument("source", choices=["mlperf"], help="what to import: mlperf (MLCommons training results)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a submission tree (<org>/results/<system>/<benchmark>/result_N.txt) or a round's checkout")
+    p.add_argument("--results-dir", default="results", help="documents go to DIR/mlperf/ (default: results)")
+    p.add_argument("--round", help="the MLPerf round (v5.1) when no folder above the tree names it")
+    p.add_argument("--jobs", type=POSITIVE_INT, help="processes reading logs (default: the usable cores)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per system × benchmark")
+    return p
+
+
+def run(args) -> int:
+    """``goodbench import mlperf PATH ...``: MLPerf Training results → results/mlperf/."""
+    from suite.mlperf.commands import import_command
+
+    return import_command(args.paths, args.results_dir, args.round, args.jobs, args.json)

@@ -1,0 +1,45 @@
+"""``goodbench info``: the system description a run would record."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench info`` and its arguments."""
+    p = commands.add_parser("info", help="print the system description a run would record")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--system-name")
+    p.add_argument("--system-overrides", metavar="FILE")
+    p.add_argument("--json", action="store_true")
+    return p
+
+
+def run(args) -> int:
+    """Print the system description (``--json``: as JSON); 0."""
+    from suite.system import describe, load_overrides, resolve_device
+
+    info = describe(resolve_device(args.device), args.system_name,
+                    load_overrides(args.system_overrides))
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        for section, values in info.items():
+            if isinstance(values, dict):
+                for key, value in values.items():
+                    print(f"{section}.{key}: {_shown(value)}")
+            else:
+                print(f"{section}: {_shown(values)}")
+    return 0
+
+
+def _shown(value) -> str:
+    """A system-description value as ``info`` prints it: unknown/none as "—", booleans as
+    yes/no, lists and objects as compact JSON."""
+    if value is None or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

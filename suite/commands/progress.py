@@ -1,0 +1,42 @@
+"""The runner's progress events as lines on stderr (``goodbench run`` and ``reproduce``)."""
+from __future__ import annotations
+
+from suite.commands.common import say
+
+
+class ProgressPrinter:
+    """Formats the runner's progress events as lines on stderr."""
+
+    def __init__(self):
+        self.label, self.max_steps = "", 0
+
+    def __call__(self, event: str, **f) -> None:
+        if event == "run_start":
+            self.label, self.max_steps = f"{f['workload']} seed {f['seed']}", f["max_steps"]
+            say(f"[{self.label}] training, at most {self.max_steps} steps")
+        elif event == "step":
+            per_step = f["elapsed"] / f["step"]
+            eta = per_step * (self.max_steps - f["step"])
+            say(f"[{self.label}] step {f['step']}/{self.max_steps}  loss {f['loss']:.4f}  "
+                f"{1 / per_step:.2f} steps/s  ETA ≤ {eta:.0f} s")
+        elif event == "eval":
+            quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k != "step")
+            say(f"[{self.label}] eval at step {f['step']}: {quality}")
+        elif event == "ceiling":
+            say(f"measuring the {f['precision']} matmul ceiling of this device")
+        elif event == "warnings":
+            for warning in f["warnings"]:
+                say(f"[{self.label}] warning: {warning}")
+        elif event == "skip":
+            say(f"[{f['workload']}] skipped: {f['reason']}")
+        elif event == "killed":
+            why = "injected failure" if f["cause"].startswith("injected") else f["cause"]
+            say(f"[{f['workload']} seed {f['seed']}] killed (SIGKILL) at step {f['step']}: "
+                f"{why}; restarting the worker")
+        elif event == "resumed":
+            say(f"[{f['workload']} seed {f['seed']}] " + (
+                f"resumed from the checkpoint of step {f['step']}" if f["step"]
+                else "restarted from step 0: no checkpoint to resume from"))
+        elif event == "finished":
+            say(f"[{f['workload']} seed {f['seed']}] finished before the restart "
+                f"({f['status']}): its record is kept")

@@ -1,0 +1,121 @@
+"""``goodbench reproduce FILE``: train a results file's runs again here and say whether
+they reproduce (suite/reproduce/: planning, training, comparing and reporting)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from suite import signing
+from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
+from suite.commands.progress import ProgressPrinter
+from suite.errors import GoodbenchError
+
+if TYPE_CHECKING:
+    from suite.reproduce.planning import Plan
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench reproduce`` and its arguments."""
+    p = commands.add_parser("reproduce", help="train a results file's runs again here and say whether they reproduce",
+                            description="Re-run the recorded runs of FILE on this machine with the settings they "
+                            "recorded, compare curve, throughput and time to target, and write a results file "
+                            "naming FILE by sha256 (docs/rules.md, \"Reproducing a result\"). Exit 0 when every "
+                            "run reproduced, 1 otherwise.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--run", type=range_type(int, 0), action="append", metavar="N",
+                   help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
+    p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",
+                   help="throughput tolerance: the re-run's samples/s within PCT%% of the recorded "
+                        "(default 20; a run outside it is measured once more before it is called a difference)")
+    p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
+    p.add_argument("--system-name", help="name of this system on the leaderboard")
+    p.add_argument("--system-overrides", metavar="FILE",
+                   help="JSON object correcting fields of the system description")
+    p.add_argument("-o", "--output", help="results file of the reproduction (default: runs/<UTC time>-reproduction.json)")
+    p.add_argument("--no-sign", action="store_true",
+                   help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
+    return p
+
+
+def run(args) -> int:
+    """Train a file's runs again here and compare (suite/reproduce/); 0 when every run reproduced."""
+    from suite.reproduce import inputs
+
+    try:
+        return _reproduce(args, ProgressPrinter())
+    except inputs.Usage as exc:
+        raise Usage(str(exc)) from None
+
+
+def _reproduce(args, progress: ProgressPrinter) -> int:
+    """Plan, train (here or under torchrun), write, report; the exit status (0: every run
+    reproduced, 1: a run differs)."""
+    from suite import launch
+    from suite.reproduce.comparison import REPRODUCED
+    from suite.reproduce.inputs import chosen, read_original, this_machine
+    from suite.reproduce.planning import plan
+    from suite.reproduce.reporting import report_lines
+    from suite.reproduce.training import default_output, train
+
+    if not 0 < args.tolerance <= 1000:
+        raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most 1000")
+    tolerance = args.tolerance / 100
+    original = read_original(args.file)
+    indexes = chosen(original, args.run)
+    the_plan = plan(original, indexes, args.data_dir, this_machine())
+    out = Path(args.output) if args.output else default_output()
+    if not launch.in_torchrun():  # the launcher, or the one process: rank 0 reports the rest
+        say(f"reproducing {len(indexes)} run{'s' if len(indexes) != 1 else ''} of {args.file} "
+            f"(sha256 {original.sha256[:12]}…) on this machine: {the_plan.describe()}")
+        for note in the_plan.notes:
+            say(f"note: {note}")
+    if not args.no_sign and not launch.in_torchrun():
+        signing.load_key()  # an unreadable signing key fails here, before torchrun or training
+    if the_plan.layout.world_size > 1 and not launch.in_torchrun():
+        return _launch(args, the_plan, out)
+    overrides = None
+    if args.system_overrides:
+        from suite.system import load_overrides
+
+        overrides = load_overrides(args.system_overrides)
+    found = train(the_plan, out, data_dir=args.data_dir, tolerance=tolerance, progress=progress, report=say,
+                  system_name=args.system_name, system_overrides=overrides,
+                  command=["goodbench", *args.argv], sign=not args.no_sign)
+    if found is None:  # another rank: rank 0 reports
+        return 0
+    for line in report_lines(found):
+        print(line, flush=True)
+    n = len(found.comparisons)
+    done = sum(c.verdict == REPRODUCED for c in found.comparisons)
+    print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
+          f"{done} of {n} run{'s' if n != 1 else ''} reproduced", flush=True)
+    print(signing.closing_line(found.doc, args.no_sign), flush=True)
+    if launch.in_torchrun():
+        return 0  # the launcher reads the verdicts from the file: a differing run is no failed worker
+    return 0 if found.reproduced else 1
+
+
+def _launch(args, the_plan: Plan, out: Path) -> int:
+    """Run this command under torchrun with the original's world size, as ``goodbench run
+    --nproc-per-node`` does (suite/launch.py), and take the exit status from the verdicts rank 0
+    wrote."""
+    from suite import launch, results
+    from suite.reproduce.reporting import exit_status
+
+    try:
+        reservation = results.Reservation.take(out)
+    except results.NameTaken as exc:
+        raise GoodbenchError(str(exc)) from None
+    reservation.close()  # unlocked: rank 0 takes it over
+    try:
+        status = launch.launch(args.argv, str(out), the_plan.layout.world_size)
+    finally:
+        reservation.release()  # the name is free again when the workers wrote nothing
+    if status in (130, 143):
+        return status
+    try:
+        doc = results.load(out)
+    except (results.Unreadable, OSError):
+        raise GoodbenchError(f"the workers wrote no reproduction (torchrun's exit status {status})") from None
+    return exit_status(dict(doc))

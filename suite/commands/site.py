@@ -1,0 +1,27 @@
+"""``goodbench site``: render the static leaderboard."""
+from __future__ import annotations
+
+import argparse
+
+from suite.commands.common import count, say
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench site`` and its arguments."""
+    p = commands.add_parser("site", help="render the static leaderboard")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--out", default="site/_build")
+    return p
+
+
+def run(args) -> int:
+    """Render the results directory into the site and print its index page; 0."""
+    from suite.site.builder import build_site
+
+    built = build_site(args.results_dir, args.out)
+    print(built.index)
+    if built.invalid:
+        name, reason = built.invalid[0]
+        say(f"{count(len(built.invalid), 'file')} in {args.results_dir} not shown (invalid; "
+            f"listed on the index page under \"Files not shown\"), the first: {reason}")
+    return 0

@@ -1,0 +1,34 @@
+"""``goodbench submit FILE``: validate a results file and store it in the results directory."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from suite.commands.common import Usage
+
+
+def add_parser(commands) -> argparse.ArgumentParser:
+    """``goodbench submit`` and its arguments."""
+    p = commands.add_parser("submit", help="validate a results file and add it to the results directory")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--results-dir", default="results")
+    return p
+
+
+def run(args) -> int:
+    """Validate FILE and store it; 0 stored, 1 refused."""
+    from suite.store import Refused, submit_noted
+
+    results_dir = Path(args.results_dir)
+    if results_dir.exists() and not results_dir.is_dir():
+        raise Usage(f"--results-dir {args.results_dir} is a file, not a directory")
+    try:
+        stored = submit_noted(args.file, args.results_dir)
+    except Refused as exc:
+        for problem in exc.problems:
+            print(f"refused: {problem.line(args.file)}")
+        return 1
+    print(f"stored {args.file} as {stored.path}")
+    for note in stored.notes:  # a copy of one of its runs was stored before it (docs/rules.md)
+        print(f"note: {note}")
+    return 0

@@ -1,0 +1,279 @@
+"""goodbench compare across runs: the spread between each side's runs (several files a side, or
+`goodbench run --repeat N`), the verdict with and without it, the one-run caveat, and files of
+repeated runs that validate."""
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+
+import forging
+import numpy as np
+import pytest
+
+from suite import compare, compare_estimates, compare_report, compare_stats, results
+from suite.cli import main
+from suite.session import _seeds_and_repeats
+from suite.validate import check_document
+from suite.validate.document_rules import _check_seeds
+from workloads.pinned import SEEDS
+
+GPT2 = forging.real("gpt2-124m")  # a real CPU smoke run of a throughput workload
+
+
+# ---------------------------------------------------------------- the spread between runs
+def drifting_runs(rng: np.random.Generator, runs: int, drift: float, steps: int = 100,
+                  mean: float = 0.05, cv: float = 0.02) -> list[np.ndarray]:
+    """Windows of ``runs`` runs of one configuration: each run's level moves by a relative
+    ``drift`` (sd) from run to run (the machine's noise between runs), its steps by ``cv``."""
+    return [mean * (1 + drift * rng.standard_normal()) * (1 + cv * rng.standard_normal(steps))
+            for _ in range(runs)]
+
+
+def side(windows: list[np.ndarray]) -> compare_stats.Estimate:
+    """One side's steps/s: across its runs when it has several (as compare_estimates does)."""
+    within = compare_stats.rate_estimate(windows)
+    return compare_estimates.across(windows, list(range(len(windows))), "steps_per_s", within, "runs") \
+        if len(windows) > 1 else within
+
+
+def false_alarms(runs: int, sims: int = 300, drift: float = 0.04) -> float:
+    """Share of identical BASE/NEW pairs (machine drift between runs, nothing changed) whose
+    samples/s interval excludes 1."""
+    rng = np.random.default_rng(11)
+    alarms = 0
+    for _ in range(sims):
+        r = compare_stats.ratio_interval(side(drifting_runs(rng, runs, drift)), side(drifting_runs(rng, runs, drift)))
+        assert r.low is not None and r.high is not None
+        alarms += not r.low <= 1 <= r.high
+    return alarms / sims
+
+
+def test_the_noise_inside_one_run_does_not_see_the_drift_between_runs():
+    """With 4% drift between runs and 2% noise between steps, one run a side calls identical
+    code different most of the time; five runs a side keep it near the 5% a 95% interval allows."""
+    assert false_alarms(1) > 0.5
+    assert false_alarms(5) <= 0.08
+
+
+def test_across_runs_is_the_mean_of_the_runs_with_the_spread_between_them():
+    windows = [np.full(50, 0.10), np.full(50, 0.125), np.full(50, 0.08)]  # 10, 8 and 12.5 steps/s
+    for w in windows:
+        w += np.linspace(-1e-4, 1e-4, 50)  # a little noise inside each run
+    est = side(windows)
+    values = [1 / w.mean() for w in windows]
+    assert est.spread == "runs" and est.n == 3 and est.df == 2
+    assert est.value == pytest.approx(np.mean(values))
+    assert est.log_se == pytest.approx(np.std(values, ddof=1) / np.sqrt(3) / np.mean(values))
+    assert est.fallback is not None and est.fallback.spread == ""  # the batch-means estimate, kept
+
+
+def test_runs_that_agree_by_chance_are_never_tighter_than_the_noise_inside_them():
+    rng = np.random.default_rng(3)
+    base = 0.05 * (1 + 0.05 * rng.standard_normal(400))
+    windows = [base[:200], base[200:] * (base[:200].mean() / base[200:].mean())]  # equal means
+    est = side(windows)
+    assert est.log_se == pytest.approx(est.fallback.log_se)
+    assert est.log_se > 0
+
+
+# ---------------------------------------------------------------- documents of several runs
+def with_runs(doc: dict, factors: list[float]) -> dict:
+    """``doc`` with its one run repeated, the k-th run's step times those of a quiet machine
+    (the run's mean, 1% noise) scaled by ``factors[k]``."""
+    out = copy.deepcopy(doc)
+    run = out["runs"][0]
+    out["runs"] = []
+    rng = np.random.default_rng(len(factors))
+    for k, factor in enumerate(factors, 1):
+        r = copy.deepcopy(run)
+        quiet = np.mean(run["step_times_s"]) * (1 + 0.01 * rng.standard_normal(len(run["step_times_s"])))
+        r["step_times_s"] = (quiet * factor).tolist()
+        r["run_id"], r["repeat"] = uuid.uuid4().hex, k
+        out["runs"].append(r)
+    return out
+
+
+def samples_row(base: dict, new: dict) -> compare.Row:
+    column = compare.compare_documents(base, new)
+    return next(r for p in column.pairs for r in p.rows if r.figure == "samples_per_s")
+
+
+def test_one_run_a_side_is_judged_within_the_run_and_labelled():
+    base, slower = with_runs(GPT2, [1.0]), with_runs(GPT2, [1.06])
+    row = samples_row(base, slower)
+    assert row.spread == compare.ONE_RUN and row.verdict == compare.SLOWER
+    columns = [compare.compare_documents(base, slower)]
+    gate = compare.Gate.parse(["5"])
+    out = compare_report.text("base.json", base, columns, gate, gate.apply(columns), gate.unchecked(columns))
+    assert "slower (one run, regression)" in out
+    assert "one run per side cannot tell a real change from machine noise" in out
+    assert "judged without the spread between files" in out
+    # the interval of one run a side is the step-time interval it always was (batch means)
+    b = compare_stats.rate_estimate([compare_estimates.window_times(base["runs"][0])])
+    n = compare_stats.rate_estimate([compare_estimates.window_times(slower["runs"][0])])
+    r = compare_stats.ratio_interval(b, n)
+    assert (row.ratio, row.low, row.high) == pytest.approx((r.ratio, r.low, r.high))
+
+
+def side_of_files(*factors: list[float]) -> dict:
+    """One side of several files (compare BASE... --vs NEW...): a file of runs per list of factors."""
+    return compare.merge_side([with_runs(GPT2, f) for f in factors])
+
+
+def test_a_difference_within_the_spread_between_files_gets_no_verdict_and_passes_the_gate():
+    """The NEW files average 6% slower, but the files of each side spread by more than that."""
+    base, new = side_of_files([0.92], [1.0], [1.08]), side_of_files([0.98], [1.06], [1.14])
+    row = samples_row(base, new)
+    assert row.spread == compare.ACROSS_FILES and row.verdict == compare.SAME
+    assert row.ratio == pytest.approx(np.mean([1 / f for f in (0.98, 1.06, 1.14)])
+                                      / np.mean([1 / f for f in (0.92, 1.0, 1.08)]), rel=1e-3)
+    columns = [compare.compare_documents(base, new)]
+    assert compare.Gate.parse(["5"]).apply(columns) == []
+    assert compare_report.caveat_lines(columns) == []
+
+
+def test_a_difference_beyond_the_spread_between_files_is_a_regression():
+    base, new = side_of_files([0.99], [1.0], [1.01], [1.0]), side_of_files([1.10], [1.11], [1.09], [1.10])
+    row = samples_row(base, new)
+    assert row.spread == compare.ACROSS_FILES and row.verdict == compare.SLOWER
+    columns = [compare.compare_documents(base, new)]
+    assert [key for _, key, _ in compare.Gate.parse(["5"]).apply(columns)] == ["gpt2-124m@smoke"]
+    text = compare_report.text("b", base, columns)
+    assert "slower (regression)" in text and "cannot tell a real change" not in text
+
+
+def test_files_are_the_units_not_their_runs():
+    """Runs of one file agree closely and the files do not: the spread between files decides
+    (runs of one process share its conditions), where counting runs would call it slower."""
+    base, new = side_of_files([1.0, 1.001, 0.999], [1.06, 1.061, 1.059]), side_of_files([1.03, 1.031, 1.029], [1.09, 1.091, 1.089])
+    row = samples_row(base, new)
+    assert row.spread == compare.ACROSS_FILES and row.verdict == compare.SAME
+    base_runs = with_runs(GPT2, [1.0, 1.001, 0.999, 1.06, 1.061, 1.059])
+    new_runs = with_runs(GPT2, [1.03, 1.031, 1.029, 1.09, 1.091, 1.089])
+    assert samples_row(base_runs, new_runs).spread == compare.ACROSS_RUNS
+
+
+def test_one_file_of_several_runs_a_side_is_judged_across_its_runs_and_labelled():
+    base, new = with_runs(GPT2, [0.99, 1.0, 1.01]), with_runs(GPT2, [1.10, 1.11, 1.09])
+    columns = [compare.compare_documents(base, new)]
+    row = next(r for r in columns[0].pairs[0].rows if r.figure == "samples_per_s")
+    assert row.spread == compare.ACROSS_RUNS and row.verdict == compare.SLOWER
+    text = compare_report.text("b", base, columns)
+    assert "slower (one file)" in text and "one file per side cannot tell a real change" in text
+
+
+def test_a_side_with_less_sets_the_level_of_both():
+    assert samples_row(with_runs(GPT2, [0.9, 1.0, 1.1]), with_runs(GPT2, [1.0])).spread == compare.ONE_RUN
+    assert samples_row(side_of_files([0.9], [1.0], [1.1]), with_runs(GPT2, [1.0, 1.01])).spread == compare.ACROSS_RUNS
+    base, new = with_runs(GPT2, [0.9, 1.0, 1.1]), with_runs(GPT2, [1.0])
+    pooled = compare_stats.rate_estimate([compare_estimates.window_times(r) for r in base["runs"]])
+    assert samples_row(base, new).base == pytest.approx(pooled.value * GPT2["runs"][0]["metrics"]["samples_per_step"])
+
+
+def test_a_side_without_throughput_is_not_measured_and_raises_no_one_run_caveat():
+    base, failed = with_runs(GPT2, [1.0, 1.01]), with_runs(GPT2, [1.0])
+    failed["runs"][0]["status"] = "failed"
+    columns = [compare.compare_documents(base, failed)]
+    row = next(r for r in columns[0].pairs[0].rows if r.figure == "samples_per_s")
+    assert row.verdict == compare.NOT_MEASURED and row.spread == ""
+    assert compare_report.caveat_lines(columns) == []
+
+
+def test_files_of_one_side_are_merged_and_must_agree():
+    merged = compare.merge_side([with_runs(GPT2, [1.0]), with_runs(GPT2, [1.02])])
+    assert len(merged["runs"]) == 2
+    assert samples_row(merged, merged).spread == compare.ACROSS_FILES
+    open_doc = with_runs(GPT2, [1.0])
+    open_doc["settings"] = {**open_doc["settings"], "division": "open", "open_changes": ["gpt2-124m: x"]}
+    mixed = compare.merge_side([GPT2, open_doc])
+    pair = compare.compare_documents(mixed, GPT2).pairs[0]
+    assert not pair.comparable and "mixed divisions" in pair.reason
+
+
+# ---------------------------------------------------------------- the command line
+@pytest.fixture
+def files(tmp_path):
+    """Two valid single-run files (the stored smoke run of gpt2-124m)."""
+    paths = []
+    for name in ("a.json", "b.json"):
+        path = tmp_path / name
+        path.write_text(json.dumps(GPT2))
+        paths.append(str(path))
+    return paths
+
+
+def test_cli_sides_of_several_files(files, capsys):
+    assert main(["compare", files[0], files[1], "--vs", files[1], files[0], "--fail-on-regression", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"BASE   {files[0]} + {files[1]}")
+    assert "cannot tell a real change" not in out and "regression gate" in out
+    assert main(["compare", files[0], "--vs", files[1], "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ONE_RUN, ["gpt2-124m@smoke"])]
+    row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
+    assert row["spread"] == compare.ONE_RUN
+
+
+def test_cli_two_file_form_is_unchanged(files, capsys):
+    assert main(["compare", files[0], files[1]]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith(f"NEW    {files[1]}")
+    assert "one run per side cannot tell a real change from machine noise" in out
+
+
+@pytest.mark.parametrize("argv", [["compare", "a.json", "--vs"], ["compare", "a.json"]])
+def test_cli_vs_usage_errors_exit_2(argv):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+
+
+# ---------------------------------------------------------------- goodbench run --repeat
+def test_repeats_follow_each_seed():
+    s1, s2 = SEEDS[:2]
+    assert _seeds_and_repeats(2, 3) == [(s1, 1), (s1, 2), (s1, 3), (s2, 1), (s2, 2), (s2, 3)]
+    assert _seeds_and_repeats(1, 1) == [(s1, None)]  # a run made once carries no repeat number
+
+
+@pytest.mark.parametrize("extra", [["-w", "dlrm-small"], ["-w", "gpt2-124m", "--checkpoint-every", "5"]])
+def test_run_repeat_usage_errors_exit_2(extra, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", *extra, "--repeat", "2", "--device", "cpu", "-o", "never.json"])
+    assert exc.value.code == 2
+    assert "--repeat" in capsys.readouterr().err
+
+
+def test_a_seed_may_repeat_only_numbered_and_only_for_throughput():
+    def runs(kind: str, repeats: list[int | None]) -> list[tuple[int, dict]]:
+        out = []
+        for i, k in enumerate(repeats):
+            run = {"workload": {"id": "w", "kind": kind}, "scale": "smoke", "seed": 1}
+            if k is not None:
+                run["repeat"] = k
+            out.append((i, run))
+        return out
+
+    assert _check_seeds({}, runs("throughput", [1, 2, 3]), None) == []
+    assert [p.code for p in _check_seeds({}, runs("throughput", [1, 1]), None)] == ["duplicate-seed"]
+    assert [p.code for p in _check_seeds({}, runs("throughput", [None, None]), None)] == ["duplicate-seed"]
+    assert [p.code for p in _check_seeds({}, runs("tta", [1, 2]), None)] == ["duplicate-seed"]
+
+
+@pytest.mark.slow
+def test_run_repeat_writes_runs_that_validate_and_compare_across(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["run", "-w", "gpt2-124m", "--scale", "smoke", "--device", "cpu", "--no-sign",
+                 "--repeat", "3", "-o", str(out)]) == 0
+    doc = results.load(str(out))
+    assert check_document(doc) == []  # rules v6: run-span, duplicate-steps, duplicate-seed among them
+    runs = doc["runs"]
+    assert [r["repeat"] for r in runs] == [1, 2, 3] and len({r["seed"] for r in runs}) == 1
+    assert len({r["run_id"] for r in runs}) == 3 and doc["settings"]["repeat"] == 3
+    assert doc["summary"]["gpt2-124m@smoke"]["seeds"] == [runs[0]["seed"]]
+    capsys.readouterr()
+    assert main(["compare", str(out), "--vs", str(out), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
+    assert row["spread"] == compare.ACROSS_RUNS  # one file a side: across its runs, with the caveat
+    assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ACROSS_RUNS, ["gpt2-124m@smoke"])]
