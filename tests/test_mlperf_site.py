@@ -207,3 +207,11 @@ def test_a_submission_with_runs_missing_is_marked_and_left_out_of_the_history(tm
     assert "A score marked * comes from fewer runs" in page
     history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
     assert "<circle" not in history
+
+
+def test_a_bucket_below_the_clocks_resolution_reads_zero_in_the_goodput_bar():
+    """Float noise (the 'other' bucket of a subtraction: 5.68e-14 s) is 0 s, never printed as a time."""
+    run = {"file": "result_0.txt", "counted": True, "init_s": 120.0, "eval_s": 30.0, "train_s": 900.0,
+           "other_s": 5.68e-14}
+    bar = str(mlperf_pages.goodput_bars([run]))
+    assert "other 0 s" in bar and "e-14" not in bar and "init 120 s" in bar

@@ -25,7 +25,7 @@ from markupsafe import Markup, escape
 
 from suite.mlperf import documents, ingest
 from suite.site import mlperf_charts
-from suite.site.formatting import num, pct
+from suite.site.formatting import num, pct, seconds
 from suite.site.mlperf_model import Row, add_scaling, history, history_rows, rank_rows, round_key, row, target_text
 from suite.site.names import safe_name
 from suite.site.render import render
@@ -60,7 +60,7 @@ def goodput_bars(runs: list[dict]) -> Markup:
                 continue
             w = BAR_W * max(0.0, value) / wall
             paths[name].append(f"M{x:.1f} {y}h{w:.1f}v{BAR_H}h{-w:.1f}z")
-            words.append(f"{name} {num(value)} s")
+            words.append(f"{name} {seconds(value)}")
             x += w
         state = "" if run.get("counted") else f"; not counted: {(run.get('why') or run.get('status') or '')[:70]}"
         title = f"{run['file']}: {', '.join(words)}; goodput {pct(good['goodput'])}{state}"
