@@ -158,6 +158,15 @@ def checker_module():
     return mlp_compliance
 
 
+def _package_relative(text: str) -> str:
+    """``text`` with this machine's path to the mlperf_logging package cut to ``mlperf_logging/``
+    (a rule file the checker could not find is named the same on every machine)."""
+    import mlperf_logging
+
+    package = os.path.dirname(os.path.abspath(mlperf_logging.__file__))
+    return text.replace(package + os.sep, "mlperf_logging" + os.sep)
+
+
 def compliance(loglines: list, failed: list, ruleset: str) -> tuple[bool, str | None]:
     """MLCommons' compliance check of one run, as result_summarizer runs it before counting the
     run (``training_<ruleset>/common.yaml`` and the configs it enqueues): (passed, first problem
@@ -173,7 +182,7 @@ def compliance(loglines: list, failed: list, ruleset: str) -> tuple[bool, str | 
         mlp_compliance.enqueued_configs.clear()
         first = next(iter([*checker.not_overwritable, *checker.overwritable.values()]), "")
         why = first.splitlines()[0] if first else f"{type(exc).__name__}: {exc}"
-        return False, logs.one_line(f"the compliance checker failed: {why}")
+        return False, logs.one_line(f"the compliance checker failed: {_package_relative(why)}")
     if not checker.has_messages():
         return True, None
     messages = [*checker.overwritable.values(), *checker.not_overwritable]
