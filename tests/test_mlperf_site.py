@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("mlperf_logging")
 
-from suite.mlperf import documents, importer
+from suite.mlperf import documents, importer, later_rules
 from suite.site import mlperf_model, mlperf_pages
 from suite.site.builder import build_site
 
@@ -215,3 +215,53 @@ def test_a_bucket_below_the_clocks_resolution_reads_zero_in_the_goodput_bar():
            "other_s": 5.68e-14}
     bar = str(mlperf_pages.goodput_bars([run]))
     assert "other 0 s" in bar and "e-14" not in bar and "init 120 s" in bar
+
+
+WEIGHTS = "Required AT_LEAST_ONE occurrence of 'weights_initialization' but found 0"
+LAMB = "Required EXACTLY_ONE occurrence of 'opt_lamb_epsilon' but found 0"
+
+
+def _unscored(ruleset: str, benchmark: str, whys: list[tuple[str, str]]) -> dict:
+    """A no-score document of ``ruleset``/``benchmark`` whose runs dropped with (status, first message)."""
+    return {"score": {"minutes": None, "status": "no score"}, "source": {"ruleset": ruleset, "benchmark_folder": benchmark},
+            "runs": [{"counted": False, "status": status, "why": why} for status, why in whys]}
+
+
+def test_no_score_by_a_check_changed_after_the_round_is_said_with_the_commit():
+    """v1.1's weights-initialization checks were warnings at the round, failures since
+    mlcommons/logging 4c04112; v2.1's closed BERT asked for opt_epsilon until d82b94d."""
+    ok = ("success", WEIGHTS)
+    assert "4c04112" in later_rules.stricter_since(_unscored("1.1.0", "minigo", [ok] * 10))
+    assert "d82b94d" in later_rules.stricter_since(_unscored("2.1.0", "bert", [("success", LAMB)] * 10))
+    # one run that did not converge is a drop the round allowed anyway; two are not
+    assert later_rules.stricter_since(_unscored("1.1.0", "resnet", [("aborted", WEIGHTS)] + [ok] * 4))
+    assert later_rules.stricter_since(_unscored("1.1.0", "resnet", [("aborted", WEIGHTS)] * 2 + [ok] * 3)) is None
+    # another ruleset, another benchmark, another first message, or a score: nothing to say
+    assert later_rules.stricter_since(_unscored("1.0.0", "minigo", [ok] * 10)) is None
+    assert later_rules.stricter_since(_unscored("2.1.0", "resnet", [("success", LAMB)] * 5)) is None
+    assert later_rules.stricter_since(_unscored("1.1.0", "minigo", [("success", "CHECK for 'x' failed")] * 10)) is None
+    scored = _unscored("1.1.0", "minigo", [ok] * 10)
+    scored["score"]["minutes"] = 12.0
+    assert later_rules.stricter_since(scored) is None
+
+
+def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10)
+    importer.run_import([tree], results, jobs=1)
+    stored = next((results / "mlperf").iterdir())
+    doc = json.loads(stored.read_text())
+    # the same document as if it were v1.1 minigo, every run failing the weights-initialization check
+    doc["source"].update(round="v1.1", ruleset="1.1.0", benchmark_folder="minigo")
+    doc["benchmark"] = "minigo"
+    doc["score"] = {"minutes": None, "rcp_scaling_factor": None, "runs": 10, "runs_counted": 0, "runs_dropped": 10,
+                    "required_runs": 10, "status": "no score: 10 runs dropped, at most 1 allowed"}
+    for run in doc["runs"]:
+        run.update(counted=False, why=WEIGHTS)
+        run.pop("score_minutes", None)
+    stored.write_text(json.dumps(doc))
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v1.1", "minigo"))
+    assert "no score†" in page and "1 of 1 results here have no score" in page and "4c04112" in page
+    history = _text(site / "mlperf" / mlperf_pages.history_page("minigo"))
+    assert "v1.1: 1 of 1 results are missing from this history" in history

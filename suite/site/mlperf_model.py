@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from suite.mlperf import importer, ingest
+from suite.mlperf import importer, ingest, later_rules
 
 # Size classes by accelerator count, for comparing like with like across rounds.
 SIZE_CLASSES = ((1, 8, "1–8"), (9, 64, "9–64"), (65, 512, "65–512"), (513, 4096, "513–4,096"),
@@ -124,6 +124,7 @@ class Row:
     size: str = ""
     scaling: float | None = None  # efficiency against the smallest system of its family (same round, benchmark)
     rank: int | None = None
+    later: str | None = None  # no score only by a check changed after the round (suite/mlperf/later_rules.py)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -166,6 +167,7 @@ def row(doc: dict) -> Row:
         energy_status=score.get("energy_status"), target=doc.get("quality_target"),
         source=importer.source_url(doc), system_url=importer.system_url(doc))
     out.size = size_class(count)
+    out.later = later_rules.stricter_since(doc)
     return out
 
 

@@ -98,6 +98,9 @@ def cell(text, v: float | None = None, href: str | None = None, sub: str | None 
 
 def _score(r: Row, href: str | None = None) -> dict:
     if r.minutes is None:
+        if r.later:
+            return cell("no score†", title=f"{r.status}; a check changed after the round: {r.later}", cls="empty", href=href,
+                        sub="check changed after the round")
         return cell("no score", title=r.status, cls="empty", href=href)
     rcp = f"RCP\u00a0{r.rcp:.4f}" if r.rcp not in (None, 1.0) else None
     if not r.complete:  # runs missing: scored as result_summarizer scores it, not a full submission
@@ -191,7 +194,16 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                target=target_text(rows[0].target), history=history_page(bench),
                others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
                table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows]),
-               segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+               later=_later(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+
+
+def _later(rows: list[Row]) -> dict | None:
+    """How many of ``rows`` have no score only by a check changed after their round, and why."""
+    later = [r for r in rows if r.later]
+    if not later:
+        return None
+    checker = (later[0].doc.get("importer") or {}).get("mlperf_logging")
+    return {"n": len(later), "of": len(rows), "why": later[0].later, "checker": checker}
 
 
 def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> list[dict]:
@@ -227,6 +239,8 @@ def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> l
         render("mlperf_history.html", out / FOLDER / history_page(bench), root="../",
                title=f"MLPerf Training history · {bench}", benchmark=bench, chart=chart,
                changed=sorted(breaks, key=round_key), renamed=renamed,
+               later=[{"round": rnd, **info} for rnd in rounds
+                      if (info := _later([r for r in rows if r.round == rnd]))],
                earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
                table=_table("history", headers, table_rows), **common)
         latest = max(rounds, key=round_key)
