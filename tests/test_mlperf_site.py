@@ -265,3 +265,4 @@ def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
     assert "no score†" in page and "1 of 1 results here have no score" in page and "4c04112" in page
     history = _text(site / "mlperf" / mlperf_pages.history_page("minigo"))
     assert "v1.1: 1 of 1 results are missing from this history" in history
+    assert "1 more, of v1.1, have none because today's checker fails them first on checks changed after" in _text(site / "mlperf.html")

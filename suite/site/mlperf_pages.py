@@ -310,7 +310,9 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                  cell(a["submitters"], a["submitters"]), cell(a["benchmarks"], a["benchmarks"]),
                  cell(a["largest"], a["largest"])]
                 for a in sorted(accelerators, key=lambda a: (-round_key(a["last"])[0], -round_key(a["last"])[1], -a["n"]))]
-    summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows), "rounds": len(rounds),
+    summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows),
+               "later": sorted({r.round for r in rows if r.later}, key=round_key),
+               "later_n": sum(bool(r.later) for r in rows), "rounds": len(rounds),
                "first": rounds[-1], "last": latest, "benchmarks": len(benches), "accelerators": len(accelerators),
                "submitters": len({r.submitter for r in rows})}
     render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=summary,
