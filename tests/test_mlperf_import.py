@@ -374,3 +374,42 @@ def test_stored_imports_are_read_like_results_files_links_and_bad_json_are_not(t
     reasons = dict(bad)
     assert "symbolic link" in reasons["link.json"] and reasons["link.json"].endswith("[unreadable]")
     assert reasons["twice.json"].endswith("[duplicate-key]")
+
+
+def test_logs_absent_from_the_copy_are_kept_as_absent_runs_and_give_no_score(tmp_path, capsys):
+    """A partial clone lacks some result logs (or a whole folder): ``--absent`` lists them, and
+    the folder is never scored from the part the copy holds."""
+    from suite.cli import main
+
+    tree, out = tmp_path / "tree", tmp_path / "out"
+    _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
+    shutil.copy(LOGS / "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json", tree / "v5.1" / "AMD" / "systems" / "8xMI300X.json")
+    partial = "v5.1/AMD/results/" + AMD_SYSTEM + "/llama2_70b_lora/"
+    listed = tree.parent / "absent.txt"
+    listed.write_text("# blobs the clone lacks\n" + "".join(f"{partial}result_{i}.txt\n" for i in range(2, 10))
+                      + partial + "notes.log\n" + "".join(f"v5.1/AMD/results/8xMI300X/llama2_70b_lora/result_{i}.txt\n"
+                                                          for i in range(10)) + "AMD/results/x\n")
+    assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--absent", str(listed), "--json"]) == 0
+    printed = capsys.readouterr()
+    rows = json.loads(printed.out)
+    docs = {d["system"]["folder"]: d for d in (json.loads(p.read_text()) for p in (out / "mlperf").iterdir())}
+    part = docs[AMD_SYSTEM]  # result_2 is in the copy: only 3..9 are absent
+    assert [r["status"] for r in part["runs"]] == ["success"] * 3 + ["absent"] * 7
+    assert part["score"]["minutes"] is None and part["score"]["runs"] == 10
+    assert part["score"]["status"] == "no score: 7 of 10 result logs are absent from the copy imported"
+    assert part["source"]["logs"]["files"] == 10
+    assert len(rows) == 2 and all(r["score_minutes"] is None for r in rows)
+    whole = docs["8xMI300X"]  # the copy has no folder at all: the system's description is enough
+    assert [r["file"] for r in whole["runs"]] == [f"result_{i}.txt" for i in range(10)]
+    assert all(r["status"] == "absent" and not r["counted"] for r in whole["runs"])
+    assert "--absent line 21: not <round>/<org>/results/" in printed.err
+    assert "7 result log(s) absent from the copy imported" in printed.err
+
+
+def test_the_command_takes_replace(tmp_path):
+    """The import names --replace when it keeps a document: the command takes it."""
+    from suite.cli import main
+
+    tree, out = tmp_path / "tree", tmp_path / "out"
+    _tree(tree, {"result_0.txt": _amd()})
+    assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--replace"]) == 0

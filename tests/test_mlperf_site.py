@@ -266,3 +266,18 @@ def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
     history = _text(site / "mlperf" / mlperf_pages.history_page("minigo"))
     assert "v1.1: 1 of 1 results are missing from this history" in history
     assert "1 more, of v1.1, have none because today's checker fails them first on checks changed after" in _text(site / "mlperf.html")
+
+
+def test_results_whose_logs_the_copy_lacked_are_marked_and_said(tmp_path):
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 4)
+    folder = "v5.1/AMD/results/MI300X_EPYC_9575F_pytorch_llama2_70b/llama2_70b_lora"
+    absent = "".join(f"{folder}/result_{i}.txt\n" for i in range(4, 10))
+    outcome = importer.run_import([tree], results, jobs=1, absent=absent)
+    assert outcome.rows[0]["score_minutes"] is None
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
+    assert "no score‡" in page and "lacked 6 of their result logs" in page
+    history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
+    assert "v5.1: 1 of 1 results are missing from this history: the copy" in history
+    assert "1 without a score because the copy of their round imported lacked" in _text(site / "mlperf.html")

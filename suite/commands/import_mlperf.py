@@ -16,6 +16,12 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--round", help="the MLPerf round (v5.1) when no folder above the tree names it")
     p.add_argument("--jobs", type=POSITIVE_INT, help="processes reading logs (default: the usable cores)")
     p.add_argument("--json", action="store_true", help="print one JSON object per system × benchmark")
+    p.add_argument("--replace", action="store_true",
+                   help="replace a stored document imported from other source files (kept and named otherwise)")
+    p.add_argument("--absent", metavar="FILE",
+                   help="result files the published round has and this copy lacks, one per line as "
+                        "<round>/<org>/results/<system>/<benchmark>/<file>: kept as absent runs, and their "
+                        "system × benchmark gets no score")
     return p
 
 
@@ -23,4 +29,4 @@ def run(args) -> int:
     """``goodbench import mlperf PATH ...``: MLPerf Training results → results/mlperf/."""
     from suite.mlperf.commands import import_command
 
-    return import_command(args.paths, args.results_dir, args.round, args.jobs, args.json)
+    return import_command(args.paths, args.results_dir, args.round, args.jobs, args.json, args.replace, args.absent)

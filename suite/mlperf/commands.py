@@ -41,10 +41,10 @@ STATES = {"new": "new", "updated": "updated (same source files)", "unchanged": "
 
 
 def import_command(paths: list[str], results_dir: str, round_arg: str | None, jobs: int | None,
-                   as_json: bool, replace: bool = False) -> int:
+                   as_json: bool, replace: bool = False, absent: str | None = None) -> int:
     """Import the trees under ``paths``; 0 when at least one document was stored (or nothing
     failed), 1 when nothing could be imported. A stored document from other source files is
-    replaced only with ``replace`` (``--replace``)."""
+    replaced only with ``replace`` (``--replace``); ``absent``: the ``--absent`` list's path."""
     _need_mlperf_logging()
     from suite.mlperf import importer
 
@@ -53,7 +53,14 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
             importer.parse_round(round_arg)
     except ValueError as exc:
         raise GoodbenchError(str(exc)) from None
-    outcome = importer.run_import(paths, results_dir, round_arg, jobs, replace=replace,
+    listed = None
+    if absent is not None:
+        try:
+            with open(absent, encoding="utf-8") as handle:
+                listed = handle.read(16 * 1024 * 1024)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GoodbenchError(f"--absent {absent}: cannot be read: {exc}") from None
+    outcome = importer.run_import(paths, results_dir, round_arg, jobs, replace=replace, absent=listed,
                                   on_problem=lambda line: _stderr(f"goodbench: {line}"))
     if as_json:
         print(importer.summary_json(outcome.rows))

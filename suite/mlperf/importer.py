@@ -115,9 +115,15 @@ _RUN_KEYS = ("file", "status", "counted", "why", "time_to_train_s", "init_s", "e
              "samples", "accuracy", "energy_j", "energy_note", "parse_errors", "unmeasured")
 
 
+ABSENT_WHY = "absent from the copy of the round imported (listed by --absent): not read"
+
+
 def _run_entry(run: dict, unit: str | None) -> dict:
-    """A run summary as the document stores it (an unreadable run: not counted, no figures);
-    ``unit``: the document's progress unit (a run counting in another says so)."""
+    """A run summary as the document stores it (an unreadable run: not counted, no figures; an
+    absent one likewise, said so); ``unit``: the document's progress unit (a run counting in
+    another says so)."""
+    if run.get("absent"):
+        return {"file": systems.clean(run["file"], 300), "status": "absent", "counted": False, "why": ABSENT_WHY}
     if "error" in run:
         return {"file": systems.clean(run["file"], 300), "status": "unreadable", "counted": False,
                 "why": systems.clean(run["error"], 500)}
@@ -164,7 +170,14 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
 
     benchmark = rs._benchmark_alias(group.benchmark)
     factor, factor_problem, scaling_raw = _factor(group)
-    score = scoring.official_score(benchmark, runs, factor, power.has_power(group.folder), factor_problem)
+    present = [r for r in runs if not r.get("absent")]
+    score = scoring.official_score(benchmark, present, factor, power.has_power(group.folder), factor_problem)
+    if len(present) < len(runs):  # the published folder holds runs this copy lacks: no score of part of it
+        score.update(minutes=None, runs=len(runs), runs_dropped=len(runs) - score["runs_counted"],
+                     status=f"no score: {len(runs) - len(present)} of {len(runs)} result logs are absent from "
+                            "the copy imported")
+        score.pop("energy_j", None)
+        score.pop("energy_status", None)
     source_files = [_file_entry(group, group.description, desc_raw)]
     if scaling_raw is not None:
         source_files.append(_file_entry(group, group.folder / "scaling.json", scaling_raw))
@@ -229,9 +242,10 @@ def _known_rulesets() -> set[str]:
 
 def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: str | None = None,
                jobs: int | None = None, on_problem: Callable[[str], None] | None = None,
-               replace: bool = False) -> Outcome:
+               replace: bool = False, absent: str | None = None) -> Outcome:
     """Import every system × benchmark under ``paths`` into ``<results_dir>/mlperf/``; a stored
-    document from other source files is replaced only with ``replace``."""
+    document from other source files is replaced only with ``replace``; ``absent``: the text of
+    an ``--absent`` list (:func:`suite.mlperf.tree.read_absent`)."""
     outcome = Outcome()
 
     def problem(line: str) -> None:
@@ -241,17 +255,23 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
             on_problem(line)
 
     found: list[str] = []
-    groups = tree.discover(paths, round_arg, _known_rulesets(), found)
+    listed = tree.read_absent(absent, found) if absent else None
+    groups = tree.discover(paths, round_arg, _known_rulesets(), found, listed)
     for line in found:
         problem(line)
     jobs = default_jobs() if jobs is None else max(1, jobs)
     tasks = [ingest.RunTask(str(f), g.ruleset, g.round, g.benchmark, i) for g in groups for i, f in enumerate(g.files)]
-    if not tasks:
+    if not groups:
         return outcome
     _warm()
     results = _results(tasks, jobs)
     for group in groups:
         runs = [next(results) for _ in group.files]
+        if group.absent:
+            problem(f"{group.folder}: {len(group.absent)} result log(s) absent from the copy imported (--absent): "
+                    "no score")
+            runs = sorted(runs + [{"file": name, "absent": True} for name in group.absent],
+                          key=lambda r: tree.natural_key(r["file"]))
         for r in runs:
             if "error" in r:
                 problem(f"{group.folder / r['file']}: {r['error']}")

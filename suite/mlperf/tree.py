@@ -8,10 +8,17 @@ An org folder holds ``results/``; each folder under ``results/`` is a system (it
 v4.1 published). The round (``v5.1``: ruleset ``5.1.0``) is read from the nearest folder above
 the org named ``v5.1`` or ``training_results_v5.1``, or given. Nothing here follows a symbolic
 link: a linked folder or file is named as such and left out.
+
+A copy of a round may lack files the published tree has (a partial clone whose largest blobs
+were not fetched): ``--absent FILE`` lists them (``v1.0/<org>/results/<system>/<benchmark>/
+result_1.txt``, one per line), and each result file listed is kept as an absent run of its
+system × benchmark, even where the copy lacks the whole folder, so that no partial folder is
+scored as if it were the published one.
 """
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +44,7 @@ class Group:
     system: str           # the system folder's name (and its description's file name)
     benchmark: str        # the benchmark folder's name, as result_summarizer takes it
     files: list[Path] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)  # result files the published folder has, absent here
 
     @property
     def folder(self) -> Path:
@@ -114,10 +122,42 @@ def result_files(bench_dir: Path) -> list[Path]:
     return [bench_dir / name for name in sorted(names, key=natural_key)]
 
 
+AbsentKey = tuple[str, str, str, str]  # (round, org, system, benchmark)
+
+
+def read_absent(text: str, problems: list[str]) -> dict[AbsentKey, list[str]]:
+    """The ``--absent`` list: ``<round>/<org>/results/<system>/<benchmark>/<file>`` lines →
+    result files by system × benchmark (other files, blank lines and ``#`` comments skipped; a
+    line of another shape named in ``problems``)."""
+    out: dict[AbsentKey, list[str]] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split("/")
+        if len(parts) != 6 or parts[2] != "results" or not _ROUND_DIR.match(parts[0]) or "" in parts:
+            problems.append(f"--absent line {number}: not <round>/<org>/results/<system>/<benchmark>/<file>: "
+                            f"{line[:200]!r}")
+            continue
+        rnd = parse_round(parts[0].removeprefix("training_results_"))[0]
+        if fnmatch.fnmatchcase(parts[5], RESULT_PATTERN):
+            out.setdefault((rnd, parts[1], parts[3], parts[4]), []).append(parts[5])
+    return out
+
+
+def _absent_here(absent: dict[AbsentKey, list[str]], rnd: str, org: str, system: str, bench: str,
+                 present: list[Path]) -> list[str]:
+    """The result files listed absent for one folder that the copy indeed lacks."""
+    have = {p.name for p in present}
+    return sorted({n for n in absent.get((rnd, org, system, bench), []) if n not in have}, key=natural_key)
+
+
 def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str],
-             problems: list[str]) -> list[Group]:
+             problems: list[str], absent: dict[AbsentKey, list[str]] | None = None) -> list[Group]:
     """Every system × benchmark folder under ``paths`` whose round has a ruleset in ``known``,
-    in path order (problems appended, one line each)."""
+    in path order, with the result files ``absent`` lists for it (problems appended, one line
+    each)."""
+    absent = absent or {}
     forced = parse_round(round_arg) if round_arg else None
     groups: list[Group] = []
     seen: set[Path] = set()
@@ -150,11 +190,21 @@ def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str]
                             continue
                         seen.add(bench_dir)
                         runs = result_files(bench_dir)
-                        if not runs:
+                        missing = _absent_here(absent, rnd[0], org_dir.name, system_dir.name, bench_dir.name, runs)
+                        if not runs and not missing:
                             problems.append(f"{bench_dir}: no {RESULT_PATTERN} files")
                             continue
                         groups.append(Group(rnd[0], rnd[1], org_dir.parent, org_dir.name,
-                                            system_dir.name, bench_dir.name, runs))
+                                            system_dir.name, bench_dir.name, runs, missing))
+                for (a_round, a_org, a_system, a_bench), names in sorted(absent.items()):
+                    bench_dir = org_dir / "results" / a_system / a_bench
+                    if (a_round, a_org) != (rnd[0], org_dir.name) or bench_dir in seen or os.path.lexists(bench_dir):
+                        continue
+                    if within is not None and within not in (bench_dir, *bench_dir.parents):
+                        continue
+                    seen.add(bench_dir)  # the whole folder is absent from the copy
+                    groups.append(Group(rnd[0], rnd[1], org_dir.parent, org_dir.name, a_system, a_bench, [],
+                                        sorted(set(names), key=natural_key)))
             except OSError as exc:
                 problems.append(f"{org_dir}: cannot be read: {exc.strerror or exc}")
         if not found:

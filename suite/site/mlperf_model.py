@@ -125,6 +125,7 @@ class Row:
     scaling: float | None = None  # efficiency against the smallest system of its family (same round, benchmark)
     rank: int | None = None
     later: str | None = None  # no score only by a check changed after the round (suite/mlperf/later_rules.py)
+    absent: int = 0           # result logs the published folder has and the copy imported lacked
     extra: dict = field(default_factory=dict)
 
     @property
@@ -168,6 +169,7 @@ def row(doc: dict) -> Row:
         source=importer.source_url(doc), system_url=importer.system_url(doc))
     out.size = size_class(count)
     out.later = later_rules.stricter_since(doc)
+    out.absent = sum(r.get("status") == "absent" for r in runs)
     return out
 
 

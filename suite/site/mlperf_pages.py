@@ -98,6 +98,8 @@ def cell(text, v: float | None = None, href: str | None = None, sub: str | None 
 
 def _score(r: Row, href: str | None = None) -> dict:
     if r.minutes is None:
+        if r.absent:
+            return cell("no score‡", title=r.status, cls="empty", href=href, sub="logs absent from the copy")
         if r.later:
             return cell("no score†", title=f"{r.status}; a check changed after the round: {r.later}", cls="empty", href=href,
                         sub="check changed after the round")
@@ -194,7 +196,13 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                target=target_text(rows[0].target), history=history_page(bench),
                others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
                table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows]),
-               later=_later(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+               later=_later(rows), absent=_absent(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+
+
+def _absent(rows: list[Row]) -> dict | None:
+    """How many of ``rows`` have no score because the copy imported lacked their logs."""
+    absent = [r for r in rows if r.absent]
+    return {"n": len(absent), "of": len(rows), "logs": sum(r.absent for r in absent)} if absent else None
 
 
 def _later(rows: list[Row]) -> dict | None:
@@ -241,6 +249,8 @@ def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> l
                changed=sorted(breaks, key=round_key), renamed=renamed,
                later=[{"round": rnd, **info} for rnd in rounds
                       if (info := _later([r for r in rows if r.round == rnd]))],
+               absent=[{"round": rnd, **info} for rnd in rounds
+                       if (info := _absent([r for r in rows if r.round == rnd]))],
                earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
                table=_table("history", headers, table_rows), **common)
         latest = max(rounds, key=round_key)
@@ -312,7 +322,8 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                 for a in sorted(accelerators, key=lambda a: (-round_key(a["last"])[0], -round_key(a["last"])[1], -a["n"]))]
     summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows),
                "later": sorted({r.round for r in rows if r.later}, key=round_key),
-               "later_n": sum(bool(r.later) for r in rows), "rounds": len(rounds),
+               "later_n": sum(bool(r.later) for r in rows), "absent_n": sum(bool(r.absent) for r in rows),
+               "rounds": len(rounds),
                "first": rounds[-1], "last": latest, "benchmarks": len(benches), "accelerators": len(accelerators),
                "submitters": len({r.submitter for r in rows})}
     render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=summary,
