@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("mlperf_logging")
 
-from suite.mlperf import documents, importer, ingest, systems, units
+from suite.mlperf import documents, importer, ingest, systems, tree, units
 
 REPO = Path(__file__).resolve().parent.parent
 LOGS = Path(__file__).resolve().parent / "mlperf_logs"
@@ -355,6 +355,23 @@ def test_energy_comes_from_a_power_log_where_the_submission_has_one(tmp_path):
     assert "energy_j" not in run  # no power folder then: nothing measured, nothing said per run
     other = _read(bench / "result_1.txt")  # a power folder, but no log for this run
     assert other["energy_j"] is None and "no power/result_1/node_*.txt" in other["energy_note"]
+    # v4.0's smc power logs: start and stop at one timestamp (result_summarizer: ZeroDivisionError)
+    (power / "node_0.txt").write_text("\n".join([ev(t0, "power_measurement_start"), ev(t0, "power_reading", 1000.0),
+                                                 ev(t0, "power_measurement_stop")]) + "\n")
+    zero = _read(bench / "result_0.txt")
+    assert zero["energy_j"] is None and "zero duration" in zero["energy_note"]
+    assert zero["counted"] and zero["score_minutes"] == run["score_minutes"]  # the score stands
+
+
+def test_result_files_of_every_published_name_form_are_runs_in_natural_order(tmp_path):
+    """result_summarizer's glob ``result_*.txt``: v4.0/v4.1 job-id names, Intel's result_run10;
+    ``*_1.log`` (v0.7 Alibaba) is no run, for both."""
+    names = ["result_10.txt", "result_2.txt", "result_4952-2405_06.txt", "result_4952-2405_raw_06.txt",
+             "result_run10.txt", "result_run9.txt", "200711025203744603517_1.log", "README.md"]
+    bench = _tree(tmp_path, {name: _amd() for name in names})
+    assert [p.name for p in tree.result_files(bench)] == [
+        "result_2.txt", "result_10.txt", "result_4952-2405_06.txt", "result_4952-2405_raw_06.txt",
+        "result_run9.txt", "result_run10.txt"]
 
 
 def test_stored_imports_are_read_like_results_files_links_and_bad_json_are_not(tmp_path):
