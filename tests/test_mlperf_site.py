@@ -281,3 +281,10 @@ def test_results_whose_logs_the_copy_lacked_are_marked_and_said(tmp_path):
     history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
     assert "v5.1: 1 of 1 results are missing from this history: the copy" in history
     assert "1 without a score because the copy of their round imported lacked" in _text(site / "mlperf.html")
+
+
+@pytest.mark.parametrize(("written", "ranked"), [("closed", "closed"), ("Closed", "closed"), ("close", "closed"),
+                                                 ("Open", "open"), (None, "—"), ("research", "research")])
+def test_divisions_spelled_otherwise_rank_with_their_division(written, ranked):
+    """v0.7 Fujitsu wrote "Closed", v1.0 PCL "close": ranked and charted with the closed division."""
+    assert mlperf_model.division(written) == ranked
