@@ -420,13 +420,40 @@ def test_logs_absent_from_the_copy_are_kept_as_absent_runs_and_give_no_score(tmp
     assert [r["file"] for r in whole["runs"]] == [f"result_{i}.txt" for i in range(10)]
     assert all(r["status"] == "absent" and not r["counted"] for r in whole["runs"])
     assert "--absent line 21: not <round>/<org>/results/" in printed.err
-    assert "7 result log(s) absent from the copy imported" in printed.err
+    assert "8 listed file(s) absent from the copy imported (--absent): no score: 7 of 10" in printed.err
+    assert part["source"]["absent"] == ["notes.log"] + [f"result_{i}.txt" for i in range(3, 10)]
 
 
-def test_the_command_takes_replace(tmp_path):
-    """The import names --replace when it keeps a document: the command takes it."""
+def test_an_absent_list_naming_no_folder_imported_is_said_and_scaling_json_absent_gives_no_score(tmp_path, capsys):
+    """A misspelt org in the list would let a partial folder be scored silently: it is named.
+    An absent scaling.json would score with the factor 1.0: no score."""
+    tree_dir, out = tmp_path / "tree", tmp_path / "out"
+    _tree(tree_dir, {f"result_{i}.txt": _amd() for i in range(3)})
+    folder = f"v5.1/AMD/results/{AMD_SYSTEM}/llama2_70b_lora"
+    outcome = importer.run_import([tree_dir], out, jobs=1, absent=f"{folder.replace('AMD', 'amd', 1)}/result_3.txt\n")
+    assert outcome.rows[0]["score_minutes"] is not None
+    assert any("1 listed folder(s) of the rounds imported are not in the trees imported" in p and "v5.1/amd/" in p
+               for p in outcome.problems)
+    outcome = importer.run_import([tree_dir], out, jobs=1, replace=True, absent=f"{folder}/scaling.json\n")
+    assert outcome.rows[0]["score_minutes"] is None
+    assert outcome.rows[0]["score_status"] == "no score: scaling.json is absent from the copy imported"
+    outcome = importer.run_import([tree_dir], tmp_path / "other", jobs=1, absent=f"{folder}/power/result_0/node_0.txt\n"
+                                  f"{folder}/../x/result_0.txt\n")
+    assert outcome.rows[0]["score_minutes"] is not None  # a power log absent: energy, never the score
+    assert any("--absent line 2: not <round>" in p for p in outcome.problems)
+
+
+def test_the_command_takes_replace(tmp_path, capsys):
+    """The import names --replace when it keeps a document: the command takes it, and replaces."""
     from suite.cli import main
 
     tree, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree, {"result_0.txt": _amd()})
+    bench = _tree(tree, {"result_0.txt": _amd()})
+    assert main(["import", "mlperf", str(tree), "--results-dir", str(out)]) == 0
+    stored = next((out / "mlperf").iterdir())
+    first = stored.read_bytes()
+    (bench / "result_1.txt").write_text(_amd(), encoding="latin-1")  # other source files
+    assert main(["import", "mlperf", str(tree), "--results-dir", str(out)]) == 0
+    assert stored.read_bytes() == first and "give --replace" in capsys.readouterr().err
     assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--replace"]) == 0
+    assert stored.read_bytes() != first and "REPLACED" in capsys.readouterr().out

@@ -223,7 +223,9 @@ LAMB = "Required EXACTLY_ONE occurrence of 'opt_lamb_epsilon' but found 0"
 
 def _unscored(ruleset: str, benchmark: str, whys: list[tuple[str, str]]) -> dict:
     """A no-score document of ``ruleset``/``benchmark`` whose runs dropped with (status, first message)."""
-    return {"score": {"minutes": None, "status": "no score"}, "source": {"ruleset": ruleset, "benchmark_folder": benchmark},
+    return {"score": {"minutes": None, "status": f"no score: {len(whys)} runs dropped (non-compliant, not converged "
+                                                    "or unreadable), at most 1 allowed"},
+            "source": {"ruleset": ruleset, "benchmark_folder": benchmark},
             "runs": [{"counted": False, "status": status, "why": why} for status, why in whys]}
 
 
@@ -243,6 +245,14 @@ def test_no_score_by_a_check_changed_after_the_round_is_said_with_the_commit():
     scored = _unscored("1.1.0", "minigo", [ok] * 10)
     scored["score"]["minutes"] = 12.0
     assert later_rules.stricter_since(scored) is None
+    # no score for another reason: a bad scaling.json, logs absent from the copy, a drop allowed anyway
+    factor = _unscored("1.1.0", "minigo", [ok] * 10)
+    factor["score"]["status"] = "no score: scaling.json cannot be read: no scaling_factor in it"
+    assert later_rules.stricter_since(factor) is None
+    absent = _unscored("1.1.0", "minigo", [ok] * 10)
+    absent["source"]["absent"] = ["result_9.txt"]
+    assert later_rules.stricter_since(absent) is None
+    assert later_rules.stricter_since(_unscored("1.1.0", "minigo", [ok])) is None
 
 
 def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
@@ -264,7 +274,7 @@ def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
     page = _text(site / "mlperf" / mlperf_pages.round_page("v1.1", "minigo"))
     assert "no score†" in page and "1 of 1 results here have no score" in page and "4c04112" in page
     history = _text(site / "mlperf" / mlperf_pages.history_page("minigo"))
-    assert "v1.1: 1 of 1 results are missing from this history" in history
+    assert "v1.1: 1 of 1 closed-division results are missing from this history" in history
     assert "1 more, of v1.1, have none because today's checker fails them first on checks changed after" in _text(site / "mlperf.html")
 
 
@@ -279,8 +289,19 @@ def test_results_whose_logs_the_copy_lacked_are_marked_and_said(tmp_path):
     page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
     assert "no score‡" in page and "lacked 6 of their result logs" in page
     history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
-    assert "v5.1: 1 of 1 results are missing from this history: the copy" in history
+    assert "v5.1: 1 of 1 closed-division results are missing from this history: the copy" in history
     assert "1 without a score because the copy of their round imported lacked" in _text(site / "mlperf.html")
+
+
+def test_a_log_saying_status_absent_is_not_a_log_the_copy_lacked(tmp_path):
+    """Only the import's own list (source.absent) marks ‡: a run whose log says "absent" does not."""
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10,
+          lambda text, i: text.replace('"status": "success"', '"status": "absent"') if i == 0 else text)
+    outcome = importer.run_import([tree], results, jobs=1)
+    doc = json.loads(next((results / "mlperf").iterdir()).read_text())
+    assert doc["runs"][0]["status"] == "absent" and "absent" not in doc["source"]
+    assert mlperf_model.row(doc).absent == 0 and outcome.rows[0]["score_minutes"] is not None
 
 
 @pytest.mark.parametrize(("written", "ranked"), [("closed", "closed"), ("Closed", "closed"), ("close", "closed"),

@@ -40,6 +40,9 @@ STATES = {"new": "new", "updated": "updated (same source files)", "unchanged": "
           "replaced": "REPLACED (other source files)", "kept": "kept (other source files stored)"}
 
 
+MAX_ABSENT_CHARS = 16 * 1024 * 1024  # an --absent list: every file of every round fits in far less
+
+
 def import_command(paths: list[str], results_dir: str, round_arg: str | None, jobs: int | None,
                    as_json: bool, replace: bool = False, absent: str | None = None) -> int:
     """Import the trees under ``paths``; 0 when at least one document was stored (or nothing
@@ -57,9 +60,11 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
     if absent is not None:
         try:
             with open(absent, encoding="utf-8") as handle:
-                listed = handle.read(16 * 1024 * 1024)
+                listed = handle.read(MAX_ABSENT_CHARS + 1)
         except (OSError, UnicodeDecodeError) as exc:
             raise GoodbenchError(f"--absent {absent}: cannot be read: {exc}") from None
+        if len(listed) > MAX_ABSENT_CHARS:
+            raise GoodbenchError(f"--absent {absent}: over {MAX_ABSENT_CHARS:,} characters: not a list of files")
     outcome = importer.run_import(paths, results_dir, round_arg, jobs, replace=replace, absent=listed,
                                   on_problem=lambda line: _stderr(f"goodbench: {line}"))
     if as_json:

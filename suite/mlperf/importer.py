@@ -163,6 +163,22 @@ def _factor(group: Group) -> tuple[float | None, str | None, bytes | None]:
         return None, systems.clean(str(exc), 300), raw
 
 
+def _without_absent(score: dict, group: Group, runs: int) -> dict:
+    """The score of a folder the copy holds only part of (``group.absent``): no score where a
+    result log or ``scaling.json`` is absent (never one of the part there is), no energy where a
+    power log is; as computed otherwise."""
+    lacking = len(group.absent_runs)
+    if lacking or "scaling.json" in group.absent:
+        what = (f"{lacking} of {runs} result logs are" if lacking else "scaling.json is")
+        score = {**score, "minutes": None, "runs": runs, "runs_dropped": runs - score["runs_counted"],
+                 "status": f"no score: {what} absent from the copy imported"}
+        score.pop("energy_j", None)
+        score.pop("energy_status", None)
+    elif any(p.startswith("power/") for p in group.absent):
+        score = {**score, "energy_j": None, "energy_status": "not measured: power logs absent from the copy imported"}
+    return score
+
+
 def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) -> dict:
     """The imported document of one system × benchmark from its run summaries (in the folder's
     order)."""
@@ -172,12 +188,7 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     factor, factor_problem, scaling_raw = _factor(group)
     present = [r for r in runs if not r.get("absent")]
     score = scoring.official_score(benchmark, present, factor, power.has_power(group.folder), factor_problem)
-    if len(present) < len(runs):  # the published folder holds runs this copy lacks: no score of part of it
-        score.update(minutes=None, runs=len(runs), runs_dropped=len(runs) - score["runs_counted"],
-                     status=f"no score: {len(runs) - len(present)} of {len(runs)} result logs are absent from "
-                            "the copy imported")
-        score.pop("energy_j", None)
-        score.pop("energy_status", None)
+    score = _without_absent(score, group, len(runs))
     source_files = [_file_entry(group, group.description, desc_raw)]
     if scaling_raw is not None:
         source_files.append(_file_entry(group, group.folder / "scaling.json", scaling_raw))
@@ -191,7 +202,8 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
                    "org_folder": systems.clean(group.org, 300), "system_folder": system["folder"],
                    "benchmark_folder": systems.clean(group.benchmark, 300),
                    "repository": rs._ruleset_url_prefix("training", group.ruleset), "files": source_files,
-                   "logs": logs_digest(runs)},
+                   "logs": logs_digest(runs),
+                   **({"absent": [systems.clean(p, 1000) for p in group.absent]} if group.absent else {})},
         "importer": _versions(),
         "submitter": systems.clean(desc.get("submitter") or "", 300) or systems.clean(group.org, 300),
         "division": system["division"], "availability": system["availability"],
@@ -255,8 +267,13 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
             on_problem(line)
 
     found: list[str] = []
-    listed = tree.read_absent(absent, found) if absent else None
+    listed = tree.read_absent(absent, found) if absent else {}
     groups = tree.discover(paths, round_arg, _known_rulesets(), found, listed)
+    unused = tree.unused_absent(listed, groups)
+    if unused:
+        found.append(f"--absent: {len(unused)} listed folder(s) of the rounds imported are not in the trees "
+                     f"imported (a misspelt org, system or benchmark?): {', '.join(unused[:3])}"
+                     + (", …" if len(unused) > 3 else ""))
     for line in found:
         problem(line)
     jobs = default_jobs() if jobs is None else max(1, jobs)
@@ -267,10 +284,8 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
     results = _results(tasks, jobs)
     for group in groups:
         runs = [next(results) for _ in group.files]
-        if group.absent:
-            problem(f"{group.folder}: {len(group.absent)} result log(s) absent from the copy imported (--absent): "
-                    "no score")
-            runs = sorted(runs + [{"file": name, "absent": True} for name in group.absent],
+        if group.absent_runs:
+            runs = sorted(runs + [{"file": name, "absent": True} for name in group.absent_runs],
                           key=lambda r: tree.natural_key(r["file"]))
         for r in runs:
             if "error" in r:
@@ -290,6 +305,9 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
             problem(f"{group.folder}: not stored: {stored} holds this round, org, system and benchmark "
                     f"imported from other source files ({'it cannot be read' if differ is None else ', '.join(differ) + ' differ'}); "
                     "kept as it is (give --replace to replace it)")
+        elif group.absent:
+            problem(f"{group.folder}: {len(group.absent)} listed file(s) absent from the copy imported (--absent): "
+                    f"{doc['score']['status'] if doc['score']['minutes'] is None else 'scored from what is there'}")
         outcome.rows.append(row(doc, stored, state))
     return outcome
 

@@ -42,11 +42,15 @@ LATER_RULES: tuple[LaterRule, ...] = (
 
 def stricter_since(doc: dict) -> str | None:
     """Why an imported document may have no score only by checks changed after its round (the
-    :data:`LATER_RULES` entries in words), or None: it has a score, no entry applies, or the runs dropped for anything else (a run that did not converge, a
-    first message of another check) are more than its benchmark may drop anyway. Only each
-    run's first message is kept, so a run failing a later check first may fail others too: the
-    pages say "may", never that the round's checker passed it."""
-    if doc["score"].get("minutes") is not None:
+    :data:`LATER_RULES` entries in words), or None: it has a score, or none for another reason (a
+    bad scaling.json, logs absent from the copy, too few runs); no entry applies; or the runs
+    dropped for anything else (a run that did not converge, a first message of another check)
+    are more than its benchmark may drop anyway. Only each run's first message is kept, so a run
+    failing a later check first may fail others too: the pages say "may", never that the round's
+    checker passed it."""
+    score = doc["score"]
+    # only a no-score for too many dropped runs (not a bad scaling.json, too few runs, logs absent)
+    if score.get("minutes") is not None or doc["source"].get("absent") or "runs dropped" not in score["status"]:
         return None
     ruleset, benchmark = doc["source"].get("ruleset"), doc["source"].get("benchmark_folder") or ""
     rules = [r for r in LATER_RULES if r.ruleset == ruleset and (not r.benchmarks or benchmark in r.benchmarks)]
@@ -55,6 +59,7 @@ def stricter_since(doc: dict) -> str | None:
     dropped = [run for run in doc["runs"] if not run.get("counted")]
     later = [run for run in dropped if run.get("status") == "success"
              and any((run.get("why") or "").startswith(m) for r in rules for m in r.messages)]
-    if not later or len(dropped) - len(later) > max_dropped(benchmark):
+    allowed = max_dropped(benchmark)
+    if not later or len(dropped) <= allowed or len(dropped) - len(later) > allowed:
         return None
     return "; ".join(r.said for r in rules)

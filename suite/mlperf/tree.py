@@ -11,9 +11,9 @@ link: a linked folder or file is named as such and left out.
 
 A copy of a round may lack files the published tree has (a partial clone whose largest blobs
 were not fetched): ``--absent FILE`` lists them (``v1.0/<org>/results/<system>/<benchmark>/
-result_1.txt``, one per line), and each result file listed is kept as an absent run of its
-system × benchmark, even where the copy lacks the whole folder, so that no partial folder is
-scored as if it were the published one.
+result_1.txt``, one per line). Each group keeps the paths listed for it that the copy lacks, a
+folder the copy lacks entirely included, so that no partial folder is scored as if it were the
+published one (:func:`suite.mlperf.importer.build_document` says what they change).
 """
 from __future__ import annotations
 
@@ -44,7 +44,12 @@ class Group:
     system: str           # the system folder's name (and its description's file name)
     benchmark: str        # the benchmark folder's name, as result_summarizer takes it
     files: list[Path] = field(default_factory=list)
-    absent: list[str] = field(default_factory=list)  # result files the published folder has, absent here
+    absent: list[str] = field(default_factory=list)  # paths the published folder has and the copy lacks
+
+    @property
+    def absent_runs(self) -> list[str]:
+        """The result files among :attr:`absent`."""
+        return [p for p in self.absent if is_result(p)]
 
     @property
     def folder(self) -> Path:
@@ -115,6 +120,11 @@ def _folders(folder: Path, problems: list[str]) -> list[Path]:
     return out
 
 
+def is_result(path: str) -> bool:
+    """A path under a benchmark folder that result_summarizer takes as a run."""
+    return "/" not in path and fnmatch.fnmatchcase(path, RESULT_PATTERN)
+
+
 def result_files(bench_dir: Path) -> list[Path]:
     """The run logs of a benchmark folder: every entry named ``result_*.txt``, in natural order
     (what is not a regular file is kept, to be named when it is read)."""
@@ -123,33 +133,45 @@ def result_files(bench_dir: Path) -> list[Path]:
 
 
 AbsentKey = tuple[str, str, str, str]  # (round, org, system, benchmark)
+MAX_ABSENT_PROBLEMS = 5  # malformed --absent lines named one by one; the rest counted
 
 
 def read_absent(text: str, problems: list[str]) -> dict[AbsentKey, list[str]]:
-    """The ``--absent`` list: ``<round>/<org>/results/<system>/<benchmark>/<file>`` lines →
-    result files by system × benchmark (other files, blank lines and ``#`` comments skipped; a
-    line of another shape named in ``problems``)."""
+    """The ``--absent`` list: ``<round>/<org>/results/<system>/<benchmark>/<path>`` lines → the
+    paths under each system × benchmark folder (blank lines and ``#`` comments skipped; a line of
+    another shape, or with a ``.`` or ``..`` part, named in ``problems``)."""
     out: dict[AbsentKey, list[str]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    bad = 0
+    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         parts = line.split("/")
-        if len(parts) != 6 or parts[2] != "results" or not _ROUND_DIR.match(parts[0]) or "" in parts:
-            problems.append(f"--absent line {number}: not <round>/<org>/results/<system>/<benchmark>/<file>: "
-                            f"{line[:200]!r}")
+        if (len(parts) < 6 or parts[2] != "results" or not _ROUND_DIR.match(parts[0])
+                or any(part in ("", ".", "..") for part in parts)):
+            bad += 1
+            if bad <= MAX_ABSENT_PROBLEMS:
+                problems.append(f"--absent line {number}: not <round>/<org>/results/<system>/<benchmark>/<file>: "
+                                f"{line[:200]!r}")
             continue
         rnd = parse_round(parts[0].removeprefix("training_results_"))[0]
-        if fnmatch.fnmatchcase(parts[5], RESULT_PATTERN):
-            out.setdefault((rnd, parts[1], parts[3], parts[4]), []).append(parts[5])
+        out.setdefault((rnd, parts[1], parts[3], parts[4]), []).append("/".join(parts[5:]))
+    if bad > MAX_ABSENT_PROBLEMS:
+        problems.append(f"--absent: {bad - MAX_ABSENT_PROBLEMS} more line(s) of another shape")
     return out
 
 
-def _absent_here(absent: dict[AbsentKey, list[str]], rnd: str, org: str, system: str, bench: str,
-                 present: list[Path]) -> list[str]:
-    """The result files listed absent for one folder that the copy indeed lacks."""
-    have = {p.name for p in present}
-    return sorted({n for n in absent.get((rnd, org, system, bench), []) if n not in have}, key=natural_key)
+def _absent_here(absent: dict[AbsentKey, list[str]], key: AbsentKey, folder: Path) -> list[str]:
+    """The paths listed absent for one folder that the copy indeed lacks."""
+    return sorted({p for p in absent.get(key, []) if not os.path.lexists(folder / p)}, key=natural_key)
+
+
+def unused_absent(absent: dict[AbsentKey, list[str]], groups: list[Group]) -> list[str]:
+    """Folders ``--absent`` names that no group of the rounds imported is (a mistyped org, system
+    or benchmark would otherwise let a partial folder be scored)."""
+    used = {(g.round, g.org, g.system, g.benchmark) for g in groups}
+    rounds = {g.round for g in groups}
+    return ["/".join((k[0], k[1], "results", k[2], k[3])) for k in sorted(absent) if k[0] in rounds and k not in used]
 
 
 def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str],
@@ -190,8 +212,9 @@ def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str]
                             continue
                         seen.add(bench_dir)
                         runs = result_files(bench_dir)
-                        missing = _absent_here(absent, rnd[0], org_dir.name, system_dir.name, bench_dir.name, runs)
-                        if not runs and not missing:
+                        missing = _absent_here(absent, (rnd[0], org_dir.name, system_dir.name, bench_dir.name),
+                                               bench_dir)
+                        if not runs and not any(is_result(p) for p in missing):
                             problems.append(f"{bench_dir}: no {RESULT_PATTERN} files")
                             continue
                         groups.append(Group(rnd[0], rnd[1], org_dir.parent, org_dir.name,
@@ -203,6 +226,9 @@ def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str]
                     if within is not None and within not in (bench_dir, *bench_dir.parents):
                         continue
                     seen.add(bench_dir)  # the whole folder is absent from the copy
+                    if not any(is_result(p) for p in names):
+                        problems.append(f"{bench_dir}: listed by --absent without any {RESULT_PATTERN} file")
+                        continue
                     groups.append(Group(rnd[0], rnd[1], org_dir.parent, org_dir.name, a_system, a_bench, [],
                                         sorted(set(names), key=natural_key)))
             except OSError as exc:

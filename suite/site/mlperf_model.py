@@ -125,7 +125,7 @@ class Row:
     scaling: float | None = None  # efficiency against the smallest system of its family (same round, benchmark)
     rank: int | None = None
     later: str | None = None  # no score only by a check changed after the round (suite/mlperf/later_rules.py)
-    absent: int = 0           # result logs the published folder has and the copy imported lacked
+    absent: int = 0           # no score: result logs the published folder has and the copy imported lacked
     extra: dict = field(default_factory=dict)
 
     @property
@@ -179,7 +179,8 @@ def row(doc: dict) -> Row:
         source=importer.source_url(doc), system_url=importer.system_url(doc))
     out.size = size_class(count)
     out.later = later_rules.stricter_since(doc)
-    out.absent = sum(r.get("status") == "absent" for r in runs)
+    listed = set(doc["source"].get("absent") or ())  # written by the import only, never by a log
+    out.absent = sum(r["file"] in listed for r in runs) if score.get("minutes") is None else 0
     return out
 
 

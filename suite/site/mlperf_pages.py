@@ -248,9 +248,9 @@ def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> l
                title=f"MLPerf Training history · {bench}", benchmark=bench, chart=chart,
                changed=sorted(breaks, key=round_key), renamed=renamed,
                later=[{"round": rnd, **info} for rnd in rounds
-                      if (info := _later([r for r in rows if r.round == rnd]))],
+                      if (info := _later([r for r in rows if r.round == rnd and r.division == "closed"]))],
                absent=[{"round": rnd, **info} for rnd in rounds
-                       if (info := _absent([r for r in rows if r.round == rnd]))],
+                       if (info := _absent([r for r in rows if r.round == rnd and r.division == "closed"]))],
                earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
                table=_table("history", headers, table_rows), **common)
         latest = max(rounds, key=round_key)
