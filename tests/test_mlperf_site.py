@@ -291,6 +291,11 @@ def test_results_whose_logs_the_copy_lacked_are_marked_and_said(tmp_path):
     history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
     assert "v5.1: 1 of 1 closed-division results are missing from this history: the copy" in history
     assert "1 without a score because the copy of their round imported lacked" in _text(site / "mlperf.html")
+    # the round's best, with a result whose logs the copy lacked beside it, may not be the best
+    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 10)
+    importer.run_import([tree], results, jobs=1, absent=absent)
+    site = build_site(results, tmp_path / "out2", workers=1).index.parent
+    assert "‡ may not be the best" in _text(site / "mlperf.html")
 
 
 def test_a_log_saying_status_absent_is_not_a_log_the_copy_lacked(tmp_path):

@@ -296,7 +296,11 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
         ranked = [r for r in by_rb[(latest, bench)] if r.complete and r.division == "closed"]
         if ranked:
             top = min(ranked, key=lambda r: r.minutes or 0.0)
-            leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), _score(top),
+            best = _score(top)
+            if any(r.absent and r.division == "closed" for r in by_rb[(latest, bench)]):
+                best.update(sub=" · ".join(filter(None, (best.get("sub"), "‡ may not be the best"))), title="the copy of the round imported lacked the logs of "
+                                                               "a closed-division result: its score is not known here")
+            leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), best,
                             cell(top.submitter), cell(top.system, cls="wrap"),
                             cell(f"{top.family}\u00a0×\u00a0{top.count}", top.count,
                                  href=f"{FOLDER}/{accelerator_page(top.family)}"),
