@@ -457,3 +457,41 @@ def test_the_command_takes_replace(tmp_path, capsys):
     assert stored.read_bytes() == first and "give --replace" in capsys.readouterr().err
     assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--replace"]) == 0
     assert stored.read_bytes() != first and "REPLACED" in capsys.readouterr().out
+
+
+def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_round_scored_it(tmp_path, monkeypatch):
+    """Today's checker drops the runs (no score); the round's checker, without the later check,
+    counted them: the document keeps today's verdict and adds the round's score."""
+    from suite.mlperf import later_rules
+
+    later = later_rules.LaterRule("5.1.0", ("llama2_70b_lora",), ("Required EXACTLY_ONE occurrence of 'lora_rank'",),
+                                  "a check made stricter after the round")
+    monkeypatch.setattr(later_rules, "LATER_RULES", (later,))
+    text = "\n".join(line for line in _amd().splitlines() if '"key": "lora_rank"' not in line) + "\n"
+    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd() for i in range(10)})
+    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": text for i in range(10)})
+    run = _read(edited / "result_0.txt")
+    assert not run["counted"] and run["at_round"] and run["why"].startswith("Required EXACTLY_ONE occurrence of 'lora_rank'")
+    assert run["score_minutes"] == _read(plain / "result_0.txt")["score_minutes"]
+    today = importer.run_import([tmp_path / "plain"], tmp_path / "a", jobs=1).rows[0]["score_minutes"]
+    importer.run_import([tmp_path / "edited"], tmp_path / "b", jobs=1)
+    doc = json.loads(next((tmp_path / "b" / "mlperf").iterdir()).read_text())
+    assert doc["score"]["minutes"] is None and doc["score"]["at_round"]["minutes"] == today
+    assert later_rules.stricter_since(doc) == "a check made stricter after the round"
+    # a run that also fails another check is not one the round's checker passed
+    worse = "\n".join(line for line in text.splitlines() if '"key": "lora_alpha"' not in line) + "\n"
+    (edited / "result_0.txt").write_text(worse, encoding="latin-1")
+    assert not _read(edited / "result_0.txt").get("at_round")
+
+
+def test_v2_1_bert_passed_its_rounds_checker_with_one_opt_epsilon():
+    """closed_bert.yaml of 2.1.0 asked for exactly one opt_epsilon until d82b94d renamed it."""
+    from suite.mlperf import later_rules
+
+    lamb = "Required EXACTLY_ONE occurrence of 'opt_lamb_epsilon' but found 0"
+    assert later_rules.passed_at_round("2.1.0", "bert", [lamb], ["run_start", "opt_epsilon"])
+    assert not later_rules.passed_at_round("2.1.0", "bert", [lamb], ["run_start"])
+    assert not later_rules.passed_at_round("2.1.0", "bert", [lamb], ["opt_epsilon", "opt_epsilon"])
+    assert not later_rules.passed_at_round("2.1.0", "resnet", [lamb], ["opt_epsilon"])
+    assert not later_rules.passed_at_round("2.1.0", "bert", [lamb, "CHECK for 'x' failed"], ["opt_epsilon"])
+    assert "opt_epsilon" in ingest.kept_keys("2.1.0")  # its lines are read, though no rule of today names it

@@ -274,8 +274,20 @@ def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
     page = _text(site / "mlperf" / mlperf_pages.round_page("v1.1", "minigo"))
     assert "no score†" in page and "1 of 1 results here have no score" in page and "4c04112" in page
     history = _text(site / "mlperf" / mlperf_pages.history_page("minigo"))
-    assert "v1.1: 1 of 1 closed-division results are missing from this history" in history
-    assert "1 more, of v1.1, have none because today's checker fails them first on checks changed after" in _text(site / "mlperf.html")
+    assert "fails the runs of 1 of 1 closed-division results first on a check changed after the round" in history
+    assert "1 have no score and are missing from this history" in history
+    assert "1 more have none because today's checker fails them first on checks changed after" in _text(site / "mlperf.html")
+    # with the score its round's checker gave it: on the pages, marked, and in the history
+    doc["score"]["at_round"] = {"minutes": 31.5, "status": "ok", "runs_counted": 10}
+    for run in doc["runs"]:
+        run["at_round"] = True
+    stored.write_text(json.dumps(doc))
+    site = build_site(results, tmp_path / "out2", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v1.1", "minigo"))
+    assert re.search(r">31\.5†<", page) and "1 of them are scored as the round's own checker scored them" in page
+    history = _text(site / "mlperf" / mlperf_pages.history_page("minigo"))
+    assert "1 of them are here with the score their round's own checker gave them" in history and "31.5†" in history
+    assert "of which 1 of v1.1 as their round's own checker scored them" in _text(site / "mlperf.html")
 
 
 def test_results_whose_logs_the_copy_lacked_are_marked_and_said(tmp_path):

@@ -111,8 +111,8 @@ def _file_entry(group: Group, path: Path, raw: bytes) -> dict:
     return {"path": systems.clean(group.rel(path), 1000), "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)}
 
 
-_RUN_KEYS = ("file", "status", "counted", "why", "time_to_train_s", "init_s", "eval_s", "train_s", "other_s",
-             "samples", "accuracy", "energy_j", "energy_note", "parse_errors", "unmeasured")
+_RUN_KEYS = ("file", "status", "counted", "why", "at_round", "time_to_train_s", "init_s", "eval_s", "train_s",
+             "other_s", "samples", "accuracy", "energy_j", "energy_note", "parse_errors", "unmeasured")
 
 
 ABSENT_WHY = "absent from the copy of the round imported (listed by --absent): not read"
@@ -163,6 +163,20 @@ def _factor(group: Group) -> tuple[float | None, str | None, bytes | None]:
         return None, systems.clean(str(exc), 300), raw
 
 
+def _with_round_score(score: dict, benchmark: str, runs: list[dict], factor: float | None,
+                      factor_problem: str | None) -> dict:
+    """``score`` with ``at_round``, the score of the runs the round's own checker counted (those
+    today's fails only on checks changed after the round count too), where it differs."""
+    if not any(r.get("at_round") for r in runs):
+        return score
+    counted = [{**r, "counted": bool(r.get("counted") or r.get("at_round"))} for r in runs]
+    then = scoring.official_score(benchmark, counted, factor, False, factor_problem)
+    if then["minutes"] is None or then["minutes"] == score["minutes"]:
+        return score
+    return {**score, "at_round": {"minutes": then["minutes"], "status": then["status"],
+                                  "runs_counted": then["runs_counted"]}}
+
+
 def _without_absent(score: dict, group: Group, runs: int) -> dict:
     """The score of a folder the copy holds only part of (``group.absent``): no score where a
     result log or ``scaling.json`` is absent (never one of the part there is), no energy where a
@@ -172,6 +186,7 @@ def _without_absent(score: dict, group: Group, runs: int) -> dict:
         what = (f"{lacking} of {runs} result logs are" if lacking else "scaling.json is")
         score = {**score, "minutes": None, "runs": runs, "runs_dropped": runs - score["runs_counted"],
                  "status": f"no score: {what} absent from the copy imported"}
+        score.pop("at_round", None)
         score.pop("energy_j", None)
         score.pop("energy_status", None)
     elif any(p.startswith("power/") for p in group.absent):
@@ -188,6 +203,7 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     factor, factor_problem, scaling_raw = _factor(group)
     present = [r for r in runs if not r.get("absent")]
     score = scoring.official_score(benchmark, present, factor, power.has_power(group.folder), factor_problem)
+    score = _with_round_score(score, benchmark, present, factor, factor_problem)
     score = _without_absent(score, group, len(runs))
     source_files = [_file_entry(group, group.description, desc_raw)]
     if scaling_raw is not None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from suite.mlperf import files, logs, power, units
+from suite.mlperf import files, later_rules, logs, power, units
 
 USAGE = "training"
 # Longest plausible run, first init_start to run_stop: a published run takes minutes to days; a
@@ -82,12 +82,13 @@ class RunTask:
 @cache
 def kept_keys(ruleset: str) -> frozenset[str]:
     """The keys whose lines matter: every key a rule file of the ruleset names (the checker
-    skips lines of any other key) and those the run's summary reads."""
+    skips lines of any other key), those the run's summary reads, and those a rule of the
+    round's own time asked for (:data:`suite.mlperf.later_rules.LATER_RULES`)."""
     import yaml
     from mlperf_logging.compliance_checker import mlp_compliance
 
     folder = os.path.join(os.path.dirname(mlp_compliance.__file__), f"{USAGE}_{ruleset}")
-    keys = set(_SUMMARY_KEYS)
+    keys = set(_SUMMARY_KEYS) | {r.instead for r in later_rules.LATER_RULES if r.ruleset == ruleset and r.instead}
     for name in sorted(os.listdir(folder)):
         if name.endswith(".yaml"):
             with open(os.path.join(folder, name), encoding="utf-8") as fh:
@@ -167,10 +168,11 @@ def _package_relative(text: str) -> str:
     return text.replace(package + os.sep, "mlperf_logging" + os.sep)
 
 
-def compliance(loglines: list, failed: list, ruleset: str) -> tuple[bool, str | None]:
+def compliance(loglines: list, failed: list, ruleset: str, benchmark: str = "") -> tuple[bool, str | None, bool]:
     """MLCommons' compliance check of one run, as result_summarizer runs it before counting the
     run (``training_<ruleset>/common.yaml`` and the configs it enqueues): (passed, first problem
-    as one line)."""
+    as one line, whether the round's own checker passed it: every problem is a check changed
+    after the round, :mod:`suite.mlperf.later_rules`)."""
     mlp_compliance = checker_module()
     checker = mlp_compliance.make_checker(usage=USAGE, ruleset=ruleset, quiet=True, werror=False)
     if failed:
@@ -182,11 +184,12 @@ def compliance(loglines: list, failed: list, ruleset: str) -> tuple[bool, str | 
         mlp_compliance.enqueued_configs.clear()
         first = next(iter([*checker.not_overwritable, *checker.overwritable.values()]), "")
         why = first.splitlines()[0] if first else f"{type(exc).__name__}: {exc}"
-        return False, logs.one_line(f"the compliance checker failed: {_package_relative(why)}")
+        return False, logs.one_line(f"the compliance checker failed: {_package_relative(why)}"), False
     if not checker.has_messages():
-        return True, None
-    messages = [*checker.overwritable.values(), *checker.not_overwritable]
-    return False, logs.one_line(messages[0].splitlines()[0] if messages else "compliance check failed")
+        return True, None, False
+    messages = [m.splitlines()[0] for m in [*checker.overwritable.values(), *checker.not_overwritable] if m]
+    at_round = later_rules.passed_at_round(ruleset, benchmark, messages, [line.key for line in loglines])
+    return False, logs.one_line(messages[0] if messages else "compliance check failed"), at_round
 
 
 def read_run(task: RunTask) -> dict:
@@ -231,23 +234,31 @@ def read_loglines(loglines: list, failed: list, task: RunTask) -> dict:
     """The run summary of one file's parsed lines: compliance, score, time splits, energy."""
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
-    valid, reason = compliance(loglines, failed, task.ruleset)
+    valid, reason, at_round = compliance(loglines, failed, task.ruleset, task.benchmark)
     run = summarize(loglines, task.benchmark, task.round, time_unit_ms(task.ruleset))
     counted, why, span = valid, reason, None
     if failed:
         run["parse_errors"] = len(failed)
         run["parse_error"] = logs.one_line(f"{failed[0][1]}: {failed[0][0]}", 200)
-    if valid:
+    if valid or at_round:
         try:
             start, stop = rs._query_run_start_stop(loglines)
             span = stop - start  # result_summarizer's time_to_train_ms
         except ValueError as exc:
-            counted, why = False, str(exc)
+            if valid:
+                counted, why = False, str(exc)
+            at_round = False
     if span is not None:
         if "time_to_train_s" not in run:  # a time to train nobody can have taken
-            counted, why = False, UNMEASURED["implausible-time"]
+            if valid:
+                counted, why = False, UNMEASURED["implausible-time"]
+            at_round = False
         else:
             run["score_minutes"] = span / 60 / 1000  # result_summarizer's expression
+    if at_round and "score_minutes" in run:  # today's checker drops it; its round's counted it
+        run["at_round"] = True
+    elif not counted:
+        run.pop("score_minutes", None)
     run.update(counted=counted, why=why)
     if counted and power.has_power(os.path.dirname(task.path)):
         energy = power.run_energy(task.path, span, task.ruleset)  # type: ignore[arg-type]

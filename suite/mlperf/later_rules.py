@@ -23,6 +23,7 @@ class LaterRule:
     benchmarks: tuple[str, ...]   # benchmark folders it applies to; () for every benchmark
     messages: tuple[str, ...]     # text that starts the checker's message for this check
     said: str                     # what changed, and when, in words
+    instead: str | None = None    # the key the round's rule asked for, exactly once, in its place
 
 
 LATER_RULES: tuple[LaterRule, ...] = (
@@ -36,8 +37,26 @@ LATER_RULES: tuple[LaterRule, ...] = (
         "2.1.0", ("bert",),
         ("Required EXACTLY_ONE occurrence of 'opt_lamb_epsilon'",),
         "closed_bert.yaml asked for opt_epsilon at the round (results published 2022-11-08) and for "
-        "opt_lamb_epsilon since 2022-11-22 (mlcommons/logging d82b94d)"),
+        "opt_lamb_epsilon since 2022-11-22 (mlcommons/logging d82b94d)", instead="opt_epsilon"),
 )
+
+
+def _applying(ruleset: str, benchmark: str) -> list[LaterRule]:
+    return [r for r in LATER_RULES if r.ruleset == ruleset and (not r.benchmarks or benchmark in r.benchmarks)]
+
+
+def passed_at_round(ruleset: str, benchmark: str, messages: list[str], keys: list[str]) -> bool:
+    """Whether a run today's checker failed with ``messages`` (every one, first lines) passed the
+    checker of its round: every message is one of a :data:`LATER_RULES` check, and where the
+    round's rule asked for another key exactly once, ``keys`` (the log's event keys) has it once."""
+    rules = _applying(ruleset, benchmark)
+    if not rules or not messages:
+        return False
+    for message in messages:
+        rule = next((r for r in rules if any(message.startswith(m) for m in r.messages)), None)
+        if rule is None or (rule.instead is not None and keys.count(rule.instead) != 1):
+            return False
+    return True
 
 
 def stricter_since(doc: dict) -> str | None:
@@ -53,7 +72,7 @@ def stricter_since(doc: dict) -> str | None:
     if score.get("minutes") is not None or doc["source"].get("absent") or "runs dropped" not in score["status"]:
         return None
     ruleset, benchmark = doc["source"].get("ruleset"), doc["source"].get("benchmark_folder") or ""
-    rules = [r for r in LATER_RULES if r.ruleset == ruleset and (not r.benchmarks or benchmark in r.benchmarks)]
+    rules = _applying(ruleset, benchmark)
     if not rules:
         return None
     dropped = [run for run in doc["runs"] if not run.get("counted")]

@@ -124,7 +124,8 @@ class Row:
     size: str = ""
     scaling: float | None = None  # efficiency against the smallest system of its family (same round, benchmark)
     rank: int | None = None
-    later: str | None = None  # no score only by a check changed after the round (suite/mlperf/later_rules.py)
+    later: str | None = None  # no score today only by a check changed after the round (suite/mlperf/later_rules.py)
+    at_round: bool = False    # scored as the round's own checker scored it (today's gives none)
     absent: int = 0           # no score: result logs the published folder has and the copy imported lacked
     extra: dict = field(default_factory=dict)
 
@@ -162,7 +163,8 @@ def division(text: str | None) -> str:
 def row(doc: dict) -> Row:
     """The row of one document."""
     system, score, runs = doc["system"], doc["score"], doc["runs"]
-    counted = [r for r in runs if r.get("counted")]
+    then = score.get("at_round") if score.get("minutes") is None else None  # the round's checker's score
+    counted = [r for r in runs if r.get("counted") or (then and r.get("at_round"))]
     med = lambda key: _median([r[key] for r in counted if r.get(key) is not None])
     good = _median([g for g in (ingest.goodput(r)["goodput"] for r in counted) if g is not None])
     energy = score.get("energy_j")
@@ -171,14 +173,15 @@ def row(doc: dict) -> Row:
         doc=doc, round=doc["source"]["round"], benchmark=doc["benchmark"], division=division(doc.get("division")),
         submitter=doc["submitter"], system=system["name"], accelerator=system.get("accelerator") or "—",
         family=family(system.get("accelerator"), f"{system['name']} {system['folder']}", count), count=count,
-        nodes=system.get("nodes"), framework=system.get("framework") or "—", minutes=score.get("minutes"),
-        status=score["status"], rcp=score.get("rcp_scaling_factor"), runs=len(runs), counted=len(counted),
+        nodes=system.get("nodes"), framework=system.get("framework") or "—", minutes=then["minutes"] if then else score.get("minutes"),
+        status=then["status"] if then else score["status"], rcp=score.get("rcp_scaling_factor"), runs=len(runs), counted=len(counted),
         init_s=med("init_s"), eval_s=med("eval_s"), time_s=med("time_to_train_s"), goodput=good,
         energy_kwh=energy / J_PER_KWH if energy is not None else None,
         energy_status=score.get("energy_status"), target=doc.get("quality_target"),
         source=importer.source_url(doc), system_url=importer.system_url(doc))
     out.size = size_class(count)
     out.later = later_rules.stricter_since(doc)
+    out.at_round = bool(then and out.later)
     listed = set(doc["source"].get("absent") or ())  # written by the import only, never by a log
     out.absent = sum(r["file"] in listed for r in runs) if score.get("minutes") is None else 0
     return out

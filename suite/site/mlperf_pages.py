@@ -97,6 +97,9 @@ def cell(text, v: float | None = None, href: str | None = None, sub: str | None 
 
 
 def _score(r: Row, href: str | None = None) -> dict:
+    if r.at_round:
+        return cell(f"{num(r.minutes)}†", r.minutes, href=href, sub="by its round's checker", cls="score",
+                    title=f"today's checker: {r.doc['score']['status']}; a check changed after the round: {r.later}")
     if r.minutes is None:
         if r.absent:
             return cell("no score‡", title=r.status, cls="empty", href=href, sub="logs absent from the copy")
@@ -211,7 +214,8 @@ def _later(rows: list[Row]) -> dict | None:
     if not later:
         return None
     checker = (later[0].doc.get("importer") or {}).get("mlperf_logging")
-    return {"n": len(later), "of": len(rows), "why": later[0].later, "checker": checker}
+    return {"n": len(later), "of": len(rows), "why": later[0].later, "checker": checker,
+            "scored": sum(r.at_round for r in later)}
 
 
 def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> list[dict]:
@@ -236,7 +240,7 @@ def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> l
             for size in sizes:
                 r = best.get((rnd, size))
                 line.append(cell("—") if r is None else cell(
-                    num(r.minutes), r.minutes, href=round_page(rnd, r.benchmark),
+                    num(r.minutes) + ("†" if r.at_round else ""), r.minutes, href=round_page(rnd, r.benchmark),
                     sub=f"{r.family} × {r.count if r.count is not None else '?'} · {r.submitter}",
                     title=f"{r.system} ({r.accelerator})"))
             table_rows.append(line)
@@ -296,11 +300,11 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
         ranked = [r for r in by_rb[(latest, bench)] if r.complete and r.division == "closed"]
         if ranked:
             top = min(ranked, key=lambda r: r.minutes or 0.0)
-            best = _score(top)
+            best_cell = _score(top)
             if any(r.absent and r.division == "closed" for r in by_rb[(latest, bench)]):
-                best.update(sub=" · ".join(filter(None, (best.get("sub"), "‡ may not be the best"))), title="the copy of the round imported lacked the logs of "
+                best_cell.update(sub=" · ".join(filter(None, (best_cell.get("sub"), "‡ may not be the best"))), title="the copy of the round imported lacked the logs of "
                                                                "a closed-division result: its score is not known here")
-            leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), best,
+            leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), best_cell,
                             cell(top.submitter), cell(top.system, cls="wrap"),
                             cell(f"{top.family}\u00a0×\u00a0{top.count}", top.count,
                                  href=f"{FOLDER}/{accelerator_page(top.family)}"),
@@ -326,7 +330,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                 for a in sorted(accelerators, key=lambda a: (-round_key(a["last"])[0], -round_key(a["last"])[1], -a["n"]))]
     summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows),
                "later": sorted({r.round for r in rows if r.later}, key=round_key),
-               "later_n": sum(bool(r.later) for r in rows), "absent_n": sum(bool(r.absent) for r in rows),
+               "later_n": sum(bool(r.later) for r in rows), "at_round_n": sum(r.at_round for r in rows), "absent_n": sum(bool(r.absent) for r in rows),
                "rounds": len(rounds),
                "first": rounds[-1], "last": latest, "benchmarks": len(benches), "accelerators": len(accelerators),
                "submitters": len({r.submitter for r in rows})}
