@@ -106,3 +106,14 @@ def test_random_bytes_get_a_verdict(noise, at, cut):
     for raw in (noise, VALID_BYTES[:at] + noise + VALID_BYTES[at + cut:]):
         doc, problems = v.parse(raw)
         _assert_verdict(problems if problems else v.check_document(doc))
+
+
+@pytest.mark.parametrize("ceiling", [[1], "x", {"fp32": [1]}, {"fp32": {"flops": "fast"}}, {"fp32": {"flops": -1.0}}])
+def test_a_malformed_matmul_ceiling_is_a_schema_verdict(ceiling):
+    """Found by the fuzz test above: settings.matmul_ceiling as a list reached the ceiling rules
+    (internal-error); the schema names it."""
+    doc = copy.deepcopy(VALID)
+    doc["settings"]["matmul_ceiling"] = ceiling
+    problems = v.check_document(doc)
+    _assert_verdict(problems)
+    assert any(p.field.startswith("settings.matmul_ceiling") for p in problems), problems
