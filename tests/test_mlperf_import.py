@@ -477,6 +477,7 @@ def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_rou
     importer.run_import([tmp_path / "edited"], tmp_path / "b", jobs=1)
     doc = json.loads(next((tmp_path / "b" / "mlperf").iterdir()).read_text())
     assert doc["score"]["minutes"] is None and doc["score"]["at_round"]["minutes"] == today
+    assert importer.row(doc, None, None)["score_at_round_minutes"] == today
     assert later_rules.stricter_since(doc) == "a check made stricter after the round"
     # a run that also fails another check is not one the round's checker passed
     worse = "\n".join(line for line in text.splitlines() if '"key": "lora_alpha"' not in line) + "\n"

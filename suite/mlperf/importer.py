@@ -254,6 +254,7 @@ def row(doc: dict, stored: Path | None, state: str | None) -> dict:
         "accelerators": system["accelerators"], "nodes": system["nodes"], "framework": system["framework"],
         "runs": len(doc["runs"]), "runs_counted": score["runs_counted"],
         "score_minutes": score["minutes"], "score_status": score["status"],
+        "score_at_round_minutes": (score.get("at_round") or {}).get("minutes"),
         "rcp_scaling_factor": score["rcp_scaling_factor"], "energy_j": score.get("energy_j"),
         "median_init_s": median("init_s"), "median_eval_s": median("eval_s"),
         "median_samples_per_s": statistics.median(rates) if rates else None,
