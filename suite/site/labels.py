@@ -102,6 +102,7 @@ DOC_FIELDS = {
     "settings.failure_rate_per_hour": ("failures injected per hour", "count"),
     "settings.compile": ("compile mode", "text"), "settings.skipped": ("workloads skipped", "text"),
     "settings.cpu_threads": ("CPU threads used by PyTorch", "count"),
+    "settings.matmul_ceiling": ("matmul ceiling measured per precision", "text"),
     "settings.interrupted": ("interrupted", "bool"), "settings.aborted": ("aborted", "text"),
     "settings.division": ("division", "text"), "settings.open_changes": ("open-division changes", "text"),
     "settings.command": ("command line", "command"),
