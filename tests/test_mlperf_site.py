@@ -209,6 +209,14 @@ def test_a_submission_with_runs_missing_is_marked_and_left_out_of_the_history(tm
     assert "<circle" not in history
 
 
+def test_a_run_its_rounds_checker_counted_is_not_struck_on_a_row_scored_that_way():
+    run = {"file": "result_0.txt", "counted": False, "at_round": True, "why": "Required AT_LEAST_ONE …",
+           "init_s": 120.0, "eval_s": 30.0, "train_s": 900.0, "other_s": 1.0}
+    assert 'class="dropped"' in str(mlperf_pages.goodput_bars([run]))
+    bar = str(mlperf_pages.goodput_bars([run], at_round=True))
+    assert 'class="dropped"' not in bar and "counted by its round&#39;s checker, not today&#39;s" in bar
+
+
 def test_a_bucket_below_the_clocks_resolution_reads_zero_in_the_goodput_bar():
     """Float noise (the 'other' bucket of a subtraction: 5.68e-14 s) is 0 s, never printed as a time."""
     run = {"file": "result_0.txt", "counted": True, "init_s": 120.0, "eval_s": 30.0, "train_s": 900.0,

@@ -38,11 +38,12 @@ SEGMENTS = (("init", "p1"), ("eval", "p4"), ("train", "p3"), ("other", "p5"))
 BAR_W, BAR_H, GAP = 100, 7, 2
 
 
-def goodput_bars(runs: list[dict]) -> Markup:
+def goodput_bars(runs: list[dict], at_round: bool = False) -> Markup:
     """One stacked bar per run (init / eval / train / other, each run's own wall time as the
     full width), as inline SVG: a path per bucket and a hit area per run with its figures as a
     tooltip; an unmeasured bucket is left out of the bar and said so in the tooltip, never
-    drawn as zero."""
+    drawn as zero. ``at_round``: the row is scored as its round's checker scored it, and a run
+    that checker counted is not struck through."""
     shown = [(r, g) for r in runs if (g := ingest.goodput(r))["wall_s"]]
     if not shown:
         return Markup('<span class="empty">not measured</span>')
@@ -62,10 +63,12 @@ def goodput_bars(runs: list[dict]) -> Markup:
             paths[name].append(f"M{x:.1f} {y}h{w:.1f}v{BAR_H}h{-w:.1f}z")
             words.append(f"{name} {seconds(value)}")
             x += w
-        state = "" if run.get("counted") else f"; not counted: {(run.get('why') or run.get('status') or '')[:70]}"
+        state = "" if run.get("counted") else (
+            f"; counted by its round's checker, not today's: {(run.get('why') or '')[:70]}" if at_round and run.get("at_round")
+            else f"; not counted: {(run.get('why') or run.get('status') or '')[:70]}")
         title = f"{run['file']}: {', '.join(words)}; goodput {pct(good['goodput'])}{state}"
         hits.append(f'<rect class="hit" y="{y}" width="{BAR_W}" height="{BAR_H}"><title>{escape(title)}</title></rect>')
-        if not run.get("counted"):
+        if not run.get("counted") and not (at_round and run.get("at_round")):
             struck.append(f"M0 {y + BAR_H / 2}h{BAR_W}")
     body = [f'<path class="seg {css}" d="{"".join(paths[name])}"/>' for name, css in SEGMENTS if paths[name]]
     if struck:
@@ -157,7 +160,7 @@ def _round_cells(r: Row) -> list[dict]:
     return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), cell(r.submitter),
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"),
             cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
-            _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"])),
+            _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"], r.at_round)),
             cell("logs", href=r.source)]
 
 
