@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import collections
 import csv
-import json
 import math
 import os
 import subprocess
@@ -27,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from suite.mlperf import documents
 
 REPO = Path(__file__).resolve().parent.parent
 REL_TOL = 1e-6
@@ -49,7 +50,7 @@ def round_era_csv(logging_repo: Path, commit: str, tree: Path, ruleset: str, scr
     return out
 
 
-def compare(rnd: str, csv_path: Path, documents: Path) -> collections.Counter:
+def compare(rnd: str, csv_path: Path, folder: Path) -> collections.Counter:
     """Each document of ``rnd`` against the round-era CSV: counts by outcome, printing each difference."""
     old: dict[tuple, list[float]] = collections.defaultdict(list)
     with open(csv_path, encoding="utf-8") as handle:
@@ -61,8 +62,8 @@ def compare(rnd: str, csv_path: Path, documents: Path) -> collections.Counter:
             if bench not in _META and value:
                 old[(org, r["system"].strip(), r["framework"].strip(), bench)].append(float(value))
     counts: collections.Counter = collections.Counter()
-    for path in sorted(documents.glob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
+    for path in sorted(folder.glob("*.json")):
+        doc = documents.read(path)
         if doc["source"]["round"] != rnd:
             continue
         key = (doc["source"]["org_folder"], doc["system"]["name"].strip(),

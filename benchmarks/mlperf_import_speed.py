@@ -267,7 +267,9 @@ def compare(documents: list[dict], ref: dict) -> dict:
 
 
 def _documents(folder: Path) -> list[dict]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((folder / "mlperf").glob("*.json"))]
+    from suite.mlperf import documents
+
+    return [documents.read(p) for p in sorted((folder / "mlperf").glob("*.json"))]
 
 
 def _import(rounds: list[Path], results: Path) -> dict:

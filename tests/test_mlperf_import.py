@@ -283,7 +283,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
     assert "derived from MLPerf Training results, not MLPerf results" in first
     stored = list((out / "mlperf").glob("*.json"))
     assert len(stored) == 1 and store.stored_files(out) == []  # goodbench's store never sees it
-    doc = json.loads(stored[0].read_text())
+    doc = documents.read(stored[0])
     assert doc["kind"] == "mlperf-training-import" and "not an MLPerf result" in doc["label"]
     assert doc["source"]["round"] == "v5.1" and importer.source_url(doc).startswith(
         "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/")
@@ -409,7 +409,7 @@ def test_logs_absent_from_the_copy_are_kept_as_absent_runs_and_give_no_score(tmp
     assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--absent", str(listed), "--json"]) == 0
     printed = capsys.readouterr()
     rows = json.loads(printed.out)
-    docs = {d["system"]["folder"]: d for d in (json.loads(p.read_text()) for p in (out / "mlperf").iterdir())}
+    docs = {d["system"]["folder"]: d for d in map(documents.read, (out / "mlperf").iterdir())}
     part = docs[AMD_SYSTEM]  # result_2 is in the copy: only 3..9 are absent
     assert [r["status"] for r in part["runs"]] == ["success"] * 3 + ["absent"] * 7
     assert part["score"]["minutes"] is None and part["score"]["runs"] == 10
@@ -475,7 +475,7 @@ def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_rou
     assert run["score_minutes"] == _read(plain / "result_0.txt")["score_minutes"]
     today = importer.run_import([tmp_path / "plain"], tmp_path / "a", jobs=1).rows[0]["score_minutes"]
     importer.run_import([tmp_path / "edited"], tmp_path / "b", jobs=1)
-    doc = json.loads(next((tmp_path / "b" / "mlperf").iterdir()).read_text())
+    doc = documents.read(next((tmp_path / "b" / "mlperf").iterdir()))
     assert doc["score"]["minutes"] is None and doc["score"]["at_round"]["minutes"] == today
     assert importer.row(doc, None, None)["score_at_round_minutes"] == today
     assert later_rules.stricter_since(doc) == "a check made stricter after the round"
@@ -496,3 +496,35 @@ def test_v2_1_bert_passed_its_rounds_checker_with_one_opt_epsilon():
     assert not later_rules.passed_at_round("2.1.0", "resnet", [lamb], ["opt_epsilon"])
     assert not later_rules.passed_at_round("2.1.0", "bert", [lamb, "CHECK for 'x' failed"], ["opt_epsilon"])
     assert "opt_epsilon" in ingest.kept_keys("2.1.0")  # its lines are read, though no rule of today names it
+
+
+def test_runs_are_stored_as_a_table_and_read_back_as_they_were():
+    """The stored runs are a table of the schema's fields; a run without a field that takes null
+    (energy_j: no power folder) is told apart from one whose value is null (a power log not read)."""
+    runs = [{"file": "result_0.txt", "status": "success", "counted": True, "why": None, "time_to_train_s": 60.0,
+             "energy_j": None, "energy_note": "not measured: a power log of zero duration"},
+            {"file": "result_1.txt", "status": None, "counted": False, "why": "below target", "at_round": True},
+            {"file": "result_2.txt", "status": "success", "counted": True, "why": None, "energy_j": 5.0}]
+    doc = {"kind": documents.KIND, "runs": runs, "score": {"minutes": 1.0}}
+    raw = documents.encode(doc)
+    stored = json.loads(raw)
+    assert stored["runs"]["columns"] == ["file", "status", "counted", "why", "time_to_train_s", "energy_j",
+                                         "energy_note", "at_round"]
+    assert stored["runs"]["rows"][1] == ["result_1.txt", None, False, "below target", None, False, None, True]
+    assert documents.decode(stored) == doc and list(documents.decode(stored)) == list(doc)
+    assert raw.count(b"\n") == len(doc) + len(runs) + 1  # a line per top-level key and per run, and the table's end
+
+
+@pytest.mark.parametrize(("runs", "why"), [
+    ({"columns": ["file", "nope"], "rows": []}, "not the schema's run fields"),
+    ({"columns": ["file", "file"], "rows": []}, "each once"),
+    ({"columns": ["file"], "rows": [["a", "b"]]}, "not a row of 1 cells"),
+    ({"columns": ["file"], "rows": "x"}, "a table is"),
+    ({"columns": ["file"], "rows": [], "extra": 1}, "a table is")])
+def test_a_stored_table_of_another_shape_is_not_read(tmp_path, runs, why):
+    folder = tmp_path / documents.SUBFOLDER
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps({"kind": documents.KIND, "schema_version": documents.SCHEMA_VERSION,
+                                               "runs": runs}))
+    docs, bad = documents.load_all(tmp_path)
+    assert docs == [] and why in dict(bad)["a.json"]

@@ -268,7 +268,7 @@ def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
     _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10)
     importer.run_import([tree], results, jobs=1)
     stored = next((results / "mlperf").iterdir())
-    doc = json.loads(stored.read_text())
+    doc = documents.read(stored)
     # the same document as if it were v1.1 minigo, every run failing the weights-initialization check
     doc["source"].update(round="v1.1", ruleset="1.1.0", benchmark_folder="minigo")
     doc["benchmark"] = "minigo"
@@ -324,7 +324,7 @@ def test_a_log_saying_status_absent_is_not_a_log_the_copy_lacked(tmp_path):
     _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10,
           lambda text, i: text.replace('"status": "success"', '"status": "absent"') if i == 0 else text)
     outcome = importer.run_import([tree], results, jobs=1)
-    doc = json.loads(next((results / "mlperf").iterdir()).read_text())
+    doc = documents.read(next((results / "mlperf").iterdir()))
     assert doc["runs"][0]["status"] == "absent" and "absent" not in doc["source"]
     assert mlperf_model.row(doc).absent == 0 and outcome.rows[0]["score_minutes"] is not None
 
