@@ -22,9 +22,10 @@ SOURCES = sorted((REPO / "suite" / "validate").glob("*.py")) + [REPO / "suite" /
 
 
 def _raised_codes(node: ast.AST) -> set[str]:
-    """The literal codes of every ``Problem("code", ...)`` under ``node``."""
+    """The literal codes of every ``Problem("code", ...)`` under ``node``, and of every
+    ``against("code", ...)`` (claim_rules: a problem of that code per value the log contradicts)."""
     return {call.args[0].value for call in ast.walk(node)
-            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Problem"
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) in ("Problem", "against")
             and call.args and isinstance(call.args[0], ast.Constant)}
 
 

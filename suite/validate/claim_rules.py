@@ -69,9 +69,10 @@ def differs(got: Any, logged_value: Any) -> bool:
     return got != logged_value
 
 
-def against(where: str, pairs: list[tuple[str, Any, str, Any]]) -> list[tuple[str, str]]:
-    """(field, reason) for each (field, value, log key, logged value) that differs."""
-    return [(f"{where}.{field}" if field else where, f"{safe(value)}, but the event log's {key} says {safe(logged_value)}")
+def against(code: str, where: str, pairs: list[tuple[str, Any, str, Any]]) -> list[Problem]:
+    """A ``code`` problem for each (field, value, log key, logged value) that differs."""
+    return [Problem(code, f"{where}.{field}" if field else where,
+                    f"{safe(value)}, but the event log's {key} says {safe(logged_value)}")
             for field, value, key, logged_value in pairs if differs(value, logged_value)]
 
 
@@ -119,8 +120,8 @@ def _check_scale(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
     problems = []
     if headers:
         max_steps = first(headers, "goodbench_max_steps")
-        problems += [Problem("log-scale", f, r) for f, r in against(where, [
-            ("scale", run["scale"], "goodbench_scale", first(headers, "goodbench_scale"))])]
+        problems += against("log-scale", where, [
+            ("scale", run["scale"], "goodbench_scale", first(headers, "goodbench_scale"))])
         if max_steps != spec.max_steps:
             problems.append(Problem("log-scale", f"{where}.scale",
                                     f"a {run['scale']}-scale run trains up to {spec.max_steps} steps, but the "
@@ -154,14 +155,14 @@ def _check_spec(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
         return []
     ref, metrics = run["workload"], run["metrics"]
     batch = first(headers, "global_batch_size")
-    problems = [Problem("log-spec", f, r) for f, r in against(where, [
+    problems = against("log-spec", where, [
         ("workload.spec_hash", ref["spec_hash"], claims.SPEC_HASH, first(headers, claims.SPEC_HASH)),
         ("workload.version", ref["version"], claims.WORKLOAD_VERSION, first(headers, claims.WORKLOAD_VERSION)),
         ("workload.id", ref["id"], "submission_benchmark", first(headers, "submission_benchmark")),
         ("metrics.samples_per_step", metrics["samples_per_step"], "global_batch_size", batch),
-    ])]
-    problems += [Problem("log-spec", f, r) for f, r in against("settings", [
-        ("division", division(doc), "submission_division", first(headers, "submission_division"))])]
+    ])
+    problems += against("log-spec", "settings", [
+        ("division", division(doc), "submission_division", first(headers, "submission_division"))])
     workload = registry.get(ref["id"])
     spec = workload.spec(run["scale"])
     lr = first(headers, "opt_base_learning_rate")
@@ -193,7 +194,7 @@ def _check_seed(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     headers = run_headers(run, facts)
     if not headers:
         return []
-    return [Problem("log-seed", f, r) for f, r in against(where, [("seed", run["seed"], "seed", first(headers, "seed"))])]
+    return against("log-seed", where, [("seed", run["seed"], "seed", first(headers, "seed"))])
 
 
 # ---------------------------------------------------------------- where it was trained
@@ -204,12 +205,12 @@ def _check_system(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
     if not headers:
         return []
     acc = doc["system"]["accelerator"]
-    return [Problem("log-system", f, r) for f, r in against("system", [
+    return against("log-system", "system", [
         ("name", doc["system"]["name"], "submission_platform", first(headers, "submission_platform")),
         ("accelerator.name", acc["name"], claims.ACCELERATOR, first(headers, claims.ACCELERATOR)),
         ("accelerator.count", acc["count"], claims.ACCELERATOR_COUNT, first(headers, claims.ACCELERATOR_COUNT)),
-    ])] + [Problem("log-system", f, r) for f, r in against(where, [
-        ("device", run["device"], claims.DEVICE, first(headers, claims.DEVICE))])]
+    ]) + against("log-system", where, [
+        ("device", run["device"], claims.DEVICE, first(headers, claims.DEVICE))])
 
 
 @run_rule("accelerator-claim")
@@ -248,9 +249,9 @@ def _check_ranks(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
     if not headers:
         return []
     size = results.world_size(run)
-    problems = [Problem("log-ranks", f, r) for f, r in against(where, [
+    problems = against("log-ranks", where, [
         ("distributed.world_size" if run.get("distributed") else "distributed", size, claims.WORLD_SIZE,
-         first(headers, claims.WORLD_SIZE))])]
+         first(headers, claims.WORLD_SIZE))])
     declared = (doc["settings"].get("distributed") or {}).get("world_size", 1)
     if declared != size:
         problems.append(Problem("log-ranks", "settings.distributed.world_size",
@@ -273,8 +274,8 @@ def _check_compile(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
     if not headers:
         return []
     mode = doc["settings"].get("compile", "off")
-    return [Problem("log-compile", f, r) for f, r in against("settings", [
-        ("compile", mode, claims.COMPILE, first(headers, claims.COMPILE))])]
+    return against("log-compile", "settings", [
+        ("compile", mode, claims.COMPILE, first(headers, claims.COMPILE))])
 
 
 @run_rule("log-session")

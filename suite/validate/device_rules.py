@@ -34,7 +34,7 @@ def _check_log_precision(run: dict, where: str, doc: dict, facts: dict) -> list[
     if any(claims.PRECISION_FLAGS in h.events for h in headers):
         pairs.append(("precision_flags", run.get("precision_flags"), claims.PRECISION_FLAGS,
                       first(headers, claims.PRECISION_FLAGS)))
-    return [Problem("log-precision", f, r) for f, r in against(where, pairs)]
+    return against("log-precision", where, pairs)
 
 
 def flags_on(precision: str, device_type: str) -> dict | None:
