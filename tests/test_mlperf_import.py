@@ -528,3 +528,16 @@ def test_a_stored_table_of_another_shape_is_not_read(tmp_path, runs, why):
                                                "runs": runs}))
     docs, bad = documents.load_all(tmp_path)
     assert docs == [] and why in dict(bad)["a.json"]
+
+
+def test_an_absent_list_that_is_a_link_or_not_utf8_is_refused_with_the_reason(tmp_path):
+    from suite.errors import GoodbenchError
+    from suite.mlperf import commands
+
+    tree = tmp_path / "tree"
+    _tree(tree, {"result_0.txt": _amd()})
+    (tmp_path / "list.txt").write_bytes(b"\xff\xfe")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "list.txt")
+    for name, why in (("list.txt", "utf-8"), ("link.txt", "symbolic link"), ("none.txt", "cannot be read")):
+        with pytest.raises(GoodbenchError, match=why):
+            commands.import_command([str(tree)], str(tmp_path / "out"), None, 1, False, absent=str(tmp_path / name))

@@ -40,7 +40,7 @@ STATES = {"new": "new", "updated": "updated (same source files)", "unchanged": "
           "replaced": "REPLACED (other source files)", "kept": "kept (other source files stored)"}
 
 
-MAX_ABSENT_CHARS = 16 * 1024 * 1024  # an --absent list: every file of every round fits in far less
+MAX_ABSENT_BYTES = 16 * 1024 * 1024  # an --absent list: every file of every round fits in far less
 
 
 def import_command(paths: list[str], results_dir: str, round_arg: str | None, jobs: int | None,
@@ -58,13 +58,12 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
         raise GoodbenchError(str(exc)) from None
     listed = None
     if absent is not None:
+        from suite.mlperf import files
+
         try:
-            with open(absent, encoding="utf-8") as handle:
-                listed = handle.read(MAX_ABSENT_CHARS + 1)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise GoodbenchError(f"--absent {absent}: cannot be read: {exc}") from None
-        if len(listed) > MAX_ABSENT_CHARS:
-            raise GoodbenchError(f"--absent {absent}: over {MAX_ABSENT_CHARS:,} characters: not a list of files")
+            listed = files.read_bytes(absent, MAX_ABSENT_BYTES).decode("utf-8")
+        except (files.Unreadable, UnicodeDecodeError) as exc:
+            raise GoodbenchError(f"--absent {absent}: {exc}") from None
     outcome = importer.run_import(paths, results_dir, round_arg, jobs, replace=replace, absent=listed,
                                   on_problem=lambda line: _stderr(f"goodbench: {line}"))
     if as_json:
