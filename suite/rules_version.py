@@ -6,4 +6,4 @@ file refused by the new rules says under which rules it was stored (``suite.lead
 A module of its own, importing nothing, so that writing a results file (suite/results.py) does not
 load the validator; ``suite.validate.RULES_VERSION`` is the same number.
 """
-RULES_VERSION = 6  # the changelog is in docs/rules.md
+RULES_VERSION = 7  # the changelog is in docs/rules.md

@@ -1,10 +1,10 @@
 """How a forger works, for the forgery tests (tests/test_forgery.py, tests/test_forgery_claims.py).
 
-A forgery takes a real smoke result (results/: one CPU run of each of the five workloads, with its
-event log, written under the current rules), changes one record or claim, and then recomputes every
+A forgery takes a real smoke result (tests/fixtures/reference-smoke.json: one CPU run of each of
+the five workloads, with its event log, written under the current rules), changes one record or claim, and then recomputes every
 figure derived from the records with the functions the runner writes them with and the validator
-recomputes them with (:func:`repair`, through :mod:`suite.recompute`). The honest files are the
-stored results written under the current rules and the valid corpus.
+recomputes them with (:func:`repair`, through :mod:`suite.recompute`). The honest files are that
+reference result and the valid corpus.
 """
 from __future__ import annotations
 
@@ -22,26 +22,23 @@ TTA = ("lm-char", "fashion-cnn", "dlrm-small")
 THROUGHPUT = ("gpt2-124m", "llama-1b")
 
 
-def _current(path: Path) -> bool:
-    return json.loads(path.read_text()).get("rules_version", 1) >= v.RULES_VERSION
-
-
-STORED_CURRENT = [p for p in sorted((REPO / "results").glob("*.json")) if _current(p)]
-"""The stored results written under the current rules (older ones keep their status: waived)."""
+REFERENCE = REPO / "tests" / "fixtures" / "reference-smoke.json"
+"""A real CPU smoke result of the five workloads, each run with its event log, written under the
+current rules (``goodbench run --device cpu --scale smoke --no-sign``). The tests read it here,
+never from results/, so that what a user stores there changes no test; when the rules version
+goes up, a new run replaces it (docs/rules.md)."""
+STORED_CURRENT = [REFERENCE]
+"""The real results written under the current rules that the tests start from."""
 HONEST = STORED_CURRENT + CORPUS_VALID
 
 
 def _smoke_file() -> Path:
-    """The newest stored real smoke result that holds a run of every workload with its event log."""
-    found = []
-    for path in STORED_CURRENT:
-        doc = json.loads(path.read_text())
-        logged = {r["workload"]["id"] for r in doc["runs"] if r.get("event_log")}
-        if logged >= set(TTA + THROUGHPUT):
-            found.append((doc["created_at"], path))
-    if not found:
-        raise AssertionError("results/ holds no smoke result of the five workloads written under the current rules")
-    return max(found)[1]
+    doc = json.loads(REFERENCE.read_text())
+    logged = {r["workload"]["id"] for r in doc["runs"] if r.get("event_log")}
+    if doc.get("rules_version") != v.RULES_VERSION or logged < set(TTA + THROUGHPUT):
+        raise AssertionError(f"{REFERENCE} is not a smoke result of the five workloads with their event logs "
+                             f"written under rules v{v.RULES_VERSION}: run the suite again to replace it")
+    return REFERENCE
 
 
 SMOKE = json.loads(_smoke_file().read_text())

