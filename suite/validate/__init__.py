@@ -19,7 +19,9 @@ gets all of its problems listed. The order of the layers, one module each:
    (a signed file's signature over the whole file, and its run ids minted for its key).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
-and bounded sizes. A rule that fails unexpectedly is reported as ``internal-error`` rather than
+and bounded sizes. The work is bounded by the input's size: every layer stops once it has more
+problems than are listed (:data:`MAX_PROBLEMS`), and no rule runs once the schema's listing is
+full (the schema lists at most that many: which runs passed it is then not known). A rule that fails unexpectedly is reported as ``internal-error`` rather than
 raising, so any input gets a verdict. ``RULES_VERSION`` is the version of these rules, recorded
 in every new results file.
 """
@@ -95,15 +97,17 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     if problems:
         return bounded(problems)
     problems = guard(schema_problems, doc)
-    if not isinstance(doc, dict) or any(p.field and not p.field.startswith("runs[") or not p.field
-                                        for p in problems):
-        return bounded(problems)  # the document's frame is broken: no rule can run
+    if not isinstance(doc, dict) or len(problems) > MAX_PROBLEMS or \
+            any(p.field and not p.field.startswith("runs[") or not p.field for p in problems):
+        return bounded(problems)  # the frame is broken, or the listing full: no rule runs
     broken = {int(p.field[5:p.field.index("]")]) for p in problems if p.field.startswith("runs[")}
     runs = [(i, run) for i, run in enumerate(doc["runs"]) if i not in broken]
     now = now or dt.datetime.now(dt.UTC)
     for rule in rules(DOCUMENT):
         problems += guard(rule.check, doc, runs, now)
     for i, run in runs:
+        if len(problems) > MAX_PROBLEMS:
+            break  # the listing is full: the rest could only be counted
         problems += guard(check_run, run, f"runs[{i}]", doc)
     return bounded(problems)
 
