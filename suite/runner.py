@@ -58,8 +58,13 @@ class RankLost(GoodbenchError):
     record: dict
 
 
+SEED_LIMIT = 2 ** 32
+"""Seeds run from 0 to ``SEED_LIMIT − 1``: numpy's seeding takes no other (``goodbench run``
+trains the pinned seeds 1 … 10)."""
+
+
 def seed_everything(seed: int) -> None:
-    """Pin python, numpy and torch RNGs (all devices)."""
+    """Pin python, numpy and torch RNGs (all devices); ``seed`` in 0 … :data:`SEED_LIMIT` − 1."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

@@ -3,6 +3,7 @@ compared with it; the reproduction's own file, its validation, the store and the
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import factories
+import forging
 import numpy as np
 import pytest
 import torch
@@ -74,11 +76,36 @@ def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     assert stored.name == f"{_sha(tmp_path / 'rep.json')}.json"
 
 
+def _edited_val_loss(doc: dict, factor: float) -> dict:
+    """``doc`` with its first run's first ``val_loss`` × ``factor`` as a forger writes it: in the
+    curve and the event log alike, every figure derived from them repaired (tests/forging.py), so
+    that validation alone cannot tell."""
+    run = doc["runs"][0]
+    point = run["curve"][0]
+    point["val_loss"] *= factor
+
+    def edit(e):
+        if e.key != "eval_accuracy" or e.metadata.get("step") != point["step"] or e.metadata.get("metric") != "val_loss":
+            return e
+        quality = {**e.metadata["quality"], "val_loss": point["val_loss"]}
+        return forging.moved(e, value=point["val_loss"], metadata={**e.metadata, "quality": quality})
+
+    forging.edit_log(run, edit)
+    return forging.repair(doc)
+
+
+def test_a_curve_edited_as_a_forger_does_passes_validation_and_is_planned():
+    """What validation cannot catch is what a reproduction is for: the edited file is validated
+    first, passes, and is planned (the slow test below trains it and finds the difference)."""
+    doc = _edited_val_loss(json.loads(TWO_RANKS.read_text()), 0.99)
+    assert check_document(doc) == []
+    assert planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], None, inputs.Machine(0)).targets
+
+
 @pytest.mark.slow
 def test_an_edited_curve_differs(smoke_file, tmp_path):
-    doc = json.loads(smoke_file.read_text())
+    doc = _edited_val_loss(json.loads(smoke_file.read_text()), 0.99)  # a forger's 1%, consistent throughout
     point = doc["runs"][0]["curve"][0]
-    point["val_loss"] *= 0.99  # a forger's 1%: the validator's stream check would refuse it; bypassed
     doc["system"]["host"]["cpu_model"] = "another CPU"  # what once widened the tolerance to 0.64
     doc["system"]["host"]["cpu_capability"] = None
     edited = tmp_path / "edited.json"
@@ -124,16 +151,15 @@ def _refused(tmp_path: Path, doc: dict, *extra: str) -> subprocess.CompletedProc
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA machine can reproduce a CUDA run")
-def test_a_cuda_run_is_refused_on_this_cpu_box(tmp_path):
+def test_a_cuda_run_is_refused_on_this_cpu_box():
     doc = json.loads(TWO_RANKS.read_text())
     for run in doc["runs"]:
         run["device"] = "cuda:0"
     doc["system"]["accelerator"].update(type="cuda", name="NVIDIA H100 80GB HBM3")
-    proc = _refused(tmp_path, doc)
-    assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == [
-        "goodbench: error: cannot reproduce run 0 (gpt2-124m seed 1): recorded on CUDA (cuda:0, NVIDIA H100 "
-        "80GB HBM3); this machine has no CUDA device"]
+    with pytest.raises(planning.CannotReproduce) as caught:  # planned as a valid file would be
+        planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], None, inputs.Machine(0))
+    assert str(caught.value) == ("cannot reproduce run 0 (gpt2-124m seed 1): recorded on CUDA (cuda:0, NVIDIA H100 "
+                                 "80GB HBM3); this machine has no CUDA device")
 
 
 @pytest.mark.parametrize("edit, reason", [
@@ -187,6 +213,40 @@ def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path
                           cwd=tmp_path, env=two, capture_output=True, text=True, timeout=900)
     assert "1 CPU thread (as recorded)" in proc.stderr, proc.stdout + proc.stderr  # the plan's line
     assert "bit-identical" in proc.stdout and proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_original_the_validator_refuses_is_refused_on_one_line(tmp_path):
+    """A file the validator refuses is no result to reproduce: refused before anything is planned,
+    with its first problem on one line (an edited curve value the log does not hold)."""
+    doc = json.loads(TWO_RANKS.read_text())
+    doc["runs"][0]["curve"][0]["val_loss"] *= 0.99
+    proc = _refused(tmp_path, doc)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(f"goodbench: error: refused by the validator, not reproduced: {tmp_path / 'original.json'}: "
+                           "runs[0].curve")
+    assert "[stream-curve]" in line and line.endswith("(and 1 more: goodbench validate lists them)"), line
+
+
+def test_a_seed_numpy_cannot_take_is_refused_on_one_line(tmp_path):
+    """Seed 2**70: refused on one line, never a traceback from the seeding. The validator refuses an
+    integer beyond 2**63; a seed it accepts but numpy cannot take (2**32 to 2**63, in an
+    open-division file whose seeds are free) is refused by planning before anything is trained."""
+    doc = json.loads(TWO_RANKS.read_text())
+    for run in doc["runs"]:
+        run["seed"] = 2 ** 70
+        forging.set_logged(run, seed=2 ** 70)
+    proc = _refused(tmp_path, doc)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "refused by the validator" in line and "runs[0].seed: an integer beyond 2^63 [number-too-large]" in line
+    assert "Traceback" not in proc.stderr
+    for seed in (2 ** 32, 2 ** 70):
+        doc["runs"][0]["seed"] = seed
+        with pytest.raises(planning.CannotReproduce) as caught:
+            planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], None, inputs.Machine(0))
+        assert str(caught.value) == (f"cannot reproduce run 0 (gpt2-124m seed {seed}): seed {seed} is not one "
+                                     "goodbench can train with (0 to 4294967295)")
 
 
 def test_a_run_index_out_of_range_is_a_usage_error(tmp_path):
@@ -282,7 +342,9 @@ def test_a_slower_rerun_differs_on_throughput_with_an_interval():
     assert slow.curve.agrees and slow.throughput.within is False and slow.repeat
     assert slow.throughput.ratio == pytest.approx(0.7, rel=1e-6)
     assert slow.throughput.low < 0.7 < slow.throughput.high and "batch means" in slow.throughput.method
-    assert slow.verdict.startswith("differs: throughput: 0.700× the recorded samples/s, outside ±20%")
+    assert slow.throughput.high < 0.8 and slow.verdict == (
+        f"differs: throughput: 0.700× the recorded samples/s, 95% interval {slow.throughput.low:.3f}–"
+        f"{slow.throughput.high:.3f}, wholly outside ±20%")
     fine = comparison.compare_run(_target(doc), _record(original, speed=0.9), 0.2)
     assert fine.verdict == "reproduced" and not fine.repeat
     again = comparison.compare_run(_target(doc), _record(original, speed=0.7), 0.2, earlier=slow)
@@ -311,6 +373,43 @@ def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(m
         assert entry["first_ratio"] == pytest.approx(0.5) and entry["measurements"] == 2
 
 
+@pytest.mark.parametrize("low, high, judged", [
+    (0.85, 1.15, tolerance.WITHIN),
+    (0.8, 1.2, tolerance.WITHIN),  # the band's edges are in it
+    (0.5, 0.79, tolerance.OUTSIDE),
+    (1.21, 3.0, tolerance.OUTSIDE),
+    (0.7, 0.9, tolerance.INCONCLUSIVE),  # across the lower edge
+    (1.1, 1.3, tolerance.INCONCLUSIVE),  # across the upper edge
+    (0.460, 6.805, tolerance.INCONCLUSIVE),  # across both
+    (None, None, tolerance.INCONCLUSIVE),  # no interval
+])
+def test_the_throughput_is_judged_by_where_its_interval_lies(low, high, judged):
+    assert tolerance.interval_judgement(low, high, 0.2) == judged
+
+
+def test_a_ratio_outside_the_tolerance_whose_interval_holds_1_is_inconclusive_not_differs():
+    """The issue's case: "differs: throughput 1.769×, outside ±20%" was said of a run whose own
+    95% interval, 0.460–6.805, holds 1."""
+    doc = json.loads(TWO_RANKS.read_text())
+    c = comparison.compare_run(_target(doc), _record(doc["runs"][0]), 0.2)
+    noisy = comparison.ThroughputRatio(100.0, 176.9, 1.769, 0.460, 6.805, "batch means", 0.2, within=False)
+    c = dataclasses.replace(c, throughput=noisy)
+    assert c.curve.agrees and c.reasons() == [] and c.repeat  # trained once more: not shown within
+    assert c.verdict == ("inconclusive: throughput: 1.769× the recorded samples/s, 95% interval 0.460–6.805, "
+                         "neither wholly within nor wholly outside ±20%")
+    wide = dataclasses.replace(c, throughput=dataclasses.replace(noisy, samples_per_s=100.0, ratio=1.0, within=True))
+    assert wide.verdict.startswith("inconclusive: throughput: 1.000×")  # a ratio of 1 proves nothing either
+    unmeasured = dataclasses.replace(noisy, low=None, high=None, method="no interval: a window of 12 steps")
+    assert dataclasses.replace(c, throughput=unmeasured).verdict == (
+        "inconclusive: throughput: 1.769× the recorded samples/s, no interval (a window of 12 steps), neither "
+        "wholly within nor wholly outside ±20%")
+    outside = dataclasses.replace(noisy, low=1.5, high=2.1)
+    assert dataclasses.replace(c, throughput=outside).verdict == (
+        "differs: throughput: 1.769× the recorded samples/s, 95% interval 1.500–2.100, wholly outside ±20%")
+    failed = dataclasses.replace(c, record={**c.record, "status": "failed", "error": "boom"})
+    assert failed.verdict.startswith("differs: the re-run is failed: boom") and not failed.repeat
+
+
 # ---------------------------------------------------------------- the file, the validator, the site
 def test_the_validator_checks_the_reproduces_section():
     doc = json.loads(TWO_RANKS.read_text())
@@ -335,6 +434,50 @@ def test_the_validator_checks_the_reproduces_section():
         ("reproduces", f"{where}.curve.first_difference")]
     assert codes(lambda d, e: d["settings"]["reproduces"].update(sha256="not a hash"))[0][0] == "schema"
     assert entry["verdict"] == "reproduced"
+
+
+def _noisy(rep: dict, verdict: str, ci95: list[float], ratio: float = 1.769) -> dict:
+    """``rep`` whose first run records an original that makes its throughput ratio ``ratio``,
+    with ``ci95`` and ``verdict``: every figure consistent but the verdict, as a forger writes it."""
+    bad = copy.deepcopy(rep)
+    entry = bad["settings"]["reproduces"]["runs"][0]
+    tput = entry["throughput"]
+    tput["original_samples_per_s"] = tput["samples_per_s"] / ratio
+    tput["ratio"] = tput["samples_per_s"] / tput["original_samples_per_s"]
+    tput.update(ci95=ci95, within=abs(tput["ratio"] - 1) <= tput["tolerance"])
+    entry["verdict"] = verdict
+    return bad
+
+
+def test_a_stored_verdict_other_than_its_figures_give_is_refused_and_earlier_rules_keep_their_status():
+    from suite.validate import check_stored
+
+    doc = json.loads(TWO_RANKS.read_text())
+    rep = factories.reproduction_of(doc, "1" * 64)
+    rep["rules_version"] = 7
+    where = "settings.reproduces.runs[0]"
+
+    def found(bad: dict) -> list[tuple[str, str]]:
+        return [(p.code, p.field) for p in check_document(bad)]
+
+    ci = [0.460, 6.805]
+    assert found(_noisy(rep, "inconclusive: throughput: 1.769×, interval across ±20%", ci)) == []
+    differs = _noisy(rep, "differs: throughput: 1.769× the recorded samples/s, outside ±20%", ci)
+    assert found(differs) == [("reproduces-verdict", f"{where}.verdict")]
+    [problem] = check_document(differs)
+    assert problem.reason == ("says differs, but its figures give inconclusive (run complete, curve agrees, "
+                              "throughput 95% interval 0.46–6.805 against ±0.2)")
+    assert found(_noisy(rep, "reproduced", [0.5, 2.0], ratio=1.05)) == [("reproduces-verdict", f"{where}.verdict")]
+    assert found(_noisy(rep, "differs: slow", [1.5, 2.1])) == []
+    assert found(_noisy(rep, "inconclusive: slow", [1.5, 2.1])) == [("reproduces-verdict", f"{where}.verdict")]
+    said = copy.deepcopy(rep)
+    said["settings"]["reproduces"]["runs"][0]["verdict"] = "inconclusive: I say so"  # its interval lies within
+    assert found(said) == [("reproduces-verdict", f"{where}.verdict")]
+    # stored under rules v6, where the ratio alone decided: it keeps its status, the v7 rule is listed
+    assert [p.code for p in check_stored(differs)[0]] == ["reproduces-verdict"]
+    differs["rules_version"] = 6
+    problems, waived = check_stored(differs)
+    assert problems == [] and [p.code for p in waived] == ["reproduces-verdict"]
 
 
 def test_a_reproduction_of_some_seeds_keeps_them_and_is_not_ranked():
@@ -367,12 +510,15 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     key_path, fp = signing.keygen(tmp_path / "reviewer")
     key = signing.load_key(key_path.parent)
     (results_dir / "reviewers.toml").write_text(f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{fp}"\n')
-    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab", "griefer-box"]):
+    for n, system in enumerate(["auditor-box", "auditor-box", "other-lab", "griefer-box", "noisy-box"]):
         rep = factories.reproduction_of(doc, sha, system, variant=n + 1)
+        entry = rep["settings"]["reproduces"]["runs"][0]
         if system in ("other-lab", "griefer-box"):
-            entry = rep["settings"]["reproduces"]["runs"][0]
             entry["curve"].update(agrees=False, first_difference="val_loss at step 40: recorded 3, re-run 2")
             entry["verdict"] = "differs: curve: val_loss at step 40: recorded 3, re-run 2"
+        if system == "noisy-box":  # its interval reaches across the tolerance: it cannot tell
+            entry["throughput"]["ci95"] = [0.5, 2.0]
+            entry["verdict"] = "inconclusive: throughput: 95% interval 0.500–2.000 across ±20%"
         if system != "griefer-box":  # signed by the site's reviewer; the griefer's claim is unsigned
             rep = signing.seal(rep, key)
         path = tmp_path / f"rep{n}.json"
@@ -383,11 +529,13 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
     assert "reproduced 2 times on auditor-box (reviewed by Audit team)" in page
     assert "differs 1 time on other-lab (reviewed by Audit team)" in page
+    assert "inconclusive 1 time on noisy-box (reviewed by Audit team)" in page
+    assert 'title="inconclusive: throughput: 95% interval 0.500–2.000' in page
     assert "unverified claims: 1 reproduction on griefer-box (unsigned; not counted" in page
     assert "differs 1 time on griefer-box" not in page
     assert 'title="differs: curve: val_loss at step 40' in page
     runs = json.loads((tmp_path / "site" / "runs.json").read_text())
-    assert sum(r["reproduces"] == sha for r in runs) == 4
+    assert sum(r["reproduces"] == sha for r in runs) == 5
     workload_page = (tmp_path / "site" / "workloads" / f"{safe_name('gpt2-124m')}.html").read_text()
     assert "origin-lab" in workload_page and "auditor-box" not in workload_page  # no leaderboard entry
 
@@ -405,15 +553,16 @@ def test_a_reproduction_recording_other_figures_for_the_original_is_not_counted(
     stored = store.submit(source, results_dir)
     rep = factories.reproduction_of(doc, stored.stem, "auditor-box")
     tput = rep["settings"]["reproduces"]["runs"][0]["throughput"]
-    tput["original_samples_per_s"] *= 3  # a slower original than the one stored, "reproduced"
+    tput["original_samples_per_s"] *= 3  # a faster original than the one stored: the honest run "differs"
     tput["ratio"] = tput["samples_per_s"] / tput["original_samples_per_s"]
-    tput.update(within=None, ci95=None, tolerance=tput["tolerance"])
+    tput.update(within=False, ci95=[tput["ci95"][0] / 3, tput["ci95"][1] / 3])
+    rep["settings"]["reproduces"]["runs"][0]["verdict"] = "differs: throughput: a third of the recorded samples/s"
     path = tmp_path / "rep.json"
     path.write_text(json.dumps(rep, indent=1))
     store.submit(path, results_dir)  # self-consistent: the validator alone cannot tell
     build_site(results_dir, tmp_path / "site")
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, doc['runs'][0]['run_id'])}.html").read_text()
-    assert "reproduced 1 time" not in page
+    assert "differs 1 time" not in page and "reproduced 1 time" not in page
     assert "not counted: 1 reproduction on auditor-box (records the original&#39;s samples/s as" in page
     assert "records the original&#39;s samples/s as" in page
 

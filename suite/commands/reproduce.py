@@ -26,8 +26,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--run", type=range_type(int, 0), action="append", metavar="N",
                    help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
     p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",
-                   help="throughput tolerance: the re-run's samples/s within PCT%% of the recorded "
-                        "(default 20; a run outside it is measured once more before it is called a difference)")
+                   help="throughput tolerance: the ratio of the re-run's samples/s to the recorded, with "
+                        "its 95%% interval, within 1 ± PCT%% (default 20; a run whose interval is not within "
+                        "it is measured once more: wholly outside, it differs; across the edge, inconclusive)")
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
     p.add_argument("--system-overrides", metavar="FILE",
@@ -50,9 +51,9 @@ def run(args) -> int:
 
 def _reproduce(args, progress: ProgressPrinter) -> int:
     """Plan, train (here or under torchrun), write, report; the exit status (0: every run
-    reproduced, 1: a run differs)."""
+    reproduced, 1: a run differs or is inconclusive)."""
     from suite import launch
-    from suite.reproduce.comparison import REPRODUCED
+    from suite.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.reproduce.inputs import chosen, read_original, this_machine
     from suite.reproduce.planning import plan
     from suite.reproduce.reporting import report_lines
@@ -88,8 +89,10 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         print(line, flush=True)
     n = len(found.comparisons)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
+    undecided = sum(c.verdict.startswith(UNDECIDED) for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
-          f"{done} of {n} run{'s' if n != 1 else ''} reproduced", flush=True)
+          f"{done} of {n} run{'s' if n != 1 else ''} reproduced"
+          + (f", {undecided} inconclusive" if undecided else ""), flush=True)
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
     if launch.in_torchrun():
         return 0  # the launcher reads the verdicts from the file: a differing run is no failed worker

@@ -6,10 +6,11 @@ run consistently passes every rule of the validator (docs/rules.md). Training th
 catch that, and this is the command that does it (docs/rules.md, "Reproducing a result"), one
 module per step:
 
-1. :mod:`~suite.reproduce.inputs`: read the original as bytes (within the validator's limits,
-   but *not* validated: a file that was edited is what this command is for) and hash them: the
-   reproduction names the original by the sha256 of its bytes, which is also its name in the
-   results store; the runs chosen, and what this machine offers;
+1. :mod:`~suite.reproduce.inputs`: read the original as bytes (within the validator's limits)
+   and hash them: the reproduction names the original by the sha256 of its bytes, which is also
+   its name in the results store; validate it first (a file the validator refuses is refused on
+   one line: what validation cannot catch is what this command is for); the runs chosen, and
+   what this machine offers;
 2. :mod:`~suite.reproduce.planning`: plan each chosen run — the same workload version and spec
    hash (an open-division run's declared change applied), seed, scale, precision, compile mode
    and parallel layout — or give the one-line reason this machine cannot (``CannotReproduce``),
@@ -18,10 +19,11 @@ module per step:
    ``goodbench run --nproc-per-node`` when the original ran several processes), and compare
    each re-run with its original (:mod:`~suite.reproduce.comparison`): the eval curve point by
    point, the steady-state throughput as a ratio with its 95% interval, the time to target; a
-   run whose throughput lies outside the tolerance is trained once more before that is called
-   a difference;
+   run whose throughput's interval is not within the tolerance is trained once more before that
+   is called a difference or inconclusive;
 4. write a results file of the re-runs whose ``settings.reproduces`` holds the original's
-   sha256 and each run's comparison and verdict (``reproduced`` or ``differs: <why>``), and
+   sha256 and each run's comparison and verdict (``reproduced``, ``differs: <why>`` or
+   ``inconclusive: <why>``: the throughput's part follows from its interval), and
    report it (:mod:`~suite.reproduce.reporting`).
 
 The command itself is suite/commands/reproduce.py. Torch-free at import (the command line

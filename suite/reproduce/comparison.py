@@ -1,6 +1,7 @@
 """A re-run compared with its original: the eval curve point by point, the steady-state
 throughput as a ratio with its 95% interval (suite/compare_stats.py), the time to target, and
-the verdict (``reproduced`` or ``differs: <why>``)."""
+the verdict: ``reproduced``, ``differs: <why>`` or ``inconclusive: <why>``, the throughput's
+judged from its interval, never from the ratio alone (:func:`~suite.reproduce.tolerance.interval_judgement`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,10 +10,11 @@ from typing import Any
 from suite import results
 from suite.reproduce.inputs import as_dict
 from suite.reproduce.planning import Target
-from suite.reproduce.tolerance import CurveTolerance
+from suite.reproduce.tolerance import INCONCLUSIVE, OUTSIDE, CurveTolerance, interval_judgement
 
 REPRODUCED = "reproduced"
 DIFFERS = "differs: "
+UNDECIDED = "inconclusive: "
 MAX_VERDICT_CHARS = 1500  # within the validator's 2,000-character strings
 
 
@@ -82,8 +84,8 @@ def _steps(steps: list) -> str:
 @dataclass(frozen=True)
 class ThroughputRatio:
     """Re-run samples/s ÷ recorded samples/s, its 95% interval (None: none possible, ``method``
-    says why) and whether the ratio lies within the tolerance (None: neither run has a
-    steady-state throughput)."""
+    says why) and whether the ratio itself lies within the tolerance (None: neither run has a
+    steady-state throughput); :attr:`judged` says where the interval lies, which decides."""
 
     original_samples_per_s: float | None
     samples_per_s: float | None
@@ -93,6 +95,16 @@ class ThroughputRatio:
     method: str
     tolerance: float
     within: bool | None
+
+    @property
+    def judged(self) -> str | None:
+        """``within``, ``outside`` or ``inconclusive`` from the interval
+        (:func:`interval_judgement`); OUTSIDE when only one run has a throughput, None when neither."""
+        if self.within is None:
+            return None
+        if self.ratio is None:
+            return OUTSIDE
+        return interval_judgement(self.low, self.high, self.tolerance)
 
     def to_json(self) -> dict[str, Any]:
         return {"original_samples_per_s": self.original_samples_per_s, "samples_per_s": self.samples_per_s,
@@ -153,33 +165,49 @@ class Comparison:
 
     @property
     def repeat(self) -> bool:
-        """Measure again: the curve agrees but the throughput is outside the tolerance, which on
-        a busy machine may be noise rather than a difference."""
-        return self.measurements == 1 and self.curve.agrees and self.throughput.within is False \
-            and self.record.get("status") == "complete"
+        """Measure again: the curve agrees but the throughput's interval is not within the
+        tolerance, which on a busy machine may be noise rather than a difference."""
+        t = self.throughput
+        return self.measurements == 1 and self.curve.agrees and t.ratio is not None \
+            and t.judged in (OUTSIDE, INCONCLUSIVE) and self.record.get("status") == "complete"
+
+    def _throughput_text(self) -> str:
+        t = self.throughput
+        again = f" (first measurement {self.first_ratio:.3f}×, measured again)" \
+            if self.measurements > 1 and self.first_ratio is not None else ""
+        interval = f"95% interval {t.low:.3f}–{t.high:.3f}" if t.low is not None and t.high is not None \
+            else f"no interval ({t.method.removeprefix('no interval: ')})"
+        where = {OUTSIDE: "wholly outside", INCONCLUSIVE: "neither wholly within nor wholly outside"}.get(
+            str(t.judged), "within")
+        return f"throughput: {t.ratio:.3f}× the recorded samples/s, {interval}, {where} ±{t.tolerance:.0%}{again}"
 
     def reasons(self) -> list[str]:
+        """What differs: the re-run's status, its curve, a throughput whose interval lies wholly
+        outside the tolerance (or that only one run has)."""
         out = []
         if self.record.get("status") != "complete":
             out.append(f"the re-run is {self.record.get('status')}: {self.record.get('error')}")
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
         t = self.throughput
-        if t.within is False:
-            if t.ratio is None:
-                out.append(f"throughput: {t.method}")
-            else:
-                again = f" (first measurement {self.first_ratio:.3f}×, measured again)" \
-                    if self.measurements > 1 and self.first_ratio is not None else ""
-                out.append(f"throughput: {t.ratio:.3f}× the recorded samples/s, outside ±{t.tolerance:.0%}{again}")
+        if t.judged == OUTSIDE:
+            out.append(f"throughput: {t.method}" if t.ratio is None else self._throughput_text())
         return out
+
+    def doubts(self) -> list[str]:
+        """What cannot be told: a throughput whose interval reaches across the tolerance's edge,
+        or that has no interval."""
+        return [self._throughput_text()] if self.throughput.judged == INCONCLUSIVE else []
 
     @property
     def verdict(self) -> str:
         reasons = self.reasons()
-        if not reasons:
+        if reasons:
+            text = DIFFERS + "; ".join(reasons)
+        elif self.doubts():
+            text = UNDECIDED + "; ".join(self.doubts())
+        else:
             return REPRODUCED
-        text = DIFFERS + "; ".join(reasons)
         return text if len(text) <= MAX_VERDICT_CHARS else text[:MAX_VERDICT_CHARS - 1] + "…"
 
     def to_json(self) -> dict[str, Any]:

@@ -1,13 +1,11 @@
 """The inputs of a reproduction: the original results file (its bytes' sha256 and its
-document, read within the validator's limits but not validated), the runs chosen from it,
-and what this machine offers a re-run."""
+document, validated first), the runs chosen from it, and what this machine offers a re-run."""
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite import results
 from suite.errors import GoodbenchError
 
 
@@ -25,20 +23,22 @@ class Original:
 
 
 def read_original(path: str) -> Original:
-    """The file's bytes, within the validator's limits (size, UTF-8, strict JSON), hashed and
-    parsed. Not validated: an edited file is what a reproduction catches."""
-    from suite.validate.reading import read_bounded
+    """The file's bytes, within the validator's limits (size, UTF-8, strict JSON), hashed,
+    parsed and validated: a file the validator refuses (under the rules it was stored under,
+    :func:`suite.validate.check_stored`) is no result to reproduce, and is refused with its first
+    problem on one line. What validation cannot catch — records invented consistently — is what
+    a reproduction is for."""
+    from suite import validate
 
-    raw, problems = read_bounded(Path(path))
+    raw, problems = validate.read_bounded(Path(path))
     if problems or raw is None:
         raise GoodbenchError(problems[0].line(path) if problems else f"{path}: unreadable")
-    try:
-        doc = results.parse(raw, path)
-    except results.Unreadable as exc:
-        raise GoodbenchError(str(exc)) from None
-    runs = doc.get("runs")
-    if not isinstance(runs, list) or not runs or not isinstance(doc.get("settings"), dict):
-        raise GoodbenchError(f"{path}: no runs to reproduce")
+    doc, problems = validate.parse(raw)
+    if not problems:
+        problems, _ = validate.check_stored(doc)
+    if problems:
+        more = f" (and {len(problems) - 1} more: goodbench validate lists them)" if len(problems) > 1 else ""
+        raise GoodbenchError(f"refused by the validator, not reproduced: {problems[0].line(path)}{more}")
     return Original(path, hashlib.sha256(raw).hexdigest(), dict(doc))
 
 

@@ -149,7 +149,7 @@ def _target(index: int, run: dict, doc: dict, data_dir: str | None, machine: Mac
     """What run ``index`` trained, checked against what this suite and machine can train."""
     import torch
 
-    from suite.runner import check_precision, locate_data, precision_for
+    from suite.runner import SEED_LIMIT, check_precision, locate_data, precision_for
     from workloads import registry
     from workloads.data import DataNotFound
     from workloads.pinned import COMPILE_MODES
@@ -165,6 +165,8 @@ def _target(index: int, run: dict, doc: dict, data_dir: str | None, machine: Mac
         _refuse(f"recorded with {wid} version {version}; this suite has version {workload.version}")
     if scale not in workload.variants:
         _refuse(f"unknown scale {scale!r}")
+    if not 0 <= run["seed"] < SEED_LIMIT:
+        _refuse(f"seed {run['seed']} is not one goodbench can train with (0 to {SEED_LIMIT - 1})")
     batch = _spec(workload, run, scale, settings)
     device_type = str(run["device"]).split(":")[0]
     layout = _layout(run, settings)

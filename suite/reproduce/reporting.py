@@ -28,9 +28,12 @@ def report_lines(reproduction: Reproduction) -> list[str]:
             ci = f"95% interval {tput.low:.3f}–{tput.high:.3f}" if tput.low is not None else tput.method
             again = f"; measured twice, first {c.first_ratio:.3f}×" if c.measurements > 1 and \
                 c.first_ratio is not None else ""
+            judged = {"within": "interval within", "outside": "interval wholly outside",
+                      "inconclusive": "inconclusive: the interval reaches across the tolerance"
+                      if tput.low is not None else "inconclusive: no interval"}[str(tput.judged)]
             lines.append(f"  throughput  {_num(tput.original_samples_per_s)} → {_num(tput.samples_per_s)} "
                          f"samples/s: ratio {tput.ratio:.3f}, {ci}; tolerance ±{tput.tolerance:.0%} — "
-                         f"{'within' if tput.within else 'outside'}{again}")
+                         f"{judged}{again}")
         if tput.low is not None:
             lines.append(f"              ({tput.method})")
         if tta["original_s"] is None and tta["reproduction_s"] is None:

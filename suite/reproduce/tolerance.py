@@ -74,3 +74,24 @@ def measured(workload_id: str, device_type: str, drift_rel: float | None, how: s
     return CurveTolerance(rel, 1e-6, verified=device_type != "cuda", basis=(
         f"measured here: {how} drifted {drift_rel:.3g} relative; {DRIFT_FACTOR:g} × that, at least "
         f"{EXACT_REL:g} and at most {DRIFT_FACTOR:g} × {workload_id}'s seed spread ({ceiling:g}){gpu}"))
+
+
+WITHIN, OUTSIDE, INCONCLUSIVE = "within", "outside", "inconclusive"
+
+
+def interval_judgement(low: float | None, high: float | None, tolerance: float) -> str:
+    """Where a throughput ratio's 95% interval lies against the band ``1 ± tolerance``:
+    :data:`WITHIN` when the whole interval is inside it, :data:`OUTSIDE` when the whole interval
+    is beyond one edge, :data:`INCONCLUSIVE` when it reaches across an edge or there is none.
+
+    The ratio itself decides nothing: on a busy machine a ratio of 1.77 came with an interval of
+    0.46–6.8, which holds 1 as well as 1.77, and a ratio of 1.0 can come with an interval far wider
+    than the band. A reproduction says "reproduced" or "differs" only where the measurement can
+    tell them apart (docs/rules.md, "Reproducing a result")."""
+    if low is None or high is None:
+        return INCONCLUSIVE
+    if 1 - tolerance <= low and high <= 1 + tolerance:
+        return WITHIN
+    if high < 1 - tolerance or low > 1 + tolerance:
+        return OUTSIDE
+    return INCONCLUSIVE

@@ -1,6 +1,7 @@
 """Training the plan's runs again (this process, or one rank of a torchrun run) and, on rank 0,
 the reproduction's results file: the re-runs, and ``settings.reproduces`` naming the original by
-sha256 with each run's comparison. A run whose throughput alone is off is trained once more."""
+sha256 with each run's comparison. A run whose throughput alone is not shown within its tolerance
+(its interval outside it, or across its edge) is trained once more."""
 from __future__ import annotations
 
 import datetime as dt
@@ -125,9 +126,8 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
                 if not distributed.broadcast(found is not None and found.repeat, parallel):
                     break
                 if found is not None:
-                    report(f"[{target.label()}] throughput {found.throughput.ratio:.3f}× the recorded "
-                           f"samples/s, outside ±{tolerance:.0%}: training it once more (a busy machine's "
-                           "noise is not a difference)")
+                    report(f"[{target.label()}] {found.doubts()[0] if found.doubts() else found.reasons()[-1]}: "
+                           "training it once more (a busy machine's noise is not a difference)")
                 earlier = found
             found = _measured_drift(found, target, by_id[target.workload_id], the_plan.scale, options, parallel,
                                     tolerance, report, checkpoints / f"run{n}-drift" if checkpoints else None)

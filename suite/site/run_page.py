@@ -80,7 +80,8 @@ def copy_line(owner) -> dict | None:
 
 def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,
                      trusted: Reviewers | None = None) -> list[dict]:
-    """"reproduced 2 times on <system>", "differs 1 time on <system>", each with links to the
+    """"reproduced 2 times on <system>", "differs 1 time on <system>", "inconclusive 1 time on
+    <system>" (a throughput whose interval could not tell), each with links to the
     reproductions' run pages and a tooltip of why they differ. Only a reproduction signed by a
     ``trusted`` reviewer's key (:mod:`suite.reviewers`) counts; the others are listed apart as
     unverified claims. A reproduction that does not count for the stored original
@@ -93,20 +94,21 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
     for r in reproductions:
         why = leaderboard.contradicted(r, original_run, original_doc)
         if why:
-            kind = 3
+            kind = 4
         elif not trusted.trusts(r.get("signer")):
-            kind, why = 2, f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
+            kind, why = 3, f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
         else:
-            kind = 0 if r["verdict"] == "reproduced" else 1
+            kind = 0 if r["verdict"] == "reproduced" else 2 if str(r["verdict"]).startswith("inconclusive") else 1
         groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
     lines = []
     for (kind, system), found in sorted(groups.items()):
         n = len(found)
         times = f"{n} time{'s' if n != 1 else ''}"
-        if kind < 2:
+        if kind < 3:
             names = sorted({trusted.names[str(r["signer"])] for r in found})
-            text = f"{('reproduced', 'differs')[kind]} {times} on {system} (reviewed by {', '.join(names)})"
-        elif kind == 2:
+            text = (f"{('reproduced', 'differs', 'inconclusive')[kind]} {times} on {system} "
+                    f"(reviewed by {', '.join(names)})")
+        elif kind == 3:
             text = (f"unverified claims: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
                     f"the site's {REVIEWERS_FILE})")
@@ -114,7 +116,7 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
             text = (f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
-                      "css": "status-complete" if kind == 0 else "status-partial" if kind == 2 else "status-failed",
+                      "css": "status-complete" if kind == 0 else "status-partial" if kind in (2, 3) else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
                                  "title": printable(str(r["why"]))[:300]} for r in found]})
     return lines

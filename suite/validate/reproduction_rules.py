@@ -3,23 +3,33 @@ result"): its verdicts follow from its own figures, and those figures from the f
 
 The original is not at hand (only its sha256), so the comparison itself cannot be redone here;
 what can be checked is that the section speaks of this file's runs, that every throughput
-figure it states is the one its run records and the ratio their quotient, and that no verdict
-says ``reproduced`` where its own figures say otherwise."""
+figure it states is the one its run records and the ratio their quotient, and that each verdict
+is the one its own figures give: ``reproduced`` only where the run completed, its curve agrees and
+its throughput's 95% interval lies within the tolerance; ``differs`` where the run failed, the
+curve differs or the interval lies wholly outside; ``inconclusive`` otherwise (since rules v7:
+before, the ratio alone decided the throughput's part, and a reproduction stored under those
+rules keeps its status)."""
 from __future__ import annotations
 
 import datetime as dt
 
 from suite import results
+from suite.reproduce.tolerance import INCONCLUSIVE, OUTSIDE, interval_judgement
+from suite.validate.claim_rules import V7
 from suite.validate.registry import Problem, code, document_rule
+from suite.validate.text import safe
 from suite.validate.tolerance import close
 
 code("reproduces", "a reproduction's section names runs not in the file, states figures its runs do not "
                    "give, or a verdict its figures contradict")
+code("reproduces-verdict", "a reproduction's verdict is not the one its run, curve and throughput interval give "
+                           "(reproduced within the tolerance, differs wholly outside, inconclusive otherwise)",
+     since=V7)
 
 Runs = list[tuple[int, dict]]
 
 
-@document_rule("reproduces")
+@document_rule("reproduces", "reproduces-verdict")
 def _check_reproduces(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     """A reproduction names each of its runs once, with figures its runs give and a verdict they support."""
     section = doc["settings"].get("reproduces")
@@ -88,8 +98,31 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
         problems.append(Problem("reproduces", f"{where}.curve.points",
                                 "an agreeing curve has as many points as the run's"))
     supported = run["status"] == "complete" and curve["agrees"] and tput["within"] is not False
-    if (entry["verdict"] == "reproduced") != supported:
+    said = entry["verdict"].split(":", 1)[0]
+    if (said == "reproduced" and not supported) or (said == "differs" and supported):
         problems.append(Problem("reproduces", f"{where}.verdict", (
             "says reproduced, but the run's status, curve or throughput says it differs" if not supported
             else "says differs, but the run's status, curve and throughput say it reproduced")))
+        return problems  # the rules before v7: a stored reproduction keeps the status they gave it
+    want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance)
+    if said != want:
+        interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
+        problems.append(Problem("reproduces-verdict", f"{where}.verdict",
+                                f"says {safe(said, 20)}, but its figures give {want} (run {safe(run['status'])}, "
+                                f"curve {'agrees' if curve['agrees'] else 'differs'}, throughput {interval} "
+                                f"against ±{tolerance:.4g})"))
     return problems
+
+
+def _verdict(agrees: bool, original: float | None, rerun: float | None, ci: list | None, tolerance: float) -> str:
+    """The verdict a run's figures give: differs when it failed or its curve differs; then by its
+    throughput — reproduced when neither run has one or the interval lies within 1 ± tolerance,
+    differs when only one has one or the interval lies wholly outside, inconclusive otherwise."""
+    if not agrees:
+        return "differs"
+    if original is None and rerun is None:
+        return "reproduced"
+    if original is None or rerun is None:
+        return "differs"
+    judged = interval_judgement(*(ci or (None, None)), tolerance)
+    return {OUTSIDE: "differs", INCONCLUSIVE: "inconclusive"}.get(judged, "reproduced")
