@@ -124,5 +124,6 @@ def _verdict(agrees: bool, original: float | None, rerun: float | None, ci: list
         return "reproduced"
     if original is None or rerun is None:
         return "differs"
-    judged = interval_judgement(*(ci or (None, None)), tolerance)
+    low, high = ci if ci is not None else (None, None)
+    judged = interval_judgement(low, high, tolerance)
     return {OUTSIDE: "differs", INCONCLUSIVE: "inconclusive"}.get(judged, "reproduced")
