@@ -1,8 +1,10 @@
-"""``goodbench info``: the system description a run would record."""
+"""``goodbench info``: the system description a run would record, and what this Python lacks."""
 from __future__ import annotations
 
 import argparse
 import json
+
+from suite import dependencies
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -16,7 +18,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """Print the system description (``--json``: as JSON); 0."""
+    """Print the system description (``--json``: as JSON, alone), then Python, numpy and each
+    optional package: present, or what its absence turns off; 0."""
     from suite.system import describe, load_overrides, resolve_device
 
     info = describe(resolve_device(args.device), args.system_name,
@@ -24,12 +27,16 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
     else:
+        print("# the system description a run records")
         for section, values in info.items():
             if isinstance(values, dict):
                 for key, value in values.items():
                     print(f"{section}.{key}: {_shown(value)}")
             else:
                 print(f"{section}: {_shown(values)}")
+        print("# this Python and the packages goodbench can run without (suite/dependencies.py)")
+        for line in dependencies.report():
+            print(line)
     return 0
 
 

@@ -95,8 +95,11 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     if problems:
         return bounded(problems)
     problems = guard(schema_problems, doc)
-    if not isinstance(doc, dict) or any(p.field and not p.field.startswith("runs[") or not p.field
-                                        for p in problems):
+    unchecked = [p for p in problems if p.code == "schema-unchecked"]  # no library here: the rules still run
+    problems = [p for p in problems if p.code != "schema-unchecked"]
+    problems = unchecked + problems
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or any(
+            p.field and not p.field.startswith("runs[") or not p.field for p in problems if p not in unchecked):
         return bounded(problems)  # the document's frame is broken: no rule can run
     broken = {int(p.field[5:p.field.index("]")]) for p in problems if p.field.startswith("runs[")}
     runs = [(i, run) for i, run in enumerate(doc["runs"]) if i not in broken]
