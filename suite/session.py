@@ -150,9 +150,12 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     """Run the plan and return the results document.
 
     A workload whose data cannot be found is skipped with its reason when the user did not
-    name it, and is an error when they did. On KeyboardInterrupt the document holds every run
-    so far (the interrupted one as "partial") and is returned with ``settings.interrupted``;
-    when a distributed run loses a rank, the suite stops likewise, with ``settings.aborted``.
+    name it, and is an error when they did. A run that fails (any error in one seed: a compile
+    or CUDA error, out of memory, a non-finite loss) is kept as "failed" with its reason and the
+    suite goes on with the next seed (:func:`suite.runner.run_one`). On KeyboardInterrupt the
+    document holds every run so far (the interrupted one as "partial") and is returned with
+    ``settings.interrupted``; when a distributed run loses a rank, or an error escapes a run's
+    own handling, the suite stops likewise, with ``settings.aborted``.
     """
     workloads, open_changes = plan.workloads()
     missing = _missing_data(workloads, options)
@@ -196,6 +199,13 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             except RankLost as exc:  # a distributed run lost a rank: no run can follow
                 runs.append(exc.record)
                 aborted = str(exc)
+                break
+            except GoodbenchError:
+                raise
+            except Exception as exc:  # an error outside the run's own handling: its record is lost
+                first_line = (str(exc).splitlines() or [""])[0][:300]
+                aborted = (f"{workload.id} seed {seed}: {type(exc).__name__}: {first_line} (its record "
+                           "could not be put together; the runs before it are kept)")
                 break
         if interrupted or aborted:
             break
