@@ -518,10 +518,14 @@ FAKE_PYTHON = textwrap.dedent('''\
     """Stands in for python in gpu_session.sh's commands: answers like each would, at once."""
     import json, os, signal, sys, time
     args = sys.argv[1:]
-    if args[:1] == ["-c"]:  # goodbench (python -c <main> ...)
+    if args[:1] == ["-c"]:  # goodbench (python -c <main> ...), or the script's own one-line probes
+        if len(args) == 2:
+            sys.exit(0)  # the probes: no package missing, a key to sign with
         args = args[2:]
         if args[:1] == ["check"]:
             print("fit for a CPU run"); sys.exit(0)
+        if args[:1] == ["info"]:
+            print("python 3.12.3: ok (goodbench needs ≥ 3.11)"); sys.exit(0)
         out = args[args.index("-o") + 1]
         def stop(*_):
             if os.environ.get("FAKE_IGNORE_SIGINT"):  # stuck in a CUDA call
@@ -533,6 +537,8 @@ FAKE_PYTHON = textwrap.dedent('''\
         print(f"[{args[args.index('-w') + 1]} seed 1] step 1/10  loss 1.0", flush=True)
         while True:
             time.sleep(0.05)
+    if args[:2] == ["-m", "pip"]:  # installing carried wheels (.whl/)
+        sys.exit(0)
     if args[:1] == ["-"]:  # info and compile-summary read their script from stdin
         sys.stdin.read(); print("stdin script read"); sys.exit(0)
     if args and args[0].endswith("energy_crosscheck.py"):
@@ -587,7 +593,7 @@ def test_the_session_script_starts_goodbench_under_timeout_and_judges_each_stage
 def test_a_run_cut_at_its_limit_leaves_its_results_file(tmp_path, fake_python):
     """As on a GPU: `timeout` sends SIGINT at the stage's limit (124), the run writes its file."""
     out, proc = session(tmp_path, fake_python, "full-dlrm-small",
-                        env={"REHEARSAL_RUN_TIMEOUT": "1", "REHEARSAL_CUT": "30"})
+                        env={"REHEARSAL_RUN_TIMEOUT": "8", "REHEARSAL_CUT": "30"})
     stdout, _ = proc.communicate(timeout=60)
     log = (out / "session.log").read_text()
     assert proc.returncode == 0, stdout
@@ -600,7 +606,7 @@ def test_a_run_stuck_past_sigint_is_killed_and_fails(tmp_path, fake_python):
     """A command that does not stop on SIGINT (a rank stuck in a CUDA call) gets SIGKILL
     KILL_AFTER seconds later; without its results file the stage fails."""
     out, proc = session(tmp_path, fake_python, "full-dlrm-small",
-                        env={"REHEARSAL_RUN_TIMEOUT": "1", "REHEARSAL_CUT": "30", "STAGE_KILL_AFTER": "1",
+                        env={"REHEARSAL_RUN_TIMEOUT": "8", "REHEARSAL_CUT": "30", "STAGE_KILL_AFTER": "1",
                              "FAKE_IGNORE_SIGINT": "1"})
     stdout, _ = proc.communicate(timeout=60)
     log = (out / "session.log").read_text()
@@ -629,12 +635,14 @@ def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts
 
 @pytest.mark.slow
 def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir):
-    """`gpu_session.sh --rehearsal`: every stage, the real commands, the CPU at smoke scale."""
+    """`gpu_session.sh --rehearsal`: every stage, the real commands, the CPU at smoke scale, in a
+    Python shaped like the GPU image (jsonschema, fastjsonschema and cryptography blocked, none
+    carried): every stage starts and ends as it should, and the files it wrote validate here."""
     out = tmp_path / "out"
     began = time.monotonic()
     proc = subprocess.run(["bash", str(SCRIPT), "--rehearsal", "--data-dir", str(data_dir)], cwd=REPO,
                           env={**os.environ, "OUT": str(out), "PYTHON": sys.executable},
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=2400)
     took = time.monotonic() - began
     log = (out / "session.log").read_text()
     assert proc.returncode == 0, log[-4000:]
@@ -642,6 +650,9 @@ def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir):
     for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full"):
         assert re.search(rf"^   {stage} +ok ", log, re.M), stage
     assert "this script's workloads and compile modes are the suite's" in log
+    assert "packages goodbench runs without, missing here: jsonschema fastjsonschema cryptography" in log
+    assert "jsonschema: MISSING — validate reports the first JSON Schema error only" in log  # goodbench info
+    assert "results unsigned: the package cryptography is not installed here" in log
     results = [*out.glob("compile-gpt2-124m-default.json"), *out.glob("smoke-lm-char-*.json"),
                *out.glob("smoke-dlrm-small-*.json")]
     assert len(results) == 3
