@@ -65,15 +65,18 @@ def default_seeds(scale: str, kind: str) -> int:
     return derive.required_seeds(scale, kind)
 
 
-def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
-    """Workload id → why its data cannot be found. In a distributed run every rank looks on
-    its own node and all ranks agree: a workload runs only where every rank has its data."""
+def _missing_data(workloads: list, options: RunOptions, explicit: bool = False) -> dict[str, str]:
+    """Workload id → why its data cannot be found, and the command that fetches it: one line with
+    no path (a skipped workload's reason, published with the file), or, ``explicit`` (the user
+    named the workload), every place looked in. In a distributed run every rank looks on its own
+    node and all ranks agree: a workload runs only where every rank has its data."""
     missing: dict[str, str] = {}
     for workload in workloads:
         try:
             locate_data(workload, options.data_dir)
         except DataNotFound as exc:
-            missing[workload.id] = str(exc)
+            missing[workload.id] = (f"{str(exc) if explicit else exc.short}; `goodbench data fetch -w "
+                                    f"{workload.id}` gets it (or give --data-dir DIR)")
     if not options.parallel.distributed:
         return missing
     agreed: dict[str, str] = {}
@@ -158,7 +161,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     own handling, the suite stops likewise, with ``settings.aborted``.
     """
     workloads, open_changes = plan.workloads()
-    missing = _missing_data(workloads, options)
+    missing = _missing_data(workloads, options, plan.explicit)
     skipped, runnable = [], []
     for workload in workloads:
         if workload.id in missing:
