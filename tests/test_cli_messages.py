@@ -61,8 +61,18 @@ def test_check_of_a_cpu_run_skips_the_gpu_and_the_host_decides(host_verdict, sta
     monkeypatch.setattr(check, "_host_checks", lambda: [check.Check("disk", host_verdict, "test")])
     assert main(["check", "--device", "cpu"]) == status
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("skip  gpu               --device cpu: a CPU run")
+    assert lines[0].startswith("skip  gpu               a CPU run (--device cpu, or auto where torch sees no GPU)")
     assert lines[-1] == verdict_line
+
+
+def test_check_and_run_agree_on_the_default_device(monkeypatch, capsys):
+    """No GPU: `run` (auto) trains on the CPU, so `check` (auto) checks for a CPU run, not a GPU's."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(check, "_host_checks", lambda: [check.Check("disk", "ok", "test")])
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "fit for a CPU run"
 
 
 def test_info_prints_words_not_python_values(capsys):
