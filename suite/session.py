@@ -188,7 +188,8 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         for seed, repeat in _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1):
             try:
                 run = run_supervised if options.supervised else run_one
-                runs.append(_numbered(run(workload, plan.scale, seed, options, progress), repeat))
+                told = progress if repeat is None else _telling_repeat(progress, repeat, plan.repeat)
+                runs.append(_numbered(run(workload, plan.scale, seed, options, told), repeat))
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(_numbered(exc.record, repeat))
@@ -225,6 +226,11 @@ def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
     """(seed, repeat number) of each run of a workload: its first ``seeds`` pinned seeds, each
     run ``repeat`` times in a row (numbered 1 … ``repeat``; None when it runs once)."""
     return [(seed, k if repeat > 1 else None) for seed in SEEDS[:seeds] for k in range(1, repeat + 1)]
+
+
+def _telling_repeat(progress: Progress, repeat: int, repeats: int) -> Progress:
+    """``progress`` with the repeat number (and how many) in every event of the run."""
+    return lambda kind, **fields: progress(kind, **fields, repeat=repeat, repeats=repeats)
 
 
 def _numbered(record: dict, repeat: int | None) -> dict:
