@@ -19,7 +19,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
     fetch.add_argument("--to", metavar="DIR", help="the folder to fill (default the user cache, where `run` looks)")
     fetch.add_argument("--data-dir", help="a folder looked in first: files already there are not fetched")
     verify = actions.add_parser("verify", help="check the pinned files in a folder: found, missing or a wrong sha256")
-    verify.add_argument("folder", metavar="DIR")
+    verify.add_argument("folder", metavar="DIR", help="the folder to check (files under their pinned names)")
     actions.add_parser("where", help="the folders looked in, in order, and whether downloads are allowed")
     return p
 

@@ -10,10 +10,12 @@ from suite import dependencies
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench info`` and its arguments."""
     p = commands.add_parser("info", help="print the system description a run would record")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--system-name")
-    p.add_argument("--system-overrides", metavar="FILE")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="the device described, as `run` takes it (default auto: the GPU when torch sees one)")
+    p.add_argument("--system-name", help="the system's name, as `run --system-name` gives it")
+    p.add_argument("--system-overrides", metavar="FILE",
+                   help="a JSON object of description fields to set, as `run --system-overrides`")
+    p.add_argument("--json", action="store_true", help="print the system description as JSON, alone")
     return p
 
 
