@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from suite import derive, distributed, results, system
+from suite import derive, distributed, privacy, results, system
 from suite.errors import GoodbenchError
 from suite.meters.ceiling import matmul_ceiling
 from suite.mlperf.fields import submission as mlperf_submission
@@ -260,7 +260,7 @@ def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], ski
         "aborted": aborted,
         "division": "open" if open_changes else "closed",  # docs/rules.md
         "open_changes": open_changes,
-        "command": plan.command,
+        "command": privacy.public_command(plan.command)[0],  # no home or temporary folder published
         "matmul_ceiling": ceilings,
     }
     if options.parallel.distributed:  # the global batch is the pinned one: still closed
