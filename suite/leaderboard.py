@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from suite import ownership, results, signing, validate
+from suite.meters import mfu as mfu_meter
 from suite.recompute import recompute_document
 from suite.summary import complete_runs, groups, median, summarize
 from suite.validate import load
@@ -28,7 +29,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
-                 "suite_version", "run_id", "signer", "copy_of"]
+                 "suite_version", "run_id", "signer", "copy_of", "known_peak"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
@@ -126,6 +127,21 @@ def mfu_basis(runs: list[dict]) -> str | None:
     return USER_PEAK if any("user-supplied" in s for s in statuses) else "peak table"
 
 
+NO_KNOWN_PEAK = "no known peak"
+"""The label of a result whose device the peak table cannot bound (:func:`known_peak`): shown, never ranked."""
+
+
+def known_peak(doc: dict, runs: list[dict]) -> bool:
+    """Whether the peak table bounds every one of ``runs`` on the document's device: a dense peak
+    at the run's precision and a board power (:func:`suite.meters.mfu.known_peak`; never a MIG
+    slice, a CPU or a name the table does not hold). Without it no figure of the run can be
+    held to what the device can do, so the result is shown, labelled :data:`NO_KNOWN_PEAK`,
+    and never ranked."""
+    name = str(doc["system"]["accelerator"]["name"])
+    return bool(runs) and all(mfu_meter.known_peak(name, r["precision"], results.mig_enabled(r)) is not None
+                              for r in runs)
+
+
 def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
     """One row per run of one document (a reproduction's rows name the run they reproduce), its
     figures recomputed from the run's raw records (:mod:`suite.recompute`), never the file's own.
@@ -211,7 +227,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0]["run_id"],
-            "signer": fp, "copy_of": None,
+            "signer": fp, "copy_of": None, "known_peak": known_peak(doc, runs),
         })
     return out
 
@@ -291,8 +307,9 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def rankable(frame: pd.DataFrame) -> pd.Series:
-    """Which entries may be ranked: full scale, not a copy (:func:`copies`), and for TTA a valid score."""
-    return (frame["scale"] == "full") & frame["copy_of"].isna() \
+    """Which entries may be ranked: full scale, not a copy (:func:`copies`), on a device the peak
+    table bounds (:func:`known_peak`), and for TTA a valid score."""
+    return (frame["scale"] == "full") & frame["copy_of"].isna() & (frame["known_peak"] == True) \
         & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
 
 

@@ -30,8 +30,12 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
         groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
     if not ordered.empty:
         copied = ordered["copy_of"].notna()
-        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied]
+        unbounded = (ordered["scale"] == "full") & ~copied & (ordered["known_peak"] != True)  # noqa: E712
+        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied & ~unbounded]
         smoke = ordered[(ordered["scale"] == "smoke") & ~copied]
+        if unbounded.any():
+            groups.append((f"Full scale, not ranked: {leaderboard.NO_KNOWN_PEAK} (a device the peak table "
+                           "cannot bound: `goodbench peaks`)", ordered[unbounded], False, "no-known-peak"))
         if not unconverged.empty:
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from suite.leaderboard import NO_KNOWN_PEAK
 from suite.signing import short
 from suite.site.formatting import missing, seconds
 from suite.site.labels import COLUMNS, value_text
@@ -71,7 +72,8 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
 def _sub(key: str, row: dict) -> str | None:
     """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
     under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" under a copy's
-    system or signer; None elsewhere or where there is none."""
+    system or signer, "no known peak, not ranked" under the system of a device the peak table
+    cannot bound; None elsewhere or where there is none."""
     if key == "score":
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
@@ -83,6 +85,8 @@ def _sub(key: str, row: dict) -> str | None:
         return f"suite {row['suite_version']}"
     elif key in ("system", "signer") and isinstance(row.get("copy_of"), str):
         return f"copy of a run signed by {short(row['copy_of'])}, not ranked"
+    elif key == "system" and row.get("known_peak") == False:  # noqa: E712 - a numpy bool too
+        return f"{NO_KNOWN_PEAK}, not ranked"
     return None
 
 

@@ -16,7 +16,9 @@ gets all of its problems listed. The order of the layers, one module each:
    :mod:`.stream_rules` (the run's independent records cross-checked: step times, curve, times,
    phases and energy against the event log written during the run), :mod:`.reproduction_rules`
    (a reproduction's ``settings.reproduces`` against its own runs) and :mod:`.signature_rules`
-   (a signed file's signature over the whole file, and its run ids minted for its key).
+   (a signed file's signature over the whole file, and its run ids minted for its key);
+   :mod:`.physics_rules` holds every run to what its device can do (its measured ceiling, the
+   table's peak, the time its FLOPs take, the power band of its class).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
 and bounded sizes. A rule that fails unexpectedly is reported as ``internal-error`` rather than
@@ -36,6 +38,7 @@ from suite.validate import (  # noqa: F401 - rules register on import, in this o
     claim_rules,
     device_rules,
     document_rules,
+    physics_rules,
     quality_rules,
     reproduction_rules,
     run_rules,
