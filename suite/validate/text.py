@@ -24,8 +24,9 @@ def printable(text: str) -> str:
 
 
 def safe(text: Any, limit: int = 60) -> str:
-    """Text safe to print on one line in a problem: no unprintable character, bounded length."""
-    text = str(text)
+    """Text safe to print on one line in a problem: no unprintable character, bounded length;
+    a missing value (JSON's null, Python's None) reads "nothing", never "None"."""
+    text = "nothing" if text is None else str(text)
     clean = "".join(c if c.isprintable() else "?" for c in text[:limit + 1])
     return clean if len(clean) <= limit else clean[:limit] + "…"
 
