@@ -157,7 +157,9 @@ def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
     one, now shown as a copy of the new file's (one note per file for a whole suite run)."""
     if claim.file == new:  # disputed: another key signed it, stored first
         what = f"suite run {claim.session}" if verdict.code == ownership.DUPLICATE_SESSION else f"run {claim.run_id}"
-        return (f"{what} is also in {verdict.via.file}{ownership.how(verdict)}, signed by {verdict.original.owner} "
+        kept = verdict.original  # found through another record of the run: name the kept one
+        how = ownership.how(verdict) if verdict.via.file == kept.file else " (the same run)"
+        return (f"{what} is also in {kept.file}{how}, signed by {kept.owner} "
                 "and stored first: this file is stored, its run shown as disputed, not ranked")
     mine = verdict.original
     if verdict.code == ownership.DUPLICATE_SESSION:

@@ -284,6 +284,25 @@ def test_between_two_signatures_the_first_stored_stays_and_the_later_is_disputed
     assert thief_fp and "disputed" not in (site / "systems" / f"{safe_name(genuine['system']['name'])}.html").read_text()
 
 
+def test_a_second_signer_after_an_unsigned_copy_and_its_owner_is_disputed_with_the_owner(tmp_path, original):
+    """An unsigned copy stored first, its owner's signed file next (kept), then another key's
+    re-signed copy: disputed, and its note names the owner's file, not the unsigned copy."""
+    owner, owner_fp = _key(tmp_path, "owner")
+    other, _ = _key(tmp_path, "other")
+    folder = tmp_path / "results"
+    genuine = signing.seal(copy.deepcopy(original), owner)
+    thief = submit(_write(tmp_path / "stolen.json", _retimed(_own_story(copy.deepcopy(genuine), "thief-lab"),
+                                                             1.0, 1e-7)), folder)
+    kept = submit_noted(_write(tmp_path / "genuine.json", genuine), folder).path
+    resigned = signing.seal(_retimed(_own_story(copy.deepcopy(genuine), "other-lab"), 1.01, 0.0, 1), other)
+    stored = submit_noted(_write(tmp_path / "resigned.json", resigned), folder)
+    [note] = stored.notes
+    assert note.startswith(f"run {resigned['runs'][0]['run_id']} is also in {kept.name} (")
+    assert note.endswith(f"signed by {owner_fp} and stored first: this file is stored, its run shown as disputed, "
+                         "not ranked")
+    assert _statuses(folder) == {thief.name: {"copy"}, kept.name: {None}, stored.path.name: {"disputed"}}
+
+
 def test_the_order_stored_is_kept_by_the_ledger_not_by_file_names_or_times(tmp_path, original):
     one, _ = _key(tmp_path, "one")
     two, two_fp = _key(tmp_path, "two")
