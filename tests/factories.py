@@ -31,7 +31,10 @@ ACCELERATORS = (
     ("NVIDIA GeForce RTX 4090", "cuda", 1),
     ("AMD EPYC 7B13", "cpu", 1),
 )
-BASE_TIME = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+# Synthetic files are written a day or two before it (``days_ago``): after the first rules came
+# into force (2026-11-23: a file naming no rules version is v1, rule created-before-rules) and
+# before the tests run.
+BASE_TIME = dt.datetime(2026, 11, 25, 12, tzinfo=dt.UTC)
 
 
 def stamp(when: dt.datetime) -> str:
@@ -80,7 +83,8 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
         elapsed = sum(step_times[:step]) + k * eval_s
         t_eval_total += eval_s
         loss = 4.0 - (k / len(evals)) * (4.0 - (target.value if target else 2.0)) * 1.01
-        point = {"step": step, "time_s": elapsed, "train_loss": loss - 0.05}
+        # another seed, another curve (a curve shared by two seeds is one run's: rule seed-copy)
+        point = {"step": step, "time_s": elapsed, "train_loss": (loss - 0.05) * (1 + 0.01 * seed)}
         if target and step == evals[-1]:  # met here and only here
             point[target.metric] = target.value - 0.01 if target.direction == "min" else target.value + 0.01
         elif target:
@@ -273,7 +277,7 @@ def _energy(measured: bool, tput: dict | None, time_to_train: float, tta: bool, 
 
 def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerator: int = 0,
                        scale: str = "full", seeds: int | None = None, workloads: tuple[str, ...] | None = None,
-                       days_ago: float = 10.0, energy: bool = True, goodput: bool = False,
+                       days_ago: float = 1.0, energy: bool = True, goodput: bool = False,
                        mfu_level: float | None = None, world_size: int = 1, nnodes: int = 1,
                        parallel: str = "ddp", interconnect: str | None = None, full_length: bool = False) -> dict:
     """A whole results document for one system: ``seeds`` runs of each workload (default: as many as the rules need).
@@ -340,14 +344,18 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
 
 
 def retimed(run: dict, variant: int = 1) -> dict:
-    """``run`` (changed in place) with its last ``variant + 1`` step times rotated by one: to the
-    validator another run's record (its step times differ, suite/ownership.py; each variant
-    another), with every figure as it was (those steps are in the last logged block and the
-    steady-state window, whose sums and statistics do not depend on their order)."""
+    """``run`` (changed in place) with the step times of each logged block shuffled (a generator
+    seeded with ``variant``): to the validator another run's record — the order of its jitter,
+    hence its step-time fingerprint (suite/fingerprint.py), is another; each variant another —
+    with every figure as it was (a block's sum, the steady-state window's statistics and each
+    evaluation's time do not depend on the order of its steps)."""
     times = run["step_times_s"]
-    tail = times[-variant - 1:]
-    assert len(tail) == variant + 1 and len(set(tail)) > 1, "needs different last step times"
-    times[-variant - 1:] = tail[-1:] + tail[:-1]
+    rng = np.random.default_rng(1000 + variant)
+    for event in mllog.parse(run["event_log"]):
+        if event.key in ("block_stop", "warmup_stop"):
+            first, last = event.metadata["first_step"], event.metadata["last_step"]
+            block = times[first - 1:last]
+            times[first - 1:last] = [block[k] for k in rng.permutation(len(block))]
     return run
 
 

@@ -316,3 +316,16 @@ def target_text(target) -> str:
         return "—"
     sign = "≤" if direction == "min" else "≥"
     return f"{words(str(metric))} {sign} {value:g}" if isinstance(value, (int, float)) else f"{words(str(metric))} {sign} {value}"
+
+
+def copy_words(status: str, owner: str | None) -> dict:
+    """What a row or run page says of a run another stored file holds too (suite/ownership.py):
+    ``lead``, the kept run's signer (``owner``, None when unsigned), ``tail``, and the ``link``
+    text to the kept run."""
+    if status == "disputed":
+        return {"lead": "disputed: the same run as one signed by", "owner": owner,
+                "tail": " and stored first, not ranked", "link": "the run stored first"}
+    if owner is None:
+        return {"lead": "copy of an unsigned run stored first", "owner": None, "tail": ", not ranked",
+                "link": "the run kept"}
+    return {"lead": "copy of a run signed by", "owner": owner, "tail": ", not ranked", "link": "the signed run"}

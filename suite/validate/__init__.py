@@ -36,6 +36,7 @@ from typing import Any
 from suite.rules_version import RULES_VERSION
 from suite.validate import (  # noqa: F401 - rules register on import, in this order
     claim_rules,
+    copy_rules,
     device_rules,
     document_rules,
     physics_rules,
@@ -44,7 +45,9 @@ from suite.validate import (  # noqa: F401 - rules register on import, in this o
     run_rules,
     signature_rules,
     stream_rules,
+    time_rules,
 )
+from suite.validate.claim_rules import V7
 from suite.validate.document_rules import division
 from suite.validate.facts import pinned_values, run_facts
 from suite.validate.limits import (
@@ -90,6 +93,7 @@ __all__ = [
 # the store's codes (suite/store.py), raised on submission
 code("duplicate", "the same bytes are already stored")
 code("duplicate-run", "a run id already stored in another file")
+code("duplicate-session", "a suite run (settings.session.id) already stored in another file", since=V7)
 
 
 def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
