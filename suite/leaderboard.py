@@ -289,17 +289,29 @@ def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
 def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill ``scaling_efficiency`` = samples/s(N) / (N × samples/s(1)) for entries of N > 1
     processes, against the best 1-process entry of the same system, workload, scale and division
-    (None where there is none)."""
+    that the same submitter stands behind: one of the same file, or of a file signed by the same
+    key (None where there is none).
+
+    A system name is a submitter's text, not an identity: anyone can store a 1-rank entry under
+    another's system name, and a slow one would have made that system's scaling look as good as
+    they like (a 1-rank entry of another submitter gave an efficiency of 451.7). An unsigned
+    entry is therefore compared only with its own file's 1-rank entry, and a copy
+    (:func:`copies`) is no baseline."""
     if frame.empty:
         return frame
     keys = ["system", "workload", "scale", "division"]
-    single = frame[frame["world_size"] == 1].groupby(keys)["samples_per_s"].max().to_dict()
+    baselines: dict[tuple, list[tuple[str, str | None, float]]] = {}
+    single = frame[(frame["world_size"] == 1) & frame["copy_of"].isna()]
+    for row in single[keys + ["file", "signer", "samples_per_s"]].itertuples(index=False):
+        if _number(row.samples_per_s):
+            baselines.setdefault(tuple(row[:4]), []).append((row.file, row.signer, row.samples_per_s))
     efficiency = []
-    for row in frame[keys + ["world_size", "samples_per_s"]].itertuples(index=False):
-        base = single.get(tuple(row[:4]))
+    for row in frame[keys + ["world_size", "samples_per_s", "file", "signer"]].itertuples(index=False):
         n, rate = row.world_size, row.samples_per_s
-        ok = n > 1 and _number(base) and _number(rate)
-        efficiency.append(rate / (n * base) if ok else None)
+        own = [b for file, signer, b in baselines.get(tuple(row[:4]), [])
+               if file == row.file or (row.signer is not None and signer == row.signer)]
+        ok = n > 1 and bool(own) and _number(rate)
+        efficiency.append(rate / (n * max(own)) if ok else None)
     frame = frame.copy()
     frame["scaling_efficiency"] = pd.Series(efficiency, index=frame.index, dtype=object)
     return frame

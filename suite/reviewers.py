@@ -25,7 +25,7 @@ from suite.validate.text import has_control_chars
 FILE = "reviewers.toml"
 MAX_BYTES = 64 * 1024
 MAX_REVIEWERS = 1000
-FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
+FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")  # matched whole (fullmatch): "$" lets "…\n" through
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def load(results_dir: str | Path) -> Reviewers:
     for n, entry in enumerate(entries):
         fp = entry.get("fingerprint") if isinstance(entry, dict) else None
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(fp, str) or not FINGERPRINT.match(fp) or not isinstance(name, str) \
+        if not isinstance(fp, str) or not FINGERPRINT.fullmatch(fp) or not isinstance(name, str) \
                 or not 0 < len(name) <= 200 or has_control_chars(name):
             return Reviewers(problem=f"{FILE}: reviewer {n + 1} needs a name (1–200 printable characters) and "
                                      "a fingerprint as `goodbench keygen` prints it (SHA256:…): no reviewer is trusted")

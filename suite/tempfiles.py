@@ -65,6 +65,17 @@ def remove_abandoned(paths: Iterable[Path], *, folders: bool = False) -> list[Pa
     """Remove the temps among ``paths`` that no live writer holds (their lock can be taken, and
     the name still refers to what was locked): regular files (folders, with ``folders``), never
     a symbolic link or anything else. Returns what was removed."""
+    return _unheld(paths, folders=folders, remove=True)
+
+
+def unheld(paths: Iterable[Path], *, folders: bool = False) -> list[Path]:
+    """The paths among ``paths`` that no live writer holds (as :func:`remove_abandoned` finds
+    them), left where they are: for what a caller may not remove because it cannot tell that its
+    own kind of writer made it."""
+    return _unheld(paths, folders=folders, remove=False)
+
+
+def _unheld(paths: Iterable[Path], *, folders: bool, remove: bool) -> list[Path]:
     kind = stat.S_ISDIR if folders else stat.S_ISREG
     removed = []
     for path in paths:
@@ -81,9 +92,9 @@ def remove_abandoned(paths: Iterable[Path], *, folders: bool = False) -> list[Pa
                 continue  # a live writer holds it
             if not _is(fd, path):
                 continue  # renamed into place (or replaced) since it was opened
-            if folders:
+            if remove and folders:
                 shutil.rmtree(path, ignore_errors=True)
-            else:
+            elif remove:
                 os.unlink(path)
             removed.append(path)
         except OSError:

@@ -377,6 +377,42 @@ def test_a_one_step_window_in_the_open_division_is_refused():
     assert "window-too-short" in codes(doc)
 
 
+def _window_after(doc: dict, warmup_steps: int, resumed_at: list[int]) -> dict:
+    """``doc`` with its one run's throughput window recomputed as if the run warmed up for
+    ``warmup_steps`` and resumed at ``resumed_at``, and every figure repaired; the log kept."""
+    run = doc["runs"][0]
+    m = run["metrics"]
+    m["throughput"], _ = derive.throughput(run["step_times_s"], warmup_steps=warmup_steps,
+                                           samples_per_step=m["samples_per_step"],
+                                           tokens_per_step=m["tokens_per_step"], resumed_at=resumed_at)
+    return doc
+
+
+@pytest.mark.parametrize("workload_id", THROUGHPUT)
+def test_a_window_begun_after_a_restart_that_never_happened_is_refused(workload_id):
+    """A forger starts the window later, as if a worker killed in the warm-up had resumed from
+    step 2 and warmed up again, but the log holds no restart: the window begins where the log's
+    workers finished warming up, or the run is refused."""
+    warm = registry.get(workload_id).spec("smoke").warmup_steps
+    doc = _window_after(real(workload_id), warm, [2])
+    assert doc["runs"][0]["metrics"]["throughput"]["window"]["first_step"] == warm + 3
+    refused(doc, "window-too-short")
+    cut = _window_after(real(workload_id), warm, [30])  # steps cut out of the middle instead
+    assert cut["runs"][0]["metrics"]["throughput"]["window"]["first_step"] == warm + 1
+    refused(cut, "throughput-mismatch")  # the window's steps are recomputed from the log's restarts
+
+
+def test_a_resumed_runs_window_begins_after_the_resumed_workers_warm_up_and_no_later():
+    """The honest killed-and-resumed run: its window is the log's; begun one step later it is refused."""
+    path = next(p for p in CORPUS_VALID if p.name == "lm-char-killed-resumed.json")
+    doc = json.loads(path.read_text())
+    resumed = derive.resume_steps(doc["runs"][0]["event_log"], doc["runs"][0]["steps"])
+    warm = registry.get("lm-char").spec("smoke").warmup_steps
+    assert resumed and v.check_document(doc) == []
+    assert codes(_window_after(copy.deepcopy(doc), warm + 1, resumed)) >= {"window-too-short"}
+    assert codes(_window_after(copy.deepcopy(doc), warm, resumed)) == set()
+
+
 # ---------------------------------------------------------------- what the leaderboard shows
 def test_the_leaderboard_shows_recomputed_figures_not_the_files_own():
     """A figure within the validator's 1% is accepted, but the board ranks what the step times give."""

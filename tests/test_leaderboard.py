@@ -129,3 +129,37 @@ def test_a_file_claiming_old_rules_is_held_to_every_rule_on_submission(tmp_path)
     with pytest.raises(store.Refused) as refused:
         store.submit(path, tmp_path / "results")
     assert {p.code for p in refused.value.problems} == {"event-log-missing"}
+
+
+# ---------------------------------------------------------------- scaling efficiency
+def _entry(file: str, ranks: int, samples_per_s: float, signer: str | None = None, copy_of: str | None = None,
+           system: str = "lab-8x") -> dict:
+    return {**dict.fromkeys(leaderboard.ENTRY_COLUMNS), "file": file, "system": system, "workload": "gpt2-124m",
+            "scale": "full", "division": "closed", "world_size": ranks, "samples_per_s": samples_per_s,
+            "signer": signer, "copy_of": copy_of}
+
+
+def _efficiency(*entries: dict) -> dict[tuple[str, int], float | None]:
+    import pandas as pd
+
+    frame = leaderboard.with_scaling_efficiency(pd.DataFrame(list(entries), columns=leaderboard.ENTRY_COLUMNS))
+    return {(f, n): e for f, n, e in zip(frame["file"], frame["world_size"], frame["scaling_efficiency"])}
+
+
+def test_scaling_efficiency_is_against_a_one_rank_entry_of_the_same_file_or_signer_only():
+    """A system name is anyone's to write: another submitter's slow 1-rank entry under the same
+    name once made an 8-rank entry's efficiency 451.7."""
+    eight = _entry("a.json", 8, 800.0)
+    other = _entry("x.json", 1, 0.2214)  # another submitter's, unsigned, under the same name
+    assert _efficiency(eight, other)[("a.json", 8)] is None
+    assert _efficiency(eight, other, _entry("a.json", 1, 125.0))[("a.json", 8)] == pytest.approx(0.8)
+    signed = _entry("b.json", 8, 800.0, signer="SHA256:me")
+    mine = _entry("c.json", 1, 100.0, signer="SHA256:me")  # another file, the same key
+    theirs = _entry("d.json", 1, 0.2214, signer="SHA256:them")
+    assert _efficiency(signed, mine, theirs)[("b.json", 8)] == pytest.approx(1.0)
+    assert _efficiency(signed, theirs)[("b.json", 8)] is None
+    assert _efficiency(_entry("e.json", 8, 800.0), mine)[("e.json", 8)] is None  # unsigned: its own file only
+    copy = _entry("b.json", 1, 0.2214, signer="SHA256:me", copy_of="SHA256:owner")
+    assert _efficiency(signed, copy)[("b.json", 8)] is None  # a copy is no baseline
+    assert _efficiency(signed, mine, _entry("c.json", 1, 100.0, signer="SHA256:me", system="other"))[
+        ("b.json", 8)] == pytest.approx(1.0)  # the same system name only

@@ -207,7 +207,9 @@ def test_a_reproduction_signed_by_an_untrusted_key_verifies_and_names_its_signer
 
 
 @pytest.mark.parametrize("content", [b"[[reviewer]]\nname = 1\n", b"not toml [", b"\xff\xfe",
-                                     b"[[reviewer]]\nname = \"x\"\nfingerprint = \"SHA256:short\"\n"])
+                                     b"[[reviewer]]\nname = \"x\"\nfingerprint = \"SHA256:short\"\n",
+                                     # a fingerprint and an escaped newline passed "$" and silently trusted nobody
+                                     b"[[reviewer]]\nname = \"x\"\nfingerprint = \"SHA256:" + b"A" * 43 + b"\\n\"\n"])
 def test_a_reviewers_file_that_cannot_be_read_trusts_nobody_and_says_why(tmp_path, content):
     from suite import reviewers
 

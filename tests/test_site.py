@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from markupsafe import escape
 
-from suite import leaderboard, results, site, validate
+from suite import leaderboard, results, site, tempfiles, validate
 from suite.cli import main
 from suite.errors import GoodbenchError
 from suite.site import builder, labels, pages, run_page, tables
@@ -471,16 +471,27 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
 
 
-def test_a_killed_builds_folder_is_removed_and_a_build_is_replaced(tmp_path):
+def test_a_build_is_replaced_and_only_the_folder_the_build_made_is_removed(tmp_path, capsys):
+    """A folder named like a build's fresh folder may be a user's: a build removes only the one it
+    made, and names the others that no live build holds (it once removed them all)."""
     folder = tmp_path / "results"
     _one_result(folder)
     out = tmp_path / "site"
     site.build(folder, out)
-    abandoned = tmp_path / ".site.new-killed"
+    abandoned = tmp_path / ".site.new-killed"  # what a killed build leaves
     (abandoned / "runs").mkdir(parents=True)
-    site.build(folder, out)  # a build (it holds the marker): replaced
-    assert (out / builder.MARKER).is_file() and not abandoned.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+    mine = tmp_path / ".site.new-notes"  # a user's own folder of that name
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    built = builder.build_site(folder, out)  # a build (it holds the marker): replaced
+    assert (out / builder.MARKER).is_file() and (mine / "notes.txt").read_text() == "mine" and abandoned.is_dir()
+    assert built.leftovers == [abandoned, mine]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.new-killed", ".site.new-notes", "results", "site"]
+    assert main(["site", "--results-dir", str(folder), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {abandoned} is named like a build's folder but no build holds it" in err and str(mine) in err
+    with tempfiles.held_folder(tmp_path, ".site.new-") as live:  # a build under way is not named
+        assert live not in builder.build_site(folder, out).leftovers
 
 
 def test_a_folder_without_the_marker_is_never_replaced_whatever_it_holds(tmp_path, capsys):

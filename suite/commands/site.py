@@ -21,6 +21,9 @@ def run(args) -> int:
 
     built = build_site(args.results_dir, args.out)
     print(built.index)
+    for folder in built.leftovers:
+        say(f"note: {folder} is named like a build's folder but no build holds it (a killed build's, or "
+            "not a build's): left as it is; remove it yourself if it is not yours")
     if built.invalid:
         name, reason = built.invalid[0]
         say(f"{count(len(built.invalid), 'file')} in {args.results_dir} not shown (invalid; "

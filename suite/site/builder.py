@@ -7,7 +7,9 @@ the workload and system pages.
 The site is built into a fresh sibling of the output folder (``.<name>.new-*``) and swapped in
 when complete (an atomic exchange of the two folders where the OS has one, else two renames),
 so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
-previous site as it was. The output folder must be absent, empty or a previous build (it holds
+previous site as it was. A build removes only the fresh folder it made: another folder of that
+name pattern may be a user's, whatever it holds, so one that no live build holds (a killed
+build's, or not a build's at all) is left where it is and named in :attr:`Built.leftovers`. The output folder must be absent, empty or a previous build (it holds
 :data:`MARKER`); any other folder is refused, whatever it holds, and left as it is.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ import glob
 import math
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +35,7 @@ from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
 from suite.store import stored_files
-from suite.tempfiles import held_folder, remove_abandoned
+from suite.tempfiles import held_folder, unheld
 from suite.validate.reading import read_bounded
 from workloads import registry
 
@@ -45,12 +47,14 @@ MARKER = ".goodbench-site"  # written into every build: the folder may be rebuil
 
 @dataclass(frozen=True)
 class Built:
-    """What a build made: the index page, the number of results files shown, and the files not
-    shown with why (file name, first problem as one line)."""
+    """What a build made: the index page, the number of results files shown, the files not
+    shown with why (file name, first problem as one line), and the folders beside the output named
+    like a build's fresh folder that no live build holds (left where they are)."""
 
     index: Path
     n_results: int
     invalid: list[tuple[str, str]]
+    leftovers: list[Path] = field(default_factory=list)
 
 
 def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = None) -> Path:
@@ -71,13 +75,13 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
         raise GoodbenchError(f"--out {out_dir}: give a folder of its own to build into")
     _check_output(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned(out)
     with _fresh_folder(out) as fresh:
         index, n_results, invalid = _build_into(results, fresh, workers)
         (fresh / MARKER).write_text("a site built by `goodbench site`; the next build replaces this folder\n",
                                     encoding="utf-8")
         _swap_in(fresh, out)
-    return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid)
+        leftovers = [p for p in _leftovers(out) if p != fresh]
+    return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid, leftovers)
 
 
 def _check_output(out: Path) -> None:
@@ -106,9 +110,10 @@ def _fresh_folder(out: Path) -> contextlib.AbstractContextManager[Path]:
     return held_folder(out.parent, _siblings(out, "new"))
 
 
-def _remove_abandoned(out: Path) -> None:
-    """Remove the fresh folders of builds of ``out`` that were killed (nobody holds their lock)."""
-    remove_abandoned(out.parent.glob(glob.escape(_siblings(out, "new")) + "*"), folders=True)
+def _leftovers(out: Path) -> list[Path]:
+    """The folders beside ``out`` named like a build's fresh folder that no live build holds: a
+    killed build's, or a user's; never removed (a build removes only the folder it made)."""
+    return sorted(unheld(out.parent.glob(glob.escape(_siblings(out, "new")) + "*"), folders=True))
 
 
 def _swap_in(fresh: Path, out: Path) -> None:

@@ -21,7 +21,9 @@ gets all of its problems listed. The order of the layers, one module each:
    table's peak, the time its FLOPs take, the power band of its class).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
-and bounded sizes. A rule that fails unexpectedly is reported as ``internal-error`` rather than
+and bounded sizes. The work is bounded by the input's size: every layer stops once it has more
+problems than are listed (:data:`MAX_PROBLEMS`), and no rule runs once the schema's listing is
+full (the schema lists at most that many: which runs passed it is then not known). A rule that fails unexpectedly is reported as ``internal-error`` rather than
 raising, so any input gets a verdict. ``RULES_VERSION`` is the version of these rules, recorded
 in every new results file.
 """
@@ -105,15 +107,17 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     unchecked = [p for p in problems if p.code == "schema-unchecked"]  # no library here: the rules still run
     problems = [p for p in problems if p.code != "schema-unchecked"]
     problems = unchecked + problems
-    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or any(
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or len(problems) > MAX_PROBLEMS or any(
             p.field and not p.field.startswith("runs[") or not p.field for p in problems if p not in unchecked):
-        return bounded(problems)  # the document's frame is broken: no rule can run
+        return bounded(problems)  # the frame is broken, or the listing full: no rule runs
     broken = {int(p.field[5:p.field.index("]")]) for p in problems if p.field.startswith("runs[")}
     runs = [(i, run) for i, run in enumerate(doc["runs"]) if i not in broken]
     now = now or dt.datetime.now(dt.UTC)
     for rule in rules(DOCUMENT):
         problems += guard(rule.check, doc, runs, now)
     for i, run in runs:
+        if len(problems) > MAX_PROBLEMS:
+            break  # the listing is full: the rest could only be counted
         problems += guard(check_run, run, f"runs[{i}]", doc)
     return bounded(problems)
 

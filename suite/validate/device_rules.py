@@ -8,6 +8,7 @@ from __future__ import annotations
 from suite import claims, derive, results
 from suite.meters import mfu as mfu_meter
 from suite.validate.claim_rules import V6, against, first, run_headers
+from suite.validate.facts import first_steady_step
 from suite.validate.registry import Problem, code, run_rule
 from suite.validate.text import safe
 from suite.validate.tolerance import close
@@ -161,17 +162,26 @@ def _check_idle_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 
 @run_rule("window-too-short")
 def _check_window(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """A throughput window begins after the pinned warm-up and holds the minimum of steps."""
+    """A throughput window begins after the pinned warm-up (of each worker) and holds the minimum of steps.
+
+    Every worker process warms up again: a run killed and resumed from the checkpoint of step r
+    (its log's ``checkpoint_load_stop``) warms up over steps r+1 … r+warm-up, so a run killed
+    inside its first warm-up begins its window after the resumed worker's (resumed from step 2
+    with 10 warm-up steps: at step 13). The minimum counts the window's steps, all segments
+    together: the steady steps the throughput is computed over."""
     from suite.meters.throughput import MIN_WINDOW_STEPS
 
     tput = run["metrics"]["throughput"]
     if tput is None:
         return []
     window, problems = tput["window"], []
-    if window["first_step"] != facts["warmup_steps"] + 1:
+    begins = first_steady_step(len(run["step_times_s"]), facts["warmup_steps"], facts["resumed_at"])
+    if window["first_step"] != begins:
+        after = f" and each resumed worker's (resumed from step {', '.join(map(str, facts['resumed_at']))})" \
+            if facts["resumed_at"] else ""
         problems.append(Problem("window-too-short", f"{where}.metrics.throughput.window.first_step",
                                 f"{window['first_step']}, but the window begins after the pinned "
-                                f"{facts['warmup_steps']} warm-up steps in every division"))
+                                f"{facts['warmup_steps']} warm-up steps{after} in every division: at step {begins}"))
     if window["steps"] < MIN_WINDOW_STEPS:
         problems.append(Problem("window-too-short", f"{where}.metrics.throughput.window.steps",
                                 f"{window['steps']} steps, fewer than the {MIN_WINDOW_STEPS} a throughput figure needs"))

@@ -30,19 +30,28 @@ def pinned_values(workload_id: str, version: int, scale: str) -> dict:
 
 def run_facts(run: dict, doc: dict, pinned: dict) -> dict:
     """What the rules of one run compare against, computed once: the pinned values, the step
-    times as an array, the warm-up (pinned; an open result's own) and the recomputed throughput."""
+    times as an array, the warm-up (pinned; an open result's own), the steps its later workers
+    resumed from (its event log) and the recomputed throughput."""
     reported = run["metrics"]["throughput"]
-    warm = pinned["warmup_steps"]
-    if division(doc) == "open" and reported is not None:
-        warm = reported["window"]["first_step"] - 1
     times = np.asarray(run["step_times_s"], dtype=np.float64)
-    warm = min(max(warm, 0), times.size)
     resumed_at = _resume_steps(run, times.size)
+    warm = pinned["warmup_steps"]
+    if division(doc) == "open" and reported is not None \
+            and reported["window"]["first_step"] != first_steady_step(times.size, warm, resumed_at):
+        warm = reported["window"]["first_step"] - 1  # an open run's own warm-up (window-too-short says so)
+    warm = min(max(warm, 0), times.size)
     expected, _ = derive.throughput(times, warmup_steps=warm, samples_per_step=run["metrics"]["samples_per_step"],
                                     tokens_per_step=run["metrics"].get("tokens_per_step"),
                                     resumed_at=resumed_at)
-    return {**pinned, "warm": warm, "times": times, "expected": expected,
+    return {**pinned, "warm": warm, "times": times, "expected": expected, "resumed_at": resumed_at,
             "warm_mask": derive.warmup_mask(times.size, warm, resumed_at)}
+
+
+def first_steady_step(steps: int, warmup_steps: int, resumed_at: list[int]) -> int | None:
+    """The first step after every worker's warm-up (:func:`suite.derive.warmup_mask`): where a
+    throughput window begins; None when every step is a warm-up step."""
+    steady = np.flatnonzero(~derive.warmup_mask(steps, warmup_steps, resumed_at))
+    return int(steady[0]) + 1 if steady.size else None
 
 
 def _resume_steps(run: dict, steps: int) -> list[int]:

@@ -116,8 +116,9 @@ def guard(check: Callable[..., list[Problem]], *args) -> list[Problem]:
 
 
 def bounded(problems: list[Problem]) -> list[Problem]:
-    """At most :data:`MAX_PROBLEMS` problems, then one line counting the rest."""
+    """At most :data:`MAX_PROBLEMS` problems, then one line saying there are more. Each layer
+    stops looking once it has found more than that many, so the rest are not counted."""
     if len(problems) <= MAX_PROBLEMS:
         return problems
-    rest = len(problems) - MAX_PROBLEMS
-    return problems[:MAX_PROBLEMS] + [Problem("too-many-problems", "", f"{rest} more problems not listed")]
+    return problems[:MAX_PROBLEMS] + [Problem("too-many-problems", "", f"more than {MAX_PROBLEMS} problems: "
+                                                                       "the rest are not listed")]

@@ -1,5 +1,37 @@
 """Text rules shared by the validator and whatever shows document strings: which characters a
-results file may not hold, and how untrusted text is made safe to print on one line."""
+results file may not hold, and how untrusted text is made safe to print on one line.
+
+A results file's strings are a submitter's text shown to others: a system name on the leaderboard,
+a host name on a run page. Two strings that look the same must be the same string, and a string
+must show everything it holds, in order, on its line. Refused, by class (``unicodedata.category``,
+the Unicode version of the Python that reads the file):
+
+- **controls** (Cc: C0, DEL, C1) and **lone surrogates** (Cs): not text; a newline or escape
+  sequence rewrites a terminal line or a log (:data:`CONTROL_CHARS`, refused since rules v1);
+- **format characters** (Cf): invisible by definition — bidirectional overrides, embeddings and
+  isolates (they reorder what follows), the Arabic letter mark U+061C, zero-width spaces and
+  joiners, the word joiner and invisible operators, the soft hyphen, the byte-order mark, the
+  tag characters U+E0001 and U+E0020–E007F: ``"H100"`` and ``"H100"`` + a tag character look
+  the same and are two systems;
+- **private use** (Co): no meaning outside an agreement between two parties, drawn as whatever
+  a font puts there (or nothing);
+- **unassigned** code points (Cn, noncharacters included): no glyph yet, so invisible or a box;
+  a character assigned after the reading Python's Unicode version is refused too, until it
+  knows it;
+- **line and paragraph separators** (Zl, Zp): a line break on one line, and **spaces other than
+  the ASCII space** (Zs: no-break, em, thin, ideographic, …): ``"A B"`` written with a thin space
+  is another name that looks the same;
+- **invisible letters and marks** that the categories above do not catch: the Hangul fillers
+  U+3164, U+115F, U+1160 and U+FFA0 (letters that draw nothing), the Braille blank U+2800,
+  the combining grapheme joiner U+034F, the Khmer inherent vowels U+17B4–17B5, the Mongolian
+  variation selectors U+180B–180D and U+180F, and the variation selectors U+FE00–FE0F and
+  U+E0100–E01EF — each a Unicode default-ignorable code point or a blank glyph, which a name
+  can carry unseen.
+
+That is: every character ``str.isprintable`` refuses (C*, Z* but the ASCII space) and
+:data:`INVISIBLE`. The classes added in rules v7 (all but :data:`CONTROL_CHARS`) are reported by
+the validator as ``invisible-char`` (suite/validate/walk.py), so a file stored under older rules
+keeps its status."""
 from __future__ import annotations
 
 import re
@@ -11,23 +43,48 @@ from typing import Any
 # line/paragraph separators: none has a place in a results file (rules v2 added U+2060-206F).
 CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 
+# Invisible characters of categories str.isprintable accepts (letters, marks, a symbol): the
+# Hangul fillers, the Braille blank, the grapheme joiner, the Khmer inherent vowels and the
+# variation selectors (Unicode's Default_Ignorable_Code_Point outside C*, and U+2800).
+INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+                       "\U000e0100-\U000e01ef]")
+
+
+def refused(char: str) -> bool:
+    """True for a character that no results file string may hold (the module docstring's classes)."""
+    return not char.isprintable() or INVISIBLE.match(char) is not None
+
 
 def has_control_chars(text: str) -> bool:
     """True when ``text`` holds a character that the validator refuses in any string or key."""
-    return CONTROL_CHARS.search(text) is not None
+    return not text.isprintable() or INVISIBLE.search(text) is not None
+
+
+def has_invisible_chars(text: str) -> bool:
+    """True when ``text`` holds a refused character that rules v1–v6 accepted (none of
+    :data:`CONTROL_CHARS`, but a format, private-use, unassigned, separator, non-ASCII space or
+    invisible filler character)."""
+    return has_control_chars(text) and any(refused(c) and not CONTROL_CHARS.match(c) for c in text)
 
 
 def printable(text: str) -> str:
-    """``text`` with every character of :data:`CONTROL_CHARS` written as ``\\uXXXX``: one line,
-    nothing reordered or hidden, and the same text back when it holds none."""
-    return CONTROL_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``text`` with every refused character written as ``\\uXXXX`` (``\\UXXXXXXXX`` beyond the
+    basic plane): one line, nothing reordered or hidden, and the same text back when it holds none."""
+    if not has_control_chars(text):
+        return text
+    return "".join(_escaped(c) if refused(c) else c for c in text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def safe(text: Any, limit: int = 60) -> str:
-    """Text safe to print on one line in a problem: no unprintable character, bounded length;
-    a missing value (JSON's null, Python's None) reads "nothing", never "None"."""
+    """Text safe to print on one line in a problem: no refused character (each becomes ``?``),
+    bounded length; a missing value (JSON's null, Python's None) reads "nothing", never "None"."""
     text = "nothing" if text is None else str(text)
-    clean = "".join(c if c.isprintable() else "?" for c in text[:limit + 1])
+    clean = "".join("?" if refused(c) else c for c in text[:limit + 1])
     return clean if len(clean) <= limit else clean[:limit] + "…"
 
 

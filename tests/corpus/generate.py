@@ -200,6 +200,11 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "bidi-override-in-system-name.json": (mutate(_set("system.name", "H100\u202e001H")), "control-char"),
     "zero-width-space-in-os.json": (mutate(_set("system.host.os", "Linux\u200b")), "control-char"),
     "lone-surrogate-escape.json": (VALID.replace('"AMD EPYC"', '"AMD \\ud800EPYC"', 1), "control-char"),
+    # invisible characters refused since rules v7: two names that look the same are two systems
+    "hangul-filler-in-system-name.json": (mutate(_set("system.name", "H100\u3164")), "invisible-char"),
+    "tag-character-in-system-name.json": (mutate(_set("system.name", "H100\U000e0041")), "invisible-char"),
+    "arabic-letter-mark-in-os.json": (mutate(_set("system.host.os", "Linux\u061c")), "invisible-char"),
+    "private-use-character-in-system-name.json": (mutate(_set("system.name", "H100\ue000")), "invisible-char"),
     # schema
     "schema-version-2.json": (mutate(_set("schema_version", 2)), "schema-version"),
     "schema-top-level-array.json": ("[]\n", "schema"),
