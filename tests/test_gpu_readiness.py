@@ -706,6 +706,7 @@ def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts
 
 
 @pytest.mark.slow
+@pytest.mark.rehearsal
 def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir):
     """`gpu_session.sh --rehearsal`: every stage, the real commands, the CPU at smoke scale, in a
     Python shaped like the GPU image (jsonschema, fastjsonschema and cryptography blocked, none
