@@ -329,6 +329,7 @@ def real_pair(data_dir, tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_real_slowdown_is_called_slower_and_fails_the_gate(real_pair, capsys):
     base, new = real_pair
     assert main(["compare", str(base), str(new), "--fail-on-regression", "10", "--format", "json"]) == 1
