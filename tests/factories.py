@@ -475,7 +475,10 @@ def failed_copy(doc: dict, run: dict, error: str) -> dict:
     failed = retimed_copy(run, shift, {"seed": seed})
     failed["event_log"] = relogged(failed["event_log"], metadata={"run_stop": {"status": "aborted"}})
     failed.update(status="failed", error=error, seed=seed)
+    # another seed, another curve, as synthetic_run draws it (one curve under two seeds: seed-copy)
+    _scale_losses(failed, (1 + 0.01 * seed) / (1 + 0.01 * run["seed"]))
     metrics = failed["metrics"]
+    metrics["final_quality"] = derive.final_quality(failed["curve"])
     metrics.update(tta_s=None, energy_to_target_j=None)
     metrics["tta_status"] = derive.tta_status(registry.get(run["workload"]["id"]).spec(run["scale"]).target,
                                               None, failed["curve"], len(failed["step_times_s"]))
@@ -485,6 +488,23 @@ def failed_copy(doc: dict, run: dict, error: str) -> dict:
     created = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00"))
     doc["created_at"] = stamp(max(created, end))
     return failed
+
+
+def _scale_losses(run: dict, factor: float) -> None:
+    """Every training loss of ``run`` times ``factor``: its curve's, its log's ``train_loss``
+    events', and its log's evaluations of the training loss (a workload without a target)."""
+    for point in run["curve"]:
+        point["train_loss"] *= factor
+    events = []
+    for e in mllog.parse(run["event_log"]):
+        if e.key == "train_loss" or (e.key == "eval_accuracy" and e.metadata.get("metric") == "train_loss"):
+            metadata = dict(e.metadata)
+            if isinstance(metadata.get("quality"), dict) and "train_loss" in metadata["quality"]:
+                metadata["quality"] = {**metadata["quality"], "train_loss": metadata["quality"]["train_loss"] * factor}
+            e = mllog.Event(time_ms=e.time_ms, event_type=e.event_type, key=e.key, value=e.value * factor,
+                            metadata=metadata, namespace=e.namespace)
+        events.append(mllog.format_event(e))
+    run["event_log"] = events
 
 
 def bucket_sum(result: dict) -> float:
