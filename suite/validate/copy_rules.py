@@ -67,8 +67,6 @@ def _check_seed_curves(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]
             (i, first), (j, later) = group[a], group[b]
             if j in flagged or first["seed"] == later["seed"]:
                 continue  # the same seed trains the same curve again (a repeat)
-            if "failed" in (first.get("status"), later.get("status")):
-                continue  # a failed seed counts as not converged: a copied one can only lower a score
             flagged.add(j)
             problems.append(Problem("seed-copy", f"runs[{j}].curve",
                                     f"the curve of runs[{i}] (seed {safe(first['seed'])}), claimed for seed "
