@@ -174,6 +174,19 @@ def test_seed_ones_run_claimed_as_seeds_two_to_five_is_one_run(original):
         [("seed-copy", f"runs[{i}].curve") for i in range(1, 5)]
 
 
+def test_seed_ones_run_claimed_as_a_failed_seed_two_is_one_run(original):
+    """A failed seed counts in the TTA score, as a seed that did not converge, and so fills the
+    seed count a score needs: one claimed with another seed's curve is that run copied too."""
+    doc = copy.deepcopy(original)
+    first = doc["runs"][0]
+    later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+    failed = factories.retimed_copy(first, later, {"seed": 2}, variant=2) | {"seed": 2}
+    doc["runs"].append(factories.set_status(failed, "failed", "RuntimeError after 150 of at most 150 steps"))
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
+    doc = repair(doc)
+    assert ("seed-copy", "runs[1].curve") in [(p.code, p.field) for p in v.check_document(doc)]
+
+
 def test_seed_ones_run_in_another_file_as_seed_two_is_refused_by_the_store(tmp_path, original):
     folder = tmp_path / "results"
     first = submit(_write(tmp_path / "original.json", original), folder)
