@@ -6,6 +6,7 @@ Formatting only: every figure comes from the results document or the projection 
 from __future__ import annotations
 
 import math
+import statistics
 
 from suite import results
 from suite.meters import tta
@@ -126,17 +127,17 @@ def repeat_lines(runs: list[dict]) -> list[str]:
     groups: dict[tuple, list[float]] = {}
     for r in runs:
         if "repeat" in r:
+            rates = groups.setdefault((r["workload"]["id"], r["scale"], r["seed"]), [])
             rate = results.samples_per_s(r) if r["status"] == "complete" else None
-            groups.setdefault((r["workload"]["id"], r["scale"], r["seed"]), [])
             if rate is not None:
-                groups[(r["workload"]["id"], r["scale"], r["seed"])].append(rate)
+                rates.append(rate)
     lines = []
     for (wid, scale, seed), rates in groups.items():
         if not rates:
             lines.append(f"{wid}@{scale} seed {seed}: no complete repeat")
             continue
-        mean = sum(rates) / len(rates)
-        cv = (math.sqrt(sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) / mean) if len(rates) > 1 else None
+        mean = statistics.fmean(rates)
+        cv = statistics.stdev(rates) / mean if len(rates) > 1 else None  # the sample standard deviation
         lines.append(f"{wid}@{scale} seed {seed}: samples/s over {len(rates)} repeats: mean {mean:.4g}, "
                      f"min {min(rates):.4g}, max {max(rates):.4g}"
                      + (f", CV {100 * cv:.1f}%" if cv is not None else ""))

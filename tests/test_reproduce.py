@@ -35,9 +35,9 @@ def goodbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def smoke_file(tmp_path_factory) -> Path:
-    """A fresh gpt2-124m smoke results file (synthetic tokens: no dataset), seed 1, on the CPU."""
+    """A fresh dlrm-small smoke results file (data generated from its seed: no dataset), seed 1, on the CPU."""
     work = tmp_path_factory.mktemp("original")
-    proc = goodbench("run", "-w", "gpt2-124m", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work)
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work)
     assert proc.returncode == 0, proc.stderr
     return work / "orig.json"
 
@@ -57,7 +57,7 @@ def _sha(path: Path) -> str:
 def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     proc = goodbench("reproduce", str(smoke_file), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
+    assert "run 0: dlrm-small smoke seed 1 → reproduced" in proc.stdout
     assert "bit-identical" in proc.stdout and "95% interval" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
@@ -78,14 +78,14 @@ def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
 def test_an_edited_curve_differs(smoke_file, tmp_path):
     doc = json.loads(smoke_file.read_text())
     point = doc["runs"][0]["curve"][0]
-    point["val_loss"] *= 0.99  # a forger's 1%: the validator's stream check would refuse it; bypassed
+    point["auc"] *= 0.99  # a forger's 1%: the validator's stream check would refuse it; bypassed
     doc["system"]["host"]["cpu_model"] = "another CPU"  # what once widened the tolerance to 0.64
     doc["system"]["host"]["cpu_capability"] = None
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(doc, indent=1))
     proc = goodbench("reproduce", str(edited), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"differs: curve: val_loss at step {point['step']}" in proc.stdout
+    assert f"differs: curve: auc at step {point['step']}" in proc.stdout
     rep = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(rep) == []  # an honest reproduction of a forged file is a valid file
     [entry] = rep["settings"]["reproduces"]["runs"]
@@ -172,6 +172,7 @@ def test_the_originals_cpu_threads_are_planned_and_said_and_their_absence_noted(
 
 
 @pytest.mark.slow
+@pytest.mark.long  # two fashion-cnn smoke runs: ~10 minutes on a slow shared 2-core machine
 def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path):
     """fashion-cnn's curve differs between 1 and 2 CPU threads (its convolutions reduce in another
     order): a file trained with 1 records it, and a reproduction from a 2-thread process agrees."""
