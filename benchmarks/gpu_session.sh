@@ -5,9 +5,15 @@
 #   OUT=DIR bash benchmarks/gpu_session.sh [--data-dir DIR] STAGE...
 #   bash benchmarks/gpu_session.sh --rehearsal [--data-dir DIR] [STAGE...]
 #
-# Stages, in the order a session runs them:
-#   info              nvidia-smi, python/torch/CUDA versions, which needed packages import, and
-#                     whether this script's workload and compile-mode lists are the suite's
+# Calls, each one device call of under 9 minutes (CALL_BUDGET), in the order a session makes them:
+#   call-1            info check energy bench full-gpt2-124m full-llama-1b compile-default
+#   call-2            full-fashion-cnn full-lm-char
+#   call-3            full-dlrm-small overhead (if time remains)
+#
+# Stages:
+#   info              nvidia-smi, goodbench info (Python, numpy and the packages it runs without: each
+#                     missing one and what it turns off), and whether this script's workload and
+#                     compile-mode lists are the suite's
 #   check             goodbench check (is this machine fit to benchmark now)
 #   energy            NVML energy counter vs 10 Hz power samples over ~20 s of matmuls
 #                     (benchmarks/energy_crosscheck.py -> $OUT/energy-crosscheck.json)
@@ -17,35 +23,46 @@
 #                     (benchmarks/overhead.py -> $OUT/overhead-ID.json; overhead-ID-MODE.json unless off)
 #   overhead          overhead-lm-char and overhead-gpt2-124m
 #   compile-MODE      gpt2-124m full (500 steps) with --compile MODE (-> $OUT/compile-gpt2-124m-MODE.json),
-#                     MODE one of: off default reduce-overhead max-autotune max-autotune-no-cudagraphs
-#   compile           all five modes, then compile-summary
-#   compile-summary   one row per compile-*.json in $OUT: compile s, tokens/s, MFU, p50 step
+#                     MODE one of: default reduce-overhead max-autotune max-autotune-no-cudagraphs
+#                     (eager, "off", is full-gpt2-124m's run: the summary reads it from there)
+#   compile           the four compiled modes, then compile-summary
+#   compile-summary   one row per gpt2-124m results file in $OUT: compile s, tokens/s, MFU, p50 step
 #   full-ID           goodbench run --scale full -w ID (-> $OUT/full-ID-<UTC time>.json)
 #   full              full-ID for every workload
 #
 # Environment: OUT (required), GOODBENCH_DATA_DIR (or --data-dir: holds tinyshakespeare/input.txt
-# and fashion-mnist/*.gz), GOODBENCH_COMPILE (torch.compile mode of the bench, overhead and full-*
-# stages, default off; the compile-* stages name their own),
+# and fashion-mnist/*.gz; default: build/gpu-data, where benchmarks/gpu_carry.sh puts the files to
+# carry, else ../shared/datasets beside the repository), GOODBENCH_COMPILE (torch.compile mode of
+# the bench, overhead and full-* stages, default off; the compile-* stages name their own),
 # GOODBENCH_SEEDS (seeds of the full-* runs; default the suite's: 5 for TTA workloads),
-# GOODBENCH_SYSTEM_NAME, STAGE_TIMEOUT (seconds per stage, default 540), STAGE_KILL_AFTER (SIGKILL
-# that long after a command's SIGINT, default 30), PYTHON (default python3);
-# GOODBENCH_DEVICE/GOODBENCH_SCALE (default cuda/full) set the device and scale of the stages.
-# Each command runs under `timeout -s INT -k 30` in a process group of its own: at its limit the
-# whole group (a supervised run's worker included) gets SIGINT, and a goodbench run cut there
-# still writes its results file with the runs so far (settings.interrupted); SIGKILL follows 30 s
-# later. Ctrl-C or SIGTERM of this script reaches the running command the same way, and no later
-# stage starts (exit 130/143). Wheels in .whl/ are installed first.
+# GOODBENCH_SYSTEM_NAME, GOODBENCH_CONFIG_DIR (the signing key's folder; default build/gpu-config
+# when it holds a key), CALL_BUDGET (seconds the whole invocation may take, default 530: every
+# command's limit is cut to what is left of it), STAGE_TIMEOUT (seconds per command, default 540),
+# STAGE_KILL_AFTER (SIGKILL that long after a command's SIGINT, default 30), PYTHON (default
+# python3); GOODBENCH_DEVICE/GOODBENCH_SCALE (default cuda/full) set the device and scale.
+# GOODBENCH_OFFLINE=1 is set: nothing is downloaded, a missing dataset is a one-line skip.
+# Each command runs under `timeout -s INT -k KILL_AFTER` in a process group of its own: at its
+# limit the whole group gets SIGINT, and a goodbench run cut there still writes its results file
+# with the runs so far (settings.interrupted); SIGKILL follows KILL_AFTER s later. A command's
+# limit ends KILL_AFTER + 10 s before the call's budget, so that a cut run is written in time.
+# Ctrl-C or SIGTERM of this script reaches the running command the same way, and no later stage
+# starts (exit 130/143). Wheels in .whl/ (benchmarks/gpu_carry.sh) are installed first, and the
+# packages goodbench runs without that are still missing are named. Runs are signed when a key
+# is there and the package cryptography imports; else unsigned, and the log says why.
 #
 # --rehearsal runs the stages on this machine's CPU at smoke scale with the same commands (device
-# and scale swapped), to find a broken stage before GPU time is spent; it needs no OUT (a new
-# folder under /tmp) and by default runs every stage: info check energy bench overhead compile
-# full, the families over REHEARSAL_WORKLOADS (default lm-char dlrm-small; overhead: the first)
-# and REHEARSAL_MODES (default: default; off is the eager path every full-* run takes). A
-# goodbench run is stopped REHEARSAL_CUT seconds (default 2) after its training starts, as Ctrl-C
-# would stop it, and must leave its results file; bench and overhead, which take many minutes on
-# a CPU, are cut at STAGE_TIMEOUT (default 15 s here; SIGKILL 10 s later); energy ends with
-# status 2 (it needs a CUDA GPU). The rehearsal passes when every stage ended so; the data
-# default to ../shared/datasets next to the repository, as the tests find them.
+# and scale swapped) in a Python shaped like the GPU image (benchmarks/gpu_image/: jsonschema,
+# fastjsonschema and cryptography cannot be imported unless carried in .whl/), to find a broken
+# stage before GPU time is spent; it needs no OUT (a new folder under /tmp) and by default runs
+# every stage: info check energy bench overhead compile full, the families over
+# REHEARSAL_WORKLOADS (default lm-char dlrm-small; overhead: the first) and REHEARSAL_MODES
+# (default: default). A goodbench run is stopped REHEARSAL_CUT seconds (default 2) after its
+# training starts, as Ctrl-C would stop it, and must leave its results file; bench and overhead,
+# which take many minutes on a CPU, are cut at STAGE_TIMEOUT (default 15 s here; SIGKILL 10 s
+# later); energy ends with status 2 (it needs a CUDA GPU). The rehearsal passes when every stage
+# ended so. The fixed limits of info, check, energy and the runs are REHEARSAL_SLOWDOWN (default 5)
+# times the GPU's: a busy CPU starts Python and torch far slower. REHEARSAL_IMAGE=0 rehearses with
+# this machine's packages instead.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,14 +87,29 @@ while [ $# -gt 0 ]; do
 done
 contains() { local x="$1"; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
 contains "$COMPILE" "${MODES[@]}" || { echo "gpu_session: GOODBENCH_COMPILE=$COMPILE is not one of ${MODES[*]}" >&2; exit 2; }
+# The calls of a session: each under 9 minutes on an H100 (docs/measurement.md, "A GPU session").
+CALL_1=(info check energy bench full-gpt2-124m full-llama-1b compile-default)
+CALL_2=(full-fashion-cnn full-lm-char)
+CALL_3=(full-dlrm-small overhead)
+expanded=()
+for stage in "${stages[@]}"; do
+    case "$stage" in
+        call-1) expanded+=("${CALL_1[@]}") ;;
+        call-2) expanded+=("${CALL_2[@]}") ;;
+        call-3) expanded+=("${CALL_3[@]}") ;;
+        *) expanded+=("$stage") ;;
+    esac
+done
+stages=("${expanded[@]+"${expanded[@]}"}")
 FULL_WORKLOADS=("${WORKLOADS[@]}")  # what the families full, compile and overhead run over
-COMPILE_MODES=("${MODES[@]}")
+COMPILE_MODES=("${MODES[@]:1}")  # off, eager, is full-gpt2-124m's run: never trained twice
 OVERHEAD_WORKLOADS=(lm-char gpt2-124m)
 KILL_AFTER="${STAGE_KILL_AFTER:-30}"  # SIGKILL this long after a command's SIGINT
 if [ "$REHEARSAL" = 1 ]; then
     DEVICE=cpu SCALE=smoke
     STAGE_TIMEOUT="${STAGE_TIMEOUT:-15}"
-    RUN_TIMEOUT="${REHEARSAL_RUN_TIMEOUT:-120}"  # a goodbench run is stopped by the rehearsal itself
+    SLOW="${REHEARSAL_SLOWDOWN:-5}"  # a busy CPU starts Python and torch far slower than the GPU machine
+    RUN_TIMEOUT="${REHEARSAL_RUN_TIMEOUT:-$((120 * SLOW))}"  # a goodbench run is stopped by the rehearsal itself
     REHEARSAL_CUT="${REHEARSAL_CUT:-2}"
     KILL_AFTER="${STAGE_KILL_AFTER:-10}"
     read -r -a FULL_WORKLOADS <<<"${REHEARSAL_WORKLOADS:-lm-char dlrm-small}"
@@ -89,16 +121,26 @@ if [ "$REHEARSAL" = 1 ]; then
     for m in "${COMPILE_MODES[@]}"; do
         contains "$m" "${MODES[@]}" || { echo "gpu_session: REHEARSAL_MODES: $m is not one of ${MODES[*]}" >&2; exit 2; }
     done
-    if [ -z "$DATA_DIR" ] && [ -d "$ROOT/../shared/datasets" ]; then
-        DATA_DIR="$(cd "$ROOT/../shared/datasets" && pwd)"
-    fi
     OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/goodbench-rehearsal.XXXXXX")}"
     [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full)
+    CALL_BUDGET="${CALL_BUDGET:-3600}"
 else
     DEVICE="${GOODBENCH_DEVICE:-cuda}"
     SCALE="${GOODBENCH_SCALE:-full}"
     STAGE_TIMEOUT="${STAGE_TIMEOUT:-540}"
     RUN_TIMEOUT="$STAGE_TIMEOUT"
+    SLOW=1
+    CALL_BUDGET="${CALL_BUDGET:-530}"
+fi
+DEADLINE=$((SECONDS + CALL_BUDGET))  # every command's limit ends before it (see run)
+if [ -z "$DATA_DIR" ]; then  # the carried copy (benchmarks/gpu_carry.sh), else the mirror beside the repository
+    for candidate in "$ROOT/build/gpu-data" "$ROOT/../shared/datasets"; do
+        if [ -d "$candidate" ]; then DATA_DIR="$(cd "$candidate" && pwd)"; break; fi
+    done
+fi
+export GOODBENCH_OFFLINE=1  # never a download: a missing dataset is a one-line skip
+if [ -z "${GOODBENCH_CONFIG_DIR:-}" ] && [ -f "$ROOT/build/gpu-config/signing-key.pem" ]; then
+    export GOODBENCH_CONFIG_DIR="$ROOT/build/gpu-config"  # a key carried for this session
 fi
 if [ -z "${OUT:-}" ]; then echo "gpu_session: set OUT to the folder for results" >&2; exit 2; fi
 if [ ${#stages[@]} -eq 0 ]; then echo "gpu_session: name at least one stage (--help lists them)" >&2; exit 2; fi
@@ -106,15 +148,41 @@ mkdir -p "$OUT"
 LOG="$OUT/session.log"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
+say() { echo "== $(date -u +%H:%M:%S) $*" | tee -ia "$LOG"; }
+
+CARRIED=/tmp/goodbench-site
 if compgen -G ".whl/*.whl" >/dev/null; then  # packages the GPU machine lacks, carried as wheels
-    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/goodbench-site .whl/*.whl && export PYTHONPATH="/tmp/goodbench-site:$PYTHONPATH"
+    if "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target "$CARRIED" .whl/*.whl; then
+        export PYTHONPATH="$CARRIED:$PYTHONPATH"
+        say "installed the carried wheels: $(cd .whl && echo *.whl)"
+    else
+        say "the carried wheels in .whl/ did not install (see above); going on without them"
+    fi
+fi
+if [ "$REHEARSAL" = 1 ] && [ "${REHEARSAL_IMAGE:-1}" = 1 ]; then  # a Python shaped like the GPU image
+    export PYTHONPATH="$ROOT/benchmarks/gpu_image:$PYTHONPATH" GOODBENCH_CARRIED="$CARRIED"
+fi
+missing="$("$PYTHON" -c 'from suite import dependencies; print(" ".join(dependencies.missing()))' 2>&1)" \
+    || { say "goodbench does not import here: $missing"; exit 1; }
+if [ -n "$missing" ]; then
+    say "packages goodbench runs without, missing here: $missing (goodbench info says what each turns off)"
+fi
+sign_args=()
+if ! "$PYTHON" -c 'from suite import dependencies, signing; import sys; sys.exit(0 if dependencies.installed(signing.CRYPTO) else 1)'; then
+    sign_args=(--no-sign)
+    say "results unsigned: the package cryptography is not installed here (carry it: benchmarks/gpu_carry.sh)"
+elif ! "$PYTHON" -c 'from suite import signing; import sys; sys.exit(0 if signing.key_path().is_file() else 1)'; then
+    say "results unsigned: no signing key here (carry one: benchmarks/gpu_carry.sh --key)"
 fi
 
 data_args=()
-[ -n "$DATA_DIR" ] && data_args=(--data-dir "$DATA_DIR")
-
-say() { echo "== $(date -u +%H:%M:%S) $*" | tee -ia "$LOG"; }
+if [ -n "$DATA_DIR" ]; then
+    data_args=(--data-dir "$DATA_DIR")
+    say "datasets from $DATA_DIR"
+else
+    say "no dataset folder (build/gpu-data, ../shared/datasets or --data-dir): lm-char and fashion-cnn will be skipped"
+fi
 
 # `python -m suite` as a command `timeout` can run (it cannot run a shell function), with SIGINT
 # raising KeyboardInterrupt even where the caller ignored SIGINT (a background job's default)
@@ -137,9 +205,11 @@ trap 'on_signal TERM' TERM
 # seconds later), its output to the log too; returns its exit status (124: cut at its limit)
 run() {
     local limit="$1"; shift
-    local shown="$*"
+    local shown="$*" left=$((DEADLINE - SECONDS - KILL_AFTER - 10))
+    [ "$left" -lt "$limit" ] && limit=$left
     say "\$ ${shown//"$PYTHON -c $GOODBENCH_MAIN"/goodbench}  (limit ${limit}s)"
     if [ -n "$STOPPED" ]; then say "not started: stopped by SIG$STOPPED"; return 130; fi
+    if [ "$left" -lt 20 ]; then say "not started: the call's budget (CALL_BUDGET=${CALL_BUDGET}s) is spent"; return 125; fi
     local start=$SECONDS from rc again tee_fd tee_pid
     from=$(( $(stat -c %s "$LOG") + 1 ))
     exec {tee_fd}> >(exec tee -ia "$LOG")
@@ -197,7 +267,7 @@ goodbench_run() {
     local out="$1"; shift
     local rc
     if [ "$REHEARSAL" = 1 ]; then CUT_AFTER="] step "; fi  # past the first steps: compiled by then
-    run "$RUN_TIMEOUT" "${GOODBENCH[@]}" run "$@" -o "$out"; rc=$?
+    run "$RUN_TIMEOUT" "${GOODBENCH[@]}" run "$@" "${sign_args[@]+"${sign_args[@]}"}" -o "$out"; rc=$?
     CUT_AFTER=""
     if [ -f "$out" ]; then say "results file $out"; else say "no results file written ($out)"; fi
     if [ "$REHEARSAL" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 130 ]; } && [ -z "$STOPPED" ]; then
@@ -210,23 +280,10 @@ goodbench_run() {
 
 stage_info() {
     local rc=0
-    if command -v nvidia-smi >/dev/null; then run 60 nvidia-smi || rc=$?; else say "no nvidia-smi on this machine"; fi
-    run 60 "$PYTHON" - "${WORKLOADS[*]}" "${MODES[*]}" <<'EOF' || rc=$?
-import importlib, platform, sys, torch
-print("python", platform.python_version(), "| torch", torch.__version__, "| CUDA", torch.version.cuda,
-      "| cuDNN", torch.backends.cudnn.version())
-if torch.cuda.is_available():
-    p = torch.cuda.get_device_properties(0)
-    print("device", torch.cuda.get_device_name(0), "| SMs", p.multi_processor_count,
-          "| memory GiB", round(p.total_memory / 2**30, 1), "| capability", f"{p.major}.{p.minor}")
-else:
-    print("torch sees no CUDA device")
-for name in ("numpy", "scipy", "pandas", "pynvml", "pytest_benchmark", "jsonschema", "triton"):
-    try:
-        importlib.import_module(name)
-        print(f"  {name}: ok")
-    except ImportError as exc:
-        print(f"  {name}: MISSING ({exc})")
+    if command -v nvidia-smi >/dev/null; then run $((60 * SLOW)) nvidia-smi || rc=$?; else say "no nvidia-smi on this machine"; fi
+    run $((120 * SLOW)) "${GOODBENCH[@]}" info --device "$DEVICE" || rc=$?
+    run $((60 * SLOW)) "$PYTHON" - "${WORKLOADS[*]}" "${MODES[*]}" <<'EOF' || rc=$?
+import sys
 from workloads import registry
 from workloads.pinned import COMPILE_MODES
 lists = {"workloads": (sys.argv[1].split(), list(registry.WORKLOADS)),
@@ -239,10 +296,10 @@ EOF
     return $rc
 }
 
-stage_check() { run 120 "${GOODBENCH[@]}" check --device "$DEVICE"; }
+stage_check() { run $((120 * SLOW)) "${GOODBENCH[@]}" check --device "$DEVICE"; }
 
 stage_energy() {
-    run 120 "$PYTHON" benchmarks/energy_crosscheck.py --seconds 20 --out "$OUT/energy-crosscheck.json"
+    run $((120 * SLOW)) "$PYTHON" benchmarks/energy_crosscheck.py --seconds 20 --out "$OUT/energy-crosscheck.json"
     local rc=$?
     if [ "$REHEARSAL" = 1 ] && [ "$rc" = 2 ]; then say "rehearsal: status 2, the answer of a machine without a CUDA GPU"; return 0; fi
     return $rc
@@ -275,6 +332,7 @@ stage_compile_one() {
 }
 
 stage_compile_named() {
+    if [ "$1" = off ]; then say "compile-off is full-gpt2-124m's run (eager): run that stage instead"; return 2; fi
     contains "$1" "${MODES[@]}" || { say "unknown compile mode $1 (one of ${MODES[*]})"; return 2; }
     stage_compile_one "$1"; local rc=$?
     stage_compile_summary
@@ -282,12 +340,17 @@ stage_compile_named() {
 }
 
 stage_compile_summary() {
-    run 60 "$PYTHON" - "$OUT" <<'EOF'
+    run $((60 * SLOW)) "$PYTHON" - "$OUT" <<'EOF'
 import json, pathlib, sys
 import pandas as pd
 rows = []
-for path in sorted(pathlib.Path(sys.argv[1]).glob("compile-*.json")):
-    doc = json.loads(path.read_text())
+paths = [*pathlib.Path(sys.argv[1]).glob("compile-gpt2-124m-*.json"),
+         *pathlib.Path(sys.argv[1]).glob("*-gpt2-124m-*T*Z.json")]  # full-gpt2-124m: the eager run
+for path in sorted(paths):
+    try:
+        doc = json.loads(path.read_text())
+    except ValueError:  # a placeholder a killed run left
+        continue
     for r in doc["runs"]:
         t, m = r["metrics"]["throughput"] or {}, r["metrics"]
         rows.append({"compile": doc["settings"].get("compile", "off"), "status": r["status"],
@@ -295,7 +358,7 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("compile-*.json")):
                      "eval s": round(r["phases_s"]["eval"], 1), "tokens/s": t.get("tokens_per_s"),
                      "p50 step ms": 1000 * t["step_time_s"]["p50"] if t else None,
                      "MFU": m["mfu"], "window steps": (t.get("window") or {}).get("steps")})
-print(pd.DataFrame(rows).to_string(index=False) if rows else "no compile-*.json results here")
+print(pd.DataFrame(rows).to_string(index=False) if rows else "no gpt2-124m results files here")
 EOF
 }
 
@@ -330,7 +393,10 @@ for stage in "${stages[@]}"; do
     esac
     rc=$?
     [ $rc = 0 ] || failed=1
-    summary+=("$(printf '%-22s %-11s %5d s' "$stage" "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")" $((SECONDS - began)))")
+    outcome="FAILED ($rc)"
+    [ $rc = 0 ] && outcome=ok
+    [ $rc = 125 ] && outcome="NOT RUN (the call's budget was spent)"
+    summary+=("$(printf '%-22s %-11s %5d s' "$stage" "$outcome" $((SECONDS - began)))")
 done
 say "summary (stage, outcome, seconds):"
 [ ${#summary[@]} -gt 0 ] && printf '   %s\n' "${summary[@]}" | tee -ia "$LOG"

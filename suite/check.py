@@ -31,7 +31,7 @@ def run_checks(device: torch.device | None = None, cpu_run: bool = False) -> lis
 
 def _gpu_checks(device: torch.device, cpu_run: bool = False) -> list[Check]:
     if cpu_run:
-        return [Check("gpu", "skip", "--device cpu: a CPU run, so the GPU checks do not apply "
+        return [Check("gpu", "skip", "a CPU run (--device cpu, or auto where torch sees no GPU), so the GPU checks do not apply "
                                      "(its GPU figures, MFU against a GPU peak and NVML energy, "
                                      "are not measured)")]
     if device.type != "cuda":

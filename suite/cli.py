@@ -15,6 +15,7 @@ from suite import __version__
 from suite.commands import (
     check,
     compare,
+    data,
     export_mlperf,
     import_mlperf,
     info,
@@ -32,7 +33,7 @@ from suite.commands.common import Usage, error_text, say
 from suite.errors import GoodbenchError
 
 # in the order of `goodbench --help`
-COMMANDS = (list_workloads, run, keygen, validate, submit, site, check, peaks, project, reproduce, compare,
+COMMANDS = (list_workloads, data, run, keygen, validate, submit, site, check, peaks, project, reproduce, compare,
             import_mlperf, export_mlperf, info)
 
 

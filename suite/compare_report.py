@@ -107,7 +107,7 @@ def _cells(row: Row | None, notes: Notes, pair: Pair | None) -> list[str]:
         return ["—", "—", "—", ""]
     unit = BY_ID[row.figure].unit
     verdict = row.verdict + notes.mark(row.reason if row.verdict not in (FASTER, SLOWER, compare.SAME) else None)
-    narrow = row.spread in CAVEATS and row.verdict in (FASTER, SLOWER)
+    narrow = row.spread in CAVEATS and row.verdict in (FASTER, SLOWER, compare.SAME)  # every verdict it judged
     labels = [w for w, on in ((CAVEATS[row.spread][0] if narrow else "", narrow),
                               ("regression", row.regression)) if on]
     if labels:

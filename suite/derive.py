@@ -29,12 +29,13 @@ from suite.results import world_size
 from workloads.pinned import FULL_TTA_SEEDS
 
 __all__ = [
-    "ENERGY_KEYS", "MEASURED_PHASES", "PHASES", "all_devices", "communication", "energy_figures",
-    "energy_per", "energy_spans", "exposed_share", "final_quality", "first_hit", "flop_rate",
+    "ENERGY_KEYS", "MEASURED_PHASES", "PHASES", "all_devices", "ceiling_spread", "communication",
+    "energy_figures", "energy_per", "energy_spans", "exposed_share", "final_quality", "first_hit",
+    "flop_rate", "flops_to_target",
     "goodput", "mean_power", "metrics", "mfu", "mfu_status", "other_phase", "peak", "phases",
     "rank_step_times", "required_seeds", "resume_steps", "share_of_ceiling", "step_phases",
     "straggler_spread", "summary", "target_record", "throughput", "time_to_target", "tta_score",
-    "tta_status", "warmup_mask", "window_steps", "world_size",
+    "tta_status", "warmup_mask", "window_seconds", "window_steps", "world_size",
 ]
 
 # ---------------------------------------------------------------- throughput and its window
@@ -56,6 +57,14 @@ def window_steps(window: Mapping) -> int:
     """Steps of the window over which its energy was read: its last segment's (the worker that
     trained last; the whole window when it was not cut by a resume)."""
     return throughput_meter.last_segment_steps(dict(window))
+
+
+def window_seconds(step_times_s: Sequence[float] | np.ndarray, window: Mapping) -> float:
+    """The summed step times of the window's last segment (:func:`window_steps`): the least time
+    its energy was read over, which also held its batch waits and the loop."""
+    parts = window.get("segments") or [[window["first_step"], window["last_step"]]]
+    first, last = parts[-1]
+    return math.fsum(float(t) for t in step_times_s[first - 1:last])
 
 
 def resume_steps(event_log: Iterable[str], steps: int | None = None) -> list[int]:
@@ -129,6 +138,13 @@ def mfu(flops_per_step: float, tput: Mapping | None, peak_flops: float | None) -
     return mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak_flops) if tput else None
 
 
+def ceiling_spread(trials_flops: Sequence[float | None] | None) -> float:
+    """How far the matmul ceiling's timed batches (:func:`suite.meters.ceiling.matmul_ceiling`)
+    spread: (fastest − slowest) / fastest of the positive ones; 0 with fewer than two."""
+    rates = [float(t) for t in trials_flops or [] if isinstance(t, (int, float)) and t > 0]
+    return (max(rates) - min(rates)) / max(rates) if len(rates) > 1 else 0.0
+
+
 def share_of_ceiling(flops_per_step: float, tput: Mapping | None, ceiling: float | None) -> float | None:
     """FLOP/s over the window / the measured matmul ceiling (None without either)."""
     return mfu(flops_per_step, tput, ceiling)
@@ -163,6 +179,12 @@ def time_to_target(curve: Sequence[Mapping], target: Any) -> float | None:
     """Seconds from run start to the end of the first evaluation meeting the target."""
     hit = first_hit(curve, target)
     return hit["time_s"] if hit is not None else None
+
+
+def flops_to_target(curve: Sequence[Mapping], target: Any, flops_per_step: float) -> float | None:
+    """Model FLOPs of the steps up to the first evaluation meeting the target (None: none meets it)."""
+    hit = first_hit(curve, target)
+    return hit["step"] * flops_per_step if hit is not None else None
 
 
 def tta_status(target: Any, tta_s: float | None, curve: Sequence[Mapping], steps: int) -> str:

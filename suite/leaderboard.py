@@ -2,8 +2,9 @@
 
 An entry's seeds, TTA score and medians are the document's summary (suite/summary.py). Every row
 names its file's ``signer`` (the fingerprint of a signature that verifies, else None: unsigned)
-and, across the stored files, ``copy_of``: the signer of the file that owns a run this row copies
-(:func:`copies`); a copy is shown as such and never ranked.
+and, across the stored files, ``copy_status``: "copy" or "disputed" when a run of the row is
+another stored run's (:func:`copies`), with ``copy_of``, the signer of the run kept; such a row is
+shown as such and never ranked.
 
 Fields that later parts of the results format add (division, goodput, effective goodput) are
 read where they exist and left ``None`` otherwise; nothing is filled in.
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from suite import ownership, results, signing, validate
+from suite.meters import mfu as mfu_meter
 from suite.recompute import recompute_document
 from suite.summary import complete_runs, groups, median, summarize
 from suite.validate import load
@@ -28,13 +30,13 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
-                 "suite_version", "run_id", "signer", "copy_of"]
+                 "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "signer", "copy_of",
-               "started_at", "steps_sha256"]
+               "copy_status", "started_at", "steps_sha256"]
 J_PER_KWH = 3.6e6
 
 
@@ -126,6 +128,21 @@ def mfu_basis(runs: list[dict]) -> str | None:
     return USER_PEAK if any("user-supplied" in s for s in statuses) else "peak table"
 
 
+NO_KNOWN_PEAK = "no known peak"
+"""The label of a result whose device the peak table cannot bound (:func:`known_peak`): shown, never ranked."""
+
+
+def known_peak(doc: dict, runs: list[dict]) -> bool:
+    """Whether the peak table bounds every one of ``runs`` on the document's device: a dense peak
+    at the run's precision and a board power (:func:`suite.meters.mfu.known_peak`; never a MIG
+    slice, a CPU or a name the table does not hold). Without it no figure of the run can be
+    held to what the device can do, so the result is shown, labelled :data:`NO_KNOWN_PEAK`,
+    and never ranked."""
+    name = str(doc["system"]["accelerator"]["name"])
+    return bool(runs) and all(mfu_meter.known_peak(name, r["precision"], results.mig_enabled(r)) is not None
+                              for r in runs)
+
+
 def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
     """One row per run of one document (a reproduction's rows name the run they reproduce), its
     figures recomputed from the run's raw records (:mod:`suite.recompute`), never the file's own.
@@ -154,7 +171,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "reproduction_verdict": repro["verdict"] if repro else None,
             "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
             "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
-            "signer": fp, "copy_of": None,
+            "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
         })
     return out
@@ -211,13 +228,14 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0]["run_id"],
-            "signer": fp, "copy_of": None,
+            "signer": fp, "copy_of": None, "copy_status": None, "known_peak": known_peak(doc, runs),
         })
     return out
 
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
-    """All entries of all valid documents as one DataFrame, copies marked (:func:`copies`)."""
+    """All entries of all valid documents (in the order they were stored) as one DataFrame, copies
+    and disputed runs marked (:func:`copies`)."""
     signed = [(name, doc, signing.signer(doc)) for name, doc in results]
     frame = pd.DataFrame([row for name, doc, fp in signed for row in rows(name, doc, fp, verified=True)],
                          columns=ENTRY_COLUMNS)
@@ -228,46 +246,43 @@ def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
     return with_scaling_efficiency(frame)
 
 
-def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership.Claim]:
-    """Which runs among the stored files are copies: (file, run id) → the owned run it copies.
+def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership.Verdict]:
+    """Which runs among the stored files are not the record kept of their run: (file, run id) →
+    its :class:`suite.ownership.Verdict` (a copy, or disputed, and the run kept).
 
-    A run is a copy when no key owns it (its file is unsigned) and another file signed by a key
-    owns a run of the same id (the id was minted for that key) or of the same step times
-    (:mod:`suite.ownership`). ``claims``: every run of the files, :func:`suite.ownership.claims`."""
+    ``claims``: every run of the files in the order the files were stored
+    (:func:`suite.ownership.claims`, :mod:`suite.ledger`). Of the records of one run — the same
+    run id, step times, step-time fingerprint, curve under another seed, or suite run — the
+    first whose file is signed by the run's owner is kept, else the first stored; the others are
+    copies, or disputed when another key signed them (:func:`suite.ownership.resolve`)."""
     claims = list(claims)
-    owned: dict[str, list[ownership.Claim]] = {}
-    for c in claims:
-        if c.owner is not None:
-            owned.setdefault(c.run_id, []).append(c)
-            if c.steps is not None:
-                owned.setdefault(c.steps, []).append(c)
-    found: dict[tuple[str, str], ownership.Claim] = {}
-    for c in claims:
-        if c.owner is not None:
-            continue
-        candidates = owned.get(c.run_id, []) + (owned.get(c.steps, []) if c.steps is not None else [])
-        owner = next((o for o in candidates if o.file != c.file and o.owner != c.signer), None)
-        if owner is not None:
-            found[(c.file, c.run_id)] = owner
-    return found
+    run_ids = {(c.file, c.index): c.run_id for c in claims}
+    return {(file, run_ids[(file, index)]): verdict for (file, index), verdict in ownership.resolve(claims).items()}
 
 
 def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
-                found: dict[tuple[str, str], ownership.Claim]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``copy_of`` filled in: a copied run's owner's fingerprint on its row, and on the entry
-    (file, workload, scale) holding it."""
+                found: dict[tuple[str, str], ownership.Verdict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``copy_status`` ("copy" or "disputed") and ``copy_of`` (the fingerprint of the kept run's
+    owner; None when it is unsigned) filled in on a run's row, and on the entry (file, workload,
+    scale) holding it (a copy before a disputed run)."""
     if runs.empty or not found:
         return entries, runs
     runs = runs.copy()
-    owner = [found[(f, r)].owner if (f, r) in found else None for f, r in zip(runs["file"], runs["run_id"])]
-    runs["copy_of"] = pd.Series(owner, index=runs.index, dtype=object)
-    copied = runs[runs["copy_of"].notna()]
-    by_entry = {(f, w, s): o for f, w, s, o in zip(copied["file"], copied["workload"], copied["scale"],
-                                                   copied["copy_of"])}
+    keys = list(zip(runs["file"], runs["run_id"]))
+    runs["copy_status"] = pd.Series([found[k].status if k in found else None for k in keys],
+                                    index=runs.index, dtype=object)
+    runs["copy_of"] = pd.Series([found[k].original.owner if k in found else None for k in keys],
+                                index=runs.index, dtype=object)
+    by_entry: dict[tuple, tuple[str, str | None]] = {}
+    for f, w, sc, status, owner in zip(runs["file"], runs["workload"], runs["scale"], runs["copy_status"],
+                                       runs["copy_of"]):
+        held = by_entry.get((f, w, sc))
+        if status is not None and (held is None or held[0] != ownership.COPY):  # a copy says more
+            by_entry[(f, w, sc)] = (status, owner)
     entries = entries.copy()
-    entries["copy_of"] = pd.Series([by_entry.get((f, w, s)) for f, w, s in
-                                    zip(entries["file"], entries["workload"], entries["scale"])],
-                                   index=entries.index, dtype=object)
+    marks = [by_entry.get(k) for k in zip(entries["file"], entries["workload"], entries["scale"])]
+    entries["copy_status"] = pd.Series([m[0] if m else None for m in marks], index=entries.index, dtype=object)
+    entries["copy_of"] = pd.Series([m[1] if m else None for m in marks], index=entries.index, dtype=object)
     return entries, runs
 
 
@@ -303,8 +318,9 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def rankable(frame: pd.DataFrame) -> pd.Series:
-    """Which entries may be ranked: full scale, not a copy (:func:`copies`), and for TTA a valid score."""
-    return (frame["scale"] == "full") & frame["copy_of"].isna() \
+    """Which entries may be ranked: full scale, neither a copy nor disputed (:func:`copies`), on a
+    device the peak table bounds (:func:`known_peak`), and for TTA a valid score."""
+    return (frame["scale"] == "full") & frame["copy_status"].isna() & (frame["known_peak"] == True) \
         & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
 
 

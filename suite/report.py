@@ -6,6 +6,7 @@ Formatting only: every figure comes from the results document or the projection 
 from __future__ import annotations
 
 import math
+import statistics
 
 from suite import results
 from suite.meters import tta
@@ -59,9 +60,12 @@ def table(rows: list[dict], float_format=None) -> str:
 
 
 def run_rows(runs: list[dict]) -> list[dict]:
-    """One row per run: status, steps, wall time, TTA, throughput, MFU and energy."""
+    """One row per run: status, steps, wall time, TTA, throughput, MFU and energy (and its repeat
+    number, where a run was repeated: ``--repeat``)."""
+    repeated = any("repeat" in r for r in runs)
     return [{
-        "workload": r["workload"]["id"], "seed": r["seed"], "status": r["status"],
+        "workload": r["workload"]["id"], "seed": r["seed"], **({"repeat": r.get("repeat")} if repeated else {}),
+        "status": r["status"],
         "steps": r["steps"], "wall s": round(r["wall_s"], 2),
         "TTA s": _round(r["metrics"]["tta_s"]),
         "samples/s": _round(results.samples_per_s(r)),
@@ -114,6 +118,29 @@ def score_lines(summary: dict) -> list[str]:
                          + (f" (95% CI of the mean {ci[0]:.2f}–{ci[1]:.2f} s)" if ci else "")
                          + f" over {score['seeds']} seeds, {score['converged']} converged"
                          + ("" if score["valid"] else f" — INVALID: {score['reason']}"))
+    return lines
+
+
+def repeat_lines(runs: list[dict]) -> list[str]:
+    """One line per workload × scale × seed run more than once (``--repeat``): how many complete
+    repeats, their mean samples/s and spread (min–max and the coefficient of variation)."""
+    groups: dict[tuple, list[float]] = {}
+    for r in runs:
+        if "repeat" in r:
+            rates = groups.setdefault((r["workload"]["id"], r["scale"], r["seed"]), [])
+            rate = results.samples_per_s(r) if r["status"] == "complete" else None
+            if rate is not None:
+                rates.append(rate)
+    lines = []
+    for (wid, scale, seed), rates in groups.items():
+        if not rates:
+            lines.append(f"{wid}@{scale} seed {seed}: no complete repeat")
+            continue
+        mean = statistics.fmean(rates)
+        cv = statistics.stdev(rates) / mean if len(rates) > 1 else None  # the sample standard deviation
+        lines.append(f"{wid}@{scale} seed {seed}: samples/s over {len(rates)} repeats: mean {mean:.4g}, "
+                     f"min {min(rates):.4g}, max {max(rates):.4g}"
+                     + (f", CV {100 * cv:.1f}%" if cv is not None else ""))
     return lines
 
 

@@ -183,6 +183,14 @@ def world_size(run: RunRecord) -> int:
     return int((run.get("distributed") or {}).get("world_size", 1))
 
 
+def mig_enabled(run: RunRecord) -> bool:
+    """Whether the run's telemetry found its device to be a MIG slice (NVML's handle or UUID),
+    whatever the device's name says."""
+    telemetry = run.get("telemetry") or {}
+    settings = telemetry.get("settings") if isinstance(telemetry, dict) else None
+    return bool(settings.get("mig_enabled")) if isinstance(settings, dict) else False
+
+
 def step_times_digest(run: RunRecord) -> str | None:
     """sha256 of the run's raw step-time sequence (None without step times): two runs with the
     same sequence are one run (docs/rules.md)."""

@@ -147,8 +147,10 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         _train(job, spec, workload.spec_hash(scale), options, state, log, meter, directory,
                progress, on_step)
         record["status"] = "complete"
-    except (KeyboardInterrupt, RuntimeError) as exc:  # LossNotFinite and out of memory among them
-        interrupted, lone = _ended_by(exc, record, parallel)
+    except GoodbenchError:  # the user's inputs refused (a checkpoint of another run): the suite stops
+        raise
+    except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
+        interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
     # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
     record["precision_flags"] = getattr(job, "precision_flags", None)
     with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
@@ -181,24 +183,38 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     return record
 
 
-def _ended_by(exc: BaseException, record: dict, parallel: Parallel) -> tuple[KeyboardInterrupt | None, str | None]:
-    """Record how ``exc`` ended the run; returns the interrupt to raise once the record is kept,
-    and why this rank ended apart from its peers (None: with them). Re-raises what is not an
-    expected end (a RuntimeError outside torchrun)."""
+def _done_so_far(job, state: LoopState, max_steps: int) -> str:
+    """What a run had done when it ended early, for its ``error``: built or not, steps trained."""
+    if job is None:
+        return "before training (in data load or init)"
+    return f"after {state.step} of at most {max_steps} steps"
+
+
+def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
+              done: str = "") -> tuple[KeyboardInterrupt | None, str | None]:
+    """Record how ``exc`` ended the run (``done``: what it had done by then); returns the interrupt
+    to raise once the record is kept, and why this rank ended apart from its peers (None: with
+    them). A single process records any error as the run's failure, so that one seed's error (a
+    compile failure, a CUDA error) loses that run alone; under torchrun, a RuntimeError (a
+    collective failed: a peer is gone) ends the rank apart, and anything else is re-raised."""
+    first_line = (str(exc).splitlines() or [""])[0][:300]
+    failed = f"{type(exc).__name__}{' ' + done if done else ''}: {first_line}"
     if isinstance(exc, LossNotFinite):  # the loss is the ranks' mean: every rank stops here alike
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         return None, None
     if isinstance(exc, torch.OutOfMemoryError):
-        record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        record.update(status="failed", error=failed)
         return None, f"rank {parallel.rank} ran out of memory" if parallel.distributed else None
     if isinstance(exc, KeyboardInterrupt):
         _Undelivered.interrupt = None  # caught: this run ends here
         why = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
         record.update(status="partial", error=f"interrupted ({why})")
         return exc, record["error"] if parallel.distributed else None
-    if not parallel.distributed:  # under torchrun: a collective failed (a peer is gone), or worse
+    if not parallel.distributed:
+        record.update(status="failed", error=failed)
+        return None, None
+    if not isinstance(exc, RuntimeError):  # under torchrun, only a collective's failure is expected
         raise exc
-    first_line = (str(exc).splitlines() or [""])[0][:300]
     record.update(status="failed", error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
     return None, record["error"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from suite import derive, distributed, results, system
+from suite import derive, distributed, privacy, results, system
 from suite.errors import GoodbenchError
 from suite.meters.ceiling import matmul_ceiling
 from suite.mlperf.fields import submission as mlperf_submission
@@ -65,15 +65,18 @@ def default_seeds(scale: str, kind: str) -> int:
     return derive.required_seeds(scale, kind)
 
 
-def _missing_data(workloads: list, options: RunOptions) -> dict[str, str]:
-    """Workload id → why its data cannot be found. In a distributed run every rank looks on
-    its own node and all ranks agree: a workload runs only where every rank has its data."""
+def _missing_data(workloads: list, options: RunOptions, explicit: bool = False) -> dict[str, str]:
+    """Workload id → why its data cannot be found, and the command that fetches it: one line with
+    no path (a skipped workload's reason, published with the file), or, ``explicit`` (the user
+    named the workload), every place looked in. In a distributed run every rank looks on its own
+    node and all ranks agree: a workload runs only where every rank has its data."""
     missing: dict[str, str] = {}
     for workload in workloads:
         try:
             locate_data(workload, options.data_dir)
         except DataNotFound as exc:
-            missing[workload.id] = str(exc)
+            missing[workload.id] = (f"{str(exc) if explicit else exc.short}; `goodbench data fetch -w "
+                                    f"{workload.id}` gets it (or give --data-dir DIR)")
     if not options.parallel.distributed:
         return missing
     agreed: dict[str, str] = {}
@@ -150,12 +153,15 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     """Run the plan and return the results document.
 
     A workload whose data cannot be found is skipped with its reason when the user did not
-    name it, and is an error when they did. On KeyboardInterrupt the document holds every run
-    so far (the interrupted one as "partial") and is returned with ``settings.interrupted``;
-    when a distributed run loses a rank, the suite stops likewise, with ``settings.aborted``.
+    name it, and is an error when they did. A run that fails (any error in one seed: a compile
+    or CUDA error, out of memory, a non-finite loss) is kept as "failed" with its reason and the
+    suite goes on with the next seed (:func:`suite.runner.run_one`). On KeyboardInterrupt the
+    document holds every run so far (the interrupted one as "partial") and is returned with
+    ``settings.interrupted``; when a distributed run loses a rank, or an error escapes a run's
+    own handling, the suite stops likewise, with ``settings.aborted``.
     """
     workloads, open_changes = plan.workloads()
-    missing = _missing_data(workloads, options)
+    missing = _missing_data(workloads, options, plan.explicit)
     skipped, runnable = [], []
     for workload in workloads:
         if workload.id in missing:
@@ -182,7 +188,8 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         for seed, repeat in _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1):
             try:
                 run = run_supervised if options.supervised else run_one
-                runs.append(_numbered(run(workload, plan.scale, seed, options, progress), repeat))
+                told = progress if repeat is None else _telling_repeat(progress, repeat, plan.repeat)
+                runs.append(_numbered(run(workload, plan.scale, seed, options, told), repeat))
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(_numbered(exc.record, repeat))
@@ -196,6 +203,13 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             except RankLost as exc:  # a distributed run lost a rank: no run can follow
                 runs.append(exc.record)
                 aborted = str(exc)
+                break
+            except GoodbenchError:
+                raise
+            except Exception as exc:  # an error outside the run's own handling: its record is lost
+                first_line = (str(exc).splitlines() or [""])[0][:300]
+                aborted = (f"{workload.id} seed {seed}: {type(exc).__name__}: {first_line} (its record "
+                           "could not be put together; the runs before it are kept)")
                 break
         if interrupted or aborted:
             break
@@ -212,6 +226,11 @@ def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
     """(seed, repeat number) of each run of a workload: its first ``seeds`` pinned seeds, each
     run ``repeat`` times in a row (numbered 1 … ``repeat``; None when it runs once)."""
     return [(seed, k if repeat > 1 else None) for seed in SEEDS[:seeds] for k in range(1, repeat + 1)]
+
+
+def _telling_repeat(progress: Progress, repeat: int, repeats: int) -> Progress:
+    """``progress`` with the repeat number (and how many) in every event of the run."""
+    return lambda kind, **fields: progress(kind, **fields, repeat=repeat, repeats=repeats)
 
 
 def _numbered(record: dict, repeat: int | None) -> dict:
@@ -241,7 +260,7 @@ def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], ski
         "aborted": aborted,
         "division": "open" if open_changes else "closed",  # docs/rules.md
         "open_changes": open_changes,
-        "command": plan.command,
+        "command": privacy.public_command(plan.command)[0],  # no home or temporary folder published
         "matmul_ceiling": ceilings,
     }
     if options.parallel.distributed:  # the global batch is the pinned one: still closed

@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from suite import dependencies
 from suite.errors import GoodbenchError
 from suite.results import dumps, write_atomic
 
@@ -38,6 +39,7 @@ KEY_FILE, PUBLIC_FILE = "signing-key.pem", "signing-key.pub"
 SECTION = "signature"
 FIELDS = ("algorithm", "public_key", "fingerprint", "value")
 PUBLIC_KEY_BYTES, SIGNATURE_BYTES, NONCE_BYTES = 32, 64, 16
+CRYPTO = "cryptography.hazmat.primitives.asymmetric.ed25519"  # the module that signs and checks
 
 
 # ---------------------------------------------------------------- where the key lives
@@ -73,6 +75,8 @@ def keygen(directory: Path | None = None) -> tuple[Path, str]:
     """Make a new key in ``directory`` (default :func:`config_dir`, created 0700): the private key
     written 0600 through a temp file and a hard link, which never replaces an existing key.
     Returns (the private key's path, its fingerprint); :class:`GoodbenchError` when a key is there."""
+    if not dependencies.installed(CRYPTO):
+        raise GoodbenchError("keygen needs the package cryptography, which is not installed here")
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -106,10 +110,8 @@ def keygen(directory: Path | None = None) -> tuple[Path, str]:
 
 def load_key(directory: Path | None = None) -> Ed25519PrivateKey | None:
     """The private key, or None when there is none; :class:`GoodbenchError` (one line) for a key
-    file that others may read, or that is not an unencrypted Ed25519 PKCS8 PEM key."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
+    file that others may read, that is not an unencrypted Ed25519 PKCS8 PEM key, or that exists
+    where the package cryptography is missing (no key: cryptography is never imported)."""
     path = key_path(directory)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
@@ -117,6 +119,14 @@ def load_key(directory: Path | None = None) -> Ed25519PrivateKey | None:
         return None
     except OSError as exc:
         raise GoodbenchError(f"cannot read the signing key {path}: {exc.strerror or exc}") from None
+    if not dependencies.installed(CRYPTO):
+        os.close(fd)
+        raise GoodbenchError(f"a signing key is at {path}, but the package cryptography, which signs with "
+                             "it, is not installed here: install it, or write unsigned results with "
+                             "--no-sign")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     with os.fdopen(fd, "rb") as fh:
         mode = os.fstat(fh.fileno()).st_mode
         if not stat.S_ISREG(mode):
@@ -241,9 +251,21 @@ def public_key_of(doc: dict) -> bytes | None:
     return _decode(doc[SECTION]["public_key"], PUBLIC_KEY_BYTES)
 
 
+class CannotVerify(GoodbenchError):
+    """The package cryptography, which checks signatures, is not installed here."""
+
+
+def can_verify() -> bool:
+    """Whether signatures can be checked here (the package cryptography imports)."""
+    return dependencies.installed(CRYPTO)
+
+
 def verify(doc: dict) -> bool:
     """True when the document's signature is well formed, names the fingerprint of its public
-    key and verifies over the document without it."""
+    key and verifies over the document without it; :class:`CannotVerify` where the package
+    cryptography is missing (never a verdict made without checking)."""
+    if not can_verify():
+        raise CannotVerify("signatures cannot be checked here: the package cryptography is not installed")
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 

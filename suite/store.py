@@ -3,12 +3,14 @@
 A file lands as ``<results-dir>/<sha256 of its bytes>.json`` (docs/rules.md, "Submitting"):
 no string from the document ever reaches a file name. Submission validates the file, then
 holds an exclusive ``flock`` on the results directory itself (no lock file is created), refuses
-a file whose bytes are already stored, or one of whose runs is (the same run id or the same
-step times, :mod:`suite.ownership`) — unless the new file is signed by the key that run's id
-was minted for and the stored copy is not: the owner's file is stored, and the note says why
-("Signed results" in docs/rules.md). It writes through a temp file with fsync and a hard link,
+a file whose bytes are already stored, or one of whose runs the store holds already — the same
+run id, step times, step-time fingerprint, curve under another seed, or suite run
+(:mod:`suite.ownership`) — unless the new file is signed and would be kept (the stored one is
+unsigned: it is shown as a copy from then on) or disputed (another key signed the run first);
+the notes say which. It lists the file in the store's ledger (:mod:`suite.ledger`: the order
+"the first stored" is judged in), then writes through a temp file with fsync and a hard link,
 which fails rather than overwrite. A refused submission leaves the store byte-identical, and
-nothing stored is ever changed. A submission that lands also removes the temp files that killed
+no stored file is ever changed. A submission that lands also removes the temp files that killed
 writers left in the store (those no live writer holds locked, :mod:`suite.tempfiles`); readers
 never see them (:func:`stored_files` lists ``*.json`` names that do not start with a dot).
 """
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite import ownership
+from suite import fingerprint, ledger, ownership
 from suite.errors import GoodbenchError
 from suite.results import write_atomic
 from suite.tempfiles import remove_abandoned, temp_files
@@ -73,68 +75,98 @@ def stored_files(results_dir: str | Path) -> list[Path]:
 @dataclass(frozen=True)
 class Stored:
     """Where a submission landed, and ``notes``: why it was stored though one of its runs was
-    already stored (its owner's signature)."""
+    already stored (signed over an unsigned copy, or disputed)."""
 
     path: Path
     notes: tuple[str, ...] = ()
 
 
-class _StoredRuns:
-    """The runs already stored, by run id and by step times; each file's claims
-    (:func:`suite.ownership.claims`, which checks its signature) only when asked."""
+def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, dict]]:
+    """Every stored run's claim in store order (:mod:`suite.ledger`), signatures not yet checked,
+    and the stored documents by file name; a stored file that cannot be read claims no runs."""
+    out: list[ownership.Claim] = []
+    docs: dict[str, dict] = {}
+    for path in ledger.in_store_order(results_dir, stored_files(results_dir)):
+        try:
+            doc = json.loads(path.read_bytes())
+            if not all(isinstance(run["run_id"], str) for run in doc["runs"]):
+                continue  # not a results file's runs
+            found = ownership.claims(path.name, doc, None, verified=True)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        docs[path.name] = doc
+        out += found
+    return out, docs
 
-    def __init__(self, results_dir: Path):
-        self.docs: dict[str, dict] = {}
-        self.by_id: dict[str, list[tuple[str, int]]] = {}
-        self.by_steps: dict[str, list[tuple[str, int]]] = {}
-        self._claims: dict[str, list[ownership.Claim]] = {}
-        for path in stored_files(results_dir):
-            try:
-                doc = json.loads(path.read_bytes())
-                keys = [(run["run_id"], ownership.steps_key(run)) for run in doc.get("runs", [])]
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                continue  # a stored file we cannot read claims no runs
-            if not all(isinstance(run_id, str) for run_id, _ in keys):
-                continue
-            self.docs[path.name] = doc
-            for i, (run_id, steps) in enumerate(keys):
-                self.by_id.setdefault(run_id, []).append((path.name, i))
-                if steps is not None:
-                    self.by_steps.setdefault(steps, []).append((path.name, i))
 
-    def claim(self, file: str, index: int) -> ownership.Claim | None:
-        if file not in self._claims:
-            self._claims[file] = ownership.claims(file, self.docs[file])
-        return next((c for c in self._claims[file] if c.index == index), None)
+def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
+    via, where = verdict.via, f"runs[{claim.index}]"
+    if verdict.code == ownership.DUPLICATE_RUN:
+        return Problem(verdict.code, f"{where}.run_id", f"run {claim.run_id} is already stored in {via.file}")
+    if verdict.code == ownership.DUPLICATE_STEPS:
+        return Problem(verdict.code, f"{where}.step_times_s",
+                       f"the step times of run {via.run_id} already stored in {via.file}: one run is stored once")
+    if verdict.code == ownership.STEPS_FINGERPRINT:
+        return Problem(verdict.code, f"{where}.step_times_s",
+                       f"the step times of run {via.run_id} stored in {via.file}, rescaled or nudged "
+                       f"(fingerprint similarity {verdict.similarity:.3f}; from {fingerprint.THRESHOLD} on, "
+                       "one run): one run is stored once")
+    if verdict.code == ownership.SEED_COPY:
+        return Problem(verdict.code, f"{where}.curve",
+                       f"the curve of run {via.run_id} (seed {via.seed}) stored in {via.file}, claimed here "
+                       f"for seed {claim.seed}: one run is one seed")
+    return Problem(verdict.code, "settings.session.id",
+                   f"suite run {claim.session} is already stored in {via.file}: one suite run is one file")
 
 
 def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem], list[str]]:
-    """What refuses the new document (its runs already stored), and the notes of the stored
-    runs it is stored over as their owner."""
+    """What refuses the new document (a run of it the store already holds, :mod:`suite.ownership`),
+    and the notes of what storing it changes: stored runs now shown as copies of its runs, or its
+    runs shown as disputed."""
     if dest.exists():
         return [Problem("duplicate", "", f"already submitted as {dest.name}")], []
-    stored = _StoredRuns(results_dir)
+    stored, docs = _stored_claims(results_dir)
+    pool = stored + ownership.claims(dest.name, doc)
+    near = ownership.connected(pool, range(len(stored), len(pool)))
+    if all(i >= len(stored) for i in near):
+        return [], []
+    checked: dict[str, dict[int, ownership.Claim]] = {}  # the stored files concerned, signatures checked
+    for i in near:
+        if i < len(stored) and pool[i].file not in checked:
+            checked[pool[i].file] = {c.index: c for c in ownership.claims(pool[i].file, docs[pool[i].file])}
+    subset = [checked[pool[i].file][pool[i].index] if i < len(stored) else pool[i] for i in near]
+    before = ownership.resolve([c for c in subset if c.file != dest.name])
+    after = ownership.resolve(subset)
     problems: list[Problem] = []
     notes: list[str] = []
-    for mine in ownership.claims(dest.name, doc):
-        where = f"runs[{mine.index}]"
-        for file, i in stored.by_id.get(mine.run_id, []):
-            theirs = stored.claim(file, i)
-            if mine.owner is not None and theirs is not None and theirs.owner is None \
-                    and theirs.signer != mine.owner:
-                notes.append(f"run {mine.run_id} is also in {file}, which is not signed by the key "
-                             f"the run id was minted for ({mine.owner}): {file}'s run is now shown as a "
-                             "copy, not ranked")
-            else:
-                problems.append(Problem("duplicate-run", f"{where}.run_id",
-                                        f"run {mine.run_id} is already stored in {file}"))
-        same_id = set(stored.by_id.get(mine.run_id, []))  # judged above
-        for file, i in stored.by_steps.get(mine.steps, []) if mine.steps else []:
-            if (file, i) not in same_id:  # a run of another id: its step times prove nobody's claim
-                problems.append(Problem("duplicate-steps", f"{where}.step_times_s",
-                                        f"the step times of run {stored.docs[file]['runs'][i]['run_id']} "
-                                        f"already stored in {file}: one run is stored once"))
+    for c in subset:
+        verdict = after.get((c.file, c.index))
+        if verdict is None:
+            continue
+        if c.file == dest.name and verdict.status == ownership.COPY:
+            if (problem := _refusal(c, verdict)) not in problems:
+                problems.append(problem)
+        elif (c.file == dest.name or (verdict.original.file == dest.name and (c.file, c.index) not in before)) \
+                and (note := _note(c, verdict, dest.name)) not in notes:
+            notes.append(note)
     return problems, notes
+
+
+def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
+    """Why a run is stored though the store holds it too: the new file's, disputed; or a stored
+    one, now shown as a copy of the new file's (one note per file for a whole suite run)."""
+    if claim.file == new:  # disputed: another key signed it, stored first
+        what = f"suite run {claim.session}" if verdict.code == ownership.DUPLICATE_SESSION else f"run {claim.run_id}"
+        kept = verdict.original  # found through another record of the run: name the kept one
+        how = ownership.how(verdict) if verdict.via.file == kept.file else " (the same run)"
+        return (f"{what} is also in {kept.file}{how}, signed by {kept.owner} "
+                "and stored first: this file is stored, its run shown as disputed, not ranked")
+    mine = verdict.original
+    if verdict.code == ownership.DUPLICATE_SESSION:
+        return (f"suite run {claim.session} is also in {claim.file}, which is not signed by its owner's key "
+                f"({mine.owner}): {claim.file}'s runs are now shown as copies, not ranked")
+    return (f"run {mine.run_id} is also in {claim.file}{ownership.how(verdict)}, which is not signed by its "
+            f"owner's key ({mine.owner}): {claim.file}'s run is now shown as a copy, not ranked")
 
 
 def submit(path: str | Path, results_dir: str | Path) -> Path:
@@ -161,6 +193,7 @@ def submit_noted(path: str | Path, results_dir: str | Path) -> Stored:
         if problems:
             raise Refused(problems)
         remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
+        ledger.record(results_dir, dest.name)  # before the file: a file stored is always listed
         try:
             write_atomic(dest, raw, overwrite=False)
         except FileExistsError:

@@ -31,7 +31,10 @@ ACCELERATORS = (
     ("NVIDIA GeForce RTX 4090", "cuda", 1),
     ("AMD EPYC 7B13", "cpu", 1),
 )
-BASE_TIME = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+# Synthetic files are written a day or two before it (``days_ago``): after the first rules came
+# into force (2026-11-23: a file naming no rules version is v1, rule created-before-rules) and
+# before the tests run.
+BASE_TIME = dt.datetime(2026, 11, 25, 12, tzinfo=dt.UTC)
 
 
 def stamp(when: dt.datetime) -> str:
@@ -56,13 +59,15 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     The run carries the event log the runner writes (:func:`event_log`), its header naming
     ``session``, the system (``system_name``, default the accelerator × ``accelerator_count``)
     and the run's settings; ``ceiling_flops`` is one device's measured matmul ceiling for its
-    precision (default 80% of the table's peak, or 100 GFLOP/s on a CPU)."""
+    precision (default :func:`default_ceiling`)."""
     workload = registry.get(workload_id)
     spec = workload.spec(scale)
     precision = spec.precision if device_type == "cuda" else "fp32"
     flops = workload.flops_per_step(spec)
     peak, peak_source = derive.peak(accelerator, precision, devices=world_size)  # every rank's devices
-    mean_step = flops / (peak * mfu_level) if peak else cpu_step_s
+    ceiling = ceiling_flops if ceiling_flops is not None else default_ceiling(accelerator, precision)
+    # without a peak (a CPU) the step takes cpu_step_s, or longer where the ceiling needs it (rules v7)
+    mean_step = flops / (peak * mfu_level) if peak else max(cpu_step_s, flops / (ceiling * world_size * mfu_level))
     target = spec.target
     full = target is None or converge_at_eval is None
     steps = spec.max_steps if full else min(spec.max_steps, spec.eval_every * converge_at_eval)
@@ -78,7 +83,8 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
         elapsed = sum(step_times[:step]) + k * eval_s
         t_eval_total += eval_s
         loss = 4.0 - (k / len(evals)) * (4.0 - (target.value if target else 2.0)) * 1.01
-        point = {"step": step, "time_s": elapsed, "train_loss": loss - 0.05}
+        # another seed, another curve (a curve shared by two seeds is one run's: rule seed-copy)
+        point = {"step": step, "time_s": elapsed, "train_loss": (loss - 0.05) * (1 + 0.01 * seed)}
         if target and step == evals[-1]:  # met here and only here
             point[target.metric] = target.value - 0.01 if target.direction == "min" else target.value + 0.01
         elif target:
@@ -92,7 +98,6 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     phases = derive.phases(step_times, derive.warmup_mask(steps, spec.warmup_steps),
                            {"data_load": 0.5, "init": 2.0, "eval": t_eval_total}, wall)
     method, status, spans = _energy(energy, tput, time_to_train, target is not None, accelerator, world_size)
-    ceiling = ceiling_flops if ceiling_flops is not None else default_ceiling(accelerator, precision)
     metrics = derive.metrics(
         flops_per_step=flops, samples_per_step=samples, tokens_per_step=tokens, step_times_s=step_times,
         warmup_steps=spec.warmup_steps, peak_flops=peak, peak_source=peak_source,
@@ -168,9 +173,11 @@ def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, 
 
 def default_ceiling(accelerator: str, precision: str) -> float:
     """A synthetic measured matmul ceiling of one device: 80% of the table's peak (the ratio
-    measured on an H100, FIELD-NOTES §1), or 100 GFLOP/s for a device the table lacks (a CPU)."""
+    measured on an H100, FIELD-NOTES §1), or 2 TFLOP/s for a device the table lacks (the
+    synthetic CPU, a 64-core AMD EPYC 7B13: 64 Zen 3 cores × 32 fp32 FLOPs per cycle × 2.45 GHz
+    is 5 TFLOP/s at its peak)."""
     peak, _ = derive.peak(accelerator, precision)
-    return 0.8 * peak if peak else 1e11
+    return 0.8 * peak if peak else 2e12
 
 
 def run_header(workload_id: str, scale: str, seed: int, *, device: str, precision: str, session: str,
@@ -270,7 +277,7 @@ def _energy(measured: bool, tput: dict | None, time_to_train: float, tta: bool, 
 
 def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerator: int = 0,
                        scale: str = "full", seeds: int | None = None, workloads: tuple[str, ...] | None = None,
-                       days_ago: float = 10.0, energy: bool = True, goodput: bool = False,
+                       days_ago: float = 1.0, energy: bool = True, goodput: bool = False,
                        mfu_level: float | None = None, world_size: int = 1, nnodes: int = 1,
                        parallel: str = "ddp", interconnect: str | None = None, full_length: bool = False) -> dict:
     """A whole results document for one system: ``seeds`` runs of each workload (default: as many as the rules need).
@@ -337,14 +344,18 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
 
 
 def retimed(run: dict, variant: int = 1) -> dict:
-    """``run`` (changed in place) with its last ``variant + 1`` step times rotated by one: to the
-    validator another run's record (its step times differ, suite/ownership.py; each variant
-    another), with every figure as it was (those steps are in the last logged block and the
-    steady-state window, whose sums and statistics do not depend on their order)."""
+    """``run`` (changed in place) with the step times of each logged block shuffled (a generator
+    seeded with ``variant``): to the validator another run's record — the order of its jitter,
+    hence its step-time fingerprint (suite/fingerprint.py), is another; each variant another —
+    with every figure as it was (a block's sum, the steady-state window's statistics and each
+    evaluation's time do not depend on the order of its steps)."""
     times = run["step_times_s"]
-    tail = times[-variant - 1:]
-    assert len(tail) == variant + 1 and len(set(tail)) > 1, "needs different last step times"
-    times[-variant - 1:] = tail[-1:] + tail[:-1]
+    rng = np.random.default_rng(1000 + variant)
+    for event in mllog.parse(run["event_log"]):
+        if event.key in ("block_stop", "warmup_stop"):
+            first, last = event.metadata["first_step"], event.metadata["last_step"]
+            block = times[first - 1:last]
+            times[first - 1:last] = [block[k] for k in rng.permutation(len(block))]
     return run
 
 
@@ -464,7 +475,10 @@ def failed_copy(doc: dict, run: dict, error: str) -> dict:
     failed = retimed_copy(run, shift, {"seed": seed})
     failed["event_log"] = relogged(failed["event_log"], metadata={"run_stop": {"status": "aborted"}})
     failed.update(status="failed", error=error, seed=seed)
+    # another seed, another curve, as synthetic_run draws it (one curve under two seeds: seed-copy)
+    _scale_losses(failed, (1 + 0.01 * seed) / (1 + 0.01 * run["seed"]))
     metrics = failed["metrics"]
+    metrics["final_quality"] = derive.final_quality(failed["curve"])
     metrics.update(tta_s=None, energy_to_target_j=None)
     metrics["tta_status"] = derive.tta_status(registry.get(run["workload"]["id"]).spec(run["scale"]).target,
                                               None, failed["curve"], len(failed["step_times_s"]))
@@ -474,6 +488,23 @@ def failed_copy(doc: dict, run: dict, error: str) -> dict:
     created = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00"))
     doc["created_at"] = stamp(max(created, end))
     return failed
+
+
+def _scale_losses(run: dict, factor: float) -> None:
+    """Every training loss of ``run`` times ``factor``: its curve's, its log's ``train_loss``
+    events', and its log's evaluations of the training loss (a workload without a target)."""
+    for point in run["curve"]:
+        point["train_loss"] *= factor
+    events = []
+    for e in mllog.parse(run["event_log"]):
+        if e.key == "train_loss" or (e.key == "eval_accuracy" and e.metadata.get("metric") == "train_loss"):
+            metadata = dict(e.metadata)
+            if isinstance(metadata.get("quality"), dict) and "train_loss" in metadata["quality"]:
+                metadata["quality"] = {**metadata["quality"], "train_loss": metadata["quality"]["train_loss"] * factor}
+            e = mllog.Event(time_ms=e.time_ms, event_type=e.event_type, key=e.key, value=e.value * factor,
+                            metadata=metadata, namespace=e.namespace)
+        events.append(mllog.format_event(e))
+    run["event_log"] = events
 
 
 def bucket_sum(result: dict) -> float:

@@ -12,7 +12,8 @@ from pathlib import Path
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "help"
 WIDTH = "100"  # argparse wraps at $COLUMNS - 2
 COMMANDS = (
-    (), ("list",), ("run",), ("keygen",), ("validate",), ("submit",), ("site",), ("check",), ("peaks",),
+    (), ("list",), ("data",), ("data", "list"), ("data", "fetch"), ("data", "verify"), ("data", "where"),
+    ("run",), ("keygen",), ("validate",), ("submit",), ("site",), ("check",), ("peaks",),
     ("project",), ("reproduce",), ("compare",), ("import",), ("import", "mlperf"), ("export",),
     ("export", "mlperf"), ("info",),
 )

@@ -57,8 +57,9 @@ def test_rng_states_round_trip(tmp_path):
     assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
 
 
-class Crash(Exception):
-    pass
+class Crash(BaseException):
+    """A stand-in for the process dying mid-run (a kill): not an error the runner records as the
+    run's failure (those end the run "failed" and it is not resumed), so it passes through."""
 
 
 def _crash_at(step_to_crash):

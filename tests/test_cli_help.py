@@ -17,3 +17,19 @@ def test_help_text_is_the_recorded_one(command):
 def test_every_command_has_a_recorded_help_text():
     commands = build_parser()._subparsers._group_actions[0].choices
     assert {c[0] for c in COMMANDS if c} == set(commands)
+
+
+def test_every_argument_of_every_command_has_help_text():
+    import argparse
+
+    from suite.cli import build_parser
+
+    def silent(parser, name):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, subparser in action.choices.items():
+                    yield from silent(subparser, f"{name} {sub}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                yield f"{name}: {'/'.join(action.option_strings) or action.dest}"
+
+    assert list(silent(build_parser(), "goodbench")) == []

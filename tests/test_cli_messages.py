@@ -61,19 +61,48 @@ def test_check_of_a_cpu_run_skips_the_gpu_and_the_host_decides(host_verdict, sta
     monkeypatch.setattr(check, "_host_checks", lambda: [check.Check("disk", host_verdict, "test")])
     assert main(["check", "--device", "cpu"]) == status
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("skip  gpu               --device cpu: a CPU run")
+    assert lines[0].startswith("skip  gpu               a CPU run (--device cpu, or auto where torch sees no GPU)")
     assert lines[-1] == verdict_line
+
+
+def test_check_and_run_agree_on_the_default_device(monkeypatch, capsys):
+    """No GPU: `run` (auto) trains on the CPU, so `check` (auto) checks for a CPU run, not a GPU's."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(check, "_host_checks", lambda: [check.Check("disk", "ok", "test")])
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "fit for a CPU run"
 
 
 def test_info_prints_words_not_python_values(capsys):
     assert main(["info", "--device", "cpu"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    values = [line.split(": ", 1)[1] for line in lines]
+    values = [line.split(": ", 1)[1] for line in lines if not line.startswith("# ")]
     assert not {"None", "True", "False", "[]", "{}"} & set(values)
     assert "interconnect.gpus_status: not queried: the device is the CPU" in lines
     assert "software.cuda: —" in lines and "overridden: —" in lines
     assert not any("the run" in line for line in lines)
     assert info._shown(True) == "yes" and info._shown(False) == "no" and info._shown([1, 2]) == "[1, 2]"
+
+
+def test_info_names_each_missing_package_and_what_it_turns_off(capsys, monkeypatch):
+    """As on the GPU image: no jsonschema, fastjsonschema or cryptography. Python and numpy get a
+    line each against their floors."""
+    from suite import dependencies
+
+    lacking = {"jsonschema", "fastjsonschema", "cryptography.hazmat.primitives.asymmetric.ed25519"}
+    real = dependencies.installed
+    monkeypatch.setattr(dependencies, "installed", lambda module: module not in lacking and real(module))
+    assert main(["info", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    packages = out.split("# this Python and the packages goodbench can run without", 1)[1].splitlines()[1:]
+    assert packages[0].startswith("python 3.") and packages[0].endswith(": ok (goodbench needs ≥ 3.11)")
+    assert packages[1].startswith("numpy 2.") and packages[1].endswith(": ok (goodbench needs ≥ 2)")
+    missing = {line.split(":")[0]: line for line in packages if "MISSING" in line}
+    assert sorted(missing) == ["cryptography", "fastjsonschema", "jsonschema"]
+    assert "signing" in missing["cryptography"] and "schema-unchecked" in missing["jsonschema"]
+    assert dependencies.missing() == ["jsonschema", "fastjsonschema", "cryptography"]
 
 
 def test_counts_are_pluralised():

@@ -329,6 +329,7 @@ def real_pair(data_dir, tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_real_slowdown_is_called_slower_and_fails_the_gate(real_pair, capsys):
     base, new = real_pair
     assert main(["compare", str(base), str(new), "--fail-on-regression", "10", "--format", "json"]) == 1
@@ -347,14 +348,14 @@ def test_real_slowdown_is_called_slower_and_fails_the_gate(real_pair, capsys):
 # ---------------------------------------------------------------- the site
 @pytest.fixture(scope="module")
 def site_out(tmp_path_factory) -> Path:
-    """A site of three CPU smoke results of gpt2-124m: synthetic-alpha twice (20 and 10 days
+    """A site of three CPU smoke results of gpt2-124m: synthetic-alpha twice (2 days and 1 day
     ago), synthetic-beta once; their step times differ (tests/factories.py draws each file's
     mean step time)."""
     from suite import site
 
     folder = tmp_path_factory.mktemp("compare-site-results")
     rng = np.random.default_rng(11)
-    for i, (name, days) in enumerate([("synthetic-alpha", 20), ("synthetic-alpha", 10), ("synthetic-beta", 15)]):
+    for i, (name, days) in enumerate([("synthetic-alpha", 2.0), ("synthetic-alpha", 1.0), ("synthetic-beta", 1.5)]):
         doc = factories.synthetic_document(name, rng=rng, accelerator=5, scale="smoke", seeds=1,
                                            workloads=("gpt2-124m",), days_ago=days)
         results.write(folder / f"r{i}.json", doc)

@@ -2,7 +2,9 @@
 badput, checkpoints with the uncompiled model's keys, and the CLI's modes.
 
 The compiled run uses inductor on the CPU (it needs a C++ compiler). A cold inductor cache makes
-the first compiled step take ~15 s on 2 cores; a warm one ~1.5 s.
+the first compiled step take ~15 s on 2 cores; a warm one ~1.5 s. On a slow shared machine
+the module's two runs took 740 s, so the tests that use them are ``long`` (pyproject.toml: out of
+the README's test command; .ci/run runs them after it).
 """
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ def train_losses(run: dict) -> dict[int, float]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_compiled_run_trains_like_the_eager_one(runs):
     eager, compiled = runs["off"]["run"], runs["default"]["run"]
     assert eager["status"] == compiled["status"] == "complete"
@@ -76,6 +79,7 @@ def test_compiled_run_trains_like_the_eager_one(runs):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_mode_is_recorded_in_settings_and_changes_no_spec_hash(runs):
     assert runs["off"]["doc"]["settings"]["compile"] == "off"
     assert runs["default"]["doc"]["settings"]["compile"] == "default"
@@ -85,6 +89,7 @@ def test_mode_is_recorded_in_settings_and_changes_no_spec_hash(runs):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_compile_time_is_warmup_badput_outside_the_window(runs):
     run = runs["default"]["run"]
     warm = SHORT.warmup_steps
@@ -99,6 +104,7 @@ def test_compile_time_is_warmup_badput_outside_the_window(runs):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_checkpoints_keep_the_uncompiled_models_keys(runs, data_dir):
     eager_keys = set(GPT(ShortLmChar.model_config(SHORT)).state_dict())
     states = {mode: checkpoint.load_latest(runs[mode]["ckpt"]).state["job"]["model"]

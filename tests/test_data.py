@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from workloads import data
+from workloads import data, registry
 from workloads.lm_char import TINY_SHAKESPEARE
 
 
@@ -89,3 +89,73 @@ def test_list_says_corrupt_for_a_flipped_byte_that_run_would_refuse(data_dir, tm
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     present = {r[0]: r[-1] for r in rows if r and r[0] in ("lm-char", "fashion-cnn", "gpt2-124m")}
     assert present == {"lm-char": "yes", "fashion-cnn": "yes", "gpt2-124m": "—"}  # gpt2: synthetic
+
+
+# ---------------------------------------------------------------- goodbench data
+def test_data_fetch_from_a_mirror_fills_the_cache_with_checked_copies(data_dir, tmp_path, capsys):
+    """The offline mirror stands in for the canonical URLs: every pinned file is copied into the
+    user cache with its sha256 checked; a second fetch finds them there; run finds them too."""
+    from suite.cli import main
+    from workloads.lm_char import LmChar
+
+    assert main(["data", "fetch", "-w", "lm-char"]) == 1  # offline, no mirror: says so per file
+    assert "not fetched: GOODBENCH_OFFLINE=1 (give --mirror DIR)" in capsys.readouterr().out
+    assert main(["data", "fetch", "--mirror", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("sha256") == 5 and "fetched into " + str(data.cache_dir()) in out
+    assert main(["data", "fetch"]) == 0
+    assert capsys.readouterr().out.count(": here (") == 5
+    assert data.locate(TINY_SHAKESPEARE) == data.cache_dir() / TINY_SHAKESPEARE.name
+    assert LmChar().data_files == (TINY_SHAKESPEARE,)
+
+
+def test_data_fetch_refuses_a_copy_with_another_sha256_and_leaves_nothing(data_dir, tmp_path, capsys):
+    from suite.cli import main
+
+    mirror = tmp_path / "mirror"
+    (mirror / "tinyshakespeare").mkdir(parents=True)
+    body = bytearray((data_dir / TINY_SHAKESPEARE.name).read_bytes())
+    body[7] ^= 1
+    (mirror / TINY_SHAKESPEARE.name).write_bytes(bytes(body))
+    assert main(["data", "fetch", "-w", "lm-char", "--mirror", str(mirror), "--to", str(tmp_path / "to")]) == 1
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("tinyshakespeare/input.txt: not fetched: file://") and "does not match" in line
+    assert list((tmp_path / "to").rglob("*")) in ([], [tmp_path / "to" / "tinyshakespeare"])
+
+
+def test_data_verify_says_ok_missing_or_wrong_for_each_file(data_dir, tmp_path, capsys):
+    from suite.cli import main
+
+    assert main(["data", "verify", str(data_dir)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{data_dir}: 5 ok, 0 missing, 0 wrong"
+    (tmp_path / "tinyshakespeare").mkdir()
+    (tmp_path / TINY_SHAKESPEARE.name).write_bytes(b"not shakespeare")
+    assert main(["data", "verify", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "tinyshakespeare/input.txt: WRONG sha256" in out and out.splitlines()[-1].endswith("0 ok, 4 missing, 1 wrong")
+
+
+def test_data_where_and_list_name_the_folders_and_every_file(data_dir, capsys):
+    from suite.cli import main
+
+    assert main(["data", "where"]) == 0
+    out = capsys.readouterr().out
+    assert str(data.cache_dir()) in out and "not now: GOODBENCH_OFFLINE=1" in out
+    assert main(["data", "list", "--data-dir", str(data_dir)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("tiny", "fashion"))]
+    assert len(rows) == 5 and all(" yes (" in row for row in rows)
+    assert main(["data", "fetch", "-w", "no-such"]) == 1  # one line, no traceback
+
+
+def test_a_skipped_workload_says_why_in_one_line_with_the_command_that_fixes_it(tmp_path):
+    """No path in it (it is published with the file): the file, the folders count, the fix."""
+    import torch
+
+    from suite import session
+    from suite.runner import RunOptions
+
+    reasons = session._missing_data([registry.get("lm-char")], RunOptions(device=torch.device("cpu"),
+                                                                          data_dir=str(tmp_path)))
+    assert reasons == {"lm-char": "tinyshakespeare/input.txt not found in 2 folders, not downloaded: "
+                                  "GOODBENCH_OFFLINE=1; `goodbench data fetch -w lm-char` gets it (or give "
+                                  "--data-dir DIR)"}

@@ -249,7 +249,7 @@ def test_injected_failures_need_enough_restarts(tmp_path):
                            "smoke", "--device", "cpu", "--nproc-per-node", "2",
                            "--inject-failure", "30", "--inject-failure", "50",
                            "-o", str(tmp_path / "x.json")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "--max-restarts 2" in proc.stderr
 
 
@@ -262,7 +262,7 @@ def test_the_launcher_refuses_what_the_workers_would(tmp_path, args, says):
     """Usage errors of a distributed run come from the launcher, before torchrun starts."""
     proc = subprocess.run([sys.executable, "-m", "suite", "run", "--scale", "smoke", "--device",
                            "cpu", "--nproc-per-node", "2", *args, "-o", str(tmp_path / "x.json")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and says in proc.stderr and "launching" not in proc.stderr
 
 
@@ -300,17 +300,17 @@ def test_open_division_may_change_the_global_batch_and_says_so(tmp_path, data_di
     from workloads import registry
 
     out = tmp_path / "open.json"
-    proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale",
-                           "smoke", "--device", "cpu", "--global-batch", "8", "-o", str(out)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "dlrm-small", "--scale",
+                           "smoke", "--device", "cpu", "--global-batch", "128", "-o", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
     run = doc["runs"][0]
     assert doc["settings"]["division"] == "open"
     assert doc["settings"]["open_changes"] == [
-        "gpt2-124m: global batch 8 (pinned 16); every other value as pinned"]
-    assert run["metrics"]["samples_per_step"] == 8
-    assert run["workload"]["spec_hash"] != registry.get("gpt2-124m").spec_hash("smoke")
+        "dlrm-small: global batch 128 (pinned 256); every other value as pinned"]
+    assert run["metrics"]["samples_per_step"] == 128
+    assert run["workload"]["spec_hash"] != registry.get("dlrm-small").spec_hash("smoke")
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout

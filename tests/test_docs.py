@@ -197,7 +197,7 @@ def test_the_check_sees_a_missing_field():
 # ---------------------------------------------------------------- paths and modules
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 # outputs of the commands the docs show, not files of the repository
-GENERATED = ("site/_build", "benchmarks/baselines")
+GENERATED = ("site/_build", "benchmarks/baselines", "results/ledger.jsonl")  # the ledger: written by the first submit
 
 
 def test_every_path_the_docs_name_exists():
@@ -233,7 +233,7 @@ def test_architecture_names_every_module():
 
 
 TORCH_FREE = ["suite.validate", "suite.store", "suite.leaderboard", "suite.site", "suite.report",
-              "suite.summary", "suite.compare", "suite.compare_estimates", "suite.compare_stats", "suite.compare_report", "suite.derive", "suite.results", "suite.launch", "suite.cli", "suite.reproduce", "suite.reproduce.inputs", "suite.reproduce.planning",
+              "suite.summary", "suite.compare", "suite.compare_estimates", "suite.compare_stats", "suite.compare_report", "suite.derive", "suite.results", "suite.dependencies", "suite.schema.checker", "suite.launch", "suite.cli", "suite.reproduce", "suite.reproduce.inputs", "suite.reproduce.planning",
               "suite.reproduce.tolerance", "suite.reproduce.comparison", "suite.reproduce.training",
               "suite.reproduce.reporting", "workloads.registry",
               "workloads.base", "workloads.data",

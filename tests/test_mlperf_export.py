@@ -178,3 +178,19 @@ def test_a_fresh_smoke_run_exports_to_a_tree_mlcommons_checker_passes(tmp_path):
                            str(org / "systems" / "CI-box.json"), "training", "5.1.0"],
                           cwd=tmp_path, capture_output=True, text=True, env=env)
     assert "passed" in desc.stdout + desc.stderr
+
+
+def test_export_check_without_mlperf_logging_writes_nothing_and_the_retry_works(tmp_path, monkeypatch, capsys):
+    """The checker missing: one line before any file is written, so the same command works once
+    it is installed (a tree left behind would say "already holds files")."""
+    from suite import dependencies
+    from suite.cli import main
+
+    real = dependencies.installed
+    monkeypatch.setattr(dependencies, "installed", lambda module: module != "mlperf_logging" and real(module))
+    reference = REPO / "tests" / "fixtures" / "reference-smoke.json"
+    assert main(["export", "mlperf", str(reference), "-o", str(tmp_path / "tree"), "--check"]) == 1
+    assert "needs MLCommons' mlperf-logging" in capsys.readouterr().err
+    assert not (tmp_path / "tree").exists()
+    monkeypatch.setattr(dependencies, "installed", real)
+    assert main(["export", "mlperf", str(reference), "-o", str(tmp_path / "tree")]) == 0

@@ -75,3 +75,37 @@ def test_projection_says_when_goodput_is_near_zero():
     assert text.splitlines()[-1].startswith("goodput ≈ 0 from 1 GPU on: the job fails every 3.6 s")
     text = report.projection(measured, 50_000.0, projection.table(measured, 50_000.0, (1, 1000)))
     assert "≈ 0" not in text
+
+
+def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
+    import copy
+
+    from suite import results
+    from suite.commands.progress import ProgressPrinter
+
+    one = factories.synthetic_document("synthetic-report", rng=np.random.default_rng(2), workloads=("gpt2-124m",),
+                                       scale="smoke")["runs"][0]
+    runs = []
+    for k, factor in ((1, 1.0), (2, 1.1), (3, 0.9)):
+        run = copy.deepcopy(one)
+        run["repeat"] = k
+        run["metrics"]["throughput"]["samples_per_s"] *= factor
+        runs.append(run)
+    rates = [results.samples_per_s(r) for r in runs]
+    assert [row["repeat"] for row in report.run_rows(runs)] == [1, 2, 3]
+    assert "repeat" not in report.run_rows([one])[0]
+    (line,) = report.repeat_lines(runs)
+    mean = sum(rates) / 3
+    assert line.startswith(f"gpt2-124m@smoke seed {one['seed']}: samples/s over 3 repeats: mean {mean:.4g}, "
+                           f"min {min(rates):.4g}, max {max(rates):.4g}, CV ")
+    runs[1]["status"] = "failed"
+    assert " over 2 repeats" in report.repeat_lines(runs)[0]
+    said = []
+    printer = ProgressPrinter()
+    import suite.commands.progress as progress_module
+    progress_module.say, real_say = said.append, progress_module.say
+    try:
+        printer("run_start", workload="gpt2-124m", seed=1, max_steps=80, repeat=2, repeats=3)
+    finally:
+        progress_module.say = real_say
+    assert said == ["[gpt2-124m seed 1 repeat 2/3] training, at most 80 steps"]

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from suite import store
+from suite import mllog, store
 from suite.reproduce import comparison, inputs, planning, tolerance, training
 from suite.validate import check_document
 
@@ -37,9 +37,9 @@ def goodbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def smoke_file(tmp_path_factory) -> Path:
-    """A fresh gpt2-124m smoke results file (synthetic tokens: no dataset), seed 1, on the CPU."""
+    """A fresh dlrm-small smoke results file (data generated from its seed: no dataset), seed 1, on the CPU."""
     work = tmp_path_factory.mktemp("original")
-    proc = goodbench("run", "-w", "gpt2-124m", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work)
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work)
     assert proc.returncode == 0, proc.stderr
     return work / "orig.json"
 
@@ -59,7 +59,7 @@ def _sha(path: Path) -> str:
 def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     proc = goodbench("reproduce", str(smoke_file), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
+    assert "run 0: dlrm-small smoke seed 1 → reproduced" in proc.stdout
     assert "bit-identical" in proc.stdout and "95% interval" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
@@ -76,19 +76,20 @@ def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     assert stored.name == f"{_sha(tmp_path / 'rep.json')}.json"
 
 
-def _edited_val_loss(doc: dict, factor: float) -> dict:
-    """``doc`` with its first run's first ``val_loss`` × ``factor`` as a forger writes it: in the
-    curve and the event log alike, every figure derived from them repaired (tests/forging.py), so
-    that validation alone cannot tell."""
+def _edited_quality(doc: dict, factor: float) -> dict:
+    """``doc`` with its first run's first value of its target metric (``val_loss``, ``auc``) ×
+    ``factor`` as a forger writes it: in the curve and the event log alike, every figure derived
+    from them repaired (tests/forging.py), so that validation alone cannot tell."""
     run = doc["runs"][0]
     point = run["curve"][0]
-    point["val_loss"] *= factor
+    metric = next(e.metadata["metric"] for e in mllog.parse(run["event_log"]) if e.key == "eval_accuracy")
+    point[metric] *= factor
 
     def edit(e):
-        if e.key != "eval_accuracy" or e.metadata.get("step") != point["step"] or e.metadata.get("metric") != "val_loss":
+        if e.key != "eval_accuracy" or e.metadata.get("step") != point["step"] or e.metadata.get("metric") != metric:
             return e
-        quality = {**e.metadata["quality"], "val_loss": point["val_loss"]}
-        return forging.moved(e, value=point["val_loss"], metadata={**e.metadata, "quality": quality})
+        quality = {**e.metadata["quality"], metric: point[metric]}
+        return forging.moved(e, value=point[metric], metadata={**e.metadata, "quality": quality})
 
     forging.edit_log(run, edit)
     return forging.repair(doc)
@@ -97,14 +98,14 @@ def _edited_val_loss(doc: dict, factor: float) -> dict:
 def test_a_curve_edited_as_a_forger_does_passes_validation_and_is_planned():
     """What validation cannot catch is what a reproduction is for: the edited file is validated
     first, passes, and is planned (the slow test below trains it and finds the difference)."""
-    doc = _edited_val_loss(json.loads(TWO_RANKS.read_text()), 0.99)
+    doc = _edited_quality(json.loads(TWO_RANKS.read_text()), 0.99)
     assert check_document(doc) == []
     assert planning.plan(inputs.Original("x.json", "0" * 64, doc), [0], None, inputs.Machine(0)).targets
 
 
 @pytest.mark.slow
 def test_an_edited_curve_differs(smoke_file, tmp_path):
-    doc = _edited_val_loss(json.loads(smoke_file.read_text()), 0.99)  # a forger's 1%, consistent throughout
+    doc = _edited_quality(json.loads(smoke_file.read_text()), 0.99)  # a forger's 1%, consistent throughout
     point = doc["runs"][0]["curve"][0]
     doc["system"]["host"]["cpu_model"] = "another CPU"  # what once widened the tolerance to 0.64
     doc["system"]["host"]["cpu_capability"] = None
@@ -112,7 +113,7 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
     edited.write_text(json.dumps(doc, indent=1))
     proc = goodbench("reproduce", str(edited), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"differs: curve: val_loss at step {point['step']}" in proc.stdout
+    assert f"differs: curve: auc at step {point['step']}" in proc.stdout
     rep = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(rep) == []  # an honest reproduction of a forged file is a valid file
     [entry] = rep["settings"]["reproduces"]["runs"]
@@ -198,6 +199,7 @@ def test_the_originals_cpu_threads_are_planned_and_said_and_their_absence_noted(
 
 
 @pytest.mark.slow
+@pytest.mark.long  # two fashion-cnn smoke runs: ~10 minutes on a slow shared 2-core machine
 def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path):
     """fashion-cnn's curve differs between 1 and 2 CPU threads (its convolutions reduce in another
     order): a file trained with 1 records it, and a reproduction from a 2-thread process agrees."""

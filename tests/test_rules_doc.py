@@ -80,3 +80,9 @@ def test_control_characters_have_one_definition():
     assert [p.code for p in v.walk(doc)] == ["control-char"]
     assert all(text.has_control_chars(chr(c)) for c in range(0x20))
     assert registry.CODES is v.CODES
+
+
+def test_a_missing_value_reads_nothing_in_a_problem_never_none():
+    from suite.validate.text import safe
+
+    assert safe(None) == "nothing" and safe("None") == "None" and safe(0) == "0"

@@ -120,3 +120,90 @@ def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_d
     assert run["status"] == "partial" and run["steps"] == 8 and "SIGTERM" in run["error"]
     assert doc["settings"]["interrupted"] is True
     assert run_signals._Undelivered.interrupt is None  # caught: a later run in this process is not stopped
+
+
+def test_an_error_in_one_seed_fails_that_run_alone_and_the_suite_goes_on(data_dir, monkeypatch):
+    """A CUDA-like error at step 5 of seed 2 (and an init error of seed 3's build): each run is
+    kept as failed with the error and what it had done; seeds 1 and 4 complete; nothing is lost."""
+    real_step, real_build = LanguageModelJob.train_step, ShortLmChar.build
+    built = []
+
+    def fail_in_seed_2(self, batch=None):
+        if built[-1] == 2 and self.step == 4:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore lines")
+        return real_step(self, batch)
+
+    def build(self, spec, **kwargs):
+        built.append(kwargs["seed"])
+        if kwargs["seed"] == 3:
+            raise ValueError("inductor: compile failed")
+        return real_build(self, spec, **kwargs)
+
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(LanguageModelJob, "train_step", fail_in_seed_2)
+    monkeypatch.setattr(ShortLmChar, "build", build)
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    plan = session.SuitePlan(["lm-char"], "smoke", 4, explicit=True)
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
+    assert [(r["seed"], r["status"]) for r in doc["runs"]] == [
+        (1, "complete"), (2, "failed"), (3, "failed"), (4, "complete")]
+    two, three = doc["runs"][1], doc["runs"][2]
+    assert two["error"] == ("RuntimeError after 4 of at most 40 steps: CUDA error: an illegal memory "
+                            "access was encountered")
+    assert two["steps"] == 4 and len(two["step_times_s"]) == 4
+    assert three["error"] == "ValueError before training (in data load or init): inductor: compile failed"
+    assert doc["settings"]["interrupted"] is False and doc["settings"]["aborted"] is None
+    summary = doc["summary"]["lm-char@smoke"]
+    assert summary["seeds"] == [1, 2, 3, 4] and summary["complete"] == 2
+    assert summary["tta"]["converged"] <= 2 and not summary["tta"]["valid"]  # MLPerf: a failed seed did not converge
+
+
+def test_an_error_escaping_a_runs_own_handling_keeps_the_runs_before_it(data_dir, monkeypatch):
+    from suite import runner
+
+    real_finish, calls = runner.finish, []
+
+    def finish_fails_on_the_second_run(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("disk gone")
+        return real_finish(*args, **kwargs)
+
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(runner, "finish", finish_fails_on_the_second_run)
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    plan = session.SuitePlan(["lm-char"], "smoke", 3, explicit=True)
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
+    assert [r["seed"] for r in doc["runs"]] == [1]
+    assert doc["settings"]["aborted"].startswith("lm-char seed 2: OSError: disk gone")
+
+
+@pytest.mark.slow
+def test_a_file_with_a_failed_seed_is_valid_and_keeps_the_other_seeds(tmp_path, monkeypatch):
+    """dlrm-small at smoke scale, three seeds, seed 2 stopped by an error at its third step (as a
+    CUDA error would): the document validates, seeds 1 and 3 are complete and scored as MLPerf
+    scores a run that did not converge beside them."""
+    from suite import validate
+    from workloads.dlrm_job import DlrmJob
+
+    real_init, real_step = DlrmJob.__init__, DlrmJob.train_step
+
+    def init(self, spec, **kwargs):
+        real_init(self, spec, **kwargs)
+        self.seed_for_test, self.steps_for_test = kwargs["seed"], 0
+
+    def step(self, batch=None):
+        self.steps_for_test += 1
+        if self.seed_for_test == 2 and self.steps_for_test == 3:
+            raise RuntimeError("CUDA error: unspecified launch failure")
+        return real_step(self, batch)
+
+    monkeypatch.setattr(DlrmJob, "__init__", init)
+    monkeypatch.setattr(DlrmJob, "train_step", step)
+    plan = session.SuitePlan(["dlrm-small"], "smoke", 3, explicit=True)
+    doc = json.loads(json.dumps(session.run_suite(plan, RunOptions(device=CPU), recorder([]))))
+    assert [(r["seed"], r["status"]) for r in doc["runs"]] == [(1, "complete"), (2, "failed"), (3, "complete")]
+    assert doc["runs"][1]["error"].startswith("RuntimeError after 2 of at most ")
+    assert validate.check_document(doc) == []
+    score = doc["summary"]["dlrm-small@smoke"]["tta"]
+    assert (score["seeds"], score["converged"], score["valid"]) == (3, 2, True)

@@ -235,7 +235,8 @@ def test_one_runs_step_times_twice_in_one_file_are_refused():
     twice["runs"][1] = factories.retimed_copy(first, later, {"seed": 2}, variant=None) | {"seed": 2}
     assert twice["runs"][1]["step_times_s"] == first["step_times_s"]
     twice["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(twice)[1] + 2, dt.UTC))
-    assert _codes(twice) == [("duplicate-steps", "runs[1].step_times_s")]
+    # its step times are seed 1's, and so is its curve, claimed for seed 2
+    assert _codes(twice) == [("duplicate-steps", "runs[1].step_times_s"), ("seed-copy", "runs[1].curve")]
     assert _codes(doc) == []
 
 
@@ -248,21 +249,28 @@ def test_few_or_constant_step_times_identify_no_run():
         ownership.steps_key({"step_times_s": [1.0] + times[1:]})  # the numbers, not their spelling
 
 
-def test_a_run_whose_step_times_are_stored_is_refused_whoever_signs_it(tmp_path):
-    key, _ = _key(tmp_path, "other")
+def test_a_run_whose_step_times_are_stored_is_refused_unless_signed_over_an_unsigned_file(tmp_path):
+    key, fp = _key(tmp_path, "other")
     folder = tmp_path / "results"
     doc = _document()
     first = submit(_write(tmp_path / "first.json", doc), folder)
     before = _tree(folder)
     copied = _renamed(copy.deepcopy(doc), "renamed")
     copied["runs"][0]["run_id"] = "c" * 32  # a new run id: the step times still say which run it is
-    for name, candidate in [("unsigned.json", copied), ("signed.json", signing.seal(copied, key))]:
-        assert check_document(candidate) == []
-        with pytest.raises(Refused) as refused:
-            submit(_write(tmp_path / name, candidate), folder)
-        assert [(p.code, p.field) for p in refused.value.problems] == [("duplicate-steps", "runs[0].step_times_s")]
-        assert first.name in refused.value.problems[0].reason
-        assert _tree(folder) == before
+    assert check_document(copied) == []
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "unsigned.json", copied), folder)
+    assert [(p.code, p.field) for p in refused.value.problems] == [("duplicate-steps", "runs[0].step_times_s")]
+    assert first.name in refused.value.problems[0].reason
+    assert _tree(folder) == before
+    # signed, it wins over the unsigned file stored first (docs/rules.md, "One run, one owner"):
+    # a result nobody signed cannot be told from a copy of it; the unsigned file stays, a copy
+    sealed = signing.seal(copied, key)
+    stored = submit_noted(_write(tmp_path / "signed.json", sealed), folder)
+    assert stored.notes == (f"run {sealed['runs'][0]['run_id']} is also in {first.name} (the same step times), "
+                            f"which is not signed by its owner's key ({fp}): {first.name}'s run is now shown as a "
+                            "copy, not ranked",)
+    assert first.read_bytes() == (tmp_path / "first.json").read_bytes()
 
 
 def test_a_stolen_copy_submitted_first_does_not_block_its_owner(tmp_path, capsys):
@@ -278,8 +286,8 @@ def test_a_stolen_copy_submitted_first_does_not_block_its_owner(tmp_path, capsys
     assert cli.main(["submit", str(_write(tmp_path / "genuine.json", genuine)), "--results-dir", str(folder)]) == 0
     out = capsys.readouterr().out
     run_id = genuine["runs"][0]["run_id"]
-    assert f"note: run {run_id} is also in {thief_file.name}, which is not signed by the key the run id was " \
-           f"minted for ({owner_fp}): {thief_file.name}'s run is now shown as a copy, not ranked" in out
+    assert f"note: run {run_id} is also in {thief_file.name}, which is not signed by its owner's key " \
+           f"({owner_fp}): {thief_file.name}'s run is now shown as a copy, not ranked" in out
     assert len(stored_files(folder)) == 2 and thief_file.read_bytes() == thief_bytes  # nothing changed
     owner_file = next(p for p in stored_files(folder) if p != thief_file)
 

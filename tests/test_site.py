@@ -79,9 +79,12 @@ def test_ranking_and_downloads_agree_with_the_results(built):
     folder, out, docs = built
     base = out / "workloads" / f"{safe_name('lm-char')}-{safe_name('closed')}"
     table = pd.read_csv(base.with_suffix(".csv"))
-    assert list(table["system"]) == ["synthetic-alpha", "synthetic-beta", "synthetic-gamma"]  # by TTA
+    assert list(table["system"]) == ["synthetic-alpha", "synthetic-beta"]  # by TTA
     assert table["score_s"].is_monotonic_increasing
     assert json.loads(base.with_suffix(".json").read_text())[0]["system"] == "synthetic-alpha"
+    # the CPU: no known peak, so shown apart and never ranked (rules v7)
+    unbounded = pd.read_csv(out / "workloads" / f"{safe_name('lm-char')}-no-known-peak.csv")
+    assert list(unbounded["system"]) == ["synthetic-gamma"] and not unbounded["known_peak"].any()
     smoke = pd.read_csv(out / "workloads" / f"{safe_name('lm-char')}-smoke.csv")
     assert list(smoke["scale"]) == ["smoke"]
     assert "broken.json" not in set(table["file"]) | set(smoke["file"])
@@ -90,7 +93,9 @@ def test_ranking_and_downloads_agree_with_the_results(built):
     # the HTML table holds the same order, with links to the run pages
     page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     first = page.index("synthetic-alpha")
-    assert first < page.index("synthetic-beta") < page.index("synthetic-gamma")
+    assert first < page.index("synthetic-beta") < page.index("Full scale, not ranked: no known peak") \
+        < page.index("synthetic-gamma")
+    assert "no known peak, not ranked" in page
 
 
 def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):

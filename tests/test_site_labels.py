@@ -170,12 +170,25 @@ def test_every_field_the_schema_names_on_the_pages_has_a_label():
     ("settings.checkpoint_every", 50, ("checkpoint every", "50 steps")),
     ("settings.checkpoint_every", None, ("checkpoint every", "—")),
     ("settings.inject_failures", [10, 30], ("failures injected at", "step 10, step 30")),
-    ("settings.command", ["goodbench", "run", "--device", "cpu"], ("command line", "goodbench run --device cpu")),
+    ("settings.command", ["goodbench", "run", "--device", "cpu"],
+     ("command line (home and temporary folders shown as <home>, <tmp>)", "goodbench run --device cpu")),
     ("goodput.badput_s.compile_warmup", 0.5, ("compilation and warm-up", "500 ms")),
     ("metrics.energy_to_target_j", None, ("energy to target", "—")),
 ])
 def test_values_print_with_their_unit_at_about_three_significant_digits(key, value, shown):
     assert labels.show(key, value) == shown
+
+
+def test_a_skipped_workloads_fields_have_labels():
+    """A run made without a workload's data lists it in settings.skipped: each entry's fields are
+    labelled on the run page (the page opens the list up, one row per field)."""
+    skipped = {"settings": {"skipped": [{"workload": "lm-char", "reason": "its data is missing"},
+                                        {"workload": "fashion-cnn", "reason": "its data is missing"}]}}
+    keys = [key for key, _ in labels.flatten(skipped, "")]
+    assert keys == ["settings.skipped[0].workload", "settings.skipped[0].reason",
+                    "settings.skipped[1].workload", "settings.skipped[1].reason"]
+    assert all(labels.field(k).known for k in keys)
+    assert labels.field("settings.skipped[1].reason").label == "skipped workload 2: why"
 
 
 def test_a_key_the_table_lacks_is_still_shown_in_words():

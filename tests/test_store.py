@@ -14,7 +14,7 @@ import factories
 import numpy as np
 import pytest
 
-from suite import cli, results
+from suite import cli, ledger, results
 from suite.site import builder as site_builder
 from suite.store import Refused, safe_filename, stored_files, submit
 
@@ -46,7 +46,9 @@ def test_a_valid_file_lands_under_its_content_hash(tmp_path):
     assert dest == results / f"{hashlib.sha256(VALID.read_bytes()).hexdigest()}.json"
     assert dest.read_bytes() == VALID.read_bytes()
     assert stored_files(results) == [dest]
-    assert _tree(results) == {dest.name: hashlib.sha256(VALID.read_bytes()).hexdigest()}  # no lock or temp file left
+    tree = _tree(results)  # no lock or temp file left: the file, and the ledger listing it
+    assert tree.pop(dest.name) == hashlib.sha256(VALID.read_bytes()).hexdigest() and list(tree) == [ledger.NAME]
+    assert ledger.order(results) == [dest.name]
 
 
 REFUSALS = {
@@ -148,7 +150,8 @@ def test_eight_concurrent_submissions_of_distinct_files_all_land(tmp_path):
     assert _race(paths, results) == [0] * 8
     stored = stored_files(results)
     assert {p.read_bytes() for p in stored} == {p.read_bytes() for p in paths}
-    assert _tree(results).keys() == {p.name for p in stored}  # no temp file left behind
+    assert _tree(results).keys() == {p.name for p in stored} | {ledger.NAME}  # no temp file left behind
+    assert sorted(ledger.order(results)) == sorted(p.name for p in stored)  # each listed once
 
 
 def test_eight_concurrent_submissions_of_the_same_file_land_once(tmp_path):
@@ -157,13 +160,18 @@ def test_eight_concurrent_submissions_of_the_same_file_land_once(tmp_path):
     assert [p.read_bytes() for p in stored_files(results)] == [VALID.read_bytes()]
 
 
-# A writer stopped inside write_atomic: the payload is in its temp file, the first fsync pauses
-# it there (until it is killed) after saying "paused" on stdout.
+# A writer stopped inside write_atomic: the payload is in its temp file, the fsync of a temp file
+# pauses it there (until it is killed) after saying "paused" on stdout (the store's ledger, listed
+# first, is fsynced as usual).
 PAUSED_WRITER = """
 import os, signal, sys
 from pathlib import Path
 
+fsync = os.fsync
+
 def pause(fd):
+    if not os.readlink(f"/proc/self/fd/{fd}").endswith(".tmp"):
+        return fsync(fd)
     print("paused", flush=True)
     signal.pause()
 
@@ -212,13 +220,16 @@ def test_a_submit_removes_the_temp_files_of_killed_writers_and_nothing_else(tmp_
         landed = submit(_variant(tmp_path, 2), results)
         assert not (results / temps[0]).exists()  # the killed writer's: removed
         assert (results / live_temp).stat().st_size == 20_000_000  # the live writer's: kept
-        assert _tree(results) == {**before, landed.name: _tree(results)[landed.name], live_temp: _tree(results)[live_temp]}
+        now = _tree(results)
+        assert now.pop(ledger.NAME) != before[ledger.NAME]  # the ledger: appended to
+        assert now == {**{k: v for k, v in before.items() if k != ledger.NAME}, landed.name: now[landed.name],
+                       live_temp: now[live_temp]}
     finally:
         _kill(live)
     landed_again = submit(_variant(tmp_path, 3), results)
     assert not (results / live_temp).exists()  # killed now: removed by the next submit
     assert set(_tree(results)) == set(before) | {landed.name, landed_again.name}
-    assert {p.name for p in stored_files(results)} == {n for n in _tree(results) if not n.startswith(".")}
+    assert {p.name for p in stored_files(results)} == {n for n in _tree(results) if not n.startswith(".")} - {ledger.NAME}
     for name, data in keep.items():
         assert (results / name).read_bytes() == data
     assert (results / ".link.json.0123456789ab.tmp").is_symlink() and (tmp_path / "target").read_bytes() == b"elsewhere"

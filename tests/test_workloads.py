@@ -16,6 +16,7 @@ from workloads.fashion_cnn import FashionCnn
 from workloads.fashion_cnn_job import augment, read_idx
 from workloads.llama import Llama1B
 from workloads.nn.llama import Llama
+from workloads.nn.llama import rope_tables as llama_rope_tables
 from workloads.nn.llama_config import param_count
 from workloads.synthetic import MarkovSource
 
@@ -114,6 +115,40 @@ def test_llama_full_has_about_a_billion_parameters():
     assert 1.1e9 < n < 1.3e9
     small = Llama1B.model_config(Llama1B().spec("smoke"))
     assert param_count(small) == sum(p.numel() for p in Llama(small).parameters())
+
+
+def test_llama_draws_each_parameter_once_where_it_lives(monkeypatch):
+    """No layer's default init (kaiming) runs: each matrix is drawn once by init_weights, the
+    norms set to 1, the head tied to the embedding, the RoPE tables real, all on the device."""
+    from torch import nn
+
+    draws = {"kaiming_uniform_": 0, "normal_": 0}  # on real tensors (the meta device holds no values)
+
+    def counted(name):
+        real = getattr(nn.init, name)
+
+        def init(tensor, *args, **kwargs):
+            draws[name] += tensor.device.type != "meta"
+            return real(tensor, *args, **kwargs)
+        return init
+
+    for name in draws:
+        monkeypatch.setattr(nn.init, name, counted(name))
+    cfg = Llama1B.model_config(Llama1B().spec("smoke"))
+    torch.manual_seed(1)
+    model = Llama(cfg, device="cpu")
+    matrices = [p for p in model.parameters() if p.dim() == 2]
+    assert draws == {"kaiming_uniform_": 0, "normal_": len(matrices)}
+    assert model.head.weight is model.tok.weight
+    assert all(p.device.type == "cpu" and p.isfinite().all() for p in model.parameters())
+    assert all(torch.equal(m.weight, torch.ones_like(m.weight)) for m in model.modules() if isinstance(m, nn.RMSNorm))
+    cos, sin = llama_rope_tables(cfg)
+    assert torch.equal(model.rope_cos, cos) and torch.equal(model.rope_sin, sin)
+    torch.manual_seed(1)
+    again = Llama(cfg)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+    x = torch.randint(cfg.vocab_size, (2, 16))
+    assert model(x, x).isfinite()
 
 
 # ---------------------------------------------------------------- fashion-mnist

@@ -26,7 +26,13 @@ class DataFile:
 
 
 class DataNotFound(Exception):
-    """A dataset file could not be found or fetched with the right checksum."""
+    """A dataset file could not be found or fetched with the right checksum. ``str()`` names every
+    place looked in; :attr:`short` says why in a few words, with no path (what a results file
+    and a skipped workload's line carry)."""
+
+    def __init__(self, message: str, short: str = ""):
+        super().__init__(message)
+        self.short = short or message
 
 
 def sha256_of(path: Path) -> str:
@@ -101,6 +107,7 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     Raises :class:`DataNotFound` naming the file, its URL, its checksum and where it looked.
     """
     tried: list[str] = []
+    wrong = 0
     for directory in search_dirs(data_dir):
         path = directory / file.name
         if not path.is_file():
@@ -109,34 +116,55 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         actual = sha256_of(path)
         if actual == file.sha256:
             return path
+        wrong += 1
         tried.append(f"{path} (sha256 {actual[:12]}… does not match)")
-    if os.environ.get("GOODBENCH_OFFLINE") == "1":
+    if offline():
         tried.append(f"{file.url} (not downloaded: GOODBENCH_OFFLINE=1)")
+        why = "not downloaded: GOODBENCH_OFFLINE=1"
     else:
         try:
-            return _download(file)
+            return fetch(file)
         except (OSError, ValueError) as exc:
             tried.append(f"{file.url} (download failed: {exc})")
+            why = "the download failed"
+    copies = f"; {wrong} copy with another sha256" if wrong == 1 else f"; {wrong} copies with another sha256" \
+        if wrong else ""
     raise DataNotFound(
         f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) not found; looked in: "
         + "; ".join(tried)
-        + ". Put the file under --data-dir or $GOODBENCH_DATA_DIR."
+        + ". Put the file under --data-dir or $GOODBENCH_DATA_DIR.",
+        short=f"{file.name} not found in {len(search_dirs(data_dir))} folders{copies}, {why}",
     )
 
 
-def _download(file: DataFile) -> Path:
-    """Fetch ``file`` into the cache, verifying its checksum before it becomes visible."""
-    dest = cache_dir() / file.name
+def offline() -> bool:
+    """Whether downloads are forbidden (``GOODBENCH_OFFLINE=1``)."""
+    return os.environ.get("GOODBENCH_OFFLINE") == "1"
+
+
+def fetch(file: DataFile, source: str | None = None, dest_dir: Path | None = None) -> Path:
+    """Copy ``file`` into ``dest_dir`` (default the user cache) from ``source`` — a folder or a URL
+    under which it lies by its name (a mirror) — or, by default, from its canonical URL; the
+    copy becomes visible only once its sha256 matches (ValueError otherwise, OSError when it
+    cannot be read)."""
+    if source is None:
+        url = file.url
+    elif "://" in source:
+        url = source.rstrip("/") + "/" + file.name
+    else:
+        url = (Path(source) / file.name).resolve().as_uri()
+    dest = (dest_dir or cache_dir()) / file.name
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".download-")
     try:
         digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(file.url, timeout=30) as resp:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as resp:
             for chunk in iter(lambda: resp.read(1 << 20), b""):
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != file.sha256:
-            raise ValueError(f"downloaded sha256 {digest.hexdigest()} does not match")
+            raise ValueError(f"{url}: sha256 {digest.hexdigest()[:12]}… does not match the pinned "
+                             f"{file.sha256[:12]}…")
         os.replace(tmp, dest)
         return dest
     finally:

@@ -89,7 +89,7 @@ def build_gpt2(workload: Gpt2, spec: Gpt2Spec, *, device: torch.device, seed: in
 
 def build_llama(workload: Llama1B, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
                 files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> LanguageModelJob:
-    """llama-1b's job: a Llama (initialized from ``seed``) on the spec's tokens; no files."""
+    """llama-1b's job: a Llama (initialized from ``seed``, once, on ``device``) on the spec's tokens; no files."""
     torch.manual_seed(seed)
-    return synthetic_lm_job(spec, Llama(workload.model_config(spec)), device=device, seed=seed,
+    return synthetic_lm_job(spec, Llama(workload.model_config(spec), device=device), device=device, seed=seed,
                             precision=precision, parallel=parallel, compile=compile)

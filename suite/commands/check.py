@@ -8,8 +8,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench check`` and its arguments."""
     p = commands.add_parser("check", help="check whether this machine is fit to benchmark now")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                   help="cpu: check for a CPU run (the GPU checks are skipped); auto: a GPU "
-                        "is expected (default)")
+                   help="the device of the run to check for, as `run` takes it: auto (default) the GPU "
+                        "when torch sees one, else the CPU; cpu: a CPU run (the GPU checks are skipped); "
+                        "cuda: a GPU run (an error without one)")
     return p
 
 
@@ -18,8 +19,9 @@ def run(args) -> int:
     from suite.check import fit, run_checks
     from suite.system import resolve_device
 
-    cpu_run = args.device == "cpu"
-    checks = run_checks(resolve_device(args.device), cpu_run=cpu_run)
+    device = resolve_device(args.device)  # as `run` resolves it: auto is the CPU where torch sees no GPU
+    cpu_run = device.type == "cpu"
+    checks = run_checks(device, cpu_run=cpu_run)
     for c in checks:
         print(f"{c.verdict:<5} {c.name:<17} {c.detail}")
     verdict = fit(checks)

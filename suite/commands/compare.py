@@ -13,7 +13,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench compare`` and its arguments."""
     p = commands.add_parser("compare", help="compare results files: ratios, 95%% intervals, verdicts",
                             description="Compare each NEW file with BASE: for every workload and scale in "
-                            "both, each headline figure's ratio NEW/BASE with a 95%% interval and a verdict "
+                            "both, each headline figure's ratio NEW/BASE with a 95% interval and a verdict "
                             "(faster, slower, no significant change). docs/compare.md has the statistics. "
                             "With --vs, the files before it are one side (BASE) and the files after it the "
                             "other (NEW): with two files or more per side, made alternately, the throughput "

@@ -1,22 +1,27 @@
-"""``goodbench info``: the system description a run would record."""
+"""``goodbench info``: the system description a run would record, and what this Python lacks."""
 from __future__ import annotations
 
 import argparse
 import json
 
+from suite import dependencies
+
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench info`` and its arguments."""
     p = commands.add_parser("info", help="print the system description a run would record")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--system-name")
-    p.add_argument("--system-overrides", metavar="FILE")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="the device described, as `run` takes it (default auto: the GPU when torch sees one)")
+    p.add_argument("--system-name", help="the system's name, as `run --system-name` gives it")
+    p.add_argument("--system-overrides", metavar="FILE",
+                   help="a JSON object of description fields to set, as `run --system-overrides`")
+    p.add_argument("--json", action="store_true", help="print the system description as JSON, alone")
     return p
 
 
 def run(args) -> int:
-    """Print the system description (``--json``: as JSON); 0."""
+    """Print the system description (``--json``: as JSON, alone), then Python, numpy and each
+    optional package: present, or what its absence turns off; 0."""
     from suite.system import describe, load_overrides, resolve_device
 
     info = describe(resolve_device(args.device), args.system_name,
@@ -24,12 +29,16 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
     else:
+        print("# the system description a run records")
         for section, values in info.items():
             if isinstance(values, dict):
                 for key, value in values.items():
                     print(f"{section}.{key}: {_shown(value)}")
             else:
                 print(f"{section}: {_shown(values)}")
+        print("# this Python and the packages goodbench can run without (suite/dependencies.py)")
+        for line in dependencies.report():
+            print(line)
     return 0
 
 

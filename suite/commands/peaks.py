@@ -12,22 +12,40 @@ def add_parser(commands) -> argparse.ArgumentParser:
     return p
 
 
+def cpu_line() -> str:
+    """What the validator holds a CPU to: no peak (it depends on the part), a ceiling floor and a power band."""
+    from suite.meters import mfu
+
+    return (f"CPU: no peak known (it depends on the part, its cores and clocks): not ranked; its measured "
+            f"matmul ceiling at least {mfu.CPU_CEILING_FLOOR_FLOPS / 1e9:g} GFLOP/s, its RAPL package power "
+            f"{mfu.CPU_PACKAGE_FLOOR_W:g}–{mfu.CPU_PACKAGE_CEILING_W:g} W per package.")
+
+
 def run(args) -> int:
     """The peak table MFU and the validator use, or the entry one device name resolves to."""
     from suite import report
     from suite.meters import mfu
 
     if args.name is None:
-        print(report.peak_table(mfu.PEAKS))
+        distinct: dict[str, mfu.Peak] = {}
+        for entry in mfu.PEAKS:  # an entry matched by two spellings ("gaudi2", "gaudi 2") once
+            distinct.setdefault(entry.name, entry)
+        print(report.peak_table(distinct.values()))
         print("dense: without 2:4 sparsity (datasheets' sparse figures halved); fp32: the rate "
               "without tensor cores; TDP: the board power, the validator's bound on mean power "
-              "(+10%). A MIG slice gets no peak.")
+              "(+10%; — where the vendor publishes none); a result on a device without both is "
+              "not ranked (\"no known peak\"). A MIG slice gets no peak.")
+        print(cpu_line())
         return 0
     entry = mfu.find_peak(args.name)
     if entry is None:
-        slice_ = " (a MIG slice: a fraction of the GPU's SMs)" if mfu.is_mig(args.name) else ""
-        print(f"{args.name}: no peak known — pass --peak-tflops{slice_}")
+        if mfu.words(args.name) is None:
+            why = " (a name that is not plain ASCII matches no entry)"
+        else:
+            why = " (a MIG slice: a fraction of the GPU's SMs)" if mfu.is_mig(args.name) else ""
+        print(f"{args.name}: no known peak — pass --peak-tflops{why}; its results are not ranked")
         return 0
-    print(f"{args.name}: {entry.name}")
+    print(f"{args.name}: {entry.name} (picked by the words {', '.join(entry.match)}"
+          f"{'; not ' + ', '.join(entry.exclude) if entry.exclude else ''})")
     print(report.peak_table([entry]))
     return 0

@@ -12,7 +12,8 @@ class ProgressPrinter:
 
     def __call__(self, event: str, **f) -> None:
         if event == "run_start":
-            self.label, self.max_steps = f"{f['workload']} seed {f['seed']}", f["max_steps"]
+            again = f" repeat {f['repeat']}/{f['repeats']}" if f.get("repeat") else ""
+            self.label, self.max_steps = f"{f['workload']} seed {f['seed']}{again}", f["max_steps"]
             say(f"[{self.label}] training, at most {self.max_steps} steps")
         elif event == "step":
             per_step = f["elapsed"] / f["step"]

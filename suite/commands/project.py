@@ -18,7 +18,7 @@ PROJECT_CHECKPOINT_STEPS = range_type(int, 1, 1_000_000_000)
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench project`` and its arguments."""
     p = commands.add_parser("project", help="project a run's goodput to N GPUs with failures")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="a results file whose run saved checkpoints and was restarted")
     p.add_argument("--gpus", type=PROJECT_GPUS, help="a GPU count to add to the table (1 … 1,000,000)")
     p.add_argument("--mtbf-hours", type=PROJECT_MTBF_HOURS, required=True,
                    help="mean time between failures of one GPU, in hours (0.001 … 1e9)")

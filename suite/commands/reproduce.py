@@ -22,7 +22,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                             "recorded, compare curve, throughput and time to target, and write a results file "
                             "naming FILE by sha256 (docs/rules.md, \"Reproducing a result\"). Exit 0 when every "
                             "run reproduced, 1 otherwise.")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the results file whose runs are trained again here")
     p.add_argument("--run", type=range_type(int, 0), action="append", metavar="N",
                    help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
     p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",

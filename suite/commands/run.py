@@ -25,7 +25,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="workload to run (repeatable; default: the whole suite)")
     p.add_argument("--scale", choices=["smoke", "full"],
                    help="pinned variant (default: full on a GPU, smoke on the CPU)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where to train: auto (default) the GPU when torch sees one, else the CPU")
     p.add_argument("--seeds", type=int, help="seeds per workload (default: 5 for TTA at full scale, else 1)")
     p.add_argument("--repeat", type=POSITIVE_INT, default=1, metavar="N",
                    help="run each seed of a throughput workload N times in a row, into the one results "
@@ -191,7 +192,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
     for r in doc["runs"]:
         if r["error"]:
             say(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
-    for line in report.score_lines(doc["summary"]):
+    for line in report.score_lines(doc["summary"]) + report.repeat_lines(doc["runs"]):
         print(line)
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")

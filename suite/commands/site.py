@@ -9,8 +9,9 @@ from suite.commands.common import count, say
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench site`` and its arguments."""
     p = commands.add_parser("site", help="render the static leaderboard")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--out", default="site/_build")
+    p.add_argument("--results-dir", default="results", help="the stored results to render (default: results)")
+    p.add_argument("--out", default="site/_build",
+                   help="the folder to build into: absent, empty or a previous build (default: site/_build)")
     return p
 
 

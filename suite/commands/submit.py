@@ -10,8 +10,8 @@ from suite.commands.common import Usage
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench submit`` and its arguments."""
     p = commands.add_parser("submit", help="validate a results file and add it to the results directory")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--results-dir", default="results")
+    p.add_argument("file", metavar="FILE", help="the results file to validate and store")
+    p.add_argument("--results-dir", default="results", help="the store (default: results)")
     return p
 
 

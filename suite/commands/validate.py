@@ -7,7 +7,7 @@ import argparse
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench validate`` and its arguments."""
     p = commands.add_parser("validate", help="check results files against the schema and rules")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="results files to check")
     return p
 
 

@@ -31,7 +31,11 @@ class NotMeasured(EnergyMeter):
 
 
 class NvmlCounter(EnergyMeter):
-    """``nvmlDeviceGetTotalEnergyConsumption``: mJ since the driver loaded, read at the edges."""
+    """``nvmlDeviceGetTotalEnergyConsumption``: mJ since the driver loaded, read at the edges.
+
+    A counter that goes backwards (the driver reloaded) or stops answering mid-run can no longer
+    span the run: the meter says so in its ``status`` and reads None from then on, so the run's
+    energy is "not measured" and its training stands."""
 
     method = "nvml_total_energy"
 
@@ -40,9 +44,16 @@ class NvmlCounter(EnergyMeter):
         self._last: float | None = None
 
     def read(self) -> float | None:
+        if self.status != "ok":
+            return None
         value = self.gpu.total_energy_j()
-        if value is not None and self._last is not None and value < self._last:
-            raise RuntimeError("NVML energy counter went backwards (driver reloaded?)")
+        if value is None and self._last is not None:
+            self.status = "not measured: NVML's energy counter stopped answering during the run"
+        elif value is not None and self._last is not None and value < self._last:
+            self.status = ("not measured: NVML's energy counter went backwards during the run "
+                           "(driver reloaded?)")
+        if self.status != "ok":
+            return None
         self._last = value
         return value
 

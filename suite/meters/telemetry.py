@@ -26,6 +26,7 @@ class Sampler:
     def __init__(self, gpu: Gpu, hz: float = SAMPLE_HZ, clock=time.perf_counter):
         self.gpu, self.period, self.clock = gpu, 1.0 / hz, clock
         self.samples: list[dict[str, Any]] = []
+        self._lock = threading.Lock()  # the thread and a window edge's reading append in time order
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="goodbench-telemetry", daemon=True)
 
@@ -45,12 +46,17 @@ class Sampler:
             self.sample()
 
     def sample(self) -> None:
-        clocks = self.gpu.clocks_mhz()
-        self.samples.append({
-            "t": self.clock(), "power_w": self.gpu.power_w(), "sm_mhz": clocks["sm"],
-            "mem_mhz": clocks["mem"], "temp_c": self.gpu.temperature_c(),
-            "reasons": self.gpu.throttle_reasons() or [],
-        })
+        """Read the GPU once and append the sample. Called from the sampling thread and at window
+        edges (:class:`suite.meters.energy.PowerIntegral`): one at a time, so that samples are
+        appended in the order of their times and the power integral never runs backwards."""
+        with self._lock:
+            t = self.clock()
+            clocks = self.gpu.clocks_mhz()
+            self.samples.append({
+                "t": t, "power_w": self.gpu.power_w(), "sm_mhz": clocks["sm"],
+                "mem_mhz": clocks["mem"], "temp_c": self.gpu.temperature_c(),
+                "reasons": self.gpu.throttle_reasons() or [],
+            })
 
     def _between(self, t0: float, t1: float) -> list[dict]:
         return [s for s in self.samples if t0 <= s["t"] <= t1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from suite import dependencies
 from suite.errors import GoodbenchError
 from suite.validate.text import printable
 
@@ -14,11 +15,9 @@ def _stderr(line: str) -> None:
 
 
 def _need_mlperf_logging() -> None:
-    try:
-        import mlperf_logging  # noqa: F401
-    except ImportError:
+    if not dependencies.installed("mlperf_logging"):
         raise GoodbenchError("this command needs MLCommons' mlperf-logging: "
-                             "pip install mlperf-logging (or goodbench's test extra)") from None
+                             "pip install mlperf-logging (or goodbench's test extra)")
 
 
 def _minutes(value) -> str:
@@ -95,6 +94,8 @@ def export_command(file: str, out: str, org: str | None, check: bool) -> int:
     """Write ``file``'s runs as an MLCommons submission tree under ``out``."""
     from suite.mlperf import export
 
+    if check:  # before anything is written: a tree left behind would block the retry
+        _need_mlperf_logging()
     written = export.export(file, out, org=org)
     for path in written.results:
         print(path)
@@ -104,7 +105,6 @@ def export_command(file: str, out: str, org: str | None, check: bool) -> int:
         _stderr(f"goodbench: {note}")
     if not check:
         return 0
-    _need_mlperf_logging()
     failed = 0
     for result, rules in written.checks:
         ok, why = export.check(result, rules)

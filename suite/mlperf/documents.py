@@ -30,6 +30,7 @@ from typing import Any
 
 from suite.mlperf import files
 from suite.results import write_atomic
+from suite.schema.checker import UNCHECKED, SchemaCheck
 from suite.validate import reading
 from suite.validate.text import has_control_chars
 
@@ -40,6 +41,7 @@ SUBFOLDER = "mlperf"
 LABEL = ("Derived by goodbench from published MLPerf Training results; not an MLPerf result "
          "and not verified by MLCommons.")
 MAX_BYTES = 8 * 2 ** 20
+MAX_ERRORS = 100  # schema errors listed per document: the work is bounded by what is shown
 
 
 class InvalidDocument(ValueError):
@@ -51,28 +53,7 @@ def schema() -> dict:
     return json.loads(resources.files("suite.mlperf").joinpath(SCHEMA_FILE).read_text("utf-8"))
 
 
-@cache
-def _validator():
-    import jsonschema
-
-    return jsonschema.Draft202012Validator(schema())
-
-
-@cache
-def _fast_check():
-    """A compiled yes/no check (fastjsonschema; every keyword the schema uses means the same in
-    its draft 7); a document it does not pass goes through jsonschema, which says why."""
-    import fastjsonschema
-
-    return fastjsonschema.compile({k: v for k, v in schema().items() if k != "$schema"})
-
-
-def _schema_passes(doc: Any) -> bool:
-    try:
-        _fast_check()(doc)
-        return True
-    except Exception:  # any failure: let the full validator speak
-        return False
+CHECK = SchemaCheck(schema)
 
 
 def _strings(value: Any, path: str = "") -> str | None:
@@ -97,9 +78,10 @@ def _strings(value: Any, path: str = "") -> str | None:
 def problems(doc: Any) -> list[str]:
     """The problems of a document, one line each (empty: valid): its schema's, and any string
     holding a control, bidi or zero-width character."""
-    found = [] if _schema_passes(doc) else [
-        f"{'/'.join(str(p) for p in e.absolute_path) or '(document)'}: {e.message[:200]}"
-        for e in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+    errors = CHECK.errors(doc, MAX_ERRORS)
+    if errors is None:
+        return [UNCHECKED]
+    found = [f"{'/'.join(map(str, e.path)) or '(document)'}: {e.message[:200]}" for e in errors]
     where = _strings(doc) if not found else None
     if where is not None:
         found.append(f"{where}: a control, bidi or zero-width character in a string")

@@ -28,6 +28,7 @@ import pandas as pd
 
 from suite import leaderboard, ownership, reviewers
 from suite.errors import GoodbenchError
+from suite.ledger import in_store_order
 from suite.results import utc_now
 from suite.site import mlperf_pages, pages, run_page
 from suite.site.names import file_slug
@@ -153,7 +154,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     for sub in ("raw", "runs", "workloads", "systems", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    paths = stored_files(results_dir)  # never a temp file
+    paths = in_store_order(results_dir, stored_files(results_dir))  # never a temp file; the first stored first
     built_at = utc_now()
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1

@@ -101,11 +101,13 @@ DOC_FIELDS = {
     "settings.inject_failures": ("failures injected at", "step"),
     "settings.failure_rate_per_hour": ("failures injected per hour", "count"),
     "settings.compile": ("compile mode", "text"), "settings.skipped": ("workloads skipped", "text"),
+    "settings.skipped[].workload": ("skipped workload {i}", "text"),
+    "settings.skipped[].reason": ("skipped workload {i}: why", "text"),
     "settings.cpu_threads": ("CPU threads used by PyTorch", "count"),
     "settings.matmul_ceiling": ("matmul ceiling measured per precision", "text"),
     "settings.interrupted": ("interrupted", "bool"), "settings.aborted": ("aborted", "text"),
     "settings.division": ("division", "text"), "settings.open_changes": ("open-division changes", "text"),
-    "settings.command": ("command line", "command"),
+    "settings.command": ("command line (home and temporary folders shown as <home>, <tmp>)", "command"),
     "settings.matmul_ceiling.*.flops": ("matmul ceiling ({}), best trial", "FLOP/s"),
     "settings.matmul_ceiling.*.trials_flops": ("matmul ceiling ({}), each trial", "FLOP/s"),
     "settings.matmul_ceiling.*.n": ("matmul ceiling ({}), matrix size", "count"),
@@ -314,3 +316,16 @@ def target_text(target) -> str:
         return "—"
     sign = "≤" if direction == "min" else "≥"
     return f"{words(str(metric))} {sign} {value:g}" if isinstance(value, (int, float)) else f"{words(str(metric))} {sign} {value}"
+
+
+def copy_words(status: str, owner: str | None) -> dict:
+    """What a row or run page says of a run another stored file holds too (suite/ownership.py):
+    ``lead``, the kept run's signer (``owner``, None when unsigned), ``tail``, and the ``link``
+    text to the kept run."""
+    if status == "disputed":
+        return {"lead": "disputed: the same run as one signed by", "owner": owner,
+                "tail": " and stored first, not ranked", "link": "the run stored first"}
+    if owner is None:
+        return {"lead": "copy of an unsigned run stored first", "owner": None, "tail": ", not ranked",
+                "link": "the run kept"}
+    return {"lead": "copy of a run signed by", "owner": owner, "tail": ", not ranked", "link": "the signed run"}

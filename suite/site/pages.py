@@ -29,14 +29,19 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
     for div in sorted(ranked["division"].unique()) if not ranked.empty else []:
         groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
     if not ordered.empty:
-        copied = ordered["copy_of"].notna()
-        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied]
+        copied = ordered["copy_status"].notna()
+        unbounded = (ordered["scale"] == "full") & ~copied & (ordered["known_peak"] != True)  # noqa: E712
+        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied & ~unbounded]
         smoke = ordered[(ordered["scale"] == "smoke") & ~copied]
+        if unbounded.any():
+            groups.append((f"Full scale, not ranked: {leaderboard.NO_KNOWN_PEAK} (a device the peak table "
+                           "cannot bound: `goodbench peaks`)", ordered[unbounded], False, "no-known-peak"))
         if not unconverged.empty:
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
         if copied.any():
-            groups.append(("Copies, not ranked: runs stored in a file signed by the key they belong to",
+            groups.append(("Copies, not ranked: runs another stored file holds too, which is kept (its owner's "
+                           "signed file, else the first stored; disputed: signed by another key, stored later)",
                            ordered[copied], False, "copies"))
         if not smoke.empty:
             smoke_target = workload.spec("smoke").target  # each scale pins its own target

@@ -15,6 +15,7 @@ from suite.reviewers import FILE as REVIEWERS_FILE
 from suite.reviewers import Reviewers
 from suite.site import charts, labels
 from suite.site.formatting import RESOLUTION_S, missing, seconds
+from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
 from suite.validate.text import printable
@@ -44,9 +45,9 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
     reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
     reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
     the original's name in the store, and only an original shown on the site (among ``runs``,
-    the rows of the valid files) gets the line. The copies (``copies``:
-    :func:`suite.leaderboard.copies`) get "copy of a run signed by …, not ranked", linking the
-    run they copy."""
+    the rows of the valid files) gets the line. The copies and disputed runs (``copies``:
+    :func:`suite.leaderboard.copies`) get "copy of a run signed by …, not ranked" (or "disputed:
+    …"), linking the run kept."""
     import hashlib
 
     from suite import leaderboard
@@ -71,11 +72,13 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
                        built_at=built_at, reproduced=lines, copy=copy, **run_context(file, doc, run, shared))
 
 
-def copy_line(owner) -> dict | None:
-    """What a copy's page says of the run it copies (an owned :class:`suite.ownership.Claim`)."""
-    if owner is None:
+def copy_line(verdict) -> dict | None:
+    """What the page of a run another stored file holds too says (a :class:`suite.ownership.Verdict`:
+    a copy, or disputed), linking the run kept."""
+    if verdict is None:
         return None
-    return {"owner": owner.owner, "href": f"{run_slug(owner.file, owner.run_id)}.html"}
+    kept = verdict.original
+    return {**copy_words(verdict.status, kept.owner), "href": f"{run_slug(kept.file, kept.run_id)}.html"}
 
 
 def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from suite.leaderboard import NO_KNOWN_PEAK
 from suite.signing import short
 from suite.site.formatting import missing, seconds
-from suite.site.labels import COLUMNS, value_text
+from suite.site.labels import COLUMNS, copy_words, value_text
 from suite.site.names import run_slug, safe_name
 
 PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
@@ -70,8 +71,9 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
 
 def _sub(key: str, row: dict) -> str | None:
     """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
-    under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" under a copy's
-    system or signer; None elsewhere or where there is none."""
+    under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" (or "disputed: …")
+    under a copy's system or signer (:func:`copy_words`), "no known peak, not ranked" under the
+    system of a device the peak table cannot bound; None elsewhere or where there is none."""
     if key == "score":
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
@@ -81,8 +83,11 @@ def _sub(key: str, row: dict) -> str | None:
         return f"effective {value_text(row['effective_goodput'], 'share')}"
     elif key == "date" and row.get("suite_version") is not None:
         return f"suite {row['suite_version']}"
-    elif key in ("system", "signer") and isinstance(row.get("copy_of"), str):
-        return f"copy of a run signed by {short(row['copy_of'])}, not ranked"
+    elif key in ("system", "signer") and isinstance(row.get("copy_status"), str):
+        words = copy_words(row["copy_status"], row.get("copy_of") if isinstance(row.get("copy_of"), str) else None)
+        return f"{words['lead']}{' ' + short(words['owner']) if words['owner'] else ''}{words['tail']}"
+    elif key == "system" and row.get("known_peak") == False:  # noqa: E712 - a numpy bool too
+        return f"{NO_KNOWN_PEAK}, not ranked"
     return None
 
 

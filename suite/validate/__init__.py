@@ -16,7 +16,9 @@ gets all of its problems listed. The order of the layers, one module each:
    :mod:`.stream_rules` (the run's independent records cross-checked: step times, curve, times,
    phases and energy against the event log written during the run), :mod:`.reproduction_rules`
    (a reproduction's ``settings.reproduces`` against its own runs) and :mod:`.signature_rules`
-   (a signed file's signature over the whole file, and its run ids minted for its key).
+   (a signed file's signature over the whole file, and its run ids minted for its key);
+   :mod:`.physics_rules` holds every run to what its device can do (its measured ceiling, the
+   table's peak, the time its FLOPs take, the power band of its class).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
 and bounded sizes. The work is bounded by the input's size: every layer stops once it has more
@@ -36,14 +38,18 @@ from typing import Any
 from suite.rules_version import RULES_VERSION
 from suite.validate import (  # noqa: F401 - rules register on import, in this order
     claim_rules,
+    copy_rules,
     device_rules,
     document_rules,
+    physics_rules,
     quality_rules,
     reproduction_rules,
     run_rules,
     signature_rules,
     stream_rules,
+    time_rules,
 )
+from suite.validate.claim_rules import V7
 from suite.validate.document_rules import division
 from suite.validate.facts import pinned_values, run_facts
 from suite.validate.limits import (
@@ -89,6 +95,7 @@ __all__ = [
 # the store's codes (suite/store.py), raised on submission
 code("duplicate", "the same bytes are already stored")
 code("duplicate-run", "a run id already stored in another file")
+code("duplicate-session", "a suite run (settings.session.id) already stored in another file", since=V7)
 
 
 def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
@@ -97,8 +104,11 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     if problems:
         return bounded(problems)
     problems = guard(schema_problems, doc)
-    if not isinstance(doc, dict) or len(problems) > MAX_PROBLEMS or \
-            any(p.field and not p.field.startswith("runs[") or not p.field for p in problems):
+    unchecked = [p for p in problems if p.code == "schema-unchecked"]  # no library here: the rules still run
+    problems = [p for p in problems if p.code != "schema-unchecked"]
+    problems = unchecked + problems
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or len(problems) > MAX_PROBLEMS or any(
+            p.field and not p.field.startswith("runs[") or not p.field for p in problems if p not in unchecked):
         return bounded(problems)  # the frame is broken, or the listing full: no rule runs
     broken = {int(p.field[5:p.field.index("]")]) for p in problems if p.field.startswith("runs[")}
     runs = [(i, run) for i, run in enumerate(doc["runs"]) if i not in broken]

@@ -43,7 +43,8 @@ def _check_division(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     return []
 
 
-def _timestamp(value: str) -> dt.datetime | None:
+def parse_timestamp(value: str) -> dt.datetime | None:
+    """A results-format timestamp as an aware datetime; None when it is not one."""
     try:
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -54,15 +55,19 @@ def _timestamp(value: str) -> dt.datetime | None:
 def _check_timestamps(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     """Timestamps are dates, not in the future; every run starts and ends by the file's creation."""
     problems = []
-    created = _timestamp(doc["created_at"])
+    created = parse_timestamp(doc["created_at"])
     if created is None:
         return [Problem("timestamp", "created_at", "not a valid date and time")]
     if created > now + CLOCK_SLACK:
-        problems.append(Problem("future-timestamp", "created_at", f"{doc['created_at']} is in the future"))
+        ahead = (created - now).total_seconds()
+        problems.append(Problem("future-timestamp", "created_at",
+                                f"{doc['created_at']} is in the future ({ahead:.0f} s after this machine's clock; "
+                                f"at most {CLOCK_SLACK.total_seconds():.0f} s): a file is written before it is "
+                                "submitted (check the clocks, or submit later)"))
     for i, run in enumerate(doc["runs"]):  # every run with a start stamp, also one the schema refused
         if not isinstance(run, dict) or not isinstance(run.get("started_at"), str):
             continue
-        started = _timestamp(run["started_at"])
+        started = parse_timestamp(run["started_at"])
         field = f"runs[{i}].started_at"
         if started is None:
             problems.append(Problem("timestamp", field, "not a valid date and time"))

@@ -1,65 +1,41 @@
 """Layer 3, the JSON Schema (draft 2020-12, suite/schema/) and the schema version.
 
-A compiled yes/no check (fastjsonschema) passes the common, valid document fast; a document it
-does not pass goes through jsonschema, which lists every error."""
+The schema is checked by whichever library this machine has (:mod:`suite.schema.checker`):
+jsonschema lists every error (at most :data:`MAX_PROBLEMS`: the work is bounded by what is
+shown), fastjsonschema alone gives the first; with neither, the document gets one problem,
+``schema-unchecked``, and is never said to pass."""
 from __future__ import annotations
 
 import copy
-import functools
-from collections.abc import Callable
 from typing import Any
-
-import jsonschema
 
 from suite.results import SCHEMA_VERSION
 from suite.schema import results_schema
+from suite.schema.checker import UNCHECKED, SchemaCheck
+from suite.validate.limits import MAX_PROBLEMS
 from suite.validate.registry import Problem, code
 from suite.validate.text import field_path, safe
 
 code("schema-version", "schema_version other than the one this suite reads")
 code("schema", "the JSON Schema is not met")
+code("schema-unchecked", "the JSON Schema could not be checked here (neither jsonschema nor fastjsonschema "
+                         "is installed): validate again where one is")
 
 
-@functools.cache
-def _fast_check() -> Callable[[Any], Any] | None:
-    """A compiled yes/no schema check (fastjsonschema), or None where it is not installed.
-
-    It decides nothing alone: a document it does not pass goes through :func:`_validator`,
-    which lists every error. Every keyword the schema uses means the same in its draft 7.
-    """
-    try:
-        import fastjsonschema
-    except ImportError:
-        return None
-    schema = dict(_validator().schema)
-    schema.pop("$schema", None)
-    schema.pop("$defs", None)
-    return fastjsonschema.compile(schema)
-
-
-def _schema_passes(doc: Any) -> bool:
-    check = _fast_check()
-    if check is None:
-        return False
-    try:
-        check(doc)
-        return True
-    except Exception:  # any failure: let the full validator speak
-        return False
-
-
-@functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
-    """The schema validator, built once. ``step_times_s`` items are checked by
-    :func:`check_step_times` with numpy instead (the same rule, two orders of magnitude faster)."""
+def _prepared() -> dict:
+    """The results schema as checked: every local ``#/$defs/x`` reference inlined (none is
+    recursive), and ``step_times_s`` items left to :func:`check_step_times`, which checks them
+    with numpy instead (the same rule, two orders of magnitude faster)."""
     schema = copy.deepcopy(results_schema(SCHEMA_VERSION))
     schema["$defs"]["run"]["properties"]["step_times_s"].pop("items")
-    return jsonschema.Draft202012Validator(_inline_refs(schema, schema["$defs"]))
+    return _inline_refs(schema, schema["$defs"])
+
+
+CHECK = SchemaCheck(_prepared)
 
 
 def _inline_refs(node: Any, defs: dict) -> Any:
-    """The schema with every local ``#/$defs/x`` reference replaced by its target (none is
-    recursive): the same schema, without a reference lookup per instance."""
+    """The schema with every local ``#/$defs/x`` reference replaced by its target."""
     if isinstance(node, dict):
         ref = node.get("$ref", "")
         if ref.startswith("#/$defs/") and len(node) == 1:
@@ -71,15 +47,17 @@ def _inline_refs(node: Any, defs: dict) -> Any:
 
 
 def schema_problems(doc: Any) -> list[Problem]:
-    """The schema version, then every error of the JSON Schema (but ``step_times_s`` items)."""
+    """The schema version, then the errors of the JSON Schema (but ``step_times_s`` items): at
+    most :data:`MAX_PROBLEMS` + 1, in document order; ``schema-unchecked`` where no library can
+    check it."""
     if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
         return [Problem("schema-version", "schema_version",
                         f"unsupported schema version {safe(repr(doc.get('schema_version')))} "
                         f"(this suite reads {SCHEMA_VERSION})")]
-    if _schema_passes(doc):
-        return []
-    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    return [Problem("schema", field_path(e.absolute_path), safe(e.message, 200)) for e in errors]
+    errors = CHECK.errors(doc, MAX_PROBLEMS + 1)
+    if errors is None:
+        return [Problem("schema-unchecked", "", UNCHECKED)]
+    return [Problem("schema", field_path(e.path), safe(e.message, 200)) for e in errors]
 
 
 def check_step_times(run: dict, where: str) -> list[Problem]:

@@ -12,13 +12,15 @@ from suite.validate.text import safe
 
 code("signature", "a signature that is malformed, of an unknown algorithm, names another key's "
                   "fingerprint, or does not verify over the file (changed after it was signed)")
+code("signature-unchecked", "a signed file whose signature could not be checked here (the package "
+                            "cryptography is not installed): validate again where it is")
 code("run-key-binding", "a run of a signed file whose id was not minted for the signing key, or "
                         "that lacks its run_id_nonce")
 
 Runs = list[tuple[int, dict]]
 
 
-@document_rule("signature")
+@document_rule("signature", "signature-unchecked")
 def _check_signature(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     """A signature, when present, is well formed and verifies over the whole file."""
     if signing.SECTION not in doc:
@@ -32,6 +34,9 @@ def _check_signature(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     if doc["signature"]["fingerprint"] != signing.fingerprint(public):
         return [Problem("signature", "signature.fingerprint",
                         f"is not the fingerprint of public_key ({signing.fingerprint(public)})")]
+    if not signing.can_verify():
+        return [Problem("signature-unchecked", "signature.value",
+                        "not checked: the package cryptography is not installed here (`goodbench info`)")]
     if not signing.verify(doc):
         return [Problem("signature", "signature.value",
                         "does not verify over the file: it was changed after it was signed")]

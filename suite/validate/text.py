@@ -82,8 +82,8 @@ def _escaped(char: str) -> str:
 
 def safe(text: Any, limit: int = 60) -> str:
     """Text safe to print on one line in a problem: no refused character (each becomes ``?``),
-    bounded length."""
-    text = str(text)
+    bounded length; a missing value (JSON's null, Python's None) reads "nothing", never "None"."""
+    text = "nothing" if text is None else str(text)
     clean = "".join("?" if refused(c) else c for c in text[:limit + 1])
     return clean if len(clean) <= limit else clean[:limit] + "…"
 

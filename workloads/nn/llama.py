@@ -78,20 +78,35 @@ class Llama(nn.Module):
     rope_cos: torch.Tensor  # buffers (register_buffer), declared for type checkers
     rope_sin: torch.Tensor
 
-    def __init__(self, cfg: LlamaConfig):
+    def __init__(self, cfg: LlamaConfig, device: torch.device | str = "cpu"):
+        """The model on ``device``, each parameter initialised once, there: the layers are made
+        on the meta device (shapes, no values), given memory on ``device``, then initialised
+        (:meth:`init_weights`). Made on the CPU and moved, 1.24B parameters would be drawn twice
+        (the layers' default init, then ours) and copied."""
         super().__init__()
         self.cfg = cfg
-        self.tok = nn.Embedding(cfg.vocab_size, cfg.dim)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.norm = nn.RMSNorm(cfg.dim, eps=cfg.norm_eps)
-        self.head = nn.Linear(cfg.dim, cfg.vocab_size, bias=False)
-        self.head.weight = self.tok.weight  # tied, as in Llama 3.2 1B
+        with torch.device("meta"):
+            self.tok = nn.Embedding(cfg.vocab_size, cfg.dim)
+            self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+            self.norm = nn.RMSNorm(cfg.dim, eps=cfg.norm_eps)
+            self.head = nn.Linear(cfg.dim, cfg.vocab_size, bias=False)
+        self.to_empty(device=device)
+        self.head.weight = self.tok.weight  # tied, as in Llama 3.2 1B (after to_empty, which unties)
         cos, sin = rope_tables(cfg)
-        self.register_buffer("rope_cos", cos, persistent=False)
-        self.register_buffer("rope_sin", sin, persistent=False)
+        self.register_buffer("rope_cos", cos.to(device), persistent=False)
+        self.register_buffer("rope_sin", sin.to(device), persistent=False)
+        self.init_weights()
+
+    @torch.no_grad()
+    def init_weights(self) -> None:
+        """Norm weights 1; every matrix N(0, 0.02), the residual projections' (``wo``, ``w2``)
+        scaled by 1/√(2·layers), as GPT-2 does; from the default generator of the device."""
+        for module in self.modules():
+            if isinstance(module, nn.RMSNorm):
+                module.reset_parameters()
         for name, p in self.named_parameters():
             if p.dim() == 2:
-                std = 0.02 / (2 * cfg.n_layer) ** 0.5 if name.endswith(("wo.weight", "w2.weight")) \
+                std = 0.02 / (2 * self.cfg.n_layer) ** 0.5 if name.endswith(("wo.weight", "w2.weight")) \
                     else 0.02
                 nn.init.normal_(p, mean=0.0, std=std)
 

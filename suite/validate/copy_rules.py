@@ -1,0 +1,74 @@
+"""One run recorded twice in one file, disguised (docs/rules.md, "One run, one owner"): two runs
+whose step times are one run's by their fingerprint (:mod:`suite.fingerprint`: rescaled,
+nudged, shifted), or runs of different seeds with one curve (seed 1's run claimed as seeds 2–5).
+The same step times to the last digit are ``duplicate-steps`` (:mod:`.document_rules`); the
+store and the leaderboard compare runs of different files (:mod:`suite.ownership`)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from suite import fingerprint, ownership
+from suite.validate.claim_rules import V7
+from suite.validate.registry import Problem, code, document_rule
+from suite.validate.text import safe
+
+code("steps-fingerprint",
+     f"a run whose step times, their trend removed, follow another run's (rank correlation at least "
+     f"{fingerprint.THRESHOLD} over {fingerprint.MIN_STEPS} steps or more): one run, rescaled or nudged; "
+     "in one file, or already stored", since=V7)
+code("seed-copy", f"runs of different seeds with one curve (every value within {fingerprint.SAME_CURVE_REL:g}): "
+                  "one run claimed as several seeds; in one file, or already stored", since=V7)
+
+Runs = list[tuple[int, dict]]
+
+# The runs of one workload whose fingerprints one file compares, pair by pair (the work grows as
+# their square): more than a 5 MB file can hold with the event log each valid run needs (about
+# 8 KB for the shortest one fingerprinted), so a file with more is refused by other rules anyway.
+MAX_RUNS_COMPARED = 1024
+
+
+def _by_workload(runs: Runs) -> dict[str, list[tuple[int, dict]]]:
+    groups: dict[str, list[tuple[int, dict]]] = {}
+    for i, run in runs:
+        groups.setdefault(run["workload"]["id"], []).append((i, run))
+    return groups
+
+
+@document_rule("steps-fingerprint")
+def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """No two runs of a workload have one run's step-time fingerprint (suite.fingerprint)."""
+    problems = []
+    for group in _by_workload(runs).values():
+        printed = [(i, run, s) for i, run in group[:MAX_RUNS_COMPARED]
+                   if (s := fingerprint.signature(run["step_times_s"])) is not None]
+        flagged: set[int] = set()
+        for a, b, similarity in fingerprint.similar_pairs([s for _, _, s in printed]):
+            (i, first, _), (j, later, _) = printed[a], printed[b]
+            same_times = ownership.steps_key(first) is not None and \
+                ownership.steps_key(first) == ownership.steps_key(later)
+            if j in flagged or same_times:
+                continue  # equal times: duplicate-steps says so
+            flagged.add(j)
+            problems.append(Problem("steps-fingerprint", f"runs[{j}].step_times_s",
+                                    f"the step times of runs[{i}], rescaled or nudged (fingerprint similarity "
+                                    f"{similarity:.3f}; from {fingerprint.THRESHOLD} on, one run): one run "
+                                    "recorded twice"))
+    return problems
+
+
+@document_rule("seed-copy")
+def _check_seed_curves(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """Runs of different seeds of a workload have different curves: one curve is one run's."""
+    problems = []
+    for group in _by_workload(runs).values():
+        flagged: set[int] = set()
+        curves = [fingerprint.curve_of(run) for _, run in group]
+        for a, b in fingerprint.same_curve_pairs(curves):
+            (i, first), (j, later) = group[a], group[b]
+            if j in flagged or first["seed"] == later["seed"]:
+                continue  # the same seed trains the same curve again (a repeat)
+            flagged.add(j)
+            problems.append(Problem("seed-copy", f"runs[{j}].curve",
+                                    f"the curve of runs[{i}] (seed {safe(first['seed'])}), claimed for seed "
+                                    f"{safe(later['seed'])}: one run is one seed"))
+    return problems

@@ -1,0 +1,194 @@
+"""What no device can do (rules v7; docs/rules.md, "Physics"): a matmul ceiling that is not a
+measurement of the device, model FLOP/s beyond the run's own measured ceiling, a time to target
+shorter than its model FLOPs take at the fastest rate the device allows, and a mean power outside
+the device class's physical band. Every device and division is held to them; the device facts
+and their reasons are in the peak table (:mod:`suite.meters.mfu`).
+"""
+from __future__ import annotations
+
+from suite import derive, results
+from suite.meters import mfu as mfu_meter
+from suite.validate.claim_rules import V7
+from suite.validate.registry import Problem, code, document_rule, run_rule
+from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
+
+code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "
+     "stated share of its class's peak (a CPU's floor), above the peak, or not the fastest of its batches", since=V7)
+code("above-ceiling", "model FLOP/s above the run's own measured matmul ceiling beyond the ceiling's measured "
+     "spread", since=V7)
+code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation take at "
+     "the fastest rate the device allows", since=V7)
+code("power-band", "mean power over a measured span outside the device class's physical band", since=V7)
+
+
+def _ceiling_entry(doc: dict, precision: str) -> dict | None:
+    """The ceiling measured for ``precision`` in ``settings.matmul_ceiling`` (None: none)."""
+    entry = (doc["settings"].get("matmul_ceiling") or {}).get(precision)
+    return entry if isinstance(entry, dict) and isinstance(entry.get("flops"), (int, float)) else None
+
+
+def _table_peak(doc: dict, run: dict, precision: str) -> tuple[float | None, mfu_meter.Peak | None]:
+    """One device's dense peak at ``precision`` from the table, and its entry (None, None: no known peak)."""
+    entry = mfu_meter.known_peak(doc["system"]["accelerator"]["name"], precision, results.mig_enabled(run))
+    return (entry.tflops[precision] * 1e12, entry) if entry else (None, None)
+
+
+def ceiling_bounds(doc: dict, run: dict, precision: str) -> tuple[float | None, float | None, str]:
+    """(least, most) FLOP/s a measured matmul ceiling of one device at ``precision`` can be, and
+    what they come from: a share of the table's dense peak and the peak itself on a known device,
+    the CPUs' floor on a CPU; (None, None) on a device the table does not know."""
+    if doc["system"]["accelerator"]["type"] == "cpu":
+        return mfu_meter.CPU_CEILING_FLOOR_FLOPS, None, "the least matmul ceiling of any CPU"
+    peak, entry = _table_peak(doc, run, precision)
+    if peak is None or entry is None:
+        return None, None, "no known peak"
+    return (mfu_meter.CEILING_FLOOR_SHARE * peak, peak * (1 + REL_TOLERANCE),
+            f"the {entry.name} {precision} dense peak of {peak:.4g} FLOP/s")
+
+
+@document_rule("ceiling-implausible")
+def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]:
+    """Each measured matmul ceiling is the fastest of its batches, within its device class's bounds."""
+    problems: list[Problem] = []
+    by_precision = {run["precision"]: run for _, run in runs}
+    for precision, run in sorted(by_precision.items()):
+        entry = _ceiling_entry(doc, precision)
+        if entry is None:
+            continue  # ceiling-missing says so
+        field = f"settings.matmul_ceiling.{precision}"
+        trials = entry.get("trials_flops") or []
+        numbers = [t for t in trials if isinstance(t, (int, float))]
+        if len(numbers) != len(trials) or any(t <= 0 for t in numbers):
+            problems.append(Problem("ceiling-implausible", f"{field}.trials_flops",
+                                    "a timed batch without a positive rate is not a measurement"))
+            continue
+        if numbers and abs(entry["flops"] - max(numbers)) > REL_TOLERANCE * max(numbers):
+            problems.append(Problem("ceiling-implausible", f"{field}.flops",
+                                    f"{entry['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
+                                    f"batches, {max(numbers):.4g}"))
+        low, high, basis = ceiling_bounds(doc, run, precision)
+        fastest = max([entry["flops"], *numbers])
+        if low is not None and entry["flops"] < low:
+            problems.append(Problem("ceiling-implausible", f"{field}.flops",
+                                    f"{entry['flops']:.4g} FLOP/s is not a measurement of this device: below "
+                                    f"{low:.4g}, {_share_text(low, high)}{basis}"))
+        if high is not None and fastest > high:
+            problems.append(Problem("ceiling-implausible", f"{field}.flops",
+                                    f"{fastest:.4g} FLOP/s measured, above {basis}"))
+    return problems
+
+
+def _share_text(low: float, high: float | None) -> str:
+    return f"{mfu_meter.CEILING_FLOOR_SHARE:.0%} of " if high is not None else ""
+
+
+def ceiling_rate(doc: dict, run: dict) -> tuple[float | None, str]:
+    """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision ×
+    its devices, widened by the spread its timed batches showed (:func:`suite.derive.ceiling_spread`)
+    and the 1% of rounding; (None, why) without a ceiling."""
+    entry = _ceiling_entry(doc, run["precision"])
+    if entry is None:
+        return None, "no measured ceiling"
+    spread = derive.ceiling_spread(entry.get("trials_flops"))
+    devices = results.world_size(run)
+    ceiling = derive.all_devices(float(entry["flops"]), devices)
+    return (ceiling * (1 + spread) * (1 + REL_TOLERANCE),
+            f"the measured {run['precision']} matmul ceiling {ceiling:.4g} FLOP/s"
+            f"{f' ({devices} devices)' if devices > 1 else ''} + its measured spread of {spread:.1%}")
+
+
+@run_rule("above-ceiling")
+def _check_rate_below_ceiling(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Model FLOP/s over the window stay within the run's own measured matmul ceiling and its spread."""
+    rate = derive.flop_rate(run["metrics"]["flops_per_step"], facts["expected"])
+    bound, basis = ceiling_rate(doc, run)
+    if rate is None or bound is None or rate <= bound:
+        return []
+    return [Problem("above-ceiling", f"{where}.step_times_s",
+                    f"{rate:.4g} model FLOP/s from the FLOP model and the step times, {rate / bound:.3g}× "
+                    f"the most {basis} allows")]
+
+
+def fastest_rate(doc: dict, run: dict) -> tuple[float | None, str]:
+    """The most model FLOP/s the run's devices allow: the lesser of the table's dense peak ×
+    devices and :func:`ceiling_rate`; (None, why) where neither is known."""
+    options = []
+    peak, entry = _table_peak(doc, run, run["precision"])
+    if peak is not None and entry is not None:
+        devices = results.world_size(run)
+        options.append((derive.all_devices(peak, devices) * (1 + REL_TOLERANCE),
+                        f"the {entry.name} {run['precision']} dense peak{f' × {devices}' if devices > 1 else ''}"))
+    bound, basis = ceiling_rate(doc, run)
+    if bound is not None:
+        options.append((bound, basis))
+    return min(options) if options else (None, "no peak and no ceiling")
+
+
+@run_rule("tta-too-fast")
+def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """A time to target takes at least its model FLOPs at the fastest rate the devices allow."""
+    target, m = facts["target"], run["metrics"]
+    hit = derive.first_hit(run["curve"], target)
+    flops = derive.flops_to_target(run["curve"], target, m["flops_per_step"])
+    if m["tta_s"] is None or hit is None or flops is None:
+        return []
+    rate, basis = fastest_rate(doc, run)
+    if rate is None:
+        return []
+    least = flops / rate
+    seconds = min(m["tta_s"], hit["time_s"])
+    if seconds >= least:
+        return []
+    return [Problem("tta-too-fast", f"{where}.metrics.tta_s",
+                    f"{seconds:.4g} s to target, but its {hit['step']} steps' {flops:.4g} model FLOPs take at "
+                    f"least {least:.4g} s at {basis}")]
+
+
+def power_band(doc: dict, run: dict) -> tuple[float, float | None, str] | None:
+    """(floor, ceiling or None, the class) of the mean power the run's devices draw while training:
+    a GPU of the table from its measured idle (else a share of its board power) — its ceiling is
+    :func:`~suite.validate.run_rules` ``power-implausible``'s —, a CPU from its RAPL package
+    figures; None where the class is unknown (the table gives no board power, a MIG slice)."""
+    acc = doc["system"]["accelerator"]
+    if acc["type"] == "cpu":
+        host = doc["system"].get("host")
+        sockets = host.get("cpu_sockets") if isinstance(host, dict) else None
+        sockets = sockets if isinstance(sockets, int) and not isinstance(sockets, bool) and sockets > 0 else 1
+        return (mfu_meter.CPU_PACKAGE_FLOOR_W, mfu_meter.CPU_PACKAGE_CEILING_W * POWER_MARGIN * sockets,
+                f"a CPU's RAPL package power ({mfu_meter.CPU_PACKAGE_FLOOR_W:g}–"
+                f"{mfu_meter.CPU_PACKAGE_CEILING_W:g} W per package + 10%, × {sockets} socket(s))")
+    entry = None if results.mig_enabled(run) else mfu_meter.find_peak(str(acc["name"]))
+    floor = entry.power_floor_w if entry is not None else None
+    if entry is None or floor is None:
+        return None
+    devices = results.world_size(run)
+    measured = "its measured idle" if entry.idle_w is not None else \
+        f"{mfu_meter.IDLE_FLOOR_SHARE:.0%} of its board power"
+    return derive.all_devices(floor, devices), None, f"the {entry.name}'s floor, {measured}" + \
+        (f", × {devices} devices" if devices > 1 else "")
+
+
+@run_rule("power-band")
+def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Mean power over the run, to its target and over its window lies in the device class's band."""
+    band = power_band(doc, run)
+    m = run["metrics"]
+    if band is None:
+        return []
+    floor, ceiling, basis = band
+    tput = m["throughput"]
+    spans = [("energy_to_train_j", run["time_to_train_s"]), ("energy_to_target_j", m["tta_s"]),
+             ("energy_window_j", derive.window_seconds(run["step_times_s"], tput["window"]) if tput else None)]
+    problems = []
+    for key, seconds in spans:
+        energy = m.get(key)
+        if energy is None or seconds is None or seconds <= 0:
+            continue
+        watts = energy / seconds
+        if watts < floor * (1 - REL_TOLERANCE):
+            problems.append(Problem("power-band", f"{where}.metrics.{key}",
+                                    f"{watts:.4g} W mean over its span, below {floor:.4g} W: {basis}"))
+        elif ceiling is not None and key != "energy_window_j" and watts > ceiling:
+            problems.append(Problem("power-band", f"{where}.metrics.{key}",
+                                    f"{watts:.4g} W mean over its span, above {ceiling:.4g} W: {basis}"))
+    return problems

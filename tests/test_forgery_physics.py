@@ -1,0 +1,316 @@
+"""Forgeries of what no device can do, refused by the physics rules (rules v7:
+suite/validate/physics_rules.py; docs/rules.md, "Physics"), and honest files that still pass.
+
+Each forgery starts from a real smoke result (tests/forging.py) or, for a GPU, from a synthetic
+document the factories build the way the runner writes one, makes one change — the whole run
+sped up with its event log rewritten to tell the same story, a ceiling, an energy meter's reading,
+the device's name — repairs every derived figure with :mod:`suite.derive` as a forger would, and
+asserts the exact codes it is refused with. No test here trains a model.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import factories
+import numpy as np
+import pytest
+from forging import HONEST, THROUGHPUT, TTA, codes, edit_log, moved, real, repair, set_logged
+
+from suite import claims, derive, leaderboard, mllog
+from suite import validate as v
+from suite.meters import mfu as mfu_meter
+from suite.validate import physics_rules
+from suite.validate.facts import pinned_values, run_facts
+from workloads import registry
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+# ---------------------------------------------------------------- a forger's tools
+def sped_up(doc: dict, factor: float, index: int = 0) -> dict:
+    """Run ``index`` as if it had run ``factor`` times faster — a runner whose training step is a
+    sleep — told consistently by every record: step times, the log's stamps (around its first),
+    its blocks' step clocks and batch waits, the curve's times, the run's times and measured phases."""
+    run = doc["runs"][index]
+    run["step_times_s"] = [round(t / factor, 7) for t in run["step_times_s"]]
+    times = run["step_times_s"]
+    start = mllog.parse(run["event_log"])[0].time_ms
+
+    def faster(e: mllog.Event) -> mllog.Event:
+        meta = dict(e.metadata)
+        if "step_s" in meta and "first_step" in meta:
+            meta["step_s"] = math.fsum(times[meta["first_step"] - 1:meta["last_step"]])
+        for key in ("data_wait_s",):
+            if isinstance(meta.get(key), (int, float)):
+                meta[key] = meta[key] / factor
+        if isinstance(meta.get("data_wait_ranks_s"), list):
+            meta["data_wait_ranks_s"] = [w / factor for w in meta["data_wait_ranks_s"]]
+        return moved(e, time_ms=start + (e.time_ms - start) / factor, metadata=meta)
+
+    edit_log(run, faster)
+    for point in run["curve"]:
+        point["time_s"] /= factor
+    run["time_to_train_s"] /= factor
+    run["wall_s"] /= factor
+    run["phases_s"] = {k: t / factor for k, t in run["phases_s"].items()}
+    return doc
+
+
+def renamed(doc: dict, name: str) -> dict:
+    """The document's accelerator renamed ``name`` everywhere it is written (system, log
+    header), its MFU recomputed against whatever peak the table gives the new name."""
+    doc["system"]["accelerator"]["name"] = name
+    doc["system"]["name"] = f"{name} x{doc['system']['accelerator']['count']}"
+    for run in doc["runs"]:
+        set_logged(run, **{claims.ACCELERATOR: name, "submission_platform": doc["system"]["name"]})
+        m = run["metrics"]
+        m["peak_flops"], source = derive.peak(name, run["precision"], devices=derive.world_size(run))
+        m["mfu"] = derive.mfu(m["flops_per_step"], m["throughput"], m["peak_flops"])
+        m["mfu_status"] = derive.mfu_status(m["mfu"], m["throughput"], source)
+    return doc
+
+
+def with_ceiling(doc: dict, flops: float, trials: list[float] | None = None) -> dict:
+    """Every precision's measured ceiling set to ``flops`` (its timed batches ``trials``, else
+    ``[flops]``), and every run's copy of it."""
+    for entry in doc["settings"]["matmul_ceiling"].values():
+        entry.update(flops=flops, trials_flops=list(trials or [flops]))
+    for run in doc["runs"]:
+        run["metrics"]["matmul_ceiling_flops"] = derive.all_devices(flops, derive.world_size(run))
+    return doc
+
+
+def with_energy(doc: dict, watts: float, method: str) -> dict:
+    """Energy figures at a constant ``watts`` from ``method``, the log's meter naming it too."""
+    for run in doc["runs"]:
+        edit_log(run, lambda e: moved(e, value=method, metadata={**e.metadata, "status": "ok"})
+                 if e.key == claims.ENERGY_METER else e)
+        m = run["metrics"]
+        window = derive.window_seconds(run["step_times_s"], m["throughput"]["window"])
+        m.update(derive.energy_figures(method, "ok", (watts * run["time_to_train_s"],
+                                                      watts * m["tta_s"] if m["tta_s"] else None,
+                                                      watts * window),
+                                       m["throughput"], m["samples_per_step"], m["tokens_per_step"]))
+    return repair(doc)
+
+
+def h100_doc(workload: str = "gpt2-124m", *, count: int = 1, **kw) -> dict:
+    """A synthetic full-scale H100 document as the runner writes one (energy, goodput, log)."""
+    doc = factories.synthetic_document("synthetic-h100", rng=np.random.default_rng(3),
+                                       accelerator=0 if count == 1 else 1, workloads=(workload,), seeds=1,
+                                       goodput=True, **kw)
+    return json.loads(json.dumps(doc))
+
+
+def rate_and_bound(doc: dict, index: int = 0) -> tuple[float, float]:
+    """The run's model FLOP/s over its window and the most its own measured ceiling allows."""
+    run = doc["runs"][index]
+    facts = run_facts(run, doc, pinned_values(run["workload"]["id"], run["workload"]["version"], run["scale"]))
+    return derive.flop_rate(run["metrics"]["flops_per_step"], facts["expected"]), \
+        physics_rules.ceiling_rate(doc, run)[0]
+
+
+# ---------------------------------------------------------------- honest files pass, with room
+@pytest.mark.parametrize("path", HONEST, ids=lambda p: p.name[:32])
+def test_every_honest_file_passes_the_physics_rules(path):
+    doc = json.loads(path.read_text())
+    physics = {c for c in v.CODES if c in ("ceiling-implausible", "above-ceiling", "tta-too-fast", "power-band")}
+    assert not {p.code for p in v.check_document(doc)} & physics
+
+
+@pytest.mark.parametrize("path", HONEST, ids=lambda p: p.name[:32])
+def test_honest_files_leave_room_under_every_physics_bound(path):
+    """The worst slack docs/rules.md states: the honest files' model FLOP/s at most 1/1.5 of their
+    ceiling's bound, their time to target at least 1.5× the least, their ceiling 3× its floor
+    (measured: 1.74×, 1.84×, and 3.2× on the H100-relabelled corpus file, 22× on the CPUs)."""
+    doc = json.loads(path.read_text())
+    for i, run in enumerate(doc["runs"]):
+        rate, bound = rate_and_bound(doc, i)
+        assert rate is None or rate * 1.5 <= bound
+        target = registry.get(run["workload"]["id"]).spec(run["scale"]).target
+        flops = derive.flops_to_target(run["curve"], target, run["metrics"]["flops_per_step"])
+        fastest, _ = physics_rules.fastest_rate(doc, run)
+        if flops is not None and fastest is not None:
+            assert run["metrics"]["tta_s"] >= 1.5 * flops / fastest
+        for precision, entry in doc["settings"]["matmul_ceiling"].items():
+            low, _, _ = physics_rules.ceiling_bounds(doc, run, precision)
+            assert low is None or entry["flops"] >= 3 * low
+
+
+def test_the_honest_files_are_every_workload_killed_resumed_and_distributed():
+    runs = [r for p in HONEST for r in json.loads(p.read_text())["runs"]]
+    assert {r["workload"]["id"] for r in runs} >= set(TTA + THROUGHPUT)
+    assert any(r.get("distributed") for r in runs)
+    assert any(mllog.count(mllog.parse(r["event_log"]), "init_start") > 1 for r in runs)
+
+
+def test_a_run_sped_up_within_its_ceilings_spread_passes():
+    doc = real("lm-char")
+    rate, bound = rate_and_bound(doc)
+    doc = repair(sped_up(doc, 0.95 * bound / rate))
+    assert codes(doc) == set()
+
+
+# ---------------------------------------------------------------- runs that break physics
+@pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
+def test_a_run_sped_up_past_its_own_ceiling_is_refused(workload_id):
+    """The runner with its training step replaced by a sleep: every record agrees, at 20 times
+    the FLOP/s the same machine's matmul reached."""
+    doc = real(workload_id)
+    rate, bound = rate_and_bound(doc)
+    doc = repair(sped_up(doc, 20 * bound / rate))
+    expected = {"above-ceiling", "tta-too-fast"} if workload_id in TTA else {"above-ceiling"}
+    assert codes(doc) == expected
+
+
+def test_a_gpt2_run_at_eight_thousand_times_its_ceiling_is_refused():
+    """The trial's full-scale CPU gpt2 file: 8,291× its own measured matmul ceiling."""
+    doc = real("gpt2-124m")
+    rate, _ = rate_and_bound(doc)
+    ceiling = doc["runs"][0]["metrics"]["matmul_ceiling_flops"]
+    doc = repair(sped_up(doc, 8291 * ceiling / rate))
+    assert doc["runs"][0]["metrics"]["share_of_ceiling"] == pytest.approx(8291, rel=0.01)
+    problems = v.check_document(doc)
+    assert {p.code for p in problems} == {"above-ceiling"}
+    assert "the measured fp32 matmul ceiling" in problems[0].reason
+
+
+def test_a_dlrm_run_at_four_hundred_times_its_ceiling_is_refused():
+    """The trial's signed dlrm file: 417× its ceiling, its target in 0.37 s."""
+    doc = real("dlrm-small")
+    rate, _ = rate_and_bound(doc)
+    doc = repair(sped_up(doc, 417 * doc["runs"][0]["metrics"]["matmul_ceiling_flops"] / rate))
+    assert doc["runs"][0]["metrics"]["share_of_ceiling"] == pytest.approx(417, rel=0.05)  # step times to 0.1 µs
+    assert doc["runs"][0]["metrics"]["tta_s"] < 0.37
+    assert codes(doc) == {"above-ceiling", "tta-too-fast"}
+
+
+def test_a_synthetic_h100_at_mfu_0976_is_refused_by_its_own_ceiling():
+    """The trial's #4: MFU 0.976 is 1.22× the H100's measured ceiling (80% of its peak)."""
+    doc = h100_doc(mfu_level=0.976)
+    assert doc["runs"][0]["metrics"]["mfu"] == pytest.approx(0.976, rel=0.05)
+    assert codes(doc) == {"above-ceiling"}
+    assert codes(h100_doc(mfu_level=0.75)) == set()
+
+
+@pytest.mark.parametrize("hit_step, tta_s", [(1000, 0.9e-3), (500, 0.5e-3)])
+def test_eight_h100s_reaching_the_dlrm_target_in_a_millisecond_are_refused(hit_step, tta_s):
+    """The trial's #1: 8×H100 dlrm at its target in 0.9 ms. Its FLOPs to the first qualifying
+    evaluation take longer at its 8 devices' fastest rate, however the records tell the time."""
+    doc = factories.synthetic_document("synthetic-8xh100", rng=np.random.default_rng(5), accelerator=1,
+                                       workloads=("dlrm-small",), seeds=5, world_size=8)
+    doc = json.loads(json.dumps(doc))
+    assert codes(doc) == set()
+    fast = [i for i, run in enumerate(doc["runs"]) if run["curve"][-1]["step"] == hit_step]
+    assert fast, "no seed of the synthetic file reached its target at that step"
+    for i in fast:
+        sped_up(doc, doc["runs"][i]["metrics"]["tta_s"] / tta_s, index=i)
+    doc = repair(doc)
+    flagged = {p.field.split(".")[0] for p in v.check_document(doc) if p.code == "tta-too-fast"}
+    assert flagged == {f"runs[{i}]" for i in fast}
+    flops = hit_step * doc["runs"][fast[0]]["metrics"]["flops_per_step"]
+    assert flops / (8 * mfu_meter.find_peak(H100).tflops["bf16"] * 1e12) > tta_s * 0.7
+
+
+# ---------------------------------------------------------------- ceilings that are not measurements
+def test_a_ceiling_of_one_mflops_is_refused():
+    doc = repair(with_ceiling(real("gpt2-124m"), 1e6))
+    assert codes(doc) == {"ceiling-implausible", "above-ceiling"}
+
+
+def test_an_h100_ceiling_of_one_mflops_is_refused():
+    doc = repair(with_ceiling(h100_doc(), 1e6))
+    assert codes(doc) == {"ceiling-implausible", "above-ceiling"}
+
+
+def test_an_h100_ceiling_below_a_quarter_of_its_peak_is_refused_and_at_a_quarter_passes():
+    peak = mfu_meter.find_peak(H100).tflops["bf16"] * 1e12
+    low = with_ceiling(h100_doc(mfu_level=0.1), 0.24 * peak)
+    assert codes(repair(low)) == {"ceiling-implausible"}
+    assert codes(repair(with_ceiling(h100_doc(mfu_level=0.1), 0.26 * peak))) == set()
+
+
+def test_an_h100_ceiling_above_its_peak_is_refused():
+    """Raised with the run's rate, so that MFU 0.976 sits under it: no H100 multiplies that fast."""
+    peak = mfu_meter.find_peak(H100).tflops["bf16"] * 1e12
+    doc = repair(with_ceiling(h100_doc(mfu_level=0.976), 1.2 * peak))
+    assert codes(doc) == {"ceiling-implausible"}
+
+
+def test_a_ceiling_that_is_not_the_fastest_of_its_batches_is_refused():
+    doc = real("gpt2-124m")
+    trials = doc["settings"]["matmul_ceiling"]["fp32"]["trials_flops"]
+    doc = repair(with_ceiling(doc, 3 * max(trials), trials))
+    assert codes(doc) == {"ceiling-implausible"}
+
+
+def test_a_ceilings_spread_widened_by_a_zero_batch_is_refused():
+    doc = real("gpt2-124m")
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    doc = repair(with_ceiling(doc, entry["flops"], [*entry["trials_flops"], 0.0]))
+    assert codes(doc) == {"ceiling-implausible"}
+
+
+# ---------------------------------------------------------------- devices outside the peak table
+@pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3", "NVIDIA H100 80GB HBM3 MIG 1g.10gb"])
+def test_a_device_the_table_does_not_know_is_still_held_to_its_own_ceiling(name):
+    """The trial's #1–#3: renamed out of the table, then every time ÷ 1000."""
+    doc = repair(renamed(h100_doc(), name))
+    assert mfu_meter.known_peak(name, "bf16") is None and codes(doc) == set()
+    assert codes(repair(sped_up(doc, 1000))) == {"above-ceiling"}
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3", "NVIDIA H100 80GB HBM3 MIG 1g.10gb"])
+def test_a_device_the_table_does_not_know_is_shown_but_never_ranked(name):
+    """With its ceiling raised too, nothing in the file can refuse it: shown, "no known peak"."""
+    doc = repair(sped_up(repair(renamed(h100_doc(), name)), 1000))
+    doc = repair(with_ceiling(doc, 1000 * doc["settings"]["matmul_ceiling"]["bf16"]["flops"]))
+    assert codes(doc) == set()
+    # the honest file first: the forgery is its steps rescaled, so stored after it, it is its copy too
+    frame = leaderboard.table([("honest.json", h100_doc()), ("forged.json", doc)])
+    entries = frame.set_index("file")
+    assert entries.loc["forged.json", "known_peak"] == False  # noqa: E712
+    assert dict(zip(frame["file"], leaderboard.rankable(frame))) == {"honest.json": True, "forged.json": False}
+
+
+def test_an_mi300x_is_in_the_table_now_and_held_to_its_peak():
+    """The trial's "AMD Instinct MI300X", times ÷ 1000: its peak and its ceiling's bound apply."""
+    doc = repair(with_ceiling(renamed(h100_doc(), "AMD Instinct MI300X"), 0.8 * 1307.4e12))
+    assert codes(doc) == set()
+    # its energy kept as it was: the power of a thousandth of the time is beyond the board's too
+    assert codes(repair(sped_up(doc, 1000))) == {"above-ceiling", "throughput-above-peak", "mfu-above-one",
+                                                 "power-implausible"}
+
+
+# ---------------------------------------------------------------- power outside the class's band
+def test_a_cpu_at_six_hundredths_of_a_watt_is_refused():
+    """The trial's best J/sample: RAPL at a mean of 0.06 W, the log naming RAPL too."""
+    doc = with_energy(real("gpt2-124m"), 0.06, "rapl")
+    assert codes(doc) == {"power-band"}
+    assert codes(with_energy(real("gpt2-124m"), 1.5 * mfu_meter.CPU_PACKAGE_FLOOR_W, "rapl")) == set()
+
+
+def test_a_cpu_package_above_the_largest_server_cpu_is_refused():
+    doc = with_energy(real("lm-char"), 700.0, "rapl")
+    assert codes(doc) == {"power-band"}
+
+
+def test_an_h100_at_seventy_watts_is_refused():
+    """The trial's 70.5 W H100, above the 10% floor (70 W) but below the H100's measured idle."""
+    doc = h100_doc()
+    run = doc["runs"][0]
+    factor = 70.5 / run["metrics"]["mean_power_w"]
+    for key in ("energy_to_train_j", "energy_window_j"):
+        run["metrics"][key] *= factor
+    assert codes(repair(doc)) == {"power-band"}
+
+
+def test_an_h100_whose_window_energy_alone_is_cut_is_refused():
+    """Energy per sample (what the chart plots) from a window energy cut twentyfold."""
+    doc = h100_doc()
+    doc["runs"][0]["metrics"]["energy_window_j"] /= 20
+    doc = repair(doc)
+    problems = [p for p in v.check_document(doc)]
+    assert {p.code for p in problems} == {"power-band"}
+    assert problems[0].field.endswith("energy_window_j")
