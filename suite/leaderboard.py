@@ -97,23 +97,34 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     return found
 
 
-def contradicted(reproduction: dict, original_run: dict, original_doc: dict) -> str | None:
+def original_figures(run: dict, doc: dict) -> dict:
+    """What :func:`contradicted` holds a reproduction to: the stored original run's samples/s, time
+    to target and step-time digest, and its file's ``created_at`` (the keys of a run row)."""
+    return {"samples_per_s": results.samples_per_s(run), "tta_s": run["metrics"]["tta_s"],
+            "created_at": doc.get("created_at"), "steps_sha256": results.step_times_digest(run)}
+
+
+def contradicted(reproduction: dict, original: dict) -> str | None:
     """Why a reproduction does not count for the stored original run (an independent file), or
     None when it does: it must record the original's figures (its verdict compares its run with
     those), start after the original was created, and carry raw records of its own — the same
-    step-time sequence is the original run itself, copied."""
-    stored = {"samples_per_s": results.samples_per_s(original_run), "tta_s": original_run["metrics"]["tta_s"]}
+    step-time sequence is the original run itself, copied. ``original``: the original run's
+    :func:`original_figures`, or its run row (:func:`run_rows`)."""
+    stored = {key: None if _nan(original.get(key)) else original.get(key) for key in ("samples_per_s", "tta_s")}
     for key, label in (("samples_per_s", "samples/s"), ("tta_s", "time to target")):
         if not close(reproduction["original"][key], stored[key]):
             return (f"records the original's {label} as {reproduction['original'][key]}, "
                     f"but the stored original holds {stored[key]}")
-    if str(reproduction.get("started_at") or "") <= str(original_doc.get("created_at") or ""):
+    if str(reproduction.get("started_at") or "") <= str(original.get("created_at") or ""):
         return (f"started at {reproduction.get('started_at')}, not after the original was created "
-                f"({original_doc.get('created_at')})")
-    if reproduction.get("steps_sha256") is not None and \
-            reproduction.get("steps_sha256") == results.step_times_digest(original_run):
+                f"({original.get('created_at')})")
+    if reproduction.get("steps_sha256") is not None and reproduction.get("steps_sha256") == original.get("steps_sha256"):
         return "its step times are the original run's, copied: not a run of its own"
     return None
+
+
+def _nan(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 USER_PEAK = "user-supplied peak (not ranked)"

@@ -263,17 +263,17 @@ def test_a_seed_may_repeat_only_numbered_and_only_for_throughput():
 @pytest.mark.slow
 def test_run_repeat_writes_runs_that_validate_and_compare_across(tmp_path, capsys):
     out = tmp_path / "r.json"
-    assert main(["run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "--no-sign",
+    assert main(["run", "-w", "gpt2-124m", "--scale", "smoke", "--device", "cpu", "--no-sign",
                  "--repeat", "3", "-o", str(out)]) == 0
     doc = results.load(str(out))
     assert check_document(doc) == []  # rules v6: run-span, duplicate-steps, duplicate-seed among them
     runs = doc["runs"]
     assert [r["repeat"] for r in runs] == [1, 2, 3] and len({r["seed"] for r in runs}) == 1
     assert len({r["run_id"] for r in runs}) == 3 and doc["settings"]["repeat"] == 3
-    assert doc["summary"]["dlrm-small@smoke"]["seeds"] == [runs[0]["seed"]]
+    assert doc["summary"]["gpt2-124m@smoke"]["seeds"] == [runs[0]["seed"]]
     capsys.readouterr()
     assert main(["compare", str(out), "--vs", str(out), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
     assert row["spread"] == compare.ACROSS_RUNS  # one file a side: across its runs, with the caveat
-    assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ACROSS_RUNS, ["dlrm-small@smoke"])]
+    assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ACROSS_RUNS, ["gpt2-124m@smoke"])]

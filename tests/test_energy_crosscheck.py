@@ -59,8 +59,9 @@ def test_one_window_measured_both_ways_agrees_on_a_steady_load():
     result = module.measure(SteadyGpu(250.0), lambda s: time.sleep(s) or {"slept_s": s},
                             seconds=1.0, hz=20.0)
     assert result["status"] == "ok" and result["slept_s"] == 1.0
-    # at most ~20 Hz over the window (a loaded machine may starve the sampler: fewer, never more)
-    assert result["window_s"] >= 1.0 and 2 <= result["samples"] <= 20 * result["window_s"] + 3
+    # at most ~20 Hz over the window, its first edge's sample among them (a loaded machine may
+    # starve the sampling thread: fewer, never more)
+    assert result["window_s"] >= 1.0 and 1 <= result["samples"] <= 20 * result["window_s"] + 3
     assert result["counter_j"] == pytest.approx(250.0 * result["window_s"], rel=0.01)
     # the integral spans the edge samples, taken right at the counter reads
     assert abs(result["relative_difference"]) < 0.01

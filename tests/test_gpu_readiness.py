@@ -691,12 +691,12 @@ def test_a_run_stuck_past_sigint_is_killed_and_fails(tmp_path, fake_python):
 def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts(tmp_path, fake_python):
     out, proc = session(tmp_path, fake_python, "full-dlrm-small", "check",
                         env={"REHEARSAL_CUT": "600"})
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # a slow shared machine
     log = out / "session.log"
     while time.monotonic() < deadline and "training, at most" not in (log.read_text() if log.exists() else ""):
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)  # Ctrl-C reaches this script; the stage has a group of its own
-    stdout, _ = proc.communicate(timeout=60)
+    stdout, _ = proc.communicate(timeout=300)
     text = log.read_text()
     assert proc.returncode == 130, stdout
     assert "exit 130" in text and "interrupted: the results file holds the runs so far" in text

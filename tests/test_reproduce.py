@@ -455,7 +455,8 @@ def test_a_stored_verdict_other_than_its_figures_give_is_refused_and_earlier_rul
     from suite.validate import check_stored
 
     doc = json.loads(TWO_RANKS.read_text())
-    rep = factories.reproduction_of(doc, "1" * 64)
+    # trained a day and a half after the original: on the day rules v7 came into force
+    rep = factories.reproduction_of(doc, "1" * 64, later_s=36 * 3600)
     rep["rules_version"] = 7
     where = "settings.reproduces.runs[0]"
 

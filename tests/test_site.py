@@ -544,8 +544,9 @@ def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
 
     folder = tmp_path / "results"
     _one_result(folder, "complete.json", "synthetic-complete", 1)
-    for name, statuses in (("interrupted", ["partial"]), ("mixed", ["complete", "partial", "failed"])):
-        doc = factories.synthetic_document(f"synthetic-{name}", rng=np.random.default_rng(2), scale="smoke",
+    # each system trains its own runs (one rng each: the same rng makes copies, shown apart)
+    for i, (name, statuses) in enumerate((("interrupted", ["partial"]), ("mixed", ["complete", "partial", "failed"]))):
+        doc = factories.synthetic_document(f"synthetic-{name}", rng=np.random.default_rng(2 + i), scale="smoke",
                                            workloads=("lm-char",), seeds=len(statuses))
         for run, status in zip(doc["runs"], statuses):
             factories.set_status(run, status, None if status == "complete" else f"{status} here")

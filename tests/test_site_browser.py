@@ -41,6 +41,7 @@ def browser_page(tmp_path_factory):
             str(profile), executable_path=CHROMIUM, args=ARGS, headless=True,
             viewport={"width": 1400, "height": 900})
         page = context.new_page()
+        page.set_default_timeout(180_000)  # a slow shared machine: a full-page screenshot took over 30 s
         errors, requests = [], []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda exc: errors.append(str(exc)))

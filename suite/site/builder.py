@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import leaderboard, ownership, reviewers
+from suite import leaderboard, ownership, reviewers, trust
 from suite.errors import GoodbenchError
 from suite.ledger import in_store_order
 from suite.results import utc_now
@@ -160,6 +160,10 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
         entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at)
+        trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
+        if trusted.problem:
+            invalid.append((reviewers.FILE, trusted.problem))
+        entries = trust.with_trust(entries, runs, results_dir, trusted)  # every row: reproduced, signed or unsigned
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         ids = list(registry.WORKLOADS)
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
@@ -174,9 +178,6 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
                           for s in found), key=lambda s: s["name"])
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
-    trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
-    if trusted.problem:
-        invalid.append((reviewers.FILE, trusted.problem))
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted)  # "reproduced N times on …", copies
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)

@@ -49,6 +49,13 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
             if smoke_target is not None:
                 title += f"; score: time to {labels.target_text(smoke_target)}"
             groups.append((title, smoke, False, "smoke"))
+    leading = groups  # the index's leaders: the first of each division's ranking
+    # reproduced results ranked apart, first: the rows a trusted reviewer's reproduction backs
+    reproduced = [(title.replace(" — ranked", " — reproduced by a trusted reviewer, ranked among themselves"),
+                   frame[backed], True, f"{slug}-reproduced")
+                  for title, frame, is_ranked, slug in leading
+                  if is_ranked and (backed := frame.get("trust", pd.Series(dtype=object)) == "reproduced").any()]
+    groups = reproduced + leading
     tables = [table_pages(frame, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / f"{wslug}-{slug}",
                           "../", ranked_flag,
                           lambda k, s=slug: f"{wslug}.html" if k == 1 else f"{wslug}-{s}-p{k}.html")
@@ -70,7 +77,7 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                     render("workload.html", out / "workloads" / f"{wslug}-{slug}-p{page}.html", root="../",
                            title=f"{workload.id} page {page}", w=info, tables=[t[page - 1]], scatter=None,
                            page=page, **built)
-    leaders = [frame.iloc[0] for _, frame, is_ranked, _ in groups if is_ranked]
+    leaders = [frame.iloc[0] for _, frame, is_ranked, _ in leading if is_ranked]
     info["leaders"] = [{"division": top["division"], "system": top["system"],
                         "score": cell("score", top, "", 1)["text"],
                         "href": f"systems/{safe_name(top['system'])}.html"} for top in leaders]

@@ -90,28 +90,25 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
     unverified claims. A reproduction that does not count for the stored original
     (:func:`suite.leaderboard.contradicted`: other figures recorded for it, started before it was
     created, its step times copied) counts as neither: it is listed apart, with why."""
-    from suite import leaderboard
+    from suite import leaderboard, trust
 
     trusted = trusted or Reviewers()
+    original = leaderboard.original_figures(original_run, original_doc)
     groups: dict[tuple[int, str], list[dict]] = {}
     for r in reproductions:
-        why = leaderboard.contradicted(r, original_run, original_doc)
-        if why:
-            kind = 4
-        elif not trusted.trusts(r.get("signer")):
-            kind, why = 3, f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
-        else:
-            kind = 0 if r["verdict"] == "reproduced" else 2 if str(r["verdict"]).startswith("inconclusive") else 1
+        kind, why = trust.kind(r, original, trusted)
+        if kind == trust.UNVERIFIED:
+            why = f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
         groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
     lines = []
     for (kind, system), found in sorted(groups.items()):
         n = len(found)
         times = f"{n} time{'s' if n != 1 else ''}"
-        if kind < 3:
+        if kind < trust.UNVERIFIED:
             names = sorted({trusted.names[str(r["signer"])] for r in found})
             text = (f"{('reproduced', 'differs', 'inconclusive')[kind]} {times} on {system} "
                     f"(reviewed by {', '.join(names)})")
-        elif kind == 3:
+        elif kind == trust.UNVERIFIED:
             text = (f"unverified claims: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
                     f"the site's {REVIEWERS_FILE})")
@@ -119,7 +116,7 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
             text = (f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
-                      "css": "status-complete" if kind == 0 else "status-partial" if kind in (2, 3) else "status-failed",
+                      "css": "status-complete" if kind == trust.REPRODUCED else "status-partial" if kind in (trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
                                  "title": printable(str(r["why"]))[:300]} for r in found]})
     return lines

@@ -12,6 +12,7 @@ from suite.signing import short
 from suite.site.formatting import missing, seconds
 from suite.site.labels import COLUMNS, copy_words, value_text
 from suite.site.names import run_slug, safe_name
+from suite.trust import row_text as trust_text
 
 PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 
@@ -73,7 +74,9 @@ def _sub(key: str, row: dict) -> str | None:
     """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
     under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" (or "disputed: …")
     under a copy's system or signer (:func:`copy_words`), "no known peak, not ranked" under the
-    system of a device the peak table cannot bound; None elsewhere or where there is none."""
+    system of a device the peak table cannot bound, the trust level under the run link
+    (:func:`suite.trust.row_text`: "reproduced by a trusted reviewer", "unsigned, not
+    reproduced", …); None elsewhere or where there is none."""
     if key == "score":
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
@@ -88,6 +91,8 @@ def _sub(key: str, row: dict) -> str | None:
         return f"{words['lead']}{' ' + short(words['owner']) if words['owner'] else ''}{words['tail']}"
     elif key == "system" and row.get("known_peak") == False:  # noqa: E712 - a numpy bool too
         return f"{NO_KNOWN_PEAK}, not ranked"
+    elif key == "run":
+        return trust_text(row)
     return None
 
 

@@ -1,0 +1,126 @@
+"""Every leaderboard row says how far it can be trusted (suite/trust.py): reproduced by a trusted
+reviewer, a trusted reproduction that differs, signed or unsigned — "not reproduced" where no
+record checks it — in the tables, their CSV and JSON downloads, and a ranking of reproduced
+results of their own, shown first."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import factories
+import numpy as np
+import pandas as pd
+import pytest
+
+from suite import leaderboard, signing, store, trust
+from suite.reviewers import Reviewers
+from suite.site.builder import build_site
+from suite.site.names import safe_name
+
+WORKLOAD = "gpt2-124m"
+
+
+def _document(name: str, seed: int) -> dict:
+    """A valid full-scale gpt2-124m result on an H100 (rankable)."""
+    return factories.synthetic_document(name, rng=np.random.default_rng(seed), accelerator=0, scale="full",
+                                        workloads=(WORKLOAD,))
+
+
+def _submit(tmp_path: Path, doc: dict, name: str) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc, indent=1))
+    return store.submit(path, tmp_path / "results")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, str]:
+    """Three rankable files — one reproduced by the site's reviewer, one signed by a key no
+    reviewer holds, one unsigned — built into a site: (site folder, the workload page)."""
+    tmp_path = tmp_path_factory.mktemp("trust")
+    reviewer_path, reviewer_fp = signing.keygen(tmp_path / "reviewer")
+    reviewer = signing.load_key(reviewer_path.parent)
+    lab_path, _ = signing.keygen(tmp_path / "lab")
+    lab = signing.load_key(lab_path.parent)
+    reproduced = _document("lab-reproduced", 11)
+    stored = _submit(tmp_path, reproduced, "a")
+    _submit(tmp_path, signing.seal(_document("lab-signed", 12), lab), "b")
+    _submit(tmp_path, _document("lab-unsigned", 13), "c")
+    (tmp_path / "results" / "reviewers.toml").write_text(
+        f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{reviewer_fp}"\n')
+    _submit(tmp_path, signing.seal(factories.reproduction_of(reproduced, stored.stem), reviewer), "rep")
+    result = build_site(tmp_path / "results", tmp_path / "site")
+    assert result.invalid == []
+    return tmp_path / "site", (tmp_path / "site" / "workloads" / f"{safe_name(WORKLOAD)}.html").read_text()
+
+
+def _row(page: str, system: str) -> str:
+    """The first table row of ``page`` naming ``system``."""
+    start = page.index(f">{system}</a>")
+    return page[page.rindex("<tr>", 0, start):page.index("</tr>", start)]
+
+
+def test_every_row_says_whether_it_was_reproduced_signed_or_unsigned(built):
+    _, page = built
+    assert "reproduced by a trusted reviewer (Audit team)" in _row(page, "lab-reproduced")
+    assert "signed, not reproduced" in _row(page, "lab-signed")
+    assert "unsigned, not reproduced" in _row(page, "lab-unsigned")
+    assert "auditor-box" not in page  # the reproduction is evidence, not an entry
+
+
+def test_reproduced_results_are_ranked_apart_and_first(built):
+    site, page = built
+    apart = page.index("Division: closed — reproduced by a trusted reviewer, ranked among themselves")
+    assert apart < page.index("Division: closed — ranked")
+    section = page[apart:page.index("Division: closed — ranked")]
+    assert "lab-reproduced" in section and "lab-signed" not in section and "lab-unsigned" not in section
+    reproduced = site / "workloads" / f"{safe_name(WORKLOAD)}-{safe_name('closed')}-reproduced.csv"
+    rows = list(csv.DictReader(reproduced.open()))
+    assert [(r["system"], r["trust"]) for r in rows] == [("lab-reproduced", "reproduced")]
+
+
+def test_the_downloads_carry_the_trust_level_of_every_row(built):
+    site, _ = built
+    base = site / "workloads" / f"{safe_name(WORKLOAD)}-{safe_name('closed')}"
+    from_csv = {r["system"]: (r["trust"], r["reviewed_by"]) for r in csv.DictReader(base.with_suffix(".csv").open())}
+    assert from_csv == {"lab-reproduced": ("reproduced", "Audit team"), "lab-signed": ("signed", ""),
+                        "lab-unsigned": ("unsigned", "")}
+    from_json = {r["system"]: r["trust"] for r in json.loads(base.with_suffix(".json").read_text())}
+    assert from_json == {"lab-reproduced": "reproduced", "lab-signed": "signed", "lab-unsigned": "unsigned"}
+
+
+def _entries_and_runs(doc: dict, name: str, reproductions: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    entries = pd.DataFrame(leaderboard.rows(name, doc), columns=leaderboard.ENTRY_COLUMNS)
+    runs = pd.DataFrame([row for d, n in [(doc, name)] + [(r, f"r{i}.json") for i, r in enumerate(reproductions)]
+                         for row in leaderboard.run_rows(n, d)], columns=leaderboard.RUN_COLUMNS)
+    return entries, runs
+
+
+def test_only_a_trusted_reviewers_reproduction_of_these_very_bytes_counts(tmp_path):
+    """An untrusted signer's reproduction, or one naming a file whose bytes are not its name,
+    leaves the row "not reproduced"; a trusted one that differs says so."""
+    doc = _document("lab", 21)
+    path = _submit(tmp_path, doc, "orig")
+    sha = path.stem
+    key_path, fp = signing.keygen(tmp_path / "k")
+    key = signing.load_key(key_path.parent)
+    rep = signing.seal(factories.reproduction_of(doc, sha), key)
+    rep_fp = signing.signer(rep)
+    assert rep_fp == fp
+    entries, runs = _entries_and_runs(doc, path.name, [rep])
+    results_dir = tmp_path / "results"
+    assert list(trust.with_trust(entries, runs, results_dir, Reviewers())["trust"]) == ["unsigned"]
+    trusted = Reviewers(names={fp: "Audit"})
+    assert list(trust.with_trust(entries, runs, results_dir, trusted)["trust"]) == ["reproduced"]
+    elsewhere = tmp_path / "elsewhere"  # a store where that name holds other bytes
+    elsewhere.mkdir()
+    (elsewhere / path.name).write_bytes(path.read_bytes() + b"\n")
+    assert list(trust.with_trust(entries, runs, elsewhere, trusted)["trust"]) == ["unsigned"]
+    differs = factories.reproduction_of(doc, sha, variant=2)
+    entry = differs["settings"]["reproduces"]["runs"][0]
+    entry["curve"].update(agrees=False, first_difference="val_loss at step 40: recorded 3, re-run 2")
+    entry["verdict"] = "differs: curve: val_loss at step 40: recorded 3, re-run 2"
+    entries, runs = _entries_and_runs(doc, path.name, [rep, signing.seal(differs, key)])
+    [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
+    assert (row["trust"], row["reviewed_by"]) == ("differs", "Audit")
+    assert trust.row_text(row) == "a trusted reviewer's reproduction differs (Audit)"
