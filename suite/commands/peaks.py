@@ -28,8 +28,8 @@ def run(args) -> int:
 
     if args.name is None:
         distinct: dict[str, mfu.Peak] = {}
-        for entry in mfu.PEAKS:  # an entry matched by two spellings ("gaudi2", "gaudi 2") once
-            distinct.setdefault(entry.name, entry)
+        for listed in mfu.PEAKS:  # an entry matched by two spellings ("gaudi2", "gaudi 2") once
+            distinct.setdefault(listed.name, listed)
         print(report.peak_table(distinct.values()))
         print("dense: without 2:4 sparsity (datasheets' sparse figures halved); fp32: the rate "
               "without tensor cores; TDP: the board power, the validator's bound on mean power "

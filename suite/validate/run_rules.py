@@ -309,7 +309,7 @@ def _check_power(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
         return [Problem("energy-mismatch", f"{where}.metrics.mean_power_w",
                         "differs from energy to train / time to train")]
     _, entry = _device_peak(doc, run)
-    if entry is None:
+    if entry is None or entry.board_power_w is None:
         return []  # a device without a board power in the table
     limit = derive.all_devices(entry.board_power_w, derive.world_size(run)) * POWER_MARGIN  # energy summed over the ranks
     if energy > limit * seconds:
