@@ -88,7 +88,8 @@ def _named_by_its_bytes(path: Path, sha: str) -> bool:
 
 
 def row_text(row: dict) -> str | None:
-    """The line a table row shows under its run link: its level, and who reproduced it."""
+    """The line a table row shows under its system (a system page's, under its signer): its
+    level, and who reproduced it."""
     level_ = row.get("trust")
     if not isinstance(level_, str) or level_ not in TEXT:
         return None

@@ -52,7 +52,8 @@ def browser_page(tmp_path_factory):
 
 def _column(page, table: str, index: int) -> list[str]:
     return page.eval_on_selector_all(
-        f"{table} tbody tr:not([hidden])", f"rows => rows.map(r => r.cells[{index}].textContent.trim())")
+        # the cell's own value: its first node (a link or text), not the small line under it
+        f"{table} tbody tr:not([hidden])", f"rows => rows.map(r => r.cells[{index}].firstChild.textContent.trim())")
 
 
 def test_browse_sort_filter_and_run_page(browser_page):

@@ -74,7 +74,7 @@ def _sub(key: str, row: dict) -> str | None:
     """The small line under a cell: "95% CI 1.2–2.1 s" under a TTA score, "effective 12.5%"
     under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" (or "disputed: …")
     under a copy's system or signer (:func:`copy_words`), "no known peak, not ranked" under the
-    system of a device the peak table cannot bound, the trust level under the run link
+    system of a device the peak table cannot bound, and under every system its trust level
     (:func:`suite.trust.row_text`: "reproduced by a trusted reviewer", "unsigned, not
     reproduced", …); None elsewhere or where there is none."""
     if key == "score":
@@ -86,14 +86,19 @@ def _sub(key: str, row: dict) -> str | None:
         return f"effective {value_text(row['effective_goodput'], 'share')}"
     elif key == "date" and row.get("suite_version") is not None:
         return f"suite {row['suite_version']}"
-    elif key in ("system", "signer") and isinstance(row.get("copy_status"), str):
-        words = copy_words(row["copy_status"], row.get("copy_of") if isinstance(row.get("copy_of"), str) else None)
-        return f"{words['lead']}{' ' + short(words['owner']) if words['owner'] else ''}{words['tail']}"
-    elif key == "system" and row.get("known_peak") == False:  # noqa: E712 - a numpy bool too
-        return f"{NO_KNOWN_PEAK}, not ranked"
-    elif key == "run":
-        return trust_text(row)
+    elif key == "signer":  # a system page's rows: a copy's owner, else the trust level
+        return _copy_text(row) if isinstance(row.get("copy_status"), str) else trust_text(row)
+    elif key == "system":  # the system column wraps: what stands behind the row goes there
+        lines = [_copy_text(row) if isinstance(row.get("copy_status"), str) else None,
+                 f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
+                 trust_text(row)]
+        return "; ".join(line for line in lines if line) or None
     return None
+
+
+def _copy_text(row: dict) -> str:
+    words = copy_words(row["copy_status"], row.get("copy_of") if isinstance(row.get("copy_of"), str) else None)
+    return f"{words['lead']}{' ' + short(words['owner']) if words['owner'] else ''}{words['tail']}"
 
 
 def incomplete_badge(row: dict) -> str | None:
