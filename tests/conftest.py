@@ -24,9 +24,11 @@ def _dataset_dir() -> Path | None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves dist tests out too
 def pytest_collection_modifyitems(items):
-    """Every multi-process test (``dist``) is also ``slow``: the fast loop never starts one."""
+    """Every multi-process (``dist``), ``long`` and ``rehearsal`` test is also ``slow``: the fast
+    loop (the default run) never starts one."""
     for item in items:
-        if item.get_closest_marker("dist") and not item.get_closest_marker("slow"):
+        if any(item.get_closest_marker(m) for m in ("dist", "long", "rehearsal")) \
+                and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
 
 

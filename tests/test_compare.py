@@ -83,6 +83,7 @@ def test_naive_interval_would_not_cover_autocorrelated_steps():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a thousand simulated comparisons each
 @pytest.mark.parametrize("name, draw", [
     ("independent, skewed", lambda rng: gamma_steps(rng, 190)),
     ("AR(1) phi=0.5", lambda rng: ar1(rng, 190, 0.5)),

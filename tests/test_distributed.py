@@ -244,6 +244,7 @@ def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, da
 
 
 @pytest.mark.slow
+@pytest.mark.long  # supervised worker processes, restarted
 def test_injected_failures_need_enough_restarts(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale",
                            "smoke", "--device", "cpu", "--nproc-per-node", "2",

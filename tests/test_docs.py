@@ -250,3 +250,18 @@ def test_results_readers_and_workload_specs_import_no_torch():
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_run_refuses_bad_arguments_and_a_taken_output_before_importing_torch(tmp_path):
+    """`goodbench run` refuses what needs no torch (an unknown workload, a taken -o) at once."""
+    taken = tmp_path / "taken.json"
+    taken.write_text("{}")
+    code = ("import sys\nfrom suite import cli\n"
+            "def status(argv):\n"
+            "    try:\n        return cli.main(argv)\n"
+            "    except SystemExit as exc:  # a usage error\n        return exc.code\n"
+            f"codes = [status(['run', '-w', 'no-such-workload']), status(['run', '-o', {str(taken)!r}])]\n"
+            "print(codes, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[2, 1] False", out.stdout + out.stderr
+    assert "never overwrites" in out.stderr and taken.read_text() == "{}"

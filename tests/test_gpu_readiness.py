@@ -688,6 +688,7 @@ def test_a_run_stuck_past_sigint_is_killed_and_fails(tmp_path, fake_python):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a whole session script, interrupted
 def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts(tmp_path, fake_python):
     out, proc = session(tmp_path, fake_python, "full-dlrm-small", "check",
                         env={"REHEARSAL_CUT": "600"})

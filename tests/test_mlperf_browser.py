@@ -17,7 +17,7 @@ from suite.mlperf import documents
 from suite.site import mlperf_pages
 from suite.site.builder import build_site
 
-pytestmark = pytest.mark.slow  # builds the whole history and starts a browser
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # builds the whole history and starts a browser
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -138,6 +138,7 @@ def test_export_refuses_an_invalid_file_and_a_used_folder(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a training run, then MLCommons' checker
 def test_a_fresh_smoke_run_exports_to_a_tree_mlcommons_checker_passes(tmp_path):
     """A short CPU run (dlrm-small, smoke: synthetic data), exported, then MLCommons' own checker
     as the issue runs it, in a process of its own."""

@@ -46,6 +46,7 @@ def _terminate(proc: subprocess.Popen, out: Path) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.long  # two workloads trained in a subprocess
 def test_sigterm_during_the_second_workload_keeps_the_first(tmp_path):
     proc = _run_until([*SUITE, "-o", "out.json"], "[llama-1b seed 1] step 10/", tmp_path)
     doc = _terminate(proc, tmp_path / "out.json")

@@ -378,6 +378,7 @@ def test_run_signs_its_file_and_says_so_unless_told_not_to(tmp_path, monkeypatch
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a training run and its reproduction
 def test_a_real_smoke_run_and_its_reproduction_are_signed_with_run_ids_minted_for_the_key(tmp_path):
     """The smallest workload trained for real by the command line, then reproduced, with a key in
     a temporary config directory: every run id minted for the key, both files signed and valid."""

@@ -14,7 +14,7 @@ import pytest
 
 from suite import results, site
 
-pytestmark = pytest.mark.slow  # starts a browser
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # starts a browser
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

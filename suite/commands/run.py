@@ -73,16 +73,21 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Train the plan here (or re-launch under torchrun) and write the results file; 0 when every run completed."""
-    from suite.system import resolve_device
     from workloads import registry
     from workloads.pinned import SEEDS
 
+    # what needs no torch is refused before torch is imported (which takes seconds)
     if args.seeds is not None and not 1 <= args.seeds <= len(SEEDS):
         raise Usage(f"--seeds must be between 1 and {len(SEEDS)}")
     unknown = [w for w in args.workload or [] if w not in registry.WORKLOADS]
     if unknown:
         raise Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
     _check_repeat(args)
+    if args.output and not launch.in_torchrun() and Path(args.output).exists():
+        # taken now (a torchrun worker's rank 0 takes over its launcher's reservation of the name)
+        raise GoodbenchError(f"{args.output} exists; goodbench never overwrites a results file")
+    from suite.system import resolve_device
+
     device = resolve_device(args.device)
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
     if args.nproc_per_node and not launch.in_torchrun():
