@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def test_every_code_raised_in_the_source_is_registered(source):
     assert raised <= set(v.CODES), sorted(raised - set(v.CODES))
 
 
-@pytest.mark.parametrize("rule", [*v.rules(v.DOCUMENT), *v.rules(v.RUN)], ids=lambda r: r.name)
+@pytest.mark.parametrize("rule", [*v.rules(v.DOCUMENT), *v.rules(v.FRAME), *v.rules(v.RUN)], ids=lambda r: r.name)
 def test_each_rule_raises_only_its_registered_codes_and_describes_itself(rule):
     raised = _raised_codes(ast.parse(inspect.getsource(rule.check).lstrip()))
     assert raised and raised <= set(rule.codes), (sorted(raised), rule.codes)
@@ -86,3 +87,42 @@ def test_a_missing_value_reads_nothing_in_a_problem_never_none():
     from suite.validate.text import safe
 
     assert safe(None) == "nothing" and safe("None") == "None" and safe(0) == "0"
+
+
+def _validate_modules_imported(path: Path) -> set[str]:
+    """The modules of suite.validate that ``path`` imports (``from suite.validate.x import …``,
+    ``from suite.validate import x``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "suite.validate":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("suite.validate."):
+            found.add(node.module.split(".")[2])
+    return found
+
+
+def test_rules_run_in_the_order_of_rule_modules_and_no_rule_module_imports_another():
+    rule_files = {p.stem: p for p in (REPO / "suite" / "validate").glob("*_rules.py")}
+    assert sorted(v.RULE_MODULES) == sorted(rule_files)  # every rule module is in the list, once
+    for name, path in rule_files.items():
+        assert not _validate_modules_imported(path) & set(rule_files), f"{name} imports a rule module"
+    for other in SOURCES:  # and no other module imports one (its rules would register out of order)
+        if other.stem not in rule_files:
+            assert not _validate_modules_imported(other) & set(rule_files), f"{other.name} imports a rule module"
+    for scope in (v.DOCUMENT, v.FRAME, v.RUN):
+        order = [v.RULE_MODULES.index(rule.check.__module__.rsplit(".", 1)[-1]) for rule in v.rules(scope)]
+        assert order == sorted(order), scope
+
+
+def test_a_frame_rule_that_finds_a_problem_ends_the_runs_checks():
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json").read_text(encoding="utf-8"))
+    run = doc["runs"][0]
+    assert v.check_run(run, "runs[0]", doc) == []
+    run["metrics"]["tta_s"] /= 2  # a run rule would find this (tta-mismatch) ...
+    run["workload"]["version"] += 1  # ... but the frame is broken first
+    assert [p.code for p in v.check_run(run, "runs[0]", doc)] == ["workload-version"]
+    run["workload"]["version"] -= 1
+    run["step_times_s"][1] = -0.5
+    assert [p.code for p in v.check_run(run, "runs[0]", doc)] == ["time-order"]
+    run["step_times_s"][1] = 0.5
+    assert "tta-mismatch" in [p.code for p in v.check_run(run, "runs[0]", doc)]

@@ -8,17 +8,11 @@ gets all of its problems listed. The order of the layers, one module each:
 2. one generic walk of the whole document (:mod:`.walk`): nesting depth, array and object sizes,
    string lengths, control characters (:mod:`.text`), non-finite or out-of-range numbers;
 3. the JSON Schema (draft 2020-12) and the schema version (:mod:`.schema`);
-4. the rules of docs/rules.md, registered in :mod:`.registry` by :mod:`.document_rules` (division,
-   timestamps, seeds, run ids, summary) and :mod:`.run_rules` (on every run that passed the
-   schema: workload id, version and spec hash; throughput, MFU, TTA and energy recomputed from
-   the raw data in the file (:mod:`.facts`) and compared with the reported figures
-   (``REL_TOLERANCE``); plausibility against the device's peak table entry) and
-   :mod:`.stream_rules` (the run's independent records cross-checked: step times, curve, times,
-   phases and energy against the event log written during the run), :mod:`.reproduction_rules`
-   (a reproduction's ``settings.reproduces`` against its own runs) and :mod:`.signature_rules`
-   (a signed file's signature over the whole file, and its run ids minted for its key);
-   :mod:`.physics_rules` holds every run to what its device can do (its measured ceiling, the
-   table's peak, the time its FLOPs take, the power band of its class).
+4. the rules of docs/rules.md, registered in :mod:`.registry` by the rule modules, which run in
+   the order of :data:`RULE_MODULES` (each says what it holds): first the document rules (the
+   whole file), then, for each run that passed the schema, its frame rules (its workload is this
+   suite's, its step times are numbers; the first that finds a problem ends the run's checks),
+   then its run rules, on the facts recomputed from the raw data in the file (:mod:`.facts`).
 
 Layers 3 and 4 run only when layer 2 found nothing: the rules may then assume finite numbers
 and bounded sizes. The work is bounded by the input's size: every layer stops once it has more
@@ -30,27 +24,13 @@ in every new results file.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from suite.rules_version import RULES_VERSION
-from suite.validate import (  # noqa: F401 - rules register on import, in this order
-    claim_rules,
-    copy_rules,
-    device_rules,
-    document_rules,
-    physics_rules,
-    quality_rules,
-    reproduction_rules,
-    run_rules,
-    signature_rules,
-    stream_rules,
-    time_rules,
-)
-from suite.validate.claim_rules import V7
-from suite.validate.document_rules import division
 from suite.validate.facts import pinned_values, run_facts
 from suite.validate.limits import (
     MAX_ARRAY_ITEMS,
@@ -66,6 +46,7 @@ from suite.validate.reading import load, parse, read_bounded
 from suite.validate.registry import (
     CODES,
     DOCUMENT,
+    FRAME,
     RUN,
     SINCE,
     Problem,
@@ -77,16 +58,35 @@ from suite.validate.registry import (
     rules,
     run_rule,
 )
-from suite.validate.schema import check_step_times, schema_problems
-from suite.validate.text import has_control_chars, printable, safe
+from suite.validate.schema import schema_problems
+from suite.validate.shared import V7, division
+from suite.validate.text import has_control_chars, printable
 from suite.validate.tolerance import CLOCK_SLACK, POWER_MARGIN, REL_TOLERANCE
 from suite.validate.walk import walk
-from workloads import registry as workloads
+
+RULE_MODULES = (
+    "document_rules",      # the whole file: division, timestamps, seeds, run ids, summary
+    "run_rules",           # each run: its frame (workload, step times), then every figure recomputed
+    "stream_rules",        # each run's records against its event log
+    "claim_rules",         # what each run is, against the event log's header; the suite run's span
+    "copy_rules",          # copies of stored runs (fingerprints, ownership)
+    "device_rules",        # the device's claims against its facts
+    "physics_rules",       # what the device can do
+    "quality_rules",       # the quality claimed, against the curve and the log
+    "reproduction_rules",  # a reproduction against its own runs
+    "signature_rules",     # the signature over the whole file
+    "time_rules",          # dates against the rules' own history
+)
+"""The rule modules of :mod:`suite.validate`, in the order their rules run (within a module, in the
+order they are defined). Importing one registers its codes and rules; no rule module imports
+another: what several read is in :mod:`.shared`."""
+for _module in RULE_MODULES:
+    importlib.import_module(f"{__name__}.{_module}")
 
 __all__ = [
     "CLOCK_SLACK", "CODES", "DOCUMENT", "MAX_ARRAY_ITEMS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT",
     "MAX_KEY_CHARS", "MAX_OBJECT_KEYS", "MAX_PROBLEMS", "MAX_STRING_CHARS", "POWER_MARGIN",
-    "REL_TOLERANCE", "RULES_VERSION", "RUN", "SINCE", "Problem", "Rule", "check_document", "check_run",
+    "REL_TOLERANCE", "RULE_MODULES", "RULES_VERSION", "FRAME", "RUN", "SINCE", "Problem", "Rule", "check_document", "check_run",
     "check_stored", "code", "stored_under",
     "division", "document_rule", "has_control_chars", "load", "parse", "printable", "read_bounded",
     "rules", "run_rule", "validate_file", "validate_files", "walk",
@@ -145,21 +145,15 @@ def check_stored(doc: Any, now: dt.datetime | None = None) -> tuple[list[Problem
 
 
 def check_run(run: dict, where: str, doc: dict) -> list[Problem]:
-    """Rules for one run record (that passed the schema) of a document."""
-    wid = run["workload"]["id"]
-    try:
-        workload = workloads.get(wid)
-    except workloads.UnknownWorkload:
-        return [Problem("unknown-workload", f"{where}.workload.id", f"no workload {safe(wid)!r} in this suite")]
-    if run["workload"]["version"] != workload.version:
-        return [Problem("workload-version", f"{where}.workload.version",
-                        f"{wid} is version {workload.version} in this suite, not {run['workload']['version']}")]
-    if run["workload"]["kind"] != workload.kind:
-        return [Problem("workload-kind", f"{where}.workload.kind", f"{wid} is a {workload.kind} workload")]
-    problems = check_step_times(run, where)
-    if problems:
-        return problems
-    facts = run_facts(run, doc, pinned_values(wid, workload.version, run["scale"]))
+    """Rules for one run record (that passed the schema) of a document: its frame rules, in order,
+    until one finds a problem; then, on its facts, every run rule."""
+    for rule in rules(FRAME):
+        problems = guard(rule.check, run, where, doc)
+        if problems:
+            return problems
+    workload = run["workload"]
+    facts = run_facts(run, doc, pinned_values(workload["id"], workload["version"], run["scale"]))
+    problems = []
     for rule in rules(RUN):
         problems += guard(rule.check, run, where, doc, facts)
     return problems

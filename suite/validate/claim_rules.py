@@ -18,20 +18,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any
 
 from suite import claims, mllog, results
 from suite.meters import mfu as mfu_meter
-from suite.validate import run_rules  # noqa: F401 - its rules run before these
-from suite.validate.document_rules import division
 from suite.validate.registry import Problem, code, document_rule, run_rule
-from suite.validate.stream_rules import INTERVAL_SLACK_S, read_log
+from suite.validate.shared import INTERVAL_SLACK_S, V6, against, differs, division, first, read_log, run_headers
 from suite.validate.text import safe
 from suite.validate.tolerance import close
 from workloads import registry
-
-V6 = 6
-V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)
 
 code("event-log-missing", "a run without its event log, or whose log holds no run (no init_start)", since=V6)
 code("log-header", "the event log lacks a claim every run logs as it starts, or its workers' claims disagree",
@@ -46,35 +40,6 @@ code("log-compile", "the file's compile mode disagrees with the run's event log"
 code("log-session", "the run's event log names another suite run than settings.session", since=V6)
 code("accelerator-claim", "the accelerator's description contradicts itself, the host or the run's ranks", since=V6)
 code("run-span", "a run outside its suite run's time span, or overlapping another run of the file", since=V6)
-
-
-def run_headers(run: dict, facts: dict) -> list[claims.Header] | None:
-    """The header of every worker of the run (one per attempt), read once; None when the log
-    cannot be cross-checked (missing, unreadable: other rules report it)."""
-    if "claim_headers" not in facts:
-        log = read_log(run, facts)
-        facts["claim_headers"] = None if log is None else claims.read([a.events for a in log.attempts])
-    return facts["claim_headers"]
-
-
-def first(headers: list[claims.Header], key: str, default: Any = None) -> Any:
-    return next((h.value(key) for h in headers if key in h.events), default)
-
-
-def differs(got: Any, logged_value: Any) -> bool:
-    """Whether a file's value and the log's differ (numbers compared as numbers)."""
-    if isinstance(got, bool) or isinstance(logged_value, bool):
-        return got is not logged_value
-    if isinstance(got, (int, float)) and isinstance(logged_value, (int, float)):
-        return not math.isclose(got, logged_value, rel_tol=1e-12, abs_tol=0.0)
-    return got != logged_value
-
-
-def against(code: str, where: str, pairs: list[tuple[str, Any, str, Any]]) -> list[Problem]:
-    """A ``code`` problem for each (field, value, log key, logged value) that differs."""
-    return [Problem(code, f"{where}.{field}" if field else where,
-                    f"{safe(value)}, but the event log's {key} says {safe(logged_value)}")
-            for field, value, key, logged_value in pairs if differs(value, logged_value)]
 
 
 # ---------------------------------------------------------------- the log is required

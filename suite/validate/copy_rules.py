@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 from suite import fingerprint, ownership
-from suite.validate.claim_rules import V7
 from suite.validate.registry import Problem, code, document_rule
+from suite.validate.shared import V7
 from suite.validate.text import safe
 
 code("steps-fingerprint",

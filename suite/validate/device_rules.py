@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from suite import claims, derive, results
 from suite.meters import mfu as mfu_meter
-from suite.validate.claim_rules import V6, against, first, run_headers
 from suite.validate.facts import first_steady_step
 from suite.validate.registry import Problem, code, run_rule
+from suite.validate.shared import V6, against, first, run_headers
 from suite.validate.text import safe
 from suite.validate.tolerance import close
 from workloads.pinned import precision_flags

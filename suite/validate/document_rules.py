@@ -8,6 +8,7 @@ from typing import Any
 
 from suite import derive, ownership
 from suite.validate.registry import Problem, code, document_rule
+from suite.validate.shared import division, parse_timestamp
 from suite.validate.text import safe
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads.pinned import SEEDS
@@ -26,11 +27,6 @@ code("summary-mismatch", "the per-workload summary differs from what the runs gi
 Runs = list[tuple[int, dict]]
 
 
-def division(doc: dict) -> str:
-    """The division of a document; a file that does not say is closed."""
-    return doc["settings"].get("division", "closed")
-
-
 @document_rule("division")
 def _check_division(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     """An open result declares its changes; a closed one changes nothing."""
@@ -41,14 +37,6 @@ def _check_division(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
         return [Problem("division", "settings.open_changes",
                         "a closed-division result changes nothing; declare the division open")]
     return []
-
-
-def parse_timestamp(value: str) -> dt.datetime | None:
-    """A results-format timestamp as an aware datetime; None when it is not one."""
-    try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 @document_rule("timestamp", "future-timestamp", "time-order")

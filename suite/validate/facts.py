@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from suite import derive
-from suite.validate.document_rules import division
+from suite.validate.shared import division
 from workloads import registry
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from suite import derive, results
 from suite.meters import mfu as mfu_meter
-from suite.validate.claim_rules import V7
 from suite.validate.registry import Problem, code, document_rule, run_rule
+from suite.validate.shared import V7
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
 
 code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "

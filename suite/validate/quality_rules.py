@@ -8,9 +8,8 @@ import math
 from typing import Any
 
 from suite import claims, derive
-from suite.validate.claim_rules import V6
 from suite.validate.registry import Problem, code, run_rule
-from suite.validate.stream_rules import VALUE_REL, read_log
+from suite.validate.shared import V6, VALUE_REL, read_log
 from suite.validate.text import safe
 
 code("log-quality", "a curve value disagrees with the quality or loss the event log holds", since=V6)

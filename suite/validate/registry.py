@@ -2,9 +2,10 @@
 what the validator can say (:data:`CODES`) and what it runs (:func:`rules`).
 
 A code is registered once with its one-line meaning (:func:`code`); a rule is a function
-registered with :func:`document_rule` or :func:`run_rule`, naming the codes it may raise (all
-registered before it) and described by the first line of its docstring. Rules of one scope run in
-the order they are registered. Every code is listed in docs/rules.md (tests/test_rules_doc.py).
+registered with :func:`document_rule`, :func:`frame_rule` or :func:`run_rule`, naming the codes it
+may raise (all registered before it) and described by the first line of its docstring. Rules of one
+scope run in the order they are registered: the order of :data:`suite.validate.RULE_MODULES`, then
+of the rules in each module. Every code is listed in docs/rules.md (tests/test_rules_doc.py).
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from suite.validate.limits import MAX_PROBLEMS
 from suite.validate.text import safe
 
 DOCUMENT = "document"  # check(doc, runs, now): the whole file; runs: the (index, run) that passed the schema
-RUN = "run"            # check(run, where, doc, facts): one run that passed the schema
+FRAME = "frame"        # check(run, where, doc): one run that passed the schema, before its facts are read
+RUN = "run"            # check(run, where, doc, facts): one run that passed the schema and its frame rules
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class Rule:
 
 _descriptions: dict[str, str] = {}
 _since: dict[str, int] = {}
-_rules: dict[str, list[Rule]] = {DOCUMENT: [], RUN: []}
+_rules: dict[str, list[Rule]] = {DOCUMENT: [], FRAME: [], RUN: []}
 
 CODES: Mapping[str, str] = MappingProxyType(_descriptions)
 """Every registered code → its one-line meaning (a read-only view of the registry)."""
@@ -90,6 +92,13 @@ def rule(scope: str, *codes: str) -> Callable[[Check], Check]:
 def document_rule(*codes: str) -> Callable[[Check], Check]:
     """Register a rule over the whole document: ``check(doc, runs, now) -> list[Problem]``."""
     return rule(DOCUMENT, *codes)
+
+
+def frame_rule(*codes: str) -> Callable[[Check], Check]:
+    """Register a rule over one run's frame, which the run's facts and every run rule assume (its
+    workload is this suite's, its step times are numbers): ``check(run, where, doc) ->
+    list[Problem]``. The first frame rule that finds a problem ends the run's checks."""
+    return rule(FRAME, *codes)
 
 
 def run_rule(*codes: str) -> Callable[[Check], Check]:

@@ -15,8 +15,8 @@ import datetime as dt
 
 from suite import results
 from suite.reproduce.tolerance import INCONCLUSIVE, OUTSIDE, interval_judgement
-from suite.validate.claim_rules import V7
 from suite.validate.registry import Problem, code, document_rule
+from suite.validate.shared import V7
 from suite.validate.text import safe
 from suite.validate.tolerance import close
 

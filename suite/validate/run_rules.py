@@ -11,13 +11,14 @@ import math
 
 from suite import derive, goodput
 from suite.meters import mfu as mfu_meter
-from suite.validate.document_rules import division
-from suite.validate.registry import Problem, code, run_rule
+from suite.validate.registry import Problem, code, frame_rule, run_rule
+from suite.validate.shared import division
 from suite.validate.text import safe
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE, close
+from workloads import registry as workloads
 from workloads.pinned import CLOSED_PRECISIONS
 
-# workload identity, checked before the rules (suite.validate.check_run)
+# the run's frame: its workload is this suite's (checked before its facts are read)
 code("unknown-workload", "no workload with this id in the suite")
 code("workload-version", "the workload version differs from the suite's")
 code("workload-kind", "the workload kind differs from the suite's")
@@ -44,6 +45,34 @@ code("power-implausible", "mean power above the device's board power + 10%")
 code("goodput-mismatch", "reported goodput or badput differs from what the event log gives")
 code("distributed-batch", "a distributed run's batch split differs from the pinned global batch")
 code("distributed-communication", "a distributed run's communication share does not follow from its step times")
+
+
+# ---------------------------------------------------------------- the frame (before the facts)
+@frame_rule("unknown-workload", "workload-version", "workload-kind")
+def _check_workload(run: dict, where: str, doc: dict) -> list[Problem]:
+    """The run's workload is this suite's: its id, then its version and kind."""
+    wid = run["workload"]["id"]
+    try:
+        workload = workloads.get(wid)
+    except workloads.UnknownWorkload:
+        return [Problem("unknown-workload", f"{where}.workload.id", f"no workload {safe(wid)!r} in this suite")]
+    if run["workload"]["version"] != workload.version:
+        return [Problem("workload-version", f"{where}.workload.version",
+                        f"{wid} is version {workload.version} in this suite, not {run['workload']['version']}")]
+    if run["workload"]["kind"] != workload.kind:
+        return [Problem("workload-kind", f"{where}.workload.kind", f"{wid} is a {workload.kind} workload")]
+    return []
+
+
+@frame_rule("schema", "time-order")
+def _check_step_time_values(run: dict, where: str, doc: dict) -> list[Problem]:
+    """Each step time is a number (the schema's rule on ``step_times_s`` items), and positive."""
+    times = run["step_times_s"]
+    if not set(map(type, times)) <= {int, float}:
+        return [Problem("schema", f"{where}.step_times_s", "a step time that is not a number")]
+    if times and min(times) <= 0:
+        return [Problem("time-order", f"{where}.step_times_s", "a step time that is not positive")]
+    return []
 
 
 @run_rule("scale-mismatch", "device-mismatch", "spec-hash", "precision")

@@ -24,8 +24,9 @@ code("schema-unchecked", "the JSON Schema could not be checked here (neither jso
 
 def _prepared() -> dict:
     """The results schema as checked: every local ``#/$defs/x`` reference inlined (none is
-    recursive), and ``step_times_s`` items left to :func:`check_step_times`, which checks them
-    with numpy instead (the same rule, two orders of magnitude faster)."""
+    recursive), and ``step_times_s`` items left to the frame rule
+    :func:`suite.validate.run_rules._check_step_time_values` (the same rule, two orders of
+    magnitude faster)."""
     schema = copy.deepcopy(results_schema(SCHEMA_VERSION))
     schema["$defs"]["run"]["properties"]["step_times_s"].pop("items")
     return _inline_refs(schema, schema["$defs"])
@@ -59,12 +60,3 @@ def schema_problems(doc: Any) -> list[Problem]:
         return [Problem("schema-unchecked", "", UNCHECKED)]
     return [Problem("schema", field_path(e.path), safe(e.message, 200)) for e in errors]
 
-
-def check_step_times(run: dict, where: str) -> list[Problem]:
-    """The schema's rule on ``step_times_s`` items: numbers, each positive."""
-    times = run["step_times_s"]
-    if not set(map(type, times)) <= {int, float}:
-        return [Problem("schema", f"{where}.step_times_s", "a step time that is not a number")]
-    if times and min(times) <= 0:
-        return [Problem("time-order", f"{where}.step_times_s", "a step time that is not positive")]
-    return []

@@ -29,19 +29,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
 
-from suite import derive, goodput, mllog
+from suite import derive
 from suite.validate.registry import Problem, code, run_rule
+from suite.validate.shared import INTERVAL_SLACK_S, VALUE_REL, EventLogView, as_int, as_number, read_log
 from suite.validate.text import safe
 from suite.validate.tolerance import REL_TOLERANCE
 
 # ---------------------------------------------------------------- tolerances (docs/rules.md)
-STAMP_S = 1e-3
-"""Resolution of one MLLOG stamp: MLPerf writes whole milliseconds (goodbench keeps microsecond
-decimals, so its own logs are 1000× finer than this bound)."""
-INTERVAL_SLACK_S = 2 * STAMP_S
-"""A duration or time read from two stamps (or a stamp and a figure from the same clock)."""
 CLOCK_RATE = 1e-3
 """Rate difference between the step clock (``perf_counter``, CUDA events) and the stamps'
 ``time.time()``: NTP slews the wall clock by at most 500 ppm; twice that."""
@@ -59,9 +54,6 @@ way. Wide: counter and sampled power have not been compared on a GPU yet."""
 ENERGY_MIN_S, ENERGY_MIN_SAMPLES = 30.0, 100
 """The energy cross-check needs a run this long and this many power samples (10 Hz), so that the
 one-second averaging of NVML's power reading and the sampling edges weigh little."""
-VALUE_REL = 1e-9
-"""An ``eval_accuracy`` value and its curve point are the same float, written twice."""
-
 code("stream-event-log", "the event log cannot be read, or lacks the events every run writes")
 code("stream-step-times", "step times disagree with the event log's step blocks")
 code("stream-curve", "the eval curve disagrees with the event log's evaluations")
@@ -69,110 +61,7 @@ code("stream-run-bounds", "time to train, time to target, steps, status or start
 code("stream-phases", "wall time or phases disagree with the event log's intervals")
 code("stream-energy", "energy disagrees with the power readings kept in the file")
 
-_STEP_KINDS = ("warmup", "block")
-
-
-@dataclass
-class _Log:
-    """What the cross-checks read from a run's event log, computed once per run."""
-
-    attempts: list[goodput.Attempt]
-    keep: list[float]  # per attempt: its work up to this step is kept (later workers redid the rest)
-    blocks: list[goodput.Interval] = field(default_factory=list)  # kept step blocks, in step order
-    evals: dict[int, goodput.Interval] = field(default_factory=dict)  # kept evaluations by step
-    accuracy: dict[int, mllog.Event] = field(default_factory=dict)  # kept eval_accuracy by step
-    run_start: mllog.Event | None = None
-    run_stop: mllog.Event | None = None
-    error: str | None = None  # why the log cannot be cross-checked (reported once, by the first rule)
-    unreadable: bool = False  # a line that is not an MLLOG event: the goodput rule reports it too
-
-    @property
-    def init_start(self) -> float:
-        return self.attempts[0].events[0].t
-
-    @property
-    def stop(self) -> mllog.Event:
-        """``run_stop`` (a log without one is never cross-checked: :func:`_read` says why)."""
-        if self.run_stop is None:
-            raise ValueError("the event log has no run_stop")
-        return self.run_stop
-
-
-def _int(value) -> int | None:
-    return value if type(value) is int else None
-
-
-def _number(value) -> float | None:
-    return float(value) if type(value) in (int, float) and math.isfinite(value) else None
-
-
-def _read(run: dict) -> _Log | None:
-    """The run's log as the cross-checks read it; None without a log (nothing to cross-check)."""
-    lines = run.get("event_log")
-    if not lines:
-        return None
-    try:
-        events = mllog.parse(lines)
-    except ValueError as exc:
-        return _Log([], [], error=f"the event log cannot be read: {exc}", unreadable=True)
-    if not all(math.isfinite(e.time_ms) for e in events):
-        return _Log([], [], error="the event log has a time stamp that is not a finite number")
-    attempts = goodput.split_attempts(events)
-    if not attempts:
-        return None  # no run in it (no init_start): as good as no log, and no goodput can be given
-    resumed = [_resumed_from(a) for a in attempts]
-    if any(step is not None and step < 0 for step in resumed):
-        return _Log([], [], error="a checkpoint_load_stop of the event log has no step")
-    keep = [min((s for s in resumed[i + 1:] if s is not None), default=math.inf) for i in range(len(attempts))]
-    log = _Log(attempts, keep)
-    for attempt, upto in zip(attempts, keep):
-        for item in attempt.intervals():
-            if item.kind in _STEP_KINDS:
-                first, count = _int(item.meta.get("first_step")), _int(item.meta.get("step_count"))
-                if first is None or count is None or first < 1 or count < 1 \
-                        or _number(item.meta.get("step_s")) is None:
-                    return _Log(attempts, keep, error="a step block of the event log has no first_step, "
-                                                      "step_count or step_s")
-                if first + count - 1 <= upto:
-                    log.blocks.append(item)
-            elif item.kind == "eval":
-                step = _int(item.meta.get("step"))
-                if step is not None and step <= upto:
-                    log.evals[step] = item
-        for e in attempt.events:
-            step = _int(e.metadata.get("step"))
-            if e.key == "eval_accuracy" and step is not None and step <= upto:
-                log.accuracy[step] = e
-    log.blocks.sort(key=lambda b: b.meta["first_step"])
-    log.run_start = next((e for e in events if e.key == "run_start"), None)
-    if log.run_start is None and any(i.kind in _STEP_KINDS for i in attempts[0].intervals()):
-        return _Log(attempts, keep, error="the event log has steps but no run_start")
-    log.run_stop = next((e for e in reversed(attempts[-1].events) if e.key == "run_stop"), None)
-    if log.run_stop is None:
-        log.error = "the event log has no run_stop (every run logs it when it ends)"
-    return log
-
-
-def _resumed_from(attempt: goodput.Attempt) -> int | None:
-    """The step a later worker went on from (its ``checkpoint_load_stop``: 0 when it found no good
-    checkpoint and started over), -1 for a step that is not one; None for a worker that never got
-    that far (killed in its set-up), whose work replaced nothing."""
-    try:
-        return goodput.resume_step(attempt)
-    except goodput.BadLog:
-        return -1
-
-
-def read_log(run: dict, facts: dict) -> _Log | None:
-    """The run's log, read once per run (kept in the run's ``facts``); None: nothing to cross-check
-    (no log, or one that cannot be: :func:`_check_event_log` says why)."""
-    if "stream_log" not in facts:
-        facts["stream_log"] = _read(run)
-    log = facts["stream_log"]
-    return None if log is None or log.error else log
-
-
-def _since_start(log: _Log, t: float) -> float | None:
+def _since_start(log: EventLogView, t: float) -> float | None:
     """Seconds from the log's ``run_start`` to ``t``; None when the log has none (the first worker
     died in its set-up, and the next started the clock as it resumed: a time not logged)."""
     return t - log.run_start.t if log.run_start is not None else None
@@ -219,10 +108,10 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
                                     f"the event log's block of {span} lies beyond the {len(times)} step times"))
             continue
         summed = math.fsum(times[first - 1:last])
-        step_s, wait = float(meta["step_s"]), _number(meta.get("data_wait_s")) or 0.0
+        step_s, wait = float(meta["step_s"]), as_number(meta.get("data_wait_s")) or 0.0
         own = step_s  # this rank's step clock; a distributed block moved other ranks' stalls to data_wait_s
         ranks = meta.get("data_wait_ranks_s")
-        if isinstance(ranks, list) and ranks and _number(ranks[0]) is not None:
+        if isinstance(ranks, list) and ranks and as_number(ranks[0]) is not None:
             own = step_s + wait - float(ranks[0])
         tolerance = count * STEP_ROUNDING_S + 1e-6
         if not (abs(summed - own) <= tolerance or step_s == 0 and summed <= own + tolerance):
@@ -248,7 +137,7 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 
 
 def _met(target, value) -> bool:
-    number = _number(value)
+    number = as_number(value)
     return target is not None and number is not None and target.met(number)
 
 
@@ -274,7 +163,7 @@ def _check_curve(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]
                                     f"in the event log ended {_fmt(logged)} after run_start"))
         metric = accuracy.metadata.get("metric")
         got = point.get(metric) if isinstance(metric, str) else None
-        mine, want = _number(got), _number(accuracy.value)
+        mine, want = as_number(got), as_number(accuracy.value)
         if mine is None or want is None or not math.isclose(mine, want, rel_tol=VALUE_REL, abs_tol=0.0):
             problems.append(Problem("stream-curve", field,
                                     f"the point at step {step} gives {safe(metric)} {safe(got)}, the event "
@@ -383,12 +272,12 @@ def _check_phases(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
 def _check_energy(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """Energy to train against the telemetry's sampled power and, distributed, its ranks' readings."""
     log = read_log(run, facts)
-    energy = _number(run["metrics"].get("energy_to_train_j"))
+    energy = as_number(run["metrics"].get("energy_to_train_j"))
     if log is None or energy is None:
         return []
     field = f"{where}.metrics.energy_to_train_j"
     ranks = [r for r in (run.get("distributed") or {}).get("ranks") or [] if isinstance(r, dict)]
-    readings = [j for j in (_number(r.get("energy_to_train_j")) for r in ranks) if j is not None]
+    readings = [j for j in (as_number(r.get("energy_to_train_j")) for r in ranks) if j is not None]
     if ranks and len(readings) == len(ranks) and \
             not math.isclose(energy, math.fsum(readings), rel_tol=REL_TOLERANCE, abs_tol=1e-6):
         return [Problem("stream-energy", field,
@@ -401,7 +290,7 @@ def _check_energy(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
     powers = []
     for summary in summaries:
         summary = summary if isinstance(summary, dict) else {}
-        if (_int(summary.get("samples")) or 0) < ENERGY_MIN_SAMPLES or _number(summary.get("mean_power_w")) is None:
+        if (as_int(summary.get("samples")) or 0) < ENERGY_MIN_SAMPLES or as_number(summary.get("mean_power_w")) is None:
             return []  # no sampled power kept (the CPU, a GPU without NVML power readings)
         powers.append(float(summary["mean_power_w"]))
     counter, sampled_w = energy / seconds, math.fsum(powers)

@@ -7,9 +7,8 @@ from __future__ import annotations
 import datetime as dt
 
 from suite.rules_version import RULES_DATES, RULES_VERSION
-from suite.validate.claim_rules import V7
-from suite.validate.document_rules import parse_timestamp
 from suite.validate.registry import Problem, code, document_rule
+from suite.validate.shared import V7, parse_timestamp
 
 code("created-before-rules", "created_at before the rules version the file names came into force, or a rules "
                              "version this suite does not have", since=V7)

@@ -7,7 +7,6 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from suite.validate.claim_rules import V7
 from suite.validate.limits import (
     MAX_ARRAY_ITEMS,
     MAX_DEPTH,
@@ -18,6 +17,7 @@ from suite.validate.limits import (
     MAX_STRING_CHARS,
 )
 from suite.validate.registry import Problem, code
+from suite.validate.shared import V7
 from suite.validate.text import CONTROL_CHARS, field_path, has_control_chars
 
 # too-deep, non-finite and number-too-large are registered with the bytes layer (suite.validate.reading)
