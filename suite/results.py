@@ -3,8 +3,9 @@ small accessors for the figures that readers (CLI, leaderboard, site, summary) s
 
 A results file is JSON; :class:`Document` and the classes below are its typed view (TypedDicts,
 so a parsed file *is* the record and costs nothing to convert). The JSON Schema
-(``suite/schema/results-v1.json``) and ``docs/results-format.md`` are the full definition; the
-types name the fields code reads. Torch-free: reading results never loads a training stack.
+(``suite/schema/results-v1.json``) is the definition: these types name exactly its fields, what
+:mod:`suite.derive` writes is what it defines, and ``docs/results-format.md`` documents each of
+its fields (tests/test_record_definition.py, tests/test_docs.py). Torch-free: reading results never loads a training stack.
 """
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ class Throughput(TypedDict):
     step_time_s: StepTimes
 
 
+class Target(TypedDict):
+    """A workload's quality target as a results file records it (``derive.target_record``)."""
+
+    metric: str
+    direction: Literal["min", "max"]
+    value: float
+
+
 class Metrics(TypedDict, total=False):
     """A run's figures; every optional figure is None with its ``*_status`` saying why."""
 
@@ -67,8 +76,9 @@ class Metrics(TypedDict, total=False):
     mfu: float | None
     mfu_status: str
     tta_s: float | None
+    target: Target | None
     tta_status: str
-    target: dict | None
+    final_quality: dict[str, float | None] | None
     energy_method: str | None
     energy_status: str
     energy_to_train_j: float | None
@@ -115,6 +125,8 @@ class Run(TypedDict, total=False):
     seed: int
     device: str
     precision: str
+    precision_flags: dict[str, Any] | None
+    repeat: int  # only in a run of goodbench run --repeat N: which of its seed's runs (1 … N)
     status: Literal["complete", "failed", "partial"]
     error: str | None
     started_at: str
