@@ -3,7 +3,8 @@ with its arguments and its ``run``) and turns their failures into exit statuses.
 
 Exit status: 0 ok, 1 input or rules failed, 2 usage error, 130 interrupted (SIGINT), 143
 stopped by SIGTERM. Expected failures print one line and no traceback; ``--debug`` shows the
-traceback.
+traceback. Torch is an extra (``goodbench[train]``): a command that trains or measures a device
+without it says so in one line; validate, submit, site, compare and the MLPerf import need none.
 """
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ from suite.commands import (
 )
 from suite.commands.common import Usage, error_text, say
 from suite.errors import GoodbenchError
+
+# the packages of the train extra (pyproject.toml): a command that needs one names the extra
+TRAIN_EXTRA = ("torch",)
 
 # in the order of `goodbench --help`
 COMMANDS = (list_workloads, data, run, keygen, validate, submit, site, check, peaks, project, reproduce, compare,
@@ -66,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         say(f"goodbench: error: {error_text(exc)}")
+        return 1
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "").split(".")[0]
+        if package not in TRAIN_EXTRA or args.debug:
+            raise
+        say(f"goodbench: error: goodbench {args.command} needs {package}, which is not installed here: "
+            "pip install 'goodbench[train]' (validate, submit, site, compare and the MLPerf import need no torch)")
         return 1
     except KeyboardInterrupt:
         signals = sys.modules.get("suite.run_signals")  # loaded where SIGTERM is turned into this

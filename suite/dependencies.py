@@ -36,6 +36,8 @@ class OptionalPackage:
 
 
 OPTIONAL: tuple[OptionalPackage, ...] = (
+    OptionalPackage("torch", "torch", "training (run, check, reproduce) and the device's description: "
+                    "install the train extra, pip install 'goodbench[train]'"),
     OptionalPackage("jsonschema", "jsonschema",
              "validate reports the first JSON Schema error only (from fastjsonschema), not every error; "
              "with fastjsonschema missing too, the schema is not checked (schema-unchecked)"),
