@@ -397,7 +397,8 @@ def test_a_file_ending_after_it_was_submitted_is_refused(original):
     assert late == [("future-timestamp", "created_at")]
     # every stamp moved 4 minutes past the submission (within the 5 minutes allowed before v7)
     now = dt.datetime.now(dt.UTC)
-    ahead = _moved_in_time(copy.deepcopy(original), (now - created).total_seconds() + 240)
+    # by whole seconds: the stamps in seconds (created_at, started_at) move exactly as the log's
+    ahead = _moved_in_time(copy.deepcopy(original), math.ceil((now - created).total_seconds()) + 240)
     assert [(p.code, p.field) for p in v.check_document(ahead, now)] == [("future-timestamp", "created_at")]
 
 

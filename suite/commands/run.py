@@ -83,9 +83,8 @@ def run(args) -> int:
     if unknown:
         raise Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
     _check_repeat(args)
-    if args.output and not launch.in_torchrun() and Path(args.output).exists():
-        # taken now (a torchrun worker's rank 0 takes over its launcher's reservation of the name)
-        raise GoodbenchError(f"{args.output} exists; goodbench never overwrites a results file")
+    if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
+        _refuse_taken_output(Path(args.output))
     from suite.system import resolve_device
 
     device = resolve_device(args.device)
@@ -109,6 +108,21 @@ def run(args) -> int:
         raise
     distributed.shutdown(wait=status == 0)  # after a failure the peers may be gone
     return status
+
+
+def _refuse_taken_output(out: Path) -> None:
+    """Refuse ``-o FILE`` at once when a results file or a live run holds the name, as reserving it
+    would (:class:`suite.results.Reservation`); the name is reserved for good just before training."""
+    if not out.exists():
+        return
+    from suite import results
+
+    try:
+        results.Reservation.take(out).release()  # an abandoned (empty, unlocked) reservation is taken over
+    except results.NameTaken as exc:
+        raise GoodbenchError(str(exc)) from None
+    except OSError:
+        pass  # reserving it later says why
 
 
 def _run_process(args, device, scale: str, parallel) -> int:
