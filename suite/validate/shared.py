@@ -145,7 +145,7 @@ def _resumed_from(attempt: goodput.Attempt) -> int | None:
 
 def read_log(run: dict, facts: dict) -> EventLogView | None:
     """The run's log, read once per run (kept in the run's ``facts``); None: nothing to cross-check
-    (no log, or one that cannot be: :func:`_check_event_log` says why)."""
+    (no log, or one that cannot be: :func:`suite.validate.stream_rules._check_event_log` says why)."""
     if "stream_log" not in facts:
         facts["stream_log"] = _read(run)
     log = facts["stream_log"]
@@ -163,6 +163,7 @@ def run_headers(run: dict, facts: dict) -> list[claims.Header] | None:
 
 
 def first(headers: list[claims.Header], key: str, default: Any = None) -> Any:
+    """The value the first worker's header that logged ``key`` gives it (``default``: none did)."""
     return next((h.value(key) for h in headers if key in h.events), default)
 
 
