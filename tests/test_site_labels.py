@@ -125,8 +125,12 @@ def _schema_keys(schema: dict, node: dict, path: str) -> list[str]:
         out += _schema_keys(schema, items, path + "[]")
     for key, child in (node.get("properties") or {}).items():
         sub = f"{path}.{key}" if path else key
+        if labels.field(sub.removeprefix("runs[].").replace("[]", "[0]")).unit in labels.WHOLE:  # a target
+            out.append(sub)
+            continue
         nested = _schema_keys(schema, child, sub)
-        if nested or child.get("type") != "object":  # an open map's keys are met on the real files above
+        types = child.get("type") if isinstance(child.get("type"), list) else [child.get("type")]
+        if nested or "object" not in types:  # an open map's keys are met on the real files above
             out += nested or [sub]
     return out
 
