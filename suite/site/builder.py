@@ -30,7 +30,7 @@ from suite import leaderboard, ownership, reviewers, trust
 from suite.errors import GoodbenchError
 from suite.ledger import in_store_order
 from suite.results import utc_now
-from suite.site import mlperf_pages, pages, run_page
+from suite.site import about_pages, mlperf_pages, pages, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
@@ -181,6 +181,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted)  # "reproduced N times on …", copies
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
+    about_pages.write(out, built)  # methodology and how to submit
     copy_static(out / "static")
     return out / "index.html", int(entries["file"].nunique()), invalid
 

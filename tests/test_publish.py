@@ -1,0 +1,148 @@
+"""The leaderboard's publishing script (suite/publish.py) on a scratch repository: a good pull
+request is accepted, forged ones are refused with the store's reasons, and the comment renders
+nothing a results file holds as Markdown."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from suite import publish
+from suite.store import submit
+from tests.forging import CORPUS_VALID, REPO
+
+BASE_FILE = next(p for p in CORPUS_VALID if p.name == "gpt2-smoke-2-ranks.json")
+GOOD_FILE = next(p for p in CORPUS_VALID if p.name == "lm-char-smoke.json")
+LATER_FILE = next(p for p in CORPUS_VALID if p.name == "lm-char-killed-resumed.json")
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                         env={**os.environ, **GIT_ENV})
+    return out.stdout.strip()
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def add_by_hand(repo: Path, raw: bytes, ledger: bool = True) -> str:
+    """Put ``raw`` in the store as submit would name it, without submit's checks; its path."""
+    name = f"{hashlib.sha256(raw).hexdigest()}.json"
+    (repo / "results" / name).write_bytes(raw)
+    if ledger:
+        with (repo / "results" / "ledger.jsonl").open("a") as fh:
+            fh.write(json.dumps({"file": name, "stored_at": "2026-11-27T00:00:00Z"}) + "\n")
+    return f"results/{name}"
+
+
+@pytest.fixture
+def scratch(tmp_path) -> tuple[Path, str]:
+    """A repository whose main holds one stored results file; (its folder, main's commit)."""
+    repo = tmp_path / "board"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("a leaderboard\n")
+    submit(BASE_FILE, repo / "results")
+    return repo, commit(repo, "the store")
+
+
+def run(repo: Path, base: str, head: str, tmp_path: Path) -> tuple[int, str]:
+    comment = tmp_path / "comment.md"
+    status = publish.main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--comment", str(comment)])
+    return status, comment.read_text()
+
+
+def test_a_pull_request_of_what_submit_stored_is_accepted_against_the_newest_main(scratch, tmp_path, capsys):
+    repo, base = scratch
+    git(repo, "checkout", "-q", "-b", "good")
+    stored = submit(GOOD_FILE, repo / "results")
+    head = commit(repo, "a result")
+    git(repo, "checkout", "-q", "main")  # main moves on while the pull request waits
+    submit(LATER_FILE, repo / "results")
+    newer = commit(repo, "another result")
+    status, text = run(repo, newer, head, tmp_path)
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert f"ACCEPTED  results/{stored.name}" in printed and "ACCEPTED  results/ledger.jsonl" in printed
+    assert f"against the store at {newer[:12]} (2 results files)" in printed
+    assert text.startswith("### goodbench results check\n\n**Accepted**")
+    assert git(repo, "rev-parse", "HEAD") == newer and not git(repo, "status", "--porcelain")  # nothing checked out
+
+
+def test_forged_pull_requests_are_refused_with_the_stores_reasons(scratch, tmp_path, capsys):
+    repo, base = scratch
+    stored = next((repo / "results").glob("*.json"))
+    git(repo, "checkout", "-q", "-b", "forged")
+    doc = json.loads(GOOD_FILE.read_text())
+    doc["runs"][0]["metrics"]["throughput"]["samples_per_s"] *= 2  # a figure its records contradict
+    tampered = add_by_hand(repo, json.dumps(doc).encode())
+    copy = add_by_hand(repo, json.dumps(json.loads(stored.read_bytes()), indent=1).encode())  # the stored runs again
+    misnamed = "results/" + "0" * 64 + ".json"
+    (repo / misnamed).write_bytes(GOOD_FILE.read_bytes())
+    unlisted = add_by_hand(repo, GOOD_FILE.read_bytes(), ledger=False)
+    stored.write_bytes(stored.read_bytes().replace(b'"runs"', b' "runs"', 1))  # a stored file edited
+    (repo / "README.md").write_text("changed\n")
+    head = commit(repo, "forged results")
+    status, text = run(repo, base, head, tmp_path)
+    printed = capsys.readouterr().out
+    assert status == 1
+    verdicts = {v.path: v for v in publish.review(repo, base, head).verdicts}
+    assert not any(v.accepted for p, v in verdicts.items() if p != "results/ledger.jsonl")
+    assert any("refused: " in line and "throughput" in line for line in verdicts[tampered].lines), verdicts[tampered]
+    assert any("duplicate-run" in line for line in verdicts[copy].lines), verdicts[copy]
+    assert "sha256" in verdicts[misnamed].lines[0] or "not listed" in verdicts[misnamed].lines[0]
+    assert "not listed in results/ledger.jsonl" in verdicts[unlisted].lines[0]
+    assert "changes a stored results file" in verdicts[f"results/{stored.name}"].lines[0]
+    assert "outside results/" in verdicts["README.md"].lines[0]
+    assert "**Refused**" in text and "REFUSED  README.md" in printed
+
+
+def test_a_ledger_rewritten_or_naming_another_file_is_refused(scratch, tmp_path):
+    repo, base = scratch
+    git(repo, "checkout", "-q", "-b", "reorder")
+    ledger = repo / "results" / "ledger.jsonl"
+    ledger.write_text(ledger.read_text().replace("Z", "Z ", 1))
+    head = commit(repo, "the ledger rewritten")
+    verdicts = {v.path: v for v in publish.review(repo, base, head).verdicts}
+    assert "only ever gains lines" in verdicts["results/ledger.jsonl"].lines[0]
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "-b", "claims")
+    with ledger.open("a") as fh:
+        fh.write(json.dumps({"file": "f" * 64 + ".json", "stored_at": "2026-11-27T00:00:00Z"}) + "\n")
+    head = commit(repo, "a line for a file it does not add")
+    assert not publish.review(repo, base, head).accepted
+
+
+def test_the_comment_renders_no_markdown_from_a_results_file(scratch, tmp_path):
+    repo, base = scratch
+    git(repo, "checkout", "-q", "-b", "hostile")
+    hostile = "results/@maintainers ```<img src=x onerror=alert(1)>\n[x](e.org).json"
+    (repo / hostile).write_text("{}")
+    head = commit(repo, "a hostile name")
+    status, text = run(repo, base, head, tmp_path)
+    assert status == 1
+    block = text.split("```text\n", 1)[1].rsplit("```", 1)
+    assert len(text.split("```")) == 3, "one code block, never closed early"
+    assert "\n[x]" not in block[0] and "@maintainers '''<img" in block[0]
+
+
+def test_the_workflow_runs_the_script_on_the_base_code_only():
+    """The workflow (pull_request_target: it may comment) never checks out or runs the pull
+    request's code: it fetches the pull request's commit as data for ``suite.publish pr``."""
+    text = (REPO / ".github" / "workflows" / "leaderboard.yml").read_text()
+    assert "pull_request_target" in text and "python -m suite.publish pr" in text
+    assert "python -m suite.publish site" in text and "actions/deploy-pages" in text
+    checkouts = text.count("actions/checkout@")
+    assert checkouts == 2 and "ref: ${{ github.event.pull_request.head" not in text
