@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,23 @@ def test_log_ticks_are_powers_of_ten_and_large_values_are_short():
     assert [label for _, label in charts.Axis([3, 2e8], 0, 100).ticks()] == ["1", "100", "10,000", "1M", "100M", "10G"]
     assert [label for _, label in charts.Axis([0, 2.6e8], 0, 100).ticks()] == \
         ["0", "50M", "100M", "150M", "200M", "250M", "300M"]
+
+
+def test_a_time_category_keeps_its_colour_on_every_bar_of_a_run_page():
+    """The phases bar and the goodput bar colour training, data waiting, evaluation… the same,
+    whichever parts a run has (a colour by position would repaint them bar by bar)."""
+    from suite.site.run_page import TIME_COLOURS, _parts
+
+    phases = str(charts.stacked_bar(_parts({"init": 1.0, "train": 5.0, "eval": 1.0}), "phases", colours=TIME_COLOURS))
+    badput = str(charts.stacked_bar(_parts({"productive": 4.0, "data_wait": 1.0, "eval": 1.0}), "goodput",
+                                    colours=TIME_COLOURS))
+
+    def colour(svg: str, name: str) -> str:
+        return re.search(rf'class="seg (p\d)"[^>]*><title>{name} ', svg).group(1)
+
+    assert colour(phases, "training") == colour(badput, "productive")
+    assert colour(phases, "evaluation") == colour(badput, "evaluation")
+    assert len({colour(badput, "productive"), colour(badput, "waiting for data"), colour(badput, "evaluation")}) == 3
+    assert len(set(TIME_COLOURS.values())) == len(TIME_COLOURS) - 1  # one colour each; train = productive
+    css = Path(charts.__file__).with_name("static").joinpath("style.css").read_text()
+    assert all(f".p{i} " in css for i in set(TIME_COLOURS.values()))

@@ -187,9 +187,12 @@ def histogram(values: list[float], x_label: str, title: str, bins: int = 24, uni
     return _figure("".join(body), title, str(escape(title)))
 
 
-def stacked_bar(parts: Mapping[str, float | None], title: str, text: Callable[[float], str] = seconds) -> Markup | None:
+def stacked_bar(parts: Mapping[str, float | None], title: str, text: Callable[[float], str] = seconds,
+                colours: Mapping[str, int] | None = None) -> Markup | None:
     """One horizontal bar split into named parts, with values (as ``text`` writes them, with
-    their unit: durations by default) and shares in the caption."""
+    their unit: durations by default) and shares in the caption, which is its legend.
+    ``colours`` gives a part's palette colour (``p0``–``p9``) by its name, so that a category
+    keeps its colour from bar to bar; other parts take the colours in order."""
     shown = {k: float(v) for k, v in parts.items()
              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0}
     total = sum(shown.values())
@@ -199,9 +202,10 @@ def stacked_bar(parts: Mapping[str, float | None], title: str, text: Callable[[f
     for i, (name, value) in enumerate(shown.items()):
         w = width * value / total
         words = f"{escape(name)} {escape(text(value))} ({pct(value / total)})"
-        body.append(f'<rect class="seg p{i % 8}" x="{round(left, 1)}" y="2" width="{round(w, 1)}" height="24">'
+        colour = (colours or {}).get(name, i % 8)
+        body.append(f'<rect class="seg p{colour}" x="{round(left, 1)}" y="2" width="{round(w, 1)}" height="24">'
                     f'<title>{words}</title></rect>')
-        keys.append(f'<span class="key p{i % 8}">■</span> {words}')
+        keys.append(f'<span class="key p{colour}">■</span> {words}')
         left += w
     caption = f"{escape(title)} (total {escape(text(total))}): {' '.join(keys)}"
     return _figure("".join(body), title, caption, css="chart bar-chart", height=28)

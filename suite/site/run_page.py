@@ -22,6 +22,12 @@ from suite.validate.text import printable
 from workloads import registry
 
 PHASE_ORDER = derive.PHASES
+TIME_COLOURS = {labels.words(k): colour for k, colour in {
+    "productive": 3, "train": 3,  # training progress: green on both bars
+    "init": 0, "data_load": 6, "compile_warmup": 1, "data_wait": 2, "eval": 4, "checkpoint_save": 7,
+    "restart_recovery": 8, "lost_work": 9, "other": 5}.items()}
+"""The palette colour of each part of a run's time (suite/site/static/style.css ``.p0``–``.p9``):
+one per category on every bar of the run page, the caption its legend."""
 RANK_ROWS = 256  # a run page lists at most this many ranks (rank 0 and the slowest); the raw JSON has all
 
 
@@ -344,11 +350,11 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "power_chart": charts.line_chart({"power (W)": trace}, "seconds since start", "W", "power trace")
         if trace else None,
         "badput": charts.stacked_bar(_parts({"productive": goodput.get("productive_s"), **badput}),
-                                     "goodput: productive time and badput by cause", seconds)
+                                     "goodput: productive time and badput by cause", seconds, TIME_COLOURS)
         if badput else None,
         "goodput": field_table(labels.flatten({k: v for k, v in goodput.items() if k != "badput_s"}, "goodput"))
         if goodput else None,
         "phases": charts.stacked_bar(_parts({k: phases.get(k) for k in
                                              list(PHASE_ORDER) + sorted(set(phases) - set(PHASE_ORDER))}),
-                                     "phases of the run", seconds),
+                                     "phases of the run", seconds, TIME_COLOURS),
     }
