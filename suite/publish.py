@@ -203,7 +203,8 @@ def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Pa
         name = Path(path).name
         size = git.size(head, path)
         if size is None or size > MAX_FILE_BYTES:
-            verdicts.append(Verdict(path, False, [f"{size} bytes is over the {MAX_FILE_BYTES}-byte limit"]))
+            why = "not a file" if size is None else f"{size} bytes is over the {MAX_FILE_BYTES}-byte limit"
+            verdicts.append(Verdict(path, False, [why]))
             continue
         raw = git.blob(head, path)
         digest = hashlib.sha256(raw).hexdigest()
@@ -259,7 +260,7 @@ def comment(result: Review) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line of the module docstring; the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m suite.publish", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m suite.publish", description=(__doc__ or "").split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
     pr = steps.add_parser("pr", help="judge a pull request's results files against the base's store")
     pr.add_argument("--base", required=True, help="the commit the pull request would merge into")
