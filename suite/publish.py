@@ -38,12 +38,12 @@ from suite.errors import GoodbenchError
 from suite.store import Refused, submit_noted
 from suite.validate import RULES_VERSION
 from suite.validate.limits import MAX_FILE_BYTES
+from suite.validate.text import safe
 
 RESULTS = "results"
 STORED_NAME = re.compile(r"results/([0-9a-f]{64})\.json")
 MAINTAINERS_ONLY = ("results/reviewers.toml", "results/mlperf/")
 LEDGER = f"{RESULTS}/{ledger.NAME}"
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -228,10 +228,9 @@ def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Pa
 
 
 def _printable(text: str, limit: int = 300) -> str:
-    """``text`` with control characters replaced by "?" and backticks by "'", cut to ``limit``
-    characters: it cannot close a Markdown code block."""
-    clean = _UNPRINTABLE.sub("?", text).replace("`", "'")
-    return clean if len(clean) <= limit else clean[:limit] + "…"
+    """``text`` as a problem line prints it (:func:`suite.validate.text.safe`: every refused
+    character "?", bounded), its backticks "'": it cannot close a Markdown code block."""
+    return safe(text, limit).replace("`", "'")
 
 
 def report(result: Review) -> str:
