@@ -44,7 +44,9 @@
 # Each command runs under `timeout -s INT -k KILL_AFTER` in a process group of its own: at its
 # limit the whole group gets SIGINT, and a goodbench run cut there still writes its results file
 # with the runs so far (settings.interrupted); SIGKILL follows KILL_AFTER s later. A command's
-# limit ends KILL_AFTER + 10 s before the call's budget, so that a cut run is written in time.
+# limit ends KILL_AFTER + 10 s before the call's budget, so that a cut run is written in time. A
+# run killed after its results file was written (a slow interpreter exit) counts as cut at its
+# limit: the file is renamed into place whole, so it is there complete or not at all.
 # Ctrl-C or SIGTERM of this script reaches the running command the same way, and no later stage
 # starts (exit 130/143). Wheels in .whl/ (benchmarks/gpu_carry.sh) are installed first, and the
 # packages goodbench runs without that are still missing are named. Runs are signed when a key
@@ -57,7 +59,9 @@
 # every stage: info check energy bench overhead compile full, the families over
 # REHEARSAL_WORKLOADS (default lm-char dlrm-small; overhead: the first) and REHEARSAL_MODES
 # (default: default). A goodbench run is stopped REHEARSAL_CUT seconds (default 2) after its
-# training starts, as Ctrl-C would stop it, and must leave its results file; bench and overhead,
+# training starts, as Ctrl-C would stop it, and must leave its results file (the compile stage's
+# run, which a CPU does not compile within minutes, is cut at REHEARSAL_COMPILE_TIMEOUT, default
+# 60 s × REHEARSAL_SLOWDOWN, and must leave it too); bench and overhead,
 # which take many minutes on a CPU, are cut at STAGE_TIMEOUT (default 15 s here; SIGKILL 10 s
 # later); energy ends with status 2 (it needs a CUDA GPU). The rehearsal passes when every stage
 # ended so. The fixed limits of info, check, energy and the runs are REHEARSAL_SLOWDOWN (default 5)
@@ -110,6 +114,8 @@ if [ "$REHEARSAL" = 1 ]; then
     STAGE_TIMEOUT="${STAGE_TIMEOUT:-15}"
     SLOW="${REHEARSAL_SLOWDOWN:-5}"  # a busy CPU starts Python and torch far slower than the GPU machine
     RUN_TIMEOUT="${REHEARSAL_RUN_TIMEOUT:-$((120 * SLOW))}"  # a goodbench run is stopped by the rehearsal itself
+    # a CPU compiles gpt2-124m for longer than this: the stage shows the run starts and, cut, leaves its file
+    COMPILE_TIMEOUT="${REHEARSAL_COMPILE_TIMEOUT:-$((60 * SLOW))}"
     REHEARSAL_CUT="${REHEARSAL_CUT:-2}"
     KILL_AFTER="${STAGE_KILL_AFTER:-10}"
     read -r -a FULL_WORKLOADS <<<"${REHEARSAL_WORKLOADS:-lm-char dlrm-small}"
@@ -128,7 +134,7 @@ else
     DEVICE="${GOODBENCH_DEVICE:-cuda}"
     SCALE="${GOODBENCH_SCALE:-full}"
     STAGE_TIMEOUT="${STAGE_TIMEOUT:-540}"
-    RUN_TIMEOUT="$STAGE_TIMEOUT"
+    RUN_TIMEOUT="$STAGE_TIMEOUT" COMPILE_TIMEOUT="$STAGE_TIMEOUT"
     SLOW=1
     CALL_BUDGET="${CALL_BUDGET:-530}"
 fi
@@ -267,9 +273,13 @@ goodbench_run() {
     local out="$1"; shift
     local rc
     if [ "$REHEARSAL" = 1 ]; then CUT_AFTER="] step "; fi  # past the first steps: compiled by then
-    run "$RUN_TIMEOUT" "${GOODBENCH[@]}" run "$@" "${sign_args[@]+"${sign_args[@]}"}" -o "$out"; rc=$?
+    run "${RUN_LIMIT:-$RUN_TIMEOUT}" "${GOODBENCH[@]}" run "$@" "${sign_args[@]+"${sign_args[@]}"}" -o "$out"; rc=$?
     CUT_AFTER=""
     if [ -f "$out" ]; then say "results file $out"; else say "no results file written ($out)"; fi
+    if [ "$rc" = 137 ] && [ -f "$out" ]; then  # written whole (renamed into place), then killed while exiting
+        say "killed while exiting, after its results file was written (whole: it is renamed into place)"
+        rc=124
+    fi
     if [ "$REHEARSAL" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 130 ]; } && [ -z "$STOPPED" ]; then
         [ -f "$out" ] || return 1
         say "rehearsal: stopped early, as planned, and its results file was written"
@@ -328,7 +338,7 @@ stage_overhead_one() {
 stage_compile_one() {
     local mode="$1" out="$OUT/compile-gpt2-124m-$1.json"
     rm -f "$out"  # goodbench never overwrites a results file
-    goodbench_run "$out" -w gpt2-124m --scale "$SCALE" --device "$DEVICE" --compile "$mode"
+    RUN_LIMIT="$COMPILE_TIMEOUT" goodbench_run "$out" -w gpt2-124m --scale "$SCALE" --device "$DEVICE" --compile "$mode"
 }
 
 stage_compile_named() {
