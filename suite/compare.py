@@ -22,6 +22,7 @@ from typing import Any
 from suite import results
 from suite.compare_estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
 from suite.compare_stats import Estimate, Ratio, ratio_interval
+from suite.meters import host_load
 from suite.summary import complete_runs, groups
 
 # verdicts
@@ -228,13 +229,15 @@ class Column:
 
 
 def describe(doc: Doc) -> dict[str, Any]:
-    """A file's identity for a report: its system, accelerator, software and date."""
+    """A file's identity for a report: its system, accelerator, software and date, and whether
+    runs of it were measured under load (:func:`suite.meters.host_load.runs_under_load`)."""
     system = doc.get("system", {})
     accel = system.get("accelerator", {})
     soft = system.get("software", {})
     return {"system": system.get("name"), "accelerator": f"{accel.get('name')} × {accel.get('count')}",
             "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
-            "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at")}
+            "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at"),
+            "under_load": host_load.runs_under_load(doc.get("runs") or [])}
 
 
 def merge_side(docs: Sequence[Doc]) -> Doc:

@@ -164,7 +164,8 @@ def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tu
 def _identity(doc: Any) -> str:
     d = compare.describe(doc)
     parts = [d["system"], d["accelerator"], f"torch {d['torch']}" if d["torch"] else None,
-             f"compile {d['compile']}" if d["compile"] != "off" else None, d["created_at"]]
+             f"compile {d['compile']}" if d["compile"] != "off" else None, d["created_at"],
+             f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None]
     return " · ".join(str(p) for p in parts if p)
 
 

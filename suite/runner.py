@@ -24,6 +24,7 @@ import torch
 from suite import claims, distributed, mllog, signing
 from suite.errors import GoodbenchError
 from suite.meters import energy as energy_meter
+from suite.meters import host_load
 from suite.meters.clock import StepClock, synchronize
 from suite.meters.instruments import Instruments, open_instruments
 from suite.results import utc_now, write_atomic
@@ -133,6 +134,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
                                          lambda meta: log.event("failure", "SIGKILL", meta))
     if kill is not None:
         on_step = _both(on_step, kill)
+    load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
     state = LoopState(init_start=time.time())
     instruments = _open_instruments(device, parallel, resumed=bool(prior))
     instruments.start()
@@ -156,6 +158,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
         alone = finish(record, workload, scale, options, precision, state, log, instruments,
                         alone=lone is not None)
+        record["host_load"] = {"start": load_at_start, "end": host_load.snapshot(),
+                               "gpu_other_processes_end": instruments.other_gpu_processes()}
         if alone and lone is None:
             lone = f"rank {parallel.rank} lost its peers while its record was put together"
         if parallel.distributed and record["status"] == "complete" and not alone:

@@ -233,7 +233,7 @@ def test_architecture_names_every_module():
 
 
 TORCH_FREE = ["suite.validate", "suite.store", "suite.publish", "suite.leaderboard", "suite.site", "suite.report",
-              "suite.summary", "suite.compare", "suite.compare_estimates", "suite.compare_stats", "suite.compare_report", "suite.derive", "suite.results", "suite.dependencies", "suite.schema.checker", "suite.launch", "suite.cli", "suite.reproduce", "suite.reproduce.inputs", "suite.reproduce.planning",
+              "suite.summary", "suite.meters.host_load", "suite.compare", "suite.compare_estimates", "suite.compare_stats", "suite.compare_report", "suite.derive", "suite.results", "suite.dependencies", "suite.schema.checker", "suite.launch", "suite.cli", "suite.reproduce", "suite.reproduce.inputs", "suite.reproduce.planning",
               "suite.reproduce.tolerance", "suite.reproduce.comparison", "suite.reproduce.training",
               "suite.reproduce.reporting", "workloads.registry",
               "workloads.base", "workloads.data",

@@ -21,6 +21,7 @@ class Instruments:
     sampler: telemetry.Sampler | None = None
     settings: dict[str, Any] | None = None
     telemetry_status: str = "ok"
+    gpu: nvml.Gpu | None = None
 
     def start(self) -> None:
         if self.sampler is not None:
@@ -29,6 +30,16 @@ class Instruments:
     def stop(self) -> None:
         if self.sampler is not None:
             self.sampler.stop()
+
+    def other_gpu_processes(self) -> int | None:
+        """How many compute processes on the GPU are not this run's now (the start's count is
+        ``settings.other_processes``); None without NVML or when it cannot say."""
+        if self.gpu is None:
+            return None
+        try:
+            return telemetry.other_processes(self.gpu.settings()["compute_processes"])
+        except Exception:  # NVML failing at the end of a run loses this figure only
+            return None
 
     def report(self, t0: float, t1: float) -> dict[str, Any]:
         """The run's telemetry section: settings, sampled summary, power trace, warnings."""
@@ -51,7 +62,7 @@ def open_instruments(device: torch.device) -> Instruments:
         return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}")
     sampler = telemetry.Sampler(gpu, clock=time.time)  # the runner's clock: Unix seconds
     return Instruments(energy=energy.gpu_meter(gpu, sampler), sampler=sampler,
-                       settings=start_settings(gpu, device))
+                       settings=start_settings(gpu, device), gpu=gpu)
 
 
 def start_settings(gpu: nvml.Gpu, device: torch.device) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from markupsafe import Markup, escape
 
 from suite import derive, results, signing
+from suite.meters import host_load
 from suite.reviewers import FILE as REVIEWERS_FILE
 from suite.reviewers import Reviewers
 from suite.site import charts, labels
@@ -315,6 +316,26 @@ def _parts(values: dict) -> dict[str, float | None]:
             if not (isinstance(v, (int, float)) and abs(v) < RESOLUTION_S)}
 
 
+def host_load_context(run: dict) -> dict:
+    """The run's host record (:mod:`suite.meters.host_load`) in words: ``under`` (why it was
+    measured under load, or None) and ``text`` (the load at its start and end, or that it was not
+    recorded). Self-reported: nothing in the file can check it."""
+    record = run.get("host_load")
+    if not isinstance(record, dict):
+        return {"under": None, "text": "not recorded (the file was written before goodbench recorded it)"}
+    parts = []
+    for when in ("start", "end"):
+        snap = found if isinstance(found := record.get(when), dict) else {}
+        load, other = snap.get("load_1m"), snap.get("other_cores")
+        part = f"at its {when}: load average {'—' if load is None else f'{load:g}'} on {snap.get('cores')} cores"
+        part += ", other processes not measured" if other is None else f", other processes using {other:g} cores"
+        parts.append(part)
+    gpu = record.get("gpu_other_processes_end")
+    if gpu is not None:
+        parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
+    return {"under": host_load.under_load(record), "text": "; ".join(parts)}
+
+
 def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> dict:
     """Everything the run page shows, computed at build time (charts as escaped inline SVG).
 
@@ -335,6 +356,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         **(shared or doc_context(file, doc)),
         "title": f"{wid} {scale} seed {run['seed']}", "run": run,
         "started": labels.value_text(run.get("started_at"), "time"),
+        "host_load": host_load_context(run),
         "distributed": distributed_context(run),
         "rank_headers": [{"label": k, "kind": v} for k, v, _ in RANK_COLUMNS],
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,

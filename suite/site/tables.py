@@ -76,7 +76,8 @@ def _sub(key: str, row: dict) -> str | None:
     under a copy's system or signer (:func:`copy_words`), "no known peak, not ranked" under the
     system of a device the peak table cannot bound, and under every system its trust level
     (:func:`suite.trust.row_text`: "reproduced by a trusted reviewer", "unsigned, not
-    reproduced", …); None elsewhere or where there is none."""
+    reproduced", …) and whether runs of it were measured under load; None elsewhere or where
+    there is none."""
     if key == "score":
         low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
         if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) \
@@ -91,9 +92,13 @@ def _sub(key: str, row: dict) -> str | None:
     elif key == "system":  # the system column wraps: what stands behind the row goes there
         lines = [_copy_text(row) if isinstance(row.get("copy_status"), str) else None,
                  f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
-                 trust_text(row)]
+                 trust_text(row),
+                 UNDER_LOAD if isinstance(row.get("under_load"), str) else None]
         return "; ".join(line for line in lines if line) or None
     return None
+
+
+UNDER_LOAD = "measured under load (self-reported host record; its run pages say what ran beside it)"
 
 
 def _copy_text(row: dict) -> str:

@@ -1,0 +1,117 @@
+"""The host's load at a run's start and end (suite/meters/host_load.py): read from /proc, kept in
+the run's record, and a run measured under load marked on the site and by compare."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from suite import compare, leaderboard
+from suite.compare_report import _identity
+from suite.meters import host_load
+from suite.site import run_page, tables
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int, name: str, group: int, cpu_ticks: int) -> str:
+    """A /proc/PID/stat line: pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+    majflt cmajflt utime stime …"""
+    return f"{pid} ({name}) R 1 {group} {group} 0 -1 0 0 0 0 0 {cpu_ticks} 0 0 0 20 0 1 0\n"
+
+
+@pytest.fixture
+def fake_proc(tmp_path):
+    """A /proc of three processes (one of this process's group, whose use is not counted) whose
+    CPU times move on while the snapshot sleeps, as the kernel's would."""
+    own = os.getpgrp()
+    procs = {101: ("stress (x) ng", own + 1, [0, int(0.9 * TICK)]),  # a name with ") " in it
+             102: ("idle\x1b[31m", own + 2, [5, 5]),
+             103: ("our-rank", own, [0, 5 * TICK])}
+    for pid, (name, group, ticks) in procs.items():
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks[0]))
+    (tmp_path / "self").mkdir()  # not a process
+
+    def sleep(seconds):
+        for pid, (name, group, ticks) in procs.items():
+            (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks[1]))
+
+    clock = iter([10.0, 11.0])  # one second passes over the window
+    return {"proc": tmp_path, "sleep": sleep, "clock": lambda: next(clock)}
+
+
+def test_a_snapshot_counts_the_cpu_of_processes_outside_the_runs_group(fake_proc):
+    snap = host_load.snapshot(**fake_proc)
+    assert snap["cores"] == (os.cpu_count() or 1)
+    assert snap["other_cores"] == 0.9  # the rank in the run's own group is not another process
+    assert snap["busy"] == [{"name": "stress (x) ng", "cores": 0.9}]  # idle: under a tenth of a core
+    assert host_load.under_load({"start": snap, "end": None}) == \
+        f"other processes used 0.9 of {snap['cores']} cores at its start (stress (x) ng)"
+
+
+def test_a_process_name_is_kept_as_printable_ascii_of_at_most_15_characters():
+    assert host_load._printable("idle\x1b[31m") == "idle?[31m"
+    assert host_load._printable("ü" * 20) == "?" * 15
+    assert host_load._printable("") == "?"
+
+
+def test_without_proc_the_processes_are_not_measured(tmp_path):
+    snap = host_load.snapshot(sample_s=0, proc=tmp_path / "absent")
+    assert snap["other_cores"] is None and snap["busy"] is None
+    assert host_load.under_load({"start": snap, "end": snap}) is None
+
+
+def _quiet(other=0.1):
+    return {"load_1m": 0.2, "cores": 2, "other_cores": other, "busy": []}
+
+
+@pytest.mark.parametrize(("start", "end", "under"), [
+    (0.1, 0.49, False),  # under half a core: quiet
+    (0.5, 0.0, True),    # at the start
+    (0.0, 1.7, True),    # at the end
+    (None, None, False),  # not measured: never called loaded
+])
+def test_under_load_is_half_a_core_of_other_processes_at_the_start_or_the_end(start, end, under):
+    record = {"start": _quiet(start), "end": _quiet(end), "gpu_other_processes_end": None}
+    assert (host_load.under_load(record) is not None) is under
+
+
+def test_a_file_without_the_record_is_not_called_loaded():
+    assert host_load.under_load(None) is None
+    assert host_load.runs_under_load([{"seed": 1}, "not a run"]) is None
+
+
+def _doc_with_loads(*others):
+    """A synthetic document whose runs' host records say these other-process loads at start."""
+    import numpy as np
+    from factories import synthetic_document
+
+    doc = synthetic_document("loaded-box", rng=np.random.default_rng(3))
+    first = doc["runs"][0]
+    runs = [r for r in doc["runs"] if (r["workload"]["id"], r["scale"]) == (first["workload"]["id"], first["scale"])]
+    for run, other in zip(runs, others):
+        run["host_load"] = {"start": _quiet(other), "end": _quiet(), "gpu_other_processes_end": 0}
+    return doc, runs
+
+
+def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_compare():
+    doc, runs = _doc_with_loads(1.2, 0.0)
+    line = host_load.runs_under_load(runs)
+    assert line is not None and line.startswith(f"1 of {len(runs)} runs measured under load (self-reported)")
+    # the leaderboard's entry and its system cell
+    entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
+                 and e["scale"] == runs[0]["scale"])
+    assert entry["under_load"] == line
+    assert tables.UNDER_LOAD in tables._sub("system", entry)
+    assert tables.UNDER_LOAD not in (tables._sub("system", {**entry, "under_load": None}) or "")
+    # the run page of the loaded run, and of the quiet one
+    loaded, quiet = run_page.host_load_context(runs[0]), run_page.host_load_context(runs[1])
+    assert loaded["under"] == "other processes used 1.2 of 2 cores at its start"
+    assert "at its start: load average 0.2 on 2 cores, other processes using 1.2 cores" in loaded["text"]
+    assert "0 other compute processes on the GPU at its end" in loaded["text"]
+    assert quiet["under"] is None
+    assert run_page.host_load_context({"seed": 1})["text"].startswith("not recorded")
+    # compare's line for the file
+    assert compare.describe(doc)["under_load"] == host_load.runs_under_load(doc["runs"])
+    assert "MEASURED UNDER LOAD: 1 of" in _identity(doc)
