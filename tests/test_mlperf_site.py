@@ -63,7 +63,7 @@ def site(tmp_path_factory):
     _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 10,
           _slower(10))
     _tree(tree, "AMD", "8xMI300X", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 10, _slower(-15),
-          desc_edit=lambda d: {**d, "number_of_nodes": "8", "system_name": HOSTILE})
+          desc_edit=lambda d: {**d, "number_of_nodes": "8", "system_name": HOSTILE, "status": "preview"})
     _tree(tree, "Google", "cloud-tpu-v5p-1024-maxtext", "gpt3", "v4.0",
           "google_gpt3_result_0.txt", "google_cloud-tpu-v5p-1024-maxtext.json", 3)
     outcome = importer.run_import([tree], results, jobs=1)
@@ -84,7 +84,7 @@ def _pages(site: Path) -> list[Path]:
 
 def test_every_page_is_labelled_derived_small_and_free_of_hidden_characters(site):
     pages = _pages(site)
-    assert len(pages) == 1 + 3 + 2 + 3  # index, round pages, histories, accelerator families
+    assert len(pages) == 1 + 3 + 2 * 2 + 3  # index, round pages, histories (two views), accelerator families
     for page in pages:
         raw = page.read_bytes()
         assert len(raw) <= MAX_PAGE_BYTES, page.name
@@ -122,6 +122,34 @@ def test_the_history_page_charts_the_best_score_per_round_and_size_naming_the_ac
     table = page[page.index('id="history-table"'):]
     assert table.index(">v5.1<") < table.index(">v5.0<")  # newest round first
     assert "1–8 accelerators" in table and "9–64 accelerators" in table
+
+
+def test_a_preview_systems_point_is_marked_and_the_available_view_leaves_it_out(site):
+    """The 64-accelerator v5.0 system is described as "preview": hollow in the chart, marked in
+    the table and the round page; the history's available-only view has no point of it."""
+    page = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
+    chart = page[page.index('<svg class="chart"'):page.index("</svg>")]
+    assert chart.count(' other"') == 1 and "AMD Instinct MI300X × 64" in chart and "; preview)" in chart
+    assert "1 of these points is a preview or research system" in page
+    assert "AMD Instinct MI300X × 64 · AMD · preview" in page
+    assert f'href="{mlperf_pages.history_page("llama2_70b_lora", True)}"' in page
+    available = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora", True))
+    chart = available[available.index('<svg class="chart"'):available.index("</svg>")]
+    assert chart.count("<circle") == 2 and " other" not in chart and "× 64" not in chart
+    assert "1 closed-division result of preview or research systems left out" in available
+    assert "9–64 accelerators" not in available[available.index('id="history-table"'):]
+    round_page = _text(site / "mlperf" / mlperf_pages.round_page("v5.0", "llama2_70b_lora"))
+    assert re.search(r'class="text category-other" data-v="" title="as the submission describes it: preview">preview<',
+                     round_page)
+    assert 'title="as the submission describes it: Available on-premise">available<' in round_page
+
+
+@pytest.mark.parametrize(("written", "category"), [
+    ("Available on-premise", "available"), ("onprem", "available"), ("cloud", "available"),
+    ("Available in cloud", "available"), ("Preview", "preview"), ("preview", "preview"),
+    ("research", "research"), ("Research, Development, or Internal (RDI)", "research"), ("", "—"), (None, "—")])
+def test_availability_spellings_fold_into_mlperfs_three_categories(written, category):
+    assert mlperf_model.category(written) == category
 
 
 def test_an_accelerator_page_gathers_one_family_across_submitters_sizes_and_rounds(site):

@@ -70,10 +70,12 @@ def history_chart(rounds: list[str], sizes: list[str], best: dict[tuple[str, str
             if len(seg) > 1:
                 body.append(f'<polyline class="series {css}" points="{" ".join(f"{px},{py}" for px, py, _, _ in seg)}"/>')
             for px, py, row, r in seg:
+                other = row.category not in ("available", "—")  # preview or research: a hollow point
                 tip = (f"{r} · {size}{' accelerators' if size[0].isdigit() or size.startswith('over') else ''}: "
                        f"{num(row.minutes)} min — {_label(row)} ({row.submitter}, {row.system}"
-                       f"{', as ' + row.benchmark if row.benchmark != benchmark else ''})")
-                body.append(f'<circle class="dot {css}" cx="{px}" cy="{py}" r="4"><title>{escape(tip)}</title></circle>')
+                       f"{', as ' + row.benchmark if row.benchmark != benchmark else ''}; {row.category})")
+                body.append(f'<circle class="dot {css}{" other" if other else ""}" cx="{px}" cy="{py}" r="4">'
+                            f'<title>{escape(tip)}</title></circle>')
         last = [p for seg in segments for p in seg]
         if last:
             px, py, row, _ = last[-1]
@@ -81,7 +83,8 @@ def history_chart(rounds: list[str], sizes: list[str], best: dict[tuple[str, str
                         f'text-anchor="{"end" if px + 6 > RIGHT - 120 else "start"}">{escape(row.family)}</text>')
         keys.append(f'<span class="key {css}">■</span> {escape(size)}')
     caption = Markup(f"{escape(title)}. Lines: accelerators per system — {' '.join(keys)}. "
-                     "Hover a point for its accelerator and submitter; the table below names each.")
+                     "A hollow point is a preview or research system's. "
+                     "Hover a point for its accelerator, submitter and category; the table below names each.")
     return _figure(body, title, caption)
 
 

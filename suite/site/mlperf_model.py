@@ -127,6 +127,7 @@ class Row:
     later: str | None = None  # no score today only by a check changed after the round (suite/mlperf/later_rules.py)
     at_round: bool = False    # scored as the round's own checker scored it (today's gives none)
     absent: int = 0           # no score: result logs the published folder has and the copy imported lacked
+    category: str = "—"       # availability: available, preview or research (:func:`category`)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -148,6 +149,24 @@ class Row:
         if self.eval_s is None or not self.time_s:
             return None
         return self.eval_s / self.time_s
+
+
+CATEGORIES = ("available", "preview", "research")
+
+
+def category(text: str | None) -> str:
+    """The availability category of a system's ``status`` as MLCommons' tables separate them:
+    "preview", "research" (also "Research, Development, or Internal"), else "available" —
+    rounds spell it "available", "onprem", "cloud", "Available on-premise" and more; "—" where
+    the description has none."""
+    folded = (text or "").strip().lower()
+    if not folded:
+        return "—"
+    if folded.startswith("preview"):
+        return "preview"
+    if folded.startswith(("research", "rdi")):
+        return "research"
+    return "available"
 
 
 def division(text: str | None) -> str:
@@ -180,6 +199,7 @@ def row(doc: dict) -> Row:
         energy_status=score.get("energy_status"), target=doc.get("quality_target"),
         source=importer.source_url(doc), system_url=importer.system_url(doc))
     out.size = size_class(count)
+    out.category = category(doc.get("availability") or system.get("availability"))
     out.later = later_rules.stricter_since(doc)
     out.at_round = bool(then and out.later)
     listed = set(doc["source"].get("absent") or ())  # written by the import only, never by a log
@@ -223,12 +243,14 @@ class Point:
     row: Row
 
 
-def history(rows: list[Row]) -> tuple[list[str], list[str], dict[tuple[str, str], Row]]:
+def history(rows: list[Row], categories: tuple[str, ...] | None = None
+            ) -> tuple[list[str], list[str], dict[tuple[str, str], Row]]:
     """(rounds oldest first, size classes present, best row per (round, size class)) of one
-    benchmark's closed-division rows scored from complete submissions (:attr:`Row.complete`)."""
+    benchmark's closed-division rows scored from complete submissions (:attr:`Row.complete`),
+    of the availability ``categories`` given (None: every one)."""
     best: dict[tuple[str, str], Row] = {}
     for r in rows:
-        if not r.complete or r.division != "closed":
+        if not r.complete or r.division != "closed" or (categories is not None and r.category not in categories):
             continue
         key = (r.round, r.size)
         if key not in best or r.minutes < best[key].minutes:  # type: ignore[operator]

@@ -82,8 +82,8 @@ def round_page(rnd: str, benchmark: str) -> str:
     return f"{safe_name(f'{rnd}-{benchmark}')}.html"
 
 
-def history_page(benchmark: str) -> str:
-    return f"history-{safe_name(benchmark)}.html"
+def history_page(benchmark: str, available_only: bool = False) -> str:
+    return f"history-{safe_name(benchmark)}{'-available' if available_only else ''}.html"
 
 
 def accelerator_page(family: str) -> str:
@@ -146,7 +146,8 @@ def _header(label: str, kind: str = "text", title: str | None = None) -> dict:
 
 
 ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score (min)", "num", "official score"),
-                 _header("division"), _header("submitter"), _header("system", title="framework below"),
+                 _header("division"), _header("category", title="availability: available, preview or research"),
+                 _header("submitter"), _header("system", title="framework below"),
                  _header("accelerator × count", "num"),
                  _header("runs", title="runs MLPerf counts / runs in the submission"),
                  _header("init (s)", "num", "median over counted runs, outside the score"),
@@ -157,7 +158,8 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
 
 
 def _round_cells(r: Row) -> list[dict]:
-    return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), cell(r.submitter),
+    return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), _category(r),
+            cell(r.submitter),
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"),
             cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
             _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"], r.at_round)),
@@ -172,7 +174,7 @@ ACC_HEADERS = [_header("round"), _header("benchmark"), _header("submitter"), _he
                _header("init share", "num", "initialization / (initialization + time to train), medians"),
                _header("eval share", "num", "evaluation / time to train, medians"),
                _header("goodput", "num", "median over counted runs"), _header("energy (kWh)", "num"),
-               _header("division")]
+               _header("division"), _header("category", title="availability: available, preview or research")]
 
 
 def _acc_cells(r: Row) -> list[dict]:
@@ -183,7 +185,13 @@ def _acc_cells(r: Row) -> list[dict]:
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap", title=f"model: {r.accelerator}"),
             cell(r.count if r.count is not None else "—", r.count, sub=nodes), _score(r, href=page),
             _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput), _energy(r),
-            cell(r.division)]
+            cell(r.division), _category(r)]
+
+
+def _category(r: Row) -> dict:
+    """The availability category; a preview or research system's stands out."""
+    return cell(r.category, title=f"as the submission describes it: {r.doc.get('availability') or '—'}",
+                cls="" if r.category in ("available", "—") else "category-other")
 
 
 def _table(table_id: str, headers: list[dict], rows: list[list[dict]], caption: str | None = None) -> dict:
@@ -222,48 +230,67 @@ def _later(rows: list[Row]) -> dict | None:
 
 
 def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> list[dict]:
+    """Each benchmark's history page twice: every availability category (preview and research
+    points marked), and available systems only."""
     found = []
     every = [r for rows in by_bench.values() for r in rows]
     for bench, own in by_bench.items():
         rows, renamed = history_rows(bench, every)
-        rounds, sizes, best = history(rows)
-        targets = {r.round: r.target for r in rows}
-        breaks = {b for a, b in zip(rounds, rounds[1:]) if targets.get(a) != targets.get(b)
-                  and targets.get(a) is not None and targets.get(b) is not None}
-        chart = mlperf_charts.history_chart(rounds, sizes, best, f"{bench}: best official score per round, closed division",
-                                            bench, breaks)
-        table_rows = []
-        for rnd in reversed(rounds):
-            named = bench if any(r.round == rnd and r.benchmark == bench for r in rows) else \
-                next(r.benchmark for r in rows if r.round == rnd)
-            line = [cell(rnd if named == bench else f"{rnd} ({named})", round_key(rnd)[0] * 100 + round_key(rnd)[1],
-                         href=round_page(rnd, named)),
-                    cell(target_text(targets.get(rnd)), title=targets.get(rnd)),
-                    cell(sum(1 for r in rows if r.round == rnd), sum(1 for r in rows if r.round == rnd))]
-            for size in sizes:
-                r = best.get((rnd, size))
-                line.append(cell("—") if r is None else cell(
-                    num(r.minutes) + ("†" if r.at_round else ""), r.minutes, href=round_page(rnd, r.benchmark),
-                    sub=f"{r.family} × {r.count if r.count is not None else '?'} · {r.submitter}",
-                    title=f"{r.system} ({r.accelerator})"))
-            table_rows.append(line)
-        headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
-                   _header("results", "num", "systems submitted, all divisions")] + [
-            _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
-                    "best closed-division score (minutes)") for size in sizes]
-        render("mlperf_history.html", out / FOLDER / history_page(bench), root="../",
-               title=f"MLPerf Training history · {bench}", benchmark=bench, chart=chart,
-               changed=sorted(breaks, key=round_key), renamed=renamed,
-               later=[{"round": rnd, **info} for rnd in rounds
-                      if (info := _later([r for r in rows if r.round == rnd and r.division == "closed"]))],
-               absent=[{"round": rnd, **info} for rnd in rounds
-                       if (info := _absent([r for r in rows if r.round == rnd and r.division == "closed"]))],
-               earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
-               table=_table("history", headers, table_rows), **common)
+        for available_only in (False, True):
+            rounds = _history_page(out, bench, rows, renamed, available_only, common)
         latest = max(rounds, key=round_key)
         found.append({"benchmark": bench, "href": f"{FOLDER}/{history_page(bench)}", "first": min(rounds, key=round_key),
                       "last": latest, "n": len(own)})
     return sorted(found, key=lambda h: (round_key(h["last"]), h["n"]), reverse=True)
+
+
+def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], available_only: bool,
+                  common: dict) -> list[str]:
+    """One history page of ``bench``; returns its rounds, oldest first."""
+    rounds, sizes, best = history(rows, ("available",) if available_only else None)
+    targets = {r.round: r.target for r in rows}
+    breaks = {b for a, b in zip(rounds, rounds[1:]) if targets.get(a) != targets.get(b)
+              and targets.get(a) is not None and targets.get(b) is not None}
+    which = "available systems" if available_only else "closed division"
+    chart = mlperf_charts.history_chart(rounds, sizes, best, f"{bench}: best official score per round, {which}",
+                                        bench, breaks)
+    table_rows = []
+    for rnd in reversed(rounds):
+        named = bench if any(r.round == rnd and r.benchmark == bench for r in rows) else \
+            next(r.benchmark for r in rows if r.round == rnd)
+        line = [cell(rnd if named == bench else f"{rnd} ({named})", round_key(rnd)[0] * 100 + round_key(rnd)[1],
+                     href=round_page(rnd, named)),
+                cell(target_text(targets.get(rnd)), title=targets.get(rnd)),
+                cell(sum(1 for r in rows if r.round == rnd), sum(1 for r in rows if r.round == rnd))]
+        for size in sizes:
+            r = best.get((rnd, size))
+            line.append(cell("—") if r is None else cell(
+                num(r.minutes) + ("†" if r.at_round else ""), r.minutes, href=round_page(rnd, r.benchmark),
+                sub=f"{r.family} × {r.count if r.count is not None else '?'} · {r.submitter}"
+                    + ("" if r.category in ("available", "—") else f" · {r.category}"),
+                title=f"{r.system} ({r.accelerator}; {r.category})",
+                cls="" if r.category in ("available", "—") else "category-other"))
+        table_rows.append(line)
+    headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
+               _header("results", "num", "systems submitted, all divisions")] + [
+        _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
+                "best closed-division score (minutes)") for size in sizes]
+    closed = [r for r in rows if r.division == "closed"]
+    render("mlperf_history.html", out / FOLDER / history_page(bench, available_only), root="../",
+           title=f"MLPerf Training history · {bench}" + (" · available systems" if available_only else ""),
+           benchmark=bench, chart=chart, available_only=available_only,
+           views=[{"label": "every category", "href": history_page(bench), "here": not available_only},
+                  {"label": "available systems only", "href": history_page(bench, True), "here": available_only}],
+           not_available=sum(1 for p in best.values() if p.category not in ("available", "—")),
+           left_out=sum(1 for r in closed if r.category not in ("available", "—")) if available_only else 0,
+           changed=sorted(breaks, key=round_key), renamed=renamed,
+           later=[{"round": rnd, **info} for rnd in rounds
+                  if (info := _later([r for r in closed if r.round == rnd]))],
+           absent=[{"round": rnd, **info} for rnd in rounds
+                   if (info := _absent([r for r in closed if r.round == rnd]))],
+           earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
+           table=_table("history", headers, table_rows), **common)
+    return rounds
 
 
 def _accelerator_pages(out: Path, by_family: dict[str, list[Row]], common: dict) -> list[dict]:
