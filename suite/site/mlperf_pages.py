@@ -335,7 +335,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                 best_cell.update(sub=" · ".join(filter(None, (best_cell.get("sub"), "‡ may not be the best"))), title="the copy of the round imported lacked the logs of "
                                                                "a closed-division result: its score is not known here")
             leaders.append([cell(bench, href=f"{FOLDER}/{round_page(latest, bench)}"), best_cell,
-                            cell(top.submitter), cell(top.system, cls="wrap"),
+                            cell(top.submitter), cell(top.system, cls="wrap"), _category(top),
                             cell(f"{top.family}\u00a0×\u00a0{top.count}", top.count,
                                  href=f"{FOLDER}/{accelerator_page(top.family)}"),
                             cell(len(by_rb[(latest, bench)]), len(by_rb[(latest, bench)]))])
@@ -364,10 +364,11 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                "rounds": len(rounds),
                "first": rounds[-1], "last": latest, "benchmarks": len(benches), "accelerators": len(accelerators),
                "submitters": len({r.submitter for r in rows})}
+    leaders_table = _table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
+                                       _header("system"), _header("category"), _header("accelerator × count", "num"),
+                                       _header("systems", "num")], leaders)
     render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=summary,
-           leaders=_table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
-                                      _header("system"), _header("accelerator × count", "num"),
-                                      _header("systems", "num")], leaders),
+           leaders=leaders_table,
            matrix=_table("matrix", [_header("benchmark (history)")] + [_header(r, "num") for r in rounds], matrix),
            accelerators=_table("accelerators", [_header("accelerator"), _header("results", "num"),
                                                 _header("scored", "num"), _header("rounds", "num"),
@@ -375,12 +376,13 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                                                 _header("largest system", "num", "most accelerators in one system")],
                                acc_rows),
            not_shown=bad, **common)
-    return summary
+    return {**summary, "leaders": leaders_table}
 
 
 def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
     """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents; returns
-    the index page's lines (a summary and the latest round's leaders), empty when none."""
+    the index page's lines (a summary, the latest round and its leaders' table, whose links are
+    relative to the site's root), empty when none."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
@@ -408,4 +410,5 @@ def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
     return [{"href": PAGE, "title": "MLPerf Training history",
              "detail": f"{s['results']:,} results ({s['scored']:,} with an official score) of {s['rounds']} rounds, "
                        f"{s['first']}–{s['last']}: {s['benchmarks']} benchmarks, {s['accelerators']} accelerators, "
-                       f"{s['submitters']} submitters"}]
+                       f"{s['submitters']} submitters",
+             "latest": s["last"], "leaders": s["leaders"]}]
