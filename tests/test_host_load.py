@@ -110,6 +110,7 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     assert loaded["under"] == "other processes used 1.2 of 2 cores at its start"
     assert "at its start: load average 0.2 on 2 cores, other processes using 1.2 cores" in loaded["text"]
     assert "0 other compute processes on the GPU at its end" in loaded["text"]
+    assert loaded["loads"] == "load average 0.2 at its start, 0.2 at its end"
     assert quiet["under"] is None
     assert run_page.host_load_context({"seed": 1})["text"].startswith("not recorded")
     # compare's line for the file

@@ -318,8 +318,9 @@ def _parts(values: dict) -> dict[str, float | None]:
 
 def host_load_context(run: dict) -> dict:
     """The run's host record (:mod:`suite.meters.host_load`) in words: ``under`` (why it was
-    measured under load, or None) and ``text`` (the load at its start and end, or that it was not
-    recorded). Self-reported: nothing in the file can check it."""
+    measured under load, or None), ``text`` (the load at its start and end, or that it was not
+    recorded) and ``loads`` (the load averages alone, shown beside ``under``). Self-reported:
+    nothing in the file can check it."""
     record = run.get("host_load")
     if not isinstance(record, dict):
         return {"under": None, "text": "not recorded (the file was written before goodbench recorded it)"}
@@ -333,7 +334,10 @@ def host_load_context(run: dict) -> dict:
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
-    return {"under": host_load.under_load(record), "text": "; ".join(parts)}
+    loads = [f"{snap.get('load_1m'):g} at its {when}" for when in ("start", "end")
+             if isinstance(snap := record.get(when), dict) and isinstance(snap.get("load_1m"), (int, float))]
+    return {"under": host_load.under_load(record), "text": "; ".join(parts),
+            "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 
 def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> dict:
