@@ -85,7 +85,7 @@ def under_load(host_load: dict | None) -> str | None:
     """Why a run's ``host_load`` says it was measured under load (other processes using at least
     :data:`UNDER_LOAD_CORES` cores, at its start or its end), or None: not under load, or not
     recorded (files written before it was)."""
-    if not host_load:
+    if not isinstance(host_load, dict):
         return None
     reasons = []
     for when in ("start", "end"):
@@ -101,8 +101,7 @@ def under_load(host_load: dict | None) -> str | None:
 def runs_under_load(runs: list[dict]) -> str | None:
     """One line for runs some of which were measured under load ("2 of 5 runs measured under
     load …", naming the first and why), or None when none was (or none recorded it)."""
-    loaded = [(run, why) for run in runs if isinstance(run, dict)
-              and (why := under_load(run.get("host_load") if isinstance(run.get("host_load"), dict) else None))]
+    loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
     if not loaded:
         return None
     run, why = loaded[0]

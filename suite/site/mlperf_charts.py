@@ -70,11 +70,10 @@ def history_chart(rounds: list[str], sizes: list[str], best: dict[tuple[str, str
             if len(seg) > 1:
                 body.append(f'<polyline class="series {css}" points="{" ".join(f"{px},{py}" for px, py, _, _ in seg)}"/>')
             for px, py, row, r in seg:
-                other = row.category not in ("available", "—")  # preview or research: a hollow point
                 tip = (f"{r} · {size}{' accelerators' if size[0].isdigit() or size.startswith('over') else ''}: "
                        f"{num(row.minutes)} min — {_label(row)} ({row.submitter}, {row.system}"
                        f"{', as ' + row.benchmark if row.benchmark != benchmark else ''}; {row.category})")
-                body.append(f'<circle class="dot {css}{" other" if other else ""}" cx="{px}" cy="{py}" r="4">'
+                body.append(f'<circle class="dot {css}{" other" if row.preview_or_research else ""}" cx="{px}" cy="{py}" r="4">'
                             f'<title>{escape(tip)}</title></circle>')
         last = [p for seg in segments for p in seg]
         if last:

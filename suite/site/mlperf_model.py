@@ -137,6 +137,11 @@ class Row:
         return self.minutes is not None and self.status == "ok"
 
     @property
+    def preview_or_research(self) -> bool:
+        """A system MLCommons' tables rank apart from those one can buy or rent (:func:`category`)."""
+        return self.category in ("preview", "research")
+
+    @property
     def init_share(self) -> float | None:
         """Initialization's share of the wall time (init + time to train), medians."""
         if self.init_s is None or self.time_s is None or self.init_s + self.time_s <= 0:
@@ -149,9 +154,6 @@ class Row:
         if self.eval_s is None or not self.time_s:
             return None
         return self.eval_s / self.time_s
-
-
-CATEGORIES = ("available", "preview", "research")
 
 
 def category(text: str | None) -> str:

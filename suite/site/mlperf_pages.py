@@ -191,7 +191,7 @@ def _acc_cells(r: Row) -> list[dict]:
 def _category(r: Row) -> dict:
     """The availability category; a preview or research system's stands out."""
     return cell(r.category, title=f"as the submission describes it: {r.doc.get('availability') or '—'}",
-                cls="" if r.category in ("available", "—") else "category-other")
+                cls="category-other" if r.preview_or_research else "")
 
 
 def _table(table_id: str, headers: list[dict], rows: list[list[dict]], caption: str | None = None) -> dict:
@@ -267,9 +267,9 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
             line.append(cell("—") if r is None else cell(
                 num(r.minutes) + ("†" if r.at_round else ""), r.minutes, href=round_page(rnd, r.benchmark),
                 sub=f"{r.family} × {r.count if r.count is not None else '?'} · {r.submitter}"
-                    + ("" if r.category in ("available", "—") else f" · {r.category}"),
+                    + (f" · {r.category}" if r.preview_or_research else ""),
                 title=f"{r.system} ({r.accelerator}; {r.category})",
-                cls="" if r.category in ("available", "—") else "category-other"))
+                cls="category-other" if r.preview_or_research else ""))
         table_rows.append(line)
     headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
                _header("results", "num", "systems submitted, all divisions")] + [
@@ -281,8 +281,8 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
            benchmark=bench, chart=chart, available_only=available_only,
            views=[{"label": "every category", "href": history_page(bench), "here": not available_only},
                   {"label": "available systems only", "href": history_page(bench, True), "here": available_only}],
-           not_available=sum(1 for p in best.values() if p.category not in ("available", "—")),
-           left_out=sum(1 for r in closed if r.category not in ("available", "—")) if available_only else 0,
+           not_available=sum(p.preview_or_research for p in best.values()),
+           left_out=sum(r.preview_or_research for r in closed) if available_only else 0,
            changed=sorted(breaks, key=round_key), renamed=renamed,
            later=[{"round": rnd, **info} for rnd in rounds
                   if (info := _later([r for r in closed if r.round == rnd]))],

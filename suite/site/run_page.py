@@ -324,18 +324,18 @@ def host_load_context(run: dict) -> dict:
     record = run.get("host_load")
     if not isinstance(record, dict):
         return {"under": None, "text": "not recorded (the file was written before goodbench recorded it)"}
-    parts = []
+    parts, loads = [], []
     for when in ("start", "end"):
         snap = found if isinstance(found := record.get(when), dict) else {}
         load, other = snap.get("load_1m"), snap.get("other_cores")
         part = f"at its {when}: load average {'—' if load is None else f'{load:g}'} on {snap.get('cores')} cores"
         part += ", other processes not measured" if other is None else f", other processes using {other:g} cores"
         parts.append(part)
+        if isinstance(load, (int, float)):
+            loads.append(f"{load:g} at its {when}")
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
-    loads = [f"{snap.get('load_1m'):g} at its {when}" for when in ("start", "end")
-             if isinstance(snap := record.get(when), dict) and isinstance(snap.get("load_1m"), (int, float))]
     return {"under": host_load.under_load(record), "text": "; ".join(parts),
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
