@@ -42,6 +42,12 @@ def data_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def data_dir_or_none() -> Path | None:
+    """The offline mirror's directory, or None where there is none (the test picks what to run)."""
+    return _dataset_dir()
+
+
+@pytest.fixture(scope="session")
 def checkpointed_short_run(data_dir, tmp_path_factory) -> dict:
     """The record of one whole run of the short lm-char (tests/short_lmchar.py), seed 1 on the
     CPU, checkpointing every 10 steps: trained once, shared by the tests that only read it

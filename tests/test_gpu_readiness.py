@@ -718,17 +718,20 @@ def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts
 
 @pytest.mark.slow
 @pytest.mark.rehearsal
-def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir):
+def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir_or_none):
     """`gpu_session.sh --rehearsal`: every stage, the real commands, the CPU at smoke scale, in a
     Python shaped like the GPU image (jsonschema, fastjsonschema and cryptography blocked, none
     carried): every stage starts and ends as it should, and the files it wrote validate here.
-    Its full and overhead stages train lm-char alone here (the one that reads a dataset file from
-    --data-dir); `bash benchmarks/gpu_session.sh --rehearsal` adds dlrm-small."""
+    Its full and overhead stages train one workload: lm-char (the one that reads a dataset file
+    from --data-dir) where the offline mirror is at hand, else dlrm-small (synthetic data), so the
+    rehearsal never skips; `bash benchmarks/gpu_session.sh --rehearsal` runs both."""
     out = tmp_path / "out"
+    workload = "lm-char" if data_dir_or_none else "dlrm-small"
+    data_args = ["--data-dir", str(data_dir_or_none)] if data_dir_or_none else []
     began = time.monotonic()
-    proc = subprocess.run(["bash", str(SCRIPT), "--rehearsal", "--data-dir", str(data_dir)], cwd=REPO,
+    proc = subprocess.run(["bash", str(SCRIPT), "--rehearsal", *data_args], cwd=REPO,
                           env={**os.environ, "OUT": str(out), "PYTHON": sys.executable,
-                               "REHEARSAL_WORKLOADS": "lm-char",
+                               "REHEARSAL_WORKLOADS": workload,
                                # lm-char's first step took 361-494 s here (busy 2 cores); it is
                                # stopped 2 s after it, so a longer limit costs nothing when healthy
                                "REHEARSAL_RUN_TIMEOUT": "900"},
@@ -743,7 +746,7 @@ def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir):
     assert "packages goodbench runs without, missing here: jsonschema fastjsonschema cryptography" in log
     assert "jsonschema: MISSING — validate reports the first JSON Schema error only" in log  # goodbench info
     assert "results unsigned: the package cryptography is not installed here" in log
-    results = [*out.glob("compile-gpt2-124m-default.json"), *out.glob("smoke-lm-char-*.json")]
+    results = [*out.glob("compile-gpt2-124m-default.json"), *out.glob(f"smoke-{workload}-*.json")]
     assert len(results) == 2
     from suite.validate import validate_files
 

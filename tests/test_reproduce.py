@@ -108,6 +108,7 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
     doc = _edited_quality(json.loads(smoke_file.read_text()), 0.99)  # a forger's 1%, consistent throughout
     point = doc["runs"][0]["curve"][0]
     doc["system"]["host"]["cpu_model"] = "another CPU"  # what once widened the tolerance to 0.64
+    doc["system"]["overridden"] = [*doc["system"].get("overridden", []), "host.cpu_model"]  # else not the accelerator's
     doc["system"]["host"]["cpu_capability"] = None
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(doc, indent=1))
@@ -121,7 +122,8 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
     assert rep["settings"]["reproduces"]["sha256"] == _sha(edited) != _sha(smoke_file)
     # the bound was measured here (the run trained again under other kernels), not read from the file
     assert "ATEN_CPU_CAPABILITY=default" in proc.stdout
-    assert "measured here" in entry["curve"]["basis"] and entry["curve"]["rel_tolerance"] <= 1e-3
+    # (0.0029 on one CPU, under 1e-3 on another): well inside the forger's 1%
+    assert "measured here" in entry["curve"]["basis"] and entry["curve"]["rel_tolerance"] < 0.005
 
 
 @pytest.mark.slow
@@ -134,7 +136,9 @@ def test_a_two_process_gloo_run_reproduces(tmp_path):
     assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
-    assert doc["settings"]["command"][:5] == ["goodbench", "reproduce", str(TWO_RANKS), "--run", "0"]
+    command = doc["settings"]["command"]
+    assert command[:2] == ["goodbench", "reproduce"] and command[3:5] == ["--run", "0"]
+    assert command[2] in (str(TWO_RANKS), f"<tmp>/{TWO_RANKS.name}")  # a clone under /tmp is shown so
     assert doc["settings"]["distributed"]["world_size"] == 2 == doc["runs"][0]["distributed"]["world_size"]
     original = json.loads(TWO_RANKS.read_text())
     assert doc["settings"]["distributed"]["micro_batch"] == original["settings"]["distributed"]["micro_batch"]
