@@ -13,6 +13,7 @@ from factories import bucket_sum
 from short_lmchar import run_short
 
 from suite import distributed, launch, mllog
+from workloads import registry
 from workloads.parallel import Parallel
 
 HERE = Path(__file__).resolve().parent
@@ -238,6 +239,29 @@ def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, da
     unbroken = json.loads((two_nodes / "two-nodes.json").read_text())["runs"][0]
     # the unbroken run is two one-rank nodes, DDP: its reductions round differently
     np.testing.assert_allclose(train_losses(run), train_losses(unbroken), rtol=RTOL)
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+
+
+@pytest.mark.dist
+def test_two_ranks_killed_inside_the_warm_up_resume_and_validate(tmp_path, data_dir):
+    """Killed at step 4 (inside the first warm-up), resumed by torchrun from the step-2
+    checkpoint: the restarted workers warm up again, so the window begins after their warm-up
+    (step 2 + the pinned warm-up + 1), and the file validates (issue 32's honest run, with ranks)."""
+    out = tmp_path / "killed-early.json"
+    cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
+           "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
+           "--checkpoint-every", "2", "--inject-failure", "4", "--max-restarts", "1", "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    run = doc["runs"][0]
+    assert run["status"] == "complete" and run["faults"]["kills"] == 1
+    resumed = [e.metadata["step"] for e in mllog.parse(run["event_log"]) if e.key == "checkpoint_load_stop"]
+    assert resumed == [2]
+    warmup = registry.get("gpt2-124m").spec("smoke").warmup_steps
+    assert run["metrics"]["throughput"]["window"]["first_step"] == 2 + warmup + 1
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout

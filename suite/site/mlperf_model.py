@@ -274,17 +274,5 @@ def history_rows(benchmark: str, rows: list[Row]) -> tuple[list[Row], list[str]]
     return own + taken, sorted({r.round for r in taken}, key=round_key)
 
 
-def target_text(rule: str | None) -> str | None:
-    """A quality target rule as MLCommons writes it ("v['value'] >= 0.340 and v['value'] < 1.0")
-    shortened to its threshold ("≥ 0.340"); None where there is none."""
-    if not rule:
-        return None
-    match = re.search(r"(>=|<=|>|<)\s*([0-9.]+)", rule)
-    if match is None:
-        return rule[:60]
-    sign = {">=": "≥", "<=": "≤", ">": ">", "<": "<"}[match.group(1)]
-    return f"{sign} {match.group(2)}" + (" (depends on the batch)" if " if " in rule else "")
-
-
 def finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)

@@ -26,7 +26,8 @@ from markupsafe import Markup, escape
 from suite.mlperf import documents, ingest
 from suite.site import mlperf_charts
 from suite.site.formatting import num, pct, seconds
-from suite.site.mlperf_model import Row, add_scaling, history, history_rows, rank_rows, round_key, row, target_text
+from suite.mlperf.targets import target_text
+from suite.site.mlperf_model import Row, add_scaling, history, history_rows, rank_rows, round_key, row
 from suite.site.names import safe_name
 from suite.site.render import render
 
@@ -207,7 +208,7 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
         others = sorted(rounds_of[bench], key=round_key, reverse=True)
         render("mlperf_round.html", out / FOLDER / round_page(rnd, bench), root="../",
                title=f"MLPerf Training {rnd} · {bench}", round=rnd, benchmark=bench,
-               target=target_text(rows[0].target), history=history_page(bench),
+               target=target_text(rows[0].target, bench), history=history_page(bench),
                others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
                table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows]),
                later=_later(rows), absent=_absent(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
@@ -260,7 +261,7 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
             next(r.benchmark for r in rows if r.round == rnd)
         line = [cell(rnd if named == bench else f"{rnd} ({named})", round_key(rnd)[0] * 100 + round_key(rnd)[1],
                      href=round_page(rnd, named)),
-                cell(target_text(targets.get(rnd)), title=targets.get(rnd)),
+                cell(target_text(targets.get(rnd), named), title=targets.get(rnd)),
                 cell(sum(1 for r in rows if r.round == rnd), sum(1 for r in rows if r.round == rnd))]
         for size in sizes:
             r = best.get((rnd, size))
