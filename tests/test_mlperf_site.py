@@ -119,6 +119,10 @@ def test_the_history_page_charts_the_best_score_per_round_and_size_naming_the_ac
     assert chart.count("<circle") == 3
     assert "v5.0 · 9–64 accelerators" in chart and "AMD Instinct MI300X × 64" in chart
     assert "v5.1 · 1–8 accelerators" in chart and "(AMD, SMCI300X" in chart
+    # each line labelled once with its size class, in the right margin, none on another
+    labels = re.findall(r'<text class="point-label s\d" x="([0-9.]+)" y="([0-9.]+)">([^<]+)</text>', chart)
+    assert sorted(text for _, _, text in labels) == ["1–8", "9–64"]
+    assert len({x for x, _, _ in labels}) == 1 and abs(float(labels[0][1]) - float(labels[1][1])) >= 12
     table = page[page.index('id="history-table"'):]
     assert table.index(">v5.1<") < table.index(">v5.0<")  # newest round first
     assert "1–8 accelerators" in table and "9–64 accelerators" in table
@@ -368,3 +372,63 @@ def test_a_log_saying_status_absent_is_not_a_log_the_copy_lacked(tmp_path):
 def test_divisions_spelled_otherwise_rank_with_their_division(written, ranked):
     """v0.7 Fujitsu wrote "Closed", v1.0 PCL "close": ranked and charted with the closed division."""
     assert mlperf_model.division(written) == ranked
+
+
+def test_a_result_carried_over_from_an_earlier_round_is_marked_and_the_history_shows_the_best_new_one(tmp_path):
+    """The same 10 llama2_70b_lora logs published in v5.0 and again in v5.1 (as v4.1's gpt3 repeats
+    v4.0's run): the v5.1 row says "carried over from v5.0", and v5.1's history point is the best
+    *new* result, the slower Cisco one, not the repeat."""
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.0", AMD_LOG, AMD_DESC, 10,
+          _slower(10))
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10,
+          _slower(10))
+    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 10, _slower(25))
+    outcome = importer.run_import([tree], results, jobs=1)
+    assert len(outcome.rows) == 3 and not outcome.problems, outcome.problems
+    docs, _ = documents.load_all(results)
+    rows = [mlperf_model.row(d) for d in docs]
+    mlperf_model.mark_carried(rows)
+    assert sorted((r.round, r.submitter, r.carried_from) for r in rows) == [
+        ("v5.0", "AMD", None), ("v5.1", "AMD", "v5.0"), ("v5.1", "Cisco", None)]
+    _, _, best = mlperf_model.history(rows)
+    assert best[("v5.1", "1–8")].submitter == "Cisco" and best[("v5.0", "1–8")].submitter == "AMD"
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
+    assert page.count("carried over from v5.0") == 1
+    history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
+    assert "its round's best <em>new</em> result: 1 closed-division result whose runs an earlier round" in history
+
+
+@pytest.mark.parametrize("wanted, placed", [
+    ([50.0, 52.0, 120.0], [50.0, 62.0, 120.0]),      # pushed apart downwards
+    ([10.0], [20.0]),                                 # never above the top
+    ([240.0, 250.0, 251.0], [226.0, 238.0, 250.0]),   # past the bottom: the run moves up
+])
+def test_history_labels_are_spread_apart_within_the_plot(wanted, placed):
+    from suite.site.mlperf_charts import _spread
+    assert _spread(wanted, 20.0, 250.0, 12.0) == placed
+
+
+def test_each_table_has_csv_and_json_downloads_with_the_exact_values(site):
+    """As goodbench's own tables: every round, history and accelerator table links its rows as CSV
+    and JSON beside the page, and the index links every imported result, a line each."""
+    import pandas as pd
+
+    name = mlperf_pages.round_page("v5.1", "llama2_70b_lora")
+    page = _text(site / "mlperf" / name)
+    stem = name[:-len(".html")]
+    assert f'<a href="{stem}.csv" download>CSV</a> <a href="{stem}.json" download>JSON</a>' in page
+    frame = pd.read_csv(site / "mlperf" / f"{stem}.csv")
+    records = json.loads((site / "mlperf" / f"{stem}.json").read_text())
+    assert list(frame.columns) == mlperf_pages.RECORD_COLUMNS and len(frame) == len(records) == 2
+    docs = {d["submitter"]: d for d in documents.load_all(site.parent / "results")[0] if d["source"]["round"] == "v5.1"}
+    for line in records:  # unrounded: the document's own score
+        assert line["score_minutes"] == docs[line["submitter"]]["score"]["minutes"]
+        assert line["quality_target_text"] == "eval loss ≤ 0.925" and line["accelerators"] == 8
+    history = site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora").replace(".html", ".json")
+    assert sorted((p["round"], p["size_class"]) for p in json.loads(history.read_text())) == [
+        ("v5.0", "1–8"), ("v5.0", "9–64"), ("v5.1", "1–8")]
+    index = _text(site / "mlperf.html")
+    assert '<a href="mlperf/all-results.csv" download>CSV</a>' in index
+    assert len(json.loads((site / "mlperf" / "all-results.json").read_text())) == 5

@@ -128,6 +128,7 @@ class Row:
     at_round: bool = False    # scored as the round's own checker scored it (today's gives none)
     absent: int = 0           # no score: result logs the published folder has and the copy imported lacked
     category: str = "—"       # availability: available, preview or research (:func:`category`)
+    carried_from: str | None = None  # an earlier round holding the same runs (:func:`mark_carried`)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -236,6 +237,30 @@ def add_scaling(rows: list[Row]) -> None:
             r.scaling = (base.minutes * base.count) / (r.minutes * r.count)  # type: ignore[operator]
 
 
+def _run_key(benchmark: str, run: dict) -> tuple | None:
+    """What identifies one run's result log across rounds: its benchmark and its measured figures
+    (time to train, init, eval, samples, accuracy), equal to the last digit only in a copy."""
+    if run.get("time_to_train_s") is None:
+        return None
+    return (benchmark, run["time_to_train_s"], run.get("init_s"), run.get("eval_s"), run.get("samples"),
+            run.get("accuracy"))
+
+
+def mark_carried(rows: list[Row]) -> None:
+    """Mark each row holding a run an earlier round already published (a submitter may submit a
+    result again in a later round: v4.1's gpt3 3.444 min on 11,616 GPUs is v4.0's run) with the
+    earliest such round: its score is not a new result of its own round."""
+    first: dict[tuple, str] = {}
+    for r in sorted(rows, key=lambda r: round_key(r.round)):
+        for run in r.doc["runs"]:
+            if (key := _run_key(r.benchmark, run)) is not None:
+                first.setdefault(key, r.round)
+    for r in rows:
+        earlier = {first[key] for run in r.doc["runs"]
+                   if (key := _run_key(r.benchmark, run)) is not None and first[key] != r.round}
+        r.carried_from = min(earlier, key=round_key) if earlier else None
+
+
 @dataclass
 class Point:
     """The best closed-division score of one size class in one round."""
@@ -249,10 +274,12 @@ def history(rows: list[Row], categories: tuple[str, ...] | None = None
             ) -> tuple[list[str], list[str], dict[tuple[str, str], Row]]:
     """(rounds oldest first, size classes present, best row per (round, size class)) of one
     benchmark's closed-division rows scored from complete submissions (:attr:`Row.complete`),
-    of the availability ``categories`` given (None: every one)."""
+    of the availability ``categories`` given (None: every one): each round's best new result,
+    a run carried over from an earlier round (:func:`mark_carried`) left out."""
     best: dict[tuple[str, str], Row] = {}
     for r in rows:
-        if not r.complete or r.division != "closed" or (categories is not None and r.category not in categories):
+        if not r.complete or r.division != "closed" or r.carried_from \
+                or (categories is not None and r.category not in categories):
             continue
         key = (r.round, r.size)
         if key not in best or r.minutes < best[key].minutes:  # type: ignore[operator]

@@ -21,15 +21,17 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+import pandas as pd
 from markupsafe import Markup, escape
 
 from suite.mlperf import documents, ingest
+from suite.mlperf.targets import target_text
 from suite.site import mlperf_charts
 from suite.site.formatting import num, pct, seconds
-from suite.mlperf.targets import target_text
-from suite.site.mlperf_model import Row, add_scaling, history, history_rows, rank_rows, round_key, row
+from suite.site.mlperf_model import Row, add_scaling, history, history_rows, mark_carried, rank_rows, round_key, row
 from suite.site.names import safe_name
 from suite.site.render import render
+from suite.site.tables import downloads
 
 PAGE = "mlperf.html"
 FOLDER = "mlperf"
@@ -101,6 +103,16 @@ def cell(text, v: float | None = None, href: str | None = None, sub: str | None 
 
 
 def _score(r: Row, href: str | None = None) -> dict:
+    """The official score's cell, marked where it is not a plain new result of its round."""
+    found = _plain_score(r, href)
+    if r.carried_from:  # the same runs were published in an earlier round
+        found["sub"] = " · ".join(filter(None, (found["sub"], f"carried over from {r.carried_from}")))
+        found["title"] = "; ".join(filter(None, (found["title"], f"its runs are {r.carried_from}'s, submitted again: "
+                                                                 "not a new result of this round")))
+    return found
+
+
+def _plain_score(r: Row, href: str | None) -> dict:
     if r.at_round:
         return cell(f"{num(r.minutes)}†", r.minutes, href=href, sub="by its round's checker", cls="score",
                     title=f"today's checker: {r.doc['score']['status']}; a check changed after the round: {r.later}")
@@ -195,8 +207,41 @@ def _category(r: Row) -> dict:
                 cls="category-other" if r.preview_or_research else "")
 
 
-def _table(table_id: str, headers: list[dict], rows: list[list[dict]], caption: str | None = None) -> dict:
-    return {"id": table_id, "headers": headers, "rows": rows, "caption": caption, "n": len(rows)}
+def _table(table_id: str, headers: list[dict], rows: list[list[dict]], caption: str | None = None,
+           download: tuple[pd.DataFrame, Path] | None = None) -> dict:
+    """A table for the ``mtable`` macro; ``download``: (its rows' exact values, the path without
+    suffix) written as CSV and JSON beside the page, as goodbench's own tables are."""
+    found = {"id": table_id, "headers": headers, "rows": rows, "caption": caption, "n": len(rows), "csv": None}
+    if download is not None:
+        frame, base = download
+        downloads(frame, base)
+        found.update(csv=f"{base.name}.csv", json=f"{base.name}.json")
+    return found
+
+
+def records(rows: list[Row]) -> pd.DataFrame:
+    """``rows`` as the downloads hold them: one line per imported document, exact values, no
+    formatting (minutes, seconds, shares as fractions, kWh)."""
+    return pd.DataFrame([{
+        "round": r.round, "benchmark": r.benchmark, "division": r.division, "category": r.category,
+        "availability": r.doc.get("availability"), "submitter": r.submitter, "system": r.system,
+        "accelerator": r.accelerator, "accelerator_family": r.family, "accelerators": r.count, "nodes": r.nodes,
+        "framework": r.framework, "score_minutes": r.minutes, "score_status": r.status,
+        "scored_at_round_only": r.at_round, "complete": r.complete, "rank_in_division": r.rank,
+        "carried_over_from": r.carried_from, "rcp_scaling_factor": r.rcp, "runs": r.runs, "runs_counted": r.counted,
+        "init_s_median": r.init_s, "eval_s_median": r.eval_s, "time_to_train_s_median": r.time_s,
+        "goodput_median": r.goodput, "scaling_efficiency": r.scaling, "energy_kwh": r.energy_kwh,
+        "quality_target": r.target, "quality_target_text": target_text(r.target, r.benchmark),
+        "logs": r.source, "system_description": r.system_url,
+    } for r in rows], columns=RECORD_COLUMNS).astype({c: "Int64" for c in ("accelerators", "nodes", "rank_in_division")})
+
+
+RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", "submitter", "system", "accelerator",
+                  "accelerator_family", "accelerators", "nodes", "framework", "score_minutes", "score_status",
+                  "scored_at_round_only", "complete", "rank_in_division", "carried_over_from", "rcp_scaling_factor",
+                  "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
+                  "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
+                  "logs", "system_description"]
 
 
 # ---------------------------------------------------------------- the pages
@@ -210,7 +255,8 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                title=f"MLPerf Training {rnd} · {bench}", round=rnd, benchmark=bench,
                target=target_text(rows[0].target, bench), history=history_page(bench),
                others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
-               table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows]),
+               table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows],
+                            download=(records(rows), out / FOLDER / Path(round_page(rnd, bench)).stem)),
                later=_later(rows), absent=_absent(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
 
 
@@ -283,6 +329,7 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
            views=[{"label": "every category", "href": history_page(bench), "here": not available_only},
                   {"label": "available systems only", "href": history_page(bench, True), "here": available_only}],
            not_available=sum(p.preview_or_research for p in best.values()),
+           carried=sum(bool(r.carried_from) and r.complete for r in closed),
            left_out=sum(r.preview_or_research for r in closed) if available_only else 0,
            changed=sorted(breaks, key=round_key), renamed=renamed,
            later=[{"round": rnd, **info} for rnd in rounds
@@ -290,8 +337,18 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
            absent=[{"round": rnd, **info} for rnd in rounds
                    if (info := _absent([r for r in closed if r.round == rnd]))],
            earlier=sorted({r.benchmark for r in rows if r.benchmark != bench}),
-           table=_table("history", headers, table_rows), **common)
+           table=_table("history", headers, table_rows, download=(_history_records(bench, rounds, sizes, best),
+                                                                  out / FOLDER / Path(history_page(bench, available_only)).stem)),
+           **common)
     return rounds
+
+
+def _history_records(bench: str, rounds: list[str], sizes: list[str], best: dict[tuple[str, str], Row]) -> pd.DataFrame:
+    """The history's points as the downloads hold them: a line per (round, size class) with its best row."""
+    points = records([best[(rnd, size)] for rnd in rounds for size in sizes if (rnd, size) in best])
+    points.insert(0, "size_class", [size for rnd in rounds for size in sizes if (rnd, size) in best])
+    points.insert(0, "history_of", bench)
+    return points
 
 
 def _accelerator_pages(out: Path, by_family: dict[str, list[Row]], common: dict) -> list[dict]:
@@ -312,7 +369,8 @@ def _accelerator_pages(out: Path, by_family: dict[str, list[Row]], common: dict)
         render("mlperf_accelerator.html", out / FOLDER / accelerator_page(fam), root="../",
                title=f"{fam} in MLPerf Training", family=fam, spellings=spellings, charts=charts[:8],
                more_charts=len(charts) - 8, rounds=rounds, submitters=sorted({r.submitter for r in rows}),
-               table=_table("results", ACC_HEADERS, [_acc_cells(r) for r in rows]), **common)
+               table=_table("results", ACC_HEADERS, [_acc_cells(r) for r in rows],
+                            download=(records(rows), out / FOLDER / Path(accelerator_page(fam)).stem)), **common)
         scored = [r for r in rows if r.minutes is not None]
         found.append({"family": fam, "href": f"{FOLDER}/{accelerator_page(fam)}", "n": len(rows), "scored": len(scored),
                       "first": rounds[0], "last": rounds[-1], "submitters": len({r.submitter for r in rows}),
@@ -368,8 +426,11 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     leaders_table = _table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
                                        _header("system"), _header("category"), _header("accelerator × count", "num"),
                                        _header("systems", "num")], leaders)
+    every = _table("every", [], [], download=(records(sorted(rows, key=lambda r: (tuple(-x for x in round_key(r.round)),
+                                                                                r.benchmark, r.division, r.rank or 10**9))),
+                                             out / FOLDER / "all-results"))
     render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=summary,
-           leaders=leaders_table,
+           leaders=leaders_table, every={"csv": f"{FOLDER}/{every['csv']}", "json": f"{FOLDER}/{every['json']}"},
            matrix=_table("matrix", [_header("benchmark (history)")] + [_header(r, "num") for r in rounds], matrix),
            accelerators=_table("accelerators", [_header("accelerator"), _header("results", "num"),
                                                 _header("scored", "num"), _header("rounds", "num"),
@@ -389,6 +450,7 @@ def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
         return []
     rows = [row(d) for d in docs]
     add_scaling(rows)
+    mark_carried(rows)
     by_rb: dict[tuple[str, str], list[Row]] = defaultdict(list)
     by_bench: dict[str, list[Row]] = defaultdict(list)
     by_family: dict[str, list[Row]] = defaultdict(list)
@@ -401,7 +463,7 @@ def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
     common = {"label": documents.LABEL, "derived": DERIVED, **built}
     if not rows:
         render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
-               leaders=None, matrix=None, accelerators=None, not_shown=bad, **common)
+               leaders=None, every=None, matrix=None, accelerators=None, not_shown=bad, **common)
         return [{"href": PAGE, "title": "MLPerf Training history (imported)",
                  "detail": f"no document shown ({len(bad)} not read)"}]
     _round_pages(out, by_rb, common)

@@ -159,5 +159,5 @@ def downloads(frame: pd.DataFrame, base: Path) -> None:
         if not (pd.api.types.is_numeric_dtype(safe[column]) or pd.api.types.is_bool_dtype(safe[column])):
             safe[column] = safe[column].map(csv_cell)
     # RFC 4180's line end (CRLF): the writer then quotes any cell holding a line break, CR among them
-    safe.to_csv(base.with_suffix(".csv"), index=False, lineterminator="\r\n")
-    frame.to_json(base.with_suffix(".json"), orient="records", indent=1)
+    safe.to_csv(base.parent / f"{base.name}.csv", index=False, lineterminator="\r\n")  # a name may hold dots
+    frame.to_json(base.parent / f"{base.name}.json", orient="records", indent=1)
