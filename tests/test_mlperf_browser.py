@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from phone import PHONE, cards_fit
 
 from suite.mlperf import documents
 from suite.site import mlperf_pages
@@ -119,4 +120,20 @@ def test_every_round_page_fits_1300_px(history_site, browser):
     for path in widest:
         page.goto(path.as_uri())
         _fits(page)
+    assert errors == []
+
+
+def test_the_history_pages_tables_become_cards_at_a_phones_width(history_site, browser):
+    """Index, a round, a history and an accelerator page at 390 px: no sideways scroll, each
+    cell labelled with its column (tests/test_site_browser.py's check)."""
+    page, errors, _ = browser
+    folder = history_site / "mlperf"
+    pages = [history_site / "mlperf.html", next(folder.glob("v4.1-gpt3-*.html")),
+             next(folder.glob("history-bert-*[0-9a-f].html")), next(folder.glob("acc-NVIDIA-H100-SXM-*.html"))]
+    page.set_viewport_size({"width": PHONE, "height": 800})
+    try:
+        for path in pages:
+            cards_fit(page, path)
+    finally:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
     assert errors == []

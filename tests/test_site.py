@@ -107,7 +107,7 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     page = (tmp_path / "out" / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     assert "Energy was not measured for any result of this workload" in page
     assert "<svg" not in page
-    assert '<td class="num c-mfu" data-v="">—</td>' in page  # MFU, energy, goodput: not measured on this CPU
+    assert '<td data-label="MFU" class="num c-mfu" data-v="">—</td>' in page  # MFU, energy, goodput: not measured on this CPU
 
 
 def test_run_page_shows_spec_settings_system_and_charts(built):
@@ -560,7 +560,7 @@ def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
     rows = {re.search(r">(synthetic-[a-z]+)<", row).group(1): row
             for row in page.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]}
     assert '<span class="badge"' not in rows["synthetic-complete"]
-    assert re.search(r'<td class="num c-score" data-v="">— <span class="badge"[^>]*>1 partial run</span></td>',
+    assert re.search(r'<td data-label="score" class="num c-score" data-v="">— <span class="badge"[^>]*>1 partial run</span></td>',
                      rows["synthetic-interrupted"])
     assert ">1 partial run, 1 failed run</span>" in rows["synthetic-mixed"]
     system_page = (out / "systems" / f"{safe_name('synthetic-interrupted')}.html").read_text()

@@ -11,6 +11,7 @@ from pathlib import Path
 import factories
 import numpy as np
 import pytest
+from phone import PHONE, cards_fit
 
 from suite import results, site
 
@@ -101,6 +102,20 @@ def test_tables_fit_a_1300_px_window_without_scrolling(browser_page):
             page.goto(path.as_uri())
             overflow = page.eval_on_selector_all("div.scroll", "ds => ds.map(d => d.scrollWidth - d.clientWidth)")
             assert overflow and max(overflow) <= 0, (path.name, overflow)
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 900})
+    assert errors == []
+
+
+
+def test_tables_become_cards_at_a_phones_width(browser_page):
+    page, index, errors, _ = browser_page
+    pages = [index, index.parent / "compare.html", *sorted((index.parent / "workloads").glob("*.html"))[:2],
+             *sorted((index.parent / "systems").glob("*.html"))[:1], *sorted((index.parent / "runs").glob("*.html"))[:1]]
+    page.set_viewport_size({"width": PHONE, "height": 800})
+    try:
+        for path in pages:
+            cards_fit(page, path)
     finally:
         page.set_viewport_size({"width": 1400, "height": 900})
     assert errors == []

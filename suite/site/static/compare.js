@@ -54,11 +54,14 @@
     return t && t[m.id] !== undefined ? t[m.id] : fmt(v);
   }
 
+  // a row of the table; each cell labelled with its column's name (a phone shows rows as cards)
   function row(cells) {
     var tr = document.createElement("tr");
-    cells.forEach(function (text) {
+    var heads = document.querySelectorAll("#compare-table thead th");
+    cells.forEach(function (text, i) {
       var td = document.createElement("td");
       td.textContent = text;
+      if (heads[i]) td.setAttribute("data-label", heads[i].textContent);
       tr.appendChild(td);
     });
     return tr;
