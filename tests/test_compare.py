@@ -409,7 +409,10 @@ const body = {rows: [], get firstChild() { return this.rows[0] || null; },
 global.document = {
   getElementById: element,
   querySelector: () => body,
-  createElement: () => ({cells: [], textContent: "", appendChild(c) { this.cells.push(c); }}),
+  querySelectorAll: () => ["workload", "metric", "a", "b", "ratio", "95% CI", "verdict (first)", "better"]
+    .map(textContent => ({textContent})),
+  createElement: () => ({cells: [], textContent: "", appendChild(c) { this.cells.push(c); },
+                         setAttribute(k, v) { this[k] = v; }}),
   addEventListener: (kind, fn) => { listeners.ready = fn; },
 };
 eval(fs.readFileSync(script, "utf8"));
@@ -417,6 +420,7 @@ listeners.ready();
 element("compare-a").value = first;
 element("compare-b").value = second;
 listeners["compare-a"]();
+if (body.rows.some(r => r.cells[5]["data-label"] !== "95% CI")) throw new Error("a cell without its column's name");
 console.log(JSON.stringify(body.rows.map(r => r.cells.map(c => c.textContent))));
 """
 
