@@ -151,8 +151,8 @@ def compare_runs(base_doc: Doc, base_runs: Runs,
         return pair
     b = base_estimates or side_estimates(base_runs, 0)
     n = new_estimates or side_estimates(new_runs, 1)
-    energy_methods = ({r["metrics"].get("energy_method") for r in complete_runs(list(base_runs))},
-                      {r["metrics"].get("energy_method") for r in complete_runs(list(new_runs))})
+    energy_methods = ({energy_method(r) for r in complete_runs(list(base_runs))},
+                      {energy_method(r) for r in complete_runs(list(new_runs))})
     for figure in FIGURES:
         pair.rows.append(compare_figure(figure, b[figure.id], n[figure.id], energy_methods))
     return pair
@@ -174,8 +174,8 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
         return row
     if figure.id == "energy_per_sample" and energy_methods and energy_methods[0] != energy_methods[1]:
         row.verdict = NOT_COMPARABLE
-        row.reason = (f"energy measured by {', '.join(sorted(map(str, energy_methods[0])))} in BASE, "
-                      f"{', '.join(sorted(map(str, energy_methods[1])))} in NEW")
+        row.reason = (f"energy measured by {', '.join(sorted(energy_methods[0]))} in BASE, "
+                      f"{', '.join(sorted(energy_methods[1]))} in NEW")
         return row
     r = ratio_interval(b, n)
     row.ratio, row.low, row.high = r.ratio, r.low, r.high
@@ -345,6 +345,11 @@ class Gate:
         return out
 
 
+def energy_method(run: dict) -> str:
+    """How a run's energy was metered ("nvml", "rapl", …), or "no meter" where none was."""
+    return str(run["metrics"].get("energy_method") or "no meter")
+
+
 # ---------------------------------------------------------------- the site's entries
 SITE_FIGURES = ("tta", "samples_per_s", "tokens_per_s", "mfu", "energy_per_sample", "goodput")
 
@@ -356,7 +361,7 @@ def entry_summary(doc: Doc, runs: Runs) -> dict[str, Any]:
     script). No step-time quantiles: the site builds without a bootstrap. The step-time figures
     are the estimates within the runs (its entries are mostly one run: docs/compare.md)."""
     estimates = {f: _levels(e).get("steps", e) for f, e in side_estimates(runs, quantiles=False).items()}
-    methods = {str(r["metrics"].get("energy_method")) for r in complete_runs(list(runs))}
+    methods = {energy_method(r) for r in complete_runs(list(runs))}
     return {"context": {k: _plain(v) for k, v in context(doc, runs).items()},
             "energy": sorted(methods),
             "figures": {f: [estimates[f].value, estimates[f].log_se, estimates[f].df, estimates[f].reason]

@@ -432,3 +432,14 @@ def test_each_table_has_csv_and_json_downloads_with_the_exact_values(site):
     index = _text(site / "mlperf.html")
     assert '<a href="mlperf/all-results.csv" download>CSV</a>' in index
     assert len(json.loads((site / "mlperf" / "all-results.json").read_text())) == 5
+
+
+def test_no_page_shows_a_raw_python_none(site):
+    """Every page of a site built from the repository's results and an import: no "None" in what a
+    reader sees (a missing value reads "—", "not measured" or words; the precision flags as words)."""
+    pages = [p for p in site.rglob("*.html")]
+    assert len(pages) > 10
+    for page in pages:
+        text = re.sub(r"<script\b.*?</script>", "", page.read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"<[^>]+>", " ", text)
+        assert not re.search(r"\bNone\b", text), (page.name, re.search(r".{60}\bNone\b.{20}", text, re.S))

@@ -64,8 +64,16 @@ def _check_precision_flags(run: dict, where: str, doc: dict, facts: dict) -> lis
         return []  # ended before its job was built
     if got != want:
         return [Problem("precision-flags", f"{where}.precision_flags",
-                        f"{safe(got)}, but {run['precision']} on {device_type} trains with {want}")]
+                        f"{_flags_text(got)}, but {run['precision']} on {device_type} trains with {_flags_text(want)}")]
     return []
+
+
+def _flags_text(flags) -> str:
+    """Math flags as words ("autocast off, matmul_tf32 on"), never a Python repr with None."""
+    if not isinstance(flags, dict) or not flags:
+        return safe(flags)
+    word = lambda v: "off" if v is None or v is False else "on" if v is True else safe(v)
+    return ", ".join(f"{safe(k)} {word(v)}" for k, v in flags.items())
 
 
 @run_rule("ceiling-missing")
