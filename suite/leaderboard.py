@@ -31,13 +31,14 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
-                 "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load"]
+                 "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
+                 "load_recorded"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "signer", "copy_of",
-               "copy_status", "started_at", "steps_sha256", "under_load"]
+               "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
 J_PER_KWH = 3.6e6
 
 
@@ -186,6 +187,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
             "under_load": host_load.under_load(run.get("host_load")),
+            "load_recorded": isinstance(run.get("host_load"), dict),
         })
     return out
 
@@ -243,6 +245,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "run_id": (complete or runs)[0]["run_id"],
             "signer": fp, "copy_of": None, "copy_status": None, "known_peak": known_peak(doc, runs),
             "under_load": host_load.runs_under_load(runs),
+            "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
         })
     return out
 

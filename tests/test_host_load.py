@@ -116,3 +116,16 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     # compare's line for the file
     assert compare.describe(doc)["under_load"] == host_load.runs_under_load(doc["runs"])
     assert "MEASURED UNDER LOAD: 1 of" in _identity(doc)
+
+
+def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():
+    doc, runs = _doc_with_loads(*[0.0] * len(_doc_with_loads()[1]))  # a record on every run of the entry
+    entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
+                 and e["scale"] == runs[0]["scale"])
+    assert entry["load_recorded"] and tables.LOAD_NOT_RECORDED not in (tables._sub("system", entry) or "")
+    for run in doc["runs"]:
+        run.pop("host_load", None)  # a file written before goodbench recorded the load
+    entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
+                 and e["scale"] == runs[0]["scale"])
+    assert entry["load_recorded"] is False and entry["under_load"] is None
+    assert tables.LOAD_NOT_RECORDED in tables._sub("system", entry)

@@ -93,12 +93,14 @@ def _sub(key: str, row: dict) -> str | None:
         lines = [_copy_text(row) if isinstance(row.get("copy_status"), str) else None,
                  f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
                  trust_text(row),
-                 UNDER_LOAD if isinstance(row.get("under_load"), str) else None]
+                 UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
+                 LOAD_NOT_RECORDED if row.get("load_recorded") == False else None]  # noqa: E712 - numpy bool
         return "; ".join(line for line in lines if line) or None
     return None
 
 
 UNDER_LOAD = "measured under load (self-reported host record; its run pages say what ran beside it)"
+LOAD_NOT_RECORDED = "host load not recorded (written before goodbench recorded it)"
 
 
 def _copy_text(row: dict) -> str:
