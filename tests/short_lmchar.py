@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from workloads.lm_char import LmChar
+from workloads.lm_char.spec import LmChar
 
 SHORT = dataclasses.replace(
     LmChar.variants["smoke"], n_layer=1, n_head=2, n_embd=32, block_size=32, batch_size=8,

@@ -22,7 +22,7 @@ from suite.runner import RunOptions
 from suite.session import SuitePlan, run_suite
 from suite.validate import facts
 from workloads import registry
-from workloads.nn.gpt import GPT
+from workloads.lm.gpt import GPT
 from workloads.parallel import unwrap
 from workloads.pinned import COMPILE_MODES
 from workloads.training import compile_model

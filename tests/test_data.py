@@ -6,7 +6,7 @@ import hashlib
 import pytest
 
 from workloads import data, registry
-from workloads.lm_char import TINY_SHAKESPEARE
+from workloads.lm_char.spec import TINY_SHAKESPEARE
 
 
 def make_file(tmp_path, content: bytes) -> data.DataFile:
@@ -96,7 +96,7 @@ def test_data_fetch_from_a_mirror_fills_the_cache_with_checked_copies(data_dir, 
     """The offline mirror stands in for the canonical URLs: every pinned file is copied into the
     user cache with its sha256 checked; a second fetch finds them there; run finds them too."""
     from suite.cli import main
-    from workloads.lm_char import LmChar
+    from workloads.lm_char.spec import LmChar
 
     assert main(["data", "fetch", "-w", "lm-char"]) == 1  # offline, no mirror: says so per file
     assert "not fetched: GOODBENCH_OFFLINE=1 (give --mirror DIR)" in capsys.readouterr().out

@@ -215,12 +215,13 @@ def test_every_path_the_docs_name_exists():
 
 
 def test_architecture_names_every_module():
-    """Each module of suite/, suite/meters/, workloads/ and workloads/nn/, and each package of
-    suite/, by its path inside suite/ or workloads/ (``cli.py``, ``meters/ceiling.py``,
-    ``nn/gpt.py``, ``validate/``), with or without that prefix."""
+    """Each module of suite/, suite/meters/ and workloads/, each workload's folder, and each
+    package of suite/, by its path inside suite/ or workloads/ (``cli.py``, ``meters/ceiling.py``,
+    ``lm/gpt.py``, ``validate/``), with or without that prefix."""
     text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
-    wanted = []
-    for top, folders in (("suite", ("", "meters")), ("workloads", ("", "nn"))):
+    wanted = [("workloads", package.name + "/") for package in sorted((REPO / "workloads").iterdir())
+              if (package / "__init__.py").is_file()]
+    for top, folders in (("suite", ("", "meters")), ("workloads", ("", "lm"))):
         for folder in folders:
             for module in sorted((REPO / top / folder).glob("*.py")):
                 if module.name not in ("__init__.py", "__main__.py"):
@@ -237,10 +238,10 @@ TORCH_FREE = ["suite.validate", "suite.store", "suite.publish", "suite.leaderboa
               "suite.reproduce.tolerance", "suite.reproduce.comparison", "suite.reproduce.training",
               "suite.reproduce.reporting", "workloads.registry",
               "workloads.base", "workloads.data",
-              "workloads.lm_char", "workloads.gpt2", "workloads.llama", "workloads.fashion_cnn",
-              "workloads.dlrm", "workloads.lm_spec", "workloads.placement", "workloads.pinned",
-              "workloads.nn.gpt_config", "workloads.nn.llama_config", "workloads.nn.resnet_config",
-              "workloads.nn.dlrm_config"]
+              "workloads.lm_char.spec", "workloads.gpt2.spec", "workloads.llama.spec", "workloads.fashion_cnn.spec",
+              "workloads.dlrm_small.spec", "workloads.lm.spec", "workloads.placement", "workloads.pinned",
+              "workloads.lm.gpt_config", "workloads.llama.config", "workloads.fashion_cnn.config",
+              "workloads.dlrm_small.config"]
 
 
 def test_results_readers_and_workload_specs_import_no_torch():

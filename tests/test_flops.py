@@ -14,7 +14,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from suite.runner import locate_data
 from workloads import registry
-from workloads.nn.dlrm_config import bottom_widths
+from workloads.dlrm_small.config import bottom_widths
 
 CPU = torch.device("cpu")
 
@@ -75,8 +75,8 @@ def test_dlrm_flops(data_dir):
 def test_gpt_parameter_count_matches_the_built_model():
     """N of PaLM's 6N, computed from the config alone, is the built model's parameter count
     less the position embedding (the tied head counted once)."""
-    from workloads.nn.gpt import GPT, non_embedding_params
-    from workloads.nn.gpt_config import GPTConfig, param_count
+    from workloads.lm.gpt import GPT, non_embedding_params
+    from workloads.lm.gpt_config import GPTConfig, param_count
 
     for bias in (False, True):
         cfg = GPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=2, n_embd=32, bias=bias)

@@ -337,7 +337,7 @@ def test_the_supervisor_tells_its_worker_its_pid(monkeypatch, tmp_path):
 # ---------------------------------------------------------------- dlrm-small under NCCL
 @pytest.mark.slow  # imports the job (torch models, scipy): seconds on a busy machine
 def test_dlrm_tables_have_dense_gradients_only_under_nccl():
-    from workloads.dlrm_job import sparse_gradients
+    from workloads.dlrm_small.job import sparse_gradients
     from workloads.placement import SINGLE, Parallel
 
     assert sparse_gradients(SINGLE)
@@ -349,7 +349,7 @@ def test_dlrm_tables_have_dense_gradients_only_under_nccl():
 def test_dense_table_gradients_train_the_same_model(monkeypatch):
     """Adagrad moves an untouched row by zero: dense gradients give the sparse run's model."""
     from workloads import dlrm_job
-    from workloads.dlrm import DlrmSmall
+    from workloads.dlrm_small.spec import DlrmSmall
 
     spec = DlrmSmall.variants["smoke"]
 
@@ -453,7 +453,7 @@ def test_a_suite_with_an_fp16_workload_stops_before_training(monkeypatch):
 
     from suite import session
     from suite.runner import RunOptions
-    from workloads.dlrm import DlrmSmall
+    from workloads.dlrm_small.spec import DlrmSmall
 
     fp16 = DlrmSmall()
     fp16.variants = {**DlrmSmall.variants, "full": dataclasses.replace(DlrmSmall.variants["full"], precision="fp16")}
@@ -556,7 +556,7 @@ def test_a_runs_data_wait_is_the_clocks(data_dir, monkeypatch):
     from short_lmchar import run_short
 
     from suite import goodput, mllog
-    from workloads.lm_job import LanguageModelJob
+    from workloads.lm.job import LanguageModelJob
 
     real = LanguageModelJob.next_batch
 

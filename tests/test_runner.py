@@ -8,7 +8,7 @@ from suite import goodput
 
 
 def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeypatch):
-    from workloads.lm_job import LanguageModelJob
+    from workloads.lm.job import LanguageModelJob
 
     real_step = LanguageModelJob.train_step
 
@@ -66,7 +66,7 @@ def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
     from suite import runner
     from suite.meters import energy
     from suite.meters.instruments import Instruments
-    from workloads.lm_job import LanguageModelJob
+    from workloads.lm.job import LanguageModelJob
 
     class WallClockWatts(energy.EnergyMeter):
         method = "nvml_total_energy"

@@ -12,7 +12,7 @@ from suite import session
 from suite.errors import GoodbenchError
 from suite.runner import RunOptions
 from workloads import registry
-from workloads.lm_job import LanguageModelJob
+from workloads.lm.job import LanguageModelJob
 
 CPU = torch.device("cpu")
 
@@ -184,7 +184,7 @@ def test_a_file_with_a_failed_seed_is_valid_and_keeps_the_other_seeds(tmp_path, 
     CUDA error would): the document validates, seeds 1 and 3 are complete and scored as MLPerf
     scores a run that did not converge beside them."""
     from suite import validate
-    from workloads.dlrm_job import DlrmJob
+    from workloads.dlrm_small.job import DlrmJob
 
     real_init, real_step = DlrmJob.__init__, DlrmJob.train_step
 

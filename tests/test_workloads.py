@@ -11,14 +11,14 @@ import torch
 
 from suite.runner import locate_data, seed_everything
 from workloads import registry
-from workloads.dlrm_job import Teacher, auc
-from workloads.fashion_cnn import FashionCnn
-from workloads.fashion_cnn_job import augment, read_idx
-from workloads.llama import Llama1B
-from workloads.nn.llama import Llama
-from workloads.nn.llama import rope_tables as llama_rope_tables
-from workloads.nn.llama_config import param_count
-from workloads.synthetic import MarkovSource
+from workloads.dlrm_small.job import Teacher, auc
+from workloads.fashion_cnn.job import augment, read_idx
+from workloads.fashion_cnn.spec import FashionCnn
+from workloads.llama.config import param_count
+from workloads.llama.model import Llama
+from workloads.llama.model import rope_tables as llama_rope_tables
+from workloads.llama.spec import Llama1B
+from workloads.lm.synthetic import MarkovSource
 
 CPU = torch.device("cpu")
 IDS = ["lm-char", "gpt2-124m", "fashion-cnn", "llama-1b", "dlrm-small"]
@@ -45,14 +45,14 @@ def test_registry_order():
 
 @pytest.mark.parametrize("workload_id", IDS)
 def test_the_job_a_workload_names_is_a_function_of_its_job_module(workload_id):
-    """A spec module names its job by "module:function" (it never imports the job side);
-    build resolves the name to a function of a ``*_job`` or the synthetic-token module."""
+    """A spec module names its job by "module:function" (it never imports the job side): the
+    ``build_job`` of the ``job`` module in the workload's own folder, beside its spec."""
     from workloads.base import job_builder
 
     workload = registry.get(workload_id)
     module, _, name = workload.job.partition(":")
-    assert module != type(workload).__module__ and module.removeprefix("workloads.") in (
-        "dlrm_job", "fashion_cnn_job", "lm_job", "synthetic")
+    folder = type(workload).__module__.removesuffix(".spec")
+    assert type(workload).__module__ == f"{folder}.spec" and (module, name) == (f"{folder}.job", "build_job")
     assert callable(job_builder(workload.job)) and job_builder(workload.job).__name__ == name
 
 

@@ -166,7 +166,7 @@ class Workload(ABC, Generic[S]):
 
 
 def job_builder(path: str) -> Callable[..., Job]:
-    """The function a workload's ``job`` names (``"workloads.dlrm_job:build_job"``), imported
+    """The function a workload's ``job`` names (``"workloads.dlrm_small.job:build_job"``), imported
     now: the job module and torch load when a run is built, not when a spec is read."""
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from workloads.base import Workload
-from workloads.dlrm import DlrmSmall
-from workloads.fashion_cnn import FashionCnn
-from workloads.gpt2 import Gpt2
-from workloads.llama import Llama1B
-from workloads.lm_char import LmChar
+from workloads.dlrm_small.spec import DlrmSmall
+from workloads.fashion_cnn.spec import FashionCnn
+from workloads.gpt2.spec import Gpt2
+from workloads.llama.spec import Llama1B
+from workloads.lm_char.spec import LmChar
 
 WORKLOADS: dict[str, Workload] = {
     w.id: w for w in (LmChar(), Gpt2(), FashionCnn(), Llama1B(), DlrmSmall())}

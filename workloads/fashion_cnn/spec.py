@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from workloads.base import Spec, Target, Workload
 from workloads.data import DataFile
-from workloads.nn.resnet_config import ResNetConfig, train_flops_per_image
+from workloads.fashion_cnn.config import ResNetConfig, train_flops_per_image
 
 _URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 
@@ -52,7 +52,7 @@ class FashionCnn(Workload[FashionCnnSpec]):
     version = 1
     task = "image classification (Fashion-MNIST), small residual CNN"
     data_files = (TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS)
-    job = "workloads.fashion_cnn_job:build_job"
+    job = "workloads.fashion_cnn.job:build_job"
     variants = {
         "smoke": FashionCnnSpec(
             widths=(8, 16, 32), train_images=12_000, test_images=2_000, eval_batch_size=1000,

@@ -1,6 +1,6 @@
 """dlrm-small: a DLRM-style recommender on click data from a pinned teacher model.
 
-The student follows the DLRM paper's architecture (Naumov et al., 2019; :mod:`workloads.nn.dlrm`)
+The student follows the DLRM paper's architecture (Naumov et al., 2019; :mod:`workloads.dlrm_small.model`)
 with one row lookup per table. There is no public click log small and open enough to pin here,
 so the data come from a fixed random *teacher* of the same family: each table row has a random
 weight w and a random ``teacher_dim``-wide vector z, the dense features x a random weight v and
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workloads.base import Spec, Target, Workload
-from workloads.nn.dlrm_config import DlrmConfig, train_flops_per_sample
+from workloads.dlrm_small.config import DlrmConfig, train_flops_per_sample
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +49,7 @@ class DlrmSmall(Workload[DlrmSpec]):
     id = "dlrm-small"
     version = 1
     task = "click-through prediction, DLRM-style, synthetic teacher data (AUC)"
-    job = "workloads.dlrm_job:build_job"
+    job = "workloads.dlrm_small.job:build_job"
     variants = {
         "smoke": DlrmSpec(
             num_dense=13, table_rows=(2000, 1000, 1000, 500, 500, 200, 100, 50), embed_dim=16,

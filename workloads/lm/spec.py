@@ -1,6 +1,6 @@
 """What every language-model workload pins (context, AdamW and its schedule), its tokens and
 FLOPs per step, and the synthetic-token variant. Torch-free: the training run is
-:mod:`workloads.lm_job`."""
+:mod:`workloads.lm.job`."""
 from __future__ import annotations
 
 import math
@@ -58,7 +58,7 @@ def lr_at(step: int, spec: LanguageModelSpec) -> float:
 @dataclass(frozen=True, kw_only=True)
 class SyntheticLMSpec(LanguageModelSpec):
     """Pinned fields shared by language models trained on a pinned Markov chain
-    (:func:`workloads.synthetic.source` is the chain of a spec)."""
+    (:func:`workloads.lm.synthetic.source` is the chain of a spec)."""
 
     vocab_size: int
     data_seed: int

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workloads.nn.llama_config import LlamaConfig
+from workloads.llama.config import LlamaConfig
 
 
 def rope_tables(cfg: LlamaConfig) -> tuple[torch.Tensor, torch.Tensor]:

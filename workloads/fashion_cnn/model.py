@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workloads.nn.resnet_config import ResNetConfig
+from workloads.fashion_cnn.config import ResNetConfig
 
 
 def conv_bn(c_in: int, c_out: int) -> nn.Sequential:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from workloads.nn.dlrm_config import DlrmConfig, bottom_widths, top_widths
+from workloads.dlrm_small.config import DlrmConfig, bottom_widths, top_widths
 
 
 def mlp(widths: list[int], final_activation: bool) -> nn.Sequential:

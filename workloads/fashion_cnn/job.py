@@ -10,8 +10,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workloads.fashion_cnn import TEST_IMAGES, TEST_LABELS, TRAIN_IMAGES, TRAIN_LABELS, FashionCnn, FashionCnnSpec
-from workloads.nn.resnet import ResNet
+from workloads.fashion_cnn.model import ResNet
+from workloads.fashion_cnn.spec import TEST_IMAGES, TEST_LABELS, TRAIN_IMAGES, TRAIN_LABELS, FashionCnn, FashionCnnSpec
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 from workloads.training import autocast, begin_step, compile_model, set_precision
 

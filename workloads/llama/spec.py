@@ -3,15 +3,15 @@
 The full variant has Llama 3.2 1B's shape (16 layers, 2048 dim, 32 query / 8 key-value heads,
 SwiGLU width 8192, vocabulary 128,256, RoPE θ 500,000, tied embedding), context 2048, bf16
 autocast, fused AdamW on CUDA. It differs from that reference in its data (pinned random Markov
-tokens from :mod:`workloads.synthetic`, no download, no tokenizer), its plain init and its short
+tokens from :mod:`workloads.lm.synthetic`, no download, no tokenizer), its plain init and its short
 schedule. A throughput workload (no quality target): it stresses large-model MFU and memory.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workloads.lm_spec import LanguageModelWorkload, SyntheticLMSpec
-from workloads.nn.llama_config import LlamaConfig, train_flops_per_token
+from workloads.llama.config import LlamaConfig, train_flops_per_token
+from workloads.lm.spec import LanguageModelWorkload, SyntheticLMSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,7 +29,7 @@ class Llama1B(LanguageModelWorkload[LlamaSpec]):
     id = "llama-1b"
     version = 1
     supports_fsdp = True
-    job = "workloads.synthetic:build_llama"
+    job = "workloads.llama.job:build_job"
     task = "Llama-style 1B decoder on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": LlamaSpec(

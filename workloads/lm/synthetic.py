@@ -5,23 +5,18 @@ token has ``branching`` successors drawn once from a generator seeded with ``see
 next token is one of them, uniformly. A model can learn it, so the loss really falls from
 ln(vocab_size) towards the chain's entropy, at most ln(branching) nats per token. Streams are
 drawn on the CPU and stepped on the device, so every device holds the same tokens.
-:func:`synthetic_lm_job` builds the run that the synthetic-token workloads share, and
-:func:`build_gpt2` and :func:`build_llama` are their jobs (``Gpt2.job``, ``Llama1B.job``).
+:func:`synthetic_lm_job` builds the run that the synthetic-token workloads share (their jobs:
+workloads/gpt2/job.py, workloads/llama/job.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from torch import nn
 
-from workloads.gpt2 import Gpt2, Gpt2Spec
-from workloads.llama import Llama1B, LlamaSpec
-from workloads.lm_job import LanguageModelJob
-from workloads.lm_spec import SyntheticLMSpec
-from workloads.nn.gpt import GPT
-from workloads.nn.llama import Llama
+from workloads.lm.job import LanguageModelJob
+from workloads.lm.spec import SyntheticLMSpec
 from workloads.parallel import SINGLE, Parallel
 
 # Streams are generated as chains of this many tokens stepped side by side, then laid end to
@@ -77,19 +72,3 @@ def synthetic_lm_job(spec: SyntheticLMSpec, model: nn.Module, *, device: torch.d
                             chain.stream(spec.val_tokens, stream_seed=1, device=device),
                             device=device, seed=seed, precision=precision, parallel=parallel,
                             compile=compile)
-
-
-def build_gpt2(workload: Gpt2, spec: Gpt2Spec, *, device: torch.device, seed: int, precision: str,
-               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> LanguageModelJob:
-    """gpt2-124m's job: a GPT (initialized from ``seed``) on the spec's tokens; no files."""
-    torch.manual_seed(seed)
-    return synthetic_lm_job(spec, GPT(workload.model_config(spec)), device=device, seed=seed,
-                            precision=precision, parallel=parallel, compile=compile)
-
-
-def build_llama(workload: Llama1B, spec: LlamaSpec, *, device: torch.device, seed: int, precision: str,
-                files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> LanguageModelJob:
-    """llama-1b's job: a Llama (initialized from ``seed``, once, on ``device``) on the spec's tokens; no files."""
-    torch.manual_seed(seed)
-    return synthetic_lm_job(spec, Llama(workload.model_config(spec), device=device), device=device, seed=seed,
-                            precision=precision, parallel=parallel, compile=compile)

@@ -3,15 +3,15 @@
 The model follows GPT-2 small as trained by nanoGPT/llm.c (12 layers, 12 heads, 768 dim,
 context 1024, vocabulary 50,304 = 50,257 padded to a multiple of 64, tied head, no biases), with
 bf16 autocast and fused AdamW on CUDA. The tokens are not text: they come from a pinned random
-Markov chain (:mod:`workloads.synthetic`), so nothing is downloaded and the loss still falls.
+Markov chain (:mod:`workloads.lm.synthetic`), so nothing is downloaded and the loss still falls.
 No quality target: the figures of merit are tokens/s and MFU; the loss must stay finite.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workloads.lm_spec import LanguageModelWorkload, SyntheticLMSpec
-from workloads.nn.gpt_config import GPTConfig, train_flops_per_token
+from workloads.lm.gpt_config import GPTConfig, train_flops_per_token
+from workloads.lm.spec import LanguageModelWorkload, SyntheticLMSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,7 +26,7 @@ class Gpt2(LanguageModelWorkload[Gpt2Spec]):
     id = "gpt2-124m"
     version = 1
     supports_fsdp = True
-    job = "workloads.synthetic:build_gpt2"
+    job = "workloads.gpt2.job:build_job"
     task = "GPT-2 small language model on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": Gpt2Spec(

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from workloads.base import Target
 from workloads.data import DataFile
-from workloads.lm_spec import LanguageModelSpec, LanguageModelWorkload
-from workloads.nn.gpt_config import GPTConfig, train_flops_per_token
+from workloads.lm.gpt_config import GPTConfig, train_flops_per_token
+from workloads.lm.spec import LanguageModelSpec, LanguageModelWorkload
 
 TINY_SHAKESPEARE = DataFile(
     name="tinyshakespeare/input.txt",
@@ -37,7 +37,7 @@ class LmChar(LanguageModelWorkload[LmCharSpec]):
     version = 1
     task = "character-level language modelling (Tiny Shakespeare)"
     data_files = (TINY_SHAKESPEARE,)
-    job = "workloads.lm_job:build_lm_char"
+    job = "workloads.lm_char.job:build_job"
     variants = {
         "smoke": LmCharSpec(
             n_layer=2, n_head=4, n_embd=128, block_size=64, dropout=0.0,

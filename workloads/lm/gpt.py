@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workloads.nn.gpt_config import GPTConfig
+from workloads.lm.gpt_config import GPTConfig
 
 
 class CausalSelfAttention(nn.Module):

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from scipy.stats import rankdata
 
-from workloads.dlrm import DlrmSmall, DlrmSpec
-from workloads.nn.dlrm import Dlrm
+from workloads.dlrm_small.model import Dlrm
+from workloads.dlrm_small.spec import DlrmSmall, DlrmSpec
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
 from workloads.training import autocast, compile_model, set_precision, step_begin
 

@@ -1,0 +1,1 @@
+"""lm-char: nanoGPT's shakespeare-char model on Tiny Shakespeare (spec; job)."""

@@ -1,1 +1,0 @@
-"""Model building blocks shared by more than one workload."""
