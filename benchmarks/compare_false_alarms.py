@@ -37,7 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite import compare, results  # noqa: E402
+from suite.compare import engine as compare  # noqa: E402
+from suite.record import results  # noqa: E402
 from suite.validate import check_document  # noqa: E402
 
 

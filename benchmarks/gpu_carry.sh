@@ -69,7 +69,7 @@ for name, file in sorted(files.items()):
 EOF
 
 if [ "$KEY" = 1 ]; then
-    key="$("$PYTHON" -c 'from suite import signing; print(signing.key_path())')"
+    key="$("$PYTHON" -c 'from suite.trust import signing; print(signing.key_path())')"
     [ -f "$key" ] || { echo "gpu_carry: no signing key at $key (goodbench keygen makes one)" >&2; exit 1; }
     rm -rf build/gpu-config && mkdir -m 700 -p build/gpu-config
     install -m 600 "$key" build/gpu-config/signing-key.pem

@@ -169,16 +169,16 @@ fi
 if [ "$REHEARSAL" = 1 ] && [ "${REHEARSAL_IMAGE:-1}" = 1 ]; then  # a Python shaped like the GPU image
     export PYTHONPATH="$ROOT/benchmarks/gpu_image:$PYTHONPATH" GOODBENCH_CARRIED="$CARRIED"
 fi
-missing="$("$PYTHON" -c 'from suite import dependencies; print(" ".join(dependencies.missing()))' 2>&1)" \
+missing="$("$PYTHON" -c 'from suite.record import dependencies; print(" ".join(dependencies.missing()))' 2>&1)" \
     || { say "goodbench does not import here: $missing"; exit 1; }
 if [ -n "$missing" ]; then
     say "packages goodbench runs without, missing here: $missing (goodbench info says what each turns off)"
 fi
 sign_args=()
-if ! "$PYTHON" -c 'from suite import dependencies, signing; import sys; sys.exit(0 if dependencies.installed(signing.CRYPTO) else 1)'; then
+if ! "$PYTHON" -c 'from suite.record import dependencies; from suite.trust import signing; import sys; sys.exit(0 if dependencies.installed(signing.CRYPTO) else 1)'; then
     sign_args=(--no-sign)
     say "results unsigned: the package cryptography is not installed here (carry it: benchmarks/gpu_carry.sh)"
-elif ! "$PYTHON" -c 'from suite import signing; import sys; sys.exit(0 if signing.key_path().is_file() else 1)'; then
+elif ! "$PYTHON" -c 'from suite.trust import signing; import sys; sys.exit(0 if signing.key_path().is_file() else 1)'; then
     say "results unsigned: no signing key here (carry one: benchmarks/gpu_carry.sh --key)"
 fi
 

@@ -25,8 +25,8 @@ import time
 import torch
 
 from suite.meters.clock import synchronize
-from suite.runner import RunOptions, locate_data, precision_for, run_one, seed_everything
-from suite.system import device_name
+from suite.run.runner import RunOptions, locate_data, precision_for, run_one, seed_everything
+from suite.run.system import device_name
 from workloads import registry
 from workloads.pinned import COMPILE_MODES
 

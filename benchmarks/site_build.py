@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import factories  # noqa: E402
 
-from suite import results  # noqa: E402
+from suite.record import results  # noqa: E402
 from workloads import registry  # noqa: E402
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from suite.meters import mfu as mfu_meter
 from suite.meters.clock import synchronize
-from suite.runner import locate_data, precision_for, seed_everything
-from suite.system import device_name
+from suite.run.runner import locate_data, precision_for, seed_everything
+from suite.run.system import device_name
 from workloads import registry
 from workloads.data import DataNotFound
 

@@ -31,7 +31,7 @@ from suite.commands import (
     validate,
 )
 from suite.commands.common import Usage, error_text, say
-from suite.errors import GoodbenchError
+from suite.record.errors import GoodbenchError
 
 # the packages of the train extra (pyproject.toml): a command that needs one names the extra
 TRAIN_EXTRA = ("torch",)
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             "pip install 'goodbench[train]' (validate, submit, site, compare and the MLPerf import need no torch)")
         return 1
     except KeyboardInterrupt:
-        signals = sys.modules.get("suite.run_signals")  # loaded where SIGTERM is turned into this
+        signals = sys.modules.get("suite.run.signals")  # loaded where SIGTERM is turned into this
         terminated = signals is not None and signals.sigterm_received()
         say("goodbench: stopped by SIGTERM" if terminated else "goodbench: interrupted")
         return 143 if terminated else 130

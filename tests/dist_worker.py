@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from short_lmchar import ShortLmChar
 
-from suite import distributed
-from suite.run_signals import stop_on_sigterm
-from suite.runner import RankLost, RunOptions, run_one
+from suite.run import distributed
+from suite.run.runner import RankLost, RunOptions, run_one
+from suite.run.signals import stop_on_sigterm
 
 STALL_S = 0.02
 
@@ -89,7 +89,7 @@ def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:
     if mode == "ddp-gone-at-finish" and parallel.rank == 1:  # dies after its last collective
         import os
 
-        from suite import runner
+        from suite.run import runner
         runner.finish = lambda *args, **kwargs: os._exit(1)
     stop_on_sigterm()
     device = distributed.init(parallel, torch.device("cpu"))

@@ -1,7 +1,7 @@
 """Synthetic, *valid* results documents for tests and benchmarks of the site.
 
 Every figure a validator recomputes is computed here with the functions the runner writes it with
-and the validator recomputes it with (:mod:`suite.derive`: throughput from the step times, phases,
+and the validator recomputes it with (:mod:`suite.figures.derive`: throughput from the step times, phases,
 MFU from the FLOP model and the peak table, time to target from the curve, energy per sample, mean
 power, goodput from the event log, the communication share); spec hashes come from the registry.
 Documents are marked synthetic in their settings and energy
@@ -16,9 +16,11 @@ import uuid
 
 import numpy as np
 
-from suite import __version__, claims, derive, mllog
+from suite import __version__
+from suite.figures import derive
 from suite.meters import mfu as mfu_meter
 from suite.mlperf import fields as mlperf_fields
+from suite.record import claims, mllog
 from suite.validate.device_rules import flags_on
 from workloads import registry
 
@@ -135,7 +137,7 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
 def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, parallel: str,
                         global_batch: int, steady: list[float], phases: dict, device_type: str,
                         energy_j: float | None) -> dict:
-    """A run record's ``distributed`` section as suite.distributed writes it: rank 0's steady step
+    """A run record's ``distributed`` section as suite.run.distributed writes it: rank 0's steady step
     times are the run's, other ranks' are jittered copies; energy is split over the ranks."""
     if global_batch % world_size or world_size % nnodes:
         raise ValueError(f"a global batch of {global_batch} does not split over {world_size} ranks "
@@ -186,7 +188,7 @@ def run_header(workload_id: str, scale: str, seed: int, *, device: str, precisio
                division: str = "closed", compile_mode: str = "off") -> list[tuple[str, object, dict]]:
     """The (key, value, metadata) events the runner logs as a run starts: MLPerf's header
     (:func:`suite.mlperf.fields.header`), seed, batch, learning rate and goodbench's claims
-    (:func:`suite.claims.header_events`), then the precision flags the job was built with."""
+    (:func:`suite.record.claims.header_events`), then the precision flags the job was built with."""
     workload = registry.get(workload_id)
     spec = workload.spec(scale)
     batch = workload.samples_per_step(spec)
@@ -264,7 +266,7 @@ def _loss_at(step: int, curve: list[dict]) -> float:
 def _energy(measured: bool, tput: dict | None, time_to_train: float, tta: bool, accelerator: str,
             devices: int = 1) -> tuple[str | None, str, tuple[float | None, float | None, float | None]]:
     """The synthetic energy meter's method, status and spans (to train, to target, window) for
-    :func:`suite.derive.energy_figures`: a constant power within the devices' board power."""
+    :func:`suite.figures.derive.energy_figures`: a constant power within the devices' board power."""
     method = "nvml_total_energy" if measured else None  # the meter a GPU run reads
     status = "ok: synthetic test data" if measured else "not measured: synthetic test data"
     if not measured or tput is None:
@@ -346,7 +348,7 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
 def retimed(run: dict, variant: int = 1) -> dict:
     """``run`` (changed in place) with the step times of each logged block shuffled (a generator
     seeded with ``variant``): to the validator another run's record — the order of its jitter,
-    hence its step-time fingerprint (suite/fingerprint.py), is another; each variant another —
+    hence its step-time fingerprint (suite/trust/fingerprint.py), is another; each variant another —
     with every figure as it was (a block's sum, the steady-state window's statistics and each
     evaluation's time do not depend on the order of its steps)."""
     times = run["step_times_s"]
@@ -366,7 +368,8 @@ def reproduction_of(doc: dict, sha: str, system: str = "auditor-box", variant: i
     records under new run ids, with the step times of their ``variant`` (:func:`retimed`; a re-run
     never repeats the step times to the last digit), their logs moved there and naming the
     system and a session of its own."""
-    from suite.reproduce import comparison, inputs, planning, tolerance, training
+    from suite.figures import reproducibility as tolerance
+    from suite.run.reproduce import comparison, inputs, planning, training
 
     rep = copy.deepcopy(doc)
     rep["system"]["name"] = system

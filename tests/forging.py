@@ -3,7 +3,7 @@
 A forgery takes a real smoke result (tests/fixtures/reference-smoke.json: one CPU run of each of
 the five workloads, with its event log, written under the current rules), changes one record or claim, and then recomputes every
 figure derived from the records with the functions the runner writes them with and the validator
-recomputes them with (:func:`repair`, through :mod:`suite.recompute`). The honest files are that
+recomputes them with (:func:`repair`, through :mod:`suite.figures.recompute`). The honest files are that
 reference result and the valid corpus.
 """
 from __future__ import annotations
@@ -12,9 +12,10 @@ import copy
 import json
 from pathlib import Path
 
-from suite import derive, mllog
 from suite import validate as v
-from suite.recompute import recompute_document
+from suite.figures import derive
+from suite.figures.recompute import recompute_document
+from suite.record import mllog
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_VALID = sorted((REPO / "tests" / "corpus" / "valid").glob("*.json"))
@@ -57,7 +58,7 @@ def repair(doc: dict) -> dict:
     """What a forger recomputes after editing one record: every figure the validator derives from
     its own inputs — steps, throughput and its window, the phases, MFU and the ceiling's share, time
     to target, final quality, energy per sample and token, mean power, goodput (from the event log
-    as it now reads), injected kills and the summary — with :mod:`suite.derive`, as the runner does.
+    as it now reads), injected kills and the summary — with :mod:`suite.figures.derive`, as the runner does.
     Returns the document as its file reads back."""
     return json.loads(json.dumps(recompute_document(doc), allow_nan=False))
 

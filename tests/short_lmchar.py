@@ -20,8 +20,8 @@ def run_short(data_dir, checkpoint_dir=None, supervised: bool = False, **options
     """One seed-1 CPU run of the short workload; ``supervised`` runs it under the supervisor."""
     import torch
 
-    from suite.runner import RunOptions, run_one
-    from suite.supervisor import run_supervised
+    from suite.run.runner import RunOptions, run_one
+    from suite.run.supervisor import run_supervised
 
     opts = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir),
                       checkpoint_dir=None if checkpoint_dir is None else str(checkpoint_dir),

@@ -31,4 +31,4 @@ def test_both_pages_are_linked_from_the_navigation(tmp_path):
         page = (tmp_path / name).read_text()
         assert 'href="methodology.html">methodology</a>' in page
         assert 'href="submitting.html">how to submit</a>' in page
-    assert "python -m suite.publish pr" in (tmp_path / "submitting.html").read_text()
+    assert "python -m suite.site.publish pr" in (tmp_path / "submitting.html").read_text()

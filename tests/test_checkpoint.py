@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from suite import checkpoint, mllog
+from suite.record import mllog
+from suite.run import checkpoint
 
 
 def _save_steps(directory, steps):
@@ -81,7 +82,7 @@ def test_resume_reproduces_the_uninterrupted_loss_curve(data_dir, tmp_path, chec
     whole = checkpointed_short_run
     from short_lmchar import ShortLmChar
 
-    from suite.runner import RunOptions, run_one
+    from suite.run.runner import RunOptions, run_one
 
     options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir),
                          checkpoint_dir=str(tmp_path / "cut"), checkpoint_every=10)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from suite import check
 from suite.cli import main
 from suite.commands import info
 from suite.commands import run as run_command
 from suite.commands.common import count
 from suite.commands.progress import ProgressPrinter
+from suite.run import check
 from workloads.pinned import SEEDS
 
 CORPUS_FILE = Path(__file__).parent / "corpus" / "valid" / "lm-char-smoke.json"
@@ -89,7 +89,7 @@ def test_info_prints_words_not_python_values(capsys):
 def test_info_names_each_missing_package_and_what_it_turns_off(capsys, monkeypatch):
     """As on the GPU image: no jsonschema, fastjsonschema or cryptography. Python and numpy get a
     line each against their floors."""
-    from suite import dependencies
+    from suite.record import dependencies
 
     lacking = {"jsonschema", "fastjsonschema", "cryptography.hazmat.primitives.asymmetric.ed25519"}
     real = dependencies.installed

@@ -17,8 +17,11 @@ import forging
 import numpy as np
 import pytest
 
-from suite import compare, compare_estimates, compare_stats, results
 from suite.cli import main
+from suite.compare import engine as compare
+from suite.compare import estimates as compare_estimates
+from suite.compare import stats as compare_stats
+from suite.record import results
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = forging.STORED_CURRENT[0]  # a real CPU smoke result of the five workloads, current rules
@@ -429,7 +432,7 @@ console.log(JSON.stringify(body.rows.map(r => r.cells.map(c => c.textContent))))
 @pytest.mark.parametrize("first, second", [("synthetic-alpha", "synthetic-beta"), ("synthetic-beta", "synthetic-alpha")])
 def test_site_script_gives_the_engines_verdicts(site_out, tmp_path, first, second):
     """The compare page's script, redrawing the table for a pair, shows the intervals and
-    verdicts that suite/compare.py gives for it."""
+    verdicts that suite/compare/engine.py gives for it."""
     from suite.site import pages
 
     driver = tmp_path / "driver.js"
@@ -450,7 +453,7 @@ def test_cli_help_names_every_figure(capsys):
 
 
 def test_text_is_coloured_only_when_asked(reference):
-    from suite import compare_report
+    from suite.compare import report as compare_report
 
     slower = copy.deepcopy(reference)
     for run in slower["runs"]:

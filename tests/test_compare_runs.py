@@ -11,9 +11,13 @@ import forging
 import numpy as np
 import pytest
 
-from suite import compare, compare_estimates, compare_report, compare_stats, results
 from suite.cli import main
-from suite.session import _seeds_and_repeats
+from suite.compare import engine as compare
+from suite.compare import estimates as compare_estimates
+from suite.compare import report as compare_report
+from suite.compare import stats as compare_stats
+from suite.record import results
+from suite.run.session import _seeds_and_repeats
 from suite.validate import check_document
 from suite.validate.document_rules import _check_seeds
 from workloads.pinned import SEEDS

@@ -16,10 +16,12 @@ import torch
 from short_lmchar import SHORT, ShortLmChar
 from torch._dynamo.utils import counters
 
-from suite import checkpoint, cli, mllog
+from suite import cli
 from suite import validate as v
-from suite.runner import RunOptions
-from suite.session import SuitePlan, run_suite
+from suite.record import mllog
+from suite.run import checkpoint
+from suite.run.runner import RunOptions
+from suite.run.session import SuitePlan, run_suite
 from suite.validate import facts
 from workloads import registry
 from workloads.lm.gpt import GPT

@@ -3,7 +3,7 @@ docs/rules.md, "One run, one owner" and "Plausibility").
 
 Each forgery is built the way a forger works (tests/forging.py): the real smoke result, one
 change — step times nudged or rescaled, run ids and the suite run's id made anew, seed 1's run
-claimed for other seeds, every stamp moved — every derived figure repaired with suite/derive.py
+claimed for other seeds, every stamp moved — every derived figure repaired with suite/figures/derive.py
 and the event log rewritten to tell the same story. Then the exact refusal, or the label the
 leaderboard gives. The honest files (the reference result and tests/corpus/valid/) pass, and
 the margin each threshold leaves on them is measured here.
@@ -24,14 +24,17 @@ import numpy as np
 import pytest
 from forging import HONEST, SMOKE, codes, edit_log, moved, real, repair, set_logged
 
-from suite import claims, fingerprint, leaderboard, ledger, mllog, results, signing
 from suite import validate as v
-from suite.errors import GoodbenchError
-from suite.reproduce.tolerance import SEED_SPREAD
-from suite.rules_version import RULES_DATES
+from suite.figures.reproducibility import SEED_SPREAD
+from suite.leaderboard import rows as leaderboard
+from suite.record import claims, mllog, results
+from suite.record.errors import GoodbenchError
+from suite.record.rules_version import RULES_DATES
 from suite.site.builder import build_site
 from suite.site.names import run_slug, safe_name
-from suite.store import Refused, stored_files, submit, submit_noted
+from suite.store import ledger
+from suite.store.files import Refused, stored_files, submit, submit_noted
+from suite.trust import fingerprint, signing
 from suite.validate.tolerance import CLOCK_SLACK
 
 COPIED = "dlrm-small"  # the run copied: 150 real steps
@@ -228,7 +231,7 @@ def test_honest_runs_of_one_workload_are_never_one_run():
             assert diff >= fingerprint.HONEST_CURVE_SPREAD, (a, b, diff)
     assert pairs >= 6  # the same workload in three files: lm-char and gpt2-124m, three pairs each
     assert -1.0 < worst < 0.3 < fingerprint.THRESHOLD, worst  # measured 0.185 (docs/rules.md)
-    # honest seeds 1 and 2 differ at least this much (suite/reproduce/tolerance.py, measured):
+    # honest seeds 1 and 2 differ at least this much (suite/figures/reproducibility.py, measured):
     # 7.8 × the bound under which two curves are one
     assert fingerprint.HONEST_CURVE_SPREAD == min(SEED_SPREAD.values()) > 5 * fingerprint.SAME_CURVE_REL
 

@@ -151,8 +151,8 @@ def test_a_skipped_workload_says_why_in_one_line_with_the_command_that_fixes_it(
     """No path in it (it is published with the file): the file, the folders count, the fix."""
     import torch
 
-    from suite import session
-    from suite.runner import RunOptions
+    from suite.run import session
+    from suite.run.runner import RunOptions
 
     reasons = session._missing_data([registry.get("lm-char")], RunOptions(device=torch.device("cpu"),
                                                                           data_dir=str(tmp_path)))

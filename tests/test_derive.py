@@ -1,4 +1,4 @@
-"""suite/derive.py: every derived figure from the raw records, in one place — the figures of the
+"""suite/figures/derive.py: every derived figure from the raw records, in one place — the figures of the
 stored real results recomputed from their raw records, the formulas on known numbers, and the
 goodput path's answer to hostile metadata in a real event log (a verdict, never an internal error).
 No test here trains a model."""
@@ -13,8 +13,9 @@ import forging
 import numpy as np
 import pytest
 
-from suite import derive, goodput, mllog
 from suite import validate as v
+from suite.figures import derive, goodput
+from suite.record import mllog
 from suite.validate.tolerance import same
 from workloads import registry
 from workloads.base import Target
@@ -160,7 +161,7 @@ def test_derive_imports_no_torch():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", "import sys, suite.derive; "
+    out = subprocess.run([sys.executable, "-c", "import sys, suite.figures.derive; "
                           "print(any(m == 'torch' or m.startswith('torch.') for m in sys.modules))"],
                          cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""Distributed runs on the CPU with gloo, in real torchrun processes (suite/distributed.py)."""
+"""Distributed runs on the CPU with gloo, in real torchrun processes (suite/run/distributed.py)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,8 @@ import pytest
 from factories import bucket_sum
 from short_lmchar import run_short
 
-from suite import distributed, launch, mllog
+from suite.record import mllog
+from suite.run import distributed, launch
 from workloads import registry
 from workloads.parallel import Parallel
 

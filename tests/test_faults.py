@@ -10,8 +10,9 @@ import pytest
 from factories import bucket_sum
 from short_lmchar import run_short
 
-from suite import mllog, supervisor
-from suite.errors import GoodbenchError
+from suite.record import mllog
+from suite.record.errors import GoodbenchError
+from suite.run import supervisor
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from suite.runner import locate_data
+from suite.run.runner import locate_data
 from workloads import registry
 from workloads.dlrm_small.config import bottom_widths
 

@@ -6,7 +6,7 @@ Each forgery takes a real smoke result (results/: one CPU run of each of the fiv
 with its event log), changes one record — the step times, one curve value, the step count, the
 event log — and then recomputes every figure the validator derived before the cross-checks
 existed, with the functions the runner writes them with and the validator recomputes them with
-(:mod:`suite.derive`, in :func:`repair`). The repaired file passes every one of
+(:mod:`suite.figures.derive`, in :func:`repair`). The repaired file passes every one of
 those rules; the cross-checks refuse it and name the records that disagree. No test here trains a
 model.
 """
@@ -21,8 +21,8 @@ from forging import HONEST, REPO, THROUGHPUT, TTA, real, repair
 from forging import edit_log as _edit_log
 from forging import moved as _moved
 
-from suite import mllog
 from suite import validate as v
+from suite.record import mllog
 from suite.validate import stream_rules
 from workloads import registry
 

@@ -3,7 +3,7 @@ each refused by a code naming the record that contradicts it (rules v6: suite/va
 docs/rules.md, "Claims against their second record").
 
 Each forgery takes a real smoke result (tests/forging.py: one CPU run of each workload, with its
-event log), changes one claim, repairs every derived figure with :mod:`suite.derive` as a forger
+event log), changes one claim, repairs every derived figure with :mod:`suite.figures.derive` as a forger
 would, and then keeps the event log, edits it to agree, or deletes it. No test here trains a model.
 """
 from __future__ import annotations
@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 from forging import CORPUS_VALID, HONEST, SMOKE, THROUGHPUT, TTA, codes, edit_log, moved, real, repair, set_logged
 
-from suite import claims, derive, leaderboard, mllog
 from suite import validate as v
+from suite.figures import derive
+from suite.leaderboard import rows as leaderboard
 from suite.meters import mfu as mfu_meter
+from suite.record import claims, mllog
 from workloads import registry
 
 WORKLOADS = TTA + THROUGHPUT

@@ -4,7 +4,7 @@ suite/validate/physics_rules.py; docs/rules.md, "Physics"), and honest files tha
 Each forgery starts from a real smoke result (tests/forging.py) or, for a GPU, from a synthetic
 document the factories build the way the runner writes one, makes one change — the whole run
 sped up with its event log rewritten to tell the same story, a ceiling, an energy meter's reading,
-the device's name — repairs every derived figure with :mod:`suite.derive` as a forger would, and
+the device's name — repairs every derived figure with :mod:`suite.figures.derive` as a forger would, and
 asserts the exact codes it is refused with. No test here trains a model.
 """
 from __future__ import annotations
@@ -17,9 +17,11 @@ import numpy as np
 import pytest
 from forging import HONEST, THROUGHPUT, TTA, codes, edit_log, moved, real, repair, set_logged
 
-from suite import claims, derive, leaderboard, mllog
 from suite import validate as v
+from suite.figures import derive
+from suite.leaderboard import rows as leaderboard
 from suite.meters import mfu as mfu_meter
+from suite.record import claims, mllog
 from suite.validate import physics_rules
 from suite.validate.facts import pinned_values, run_facts
 from workloads import registry

@@ -5,7 +5,8 @@ import pytest
 from factories import bucket_sum
 from short_lmchar import ShortLmChar, run_short
 
-from suite import goodput, mllog
+from suite.figures import goodput
+from suite.record import mllog
 
 T0 = 1_700_000_000.0
 

@@ -1,6 +1,6 @@
 """goodbench where the GPU image's packages are missing: no jsonschema, no fastjsonschema, no
 cryptography (FIELD-NOTES §8). Each use says what it cannot do, in one line, and never calls a
-document valid without checking it (suite/dependencies.py, suite/schema/checker.py)."""
+document valid without checking it (suite/record/dependencies.py, suite/schema/checker.py)."""
 from __future__ import annotations
 
 import copy
@@ -12,9 +12,10 @@ import sys
 import forging
 import pytest
 
-from suite import dependencies, signing
 from suite import validate as v
-from suite.errors import GoodbenchError
+from suite.record import dependencies
+from suite.record.errors import GoodbenchError
+from suite.trust import signing
 from suite.validate import schema
 
 REPO = forging.REPO

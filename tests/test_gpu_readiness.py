@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from suite import check, system
 from suite.cli import main
-from suite.errors import GoodbenchError
-from suite.meters import clock, instruments, mfu, nvml, telemetry
+from suite.meters import clock, mfu, nvml, telemetry
+from suite.record.errors import GoodbenchError
+from suite.run import check, instruments, system
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "benchmarks" / "gpu_session.sh"
@@ -326,7 +326,7 @@ def test_nspid_gives_every_namespace_pid(tmp_path):
 
 
 def test_the_supervisor_tells_its_worker_its_pid(monkeypatch, tmp_path):
-    from suite import supervisor
+    from suite.run import supervisor
 
     seen = {}
     monkeypatch.setattr(supervisor.subprocess, "Popen", lambda cmd, **kw: seen.update(kw))
@@ -384,7 +384,7 @@ def joined(monkeypatch):
 def test_nccl_gets_a_benchmark_timeout(joined):
     from datetime import timedelta
 
-    from suite import distributed
+    from suite.run import distributed
     from workloads.placement import Parallel
 
     distributed.init(Parallel(world_size=2, backend="nccl"), torch.device("cpu"))
@@ -396,7 +396,7 @@ def test_nccl_gets_a_benchmark_timeout(joined):
 def test_the_timeout_can_be_set_and_is_checked(joined, monkeypatch):
     from datetime import timedelta
 
-    from suite import distributed
+    from suite.run import distributed
     from workloads.placement import Parallel
 
     monkeypatch.setenv("GOODBENCH_PG_TIMEOUT_S", "90")
@@ -438,7 +438,7 @@ def test_the_cpu_leaves_the_cuda_flags_alone_and_records_none(tf32_flags):
 
 
 def test_fp16_is_refused_with_its_reason():
-    from suite.runner import check_precision
+    from suite.run.runner import check_precision
     from workloads.training import precision_flags
 
     with pytest.raises(ValueError, match="GradScaler"):
@@ -451,8 +451,8 @@ def test_fp16_is_refused_with_its_reason():
 def test_a_suite_with_an_fp16_workload_stops_before_training(monkeypatch):
     import dataclasses
 
-    from suite import session
-    from suite.runner import RunOptions
+    from suite.run import session
+    from suite.run.runner import RunOptions
     from workloads.dlrm_small.spec import DlrmSmall
 
     fp16 = DlrmSmall()
@@ -555,7 +555,8 @@ def test_on_the_cpu_the_data_wait_is_the_host_time_of_the_fetch():
 def test_a_runs_data_wait_is_the_clocks(data_dir, monkeypatch):
     from short_lmchar import run_short
 
-    from suite import goodput, mllog
+    from suite.figures import goodput
+    from suite.record import mllog
     from workloads.lm.job import LanguageModelJob
 
     real = LanguageModelJob.next_batch

@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from suite import compare, leaderboard
-from suite.compare_report import _identity
+from suite.compare import engine as compare
+from suite.compare.report import _identity
+from suite.leaderboard import rows as leaderboard
 from suite.meters import host_load
 from suite.site import run_page, tables
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from suite import system
 from suite import validate as v
 from suite.meters import interconnect, nvml
+from suite.run import system
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

@@ -8,9 +8,11 @@ import factories
 import numpy as np
 import pytest
 
-from suite import leaderboard, results, validate
+from suite import validate
+from suite.figures.summary import summarize
+from suite.leaderboard import rows as leaderboard
 from suite.meters import tta
-from suite.summary import summarize
+from suite.record import results
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"
@@ -119,7 +121,7 @@ def test_a_file_stored_before_rules_v6_keeps_its_status_with_what_v6_would_refus
 def test_a_file_claiming_old_rules_is_held_to_every_rule_on_submission(tmp_path):
     """Naming an older rules version waives nothing at the store: submit holds every new file to
     every rule, whatever it names."""
-    from suite import store
+    from suite.store import files as store
 
     doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
     doc["rules_version"] = 1

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from suite import check, system
 from suite.meters import ceiling, mfu, throughput, tta
+from suite.run import check, system
 
 
 def test_throughput_window_excludes_warmup_and_reports_percentiles():

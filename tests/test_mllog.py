@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from suite import mllog
+from suite.record import mllog
 
 
 @pytest.fixture

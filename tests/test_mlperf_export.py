@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from suite import mllog
 from suite.mlperf import export, fields, rules
+from suite.record import mllog
 from workloads import registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_the_rule_file_holds_the_pinned_values(tmp_path):
 
 
 def test_export_refuses_an_invalid_file_and_a_used_folder(tmp_path):
-    from suite.errors import GoodbenchError
+    from suite.record.errors import GoodbenchError
 
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
@@ -184,8 +184,8 @@ def test_a_fresh_smoke_run_exports_to_a_tree_mlcommons_checker_passes(tmp_path):
 def test_export_check_without_mlperf_logging_writes_nothing_and_the_retry_works(tmp_path, monkeypatch, capsys):
     """The checker missing: one line before any file is written, so the same command works once
     it is installed (a tree left behind would say "already holds files")."""
-    from suite import dependencies
     from suite.cli import main
+    from suite.record import dependencies
 
     real = dependencies.installed
     monkeypatch.setattr(dependencies, "installed", lambda module: module != "mlperf_logging" and real(module))

@@ -272,8 +272,8 @@ def test_unreadable_logs_give_one_line_each_and_the_rest_is_imported(tmp_path, c
 
 
 def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, capsys):
-    from suite import store
     from suite.cli import main
+    from suite.store import files as store
 
     tree = tmp_path / "tree"
     _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
@@ -531,8 +531,8 @@ def test_a_stored_table_of_another_shape_is_not_read(tmp_path, runs, why):
 
 
 def test_an_absent_list_that_is_a_link_or_not_utf8_is_refused_with_the_reason(tmp_path):
-    from suite.errors import GoodbenchError
     from suite.mlperf import commands
+    from suite.record.errors import GoodbenchError
 
     tree = tmp_path / "tree"
     _tree(tree, {"result_0.txt": _amd()})

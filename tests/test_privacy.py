@@ -1,10 +1,10 @@
-"""What a results file publishes of the user's disk (suite/privacy.py)."""
+"""What a results file publishes of the user's disk (suite/record/privacy.py)."""
 from __future__ import annotations
 
 import os
 import tempfile
 
-from suite.privacy import public_command, public_path
+from suite.record.privacy import public_command, public_path
 
 
 def test_home_and_temporary_paths_keep_only_their_own_name():

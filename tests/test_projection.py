@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import projection
 from suite.cli import main
+from suite.figures import projection
 
 CORPUS_FILE = Path(__file__).parent / "corpus" / "valid" / "lm-char-smoke.json"  # one run
 MEASURED = projection.Measured(step_s=0.35, checkpoint_s=25.0, restart_s=180.0,

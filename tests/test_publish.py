@@ -1,4 +1,4 @@
-"""The leaderboard's publishing script (suite/publish.py) on a scratch repository: a good pull
+"""The leaderboard's publishing script (suite/site/publish.py) on a scratch repository: a good pull
 request is accepted, forged ones are refused with the store's reasons, and the comment renders
 nothing a results file holds as Markdown."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from suite import publish
-from suite.store import submit
+from suite.site import publish
+from suite.store.files import submit
 from tests.forging import CORPUS_VALID, REPO
 
 BASE_FILE = next(p for p in CORPUS_VALID if p.name == "gpt2-smoke-2-ranks.json")
@@ -140,9 +140,9 @@ def test_the_comment_renders_no_markdown_from_a_results_file(scratch, tmp_path):
 
 def test_the_workflow_runs_the_script_on_the_base_code_only():
     """The workflow (pull_request_target: it may comment) never checks out or runs the pull
-    request's code: it fetches the pull request's commit as data for ``suite.publish pr``."""
+    request's code: it fetches the pull request's commit as data for ``suite.site.publish pr``."""
     text = (REPO / ".github" / "workflows" / "leaderboard.yml").read_text()
-    assert "pull_request_target" in text and "python -m suite.publish pr" in text
-    assert "python -m suite.publish site" in text and "actions/deploy-pages" in text
+    assert "pull_request_target" in text and "python -m suite.site.publish pr" in text
+    assert "python -m suite.site.publish site" in text and "actions/deploy-pages" in text
     checkouts = text.count("actions/checkout@")
     assert checkouts == 2 and "ref: ${{ github.event.pull_request.head" not in text

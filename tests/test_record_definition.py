@@ -1,11 +1,12 @@
 """One definition of the results record: the JSON Schema (suite/schema/results-v1.json) is the
-source. The typed view (suite/results.py) names exactly the schema's fields, and what derive writes
+source. The typed view (suite/record/results.py) names exactly the schema's fields, and what derive writes
 is what the schema defines (docs/results-format.md is held to the schema by tests/test_docs.py)."""
 from __future__ import annotations
 
 import pytest
 
-from suite import derive, results
+from suite.figures import derive
+from suite.record import results
 from suite.schema import results_schema
 from workloads.base import Target
 

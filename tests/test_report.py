@@ -1,4 +1,4 @@
-"""The command line's summary tables (suite/report.py), from synthetic results."""
+"""The command line's summary tables (suite/figures/report.py), from synthetic results."""
 from __future__ import annotations
 
 import re
@@ -6,8 +6,8 @@ import re
 import factories
 import numpy as np
 
-from suite import goodput, projection, report
-from suite.summary import summarize
+from suite.figures import goodput, projection, report
+from suite.figures.summary import summarize
 
 
 def _runs(**kw) -> list[dict]:
@@ -80,8 +80,8 @@ def test_projection_says_when_goodput_is_near_zero():
 def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
     import copy
 
-    from suite import results
     from suite.commands.progress import ProgressPrinter
+    from suite.record import results
 
     one = factories.synthetic_document("synthetic-report", rng=np.random.default_rng(2), workloads=("gpt2-124m",),
                                        scale="smoke")["runs"][0]

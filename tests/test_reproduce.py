@@ -1,4 +1,4 @@
-"""``goodbench reproduce`` (suite/reproduce/): a results file's runs trained again here and
+"""``goodbench reproduce`` (suite/run/reproduce/): a results file's runs trained again here and
 compared with it; the reproduction's own file, its validation, the store and the site."""
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 import torch
 
-from suite import mllog, store
-from suite.reproduce import comparison, inputs, planning, tolerance, training
+from suite.figures import reproducibility as tolerance
+from suite.record import mllog
+from suite.run.reproduce import comparison, inputs, planning, training
+from suite.store import files as store
 from suite.validate import check_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -283,7 +285,7 @@ def test_open_division_runs_are_trained_with_their_declared_change():
 # ---------------------------------------------------------------- the comparison
 def _record(run: dict, *, speed: float = 1.0, curve_scale: float = 1.0) -> dict:
     """A copy of ``run`` as a re-run: new id, step times divided by ``speed``, curve values × ``curve_scale``."""
-    from suite import derive
+    from suite.figures import derive
 
     rec = copy.deepcopy(run)
     rec["run_id"] = uuid.uuid4().hex
@@ -321,7 +323,7 @@ def test_the_curve_tolerance_comes_from_this_machines_measurement_never_from_the
     assert not gpu.verified and "UNVERIFIED" in gpu.basis
     import inspect
 
-    from suite.reproduce import planning as planning_module
+    from suite.run.reproduce import planning as planning_module
     assert "cpu_model" not in inspect.getsource(tolerance) and "cpu_capability" not in inspect.getsource(planning_module)
 
 
@@ -359,7 +361,7 @@ def test_a_slower_rerun_differs_on_throughput_with_an_interval():
 
 def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(monkeypatch, tmp_path):
     """The re-run trains once more when only its throughput is off; the repeat decides."""
-    import suite.runner
+    import suite.run.runner
 
     doc = json.loads(TWO_RANKS.read_text())
     original = inputs.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
@@ -367,10 +369,10 @@ def test_a_noisy_throughput_is_measured_again_before_it_is_called_a_difference(m
     the_plan = planning.Plan(original, [target], "smoke", "cpu", "fp32", "off", planning.Layout(), None, None, None)
     for speeds, verdict in (([0.5, 0.95], "reproduced"), ([0.5, 0.6], "differs: throughput: 0.600×")):
         trained = iter(speeds)
-        monkeypatch.setattr(suite.runner, "run_one",
+        monkeypatch.setattr(suite.run.runner, "run_one",
                             lambda *a, trained=trained, **k: _record(doc["runs"][0], speed=next(trained)))
         said: list[str] = []
-        found = training._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.runner.SINGLE,
+        found = training._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.run.runner.SINGLE,
                                      None, 0.2, lambda *a, **k: None, said.append, None, None, ["goodbench"])
         [c] = found.comparisons
         assert c.measurements == 2 and c.verdict.startswith(verdict)
@@ -488,7 +490,7 @@ def test_a_stored_verdict_other_than_its_figures_give_is_refused_and_earlier_rul
 
 
 def test_a_reproduction_of_some_seeds_keeps_them_and_is_not_ranked():
-    from suite import leaderboard
+    from suite.leaderboard import rows as leaderboard
 
     doc = _synthetic("full", ("lm-char",))
     assert len(doc["runs"]) == 5 and check_document(doc) == []
@@ -512,7 +514,7 @@ def test_the_originals_run_page_says_how_often_it_was_reproduced_and_where(tmp_p
     source.write_text(json.dumps(doc, indent=1))
     stored = store.submit(source, results_dir)
     sha = stored.stem
-    from suite import signing
+    from suite.trust import signing
 
     key_path, fp = signing.keygen(tmp_path / "reviewer")
     key = signing.load_key(key_path.parent)

@@ -7,7 +7,7 @@ import os
 import jsonschema
 import pytest
 
-from suite import results
+from suite.record import results
 from suite.schema import results_schema
 
 

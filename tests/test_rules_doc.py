@@ -19,7 +19,8 @@ RULES_DOC = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
 # every code docs/rules.md gives, in brackets: [`spec-hash`] or [`mfu-mismatch`, `mfu-above-one`]
 DOCUMENTED = {c for group in re.findall(r"\[(`[a-z0-9-]+`(?:,\s+`[a-z0-9-]+`)*)\]", RULES_DOC)
               for c in re.findall(r"`([a-z0-9-]+)`", group)}
-SOURCES = sorted((REPO / "suite" / "validate").glob("*.py")) + [REPO / "suite" / "store.py"]
+SOURCES = sorted((REPO / "suite" / "validate").glob("*.py")) + [REPO / "suite" / "store" / "files.py",
+                                                              REPO / "suite" / "record" / "reading.py"]
 
 
 def _raised_codes(node: ast.AST) -> set[str]:
@@ -64,7 +65,7 @@ def test_codes_are_stable_and_rules_name_only_registered_codes():
 
 
 def test_rules_version_is_a_positive_integer_shared_with_the_results_writer():
-    from suite import results, rules_version
+    from suite.record import results, rules_version
 
     assert type(v.RULES_VERSION) is int and v.RULES_VERSION >= 1
     assert v.RULES_VERSION == rules_version.RULES_VERSION
@@ -72,7 +73,7 @@ def test_rules_version_is_a_positive_integer_shared_with_the_results_writer():
 
 
 def test_control_characters_have_one_definition():
-    from suite.validate import text
+    from suite.record import text
 
     assert v.has_control_chars("a\u202eb") and v.has_control_chars("\x00") and not v.has_control_chars("ok é")
     assert v.printable("a\nb\u200bc") == "a\\u000ab\\u200bc"
@@ -84,7 +85,7 @@ def test_control_characters_have_one_definition():
 
 
 def test_a_missing_value_reads_nothing_in_a_problem_never_none():
-    from suite.validate.text import safe
+    from suite.record.text import safe
 
     assert safe(None) == "nothing" and safe("None") == "None" and safe(0) == "0"
 

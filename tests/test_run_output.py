@@ -11,10 +11,11 @@ import factories
 import numpy as np
 import pytest
 
-from suite import cli, results
+from suite import cli
 from suite.commands import run as run_command
-from suite.results import NameTaken, Reservation
-from suite.summary import summarize
+from suite.figures.summary import summarize
+from suite.record import results
+from suite.record.results import NameTaken, Reservation
 
 RUN = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
 
@@ -33,8 +34,8 @@ def no_training(monkeypatch):
     def train(*_args, **_kwargs):
         raise AssertionError("the run trained")
 
-    monkeypatch.setattr("suite.session.run_suite", train)
-    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run.session.run_suite", train)
+    monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
 
 
 @pytest.fixture
@@ -48,8 +49,8 @@ def fake_training(monkeypatch):
         seen["sizes"] = [p.stat().st_size for p in seen["out"]]
         return _document()
 
-    monkeypatch.setattr("suite.session.run_suite", train)
-    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run.session.run_suite", train)
+    monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     return seen
 
 
@@ -110,13 +111,13 @@ def test_a_run_writes_its_results_into_its_reservation(tmp_path, monkeypatch, ca
 
 
 def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys):
-    from suite.errors import GoodbenchError
+    from suite.record.errors import GoodbenchError
 
     def fail(*_args, **_kwargs):
         raise GoodbenchError("no workload could run: data missing")
 
-    monkeypatch.setattr("suite.session.run_suite", fail)
-    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run.session.run_suite", fail)
+    monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     assert cli.main([*RUN, "-o", "out.json"]) == 1
     assert "no workload could run" in capsys.readouterr().err

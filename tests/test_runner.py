@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from short_lmchar import ShortLmChar, run_short
 
-from suite import goodput
+from suite.figures import goodput
 
 
 def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeypatch):
@@ -36,7 +36,8 @@ def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping
     import os
     import signal
 
-    from suite import run_signals, runner
+    from suite.run import runner
+    from suite.run import signals as run_signals
 
     real_finish = runner.finish
 
@@ -63,9 +64,9 @@ def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
     inside the window (steps 20 and 40), whose counter readings are taken at their edges."""
     import time
 
-    from suite import runner
     from suite.meters import energy
-    from suite.meters.instruments import Instruments
+    from suite.run import runner
+    from suite.run.instruments import Instruments
     from workloads.lm.job import LanguageModelJob
 
     class WallClockWatts(energy.EnergyMeter):

@@ -1,4 +1,4 @@
-"""A run of the suite (suite/session.py): what runs, what is skipped, the saved matmul ceilings,
+"""A run of the suite (suite/run/session.py): what runs, what is skipped, the saved matmul ceilings,
 and an interrupted suite. Fast: no run here trains past step 7, and no ceiling is measured."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 from short_lmchar import ShortLmChar
 
-from suite import session
-from suite.errors import GoodbenchError
-from suite.runner import RunOptions
+from suite.record.errors import GoodbenchError
+from suite.run import session
+from suite.run.runner import RunOptions
 from workloads import registry
 from workloads.lm.job import LanguageModelJob
 
@@ -102,7 +102,7 @@ def test_an_interrupted_suite_keeps_the_partial_run_and_runs_nothing_after_it(da
 def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_dir, monkeypatch):
     """SIGTERM's exception raised inside a callback (torch.compile runs many) is printed and lost;
     the step loop raises it again after the step, so the run still ends partial and is kept."""
-    from suite import run_signals
+    from suite.run import signals as run_signals
 
     real_step = LanguageModelJob.train_step
 
@@ -159,7 +159,7 @@ def test_an_error_in_one_seed_fails_that_run_alone_and_the_suite_goes_on(data_di
 
 
 def test_an_error_escaping_a_runs_own_handling_keeps_the_runs_before_it(data_dir, monkeypatch):
-    from suite import runner
+    from suite.run import runner
 
     real_finish, calls = runner.finish, []
 

@@ -19,10 +19,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from suite import cli, leaderboard, ownership, results, signing
+from suite import cli
+from suite.leaderboard import rows as leaderboard
+from suite.record import results
 from suite.site.builder import build_site
 from suite.site.names import run_slug, safe_name
-from suite.store import Refused, stored_files, submit, submit_noted
+from suite.store.files import Refused, stored_files, submit, submit_noted
+from suite.trust import ownership, signing
 from suite.validate import check_document, validate_file
 
 REPO = Path(__file__).resolve().parent.parent
@@ -211,7 +214,7 @@ def test_a_reproduction_signed_by_an_untrusted_key_verifies_and_names_its_signer
                                      # a fingerprint and an escaped newline passed "$" and silently trusted nobody
                                      b"[[reviewer]]\nname = \"x\"\nfingerprint = \"SHA256:" + b"A" * 43 + b"\\n\"\n"])
 def test_a_reviewers_file_that_cannot_be_read_trusts_nobody_and_says_why(tmp_path, content):
-    from suite import reviewers
+    from suite.trust import reviewers
 
     folder = tmp_path / "results"
     folder.mkdir()
@@ -361,8 +364,8 @@ def test_run_signs_its_file_and_says_so_unless_told_not_to(tmp_path, monkeypatch
     from test_run_output import _document as fake_document
 
     key_file, fp = signing.keygen()
-    monkeypatch.setattr("suite.session.run_suite", lambda plan, options, progress: fake_document())
-    monkeypatch.setattr("suite.run_signals.stop_on_sigterm", lambda: None)
+    monkeypatch.setattr("suite.run.session.run_suite", lambda plan, options, progress: fake_document())
+    monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     argv = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
     assert cli.main([*argv, "-o", "signed.json"]) == 0

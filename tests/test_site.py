@@ -15,13 +15,15 @@ import pandas as pd
 import pytest
 from markupsafe import escape
 
-from suite import leaderboard, results, site, tempfiles, validate
+from suite import site, validate
 from suite.cli import main
-from suite.errors import GoodbenchError
+from suite.leaderboard import rows as leaderboard
+from suite.record import results, tempfiles
+from suite.record.errors import GoodbenchError
 from suite.site import builder, labels, pages, run_page, tables
 from suite.site.formatting import seconds
 from suite.site.names import file_slug, run_slug, safe_name
-from suite.store import safe_filename
+from suite.store.files import safe_filename
 from workloads import registry
 
 PAYLOAD = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>"
@@ -393,7 +395,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 
 
 def test_raw_files_are_copies_editing_one_leaves_the_results_unchanged(tmp_path):
-    from suite.store import submit
+    from suite.store.files import submit
 
     folder = tmp_path / "results"
     stored = submit(_one_result(tmp_path / "incoming"), folder)
@@ -540,7 +542,7 @@ def test_site_says_on_stderr_how_many_files_were_not_shown(tmp_path, capsys):
 
 
 def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
-    from suite.summary import summarize
+    from suite.figures.summary import summarize
 
     folder = tmp_path / "results"
     _one_result(folder, "complete.json", "synthetic-complete", 1)
@@ -585,7 +587,7 @@ def test_counts_are_labelled_and_singular_where_one(tmp_path):
 def test_scaling_efficiency_is_against_the_same_systems_one_process_entry():
     import pandas as pd
 
-    from suite import leaderboard
+    from suite.leaderboard import rows as leaderboard
 
     base = {c: None for c in leaderboard.ENTRY_COLUMNS}
     entries = [

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from phone import PHONE, cards_fit
 
-from suite import results, site
+from suite import site
+from suite.record import results
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]  # starts a browser
 

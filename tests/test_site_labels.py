@@ -13,7 +13,8 @@ import factories
 import numpy as np
 import pytest
 
-from suite import results, site
+from suite import site
+from suite.record import results
 from suite.site import charts, labels, run_page
 from suite.site.formatting import RESOLUTION_S, seconds
 from suite.site.names import run_slug

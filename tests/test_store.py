@@ -14,9 +14,11 @@ import factories
 import numpy as np
 import pytest
 
-from suite import cli, ledger, results
+from suite import cli
+from suite.record import results
 from suite.site import builder as site_builder
-from suite.store import Refused, safe_filename, stored_files, submit
+from suite.store import ledger
+from suite.store.files import Refused, safe_filename, stored_files, submit
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 VALID = CORPUS / "valid" / "lm-char-smoke.json"
@@ -177,10 +179,10 @@ def pause(fd):
 
 os.fsync = pause
 if sys.argv[1] == "submit":
-    from suite.store import submit
+    from suite.store.files import submit
     submit(sys.argv[2], sys.argv[3])
 else:
-    from suite.results import write_atomic
+    from suite.record.results import write_atomic
     write_atomic(Path(sys.argv[3]) / "report.json", b"x" * 20_000_000)
 """
 

@@ -1,11 +1,11 @@
-"""Temp files and folders held by their writer (suite/tempfiles.py): a cleaner removes only those
+"""Temp files and folders held by their writer (suite/record/tempfiles.py): a cleaner removes only those
 no live writer holds, also when it takes one in the moment before its writer locks it. A real
 SIGKILLed writer: tests/test_store.py."""
 from __future__ import annotations
 
 import os
 
-from suite import results, tempfiles
+from suite.record import results, tempfiles
 
 
 def _cleaner_first(monkeypatch, create: str, **options) -> list:

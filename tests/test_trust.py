@@ -1,4 +1,4 @@
-"""Every leaderboard row says how far it can be trusted (suite/trust.py): reproduced by a trusted
+"""Every leaderboard row says how far it can be trusted (suite/leaderboard/trust.py): reproduced by a trusted
 reviewer, a trusted reproduction that differs, signed or unsigned — "not reproduced" where no
 record checks it — in the tables, their CSV and JSON downloads, and a ranking of reproduced
 results of their own, shown first."""
@@ -13,10 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from suite import leaderboard, signing, store, trust
-from suite.reviewers import Reviewers
+from suite.leaderboard import rows as leaderboard
+from suite.leaderboard import trust
 from suite.site.builder import build_site
 from suite.site.names import safe_name
+from suite.store import files as store
+from suite.trust import signing
+from suite.trust.reviewers import Reviewers
 
 WORKLOAD = "gpt2-124m"
 

@@ -11,8 +11,9 @@ import forging
 import numpy as np
 import pytest
 
-from suite import cli, derive
+from suite import cli
 from suite import validate as v
+from suite.figures import derive
 from suite.validate import schema
 from workloads import registry
 
@@ -235,7 +236,7 @@ def test_an_invisible_character_in_a_name_is_refused_and_shown_escaped(char, wha
     """Two system names that look the same are two systems: every character that draws nothing
     (or whatever a font puts there) is refused — since rules v7 as invisible-char, so a file
     stored under older rules keeps its status — and printed escaped."""
-    from suite.validate import text
+    from suite.record import text
 
     name = f"H100{char}"
     assert v.has_control_chars(name), what

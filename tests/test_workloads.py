@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from suite.runner import locate_data, seed_everything
+from suite.run.runner import locate_data, seed_everything
 from workloads import registry
 from workloads.dlrm_small.job import Teacher, auc
 from workloads.fashion_cnn.job import augment, read_idx

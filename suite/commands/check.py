@@ -16,8 +16,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run the checks and print each verdict; 0 when the machine is fit, else 1."""
-    from suite.check import fit, run_checks
-    from suite.system import resolve_device
+    from suite.run.check import fit, run_checks
+    from suite.run.system import resolve_device
 
     device = resolve_device(args.device)  # as `run` resolves it: auto is the CPU where torch sees no GPU
     cpu_run = device.type == "cpu"

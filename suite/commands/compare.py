@@ -1,4 +1,4 @@
-"""``goodbench compare BASE NEW...``: ratios, 95% intervals and verdicts (suite/compare.py),
+"""``goodbench compare BASE NEW...``: ratios, 95% intervals and verdicts (suite/compare/engine.py),
 and the regression gate."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from suite.commands.common import Usage, count
-from suite.errors import GoodbenchError
+from suite.record.errors import GoodbenchError
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -38,10 +38,11 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """NEW files against BASE (suite/compare.py); exit 1 when the regression gate fails."""
+    """NEW files against BASE (suite/compare/engine.py); exit 1 when the regression gate fails."""
     import os
 
-    from suite import compare, compare_report
+    from suite.compare import engine as compare
+    from suite.compare import report as compare_report
 
     try:
         gate = compare.Gate.parse(args.fail_on_regression or [])
@@ -76,7 +77,7 @@ def run(args) -> int:
 
 def _valid_document(path: str) -> dict:
     """A results file that passes validation, or GoodbenchError naming its first problem."""
-    from suite import results
+    from suite.record import results
     from suite.validate import check_document
 
     try:

@@ -32,7 +32,7 @@ def run(args) -> int:
 def _pinned(workload_ids: list[str] | None = None) -> dict:
     """File name → (its DataFile, the ids of the workloads that read it), for ``workload_ids``
     (default every workload); GoodbenchError for an unknown id."""
-    from suite.errors import GoodbenchError
+    from suite.record.errors import GoodbenchError
     from workloads import registry
 
     ids = workload_ids or list(registry.WORKLOADS)

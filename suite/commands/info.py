@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from suite import dependencies
+from suite.record import dependencies
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -22,7 +22,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Print the system description (``--json``: as JSON, alone), then Python, numpy and each
     optional package: present, or what its absence turns off; 0."""
-    from suite.system import describe, load_overrides, resolve_device
+    from suite.run.system import describe, load_overrides, resolve_device
 
     info = describe(resolve_device(args.device), args.system_name,
                     load_overrides(args.system_overrides))
@@ -36,7 +36,7 @@ def run(args) -> int:
                     print(f"{section}.{key}: {_shown(value)}")
             else:
                 print(f"{section}: {_shown(values)}")
-        print("# this Python and the packages goodbench can run without (suite/dependencies.py)")
+        print("# this Python and the packages goodbench can run without (suite/record/dependencies.py)")
         for line in dependencies.report():
             print(line)
     return 0

@@ -1,5 +1,5 @@
 """``goodbench keygen``: make the Ed25519 key that signs the results files this user writes
-(suite/signing.py; docs/rules.md, "Signed results")."""
+(suite/trust/signing.py; docs/rules.md, "Signed results")."""
 from __future__ import annotations
 
 import argparse
@@ -16,7 +16,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Make the key and say where it is; 1 (an error naming the file) when one exists already."""
-    from suite import signing
+    from suite.trust import signing
 
     path, fingerprint = signing.keygen()
     print(f"signing key {fingerprint} written to {path} (mode 0600; public key beside it, "

@@ -23,7 +23,7 @@ def cpu_line() -> str:
 
 def run(args) -> int:
     """The peak table MFU and the validator use, or the entry one device name resolves to."""
-    from suite import report
+    from suite.figures import report
     from suite.meters import mfu
 
     if args.name is None:

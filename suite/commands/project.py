@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from suite.commands.common import Usage, count, range_type
-from suite.errors import GoodbenchError
+from suite.record.errors import GoodbenchError
 
 # goodbench project's inputs: beyond these the model says nothing useful (and floats overflow)
 PROJECT_GPUS = range_type(int, 1, 1_000_000)
@@ -34,7 +34,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Project run ``--run`` of FILE to the GPU counts of the table, print it and write it as JSON; 0."""
-    from suite import projection, report, results
+    from suite.figures import projection, report
+    from suite.record import results
     from suite.validate import load
 
     doc, problems = load(args.file)

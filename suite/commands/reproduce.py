@@ -1,18 +1,18 @@
 """``goodbench reproduce FILE``: train a results file's runs again here and say whether
-they reproduce (suite/reproduce/: planning, training, comparing and reporting)."""
+they reproduce (suite/run/reproduce/: planning, training, comparing and reporting)."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite import signing
 from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
 from suite.commands.progress import ProgressPrinter
-from suite.errors import GoodbenchError
+from suite.record.errors import GoodbenchError
+from suite.trust import signing
 
 if TYPE_CHECKING:
-    from suite.reproduce.planning import Plan
+    from suite.run.reproduce.planning import Plan
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -40,8 +40,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """Train a file's runs again here and compare (suite/reproduce/); 0 when every run reproduced."""
-    from suite.reproduce import inputs
+    """Train a file's runs again here and compare (suite/run/reproduce/); 0 when every run reproduced."""
+    from suite.run.reproduce import inputs
 
     try:
         return _reproduce(args, ProgressPrinter())
@@ -52,12 +52,12 @@ def run(args) -> int:
 def _reproduce(args, progress: ProgressPrinter) -> int:
     """Plan, train (here or under torchrun), write, report; the exit status (0: every run
     reproduced, 1: a run differs or is inconclusive)."""
-    from suite import launch
-    from suite.reproduce.comparison import REPRODUCED, UNDECIDED
-    from suite.reproduce.inputs import chosen, read_original, this_machine
-    from suite.reproduce.planning import plan
-    from suite.reproduce.reporting import report_lines
-    from suite.reproduce.training import default_output, train
+    from suite.run import launch
+    from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
+    from suite.run.reproduce.inputs import chosen, read_original, this_machine
+    from suite.run.reproduce.planning import plan
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import default_output, train
 
     if not 0 < args.tolerance <= 1000:
         raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most 1000")
@@ -77,7 +77,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         return _launch(args, the_plan, out)
     overrides = None
     if args.system_overrides:
-        from suite.system import load_overrides
+        from suite.run.system import load_overrides
 
         overrides = load_overrides(args.system_overrides)
     found = train(the_plan, out, data_dir=args.data_dir, tolerance=tolerance, progress=progress, report=say,
@@ -101,10 +101,11 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
 
 def _launch(args, the_plan: Plan, out: Path) -> int:
     """Run this command under torchrun with the original's world size, as ``goodbench run
-    --nproc-per-node`` does (suite/launch.py), and take the exit status from the verdicts rank 0
+    --nproc-per-node`` does (suite/run/launch.py), and take the exit status from the verdicts rank 0
     wrote."""
-    from suite import launch, results
-    from suite.reproduce.reporting import exit_status
+    from suite.record import results
+    from suite.run import launch
+    from suite.run.reproduce.reporting import exit_status
 
     try:
         reservation = results.Reservation.take(out)

@@ -1,5 +1,5 @@
 """``goodbench run``: train workloads and write one results file (under torchrun when
-``--nproc-per-node`` is given: suite/launch.py)."""
+``--nproc-per-node`` is given: suite/run/launch.py)."""
 from __future__ import annotations
 
 import argparse
@@ -8,14 +8,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite import __version__, launch, signing
+from suite import __version__
 from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, count, error_text, say
 from suite.commands.progress import ProgressPrinter
-from suite.errors import GoodbenchError
+from suite.record.errors import GoodbenchError
+from suite.run import launch
+from suite.trust import signing
 from workloads.pinned import COMPILE_MODES, CUDA_GRAPH_MODES
 
 if TYPE_CHECKING:
-    from suite.results import Reservation
+    from suite.record.results import Reservation
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -85,17 +87,17 @@ def run(args) -> int:
     _check_repeat(args)
     if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
         _refuse_taken_output(Path(args.output))
-    from suite.system import resolve_device
+    from suite.run.system import resolve_device
 
     device = resolve_device(args.device)
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
     if args.nproc_per_node and not launch.in_torchrun():
         return _launch(args, scale)
-    from suite import distributed
+    from suite.run import distributed
 
     parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
     _check_parallel(args, parallel, scale)
-    from suite.run_signals import stop_on_sigterm
+    from suite.run.signals import stop_on_sigterm
 
     # SIGTERM (Slurm, timeout, docker stop; torchrun after a peer failed) stops the run like
     # Ctrl-C: the runs so far are written, the running one as partial
@@ -112,10 +114,10 @@ def run(args) -> int:
 
 def _refuse_taken_output(out: Path) -> None:
     """Refuse ``-o FILE`` at once when a results file or a live run holds the name, as reserving it
-    would (:class:`suite.results.Reservation`); the name is reserved for good just before training."""
+    would (:class:`suite.record.results.Reservation`); the name is reserved for good just before training."""
     if not out.exists():
         return
-    from suite import results
+    from suite.record import results
 
     try:
         results.Reservation.take(out).release()  # an abandoned (empty, unlocked) reservation is taken over
@@ -129,9 +131,9 @@ def _run_process(args, device, scale: str, parallel) -> int:
     """One process's run: a single process, or one rank of a torchrun run (rank 0 reports)."""
     from dataclasses import replace
 
-    from suite.runner import RunOptions
-    from suite.session import SuitePlan
-    from suite.system import load_overrides
+    from suite.run.runner import RunOptions
+    from suite.run.session import SuitePlan
+    from suite.run.system import load_overrides
     from workloads import registry
 
     plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
@@ -167,7 +169,7 @@ def _preflight(plan, options) -> None:
     """Fail before training when the results file would be refused for what the user gave
     (``--system-name``, ``--system-overrides``, the command line): the validator's walk and
     schema on the system and settings sections, which the run does not change."""
-    from suite.session import preflight
+    from suite.run.session import preflight
 
     problems = preflight(plan, options)
     if problems:
@@ -178,14 +180,14 @@ def _preflight(plan, options) -> None:
 
 
 def _signing_key(args):
-    """The signing key (suite/signing.py) unless ``--no-sign``; None when there is none."""
+    """The signing key (suite/trust/signing.py) unless ``--no-sign``; None when there is none."""
     return None if args.no_sign else signing.load_key()
 
 
 def _train(args, plan, options, out: Path, reservation: Reservation | None, key=None) -> int:
     """Train the plan; rank 0 writes the results file into its reservation and reports."""
-    from suite import report
-    from suite.session import run_suite
+    from suite.figures import report
+    from suite.run.session import run_suite
 
     parallel, checkpoint_dir = options.parallel, options.checkpoint_dir
     if parallel.is_main:
@@ -255,18 +257,18 @@ def _checkpoints_after(args, checkpoint_dir: str | None, out: Path, doc: dict) -
 
 def _interrupted_status() -> int:
     """The shell's status of a run stopped by a signal: 143 after SIGTERM, 130 after SIGINT."""
-    from suite.run_signals import sigterm_received
+    from suite.run.signals import sigterm_received
 
     return 143 if sigterm_received() else 130
 
 
 def _paths(args, scale: str, parallel, preflight=None) -> tuple[Path, str | None, Reservation | None]:
     """The results file and checkpoint root, chosen by rank 0 and agreed by every rank, and
-    rank 0's reservation of the results file's name (:class:`suite.results.Reservation`; None
+    rank 0's reservation of the results file's name (:class:`suite.record.results.Reservation`; None
     on the other ranks). ``preflight`` (rank 0, first) raises what would fail the file. After
     torchrun restarted the workers, the run resumes from the results file's ``.ckpt``
     directory (``out.json`` → ``out.ckpt``)."""
-    from suite import checkpoint, distributed
+    from suite.run import checkpoint, distributed
 
     answer: tuple = (None, None, None)
     reservation = None
@@ -293,11 +295,11 @@ def _paths(args, scale: str, parallel, preflight=None) -> tuple[Path, str | None
 
 
 def _reserve_output(args, scale: str) -> tuple[Path, Reservation]:
-    """Reserve the results file's name before training (:class:`suite.results.Reservation`):
+    """Reserve the results file's name before training (:class:`suite.record.results.Reservation`):
     a name taken by a file or by another run fails at once with ``-o``; a default name taken
     (another run started in the same second) falls back to the next free one, and says so.
     Returns (path, reservation)."""
-    from suite import results
+    from suite.record import results
 
     first = out = _output_path(args, scale)
     for n in range(2, 101):
@@ -322,7 +324,7 @@ def _output_path(args, scale: str) -> Path:
 
 
 def _launch(args, scale: str) -> int:
-    """Re-launch this command under torchrun (suite.launch), after the checks the workers
+    """Re-launch this command under torchrun (suite.run.launch), after the checks the workers
     would fail on. On one node the launcher reserves the results file's name and hands it to
     the workers' rank 0 (which takes the unlocked, empty reservation over); the name is
     freed again when the workers wrote nothing."""
@@ -334,7 +336,7 @@ def _launch(args, scale: str) -> int:
     if (args.nnodes or 1) == 1:
         _signing_key(args)  # an unreadable signing key too (rank 0 runs here)
     if args.inject_failure:
-        from suite.session import default_seeds
+        from suite.run.session import default_seeds
         from workloads import registry
 
         runs = sum(args.seeds or default_seeds(scale, registry.get(w).kind)

@@ -17,7 +17,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Validate FILE and store it; 0 stored, 1 refused."""
-    from suite.store import Refused, submit_noted
+    from suite.store.files import Refused, submit_noted
 
     results_dir = Path(args.results_dir)
     if results_dir.exists() and not results_dir.is_dir():

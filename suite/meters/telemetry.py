@@ -97,7 +97,7 @@ class Sampler:
         return [[round(float(c[:, 0].mean()), 3), round(float(c[:, 1].mean()), 1)] for c in chunks]
 
 
-SUPERVISOR_PID = "GOODBENCH_SUPERVISOR_PID"  # set by suite.supervisor in its worker's environment
+SUPERVISOR_PID = "GOODBENCH_SUPERVISOR_PID"  # set by suite.run.supervisor in its worker's environment
 PROC = Path("/proc")
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from suite import dependencies
-from suite.errors import GoodbenchError
-from suite.validate.text import printable
+from suite.record import dependencies
+from suite.record.errors import GoodbenchError
+from suite.record.text import printable
 
 
 def _stderr(line: str) -> None:

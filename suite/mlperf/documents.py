@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from suite.mlperf import files
-from suite.results import write_atomic
+from suite.record import reading
+from suite.record.results import write_atomic
+from suite.record.text import has_control_chars
 from suite.schema.checker import UNCHECKED, SchemaCheck
-from suite.validate import reading
-from suite.validate.text import has_control_chars
 
 KIND = "mlperf-training-import"
 SCHEMA_VERSION = 3

@@ -29,11 +29,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite import mllog
-from suite.errors import GoodbenchError
 from suite.mlperf import fields, rules
-from suite.results import write_atomic
-from suite.store import safe_filename
+from suite.record import mllog
+from suite.record.errors import GoodbenchError
+from suite.record.results import write_atomic
+from suite.store.files import safe_filename
 
 STATUS = "Research, Development, or Internal (RDI)"  # a goodbench run claims no availability
 

@@ -46,7 +46,7 @@ def required_runs(benchmark: str) -> int | None:
 def scaling_factor(folder: str | os.PathLike) -> float:
     """The RCP factor of the benchmark folder's ``scaling.json`` (1.0 without one); ValueError
     for one that cannot be read or holds no plausible factor (see the module docstring)."""
-    from suite.validate.reading import parse
+    from suite.record.reading import parse
 
     path = os.path.join(folder, "scaling.json")
     if not os.path.lexists(path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from suite.validate.text import printable
+from suite.record.text import printable
 
 MAX_COUNT = 1_000_000  # nodes or accelerators: the largest published system has 11,616
 
@@ -24,7 +24,7 @@ _FACTORS = {"": 1, "B": 1,
 
 def clean(value, limit: int) -> str | None:
     """Free text made safe to show: control, bidi and zero-width characters written as
-    ``\\uXXXX`` (:func:`suite.validate.text.printable`), white space trimmed, cut to ``limit``
+    ``\\uXXXX`` (:func:`suite.record.text.printable`), white space trimmed, cut to ``limit``
     characters (the last one "…"); None for an empty text."""
     text = printable(str(value if value is not None else "")).strip()
     if not text:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from suite import dependencies
+from suite.record import dependencies
 
 JSONSCHEMA, FASTJSONSCHEMA = "jsonschema", "fastjsonschema"
 

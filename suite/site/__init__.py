@@ -1,7 +1,7 @@
 """``goodbench site``: render the results directory into a static, self-contained site.
 
 Layout of the output folder (every name derived from results goes through
-:func:`suite.site.names.safe_name`, that is ``suite.store.safe_filename`` plus a hash): ``index.html``,
+:func:`suite.site.names.safe_name`, that is ``suite.store.files.safe_filename`` plus a hash): ``index.html``,
 ``compare.html``, ``workloads/<workload>.html`` (+ ``-p<N>.html`` pages and ``.csv``/``.json``
 downloads per table; a CSV string cell that a spreadsheet would run as a formula starts with ``'``), ``systems/<system>.html``, ``runs/<run>.html``, ``raw/<file>.json`` (each
 valid results file, byte for byte: a copy, never a link into the results folder),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite import trust
+from suite.leaderboard import trust
 from suite.site.render import render
 from suite.validate import RULES_VERSION, registry
 from suite.validate.provenance import CHECKED, SELF_REPORTED

@@ -26,17 +26,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import leaderboard, ownership, reviewers, trust
-from suite.errors import GoodbenchError
-from suite.ledger import in_store_order
-from suite.results import utc_now
+from suite.leaderboard import rows as leaderboard
+from suite.leaderboard import trust
+from suite.record.errors import GoodbenchError
+from suite.record.reading import read_bounded
+from suite.record.results import utc_now
+from suite.record.tempfiles import held_folder, unheld
 from suite.site import about_pages, mlperf_pages, pages, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
-from suite.store import stored_files
-from suite.tempfiles import held_folder, unheld
-from suite.validate.reading import read_bounded
+from suite.store.files import stored_files
+from suite.store.ledger import in_store_order
+from suite.trust import ownership, reviewers
 from workloads import registry
 
 PARALLEL_FROM = 200  # files: below this, one process is faster than starting workers
@@ -213,7 +215,7 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
 def _process(paths: list[str], out_dir: str, built_at: str):
     """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs,
     invalid files, (system name, interconnect text) pairs, each entry's comparison summary
-    (suite/compare.py; keyed by file, workload and scale) and the runs' claims (suite/ownership.py)."""
+    (suite/compare/engine.py; keyed by file, workload and scale) and the runs' claims (suite/trust/ownership.py)."""
     entries, runs, invalid, links, claims = [], [], [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)

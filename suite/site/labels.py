@@ -203,7 +203,7 @@ COLUMNS = {
 ENTRY_FIGURES = {"score_s": ("time to target", "s"), "samples_per_s": ("samples/s", "samples/s"),
                  "tokens_per_s": ("tokens/s", "tokens/s"), "mfu": ("MFU", "share"),
                  "energy_per_sample_j": ("energy per sample", "J"), "goodput": ("goodput", "share")}
-# the unit of each figure of suite/compare_estimates.py
+# the unit of each figure of suite/compare/estimates.py
 FIGURE_UNITS = {"samples_per_s": "samples/s", "tokens_per_s": "tokens/s", "step_time_p50": "s", "step_time_p99": "s",
                 "mfu": "share", "tta": "s", "energy_per_sample": "J", "goodput": "share"}
 
@@ -319,7 +319,7 @@ def target_text(target) -> str:
 
 
 def copy_words(status: str, owner: str | None) -> dict:
-    """What a row or run page says of a run another stored file holds too (suite/ownership.py):
+    """What a row or run page says of a run another stored file holds too (suite/trust/ownership.py):
     ``lead``, the kept run's signer (``owner``, None when unsigned), ``tail``, and the ``link``
     text to the kept run."""
     if status == "disputed":

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite.store import safe_filename
+from suite.store.files import safe_filename
 
 
 def safe_name(text: str, key: str | None = None) -> str:

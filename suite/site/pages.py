@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite import compare, compare_stats, leaderboard
+from suite.compare import engine as compare
+from suite.compare import stats as compare_stats
+from suite.leaderboard import rows as leaderboard
 from suite.site import charts, labels
 from suite.site.formatting import missing
 from suite.site.names import run_slug, safe_name
@@ -177,15 +179,15 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str,
 COMPARE_METRICS = [(m, *labels.ENTRY_FIGURES[m][:1], better) for m, better in
                    (("score_s", "lower"), ("samples_per_s", "higher"), ("tokens_per_s", "higher"), ("mfu", "higher"),
                     ("energy_per_sample_j", "lower"), ("goodput", "higher"))]
-# each compare-page metric's figure in suite/compare.py
+# each compare-page metric's figure in suite/compare/engine.py
 COMPARE_FIGURES = {"score_s": "tta", "samples_per_s": "samples_per_s", "tokens_per_s": "tokens_per_s",
                    "mfu": "mfu", "energy_per_sample_j": "energy_per_sample", "goodput": "goodput"}
 
 
 def entry_summaries(name: str, doc: dict) -> dict[tuple[str, str, str], dict]:
     """Each entry of one document (its runs of one workload × scale), keyed by (file, workload,
-    scale), summarized for comparisons by :func:`suite.compare.entry_summary`."""
-    from suite.summary import groups
+    scale), summarized for comparisons by :func:`suite.compare.engine.entry_summary`."""
+    from suite.figures.summary import groups
 
     return {(name, runs[0]["workload"]["id"], runs[0]["scale"]): compare.entry_summary(doc, runs)
             for runs in groups(doc["runs"]).values()}
@@ -198,7 +200,7 @@ def _interval(row: compare.Row | None) -> str:
 def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
     """For each workload × scale of one system with two results or more: its latest result
     against the one before (by creation time), figure by figure, with the ratio's 95% interval
-    and verdict from suite/compare.py."""
+    and verdict from suite/compare/engine.py."""
     out = []
     ordered = frame.sort_values(["workload", "scale", "created_at"], kind="stable")
     for (workload, scale), group in ordered.groupby(["workload", "scale"], sort=True):
@@ -232,8 +234,8 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
 
     With ``summaries`` (:func:`entry_summaries`) each entry also carries its comparison summary
     (``estimates``), and its values are the engine's (all the entry's runs pooled), so that the
-    ratio, its 95% interval and the verdict (suite/compare.py; the page's script repeats only
-    the last step, :func:`suite.compare_stats.ratio_interval`, with the same t table) agree.
+    ratio, its 95% interval and the verdict (suite/compare/engine.py; the page's script repeats only
+    the last step, :func:`suite.compare.stats.ratio_interval`, with the same t table) agree.
     ``texts`` holds each value as the page shows it, with its unit (:mod:`suite.site.labels`)."""
     best = leaderboard.best_per_system(entries)
     values: dict[str, dict] = {}
@@ -260,7 +262,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
 
 def compare_rows(data: dict, a: str, b: str) -> list[dict]:
     """Rows of the comparison of systems ``a`` and ``b``: both values, the ratio a/b and, where
-    both entries have estimates, its 95% interval and the verdict for ``a`` (suite/compare.py:
+    both entries have estimates, its 95% interval and the verdict for ``a`` (suite/compare/engine.py:
     ``b`` is the base)."""
     rows = []
     for key in data["keys"]:

@@ -10,16 +10,18 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from suite import derive, results, signing
+from suite.figures import derive
 from suite.meters import host_load
-from suite.reviewers import FILE as REVIEWERS_FILE
-from suite.reviewers import Reviewers
+from suite.record import results
+from suite.record.text import printable
 from suite.site import charts, labels
 from suite.site.formatting import RESOLUTION_S, missing, seconds
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
-from suite.validate.text import printable
+from suite.trust import signing
+from suite.trust.reviewers import FILE as REVIEWERS_FILE
+from suite.trust.reviewers import Reviewers
 from workloads import registry
 
 PHASE_ORDER = derive.PHASES
@@ -53,12 +55,12 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
     reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
     the original's name in the store, and only an original shown on the site (among ``runs``,
     the rows of the valid files) gets the line. The copies and disputed runs (``copies``:
-    :func:`suite.leaderboard.copies`) get "copy of a run signed by …, not ranked" (or "disputed:
+    :func:`suite.leaderboard.rows.copies`) get "copy of a run signed by …, not ranked" (or "disputed:
     …"), linking the run kept."""
     import hashlib
 
-    from suite import leaderboard
-    from suite.validate.reading import read_bounded
+    from suite.leaderboard import rows as leaderboard
+    from suite.record.reading import read_bounded
 
     found = leaderboard.reproductions(runs)
     copies = copies or {}
@@ -80,7 +82,7 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
 
 
 def copy_line(verdict) -> dict | None:
-    """What the page of a run another stored file holds too says (a :class:`suite.ownership.Verdict`:
+    """What the page of a run another stored file holds too says (a :class:`suite.trust.ownership.Verdict`:
     a copy, or disputed), linking the run kept."""
     if verdict is None:
         return None
@@ -93,11 +95,12 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
     """"reproduced 2 times on <system>", "differs 1 time on <system>", "inconclusive 1 time on
     <system>" (a throughput whose interval could not tell), each with links to the
     reproductions' run pages and a tooltip of why they differ. Only a reproduction signed by a
-    ``trusted`` reviewer's key (:mod:`suite.reviewers`) counts; the others are listed apart as
+    ``trusted`` reviewer's key (:mod:`suite.trust.reviewers`) counts; the others are listed apart as
     unverified claims. A reproduction that does not count for the stored original
-    (:func:`suite.leaderboard.contradicted`: other figures recorded for it, started before it was
+    (:func:`suite.leaderboard.rows.contradicted`: other figures recorded for it, started before it was
     created, its step times copied) counts as neither: it is listed apart, with why."""
-    from suite import leaderboard, trust
+    from suite.leaderboard import rows as leaderboard
+    from suite.leaderboard import trust
 
     trusted = trusted or Reviewers()
     original = leaderboard.original_figures(original_run, original_doc)
@@ -137,7 +140,7 @@ def event_log_text(file: str, run: dict) -> str | None:
     """The run's event log as plain text: a comment line, then one ``:::MLLOG`` line per event; None without one.
 
     Characters that could break a line or disguise text (the validator's control characters,
-    :mod:`suite.validate.text`) are written as ``\\uXXXX``.
+    :mod:`suite.record.text`) are written as ``\\uXXXX``.
     """
     lines = run.get("event_log")
     if not isinstance(lines, list) or not lines:
@@ -159,7 +162,7 @@ def _target(workload_id: str, scale: str):
 def doc_context(file: str, doc: dict, waived: list[str] | None = None) -> dict:
     """The parts of a run page that every run of one document shares (its signer among them);
     ``waived``: what rules introduced after the file was stored would refuse
-    (:func:`suite.leaderboard.check_file`)."""
+    (:func:`suite.leaderboard.rows.check_file`)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
             "signer": signing.signer(doc),  # None: unsigned

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite.leaderboard import NO_KNOWN_PEAK
-from suite.signing import short
+from suite.leaderboard.rows import NO_KNOWN_PEAK
+from suite.leaderboard.trust import row_text as trust_text
 from suite.site.formatting import missing, seconds
 from suite.site.labels import COLUMNS, copy_words, value_text
 from suite.site.names import run_slug, safe_name
-from suite.trust import row_text as trust_text
+from suite.trust.signing import short
 
 PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 
@@ -75,7 +75,7 @@ def _sub(key: str, row: dict) -> str | None:
     under the goodput, "suite 0.1.0" under the date, "copy of a run signed by …" (or "disputed: …")
     under a copy's system or signer (:func:`copy_words`), "no known peak, not ranked" under the
     system of a device the peak table cannot bound, and under every system its trust level
-    (:func:`suite.trust.row_text`: "reproduced by a trusted reviewer", "unsigned, not
+    (:func:`suite.leaderboard.trust.row_text`: "reproduced by a trusted reviewer", "unsigned, not
     reproduced", …) and whether runs of it were measured under load; None elsewhere or where
     there is none."""
     if key == "score":

@@ -30,9 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from suite.rules_version import RULES_VERSION
-from suite.validate.facts import pinned_values, run_facts
-from suite.validate.limits import (
+from suite.record.limits import (
     MAX_ARRAY_ITEMS,
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -42,7 +40,10 @@ from suite.validate.limits import (
     MAX_PROBLEMS,
     MAX_STRING_CHARS,
 )
-from suite.validate.reading import load, parse, read_bounded
+from suite.record.reading import load, parse, read_bounded
+from suite.record.rules_version import RULES_VERSION
+from suite.record.text import has_control_chars, printable
+from suite.validate.facts import pinned_values, run_facts
 from suite.validate.registry import (
     CODES,
     DOCUMENT,
@@ -60,7 +61,6 @@ from suite.validate.registry import (
 )
 from suite.validate.schema import schema_problems
 from suite.validate.shared import V7, division
-from suite.validate.text import has_control_chars, printable
 from suite.validate.tolerance import CLOCK_SLACK, POWER_MARGIN, REL_TOLERANCE
 from suite.validate.walk import walk
 
@@ -92,7 +92,7 @@ __all__ = [
     "rules", "run_rule", "validate_file", "validate_files", "walk",
 ]
 
-# the store's codes (suite/store.py), raised on submission
+# the store's codes (suite/store/files.py), raised on submission
 code("duplicate", "the same bytes are already stored")
 code("duplicate-run", "a run id already stored in another file")
 code("duplicate-session", "a suite run (settings.session.id) already stored in another file", since=V7)

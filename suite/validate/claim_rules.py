@@ -5,7 +5,7 @@ The rules of :mod:`.run_rules` recompute every figure from its own inputs in the
 :mod:`.stream_rules` check the run's timings against the event log. What a run *is* — its scale and
 step budget, spec, seed, system, device and world size, precision and the math it set, compile mode,
 energy meter, the suite run it belongs to — is stated twice too: in the results file when the run
-ends, and in the event log's header as the run starts (:mod:`suite.claims`). The rules here hold
+ends, and in the event log's header as the run starts (:mod:`suite.record.claims`). The rules here hold
 the file to that header, and the runs of one suite run inside it, one after another; the device's
 claims are held to its facts in :mod:`.device_rules`, and the quality claimed to the curve and the
 log in :mod:`.quality_rules`.
@@ -19,11 +19,11 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-from suite import claims, mllog, results
 from suite.meters import mfu as mfu_meter
+from suite.record import claims, mllog, results
+from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule, run_rule
 from suite.validate.shared import INTERVAL_SLACK_S, V6, against, differs, division, first, read_log, run_headers
-from suite.validate.text import safe
 from suite.validate.tolerance import close
 from workloads import registry
 

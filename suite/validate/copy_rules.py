@@ -1,16 +1,16 @@
 """One run recorded twice in one file, disguised (docs/rules.md, "One run, one owner"): two runs
-whose step times are one run's by their fingerprint (:mod:`suite.fingerprint`: rescaled,
+whose step times are one run's by their fingerprint (:mod:`suite.trust.fingerprint`: rescaled,
 nudged, shifted), or runs of different seeds with one curve (seed 1's run claimed as seeds 2–5).
 The same step times to the last digit are ``duplicate-steps`` (:mod:`.document_rules`); the
-store and the leaderboard compare runs of different files (:mod:`suite.ownership`)."""
+store and the leaderboard compare runs of different files (:mod:`suite.trust.ownership`)."""
 from __future__ import annotations
 
 import datetime as dt
 
-from suite import fingerprint, ownership
+from suite.record.text import safe
+from suite.trust import fingerprint, ownership
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7
-from suite.validate.text import safe
 
 code("steps-fingerprint",
      f"a run whose step times, their trend removed, follow another run's (rank correlation at least "
@@ -36,7 +36,7 @@ def _by_workload(runs: Runs) -> dict[str, list[tuple[int, dict]]]:
 
 @document_rule("steps-fingerprint")
 def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """No two runs of a workload have one run's step-time fingerprint (suite.fingerprint)."""
+    """No two runs of a workload have one run's step-time fingerprint (suite.trust.fingerprint)."""
     problems = []
     for group in _by_workload(runs).values():
         printed = [(i, run, s) for i, run in group[:MAX_RUNS_COMPARED]

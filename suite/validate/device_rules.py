@@ -5,12 +5,13 @@ the user's), the power against the device's idle floor, and a steady window long
 """
 from __future__ import annotations
 
-from suite import claims, derive, results
+from suite.figures import derive
 from suite.meters import mfu as mfu_meter
+from suite.record import claims, results
+from suite.record.text import safe
 from suite.validate.facts import first_steady_step
 from suite.validate.registry import Problem, code, run_rule
 from suite.validate.shared import V6, against, first, run_headers
-from suite.validate.text import safe
 from suite.validate.tolerance import close
 from workloads.pinned import precision_flags
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from suite import derive, ownership
+from suite.figures import derive
+from suite.record.text import safe
+from suite.trust import ownership
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import division, parse_timestamp
-from suite.validate.text import safe
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads.pinned import SEEDS
 
@@ -101,7 +102,7 @@ def _check_run_ids(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
 
 @document_rule("duplicate-steps")
 def _check_step_sequences(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """No two runs have the same step times (suite.ownership.steps_key): one run is recorded once."""
+    """No two runs have the same step times (suite.trust.ownership.steps_key): one run is recorded once."""
     seen: dict[str, int] = {}
     problems = []
     for i, run in runs:

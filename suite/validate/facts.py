@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from suite import derive
+from suite.figures import derive
 from suite.validate.shared import division
 from workloads import registry
 
@@ -48,7 +48,7 @@ def run_facts(run: dict, doc: dict, pinned: dict) -> dict:
 
 
 def first_steady_step(steps: int, warmup_steps: int, resumed_at: list[int]) -> int | None:
-    """The first step after every worker's warm-up (:func:`suite.derive.warmup_mask`): where a
+    """The first step after every worker's warm-up (:func:`suite.figures.derive.warmup_mask`): where a
     throughput window begins; None when every step is a warm-up step."""
     steady = np.flatnonzero(~derive.warmup_mask(steps, warmup_steps, resumed_at))
     return int(steady[0]) + 1 if steady.size else None
@@ -56,7 +56,7 @@ def first_steady_step(steps: int, warmup_steps: int, resumed_at: list[int]) -> i
 
 def _resume_steps(run: dict, steps: int) -> list[int]:
     """The steps the run's later workers resumed from, in order, from its event log
-    (:func:`suite.derive.resume_steps`); a log that cannot be read, or whose resume steps are
+    (:func:`suite.figures.derive.resume_steps`); a log that cannot be read, or whose resume steps are
     not steps of this run, gives none (the goodput and cross-check rules report it)."""
     try:
         return derive.resume_steps(run.get("event_log") or [], steps)

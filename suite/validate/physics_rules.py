@@ -6,8 +6,9 @@ and their reasons are in the peak table (:mod:`suite.meters.mfu`).
 """
 from __future__ import annotations
 
-from suite import derive, results
+from suite.figures import derive
 from suite.meters import mfu as mfu_meter
+from suite.record import results
 from suite.validate.registry import Problem, code, document_rule, run_rule
 from suite.validate.shared import V7
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
@@ -84,7 +85,7 @@ def _share_text(low: float, high: float | None) -> str:
 
 def ceiling_rate(doc: dict, run: dict) -> tuple[float | None, str]:
     """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision ×
-    its devices, widened by the spread its timed batches showed (:func:`suite.derive.ceiling_spread`)
+    its devices, widened by the spread its timed batches showed (:func:`suite.figures.derive.ceiling_spread`)
     and the 1% of rounding; (None, why) without a ceiling."""
     entry = _ceiling_entry(doc, run["precision"])
     if entry is None:

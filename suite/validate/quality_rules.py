@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from suite import claims, derive
+from suite.figures import derive
+from suite.record import claims
+from suite.record.text import safe
 from suite.validate.registry import Problem, code, run_rule
 from suite.validate.shared import V6, VALUE_REL, read_log
-from suite.validate.text import safe
 
 code("log-quality", "a curve value disagrees with the quality or loss the event log holds", since=V6)
 code("final-quality", "final_quality differs from the curve's last evaluation", since=V6)

@@ -9,30 +9,17 @@ of the rules in each module. Every code is listed in docs/rules.md (tests/test_r
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, TypeVar
 
-from suite.validate.limits import MAX_PROBLEMS
-from suite.validate.text import safe
+from suite.record.limits import MAX_PROBLEMS
+from suite.record.problems import CODES, SINCE, Problem, code  # noqa: F401 - the registry's codes
+from suite.record.text import safe
 
 DOCUMENT = "document"  # check(doc, runs, now): the whole file; runs: the (index, run) that passed the schema
 FRAME = "frame"        # check(run, where, doc): one run that passed the schema, before its facts are read
 RUN = "run"            # check(run, where, doc, facts): one run that passed the schema and its frame rules
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One rule broken: a stable ``code``, the dotted ``field`` and a human ``reason``."""
-
-    code: str
-    field: str
-    reason: str
-
-    def line(self, filename: str) -> str:
-        """``FILE: field: reason [code]``, printable whatever the file name holds."""
-        return f"{safe(filename, 200)}: {self.field or '(file)'}: {self.reason} [{self.code}]"
 
 
 @dataclass(frozen=True)
@@ -50,32 +37,14 @@ class Rule:
         return self.check.__name__
 
 
-_descriptions: dict[str, str] = {}
-_since: dict[str, int] = {}
 _rules: dict[str, list[Rule]] = {DOCUMENT: [], FRAME: [], RUN: []}
-
-CODES: Mapping[str, str] = MappingProxyType(_descriptions)
-"""Every registered code → its one-line meaning (a read-only view of the registry)."""
-SINCE: Mapping[str, int] = MappingProxyType(_since)
-"""Every registered code → the rules version that introduced it (docs/rules.md's changelog)."""
 
 Check = TypeVar("Check", bound=Callable[..., Any])
 
 
-def code(name: str, description: str, since: int = 1) -> str:
-    """Register the problem code ``name`` with its one-line meaning and the rules version that
-    introduced it (``since``); returns ``name``.
-
-    Codes are stable: registering one again with another meaning is an error."""
-    known = _descriptions.setdefault(name, description)
-    if known != description or _since.setdefault(name, since) != since:
-        raise ValueError(f"problem code {name!r} is already registered as {known!r} (since v{_since[name]})")
-    return name
-
-
 def rule(scope: str, *codes: str) -> Callable[[Check], Check]:
     """Register the decorated function as a rule of ``scope`` that may raise ``codes``."""
-    unknown = [c for c in codes if c not in _descriptions]
+    unknown = [c for c in codes if c not in CODES]
     if scope not in _rules or not codes or unknown:
         raise ValueError(f"a rule needs a scope of {sorted(_rules)} and registered codes (unknown: {unknown})")
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from suite import results
-from suite.reproduce.tolerance import INCONCLUSIVE, OUTSIDE, interval_judgement
+from suite.figures.reproducibility import INCONCLUSIVE, OUTSIDE, interval_judgement
+from suite.record import results
+from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7
-from suite.validate.text import safe
 from suite.validate.tolerance import close
 
 code("reproduces", "a reproduction's section names runs not in the file, states figures its runs do not "

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from suite import derive, goodput
+from suite.figures import derive, goodput
 from suite.meters import mfu as mfu_meter
+from suite.record.text import safe
 from suite.validate.registry import Problem, code, frame_rule, run_rule
 from suite.validate.shared import division
-from suite.validate.text import safe
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE, close
 from workloads import registry as workloads
 from workloads.pinned import CLOSED_PRECISIONS

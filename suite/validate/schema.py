@@ -9,12 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from suite.results import SCHEMA_VERSION
+from suite.record.limits import MAX_PROBLEMS
+from suite.record.results import SCHEMA_VERSION
+from suite.record.text import field_path, safe
 from suite.schema import results_schema
 from suite.schema.checker import UNCHECKED, SchemaCheck
-from suite.validate.limits import MAX_PROBLEMS
 from suite.validate.registry import Problem, code
-from suite.validate.text import field_path, safe
 
 code("schema-version", "schema_version other than the one this suite reads")
 code("schema", "the JSON Schema is not met")

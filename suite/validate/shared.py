@@ -14,9 +14,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite import claims, goodput, mllog
+from suite.figures import goodput
+from suite.record import claims, mllog
+from suite.record.text import safe
 from suite.validate.registry import Problem
-from suite.validate.text import safe
 
 V6 = 6  # the claims against their second record (docs/rules.md)
 V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)

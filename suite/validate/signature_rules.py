@@ -1,14 +1,14 @@
 """The rules of a signed results file (docs/rules.md, "Signed results"): its ``signature`` section
 verifies over the whole file, and every run's id was minted for the signing key. An unsigned
 file has no problem here. The signature is checked over the parsed document written out
-canonically (:func:`suite.signing.message`), so a file and a document in memory read alike."""
+canonically (:func:`suite.trust.signing.message`), so a file and a document in memory read alike."""
 from __future__ import annotations
 
 import datetime as dt
 
-from suite import signing
+from suite.record.text import safe
+from suite.trust import signing
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.text import safe
 
 code("signature", "a signature that is malformed, of an unknown algorithm, names another key's "
                   "fingerprint, or does not verify over the file (changed after it was signed)")

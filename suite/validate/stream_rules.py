@@ -23,17 +23,17 @@ every figure derived from it is refused, naming the records that disagree:
 A run without an event log (files written before the runner kept one), or whose log holds no run
 (no ``init_start``), is not cross-checked: it can carry no goodput either (``goodput-mismatch``). A resumed run's log holds several worker
 processes (attempts); what a later worker redid after the checkpoint it resumed from replaces what
-the earlier one did, exactly as :mod:`suite.goodput` keeps it.
+the earlier one did, exactly as :mod:`suite.figures.goodput` keeps it.
 """
 from __future__ import annotations
 
 import datetime as dt
 import math
 
-from suite import derive
+from suite.figures import derive
+from suite.record.text import safe
 from suite.validate.registry import Problem, code, run_rule
 from suite.validate.shared import INTERVAL_SLACK_S, VALUE_REL, EventLogView, as_int, as_number, read_log
-from suite.validate.text import safe
 from suite.validate.tolerance import REL_TOLERANCE
 
 # ---------------------------------------------------------------- tolerances (docs/rules.md)

@@ -1,12 +1,12 @@
 """When a file may have been written (docs/rules.md, "Plausibility"): not before the rules version
-it names came into force (:data:`suite.rules_version.RULES_DATES`), and under a version that
+it names came into force (:data:`suite.record.rules_version.RULES_DATES`), and under a version that
 exists. Not after it was submitted is ``future-timestamp`` (:mod:`.document_rules`); one suite
-run in one file is the store's ``duplicate-session`` (:mod:`suite.ownership`)."""
+run in one file is the store's ``duplicate-session`` (:mod:`suite.trust.ownership`)."""
 from __future__ import annotations
 
 import datetime as dt
 
-from suite.rules_version import RULES_DATES, RULES_VERSION
+from suite.record.rules_version import RULES_DATES, RULES_VERSION
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7, parse_timestamp
 

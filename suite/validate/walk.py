@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from suite.validate.limits import (
+from suite.record.limits import (
     MAX_ARRAY_ITEMS,
     MAX_DEPTH,
     MAX_INT,
@@ -16,16 +16,16 @@ from suite.validate.limits import (
     MAX_PROBLEMS,
     MAX_STRING_CHARS,
 )
+from suite.record.text import CONTROL_CHARS, field_path, has_control_chars
 from suite.validate.registry import Problem, code
 from suite.validate.shared import V7
-from suite.validate.text import CONTROL_CHARS, field_path, has_control_chars
 
-# too-deep, non-finite and number-too-large are registered with the bytes layer (suite.validate.reading)
+# too-deep, non-finite and number-too-large are registered with the bytes layer (suite.record.reading)
 code("too-many-items", "an array or object over the size limit")
 code("too-long-string", "a string or key over the length limit")
 code("control-char", "a control, bidi-override, zero-width or surrogate character in a string")
 code("invisible-char", "a format, private-use, unassigned, separator, non-ASCII space or invisible filler "
-                       "character in a string (suite/validate/text.py)", since=V7)
+                       "character in a string (suite/record/text.py)", since=V7)
 code("not-json-type", "a value that JSON cannot hold")
 
 

@@ -1,0 +1,1 @@
+"""``goodbench compare``: two sides' headline figures, their estimates and intervals, the statistics, the report."""

@@ -1,0 +1,383 @@
+"""Comparison of results files: for each workload × scale that two sides share (a file each, or
+several files merged into a side: :func:`merge_side`), each headline figure's two values
+(suite/compare/estimates.py: across files, across runs or within one run, the widest level both
+sides allow), the ratio NEW/BASE with a 95% confidence interval (suite/compare/stats.py), and a
+verdict; the regression gate; the site's entries.
+
+The verdict follows the interval only: ``faster`` when it lies wholly on the better side of 1,
+``slower`` when wholly on the worse side, else ``no significant change``. Figures that cannot be
+compared (another spec hash, scale, precision, world size or division; energy measured another
+way) are reported as not comparable, never compared. docs/compare.md has the statistics and an
+example.
+
+Torch-free: the engine reads results only (numpy; scipy lazily, for the t table).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from suite.compare.estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
+from suite.compare.stats import Estimate, Ratio, ratio_interval
+from suite.figures.summary import complete_runs, groups
+from suite.meters import host_load
+from suite.record import results
+
+# verdicts
+FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
+NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
+Doc = dict[str, Any]  # a parsed results document
+GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
+# what a step-time figure's interval covers (its row's ``spread``)
+ACROSS_FILES = "across files"  # the spread between each side's files: processes made at other times
+ACROSS_RUNS = "across runs of one file"  # runs of one process, one stretch of time: blind to what differs between them
+ONE_RUN = "within one run"  # the noise inside a run only: blind to machine noise between runs
+SPREADS = {"files": ACROSS_FILES, "runs": ACROSS_RUNS, "steps": ONE_RUN}  # widest first
+
+
+# ---------------------------------------------------------------- verdicts
+def verdict(figure: Figure, r: Ratio) -> str:
+    """``faster`` when the interval lies wholly on the better side of 1, ``slower`` when wholly
+    on the worse side, else ``no significant change`` (no interval: :data:`NO_INTERVAL`)."""
+    if r.low is None or r.high is None:
+        return NO_INTERVAL
+    higher = figure.better == "higher"
+    if r.low > 1:
+        return FASTER if higher else SLOWER
+    if r.high < 1:
+        return SLOWER if higher else FASTER
+    return SAME
+
+
+def worse_by(figure: Figure, ratio: float) -> float:
+    """How much worse NEW is than BASE, as a fraction (0.1: 10% worse; negative: better). For a
+    figure where higher is better, ``1 − ratio``; where lower is better, ``ratio − 1``."""
+    return 1 - ratio if figure.better == "higher" else ratio - 1
+
+
+# ---------------------------------------------------------------- comparing files
+@dataclass
+class Row:
+    """One figure of one workload × scale: both values, the ratio and interval, the verdict,
+    and why there is no verdict where there is none."""
+
+    figure: str
+    label: str
+    better: str
+    base: float | None
+    new: float | None
+    ratio: float | None
+    low: float | None
+    high: float | None
+    verdict: str
+    reason: str | None = None
+    method: str = ""
+    regression: bool = False  # set by the gate: significantly worse beyond its threshold
+    spread: str = ""  # ACROSS_RUNS or ONE_RUN for the step-time figures (throughput, MFU, p50/p99)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci95"] = None if self.low is None else [self.low, self.high]
+        del out["low"], out["high"]
+        return out
+
+
+@dataclass
+class Pair:
+    """One workload × scale compared: its rows, or why it is not comparable."""
+
+    key: str
+    workload: str
+    scale: str
+    comparable: bool
+    reason: str | None = None
+    rows: list[Row] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "workload": self.workload, "scale": self.scale,
+                "comparable": self.comparable, "reason": self.reason,
+                "figures": [r.to_json() for r in self.rows]}
+
+
+def _one(values: Iterable, what: str) -> Any:
+    found = sorted({repr(v) for v in values})
+    return found[0] if len(found) == 1 else f"mixed {what}"
+
+
+def context(doc: Doc, runs: Runs) -> dict[str, Any]:
+    """What must be equal for two sides to be comparable."""
+    settings = doc.get("settings", {})
+    return {
+        "spec hash": _one((r["workload"]["spec_hash"] for r in runs), "spec hashes"),
+        "workload version": _one((r["workload"]["version"] for r in runs), "versions"),
+        "scale": _one((r["scale"] for r in runs), "scales"),
+        "precision": _one((r.get("precision") for r in runs), "precisions"),
+        "world size": _one((results.world_size(r) for r in runs), "world sizes"),
+        "division": settings.get("division", "closed"),  # as results.division reads it
+        "open-division changes": repr(sorted(map(repr, settings.get("open_changes") or []))),
+    }
+
+
+def incomparable(base: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """Why two sides' contexts (:func:`context`) may not be compared, or None."""
+    diffs = []
+    for name, value in base.items():
+        if new.get(name) != value:
+            shown = (str(value), str(new.get(name)))
+            if name == "spec hash":
+                shown = (shown[0].strip("'")[:12] + "…", shown[1].strip("'")[:12] + "…")
+            diffs.append(f"{name} differs ({_plain(shown[0])} in BASE, {_plain(shown[1])} in NEW)")
+    return "; ".join(diffs) or None
+
+
+def _plain(value: Any) -> str:
+    return str(value).strip("'")
+
+
+def compare_runs(base_doc: Doc, base_runs: Runs,
+                 new_doc: Doc, new_runs: Runs,
+                 base_estimates: dict[str, Estimate] | None = None,
+                 new_estimates: dict[str, Estimate] | None = None) -> Pair:
+    """Compare one workload × scale: the runs of it in BASE and in NEW. Estimates already made
+    (the site reuses each entry's) may be passed in."""
+    run0 = base_runs[0]
+    key = f"{run0['workload']['id']}@{run0['scale']}"
+    pair = Pair(key, run0["workload"]["id"], run0["scale"], True)
+    why = incomparable(context(base_doc, base_runs), context(new_doc, new_runs))
+    if why:
+        pair.comparable, pair.reason = False, why
+        return pair
+    b = base_estimates or side_estimates(base_runs, 0)
+    n = new_estimates or side_estimates(new_runs, 1)
+    energy_methods = ({energy_method(r) for r in complete_runs(list(base_runs))},
+                      {energy_method(r) for r in complete_runs(list(new_runs))})
+    for figure in FIGURES:
+        pair.rows.append(compare_figure(figure, b[figure.id], n[figure.id], energy_methods))
+    return pair
+
+
+def compare_figure(figure: Figure, b: Estimate, n: Estimate,
+                   energy_methods: tuple[set, set] | None = None) -> Row:
+    """One figure's row from the two sides' estimates (at the widest spread both have:
+    :func:`_same_spread`)."""
+    b, n, spread = _same_spread(b, n)
+    row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL,
+              spread=spread)
+    if b.value is None or n.value is None:
+        row.verdict = NOT_MEASURED
+        row.reason = "; ".join(f"{side}: {e.reason}" for side, e in (("BASE", b), ("NEW", n))
+                               if e.value is None and e.reason) or "not measured"
+        if b.value is None and n.value is None and b.reason == n.reason:
+            row.reason = b.reason
+        return row
+    if figure.id == "energy_per_sample" and energy_methods and energy_methods[0] != energy_methods[1]:
+        row.verdict = NOT_COMPARABLE
+        row.reason = (f"energy measured by {', '.join(sorted(energy_methods[0]))} in BASE, "
+                      f"{', '.join(sorted(energy_methods[1]))} in NEW")
+        return row
+    r = ratio_interval(b, n)
+    row.ratio, row.low, row.high = r.ratio, r.low, r.high
+    row.verdict = verdict(figure, r)
+    if row.verdict == NO_INTERVAL:
+        row.reason = "; ".join(f"{side}: {e.reason}" for side, e in (("BASE", b), ("NEW", n)) if e.reason) \
+            or "no interval"
+        if b.reason and b.reason == n.reason:
+            row.reason = b.reason
+    row.method = b.method if b.method == n.method else "; ".join(m for m in (b.method, n.method) if m)
+    return row
+
+
+def _same_spread(b: Estimate, n: Estimate) -> tuple[Estimate, Estimate, str]:
+    """The two sides' estimates at the widest level both have (:data:`SPREADS`: between files,
+    between runs, within runs; a side with more gives its ``fallback``), and what the interval
+    covers ("" for figures read once per run or seed, or not measured on a side)."""
+    if b.value is None or n.value is None:  # not measured on a side: nothing is judged
+        return b, n, ""
+    levels_b, levels_n = _levels(b), _levels(n)
+    for level, label in SPREADS.items():
+        if level in levels_b and level in levels_n:
+            return levels_b[level], levels_n[level], label
+    return b, n, ""
+
+
+def _levels(est: Estimate) -> dict[str, Estimate]:
+    """An estimate and its fallbacks, by spread."""
+    out: dict[str, Estimate] = {}
+    found: Estimate | None = est
+    while found is not None:
+        if found.spread:
+            out.setdefault(found.spread, found)
+        found = found.fallback
+    return out
+
+
+@dataclass
+class Column:
+    """One NEW file against BASE."""
+
+    file: str
+    doc: Doc
+    pairs: list[Pair]
+    only_base: list[str]
+    only_new: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, **describe(self.doc), "pairs": [p.to_json() for p in self.pairs],
+                "only_in_base": self.only_base, "only_in_new": self.only_new}
+
+
+def describe(doc: Doc) -> dict[str, Any]:
+    """A file's identity for a report: its system, accelerator, software and date, and whether
+    runs of it were measured under load (:func:`suite.meters.host_load.runs_under_load`)."""
+    system = doc.get("system", {})
+    accel = system.get("accelerator", {})
+    soft = system.get("software", {})
+    return {"system": system.get("name"), "accelerator": f"{accel.get('name')} × {accel.get('count')}",
+            "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
+            "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at"),
+            "under_load": host_load.runs_under_load(doc.get("runs") or [])}
+
+
+def merge_side(docs: Sequence[Doc]) -> Doc:
+    """Several results files of one side (``compare BASE... --vs NEW...``) as one document:
+    their runs together (the runs of one workload × scale are then that side's runs), the first
+    file's system and settings. A division or open-division changes that differ between the
+    files read as "mixed", so that the side is compared with nothing."""
+    first, *rest = docs
+    if not rest:
+        return first
+    settings = dict(first.get("settings", {}))  # the runs are tagged with their file (FILE_KEY)
+    for name, default, mixed in (("division", "closed", "mixed divisions"),
+                                 ("open_changes", [], ["mixed open-division changes"])):
+        if any(d.get("settings", {}).get(name, default) != settings.get(name, default) for d in rest):
+            settings[name] = mixed
+    return {**first, "settings": settings,
+            "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
+
+
+def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
+    """Every workload × scale of BASE and NEW compared. A workload present in both at different
+    scales is a pair that is not comparable (scale differs); the rest present in one file only
+    is listed as such."""
+    bg, ng = groups(base.get("runs", [])), groups(new.get("runs", []))
+    pairs = [compare_runs(base, bg[k], new, ng[k]) for k in bg if k in ng]
+    only_base = [k for k in bg if k not in ng]
+    only_new = [k for k in ng if k not in bg]
+    for k in list(only_base):
+        workload = k.split("@")[0]
+        match = next((m for m in only_new if m.split("@")[0] == workload), None)
+        if match is not None:
+            only_base.remove(k)
+            only_new.remove(match)
+            pairs.append(Pair(k, workload, k.split("@")[1], False,
+                              f"scale differs ({k.split('@')[1]} in BASE, {match.split('@')[1]} in NEW)"))
+    return Column(new_name, new, pairs, only_base, only_new)
+
+
+# ---------------------------------------------------------------- the regression gate
+@dataclass
+class Gate:
+    """``--fail-on-regression``: a threshold (fraction) per figure id."""
+
+    thresholds: dict[str, float]
+
+    @classmethod
+    def parse(cls, specs: Sequence[str]) -> Gate:
+        """From ``PCT`` (the default figures, :data:`GATE_DEFAULT`) and ``NAME=PCT`` items; a
+        later item overrides an earlier one for the same figure. ValueError on a bad item."""
+        out: dict[str, float] = {}
+        for spec in specs:
+            name, _, pct = spec.rpartition("=")
+            names = [name] if name else list(GATE_DEFAULT)
+            for n in names:
+                if n not in BY_ID:
+                    raise ValueError(f"unknown figure {n!r} in {spec!r}; figures: {', '.join(FIGURE_IDS)}")
+            try:
+                value = float(pct)
+            except ValueError:
+                raise ValueError(f"{spec!r}: {pct!r} is not a percentage") from None
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{spec!r}: the percentage must be 0 or more")
+            for n in names:
+                out[n] = value / 100
+        return cls(out)
+
+    def apply(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
+        """Mark and return the regressions: (NEW file, workload × scale, row) of every gated
+        figure whose verdict is ``slower`` (the interval lies wholly on the worse side of 1)
+        and whose ratio is worse than its threshold."""
+        found = []
+        for col in columns:
+            for pair in col.pairs:
+                for row in pair.rows:
+                    limit = self.thresholds.get(row.figure)
+                    if limit is None or row.verdict != SLOWER or row.ratio is None:
+                        continue
+                    if worse_by(BY_ID[row.figure], row.ratio) > limit:
+                        row.regression = True
+                        found.append((col.file, pair.key, row))
+        return found
+
+    def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
+        """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
+        :data:`ONE_RUN`): a side had one file, so their intervals miss the machine's noise
+        between processes and stretches of time (docs/compare.md measured its false alarms)."""
+        return [(col.file, pair.key, row) for col in columns for pair in col.pairs for row in pair.rows
+                if row.figure in self.thresholds and row.spread in (ACROSS_RUNS, ONE_RUN) and row.low is not None]
+
+    def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
+        """Gated figures the gate could not judge: not comparable, not measured on a side, or
+        without an interval (a pair not comparable as a whole gives a None row)."""
+        out: list[tuple[str, str, Row | None]] = []
+        for col in columns:
+            for pair in col.pairs:
+                if not pair.comparable:
+                    out.append((col.file, pair.key, None))
+                    continue
+                for row in pair.rows:
+                    if row.figure not in self.thresholds:
+                        continue
+                    one_sided = row.verdict == NOT_MEASURED and (row.base is None) != (row.new is None)
+                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL) or one_sided:  # not: absent on both sides
+                        out.append((col.file, pair.key, row))
+        return out
+
+
+def energy_method(run: dict) -> str:
+    """How a run's energy was metered ("nvml", "rapl", …), or "no meter" where none was."""
+    return str(run["metrics"].get("energy_method") or "no meter")
+
+
+# ---------------------------------------------------------------- the site's entries
+SITE_FIGURES = ("tta", "samples_per_s", "tokens_per_s", "mfu", "energy_per_sample", "goodput")
+
+
+def entry_summary(doc: Doc, runs: Runs) -> dict[str, Any]:
+    """What the site keeps of one entry (a file's runs of one workload × scale) to compare it
+    with any other: its comparability context, its energy methods and, for each of
+    :data:`SITE_FIGURES`, ``[value, log_se, df, reason]`` (plain JSON, for the pages and their
+    script). No step-time quantiles: the site builds without a bootstrap. The step-time figures
+    are the estimates within the runs (its entries are mostly one run: docs/compare.md)."""
+    estimates = {f: _levels(e).get("steps", e) for f, e in side_estimates(runs, quantiles=False).items()}
+    methods = {energy_method(r) for r in complete_runs(list(runs))}
+    return {"context": {k: _plain(v) for k, v in context(doc, runs).items()},
+            "energy": sorted(methods),
+            "figures": {f: [estimates[f].value, estimates[f].log_se, estimates[f].df, estimates[f].reason]
+                        for f in SITE_FIGURES}}
+
+
+def compare_summaries(base: dict[str, Any], new: dict[str, Any]) -> tuple[str | None, dict[str, Row]]:
+    """Two entries' summaries (:func:`entry_summary`) compared: (why they are not comparable,
+    or None; each site figure's row)."""
+    why = incomparable(base["context"], new["context"])
+    if why:
+        return why, {}
+    rows = {}
+    for fid in SITE_FIGURES:
+        (bv, bse, bdf, breason), (nv, nse, ndf, nreason) = base["figures"][fid], new["figures"][fid]
+        rows[fid] = compare_figure(BY_ID[fid], Estimate(bv, bse, bdf, reason=breason),
+                                   Estimate(nv, nse, ndf, reason=nreason),
+                                   (set(base["energy"]), set(new["energy"])))
+    return None, rows

@@ -1,0 +1,311 @@
+"""``goodbench compare``'s output: an aligned text table (colour only on a terminal), markdown for
+a pull-request comment, or JSON for tools. Formatting only: every number comes from
+:mod:`suite.compare.engine`."""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from suite.compare import engine as compare
+from suite.compare import stats as compare_stats
+from suite.compare.engine import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, Column, Pair, Row
+
+GAP = "  "
+COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}
+RESET = "\033[0m"
+METHODS = ("95% intervals of NEW/BASE. samples/s, tokens/s, MFU and step time p50/p99: with two files "
+           "or more per side, the spread between the files; with one file of several runs, the spread "
+           "between its runs; with one run, the noise inside it (batch means of the steady-state step "
+           "times; p50/p99: moving-block bootstrap); TTA: over seeds; energy per sample and goodput: "
+           "over runs. A verdict needs the whole interval on one side of 1 (docs/compare.md).")
+ADVICE = ("For a verdict, give two files or more per side, made alternately (BASE, NEW, BASE, NEW, …; "
+          "each may be goodbench run --repeat N): goodbench compare BASE1 BASE2 --vs NEW1 NEW2")
+CAVEATS = {  # what a verdict of each narrow spread is marked with, and why
+    compare.ONE_RUN: ("one run", "one run per side cannot tell a real change from machine noise: its "
+                      "intervals cover the noise inside each run, not what changes from one run to the "
+                      "next, so its verdicts, marked (one run), are for a quick look. " + ADVICE),
+    compare.ACROSS_RUNS: ("one file", "one file per side cannot tell a real change from machine noise "
+                          "either: its runs share one process and one stretch of time, and identical "
+                          "files differ by more than their runs do (docs/compare.md), so its verdicts, "
+                          "marked (one file), are for a quick look. " + ADVICE),
+}
+
+
+# ---------------------------------------------------------------- numbers as text
+def value_text(value: float | None, unit: str = "") -> str:
+    """A figure with 4 significant digits (whole numbers, thousands separated, from 1,000 on),
+    "—" when missing."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    text = f"{value:,.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
+    return f"{text} {unit}" if unit else text
+
+
+def _factor(x: float) -> str:
+    """A ratio: 3 decimals from 0.1 to 10 (1.004, 0.987), else 3 significant digits."""
+    return f"{x:.3f}" if 0.1 <= x < 10 else f"{x:.3g}"
+
+
+def ratio_text(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{_factor(ratio)}×"
+
+
+def interval_text(row: Row, sep: str = ", ") -> str:
+    return "—" if row.low is None or row.high is None else f"[{_factor(row.low)}{sep}{_factor(row.high)}]"
+
+
+def gate_text(gate: compare.Gate) -> str:
+    figures = ", ".join(f"{BY_ID[f].label} > {100 * p:g}%" for f, p in gate.thresholds.items())
+    return f"regression gate (worse by {figures})"
+
+
+class Notes:
+    """Numbered footnotes, one number per distinct text."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def mark(self, text: str | None) -> str:
+        if not text:
+            return ""
+        if text not in self.texts:
+            self.texts.append(text)
+        return f" [{self.texts.index(text) + 1}]"
+
+
+# ---------------------------------------------------------------- the rows shown
+def keys(columns: Sequence[Column]) -> list[str]:
+    """Every workload × scale compared in any column, in the order they first appear."""
+    return list(dict.fromkeys(p.key for col in columns for p in col.pairs))
+
+
+def _pair(col: Column, key: str) -> Pair | None:
+    return next((p for p in col.pairs if p.key == key), None)
+
+
+def shown_figures(columns: Sequence[Column], key: str) -> tuple[list[str], list[str]]:
+    """(figures with a value on some side of some column, figures measured nowhere)."""
+    shown: list[str] = []
+    unmeasured: list[str] = []
+    for figure in compare.FIGURES:
+        rows = [r for col in columns if (p := _pair(col, key)) and p.comparable
+                for r in p.rows if r.figure == figure.id]
+        if not rows:
+            continue
+        (shown if any(r.base is not None or r.new is not None for r in rows) else unmeasured).append(figure.id)
+    return shown, unmeasured
+
+
+def _cells(row: Row | None, notes: Notes, pair: Pair | None) -> list[str]:
+    """value, ratio, interval, verdict of one NEW column."""
+    if pair is None:
+        return ["—", "—", "—", "not in NEW"]
+    if not pair.comparable:
+        return ["—", "—", "—", NOT_COMPARABLE + notes.mark(pair.reason)]
+    if row is None:
+        return ["—", "—", "—", ""]
+    unit = BY_ID[row.figure].unit
+    verdict = row.verdict + notes.mark(row.reason if row.verdict not in (FASTER, SLOWER, compare.SAME) else None)
+    narrow = row.spread in CAVEATS and row.verdict in (FASTER, SLOWER, compare.SAME)  # every verdict it judged
+    labels = [w for w, on in ((CAVEATS[row.spread][0] if narrow else "", narrow),
+                              ("regression", row.regression)) if on]
+    if labels:
+        verdict += f" ({', '.join(labels)})"
+    return [value_text(row.new, unit), ratio_text(row.ratio), interval_text(row), verdict]
+
+
+def _grid(columns: Sequence[Column], notes: Notes) -> tuple[list[list[str]], list[str]]:
+    """The table's cells (first row: header) and the lines about figures measured nowhere."""
+    heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
+    grid = [["workload", "figure", "BASE"] + [c for h in heads for c in (h, "ratio", "95% CI", "verdict")]]
+    unmeasured_lines = []
+    for key in keys(columns):
+        pairs = [_pair(col, key) for col in columns]
+        shown, unmeasured = shown_figures(columns, key)
+        if not shown:  # not comparable in every column
+            grid.append([key, "—", "—"] + [c for p in pairs for c in _cells(None, notes, p)])
+            continue
+        for i, fid in enumerate(shown):
+            rows = [next((r for r in p.rows if r.figure == fid), None) if p else None for p in pairs]
+            base = next((r.base for r in rows if r is not None), None)
+            grid.append([key if i == 0 else "", BY_ID[fid].label, value_text(base, BY_ID[fid].unit)]
+                        + [c for p, r in zip(pairs, rows) for c in _cells(r, notes, p)])
+        if unmeasured:
+            unmeasured_lines.append(f"{key}: not measured in either file: "
+                                    + ", ".join(BY_ID[f].label for f in unmeasured))
+    return grid, unmeasured_lines
+
+
+def narrow_keys(columns: Sequence[Column], spread: str) -> list[str]:
+    """The workload × scale pairs whose step-time figures were judged at ``spread`` (one of
+    :data:`CAVEATS`; a pair judged within one run is not listed again as one file)."""
+    def level(pair: Pair) -> str | None:
+        found = {r.spread for r in pair.rows}
+        return next((s for s in (compare.ONE_RUN, compare.ACROSS_RUNS) if s in found), None)
+
+    return list(dict.fromkeys(p.key for col in columns for p in col.pairs if level(p) == spread))
+
+
+def caveat_lines(columns: Sequence[Column]) -> list[str]:
+    """The warnings of one run or one file per side, naming the pairs they concern; none when
+    every pair was judged across files."""
+    return [f"{', '.join(keys)}: {text}" for spread, (_, text) in CAVEATS.items()
+            if (keys := narrow_keys(columns, spread))]
+
+
+def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tuple[str, str, str]]:
+    heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
+    out = [("BASE", base_name, _identity(base_doc))]
+    out += [(h, col.file, _identity(col.doc)) for h, col in zip(heads, columns)]
+    return out
+
+
+def _identity(doc: Any) -> str:
+    d = compare.describe(doc)
+    parts = [d["system"], d["accelerator"], f"torch {d['torch']}" if d["torch"] else None,
+             f"compile {d['compile']}" if d["compile"] != "off" else None, d["created_at"],
+             f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None]
+    return " · ".join(str(p) for p in parts if p)
+
+
+def _others(columns: Sequence[Column]) -> list[str]:
+    heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
+    out = []
+    for head, col in zip(heads, columns):
+        if col.only_base:
+            out.append(f"only in BASE (not in {head}): {', '.join(col.only_base)}")
+        if col.only_new:
+            out.append(f"only in {head}: {', '.join(col.only_new)}")
+    return out
+
+
+def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequence[Column]) -> list[str]:
+    if gate is None or not gate.thresholds:
+        return []
+    heads = {col.file: ("NEW" if len(columns) == 1 else f"NEW {i}") for i, col in enumerate(columns, 1)}
+    lines = []
+    if regressions:
+        lines.append(f"{gate_text(gate)}: FAILED")
+        lines += [f"  {key} {row.label}: {ratio_text(row.ratio)} {interval_text(row)} in {heads[file]}"
+                  for file, key, row in regressions]
+    else:
+        lines.append(f"{gate_text(gate)}: passed")
+    narrow = gate.narrow(columns)
+    if narrow:
+        lines.append("  judged without the spread between files (blind to machine noise between them): "
+                     + "; ".join(f"{key} {row.label} ({row.spread})" for _, key, row in narrow))
+    if unchecked:
+        lines.append("  not checked: " + "; ".join(
+            f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
+            f"{key} ({NOT_COMPARABLE}, {heads[file]})" for file, key, row in unchecked))
+    return lines
+
+
+# ---------------------------------------------------------------- formats
+def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
+         regressions=(), unchecked=(), colour: bool = False) -> str:
+    """The comparison as an aligned text table (verdicts coloured when ``colour``)."""
+    notes = Notes()
+    grid, unmeasured = _grid(columns, notes)
+    widths = [max(len(r[i]) for r in grid) for i in range(len(grid[0]))]
+    numeric = {2} | {3 + 4 * k + j for k in range(len(columns)) for j in (0, 1)}
+    lines = [GAP.join(f"{name:<6} {file}  {who}".rstrip() for name, file, who in [item])
+             for item in _legend(base_name, base_doc, columns)]
+    lines.append("")
+    for n, row in enumerate(grid):
+        cells = []
+        for i, cell in enumerate(row):
+            padded = cell.rjust(widths[i]) if i in numeric and n else cell.ljust(widths[i])
+            verdict_col = i >= 3 and (i - 3) % 4 == 3
+            word = next((w for w in COLOURS if cell.startswith(w)), None)
+            if colour and n and verdict_col and word:  # the word coloured, not its padding
+                padded = COLOURS[word] + cell + RESET + " " * (widths[i] - len(cell))
+            cells.append(padded)
+        lines.append(GAP.join(cells).rstrip())
+    lines += [""] + unmeasured if unmeasured else []
+    others = _others(columns)
+    lines += ([""] if others and not unmeasured else []) + others
+    if notes.texts:
+        lines.append("")
+        lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
+    lines += ["", *[line for c in caveat_lines(columns) for line in (c, "")], METHODS]
+    gate_lines = _gate_lines(gate, regressions, unchecked, columns)
+    if gate_lines:
+        lines += [""] + gate_lines
+    return "\n".join(lines)
+
+
+def _md(text_: str) -> str:
+    return text_.replace("|", "\\|")
+
+
+def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
+             regressions=(), unchecked=()) -> str:
+    """The comparison as markdown for a pull-request comment: one table, notes below."""
+    notes = Notes()
+    grid, unmeasured = _grid(columns, notes)
+    lines = ["### goodbench compare", ""]
+    lines += [f"- **{name}** `{file}` — {_md(who)}" for name, file, who in _legend(base_name, base_doc, columns)]
+    lines.append("")
+    header = grid[0][:3]
+    for k in range(len(columns)):
+        header += [grid[0][3 + 4 * k], "ratio (95% CI)", "verdict"]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join([":--", ":--", "--:"] + [":--" if i % 3 == 2 else "--:" if i % 3 == 0
+                                                          else ":--" for i in range(3 * len(columns))]) + "|")
+    for row in grid[1:]:
+        cells = row[:3]
+        for k in range(len(columns)):
+            value, ratio, ci, verdict = row[3 + 4 * k: 7 + 4 * k]
+            both = ratio if ci == "—" else f"{ratio} {ci.replace('[', '(').replace(']', ')')}"
+            word = next((w for w in (SLOWER, FASTER) if verdict.startswith(w)), None)
+            shown = f"**{word}**{verdict[len(word):]}" if word else verdict
+            cells += [value, both, shown]
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    extra = unmeasured + _others(columns)
+    if extra:
+        lines.append("")
+        lines += [f"- {_md(t)}" for t in extra]
+    if notes.texts:
+        lines.append("")
+        lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
+    lines += [line for c in caveat_lines(columns) for line in ("", f"**{_md(c)}**")]
+    lines += ["", f"<sub>{METHODS}</sub>"]
+    gate_lines = _gate_lines(gate, regressions, unchecked, columns)
+    if gate_lines:
+        first, *rest = gate_lines
+        lines += ["", f"**{first}**"] + [f"- {_md(t.strip())}" for t in rest]
+    return "\n".join(lines)
+
+
+def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
+            regressions=(), unchecked=()) -> str:
+    """The comparison as JSON: every pair and figure with both values, ratio, interval, verdict,
+    reason and method; the gate's thresholds, regressions and what it could not check."""
+    out: dict[str, Any] = {
+        "level": compare_stats.LEVEL,
+        "base": {"file": base_name, **compare.describe(base_doc)},
+        "new": [col.to_json() for col in columns],
+        "methods": METHODS,
+        "caveats": [{"spread": spread, "pairs": keys, "text": text} for spread, (_, text) in CAVEATS.items()
+                    if (keys := narrow_keys(columns, spread))],
+    }
+    if gate is not None and gate.thresholds:
+        out["gate"] = {
+            "thresholds_pct": {f: 100 * p for f, p in gate.thresholds.items()},
+            "failed": bool(regressions),
+            "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
+                             "ci95": [row.low, row.high]} for file, key, row in regressions],
+            "judged_without_files": [{"new": file, "key": key, "figure": row.figure, "spread": row.spread}
+                                     for file, key, row in gate.narrow(columns)],
+            "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
+                             "why": (row.reason or row.verdict) if row else NOT_COMPARABLE}
+                            for file, key, row in unchecked],
+        }
+    return json.dumps(out, indent=1, allow_nan=False, default=str)
+
+
+FORMATS = {"text", "markdown", "json"}
+__all__ = ["FORMATS", "NOT_MEASURED", "as_json", "markdown", "text"]

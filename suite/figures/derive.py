@@ -1,0 +1,332 @@
+"""Every derived figure of a results file, computed from the run's raw records in one place.
+
+A run keeps raw records (the step times, the eval curve, the event log, energy readings, the
+measured matmul ceiling, the probe's step times) and figures derived from them (throughput,
+phases, MFU, time to target, energy per sample, mean power, goodput, the communication share,
+the summary). The runner writes the figures with these functions, the validator recomputes them
+with the same functions, and the tests' documents (``tests/factories.py``) are built with them:
+no formula is written twice. Pure: numpy only, no torch, no device, no clock.
+
+Where a meter already holds the formula (:mod:`suite.meters.throughput`,
+:mod:`suite.meters.mfu`, :mod:`suite.meters.tta`, :mod:`suite.figures.goodput`, :mod:`suite.figures.summary`),
+the function here delegates to it, so this module is the one entry point for every figure.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from suite.figures import goodput as goodput_log
+from suite.figures import summary as summary_module
+from suite.meters import mfu as mfu_meter
+from suite.meters import throughput as throughput_meter
+from suite.meters import tta as tta_meter
+from suite.record import mllog
+from suite.record.results import world_size
+from workloads.pinned import FULL_TTA_SEEDS
+
+__all__ = [
+    "ENERGY_KEYS", "MEASURED_PHASES", "PHASES", "all_devices", "ceiling_spread", "communication",
+    "energy_figures", "energy_per", "energy_spans", "exposed_share", "final_quality", "first_hit",
+    "flop_rate", "flops_to_target",
+    "goodput", "mean_power", "metrics", "mfu", "mfu_status", "other_phase", "peak", "phases",
+    "rank_step_times", "required_seeds", "resume_steps", "share_of_ceiling", "step_phases",
+    "straggler_spread", "summary", "target_record", "throughput", "time_to_target", "tta_score",
+    "tta_status", "warmup_mask", "window_seconds", "window_steps", "world_size",
+]
+
+# ---------------------------------------------------------------- throughput and its window
+warmup_mask = throughput_meter.warmup_mask
+
+
+def throughput(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, samples_per_step: int,
+               tokens_per_step: int | None, resumed_at: Sequence[int] = (),
+               min_window_steps: int = throughput_meter.MIN_WINDOW_STEPS) -> tuple[dict | None, str]:
+    """Steady-state throughput and its window from the step times, and its status
+    (:func:`suite.meters.throughput.summarize`; none over fewer than ``min_window_steps``)."""
+    return throughput_meter.summarize(step_times_s, warmup_steps=warmup_steps,
+                                      samples_per_step=samples_per_step,
+                                      tokens_per_step=tokens_per_step, resumed_at=resumed_at,
+                                      min_window_steps=min_window_steps)
+
+
+def window_steps(window: Mapping) -> int:
+    """Steps of the window over which its energy was read: its last segment's (the worker that
+    trained last; the whole window when it was not cut by a resume)."""
+    return throughput_meter.last_segment_steps(dict(window))
+
+
+def window_seconds(step_times_s: Sequence[float] | np.ndarray, window: Mapping) -> float:
+    """The summed step times of the window's last segment (:func:`window_steps`): the least time
+    its energy was read over, which also held its batch waits and the loop."""
+    parts = window.get("segments") or [[window["first_step"], window["last_step"]]]
+    first, last = parts[-1]
+    return math.fsum(float(t) for t in step_times_s[first - 1:last])
+
+
+def resume_steps(event_log: Iterable[str], steps: int | None = None) -> list[int]:
+    """The checkpoint steps the run's later workers resumed from, in order, read from its event
+    log with the one guarded reader (:func:`suite.figures.goodput.resume_step`). Raises ValueError for a
+    log that cannot be read, or a resume step that is not a whole number from 0 to ``steps``."""
+    attempts = goodput_log.split_attempts(mllog.parse(event_log))
+    found = (goodput_log.resume_step(a, steps) for a in attempts[1:])
+    return [s for s in found if s is not None]
+
+
+# ---------------------------------------------------------------- phases
+PHASES = ("data_load", "init", "compile_warmup", "train", "eval", "other")
+"""The phases of a run's wall time, in the order the record writes them."""
+MEASURED_PHASES = ("data_load", "init", "eval")
+"""The phases the runner times on their own; the others follow from the step times and the wall."""
+
+
+def step_phases(step_times_s: Sequence[float] | np.ndarray, warm: Sequence[bool] | np.ndarray) -> tuple[float, float]:
+    """(compile_warmup, train): the summed times of the warm-up steps and of the others."""
+    return (math.fsum(float(t) for t, w in zip(step_times_s, warm) if w),
+            math.fsum(float(t) for t, w in zip(step_times_s, warm) if not w))
+
+
+def other_phase(phases_s: Mapping[str, float], wall_s: float) -> float:
+    """The wall time no other phase covers (never below 0)."""
+    return max(0.0, wall_s - math.fsum(v for k, v in phases_s.items() if k != "other"))
+
+
+def phases(step_times_s: Sequence[float] | np.ndarray, warm: Sequence[bool] | np.ndarray,
+           measured: Mapping[str, float], wall_s: float) -> dict[str, float]:
+    """Every phase: the ``measured`` ones (:data:`MEASURED_PHASES`), the warm-up and steady
+    steps' times (``warm``: :func:`warmup_mask`) and the rest of the wall time."""
+    out = dict.fromkeys(PHASES, 0.0)
+    out.update(measured)
+    out["compile_warmup"], out["train"] = step_phases(step_times_s, warm)
+    out["other"] = other_phase(out, wall_s)
+    return out
+
+
+# ---------------------------------------------------------------- peak, MFU and the ceiling's share
+@overload
+def all_devices(per_device: float, devices: int) -> float: ...
+@overload
+def all_devices(per_device: None, devices: int) -> None: ...
+@overload
+def all_devices(per_device: float | None, devices: int) -> float | None: ...
+def all_devices(per_device: float | None, devices: int) -> float | None:
+    """A per-device figure (peak FLOP/s, matmul ceiling, board power) for all the ``devices`` one
+    step of the global batch ran on; None stays None."""
+    return per_device * devices if per_device is not None else None
+
+
+def peak(device_name: str, precision: str, override_tflops: float | None = None, *, mig: bool = False,
+         devices: int = 1) -> tuple[float | None, str]:
+    """The dense peak FLOP/s of ``devices`` devices named ``device_name`` at ``precision`` (the
+    table's, or ``override_tflops`` per device), and where it came from or why there is none."""
+    per_device, source = mfu_meter.peak_flops(device_name, precision, override_tflops, mig=mig)
+    if devices > 1:
+        source = f"{source} × {devices} devices"
+    return all_devices(per_device, devices), source
+
+
+def flop_rate(flops_per_step: float, tput: Mapping | None) -> float | None:
+    """Model FLOP/s over the steady-state window; None without a window."""
+    return flops_per_step * tput["steps_per_s"] if tput else None
+
+
+def mfu(flops_per_step: float, tput: Mapping | None, peak_flops: float | None) -> float | None:
+    """Model FLOPs utilisation: FLOP/s over the window / the peak (None without either)."""
+    return mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak_flops) if tput else None
+
+
+def ceiling_spread(trials_flops: Sequence[float | None] | None) -> float:
+    """How far the matmul ceiling's timed batches (:func:`suite.meters.ceiling.matmul_ceiling`)
+    spread: (fastest − slowest) / fastest of the positive ones; 0 with fewer than two."""
+    rates = [float(t) for t in trials_flops or [] if isinstance(t, (int, float)) and t > 0]
+    return (max(rates) - min(rates)) / max(rates) if len(rates) > 1 else 0.0
+
+
+def share_of_ceiling(flops_per_step: float, tput: Mapping | None, ceiling: float | None) -> float | None:
+    """FLOP/s over the window / the measured matmul ceiling (None without either)."""
+    return mfu(flops_per_step, tput, ceiling)
+
+
+def mfu_status(mfu_value: float | None, tput: Mapping | None, peak_source: str) -> str:
+    """What the MFU figure is measured against, or why it is not measured."""
+    if mfu_value is not None:
+        return f"ok: against {peak_source}"
+    if tput is None:
+        return "not measured: no steady-state throughput"
+    return f"not measured: {peak_source}"
+
+
+# ---------------------------------------------------------------- the target and time to target
+def target_record(target: Any) -> dict | None:
+    """A quality target (:class:`workloads.base.Target`) as a results file records it."""
+    if target is None:
+        return None
+    return {"metric": target.metric, "direction": target.direction, "value": target.value}
+
+
+def first_hit(curve: Sequence[Mapping], target: Any) -> Mapping | None:
+    """The first eval point whose value of the target's metric meets the target (None: none)."""
+    if target is None:
+        return None
+    return next((p for p in curve if isinstance(p.get(target.metric), (int, float))
+                 and target.met(p[target.metric])), None)
+
+
+def time_to_target(curve: Sequence[Mapping], target: Any) -> float | None:
+    """Seconds from run start to the end of the first evaluation meeting the target."""
+    hit = first_hit(curve, target)
+    return hit["time_s"] if hit is not None else None
+
+
+def flops_to_target(curve: Sequence[Mapping], target: Any, flops_per_step: float) -> float | None:
+    """Model FLOPs of the steps up to the first evaluation meeting the target (None: none meets it)."""
+    hit = first_hit(curve, target)
+    return hit["step"] * flops_per_step if hit is not None else None
+
+
+def tta_status(target: Any, tta_s: float | None, curve: Sequence[Mapping], steps: int) -> str:
+    """Whether (and at which step) the run reached its target, or why it has none."""
+    if target is None:
+        return "throughput workload: no quality target"
+    if tta_s is not None:
+        return f"reached {target.describe()} at step {curve[-1]['step']}"
+    return f"not reached: {target.describe()} not met within {steps} steps"
+
+
+def final_quality(curve: Sequence[Mapping]) -> dict | None:
+    """The last eval point's values (quality metrics and training loss)."""
+    return {k: v for k, v in curve[-1].items() if k not in ("step", "time_s")} if curve else None
+
+
+def tta_score(tta_by_seed: dict[int, float | None]) -> dict:
+    """The MLPerf-style score of the seeds' times to target (:func:`suite.meters.tta.score`)."""
+    return tta_meter.score(tta_by_seed)
+
+
+# ---------------------------------------------------------------- energy and power
+ENERGY_KEYS = ("energy_to_train_j", "energy_to_target_j", "energy_window_j", "energy_per_sample_j",
+               "energy_per_token_j")
+
+
+def energy_spans(readings: Mapping[str, float | None]) -> tuple[float | None, float | None, float | None]:
+    """(to train, to target, steady-state window) joules from a meter's cumulative readings at
+    ``run_start``, ``target``, ``window_start`` and ``end`` (the window less its
+    ``window_pauses``: evaluations and checkpoints inside it). None where a reading is missing."""
+    start, end = readings.get("run_start"), readings.get("end")
+    if start is None or end is None:
+        return None, None, None
+    target, window_start = readings.get("target"), readings.get("window_start")
+    return (end - start,
+            target - start if target is not None else None,
+            end - window_start - (readings.get("window_pauses") or 0.0) if window_start is not None else None)
+
+
+def energy_per(window_j: float | None, window: Mapping | None, per_step: int | None) -> float | None:
+    """Window energy / what the window's steps processed (``per_step`` samples or tokens)."""
+    if window_j is None or window is None or not per_step:
+        return None
+    return window_j / (window_steps(window) * per_step)
+
+
+def energy_figures(method: str | None, status: str, spans: tuple[float | None, float | None, float | None],
+                   tput: Mapping | None, samples_per_step: int, tokens_per_step: int | None) -> dict:
+    """The record's energy figures from the meter's ``method``/``status`` and the ``spans`` of
+    :func:`energy_spans`; a window's energy needs a steady-state window."""
+    to_train, to_target, window = spans
+    window = window if tput is not None else None
+    return {"energy_method": method, "energy_status": status,
+            "energy_to_train_j": to_train, "energy_to_target_j": to_target, "energy_window_j": window,
+            "energy_per_sample_j": energy_per(window, tput and tput["window"], samples_per_step),
+            "energy_per_token_j": energy_per(window, tput and tput["window"], tokens_per_step)}
+
+
+def mean_power(energy_j: float | None, seconds: float) -> float | None:
+    """Mean power over the timed run: energy to train / time to train."""
+    return energy_j / seconds if energy_j is not None and seconds > 0 else None
+
+
+# ---------------------------------------------------------------- one run's metrics
+def metrics(*, flops_per_step: float, samples_per_step: int, tokens_per_step: int | None,
+            step_times_s: Sequence[float], warmup_steps: int, resumed_at: Sequence[int] = (),
+            peak_flops: float | None, peak_source: str, ceiling: float | None = None, target: Any = None,
+            tta_s: float | None = None, curve: Sequence[Mapping] = (), energy_method: str | None = None,
+            energy_status: str = "not measured",
+            energy: tuple[float | None, float | None, float | None] = (None, None, None)) -> dict:
+    """A run's ``metrics`` (all but power) from its raw records: the per-step figures, the step
+    times, the peak and ceiling of its devices (:func:`peak`, :func:`all_devices`), its target,
+    its measured time to target, its curve and its energy spans (:func:`energy_spans`)."""
+    tput, tput_status = throughput(step_times_s, warmup_steps=warmup_steps, samples_per_step=samples_per_step,
+                                   tokens_per_step=tokens_per_step, resumed_at=resumed_at)
+    mfu_value = mfu(flops_per_step, tput, peak_flops)
+    return {
+        "flops_per_step": flops_per_step,
+        "samples_per_step": samples_per_step,
+        "tokens_per_step": tokens_per_step,
+        "throughput": tput,
+        "throughput_status": tput_status,
+        "peak_flops": peak_flops,
+        "mfu": mfu_value,
+        "mfu_status": mfu_status(mfu_value, tput, peak_source),
+        "matmul_ceiling_flops": ceiling,
+        "share_of_ceiling": share_of_ceiling(flops_per_step, tput, ceiling),
+        "target": target_record(target),
+        "tta_s": tta_s,
+        "tta_status": tta_status(target, tta_s, curve, len(step_times_s)),
+        "final_quality": final_quality(curve),
+        **energy_figures(energy_method, energy_status, energy, tput, samples_per_step, tokens_per_step),
+    }
+
+
+# ---------------------------------------------------------------- goodput
+def goodput(event_log: Iterable[str], flops_per_step: float | None, peak_flops: float | None) -> dict:
+    """Goodput and the badput buckets from the event log alone (:func:`suite.figures.goodput.from_event_log`;
+    raises ValueError for a log that cannot be read as a run's)."""
+    return goodput_log.from_event_log(event_log, flops_per_step, peak_flops)
+
+
+# ---------------------------------------------------------------- a distributed run
+def exposed_share(step_s_with_sync: float | None, step_s_without_sync: float | None) -> float | None:
+    """The share of a synced step that communication adds beyond compute: 1 − without / with
+    (never below 0); None without both times."""
+    if step_s_with_sync is None or step_s_without_sync is None or not step_s_with_sync > 0:
+        return None
+    return max(0.0, 1.0 - step_s_without_sync / step_s_with_sync)
+
+
+def communication(step_s_with_sync: float | None, step_s_without_sync: float | None, method: str,
+                  status: str = "ok") -> dict:
+    """A distributed run's ``communication`` section from the probe's median step times."""
+    return {"exposed_share": exposed_share(step_s_with_sync, step_s_without_sync),
+            "step_s_with_sync": step_s_with_sync, "step_s_without_sync": step_s_without_sync,
+            "method": method, "status": status}
+
+
+def rank_step_times(steady_s: Sequence[float] | np.ndarray) -> dict | None:
+    """One rank's steady-state step times summarised (mean, p50, max, steps); None without any."""
+    times = np.asarray(steady_s, dtype=np.float64)
+    if times.size == 0:
+        return None
+    return {"mean": float(times.mean()), "p50": float(np.median(times)), "max": float(times.max()),
+            "steps": int(times.size)}
+
+
+def straggler_spread(rank_means: Sequence[float], ranks: int) -> float | None:
+    """max / median of the ranks' mean step times; None unless all ``ranks`` have one."""
+    if len(rank_means) != ranks or not rank_means or not np.median(rank_means) > 0:
+        return None
+    return float(max(rank_means) / np.median(rank_means))
+
+
+# ---------------------------------------------------------------- the document's summary
+def required_seeds(scale: str, kind: str) -> int:
+    """Seeds a workload needs: :data:`~workloads.pinned.FULL_TTA_SEEDS` for a full-scale
+    time-to-accuracy result (MLPerf-style scoring), else 1."""
+    return FULL_TTA_SEEDS if scale == "full" and kind == "tta" else 1
+
+
+def summary(runs: list[dict]) -> dict[str, dict]:
+    """The per-workload summary of a document's runs (:func:`suite.figures.summary.summarize`)."""
+    return summary_module.summarize(runs)

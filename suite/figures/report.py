@@ -1,0 +1,172 @@
+"""The command line's summary tables, as text: the end of ``goodbench run`` (one row per run, the
+goodput and badput of each, the time-to-target scores) and the table of ``goodbench project``.
+
+Formatting only: every figure comes from the results document or the projection as it is.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from suite.meters import tta
+from suite.record import results
+
+GAP = "  "  # between columns: a header of several words stays readable as one
+
+
+def _round(value, digits: int = 2):
+    return None if value is None else round(value, digits)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _decimals(value: float, most: int) -> int:
+    """Decimals ``value`` shows in its shortest repr, at most ``most``."""
+    text = repr(value)
+    return 0 if "e" in text or "." not in text else min(most, len(text.split(".")[1].rstrip("0")))
+
+
+def _cells(values: list, float_format=None) -> list[str]:
+    """One column's values as text: missing as "—"; floats with the column's decimals (or
+    ``float_format``)."""
+    floats = [v for v in values if isinstance(v, float) and math.isfinite(v)]
+    digits = max((_decimals(v, 4) for v in floats), default=0)
+    out = []
+    for v in values:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            out.append("—")
+        elif isinstance(v, float):
+            out.append(float_format(v) if float_format else f"{v:.{digits}f}")
+        else:
+            out.append(str(v))
+    return out
+
+
+def table(rows: list[dict], float_format=None) -> str:
+    """``rows`` as a plain-text table: columns two spaces apart, each header aligned like its
+    column (numbers right, text left), missing values as "—"."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    lines: list[list[str]] = [[] for _ in range(len(rows) + 1)]
+    for name in columns:
+        values = [row.get(name) for row in rows]
+        cells = [name, *_cells(values, float_format)]
+        width = max(map(len, cells))
+        numeric = all(_is_number(v) for v in values if v is not None)
+        for line, cell in zip(lines, cells):
+            line.append(cell.rjust(width) if numeric else cell.ljust(width))
+    return "\n".join(GAP.join(line).rstrip() for line in lines)
+
+
+def run_rows(runs: list[dict]) -> list[dict]:
+    """One row per run: status, steps, wall time, TTA, throughput, MFU and energy (and its repeat
+    number, where a run was repeated: ``--repeat``)."""
+    repeated = any("repeat" in r for r in runs)
+    return [{
+        "workload": r["workload"]["id"], "seed": r["seed"], **({"repeat": r.get("repeat")} if repeated else {}),
+        "status": r["status"],
+        "steps": r["steps"], "wall s": round(r["wall_s"], 2),
+        "TTA s": _round(r["metrics"]["tta_s"]),
+        "samples/s": _round(results.samples_per_s(r)),
+        "p50 step ms": _round(None if (p50 := results.step_time_s(r, "p50")) is None else 1000 * p50),
+        "MFU": _round(r["metrics"]["mfu"], 3),
+        "of ceiling": _round(r["metrics"].get("share_of_ceiling"), 3),
+        "energy": "n/m" if r["metrics"]["energy_to_train_j"] is None
+        else f"{r['metrics']['energy_to_train_j']:.0f} J",
+    } for r in runs]
+
+
+def goodput_rows(runs: list[dict]) -> list[dict]:
+    """One row per run with a goodput section: goodput, effective goodput and badput seconds."""
+    rows = []
+    for r in runs:
+        g = r.get("goodput")
+        if not g:
+            continue
+        rows.append({"workload": r["workload"]["id"], "seed": r["seed"],
+                     "wall s": round(g["wall_s"], 2), "productive s": round(g["productive_s"], 2),
+                     **{k: round(v, 2) for k, v in g["badput_s"].items()},
+                     "goodput": round(g["goodput"], 4) if g["goodput"] is not None else None,
+                     "eff. goodput": None if g["effective_goodput"] is None
+                     else round(g["effective_goodput"], 4),
+                     "lost steps": g["lost_steps"]})
+    return rows
+
+
+def run_summary(runs: list[dict]) -> str:
+    """The runs table, then the goodput and badput table where any run has goodput."""
+    text = table(run_rows(runs))
+    goodput = goodput_rows(runs)
+    if goodput:
+        text += "\ngoodput and badput (seconds):\n" + table(goodput)
+    return text
+
+
+def score_lines(summary: dict) -> list[str]:
+    """One line per workload × scale scored over more than one seed: the score by the name of
+    its estimator (olympic mean, or plain mean below three seeds), the 95% CI of the mean of
+    the converged times (never below 0), validity."""
+    lines = []
+    for key, entry in summary.items():
+        score = entry["tta"]
+        if score and score["seeds"] > 1:
+            ci = score["ci95_s"]
+            value = score["olympic_mean_s"]
+            lines.append(f"{key}: time to target, {tta.estimator(score)} "
+                         + ("—" if value is None else f"{value:.2f} s")
+                         + (f" (95% CI of the mean {ci[0]:.2f}–{ci[1]:.2f} s)" if ci else "")
+                         + f" over {score['seeds']} seeds, {score['converged']} converged"
+                         + ("" if score["valid"] else f" — INVALID: {score['reason']}"))
+    return lines
+
+
+def repeat_lines(runs: list[dict]) -> list[str]:
+    """One line per workload × scale × seed run more than once (``--repeat``): how many complete
+    repeats, their mean samples/s and spread (min–max and the coefficient of variation)."""
+    groups: dict[tuple, list[float]] = {}
+    for r in runs:
+        if "repeat" in r:
+            rates = groups.setdefault((r["workload"]["id"], r["scale"], r["seed"]), [])
+            rate = results.samples_per_s(r) if r["status"] == "complete" else None
+            if rate is not None:
+                rates.append(rate)
+    lines = []
+    for (wid, scale, seed), rates in groups.items():
+        if not rates:
+            lines.append(f"{wid}@{scale} seed {seed}: no complete repeat")
+            continue
+        mean = statistics.fmean(rates)
+        cv = statistics.stdev(rates) / mean if len(rates) > 1 else None  # the sample standard deviation
+        lines.append(f"{wid}@{scale} seed {seed}: samples/s over {len(rates)} repeats: mean {mean:.4g}, "
+                     f"min {min(rates):.4g}, max {max(rates):.4g}"
+                     + (f", CV {100 * cv:.1f}%" if cv is not None else ""))
+    return lines
+
+
+NEAR_ZERO_GOODPUT = 1e-3  # below this a projected goodput is shown as "≈ 0"
+
+
+def projection(measured, mtbf_hours: float, rows: list[dict]) -> str:
+    """What a projection was measured from, then its table (``suite.figures.projection.table`` rows),
+    and a note where failures come too often for any work to be kept (goodput ≈ 0)."""
+    head = (f"step {measured.step_s:.4g} s, checkpoint {measured.checkpoint_s:.4g} s, restart "
+            f"{measured.restart_s:.4g} s ({measured.restart_source}), steady efficiency "
+            f"{measured.steady_efficiency:.4f}; per-GPU MTBF {mtbf_hours:g} h")
+    text = head + "\n" + table(rows, float_format=lambda v: f"{v:.4g}")
+    lost = [r for r in rows if r["failure_factor"] < NEAR_ZERO_GOODPUT]
+    if lost:
+        first = min(lost, key=lambda r: r["gpus"])
+        text += (f"\ngoodput ≈ 0 from {first['gpus']:,} GPU{'' if first['gpus'] == 1 else 's'} on: "
+                 f"the job fails every "
+                 f"{first['mtbf_s']:.3g} s on average, too often for a restart "
+                 f"({measured.restart_s:.4g} s) and a checkpoint interval to complete")
+    return text
+
+
+def peak_table(entries) -> str:
+    """Entries of the peak table (``suite.meters.mfu.Peak``), one row per device and precision:
+    the dense TFLOP/s, the board power (TDP) and the datasheet they come from."""
+    return table([{"device": e.name, "precision": precision, "dense TFLOP/s": tflops,
+                   "TDP W": e.board_power_w, "source": e.source}
+                  for e in entries for precision, tflops in e.tflops.items()])

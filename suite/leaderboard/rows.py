@@ -1,0 +1,369 @@
+"""Results files → rows: one per run, one leaderboard entry per (file, workload, scale), with pandas.
+
+An entry's seeds, TTA score and medians are the document's summary (suite/figures/summary.py). Every row
+names its file's ``signer`` (the fingerprint of a signature that verifies, else None: unsigned)
+and, across the stored files, ``copy_status``: "copy" or "disputed" when a run of the row is
+another stored run's (:func:`copies`), with ``copy_of``, the signer of the run kept; such a row is
+shown as such and never ranked.
+
+Fields that later parts of the results format add (division, goodput, effective goodput) are
+read where they exist and left ``None`` otherwise; nothing is filled in.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from suite import validate
+from suite.figures.recompute import recompute_document
+from suite.figures.summary import complete_runs, groups, median, summarize
+from suite.meters import host_load
+from suite.meters import mfu as mfu_meter
+from suite.record import results
+from suite.trust import ownership, signing
+from suite.validate import load
+from suite.validate.tolerance import close
+
+ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
+                 "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
+                 "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
+                 "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
+                 "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
+                 "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
+                 "load_recorded"]
+RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
+               "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
+               "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
+               "reproduces", "reproduces_run_id", "reproduction_verdict",
+               "reproduces_original_samples_per_s", "reproduces_original_tta_s", "signer", "copy_of",
+               "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
+J_PER_KWH = 3.6e6
+
+
+def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
+    """(document, None, waived) for a valid stored file, (None, first problem as one line, [])
+    for an invalid one.
+
+    A file written under older rules than the current ones (its ``rules_version``; a file
+    without one: v1) keeps the status it had: ``waived`` lists, one line each, what rules
+    introduced since would refuse (:func:`suite.validate.check_stored`). The line of a file
+    refused even by its own rules starts with both versions."""
+    doc, problems = load(path)
+    if problems:
+        return None, problems[0].line(path.name), []
+    problems, waived = validate.check_stored(doc)
+    stored = validate.stored_under(doc)
+    if not problems:
+        return doc, None, [f"stored under rules v{stored}, not held to v{validate.SINCE[p.code]}'s "
+                           f"[{p.code}]: {p.line(path.name)}" for p in waived]
+    line = problems[0].line(path.name)
+    if stored is not None and stored < validate.RULES_VERSION:
+        line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
+    return None, line, []
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) else None
+
+
+def run_metric(run: dict, key: str) -> float | None:
+    """A number from ``metrics`` or from a ``goodput`` section of the run; None when absent."""
+    value = _number(run["metrics"].get(key))
+    if value is None and isinstance(run.get("goodput"), dict):
+        value = _number(run["goodput"].get(key))
+    return value
+
+
+def reproduction(doc: dict) -> dict | None:
+    """A reproduction's ``settings.reproduces`` section (``goodbench reproduce``), else None."""
+    section = doc["settings"].get("reproduces")
+    return section if isinstance(section, dict) else None
+
+
+def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
+    """The reproductions among the run rows, by (sha256 of the original file, original run id):
+    each with its file, run id, system, verdict, start and step-time digest."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    if runs.empty:
+        return found
+    for row in runs[runs["reproduces"].notna()].to_dict(orient="records"):
+        found.setdefault((row["reproduces"], row["reproduces_run_id"]), []).append(
+            {"file": row["file"], "run_id": row["run_id"], "system": row["system"],
+             "signer": row["signer"], "verdict": row["reproduction_verdict"], "started_at": row["started_at"],
+             "steps_sha256": row["steps_sha256"],
+             "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
+                          "tta_s": _number(row["reproduces_original_tta_s"])}})
+    return found
+
+
+def original_figures(run: dict, doc: dict) -> dict:
+    """What :func:`contradicted` holds a reproduction to: the stored original run's samples/s, time
+    to target and step-time digest, and its file's ``created_at`` (the keys of a run row)."""
+    return {"samples_per_s": results.samples_per_s(run), "tta_s": run["metrics"]["tta_s"],
+            "created_at": doc.get("created_at"), "steps_sha256": results.step_times_digest(run)}
+
+
+def contradicted(reproduction: dict, original: dict) -> str | None:
+    """Why a reproduction does not count for the stored original run (an independent file), or
+    None when it does: it must record the original's figures (its verdict compares its run with
+    those), start after the original was created, and carry raw records of its own — the same
+    step-time sequence is the original run itself, copied. ``original``: the original run's
+    :func:`original_figures`, or its run row (:func:`run_rows`)."""
+    stored = {key: None if _nan(original.get(key)) else original.get(key) for key in ("samples_per_s", "tta_s")}
+    for key, label in (("samples_per_s", "samples/s"), ("tta_s", "time to target")):
+        if not close(reproduction["original"][key], stored[key]):
+            return (f"records the original's {label} as {reproduction['original'][key]}, "
+                    f"but the stored original holds {stored[key]}")
+    if str(reproduction.get("started_at") or "") <= str(original.get("created_at") or ""):
+        return (f"started at {reproduction.get('started_at')}, not after the original was created "
+                f"({original.get('created_at')})")
+    if reproduction.get("steps_sha256") is not None and reproduction.get("steps_sha256") == original.get("steps_sha256"):
+        return "its step times are the original run's, copied: not a run of its own"
+    return None
+
+
+def _nan(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+USER_PEAK = "user-supplied peak (not ranked)"
+
+
+def mfu_basis(runs: list[dict]) -> str | None:
+    """What the runs' MFU is measured against: the peak table, or a user's ``--peak-tflops``
+    (:data:`USER_PEAK`: shown, never ranked); None without MFU."""
+    statuses = [str(r["metrics"].get("mfu_status", "")) for r in runs if r["metrics"].get("mfu") is not None]
+    if not statuses:
+        return None
+    return USER_PEAK if any("user-supplied" in s for s in statuses) else "peak table"
+
+
+NO_KNOWN_PEAK = "no known peak"
+"""The label of a result whose device the peak table cannot bound (:func:`known_peak`): shown, never ranked."""
+
+
+def known_peak(doc: dict, runs: list[dict]) -> bool:
+    """Whether the peak table bounds every one of ``runs`` on the document's device: a dense peak
+    at the run's precision and a board power (:func:`suite.meters.mfu.known_peak`; never a MIG
+    slice, a CPU or a name the table does not hold). Without it no figure of the run can be
+    held to what the device can do, so the result is shown, labelled :data:`NO_KNOWN_PEAK`,
+    and never ranked."""
+    name = str(doc["system"]["accelerator"]["name"])
+    return bool(runs) and all(mfu_meter.known_peak(name, r["precision"], results.mig_enabled(r)) is not None
+                              for r in runs)
+
+
+def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+    """One row per run of one document (a reproduction's rows name the run they reproduce), its
+    figures recomputed from the run's raw records (:mod:`suite.figures.recompute`), never the file's own.
+    ``signer`` with ``verified=True``: the document's :func:`suite.trust.signing.signer`, already checked."""
+    fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
+    doc = recompute_document(doc)
+    section = reproduction(doc) or {}
+    compared = {r["run_id"]: r for r in section.get("runs", [])}
+    out = []
+    for run in doc["runs"]:
+        repro = compared.get(run["run_id"])
+        out.append({
+            "file": name, "run_id": run["run_id"], "system": doc["system"]["name"],
+            "accelerator": doc["system"]["accelerator"]["name"],
+            "count": doc["system"]["accelerator"]["count"],
+            "workload": run["workload"]["id"], "kind": run["workload"]["kind"], "scale": run["scale"],
+            "division": validate.division(doc), "seed": run["seed"], "status": run["status"],
+            "samples_per_s": results.samples_per_s(run), "tokens_per_s": results.tokens_per_s(run),
+            "mfu": run["metrics"]["mfu"], "mfu_basis": mfu_basis([run]), "tta_s": run["metrics"]["tta_s"],
+            "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
+            "goodput": run_metric(run, "goodput"),
+            "effective_goodput": run_metric(run, "effective_goodput"),
+            "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
+            "reproduces": section["sha256"] if repro else None,
+            "reproduces_run_id": repro["original_run_id"] if repro else None,
+            "reproduction_verdict": repro["verdict"] if repro else None,
+            "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
+            "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
+            "signer": fp, "copy_of": None, "copy_status": None,
+            "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
+            "under_load": host_load.under_load(run.get("host_load")),
+            "load_recorded": isinstance(run.get("host_load"), dict),
+        })
+    return out
+
+
+def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+    """One entry per (workload, scale) of one document, which has one division (``signer`` as
+    for :func:`run_rows`), its figures recomputed from the runs' raw records
+    (:mod:`suite.figures.recompute`), never the file's own.
+
+    The seeds, TTA score, and throughput and MFU medians are those of :func:`suite.figures.summary.summarize`
+    (recomputed from the runs, so files without a ``summary`` section read the same); energy,
+    energy to target and goodput are medians over the complete runs, by the same rule: a failed
+    or partial run's figures never count.
+
+    A reproduction (``goodbench reproduce``) gives no entry: it is evidence about the file it
+    reproduces, shown on that file's run pages, and its runs are the ones it chose of that
+    file (its seeds need not be the first N), so it is never ranked."""
+    if reproduction(doc) is not None:
+        return []
+    fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
+    doc = recompute_document(doc)  # the figures the raw records give, never the file's own
+    div, grouped = validate.division(doc), groups(doc["runs"])
+    out = []
+    for key, summary in summarize(doc["runs"]).items():
+        runs = grouped[key]
+        complete = complete_runs(runs)
+        score = summary["tta"]
+        ci = score["ci95_s"] if score and score["ci95_s"] else (None, None)
+        to_target = median([run_metric(r, "energy_to_target_j") for r in complete])
+        out.append({
+            "file": name, "system": doc["system"]["name"],
+            "accelerator": doc["system"]["accelerator"]["name"],
+            "count": doc["system"]["accelerator"]["count"],
+            "workload": summary["workload"], "kind": summary["kind"], "scale": summary["scale"],
+            "division": div,
+            "world_size": results.world_size(runs[0]),
+            "scaling_efficiency": None,  # set across documents by with_scaling_efficiency
+            "seeds": len(summary["seeds"]),
+            # runs that did not complete (interrupted: partial; or failed): shown, never scored
+            "partial_runs": sum(r["status"] == "partial" for r in runs),
+            "failed_runs": sum(r["status"] == "failed" for r in runs),
+            "score_s": score["olympic_mean_s"] if score else None,
+            "ci95_low_s": ci[0], "ci95_high_s": ci[1],
+            "tta_valid": score["valid"] if score else None,
+            "samples_per_s": summary["samples_per_s_median"],
+            "tokens_per_s": summary["tokens_per_s_median"],
+            "mfu": summary["mfu_median"] if mfu_basis(complete) != USER_PEAK else None,
+            "mfu_basis": mfu_basis(complete),
+            "energy_per_sample_j": median([run_metric(r, "energy_per_sample_j") for r in complete]),
+            "energy_per_token_j": median([run_metric(r, "energy_per_token_j") for r in complete]),
+            "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
+            "goodput": median([run_metric(r, "goodput") for r in complete]),
+            "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
+            "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
+            "run_id": (complete or runs)[0]["run_id"],
+            "signer": fp, "copy_of": None, "copy_status": None, "known_peak": known_peak(doc, runs),
+            "under_load": host_load.runs_under_load(runs),
+            "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
+        })
+    return out
+
+
+def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
+    """All entries of all valid documents (in the order they were stored) as one DataFrame, copies
+    and disputed runs marked (:func:`copies`)."""
+    signed = [(name, doc, signing.signer(doc)) for name, doc in results]
+    frame = pd.DataFrame([row for name, doc, fp in signed for row in rows(name, doc, fp, verified=True)],
+                         columns=ENTRY_COLUMNS)
+    runs = pd.DataFrame([row for name, doc, fp in signed for row in run_rows(name, doc, fp, verified=True)],
+                        columns=RUN_COLUMNS)
+    found = copies(c for name, doc, fp in signed for c in ownership.claims(name, doc, fp, verified=True))
+    frame, _ = with_copies(frame, runs, found)
+    return with_scaling_efficiency(frame)
+
+
+def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership.Verdict]:
+    """Which runs among the stored files are not the record kept of their run: (file, run id) →
+    its :class:`suite.trust.ownership.Verdict` (a copy, or disputed, and the run kept).
+
+    ``claims``: every run of the files in the order the files were stored
+    (:func:`suite.trust.ownership.claims`, :mod:`suite.store.ledger`). Of the records of one run — the same
+    run id, step times, step-time fingerprint, curve under another seed, or suite run — the
+    first whose file is signed by the run's owner is kept, else the first stored; the others are
+    copies, or disputed when another key signed them (:func:`suite.trust.ownership.resolve`)."""
+    claims = list(claims)
+    run_ids = {(c.file, c.index): c.run_id for c in claims}
+    return {(file, run_ids[(file, index)]): verdict for (file, index), verdict in ownership.resolve(claims).items()}
+
+
+def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
+                found: dict[tuple[str, str], ownership.Verdict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``copy_status`` ("copy" or "disputed") and ``copy_of`` (the fingerprint of the kept run's
+    owner; None when it is unsigned) filled in on a run's row, and on the entry (file, workload,
+    scale) holding it (a copy before a disputed run)."""
+    if runs.empty or not found:
+        return entries, runs
+    runs = runs.copy()
+    keys = list(zip(runs["file"], runs["run_id"]))
+    runs["copy_status"] = pd.Series([found[k].status if k in found else None for k in keys],
+                                    index=runs.index, dtype=object)
+    runs["copy_of"] = pd.Series([found[k].original.owner if k in found else None for k in keys],
+                                index=runs.index, dtype=object)
+    by_entry: dict[tuple, tuple[str, str | None]] = {}
+    for f, w, sc, status, owner in zip(runs["file"], runs["workload"], runs["scale"], runs["copy_status"],
+                                       runs["copy_of"]):
+        held = by_entry.get((f, w, sc))
+        if status is not None and (held is None or held[0] != ownership.COPY):  # a copy says more
+            by_entry[(f, w, sc)] = (status, owner)
+    entries = entries.copy()
+    marks = [by_entry.get(k) for k in zip(entries["file"], entries["workload"], entries["scale"])]
+    entries["copy_status"] = pd.Series([m[0] if m else None for m in marks], index=entries.index, dtype=object)
+    entries["copy_of"] = pd.Series([m[1] if m else None for m in marks], index=entries.index, dtype=object)
+    return entries, runs
+
+
+def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill ``scaling_efficiency`` = samples/s(N) / (N × samples/s(1)) for entries of N > 1
+    processes, against the best 1-process entry of the same system, workload, scale and division
+    that the same submitter stands behind: one of the same file, or of a file signed by the same
+    key (None where there is none).
+
+    A system name is a submitter's text, not an identity: anyone can store a 1-rank entry under
+    another's system name, and a slow one would have made that system's scaling look as good as
+    they like (a 1-rank entry of another submitter gave an efficiency of 451.7). An unsigned
+    entry is therefore compared only with its own file's 1-rank entry, and a copy
+    (:func:`copies`) is no baseline."""
+    if frame.empty:
+        return frame
+    keys = ["system", "workload", "scale", "division"]
+    baselines: dict[tuple, list[tuple[str, str | None, float]]] = {}
+    single = frame[(frame["world_size"] == 1) & frame["copy_of"].isna()]
+    for row in single[keys + ["file", "signer", "samples_per_s"]].itertuples(index=False):
+        if _number(row.samples_per_s):
+            baselines.setdefault(tuple(row[:4]), []).append((row.file, row.signer, row.samples_per_s))
+    efficiency = []
+    for row in frame[keys + ["world_size", "samples_per_s", "file", "signer"]].itertuples(index=False):
+        n, rate = row.world_size, row.samples_per_s
+        own = [b for file, signer, b in baselines.get(tuple(row[:4]), [])
+               if file == row.file or (row.signer is not None and signer == row.signer)]
+        ok = n > 1 and bool(own) and _number(rate)
+        efficiency.append(rate / (n * max(own)) if ok else None)
+    frame = frame.copy()
+    frame["scaling_efficiency"] = pd.Series(efficiency, index=frame.index, dtype=object)
+    return frame
+
+
+def rankable(frame: pd.DataFrame) -> pd.Series:
+    """Which entries may be ranked: full scale, neither a copy nor disputed (:func:`copies`), on a
+    device the peak table bounds (:func:`known_peak`), and for TTA a valid score."""
+    return (frame["scale"] == "full") & frame["copy_status"].isna() & (frame["known_peak"] == True) \
+        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
+
+
+def ranked(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in leaderboard order: TTA ascending (valid first), else throughput descending."""
+    if frame.empty:
+        return frame
+    tta_rows = frame[frame["kind"] == "tta"].sort_values(["tta_valid", "score_s"], ascending=[False, True],
+                                                         na_position="last", kind="stable")
+    tput_rows = frame[frame["kind"] != "tta"].sort_values("samples_per_s", ascending=False,
+                                                          na_position="last", kind="stable")
+    return pd.concat([tta_rows, tput_rows])
+
+
+def pareto_front(frame: pd.DataFrame, x: str = "energy_per_sample_j", y: str = "samples_per_s") -> pd.DataFrame:
+    """Entries no other entry beats on both less ``x`` and more ``y``, in increasing ``x``."""
+    points = frame.dropna(subset=[x, y]).sort_values([x, y], ascending=[True, False], kind="stable")
+    best = points[y].cummax().shift(fill_value=-np.inf)
+    return points[points[y] > best]
+
+
+def best_per_system(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each system's best entry per (workload, scale): lowest valid TTA score, else highest throughput."""
+    if frame.empty:
+        return frame
+    order = ranked(frame)
+    return order.drop_duplicates(subset=["system", "workload", "scale"], keep="first")

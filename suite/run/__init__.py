@@ -1,0 +1,1 @@
+"""Training: the suite's sessions, the training-loop harness and what a run writes about itself, checkpoints, signals, distributed runs and their launcher, fault injection, the machine's description and check. The only package besides meters/ that imports torch."""

@@ -1,0 +1,81 @@
+"""The meters attached to one run: energy source, telemetry sampler and start-of-run settings.
+
+The runner opens them before ``run_start``, starts them, reads energy at the window edges,
+and at the end asks for the run's telemetry section and power figures.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from suite.meters import energy, nvml, telemetry
+from suite.run import system
+
+
+@dataclass
+class Instruments:
+    energy: energy.EnergyMeter
+    sampler: telemetry.Sampler | None = None
+    settings: dict[str, Any] | None = None
+    telemetry_status: str = "ok"
+    gpu: nvml.Gpu | None = None
+
+    def start(self) -> None:
+        if self.sampler is not None:
+            self.sampler.start()
+
+    def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def other_gpu_processes(self) -> int | None:
+        """How many compute processes on the GPU are not this run's now (the start's count is
+        ``settings.other_processes``); None without NVML or when it cannot say."""
+        if self.gpu is None:
+            return None
+        try:
+            return telemetry.other_processes(self.gpu.settings()["compute_processes"])
+        except Exception:  # NVML failing at the end of a run loses this figure only
+            return None
+
+    def report(self, t0: float, t1: float) -> dict[str, Any]:
+        """The run's telemetry section: settings, sampled summary, power trace, warnings."""
+        if self.sampler is None:
+            return {"status": self.telemetry_status, "settings": self.settings, "summary": None,
+                    "power_trace": [], "warnings": []}
+        summary = self.sampler.summary(t0, t1)
+        return {"status": "ok", "settings": self.settings, "summary": summary,
+                "power_trace": self.sampler.power_trace(t0),
+                "warnings": telemetry.warnings_for(self.settings or {}, summary)}
+
+
+def open_instruments(device: torch.device) -> Instruments:
+    """Energy meter and telemetry for ``device``: NVML on a CUDA GPU, RAPL on the CPU."""
+    if device.type != "cuda":
+        return Instruments(energy=energy.rapl_meter(),
+                           telemetry_status="not measured: GPU telemetry needs a CUDA device")
+    gpu, why = system.nvml_gpu(device)  # by UUID, as NVML ignores CUDA_VISIBLE_DEVICES
+    if gpu is None:
+        return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}")
+    sampler = telemetry.Sampler(gpu, clock=time.time)  # the runner's clock: Unix seconds
+    return Instruments(energy=energy.gpu_meter(gpu, sampler), sampler=sampler,
+                       settings=start_settings(gpu, device), gpu=gpu)
+
+
+def start_settings(gpu: nvml.Gpu, device: torch.device) -> dict[str, Any]:
+    """The GPU's settings at the start of a run, with ``other_processes``: how many compute
+    processes on it are not this run's (:func:`suite.meters.telemetry.other_processes`). This
+    process's CUDA context is made first (a device synchronization creates it), so that NVML
+    lists this process among them. (Unverified until run on a GPU.)"""
+    hold_context(device)
+    settings = gpu.settings()
+    settings["other_processes"] = telemetry.other_processes(settings["compute_processes"])
+    return settings
+
+
+def hold_context(device: torch.device) -> None:
+    """Make this process's CUDA context on ``device`` (no memory is allocated)."""
+    torch.cuda.synchronize(device)

@@ -1,0 +1,232 @@
+"""A re-run compared with its original: the eval curve point by point, the steady-state
+throughput as a ratio with its 95% interval (suite/compare/stats.py), the time to target, and
+the verdict: ``reproduced``, ``differs: <why>`` or ``inconclusive: <why>``, the throughput's
+judged from its interval, never from the ratio alone (:func:`~suite.figures.reproducibility.interval_judgement`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from suite.figures.reproducibility import INCONCLUSIVE, OUTSIDE, CurveTolerance, interval_judgement
+from suite.record import results
+from suite.run.reproduce.inputs import as_dict
+from suite.run.reproduce.planning import Target
+
+REPRODUCED = "reproduced"
+DIFFERS = "differs: "
+UNDECIDED = "inconclusive: "
+MAX_VERDICT_CHARS = 1500  # within the validator's 2,000-character strings
+
+
+@dataclass(frozen=True)
+class CurveAgreement:
+    """The eval curves compared point by point (every value but ``step`` and ``time_s``)."""
+
+    agrees: bool
+    identical: bool
+    points: int      # the original's points
+    compared: int    # values compared
+    max_abs_diff: float
+    max_rel_diff: float
+    first_difference: str | None
+    tolerance: CurveTolerance
+    device: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agrees": self.agrees, "identical": self.identical, "points": self.points,
+                "compared": self.compared, "max_abs_diff": self.max_abs_diff,
+                "max_rel_diff": self.max_rel_diff, "first_difference": self.first_difference,
+                "rel_tolerance": self.tolerance.rel, "abs_tolerance": self.tolerance.abs,
+                "device": self.device, "verified": self.tolerance.verified, "basis": self.tolerance.basis}
+
+
+def _value(v) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def curve_agreement(original: list, rerun: list, tol: CurveTolerance, device_type: str) -> CurveAgreement:
+    """Whether ``rerun``'s eval points are the original's: the same steps, the same metrics,
+    every value within ``tol`` (:func:`curve_tolerance`)."""
+    first: str | None = None
+    compared, max_abs, max_rel = 0, 0.0, 0.0
+    a_steps = [as_dict(p).get("step") for p in original]
+    b_steps = [as_dict(p).get("step") for p in rerun]
+    if a_steps != b_steps:
+        first = (f"eval steps differ: recorded {_steps(a_steps)}, re-run {_steps(b_steps)}")
+    for p, q in zip(original, rerun):
+        p, q = as_dict(p), as_dict(q)
+        if p.get("step") != q.get("step"):
+            break
+        for key in sorted((set(p) | set(q)) - {"step", "time_s"}):
+            a, b = _value(p.get(key)), _value(q.get(key))
+            if a is None and b is None and p.get(key) == q.get(key):  # both null (no loss yet)
+                continue
+            if a is None or b is None:
+                first = first or f"{key} at step {p.get('step')}: recorded {p.get(key)!r}, re-run {q.get(key)!r}"
+                continue
+            compared += 1
+            diff = abs(a - b)
+            rel = diff / max(abs(a), abs(b)) if diff else 0.0
+            max_abs, max_rel = max(max_abs, diff), max(max_rel, rel)
+            if diff > tol.rel * max(abs(a), abs(b)) + tol.abs and first is None:
+                first = (f"{key} at step {p['step']}: recorded {a:.6g}, re-run {b:.6g} "
+                         f"({rel:.2g} relative; tolerance {tol.rel:g})")
+    return CurveAgreement(agrees=first is None, identical=first is None and max_abs == 0.0,
+                          points=len(original), compared=compared, max_abs_diff=max_abs,
+                          max_rel_diff=max_rel, first_difference=first, tolerance=tol, device=device_type)
+
+
+def _steps(steps: list) -> str:
+    shown = ", ".join(str(s) for s in steps[:8])
+    return f"[{shown}{', …' if len(steps) > 8 else ''}] ({len(steps)} points)"
+
+
+@dataclass(frozen=True)
+class ThroughputRatio:
+    """Re-run samples/s ÷ recorded samples/s, its 95% interval (None: none possible, ``method``
+    says why) and whether the ratio itself lies within the tolerance (None: neither run has a
+    steady-state throughput); :attr:`judged` says where the interval lies, which decides."""
+
+    original_samples_per_s: float | None
+    samples_per_s: float | None
+    ratio: float | None
+    low: float | None
+    high: float | None
+    method: str
+    tolerance: float
+    within: bool | None
+
+    @property
+    def judged(self) -> str | None:
+        """``within``, ``outside`` or ``inconclusive`` from the interval
+        (:func:`interval_judgement`); OUTSIDE when only one run has a throughput, None when neither."""
+        if self.within is None:
+            return None
+        if self.ratio is None:
+            return OUTSIDE
+        return interval_judgement(self.low, self.high, self.tolerance)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"original_samples_per_s": self.original_samples_per_s, "samples_per_s": self.samples_per_s,
+                "ratio": self.ratio, "ci95": None if self.low is None else [self.low, self.high],
+                "method": self.method, "tolerance": self.tolerance, "within": self.within}
+
+
+def throughput_ratio(original: dict, rerun: dict, tolerance: float) -> ThroughputRatio:
+    """The ratio of steady-state samples/s with its 95% interval from :mod:`suite.compare.stats`
+    (each side's mean step time by non-overlapping batch means over its window, combined on the
+    log scale with a Welch t), and whether it is within ``tolerance`` of 1."""
+    from suite.compare import estimates as compare_estimates
+    from suite.compare import stats as compare_stats
+
+    a = results.samples_per_s(original)
+    b = results.samples_per_s(rerun) if rerun.get("status") == "complete" else None
+    if a is None or b is None:
+        within = None if a is None and b is None else False
+        why = "no steady-state throughput in " + ("either run" if within is None else
+                                                  "the recorded run" if a is None else "the re-run")
+        return ThroughputRatio(a, b, None, None, None, why, tolerance, within)
+    ratio = b / a
+    try:
+        base = compare_estimates.step_estimates([original], 0)["samples_per_s"]
+        new = compare_estimates.step_estimates([rerun], 1)["samples_per_s"]
+        r = compare_stats.ratio_interval(base, new)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:  # an original edited out of shape
+        return ThroughputRatio(a, b, ratio, None, None, f"no interval: the recorded window cannot be read ({exc!r})",
+                               tolerance, abs(ratio - 1) <= tolerance)
+    if r.low is None or r.high is None:
+        method = f"no interval: {base.reason or new.reason or 'one side has no spread'}"
+        low = high = None
+    else:
+        method = f"{base.method} (recorded), {new.method} (re-run); 95% t interval of the ratio on the log scale"
+        low, high = r.low, r.high
+    return ThroughputRatio(a, b, ratio, low, high, method, tolerance, abs(ratio - 1) <= tolerance)
+
+
+def tta_difference(original: dict, rerun: dict) -> dict[str, Any]:
+    """Times to target (s) of both runs and their difference (re-run − recorded); None where
+    a run has none (a throughput workload, or the target not reached)."""
+    a = _value(as_dict(original.get("metrics")).get("tta_s"))
+    b = _value(as_dict(rerun.get("metrics")).get("tta_s"))
+    return {"original_s": a, "reproduction_s": b, "difference_s": None if a is None or b is None else b - a}
+
+
+@dataclass
+class Comparison:
+    """One run compared with its original, and the verdict."""
+
+    target: Target
+    record: dict
+    curve: CurveAgreement
+    throughput: ThroughputRatio
+    tta: dict
+    measurements: int = 1
+    first_ratio: float | None = None
+    first_within: bool | None = None
+
+    @property
+    def repeat(self) -> bool:
+        """Measure again: the curve agrees but the throughput's interval is not within the
+        tolerance, which on a busy machine may be noise rather than a difference."""
+        t = self.throughput
+        return self.measurements == 1 and self.curve.agrees and t.ratio is not None \
+            and t.judged in (OUTSIDE, INCONCLUSIVE) and self.record.get("status") == "complete"
+
+    def _throughput_text(self) -> str:
+        t = self.throughput
+        again = f" (first measurement {self.first_ratio:.3f}×, measured again)" \
+            if self.measurements > 1 and self.first_ratio is not None else ""
+        interval = f"95% interval {t.low:.3f}–{t.high:.3f}" if t.low is not None and t.high is not None \
+            else f"no interval ({t.method.removeprefix('no interval: ')})"
+        where = {OUTSIDE: "wholly outside", INCONCLUSIVE: "neither wholly within nor wholly outside"}.get(
+            str(t.judged), "within")
+        return f"throughput: {t.ratio:.3f}× the recorded samples/s, {interval}, {where} ±{t.tolerance:.0%}{again}"
+
+    def reasons(self) -> list[str]:
+        """What differs: the re-run's status, its curve, a throughput whose interval lies wholly
+        outside the tolerance (or that only one run has)."""
+        out = []
+        if self.record.get("status") != "complete":
+            out.append(f"the re-run is {self.record.get('status')}: {self.record.get('error')}")
+        if not self.curve.agrees:
+            out.append(f"curve: {self.curve.first_difference}")
+        t = self.throughput
+        if t.judged == OUTSIDE:
+            out.append(f"throughput: {t.method}" if t.ratio is None else self._throughput_text())
+        return out
+
+    def doubts(self) -> list[str]:
+        """What cannot be told: a throughput whose interval reaches across the tolerance's edge,
+        or that has no interval."""
+        return [self._throughput_text()] if self.throughput.judged == INCONCLUSIVE else []
+
+    @property
+    def verdict(self) -> str:
+        reasons = self.reasons()
+        if reasons:
+            text = DIFFERS + "; ".join(reasons)
+        elif self.doubts():
+            text = UNDECIDED + "; ".join(self.doubts())
+        else:
+            return REPRODUCED
+        return text if len(text) <= MAX_VERDICT_CHARS else text[:MAX_VERDICT_CHARS - 1] + "…"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"original_run_id": str(self.target.run.get("run_id")), "original_index": self.target.index,
+                "run_id": self.record["run_id"], "workload": self.target.workload_id, "seed": self.target.seed,
+                "verdict": self.verdict, "measurements": self.measurements,
+                "first_ratio": self.first_ratio, "curve": self.curve.to_json(),
+                "throughput": self.throughput.to_json(), "tta": self.tta}
+
+
+def compare_run(target: Target, record: dict, tolerance: float, earlier: Comparison | None = None) -> Comparison:
+    """The re-run ``record`` against its original; ``earlier``: the first measurement, when this
+    is the repeat."""
+    original = target.run
+    curve: list = record["curve"] if isinstance(record.get("curve"), list) else []
+    c = Comparison(target, record, curve_agreement(original.get("curve") or [], curve, target.tolerance,
+                                                   target.device_type),
+                   throughput_ratio(original, record, tolerance), tta_difference(original, record))
+    if earlier is not None:
+        c.measurements, c.first_ratio, c.first_within = 2, earlier.throughput.ratio, earlier.throughput.within
+    return c

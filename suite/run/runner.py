@@ -1,0 +1,397 @@
+"""The training-loop harness shared by every workload.
+
+One run = one workload × scale × seed. Phases are timed apart: data load and init (before
+``run_start``, untimed for time-to-accuracy, as in MLPerf), warm-up/compile steps, steady-state
+steps, evaluation, checkpoint saves. The device is synchronized at every phase edge; step
+durations come from :class:`~suite.meters.clock.StepClock`. Every phase is written to the run's
+event log (:mod:`suite.record.mllog`), from which :mod:`suite.figures.goodput` recomputes goodput. With a
+checkpoint directory the run saves every ``checkpoint_every`` steps and resumes from the newest
+good checkpoint found there. The runner reports through a ``progress`` callback and never prints.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from suite.meters import energy as energy_meter
+from suite.meters import host_load
+from suite.meters.clock import StepClock, synchronize
+from suite.record import claims, mllog
+from suite.record.errors import GoodbenchError
+from suite.record.results import utc_now, write_atomic
+from suite.run import distributed
+from suite.run.files import FINISHED, finished_record, resume, run_settings, save_checkpoint
+from suite.run.instruments import Instruments, open_instruments
+from suite.run.record import finish, log_header
+from suite.run.signals import (
+    Terminated,
+    _Sigterm,
+    _Undelivered,
+    sigterm_deferred,
+    stop_if_signalled,
+)
+from suite.run.state import LoopState, RunOptions, window_pause
+from suite.trust import signing
+from workloads import data as data_registry
+from workloads.base import Workload
+from workloads.parallel import SINGLE, Parallel
+
+Progress = Callable[..., None]
+
+# Energy sources whose readings start at 0 in every process: a resumed run cannot use them.
+PER_PROCESS_ENERGY = ("rapl", "nvml_power_sampling")
+
+
+class LossNotFinite(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+
+class RankLost(GoodbenchError):
+    """This rank's run ended apart from its peers (it failed alone, or a peer is gone): no
+    collective can run any more, so the suite stops. ``.record`` holds what was measured."""
+
+    record: dict
+
+
+SEED_LIMIT = 2 ** 32
+"""Seeds run from 0 to ``SEED_LIMIT − 1``: numpy's seeding takes no other (``goodbench run``
+trains the pinned seeds 1 … 10)."""
+
+
+def seed_everything(seed: int) -> None:
+    """Pin python, numpy and torch RNGs (all devices); ``seed`` in 0 … :data:`SEED_LIMIT` − 1."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def precision_for(workload: Workload, scale: str, device: torch.device) -> str:
+    """The spec's precision on an accelerator; fp32 on the CPU."""
+    return workload.spec(scale).precision if device.type == "cuda" else "fp32"
+
+
+def check_precision(precision: str) -> None:
+    """GoodbenchError when runs of ``precision`` are not trained here (fp16: no loss scaling)."""
+    from workloads.training import precision_flags
+
+    try:
+        precision_flags(precision)
+    except ValueError as exc:
+        raise GoodbenchError(str(exc)) from None
+
+
+def locate_data(workload: Workload, data_dir: str | None) -> dict:
+    """Verified paths of every data file the workload needs (raises DataNotFound)."""
+    return {f.name: data_registry.locate(f, data_dir) for f in workload.data_files}
+
+
+def run_dir(options: RunOptions, workload: Workload, seed: int) -> Path | None:
+    """The run's checkpoint and event-log directory, or None when the run keeps no files."""
+    if options.checkpoint_dir is None:
+        return None
+    return Path(options.checkpoint_dir) / f"{workload.id}-seed{seed}"
+
+
+def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
+            progress: Progress = lambda *a, **k: None,
+            on_step: Callable[[int], None] | None = None) -> dict:
+    """Train one seeded run and return its results record (schema v1 ``runs[]`` item).
+
+    Expected failures (non-finite loss, out of memory) end the run with status "failed" and
+    the record keeps everything measured until then; a KeyboardInterrupt ends it "partial"
+    and is re-raised after the record is attached to the exception as ``.record``.
+    ``on_step(step)`` is called after every step (the supervisor's progress channel).
+    """
+    spec = workload.spec(scale)
+    device = options.device
+    precision = precision_for(workload, scale, device)
+    record: dict[str, Any] = {
+        **signing.new_run_id(options.run_key),
+        "workload": {"id": workload.id, "version": workload.version,
+                     "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
+        "scale": scale, "seed": seed, "device": str(device), "precision": precision,
+        "status": "partial", "error": None, "started_at": utc_now(),
+    }
+    directory = run_dir(options, workload, seed)
+    parallel = options.parallel
+    settings = run_settings(record, options)
+    finished = finished_record(directory, settings, parallel)
+    if finished is not None:  # a restarted suite does not train a finished run again
+        progress("finished", workload=workload.id, seed=seed, status=finished["status"])
+        return finished
+    log = mllog.EventLog(directory / "events.log" if directory and parallel.is_main else None)
+    # events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
+    prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
+    attempt = sum(1 for e in prior if e.key == "init_start")  # workers of this run before this one
+    kill = distributed.rank_failure_hook(parallel, options.inject_failures,
+                                         mllog.count(prior, "failure"), attempt,
+                                         lambda meta: log.event("failure", "SIGKILL", meta))
+    if kill is not None:
+        on_step = _both(on_step, kill)
+    load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
+    state = LoopState(init_start=time.time())
+    instruments = _open_instruments(device, parallel, resumed=bool(prior))
+    instruments.start()
+    meter = instruments.energy
+    interrupted = job = lone = None  # lone: why this rank ended apart from its peers
+    try:
+        job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
+                                 meter, directory)
+        if directory is not None and prior:  # a later worker of this run: say where it goes on
+            progress("resumed", workload=workload.id, seed=seed, step=state.step)
+        progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps)
+        _train(job, spec, workload.spec_hash(scale), options, state, log, meter, directory,
+               progress, on_step)
+        record["status"] = "complete"
+    except GoodbenchError:  # the user's inputs refused (a checkpoint of another run): the suite stops
+        raise
+    except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
+        interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
+    # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
+    record["precision_flags"] = getattr(job, "precision_flags", None)
+    with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
+        alone = finish(record, workload, scale, options, precision, state, log, instruments,
+                        alone=lone is not None)
+        record["host_load"] = {"start": load_at_start, "end": host_load.snapshot(),
+                               "gpu_other_processes_end": instruments.other_gpu_processes()}
+        if alone and lone is None:
+            lone = f"rank {parallel.rank} lost its peers while its record was put together"
+        if parallel.distributed and record["status"] == "complete" and not alone:
+            lone = _probe_communication(record, job, parallel, device)
+        if parallel.distributed and (options.inject_failures or attempt):
+            record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
+                                "failure_rate_per_hour": None,
+                                "kills": record["goodput"]["failures"]}
+        if directory is not None and parallel.is_main and record["status"] != "partial" and not alone:
+            write_atomic(directory / FINISHED,
+                         json.dumps({"settings": settings, "record": record}, allow_nan=False))
+    if _Sigterm.pending and interrupted is None and lone is None:
+        _Sigterm.pending = False
+        interrupted = Terminated()
+    if record["telemetry"]["warnings"]:
+        progress("warnings", warnings=record["telemetry"]["warnings"])
+    if interrupted is not None:
+        interrupted.record = record  # type: ignore[attr-defined]  # carries the record to session.run_suite
+        raise interrupted
+    if lone is not None:
+        lost = RankLost(f"{workload.id} seed {seed}: {lone}; the other ranks cannot go on "
+                        "without this one, so the suite stops")
+        lost.record = record
+        raise lost
+    return record
+
+
+def _done_so_far(job, state: LoopState, max_steps: int) -> str:
+    """What a run had done when it ended early, for its ``error``: built or not, steps trained."""
+    if job is None:
+        return "before training (in data load or init)"
+    return f"after {state.step} of at most {max_steps} steps"
+
+
+def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
+              done: str = "") -> tuple[KeyboardInterrupt | None, str | None]:
+    """Record how ``exc`` ended the run (``done``: what it had done by then); returns the interrupt
+    to raise once the record is kept, and why this rank ended apart from its peers (None: with
+    them). A single process records any error as the run's failure, so that one seed's error (a
+    compile failure, a CUDA error) loses that run alone; under torchrun, a RuntimeError (a
+    collective failed: a peer is gone) ends the rank apart, and anything else is re-raised."""
+    first_line = (str(exc).splitlines() or [""])[0][:300]
+    failed = f"{type(exc).__name__}{' ' + done if done else ''}: {first_line}"
+    if isinstance(exc, LossNotFinite):  # the loss is the ranks' mean: every rank stops here alike
+        record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        return None, None
+    if isinstance(exc, torch.OutOfMemoryError):
+        record.update(status="failed", error=failed)
+        return None, f"rank {parallel.rank} ran out of memory" if parallel.distributed else None
+    if isinstance(exc, KeyboardInterrupt):
+        _Undelivered.interrupt = None  # caught: this run ends here
+        why = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
+        record.update(status="partial", error=f"interrupted ({why})")
+        return exc, record["error"] if parallel.distributed else None
+    if not parallel.distributed:
+        record.update(status="failed", error=failed)
+        return None, None
+    if not isinstance(exc, RuntimeError):  # under torchrun, only a collective's failure is expected
+        raise exc
+    record.update(status="failed", error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
+    return None, record["error"]
+
+
+def _open_instruments(device: torch.device, parallel: Parallel, resumed: bool) -> Instruments:
+    """The run's meters; its energy "not measured" where the meter cannot count this run alone."""
+    instruments = open_instruments(device)
+    if parallel.distributed and device.type != "cuda":
+        instruments.energy = energy_meter.NotMeasured(
+            "CPU ranks share a package: RAPL cannot split its energy among them")
+    if resumed and instruments.energy.method in PER_PROCESS_ENERGY:
+        instruments.energy = energy_meter.NotMeasured(
+            f"the run resumed in a new process, and {instruments.energy.method} counts from "
+            "each process's start (only NVML's energy counter spans processes)")
+    return instruments
+
+
+def _probe_communication(record: dict, job, parallel: Parallel, device: torch.device) -> str | None:
+    """Add the communication share to a complete distributed run's record. A probe that fails
+    on one rank leaves its peers inside a collective it will not join: the share is then not
+    measured, and the reason is returned, for this rank to leave the job (the trained run's
+    record stands)."""
+    try:
+        record["distributed"]["communication"] = distributed.communication_probe(job, parallel, device)
+        return None
+    except (RuntimeError, torch.OutOfMemoryError) as exc:
+        why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+        record["distributed"]["communication"] = distributed.probe_not_measured(
+            f"the probe failed on rank {parallel.rank} ({why})")
+        return f"rank {parallel.rank}: the communication probe failed ({why})"
+
+
+def _both(first: Callable[[int], None] | None, second: Callable[[int], None]) -> Callable[[int], None]:
+    """An ``on_step`` hook calling ``first`` (when given), then ``second``."""
+    def on_step(step: int) -> None:
+        if first is not None:
+            first(step)
+        second(step)
+    return on_step
+
+
+def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, precision: str,
+                log: mllog.EventLog, prior: list[mllog.Event], state: LoopState,
+                meter: energy_meter.EnergyMeter, directory: Path | None):
+    """Load data, build the job, then resume from a checkpoint or start the clock.
+
+    Logs ``init_start``/``init_stop`` and then either ``run_start`` (a fresh run) or a
+    ``checkpoint_load`` interval (a resumed one). Returns the job and the loop state.
+    """
+    spec, device = workload.spec(scale), options.device
+    log.start("init_start", time_s=state.init_start)
+    log_header(log, workload, scale, seed, device, options, precision, meter)
+    files = locate_data(workload, options.data_dir)
+    state.phases["data_load"] = time.time() - state.init_start
+    seed_everything(seed)
+    extra = {} if options.parallel == SINGLE else {"parallel": options.parallel}
+    job = workload.build(spec, device=device, seed=seed, precision=precision, files=files,
+                         compile=options.compile, **extra)
+    log.event(claims.PRECISION_FLAGS, getattr(job, "precision_flags", None))
+    synchronize(device)
+    init_stop = time.time()  # one reading for the log and the phase: they must agree
+    log.end("init_stop", time_s=init_stop)
+    state.phases["init"] = init_stop - state.init_start - state.phases["data_load"]
+    if directory is not None and prior:
+        return job, resume(job, workload, scale, log, prior, state, directory, options.parallel)
+    distributed.barrier(options.parallel)  # the job's init ends with its slowest rank's
+    state.run_start = time.time()
+    log.start("run_start", time_s=state.run_start)
+    state.energy["run_start"] = meter.read()
+    return job, state
+
+
+def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log: mllog.EventLog,
+           meter: energy_meter.EnergyMeter, directory: Path | None, progress: Progress,
+           on_step: Callable[[int], None] | None) -> None:
+    """The step loop, from the step after ``state.step`` to the target or ``max_steps``."""
+    device = options.device
+    clock = StepClock(device)
+    warm_last = state.step + spec.warmup_steps  # this worker's warm-up ends here
+    blocks = mllog.StepBlocks(log, warm_last)
+    fetch = getattr(job, "next_batch", None)
+    every = (options.checkpoint_every or 0) if directory is not None else 0  # 0: no checkpoints
+    timed_before = len(state.step_times)
+    try:
+        for step in range(state.step + 1, spec.max_steps + 1):
+            if step == warm_last + 1:
+                synchronize(device)
+                state.energy["window_start"] = meter.read()
+            blocks.open(step)
+            batch = None
+            if fetch is not None:  # the data wait: the clock's, from here to the step's start
+                clock.fetch()
+                batch = fetch()
+            clock.start()
+            loss = job.train_step(batch) if fetch is not None else job.train_step()
+            clock.stop()
+            blocks.step_done(step, None)  # its data wait is the clock's, read at the next flush
+            state.step = step
+            stop_if_signalled()
+            if on_step is not None:
+                on_step(step)
+            log_point = step % spec.log_every == 0 or step == spec.max_steps
+            eval_point = step % spec.eval_every == 0 or step == spec.max_steps
+            save_point = every != 0 and step % every == 0
+            if log_point or eval_point or save_point or step == warm_last:
+                _flush_step_times(clock, state, blocks, timed_before, options.parallel)
+            if log_point:  # the global batch's loss: the mean of the ranks' shares
+                _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
+            if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
+                                        options.parallel):
+                break
+            if save_point and directory is not None:
+                save_checkpoint(job, step, state, log, directory, spec_hash, meter, device,
+                                 options.parallel)
+    finally:  # a failed or interrupted run keeps the times of every step it finished
+        _flush_step_times(clock, state, blocks, timed_before)
+
+
+def _flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
+                      timed_before: int, parallel: Parallel = SINGLE) -> None:
+    """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)
+    and close the step block. Under ``parallel`` (every rank flushes at the same steps) the
+    ranks' batch waits are gathered so the block records the job's data stalls."""
+    first = len(state.step_times) - timed_before
+    new = clock.durations()[first:]
+    new = new[:max(0, state.step - len(state.step_times))]
+    if len(blocks.waits) == len(new):  # the open block's steps: their data waits, as now read
+        blocks.waits = clock.waits()[first:first + len(new)]
+    rank_waits = distributed.gather(blocks.waits, parallel) if parallel.distributed else None
+    if new:
+        state.step_times.extend(new)
+        blocks.close(new, rank_waits)
+
+
+def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,
+              progress: Progress) -> None:
+    state.last_loss = float(loss)
+    if not math.isfinite(state.last_loss):
+        raise LossNotFinite(f"training loss is {state.last_loss} at step {step}")
+    log.event("train_loss", state.last_loss, {"step": step})
+    progress("step", step=step, loss=state.last_loss, elapsed=state.since_start(time.time()))
+
+
+def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
+              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
+              parallel: Parallel = SINGLE) -> bool:
+    """Evaluate, log ``eval_accuracy`` and extend the curve; True when the target is met.
+    Every rank evaluates; rank 0's figures decide for all, so all stop at the same step."""
+    synchronize(device)
+    t_eval = time.time()
+    progress_at = mllog.samples_count(step, log.samples_per_step)  # MLPerf's progress field
+    log.start("eval_start", metadata={"step": step, **progress_at}, time_s=t_eval)
+    with window_pause(state, meter, device):
+        quality = distributed.broadcast(job.evaluate(), parallel)
+        synchronize(device)
+        distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
+    now = time.time()
+    log.end("eval_stop", metadata={"step": step, **progress_at}, time_s=now)
+    state.phases["eval"] += now - t_eval
+    target = spec.target
+    metric = target.metric if target is not None else next(iter(quality))
+    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, "quality": quality,
+                                                 **progress_at})
+    state.curve.append({"step": step, "time_s": state.since_start(now),
+                        "train_loss": state.last_loss if math.isfinite(state.last_loss) else None,
+                        **quality})
+    progress("eval", step=step, **quality)
+    if target is not None and target.met(quality[target.metric]):
+        state.tta_s = state.since_start(now)
+        state.energy["target"] = meter.read()
+        return True
+    return False
+
+

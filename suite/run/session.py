@@ -1,0 +1,288 @@
+"""One run of the suite: several workloads × seeds on one device, gathered into one document."""
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from suite.figures import derive
+from suite.meters.ceiling import matmul_ceiling
+from suite.mlperf.fields import submission as mlperf_submission
+from suite.record import privacy, results
+from suite.record.errors import GoodbenchError
+from suite.record.results import write_atomic
+from suite.run import distributed, system
+from suite.run.runner import (
+    Progress,
+    RankLost,
+    RunOptions,
+    Terminated,
+    check_precision,
+    locate_data,
+    precision_for,
+    run_one,
+)
+from suite.run.supervisor import run_supervised
+from suite.validate.registry import Problem
+from suite.validate.schema import schema_problems
+from suite.validate.walk import walk
+from workloads import registry
+from workloads.base import Workload
+from workloads.data import DataNotFound
+from workloads.pinned import SEEDS
+
+
+@dataclass
+class SuitePlan:
+    """What to run: workload ids, scale, seed count; ``explicit`` when the user named workloads."""
+
+    workload_ids: list[str]
+    scale: str
+    seeds: int
+    explicit: bool
+    system_name: str | None = None
+    system_overrides: dict | None = None
+    command: list[str] = field(default_factory=list)
+    global_batch: int | None = None  # open division: every workload's global batch, changed
+    repeat: int = 1  # runs of each throughput workload × seed (``--repeat``), one after another
+
+    def workloads(self) -> tuple[list[Workload], list[str]]:
+        """The workloads to run and the open-division changes made to their pinned specs."""
+        workloads = [registry.get(w) for w in self.workload_ids]
+        batch = self.global_batch
+        changed = [w for w in workloads if batch is not None and w.spec(self.scale).batch_size != batch]
+        changes = [f"{w.id}: global batch {batch} (pinned {w.spec(self.scale).batch_size}); every "
+                   "other value as pinned" for w in changed]
+        return [w.with_spec_changes(self.scale, batch_size=batch) if w in changed else w
+                for w in workloads], changes
+
+
+def default_seeds(scale: str, kind: str) -> int:
+    """Seeds per workload when ``--seeds`` is not given: as many as the rules require
+    (:func:`suite.figures.derive.required_seeds`: 5 for TTA workloads at full scale, else 1)."""
+    return derive.required_seeds(scale, kind)
+
+
+def _missing_data(workloads: list, options: RunOptions, explicit: bool = False) -> dict[str, str]:
+    """Workload id → why its data cannot be found, and the command that fetches it: one line with
+    no path (a skipped workload's reason, published with the file), or, ``explicit`` (the user
+    named the workload), every place looked in. In a distributed run every rank looks on its own
+    node and all ranks agree: a workload runs only where every rank has its data."""
+    missing: dict[str, str] = {}
+    for workload in workloads:
+        try:
+            locate_data(workload, options.data_dir)
+        except DataNotFound as exc:
+            missing[workload.id] = (f"{str(exc) if explicit else exc.short}; `goodbench data fetch -w "
+                                    f"{workload.id}` gets it (or give --data-dir DIR)")
+    if not options.parallel.distributed:
+        return missing
+    agreed: dict[str, str] = {}
+    for rank, theirs in enumerate(distributed.gather(missing, options.parallel)):
+        for wid, reason in theirs.items():
+            agreed.setdefault(wid, f"rank {rank}: {reason}")
+    return agreed
+
+
+CEILINGS = "matmul-ceiling.json"  # in the checkpoint root: the ceilings a resumed suite keeps
+SESSION = "session.json"  # in the checkpoint root: the suite run a resumed suite continues
+
+
+def start_session(options: RunOptions) -> dict:
+    """The suite run's identity, ``{"id", "started_at"}`` (the document's ``settings.session``;
+    every run of it logs the id). A suite that keeps checkpoints saves it in its checkpoint root,
+    and a restarted or resumed suite continues that session (its runs' logs name it). Rank 0
+    decides; every rank gets the same."""
+    path = Path(options.checkpoint_dir) / SESSION if options.checkpoint_dir else None
+    found = None
+    if options.parallel.is_main:
+        try:
+            kept = json.loads(path.read_text()) if path is not None and path.is_file() else None
+            if isinstance(kept, dict) and isinstance(kept.get("id"), str) and isinstance(kept.get("started_at"), str):
+                found = {"id": kept["id"], "started_at": kept["started_at"]}
+        except (OSError, ValueError):
+            found = None  # a new session, saved again below
+        if found is None:
+            found = {"id": uuid.uuid4().hex, "started_at": results.utc_now()}
+            if path is not None:
+                write_atomic(path, json.dumps(found))
+    return distributed.broadcast(found, options.parallel)
+
+
+def with_identity(plan: SuitePlan, options: RunOptions, session: dict, open_changes: list[str]) -> RunOptions:
+    """``options`` with what every run's event log says of the suite run: MLPerf's submission
+    keys, the system's accelerator name and count, and the session's id (suite/record/claims.py)."""
+    accelerator = system.accelerator(options.device)
+    return replace(options, session=session["id"], accelerator=(accelerator["name"], accelerator["count"]),
+                   submission=mlperf_submission(
+                       plan.system_name, plan.system_overrides, f"{accelerator['name']} x{accelerator['count']}",
+                       "open" if open_changes else "closed"))
+
+
+def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progress) -> dict:
+    """The measured matmul ceiling per precision. A suite that keeps checkpoints saves them in
+    its checkpoint root and a restarted or resumed suite reuses them (same device model), so
+    the records of runs that finished before the restart and the document agree."""
+    device = options.device
+    name = system.device_name(device)
+    path = Path(options.checkpoint_dir) / CEILINGS if options.checkpoint_dir else None
+    saved: dict[str, Any] = {}
+    if path is not None and path.is_file():
+        try:
+            kept = json.loads(path.read_text())
+            saved = kept["ceilings"] if kept.get("device_name") == name else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            saved = {}  # measured again, and saved again below
+    ceilings, measured = {}, False
+    for precision in precisions:
+        if isinstance(saved.get(precision), dict) and "flops" in saved[precision]:
+            ceilings[precision] = saved[precision]
+            continue
+        progress("ceiling", precision=precision)
+        ceilings[precision], measured = matmul_ceiling(device, precision), True
+    if path is not None and options.parallel.is_main and measured:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({"device_name": name, "ceilings": {**saved, **ceilings}},
+                                      allow_nan=False))
+    return ceilings
+
+
+def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
+    """Run the plan and return the results document.
+
+    A workload whose data cannot be found is skipped with its reason when the user did not
+    name it, and is an error when they did. A run that fails (any error in one seed: a compile
+    or CUDA error, out of memory, a non-finite loss) is kept as "failed" with its reason and the
+    suite goes on with the next seed (:func:`suite.run.runner.run_one`). On KeyboardInterrupt the
+    document holds every run so far (the interrupted one as "partial") and is returned with
+    ``settings.interrupted``; when a distributed run loses a rank, or an error escapes a run's
+    own handling, the suite stops likewise, with ``settings.aborted``.
+    """
+    workloads, open_changes = plan.workloads()
+    missing = _missing_data(workloads, options, plan.explicit)
+    skipped, runnable = [], []
+    for workload in workloads:
+        if workload.id in missing:
+            if plan.explicit:
+                raise GoodbenchError(missing[workload.id])
+            skipped.append({"workload": workload.id, "reason": missing[workload.id]})
+            progress("skip", workload=workload.id, reason=missing[workload.id])
+        else:
+            runnable.append(workload)
+    if not runnable:
+        raise GoodbenchError("no workload could run: " + "; ".join(s["reason"] for s in skipped))
+
+    precisions = sorted({precision_for(w, plan.scale, options.device) for w in runnable})
+    for precision in precisions:  # before the ceilings: a refused precision trains nothing
+        check_precision(precision)
+    ceilings = _matmul_ceilings(precisions, options, progress)
+    options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
+    session = start_session(options)
+    options = with_identity(plan, options, session, open_changes)
+    runs: list[dict] = []
+    interrupted, aborted = False, None
+    for workload in runnable:
+        n = plan.seeds or default_seeds(plan.scale, workload.kind)
+        for seed, repeat in _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1):
+            try:
+                run = run_supervised if options.supervised else run_one
+                told = progress if repeat is None else _telling_repeat(progress, repeat, plan.repeat)
+                runs.append(_numbered(run(workload, plan.scale, seed, options, told), repeat))
+            except KeyboardInterrupt as exc:
+                if hasattr(exc, "record"):
+                    runs.append(_numbered(exc.record, repeat))
+                if isinstance(exc, Terminated) and options.parallel.distributed:
+                    # a worker's SIGTERM: torchrun stops the workers after one failed (a user
+                    # stopping the job goes through the launcher, which sends SIGINT instead)
+                    aborted = "stopped by SIGTERM (torchrun stops every worker after one failed)"
+                else:
+                    interrupted = True
+                break
+            except RankLost as exc:  # a distributed run lost a rank: no run can follow
+                runs.append(exc.record)
+                aborted = str(exc)
+                break
+            except GoodbenchError:
+                raise
+            except Exception as exc:  # an error outside the run's own handling: its record is lost
+                first_line = (str(exc).splitlines() or [""])[0][:300]
+                aborted = (f"{workload.id} seed {seed}: {type(exc).__name__}: {first_line} (its record "
+                           "could not be put together; the runs before it are kept)")
+                break
+        if interrupted or aborted:
+            break
+    settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,
+                         interrupted, aborted)
+    settings["session"] = session
+    doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
+                               settings, runs)
+    doc["summary"] = derive.summary(runs)
+    return doc
+
+
+def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
+    """(seed, repeat number) of each run of a workload: its first ``seeds`` pinned seeds, each
+    run ``repeat`` times in a row (numbered 1 … ``repeat``; None when it runs once)."""
+    return [(seed, k if repeat > 1 else None) for seed in SEEDS[:seeds] for k in range(1, repeat + 1)]
+
+
+def _telling_repeat(progress: Progress, repeat: int, repeats: int) -> Progress:
+    """``progress`` with the repeat number (and how many) in every event of the run."""
+    return lambda kind, **fields: progress(kind, **fields, repeat=repeat, repeats=repeats)
+
+
+def _numbered(record: dict, repeat: int | None) -> dict:
+    """A run's record with its repeat number (``repeat``: absent from a run made once)."""
+    if repeat is not None:
+        record["repeat"] = repeat
+    return record
+
+
+def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], skipped: list[dict],
+              open_changes: list[str], ceilings: dict, interrupted: bool, aborted: str | None) -> dict:
+    """The document's ``settings`` section."""
+    settings = {
+        "scale": plan.scale,
+        "device": str(options.device),
+        "workloads": workload_ids,
+        "seeds_per_workload": plan.seeds or None,
+        **({"repeat": plan.repeat} if plan.repeat > 1 else {}),
+        "peak_tflops_override": options.peak_tflops,
+        "checkpoint_every": options.checkpoint_every,
+        "inject_failures": list(options.inject_failures),
+        "failure_rate_per_hour": options.failure_rate_per_hour,
+        "compile": options.compile,
+        "cpu_threads": torch.get_num_threads(),  # a CPU curve can depend on it (docs/rules.md)
+        "skipped": skipped,
+        "interrupted": interrupted,
+        "aborted": aborted,
+        "division": "open" if open_changes else "closed",  # docs/rules.md
+        "open_changes": open_changes,
+        "command": privacy.public_command(plan.command)[0],  # no home or temporary folder published
+        "matmul_ceiling": ceilings,
+    }
+    if options.parallel.distributed:  # the global batch is the pinned one: still closed
+        par = options.parallel
+        settings["distributed"] = {"world_size": par.world_size, "nnodes": par.nnodes,
+                                   "backend": par.backend, "parallel": par.mode,
+                                   "micro_batch": par.micro_batch}
+    return settings
+
+
+def preflight(plan: SuitePlan, options: RunOptions) -> list[Problem]:
+    """What the validator would refuse in the results file's ``system`` and ``settings``
+    sections (string lengths, control characters, types: the generic walk, then the JSON
+    Schema), found before any training. They come from the user's inputs (``--system-name``,
+    ``--system-overrides``, the command line) and do not change during the run."""
+    workloads, open_changes = plan.workloads()
+    settings = _settings(plan, options, [w.id for w in workloads], [], open_changes, {}, False, None)
+    doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
+                               settings, [])
+    doc = json.loads(results.dumps(doc))  # judged as the file will hold it (torch's version: a str)
+    problems = walk(doc) or schema_problems(doc)
+    mine = [p for p in problems if p.field.split(".")[0].split("[")[0] in ("system", "settings")]
+    return sorted(mine, key=lambda p: (not p.field.startswith("system"), p.field))  # the system first

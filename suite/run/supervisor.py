@@ -1,0 +1,204 @@
+"""Fault injection: a supervisor runs the training worker as a child process, kills it with a
+real SIGKILL at injected steps (or at random times of a given rate), and restarts it; the
+restarted worker resumes from the run's newest good checkpoint.
+
+The worker reports every finished step on its stdout (``step N``); the supervisor kills it when
+it reports an injected step, or when the next failure time of a Poisson process of
+``failure_rate_per_hour`` (seeded) comes. Every injected step fires once. The supervisor logs
+``failure`` (with the last step the worker reported) and ``restart`` into the run's event log,
+between the dead worker's events and the new worker's; the new worker logs its checkpoint load
+and the steps lost. The last worker writes the run's record, which the supervisor returns.
+
+Run as ``python -m suite.run.supervisor TASK`` this module is the worker.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from suite.meters.telemetry import SUPERVISOR_PID
+from suite.record import mllog
+from suite.record.errors import GoodbenchError
+from suite.record.results import write_atomic
+from suite.run.runner import Progress, RunOptions, Terminated, run_dir, run_one
+from workloads.base import Workload
+
+MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
+
+
+@dataclass
+class WorkerTask:
+    """What a worker process runs; pickled into the run's directory."""
+
+    workload: Workload
+    scale: str
+    seed: int
+    options: RunOptions
+    progress: Progress | None
+    record_path: str
+
+
+@dataclass
+class Outcome:
+    """How a worker ended: killed by the supervisor (at ``step``, for ``cause``) or exited."""
+
+    killed: bool
+    step: int
+    cause: str = ""
+    time_s: float = 0.0
+
+
+def failure_times(rate_per_hour: float, seed: int, count: int = MAX_RANDOM_FAILURES) -> list[float]:
+    """Offsets in seconds of the first ``count`` failures of a Poisson process of this rate."""
+    gaps = np.random.default_rng(seed).exponential(3600.0 / rate_per_hour, size=count)
+    return np.cumsum(gaps).tolist()
+
+
+def run_supervised(workload: Workload, scale: str, seed: int, options: RunOptions,
+                   progress: Progress = lambda *a, **k: None) -> dict:
+    """Run one seeded run under the supervisor, injecting the failures ``options`` asks for."""
+    directory = run_dir(options, workload, seed)
+    if directory is None:
+        raise GoodbenchError("failure injection needs a checkpoint directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    task_path, record_path = directory / "worker-task.pkl", directory / "record.json"
+    record_path.unlink(missing_ok=True)
+    worker_options = replace(options, inject_failures=(), failure_rate_per_hour=None)
+    task = WorkerTask(workload, scale, seed, worker_options, _picklable(progress), str(record_path))
+    task_path.write_bytes(pickle.dumps(task))
+    log = mllog.EventLog(directory / "events.log")
+    # a resumed suite continues the run's failure schedules: what fired does not fire again
+    causes = [str(e.metadata.get("cause", "")) for e in mllog.parse(log.all_lines())
+              if e.key == "failure"]
+    attempt = len(causes)
+    injected = sum(1 for c in causes if c.startswith("injected"))
+    pending = sorted(set(options.inject_failures))[injected:]
+    began = time.time()
+    deadlines = []
+    if options.failure_rate_per_hour:  # the Poisson process goes on from its last failure
+        done = attempt - injected
+        times = failure_times(options.failure_rate_per_hour, options.failure_seed)
+        offset = times[done - 1] if 0 < done <= len(times) else 0.0
+        deadlines = [began + t - offset for t in times[done:]]
+    try:
+        while True:
+            proc = _spawn(task_path)
+            try:
+                outcome = _watch(proc, pending, deadlines)
+            except KeyboardInterrupt as exc:
+                if isinstance(exc, Terminated) and proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)  # Ctrl-C reached the worker; SIGTERM did not
+                proc.wait(timeout=120)
+                if record_path.exists():
+                    exc.record = json.loads(record_path.read_text())  # type: ignore[attr-defined]  # for session.run_suite
+                raise
+            if not outcome.killed:
+                break
+            log.event("failure", "SIGKILL", {"step": outcome.step, "attempt": attempt,
+                                             "cause": outcome.cause}, time_s=outcome.time_s)
+            progress("killed", workload=workload.id, seed=seed, step=outcome.step,
+                     cause=outcome.cause)
+            attempt += 1
+            log.event("restart", attempt, {"attempt": attempt})
+    finally:
+        log.close()
+    if proc.returncode != 0 or not record_path.exists():
+        raise GoodbenchError(f"the training worker of {workload.id} seed {seed} exited with "
+                             f"status {proc.returncode} (see its output above)")
+    record = json.loads(record_path.read_text())
+    record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
+                        "failure_rate_per_hour": options.failure_rate_per_hour,
+                        "failure_seed": options.failure_seed if options.failure_rate_per_hour else None,
+                        "kills": attempt}
+    return record
+
+
+def _picklable(progress: Progress) -> Progress | None:
+    try:
+        pickle.dumps(progress)
+        return progress
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+
+
+def _spawn(task_path: Path) -> subprocess.Popen:
+    """Start a worker; it imports what this process can (same ``sys.path``). It is told this
+    process's PID: this process holds a CUDA context on a GPU run (the matmul ceiling was
+    measured here), which the worker's telemetry must not count as another process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+           SUPERVISOR_PID: str(os.getpid())}
+    return subprocess.Popen([sys.executable, "-m", "suite.run.supervisor", str(task_path)],
+                            stdout=subprocess.PIPE, env=env)
+
+
+def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -> Outcome:
+    """Follow the worker's step reports; SIGKILL it at the next injected step or deadline."""
+    stdout = proc.stdout
+    if stdout is None:
+        raise ValueError("the worker was started without a stdout pipe")
+    fd = stdout.fileno()
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    buffer, step = b"", 0
+    try:
+        while True:
+            timeout = max(0.0, deadlines[0] - time.time()) if deadlines else None
+            if not selector.select(timeout):
+                deadlines.pop(0)
+                return _kill(proc, step, "random failure (rate)")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                proc.wait()
+                return Outcome(killed=False, step=step)
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if line.startswith(b"step "):
+                    step = int(line[5:])
+            if pending and step >= pending[0]:
+                cause = f"injected at step {pending.pop(0)}"
+                return _kill(proc, step, cause)
+    finally:
+        selector.close()
+        stdout.close()
+
+
+def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
+    when = time.time()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return Outcome(killed=True, step=step, cause=cause, time_s=when)
+
+
+def worker_main(task_path: str) -> int:
+    """The worker: run the task, reporting each step on stdout; write the record as JSON."""
+    task: WorkerTask = pickle.loads(Path(task_path).read_bytes())
+
+    def report(step: int) -> None:
+        os.write(1, b"step %d\n" % step)
+
+    status = 0
+    try:
+        record = run_one(task.workload, task.scale, task.seed, task.options,
+                         task.progress or (lambda *a, **k: None), on_step=report)
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "record", None)
+        if partial is None:
+            return 130
+        record, status = partial, 130
+    write_atomic(task.record_path, json.dumps(record, allow_nan=False))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main(sys.argv[1]))

@@ -1,0 +1,291 @@
+"""The public leaderboard's two steps (docs/submitting.md; .github/workflows/leaderboard.yml).
+
+``python -m suite.site.publish pr --base SHA --head SHA [--comment FILE]``
+    Judges what a pull request changes under ``results/`` by the store's own rules, against
+    the store as it is at ``--base`` (the branch it would merge into). Each results file it
+    adds must be named by the sha256 of its bytes (as ``goodbench submit`` names it) and be
+    stored by :func:`suite.store.files.submit_noted` into a scratch copy of the base's store, in the
+    order of the ledger lines the pull request appends: validated under today's rules, and
+    refused when the store holds one of its runs already (copies, ownership: docs/rules.md).
+    A stored file is never changed or removed; ``ledger.jsonl`` only gains lines, each naming
+    a file the pull request adds; ``reviewers.toml`` and ``results/mlperf/`` change by a
+    maintainer's hand only, and a change outside ``results/`` is not a results submission.
+    Prints the verdicts and writes them as Markdown to ``--comment`` (the pull request's
+    comment); exit 0 when every change is accepted, 1 when one is not, 2 when git cannot
+    answer. The pull request's files are read as git objects only: nothing of it is checked
+    out, imported or run, so the workflow may run this with write permission.
+
+``python -m suite.site.publish site --out DIR [--results-dir results]``
+    Builds the leaderboard as ``goodbench site`` does, for the workflow to publish (GitHub
+    Pages) when ``main`` changes.
+
+Torch-free.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.record.errors import GoodbenchError
+from suite.record.limits import MAX_FILE_BYTES
+from suite.record.text import safe
+from suite.store import ledger
+from suite.store.files import Refused, submit_noted
+from suite.validate import RULES_VERSION
+
+RESULTS = "results"
+STORED_NAME = re.compile(r"results/([0-9a-f]{64})\.json")
+MAINTAINERS_ONLY = ("results/reviewers.toml", "results/mlperf/")
+LEDGER = f"{RESULTS}/{ledger.NAME}"
+
+
+@dataclass
+class Verdict:
+    """What the check says of one changed path: ``accepted``, and why, line by line."""
+
+    path: str
+    accepted: bool
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Review:
+    """Every changed path's verdict, and the store the pull request was judged against."""
+
+    base: str
+    head: str
+    stored_before: int
+    verdicts: list[Verdict]
+
+    @property
+    def accepted(self) -> bool:
+        """True when the pull request changes something and every change is accepted."""
+        return bool(self.verdicts) and all(v.accepted for v in self.verdicts)
+
+
+class Git:
+    """Read-only git plumbing in ``repo``: commits, changed paths, blobs (never a checkout)."""
+
+    def __init__(self, repo: str | Path = "."):
+        self.repo = str(repo)
+
+    def _run(self, *args: str) -> bytes:
+        proc = subprocess.run(["git", "-C", self.repo, *args], capture_output=True, check=False)
+        if proc.returncode:
+            reason = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GoodbenchError(f"git {' '.join(args)}: {reason[-1] if reason else f'exit {proc.returncode}'}")
+        return proc.stdout
+
+    def commit(self, rev: str) -> str:
+        """The full id of commit ``rev``."""
+        return self._run("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
+
+    def merge_base(self, a: str, b: str) -> str:
+        """The commit ``b`` branched from ``a`` at."""
+        return self._run("merge-base", a, b).decode().strip()
+
+    def changes(self, old: str, new: str) -> list[tuple[str, str]]:
+        """(status letter, path) of every path that differs from ``old`` to ``new`` (renames as a
+        deletion and an addition)."""
+        out = self._run("diff", "--no-renames", "--no-ext-diff", "--name-status", "-z", old, new).split(b"\0")
+        fields = [f.decode("utf-8", "surrogateescape") for f in out if f]
+        return list(zip(fields[0::2], fields[1::2], strict=True))
+
+    def files(self, rev: str, folder: str) -> list[str]:
+        """The paths of the files directly in ``folder`` at ``rev``."""
+        out = self._run("ls-tree", "-z", "--name-only", "--full-tree", rev, folder.rstrip("/") + "/")
+        return [f.decode("utf-8", "surrogateescape") for f in out.split(b"\0") if f]
+
+    def size(self, rev: str, path: str) -> int | None:
+        """The size in bytes of file ``path`` at ``rev``; None where there is none."""
+        try:
+            return int(self._run("cat-file", "-s", f"{rev}:{path}"))
+        except GoodbenchError:
+            return None
+
+    def blob(self, rev: str, path: str) -> bytes:
+        """The bytes of file ``path`` at ``rev``."""
+        return self._run("cat-file", "blob", f"{rev}:{path}")
+
+
+def review(repo: str | Path, base: str, head: str) -> Review:
+    """Judge what ``head`` changes under results/ since it branched from ``base`` against the
+    store at ``base`` (see the module docstring)."""
+    git = Git(repo)
+    base, head = git.commit(base), git.commit(head)
+    fork = git.merge_base(base, head)
+    changes = git.changes(fork, head)
+    with tempfile.TemporaryDirectory(prefix="goodbench-publish-") as scratch:
+        store = Path(scratch) / RESULTS
+        stored_before = _copy_store(git, base, store)
+        verdicts, added = _judge_paths(git, fork, head, changes)
+        verdicts += _store_each(git, head, added, store, Path(scratch) / "incoming")
+    return Review(base, head, stored_before, verdicts)
+
+
+def _copy_store(git: Git, rev: str, store: Path) -> int:
+    """Write the store's results files and ledger at ``rev`` into ``store``; how many files."""
+    store.mkdir(parents=True)
+    count = 0
+    for path in git.files(rev, RESULTS):
+        if STORED_NAME.fullmatch(path) or path == LEDGER:
+            (store / Path(path).name).write_bytes(git.blob(rev, path))
+            count += path != LEDGER
+    return count
+
+
+def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]]) -> tuple[list[Verdict], list[str]]:
+    """The verdicts on every change but the added results files the ledger lists, and those
+    files in the order the pull request's ledger lines store them."""
+    verdicts: list[Verdict] = []
+    added = sorted(path for status, path in changes if status == "A" and STORED_NAME.fullmatch(path))
+    listed: list[str] = []
+    for status, path in changes:
+        if status == "A" and STORED_NAME.fullmatch(path):
+            continue
+        if path == LEDGER:
+            verdict, listed = _judge_ledger(git, fork, head, status, added)
+            verdicts.append(verdict)
+        elif path.startswith(MAINTAINERS_ONLY):
+            verdicts.append(Verdict(path, False, ["a maintainer changes this file, in a pull request of its own"]))
+        elif STORED_NAME.fullmatch(path):
+            what = {"D": "removes", "M": "changes"}.get(status, "changes the type of")
+            verdicts.append(Verdict(path, False, [f"{what} a stored results file: nothing stored is ever "
+                                                  "changed or removed"]))
+        elif path.startswith(RESULTS + "/"):
+            verdicts.append(Verdict(path, False, [
+                "not a stored file's name: store a results file with 'goodbench submit FILE', which names it "
+                "by the sha256 of its bytes, and add what it stored"]))
+        else:
+            verdicts.append(Verdict(path, False, ["outside results/: a results submission changes results/ only "
+                                                  "(code changes go in a pull request of their own)"]))
+    # "the first stored" is judged in the ledger's order, and an unlisted file would count as
+    # stored before every listed one: each added file must come with its ledger line
+    verdicts += [Verdict(path, False, [f"not listed in {LEDGER}: add the line 'goodbench submit' appended "
+                                       "there with the file"]) for path in added if path not in listed]
+    return verdicts, [path for path in listed if path in added]
+
+
+def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str]) -> tuple[Verdict, list[str]]:
+    """The verdict on the ledger's change, and the results files its new lines list, in order."""
+    old = git.blob(fork, LEDGER) if git.size(fork, LEDGER) is not None else b""
+    size = git.size(head, LEDGER)
+    new = git.blob(head, LEDGER) if size is not None and size <= ledger.MAX_BYTES else None
+    if status == "D" or new is None:
+        return Verdict(LEDGER, False, ["removes the store's ledger (or makes it too large to read)"]), []
+    if not new.startswith(old):
+        return Verdict(LEDGER, False, ["changes lines of the store's ledger: it only ever gains lines"]), []
+    listed: list[str] = []
+    for line in new[len(old):].splitlines():
+        try:
+            name = json.loads(line)["file"]
+        except (ValueError, KeyError, TypeError):
+            return Verdict(LEDGER, False, ["a new ledger line is not one 'goodbench submit' writes"]), []
+        if f"{RESULTS}/{name}" not in added or f"{RESULTS}/{name}" in listed:
+            return Verdict(LEDGER, False, [f"a new ledger line names {_printable(str(name))}, which this pull "
+                                           "request does not add (or names it twice)"]), []
+        listed.append(f"{RESULTS}/{name}")
+    return Verdict(LEDGER, True, [f"gains {len(listed)} line(s), each naming a file this pull request adds"]), listed
+
+
+def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Path) -> list[Verdict]:
+    """Store each added file into the scratch store, in order: the store's verdict on each."""
+    incoming.mkdir()
+    verdicts = []
+    for path in added:
+        name = Path(path).name
+        size = git.size(head, path)
+        if size is None or size > MAX_FILE_BYTES:
+            why = "not a file" if size is None else f"{size} bytes is over the {MAX_FILE_BYTES}-byte limit"
+            verdicts.append(Verdict(path, False, [why]))
+            continue
+        raw = git.blob(head, path)
+        digest = hashlib.sha256(raw).hexdigest()
+        if f"{digest}.json" != name:
+            verdicts.append(Verdict(path, False, [f"its bytes' sha256 is {digest}, not its name: add the file "
+                                                  "'goodbench submit' stored, unchanged"]))
+            continue
+        (incoming / name).write_bytes(raw)
+        try:
+            stored = submit_noted(incoming / name, store)
+        except Refused as exc:
+            verdicts.append(Verdict(path, False, [f"refused: {p.field or '(file)'}: {p.reason} [{p.code}]"
+                                                  for p in exc.problems]))
+            continue
+        except GoodbenchError as exc:
+            verdicts.append(Verdict(path, False, [f"refused: {exc}"]))
+            continue
+        verdicts.append(Verdict(path, True, ["stored: valid under the rules, and no run of it is stored already",
+                                             *(f"note: {n}" for n in stored.notes)]))
+    return verdicts
+
+
+def _printable(text: str, limit: int = 300) -> str:
+    """``text`` as a problem line prints it (:func:`suite.record.text.safe`: every refused
+    character "?", bounded), its backticks "'": it cannot close a Markdown code block."""
+    return safe(text, limit).replace("`", "'")
+
+
+def report(result: Review) -> str:
+    """The verdicts as plain text, one block per changed path."""
+    head = (f"goodbench results check: {result.head[:12]} against the store at {result.base[:12]} "
+            f"({result.stored_before} results files), rules v{RULES_VERSION}")
+    if not result.verdicts:
+        return head + "\nthis pull request changes nothing under results/\n"
+    out = [head]
+    for verdict in result.verdicts:
+        out.append(f"{'ACCEPTED' if verdict.accepted else 'REFUSED'}  {_printable(verdict.path)}")
+        out += [f"    {_printable(line, 2000)}" for line in verdict.lines]
+    accepted = sum(v.accepted for v in result.verdicts)
+    out.append(f"{accepted} of {len(result.verdicts)} changes accepted")
+    return "\n".join(out) + "\n"
+
+
+def comment(result: Review) -> str:
+    """The pull request's comment: a one-line outcome, then :func:`report` in a code block (no
+    text a results file holds is ever rendered as Markdown: no mention, link or HTML)."""
+    outcome = ("**Accepted**: every change is stored by the store's rules" if result.accepted else
+               "**Refused**: fix what the lines below name and push again")
+    return (f"### goodbench results check\n\n{outcome}.\n\n```text\n{report(result)}```\n\n"
+            "How results are checked and stored: docs/submitting.md.\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line of the module docstring; the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m suite.site.publish", description=(__doc__ or "").split("\n\n")[0])
+    steps = parser.add_subparsers(dest="step", required=True)
+    pr = steps.add_parser("pr", help="judge a pull request's results files against the base's store")
+    pr.add_argument("--base", required=True, help="the commit the pull request would merge into")
+    pr.add_argument("--head", required=True, help="the pull request's commit")
+    pr.add_argument("--repo", default=".", help="the git repository holding both (default: here)")
+    pr.add_argument("--comment", help="also write the verdicts as Markdown to this file")
+    site = steps.add_parser("site", help="build the leaderboard to publish")
+    site.add_argument("--results-dir", default=RESULTS, help="the store (default: results)")
+    site.add_argument("--out", required=True, help="the folder to build into (absent, empty or a previous build)")
+    args = parser.parse_args(argv)
+    try:
+        if args.step == "site":
+            from suite.site.builder import build_site
+
+            built = build_site(args.results_dir, args.out)
+            print(f"built {built.index}: {built.n_results} results files shown, {len(built.invalid)} not shown")
+            return 0
+        result = review(args.repo, args.base, args.head)
+    except GoodbenchError as exc:
+        print(f"publish: {exc}", file=sys.stderr)
+        return 2
+    print(report(result), end="")
+    if args.comment:
+        Path(args.comment).write_text(comment(result), encoding="utf-8")
+    return 0 if result.accepted else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""The results store: submitted files, content-addressed, never overwritten.
+
+A file lands as ``<results-dir>/<sha256 of its bytes>.json`` (docs/rules.md, "Submitting"):
+no string from the document ever reaches a file name. Submission validates the file, then
+holds an exclusive ``flock`` on the results directory itself (no lock file is created), refuses
+a file whose bytes are already stored, or one of whose runs the store holds already — the same
+run id, step times, step-time fingerprint, curve under another seed, or suite run
+(:mod:`suite.trust.ownership`) — unless the new file is signed and would be kept (the stored one is
+unsigned: it is shown as a copy from then on) or disputed (another key signed the run first);
+the notes say which. It lists the file in the store's ledger (:mod:`suite.store.ledger`: the order
+"the first stored" is judged in), then writes through a temp file with fsync and a hard link,
+which fails rather than overwrite. A refused submission leaves the store byte-identical, and
+no stored file is ever changed. A submission that lands also removes the temp files that killed
+writers left in the store (those no live writer holds locked, :mod:`suite.record.tempfiles`); readers
+never see them (:func:`stored_files` lists ``*.json`` names that do not start with a dot).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite.record.errors import GoodbenchError
+from suite.record.results import write_atomic
+from suite.record.tempfiles import remove_abandoned, temp_files
+from suite.store import ledger
+from suite.trust import fingerprint, ownership
+from suite.validate import Problem, check_document, parse, read_bounded
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class Refused(GoodbenchError):
+    """The submission was refused; ``problems`` says why."""
+
+    def __init__(self, problems: list[Problem]):
+        super().__init__("; ".join(p.reason for p in problems))
+        self.problems = problems
+
+
+def safe_filename(text: str, limit: int = 64, key: str | None = None) -> str:
+    """A file-name component from any string: [A-Za-z0-9._-] only, no leading dot, bounded.
+
+    For code that names files after document strings (system names, workload ids); never
+    empty, never ``.``/``..``, never a path. With ``key`` (the site passes the full string),
+    "-" and 8 hex digits of its sha256 are appended, so distinct keys give distinct names.
+    """
+    clean = _UNSAFE.sub("-", str(text)).strip(".-")[:limit].strip(".-") or "unnamed"
+    if key is None:
+        return clean
+    return f"{clean}-{hashlib.sha256(str(key).encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+@contextlib.contextmanager
+def locked(results_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the (existing) results directory."""
+    fd = os.open(results_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def stored_files(results_dir: str | Path) -> list[Path]:
+    """Every results file in the store, in name order (temp files start with a dot)."""
+    return sorted(p for p in Path(results_dir).glob("*.json") if not p.name.startswith("."))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Where a submission landed, and ``notes``: why it was stored though one of its runs was
+    already stored (signed over an unsigned copy, or disputed)."""
+
+    path: Path
+    notes: tuple[str, ...] = ()
+
+
+def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, dict]]:
+    """Every stored run's claim in store order (:mod:`suite.store.ledger`), signatures not yet checked,
+    and the stored documents by file name; a stored file that cannot be read claims no runs."""
+    out: list[ownership.Claim] = []
+    docs: dict[str, dict] = {}
+    for path in ledger.in_store_order(results_dir, stored_files(results_dir)):
+        try:
+            doc = json.loads(path.read_bytes())
+            if not all(isinstance(run["run_id"], str) for run in doc["runs"]):
+                continue  # not a results file's runs
+            found = ownership.claims(path.name, doc, None, verified=True)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        docs[path.name] = doc
+        out += found
+    return out, docs
+
+
+def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
+    via, where = verdict.via, f"runs[{claim.index}]"
+    if verdict.code == ownership.DUPLICATE_RUN:
+        return Problem(verdict.code, f"{where}.run_id", f"run {claim.run_id} is already stored in {via.file}")
+    if verdict.code == ownership.DUPLICATE_STEPS:
+        return Problem(verdict.code, f"{where}.step_times_s",
+                       f"the step times of run {via.run_id} already stored in {via.file}: one run is stored once")
+    if verdict.code == ownership.STEPS_FINGERPRINT:
+        return Problem(verdict.code, f"{where}.step_times_s",
+                       f"the step times of run {via.run_id} stored in {via.file}, rescaled or nudged "
+                       f"(fingerprint similarity {verdict.similarity:.3f}; from {fingerprint.THRESHOLD} on, "
+                       "one run): one run is stored once")
+    if verdict.code == ownership.SEED_COPY:
+        return Problem(verdict.code, f"{where}.curve",
+                       f"the curve of run {via.run_id} (seed {via.seed}) stored in {via.file}, claimed here "
+                       f"for seed {claim.seed}: one run is one seed")
+    return Problem(verdict.code, "settings.session.id",
+                   f"suite run {claim.session} is already stored in {via.file}: one suite run is one file")
+
+
+def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem], list[str]]:
+    """What refuses the new document (a run of it the store already holds, :mod:`suite.trust.ownership`),
+    and the notes of what storing it changes: stored runs now shown as copies of its runs, or its
+    runs shown as disputed."""
+    if dest.exists():
+        return [Problem("duplicate", "", f"already submitted as {dest.name}")], []
+    stored, docs = _stored_claims(results_dir)
+    pool = stored + ownership.claims(dest.name, doc)
+    near = ownership.connected(pool, range(len(stored), len(pool)))
+    if all(i >= len(stored) for i in near):
+        return [], []
+    checked: dict[str, dict[int, ownership.Claim]] = {}  # the stored files concerned, signatures checked
+    for i in near:
+        if i < len(stored) and pool[i].file not in checked:
+            checked[pool[i].file] = {c.index: c for c in ownership.claims(pool[i].file, docs[pool[i].file])}
+    subset = [checked[pool[i].file][pool[i].index] if i < len(stored) else pool[i] for i in near]
+    before = ownership.resolve([c for c in subset if c.file != dest.name])
+    after = ownership.resolve(subset)
+    problems: list[Problem] = []
+    notes: list[str] = []
+    for c in subset:
+        verdict = after.get((c.file, c.index))
+        if verdict is None:
+            continue
+        if c.file == dest.name and verdict.status == ownership.COPY:
+            if (problem := _refusal(c, verdict)) not in problems:
+                problems.append(problem)
+        elif (c.file == dest.name or (verdict.original.file == dest.name and (c.file, c.index) not in before)) \
+                and (note := _note(c, verdict, dest.name)) not in notes:
+            notes.append(note)
+    return problems, notes
+
+
+def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
+    """Why a run is stored though the store holds it too: the new file's, disputed; or a stored
+    one, now shown as a copy of the new file's (one note per file for a whole suite run)."""
+    if claim.file == new:  # disputed: another key signed it, stored first
+        what = f"suite run {claim.session}" if verdict.code == ownership.DUPLICATE_SESSION else f"run {claim.run_id}"
+        kept = verdict.original  # found through another record of the run: name the kept one
+        how = ownership.how(verdict) if verdict.via.file == kept.file else " (the same run)"
+        return (f"{what} is also in {kept.file}{how}, signed by {kept.owner} "
+                "and stored first: this file is stored, its run shown as disputed, not ranked")
+    mine = verdict.original
+    if verdict.code == ownership.DUPLICATE_SESSION:
+        return (f"suite run {claim.session} is also in {claim.file}, which is not signed by its owner's key "
+                f"({mine.owner}): {claim.file}'s runs are now shown as copies, not ranked")
+    return (f"run {mine.run_id} is also in {claim.file}{ownership.how(verdict)}, which is not signed by its "
+            f"owner's key ({mine.owner}): {claim.file}'s run is now shown as a copy, not ranked")
+
+
+def submit(path: str | Path, results_dir: str | Path) -> Path:
+    """Validate ``path`` and store it; returns where it landed or raises :class:`Refused`."""
+    return submit_noted(path, results_dir).path
+
+
+def submit_noted(path: str | Path, results_dir: str | Path) -> Stored:
+    """:func:`submit`, with the notes of a file stored over copies of its runs (:class:`Stored`)."""
+    results_dir = Path(results_dir)
+    raw, problems = read_bounded(path)
+    if problems or raw is None:
+        raise Refused(problems)
+    doc, problems = parse(raw)
+    problems = problems or check_document(doc)
+    if problems:
+        raise Refused(problems)
+    dest = results_dir / f"{hashlib.sha256(raw).hexdigest()}.json"
+    if dest.exists():  # refuse before touching anything, even the directory
+        raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")])
+    results_dir.mkdir(parents=True, exist_ok=True)
+    with locked(results_dir):
+        problems, notes = _collisions(doc, dest, results_dir)
+        if problems:
+            raise Refused(problems)
+        remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
+        ledger.record(results_dir, dest.name)  # before the file: a file stored is always listed
+        try:
+            write_atomic(dest, raw, overwrite=False)
+        except FileExistsError:
+            raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")]) from None
+    return Stored(dest, tuple(notes))

@@ -1,0 +1,82 @@
+"""The order the store's files were stored in: ``<results-dir>/ledger.jsonl`` (docs/rules.md,
+"Submitting").
+
+A stored file's name is the sha256 of its bytes, which says nothing of when it came; yet "the
+first stored stays" (:mod:`suite.trust.ownership`) needs that order, and it must survive a copy or a
+checkout of the folder (which reset the files' times). ``goodbench submit`` appends one line per
+file it stores, ``{"file": NAME, "stored_at": UTC}``, under the store's lock and before the file
+is linked into place, and never rewrites a line. A line that cannot be read (a write cut short)
+is skipped; a name listed twice counts where it is last listed (a submission killed between its
+line and its file, then made again: the file was stored the second time). Files the ledger does not list
+(stored before it existed, or put there by hand) come first, in name order: their order is not
+known. Torch-free.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+from suite.record.errors import GoodbenchError
+
+NAME = "ledger.jsonl"
+MAX_BYTES = 256 * 1024 * 1024  # about two million lines: a bound on what is read, not a limit on storing
+_STORED_NAME = re.compile(r"[0-9a-f]{64}\.json")
+_FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def record(results_dir: Path, name: str, when: dt.datetime | None = None) -> None:
+    """Append ``name`` to the ledger (the caller holds the store's lock), fsynced.
+    :class:`GoodbenchError` (one line) when it cannot: a ledger that is not a regular file (a
+    link is never followed, a folder never written into), or a disk that refuses the write."""
+    stamp = (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = json.dumps({"file": name, "stored_at": stamp}, separators=(", ", ": ")) + "\n"
+    path = results_dir / NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o644)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError("not a regular file")
+            if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
+                line = "\n" + line  # the last append was cut short: keep it on a line of its own
+            os.write(fd, line.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise GoodbenchError(f"cannot list {name} in the store's ledger {path}: {exc.strerror or exc}; "
+                             "nothing was stored") from None
+
+
+def order(results_dir: Path) -> list[str]:
+    """The stored files' names in the order the ledger lists them (each once, where last listed);
+    [] without a ledger."""
+    try:
+        fd = os.open(results_dir / NAME, os.O_RDONLY | _FLAGS)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return []
+        raw = fh.read(MAX_BYTES)
+    names: dict[str, None] = {}
+    for line in raw.splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            name = entry.get("file") if isinstance(entry, dict) else None
+            if isinstance(name, str) and _STORED_NAME.fullmatch(name):
+                names.pop(name, None)
+                names[name] = None
+    return list(names)
+
+
+def in_store_order(results_dir: Path, files: list[Path]) -> list[Path]:
+    """``files`` (of the store) in the order they were stored: those the ledger does not list
+    first, in name order, then the listed ones in the ledger's order."""
+    rank = {name: i for i, name in enumerate(order(results_dir))}
+    return sorted(files, key=lambda p: (p.name in rank, rank.get(p.name, 0), p.name))

@@ -1,0 +1,283 @@
+"""Which records are one run, and whose a run is (docs/rules.md, "One run, one owner").
+
+Two runs of two files are **one run** when they share a run id [``duplicate-run``], their step
+times exactly [``duplicate-steps``], the fingerprint of their step times
+(:mod:`suite.trust.fingerprint`: a copy rescaled, nudged or re-signed) [``steps-fingerprint``], or
+their curve under different seeds (one run claimed as another seed) [``seed-copy``]; two files
+naming one suite run (``settings.session.id``) hold its runs twice [``duplicate-session``].
+
+Of the records of one run, :func:`resolve` keeps one — the first stored whose file is signed by
+the key the run's id was minted for (its *owner*), else the first stored — and says of each
+other whether it is a **copy** (unsigned, or signed by a key that holds the run already) or
+**disputed** (signed by another key, stored later: a signature proves who wrote a file, not who ran it
+first, so both are kept and the later is shown as disputed). So a signed file wins over an
+unsigned copy stored before it, and an unsigned file cannot take a signed run. The store
+(suite/store/files.py) refuses a new file that :func:`resolve` would show as a copy; the leaderboard
+(``suite.leaderboard.rows``) shows what it says of every stored file. Torch-free.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from suite.trust import fingerprint, signing
+
+# Step times of at least this many steps, not all equal, identify a run by equality. Stored to 7
+# decimals (0.1 µs), a measured step time varies from step to step by microseconds or more: the
+# runs of results/ and tests/corpus/valid/ (80–200 steps each) have 148–200 distinct step times,
+# so two honest runs agreeing in 10 consecutive step times to 0.1 µs is beyond chance. Fewer
+# steps, or one constant time (the hand-written documents of tests), say nothing about which run
+# it was. (A run of fingerprint.MIN_STEPS steps or more is also compared by its fingerprint.)
+MIN_STEPS = 10
+
+# how two records are one run, strongest first: the code a refused submission gets
+DUPLICATE_RUN, DUPLICATE_STEPS = "duplicate-run", "duplicate-steps"
+STEPS_FINGERPRINT, SEED_COPY, DUPLICATE_SESSION = "steps-fingerprint", "seed-copy", "duplicate-session"
+CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, SEED_COPY, DUPLICATE_SESSION)
+COPY, DISPUTED = "copy", "disputed"
+
+
+def steps_key(run: Any) -> str | None:
+    """sha256 of the run's step times (each as its float's shortest repr), or None when they
+    cannot tell a run apart: fewer than :data:`MIN_STEPS`, all equal, or not numbers."""
+    times = run.get("step_times_s") if isinstance(run, dict) else None
+    if not isinstance(times, list) or len(times) < MIN_STEPS:
+        return None
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in times):
+        return None
+    if len(set(times)) < 2:
+        return None
+    return hashlib.sha256(",".join(repr(float(t)) for t in times).encode()).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class Claim:
+    """One run of one file as the store and the leaderboard see it: its ``file``, its ``index``
+    in the file's runs, its ``run_id`` and :func:`steps_key`, the fingerprint of the file's
+    verified ``signer`` (None: unsigned, or a signature that does not hold), and its ``owner``:
+    the signer when the run's id was minted for the signer's key, else None. ``workload``,
+    ``seed``, ``session`` (the file's ``settings.session.id``), ``steps_print``
+    (:func:`suite.trust.fingerprint.signature`) and ``curve`` (:func:`suite.trust.fingerprint.curve_of`)
+    tell one run in another file."""
+
+    file: str
+    index: int
+    run_id: str
+    steps: str | None
+    signer: str | None
+    owner: str | None
+    workload: str | None = None
+    seed: Any = None
+    session: str | None = None
+    steps_print: np.ndarray | None = field(default=None, repr=False)
+    curve: fingerprint.Curve | None = field(default=None, repr=False)
+
+
+def session_of(doc: Any) -> str | None:
+    """The suite run a document names (``settings.session.id``), else None."""
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    session = settings.get("session") if isinstance(settings, dict) else None
+    sid = session.get("id") if isinstance(session, dict) else None
+    return sid if isinstance(sid, str) and sid else None
+
+
+def claims(file: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[Claim]:
+    """The claims of every run of one document. ``signer`` with ``verified=True`` passes a
+    signature already checked (:func:`suite.trust.signing.signer`; None: treat it as unsigned)
+    instead of checking it again."""
+    fp = signer if verified else signing.signer(doc)
+    public = signing.public_key_of(doc) if fp is not None else None
+    session = session_of(doc)
+    out = []
+    for i, run in enumerate(doc.get("runs") or []):
+        if not isinstance(run, dict) or not isinstance(run.get("run_id"), str):
+            continue
+        owned = public is not None and signing.is_bound(run, public)
+        workload = run.get("workload")
+        wid = workload.get("id") if isinstance(workload, dict) else None
+        out.append(Claim(file, i, run["run_id"], steps_key(run), fp, fp if owned else None,
+                         wid if isinstance(wid, str) else None, run.get("seed"), session,
+                         fingerprint.signature(run.get("step_times_s")), fingerprint.curve_of(run)))
+    return out
+
+
+@dataclass(frozen=True)
+class Link:
+    """Two claims of two files that are one run (``a`` before ``b`` in the order given), ``code``
+    saying how; ``similarity`` for a fingerprint's."""
+
+    a: int
+    b: int
+    code: str
+    similarity: float | None = None
+
+
+def links(claims: Sequence[Claim], query: Collection[int] | None = None) -> list[Link]:
+    """Every pair of ``claims`` of different files that are one run (by id, step times,
+    fingerprint, or curve under other seeds), or of the ``query`` claims (indexes into ``claims``)
+    with any other; one :class:`Link` per pair, its strongest relation. Two files naming one
+    suite run are linked by :func:`sessions`, not here."""
+    asked = set(range(len(claims))) if query is None else set(query)
+    found: dict[tuple[int, int], Link] = {}
+
+    def add(i: int, j: int, code: str, similarity: float | None = None) -> None:
+        if i == j or claims[i].file == claims[j].file or (i not in asked and j not in asked):
+            return
+        i, j = min(i, j), max(i, j)
+        if (i, j) not in found or CODES.index(code) < CODES.index(found[(i, j)].code):
+            found[(i, j)] = Link(i, j, code, similarity)
+
+    for key, code in ((lambda c: c.run_id, DUPLICATE_RUN), (lambda c: c.steps, DUPLICATE_STEPS)):
+        groups: dict[Any, list[int]] = {}
+        for i, c in enumerate(claims):
+            if key(c) is not None:
+                groups.setdefault(key(c), []).append(i)
+        for members in groups.values():
+            for i in members:
+                if i in asked:
+                    for j in members:
+                        add(i, j, code)
+    by_workload: dict[str, list[int]] = {}
+    for i, c in enumerate(claims):
+        if c.workload is not None:
+            by_workload.setdefault(c.workload, []).append(i)
+    for members in by_workload.values():
+        _fingerprint_links(claims, members, asked, add)
+        _curve_links(claims, members, asked, add)
+    return sorted(found.values(), key=lambda link: (link.a, link.b))
+
+
+def _fingerprint_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
+    printed = [i for i in members if claims[i].steps_print is not None]
+    rows = [i for i in printed if i in asked]
+    if not rows or len(printed) < 2:
+        return
+    sims = fingerprint.similarity([claims[i].steps_print for i in rows],  # type: ignore[misc]
+                                  [claims[j].steps_print for j in printed])  # type: ignore[misc]
+    for r, c in zip(*np.nonzero(sims >= fingerprint.THRESHOLD)):
+        i, j = rows[int(r)], printed[int(c)]
+        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
+            add(i, j, STEPS_FINGERPRINT, float(sims[r, c]))
+
+
+def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
+    curves = [claims[i].curve for i in members]
+    mine = {k for k, i in enumerate(members) if i in asked}
+    for a, b in fingerprint.same_curve_pairs(curves, mine):
+        i, j = members[a], members[b]
+        if claims[i].seed != claims[j].seed:  # the same seed trains the same curve again
+            add(i, j, SEED_COPY)
+
+
+def sessions(claims: Sequence[Claim]) -> dict[str, list[str]]:
+    """The suite runs named by more than one file: session id → those files, in order."""
+    files: dict[str, list[str]] = {}
+    for c in claims:
+        if c.session is not None and c.file not in files.setdefault(c.session, []):
+            files[c.session].append(c.file)
+    return {s: f for s, f in files.items() if len(f) > 1}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What :func:`resolve` says of a claim that is not the one kept: ``status`` (:data:`COPY`
+    or :data:`DISPUTED`), the ``original`` kept, and ``via``, the claim it was found to be one
+    run with, ``code`` saying how (``similarity`` for a fingerprint)."""
+
+    status: str
+    original: Claim
+    via: Claim
+    code: str
+    similarity: float | None = None
+
+
+def _kept(members: Sequence[Claim]) -> Claim:
+    """The record of one run that is kept: the first whose file is signed by its owner's key, else the first."""
+    return next((c for c in members if c.owner is not None), members[0])
+
+
+def resolve(claims: Sequence[Claim]) -> dict[tuple[str, int], Verdict]:
+    """Every claim that is not the record kept of its run, keyed by (file, index), with its
+    :class:`Verdict`. ``claims`` are in the order their files were stored (:mod:`suite.store.ledger`).
+
+    Claims linked by :func:`links` are one run (transitively); of each run the first claim of a
+    file signed by the run's owner is kept, else the first. Each other is a copy — or, signed
+    by another key, disputed. A file naming a suite run another file named (:func:`sessions`) is
+    judged the same way as a whole: its runs not judged already are copies (or disputed) of the
+    kept file's."""
+    parent = list(range(len(claims)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    found = links(claims)
+    for link in found:
+        parent[root(link.b)] = root(link.a)
+    strongest: dict[int, Link] = {}
+    for link in found:  # each claim's strongest link, to say how it is one run with another
+        for end in (link.a, link.b):
+            if end not in strongest or CODES.index(link.code) < CODES.index(strongest[end].code):
+                strongest[end] = link
+    runs: dict[int, list[int]] = {}
+    for i in range(len(claims)):
+        runs.setdefault(root(i), []).append(i)
+    verdicts: dict[tuple[str, int], Verdict] = {}
+    for members in runs.values():
+        if len(members) < 2:
+            continue
+        kept = _kept([claims[i] for i in members])
+        signers = {kept.owner}  # a key disputes a run once: its own run again is a copy
+        for i in members:
+            c = claims[i]
+            if c.file == kept.file:
+                continue  # one file holding one run twice is the validator's to refuse
+            link = strongest[i]
+            via = claims[link.b if link.a == i else link.a]
+            status = COPY if c.owner is None or c.owner in signers else DISPUTED
+            signers.add(c.owner)
+            verdicts[(c.file, c.index)] = Verdict(status, kept, via, link.code, link.similarity)
+    by_file: dict[str, list[Claim]] = {}
+    for c in claims:
+        by_file.setdefault(c.file, []).append(c)
+    for files in sessions(claims).values():
+        firsts = [by_file[f][0] for f in files]
+        kept = _kept(firsts)
+        for f in files:
+            if f == kept.file:
+                continue
+            for c in by_file[f]:
+                if (c.file, c.index) not in verdicts:
+                    original = next((k for k in by_file[kept.file] if k.workload == c.workload), kept)
+                    status = DISPUTED if by_file[f][0].owner not in (None, kept.owner) else COPY
+                    verdicts[(c.file, c.index)] = Verdict(status, original, original, DUPLICATE_SESSION)
+    return verdicts
+
+
+def how(verdict: Verdict) -> str:
+    """How a claim is one run with the one it was found with, for a note: "" for the same run
+    id, else " (the same step times)" and the like."""
+    if verdict.code == STEPS_FINGERPRINT:
+        return f" (its step times rescaled or nudged: fingerprint similarity {verdict.similarity:.3f})"
+    return {DUPLICATE_STEPS: " (the same step times)", SEED_COPY: " (the same curve, under another seed)",
+            DUPLICATE_SESSION: " (the same suite run)"}.get(verdict.code, "")
+
+
+def connected(claims: Sequence[Claim], start: Iterable[int]) -> list[int]:
+    """The indexes of ``claims`` linked to those of ``start`` (:func:`links`, and files naming the
+    same suite run), directly or through others, ``start`` included, in order."""
+    found = set(start)
+    frontier = set(found)
+    while frontier:
+        reached = {end for link in links(claims, frontier) for end in (link.a, link.b)}
+        named = {claims[i].session for i in frontier} - {None}
+        reached |= {i for i, c in enumerate(claims) if c.session in named}
+        frontier = reached - found
+        found |= frontier
+    return sorted(found)
