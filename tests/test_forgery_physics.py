@@ -276,6 +276,29 @@ def test_a_device_the_table_does_not_know_is_shown_but_never_ranked(name):
     assert dict(zip(frame["file"], leaderboard.rankable(frame))) == {"honest.json": True, "forged.json": False}
 
 
+@pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3"])
+def test_an_unranked_result_is_not_drawn_on_the_throughput_energy_chart(name, tmp_path):
+    """The look-alike device, a thousand times faster, would be the whole Pareto front: the chart
+    compares ranked results only and counts what it left out (its table shows it, unranked)."""
+    from suite import site
+    from suite.record import results
+
+    other = json.loads(json.dumps(factories.synthetic_document(  # another machine's run, not a copy
+        "look-alike", rng=np.random.default_rng(5), accelerator=0, workloads=("gpt2-124m",), seeds=1, goodput=True)))
+    forged = repair(sped_up(repair(renamed(other, name)), 1000))
+    forged = repair(with_ceiling(forged, 1000 * forged["settings"]["matmul_ceiling"]["bf16"]["flops"]))
+    assert codes(forged) == set()
+    folder = tmp_path / "results"
+    folder.mkdir()
+    results.write(folder / "honest.json", h100_doc())
+    results.write(folder / "forged.json", forged)
+    out = site.build(folder, tmp_path / "site").parent
+    page = next((out / "workloads").glob("gpt2-124m*.html")).read_text(encoding="utf-8")
+    assert "1 unranked full-scale result (a copy, or a device without a known peak) not plotted" in page
+    chart = page[page.index('<svg class="chart scatter"'):] if '<svg class="chart scatter"' in page else ""
+    assert name not in chart
+
+
 def test_an_mi300x_is_in_the_table_now_and_held_to_its_peak():
     """The trial's "AMD Instinct MI300X", times ÷ 1000: its peak and its ceiling's bound apply."""
     doc = repair(with_ceiling(renamed(h100_doc(), "AMD Instinct MI300X"), 0.8 * 1307.4e12))

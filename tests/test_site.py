@@ -107,7 +107,8 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     results.write(folder / "cpu.json", doc)
     site.build(folder, tmp_path / "out")
     page = (tmp_path / "out" / "workloads" / f"{safe_name('lm-char')}.html").read_text()
-    assert "Energy was not measured for any result of this workload" in page
+    # a CPU has no known peak: unranked, so not on the throughput-vs-energy chart, and said so
+    assert "No ranked full-scale results yet. 1 unranked full-scale result" in page
     assert "<svg" not in page
     assert '<td data-label="MFU" class="num c-mfu" data-v="">—</td>' in page  # MFU, energy, goodput: not measured on this CPU
 

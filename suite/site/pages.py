@@ -62,7 +62,10 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                           "../", ranked_flag,
                           lambda k, s=slug: f"{wslug}.html" if k == 1 else f"{wslug}-{s}-p{k}.html")
               for title, frame, ranked_flag, slug in groups]
-    scatter = _scatter(ordered[ordered["scale"] == "full"] if not ordered.empty else ordered, "../")
+    # only what is ranked: a copy, a device without a known peak or a CPU is never on the front
+    full = ordered[(ordered["scale"] == "full") & rank_ok] if not ordered.empty else ordered
+    scatter = _scatter(full, "../", unranked=int((ordered["scale"] == "full").sum()) - len(full)
+                       if not ordered.empty else 0)
     target = workload.spec("full").target
     info = {"id": workload.id, "version": workload.version, "task": workload.task, "kind": workload.kind,
             "target": labels.target_text(target) if target else "throughput workload", "href": f"workloads/{wslug}.html",
@@ -87,18 +90,23 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
     return info
 
 
-def _scatter(frame: pd.DataFrame, root: str) -> dict:
-    """Throughput vs energy per sample, with the Pareto front; or why there is no chart.
+def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
+    """Throughput vs energy per sample of the ranked full-scale results, with the Pareto front; or
+    why there is no chart. ``unranked``: full-scale results left out (copies, devices without a
+    known peak), which the note counts.
 
     Beyond SCATTER_POINTS results only the front and each system's fastest and most frugal
     result are drawn (the note says so; the CSV downloads hold every row).
     """
+    left_out = (f"{unranked} unranked full-scale result{'' if unranked == 1 else 's'} (a copy, or a device "
+                "without a known peak) not plotted: the chart compares ranked results only.") if unranked else None
     if frame.empty:
-        return {"chart": None, "note": "No full-scale results yet."}
+        return {"chart": None, "note": " ".join(filter(None, ["No ranked full-scale results yet.", left_out]))}
     measured = frame.dropna(subset=["energy_per_sample_j", "samples_per_s"])
     if measured.empty:
-        return {"chart": None, "note": "Energy was not measured for any result of this workload, "
-                                       "so there is no throughput-vs-energy chart."}
+        return {"chart": None, "note": " ".join(filter(None, [
+            "Energy was not measured for any ranked result of this workload, so there is no "
+            "throughput-vs-energy chart.", left_out]))}
     front = leaderboard.pareto_front(measured)
     shown = measured
     if len(measured) > SCATTER_POINTS:
@@ -114,7 +122,7 @@ def _scatter(frame: pd.DataFrame, root: str) -> dict:
                f"{root}runs/{run_slug(r['file'], r['run_id'])}.html")
               for r in shown[["system", "scale", "samples_per_s", "energy_per_sample_j", "file", "run_id"]]
               .to_dict(orient="records")]
-    notes = []
+    notes = [left_out] if left_out else []
     if len(shown) < len(measured):
         notes.append(f"{len(shown)} of {len(measured)} results drawn: the Pareto front and each system's fastest "
                      "and most frugal result; the CSV downloads hold them all.")
