@@ -348,7 +348,7 @@ def test_dlrm_tables_have_dense_gradients_only_under_nccl():
 @pytest.mark.slow
 def test_dense_table_gradients_train_the_same_model(monkeypatch):
     """Adagrad moves an untouched row by zero: dense gradients give the sparse run's model."""
-    from workloads import dlrm_job
+    from workloads.dlrm_small import job as dlrm_job
     from workloads.dlrm_small.spec import DlrmSmall
 
     spec = DlrmSmall.variants["smoke"]
