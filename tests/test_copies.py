@@ -149,13 +149,14 @@ def test_a_copy_in_the_same_file_is_refused_by_its_fingerprint(original):
     again = _retimed(real(COPIED), 1.01)["runs"][0]
     later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [again]})[0]
     again = factories.retimed_copy(again, later, {"seed": 2}, variant=None) | {"seed": 2}
-    for point in again["curve"]:  # its curve edited a little too, so that only the step times tell
+    for point in again["curve"]:  # its losses edited a little too; its AUC, kept, still says one run
         point["train_loss"] *= 1.01
     edit_log(again, lambda e: moved(e, value=e.value * 1.01) if e.key == "train_loss" else e)
     doc["runs"].append(again)
     doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
     doc = repair(doc)
-    assert [(p.code, p.field) for p in v.check_document(doc)] == [("steps-fingerprint", "runs[2].step_times_s")]
+    assert {(p.code, p.field) for p in v.check_document(doc)} == {("steps-fingerprint", "runs[2].step_times_s"),
+                                                                   ("seed-copy", "runs[2].curve")}
 
 
 def test_seed_ones_run_claimed_as_seeds_two_to_five_is_one_run(original):
@@ -173,6 +174,27 @@ def test_seed_ones_run_claimed_as_seeds_two_to_five_is_one_run(original):
     sims = fingerprint.similarity([fingerprint.signature(r["step_times_s"]) for r in doc["runs"]],
                                   [fingerprint.signature(first["step_times_s"])])
     assert (sims[1:] < fingerprint.THRESHOLD).all()  # the step times alone do not tell
+    assert [(p.code, p.field) for p in v.check_document(doc)] == \
+        [("seed-copy", f"runs[{i}].curve") for i in range(1, 5)]
+
+
+def test_seed_ones_run_with_its_losses_nudged_is_still_one_run_by_the_metric_it_kept(original):
+    """The audit's variant: each copy's training losses × (1 + 0.002·k), curve and log alike, its
+    quality metric kept bit for bit: that one metric, the same for every seed, says it is one run."""
+    doc = copy.deepcopy(original)
+    first = doc["runs"][0]
+    for seed in range(2, 6):
+        later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+        again = factories.retimed_copy(first, later, {"seed": seed}, variant=seed) | {"seed": seed}
+        factor = 1 + 0.002 * seed
+        for point in again["curve"]:
+            point["train_loss"] *= factor
+        edit_log(again, lambda e, f=factor: moved(e, value=e.value * f) if e.key == "train_loss" else e)
+        doc["runs"].append(again)
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
+    doc["settings"]["seeds_per_workload"] = 5
+    doc = repair(doc)
+    assert len(doc["runs"][0]["curve"]) >= fingerprint.MIN_POINTS
     assert [(p.code, p.field) for p in v.check_document(doc)] == \
         [("seed-copy", f"runs[{i}].curve") for i in range(1, 5)]
 

@@ -234,10 +234,29 @@ def test_an_h100_ceiling_below_a_quarter_of_its_peak_is_refused_and_at_a_quarter
 
 
 def test_an_h100_ceiling_above_its_peak_is_refused():
-    """Raised with the run's rate, so that MFU 0.976 sits under it: no H100 multiplies that fast."""
+    """Raised with the run's rate, so that MFU 0.976 sits under it: no H100 multiplies that fast,
+    nor runs a model at 97.6% of its peak (the class's most: its measured best share + 5%)."""
     peak = mfu_meter.find_peak(H100).tflops["bf16"] * 1e12
     doc = repair(with_ceiling(h100_doc(mfu_level=0.976), 1.2 * peak))
-    assert codes(doc) == {"ceiling-implausible"}
+    assert codes(doc) == {"ceiling-implausible", "above-ceiling"}
+
+
+@pytest.mark.parametrize("ceiling_share, trials", [
+    (0.99, None),             # the ceiling raised to just under the peak
+    (0.8, [0.8, 0.41]),       # the measured ceiling, and one slow batch made up: a spread of 49%
+])
+def test_an_h100_at_mfu_0968_is_refused_however_its_ceiling_is_written(ceiling_share, trials):
+    """The audit's one-edit variants of the trial's MFU 0.976: an H100 SXM5's dense bf16 GEMM
+    reached 80.7% of its peak (FIELD-NOTES §1); a ceiling or a widened bound above 84.7% is not a
+    measurement of one."""
+    peak = mfu_meter.find_peak(H100).tflops["bf16"] * 1e12
+    doc = h100_doc(mfu_level=0.968)
+    doc = repair(with_ceiling(doc, ceiling_share * peak, [t * peak for t in trials] if trials else None))
+    got = codes(doc)
+    assert "above-ceiling" in got and got <= {"above-ceiling", "ceiling-implausible"}
+    assert ("ceiling-implausible" in got) is (ceiling_share > 0.85)
+    # the honest H100 file, its measured ceiling at 0.8 of the peak, passes with room
+    assert codes(repair(with_ceiling(h100_doc(mfu_level=0.5), 0.8 * peak, [0.8 * peak, 0.78 * peak]))) == set()
 
 
 def test_a_ceiling_that_is_not_the_fastest_of_its_batches_is_refused():

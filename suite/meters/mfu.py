@@ -74,6 +74,17 @@ class Peak:
     source: str
     exclude: tuple[str, ...] = ()  # words that must not be in it (a cut-down model of that name)
     idle_w: float | None = None  # measured idle power, with its measurement in IDLE_MEASURED
+    best_share: dict[str, float] | None = None  # the largest share of the peak a dense GEMM reached, measured
+
+    def most_flops(self, precision: str) -> float | None:
+        """The most FLOP/s one such device can run at ``precision`` (rules v7): its measured best
+        share of the dense peak with :data:`BEST_SHARE_SLACK` above it where it was measured,
+        else the peak itself; None without a peak at that precision."""
+        peak = self.tflops.get(precision)
+        if peak is None:
+            return None
+        share = (self.best_share or {}).get(precision)
+        return peak * 1e12 * (min(1.0, share * (1 + BEST_SHARE_SLACK)) if share is not None else 1.0)
 
     @property
     def idle_floor_w(self) -> float | None:
@@ -103,6 +114,15 @@ the figure is not a measurement of that device. Measured: an H100 SXM5's 8192³ 
 reached 769–798 TFLOP/s, 78–81% of its 989.4 (FIELD-NOTES §1, §8); a quarter leaves 3× for a
 board that is power-capped, throttled or shared while the ceiling is measured."""
 
+H100_BEST_SHARE = {"bf16": 798 / 989.4, "tf32": 427 / 494.7}
+"""The largest share of an H100 SXM5's dense peak a matmul reached, measured (FIELD-NOTES §1, §8:
+8192³ bf16 products at 769–798 TFLOP/s of 989.4, tf32 427 of 494.7, torch 2.11, CUDA 13.0)."""
+
+BEST_SHARE_SLACK = 0.05
+"""How far above a class's measured best share a measured ceiling may be (rules v7): another
+board of the class, another driver or library, clocks a little higher. Above it, the figure is not
+a measurement of that device: 0.847 of an H100 SXM5's bf16 peak, where 0.807 was measured."""
+
 CPU_CEILING_FLOOR_FLOPS = 1e9
 """The least matmul ceiling of any CPU (rules v7): the x86-64 baseline (SSE2) issues 4 fp32
 multiplies and 4 adds per cycle per core, 8 GFLOP/s at 1 GHz, and ARMv8 NEON 4 fused
@@ -127,7 +147,7 @@ PEAKS: tuple[Peak, ...] = (
     Peak(("h100", "nvl"), "H100 NVL", {"bf16": 835, "fp16": 835, "tf32": 418, "fp8": 1671, "fp32": 60}, 400, H100_NVL),
     Peak(("h100", "pcie"), "H100 PCIe", {"bf16": 756, "fp16": 756, "tf32": 378, "fp8": 1513, "fp32": 51.2}, 350, H100_PCIE),
     Peak(("h100",), "H100 SXM5", {"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp8": 1978.9, "fp32": 66.9}, 700, H100_SXM,
-         idle_w=H100_IDLE_W),
+         idle_w=H100_IDLE_W, best_share=H100_BEST_SHARE),
     Peak(("h200", "nvl"), "H200 NVL", {"bf16": 835, "fp16": 835, "tf32": 418, "fp8": 1671, "fp32": 60}, 600, H200_NVL),
     Peak(("h200",), "H200 SXM", {"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp8": 1978.9, "fp32": 66.9}, 700, H200),
     Peak(("gh200",), "GH200", {"bf16": 989.5, "fp16": 989.5, "tf32": 494.5, "fp8": 1979, "fp32": 67}, 1000, GH200),

@@ -29,10 +29,13 @@ who does that has written new step times, which no record can tell from measured
 
 **Curves.** Two runs of different seeds start from other weights and see other batches: their
 curves differ (measured between honest seeds: by at least :data:`HONEST_CURVE_SPREAD` relative
-at some value of every pair). Curves with the same
-evaluation steps whose every value agrees within :data:`SAME_CURVE_REL` are one run's, whatever
-seeds they claim; the same seed trains the same curve again (a repeat, a reproduction), so
-equal curves of one seed say nothing.
+at some value of every pair), and so does each metric that moves during training (the losses,
+the quality metric), point by point. Curves with the same evaluation steps are one run's,
+whatever seeds they claim, when every value agrees within :data:`SAME_CURVE_REL` — or when one
+metric that moves does, at every point: a copier who nudges the losses but keeps the quality
+metric (or the reverse) has still copied a run. A metric that is the same at every point (a
+pinned teacher's AUC) says nothing and is not compared alone. The same seed trains the same
+curve again (a repeat, a reproduction), so equal curves of one seed say nothing.
 """
 from __future__ import annotations
 
@@ -53,6 +56,7 @@ MAX_STEPS = 1024   # the steps compared: a copy is a copy from its first step; b
 MAX_LAG = 3        # steps a copy may be shifted by
 THRESHOLD = 0.8    # similarity at or above which two runs are one (honest worst 0.185: the docstring)
 SAME_CURVE_REL = 1e-3  # every curve value within this (relative) of the other's: one curve
+MIN_POINTS = 3     # a metric is compared alone over at least this many evaluation points
 # The least, over the workloads, of the largest relative difference of a curve value between
 # seeds 1 and 2 of the same smoke runs (suite/figures/reproducibility.py's SEED_SPREAD, measured:
 # gpt2-124m's 0.0078): honest runs of other seeds differ at least this much somewhere,
@@ -136,10 +140,12 @@ def similar_pairs(signatures: Sequence[np.ndarray]) -> Iterable[tuple[int, int, 
 @dataclass(frozen=True)
 class Curve:
     """A run's curve as it is compared: its evaluation steps and every value at each (the
-    names and the steps must be the same to compare two curves)."""
+    names and the steps must be the same to compare two curves), and each metric present at
+    every point and moving over them (:data:`MIN_POINTS` or more) as a column of its own."""
 
     steps: tuple[Any, ...]
     values: np.ndarray
+    columns: tuple[tuple[str, np.ndarray], ...] = ()
 
 
 def curve_of(run: Any) -> Curve | None:
@@ -160,19 +166,29 @@ def curve_of(run: Any) -> Curve | None:
         values += numbers
     if not values:
         return None
-    return Curve(tuple(keys), np.asarray(values, dtype=np.float64))
+    common = set.intersection(*(set(k for k in point if k not in ("step", "time_s")) for point in curve))
+    columns = tuple((name, column) for name in sorted(common)
+                    if len(column := np.asarray([point[name] for point in curve], dtype=np.float64)) >= MIN_POINTS
+                    and np.ptp(column) > 0)
+    return Curve(tuple(keys), np.asarray(values, dtype=np.float64), columns)
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest |a − b| ÷ the larger magnitude (0 where both are 0)."""
+    scale = np.maximum(np.abs(a), np.abs(b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.where(scale > 0, np.abs(a - b) / scale, 0.0).max())
 
 
 def curve_difference(a: Curve, b: Curve) -> float:
-    """The largest relative difference between two curves' values (|a − b| ÷ the larger
-    magnitude, 0 where both are 0); infinity when their steps or value names differ."""
+    """How far two curves are from being one run's: the largest relative difference between
+    their values, or, if smaller, that of the moving metric whose values agree best (every point
+    of it); infinity when their steps or value names differ."""
     if a.steps != b.steps:
         return math.inf
-    scale = np.maximum(np.abs(a.values), np.abs(b.values))
-    diff = np.abs(a.values - b.values)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(scale > 0, diff / scale, 0.0)
-    return float(rel.max())
+    whole = _relative(a.values, b.values)
+    theirs = dict(b.columns)
+    return min([whole, *(_relative(column, theirs[name]) for name, column in a.columns if name in theirs)])
 
 
 def same_curve_pairs(curves: Sequence[Curve | None], asked: Collection[int] | None = None
@@ -184,18 +200,11 @@ def same_curve_pairs(curves: Sequence[Curve | None], asked: Collection[int] | No
         if curve is not None:
             groups.setdefault(curve.steps, []).append(i)
     for group in groups.values():
-        if len(group) < 2:
-            continue
-        values = np.stack([curves[i].values for i in group])  # type: ignore[union-attr]
-        for r, i in enumerate(group):
+        for i in group:
             if asked is not None and i not in asked:
                 continue
-            scale = np.maximum(np.abs(values), np.abs(values[r]))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rel = np.where(scale > 0, np.abs(values - values[r]) / scale, 0.0).max(axis=1)
-            for c in np.nonzero(rel <= SAME_CURVE_REL)[0]:
-                j = group[int(c)]
-                if j != i and (asked is not None or i < j):
+            for j in group:
+                if j != i and (asked is not None or i < j) and same_curve(curves[i], curves[j]):
                     yield i, j
 
 

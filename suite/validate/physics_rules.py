@@ -43,6 +43,11 @@ def ceiling_bounds(doc: dict, run: dict, precision: str) -> tuple[float | None, 
     peak, entry = _table_peak(doc, run, precision)
     if peak is None or entry is None:
         return None, None, "no known peak"
+    most = entry.most_flops(precision) or peak
+    if most < peak:
+        return (mfu_meter.CEILING_FLOOR_SHARE * peak, most * (1 + REL_TOLERANCE),
+                f"the most a {entry.name} reaches at {precision}, {most:.4g} FLOP/s ({most / peak:.1%} of its "
+                f"dense peak: its measured best share and {mfu_meter.BEST_SHARE_SLACK:.0%})")
     return (mfu_meter.CEILING_FLOOR_SHARE * peak, peak * (1 + REL_TOLERANCE),
             f"the {entry.name} {precision} dense peak of {peak:.4g} FLOP/s")
 
@@ -93,8 +98,12 @@ def ceiling_rate(doc: dict, run: dict) -> tuple[float | None, str]:
     spread = derive.ceiling_spread(entry.get("trials_flops"))
     devices = results.world_size(run)
     ceiling = derive.all_devices(float(entry["flops"]), devices)
-    return (ceiling * (1 + spread) * (1 + REL_TOLERANCE),
-            f"the measured {run['precision']} matmul ceiling {ceiling:.4g} FLOP/s"
+    bound = ceiling * (1 + spread) * (1 + REL_TOLERANCE)
+    _, most, basis = ceiling_bounds(doc, run, run["precision"])
+    if most is not None and bound > derive.all_devices(most, devices):  # a widened ceiling stays within the class's
+        return (derive.all_devices(most, devices), f"{basis}{f' × {devices} devices' if devices > 1 else ''} "
+                f"(the measured ceiling {ceiling:.4g} FLOP/s + its spread of {spread:.1%} would allow more)")
+    return (bound, f"the measured {run['precision']} matmul ceiling {ceiling:.4g} FLOP/s"
             f"{f' ({devices} devices)' if devices > 1 else ''} + its measured spread of {spread:.1%}")
 
 
