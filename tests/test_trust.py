@@ -127,3 +127,41 @@ def test_only_a_trusted_reviewers_reproduction_of_these_very_bytes_counts(tmp_pa
     [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
     assert (row["trust"], row["reviewed_by"]) == ("differs", "Audit")
     assert trust.row_text(row) == "a trusted reviewer's reproduction differs (Audit)"
+
+
+def test_a_site_build_validates_and_recomputes_each_file_once(tmp_path, monkeypatch):
+    """One per-file step (suite/leaderboard/rows.py's read_stored) feeds the tables, the run pages and
+    the pages rewritten for a reproduction: each stored file is validated once and its figures
+    recomputed once per build, the reproduced original included; and its run pages show the
+    recomputed figures, as its table rows do."""
+    from collections import Counter
+
+    from suite import validate
+    from suite.figures import recompute
+
+    reproduced = _document("lab-reproduced", 11)
+    stored = _submit(tmp_path, reproduced, "a")
+    _submit(tmp_path, _document("lab-unsigned", 13), "c")
+    _submit(tmp_path, factories.reproduction_of(reproduced, stored.stem), "rep")
+    validated, recomputed = Counter(), Counter()
+    check_stored, recompute_document = validate.check_stored, recompute.recompute_document
+
+    def counted_check(doc, *args, **kw):
+        validated[doc["runs"][0]["run_id"]] += 1
+        return check_stored(doc, *args, **kw)
+
+    def counted_recompute(doc, *args, **kw):
+        recomputed[doc["runs"][0]["run_id"]] += 1
+        return recompute_document(doc, *args, **kw)
+
+    monkeypatch.setattr(validate, "check_stored", counted_check)
+    monkeypatch.setattr(leaderboard, "recompute_document", counted_recompute)
+    result = build_site(tmp_path / "results", tmp_path / "site", workers=1)
+    assert result.invalid == [] and len(validated) == 3
+    assert set(validated.values()) == {1} and recomputed == validated
+    # the original's run page was rewritten ("reproduced … on …") from that one reading
+    [run] = [r for r in json.loads(stored.read_text())["runs"]]
+    from suite.site.names import run_slug
+
+    page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, run['run_id'])}.html").read_text()
+    assert "reproduced" in page

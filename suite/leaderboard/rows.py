@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,35 @@ def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
     if stored is not None and stored < validate.RULES_VERSION:
         line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
     return None, line, []
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One stored results file as every step of the leaderboard reads it, validated and
+    recomputed once (:func:`read_stored`): ``doc`` as stored (what its signature covers),
+    ``figures`` the document with every figure recomputed from its raw records (what the tables
+    and the run pages show), its verified ``signer`` (None: unsigned) and ``waived``, what rules
+    introduced since it was stored would refuse."""
+
+    name: str
+    doc: dict
+    figures: dict
+    signer: str | None
+    waived: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, doc: dict, waived: Iterable[str] = ()) -> Stored:
+        """A valid document's reading: its signer checked and its figures recomputed, once."""
+        return cls(name, doc, recompute_document(doc), signing.signer(doc), tuple(waived))
+
+
+def read_stored(path: Path) -> tuple[Stored | None, str | None]:
+    """(the file's :class:`Stored` reading, None) for a valid stored file, (None, its first problem
+    as one line) for an invalid one: the one per-file step of the site and of :func:`table`."""
+    doc, problem, waived = check_file(path)
+    if problem is not None or doc is None:
+        return None, problem
+    return Stored.of(path.name, doc, waived), None
 
 
 def _number(value) -> float | None:
@@ -158,12 +188,14 @@ def known_peak(doc: dict, runs: list[dict]) -> bool:
                               for r in runs)
 
 
-def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False,
+             figures: dict | None = None) -> list[dict]:
     """One row per run of one document (a reproduction's rows name the run they reproduce), its
     figures recomputed from the run's raw records (:mod:`suite.figures.recompute`), never the file's own.
-    ``signer`` with ``verified=True``: the document's :func:`suite.trust.signing.signer`, already checked."""
+    ``signer`` with ``verified=True``: the document's :func:`suite.trust.signing.signer`, already checked;
+    ``figures``: the document recomputed already (:class:`Stored`)."""
     fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
-    doc = recompute_document(doc)
+    doc = figures if figures is not None else recompute_document(doc)
     section = reproduction(doc) or {}
     compared = {r["run_id"]: r for r in section.get("runs", [])}
     out = []
@@ -194,7 +226,8 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
     return out
 
 
-def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False) -> list[dict]:
+def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = False,
+         figures: dict | None = None) -> list[dict]:
     """One entry per (workload, scale) of one document, which has one division (``signer`` as
     for :func:`run_rows`), its figures recomputed from the runs' raw records
     (:mod:`suite.figures.recompute`), never the file's own.
@@ -210,7 +243,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
     if reproduction(doc) is not None:
         return []
     fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
-    doc = recompute_document(doc)  # the figures the raw records give, never the file's own
+    doc = figures if figures is not None else recompute_document(doc)  # the raw records' figures, never the file's
     div, grouped = validate.division(doc), groups(doc["runs"])
     out = []
     for key, summary in summarize(doc["runs"]).items():
@@ -255,14 +288,26 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
     """All entries of all valid documents (in the order they were stored) as one DataFrame, copies
     and disputed runs marked (:func:`copies`)."""
-    signed = [(name, doc, signing.signer(doc)) for name, doc in results]
-    frame = pd.DataFrame([row for name, doc, fp in signed for row in rows(name, doc, fp, verified=True)],
-                         columns=ENTRY_COLUMNS)
-    runs = pd.DataFrame([row for name, doc, fp in signed for row in run_rows(name, doc, fp, verified=True)],
-                        columns=RUN_COLUMNS)
-    found = copies(c for name, doc, fp in signed for c in ownership.claims(name, doc, fp, verified=True))
+    return table_of([Stored.of(name, doc) for name, doc in results])
+
+
+def table_of(stored: list[Stored]) -> pd.DataFrame:
+    """:func:`table` of files read once each (:func:`read_stored`), in the order they were stored."""
+    frame = pd.DataFrame([row for f in stored for row in entry_rows(f)], columns=ENTRY_COLUMNS)
+    runs = pd.DataFrame([row for f in stored for row in stored_run_rows(f)], columns=RUN_COLUMNS)
+    found = copies(c for f in stored for c in ownership.claims(f.name, f.doc, f.signer, verified=True))
     frame, _ = with_copies(frame, runs, found)
     return with_scaling_efficiency(frame)
+
+
+def entry_rows(stored: Stored) -> list[dict]:
+    """:func:`rows` of a file read once (its signer and recomputed figures reused)."""
+    return rows(stored.name, stored.doc, stored.signer, verified=True, figures=stored.figures)
+
+
+def stored_run_rows(stored: Stored) -> list[dict]:
+    """:func:`run_rows` of a file read once (its signer and recomputed figures reused)."""
+    return run_rows(stored.name, stored.doc, stored.signer, verified=True, figures=stored.figures)
 
 
 def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership.Verdict]:

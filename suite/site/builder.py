@@ -20,6 +20,8 @@ import errno
 import glob
 import math
 import os
+import pickle
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +156,14 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path, int, list[tuple[str, str]]]:
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
+    with tempfile.TemporaryDirectory(prefix="goodbench-site-readings-") as folder:  # never published
+        return _build_with(results_dir, out, workers, Path(folder))
+
+
+def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path
+                ) -> tuple[Path, int, list[tuple[str, str]]]:
+    """:func:`_build_into`, each file's one reading kept in ``readings`` for the pages rewritten
+    once every file is read."""
     for sub in ("raw", "runs", "workloads", "systems", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     paths = in_store_order(results_dir, stored_files(results_dir))  # never a temp file; the first stored first
@@ -161,7 +171,7 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at)
+        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings)
         trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
         if trusted.problem:
             invalid.append((reviewers.FILE, trusted.problem))
@@ -180,7 +190,8 @@ def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path
                           for s in found), key=lambda s: s["name"])
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
-    run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted)  # "reproduced N times on …", copies
+    run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
+                              read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()))
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
     about_pages.write(out, built)  # methodology and how to submit
@@ -193,12 +204,14 @@ def _map(pool: ProcessPoolExecutor | None, fn, *args) -> list:
     return list(pool.map(fn, *args) if pool is not None else map(fn, *args))
 
 
-def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, workers: int, built_at: str):
+def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, workers: int, built_at: str,
+            readings: Path):
     names = [str(p) for p in paths]
     # many small chunks, so that both workers stay busy to the end
     size = math.ceil(len(names) / (workers * 16)) if pool is not None else max(1, len(names))
     chunks = [names[i:i + size] for i in range(0, len(names), size)] or [[]]
-    parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks))
+    parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks),
+                 [str(readings)] * len(chunks))
     entries = [e for part in parts for e in part[0]]
     runs = [r for part in parts for r in part[1]]
     invalid = [i for part in parts for i in part[2]]
@@ -212,27 +225,31 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     return (leaderboard.with_scaling_efficiency(entry_frame), run_frame, invalid, links, summaries, copies)
 
 
-def _process(paths: list[str], out_dir: str, built_at: str):
-    """Validate files, copy valid ones to raw/, write their run pages and event logs; return entries, runs,
-    invalid files, (system name, interconnect text) pairs, each entry's comparison summary
+def _process(paths: list[str], out_dir: str, built_at: str, readings: str):
+    """Read each file once (validated, its signer checked, its figures recomputed:
+    :func:`suite.leaderboard.rows.read_stored`), copy valid ones to raw/, write their run pages
+    (the recomputed figures, as the tables show them) and event logs, and keep the reading in
+    ``readings`` for the pages rewritten once every file is read; return entries, runs, invalid
+    files, (system name, interconnect text) pairs, each entry's comparison summary
     (suite/compare/engine.py; keyed by file, workload and scale) and the runs' claims (suite/trust/ownership.py)."""
     entries, runs, invalid, links, claims = [], [], [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)
     for p in map(Path, paths):
-        doc, problem, waived = leaderboard.check_file(p)
-        if problem or doc is None:
+        stored, problem = leaderboard.read_stored(p)
+        if stored is None:
             invalid.append((p.name, problem))
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
-        shared = run_page.doc_context(p.name, doc, waived)  # with its signer, checked once
-        entries += leaderboard.rows(p.name, doc, shared["signer"], verified=True)
-        runs += leaderboard.run_rows(p.name, doc, shared["signer"], verified=True)
-        claims += ownership.claims(p.name, doc, shared["signer"], verified=True)
-        summaries.update(pages.entry_summaries(p.name, doc))
+        shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer)
+        entries += leaderboard.entry_rows(stored)
+        runs += leaderboard.stored_run_rows(stored)
+        claims += ownership.claims(p.name, stored.doc, stored.signer, verified=True)
+        summaries.update(pages.entry_summaries(p.name, stored.figures))
         if shared["interconnect"] is not None:
-            links.append((doc["system"]["name"], shared["interconnect"]))
-        run_page.write_pages(out, p.name, doc, shared, built_at)
+            links.append((stored.doc["system"]["name"], shared["interconnect"]))
+        run_page.write_pages(out, p.name, stored.figures, shared, built_at)
+        (Path(readings) / f"{file_slug(p.name)}.pickle").write_bytes(pickle.dumps(stored))
     return entries, runs, invalid, links, summaries, claims
 
 

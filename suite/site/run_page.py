@@ -49,14 +49,15 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
 
 
 def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None,
-                     trusted: Reviewers | None = None) -> None:
+                     trusted: Reviewers | None = None, read=None) -> None:
     """Rewrite the pages of the runs that other stored files speak of. The originals that stored
     reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
     reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
     the original's name in the store, and only an original shown on the site (among ``runs``,
     the rows of the valid files) gets the line. The copies and disputed runs (``copies``:
     :func:`suite.leaderboard.rows.copies`) get "copy of a run signed by …, not ranked" (or "disputed:
-    …"), linking the run kept."""
+    …"), linking the run kept. ``read(file)``: the file's one reading
+    (:class:`suite.leaderboard.rows.Stored`, kept by the build), else it is read again here."""
     import hashlib
 
     from suite.leaderboard import rows as leaderboard
@@ -71,8 +72,11 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
             continue
         sha = file.removesuffix(".json")
         original = hashlib.sha256(raw).hexdigest() == sha
-        doc: dict = dict(results.parse(raw, file))
-        shared = doc_context(file, doc, leaderboard.check_file(results_dir / file)[2])
+        stored = read(file) if read is not None else leaderboard.read_stored(results_dir / file)[0]
+        if stored is None:
+            continue
+        doc = stored.figures
+        shared = doc_context(file, doc, list(stored.waived), signer=stored.signer)
         for run in doc["runs"]:
             lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc, trusted) if original else []
             copy = copy_line(copies.get((file, run["run_id"])))
@@ -159,13 +163,15 @@ def _target(workload_id: str, scale: str):
     return registry.get(workload_id).spec(scale).target
 
 
-def doc_context(file: str, doc: dict, waived: list[str] | None = None) -> dict:
+def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer: str | None | bool = False) -> dict:
     """The parts of a run page that every run of one document shares (its signer among them);
     ``waived``: what rules introduced after the file was stored would refuse
-    (:func:`suite.leaderboard.rows.check_file`)."""
+    (:func:`suite.leaderboard.rows.check_file`); ``signer``: the file's verified signer, checked
+    already on the file as stored (the figures shown are recomputed, which its signature does not
+    cover), else checked here on ``doc``."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
-            "signer": signing.signer(doc),  # None: unsigned
+            "signer": signing.signer(doc) if signer is False else signer,  # None: unsigned
             # a reproduction gives no leaderboard entry, so its system may have no page
             "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
             "interconnect": interconnect_text(doc["system"]),
