@@ -758,3 +758,9 @@ def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir_or_none):
         assert not problems and stopped and doc["runs"][0]["device"] == "cpu"
     assert "compile_warmup s" in log  # the compile summary's table
     print(f"rehearsal took {took:.0f} s")
+
+
+def test_the_system_name_is_written_as_the_leaderboard_shows_it():
+    """`--system-name "  Lab  box "` (or an overrides file's name) is written "Lab box" (rule name-form)."""
+    assert system.describe(torch.device("cpu"), "  Lab  box ")["name"] == "Lab box"
+    assert system.describe(torch.device("cpu"), None, {"name": "Zu\u0308rich  lab"})["name"] == "Z\u00fcrich lab"

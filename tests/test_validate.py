@@ -311,3 +311,19 @@ def test_the_walk_of_99999_empty_objects_takes_a_fraction_of_a_second():
     start = time.process_time()
     assert v.walk(doc) == []
     assert time.process_time() - start < 5.0
+
+
+@pytest.mark.parametrize("name", ["AMD EPYC  x1", " AMD EPYC x1", "AMD EPYC x1 ", "Zu\u0308rich lab"])
+def test_a_system_name_not_in_its_shown_form_is_refused(name):
+    """Two names HTML shows alike (doubled or end spaces) or one name typed otherwise (NFD
+    "Zürich") are refused, the log's copy of the name edited alike; the runner writes every
+    name in its shown form (suite/run/system.py)."""
+    from suite.record.text import normal_name
+
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc["system"]["name"] = name
+    for run in doc["runs"]:
+        forging.edit_log(run, lambda e: forging.moved(e, value=name) if e.key == "submission_platform" else e)
+    assert {p.code for p in v.check_document(forging.repair(doc))} == {"name-form"}
+    assert normal_name(name) in ("AMD EPYC x1", "Z\u00fcrich lab") and normal_name(normal_name(name)) == normal_name(name)
+    assert v.check_document(json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())) == []

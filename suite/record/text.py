@@ -35,6 +35,7 @@ keeps its status."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -86,6 +87,13 @@ def safe(text: Any, limit: int = 60) -> str:
     text = "nothing" if text is None else str(text)
     clean = "".join("?" if refused(c) else c for c in text[:limit + 1])
     return clean if len(clean) <= limit else clean[:limit] + "…"
+
+
+def normal_name(text: str) -> str:
+    """A name as the leaderboard shows it: Unicode NFC (so "Zürich" is one string however it was
+    typed), no space at either end and one ASCII space between words — HTML shows "A  B" and
+    "A B " as "A B", and two systems must not look the same."""
+    return " ".join(word for word in unicodedata.normalize("NFC", text).split(" ") if word)
 
 
 def field_path(parts: Iterable[str | int]) -> str:

@@ -17,6 +17,7 @@ import torch
 from suite import __version__
 from suite.meters import interconnect, nvml
 from suite.record.errors import GoodbenchError
+from suite.record.text import normal_name
 
 
 def _read(path: str) -> str | None:
@@ -184,6 +185,8 @@ def describe(device: torch.device, system_name: str | None = None,
         else:
             info[section] = values
             info["overridden"].append(section)
+    if isinstance(info["name"], str):  # as the leaderboard shows it (rule name-form)
+        info["name"] = normal_name(info["name"])
     return info
 
 

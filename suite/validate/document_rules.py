@@ -7,10 +7,10 @@ import datetime as dt
 from typing import Any
 
 from suite.figures import derive
-from suite.record.text import safe
+from suite.record.text import normal_name, safe
 from suite.trust import ownership
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import division, parse_timestamp
+from suite.validate.shared import V7, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads.pinned import SEEDS
 
@@ -24,6 +24,7 @@ code("duplicate-steps", "one run's step times recorded twice: in one file, or al
 code("seed-count", "fewer seeds than the scale requires")
 code("seed-set", "closed-division seeds other than the first N of the pinned list")
 code("summary-mismatch", "the per-workload summary differs from what the runs give")
+code("name-form", "a system name not in its shown form: not NFC, or a space at an end or doubled", since=V7)
 
 Runs = list[tuple[int, dict]]
 
@@ -158,3 +159,13 @@ def _check_summary(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
                 problems.append(Problem("summary-mismatch", f"summary.{key}.{name}",
                                         "differs from what the runs give"))
     return problems
+
+
+@document_rule("name-form")
+def _check_name_form(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """The system's name is written as the leaderboard shows it (NFC, single spaces, none at the ends)."""
+    name = doc["system"]["name"]
+    if not isinstance(name, str) or name == normal_name(name):
+        return []
+    return [Problem("name-form", "system.name", f"{safe(name)} is shown as {safe(normal_name(name))}: two systems "
+                                                "would look the same; write it so")]
