@@ -327,3 +327,17 @@ def test_a_system_name_not_in_its_shown_form_is_refused(name):
     assert {p.code for p in v.check_document(forging.repair(doc))} == {"name-form"}
     assert normal_name(name) in ("AMD EPYC x1", "Z\u00fcrich lab") and normal_name(normal_name(name)) == normal_name(name)
     assert v.check_document(json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())) == []
+
+
+def test_a_run_killed_inside_its_warm_up_and_resumed_validates():
+    """The trust audit's honest run, as `goodbench run -w lm-char --scale smoke --checkpoint-every 2
+    --inject-failure 4` wrote it (one process, killed at step 4, resumed from the step-2
+    checkpoint): its window begins after the resumed worker's warm-up, and it validates."""
+    from suite.record import mllog
+
+    doc = json.loads((CORPUS / "valid" / "lm-char-killed-at-4-resumed-from-2.json").read_text())
+    [run] = doc["runs"]
+    resumed = [e.metadata["step"] for e in mllog.parse(run["event_log"]) if e.key == "checkpoint_load_stop"]
+    warmup = registry.get("lm-char").spec("smoke").warmup_steps
+    assert resumed == [2] and run["metrics"]["throughput"]["window"]["first_step"] == 2 + warmup + 1
+    assert v.check_document(doc) == []
