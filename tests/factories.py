@@ -69,7 +69,9 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     peak, peak_source = derive.peak(accelerator, precision, devices=world_size)  # every rank's devices
     ceiling = ceiling_flops if ceiling_flops is not None else default_ceiling(accelerator, precision)
     # without a peak (a CPU) the step takes cpu_step_s, or longer where the ceiling needs it (rules v7)
-    mean_step = flops / (peak * mfu_level) if peak else max(cpu_step_s, flops / (ceiling * world_size * mfu_level))
+    # on a GPU at least a launch-bound 200 µs (a small model's step is its kernels' launches; rule step-too-fast)
+    mean_step = max(2e-4, flops / (peak * mfu_level)) if peak else \
+        max(cpu_step_s, flops / (ceiling * world_size * mfu_level))
     target = spec.target
     full = target is None or converge_at_eval is None
     steps = spec.max_steps if full else min(spec.max_steps, spec.eval_every * converge_at_eval)

@@ -196,6 +196,26 @@ def test_a_synthetic_h100_at_mfu_0976_is_refused_by_its_own_ceiling():
     assert codes(h100_doc(mfu_level=0.75)) == set()
 
 
+@pytest.mark.parametrize("tta_ms", [1.8, 3.6])
+def test_eight_h100s_stepping_every_few_microseconds_are_refused(tta_ms):
+    """The audit's variant: the same forgery at 1.8–3.6 ms to target passes the FLOP bound (dlrm-small
+    is small), but its steps take 3.5–7 µs each, under what a GPU step's kernel launches take."""
+    doc = factories.synthetic_document("synthetic-8xh100", rng=np.random.default_rng(5), accelerator=1,
+                                       workloads=("dlrm-small",), seeds=5, world_size=8)
+    doc = json.loads(json.dumps(doc))
+    for i, run in enumerate(doc["runs"]):
+        sped_up(doc, run["metrics"]["tta_s"] / (tta_ms / 1000), index=i)
+    doc = repair(doc)
+    got = codes(doc)
+    assert "step-too-fast" in got
+    fastest = min(min(run["step_times_s"]) for run in doc["runs"])
+    assert fastest < mfu_meter.GPU_STEP_FLOOR_S
+    # the honest synthetic file's steps are far above the floor
+    assert "step-too-fast" not in codes(json.loads(json.dumps(factories.synthetic_document(
+        "synthetic-8xh100", rng=np.random.default_rng(5), accelerator=1, workloads=("dlrm-small",), seeds=5,
+        world_size=8))))
+
+
 @pytest.mark.parametrize("hit_step, tta_s", [(1000, 0.9e-3), (500, 0.5e-3)])
 def test_eight_h100s_reaching_the_dlrm_target_in_a_millisecond_are_refused(hit_step, tta_s):
     """The trial's #1: 8×H100 dlrm at its target in 0.9 ms. Its FLOPs to the first qualifying

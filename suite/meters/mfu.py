@@ -123,6 +123,13 @@ BEST_SHARE_SLACK = 0.05
 board of the class, another driver or library, clocks a little higher. Above it, the figure is not
 a measurement of that device: 0.847 of an H100 SXM5's bf16 peak, where 0.807 was measured."""
 
+GPU_STEP_FLOOR_S = 1e-5
+"""The least time of one training step on a GPU (rules v7): a step is a forward, a backward and
+an optimizer update, tens of kernels, each launched by the host at a few microseconds apiece (or,
+captured, one CUDA graph launch of a few microseconds more than its kernels' run), and a step of
+several ranks adds a collective. 10 µs is under any of those: the audit's forged 8-GPU dlrm-small
+stepped every 3.5 µs. No honest GPU step was measured here (the CPU's are milliseconds)."""
+
 CPU_CEILING_FLOOR_FLOPS = 1e9
 """The least matmul ceiling of any CPU (rules v7): the x86-64 baseline (SSE2) issues 4 fp32
 multiplies and 4 adds per cycle per core, 8 GFLOP/s at 1 GHz, and ARMv8 NEON 4 fused

@@ -20,6 +20,7 @@ code("above-ceiling", "model FLOP/s above the run's own measured matmul ceiling 
 code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation take at "
      "the fastest rate the device allows", since=V7)
 code("power-band", "mean power over a measured span outside the device class's physical band", since=V7)
+code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
 
 
 def _ceiling_entry(doc: dict, precision: str) -> dict | None:
@@ -202,3 +203,17 @@ def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
             problems.append(Problem("power-band", f"{where}.metrics.{key}",
                                     f"{watts:.4g} W mean over its span, above {ceiling:.4g} W: {basis}"))
     return problems
+
+
+@run_rule("step-too-fast")
+def _check_step_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Every step on a GPU takes at least the launch of its kernels (:data:`suite.meters.mfu.GPU_STEP_FLOOR_S`)."""
+    if doc["system"]["accelerator"]["type"] != "cuda" or not len(facts["times"]):
+        return []
+    fastest = float(facts["times"].min())
+    if fastest >= mfu_meter.GPU_STEP_FLOOR_S:
+        return []
+    step = int(facts["times"].argmin()) + 1
+    return [Problem("step-too-fast", f"{where}.step_times_s",
+                    f"step {step} took {fastest * 1e6:.3g} µs; a training step on a GPU launches tens of kernels, "
+                    f"at least {mfu_meter.GPU_STEP_FLOOR_S * 1e6:.3g} µs")]
