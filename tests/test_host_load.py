@@ -10,7 +10,7 @@ from suite.compare import engine as compare
 from suite.compare.report import _identity
 from suite.leaderboard import rows as leaderboard
 from suite.meters import host_load
-from suite.site import run_page, tables
+from suite.site import columns, run_page
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -104,8 +104,8 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
                  and e["scale"] == runs[0]["scale"])
     assert entry["under_load"] == line
-    assert tables.UNDER_LOAD in tables._sub("system", entry)
-    assert tables.UNDER_LOAD not in (tables._sub("system", {**entry, "under_load": None}) or "")
+    assert columns.UNDER_LOAD in columns.cell("system", entry, "", None)["sub"]
+    assert columns.UNDER_LOAD not in (columns.cell("system", {**entry, "under_load": None}, "", None)["sub"] or "")
     # the run page of the loaded run, and of the quiet one
     loaded, quiet = run_page.host_load_context(runs[0]), run_page.host_load_context(runs[1])
     assert loaded["under"] == "other processes used 1.2 of 2 cores at its start"
@@ -123,10 +123,10 @@ def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():
     doc, runs = _doc_with_loads(*[0.0] * len(_doc_with_loads()[1]))  # a record on every run of the entry
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
                  and e["scale"] == runs[0]["scale"])
-    assert entry["load_recorded"] and tables.LOAD_NOT_RECORDED not in (tables._sub("system", entry) or "")
+    assert entry["load_recorded"] and columns.LOAD_NOT_RECORDED not in (columns.cell("system", entry, "", None)["sub"] or "")
     for run in doc["runs"]:
         run.pop("host_load", None)  # a file written before goodbench recorded the load
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
                  and e["scale"] == runs[0]["scale"])
     assert entry["load_recorded"] is False and entry["under_load"] is None
-    assert tables.LOAD_NOT_RECORDED in tables._sub("system", entry)
+    assert columns.LOAD_NOT_RECORDED in columns.cell("system", entry, "", None)["sub"]

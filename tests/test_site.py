@@ -689,3 +689,18 @@ def test_each_section_of_a_workload_page_names_its_own_target(built):
     assert full != smoke
     assert f"time to {html.escape(full)} at full scale" in page
     assert f"Smoke scale — not ranked (a quick check, not a benchmark); score: time to {html.escape(smoke)}" in page
+
+
+def test_every_column_of_every_table_is_defined_once_and_reads_a_real_entry():
+    """A leaderboard column is one :class:`suite.site.columns.Column` (key, label, kind, unit, its
+    cell and the line under it): the tables name them by key, and every one reads a real entry."""
+    from suite.leaderboard import rows as leaderboard
+    from suite.site import columns, labels, tables
+
+    assert set(tables.ENTRY_TABLE) | set(tables.SYSTEM_TABLE) <= set(columns.COLUMNS)
+    assert len(columns.COLUMNS) == len(columns._COLUMNS) and not hasattr(labels, "COLUMNS")
+    doc = factories.synthetic_document("column-box", rng=np.random.default_rng(2))
+    entry = {**leaderboard.rows("f.json", doc)[0], "run_id": doc["runs"][0]["run_id"]}
+    for key, column in columns.COLUMNS.items():
+        got = columns.cell(key, entry, "../", 1)
+        assert got["text"] and column.kind in ("num", "text") and columns.header(key)["label"] == column.label

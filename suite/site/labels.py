@@ -185,20 +185,6 @@ DOC_FIELDS = {
 
 # the leaderboard tables' columns (suite/site/tables.py), by the entry's key: header, kind
 # (how the table sorts and aligns it) and unit; a unit in the header leaves the cells bare
-COLUMNS = {
-    "rank": ("#", "num", "count"), "system": ("system", "text", "text"),
-    "accelerator": ("accelerator", "text", "text"), "workload": ("workload", "text", "text"),
-    "scale": ("scale", "text", "text"), "division": ("division", "text", "text"), "score": ("score", "num", "s"),
-    "ci": ("95% CI", "num", "s"), "samples_per_s": ("samples/s", "num", "count"),
-    "tokens_per_s": ("tokens/s", "num", "count"), "mfu": ("MFU", "num", "share"),
-    "energy_to_target_kwh": ("energy to target", "num", "kWh"),
-    "energy_per_sample_j": ("energy per sample", "num", "J"), "energy_per_token_j": ("energy per token", "num", "J"),
-    "goodput": ("goodput", "num", "share"), "effective_goodput": ("effective goodput", "num", "share"),
-    "world_size": ("ranks", "num", "count"), "scaling_efficiency": ("scaling efficiency", "num", "share"),
-    "seeds": ("seeds", "num", "count"), "date": ("date", "text", "text"), "suite_version": ("suite", "text", "text"),
-    "run": ("run", "text", "text"), "signer": ("signed by", "text", "text"),
-}
-
 # an entry's figures on the compare page (suite/site/pages.py): label, unit
 ENTRY_FIGURES = {"score_s": ("time to target", "s"), "samples_per_s": ("samples/s", "samples/s"),
                  "tokens_per_s": ("tokens/s", "tokens/s"), "mfu": ("MFU", "share"),

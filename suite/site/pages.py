@@ -11,10 +11,11 @@ from suite.compare import engine as compare
 from suite.compare import stats as compare_stats
 from suite.leaderboard import rows as leaderboard
 from suite.site import charts, labels
+from suite.site.columns import cell
 from suite.site.formatting import missing
 from suite.site.names import run_slug, safe_name
 from suite.site.render import render
-from suite.site.tables import ENTRY_TABLE, SYSTEM_TABLE, cell, downloads, table_pages
+from suite.site.tables import ENTRY_TABLE, SYSTEM_TABLE, downloads, table_pages
 from workloads import registry
 
 SCATTER_POINTS = 300  # at most this many points in a throughput-vs-energy chart

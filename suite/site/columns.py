@@ -1,0 +1,155 @@
+"""Every column of the leaderboard's tables, defined once: its key, header label, kind (how it
+sorts and aligns), unit (how a number is written), how its cell reads an entry row
+(:func:`suite.leaderboard.rows.rows`) and the small line under it. A table names its columns by
+key (:data:`suite.site.tables.ENTRY_TABLE`); :func:`cell` gives any column's cell of any row."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from suite.leaderboard.rows import NO_KNOWN_PEAK
+from suite.leaderboard.trust import row_text as trust_text
+from suite.site.formatting import missing, seconds
+from suite.site.labels import copy_words, value_text
+from suite.site.names import run_slug, safe_name
+from suite.trust.signing import short
+
+UNDER_LOAD = "measured under load (self-reported host record; its run pages say what ran beside it)"
+LOAD_NOT_RECORDED = "host load not recorded (written before goodbench recorded it)"
+
+# what a column's cell shows of a row: (the number it sorts by, its text, its link); None: the
+# row's value under the column's key, written in its unit
+Reader = Callable[[dict, str, int | None], tuple[Any, str | None, str | None]]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: ``key``, header ``label``, ``kind`` ("num" sorts by number, "text" by text),
+    ``unit`` (:data:`suite.site.labels.UNITS`), ``read`` (its cell from a row, the site's root and
+    the row's rank; None: the row's own value at ``key``) and ``sub`` (the small line under it)."""
+
+    key: str
+    label: str
+    kind: str
+    unit: str
+    read: Reader | None = None
+    sub: Callable[[dict], str | None] | None = None
+
+
+def _score(row: dict, root: str, rank: int | None):
+    if row["kind"] != "tta":
+        value = row["samples_per_s"]
+        return value, None if missing(value) else value_text(value, "samples/s"), None
+    value = row["score_s"]
+    text = "did not converge" if row["tta_valid"] is False else None if missing(value) else seconds(value)
+    return value, text, None
+
+
+def _score_sub(row: dict) -> str | None:
+    low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
+    if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) and not missing(high):
+        return f"95% CI {seconds(low)} – {seconds(high)}"
+    return None
+
+
+def _ci(row: dict, root: str, rank: int | None):
+    low = row["ci95_low_s"]
+    return low, None if missing(low) else f"{seconds(low)} – {seconds(row['ci95_high_s'])}", None
+
+
+def _copy_text(row: dict) -> str:
+    words = copy_words(row["copy_status"], row.get("copy_of") if isinstance(row.get("copy_of"), str) else None)
+    return f"{words['lead']}{' ' + short(words['owner']) if words['owner'] else ''}{words['tail']}"
+
+
+def _system_sub(row: dict) -> str | None:
+    """What stands behind the row, under its system (the column wraps): a copy's owner, "no known
+    peak, not ranked", its trust level, and whether its runs were measured under load."""
+    lines = [_copy_text(row) if isinstance(row.get("copy_status"), str) else None,
+             f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
+             trust_text(row),
+             UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
+             LOAD_NOT_RECORDED if row.get("load_recorded") == False else None]  # noqa: E712 - numpy bool
+    return "; ".join(line for line in lines if line) or None
+
+
+def _signer_sub(row: dict) -> str | None:
+    """A system page's rows: a copy's owner, else the trust level."""
+    return _copy_text(row) if isinstance(row.get("copy_status"), str) else trust_text(row)
+
+
+def _goodput_sub(row: dict) -> str | None:
+    return None if missing(row.get("effective_goodput")) else f"effective {value_text(row['effective_goodput'], 'share')}"
+
+
+_COLUMNS = [
+    Column("rank", "#", "num", "count", lambda row, root, rank: (rank, None, None)),
+    Column("system", "system", "text", "text",
+           lambda row, root, rank: (None, row["system"], f"{root}systems/{safe_name(row['system'])}.html"), _system_sub),
+    Column("accelerator", "accelerator", "text", "text",  # "× 8" never on a line of its own
+           lambda row, root, rank: (None, f"{row['accelerator']}\u00a0×\u00a0{row['count']}", None)),
+    Column("workload", "workload", "text", "text",
+           lambda row, root, rank: (None, row["workload"], f"{root}workloads/{safe_name(row['workload'])}.html")),
+    Column("scale", "scale", "text", "text"),
+    Column("division", "division", "text", "text"),
+    Column("score", "score", "num", "s", _score, _score_sub),
+    Column("ci", "95% CI", "num", "s", _ci),
+    Column("samples_per_s", "samples/s", "num", "count"),
+    Column("tokens_per_s", "tokens/s", "num", "count"),
+    Column("mfu", "MFU", "num", "share"),
+    Column("energy_to_target_kwh", "energy to target", "num", "kWh"),
+    Column("energy_per_sample_j", "energy per sample", "num", "J"),
+    Column("energy_per_token_j", "energy per token", "num", "J"),
+    Column("goodput", "goodput", "num", "share", None, _goodput_sub),
+    Column("effective_goodput", "effective goodput", "num", "share"),
+    Column("world_size", "ranks", "num", "count"),
+    Column("scaling_efficiency", "scaling efficiency", "num", "share"),
+    Column("seeds", "seeds", "num", "count"),
+    Column("date", "date", "text", "text", lambda row, root, rank: (None, row["created_at"][:10], None),
+           lambda row: f"suite {row['suite_version']}" if row.get("suite_version") is not None else None),
+    Column("suite_version", "suite", "text", "text"),
+    Column("run", "run", "text", "text",
+           lambda row, root, rank: (None, "run", f"{root}runs/{run_slug(row['file'], row['run_id'])}.html")),
+    Column("signer", "signed by", "text", "text",
+           lambda row, root, rank: (None, short(row["signer"]) if isinstance(row.get("signer"), str) else "unsigned",
+                                    None), _signer_sub),
+]
+COLUMNS: dict[str, Column] = {c.key: c for c in _COLUMNS}
+
+
+def header(key: str) -> dict:
+    """The header cell of column ``key``."""
+    column = COLUMNS[key]
+    return {"label": column.label, "kind": column.kind, "key": key}
+
+
+def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
+    """Column ``key`` of an entry: its text, the number it sorts by (``v``), a link where it has
+    one, the small line under it and, under the score, the runs not in it."""
+    column = COLUMNS[key]
+    if column.read is not None:
+        value, text, href = column.read(row, root, rank)
+    elif column.kind == "text":
+        value, text, href = None, str(row[key]), None
+    else:
+        value, text, href = row[key], None, None
+    if missing(value):
+        value = None
+    if text is None:
+        text = value_text(value, column.unit) if not isinstance(value, str) else value
+    return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
+            "badge": incomplete_badge(row) if key == "score" else None,
+            "sub": column.sub(row) if column.sub is not None else None}
+
+
+def incomplete_badge(row: dict) -> str | None:
+    """"1 partial run", "2 failed runs", …: the entry's runs that did not complete (an
+    interrupted run is partial) and so are not in its score; None when every run completed."""
+    parts = []
+    for key, word in (("partial_runs", "partial"), ("failed_runs", "failed")):
+        n = row.get(key)
+        n = 0 if missing(n) or not n else int(n)
+        if n:
+            parts.append(f"{n} {word} run{'' if n == 1 else 's'}")
+    return ", ".join(parts) or None
