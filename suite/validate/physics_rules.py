@@ -47,7 +47,7 @@ def ceiling_bounds(doc: dict, run: dict, precision: str) -> tuple[float | None, 
     most = entry.most_flops(precision) or peak
     if most < peak:
         return (mfu_meter.CEILING_FLOOR_SHARE * peak, most * (1 + REL_TOLERANCE),
-                f"the most a {entry.name} reaches at {precision}, {most:.4g} FLOP/s ({most / peak:.1%} of its "
+                f"the most one {entry.name} reaches at {precision}, {most:.4g} FLOP/s ({most / peak:.1%} of its "
                 f"dense peak: its measured best share and {mfu_meter.BEST_SHARE_SLACK:.0%})")
     return (mfu_meter.CEILING_FLOOR_SHARE * peak, peak * (1 + REL_TOLERANCE),
             f"the {entry.name} {precision} dense peak of {peak:.4g} FLOP/s")
