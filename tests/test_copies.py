@@ -240,7 +240,7 @@ def test_honest_runs_of_one_workload_are_never_one_run():
             continue  # lm-char-smoke.json's run, its device edited (a test file, not another run)
         for run in json.loads(path.read_text())["runs"]:
             runs[(path.name, run["run_id"])] = run
-    worst, pairs = -1.0, 0
+    worst, pairs, honest_seed_pairs = -1.0, 0, 0
     for (a, ra), (b, rb) in itertools.combinations(runs.items(), 2):
         if ra["workload"]["id"] != rb["workload"]["id"]:
             continue
@@ -248,14 +248,19 @@ def test_honest_runs_of_one_workload_are_never_one_run():
         assert sa is not None and sb is not None, (a, b)  # every honest run has a fingerprint
         worst = max(worst, float(fingerprint.similarity([sa], [sb])[0, 0]))
         pairs += 1
-        if ra["seed"] != rb["seed"]:  # (the honest files hold one seed per workload today)
-            diff = fingerprint.curve_difference(fingerprint.curve_of(ra), fingerprint.curve_of(rb))
-            assert diff >= fingerprint.HONEST_CURVE_SPREAD, (a, b, diff)
+        if ra["seed"] != rb["seed"]:  # honest seeds: the corpus's *-seeds-1-3.json files
+            ca, cb = fingerprint.curve_of(ra), fingerprint.curve_of(rb)
+            if ca.steps == cb.steps:  # (a TTA run may stop at another evaluation: never one curve then)
+                diff = fingerprint.curve_difference(ca, cb)
+                assert diff >= fingerprint.HONEST_CURVE_SPREAD, (a, b, diff)
+                honest_seed_pairs += 1
     assert pairs >= 6  # the same workload in three files: lm-char and gpt2-124m, three pairs each
     assert -1.0 < worst < 0.3 < fingerprint.THRESHOLD, worst  # measured 0.185 (docs/rules.md)
-    # honest seeds 1 and 2 differ at least this much (suite/figures/reproducibility.py, measured):
-    # 7.8 × the bound under which two curves are one
-    assert fingerprint.HONEST_CURVE_SPREAD == min(SEED_SPREAD.values()) > 5 * fingerprint.SAME_CURVE_REL
+    # honest seeds differ at least this much, metric by metric (measured): 5.3 × the bound under
+    # which two curves are one
+    assert honest_seed_pairs >= 6
+    assert fingerprint.HONEST_CURVE_SPREAD <= min(SEED_SPREAD.values())
+    assert fingerprint.HONEST_CURVE_SPREAD > 5 * fingerprint.SAME_CURVE_REL
 
 
 def test_the_honest_files_are_stored_side_by_side(tmp_path):
