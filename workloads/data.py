@@ -133,8 +133,12 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) not found; looked in: "
         + "; ".join(tried)
         + ". Put the file under --data-dir or $GOODBENCH_DATA_DIR.",
-        short=f"{file.name} not found in {len(search_dirs(data_dir))} folders{copies}, {why}",
+        short=f"{file.name} not found in {_folders(len(search_dirs(data_dir)))}{copies}, {why}",
     )
+
+
+def _folders(n: int) -> str:
+    return "1 folder" if n == 1 else f"{n} folders"
 
 
 def offline() -> bool:
