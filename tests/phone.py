@@ -22,3 +22,15 @@ def cards_fit(page, path: Path) -> None:
                                                   ".map(b => [b.right, b.width])")
     assert boxes and max(right for right, _ in boxes) <= PHONE, path.name
     assert min(width for _, width in boxes) >= 100, path.name  # no column squeezed to a letter per line
+
+
+def filter_hides_cards(page, path: Path) -> None:
+    """At a phone's width the table filter still hides the rows it filters out (cards too)."""
+    page.goto(path.as_uri())
+    box = page.locator("input[data-filter-for]").first
+    table = box.get_attribute("data-filter-for")
+    assert page.eval_on_selector_all(f"#{table} tbody tr", "rows => rows.length") > 0
+    box.fill("no-such-system-anywhere")
+    shown = page.eval_on_selector_all(f"#{table} tbody tr",
+                                      "rows => rows.filter(r => getComputedStyle(r).display !== 'none').length")
+    assert shown == 0, (path.name, shown)

@@ -148,3 +148,16 @@ def test_info_json_describes_the_system(tmp_path):
     info = json.loads(proc.stdout)
     assert info["accelerator"]["type"] == "cpu"
     assert info["software"]["torch"] and info["host"]["cpu_logical_cores"] >= 1
+
+
+@pytest.mark.slow
+def test_a_system_name_with_odd_spaces_is_written_as_shown_and_validates(tmp_path):
+    """`--system-name "  Lab  box "`: the file and its event log both say "Lab box" (rules
+    name-form and log-system), so an honest run is never refused for how its name was typed."""
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "--system-name", "  Lab  box ",
+                     "-o", "out.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert doc["system"]["name"] == "Lab box"
+    check = goodbench("validate", "out.json", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -404,6 +404,7 @@ def test_a_result_carried_over_from_an_earlier_round_is_marked_and_the_history_s
     ([50.0, 52.0, 120.0], [50.0, 62.0, 120.0]),      # pushed apart downwards
     ([10.0], [20.0]),                                 # never above the top
     ([240.0, 250.0, 251.0], [226.0, 238.0, 250.0]),   # past the bottom: the run moves up
+    ([20.0, 100.0, 100.0], [20.0, 100.0, 112.0]),     # only the two that collide move
 ])
 def test_history_labels_are_spread_apart_within_the_plot(wanted, placed):
     from suite.site.mlperf_charts import _spread
@@ -443,3 +444,22 @@ def test_no_page_shows_a_raw_python_none(site):
         text = re.sub(r"<script\b.*?</script>", "", page.read_text(encoding="utf-8"), flags=re.S)
         text = re.sub(r"<[^>]+>", " ", text)
         assert not re.search(r"\bNone\b", text), (page.name, re.search(r".{60}\bNone\b.{20}", text, re.S))
+
+
+def test_carried_over_results_across_a_rename_and_into_the_available_view():
+    """On the shipped history: v5.0's Dell rgat and ASUS retinanet hold v4.1's gnn and ssd runs
+    (renamed benchmarks are one history), and a preview result published again once available
+    (Intel's CPU-only dlrm, v0.7 → v1.0) is the available view's point in its later round."""
+    docs, _ = documents.load_all(REPO / "results")
+    if len(docs) < 1000:
+        pytest.skip("the shipped MLPerf history is not here")
+    rows = [mlperf_model.row(d) for d in docs]
+    mlperf_model.mark_carried(rows)
+    renamed = {(r.benchmark, r.submitter, r.carried_from) for r in rows
+               if r.round == "v5.0" and r.benchmark in ("rgat", "retinanet") and r.carried_from}
+    assert renamed == {("rgat", "Dell", "v4.1"), ("retinanet", "ASUSTeK", "v4.1")}
+    dlrm, _ = mlperf_model.history_rows("dlrm", rows)
+    available = mlperf_model.history(dlrm, ("available",))[2]
+    point = available[("v1.0", mlperf_model.CPU_ONLY)]
+    assert point.carried_from == "v0.7" and point.carried_of.category == "preview"
+    assert ("v1.0", mlperf_model.CPU_ONLY) not in mlperf_model.history(dlrm)[2]  # charted at v0.7 there

@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from suite.record.text import normal_name
+
 # goodbench's name for the spec's max_steps, and the name logs written before it used
 MAX_STEPS_KEY, LEGACY_MAX_STEPS_KEY = "goodbench_max_steps", "max_steps"
 SCALE_KEY = "goodbench_scale"
@@ -49,9 +51,11 @@ def submission(system_name: str | None, overrides: dict | None, fallback: str, d
     accelerator's name; its ``organization`` when ``--system-overrides`` sets one)."""
     overrides = overrides or {}
     given = overrides.get("name")  # --system-overrides may rename the system, as describe() does
-    name = (given if isinstance(given, str) and given.strip() else system_name or "").strip() or fallback
+    # the name as describe() writes it (suite/run/system.py): the log's copy must be the same string
+    name = normal_name(given if isinstance(given, str) and given.strip() else system_name or "") \
+        or normal_name(fallback)
     org = overrides.get("organization")
-    return Submission(org=str(org).strip() if isinstance(org, str) and org.strip() else name,
+    return Submission(org=normal_name(org) if isinstance(org, str) and org.strip() else name,
                       platform=name, division=division)
 
 

@@ -185,8 +185,8 @@ def describe(device: torch.device, system_name: str | None = None,
         else:
             info[section] = values
             info["overridden"].append(section)
-    if isinstance(info["name"], str):  # as the leaderboard shows it (rule name-form)
-        info["name"] = normal_name(info["name"])
+    if isinstance(info["name"], str):  # as the leaderboard shows it (rule name-form); the log's the same
+        info["name"] = normal_name(info["name"]) or normal_name(f"{acc['name']} x{acc['count']}")
     return info
 
 

@@ -45,16 +45,14 @@ def _label(row: Row) -> str:
 
 
 def _spread(wanted: list[float], low: float, high: float, gap: float) -> list[float]:
-    """Label heights as near ``wanted`` (ascending) as they can be while ``gap`` apart and
-    within [low, high]: pushed down past each other, then the run moved up if it passed ``high``."""
+    """Label heights as near ``wanted`` (ascending) as they can be while ``gap`` apart and within
+    [low, high]: pushed down past each other, then back up from ``high`` where that overflowed
+    (a label that collides with nothing stays where it is wanted)."""
     placed: list[float] = []
     for w in wanted:
         placed.append(max(w, low, placed[-1] + gap if placed else low))
-    overflow = placed[-1] - high if placed else 0.0
-    if overflow > 0:
-        placed = [p - overflow for p in placed]
-        for i in range(len(placed) - 2, -1, -1):  # pulled up: keep the gap above each
-            placed[i] = min(placed[i], placed[i + 1] - gap)
+    for i in range(len(placed) - 1, -1, -1):
+        placed[i] = min(placed[i], high if i == len(placed) - 1 else placed[i + 1] - gap)
     return placed
 
 

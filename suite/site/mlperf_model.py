@@ -129,6 +129,7 @@ class Row:
     absent: int = 0           # no score: result logs the published folder has and the copy imported lacked
     category: str = "—"       # availability: available, preview or research (:func:`category`)
     carried_from: str | None = None  # an earlier round holding the same runs (:func:`mark_carried`)
+    carried_of: Row | None = field(default=None, repr=False)  # the earliest row holding them
     extra: dict = field(default_factory=dict)
 
     @property
@@ -238,27 +239,29 @@ def add_scaling(rows: list[Row]) -> None:
 
 
 def _run_key(benchmark: str, run: dict) -> tuple | None:
-    """What identifies one run's result log across rounds: its benchmark and its measured figures
-    (time to train, init, eval, samples, accuracy), equal to the last digit only in a copy."""
+    """What identifies one run's result log across rounds: its benchmark (under its current name:
+    ssd's runs are retinanet's, :data:`RENAMED`) and its measured figures (time to train, init,
+    eval, samples, accuracy), equal to the last digit only in a copy."""
     if run.get("time_to_train_s") is None:
         return None
-    return (benchmark, run["time_to_train_s"], run.get("init_s"), run.get("eval_s"), run.get("samples"),
-            run.get("accuracy"))
+    return (RENAMED.get(benchmark, benchmark), run["time_to_train_s"], run.get("init_s"), run.get("eval_s"),
+            run.get("samples"), run.get("accuracy"))
 
 
 def mark_carried(rows: list[Row]) -> None:
     """Mark each row holding a run an earlier round already published (a submitter may submit a
     result again in a later round: v4.1's gpt3 3.444 min on 11,616 GPUs is v4.0's run) with the
-    earliest such round: its score is not a new result of its own round."""
-    first: dict[tuple, str] = {}
+    earliest such round and its row there: its score is not a new result of its own round."""
+    first: dict[tuple, Row] = {}
     for r in sorted(rows, key=lambda r: round_key(r.round)):
         for run in r.doc["runs"]:
             if (key := _run_key(r.benchmark, run)) is not None:
-                first.setdefault(key, r.round)
+                first.setdefault(key, r)
     for r in rows:
-        earlier = {first[key] for run in r.doc["runs"]
-                   if (key := _run_key(r.benchmark, run)) is not None and first[key] != r.round}
-        r.carried_from = min(earlier, key=round_key) if earlier else None
+        earlier = [first[key] for run in r.doc["runs"]
+                   if (key := _run_key(r.benchmark, run)) is not None and first[key].round != r.round]
+        r.carried_of = min(earlier, key=lambda o: round_key(o.round)) if earlier else None
+        r.carried_from = r.carried_of.round if r.carried_of is not None else None
 
 
 @dataclass
@@ -276,10 +279,13 @@ def history(rows: list[Row], categories: tuple[str, ...] | None = None
     benchmark's closed-division rows scored from complete submissions (:attr:`Row.complete`),
     of the availability ``categories`` given (None: every one): each round's best new result,
     a run carried over from an earlier round (:func:`mark_carried`) left out."""
+    def charted(r: Row) -> bool:
+        return r.complete and r.division == "closed" and (categories is None or r.category in categories)
+
     best: dict[tuple[str, str], Row] = {}
     for r in rows:
-        if not r.complete or r.division != "closed" or r.carried_from \
-                or (categories is not None and r.category not in categories):
+        # a carried-over result is its first round's point, where that one is charted here too
+        if not charted(r) or (r.carried_of is not None and charted(r.carried_of)):
             continue
         key = (r.round, r.size)
         if key not in best or r.minutes < best[key].minutes:  # type: ignore[operator]

@@ -65,4 +65,4 @@ def downloads(frame: pd.DataFrame, base: Path) -> None:
             safe[column] = safe[column].map(csv_cell)
     # RFC 4180's line end (CRLF): the writer then quotes any cell holding a line break, CR among them
     safe.to_csv(base.parent / f"{base.name}.csv", index=False, lineterminator="\r\n")  # a name may hold dots
-    frame.to_json(base.parent / f"{base.name}.json", orient="records", indent=1)
+    frame.to_json(base.parent / f"{base.name}.json", orient="records", indent=1, double_precision=15)  # exact

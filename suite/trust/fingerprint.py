@@ -33,8 +33,9 @@ at some value of every pair), and so does each metric that moves during training
 the quality metric), point by point. Curves with the same evaluation steps are one run's,
 whatever seeds they claim, when every value agrees within :data:`SAME_CURVE_REL` — or when one
 metric that moves does, at every point: a copier who nudges the losses but keeps the quality
-metric (or the reverse) has still copied a run. A metric that is the same at every point (a
-pinned teacher's AUC) says nothing and is not compared alone. The same seed trains the same
+metric (or the reverse) has still copied a run. A metric that barely moves (less than
+:data:`MOVES` of its value: a pinned teacher's AUC, an accuracy at its ceiling) says nothing and
+is not compared alone. The same seed trains the same
 curve again (a repeat, a reproduction), so equal curves of one seed say nothing.
 """
 from __future__ import annotations
@@ -57,6 +58,7 @@ MAX_LAG = 3        # steps a copy may be shifted by
 THRESHOLD = 0.8    # similarity at or above which two runs are one (honest worst 0.185: the docstring)
 SAME_CURVE_REL = 1e-3  # every curve value within this (relative) of the other's: one curve
 MIN_POINTS = 3     # a metric is compared alone over at least this many evaluation points
+MOVES = 0.01       # ... and when it moves over them by this share of its largest value (not a saturated accuracy)
 # How far honest runs of other seeds are from one curve (curve_difference): the least, over the
 # workloads, of the largest relative difference of a curve value between seeds 1 and 2 of the
 # same smoke runs is gpt2-124m's 0.0078 (suite/figures/reproducibility.py's SEED_SPREAD); compared
@@ -171,7 +173,7 @@ def curve_of(run: Any) -> Curve | None:
     common = set.intersection(*(set(k for k in point if k not in ("step", "time_s")) for point in curve))
     columns = tuple((name, column) for name in sorted(common)
                     if len(column := np.asarray([point[name] for point in curve], dtype=np.float64)) >= MIN_POINTS
-                    and np.ptp(column) > 0)
+                    and np.ptp(column) >= MOVES * np.abs(column).max())
     return Curve(tuple(keys), np.asarray(values, dtype=np.float64), columns)
 
 
