@@ -15,6 +15,7 @@ import pandas as pd
 
 from suite.leaderboard import rows as leaderboard
 from suite.trust.reviewers import Reviewers
+from suite.trust.signing import short
 
 # The kinds of one reproduction, in the order the run page lists them.
 REPRODUCED, DIFFERS, INCONCLUSIVE, UNVERIFIED, NOT_COUNTED = range(5)
@@ -94,4 +95,6 @@ def row_text(row: dict) -> str | None:
     if not isinstance(level_, str) or level_ not in TEXT:
         return None
     names = row.get("reviewed_by")
+    if level_ == "signed" and isinstance(row.get("signer"), str):  # whose key: the table shows it too
+        return f"signed by {short(row['signer'])}, not reproduced"
     return TEXT[level_] + (f" ({names})" if isinstance(names, str) and level_ in ("reproduced", "differs") else "")
