@@ -128,8 +128,7 @@ class Row:
     at_round: bool = False    # scored as the round's own checker scored it (today's gives none)
     absent: int = 0           # no score: result logs the published folder has and the copy imported lacked
     category: str = "—"       # availability: available, preview or research (:func:`category`)
-    carried_from: str | None = None  # an earlier round holding the same runs (:func:`mark_carried`)
-    carried_of: Row | None = field(default=None, repr=False)  # the earliest row holding them
+    carried_of: Row | None = field(default=None, repr=False)  # the earliest row holding the same runs (:func:`mark_carried`)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -137,6 +136,11 @@ class Row:
         """A score from at least the runs an official submission needs: one for the history and
         the best-of tables (a folder with runs missing still has a score, marked as such)."""
         return self.minutes is not None and self.status == "ok"
+
+    @property
+    def carried_from(self) -> str | None:
+        """The earlier round that published this row's runs (:func:`mark_carried`), else None."""
+        return None if self.carried_of is None else self.carried_of.round
 
     @property
     def preview_or_research(self) -> bool:
@@ -261,7 +265,6 @@ def mark_carried(rows: list[Row]) -> None:
         earlier = [first[key] for run in r.doc["runs"]
                    if (key := _run_key(r.benchmark, run)) is not None and first[key].round != r.round]
         r.carried_of = min(earlier, key=lambda o: round_key(o.round)) if earlier else None
-        r.carried_from = r.carried_of.round if r.carried_of is not None else None
 
 
 @dataclass
@@ -279,13 +282,9 @@ def history(rows: list[Row], categories: tuple[str, ...] | None = None
     benchmark's closed-division rows scored from complete submissions (:attr:`Row.complete`),
     of the availability ``categories`` given (None: every one): each round's best new result,
     a run carried over from an earlier round (:func:`mark_carried`) left out."""
-    def charted(r: Row) -> bool:
-        return r.complete and r.division == "closed" and (categories is None or r.category in categories)
-
     best: dict[tuple[str, str], Row] = {}
     for r in rows:
-        # a carried-over result is its first round's point, where that one is charted here too
-        if not charted(r) or (r.carried_of is not None and charted(r.carried_of)):
+        if not charted(r, categories) or carried_out(r, categories):
             continue
         key = (r.round, r.size)
         if key not in best or r.minutes < best[key].minutes:  # type: ignore[operator]
@@ -294,6 +293,18 @@ def history(rows: list[Row], categories: tuple[str, ...] | None = None
     order = [label for _, _, label in SIZE_CLASSES] + [CPU_ONLY, SIZE_UNKNOWN]
     sizes = [s for s in order if any(k[1] == s for k in best)]
     return rounds, sizes, best
+
+
+def charted(r: Row, categories: tuple[str, ...] | None) -> bool:
+    """Whether a history of the availability ``categories`` (None: every one) can chart ``r``."""
+    return r.complete and r.division == "closed" and (categories is None or r.category in categories)
+
+
+def carried_out(r: Row, categories: tuple[str, ...] | None) -> bool:
+    """Whether such a history leaves ``r`` out as carried over: its runs are an earlier round's
+    row that the history charts there (a row carried from one it does not chart, a preview in
+    the available view, is charted in its own round)."""
+    return r.carried_of is not None and charted(r.carried_of, categories)
 
 
 def history_rows(benchmark: str, rows: list[Row]) -> tuple[list[Row], list[str]]:

@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 
 from suite.mlperf import documents, ingest
 from suite.mlperf.targets import target_text
-from suite.site import mlperf_charts
+from suite.site import mlperf_charts, mlperf_model
 from suite.site.formatting import num, pct, seconds
 from suite.site.mlperf_model import Row, add_scaling, history, history_rows, mark_carried, rank_rows, round_key, row
 from suite.site.names import safe_name
@@ -294,7 +294,8 @@ def _history_pages(out: Path, by_bench: dict[str, list[Row]], common: dict) -> l
 def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], available_only: bool,
                   common: dict) -> list[str]:
     """One history page of ``bench``; returns its rounds, oldest first."""
-    rounds, sizes, best = history(rows, ("available",) if available_only else None)
+    categories = ("available",) if available_only else None
+    rounds, sizes, best = history(rows, categories)
     targets = {r.round: r.target for r in rows}
     breaks = {b for a, b in zip(rounds, rounds[1:]) if targets.get(a) != targets.get(b)
               and targets.get(a) is not None and targets.get(b) is not None}
@@ -329,7 +330,7 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
            views=[{"label": "every category", "href": history_page(bench), "here": not available_only},
                   {"label": "available systems only", "href": history_page(bench, True), "here": available_only}],
            not_available=sum(p.preview_or_research for p in best.values()),
-           carried=sum(bool(r.carried_from) and r.complete for r in closed),
+           carried=sum(mlperf_model.charted(r, categories) and mlperf_model.carried_out(r, categories) for r in closed),
            left_out=sum(r.preview_or_research for r in closed) if available_only else 0,
            changed=sorted(breaks, key=round_key), renamed=renamed,
            later=[{"round": rnd, **info} for rnd in rounds
@@ -345,8 +346,9 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
 
 def _history_records(bench: str, rounds: list[str], sizes: list[str], best: dict[tuple[str, str], Row]) -> pd.DataFrame:
     """The history's points as the downloads hold them: a line per (round, size class) with its best row."""
-    points = records([best[(rnd, size)] for rnd in rounds for size in sizes if (rnd, size) in best])
-    points.insert(0, "size_class", [size for rnd in rounds for size in sizes if (rnd, size) in best])
+    keys = [(rnd, size) for rnd in rounds for size in sizes if (rnd, size) in best]
+    points = records([best[key] for key in keys])
+    points.insert(0, "size_class", [size for _, size in keys])
     points.insert(0, "history_of", bench)
     return points
 

@@ -49,7 +49,7 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
 
 
 def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None,
-                     trusted: Reviewers | None = None, read=None) -> None:
+                     trusted: Reviewers | None = None, *, read) -> None:
     """Rewrite the pages of the runs that other stored files speak of. The originals that stored
     reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
     reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
@@ -57,7 +57,7 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
     the rows of the valid files) gets the line. The copies and disputed runs (``copies``:
     :func:`suite.leaderboard.rows.copies`) get "copy of a run signed by …, not ranked" (or "disputed:
     …"), linking the run kept. ``read(file)``: the file's one reading
-    (:class:`suite.leaderboard.rows.Stored`, kept by the build), else it is read again here."""
+    (:class:`suite.leaderboard.rows.Stored`), kept by the build."""
     import hashlib
 
     from suite.leaderboard import rows as leaderboard
@@ -72,9 +72,7 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
             continue
         sha = file.removesuffix(".json")
         original = hashlib.sha256(raw).hexdigest() == sha
-        stored = read(file) if read is not None else leaderboard.read_stored(results_dir / file)[0]
-        if stored is None:
-            continue
+        stored = read(file)  # shown, so read and kept by the build
         doc = stored.figures
         shared = doc_context(file, doc, list(stored.waived), signer=stored.signer)
         for run in doc["runs"]:
