@@ -177,11 +177,16 @@ def curve_of(run: Any) -> Curve | None:
     return Curve(tuple(keys), np.asarray(values, dtype=np.float64), columns)
 
 
+def _relative_rows(rows: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each row of ``rows``, the largest |row − b| ÷ the larger magnitude (0 where both are 0)."""
+    scale = np.maximum(np.abs(rows), np.abs(b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(scale > 0, np.abs(rows - b) / scale, 0.0).max(axis=-1)
+
+
 def _relative(a: np.ndarray, b: np.ndarray) -> float:
     """The largest |a − b| ÷ the larger magnitude (0 where both are 0)."""
-    scale = np.maximum(np.abs(a), np.abs(b))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.where(scale > 0, np.abs(a - b) / scale, 0.0).max())
+    return float(_relative_rows(a, b))
 
 
 def curve_difference(a: Curve, b: Curve) -> float:
@@ -204,11 +209,26 @@ def same_curve_pairs(curves: Sequence[Curve | None], asked: Collection[int] | No
         if curve is not None:
             groups.setdefault(curve.steps, []).append(i)
     for group in groups.values():
-        for i in group:
+        if len(group) < 2:
+            continue
+        values = np.stack([curves[i].values for i in group])  # type: ignore[union-attr]
+        columns: dict[str, tuple[list[int], list[np.ndarray]]] = {}  # a metric: the members moving in it
+        for r, i in enumerate(group):
+            for name, column in curves[i].columns:  # type: ignore[union-attr]
+                columns.setdefault(name, ([], []))[0].append(r)
+                columns[name][1].append(column)
+        for r, i in enumerate(group):  # as curve_difference, each member against all at once
             if asked is not None and i not in asked:
                 continue
-            for j in group:
-                if j != i and (asked is not None or i < j) and same_curve(curves[i], curves[j]):
+            same = _relative_rows(values, values[r]) <= SAME_CURVE_REL
+            for members, stacked in columns.values():
+                if r in members:
+                    block = np.stack(stacked)
+                    close = _relative_rows(block, block[members.index(r)]) <= SAME_CURVE_REL
+                    same[np.asarray(members)[close]] = True
+            for c in np.nonzero(same)[0]:
+                j = group[int(c)]
+                if j != i and (asked is not None or i < j):
                     yield i, j
 
 
