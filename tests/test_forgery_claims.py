@@ -333,14 +333,19 @@ def test_an_h100_at_twenty_watts_is_refused():
     assert mfu_meter.find_peak(H100).idle_floor_w == pytest.approx(70.0)
 
 
-def test_an_h100_just_above_its_measured_idle_passes():
-    """At 71 W it passed rules v6's 10% floor; rules v7 holds it to its measured idle, 72 W."""
-    doc = _h100_doc()
-    run = doc["runs"][0]
-    factor = 73.0 / run["metrics"]["mean_power_w"]
-    for key in ("energy_to_train_j", "energy_window_j"):
-        run["metrics"][key] *= factor
-    assert codes(repair(doc)) == set()
+def test_an_h100_above_its_measured_idle_passes_where_its_work_allows():
+    """At 71 W it passed rules v6's 10% floor; rules v7 holds it to its measured idle, 72 W, and
+    its window to the power its model FLOPs need (here 77 W at MFU 0.22: physics_rules.work_floor)."""
+    def at(watts: float, keys: tuple[str, ...]) -> dict:
+        doc = _h100_doc()
+        run = doc["runs"][0]
+        factor = watts / run["metrics"]["mean_power_w"]
+        for key in keys:
+            run["metrics"][key] *= factor
+        return repair(doc)
+
+    assert codes(at(73.0, ("energy_to_train_j", "energy_window_j"))) == {"power-band"}
+    assert codes(at(85.0, ("energy_to_train_j", "energy_window_j"))) == set()
 
 
 def test_a_cpu_peak_set_for_95_percent_mfu_in_the_tables_name_is_refused():

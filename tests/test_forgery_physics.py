@@ -370,6 +370,35 @@ def test_an_h100_at_seventy_watts_is_refused():
     assert codes(repair(doc)) == {"power-band"}
 
 
+def test_an_h100_whose_power_cannot_do_its_work_is_refused():
+    """Above the H100's idle, yet too little for the model FLOPs its window did: a run sped up
+    twice (MFU 0.44) at 100 W does 4.4 model TFLOP per joule, beyond 2 × 989.4 TFLOP/s ÷ 700 W."""
+    doc = sped_up(h100_doc(), 2)
+    doc = with_energy(doc, 100.0, doc["runs"][0]["metrics"]["energy_method"])
+    problems = v.check_document(doc)
+    assert {p.code for p in problems} == {"power-band"}
+    assert [p.field for p in problems] == ["runs[0].metrics.energy_window_j"]
+    assert "model TFLOP per joule" in problems[0].reason
+    # the same run at a power its work allows passes, and the synthetic H100 run (420 W, MFU 0.22)
+    # is five times over its own floor of 77 W
+    allowed = sped_up(h100_doc(), 2)
+    assert codes(with_energy(allowed, 170.0, allowed["runs"][0]["metrics"]["energy_method"])) == set()
+    run = h100_doc()["runs"][0]
+    flops, seconds = physics_rules._window_work(run)
+    least, _ = physics_rules.work_floor(h100_doc(), run, flops, seconds)
+    assert run["metrics"]["energy_window_j"] / seconds > 5 * least
+
+
+def test_the_work_floor_leaves_the_measured_h100_reading_inside():
+    """FIELD-NOTES §2: GPT-2 compiled at 40.1% MFU drew 654 W on an H100 SXM5; the bound is 4.7× under it."""
+    entry = mfu_meter.find_peak(H100)
+    assert entry is not None
+    per_joule = entry.most_flops_per_joule("bf16")
+    assert per_joule is not None
+    achieved = 0.401 * 989.4e12 / 654.0
+    assert 4.5 < per_joule / achieved < 5.0
+
+
 def test_an_h100_whose_window_energy_alone_is_cut_is_refused():
     """Energy per sample (what the chart plots) from a window energy cut twentyfold."""
     doc = h100_doc()

@@ -86,6 +86,15 @@ class Peak:
         share = (self.best_share or {}).get(precision)
         return peak * 1e12 * (min(1.0, share * (1 + BEST_SHARE_SLACK)) if share is not None else 1.0)
 
+    def most_flops_per_joule(self, precision: str) -> float | None:
+        """The most model FLOPs one such device can do per joule at ``precision`` (rules v7,
+        ``power-band``): its dense peak per watt of its board power, × :data:`WORK_PER_JOULE_SLACK`;
+        None without a peak at that precision or a board power."""
+        peak = self.tflops.get(precision)
+        if peak is None or not self.board_power_w:
+            return None
+        return WORK_PER_JOULE_SLACK * peak * 1e12 / self.board_power_w
+
     @property
     def idle_floor_w(self) -> float | None:
         """The least mean power a training run can draw by rules v6: :data:`IDLE_FLOOR_SHARE` of
@@ -98,6 +107,16 @@ class Peak:
         it was measured, else :attr:`idle_floor_w` — a device at work draws at least its idle."""
         return self.idle_w if self.idle_w is not None else self.idle_floor_w
 
+
+WORK_PER_JOULE_SLACK = 2.0
+"""How far a device's model FLOPs per joule may exceed its dense peak per watt of board power
+(rules v7, ``power-band``). At its board power a device runs at most its peak, so peak ÷ board
+power bounds its work per joule there; a lower power cap or clock does better per joule (dynamic
+power falls with the clock and the square of the voltage, throughput with the clock alone), but
+the static power stays: twice is a margin above that gain, chosen, not measured. The one honest
+reading (FIELD-NOTES §2: GPT-2 124M compiled on an H100 SXM5 at 40.1% MFU drew 654 W, 0.61 model
+TFLOP/J) is 4.7× inside the bound, 2 × 989.4 TFLOP/s ÷ 700 W = 2.83 TFLOP/J; put as a power, an
+H100 at 40% MFU draws at least 0.40 × 700 W ÷ 2 = 140 W."""
 
 IDLE_FLOOR_SHARE = 0.10
 """A bound from below on a device's power while it trains, as a share of its board power: a GPU

@@ -19,7 +19,8 @@ code("above-ceiling", "model FLOP/s above the run's own measured matmul ceiling 
      "spread", since=V7)
 code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation take at "
      "the fastest rate the device allows", since=V7)
-code("power-band", "mean power over a measured span outside the device class's physical band", since=V7)
+code("power-band", "mean power over a measured span outside the device class's physical band, or below what "
+                   "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
 
 
@@ -179,24 +180,52 @@ def power_band(doc: dict, run: dict) -> tuple[float, float | None, str] | None:
         (f", × {devices} devices" if devices > 1 else "")
 
 
+def work_floor(doc: dict, run: dict, flops: float, seconds: float) -> tuple[float, str] | None:
+    """The least mean power that does ``flops`` model FLOPs in ``seconds`` on the run's devices
+    (:meth:`suite.meters.mfu.Peak.most_flops_per_joule`), and what it comes from; None where the
+    table gives no peak per watt for the device and precision (a CPU, an unknown device, a MIG slice)."""
+    _, entry = _table_peak(doc, run, run["precision"])
+    per_joule = entry.most_flops_per_joule(run["precision"]) if entry is not None else None
+    if entry is None or per_joule is None or seconds <= 0:
+        return None
+    return (flops / seconds / per_joule,
+            f"its {flops / seconds:.4g} model FLOP/s need at least that at {per_joule / 1e12:.3g} model TFLOP per "
+            f"joule, {mfu_meter.WORK_PER_JOULE_SLACK:g}× the {entry.name}'s {run['precision']} dense peak per "
+            "watt of its board power")
+
+
+def _window_work(run: dict) -> tuple[float, float] | None:
+    """(model FLOPs, seconds) of the window's last segment, the span its energy was read over."""
+    window = (run["metrics"]["throughput"] or {}).get("window")
+    if not window:
+        return None
+    return (run["metrics"]["flops_per_step"] * derive.window_steps(window),
+            derive.window_seconds(run["step_times_s"], window))
+
+
 @run_rule("power-band")
 def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """Mean power over the run, to its target and over its window lies in the device class's band."""
+    """Mean power over the run, to its target and over its window lies in the device class's band,
+    and over the window it is at least what the window's model FLOPs take (:func:`work_floor`)."""
     band = power_band(doc, run)
     m = run["metrics"]
     if band is None:
         return []
     floor, ceiling, basis = band
-    tput = m["throughput"]
+    work = _window_work(run)
     spans = [("energy_to_train_j", run["time_to_train_s"]), ("energy_to_target_j", m["tta_s"]),
-             ("energy_window_j", derive.window_seconds(run["step_times_s"], tput["window"]) if tput else None)]
+             ("energy_window_j", work[1] if work else None)]
     problems = []
     for key, seconds in spans:
         energy = m.get(key)
         if energy is None or seconds is None or seconds <= 0:
             continue
         watts = energy / seconds
-        if watts < floor * (1 - REL_TOLERANCE):
+        least = work_floor(doc, run, work[0], seconds) if work and key == "energy_window_j" else None
+        if least is not None and least[0] > floor and watts < least[0] * (1 - REL_TOLERANCE):
+            problems.append(Problem("power-band", f"{where}.metrics.{key}",
+                                    f"{watts:.4g} W mean over its span, below {least[0]:.4g} W: {least[1]}"))
+        elif watts < floor * (1 - REL_TOLERANCE):
             problems.append(Problem("power-band", f"{where}.metrics.{key}",
                                     f"{watts:.4g} W mean over its span, below {floor:.4g} W: {basis}"))
         elif ceiling is not None and key != "energy_window_j" and watts > ceiling:
