@@ -165,3 +165,11 @@ def test_scaling_efficiency_is_against_a_one_rank_entry_of_the_same_file_or_sign
     assert _efficiency(signed, copy)[("b.json", 8)] is None  # a copy is no baseline
     assert _efficiency(signed, mine, _entry("c.json", 1, 100.0, signer="SHA256:me", system="other"))[
         ("b.json", 8)] == pytest.approx(1.0)  # the same system name only
+
+
+def test_a_scaling_efficiency_beyond_superlinear_is_left_empty():
+    """One's own slow 1-rank run (the same file, signed by the same key) made any efficiency show."""
+    eight = _entry("a.json", 8, 800.0, signer="SHA256:me")
+    assert _efficiency(eight, _entry("a.json", 1, 100.0 / 3))[("a.json", 8)] is None  # 3.0
+    assert _efficiency(eight, _entry("b.json", 1, 100.0 / leaderboard.SUPERLINEAR_LIMIT,
+                                     signer="SHA256:me"))[("a.json", 8)] == pytest.approx(leaderboard.SUPERLINEAR_LIMIT)

@@ -350,6 +350,14 @@ def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
     return entries, runs
 
 
+SUPERLINEAR_LIMIT = 1.10
+"""The most scaling efficiency the leaderboard shows. N processes of the pinned global batch
+each run 1/N of it, with the same work per sample and a collective added: more than N times the
+1-process rate (cache effects of the smaller per-device batch aside, a few percent) says the
+1-process baseline ran slower than the device allows, and any submitter can store a slow
+1-rank run of their own. Above the limit the efficiency is left empty."""
+
+
 def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill ``scaling_efficiency`` = samples/s(N) / (N × samples/s(1)) for entries of N > 1
     processes, against the best 1-process entry of the same system, workload, scale and division
@@ -360,7 +368,8 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
     another's system name, and a slow one would have made that system's scaling look as good as
     they like (a 1-rank entry of another submitter gave an efficiency of 451.7). An unsigned
     entry is therefore compared only with its own file's 1-rank entry, and a copy
-    (:func:`copies`) is no baseline."""
+    (:func:`copies`) is no baseline. One's own slow 1-rank run cannot lift it beyond
+    :data:`SUPERLINEAR_LIMIT` either: above it, the efficiency is left empty."""
     if frame.empty:
         return frame
     keys = ["system", "workload", "scale", "division"]
@@ -375,7 +384,8 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
         own = [b for file, signer, b in baselines.get(tuple(row[:4]), [])
                if file == row.file or (row.signer is not None and signer == row.signer)]
         ok = n > 1 and bool(own) and _number(rate)
-        efficiency.append(rate / (n * max(own)) if ok else None)
+        value = rate / (n * max(own)) if ok else None
+        efficiency.append(value if value is not None and value <= SUPERLINEAR_LIMIT else None)
     frame = frame.copy()
     frame["scaling_efficiency"] = pd.Series(efficiency, index=frame.index, dtype=object)
     return frame
