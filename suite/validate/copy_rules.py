@@ -42,10 +42,10 @@ def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
         printed = [(i, run, s) for i, run in group[:MAX_RUNS_COMPARED]
                    if (s := fingerprint.signature(run["step_times_s"])) is not None]
         flagged: set[int] = set()
+        keys = [ownership.steps_key(run) for _, run, _ in printed]  # once per run, not per pair
         for a, b, similarity in fingerprint.similar_pairs([s for _, _, s in printed]):
             (i, first, _), (j, later, _) = printed[a], printed[b]
-            same_times = ownership.steps_key(first) is not None and \
-                ownership.steps_key(first) == ownership.steps_key(later)
+            same_times = keys[a] is not None and keys[a] == keys[b]
             if j in flagged or same_times:
                 continue  # equal times: duplicate-steps says so
             flagged.add(j)
