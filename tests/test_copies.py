@@ -327,6 +327,38 @@ def test_between_two_signatures_the_first_stored_stays_and_the_later_is_disputed
     assert thief_fp and "disputed" not in (site / "systems" / f"{safe_name(genuine['system']['name'])}.html").read_text()
 
 
+def test_a_file_committed_to_before_it_was_shown_wins_over_a_copy_re_signed_and_stored_first(tmp_path, original):
+    """Front-running a public pull request: the thief re-signs the shown file with fresh ids and
+    is stored first. A commitment (its sha256 in the ledger, published before the file) makes the
+    file count from the commitment's line, so the thief's run is the later one: disputed."""
+    owner, owner_fp = _key(tmp_path, "owner")
+    thief, _ = _key(tmp_path, "thief")
+    folder = tmp_path / "results"
+    genuine = signing.seal(copy.deepcopy(original), owner)
+    path = _write(tmp_path / "genuine.json", genuine)
+    promised = submit_noted(path, folder, commit=True)
+    assert stored_files(folder) == [] and ledger.committed(folder) == {promised.path.name}
+    with pytest.raises(Refused, match="already committed to"):
+        submit_noted(path, folder, commit=True)
+    resigned = signing.seal(_retimed(_own_story(copy.deepcopy(genuine), "thief-lab"), 1.01), thief)
+    early = submit(_write(tmp_path / "resigned.json", resigned), folder)  # stored before the genuine file
+    stored = submit_noted(path, folder)
+    assert stored.path == promised.path
+    [note] = stored.notes
+    assert note.startswith(f"run {genuine['runs'][0]['run_id']} is also in {early.name} (its step times")
+    assert note.endswith("signed by another key and stored after this file was committed to in the ledger: "
+                         f"{early.name}'s run is now shown as disputed, not ranked")
+    assert ledger.order(folder) == [stored.path.name, early.name]
+    table = _table(folder)
+    assert (table.loc[early.name, "copy_status"], table.loc[early.name, "copy_of"]) == ("disputed", owner_fp)
+    assert table["copy_status"].isna()[stored.path.name]
+    # a commitment made after the copy was stored counts for nothing against it
+    later = tmp_path / "later"
+    submit(_write(tmp_path / "resigned-2.json", resigned), later)
+    submit_noted(path, later, commit=True)
+    assert "stored first" in submit_noted(path, later).notes[0]
+
+
 def test_a_second_signer_after_an_unsigned_copy_and_its_owner_is_disputed_with_the_owner(tmp_path, original):
     """An unsigned copy stored first, its owner's signed file next (kept), then another key's
     re-signed copy: disputed, and its note names the owner's file, not the unsigned copy."""

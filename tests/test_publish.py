@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from suite.site import publish
-from suite.store.files import submit
+from suite.store.files import submit, submit_noted
 from tests.forging import CORPUS_VALID, REPO
 
 BASE_FILE = next(p for p in CORPUS_VALID if p.name == "gpt2-smoke-2-ranks.json")
@@ -123,6 +123,33 @@ def test_a_ledger_rewritten_or_naming_another_file_is_refused(scratch, tmp_path)
         fh.write(json.dumps({"file": "f" * 64 + ".json", "stored_at": "2026-11-27T00:00:00Z"}) + "\n")
     head = commit(repo, "a line for a file it does not add")
     assert not publish.review(repo, base, head).accepted
+
+
+def test_a_commitment_is_published_alone_before_its_file(scratch, tmp_path, capsys):
+    """goodbench submit --commit's ledger line, in a pull request of its own, is accepted; the
+    file follows in a second one. A commitment to a file the same pull request shows is refused."""
+    repo, base = scratch
+    git(repo, "checkout", "-q", "-b", "promise")
+    promised = submit_noted(GOOD_FILE, repo / "results", commit=True).path
+    head = commit(repo, "a commitment")
+    review = publish.review(repo, base, head)
+    assert review.accepted, publish.report(review)
+    assert review.verdicts[0].lines == ["commits to 1 file(s) not shown yet, each by the sha256 of its bytes"]
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "promise")
+    git(repo, "checkout", "-q", "-b", "reveal")
+    submit(GOOD_FILE, repo / "results")
+    reveal = commit(repo, "the result")
+    assert publish.review(repo, head, reveal).accepted
+    assert (repo / "results" / promised.name).exists()
+    # committed to and shown at once: a copier could commit to it too
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "-b", "both")
+    submit_noted(LATER_FILE, repo / "results", commit=True)
+    submit(LATER_FILE, repo / "results")
+    verdicts = {v.path: v for v in publish.review(repo, head, commit(repo, "both at once")).verdicts}
+    assert not verdicts["results/ledger.jsonl"].accepted
+    assert "in a pull request of its own" in verdicts["results/ledger.jsonl"].lines[0]
 
 
 def test_the_comment_renders_no_markdown_from_a_results_file(scratch, tmp_path):

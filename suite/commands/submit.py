@@ -12,6 +12,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p = commands.add_parser("submit", help="validate a results file and add it to the results directory")
     p.add_argument("file", metavar="FILE", help="the results file to validate and store")
     p.add_argument("--results-dir", default="results", help="the store (default: results)")
+    p.add_argument("--commit", action="store_true",
+                   help="only commit to FILE: validate it and name it by its sha256 in the store's ledger, "
+                        "storing nothing; publish that line first, then submit FILE (docs/submitting.md)")
     return p
 
 
@@ -23,11 +26,16 @@ def run(args) -> int:
     if results_dir.exists() and not results_dir.is_dir():
         raise Usage(f"--results-dir {args.results_dir} is a file, not a directory")
     try:
-        stored = submit_noted(args.file, args.results_dir)
+        stored = submit_noted(args.file, args.results_dir, commit=args.commit)
     except Refused as exc:
         for problem in exc.problems:
             print(f"refused: {problem.line(args.file)}")
         return 1
+    if args.commit:
+        print(f"committed to {args.file} as {stored.path.name} in {Path(args.results_dir) / 'ledger.jsonl'}, "
+              "storing nothing: publish that line alone, keep the file private until it is merged, then "
+              f"'goodbench submit {args.file}'")
+        return 0
     print(f"stored {args.file} as {stored.path}")
     for note in stored.notes:  # a copy of one of its runs was stored before it (docs/rules.md)
         print(f"note: {note}")

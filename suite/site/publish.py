@@ -8,7 +8,8 @@
     order of the ledger lines the pull request appends: validated under today's rules, and
     refused when the store holds one of its runs already (copies, ownership: docs/rules.md).
     A stored file is never changed or removed; ``ledger.jsonl`` only gains lines, each naming
-    a file the pull request adds; ``reviewers.toml`` and ``results/mlperf/`` change by a
+    a file the pull request adds, or committing to one it does not show yet (``goodbench submit
+    --commit``: a line naming a sha256 only, published before the file); ``reviewers.toml`` and ``results/mlperf/`` change by a
     maintainer's hand only, and a change outside ``results/`` is not a results submission.
     Prints the verdicts and writes them as Markdown to ``--comment`` (the pull request's
     comment); exit 0 when every change is accepted, 1 when one is not, 2 when git cannot
@@ -183,16 +184,32 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str])
     if not new.startswith(old):
         return Verdict(LEDGER, False, ["changes lines of the store's ledger: it only ever gains lines"]), []
     listed: list[str] = []
+    promised: list[str] = []
+    known = {name for name, _ in ledger.parse_lines(old)}
     for line in new[len(old):].splitlines():
         try:
-            name = json.loads(line)["file"]
+            entry = json.loads(line)
+            name, kind = entry["file"], ledger.COMMITTED if ledger.COMMITTED in entry else ledger.STORED
         except (ValueError, KeyError, TypeError):
             return Verdict(LEDGER, False, ["a new ledger line is not one 'goodbench submit' writes"]), []
-        if f"{RESULTS}/{name}" not in added or f"{RESULTS}/{name}" in listed:
+        path = f"{RESULTS}/{name}"
+        if ledger.parse_lines(line.strip() + b"\n") != [(name, kind)] or set(entry) != {"file", kind}:
+            return Verdict(LEDGER, False, ["a new ledger line is not one 'goodbench submit' writes"]), []
+        if kind == ledger.COMMITTED:
+            if path in added or name in known or name in promised:
+                return Verdict(LEDGER, False, [
+                    f"a new commitment names {_printable(str(name))}, which this pull request adds, the store "
+                    "lists already, or it names twice: commit to a file in a pull request of its own, before "
+                    "the file is shown"]), []
+            promised.append(name)
+            continue
+        if path not in added or path in listed:
             return Verdict(LEDGER, False, [f"a new ledger line names {_printable(str(name))}, which this pull "
                                            "request does not add (or names it twice)"]), []
-        listed.append(f"{RESULTS}/{name}")
-    return Verdict(LEDGER, True, [f"gains {len(listed)} line(s), each naming a file this pull request adds"]), listed
+        listed.append(path)
+    said = [f"gains {len(listed)} line(s), each naming a file this pull request adds"] if listed else []
+    said += [f"commits to {len(promised)} file(s) not shown yet, each by the sha256 of its bytes"] if promised else []
+    return Verdict(LEDGER, True, said or ["gains no line"]), listed
 
 
 def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Path) -> list[Verdict]:

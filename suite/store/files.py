@@ -127,15 +127,15 @@ def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem]
     if dest.exists():
         return [Problem("duplicate", "", f"already submitted as {dest.name}")], []
     stored, docs = _stored_claims(results_dir)
-    pool = stored + ownership.claims(dest.name, doc)
-    near = ownership.connected(pool, range(len(stored), len(pool)))
-    if all(i >= len(stored) for i in near):
+    pool = _in_place(results_dir, stored, ownership.claims(dest.name, doc))
+    near = ownership.connected(pool, [i for i, c in enumerate(pool) if c.file == dest.name])
+    if all(pool[i].file == dest.name for i in near):
         return [], []
     checked: dict[str, dict[int, ownership.Claim]] = {}  # the stored files concerned, signatures checked
     for i in near:
-        if i < len(stored) and pool[i].file not in checked:
+        if pool[i].file != dest.name and pool[i].file not in checked:
             checked[pool[i].file] = {c.index: c for c in ownership.claims(pool[i].file, docs[pool[i].file])}
-    subset = [checked[pool[i].file][pool[i].index] if i < len(stored) else pool[i] for i in near]
+    subset = [checked[pool[i].file][pool[i].index] if pool[i].file != dest.name else pool[i] for i in near]
     before = ownership.resolve([c for c in subset if c.file != dest.name])
     after = ownership.resolve(subset)
     problems: list[Problem] = []
@@ -153,6 +153,19 @@ def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem]
     return problems, notes
 
 
+def _in_place(results_dir: Path, stored: list[ownership.Claim], new: list[ownership.Claim]) -> list[ownership.Claim]:
+    """The stored claims (in store order) with the new file's: last, or where its commitment
+    stands in the ledger (:mod:`suite.store.ledger`) when it was committed to before some of them."""
+    if not new:
+        return stored
+    order = ledger.order(results_dir)
+    if new[0].file not in order:
+        return stored + new
+    after = set(order[order.index(new[0].file) + 1:])
+    cut = next((i for i, c in enumerate(stored) if c.file in after), len(stored))
+    return stored[:cut] + new + stored[cut:]
+
+
 def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
     """Why a run is stored though the store holds it too: the new file's, disputed; or a stored
     one, now shown as a copy of the new file's (one note per file for a whole suite run)."""
@@ -163,6 +176,10 @@ def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
         return (f"{what} is also in {kept.file}{how}, signed by {kept.owner} "
                 "and stored first: this file is stored, its run shown as disputed, not ranked")
     mine = verdict.original
+    if verdict.status == ownership.DISPUTED:  # stored before this file, but after its commitment
+        return (f"run {mine.run_id} is also in {claim.file}{ownership.how(verdict)}, signed by another key and "
+                f"stored after this file was committed to in the ledger: {claim.file}'s run is now shown as "
+                "disputed, not ranked")
     if verdict.code == ownership.DUPLICATE_SESSION:
         return (f"suite run {claim.session} is also in {claim.file}, which is not signed by its owner's key "
                 f"({mine.owner}): {claim.file}'s runs are now shown as copies, not ranked")
@@ -175,8 +192,11 @@ def submit(path: str | Path, results_dir: str | Path) -> Path:
     return submit_noted(path, results_dir).path
 
 
-def submit_noted(path: str | Path, results_dir: str | Path) -> Stored:
-    """:func:`submit`, with the notes of a file stored over copies of its runs (:class:`Stored`)."""
+def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False) -> Stored:
+    """:func:`submit`, with the notes of a file stored over copies of its runs (:class:`Stored`).
+    ``commit``: only commit to the file (:mod:`suite.store.ledger`): validated and checked as its
+    submission would be, then named by its sha256 in the ledger; the file itself is not stored,
+    and ``path`` of the answer is where it will land."""
     results_dir = Path(results_dir)
     raw, problems = read_bounded(path)
     if problems or raw is None:
@@ -193,6 +213,11 @@ def submit_noted(path: str | Path, results_dir: str | Path) -> Stored:
         problems, notes = _collisions(doc, dest, results_dir)
         if problems:
             raise Refused(problems)
+        if commit:
+            if dest.name in ledger.committed(results_dir):
+                raise Refused([Problem("duplicate", "", f"already committed to as {dest.name}")])
+            ledger.record(results_dir, dest.name, kind=ledger.COMMITTED)
+            return Stored(dest, tuple(notes))
         remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
         ledger.record(results_dir, dest.name)  # before the file: a file stored is always listed
         try:

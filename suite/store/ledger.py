@@ -9,7 +9,13 @@ is linked into place, and never rewrites a line. A line that cannot be read (a w
 is skipped; a name listed twice counts where it is last listed (a submission killed between its
 line and its file, then made again: the file was stored the second time). Files the ledger does not list
 (stored before it existed, or put there by hand) come first, in name order: their order is not
-known. Torch-free.
+known.
+
+**Commitments** (``goodbench submit --commit``): ``{"file": NAME, "committed_at": UTC}`` names
+a file by the sha256 of its bytes before the file is shown to anyone. Published first, on its
+own, it says nothing a copier can use; once the file is stored, it counts from its commitment's
+line, so a copy someone made after seeing the file (re-signed, stored before it) comes after it.
+A file counts from the earlier of its first commitment and its last stored line. Torch-free.
 """
 from __future__ import annotations
 
@@ -29,12 +35,16 @@ _STORED_NAME = re.compile(r"[0-9a-f]{64}\.json")
 _FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def record(results_dir: Path, name: str, when: dt.datetime | None = None) -> None:
-    """Append ``name`` to the ledger (the caller holds the store's lock), fsynced.
-    :class:`GoodbenchError` (one line) when it cannot: a ledger that is not a regular file (a
-    link is never followed, a folder never written into), or a disk that refuses the write."""
+STORED, COMMITTED = "stored_at", "committed_at"  # the two kinds of line, by their stamp's key
+
+
+def record(results_dir: Path, name: str, when: dt.datetime | None = None, kind: str = STORED) -> None:
+    """Append ``name`` to the ledger (the caller holds the store's lock), fsynced: a file stored,
+    or with ``kind`` :data:`COMMITTED` a commitment to one. :class:`GoodbenchError` (one line)
+    when it cannot: a ledger that is not a regular file (a link is never followed, a folder never
+    written into), or a disk that refuses the write."""
     stamp = (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    line = json.dumps({"file": name, "stored_at": stamp}, separators=(", ", ": ")) + "\n"
+    line = json.dumps({"file": name, kind: stamp}, separators=(", ", ": ")) + "\n"
     path = results_dir / NAME
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o644)
@@ -53,9 +63,9 @@ def record(results_dir: Path, name: str, when: dt.datetime | None = None) -> Non
                              "nothing was stored") from None
 
 
-def order(results_dir: Path) -> list[str]:
-    """The stored files' names in the order the ledger lists them (each once, where last listed);
-    [] without a ledger."""
+def lines(results_dir: Path) -> list[tuple[str, str]]:
+    """The ledger's readable lines in order, each as (file name, :data:`STORED` or
+    :data:`COMMITTED`); [] without a ledger."""
     try:
         fd = os.open(results_dir / NAME, os.O_RDONLY | _FLAGS)
     except OSError:
@@ -64,15 +74,40 @@ def order(results_dir: Path) -> list[str]:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return []
         raw = fh.read(MAX_BYTES)
-    names: dict[str, None] = {}
+    return parse_lines(raw)
+
+
+def parse_lines(raw: bytes) -> list[tuple[str, str]]:
+    """:func:`lines` of a ledger's bytes: a line that is not one :func:`record` writes is skipped."""
+    found = []
     for line in raw.splitlines():
         with contextlib.suppress(ValueError):
             entry = json.loads(line)
             name = entry.get("file") if isinstance(entry, dict) else None
             if isinstance(name, str) and _STORED_NAME.fullmatch(name):
-                names.pop(name, None)
-                names[name] = None
-    return list(names)
+                found.append((name, COMMITTED if COMMITTED in entry and STORED not in entry else STORED))
+    return found
+
+
+def order(results_dir: Path) -> list[str]:
+    """The names the ledger lists, in the order they count: each from the earlier of its first
+    commitment and its last stored line; [] without a ledger."""
+    place: dict[str, int] = {}
+    promised: set[str] = set()
+    for i, (name, kind) in enumerate(lines(results_dir)):
+        if kind == COMMITTED and name in promised:
+            continue  # a commitment counts from its first line
+        if kind == COMMITTED:
+            promised.add(name)
+            place.setdefault(name, i)
+        elif name not in promised:
+            place[name] = i  # a name stored twice counts where last listed
+    return sorted(place, key=place.__getitem__)
+
+
+def committed(results_dir: Path) -> set[str]:
+    """The names the ledger holds a commitment to."""
+    return {name for name, kind in lines(results_dir) if kind == COMMITTED}
 
 
 def in_store_order(results_dir: Path, files: list[Path]) -> list[Path]:

@@ -10,7 +10,8 @@ Of the records of one run, :func:`resolve` keeps one — the first stored whose 
 the key the run's id was minted for (its *owner*), else the first stored — and says of each
 other whether it is a **copy** (unsigned, or signed by a key that holds the run already) or
 **disputed** (signed by another key, stored later: a signature proves who wrote a file, not who ran it
-first, so both are kept and the later is shown as disputed). So a signed file wins over an
+first, so both are kept and the later is shown as disputed; "stored" counts from a file's
+commitment where it has one, :mod:`suite.store.ledger`). So a signed file wins over an
 unsigned copy stored before it, and an unsigned file cannot take a signed run. The store
 (suite/store/files.py) refuses a new file that :func:`resolve` would show as a copy; the leaderboard
 (``suite.leaderboard.rows``) shows what it says of every stored file. Torch-free.

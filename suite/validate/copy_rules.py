@@ -44,7 +44,7 @@ def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
         flagged: set[int] = set()
         keys = [ownership.steps_key(run) for _, run, _ in printed]  # once per run, not per pair
         for a, b, similarity in fingerprint.similar_pairs([s for _, _, s in printed]):
-            (i, first, _), (j, later, _) = printed[a], printed[b]
+            i, j = printed[a][0], printed[b][0]
             same_times = keys[a] is not None and keys[a] == keys[b]
             if j in flagged or same_times:
                 continue  # equal times: duplicate-steps says so
