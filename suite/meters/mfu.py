@@ -133,9 +133,11 @@ the figure is not a measurement of that device. Measured: an H100 SXM5's 8192³ 
 reached 769–798 TFLOP/s, 78–81% of its 989.4 (FIELD-NOTES §1, §8); a quarter leaves 3× for a
 board that is power-capped, throttled or shared while the ceiling is measured."""
 
-H100_BEST_SHARE = {"bf16": 798 / 989.4, "tf32": 427 / 494.7}
+H100_BEST_SHARE = {"bf16": 798 / 989.4, "fp16": 798 / 989.4, "tf32": 427 / 494.7}
 """The largest share of an H100 SXM5's dense peak a matmul reached, measured (FIELD-NOTES §1, §8:
-8192³ bf16 products at 769–798 TFLOP/s of 989.4, tf32 427 of 494.7, torch 2.11, CUDA 13.0)."""
+8192³ bf16 products at 769–798 TFLOP/s of 989.4, tf32 427 of 494.7, torch 2.11, CUDA 13.0).
+fp16 is bf16's share, not measured itself: the same tensor cores run both at one dense peak.
+fp8 has no measured share and is held to its peak alone."""
 
 BEST_SHARE_SLACK = 0.05
 """How far above a class's measured best share a measured ceiling may be (rules v7): another
