@@ -1,7 +1,12 @@
 """The workload registry: id → workload, in the order of the default suite."""
 from __future__ import annotations
 
-from workloads.base import Workload
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from workloads import own
+from workloads.base import Workload, canonical_json
 from workloads.dlrm_small.spec import DlrmSmall
 from workloads.fashion_cnn.spec import FashionCnn
 from workloads.gpt2.spec import Gpt2
@@ -23,3 +28,31 @@ def get(workload_id: str) -> Workload:
     except KeyError:
         raise UnknownWorkload(
             f"unknown workload {workload_id!r}; known: {', '.join(WORKLOADS)}") from None
+
+
+def of_run(run: Mapping[str, Any], doc: Mapping[str, Any]) -> Workload:
+    """The workload a run of ``doc`` trained: this suite's, by the run's id; in the own division,
+    the submitter's implementation as its file declares it (:func:`workloads.own.own_workload`).
+    :class:`UnknownWorkload` or :class:`workloads.own.NotOwn` when there is none."""
+    settings = doc.get("settings")
+    if not isinstance(settings, Mapping) or settings.get("division") != own.DIVISION:
+        return get(run["workload"]["id"])
+    implementation = settings.get("implementation")
+    try:
+        key = canonical_json(implementation)
+    except (TypeError, ValueError):
+        raise own.NotOwn("settings.implementation is not plain JSON") from None
+    return _own(key, run["scale"])
+
+
+@functools.lru_cache(maxsize=256)
+def _own(implementation_json: str, scale: str) -> Workload:
+    """An own implementation's workload, once per declaration and scale (validation and the site ask often)."""
+    import json
+
+    implementation = json.loads(implementation_json)
+    against = implementation.get("against") if isinstance(implementation, dict) else None
+    reference = get(against) if isinstance(against, str) else None
+    if against is not None and reference is None:
+        raise own.NotOwn("settings.implementation.against is not a workload id")
+    return own.own_workload(implementation, scale, reference)

@@ -21,7 +21,7 @@ def recompute_run(run: results.RunRecord, doc: results.Document | dict) -> dict:
     """A copy of ``run`` (a run of ``doc`` that the validator accepted) whose derived figures are
     recomputed from its raw records."""
     run = dict(copy.deepcopy(run))
-    spec = registry.get(run["workload"]["id"]).spec(run["scale"])
+    spec = registry.of_run(run, doc).spec(run["scale"])
     m, times = run["metrics"], run["step_times_s"]
     try:
         resumed = derive.resume_steps(run.get("event_log") or [], len(times))

@@ -28,6 +28,7 @@ from suite.record import results
 from suite.trust import ownership, signing
 from suite.validate import load
 from suite.validate.tolerance import close
+from workloads import own
 
 ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
                  "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
@@ -35,7 +36,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded"]
+                 "load_recorded", "implementation"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
@@ -281,8 +282,15 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "signer": fp, "copy_of": None, "copy_status": None, "known_peak": known_peak(doc, runs),
             "under_load": host_load.runs_under_load(runs),
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
+            "implementation": own_code(doc),
         })
     return out
+
+
+def own_code(doc: dict) -> str | None:
+    """The name of the own implementation a document of the own division measured (None: goodbench's)."""
+    section = doc["settings"].get("implementation") if validate.division(doc) == own.DIVISION else None
+    return str(section["name"]) if isinstance(section, dict) and isinstance(section.get("name"), str) else None
 
 
 def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
@@ -393,9 +401,11 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 def rankable(frame: pd.DataFrame) -> pd.Series:
     """Which entries may be ranked: full scale, neither a copy nor disputed (:func:`copies`), on a
-    device the peak table bounds (:func:`known_peak`), and for TTA a valid score."""
+    device the peak table bounds (:func:`known_peak`), for TTA a valid score, and not an own
+    implementation's free job (held to no goodbench target: measured and shown, never ranked)."""
     return (frame["scale"] == "full") & frame["copy_status"].isna() & (frame["known_peak"] == True) \
-        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
+        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True)) \
+        & ~((frame["division"] == own.DIVISION) & (frame["workload"] == own.FREE_JOB))  # noqa: E712
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,6 @@ good checkpoint found there. The runner reports through a ``progress`` callback 
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 from collections.abc import Callable
@@ -27,9 +26,10 @@ from suite.meters.clock import StepClock, synchronize
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import utc_now, write_atomic
-from suite.run import distributed
+from suite.run import distributed, loop
 from suite.run.files import FINISHED, finished_record, resume, run_settings, save_checkpoint
 from suite.run.instruments import Instruments, open_instruments
+from suite.run.loop import LossNotFinite
 from suite.run.record import finish, log_header
 from suite.run.signals import (
     Terminated,
@@ -38,7 +38,7 @@ from suite.run.signals import (
     sigterm_deferred,
     stop_if_signalled,
 )
-from suite.run.state import LoopState, RunOptions, window_pause
+from suite.run.state import LoopState, RunOptions
 from suite.trust import signing
 from workloads import data as data_registry
 from workloads.base import Workload
@@ -48,10 +48,6 @@ Progress = Callable[..., None]
 
 # Energy sources whose readings start at 0 in every process: a resumed run cannot use them.
 PER_PROCESS_ENERGY = ("rapl", "nvml_power_sampling")
-
-
-class LossNotFinite(RuntimeError):
-    """The training loss became NaN or infinite."""
 
 
 class RankLost(GoodbenchError):
@@ -326,72 +322,14 @@ def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log
             eval_point = step % spec.eval_every == 0 or step == spec.max_steps
             save_point = every != 0 and step % every == 0
             if log_point or eval_point or save_point or step == warm_last:
-                _flush_step_times(clock, state, blocks, timed_before, options.parallel)
+                loop.flush_step_times(clock, state, blocks, timed_before, options.parallel)
             if log_point:  # the global batch's loss: the mean of the ranks' shares
-                _log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
-            if eval_point and _evaluate(job, spec, step, device, state, log, meter, progress,
-                                        options.parallel):
+                loop.log_loss(distributed.mean(loss, options.parallel), step, state, log, progress)
+            if eval_point and loop.evaluate(job.evaluate, spec, step, device, state, log, meter, progress,
+                                             options.parallel):
                 break
             if save_point and directory is not None:
                 save_checkpoint(job, step, state, log, directory, spec_hash, meter, device,
                                  options.parallel)
     finally:  # a failed or interrupted run keeps the times of every step it finished
-        _flush_step_times(clock, state, blocks, timed_before)
-
-
-def _flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
-                      timed_before: int, parallel: Parallel = SINGLE) -> None:
-    """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)
-    and close the step block. Under ``parallel`` (every rank flushes at the same steps) the
-    ranks' batch waits are gathered so the block records the job's data stalls."""
-    first = len(state.step_times) - timed_before
-    new = clock.durations()[first:]
-    new = new[:max(0, state.step - len(state.step_times))]
-    if len(blocks.waits) == len(new):  # the open block's steps: their data waits, as now read
-        blocks.waits = clock.waits()[first:first + len(new)]
-    rank_waits = distributed.gather(blocks.waits, parallel) if parallel.distributed else None
-    if new:
-        state.step_times.extend(new)
-        blocks.close(new, rank_waits)
-
-
-def _log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,
-              progress: Progress) -> None:
-    state.last_loss = float(loss)
-    if not math.isfinite(state.last_loss):
-        raise LossNotFinite(f"training loss is {state.last_loss} at step {step}")
-    log.event("train_loss", state.last_loss, {"step": step})
-    progress("step", step=step, loss=state.last_loss, elapsed=state.since_start(time.time()))
-
-
-def _evaluate(job, spec, step: int, device: torch.device, state: LoopState,
-              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
-              parallel: Parallel = SINGLE) -> bool:
-    """Evaluate, log ``eval_accuracy`` and extend the curve; True when the target is met.
-    Every rank evaluates; rank 0's figures decide for all, so all stop at the same step."""
-    synchronize(device)
-    t_eval = time.time()
-    progress_at = mllog.samples_count(step, log.samples_per_step)  # MLPerf's progress field
-    log.start("eval_start", metadata={"step": step, **progress_at}, time_s=t_eval)
-    with window_pause(state, meter, device):
-        quality = distributed.broadcast(job.evaluate(), parallel)
-        synchronize(device)
-        distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
-    now = time.time()
-    log.end("eval_stop", metadata={"step": step, **progress_at}, time_s=now)
-    state.phases["eval"] += now - t_eval
-    target = spec.target
-    metric = target.metric if target is not None else next(iter(quality))
-    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, "quality": quality,
-                                                 **progress_at})
-    state.curve.append({"step": step, "time_s": state.since_start(now),
-                        "train_loss": state.last_loss if math.isfinite(state.last_loss) else None,
-                        **quality})
-    progress("eval", step=step, **quality)
-    if target is not None and target.met(quality[target.metric]):
-        state.tta_s = state.since_start(now)
-        state.energy["target"] = meter.read()
-        return True
-    return False
-
-
+        loop.flush_step_times(clock, state, blocks, timed_before)

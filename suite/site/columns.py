@@ -66,7 +66,8 @@ def _copy_text(row: dict) -> str:
 def _system_sub(row: dict) -> str | None:
     """What stands behind the row, under its system (the column wraps): a copy's owner, "no known
     peak, not ranked", its trust level, and whether its runs were measured under load."""
-    lines = [_copy_text(row) if isinstance(row.get("copy_status"), str) else None,
+    lines = [_own_text(row),
+             _copy_text(row) if isinstance(row.get("copy_status"), str) else None,
              f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
              trust_text(row),
              UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
@@ -74,9 +75,21 @@ def _system_sub(row: dict) -> str | None:
     return "; ".join(line for line in lines if line) or None
 
 
+def _own_text(row: dict) -> str | None:
+    """An own implementation's row: its code's name, and how its quality was measured."""
+    name = row.get("implementation")
+    if not isinstance(name, str):
+        return None
+    if row.get("kind") == "tta":
+        return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
+                "the submitter's process: self-reported)")
+    return f"own code \u201c{name}\u201d, a free job (never ranked)"
+
+
 def _signer_sub(row: dict) -> str | None:
-    """A system page's rows: a copy's owner, else the trust level."""
-    return _copy_text(row) if isinstance(row.get("copy_status"), str) else trust_text(row)
+    """A system page's rows: an own implementation's code, and a copy's owner, else the trust level."""
+    lines = [_own_text(row), _copy_text(row) if isinstance(row.get("copy_status"), str) else trust_text(row)]
+    return "; ".join(line for line in lines if line) or None
 
 
 def _goodput_sub(row: dict) -> str | None:

@@ -7,10 +7,12 @@ import math
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from markupsafe import Markup, escape
 
 from suite.figures import derive
+from suite.leaderboard.rows import own_code
 from suite.meters import host_load
 from suite.record import results
 from suite.record.text import printable
@@ -156,9 +158,15 @@ def _pinned(workload_id: str, scale: str) -> Markup:
     return escape(json.dumps(registry.get(workload_id).pinned(scale), indent=1, sort_keys=True))
 
 
-@cache
-def _target(workload_id: str, scale: str):
-    return registry.get(workload_id).spec(scale).target
+def _spec_of(doc: dict, run: dict) -> tuple[Markup, Any, str | None]:
+    """The run's spec as the page shows it (pinned, or an own implementation's declaration), its
+    quality target, and the name of the own code (None: goodbench's reference)."""
+    workload = registry.of_run(run, doc)
+    name = own_code(doc)
+    if name is None:
+        return _pinned(run["workload"]["id"], run["scale"]), workload.spec(run["scale"]).target, None
+    text = escape(json.dumps(workload.pinned(run["scale"]), indent=1, sort_keys=True))
+    return text, workload.spec(run["scale"]).target, name
 
 
 def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer: str | None | bool = False) -> dict:
@@ -353,7 +361,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
     ``shared`` is :func:`doc_context` of the document, passed in to compute it once per file.
     """
     wid, scale = run["workload"]["id"], run["scale"]
-    target = _target(wid, scale)
+    pinned, target, own_name = _spec_of(doc, run)
     metrics = {k: v for k, v in run["metrics"].items() if k != "throughput"}
     telemetry = t if isinstance(t := run.get("telemetry"), dict) else {}
     warnings = run.get("warnings", telemetry.get("warnings"))
@@ -372,8 +380,8 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "rank_headers": [{"label": k, "kind": v} for k, v, _ in RANK_COLUMNS],
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),
-        "workload_href": f"../workloads/{safe_name(wid)}.html",
-        "pinned": _pinned(wid, scale),
+        "workload_href": f"../workloads/{safe_name(wid)}.html" if wid in registry.WORKLOADS else None,
+        "pinned": pinned, "own_code": own_name,
         "metrics": field_table(labels.flatten(metrics, "metrics")),
         "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
         if (tput := results.throughput(run)) else None,

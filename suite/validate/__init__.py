@@ -43,7 +43,7 @@ from suite.record.limits import (
 from suite.record.reading import load, parse, read_bounded
 from suite.record.rules_version import RULES_VERSION
 from suite.record.text import has_control_chars, printable
-from suite.validate.facts import pinned_values, run_facts
+from suite.validate.facts import pinned_of, run_facts
 from suite.validate.registry import (
     CODES,
     DOCUMENT,
@@ -151,8 +151,7 @@ def check_run(run: dict, where: str, doc: dict) -> list[Problem]:
         problems = guard(rule.check, run, where, doc)
         if problems:
             return problems
-    workload = run["workload"]
-    facts = run_facts(run, doc, pinned_values(workload["id"], workload["version"], run["scale"]))
+    facts = run_facts(run, doc, pinned_of(run, doc))
     problems = []
     for rule in rules(RUN):
         problems += guard(rule.check, run, where, doc, facts)

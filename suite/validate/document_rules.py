@@ -12,9 +12,11 @@ from suite.trust import ownership
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
+from workloads import own
 from workloads.pinned import SEEDS
 
-code("division", "open_changes missing for an open result, or present for a closed one")
+code("division", "open_changes missing for an open result, or present for a closed one; an own "
+                 "implementation's result without settings.implementation, or another with it")
 code("timestamp", "a timestamp that is not a date and time")
 code("future-timestamp", "a timestamp in the future")
 code("time-order", "times not positive or not in order")
@@ -31,7 +33,13 @@ Runs = list[tuple[int, dict]]
 
 @document_rule("division")
 def _check_division(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """An open result declares its changes; a closed one changes nothing."""
+    """An open result declares its changes; a closed one changes nothing; an own implementation's
+    result describes its code (settings.implementation), and only it does."""
+    described = doc["settings"].get("implementation") is not None
+    if (division(doc) == own.DIVISION) != described:
+        return [Problem("division", "settings.implementation",
+                        "an own-division result describes its code in settings.implementation" if not described
+                        else "settings.implementation belongs to an own-division result (division 'own')")]
     changes = doc["settings"].get("open_changes", [])
     if division(doc) == "open" and not changes:
         return [Problem("division", "settings.open_changes", "an open-division result must declare each change")]

@@ -9,13 +9,26 @@ import numpy as np
 
 from suite.figures import derive
 from suite.validate.shared import division
-from workloads import registry
+from workloads import own, registry
+from workloads.base import Workload
 
 
 @functools.cache
 def pinned_values(workload_id: str, version: int, scale: str) -> dict:
     """What the suite pins for a workload variant, computed once per process."""
-    workload = registry.get(workload_id)
+    return values_of(registry.get(workload_id), scale)
+
+
+def pinned_of(run: dict, doc: dict) -> dict:
+    """What a run of ``doc`` is held to: its workload variant's pinned values, or in the own
+    division the implementation's declaration (:func:`workloads.registry.of_run`)."""
+    if division(doc) == own.DIVISION:
+        return values_of(registry.of_run(run, doc), run["scale"])
+    return pinned_values(run["workload"]["id"], run["workload"]["version"], run["scale"])
+
+
+def values_of(workload: Workload, scale: str) -> dict:
+    """A workload's pinned values at ``scale``: spec hash, warm-up, per-step figures, target."""
     spec = workload.spec(scale)
     target = spec.target
     return {

@@ -13,8 +13,9 @@ from suite.figures import derive, goodput
 from suite.meters import mfu as mfu_meter
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, frame_rule, run_rule
-from suite.validate.shared import division
+from suite.validate.shared import V7, division
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE, close
+from workloads import own
 from workloads import registry as workloads
 from workloads.pinned import CLOSED_PRECISIONS
 
@@ -22,6 +23,8 @@ from workloads.pinned import CLOSED_PRECISIONS
 code("unknown-workload", "no workload with this id in the suite")
 code("workload-version", "the workload version differs from the suite's")
 code("workload-kind", "the workload kind differs from the suite's")
+code("implementation", "an own-division file whose settings.implementation does not describe its code and step",
+     since=V7)
 # the run against the file and the pinned spec
 code("scale-mismatch", "a run's scale differs from settings.scale")
 code("device-mismatch", "a run's device type differs from the system's accelerator")
@@ -48,14 +51,20 @@ code("distributed-communication", "a distributed run's communication share does 
 
 
 # ---------------------------------------------------------------- the frame (before the facts)
-@frame_rule("unknown-workload", "workload-version", "workload-kind")
+@frame_rule("unknown-workload", "workload-version", "workload-kind", "implementation")
 def _check_workload(run: dict, where: str, doc: dict) -> list[Problem]:
     """The run's workload is this suite's: its id, then its version and kind."""
     wid = run["workload"]["id"]
     try:
-        workload = workloads.get(wid)
+        workload = workloads.of_run(run, doc)
     except workloads.UnknownWorkload:
         return [Problem("unknown-workload", f"{where}.workload.id", f"no workload {safe(wid)!r} in this suite")]
+    except own.NotOwn as exc:
+        return [Problem("implementation", "settings.implementation", str(exc))]
+    if wid != workload.id:
+        return [Problem("unknown-workload", f"{where}.workload.id",
+                        f"{safe(wid)!r}, but the own implementation is held to "
+                        f"{workload.id if workload.kind == 'tta' else 'no workload (a free job: own)'}")]
     if run["workload"]["version"] != workload.version:
         return [Problem("workload-version", f"{where}.workload.version",
                         f"{wid} is version {workload.version} in this suite, not {run['workload']['version']}")]

@@ -4,9 +4,11 @@ layout checked against this suite and machine (:class:`CannotReproduce` says why
 plan of the runs to train again."""
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from suite.figures.reproducibility import EXACT, CurveTolerance
 from suite.record.errors import GoodbenchError
@@ -194,11 +196,34 @@ def _target(index: int, run: dict, doc: dict, data_dir: str | None, machine: Mac
     return Target(index, run, wid, int(run["seed"]), device_type, precision, layout, batch)
 
 
+def own_code_steps(settings: dict, where: Path = Path(".")) -> str:
+    """Why goodbench cannot train an own implementation's runs again itself, and how to: its
+    recorded command, where its code is at hand — the named files found under ``where`` with the
+    sha256 recorded, and the git commit to check out."""
+    section = as_dict(settings.get("implementation"))
+    code = as_dict(section.get("code"))
+    files = as_dict(code.get("files"))
+    found = [name for name, digest in files.items()
+             if (where / str(name)).is_file() and hashlib.sha256((where / str(name)).read_bytes()).hexdigest() == digest]
+    command = " ".join(str(a) for a in section.get("command") or []) or "(none recorded)"
+    commit = code.get("git_commit")
+    at = f"git commit {str(commit)[:12]}{' with uncommitted changes' if code.get('git_dirty') else ''}" \
+        if commit else "no git commit recorded"
+    here = (f"{len(found)} of its {len(files)} named files are here with the sha256 recorded"
+            + (f" (missing or changed: {', '.join(sorted(set(files) - set(found)))[:300]})" if len(found) < len(files) else "")
+            if files else "it names no files")
+    return (f"its runs were trained by own code ({section.get('name')!s}), not by goodbench's workloads, so "
+            f"goodbench cannot train them again itself: run its recorded command `{command}` where that code is at "
+            f"hand ({at}; {here}), then compare the two files with `goodbench compare`")
+
+
 def plan(original: Original, indexes: list[int], data_dir: str | None, machine: Machine) -> Plan:
     """The plan of the runs ``indexes``, or :class:`CannotReproduce` with the first run's reason
     (and how many more runs cannot be reproduced)."""
     doc = original.doc
     settings = doc["settings"]
+    if settings.get("division") == "own":
+        raise CannotReproduce(own_code_steps(settings))
     targets: list[Target] = []
     reasons: list[str] = []
     for i in indexes:

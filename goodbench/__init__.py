@@ -1,0 +1,15 @@
+"""goodbench as a library: measure your own training loop (docs/own-code.md).
+
+``goodbench.Benchmark`` wraps a PyTorch loop with goodbench's meters — the step clock and
+steady-state window, MFU against the peak table and a measured matmul ceiling, NVML energy over
+the window, goodput and its badput, an MLPerf-format event log — and writes one standard results
+file of the ``own`` division, which ``goodbench validate``, ``submit`` and ``site`` take like any
+other. Each seed is a :class:`Run` the loop calls (``bench.runs()``). ``goodbench.count_flops``
+counts one step's model FLOPs with torch's FLOP counter."""
+from __future__ import annotations
+
+from suite import __version__
+from suite.api.benchmark import Benchmark, Run, StepMarks
+from suite.api.flops import count_flops
+
+__all__ = ["Benchmark", "Run", "StepMarks", "__version__", "count_flops"]

@@ -1,0 +1,465 @@
+"""``goodbench.Benchmark``: goodbench's meters around the user's own training loop, writing one
+standard results file of the ``own`` division (docs/own-code.md).
+
+The loop calls it; it drives what goodbench's runner drives around a reference job
+(:mod:`suite.run.runner`): the step clock (CUDA events on a GPU, no per-step host sync), the
+warm-up and the steady-state window, the energy meter read at the window's edges, telemetry, the
+MLPerf-format event log with its step blocks, evaluations, checkpoints and data waits, and at the
+end each run's record, its figures and goodput (:func:`suite.run.record.finish`). The file is
+validated by the same rules as a reference run's, the implementation's declaration standing for
+the pinned spec (:mod:`workloads.own`)::
+
+    bench = goodbench.Benchmark("my-gpt", samples_per_step=32, tokens_per_step=32 * 64,
+                                max_steps=300, eval_every=50, against="lm-char", scale="smoke")
+    with bench:                       # measures the matmul ceiling; writes the file at the end
+        for run in bench.runs():      # one run per seed, its RNGs seeded
+            model, optimizer = build()
+            run.count_flops(lambda: loss_of(model, *batch()).backward())
+            for step in range(bench.max_steps):
+                with run.data_wait():
+                    x, y = batch()
+                with run.step() as s:
+                    s.loss = train_step(model, optimizer, x, y)
+                if run.due_for_evaluation() and run.evaluate_pinned(model):
+                    break
+    print(bench.path, bench.problems)
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from suite.figures import derive
+from suite.meters import host_load
+from suite.meters.ceiling import matmul_ceiling
+from suite.meters.clock import StepClock, synchronize
+from suite.mlperf.fields import submission as mlperf_submission
+from suite.record import claims, mllog, privacy, results
+from suite.record.errors import GoodbenchError
+from suite.run import loop, system
+from suite.run.instruments import open_instruments
+from suite.run.record import finish, log_header
+from suite.run.runner import SEED_LIMIT, check_precision, seed_everything
+from suite.run.state import LoopState, RunOptions, window_pause
+from suite.trust import signing
+from workloads import own, registry
+from workloads.base import Workload
+from workloads.pinned import SCALES, SEEDS
+
+FLOPS_AGREE = 1e-6  # FLOPs counted again in a later run must be the first run's (one declared step)
+
+
+@dataclass
+class StepMarks:
+    """What the loop tells of the step it is in (:meth:`Run.step`): its number and its training
+    ``loss`` (a tensor or a number; read at the logging cadence only)."""
+
+    number: int
+    loss: Any = None
+
+
+class Benchmark:
+    """One measured session of the user's own training code: one run per seed, written as one
+    results file when it ends.
+
+    ``name`` and ``trains`` say what the code is and what it trains. ``against``: a goodbench
+    workload whose quality target at ``scale`` the runs are held to, evaluated by goodbench's
+    pinned evaluator (:meth:`Run.evaluate_pinned`); None: a free job, measured and shown, never
+    ranked. ``samples_per_step`` (and ``tokens_per_step``) are one optimizer step's global batch;
+    ``flops_per_step`` its model FLOPs (forward and backward, no recompute), else counted once by
+    :meth:`Run.count_flops`. ``max_steps`` is the step budget, ``warmup_steps`` the steps before
+    the steady-state window (default 10, fewer in a shorter run), ``eval_every`` the evaluation
+    cadence (default: the last step only), ``log_every`` the loss's.
+    ``seeds``: how many runs (the first of goodbench's pinned seeds 1, 2, …) or which seeds; a
+    full-scale run held to a target needs 5, as a reference one does. ``code``: files whose
+    sha256 identify the code (with the git commit of the work tree holding the first);
+    ``command``: how to run it again (default: ``python SCRIPT ARGS`` of this process, the script by
+    its path in the work tree). The file is written
+    to ``out`` (never over an existing file), signed when a signing key exists (``sign``)."""
+
+    def __init__(self, name: str, *, samples_per_step: int, max_steps: int, trains: str = "",
+                 against: str | None = None, scale: str = "smoke", tokens_per_step: int | None = None,
+                 flops_per_step: float | None = None, warmup_steps: int | None = None, eval_every: int | None = None,
+                 log_every: int = 10, precision: str = "fp32", device: str | torch.device = "auto",
+                 seeds: int | Sequence[int] = 1, code: Sequence[str | Path] = (),
+                 command: Sequence[str] | None = None, out: str | Path = "goodbench-own.json",
+                 system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
+                 progress: Callable[..., None] | None = None):
+        for label, value in (("samples_per_step", samples_per_step), ("max_steps", max_steps),
+                             ("log_every", log_every), ("eval_every", eval_every or max_steps)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GoodbenchError(f"{label} must be a whole number of at least 1, not {value!r}")
+        warmup_steps = min(10, max_steps - 1) if warmup_steps is None else warmup_steps
+        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or not 0 <= warmup_steps < max_steps:
+            raise GoodbenchError(f"warmup_steps must be a whole number from 0 to max_steps - 1, not {warmup_steps!r}")
+        if scale not in SCALES:
+            raise GoodbenchError(f"scale must be one of {', '.join(SCALES)}, not {scale!r}")
+        self.seeds = list(SEEDS[:seeds]) if isinstance(seeds, int) else list(seeds)
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds) or \
+                not all(isinstance(s, int) and 0 <= s < SEED_LIMIT for s in self.seeds):
+            raise GoodbenchError(f"seeds: a number of runs from 1 to {len(SEEDS)}, or distinct seeds from 0 to "
+                                 f"{SEED_LIMIT - 1}, not {seeds!r}")
+        self.reference: Workload | None = None
+        if against is not None:
+            try:
+                self.reference = registry.get(against)
+            except registry.UnknownWorkload as exc:
+                raise GoodbenchError(str(exc.args[0])) from None
+            if self.reference.spec(scale).target is None:
+                raise GoodbenchError(f"{against} has no quality target at {scale} scale: hold the runs to a "
+                                     "time-to-accuracy workload, or make them a free job (against=None)")
+        check_precision(precision)
+        self.name, self.trains, self.against, self.scale = name, trains, against, scale
+        self.samples_per_step, self.tokens_per_step, self.flops_per_step = samples_per_step, tokens_per_step, flops_per_step
+        self.flops_source = "given"
+        self.max_steps, self.warmup_steps, self.log_every = max_steps, warmup_steps, log_every
+        self.eval_every = eval_every or max_steps
+        self.precision, self.sign, self.data_dir = precision, sign, data_dir
+        self.device = system.resolve_device(device) if isinstance(device, str) else device
+        self.out, self.system_name = Path(out), system_name
+        self.code = [Path(p) for p in code]
+        self.command = list(command) if command is not None else None  # None: this process's
+        self.progress = progress or (lambda *a, **k: None)
+        self.path: Path | None = None  # where the results file was written, once it is
+        self.problems: list[str] = []  # what the validator says of it (empty: valid)
+        self.records: list[dict[str, Any]] = []
+        self.current: Run | None = None  # the run now training
+        self._started = self._ended = False
+        self._identity: dict[str, Any] | None = None
+        self._workload: Workload | None = None
+        self._evaluator: Callable[[Any], dict[str, float]] | None = None
+
+    # ------------------------------------------------------------------ the session
+    def __enter__(self) -> Benchmark:
+        self.start()
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if not self._started or self._ended:
+            return
+        if self.current is not None:
+            self.current.end(error)
+        self.end(interrupted=isinstance(error, KeyboardInterrupt))
+
+    def start(self) -> None:
+        """Measure the device's matmul ceiling (the bound every run's FLOP rate is held to) and
+        open the session the runs belong to."""
+        if self._started:
+            raise GoodbenchError("this Benchmark has started already: one Benchmark writes one file")
+        if self.out.exists():
+            raise GoodbenchError(f"{self.out} exists: a results file is never overwritten (give another out=)")
+        self.ceiling = matmul_ceiling(self.device, self.precision)
+        self._key = signing.load_key() if self.sign else None
+        run_key = signing.public_bytes(self._key) if self._key is not None else None
+        acc = system.accelerator(self.device)
+        self.session = {"id": uuid.uuid4().hex, "started_at": results.utc_now()}
+        self.options = RunOptions(
+            device=self.device, matmul_ceiling={self.precision: self.ceiling["flops"]}, run_key=run_key,
+            session=self.session["id"], accelerator=(acc["name"], acc["count"]),
+            submission=mlperf_submission(self.system_name, None, f"{acc['name']} x{acc['count']}", own.DIVISION))
+        if self.against is not None:
+            from suite.api.evaluators import evaluator
+
+            self._evaluator = evaluator(self.against, self.scale, self.device, self.data_dir)
+        self._started = True
+
+    def runs(self) -> Iterator[Run]:
+        """One started :class:`Run` per seed, in order; each ends when the loop asks for the next
+        (or when the session ends)."""
+        if not self._started:
+            raise GoodbenchError("start the Benchmark first: with goodbench.Benchmark(...) as bench: ...")
+        for seed in self.seeds:
+            run = Run(self, seed)
+            self.current = run
+            yield run
+            run.end(None)
+
+    @property
+    def data(self) -> Any:
+        """The pinned data of the workload the runs are held to (lm-char: its encoded text,
+        split and vocabulary, :class:`suite.api.evaluators.CharacterData`); None for a free job."""
+        return getattr(self._evaluator, "data", None)
+
+    def implementation(self) -> dict[str, Any]:
+        """``settings.implementation``: what the code is, its identity, command and declared step."""
+        from suite.api.identity import code_identity, default_command
+
+        if self._identity is None:
+            self._identity, root = code_identity(self.code)
+            if self.command is None:
+                self.command = default_command(list(sys.argv), root)
+        return {"kind": own.DIVISION, "name": self.name, "trains": self.trains, "against": self.against,
+                "code": self._identity, "command": privacy.public_command(self.command or [])[0],
+                "spec": {"samples_per_step": self.samples_per_step, "tokens_per_step": self.tokens_per_step,
+                         "flops_per_step": self.flops_per_step, "flops_source": self.flops_source,
+                         "warmup_steps": self.warmup_steps, "max_steps": self.max_steps,
+                         "eval_every": self.eval_every, "log_every": self.log_every, "precision": self.precision}}
+
+    def workload(self) -> Workload:
+        """The implementation as a workload (:func:`workloads.own.own_workload`), once its FLOPs are known."""
+        if self.flops_per_step is None or not self.flops_per_step > 0:
+            raise GoodbenchError("no model FLOPs per step: give flops_per_step=, or call run.count_flops(...) "
+                                 "before the first step")
+        if self._workload is None:
+            self._workload = own.own_workload(self.implementation(), self.scale, self.reference)
+        return self._workload
+
+    def end(self, interrupted: bool = False) -> Path:
+        """Write the runs so far as one results file (signed where a key exists), validated;
+        returns its path (also :attr:`path`; the validator's lines are :attr:`problems`)."""
+        from suite.validate import check_document
+
+        if not self._started or self._ended:
+            raise GoodbenchError("end() a Benchmark that started and has not ended")
+        self._ended = True
+        if self.current is not None:
+            self.current.end(None)
+        if not self.records:
+            raise GoodbenchError("no run was recorded: no results file written")
+        doc = results.new_document(system.describe(self.device, self.system_name),
+                                   self._settings(interrupted), self.records)
+        doc["summary"] = derive.summary(self.records)
+        if self._key is not None:
+            doc = signing.seal(doc, self._key)
+        doc = json.loads(results.dumps(doc))  # as the file holds it
+        self.path = results.write(self.out, doc)
+        self.problems = [p.line(str(self.path)) for p in check_document(doc)]
+        return self.path
+
+    def _settings(self, interrupted: bool) -> dict[str, Any]:
+        workload = self.workload()
+        return {"scale": self.scale, "device": str(self.device), "workloads": [workload.id],
+                "seeds_per_workload": len(self.seeds), "peak_tflops_override": None, "checkpoint_every": None,
+                "inject_failures": [], "failure_rate_per_hour": None, "compile": "off",
+                "cpu_threads": torch.get_num_threads(), "skipped": [], "interrupted": interrupted, "aborted": None,
+                "division": own.DIVISION, "open_changes": [],
+                "matmul_ceiling": {self.precision: self.ceiling}, "session": self.session,
+                "implementation": (implementation := self.implementation()),
+                "command": implementation["command"]}
+
+
+class Run:
+    """One seeded run of a :class:`Benchmark`: the loop's calls to goodbench's meters.
+
+    It starts when made (initialization: data, model, optimizer — left out of the run's clock,
+    as MLPerf's is) and the run's clock starts at its first step."""
+
+    def __init__(self, bench: Benchmark, seed: int):
+        self.bench, self.seed = bench, seed
+        self.device = bench.device
+        self.record: dict[str, Any] = {
+            **signing.new_run_id(bench.options.run_key), "workload": None, "scale": bench.scale, "seed": seed,
+            "device": str(bench.device), "precision": bench.precision, "status": "partial", "error": None,
+            "started_at": results.utc_now()}
+        self.load_at_start = host_load.snapshot()
+        self.log = mllog.EventLog(None)
+        self.state = LoopState(init_start=time.time())
+        self.instruments = open_instruments(bench.device)
+        self.instruments.start()
+        self.log.start("init_start", time_s=self.state.init_start)
+        from workloads.training import set_precision
+
+        self.precision_flags = set_precision(bench.device, bench.precision)
+        seed_everything(seed)
+        self._training = self._ended = False
+        self._open_step: int | None = None  # a step whose window and block are open (a data wait began it)
+        bench.progress("run", seed=seed)
+
+    @property
+    def data(self) -> Any:
+        """:attr:`Benchmark.data`: the pinned data of the workload the run is held to."""
+        return self.bench.data
+
+    def count_flops(self, forward_backward: Callable[[], Any]) -> float:
+        """Count one step's model FLOPs with torch's FLOP counter (:func:`suite.api.flops.count_flops`):
+        ``forward_backward()`` runs a forward and backward pass of one batch, during initialization.
+        Recorded as counted; a later run's count must agree. Returns them."""
+        from suite.api.flops import count_flops
+
+        if self._training:
+            raise GoodbenchError("count the FLOPs during initialization, before the first step")
+        counted = count_flops(forward_backward)
+        bench = self.bench
+        if bench._workload is not None and abs(counted - (bench.flops_per_step or 0)) > FLOPS_AGREE * counted:
+            raise GoodbenchError(f"this run's step counts {counted:.6g} FLOPs, the first run's {bench.flops_per_step:.6g}: "
+                                 "every run of one file trains the step it declares")
+        if bench._workload is None:
+            bench.flops_per_step, bench.flops_source = counted, "counted"
+        return counted
+
+    def _begin_training(self) -> None:
+        """End initialization and start the run's clock (MLPerf's ``run_start``)."""
+        if self._ended:
+            raise GoodbenchError(f"the run of seed {self.seed} has ended")
+        bench = self.bench
+        workload = bench.workload()
+        spec = workload.spec(bench.scale)
+        self.record["workload"] = {"id": workload.id, "version": workload.version,
+                                   "spec_hash": workload.spec_hash(bench.scale), "kind": workload.kind}
+        meter = self.instruments.energy
+        log_header(self.log, workload, bench.scale, self.seed, self.device, bench.options, bench.precision, meter)
+        self.log.event(claims.PRECISION_FLAGS, self.precision_flags)
+        synchronize(self.device)
+        init_stop = time.time()
+        self.log.end("init_stop", time_s=init_stop)
+        self.state.phases["init"] = init_stop - self.state.init_start
+        self.state.run_start = time.time()
+        self.log.start("run_start", time_s=self.state.run_start)
+        self.state.energy["run_start"] = meter.read()
+        self.clock = StepClock(self.device)
+        self.blocks = mllog.StepBlocks(self.log, spec.warmup_steps)
+        self._training = True
+        bench.progress("run_start", workload=workload.id, seed=self.seed, max_steps=bench.max_steps)
+
+    # ------------------------------------------------------------------ the loop
+    def _open(self) -> int:
+        """Open the next step: the energy window at the first steady step, the log's step block."""
+        if not self._training:
+            self._begin_training()
+        if self._open_step is None:
+            step = self.state.step + 1
+            if step > self.bench.max_steps:
+                raise GoodbenchError(f"step {step} is beyond max_steps={self.bench.max_steps}, the budget declared")
+            if step == self.bench.warmup_steps + 1:
+                synchronize(self.device)
+                self.state.energy["window_start"] = self.instruments.energy.read()
+            self.blocks.open(step)
+            self._open_step = step
+        return self._open_step
+
+    @contextlib.contextmanager
+    def data_wait(self) -> Iterator[None]:
+        """Time the fetch of the next step's batch as a data wait (badput), apart from the step."""
+        self._open()
+        self.clock.fetch()
+        yield
+
+    def begin_step(self) -> int:
+        """Start the clock of one optimizer step; returns its number (1, 2, …)."""
+        step = self._open()
+        self.clock.start()
+        return step
+
+    def end_step(self, loss: Any = None) -> None:
+        """Stop the step's clock; ``loss`` (a tensor or a number) is logged at the ``log_every`` cadence."""
+        step = self._open_step
+        if step is None:
+            raise GoodbenchError("end_step() without begin_step()")
+        self.clock.stop()
+        self.blocks.step_done(step, None)
+        self.state.step, self._open_step = step, None
+        bench = self.bench
+        logged = loss is not None and (step % bench.log_every == 0 or step == bench.max_steps)
+        if logged or step == bench.warmup_steps or step == bench.max_steps:
+            self._flush()
+        if logged:
+            loop.log_loss(loss.detach() if isinstance(loss, torch.Tensor) else torch.tensor(float(loss)), step,
+                          self.state, self.log, bench.progress)
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[StepMarks]:
+        """One optimizer step, timed: ``with run.step() as s: …; s.loss = loss``."""
+        marks = StepMarks(self.begin_step())
+        yield marks
+        self.end_step(marks.loss)
+
+    def _flush(self) -> None:
+        loop.flush_step_times(self.clock, self.state, self.blocks, 0)
+
+    # ------------------------------------------------------------------ evaluation and checkpoints
+    def due_for_evaluation(self) -> bool:
+        """True after a step at the declared evaluation cadence (every ``eval_every`` steps, and the last)."""
+        step = self.state.step
+        return step > 0 and (step % self.bench.eval_every == 0 or step == self.bench.max_steps)
+
+    def evaluate(self, quality: Callable[[], Mapping[str, float]]) -> bool:
+        """A free job's evaluation: ``quality()`` gives its metrics ({name: value}), timed as
+        evaluation (out of the steady window, in the eval badput) and put on the curve."""
+        if self.bench.against is not None:
+            raise GoodbenchError(f"a run held to {self.bench.against}'s target is evaluated by goodbench's pinned "
+                                 "evaluator: run.evaluate_pinned(model)")
+        return self._evaluate(lambda: {str(k): float(v) for k, v in quality().items()})
+
+    def evaluate_pinned(self, model: Any) -> bool:
+        """Evaluate ``model`` (a callable from token ids to logits) with the pinned evaluator of
+        the workload the run is held to; True once its target is met (stop training then)."""
+        evaluator = self.bench._evaluator
+        if evaluator is None:
+            raise GoodbenchError("a free job has no pinned evaluator: run.evaluate(quality)")
+        was_training = getattr(model, "training", False)
+        if was_training:
+            model.eval()
+        try:
+            return self._evaluate(lambda: evaluator(model))
+        finally:
+            if was_training:
+                model.train()
+
+    def _evaluate(self, quality_of: Callable[[], dict[str, float]]) -> bool:
+        if not self._training or self._open_step is not None:
+            raise GoodbenchError("evaluate between steps, after the first one")
+        if not self.due_for_evaluation():
+            raise GoodbenchError(f"step {self.state.step} is not at the declared evaluation cadence (every "
+                                 f"{self.bench.eval_every} steps, and the last): check run.due_for_evaluation()")
+        if self.state.curve and self.state.curve[-1]["step"] == self.state.step:
+            raise GoodbenchError(f"step {self.state.step} was evaluated already")
+        self._flush()
+        bench = self.bench
+        return loop.evaluate(quality_of, bench.workload().spec(bench.scale), self.state.step, self.device,
+                             self.state, self.log, self.instruments.energy, bench.progress)
+
+    @property
+    def target_met(self) -> bool:
+        """True once an evaluation met the target of the workload the run is held to."""
+        return self.state.tta_s is not None
+
+    @contextlib.contextmanager
+    def checkpoint(self) -> Iterator[None]:
+        """Time a checkpoint save (the user's code inside) as checkpointing badput, out of the window."""
+        if not self._training or self._open_step is not None:
+            raise GoodbenchError("save a checkpoint between steps, after the first one")
+        self._flush()
+        step = self.state.step
+        self.log.start("checkpoint_start", metadata={"step": step})
+        with window_pause(self.state, self.instruments.energy, self.device):
+            yield
+            synchronize(self.device)
+        self.log.end("checkpoint_stop", metadata={"step": step})
+
+    # ------------------------------------------------------------------ the end
+    def end(self, error: BaseException | None) -> None:
+        """Stop the run's clock and put its record together (``error``: what ended it early)."""
+        if self._ended:
+            return
+        self._ended = True
+        bench = self.bench
+        if bench.current is self:
+            bench.current = None
+        if not self._training:
+            self._begin_training()
+        self._open_step = None  # a step begun and never ended (an error inside it) is not a step
+        self._flush()
+        if error is not None:
+            self.record.update(status="partial" if isinstance(error, KeyboardInterrupt) else "failed",
+                               error=f"{type(error).__name__} after {self.state.step} of at most {bench.max_steps} "
+                                     f"steps: {(str(error).splitlines() or [''])[0][:300]}")
+        else:
+            done = self.state.tta_s is not None or self.state.step == bench.max_steps
+            self.record.update(status="complete" if done else "partial",
+                               error=None if done else f"stopped after {self.state.step} of {bench.max_steps} steps, "
+                                                       "before its target or its step budget")
+        self.record["precision_flags"] = self.precision_flags
+        finish(self.record, bench.workload(), bench.scale, bench.options, bench.precision, self.state, self.log,
+               self.instruments)
+        self.record["host_load"] = {"start": self.load_at_start, "end": host_load.snapshot(),
+                                    "gpu_other_processes_end": self.instruments.other_gpu_processes()}
+        bench.records.append(self.record)

@@ -1,0 +1,87 @@
+"""goodbench's pinned evaluation for own implementations held to a workload's quality target
+(docs/own-code.md): the workload's pinned data, split and held-out batches, and its metric
+computed by goodbench's code from the model's outputs, so that "val_loss ≤ 1.55" means the same
+for every implementation. It runs in the submitter's process: the file cannot prove it ran
+(self-reported, like every figure of an own implementation's quality).
+
+Only lm-char has a pinned evaluator for own code so far (:data:`EVALUATORS`)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from suite.record.errors import GoodbenchError
+from workloads import data as data_registry
+from workloads import registry
+
+Logits = Callable[[torch.Tensor], torch.Tensor]  # token ids (batch, context) -> logits (batch, context, vocab)
+
+
+@dataclass
+class CharacterData:
+    """lm-char's pinned data as its reference trains on it: the text's characters as ids over
+    its sorted character set (``vocab``), the first 90% to train on (``train``), the rest held out."""
+
+    train: torch.Tensor
+    val: torch.Tensor
+    vocab: list[str]
+    context: int  # the pinned context the evaluation reads (the spec's block_size)
+    batch_size: int  # the pinned batch of each held-out evaluation batch
+    eval_batches: int
+
+
+class LmCharEvaluator:
+    """lm-char's evaluation at one scale: the mean cross-entropy of the next character over the
+    spec's ``eval_batches`` pinned held-out windows (the same windows every time, as the reference
+    job reads them: :meth:`workloads.lm.job.LanguageModelJob.evaluate`)."""
+
+    metric = "val_loss"
+
+    def __init__(self, scale: str, device: torch.device, data_dir: str | None = None):
+        from workloads.lm_char.job import encode_characters
+        from workloads.lm_char.spec import TINY_SHAKESPEARE
+
+        spec = registry.get("lm-char").spec(scale)
+        try:
+            path = data_registry.locate(TINY_SHAKESPEARE, data_dir)
+        except data_registry.DataNotFound as exc:
+            raise GoodbenchError(f"lm-char's data: {exc}") from None
+        ids, vocab = encode_characters(path.read_text(encoding="utf-8"))
+        split = int(spec.train_fraction * len(ids))
+        self.device = device
+        self.data = CharacterData(train=ids[:split].to(device=device, dtype=torch.long),
+                                  val=ids[split:].to(device=device, dtype=torch.long), vocab=vocab,
+                                  context=spec.block_size, batch_size=spec.batch_size,
+                                  eval_batches=spec.eval_batches)
+
+    @torch.no_grad()
+    def __call__(self, logits_of: Logits) -> dict[str, float]:
+        """``{"val_loss": …}`` of the model whose ``logits_of(ids)`` gives next-character logits."""
+        from workloads.lm.job import windows
+
+        d = self.data
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        losses = []
+        for _ in range(d.eval_batches):
+            x, y = windows(d.val, d.batch_size, d.context, gen, self.device)
+            logits = logits_of(x)
+            if logits.shape[:2] != x.shape or logits.shape[-1] != len(d.vocab):
+                raise GoodbenchError(f"the model's logits have shape {tuple(logits.shape)}; lm-char's evaluation "
+                                     f"needs (batch, context, vocab) = ({x.shape[0]}, {x.shape[1]}, {len(d.vocab)})")
+            losses.append(F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1)))
+        return {self.metric: float(torch.stack(losses).mean())}
+
+
+EVALUATORS = {"lm-char": LmCharEvaluator}
+
+
+def evaluator(workload_id: str, scale: str, device: torch.device, data_dir: str | None = None) -> LmCharEvaluator:
+    """The pinned evaluator of ``workload_id`` at ``scale``; :class:`GoodbenchError` for a workload
+    without one."""
+    if workload_id not in EVALUATORS:
+        raise GoodbenchError(f"no pinned evaluator for own code held to {workload_id!r} yet: one of "
+                             f"{', '.join(EVALUATORS)} (or a free job: against=None)")
+    return EVALUATORS[workload_id](scale, device, data_dir)

@@ -1,0 +1,70 @@
+"""Which code an own implementation's results file measured: its git commit and whether the work
+tree had changes, and the sha256 of the files the user names (docs/own-code.md). Self-reported:
+nothing in a results file can prove which code ran; ``goodbench reproduce`` can only run the
+recorded command where the same code is at hand."""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from suite.record.errors import GoodbenchError
+from suite.record.privacy import public_path
+
+MAX_FILES = 100  # files named for their sha256: a description, not an archive
+
+
+def file_digests(paths: Iterable[str | Path], root: Path | None = None) -> dict[str, str]:
+    """The sha256 of each named file, keyed by its path inside ``root`` (the git work tree), else
+    as published (no home folder: :func:`suite.record.privacy.public_path`). :class:`GoodbenchError`
+    for a file that cannot be read."""
+    digests: dict[str, str] = {}
+    for path in list(paths)[:MAX_FILES]:
+        resolved = Path(path).resolve()
+        inside = root is not None and resolved.is_relative_to(root)
+        name = resolved.relative_to(root).as_posix() if inside and root is not None else public_path(str(path))
+        try:
+            digests[name] = hashlib.sha256(resolved.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise GoodbenchError(f"cannot read {path} to identify the code: {exc.strerror or exc}") from None
+    return digests
+
+
+def _git(where: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_state(where: Path) -> tuple[Path | None, str | None, bool | None]:
+    """(work tree root, commit, dirty: tracked files changed) of the git work tree holding
+    ``where``; (None, None, None) outside one or without git."""
+    top, commit = _git(where, "rev-parse", "--show-toplevel"), _git(where, "rev-parse", "HEAD")
+    if top is None or commit is None:
+        return None, None, None
+    status = _git(where, "status", "--porcelain", "--untracked-files=no")
+    return Path(top).resolve(), commit, None if status is None else bool(status)
+
+
+def code_identity(files: Iterable[str | Path] = ()) -> tuple[dict[str, Any], Path | None]:
+    """``settings.implementation.code``: the git commit and dirty flag of the work tree holding
+    the first of ``files`` (else the working folder; None outside one) and the sha256 of
+    ``files``; and that work tree's root (None outside one)."""
+    files = list(files)
+    root, commit, dirty = git_state(Path(files[0]).resolve().parent if files else Path.cwd())
+    return {"git_commit": commit, "git_dirty": dirty, "files": file_digests(files, root)}, root
+
+
+def default_command(argv: list[str], root: Path | None) -> list[str]:
+    """How this process was started, as a command to run again from the work tree's root:
+    ``python SCRIPT ARGS``, the script by its path in the work tree (else as published)."""
+    if not argv or not argv[0] or argv[0] == "-c":
+        return ["python", "-c", "..."]
+    script = Path(argv[0]).resolve()
+    inside = root is not None and script.is_relative_to(root)
+    shown = script.relative_to(root).as_posix() if inside and root is not None else public_path(argv[0])
+    return ["python", shown, *argv[1:]]

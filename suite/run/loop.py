@@ -1,0 +1,83 @@
+"""The bookkeeping of a measured training loop, shared by goodbench's runner
+(:mod:`suite.run.runner`) and its library for one's own loop (:mod:`suite.api`): the step times
+moved from the clock into the run's state and its event log's blocks, the training loss logged,
+and an evaluation timed, logged and put on the curve."""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import torch
+
+from suite.meters import energy as energy_meter
+from suite.meters.clock import StepClock, synchronize
+from suite.record import mllog
+from suite.run import distributed
+from suite.run.state import LoopState, window_pause
+from workloads.parallel import SINGLE, Parallel
+
+Progress = Callable[..., None]
+
+
+class LossNotFinite(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+
+def flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
+                      timed_before: int, parallel: Parallel = SINGLE) -> None:
+    """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)
+    and close the step block. Under ``parallel`` (every rank flushes at the same steps) the
+    ranks' batch waits are gathered so the block records the job's data stalls."""
+    first = len(state.step_times) - timed_before
+    new = clock.durations()[first:]
+    new = new[:max(0, state.step - len(state.step_times))]
+    if len(blocks.waits) == len(new):  # the open block's steps: their data waits, as now read
+        blocks.waits = clock.waits()[first:first + len(new)]
+    rank_waits = distributed.gather(blocks.waits, parallel) if parallel.distributed else None
+    if new:
+        state.step_times.extend(new)
+        blocks.close(new, rank_waits)
+
+
+def log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,
+              progress: Progress) -> None:
+    state.last_loss = float(loss)
+    if not math.isfinite(state.last_loss):
+        raise LossNotFinite(f"training loss is {state.last_loss} at step {step}")
+    log.event("train_loss", state.last_loss, {"step": step})
+    progress("step", step=step, loss=state.last_loss, elapsed=state.since_start(time.time()))
+
+
+def evaluate(quality_of: Callable[[], dict[str, float]], spec, step: int, device: torch.device, state: LoopState,
+              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
+              parallel: Parallel = SINGLE) -> bool:
+    """Evaluate (``quality_of()``: the metrics), log ``eval_accuracy`` and extend the curve; True
+    when the target is met. Every rank evaluates; rank 0's figures decide for all, so all stop at
+    the same step."""
+    synchronize(device)
+    t_eval = time.time()
+    progress_at = mllog.samples_count(step, log.samples_per_step)  # MLPerf's progress field
+    log.start("eval_start", metadata={"step": step, **progress_at}, time_s=t_eval)
+    with window_pause(state, meter, device):
+        quality = distributed.broadcast(quality_of(), parallel)
+        synchronize(device)
+        distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
+    now = time.time()
+    log.end("eval_stop", metadata={"step": step, **progress_at}, time_s=now)
+    state.phases["eval"] += now - t_eval
+    target = spec.target
+    metric = target.metric if target is not None else next(iter(quality))
+    log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, "quality": quality,
+                                                 **progress_at})
+    state.curve.append({"step": step, "time_s": state.since_start(now),
+                        "train_loss": state.last_loss if math.isfinite(state.last_loss) else None,
+                        **quality})
+    progress("eval", step=step, **quality)
+    if target is not None and target.met(quality[target.metric]):
+        state.tta_s = state.since_start(now)
+        state.energy["target"] = meter.read()
+        return True
+    return False
+
+

@@ -1,0 +1,227 @@
+"""goodbench as a library for one's own loop (suite/api/, docs/own-code.md): a loop measured by
+``goodbench.Benchmark`` writes a file of the own division that every rule holds like a reference
+run's, the leaderboard shows it (a free job never ranked), and a forged one is refused."""
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from forging import codes, repair
+from test_forgery_physics import sped_up
+from torch import nn
+
+import goodbench
+from suite import validate as v
+from suite.leaderboard import rows as leaderboard
+from suite.record.errors import GoodbenchError
+from suite.site.builder import build_site
+from suite.store.files import submit
+from workloads import own, registry
+
+REPO = Path(__file__).resolve().parent.parent
+BATCH, WIDTH = 16, 32
+
+
+def _regression_batch(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randn(BATCH, WIDTH, generator=gen)
+    return x, x.sum(dim=1, keepdim=True)
+
+
+def _train_mlp(run: goodbench.Run, steps: int) -> None:
+    """An MLP learning the sum of its inputs: an ordinary loop, its steps measured by ``run``."""
+    model = nn.Sequential(nn.Linear(WIDTH, 64), nn.ReLU(), nn.Linear(64, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(run.seed)
+    x, y = _regression_batch(gen)
+    run.count_flops(lambda: nn.functional.mse_loss(model(x), y).backward())
+    optimizer.zero_grad()
+    held = _regression_batch(torch.Generator().manual_seed(0))
+
+    def quality() -> dict[str, float]:
+        with torch.no_grad():
+            return {"val_mse": float(nn.functional.mse_loss(model(held[0]), held[1]))}
+
+    for _ in range(steps):
+        with run.data_wait():
+            x, y = _regression_batch(gen)
+        with run.step() as s:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            s.loss = loss
+        if run.due_for_evaluation():
+            run.evaluate(quality)
+
+
+def free_job(tmp_path: Path, *, steps: int = 30, seeds: int = 1, name: str = "tiny-mlp", **kw) -> goodbench.Benchmark:
+    """A free job: a small MLP learning a sum, measured by the library (its FLOPs counted)."""
+    bench = goodbench.Benchmark(name, trains="an MLP learning the sum of its inputs", samples_per_step=BATCH,
+                                max_steps=steps, warmup_steps=5, eval_every=10, log_every=5, device="cpu",
+                                seeds=seeds, code=[__file__], out=tmp_path / f"{name}.json", sign=False, **kw)
+    with bench:
+        for run in bench.runs():
+            _train_mlp(run, steps)
+    return bench
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> goodbench.Benchmark:
+    return free_job(tmp_path_factory.mktemp("own"), seeds=2)
+
+
+def test_a_measured_free_job_writes_a_valid_file_of_the_own_division(measured):
+    assert measured.problems == []
+    doc = json.loads(measured.path.read_text())
+    assert doc["settings"]["division"] == "own" and v.check_document(doc) == []
+    implementation = doc["settings"]["implementation"]
+    assert implementation["against"] is None and implementation["spec"]["flops_source"] == "counted"
+    # torch's counter on the MLP: per weight and sample 2 FLOPs forward, 2 for the weight's gradient
+    # and 2 for the input's — but the first layer's input needs no gradient, so the step computes
+    # 4 there: what ran, below PaLM's analytic 6N
+    assert implementation["spec"]["flops_per_step"] == BATCH * (4 * WIDTH * 64 + 6 * 64 * 1)
+    assert implementation["code"]["files"] == {"tests/test_own_code.py": implementation["code"]["files"][
+        "tests/test_own_code.py"]}  # named by its path in the work tree
+    runs = doc["runs"]
+    assert [r["seed"] for r in runs] == [1, 2] and {r["status"] for r in runs} == {"complete"}
+    run = runs[0]
+    assert run["workload"] == {"id": own.FREE_JOB, "version": 1, "kind": "throughput",
+                               "spec_hash": registry.of_run(run, doc).spec_hash("smoke")}
+    assert [p["step"] for p in run["curve"]] == [10, 20, 30] and "val_mse" in run["curve"][0]
+    window = run["metrics"]["throughput"]["window"]
+    assert (window["first_step"], window["last_step"]) == (6, 30)
+    assert run["goodput"]["badput_s"]["data_wait"] > 0  # the data waits were timed apart
+    assert run["metrics"]["share_of_ceiling"] > 0
+
+
+def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
+    store = tmp_path / "results"
+    stored = submit(measured.path, store)
+    doc = json.loads(stored.read_text())
+    doc["settings"]["scale"] = "full"  # even at full scale, on a known device: never ranked
+    frame = leaderboard.table([(stored.name, json.loads(stored.read_text()))])
+    assert list(frame["implementation"]) == ["tiny-mlp"]
+    full = frame.assign(scale="full", known_peak=True)
+    assert not leaderboard.rankable(full).any()
+    build_site(store, tmp_path / "site")
+    system = next((tmp_path / "site" / "systems").glob("*.html")).read_text()
+    assert "own code \u201ctiny-mlp\u201d, a free job (never ranked)" in system
+    page = next(p for p in (tmp_path / "site" / "runs").glob("*.html") if "tiny-mlp" in p.read_text())
+    text = page.read_text()
+    assert "a free job, held to no goodbench target, never ranked" in text
+    assert "Declared implementation and step" in text
+
+
+def test_a_forged_own_file_is_refused_like_a_reference_one(measured):
+    doc = json.loads(measured.path.read_text())
+    halved = copy.deepcopy(doc)
+    for run in halved["runs"]:
+        run["step_times_s"] = [t / 2 for t in run["step_times_s"]]
+    assert "stream-step-times" in codes(repair(halved))  # the log's step blocks contradict it
+    edited = copy.deepcopy(doc)
+    edited["runs"][0]["curve"][-1]["val_mse"] /= 10
+    assert "stream-curve" in codes(repair(edited))
+    # a thousand times faster, the log rewritten to agree: beyond the run's own matmul ceiling
+    assert "above-ceiling" in codes(repair(sped_up(copy.deepcopy(doc), 1000)))
+    # its declared step changed (MFU doubled): the spec hash, and the log's copy of it, refuse it
+    doubled = copy.deepcopy(doc)
+    doubled["settings"]["implementation"]["spec"]["flops_per_step"] *= 2
+    for run in doubled["runs"]:
+        run["metrics"]["flops_per_step"] *= 2
+    assert "spec-hash" in codes(repair(doubled))
+    for run in doubled["runs"]:
+        run["workload"]["spec_hash"] = registry.of_run(run, doubled).spec_hash("smoke")
+    assert "log-spec" in codes(repair(doubled))
+
+
+def test_the_own_division_and_its_section_go_together(measured):
+    doc = json.loads(measured.path.read_text())
+    closed = copy.deepcopy(doc)
+    closed["settings"]["division"] = "closed"
+    assert "division" in codes(closed)
+    bare = copy.deepcopy(doc)
+    del bare["settings"]["implementation"]
+    assert "division" in codes(bare)
+    held = copy.deepcopy(doc)
+    held["settings"]["implementation"]["against"] = "no-such-workload"
+    assert "unknown-workload" in codes(held)
+    held["settings"]["implementation"]["against"] = "gpt2-124m"  # a throughput workload: no target to hold to
+    assert "implementation" in codes(held)
+
+
+def test_the_loop_is_held_to_what_it_declared(tmp_path):
+    bench = goodbench.Benchmark("bad", samples_per_step=4, flops_per_step=100.0, max_steps=3, eval_every=2,
+                                warmup_steps=1, device="cpu", out=tmp_path / "bad.json", sign=False)
+    with pytest.raises(GoodbenchError, match="beyond max_steps=3"), bench:
+        run = next(bench.runs())
+        with run.step():
+            pass
+        with pytest.raises(GoodbenchError, match="not at the declared evaluation cadence"):
+            run.evaluate(lambda: {"x": 1.0})
+        with pytest.raises(GoodbenchError, match="a free job has no pinned evaluator"):
+            run.evaluate_pinned(lambda ids: ids)
+        with pytest.raises(GoodbenchError, match="before the first step"):
+            run.count_flops(lambda: None)
+        for _ in range(3):
+            with run.step():
+                pass
+    # the run so far is still written, and says how it ended
+    doc = json.loads((tmp_path / "bad.json").read_text())
+    assert doc["runs"][0]["status"] == "failed" and "beyond max_steps" in doc["runs"][0]["error"]
+    with pytest.raises(GoodbenchError, match="never overwritten"):
+        goodbench.Benchmark("bad", samples_per_step=4, max_steps=3, device="cpu", out=tmp_path / "bad.json").start()
+    with pytest.raises(GoodbenchError, match="no quality target"):
+        goodbench.Benchmark("x", samples_per_step=4, max_steps=3, against="gpt2-124m")
+    with pytest.raises(GoodbenchError, match="unknown workload"):
+        goodbench.Benchmark("x", samples_per_step=4, max_steps=3, against="nope")
+
+
+def test_a_run_held_to_lm_char_is_evaluated_by_the_pinned_evaluator(tmp_path, data_dir):
+    """The plain-loop example's model against lm-char's smoke target, a few steps: the quality on
+    its curve is goodbench's evaluation (the same windows as the reference's)."""
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        import plain_loop
+    finally:
+        sys.path.remove(str(REPO / "examples"))
+    bench = goodbench.Benchmark("plain", samples_per_step=32, tokens_per_step=32 * 64, max_steps=20,
+                                warmup_steps=5, eval_every=10, against="lm-char", scale="smoke", device="cpu",
+                                out=tmp_path / "plain.json", sign=False, data_dir=str(data_dir))
+    with bench:
+        for run in bench.runs():
+            plain_loop.train(run, 32, 64)
+            with pytest.raises(GoodbenchError, match="pinned evaluator"):
+                run.evaluate(lambda: {"val_loss": 0.1})
+    assert bench.problems == []
+    doc = json.loads(bench.path.read_text())
+    run = doc["runs"][0]
+    assert run["workload"]["id"] == "lm-char" and run["workload"]["kind"] == "tta"
+    assert run["metrics"]["target"] == {"metric": "val_loss", "direction": "min", "value": 2.4}
+    assert [p["step"] for p in run["curve"]] == [10, 20] and 2.4 < run["curve"][-1]["val_loss"] < 4.5
+
+
+@pytest.mark.slow
+def test_the_plain_loop_example_runs_in_one_command_and_its_file_validates(tmp_path, data_dir):
+    out = tmp_path / "own-plain.json"
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "plain_loop.py"), "--out", str(out),
+                           "--steps", "60", "--device", "cpu"], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "GOODBENCH_DATA_DIR": str(data_dir)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"results written to {out}" in done.stdout and "validator:" not in done.stdout
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)], capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.strip().endswith("ok"), check.stdout
+
+
+def test_reproduce_says_how_to_run_own_code_again(measured, tmp_path, monkeypatch):
+    from suite.run.reproduce.planning import own_code_steps
+
+    doc = json.loads(measured.path.read_text())
+    text = own_code_steps(doc["settings"], REPO)
+    assert "goodbench cannot train them again itself" in text and "1 of its 1 named files are here" in text
+    assert "`python -m pytest" in text or "`python " in text
+    assert "0 of its 1 named files are here" in own_code_steps(doc["settings"], tmp_path)

@@ -1,0 +1,120 @@
+"""Own implementations (docs/own-code.md): a run of the submitter's own training code, measured
+by goodbench's library (:mod:`goodbench`), described by what its file declares instead of a
+pinned spec.
+
+A results file of the ``own`` division holds ``settings.implementation`` (:data:`FIELDS`): the
+code's name and identity, the command, what it trains, the figures of one step it declares
+(samples, tokens, model FLOPs and whether they were counted or given, warm-up, step budget,
+evaluation cadence, precision) and, for a run held to a goodbench workload's quality target,
+that workload (``against``). :func:`own_workload` turns that section into a :class:`Workload`
+whose spec is the declaration, so that every rule, figure and page that reads a run's spec
+reads an own run's the same way (:func:`workloads.registry.of_run`). Its spec hash covers the
+declaration and the code's identity. A run held to a workload's target bears that workload's
+id and version; a free job bears :data:`FREE_JOB`. Torch-free.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from workloads.base import Spec, Target, Workload
+
+DIVISION = "own"
+FREE_JOB = "own"  # the workload id of a run held to no goodbench target
+FLOPS_SOURCES = ("counted", "given")  # torch's FLOP counter on one step, or the submitter's figure
+
+# the declared figures of one step, and their types: what settings.implementation.spec holds
+SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {"samples_per_step": int, "tokens_per_step": (int, type(None)), "flops_per_step": (int, float),
+               "flops_source": str, "warmup_steps": int, "max_steps": int, "eval_every": int,
+               "log_every": int, "precision": str}
+FIELDS = ("kind", "name", "trains", "against", "code", "command", "spec")
+
+
+class NotOwn(ValueError):
+    """A section that does not describe an own implementation (the reason is the message)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OwnSpec(Spec):
+    """The declared figures of one step of an own implementation (``batch_size``: samples)."""
+
+    tokens_per_step: int | None
+    flops_per_step: float
+    flops_source: str
+
+
+class OwnWorkload(Workload[OwnSpec]):
+    """An own implementation as a workload: its one variant, at the run's scale, is its declaration."""
+
+    id: ClassVar[str] = FREE_JOB
+    version: ClassVar[int] = 1
+    task: ClassVar[str] = "own implementation"
+    job: ClassVar[str] = ""  # never built: the submitter's code trains, goodbench measures
+    implementation: dict[str, Any]
+
+    def samples_per_step(self, spec: OwnSpec) -> int:
+        return spec.batch_size
+
+    def tokens_per_step(self, spec: OwnSpec) -> int | None:
+        return spec.tokens_per_step
+
+    def flops_per_step(self, spec: OwnSpec) -> float:
+        return spec.flops_per_step
+
+    @property
+    def kind(self) -> str:
+        """"tta" when held to a goodbench workload's target, else "throughput" (a free job)."""
+        return "tta" if self.implementation.get("against") else "throughput"
+
+    def pinned(self, scale: str) -> dict[str, Any]:
+        """What the spec hash covers: the declaration and the code's identity, name and command."""
+        return {**super().pinned(scale), "implementation": {
+            key: self.implementation.get(key) for key in ("name", "trains", "against", "code", "command")}}
+
+
+def own_workload(implementation: Any, scale: str, reference: Workload | None) -> OwnWorkload:
+    """The workload of an own implementation described by ``implementation`` (a file's
+    ``settings.implementation``) at ``scale``; ``reference``: the goodbench workload it is held
+    to (its ``against``), whose id, version, data and target at ``scale`` it takes.
+    :class:`NotOwn` when the section cannot describe one."""
+    if not isinstance(implementation, dict) or implementation.get("kind") != DIVISION:
+        raise NotOwn("settings.implementation does not describe an own implementation (kind 'own')")
+    declared = implementation.get("spec")
+    if not isinstance(declared, dict):
+        raise NotOwn("settings.implementation.spec is missing")
+    for key, kind in SPEC_FIELDS.items():
+        value = declared.get(key)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise NotOwn(f"settings.implementation.spec.{key} is missing or not a {_name(kind)}")
+    if declared["flops_source"] not in FLOPS_SOURCES:
+        raise NotOwn(f"settings.implementation.spec.flops_source is one of {', '.join(FLOPS_SOURCES)}")
+    if (implementation.get("against") is None) != (reference is None):
+        raise NotOwn("settings.implementation.against names no workload of this suite")
+    target: Target | None = reference.spec(scale).target if reference is not None else None
+    if reference is not None and target is None:
+        raise NotOwn(f"settings.implementation.against: {reference.id} has no quality target at {scale} scale "
+                     "to hold a run to")
+    spec = OwnSpec(max_steps=declared["max_steps"], eval_every=declared["eval_every"],
+                   warmup_steps=declared["warmup_steps"], log_every=declared["log_every"],
+                   batch_size=declared["samples_per_step"], precision=declared["precision"], target=target,
+                   tokens_per_step=declared["tokens_per_step"], flops_per_step=float(declared["flops_per_step"]),
+                   flops_source=declared["flops_source"])
+    attributes: dict[str, Any] = {"variants": {scale: spec}}
+    if reference is not None:
+        attributes.update(id=reference.id, version=reference.version, data_files=reference.data_files,
+                          task=f"own implementation, held to {reference.id}'s target")
+    workload = type("OwnWorkload", (OwnWorkload,), attributes)()
+    workload.implementation = dict(implementation)
+    return workload
+
+
+def declaration(spec: OwnSpec) -> dict[str, Any]:
+    """The ``settings.implementation.spec`` section of ``spec`` (the inverse of :func:`own_workload`'s reading)."""
+    fields = dataclasses.asdict(spec)
+    return {"samples_per_step": fields["batch_size"], **{k: fields[k] for k in SPEC_FIELDS if k in fields}}
+
+
+def _name(kind: Any) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join({int: "whole number", float: "number", str: "text"}.get(k, "null") for k in kinds)
