@@ -148,6 +148,9 @@ class Benchmark:
             return
         if self.current is not None:
             self.current.end(error)
+        if error is not None and not self.records:
+            self._ended = True  # nothing measured to write: the error says why
+            return
         self.end(interrupted=isinstance(error, KeyboardInterrupt))
 
     def start(self) -> None:
@@ -384,14 +387,26 @@ class Run:
     def evaluate(self, quality: Callable[[], Mapping[str, float]]) -> bool:
         """A free job's evaluation: ``quality()`` gives its metrics ({name: value}), timed as
         evaluation (out of the steady window, in the eval badput) and put on the curve."""
+        with self.evaluation() as found:
+            found.quality = {str(k): float(v) for k, v in quality().items()}
+        return found.met
+
+    @contextlib.contextmanager
+    def evaluation(self) -> Iterator[loop.Evaluation]:
+        """A free job's evaluation by its own code inside the block, timed as :meth:`evaluate`'s:
+        ``with run.evaluation() as ev: ev.quality["val_mse"] = ...`` (a framework's validation
+        loop, which a callback can only mark the edges of)."""
         if self.bench.against is not None:
             raise GoodbenchError(f"a run held to {self.bench.against}'s target is evaluated by goodbench's pinned "
                                  "evaluator: run.evaluate_pinned(model)")
-        return self._evaluate(lambda: {str(k): float(v) for k, v in quality().items()})
+        with self._evaluating() as found:
+            yield found
 
-    def evaluate_pinned(self, model: Any) -> bool:
-        """Evaluate ``model`` (a callable from token ids to logits) with the pinned evaluator of
-        the workload the run is held to; True once its target is met (stop training then)."""
+    def evaluate_pinned(self, model: Any, logits_of: Callable[[torch.Tensor], torch.Tensor] | None = None) -> bool:
+        """Evaluate ``model`` with the pinned evaluator of the workload the run is held to (in
+        eval mode, without gradients): ``logits_of(ids)`` gives the logits (default: ``model(ids)``;
+        a Hugging Face model: ``lambda ids: model(input_ids=ids).logits``). True once the target
+        is met (stop training then)."""
         evaluator = self.bench._evaluator
         if evaluator is None:
             raise GoodbenchError("a free job has no pinned evaluator: run.evaluate(quality)")
@@ -399,12 +414,15 @@ class Run:
         if was_training:
             model.eval()
         try:
-            return self._evaluate(lambda: evaluator(model))
+            with self._evaluating() as found:
+                found.quality = evaluator(logits_of or model)
         finally:
             if was_training:
                 model.train()
+        return found.met
 
-    def _evaluate(self, quality_of: Callable[[], dict[str, float]]) -> bool:
+    @contextlib.contextmanager
+    def _evaluating(self) -> Iterator[loop.Evaluation]:
         if not self._training or self._open_step is not None:
             raise GoodbenchError("evaluate between steps, after the first one")
         if not self.due_for_evaluation():
@@ -414,8 +432,9 @@ class Run:
             raise GoodbenchError(f"step {self.state.step} was evaluated already")
         self._flush()
         bench = self.bench
-        return loop.evaluate(quality_of, bench.workload().spec(bench.scale), self.state.step, self.device,
-                             self.state, self.log, self.instruments.energy, bench.progress)
+        with loop.evaluation(bench.workload().spec(bench.scale), self.state.step, self.device, self.state,
+                             self.log, self.instruments.energy, bench.progress) as found:
+            yield found
 
     @property
     def target_met(self) -> bool:
@@ -440,12 +459,16 @@ class Run:
         """Stop the run's clock and put its record together (``error``: what ended it early)."""
         if self._ended:
             return
-        self._ended = True
         bench = self.bench
         if bench.current is self:
             bench.current = None
         if not self._training:
+            if error is not None and bench.flops_per_step is None:
+                self._ended = True  # it failed in initialization, before its step was known: no record
+                self.instruments.stop()
+                return
             self._begin_training()
+        self._ended = True
         self._open_step = None  # a step begun and never ended (an error inside it) is not a step
         self._flush()
         if error is not None:

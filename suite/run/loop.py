@@ -4,15 +4,18 @@ moved from the clock into the run's state and its event log's blocks, the traini
 and an evaluation timed, logged and put on the curve."""
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import torch
 
 from suite.meters import energy as energy_meter
 from suite.meters.clock import StepClock, synchronize
 from suite.record import mllog
+from suite.record.errors import GoodbenchError
 from suite.run import distributed
 from suite.run.state import LoopState, window_pause
 from workloads.parallel import SINGLE, Parallel
@@ -49,25 +52,42 @@ def log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLo
     progress("step", step=step, loss=state.last_loss, elapsed=state.since_start(time.time()))
 
 
-def evaluate(quality_of: Callable[[], dict[str, float]], spec, step: int, device: torch.device, state: LoopState,
-              log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
-              parallel: Parallel = SINGLE) -> bool:
-    """Evaluate (``quality_of()``: the metrics), log ``eval_accuracy`` and extend the curve; True
-    when the target is met. Every rank evaluates; rank 0's figures decide for all, so all stop at
-    the same step."""
+@dataclass
+class Evaluation:
+    """One evaluation under way (:func:`evaluation`): the ``quality`` metrics it found
+    ({name: value}, filled inside the block), and whether they ``met`` the target (after it)."""
+
+    quality: dict[str, float] = field(default_factory=dict)
+    met: bool = False
+
+
+@contextlib.contextmanager
+def evaluation(spec, step: int, device: torch.device, state: LoopState, log: mllog.EventLog,
+               meter: energy_meter.EnergyMeter, progress: Progress,
+               parallel: Parallel = SINGLE) -> Iterator[Evaluation]:
+    """Time the evaluation inside the block (``eval_start`` … ``eval_stop``, out of the energy
+    window), whose metrics the block puts in the yielded :class:`Evaluation`; then log
+    ``eval_accuracy``, extend the curve and say whether the target is met. Every rank evaluates;
+    rank 0's figures decide for all, so all stop at the same step."""
     synchronize(device)
     t_eval = time.time()
     progress_at = mllog.samples_count(step, log.samples_per_step)  # MLPerf's progress field
     log.start("eval_start", metadata={"step": step, **progress_at}, time_s=t_eval)
+    found = Evaluation()
     with window_pause(state, meter, device):
-        quality = distributed.broadcast(quality_of(), parallel)
+        yield found
+        quality = distributed.broadcast(found.quality, parallel)
         synchronize(device)
         distributed.barrier(parallel)  # the job's eval ends with its slowest rank's
+    if not quality:
+        raise GoodbenchError(f"the evaluation at step {step} gave no metric")
     now = time.time()
     log.end("eval_stop", metadata={"step": step, **progress_at}, time_s=now)
     state.phases["eval"] += now - t_eval
     target = spec.target
     metric = target.metric if target is not None else next(iter(quality))
+    if metric not in quality:
+        raise GoodbenchError(f"the evaluation at step {step} gave no {metric}, the target's metric")
     log.event("eval_accuracy", quality[metric], {"step": step, "metric": metric, "quality": quality,
                                                  **progress_at})
     state.curve.append({"step": step, "time_s": state.since_start(now),
@@ -77,7 +97,15 @@ def evaluate(quality_of: Callable[[], dict[str, float]], spec, step: int, device
     if target is not None and target.met(quality[target.metric]):
         state.tta_s = state.since_start(now)
         state.energy["target"] = meter.read()
-        return True
-    return False
+        found.met = True
+
+
+def evaluate(quality_of: Callable[[], dict[str, float]], spec, step: int, device: torch.device, state: LoopState,
+             log: mllog.EventLog, meter: energy_meter.EnergyMeter, progress: Progress,
+             parallel: Parallel = SINGLE) -> bool:
+    """:func:`evaluation` of ``quality_of()`` (the metrics); True when the target is met."""
+    with evaluation(spec, step, device, state, log, meter, progress, parallel) as found:
+        found.quality = quality_of()
+    return found.met
 
 

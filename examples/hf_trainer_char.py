@@ -1,0 +1,72 @@
+"""A Hugging Face ``Trainer`` measured by goodbench: a small GPT-2 built from its config (no
+download) trained on Tiny Shakespeare's characters with ``goodbench.hf.Measure``, held to
+lm-char's smoke target. One command on the CPU (``pip install 'goodbench[hf]'``):
+
+    python examples/hf_trainer_char.py --out own-hf.json
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+
+import torch
+from torch.utils.data import Dataset
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+import goodbench
+import goodbench.hf
+
+
+class Windows(Dataset):
+    """Random windows of the training text, drawn once per run from its seed; GPT-2 shifts the
+    labels itself."""
+
+    def __init__(self, ids: torch.Tensor, context: int, count: int, seed: int):
+        gen = torch.Generator().manual_seed(seed)
+        self.starts = torch.randint(len(ids) - context - 1, (count,), generator=gen)
+        self.ids, self.context = ids, context
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        window = self.ids[int(self.starts[i]):int(self.starts[i]) + self.context]
+        return {"input_ids": window, "labels": window}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="own-hf.json")
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--seeds", type=int, default=1)
+    args = parser.parse_args()
+    batch, context = 32, 64
+    bench = goodbench.Benchmark(
+        "hf-trainer-gpt2-char", trains="a 2-layer GPT-2 (transformers, from its config) on Tiny Shakespeare",
+        against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
+        max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
+        code=[__file__], out=args.out)
+    with bench, tempfile.TemporaryDirectory() as scratch:
+        for run in bench.runs():
+            data = run.data
+            config = GPT2Config(vocab_size=len(data.vocab), n_positions=context, n_embd=128, n_layer=2, n_head=4,
+                                resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+            model = GPT2LMHeadModel(config)
+            train = Windows(data.train.cpu(), context, batch * args.steps, run.seed)
+            settings = TrainingArguments(
+                output_dir=scratch, max_steps=args.steps, per_device_train_batch_size=batch, learning_rate=2e-3,
+                lr_scheduler_type="cosine", warmup_steps=20, weight_decay=0.1, adam_beta2=0.99, max_grad_norm=1.0,
+                logging_steps=10, save_strategy="no", eval_strategy="no", report_to=[], seed=run.seed,
+                use_cpu=args.device == "cpu", dataloader_num_workers=0, disable_tqdm=True)
+            sample = {k: v.unsqueeze(0).repeat(batch, 1) for k, v in train[0].items()}
+            trainer = Trainer(model=model, args=settings, train_dataset=train,
+                              callbacks=[goodbench.hf.Measure(run, count_flops_on=sample)])
+            trainer.train()
+    print(f"results written to {bench.path}")
+    for line in bench.problems:
+        print(f"validator: {line}")
+
+
+if __name__ == "__main__":
+    main()

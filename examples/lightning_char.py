@@ -1,0 +1,85 @@
+"""A PyTorch Lightning module measured by goodbench: the plain-loop example's character GPT as a
+``LightningModule``, trained by ``lightning.Trainer`` with ``goodbench.lightning.Measure``, held to
+lm-char's smoke target. One command on the CPU (``pip install 'goodbench[lightning]'``):
+
+    python examples/lightning_char.py --out own-lightning.json
+"""
+from __future__ import annotations
+
+import argparse
+import math
+
+import lightning.pytorch as L
+import torch
+from plain_loop import CharGPT
+from torch.nn import functional as F
+from torch.utils.data import DataLoader, IterableDataset
+
+import goodbench
+import goodbench.lightning
+
+
+class Windows(IterableDataset):
+    """Endless random windows of the training text (one generator per run: its seed)."""
+
+    def __init__(self, ids: torch.Tensor, context: int, seed: int):
+        self.ids, self.context, self.seed = ids, context, seed
+
+    def __iter__(self):
+        gen = torch.Generator().manual_seed(self.seed)
+        while True:
+            start = int(torch.randint(len(self.ids) - self.context - 1, (1,), generator=gen))
+            window = self.ids[start:start + self.context + 1]
+            yield window[:-1], window[1:]
+
+
+class CharModule(L.LightningModule):
+    def __init__(self, vocab: int, context: int, max_steps: int):
+        super().__init__()
+        self.model, self.vocab, self.max_steps = CharGPT(vocab, context), vocab, max_steps
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.model(ids)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x).reshape(-1, self.vocab), y.reshape(-1))
+        self.log("train_loss", loss)
+        return loss
+
+    def configure_optimizers(self):
+        optimizer = torch.optim.AdamW(self.parameters(), lr=2e-3, betas=(0.9, 0.99), weight_decay=0.1)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 20) * (
+            0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / self.max_steps))))
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="own-lightning.json")
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--seeds", type=int, default=1)
+    args = parser.parse_args()
+    batch, context = 32, 64
+    bench = goodbench.Benchmark(
+        "lightning-char-gpt", trains="a 2-layer character GPT as a LightningModule on Tiny Shakespeare",
+        against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
+        max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
+        code=[__file__], out=args.out)
+    with bench:
+        for run in bench.runs():
+            data = run.data
+            module = CharModule(len(data.vocab), context, args.steps)
+            loader = DataLoader(Windows(data.train, context, run.seed), batch_size=batch)
+            trainer = L.Trainer(max_steps=args.steps, accelerator=args.device, devices=1, logger=False,
+                                enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                                gradient_clip_val=1.0, callbacks=[goodbench.lightning.Measure(run)])
+            trainer.fit(module, loader)
+    print(f"results written to {bench.path}")
+    for line in bench.problems:
+        print(f"validator: {line}")
+
+
+if __name__ == "__main__":
+    main()

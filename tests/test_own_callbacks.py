@@ -1,0 +1,120 @@
+"""The callbacks for frameworks' own loops (suite/api/lightning.py, suite/api/hf.py): a Lightning
+``Trainer.fit`` and a Hugging Face ``Trainer.train`` on the CPU with tiny models built in the test
+(no download), each measured as one run whose file every rule accepts; and the examples that use
+them, each run in one command."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import goodbench
+from suite import validate as v
+
+REPO = Path(__file__).resolve().parent.parent
+L = pytest.importorskip("lightning.pytorch")
+transformers = pytest.importorskip("transformers")
+
+
+class _Sums(torch.utils.data.IterableDataset):
+    def __init__(self, seed: int):
+        self.seed = seed
+
+    def __iter__(self):
+        gen = torch.Generator().manual_seed(self.seed)
+        while True:
+            x = torch.randn(8, generator=gen)
+            yield x, x.sum(dim=0, keepdim=True)
+
+
+class _Regression(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.net(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_mse", torch.nn.functional.mse_loss(self.net(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+def _bench(tmp_path: Path, name: str, **kw) -> goodbench.Benchmark:
+    return goodbench.Benchmark(name, trains="a test model", samples_per_step=16, max_steps=20, warmup_steps=4,
+                               eval_every=10, log_every=5, device="cpu", out=tmp_path / f"{name}.json",
+                               sign=False, code=[__file__], **kw)
+
+
+def test_a_lightning_fit_is_measured_as_one_run(tmp_path):
+    import goodbench.lightning
+
+    bench = _bench(tmp_path, "lightning-mlp")
+    with bench:
+        for run in bench.runs():
+            trainer = L.Trainer(max_steps=20, val_check_interval=10, limit_val_batches=2, accelerator="cpu",
+                                devices=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                                enable_model_summary=False, callbacks=[goodbench.lightning.Measure(run)])
+            loader = torch.utils.data.DataLoader(_Sums(run.seed), batch_size=16)
+            trainer.fit(_Regression(), loader, torch.utils.data.DataLoader(_Sums(0), batch_size=16))
+    assert bench.problems == []
+    doc = json.loads(bench.path.read_text())
+    run = doc["runs"][0]
+    assert run["status"] == "complete" and run["steps"] == 20
+    assert [p["step"] for p in run["curve"]] == [10, 20] and "val_mse" in run["curve"][0]
+    # counted on the first batch: the MLP's weights, 4 FLOPs each per sample in the first layer
+    # (no input gradient), 6 in the second
+    assert doc["settings"]["implementation"]["spec"] == {**doc["settings"]["implementation"]["spec"],
+                                                         "flops_per_step": 16.0 * (4 * 8 * 32 + 6 * 32 * 1),
+                                                         "flops_source": "counted"}
+    assert run["goodput"]["badput_s"]["eval"] > 0 and v.check_document(doc) == []
+
+
+def test_a_hugging_face_trainer_is_measured_as_one_run(tmp_path):
+    import goodbench.hf
+
+    config = transformers.GPT2Config(vocab_size=16, n_positions=8, n_embd=16, n_layer=1, n_head=2)
+    tokens = torch.randint(16, (64, 8), generator=torch.Generator().manual_seed(0))
+    train = [{"input_ids": t, "labels": t} for t in tokens]
+    bench = _bench(tmp_path, "hf-gpt2")
+    with bench:
+        for run in bench.runs():
+            model = transformers.GPT2LMHeadModel(config)
+            settings = transformers.TrainingArguments(
+                output_dir=str(tmp_path / "scratch"), max_steps=20, per_device_train_batch_size=16,
+                eval_strategy="steps", eval_steps=10, save_strategy="no", report_to=[], use_cpu=True,
+                disable_tqdm=True, logging_steps=5, seed=run.seed)
+            batch = {"input_ids": tokens[:16], "labels": tokens[:16]}
+            trainer = transformers.Trainer(model=model, args=settings, train_dataset=train, eval_dataset=train[:16],
+                                           callbacks=[goodbench.hf.Measure(run, count_flops_on=batch)])
+            trainer.train()
+    assert bench.problems == []
+    doc = json.loads(bench.path.read_text())
+    run = doc["runs"][0]
+    assert run["status"] == "complete" and run["steps"] == 20
+    assert [p["step"] for p in run["curve"]] == [10, 20] and "eval_loss" in run["curve"][0]
+    assert doc["settings"]["implementation"]["spec"]["flops_source"] == "counted"
+    assert v.check_document(doc) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["lightning_char.py", "hf_trainer_char.py"])
+def test_each_framework_example_runs_in_one_command_and_its_file_validates(example, tmp_path, data_dir):
+    out = tmp_path / "own.json"
+    done = subprocess.run([sys.executable, str(REPO / "examples" / example), "--out", str(out), "--steps", "60"],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "GOODBENCH_DATA_DIR": str(data_dir)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"results written to {out}" in done.stdout and "validator:" not in done.stdout
+    doc = json.loads(out.read_text())
+    assert doc["settings"]["implementation"]["against"] == "lm-char" and v.check_document(doc) == []
+    assert [p["step"] for p in doc["runs"][0]["curve"]] == [50, 60]
