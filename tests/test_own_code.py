@@ -115,6 +115,11 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     text = page.read_text()
     assert "a free job, held to no goodbench target, never ranked" in text
     assert "Declared implementation and step" in text
+    # the index lists the free jobs' page, whose table ranks none of them
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "own code, free jobs" in index
+    free = next((tmp_path / "site" / "workloads").glob("own-*.html")).read_text()
+    assert "Own code, free jobs — never ranked" in free and "tiny-mlp" in free
 
 
 def test_a_forged_own_file_is_refused_like_a_reference_one(measured):

@@ -41,7 +41,7 @@ from suite.site.tables import downloads
 from suite.store.files import stored_files
 from suite.store.ledger import in_store_order
 from suite.trust import ownership, reviewers
-from workloads import registry
+from workloads import own, registry
 
 PARALLEL_FROM = 200  # files: below this, one process is faster than starting workers
 
@@ -177,7 +177,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
             invalid.append((reviewers.FILE, trusted.problem))
         entries = trust.with_trust(entries, runs, results_dir, trusted)  # every row: reproduced, signed or unsigned
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
-        ids = list(registry.WORKLOADS)
+        ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
                          [entries[entries["workload"] == w] for w in ids], [built] * len(ids))
         names = sorted(entries["system"].unique())

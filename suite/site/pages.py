@@ -16,13 +16,32 @@ from suite.site.formatting import missing
 from suite.site.names import run_slug, safe_name
 from suite.site.render import render
 from suite.site.tables import ENTRY_TABLE, SYSTEM_TABLE, downloads, table_pages
-from workloads import registry
+from workloads import own, registry
 
 SCATTER_POINTS = 300  # at most this many points in a throughput-vs-energy chart
 
 
+def free_jobs_page(out: Path, mine: pd.DataFrame, built: dict) -> dict:
+    """The page of own code's free jobs (held to no goodbench target: measured and shown, never
+    ranked), in the order they were stored; returns its summary for the index."""
+    slug = safe_name(own.FREE_JOB)
+    info = {"id": "own code, free jobs", "version": 1, "kind": "throughput",
+            "task": "the submitters' own training code, held to no goodbench target (docs/own-code.md)",
+            "target": "none: measured and shown, never ranked", "href": f"workloads/{slug}.html",
+            "page1": f"{slug}.html", "leaders": [], "n_entries": len(mine), "free": True}
+    title = "Own code, free jobs — never ranked (each its own job: compare them only knowing what each trains)"
+    tables = table_pages(mine, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / slug, "../", False,
+                         lambda k: f"{slug}.html" if k == 1 else f"{slug}-p{k}.html")
+    for page, table in enumerate(tables, start=1):
+        render("workload.html", out / "workloads" / (f"{slug}.html" if page == 1 else f"{slug}-p{page}.html"),
+               root="../", title=info["id"], w=info, tables=[table], scatter=None, page=page, **built)
+    return info
+
+
 def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict) -> dict:
     """The leaderboard pages of one workload from its entries ``mine``; returns its summary for the index."""
+    if workload_id == own.FREE_JOB:
+        return free_jobs_page(out, mine, built)
     workload = registry.get(workload_id)
     wslug = safe_name(workload.id)
     ordered = leaderboard.ranked(mine) if not mine.empty else mine
