@@ -8,7 +8,7 @@
 # Calls, each one device call of under 9 minutes (CALL_BUDGET), in the order a session makes them:
 #   call-1            info check energy bench full-gpt2-124m full-llama-1b compile-default
 #   call-2            full-fashion-cnn full-lm-char
-#   call-3            full-dlrm-small overhead (if time remains)
+#   call-3            full-dlrm-small own overhead (if time remains)
 #
 # Stages:
 #   info              nvidia-smi, goodbench info (Python, numpy and the packages it runs without: each
@@ -29,6 +29,9 @@
 #   compile-summary   one row per gpt2-124m results file in $OUT: compile s, tokens/s, MFU, p50 step
 #   full-ID           goodbench run --scale full -w ID (-> $OUT/full-ID-<UTC time>.json)
 #   full              full-ID for every workload
+#   own               goodbench's library around one's own loop: examples/plain_loop.py held to
+#                     lm-char's smoke target on the device (-> $OUT/own-plain-<UTC time>.json;
+#                     it prints what the validator says of it; validate it again where it is brought)
 #
 # Environment: OUT (required), GOODBENCH_DATA_DIR (or --data-dir: holds tinyshakespeare/input.txt
 # and fashion-mnist/*.gz; default: build/gpu-data, where benchmarks/gpu_carry.sh puts the files to
@@ -56,7 +59,7 @@
 # and scale swapped) in a Python shaped like the GPU image (benchmarks/gpu_image/: jsonschema,
 # fastjsonschema and cryptography cannot be imported unless carried in .whl/), to find a broken
 # stage before GPU time is spent; it needs no OUT (a new folder under /tmp) and by default runs
-# every stage: info check energy bench overhead compile full, the families over
+# every stage: info check energy bench overhead compile full own, the families over
 # REHEARSAL_WORKLOADS (default lm-char dlrm-small; overhead: the first) and REHEARSAL_MODES
 # (default: default). A goodbench run is stopped REHEARSAL_CUT seconds (default 2) after its
 # training starts, as Ctrl-C would stop it, and must leave its results file (the compile stage's
@@ -94,7 +97,7 @@ contains "$COMPILE" "${MODES[@]}" || { echo "gpu_session: GOODBENCH_COMPILE=$COM
 # The calls of a session: each under 9 minutes on an H100 (docs/measurement.md, "A GPU session").
 CALL_1=(info check energy bench full-gpt2-124m full-llama-1b compile-default)
 CALL_2=(full-fashion-cnn full-lm-char)
-CALL_3=(full-dlrm-small overhead)
+CALL_3=(full-dlrm-small own overhead)
 expanded=()
 for stage in "${stages[@]}"; do
     case "$stage" in
@@ -128,7 +131,7 @@ if [ "$REHEARSAL" = 1 ]; then
         contains "$m" "${MODES[@]}" || { echo "gpu_session: REHEARSAL_MODES: $m is not one of ${MODES[*]}" >&2; exit 2; }
     done
     OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/goodbench-rehearsal.XXXXXX")}"
-    [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full)
+    [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full own)
     CALL_BUDGET="${CALL_BUDGET:-3600}"
 else
     DEVICE="${GOODBENCH_DEVICE:-cuda}"
@@ -380,6 +383,17 @@ stage_full_one() {
     goodbench_run "$OUT/$SCALE-$1-$(date -u +%Y%m%dT%H%M%SZ).json" "${args[@]}"
 }
 
+stage_own() {
+    if [ -z "$DATA_DIR" ] || [ ! -f "$DATA_DIR/tinyshakespeare/input.txt" ]; then
+        say "own: skipped, lm-char's data (tinyshakespeare/input.txt) is not in the data folder"; return 0
+    fi
+    local out="$OUT/own-plain-$(date -u +%Y%m%dT%H%M%SZ).json"
+    local args=(--device "$DEVICE" --out "$out")
+    [ -n "$DATA_DIR" ] && args+=(--data-dir "$DATA_DIR")
+    [ "$REHEARSAL" = 1 ] && args+=(--steps 60)  # a CPU's steps are slow: the loop, not the target, is rehearsed
+    run "$RUN_TIMEOUT" "$PYTHON" examples/plain_loop.py "${args[@]}"  # it prints what the validator says of its file
+}
+
 [ "$REHEARSAL" = 1 ] && say "rehearsal on the CPU at smoke scale: ${stages[*]} (files in $OUT)"
 failed=0 summary=()
 for stage in "${stages[@]}"; do
@@ -399,6 +413,7 @@ for stage in "${stages[@]}"; do
         compile-*) stage_compile_named "${stage#compile-}" ;;
         full) rc=0; for w in "${FULL_WORKLOADS[@]}"; do stage_full_one "$w" || rc=1; done; [ $rc = 0 ] ;;
         full-*) stage_full_one "${stage#full-}" ;;
+        own) stage_own ;;
         *) say "unknown stage $stage (--help lists them)"; false ;;
     esac
     rc=$?

@@ -88,13 +88,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300, help="the step budget (default 300)")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--seeds", type=int, default=1, help="runs, one per pinned seed (default 1)")
+    parser.add_argument("--data-dir", default=None, help="a folder holding the pinned dataset files")
     args = parser.parse_args()
     batch, context = 32, 64
     bench = goodbench.Benchmark(
         "plain-loop-char-gpt", trains="a 2-layer character GPT (nn.MultiheadAttention) on Tiny Shakespeare",
         against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
-        max_steps=args.steps, warmup_steps=min(10, args.steps - 1), eval_every=50, log_every=10,
-        device=args.device, seeds=args.seeds, code=[__file__], out=args.out)
+        max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
+        code=[__file__], out=args.out, data_dir=args.data_dir)
     with bench:
         for run in bench.runs():  # one run per seed (here one), its RNGs seeded
             train(run, batch, context)

@@ -654,7 +654,7 @@ def test_the_session_script_starts_goodbench_under_timeout_and_judges_each_stage
     assert proc.returncode == 0, stdout
     assert "failed to run command" not in log and "exit 127" not in log
     assert "$ goodbench check --device cpu" in log and "fit for a CPU run" in log
-    for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full"):
+    for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full", "own"):
         assert re.search(rf"^   {stage} +ok ", log, re.M), stage
     assert log.count("exit 124 after") == 2  # bench and overhead
     files = sorted(p.name for p in out.glob("*.json"))
@@ -756,6 +756,9 @@ def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir_or_none):
         # stopped a few seconds into training, or done before
         stopped = doc["settings"]["interrupted"] or all(r["status"] == "complete" for r in doc["runs"])
         assert not problems and stopped and doc["runs"][0]["device"] == "cpu"
+    own_files = list(out.glob("own-plain-*.json"))  # the library around examples/plain_loop.py
+    if data_dir_or_none:
+        assert len(own_files) == 1 and validate_files([str(own_files[0])]) == [[]]
     assert "compile_warmup s" in log  # the compile summary's table
     print(f"rehearsal took {took:.0f} s")
 
