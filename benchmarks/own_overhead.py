@@ -66,18 +66,18 @@ def bare(device: torch.device, warmup: int, steps: int, seed: int) -> float:
 def measured(run: goodbench.Run, warmup: int, steps: int, seed: int) -> float:
     """The same loop as :func:`bare`, its steps measured by ``run``."""
     batch, step = _setup(run.device, seed)
-    for _ in range(warmup):
-        with run.data_wait():
-            x, y = batch()
-        with run.step() as s:
-            s.loss = step(x, y)
+
+    def train(n: int) -> None:
+        for _ in range(n):
+            with run.data_wait():
+                x, y = batch()
+            with run.step() as s:
+                s.loss = step(x, y)
+
+    train(warmup)
     synchronize(run.device)
     t0 = time.perf_counter()
-    for _ in range(steps):
-        with run.data_wait():
-            x, y = batch()
-        with run.step() as s:
-            s.loss = step(x, y)
+    train(steps)
     synchronize(run.device)
     return time.perf_counter() - t0
 
