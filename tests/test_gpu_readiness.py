@@ -740,7 +740,12 @@ def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir_or_none):
     took = time.monotonic() - began
     log = (out / "session.log").read_text()
     assert proc.returncode == 0, log[-4000:]
-    assert "exit 127" not in log and "Traceback" not in log.split("stage compile")[-1]
+    # a SIGINT that lands in a callback Python cannot raise from (a weakref's, inside dynamo) is
+    # printed "Exception ignored" and delivered after it (suite/run/signals.py): not a failure
+    late = re.sub(r"Exception ignored in[^\n]*\nTraceback \(most recent call last\):\n(?:.*\n)*?KeyboardInterrupt: ?\n",
+                  "", log.split("stage compile")[-1])
+    assert "exit 127" not in log
+    assert "Traceback" not in late, late[-3000:]
     for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full"):
         assert re.search(rf"^   {stage} +ok ", log, re.M), stage
     assert "this script's workloads and compile modes are the suite's" in log

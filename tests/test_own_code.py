@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from forging import codes, repair
+from forging import codes, repair, set_logged
 from test_forgery_physics import sped_up
 from torch import nn
 
 import goodbench
 from suite import validate as v
 from suite.leaderboard import rows as leaderboard
+from suite.record import claims
 from suite.record.errors import GoodbenchError
 from suite.site.builder import build_site
 from suite.store.files import submit
@@ -230,3 +231,78 @@ def test_reproduce_says_how_to_run_own_code_again(measured, tmp_path, monkeypatc
     assert "goodbench cannot train them again itself" in text and "1 of its 1 named files are here" in text
     assert "`python -m pytest" in text or "`python " in text
     assert "0 of its 1 named files are here" in own_code_steps(doc["settings"], tmp_path)
+
+
+def test_an_own_runs_figures_are_held_to_its_declaration(measured):
+    """Review findings: metrics not tied to the declared step, and open_changes switching off the
+    spec hash, let forged own files through."""
+    doc = json.loads(measured.path.read_text())
+    inflated = copy.deepcopy(doc)
+    for run in inflated["runs"]:
+        run["metrics"]["flops_per_step"] *= 100
+    assert "pinned-value" in codes(repair(inflated))
+    tokens = copy.deepcopy(doc)
+    for run in tokens["runs"]:
+        run["metrics"]["tokens_per_step"] = 10 ** 6
+    assert "pinned-value" in codes(repair(tokens))
+    # a thousand times faster with the run's FLOPs cut to match: its declaration still says otherwise
+    faster = sped_up(copy.deepcopy(doc), 1000)
+    for run in faster["runs"]:
+        run["metrics"]["flops_per_step"] /= 1000
+    assert "pinned-value" in codes(repair(faster))
+    changed = copy.deepcopy(doc)
+    changed["settings"]["open_changes"] = ["x"]
+    changed["settings"]["implementation"]["spec"]["warmup_steps"] = 20
+    found = codes(repair(changed))
+    assert {"division", "spec-hash"} <= found
+
+
+def test_what_no_record_refuses_an_own_file_that_declares_too_few_flops(measured):
+    """Documented limit (docs/own-code.md): the declaration itself is the submitter's word. A run
+    claimed a thousand times faster that also declares a thousandth of its FLOPs — declaration,
+    metrics, spec hash and the log's claim all rewritten — passes the FLOP-based bounds; only a
+    reproduction shows it. This test pins that the limit is what the docs say, no more."""
+    doc = sped_up(json.loads(measured.path.read_text()), 1000)
+    doc["settings"]["implementation"]["spec"]["flops_per_step"] /= 1000
+    for run in doc["runs"]:
+        run["metrics"]["flops_per_step"] /= 1000
+        run["workload"]["spec_hash"] = registry.of_run(run, doc).spec_hash("smoke")
+    for run in doc["runs"]:
+        set_logged(run, **{claims.SPEC_HASH: run["workload"]["spec_hash"]})
+    assert codes(repair(doc)) == set()
+
+
+def test_a_run_stops_at_its_target_and_a_full_scale_one_needs_five_seeds(tmp_path):
+    with pytest.raises(GoodbenchError, match="needs 5 seeds"):
+        goodbench.Benchmark("x", samples_per_step=4, max_steps=3, against="lm-char", scale="full")
+    bench = goodbench.Benchmark("given", samples_per_step=4, flops_per_step=10.0, max_steps=4, eval_every=2,
+                                warmup_steps=1, device="cpu", out=tmp_path / "given.json", sign=False)
+    with bench:
+        run = next(bench.runs())
+        with pytest.raises(GoodbenchError, match="given or counted, not both"):
+            run.count_flops(lambda: None)
+        for _ in range(4):
+            with run.step():
+                pass
+        with pytest.raises(GoodbenchError, match="iterate it once"):
+            next(bench.runs())
+    assert bench.problems == []
+
+
+def test_own_code_is_not_exported_as_an_mlperf_submission(measured, tmp_path):
+    from suite.mlperf.export import export
+
+    with pytest.raises(GoodbenchError, match="own code"):
+        export(measured.path, tmp_path / "tree")
+
+
+def test_reproduce_reads_only_files_inside_the_work_tree(measured, tmp_path):
+    from suite.run.reproduce.planning import own_code_steps
+
+    (tmp_path / "inside.py").write_text("x = 1\n")
+    digest = __import__("hashlib").sha256(b"x = 1\n").hexdigest()
+    hostile = {"implementation": {"name": "h", "command": ["python", "x.py"], "code": {
+        "git_commit": None, "git_dirty": None,
+        "files": {"/etc/hostname": "0" * 64, "../escape.py": digest, "inside.py": digest}}}}
+    (tmp_path.parent / "escape.py").write_text("x = 1\n")
+    assert "1 of its 3 named files are here" in own_code_steps(hostile, tmp_path)

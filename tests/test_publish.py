@@ -150,6 +150,17 @@ def test_a_commitment_is_published_alone_before_its_file(scratch, tmp_path, caps
     verdicts = {v.path: v for v in publish.review(repo, head, commit(repo, "both at once")).verdicts}
     assert not verdicts["results/ledger.jsonl"].accepted
     assert "in a pull request of its own" in verdicts["results/ledger.jsonl"].lines[0]
+    # a commitment to a file the store holds already (stored before the ledger listed it) would
+    # move it behind later files: refused
+    git(repo, "checkout", "-q", "main")
+    unlisted = add_by_hand(repo, json.dumps(json.loads(LATER_FILE.read_text()), indent=2).encode(), ledger=False)
+    base2 = commit(repo, "a file stored before the ledger listed it")
+    git(repo, "checkout", "-q", "-b", "late-promise")
+    with (repo / "results" / "ledger.jsonl").open("a") as fh:
+        fh.write(json.dumps({"file": Path(unlisted).name, "committed_at": "2026-11-27T00:00:00Z"}) + "\n")
+    verdicts = {v.path: v for v in publish.review(repo, base2, commit(repo, "a late commitment")).verdicts}
+    assert not verdicts["results/ledger.jsonl"].accepted
+    assert "the store holds or lists already" in verdicts["results/ledger.jsonl"].lines[0]
 
 
 def test_the_comment_renders_no_markdown_from_a_results_file(scratch, tmp_path):

@@ -248,3 +248,14 @@ def test_a_submit_removes_the_temp_files_of_killed_writers_and_nothing_else(tmp_
 ])
 def test_safe_filename(text, expected):
     assert safe_filename(text) == expected
+
+
+def test_a_file_counts_from_the_earlier_of_its_first_commitment_and_its_last_stored_line(tmp_path):
+    x, y = "a" * 64 + ".json", "b" * 64 + ".json"
+    lines = [{"file": x, "stored_at": "t"}, {"file": y, "stored_at": "t"}, {"file": x, "committed_at": "t"},
+             {"file": x, "stored_at": "t"}]
+    (tmp_path / ledger.NAME).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert ledger.order(tmp_path) == [y, x]  # x: its commitment (line 3) before its last stored line (4)
+    (tmp_path / ledger.NAME).write_text("".join(json.dumps(line) + "\n" for line in (
+        {"file": x, "committed_at": "t"}, {"file": y, "stored_at": "t"}, {"file": x, "stored_at": "t"})))
+    assert ledger.order(tmp_path) == [x, y]

@@ -87,6 +87,13 @@ def own_workload(implementation: Any, scale: str, reference: Workload | None) ->
         value = declared.get(key)
         if isinstance(value, bool) or not isinstance(value, kind):
             raise NotOwn(f"settings.implementation.spec.{key} is missing or not a {_name(kind)}")
+    for key in ("samples_per_step", "max_steps", "eval_every", "log_every"):
+        if declared[key] < 1:
+            raise NotOwn(f"settings.implementation.spec.{key} is at least 1")
+    if not 0 <= declared["warmup_steps"] < declared["max_steps"]:
+        raise NotOwn("settings.implementation.spec.warmup_steps is from 0 to max_steps - 1")
+    if not declared["flops_per_step"] > 0 or (declared["tokens_per_step"] is not None and declared["tokens_per_step"] < 1):
+        raise NotOwn("settings.implementation.spec: flops_per_step above 0, tokens_per_step at least 1 (or null)")
     if declared["flops_source"] not in FLOPS_SOURCES:
         raise NotOwn(f"settings.implementation.spec.flops_source is one of {', '.join(FLOPS_SOURCES)}")
     if (implementation.get("against") is None) != (reference is None):

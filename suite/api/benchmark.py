@@ -117,6 +117,10 @@ class Benchmark:
             if self.reference.spec(scale).target is None:
                 raise GoodbenchError(f"{against} has no quality target at {scale} scale: hold the runs to a "
                                      "time-to-accuracy workload, or make them a free job (against=None)")
+        needed = derive.required_seeds(scale, "tta" if against is not None else "throughput")
+        if len(self.seeds) < needed:
+            raise GoodbenchError(f"a {scale}-scale run held to a target needs {needed} seeds in one file, as a "
+                                 f"reference one does: seeds={needed}")
         check_precision(precision)
         self.name, self.trains, self.against, self.scale = name, trains, against, scale
         self.samples_per_step, self.tokens_per_step, self.flops_per_step = samples_per_step, tokens_per_step, flops_per_step
@@ -133,7 +137,7 @@ class Benchmark:
         self.problems: list[str] = []  # what the validator says of it (empty: valid)
         self.records: list[dict[str, Any]] = []
         self.current: Run | None = None  # the run now training
-        self._started = self._ended = False
+        self._started = self._ended = self._iterated = False
         self._identity: dict[str, Any] | None = None
         self._workload: Workload | None = None
         self._evaluator: Callable[[Any], dict[str, float]] | None = None
@@ -180,6 +184,9 @@ class Benchmark:
         (or when the session ends)."""
         if not self._started:
             raise GoodbenchError("start the Benchmark first: with goodbench.Benchmark(...) as bench: ...")
+        if self._iterated:
+            raise GoodbenchError("bench.runs() gives each seed's run once: iterate it once")
+        self._iterated = True
         for seed in self.seeds:
             run = Run(self, seed)
             self.current = run
@@ -290,11 +297,14 @@ class Run:
 
         if self._training:
             raise GoodbenchError("count the FLOPs during initialization, before the first step")
-        counted = count_flops(forward_backward)
         bench = self.bench
+        if bench.flops_source == "given" and bench.flops_per_step is not None:
+            raise GoodbenchError("flops_per_step was given to the Benchmark: a step's FLOPs are given or counted, "
+                                 "not both")
+        counted = count_flops(forward_backward)
         if bench._workload is not None and abs(counted - (bench.flops_per_step or 0)) > FLOPS_AGREE * counted:
-            raise GoodbenchError(f"this run's step counts {counted:.6g} FLOPs, the first run's {bench.flops_per_step:.6g}: "
-                                 "every run of one file trains the step it declares")
+            raise GoodbenchError(f"this run's step counts {counted:.6g} FLOPs, the first run's count was "
+                                 f"{bench.flops_per_step:.6g}: every run of one file trains the step it declares")
         if bench._workload is None:
             bench.flops_per_step, bench.flops_source = counted, "counted"
         return counted
@@ -330,6 +340,9 @@ class Run:
             self._begin_training()
         if self._open_step is None:
             step = self.state.step + 1
+            if self.state.tta_s is not None:
+                raise GoodbenchError(f"the target was met at step {self.state.step}: a run stops training there, "
+                                     "as time to target is measured to its first qualifying evaluation")
             if step > self.bench.max_steps:
                 raise GoodbenchError(f"step {step} is beyond max_steps={self.bench.max_steps}, the budget declared")
             if step == self.bench.warmup_steps + 1:

@@ -3,7 +3,8 @@
 ``pip install 'goodbench[hf]'``.
 
 Each optimizer step is one step: the step clock runs from ``on_step_begin`` to ``on_step_end``
-(the batches' fetch inside it; data waits "not measured"). A run held to a workload's target is
+(the Trainer fetches the step's batches before ``on_step_begin``: that time is in no step, and
+data waits are "not measured"). A run held to a workload's target is
 evaluated by goodbench's pinned evaluator at the declared cadence (the model called on token ids,
 its ``.logits``) and stops the trainer at the target; a free job's evaluations are the Trainer's
 own at the cadence (``eval_steps`` = ``eval_every``), their numeric metrics put on the curve."""

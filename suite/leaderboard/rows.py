@@ -427,8 +427,12 @@ def pareto_front(frame: pd.DataFrame, x: str = "energy_per_sample_j", y: str = "
 
 
 def best_per_system(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each system's best entry per (workload, scale): lowest valid TTA score, else highest throughput."""
+    """Each system's best entry per (workload, scale, division): lowest valid TTA score, else
+    highest throughput. Divisions are never mixed (an own implementation's quality is
+    self-reported), and own code's free jobs, each its own job, are left out."""
+    frame = frame[~((frame["division"] == own.DIVISION) & (frame["workload"] == own.FREE_JOB))] \
+        if not frame.empty else frame
     if frame.empty:
         return frame
     order = ranked(frame)
-    return order.drop_duplicates(subset=["system", "workload", "scale"], keep="first")
+    return order.drop_duplicates(subset=["system", "workload", "scale", "division"], keep="first")

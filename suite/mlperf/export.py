@@ -171,6 +171,9 @@ def export(file: str | Path, out: str | Path, org: str | None = None) -> Written
     doc = _load(file)
     org_name = organization(doc, org)
     division = doc["settings"].get("division", "closed")
+    if division not in ("closed", "open"):  # MLPerf has these two; own code is neither's benchmark
+        raise GoodbenchError(f"{file}: not exported: its runs are own code (division {division!r}), which "
+                             "MLPerf's closed and open divisions and their reference benchmarks do not cover")
     sub = fields.Submission(org=org_name, platform=doc["system"]["name"], division=division)
     root = Path(out) / safe_filename(org_name)
     system_dir = safe_filename(doc["system"]["name"])

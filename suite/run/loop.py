@@ -95,8 +95,9 @@ def evaluation(spec, step: int, device: torch.device, state: LoopState, log: mll
                         **quality})
     progress("eval", step=step, **quality)
     if target is not None and target.met(quality[target.metric]):
-        state.tta_s = state.since_start(now)
-        state.energy["target"] = meter.read()
+        if state.tta_s is None:  # the first evaluation that meets it stops the clock
+            state.tta_s = state.since_start(now)
+            state.energy["target"] = meter.read()
         found.met = True
 
 

@@ -258,7 +258,8 @@ def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
 
 
 def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
-    """Each system's best entry per workload and scale, as plain JSON-able data for the compare page.
+    """Each system's best entry per workload, scale and division (named unless closed), as plain
+    JSON-able data for the compare page.
 
     With ``summaries`` (:func:`entry_summaries`) each entry also carries its comparison summary
     (``estimates``), and its values are the engine's (all the entry's runs pooled), so that the
@@ -269,7 +270,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     values: dict[str, dict] = {}
     estimates: dict[str, dict] = {}
     for r in best.to_dict(orient="records"):
-        key = f"{r['workload']} ({r['scale']})"
+        key = f"{r['workload']} ({r['scale']}{'' if r['division'] == 'closed' else ', ' + r['division']})"
         values.setdefault(r["system"], {})[key] = {
             m: (None if missing(r[m]) or (m == "score_s" and r["tta_valid"] is False) else float(r[m]))
             for m, _, _ in COMPARE_METRICS}

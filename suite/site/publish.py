@@ -185,7 +185,8 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str])
         return Verdict(LEDGER, False, ["changes lines of the store's ledger: it only ever gains lines"]), []
     listed: list[str] = []
     promised: list[str] = []
-    known = {name for name, _ in ledger.parse_lines(old)}
+    # a name the store lists or holds already (a file stored before the ledger counts first)
+    known = {name for name, _ in ledger.parse_lines(old)} | {Path(f).name for f in git.files(fork, RESULTS)}
     for line in new[len(old):].splitlines():
         try:
             entry = json.loads(line)
@@ -199,8 +200,8 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str])
             if path in added or name in known or name in promised:
                 return Verdict(LEDGER, False, [
                     f"a new commitment names {_printable(str(name))}, which this pull request adds, the store "
-                    "lists already, or it names twice: commit to a file in a pull request of its own, before "
-                    "the file is shown"]), []
+                    "holds or lists already, or it names twice: commit to a file in a pull request of its own, "
+                    "before the file is shown"]), []
             promised.append(name)
             continue
         if path not in added or path in listed:

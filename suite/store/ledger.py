@@ -92,16 +92,15 @@ def parse_lines(raw: bytes) -> list[tuple[str, str]]:
 def order(results_dir: Path) -> list[str]:
     """The names the ledger lists, in the order they count: each from the earlier of its first
     commitment and its last stored line; [] without a ledger."""
-    place: dict[str, int] = {}
-    promised: set[str] = set()
+    first_committed: dict[str, int] = {}
+    last_stored: dict[str, int] = {}
     for i, (name, kind) in enumerate(lines(results_dir)):
-        if kind == COMMITTED and name in promised:
-            continue  # a commitment counts from its first line
         if kind == COMMITTED:
-            promised.add(name)
-            place.setdefault(name, i)
-        elif name not in promised:
-            place[name] = i  # a name stored twice counts where last listed
+            first_committed.setdefault(name, i)
+        else:
+            last_stored[name] = i  # a name stored twice counts where last listed
+    place = {name: min(first_committed.get(name, i), i) for name, i in last_stored.items()}
+    place.update({name: i for name, i in first_committed.items() if name not in place})
     return sorted(place, key=place.__getitem__)
 
 

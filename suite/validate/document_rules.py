@@ -15,7 +15,7 @@ from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads import own
 from workloads.pinned import SEEDS
 
-code("division", "open_changes missing for an open result, or present for a closed one; an own "
+code("division", "open_changes missing for an open result, or present for a closed or own one; an own "
                  "implementation's result without settings.implementation, or another with it")
 code("timestamp", "a timestamp that is not a date and time")
 code("future-timestamp", "a timestamp in the future")
@@ -46,6 +46,9 @@ def _check_division(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     if division(doc) == "closed" and changes:
         return [Problem("division", "settings.open_changes",
                         "a closed-division result changes nothing; declare the division open")]
+    if division(doc) == own.DIVISION and changes:
+        return [Problem("division", "settings.open_changes",
+                        "an own implementation declares its step in settings.implementation, not in open_changes")]
     return []
 
 

@@ -203,8 +203,7 @@ def own_code_steps(settings: dict, where: Path = Path(".")) -> str:
     section = as_dict(settings.get("implementation"))
     code = as_dict(section.get("code"))
     files = as_dict(code.get("files"))
-    found = [name for name, digest in files.items()
-             if (where / str(name)).is_file() and hashlib.sha256((where / str(name)).read_bytes()).hexdigest() == digest]
+    found = [name for name, digest in files.items() if _digest_here(where, str(name)) == digest]
     command = " ".join(str(a) for a in section.get("command") or []) or "(none recorded)"
     commit = code.get("git_commit")
     at = f"git commit {str(commit)[:12]}{' with uncommitted changes' if code.get('git_dirty') else ''}" \
@@ -215,6 +214,27 @@ def own_code_steps(settings: dict, where: Path = Path(".")) -> str:
     return (f"its runs were trained by own code ({section.get('name')!s}), not by goodbench's workloads, so "
             f"goodbench cannot train them again itself: run its recorded command `{command}` where that code is at "
             f"hand ({at}; {here}), then compare the two files with `goodbench compare`")
+
+
+MAX_CODE_FILE_BYTES = 64 * 1024 * 1024  # a source file named for its sha256, not a dataset
+
+
+def _digest_here(where: Path, name: str) -> str | None:
+    """The sha256 of the file ``name`` names under ``where`` — a relative path inside it only (a
+    file's names are a hostile file's text: no absolute path, no "..", no link out), a regular file
+    of at most :data:`MAX_CODE_FILE_BYTES`, read in chunks; None otherwise."""
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+        return None
+    root = where.resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > MAX_CODE_FILE_BYTES:
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def plan(original: Original, indexes: list[int], data_dir: str | None, machine: Machine) -> Plan:
