@@ -306,3 +306,57 @@ def test_reproduce_reads_only_files_inside_the_work_tree(measured, tmp_path):
         "files": {"/etc/hostname": "0" * 64, "../escape.py": digest, "inside.py": digest}}}}
     (tmp_path.parent / "escape.py").write_text("x = 1\n")
     assert "1 of its 3 named files are here" in own_code_steps(hostile, tmp_path)
+
+
+TRAIN_SCRIPT = '''
+import torch, goodbench
+from torch import nn
+bench = goodbench.Benchmark("script-mlp", samples_per_step=16, max_steps=40, warmup_steps=5, eval_every=20,
+                            device="cpu", code=[__file__], out="orig.json", sign=False)
+with bench:
+    for run in bench.runs():
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        gen = torch.Generator().manual_seed(run.seed)
+        def batch():
+            x = torch.randn(16, 8, generator=gen)
+            return x, x.sum(dim=1, keepdim=True)
+        x, y = batch()
+        run.count_flops(lambda: nn.functional.mse_loss(model(x), y).backward())
+        opt.zero_grad()
+        for _ in range(40):
+            x, y = batch()
+            with run.step() as s:
+                loss = nn.functional.mse_loss(model(x), y); loss.backward(); opt.step(); opt.zero_grad()
+                s.loss = loss
+            if run.due_for_evaluation():
+                run.evaluate(lambda: {"train_mse": float(loss)})
+print(bench.path, bench.problems)
+'''
+
+
+def test_reproduce_runs_own_code_again_where_it_is_at_hand(tmp_path, monkeypatch, capsys):
+    """`goodbench reproduce` of an own file: the recorded command run again from the folder the
+    code is in (GOODBENCH_OUT takes its file), compared by seed; the reproduction validates."""
+    from suite.cli import main
+
+    (tmp_path / "train.py").write_text(TRAIN_SCRIPT)
+    done = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    original = json.loads((tmp_path / "orig.json").read_text())
+    assert original["settings"]["implementation"]["command"] == ["python", "train.py"]
+    assert list(original["settings"]["implementation"]["code"]["files"]) == ["train.py"]
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign"]) in (0, 1)  # 1: throughput undecided
+    printed = capsys.readouterr().out
+    assert "run 0: own smoke seed 1" in printed
+    assert "bit-identical" in printed  # the same code, seed and machine: the same curve
+    repro = json.loads((tmp_path / "repro.json").read_text())
+    assert repro["settings"]["reproduces"]["sha256"] == __import__("hashlib").sha256(
+        (tmp_path / "orig.json").read_bytes()).hexdigest()
+    assert v.check_document(repro) == []
+    # the code changed: not at hand, and the command is not run
+    (tmp_path / "train.py").write_text(TRAIN_SCRIPT + "# changed\n")
+    assert main(["reproduce", "orig.json", "-o", "repro-2.json", "--no-sign"]) != 0
+    assert "0 of its 1 named files are here" in capsys.readouterr().err
+    assert not (tmp_path / "repro-2.json").exists()

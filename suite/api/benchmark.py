@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
 import uuid
@@ -84,7 +85,8 @@ class Benchmark:
     sha256 identify the code (with the git commit of the work tree holding the first);
     ``command``: how to run it again (default: ``python SCRIPT ARGS`` of this process, the script by
     its path in the work tree). The file is written
-    to ``out`` (never over an existing file), signed when a signing key exists (``sign``)."""
+    to ``out`` (never over an existing file; ``$GOODBENCH_OUT`` overrides it, as ``goodbench
+    reproduce`` sets it for a re-run), signed when a signing key exists (``sign``)."""
 
     def __init__(self, name: str, *, samples_per_step: int, max_steps: int, trains: str = "",
                  against: str | None = None, scale: str = "smoke", tokens_per_step: int | None = None,
@@ -129,7 +131,8 @@ class Benchmark:
         self.eval_every = eval_every or max_steps
         self.precision, self.sign, self.data_dir = precision, sign, data_dir
         self.device = system.resolve_device(device) if isinstance(device, str) else device
-        self.out, self.system_name = Path(out), system_name
+        # GOODBENCH_OUT: where `goodbench reproduce` has the re-run of recorded own code write its file
+        self.out, self.system_name = Path(os.environ.get("GOODBENCH_OUT") or out), system_name
         self.code = [Path(p) for p in code]
         self.command = list(command) if command is not None else None  # None: this process's
         self.progress = progress or (lambda *a, **k: None)

@@ -17,19 +17,28 @@ MAX_FILES = 100  # files named for their sha256: a description, not an archive
 
 
 def file_digests(paths: Iterable[str | Path], root: Path | None = None) -> dict[str, str]:
-    """The sha256 of each named file, keyed by its path inside ``root`` (the git work tree), else
-    as published (no home folder: :func:`suite.record.privacy.public_path`). :class:`GoodbenchError`
+    """The sha256 of each named file, keyed by its name (:func:`shown`). :class:`GoodbenchError`
     for a file that cannot be read."""
     digests: dict[str, str] = {}
     for path in list(paths)[:MAX_FILES]:
         resolved = Path(path).resolve()
-        inside = root is not None and resolved.is_relative_to(root)
-        name = resolved.relative_to(root).as_posix() if inside and root is not None else public_path(str(path))
+        name = shown(resolved, root)
         try:
             digests[name] = hashlib.sha256(resolved.read_bytes()).hexdigest()
         except OSError as exc:
             raise GoodbenchError(f"cannot read {path} to identify the code: {exc.strerror or exc}") from None
     return digests
+
+
+def shown(path: Path, root: Path | None) -> str:
+    """How a file is named in a results file: by its path inside the work tree ``root`` (else
+    inside the working folder), as ``goodbench reproduce`` finds it again from there; a file
+    outside both by its published path (no home or temporary folder)."""
+    resolved = path.resolve()
+    for base in (root, Path.cwd().resolve()):
+        if base is not None and resolved.is_relative_to(base):
+            return resolved.relative_to(base).as_posix()
+    return public_path(str(path))
 
 
 def _git(where: Path, *args: str) -> str | None:
@@ -60,11 +69,8 @@ def code_identity(files: Iterable[str | Path] = ()) -> tuple[dict[str, Any], Pat
 
 
 def default_command(argv: list[str], root: Path | None) -> list[str]:
-    """How this process was started, as a command to run again from the work tree's root:
-    ``python SCRIPT ARGS``, the script by its path in the work tree (else as published)."""
+    """How this process was started, as a command to run again from the work tree's root (else
+    the working folder): ``python SCRIPT ARGS``, the script named by :func:`shown`."""
     if not argv or not argv[0] or argv[0] == "-c":
         return ["python", "-c", "..."]
-    script = Path(argv[0]).resolve()
-    inside = root is not None and script.is_relative_to(root)
-    shown = script.relative_to(root).as_posix() if inside and root is not None else public_path(argv[0])
-    return ["python", shown, *argv[1:]]
+    return ["python", shown(Path(argv[0]), root), *argv[1:]]

@@ -64,6 +64,8 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     tolerance = args.tolerance / 100
     original = read_original(args.file)
     indexes = chosen(original, args.run)
+    if original.doc["settings"].get("division") == "own":
+        return _reproduce_own(args, original, indexes, tolerance)
     the_plan = plan(original, indexes, args.data_dir, this_machine())
     out = Path(args.output) if args.output else default_output()
     if not launch.in_torchrun():  # the launcher, or the one process: rank 0 reports the rest
@@ -96,6 +98,30 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
     if launch.in_torchrun():
         return 0  # the launcher reads the verdicts from the file: a differing run is no failed worker
+    return 0 if found.reproduced else 1
+
+
+def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
+    """Own code's runs: its recorded command run again here, where its code is at hand
+    (suite/run/reproduce/own.py), the re-run compared by seed; 0 when every run reproduced."""
+    from suite.run.reproduce import own
+    from suite.run.reproduce.comparison import REPRODUCED
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import default_output
+
+    out = Path(args.output) if args.output else default_output()
+    if out.exists():
+        raise GoodbenchError(f"{out} exists: a results file is never overwritten")
+    say(f"reproducing {len(indexes)} run{'s' if len(indexes) != 1 else ''} of own code in {args.file} (sha256 "
+        f"{original.sha256[:12]}…): its recorded command, run again here")
+    key = None if args.no_sign else signing.load_key()
+    found = own.reproduce(original, indexes, out, tolerance, key=key)
+    for line in report_lines(found):
+        print(line, flush=True)
+    done = sum(c.verdict == REPRODUCED for c in found.comparisons)
+    print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
+          f"{done} of {len(found.comparisons)} runs reproduced", flush=True)
+    print(signing.closing_line(found.doc, args.no_sign), flush=True)
     return 0 if found.reproduced else 1
 
 
