@@ -198,8 +198,9 @@ class Benchmark:
 
     @property
     def data(self) -> Any:
-        """The pinned data of the workload the runs are held to (lm-char: its encoded text,
-        split and vocabulary, :class:`suite.api.evaluators.CharacterData`); None for a free job."""
+        """The pinned data of the workload the runs are held to (lm-char: its encoded text, split
+        and vocabulary, :class:`suite.api.evaluators.CharacterData`; fashion-cnn: its images,
+        :class:`suite.api.evaluators.ImageData`); None for a free job."""
         return getattr(self._evaluator, "data", None)
 
     def implementation(self) -> dict[str, Any]:
@@ -420,9 +421,10 @@ class Run:
 
     def evaluate_pinned(self, model: Any, logits_of: Callable[[torch.Tensor], torch.Tensor] | None = None) -> bool:
         """Evaluate ``model`` with the pinned evaluator of the workload the run is held to (in
-        eval mode, without gradients): ``logits_of(ids)`` gives the logits (default: ``model(ids)``;
-        a Hugging Face model: ``lambda ids: model(input_ids=ids).logits``). True once the target
-        is met (stop training then)."""
+        eval mode, without gradients): ``logits_of(inputs)`` gives the logits (default:
+        ``model(inputs)``; lm-char's inputs are token ids — a Hugging Face model:
+        ``lambda ids: model(input_ids=ids).logits`` —, fashion-cnn's normalized images). True
+        once the target is met (stop training then)."""
         evaluator = self.bench._evaluator
         if evaluator is None:
             raise GoodbenchError("a free job has no pinned evaluator: run.evaluate(quality)")
