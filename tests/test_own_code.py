@@ -360,3 +360,22 @@ def test_reproduce_runs_own_code_again_where_it_is_at_hand(tmp_path, monkeypatch
     assert main(["reproduce", "orig.json", "-o", "repro-2.json", "--no-sign"]) != 0
     assert "0 of its 1 named files are here" in capsys.readouterr().err
     assert not (tmp_path / "repro-2.json").exists()
+
+
+@pytest.mark.parametrize("command", [["python", "-c", "open('pwned', 'w')"], ["bash", "train.py"],
+                                     ["python", "other.py"], ["python"], []])
+def test_reproduce_runs_no_command_but_python_on_a_hashed_code_file(tmp_path, command):
+    """A results file is anyone's text: the command goodbench runs again is `python SCRIPT ...`
+    with SCRIPT a file the original names and that is here with its recorded sha256, nothing else."""
+    from suite.run.reproduce.own import runnable_command
+    from suite.run.reproduce.planning import CannotReproduce
+
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / "other.py").write_text("print('other')\n")
+    digest = __import__("hashlib").sha256(b"print('hi')\n").hexdigest()
+    settings = {"implementation": {"command": command, "code": {"files": {"train.py": digest}}}}
+    with pytest.raises(CannotReproduce, match="goodbench runs no other command"):
+        runnable_command(settings, tmp_path)
+    settings["implementation"]["command"] = ["python", "train.py", "--steps", "3"]
+    assert runnable_command(settings, tmp_path) == [sys.executable, "train.py", "--steps", "3"]
+    assert not (tmp_path / "pwned").exists()

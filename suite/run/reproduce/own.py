@@ -33,6 +33,24 @@ def code_at_hand(settings: dict, where: Path) -> bool:
     return bool(files) and all(_digest_here(where, str(name)) == digest for name, digest in files.items())
 
 
+def runnable_command(settings: dict, where: Path) -> list[str]:
+    """The recorded command, to run with this Python — only ``python SCRIPT ARGS`` where SCRIPT is
+    one of the files the original names and that are here with their recorded sha256: a results
+    file is anyone's text, and what runs must be the code the user has at hand, never a command the
+    file makes up (``python -c …``, a shell, another program). :class:`CannotReproduce` otherwise."""
+    import sys
+
+    command = [str(a) for a in as_dict(settings.get("implementation")).get("command") or []]
+    files = as_dict(as_dict(as_dict(settings.get("implementation")).get("code")).get("files"))
+    if len(command) < 2 or command[0] != "python" or command[1] not in files \
+            or _digest_here(where, command[1]) != files[command[1]]:
+        shown = " ".join(command)[:200] or "(none)"
+        raise CannotReproduce(f"the recorded command `{shown}` is not `python SCRIPT …` with SCRIPT one of the "
+                              "code files here with their recorded sha256: goodbench runs no other command "
+                              "a results file names")
+    return [sys.executable, *command[1:]]
+
+
 def curve_tolerance(workload_id: str) -> CurveTolerance:
     """How far an own re-run's curve may lie from its original's: the workload's seed-to-seed
     bound where it is held to one (its own code's determinism is not known), else 1%."""
@@ -51,13 +69,7 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     settings = original.doc["settings"]
     if not code_at_hand(settings, where):
         raise CannotReproduce(own_code_steps(settings, where))
-    command = [str(a) for a in as_dict(settings.get("implementation")).get("command") or []]
-    if not command or command[:2] == ["python", "-c"]:
-        raise CannotReproduce("the original recorded no command to run again")
-    if command[0] == "python":
-        import sys
-
-        command[0] = sys.executable
+    command = runnable_command(settings, where)
     with tempfile.TemporaryDirectory() as scratch:
         rerun_path = Path(scratch) / "rerun.json"
         done = subprocess.run(command, cwd=where, env={**os.environ, OUT_VARIABLE: str(rerun_path)},
