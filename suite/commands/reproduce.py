@@ -112,8 +112,9 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
     out = Path(args.output) if args.output else default_output()
     if out.exists():
         raise GoodbenchError(f"{out} exists: a results file is never overwritten")
+    shown = " ".join(str(a) for a in (original.doc["settings"].get("implementation") or {}).get("command") or [])
     say(f"reproducing {len(indexes)} run{'s' if len(indexes) != 1 else ''} of own code in {args.file} (sha256 "
-        f"{original.sha256[:12]}…): its recorded command, run again here")
+        f"{original.sha256[:12]}…): its recorded command `{shown[:300]}`, run again here where its code is")
     key = None if args.no_sign else signing.load_key()
     found = own.reproduce(original, indexes, out, tolerance, key=key)
     for line in report_lines(found):
