@@ -132,7 +132,8 @@ class Benchmark:
         self.precision, self.sign, self.data_dir = precision, sign, data_dir
         self.device = system.resolve_device(device) if isinstance(device, str) else device
         # GOODBENCH_OUT: where `goodbench reproduce` has the re-run of recorded own code write its file
-        self.out, self.system_name = Path(os.environ.get("GOODBENCH_OUT") or out), system_name
+        # (taken by the process's first Benchmark only: the re-run's file is its)
+        self.out, self.system_name = Path(os.environ.pop("GOODBENCH_OUT", "") or out), system_name
         self.code = [Path(p) for p in code]
         self.command = list(command) if command is not None else None  # None: this process's
         self.progress = progress or (lambda *a, **k: None)

@@ -61,11 +61,14 @@ def git_state(where: Path) -> tuple[Path | None, str | None, bool | None]:
 
 def code_identity(files: Iterable[str | Path] = ()) -> tuple[dict[str, Any], Path | None]:
     """``settings.implementation.code``: the git commit and dirty flag of the work tree holding
-    the first of ``files`` (else the working folder; None outside one) and the sha256 of
-    ``files``; and that work tree's root (None outside one)."""
+    the first of ``files`` (else the working folder; None outside one), the sha256 of ``files``
+    and the working folder relative to the work tree's root (``workdir``); and that root (None
+    outside one)."""
     files = list(files)
     root, commit, dirty = git_state(Path(files[0]).resolve().parent if files else Path.cwd())
-    return {"git_commit": commit, "git_dirty": dirty, "files": file_digests(files, root)}, root
+    here = Path.cwd().resolve()
+    workdir = here.relative_to(root).as_posix() if root is not None and here.is_relative_to(root) else "."
+    return {"git_commit": commit, "git_dirty": dirty, "files": file_digests(files, root), "workdir": workdir}, root
 
 
 def default_command(argv: list[str], root: Path | None) -> list[str]:

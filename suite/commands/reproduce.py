@@ -36,6 +36,10 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="results file of the reproduction (default: runs/<UTC time>-reproduction.json)")
     p.add_argument("--no-sign", action="store_true",
                    help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
+    p.add_argument("--run-recorded-command", action="store_true",
+                   help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, from a git "
+                        "checkout of its commit; without it, the command is printed and nothing runs "
+                        "(docs/own-code.md)")
     return p
 
 
@@ -102,21 +106,34 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
 
 
 def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
-    """Own code's runs: its recorded command run again here, where its code is at hand
-    (suite/run/reproduce/own.py), the re-run compared by seed; 0 when every run reproduced."""
+    """Own code's runs: its recorded command, printed in full, run again from a checkout of its
+    code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
+    re-run compared by seed; 0 when every run reproduced."""
+    import shlex
+
+    from suite.record.results import NameTaken
     from suite.run.reproduce import own
     from suite.run.reproduce.comparison import REPRODUCED
     from suite.run.reproduce.reporting import report_lines
     from suite.run.reproduce.training import default_output
 
+    settings = original.doc["settings"]
     out = Path(args.output) if args.output else default_output()
-    if out.exists():
-        raise GoodbenchError(f"{out} exists: a results file is never overwritten")
-    shown = " ".join(str(a) for a in (original.doc["settings"].get("implementation") or {}).get("command") or [])
-    say(f"reproducing {len(indexes)} run{'s' if len(indexes) != 1 else ''} of own code in {args.file} (sha256 "
-        f"{original.sha256[:12]}…): its recorded command `{shown[:300]}`, run again here where its code is")
+    shown = shlex.join(own.recorded_command(settings))
+    say(f"{args.file} (sha256 {original.sha256[:12]}…) holds runs of own code; its recorded command, run from "
+        f"{own.workdir(settings)} of its work tree:\n    {shown}")
+    if not own.code_at_hand(settings, Path(".")):
+        raise GoodbenchError(own.own_code_steps(settings, Path(".")))
+    own.runnable_command(settings, Path("."))  # refused here, before anything runs, if it may not run
+    if not args.run_recorded_command:
+        say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
+            "the file's — and pass --run-recorded-command to run it")
+        return 2
     key = None if args.no_sign else signing.load_key()
-    found = own.reproduce(original, indexes, out, tolerance, key=key)
+    try:
+        found = own.reproduce(original, indexes, out, tolerance, key=key)
+    except NameTaken as exc:
+        raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):
         print(line, flush=True)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)

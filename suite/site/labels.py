@@ -114,6 +114,7 @@ DOC_FIELDS = {
     "settings.implementation.code.git_commit": ("git commit of the code (self-reported)", "text"),
     "settings.implementation.code.git_dirty": ("uncommitted changes in the code (self-reported)", "text"),
     "settings.implementation.code.files": ("sha256 of the code's files (self-reported)", "text"),
+    "settings.implementation.code.workdir": ("folder the code was run from (self-reported)", "text"),
     "settings.implementation.command": ("command of the own code (self-reported)", "text"),
     "settings.implementation.spec.samples_per_step": ("declared samples per step", "count"),
     "settings.implementation.spec.tokens_per_step": ("declared tokens per step", "count"),

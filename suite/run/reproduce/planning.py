@@ -211,9 +211,9 @@ def own_code_steps(settings: dict, where: Path = Path(".")) -> str:
     here = (f"{len(found)} of its {len(files)} named files are here with the sha256 recorded"
             + (f" (missing or changed: {', '.join(sorted(set(files) - set(found)))[:300]})" if len(found) < len(files) else "")
             if files else "it names no files")
-    return (f"its runs were trained by own code ({section.get('name')!s}), not by goodbench's workloads, so "
-            f"goodbench cannot train them again itself: run its recorded command `{command}` where that code is at "
-            f"hand ({at}; {here}), then compare the two files with `goodbench compare`")
+    return (f"its runs were trained by own code ({section.get('name')!s}), not by goodbench's workloads: "
+            f"goodbench runs its recorded command `{command}` again only where that code is checked out ({at}; "
+            f"{here}); check it out and run `goodbench reproduce` from its work tree's root")
 
 
 MAX_CODE_FILE_BYTES = 64 * 1024 * 1024  # a source file named for its sha256, not a dataset
