@@ -206,7 +206,7 @@ class Benchmark:
 
     def implementation(self) -> dict[str, Any]:
         """``settings.implementation``: what the code is, its identity, command and declared step."""
-        from suite.api.identity import code_identity, default_command
+        from suite.run.identity import code_identity, default_command
 
         if self._identity is None:
             self._identity, root = code_identity(self.code)
@@ -326,13 +326,8 @@ class Run:
         meter = self.instruments.energy
         log_header(self.log, workload, bench.scale, self.seed, self.device, bench.options, bench.precision, meter)
         self.log.event(claims.PRECISION_FLAGS, self.precision_flags)
-        synchronize(self.device)
-        init_stop = time.time()
-        self.log.end("init_stop", time_s=init_stop)
-        self.state.phases["init"] = init_stop - self.state.init_start
-        self.state.run_start = time.time()
-        self.log.start("run_start", time_s=self.state.run_start)
-        self.state.energy["run_start"] = meter.read()
+        loop.end_initialization(self.state, self.log, self.device)
+        loop.start_clock(self.state, self.log, meter)
         self.clock = StepClock(self.device)
         self.blocks = mllog.StepBlocks(self.log, spec.warmup_steps)
         self._training = True
@@ -350,10 +345,8 @@ class Run:
                                      "as time to target is measured to its first qualifying evaluation")
             if step > self.bench.max_steps:
                 raise GoodbenchError(f"step {step} is beyond max_steps={self.bench.max_steps}, the budget declared")
-            if step == self.bench.warmup_steps + 1:
-                synchronize(self.device)
-                self.state.energy["window_start"] = self.instruments.energy.read()
-            self.blocks.open(step)
+            loop.open_step(step, self.bench.warmup_steps, self.state, self.blocks, self.instruments.energy,
+                           self.device)
             self._open_step = step
         return self._open_step
 

@@ -399,13 +399,17 @@ def with_scaling_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def free_jobs(frame: pd.DataFrame) -> pd.Series:
+    """Which entries are own code's free jobs: held to no goodbench target, never ranked or compared."""
+    return (frame["division"] == own.DIVISION) & (frame["workload"] == own.FREE_JOB)
+
+
 def rankable(frame: pd.DataFrame) -> pd.Series:
     """Which entries may be ranked: full scale, neither a copy nor disputed (:func:`copies`), on a
     device the peak table bounds (:func:`known_peak`), for TTA a valid score, and not an own
     implementation's free job (held to no goodbench target: measured and shown, never ranked)."""
     return (frame["scale"] == "full") & frame["copy_status"].isna() & (frame["known_peak"] == True) \
-        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True)) \
-        & ~((frame["division"] == own.DIVISION) & (frame["workload"] == own.FREE_JOB))  # noqa: E712
+        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True)) & ~free_jobs(frame)  # noqa: E712
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:
@@ -430,8 +434,7 @@ def best_per_system(frame: pd.DataFrame) -> pd.DataFrame:
     """Each system's best entry per (workload, scale, division): lowest valid TTA score, else
     highest throughput. Divisions are never mixed (an own implementation's quality is
     self-reported), and own code's free jobs, each its own job, are left out."""
-    frame = frame[~((frame["division"] == own.DIVISION) & (frame["workload"] == own.FREE_JOB))] \
-        if not frame.empty else frame
+    frame = frame[~free_jobs(frame)] if not frame.empty else frame
     if frame.empty:
         return frame
     order = ranked(frame)

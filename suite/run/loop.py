@@ -27,6 +27,34 @@ class LossNotFinite(RuntimeError):
     """The training loss became NaN or infinite."""
 
 
+def end_initialization(state: LoopState, log: mllog.EventLog, device: torch.device) -> None:
+    """Close the run's initialization (``init_stop``), the device synchronized: its time, less the
+    data load, is the init phase."""
+    synchronize(device)
+    init_stop = time.time()  # one reading for the log and the phase: they must agree
+    log.end("init_stop", time_s=init_stop)
+    state.phases["init"] = init_stop - state.init_start - state.phases["data_load"]
+
+
+def start_clock(state: LoopState, log: mllog.EventLog, meter: energy_meter.EnergyMeter,
+                parallel: Parallel = SINGLE) -> None:
+    """Start the run's clock (``run_start``) once every rank has initialized, the energy read there."""
+    distributed.barrier(parallel)  # the job's init ends with its slowest rank's
+    state.run_start = time.time()
+    log.start("run_start", time_s=state.run_start)
+    state.energy["run_start"] = meter.read()
+
+
+def open_step(step: int, warm_last: int, state: LoopState, blocks: mllog.StepBlocks,
+              meter: energy_meter.EnergyMeter, device: torch.device) -> None:
+    """Open ``step``: the energy window at the first step after this worker's warm-up (``warm_last``,
+    the device synchronized), and the event log's step block."""
+    if step == warm_last + 1:
+        synchronize(device)
+        state.energy["window_start"] = meter.read()
+    blocks.open(step)
+
+
 def flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
                       timed_before: int, parallel: Parallel = SINGLE) -> None:
     """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)

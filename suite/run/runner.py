@@ -22,7 +22,7 @@ import torch
 
 from suite.meters import energy as energy_meter
 from suite.meters import host_load
-from suite.meters.clock import StepClock, synchronize
+from suite.meters.clock import StepClock
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import utc_now, write_atomic
@@ -276,16 +276,10 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     job = workload.build(spec, device=device, seed=seed, precision=precision, files=files,
                          compile=options.compile, **extra)
     log.event(claims.PRECISION_FLAGS, getattr(job, "precision_flags", None))
-    synchronize(device)
-    init_stop = time.time()  # one reading for the log and the phase: they must agree
-    log.end("init_stop", time_s=init_stop)
-    state.phases["init"] = init_stop - state.init_start - state.phases["data_load"]
+    loop.end_initialization(state, log, device)
     if directory is not None and prior:
         return job, resume(job, workload, scale, log, prior, state, directory, options.parallel)
-    distributed.barrier(options.parallel)  # the job's init ends with its slowest rank's
-    state.run_start = time.time()
-    log.start("run_start", time_s=state.run_start)
-    state.energy["run_start"] = meter.read()
+    loop.start_clock(state, log, meter, options.parallel)
     return job, state
 
 
@@ -302,10 +296,7 @@ def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log
     timed_before = len(state.step_times)
     try:
         for step in range(state.step + 1, spec.max_steps + 1):
-            if step == warm_last + 1:
-                synchronize(device)
-                state.energy["window_start"] = meter.read()
-            blocks.open(step)
+            loop.open_step(step, warm_last, state, blocks, meter, device)
             batch = None
             if fetch is not None:  # the data wait: the clock's, from here to the step's start
                 clock.fetch()

@@ -26,6 +26,7 @@ from suite.figures import derive
 from suite.figures.reproducibility import CurveTolerance, seed_bound
 from suite.record import results
 from suite.record.errors import GoodbenchError
+from suite.run.identity import git
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.planning import CannotReproduce, Layout, Target, _digest_here, own_code_steps
@@ -55,14 +56,6 @@ def recorded_command(settings: dict) -> list[str]:
     return [str(a) for a in as_dict(settings.get("implementation")).get("command") or []]
 
 
-def _git(where: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
     """The recorded command to run with this Python, and the folder to run it in — only
     ``python SCRIPT ARGS`` with SCRIPT one of the code files, here with its recorded sha256,
@@ -77,10 +70,10 @@ def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
                               "code files here with their recorded sha256: goodbench runs no other command "
                               "a results file names")
     commit = code.get("git_commit")
-    if not isinstance(commit, str) or _git(where, "rev-parse", "HEAD") != commit:
+    if not isinstance(commit, str) or git(where, "rev-parse", "HEAD") != commit:
         raise CannotReproduce(f"its code is run again only from a git checkout of the commit it recorded "
                               f"({str(commit)[:12] if commit else 'none recorded'}): check it out here first")
-    if _git(where, "ls-files", "--error-unmatch", command[1]) is None:
+    if git(where, "ls-files", "--error-unmatch", command[1]) is None:
         raise CannotReproduce(f"{command[1]} is not tracked by git here: goodbench runs only the checked-out code")
     folder = Path(workdir(settings))
     if folder.is_absolute() or ".." in folder.parts or not (where / folder).is_dir():

@@ -1,4 +1,5 @@
-"""Which code an own implementation's results file measured: its git commit and whether the work
+"""Which code an own implementation's results file measured (the library writes it,
+:mod:`suite.api.benchmark`; ``goodbench reproduce`` checks it, :mod:`suite.run.reproduce.own`): its git commit and whether the work
 tree had changes, and the sha256 of the files the user names (docs/own-code.md). Self-reported:
 nothing in a results file can prove which code ran; ``goodbench reproduce`` can only run the
 recorded command where the same code is at hand."""
@@ -41,9 +42,11 @@ def shown(path: Path, root: Path | None) -> str:
     return public_path(str(path))
 
 
-def _git(where: Path, *args: str) -> str | None:
+def git(where: Path, *args: str, timeout: float = 30) -> str | None:
+    """What ``git -C where ARGS`` prints, stripped; None where git is missing, fails or takes
+    longer than ``timeout`` seconds."""
     try:
-        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -52,10 +55,10 @@ def _git(where: Path, *args: str) -> str | None:
 def git_state(where: Path) -> tuple[Path | None, str | None, bool | None]:
     """(work tree root, commit, dirty: tracked files changed) of the git work tree holding
     ``where``; (None, None, None) outside one or without git."""
-    top, commit = _git(where, "rev-parse", "--show-toplevel"), _git(where, "rev-parse", "HEAD")
+    top, commit = git(where, "rev-parse", "--show-toplevel", timeout=10), git(where, "rev-parse", "HEAD", timeout=10)
     if top is None or commit is None:
         return None, None, None
-    status = _git(where, "status", "--porcelain", "--untracked-files=no")
+    status = git(where, "status", "--porcelain", "--untracked-files=no", timeout=10)
     return Path(top).resolve(), commit, None if status is None else bool(status)
 
 
