@@ -46,7 +46,7 @@ class CharGPT(nn.Module):
         return self.head(self.ln(self.blocks(x)))
 
 
-def train(run: goodbench.Run, batch: int, context: int) -> None:
+def train(run: goodbench.Run, batch: int, context: int, save_every: int = 50) -> None:
     """An ordinary training loop; the lines with ``run`` are goodbench's."""
     data = run.data  # lm-char's pinned text, split and vocabulary
     model = CharGPT(len(data.vocab), context).to(run.device)
@@ -65,7 +65,13 @@ def train(run: goodbench.Run, batch: int, context: int) -> None:
     x, y = get_batch()
     run.count_flops(lambda: loss_of(x, y).backward())  # one forward and backward, counted
     optimizer.zero_grad(set_to_none=True)
-    for step in range(1, max_steps + 1):
+    keeps_checkpoints = run.bench.checkpoint_dir is not None
+    saved = run.restore() if keeps_checkpoints else None  # a killed run's newest checkpoint
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        gen.set_state(saved["data"])
+    for step in range(run.steps_done + 1, max_steps + 1):
         with run.data_wait():
             x, y = get_batch()
         with run.step() as s:
@@ -80,6 +86,8 @@ def train(run: goodbench.Run, batch: int, context: int) -> None:
             s.loss = loss
         if run.due_for_evaluation() and run.evaluate_pinned(model):
             break  # lm-char's smoke target reached
+        if keeps_checkpoints and step % save_every == 0:
+            run.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "data": gen.get_state()})
 
 
 def main() -> None:
@@ -89,13 +97,15 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--seeds", type=int, default=1, help="runs, one per pinned seed (default 1)")
     parser.add_argument("--data-dir", default=None, help="a folder holding the pinned dataset files")
+    parser.add_argument("--checkpoint-dir", default=None,
+                        help="save a checkpoint there every 50 steps; run the same command again to go on")
     args = parser.parse_args()
     batch, context = 32, 64
     bench = goodbench.Benchmark(
         "plain-loop-char-gpt", trains="a 2-layer character GPT (nn.MultiheadAttention) on Tiny Shakespeare",
         against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
         max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
-        code=[__file__], out=args.out, data_dir=args.data_dir)
+        code=[__file__], out=args.out, data_dir=args.data_dir, checkpoint_dir=args.checkpoint_dir)
     with bench:
         for run in bench.runs():  # one run per seed (here one), its RNGs seeded
             train(run, batch, context)

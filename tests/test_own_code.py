@@ -404,7 +404,45 @@ def test_reproduce_runs_no_command_but_python_on_a_checked_out_code_file(tmp_pat
         runnable_command(settings, tmp_path)
     settings["implementation"]["command"] = ["python", "train.py", "--steps", "3"]
     assert runnable_command(settings, tmp_path) == ([sys.executable, "train.py", "--steps", "3"], tmp_path / ".")
+    settings["implementation"]["command"] = ["torchrun", "--nproc-per-node=2", "train.py", "--steps", "3"]
+    assert runnable_command(settings, tmp_path)[0] == [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                                       "--nproc-per-node=2", "train.py", "--steps", "3"]
+    for torchrun, why in ((["--nnodes=2", "--nproc-per-node=2", "train.py"], "several nodes"),
+                          (["--nproc-per-node=999", "train.py"], "from 1 to 64"),
+                          (["--nproc-per-node=2", "-c", "open('pwned', 'w')"], "goodbench runs no other command")):
+        settings["implementation"]["command"] = ["torchrun", *torchrun]
+        with pytest.raises(CannotReproduce, match=why):
+            runnable_command(settings, tmp_path)
+    settings["implementation"]["command"] = ["python", "train.py", "--steps", "3"]
     settings["implementation"]["code"]["git_commit"] = "0" * 40
     with pytest.raises(CannotReproduce, match="checkout of the commit it recorded"):
         runnable_command(settings, tmp_path)
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be_told(measured, tmp_path,
+                                                                                     monkeypatch):
+    """As a reference reproduction does: a curve that agrees with a throughput the interval cannot
+    place (here every comparison is made to ask) runs the recorded command once more, and the
+    second re-run is the reproduction, each comparison keeping the first measurement's ratio."""
+    from suite.run.reproduce import comparison, own
+    from suite.run.reproduce.inputs import read_original
+
+    original = read_original(str(measured.path))
+    runs: list[bytes] = []
+
+    def rerun(argv, cwd, timeout, out) -> bytes:
+        runs.append(measured.path.read_bytes())  # the same code, the same figures: stands in for a re-run
+        return runs[-1]
+
+    monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
+    monkeypatch.setattr(own, "_rerun", rerun)
+    monkeypatch.setattr(comparison.Comparison, "repeat", property(lambda c: c.measurements == 1))
+    said: list[str] = []
+    found = own.reproduce(original, [0, 1], tmp_path / "repro.json", 0.1, report=said.append)
+    assert len(runs) == 2 and len(said) == 1 and "running the recorded command once more" in said[0]
+    assert [(c.measurements, c.first_ratio) for c in found.comparisons] == [(2, 1.0), (2, 1.0)]
+    written = json.loads((tmp_path / "repro.json").read_text())
+    assert [r["measurements"] for r in written["settings"]["reproduces"]["runs"]] == [2, 2]
+    assert v.check_document(written) == []

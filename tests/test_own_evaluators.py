@@ -54,6 +54,66 @@ def test_fashion_cnns_evaluator_is_its_reference_evaluation(data_dir):
         pinned(lambda x: torch.zeros(len(x), 3))
 
 
+def test_dlrm_smalls_evaluator_is_its_reference_evaluation_and_its_data_the_teachers(data_dir):
+    job = _reference_job("dlrm-small", data_dir)
+    pinned = evaluator("dlrm-small", "smoke", CPU)
+    mine = [t.clone() for t in pinned.data.batch(torch.Generator().manual_seed(1))]  # the loop's generator, seed 1
+    for a, b in zip(mine, job.next_batch(), strict=True):  # the reference's first batch of seed 1
+        assert torch.equal(a, b)
+    for _ in range(30):  # past chance, so that the AUC tells the two evaluations apart
+        job.train_step()
+    theirs = job.evaluate()
+    found = pinned(job.model)
+    assert found["auc"] == theirs["auc"] and found["auc"] > 0.55
+    assert found["log_loss"] == pytest.approx(theirs["log_loss"], rel=1e-6)
+    assert found["teacher_auc"] == theirs["teacher_auc"]
+    with pytest.raises(GoodbenchError, match="one logit per sample"):
+        pinned(lambda dense, sparse: torch.zeros(len(dense), 2))
+
+
 def test_a_workload_without_a_pinned_evaluator_says_so():
     with pytest.raises(GoodbenchError, match="no pinned evaluator"):
-        evaluator("dlrm-small", "smoke", CPU)
+        evaluator("gpt2-124m", "smoke", CPU)
+
+
+def test_an_own_loop_held_to_dlrm_small_trains_on_the_teachers_clicks(tmp_path):
+    """A loop of one's own (the reference's model class, built here; its own optimizer) on
+    ``run.data.batch``, evaluated by the pinned evaluator: a valid file of the own division, on
+    dlrm-small's page, its AUC goodbench's."""
+    import goodbench
+    from workloads.dlrm_small.model import Dlrm
+    from workloads.dlrm_small.spec import DlrmSmall
+
+    spec = registry.get("dlrm-small").spec("smoke")
+    bench = goodbench.Benchmark("own-dlrm", trains="DLRM on the teacher's clicks", against="dlrm-small",
+                                samples_per_step=spec.batch_size, max_steps=20, warmup_steps=5, eval_every=10,
+                                device="cpu", out=tmp_path / "dlrm.json", sign=False)
+    with bench:
+        for run in bench.runs():
+            _train_dlrm(run, Dlrm(DlrmSmall.model_config(spec), sparse_gradients=False))
+    assert bench.problems == []
+    run = bench.records[0]
+    assert run["workload"]["id"] == "dlrm-small" and [p["step"] for p in run["curve"]] == [10, 20]
+    assert 0.5 < run["curve"][-1]["auc"] < run["curve"][-1]["teacher_auc"]
+
+
+def _train_dlrm(run, model: torch.nn.Module) -> None:
+    def loss_of(dense: torch.Tensor, sparse: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.binary_cross_entropy_with_logits(model(dense, sparse), label)
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    gen = torch.Generator().manual_seed(run.seed)
+    first = run.data.batch(gen)
+    run.count_flops(lambda: loss_of(*first).backward())
+    optimizer.zero_grad(set_to_none=True)
+    for _ in range(run.bench.max_steps):
+        with run.data_wait():
+            batch = run.data.batch(gen)
+        with run.step() as s:
+            loss = loss_of(*batch)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            s.loss = loss
+        if run.due_for_evaluation() and run.evaluate_pinned(model):
+            break

@@ -58,17 +58,17 @@ def test_the_ceilings_a_suite_saved_are_reused_on_the_same_device_model(tmp_path
     saved.write_text(json.dumps({"device_name": "cpu", "ceilings": {"fp32": {"flops": 1e9}}}))
     options = RunOptions(device=CPU, checkpoint_dir=str(tmp_path))
     calls = []
-    assert session._matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 1e9}}
+    assert session.matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 1e9}}
     assert measured == [] and calls == []
-    ceilings = session._matmul_ceilings(["bf16", "fp32"], options, recorder(calls))
+    ceilings = session.matmul_ceilings(["bf16", "fp32"], options, recorder(calls))
     assert ceilings == {"bf16": {"flops": 2e9}, "fp32": {"flops": 1e9}} and measured == ["bf16"]
     assert calls == [("ceiling", {"precision": "bf16"})]
     assert json.loads(saved.read_text())["ceilings"] == ceilings  # kept for the next restart
     saved.write_text(json.dumps({"device_name": "NVIDIA H100 80GB HBM3",
                                  "ceilings": {"fp32": {"flops": 1e15}}}))
-    assert session._matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 2e9}}
+    assert session.matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 2e9}}
     saved.write_text("{torn")
-    assert session._matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 2e9}}
+    assert session.matmul_ceilings(["fp32"], options, recorder(calls)) == {"fp32": {"flops": 2e9}}
     assert json.loads(saved.read_text()) == {"device_name": "cpu", "ceilings": {"fp32": {"flops": 2e9}}}
 
 

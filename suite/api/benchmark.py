@@ -46,14 +46,15 @@ from suite.meters.clock import StepClock, synchronize
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import claims, mllog, privacy, results
 from suite.record.errors import GoodbenchError
-from suite.run import loop, system
-from suite.run.instruments import open_instruments
+from suite.run import distributed, files, loop, session, system
+from suite.run.instruments import open_run_instruments
 from suite.run.record import finish, log_header
 from suite.run.runner import SEED_LIMIT, check_precision, seed_everything
 from suite.run.state import LoopState, RunOptions, window_pause
 from suite.trust import signing
 from workloads import own, registry
 from workloads.base import Workload
+from workloads.parallel import SINGLE, Parallel
 from workloads.pinned import SCALES, SEEDS
 
 FLOPS_AGREE = 1e-6  # FLOPs counted again in a later run must be the first run's (one declared step)
@@ -86,7 +87,16 @@ class Benchmark:
     ``command``: how to run it again (default: ``python SCRIPT ARGS`` of this process, the script by
     its path in the work tree). The file is written
     to ``out`` (never over an existing file; ``$GOODBENCH_OUT`` overrides it, as ``goodbench
-    reproduce`` sets it for a re-run), signed when a signing key exists (``sign``)."""
+    reproduce`` sets it for a re-run), signed when a signing key exists (``sign``).
+    ``checkpoint_dir``: where the session keeps what a killed process's successor needs to go on
+    (its id and measured ceiling, each run's event log, the checkpoints :meth:`Run.save` writes,
+    each finished run's record): the same command run again continues the session, skips the
+    finished runs, and each unfinished run goes on from its newest checkpoint (:meth:`Run.restore`),
+    the steps done after it counted as lost work.
+    Under torchrun every rank makes the Benchmark and runs the same loop (the process group is
+    joined here unless the code joined it; a GPU rank trains on ``cuda:LOCAL_RANK``): the
+    step's figures are the global batch's, each rank's FLOPs counted on its share and summed,
+    and rank 0 writes the file with every rank's step times (docs/own-code.md)."""
 
     def __init__(self, name: str, *, samples_per_step: int, max_steps: int, trains: str = "",
                  against: str | None = None, scale: str = "smoke", tokens_per_step: int | None = None,
@@ -95,7 +105,7 @@ class Benchmark:
                  seeds: int | Sequence[int] = 1, code: Sequence[str | Path] = (),
                  command: Sequence[str] | None = None, out: str | Path = "goodbench-own.json",
                  system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
-                 progress: Callable[..., None] | None = None):
+                 checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None):
         for label, value in (("samples_per_step", samples_per_step), ("max_steps", max_steps),
                              ("log_every", log_every), ("eval_every", eval_every or max_steps)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -134,6 +144,7 @@ class Benchmark:
         # GOODBENCH_OUT: where `goodbench reproduce` has the re-run of recorded own code write its file
         # (taken by the process's first Benchmark only: the re-run's file is its)
         self.out, self.system_name = Path(os.environ.pop("GOODBENCH_OUT", "") or out), system_name
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         self.code = [Path(p) for p in code]
         self.command = list(command) if command is not None else None  # None: this process's
         self.progress = progress or (lambda *a, **k: None)
@@ -143,6 +154,8 @@ class Benchmark:
         self.current: Run | None = None  # the run now training
         self._started = self._ended = self._iterated = False
         self._identity: dict[str, Any] | None = None
+        self.parallel: Parallel = SINGLE  # this process's place under torchrun (set by start())
+        self._joined = False  # the process group was joined here (and is left at the end)
         self._workload: Workload | None = None
         self._evaluator: Callable[[Any], dict[str, float]] | None = None
 
@@ -166,16 +179,29 @@ class Benchmark:
         open the session the runs belong to."""
         if self._started:
             raise GoodbenchError("this Benchmark has started already: one Benchmark writes one file")
-        if self.out.exists():
-            raise GoodbenchError(f"{self.out} exists: a results file is never overwritten (give another out=)")
-        self.ceiling = matmul_ceiling(self.device, self.precision)
+        self.parallel = distributed.from_env(self.device.type)
+        if self.parallel.distributed:
+            import torch.distributed as dist
+
+            self._joined = not dist.is_initialized()
+            self.device = distributed.init(self.parallel, self.device)
+        exists = f"{self.out} exists: a results file is never overwritten (give another out=)"
+        distributed.agree(exists if self.parallel.is_main and self.out.exists() else None, self.parallel)
         self._key = signing.load_key() if self.sign else None
         run_key = signing.public_bytes(self._key) if self._key is not None else None
         acc = system.accelerator(self.device)
-        self.session = {"id": uuid.uuid4().hex, "started_at": results.utc_now()}
+        if self.checkpoint_dir is None:
+            self.ceiling = matmul_ceiling(self.device, self.precision)
+            self.session = distributed.broadcast({"id": uuid.uuid4().hex, "started_at": results.utc_now()},
+                                                 self.parallel)
+        else:  # a successor of a killed process continues its session, with the ceiling it measured
+            kept = RunOptions(device=self.device, checkpoint_dir=str(self.checkpoint_dir), parallel=self.parallel)
+            self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            self.ceiling = session.matmul_ceilings([self.precision], kept, self.progress)[self.precision]
+            self.session = session.start_session(kept)
         self.options = RunOptions(
             device=self.device, matmul_ceiling={self.precision: self.ceiling["flops"]}, run_key=run_key,
-            session=self.session["id"], accelerator=(acc["name"], acc["count"]),
+            session=self.session["id"], accelerator=(acc["name"], acc["count"]), parallel=self.parallel,
             submission=mlperf_submission(self.system_name, None, f"{acc['name']} x{acc['count']}", own.DIVISION))
         if self.against is not None:
             from suite.api.evaluators import evaluator
@@ -192,16 +218,60 @@ class Benchmark:
             raise GoodbenchError("bench.runs() gives each seed's run once: iterate it once")
         self._iterated = True
         for seed in self.seeds:
+            finished = self._finished_record(seed)
+            if finished is not None:  # a finished run of the session this one continues
+                self.records.append(finished)
+                self.progress("finished", workload=finished["workload"]["id"], seed=seed, status=finished["status"])
+                continue
             run = Run(self, seed)
             self.current = run
             yield run
             run.end(None)
 
+    def run_dir(self, seed: int) -> Path | None:
+        """The directory of the run of ``seed`` in :attr:`checkpoint_dir` (None without one)."""
+        return self.checkpoint_dir / f"seed{seed}" if self.checkpoint_dir is not None else None
+
+    def run_settings(self, seed: int) -> dict[str, Any]:
+        """What makes a finished run's kept record the answer to the run of ``seed``: the same
+        implementation and declared step (its FLOPs apart, which may be counted again), seed,
+        device kind and model."""
+        return {"name": self.name, "trains": self.trains, "against": self.against, "scale": self.scale,
+                "seed": seed, "device": self.device.type, "device_name": system.device_name(self.device),
+                **{k: v for k, v in self.implementation()["spec"].items() if k not in ("flops_per_step", "flops_source")}}
+
+    def _finished_record(self, seed: int) -> dict[str, Any] | None:
+        """The kept record of the run of ``seed`` when it finished in the session this one continues;
+        the FLOPs per step its record holds become this session's (one declared step)."""
+        found = files.finished_record(self.run_dir(seed), self.run_settings(seed), SINGLE)
+        if found is None:
+            return None
+        flops = found["metrics"]["flops_per_step"]
+        if self.flops_per_step is not None and abs(flops - self.flops_per_step) > FLOPS_AGREE * flops:
+            raise GoodbenchError(f"the finished run of seed {seed} in {self.run_dir(seed)} trained {flops:.6g} FLOPs "
+                                 f"per step, not {self.flops_per_step:.6g}: one file declares one step; start a "
+                                 "new session (another checkpoint_dir)")
+        if self.flops_per_step is None:  # counted by the earlier process (or given to it)
+            self.flops_per_step, self.flops_source = flops, "counted"
+            if self._spec_hash() != found["workload"]["spec_hash"]:
+                self.flops_source = "given"
+        if self._spec_hash() != found["workload"]["spec_hash"]:
+            raise GoodbenchError(f"the finished run of seed {seed} in {self.run_dir(seed)} declared another step "
+                                 "(its spec hash differs: the code, its command or the declared step changed): one "
+                                 "file declares one step; run the same command again, or start a new session "
+                                 "(another checkpoint_dir)")
+        self.workload()  # the declaration is fixed from here: a later count must agree with it
+        return found
+
+    def _spec_hash(self) -> str:
+        return own.own_workload(self.implementation(), self.scale, self.reference).spec_hash(self.scale)
+
     @property
     def data(self) -> Any:
         """The pinned data of the workload the runs are held to (lm-char: its encoded text, split
         and vocabulary, :class:`suite.api.evaluators.CharacterData`; fashion-cnn: its images,
-        :class:`suite.api.evaluators.ImageData`); None for a free job."""
+        :class:`suite.api.evaluators.ImageData`; dlrm-small: its teacher's clicks,
+        :class:`suite.api.evaluators.ClickData`); None for a free job."""
         return getattr(self._evaluator, "data", None)
 
     def implementation(self) -> dict[str, Any]:
@@ -211,7 +281,8 @@ class Benchmark:
         if self._identity is None:
             self._identity, root = code_identity(self.code)
             if self.command is None:
-                self.command = default_command(list(sys.argv), root)
+                self.command = default_command(list(sys.argv), root, self.parallel.local_world_size,
+                                               self.parallel.nnodes)
         return {"kind": own.DIVISION, "name": self.name, "trains": self.trains, "against": self.against,
                 "code": self._identity, "command": privacy.public_command(self.command or [])[0],
                 "spec": {"samples_per_step": self.samples_per_step, "tokens_per_step": self.tokens_per_step,
@@ -228,18 +299,28 @@ class Benchmark:
             self._workload = own.own_workload(self.implementation(), self.scale, self.reference)
         return self._workload
 
-    def end(self, interrupted: bool = False) -> Path:
+    def end(self, interrupted: bool = False) -> Path | None:
         """Write the runs so far as one results file (signed where a key exists), validated;
-        returns its path (also :attr:`path`; the validator's lines are :attr:`problems`)."""
-        from suite.validate import check_document
-
+        returns its path (also :attr:`path`; the validator's lines are :attr:`problems`), on
+        rank 0 (None on the other ranks of a torchrun job)."""
         if not self._started or self._ended:
             raise GoodbenchError("end() a Benchmark that started and has not ended")
         self._ended = True
-        if self.current is not None:
-            self.current.end(None)
-        if not self.records:
-            raise GoodbenchError("no run was recorded: no results file written")
+        whole = False  # every rank came this far: leave the process group together
+        try:
+            if self.current is not None:
+                self.current.end(None)
+            if not self.records:
+                raise GoodbenchError("no run was recorded: no results file written")
+            whole = True
+            return self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
+        finally:
+            if self._joined:
+                distributed.shutdown(wait=whole)
+
+    def _write(self, interrupted: bool) -> Path:
+        from suite.validate import check_document
+
         doc = results.new_document(system.describe(self.device, self.system_name),
                                    self._settings(interrupted), self.records)
         doc["summary"] = derive.summary(self.records)
@@ -252,7 +333,10 @@ class Benchmark:
 
     def _settings(self, interrupted: bool) -> dict[str, Any]:
         workload = self.workload()
-        return {"scale": self.scale, "device": str(self.device), "workloads": [workload.id],
+        par = self.parallel
+        spread = {"distributed": {"world_size": par.world_size, "nnodes": par.nnodes, "backend": par.backend,
+                                  "parallel": par.mode, "micro_batch": par.micro_batch}} if par.distributed else {}
+        return {**spread, "scale": self.scale, "device": str(self.device), "workloads": [workload.id],
                 "seeds_per_workload": len(self.seeds), "peak_tflops_override": None, "checkpoint_every": None,
                 "inject_failures": [], "failure_rate_per_hour": None, "compile": "off",
                 "cpu_threads": torch.get_num_threads(), "skipped": [], "interrupted": interrupted, "aborted": None,
@@ -266,7 +350,9 @@ class Run:
     """One seeded run of a :class:`Benchmark`: the loop's calls to goodbench's meters.
 
     It starts when made (initialization: data, model, optimizer — left out of the run's clock,
-    as MLPerf's is) and the run's clock starts at its first step."""
+    as MLPerf's is) and the run's clock starts at its first step. With the Benchmark's
+    ``checkpoint_dir``, its event log is kept in its run directory as it is written, and a run
+    that an earlier process began goes on from its newest checkpoint (:meth:`restore`)."""
 
     def __init__(self, bench: Benchmark, seed: int):
         self.bench, self.seed = bench, seed
@@ -276,17 +362,26 @@ class Run:
             "device": str(bench.device), "precision": bench.precision, "status": "partial", "error": None,
             "started_at": results.utc_now()}
         self.load_at_start = host_load.snapshot()
-        self.log = mllog.EventLog(None)
+        self.parallel = parallel = bench.parallel
+        self.directory = bench.run_dir(seed)
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        # the run's event log is rank 0's; the events of the processes that ran it before, as rank 0 read them
+        self.log = mllog.EventLog(self.directory / "events.log" if self.directory is not None and parallel.is_main
+                                  else None)
+        self.prior = mllog.parse(distributed.broadcast(self.log.all_lines(), parallel))
         self.state = LoopState(init_start=time.time())
-        self.instruments = open_instruments(bench.device)
+        self.instruments = open_run_instruments(bench.device, parallel, resumed=bool(self.prior))
         self.instruments.start()
         self.log.start("init_start", time_s=self.state.init_start)
         from workloads.training import set_precision
 
         self.precision_flags = set_precision(bench.device, bench.precision)
         seed_everything(seed)
-        self._training = self._ended = False
+        self._training = self._ended = self._initialized = self._restore_called = self._resumed = False
         self._open_step: int | None = None  # a step whose window and block are open (a data wait began it)
+        self.warm_last = bench.warmup_steps  # this process's warm-up ends after this step
+        self.timed_before = 0  # steps timed by earlier processes
         bench.progress("run", seed=seed)
 
     @property
@@ -307,6 +402,8 @@ class Run:
             raise GoodbenchError("flops_per_step was given to the Benchmark: a step's FLOPs are given or counted, "
                                  "not both")
         counted = count_flops(forward_backward)
+        if self.parallel.distributed:  # each rank computes its share of the global batch
+            counted = float(sum(distributed.gather(counted, self.parallel)))
         if bench._workload is not None and abs(counted - (bench.flops_per_step or 0)) > FLOPS_AGREE * counted:
             raise GoodbenchError(f"this run's step counts {counted:.6g} FLOPs, the first run's count was "
                                  f"{bench.flops_per_step:.6g}: every run of one file trains the step it declares")
@@ -314,24 +411,72 @@ class Run:
             bench.flops_per_step, bench.flops_source = counted, "counted"
         return counted
 
-    def _begin_training(self) -> None:
-        """End initialization and start the run's clock (MLPerf's ``run_start``)."""
+    @property
+    def steps_done(self) -> int:
+        """The optimizer steps the run has finished: after :meth:`restore`, those of its checkpoint
+        (the loop goes on from the next: ``for step in range(run.steps_done + 1, max_steps + 1)``)."""
+        return self.state.step
+
+    def _end_initialization(self) -> None:
+        """Log the run's header and end its initialization (``init_stop``)."""
         if self._ended:
             raise GoodbenchError(f"the run of seed {self.seed} has ended")
+        if self._initialized:
+            return
         bench = self.bench
         workload = bench.workload()
-        spec = workload.spec(bench.scale)
         self.record["workload"] = {"id": workload.id, "version": workload.version,
                                    "spec_hash": workload.spec_hash(bench.scale), "kind": workload.kind}
-        meter = self.instruments.energy
-        log_header(self.log, workload, bench.scale, self.seed, self.device, bench.options, bench.precision, meter)
+        log_header(self.log, workload, bench.scale, self.seed, self.device, bench.options, bench.precision,
+                   self.instruments.energy)
         self.log.event(claims.PRECISION_FLAGS, self.precision_flags)
         loop.end_initialization(self.state, self.log, self.device)
-        loop.start_clock(self.state, self.log, meter)
+        self._initialized = True
+
+    def _begin_training(self) -> None:
+        """End initialization and start the run's clock (MLPerf's ``run_start``), or go on with the
+        clock of the run an earlier process began (:meth:`restore`)."""
+        if self.prior and not self._resumed:
+            raise GoodbenchError(f"{self.directory} holds the event log of an earlier process's run of seed "
+                                 f"{self.seed}: call run.restore() before the first step (and load the state "
+                                 "it returns), or give a new checkpoint_dir to start again")
+        self._end_initialization()
+        bench = self.bench
+        if not self._resumed:
+            loop.start_clock(self.state, self.log, self.instruments.energy, self.parallel)
         self.clock = StepClock(self.device)
-        self.blocks = mllog.StepBlocks(self.log, spec.warmup_steps)
+        self.warm_last = self.state.step + bench.warmup_steps
+        self.timed_before = len(self.state.step_times)
+        self.blocks = mllog.StepBlocks(self.log, self.warm_last)
         self._training = True
-        bench.progress("run_start", workload=workload.id, seed=self.seed, max_steps=bench.max_steps)
+        bench.progress("run_start", workload=self.record["workload"]["id"], seed=self.seed,
+                       max_steps=bench.max_steps)
+
+    def restore(self) -> Any:
+        """Go on with a run an earlier process began and did not finish (the Benchmark's
+        ``checkpoint_dir`` holds its event log): load its newest intact checkpoint written by
+        :meth:`save` — the loop's state, the RNGs and the run's own record so far — and return
+        the state the loop saved (None: the run starts from step 0, by then a fresh run or one
+        with no intact checkpoint). Call it during initialization, after the FLOPs are known,
+        and load what it returns into the model and optimizer; the loop goes on from step
+        :attr:`steps_done` + 1. The steps the earlier process did after that checkpoint are
+        counted as lost work, its time in the badput."""
+        if self.directory is None:
+            raise GoodbenchError("no checkpoint_dir was given to the Benchmark: there is nothing to restore from")
+        if self._training or self._restore_called:
+            raise GoodbenchError("restore() once, during initialization, before the first step")
+        self._restore_called = True
+        if not self.prior:  # the run's first process: its clock starts at its first step
+            return None
+        self._end_initialization()
+        holder = _StateHolder()
+        bench = self.bench
+        workload = bench.workload()
+        self.state = files.resume(holder, workload, bench.scale, self.log, self.prior, self.state, self.directory,
+                                  self.parallel)
+        self._resumed = True
+        bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step)
+        return holder.state
 
     # ------------------------------------------------------------------ the loop
     def _open(self) -> int:
@@ -345,8 +490,7 @@ class Run:
                                      "as time to target is measured to its first qualifying evaluation")
             if step > self.bench.max_steps:
                 raise GoodbenchError(f"step {step} is beyond max_steps={self.bench.max_steps}, the budget declared")
-            loop.open_step(step, self.bench.warmup_steps, self.state, self.blocks, self.instruments.energy,
-                           self.device)
+            loop.open_step(step, self.warm_last, self.state, self.blocks, self.instruments.energy, self.device)
             self._open_step = step
         return self._open_step
 
@@ -364,7 +508,8 @@ class Run:
         return step
 
     def end_step(self, loss: Any = None) -> None:
-        """Stop the step's clock; ``loss`` (a tensor or a number) is logged at the ``log_every`` cadence."""
+        """Stop the step's clock; ``loss`` (a tensor or a number) is logged at the ``log_every``
+        cadence (under torchrun: the mean of the ranks' losses)."""
         step = self._open_step
         if step is None:
             raise GoodbenchError("end_step() without begin_step()")
@@ -372,12 +517,16 @@ class Run:
         self.blocks.step_done(step, None)
         self.state.step, self._open_step = step, None
         bench = self.bench
-        logged = loss is not None and (step % bench.log_every == 0 or step == bench.max_steps)
-        if logged or step == bench.warmup_steps or step == bench.max_steps:
+        log_point = step % bench.log_every == 0 or step == bench.max_steps
+        if log_point or step == self.warm_last:  # every rank flushes at the same steps
             self._flush()
-        if logged:
-            loop.log_loss(loss.detach() if isinstance(loss, torch.Tensor) else torch.tensor(float(loss)), step,
-                          self.state, self.log, bench.progress)
+        if not log_point:
+            return
+        value = None if loss is None else float(loss.detach() if isinstance(loss, torch.Tensor) else loss)
+        given = [v for v in distributed.gather(value, self.parallel) if v is not None]
+        if given:
+            loop.log_loss(torch.tensor(sum(given) / len(given), dtype=torch.float64), step, self.state, self.log,
+                          bench.progress)
 
     @contextlib.contextmanager
     def step(self) -> Iterator[StepMarks]:
@@ -387,7 +536,7 @@ class Run:
         self.end_step(marks.loss)
 
     def _flush(self) -> None:
-        loop.flush_step_times(self.clock, self.state, self.blocks, 0)
+        loop.flush_step_times(self.clock, self.state, self.blocks, self.timed_before, self.parallel)
 
     # ------------------------------------------------------------------ evaluation and checkpoints
     def due_for_evaluation(self) -> bool:
@@ -413,12 +562,13 @@ class Run:
         with self._evaluating() as found:
             yield found
 
-    def evaluate_pinned(self, model: Any, logits_of: Callable[[torch.Tensor], torch.Tensor] | None = None) -> bool:
+    def evaluate_pinned(self, model: Any, logits_of: Callable[..., torch.Tensor] | None = None) -> bool:
         """Evaluate ``model`` with the pinned evaluator of the workload the run is held to (in
         eval mode, without gradients): ``logits_of(inputs)`` gives the logits (default:
         ``model(inputs)``; lm-char's inputs are token ids — a Hugging Face model:
-        ``lambda ids: model(input_ids=ids).logits`` —, fashion-cnn's normalized images). True
-        once the target is met (stop training then)."""
+        ``lambda ids: model(input_ids=ids).logits`` —, fashion-cnn's normalized images;
+        dlrm-small's are two, ``(dense, sparse)``, and the model gives one click logit per sample).
+        True once the target is met (stop training then)."""
         evaluator = self.bench._evaluator
         if evaluator is None:
             raise GoodbenchError("a free job has no pinned evaluator: run.evaluate(quality)")
@@ -445,7 +595,7 @@ class Run:
         self._flush()
         bench = self.bench
         with loop.evaluation(bench.workload().spec(bench.scale), self.state.step, self.device, self.state,
-                             self.log, self.instruments.energy, bench.progress) as found:
+                             self.log, self.instruments.energy, bench.progress, self.parallel) as found:
             yield found
 
     @property
@@ -464,7 +614,24 @@ class Run:
         with window_pause(self.state, self.instruments.energy, self.device):
             yield
             synchronize(self.device)
+            distributed.barrier(self.parallel)  # the save ends with its slowest rank's
         self.log.end("checkpoint_stop", metadata={"step": step})
+
+    def save(self, state: Mapping[str, Any]) -> None:
+        """Save a checkpoint the run can go on from (:meth:`restore`), timed as checkpointing badput
+        out of the window: ``state`` (tensors and plain containers: the model's and optimizer's
+        state dicts, the data's position) with the RNGs and the run's record so far, written
+        atomically to the run directory with its sha256, the newest two kept."""
+        if self.directory is None:
+            raise GoodbenchError("no checkpoint_dir was given to the Benchmark: use run.checkpoint() to time "
+                                 "a save of one's own, or give checkpoint_dir= to save one the run can go on from")
+        if not self._training or self._open_step is not None:
+            raise GoodbenchError("save a checkpoint between steps, after the first one")
+        self._flush()
+        bench = self.bench
+        files.save_checkpoint(_StateHolder(dict(state)), self.state.step, self.state, self.log, self.directory,
+                              bench.workload().spec_hash(bench.scale), self.instruments.energy, self.device,
+                              self.parallel)
 
     # ------------------------------------------------------------------ the end
     def end(self, error: BaseException | None) -> None:
@@ -475,8 +642,8 @@ class Run:
         if bench.current is self:
             bench.current = None
         if not self._training:
-            if error is not None and bench.flops_per_step is None:
-                self._ended = True  # it failed in initialization, before its step was known: no record
+            if error is not None and (bench.flops_per_step is None or (self.prior and not self._resumed)):
+                self._ended = True  # it failed in initialization, before its step (or its past) was known: no record
                 self.instruments.stop()
                 return
             self._begin_training()
@@ -497,4 +664,21 @@ class Run:
                self.instruments)
         self.record["host_load"] = {"start": self.load_at_start, "end": host_load.snapshot(),
                                     "gpu_other_processes_end": self.instruments.other_gpu_processes()}
+        if self.directory is not None and self.parallel.is_main and self.record["status"] != "partial":  # a successor skips it
+            results.write_atomic(self.directory / files.FINISHED, json.dumps(
+                {"settings": bench.run_settings(self.seed), "record": self.record}, allow_nan=False))
         bench.records.append(self.record)
+
+
+class _StateHolder:
+    """The loop's own state as :mod:`suite.run.files` saves and loads a job's (``state_dict``,
+    ``load_state_dict``)."""
+
+    def __init__(self, state: dict[str, Any] | None = None):
+        self.state = state
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.state or {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.state = state

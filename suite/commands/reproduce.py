@@ -131,7 +131,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
         return 2
     key = None if args.no_sign else signing.load_key()
     try:
-        found = own.reproduce(original, indexes, out, tolerance, key=key)
+        found = own.reproduce(original, indexes, out, tolerance, key=key, report=say)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):

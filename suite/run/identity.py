@@ -74,9 +74,15 @@ def code_identity(files: Iterable[str | Path] = ()) -> tuple[dict[str, Any], Pat
     return {"git_commit": commit, "git_dirty": dirty, "files": file_digests(files, root), "workdir": workdir}, root
 
 
-def default_command(argv: list[str], root: Path | None) -> list[str]:
+def default_command(argv: list[str], root: Path | None, nproc_per_node: int = 1, nnodes: int = 1) -> list[str]:
     """How this process was started, as a command to run again from the work tree's root (else
-    the working folder): ``python SCRIPT ARGS``, the script named by :func:`shown`."""
+    the working folder): ``python SCRIPT ARGS``, the script named by :func:`shown`; a worker of
+    a torchrun job of ``nproc_per_node`` processes on each of ``nnodes`` nodes:
+    ``torchrun [--nnodes=N] --nproc-per-node=P SCRIPT ARGS``."""
     if not argv or not argv[0] or argv[0] == "-c":
         return ["python", "-c", "..."]
-    return ["python", shown(Path(argv[0]), root), *argv[1:]]
+    script = [shown(Path(argv[0]), root), *argv[1:]]
+    if nproc_per_node == 1 and nnodes == 1:
+        return ["python", *script]
+    return ["torchrun", *([f"--nnodes={nnodes}"] if nnodes > 1 else []), f"--nproc-per-node={nproc_per_node}",
+            *script]

@@ -13,6 +13,7 @@ import torch
 
 from suite.meters import energy, nvml, telemetry
 from suite.run import system
+from workloads.parallel import Parallel
 
 
 @dataclass
@@ -63,6 +64,25 @@ def open_instruments(device: torch.device) -> Instruments:
     sampler = telemetry.Sampler(gpu, clock=time.time)  # the runner's clock: Unix seconds
     return Instruments(energy=energy.gpu_meter(gpu, sampler), sampler=sampler,
                        settings=start_settings(gpu, device), gpu=gpu)
+
+
+# Energy sources whose readings start at 0 in every process: a resumed run cannot use them.
+PER_PROCESS_ENERGY = ("rapl", "nvml_power_sampling")
+
+
+def open_run_instruments(device: torch.device, parallel: Parallel, resumed: bool) -> Instruments:
+    """A run's meters (:func:`open_instruments`); its energy "not measured" where the meter cannot
+    count this run alone: CPU ranks sharing a package, or a run ``resumed`` in a new process with
+    a meter that counts from each process's start."""
+    instruments = open_instruments(device)
+    if parallel.distributed and device.type != "cuda":
+        instruments.energy = energy.NotMeasured(
+            "CPU ranks share a package: RAPL cannot split its energy among them")
+    if resumed and instruments.energy.method in PER_PROCESS_ENERGY:
+        instruments.energy = energy.NotMeasured(
+            f"the run resumed in a new process, and {instruments.energy.method} counts from "
+            "each process's start (only NVML's energy counter spans processes)")
+    return instruments
 
 
 def start_settings(gpu: nvml.Gpu, device: torch.device) -> dict[str, Any]:

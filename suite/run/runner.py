@@ -28,7 +28,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.results import utc_now, write_atomic
 from suite.run import distributed, loop
 from suite.run.files import FINISHED, finished_record, resume, run_settings, save_checkpoint
-from suite.run.instruments import Instruments, open_instruments
+from suite.run.instruments import open_run_instruments
 from suite.run.loop import LossNotFinite
 from suite.run.record import finish, log_header
 from suite.run.signals import (
@@ -45,9 +45,6 @@ from workloads.base import Workload
 from workloads.parallel import SINGLE, Parallel
 
 Progress = Callable[..., None]
-
-# Energy sources whose readings start at 0 in every process: a resumed run cannot use them.
-PER_PROCESS_ENERGY = ("rapl", "nvml_power_sampling")
 
 
 class RankLost(GoodbenchError):
@@ -134,7 +131,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         on_step = _both(on_step, kill)
     load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
     state = LoopState(init_start=time.time())
-    instruments = _open_instruments(device, parallel, resumed=bool(prior))
+    instruments = open_run_instruments(device, parallel, resumed=bool(prior))
     instruments.start()
     meter = instruments.energy
     interrupted = job = lone = None  # lone: why this rank ended apart from its peers
@@ -219,19 +216,6 @@ def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
         raise exc
     record.update(status="failed", error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
     return None, record["error"]
-
-
-def _open_instruments(device: torch.device, parallel: Parallel, resumed: bool) -> Instruments:
-    """The run's meters; its energy "not measured" where the meter cannot count this run alone."""
-    instruments = open_instruments(device)
-    if parallel.distributed and device.type != "cuda":
-        instruments.energy = energy_meter.NotMeasured(
-            "CPU ranks share a package: RAPL cannot split its energy among them")
-    if resumed and instruments.energy.method in PER_PROCESS_ENERGY:
-        instruments.energy = energy_meter.NotMeasured(
-            f"the run resumed in a new process, and {instruments.energy.method} counts from "
-            "each process's start (only NVML's energy counter spans processes)")
-    return instruments
 
 
 def _probe_communication(record: dict, job, parallel: Parallel, device: torch.device) -> str | None:

@@ -123,7 +123,7 @@ def with_identity(plan: SuitePlan, options: RunOptions, session: dict, open_chan
                        "open" if open_changes else "closed"))
 
 
-def _matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progress) -> dict:
+def matmul_ceilings(precisions: list[str], options: RunOptions, progress: Progress) -> dict:
     """The measured matmul ceiling per precision. A suite that keeps checkpoints saves them in
     its checkpoint root and a restarted or resumed suite reuses them (same device model), so
     the records of runs that finished before the restart and the document agree."""
@@ -179,7 +179,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     precisions = sorted({precision_for(w, plan.scale, options.device) for w in runnable})
     for precision in precisions:  # before the ceilings: a refused precision trains nothing
         check_precision(precision)
-    ceilings = _matmul_ceilings(precisions, options, progress)
+    ceilings = matmul_ceilings(precisions, options, progress)
     options = replace(options, matmul_ceiling={p: c["flops"] for p, c in ceilings.items()})
     session = start_session(options)
     options = with_identity(plan, options, session, open_changes)

@@ -1,0 +1,69 @@
+"""A small own training loop under torchrun: a DDP-wrapped MLP, each rank training its rows of
+the global batch, measured by one ``goodbench.Benchmark`` per rank (tests/test_own_resume.py)::
+
+    python -m torch.distributed.run --standalone --nproc-per-node 2 tests/own_ddp_job.py OUT
+    python tests/own_ddp_job.py OUT          # the same job in one process
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+import goodbench
+
+BATCH = 16
+
+
+def train(run: goodbench.Run, rank: int, world: int) -> None:
+    """An ordinary data-parallel loop: every rank draws the same global batch and trains its rows."""
+    model: nn.Module = nn.Sequential(nn.Linear(8, 64), nn.Tanh(), nn.Linear(64, 1))
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    data = torch.Generator().manual_seed(run.seed)
+    teacher = torch.randn(8, 1, generator=torch.Generator().manual_seed(0))
+    held_out = torch.randn(256, 8, generator=torch.Generator().manual_seed(99))
+    rows = slice(rank * BATCH // world, (rank + 1) * BATCH // world)
+
+    def batch() -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.randn(BATCH, 8, generator=data)
+        return x[rows], torch.sin(x @ teacher)[rows]
+
+    x, y = batch()
+    run.count_flops(lambda: nn.functional.mse_loss(model(x), y).backward())  # this rank's share
+    optimizer.zero_grad(set_to_none=True)
+    for _ in range(run.bench.max_steps):
+        with run.data_wait():
+            x, y = batch()
+        with run.step() as s:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            s.loss = loss
+        if run.due_for_evaluation():
+            with torch.no_grad():
+                run.evaluate(lambda: {"val_mse": float(nn.functional.mse_loss(model(held_out),
+                                                                             torch.sin(held_out @ teacher)))})
+
+
+def main(out: str) -> None:
+    torch.set_num_threads(1)
+    bench = goodbench.Benchmark("ddp-mlp", trains="a 2-layer MLP on a synthetic sine teacher, data parallel",
+                                samples_per_step=BATCH, max_steps=30, warmup_steps=3, eval_every=10, log_every=5,
+                                device="cpu", code=[__file__], out=out, sign=False)
+    with bench:  # under torchrun it joins the process group (gloo on the CPU)
+        rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+        for run in bench.runs():
+            train(run, rank, world)
+    if bench.path is not None:
+        print(f"results written to {bench.path}")
+        for line in bench.problems:
+            print(f"validator: {line}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,81 @@
+"""A small own training loop that keeps checkpoints in goodbench's run directory and, when
+asked, kills itself (SIGKILL: no handler runs, as with a lost node) after a chosen step of a
+chosen seed; the same command run again goes on from the newest checkpoint
+(tests/test_own_resume.py)::
+
+    python tests/own_resume_job.py OUT CHECKPOINT_DIR [--kill-seed S --kill-after N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+
+import torch
+from torch import nn
+
+import goodbench
+
+
+def train(run: goodbench.Run, kill_after: int | None) -> None:
+    bench = run.bench
+    model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    data = torch.Generator().manual_seed(run.seed)  # the batches' position: saved with the model
+    teacher = torch.randn(8, 1, generator=torch.Generator().manual_seed(0))
+    held_out = torch.randn(256, 8, generator=torch.Generator().manual_seed(99))
+
+    def batch() -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.randn(bench.samples_per_step, 8, generator=data)
+        return x, torch.sin(x @ teacher)
+
+    x, y = batch()
+    run.count_flops(lambda: nn.functional.mse_loss(model(x), y).backward())
+    optimizer.zero_grad(set_to_none=True)
+    saved = run.restore()  # None in a run's first process
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        data.set_state(saved["data"])
+    for step in range(run.steps_done + 1, bench.max_steps + 1):
+        with run.data_wait():
+            x, y = batch()
+        with run.step() as s:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            s.loss = loss
+        if run.due_for_evaluation():
+            with torch.no_grad():
+                run.evaluate(lambda: {"val_mse": float(nn.functional.mse_loss(model(held_out),
+                                                                             torch.sin(held_out @ teacher)))})
+        if step % 10 == 0:
+            run.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "data": data.get_state()})
+        if step == kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("checkpoint_dir")
+    parser.add_argument("--kill-seed", type=int, default=None)
+    parser.add_argument("--kill-after", type=int, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    bench = goodbench.Benchmark("resume-mlp", trains="a 2-layer MLP on a synthetic sine teacher",
+                                samples_per_step=16, max_steps=40, warmup_steps=3, eval_every=10, log_every=5,
+                                seeds=2, device="cpu", code=[__file__], out=args.out, sign=False,
+                                checkpoint_dir=args.checkpoint_dir)
+    with bench:
+        for run in bench.runs():
+            first_process = not run.prior
+            train(run, args.kill_after if run.seed == args.kill_seed and first_process else None)
+    print(f"results written to {bench.path}")
+    for line in bench.problems:
+        print(f"validator: {line}")
+
+
+if __name__ == "__main__":
+    main()
