@@ -388,7 +388,8 @@ stage_own() {
         say "own: skipped, lm-char's data (tinyshakespeare/input.txt) is not in the data folder"; return 0
     fi
     local out="$OUT/own-plain-$(date -u +%Y%m%dT%H%M%SZ).json"
-    local args=(--device "$DEVICE" --out "$out")
+    # checkpoints every 50 steps (run.save on the device), kept outside $OUT: not brought back
+    local args=(--device "$DEVICE" --out "$out" --checkpoint-dir "$(mktemp -d)/own-plain.ckpt")
     [ -n "$DATA_DIR" ] && args+=(--data-dir "$DATA_DIR")
     [ "$REHEARSAL" = 1 ] && args+=(--steps 60)  # a CPU's steps are slow: the loop, not the target, is rehearsed
     run "$RUN_TIMEOUT" "$PYTHON" examples/plain_loop.py "${args[@]}"  # it prints what the validator says of its file

@@ -3,10 +3,11 @@ the global batch, measured by one ``goodbench.Benchmark`` per rank (tests/test_o
 
     python -m torch.distributed.run --standalone --nproc-per-node 2 tests/own_ddp_job.py OUT
     python tests/own_ddp_job.py OUT          # the same job in one process
+    ... own_ddp_job.py OUT --fail-rank 1     # rank 1 raises after step 7
 """
 from __future__ import annotations
 
-import sys
+import argparse
 
 import torch
 import torch.distributed as dist
@@ -17,7 +18,7 @@ import goodbench
 BATCH = 16
 
 
-def train(run: goodbench.Run, rank: int, world: int) -> None:
+def train(run: goodbench.Run, rank: int, world: int, fail: bool = False) -> None:
     """An ordinary data-parallel loop: every rank draws the same global batch and trains its rows."""
     model: nn.Module = nn.Sequential(nn.Linear(8, 64), nn.Tanh(), nn.Linear(64, 1))
     if world > 1:
@@ -44,13 +45,15 @@ def train(run: goodbench.Run, rank: int, world: int) -> None:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             s.loss = loss
+        if fail and run.steps_done == 7:
+            raise RuntimeError(f"rank {rank} fails alone")
         if run.due_for_evaluation():
             with torch.no_grad():
                 run.evaluate(lambda: {"val_mse": float(nn.functional.mse_loss(model(held_out),
                                                                              torch.sin(held_out @ teacher)))})
 
 
-def main(out: str) -> None:
+def main(out: str, fail_rank: int | None) -> None:
     torch.set_num_threads(1)
     bench = goodbench.Benchmark("ddp-mlp", trains="a 2-layer MLP on a synthetic sine teacher, data parallel",
                                 samples_per_step=BATCH, max_steps=30, warmup_steps=3, eval_every=10, log_every=5,
@@ -58,7 +61,7 @@ def main(out: str) -> None:
     with bench:  # under torchrun it joins the process group (gloo on the CPU)
         rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
         for run in bench.runs():
-            train(run, rank, world)
+            train(run, rank, world, fail=rank == fail_rank)
     if bench.path is not None:
         print(f"results written to {bench.path}")
         for line in bench.problems:
@@ -66,4 +69,8 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--fail-rank", type=int, default=None)
+    args = parser.parse_args()
+    main(args.out, args.fail_rank)

@@ -431,8 +431,8 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(argv, cwd, timeout, out) -> bytes:
-        runs.append(measured.path.read_bytes())  # the same code, the same figures: stands in for a re-run
+    def rerun(argv, cwd, timeout, out) -> bytes:  # the same code trained again, in this process
+        runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
         return runs[-1]
 
     monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)
@@ -442,7 +442,29 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     said: list[str] = []
     found = own.reproduce(original, [0, 1], tmp_path / "repro.json", 0.1, report=said.append)
     assert len(runs) == 2 and len(said) == 1 and "running the recorded command once more" in said[0]
-    assert [(c.measurements, c.first_ratio) for c in found.comparisons] == [(2, 1.0), (2, 1.0)]
+    assert [c.measurements for c in found.comparisons] == [2, 2] and all(c.first_ratio for c in found.comparisons)
     written = json.loads((tmp_path / "repro.json").read_text())
     assert [r["measurements"] for r in written["settings"]["reproduces"]["runs"]] == [2, 2]
+    assert written["runs"][0]["run_id"] in runs[1].decode()  # the second re-run is the reproduction
     assert v.check_document(written) == []
+    # a "reproduction" that hands the original's runs back, untrained, is refused
+    handed_back = copy.deepcopy(written)
+    handed_back["settings"]["reproduces"]["runs"][0]["original_run_id"] = handed_back["runs"][0]["run_id"]
+    assert [p.code for p in v.check_document(handed_back)] == ["reproduces"]
+
+
+def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeypatch):
+    from suite.run.reproduce import own
+
+    seen: list[dict] = []
+
+    def fake_run(argv, cwd, timeout, env):
+        seen.append(env)
+        Path(env[own.OUT_VARIABLE]).write_text("{}")
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(own.subprocess, "run", fake_run)
+    for _ in range(2):
+        assert own._rerun(["python", "train.py"], tmp_path, None, tmp_path / "repro.json") == b"{}"
+    folders = [Path(env[own.CHECKPOINT_VARIABLE]) for env in seen]
+    assert folders[0] != folders[1] and not any(f.exists() for f in folders)

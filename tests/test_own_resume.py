@@ -19,9 +19,14 @@ from suite.validate import check_document
 JOB = Path(__file__).resolve().parent / "own_resume_job.py"
 
 
-def _job(out: Path, checkpoint_dir: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(JOB), str(out), str(checkpoint_dir), *extra],
-                          capture_output=True, text=True, timeout=300, cwd=JOB.parent.parent)
+def _job(folder: Path, name: str, *extra: str) -> subprocess.CompletedProcess:
+    """The job run in ``folder`` writing NAME.json and keeping NAME.ckpt: one command wherever the
+    folder is (the command is part of the code's identity, which a successor must share)."""
+    return subprocess.run([sys.executable, str(JOB), f"{name}.json", f"{name}.ckpt", *extra],
+                          capture_output=True, text=True, timeout=300, cwd=folder)
+
+
+KILL = ("--kill-seed", "2", "--kill-after", "25")
 
 
 @pytest.fixture(scope="module")
@@ -29,14 +34,13 @@ def killed_and_resumed(tmp_path_factory) -> dict:
     """An uninterrupted session, and one killed after step 25 of seed 2 (its newest checkpoint:
     step 20) then run again with the same command; the killed session's directory as it was left."""
     root = tmp_path_factory.mktemp("resume")
-    whole = _job(root / "whole.json", root / "whole.ckpt")
+    whole = _job(root, "whole")
     assert whole.returncode == 0, whole.stderr
-    kill = ("--kill-seed", "2", "--kill-after", "25")
-    killed = _job(root / "resumed.json", root / "resumed.ckpt", *kill)
+    killed = _job(root, "resumed", *KILL)
     assert killed.returncode == -9, killed.stderr  # SIGKILL: nothing of it ran past step 25
     assert not (root / "resumed.json").exists()
     shutil.copytree(root / "resumed.ckpt", root / "as-killed.ckpt")
-    again = _job(root / "resumed.json", root / "resumed.ckpt", *kill)
+    again = _job(root, "resumed", *KILL)
     assert again.returncode == 0, again.stderr
     return {"whole": json.loads((root / "whole.json").read_text()),
             "resumed": json.loads((root / "resumed.json").read_text()), "as_killed": root / "as-killed.ckpt",
@@ -82,7 +86,7 @@ def test_a_successor_that_declares_another_step_is_refused(killed_and_resumed, t
 
 
 def test_a_run_an_earlier_process_began_must_be_restored_and_nothing_is_lost(killed_and_resumed, tmp_path):
-    left = tmp_path / "left.ckpt"
+    left = tmp_path / "resumed.ckpt"
     shutil.copytree(killed_and_resumed["as_killed"], left)
     before = {p.name: p.read_bytes() for p in (left / "seed2").iterdir()}
     with pytest.raises(GoodbenchError, match=r"call run.restore\(\) before the first step"), \
@@ -90,10 +94,37 @@ def test_a_run_an_earlier_process_began_must_be_restored_and_nothing_is_lost(kil
         for run in bench.runs():
             run.begin_step()
     assert not (tmp_path / "out.json").exists() and bench.records == []
-    after = {p.name: p.read_bytes() for p in (left / "seed2").iterdir()}
-    assert after.keys() == before.keys()
-    assert all(after[name] == data for name, data in before.items() if name != "events.log")
-    assert after["events.log"].startswith(before["events.log"])  # this process's start is added, nothing lost
+    assert {p.name: p.read_bytes() for p in (left / "seed2").iterdir()} == before  # nothing added, nothing lost
+    # so the right command, run next, goes on as if the refused process had never been
+    again = _job(tmp_path, "resumed", *KILL)  # the killed process's command
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads((tmp_path / "resumed.json").read_text())
+    assert check_document(resumed) == []
+    assert (resumed["runs"][1]["goodput"]["restarts"], resumed["runs"][1]["goodput"]["lost_steps"]) == (1, 5)
+
+
+def test_a_process_killed_in_its_initialization_adds_nothing_to_the_runs_log(killed_and_resumed, tmp_path):
+    """Killed before its first step (here: refused, its step declared otherwise), a process
+    leaves the earlier process's log as it was: its events are held until its header is logged
+    and its checkpoint accepted."""
+    left = tmp_path / "left.ckpt"
+    shutil.copytree(killed_and_resumed["as_killed"], left)
+    shutil.rmtree(left / "seed1")
+    log = (left / "seed2" / "events.log").read_bytes()
+    with pytest.raises(GoodbenchError, match="checkpoint of another workload spec"), \
+            _bench(tmp_path, left, seeds=[2], flops_per_step=19456) as bench:
+        for run in bench.runs():
+            run.restore()
+    assert (left / "seed2" / "events.log").read_bytes() == log
+
+
+def test_a_re_run_for_a_reproduction_keeps_its_checkpoints_apart(tmp_path, monkeypatch):
+    """`goodbench reproduce` points GOODBENCH_CHECKPOINT_DIR at a fresh folder: the recorded
+    command's checkpoint_dir (the original's, with its finished runs) is never read."""
+    monkeypatch.setenv("GOODBENCH_CHECKPOINT_DIR", str(tmp_path / "fresh"))
+    bench = _bench(tmp_path, tmp_path / "original.ckpt", flops_per_step=1e4)
+    assert bench.checkpoint_dir == tmp_path / "fresh"
+    assert _bench(tmp_path, None, flops_per_step=1e4).checkpoint_dir is None  # taken by the first Benchmark only
 
 
 def test_save_and_restore_need_the_checkpoint_dir(tmp_path):

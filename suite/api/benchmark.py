@@ -46,7 +46,7 @@ from suite.meters.clock import StepClock, synchronize
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import claims, mllog, privacy, results
 from suite.record.errors import GoodbenchError
-from suite.run import distributed, files, loop, session, system
+from suite.run import checkpoint, distributed, files, loop, session, system
 from suite.run.instruments import open_run_instruments
 from suite.run.record import finish, log_header
 from suite.run.runner import SEED_LIMIT, check_precision, seed_everything
@@ -144,7 +144,10 @@ class Benchmark:
         # GOODBENCH_OUT: where `goodbench reproduce` has the re-run of recorded own code write its file
         # (taken by the process's first Benchmark only: the re-run's file is its)
         self.out, self.system_name = Path(os.environ.pop("GOODBENCH_OUT", "") or out), system_name
-        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        # GOODBENCH_CHECKPOINT_DIR: a fresh folder for a re-run's checkpoints (`goodbench reproduce`), never
+        # the original's, whose finished runs would be handed back untrained
+        fresh = os.environ.pop("GOODBENCH_CHECKPOINT_DIR", "")
+        self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
         self.code = [Path(p) for p in code]
         self.command = list(command) if command is not None else None  # None: this process's
         self.progress = progress or (lambda *a, **k: None)
@@ -166,6 +169,14 @@ class Benchmark:
 
     def __exit__(self, kind, error, traceback) -> None:
         if not self._started or self._ended:
+            return
+        if error is not None and self.parallel.distributed:
+            # the peers may be anywhere in their loop: no collective can be matched, so nothing is put
+            # together or written (with checkpoint_dir, the finished runs' records are kept, and the same
+            # command goes on); torchrun ends the job
+            self._ended = True
+            if self.current is not None:
+                self.current.instruments.stop()
             return
         if self.current is not None:
             self.current.end(error)
@@ -236,14 +247,16 @@ class Benchmark:
         """What makes a finished run's kept record the answer to the run of ``seed``: the same
         implementation and declared step (its FLOPs apart, which may be counted again), seed,
         device kind and model."""
+        par = self.parallel
         return {"name": self.name, "trains": self.trains, "against": self.against, "scale": self.scale,
                 "seed": seed, "device": self.device.type, "device_name": system.device_name(self.device),
+                "world_size": par.world_size, "parallel": par.mode if par.distributed else None,
                 **{k: v for k, v in self.implementation()["spec"].items() if k not in ("flops_per_step", "flops_source")}}
 
     def _finished_record(self, seed: int) -> dict[str, Any] | None:
         """The kept record of the run of ``seed`` when it finished in the session this one continues;
         the FLOPs per step its record holds become this session's (one declared step)."""
-        found = files.finished_record(self.run_dir(seed), self.run_settings(seed), SINGLE)
+        found = files.finished_record(self.run_dir(seed), self.run_settings(seed), self.parallel)
         if found is None:
             return None
         flops = found["metrics"]["flops_per_step"]
@@ -366,9 +379,11 @@ class Run:
         self.directory = bench.run_dir(seed)
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
-        # the run's event log is rank 0's; the events of the processes that ran it before, as rank 0 read them
+        # the run's event log is rank 0's; the events of the processes that ran it before, as rank 0 read them.
+        # This process's events reach the file once its header is logged and, going on from an earlier
+        # process, its checkpoint was accepted: one refused, or killed in its initialization, adds nothing
         self.log = mllog.EventLog(self.directory / "events.log" if self.directory is not None and parallel.is_main
-                                  else None)
+                                  else None, held=True)
         self.prior = mllog.parse(distributed.broadcast(self.log.all_lines(), parallel))
         self.state = LoopState(init_start=time.time())
         self.instruments = open_run_instruments(bench.device, parallel, resumed=bool(self.prior))
@@ -442,6 +457,7 @@ class Run:
                                  "it returns), or give a new checkpoint_dir to start again")
         self._end_initialization()
         bench = self.bench
+        self.log.release()
         if not self._resumed:
             loop.start_clock(self.state, self.log, self.instruments.energy, self.parallel)
         self.clock = StepClock(self.device)
@@ -475,8 +491,13 @@ class Run:
         self.state = files.resume(holder, workload, bench.scale, self.log, self.prior, self.state, self.directory,
                                   self.parallel)
         self._resumed = True
+        self.log.release()
+        saved = holder.state or {}
+        rank_rngs = saved.get("rank_rngs")
+        if rank_rngs and len(rank_rngs) == self.parallel.world_size:  # each rank's own RNGs, as it saved them
+            checkpoint.restore_rng(rank_rngs[self.parallel.rank])
         bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step)
-        return holder.state
+        return saved.get("loop")
 
     # ------------------------------------------------------------------ the loop
     def _open(self) -> int:
@@ -621,7 +642,9 @@ class Run:
         """Save a checkpoint the run can go on from (:meth:`restore`), timed as checkpointing badput
         out of the window: ``state`` (tensors and plain containers: the model's and optimizer's
         state dicts, the data's position) with the RNGs and the run's record so far, written
-        atomically to the run directory with its sha256, the newest two kept."""
+        atomically to the run directory with its sha256, the newest two kept. Under torchrun
+        every rank calls it; rank 0's ``state`` is saved (the same on every rank, as DDP's
+        model and optimizer are) with each rank's RNGs."""
         if self.directory is None:
             raise GoodbenchError("no checkpoint_dir was given to the Benchmark: use run.checkpoint() to time "
                                  "a save of one's own, or give checkpoint_dir= to save one the run can go on from")
@@ -629,7 +652,10 @@ class Run:
             raise GoodbenchError("save a checkpoint between steps, after the first one")
         self._flush()
         bench = self.bench
-        files.save_checkpoint(_StateHolder(dict(state)), self.state.step, self.state, self.log, self.directory,
+        saved: dict[str, Any] = {"loop": dict(state)}
+        if self.parallel.distributed:  # every rank's RNGs (rank 0's state is the one saved)
+            saved["rank_rngs"] = distributed.gather(checkpoint.capture_rng(), self.parallel)
+        files.save_checkpoint(_StateHolder(saved), self.state.step, self.state, self.log, self.directory,
                               bench.workload().spec_hash(bench.scale), self.instruments.energy, self.device,
                               self.parallel)
 

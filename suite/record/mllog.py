@@ -111,9 +111,11 @@ def read_lines(path: str | Path) -> list[str]:
 
 
 class EventLog:
-    """Writes events; keeps every line in ``lines`` and appends it to ``path`` when given."""
+    """Writes events; keeps every line in ``lines`` and appends it to ``path`` when given.
+    ``held``: the lines are kept back from ``path`` until :meth:`release` (a process whose
+    events must not reach a shared log before it has shown it may add to it)."""
 
-    def __init__(self, path: str | Path | None = None, namespace: str = ""):
+    def __init__(self, path: str | Path | None = None, namespace: str = "", held: bool = False):
         self.path = Path(path) if path is not None else None
         self.namespace = namespace
         # the global batch (samples per step), set with the run's header: the events' MLPerf
@@ -121,10 +123,26 @@ class EventLog:
         self.samples_per_step: int | None = None
         self.lines: list[str] = []
         self._fh: TextIO | None = None
-        if self.path is not None:
+        self.held = held
+        if not held:
+            self._open()
+
+    def _open(self) -> None:
+        if self.path is not None and self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _drop_torn_tail(self.path)
             # held open for the log's life (one write per event); close() closes it
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def release(self) -> None:
+        """Write the lines held back so far to ``path``, and every later one as it comes."""
+        if not self.held:
+            return
+        self.held = False
+        self._open()
+        if self._fh is not None and self.lines:
+            self._fh.write("".join(line + "\n" for line in self.lines))
+            self._fh.flush()
 
     def log(self, event_type: str, key: str, value: Any = None, metadata: dict | None = None,
             *, time_s: float | None = None, depth: int = 1) -> Event:
@@ -156,13 +174,28 @@ class EventLog:
         return self.log(POINT_IN_TIME, key, value, metadata, depth=2, **kw)
 
     def all_lines(self) -> list[str]:
-        """Every line of the log: the whole file (earlier writers included) or those kept here."""
-        return read_lines(self.path) if self.path is not None else list(self.lines)
+        """Every line of the log: the whole file (earlier writers included) or those kept here
+        (with those held back, after the file's)."""
+        if self.path is None:
+            return list(self.lines)
+        on_file = read_lines(self.path) if self.path.exists() else []
+        return on_file + self.lines if self.held else on_file
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line a killed writer left unfinished (no newline), so that the next line
+    appended starts a line of its own (:func:`read_lines` drops such a line likewise)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as fh:
+        raw = fh.read()
+        if not raw.endswith(b"\n"):
+            fh.truncate(raw.rfind(b"\n") + 1)
 
 
 def samples_count(steps: int, samples_per_step: int | None) -> dict[str, int]:

@@ -45,6 +45,10 @@ def _check_reproduces(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
             problems.append(Problem("reproduces", f"{where}.run_id", "names a run already named"))
             continue
         named.add(entry["run_id"])
+        if entry["run_id"] == entry.get("original_run_id"):  # the original handed back, not trained again
+            problems.append(Problem("reproduces", f"{where}.run_id", "is the original run's: a reproduction's runs are "
+                                                                      "trained again"))
+            continue
         if run is None:
             if len(runs) == len(doc["runs"]):  # else the run may be one the schema refused
                 problems.append(Problem("reproduces", f"{where}.run_id", "not a run of this file"))

@@ -36,6 +36,9 @@ from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
 
 OUT_VARIABLE = "GOODBENCH_OUT"  # where goodbench.Benchmark writes its file instead of its out=
+# where it keeps checkpoints instead of its checkpoint_dir=: a fresh folder per re-run, so that no
+# finished run of the original's (or of a first re-run) is handed back untrained
+CHECKPOINT_VARIABLE = "GOODBENCH_CHECKPOINT_DIR"
 
 
 def _code(settings: dict) -> dict:
@@ -67,7 +70,7 @@ def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
     files = as_dict(code.get("files"))
     shown = shlex.join(command)[:500] or "(none)"
     launcher, command = _launcher(command, shown)
-    if len(command) < 2 or command[0] != "python" or command[1] not in files \
+    if len(command) < 2 or command[0] != "python" or command[1].startswith("-") or command[1] not in files \
             or _digest_here(where, command[1]) != files[command[1]]:
         raise CannotReproduce(f"the recorded command `{shown}` is not `python SCRIPT …` (or `torchrun "
                               "--nproc-per-node=N SCRIPT …`) with SCRIPT one of the code files here with their "
@@ -97,7 +100,7 @@ def _launcher(command: list[str], shown: str) -> tuple[list[str], list[str]]:
         raise CannotReproduce(f"the recorded command `{shown}` is a torchrun job of several nodes (or of a form "
                               "goodbench does not run): run it again on its nodes, each with goodbench's library")
     count = command[1].split("=", 1)[1]
-    if not count.isdigit() or not 1 <= int(count) <= MAX_PROCESSES:
+    if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= MAX_PROCESSES:
         raise CannotReproduce(f"the recorded command `{shown}` names {count[:20]!r} processes: from 1 to "
                               f"{MAX_PROCESSES}")
     return ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={int(count)}"], ["python", *command[2:]]
@@ -126,8 +129,9 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
         doc, comparisons = _compared(raw, original, indexes, tolerance, out)
         again = [c for c in comparisons if c.repeat]
         if again:
-            report(f"{again[0].target.label()}: {(again[0].doubts() or again[0].reasons())[-1]}: running the recorded "
-                   "command once more (a busy machine's noise is not a difference)")
+            why = (again[0].doubts() or again[0].reasons() or ["its throughput is not told"])[-1]
+            report(f"{again[0].target.label()}: {why}: running the recorded command once more (a busy machine's "
+                   "noise is not a difference)")
             raw = _rerun(argv, cwd, timeout, out)
             doc, comparisons = _compared(raw, original, indexes, tolerance, out, comparisons)
         chosen = {id(c.record) for c in comparisons}
@@ -153,7 +157,8 @@ def _rerun(argv: list[str], cwd: Path, timeout: float | None, out: Path) -> byte
     with tempfile.TemporaryDirectory() as scratch:
         rerun_path = Path(scratch) / "rerun.json"
         try:
-            done = subprocess.run(argv, cwd=cwd, env={**os.environ, OUT_VARIABLE: str(rerun_path)}, timeout=timeout)
+            done = subprocess.run(argv, cwd=cwd, timeout=timeout, env={
+                **os.environ, OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(Path(scratch) / "checkpoints")})
         except subprocess.TimeoutExpired:
             raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
         raw = rerun_path.read_bytes() if rerun_path.is_file() else None
