@@ -65,7 +65,7 @@ def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
     import time
 
     from suite.meters import energy
-    from suite.run import runner
+    from suite.run import instruments
     from suite.run.instruments import Instruments
     from workloads.lm.job import LanguageModelJob
 
@@ -81,7 +81,7 @@ def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
         time.sleep(0.3)
         return real_evaluate(self)
 
-    monkeypatch.setattr(runner, "open_instruments", lambda device: Instruments(energy=WallClockWatts()))
+    monkeypatch.setattr(instruments, "open_instruments", lambda device: Instruments(energy=WallClockWatts()))
     monkeypatch.setattr(LanguageModelJob, "evaluate", slow_evaluate)
     record = run_short(data_dir)
     m = record["metrics"]
