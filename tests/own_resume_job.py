@@ -66,9 +66,10 @@ def main() -> None:
         for run in bench.runs():
             first_process = not run.prior
             train(run, args.kill_after if run.seed == args.kill_seed and first_process else None)
-    print(f"results written to {bench.path}")
-    for line in bench.problems:
-        print(f"validator: {line}")
+    if bench.path is not None:  # rank 0's, under torchrun
+        print(f"results written to {bench.path}")
+        for line in bench.problems:
+            print(f"validator: {line}")
 
 
 if __name__ == "__main__":

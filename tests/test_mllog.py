@@ -82,3 +82,10 @@ def test_a_held_log_writes_nothing_until_released_and_a_torn_last_line_is_cut(tm
     later.event("seed", 2)
     later.close()
     assert [e.key for e in mllog.parse(mllog.read_lines(path))] == ["seed", "init_start", "seed"]
+    supervisor = mllog.EventLog(path)  # a log held open while a worker writes to the same file, then dies
+    with open(path, "ab") as worker:
+        worker.write(b':::MLLOG {"namespace": "", "ti')
+    supervisor.drop_torn_tail()
+    supervisor.event("failure", "SIGKILL")
+    supervisor.close()
+    assert [e.key for e in mllog.parse(mllog.read_lines(path))][-1] == "failure"

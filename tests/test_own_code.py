@@ -388,6 +388,7 @@ def test_reproduce_runs_no_command_but_python_on_a_checked_out_code_file(tmp_pat
 
     (tmp_path / "train.py").write_text("print('hi')\n")
     (tmp_path / "other.py").write_text("print('other')\n")
+    (tmp_path / "-c.py").write_text("print('hi')\n")  # a file named like python's option
     _git_repo(tmp_path)
     commit = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -404,6 +405,10 @@ def test_reproduce_runs_no_command_but_python_on_a_checked_out_code_file(tmp_pat
         runnable_command(settings, tmp_path)
     settings["implementation"]["command"] = ["python", "train.py", "--steps", "3"]
     assert runnable_command(settings, tmp_path) == ([sys.executable, "train.py", "--steps", "3"], tmp_path / ".")
+    settings["implementation"]["code"]["files"]["-c.py"] = digest
+    settings["implementation"]["command"] = ["python", "-c.py"]
+    with pytest.raises(CannotReproduce, match="goodbench runs no other command"):  # never read as an option
+        runnable_command(settings, tmp_path)
     settings["implementation"]["command"] = ["torchrun", "--nproc-per-node=2", "train.py", "--steps", "3"]
     assert runnable_command(settings, tmp_path)[0] == [sys.executable, "-m", "torch.distributed.run", "--standalone",
                                                        "--nproc-per-node=2", "train.py", "--steps", "3"]

@@ -46,7 +46,7 @@ from suite.meters.clock import StepClock, synchronize
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import claims, mllog, privacy, results
 from suite.record.errors import GoodbenchError
-from suite.run import checkpoint, distributed, files, loop, session, system
+from suite.run import distributed, files, loop, session, system
 from suite.run.instruments import open_run_instruments
 from suite.run.record import finish, log_header
 from suite.run.runner import SEED_LIMIT, check_precision, seed_everything
@@ -492,12 +492,8 @@ class Run:
                                   self.parallel)
         self._resumed = True
         self.log.release()
-        saved = holder.state or {}
-        rank_rngs = saved.get("rank_rngs")
-        if rank_rngs and len(rank_rngs) == self.parallel.world_size:  # each rank's own RNGs, as it saved them
-            checkpoint.restore_rng(rank_rngs[self.parallel.rank])
         bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step)
-        return saved.get("loop")
+        return holder.state
 
     # ------------------------------------------------------------------ the loop
     def _open(self) -> int:
@@ -652,10 +648,7 @@ class Run:
             raise GoodbenchError("save a checkpoint between steps, after the first one")
         self._flush()
         bench = self.bench
-        saved: dict[str, Any] = {"loop": dict(state)}
-        if self.parallel.distributed:  # every rank's RNGs (rank 0's state is the one saved)
-            saved["rank_rngs"] = distributed.gather(checkpoint.capture_rng(), self.parallel)
-        files.save_checkpoint(_StateHolder(saved), self.state.step, self.state, self.log, self.directory,
+        files.save_checkpoint(_StateHolder(dict(state)), self.state.step, self.state, self.log, self.directory,
                               bench.workload().spec_hash(bench.scale), self.instruments.energy, self.device,
                               self.parallel)
 

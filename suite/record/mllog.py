@@ -134,6 +134,12 @@ class EventLog:
             # held open for the log's life (one write per event); close() closes it
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
+    def drop_torn_tail(self) -> None:
+        """Cut a last line another writer of ``path`` left unfinished (a killed worker), before
+        this log appends to the file again."""
+        if self.path is not None and not self.held:
+            _drop_torn_tail(self.path)
+
     def release(self) -> None:
         """Write the lines held back so far to ``path``, and every later one as it comes."""
         if not self.held:

@@ -90,6 +90,9 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
         except ValueError as exc:
             raise GoodbenchError(f"{loaded.path}: {exc}") from None
         checkpoint.restore_rng(loaded.state["rng"])
+        rank_rngs = loaded.state.get("rank_rngs")
+        if rank_rngs and len(rank_rngs) == parallel.world_size:  # each rank's own RNGs, as it saved them
+            checkpoint.restore_rng(rank_rngs[parallel.rank])
         state = LoopState(**loaded.state["harness"])
     else:
         state.init_start = next((e.t for e in prior if e.key == "init_start"), state.init_start)
@@ -140,16 +143,18 @@ def save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, direc
                      spec_hash: str, meter: energy_meter.EnergyMeter, device: torch.device,
                      parallel: Parallel = SINGLE) -> None:
     """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
-    under FSDP every rank takes part in gathering the full state to rank 0. Every rank then
+    under FSDP every rank takes part in gathering the full state to rank 0. Each rank's RNGs are
+    gathered with it (a rank's dropout and sampling go on from its own). Every rank then
     waits for the write: the checkpoint's time is the job's, not hidden in the next step."""
     manifest = None
     log.start("checkpoint_start", metadata={"step": step})
     with window_pause(state, meter, device):
+        rank_rngs = distributed.gather(checkpoint.capture_rng(), parallel) if parallel.distributed else None
         if parallel.is_main or parallel.mode == "fsdp":
             job_state = job.state_dict()
             if parallel.is_main:
                 manifest = checkpoint.save(directory, step, {
-                    "job": job_state, "rng": checkpoint.capture_rng(),
+                    "job": job_state, "rng": checkpoint.capture_rng(), "rank_rngs": rank_rngs,
                     "harness": dataclasses.asdict(state), "spec_hash": spec_hash})
         distributed.barrier(parallel)
     if manifest is not None:

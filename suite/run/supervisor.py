@@ -104,6 +104,7 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
                 raise
             if not outcome.killed:
                 break
+            log.drop_torn_tail()  # the killed worker may have died inside a line of the shared log
             log.event("failure", "SIGKILL", {"step": outcome.step, "attempt": attempt,
                                              "cause": outcome.cause}, time_s=outcome.time_s)
             progress("killed", workload=workload.id, seed=seed, step=outcome.step,

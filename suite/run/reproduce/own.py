@@ -85,6 +85,8 @@ def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
     if folder.is_absolute() or ".." in folder.parts or not (where / folder).is_dir():
         raise CannotReproduce(f"the recorded working folder {str(folder)[:200]!r} is not a folder of this work tree")
     script = os.path.relpath((where / command[1]).resolve(), (where / folder).resolve())
+    if script.startswith("-"):  # a file named like an option is run as the file
+        script = os.path.join(".", script)
     return [sys.executable, *launcher, script, *command[2:]], where / folder
 
 
