@@ -42,7 +42,7 @@ import torch
 from suite.figures import derive
 from suite.meters import host_load
 from suite.meters.ceiling import matmul_ceiling
-from suite.meters.clock import StepClock, synchronize
+from suite.meters.clock import StepClock
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import claims, mllog, privacy, results
 from suite.record.errors import GoodbenchError
@@ -50,7 +50,7 @@ from suite.run import distributed, files, loop, session, system
 from suite.run.instruments import open_run_instruments
 from suite.run.record import finish, log_header
 from suite.run.runner import SEED_LIMIT, check_precision, seed_everything
-from suite.run.state import LoopState, RunOptions, window_pause
+from suite.run.state import LoopState, RunOptions
 from suite.trust import signing
 from workloads import own, registry
 from workloads.base import Workload
@@ -626,13 +626,9 @@ class Run:
         if not self._training or self._open_step is not None:
             raise GoodbenchError("save a checkpoint between steps, after the first one")
         self._flush()
-        step = self.state.step
-        self.log.start("checkpoint_start", metadata={"step": step})
-        with window_pause(self.state, self.instruments.energy, self.device):
+        with files.checkpoint_save(self.state.step, self.state, self.log, self.instruments.energy, self.device,
+                                   self.parallel):
             yield
-            synchronize(self.device)
-            distributed.barrier(self.parallel)  # the save ends with its slowest rank's
-        self.log.end("checkpoint_stop", metadata={"step": step})
 
     def save(self, state: Mapping[str, Any]) -> None:
         """Save a checkpoint the run can go on from (:meth:`restore`), timed as checkpointing badput

@@ -3,14 +3,17 @@ record that keeps a restarted suite from training a finished run again.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 
 from suite.meters import energy as energy_meter
+from suite.meters.clock import synchronize
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.run import checkpoint, distributed, system
@@ -139,16 +142,30 @@ def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoin
     return loaded
 
 
+@contextlib.contextmanager
+def checkpoint_save(step: int, state: LoopState, log: mllog.EventLog, meter: energy_meter.EnergyMeter,
+                    device: torch.device, parallel: Parallel = SINGLE) -> Iterator[dict]:
+    """Time the checkpoint save inside the block as checkpointing badput (``checkpoint_start`` …
+    ``checkpoint_stop``, out of the energy window). The block may add to the yielded metadata of
+    ``checkpoint_stop`` (the payload's bytes and sha256). Every rank then waits for the slowest:
+    the checkpoint's time is the job's, not hidden in the next step."""
+    stop: dict = {"step": step}
+    log.start("checkpoint_start", metadata={"step": step})
+    with window_pause(state, meter, device):
+        yield stop
+        synchronize(device)
+        distributed.barrier(parallel)
+    log.end("checkpoint_stop", metadata=stop)
+
+
 def save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
                      spec_hash: str, meter: energy_meter.EnergyMeter, device: torch.device,
                      parallel: Parallel = SINGLE) -> None:
-    """Rank 0 writes the checkpoint. DDP ranks hold the same state, so only rank 0 reads it;
-    under FSDP every rank takes part in gathering the full state to rank 0. Each rank's RNGs are
-    gathered with it (a rank's dropout and sampling go on from its own). Every rank then
-    waits for the write: the checkpoint's time is the job's, not hidden in the next step."""
-    manifest = None
-    log.start("checkpoint_start", metadata={"step": step})
-    with window_pause(state, meter, device):
+    """Rank 0 writes the checkpoint (:func:`checkpoint_save` times it). DDP ranks hold the same
+    state, so only rank 0 reads it; under FSDP every rank takes part in gathering the full state
+    to rank 0. Each rank's RNGs are gathered with it (a rank's dropout and sampling go on from
+    its own)."""
+    with checkpoint_save(step, state, log, meter, device, parallel) as stop:
         rank_rngs = distributed.gather(checkpoint.capture_rng(), parallel) if parallel.distributed else None
         if parallel.is_main or parallel.mode == "fsdp":
             job_state = job.state_dict()
@@ -156,8 +173,5 @@ def save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, direc
                 manifest = checkpoint.save(directory, step, {
                     "job": job_state, "rng": checkpoint.capture_rng(), "rank_rngs": rank_rngs,
                     "harness": dataclasses.asdict(state), "spec_hash": spec_hash})
-        distributed.barrier(parallel)
-    if manifest is not None:
-        log.end("checkpoint_stop", metadata={"step": step, "bytes": manifest["bytes"],
-                                             "sha256": manifest["sha256"]})
+                stop.update(bytes=manifest["bytes"], sha256=manifest["sha256"])
 
