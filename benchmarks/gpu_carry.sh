@@ -16,10 +16,10 @@
 #   build/gpu-config/ with --key: the signing key (goodbench keygen), mode 0600, so that the
 #                     session signs its results (gpu_session.sh sets GOODBENCH_CONFIG_DIR to it)
 #
-# Then: device run with carry [".whl", "build/gpu-data"] (and "build/gpu-config") and the command
-# `OUT=$OUT bash benchmarks/gpu_session.sh call-1` (docs/measurement.md, "A GPU session").
-# It prints the size of what will travel: the working tree and the carried folders together must
-# stay under 64 MiB.
+# It ends with the device call to make, exactly: its carry list, its command (the `slot` plan of
+# benchmarks/gpu_session.sh, SLOT_SECONDS=480 unless set) and its time limit (docs/measurement.md,
+# "A GPU slot"), and the size of what will travel: the working tree and the carried folders
+# together must stay under 64 MiB.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -81,3 +81,10 @@ folders=(); for f in .whl build/gpu-data build/gpu-config; do [ -e "$f" ] && fol
 carried=$(du -cb "${folders[@]}" | tail -1 | cut -f1)
 echo "travels: working tree $((tree / 1048576)) MiB + carried $((carried / 1048576)) MiB (limit 64 MiB)"
 [ $((tree + carried)) -lt $((64 * 1048576)) ] || { echo "gpu_carry: over 64 MiB" >&2; exit 1; }
+slot="${SLOT_SECONDS:-480}"
+carry=$(printf '"%s", ' "${folders[@]}"); carry="[${carry%, }]"
+[ "$KEY" = 1 ] || echo "no key carried: the slot's results will be unsigned (--key carries goodbench keygen's key)"
+echo "the device call for one GPU slot:"
+echo "  carry:     $carry"
+echo "  command:   SLOT_SECONDS=$slot bash benchmarks/gpu_session.sh slot"
+echo "  timeout_s: $((slot + 40))   (the slot ends its last stage ${slot} s in and lists what it wrote)"

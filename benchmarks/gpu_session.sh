@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# One measuring session of goodbench on a CUDA GPU, in named stages so that a session with a
-# per-call time limit runs it in several calls. Every file it makes goes to $OUT (flat, few files).
+# One measuring session of goodbench on a CUDA GPU, in named stages, time-boxed to one budget.
+# Every file it makes goes to $OUT (flat, few files).
 #
-#   OUT=DIR bash benchmarks/gpu_session.sh [--data-dir DIR] STAGE...
+#   OUT=DIR SLOT_SECONDS=N bash benchmarks/gpu_session.sh [--data-dir DIR] STAGE...
 #   bash benchmarks/gpu_session.sh --rehearsal [--data-dir DIR] [STAGE...]
 #
-# Calls, each one device call of under 9 minutes (CALL_BUDGET), in the order a session makes them:
-#   call-1            info check energy bench full-gpt2-124m full-llama-1b compile-default
-#   call-2            full-fashion-cnn full-lm-char
+# First prepare what travels, here: `bash benchmarks/gpu_carry.sh --key` prints the device call's
+# carry list and command line. A GPU slot is one command of 6-8 minutes (docs/measurement.md,
+# "A GPU slot"):
+#   slot              info check full-gpt2-124m full-llama-1b energy full-lm-char full-fashion-cnn,
+#                     then what else fits: compile-default full-dlrm-small own overhead bench
+# A stage whose minimum (STAGE_MIN below, GPU seconds) does not fit in what is left of the budget
+# is skipped with the reason, not started. For a longer loan, the same stages in calls of
+# under 9 minutes each:
+#   call-1            info check full-gpt2-124m full-llama-1b energy compile-default bench
+#   call-2            full-lm-char full-fashion-cnn
 #   call-3            full-dlrm-small own overhead (if time remains)
 #
 # Stages:
@@ -33,15 +40,16 @@
 #                     lm-char's smoke target on the device (-> $OUT/own-plain-<UTC time>.json;
 #                     it prints what the validator says of it; validate it again where it is brought)
 #
-# Environment: OUT (required), GOODBENCH_DATA_DIR (or --data-dir: holds tinyshakespeare/input.txt
+# Environment: OUT (required), SLOT_SECONDS (seconds the whole invocation may take, default 480;
+# CALL_BUDGET is its older name: every command's limit is cut to what is left of it, less the
+# SIGINT margin; give the device call a limit at least 30 s above it), GOODBENCH_DATA_DIR (or --data-dir: holds tinyshakespeare/input.txt
 # and fashion-mnist/*.gz; default: build/gpu-data, where benchmarks/gpu_carry.sh puts the files to
 # carry, else ../shared/datasets beside the repository), GOODBENCH_COMPILE (torch.compile mode of
 # the bench, overhead and full-* stages, default off; the compile-* stages name their own),
 # GOODBENCH_SEEDS (seeds of the full-* runs; default the suite's: 5 for TTA workloads),
 # GOODBENCH_SYSTEM_NAME, GOODBENCH_CONFIG_DIR (the signing key's folder; default build/gpu-config
-# when it holds a key), CALL_BUDGET (seconds the whole invocation may take, default 530: every
-# command's limit is cut to what is left of it), STAGE_TIMEOUT (seconds per command, default 540),
-# STAGE_KILL_AFTER (SIGKILL that long after a command's SIGINT, default 30), PYTHON (default
+# when it holds a key), STAGE_TIMEOUT (seconds per command, default 540),
+# STAGE_KILL_AFTER (SIGKILL that long after a command's SIGINT, default 10), PYTHON (default
 # python3); GOODBENCH_DEVICE/GOODBENCH_SCALE (default cuda/full) set the device and scale.
 # GOODBENCH_OFFLINE=1 is set: nothing is downloaded, a missing dataset is a one-line skip.
 # Each command runs under `timeout -s INT -k KILL_AFTER` in a process group of its own: at its
@@ -51,8 +59,12 @@
 # run killed after its results file was written (a slow interpreter exit) counts as cut at its
 # limit: the file is renamed into place whole, so it is there complete or not at all.
 # Ctrl-C or SIGTERM of this script reaches the running command the same way, and no later stage
-# starts (exit 130/143). Wheels in .whl/ (benchmarks/gpu_carry.sh) are installed first, and the
-# packages goodbench runs without that are still missing are named. Runs are signed when a key
+# starts (exit 130/143). Wheels in .whl/ (benchmarks/gpu_carry.sh) are installed first, into a
+# private folder made for this invocation and removed at its exit, and the packages goodbench runs
+# without that are still missing are named. The first lines say what arrived (wheels, each
+# dataset file with its sha256 checked, the key); a workload whose data did not arrive is not
+# started, and the line names the file. The last lines list each file written to $OUT and whether
+# goodbench validate accepts it. Runs are signed when a key
 # is there and the package cryptography imports; else unsigned, and the log says why.
 #
 # --rehearsal runs the stages on this machine's CPU at smoke scale with the same commands (device
@@ -94,13 +106,29 @@ while [ $# -gt 0 ]; do
 done
 contains() { local x="$1"; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
 contains "$COMPILE" "${MODES[@]}" || { echo "gpu_session: GOODBENCH_COMPILE=$COMPILE is not one of ${MODES[*]}" >&2; exit 2; }
-# The calls of a session: each under 9 minutes on an H100 (docs/measurement.md, "A GPU session").
-CALL_1=(info check energy bench full-gpt2-124m full-llama-1b compile-default)
-CALL_2=(full-fashion-cnn full-lm-char)
+# One slot: what puts the most trustworthy results on the board first (docs/measurement.md,
+# "A GPU slot"), then what else fits. The calls of a longer loan: each under 9 minutes on an H100.
+SLOT=(info check full-gpt2-124m full-llama-1b energy full-lm-char full-fashion-cnn
+      compile-default full-dlrm-small own overhead bench)
+CALL_1=(info check full-gpt2-124m full-llama-1b energy compile-default bench)
+CALL_2=(full-lm-char full-fashion-cnn)
 CALL_3=(full-dlrm-small own overhead)
+# The least time (GPU seconds) in which a stage still leaves something worth having: info's and
+# check's lines, a throughput run's steady window, a time-to-target workload's first seed, the
+# energy cross-check's 20-s window. A stage with less left than this is skipped, not started.
+declare -A STAGE_MIN=([info]=15 [check]=15 [energy]=35 [bench]=90 [own]=45 [overhead]=60
+                      [full-gpt2-124m]=60 [full-llama-1b]=75 [full-lm-char]=60 [full-fashion-cnn]=60
+                      [full-dlrm-small]=60 [compile]=90 [full]=60)
+stage_min() {  # stage_min STAGE: its minimum in seconds (a family's: one member's)
+    local s="$1"
+    [ -n "${STAGE_MIN[$s]:-}" ] && { echo "${STAGE_MIN[$s]}"; return; }
+    case "$s" in compile-*) s=compile ;; overhead-*) s=overhead ;; full-*) s=full ;; *) echo 10; return ;; esac
+    echo "${STAGE_MIN[$s]}"
+}
 expanded=()
 for stage in "${stages[@]}"; do
     case "$stage" in
+        slot) expanded+=("${SLOT[@]}") ;;
         call-1) expanded+=("${CALL_1[@]}") ;;
         call-2) expanded+=("${CALL_2[@]}") ;;
         call-3) expanded+=("${CALL_3[@]}") ;;
@@ -111,7 +139,7 @@ stages=("${expanded[@]+"${expanded[@]}"}")
 FULL_WORKLOADS=("${WORKLOADS[@]}")  # what the families full, compile and overhead run over
 COMPILE_MODES=("${MODES[@]:1}")  # off, eager, is full-gpt2-124m's run: never trained twice
 OVERHEAD_WORKLOADS=(lm-char gpt2-124m)
-KILL_AFTER="${STAGE_KILL_AFTER:-30}"  # SIGKILL this long after a command's SIGINT
+KILL_AFTER="${STAGE_KILL_AFTER:-10}"  # SIGKILL this long after a command's SIGINT (a run exits within 5 s)
 if [ "$REHEARSAL" = 1 ]; then
     DEVICE=cpu SCALE=smoke
     STAGE_TIMEOUT="${STAGE_TIMEOUT:-15}"
@@ -132,16 +160,18 @@ if [ "$REHEARSAL" = 1 ]; then
     done
     OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/goodbench-rehearsal.XXXXXX")}"
     [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full own)
-    CALL_BUDGET="${CALL_BUDGET:-3600}"
+    BUDGET="${SLOT_SECONDS:-${CALL_BUDGET:-3600}}"
 else
     DEVICE="${GOODBENCH_DEVICE:-cuda}"
     SCALE="${GOODBENCH_SCALE:-full}"
     STAGE_TIMEOUT="${STAGE_TIMEOUT:-540}"
     RUN_TIMEOUT="$STAGE_TIMEOUT" COMPILE_TIMEOUT="$STAGE_TIMEOUT"
     SLOW=1
-    CALL_BUDGET="${CALL_BUDGET:-530}"
+    BUDGET="${SLOT_SECONDS:-${CALL_BUDGET:-480}}"
 fi
-DEADLINE=$((SECONDS + CALL_BUDGET))  # every command's limit ends before it (see run)
+case "$BUDGET" in ''|*[!0-9]*) echo "gpu_session: SLOT_SECONDS=$BUDGET is not a number of seconds" >&2; exit 2 ;; esac
+DEADLINE=$((SECONDS + BUDGET))  # every command's limit ends before it (see run)
+CLOSING=$((20 * SLOW))  # kept at the end: the list of files written and their validation
 if [ -z "$DATA_DIR" ]; then  # the carried copy (benchmarks/gpu_carry.sh), else the mirror beside the repository
     for candidate in "$ROOT/build/gpu-data" "$ROOT/../shared/datasets"; do
         if [ -d "$candidate" ]; then DATA_DIR="$(cd "$candidate" && pwd)"; break; fi
@@ -159,15 +189,22 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 say() { echo "== $(date -u +%H:%M:%S) $*" | tee -ia "$LOG"; }
 
-CARRIED=/tmp/goodbench-site
-if compgen -G ".whl/*.whl" >/dev/null; then  # packages the GPU machine lacks, carried as wheels
+# Packages the GPU machine lacks, carried as wheels: installed into a folder of this invocation's
+# own (private, removed at exit), never a fixed path another user or an earlier session could fill.
+CARRIED=""
+if compgen -G ".whl/*.whl" >/dev/null; then
+    CARRIED="$(mktemp -d "${TMPDIR:-/tmp}/goodbench-carried.XXXXXX")"
+    trap 'rm -rf "$CARRIED"' EXIT
     if "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
             --target "$CARRIED" .whl/*.whl; then
         export PYTHONPATH="$CARRIED:$PYTHONPATH"
-        say "installed the carried wheels: $(cd .whl && echo *.whl)"
+        say "arrived: wheels $(cd .whl && echo *.whl), installed for this session only"
     else
-        say "the carried wheels in .whl/ did not install (see above); going on without them"
+        say "arrived: wheels in .whl/ that did not install (see above); going on without them"
+        CARRIED=""
     fi
+else
+    say "arrived: no wheels (.whl/ is empty: bash benchmarks/gpu_carry.sh makes them)"
 fi
 if [ "$REHEARSAL" = 1 ] && [ "${REHEARSAL_IMAGE:-1}" = 1 ]; then  # a Python shaped like the GPU image
     export PYTHONPATH="$ROOT/benchmarks/gpu_image:$PYTHONPATH" GOODBENCH_CARRIED="$CARRIED"
@@ -176,6 +213,11 @@ missing="$("$PYTHON" -c 'from suite.record import dependencies; print(" ".join(d
     || { say "goodbench does not import here: $missing"; exit 1; }
 if [ -n "$missing" ]; then
     say "packages goodbench runs without, missing here: $missing (goodbench info says what each turns off)"
+fi
+if [ -f "${GOODBENCH_CONFIG_DIR:-/nonexistent}/signing-key.pem" ]; then
+    say "arrived: a signing key ($GOODBENCH_CONFIG_DIR)"
+else
+    say "arrived: no signing key (bash benchmarks/gpu_carry.sh --key carries one)"
 fi
 sign_args=()
 if ! "$PYTHON" -c 'from suite.record import dependencies; from suite.trust import signing; import sys; sys.exit(0 if dependencies.installed(signing.CRYPTO) else 1)'; then
@@ -186,11 +228,33 @@ elif ! "$PYTHON" -c 'from suite.trust import signing; import sys; sys.exit(0 if 
 fi
 
 data_args=()
-if [ -n "$DATA_DIR" ]; then
-    data_args=(--data-dir "$DATA_DIR")
-    say "datasets from $DATA_DIR"
+[ -n "$DATA_DIR" ] && data_args=(--data-dir "$DATA_DIR")
+# Which dataset files arrived, each checked against its pinned sha256: a workload whose file did
+# not is not started (stage_full_one), and the line names the file and how to carry it.
+declare -A NO_DATA=()
+arrived="$("$PYTHON" - "$DATA_DIR" <<'EOF'
+import sys
+from pathlib import Path
+from workloads import data, registry
+folder = Path(sys.argv[1]) if sys.argv[1] else None
+for wid, workload in registry.WORKLOADS.items():
+    for file in workload.data_files:
+        path = folder / file.name if folder else None
+        state = "ok" if path and path.is_file() and data.sha256_of(path) == file.sha256 else \
+            "wrong-sha256" if path and path.is_file() else "absent"
+        print(wid, file.name, state)
+EOF
+)" || { say "goodbench's workloads do not import here: $arrived"; exit 1; }
+seen=() ; missing_files=()
+while read -r wid name state; do
+    [ -z "$wid" ] && continue
+    contains "$name" "${seen[@]+"${seen[@]}"}" || { seen+=("$name"); [ "$state" = ok ] || missing_files+=("$name ($state)"); }
+    if [ "$state" != ok ]; then NO_DATA[$wid]="${NO_DATA[$wid]:+${NO_DATA[$wid]}, }${DATA_DIR:-(no data folder)}/$name ($state)"; fi
+done <<<"$arrived"
+if [ ${#missing_files[@]} -eq 0 ]; then
+    say "arrived: datasets in $DATA_DIR, every file with its pinned sha256 (${seen[*]})"
 else
-    say "no dataset folder (build/gpu-data, ../shared/datasets or --data-dir): lm-char and fashion-cnn will be skipped"
+    say "arrived: datasets NOT all here (${DATA_DIR:-no data folder}): missing ${missing_files[*]}; their workloads will not start (carry build/gpu-data: bash benchmarks/gpu_carry.sh)"
 fi
 
 # `python -m suite` as a command `timeout` can run (it cannot run a shell function), with SIGINT
@@ -214,11 +278,11 @@ trap 'on_signal TERM' TERM
 # seconds later), its output to the log too; returns its exit status (124: cut at its limit)
 run() {
     local limit="$1"; shift
-    local shown="$*" left=$((DEADLINE - SECONDS - KILL_AFTER - 10))
+    local shown="$*" left=$((DEADLINE - SECONDS - KILL_AFTER - 10 - CLOSING))
     [ "$left" -lt "$limit" ] && limit=$left
     say "\$ ${shown//"$PYTHON -c $GOODBENCH_MAIN"/goodbench}  (limit ${limit}s)"
     if [ -n "$STOPPED" ]; then say "not started: stopped by SIG$STOPPED"; return 130; fi
-    if [ "$left" -lt 20 ]; then say "not started: the call's budget (CALL_BUDGET=${CALL_BUDGET}s) is spent"; return 125; fi
+    if [ "$left" -lt 10 ]; then say "not started: the budget (SLOT_SECONDS=${BUDGET}s) is spent"; return 125; fi
     local start=$SECONDS from rc again tee_fd tee_pid
     from=$(( $(stat -c %s "$LOG") + 1 ))
     exec {tee_fd}> >(exec tee -ia "$LOG")
@@ -323,9 +387,12 @@ stage_bench() {
         --scale "$SCALE" --compile-mode "$COMPILE" "${data_args[@]}" \
         --benchmark-json "$OUT/benchmark-train-step$SUFFIX.json" \
         -p no:cacheprovider -q
-    local rc=$?
-    if [ ! -s "$OUT/benchmark-train-step$SUFFIX.json" ]; then  # pytest-benchmark makes it at the start
-        rm -f "$OUT/benchmark-train-step$SUFFIX.json"
+    local rc=$? json="$OUT/benchmark-train-step$SUFFIX.json"
+    if [ "$rc" != 0 ] && [ -e "$json" ]; then  # pytest-benchmark saves a cut round as if it were whole
+        rm -f "$json"
+        say "no benchmark results kept: it did not end by itself (exit $rc), and an interrupted round is no measurement"
+    elif [ ! -s "$json" ]; then  # pytest-benchmark makes it at the start
+        rm -f "$json"
         say "no benchmark results written (the file pytest-benchmark opened at the start is removed)"
     fi
     rehearsed $rc
@@ -377,6 +444,10 @@ EOF
 
 stage_full_one() {
     contains "$1" "${WORKLOADS[@]}" || { say "unknown workload $1 (one of ${WORKLOADS[*]})"; return 2; }
+    if [ -n "${NO_DATA[$1]:-}" ]; then
+        say "not started: $1's data did not arrive: ${NO_DATA[$1]} (carry build/gpu-data: bash benchmarks/gpu_carry.sh)"
+        return 126
+    fi
     local args=(-w "$1" --scale "$SCALE" --device "$DEVICE" --compile "$COMPILE" "${data_args[@]}")
     [ -n "${GOODBENCH_SEEDS:-}" ] && args+=(--seeds "$GOODBENCH_SEEDS")
     [ -n "${GOODBENCH_SYSTEM_NAME:-}" ] && args+=(--system-name "$GOODBENCH_SYSTEM_NAME")
@@ -399,8 +470,14 @@ stage_own() {
 failed=0 summary=()
 for stage in "${stages[@]}"; do
     if [ -n "$STOPPED" ]; then say "stopped by SIG$STOPPED: stage $stage and any later one not run"; break; fi
-    say "stage $stage"
     began=$SECONDS
+    left=$((DEADLINE - SECONDS - KILL_AFTER - 10 - CLOSING)) need=$(stage_min "$stage")
+    if [ "$left" -lt "$need" ]; then
+        say "stage $stage skipped: it needs at least ${need} s and ${left} s are left of the budget (SLOT_SECONDS=${BUDGET})"
+        summary+=("$(printf '%-22s %-11s %5d s' "$stage" "SKIPPED (needs ${need} s, ${left} s left)" 0)")
+        continue
+    fi
+    say "stage $stage"
     case "$stage" in
         info) stage_info ;;
         check) stage_check ;;
@@ -421,11 +498,35 @@ for stage in "${stages[@]}"; do
     [ $rc = 0 ] || failed=1
     outcome="FAILED ($rc)"
     [ $rc = 0 ] && outcome=ok
-    [ $rc = 125 ] && outcome="NOT RUN (the call's budget was spent)"
+    [ $rc = 125 ] && outcome="NOT RUN (the budget was spent)"
+    [ $rc = 126 ] && outcome="NOT STARTED (its data did not arrive)"
     summary+=("$(printf '%-22s %-11s %5d s' "$stage" "$outcome" $((SECONDS - began)))")
 done
 say "summary (stage, outcome, seconds):"
 [ ${#summary[@]} -gt 0 ] && printf '   %s\n' "${summary[@]}" | tee -ia "$LOG"
+# Each results file written, and whether goodbench validate accepts it here (a run cut at its
+# limit writes the runs it finished: settings.interrupted): one validate of them all.
+files=("$OUT"/*.json)
+if [ -e "${files[0]}" ]; then
+    say "files written to $OUT, and what goodbench validate says of each here:"
+    results=()
+    for f in "${files[@]}"; do grep -q '"schema_version"' "$f" 2>/dev/null && results+=("$f"); done
+    verdicts=""
+    [ ${#results[@]} -gt 0 ] && verdicts="$(timeout -k 5 "$((CLOSING - 5))" "$PYTHON" -c "$GOODBENCH_MAIN" validate "${results[@]}" 2>&1)"
+    for f in "${files[@]}"; do
+        if [ ! -s "$f" ]; then verdict="EMPTY (a name reserved by a run that wrote nothing)"
+        elif ! contains "$f" "${results[@]+"${results[@]}"}"; then verdict="a measurement's own JSON"
+        elif grep -qxF "$f: ok" <<<"$verdicts"; then verdict="valid"
+        else
+            codes=$(grep -F "$f: " <<<"$verdicts" | grep -o '\[[a-z0-9-]*\]$' | sort -u | tr -d '[]' | paste -sd, -)
+            verdict="NOT VALID HERE: ${codes:-validate did not answer}"
+            [ "$codes" = schema-unchecked ] && verdict="valid but for its JSON Schema, not checked here (no jsonschema: carry .whl/)"
+        fi
+        printf '   %-48s %s\n' "$(basename "$f")" "$verdict" | tee -ia "$LOG"
+    done
+else
+    say "no files written to $OUT"
+fi
 if [ -n "$STOPPED" ]; then
     say "stopped by SIG$STOPPED"
     exit $([ "$STOPPED" = INT ] && echo 130 || echo 143)

@@ -122,6 +122,66 @@ def test_target_and_time_to_target():
     assert derive.final_quality([]) is None
 
 
+def test_the_window_energys_error_bound_holds_for_a_counter_that_advances_in_steps():
+    """A counter that advances every 0.1 s (NVML's, FIELD-NOTES §5), read at a window's edges and at
+    both edges of 20 evaluation pauses, training at up to 700 W and evaluating near idle: the
+    window energy it gives is off from the true one by at most (1 + pauses) × 0.1 s × 700 W. The
+    error is one-sided here (each pause's start reading misses the training power before it), so
+    the bound is not loose: the worst of 100 windows comes within half of it."""
+    rng = np.random.default_rng(0)
+    update_s, most_w, pauses = 0.1, 700.0, 20
+    bound = derive.energy_window_error_j(1.0, pauses, 1, update_s, most_w)
+    assert bound == 21 * 0.1 * 700.0
+    grid = np.arange(0, 60.0, 0.001)
+    worst = 0.0
+    for _ in range(100):
+        edges = np.sort(rng.uniform(1.0, 59.0, 2 * pauses + 2))
+        start, end, inner = edges[0], edges[-1], edges[1:-1].reshape(pauses, 2)
+        pausing = np.zeros(len(grid), bool)
+        for a, b in inner:
+            pausing |= (grid >= a) & (grid < b)
+        power = np.where(pausing, rng.uniform(50, 80, len(grid)), rng.uniform(600, most_w, len(grid)))
+        energy = np.concatenate([[0.0], np.cumsum(power[:-1] * 0.001)])  # true joules at each ms
+
+        def true(t, energy=energy):
+            return float(np.interp(t, grid, energy))
+
+        def counter(t, true=true):  # the last value the counter published: at a multiple of its period
+            return true(np.floor(t / update_s) * update_s)
+        measured = counter(end) - counter(start) - sum(counter(b) - counter(a) for a, b in inner)
+        truth = true(end) - true(start) - sum(true(b) - true(a) for a, b in inner)
+        worst = max(worst, abs(measured - truth))
+    assert bound / 2 < worst <= bound, (worst, bound)
+    # per device, pauses summed over the devices; unknown where a part is unknown
+    assert derive.energy_window_error_j(1.0, 6, 2, 0.1, 700.0) == 8 * 0.1 * 700.0
+    assert derive.energy_window_error_j(None, 6, 2, 0.1, 700.0) is None
+    assert derive.energy_window_error_j(1.0, 6, 2, None, 700.0) is None
+    assert derive.energy_window_error_j(1.0, 6, 2, 0.1, None) is None
+
+
+def test_each_pause_inside_the_window_is_counted_for_the_energys_error_bound():
+    import torch
+
+    from suite.meters.energy import EnergyMeter
+    from suite.run.state import LoopState, window_pause
+
+    class Ticking(EnergyMeter):
+        method, update_s, joules = "test", 0.1, 0.0
+
+        def read(self):
+            self.joules += 5.0
+            return self.joules
+
+    state, meter = LoopState(init_start=0.0), Ticking()
+    with window_pause(state, meter, torch.device("cpu")):  # before the window: not a pause of it
+        pass
+    state.energy["window_start"] = meter.read()
+    for _ in range(3):
+        with window_pause(state, meter, torch.device("cpu")):
+            pass
+    assert state.energy["window_pause_count"] == 3 and state.energy["window_pauses"] == 15.0
+
+
 def test_energy_from_the_readings():
     readings = {"run_start": 100.0, "window_start": 300.0, "target": 800.0, "end": 1000.0, "window_pauses": 50.0}
     assert derive.energy_spans(readings) == (900.0, 700.0, 650.0)

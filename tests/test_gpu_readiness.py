@@ -147,9 +147,14 @@ def test_a_peak_without_a_board_power_is_no_known_peak():
 def test_peaks_lists_the_table(capsys):
     assert main(["peaks"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = [re.split(r" {2,}", line.strip()) for line in lines[:-2]]  # the last lines: notes
-    assert rows[0] == ["device", "precision", "dense TFLOP/s", "TDP W", "source"]
-    table = {(r[0], r[1]): (float(r[2]), None if r[3] == "—" else float(r[3]), r[4]) for r in rows[1:]}
+    rows = [re.split(r" {2,}", line.strip()) for line in lines[:-3]]  # the last lines: notes
+    assert rows[0] == ["device", "precision", "dense TFLOP/s", "TDP W", "measured", "source"]
+    table = {(r[0], r[1]): (float(r[2]), None if r[3] == "—" else float(r[3]), r[5]) for r in rows[1:]}
+    measured = {(r[0], r[1]): r[4] for r in rows[1:]}
+    # what was measured on such a device, and that the H200s hold datasheet values only
+    assert measured["H100 SXM5", "bf16"] == f"GEMM {mfu.H100_BEST_SHARE['bf16']:.3f} of peak, idle {mfu.H100_IDLE_W:g} W"
+    assert measured["H200 SXM", "bf16"] == measured["H200 NVL", "bf16"] == "datasheet"
+    assert lines[-3].startswith("measured on such a device: H100 SXM5; every other entry (")
     distinct = {p.name: p for p in mfu.PEAKS}
     assert len(table) == len(rows) - 1 == sum(len(p.tflops) for p in distinct.values())
     assert table["H200 NVL", "bf16"][:2] == (835, 600) and "H200 NVL" in table["H200 NVL", "bf16"][2]
@@ -164,7 +169,9 @@ def test_peaks_name_shows_the_entry_it_resolves_to(name, entry, capsys):
     assert main(["peaks", name]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{name}: {entry} (picked by the words ")
-    assert all(line.startswith(entry) for line in out[2:]) and len(out) == 2 + len(mfu.find_peak(name).tflops)
+    assert all(line.startswith(entry) for line in out[2:-1]) and len(out) == 3 + len(mfu.find_peak(name).tflops)
+    assert out[-1] == f"measured on such a device: none; {entry}: datasheet values only until measured — a " \
+        "measured ceiling is bounded by the dense peak itself, and the least mean power is 10% of the board power."
 
 
 @pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3 MIG 1g.10gb", "Some Accelerator 9000",
@@ -576,6 +583,29 @@ def test_a_runs_data_wait_is_the_clocks(data_dir, monkeypatch):
     assert record["precision_flags"] == {"autocast": None, "matmul_tf32": None, "cudnn_tf32": None}
 
 
+# ---------------------------------------------------------------- peak memory
+def test_peak_memory_is_the_allocators_count_from_the_runs_start_on_cuda_and_not_measured_on_a_cpu(monkeypatch):
+    """A run's peak memory: counted from the run's start (its instruments', before the model is
+    built) with torch's caching allocator's peaks, in GiB; on a CPU "not measured", never 0."""
+    from suite.meters import energy
+
+    cpu = instruments.Instruments(energy=energy.NotMeasured("no meter"), device=torch.device("cpu"))
+    cpu.start()
+    assert cpu.peak_memory()["peak_memory_allocated_gib"] is None
+    assert cpu.peak_memory()["peak_memory_reserved_gib"] is None
+    assert cpu.peak_memory()["peak_memory_status"].startswith("not measured: ")
+    calls = []
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda d: calls.append(d))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda d: 3 * 2**30 + 2**20)
+    monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda d: 4.5 * 2**30)
+    gpu = instruments.Instruments(energy=energy.NotMeasured("no meter"), device=torch.device("cuda", 0))
+    gpu.start()
+    assert calls == [torch.device("cuda", 0)]  # reset when the run starts, not at the first step
+    peak = gpu.peak_memory()
+    assert peak["peak_memory_allocated_gib"] == round(3 + 1 / 1024, 4) and peak["peak_memory_reserved_gib"] == 4.5
+    assert peak["peak_memory_status"].startswith("measured: ")
+
+
 # ---------------------------------------------------------------- the torch floor
 def test_the_torch_floor_has_what_the_code_uses():
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["train"]
@@ -599,11 +629,15 @@ FAKE_PYTHON = textwrap.dedent('''\
             print("fit for a CPU run"); sys.exit(0)
         if args[:1] == ["info"]:
             print("python 3.12.3: ok (goodbench needs ≥ 3.11)"); sys.exit(0)
+        if args[:1] == ["validate"]:  # the slot's closing list
+            for path in args[1:]:
+                print(f"{path}: ok" if "runs" in json.load(open(path)) else f"{path}: x: bad [schema]")
+            sys.exit(0)
         out = args[args.index("-o") + 1]
         def stop(*_):
             if os.environ.get("FAKE_IGNORE_SIGINT"):  # stuck in a CUDA call
                 return
-            json.dump({"runs": [], "settings": {"interrupted": True}}, open(out, "w"))
+            json.dump({"schema_version": 1, "runs": [], "settings": {"interrupted": True}}, open(out, "w"))
             print("interrupted: the results file holds the runs so far", flush=True)
             while os.environ.get("FAKE_SLOW_EXIT"):  # an interpreter's exit on a busy machine
                 time.sleep(0.05)
@@ -615,8 +649,12 @@ FAKE_PYTHON = textwrap.dedent('''\
             time.sleep(0.05)
     if args[:2] == ["-m", "pip"]:  # installing carried wheels (.whl/)
         sys.exit(0)
-    if args[:1] == ["-"]:  # info and compile-summary read their script from stdin
-        sys.stdin.read(); print("stdin script read"); sys.exit(0)
+    if args[:1] == ["-"]:  # info, compile-summary and the datasets' arrival read their script from stdin
+        if "data_files" in sys.stdin.read():  # which dataset files arrived: FAKE_ABSENT names the missing
+            for absent in filter(None, os.environ.get("FAKE_ABSENT", "").split(",")):
+                print(absent.replace(":", " ") + " absent")
+            sys.exit(0)
+        print("stdin script read"); sys.exit(0)
     if args and args[0].endswith("energy_crosscheck.py"):
         print("energy_crosscheck needs a CUDA GPU", file=sys.stderr); sys.exit(2)
     while True:  # pytest (bench) and overhead.py: far longer than a rehearsal gives them
@@ -715,6 +753,115 @@ def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts
     assert len(list(out.glob("smoke-dlrm-small-*.json"))) == 1
     assert "stopped by SIGINT: stage check and any later one not run" in text
     assert "$ goodbench check" not in text
+
+
+SLOT = ["info", "check", "full-gpt2-124m", "full-llama-1b", "energy", "full-lm-char", "full-fashion-cnn",
+        "compile-default", "full-dlrm-small", "own", "overhead", "bench"]
+
+
+def _stages_in_order(log: str) -> list[str]:
+    """The stages as the log names them, started ("stage X") or skipped ("stage X skipped: …")."""
+    return re.findall(r"^== \S+ stage (\S+)(?: skipped: it needs at least \d+ s and -?\d+ s are left .*)?$", log, re.M)
+
+
+@pytest.mark.slow
+def test_the_slot_runs_what_reaches_the_board_first_and_skips_what_no_longer_fits(tmp_path, fake_python):
+    """`slot`: its stages in their order, each started only while its minimum fits in what is
+    left of SLOT_SECONDS (less the SIGINT margin and the closing list); a stage too long for what
+    is left is skipped with the reason and a later, shorter one still runs; the last lines list
+    each file written with what validate says of it."""
+    out, proc = session(tmp_path, fake_python, "slot", env={"SLOT_SECONDS": "100", "REHEARSAL_SLOWDOWN": "1"})
+    began = time.monotonic()
+    stdout, _ = proc.communicate(timeout=120)
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 0, stdout
+    assert time.monotonic() - began < 100
+    assert _stages_in_order(log) == SLOT
+    assert log.splitlines()[0].split(" ", 2)[2].startswith("arrived: ")  # its first line: what arrived
+    # 100 s less 10 (SIGKILL margin), 10 and 20 (closing): 60 s for the stages
+    ran = {"info", "check", "energy", "own"}
+    for stage in SLOT:
+        if stage in ran:
+            assert re.search(rf"^   {stage} +ok ", log, re.M), stage
+        else:
+            assert re.search(rf"^== \S+ stage {stage} skipped: it needs at least \d+ s and \d+ s are left "
+                             r"of the budget \(SLOT_SECONDS=100\)$", log, re.M), stage
+            assert re.search(rf"^   {stage} +SKIPPED \(needs \d+ s, \d+ s left\)", log, re.M), stage
+    assert re.search(r"^   own-plain-\d{8}T\d{6}Z\.json +valid$", log, re.M) is None  # the fake writes no file
+    assert "no files written to" in log or "files written to" in log
+
+
+@pytest.mark.slow
+def test_a_slot_refuses_a_workload_whose_data_did_not_arrive_and_names_the_file(tmp_path, fake_python):
+    out, proc = session(tmp_path, fake_python, "full-lm-char", "full-dlrm-small",
+                        env={"FAKE_ABSENT": "lm-char:tinyshakespeare/input.txt"})
+    stdout, _ = proc.communicate(timeout=120)
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 1, stdout  # a workload not started is a stage failed
+    assert "arrived: datasets NOT all here" in log and "missing tinyshakespeare/input.txt (absent)" in log
+    assert f"not started: lm-char's data did not arrive: {tmp_path}/tinyshakespeare/input.txt (absent)" in log
+    assert "$ goodbench run -w lm-char" not in log
+    assert re.search(r"^   full-lm-char +NOT STARTED \(its data did not arrive\)", log, re.M)
+    assert re.search(r"^   full-dlrm-small +ok ", log, re.M)  # synthetic data: it runs
+    assert re.search(r"^   smoke-dlrm-small-\d{8}T\d{6}Z\.json +valid$", log, re.M)
+
+
+@pytest.mark.slow
+def test_carried_wheels_go_to_a_private_folder_removed_at_exit(tmp_path, fake_python):
+    """Wheels in .whl/ are installed into a folder made for this invocation (mktemp), never the
+    fixed path an earlier session or another user could fill, and it is gone after the script."""
+    source = (REPO / "benchmarks" / "gpu_session.sh").read_text()
+    assert "/tmp/goodbench-site" not in source and 'CARRIED="$(mktemp -d' in source
+    assert "trap 'rm -rf \"$CARRIED\"' EXIT" in source
+
+
+@pytest.mark.slow
+@pytest.mark.rehearsal
+def test_the_slot_rehearses_on_the_cpu_in_order_and_within_its_budget(tmp_path, data_dir_or_none):
+    """The GPU slot's plan, rehearsed as CI runs it: `slot` at smoke scale on the CPU, in a Python
+    shaped like the GPU image, with a budget too small for all of it. The stages start in the
+    slot's order, each run cut leaves a file that validates, the stages that no longer fit are
+    skipped with the reason, the script ends within its budget, and its last lines list the
+    files. A folder planted at the fixed path carried wheels once went to changes nothing."""
+    planted = Path("/tmp/goodbench-site")
+    plant = not planted.exists()
+    if plant:  # what an earlier session (or another user) could have left there
+        (planted / "jsonschema").mkdir(parents=True)
+        (planted / "jsonschema" / "__init__.py").write_text("raise SystemExit('planted jsonschema imported')\n")
+    out, budget = tmp_path / "out", 420
+    data_args = ["--data-dir", str(data_dir_or_none)] if data_dir_or_none else []
+    began = time.monotonic()
+    try:
+        proc = subprocess.run(["bash", str(SCRIPT), "--rehearsal", *data_args, "slot"], cwd=REPO,
+                              env={**os.environ, "OUT": str(out), "PYTHON": sys.executable,
+                                   "SLOT_SECONDS": str(budget), "REHEARSAL_RUN_TIMEOUT": "900"},
+                              capture_output=True, text=True, timeout=budget + 120)
+    finally:
+        if plant:
+            import shutil
+
+            shutil.rmtree(planted, ignore_errors=True)
+    took = time.monotonic() - began
+    log = (out / "session.log").read_text()
+    assert proc.returncode == 0, log[-4000:]
+    assert took < budget + 5, f"the slot took {took:.0f} s of its {budget}"
+    assert log.splitlines()[0].split(" ", 2)[2].startswith("arrived: ")
+    assert "packages goodbench runs without, missing here: jsonschema fastjsonschema cryptography" in log
+    assert "planted" not in log
+    stages = _stages_in_order(log)
+    assert stages == SLOT, stages
+    skipped = re.findall(r"^== \S+ stage (\S+) skipped: it needs at least \d+ s and -?\d+ s are left", log, re.M)
+    assert skipped and skipped == SLOT[len(SLOT) - len(skipped):] or set(skipped) >= {"bench"}, skipped
+    results = sorted(out.glob("smoke-*.json"))
+    assert results, "no run of the slot wrote its file"
+    from suite.validate import validate_files
+
+    for path, problems in zip(results, validate_files([str(p) for p in results])):
+        doc = json.loads(path.read_text())
+        stopped = doc["settings"]["interrupted"] or all(r["status"] == "complete" for r in doc["runs"])
+        assert not problems and stopped, (path.name, problems)
+        assert re.search(rf"^   {re.escape(path.name)} +valid but for its JSON Schema, not checked here", log, re.M)
+    print(f"slot rehearsal took {took:.0f} s of {budget}; skipped: {', '.join(skipped)}")
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ def run(args) -> int:
         for listed in mfu.PEAKS:  # an entry matched by two spellings ("gaudi2", "gaudi 2") once
             distinct.setdefault(listed.name, listed)
         print(report.peak_table(distinct.values()))
+        print(report.measured_line(distinct.values()))
         print("dense: without 2:4 sparsity (datasheets' sparse figures halved); fp32: the rate "
               "without tensor cores; TDP: the board power, the validator's bound on mean power "
               "(+10%; — where the vendor publishes none); a result on a device without both is "
@@ -48,4 +49,5 @@ def run(args) -> int:
     print(f"{args.name}: {entry.name} (picked by the words {', '.join(entry.match)}"
           f"{'; not ' + ', '.join(entry.exclude) if entry.exclude else ''})")
     print(report.peak_table([entry]))
+    print(report.measured_line([entry]))
     return 0

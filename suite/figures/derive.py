@@ -224,6 +224,19 @@ def energy_spans(readings: Mapping[str, float | None]) -> tuple[float | None, fl
             end - window_start - (readings.get("window_pauses") or 0.0) if window_start is not None else None)
 
 
+def energy_window_error_j(window_j: float | None, pauses: int, devices: int, update_s: float | None,
+                          max_power_w: float | None) -> float | None:
+    """The most a steady-state window's energy can be off by the meter's update period: the window
+    is its end reading less its start reading, less each pause's (an evaluation, a checkpoint)
+    end less start, and each reading is short by up to ``update_s`` × the device's most power. The
+    end and start errors partly cancel: the sum is off by at most (1 + pauses) such amounts per
+    device (``pauses`` summed over the devices). None where the window, the meter's period or the
+    device's most power is not known."""
+    if window_j is None or update_s is None or max_power_w is None:
+        return None
+    return (devices + pauses) * update_s * max_power_w
+
+
 def energy_per(window_j: float | None, window: Mapping | None, per_step: int | None) -> float | None:
     """Window energy / what the window's steps processed (``per_step`` samples or tokens)."""
     if window_j is None or window is None or not per_step:

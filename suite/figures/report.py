@@ -166,7 +166,30 @@ def projection(measured, mtbf_hours: float, rows: list[dict]) -> str:
 
 def peak_table(entries) -> str:
     """Entries of the peak table (``suite.meters.mfu.Peak``), one row per device and precision:
-    the dense TFLOP/s, the board power (TDP) and the datasheet they come from."""
+    the dense TFLOP/s, the board power (TDP), what was measured on such a device (the best share
+    of the peak a dense GEMM reached, the idle power; "datasheet" where nothing was) and the
+    datasheet the figures come from."""
+    def measured(e, precision: str) -> str:
+        share = (e.best_share or {}).get(precision)
+        parts = ([f"GEMM {share:.3f} of peak"] if share is not None else []) + \
+            ([f"idle {e.idle_w:g} W"] if e.idle_w is not None else [])
+        return ", ".join(parts) or "datasheet"
     return table([{"device": e.name, "precision": precision, "dense TFLOP/s": tflops,
-                   "TDP W": e.board_power_w, "source": e.source}
+                   "TDP W": e.board_power_w, "measured": measured(e, precision), "source": e.source}
                   for e in entries for precision, tflops in e.tflops.items()])
+
+
+def measured_line(entries) -> str:
+    """Which entries hold figures measured on such a device, and what the others' bounds fall
+    back to: the validator's bounds for an entry measured on no device are its datasheet's."""
+    from suite.meters.mfu import IDLE_FLOOR_SHARE
+
+    entries = list(entries)
+    measured = [e.name for e in entries if e.best_share or e.idle_w is not None]
+    datasheet = [e.name for e in entries if not (e.best_share or e.idle_w is not None)]
+    head = f"measured on such a device: {', '.join(measured) if measured else 'none'}"
+    if not datasheet:
+        return head + "."
+    others = datasheet[0] if len(datasheet) == 1 else f"every other entry ({len(datasheet)})"
+    return (f"{head}; {others}: datasheet values only until measured — a measured ceiling is bounded "
+            f"by the dense peak itself, and the least mean power is {IDLE_FLOOR_SHARE:.0%} of the board power.")

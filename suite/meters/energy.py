@@ -20,6 +20,10 @@ class EnergyMeter:
 
     method: str | None = None
     status: str = "ok"
+    update_s: float | None = None
+    """How stale one reading can be: the period at which the source advances. A window's energy is
+    a difference of readings, each short by up to the source's most power × this
+    (:func:`suite.figures.derive.energy_window_error_j`)."""
 
     def read(self) -> float | None:
         return None
@@ -38,6 +42,7 @@ class NvmlCounter(EnergyMeter):
     energy is "not measured" and its training stands."""
 
     method = "nvml_total_energy"
+    update_s = 0.1  # FIELD-NOTES §5: on an H100 the counter advanced about 10 times a second
 
     def __init__(self, gpu: Gpu):
         self.gpu = gpu
@@ -62,6 +67,7 @@ class PowerIntegral(EnergyMeter):
     """Power sampled by the telemetry thread, integrated (trapezoid) up to the latest sample."""
 
     method = "nvml_power_sampling"
+    update_s = 1.0  # FIELD-NOTES §5: NVML's power is an average over the last second on recent GPUs
 
     def __init__(self, sampler: Sampler):
         self.sampler = sampler
@@ -75,6 +81,7 @@ class RaplEnergy(EnergyMeter):
     """Package-domain RAPL counters (µJ), summed over sockets, unwrapped at their range."""
 
     method = "rapl"
+    update_s = 0.001  # RAPL's energy status registers update about every millisecond
 
     def __init__(self, domains: list[Path]):
         self._domains = domains

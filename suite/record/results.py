@@ -90,6 +90,11 @@ class Metrics(TypedDict, total=False):
     share_of_ceiling: float | None
     mean_power_w: float | None
     max_power_w: float | None
+    # the device's peak memory over the run (self-reported; absent in files of earlier versions)
+    peak_memory_allocated_gib: float | None
+    peak_memory_reserved_gib: float | None
+    peak_memory_status: str
+    energy_window_error_j: float | None  # the window energy's error bound from the meter's update period
 
 
 class Goodput(TypedDict):

@@ -104,7 +104,7 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
                    for e in prior if e.key in ("block_stop", "warmup_stop", "failure")],
                   default=0)
     state.resumed_at.append(state.step)  # this worker warms up again from here
-    state.energy.update(window_start=None, window_pauses=0.0)  # its window's energy is its own
+    state.energy.update(window_start=None, window_pauses=0.0, window_pause_count=0)  # its window's energy is its own
     log.event("lost_steps", max(0, reached - state.step),
               {"reached_step": reached, "resumed_step": state.step})
     distributed.barrier(parallel)

@@ -23,10 +23,25 @@ class Instruments:
     settings: dict[str, Any] | None = None
     telemetry_status: str = "ok"
     gpu: nvml.Gpu | None = None
+    device: torch.device | None = None
 
     def start(self) -> None:
+        if self.device is not None and self.device.type == "cuda":  # the peak from here: the run's own
+            torch.cuda.reset_peak_memory_stats(self.device)
         if self.sampler is not None:
             self.sampler.start()
+
+    def peak_memory(self) -> dict[str, Any]:
+        """The run's peak device memory since :meth:`start` (the model's build included), in GiB,
+        as torch's caching allocator counts it: what tensors held and what the allocator
+        reserved. "Not measured" on a CPU, where torch keeps no such count."""
+        if self.device is None or self.device.type != "cuda":
+            return {"peak_memory_allocated_gib": None, "peak_memory_reserved_gib": None,
+                    "peak_memory_status": "not measured: torch counts peak memory on CUDA devices only"}
+        return {"peak_memory_allocated_gib": round(torch.cuda.max_memory_allocated(self.device) / 2**30, 4),
+                "peak_memory_reserved_gib": round(torch.cuda.max_memory_reserved(self.device) / 2**30, 4),
+                "peak_memory_status": "measured: torch.cuda.max_memory_allocated and max_memory_reserved "
+                                      "from the run's start, its initialization included"}
 
     def stop(self) -> None:
         if self.sampler is not None:
@@ -57,13 +72,13 @@ def open_instruments(device: torch.device) -> Instruments:
     """Energy meter and telemetry for ``device``: NVML on a CUDA GPU, RAPL on the CPU."""
     if device.type != "cuda":
         return Instruments(energy=energy.rapl_meter(),
-                           telemetry_status="not measured: GPU telemetry needs a CUDA device")
+                           telemetry_status="not measured: GPU telemetry needs a CUDA device", device=device)
     gpu, why = system.nvml_gpu(device)  # by UUID, as NVML ignores CUDA_VISIBLE_DEVICES
     if gpu is None:
-        return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}")
+        return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}", device=device)
     sampler = telemetry.Sampler(gpu, clock=time.time)  # the runner's clock: Unix seconds
     return Instruments(energy=energy.gpu_meter(gpu, sampler), sampler=sampler,
-                       settings=start_settings(gpu, device), gpu=gpu)
+                       settings=start_settings(gpu, device), gpu=gpu, device=device)
 
 
 # Energy sources whose readings start at 0 in every process: a resumed run cannot use them.

@@ -10,6 +10,7 @@ import torch
 
 from suite.figures import derive
 from suite.meters import energy as energy_meter
+from suite.meters import mfu
 from suite.meters.clock import synchronize
 from suite.mlperf.fields import Submission
 from suite.mlperf.fields import header as mlperf_header
@@ -106,7 +107,12 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
         metrics["energy_status"] = "not measured: the run ended without the other ranks' energy"
     metrics.update(mean_power_w=derive.mean_power(metrics["energy_to_train_j"],
                                                   run_stop - (state.run_start or run_stop)),
-                   max_power_w=(telemetry.get("summary") or {}).get("max_power_w"))
+                   max_power_w=(telemetry.get("summary") or {}).get("max_power_w"),
+                   energy_window_error_j=derive.energy_window_error_j(
+                       metrics["energy_window_j"], int(energy.get("window_pause_count") or 0),
+                       parallel.world_size, meter.update_s,
+                       most_power_w(options.device, (telemetry.get("summary") or {}).get("max_power_w"))),
+                   **instruments.peak_memory())
     lines = log.all_lines()
     record.update(
         started_at=_utc(state.init_start),  # the first worker's start, for a resumed run
@@ -122,6 +128,17 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
         goodput=derive.goodput(lines, metrics["flops_per_step"], metrics["peak_flops"]),
     )
     return alone
+
+
+def most_power_w(device: torch.device, sampled_max_w: float | None = None) -> float | None:
+    """The most one device can draw, for the energy's error bound: a GPU's board power in the peak
+    table (or the highest power sampled, where higher), a CPU package's RAPL ceiling; None
+    where the table knows no board power."""
+    if device.type != "cuda":
+        return mfu.CPU_PACKAGE_CEILING_W
+    entry = mfu.find_peak(system.device_name(device))
+    known = [w for w in (entry.board_power_w if entry else None, sampled_max_w) if w]
+    return max(known) if known else None
 
 
 def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str,

@@ -61,7 +61,8 @@ class LoopState:
     tta_s: float | None = None
     phases: dict = field(default_factory=lambda: {"data_load": 0.0, "init": 0.0, "eval": 0.0})
     energy: dict = field(default_factory=lambda: {
-        **dict.fromkeys(("run_start", "window_start", "target", "end")), "window_pauses": 0.0})
+        **dict.fromkeys(("run_start", "window_start", "target", "end")), "window_pauses": 0.0,
+        "window_pause_count": 0})  # pauses inside the window: each adds two readings' error to its energy
     resumed_at: list[int] = field(default_factory=list)  # the step each later worker resumed from
 
     def since_start(self, t: float) -> float:
@@ -85,4 +86,5 @@ def window_pause(state: LoopState, meter: energy_meter.EnergyMeter, device: torc
     ended = meter.read()
     if began is not None and ended is not None:
         state.energy["window_pauses"] += ended - began
+        state.energy["window_pause_count"] = state.energy.get("window_pause_count", 0) + 1
 
