@@ -79,6 +79,8 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
     times[:spec.warmup_steps] *= 3.0  # compilation and warm-up steps are slower
     step_times = [round(float(t), 7) for t in times]
     eval_s = 0.02 * spec.eval_every * mean_step
+    if device_type == "cuda":  # a forward of the eval set at the run's own rate (rule eval-too-fast)
+        eval_s = max(eval_s, (workload.eval_flops(spec) or 0.0) / flops * mean_step)
     curve, elapsed, t_eval_total = [], 0.0, 0.0
     evals = [s for s in range(spec.eval_every, steps + 1, spec.eval_every)] or [steps]
     if converge_at_eval is None and evals[-1] != steps:

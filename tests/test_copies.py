@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import uuid
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from suite.site.builder import build_site
 from suite.site.names import run_slug, safe_name
 from suite.store import ledger
 from suite.store.files import Refused, stored_files, submit, submit_noted
-from suite.trust import fingerprint, signing
+from suite.trust import commitment, fingerprint, signing
 from suite.validate.tolerance import CLOCK_SLACK
 
 COPIED = "dlrm-small"  # the run copied: 150 real steps
@@ -336,10 +337,10 @@ def test_a_file_committed_to_before_it_was_shown_wins_over_a_copy_re_signed_and_
     folder = tmp_path / "results"
     genuine = signing.seal(copy.deepcopy(original), owner)
     path = _write(tmp_path / "genuine.json", genuine)
-    promised = submit_noted(path, folder, commit=True)
+    promised = submit_noted(path, folder, commit=True, key=owner)
     assert stored_files(folder) == [] and ledger.committed(folder) == {promised.path.name}
     with pytest.raises(Refused, match="already committed to"):
-        submit_noted(path, folder, commit=True)
+        submit_noted(path, folder, commit=True, key=owner)
     resigned = signing.seal(_retimed(_own_story(copy.deepcopy(genuine), "thief-lab"), 1.01), thief)
     early = submit(_write(tmp_path / "resigned.json", resigned), folder)  # stored before the genuine file
     stored = submit_noted(path, folder)
@@ -355,8 +356,64 @@ def test_a_file_committed_to_before_it_was_shown_wins_over_a_copy_re_signed_and_
     # a commitment made after the copy was stored counts for nothing against it
     later = tmp_path / "later"
     submit(_write(tmp_path / "resigned-2.json", resigned), later)
-    submit_noted(path, later, commit=True)
+    submit_noted(path, later, commit=True, key=owner)
     assert "stored first" in submit_noted(path, later).notes[0]
+
+
+def test_a_commitment_is_signed_by_the_key_that_signed_its_file(tmp_path, original):
+    """Rules v8: a commitment's ledger line carries its key and a signature over its file and stamp
+    (the pull request's check counts commitments per signer); an unsigned file, or another key
+    than the file's, cannot commit."""
+    owner, owner_fp = _key(tmp_path, "owner")
+    thief, _ = _key(tmp_path, "thief")
+    folder = tmp_path / "results"
+    path = _write(tmp_path / "genuine.json", signing.seal(copy.deepcopy(original), owner))
+    with pytest.raises(GoodbenchError, match=f"signed by {re.escape(owner_fp)}, .* not SHA256:"):
+        submit_noted(path, folder, commit=True, key=thief)
+    with pytest.raises(GoodbenchError, match="only a signed file can be committed to"):
+        submit_noted(_write(tmp_path / "unsigned.json", copy.deepcopy(original)), folder, commit=True, key=owner)
+    assert not (folder / ledger.NAME).exists()
+    promised = submit_noted(path, folder, commit=True, key=owner).path.name
+    [entry] = ledger.entries((folder / ledger.NAME).read_bytes())
+    assert set(entry) == {"file", "committed_at", "key", "signature"} and entry["file"] == promised
+    assert commitment.signer(entry) == owner_fp
+    assert commitment.signer({**entry, "committed_at": "2001-01-01T00:00:00Z"}) is None  # the stamp is signed
+    assert commitment.signer({**entry, **commitment.sign(promised, entry["committed_at"], thief)}) != owner_fp
+
+
+def test_the_merge_order_race_and_what_a_commitment_proves(tmp_path, original):
+    """The pull requests' race, as the store sees their merges (each merge appends its lines to
+    main's ledger in merge order; the check stores each file as submit does).
+
+    Committed first: the owner's commitment merged, then its file shown; a thief re-signs the
+    shown file, commits to the copy and gets both merged before the owner's file: the owner's run
+    counts from its commitment and is kept, the thief's is disputed. Not committed first (or the
+    file shown before its commitment was merged): the thief's commitment merged first puts the
+    copy first, and the owner is the disputed one — the race a commitment closes, and only once
+    merged: it proves its file's bytes existed when its line was merged, nothing earlier."""
+    owner, owner_fp = _key(tmp_path, "owner")
+    thief, thief_fp = _key(tmp_path, "thief")
+    genuine = signing.seal(copy.deepcopy(original), owner)
+    path = _write(tmp_path / "genuine.json", genuine)
+    resigned = signing.seal(_retimed(_own_story(copy.deepcopy(genuine), "thief-lab"), 1.01), thief)
+    copied = _write(tmp_path / "resigned.json", resigned)
+
+    committed_first = tmp_path / "committed-first"
+    submit_noted(path, committed_first, commit=True, key=owner)    # 1. the owner's commitment, merged
+    submit_noted(copied, committed_first, commit=True, key=thief)  # 2. the thief's, after seeing the file
+    thiefs = submit(copied, committed_first)                       # 3. the copy merged before ...
+    owners = submit_noted(path, committed_first).path              # 4. ... the owner's file
+    table = _table(committed_first)
+    assert (table.loc[thiefs.name, "copy_status"], table.loc[thiefs.name, "copy_of"]) == ("disputed", owner_fp)
+    assert table["copy_status"].isna()[owners.name]
+
+    shown_first = tmp_path / "shown-first"
+    submit_noted(copied, shown_first, commit=True, key=thief)      # the thief's commitment merged first
+    thiefs = submit(copied, shown_first)
+    owners = submit_noted(path, shown_first).path
+    table = _table(shown_first)
+    assert (table.loc[owners.name, "copy_status"], table.loc[owners.name, "copy_of"]) == ("disputed", thief_fp)
+    assert table["copy_status"].isna()[thiefs.name]
 
 
 def test_a_second_signer_after_an_unsigned_copy_and_its_owner_is_disputed_with_the_owner(tmp_path, original):

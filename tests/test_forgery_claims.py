@@ -335,7 +335,8 @@ def test_an_h100_at_twenty_watts_is_refused():
 
 def test_an_h100_above_its_measured_idle_passes_where_its_work_allows():
     """At 71 W it passed rules v6's 10% floor; rules v7 holds it to its measured idle, 72 W, and
-    its window to the power its model FLOPs need (here 77 W at MFU 0.22: physics_rules.work_floor)."""
+    its window to the power its model FLOPs need (here 119 W at MFU 0.22 by rules v8's reading-based
+    floor, 77 W by rules v7's: physics_rules.work_floor)."""
     def at(watts: float, keys: tuple[str, ...]) -> dict:
         doc = _h100_doc()
         run = doc["runs"][0]
@@ -345,7 +346,8 @@ def test_an_h100_above_its_measured_idle_passes_where_its_work_allows():
         return repair(doc)
 
     assert codes(at(73.0, ("energy_to_train_j", "energy_window_j"))) == {"power-band"}
-    assert codes(at(85.0, ("energy_to_train_j", "energy_window_j"))) == set()
+    assert codes(at(110.0, ("energy_to_train_j", "energy_window_j"))) == {"power-band"}
+    assert codes(at(130.0, ("energy_to_train_j", "energy_window_j"))) == set()
 
 
 def test_a_cpu_peak_set_for_95_percent_mfu_in_the_tables_name_is_refused():

@@ -53,11 +53,11 @@ SCRIPT = REPO / "benchmarks" / "gpu_session.sh"
     ("AMD Instinct MI300X", "MI300X", 1307.4, 750),
     ("AMD Instinct MI300X VF", "MI300X", 1307.4, 750),
     ("AMD Instinct MI325X", "MI325X", 1307.4, 1000),
-    ("AMD Instinct MI250X/MI250", "MI250X", 383, 560),
+    ("AMD Instinct MI250X", "MI250X", 383, 560),
     # MLPerf's spellings of the same parts
     ("NVIDIA Blackwell GPU (B200-SXM-180GB)", "B200", 2250, 1000),
     ("NVIDIA A100-SXM4-80GB (500W)", "A100 SXM4", 312, 400),
-    ("H100 NVL Tensor Core GPU (PCIe)", "H100 NVL", 835, 400),
+    ("H100 NVL Tensor Core GPU (PCIe)", "H100 NVL", 835, 400),  # a PCIe card, the H100 PCIe entry excludes "nvl"
     ("NVIDIA H100-PCIe-80GB", "H100 PCIe", 756, 350),
     ("Intel(R) Gaudi(R) 2 AI Accelerator", "Gaudi 2", 432, 600),
 ])
@@ -139,6 +139,34 @@ def test_look_alike_names_match_no_entry(name):
     assert mfu.find_peak(name) is None and mfu.known_peak(name, "bf16") is None
 
 
+@pytest.mark.parametrize("name, named", [
+    ("NVIDIA A100-SXM4-80GB GB200", {"A100 SXM4", "GB200"}),   # finding 7: it got GB200's bounds
+    ("NVIDIA A100-PCIE-40GB GB200", {"A100 PCIe", "GB200"}),
+    ("NVIDIA H100 H200", {"H100 SXM5", "H200 SXM"}),
+    ("NVIDIA H100 80GB HBM3 B200", {"H100 SXM5", "B200"}),
+    ("AMD Instinct MI250X/MI250", {"MI250X", "MI250"}),
+    ("Intel Gaudi 2 Gaudi 3", {"Gaudi 2", "Gaudi 3"}),
+])
+def test_a_name_naming_two_entries_is_unknown_not_the_more_generous(name, named):
+    """Rules v8: the first entry of the table whose words a name held won, so the plain A100's
+    name with "GB200" appended got GB200's fp32 peak of 80 TFLOP/s (4× the A100's 19.5); a name
+    that names two entries is neither's."""
+    assert {p.name for p in mfu.candidates(name)} == named
+    assert mfu.find_peak(name) is None and mfu.known_peak(name, "fp32") is None
+    peak, why = mfu.peak_flops(name, "bf16")
+    assert peak is None and f"names {len(named)} entries" in why and "--peak-tflops" in why
+
+
+@pytest.mark.parametrize("name, entry", [
+    ("NVIDIA H100 NVL", "H100 NVL"), ("NVIDIA H200 NVL", "H200 NVL"), ("NVIDIA A100-PCIE-40GB", "A100 PCIe"),
+    ("Intel(R) Gaudi(R) 3 AI Accelerator", "Gaudi 3"), ("TPU v6e Trillium", "TPU v6e (Trillium)"),
+])
+def test_a_more_specific_entry_refines_a_general_one(name, entry):
+    """"H100" and "H100 NVL" both match "NVIDIA H100 NVL": the entry whose words hold the other's
+    is that device, not a second candidate; two spellings of one entry are one candidate."""
+    assert [p.name for p in mfu.candidates(name)] == [entry] and mfu.find_peak(name).name == entry
+
+
 def test_a_peak_without_a_board_power_is_no_known_peak():
     assert mfu.find_peak("TPU-v5p").tflops["bf16"] == 459
     assert mfu.known_peak("TPU-v5p", "bf16") is None and mfu.known_peak("TPU-v4", "bf16").name == "TPU v4"
@@ -175,13 +203,14 @@ def test_peaks_name_shows_the_entry_it_resolves_to(name, entry, capsys):
 
 
 @pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3 MIG 1g.10gb", "Some Accelerator 9000",
-                                  "NVIDIA H1OO 80GB HBM3", "NVIDIA Н100 80GB HBM3"])
+                                  "NVIDIA H1OO 80GB HBM3", "NVIDIA Н100 80GB HBM3", "NVIDIA A100-SXM4-80GB GB200"])
 def test_peaks_name_without_an_entry_says_what_to_do(name, capsys):
     assert main(["peaks", name]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{name}: no known peak — pass --peak-tflops") and "not ranked" in out
     assert ("MIG slice" in out) == ("MIG" in name)
     assert ("not plain ASCII" in out) == (not name.isascii())
+    assert ("names 2 entries, GB200, A100 SXM4" in out) == ("GB200" in name)
 
 
 @pytest.mark.slow

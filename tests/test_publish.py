@@ -3,17 +3,23 @@ request is accepted, forged ones are refused with the store's reasons, and the c
 nothing a results file holds as Markdown."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from suite.record import results
 from suite.site import publish
+from suite.store import ledger as ledger_module
+from suite.store.commitment_bounds import MAX_PER_PULL_REQUEST
 from suite.store.files import submit, submit_noted
+from suite.trust import commitment, signing
 from tests.forging import CORPUS_VALID, REPO
 
 BASE_FILE = next(p for p in CORPUS_VALID if p.name == "gpt2-smoke-2-ranks.json")
@@ -125,12 +131,35 @@ def test_a_ledger_rewritten_or_naming_another_file_is_refused(scratch, tmp_path)
     assert not publish.review(repo, base, head).accepted
 
 
-def test_a_commitment_is_published_alone_before_its_file(scratch, tmp_path, capsys):
+@pytest.fixture
+def signer(tmp_path):
+    """A signing key, its fingerprint, and the corpus's two smoke files signed by it."""
+    path, fp = signing.keygen(tmp_path / "key")
+    key = signing.load_key(path.parent)
+    files = []
+    for source in (GOOD_FILE, LATER_FILE):
+        files.append(tmp_path / f"signed-{source.name}")
+        results.write(files[-1], signing.seal(json.loads(source.read_text()), key))
+    return key, fp, files[0], files[1]
+
+
+def commitments(repo: Path, key, count: int, when: dt.datetime | None = None) -> list[str]:
+    """``count`` commitments signed by ``key`` to files nobody has (random sha256s), stamped
+    ``when`` (default now), appended to the repository's ledger; their names."""
+    names = [f"{os.urandom(32).hex()}.json" for _ in range(count)]
+    for name in names:
+        ledger_module.record(repo / "results", name, when, ledger_module.COMMITTED,
+                             signed=lambda n, s: commitment.sign(n, s, key))
+    return names
+
+
+def test_a_commitment_is_published_alone_before_its_file(scratch, signer, tmp_path, capsys):
     """goodbench submit --commit's ledger line, in a pull request of its own, is accepted; the
     file follows in a second one. A commitment to a file the same pull request shows is refused."""
     repo, base = scratch
+    key, _, good, later = signer  # the signed versions of the module's files
     git(repo, "checkout", "-q", "-b", "promise")
-    promised = submit_noted(GOOD_FILE, repo / "results", commit=True).path
+    promised = submit_noted(good, repo / "results", commit=True, key=key).path
     head = commit(repo, "a commitment")
     review = publish.review(repo, base, head)
     assert review.accepted, publish.report(review)
@@ -138,22 +167,22 @@ def test_a_commitment_is_published_alone_before_its_file(scratch, tmp_path, caps
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--ff-only", "promise")
     git(repo, "checkout", "-q", "-b", "reveal")
-    submit(GOOD_FILE, repo / "results")
+    submit(good, repo / "results")
     reveal = commit(repo, "the result")
     assert publish.review(repo, head, reveal).accepted
     assert (repo / "results" / promised.name).exists()
     # committed to and shown at once: a copier could commit to it too
     git(repo, "checkout", "-q", "main")
     git(repo, "checkout", "-q", "-b", "both")
-    submit_noted(LATER_FILE, repo / "results", commit=True)
-    submit(LATER_FILE, repo / "results")
+    submit_noted(later, repo / "results", commit=True, key=key)
+    submit(later, repo / "results")
     verdicts = {v.path: v for v in publish.review(repo, head, commit(repo, "both at once")).verdicts}
     assert not verdicts["results/ledger.jsonl"].accepted
     assert "in a pull request of its own" in verdicts["results/ledger.jsonl"].lines[0]
     # a commitment to a file the store holds already (stored before the ledger listed it) would
     # move it behind later files: refused
     git(repo, "checkout", "-q", "main")
-    unlisted = add_by_hand(repo, json.dumps(json.loads(LATER_FILE.read_text()), indent=2).encode(), ledger=False)
+    unlisted = add_by_hand(repo, json.dumps(json.loads(later.read_text()), indent=2).encode(), ledger=False)
     base2 = commit(repo, "a file stored before the ledger listed it")
     git(repo, "checkout", "-q", "-b", "late-promise")
     with (repo / "results" / "ledger.jsonl").open("a") as fh:
@@ -161,6 +190,99 @@ def test_a_commitment_is_published_alone_before_its_file(scratch, tmp_path, caps
     verdicts = {v.path: v for v in publish.review(repo, base2, commit(repo, "a late commitment")).verdicts}
     assert not verdicts["results/ledger.jsonl"].accepted
     assert "the store holds or lists already" in verdicts["results/ledger.jsonl"].lines[0]
+
+
+def test_a_commitment_stamped_outside_its_pull_requests_time_is_refused(scratch, signer):
+    """Finding 9: a commitment stamped 2001-01-01 was accepted. Its stamp, which its key signs,
+    lies between what the pull request was made on (the commit it branched from, the ledger's last
+    line) and the check's clock, 60 s either way."""
+    repo, base = scratch
+    key = signer[0]
+    made = dt.datetime.fromtimestamp(int(git(repo, "log", "-1", "--format=%ct", base)), dt.UTC)
+    for n, (when, accepted, why) in enumerate([
+        (dt.datetime(2001, 1, 1, tzinfo=dt.UTC), False, "before the commit it branched from"),
+        (made - dt.timedelta(seconds=120), False, "before the commit it branched from"),
+        (made - dt.timedelta(seconds=30), True, ""),
+        (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1), False, "after this check's clock"),
+        (None, True, ""),
+    ]):
+        git(repo, "checkout", "-q", "-b", f"stamp-{n}", base)
+        commitments(repo, key, 1, when)
+        review = publish.review(repo, base, commit(repo, f"a commitment stamped {when}"))
+        assert review.accepted is accepted, publish.report(review)
+        assert why in review.verdicts[0].lines[0]
+    # nor before the ledger's last line, nor before the pull request's own earlier commitment
+    git(repo, "checkout", "-q", "-b", "later-line", base)
+    ledger_module.record(repo / "results", "e" * 64 + ".json", made + dt.timedelta(hours=1))  # main's last line
+    base2 = commit(repo, "a line stamped an hour on")
+    git(repo, "checkout", "-q", "-b", "before-last-line")
+    commitments(repo, key, 1, made + dt.timedelta(minutes=30))
+    [verdict] = publish.review(repo, base2, commit(repo, "stamped before it")).verdicts
+    assert not verdict.accepted and "before the ledger's last line" in verdict.lines[0]
+    git(repo, "checkout", "-q", "-b", "going-back", base)
+    commitments(repo, key, 1, dt.datetime.now(dt.UTC) + dt.timedelta(seconds=50))
+    commitments(repo, key, 1, made - dt.timedelta(seconds=30))
+    [verdict] = publish.review(repo, base, commit(repo, "two, the second earlier")).verdicts
+    assert not verdict.accepted and "before the commitment before it" in verdict.lines[0]
+
+
+def test_commitments_beyond_the_caps_are_refused(scratch, signer, tmp_path):
+    """Finding 9: 20,001 random hashes in one pull request were accepted (7 s of checking). A pull
+    request adds at most 10 commitments, refused before any signature is checked; a key holds at
+    most 20 waiting for their files, those in the store included; another key is counted apart."""
+    repo, base = scratch
+    key = signer[0]
+    git(repo, "checkout", "-q", "-b", "flood")
+    with (repo / "results" / "ledger.jsonl").open("a") as fh:
+        for _ in range(20_001):
+            fh.write(json.dumps({"file": f"{os.urandom(32).hex()}.json",
+                                 "committed_at": "2001-01-01T00:00:00Z"}) + "\n")
+    head = commit(repo, "twenty thousand commitments")
+    started = time.monotonic()
+    [verdict] = publish.review(repo, base, head).verdicts
+    assert not verdict.accepted and "adds 20001 commitments; a pull request adds at most 10" in verdict.lines[0]
+    assert time.monotonic() - started < 30
+    for count, accepted in ((MAX_PER_PULL_REQUEST + 1, False), (MAX_PER_PULL_REQUEST, True)):
+        git(repo, "checkout", "-q", "-b", f"signed-{count}", base)
+        commitments(repo, key, count)
+        [verdict] = publish.review(repo, base, commit(repo, f"{count} commitments")).verdicts
+        assert verdict.accepted is accepted, verdict.lines
+    # main holds 15 of the key's commitments waiting for their files
+    git(repo, "checkout", "-q", "main")
+    commitments(repo, key, 15)
+    base2 = commit(repo, "fifteen commitments merged")
+    git(repo, "checkout", "-q", "-b", "six-more")
+    commitments(repo, key, 6)
+    [verdict] = publish.review(repo, base2, commit(repo, "six more")).verdicts
+    assert not verdict.accepted and f"{signer[1]} would have 21 commitments waiting" in verdict.lines[0]
+    other, _ = signing.load_key(signing.keygen(tmp_path / "other")[0].parent), None
+    git(repo, "checkout", "-q", "-b", "another-key", base2)
+    commitments(repo, other, 6)
+    assert publish.review(repo, base2, commit(repo, "six of another key")).accepted
+    git(repo, "checkout", "-q", "-b", "five-more", base2)
+    commitments(repo, key, 5)
+    assert publish.review(repo, base2, commit(repo, "five more")).accepted
+
+
+def test_an_unsigned_or_forged_commitment_is_refused(scratch, signer, tmp_path):
+    """A commitment line without its key and signature (rules v7's form), or whose signature is
+    another key's, or whose stamp was changed after signing, is refused."""
+    repo, base = scratch
+    key = signer[0]
+    other = signing.load_key(signing.keygen(tmp_path / "other")[0].parent)
+    name, stamp = "d" * 64 + ".json", ledger_module.stamp_of()
+    signed = {"file": name, "committed_at": stamp, **commitment.sign(name, stamp, key)}
+    for n, (entry, why) in enumerate([
+        ({"file": name, "committed_at": stamp}, "is not signed"),
+        ({**signed, "signature": commitment.sign(name, stamp, other)["signature"]}, "does not verify"),
+        ({**signed, "committed_at": ledger_module.stamp_of(dt.datetime.now(dt.UTC) - dt.timedelta(seconds=5))},
+         "does not verify"),
+    ]):
+        git(repo, "checkout", "-q", "-b", f"forged-{n}", base)
+        with (repo / "results" / "ledger.jsonl").open("a") as fh:
+            fh.write(json.dumps(entry) + "\n")
+        [verdict] = publish.review(repo, base, commit(repo, "a forged commitment")).verdicts
+        assert not verdict.accepted and why in verdict.lines[0], verdict.lines
 
 
 def test_the_comment_renders_no_markdown_from_a_results_file(scratch, tmp_path):

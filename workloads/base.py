@@ -155,6 +155,20 @@ class Workload(ABC, Generic[S]):
     def flops_per_step(self, spec: S) -> float:
         """Analytic model FLOPs of one training step (forward + backward), no recompute."""
 
+    def eval_samples(self, spec: S) -> int | None:
+        """Samples one evaluation runs forward (its pinned eval set); None where not known."""
+        return None
+
+    def eval_flops(self, spec: S) -> float | None:
+        """Model FLOPs of one evaluation (rules v8, ``eval-too-fast``): its samples' forward passes,
+        a third of a training step's FLOPs per sample — every FLOP model here is 3 × the forward
+        (PaLM's 6N + 12·L·H·Q·T is 2N + 4·L·H·Q·T forward; the CNN and DLRM count 3 × forward).
+        None where the eval set's size is not known."""
+        samples = self.eval_samples(spec)
+        if samples is None:
+            return None
+        return samples * self.flops_per_step(spec) / (3 * self.samples_per_step(spec))
+
     def build(self, spec: S, *, device: torch.device, seed: int, precision: str,
               files: dict[str, Path], parallel: Parallel = SINGLE, compile: str = "off") -> Job:
         """Build model, optimizer and data for one seeded run; ``files`` maps data file names to

@@ -40,8 +40,11 @@ def run(args) -> int:
         return 0
     entry = mfu.find_peak(args.name)
     if entry is None:
+        named = mfu.candidates(args.name)
         if mfu.words(args.name) is None:
             why = " (a name that is not plain ASCII matches no entry)"
+        elif len(named) > 1:
+            why = f" (it names {len(named)} entries, {', '.join(p.name for p in named)}: which ran is not known)"
         else:
             why = " (a MIG slice: a fraction of the GPU's SMs)" if mfu.is_mig(args.name) else ""
         print(f"{args.name}: no known peak — pass --peak-tflops{why}; its results are not ranked")

@@ -14,7 +14,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--results-dir", default="results", help="the store (default: results)")
     p.add_argument("--commit", action="store_true",
                    help="only commit to FILE: validate it and name it by its sha256 in the store's ledger, "
-                        "storing nothing; publish that line first, then submit FILE (docs/submitting.md)")
+                        "the line signed by your key (the one that signed FILE), storing nothing; publish "
+                        "that line first, then submit FILE (docs/submitting.md)")
     return p
 
 

@@ -72,7 +72,7 @@ class Peak:
     tflops: dict[str, float]
     board_power_w: float | None
     source: str
-    exclude: tuple[str, ...] = ()  # words that must not be in it (a cut-down model of that name)
+    exclude: tuple[str, ...] = ()  # words that must not be in it (a cut-down model, another part of that name)
     idle_w: float | None = None  # measured idle power, with its measurement in IDLE_MEASURED
     best_share: dict[str, float] | None = None  # the largest share of the peak a dense GEMM reached, measured
 
@@ -108,16 +108,6 @@ class Peak:
         return self.idle_w if self.idle_w is not None else self.idle_floor_w
 
 
-WORK_PER_JOULE_SLACK = 2.0
-"""How far a device's model FLOPs per joule may exceed its dense peak per watt of board power
-(rules v7, ``power-band``). At its board power a device runs at most its peak, so peak ÷ board
-power bounds its work per joule there; a lower power cap or clock does better per joule (dynamic
-power falls with the clock and the square of the voltage, throughput with the clock alone), but
-the static power stays: twice is a margin above that gain, chosen, not measured. The one honest
-reading (FIELD-NOTES §2: GPT-2 124M compiled on an H100 SXM5 at 40.1% MFU drew 654 W, 0.61 model
-TFLOP/J) is 4.7× inside the bound, 2 × 989.4 TFLOP/s ÷ 700 W = 2.83 TFLOP/J; put as a power, an
-H100 at 40% MFU draws at least 0.40 × 700 W ÷ 2 = 140 W."""
-
 IDLE_FLOOR_SHARE = 0.10
 """A bound from below on a device's power while it trains, as a share of its board power: a GPU
 idles at 10–20% of its board power with its clocks down (an H100 SXM idled at 72 W of its 700 W
@@ -143,6 +133,35 @@ BEST_SHARE_SLACK = 0.05
 """How far above a class's measured best share a measured ceiling may be (rules v7): another
 board of the class, another driver or library, clocks a little higher. Above it, the figure is not
 a measurement of that device: 0.847 of an H100 SXM5's bf16 peak, where 0.807 was measured."""
+
+H100_READING_FLOPS_PER_J = 0.401 * 989.4e12 / 654.0
+"""The one energy reading of a training run on a GPU of the table (FIELD-NOTES §2): GPT-2 124M,
+``torch.compile``, bf16, on one H100 SXM5 at 40.1% MFU, 654 W mean: 0.607 model TFLOP per joule,
+0.43 of the H100's dense peak per watt of its 700 W board power."""
+
+MFU_HEADROOM = H100_BEST_SHARE["bf16"] / 0.401
+"""How much more model work the reading's device could do at the same power (rules v8): the
+reading's run reached 40.1% MFU, and the H100's best dense matmul 80.7% of its peak (FIELD-NOTES
+§1, §8; :data:`H100_BEST_SHARE`) at the same board power and above: no model runs faster than the
+class's measured matmul, so at most 2.01× the reading's FLOPs per joule from the work alone."""
+
+CLOCK_HEADROOM = 1.5
+"""How much more work per joule a lower power cap or clock gives (rules v8), a stated margin, not
+a measurement: dynamic power is C·V²·f and throughput f, while the static power stays (the H100
+idles at 72 W of its 654 W here). At half the clock and 0.7 of the voltage (near the lowest a
+part's voltage-frequency curve goes) the dynamic part of the reading, 582 W, falls to 143 W and the
+whole to 215 W for half the work: 1.52× the FLOPs per joule at the same share of the peak; the
+H100's lowest power limit, 200 W, is about there. 1.5 rounds that; anything beyond it is a
+device class more efficient than its board power says, for which the table would need a reading."""
+
+WORK_PER_JOULE_SLACK = (H100_READING_FLOPS_PER_J / (989.4e12 / 700.0)) * MFU_HEADROOM * CLOCK_HEADROOM
+"""How far a device's model FLOPs per joule may exceed its dense peak per watt of board power
+(rules v8, ``power-band``; 2.0, chosen, under rules v7): the measured share of it the one honest
+reading reached (0.429, :data:`H100_READING_FLOPS_PER_J`) × :data:`MFU_HEADROOM` (2.01) ×
+:data:`CLOCK_HEADROOM` (1.5) = 1.30, the same share carried to every device class of the table.
+On an H100 SXM5 that is 1.83 model TFLOP per joule, 3.02× the reading (its slack); put as a power,
+an H100 at MFU 0.25 draws at least 0.25 × 989.4 TFLOP/s ÷ 1.83 TFLOP/J = 135 W (under rules v7:
+88 W), at MFU 0.40 216 W."""
 
 GPU_STEP_FLOOR_S = 1e-5
 """The least time of one training step on a GPU (rules v7): a step is a forward, a backward and
@@ -170,10 +189,12 @@ CPU_PACKAGE_CEILING_W = 500.0
 (PL1); the validator allows :data:`suite.validate.tolerance.POWER_MARGIN` above it, × sockets."""
 
 
-# Order matters: the first entry whose words all appear in the device name wins.
+# A name resolves to the one entry whose words it holds (a more specific entry refining a more
+# general one: "h100", "nvl" over "h100"); a name holding two entries' words resolves to none.
 PEAKS: tuple[Peak, ...] = (
     Peak(("h100", "nvl"), "H100 NVL", {"bf16": 835, "fp16": 835, "tf32": 418, "fp8": 1671, "fp32": 60}, 400, H100_NVL),
-    Peak(("h100", "pcie"), "H100 PCIe", {"bf16": 756, "fp16": 756, "tf32": 378, "fp8": 1513, "fp32": 51.2}, 350, H100_PCIE),
+    Peak(("h100", "pcie"), "H100 PCIe", {"bf16": 756, "fp16": 756, "tf32": 378, "fp8": 1513, "fp32": 51.2}, 350, H100_PCIE,
+         exclude=("nvl",)),  # the H100 NVL is a PCIe card too ("H100 NVL Tensor Core GPU (PCIe)")
     Peak(("h100",), "H100 SXM5", {"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp8": 1978.9, "fp32": 66.9}, 700, H100_SXM,
          idle_w=H100_IDLE_W, best_share=H100_BEST_SHARE),
     Peak(("h200", "nvl"), "H200 NVL", {"bf16": 835, "fp16": 835, "tf32": 418, "fp8": 1671, "fp32": 60}, 600, H200_NVL),
@@ -256,14 +277,29 @@ def is_mig(device_name: str) -> bool:
     return "mig" in (words(device_name) or re.findall(r"[a-z0-9]+", device_name.lower()))
 
 
-def find_peak(device_name: str) -> Peak | None:
-    """The peak-table entry for an accelerator name as NVML/torch report it, or None (also for
-    a MIG slice, see :func:`is_mig`, and for a name that is not plain ASCII, see :func:`words`)."""
+def candidates(device_name: str) -> list[Peak]:
+    """The entries a device name could be (rules v8): every entry whose words are all in the name
+    (none of its excluded words), less those a more specific candidate refines ("H100" when "H100
+    NVL" matches too), one per entry name; [] for a MIG slice or a name that is not plain ASCII."""
     found = words(device_name)
     if found is None or "mig" in found:
-        return None
+        return []
     names = set(found)
-    return next((peak for peak in PEAKS if set(peak.match) <= names and not names & set(peak.exclude)), None)
+    matching = [peak for peak in PEAKS if set(peak.match) <= names and not names & set(peak.exclude)]
+    specific = [peak for peak in matching if not any(set(peak.match) < set(other.match) for other in matching)]
+    distinct: dict[str, Peak] = {}
+    for peak in specific:  # an entry matched by two spellings ("gaudi2", "gaudi 2") once
+        distinct.setdefault(peak.name, peak)
+    return list(distinct.values())
+
+
+def find_peak(device_name: str) -> Peak | None:
+    """The peak-table entry for an accelerator name as NVML/torch report it, or None: for a MIG
+    slice (:func:`is_mig`), a name that is not plain ASCII (:func:`words`), and a name that names
+    two entries ("NVIDIA A100-SXM4-80GB GB200": an A100 or a GB200?), which is unknown rather than
+    either's, least of all the more generous one (:func:`candidates`)."""
+    found = candidates(device_name)
+    return found[0] if len(found) == 1 else None
 
 
 def known_peak(device_name: str, precision: str, mig: bool = False) -> Peak | None:
@@ -280,6 +316,10 @@ def no_peak_reason(device_name: str, mig: bool = False) -> str:
     if mig or is_mig(device_name):
         return (f"no peak FLOP/s known for {device_name!r}: a MIG slice has a fraction of the "
                 "GPU's SMs, so the full GPU's datasheet peak does not apply (pass --peak-tflops)")
+    named = candidates(device_name)
+    if len(named) > 1:
+        return (f"no peak FLOP/s known for {device_name!r}: it names {len(named)} entries of the table "
+                f"({', '.join(p.name for p in named)}), so which device ran is not known (pass --peak-tflops)")
     return f"no peak FLOP/s known for {device_name!r} (pass --peak-tflops)"
 
 

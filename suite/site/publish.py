@@ -9,7 +9,8 @@
     refused when the store holds one of its runs already (copies, ownership: docs/rules.md).
     A stored file is never changed or removed; ``ledger.jsonl`` only gains lines, each naming
     a file the pull request adds, or committing to one it does not show yet (``goodbench submit
-    --commit``: a line naming a sha256 only, published before the file); ``reviewers.toml`` and ``results/mlperf/`` change by a
+    --commit``: a line naming a sha256 only, published before the file, signed by its key, stamped
+    within the pull request's time and few: :mod:`suite.store.commitment_bounds`); ``reviewers.toml`` and ``results/mlperf/`` change by a
     maintainer's hand only, and a change outside ``results/`` is not a results submission.
     Prints the verdicts and writes them as Markdown to ``--comment`` (the pull request's
     comment); exit 0 when every change is accepted, 1 when one is not, 2 when git cannot
@@ -25,20 +26,23 @@ Torch-free.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import hashlib
 import json
 import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
 from suite.record.text import safe
-from suite.store import ledger
+from suite.store import commitment_bounds, ledger
 from suite.store.files import Refused, submit_noted
+from suite.trust import commitment
 from suite.validate import RULES_VERSION
 
 RESULTS = "results"
@@ -111,14 +115,18 @@ class Git:
         except GoodbenchError:
             return None
 
+    def committed_at(self, rev: str) -> dt.datetime:
+        """When commit ``rev`` was made (its committer time), in UTC."""
+        return dt.datetime.fromtimestamp(int(self._run("log", "-1", "--format=%ct", rev, "--")), dt.UTC)
+
     def blob(self, rev: str, path: str) -> bytes:
         """The bytes of file ``path`` at ``rev``."""
         return self._run("cat-file", "blob", f"{rev}:{path}")
 
 
-def review(repo: str | Path, base: str, head: str) -> Review:
+def review(repo: str | Path, base: str, head: str, now: dt.datetime | None = None) -> Review:
     """Judge what ``head`` changes under results/ since it branched from ``base`` against the
-    store at ``base`` (see the module docstring)."""
+    store at ``base`` (see the module docstring), at ``now`` (default: this machine's clock)."""
     git = Git(repo)
     base, head = git.commit(base), git.commit(head)
     fork = git.merge_base(base, head)
@@ -126,7 +134,9 @@ def review(repo: str | Path, base: str, head: str) -> Review:
     with tempfile.TemporaryDirectory(prefix="goodbench-publish-") as scratch:
         store = Path(scratch) / RESULTS
         stored_before = _copy_store(git, base, store)
-        verdicts, added = _judge_paths(git, fork, head, changes)
+        waiting = commitment_bounds.open_by_signer(ledger.entries((store / ledger.NAME).read_bytes())
+                                                   if (store / ledger.NAME).exists() else [])
+        verdicts, added = _judge_paths(git, fork, head, changes, _Context(now or dt.datetime.now(dt.UTC), waiting))
         verdicts += _store_each(git, head, added, store, Path(scratch) / "incoming")
     return Review(base, head, stored_before, verdicts)
 
@@ -142,7 +152,17 @@ def _copy_store(git: Git, rev: str, store: Path) -> int:
     return count
 
 
-def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]]) -> tuple[list[Verdict], list[str]]:
+@dataclass(frozen=True)
+class _Context:
+    """What the ledger's check needs beyond the two commits: the check's clock, and each key's
+    commitments waiting in the store it is judged against."""
+
+    now: dt.datetime
+    waiting: Counter[str]
+
+
+def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]],
+                 context: _Context) -> tuple[list[Verdict], list[str]]:
     """The verdicts on every change but the added results files the ledger lists, and those
     files in the order the pull request's ledger lines store them."""
     verdicts: list[Verdict] = []
@@ -152,7 +172,7 @@ def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]])
         if status == "A" and STORED_NAME.fullmatch(path):
             continue
         if path == LEDGER:
-            verdict, listed = _judge_ledger(git, fork, head, status, added)
+            verdict, listed = _judge_ledger(git, fork, head, status, added, context)
             verdicts.append(verdict)
         elif path.startswith(MAINTAINERS_ONLY):
             verdicts.append(Verdict(path, False, ["a maintainer changes this file, in a pull request of its own"]))
@@ -174,8 +194,10 @@ def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]])
     return verdicts, [path for path in listed if path in added]
 
 
-def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str]) -> tuple[Verdict, list[str]]:
-    """The verdict on the ledger's change, and the results files its new lines list, in order."""
+def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str],
+                  context: _Context) -> tuple[Verdict, list[str]]:
+    """The verdict on the ledger's change, and the results files its new lines list, in order;
+    its new commitments within :mod:`suite.store.commitment_bounds`."""
     old = git.blob(fork, LEDGER) if git.size(fork, LEDGER) is not None else b""
     size = git.size(head, LEDGER)
     new = git.blob(head, LEDGER) if size is not None and size <= ledger.MAX_BYTES else None
@@ -185,6 +207,10 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str])
         return Verdict(LEDGER, False, ["changes lines of the store's ledger: it only ever gains lines"]), []
     listed: list[str] = []
     promised: list[str] = []
+    commitments: list[dict] = []
+    flood = sum(ledger.COMMITTED.encode() in line for line in new[len(old):].splitlines())
+    if flood > commitment_bounds.MAX_PER_PULL_REQUEST:  # before reading a line of it
+        return Verdict(LEDGER, False, [commitment_bounds.too_many(flood)]), []
     # a name the store lists or holds already (a file stored before the ledger counts first)
     known = {name for name, _ in ledger.parse_lines(old)} | {Path(f).name for f in git.files(fork, RESULTS)}
     for line in new[len(old):].splitlines():
@@ -194,7 +220,8 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str])
         except (ValueError, KeyError, TypeError):
             return Verdict(LEDGER, False, ["a new ledger line is not one 'goodbench submit' writes"]), []
         path = f"{RESULTS}/{name}"
-        if ledger.parse_lines(line.strip() + b"\n") != [(name, kind)] or set(entry) != {"file", kind}:
+        fields = {"file", kind, *(commitment.FIELDS if kind == ledger.COMMITTED else ())}
+        if ledger.parse_lines(line.strip() + b"\n") != [(name, kind)] or not set(entry) <= fields:
             return Verdict(LEDGER, False, ["a new ledger line is not one 'goodbench submit' writes"]), []
         if kind == ledger.COMMITTED:
             if path in added or name in known or name in promised:
@@ -203,11 +230,17 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str])
                     "holds or lists already, or it names twice: commit to a file in a pull request of its own, "
                     "before the file is shown"]), []
             promised.append(name)
+            commitments.append(entry)
             continue
         if path not in added or path in listed:
             return Verdict(LEDGER, False, [f"a new ledger line names {_printable(str(name))}, which this pull "
                                            "request does not add (or names it twice)"]), []
         listed.append(path)
+    if commitments:
+        bounds = commitment_bounds.window(git.committed_at(fork), ledger.entries(old), context.now)
+        why = commitment_bounds.refusal(commitments, bounds, context.waiting)
+        if why is not None:
+            return Verdict(LEDGER, False, [why]), []
     said = [f"gains {len(listed)} line(s), each naming a file this pull request adds"] if listed else []
     said += [f"commits to {len(promised)} file(s) not shown yet, each by the sha256 of its bytes"] if promised else []
     return Verdict(LEDGER, True, said or ["gains no line"]), listed

@@ -25,13 +25,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.store import ledger
-from suite.trust import fingerprint, ownership
+from suite.trust import commitment, fingerprint, ownership, signing
 from suite.validate import Problem, check_document, parse, read_bounded
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -187,16 +191,34 @@ def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
             f"owner's key ({mine.owner}): {claim.file}'s run is now shown as a copy, not ranked")
 
 
+def _commitment_key(doc: dict, key: Ed25519PrivateKey | None) -> Ed25519PrivateKey:
+    """The key that signs a commitment to ``doc`` (``key``, default the user's): it must be the
+    key that signed ``doc`` (a commitment is counted per signer, and an unsigned file is demoted
+    by any signed copy of it anyway). :class:`GoodbenchError` (one line) otherwise."""
+    owner = signing.signer(doc)
+    if owner is None:
+        raise GoodbenchError("only a signed file can be committed to: an unsigned one loses its runs to any "
+                             "signed copy whatever its place; sign it (`goodbench keygen`, then run again)")
+    key = key or signing.load_key()
+    mine = None if key is None else signing.fingerprint(signing.public_bytes(key))
+    if key is None or mine != owner:
+        raise GoodbenchError(f"the file is signed by {owner}, and a commitment to it is signed by that key, "
+                             f"not {mine or 'no key'} (the key at {signing.key_path()}, or the one given)")
+    return key
+
+
 def submit(path: str | Path, results_dir: str | Path) -> Path:
     """Validate ``path`` and store it; returns where it landed or raises :class:`Refused`."""
     return submit_noted(path, results_dir).path
 
 
-def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False) -> Stored:
+def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False,
+                 key: Ed25519PrivateKey | None = None) -> Stored:
     """:func:`submit`, with the notes of a file stored over copies of its runs (:class:`Stored`).
     ``commit``: only commit to the file (:mod:`suite.store.ledger`): validated and checked as its
-    submission would be, then named by its sha256 in the ledger; the file itself is not stored,
-    and ``path`` of the answer is where it will land."""
+    submission would be, then named by its sha256 in the ledger, the line signed by ``key``
+    (default the user's, :func:`suite.trust.signing.load_key`), which must be the key that signed
+    the file; the file itself is not stored, and ``path`` of the answer is where it will land."""
     results_dir = Path(results_dir)
     raw, problems = read_bounded(path)
     if problems or raw is None:
@@ -208,6 +230,12 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
     dest = results_dir / f"{hashlib.sha256(raw).hexdigest()}.json"
     if dest.exists():  # refuse before touching anything, even the directory
         raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")])
+    sign_line = None
+    if commit:
+        chosen = _commitment_key(doc, key)
+
+        def sign_line(name: str, stamp: str) -> dict[str, str]:
+            return commitment.sign(name, stamp, chosen)
     results_dir.mkdir(parents=True, exist_ok=True)
     with locked(results_dir):
         problems, notes = _collisions(doc, dest, results_dir)
@@ -216,7 +244,7 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
         if commit:
             if dest.name in ledger.committed(results_dir):
                 raise Refused([Problem("duplicate", "", f"already committed to as {dest.name}")])
-            ledger.record(results_dir, dest.name, kind=ledger.COMMITTED)
+            ledger.record(results_dir, dest.name, kind=ledger.COMMITTED, signed=sign_line)
             return Stored(dest, tuple(notes))
         remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
         ledger.record(results_dir, dest.name)  # before the file: a file stored is always listed

@@ -11,8 +11,10 @@ line and its file, then made again: the file was stored the second time). Files 
 (stored before it existed, or put there by hand) come first, in name order: their order is not
 known.
 
-**Commitments** (``goodbench submit --commit``): ``{"file": NAME, "committed_at": UTC}`` names
-a file by the sha256 of its bytes before the file is shown to anyone. Published first, on its
+**Commitments** (``goodbench submit --commit``): ``{"file": NAME, "committed_at": UTC, "key": …,
+"signature": …}`` names a file by the sha256 of its bytes before the file is shown to anyone,
+signed by the key that signed the file (:mod:`suite.trust.commitment`; lines of rules v7 have no
+key). Published first, on its
 own, it says nothing a copier can use; once the file is stored, it counts from its commitment's
 line, so a copy someone made after seeing the file (re-signed, stored before it) comes after it.
 A file counts from the earlier of its first commitment and its last stored line. Torch-free.
@@ -25,6 +27,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from suite.record.errors import GoodbenchError
@@ -38,13 +41,32 @@ _FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 STORED, COMMITTED = "stored_at", "committed_at"  # the two kinds of line, by their stamp's key
 
 
-def record(results_dir: Path, name: str, when: dt.datetime | None = None, kind: str = STORED) -> None:
+STAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def stamp_of(when: dt.datetime | None = None) -> str:
+    """A ledger line's stamp: ``when`` (default now) in UTC, to the second."""
+    return (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime(STAMP_FORMAT)
+
+
+def parse_stamp(text: object) -> dt.datetime | None:
+    """A ledger stamp as :func:`stamp_of` writes it, as a UTC time; None for anything else."""
+    try:
+        return dt.datetime.strptime(text, STAMP_FORMAT).replace(tzinfo=dt.UTC) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def record(results_dir: Path, name: str, when: dt.datetime | None = None, kind: str = STORED,
+           signed: Callable[[str, str], dict[str, str]] | None = None) -> None:
     """Append ``name`` to the ledger (the caller holds the store's lock), fsynced: a file stored,
-    or with ``kind`` :data:`COMMITTED` a commitment to one. :class:`GoodbenchError` (one line)
+    or with ``kind`` :data:`COMMITTED` a commitment to one, whose fields ``signed(name, stamp)``
+    gives (:func:`suite.trust.commitment.sign`). :class:`GoodbenchError` (one line)
     when it cannot: a ledger that is not a regular file (a link is never followed, a folder never
     written into), or a disk that refuses the write."""
-    stamp = (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    line = json.dumps({"file": name, kind: stamp}, separators=(", ", ": ")) + "\n"
+    stamp = stamp_of(when)
+    entry = {"file": name, kind: stamp, **(signed(name, stamp) if signed else {})}
+    line = json.dumps(entry, separators=(", ", ": ")) + "\n"
     path = results_dir / NAME
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o644)
@@ -102,6 +124,17 @@ def order(results_dir: Path) -> list[str]:
     place = {name: min(first_committed.get(name, i), i) for name, i in last_stored.items()}
     place.update({name: i for name, i in first_committed.items() if name not in place})
     return sorted(place, key=place.__getitem__)
+
+
+def entries(raw: bytes) -> list[dict]:
+    """The ledger lines :func:`parse_lines` reads, as their parsed objects, in order."""
+    found = []
+    for line in raw.splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry, dict) and parse_lines(line + b"\n"):
+                found.append(entry)
+    return found
 
 
 def committed(results_dir: Path) -> set[str]:

@@ -225,6 +225,11 @@ def _decode(text: Any, size: int) -> bytes | None:
     return raw if len(raw) == size else None
 
 
+def decode(text: Any, size: int) -> bytes | None:
+    """The ``size`` bytes whose base64 ``text`` is; None for anything else."""
+    return _decode(text, size)
+
+
 def section_problem(doc: dict) -> str | None:
     """Why the document's ``signature`` section is malformed (None: well formed, or absent)."""
     section = doc.get(SECTION)

@@ -37,6 +37,7 @@ def values_of(workload: Workload, scale: str) -> dict:
         "samples_per_step": workload.samples_per_step(spec),
         "tokens_per_step": workload.tokens_per_step(spec),
         "flops_per_step": workload.flops_per_step(spec),
+        "eval_flops": workload.eval_flops(spec),
         "target": None if target is None else target,
     }
 

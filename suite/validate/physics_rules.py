@@ -1,7 +1,7 @@
-"""What no device can do (rules v7; docs/rules.md, "Physics"): a matmul ceiling that is not a
-measurement of the device, model FLOP/s beyond the run's own measured ceiling, a time to target
-shorter than its model FLOPs take at the fastest rate the device allows, and a mean power outside
-the device class's physical band. Every device and division is held to them; the device facts
+"""What no device can do (rules v7, v8; docs/rules.md, "Physics"): a matmul ceiling that is not a
+measurement of the device, model FLOP/s beyond the run's own measured ceiling, a time to target or
+an evaluation shorter than its model FLOPs take at the fastest rate the device allows, and a mean
+power outside the device class's physical band or below what its work takes. Every device and division is held to them; the device facts
 and their reasons are in the peak table (:mod:`suite.meters.mfu`).
 """
 from __future__ import annotations
@@ -10,15 +10,17 @@ from suite.figures import derive
 from suite.meters import mfu as mfu_meter
 from suite.record import results
 from suite.validate.registry import Problem, code, document_rule, run_rule
-from suite.validate.shared import V7
+from suite.validate.shared import V7, division, read_log
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
 
 code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "
      "stated share of its class's peak (a CPU's floor), above the peak, or not the fastest of its batches", since=V7)
 code("above-ceiling", "model FLOP/s above the run's own measured matmul ceiling beyond the ceiling's measured "
      "spread", since=V7)
-code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation take at "
-     "the fastest rate the device allows", since=V7)
+code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation (its "
+     "steps and, in the closed division, its evaluations) take at the fastest rate the device allows", since=V7)
+code("eval-too-fast", "an evaluation shorter than the model FLOPs of its eval set's forward passes take at the "
+     "fastest rate the device allows", since=V7)  # rules v8 once RULES_VERSION is raised
 code("power-band", "mean power over a measured span outside the device class's physical band, or below what "
                    "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
@@ -136,9 +138,33 @@ def fastest_rate(doc: dict, run: dict) -> tuple[float | None, str]:
     return min(options) if options else (None, "no peak and no ceiling")
 
 
+def eval_flops(doc: dict, facts: dict) -> float | None:
+    """Model FLOPs of one of the run's evaluations (:meth:`workloads.base.Workload.eval_flops`):
+    known in the closed division only, whose eval set is the pinned one (an open run's batch size,
+    an own run's evaluator, may change how many samples it evaluates)."""
+    flops = facts.get("eval_flops")
+    return flops if division(doc) == "closed" and isinstance(flops, (int, float)) and flops > 0 else None
+
+
+def class_rate(doc: dict, run: dict) -> tuple[float | None, str]:
+    """The most model FLOP/s the run's device class allows, whatever its own ceiling says: the
+    most one device of the table's entry reaches at the run's precision (:func:`ceiling_bounds`)
+    × devices; (None, why) on a device the table cannot bound (a CPU, an unknown name). An
+    evaluation is held to it rather than to the run's own ceiling: it lasts a moment, and a
+    machine may be idler then than while its ceiling was measured (measured: the reference smoke
+    file's first lm-char evaluation ran at 9.6× its 2-core CPU's ceiling)."""
+    _, most, basis = ceiling_bounds(doc, run, run["precision"])
+    if most is None or doc["system"]["accelerator"]["type"] == "cpu":
+        return None, "no known peak"
+    devices = results.world_size(run)
+    return derive.all_devices(most, devices), basis + (f" × {devices} devices" if devices > 1 else "")
+
+
 @run_rule("tta-too-fast")
 def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """A time to target takes at least its model FLOPs at the fastest rate the devices allow."""
+    """A time to target takes at least its steps' model FLOPs at the fastest rate the devices allow,
+    and — where the eval set is pinned and the device class known — its evaluations' up to the
+    first meeting the target at the class's rate (:func:`class_rate`)."""
     target, m = facts["target"], run["metrics"]
     hit = derive.first_hit(run["curve"], target)
     flops = derive.flops_to_target(run["curve"], target, m["flops_per_step"])
@@ -147,13 +173,45 @@ def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[P
     rate, basis = fastest_rate(doc, run)
     if rate is None:
         return []
-    least = flops / rate
+    evaluating = eval_floor(doc, run, facts)
+    evals = sum(1 for point in run["curve"] if point["step"] <= hit["step"]) if evaluating else 0
+    least = flops / rate + evals * (evaluating[0] if evaluating else 0.0)
     seconds = min(m["tta_s"], hit["time_s"])
     if seconds >= least:
         return []
+    also = f", and its {evals} evaluations at least {evals * evaluating[0]:.4g} s" if evaluating and evals else ""
     return [Problem("tta-too-fast", f"{where}.metrics.tta_s",
-                    f"{seconds:.4g} s to target, but its {hit['step']} steps' {flops:.4g} model FLOPs take at "
-                    f"least {least:.4g} s at {basis}")]
+                    f"{seconds:.4g} s to target, but its {hit['step']} steps' {flops:.4g} model FLOPs take at least "
+                    f"{flops / rate:.4g} s at {basis}{also}")]
+
+
+def eval_floor(doc: dict, run: dict, facts: dict) -> tuple[float, str] | None:
+    """The least time one evaluation of the run takes: :func:`eval_flops` at :func:`class_rate`,
+    and what it comes from; None where either is not known."""
+    flops = eval_flops(doc, facts)
+    rate, basis = class_rate(doc, run)
+    if flops is None or rate is None:
+        return None
+    return flops / rate, f"its eval set's forward passes, {flops:.4g} model FLOPs, take at least that at {basis}"
+
+
+@run_rule("eval-too-fast")
+def _check_eval_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Each evaluation of the event log (``eval_start`` … ``eval_stop``) takes at least its model
+    FLOPs at the most its device class allows (:func:`eval_floor`): the time a run spends
+    evaluating is inside its time to target, so a retimed run may not shrink it to nothing."""
+    floor = eval_floor(doc, run, facts)
+    log = read_log(run, facts)
+    if floor is None or log is None:
+        return []
+    least, basis = floor
+    short = sorted((item.seconds, step) for step, item in log.evals.items() if item.seconds < least * (1 - REL_TOLERANCE))
+    if not short:
+        return []
+    seconds, step = short[0]
+    return [Problem("eval-too-fast", f"{where}.event_log",
+                    f"{len(short)} of its {len(log.evals)} evaluations shorter than {least * 1e3:.4g} ms (the one at "
+                    f"step {step}: {seconds * 1e3:.4g} ms): {basis}")]
 
 
 def power_band(doc: dict, run: dict) -> tuple[float, float | None, str] | None:
@@ -190,7 +248,7 @@ def work_floor(doc: dict, run: dict, flops: float, seconds: float) -> tuple[floa
         return None
     return (flops / seconds / per_joule,
             f"its {flops / seconds:.4g} model FLOP/s need at least that at {per_joule / 1e12:.3g} model TFLOP per "
-            f"joule, {mfu_meter.WORK_PER_JOULE_SLACK:g}× the {entry.name}'s {run['precision']} dense peak per "
+            f"joule, {mfu_meter.WORK_PER_JOULE_SLACK:.3g}× the {entry.name}'s {run['precision']} dense peak per "
             "watt of its board power")
 
 

@@ -76,6 +76,10 @@ class DlrmSmall(Workload[DlrmSpec]):
                           embed_dim=spec.embed_dim, bottom_mlp=spec.bottom_mlp,
                           top_mlp=spec.top_mlp)
 
+    def eval_samples(self, spec: DlrmSpec) -> int:
+        """``eval_samples`` held-out samples of the teacher, each once."""
+        return spec.eval_samples
+
     def flops_per_step(self, spec: DlrmSpec) -> float:
         """3 × forward per sample × batch; forward = Σ MLP layers 2·in·out + 2·F²·d (interaction).
 

@@ -72,6 +72,10 @@ class FashionCnn(Workload[FashionCnnSpec]):
     def model_config(spec: FashionCnnSpec) -> ResNetConfig:
         return ResNetConfig(widths=spec.widths)
 
+    def eval_samples(self, spec: FashionCnnSpec) -> int:
+        """The first ``test_images`` test images, each once."""
+        return spec.test_images
+
     def flops_per_step(self, spec: FashionCnnSpec) -> float:
         """3 × forward per image × batch; forward = Σ convs 2·Cin·Cout·9·H·W + classifier."""
         return train_flops_per_image(self.model_config(spec)) * spec.batch_size

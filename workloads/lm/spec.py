@@ -40,6 +40,10 @@ class LanguageModelWorkload(Workload[L]):
     def flops_per_token(self, spec: L) -> float:
         """Training FLOPs per token: PaLM's 6N + 12·L·H·Q·T (each model states its N)."""
 
+    def eval_samples(self, spec: L) -> int:
+        """``eval_batches`` windows of ``batch_size`` sequences (:meth:`workloads.lm.job.LanguageModelJob.evaluate`)."""
+        return spec.eval_batches * spec.batch_size
+
     def flops_per_step(self, spec: L) -> float:
         """PaLM's 6N + 12·L·H·Q·T per token × batch × context, no recomputation."""
         return self.flops_per_token(spec) * self.tokens_per_step(spec)
