@@ -375,6 +375,25 @@ def test_compare_rows_are_ratios(built):
     assert "synthetic-alpha" in page and "ratio" in page
 
 
+def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_older_rules():
+    """The stored CPU reference, valid only under the rules v1 it was stored with, and an entry
+    measured under load are not pooled into a system's best: the compare page lists them apart,
+    with why, and compares what is left (here nothing: one system)."""
+    stored = sorted((Path(__file__).resolve().parent.parent / "results").glob("*.json"))
+    read = [leaderboard.read_stored(p)[0] for p in stored]
+    frame = pd.DataFrame([row for f in read for row in leaderboard.entry_rows(f)], columns=leaderboard.ENTRY_COLUMNS)
+    stale = frame[frame["stale_rules"].notna()]
+    assert len(stale) and set(stale["file"]) == {f.name for f in read if f.waived}
+    assert stale["stale_rules"].iloc[0].startswith("stored under rules v1; today's rules (v")
+    fresh = frame[frame["stale_rules"].isna()].copy()
+    fresh.loc[fresh.index[0], "under_load"] = "other processes used 1.9 of 2 cores at its start"
+    kept, left = pages.comparable_entries(pd.concat([stale, fresh]))
+    assert len(kept) == len(fresh) - 1 and len(left) == len(stale) + 1
+    assert left[-1]["why"] == "measured under load: other processes used 1.9 of 2 cores at its start"
+    data = pages.compare_data(pd.concat([stale, fresh]))
+    assert data["left_out"] == left and set(data["systems"]) == set(fresh["system"])
+
+
 def test_cli_site_builds(tmp_path, capsys):
     folder = tmp_path / "results"
     folder.mkdir()

@@ -36,7 +36,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation"]
+                 "load_recorded", "implementation", "stale_rules"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
@@ -309,8 +309,23 @@ def table_of(stored: list[Stored]) -> pd.DataFrame:
 
 
 def entry_rows(stored: Stored) -> list[dict]:
-    """:func:`rows` of a file read once (its signer and recomputed figures reused)."""
-    return rows(stored.name, stored.doc, stored.signer, verified=True, figures=stored.figures)
+    """:func:`rows` of a file read once (its signer and recomputed figures reused), each with
+    ``stale_rules``: why today's rules would refuse the file it keeps from older rules, or None."""
+    stale = stale_rules(stored)
+    return [{**row, "stale_rules": stale}
+            for row in rows(stored.name, stored.doc, stored.signer, verified=True, figures=stored.figures)]
+
+
+def stale_rules(stored: Stored) -> str | None:
+    """"stored under rules vN; today's rules (vM) find K problems, first: …" for a file valid only
+    under the rules it was stored with (its ``waived`` problems), else None."""
+    if not stored.waived:
+        return None
+    import re
+
+    n, code = len(stored.waived), re.search(r"\[([a-z0-9-]+)\]", stored.waived[0])
+    return (f"stored under rules v{validate.stored_under(stored.doc)}; today's rules (v{validate.RULES_VERSION}) "
+            f"find {n} problem{'' if n == 1 else 's'} in it" + (f" (first: {code.group(1)})" if code else ""))
 
 
 def stored_run_rows(stored: Stored) -> list[dict]:

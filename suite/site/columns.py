@@ -65,13 +65,15 @@ def _copy_text(row: dict) -> str:
 
 def _system_sub(row: dict) -> str | None:
     """What stands behind the row, under its system (the column wraps): a copy's owner, "no known
-    peak, not ranked", its trust level, and whether its runs were measured under load."""
+    peak, not ranked", its trust level, whether its runs were measured under load, and the older
+    rules a file was stored under where today's refuse it."""
     lines = [_own_text(row),
              _copy_text(row) if isinstance(row.get("copy_status"), str) else None,
              f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
              trust_text(row),
              UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
-             LOAD_NOT_RECORDED if row.get("load_recorded") == False else None]  # noqa: E712 - numpy bool
+             LOAD_NOT_RECORDED if row.get("load_recorded") == False else None,  # noqa: E712 - numpy bool
+             row["stale_rules"] if isinstance(row.get("stale_rules"), str) else None]
     return "; ".join(line for line in lines if line) or None
 
 

@@ -257,6 +257,21 @@ def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
     return out
 
 
+def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
+    """The entries a comparison may pool, and those it leaves out with why: measured under load
+    (self-reported: another process shared the machine, so its figures say little of the system)
+    or valid only under the older rules it was stored with (today's rules refuse it)."""
+    if entries.empty:
+        return entries, []
+    why = [row["stale_rules"] if isinstance(row["stale_rules"], str)
+           else f"measured under load: {row['under_load']}" if isinstance(row["under_load"], str) else None
+           for row in entries.to_dict(orient="records")]
+    out = pd.Series([w is not None for w in why], index=entries.index)
+    left = [{"system": r["system"], "workload": f"{r['workload']} ({r['scale']})", "file": r["file"], "why": w}
+            for r, w in zip(entries.to_dict(orient="records"), why) if w is not None]
+    return entries[~out], left
+
+
 def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     """Each system's best entry per workload, scale and division (named unless closed), as plain
     JSON-able data for the compare page.
@@ -266,6 +281,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     ratio, its 95% interval and the verdict (suite/compare/engine.py; the page's script repeats only
     the last step, :func:`suite.compare.stats.ratio_interval`, with the same t table) agree.
     ``texts`` holds each value as the page shows it, with its unit (:mod:`suite.site.labels`)."""
+    entries, left_out = comparable_entries(entries)
     best = leaderboard.best_per_system(entries)
     values: dict[str, dict] = {}
     estimates: dict[str, dict] = {}
@@ -281,7 +297,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     keys = sorted({k for per in values.values() for k in per})
     texts = {system: {key: {m: labels.value_text(v, labels.ENTRY_FIGURES[m][1]) for m, v in figures.items()}
                       for key, figures in per.items()} for system, per in values.items()}
-    return {"systems": sorted(values), "keys": keys, "texts": texts,
+    return {"systems": sorted(values), "keys": keys, "texts": texts, "left_out": left_out,
             "metrics": [{"id": m, "label": label, "better": better, "figure": COMPARE_FIGURES[m]}
                         for m, label, better in COMPARE_METRICS],
             "values": values, "estimates": estimates, "t": list(compare_stats.t_table()) if estimates else [],
@@ -320,7 +336,7 @@ def compare_page(out: Path, entries: pd.DataFrame, built: dict, summaries: dict 
     each system's best entries; ``summaries`` (:func:`entry_summaries`) give the intervals and verdicts."""
     data = compare_data(entries, summaries)
     a, b = (data["systems"] + ["", ""])[:2]
-    best = leaderboard.best_per_system(entries)
+    best = leaderboard.best_per_system(comparable_entries(entries)[0])
     downloads(best, out / "compare")
     render("compare.html", out / "compare.html", root="", title="compare systems", data=data, a=a, b=b,
            rows=compare_rows(data, a, b) if a and b else [], **built)
