@@ -37,9 +37,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--no-sign", action="store_true",
                    help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
     p.add_argument("--run-recorded-command", action="store_true",
-                   help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, from a git "
-                        "checkout of its commit; without it, the command is printed and nothing runs "
-                        "(docs/own-code.md)")
+                   help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, in a sandbox "
+                        "(bubblewrap) on a copy of its commit taken from this git checkout; without it, the command "
+                        "is printed and nothing runs (docs/own-code.md)")
     return p
 
 
@@ -106,8 +106,8 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
 
 
 def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
-    """Own code's runs: its recorded command, printed in full, run again from a checkout of its
-    code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
+    """Own code's runs: its recorded command, printed in full, run again in a sandbox on a copy of
+    its code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
     re-run compared by seed; 0 when every run reproduced."""
     import shlex
 
@@ -129,9 +129,9 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
         say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
             "the file's — and pass --run-recorded-command to run it")
         return 2
-    key = None if args.no_sign else signing.load_key()
-    try:
-        found = own.reproduce(original, indexes, out, tolerance, key=key, report=say)
+    try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
+        found = own.reproduce(original, indexes, out, tolerance,
+                              load_key=(lambda: None) if args.no_sign else signing.load_key, report=say)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):
