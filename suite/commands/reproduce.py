@@ -27,7 +27,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
     p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",
                    help="throughput tolerance: the ratio of the re-run's samples/s to the recorded, with "
-                        "its 95%% interval, within 1 ± PCT%% (default 20; a run whose interval is not within "
+                        "its 95%% interval, within 1 ± PCT%% (default 20, at most 50; a run whose interval is not within "
                         "it is measured once more: wholly outside, it differs; across the edge, inconclusive)")
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
@@ -56,6 +56,7 @@ def run(args) -> int:
 def _reproduce(args, progress: ProgressPrinter) -> int:
     """Plan, train (here or under torchrun), write, report; the exit status (0: every run
     reproduced, 1: a run differs or is inconclusive)."""
+    from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
     from suite.run import launch
     from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.run.reproduce.inputs import chosen, read_original, this_machine
@@ -63,8 +64,9 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     from suite.run.reproduce.reporting import report_lines
     from suite.run.reproduce.training import default_output, train
 
-    if not 0 < args.tolerance <= 1000:
-        raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most 1000")
+    if not 0 < args.tolerance <= 100 * MAX_THROUGHPUT_TOLERANCE:
+        raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most "
+                    f"{100 * MAX_THROUGHPUT_TOLERANCE:g} (the rules' bound, docs/rules.md)")
     tolerance = args.tolerance / 100
     original = read_original(args.file)
     indexes = chosen(original, args.run)

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from suite.figures import derive
-from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, seed_bound
+from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, curve_bound
 from suite.record import results
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
@@ -308,10 +308,11 @@ def _keep(raw: bytes | None, out: Path) -> Path | None:
 def curve_tolerance(workload_id: str) -> CurveTolerance:
     """How far an own re-run's curve may lie from its original's: the workload's seed-to-seed
     bound where it is held to one (its own code's determinism is not known), else 1%."""
+    rel = curve_bound(workload_id, free_job=True)
     if workload_id in SEED_SPREAD:  # a goodbench workload, its seed-to-seed spread measured
-        return CurveTolerance(rel=seed_bound(workload_id), abs=1e-9, verified=False,
+        return CurveTolerance(rel=rel, abs=1e-9, verified=False,
                               basis=f"own code: {workload_id}'s seed-to-seed bound, its determinism not measured")
-    return CurveTolerance(rel=0.01, abs=1e-9, verified=False, basis="own code, a free job: 1%, not measured")
+    return CurveTolerance(rel=rel, abs=1e-9, verified=False, basis=f"own code, a free job: {rel:.0%}, not measured")
 
 
 def _compare(original: Original, indexes: list[int], rerun: dict, tolerance: float,
