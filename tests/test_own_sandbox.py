@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,13 @@ def test_a_hostile_script_re_run_finds_nothing_of_the_reviewers_and_changes_noth
     assert _snapshot(REPO / "results") == results_before
     repro = json.loads((tmp_path / "repro.json").read_text())
     assert repro.get("signature") and v.check_document(repro) == []  # signed once the re-run had ended
+    # without bubblewrap on PATH (git still there), the command line refuses, naming what to install
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert main(["reproduce", "orig.json", "-o", str(tmp_path / "repro-2.json"), "--run-recorded-command"]) != 0
+    assert "apt-get install bubblewrap" in capfd.readouterr().err and not (tmp_path / "repro-2.json").exists()
 
 
 @pytest.mark.slow
