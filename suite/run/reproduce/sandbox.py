@@ -31,10 +31,10 @@ GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri")  # bound where pr
 # the variables the child gets from this process's environment, where set; everything else is cleared
 PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                     "GOODBENCH_DATA_DIR", "GOODBENCH_PG_TIMEOUT_S", "TZ")
-GOODBENCH_PACKAGES = ("goodbench", "suite", "workloads")
+GOODBENCH_PACKAGES = ("goodbench", "suite", "workloads")  # what `import goodbench` needs of its source tree
 # bwrap's own environment: none. --clearenv clears the child's, but bwrap and the init process it
 # forks (pid 1 in the sandbox, whose /proc/1/environ the child can read) keep what they were given
-BWRAP_ENVIRONMENT: dict[str, str] = {}  # what `import goodbench` needs of its source tree
+BWRAP_ENVIRONMENT: dict[str, str] = {}
 
 
 def bwrap() -> str:
