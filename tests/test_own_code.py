@@ -436,12 +436,13 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(argv, cwd, timeout, out) -> bytes:  # the same code trained again, in this process
+    def rerun(settings, where, timeout, out) -> bytes:  # the same code trained again, in this process
         runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
         return runs[-1]
 
     monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
+    monkeypatch.setattr(own.sandbox, "bwrap", lambda: "bwrap")
     monkeypatch.setattr(own, "_rerun", rerun)
     monkeypatch.setattr(comparison.Comparison, "repeat", property(lambda c: c.measurements == 1))
     said: list[str] = []
@@ -463,13 +464,18 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
 
     seen: list[dict] = []
 
-    def fake_run(argv, cwd, timeout, env):
+    def fake_run(argv, timeout, env):
+        assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
+        env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
         seen.append(env)
         Path(env[own.OUT_VARIABLE]).write_text("{}")
         return subprocess.CompletedProcess(argv, 0)
 
+    monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
+    monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
     monkeypatch.setattr(own.subprocess, "run", fake_run)
     for _ in range(2):
-        assert own._rerun(["python", "train.py"], tmp_path, None, tmp_path / "repro.json") == b"{}"
+        assert own._rerun({}, tmp_path, None, tmp_path / "repro.json") == b"{}"
     folders = [Path(env[own.CHECKPOINT_VARIABLE]) for env in seen]
     assert folders[0] != folders[1] and not any(f.exists() for f in folders)

@@ -28,8 +28,19 @@ REPO = Path(__file__).resolve().parent.parent
 TWO_RANKS = REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json"
 # The test machine is shared: identical runs measured 55.7 and 144.5 samples/s an hour apart.
 # The end-to-end tests check the curve and the mechanics, not this machine's speed (the
-# throughput verdict is tested on records whose speed is set, below).
-LOOSE = "900"
+# throughput verdict is tested on records whose speed is set, below): the widest tolerance the
+# rules allow (docs/rules.md, [reproduces-bounds]), and a throughput it cannot tell is accepted.
+LOOSE = "50"
+
+
+def _reproduced_but_for_this_machines_speed(proc: subprocess.CompletedProcess, label: str) -> str:
+    """The verdict of ``label`` ("run 0: dlrm-small smoke seed 1"): ``reproduced`` (exit 0), or a
+    throughput this shared machine could not hold within the rules' widest tolerance (exit 1)."""
+    verdict = proc.stdout.split(f"{label} → ", 1)[1].splitlines()[0] if f"{label} → " in proc.stdout else ""
+    speed_only = verdict.startswith(("inconclusive: throughput", "differs: throughput"))
+    assert (verdict, proc.returncode) == ("reproduced", 0) or (speed_only and proc.returncode == 1), \
+        proc.stdout + proc.stderr
+    return verdict
 
 
 def goodbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -60,8 +71,7 @@ def _sha(path: Path) -> str:
 @pytest.mark.slow
 def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     proc = goodbench("reproduce", str(smoke_file), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "run 0: dlrm-small smoke seed 1 → reproduced" in proc.stdout
+    verdict = _reproduced_but_for_this_machines_speed(proc, "run 0: dlrm-small smoke seed 1")
     assert "bit-identical" in proc.stdout and "95% interval" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
@@ -70,7 +80,7 @@ def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
     assert section["sha256"] == _sha(smoke_file)
     [entry] = section["runs"]
     assert entry["original_run_id"] == original["runs"][0]["run_id"] != entry["run_id"] == doc["runs"][0]["run_id"]
-    assert entry["verdict"] == "reproduced" and entry["curve"]["identical"]
+    assert entry["verdict"] == verdict and entry["curve"]["identical"]
     assert entry["curve"]["rel_tolerance"] == tolerance.EXACT.rel  # the same kernels: exact, no drift run
     assert doc["runs"][0]["seed"] == 1 and doc["settings"]["compile"] == original["settings"]["compile"]
     # submit stores it like any results file
@@ -133,9 +143,8 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
 def test_a_two_process_gloo_run_reproduces(tmp_path):
     # --run: a prefix of torchrun's --run-path, which torchrun must leave to the workers
     proc = goodbench("reproduce", str(TWO_RANKS), "--run", "0", "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _reproduced_but_for_this_machines_speed(proc, "run 0: gpt2-124m smoke seed 1")
     assert "2 processes (ddp)" in proc.stderr and "launching:" in proc.stderr
-    assert "run 0: gpt2-124m smoke seed 1 → reproduced" in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
     command = doc["settings"]["command"]
@@ -220,7 +229,8 @@ def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path
                            "--tolerance", LOOSE, "-o", "rep.json"],
                           cwd=tmp_path, env=two, capture_output=True, text=True, timeout=900)
     assert "1 CPU thread (as recorded)" in proc.stderr, proc.stdout + proc.stderr  # the plan's line
-    assert "bit-identical" in proc.stdout and proc.returncode == 0, proc.stdout + proc.stderr
+    assert "bit-identical" in proc.stdout, proc.stdout + proc.stderr
+    _reproduced_but_for_this_machines_speed(proc, "run 0: fashion-cnn smoke seed 1")
 
 
 def test_an_original_the_validator_refuses_is_refused_on_one_line(tmp_path):

@@ -397,9 +397,10 @@ def test_a_real_smoke_run_and_its_reproduction_are_signed_with_run_ids_minted_fo
     proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "out.json")
     assert proc.returncode == 0, proc.stderr
     assert f"signed by {fp} (key {key_file})" in proc.stdout
-    # a wide throughput tolerance: one training each, whatever the shared machine's load
-    proc = goodbench("reproduce", "out.json", "--tolerance", "1000", "-o", "rep.json")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the rules' widest throughput tolerance; a throughput this shared machine cannot tell (exit 1)
+    # still writes the reproduction, signed
+    proc = goodbench("reproduce", "out.json", "--tolerance", "50", "-o", "rep.json")
+    assert proc.returncode in (0, 1) and "reproduction written to rep.json" in proc.stdout, proc.stdout + proc.stderr
     assert f"signed by {fp} (key {key_file})" in proc.stdout
     for name in ("out.json", "rep.json"):
         path = tmp_path / name

@@ -66,7 +66,7 @@ def _row(page: str, system: str) -> str:
 
 def test_every_row_says_whether_it_was_reproduced_signed_or_unsigned(built):
     _, page = built
-    assert "reproduced by a trusted reviewer (Audit team)" in _row(page, "lab-reproduced")
+    assert re.search(r"reproduced by a trusted reviewer: (\d+) of \1 runs? \(Audit team\)", _row(page, "lab-reproduced"))
     assert re.search(r"signed by SHA256:[^ ,]{12}…, not reproduced", _row(page, "lab-signed"))  # whose key
     assert "unsigned, not reproduced" in _row(page, "lab-unsigned")
     assert "auditor-box" not in page  # the reproduction is evidence, not an entry
@@ -128,6 +128,56 @@ def test_only_a_trusted_reviewers_reproduction_of_these_very_bytes_counts(tmp_pa
     [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
     assert (row["trust"], row["reviewed_by"]) == ("differs", "Audit")
     assert trust.row_text(row) == "a trusted reviewer's reproduction differs (Audit)"
+
+
+def test_a_reproduction_marks_only_the_runs_it_reproduced_at_their_scale_within_the_rules_tolerance(tmp_path):
+    """Finding: one smoke re-run of one run counted as "reproduced" for a full-scale 5-seed file,
+    and a reproduction could claim ±1000%. A reproduction of one of five runs says "1 of 5 runs";
+    a re-run of another scale, or one claiming a throughput tolerance beyond the rules', counts for
+    nothing (and the validator refuses the tolerance)."""
+    from suite import validate
+    from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
+
+    doc = factories.synthetic_document("lab", rng=np.random.default_rng(22), accelerator=0, scale="full", seeds=5,
+                                       workloads=(WORKLOAD,))
+    path = _submit(tmp_path, doc, "orig")
+    key_path, fp = signing.keygen(tmp_path / "k")
+    key = signing.load_key(key_path.parent)
+    trusted, results_dir = Reviewers(names={fp: "Audit"}), tmp_path / "results"
+
+    def one_run(rep: dict) -> dict:  # the reproduction of the first run alone
+        rep["runs"] = rep["runs"][:1]
+        rep["settings"]["reproduces"]["runs"] = rep["settings"]["reproduces"]["runs"][:1]
+        return rep
+
+    assert len(doc["runs"]) == 5 and {r["scale"] for r in doc["runs"]} == {"full"}
+    rep = signing.seal(one_run(factories.reproduction_of(doc, path.stem)), key)
+    entries, runs = _entries_and_runs(doc, path.name, [rep])
+    [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
+    assert (row["trust"], row["reproduced_runs"]) == ("reproduced", "1 of 5 runs")
+    assert trust.row_text(row) == "reproduced by a trusted reviewer: 1 of 5 runs (Audit)"
+    smoke = one_run(factories.reproduction_of(doc, path.stem))
+    smoke["runs"][0]["scale"] = "smoke"
+    entries, runs = _entries_and_runs(doc, path.name, [signing.seal(smoke, key)])
+    [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
+    assert (row["trust"], row["reproduced_runs"]) == ("unsigned", None)  # the original's own level, not reproduced
+    reproduction = runs[runs["reproduces"].notna()].to_dict(orient="records")[0]
+    original = runs[runs["reproduces"].isna()].to_dict(orient="records")[0]
+    assert "a smoke re-run of a full run" in trust.kind(leaderboard.reproductions(runs)[
+        (path.stem, reproduction["reproduces_run_id"])][0], original, trusted)[1]
+    wide = one_run(factories.reproduction_of(doc, path.stem))
+    wide["settings"]["reproduces"]["throughput_tolerance"] = 10.0
+    wide["settings"]["reproduces"]["runs"][0]["throughput"]["tolerance"] = 10.0
+    assert "reproduces-bounds" in [p.code for p in validate.check_document(wide)]
+    entries, runs = _entries_and_runs(doc, path.name, [signing.seal(wide, key)])
+    [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
+    assert (row["trust"], row["reproduced_runs"]) == ("unsigned", None)
+    bounded = one_run(factories.reproduction_of(doc, path.stem))
+    bounded["settings"]["reproduces"]["runs"][0]["curve"]["rel_tolerance"] = 0.5  # gpt2-124m's bound: 0.0156
+    assert [p.line("r") for p in validate.check_document(bounded) if p.code == "reproduces-bounds"] == [
+        "r: settings.reproduces.runs[0].curve: claims a curve tolerance of 0.5 relative + 1e-09: at most 0.0156 + "
+        "1e-06 for gpt2-124m [reproduces-bounds]"]
+    assert MAX_THROUGHPUT_TOLERANCE == 0.5
 
 
 def test_a_site_build_validates_and_recomputes_each_file_once(tmp_path, monkeypatch):

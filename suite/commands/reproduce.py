@@ -27,7 +27,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
     p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",
                    help="throughput tolerance: the ratio of the re-run's samples/s to the recorded, with "
-                        "its 95%% interval, within 1 ± PCT%% (default 20; a run whose interval is not within "
+                        "its 95%% interval, within 1 ± PCT%% (default 20, at most 50; a run whose interval is not within "
                         "it is measured once more: wholly outside, it differs; across the edge, inconclusive)")
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
@@ -37,9 +37,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--no-sign", action="store_true",
                    help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
     p.add_argument("--run-recorded-command", action="store_true",
-                   help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, from a git "
-                        "checkout of its commit; without it, the command is printed and nothing runs "
-                        "(docs/own-code.md)")
+                   help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, in a sandbox "
+                        "(bubblewrap) on a copy of its commit taken from this git checkout; without it, the command "
+                        "is printed and nothing runs (docs/own-code.md)")
     return p
 
 
@@ -56,6 +56,7 @@ def run(args) -> int:
 def _reproduce(args, progress: ProgressPrinter) -> int:
     """Plan, train (here or under torchrun), write, report; the exit status (0: every run
     reproduced, 1: a run differs or is inconclusive)."""
+    from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
     from suite.run import launch
     from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.run.reproduce.inputs import chosen, read_original, this_machine
@@ -63,8 +64,9 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     from suite.run.reproduce.reporting import report_lines
     from suite.run.reproduce.training import default_output, train
 
-    if not 0 < args.tolerance <= 1000:
-        raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most 1000")
+    if not 0 < args.tolerance <= 100 * MAX_THROUGHPUT_TOLERANCE:
+        raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most "
+                    f"{100 * MAX_THROUGHPUT_TOLERANCE:g} (the rules' bound, docs/rules.md)")
     tolerance = args.tolerance / 100
     original = read_original(args.file)
     indexes = chosen(original, args.run)
@@ -106,8 +108,8 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
 
 
 def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
-    """Own code's runs: its recorded command, printed in full, run again from a checkout of its
-    code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
+    """Own code's runs: its recorded command, printed in full, run again in a sandbox on a copy of
+    its code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
     re-run compared by seed; 0 when every run reproduced."""
     import shlex
 
@@ -129,9 +131,9 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
         say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
             "the file's — and pass --run-recorded-command to run it")
         return 2
-    key = None if args.no_sign else signing.load_key()
-    try:
-        found = own.reproduce(original, indexes, out, tolerance, key=key, report=say)
+    try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
+        found = own.reproduce(original, indexes, out, tolerance,
+                              load_key=(lambda: None) if args.no_sign else signing.load_key, report=say)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):

@@ -60,6 +60,21 @@ def seed_bound(workload_id: str) -> float:
     return round(DRIFT_FACTOR * SEED_SPREAD.get(workload_id, max(SEED_SPREAD.values())), 4)
 
 
+MAX_THROUGHPUT_TOLERANCE = 0.5
+"""The widest throughput tolerance a reproduction may claim (docs/rules.md, "Reproducing a
+result"): its ratio's 95% interval within 1 ± 50% at most. Wider, a re-run at a third of the
+speed would still "reproduce" (a reproduction once claimed ±1000%)."""
+FREE_JOB_CURVE_BOUND = 0.01  # own code's free job: its re-run's curve within 1% (its determinism not measured)
+MAX_CURVE_ABS_TOLERANCE = 1e-6  # the absolute slack any curve bound adds (goodbench writes 1e-6 or 1e-9)
+
+
+def curve_bound(workload_id: str, free_job: bool) -> float:
+    """The widest relative curve tolerance a reproduction of a run of ``workload_id`` may claim:
+    :func:`seed_bound` for a workload whose seed-to-seed spread is measured (what a measured
+    drift is capped at), :data:`FREE_JOB_CURVE_BOUND` for own code's free job."""
+    return FREE_JOB_CURVE_BOUND if free_job and workload_id not in SEED_SPREAD else seed_bound(workload_id)
+
+
 def measured(workload_id: str, device_type: str, drift_rel: float | None, how: str) -> CurveTolerance:
     """The bound of a re-run whose curve differs beyond :data:`EXACT`, from the drift measured on
     this machine (``drift_rel``: the largest relative difference between its two re-runs, ``how``

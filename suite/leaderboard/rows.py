@@ -21,6 +21,7 @@ import pandas as pd
 
 from suite import validate
 from suite.figures.recompute import recompute_document
+from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
 from suite.figures.summary import complete_runs, groups, median, summarize
 from suite.meters import host_load
 from suite.meters import mfu as mfu_meter
@@ -41,8 +42,8 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
-               "reproduces_original_samples_per_s", "reproduces_original_tta_s", "signer", "copy_of",
-               "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
+               "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
+               "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
 J_PER_KWH = 3.6e6
 
 
@@ -126,7 +127,8 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
         found.setdefault((row["reproduces"], row["reproduces_run_id"]), []).append(
             {"file": row["file"], "run_id": row["run_id"], "system": row["system"],
              "signer": row["signer"], "verdict": row["reproduction_verdict"], "started_at": row["started_at"],
-             "steps_sha256": row["steps_sha256"],
+             "steps_sha256": row["steps_sha256"], "scale": row["scale"],
+             "tolerance": _number(row.get("reproduces_tolerance")),
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
                           "tta_s": _number(row["reproduces_original_tta_s"])}})
     return found
@@ -136,14 +138,16 @@ def original_figures(run: dict, doc: dict) -> dict:
     """What :func:`contradicted` holds a reproduction to: the stored original run's samples/s, time
     to target and step-time digest, and its file's ``created_at`` (the keys of a run row)."""
     return {"samples_per_s": results.samples_per_s(run), "tta_s": run["metrics"]["tta_s"],
-            "created_at": doc.get("created_at"), "steps_sha256": results.step_times_digest(run)}
+            "created_at": doc.get("created_at"), "steps_sha256": results.step_times_digest(run),
+            "scale": run["scale"]}
 
 
 def contradicted(reproduction: dict, original: dict) -> str | None:
     """Why a reproduction does not count for the stored original run (an independent file), or
     None when it does: it must record the original's figures (its verdict compares its run with
-    those), start after the original was created, and carry raw records of its own — the same
-    step-time sequence is the original run itself, copied. ``original``: the original run's
+    those), start after the original was created, carry raw records of its own — the same
+    step-time sequence is the original run itself, copied —, be of the original's scale (a smoke
+    re-run says nothing of a full-scale run) and claim no throughput tolerance beyond the rules'. ``original``: the original run's
     :func:`original_figures`, or its run row (:func:`run_rows`)."""
     stored = {key: None if _nan(original.get(key)) else original.get(key) for key in ("samples_per_s", "tta_s")}
     for key, label in (("samples_per_s", "samples/s"), ("tta_s", "time to target")):
@@ -155,6 +159,13 @@ def contradicted(reproduction: dict, original: dict) -> str | None:
                 f"({original.get('created_at')})")
     if reproduction.get("steps_sha256") is not None and reproduction.get("steps_sha256") == original.get("steps_sha256"):
         return "its step times are the original run's, copied: not a run of its own"
+    if reproduction.get("scale") != original.get("scale"):
+        return (f"a {reproduction.get('scale')} re-run of a {original.get('scale')} run: a reproduction counts only "
+                "at its original's scale")
+    tolerance = reproduction.get("tolerance")
+    if tolerance is not None and tolerance > MAX_THROUGHPUT_TOLERANCE:
+        return (f"claims a throughput tolerance of ±{tolerance:.4g}, wider than the rules' "
+                f"±{MAX_THROUGHPUT_TOLERANCE:g}")
     return None
 
 
@@ -219,6 +230,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "reproduction_verdict": repro["verdict"] if repro else None,
             "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
             "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
+            "reproduces_tolerance": section["throughput_tolerance"] if repro else None,
             "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
             "under_load": host_load.under_load(run.get("host_load")),

@@ -2,7 +2,10 @@
 
 A stored reproduction (``goodbench reproduce``) of one of the entry's runs counts only when a
 reviewer of ``results/reviewers.toml`` signed it (:mod:`suite.trust.reviewers`) and nothing in the stored
-original contradicts it (:func:`suite.leaderboard.rows.contradicted`). Without one, what the file says
+original contradicts it (:func:`suite.leaderboard.rows.contradicted`: a re-run of another scale, or
+one claiming a tolerance beyond the rules', counts for nothing). It marks only the run it
+reproduced: the row says how many of its runs were reproduced ("reproduced by a trusted
+reviewer: 1 of 5 runs"). Without one, what the file says
 of its machine and settings is the submitter's word: the entry reads "not reproduced", and its run
 page marks each field self-reported or checked (:mod:`suite.validate.provenance`).
 """
@@ -55,30 +58,37 @@ def level(kinds: list[int], signer) -> str:
 
 
 def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path, trusted: Reviewers) -> pd.DataFrame:
-    """``entries`` with the column ``trust`` (one of :data:`LEVELS`) and ``reviewed_by`` (the
-    trusted reviewers whose reproduction counted, or None). A reproduction names its original by
+    """``entries`` with the column ``trust`` (one of :data:`LEVELS`), ``reviewed_by`` (the
+    trusted reviewers whose reproduction counted, or None) and ``reproduced_runs`` ("1 of 5 runs":
+    how many of the entry's runs, at its scale, a counted reproduction reproduced; None for none). A reproduction names its original by
     the sha256 of its bytes, which is its name in the store; a file whose bytes do not give its
     name gets none."""
     found = leaderboard.reproductions(runs) if not runs.empty else {}
     matches = {sha for sha in {sha for sha, _ in found} if _named_by_its_bytes(results_dir / f"{sha}.json", sha)}
     levels: list[str] = []
     reviewers: list[str | None] = []
+    counts: list[str | None] = []
     for entry in entries.to_dict(orient="records"):
         sha = str(entry["file"]).removesuffix(".json")
         kinds: list[int] = []
         names: set[str] = set()
+        mine = runs[(runs["file"] == entry["file"]) & (runs["workload"] == entry["workload"])
+                    & (runs["scale"] == entry["scale"])] if not runs.empty else runs
+        reproduced = 0
         if sha in matches:
-            mine = runs[(runs["file"] == entry["file"]) & (runs["workload"] == entry["workload"])
-                        & (runs["scale"] == entry["scale"])]
             for run in mine.to_dict(orient="records"):
+                run_kinds: list[int] = []
                 for reproduction in found.get((sha, run["run_id"]), []):
                     k, _ = kind(reproduction, run, trusted)
-                    kinds.append(k)
+                    run_kinds.append(k)
                     if k in (REPRODUCED, DIFFERS, INCONCLUSIVE):
                         names.add(trusted.names[str(reproduction["signer"])])
+                kinds += run_kinds
+                reproduced += REPRODUCED in run_kinds  # a run counts once, however often it was reproduced
         levels.append(level(kinds, entry["signer"]))
         reviewers.append(", ".join(sorted(names)) or None)
-    return entries.assign(trust=levels, reviewed_by=reviewers)
+        counts.append(f"{reproduced} of {len(mine)} run{'s' if len(mine) != 1 else ''}" if reproduced else None)
+    return entries.assign(trust=levels, reviewed_by=reviewers, reproduced_runs=counts)
 
 
 def _named_by_its_bytes(path: Path, sha: str) -> bool:
@@ -97,4 +107,7 @@ def row_text(row: dict) -> str | None:
     names = row.get("reviewed_by")
     if level_ == "signed" and isinstance(row.get("signer"), str):  # whose key: the table shows it too
         return f"signed by {short(row['signer'])}, not reproduced"
-    return TEXT[level_] + (f" ({names})" if isinstance(names, str) and level_ in ("reproduced", "differs") else "")
+    counted = row.get("reproduced_runs")
+    scope = f": {counted}" if level_ == "reproduced" and isinstance(counted, str) else ""
+    return TEXT[level_] + scope + (f" ({names})" if isinstance(names, str) and level_ in ("reproduced", "differs")
+                                   else "")

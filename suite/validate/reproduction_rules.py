@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from suite.figures.reproducibility import INCONCLUSIVE, OUTSIDE, interval_judgement
+from suite.figures.reproducibility import (
+    INCONCLUSIVE,
+    MAX_CURVE_ABS_TOLERANCE,
+    MAX_THROUGHPUT_TOLERANCE,
+    OUTSIDE,
+    curve_bound,
+    interval_judgement,
+)
 from suite.record import results
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7
+from suite.validate.shared import V7, V8
 from suite.validate.tolerance import close
 
 code("reproduces", "a reproduction's section names runs not in the file, states figures its runs do not "
@@ -26,7 +33,39 @@ code("reproduces-verdict", "a reproduction's verdict is not the one its run, cur
                            "(reproduced within the tolerance, differs wholly outside, inconclusive otherwise)",
      since=V7)
 
+code("reproduces-bounds", f"a reproduction claims a throughput tolerance beyond ±{MAX_THROUGHPUT_TOLERANCE:.0%}, or a "
+                          "curve tolerance beyond its workload's seed-to-seed bound (1% for own code's free job)",
+     since=V8)
+
 Runs = list[tuple[int, dict]]
+
+
+@document_rule("reproduces-bounds")
+def _check_reproduction_bounds(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """A reproduction's tolerances are the rules', never its own: the throughput's at most
+    :data:`MAX_THROUGHPUT_TOLERANCE`, each run's curve's at most :func:`curve_bound` (relative) and
+    :data:`MAX_CURVE_ABS_TOLERANCE` (absolute)."""
+    section = doc["settings"].get("reproduces")
+    if section is None:
+        return []
+    problems: list[Problem] = []
+    if section["throughput_tolerance"] > MAX_THROUGHPUT_TOLERANCE:
+        problems.append(Problem("reproduces-bounds", "settings.reproduces.throughput_tolerance",
+                                f"±{section['throughput_tolerance']:.4g} is wider than the rules' "
+                                f"±{MAX_THROUGHPUT_TOLERANCE:g}"))
+    by_id = {run["run_id"]: run for _, run in runs}
+    free_job = doc["settings"].get("division") == "own"
+    for k, entry in enumerate(section["runs"]):
+        run, curve = by_id.get(entry["run_id"]), entry["curve"]
+        if run is None:
+            continue
+        bound = curve_bound(run["workload"]["id"], free_job)
+        if curve["rel_tolerance"] > bound * (1 + 1e-9) or curve["abs_tolerance"] > MAX_CURVE_ABS_TOLERANCE:
+            problems.append(Problem("reproduces-bounds", f"settings.reproduces.runs[{k}].curve",
+                                    f"claims a curve tolerance of {curve['rel_tolerance']:.4g} relative + "
+                                    f"{curve['abs_tolerance']:.3g}: at most {bound:g} + {MAX_CURVE_ABS_TOLERANCE:g} "
+                                    f"for {safe(run['workload']['id'], 60)}"))
+    return problems
 
 
 @document_rule("reproduces", "reproduces-verdict")

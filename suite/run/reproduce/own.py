@@ -10,25 +10,34 @@ runs unless the user asks (``--run-recorded-command``, after reading the command
 full), and only ``python SCRIPT ARGS`` (or a one-node ``torchrun --nproc-per-node=N SCRIPT ARGS``,
 run as ``python -m torch.distributed.run --standalone``), where SCRIPT is a file the original names, tracked by git
 in this work tree, whose HEAD is the commit the original recorded, with the sha256 it recorded —
-never a program, a ``-c`` string, or a file outside the checked-out code (a virtual environment's,
-the standard library's). Its ARGS are the original's: read them before running."""
+never a program, a ``-c`` string, a file outside the checked-out code (a virtual environment's,
+the standard library's) or a file of goodbench's own (:func:`own_file_refusal`). Its ARGS are the
+original's: read them before running; none may name a path outside the code (:func:`argument_refusal`).
+
+It runs in a sandbox (:mod:`suite.run.reproduce.sandbox`): a throwaway copy of the recorded commit,
+no network, none of the reviewer's home, configuration, keys, environment, checkout or results;
+the file it writes is read back after it has exited, and the reproduction is signed after that."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
+import stat
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from suite.figures import derive
-from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, seed_bound
+from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, curve_bound
 from suite.record import results
 from suite.record.errors import GoodbenchError
+from suite.record.limits import MAX_FILE_BYTES
 from suite.run.identity import git
+from suite.run.reproduce import sandbox
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.planning import CannotReproduce, Layout, Target, _digest_here, own_code_steps
@@ -81,6 +90,9 @@ def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
                               f"({str(commit)[:12] if commit else 'none recorded'}): check it out here first")
     if git(where, "ls-files", "--error-unmatch", command[1]) is None:
         raise CannotReproduce(f"{command[1]} is not tracked by git here: goodbench runs only the checked-out code")
+    for refusal in (own_file_refusal(command[1], files[command[1]], where), argument_refusal(command[2:])):
+        if refusal:
+            raise CannotReproduce(refusal)
     folder = Path(workdir(settings))
     if folder.is_absolute() or ".." in folder.parts or not (where / folder).is_dir():
         raise CannotReproduce(f"the recorded working folder {str(folder)[:200]!r} is not a folder of this work tree")
@@ -88,6 +100,52 @@ def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
     if script.startswith("-"):  # a file named like an option is run as the file
         script = os.path.join(".", script)
     return [sys.executable, *launcher, script, *command[2:]], where / folder
+
+
+OWN_CODE_FOLDERS = ("examples",)  # in goodbench's own repository, the folders whose scripts are own code
+
+
+def own_file_refusal(script: str, digest: str, where: Path) -> str | None:
+    """Why ``script`` (its recorded sha256 ``digest``) is goodbench's own and not someone's code,
+    or None: own code lives in its submitter's repository, so goodbench never runs as own code
+    a file with the bytes of one of its own packages' files (wherever it lies), nor, in a
+    checkout of goodbench's own repository, a script outside :data:`OWN_CODE_FOLDERS`."""
+    if digest in _own_digests():
+        return (f"{script} has the bytes of a file of goodbench's own packages ({', '.join(sandbox.GOODBENCH_PACKAGES)}):"
+                " goodbench runs only the submitter's own script, never its own modules or entry points")
+    top = PurePosixPath(script).parts[0] if PurePosixPath(script).parts else ""
+    if _is_goodbench_repository(where) and top not in OWN_CODE_FOLDERS:
+        return (f"{script} is a file of goodbench's own repository outside {', '.join(OWN_CODE_FOLDERS)}/: goodbench "
+                "runs only the submitter's own script, never its own modules, entry points or tools")
+    return None
+
+
+def _is_goodbench_repository(where: Path) -> bool:
+    """Whether the work tree ``where`` is a checkout of goodbench itself (it holds its packages)."""
+    return all((where / name / "__init__.py").is_file() for name in sandbox.GOODBENCH_PACKAGES) \
+        and (where / "suite" / "__main__.py").is_file()
+
+
+def _own_digests() -> set[str]:
+    """The sha256 of every file of goodbench's own packages as imported here."""
+    digests: set[str] = set()
+    for folder in sandbox.own_package_dirs():
+        for path in folder.rglob("*"):
+            if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts:
+                digests.add(hashlib.sha256(path.read_bytes()).hexdigest())
+    return digests
+
+
+def argument_refusal(args: list[str]) -> str | None:
+    """Why one of the recorded ``args`` may not be passed, or None: an argument (or an option's
+    ``=value``) naming a path outside the copy of the code — absolute, from a home (``~``), or
+    climbing out with ``..`` — is refused; relative paths inside the code are what a re-run may name."""
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if value.startswith(("/", "~", "\\")) or ".." in PurePosixPath(value.replace("\\", "/")).parts:
+            return (f"the recorded argument {arg[:200]!r} names a path outside the copy of the code (absolute, `~` or "
+                    "`..`): a re-run's arguments may name only paths inside its code, relative to its working folder")
+    return None
 
 
 MAX_PROCESSES = 64  # a recorded torchrun job of one node is run again with at most this many processes
@@ -109,38 +167,45 @@ def _launcher(command: list[str], shown: str) -> tuple[list[str], list[str]]:
 
 
 def reproduce(original: Original, indexes: list[int], out: Path, tolerance: float, where: Path = Path("."),
-              key: Any = None, timeout: float | None = None, report: Callable[[str], None] = lambda line: None
-              ) -> Reproduction:
-    """Run the original's recorded command here (:func:`runnable_command`: the caller has shown it
-    and the user has asked) and compare its runs with the original's ``indexes``; when a run's
+              load_key: Callable[[], Any] = lambda: None, timeout: float | None = None,
+              report: Callable[[str], None] = lambda line: None) -> Reproduction:
+    """Run the original's recorded command (:func:`runnable_command`: the caller has shown it and
+    the user has asked) in a sandbox, on a throwaway copy of the checkout ``where`` at the recorded
+    commit (:func:`_rerun`), and compare its runs with the original's ``indexes``; when a run's
     curve agrees but its throughput cannot be told within the tolerance (a busy machine's noise
     is not a difference), the command runs once more and that second re-run is compared, each
     comparison keeping the first measurement's ratio, as a reference reproduction measures again.
-    The re-run's chosen runs, with ``settings.reproduces`` (signed with ``key`` when given), are
-    written to ``out``. :class:`CannotReproduce` when the code is not at hand or the command
-    writes no valid file; a re-run that cannot be compared is kept beside ``out`` (``*.rerun.json``)."""
+    The re-run's chosen runs, with ``settings.reproduces`` (signed with the key ``load_key``
+    returns, read only once every re-run has ended), are written to ``out``. :class:`CannotReproduce`
+    when the code is not at hand, the sandbox cannot be made or the command writes no valid file;
+    a re-run that cannot be compared is kept beside ``out`` (``*.rerun.json``)."""
     from suite.validate import check_document
 
     settings = original.doc["settings"]
     if not code_at_hand(settings, where):
         raise CannotReproduce(own_code_steps(settings, where))
-    argv, cwd = runnable_command(settings, where)
+    runnable_command(settings, where)  # refused before anything is copied or run
+    sandbox.bwrap()
     reservation = results.Reservation.take(out)  # the name held from now: hours of training are never lost to it
     try:
-        raw = _rerun(argv, cwd, timeout, out)
+        raw = _rerun(settings, where, timeout, out)
         doc, comparisons = _compared(raw, original, indexes, tolerance, out)
         again = [c for c in comparisons if c.repeat]
         if again:
             why = (again[0].doubts() or again[0].reasons() or ["its throughput is not told"])[-1]
             report(f"{again[0].target.label()}: {why}: running the recorded command once more (a busy machine's "
                    "noise is not a difference)")
-            raw = _rerun(argv, cwd, timeout, out)
+            raw = _rerun(settings, where, timeout, out)
             doc, comparisons = _compared(raw, original, indexes, tolerance, out, comparisons)
         chosen = {id(c.record) for c in comparisons}
         doc["runs"] = [r for r in doc["runs"] if id(r) in chosen]  # a reproduction holds the runs it compares
         doc["summary"] = derive.summary(doc["runs"])
         doc["settings"]["reproduces"] = section(original, comparisons, tolerance)
         doc.pop("signature", None)
+        try:
+            key = load_key()  # the signing key is read now, every re-run having ended
+        except GoodbenchError as exc:
+            raise CannotReproduce(f"{exc}; the re-run is kept as {_keep(raw, out)}") from None
         if key is not None:
             doc = signing.seal(doc, key)
         doc = json.loads(results.dumps(doc))
@@ -154,21 +219,68 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     return Reproduction(doc, comparisons)
 
 
-def _rerun(argv: list[str], cwd: Path, timeout: float | None, out: Path) -> bytes:
-    """Run the command once, its file written where ``GOODBENCH_OUT`` points; the file's bytes."""
-    with tempfile.TemporaryDirectory() as scratch:
-        rerun_path = Path(scratch) / "rerun.json"
+RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writable output folder
+
+
+def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> bytes:
+    """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
+    file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited."""
+    with tempfile.TemporaryDirectory(prefix="goodbench-rerun-", ignore_cleanup_errors=True) as scratch:
+        code, output = Path(scratch) / "code", Path(scratch) / "out"
+        output.mkdir()
+        copy_code(settings, where, code)
+        argv, cwd = runnable_command(settings, code)
+        sandbox.check([code, output], where)
+        rerun_path = output / RERUN_FILE
+        wrapped = sandbox.command(argv, writable=[code, output], cwd=cwd, where=where, env={
+            OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints")})
         try:
-            done = subprocess.run(argv, cwd=cwd, timeout=timeout, env={
-                **os.environ, OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(Path(scratch) / "checkpoints")})
+            done = subprocess.run(wrapped, timeout=timeout, env=sandbox.BWRAP_ENVIRONMENT)
         except subprocess.TimeoutExpired:
             raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
-        raw = rerun_path.read_bytes() if rerun_path.is_file() else None
+        raw = read_output(rerun_path)
     if raw is None or done.returncode != 0:
         kept = _keep(raw, out)
         raise CannotReproduce(f"the recorded command exited {done.returncode}" + (
             f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
     return raw
+
+
+def copy_code(settings: dict, where: Path, dest: Path) -> None:
+    """A throwaway git checkout at ``dest`` of the commit the original recorded, fetched from the
+    work tree ``where`` (that commit alone: no other history, no untracked file, no configuration
+    of the reviewer's); :class:`CannotReproduce` where it cannot be made or its files are not the
+    recorded ones."""
+    commit = str(_code(settings).get("git_commit"))
+    steps = (["init", "-q"], ["fetch", "-q", "--depth=1", "--no-tags", str(where.resolve()), commit],
+             ["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "FETCH_HEAD"])
+    dest.mkdir()
+    for step in steps:
+        if git(dest, *step, timeout=600) is None:
+            raise CannotReproduce(f"a copy of commit {commit[:12]} could not be made (`git {' '.join(step[:2])}` "
+                                  "failed): goodbench runs own code only on a copy of its recorded commit")
+    if not code_at_hand(settings, dest):
+        raise CannotReproduce(f"the copy of commit {commit[:12]} does not hold the named files with their recorded "
+                              "sha256 (they differ from the commit in this work tree): commit them as recorded")
+
+
+def read_output(path: Path) -> bytes | None:
+    """The re-run's results file, read after the sandbox has exited: a regular file (never a link
+    it planted to a file of the reviewer's, nor a pipe), at most a results file's size; None where
+    there is none. :class:`CannotReproduce` for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CannotReproduce(f"the re-run's results file cannot be read ({exc.strerror or exc}): not a regular "
+                              "file of its own") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        raw = fh.read(MAX_FILE_BYTES + 1) if stat.S_ISREG(info.st_mode) else b""
+        if not stat.S_ISREG(info.st_mode) or len(raw) > MAX_FILE_BYTES:
+            raise CannotReproduce(f"the re-run's results file is not a regular file of at most {MAX_FILE_BYTES} bytes")
+        return raw or None
 
 
 def _compared(raw: bytes, original: Original, indexes: list[int], tolerance: float, out: Path,
@@ -196,10 +308,11 @@ def _keep(raw: bytes | None, out: Path) -> Path | None:
 def curve_tolerance(workload_id: str) -> CurveTolerance:
     """How far an own re-run's curve may lie from its original's: the workload's seed-to-seed
     bound where it is held to one (its own code's determinism is not known), else 1%."""
+    rel = curve_bound(workload_id, free_job=True)
     if workload_id in SEED_SPREAD:  # a goodbench workload, its seed-to-seed spread measured
-        return CurveTolerance(rel=seed_bound(workload_id), abs=1e-9, verified=False,
+        return CurveTolerance(rel=rel, abs=1e-9, verified=False,
                               basis=f"own code: {workload_id}'s seed-to-seed bound, its determinism not measured")
-    return CurveTolerance(rel=0.01, abs=1e-9, verified=False, basis="own code, a free job: 1%, not measured")
+    return CurveTolerance(rel=rel, abs=1e-9, verified=False, basis=f"own code, a free job: {rel:.0%}, not measured")
 
 
 def _compare(original: Original, indexes: list[int], rerun: dict, tolerance: float,

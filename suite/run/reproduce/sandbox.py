@@ -1,0 +1,156 @@
+"""The sandbox own code's recorded command runs in when ``goodbench reproduce`` runs it again
+(:mod:`suite.run.reproduce.own`; docs/own-code.md, "Reproducing"): bubblewrap (``bwrap``) with
+every namespace unshared (no network but a loopback, its own processes), a scrubbed environment,
+and a file system built from an allow-list — read-only: the system's programs and libraries,
+Python and its packages, goodbench's own packages, the dataset folders; writable: only a
+throwaway copy of the code and the folder the re-run writes its file in, and a private ``/tmp``.
+The reviewer's home, goodbench's configuration (the signing key), the results store and the
+reviewer's checkout are never bound, so they are not there to read.
+
+Where ``bwrap`` is missing or cannot make its namespaces, :class:`CannotReproduce` names what to
+install: never a fallback to running unsandboxed."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from suite.run.reproduce.planning import CannotReproduce
+
+INSTALL_HINT = "install bubblewrap (`apt-get install bubblewrap`; the package of that name elsewhere)"
+# the system's programs and libraries, bound read-only (a symbolic link, as on a merged /usr, stays one)
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+# what programs read of /etc: the loader's cache, names of users and hosts, the time zone — no more
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf", "/etc/passwd",
+                "/etc/group", "/etc/hosts", "/etc/localtime", "/etc/alternatives", "/etc/os-release")
+GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri")  # bound where present (not tried on a GPU yet)
+# the variables the child gets from this process's environment, where set; everything else is cleared
+PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+                    "GOODBENCH_DATA_DIR", "GOODBENCH_PG_TIMEOUT_S", "TZ")
+GOODBENCH_PACKAGES = ("goodbench", "suite", "workloads")  # what `import goodbench` needs of its source tree
+# bwrap's own environment: none. --clearenv clears the child's, but bwrap and the init process it
+# forks (pid 1 in the sandbox, whose /proc/1/environ the child can read) keep what they were given
+BWRAP_ENVIRONMENT: dict[str, str] = {}
+
+
+def bwrap() -> str:
+    """The ``bwrap`` program on PATH; :class:`CannotReproduce` naming what to install where there is none."""
+    found = shutil.which("bwrap")
+    if found is None:
+        raise CannotReproduce("own code is run again only inside a sandbox, and bubblewrap (`bwrap`) is not on "
+                              f"PATH: {INSTALL_HINT}; goodbench never runs a results file's command unsandboxed")
+    return found
+
+
+def source_root() -> Path:
+    """The folder goodbench's own packages are imported from (its checkout, or site-packages)."""
+    import suite
+
+    return Path(suite.__file__).resolve().parent.parent
+
+
+def own_package_dirs() -> list[Path]:
+    """The folders of goodbench's own packages as imported here."""
+    root = source_root()
+    return [root / name for name in GOODBENCH_PACKAGES if (root / name / "__init__.py").is_file()]
+
+
+def _shows(path: Path, folder: Path) -> bool:
+    """Whether binding ``path`` shows all of ``folder`` (it is that folder or holds it)."""
+    return path == folder or folder.is_relative_to(path)
+
+
+def bindable(path: Path, hidden: Iterable[Path], secret: Iterable[Path]) -> bool:
+    """Whether ``path`` may be bound: it shows no ``hidden`` folder whole (a virtual environment
+    inside the home is bound, the home is not) and nothing of a ``secret`` one."""
+    return not any(_shows(path, h) for h in hidden) and not any(_shows(path, s) or path.is_relative_to(s)
+                                                               for s in secret)
+
+
+def python_paths() -> list[Path]:
+    """The folders this Python may need: its prefixes and the absolute folders on ``sys.path``."""
+    found: list[Path] = []
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                  os.path.dirname(os.path.realpath(sys.executable)), *sys.path]
+    for entry in candidates:
+        if entry and os.path.isabs(entry) and os.path.isdir(entry):
+            for path in (Path(os.path.abspath(entry)), Path(entry).resolve()):
+                if path not in found:
+                    found.append(path)
+    return found
+
+
+def data_dirs() -> list[Path]:
+    """The dataset folders goodbench looks in (``$GOODBENCH_DATA_DIR``, the user cache), where they exist."""
+    from workloads import data
+
+    return [d.resolve() for d in data.search_dirs() if d.is_dir()]
+
+
+def reviewer_folders(where: Path) -> tuple[list[Path], list[Path]]:
+    """(hidden, secret): the folders never bound whole — the home, the checkout ``where`` (its
+    results store) — and those of which nothing is bound: goodbench's configuration (the signing
+    key), ``$GOODBENCH_CONFIG_DIR`` and ``~/.config/goodbench`` alike."""
+    from suite.trust import signing
+
+    home = Path.home().resolve()
+    secret = {signing.config_dir().resolve(), (home / ".config" / "goodbench").resolve()}
+    return [home, where.resolve()], sorted(secret)
+
+
+def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, env: dict[str, str]) -> list[str]:
+    """``argv`` wrapped in bwrap, run in ``cwd``: read-only the system, Python, goodbench's
+    packages and the datasets; read-write only ``writable`` (each at its own path) and a private
+    ``/tmp``; the reviewer's home, checkout ``where`` and configuration not there
+    (:func:`reviewer_folders`); the environment cleared but for :data:`PASSED_VARIABLES` and ``env``."""
+    hidden, secret = reviewer_folders(where)
+    args = [bwrap(), "--die-with-parent", "--new-session", "--unshare-all", "--unshare-net", "--clearenv"]
+    for name in PASSED_VARIABLES:
+        if os.environ.get(name) and name not in env:
+            args += ["--setenv", name, os.environ[name]]
+    home = "/tmp/home"
+    root = source_root()
+    for name, value in {"HOME": home, "GOODBENCH_OFFLINE": "1", "PYTHONPATH": str(root), "PYTHONNOUSERSITE": "1",
+                        **env}.items():
+        args += ["--setenv", name, value]
+    for system in SYSTEM_DIRS:
+        if os.path.islink(system):
+            args += ["--symlink", os.readlink(system), system]
+        elif os.path.isdir(system):
+            args += ["--ro-bind", system, system]
+    for system in SYSTEM_FILES:
+        args += ["--ro-bind-try", system, system]
+    args += ["--dev", "/dev", "--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
+    for pattern in GPU_DEVICES:
+        for device in sorted(glob.glob(pattern)):
+            args += ["--dev-bind", device, device]
+    args += ["--tmpfs", "/tmp", "--dir", home]
+    shared = [p for p in [*python_paths(), *data_dirs()] if bindable(p, [*hidden, root], secret)]
+    shared += [p for p in own_package_dirs() if bindable(p, [], secret)]  # goodbench's source tree: its packages alone
+    for path in shared:
+        if not any(path != other and path.is_relative_to(other) for other in shared):  # once, by its outermost
+            args += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    args += ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
+    return args
+
+
+def check(writable: list[Path], where: Path) -> None:
+    """That the sandbox can be made here and Python imports goodbench in it; :class:`CannotReproduce`
+    naming bwrap's complaint and what to install otherwise (bwrap missing, or no namespaces allowed)."""
+    probe = command([sys.executable, "-c", "import goodbench"], writable=writable, cwd=writable[0], where=where,
+                    env={})
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=120, env=BWRAP_ENVIRONMENT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CannotReproduce(f"the sandbox cannot be started ({exc}): {INSTALL_HINT}, where it may make "
+                              "namespaces; goodbench never runs a results file's command unsandboxed") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1][:300]
+        raise CannotReproduce(f"the sandbox cannot be started here (bwrap: {said}): {INSTALL_HINT}, where it may "
+                              "make namespaces; goodbench never runs a results file's command unsandboxed")

@@ -1,0 +1,252 @@
+"""Own code re-run in a sandbox (suite/run/reproduce/sandbox.py, own.py; docs/own-code.md,
+"Reproducing"): a results file's script, run again by a reviewer, finds none of the reviewer's
+keys, configuration, environment, network, checkout or results, and changes none of them; only
+the submitter's own script runs, never goodbench's own modules, with no argument naming a path
+outside its code; without bubblewrap nothing runs."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_own_code import TRAIN_SCRIPT, _git_repo
+
+from suite import validate as v
+from suite.cli import main
+from suite.run.reproduce import own, sandbox
+from suite.run.reproduce.planning import CannotReproduce
+
+REPO = Path(__file__).resolve().parent.parent
+SECRET = "s3cret-of-the-reviewer"
+
+# what a hostile script tries before it trains honestly (so that its file is compared): the
+# paths are the reviewer's, written in literally, as an attacker who knows the layout would
+HOSTILE = '''
+import glob, json, os, socket
+found = {}
+for path in READ:
+    try:
+        found[path] = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()[:40]
+    except OSError:
+        pass
+found["env"] = sorted(k for k, val in os.environ.items() if SECRET in val or k == "GOODBENCH_CONFIG_DIR")
+for environ in glob.glob("/proc/*/environ"):
+    try:
+        if SECRET.encode() in open(environ, "rb").read():
+            found.setdefault("proc", []).append(environ)
+    except OSError:
+        pass
+for address in (("1.1.1.1", 53), ("8.8.8.8", 443)):
+    try:
+        socket.create_connection(address, timeout=2).close()
+        found.setdefault("network", []).append(address[0])
+    except OSError:
+        pass
+for path in WRITE if "GOODBENCH_OUT" in os.environ else []:  # only when re-run by a reviewer
+    try:
+        with open(path, "w") as fh:
+            fh.write("pwned")
+        found.setdefault("wrote", []).append(path)
+    except OSError:
+        pass
+try:
+    found["home"] = sorted(os.listdir(REAL_HOME))
+except OSError:
+    found["home"] = []
+print("HOSTILE-FOUND " + json.dumps(found), flush=True)
+'''
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(folder).parts}
+
+
+@pytest.mark.slow
+def test_a_hostile_script_re_run_finds_nothing_of_the_reviewers_and_changes_nothing(tmp_path, monkeypatch, capfd):
+    """The reviewer's signing key ($GOODBENCH_CONFIG_DIR), ~/.config/goodbench, a secret in the
+    environment, the network, the reviewer's checkout and goodbench's results/: the re-run of a
+    tracked script with its recorded sha256 reads none of them and writes none of them; its honest
+    training is still compared, and the reproduction is signed by the key read afterwards."""
+    real_home = str(Path.home())
+    config, home, checkout = tmp_path / "config", tmp_path / "home", tmp_path / "checkout"
+    (home / ".config" / "goodbench").mkdir(parents=True)
+    (home / ".config" / "goodbench" / "signing-key.pem").write_text("not for the submitter\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GOODBENCH_CONFIG_DIR", str(config))
+    monkeypatch.setenv("GOODBENCH_TEST_TOKEN", SECRET)
+    assert main(["keygen"]) == 0
+    read = [str(config / "signing-key.pem"), str(config), str(home / ".config" / "goodbench"), str(checkout),
+            str(checkout / "orig.json"), str(REPO / "results"), str(REPO / ".git"), str(tmp_path)]
+    write = [str(checkout / "pwned"), str(REPO / "results" / "pwned.json"), str(config / "pwned"),
+             str(home / "pwned")]
+    checkout.mkdir()
+    (checkout / "train.py").write_text(f"READ, WRITE, SECRET, REAL_HOME = {read!r}, {write!r}, {SECRET!r}, "
+                                       f"{real_home!r}\n{HOSTILE}\n{TRAIN_SCRIPT}")
+    _git_repo(checkout)
+    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    unsandboxed = json.loads(done.stdout.split("HOSTILE-FOUND ", 1)[1].splitlines()[0])
+    assert str(config / "signing-key.pem") in unsandboxed and unsandboxed["env"]  # the script does find them outside
+    before, results_before = _snapshot(tmp_path), _snapshot(REPO / "results")
+    monkeypatch.chdir(checkout)
+    capfd.readouterr()
+    assert main(["reproduce", "orig.json", "-o", str(tmp_path / "repro.json"), "--run-recorded-command"]) in (0, 1)
+    printed = capfd.readouterr().out
+    found = json.loads(printed.split("HOSTILE-FOUND ", 1)[1].splitlines()[0])
+    bound = {Path(p).relative_to(real_home).parts[0] for p in map(str, sandbox.python_paths())
+             if Path(p).is_relative_to(real_home) and Path(p) != Path(real_home)}
+    assert set(found.pop("home")) <= bound  # only the folders Python needs, never the rest of the home
+    assert found == {"env": []}, found  # no key, configuration, checkout, results, secret, network or write
+    assert "bit-identical" in printed  # the honest part of the script still reproduces
+    assert _snapshot(tmp_path) == {**before, "repro.json": (tmp_path / "repro.json").read_bytes()}
+    assert _snapshot(REPO / "results") == results_before
+    repro = json.loads((tmp_path / "repro.json").read_text())
+    assert repro.get("signature") and v.check_document(repro) == []  # signed once the re-run had ended
+    # without bubblewrap on PATH (git still there), the command line refuses, naming what to install
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert main(["reproduce", "orig.json", "-o", str(tmp_path / "repro-2.json"), "--run-recorded-command"]) != 0
+    assert "apt-get install bubblewrap" in capfd.readouterr().err and not (tmp_path / "repro-2.json").exists()
+
+
+@pytest.mark.slow
+def test_the_plain_loop_example_is_reproduced_from_goodbenchs_own_checkout(tmp_path, monkeypatch, data_dir, capfd):
+    """examples/plain_loop.py, the own code of goodbench's own repository, runs again in the
+    sandbox from this checkout (its copy taken at HEAD) and its curve comes back bit for bit."""
+    if subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "examples/plain_loop.py"],
+                      capture_output=True, text=True).stdout.strip():
+        pytest.skip("examples/plain_loop.py differs from HEAD here")
+    original = tmp_path / "own-plain.json"
+    done = subprocess.run([sys.executable, "examples/plain_loop.py", "--out", "own-plain.json", "--steps", "40",
+                           "--device", "cpu"], cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "GOODBENCH_DATA_DIR": str(data_dir), own.OUT_VARIABLE: str(original)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    monkeypatch.setenv("GOODBENCH_DATA_DIR", str(data_dir))
+    monkeypatch.chdir(REPO)
+    capfd.readouterr()
+    assert main(["reproduce", str(original), "-o", str(tmp_path / "repro.json"), "--no-sign",
+                 "--run-recorded-command"]) in (0, 1)
+    assert "bit-identical" in capfd.readouterr().out
+    assert v.check_document(json.loads((tmp_path / "repro.json").read_text())) == []
+
+
+def test_without_bubblewrap_nothing_runs_and_the_refusal_names_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    with pytest.raises(CannotReproduce, match=r"apt-get install bubblewrap.*never runs .* unsandboxed"):
+        sandbox.bwrap()
+    ran: list[object] = []
+    monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
+    monkeypatch.setattr(own, "_rerun", lambda *a: ran.append(a))
+    original = type("Original", (), {"doc": {"settings": {}}})()
+    with pytest.raises(CannotReproduce, match="apt-get install bubblewrap"):
+        own.reproduce(original, [0], tmp_path / "repro.json", 0.2)  # type: ignore[arg-type]
+    assert ran == [] and not (tmp_path / "repro.json").exists()
+
+
+def test_a_bubblewrap_that_cannot_make_namespaces_is_a_refusal_too(tmp_path, monkeypatch):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(CannotReproduce, match=r"No permissions to creating new namespace.*apt-get install bubblewrap"):
+        sandbox.check([tmp_path], tmp_path)
+
+
+def test_the_sandbox_binds_nothing_of_the_reviewers_home_configuration_or_checkout(tmp_path, monkeypatch):
+    """What bwrap is told: every namespace unshared, the environment cleared, the configuration and
+    the checkout never bound, only the code's copy and the output folder writable."""
+    config, checkout = tmp_path / "config", tmp_path / "checkout"
+    monkeypatch.setenv("GOODBENCH_CONFIG_DIR", str(config))
+    monkeypatch.setenv("GOODBENCH_TEST_TOKEN", SECRET)
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    args = sandbox.command(["python", "train.py"], writable=[tmp_path / "code", tmp_path / "out"], cwd=tmp_path / "code",
+                           where=checkout, env={own.OUT_VARIABLE: str(tmp_path / "out" / "r.json")})
+    for flag in ("--unshare-all", "--unshare-net", "--clearenv", "--die-with-parent", "--new-session"):
+        assert flag in args
+    assert SECRET not in args and "GOODBENCH_CONFIG_DIR" not in args
+    sources = [args[i + 1] for i, a in enumerate(args) if a in ("--bind", "--ro-bind", "--dev-bind")]
+    writable = [args[i + 1] for i, a in enumerate(args) if a == "--bind"]
+    assert writable == [str(tmp_path / "code"), str(tmp_path / "out")]
+    home = Path.home().resolve()
+    for source in map(Path, sources):
+        assert not (config.resolve().is_relative_to(source) or source.is_relative_to(config.resolve()))
+        assert checkout.resolve() != source and not checkout.resolve().is_relative_to(source)
+        assert source != home and not home.is_relative_to(source)
+    assert args[-3:] == ["--", "python", "train.py"]
+
+
+def test_goodbench_runs_none_of_its_own_modules_as_someones_code(tmp_path):
+    """Finding: a file naming suite/__main__.py with its real sha256 made a reviewer's checkout
+    run `goodbench submit`. In goodbench's own repository only examples/ is own code, and a file
+    with the bytes of one of goodbench's modules is refused wherever it lies."""
+    import hashlib
+
+    def digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    for script in ("suite/__main__.py", "suite/cli.py", "benchmarks/own_overhead.py", "goodbench/__init__.py"):
+        assert "goodbench runs only the submitter's own script" in own.own_file_refusal(
+            script, digest(REPO / script), REPO)
+    assert own.own_file_refusal("examples/plain_loop.py", digest(REPO / "examples" / "plain_loop.py"), REPO) is None
+    (tmp_path / "train.py").write_bytes((REPO / "suite" / "__main__.py").read_bytes())  # a copy, renamed
+    assert "bytes of a file of goodbench's own packages" in own.own_file_refusal(
+        "train.py", digest(tmp_path / "train.py"), tmp_path)
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "train.py").write_text("print('mine')\n")  # a submitter's folder named suite/
+    assert own.own_file_refusal("suite/train.py", digest(tmp_path / "suite" / "train.py"), tmp_path) is None
+
+
+def test_a_recorded_command_runs_no_goodbench_entry_point(tmp_path):
+    """runnable_command refuses the finding's command itself: `python suite/__main__.py submit X
+    --results-dir results`, as recorded with suite/__main__.py's real sha256 at this commit."""
+    import hashlib
+
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "suite/__main__.py"],
+                      capture_output=True, text=True).stdout.strip():
+        pytest.skip("suite/__main__.py differs from HEAD here")
+    settings = {"implementation": {
+        "command": ["python", "suite/__main__.py", "submit", "x.json", "--results-dir", "results"],
+        "code": {"git_commit": commit, "files": {
+            "suite/__main__.py": hashlib.sha256((REPO / "suite" / "__main__.py").read_bytes()).hexdigest()}}}}
+    with pytest.raises(CannotReproduce, match="never its own modules"):
+        own.runnable_command(settings, REPO)
+
+
+@pytest.mark.parametrize("arg", ["/etc/passwd", "--out=/root/.config/goodbench/x", "~/x", "../escape.json",
+                                 "--data=../../results", "sub/../../x", "\\\\server\\share"])
+def test_arguments_naming_paths_outside_the_code_are_refused_with_the_rule(arg):
+    refusal = own.argument_refusal(["--steps", "3", arg])
+    assert refusal and "outside the copy of the code" in refusal and "relative to its working folder" in refusal
+
+
+def test_relative_arguments_inside_the_code_pass():
+    assert own.argument_refusal(["--out", "own-plain.json", "--steps=40", "--lr", "1e-3", "data/train.txt",
+                                 "--name=a-b", "-"]) is None
+
+
+def test_the_re_runs_file_is_read_only_as_a_regular_file_of_its_own(tmp_path):
+    """What the sandboxed script leaves where GOODBENCH_OUT points is read after it exits, never
+    through a link it planted to one of the reviewer's files, nor from a pipe that would hang."""
+    secret = tmp_path / "signing-key.pem"
+    secret.write_text("the reviewer's key\n")
+    assert own.read_output(tmp_path / "missing.json") is None
+    (tmp_path / "link.json").symlink_to(secret)
+    with pytest.raises(CannotReproduce, match="not a regular file"):
+        own.read_output(tmp_path / "link.json")
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(CannotReproduce, match="not a regular file"):
+        own.read_output(tmp_path / "pipe.json")
+    (tmp_path / "big.json").write_bytes(b" " * (own.MAX_FILE_BYTES + 1))
+    with pytest.raises(CannotReproduce, match="at most"):
+        own.read_output(tmp_path / "big.json")
+    (tmp_path / "ok.json").write_text("{}")
+    assert own.read_output(tmp_path / "ok.json") == b"{}"
