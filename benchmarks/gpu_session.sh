@@ -373,7 +373,17 @@ EOF
     return $rc
 }
 
-stage_check() { run $((120 * SLOW)) "${GOODBENCH[@]}" check --device "$DEVICE"; }
+stage_check() {
+    local from rc
+    from=$(( $(stat -c %s "$LOG") + 1 ))
+    run $((120 * SLOW)) "${GOODBENCH[@]}" check --device "$DEVICE"; rc=$?
+    # a rehearsal checks that the stage runs, not that a shared CPU is quiet
+    if [ "$REHEARSAL" = 1 ] && [ "$rc" = 1 ] && [ "$(tail -c "+$from" "$LOG" | grep -c '^fail ')" = 1 ] \
+            && tail -c "+$from" "$LOG" | grep -q '^fail  other processes'; then
+        say "rehearsal: this CPU is busy, and check said so"; return 0
+    fi
+    return $rc
+}
 
 stage_energy() {
     run $((120 * SLOW)) "$PYTHON" benchmarks/energy_crosscheck.py --seconds 20 --out "$OUT/energy-crosscheck.json"

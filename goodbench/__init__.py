@@ -9,6 +9,15 @@ counts one step's model FLOPs with torch's FLOP counter."""
 from __future__ import annotations
 
 from suite import __version__
+
+try:
+    import torch  # noqa: F401  # the library measures a PyTorch loop
+except ModuleNotFoundError as _missing:
+    from suite.record.dependencies import install_hint
+
+    raise ModuleNotFoundError(f"goodbench's library measures a PyTorch loop and needs torch, not installed "
+                              f"here: {install_hint('train')}", name=_missing.name) from None
+
 from suite.api.benchmark import Benchmark, Run, StepMarks
 from suite.api.flops import count_flops
 

@@ -2,7 +2,9 @@
 try:
     from suite.api.lightning import Measure
 except ModuleNotFoundError as exc:  # the optional extra is not installed: say which
+    from suite.record.dependencies import install_hint
+
     raise ModuleNotFoundError(f"goodbench.lightning needs PyTorch Lightning ({exc.name} is missing): "
-                              "pip install 'goodbench[lightning]'", name=exc.name) from exc
+                              f"{install_hint('lightning')}", name=exc.name) from None
 
 __all__ = ["Measure"]

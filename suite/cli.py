@@ -99,8 +99,11 @@ def _dispatch(argv: list[str] | None) -> int:
         package = (exc.name or "").split(".")[0]
         if package not in TRAIN_EXTRA or args.debug:
             raise
+        from suite.record.dependencies import install_hint
+
         say(f"goodbench: error: goodbench {args.command} needs {package}, which is not installed here: "
-            "pip install 'goodbench[train]' (validate, submit, site, compare and the MLPerf import need no torch)")
+            f"{install_hint('train')} (validate, submit, site and compare need no torch; the MLPerf import "
+            "needs none either, but MLCommons' mlperf-logging)")
         return 1
     except KeyboardInterrupt:
         signals = sys.modules.get("suite.run.signals")  # loaded where SIGTERM is turned into this

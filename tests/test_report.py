@@ -106,6 +106,8 @@ def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
     progress_module.say, real_say = said.append, progress_module.say
     try:
         printer("run_start", workload="gpt2-124m", seed=1, max_steps=80, repeat=2, repeats=3)
+        printer("eval", step=40, val_loss=3.0632, repeat=2, repeats=3)  # every event carries the repeat
     finally:
         progress_module.say = real_say
-    assert said == ["[gpt2-124m seed 1 repeat 2/3] training, at most 80 steps"]
+    assert said == ["[gpt2-124m seed 1 repeat 2/3] training, at most 80 steps",
+                    "[gpt2-124m seed 1 repeat 2/3] eval at step 40: val_loss 3.0632"]  # not "repeat 2.0000"

@@ -36,7 +36,20 @@ def test_validate_and_site_need_no_torch_and_run_names_the_train_extra(tmp_path)
     assert (tmp_path / "site" / "index.html").is_file()
     trained = _goodbench("run", "-w", "dlrm-small", cwd=tmp_path)
     assert trained.returncode == 1 and "Traceback" not in trained.stderr
+    # from a clone, the hint is the clone's editable install (suite/record/dependencies.install_hint)
     assert trained.stderr.strip() == ("goodbench: error: goodbench run needs torch, which is not installed here: "
-                                      "pip install 'goodbench[train]' (validate, submit, site, compare and the "
-                                      "MLPerf import need no torch)")
+                                      f'pip install -e "{REPO}[train]" (validate, submit, site and compare need '
+                                      "no torch; the MLPerf import needs none either, but MLCommons' mlperf-logging)")
     assert not list(tmp_path.glob("runs/*.json"))
+
+
+def test_importing_the_library_without_torch_says_what_to_install_in_one_line(tmp_path):
+    env = {**os.environ, "PYTHONPATH": f"{REPO / 'benchmarks' / 'gpu_image'}{os.pathsep}{REPO}",
+           "GOODBENCH_BLOCKED": "torch"}
+    imported = subprocess.run([sys.executable, "-c", "import goodbench"], env=env, capture_output=True, text=True,
+                              cwd=tmp_path, timeout=300)
+    assert imported.returncode == 1
+    assert imported.stderr.strip().splitlines()[-1] == (
+        "ModuleNotFoundError: goodbench's library measures a PyTorch loop and needs torch, not installed here: "
+        f'pip install -e "{REPO}[train]"')
+    assert "During handling" not in imported.stderr  # one error, not torch's chained under it

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from suite.commands.common import say
 
+# fields every event of a run carries that are not its figures (suite/run/session.py adds the repeat)
+BOOKKEEPING = frozenset({"step", "repeat", "repeats"})
+
 
 class ProgressPrinter:
     """Formats the runner's progress events as lines on stderr."""
@@ -21,7 +24,7 @@ class ProgressPrinter:
             say(f"[{self.label}] step {f['step']}/{self.max_steps}  loss {f['loss']:.4f}  "
                 f"{1 / per_step:.2f} steps/s  ETA ≤ {eta:.0f} s")
         elif event == "eval":
-            quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k != "step")
+            quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k not in BOOKKEEPING)
             say(f"[{self.label}] eval at step {f['step']}: {quality}")
         elif event == "ceiling":
             say(f"measuring the {f['precision']} matmul ceiling of this device")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from suite import __version__
 from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, count, error_text, say
 from suite.commands.progress import ProgressPrinter
+from suite.meters import host_load
 from suite.record.errors import GoodbenchError
 from suite.run import launch
 from suite.trust import signing
@@ -194,6 +195,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         say(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {plan.scale} scale on "
             f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
                                    f"{parallel.mode})" if parallel.distributed else ""))
+        _warn_if_busy()
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
@@ -217,6 +219,9 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         print(line)
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
+    loaded = host_load.runs_under_load(doc["runs"])
+    if loaded:
+        say(f"warning: {loaded}: such runs are flagged and left out of comparisons")
     print(f"results written to {out}")
     print(signing.closing_line(doc, args.no_sign))
     _checkpoints_after(args, checkpoint_dir, out, doc)
@@ -227,6 +232,15 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         say(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
         return 1
     return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
+
+
+def _warn_if_busy() -> None:
+    """Say at the start when other processes use the machine (``goodbench check``'s test): what
+    is measured now is recorded "measured under load" and left out of comparisons."""
+    why = host_load.under_load({"start": host_load.snapshot()})
+    if why:
+        say(f"warning: {why.replace('at its start', 'now')}: this run's results will be flagged "
+            "\"measured under load\" and left out of comparisons (goodbench check says so before a run)")
 
 
 def _checkpoints_after(args, checkpoint_dir: str | None, out: Path, doc: dict) -> None:

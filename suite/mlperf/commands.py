@@ -16,8 +16,8 @@ def _stderr(line: str) -> None:
 
 def _need_mlperf_logging() -> None:
     if not dependencies.installed("mlperf_logging"):
-        raise GoodbenchError("this command needs MLCommons' mlperf-logging: "
-                             "pip install mlperf-logging (or goodbench's test extra)")
+        raise GoodbenchError("this command needs MLCommons' mlperf-logging (no torch): pip install mlperf-logging "
+                             f"(or goodbench's test extra: {dependencies.install_hint('test')})")
 
 
 def _minutes(value) -> str:

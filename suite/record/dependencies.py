@@ -11,6 +11,7 @@ import functools
 import importlib.metadata
 import platform
 from dataclasses import dataclass
+from pathlib import Path
 
 MIN_PYTHON = (3, 11)
 MIN_NUMPY = 2
@@ -37,7 +38,7 @@ class OptionalPackage:
 
 OPTIONAL: tuple[OptionalPackage, ...] = (
     OptionalPackage("torch", "torch", "training (run, check, reproduce) and the device's description: "
-                    "install the train extra, pip install 'goodbench[train]'"),
+                    "install the train extra (goodbench info names the command)"),
     OptionalPackage("jsonschema", "jsonschema",
              "validate reports the first JSON Schema error only (from fastjsonschema), not every error; "
              "with fastjsonschema missing too, the schema is not checked (schema-unchecked)"),
@@ -50,6 +51,30 @@ OPTIONAL: tuple[OptionalPackage, ...] = (
     OptionalPackage("pynvml", "nvidia-ml-py", "GPU telemetry and NVML energy (energy: not measured)"),
     OptionalPackage("mlperf_logging", "mlperf-logging", "export mlperf --check (MLCommons' compliance checker)"),
 )
+
+
+def install_hint(extra: str | None = None, package: str | None = None) -> str:
+    """The command that installs goodbench's ``extra`` (or one ``package``) the way goodbench was
+    installed here: ``pip install -e "/path/to/checkout[train]"`` from a clone (an editable
+    install), else ``pip install 'goodbench[train]'``."""
+    if package is not None:
+        return f"pip install {package}"
+    checkout = _editable_checkout()
+    if checkout is not None:
+        return f'pip install -e "{checkout}[{extra}]"' if extra else f'pip install -e "{checkout}"'
+    return f"pip install 'goodbench[{extra}]'" if extra else "pip install goodbench"
+
+
+@functools.cache
+def _editable_checkout() -> str | None:
+    """The clone goodbench runs from (an editable install, or the checkout on ``sys.path``): the
+    folder holding its pyproject.toml beside suite/, or None for an installed package."""
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    try:
+        return str(root) if 'name = "goodbench"' in pyproject.read_text() else None
+    except OSError:
+        return None
 
 
 def version(distribution: str) -> str | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.meters import telemetry
+from suite.meters import host_load, telemetry
 from suite.run import instruments, system
 
 MIN_FREE_DISK_GIB = 10.0
@@ -85,7 +85,21 @@ def _host_checks() -> list[Check]:
     cores = os.cpu_count() or 1
     checks.append(Check("host load", "ok" if load1 < 0.5 * cores else "warn",
                         f"1-minute load average {load1:.2f} on {cores} cores"))
+    checks.append(busy_check(host_load.snapshot()))
     return checks
+
+
+def busy_check(snap: dict) -> Check:
+    """Whether other processes are using the machine now (:func:`suite.meters.host_load.snapshot`):
+    at :data:`~suite.meters.host_load.UNDER_LOAD_CORES` cores or more between them, not fit — a run
+    measured now is recorded "measured under load" and left out of comparisons."""
+    why = host_load.under_load({"start": snap})
+    if snap.get("other_cores") is None:
+        return Check("other processes", "warn", "not measured (no /proc on this machine)")
+    if why:
+        return Check("other processes", "fail", why.replace("at its start", "now") + ": a result measured "
+                     "now is flagged \"measured under load\" and left out of comparisons; wait, or stop them")
+    return Check("other processes", "ok", f"{snap['other_cores']:g} of {snap['cores']} cores used by other processes")
 
 
 def fit(checks: list[Check]) -> bool:
