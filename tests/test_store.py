@@ -53,6 +53,30 @@ def test_a_valid_file_lands_under_its_content_hash(tmp_path):
     assert ledger.order(results) == [dest.name]
 
 
+def test_submit_says_why_a_stored_file_will_not_be_ranked(tmp_path, capsys):
+    """A smoke file on a CPU is stored, and submit says, per entry, why it will not be ranked;
+    a full-scale H100 file's throughput entries rank, and submit says nothing more of them."""
+    assert cli.main(["submit", str(VALID), "--results-dir", str(tmp_path / "results")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("stored ")
+    assert out[1] == ("not ranked: lm-char (smoke): smoke scale: only full-scale results are ranked; "
+                      "no known peak for its device (goodbench peaks): its MFU cannot be bounded")
+    doc = factories.synthetic_document("lab-h100", rng=np.random.default_rng(3), accelerator=0)
+    full = [r for r in doc["runs"] if r["scale"] == "full" and r["workload"]["kind"] == "throughput"]
+    assert full, "the synthetic H100 document has full-scale throughput runs"
+    from suite.leaderboard import rows as leaderboard
+
+    frame = leaderboard.rows("h100.json", doc)
+    ranked = [r for r in frame if r["scale"] == "full" and r["kind"] == "throughput"]
+    assert ranked and all(leaderboard.unranked_reasons(r) == [] for r in ranked)
+    import pandas as pd  # the words agree with the leaderboard's own test, entry by entry
+
+    frame += leaderboard.rows(VALID.name, json.loads(VALID.read_text()))
+    table = pd.DataFrame(frame, columns=leaderboard.ENTRY_COLUMNS)
+    said = [all(w.startswith(("ranked", "shown with")) for w in leaderboard.unranked_reasons(r)) for r in frame]
+    assert said == list(leaderboard.rankable(table)) and not all(said)
+
+
 REFUSALS = {
     "invalid": lambda tmp: CORPUS / "tta-edited-faster.json",
     "not-json": lambda tmp: CORPUS / "not-json-truncated.json",

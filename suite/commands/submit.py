@@ -40,4 +40,24 @@ def run(args) -> int:
     print(f"stored {args.file} as {stored.path}")
     for note in stored.notes:  # a copy of one of its runs was stored before it (docs/rules.md)
         print(f"note: {note}")
+    for line in _rank_lines(stored.path):
+        print(line)
     return 0
+
+
+def _rank_lines(path: Path) -> list[str]:
+    """One line per entry of the stored file that will not be ranked, saying why
+    (:func:`suite.leaderboard.rows.unranked_reasons`)."""
+    from suite.leaderboard import rows as leaderboard
+
+    read, _ = leaderboard.read_stored(path)
+    if read is None:
+        return []
+    lines = []
+    for row in leaderboard.entry_rows(read):
+        reasons = leaderboard.unranked_reasons(row)
+        if reasons:
+            verdict = "ranked" if reasons[0].startswith("ranked") else "not ranked"
+            shown = "; ".join(r.removeprefix("ranked, ") for r in reasons)
+            lines.append(f"{verdict}: {row['workload']} ({row['scale']}): {shown}")
+    return lines

@@ -439,6 +439,26 @@ def rankable(frame: pd.DataFrame) -> pd.Series:
         & ((frame["kind"] != "tta") | (frame["tta_valid"] == True)) & ~free_jobs(frame)  # noqa: E712
 
 
+def unranked_reasons(row: dict) -> list[str]:
+    """Why one entry (a row of :data:`ENTRY_COLUMNS`) will not be ranked, in words: each condition
+    of :func:`rankable` it fails, and the flags the pages show beside it (under load, partial or
+    failed runs, stale rules). Empty: it is ranked (unless a copy, known only against the store)."""
+    reasons = []
+    if row.get("scale") != "full":
+        reasons.append(f"{row.get('scale')} scale: only full-scale results are ranked")
+    if row.get("known_peak") is not True:
+        reasons.append("no known peak for its device (goodbench peaks): its MFU cannot be bounded")
+    if row.get("kind") == "tta" and row.get("tta_valid") is not True:
+        reasons.append("no valid time-to-target score: too few seeds reached the target")
+    if row.get("division") == own.DIVISION and row.get("workload") == own.FREE_JOB:
+        reasons.append("own code's free job: held to no goodbench target")
+    flags = [f"{int(n)} partial run{'s' if n != 1 else ''} (interrupted)"
+             for n in [row.get("partial_runs")] if isinstance(n, (int, float)) and n > 0]
+    flags += ["measured under load"] if isinstance(row.get("under_load"), str) else []
+    flags += [row["stale_rules"]] if isinstance(row.get("stale_rules"), str) else []
+    return reasons + [f"shown with: {f}" for f in flags] if reasons else [f"ranked, shown with: {f}" for f in flags]
+
+
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows in leaderboard order: TTA ascending (valid first), else throughput descending."""
     if frame.empty:
