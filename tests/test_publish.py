@@ -179,6 +179,9 @@ def test_a_commitment_is_published_alone_before_its_file(scratch, signer, tmp_pa
     verdicts = {v.path: v for v in publish.review(repo, head, commit(repo, "both at once")).verdicts}
     assert not verdicts["results/ledger.jsonl"].accepted
     assert "in a pull request of its own" in verdicts["results/ledger.jsonl"].lines[0]
+    shown = next(v for p, v in verdicts.items() if p != "results/ledger.jsonl")  # the file: not "not listed"
+    assert shown.lines == ["not judged: the change to results/ledger.jsonl that lists it was refused "
+                           "(its verdict says why)"]
     # a commitment to a file the store holds already (stored before the ledger listed it) would
     # move it behind later files: refused
     git(repo, "checkout", "-q", "main")

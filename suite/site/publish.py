@@ -168,12 +168,14 @@ def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]],
     verdicts: list[Verdict] = []
     added = sorted(path for status, path in changes if status == "A" and STORED_NAME.fullmatch(path))
     listed: list[str] = []
+    ledger_refused = False
     for status, path in changes:
         if status == "A" and STORED_NAME.fullmatch(path):
             continue
         if path == LEDGER:
             verdict, listed = _judge_ledger(git, fork, head, status, added, context)
             verdicts.append(verdict)
+            ledger_refused = not verdict.accepted
         elif path.startswith(MAINTAINERS_ONLY):
             verdicts.append(Verdict(path, False, ["a maintainer changes this file, in a pull request of its own"]))
         elif STORED_NAME.fullmatch(path):
@@ -189,8 +191,10 @@ def _judge_paths(git: Git, fork: str, head: str, changes: list[tuple[str, str]],
                                                   "(code changes go in a pull request of their own)"]))
     # "the first stored" is judged in the ledger's order, and an unlisted file would count as
     # stored before every listed one: each added file must come with its ledger line
-    verdicts += [Verdict(path, False, [f"not listed in {LEDGER}: add the line 'goodbench submit' appended "
-                                       "there with the file"]) for path in added if path not in listed]
+    unlisted = (f"not judged: the change to {LEDGER} that lists it was refused (its verdict says why)"
+                if ledger_refused else
+                f"not listed in {LEDGER}: add the line 'goodbench submit' appended there with the file")
+    verdicts += [Verdict(path, False, [unlisted]) for path in added if path not in listed]
     return verdicts, [path for path in listed if path in added]
 
 
