@@ -82,6 +82,8 @@ def test_list_says_corrupt_for_a_flipped_byte_that_run_would_refuse(data_dir, tm
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("lm-char "))
     assert row.split()[-1] == "corrupt"
+    # both targets: a CPU run is held to the smoke one (workloads/lm/spec.py)
+    assert "val_loss <= 1.55" in row and "val_loss <= 2.4" in row and "smoke (a CPU run)" in out.splitlines()[0]
     assert f"{copy}: size or sha256 differs from the pinned {TINY_SHAKESPEARE.sha256[:12]}…" in out
     with pytest.raises(data.DataNotFound, match="does not match"):
         data.locate(TINY_SHAKESPEARE, tmp_path)
@@ -107,6 +109,23 @@ def test_data_fetch_from_a_mirror_fills_the_cache_with_checked_copies(data_dir, 
     assert capsys.readouterr().out.count(": here (") == 5
     assert data.locate(TINY_SHAKESPEARE) == data.cache_dir() / TINY_SHAKESPEARE.name
     assert LmChar().data_files == (TINY_SHAKESPEARE,)
+
+
+def test_data_fetch_without_a_network_says_to_copy_from_a_folder(tmp_path, monkeypatch, capsys):
+    import urllib.error
+    import urllib.request
+
+    from suite.cli import main
+
+    def no_network(*_a, **_k):
+        raise urllib.error.URLError("[Errno -2] Name or service not known")
+    monkeypatch.delenv("GOODBENCH_OFFLINE", raising=False)
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    assert main(["data", "fetch", "-w", "lm-char", "--to", str(tmp_path / "to")]) == 1
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("tinyshakespeare/input.txt: not fetched: <urlopen error [Errno -2] Name or service")
+    assert line.endswith("without a network, copy the files from a folder that holds them: "
+                         "goodbench data fetch --mirror DIR")
 
 
 def test_data_fetch_refuses_a_copy_with_another_sha256_and_leaves_nothing(data_dir, tmp_path, capsys):

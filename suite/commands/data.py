@@ -94,7 +94,9 @@ def _fetch(args) -> int:
         try:
             dest = data.fetch(f, args.mirror, None if args.to is None else Path(args.to))
         except (OSError, ValueError) as exc:
-            print(f"{name}: not fetched: {exc}")
+            offline = args.mirror is None and isinstance(exc, OSError)  # the network, not the file
+            print(f"{name}: not fetched: {exc}" + ("; without a network, copy the files from a folder "
+                                                   "that holds them: goodbench data fetch --mirror DIR" if offline else ""))
             failed += 1
             continue
         print(f"{name}: fetched into {dest} (sha256 {f.sha256[:12]}… checked)")

@@ -12,20 +12,22 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """Print every workload, its full-scale target and whether its data files are here; 0."""
+    """Print every workload, its targets at full and smoke scale (a CPU run is smoke) and whether
+    its data files are here; 0."""
     from workloads import data, registry
 
-    print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'full-scale target':<22} {'data':<34} present")
+    print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'target: full scale':<22} {'smoke (a CPU run)':<22} "
+          f"{'data':<34} present")
     notes: list[str] = []
     for w in registry.WORKLOADS.values():
-        target = w.spec("full").target
+        target, smoke = w.spec("full").target, w.spec("smoke").target
         files = _data_summary([f.name for f in w.data_files])
         found = {f: data.presence(f, args.data_dir) for f in w.data_files}
         # the worst of its files: one corrupt or missing file stops the workload
         present = next((s for s in ("corrupt", "no", "unverified")
                         if any(p.status == s for p in found.values())), "yes" if found else "—")
         print(f"{w.id:<12} {w.version:>3}  {w.kind:<10} {target.describe() if target else '—':<22} "
-              f"{files:<34} {present}")
+              f"{smoke.describe() if smoke else '—':<22} {files:<34} {present}")
         print(f"{'':<12}      {w.task}")
         for f, p in found.items():
             if p.status == "corrupt":
