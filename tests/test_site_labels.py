@@ -112,6 +112,17 @@ def test_no_page_shows_a_raw_key_and_every_shown_key_is_in_the_table(tmp_path):
     assert pages == sum(len(d["runs"]) for d in docs.values())
 
 
+def test_own_codes_file_names_with_dots_are_one_row_not_split_into_raw_keys():
+    """A code file named "mlp.py" once showed as a raw key row "py" (the dotted key split at its dot)."""
+    digest = "ab" * 32
+    rows = labels.flatten({"code": {"files": {"mlp.py": digest, "lib/data.v2.py": "cd" * 32}}},
+                          "settings.implementation")
+    assert [k for k, _ in rows] == ["settings.implementation.code.files"]
+    key, value = rows[0]
+    assert labels.field(key).known
+    assert labels.value_text(value, labels.field(key).unit) == "mlp.py abababababab…; lib/data.v2.py cdcdcdcdcdcd…"
+
+
 def _schema_keys(schema: dict, node: dict, path: str) -> list[str]:
     """The dotted paths of the object fields the results schema names (lists of records as ``[]``)."""
     if "$ref" in node:

@@ -117,7 +117,7 @@ DOC_FIELDS = {
     "settings.implementation.against": ("held to the target of", "text"),
     "settings.implementation.code.git_commit": ("git commit of the code (self-reported)", "text"),
     "settings.implementation.code.git_dirty": ("uncommitted changes in the code (self-reported)", "text"),
-    "settings.implementation.code.files": ("sha256 of the code's files (self-reported)", "text"),
+    "settings.implementation.code.files": ("sha256 of the code's files (self-reported)", "files"),
     "settings.implementation.code.workdir": ("folder the code was run from (self-reported)", "text"),
     "settings.implementation.command": ("command of the own code (self-reported)", "text"),
     "settings.implementation.spec.samples_per_step": ("declared samples per step", "count"),
@@ -234,6 +234,9 @@ WHOLE = {  # units whose value is shown whole, not item by item
     "ranges": f.steps_ranges, "command": lambda v: " ".join(map(str, v)) if isinstance(v, list) else f.num(v),
     "items": lambda v: f"{len(v)} (each in the raw results JSON)" if isinstance(v, list) and v else f.num(v),
     "target": lambda v: target_text(v),
+    # {file name: sha256}: one row, as a name may hold dots that a dotted key would split
+    "files": lambda v: "; ".join(f"{name} {str(digest)[:12]}…" for name, digest in v.items())
+    if isinstance(v, dict) and v else f.num(v),
 }
 SUFFIX_UNITS = (("_per_s", "/s"), ("_s", "s"), ("_j", "J"), ("_w", "W"), ("_gib", "GiB"), ("_flops", "FLOP/s"))
 
