@@ -107,6 +107,33 @@ def _edited_quality(doc: dict, factor: float) -> dict:
     return forging.repair(doc)
 
 
+@pytest.mark.slow
+def test_a_reproduction_stopped_by_sigterm_keeps_the_runs_it_finished(tmp_path):
+    """SIGTERM after the first of two runs was trained again: the reproduction holds that run,
+    says it was interrupted, validates, and the command exits 143 (it once left no file)."""
+    import signal
+
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "--seeds", "2",
+                     "--no-sign", "-o", "orig.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "--tolerance", LOOSE,
+                              "--no-sign", "-o", "rep.json"], cwd=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in child.stdout:  # type: ignore[union-attr]
+        seen.append(line)
+        if "[dlrm-small seed 2] training" in line:  # seed 1 was trained again and compared
+            child.send_signal(signal.SIGTERM)
+            break
+    rest, _ = child.communicate(timeout=600)
+    said = "".join(seen) + rest
+    assert child.returncode == 143, said
+    assert "interrupted: the reproduction holds the 1 run(s) trained again before it" in said
+    doc = json.loads((tmp_path / "rep.json").read_text())
+    assert [r["seed"] for r in doc["runs"]] == [1] and doc["settings"]["interrupted"] is True
+    assert check_document(doc) == []
+
+
 def test_a_curve_edited_as_a_forger_does_passes_validation_and_is_planned():
     """What validation cannot catch is what a reproduction is for: the edited file is validated
     first, passes, and is planned (the slow test below trains it and finds the difference)."""

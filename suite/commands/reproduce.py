@@ -102,6 +102,11 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
           f"{done} of {n} run{'s' if n != 1 else ''} reproduced"
           + (f", {undecided} inconclusive" if undecided else ""), flush=True)
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
+    if found.interrupted:
+        from suite.run.signals import sigterm_received
+
+        say("interrupted: the reproduction holds the runs trained again before it")
+        return 143 if sigterm_received() else 130
     if launch.in_torchrun():
         return 0  # the launcher reads the verdicts from the file: a differing run is no failed worker
     return 0 if found.reproduced else 1

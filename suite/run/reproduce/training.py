@@ -27,6 +27,7 @@ class Reproduction:
 
     doc: dict
     comparisons: list[Comparison]
+    interrupted: bool = False  # stopped by SIGINT or SIGTERM: the runs finished before it
 
     @property
     def reproduced(self) -> bool:
@@ -114,6 +115,7 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     checkpoints = out.with_suffix(".ckpt") if the_plan.checkpoint_every else None
     comparisons: list[Comparison] = []
     quiet: Progress = lambda *a, **k: None
+    interrupted = False
     try:
         for n, target in enumerate(the_plan.targets):
             earlier: Comparison | None = None
@@ -135,19 +137,24 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
                                     tolerance, report, checkpoints / f"run{n}-drift" if checkpoints else None)
             if found is not None:
                 comparisons.append(found)
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM (suite/run/signals.py): keep the runs finished
+        if parallel.distributed or not comparisons:
+            raise
+        interrupted = True
+        report(f"interrupted: the reproduction holds the {len(comparisons)} run(s) trained again before it")
     finally:
         if checkpoints is not None and parallel.is_main:
             shutil.rmtree(checkpoints, ignore_errors=True)
     if not parallel.is_main:
         return None
-    settings = session._settings(splan, options, splan.workload_ids, [], open_changes, {}, False, None)
+    settings = session._settings(splan, options, splan.workload_ids, [], open_changes, {}, interrupted, None)
     settings["seeds_per_workload"] = None
     settings["session"] = the_session
     settings["reproduces"] = section(the_plan.original, comparisons, tolerance)
     runs = [c.record for c in comparisons]
     doc = results.new_document(system.describe(device, system_name, system_overrides), settings, runs)
     doc["summary"] = derive.summary(runs)
-    return Reproduction(doc, comparisons)
+    return Reproduction(doc, comparisons, interrupted)
 
 
 def _measured_drift(found: Comparison | None, target, workload, scale: str, options, parallel, tolerance: float,
