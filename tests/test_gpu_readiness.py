@@ -202,6 +202,11 @@ def test_peaks_name_shows_the_entry_it_resolves_to(name, entry, capsys):
         "measured ceiling is bounded by the dense peak itself, and the least mean power is 10% of the board power."
 
 
+def test_peaks_takes_a_name_without_quotes(capsys):
+    assert main(["peaks", "NVIDIA", "H200", "NVL"]) == 0  # goodbench peaks NVIDIA H200 NVL
+    assert capsys.readouterr().out.startswith("NVIDIA H200 NVL: H200 NVL (picked by the words ")
+
+
 @pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3 MIG 1g.10gb", "Some Accelerator 9000",
                                   "NVIDIA H1OO 80GB HBM3", "NVIDIA Н100 80GB HBM3", "NVIDIA A100-SXM4-80GB GB200"])
 def test_peaks_name_without_an_entry_says_what_to_do(name, capsys):

@@ -7,8 +7,8 @@ import argparse
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench peaks`` and its arguments."""
     p = commands.add_parser("peaks", help="the peak table MFU uses, or the entry a device name resolves to")
-    p.add_argument("name", nargs="?", metavar="NAME",
-                   help='a device name as torch or NVML reports it ("NVIDIA H100 80GB HBM3")')
+    p.add_argument("name", nargs="*", metavar="NAME",
+                   help='a device name as torch or NVML reports it (NVIDIA H100 80GB HBM3: quotes not needed)')
     return p
 
 
@@ -26,6 +26,7 @@ def run(args) -> int:
     from suite.figures import report
     from suite.meters import mfu
 
+    args.name = " ".join(args.name) or None  # its words, as the shell split them
     if args.name is None:
         distinct: dict[str, mfu.Peak] = {}
         for listed in mfu.PEAKS:  # an entry matched by two spellings ("gaudi2", "gaudi 2") once

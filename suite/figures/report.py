@@ -71,10 +71,15 @@ def run_rows(runs: list[dict]) -> list[dict]:
         "samples/s": _round(results.samples_per_s(r)),
         "p50 step ms": _round(None if (p50 := results.step_time_s(r, "p50")) is None else 1000 * p50),
         "MFU": _round(r["metrics"]["mfu"], 3),
-        "of ceiling": _round(r["metrics"].get("share_of_ceiling"), 3),
+        "% of ceiling": _percent(r["metrics"].get("share_of_ceiling")),
         "energy": "n/m" if r["metrics"]["energy_to_train_j"] is None
         else f"{r['metrics']['energy_to_train_j']:.0f} J",
     } for r in runs]
+
+
+def _percent(share: float | None) -> str | None:
+    """A share as a percentage with three significant digits ("7.70%"); None stays None (—)."""
+    return None if share is None else f"{100 * share:.3g}%"
 
 
 def goodput_rows(runs: list[dict]) -> list[dict]:
