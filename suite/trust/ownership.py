@@ -6,12 +6,14 @@ times exactly [``duplicate-steps``], the fingerprint of their step times
 their curve under different seeds (one run claimed as another seed) [``seed-copy``]; two files
 naming one suite run (``settings.session.id``) hold its runs twice [``duplicate-session``].
 
-Of the records of one run, :func:`resolve` keeps one — the first stored whose file is signed by
-the key the run's id was minted for (its *owner*), else the first stored — and says of each
-other whether it is a **copy** (unsigned, or signed by a key that holds the run already) or
-**disputed** (signed by another key, stored later: a signature proves who wrote a file, not who ran it
-first, so both are kept and the later is shown as disputed; "stored" counts from a file's
-commitment where it has one, :mod:`suite.store.ledger`). So a signed file wins over an
+Each record is judged by :func:`resolve` on its own evidence, against the records stored before
+it (never through a third file): not signed by the key the run's id was minted for (its *owner*),
+it is a **copy**; signed by its owner, it is a copy when its key holds the run already or when it
+matches two runs signed by their owners (a bridge between them), **disputed** when it matches one
+run another key's owner signed first (a signature proves who wrote a file, not who ran it first, so
+both are kept and the later is shown as disputed; "stored" counts from a file's commitment where it
+has one, :mod:`suite.store.ledger`), and else kept — the unsigned records it matches, stored before
+it, then shown as its copies. So a signed file wins over an
 unsigned copy stored before it, and an unsigned file cannot take a signed run. The store
 (suite/store/files.py) refuses a new file that :func:`resolve` would show as a copy; the leaderboard
 (``suite.leaderboard.rows``) shows what it says of every stored file. Torch-free.
@@ -197,68 +199,84 @@ class Verdict:
 
 
 def _kept(members: Sequence[Claim]) -> Claim:
-    """The record of one run that is kept: the first whose file is signed by its owner's key, else the first."""
+    """The record of one suite run that is kept: the first whose file is signed by its owner's key, else the first."""
     return next((c for c in members if c.owner is not None), members[0])
+
+
+def _strength(link: Link) -> tuple[int, int]:
+    return CODES.index(link.code), link.a
 
 
 def resolve(claims: Sequence[Claim]) -> dict[tuple[str, int], Verdict]:
     """Every claim that is not the record kept of its run, keyed by (file, index), with its
     :class:`Verdict`. ``claims`` are in the order their files were stored (:mod:`suite.store.ledger`).
 
-    Claims linked by :func:`links` are one run (transitively); of each run the first claim of a
-    file signed by the run's owner is kept, else the first. Each other is a copy — or, signed
-    by another key, disputed. A file naming a suite run another file named (:func:`sessions`) is
-    judged the same way as a whole: its runs not judged already are copies (or disputed) of the
-    kept file's."""
-    parent = list(range(len(claims)))
+    Each claim is judged, in that order, on its own evidence only: the :func:`links` between it
+    and the claims stored before it — never through a third file (a file that shares one run's
+    step times and another run's curve joins neither run to the other). A claim with no such
+    link is kept. One not signed by its owner's key is a copy of the record it is linked to. One
+    signed by its owner (``owner``) is
 
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    - a copy when a record it is linked to was signed by the same key (a key holds a run once),
+      or when it is linked to two records kept and signed by their owners (it matches two runs:
+      it is neither, and demotes neither);
+    - disputed when it is linked to one record signed by another key's owner, not a copy (the
+      first signature stored stays);
+    - else kept, and every record it is linked to that no owner signed and no owner's record
+      holds already is now its copy (a signed file wins over an unsigned copy stored before it).
 
-    found = links(claims)
-    for link in found:
-        parent[root(link.b)] = root(link.a)
-    strongest: dict[int, Link] = {}
-    for link in found:  # each claim's strongest link, to say how it is one run with another
-        for end in (link.a, link.b):
-            if end not in strongest or CODES.index(link.code) < CODES.index(strongest[end].code):
-                strongest[end] = link
-    runs: dict[int, list[int]] = {}
-    for i in range(len(claims)):
-        runs.setdefault(root(i), []).append(i)
-    verdicts: dict[tuple[str, int], Verdict] = {}
-    for members in runs.values():
-        if len(members) < 2:
+    So a later file never demotes a run signed by its owner. A file naming a suite run another
+    file named (:func:`sessions`) is judged the same way as a whole: its runs not judged already
+    are copies (or disputed) of the kept file's."""
+    earlier: dict[int, list[Link]] = {}
+    for link in links(claims):  # a < b: a was stored first
+        earlier.setdefault(link.b, []).append(link)
+    verdicts: dict[int, Verdict] = {}
+    for i, c in enumerate(claims):
+        mine = sorted(earlier.get(i, ()), key=_strength)
+        if not mine:
             continue
-        kept = _kept([claims[i] for i in members])
-        signers = {kept.owner}  # a key disputes a run once: its own run again is a copy
-        for i in members:
-            c = claims[i]
-            if c.file == kept.file:
-                continue  # one file holding one run twice is the validator's to refuse
-            link = strongest[i]
-            via = claims[link.b if link.a == i else link.a]
-            status = COPY if c.owner is None or c.owner in signers else DISPUTED
-            signers.add(c.owner)
-            verdicts[(c.file, c.index)] = Verdict(status, kept, via, link.code, link.similarity)
+        if c.owner is None:
+            verdicts[i] = _verdict(COPY, claims, mine[0], mine[0])
+            continue
+        signed = [link for link in mine if claims[link.a].owner is not None
+                  and (link.a not in verdicts or verdicts[link.a].status != COPY)]
+        kept = [link for link in signed if link.a not in verdicts]
+        same = [link for link in signed if claims[link.a].owner == c.owner]
+        if same:
+            verdicts[i] = _verdict(COPY, claims, same[0], mine[0])
+        elif len({link.a for link in kept}) >= 2:
+            verdicts[i] = _verdict(COPY, claims, kept[0], mine[0])
+        elif signed:
+            verdicts[i] = _verdict(DISPUTED, claims, (kept or signed)[0], mine[0])
+        else:
+            for link in mine:  # the unsigned records of this run stored before it are its copies
+                held = verdicts.get(link.a)
+                if claims[link.a].owner is None and (held is None or held.original.owner is None):
+                    verdicts[link.a] = Verdict(COPY, c, c, link.code, link.similarity)
+    out = {(claims[i].file, claims[i].index): verdict for i, verdict in verdicts.items()
+           if claims[i].file != verdict.original.file}  # one file holding one run twice: the validator's
     by_file: dict[str, list[Claim]] = {}
     for c in claims:
         by_file.setdefault(c.file, []).append(c)
     for files in sessions(claims).values():
         firsts = [by_file[f][0] for f in files]
-        kept = _kept(firsts)
+        kept_claim = _kept(firsts)
         for f in files:
-            if f == kept.file:
+            if f == kept_claim.file:
                 continue
             for c in by_file[f]:
-                if (c.file, c.index) not in verdicts:
-                    original = next((k for k in by_file[kept.file] if k.workload == c.workload), kept)
-                    status = DISPUTED if by_file[f][0].owner not in (None, kept.owner) else COPY
-                    verdicts[(c.file, c.index)] = Verdict(status, original, original, DUPLICATE_SESSION)
-    return verdicts
+                if (c.file, c.index) not in out:
+                    original = next((k for k in by_file[kept_claim.file] if k.workload == c.workload), kept_claim)
+                    status = DISPUTED if by_file[f][0].owner not in (None, kept_claim.owner) else COPY
+                    out[(c.file, c.index)] = Verdict(status, original, original, DUPLICATE_SESSION)
+    return out
+
+
+def _verdict(status: str, claims: Sequence[Claim], decisive: Link, strongest: Link) -> Verdict:
+    """A claim's verdict: the record stored before it that ``decisive`` links it to is the run
+    kept; ``strongest``, its strongest link to a record stored before it, says how it is one run."""
+    return Verdict(status, claims[decisive.a], claims[strongest.a], strongest.code, strongest.similarity)
 
 
 def how(verdict: Verdict) -> str:
