@@ -489,3 +489,34 @@ def test_one_suite_run_split_into_two_files_is_refused_unless_signed_over_an_uns
                             f"signed by its owner's key ({fp}): {kept.name}'s runs are now shown as copies, not "
                             "ranked",)
     assert _statuses(folder) == {kept.name: {"copy"}, signed.path.name: {None}}
+
+
+def _five_seeds_of_one_run(original: dict, edit=None) -> dict:
+    """Seed 1's run claimed as seeds 2-5 (each copy's step times shuffled in its logged blocks),
+    ``edit(run)`` applied to every run, curve and log alike; repaired."""
+    doc = copy.deepcopy(original)
+    first = doc["runs"][0]
+    for seed in range(2, 6):
+        later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+        doc["runs"].append(factories.retimed_copy(first, later, {"seed": seed}, variant=seed) | {"seed": seed})
+    for run in doc["runs"]:
+        if edit is not None:
+            edit(run)
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
+    doc["settings"]["seeds_per_workload"] = 5
+    return repair(doc)
+
+
+def test_a_null_training_loss_no_longer_hides_a_curve_claimed_for_five_seeds(original):
+    """The first point's training loss left out (null in the curve, its log's training losses up
+    to it dropped): every other value is still seed 1's, for five seeds."""
+    def unlogged(run):
+        first = run["curve"][0]["step"]
+        run["curve"][0]["train_loss"] = None
+        run["event_log"] = [line for line, e in zip(run["event_log"], mllog.parse(run["event_log"]))
+                            if not (e.key == "train_loss" and e.metadata.get("step", 0) <= first)]
+    doc = _five_seeds_of_one_run(original, unlogged)
+    curve = fingerprint.curve_of(doc["runs"][1])
+    assert curve is not None and np.isnan(curve.column("train_loss")[0])
+    assert [(p.code, p.field) for p in v.check_document(doc)] == \
+        [("seed-copy", f"runs[{i}].curve") for i in range(1, 5)]
