@@ -255,7 +255,7 @@ def test_honest_runs_of_one_workload_are_never_one_run():
                 assert diff >= fingerprint.HONEST_CURVE_SPREAD, (a, b, diff)
                 honest_seed_pairs += 1
     assert pairs >= 6  # the same workload in three files: lm-char and gpt2-124m, three pairs each
-    assert -1.0 < worst < 0.3 < fingerprint.THRESHOLD, worst  # measured 0.185 (docs/rules.md)
+    assert -1.0 < worst < 0.45 < fingerprint.THRESHOLD, worst  # measured 0.251 (docs/rules.md; 0.363 with results/)
     # honest seeds differ at least this much, metric by metric (measured): 5.3 × the bound under
     # which two curves are one
     assert honest_seed_pairs >= 6
@@ -520,3 +520,59 @@ def test_a_null_training_loss_no_longer_hides_a_curve_claimed_for_five_seeds(ori
     assert curve is not None and np.isnan(curve.column("train_loss")[0])
     assert [(p.code, p.field) for p in v.check_document(doc)] == \
         [("seed-copy", f"runs[{i}].curve") for i in range(1, 5)]
+
+
+def _restamped(run: dict, times: list[float]) -> None:
+    """``run`` (changed in place) given the step times ``times``: each logged block's step clock
+    their sum, and every later stamp of its log, curve time, time to train and wall time moved by
+    what the blocks before it gained or lost — the log rewritten to tell the new story."""
+    offset, at_eval, events = 0.0, {}, []
+    for e in mllog.parse(run["event_log"]):
+        if e.key in ("block_stop", "warmup_stop"):
+            first, last = e.metadata["first_step"], e.metadata["last_step"]
+            summed = math.fsum(times[first - 1:last])
+            offset += summed - e.metadata["step_s"]
+            e = moved(e, metadata={**e.metadata, "step_s": summed})
+        events.append(moved(e, time_ms=e.time_ms + 1000 * offset))
+        if e.key == "eval_stop":
+            at_eval[e.metadata["step"]] = offset
+    run["event_log"] = [mllog.format_event(e) for e in events]
+    run["step_times_s"] = times
+    for point in run["curve"]:
+        point["time_s"] += at_eval[point["step"]]
+    run["time_to_train_s"] += offset
+    run["wall_s"] += offset
+
+
+def _shifted(doc: dict, k: int) -> dict:
+    """Every run's step times after its warm-up block shifted by ``k`` steps (step t takes step
+    t + k's time, the first ``k`` of them moved to the end), the log restamped (:func:`_restamped`),
+    ``created_at`` after the new end; repaired."""
+    for run in doc["runs"]:
+        times = run["step_times_s"]
+        start = next(e.metadata["last_step"] for e in mllog.parse(run["event_log"]) if e.key == "warmup_stop")
+        _restamped(run, times[:start] + times[start + k:] + times[start:start + k])
+    created = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00")).timestamp()
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(
+        math.ceil(max(created, factories.log_span(doc)[1] + 1)), dt.UTC))
+    return repair(doc)
+
+
+@pytest.mark.parametrize("k", [4, 12])
+def test_a_copy_shifted_by_more_than_three_steps_is_refused_by_the_store(tmp_path, original, k):
+    """The audit's copy shifted by 4 steps scored 0.324 at the 3 steps of shift compared before
+    rules v8; the shifts compared now reach 16."""
+    folder = tmp_path / "results"
+    submit(_write(tmp_path / "original.json", original), folder)
+    forged = _shifted(_own_story(copy.deepcopy(original), "copier-lab"), k)
+    assert codes(forged) == set()
+    mine, theirs = (fingerprint.signature(d["runs"][0]["step_times_s"]) for d in (forged, original))
+    assert float(fingerprint.similarity([mine], [theirs])[0, 0]) > 0.9  # measured 0.98 (4), 0.93 (12)
+    lag, fingerprint.MAX_LAG = fingerprint.MAX_LAG, 3
+    try:
+        assert float(fingerprint.similarity([mine], [theirs])[0, 0]) < fingerprint.THRESHOLD  # v7's reach
+    finally:
+        fingerprint.MAX_LAG = lag
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "forged.json", forged), folder)
+    assert [p.code for p in refused.value.problems] == ["steps-fingerprint"]
