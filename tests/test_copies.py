@@ -34,7 +34,7 @@ from suite.site.builder import build_site
 from suite.site.names import run_slug, safe_name
 from suite.store import ledger
 from suite.store.files import Refused, stored_files, submit, submit_noted
-from suite.trust import fingerprint, signing
+from suite.trust import fingerprint, ownership, shuffles, signing
 from suite.validate.tolerance import CLOCK_SLACK
 
 COPIED = "dlrm-small"  # the run copied: 150 real steps
@@ -576,3 +576,107 @@ def test_a_copy_shifted_by_more_than_three_steps_is_refused_by_the_store(tmp_pat
     with pytest.raises(Refused) as refused:
         submit(_write(tmp_path / "forged.json", forged), folder)
     assert [p.code for p in refused.value.problems] == ["steps-fingerprint"]
+
+
+# ---------------------------------------------------------------- copies reordered, and short runs
+def _reordered(doc: dict, seed: int = 0, nudge: float = 0.0) -> dict:
+    """Every run's step times shuffled within each logged block (which keeps every block sum,
+    stamp and figure: the audit's copy, fingerprint similarity 0.158), then nudged by ± ``nudge``
+    with the log's block sums rewritten (:func:`_retimed`); repaired."""
+    rng = np.random.default_rng(seed)
+    for run in doc["runs"]:
+        times = run["step_times_s"]
+        for e in mllog.parse(run["event_log"]):
+            if e.key in ("block_stop", "warmup_stop"):
+                first, last = e.metadata["first_step"], e.metadata["last_step"]
+                times[first - 1:last] = list(rng.permutation(times[first - 1:last]))
+    return _retimed(doc, 1.0, nudge, seed) if nudge else repair(doc)
+
+
+@pytest.mark.parametrize("nudge", [0.0, 1e-7], ids=["shuffled", "shuffled-and-nudged"])
+def test_a_copy_reordered_within_its_logged_blocks_is_refused_by_the_store(tmp_path, original, nudge):
+    folder = tmp_path / "results"
+    first = submit(_write(tmp_path / "original.json", original), folder)
+    forged = _reordered(_own_story(copy.deepcopy(original), "copier-lab"), 3, nudge)
+    assert codes(forged) == set()
+    mine, theirs = (fingerprint.signature(d["runs"][0]["step_times_s"]) for d in (forged, original))
+    assert float(fingerprint.similarity([mine], [theirs])[0, 0]) < fingerprint.THRESHOLD  # its order is its own
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "forged.json", forged), folder)
+    [problem] = refused.value.problems
+    assert (problem.code, problem.field) == ("steps-shuffled", "runs[0].step_times_s")
+    assert first.name in problem.reason and "reordered within their logged blocks" in problem.reason
+
+
+def test_six_reordered_copies_of_one_run_in_one_file_are_refused(original):
+    """The real run and six copies of it, each shuffled in its blocks and claimed for another
+    seed: their step times' values say they are one run (their one curve says so too)."""
+    doc = copy.deepcopy(original)
+    first = doc["runs"][0]
+    rng = np.random.default_rng(6)
+    for seed in range(2, 8):
+        later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+        again = factories.retimed_copy(first, later, {"seed": seed}, variant=None) | {"seed": seed}
+        times = again["step_times_s"]
+        for e in mllog.parse(again["event_log"]):
+            if e.key in ("block_stop", "warmup_stop"):
+                lo, hi = e.metadata["first_step"], e.metadata["last_step"]
+                times[lo - 1:hi] = list(rng.permutation(times[lo - 1:hi]))
+        doc["runs"].append(again)
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
+    doc["settings"]["seeds_per_workload"] = 7
+    doc = repair(doc)
+    found = [(p.code, p.field) for p in v.check_document(doc)]
+    assert [f for f in found if f[0] == "steps-shuffled"] == [("steps-shuffled", f"runs[{i}].step_times_s")
+                                                               for i in range(1, 7)]
+    assert {code for code, _ in found} == {"steps-shuffled", "seed-copy"}
+
+
+def _short(run: dict, steps: int) -> dict:
+    """A run's first ``steps`` steps as a short run records them: its step times and the lines
+    of its log up to its last whole block."""
+    lines = [line for line, e in zip(run["event_log"], mllog.parse(run["event_log"]))
+             if not any(isinstance(e.metadata.get(k), int) and e.metadata[k] > steps
+                        for k in ("step", "last_step", "first_step"))]
+    return {**copy.deepcopy(run), "step_times_s": run["step_times_s"][:steps], "event_log": lines}
+
+
+@pytest.mark.parametrize("steps", [6, 8, 40])
+def test_a_short_run_copied_rescaled_and_re_signed_is_labelled_a_copy(tmp_path, steps):
+    """Too short for a fingerprint (fewer than 50 steps) or for equal step times to say one run
+    (fewer than 10): the real lm-char run's first steps, copied × 1.01 under new ids and another
+    key, are one run by their values; honest runs' first steps are not (measured below)."""
+    owner, _ = _key(tmp_path, "owner")
+    thief, _ = _key(tmp_path, "thief")
+    real_run = next(r for r in SMOKE["runs"] if r["workload"]["id"] == "lm-char")
+    mine = {**copy.deepcopy(SMOKE), "runs": [_short(real_run, steps)]}
+    theirs = copy.deepcopy(mine)
+    theirs["runs"][0]["step_times_s"] = [round(t * 1.01, 7) for t in mine["runs"][0]["step_times_s"]]
+    theirs["settings"]["session"]["id"] = uuid.uuid4().hex
+    mine["runs"][0].update(signing.new_run_id(signing.public_bytes(owner)))
+    theirs["runs"][0].update(signing.new_run_id(signing.public_bytes(thief)))
+    found = ownership.claims("mine.json", signing.sign(mine, owner)) + \
+        ownership.claims("theirs.json", signing.sign(theirs, thief))
+    assert found[0].steps_print is None and (steps < 10) == (found[0].steps is None)
+    [link] = ownership.links(found)
+    assert link.code == "steps-shuffled" and link.similarity < 1e-3
+    assert {k: x.status for k, x in ownership.resolve(found).items()} == {("theirs.json", 0): "disputed"}
+
+
+def test_honest_runs_are_never_one_run_by_their_sorted_blocks():
+    """The margin of suite/trust/shuffles.py on every pair of honest runs of one workload (the
+    fixtures' and the corpus's; docs/rules.md states it): their sorted blocks stay far from one
+    run's — over whole runs, and over their first steps as a short run records them."""
+    runs = [run for path in HONEST if path.name != "lm-char-smoke-as-h100-derived.json"
+            for run in json.loads(path.read_text())["runs"]]
+    least = {}
+    for steps in (6, 8, 10, 20, 49, None):
+        found = []
+        for ra, rb in itertools.combinations(runs, 2):
+            if ra["workload"]["id"] == rb["workload"]["id"]:
+                sa, sb = (shuffles.sorted_blocks(r if steps is None else _short(r, steps)) for r in (ra, rb))
+                assert sa is not None and sb is not None
+                found.append(shuffles.distance(sa, sb))
+        least[steps] = min(d for d in found if d is not None)
+    # measured: 0.199 (6 steps), 0.281 (8), 0.482 (10), 0.788 (20), 1.004 (49), 1.108 (whole runs)
+    assert least[6] > 3 * shuffles.THRESHOLD and least[None] > 10 * shuffles.THRESHOLD, least

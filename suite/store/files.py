@@ -30,7 +30,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.store import ledger
-from suite.trust import fingerprint, ownership
+from suite.trust import fingerprint, ownership, shuffles
 from suite.validate import Problem, check_document, parse, read_bounded
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -111,6 +111,11 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
         return Problem(verdict.code, f"{where}.step_times_s",
                        f"the step times of run {via.run_id} stored in {via.file}, rescaled or nudged "
                        f"(fingerprint similarity {verdict.similarity:.3f}; from {fingerprint.THRESHOLD} on, "
+                       "one run): one run is stored once")
+    if verdict.code == ownership.STEPS_SHUFFLED:
+        return Problem(verdict.code, f"{where}.step_times_s",
+                       f"the step times of run {via.run_id} stored in {via.file}, reordered within their logged "
+                       f"blocks (distance of the sorted blocks {verdict.similarity:.2g}; up to {shuffles.THRESHOLD:g}, "
                        "one run): one run is stored once")
     if verdict.code == ownership.SEED_COPY:
         return Problem(verdict.code, f"{where}.curve",

@@ -2,7 +2,8 @@
 
 Two runs of two files are **one run** when they share a run id [``duplicate-run``], their step
 times exactly [``duplicate-steps``], the fingerprint of their step times
-(:mod:`suite.trust.fingerprint`: a copy rescaled, nudged or re-signed) [``steps-fingerprint``], or
+(:mod:`suite.trust.fingerprint`: a copy rescaled, nudged, shifted or re-signed) [``steps-fingerprint``],
+the values of their logged blocks (:mod:`suite.trust.shuffles`: a copy reordered) [``steps-shuffled``], or
 their curve under different seeds (one run claimed as another seed) [``seed-copy``]; two files
 naming one suite run (``settings.session.id``) hold its runs twice [``duplicate-session``].
 
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from suite.trust import fingerprint, signing
+from suite.trust import fingerprint, shuffles, signing
 
 # Step times of at least this many steps, not all equal, identify a run by equality. Stored to 7
 # decimals (0.1 µs), a measured step time varies from step to step by microseconds or more: the
@@ -39,8 +40,9 @@ MIN_STEPS = 10
 
 # how two records are one run, strongest first: the code a refused submission gets
 DUPLICATE_RUN, DUPLICATE_STEPS = "duplicate-run", "duplicate-steps"
-STEPS_FINGERPRINT, SEED_COPY, DUPLICATE_SESSION = "steps-fingerprint", "seed-copy", "duplicate-session"
-CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, SEED_COPY, DUPLICATE_SESSION)
+STEPS_FINGERPRINT, STEPS_SHUFFLED = "steps-fingerprint", "steps-shuffled"
+SEED_COPY, DUPLICATE_SESSION = "seed-copy", "duplicate-session"
+CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, STEPS_SHUFFLED, SEED_COPY, DUPLICATE_SESSION)
 COPY, DISPUTED = "copy", "disputed"
 
 
@@ -64,8 +66,8 @@ class Claim:
     verified ``signer`` (None: unsigned, or a signature that does not hold), and its ``owner``:
     the signer when the run's id was minted for the signer's key, else None. ``workload``,
     ``seed``, ``session`` (the file's ``settings.session.id``), ``steps_print``
-    (:func:`suite.trust.fingerprint.signature`) and ``curve`` (:func:`suite.trust.fingerprint.curve_of`)
-    tell one run in another file."""
+    (:func:`suite.trust.fingerprint.signature`), ``curve`` (:func:`suite.trust.fingerprint.curve_of`)
+    and ``blocks`` (:func:`suite.trust.shuffles.sorted_blocks`) tell one run in another file."""
 
     file: str
     index: int
@@ -78,6 +80,7 @@ class Claim:
     session: str | None = None
     steps_print: np.ndarray | None = field(default=None, repr=False)
     curve: fingerprint.Curve | None = field(default=None, repr=False)
+    blocks: shuffles.SortedBlocks | None = field(default=None, repr=False)
 
 
 def session_of(doc: Any) -> str | None:
@@ -104,14 +107,16 @@ def claims(file: str, doc: dict, signer: str | None = None, *, verified: bool = 
         wid = workload.get("id") if isinstance(workload, dict) else None
         out.append(Claim(file, i, run["run_id"], steps_key(run), fp, fp if owned else None,
                          wid if isinstance(wid, str) else None, run.get("seed"), session,
-                         fingerprint.signature(run.get("step_times_s")), fingerprint.curve_of(run)))
+                         fingerprint.signature(run.get("step_times_s")), fingerprint.curve_of(run),
+                         shuffles.sorted_blocks(run)))
     return out
 
 
 @dataclass(frozen=True)
 class Link:
     """Two claims of two files that are one run (``a`` before ``b`` in the order given), ``code``
-    saying how; ``similarity`` for a fingerprint's."""
+    saying how; ``similarity`` for a fingerprint's (for a reordered copy's, the distance of its
+    sorted blocks, :func:`suite.trust.shuffles.distance`)."""
 
     a: int
     b: int
@@ -150,6 +155,7 @@ def links(claims: Sequence[Claim], query: Collection[int] | None = None) -> list
             by_workload.setdefault(c.workload, []).append(i)
     for members in by_workload.values():
         _fingerprint_links(claims, members, asked, add)
+        _shuffle_links(claims, members, asked, add)
         _curve_links(claims, members, asked, add)
     return sorted(found.values(), key=lambda link: (link.a, link.b))
 
@@ -165,6 +171,17 @@ def _fingerprint_links(claims: Sequence[Claim], members: list[int], asked: set[i
         i, j = rows[int(r)], printed[int(c)]
         if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
             add(i, j, STEPS_FINGERPRINT, float(sims[r, c]))
+
+
+def _shuffle_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
+    blocked = [i for i in members if claims[i].blocks is not None]
+    rows = [r for r, i in enumerate(blocked) if i in asked]
+    if not rows or len(blocked) < 2:
+        return
+    for r, c, d in shuffles.reordered_pairs([claims[i].blocks for i in blocked], rows):
+        i, j = blocked[r], blocked[c]
+        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
+            add(i, j, STEPS_SHUFFLED, d)
 
 
 def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
@@ -284,6 +301,8 @@ def how(verdict: Verdict) -> str:
     id, else " (the same step times)" and the like."""
     if verdict.code == STEPS_FINGERPRINT:
         return f" (its step times rescaled or nudged: fingerprint similarity {verdict.similarity:.3f})"
+    if verdict.code == STEPS_SHUFFLED:
+        return f" (its step times reordered within their logged blocks: distance {verdict.similarity:.2g})"
     return {DUPLICATE_STEPS: " (the same step times)", SEED_COPY: " (the same curve, under another seed)",
             DUPLICATE_SESSION: " (the same suite run)"}.get(verdict.code, "")
 

@@ -21,6 +21,7 @@ from suite.validate.registry import Problem
 
 V6 = 6  # the claims against their second record (docs/rules.md)
 V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)
+V8 = 8  # the next round's rules (docs/rules.md, "v8 (next)")
 
 
 # ---------------------------------------------------------------- the document

@@ -1,0 +1,172 @@
+"""Whether two runs' step times are one run's reordered (docs/rules.md, "One run, one owner"). Torch-free.
+
+The event log sums each logged block of steps (``block_stop``/``warmup_stop``: its first and
+last step, its ``step_s``), so a copier who reorders the steps of each block keeps every block
+sum, stamp and figure, and gives the copy a fingerprint of its own (:mod:`suite.trust.fingerprint`
+compares the order of the jitter). The *values* stay: each block holds the same step times. So a
+run's **sorted blocks** are the times of each logged block, sorted, as logs less their median (a
+scale factor, or a drift slow beside a block, is removed with it); two runs' **distance** is the
+median, over the blocks both log with the same steps, of the largest difference of their sorted
+times divided by the larger spread (standard deviation) of the two blocks. A copy reordered within
+its blocks is at 0 (× 1.01: 1.6·10⁻⁴; nudged by 10⁻⁷ s: 3.7·10⁻⁴ on dlrm-small's 2.5 ms steps);
+another run's blocks hold other values, drawn from the machine's jitter: two honest runs are
+about one spread apart (:data:`THRESHOLD` and what it leaves: below).
+
+A block is compared when its times span at least :data:`MIN_SPAN_S` (100 × the 0.1 µs the step
+times are stored to: a block of a few distinct values says nothing), two runs when they share
+:data:`MIN_STEPS` values or more in such blocks — a run of a handful of steps included: equal
+sorted values with their spread are no chance at 6 values already. A run too short for a
+fingerprint (:data:`suite.trust.fingerprint.MIN_STEPS`) also has all its step times as one block
+and its evaluations' durations (the event log's ``eval_start`` to ``eval_stop``) as another,
+whatever its logged blocks. At most :data:`MAX_BLOCKS` logged blocks of each run are kept, which
+bounds the work; a longer run whose log holds no block (a file written before the runner kept
+one) has none.
+
+:data:`THRESHOLD` (0.05): between honest runs of one workload on one machine (every pair of
+results/, tests/corpus/valid/ and the reference smoke result: CPU smoke runs of 80–200 steps, other
+seeds, the same seed in other files, killed and resumed, 2 ranks), the smallest distance is 1.108
+over whole runs, and over their first steps alone, as a short run records them, 1.004 (49 steps),
+0.788 (20), 0.482 (10), 0.281 (8) and 0.199 (6; tests/test_copies.py measures it again): four
+times the threshold. What it does not catch: a copy whose times were re-drawn, or given noise of
+its own near the jitter's spread; one reordered across blocks, with every block sum and stamp of its log
+rewritten (then each block holds other values).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from suite.trust import fingerprint
+
+THRESHOLD = 0.05    # distance at or below which two runs' step times are one run's (honest least 0.199)
+MIN_STEPS = 6       # times in the blocks two runs share, below which they are not compared
+MIN_SPAN_S = 1e-5   # a block's times span at least this: 100 × the 0.1 µs they are stored to
+MAX_BLOCKS = 64     # blocks kept of each run: bounds the work of a comparison
+_KEYS = ('"block_stop"', '"warmup_stop"')
+
+
+@dataclass(frozen=True)
+class SortedBlocks:
+    """A run's logged blocks by (first step, last step), each its times' logs sorted, less their median."""
+
+    blocks: dict[tuple[int, int], np.ndarray]
+
+    @property
+    def steps(self) -> int:
+        return sum(len(v) for v in self.blocks.values())
+
+
+def _events(log: Any, keys: tuple[str, ...]) -> Iterable[dict]:
+    """The events of a run's event log keyed in ``keys``, read from the lines naming them."""
+    if not isinstance(log, list):
+        return
+    quoted = tuple(f'"{k}"' for k in keys)
+    for line in log:
+        if not isinstance(line, str) or not any(k in line for k in quoted):
+            continue
+        try:
+            event = json.loads(line.split(":::MLLOG", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        if isinstance(event, dict) and event.get("key") in keys and isinstance(event.get("metadata"), dict):
+            yield event
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _blocks(log: Any) -> list[tuple[int, int]]:
+    """The (first, last) steps of every logged block of a run's event log, in order, each once."""
+    found: dict[tuple[int, int], None] = {}
+    for event in _events(log, ("block_stop", "warmup_stop")):
+        first, last = event["metadata"].get("first_step"), event["metadata"].get("last_step")
+        if _whole(first) and _whole(last) and 1 <= first < last:
+            found[(first, last)] = None
+            if len(found) >= MAX_BLOCKS:
+                break
+    return list(found)
+
+
+def _evaluations(log: Any) -> list[float]:
+    """How long each evaluation of a run's event log took (``eval_start`` to ``eval_stop`` of
+    its step, in seconds), in order."""
+    starts: dict[Any, float] = {}
+    out: list[float] = []
+    for event in _events(log, ("eval_start", "eval_stop")):
+        step, t = event["metadata"].get("step"), event.get("time_ms")
+        if not _whole(step) or not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+            continue
+        if event["key"] == "eval_start":
+            starts[step] = t
+        elif step in starts:
+            out.append((t - starts.pop(step)) / 1000.0)
+    return out
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def sorted_blocks(run: Any) -> SortedBlocks | None:
+    """The sorted blocks of a run (its ``step_times_s`` cut by its ``event_log``'s blocks) — and,
+    for a run too short for a fingerprint (fewer than :data:`suite.trust.fingerprint.MIN_STEPS`
+    steps), all its step times as one block and its evaluations' durations as another — or None
+    when they cannot tell it apart: fewer than :data:`MIN_STEPS` times in blocks spanning
+    :data:`MIN_SPAN_S` or more, or step times that are not positive numbers."""
+    times = run.get("step_times_s") if isinstance(run, dict) else None
+    if not isinstance(times, list) or not times or not all(map(_number, times)):
+        return None
+    cuts: list[tuple[tuple[int, int], list[float]]] = [
+        ((first, last), times[first - 1:last]) for first, last in _blocks(run.get("event_log"))]
+    if len(times) < fingerprint.MIN_STEPS:
+        evaluations = [t for t in _evaluations(run.get("event_log")) if _number(t)]
+        cuts += [((1, len(times)), times), ((0, len(evaluations)), evaluations)]
+    out: dict[tuple[int, int], np.ndarray] = {}
+    for key, block in cuts:
+        expected = len(block) if key[0] == 0 else key[1] - key[0] + 1  # (0, n): the evaluations
+        if len(block) < 2 or len(block) != expected:
+            continue
+        if max(block) - min(block) >= MIN_SPAN_S:
+            x = np.sort(np.log(np.asarray(block, dtype=np.float64)))
+            out[key] = x - np.median(x)
+    found = SortedBlocks(out)
+    return found if found.steps >= MIN_STEPS else None
+
+
+def distance(a: SortedBlocks, b: SortedBlocks) -> float | None:
+    """The median, over the blocks both runs log with the same steps, of the largest difference
+    of their sorted times over the larger of their spreads; None when those blocks hold fewer
+    than :data:`MIN_STEPS` steps."""
+    common = [k for k in a.blocks if k in b.blocks]
+    if sum(len(a.blocks[k]) for k in common) < MIN_STEPS:
+        return None
+    found = []
+    for k in common:
+        x, y = a.blocks[k], b.blocks[k]
+        spread = max(float(x.std()), float(y.std()))
+        found.append(float(np.abs(x - y).max()) / spread if spread > 0 else math.inf)
+    return float(np.median(found))
+
+
+def reordered_pairs(runs: Sequence[SortedBlocks | None], rows: Iterable[int] | None = None
+                    ) -> Iterable[tuple[int, int, float]]:
+    """Every pair (i, j) of ``runs`` whose :func:`distance` is at most :data:`THRESHOLD`, with it:
+    i among ``rows`` and j any other (default: every pair once, i < j)."""
+    asked = range(len(runs)) if rows is None else rows
+    for i in asked:
+        a = runs[i]
+        if a is None:
+            continue
+        for j in range(i + 1, len(runs)) if rows is None else range(len(runs)):
+            b = runs[j]
+            if j == i or b is None:
+                continue
+            d = distance(a, b)
+            if d is not None and d <= THRESHOLD:
+                yield i, j, d
