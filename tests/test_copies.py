@@ -605,7 +605,7 @@ def test_a_copy_reordered_within_its_logged_blocks_is_refused_by_the_store(tmp_p
         submit(_write(tmp_path / "forged.json", forged), folder)
     [problem] = refused.value.problems
     assert (problem.code, problem.field) == ("steps-shuffled", "runs[0].step_times_s")
-    assert first.name in problem.reason and "reordered within their logged blocks" in problem.reason
+    assert first.name in problem.reason and "in each logged block reordered" in problem.reason
 
 
 def test_six_reordered_copies_of_one_run_in_one_file_are_refused(original):

@@ -114,9 +114,9 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
                        "one run): one run is stored once")
     if verdict.code == ownership.STEPS_SHUFFLED:
         return Problem(verdict.code, f"{where}.step_times_s",
-                       f"the step times of run {via.run_id} stored in {via.file}, reordered within their logged "
-                       f"blocks (distance of the sorted blocks {verdict.similarity:.2g}; up to {shuffles.THRESHOLD:g}, "
-                       "one run): one run is stored once")
+                       f"the step times of run {via.run_id} stored in {via.file}, in each logged block reordered, "
+                       f"rescaled or nudged (distance of the sorted blocks {verdict.similarity:.2g}; up to "
+                       f"{shuffles.THRESHOLD:g}, one run): one run is stored once")
     if verdict.code == ownership.SEED_COPY:
         return Problem(verdict.code, f"{where}.curve",
                        f"the curve of run {via.run_id} (seed {via.seed}) stored in {via.file}, claimed here "

@@ -302,7 +302,7 @@ def how(verdict: Verdict) -> str:
     if verdict.code == STEPS_FINGERPRINT:
         return f" (its step times rescaled or nudged: fingerprint similarity {verdict.similarity:.3f})"
     if verdict.code == STEPS_SHUFFLED:
-        return f" (its step times reordered within their logged blocks: distance {verdict.similarity:.2g})"
+        return f" (the same step times in each logged block, reordered, rescaled or nudged: distance {verdict.similarity:.2g})"
     return {DUPLICATE_STEPS: " (the same step times)", SEED_COPY: " (the same curve, under another seed)",
             DUPLICATE_SESSION: " (the same suite run)"}.get(verdict.code, "")
 

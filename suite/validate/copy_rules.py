@@ -64,9 +64,9 @@ def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
                 continue
             flagged.add(kb)
             problems.append(Problem("steps-shuffled", f"runs[{group[kb][0]}].step_times_s",
-                                    f"the step times of runs[{group[ka][0]}] reordered within their logged blocks "
-                                    f"(distance of the sorted blocks {d:.2g}; up to {shuffles.THRESHOLD:g}, one run): "
-                                    "one run recorded twice"))
+                                    f"the step times of runs[{group[ka][0]}], in each logged block reordered, rescaled "
+                                    f"or nudged (distance of the sorted blocks {d:.2g}; up to {shuffles.THRESHOLD:g}, "
+                                    "one run): one run recorded twice"))
     return problems
 
 
