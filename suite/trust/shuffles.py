@@ -50,15 +50,21 @@ MAX_BLOCKS = 64     # blocks kept of each run: bounds the work of a comparison
 _KEYS = ('"block_stop"', '"warmup_stop"')
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SortedBlocks:
-    """A run's logged blocks by (first step, last step), each its times' logs sorted, less their median."""
+    """A run's blocks: their (first step, last step) ``keys`` ((0, n) for the n evaluations of a
+    short run), each block's times' logs sorted, less their median, as a row of ``values``
+    (NaN-padded), their standard deviation (``spread``) and their ``sizes``."""
 
-    blocks: dict[tuple[int, int], np.ndarray]
+    keys: tuple[tuple[int, int], ...]
+    values: np.ndarray
+    spread: np.ndarray
+    sizes: np.ndarray
 
     @property
     def steps(self) -> int:
-        return sum(len(v) for v in self.blocks.values())
+        """How many times its blocks hold."""
+        return int(self.sizes.sum())
 
 
 def _events(log: Any, keys: tuple[str, ...]) -> Iterable[dict]:
@@ -67,7 +73,12 @@ def _events(log: Any, keys: tuple[str, ...]) -> Iterable[dict]:
         return
     quoted = tuple(f'"{k}"' for k in keys)
     for line in log:
-        if not isinstance(line, str) or not any(k in line for k in quoted):
+        if not isinstance(line, str):
+            continue
+        for k in quoted:
+            if k in line:
+                break
+        else:
             continue
         try:
             event = json.loads(line.split(":::MLLOG", 1)[1])
@@ -120,38 +131,55 @@ def sorted_blocks(run: Any) -> SortedBlocks | None:
     when they cannot tell it apart: fewer than :data:`MIN_STEPS` times in blocks spanning
     :data:`MIN_SPAN_S` or more, or step times that are not positive numbers."""
     times = run.get("step_times_s") if isinstance(run, dict) else None
-    if not isinstance(times, list) or not times or not all(map(_number, times)):
+    if not isinstance(times, list) or not times:
         return None
-    cuts: list[tuple[tuple[int, int], list[float]]] = [
-        ((first, last), times[first - 1:last]) for first, last in _blocks(run.get("event_log"))]
+    try:  # (the validator's frame rules hold step times to numbers; a stored file passed them)
+        steps = np.asarray(times, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if steps.ndim != 1 or not (np.isfinite(steps).all() and (steps > 0).all()):
+        return None
+    log = run.get("event_log")
+    cuts = [((first, last), steps[first - 1:last]) for first, last in _blocks(log)]
     if len(times) < fingerprint.MIN_STEPS:
-        evaluations = [t for t in _evaluations(run.get("event_log")) if _number(t)]
-        cuts += [((1, len(times)), times), ((0, len(evaluations)), evaluations)]
-    out: dict[tuple[int, int], np.ndarray] = {}
+        evaluations = np.asarray([t for t in _evaluations(log) if _number(t)], dtype=np.float64)
+        cuts += [((1, len(times)), steps), ((0, len(evaluations)), evaluations)]
+    kept: dict[tuple[int, int], np.ndarray] = {}
     for key, block in cuts:
         expected = len(block) if key[0] == 0 else key[1] - key[0] + 1  # (0, n): the evaluations
-        if len(block) < 2 or len(block) != expected:
-            continue
-        if max(block) - min(block) >= MIN_SPAN_S:
-            x = np.sort(np.log(np.asarray(block, dtype=np.float64)))
-            out[key] = x - np.median(x)
-    found = SortedBlocks(out)
-    return found if found.steps >= MIN_STEPS else None
+        if len(block) >= 2 and len(block) == expected and block.max() - block.min() >= MIN_SPAN_S:
+            x = np.sort(np.log(block))
+            n = len(x)
+            kept[key] = x - (x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2)
+    if sum(len(x) for x in kept.values()) < MIN_STEPS:
+        return None
+    width = max(len(x) for x in kept.values())
+    values = np.full((len(kept), width), np.nan)
+    for row, x in enumerate(kept.values()):
+        values[row, :len(x)] = x
+    return SortedBlocks(tuple(kept), values, np.nanstd(values, axis=1), np.asarray([len(x) for x in kept.values()]))
 
 
 def distance(a: SortedBlocks, b: SortedBlocks) -> float | None:
     """The median, over the blocks both runs log with the same steps, of the largest difference
     of their sorted times over the larger of their spreads; None when those blocks hold fewer
-    than :data:`MIN_STEPS` steps."""
-    common = [k for k in a.blocks if k in b.blocks]
-    if sum(len(a.blocks[k]) for k in common) < MIN_STEPS:
+    than :data:`MIN_STEPS` times."""
+    if a.keys == b.keys:
+        mine = theirs = np.arange(len(a.keys))
+    else:
+        where = {k: i for i, k in enumerate(b.keys)}
+        pairs = [(i, where[k]) for i, k in enumerate(a.keys) if k in where]
+        if not pairs:
+            return None
+        mine, theirs = (np.asarray(x) for x in zip(*pairs))
+    if int(a.sizes[mine].sum()) < MIN_STEPS:
         return None
-    found = []
-    for k in common:
-        x, y = a.blocks[k], b.blocks[k]
-        spread = max(float(x.std()), float(y.std()))
-        found.append(float(np.abs(x - y).max()) / spread if spread > 0 else math.inf)
-    return float(np.median(found))
+    width = min(a.values.shape[1], b.values.shape[1])  # a block both hold is as long in each
+    with np.errstate(invalid="ignore"):
+        largest = np.nanmax(np.abs(a.values[mine, :width] - b.values[theirs, :width]), axis=1)
+    spread = np.maximum(a.spread[mine], b.spread[theirs])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.median(np.where(spread > 0, largest / spread, math.inf)))
 
 
 def reordered_pairs(runs: Sequence[SortedBlocks | None], rows: Iterable[int] | None = None
