@@ -7,12 +7,13 @@ compares the order of the jitter). The *values* stay: each block holds the same 
 run's **sorted blocks** are the times of each logged block, sorted, as logs less their median (a
 scale factor, or a drift slow beside a block, is removed with it); two runs' **distance** is the
 median, over the blocks both log with the same steps, of the largest difference of their sorted
-times divided by the larger spread (standard deviation) of the two blocks. A copy reordered within
-its blocks is at 0 (× 1.01: 1.6·10⁻⁴; nudged by 10⁻⁷ s: 3.7·10⁻⁴ on dlrm-small's 2.5 ms steps);
-another run's blocks hold other values, drawn from the machine's jitter: two honest runs are
-about one spread apart (:data:`THRESHOLD` and what it leaves: below).
+times divided by the larger spread of the two blocks — the median absolute deviation, which one
+long step (a compilation, an evaluation's) does not inflate. A copy reordered within its blocks
+is at 0 (× 1.01: 7.9·10⁻⁴; nudged by 10⁻⁷ s: 1.9·10⁻³ on dlrm-small's 2.5 ms steps); another
+run's blocks hold other values, drawn from the machine's jitter: two honest runs are about one
+spread apart (:data:`THRESHOLD` and what it leaves: below).
 
-A block is compared when its times span at least :data:`MIN_SPAN_S` (100 × the 0.1 µs the step
+A block is compared when its spread is at least :data:`MIN_SPREAD_S` (20 × the 0.1 µs the step
 times are stored to: a block of a few distinct values says nothing), two runs when they share
 :data:`MIN_STEPS` values or more in such blocks — a run of a handful of steps included: equal
 sorted values with their spread are no chance at 6 values already. A run too short for a
@@ -24,12 +25,12 @@ one) has none.
 
 :data:`THRESHOLD` (0.05): between honest runs of one workload on one machine (every pair of
 results/, tests/corpus/valid/ and the reference smoke result: CPU smoke runs of 80–200 steps, other
-seeds, the same seed in other files, killed and resumed, 2 ranks), the smallest distance is 1.108
-over whole runs, and over their first steps alone, as a short run records them, 1.004 (49 steps),
-0.788 (20), 0.482 (10), 0.281 (8) and 0.199 (6; tests/test_copies.py measures it again): four
-times the threshold. What it does not catch: a copy whose times were re-drawn, or given noise of
-its own near the jitter's spread; one reordered across blocks, with every block sum and stamp of its log
-rewritten (then each block holds other values).
+seeds, the same seed in other files, killed and resumed, 2 ranks), the smallest distance is 1.542
+over whole runs, and over their first steps alone, as a short run records them, 1.047 (49 steps),
+1.278 (20), 0.705 (10), 0.927 (8) and 0.895 (6; tests/test_copies.py measures it again): 14 times
+the threshold. What it does not catch: a copy whose times were re-drawn, or given noise of its own
+beyond a twentieth of the jitter's spread; one reordered across blocks, with every block sum and
+stamp of its log rewritten (then each block holds other values).
 """
 from __future__ import annotations
 
@@ -43,9 +44,9 @@ import numpy as np
 
 from suite.trust import fingerprint
 
-THRESHOLD = 0.05    # distance at or below which two runs' step times are one run's (honest least 0.199)
+THRESHOLD = 0.05    # distance at or below which two runs' step times are one run's (honest least 0.705)
 MIN_STEPS = 6       # times in the blocks two runs share, below which they are not compared
-MIN_SPAN_S = 1e-5   # a block's times span at least this: 100 × the 0.1 µs they are stored to
+MIN_SPREAD_S = 2e-6  # a block's spread (its times' median deviation) at least 20 × the 0.1 µs they are stored to
 MAX_BLOCKS = 64     # blocks kept of each run: bounds the work of a comparison
 _KEYS = ('"block_stop"', '"warmup_stop"')
 
@@ -54,7 +55,7 @@ _KEYS = ('"block_stop"', '"warmup_stop"')
 class SortedBlocks:
     """A run's blocks: their (first step, last step) ``keys`` ((0, n) for the n evaluations of a
     short run), each block's times' logs sorted, less their median, as a row of ``values``
-    (NaN-padded), their standard deviation (``spread``) and their ``sizes``."""
+    (NaN-padded), their median absolute deviation (``spread``) and their ``sizes``."""
 
     keys: tuple[tuple[int, int], ...]
     values: np.ndarray
@@ -128,8 +129,8 @@ def sorted_blocks(run: Any) -> SortedBlocks | None:
     """The sorted blocks of a run (its ``step_times_s`` cut by its ``event_log``'s blocks) — and,
     for a run too short for a fingerprint (fewer than :data:`suite.trust.fingerprint.MIN_STEPS`
     steps), all its step times as one block and its evaluations' durations as another — or None
-    when they cannot tell it apart: fewer than :data:`MIN_STEPS` times in blocks spanning
-    :data:`MIN_SPAN_S` or more, or step times that are not positive numbers."""
+    when they cannot tell it apart: fewer than :data:`MIN_STEPS` times in blocks whose spread is
+    :data:`MIN_SPREAD_S` or more, or step times that are not positive numbers."""
     times = run.get("step_times_s") if isinstance(run, dict) else None
     if not isinstance(times, list) or not times:
         return None
@@ -147,17 +148,20 @@ def sorted_blocks(run: Any) -> SortedBlocks | None:
     kept: dict[tuple[int, int], np.ndarray] = {}
     for key, block in cuts:
         expected = len(block) if key[0] == 0 else key[1] - key[0] + 1  # (0, n): the evaluations
-        if len(block) >= 2 and len(block) == expected and block.max() - block.min() >= MIN_SPAN_S:
-            x = np.sort(np.log(block))
-            n = len(x)
-            kept[key] = x - (x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2)
+        if len(block) < 2 or len(block) != expected:
+            continue
+        x = np.sort(np.log(block))
+        x -= np.median(x)
+        if np.median(np.abs(x)) * np.median(block) >= MIN_SPREAD_S:
+            kept[key] = x
     if sum(len(x) for x in kept.values()) < MIN_STEPS:
         return None
     width = max(len(x) for x in kept.values())
     values = np.full((len(kept), width), np.nan)
     for row, x in enumerate(kept.values()):
         values[row, :len(x)] = x
-    return SortedBlocks(tuple(kept), values, np.nanstd(values, axis=1), np.asarray([len(x) for x in kept.values()]))
+    return SortedBlocks(tuple(kept), values, np.nanmedian(np.abs(values), axis=1),
+                        np.asarray([len(x) for x in kept.values()]))
 
 
 def distance(a: SortedBlocks, b: SortedBlocks) -> float | None:
