@@ -25,9 +25,10 @@ the 50 steps of :data:`MIN_STEPS`, 0.8 is 5.7 standard deviations away, the larg
 shifts about 2.6. Measured on the reference smoke result's five runs: a copy nudged by 10⁻⁷ s, × 1.01,
 × 0.99, slowly drifting (× 1 to 1.05) or shifted by a step (or 4) scores 0.985 or more; given noise of
 its own of 1% per step, 0.966 or more (2%: 0.89; 5%: 0.64, no longer caught). What it does
-not catch: a copy whose times were re-drawn or shuffled (each block's steps reordered, which
-keeps the log's block sums), or given noise of its own as large as the run's jitter — a copier
-who does that has written new step times, which no record can tell from measured ones.
+not catch: a copy whose times were shuffled (each block's steps reordered, which keeps the log's
+block sums: :mod:`suite.trust.shuffles` compares the values of each block instead), re-drawn, or
+given noise of its own as large as the run's jitter — a copier who does the last two has written
+new step times, which no record can tell from measured ones.
 
 **Curves.** Two runs of different seeds start from other weights and see other batches: their
 curves differ (measured between honest seeds: by at least :data:`HONEST_CURVE_SPREAD` relative
