@@ -351,18 +351,30 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
 
 
 def retimed(run: dict, variant: int = 1) -> dict:
-    """``run`` (changed in place) with the step times of each logged block shuffled (a generator
-    seeded with ``variant``): to the validator another run's record — the order of its jitter,
-    hence its step-time fingerprint (suite/trust/fingerprint.py), is another; each variant another —
-    with every figure as it was (a block's sum, the steady-state window's statistics and each
-    evaluation's time do not depend on the order of its steps)."""
+    """``run`` (changed in place) with step times of its own, as a re-run measures them: each
+    logged block's times shuffled and each given jitter of its own (up to ±10%, a generator seeded
+    with ``variant``), then scaled back to the block's sum — to the validator another run's
+    record: the order of its jitter (its step-time fingerprint, suite/trust/fingerprint.py) and the
+    values of each block (suite/trust/shuffles.py) are others, each variant's its own — with
+    every figure as it was (a block's sum, the window's rates and each evaluation's time), the
+    window's step-time statistics recomputed."""
     times = run["step_times_s"]
     rng = np.random.default_rng(1000 + variant)
     for event in mllog.parse(run["event_log"]):
         if event.key in ("block_stop", "warmup_stop"):
             first, last = event.metadata["first_step"], event.metadata["last_step"]
-            block = times[first - 1:last]
-            times[first - 1:last] = [block[k] for k in rng.permutation(len(block))]
+            block = np.asarray(times[first - 1:last], dtype=np.float64)
+            new = block[rng.permutation(len(block))] * (1 + rng.uniform(-0.1, 0.1, len(block)))
+            new *= block.sum() / new.sum()
+            times[first - 1:last] = [round(float(t), 7) for t in new]
+    throughput = (run.get("metrics") or {}).get("throughput")
+    if isinstance(throughput, dict) and isinstance(throughput.get("window"), dict):
+        window = throughput["window"]
+        parts = window.get("segments") or [[window["first_step"], window["last_step"]]]
+        steady = np.asarray([t for first, last in parts for t in times[first - 1:last]], dtype=np.float64)
+        p50, p90, p99 = np.percentile(steady, [50, 90, 99])
+        throughput["step_time_s"] = {"mean": float(steady.mean()), "p50": float(p50), "p90": float(p90),
+                                     "p99": float(p99), "max": float(steady.max())}
     return run
 
 

@@ -35,7 +35,7 @@ from suite.site.builder import build_site
 from suite.site.names import run_slug, safe_name
 from suite.store import ledger
 from suite.store.files import Refused, stored_files, submit, submit_noted
-from suite.trust import commitment, fingerprint, signing
+from suite.trust import commitment, fingerprint, ownership, shuffles, signing
 from suite.validate.tolerance import CLOCK_SLACK
 
 COPIED = "dlrm-small"  # the run copied: 150 real steps
@@ -256,7 +256,7 @@ def test_honest_runs_of_one_workload_are_never_one_run():
                 assert diff >= fingerprint.HONEST_CURVE_SPREAD, (a, b, diff)
                 honest_seed_pairs += 1
     assert pairs >= 6  # the same workload in three files: lm-char and gpt2-124m, three pairs each
-    assert -1.0 < worst < 0.3 < fingerprint.THRESHOLD, worst  # measured 0.185 (docs/rules.md)
+    assert -1.0 < worst < 0.45 < fingerprint.THRESHOLD, worst  # measured 0.251 (docs/rules.md; 0.363 with results/)
     # honest seeds differ at least this much, metric by metric (measured): 5.3 × the bound under
     # which two curves are one
     assert honest_seed_pairs >= 6
@@ -546,3 +546,215 @@ def test_one_suite_run_split_into_two_files_is_refused_unless_signed_over_an_uns
                             f"signed by its owner's key ({fp}): {kept.name}'s runs are now shown as copies, not "
                             "ranked",)
     assert _statuses(folder) == {kept.name: {"copy"}, signed.path.name: {None}}
+
+
+def _five_seeds_of_one_run(original: dict, edit=None) -> dict:
+    """Seed 1's run claimed as seeds 2-5 (each copy's step times shuffled in its logged blocks),
+    ``edit(run)`` applied to every run, curve and log alike; repaired."""
+    doc = copy.deepcopy(original)
+    first = doc["runs"][0]
+    for seed in range(2, 6):
+        later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+        doc["runs"].append(factories.retimed_copy(first, later, {"seed": seed}, variant=seed) | {"seed": seed})
+    for run in doc["runs"]:
+        if edit is not None:
+            edit(run)
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
+    doc["settings"]["seeds_per_workload"] = 5
+    return repair(doc)
+
+
+def test_a_null_training_loss_no_longer_hides_a_curve_claimed_for_five_seeds(original):
+    """The first point's training loss left out (null in the curve, its log's training losses up
+    to it dropped): every other value is still seed 1's, for five seeds."""
+    def unlogged(run):
+        first = run["curve"][0]["step"]
+        run["curve"][0]["train_loss"] = None
+        run["event_log"] = [line for line, e in zip(run["event_log"], mllog.parse(run["event_log"]))
+                            if not (e.key == "train_loss" and e.metadata.get("step", 0) <= first)]
+    doc = _five_seeds_of_one_run(original, unlogged)
+    curve = fingerprint.curve_of(doc["runs"][1])
+    assert curve is not None and np.isnan(curve.column("train_loss")[0])
+    assert [(p.code, p.field) for p in v.check_document(doc)] == \
+        [("seed-copy", f"runs[{i}].curve") for i in range(1, 5)]
+
+
+def _restamped(run: dict, times: list[float]) -> None:
+    """``run`` (changed in place) given the step times ``times``: each logged block's step clock
+    their sum, and every later stamp of its log, curve time, time to train and wall time moved by
+    what the blocks before it gained or lost — the log rewritten to tell the new story."""
+    offset, at_eval, events = 0.0, {}, []
+    for e in mllog.parse(run["event_log"]):
+        if e.key in ("block_stop", "warmup_stop"):
+            first, last = e.metadata["first_step"], e.metadata["last_step"]
+            summed = math.fsum(times[first - 1:last])
+            offset += summed - e.metadata["step_s"]
+            e = moved(e, metadata={**e.metadata, "step_s": summed})
+        events.append(moved(e, time_ms=e.time_ms + 1000 * offset))
+        if e.key == "eval_stop":
+            at_eval[e.metadata["step"]] = offset
+    run["event_log"] = [mllog.format_event(e) for e in events]
+    run["step_times_s"] = times
+    for point in run["curve"]:
+        point["time_s"] += at_eval[point["step"]]
+    run["time_to_train_s"] += offset
+    run["wall_s"] += offset
+
+
+def _shifted(doc: dict, k: int) -> dict:
+    """Every run's step times after its warm-up block shifted by ``k`` steps (step t takes step
+    t + k's time, the first ``k`` of them moved to the end), the log restamped (:func:`_restamped`),
+    ``created_at`` after the new end; repaired."""
+    for run in doc["runs"]:
+        times = run["step_times_s"]
+        start = next(e.metadata["last_step"] for e in mllog.parse(run["event_log"]) if e.key == "warmup_stop")
+        _restamped(run, times[:start] + times[start + k:] + times[start:start + k])
+    created = dt.datetime.fromisoformat(doc["created_at"].replace("Z", "+00:00")).timestamp()
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(
+        math.ceil(max(created, factories.log_span(doc)[1] + 1)), dt.UTC))
+    return repair(doc)
+
+
+@pytest.mark.parametrize("k", [4, 12])
+def test_a_copy_shifted_by_more_than_three_steps_is_refused_by_the_store(tmp_path, original, k):
+    """The audit's copy shifted by 4 steps scored 0.324 at the 3 steps of shift compared before
+    rules v8; the shifts compared now reach 16."""
+    folder = tmp_path / "results"
+    submit(_write(tmp_path / "original.json", original), folder)
+    forged = _shifted(_own_story(copy.deepcopy(original), "copier-lab"), k)
+    assert codes(forged) == set()
+    mine, theirs = (fingerprint.signature(d["runs"][0]["step_times_s"]) for d in (forged, original))
+    assert float(fingerprint.similarity([mine], [theirs])[0, 0]) > 0.9  # measured 0.98 (4), 0.93 (12)
+    lag, fingerprint.MAX_LAG = fingerprint.MAX_LAG, 3
+    try:
+        assert float(fingerprint.similarity([mine], [theirs])[0, 0]) < fingerprint.THRESHOLD  # v7's reach
+    finally:
+        fingerprint.MAX_LAG = lag
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "forged.json", forged), folder)
+    assert [p.code for p in refused.value.problems] == ["steps-fingerprint"]
+
+
+# ---------------------------------------------------------------- copies reordered, and short runs
+def _reordered(doc: dict, seed: int = 0, nudge: float = 0.0) -> dict:
+    """Every run's step times shuffled within each logged block (which keeps every block sum,
+    stamp and figure: the audit's copy, fingerprint similarity 0.158), then nudged by ± ``nudge``
+    with the log's block sums rewritten (:func:`_retimed`); repaired."""
+    rng = np.random.default_rng(seed)
+    for run in doc["runs"]:
+        times = run["step_times_s"]
+        for e in mllog.parse(run["event_log"]):
+            if e.key in ("block_stop", "warmup_stop"):
+                first, last = e.metadata["first_step"], e.metadata["last_step"]
+                times[first - 1:last] = list(rng.permutation(times[first - 1:last]))
+    return _retimed(doc, 1.0, nudge, seed) if nudge else repair(doc)
+
+
+@pytest.mark.parametrize("nudge", [0.0, 1e-7], ids=["shuffled", "shuffled-and-nudged"])
+def test_a_copy_reordered_within_its_logged_blocks_is_refused_by_the_store(tmp_path, original, nudge):
+    folder = tmp_path / "results"
+    first = submit(_write(tmp_path / "original.json", original), folder)
+    forged = _reordered(_own_story(copy.deepcopy(original), "copier-lab"), 3, nudge)
+    assert codes(forged) == set()
+    mine, theirs = (fingerprint.signature(d["runs"][0]["step_times_s"]) for d in (forged, original))
+    assert float(fingerprint.similarity([mine], [theirs])[0, 0]) < fingerprint.THRESHOLD  # its order is its own
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "forged.json", forged), folder)
+    [problem] = refused.value.problems
+    assert (problem.code, problem.field) == ("steps-shuffled", "runs[0].step_times_s")
+    assert first.name in problem.reason and "in each logged block reordered" in problem.reason
+
+
+def test_six_reordered_copies_of_one_run_in_one_file_are_refused(original):
+    """The real run and six copies of it, each shuffled in its blocks and claimed for another
+    seed: their step times' values say they are one run (their one curve says so too)."""
+    doc = copy.deepcopy(original)
+    first = doc["runs"][0]
+    rng = np.random.default_rng(6)
+    for seed in range(2, 8):
+        later = factories.log_span(doc)[1] + 1 - factories.log_span({"runs": [first]})[0]
+        again = factories.retimed_copy(first, later, {"seed": seed}, variant=None) | {"seed": seed}
+        times = again["step_times_s"]
+        for e in mllog.parse(again["event_log"]):
+            if e.key in ("block_stop", "warmup_stop"):
+                lo, hi = e.metadata["first_step"], e.metadata["last_step"]
+                times[lo - 1:hi] = list(rng.permutation(times[lo - 1:hi]))
+        doc["runs"].append(again)
+    doc["created_at"] = factories.stamp(dt.datetime.fromtimestamp(factories.log_span(doc)[1] + 2, dt.UTC))
+    doc["settings"]["seeds_per_workload"] = 7
+    doc = repair(doc)
+    found = [(p.code, p.field) for p in v.check_document(doc)]
+    assert [f for f in found if f[0] == "steps-shuffled"] == [("steps-shuffled", f"runs[{i}].step_times_s")
+                                                               for i in range(1, 7)]
+    assert {code for code, _ in found} == {"steps-shuffled", "seed-copy"}
+
+
+def _short(run: dict, steps: int) -> dict:
+    """A run's first ``steps`` steps as a short run records them: its step times and the lines
+    of its log up to its last whole block."""
+    lines = [line for line, e in zip(run["event_log"], mllog.parse(run["event_log"]))
+             if not any(isinstance(e.metadata.get(k), int) and e.metadata[k] > steps
+                        for k in ("step", "last_step", "first_step"))]
+    return {**copy.deepcopy(run), "step_times_s": run["step_times_s"][:steps], "event_log": lines}
+
+
+@pytest.mark.parametrize("steps", [6, 8, 40])
+def test_a_short_run_copied_rescaled_and_re_signed_is_labelled_a_copy(tmp_path, steps):
+    """Too short for a fingerprint (fewer than 50 steps) or for equal step times to say one run
+    (fewer than 10): the real lm-char run's first steps, copied × 1.01 under new ids and another
+    key, are one run by their values; honest runs' first steps are not (measured below)."""
+    owner, _ = _key(tmp_path, "owner")
+    thief, _ = _key(tmp_path, "thief")
+    real_run = next(r for r in SMOKE["runs"] if r["workload"]["id"] == "lm-char")
+    mine = {**copy.deepcopy(SMOKE), "runs": [_short(real_run, steps)]}
+    theirs = copy.deepcopy(mine)
+    theirs["runs"][0]["step_times_s"] = [round(t * 1.01, 7) for t in mine["runs"][0]["step_times_s"]]
+    theirs["settings"]["session"]["id"] = uuid.uuid4().hex
+    mine["runs"][0].update(signing.new_run_id(signing.public_bytes(owner)))
+    theirs["runs"][0].update(signing.new_run_id(signing.public_bytes(thief)))
+    found = ownership.claims("mine.json", signing.sign(mine, owner)) + \
+        ownership.claims("theirs.json", signing.sign(theirs, thief))
+    assert found[0].steps_print is None and (steps < 10) == (found[0].steps is None)
+    [link] = ownership.links(found)
+    assert link.code == "steps-shuffled" and link.similarity < 1e-3
+    assert {k: x.status for k, x in ownership.resolve(found).items()} == {("theirs.json", 0): "disputed"}
+
+
+def test_honest_runs_are_never_one_run_by_their_sorted_blocks():
+    """The margin of suite/trust/shuffles.py on every pair of honest runs of one workload (the
+    fixtures' and the corpus's; docs/rules.md states it): their sorted blocks stay far from one
+    run's — over whole runs, and over their first steps as a short run records them."""
+    runs = [run for path in HONEST if path.name != "lm-char-smoke-as-h100-derived.json"
+            for run in json.loads(path.read_text())["runs"]]
+    least = {}
+    for steps in (6, 8, 10, 20, 49, None):
+        found = []
+        for ra, rb in itertools.combinations(runs, 2):
+            if ra["workload"]["id"] == rb["workload"]["id"]:
+                sa, sb = (shuffles.sorted_blocks(r if steps is None else _short(r, steps)) for r in (ra, rb))
+                assert sa is not None and sb is not None
+                found.append(shuffles.distance(sa, sb))
+        least[steps] = min(d for d in found if d is not None)
+    # measured (with results/ too: docs/rules.md): 0.895 (6 steps), 0.927 (8), 0.705 (10), 1.278 (20),
+    # 1.047 (49), 1.542 (whole runs)
+    assert min(least.values()) > 10 * shuffles.THRESHOLD, least
+
+
+def test_a_long_first_step_does_not_make_short_honest_runs_one():
+    """A GPU's short run: one long first step (its compilation), then 10 ms steps with 0.1%
+    jitter. Honest runs differ in that step by more than their steady steps do; the spread the
+    distance divides by is the median deviation, which that step does not inflate (a standard
+    deviation would make two honest runs of 8 such steps one)."""
+    rng = np.random.default_rng(0)
+
+    def run(times):
+        return shuffles.sorted_blocks({"step_times_s": [round(float(t), 7) for t in times], "event_log": []})
+
+    def draw():
+        return [1.2 * (1 + 0.05 * rng.standard_normal()), *(0.01 * (1 + 0.001 * rng.standard_normal(7)))]
+    pairs = [(run(draw()), run(draw())) for _ in range(200)]
+    honest = [shuffles.distance(a, b) for a, b in pairs if a is not None and b is not None]
+    assert len(honest) > 100 and min(honest) > 10 * shuffles.THRESHOLD  # measured 0.89
+    times = next(t for t in iter(draw, None) if run(t) is not None)  # a spread of 2 µs or more
+    copied = [t * 1.01 + 1e-7 for t in times]  # rescaled and nudged by 0.1 µs
+    assert shuffles.distance(run(times), run(copied)) <= shuffles.THRESHOLD  # measured 0.024

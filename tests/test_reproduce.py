@@ -636,6 +636,7 @@ def _site_line(tmp_path, change) -> str:
 def test_a_reproduction_that_copies_the_originals_step_times_is_not_counted(tmp_path):
     def copied(rep: dict, doc: dict) -> None:
         rep["runs"][0]["step_times_s"] = list(doc["runs"][0]["step_times_s"])
+        rep["runs"][0]["metrics"]["throughput"]["step_time_s"] = dict(doc["runs"][0]["metrics"]["throughput"]["step_time_s"])
 
     page = _site_line(tmp_path, copied)
     assert "reproduced 1 time" not in page

@@ -350,10 +350,10 @@ def copies(claims: Iterable[ownership.Claim]) -> dict[tuple[str, str], ownership
     its :class:`suite.trust.ownership.Verdict` (a copy, or disputed, and the run kept).
 
     ``claims``: every run of the files in the order the files were stored
-    (:func:`suite.trust.ownership.claims`, :mod:`suite.store.ledger`). Of the records of one run — the same
-    run id, step times, step-time fingerprint, curve under another seed, or suite run — the
-    first whose file is signed by the run's owner is kept, else the first stored; the others are
-    copies, or disputed when another key signed them (:func:`suite.trust.ownership.resolve`)."""
+    (:func:`suite.trust.ownership.claims`, :mod:`suite.store.ledger`). Each record that is one run
+    with one stored before it — the same run id, step times, step-time fingerprint, curve under
+    another seed, or suite run — is judged on that evidence alone: a copy, disputed when another
+    key signed it, or kept (:func:`suite.trust.ownership.resolve`)."""
     claims = list(claims)
     run_ids = {(c.file, c.index): c.run_id for c in claims}
     return {(file, run_ids[(file, index)]): verdict for (file, index), verdict in ownership.resolve(claims).items()}

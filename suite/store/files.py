@@ -31,7 +31,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.store import ledger
-from suite.trust import commitment, fingerprint, ownership, signing
+from suite.trust import commitment, fingerprint, ownership, shuffles, signing
 from suite.validate import Problem, check_document, parse, read_bounded
 
 if TYPE_CHECKING:
@@ -116,6 +116,11 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
                        f"the step times of run {via.run_id} stored in {via.file}, rescaled or nudged "
                        f"(fingerprint similarity {verdict.similarity:.3f}; from {fingerprint.THRESHOLD} on, "
                        "one run): one run is stored once")
+    if verdict.code == ownership.STEPS_SHUFFLED:
+        return Problem(verdict.code, f"{where}.step_times_s",
+                       f"the step times of run {via.run_id} stored in {via.file}, in each logged block reordered, "
+                       f"rescaled or nudged (distance of the sorted blocks {verdict.similarity:.2g}; up to "
+                       f"{shuffles.THRESHOLD:g}, one run): one run is stored once")
     if verdict.code == ownership.SEED_COPY:
         return Problem(verdict.code, f"{where}.curve",
                        f"the curve of run {via.run_id} (seed {via.seed}) stored in {via.file}, claimed here "

@@ -16,16 +16,19 @@ first, an evaluation's) counts as one rank among the others, not as its length.
 
 :data:`THRESHOLD` (0.8) and what it leaves: between honest runs of the same workload on the same
 machine — the same seed repeated, other seeds, other files, killed-and-resumed and 2-rank runs,
-all CPU smoke runs — the highest similarity measured is 0.185 (gpt2-124m, the reference result
-against the 2-rank corpus file; tests/test_copies.py measures it again on the honest files it
-holds). With independent jitter the similarity of n steps scatters by about 1/√n around 0: at
-the 50 steps of :data:`MIN_STEPS`, 0.8 is 5.7 standard deviations away even after the seven
-shifts. Measured on the reference smoke result's five runs: a copy nudged by 10⁻⁷ s, × 1.01,
-× 0.99, slowly drifting (× 1 to 1.05) or shifted by a step scores 0.985 or more; given noise of
+all CPU smoke runs — the highest similarity measured is 0.363 with shifts of up to 16 steps
+(gpt2-124m's 80-step runs, the 2-rank killed corpus file against results/8e82ba8c…; 0.251 with
+the 3 steps of rules v7, lm-char seeds 1 and 3; tests/test_copies.py measures it again on the
+honest files it holds; shifts of up to 32 steps would give 0.528).
+With independent jitter the similarity of n steps scatters by about 1/√n around 0: at
+the 50 steps of :data:`MIN_STEPS`, 0.8 is 5.7 standard deviations away, the largest of the 33
+shifts about 2.6. Measured on the reference smoke result's five runs: a copy nudged by 10⁻⁷ s, × 1.01,
+× 0.99, slowly drifting (× 1 to 1.05) or shifted by a step (or 4) scores 0.985 or more; given noise of
 its own of 1% per step, 0.966 or more (2%: 0.89; 5%: 0.64, no longer caught). What it does
-not catch: a copy whose times were re-drawn or shuffled (each block's steps reordered, which
-keeps the log's block sums), or given noise of its own as large as the run's jitter — a copier
-who does that has written new step times, which no record can tell from measured ones.
+not catch: a copy whose times were shuffled (each block's steps reordered, which keeps the log's
+block sums: :mod:`suite.trust.shuffles` compares the values of each block instead), re-drawn, or
+given noise of its own as large as the run's jitter — a copier who does the last two has written
+new step times, which no record can tell from measured ones.
 
 **Curves.** Two runs of different seeds start from other weights and see other batches: their
 curves differ (measured between honest seeds: by at least :data:`HONEST_CURVE_SPREAD` relative
@@ -54,8 +57,8 @@ from suite.figures.reproducibility import SEED_SPREAD
 MEDIAN_WINDOW = 9  # steps: the trend removed; a plateau of 5 steps or more (a warm-up) stays trend
 MIN_STEPS = 50     # steps in common below which no similarity is computed
 MAX_STEPS = 1024   # the steps compared: a copy is a copy from its first step; bounds the work
-MAX_LAG = 3        # steps a copy may be shifted by
-THRESHOLD = 0.8    # similarity at or above which two runs are one (honest worst 0.185: the docstring)
+MAX_LAG = 16       # steps a copy may be shifted by (3 before rules v8: a copy shifted by 4 scored 0.324)
+THRESHOLD = 0.8    # similarity at or above which two runs are one (honest worst 0.363: the docstring)
 SAME_CURVE_REL = 1e-3  # every curve value within this (relative) of the other's: one curve
 MIN_POINTS = 3     # a metric is compared alone over at least this many evaluation points
 MOVES = 0.01       # ... and when it moves over them by this share of its largest value (not a saturated accuracy)
@@ -143,67 +146,91 @@ def similar_pairs(signatures: Sequence[np.ndarray]) -> Iterable[tuple[int, int, 
 # ---------------------------------------------------------------- curves
 @dataclass(frozen=True)
 class Curve:
-    """A run's curve as it is compared: its evaluation steps and every value at each (the
-    names and the steps must be the same to compare two curves), and each metric present at
-    every point and moving over them (:data:`MIN_POINTS` or more) as a column of its own."""
+    """A run's curve as it is compared: its evaluation ``steps``, the ``names`` of its metrics and
+    their ``table`` (one row per point, one column per name; NaN where a point holds no number
+    for it: a null, a missing key), and the ``moving`` metrics: those with a number at
+    :data:`MIN_POINTS` or more points that moves over them (:data:`MOVES`)."""
 
     steps: tuple[Any, ...]
-    values: np.ndarray
-    columns: tuple[tuple[str, np.ndarray], ...] = ()
+    names: tuple[str, ...]
+    table: np.ndarray
+    moving: frozenset[str] = frozenset()
+
+    def column(self, name: str) -> np.ndarray:
+        """The values of one metric, point by point (NaN where there is none)."""
+        return self.table[:, self.names.index(name)]
+
+
+def _value(x: Any) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else math.nan
 
 
 def curve_of(run: Any) -> Curve | None:
-    """The comparable curve of a run (its ``curve``: steps and values, the time of each point
-    left out: a copy's times move with its step times); None without a curve of numbers."""
+    """The comparable curve of a run (its ``curve``: steps and every recorded value, the time of
+    each point left out: a copy's times move with its step times); a value that is not a number
+    (a null training loss) is left out of the comparison, not the curve. None without a point or
+    without a number."""
     curve = run.get("curve") if isinstance(run, dict) else None
-    if not isinstance(curve, list) or not curve:
+    if not isinstance(curve, list) or not curve or not all(isinstance(p, dict) for p in curve):
         return None
-    keys, values = [], []
-    for point in curve:
-        if not isinstance(point, dict):
-            return None
-        names = sorted(k for k in point if k not in ("step", "time_s"))
-        numbers = [point[k] for k in names]
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
-            return None
-        keys.append((point.get("step"), tuple(names)))
-        values += numbers
-    if not values:
+    names = tuple(sorted({k for point in curve for k in point if k not in ("step", "time_s") and isinstance(k, str)}))
+    table = np.asarray([[_value(point.get(name)) for name in names] for point in curve], dtype=np.float64)
+    table = table.reshape(len(curve), len(names))
+    if not np.isfinite(table).any():
         return None
-    common = set.intersection(*(set(k for k in point if k not in ("step", "time_s")) for point in curve))
-    columns = tuple((name, column) for name in sorted(common)
-                    if len(column := np.asarray([point[name] for point in curve], dtype=np.float64)) >= MIN_POINTS
-                    and np.ptp(column) >= MOVES * np.abs(column).max())
-    return Curve(tuple(keys), np.asarray(values, dtype=np.float64), columns)
+    moving = frozenset(name for k, name in enumerate(names)
+                       if len(column := table[np.isfinite(table[:, k]), k]) >= MIN_POINTS
+                       and np.ptp(column) >= MOVES * np.abs(column).max())
+    steps = tuple(p.get("step") if isinstance(p.get("step"), (int, float, str)) else repr(p.get("step")) for p in curve)
+    return Curve(steps, names, table, moving)
 
 
-def _relative_rows(rows: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """For each row of ``rows``, the largest |row − b| ÷ the larger magnitude (0 where both are 0)."""
-    scale = np.maximum(np.abs(rows), np.abs(b))
+def _relative(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
+    """The largest |a − b| ÷ the larger magnitude (0 where both are 0) over the cells where both
+    hold a number, and how many cells those are."""
+    both = np.isfinite(a) & np.isfinite(b)
+    if not both.any():
+        return math.inf, 0
+    x, y = a[both], b[both]
+    scale = np.maximum(np.abs(x), np.abs(y))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(scale > 0, np.abs(rows - b) / scale, 0.0).max(axis=-1)
+        return float(np.where(scale > 0, np.abs(x - y) / scale, 0.0).max()), int(both.sum())
 
 
-def _relative(a: np.ndarray, b: np.ndarray) -> float:
-    """The largest |a − b| ÷ the larger magnitude (0 where both are 0)."""
-    return float(_relative_rows(a, b))
+def _aligned(a: Curve, b: Curve) -> tuple[np.ndarray, np.ndarray]:
+    """The two tables over the names both curves have (their points are the same steps)."""
+    common = [n for n in a.names if n in b.names]
+    return (a.table[:, [a.names.index(n) for n in common]], b.table[:, [b.names.index(n) for n in common]])
 
 
 def curve_difference(a: Curve, b: Curve) -> float:
-    """How far two curves are from being one run's: the largest relative difference between
-    their values, or, if smaller, that of the moving metric whose values agree best (every point
-    of it); infinity when their steps or value names differ."""
+    """How far two curves are from being one run's: the largest relative difference between the
+    values both record (every metric, point by point), or, if smaller, that of the metric moving
+    in both whose values agree best (at :data:`MIN_POINTS` or more points where both record it);
+    infinity when their evaluation steps differ or they share no value."""
     if a.steps != b.steps:
         return math.inf
-    whole = _relative(a.values, b.values)
-    theirs = dict(b.columns)
-    return min([whole, *(_relative(column, theirs[name]) for name, column in a.columns if name in theirs)])
+    whole, _ = _relative(*_aligned(a, b))
+    best = [diff for name in a.moving & b.moving
+            if (found := _relative(a.column(name), b.column(name)))[1] >= MIN_POINTS for diff in found[:1]]
+    return min([whole, *best])
+
+
+def _relative_rows(stack: np.ndarray, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_relative` of each member of ``stack`` (members × cells) against ``row``: the
+    largest relative difference per member (-inf where no cell holds two numbers) and the count."""
+    both = np.isfinite(stack) & np.isfinite(row)
+    scale = np.maximum(np.abs(stack), np.abs(row))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(both, np.where(scale > 0, np.abs(stack - row) / scale, 0.0), -np.inf)
+    return rel.max(axis=-1), both.sum(axis=-1)
 
 
 def same_curve_pairs(curves: Sequence[Curve | None], asked: Collection[int] | None = None
                      ) -> Iterable[tuple[int, int]]:
-    """Every pair (i, j), i ≠ j, of ``curves`` with the same steps and every value within
-    :data:`SAME_CURVE_REL` of each other, i among ``asked`` (default: all, each pair once, i < j)."""
+    """Every pair (i, j), i ≠ j, of ``curves`` that are one run's (:func:`same_curve`), i among
+    ``asked`` (default: all, each pair once, i < j). As :func:`curve_difference`, each curve
+    against all of its steps at once."""
     groups: dict[tuple, list[int]] = {}
     for i, curve in enumerate(curves):
         if curve is not None:
@@ -211,27 +238,28 @@ def same_curve_pairs(curves: Sequence[Curve | None], asked: Collection[int] | No
     for group in groups.values():
         if len(group) < 2:
             continue
-        values = np.stack([curves[i].values for i in group])  # type: ignore[union-attr]
-        columns: dict[str, tuple[list[int], list[np.ndarray]]] = {}  # a metric: the members moving in it
+        members = [curves[i] for i in group]
+        names = sorted({n for c in members for n in c.names})  # type: ignore[union-attr]
+        table = np.full((len(group), len(members[0].steps), len(names)), np.nan)  # type: ignore[union-attr]
+        for r, c in enumerate(members):
+            table[r][:, [names.index(n) for n in c.names]] = c.table  # type: ignore[union-attr]
+        moving = np.asarray([[n in c.moving for n in names] for c in members])  # type: ignore[union-attr]
+        flat = table.reshape(len(group), -1)
         for r, i in enumerate(group):
-            for name, column in curves[i].columns:  # type: ignore[union-attr]
-                columns.setdefault(name, ([], []))[0].append(r)
-                columns[name][1].append(column)
-        for r, i in enumerate(group):  # as curve_difference, each member against all at once
             if asked is not None and i not in asked:
                 continue
-            same = _relative_rows(values, values[r]) <= SAME_CURVE_REL
-            for members, stacked in columns.values():
-                if r in members:
-                    block = np.stack(stacked)
-                    close = _relative_rows(block, block[members.index(r)]) <= SAME_CURVE_REL
-                    same[np.asarray(members)[close]] = True
-            for c in np.nonzero(same)[0]:
-                j = group[int(c)]
+            whole, shared = _relative_rows(flat, flat[r])
+            same = (shared >= 1) & (whole <= SAME_CURVE_REL)
+            for k in np.nonzero(moving[r])[0]:
+                diff, points = _relative_rows(table[:, :, k], table[r, :, k])
+                same |= moving[:, k] & (points >= MIN_POINTS) & (diff <= SAME_CURVE_REL)
+            for m in np.nonzero(same)[0]:
+                j = group[int(m)]
                 if j != i and (asked is not None or i < j):
                     yield i, j
 
 
 def same_curve(a: Curve | None, b: Curve | None) -> bool:
-    """Whether two curves are one run's: the same steps, every value within :data:`SAME_CURVE_REL`."""
+    """Whether two curves are one run's: the same evaluation steps, and every value both record
+    within :data:`SAME_CURVE_REL` of the other — or every point of one metric that moves in both."""
     return a is not None and b is not None and curve_difference(a, b) <= SAME_CURVE_REL

@@ -2,16 +2,19 @@
 
 Two runs of two files are **one run** when they share a run id [``duplicate-run``], their step
 times exactly [``duplicate-steps``], the fingerprint of their step times
-(:mod:`suite.trust.fingerprint`: a copy rescaled, nudged or re-signed) [``steps-fingerprint``], or
+(:mod:`suite.trust.fingerprint`: a copy rescaled, nudged, shifted or re-signed) [``steps-fingerprint``],
+the values of their logged blocks (:mod:`suite.trust.shuffles`: a copy reordered) [``steps-shuffled``], or
 their curve under different seeds (one run claimed as another seed) [``seed-copy``]; two files
 naming one suite run (``settings.session.id``) hold its runs twice [``duplicate-session``].
 
-Of the records of one run, :func:`resolve` keeps one — the first stored whose file is signed by
-the key the run's id was minted for (its *owner*), else the first stored — and says of each
-other whether it is a **copy** (unsigned, or signed by a key that holds the run already) or
-**disputed** (signed by another key, stored later: a signature proves who wrote a file, not who ran it
-first, so both are kept and the later is shown as disputed; "stored" counts from a file's
-commitment where it has one, :mod:`suite.store.ledger`). So a signed file wins over an
+Each record is judged by :func:`resolve` on its own evidence, against the records stored before
+it (never through a third file): not signed by the key the run's id was minted for (its *owner*),
+it is a **copy**; signed by its owner, it is a copy when its key holds the run already or when it
+matches two runs signed by their owners (a bridge between them), **disputed** when it matches one
+run another key's owner signed first (a signature proves who wrote a file, not who ran it first, so
+both are kept and the later is shown as disputed; "stored" counts from a file's commitment where it
+has one, :mod:`suite.store.ledger`), and else kept — the unsigned records it matches, stored before
+it, then shown as its copies. So a signed file wins over an
 unsigned copy stored before it, and an unsigned file cannot take a signed run. The store
 (suite/store/files.py) refuses a new file that :func:`resolve` would show as a copy; the leaderboard
 (``suite.leaderboard.rows``) shows what it says of every stored file. Torch-free.
@@ -25,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from suite.trust import fingerprint, signing
+from suite.trust import fingerprint, shuffles, signing
 
 # Step times of at least this many steps, not all equal, identify a run by equality. Stored to 7
 # decimals (0.1 µs), a measured step time varies from step to step by microseconds or more: the
@@ -37,8 +40,9 @@ MIN_STEPS = 10
 
 # how two records are one run, strongest first: the code a refused submission gets
 DUPLICATE_RUN, DUPLICATE_STEPS = "duplicate-run", "duplicate-steps"
-STEPS_FINGERPRINT, SEED_COPY, DUPLICATE_SESSION = "steps-fingerprint", "seed-copy", "duplicate-session"
-CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, SEED_COPY, DUPLICATE_SESSION)
+STEPS_FINGERPRINT, STEPS_SHUFFLED = "steps-fingerprint", "steps-shuffled"
+SEED_COPY, DUPLICATE_SESSION = "seed-copy", "duplicate-session"
+CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, STEPS_SHUFFLED, SEED_COPY, DUPLICATE_SESSION)
 COPY, DISPUTED = "copy", "disputed"
 
 
@@ -62,8 +66,8 @@ class Claim:
     verified ``signer`` (None: unsigned, or a signature that does not hold), and its ``owner``:
     the signer when the run's id was minted for the signer's key, else None. ``workload``,
     ``seed``, ``session`` (the file's ``settings.session.id``), ``steps_print``
-    (:func:`suite.trust.fingerprint.signature`) and ``curve`` (:func:`suite.trust.fingerprint.curve_of`)
-    tell one run in another file."""
+    (:func:`suite.trust.fingerprint.signature`), ``curve`` (:func:`suite.trust.fingerprint.curve_of`)
+    and ``blocks`` (:func:`suite.trust.shuffles.sorted_blocks`) tell one run in another file."""
 
     file: str
     index: int
@@ -76,6 +80,7 @@ class Claim:
     session: str | None = None
     steps_print: np.ndarray | None = field(default=None, repr=False)
     curve: fingerprint.Curve | None = field(default=None, repr=False)
+    blocks: shuffles.SortedBlocks | None = field(default=None, repr=False)
 
 
 def session_of(doc: Any) -> str | None:
@@ -102,14 +107,16 @@ def claims(file: str, doc: dict, signer: str | None = None, *, verified: bool = 
         wid = workload.get("id") if isinstance(workload, dict) else None
         out.append(Claim(file, i, run["run_id"], steps_key(run), fp, fp if owned else None,
                          wid if isinstance(wid, str) else None, run.get("seed"), session,
-                         fingerprint.signature(run.get("step_times_s")), fingerprint.curve_of(run)))
+                         fingerprint.signature(run.get("step_times_s")), fingerprint.curve_of(run),
+                         shuffles.sorted_blocks(run)))
     return out
 
 
 @dataclass(frozen=True)
 class Link:
     """Two claims of two files that are one run (``a`` before ``b`` in the order given), ``code``
-    saying how; ``similarity`` for a fingerprint's."""
+    saying how; ``similarity`` for a fingerprint's (for a reordered copy's, the distance of its
+    sorted blocks, :func:`suite.trust.shuffles.distance`)."""
 
     a: int
     b: int
@@ -148,6 +155,7 @@ def links(claims: Sequence[Claim], query: Collection[int] | None = None) -> list
             by_workload.setdefault(c.workload, []).append(i)
     for members in by_workload.values():
         _fingerprint_links(claims, members, asked, add)
+        _shuffle_links(claims, members, asked, add)
         _curve_links(claims, members, asked, add)
     return sorted(found.values(), key=lambda link: (link.a, link.b))
 
@@ -163,6 +171,17 @@ def _fingerprint_links(claims: Sequence[Claim], members: list[int], asked: set[i
         i, j = rows[int(r)], printed[int(c)]
         if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
             add(i, j, STEPS_FINGERPRINT, float(sims[r, c]))
+
+
+def _shuffle_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
+    blocked = [i for i in members if claims[i].blocks is not None]
+    rows = [r for r, i in enumerate(blocked) if i in asked]
+    if not rows or len(blocked) < 2:
+        return
+    for r, c, d in shuffles.reordered_pairs([claims[i].blocks for i in blocked], rows):
+        i, j = blocked[r], blocked[c]
+        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
+            add(i, j, STEPS_SHUFFLED, d)
 
 
 def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
@@ -197,68 +216,84 @@ class Verdict:
 
 
 def _kept(members: Sequence[Claim]) -> Claim:
-    """The record of one run that is kept: the first whose file is signed by its owner's key, else the first."""
+    """The record of one suite run that is kept: the first whose file is signed by its owner's key, else the first."""
     return next((c for c in members if c.owner is not None), members[0])
+
+
+def _strength(link: Link) -> tuple[int, int]:
+    return CODES.index(link.code), link.a
 
 
 def resolve(claims: Sequence[Claim]) -> dict[tuple[str, int], Verdict]:
     """Every claim that is not the record kept of its run, keyed by (file, index), with its
     :class:`Verdict`. ``claims`` are in the order their files were stored (:mod:`suite.store.ledger`).
 
-    Claims linked by :func:`links` are one run (transitively); of each run the first claim of a
-    file signed by the run's owner is kept, else the first. Each other is a copy — or, signed
-    by another key, disputed. A file naming a suite run another file named (:func:`sessions`) is
-    judged the same way as a whole: its runs not judged already are copies (or disputed) of the
-    kept file's."""
-    parent = list(range(len(claims)))
+    Each claim is judged, in that order, on its own evidence only: the :func:`links` between it
+    and the claims stored before it — never through a third file (a file that shares one run's
+    step times and another run's curve joins neither run to the other). A claim with no such
+    link is kept. One not signed by its owner's key is a copy of the record it is linked to. One
+    signed by its owner (``owner``) is
 
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    - a copy when a record it is linked to was signed by the same key (a key holds a run once),
+      or when it is linked to two records kept and signed by their owners (it matches two runs:
+      it is neither, and demotes neither);
+    - disputed when it is linked to one record signed by another key's owner, not a copy (the
+      first signature stored stays);
+    - else kept, and every record it is linked to that no owner signed and no owner's record
+      holds already is now its copy (a signed file wins over an unsigned copy stored before it).
 
-    found = links(claims)
-    for link in found:
-        parent[root(link.b)] = root(link.a)
-    strongest: dict[int, Link] = {}
-    for link in found:  # each claim's strongest link, to say how it is one run with another
-        for end in (link.a, link.b):
-            if end not in strongest or CODES.index(link.code) < CODES.index(strongest[end].code):
-                strongest[end] = link
-    runs: dict[int, list[int]] = {}
-    for i in range(len(claims)):
-        runs.setdefault(root(i), []).append(i)
-    verdicts: dict[tuple[str, int], Verdict] = {}
-    for members in runs.values():
-        if len(members) < 2:
+    So a later file never demotes a run signed by its owner. A file naming a suite run another
+    file named (:func:`sessions`) is judged the same way as a whole: its runs not judged already
+    are copies (or disputed) of the kept file's."""
+    earlier: dict[int, list[Link]] = {}
+    for link in links(claims):  # a < b: a was stored first
+        earlier.setdefault(link.b, []).append(link)
+    verdicts: dict[int, Verdict] = {}
+    for i, c in enumerate(claims):
+        mine = sorted(earlier.get(i, ()), key=_strength)
+        if not mine:
             continue
-        kept = _kept([claims[i] for i in members])
-        signers = {kept.owner}  # a key disputes a run once: its own run again is a copy
-        for i in members:
-            c = claims[i]
-            if c.file == kept.file:
-                continue  # one file holding one run twice is the validator's to refuse
-            link = strongest[i]
-            via = claims[link.b if link.a == i else link.a]
-            status = COPY if c.owner is None or c.owner in signers else DISPUTED
-            signers.add(c.owner)
-            verdicts[(c.file, c.index)] = Verdict(status, kept, via, link.code, link.similarity)
+        if c.owner is None:
+            verdicts[i] = _verdict(COPY, claims, mine[0], mine[0])
+            continue
+        signed = [link for link in mine if claims[link.a].owner is not None
+                  and (link.a not in verdicts or verdicts[link.a].status != COPY)]
+        kept = [link for link in signed if link.a not in verdicts]
+        same = [link for link in signed if claims[link.a].owner == c.owner]
+        if same:
+            verdicts[i] = _verdict(COPY, claims, same[0], mine[0])
+        elif len({link.a for link in kept}) >= 2:
+            verdicts[i] = _verdict(COPY, claims, kept[0], mine[0])
+        elif signed:
+            verdicts[i] = _verdict(DISPUTED, claims, (kept or signed)[0], mine[0])
+        else:
+            for link in mine:  # the unsigned records of this run stored before it are its copies
+                held = verdicts.get(link.a)
+                if claims[link.a].owner is None and (held is None or held.original.owner is None):
+                    verdicts[link.a] = Verdict(COPY, c, c, link.code, link.similarity)
+    out = {(claims[i].file, claims[i].index): verdict for i, verdict in verdicts.items()
+           if claims[i].file != verdict.original.file}  # one file holding one run twice: the validator's
     by_file: dict[str, list[Claim]] = {}
     for c in claims:
         by_file.setdefault(c.file, []).append(c)
     for files in sessions(claims).values():
         firsts = [by_file[f][0] for f in files]
-        kept = _kept(firsts)
+        kept_claim = _kept(firsts)
         for f in files:
-            if f == kept.file:
+            if f == kept_claim.file:
                 continue
             for c in by_file[f]:
-                if (c.file, c.index) not in verdicts:
-                    original = next((k for k in by_file[kept.file] if k.workload == c.workload), kept)
-                    status = DISPUTED if by_file[f][0].owner not in (None, kept.owner) else COPY
-                    verdicts[(c.file, c.index)] = Verdict(status, original, original, DUPLICATE_SESSION)
-    return verdicts
+                if (c.file, c.index) not in out:
+                    original = next((k for k in by_file[kept_claim.file] if k.workload == c.workload), kept_claim)
+                    status = DISPUTED if by_file[f][0].owner not in (None, kept_claim.owner) else COPY
+                    out[(c.file, c.index)] = Verdict(status, original, original, DUPLICATE_SESSION)
+    return out
+
+
+def _verdict(status: str, claims: Sequence[Claim], decisive: Link, strongest: Link) -> Verdict:
+    """A claim's verdict: the record stored before it that ``decisive`` links it to is the run
+    kept; ``strongest``, its strongest link to a record stored before it, says how it is one run."""
+    return Verdict(status, claims[decisive.a], claims[strongest.a], strongest.code, strongest.similarity)
 
 
 def how(verdict: Verdict) -> str:
@@ -266,6 +301,8 @@ def how(verdict: Verdict) -> str:
     id, else " (the same step times)" and the like."""
     if verdict.code == STEPS_FINGERPRINT:
         return f" (its step times rescaled or nudged: fingerprint similarity {verdict.similarity:.3f})"
+    if verdict.code == STEPS_SHUFFLED:
+        return f" (the same step times in each logged block, reordered, rescaled or nudged: distance {verdict.similarity:.2g})"
     return {DUPLICATE_STEPS: " (the same step times)", SEED_COPY: " (the same curve, under another seed)",
             DUPLICATE_SESSION: " (the same suite run)"}.get(verdict.code, "")
 

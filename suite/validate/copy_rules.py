@@ -8,14 +8,18 @@ from __future__ import annotations
 import datetime as dt
 
 from suite.record.text import safe
-from suite.trust import fingerprint, ownership
+from suite.trust import fingerprint, ownership, shuffles
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7
+from suite.validate.shared import V7, V8
 
 code("steps-fingerprint",
      f"a run whose step times, their trend removed, follow another run's (rank correlation at least "
      f"{fingerprint.THRESHOLD} over {fingerprint.MIN_STEPS} steps or more): one run, rescaled or nudged; "
      "in one file, or already stored", since=V7)
+code("steps-shuffled",
+     f"a run whose step times are another run's reordered within their logged blocks (each block's times, "
+     f"sorted, within {shuffles.THRESHOLD:g} of the blocks' spread): one run; in one file, or already stored",
+     since=V8)
 code("seed-copy", f"runs of different seeds with one curve (every value within {fingerprint.SAME_CURVE_REL:g}): "
                   "one run claimed as several seeds; in one file, or already stored", since=V7)
 
@@ -34,25 +38,35 @@ def _by_workload(runs: Runs) -> dict[str, list[tuple[int, dict]]]:
     return groups
 
 
-@document_rule("steps-fingerprint")
+@document_rule("steps-fingerprint", "steps-shuffled")
 def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """No two runs of a workload have one run's step-time fingerprint (suite.trust.fingerprint)."""
+    """No two runs of a workload have one run's step-time fingerprint (suite.trust.fingerprint),
+    nor one run's step times reordered within their logged blocks (suite.trust.shuffles)."""
     problems = []
     for group in _by_workload(runs).values():
-        printed = [(i, run, s) for i, run in group[:MAX_RUNS_COMPARED]
+        group = group[:MAX_RUNS_COMPARED]
+        keys = [ownership.steps_key(run) for _, run in group]  # once per run, not per pair
+        printed = [(k, s) for k, (_, run) in enumerate(group)
                    if (s := fingerprint.signature(run["step_times_s"])) is not None]
         flagged: set[int] = set()
-        keys = [ownership.steps_key(run) for _, run, _ in printed]  # once per run, not per pair
-        for a, b, similarity in fingerprint.similar_pairs([s for _, _, s in printed]):
-            i, j = printed[a][0], printed[b][0]
-            same_times = keys[a] is not None and keys[a] == keys[b]
-            if j in flagged or same_times:
+        for a, b, similarity in fingerprint.similar_pairs([s for _, s in printed]):
+            (ka, _), (kb, _) = printed[a], printed[b]
+            if kb in flagged or (keys[ka] is not None and keys[ka] == keys[kb]):
                 continue  # equal times: duplicate-steps says so
-            flagged.add(j)
-            problems.append(Problem("steps-fingerprint", f"runs[{j}].step_times_s",
-                                    f"the step times of runs[{i}], rescaled or nudged (fingerprint similarity "
-                                    f"{similarity:.3f}; from {fingerprint.THRESHOLD} on, one run): one run "
+            flagged.add(kb)
+            problems.append(Problem("steps-fingerprint", f"runs[{group[kb][0]}].step_times_s",
+                                    f"the step times of runs[{group[ka][0]}], rescaled or nudged (fingerprint "
+                                    f"similarity {similarity:.3f}; from {fingerprint.THRESHOLD} on, one run): one run "
                                     "recorded twice"))
+        blocks = [shuffles.sorted_blocks(run) for _, run in group]
+        for ka, kb, d in shuffles.reordered_pairs(blocks):
+            if kb in flagged or (keys[ka] is not None and keys[ka] == keys[kb]):
+                continue
+            flagged.add(kb)
+            problems.append(Problem("steps-shuffled", f"runs[{group[kb][0]}].step_times_s",
+                                    f"the step times of runs[{group[ka][0]}], in each logged block reordered, rescaled "
+                                    f"or nudged (distance of the sorted blocks {d:.2g}; up to {shuffles.THRESHOLD:g}, "
+                                    "one run): one run recorded twice"))
     return problems
 
 
