@@ -758,3 +758,36 @@ def test_a_long_first_step_does_not_make_short_honest_runs_one():
     times = next(t for t in iter(draw, None) if run(t) is not None)  # a spread of 2 µs or more
     copied = [t * 1.01 + 1e-7 for t in times]  # rescaled and nudged by 0.1 µs
     assert shuffles.distance(run(times), run(copied)) <= shuffles.THRESHOLD  # measured 0.024
+
+
+def test_the_fingerprints_running_median_and_ranks_are_scipys_without_importing_it():
+    """numpy's running median and average ranks give scipy.ndimage.median_filter's (mode "nearest")
+    and scipy.stats.rankdata's values exactly, on every stored and valid run and on series with
+    ties; and validating a file imports no scipy (it was 0.9 s of validate's start)."""
+    import subprocess
+    import sys
+
+    from scipy.ndimage import median_filter
+    from scipy.stats import rankdata
+
+    repo = Path(__file__).resolve().parent.parent
+    series = [np.asarray(r["step_times_s"], float) for f in [*repo.glob("results/*.json"),
+                                                              *repo.glob("tests/corpus/valid/*.json")]
+              for r in json.loads(f.read_text())["runs"]]
+    rng = np.random.default_rng(0)
+    series += [rng.lognormal(size=n) for n in (9, 50, 1033)] + [np.round(rng.uniform(0.1, 1, 300), 2)]
+    checked = 0
+    for times in series:
+        if len(times) < 2 or (times <= 0).any():
+            continue
+        x = np.log(times[:fingerprint.MAX_STEPS + fingerprint.MEDIAN_WINDOW])
+        median = median_filter(x, size=fingerprint.MEDIAN_WINDOW, mode="nearest")
+        assert np.array_equal(fingerprint.running_median(x, fingerprint.MEDIAN_WINDOW), median)
+        assert np.array_equal(fingerprint.average_ranks(x - median), rankdata(x - median))
+        checked += 1
+    assert checked >= 20
+    probe = subprocess.run([sys.executable, "-c", "import sys; from suite.validate import validate_files; "
+                            f"validate_files([{str(repo / 'tests/corpus/valid/lm-char-smoke.json')!r}]); "
+                            "print(any(m.startswith('scipy') for m in sys.modules))"],
+                           capture_output=True, text=True, cwd=repo, timeout=300)
+    assert probe.stdout.strip() == "False", probe.stderr

@@ -49,8 +49,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.ndimage import median_filter
-from scipy.stats import rankdata
 
 from suite.figures.reproducibility import SEED_SPREAD
 
@@ -72,6 +70,22 @@ HONEST_CURVE_SPREAD = min(min(SEED_SPREAD.values()), 0.0053)  # measured 0.00538
 _BLOCK = 512       # rows compared at once: bounds the memory of a many-run comparison
 
 
+
+def running_median(x: np.ndarray, window: int) -> np.ndarray:
+    """Each value's median over the odd ``window`` centred on it, the ends repeated beyond the
+    edges (scipy.ndimage.median_filter's ``mode="nearest"``, in numpy: scipy's import was most of
+    ``goodbench validate``'s start)."""
+    half = window // 2
+    padded = np.concatenate([np.repeat(x[:1], half), x, np.repeat(x[-1:], half)])
+    return np.median(np.lib.stride_tricks.sliding_window_view(padded, window), axis=1)
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties given their average rank (scipy.stats.rankdata's default, in numpy)."""
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    last = np.cumsum(counts)
+    return (last - (counts - 1) / 2.0)[inverse]
+
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
@@ -84,8 +98,8 @@ def signature(times: Any) -> np.ndarray | None:
     if not isinstance(times, list) or len(times) < MIN_STEPS or not all(map(_number, times)):
         return None
     x = np.log(np.asarray(times[:MAX_STEPS + MEDIAN_WINDOW], dtype=np.float64))
-    residual = x - median_filter(x, size=MEDIAN_WINDOW, mode="nearest")
-    ranks = rankdata(residual[:MAX_STEPS])
+    residual = x - running_median(x, MEDIAN_WINDOW)
+    ranks = average_ranks(residual[:MAX_STEPS])
     spread = ranks.std()
     if not spread > 0 or len(np.unique(ranks)) < MIN_STEPS // 2:
         return None  # a constant, or a trend with (almost) no jitter around it: no fingerprint
