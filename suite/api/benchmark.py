@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from suite.api import arguments
 from suite.figures import derive
 from suite.meters import host_load
 from suite.meters.ceiling import matmul_ceiling
@@ -106,10 +107,21 @@ class Benchmark:
                  command: Sequence[str] | None = None, out: str | Path = "goodbench-own.json",
                  system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
                  checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None):
-        for label, value in (("samples_per_step", samples_per_step), ("max_steps", max_steps),
-                             ("log_every", log_every), ("eval_every", eval_every or max_steps)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GoodbenchError(f"{label} must be a whole number of at least 1, not {value!r}")
+        arguments.name("name", name)
+        arguments.name("trains", trains, required=False)
+        if system_name is not None:
+            arguments.name("system_name", system_name)
+        arguments.whole("max_steps", max_steps, 1, arguments.MAX_STEPS)
+        arguments.per_step("samples_per_step", samples_per_step, max_steps)
+        if tokens_per_step is not None:
+            arguments.per_step("tokens_per_step", tokens_per_step, max_steps)
+        flops_per_step = arguments.flops(flops_per_step)
+        for label, where in (("out", out), ("checkpoint_dir", checkpoint_dir), ("data_dir", data_dir)):
+            arguments.path(label, where)
+        for label, value in (("log_every", log_every), ("eval_every", eval_every or max_steps)):
+            arguments.whole(label, value)
+        if not isinstance(sign, bool) or not (progress is None or callable(progress)):
+            raise GoodbenchError("sign must be True or False, and progress a callable or None")
         warmup_steps = min(10, max_steps - 1) if warmup_steps is None else warmup_steps
         if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or not 0 <= warmup_steps < max_steps:
             raise GoodbenchError(f"warmup_steps must be a whole number from 0 to max_steps - 1, not {warmup_steps!r}")
@@ -148,8 +160,8 @@ class Benchmark:
         # the original's, whose finished runs would be handed back untrained
         fresh = os.environ.pop("GOODBENCH_CHECKPOINT_DIR", "")
         self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
-        self.code = [Path(p) for p in code]
-        self.command = list(command) if command is not None else None  # None: this process's
+        self.code = arguments.paths("code", code)
+        self.command = arguments.command(command)  # None: this process's
         self.progress = progress or (lambda *a, **k: None)
         self.path: Path | None = None  # where the results file was written, once it is
         self.problems: list[str] = []  # what the validator says of it (empty: valid)

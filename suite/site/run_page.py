@@ -22,6 +22,7 @@ from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
 from suite.trust import signing
+from suite.trust.labels import REPRODUCTION_TEXT as RESULT
 from suite.trust.reviewers import FILE as REVIEWERS_FILE
 from suite.trust.reviewers import Reviewers
 from workloads import registry
@@ -120,14 +121,14 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
         times = f"{n} time{'s' if n != 1 else ''}"
         if kind < trust.UNVERIFIED:
             names = sorted({trusted.names[str(r["signer"])] for r in found})
-            text = (f"{('reproduced', 'differs', 'inconclusive')[kind]} {times} on {system} "
-                    f"(reviewed by {', '.join(names)})")
+            verdict = RESULT[("reproduced", "differs", "inconclusive")[kind]]
+            text = f"{verdict} {times} on {system} ({RESULT['reviewers']} {', '.join(names)})"
         elif kind == trust.UNVERIFIED:
-            text = (f"unverified claims: {n} reproduction{'s' if n != 1 else ''} on {system} "
+            text = (f"{RESULT['unverified']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
                     f"the site's {REVIEWERS_FILE})")
         else:
-            text = (f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
+            text = (f"{RESULT['not-counted']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
                       "css": "status-complete" if kind == trust.REPRODUCED else "status-partial" if kind in (trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",

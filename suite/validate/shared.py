@@ -1,7 +1,7 @@
 """What more than one rule module reads, kept here so that no rule module imports another (the
 order the rules run in is :data:`suite.validate.RULE_MODULES`, and nothing else):
 
-- the rules versions that introduced codes (:data:`V6`, :data:`V7`; docs/rules.md's changelog);
+- the rules versions that introduced codes (:data:`V6`, :data:`V7`, :data:`V8`; docs/rules.md's changelog);
 - a document's division and timestamps;
 - the tolerances of the event log's stamps;
 - the run's event log as the rules read it, once per run (:func:`read_log`), and the claims of its
@@ -21,6 +21,7 @@ from suite.validate.registry import Problem
 
 V6 = 6  # the claims against their second record (docs/rules.md)
 V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)
+V8 = 8  # the next rules version (docs/rules.md, "v8 (next)"): its codes hold every new file from now on
 
 
 # ---------------------------------------------------------------- the document
