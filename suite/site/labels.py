@@ -323,6 +323,12 @@ def target_text(target) -> str:
     return f"{words(str(metric))} {sign} {value:g}" if isinstance(value, (int, float)) else f"{words(str(metric))} {sign} {value}"
 
 
+OWN_TIMING = "timed in the submitter's process: self-reported"
+"""What every own-code row and run page says of its timings: the library's clocks run in the
+process the submitter's code controls (which could replace them), and no second clock outside it
+stamps the steps and evaluations yet (issue 44, finding 6)."""
+
+
 def copy_words(status: str, owner: str | None) -> dict:
     """What a row or run page says of a run another stored file holds too (suite/trust/ownership.py):
     ``lead``, the kept run's signer (``owner``, None when unsigned), ``tail``, and the ``link``

@@ -382,7 +382,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),
         "workload_href": f"../workloads/{safe_name(wid)}.html" if wid in registry.WORKLOADS else None,
-        "pinned": pinned, "own_code": own_name,
+        "pinned": pinned, "own_code": own_name, "own_timing": labels.OWN_TIMING,
         "metrics": field_table(labels.flatten(metrics, "metrics")),
         "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
         if (tput := results.throughput(run)) else None,
