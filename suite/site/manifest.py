@@ -36,7 +36,8 @@ def _sha256(path: Path) -> str | None:
 def _entries(folder: Path) -> tuple[list[str], list[str]]:
     """(files, other entries) under ``folder``, as paths relative to it; folders are walked, never
     followed through a link; links and special files are "other"."""
-    files, other = [], []
+    files: list[str] = []
+    other: list[str] = []
     for root, dirs, names in os.walk(folder, followlinks=False):
         here = Path(root)
         for name in list(dirs):
