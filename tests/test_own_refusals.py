@@ -175,6 +175,8 @@ def test_the_untrained_model_is_evaluated_before_the_first_step_and_recorded(tmp
         for run in bench.runs():
             with run.step():
                 pass
+    assert bench.problems == []  # a run that ended before its first step: nothing to hold it to
+    assert json.loads(bench.path.read_text())["runs"][0]["pinned_evaluation"]["start"] is None
     bench = _bench(tmp_path, "honest", data_dir)
     with bench:
         for run in bench.runs():

@@ -112,7 +112,7 @@ class Benchmark:
                  system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
                  checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None):
         arguments.name("name", name)
-        arguments.name("trains", trains, required=False)
+        arguments.text("trains", trains)
         if system_name is not None:
             arguments.name("system_name", system_name)
         arguments.whole("max_steps", max_steps, 1, arguments.MAX_STEPS)
@@ -617,7 +617,11 @@ class Run:
         ``model(inputs)``; lm-char's inputs are token ids — a Hugging Face model:
         ``lambda ids: model(input_ids=ids).logits`` —, fashion-cnn's normalized images;
         dlrm-small's are two, ``(dense, sparse)``, and the model gives one click logit per sample).
-        True once the target is met (stop training then)."""
+        True once the target is met (stop training then). Called once before the first step, it
+        evaluates the untrained model (recorded; the first step needs it). :class:`ModelRefused`
+        when the evaluation refuses the model — it reads later tokens (lm-char's causality
+        probe), or meets the target untrained —: the refusal is recorded and the run reaches no
+        target."""
         evaluator = self.bench._evaluator
         if evaluator is None:
             raise GoodbenchError("a free job has no pinned evaluator: run.evaluate(quality)")

@@ -28,11 +28,12 @@ code("seed-count", "fewer seeds than the scale requires")
 code("seed-set", "closed-division seeds other than the first N of the pinned list")
 code("summary-mismatch", "the per-workload summary differs from what the runs give")
 code("name-form", "a system name not in its shown form: not NFC, or a space at an end or doubled", since=V7)
-code("name-trust", "a name the site shows (the system's, own code's) holding a word of the site's trust labels "
+code("name-trust", "a name the site's rows show (the system's, own code's) holding a word of the site's trust labels "
                    "(reproduced, trusted, signed, disputed, …)", since=V8)
 
-SHOWN_NAMES = (("system", "name"), ("settings", "implementation", "name"), ("settings", "implementation", "trains"))
-"""The submitter's free-text names the leaderboard and the run pages show beside the site's own labels."""
+SHOWN_NAMES = (("system", "name"), ("settings", "implementation", "name"))
+"""The submitter's free-text names the leaderboard's rows show beside the site's own labels (what
+own code trains is a description, shown on its run page among the self-reported fields)."""
 
 Runs = list[tuple[int, dict]]
 

@@ -108,8 +108,8 @@ def _pinned(run: dict, doc: dict, facts: dict) -> tuple[dict | None, list[mllog.
 
 @run_rule("start-eval", "target-at-start")
 def _check_start_evaluation(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """Own code held to a target evaluated its untrained model before its first step, as the log
-    holds it, and that model did not meet the target (else the run was refused)."""
+    """Own code held to a target that trained evaluated its untrained model before its first step, as
+    the log holds it, and that model did not meet the target (else the run was refused)."""
     found = _pinned(run, doc, facts)
     if found is None:
         return []
@@ -122,8 +122,8 @@ def _check_start_evaluation(run: dict, where: str, doc: dict, facts: dict) -> li
     refused = section.get("refused") if isinstance(section.get("refused"), dict) else None
     start = section.get("start")
     if not starts:
-        if start is None and refused is not None and refused.get("step") == 0:
-            return []  # refused before any training: no quality to record
+        if start is None and (refused is not None and refused.get("step") == 0 or run["steps"] == 0):
+            return []  # refused before any training, or ended before its first step: no quality to record
         return [Problem("start-eval", field, "the event log holds no evaluation of the untrained model "
                                              f"({mllog.START_EVAL}) before the run's first step")]
     first_run_start = next((i for i, e in enumerate(events) if e.key == "run_start"), len(events))
