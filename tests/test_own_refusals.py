@@ -169,6 +169,7 @@ def test_a_model_at_its_target_before_any_training_is_refused(tmp_path, data_dir
     assert "target-at-start" in codes(repair(doc))
 
 
+@pytest.mark.slow
 def test_the_untrained_model_is_evaluated_before_the_first_step_and_recorded(tmp_path, data_dir):
     bench = _bench(tmp_path, "forgot", data_dir)
     with pytest.raises(GoodbenchError, match="evaluated before it trains"), bench:
@@ -208,3 +209,42 @@ def test_the_untrained_model_is_evaluated_before_the_first_step_and_recorded(tmp
     loosened["runs"][0]["pinned_evaluation"]["probe"]["tolerance"] = 100.0
     assert "eval-refused" in codes(repair(loosened))
     assert v.SINCE["start-eval"] == v.SINCE["eval-refused"] == v.SINCE["target-at-start"] == 8
+
+
+@pytest.mark.slow
+def test_a_run_going_on_from_a_checkpoint_keeps_its_first_processs_evaluation_of_the_untrained_model(tmp_path,
+                                                                                                    data_dir):
+    """A run interrupted after its step-2 checkpoint and gone on by a second process: the second
+    process's call before its first step evaluates nothing (the run's first process did, its log
+    holds it) and the file carries that evaluation."""
+    def loop(run, stop_at=None):
+        model = _char_gpt(len(run.data.vocab))
+        saved = run.restore()
+        if saved is not None:
+            model.load_state_dict(saved["model"])
+        assert run.evaluate_pinned(model) is False
+        for step in range(run.steps_done + 1, 5):
+            with run.step():
+                time.sleep(STEP_S)
+            if run.due_for_evaluation():
+                run.evaluate_pinned(model)
+            if step == 2:
+                run.save({"model": model.state_dict()})
+            if step == stop_at:
+                raise KeyboardInterrupt
+
+    for folder in ("first", "second"):
+        (tmp_path / folder).mkdir()
+    first = _bench(tmp_path / "first", "resumed", data_dir, checkpoint_dir=tmp_path / "ckpt")
+    with pytest.raises(KeyboardInterrupt), first:
+        for run in first.runs():
+            loop(run, stop_at=3)
+    started = json.loads(first.path.read_text())["runs"][0]["pinned_evaluation"]["start"]
+    second = _bench(tmp_path / "second", "resumed", data_dir, checkpoint_dir=tmp_path / "ckpt")
+    with second:
+        for run in second.runs():
+            loop(run)
+    assert second.problems == []
+    [run] = json.loads(second.path.read_text())["runs"]
+    assert run["status"] == "complete" and run["pinned_evaluation"]["start"] == started
+    assert [e.key for e in mllog.parse(run["event_log"])].count(mllog.START_EVAL) == 1
