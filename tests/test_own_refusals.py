@@ -248,3 +248,16 @@ def test_a_run_going_on_from_a_checkpoint_keeps_its_first_processs_evaluation_of
     [run] = json.loads(second.path.read_text())["runs"]
     assert run["status"] == "complete" and run["pinned_evaluation"]["start"] == started
     assert [e.key for e in mllog.parse(run["event_log"])].count(mllog.START_EVAL) == 1
+
+
+def test_a_run_page_says_what_the_pinned_evaluation_found():
+    from suite.site.run_page import pinned_evaluation_lines
+
+    lines = pinned_evaluation_lines({"pinned_evaluation": {
+        "start": {"val_loss": 4.36663}, "refused": {"step": 2, "reason": "the model reads later tokens\u202e"},
+        "probe": {"kind": "causality", "max_difference": 10.0, "tolerance": 1e-3, "evaluations": 2, "seconds": 0.1}}})
+    assert lines == ["the untrained model, before the first step: val_loss 4.367",
+                     "refused at step 2: the model reads later tokens\\u202e",
+                     "causality probe: log-probabilities moved by at most 10 nats when later tokens changed "
+                     "(tolerance 0.001) over 2 evaluation(s)"]
+    assert pinned_evaluation_lines({"curve": []}) == []

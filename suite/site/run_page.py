@@ -170,6 +170,35 @@ def _spec_of(doc: dict, run: dict) -> tuple[Markup, Any, str | None]:
     return text, workload.spec(run["scale"]).target, name
 
 
+def pinned_evaluation_lines(run: dict) -> list[str]:
+    """What own code's pinned evaluation says of the run's model (docs/own-code.md): its quality
+    before training, a refusal and why, the causality probe's largest difference; empty for
+    other runs."""
+    section = run.get("pinned_evaluation")
+    if not isinstance(section, dict):
+        return []
+    lines = []
+    start = section.get("start")
+    if isinstance(start, dict) and start:
+        shown = ", ".join(f"{printable(str(k))} {_figure(v)}" for k, v in list(start.items())[:6])
+        lines.append(f"the untrained model, before the first step: {shown}")
+    refused = section.get("refused")
+    if isinstance(refused, dict):
+        lines.append(f"refused at step {_figure(refused.get('step'))}: "
+                     f"{printable(str(refused.get('reason')))[:300]}")
+    probe = section.get("probe")
+    if isinstance(probe, dict):
+        lines.append(f"causality probe: log-probabilities moved by at most {_figure(probe.get('max_difference'))} "
+                     f"nats when later tokens changed (tolerance {_figure(probe.get('tolerance'))}) over "
+                     f"{_figure(probe.get('evaluations'))} evaluation(s)")
+    return lines
+
+
+def _figure(value: Any) -> str:
+    """A number of the pinned evaluation at four significant digits ("—" for anything else)."""
+    return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "\u2014"
+
+
 def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer: str | None | bool = False) -> dict:
     """The parts of a run page that every run of one document shares (its signer among them);
     ``waived``: what rules introduced after the file was stored would refuse
@@ -383,6 +412,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "n_events": len(events),
         "workload_href": f"../workloads/{safe_name(wid)}.html" if wid in registry.WORKLOADS else None,
         "pinned": pinned, "own_code": own_name, "own_timing": labels.OWN_TIMING,
+        "pinned_evaluation": pinned_evaluation_lines(run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),
         "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
         if (tput := results.throughput(run)) else None,
