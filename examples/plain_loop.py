@@ -71,6 +71,7 @@ def train(run: goodbench.Run, batch: int, context: int, save_every: int = 50) ->
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         gen.set_state(saved["data"])
+    run.evaluate_pinned(model)  # the untrained model, before the first step (once per run; recorded)
     for step in range(run.steps_done + 1, max_steps + 1):
         with run.data_wait():
             x, y = get_batch()

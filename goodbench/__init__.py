@@ -5,7 +5,8 @@ steady-state window, MFU against the peak table and a measured matmul ceiling, N
 the window, goodput and its badput, an MLPerf-format event log — and writes one standard results
 file of the ``own`` division, which ``goodbench validate``, ``submit`` and ``site`` take like any
 other. Each seed is a :class:`Run` the loop calls (``bench.runs()``). ``goodbench.count_flops``
-counts one step's model FLOPs with torch's FLOP counter."""
+counts one step's model FLOPs with torch's FLOP counter. ``goodbench.ModelRefused`` is what the
+pinned evaluation raises for a model that reads its answer or meets its target untrained."""
 from __future__ import annotations
 
 from suite import __version__
@@ -19,6 +20,7 @@ except ModuleNotFoundError as _missing:
                               f"here: {install_hint('train')}", name=_missing.name) from None
 
 from suite.api.benchmark import Benchmark, Run, StepMarks
+from suite.api.evaluators import ModelRefused
 from suite.api.flops import count_flops
 
-__all__ = ["Benchmark", "Run", "StepMarks", "__version__", "count_flops"]
+__all__ = ["Benchmark", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops"]

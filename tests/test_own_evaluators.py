@@ -71,6 +71,37 @@ def test_dlrm_smalls_evaluator_is_its_reference_evaluation_and_its_data_the_teac
         pinned(lambda dense, sparse: torch.zeros(len(dense), 2))
 
 
+def test_the_classification_and_click_models_are_never_given_the_labels(data_dir):
+    """Issue 44, finding 3: lm-char's windows held their own targets. fashion-cnn's and
+    dlrm-small's do not: the model is called with the normalized test images, or the held-out
+    dense and sparse features, and nothing else — no label, no click, no extra argument — so they
+    need no probe (what the evaluation computes from the labels stays in goodbench's code)."""
+    fashion = evaluator("fashion-cnn", "smoke", CPU, str(data_dir))
+    given: list[tuple] = []
+
+    def spy(*args, **kwargs):
+        given.append((args, kwargs))
+        return torch.zeros(len(args[0]), 10)
+
+    fashion(spy)
+    images = torch.cat([a[0] for a, _ in given])
+    assert all(len(a) == 1 and not k for a, k in given)
+    assert torch.equal(images, fashion.data.normalize(fashion.data.test_x))  # the images, and only them
+    assert images.shape[1:] == (1, 28, 28) and images.dtype == torch.float32
+    dlrm = evaluator("dlrm-small", "smoke", CPU)
+    given.clear()
+
+    def click_spy(*args, **kwargs):
+        given.append((args, kwargs))
+        return torch.zeros(len(args[0]))
+
+    dlrm(click_spy)
+    assert all(len(a) == 2 and not k for a, k in given)
+    assert torch.equal(torch.cat([a[0] for a, _ in given]), dlrm.data.eval_dense)
+    assert torch.equal(torch.cat([a[1] for a, _ in given]), dlrm.data.eval_sparse)
+    assert fashion.last_probe is None and dlrm.last_probe is None  # nothing to probe
+
+
 def test_a_workload_without_a_pinned_evaluator_says_so():
     with pytest.raises(GoodbenchError, match="no pinned evaluator"):
         evaluator("gpt2-124m", "smoke", CPU)
@@ -106,6 +137,7 @@ def _train_dlrm(run, model: torch.nn.Module) -> None:
     first = run.data.batch(gen)
     run.count_flops(lambda: loss_of(*first).backward())
     optimizer.zero_grad(set_to_none=True)
+    run.evaluate_pinned(model)  # the untrained model
     for _ in range(run.bench.max_steps):
         with run.data_wait():
             batch = run.data.batch(gen)

@@ -155,6 +155,9 @@ def test_a_system_name_the_validator_refuses_fails_before_training(tmp_path, mon
     assert "system.name: a string of 3000 characters, over 2000 [too-long-string]" in line
     line = _refused_before_training(tmp_path, monkeypatch, capsys, ["--system-name", "y" * 300])
     assert "system.name:" in line and "[schema]" in line  # the schema's 200 characters
+    line = _refused_before_training(tmp_path, monkeypatch, capsys,
+                                    ["--system-name", "NVIDIA H100 x8 - reproduced by a trusted reviewer (MLCommons)"])
+    assert "--system-name:" in line and "a word of the site's trust labels" in line  # rule name-trust
 
 
 def test_system_overrides_the_validator_refuses_fail_before_training(tmp_path, monkeypatch, capsys, no_training):

@@ -440,7 +440,7 @@ def test_site_refuses_an_output_folder_that_is_not_a_build(tmp_path, capsys):
         site.build(folder, foreign)
     assert main(["site", "--results-dir", str(folder), "--out", str(foreign)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not empty and not a site built by goodbench (no .goodbench-site)" in err[0]
+    assert len(err) == 1 and "not empty and not a site built by goodbench (no .goodbench-site" in err[0]
     assert _tree(foreign) == {"passwd": b"root:x:0:0\n"}
     (tmp_path / "file").write_text("x")
     (tmp_path / "link").symlink_to(tmp_path / "empty", target_is_directory=True)
@@ -535,9 +535,67 @@ def test_a_folder_without_the_marker_is_never_replaced_whatever_it_holds(tmp_pat
         assert main(["site", "--results-dir", str(folder), "--out", str(target)]) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"--out {target}: not empty and not a site built by goodbench " \
-            "(no .goodbench-site)" in err[0] and "give a new or empty folder" in err[0]
+            "(no .goodbench-site" in err[0] and "give a new or empty folder" in err[0]
         assert _tree(target) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "results", "unmarked"]  # nothing beside them
+
+
+def test_a_planted_marker_lets_the_build_remove_nothing(tmp_path, capsys):
+    """Finding 10 of issue 44: a folder holding a planted, empty .goodbench-site let a build delete
+    its other files. The marker is now the list of the build's files with their sha256
+    (suite/site/manifest.py): an empty or planted one is no list, and a real build's folder with a
+    file added or edited since is refused, naming it; nothing in either is removed."""
+    folder = tmp_path / "results"
+    _one_result(folder)
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "thesis.tex").write_text("years of work")
+    (planted / builder.MARKER).write_text("")
+    for marker in ("", "a site built by `goodbench site`; the next build replaces this folder\n",
+                   '{"kind": "goodbench-site-manifest", "files": "all"}'):
+        (planted / builder.MARKER).write_text(marker)
+        before = _tree(planted)
+        with pytest.raises(GoodbenchError, match="not a site built by goodbench"):
+            site.build(folder, planted)
+        assert _tree(planted) == before
+    out = tmp_path / "site"
+    site.build(folder, out)
+    listed = json.loads((out / builder.MARKER).read_text())["files"]
+    assert "index.html" in listed and all(len(d) == 64 for d in listed.values())
+    (out / "notes.txt").write_text("mine")  # added to a build
+    (out / "index.html").write_text("<p>edited</p>")  # a build's file, edited since
+    before = _tree(out)
+    assert main(["site", "--results-dir", str(folder), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds what the last build did not write, or changed since: index.html, notes.txt" in err[0]
+    assert _tree(out) == before
+    (out / "notes.txt").unlink()
+    (out / "index.html").unlink()
+    site.build(folder, out)  # the build's own files only: replaced
+    assert (out / "index.html").read_text() != "<p>edited</p>"
+
+
+def test_of_a_previous_build_only_its_listed_unchanged_files_are_removed(tmp_path):
+    """What a build removes after the swap (a file put there after the output was checked) is only
+    what the previous build's list names, unchanged; the rest is kept beside the output."""
+    from suite.site import manifest
+
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    (out / "runs" / "late.txt").write_text("mine")
+    (out / "style-edited.css").write_text("p {}")
+    assert manifest.remove_own(out, manifest.read(out) or {}) == ["runs/late.txt", "style-edited.css"]
+    assert _tree(out) == {"runs": None, "runs/late.txt": b"mine", "style-edited.css": b"p {}"}
+    site.build(folder, tmp_path / "other")
+    real = tmp_path / "other"
+    assert builder._remove_previous(real) == [] and list(real.iterdir()) == []  # a whole build: all removed
+    swapped = tmp_path / ".site.new-abc"  # the previous build as the swap leaves it, a late file in it
+    site.build(folder, swapped)
+    (swapped / "late.txt").write_text("mine")
+    assert builder._remove_previous(swapped) == [tmp_path / ".site.kept-abc"] and not swapped.exists()
+    assert _tree(tmp_path / ".site.kept-abc") == {"late.txt": b"mine"}
 
 
 def test_site_without_its_results_folder_is_an_error(tmp_path, capsys):

@@ -46,10 +46,11 @@ def built(tmp_path_factory) -> tuple[Path, str]:
     reviewer = signing.load_key(reviewer_path.parent)
     lab_path, _ = signing.keygen(tmp_path / "lab")
     lab = signing.load_key(lab_path.parent)
-    reproduced = _document("lab-reproduced", 11)
+    # lab-one is reproduced, lab-two signed, lab-three unsigned (a system named by its level is refused: name-trust)
+    reproduced = _document("lab-one", 11)
     stored = _submit(tmp_path, reproduced, "a")
-    _submit(tmp_path, signing.seal(_document("lab-signed", 12), lab), "b")
-    _submit(tmp_path, _document("lab-unsigned", 13), "c")
+    _submit(tmp_path, signing.seal(_document("lab-two", 12), lab), "b")
+    _submit(tmp_path, _document("lab-three", 13), "c")
     (tmp_path / "results" / "reviewers.toml").write_text(
         f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{reviewer_fp}"\n')
     _submit(tmp_path, signing.seal(factories.reproduction_of(reproduced, stored.stem), reviewer), "rep")
@@ -66,9 +67,9 @@ def _row(page: str, system: str) -> str:
 
 def test_every_row_says_whether_it_was_reproduced_signed_or_unsigned(built):
     _, page = built
-    assert re.search(r"reproduced by a trusted reviewer: (\d+) of \1 runs? \(Audit team\)", _row(page, "lab-reproduced"))
-    assert re.search(r"signed by SHA256:[^ ,]{12}…, not reproduced", _row(page, "lab-signed"))  # whose key
-    assert "unsigned, not reproduced" in _row(page, "lab-unsigned")
+    assert re.search(r"reproduced by a trusted reviewer: (\d+) of \1 runs? \(Audit team\)", _row(page, "lab-one"))
+    assert re.search(r"signed by SHA256:[^ ,]{12}…, not reproduced", _row(page, "lab-two"))  # whose key
+    assert "unsigned, not reproduced" in _row(page, "lab-three")
     assert "auditor-box" not in page  # the reproduction is evidence, not an entry
 
 
@@ -77,20 +78,20 @@ def test_reproduced_results_are_ranked_apart_and_first(built):
     apart = page.index("Division: closed — reproduced by a trusted reviewer, ranked among themselves")
     assert apart < page.index("Division: closed — ranked")
     section = page[apart:page.index("Division: closed — ranked")]
-    assert "lab-reproduced" in section and "lab-signed" not in section and "lab-unsigned" not in section
+    assert "lab-one" in section and "lab-two" not in section and "lab-three" not in section
     reproduced = site / "workloads" / f"{safe_name(WORKLOAD)}-{safe_name('closed')}-reproduced.csv"
     rows = list(csv.DictReader(reproduced.open()))
-    assert [(r["system"], r["trust"]) for r in rows] == [("lab-reproduced", "reproduced")]
+    assert [(r["system"], r["trust"]) for r in rows] == [("lab-one", "reproduced")]
 
 
 def test_the_downloads_carry_the_trust_level_of_every_row(built):
     site, _ = built
     base = site / "workloads" / f"{safe_name(WORKLOAD)}-{safe_name('closed')}"
     from_csv = {r["system"]: (r["trust"], r["reviewed_by"]) for r in csv.DictReader(base.with_suffix(".csv").open())}
-    assert from_csv == {"lab-reproduced": ("reproduced", "Audit team"), "lab-signed": ("signed", ""),
-                        "lab-unsigned": ("unsigned", "")}
+    assert from_csv == {"lab-one": ("reproduced", "Audit team"), "lab-two": ("signed", ""),
+                        "lab-three": ("unsigned", "")}
     from_json = {r["system"]: r["trust"] for r in json.loads(base.with_suffix(".json").read_text())}
-    assert from_json == {"lab-reproduced": "reproduced", "lab-signed": "signed", "lab-unsigned": "unsigned"}
+    assert from_json == {"lab-one": "reproduced", "lab-two": "signed", "lab-three": "unsigned"}
 
 
 def _entries_and_runs(doc: dict, name: str, reproductions: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -190,9 +191,9 @@ def test_a_site_build_validates_and_recomputes_each_file_once(tmp_path, monkeypa
     from suite import validate
     from suite.figures import recompute
 
-    reproduced = _document("lab-reproduced", 11)
+    reproduced = _document("lab-one", 11)
     stored = _submit(tmp_path, reproduced, "a")
-    _submit(tmp_path, _document("lab-unsigned", 13), "c")
+    _submit(tmp_path, _document("lab-three", 13), "c")
     _submit(tmp_path, factories.reproduction_of(reproduced, stored.stem), "rep")
     validated, recomputed = Counter(), Counter()
     check_stored, recompute_document = validate.check_stored, recompute.recompute_document

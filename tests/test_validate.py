@@ -329,6 +329,35 @@ def test_a_system_name_not_in_its_shown_form_is_refused(name):
     assert v.check_document(json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())) == []
 
 
+@pytest.mark.parametrize("name", ["NVIDIA H100 x8 - reproduced by a trusted reviewer (MLCommons)",
+                                  "H100 x8 (Verified)", "DGX \uff32\uff45\uff50\uff52\uff4f\uff44\uff55\uff43\uff45\uff44",
+                                  "lab box, unsigned", "a reviewer's pick", "H100 disputed-free"])
+def test_a_system_name_that_reads_as_a_trust_label_is_refused(name):
+    """Finding 10 of issue 44: a system name made of the site's own trust phrases read as the site's
+    label. The refused words are those of suite/trust/labels.py's phrases (full-width letters
+    folded), the log's copy of the name edited alike."""
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc["system"]["name"] = name
+    for run in doc["runs"]:
+        forging.edit_log(run, lambda e: forging.moved(e, value=name) if e.key == "submission_platform" else e)
+    found = v.check_document(forging.repair(doc))
+    assert {p.code for p in found} == {"name-trust"}, found
+    assert found[0].field == "system.name"
+
+
+def test_the_refused_words_are_the_sites_own_trust_phrases_and_ordinary_names_pass():
+    from suite.leaderboard import trust
+    from suite.site.labels import copy_words
+    from suite.trust import labels
+
+    for phrase in [*trust.TEXT.values(), copy_words("disputed", "x")["lead"], copy_words("copy", None)["lead"]]:
+        assert labels.trust_words_in(phrase), phrase  # every label the site gives would be refused as a name
+    assert {"reproduced", "trusted", "signed", "disputed", "verified"} <= labels.TRUST_WORDS
+    for ordinary in ["NVIDIA H100 80GB HBM3 x8", "DGX-A100 (Acme Corp)", "Designed in Zürich", "signal-lab-01",
+                     "AMD EPYC x1", "synthetic H100", "my-laptop"]:
+        assert labels.trust_words_in(ordinary) == [], ordinary
+
+
 def test_a_run_killed_inside_its_warm_up_and_resumed_validates():
     """The trust audit's honest run, as `goodbench run -w lm-char --scale smoke --checkpoint-every 2
     --inject-failure 4` wrote it (one process, killed at step 4, resumed from the step-2

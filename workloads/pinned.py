@@ -44,3 +44,10 @@ def precision_flags(precision: str) -> dict[str, Any]:
     tf32 = precision == "tf32"
     return {"autocast": "bfloat16" if precision == "bf16" else None,
             "matmul_tf32": tf32, "cudnn_tf32": tf32}
+
+
+CAUSAL_TOLERANCE = 1e-3
+"""The most a language model's log-probability at a position may move (nats) when only later
+tokens change, in the causality probe of own code's pinned evaluation (suite/api/evaluators.py):
+float nondeterminism moves a causal model's earlier positions far less (measured:
+docs/own-code.md), and a leak below it lowers the loss by at most as much per position."""

@@ -15,6 +15,7 @@ the pinned spec (:mod:`workloads.own`)::
         for run in bench.runs():      # one run per seed, its RNGs seeded
             model, optimizer = build()
             run.count_flops(lambda: loss_of(model, *batch()).backward())
+            run.evaluate_pinned(model)    # the untrained model, before the first step
             for step in range(bench.max_steps):
                 with run.data_wait():
                     x, y = batch()
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -39,6 +41,8 @@ from typing import Any
 
 import torch
 
+from suite.api import arguments
+from suite.api.evaluators import ModelRefused
 from suite.figures import derive
 from suite.meters import host_load
 from suite.meters.ceiling import matmul_ceiling
@@ -46,6 +50,7 @@ from suite.meters.clock import StepClock
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import claims, mllog, privacy, results
 from suite.record.errors import GoodbenchError
+from suite.record.mllog import EVAL_REFUSED, START_EVAL
 from suite.run import distributed, files, loop, session, system
 from suite.run.instruments import open_run_instruments
 from suite.run.record import finish, log_header
@@ -106,10 +111,21 @@ class Benchmark:
                  command: Sequence[str] | None = None, out: str | Path = "goodbench-own.json",
                  system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
                  checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None):
-        for label, value in (("samples_per_step", samples_per_step), ("max_steps", max_steps),
-                             ("log_every", log_every), ("eval_every", eval_every or max_steps)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GoodbenchError(f"{label} must be a whole number of at least 1, not {value!r}")
+        arguments.name("name", name)
+        arguments.text("trains", trains)
+        if system_name is not None:
+            arguments.name("system_name", system_name)
+        arguments.whole("max_steps", max_steps, 1, arguments.MAX_STEPS)
+        arguments.per_step("samples_per_step", samples_per_step, max_steps)
+        if tokens_per_step is not None:
+            arguments.per_step("tokens_per_step", tokens_per_step, max_steps)
+        flops_per_step = arguments.flops(flops_per_step)
+        for label, where in (("out", out), ("checkpoint_dir", checkpoint_dir), ("data_dir", data_dir)):
+            arguments.path(label, where)
+        for label, value in (("log_every", log_every), ("eval_every", eval_every or max_steps)):
+            arguments.whole(label, value)
+        if not isinstance(sign, bool) or not (progress is None or callable(progress)):
+            raise GoodbenchError("sign must be True or False, and progress a callable or None")
         warmup_steps = min(10, max_steps - 1) if warmup_steps is None else warmup_steps
         if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or not 0 <= warmup_steps < max_steps:
             raise GoodbenchError(f"warmup_steps must be a whole number from 0 to max_steps - 1, not {warmup_steps!r}")
@@ -148,8 +164,8 @@ class Benchmark:
         # the original's, whose finished runs would be handed back untrained
         fresh = os.environ.pop("GOODBENCH_CHECKPOINT_DIR", "")
         self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
-        self.code = [Path(p) for p in code]
-        self.command = list(command) if command is not None else None  # None: this process's
+        self.code = arguments.paths("code", code)
+        self.command = arguments.command(command)  # None: this process's
         self.progress = progress or (lambda *a, **k: None)
         self.path: Path | None = None  # where the results file was written, once it is
         self.problems: list[str] = []  # what the validator says of it (empty: valid)
@@ -395,6 +411,12 @@ class Run:
         seed_everything(seed)
         self._training = self._ended = self._initialized = self._restore_called = self._resumed = False
         self._open_step: int | None = None  # a step whose window and block are open (a data wait began it)
+        # the pinned evaluation (a run held to a target): the untrained model's quality, a refusal, the probes
+        started = [e for e in self.prior if e.key == START_EVAL]  # an earlier process's run evaluated it
+        self._start_quality: dict[str, Any] | None = dict(claims.quality(started[0])) if started else None
+        self._refused: dict[str, Any] | None = None
+        self._probes: list[Any] = []
+        self._pending: list[tuple[str, Any, dict[str, Any]]] = []  # events held until the log's header
         self.warm_last = bench.warmup_steps  # this process's warm-up ends after this step
         self.timed_before = 0  # steps timed by earlier processes
         bench.progress("run", seed=seed)
@@ -445,6 +467,9 @@ class Run:
         log_header(self.log, workload, bench.scale, self.seed, self.device, bench.options, bench.precision,
                    self.instruments.energy)
         self.log.event(claims.PRECISION_FLAGS, self.precision_flags)
+        for key, value, metadata in self._pending:  # the start evaluation and its refusal, after the header
+            self.log.event(key, value, metadata)
+        self._pending.clear()
         loop.end_initialization(self.state, self.log, self.device)
         self._initialized = True
 
@@ -498,7 +523,14 @@ class Run:
     # ------------------------------------------------------------------ the loop
     def _open(self) -> int:
         """Open the next step: the energy window at the first steady step, the log's step block."""
+        if self._refused is not None:
+            raise ModelRefused(self._refused["reason"])
         if not self._training:
+            bench = self.bench
+            if bench.against is not None and self._start_quality is None:
+                raise GoodbenchError(f"a run held to {bench.against}'s target is evaluated before it trains: call "
+                                     "run.evaluate_pinned(model) once before the first step (the untrained model's "
+                                     "quality is recorded, and a model at the target already is refused)")
             self._begin_training()
         if self._open_step is None:
             step = self.state.step + 1
@@ -585,20 +617,97 @@ class Run:
         ``model(inputs)``; lm-char's inputs are token ids — a Hugging Face model:
         ``lambda ids: model(input_ids=ids).logits`` —, fashion-cnn's normalized images;
         dlrm-small's are two, ``(dense, sparse)``, and the model gives one click logit per sample).
-        True once the target is met (stop training then)."""
+        True once the target is met (stop training then). Called once before the first step, it
+        evaluates the untrained model (recorded; the first step needs it). :class:`ModelRefused`
+        when the evaluation refuses the model — it reads later tokens (lm-char's causality
+        probe), or meets the target untrained —: the refusal is recorded and the run reaches no
+        target."""
         evaluator = self.bench._evaluator
         if evaluator is None:
             raise GoodbenchError("a free job has no pinned evaluator: run.evaluate(quality)")
+        if self._refused is not None:
+            raise ModelRefused(self._refused["reason"])
         was_training = getattr(model, "training", False)
         if was_training:
             model.eval()
         try:
+            if not self._training:  # before the first step: the untrained model
+                self._evaluate_at_start(evaluator, logits_of or model)
+                return False
             with self._evaluating() as found:
-                found.quality = evaluator(logits_of or model)
+                found.quality = self._graded(evaluator, logits_of or model)
+        except ModelRefused as exc:
+            self._refuse(self.state.step, str(exc))
+            raise
         finally:
             if was_training:
                 model.train()
         return found.met
+
+    def _graded(self, evaluator: Callable[..., dict[str, float]], logits_of: Callable[..., Any]) -> dict[str, float]:
+        """The pinned evaluator's quality of ``logits_of``, its probe kept; :class:`ModelRefused`
+        on every rank when rank 0's evaluation refused the model."""
+        try:
+            quality, why = evaluator(logits_of), None
+        except ModelRefused as exc:
+            quality, why = {}, str(exc)
+        probe = getattr(evaluator, "last_probe", None)
+        if probe is not None:
+            self._probes.append(probe)
+        why = distributed.broadcast(why, self.parallel)  # rank 0's verdict, as its figures decide
+        if why is not None:
+            raise ModelRefused(why)
+        return quality
+
+    def _evaluate_at_start(self, evaluator: Callable[..., dict[str, float]], logits_of: Callable[..., Any]) -> None:
+        """The evaluation of the untrained model, before the run's first step (out of its clock,
+        in its initialization): recorded, and :class:`ModelRefused` when it meets the target
+        already."""
+        bench = self.bench
+        if self._start_quality is not None:
+            if self.prior:
+                return  # the run's first process evaluated it (its log holds it)
+            raise GoodbenchError("the run was evaluated before its first step already: once per run")
+        if self.state.step:
+            raise GoodbenchError(f"the run goes on from step {self.state.step} of an earlier process whose log "
+                                 "holds no evaluation before training: start a new session (another checkpoint_dir)")
+        quality = distributed.broadcast(self._graded(evaluator, logits_of), self.parallel)
+        self._start_quality = quality
+        target = bench.reference.spec(bench.scale).target if bench.reference is not None else None
+        self._log_event(START_EVAL, quality.get(target.metric) if target is not None else None,
+                        {"step": 0, "quality": quality})
+        if target is not None and target.metric in quality and target.met(quality[target.metric]):
+            raise ModelRefused(f"the model meets {bench.against}'s target ({target.describe()}: {target.metric} "
+                               f"{quality[target.metric]:.4g}) before any training: a run held to a target reaches "
+                               "it by training, so it is not graded")
+
+    def _refuse(self, step: int, reason: str) -> None:
+        """Record that the pinned evaluation at ``step`` refused the model: the run reaches no target."""
+        if self._refused is None:
+            self._refused = {"step": step, "reason": reason[:1000]}
+            self._log_event(EVAL_REFUSED, reason[:1000], {"step": step})
+
+    def _log_event(self, key: str, value: Any, metadata: dict[str, Any]) -> None:
+        """Log an event now, or once the log's header is (an evaluation before it)."""
+        if self._initialized:
+            self.log.event(key, value, metadata)
+        else:
+            self._pending.append((key, value, metadata))
+
+    def pinned_evaluation(self) -> dict[str, Any] | None:
+        """The record's ``pinned_evaluation`` (None for a free job): the untrained model's quality
+        (``start``), a refusal (``refused``: the step and why), and the causality probes
+        (``probe``: the largest difference seen, its tolerance, the evaluations probed and their
+        seconds; None where the model is given no answer to read)."""
+        if self.bench.against is None:
+            return None
+        probe = None
+        if self._probes:
+            worst = max(self._probes, key=lambda p: p.max_difference)
+            difference = worst.max_difference if math.isfinite(worst.max_difference) else None  # NaN logits
+            probe = {"kind": "causality", "max_difference": difference, "tolerance": worst.tolerance,
+                     "evaluations": len(self._probes), "seconds": sum(p.seconds for p in self._probes)}
+        return {"start": self._start_quality, "refused": self._refused, "probe": probe}
 
     @contextlib.contextmanager
     def _evaluating(self) -> Iterator[loop.Evaluation]:
@@ -614,6 +723,12 @@ class Run:
         with loop.evaluation(bench.workload().spec(bench.scale), self.state.step, self.device, self.state,
                              self.log, self.instruments.energy, bench.progress, self.parallel) as found:
             yield found
+
+    @property
+    def evaluated_untrained(self) -> bool:
+        """True once the model was evaluated before training (by this process or the run's first):
+        a run held to a target calls :meth:`evaluate_pinned` once before its first step."""
+        return self._start_quality is not None
 
     @property
     def target_met(self) -> bool:
@@ -677,6 +792,8 @@ class Run:
         self.record["precision_flags"] = self.precision_flags
         finish(self.record, bench.workload(), bench.scale, bench.options, bench.precision, self.state, self.log,
                self.instruments)
+        if bench.against is not None:
+            self.record["pinned_evaluation"] = self.pinned_evaluation()
         self.record["host_load"] = {"start": self.load_at_start, "end": host_load.snapshot(),
                                     "gpu_other_processes_end": self.instruments.other_gpu_processes()}
         if self.directory is not None and self.parallel.is_main and self.record["status"] != "partial":  # a successor skips it

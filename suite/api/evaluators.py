@@ -5,9 +5,18 @@ for every implementation. It runs in the submitter's process: the file cannot pr
 (self-reported, like every figure of an own implementation's quality).
 
 lm-char, fashion-cnn and dlrm-small have a pinned evaluator for own code (:data:`EVALUATORS`);
-gpt2-124m and llama-1b have none yet."""
+gpt2-124m and llama-1b have none yet.
+
+The model never sees the answer it is graded on. lm-char's windows hold their own targets (the
+inputs shifted by one), so its evaluation probes the model's causality every time
+(:func:`causality_probe`): a model whose logits at a position change when only later tokens
+change reads the future, and the evaluation is refused (:class:`ModelRefused`). fashion-cnn's
+and dlrm-small's models are given the images, or the dense and sparse features, and never the
+labels (tests/test_own_evaluators.py pins what the model is called with)."""
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +27,61 @@ import torch.nn.functional as F
 from suite.record.errors import GoodbenchError
 from workloads import data as data_registry
 from workloads import registry
+from workloads.pinned import CAUSAL_TOLERANCE
 
 Logits = Callable[[torch.Tensor], torch.Tensor]  # token ids (batch, context) -> logits (batch, context, vocab)
+
+class ModelRefused(GoodbenchError):
+    """The pinned evaluation refuses the model: it reads what it is graded on (``reason``)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a causality probe found: the largest change of an earlier position's log-probabilities
+    when later tokens changed (``max_difference``, nats), against ``tolerance``, over ``positions``
+    positions of ``windows`` windows, in ``seconds``."""
+
+    max_difference: float
+    tolerance: float
+    windows: int
+    positions: int
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return self.max_difference <= self.tolerance
+
+
+
+def spliced(x: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """(``x`` with each window's tail from a cut on replaced by the next window's tail, the cuts):
+    held-out text either side, so the probe's windows read as text; each cut drawn in the
+    middle half of the window by ``gen``."""
+    batch, length = x.shape
+    cuts = torch.randint(max(1, length // 4), max(2, 3 * length // 4), (batch,), generator=gen).to(x.device)
+    later = torch.arange(length, device=x.device)[None, :] >= cuts[:, None]
+    return torch.where(later, x.roll(1, dims=0), x), cuts
+
+
+def causality_probe(logits_of: Logits, x: torch.Tensor, logits: torch.Tensor,
+                    tolerance: float = CAUSAL_TOLERANCE, gen: torch.Generator | None = None) -> Probe:
+    """Call the model on ``x`` with each window's tail replaced (:func:`spliced`) and compare its
+    log-probabilities before each cut with those of ``logits`` (the model's on ``x``): a causal
+    model's are the same. The cuts are drawn afresh each time (``gen``: a given generator)."""
+    start = time.perf_counter()
+    gen = gen or torch.Generator(device="cpu").manual_seed(secrets.randbits(63))
+    other, cuts = spliced(x, gen)
+    probed = logits_of(other)
+    if probed.shape != logits.shape:
+        raise GoodbenchError(f"the model's logits have shape {tuple(probed.shape)} for the probe's windows, "
+                             f"{tuple(logits.shape)} for the evaluation's")
+    before = torch.arange(x.shape[1], device=x.device)[None, :] < cuts[:, None]
+    now, then = F.log_softmax(probed.float(), dim=-1), F.log_softmax(logits.float(), dim=-1)
+    moved = torch.where(now == then, 0.0, (now - then).abs()).amax(dim=-1)  # -inf at both: unmoved
+    found = moved[before]
+    worst = float(found.max()) if found.numel() else 0.0
+    return Probe(worst if worst == worst else float("inf"), tolerance, int(x.shape[0]), int(before.sum()),
+                 time.perf_counter() - start)
 
 
 @dataclass
@@ -54,6 +116,7 @@ class LmCharEvaluator:
         ids, vocab = encode_characters(path.read_text(encoding="utf-8"))
         split = int(spec.train_fraction * len(ids))
         self.device = device
+        self.last_probe: Probe | None = None  # the causality probe of the latest evaluation
         self.data = CharacterData(train=ids[:split].to(device=device, dtype=torch.long),
                                   val=ids[split:].to(device=device, dtype=torch.long), vocab=vocab,
                                   context=spec.block_size, batch_size=spec.batch_size,
@@ -61,18 +124,28 @@ class LmCharEvaluator:
 
     @torch.no_grad()
     def __call__(self, logits_of: Logits) -> dict[str, float]:
-        """``{"val_loss": …}`` of the model whose ``logits_of(ids)`` gives next-character logits."""
+        """``{"val_loss": …}`` of the model whose ``logits_of(ids)`` gives next-character logits;
+        :class:`ModelRefused` when the causality probe of its first batch finds it reading later
+        tokens (the probe's figures: :attr:`last_probe`)."""
         from workloads.lm.job import windows
 
         d = self.data
         gen = torch.Generator(device="cpu").manual_seed(0)
         losses = []
-        for _ in range(d.eval_batches):
+        self.last_probe = None
+        for index in range(d.eval_batches):
             x, y = windows(d.val, d.batch_size, d.context, gen, self.device)
             logits = logits_of(x)
             if logits.shape[:2] != x.shape or logits.shape[-1] != len(d.vocab):
                 raise GoodbenchError(f"the model's logits have shape {tuple(logits.shape)}; lm-char's evaluation "
                                      f"needs (batch, context, vocab) = ({x.shape[0]}, {x.shape[1]}, {len(d.vocab)})")
+            if index == 0:
+                self.last_probe = probe = causality_probe(logits_of, x, logits)
+                if not probe.passed:
+                    raise ModelRefused(
+                        f"the model reads later tokens: its log-probabilities at earlier positions moved by up to "
+                        f"{probe.max_difference:.3g} nats when only later tokens changed (a causal model's move by at "
+                        f"most {probe.tolerance:g}); lm-char's windows hold their own targets, so it is not graded")
             losses.append(F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1)))
         return {self.metric: float(torch.stack(losses).mean())}
 
@@ -102,6 +175,7 @@ class FashionEvaluator:
     logits`` (:meth:`workloads.fashion_cnn.job.FashionCnnJob.evaluate`)."""
 
     metric = "test_accuracy"
+    last_probe: Probe | None = None  # no probe: the model is given the images alone, never the labels
 
     def __init__(self, scale: str, device: torch.device, data_dir: str | None = None):
         from workloads.fashion_cnn.job import read_idx
@@ -174,6 +248,7 @@ class DlrmEvaluator:
     (:meth:`workloads.dlrm_small.job.DlrmJob.evaluate`)."""
 
     metric = "auc"
+    last_probe: Probe | None = None  # no probe: the model is given the features alone, never the clicks
 
     def __init__(self, scale: str, device: torch.device, data_dir: str | None = None):
         from workloads.dlrm_small.job import Teacher, auc

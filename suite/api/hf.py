@@ -5,8 +5,8 @@
 Each optimizer step is one step: the step clock runs from ``on_step_begin`` to ``on_step_end``
 (the Trainer fetches the step's batches before ``on_step_begin``: that time is in no step, and
 data waits are "not measured"). A run held to a workload's target is
-evaluated by goodbench's pinned evaluator at the declared cadence (the model called on token ids,
-its ``.logits``) and stops the trainer at the target; a free job's evaluations are the Trainer's
+evaluated by goodbench's pinned evaluator at the declared cadence and once before the first step
+(the model called on token ids, its ``.logits``) and stops the trainer at the target; a free job's evaluations are the Trainer's
 own at the cadence (``eval_steps`` = ``eval_every``), their numeric metrics put on the curve."""
 from __future__ import annotations
 
@@ -35,8 +35,11 @@ class Measure(TrainerCallback):
             self.run.count_flops(lambda: model(**inputs).loss.backward())
             model.zero_grad(set_to_none=True)
 
-    def on_step_begin(self, args, state, control, **kwargs):
-        self.run.begin_step()
+    def on_step_begin(self, args, state, control, model=None, **kwargs):
+        run = self.run
+        if run.bench.against is not None and not run.evaluated_untrained and model is not None:  # the untrained model
+            run.evaluate_pinned(model, lambda ids: model(input_ids=ids).logits)
+        run.begin_step()
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         run = self.run

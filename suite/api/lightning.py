@@ -6,8 +6,8 @@ Each training batch is one step (``accumulate_grad_batches`` must be 1): the ste
 ``on_train_batch_start`` to ``on_train_batch_end`` (forward, backward and the optimizer's update;
 the batch's fetch happens before it and is not timed apart: data waits "not measured"). A run
 held to a workload's target is evaluated by goodbench's pinned evaluator at the declared
-cadence, the module called as the model (``module(ids) → logits``), and stops the trainer at the
-target; a free job's evaluations are Lightning's validation loops that fall on the cadence, their
+cadence and once before the first step, the module called as the model (``module(ids) →
+logits``), and stops the trainer at the target; a free job's evaluations are Lightning's validation loops that fall on the cadence, their
 logged metrics (``trainer.callback_metrics``) put on the curve."""
 from __future__ import annotations
 
@@ -49,7 +49,10 @@ class Measure(pl.Callback):
 
             self.run.count_flops(forward_backward)
             pl_module.zero_grad(set_to_none=True)
-        self.run.begin_step()
+        run = self.run
+        if run.bench.against is not None and not run.evaluated_untrained:  # the untrained model, before the first step
+            run.evaluate_pinned(pl_module)
+        run.begin_step()
 
     def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
                            batch_idx: int) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from suite.leaderboard import rows as leaderboard
+from suite.trust.labels import LEVEL_TEXT
 from suite.trust.reviewers import Reviewers
 from suite.trust.signing import short
 
@@ -25,12 +26,7 @@ REPRODUCED, DIFFERS, INCONCLUSIVE, UNVERIFIED, NOT_COUNTED = range(5)
 
 # An entry's level, most trusted first (the column ``trust`` of the tables and their downloads).
 LEVELS = ("reproduced", "differs", "signed", "unsigned")
-TEXT = {
-    "reproduced": "reproduced by a trusted reviewer",
-    "differs": "a trusted reviewer's reproduction differs",
-    "signed": "signed, not reproduced",
-    "unsigned": "unsigned, not reproduced",
-}
+TEXT = LEVEL_TEXT  # what each level reads (suite/trust/labels.py: no submitter's name may read so)
 
 
 def kind(reproduction: dict, original: dict, trusted: Reviewers) -> tuple[int, str | None]:

@@ -33,7 +33,10 @@ GOODBENCH_KEYS = (
     "failure", "restart", "lost_steps",                 # a killed worker and its restart
     "train_loss",
     "goodbench_max_steps", "goodbench_scale",           # the spec's max_steps and the scale
+    "goodbench_start_eval", "goodbench_eval_refused",   # own code: the untrained model's evaluation; a refusal
 )
+START_EVAL = "goodbench_start_eval"  # own code held to a target: the pinned evaluation before the first step
+EVAL_REFUSED = "goodbench_eval_refused"  # own code: a pinned evaluation that refused the model (its step, why)
 # MLPerf's own keys a goodbench log carries besides the intervals: suite/mlperf/fields.py
 # keys of logs written before a rename, still read: "max_steps" is MLPerf's own key (a different
 # meaning), so goodbench logs the spec's max_steps as "goodbench_max_steps" now

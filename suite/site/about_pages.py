@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.leaderboard import trust
+from suite.site import labels
 from suite.site.render import render
 from suite.validate import RULES_VERSION, registry
 from suite.validate.provenance import CHECKED, SELF_REPORTED
@@ -31,6 +32,6 @@ def field_rows() -> list[dict]:
 def write(out: Path, built: dict) -> None:
     """Render ``methodology.html`` and ``submitting.html`` into ``out``."""
     render("methodology.html", out / "methodology.html", root="", title="methodology",
-           rules=rule_rows(), fields=field_rows(), self_reported=SELF_REPORTED, levels=trust.TEXT,
+           rules=rule_rows(), fields=field_rows(), self_reported=SELF_REPORTED, own_timing=labels.OWN_TIMING, levels=trust.TEXT,
            rules_version=RULES_VERSION, **built)
     render("submitting.html", out / "submitting.html", root="", title="how to submit", **built)

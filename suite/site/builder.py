@@ -9,8 +9,9 @@ when complete (an atomic exchange of the two folders where the OS has one, else 
 so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
 previous site as it was. A build removes only the fresh folder it made: another folder of that
 name pattern may be a user's, whatever it holds, so one that no live build holds (a killed
-build's, or not a build's at all) is left where it is and named in :attr:`Built.leftovers`. The output folder must be absent, empty or a previous build (it holds
-:data:`MARKER`); any other folder is refused, whatever it holds, and left as it is.
+build's, or not a build's at all) is left where it is and named in :attr:`Built.leftovers`. The output folder must be absent, empty or a previous build exactly as the list of its files
+(:data:`MARKER`, :mod:`suite.site.manifest`) names them; any other folder is refused, whatever it
+holds, and left as it is, and of the previous build only the listed files are removed.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
 from suite.record.tempfiles import held_folder, unheld
-from suite.site import about_pages, mlperf_pages, pages, run_page
+from suite.site import about_pages, manifest, mlperf_pages, pages, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
@@ -46,7 +47,7 @@ from workloads import own, registry
 PARALLEL_FROM = 200  # files: below this, one process is faster than starting workers
 
 
-MARKER = ".goodbench-site"  # written into every build: the folder may be rebuilt (replaced)
+MARKER = manifest.MARKER  # written into every build: the list of its files, which a later build may replace
 
 
 @dataclass(frozen=True)
@@ -81,27 +82,46 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
     out.parent.mkdir(parents=True, exist_ok=True)
     with _fresh_folder(out) as fresh:
         index, n_results, invalid = _build_into(results, fresh, workers)
-        (fresh / MARKER).write_text("a site built by `goodbench site`; the next build replaces this folder\n",
-                                    encoding="utf-8")
+        manifest.write(fresh)
         _swap_in(fresh, out)
-        leftovers = [p for p in _leftovers(out) if p != fresh]
+        kept = _remove_previous(fresh)
+        leftovers = [p for p in _leftovers(out) if p != fresh] + kept
     return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid, leftovers)
 
 
+def _remove_previous(previous: Path) -> list[Path]:
+    """Remove the previous build, swapped out to ``previous``: only the files its manifest lists
+    with their listed content. Anything else (put there after the output was checked) is never
+    removed: the folder holding it is renamed ``.<name>.kept-*`` beside the output and returned."""
+    remains = manifest.remove_own(previous, manifest.read(previous) or {})
+    if not remains:
+        return []
+    kept = previous.with_name(previous.name.replace(".new-", ".kept-", 1))
+    os.rename(previous, kept)
+    return [kept]
+
+
 def _check_output(out: Path) -> None:
-    """Refuse an output path that is a link, a file, or a non-empty folder without :data:`MARKER`:
-    a build replaces its whole folder, so it replaces only one that goodbench wrote, whatever
-    the other holds."""
+    """Refuse an output path that is a link, a file, or a non-empty folder other than a previous
+    build exactly as its manifest (:data:`MARKER`) lists it: a build replaces the files it wrote,
+    never a file it did not write or one changed since (:mod:`suite.site.manifest`)."""
     if out.is_symlink():
         raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
     if not out.exists():
         return
     if not out.is_dir():
         raise GoodbenchError(f"--out {out}: not a directory")
-    marker = out / MARKER
-    if any(out.iterdir()) and not (marker.is_file() and not marker.is_symlink()):
-        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}); "
-                             "a build replaces its whole folder, so give a new or empty folder")
+    if not any(out.iterdir()):
+        return
+    foreign = manifest.foreign(out)
+    if foreign is None:
+        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}, or not "
+                             "the list of a build's files); a build replaces only the files it wrote, so give a new "
+                             "or empty folder")
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise GoodbenchError(f"--out {out}: holds what the last build did not write, or changed since: {shown}; "
+                             "a build replaces only the files it wrote: move these out, or give a new folder")
 
 
 def _siblings(out: Path, kind: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from suite.site import formatting as f
+from suite.trust.labels import COPY_TEXT
 
 CURVE_METRICS = {  # the evaluation points' metrics
     "train_loss": "training loss", "val_loss": "validation loss", "test_loss": "test loss",
@@ -329,14 +330,17 @@ def target_text(target) -> str:
     return f"{words(str(metric))} {sign} {value:g}" if isinstance(value, (int, float)) else f"{words(str(metric))} {sign} {value}"
 
 
+OWN_TIMING = "timed in the submitter's process: self-reported"
+"""What every own-code row and run page says of its timings: the library's clocks run in the
+process the submitter's code controls (which could replace them), and no second clock outside it
+stamps the steps and evaluations yet (issue 44, finding 6)."""
+
+
 def copy_words(status: str, owner: str | None) -> dict:
     """What a row or run page says of a run another stored file holds too (suite/trust/ownership.py):
     ``lead``, the kept run's signer (``owner``, None when unsigned), ``tail``, and the ``link``
     text to the kept run."""
-    if status == "disputed":
-        return {"lead": "disputed: the same run as one signed by", "owner": owner,
-                "tail": " and stored first, not ranked", "link": "the run stored first"}
-    if owner is None:
-        return {"lead": "copy of an unsigned run stored first", "owner": None, "tail": ", not ranked",
-                "link": "the run kept"}
-    return {"lead": "copy of a run signed by", "owner": owner, "tail": ", not ranked", "link": "the signed run"}
+    key = "disputed" if status == "disputed" else "copy-unsigned" if owner is None else "copy-signed"
+    lead, tail = COPY_TEXT[key]
+    link = {"disputed": "the run stored first", "copy-unsigned": "the run kept", "copy-signed": "the signed run"}[key]
+    return {"lead": lead, "owner": owner if key != "copy-unsigned" else None, "tail": tail, "link": link}

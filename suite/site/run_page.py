@@ -22,6 +22,7 @@ from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
 from suite.trust import signing
+from suite.trust.labels import REPRODUCTION_TEXT as RESULT
 from suite.trust.reviewers import FILE as REVIEWERS_FILE
 from suite.trust.reviewers import Reviewers
 from workloads import registry
@@ -120,14 +121,14 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
         times = f"{n} time{'s' if n != 1 else ''}"
         if kind < trust.UNVERIFIED:
             names = sorted({trusted.names[str(r["signer"])] for r in found})
-            text = (f"{('reproduced', 'differs', 'inconclusive')[kind]} {times} on {system} "
-                    f"(reviewed by {', '.join(names)})")
+            verdict = RESULT[("reproduced", "differs", "inconclusive")[kind]]
+            text = f"{verdict} {times} on {system} ({RESULT['reviewers']} {', '.join(names)})"
         elif kind == trust.UNVERIFIED:
-            text = (f"unverified claims: {n} reproduction{'s' if n != 1 else ''} on {system} "
+            text = (f"{RESULT['unverified']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
                     f"the site's {REVIEWERS_FILE})")
         else:
-            text = (f"not counted: {n} reproduction{'s' if n != 1 else ''} on {system} "
+            text = (f"{RESULT['not-counted']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
                       "css": "status-complete" if kind == trust.REPRODUCED else "status-partial" if kind in (trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",
@@ -167,6 +168,35 @@ def _spec_of(doc: dict, run: dict) -> tuple[Markup, Any, str | None]:
         return _pinned(run["workload"]["id"], run["scale"]), workload.spec(run["scale"]).target, None
     text = escape(json.dumps(workload.pinned(run["scale"]), indent=1, sort_keys=True))
     return text, workload.spec(run["scale"]).target, name
+
+
+def pinned_evaluation_lines(run: dict) -> list[str]:
+    """What own code's pinned evaluation says of the run's model (docs/own-code.md): its quality
+    before training, a refusal and why, the causality probe's largest difference; empty for
+    other runs."""
+    section = run.get("pinned_evaluation")
+    if not isinstance(section, dict):
+        return []
+    lines = []
+    start = section.get("start")
+    if isinstance(start, dict) and start:
+        shown = ", ".join(f"{printable(str(k))} {_figure(v)}" for k, v in list(start.items())[:6])
+        lines.append(f"the untrained model, before the first step: {shown}")
+    refused = section.get("refused")
+    if isinstance(refused, dict):
+        lines.append(f"refused at step {_figure(refused.get('step'))}: "
+                     f"{printable(str(refused.get('reason')))[:300]}")
+    probe = section.get("probe")
+    if isinstance(probe, dict):
+        lines.append(f"causality probe: log-probabilities moved by at most {_figure(probe.get('max_difference'))} "
+                     f"nats when later tokens changed (tolerance {_figure(probe.get('tolerance'))}) over "
+                     f"{_figure(probe.get('evaluations'))} evaluation(s)")
+    return lines
+
+
+def _figure(value: Any) -> str:
+    """A number of the pinned evaluation at four significant digits ("—" for anything else)."""
+    return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "\u2014"
 
 
 def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer: str | None | bool = False) -> dict:
@@ -381,7 +411,8 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),
         "workload_href": f"../workloads/{safe_name(wid)}.html" if wid in registry.WORKLOADS else None,
-        "pinned": pinned, "own_code": own_name,
+        "pinned": pinned, "own_code": own_name, "own_timing": labels.OWN_TIMING,
+        "pinned_evaluation": pinned_evaluation_lines(run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),
         "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
         if (tput := results.throughput(run)) else None,

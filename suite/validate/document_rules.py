@@ -9,8 +9,9 @@ from typing import Any
 from suite.figures import derive
 from suite.record.text import normal_name, safe
 from suite.trust import ownership
+from suite.trust.labels import trust_words_in
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, division, parse_timestamp
+from suite.validate.shared import V7, V8, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads import own
 from workloads.pinned import SEEDS
@@ -27,6 +28,12 @@ code("seed-count", "fewer seeds than the scale requires")
 code("seed-set", "closed-division seeds other than the first N of the pinned list")
 code("summary-mismatch", "the per-workload summary differs from what the runs give")
 code("name-form", "a system name not in its shown form: not NFC, or a space at an end or doubled", since=V7)
+code("name-trust", "a name the site's rows show (the system's, own code's) holding a word of the site's trust labels "
+                   "(reproduced, trusted, signed, disputed, …)", since=V8)
+
+SHOWN_NAMES = (("system", "name"), ("settings", "implementation", "name"))
+"""The submitter's free-text names the leaderboard's rows show beside the site's own labels (what
+own code trains is a description, shown on its run page among the self-reported fields)."""
 
 Runs = list[tuple[int, dict]]
 
@@ -180,3 +187,18 @@ def _check_name_form(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
         return []
     return [Problem("name-form", "system.name", f"{safe(name)} is shown as {safe(normal_name(name))}: two systems "
                                                 "would look the same; write it so")]
+
+
+@document_rule("name-trust")
+def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """No name the site shows reads as one of its trust labels (words of suite/trust/labels.py)."""
+    problems = []
+    for path in SHOWN_NAMES:
+        name: Any = doc
+        for key in path:
+            name = name.get(key) if isinstance(name, dict) else None
+        found = trust_words_in(name) if isinstance(name, str) else []
+        if found:
+            problems.append(Problem("name-trust", ".".join(path), f"{safe(name)} holds {', '.join(map(repr, found))}, "
+                                    "a word of the site's trust labels: a name may not read as a label the site gives"))
+    return problems

@@ -1,6 +1,8 @@
 """The quality a run claims against its second records (docs/rules.md, "Claims against their
 second record"): the final quality is the curve's last evaluation, and every curve value — each
-quality metric and the training loss — is the one the event log holds for that step.
+quality metric and the training loss — is the one the event log holds for that step. Own code
+held to a target carries the pinned evaluation of its untrained model, and a run whose pinned
+evaluation refused the model claims no target (docs/own-code.md).
 """
 from __future__ import annotations
 
@@ -8,13 +10,20 @@ import math
 from typing import Any
 
 from suite.figures import derive
-from suite.record import claims
+from suite.record import claims, mllog
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, run_rule
-from suite.validate.shared import V6, VALUE_REL, read_log
+from suite.validate.shared import V6, V8, VALUE_REL, division, read_log
+from workloads import own
+from workloads.pinned import CAUSAL_TOLERANCE
 
 code("log-quality", "a curve value disagrees with the quality or loss the event log holds", since=V6)
 code("final-quality", "final_quality differs from the curve's last evaluation", since=V6)
+code("start-eval", "own code held to a target without the pinned evaluation of its untrained model before its "
+                   "first step, or with one the event log does not hold", since=V8)
+code("target-at-start", "own code whose untrained model met its target, not refused", since=V8)
+code("eval-refused", "a run whose pinned evaluation refused the model claims a target, or its refusal or "
+                     "causality probe differs from the event log's or the pinned tolerance", since=V8)
 
 # ---------------------------------------------------------------- the curve
 @run_rule("final-quality")
@@ -82,3 +91,93 @@ def _kept_losses(log) -> dict[int, Any]:
                 losses[step] = e.value
     return losses
 
+
+
+# ---------------------------------------------------------------- own code's pinned evaluation
+def _pinned(run: dict, doc: dict, facts: dict) -> tuple[dict | None, list[mllog.Event]] | None:
+    """(the run's ``pinned_evaluation``, its log's events) for own code held to a target; None
+    for any other run, or a log the stream rules report."""
+    if division(doc) != own.DIVISION or facts["target"] is None:
+        return None
+    log = read_log(run, facts)
+    if log is None:
+        return None
+    section = run.get("pinned_evaluation")
+    return (section if isinstance(section, dict) else None), [e for a in log.attempts for e in a.events]
+
+
+@run_rule("start-eval", "target-at-start")
+def _check_start_evaluation(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Own code held to a target that trained evaluated its untrained model before its first step, as
+    the log holds it, and that model did not meet the target (else the run was refused)."""
+    found = _pinned(run, doc, facts)
+    if found is None:
+        return []
+    section, events = found
+    field = f"{where}.pinned_evaluation"
+    if section is None:
+        return [Problem("start-eval", field, "own code held to a target records goodbench's evaluation of its "
+                                             "untrained model (pinned_evaluation)")]
+    starts = [i for i, e in enumerate(events) if e.key == mllog.START_EVAL]
+    refused = section.get("refused") if isinstance(section.get("refused"), dict) else None
+    start = section.get("start")
+    if not starts:
+        if start is None and (refused is not None and refused.get("step") == 0 or run["steps"] == 0):
+            return []  # refused before any training, or ended before its first step: no quality to record
+        return [Problem("start-eval", field, "the event log holds no evaluation of the untrained model "
+                                             f"({mllog.START_EVAL}) before the run's first step")]
+    first_run_start = next((i for i, e in enumerate(events) if e.key == "run_start"), len(events))
+    if starts[0] > first_run_start:
+        return [Problem("start-eval", field, f"the log's {mllog.START_EVAL} comes after run_start: the untrained "
+                                             "model is evaluated before the run's clock starts")]
+    logged = dict(claims.quality(events[starts[0]]))
+    if not isinstance(start, dict) or set(start) != set(logged) or \
+            not all(_same(start[k], logged[k]) for k in logged):
+        return [Problem("start-eval", f"{field}.start", f"{safe(start)}, but the event log's evaluation of the "
+                                                        f"untrained model gives {safe(logged)}")]
+    target = facts["target"]
+    value = logged.get(target.metric)
+    if isinstance(value, (int, float)) and target.met(value) and not (refused is not None and refused.get("step") == 0):
+        return [Problem("target-at-start", f"{field}.start",
+                        f"the untrained model already meets {target.describe()} ({target.metric} {safe(value)}): "
+                        "a run held to a target reaches it by training, and this one was not refused")]
+    return []
+
+
+@run_rule("eval-refused")
+def _check_refusal(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """A refusal of the pinned evaluation is the log's, its probe within the pinned tolerance
+    unless refused, and a refused run claims no target."""
+    found = _pinned(run, doc, facts)
+    if found is None or found[0] is None:
+        return []  # start-eval reports a missing section
+    section: dict = found[0]
+    events = found[1]
+    field = f"{where}.pinned_evaluation"
+    logged = next((e for e in events if e.key == mllog.EVAL_REFUSED), None)
+    refused = section.get("refused") if isinstance(section.get("refused"), dict) else None
+    problems = []
+    if (logged is None) != (refused is None) or (logged is not None and refused is not None and (
+            logged.metadata.get("step") != refused.get("step") or logged.value != refused.get("reason"))):
+        problems.append(Problem("eval-refused", f"{field}.refused",
+                                f"{safe(refused)}, but the event log's refusal is "
+                                f"{safe(None if logged is None else {'step': logged.metadata.get('step')})}"))
+    probe = section.get("probe") if isinstance(section.get("probe"), dict) else None
+    if probe is not None:
+        worst, tolerance = probe.get("max_difference"), probe.get("tolerance")
+        if tolerance != CAUSAL_TOLERANCE:
+            problems.append(Problem("eval-refused", f"{field}.probe.tolerance",
+                                    f"{safe(tolerance)}, but the causality probe's pinned tolerance is "
+                                    f"{CAUSAL_TOLERANCE:g} nats"))
+        elif (worst is None or worst > tolerance) and refused is None and logged is None:
+            problems.append(Problem("eval-refused", f"{field}.probe.max_difference",
+                                    f"{safe(worst)} nats moved when only later tokens changed, beyond the "
+                                    f"{tolerance:g} a causal model moves, and the model was not refused"))
+    if (refused is not None or logged is not None) and (run["metrics"]["tta_s"] is not None
+                                                        or run["status"] == "complete"):
+        step = (refused or {}).get("step", None if logged is None else logged.metadata.get("step"))
+        problems.append(Problem("eval-refused", f"{where}.metrics.tta_s",
+                                f"the pinned evaluation refused the model at step {safe(step)}, but the run claims "
+                                f"{'its target' if run['metrics']['tta_s'] is not None else 'to be complete'}: a "
+                                "refused model reaches no target"))
+    return problems

@@ -1,0 +1,97 @@
+"""The causality probe of lm-char's pinned evaluation for own code (suite/api/evaluators.py): what
+it costs, and how far honest causal models come from its tolerance.
+
+For each honest model — the plain-loop example's GPT (``nn.MultiheadAttention`` with a boolean
+mask) and lm-char's reference GPT (``scaled_dot_product_attention``, causal), each at fp32 and
+under bf16 autocast — the pinned evaluation runs ``--repeats`` times (fresh random cuts each), and
+the table gives the largest log-probability difference any probe saw at an earlier position
+against the tolerance, the probe's seconds and the whole evaluation's. A model that reads the
+next token (``one_hot(roll(ids, -1))``) is the control: its difference must be far above it.
+
+    python benchmarks/causality_probe.py [--device cpu] [--repeats 5] [--data-dir DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "examples")]
+
+from suite.api.evaluators import ModelRefused, evaluator  # noqa: E402
+from suite.run.runner import locate_data, seed_everything  # noqa: E402
+from workloads import registry  # noqa: E402
+from workloads.pinned import CAUSAL_TOLERANCE  # noqa: E402
+
+
+def _reference_gpt(device: torch.device, data_dir: str | None):
+    """lm-char's reference model, a few steps trained (past its initialization's uniform logits)."""
+    workload = registry.get("lm-char")
+    seed_everything(1)
+    job = workload.build(workload.spec("smoke"), device=device, seed=1, precision="fp32",
+                         files=locate_data(workload, data_dir))
+    for _ in range(5):
+        job.train_step()
+    model = job.model.eval()
+
+    def logits_of(ids: torch.Tensor) -> torch.Tensor:
+        x = model.drop(model.wte(ids) + model.wpe(torch.arange(ids.shape[1], device=ids.device)))
+        for block in model.blocks:
+            x = block(x)
+        return model.head(model.ln_f(x))
+
+    return logits_of
+
+
+def _plain_gpt(vocab: int, device: torch.device):
+    import plain_loop
+
+    torch.manual_seed(0)
+    return plain_loop.CharGPT(vocab, 64).to(device).eval()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--data-dir", default=None)
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    pinned = evaluator("lm-char", "smoke", device, args.data_dir)
+    vocab = len(pinned.data.vocab)
+    models = {"plain-loop GPT": _plain_gpt(vocab, device), "reference GPT": _reference_gpt(device, args.data_dir)}
+    print(f"tolerance {CAUSAL_TOLERANCE:g} nats; device {device}; torch threads {torch.get_num_threads()}")
+    print(f"{'model':<16} {'precision':<9} {'largest difference':>19} {'probe s':>8} {'evaluation s':>13}")
+    for name, model in models.items():
+        for precision in ("fp32", "bf16"):
+            autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if precision == "bf16"
+                        else contextlib.nullcontext())
+            worst, probe_s, eval_s = 0.0, 0.0, 0.0
+            for _ in range(args.repeats):
+                start = time.perf_counter()
+                with autocast:
+                    pinned(model)
+                eval_s += time.perf_counter() - start
+                worst = max(worst, pinned.last_probe.max_difference)
+                probe_s += pinned.last_probe.seconds
+            print(f"{name:<16} {precision:<9} {worst:>19.3g} {probe_s / args.repeats:>8.3f} "
+                  f"{eval_s / args.repeats:>13.3f}")
+
+    def reads_next(ids: torch.Tensor) -> torch.Tensor:
+        return F.one_hot(torch.roll(ids, -1, dims=1), vocab).float() * 10
+
+    try:
+        pinned(reads_next)
+        print("control: NOT refused")
+    except ModelRefused:
+        print(f"control (reads the next token): refused, difference {pinned.last_probe.max_difference:.3g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""The checks of :class:`goodbench.Benchmark`'s arguments, made when it is built: a value the
+results file could not hold, or that the validator would refuse, is a one-line
+:class:`GoodbenchError` before any training, never a refusal after it."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+from suite.record.errors import GoodbenchError
+from suite.record.limits import MAX_ARRAY_ITEMS, MAX_INT, MAX_STRING_CHARS
+from suite.record.text import has_control_chars
+from suite.trust.labels import name_refusal
+
+MAX_STEPS = MAX_ARRAY_ITEMS
+"""The most steps a run may declare: its step times are one array of the file, whose length the
+validator bounds (``suite.record.limits.MAX_ARRAY_ITEMS``)."""
+
+
+def whole(label: str, value: Any, low: int = 1, high: int = MAX_INT) -> int:
+    """``value`` as a whole number from ``low`` to ``high``, else a one-line error naming ``label``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise GoodbenchError(f"{label} must be a whole number from {low} to {high:,}, not {_shown(value)}")
+    return value
+
+
+def per_step(label: str, value: Any, max_steps: int) -> int:
+    """A per-step count (samples, tokens): the run's total, ``value`` × ``max_steps``, is a number
+    the event log holds (``train_samples``), so it stays within the validator's integers."""
+    return whole(label, value, 1, MAX_INT // max_steps)
+
+
+def flops(value: Any) -> float | None:
+    """``flops_per_step``: None (counted later) or a finite, positive number of FLOPs."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise GoodbenchError(f"flops_per_step must be a number of model FLOPs, not {_shown(value)}")
+    if not math.isfinite(value) or value <= 0:
+        raise GoodbenchError(f"flops_per_step must be a finite, positive number of model FLOPs (forward and "
+                             f"backward of one step), not {value!r}")
+    return float(value)
+
+
+def name(label: str, value: Any, required: bool = True) -> str:
+    """A name the site's rows show (``name``, ``system_name``): text the validator accepts
+    (no control, bidirectional or invisible character, no word of the site's trust labels)."""
+    if required and (not isinstance(value, str) or not value.strip()):
+        raise GoodbenchError(f"{label} must be a non-empty name, not {_shown(value)}")
+    why = name_refusal(value)
+    if why is not None:
+        raise GoodbenchError(f"{label}: {why}")
+    return value
+
+
+def path(label: str, value: Any) -> None:
+    """A path given as text or a :class:`~pathlib.Path` (None where the argument is optional)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (str, Path)) or not str(value)):
+        raise GoodbenchError(f"{label} must be a path, not {_shown(value)}")
+
+
+def text(label: str, value: Any) -> str:
+    """A description the site shows (``trains``): text the validator accepts (no control,
+    bidirectional or invisible character, within a string's length)."""
+    if not isinstance(value, str) or len(value) > MAX_STRING_CHARS or has_control_chars(value):
+        raise GoodbenchError(f"{label} must be text of at most {MAX_STRING_CHARS} characters with no control, "
+                             f"bidirectional or invisible character, not {_shown(value)}")
+    return value
+
+
+def paths(label: str, value: Any) -> list[Path]:
+    """A sequence of file paths (never one string, which would be read as its characters)."""
+    if isinstance(value, (str, Path)) or not isinstance(value, Sequence) \
+            or not all(isinstance(p, (str, Path)) for p in value):
+        raise GoodbenchError(f"{label} must be a list of paths, not {_shown(value)}")
+    return [Path(p) for p in value]
+
+
+def command(value: Any) -> list[str] | None:
+    """``command``: None (this process's) or a list of its words (never one string)."""
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value \
+            or not all(isinstance(w, str) for w in value):
+        raise GoodbenchError(f"command must be a non-empty list of its words (['python', 'train.py', ...]), "
+                             f"not {_shown(value)}")
+    return list(value)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"

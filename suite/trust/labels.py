@@ -1,0 +1,79 @@
+"""The words the site uses to say how far a result can be trusted, in one place: each entry's
+level (:data:`LEVEL_TEXT`), what a copy or a disputed run reads (:data:`COPY_TEXT`) and what a
+run page says of reproductions (:data:`REPRODUCTION_TEXT`). The leaderboard and the site show
+them; the validator refuses a submitter's name that would read as one of them
+(:func:`trust_words_in`, rule ``name-trust``), so that a system named "H100 x8 - reproduced by a
+trusted reviewer" cannot label itself."""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from suite.record.limits import MAX_STRING_CHARS
+from suite.record.text import has_control_chars, safe
+
+LEVEL_TEXT = {
+    "reproduced": "reproduced by a trusted reviewer",
+    "differs": "a trusted reviewer's reproduction differs",
+    "signed": "signed, not reproduced",
+    "unsigned": "unsigned, not reproduced",
+}
+"""An entry's trust level → what its row says (:mod:`suite.leaderboard.trust`)."""
+
+COPY_TEXT = {
+    "disputed": ("disputed: the same run as one signed by", " and stored first, not ranked"),
+    "copy-unsigned": ("copy of an unsigned run stored first", ", not ranked"),
+    "copy-signed": ("copy of a run signed by", ", not ranked"),
+}
+"""What a copy's or a disputed run's row says: (lead, tail), the kept run's signer between them."""
+
+REPRODUCTION_TEXT = {"reproduced": "reproduced", "differs": "differs", "inconclusive": "inconclusive",
+                     "unverified": "unverified claims", "not-counted": "not counted", "reviewers": "reviewed by"}
+"""How a run page says what came of each reproduction (:mod:`suite.site.run_page`)."""
+
+# words of the phrases above that say nothing of trust by themselves
+_FUNCTION_WORDS = frozenset({"a", "an", "and", "as", "by", "first", "not", "of", "on", "one", "run", "same", "the"})
+
+
+def _words(text: str) -> list[str]:
+    """``text``'s words, compatibility-folded (NFKC: full-width and styled letters become plain),
+    case-folded, without a possessive ``'s``; anything but a letter or digit separates words."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return [w.removesuffix("'s").removesuffix("\u2019s") for w in re.split(r"[^\w'\u2019]+", folded) if w.strip("'\u2019")]
+
+
+def _trust_words() -> frozenset[str]:
+    """Every word of the site's trust phrases but the function words, each also without its
+    negation (``unsigned`` → ``signed``, ``unverified`` → ``verified``), a noun also in its plural."""
+    phrases = [*LEVEL_TEXT.values(), *(part for pair in COPY_TEXT.values() for part in pair), *REPRODUCTION_TEXT.values()]
+    words = {w for phrase in phrases for w in _words(phrase)} - _FUNCTION_WORDS
+    words |= {w[2:] for w in words if w.startswith("un") and len(w) > 4}
+    return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
+
+
+TRUST_WORDS = _trust_words()
+"""The words a submitter's name may not hold: those the site's trust labels are made of."""
+
+
+def trust_words_in(name: str) -> list[str]:
+    """The words of ``name`` that the site's trust labels use (empty: it reads as no label)."""
+    return sorted({w for w in _words(name) if w in TRUST_WORDS})
+
+
+def name_refusal(name: object) -> str | None:
+    """Why ``name`` cannot be a name the site shows, in the validator's terms (None: it can): not
+    text, too long, a character no results file may hold (rules ``control-char``,
+    ``invisible-char``: bidirectional overrides, zero-width and other invisible characters), or a
+    word of the site's trust labels (rule ``name-trust``)."""
+    if not isinstance(name, str):
+        return f"a name is text, not {type(name).__name__}"
+    if len(name) > MAX_STRING_CHARS:
+        return f"{len(name)} characters, more than the {MAX_STRING_CHARS} a results file's string may hold"
+    if has_control_chars(name):
+        return (f"{safe(name)} holds a control, bidirectional or invisible character (shown as ?), which no "
+                "results file may hold")
+    found = trust_words_in(name)
+    if found:
+        return (f"{safe(name)} holds {', '.join(map(repr, found))}, a word of the site's trust labels: a name may "
+                "not read as a label the site gives")
+    return None
