@@ -204,3 +204,42 @@ def test_reimport_is_byte_identical_and_the_command_prints_rows(checkout: Path, 
 def test_runs_folder_of_a_folder_link():
     assert records.runs_folder("records/t/x", {"records/t/x"}) == "records/t/x"
     assert records.runs_folder("records/t/x/a.txt", {"records/t/x"}) == "records/t/x"
+
+
+SHIPPED = Path(__file__).resolve().parent.parent / "results"
+
+
+def test_shipped_history_reads_back_with_record_89_as_its_logs_say():
+    """The shipped documents (results/speedrun/, imported from modded-nanogpt at f411b3d) read
+    back through the site's loader; record 89 of track 1 is what its 13 logs give."""
+    from suite.speedrun import documents
+
+    docs, bad = documents.load_all(SHIPPED)
+    if not docs and not bad:
+        pytest.skip("no imported documents under results/speedrun")
+    assert bad == [] and [d["track"] for d in docs] == [1, 2]
+    r89 = [r for r in docs[0]["records"] if r["record"] == 89][0]
+    assert (r89["runs"], r89["measured_s"], r89["mean_val_loss"], r89["p_value"]) == (13, 79.685, 3.27837, 0.0006691)
+    assert r89["verdict"] == "met (p < 0.01)" and r89["claimed_s"] == 73.8
+    assert importer.dumps(docs[0]).encode() == (SHIPPED / "speedrun" / "track_1.json").read_bytes()
+
+
+def test_documents_loader_refuses_links_and_other_formats(tmp_path: Path, checkout: Path):
+    from suite.speedrun import documents
+
+    importer.write_documents(importer.build_documents(checkout, jobs=1), tmp_path)
+    folder = tmp_path / "speedrun"
+    (folder / "track_9.json").symlink_to(folder / "track_1.json")
+    (folder / "track_8.json").write_text('{"format": 99}')
+    docs, bad = documents.load_all(tmp_path)
+    assert [d["track"] for d in docs] == [1, 2]
+    reasons = dict(bad)
+    assert "symbolic link" in reasons["track_9.json"] and "format 1" in reasons["track_8.json"]
+
+
+@pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
+                    reason="no modded-nanogpt checkout: set GOODBENCH_SPEEDRUN_CHECKOUT to one at f411b3d")
+def test_reimport_of_the_real_checkout_gives_the_shipped_bytes(tmp_path: Path):
+    docs = importer.build_documents(Path(os.environ["GOODBENCH_SPEEDRUN_CHECKOUT"]))
+    for (path, _), track in zip(importer.write_documents(docs, tmp_path), (1, 2)):
+        assert path.read_bytes() == (SHIPPED / "speedrun" / f"track_{track}.json").read_bytes()

@@ -6,16 +6,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from suite.mlperf.files import Unreadable
+from suite.record.results import write_atomic
 from suite.speedrun import readme, records, tree
+from suite.speedrun.documents import FORMAT
 from suite.speedrun.logs import parse_log
-
-FORMAT = 1
 
 
 def _read_one(args: tuple[str, str]) -> tuple[str, dict | None, str | None]:
@@ -122,13 +121,6 @@ def write_documents(docs: dict[int, dict], results_dir: str | Path) -> list[tupl
         text = dumps(doc).encode("utf-8")
         old = path.read_bytes() if path.is_file() else None
         if old != text:
-            tmp = path.with_suffix(".json.tmp")
-            tmp.write_bytes(text)
-            os.replace(tmp, path)
+            write_atomic(path, text)
         written.append((path, old != text))
     return written
-
-
-def run_name(path: str) -> str:
-    """A log's file name without its folder."""
-    return posixpath.basename(path)
