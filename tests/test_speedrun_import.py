@@ -243,3 +243,18 @@ def test_reimport_of_the_real_checkout_gives_the_shipped_bytes(tmp_path: Path):
     docs = importer.build_documents(Path(os.environ["GOODBENCH_SPEEDRUN_CHECKOUT"]))
     for (path, _), track in zip(importer.write_documents(docs, tmp_path), (1, 2)):
         assert path.read_bytes() == (SHIPPED / "speedrun" / f"track_{track}.json").read_bytes()
+
+
+def test_checkout_commit_from_head_a_ref_or_packed_refs(tmp_path: Path):
+    sha = "f411b3d346aa52d3504324ca93c230fd84c6c07f"
+    git = tmp_path / ".git"
+    git.mkdir()
+    assert tree.checkout_commit(tmp_path) is None
+    (git / "HEAD").write_text("ref: refs/heads/master\n")
+    (git / "packed-refs").write_text(f"# pack-refs\n{sha} refs/heads/master\n")
+    assert tree.checkout_commit(tmp_path) == sha
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "refs" / "heads" / "master").write_text(sha.replace("f", "e") + "\n")
+    assert tree.checkout_commit(tmp_path) == sha.replace("f", "e")
+    (git / "HEAD").write_text("ref: refs/../../../etc/passwd\n")
+    assert tree.checkout_commit(tmp_path) is None

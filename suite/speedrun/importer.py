@@ -64,6 +64,7 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
     problems.sort()
     for line in problems:
         on_problem(line)
+    commit = tree.checkout_commit(root)
     docs = {}
     for track, info in records.TRACKS.items():
         rows = tables[track - 1] if len(tables) >= track else []
@@ -85,6 +86,7 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
         docs[track] = {
             "format": FORMAT, "source": "KellerJordan/modded-nanogpt", "track": track, "name": info.name,
             "target_val_loss": info.target, "readme_sha256": hashlib.sha256(readme_bytes).hexdigest(),
+            "commit": commit,
             "records": recs,
             "runs": [dict(sorted({"record": None, "baseline_of": None, **mine[p]}.items())) for p in sorted(mine)],
             "problems": [p for p in problems if p.startswith(info.folder + "/") or p.startswith("README")],

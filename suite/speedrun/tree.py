@@ -82,3 +82,25 @@ def link_target(link: str) -> str | None:
     if path == ".." or path.startswith("../") or path in (".", ""):
         return None
     return path
+
+
+def checkout_commit(root: Path) -> str | None:
+    """The commit the checkout's .git names as HEAD (40 hex digits), read without git and without
+    following a link; ``None`` when there is no such .git or it names none."""
+    from suite.mlperf.files import read_bytes
+
+    try:
+        head = read_bytes(root / ".git" / "HEAD", 4096).decode("ascii").strip()
+        if head.startswith("ref: "):
+            ref = head[5:]
+            if ".." in ref or not ref.startswith("refs/"):
+                return None
+            try:
+                head = read_bytes(root / ".git" / ref, 4096).decode("ascii").strip()
+            except Unreadable:
+                packed = read_bytes(root / ".git" / "packed-refs", 2 ** 20).decode("ascii", "replace")
+                head = next((line.split()[0] for line in packed.splitlines()
+                             if line.endswith(" " + ref)), "")
+    except (Unreadable, UnicodeDecodeError):
+        return None
+    return head if len(head) == 40 and all(c in "0123456789abcdef" for c in head) else None
