@@ -34,6 +34,7 @@ def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NV
         return f"{ms}ms" if unit == "ms" else f"{ms / 1000:.3f}s"
     body = f"step:0/{steps} val_loss:10.8311 train_time:{t(0)} step_avg:0.03ms\n"
     body += f"step:1/{steps} train_time:{t(94)} step_avg:94.04ms\n"
+    body += f"step:10/{steps} val_loss:3.9 train_time:{t(final_ms // 2)} step_avg:57.0ms\n"
     body += f"step:{last}/{steps} train_time:{t(final_ms - 80)} step_avg:57.16ms\n"
     body += f"step:{last}/{steps} val_loss:{final_loss} train_time:{t(final_ms)} step_avg:57.22ms\n"
     body += "peak memory allocated: 30220 MiB reserved: 38672 MiB\n"
@@ -86,7 +87,7 @@ def test_current_log_format_gives_every_figure():
     run = logs.parse_log(nanogpt_log(3.2775, 79532))
     assert run["format"] == "modded-nanogpt"
     assert (run["planned_step"], run["final_step"], run["reached_planned_step"]) == (20, 20, True)
-    assert run["validations"] == [[0, 10.8311, 0.0], [20, 3.2775, 79.532]]
+    assert run["validations"] == [[0, 10.8311, 0.0], [10, 3.9, 39.766], [20, 3.2775, 79.532]]
     assert (run["train_time_s"], run["step_avg_ms"], run["val_loss"]) == (79.532, 57.22, 3.2775)
     assert (run["gpu"], run["gpus"]) == ("NVIDIA H100 80GB HBM3", 8)
     assert (run["torch"], run["cuda"], run["triton"], run["python"]) == ("2.10.0+cu128", "12.8", "3.6.0", "3.12.3")
