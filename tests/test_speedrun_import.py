@@ -259,3 +259,23 @@ def test_checkout_commit_from_head_a_ref_or_packed_refs(tmp_path: Path):
     assert tree.checkout_commit(tmp_path) == sha.replace("f", "e")
     (git / "HEAD").write_text("ref: refs/../../../etc/passwd\n")
     assert tree.checkout_commit(tmp_path) is None
+
+
+def test_tokens_per_step_from_the_two_plain_forms_and_not_otherwise():
+    from suite.speedrun import throughput
+
+    src_2024 = ("    batch_size : int = 8*64 # batch size, in sequences, across all devices\n"
+                "    sequence_length : int = 1024 # sequence length, in tokens\n")
+    assert throughput.tokens_per_step(src_2024, 8) == (524288, "batch_size 8*64 sequences × sequence_length 1024")
+    src_2025 = "    seq_len = 48*1024 # FlexAttention sequence length\ntrain_batch_size = world_size * args.seq_len\n"
+    assert throughput.tokens_per_step(src_2025, 8)[0] == 8 * 48 * 1024
+    assert throughput.tokens_per_step("TRAINING_STAGES = [Stage(batch_size=...)]\n", 8) == (None, "not in the log")
+    assert throughput.rates(524288, 5100, 910.546, 8) == (2936555.4, 367069.4)
+    assert throughput.rates(None, 5100, 910.546, 8) == (None, None)
+
+
+def test_a_log_that_opens_with_the_separator_has_its_source_between_the_first_two():
+    import hashlib
+
+    run = logs.parse_log(logs.SEPARATOR + b"\n" + nanogpt_log(3.27, 1000))
+    assert run["source_sha256"] == hashlib.sha256(SOURCE).hexdigest() and run["torch"] == "2.10.0+cu128"

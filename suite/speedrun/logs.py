@@ -12,6 +12,8 @@ import math
 import re
 from collections import Counter
 
+from suite.speedrun import throughput
+
 SEPARATOR = b"=" * 100  # a modded-nanogpt log prints its source, then this line
 _STEP = re.compile(rb"^step:(\d+)/(\d+) (.*)$", re.MULTILINE)
 _VAL = re.compile(rb"step:(\d+)/(\d+) val_loss:(\S+).*?train_time:([0-9.]+)(ms|s)\b")
@@ -88,6 +90,15 @@ def _first(pattern: re.Pattern, data: bytes, group: int = 1) -> str | None:
     return m.group(group).decode("ascii", "replace")
 
 
+def source_span(data: bytes) -> tuple[int, int]:
+    """(start, end) of the embedded source: before the first separator line, or between the first
+    two when the log opens with one (the logs of 2024); (0, -1) when there is no separator."""
+    if data.startswith(SEPARATOR):
+        start = data.find(b"\n") + 1
+        return start, data.find(SEPARATOR, start)
+    return 0, data.find(SEPARATOR)
+
+
 def parse_log(data: bytes) -> dict:
     """The figures of one log (bytes as read): ``format`` is ``modded-nanogpt``, ``llm.c`` or
     ``none`` (no line of a known form); a figure the log does not show is ``None``, and
@@ -122,7 +133,7 @@ def parse_log(data: bytes) -> dict:
         else:
             notes.append("no training line of a known form (step:N/M … or llm.c's s:N tel:…)")
     run["val_loss"] = run["validations"][-1][1] if run["validations"] else None
-    cut = data.find(SEPARATOR)
+    start, cut = source_span(data)
     first_step = data.find(b"\nstep:", max(cut, 0))
     header = data[max(cut, 0):min(max(cut, 0) + HEADER_BYTES, len(data) if first_step < 0 else first_step)]
     run["gpu"], run["gpus"] = _gpus(header)
@@ -132,6 +143,11 @@ def parse_log(data: bytes) -> dict:
     run["python"] = _first(_PYTHON, header)
     peak = _first(_PEAK, data[-TAIL_BYTES:])
     run["peak_memory_mib"] = int(peak) if peak else None
-    run["source_sha256"] = hashlib.sha256(data[:cut]).hexdigest() if cut > 0 else None
+    source = data[start:cut] if cut > start else b""
+    run["source_sha256"] = hashlib.sha256(source).hexdigest() if source else None
+    tokens, how = throughput.tokens_per_step(source.decode("utf-8", "replace"), run["gpus"])
+    run["tokens_per_step"], run["tokens_per_step_from"] = tokens, how
+    run["tokens_per_s"], run["tokens_per_s_per_gpu"] = throughput.rates(
+        tokens, run["final_step"], run["train_time_s"], run["gpus"])
     run["notes"] = notes
     return run

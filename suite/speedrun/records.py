@@ -66,6 +66,13 @@ def _accelerator(linked: dict | None, runs: list[dict]) -> tuple[str | None, int
     return seen.most_common(1)[0][0] if seen else (None, None)
 
 
+def _mean(values: list) -> float | None:
+    """The mean of the values every run has; ``None`` when any run lacks one ("not in the log")."""
+    if not values or any(v is None for v in values):
+        return None
+    return round(statistics.fmean(values), 1)
+
+
 def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str], files: set[str],
                  problems: list[str]) -> dict:
     """One README row with what its logs say (see the module's docstring)."""
@@ -127,6 +134,8 @@ def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str]
         "mean_val_loss": round(statistics.fmean(losses), 5) if losses else None,
         "p_value": None if p is None else float(f"{p:.4g}"), "verdict": stats.verdict(losses, info.target, p),
         "accelerator": gpu, "accelerators": gpus, "flags": flags, "baselines": [],
+        "tokens_per_s": _mean([r["tokens_per_s"] for r in chosen]),
+        "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in chosen]),
     })
     if folder is not None:
         for name, group in baseline_groups(folder, runs, info.folder).items():
