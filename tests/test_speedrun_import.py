@@ -279,3 +279,20 @@ def test_a_log_that_opens_with_the_separator_has_its_source_between_the_first_tw
 
     run = logs.parse_log(logs.SEPARATOR + b"\n" + nanogpt_log(3.27, 1000))
     assert run["source_sha256"] == hashlib.sha256(SOURCE).hexdigest() and run["torch"] == "2.10.0+cu128"
+
+
+def test_a_checkout_without_a_readable_readme_is_one_error_line(tmp_path: Path, capsys):
+    (tmp_path / "records").mkdir()
+    assert main(["import", "speedrun", str(tmp_path), "--results-dir", str(tmp_path / "r")]) != 0
+    assert "README.md" in capsys.readouterr().err
+    (tmp_path / "README.md").symlink_to("/etc/hostname")
+    assert main(["import", "speedrun", str(tmp_path), "--results-dir", str(tmp_path / "r")]) != 0
+    assert "symbolic link" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "speedrun").exists()
+
+
+def test_a_non_utf8_readme_still_gives_its_rows(checkout: Path):
+    (checkout / "README.md").write_bytes(README.replace("MLP down", "MLP \xe9 down").encode("latin-1"))
+    docs = importer.build_documents(checkout, jobs=1)
+    assert len(docs[1]["records"]) == 5 and "\ufffd" in docs[1]["records"][2]["description"]
+    assert docs[1]["problems"] == ["README.md: not UTF-8: read with replacement characters"]

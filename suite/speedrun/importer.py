@@ -55,7 +55,12 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
         readme_bytes = tree.read_readme(root)
     except Unreadable as exc:
         raise Unreadable(f"README.md: {exc}") from None
-    tables = readme.record_tables(readme_bytes.decode("utf-8", "replace"))
+    try:
+        readme_text = readme_bytes.decode("utf-8")
+    except UnicodeDecodeError:
+        readme_text = readme_bytes.decode("utf-8", "replace")
+        problems.append("README.md: not UTF-8: read with replacement characters")
+    tables = readme.record_tables(readme_text)
     runs, unread = read_runs(root, found.logs, jobs)
     problems += unread
     for path, run in runs.items():
@@ -70,6 +75,7 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
         rows = tables[track - 1] if len(tables) >= track else []
         if len(tables) < track:
             problems.append(f"README.md: no record table for track {track}")
+            on_problem(problems[-1])
         mine = {p: r for p, r in runs.items() if p.startswith(info.folder + "/") and r["format"] != "none"}
         recs = []
         for position, row in enumerate(rows, 1):
