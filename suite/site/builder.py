@@ -35,7 +35,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
 from suite.record.tempfiles import held_folder, unheld
-from suite.site import about_pages, manifest, mlperf_pages, pages, run_page
+from suite.site import about_pages, manifest, mlperf_pages, pages, run_page, speedrun_pages
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
@@ -213,7 +213,8 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
                               read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()))
     mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
-    pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
+    speedrun = speedrun_pages.write(out, results_dir, built)  # the imported NanoGPT speedrun, apart too
+    pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun)
     about_pages.write(out, built)  # methodology and how to submit
     copy_static(out / "static")
     return out / "index.html", int(entries["file"].nunique()), invalid

@@ -343,8 +343,9 @@ def compare_page(out: Path, entries: pd.DataFrame, built: dict, summaries: dict 
 
 
 def index_page(out: Path, workloads: list[dict], systems: list[dict], invalid: list, built: dict,
-               mlperf: list[dict] | None = None) -> None:
+               mlperf: list[dict] | None = None, speedrun: list[dict] | None = None) -> None:
     """The front page: every workload with its leaders, every system, the files that were left out,
-    and the imported MLPerf Training sections (``mlperf``: suite/site/mlperf_pages.py), apart."""
+    and the imported MLPerf Training and NanoGPT speedrun sections (``mlperf``:
+    suite/site/mlperf_pages.py; ``speedrun``: suite/site/speedrun_pages.py), apart."""
     render("index.html", out / "index.html", root="", title="leaderboard", workloads=workloads,
-           systems=systems, invalid=invalid, mlperf=mlperf or [], **built)
+           systems=systems, invalid=invalid, mlperf=mlperf or [], speedrun=speedrun or [], **built)

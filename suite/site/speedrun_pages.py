@@ -1,0 +1,93 @@
+"""The "NanoGPT speedrun (imported)" pages: the documents of ``goodbench import speedrun``.
+
+- ``speedrun/track-N.html``: a track's record history (claimed and measured, log scale) and its
+  table (record, date, what changed, claimed, measured, runs, mean val loss, p, GPUs, verdict);
+- ``speedrun/track-N/<record>.html``: one README row: its runs' validation-loss curves, each
+  run's figures, versions and source hash, links to the logs and the PR;
+- ``speedrun/records.csv`` / ``runs.csv`` (and ``.json``): a line per README row, per log.
+
+These records are another workload than goodbench's (FineWeb data, a model that changes with
+every record): they never enter goodbench's rankings, and every page says so.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from suite.site import speedrun_charts
+from suite.site.render import render
+from suite.site.tables import downloads
+from suite.speedrun import documents
+
+FOLDER = "speedrun"
+REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
+APART = ("The NanoGPT speedrun is its own workload (FineWeb data, a model that changes with every record): "
+         "its records never enter goodbench's rankings, gpt2-124m's included.")
+RECORD_COLUMNS = ["track", "record", "date", "claimed_s", "measured_s", "runs", "mean_val_loss", "p_value",
+                  "verdict", "accelerator", "accelerators", "flags"]
+RUN_COLUMNS = ["track", "record", "log", "log_sha256", "final_step", "val_loss", "train_time_s", "step_avg_ms",
+               "accelerator", "accelerators", "torch"]
+
+
+def record_keys(records: list[dict]) -> list[str]:
+    """Each README row's page name: its record number, with -2, -3 … for a number's later rows."""
+    seen: Counter = Counter()
+    keys = []
+    for r in records:
+        seen[r["record"]] += 1
+        keys.append(str(r["record"]) if seen[r["record"]] == 1 else f"{r['record']}-{seen[r['record']]}")
+    return keys
+
+
+def log_url(doc: dict, path: str) -> str:
+    """A log's address on GitHub at the imported commit (the default branch when none is known)."""
+    return f"{REPOSITORY}/blob/{doc.get('commit') or 'master'}/{path}"
+
+
+def tables(docs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(records, runs) of every track with the downloads' columns."""
+    recs = [{**{c: r.get(c) for c in RECORD_COLUMNS}, "flags": "; ".join(r["flags"])}
+            for d in docs for r in d["records"]]
+    runs = [{"track": d["track"], "record": r.get("record"), "log": r["log"], "log_sha256": r["log_sha256"],
+             "final_step": r["final_step"], "val_loss": r["val_loss"], "train_time_s": r["train_time_s"],
+             "step_avg_ms": r["step_avg_ms"], "accelerator": r["gpu"], "accelerators": r["gpus"], "torch": r["torch"]}
+            for d in docs for r in d["runs"]]
+    return (pd.DataFrame(recs, columns=RECORD_COLUMNS).astype({"record": "Int64", "runs": "Int64", "accelerators": "Int64"}),
+            pd.DataFrame(runs, columns=RUN_COLUMNS).astype({"record": "Int64", "final_step": "Int64",
+                                                            "accelerators": "Int64"}))
+
+
+def _track_page(out: Path, doc: dict, built: dict) -> None:
+    keys = record_keys(doc["records"])
+    runs = {r["log"]: r for r in doc["runs"]}
+    track = doc["track"]
+    for rec, key in zip(doc["records"], keys):
+        mine = [runs[p] for p in rec["run_logs"] if p in runs]
+        render("speedrun_record.html", out / FOLDER / f"track-{track}" / f"{key}.html", root="../../",
+               title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
+               chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
+               log_url=lambda p: log_url(doc, p), **built)
+    render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
+           title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys)), apart=APART,
+           chart=speedrun_charts.history(doc["records"], f"track {track}: record history"), **built)
+
+
+def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
+    """Write the speedrun pages and downloads when ``<results_dir>/speedrun/`` holds documents;
+    returns the index page's lines (links relative to the site's root), empty when none."""
+    docs, bad = documents.load_all(results_dir)
+    if not docs and not bad:
+        return []
+    (out / FOLDER).mkdir(parents=True, exist_ok=True)
+    for doc in docs:
+        _track_page(out, doc, built)
+    records, runs = tables(docs)
+    downloads(records, out / FOLDER / "records")
+    downloads(runs, out / FOLDER / "runs")
+    lines = [{"href": f"{FOLDER}/track-{d['track']}.html", "title": f"NanoGPT speedrun: {d['name']}",
+              "detail": f"{len(d['records'])} README rows, {len(d['runs'])} logs, target val loss "
+                        f"{d['target_val_loss']}, claimed and measured side by side"} for d in docs]
+    lines += [{"href": f"{FOLDER}/records.csv", "title": f"{name} (not read)", "detail": why} for name, why in bad]
+    return lines

@@ -1,0 +1,153 @@
+"""One speedrun training log → its figures: the validations, the last step and train_time, the
+GPUs of its nvidia-smi table, the software versions, the peak memory and the embedded source.
+
+Formats of the history: modded-nanogpt's ``step:N/M val_loss:… train_time:…ms step_avg:…ms``
+lines (``train_time`` in ms, or in s in some later logs), and llm.c's ``s:N trl:…`` / ``s:N tel:…``
+lines, which hold the loss and no time at all.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+
+from suite.speedrun import throughput
+
+SEPARATOR = b"=" * 100  # a modded-nanogpt log prints its source, then this line
+_STEP = re.compile(rb"^step:(\d+)/(\d+) (.*)$", re.MULTILINE)
+_VAL = re.compile(rb"step:(\d+)/(\d+) val_loss:(\S+).*?train_time:([0-9.]+)(ms|s)\b")
+_TIME = re.compile(rb"train_time:([0-9.]+)(ms|s)\b")
+_AVG = re.compile(rb"step_avg:(\S+?)ms")
+_LLMC_VAL = re.compile(rb"^s:(\d+) tel:(\S+)", re.MULTILINE)
+_LLMC_STEP = re.compile(rb"^s:(\d+) ", re.MULTILINE)
+_TORCH = re.compile(rb"^Running [Pp]y[Tt]orch (\S+)(?: compiled for CUDA (\S+))?", re.MULTILINE)
+_TRITON = re.compile(rb"^Running Triton version (\S+)", re.MULTILINE)
+_PYTHON = re.compile(rb"^Running [Pp]ython (\S+)", re.MULTILINE)
+_GPU = re.compile(rb"^\|\s+(\d+)\s+(NVIDIA [^|]*?)\s+(?:On|Off)\s+\|", re.MULTILINE)
+_PEAK = re.compile(rb"^peak memory (?:allocated|consumption): (\d+) MiB", re.MULTILINE)
+TAIL_BYTES = 1 << 16  # the last step line is looked for here first
+HEADER_BYTES = 1 << 16  # the versions and nvidia-smi table follow the source within this
+
+
+def _validations(data: bytes) -> list[list]:
+    """Each ``step:N/M val_loss:… train_time:…`` line: [step, val_loss, train_time in s]. The
+    lines are found by their ``val_loss:`` (rare) rather than by ``step:`` (every step)."""
+    found = []
+    at = data.find(b" val_loss:")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        m = _VAL.match(data, start, end)
+        if m:
+            found.append([int(m.group(1)), _number(m.group(3)), round(_seconds(m.group(4), m.group(5)), 3)])
+        at = data.find(b" val_loss:", end)
+    return found
+
+
+def _number(raw: bytes) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _seconds(value: bytes, unit: bytes) -> float:
+    return float(value) / 1000.0 if unit == b"ms" else float(value)
+
+
+def _last_step_line(data: bytes) -> re.Match | None:
+    """The last ``step:N/M …`` line, looked for from the end."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        if data.startswith(b"step:", start):
+            m = _STEP.match(data, start, end if data[end - 1:end] != b"\n" else end - 1)
+            if m:
+                return m
+        if start == 0:
+            return None
+        end = start
+    return None
+
+
+def _gpus(data: bytes) -> tuple[str | None, int | None]:
+    rows: dict[int, str] = {}
+    for m in _GPU.finditer(data):
+        rows.setdefault(int(m.group(1)), m.group(2).decode("ascii", "replace").strip())
+    if not rows:
+        return None, None
+    name = Counter(rows.values()).most_common(1)[0][0]
+    return name, len(rows)
+
+
+def _first(pattern: re.Pattern, data: bytes, group: int = 1) -> str | None:
+    m = pattern.search(data)
+    if m is None or m.group(group) is None:
+        return None
+    return m.group(group).decode("ascii", "replace")
+
+
+def source_span(data: bytes) -> tuple[int, int]:
+    """(start, end) of the embedded source: before the first separator line, or between the first
+    two when the log opens with one (the logs of 2024); (0, -1) when there is no separator."""
+    if data.startswith(SEPARATOR):
+        start = data.find(b"\n") + 1
+        return start, data.find(SEPARATOR, start)
+    return 0, data.find(SEPARATOR)
+
+
+def parse_log(data: bytes) -> dict:
+    """The figures of one log (bytes as read): ``format`` is ``modded-nanogpt``, ``llm.c`` or
+    ``none`` (no line of a known form); a figure the log does not show is ``None``, and
+    ``notes`` says why in words."""
+    notes: list[str] = []
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        notes.append("not UTF-8: read as bytes, its text shown with replacement characters")
+    validations = _validations(data)
+    last = _last_step_line(data)
+    run: dict = {"format": "none", "planned_step": None, "final_step": None, "validations": validations,
+                 "train_time_s": None, "step_avg_ms": None, "reached_planned_step": None}
+    if last is not None:
+        run["format"] = "modded-nanogpt"
+        run["final_step"], run["planned_step"] = int(last.group(1)), int(last.group(2))
+        run["reached_planned_step"] = run["final_step"] >= run["planned_step"]
+        time = _TIME.search(last.group(3))
+        if time:
+            run["train_time_s"] = round(_seconds(time.group(1), time.group(2)), 3)
+        avg = _AVG.search(last.group(3))
+        if avg:
+            run["step_avg_ms"] = _number(avg.group(1))
+    else:
+        llmc_vals = [[int(m.group(1)), _number(m.group(2)), None] for m in _LLMC_VAL.finditer(data)]
+        if llmc_vals:
+            run["format"] = "llm.c"
+            run["validations"] = llmc_vals
+            steps = [int(m.group(1)) for m in _LLMC_STEP.finditer(data, max(0, len(data) - TAIL_BYTES))]
+            run["final_step"] = max(steps) if steps else llmc_vals[-1][0]
+            notes.append("llm.c log: its s:/trl:/tel: lines hold no time, so no train_time is in the log")
+        else:
+            notes.append("no training line of a known form (step:N/M … or llm.c's s:N tel:…)")
+    run["val_loss"] = run["validations"][-1][1] if run["validations"] else None
+    start, cut = source_span(data)
+    first_step = data.find(b"\nstep:", max(cut, 0))
+    header = data[max(cut, 0):min(max(cut, 0) + HEADER_BYTES, len(data) if first_step < 0 else first_step)]
+    run["gpu"], run["gpus"] = _gpus(header)
+    run["torch"] = _first(_TORCH, header)
+    run["cuda"] = _first(_TORCH, header, 2)
+    run["triton"] = _first(_TRITON, header)
+    run["python"] = _first(_PYTHON, header)
+    peak = _first(_PEAK, data[-TAIL_BYTES:])
+    run["peak_memory_mib"] = int(peak) if peak else None
+    source = data[start:cut] if cut > start else b""
+    run["source_sha256"] = hashlib.sha256(source).hexdigest() if source else None
+    tokens, how = throughput.tokens_per_step(source.decode("utf-8", "replace"), run["gpus"])
+    run["tokens_per_step"], run["tokens_per_step_from"] = tokens, how
+    run["tokens_per_s"], run["tokens_per_s_per_gpu"] = throughput.rates(
+        tokens, run["final_step"], run["train_time_s"], run["gpus"])
+    run["notes"] = notes
+    return run

@@ -1,0 +1,145 @@
+"""A README row joined with its logs: the record's runs (the logs in the folder its log link points
+into), their means, the t-test verdict, measured beside claimed, the speed-up over reruns of the
+previous record kept beside it (``baseline*``), and flags in words."""
+from __future__ import annotations
+
+import posixpath
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+from suite.speedrun import stats
+from suite.speedrun.tree import link_target
+
+
+@dataclass(frozen=True)
+class Track:
+    """A speedrun track: its name, its folder of logs and its target validation loss."""
+    name: str
+    folder: str
+    target: float
+
+
+TRACKS = {1: Track("GPT-2 small (track 1)", "records/track_1_short", 3.28),
+          2: Track("GPT-2 medium (track 2)", "records/track_2_medium", 2.92)}
+TRACK_GPU, TRACK_GPUS = "H100", 8  # both tracks: 8× NVIDIA H100
+
+
+def _is_baseline(name: str) -> bool:
+    return name.lower().startswith("baseline")
+
+
+def runs_folder(target: str, folders: set[str]) -> str:
+    """The folder a README log link points into: the link itself when it names a folder, else
+    the linked file's folder."""
+    return target if target in folders else posixpath.dirname(target)
+
+
+def baseline_groups(folder: str, runs: dict[str, dict], track_folder: str) -> dict[str, list[dict]]:
+    """Reruns of the previous record beside a record's runs: logs named baseline* in its folder,
+    and the logs under folders named baseline* in it or beside it (not beside a track's dated
+    folders), one group per name."""
+    parents = [folder]
+    parent = posixpath.dirname(folder)
+    if parent != track_folder and parent.startswith(track_folder + "/"):
+        parents.append(parent)
+    groups: dict[str, list[dict]] = {}
+    for path, run in runs.items():
+        if not path.startswith(parents[-1] + "/"):
+            continue
+        head, name = posixpath.split(path)
+        if head == folder and _is_baseline(name):
+            groups.setdefault(f"{folder}/baseline*", []).append(run)
+            continue
+        for p in parents:
+            if path.startswith(p + "/"):
+                first = path[len(p) + 1:].split("/", 1)
+                if len(first) == 2 and _is_baseline(first[0]):
+                    groups.setdefault(f"{p}/{first[0]}", []).append(run)
+    return dict(sorted(groups.items()))
+
+
+def _accelerator(linked: dict | None, runs: list[dict]) -> tuple[str | None, int | None]:
+    if linked is not None and linked.get("gpu"):
+        return linked["gpu"], linked["gpus"]
+    seen = Counter((r["gpu"], r["gpus"]) for r in runs if r.get("gpu"))
+    return seen.most_common(1)[0][0] if seen else (None, None)
+
+
+def _mean(values: list) -> float | None:
+    """The mean of the values every run has; ``None`` when any run lacks one ("not in the log")."""
+    if not values or any(v is None for v in values):
+        return None
+    return round(statistics.fmean(values), 1)
+
+
+def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str], files: set[str],
+                 problems: list[str]) -> dict:
+    """One README row with what its logs say (see the module's docstring)."""
+    info = TRACKS[track]
+    record = dict(row)
+    flags: list[str] = []
+    chosen: list[dict] = []
+    linked = None
+    folder = None
+    link = row.get("log_link")
+    if not link:
+        flags.append("no log")
+    else:
+        target = link_target(link)
+        if target is None or not target.startswith(info.folder + "/"):
+            flags.append(f"link leaves the track's records folder: {link}")
+        elif target not in files and target not in folders:
+            flags.append(f"broken link: {target} is not in the repository")
+        else:
+            folder = runs_folder(target, folders)
+            linked = runs.get(target)
+            chosen = [r for p, r in runs.items()
+                      if p.startswith(folder + "/") and posixpath.dirname(p) == folder and not _is_baseline(posixpath.basename(p))]
+            if linked is not None:  # the folder's other logs count when they ran like the linked one
+                alike = [r for r in chosen if r["format"] == linked["format"] and r["gpus"] == linked["gpus"]]
+                left = len(chosen) - len(alike)
+                if left:
+                    flags.append(f"{left} other log(s) of the folder left out: another format or GPU count "
+                                 "than the linked log")
+                chosen = alike
+            if not chosen:
+                flags.append("no log directly in the linked folder")
+            unread = [p for p in problems if p.startswith(folder + "/")]
+            if unread:
+                flags.append(f"missing files: {len(unread)} in the linked folder not read")
+    timed = [r["train_time_s"] for r in chosen if r["train_time_s"] is not None]
+    losses = [r["val_loss"] for r in chosen if r["val_loss"] is not None]
+    if chosen and not timed:
+        flags.append("no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c" for r in chosen)
+                                             else ""))
+    short = sum(1 for r in chosen if r["reached_planned_step"] is False)
+    if short:
+        flags.append(f"{short} of {len(chosen)} runs stopped before their planned last step")
+    gpu, gpus = _accelerator(linked, chosen)
+    if chosen and gpu is None:
+        flags.append("no nvidia-smi table in the log")
+    if gpus is not None and gpus < TRACK_GPUS:
+        flags.append(f"fewer GPUs than the track's {TRACK_GPUS}: {gpus}")
+    if gpu is not None and TRACK_GPU not in gpu:
+        flags.append(f"another GPU than the track's {TRACK_GPU}: {gpu}")
+    p = stats.p_below_target(losses, info.target)
+    measured = round(statistics.fmean(timed), 3) if timed else None
+    claimed = row.get("claimed_s")
+    record.update({
+        "track": track, "runs_folder": folder, "runs": len(chosen),
+        "run_logs": sorted(r["log"] for r in chosen),
+        "measured_s": measured, "linked_train_time_s": linked["train_time_s"] if linked else None,
+        "measured_over_claimed": round(measured / claimed, 4) if measured and claimed else None,
+        "mean_val_loss": round(statistics.fmean(losses), 5) if losses else None,
+        "p_value": None if p is None else float(f"{p:.4g}"), "verdict": stats.verdict(losses, info.target, p),
+        "accelerator": gpu, "accelerators": gpus, "flags": flags, "baselines": [],
+        "tokens_per_s": _mean([r["tokens_per_s"] for r in chosen]),
+        "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in chosen]),
+    })
+    if folder is not None:
+        for name, group in baseline_groups(folder, runs, info.folder).items():
+            times = [r["train_time_s"] for r in group if r["train_time_s"] is not None]
+            measured_gain = stats.speedup(times, timed)
+            record["baselines"].append({"folder": name, "runs": len(group), **(measured_gain or {})})
+    return record

@@ -1,0 +1,298 @@
+"""``goodbench import speedrun``: the log formats of the NanoGPT speedrun's history, the README's
+record tables, a record's runs and statistics, hostile trees, and byte-identical re-import. The
+fixture trees are built here from a few real lines of each format."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from suite.cli import main
+from suite.speedrun import importer, logs, readme, records, stats, tree
+
+SOURCE = b"import os\nprint0(f'step:{step}/{n} val_loss:{v:.4f}')\n"
+NVIDIA = b"""Running Python 3.12.3 (main, Jan 22 2026, 20:57:42) [GCC 13.3.0]
+Running PyTorch 2.10.0+cu128 compiled for CUDA 12.8
+Running Triton version 3.6.0
+|=========================================+========================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:8D:00.0 Off |                    0 |
+|   1  NVIDIA H100 80GB HBM3          On  |   00000000:91:00.0 Off |                    0 |
+"""
+
+
+def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NVIDIA H100 80GB HBM3",
+                steps: int = 20, last: int | None = None, unit: str = "ms") -> bytes:
+    """A modded-nanogpt log: source, separator, versions, nvidia-smi rows, step lines."""
+    rows = b"".join(f"|   {i}  {name}          On  |   00000000:8D:00.0 Off |                    0 |\n".encode()
+                    for i in range(gpus))
+    head = NVIDIA.split(b"|===")[0] + rows
+    last = steps if last is None else last
+
+    def t(ms: int) -> str:
+        return f"{ms}ms" if unit == "ms" else f"{ms / 1000:.3f}s"
+    body = f"step:0/{steps} val_loss:10.8311 train_time:{t(0)} step_avg:0.03ms\n"
+    body += f"step:1/{steps} train_time:{t(94)} step_avg:94.04ms\n"
+    body += f"step:10/{steps} val_loss:3.9 train_time:{t(final_ms // 2)} step_avg:57.0ms\n"
+    body += f"step:{last}/{steps} train_time:{t(final_ms - 80)} step_avg:57.16ms\n"
+    body += f"step:{last}/{steps} val_loss:{final_loss} train_time:{t(final_ms)} step_avg:57.22ms\n"
+    body += "peak memory allocated: 30220 MiB reserved: 38672 MiB\n"
+    return SOURCE + logs.SEPARATOR + b"\n" + head + logs.SEPARATOR + b"\n" + body.encode()
+
+
+LLMC = b"s:0 tel:10.968871\ns:0 trl:10.965596\ns:1 trl:10.814037\ns:9535 trl:3.340180\ns:9536 tel:3.275959\n"
+
+README = """## World record history
+
+| # | Record time | Description | Date | Log | Contributors |
+| - | - | - | - | - | - |
+1 | 45 minutes | [llm.c baseline](https://github.com/karpathy/llm.c/discussions/481) | 05/28/24 | [log](records/track_1_short/2024-10-13_llmc/main.log) | @karpathy, llm.c contributors
+2 | 24.9 minutes | [Introduced the Muon optimizer](https://x.com/k/status/1) | 10/04/24 | none | @kellerjordan0, @jxbz
+3 | 1.23 minutes | MLP down projection in FP8 | 07/17/26 | [log](records/track_1_short/2026-07-17_FP8/this_pr/a.txt),[PR](https://github.com/KellerJordan/modded-nanogpt/pull/342)  | @a, @b,
+4 | 1.2 minutes | Gone | 07/18/26 | [log](records/track_1_short/renamed/x.txt) | @c
+5 | 1.1 minutes | Outside | 07/19/26 | [log](records/track_1_short/../../../etc/passwd) | @d
+
+## Speedrun track 2: GPT-2 Medium
+
+| # | Record time | Description | Date | Log | Contributors |
+| - | - | - | - | - | - |
+1 | 5.8 hours | [llm.c baseline (350M parameters)](https://github.com/karpathy/llm.c/discussions/481) | 05/28/24 | [log](records/track_2_medium/2025-01-18/h200.txt) | @karpathy
+2 | 23.45 minutes | Upgrade torch | - | - | -
+"""
+
+
+@pytest.fixture()
+def checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "modded-nanogpt"
+    t1 = root / "records" / "track_1_short"
+    (t1 / "2024-10-13_llmc").mkdir(parents=True)
+    (t1 / "2024-10-13_llmc" / "main.log").write_bytes(LLMC)
+    pr, base = t1 / "2026-07-17_FP8" / "this_pr", t1 / "2026-07-17_FP8" / "baseline"
+    pr.mkdir(parents=True)
+    base.mkdir()
+    for name, loss, ms in (("a.txt", 3.277, 79000), ("b.txt", 3.278, 79500), ("c.txt", 3.279, 80000)):
+        (pr / name).write_bytes(nanogpt_log(loss, ms))
+    (pr / "statistics.md").write_text("# not a log\n")
+    for name, ms in (("d.txt", 81000), ("e.txt", 81500)):
+        (base / name).write_bytes(nanogpt_log(3.278, ms))
+    t2 = root / "records" / "track_2_medium" / "2025-01-18"
+    t2.mkdir(parents=True)
+    (t2 / "h200.txt").write_bytes(nanogpt_log(2.91, 1500000, gpus=1, name="NVIDIA H200", unit="s"))
+    (root / "README.md").write_text(README)
+    return root
+
+
+def test_current_log_format_gives_every_figure():
+    run = logs.parse_log(nanogpt_log(3.2775, 79532))
+    assert run["format"] == "modded-nanogpt"
+    assert (run["planned_step"], run["final_step"], run["reached_planned_step"]) == (20, 20, True)
+    assert run["validations"] == [[0, 10.8311, 0.0], [10, 3.9, 39.766], [20, 3.2775, 79.532]]
+    assert (run["train_time_s"], run["step_avg_ms"], run["val_loss"]) == (79.532, 57.22, 3.2775)
+    assert (run["gpu"], run["gpus"]) == ("NVIDIA H100 80GB HBM3", 8)
+    assert (run["torch"], run["cuda"], run["triton"], run["python"]) == ("2.10.0+cu128", "12.8", "3.6.0", "3.12.3")
+    assert run["peak_memory_mib"] == 30220
+    import hashlib
+    assert run["source_sha256"] == hashlib.sha256(SOURCE).hexdigest()
+
+
+def test_train_time_in_seconds_and_a_run_stopped_early():
+    run = logs.parse_log(nanogpt_log(3.30, 79532, unit="s", last=15))
+    assert run["train_time_s"] == 79.532 and run["validations"][-1] == [15, 3.30, 79.532]
+    assert (run["final_step"], run["planned_step"], run["reached_planned_step"]) == (15, 20, False)
+
+
+def test_a_source_line_that_looks_like_a_step_is_not_one():
+    run = logs.parse_log(SOURCE)
+    assert run["format"] == "none" and run["validations"] == [] and "no training line" in run["notes"][0]
+
+
+def test_llmc_log_has_losses_and_no_time():
+    run = logs.parse_log(LLMC)
+    assert run["format"] == "llm.c"
+    assert run["validations"] == [[0, 10.968871, None], [9536, 3.275959, None]]
+    assert run["final_step"] == 9536 and run["train_time_s"] is None and run["gpus"] is None
+    assert "hold no time" in run["notes"][0]
+
+
+def test_non_utf8_log_is_read_with_a_note():
+    run = logs.parse_log(nanogpt_log(3.27, 1000).replace(b"import os", b"import \xff\xfe"))
+    assert run["val_loss"] == 3.27 and "not UTF-8" in run["notes"][0]
+
+
+def test_readme_rows_claims_dates_and_links():
+    t1, t2 = readme.record_tables(README)
+    assert [r["record"] for r in t1] == [1, 2, 3, 4, 5] and len(t2) == 2
+    assert (t1[0]["claimed_s"], t1[2]["claimed_s"], t2[0]["claimed_s"]) == (2700.0, 73.8, 20880.0)
+    assert t1[2]["date"] == "2026-07-17" and t2[1]["date"] is None
+    assert t1[2]["pr"] == "https://github.com/KellerJordan/modded-nanogpt/pull/342"
+    assert t1[2]["log_link"] == "records/track_1_short/2026-07-17_FP8/this_pr/a.txt"
+    assert t1[1]["log_link"] is None and t1[0]["description"] == "llm.c baseline"
+    assert t1[2]["contributors"] == "@a, @b"
+
+
+def test_one_sided_t_test_against_the_closed_form():
+    # df = 2: P(T < t) = 1/2 + t / (2 sqrt(2 + t^2)); here t = -sqrt(12)
+    p = stats.p_below_target([3.277, 3.278, 3.279], 3.28)
+    assert p == pytest.approx(0.5 - 12 ** 0.5 / (2 * 14 ** 0.5), rel=1e-6)
+    assert stats.verdict([3.277, 3.278, 3.279], 3.28, p) == "not shown (p ≥ 0.01)"
+    assert stats.p_below_target([3.27], 3.28) is None
+    assert stats.verdict([3.29], 3.28, None) == "1 run, above the target: no test"
+
+
+def test_speedup_interval_holds_the_difference():
+    gain = stats.speedup([81.0, 81.5], [79.0, 79.5, 80.0])
+    assert gain["speedup_s"] == 1.75 and gain["ci95_s"][0] < 1.75 < gain["ci95_s"][1]
+    assert stats.speedup([81.0], [79.0, 80.0]) is None
+
+
+def test_records_from_a_checkout(checkout: Path):
+    docs = importer.build_documents(checkout, jobs=1)
+    t1 = {r["record"]: r for r in docs[1]["records"]}
+    fp8 = t1[3]
+    assert (fp8["runs"], fp8["measured_s"], fp8["mean_val_loss"]) == (3, 79.5, 3.278)
+    assert fp8["measured_over_claimed"] == round(79.5 / 73.8, 4)
+    assert fp8["p_value"] == pytest.approx(0.03709, abs=1e-4) and fp8["verdict"] == "not shown (p ≥ 0.01)"
+    assert fp8["flags"] == [] and (fp8["accelerator"], fp8["accelerators"]) == ("NVIDIA H100 80GB HBM3", 8)
+    (gain,) = fp8["baselines"]
+    assert gain["folder"].endswith("2026-07-17_FP8/baseline") and gain["runs"] == 2 and gain["speedup_s"] == 1.75
+    assert "no time in the log (llm.c format)" in t1[1]["flags"] and t1[1]["mean_val_loss"] == 3.27596
+    assert t1[2]["flags"] == ["no log"]
+    assert t1[4]["flags"] == ["broken link: records/track_1_short/renamed/x.txt is not in the repository"]
+    assert t1[5]["flags"][0].startswith("link leaves the track's records folder")
+    t2 = docs[2]["records"]
+    assert t2[0]["measured_s"] == 1500.0 and t2[0]["flags"] == [
+        "fewer GPUs than the track's 8: 1", "another GPU than the track's H100: NVIDIA H200"]
+    assert t2[1]["flags"] == ["no log"]
+    runs = {r["log"]: r for r in docs[1]["runs"]}
+    assert runs["records/track_1_short/2026-07-17_FP8/this_pr/a.txt"]["record"] == 3
+    assert runs["records/track_1_short/2026-07-17_FP8/baseline/d.txt"]["baseline_of"] == 3
+
+
+def test_hostile_tree_one_line_each_never_a_crash(checkout: Path, tmp_path: Path, monkeypatch):
+    pr = checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr"
+    outside = tmp_path / "secret.txt"
+    outside.write_bytes(nanogpt_log(1.0, 1))
+    (pr / "link.txt").symlink_to(outside)
+    (pr / "huge.txt").write_bytes(nanogpt_log(3.27, 1000) + b"x" * 4096)
+    (checkout / "records" / "track_1_short" / "dirlink").symlink_to(tmp_path, target_is_directory=True)
+    os.mkfifo(pr / "fifo.log")
+    monkeypatch.setattr(tree, "MAX_LOG_BYTES", 4096)
+    lines: list[str] = []
+    docs = importer.build_documents(checkout, jobs=1, on_problem=lines.append)
+    assert len([x for x in lines if "link.txt" in x]) == 1 and "symbolic link" in lines[[
+        i for i, x in enumerate(lines) if "link.txt" in x][0]]
+    assert any("huge.txt" in x and "limit" in x for x in lines)
+    assert any("dirlink" in x and "symbolic link" in x for x in lines)
+    assert any("fifo.log" in x for x in lines)
+    rec = {r["record"]: r for r in docs[1]["records"]}[3]
+    assert rec["runs"] == 3 and "missing files: 3 in the linked folder not read" in rec["flags"]
+    assert all("secret" not in json.dumps(d) for d in docs.values())
+
+
+def test_reimport_is_byte_identical_and_the_command_prints_rows(checkout: Path, tmp_path: Path, capsys):
+    out = tmp_path / "results"
+    assert main(["import", "speedrun", str(checkout), "--results-dir", str(out)]) == 0
+    first = {p.name: p.read_bytes() for p in (out / "speedrun").iterdir()}
+    assert sorted(first) == ["track_1.json", "track_2.json"]
+    assert main(["import", "speedrun", str(checkout), "--results-dir", str(out)]) == 0
+    assert {p.name: p.read_bytes() for p in (out / "speedrun").iterdir()} == first
+    printed = capsys.readouterr().out
+    assert "unchanged" in printed and "7 README rows, 7 logs" in printed
+    assert json.loads(first["track_1.json"])["records"][2]["record"] == 3
+
+
+def test_runs_folder_of_a_folder_link():
+    assert records.runs_folder("records/t/x", {"records/t/x"}) == "records/t/x"
+    assert records.runs_folder("records/t/x/a.txt", {"records/t/x"}) == "records/t/x"
+
+
+SHIPPED = Path(__file__).resolve().parent.parent / "results"
+
+
+def test_shipped_history_reads_back_with_record_89_as_its_logs_say():
+    """The shipped documents (results/speedrun/, imported from modded-nanogpt at f411b3d) read
+    back through the site's loader; record 89 of track 1 is what its 13 logs give."""
+    from suite.speedrun import documents
+
+    docs, bad = documents.load_all(SHIPPED)
+    if not docs and not bad:
+        pytest.skip("no imported documents under results/speedrun")
+    assert bad == [] and [d["track"] for d in docs] == [1, 2]
+    r89 = [r for r in docs[0]["records"] if r["record"] == 89][0]
+    assert (r89["runs"], r89["measured_s"], r89["mean_val_loss"], r89["p_value"]) == (13, 79.685, 3.27837, 0.0006691)
+    assert r89["verdict"] == "met (p < 0.01)" and r89["claimed_s"] == 73.8
+    assert importer.dumps(docs[0]).encode() == (SHIPPED / "speedrun" / "track_1.json").read_bytes()
+
+
+def test_documents_loader_refuses_links_and_other_formats(tmp_path: Path, checkout: Path):
+    from suite.speedrun import documents
+
+    importer.write_documents(importer.build_documents(checkout, jobs=1), tmp_path)
+    folder = tmp_path / "speedrun"
+    (folder / "track_9.json").symlink_to(folder / "track_1.json")
+    (folder / "track_8.json").write_text('{"format": 99}')
+    docs, bad = documents.load_all(tmp_path)
+    assert [d["track"] for d in docs] == [1, 2]
+    reasons = dict(bad)
+    assert "symbolic link" in reasons["track_9.json"] and "format 1" in reasons["track_8.json"]
+
+
+@pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
+                    reason="no modded-nanogpt checkout: set GOODBENCH_SPEEDRUN_CHECKOUT to one at f411b3d")
+def test_reimport_of_the_real_checkout_gives_the_shipped_bytes(tmp_path: Path):
+    docs = importer.build_documents(Path(os.environ["GOODBENCH_SPEEDRUN_CHECKOUT"]))
+    for (path, _), track in zip(importer.write_documents(docs, tmp_path), (1, 2)):
+        assert path.read_bytes() == (SHIPPED / "speedrun" / f"track_{track}.json").read_bytes()
+
+
+def test_checkout_commit_from_head_a_ref_or_packed_refs(tmp_path: Path):
+    sha = "f411b3d346aa52d3504324ca93c230fd84c6c07f"
+    git = tmp_path / ".git"
+    git.mkdir()
+    assert tree.checkout_commit(tmp_path) is None
+    (git / "HEAD").write_text("ref: refs/heads/master\n")
+    (git / "packed-refs").write_text(f"# pack-refs\n{sha} refs/heads/master\n")
+    assert tree.checkout_commit(tmp_path) == sha
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "refs" / "heads" / "master").write_text(sha.replace("f", "e") + "\n")
+    assert tree.checkout_commit(tmp_path) == sha.replace("f", "e")
+    (git / "HEAD").write_text("ref: refs/../../../etc/passwd\n")
+    assert tree.checkout_commit(tmp_path) is None
+
+
+def test_tokens_per_step_from_the_two_plain_forms_and_not_otherwise():
+    from suite.speedrun import throughput
+
+    src_2024 = ("    batch_size : int = 8*64 # batch size, in sequences, across all devices\n"
+                "    sequence_length : int = 1024 # sequence length, in tokens\n")
+    assert throughput.tokens_per_step(src_2024, 8) == (524288, "batch_size 8*64 sequences × sequence_length 1024")
+    src_2025 = "    seq_len = 48*1024 # FlexAttention sequence length\ntrain_batch_size = world_size * args.seq_len\n"
+    assert throughput.tokens_per_step(src_2025, 8)[0] == 8 * 48 * 1024
+    assert throughput.tokens_per_step("TRAINING_STAGES = [Stage(batch_size=...)]\n", 8) == (None, "not in the log")
+    assert throughput.rates(524288, 5100, 910.546, 8) == (2936555.4, 367069.4)
+    assert throughput.rates(None, 5100, 910.546, 8) == (None, None)
+
+
+def test_a_log_that_opens_with_the_separator_has_its_source_between_the_first_two():
+    import hashlib
+
+    run = logs.parse_log(logs.SEPARATOR + b"\n" + nanogpt_log(3.27, 1000))
+    assert run["source_sha256"] == hashlib.sha256(SOURCE).hexdigest() and run["torch"] == "2.10.0+cu128"
+
+
+def test_a_checkout_without_a_readable_readme_is_one_error_line(tmp_path: Path, capsys):
+    (tmp_path / "records").mkdir()
+    assert main(["import", "speedrun", str(tmp_path), "--results-dir", str(tmp_path / "r")]) != 0
+    assert "README.md" in capsys.readouterr().err
+    (tmp_path / "README.md").symlink_to("/etc/hostname")
+    assert main(["import", "speedrun", str(tmp_path), "--results-dir", str(tmp_path / "r")]) != 0
+    assert "symbolic link" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "speedrun").exists()
+
+
+def test_a_non_utf8_readme_still_gives_its_rows(checkout: Path):
+    (checkout / "README.md").write_bytes(README.replace("MLP down", "MLP \xe9 down").encode("latin-1"))
+    docs = importer.build_documents(checkout, jobs=1)
+    assert len(docs[1]["records"]) == 5 and "\ufffd" in docs[1]["records"][2]["description"]
+    assert docs[1]["problems"] == ["README.md: not UTF-8: read with replacement characters"]

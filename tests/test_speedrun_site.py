@@ -1,0 +1,74 @@
+"""The NanoGPT speedrun pages and downloads of the built site, from a small imported checkout
+(tests/test_speedrun_import.py builds it) and from the shipped documents."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from test_speedrun_import import SHIPPED, checkout  # noqa: F401  (checkout: a fixture)
+
+from suite.site import speedrun_charts, speedrun_pages
+from suite.speedrun import importer
+
+RECORDS_CSV = "track,record,date,claimed_s,measured_s,runs,mean_val_loss,p_value,verdict,accelerator,accelerators,flags"
+RUNS_CSV = "track,record,log,log_sha256,final_step,val_loss,train_time_s,step_avg_ms,accelerator,accelerators,torch"
+
+
+def _write(results: Path, out: Path) -> list[dict]:
+    return speedrun_pages.write(out, results, {"built_at": "2026-11-28T00:00:00Z", "n_results": 0, "n_runs": 0})
+
+
+def test_pages_and_the_two_csvs_from_an_import(checkout: Path, tmp_path: Path):  # noqa: F811
+    results, out = tmp_path / "results", tmp_path / "site"
+    importer.write_documents(importer.build_documents(checkout, jobs=1), results)
+    lines = _write(results, out)
+    assert [line["href"] for line in lines] == ["speedrun/track-1.html", "speedrun/track-2.html"]
+    records = (out / "speedrun" / "records.csv").read_text().splitlines()
+    assert records[0] == RECORDS_CSV and len(records) == 1 + 7  # a line per README row
+    row = next(csv.DictReader(records))
+    assert row["record"] == "1" and row["claimed_s"] == "2700.0" and row["measured_s"] == ""
+    assert "no time in the log (llm.c format)" in row["flags"]
+    fp8 = [r for r in csv.DictReader(records) if r["track"] == "1" and r["record"] == "3"][0]
+    assert (fp8["claimed_s"], fp8["measured_s"], fp8["runs"], fp8["accelerators"]) == ("73.8", "79.5", "3", "8")
+    runs = (out / "speedrun" / "runs.csv").read_text().splitlines()
+    assert runs[0] == RUNS_CSV and len(runs) == 1 + 7  # a line per log
+    a = [r for r in csv.DictReader(runs) if r["log"].endswith("this_pr/a.txt")][0]
+    assert (a["val_loss"], a["train_time_s"], a["final_step"], a["torch"]) == ("3.277", "79.0", "20", "2.10.0+cu128")
+    assert json.loads((out / "speedrun" / "records.json").read_text())[2]["record"] == 3
+    track = (out / "speedrun" / "track-1.html").read_text()
+    assert "never enter goodbench&#39;s rankings" in track and 'href="track-1/3.html"' in track
+    assert "<svg" in track and "broken link" in track
+    page = (out / "speedrun" / "track-1" / "3.html").read_text()
+    assert "sr-curve" in page and "pull/342" in page and "79.5" in page and "speed-up 1.75 s" in page
+
+
+def test_a_number_with_several_rows_gets_a_page_each():
+    assert speedrun_pages.record_keys([{"record": 20}, {"record": 21}, {"record": 21}, {"record": 22}]) == [
+        "20", "21", "21-2", "22"]
+
+
+def test_history_marks_another_gpu_and_fewer_gpus():
+    recs = [{"record": 1, "date": "2025-01-01", "claimed_s": 100.0, "measured_s": 101.0, "runs": 3,
+             "accelerator": "NVIDIA H100 80GB HBM3", "accelerators": 8},
+            {"record": 2, "date": "2025-06-01", "claimed_s": 90.0, "measured_s": 95.0, "runs": 3,
+             "accelerator": "NVIDIA H200", "accelerators": 8},
+            {"record": 3, "date": "2025-09-01", "claimed_s": 80.0, "measured_s": 600.0, "runs": 1,
+             "accelerator": "NVIDIA H100 80GB HBM3", "accelerators": 1}]
+    svg = str(speedrun_charts.history(recs, "t"))
+    assert svg.count('class="sr-claimed"') == 3 and svg.count("<circle class=\"sr-measured\"") == 1
+    assert "<rect class=\"sr-measured\"" in svg and "<path class=\"sr-measured\"" in svg
+    assert speedrun_charts.history([{"record": 1, "date": None, "claimed_s": 1.0}], "t") is None
+
+
+def test_shipped_history_in_the_csvs(tmp_path: Path):
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    _write(SHIPPED, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "speedrun" / "records.csv").read_text().splitlines()))
+    assert len(rows) == 91 + 18
+    r89 = [r for r in rows if (r["track"], r["record"]) == ("1", "89")][0]
+    assert (r89["runs"], r89["measured_s"], r89["mean_val_loss"], r89["p_value"]) == ("13", "79.685", "3.27837", "0.0006691")
+    runs = list(csv.DictReader((tmp_path / "speedrun" / "runs.csv").read_text().splitlines()))
+    assert len(runs) == 1129 and len({r["log"] for r in runs}) == 1129
