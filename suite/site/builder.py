@@ -28,13 +28,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from suite.cost import entries as costs
+from suite.cost import prices
 from suite.leaderboard import rows as leaderboard
 from suite.leaderboard import trust
 from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
 from suite.record.tempfiles import held_folder, unheld
-from suite.site import about_pages, mlperf_pages, pages, run_page
+from suite.site import about_pages, mlperf_pages, pages, price_page, run_page
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
@@ -66,10 +68,12 @@ def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = No
     return build_site(results_dir, out_dir, workers).index
 
 
-def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None = None) -> Built:
+def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None = None,
+               table: prices.Table | None = None) -> Built:
     """Render ``results_dir`` into a fresh folder and swap it in as ``out_dir`` (see the module
-    docstring); :class:`GoodbenchError` for a missing results folder or an output folder that
-    is not a previous build."""
+    docstring), costs priced with ``table`` (None: the shipped price table); :class:`GoodbenchError`
+    for a missing results folder or an output folder that is not a previous build."""
+    table = table if table is not None else prices.load()
     results = Path(results_dir)
     if not results.is_dir():
         raise GoodbenchError(f"--results-dir {results}: " + (
@@ -80,7 +84,7 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
     _check_output(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with _fresh_folder(out) as fresh:
-        index, n_results, invalid = _build_into(results, fresh, workers)
+        index, n_results, invalid = _build_into(results, fresh, workers, table)
         (fresh / MARKER).write_text("a site built by `goodbench site`; the next build replaces this folder\n",
                                     encoding="utf-8")
         _swap_in(fresh, out)
@@ -154,13 +158,14 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
-def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path, int, list[tuple[str, str]]]:
+def _build_into(results_dir: Path, out: Path, workers: int | None, table: prices.Table
+                ) -> tuple[Path, int, list[tuple[str, str]]]:
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     with tempfile.TemporaryDirectory(prefix="goodbench-site-readings-") as folder:  # never published
-        return _build_with(results_dir, out, workers, Path(folder))
+        return _build_with(results_dir, out, workers, Path(folder), table)
 
 
-def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path
+def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path, table: prices.Table
                 ) -> tuple[Path, int, list[tuple[str, str]]]:
     """:func:`_build_into`, each file's one reading kept in ``readings`` for the pages rewritten
     once every file is read."""
@@ -176,6 +181,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
         if trusted.problem:
             invalid.append((reviewers.FILE, trusted.problem))
         entries = trust.with_trust(entries, runs, results_dir, trusted)  # every row: reproduced, signed or unsigned
+        entries = costs.with_costs(entries, table)  # accelerator-hours × the class's list price
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
@@ -192,7 +198,8 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     downloads(runs, out / "runs")
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
                               read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()))
-    mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
+    mlperf = mlperf_pages.write(out, results_dir, built, table)  # imported MLPerf results: a page of their own
+    price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
     about_pages.write(out, built)  # methodology and how to submit
     copy_static(out / "static")

@@ -31,6 +31,13 @@ def num(value, digits: int = 3) -> str:
     return str(value)
 
 
+def usd(value) -> str:
+    """An amount in US dollars: "$0.42", "$12.3", "$4,512"; "—" when missing."""
+    if missing(value):
+        return "—"
+    return f"${value:,.0f}" if abs(value) >= 1e3 else f"${_sig(abs(value)) if value >= 0 else '-' + _sig(-value)}"
+
+
 def pct(value) -> str:
     """A share as a percentage with one decimal; "—" when missing."""
     return "—" if missing(value) else f"{100 * value:.1f}%"

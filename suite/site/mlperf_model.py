@@ -13,6 +13,8 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from suite.cost import hours
+from suite.cost.prices import Price, Table
 from suite.mlperf import importer, ingest, later_rules
 
 # Size classes by accelerator count, for comparing like with like across rounds.
@@ -130,6 +132,9 @@ class Row:
     category: str = "—"       # availability: available, preview or research (:func:`category`)
     carried_of: Row | None = field(default=None, repr=False)  # the earliest row holding the same runs (:func:`mark_carried`)
     extra: dict = field(default_factory=dict)
+    accelerator_hours: float | None = None  # accelerators × score (suite/cost/hours.py)
+    price: Price | None = None     # its class's price per accelerator-hour (:func:`add_costs`)
+    cost_usd: float | None = None  # accelerator-hours × that price
 
     @property
     def complete(self) -> bool:
@@ -320,3 +325,13 @@ def history_rows(benchmark: str, rows: list[Row]) -> tuple[list[Row], list[str]]
 
 def finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
+
+
+def add_costs(rows: list[Row], table: Table) -> None:
+    """Each row's accelerator-hours (accelerators × score ÷ 60, :func:`suite.cost.hours.mlperf`),
+    the price of its accelerator's class in ``table`` (None: no price) and its cost to train."""
+    for r in rows:
+        system = r.doc["system"]
+        r.accelerator_hours = hours.mlperf(r.doc)
+        r.price = table.price_of(system.get("accelerator"), system.get("accelerator_memory_gib"))
+        r.cost_usd = hours.cost(r.accelerator_hours, r.price.usd_per_hour if r.price else None)
