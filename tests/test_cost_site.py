@@ -142,3 +142,28 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     page = next((site / "workloads").glob("lm-char-*.html")).read_text(encoding="utf-8")
     assert "cost to target" in page and "no price" in page  # the stored runs are on a CPU: no price
     assert (site / "prices.html").is_file()
+
+
+def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):
+    import json
+
+    import numpy as np
+    from factories import synthetic_document
+
+    from suite.record import results as record
+
+    rng = np.random.default_rng(46)
+    paths = [record.write(tmp_path / f"{i}.json", synthetic_document("h100-box", rng=rng, accelerator=0,
+                                                                      workloads=("lm-char",)))
+             for i in range(2)]
+    assert main(["compare", str(paths[0]), str(paths[1]), "--format", "json", "--price", "NVIDIA H100=2"]) == 0
+    lines = json.loads(capsys.readouterr().out)["cost_to_target"]
+    assert len(lines) == 2
+    for line in lines:
+        assert line["price_per_accelerator_hour_usd"] == 2.0 and "user-supplied" in line["price_source"]
+        assert line["cost_usd"] == pytest.approx(2.0 * line["accelerator_hours"])
+    assert main(["compare", str(paths[0]), str(paths[1])]) == 0
+    out = capsys.readouterr().out
+    assert "cost to target" in out and "device-hours" in out and "list price of" in out
+    assert main(["compare", str(paths[0]), str(paths[1]), "--price", "NVIDIA H100=-2"]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
