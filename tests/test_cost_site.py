@@ -79,6 +79,9 @@ def test_every_mlperf_line_carries_hours_price_cost_source_and_date(results, tmp
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert "cost (USD)" in text and WORDS in text
+    assert any("Cheapest to target" in page.read_text(encoding="utf-8") for page in pages)  # the priced one's round
+    for page in (tmp_path / "mlperf").glob("history-*.html"):  # the cost history: each round's cheapest
+        assert "cheapest (USD)" in page.read_text(encoding="utf-8")
 
 
 def test_the_users_price_prices_the_site(results, tmp_path):
@@ -167,3 +170,31 @@ def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path,
     assert "cost to target" in out and "device-hours" in out and "list price of" in out
     assert main(["compare", str(paths[0]), str(paths[1]), "--price", "NVIDIA H100=-2"]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cheapest_to_target_is_the_cost_time_pareto_front_of_every_round():
+    from collections import defaultdict
+
+    from suite.site import mlperf_model
+
+    docs, _ = documents.load_all(REPO / "results")
+    rows = [mlperf_model.row(d) for d in docs]
+    mlperf_model.add_costs(rows, prices.load())
+    mlperf_model.mark_carried(rows)
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r.round, r.benchmark)].append(r)
+    fronts = 0
+    for members in groups.values():
+        front = mlperf_model.cheapest_to_target(members)
+        candidates = [r for r in members if r.complete and r.division == "closed" and r.cost_usd is not None
+                      and r.carried_of is None]
+        assert bool(front) == bool(candidates)
+        fronts += bool(front)
+        for r in candidates:
+            better = [o for o in candidates if o.minutes < r.minutes and o.cost_usd < r.cost_usd]
+            assert any(o is r for o in front) == (not better and not any(o.minutes == r.minutes and o.cost_usd < r.cost_usd
+                                                           for o in candidates))
+        assert [r.minutes for r in front] == sorted(r.minutes for r in front)
+        assert [r.cost_usd for r in front] == sorted((r.cost_usd for r in front), reverse=True)
+    assert fronts > 50

@@ -335,3 +335,20 @@ def add_costs(rows: list[Row], table: Table) -> None:
         r.accelerator_hours = hours.mlperf(r.doc)
         r.price = table.price_of(system.get("accelerator"), system.get("accelerator_memory_gib"))
         r.cost_usd = hours.cost(r.accelerator_hours, r.price.usd_per_hour if r.price else None)
+
+
+def cheapest_to_target(rows: list[Row]) -> list[Row]:
+    """The Pareto front of cost and time among the closed-division rows of one round × benchmark
+    scored from complete submissions, priced and new in the round (a carried-over result is its
+    earlier round's, :func:`mark_carried`): fastest first, each row on it cheaper than every
+    faster one (no other row is both faster and cheaper); rows of equal time and cost are both on it."""
+    priced = sorted((r for r in rows if r.complete and r.division == "closed" and r.cost_usd is not None
+                     and r.carried_of is None),
+                    key=lambda r: (r.minutes, r.cost_usd))
+    front: list[Row] = []
+    for r in priced:
+        last = front[-1] if front else None
+        if last is None or r.cost_usd < last.cost_usd or (  # type: ignore[operator]
+                r.minutes == last.minutes and r.cost_usd == last.cost_usd):  # a tie: neither is better
+            front.append(r)
+    return front

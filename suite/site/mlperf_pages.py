@@ -33,6 +33,7 @@ from suite.site.mlperf_model import (
     Row,
     add_costs,
     add_scaling,
+    cheapest_to_target,
     history,
     history_rows,
     mark_carried,
@@ -293,7 +294,27 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
                table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows],
                             download=(records(rows), out / FOLDER / Path(round_page(rnd, bench)).stem)),
-               later=_later(rows), absent=_absent(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+               later=_later(rows), absent=_absent(rows), cheapest=_cheapest(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+
+
+CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header("cost (USD)", "num", COST_TITLE),
+                    _header("submitter"), _header("system"), _header("accelerator × count", "num"),
+                    _header("price of", title="the accelerator class whose list price the cost uses")]
+
+
+def _cheapest(rows: list[Row]) -> dict | None:
+    """The round × benchmark's cheapest-to-target table: the cost–time Pareto front of its
+    priced closed-division results, and whether they share one price (comparable) or not."""
+    front = cheapest_to_target(rows)
+    if not front:
+        return None
+    lines = [[_score(r), _cost(r, "../"), cell(r.submitter), cell(r.system, cls="wrap"), _accelerator(r, "../"),
+              cell(r.price.cls.name if r.price else "—")] for r in front]
+    classes_used = sorted({r.price.cls.name for r in front if r.price})
+    return {"table": _table("cheapest", CHEAPEST_HEADERS, lines), "classes": classes_used,
+            "priced": sum(r.cost_usd is not None for r in rows if r.complete and r.division == "closed"
+                          and r.carried_of is None),
+            "closed": sum(r.complete and r.division == "closed" and r.carried_of is None for r in rows)}
 
 
 def _absent(rows: list[Row]) -> dict | None:
@@ -354,11 +375,13 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
                     + (f" · {r.category}" if r.preview_or_research else ""),
                 title=f"{r.system} ({r.accelerator}; {r.category})",
                 cls="category-other" if r.preview_or_research else ""))
+        line.append(_cheapest_cell(rows, rnd, categories))
         table_rows.append(line)
     headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
                _header("results", "num", "systems submitted, all divisions")] + [
         _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
-                "best closed-division score (minutes)") for size in sizes]
+                "best closed-division score (minutes)") for size in sizes] + [
+        _header("cheapest (USD)", "num", "the round's cheapest charted result to the target, any size: " + COST_TITLE)]
     closed = [r for r in rows if r.division == "closed"]
     render("mlperf_history.html", out / FOLDER / history_page(bench, available_only), root="../",
            title=f"MLPerf Training history · {bench}" + (" · available systems" if available_only else ""),
@@ -378,6 +401,20 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
                                                                   out / FOLDER / Path(history_page(bench, available_only)).stem)),
            **common)
     return rounds
+
+
+def _cheapest_cell(rows: list[Row], rnd: str, categories: tuple[str, ...] | None) -> dict:
+    """The cost history's cell of one round: the cheapest priced result the history charts there
+    (a new, complete, closed-division result of its categories), its time and system below."""
+    priced = [r for r in rows if r.round == rnd and r.cost_usd is not None and mlperf_model.charted(r, categories)
+              and not mlperf_model.carried_out(r, categories)]
+    if not priced:
+        return cell("no price", cls="empty", title="no charted result of this round has a priced accelerator class")
+    r = min(priced, key=lambda r: r.cost_usd or 0.0)
+    found = _cost(r, "../")
+    found["sub"] = f"{num(r.minutes)} min · {r.family} × {r.count}"
+    found["href"] = round_page(rnd, r.benchmark)
+    return found
 
 
 def _history_records(bench: str, rounds: list[str], sizes: list[str], best: dict[tuple[str, str], Row]) -> pd.DataFrame:
