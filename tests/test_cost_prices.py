@@ -126,6 +126,10 @@ HOSTILE = {
     "two defaults": ENTRY + "default = true\n\n" + ENTRY + "default = true\n",
     "not toml": "class = \n",
     "unknown top-level key": "currency = \"EUR\"\n" + ENTRY,
+    "negative electricity": '[electricity]\nprice_usd_per_kwh = -0.1\noffering = "o"\nsource = "s"\n'
+                            'address = "https://e.com"\ndate = "2026-01-01"\nread = "2026-11-28"\n',
+    "huge electricity": '[electricity]\nprice_usd_per_kwh = 50.0\noffering = "o"\nsource = "s"\n'
+                        'address = "https://e.com"\ndate = "2026-01-01"\nread = "2026-11-28"\n',
 }
 
 
@@ -162,3 +166,9 @@ def test_a_bad_price_argument_is_refused_in_one_line(given, capsys):
 def test_a_missing_price_file_is_one_line(tmp_path, capsys):
     assert main(["prices", "--price-file", str(tmp_path / "none.toml")]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_shipped_table_has_a_sourced_dated_electricity_price():
+    power = prices.load().electricity
+    assert power is not None and 0 < power.usd_per_kwh < 1 and power.address.startswith("https://")
+    assert power.date <= power.read == "2026-11-28" and "not what the submitter paid" in power.words()

@@ -73,6 +73,10 @@ def test_every_mlperf_line_carries_hours_price_cost_source_and_date(results, tmp
             assert float(line["price_per_accelerator_hour_usd"]) == pytest.approx(price.usd_per_hour)
             assert float(line["cost_usd"]) == pytest.approx(acc_h * price.usd_per_hour)
             assert line["price_date"] == price.date
+        if line["energy_kwh"]:
+            assert float(line["energy_cost_usd"]) == pytest.approx(float(line["energy_kwh"]) * table.electricity.usd_per_kwh)
+        else:
+            assert line["energy_cost_usd"] == ""
     assert seen == {"no hours", "no price", "priced"}
     pages = list((tmp_path / "mlperf").glob("v*.html")) + list((tmp_path / "mlperf").glob("acc-*.html"))
     assert pages
@@ -132,6 +136,9 @@ def test_goodbench_entries_cost_their_device_hours_at_their_class_price():
     assert out["cost_usd"][0] == pytest.approx(2.0 * h100) and out["price_per_accelerator_hour_usd"][0] == h100
     assert out["price_source"][1] == "no price" and pd.isna(out["cost_usd"][1])
     assert pd.isna(out["cost_usd"][2]) and WORDS in out["price_words"][0]
+    assert out["energy_cost_usd"].isna().all()  # no energy measured in these rows
+    measured = with_costs(frame.assign(energy_to_target_kwh=[2.0, None, None]), table)
+    assert measured["energy_cost_usd"][0] == pytest.approx(2.0 * table.electricity.usd_per_kwh)
 
 
 def test_a_workload_page_has_the_cost_column(tmp_path):
@@ -198,3 +205,7 @@ def test_cheapest_to_target_is_the_cost_time_pareto_front_of_every_round():
         assert [r.minutes for r in front] == sorted(r.minutes for r in front)
         assert [r.cost_usd for r in front] == sorted((r.cost_usd for r in front), reverse=True)
     assert fronts > 50
+    power = prices.load().electricity.usd_per_kwh
+    measured = [r for r in rows if r.energy_kwh is not None]
+    assert measured and all(r.energy_cost_usd == pytest.approx(r.energy_kwh * power) for r in measured)
+    assert all(r.energy_cost_usd is None for r in rows if r.energy_kwh is None)

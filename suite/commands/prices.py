@@ -32,6 +32,10 @@ def table_lines(table) -> list[str]:
         else:
             lines.append(f"{cls.name:<28} {cls.unit + '-hour':<16} {_usd(price.usd_per_hour):>9}  "
                          f"{price.source}, {price.date}")
+    power = table.electricity
+    lines.append(f"{'electricity':<28} {'kWh':<16} {'$' + format(power.usd_per_kwh, 'g') if power else 'no price':>9}  "
+                 + (f"{power.offering}; {power.source}, {power.address}, dated {power.date}, read {power.read}"
+                    if power else f"no [electricity] in {table.origin}"))
     lines += ["", f"entries of {table.origin}:"]
     for e in table.entries:
         quoted = _usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else "")

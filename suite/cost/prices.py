@@ -29,6 +29,8 @@ MAX_ENTRIES = 1_000
 MAX_TEXT = 300
 MAX_PRICE_USD = 1_000.0  # per accelerator-hour: ten times the dearest rack-scale part's list price
 MAX_ACCELERATORS = 72    # a price quoted for a whole NVL72 rack
+MAX_KWH_PRICE_USD = 10.0  # per kWh: twenty times the dearest retail electricity
+ELECTRICITY_FIELDS = ("price_usd_per_kwh", "offering", "source", "address", "date", "read")
 FIELDS = {"class": str, "provider": str, "offering": str, "price_usd_per_hour": float, "accelerators": int,
           "source": str, "address": str, "date": str, "read": str, "default": bool}
 REQUIRED = ("class", "provider", "offering", "price_usd_per_hour", "source", "address", "date", "read")
@@ -71,13 +73,31 @@ class Price:
         return (f"list price of {self.date} from {self.source}, not what the submitter paid")
 
 
+@dataclass(frozen=True)
+class Electricity:
+    """The electricity price an energy cost is computed with (USD per kWh), and its source."""
+
+    usd_per_kwh: float
+    offering: str
+    source: str
+    address: str
+    date: str
+    read: str
+
+    def words(self) -> str:
+        """What an energy cost at this price is."""
+        return f"{self.offering} of {self.date} from {self.source}, not what the submitter paid"
+
+
 @dataclass
 class Table:
-    """The entries of a price table and the user's prices given on the command line."""
+    """The entries of a price table, its electricity price and the user's prices given on the
+    command line."""
 
     entries: list[Entry]
     origin: str
     overrides: dict[str, float] | None = None
+    electricity: Electricity | None = None
 
     def price(self, cls: PriceClass | None) -> Price | None:
         """The price of a class (None: no class, or no entry and no price given)."""
@@ -144,6 +164,30 @@ def _date(where: str, key: str, value) -> str:
     return text
 
 
+def _address(where: str, value) -> str:
+    address = _text(where, "address", value)
+    if not address.startswith(("https://", "http://")) or " " in address:
+        raise _refuse(where, f"address {address!r} is not an http(s) address")
+    return address
+
+
+def _electricity(where: str, raw) -> Electricity:
+    if not isinstance(raw, dict):
+        raise _refuse(where, "[electricity] must be a table of fields")
+    unknown = sorted(set(raw) - set(ELECTRICITY_FIELDS))
+    if unknown:
+        raise _refuse(where, f"unknown field {safe(unknown[0], 40)!r} (fields: {', '.join(ELECTRICITY_FIELDS)})")
+    missing = [k for k in ELECTRICITY_FIELDS if k not in raw]
+    if missing:
+        raise _refuse(where, f"missing field {missing[0]!r}")
+    value = check_price(where, raw["price_usd_per_kwh"])
+    if value > MAX_KWH_PRICE_USD:
+        raise _refuse(where, f"price {value:g} is over {MAX_KWH_PRICE_USD:g} USD per kWh")
+    return Electricity(value, _text(where, "offering", raw["offering"]), _text(where, "source", raw["source"]),
+                       _address(where, raw["address"]), _date(where, "date", raw["date"]),
+                       _date(where, "read", raw["read"]))
+
+
 def _entry(where: str, raw) -> Entry:
     if not isinstance(raw, dict):
         raise _refuse(where, "an entry must be a table of fields")
@@ -157,9 +201,7 @@ def _entry(where: str, raw) -> Entry:
     cls = classes.named(name)
     if cls is None:
         raise _refuse(where, f"unknown class {name!r} (goodbench prices lists the classes)")
-    address = _text(where, "address", raw["address"])
-    if not address.startswith(("https://", "http://")) or " " in address:
-        raise _refuse(where, f"address {address!r} is not an http(s) address")
+    address = _address(where, raw["address"])
     count = raw.get("accelerators", 1)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_ACCELERATORS:
         raise _refuse(where, f"accelerators must be a whole number from 1 to {MAX_ACCELERATORS}")
@@ -187,9 +229,10 @@ def parse(data: bytes, origin: str) -> Table:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _refuse(where, f"not a price table (TOML): {printable(str(exc))}") from None
-    extra = sorted(set(doc) - {"entry"})
+    extra = sorted(set(doc) - {"entry", "electricity"})
     if extra:
-        raise _refuse(where, f"unknown key {safe(extra[0], 40)!r}: a price table holds [[entry]] tables only")
+        raise _refuse(where, f"unknown key {safe(extra[0], 40)!r}: a price table holds [[entry]] tables and "
+                             "one [electricity] table only")
     raw = doc.get("entry", [])
     if not isinstance(raw, list) or len(raw) > MAX_ENTRIES:
         raise _refuse(where, f"[[entry]] must be a list of at most {MAX_ENTRIES:,} tables")
@@ -197,7 +240,8 @@ def parse(data: bytes, origin: str) -> Table:
     for cls in classes.CLASSES:
         if sum(e.default for e in entries if e.cls is cls) > 1:
             raise _refuse(where, f"{cls.name}: more than one entry says default = true")
-    return Table(entries, origin)
+    electricity = _electricity(f"{where}: [electricity]", doc["electricity"]) if "electricity" in doc else None
+    return Table(entries, origin, electricity=electricity)
 
 
 def load(path: str | Path | None = None) -> Table:
@@ -227,7 +271,7 @@ def override(table: Table, given: list[str]) -> Table:
         except ValueError:
             raise _refuse(where, f"price {safe(value, 40)!r} is not a number") from None
         prices[cls.name] = check_price(where, number)
-    return Table(table.entries, table.origin, prices)
+    return Table(table.entries, table.origin, prices, table.electricity)
 
 
 def from_arguments(price_file: str | None, given: list[str] | None) -> Table:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from suite.cost import hours
-from suite.cost.prices import Price, Table
+from suite.cost.prices import Electricity, Price, Table
 from suite.mlperf import importer, ingest, later_rules
 
 # Size classes by accelerator count, for comparing like with like across rounds.
@@ -135,6 +135,8 @@ class Row:
     accelerator_hours: float | None = None  # accelerators × score (suite/cost/hours.py)
     price: Price | None = None     # its class's price per accelerator-hour (:func:`add_costs`)
     cost_usd: float | None = None  # accelerator-hours × that price
+    energy_cost_usd: float | None = None  # energy measured (kWh) × the table's electricity price
+    electricity: Electricity | None = field(default=None, repr=False)  # that price, with its source
 
     @property
     def complete(self) -> bool:
@@ -329,12 +331,15 @@ def finite(value: float | None) -> bool:
 
 def add_costs(rows: list[Row], table: Table) -> None:
     """Each row's accelerator-hours (accelerators × score ÷ 60, :func:`suite.cost.hours.mlperf`),
-    the price of its accelerator's class in ``table`` (None: no price) and its cost to train."""
+    the price of its accelerator's class in ``table`` (None: no price), its cost to train and,
+    where energy was measured, its energy at the table's electricity price."""
     for r in rows:
         system = r.doc["system"]
         r.accelerator_hours = hours.mlperf(r.doc)
         r.price = table.price_of(system.get("accelerator"), system.get("accelerator_memory_gib"))
         r.cost_usd = hours.cost(r.accelerator_hours, r.price.usd_per_hour if r.price else None)
+        r.electricity = table.electricity
+        r.energy_cost_usd = hours.cost(r.energy_kwh, table.electricity.usd_per_kwh if table.electricity else None)
 
 
 def cheapest_to_target(rows: list[Row]) -> list[Row]:

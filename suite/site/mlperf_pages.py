@@ -154,7 +154,12 @@ def _eval(r: Row) -> dict:
 
 
 def _energy(r: Row) -> dict:
+    electricity = r.electricity
     if r.energy_kwh is not None:
+        if r.energy_cost_usd is not None and electricity is not None:
+            return cell(num(r.energy_kwh), r.energy_kwh, sub=f"{usd(r.energy_cost_usd)} of electricity",
+                        title=f"{r.energy_status or 'measured'}; at {usd(electricity.usd_per_kwh)} per kWh: "
+                              f"{electricity.words()}")
         return cell(num(r.energy_kwh), r.energy_kwh, title=r.energy_status)
     return cell("—", title=r.energy_status or "the submission has no power logs")
 
@@ -228,7 +233,8 @@ def _acc_cells(r: Row) -> list[dict]:
             cell(r.benchmark, href=page), cell(r.submitter),
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap", title=f"model: {r.accelerator}"),
             cell(r.count if r.count is not None else "—", r.count, sub=nodes), _score(r, href=page), _cost(r, "../"),
-            _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput), _energy(r),
+            _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput),
+            _energy(r),
             cell(r.division), _category(r)]
 
 
@@ -269,6 +275,7 @@ def records(rows: list[Row]) -> pd.DataFrame:
         "cost_usd": r.cost_usd,
         "price_source": f"{r.price.cls.name}: {r.price.source}" if r.price else "no price",
         "price_date": r.price.date if r.price else None,
+        "energy_cost_usd": r.energy_cost_usd,
     } for r in rows], columns=RECORD_COLUMNS).astype({c: "Int64" for c in ("accelerators", "nodes", "rank_in_division")})
 
 
@@ -278,7 +285,7 @@ RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", 
                   "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
                   "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
                   "logs", "system_description", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
-                  "price_source", "price_date"]
+                  "price_source", "price_date", "energy_cost_usd"]
 
 
 # ---------------------------------------------------------------- the pages

@@ -22,4 +22,5 @@ def write(out: Path, table: Table, built: dict) -> None:
                 "source": e.source, "date": e.date, "read": e.read} for e in table.entries]
     origin = table.origin + (f", with --price for {', '.join(sorted(table.overrides))}" if table.overrides else "")
     render("prices.html", out / "prices.html", root="", title="prices", classes=rows, entries=entries,
-           origin=origin, **built)
+           origin=origin, electricity=table.electricity,
+           electricity_price=usd(table.electricity.usd_per_kwh) if table.electricity else None, **built)
