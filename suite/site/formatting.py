@@ -32,10 +32,13 @@ def num(value, digits: int = 3) -> str:
 
 
 def usd(value) -> str:
-    """An amount in US dollars: "$0.42", "$12.3", "$4,512"; "—" when missing."""
+    """An amount in US dollars: "$0.0012", "$0.42", "$12.34", "$4,512"; "—" when missing."""
     if missing(value):
         return "—"
-    return f"${value:,.0f}" if abs(value) >= 1e3 else f"${_sig(abs(value)) if value >= 0 else '-' + _sig(-value)}"
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if size >= 1e3:
+        return f"{sign}${size:,.0f}"
+    return f"{sign}${size:.2f}" if size >= 0.01 else f"{sign}${_sig(size)}"
 
 
 def pct(value) -> str:
