@@ -152,6 +152,20 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     page = next((site / "workloads").glob("lm-char-*.html")).read_text(encoding="utf-8")
     assert "cost to target" in page and "no price" in page  # the stored runs are on a CPU: no price
     assert (site / "prices.html").is_file()
+    run_pages = [p.read_text(encoding="utf-8") for p in (site / "runs").glob("*.html")]
+    priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
+    assert priced and all("device-hours" in p and "no price" in p for p in priced)
+    assert len(priced) < len(run_pages)  # throughput runs have no time to target
+
+
+def test_a_run_page_costs_its_device_hours_at_its_class_price():
+    from suite.site.run_page import cost_context
+
+    price = prices.load().price_of("NVIDIA H100 80GB HBM3")
+    found = cost_context({"metrics": {"tta_s": 7200.0}, "distributed": {"world_size": 4}}, price)
+    assert found["hours"] == 8.0 and found["cost"] == f"${8 * price.usd_per_hour:.2f}" and WORDS in found["words"]
+    assert cost_context({"metrics": {"tta_s": None}}, price) is None
+    assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
 
 
 def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):

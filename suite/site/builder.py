@@ -176,7 +176,8 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings)
+        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings,
+                                                                   table)
         trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
         if trusted.problem:
             invalid.append((reviewers.FILE, trusted.problem))
@@ -197,7 +198,8 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
-                              read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()))
+                              read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()),
+                              table=table)
     mlperf = mlperf_pages.write(out, results_dir, built, table)  # imported MLPerf results: a page of their own
     price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf)
@@ -212,13 +214,13 @@ def _map(pool: ProcessPoolExecutor | None, fn, *args) -> list:
 
 
 def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, workers: int, built_at: str,
-            readings: Path):
+            readings: Path, table: prices.Table):
     names = [str(p) for p in paths]
     # many small chunks, so that both workers stay busy to the end
     size = math.ceil(len(names) / (workers * 16)) if pool is not None else max(1, len(names))
     chunks = [names[i:i + size] for i in range(0, len(names), size)] or [[]]
     parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks),
-                 [str(readings)] * len(chunks))
+                 [str(readings)] * len(chunks), [table] * len(chunks))
     entries = [e for part in parts for e in part[0]]
     runs = [r for part in parts for r in part[1]]
     invalid = [i for part in parts for i in part[2]]
@@ -232,7 +234,7 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     return (leaderboard.with_scaling_efficiency(entry_frame), run_frame, invalid, links, summaries, copies)
 
 
-def _process(paths: list[str], out_dir: str, built_at: str, readings: str):
+def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table: prices.Table):
     """Read each file once (validated, its signer checked, its figures recomputed:
     :func:`suite.leaderboard.rows.read_stored`), copy valid ones to raw/, write their run pages
     (the recomputed figures, as the tables show them) and event logs, and keep the reading in
@@ -248,7 +250,7 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str):
             invalid.append((p.name, problem))
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
-        shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer)
+        shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer, table=table)
         entries += leaderboard.entry_rows(stored)
         runs += leaderboard.stored_run_rows(stored)
         claims += ownership.claims(p.name, stored.doc, stored.signer, verified=True)
