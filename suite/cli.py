@@ -23,6 +23,7 @@ from suite.commands import (
     keygen,
     list_workloads,
     peaks,
+    prices,
     project,
     reproduce,
     run,
@@ -37,7 +38,7 @@ from suite.record.errors import GoodbenchError
 TRAIN_EXTRA = ("torch",)
 
 # in the order of `goodbench --help`
-COMMANDS = (list_workloads, data, run, keygen, validate, submit, site, check, peaks, project, reproduce, compare,
+COMMANDS = (list_workloads, data, run, keygen, validate, submit, site, check, peaks, prices, project, reproduce, compare,
             import_mlperf, export_mlperf, info)
 
 

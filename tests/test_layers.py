@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SUITE = REPO / "suite"
 # lowest first: the record every stage reads, ..., the commands and the entry points on top
-STAGES = ["record", "schema", "meters", "figures", "trust", "validate", "store", "leaderboard", "compare",
+STAGES = ["record", "schema", "meters", "figures", "cost", "trust", "validate", "store", "leaderboard", "compare",
           "mlperf", "speedrun", "site", "run", "api", "commands"]
 ENTRY_POINTS = {"suite.cli", "suite.__main__"}
 TORCH_PACKAGES = {"run", "meters", "api"}

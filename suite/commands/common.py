@@ -64,3 +64,14 @@ def range_type(kind, low, high=None):
             raise argparse.ArgumentTypeError(f"{text!r} is out of range: {span}")
         return value
     return parse
+
+
+def add_price_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--price CLASS=USD`` (repeatable) and ``--price-file FILE``: the prices a cost is computed
+    with (:func:`suite.cost.prices.from_arguments`)."""
+    parser.add_argument("--price", action="append", metavar="CLASS=USD",
+                        help='an on-demand price per accelerator-hour for one class of the price table, '
+                             'named by the class or an accelerator in it ("NVIDIA H100=2.49"); repeatable')
+    parser.add_argument("--price-file", metavar="FILE",
+                        help="a price table in the format of suite/cost/prices.toml, used in place of "
+                             "goodbench's own")

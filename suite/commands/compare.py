@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from suite.commands.common import Usage, count
+from suite.commands.common import Usage, add_price_arguments, count
 from suite.record.errors import GoodbenchError
 
 
@@ -34,6 +34,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
                         "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
                         "energy_per_sample, goodput)")
+    add_price_arguments(p)
     return p
 
 
@@ -41,9 +42,12 @@ def run(args) -> int:
     """NEW files against BASE (suite/compare/engine.py); exit 1 when the regression gate fails."""
     import os
 
+    from suite.compare import costs
     from suite.compare import engine as compare
     from suite.compare import report as compare_report
+    from suite.cost import prices
 
+    table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any reading
     try:
         gate = compare.Gate.parse(args.fail_on_regression or [])
     except ValueError as exc:
@@ -65,13 +69,22 @@ def run(args) -> int:
     regressions = gate.apply(columns) if gate.thresholds else []
     unchecked = gate.unchecked(columns) if gate.thresholds else []
     parts = (base_name, base_doc, columns, gate, regressions, unchecked)
+    priced = costs.side_costs([(base_name, base_doc), *sides], table)
     if args.format == "json":
-        print(compare_report.as_json(*parts))
+        import json
+
+        out = json.loads(compare_report.as_json(*parts))
+        out["cost_to_target"] = priced
+        print(json.dumps(out, indent=1))
     elif args.format == "markdown":
         print(compare_report.markdown(*parts))
+        if priced:
+            print("\n```\n" + costs.text(priced) + "\n```")
     else:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(compare_report.text(*parts, colour=colour))
+        if priced:
+            print(costs.text(priced))
     return 1 if regressions else 0
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from suite.commands.common import count, say
+from suite.commands.common import add_price_arguments, count, say
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -12,14 +12,17 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--results-dir", default="results", help="the stored results to render (default: results)")
     p.add_argument("--out", default="site/_build",
                    help="the folder to build into: absent, empty or a previous build (default: site/_build)")
+    add_price_arguments(p)
     return p
 
 
 def run(args) -> int:
     """Render the results directory into the site and print its index page; 0."""
+    from suite.cost import prices
     from suite.site.builder import build_site
 
-    built = build_site(args.results_dir, args.out)
+    table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any work
+    built = build_site(args.results_dir, args.out, table=table)
     print(built.index)
     for folder in built.leftovers:
         say(f"note: {folder} is named like a build's folder but no build holds it (a killed build's, or "

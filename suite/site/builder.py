@@ -29,13 +29,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from suite.cost import entries as costs
+from suite.cost import prices
 from suite.leaderboard import rows as leaderboard
 from suite.leaderboard import trust
 from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
 from suite.record.tempfiles import held_folder, unheld
-from suite.site import about_pages, manifest, mlperf_pages, pages, run_page, speedrun_pages
+from suite.site import about_pages, manifest, mlperf_pages, pages, price_page, run_page, speedrun_pages
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
@@ -67,10 +69,12 @@ def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = No
     return build_site(results_dir, out_dir, workers).index
 
 
-def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None = None) -> Built:
+def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None = None,
+               table: prices.Table | None = None) -> Built:
     """Render ``results_dir`` into a fresh folder and swap it in as ``out_dir`` (see the module
-    docstring); :class:`GoodbenchError` for a missing results folder or an output folder that
-    is not a previous build."""
+    docstring), costs priced with ``table`` (None: the shipped price table); :class:`GoodbenchError`
+    for a missing results folder or an output folder that is not a previous build."""
+    table = table if table is not None else prices.load()
     results = Path(results_dir)
     if not results.is_dir():
         raise GoodbenchError(f"--results-dir {results}: " + (
@@ -81,7 +85,7 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
     _check_output(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with _fresh_folder(out) as fresh:
-        index, n_results, invalid = _build_into(results, fresh, workers)
+        index, n_results, invalid = _build_into(results, fresh, workers, table)
         manifest.write(fresh)
         _swap_in(fresh, out)
         kept = _remove_previous(fresh)
@@ -174,13 +178,14 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
-def _build_into(results_dir: Path, out: Path, workers: int | None) -> tuple[Path, int, list[tuple[str, str]]]:
+def _build_into(results_dir: Path, out: Path, workers: int | None, table: prices.Table
+                ) -> tuple[Path, int, list[tuple[str, str]]]:
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     with tempfile.TemporaryDirectory(prefix="goodbench-site-readings-") as folder:  # never published
-        return _build_with(results_dir, out, workers, Path(folder))
+        return _build_with(results_dir, out, workers, Path(folder), table)
 
 
-def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path
+def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path, table: prices.Table
                 ) -> tuple[Path, int, list[tuple[str, str]]]:
     """:func:`_build_into`, each file's one reading kept in ``readings`` for the pages rewritten
     once every file is read."""
@@ -191,11 +196,13 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings)
+        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings,
+                                                                   table)
         trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
         if trusted.problem:
             invalid.append((reviewers.FILE, trusted.problem))
         entries = trust.with_trust(entries, runs, results_dir, trusted)  # every row: reproduced, signed or unsigned
+        entries = costs.with_costs(entries, table)  # accelerator-hours × the class's list price
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
@@ -211,9 +218,11 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
-                              read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()))
-    mlperf = mlperf_pages.write(out, results_dir, built)  # imported MLPerf results: a page of their own
+                              read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()),
+                              table=table)
+    mlperf = mlperf_pages.write(out, results_dir, built, table)  # imported MLPerf results: a page of their own
     speedrun = speedrun_pages.write(out, results_dir, built)  # the imported NanoGPT speedrun, apart too
+    price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun)
     about_pages.write(out, built)  # methodology and how to submit
     copy_static(out / "static")
@@ -226,13 +235,13 @@ def _map(pool: ProcessPoolExecutor | None, fn, *args) -> list:
 
 
 def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, workers: int, built_at: str,
-            readings: Path):
+            readings: Path, table: prices.Table):
     names = [str(p) for p in paths]
     # many small chunks, so that both workers stay busy to the end
     size = math.ceil(len(names) / (workers * 16)) if pool is not None else max(1, len(names))
     chunks = [names[i:i + size] for i in range(0, len(names), size)] or [[]]
     parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks),
-                 [str(readings)] * len(chunks))
+                 [str(readings)] * len(chunks), [table] * len(chunks))
     entries = [e for part in parts for e in part[0]]
     runs = [r for part in parts for r in part[1]]
     invalid = [i for part in parts for i in part[2]]
@@ -246,7 +255,7 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     return (leaderboard.with_scaling_efficiency(entry_frame), run_frame, invalid, links, summaries, copies)
 
 
-def _process(paths: list[str], out_dir: str, built_at: str, readings: str):
+def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table: prices.Table):
     """Read each file once (validated, its signer checked, its figures recomputed:
     :func:`suite.leaderboard.rows.read_stored`), copy valid ones to raw/, write their run pages
     (the recomputed figures, as the tables show them) and event logs, and keep the reading in
@@ -262,7 +271,7 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str):
             invalid.append((p.name, problem))
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
-        shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer)
+        shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer, table=table)
         entries += leaderboard.entry_rows(stored)
         runs += leaderboard.stored_run_rows(stored)
         claims += ownership.claims(p.name, stored.doc, stored.signer, verified=True)

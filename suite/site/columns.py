@@ -10,7 +10,7 @@ from typing import Any
 
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.trust import row_text as trust_text
-from suite.site.formatting import missing, seconds
+from suite.site.formatting import missing, seconds, usd
 from suite.site.labels import OWN_TIMING, copy_words, value_text
 from suite.site.names import run_slug, safe_name
 from suite.trust.signing import short
@@ -51,6 +51,25 @@ def _score_sub(row: dict) -> str | None:
     if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) and not missing(high):
         return f"95% CI {seconds(low)} – {seconds(high)}"
     return None
+
+
+def _cost(row: dict, root: str, rank: int | None):
+    """Cost to target: a TTA entry's device-hours × its class's list price; "no price" where the
+    class has none, "—" for a throughput entry (no time to train)."""
+    value = row.get("cost_usd")
+    if not missing(value):
+        return value, usd(value), f"{root}prices.html"
+    if missing(row.get("accelerator_hours")):
+        return None, "—", None
+    return None, "no price", f"{root}prices.html"
+
+
+def _cost_sub(row: dict) -> str | None:
+    acc_h = row.get("accelerator_hours")
+    if acc_h is None or missing(acc_h):
+        return None
+    words = row.get("price_words")
+    return f"{value_text(acc_h * 3600, 's')} device-time" + (f"; {words}" if isinstance(words, str) else "")
 
 
 def _ci(row: dict, root: str, rank: int | None):
@@ -110,10 +129,12 @@ _COLUMNS = [
     Column("division", "division", "text", "text"),
     Column("score", "score", "num", "s", _score, _score_sub),
     Column("ci", "95% CI", "num", "s", _ci),
+    Column("cost", "cost to target", "num", "count", _cost, _cost_sub),
     Column("samples_per_s", "samples/s", "num", "count"),
     Column("tokens_per_s", "tokens/s", "num", "count"),
     Column("mfu", "MFU", "num", "share"),
-    Column("energy_to_target_kwh", "energy to target", "num", "kWh"),
+    Column("energy_to_target_kwh", "energy to target", "num", "kWh", None,
+           lambda row: None if missing(row.get("energy_cost_usd")) else f"{usd(row['energy_cost_usd'])} of electricity"),
     Column("energy_per_sample_j", "energy per sample", "num", "J"),
     Column("energy_per_token_j", "energy per token", "num", "J"),
     Column("goodput", "goodput", "num", "share", None, _goodput_sub),

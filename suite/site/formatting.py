@@ -31,6 +31,16 @@ def num(value, digits: int = 3) -> str:
     return str(value)
 
 
+def usd(value) -> str:
+    """An amount in US dollars: "$0.0012", "$0.42", "$12.34", "$4,512"; "—" when missing."""
+    if missing(value):
+        return "—"
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if size >= 1e3:
+        return f"{sign}${size:,.0f}"
+    return f"{sign}${size:.2f}" if size >= 0.01 else f"{sign}${_sig(size)}"
+
+
 def pct(value) -> str:
     """A share as a percentage with one decimal; "—" when missing."""
     return "—" if missing(value) else f"{100 * value:.1f}%"

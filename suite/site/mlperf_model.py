@@ -13,6 +13,8 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from suite.cost import hours
+from suite.cost.prices import Electricity, Price, Table
 from suite.mlperf import importer, ingest, later_rules
 
 # Size classes by accelerator count, for comparing like with like across rounds.
@@ -130,6 +132,11 @@ class Row:
     category: str = "—"       # availability: available, preview or research (:func:`category`)
     carried_of: Row | None = field(default=None, repr=False)  # the earliest row holding the same runs (:func:`mark_carried`)
     extra: dict = field(default_factory=dict)
+    accelerator_hours: float | None = None  # accelerators × score (suite/cost/hours.py)
+    price: Price | None = None     # its class's price per accelerator-hour (:func:`add_costs`)
+    cost_usd: float | None = None  # accelerator-hours × that price
+    energy_cost_usd: float | None = None  # energy measured (kWh) × the table's electricity price
+    electricity: Electricity | None = field(default=None, repr=False)  # that price, with its source
 
     @property
     def complete(self) -> bool:
@@ -320,3 +327,33 @@ def history_rows(benchmark: str, rows: list[Row]) -> tuple[list[Row], list[str]]
 
 def finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
+
+
+def add_costs(rows: list[Row], table: Table) -> None:
+    """Each row's accelerator-hours (accelerators × score ÷ 60, :func:`suite.cost.hours.mlperf`),
+    the price of its accelerator's class in ``table`` (None: no price), its cost to train and,
+    where energy was measured, its energy at the table's electricity price."""
+    for r in rows:
+        system = r.doc["system"]
+        r.accelerator_hours = hours.mlperf(r.doc)
+        r.price = table.price_of(system.get("accelerator"), system.get("accelerator_memory_gib"))
+        r.cost_usd = hours.cost(r.accelerator_hours, r.price.usd_per_hour if r.price else None)
+        r.electricity = table.electricity
+        r.energy_cost_usd = hours.cost(r.energy_kwh, table.electricity.usd_per_kwh if table.electricity else None)
+
+
+def cheapest_to_target(rows: list[Row]) -> list[Row]:
+    """The Pareto front of cost and time among the closed-division rows of one round × benchmark
+    scored from complete submissions, priced and new in the round (a carried-over result is its
+    earlier round's, :func:`mark_carried`): fastest first, each row on it cheaper than every
+    faster one (no other row is both faster and cheaper); rows of equal time and cost are both on it."""
+    priced = sorted((r for r in rows if r.complete and r.division == "closed" and r.cost_usd is not None
+                     and r.carried_of is None),
+                    key=lambda r: (r.minutes, r.cost_usd))
+    front: list[Row] = []
+    for r in priced:
+        last = front[-1] if front else None
+        if last is None or r.cost_usd < last.cost_usd or (  # type: ignore[operator]
+                r.minutes == last.minutes and r.cost_usd == last.cost_usd):  # a tie: neither is better
+            front.append(r)
+    return front

@@ -24,11 +24,23 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup, escape
 
+from suite.cost import prices
 from suite.mlperf import documents, ingest
 from suite.mlperf.targets import target_text
 from suite.site import mlperf_charts, mlperf_model
-from suite.site.formatting import num, pct, seconds
-from suite.site.mlperf_model import Row, add_scaling, history, history_rows, mark_carried, rank_rows, round_key, row
+from suite.site.formatting import num, pct, seconds, usd
+from suite.site.mlperf_model import (
+    Row,
+    add_costs,
+    add_scaling,
+    cheapest_to_target,
+    history,
+    history_rows,
+    mark_carried,
+    rank_rows,
+    round_key,
+    row,
+)
 from suite.site.names import safe_name
 from suite.site.render import render
 from suite.site.tables import downloads
@@ -142,9 +154,31 @@ def _eval(r: Row) -> dict:
 
 
 def _energy(r: Row) -> dict:
+    electricity = r.electricity
     if r.energy_kwh is not None:
+        if r.energy_cost_usd is not None and electricity is not None:
+            return cell(num(r.energy_kwh), r.energy_kwh, sub=f"{usd(r.energy_cost_usd)} of electricity",
+                        title=f"{r.energy_status or 'measured'}; at {usd(electricity.usd_per_kwh)} per kWh: "
+                              f"{electricity.words()}")
         return cell(num(r.energy_kwh), r.energy_kwh, title=r.energy_status)
     return cell("—", title=r.energy_status or "the submission has no power logs")
+
+
+COST_TITLE = ("cost to train: accelerator-hours (accelerators × score) × the on-demand list price per "
+              "accelerator-hour of the accelerator's class (the price table's page): a list price of its date, "
+              "not what the submitter paid")
+
+
+def _cost(r: Row, root: str) -> dict:
+    """Cost to train with the accelerator-hours under it; "no price" where the class has none."""
+    if r.accelerator_hours is None:
+        return cell("—", title="no accelerator-hours: no score, or no count of accelerators")
+    hours_text = f"{num(r.accelerator_hours)} accelerator-h"
+    if r.price is None or r.cost_usd is None:
+        return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
+                    title=f"{r.family}: no price in the price table, never a guess")
+    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text,
+                title=f"{r.price.cls.name} at {usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
 
 
 def _accelerator(r: Row, root: str) -> dict:
@@ -162,6 +196,7 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
                  _header("division"), _header("category", title="availability: available, preview or research"),
                  _header("submitter"), _header("system", title="framework below"),
                  _header("accelerator × count", "num"),
+                 _header("cost (USD)", "num", COST_TITLE),
                  _header("runs", title="runs MLPerf counts / runs in the submission"),
                  _header("init (s)", "num", "median over counted runs, outside the score"),
                  _header("eval (s)", "num", "median over counted runs, inside the score"),
@@ -173,7 +208,7 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
 def _round_cells(r: Row) -> list[dict]:
     return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), _category(r),
             cell(r.submitter),
-            cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"),
+            cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"), _cost(r, "../"),
             cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
             _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"], r.at_round)),
             cell("logs", href=r.source)]
@@ -182,6 +217,7 @@ def _round_cells(r: Row) -> list[dict]:
 ACC_HEADERS = [_header("round"), _header("benchmark"), _header("submitter"), _header("system", title="framework below"),
                _header("accelerators", "num", "accelerators in the system (nodes below)"),
                _header("score (min)", "num", "official score"),
+               _header("cost (USD)", "num", COST_TITLE),
                _header("scaling", "num", "accelerator-minutes of the smallest system of this accelerator in the same "
                                          "round, benchmark and division, over this one's"),
                _header("init share", "num", "initialization / (initialization + time to train), medians"),
@@ -196,8 +232,9 @@ def _acc_cells(r: Row) -> list[dict]:
     return [cell(r.round, round_key(r.round)[0] * 100 + round_key(r.round)[1]),
             cell(r.benchmark, href=page), cell(r.submitter),
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap", title=f"model: {r.accelerator}"),
-            cell(r.count if r.count is not None else "—", r.count, sub=nodes), _score(r, href=page),
-            _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput), _energy(r),
+            cell(r.count if r.count is not None else "—", r.count, sub=nodes), _score(r, href=page), _cost(r, "../"),
+            _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput),
+            _energy(r),
             cell(r.division), _category(r)]
 
 
@@ -233,6 +270,12 @@ def records(rows: list[Row]) -> pd.DataFrame:
         "goodput_median": r.goodput, "scaling_efficiency": r.scaling, "energy_kwh": r.energy_kwh,
         "quality_target": r.target, "quality_target_text": target_text(r.target, r.benchmark),
         "logs": r.source, "system_description": r.system_url,
+        "accelerator_hours": r.accelerator_hours,
+        "price_per_accelerator_hour_usd": r.price.usd_per_hour if r.price else None,
+        "cost_usd": r.cost_usd,
+        "price_source": f"{r.price.cls.name}: {r.price.source}" if r.price else "no price",
+        "price_date": r.price.date if r.price else None,
+        "energy_cost_usd": r.energy_cost_usd,
     } for r in rows], columns=RECORD_COLUMNS).astype({c: "Int64" for c in ("accelerators", "nodes", "rank_in_division")})
 
 
@@ -241,7 +284,8 @@ RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", 
                   "scored_at_round_only", "complete", "rank_in_division", "carried_over_from", "rcp_scaling_factor",
                   "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
                   "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
-                  "logs", "system_description"]
+                  "logs", "system_description", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
+                  "price_source", "price_date", "energy_cost_usd"]
 
 
 # ---------------------------------------------------------------- the pages
@@ -257,7 +301,27 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                others=[{"round": o, "href": round_page(o, bench), "here": o == rnd} for o in others],
                table=_table("results", ROUND_HEADERS, [_round_cells(r) for r in rows],
                             download=(records(rows), out / FOLDER / Path(round_page(rnd, bench)).stem)),
-               later=_later(rows), absent=_absent(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+               later=_later(rows), absent=_absent(rows), cheapest=_cheapest(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
+
+
+CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header("cost (USD)", "num", COST_TITLE),
+                    _header("submitter"), _header("system"), _header("accelerator × count", "num"),
+                    _header("price of", title="the accelerator class whose list price the cost uses")]
+
+
+def _cheapest(rows: list[Row]) -> dict | None:
+    """The round × benchmark's cheapest-to-target table: the cost–time Pareto front of its
+    priced closed-division results, and whether they share one price (comparable) or not."""
+    front = cheapest_to_target(rows)
+    if not front:
+        return None
+    lines = [[_score(r), _cost(r, "../"), cell(r.submitter), cell(r.system, cls="wrap"), _accelerator(r, "../"),
+              cell(r.price.cls.name if r.price else "—")] for r in front]
+    classes_used = sorted({r.price.cls.name for r in front if r.price})
+    return {"table": _table("cheapest", CHEAPEST_HEADERS, lines), "classes": classes_used,
+            "priced": sum(r.cost_usd is not None for r in rows if r.complete and r.division == "closed"
+                          and r.carried_of is None),
+            "closed": sum(r.complete and r.division == "closed" and r.carried_of is None for r in rows)}
 
 
 def _absent(rows: list[Row]) -> dict | None:
@@ -318,11 +382,13 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
                     + (f" · {r.category}" if r.preview_or_research else ""),
                 title=f"{r.system} ({r.accelerator}; {r.category})",
                 cls="category-other" if r.preview_or_research else ""))
+        line.append(_cheapest_cell(rows, rnd, categories))
         table_rows.append(line)
     headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
                _header("results", "num", "systems submitted, all divisions")] + [
         _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
-                "best closed-division score (minutes)") for size in sizes]
+                "best closed-division score (minutes)") for size in sizes] + [
+        _header("cheapest (USD)", "num", "the round's cheapest charted result to the target, any size: " + COST_TITLE)]
     closed = [r for r in rows if r.division == "closed"]
     render("mlperf_history.html", out / FOLDER / history_page(bench, available_only), root="../",
            title=f"MLPerf Training history · {bench}" + (" · available systems" if available_only else ""),
@@ -342,6 +408,20 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
                                                                   out / FOLDER / Path(history_page(bench, available_only)).stem)),
            **common)
     return rounds
+
+
+def _cheapest_cell(rows: list[Row], rnd: str, categories: tuple[str, ...] | None) -> dict:
+    """The cost history's cell of one round: the cheapest priced result the history charts there
+    (a new, complete, closed-division result of its categories), its time and system below."""
+    priced = [r for r in rows if r.round == rnd and r.cost_usd is not None and mlperf_model.charted(r, categories)
+              and not mlperf_model.carried_out(r, categories)]
+    if not priced:
+        return cell("no price", cls="empty", title="no charted result of this round has a priced accelerator class")
+    r = min(priced, key=lambda r: r.cost_usd or 0.0)
+    found = _cost(r, "../")
+    found["sub"] = f"{num(r.minutes)} min · {r.family} × {r.count}"
+    found["href"] = round_page(rnd, r.benchmark)
+    return found
 
 
 def _history_records(bench: str, rounds: list[str], sizes: list[str], best: dict[tuple[str, str], Row]) -> pd.DataFrame:
@@ -443,14 +523,16 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     return {**summary, "leaders": leaders_table}
 
 
-def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
+def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None) -> list[dict]:
     """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents; returns
     the index page's lines (a summary, the latest round and its leaders' table, whose links are
-    relative to the site's root), empty when none."""
+    relative to the site's root), empty when none. Costs are priced with ``table`` (None: the
+    shipped price table)."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
     rows = [row(d) for d in docs]
+    add_costs(rows, table if table is not None else prices.load())
     add_scaling(rows)
     mark_carried(rows)
     by_rb: dict[tuple[str, str], list[Row]] = defaultdict(list)

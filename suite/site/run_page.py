@@ -11,13 +11,15 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from suite.cost import hours
+from suite.cost.prices import Price, Table
 from suite.figures import derive
 from suite.leaderboard.rows import own_code
 from suite.meters import host_load
 from suite.record import results
 from suite.record.text import printable
 from suite.site import charts, labels
-from suite.site.formatting import RESOLUTION_S, missing, seconds
+from suite.site.formatting import RESOLUTION_S, missing, seconds, usd
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
@@ -52,7 +54,7 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
 
 
 def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None,
-                     trusted: Reviewers | None = None, *, read) -> None:
+                     trusted: Reviewers | None = None, *, read, table: Table | None = None) -> None:
     """Rewrite the pages of the runs that other stored files speak of. The originals that stored
     reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
     reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
@@ -77,7 +79,7 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
         original = hashlib.sha256(raw).hexdigest() == sha
         stored = read(file)  # shown, so read and kept by the build
         doc = stored.figures
-        shared = doc_context(file, doc, list(stored.waived), signer=stored.signer)
+        shared = doc_context(file, doc, list(stored.waived), signer=stored.signer, table=table)
         for run in doc["runs"]:
             lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc, trusted) if original else []
             copy = copy_line(copies.get((file, run["run_id"])))
@@ -199,20 +201,36 @@ def _figure(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "\u2014"
 
 
-def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer: str | None | bool = False) -> dict:
+def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer: str | None | bool = False,
+                table: Table | None = None) -> dict:
     """The parts of a run page that every run of one document shares (its signer among them);
     ``waived``: what rules introduced after the file was stored would refuse
     (:func:`suite.leaderboard.rows.check_file`); ``signer``: the file's verified signer, checked
     already on the file as stored (the figures shown are recomputed, which its signature does not
-    cover), else checked here on ``doc``."""
+    cover), else checked here on ``doc``; ``table``: the price table its runs' costs use (None: none shown)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
+    price = table.price_of(doc["system"]["accelerator"]["name"]) if table is not None else None
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
             "signer": signing.signer(doc) if signer is False else signer,  # None: unsigned
             # a reproduction gives no leaderboard entry, so its system may have no page
             "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
             "interconnect": interconnect_text(doc["system"]),
             "settings": provenance_table(labels.flatten(doc["settings"], "settings")),
-            "system": provenance_table(labels.flatten(doc["system"], "system"))}
+            "system": provenance_table(labels.flatten(doc["system"], "system")),
+            "priced": table is not None, "price": price}
+
+
+def cost_context(run: dict, price: Price | None) -> dict | None:
+    """A TTA run's device-hours (devices × its time to target) and their cost at its class's
+    list price; None for a run without a time to target."""
+    acc_h = hours.to_target(results.world_size(run), run["metrics"].get("tta_s"))
+    if acc_h is None:
+        return None
+    amount = hours.cost(acc_h, price.usd_per_hour if price else None)
+    return {"hours": acc_h, "devices": results.world_size(run),
+            "cost": None if amount is None else usd(amount),
+            "rate": None if price is None else f"{usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
+            "words": None if price is None else price.words()}
 
 
 def interconnect_text(system: dict) -> str | None:
@@ -404,6 +422,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
     return {
         **(shared or doc_context(file, doc)),
         "title": f"{wid} {scale} seed {run['seed']}", "run": run,
+        "cost": cost_context(run, (shared or {}).get("price")) if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
         "distributed": distributed_context(run),

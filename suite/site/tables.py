@@ -14,7 +14,7 @@ PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 
 # Shown under another column's value, so that a table fits a 1300 px window (each has its own
 # column in the downloads): the score's 95% CI, the effective goodput, the suite version.
-ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "samples_per_s",
+ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "cost", "samples_per_s",
                "scaling_efficiency", "tokens_per_s", "mfu",
                "energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j", "goodput",
                "seeds", "date", "run"]

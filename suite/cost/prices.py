@@ -1,0 +1,280 @@
+"""The price table: on-demand list prices per accelerator-hour, each with its provider,
+offering, source page and date (``prices.toml`` beside this module, or a user's file in the same
+format), and the one price per class a cost is computed with.
+
+A class's price is the median of its entries' prices per accelerator-hour, or the entry marked
+``default = true``. A user's own prices replace it: ``--price-file FILE`` (the table's format)
+in place of the shipped table, ``--price "CLASS=USD"`` for one class. Bad input — a price that is
+negative, zero, NaN, infinite, huge or not a number, an unknown class or field, text with control
+or bidirectional characters, a malformed date — is refused with one line naming it
+(:class:`suite.record.errors.GoodbenchError`), never a traceback.
+"""
+from __future__ import annotations
+
+import datetime
+import math
+import statistics
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite.cost import classes
+from suite.cost.classes import PriceClass
+from suite.record.errors import GoodbenchError
+from suite.record.text import has_control_chars, printable, safe
+
+TABLE = Path(__file__).with_name("prices.toml")
+MAX_BYTES = 1_000_000
+MAX_ENTRIES = 1_000
+MAX_TEXT = 300
+MAX_PRICE_USD = 1_000.0  # per accelerator-hour: ten times the dearest rack-scale part's list price
+MAX_ACCELERATORS = 72    # a price quoted for a whole NVL72 rack
+MAX_KWH_PRICE_USD = 10.0  # per kWh: twenty times the dearest retail electricity
+ELECTRICITY_FIELDS = ("price_usd_per_kwh", "offering", "source", "address", "date", "read")
+FIELDS = {"class": str, "provider": str, "offering": str, "price_usd_per_hour": float, "accelerators": int,
+          "source": str, "address": str, "date": str, "read": str, "default": bool}
+REQUIRED = ("class", "provider", "offering", "price_usd_per_hour", "source", "address", "date", "read")
+USER = "user-supplied"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One provider's price for one class, as the table states it."""
+
+    cls: PriceClass
+    provider: str
+    offering: str
+    price_usd_per_hour: float  # as quoted, for ``accelerators`` accelerators
+    source: str
+    address: str
+    date: str
+    read: str
+    accelerators: int = 1
+    default: bool = False
+
+    @property
+    def per_accelerator_hour(self) -> float:
+        """The quoted price over the accelerators (or cores) it covers."""
+        return self.price_usd_per_hour / self.accelerators
+
+
+@dataclass(frozen=True)
+class Price:
+    """The price one class's costs are computed with, and where it comes from."""
+
+    cls: PriceClass
+    usd_per_hour: float
+    source: str   # "median of 2: Lambda, RunPod", a provider's name, or "user-supplied"
+    date: str     # the entries' date, or their first and last "2026-03-17..2026-05-22"
+    entries: tuple[Entry, ...]
+
+    def words(self) -> str:
+        """The honest words under a cost: whose list price of when, not what was paid."""
+        return (f"list price of {self.date} from {self.source}, not what the submitter paid")
+
+
+@dataclass(frozen=True)
+class Electricity:
+    """The electricity price an energy cost is computed with (USD per kWh), and its source."""
+
+    usd_per_kwh: float
+    offering: str
+    source: str
+    address: str
+    date: str
+    read: str
+
+    def words(self) -> str:
+        """What an energy cost at this price is."""
+        return f"{self.offering} of {self.date} from {self.source}, not what the submitter paid"
+
+
+@dataclass
+class Table:
+    """The entries of a price table, its electricity price and the user's prices given on the
+    command line."""
+
+    entries: list[Entry]
+    origin: str
+    overrides: dict[str, float] | None = None
+    electricity: Electricity | None = None
+
+    def price(self, cls: PriceClass | None) -> Price | None:
+        """The price of a class (None: no class, or no entry and no price given)."""
+        if cls is None:
+            return None
+        if self.overrides and cls.name in self.overrides:
+            today = datetime.date.today().isoformat()
+            return Price(cls, self.overrides[cls.name], f"{USER} --price", today, ())
+        mine = tuple(e for e in self.entries if e.cls is cls)
+        if not mine:
+            return None
+        chosen = [e for e in mine if e.default]
+        if chosen:
+            e = chosen[0]
+            return Price(cls, e.per_accelerator_hour, f"{e.provider} ({e.source})", e.date, mine)
+        value = statistics.median(e.per_accelerator_hour for e in mine)
+        providers = ", ".join(dict.fromkeys(e.provider for e in mine))
+        source = providers if len(mine) == 1 else f"the median of {len(mine)} prices: {providers}"
+        dates = sorted({e.date for e in mine})
+        return Price(cls, value, source, dates[0] if len(dates) == 1 else f"{dates[0]}..{dates[-1]}", mine)
+
+    def price_of(self, accelerator: str | None, memory_gib: float | None = None) -> Price | None:
+        """The price of the class an accelerator name is in (:func:`suite.cost.classes.of_accelerator`)."""
+        return self.price(classes.of_accelerator(accelerator, memory_gib))
+
+
+def _refuse(where: str, what: str) -> GoodbenchError:
+    return GoodbenchError(f"{where}: {what}")
+
+
+def _text(where: str, key: str, value) -> str:
+    if not isinstance(value, str):
+        raise _refuse(where, f"{key} must be text, not {type(value).__name__}")
+    if has_control_chars(value) or not value.isprintable():
+        raise _refuse(where, f"{key} '{printable(value)[:80]}' holds a control, bidirectional or invisible "
+                             "character")
+    if not value.strip() or len(value) > MAX_TEXT:
+        raise _refuse(where, f"{key} must be 1 to {MAX_TEXT} characters")
+    return value.strip()
+
+
+def check_price(where: str, value) -> float:
+    """A price per hour in USD: a finite number above 0 and at most :data:`MAX_PRICE_USD`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _refuse(where, f"price {safe(value, 40)!r} is not a number")
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise _refuse(where, f"price {value} is not a finite number")
+    if value <= 0:
+        raise _refuse(where, f"price {value:g} must be above 0")
+    if value > MAX_PRICE_USD:
+        raise _refuse(where, f"price {value:g} is over {MAX_PRICE_USD:g} USD per accelerator-hour")
+    return value
+
+
+def _date(where: str, key: str, value) -> str:
+    text = _text(where, key, value)
+    try:
+        day = datetime.date.fromisoformat(text)
+    except ValueError:
+        raise _refuse(where, f"{key} {text!r} is not a date YYYY-MM-DD") from None
+    if len(text) != 10 or day.year < 2000:
+        raise _refuse(where, f"{key} {text!r} is not a date YYYY-MM-DD from 2000 on")
+    return text
+
+
+def _address(where: str, value) -> str:
+    address = _text(where, "address", value)
+    if not address.startswith(("https://", "http://")) or " " in address:
+        raise _refuse(where, f"address {address!r} is not an http(s) address")
+    return address
+
+
+def _electricity(where: str, raw) -> Electricity:
+    if not isinstance(raw, dict):
+        raise _refuse(where, "[electricity] must be a table of fields")
+    unknown = sorted(set(raw) - set(ELECTRICITY_FIELDS))
+    if unknown:
+        raise _refuse(where, f"unknown field {safe(unknown[0], 40)!r} (fields: {', '.join(ELECTRICITY_FIELDS)})")
+    missing = [k for k in ELECTRICITY_FIELDS if k not in raw]
+    if missing:
+        raise _refuse(where, f"missing field {missing[0]!r}")
+    value = check_price(where, raw["price_usd_per_kwh"])
+    if value > MAX_KWH_PRICE_USD:
+        raise _refuse(where, f"price {value:g} is over {MAX_KWH_PRICE_USD:g} USD per kWh")
+    return Electricity(value, _text(where, "offering", raw["offering"]), _text(where, "source", raw["source"]),
+                       _address(where, raw["address"]), _date(where, "date", raw["date"]),
+                       _date(where, "read", raw["read"]))
+
+
+def _entry(where: str, raw) -> Entry:
+    if not isinstance(raw, dict):
+        raise _refuse(where, "an entry must be a table of fields")
+    unknown = sorted(set(raw) - set(FIELDS))
+    if unknown:
+        raise _refuse(where, f"unknown field {safe(unknown[0], 40)!r} (fields: {', '.join(FIELDS)})")
+    missing = [k for k in REQUIRED if k not in raw]
+    if missing:
+        raise _refuse(where, f"missing field {missing[0]!r}")
+    name = _text(where, "class", raw["class"])
+    cls = classes.named(name)
+    if cls is None:
+        raise _refuse(where, f"unknown class {name!r} (goodbench prices lists the classes)")
+    address = _address(where, raw["address"])
+    count = raw.get("accelerators", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_ACCELERATORS:
+        raise _refuse(where, f"accelerators must be a whole number from 1 to {MAX_ACCELERATORS}")
+    default = raw.get("default", False)
+    if not isinstance(default, bool):
+        raise _refuse(where, "default must be true or false")
+    return Entry(cls=cls, provider=_text(where, "provider", raw["provider"]),
+                 offering=_text(where, "offering", raw["offering"]),
+                 price_usd_per_hour=check_price(where, raw["price_usd_per_hour"]),
+                 source=_text(where, "source", raw["source"]), address=address,
+                 date=_date(where, "date", raw["date"]), read=_date(where, "read", raw["read"]),
+                 accelerators=count, default=default)
+
+
+def parse(data: bytes, origin: str) -> Table:
+    """A table from the bytes of a price file (``origin``: its name in messages)."""
+    where = printable(origin)
+    if len(data) > MAX_BYTES:
+        raise _refuse(where, f"over {MAX_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _refuse(where, "not UTF-8 text") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _refuse(where, f"not a price table (TOML): {printable(str(exc))}") from None
+    extra = sorted(set(doc) - {"entry", "electricity"})
+    if extra:
+        raise _refuse(where, f"unknown key {safe(extra[0], 40)!r}: a price table holds [[entry]] tables and "
+                             "one [electricity] table only")
+    raw = doc.get("entry", [])
+    if not isinstance(raw, list) or len(raw) > MAX_ENTRIES:
+        raise _refuse(where, f"[[entry]] must be a list of at most {MAX_ENTRIES:,} tables")
+    entries = [_entry(f"{where}: entry {i + 1}", e) for i, e in enumerate(raw)]
+    for cls in classes.CLASSES:
+        if sum(e.default for e in entries if e.cls is cls) > 1:
+            raise _refuse(where, f"{cls.name}: more than one entry says default = true")
+    electricity = _electricity(f"{where}: [electricity]", doc["electricity"]) if "electricity" in doc else None
+    return Table(entries, origin, electricity=electricity)
+
+
+def load(path: str | Path | None = None) -> Table:
+    """The shipped table (``path`` None) or a user's price file."""
+    shipped = path is None
+    path = Path(path) if path is not None else TABLE
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+    return parse(data, "suite/cost/prices.toml" if shipped else str(path))
+
+
+def override(table: Table, given: list[str]) -> Table:
+    """``table`` with the user's ``--price "CLASS=USD"`` prices: CLASS is a class's name or an
+    accelerator name in one ("NVIDIA H100" → "NVIDIA H100 SXM")."""
+    prices = dict(table.overrides or {})
+    for item in given:
+        where = f"--price {printable(item)[:80]!r}"
+        name, sep, value = item.rpartition("=")
+        if not sep or not name.strip():
+            raise _refuse(where, "must be CLASS=USD, e.g. \"NVIDIA H100=2.49\"")
+        name = _text(where, "class", name)
+        cls = classes.of_accelerator(name)
+        if cls is None:
+            raise _refuse(where, f"unknown class {name!r} (goodbench prices lists the classes)")
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise _refuse(where, f"price {safe(value, 40)!r} is not a number") from None
+        prices[cls.name] = check_price(where, number)
+    return Table(table.entries, table.origin, prices, table.electricity)
+
+
+def from_arguments(price_file: str | None, given: list[str] | None) -> Table:
+    """The table a command prices with: the user's file or the shipped one, then ``--price``."""
+    table = load(price_file)
+    return override(table, given) if given else table

@@ -1,0 +1,79 @@
+"""Accelerator-hours (suite/cost/hours.py) from the stored figures only: every imported MLPerf
+Training document with a score holds accelerators × score, checked over all of them against the
+system description's own fields; goodbench's time-to-target entries devices × time to target,
+throughput entries accelerator-seconds per million samples and tokens."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from suite.cost import hours
+from suite.mlperf import documents
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+@pytest.fixture(scope="module")
+def mlperf_documents():
+    docs, unreadable = documents.load_all(RESULTS)
+    assert not unreadable
+    return docs
+
+
+def test_every_stored_mlperf_result_with_a_score_has_accelerators_times_its_time(mlperf_documents):
+    docs = mlperf_documents
+    assert len(docs) == 2173
+    with_hours = scored = cpu_only = no_count = 0
+    for doc in docs:
+        system, score = doc["system"], doc["score"]
+        # the time as the pages show it: the official score, else the round's checker's
+        minutes = score["minutes"] if score.get("minutes") is not None else (score.get("at_round") or {}).get("minutes")
+        nodes, per_node = system.get("nodes"), system.get("accelerators_per_node")
+        got = hours.mlperf(doc)
+        if minutes is None:
+            assert got is None
+            continue
+        scored += 1
+        if not nodes or not per_node:
+            cpu_only += per_node == 0
+            no_count += per_node != 0 and system["accelerators"] is None  # a description without its count
+            assert got is None, (doc["source"], system)
+            continue
+        with_hours += 1
+        assert got == pytest.approx(nodes * per_node * minutes / 60, rel=1e-12)
+        assert got > 0 and math.isfinite(got)
+    # every scored result on accelerators has its accelerator-hours; CPU-only systems and
+    # descriptions without a count of nodes or accelerators have none
+    assert with_hours + cpu_only + no_count == scored
+    assert (with_hours, cpu_only, no_count) == (2070, 36, 10)
+
+
+def test_a_result_without_score_or_count_has_no_accelerator_hours():
+    doc = {"system": {"accelerators": 8}, "score": {"minutes": None}}
+    assert hours.mlperf(doc) is None
+    assert hours.mlperf({"system": {"accelerators": 0}, "score": {"minutes": 3.0}}) is None
+    assert hours.mlperf({"system": {"accelerators": 8}, "score": {"minutes": None, "at_round": {"minutes": 30.0}}}) == 4.0
+    assert hours.mlperf({"system": {"accelerators": True}, "score": {"minutes": 3.0}}) is None
+    assert hours.to_target(2, float("nan")) is None and hours.to_target(0, 10.0) is None
+    assert hours.seconds_per_million(1, 0.0) is None and hours.cost(None, 2.0) is None
+
+
+def test_goodbench_entries_have_device_hours_to_target_or_seconds_per_million():
+    from suite.leaderboard.rows import rows
+
+    seen = set()
+    for path in sorted(RESULTS.glob("*.json")):
+        for entry in rows(path.name, json.loads(path.read_text(encoding="utf-8"))):
+            seen.add(entry["kind"])
+            devices = entry["world_size"]
+            if entry["kind"] == "tta" and entry["score_s"] is not None:
+                assert entry["accelerator_hours"] == pytest.approx(devices * entry["score_s"] / 3600)
+            else:
+                assert entry["accelerator_hours"] is None
+            assert entry["accelerator_s_per_million_samples"] == pytest.approx(devices * 1e6 / entry["samples_per_s"])
+            if entry["tokens_per_s"]:
+                assert entry["accelerator_s_per_million_tokens"] == pytest.approx(devices * 1e6 / entry["tokens_per_s"])
+    assert seen == {"tta", "throughput"}

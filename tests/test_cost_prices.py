@@ -1,0 +1,174 @@
+"""The price table (suite/cost/prices.py, prices.toml) and ``goodbench prices``: every entry
+sourced and dated, a class's price the median of its entries (or the one marked default), the
+user's own prices, accelerator names matched by the peak table's matcher, and a hostile price
+file or --price refused in one line, exit 1, no traceback."""
+from __future__ import annotations
+
+import statistics
+import tomllib
+
+import pytest
+
+from suite.cli import main
+from suite.cost import classes, prices
+from suite.record.errors import GoodbenchError
+
+ENTRY = """[[entry]]
+class = "NVIDIA H100 SXM"
+provider = "Example Cloud"
+offering = "H100 SXM, on-demand, per GPU"
+price_usd_per_hour = 2.5
+source = "Example pricing page"
+address = "https://example.com/pricing"
+date = "2026-11-01"
+read = "2026-11-28"
+"""
+
+
+def test_the_shipped_table_has_every_class_the_issue_names_and_every_entry_is_sourced_and_dated():
+    table = prices.load()
+    named = {c.name for c in classes.CLASSES}
+    for wanted in ("NVIDIA H100 SXM", "NVIDIA H200 SXM", "NVIDIA B200", "NVIDIA GB200", "NVIDIA A100 40GB",
+                   "NVIDIA A100 80GB", "AMD Instinct MI300X", "AMD Instinct MI325X", "AMD Instinct MI355X",
+                   "Google TPU v5e", "Google TPU v5p", "Google TPU Trillium (v6e)", "Intel Gaudi 2",
+                   "Intel Gaudi 3", "NVIDIA L40S", "CPU"):
+        assert wanted in named
+    assert len(table.entries) >= 15
+    for e in table.entries:
+        assert e.address.startswith("https://") and e.source and e.provider and e.offering
+        assert e.read == "2026-11-28" and e.date <= e.read
+    assert next(c for c in classes.CLASSES if c.name == "CPU").unit == "core"
+
+
+def test_a_class_price_is_the_median_of_its_entries_per_accelerator_and_no_entry_is_no_price():
+    table = prices.load()
+    raw = tomllib.loads(prices.TABLE.read_text(encoding="utf-8"))["entry"]
+    for cls in classes.CLASSES:
+        quoted = [e["price_usd_per_hour"] / e.get("accelerators", 1) for e in raw if e["class"] == cls.name]
+        price = table.price(cls)
+        if not quoted:
+            assert price is None
+            continue
+        assert price.usd_per_hour == pytest.approx(statistics.median(quoted))
+        assert len(price.entries) == len(quoted)
+        assert "not what the submitter paid" in price.words() and price.date in price.words()
+    gb200 = next(e for e in raw if e["class"] == "NVIDIA GB200")
+    assert gb200["accelerators"] == 2  # quoted per GB200 Superchip: two GPUs
+    assert table.price_of("NVIDIA GB200").usd_per_hour == gb200["price_usd_per_hour"] / 2
+
+
+def test_an_entry_marked_default_is_the_class_price(tmp_path):
+    second = ENTRY.replace("2.5", "4.0").replace("Example Cloud", "Other Cloud") + "default = true\n"
+    table = prices.parse((ENTRY + "\n" + second).encode(), "mine.toml")
+    price = table.price_of("NVIDIA H100 80GB HBM3")
+    assert price.usd_per_hour == 4.0 and price.source.startswith("Other Cloud")
+
+
+@pytest.mark.parametrize("name, memory, expected", [
+    ("NVIDIA H100 80GB HBM3", None, "NVIDIA H100 SXM"),
+    ("NVIDIA A100-SXM4-80GB (400W)", None, "NVIDIA A100 80GB"),
+    ("NVIDIA A100-PCIe-40GB (250W)", None, "NVIDIA A100 40GB"),
+    ("NVIDIA A100 - PCIe - 80 GB", None, "NVIDIA A100 80GB"),
+    ("NVIDIA A100", 37.253, "NVIDIA A100 40GB"),
+    ("NVIDIA A100", None, None),                        # size neither written nor reported
+    ("NVIDIA A100-PCIE-80GB (300W)", 37.253, "NVIDIA A100 80GB"),  # the name wins over a stray size
+    ("NVIDIA H100 PCIe", None, None),                   # a part the table has no class for
+    ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None, None),  # a MIG slice
+    ("NVIDIA \u041d100", None, None),                   # a Cyrillic look-alike letter
+    ("TPU v5e", None, "Google TPU v5e"), ("AMD Instinct MI300X", None, "AMD Instinct MI300X"),
+    ("Intel Gaudi 2", None, "Intel Gaudi 2"), ("NVIDIA GB200", None, "NVIDIA GB200"),
+    ("google tpu trillium (v6e)", None, "Google TPU Trillium (v6e)"),  # a class's own name
+])
+def test_accelerator_names_match_classes_through_the_peak_tables_matcher(name, memory, expected):
+    found = classes.of_accelerator(name, memory)
+    assert (found.name if found else None) == expected
+
+
+def test_the_users_price_replaces_the_class_price_and_names_itself():
+    table = prices.override(prices.load(), ["NVIDIA H100=2.49", "MI355X=3"])
+    assert table.price_of("NVIDIA H100 80GB HBM3").usd_per_hour == 2.49
+    mi355 = table.price_of("AMD Instinct MI355X")
+    assert mi355.usd_per_hour == 3.0 and "user-supplied" in mi355.source
+    assert table.price_of("TPU v5e").usd_per_hour == prices.load().price_of("TPU v5e").usd_per_hour
+
+
+def test_goodbench_prices_prints_every_class_entry_source_and_date(capsys):
+    assert main(["prices"]) == 0
+    out = capsys.readouterr().out
+    for cls in classes.CLASSES:
+        assert cls.name in out
+    for e in prices.load().entries:
+        assert e.address in out and e.date in out
+    assert "no price" in out and "not what any submitter paid" in out
+    assert main(["prices", "NVIDIA H100 80GB HBM3", "--price", "NVIDIA H100=2.49"]) == 0
+    assert "$2.49 per accelerator-hour" in capsys.readouterr().out
+    assert main(["prices", "Graphcore Bow IPU"]) == 0
+    assert "no price" in capsys.readouterr().out
+
+
+HOSTILE = {
+    "negative": ENTRY.replace("2.5", "-2.5"),
+    "zero": ENTRY.replace("2.5", "0.0"),
+    "nan": ENTRY.replace("2.5", "nan"),
+    "infinite": ENTRY.replace("2.5", "inf"),
+    "huge": ENTRY.replace("2.5", "1e300"),
+    "text price": ENTRY.replace("2.5", '"2.5"'),
+    "boolean price": ENTRY.replace("2.5", "true"),
+    "unknown class": ENTRY.replace("NVIDIA H100 SXM", "NVIDIA H900"),
+    "unknown field": ENTRY + 'discount = 0.5\n',
+    "missing field": ENTRY.replace('source = "Example pricing page"\n', ""),
+    "bidi text": ENTRY.replace("Example Cloud", "Example \u202eduolC"),
+    "control character": ENTRY.replace("Example Cloud", "Example\\u0007Cloud"),
+    "zero-width space": ENTRY.replace("Example Cloud", "Example\u200bCloud"),
+    "bad date": ENTRY.replace("2026-11-01", "yesterday"),
+    "not an address": ENTRY.replace("https://example.com/pricing", "javascript:alert(1)"),
+    "no accelerators": ENTRY + "accelerators = 0\n",
+    "two defaults": ENTRY + "default = true\n\n" + ENTRY + "default = true\n",
+    "not toml": "class = \n",
+    "unknown top-level key": "currency = \"EUR\"\n" + ENTRY,
+    "negative electricity": '[electricity]\nprice_usd_per_kwh = -0.1\noffering = "o"\nsource = "s"\n'
+                            'address = "https://e.com"\ndate = "2026-01-01"\nread = "2026-11-28"\n',
+    "huge electricity": '[electricity]\nprice_usd_per_kwh = 50.0\noffering = "o"\nsource = "s"\n'
+                        'address = "https://e.com"\ndate = "2026-01-01"\nread = "2026-11-28"\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_price_file_is_refused_in_one_line(case, tmp_path, capsys):
+    path = tmp_path / "prices.toml"
+    path.write_text(HOSTILE[case], encoding="utf-8")
+    assert main(["prices", "--price-file", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("goodbench: error: ") and "Traceback" not in captured.err
+    assert "\u202e" not in captured.err and "\u200b" not in captured.err and "\x07" not in captured.err
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe not utf-8", b"#" * (prices.MAX_BYTES + 10)], ids=["binary", "too large"])
+def test_a_price_file_that_is_not_a_small_text_is_refused(data, tmp_path):
+    path = tmp_path / "prices.toml"
+    path.write_bytes(data)
+    with pytest.raises(GoodbenchError):
+        prices.load(path)
+
+
+@pytest.mark.parametrize("given", ["NVIDIA H100", "=2", "NVIDIA H100=-1", "NVIDIA H100=abc", "NVIDIA H100=1e999",
+                                   "NVIDIA H100=nan", "Unknown GPU=2", "NVIDIA H100=5000",
+                                   "NVIDIA \u202eH100=2"])
+def test_a_bad_price_argument_is_refused_in_one_line(given, capsys):
+    assert main(["prices", "--price", given]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("goodbench: error: --price")
+    assert "\u202e" not in err
+
+
+def test_a_missing_price_file_is_one_line(tmp_path, capsys):
+    assert main(["prices", "--price-file", str(tmp_path / "none.toml")]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_shipped_table_has_a_sourced_dated_electricity_price():
+    power = prices.load().electricity
+    assert power is not None and 0 < power.usd_per_kwh < 1 and power.address.startswith("https://")
+    assert power.date <= power.read == "2026-11-28" and "not what the submitter paid" in power.words()

@@ -1,0 +1,225 @@
+"""Costs on the site: the MLPerf round and accelerator tables' cost column and the five price
+columns of the downloads (accelerator-hours × the class's price, "no price" where the class has
+none), the price table's page with every entry's source and date, and ``goodbench site``
+pricing with the user's prices or refusing a hostile price file before it builds anything."""
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from suite.cli import main
+from suite.cost import classes, hours, prices
+from suite.mlperf import documents
+from suite.site import mlperf_pages, price_page
+
+REPO = Path(__file__).resolve().parent.parent
+BUILT = {"built_at": "2026-11-28T00:00:00Z", "n_results": 0, "n_runs": 0}
+WORDS = "not what the submitter paid"
+
+
+def _pick() -> list[Path]:
+    """Stored documents of one priced class, one class without a price and one without a score."""
+    wanted = {"priced": None, "unpriced": None, "unscored": None}
+    table = prices.load()
+    for path in sorted((REPO / "results" / "mlperf").glob("*.json")):
+        doc = documents.read(path)
+        system = doc["system"]
+        price = table.price_of(system.get("accelerator"), system.get("accelerator_memory_gib"))
+        kind = ("unscored" if hours.mlperf(doc) is None else "priced" if price is not None else "unpriced")
+        if wanted[kind] is None:
+            wanted[kind] = path
+        if all(wanted.values()):
+            return list(wanted.values())  # type: ignore[arg-type]
+    raise AssertionError(wanted)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cost-results")
+    (folder / "mlperf").mkdir()
+    for path in _pick():
+        shutil.copy(path, folder / "mlperf" / path.name)
+    return folder
+
+
+def _download(out: Path) -> list[dict]:
+    with open(out / "mlperf" / "all-results.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_every_mlperf_line_carries_hours_price_cost_source_and_date(results, tmp_path):
+    table = prices.load()
+    mlperf_pages.write(tmp_path, results, BUILT, table)
+    lines = _download(tmp_path)
+    assert len(lines) == 3
+    seen = set()
+    for line in lines:
+        if line["accelerator_hours"] == "":
+            seen.add("no hours")
+            assert line["cost_usd"] == ""
+            continue
+        acc_h = float(line["accelerator_hours"])
+        assert acc_h == pytest.approx(int(line["accelerators"]) * float(line["score_minutes"]) / 60)
+        if line["price_source"] == "no price":
+            seen.add("no price")
+            assert line["cost_usd"] == "" and line["price_per_accelerator_hour_usd"] == ""
+        else:
+            seen.add("priced")
+            cls = classes.named(line["price_source"].split(":")[0])
+            price = table.price(cls)
+            assert float(line["price_per_accelerator_hour_usd"]) == pytest.approx(price.usd_per_hour)
+            assert float(line["cost_usd"]) == pytest.approx(acc_h * price.usd_per_hour)
+            assert line["price_date"] == price.date
+        if line["energy_kwh"]:
+            assert float(line["energy_cost_usd"]) == pytest.approx(float(line["energy_kwh"]) * table.electricity.usd_per_kwh)
+        else:
+            assert line["energy_cost_usd"] == ""
+    assert seen == {"no hours", "no price", "priced"}
+    pages = list((tmp_path / "mlperf").glob("v*.html")) + list((tmp_path / "mlperf").glob("acc-*.html"))
+    assert pages
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "cost (USD)" in text and WORDS in text
+    assert any("Cheapest to target" in page.read_text(encoding="utf-8") for page in pages)  # the priced one's round
+    for page in (tmp_path / "mlperf").glob("history-*.html"):  # the cost history: each round's cheapest
+        assert "cheapest (USD)" in page.read_text(encoding="utf-8")
+
+
+def test_the_users_price_prices_the_site(results, tmp_path):
+    table = prices.load()
+    priced = next(line for line in (mlperf_pages.write(tmp_path / "a", results, BUILT, table) and
+                                    _download(tmp_path / "a")) if line["cost_usd"])
+    cls = priced["price_source"].split(":")[0]
+    mine = prices.override(table, [f"{cls}=1"])
+    mlperf_pages.write(tmp_path / "b", results, BUILT, mine)
+    again = next(line for line in _download(tmp_path / "b") if line["system"] == priced["system"])
+    assert float(again["cost_usd"]) == pytest.approx(float(priced["accelerator_hours"]))  # × $1
+    assert "user-supplied" in again["price_source"]
+
+
+def test_the_price_page_lists_every_class_and_entry_with_source_and_date(tmp_path):
+    table = prices.load()
+    price_page.write(tmp_path, table, BUILT)
+    page = (tmp_path / "prices.html").read_text(encoding="utf-8")
+    assert "not what the submitter paid" in page and "no price" in page
+    for cls in classes.CLASSES:
+        assert cls.name in page
+    for e in table.entries:
+        assert e.address in page and e.date in page and e.provider in page
+
+
+def test_site_refuses_a_hostile_price_file_before_building(tmp_path, capsys):
+    bad = tmp_path / "prices.toml"
+    bad.write_text('[[entry]]\nclass = "NVIDIA H100 SXM"\nprice_usd_per_hour = -1\n', encoding="utf-8")
+    assert main(["site", "--results-dir", str(REPO / "results"), "--out", str(tmp_path / "out"),
+                 "--price-file", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("goodbench: error: ") and not (tmp_path / "out").exists()
+
+
+def test_goodbench_entries_cost_their_device_hours_at_their_class_price():
+    import pandas as pd
+
+    from suite.cost.entries import with_costs
+
+    table = prices.load()
+    frame = pd.DataFrame([
+        {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_hours": 2.0},   # a priced class
+        {"accelerator": "AMD EPYC 7763", "accelerator_hours": 0.01},          # a CPU: no price
+        {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_hours": None},  # a throughput entry
+    ])
+    out = with_costs(frame, table)
+    h100 = table.price_of("NVIDIA H100 80GB HBM3").usd_per_hour
+    assert out["cost_usd"][0] == pytest.approx(2.0 * h100) and out["price_per_accelerator_hour_usd"][0] == h100
+    assert out["price_source"][1] == "no price" and pd.isna(out["cost_usd"][1])
+    assert pd.isna(out["cost_usd"][2]) and WORDS in out["price_words"][0]
+    assert out["energy_cost_usd"].isna().all()  # no energy measured in these rows
+    measured = with_costs(frame.assign(energy_to_target_kwh=[2.0, None, None]), table)
+    assert measured["energy_cost_usd"][0] == pytest.approx(2.0 * table.electricity.usd_per_kwh)
+
+
+def test_a_workload_page_has_the_cost_column(tmp_path):
+    from suite.site.builder import build_site
+
+    results = tmp_path / "results"
+    results.mkdir()
+    for stored in (REPO / "results").glob("*.json"):
+        shutil.copy(stored, results / stored.name)
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = next((site / "workloads").glob("lm-char-*.html")).read_text(encoding="utf-8")
+    assert "cost to target" in page and "no price" in page  # the stored runs are on a CPU: no price
+    assert (site / "prices.html").is_file()
+    run_pages = [p.read_text(encoding="utf-8") for p in (site / "runs").glob("*.html")]
+    priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
+    assert priced and all("device-hours" in p and "no price" in p for p in priced)
+    assert len(priced) < len(run_pages)  # throughput runs have no time to target
+
+
+def test_a_run_page_costs_its_device_hours_at_its_class_price():
+    from suite.site.run_page import cost_context
+
+    price = prices.load().price_of("NVIDIA H100 80GB HBM3")
+    found = cost_context({"metrics": {"tta_s": 7200.0}, "distributed": {"world_size": 4}}, price)
+    assert found["hours"] == 8.0 and found["cost"] == f"${8 * price.usd_per_hour:.2f}" and WORDS in found["words"]
+    assert cost_context({"metrics": {"tta_s": None}}, price) is None
+    assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
+
+
+def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):
+    import json
+
+    import numpy as np
+    from factories import synthetic_document
+
+    from suite.record import results as record
+
+    rng = np.random.default_rng(46)
+    paths = [record.write(tmp_path / f"{i}.json", synthetic_document("h100-box", rng=rng, accelerator=0,
+                                                                      workloads=("lm-char",)))
+             for i in range(2)]
+    assert main(["compare", str(paths[0]), str(paths[1]), "--format", "json", "--price", "NVIDIA H100=2"]) == 0
+    lines = json.loads(capsys.readouterr().out)["cost_to_target"]
+    assert len(lines) == 2
+    for line in lines:
+        assert line["price_per_accelerator_hour_usd"] == 2.0 and "user-supplied" in line["price_source"]
+        assert line["cost_usd"] == pytest.approx(2.0 * line["accelerator_hours"])
+    assert main(["compare", str(paths[0]), str(paths[1])]) == 0
+    out = capsys.readouterr().out
+    assert "cost to target" in out and "device-hours" in out and "list price of" in out
+    assert main(["compare", str(paths[0]), str(paths[1]), "--price", "NVIDIA H100=-2"]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cheapest_to_target_is_the_cost_time_pareto_front_of_every_round():
+    from collections import defaultdict
+
+    from suite.site import mlperf_model
+
+    docs, _ = documents.load_all(REPO / "results")
+    rows = [mlperf_model.row(d) for d in docs]
+    mlperf_model.add_costs(rows, prices.load())
+    mlperf_model.mark_carried(rows)
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r.round, r.benchmark)].append(r)
+    fronts = 0
+    for members in groups.values():
+        front = mlperf_model.cheapest_to_target(members)
+        candidates = [r for r in members if r.complete and r.division == "closed" and r.cost_usd is not None
+                      and r.carried_of is None]
+        assert bool(front) == bool(candidates)
+        fronts += bool(front)
+        for r in candidates:
+            better = [o for o in candidates if o.minutes < r.minutes and o.cost_usd < r.cost_usd]
+            assert any(o is r for o in front) == (not better and not any(o.minutes == r.minutes and o.cost_usd < r.cost_usd
+                                                           for o in candidates))
+        assert [r.minutes for r in front] == sorted(r.minutes for r in front)
+        assert [r.cost_usd for r in front] == sorted((r.cost_usd for r in front), reverse=True)
+    assert fronts > 50
+    power = prices.load().electricity.usd_per_kwh
+    measured = [r for r in rows if r.energy_kwh is not None]
+    assert measured and all(r.energy_cost_usd == pytest.approx(r.energy_kwh * power) for r in measured)
+    assert all(r.energy_cost_usd is None for r in rows if r.energy_kwh is None)
