@@ -10,7 +10,7 @@ from suite.figures import derive
 from suite.meters import mfu as mfu_meter
 from suite.record import results
 from suite.validate.registry import Problem, code, document_rule, run_rule
-from suite.validate.shared import V7, division, read_log
+from suite.validate.shared import V7, V8, division, read_log
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
 
 code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "
@@ -20,7 +20,7 @@ code("above-ceiling", "model FLOP/s above the run's own measured matmul ceiling 
 code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation (its "
      "steps and, in the closed division, its evaluations) take at the fastest rate the device allows", since=V7)
 code("eval-too-fast", "an evaluation shorter than the model FLOPs of its eval set's forward passes take at the "
-     "fastest rate the device allows", since=V7)  # rules v8 once RULES_VERSION is raised
+     "fastest rate the device allows", since=V8)
 code("power-band", "mean power over a measured span outside the device class's physical band, or below what "
                    "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)

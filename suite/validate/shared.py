@@ -21,7 +21,7 @@ from suite.validate.registry import Problem
 
 V6 = 6  # the claims against their second record (docs/rules.md)
 V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)
-V8 = 8  # the next round's rules (docs/rules.md, "v8 (next)"): held against stored files once RULES_VERSION is 8
+V8 = 8  # the fourth trust round: evaluations' physics, copies reordered, own code's evaluation, names (docs/rules.md)
 
 
 # ---------------------------------------------------------------- the document
