@@ -492,7 +492,7 @@ def test_a_file_dated_before_its_rules_version_existed_is_refused(original):
     assert [(p.code, p.field) for p in v.check_document(early)] == [("created-before-rules", "created_at")]
     del early["rules_version"]  # naming no version is naming v1, which came on 2026-11-23
     assert [(p.code, p.field) for p in v.check_document(early)] == [("created-before-rules", "created_at")]
-    future = copy.deepcopy(original) | {"rules_version": 8}
+    future = copy.deepcopy(original) | {"rules_version": v.RULES_VERSION + 1}
     assert [(p.code, p.field) for p in v.check_document(future)] == [("created-before-rules", "rules_version")]
 
 
@@ -624,7 +624,8 @@ def test_a_copy_shifted_by_more_than_three_steps_is_refused_by_the_store(tmp_pat
     forged = _shifted(_own_story(copy.deepcopy(original), "copier-lab"), k)
     assert codes(forged) == set()
     mine, theirs = (fingerprint.signature(d["runs"][0]["step_times_s"]) for d in (forged, original))
-    assert float(fingerprint.similarity([mine], [theirs])[0, 0]) > 0.9  # measured 0.98 (4), 0.93 (12)
+    # measured on the reference's dlrm-small run: 0.98 (4), 0.93 (12) under v7's; 0.885 (4) under v8's
+    assert float(fingerprint.similarity([mine], [theirs])[0, 0]) > fingerprint.THRESHOLD
     lag, fingerprint.MAX_LAG = fingerprint.MAX_LAG, 3
     try:
         assert float(fingerprint.similarity([mine], [theirs])[0, 0]) < fingerprint.THRESHOLD  # v7's reach

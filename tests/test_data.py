@@ -177,4 +177,4 @@ def test_a_skipped_workload_says_why_in_one_line_with_the_command_that_fixes_it(
                                                                           data_dir=str(tmp_path)))
     assert reasons == {"lm-char": "tinyshakespeare/input.txt not found in 2 folders, not downloaded: "
                                   "GOODBENCH_OFFLINE=1; `goodbench data fetch -w lm-char` gets it (or give "
-                                  "--data-dir DIR)"}
+                                  "--data-dir DIR, or set GOODBENCH_DATA_DIR)"}

@@ -281,7 +281,7 @@ def test_a_run_without_an_event_log_is_refused():
     """Rules v6: no log, no second record of anything — the run is refused, whatever it claims."""
     doc = real("lm-char")
     run = doc["runs"][0]
-    run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
+    run["step_times_s"] = [round(t / 1.5, 7) for t in run["step_times_s"]]  # faster, within the ceiling
     del run["event_log"], run["goodput"]
     assert {p.code for p in v.check_document(repair(doc))} == {"event-log-missing"}
 

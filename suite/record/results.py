@@ -146,6 +146,7 @@ class Run(TypedDict, total=False):
     distributed: dict[str, Any] | None
     goodput: Goodput | None
     faults: dict[str, Any]
+    pinned_evaluation: dict[str, Any]  # own code held to a target: goodbench's evaluation of its model (self-reported)
     curve: list[dict[str, Any]]
     metrics: Metrics
 
