@@ -171,15 +171,22 @@ def _address(where: str, value) -> str:
     return address
 
 
-def _electricity(where: str, raw) -> Electricity:
+def _fields(where: str, raw, allowed, required, what: str) -> dict:
+    """``raw`` as a table holding only ``allowed`` fields and every ``required`` one; refused
+    naming the first field that is not so (``what`` says what the table is)."""
     if not isinstance(raw, dict):
-        raise _refuse(where, "[electricity] must be a table of fields")
-    unknown = sorted(set(raw) - set(ELECTRICITY_FIELDS))
+        raise _refuse(where, f"{what} must be a table of fields")
+    unknown = sorted(set(raw) - set(allowed))
     if unknown:
-        raise _refuse(where, f"unknown field {safe(unknown[0], 40)!r} (fields: {', '.join(ELECTRICITY_FIELDS)})")
-    missing = [k for k in ELECTRICITY_FIELDS if k not in raw]
+        raise _refuse(where, f"unknown field {safe(unknown[0], 40)!r} (fields: {', '.join(allowed)})")
+    missing = [k for k in required if k not in raw]
     if missing:
         raise _refuse(where, f"missing field {missing[0]!r}")
+    return raw
+
+
+def _electricity(where: str, raw) -> Electricity:
+    raw = _fields(where, raw, ELECTRICITY_FIELDS, ELECTRICITY_FIELDS, "[electricity]")
     value = check_price(where, raw["price_usd_per_kwh"])
     if value > MAX_KWH_PRICE_USD:
         raise _refuse(where, f"price {value:g} is over {MAX_KWH_PRICE_USD:g} USD per kWh")
@@ -189,14 +196,7 @@ def _electricity(where: str, raw) -> Electricity:
 
 
 def _entry(where: str, raw) -> Entry:
-    if not isinstance(raw, dict):
-        raise _refuse(where, "an entry must be a table of fields")
-    unknown = sorted(set(raw) - set(FIELDS))
-    if unknown:
-        raise _refuse(where, f"unknown field {safe(unknown[0], 40)!r} (fields: {', '.join(FIELDS)})")
-    missing = [k for k in REQUIRED if k not in raw]
-    if missing:
-        raise _refuse(where, f"missing field {missing[0]!r}")
+    raw = _fields(where, raw, FIELDS, REQUIRED, "an entry")
     name = _text(where, "class", raw["class"])
     cls = classes.named(name)
     if cls is None:
