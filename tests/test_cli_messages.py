@@ -15,8 +15,8 @@ from suite.cli import main
 from suite.commands import info
 from suite.commands import run as run_command
 from suite.commands.common import count
-from suite.commands.progress import ProgressPrinter
 from suite.run import check
+from suite.run.progress import ProgressPrinter
 from workloads.pinned import SEEDS
 
 CORPUS_FILE = Path(__file__).parent / "corpus" / "valid" / "lm-char-smoke.json"

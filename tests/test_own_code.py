@@ -100,6 +100,22 @@ def test_a_measured_free_job_writes_a_valid_file_of_the_own_division(measured):
     assert run["metrics"]["share_of_ceiling"] > 0
 
 
+def test_the_library_says_its_progress_and_takes_a_peak(tmp_path, capsys):
+    """Without progress=, the loop's steps and evaluations are said on stderr as goodbench run says
+    them (a 31-line loop was once silent for minutes); peak_tflops= gives MFU a peak where the
+    table has none (a CPU), recorded as the override it is (never ranked)."""
+    bench = free_job(tmp_path, peak_tflops=0.5)
+    err = capsys.readouterr().err
+    assert "[tiny-mlp seed 1] training, at most 30 steps" in err  # named as the code is
+    assert "[tiny-mlp seed 1] step 10/30  loss " in err and "ETA" in err and "[tiny-mlp seed 1] eval at step 10: val_mse " in err
+    doc = json.loads(bench.path.read_text())
+    assert doc["settings"]["peak_tflops_override"] == 0.5 and v.check_document(doc) == []
+    run = doc["runs"][0]
+    assert run["metrics"]["peak_flops"] == 0.5e12 and run["metrics"]["mfu"] > 0
+    with pytest.raises(GoodbenchError, match="flops"):
+        goodbench.Benchmark("x", samples_per_step=1, max_steps=2, peak_tflops=float("nan"), sign=False)
+
+
 def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     store = tmp_path / "results"
     stored = submit(measured.path, store)

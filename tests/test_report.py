@@ -80,8 +80,8 @@ def test_projection_says_when_goodput_is_near_zero():
 def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
     import copy
 
-    from suite.commands.progress import ProgressPrinter
     from suite.record import results
+    from suite.run.progress import ProgressPrinter
 
     one = factories.synthetic_document("synthetic-report", rng=np.random.default_rng(2), workloads=("gpt2-124m",),
                                        scale="smoke")["runs"][0]
@@ -102,7 +102,7 @@ def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
     assert " over 2 repeats" in report.repeat_lines(runs)[0]
     said = []
     printer = ProgressPrinter()
-    import suite.commands.progress as progress_module
+    import suite.run.progress as progress_module
     progress_module.say, real_say = said.append, progress_module.say
     try:
         printer("run_start", workload="gpt2-124m", seed=1, max_steps=80, repeat=2, repeats=3)

@@ -53,6 +53,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.mllog import EVAL_REFUSED, START_EVAL
 from suite.run import distributed, files, loop, session, system
 from suite.run.instruments import open_run_instruments
+from suite.run.progress import ProgressPrinter
 from suite.run.record import finish, log_header
 from suite.run.runner import SEED_LIMIT, check_precision, seed_everything
 from suite.run.state import LoopState, RunOptions
@@ -110,7 +111,8 @@ class Benchmark:
                  seeds: int | Sequence[int] = 1, code: Sequence[str | Path] = (),
                  command: Sequence[str] | None = None, out: str | Path = "goodbench-own.json",
                  system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
-                 checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None):
+                 checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None,
+                 peak_tflops: float | None = None):
         arguments.name("name", name)
         arguments.text("trains", trains)
         if system_name is not None:
@@ -126,6 +128,9 @@ class Benchmark:
             arguments.whole(label, value)
         if not isinstance(sign, bool) or not (progress is None or callable(progress)):
             raise GoodbenchError("sign must be True or False, and progress a callable or None")
+        if peak_tflops is not None:
+            arguments.flops(peak_tflops)  # finite and positive, as a step's FLOPs
+        self.peak_tflops = peak_tflops
         warmup_steps = min(10, max_steps - 1) if warmup_steps is None else warmup_steps
         if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or not 0 <= warmup_steps < max_steps:
             raise GoodbenchError(f"warmup_steps must be a whole number from 0 to max_steps - 1, not {warmup_steps!r}")
@@ -166,7 +171,8 @@ class Benchmark:
         self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
         self.code = arguments.paths("code", code)
         self.command = arguments.command(command)  # None: this process's
-        self.progress = progress or (lambda *a, **k: None)
+        # by default the runner's lines on stderr: steps, evaluations, ETA (suite/run/progress.py)
+        self.progress = progress or ProgressPrinter()
         self.path: Path | None = None  # where the results file was written, once it is
         self.problems: list[str] = []  # what the validator says of it (empty: valid)
         self.records: list[dict[str, Any]] = []
@@ -228,6 +234,7 @@ class Benchmark:
             self.session = session.start_session(kept)
         self.options = RunOptions(
             device=self.device, matmul_ceiling={self.precision: self.ceiling["flops"]}, run_key=run_key,
+            peak_tflops=self.peak_tflops,
             session=self.session["id"], accelerator=(acc["name"], acc["count"]), parallel=self.parallel,
             submission=mlperf_submission(self.system_name, None, f"{acc['name']} x{acc['count']}", own.DIVISION))
         if self.against is not None:
@@ -366,7 +373,7 @@ class Benchmark:
         spread = {"distributed": {"world_size": par.world_size, "nnodes": par.nnodes, "backend": par.backend,
                                   "parallel": par.mode, "micro_batch": par.micro_batch}} if par.distributed else {}
         return {**spread, "scale": self.scale, "device": str(self.device), "workloads": [workload.id],
-                "seeds_per_workload": len(self.seeds), "peak_tflops_override": None, "checkpoint_every": None,
+                "seeds_per_workload": len(self.seeds), "peak_tflops_override": self.peak_tflops, "checkpoint_every": None,
                 "inject_failures": [], "failure_rate_per_hour": None, "compile": "off",
                 "cpu_threads": torch.get_num_threads(), "skipped": [], "interrupted": interrupted, "aborted": None,
                 "division": own.DIVISION, "open_changes": [],
@@ -490,7 +497,7 @@ class Run:
         self.timed_before = len(self.state.step_times)
         self.blocks = mllog.StepBlocks(self.log, self.warm_last)
         self._training = True
-        bench.progress("run_start", workload=self.record["workload"]["id"], seed=self.seed,
+        bench.progress("run_start", workload=bench.name, seed=self.seed,  # the lines name the code
                        max_steps=bench.max_steps)
 
     def restore(self) -> Any:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
-from suite.commands.progress import ProgressPrinter
 from suite.record.errors import GoodbenchError
+from suite.run.progress import ProgressPrinter
 from suite.trust import signing
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from suite import __version__
 from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, count, error_text, say
-from suite.commands.progress import ProgressPrinter
 from suite.meters import host_load
 from suite.record.errors import GoodbenchError
 from suite.run import launch
+from suite.run.progress import ProgressPrinter
 from suite.trust import signing
 from workloads.pinned import COMPILE_MODES, CUDA_GRAPH_MODES
 

@@ -315,12 +315,12 @@ def no_peak_reason(device_name: str, mig: bool = False) -> str:
     """Why the table has no peak for ``device_name`` (``mig``: a MIG slice), ending in what to do."""
     if mig or is_mig(device_name):
         return (f"no peak FLOP/s known for {device_name!r}: a MIG slice has a fraction of the "
-                "GPU's SMs, so the full GPU's datasheet peak does not apply (pass --peak-tflops)")
+                "GPU's SMs, so the full GPU's datasheet peak does not apply (pass --peak-tflops, or Benchmark(peak_tflops=…))")
     named = candidates(device_name)
     if len(named) > 1:
         return (f"no peak FLOP/s known for {device_name!r}: it names {len(named)} entries of the table "
-                f"({', '.join(p.name for p in named)}), so which device ran is not known (pass --peak-tflops)")
-    return f"no peak FLOP/s known for {device_name!r} (pass --peak-tflops)"
+                f"({', '.join(p.name for p in named)}), so which device ran is not known (pass --peak-tflops, or Benchmark(peak_tflops=…))")
+    return f"no peak FLOP/s known for {device_name!r} (pass --peak-tflops, or Benchmark(peak_tflops=…))"
 
 
 def peak_flops(device_name: str, precision: str, override_tflops: float | None = None,

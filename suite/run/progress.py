@@ -1,7 +1,14 @@
-"""The runner's progress events as lines on stderr (``goodbench run`` and ``reproduce``)."""
+"""The runner's progress events as lines on stderr (``goodbench run``, ``reproduce`` and, by
+default, one's own loop under ``goodbench.Benchmark``)."""
 from __future__ import annotations
 
-from suite.commands.common import say
+import sys
+
+
+def say(*parts) -> None:
+    """Print a progress line on stderr, flushed."""
+    print(*parts, file=sys.stderr, flush=True)
+
 
 # fields every event of a run carries that are not its figures (suite/run/session.py adds the repeat)
 BOOKKEEPING = frozenset({"step", "repeat", "repeats"})
