@@ -421,7 +421,8 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
     events = e if isinstance(e := run.get("event_log"), list) else []
     return {
         **(shared or doc_context(file, doc)),
-        "title": f"{wid} {scale} seed {run['seed']}", "run": run,
+        # own code by its name ("own smoke seed 1" said nothing of which code it was)
+        "title": f"{own_name if own_name else wid} {scale} seed {run['seed']}", "run": run,
         "cost": cost_context(run, (shared or {}).get("price")) if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
