@@ -753,8 +753,11 @@ def test_interconnect_text_says_why_it_is_unknown():
     assert run_page.interconnect_text({}) is None
     assert run_page.interconnect_text({"interconnect": {"summary": "pcie"}}) == "pcie"
     assert run_page.interconnect_text({"interconnect": {
-        "summary": None, "summary_status": "unknown: not queried: the run used the CPU"}}) == \
-        "unknown: not queried: the run used the CPU"
+        "summary": None, "summary_status": "unknown: NVML could not read the NVLink state of every GPU"}}) == \
+        "unknown: NVML could not read the NVLink state of every GPU"
+    # a CPU run has no GPUs to link: no line, where the pages said "interconnect unknown: not queried"
+    assert run_page.interconnect_text({"accelerator": {"type": "cpu"}, "interconnect": {
+        "summary": None, "summary_status": "unknown: not queried: the device is the CPU"}}) is None
 
 
 def test_each_section_of_a_workload_page_names_its_own_target(built):

@@ -234,9 +234,10 @@ def cost_context(run: dict, price: Price | None) -> dict | None:
 
 
 def interconnect_text(system: dict) -> str | None:
-    """``system.interconnect.summary`` (nvswitch/nvlink/pcie), or "unknown" with its status; None when absent."""
+    """``system.interconnect.summary`` (nvswitch/nvlink/pcie), or "unknown" with its status; None when
+    absent or beside the point (a CPU run: no GPUs to link, where the pages said "interconnect unknown")."""
     link = system.get("interconnect")
-    if not isinstance(link, dict):
+    if not isinstance(link, dict) or _dict(system.get("accelerator")).get("type") == "cpu":
         return None
     if link.get("summary") is not None:
         return str(link["summary"])
