@@ -862,7 +862,9 @@ def test_the_slot_rehearses_on_the_cpu_in_order_and_within_its_budget(tmp_path, 
     if plant:  # what an earlier session (or another user) could have left there
         (planted / "jsonschema").mkdir(parents=True)
         (planted / "jsonschema" / "__init__.py").write_text("raise SystemExit('planted jsonschema imported')\n")
-    out, budget = tmp_path / "out", 420
+    # 240 s less the SIGINT margin (20 s) and the closing list (100 s): 120 s for the stages, which
+    # compile-default and bench (90 s each) can never have once the seven before them have run
+    out, budget = tmp_path / "out", 240
     data_args = ["--data-dir", str(data_dir_or_none)] if data_dir_or_none else []
     began = time.monotonic()
     try:
@@ -885,9 +887,10 @@ def test_the_slot_rehearses_on_the_cpu_in_order_and_within_its_budget(tmp_path, 
     stages = _stages_in_order(log)
     assert stages == SLOT, stages
     skipped = re.findall(r"^== \S+ stage (\S+) skipped: it needs at least \d+ s and -?\d+ s are left", log, re.M)
-    assert skipped and skipped == SLOT[len(SLOT) - len(skipped):] or set(skipped) >= {"bench"}, skipped
+    assert {"compile-default", "bench"} <= set(skipped), skipped
     results = sorted(out.glob("smoke-*.json"))
-    assert results, "no run of the slot wrote its file"
+    started = [s for s in SLOT if s.startswith("full-") and s not in skipped]
+    assert len(results) == len(started), (started, [p.name for p in results])  # each run started left its file
     from suite.validate import validate_files
 
     for path, problems in zip(results, validate_files([str(p) for p in results])):
