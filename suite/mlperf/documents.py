@@ -224,15 +224,8 @@ def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]
     not read, with why (file name, one line)."""
     docs: list[dict] = []
     bad: list[tuple[str, str]] = []
-    folder = Path(results_dir) / SUBFOLDER
-    if not folder.is_dir():
-        return docs, bad
-    for path in sorted(p for p in folder.glob("*.json") if not p.name.startswith(".")):
-        # the validator's hostile-safe reader: regular files only, bounded, strict JSON
-        doc, unreadable = reading.load(path, MAX_BYTES)
-        if unreadable:
-            bad.append((path.name, f"{unreadable[0].reason} [{unreadable[0].code}]"))
-            continue
+    # the validator's hostile-safe reader: regular files only, bounded, strict JSON
+    for path, doc in reading.load_folder(Path(results_dir) / SUBFOLDER, "*.json", MAX_BYTES, bad):
         if isinstance(doc, dict) and doc.get("kind") == KIND and doc.get("schema_version") != SCHEMA_VERSION:
             bad.append((path.name, f"schema_version {str(doc.get('schema_version'))[:20]}: written by another "
                                    f"goodbench (this one reads {SCHEMA_VERSION}); import the source again"))

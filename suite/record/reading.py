@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,21 @@ def load(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[Any, list[P
     """Read and parse a results file defensively; returns (document or None, problems)."""
     raw, problems = read_bounded(path, max_bytes)
     return (None, problems) if problems or raw is None else parse(raw)
+
+
+def load_folder(folder: Path, pattern: str, max_bytes: int,
+                bad: list[tuple[str, str]]) -> Iterator[tuple[Path, Any]]:
+    """(path, parsed JSON) of each file of ``folder`` matching ``pattern`` (name order, hidden
+    files left out; none where the folder is absent), read as :func:`load` reads; a file that
+    cannot be read is appended to ``bad`` as (its name, why in one line) instead."""
+    if not folder.is_dir():
+        return
+    for path in sorted(p for p in folder.glob(pattern) if not p.name.startswith(".")):
+        doc, unreadable = load(path, max_bytes)
+        if unreadable:
+            bad.append((path.name, f"{unreadable[0].reason} [{unreadable[0].code}]"))
+        else:
+            yield path, doc
 
 
 def parse(raw: bytes) -> tuple[Any, list[Problem]]:

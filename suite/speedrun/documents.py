@@ -17,14 +17,8 @@ def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]
     files not read, with why (file name, one line)."""
     docs: list[dict] = []
     bad: list[tuple[str, str]] = []
-    folder = Path(results_dir) / SUBFOLDER
-    if not folder.is_dir():
-        return docs, bad
-    for path in sorted(p for p in folder.glob("track_*.json") if not p.name.startswith(".")):
-        doc, unreadable = reading.load(path, MAX_BYTES)
-        if unreadable:
-            bad.append((path.name, f"{unreadable[0].reason} [{unreadable[0].code}]"))
-        elif not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    for path, doc in reading.load_folder(Path(results_dir) / SUBFOLDER, "track_*.json", MAX_BYTES, bad):
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             bad.append((path.name, f"not a speedrun document of format {FORMAT}: import the checkout again"))
         elif any(k not in doc for k in _KEYS) or not isinstance(doc["records"], list) \
                 or not isinstance(doc["runs"], list):
