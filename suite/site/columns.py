@@ -68,8 +68,9 @@ def _cost_sub(row: dict) -> str | None:
     acc_h = row.get("accelerator_hours")
     if acc_h is None or missing(acc_h):
         return None
-    words = row.get("price_words")
-    return f"{value_text(acc_h * 3600, 's')} device-time" + (f"; {words}" if isinstance(words, str) else "")
+    # the price's source and date are on the price page the cost links to
+    priced = "; a list price, not what was paid" if isinstance(row.get("price_words"), str) else ""
+    return f"{value_text(acc_h * 3600, 's')} device-time{priced}"
 
 
 def _ci(row: dict, root: str, rank: int | None):

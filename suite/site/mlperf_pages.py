@@ -173,7 +173,7 @@ def _cost(r: Row, root: str) -> dict:
     """Cost to train with the accelerator-hours under it; "no price" where the class has none."""
     if r.accelerator_hours is None:
         return cell("—", title="no accelerator-hours: no score, or no count of accelerators")
-    hours_text = f"{num(r.accelerator_hours)} accelerator-h"
+    hours_text = f"{num(r.accelerator_hours)} h"  # accelerator-hours: the header says so
     if r.price is None or r.cost_usd is None:
         return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
                     title=f"{r.family}: no price in the price table, never a guess")
@@ -207,7 +207,7 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
 
 def _round_cells(r: Row) -> list[dict]:
     return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), _category(r),
-            cell(r.submitter),
+            cell(r.submitter, cls="wrap"),  # a long name ("Hewlett Packard Enterprise") wraps
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"), _cost(r, "../"),
             cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
             _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"], r.at_round)),
