@@ -171,8 +171,10 @@ class Benchmark:
         self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
         self.code = arguments.paths("code", code)
         self.command = arguments.command(command)  # None: this process's
-        # by default the runner's lines on stderr: steps, evaluations, ETA (suite/run/progress.py)
-        self.progress = progress or ProgressPrinter()
+        # by default the runner's lines on stderr: steps, evaluations, ETA (suite/run/progress.py), from
+        # one process only (torchrun's rank 0), as goodbench run says them
+        self.progress = progress or (ProgressPrinter() if os.environ.get("RANK", "0") == "0"
+                                     else (lambda *a, **k: None))
         self.path: Path | None = None  # where the results file was written, once it is
         self.problems: list[str] = []  # what the validator says of it (empty: valid)
         self.records: list[dict[str, Any]] = []
