@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,8 +133,9 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     page = next(p for p in (tmp_path / "site" / "runs").glob("*.html") if "tiny-mlp" in p.read_text())
     text = page.read_text()
     assert "a free job, held to no goodbench target, never ranked" in text
-    assert "<title>tiny-mlp smoke seed 1 · goodbench</title>" in text  # by its name, not "own"
-    assert "<h1>tiny-mlp <small>own code</small> · smoke · seed 1</h1>" in text
+    # by its name, not "own" (the page found is either seed's)
+    assert re.search(r"<title>tiny-mlp smoke seed [12] · goodbench</title>", text)
+    assert re.search(r"<h1>tiny-mlp <small>own code</small> · smoke · seed [12]</h1>", text)
     # issue 44, finding 6: no clock outside the submitter's process checks own code's timings (label only)
     assert '<strong class="status-partial" id="own-timing">timed in the submitter&#39;s process: self-reported' \
         "</strong>" in text
