@@ -63,10 +63,10 @@ RUN_FIELDS = {
     "metrics.energy_window_j": ("energy in the throughput window", "J"),
     "metrics.energy_per_sample_j": ("energy per sample", "J"), "metrics.energy_per_token_j": ("energy per token", "J"),
     "metrics.mean_power_w": ("mean power", "W"), "metrics.max_power_w": ("peak power", "W"),
-    "metrics.peak_memory_allocated_gib": ("peak memory allocated (tensors)", "GiB"),
-    "metrics.peak_memory_reserved_gib": ("peak memory reserved (allocator)", "GiB"),
+    "metrics.peak_memory_allocated_gib": ("peak memory allocated (tensors; self-reported)", "GiB"),
+    "metrics.peak_memory_reserved_gib": ("peak memory reserved (allocator; self-reported)", "GiB"),
     "metrics.peak_memory_status": ("peak memory status", "status"),
-    "metrics.energy_window_error_j": ("energy of the window: most error from the meter's update period", "J"),
+    "metrics.energy_window_error_j": ("energy of the window: most error from the meter's update period (self-reported)", "J"),
     # throughput (the steady-state window)
     "metrics.throughput.steps_per_s": ("steps per second", "steps/s"),
     "metrics.throughput.samples_per_s": ("samples per second", "samples/s"),
