@@ -463,3 +463,56 @@ def test_carried_over_results_across_a_rename_and_into_the_available_view():
     point = available[("v1.0", mlperf_model.CPU_ONLY)]
     assert point.carried_from == "v0.7" and point.carried_of.category == "preview"
     assert ("v1.0", mlperf_model.CPU_ONLY) not in mlperf_model.history(dlrm)[2]  # charted at v0.7 there
+
+
+def _misspelt(desc: dict) -> dict:
+    """A v0.7 SIAT/Tencent description: the division under the key ``divison``."""
+    desc = dict(desc)
+    desc["divison"] = desc.pop("division")
+    return desc
+
+
+def _no_division(desc: dict) -> dict:
+    desc = dict(desc)
+    desc.pop("division")
+    return desc
+
+
+def test_a_division_under_a_misspelt_key_or_only_in_the_logs_is_read_and_its_source_shown(tmp_path):
+    """v0.7 SIAT and Tencent wrote ``"divison": "closed"``: the result ranks in the closed division,
+    the document names where it was read, and the round page says it under the division; a
+    description with no division at all takes the logs' ``submission_division``; one that states
+    it names no source (the documents of every other result keep their bytes)."""
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10)
+    _tree(tree, "Cisco", "1xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 10,
+          _slower(3), desc_edit=_misspelt)
+    _tree(tree, "Cisco", "2xC885A_M8-8xH200-SXM-141GB", "llama2_70b_lora", "v5.1", AMD_LOG, CISCO_DESC, 10,
+          _slower(5), desc_edit=_no_division)
+    outcome = importer.run_import([tree], results, jobs=1)
+    assert len(outcome.rows) == 3 and not outcome.problems, outcome.problems
+    docs, _ = documents.load_all(results)
+    by_system = {d["source"]["system_folder"]: d for d in docs}
+    assert "division_source" not in by_system["MI300X_EPYC_9575F_pytorch_llama2_70b"]
+    misspelt = by_system["1xC885A_M8-8xH200-SXM-141GB"]
+    assert (misspelt["division"], misspelt["division_source"]) == ("closed", "system description, key spelt \u201cdivison\u201d")
+    logged = by_system["2xC885A_M8-8xH200-SXM-141GB"]
+    assert (logged["division"], logged["division_source"]) == ("closed", "result logs' submission_division")
+    rows = mlperf_model.rank_rows([mlperf_model.row(d) for d in docs])
+    assert [(r.division, r.rank) for r in rows] == [("closed", 1), ("closed", 2), ("closed", 3)]
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
+    assert page.count('<small class="sub">from the system description, key spelt \u201cdivison\u201d</small>') == 1
+    assert page.count('<small class="sub">from the result logs&#39; submission_division</small>') == 1
+    assert 'title="read from the system description: closed"' in page
+
+
+def test_the_logs_give_the_division_only_where_every_log_read_states_the_same_one():
+    from suite.mlperf import division
+
+    assert division.decide({"division": "Closed", "divison": "open"}, ["open"]) == ("Closed", None)
+    assert division.decide({"divison": "open"}, ["closed"]) == ("open", division.MISSPELT)
+    assert division.decide({}, ["open", "open"]) == ("open", division.LOGS)
+    assert division.decide({}, ["open", "closed"]) == (None, None)
+    assert division.decide({}, ["open", None]) == (None, None)
+    assert division.decide({"division": ""}, []) == (None, None)

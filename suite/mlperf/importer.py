@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.mlperf import documents, files, ingest, power, scoring, systems, tree
+from suite.mlperf import division, documents, files, ingest, power, scoring, systems, tree
 from suite.mlperf.tree import Group, parse_round  # noqa: F401  # the command's round check
 
 PARALLEL_FROM = 8  # result files: below this, reading them here beats starting workers
@@ -212,6 +212,7 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     units = [r["unit"] for r in runs if r.get("unit")]
     unit = max(set(units), key=units.count) if units else None
     system = systems.describe(desc, group.system)
+    stated, stated_in = division.decide(desc, [r.get("division") for r in present])
     return {
         "kind": documents.KIND, "schema_version": documents.SCHEMA_VERSION, "label": documents.LABEL,
         "source": {"name": "MLPerf Training", "round": group.round, "ruleset": group.ruleset,
@@ -222,7 +223,8 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
                    **({"absent": [systems.clean(p, 1000) for p in group.absent]} if group.absent else {})},
         "importer": _versions(),
         "submitter": systems.clean(desc.get("submitter") or "", 300) or systems.clean(group.org, 300),
-        "division": system["division"], "availability": system["availability"],
+        "division": stated, **({"division_source": stated_in} if stated_in else {}),
+        "availability": system["availability"],
         "system": system, "benchmark": benchmark, "quality_target": scoring.quality_target(group.ruleset, benchmark),
         "global_batch_size": batch, "progress_unit": unit, "score": score,
         "runs": [_run_entry(r, unit) for r in runs],

@@ -25,7 +25,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from suite.cost import prices
-from suite.mlperf import documents, ingest
+from suite.mlperf import division, documents, ingest
 from suite.mlperf.targets import target_text
 from suite.site import mlperf_charts, mlperf_model
 from suite.site.formatting import num, pct, seconds, usd
@@ -206,7 +206,7 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
 
 
 def _round_cells(r: Row) -> list[dict]:
-    return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), cell(r.division), _category(r),
+    return [cell(r.rank if r.rank is not None else "—", r.rank), _score(r), _division(r), _category(r),
             cell(r.submitter, cls="wrap"),  # a long name ("Hewlett Packard Enterprise") wraps
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"), _cost(r, "../"),
             cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
@@ -235,7 +235,15 @@ def _acc_cells(r: Row) -> list[dict]:
             cell(r.count if r.count is not None else "—", r.count, sub=nodes), _score(r, href=page), _cost(r, "../"),
             _share(r.scaling), _share(r.init_share), _share(r.eval_share), _share(r.goodput),
             _energy(r),
-            cell(r.division), _category(r)]
+            _division(r), _category(r)]
+
+
+def _division(r: Row) -> dict:
+    """The division, with where it was read under it when that is not the system description's
+    ``division`` (:mod:`suite.mlperf.division`)."""
+    source = r.doc.get("division_source")
+    return cell(r.division, sub=f"from the {source}" if source else None,
+                title=f"read from the {division.source_words(r.doc)}: {r.doc.get('division') or 'none given'}")
 
 
 def _category(r: Row) -> dict:

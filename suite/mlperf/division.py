@@ -1,0 +1,42 @@
+"""Which division an imported result is in, and where that was read.
+
+MLCommons' result_summarizer reads the system description's ``division`` key. Some v0.7
+descriptions (Alibaba, SIAT, Tencent) spell the key ``divison``: the summarizer finds no
+division in them, though the submitter wrote one, and their logs' ``submission_division`` agrees
+with it. The division is read, in this order, from:
+
+1. the description's ``division`` (the document then names no source: this is the rule);
+2. its ``divison``, the same field misspelt (source :data:`MISSPELT`);
+3. the result logs' ``submission_division`` where every log read gives one and they agree
+   (source :data:`LOGS`).
+
+The text is kept as written ("Closed", "close"): the pages fold it (``mlperf_model.division``).
+"""
+from __future__ import annotations
+
+from suite.mlperf.systems import clean
+
+KEY, MISSPELT_KEY = "division", "divison"
+MISSPELT = "system description, key spelt \u201cdivison\u201d"
+LOGS = "result logs' submission_division"
+DESCRIPTION = "system description"
+LIMIT = 20
+
+
+def decide(desc: dict, log_divisions: list[str | None]) -> tuple[str | None, str | None]:
+    """(division text or None, its source or None where it is the description's ``division``)."""
+    stated = clean(desc.get(KEY) or "", LIMIT)
+    if stated:
+        return stated, None
+    misspelt = clean(desc.get(MISSPELT_KEY) or "", LIMIT)
+    if misspelt:
+        return misspelt, MISSPELT
+    logged = {clean(d, LIMIT) for d in log_divisions}
+    if log_divisions and len(logged) == 1 and None not in logged:
+        return logged.pop(), LOGS
+    return None, None
+
+
+def source_words(doc: dict) -> str:
+    """Where a document's division was read, in words, for its page."""
+    return doc.get("division_source") or DESCRIPTION
