@@ -296,3 +296,65 @@ def test_a_non_utf8_readme_still_gives_its_rows(checkout: Path):
     docs = importer.build_documents(checkout, jobs=1)
     assert len(docs[1]["records"]) == 5 and "\ufffd" in docs[1]["records"][2]["description"]
     assert docs[1]["problems"] == ["README.md: not UTF-8: read with replacement characters"]
+
+
+GPT2_2024 = """class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        self.c_q = CastedLinear(self.n_embd, self.n_embd, bias=False)
+        self.c_k = CastedLinear(self.n_embd, self.n_embd, bias=False)
+        self.c_v = CastedLinear(self.n_embd, self.n_embd, bias=False)
+        # output projection
+        self.c_proj = CastedLinear(self.n_embd, self.n_embd, bias=False)
+    def forward(self, x):
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+class MLP(nn.Module):
+    def __init__(self, config):
+        self.c_fc    = CastedLinear(config.n_embd, 4 * config.n_embd, bias=False)
+        self.c_proj  = CastedLinear(4 * config.n_embd, config.n_embd, bias=False)
+    sequence_length : int = 1024 # sequence length, in tokens
+num_vocab = 50304
+model = GPT(GPTConfig(vocab_size=num_vocab, n_layer=12, n_head=6, n_embd=768))
+"""
+
+
+def test_flops_per_token_are_counted_from_2024s_model_shape_and_from_no_other():
+    """6·(12·L·d² + d·V) + 12·L·d·T for the plain GPT-2 block with dense causal attention over the
+    sequence (records 4–11 of track 1); a FlexAttention window, another block or an unread shape:
+    not in the log."""
+    from suite.speedrun import flops
+
+    counted, how = flops.per_token(GPT2_2024)
+    assert counted == 6 * (12 * 12 * 768 ** 2 + 768 * 50304) + 12 * 12 * 768 * 1024 == 854_654_976
+    assert "L=12, d=768, V=50304, T=1024" in how and "estimate" in how
+    fused = GPT2_2024.replace("self.c_q = CastedLinear(self.n_embd, self.n_embd, bias=False)",
+                              "self.c_attn = nn.Linear(self.n_embd, 3 * self.n_embd, bias=False)")
+    assert flops.per_token(fused.replace("num_vocab, n_layer", "50257, n_layer"))[0] == 854_438_400
+    for other in (GPT2_2024 + "from torch.nn.attention.flex_attention import flex_attention\n",
+                  GPT2_2024.replace("4 * config.n_embd", "3 * config.n_embd"),
+                  GPT2_2024.replace("num_vocab = 50304", ""),
+                  GPT2_2024.replace("is_causal=True", "block_mask=mask"),
+                  "model = GPT(vocab_size=50304, num_layers=12, model_dim=768)\n", ""):
+        assert flops.per_token(other) == (None, "not in the log")
+
+
+def test_mfu_is_an_estimate_over_the_dense_bf16_peak_of_the_logs_gpu():
+    from suite.speedrun import flops
+
+    share, peak = flops.estimate(854_654_976.0, 463003.1, "NVIDIA H100 80GB HBM3")
+    assert share == round(854_654_976.0 * 463003.1 / 989.4e12, 4) == 0.3999
+    assert peak == "H100 SXM5 dense bf16 989.4 TFLOP/s"
+    assert flops.estimate(None, 463003.1, "NVIDIA H100 80GB HBM3") == (None, None)
+    assert flops.estimate(854_654_976.0, None, "NVIDIA H100 80GB HBM3") == (None, "no tokens/s in the log")
+    assert flops.estimate(854_654_976.0, 463003.1, None) == (None, "no peak known for an unnamed GPU")
+
+
+def test_a_log_of_2024s_form_gets_its_mfu_and_its_record_the_mean():
+    src = GPT2_2024 + "    batch_size : int = 8*64 # batch size, in sequences, across all devices\n"
+    data = src.encode() + nanogpt_log(3.27, 10_000)[len(SOURCE):]
+    run = logs.parse_log(data)
+    assert run["tokens_per_step"] == 524288 and run["flops_per_token"] == 854_654_976.0
+    tokens_per_gpu = round(524288 * 20 / 10.0 / 8, 1)
+    assert run["mfu_estimate"] == round(854_654_976.0 * tokens_per_gpu / 989.4e12, 4)
+    assert run["mfu_peak"] == "H100 SXM5 dense bf16 989.4 TFLOP/s"
+    plain = logs.parse_log(nanogpt_log(3.27, 10_000))
+    assert (plain["flops_per_token"], plain["flops_per_token_from"], plain["mfu_estimate"]) == (None, "not in the log", None)

@@ -29,6 +29,9 @@ RECORD_COLUMNS = ["track", "record", "date", "claimed_s", "measured_s", "runs", 
                   "verdict", "accelerator", "accelerators", "flags"]
 RUN_COLUMNS = ["track", "record", "log", "log_sha256", "final_step", "val_loss", "train_time_s", "step_avg_ms",
                "accelerator", "accelerators", "torch"]
+# the JSON downloads add the estimates the CSVs leave out (their columns are fixed)
+RECORD_ESTIMATES = ["tokens_per_s", "tokens_per_s_per_gpu", "mfu_estimate", "mfu_peak"]
+RUN_ESTIMATES = ["tokens_per_step", "tokens_per_s_per_gpu", "flops_per_token", "mfu_estimate", "mfu_peak"]
 
 
 def record_keys(records: list[dict]) -> list[str]:
@@ -46,16 +49,20 @@ def log_url(doc: dict, path: str) -> str:
     return f"{REPOSITORY}/blob/{doc.get('commit') or 'master'}/{path}"
 
 
-def tables(docs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(records, runs) of every track with the downloads' columns."""
-    recs = [{**{c: r.get(c) for c in RECORD_COLUMNS}, "flags": "; ".join(r["flags"])}
+def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(records, runs) of every track with the downloads' columns; ``estimates``: with the JSON's
+    throughput and MFU columns after them."""
+    rec_columns = RECORD_COLUMNS + (RECORD_ESTIMATES if estimates else [])
+    run_columns = RUN_COLUMNS + (RUN_ESTIMATES if estimates else [])
+    recs = [{**{c: r.get(c) for c in rec_columns}, "flags": "; ".join(r["flags"])}
             for d in docs for r in d["records"]]
     runs = [{"track": d["track"], "record": r.get("record"), "log": r["log"], "log_sha256": r["log_sha256"],
              "final_step": r["final_step"], "val_loss": r["val_loss"], "train_time_s": r["train_time_s"],
-             "step_avg_ms": r["step_avg_ms"], "accelerator": r["gpu"], "accelerators": r["gpus"], "torch": r["torch"]}
+             "step_avg_ms": r["step_avg_ms"], "accelerator": r["gpu"], "accelerators": r["gpus"], "torch": r["torch"],
+             **{c: r.get(c) for c in RUN_ESTIMATES if estimates}}
             for d in docs for r in d["runs"]]
-    return (pd.DataFrame(recs, columns=RECORD_COLUMNS).astype({"record": "Int64", "runs": "Int64", "accelerators": "Int64"}),
-            pd.DataFrame(runs, columns=RUN_COLUMNS).astype({"record": "Int64", "final_step": "Int64",
+    return (pd.DataFrame(recs, columns=rec_columns).astype({"record": "Int64", "runs": "Int64", "accelerators": "Int64"}),
+            pd.DataFrame(runs, columns=run_columns).astype({"record": "Int64", "final_step": "Int64",
                                                             "accelerators": "Int64"}))
 
 
@@ -86,6 +93,8 @@ def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
     records, runs = tables(docs)
     downloads(records, out / FOLDER / "records")
     downloads(runs, out / FOLDER / "runs")
+    for frame, name in zip(tables(docs, estimates=True), ("records", "runs")):  # the JSON with the estimates
+        frame.to_json(out / FOLDER / f"{name}.json", orient="records", indent=1, double_precision=15)
     lines = [{"href": f"{FOLDER}/track-{d['track']}.html", "title": f"NanoGPT speedrun: {d['name']}",
               "detail": f"{len(d['records'])} README rows, {len(d['runs'])} logs, target val loss "
                         f"{d['target_val_loss']}, claimed and measured side by side"} for d in docs]

@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from suite.speedrun import throughput
+from suite.speedrun import flops, throughput
 
 SEPARATOR = b"=" * 100  # a modded-nanogpt log prints its source, then this line
 _STEP = re.compile(rb"^step:(\d+)/(\d+) (.*)$", re.MULTILINE)
@@ -145,9 +145,12 @@ def parse_log(data: bytes) -> dict:
     run["peak_memory_mib"] = int(peak) if peak else None
     source = data[start:cut] if cut > start else b""
     run["source_sha256"] = hashlib.sha256(source).hexdigest() if source else None
-    tokens, how = throughput.tokens_per_step(source.decode("utf-8", "replace"), run["gpus"])
+    text = source.decode("utf-8", "replace")
+    tokens, how = throughput.tokens_per_step(text, run["gpus"])
     run["tokens_per_step"], run["tokens_per_step_from"] = tokens, how
     run["tokens_per_s"], run["tokens_per_s_per_gpu"] = throughput.rates(
         tokens, run["final_step"], run["train_time_s"], run["gpus"])
+    run["flops_per_token"], run["flops_per_token_from"] = flops.per_token(text)
+    run["mfu_estimate"], run["mfu_peak"] = flops.estimate(run["flops_per_token"], run["tokens_per_s_per_gpu"], run["gpu"])
     run["notes"] = notes
     return run

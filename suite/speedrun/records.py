@@ -66,11 +66,11 @@ def _accelerator(linked: dict | None, runs: list[dict]) -> tuple[str | None, int
     return seen.most_common(1)[0][0] if seen else (None, None)
 
 
-def _mean(values: list) -> float | None:
+def _mean(values: list, digits: int = 1) -> float | None:
     """The mean of the values every run has; ``None`` when any run lacks one ("not in the log")."""
     if not values or any(v is None for v in values):
         return None
-    return round(statistics.fmean(values), 1)
+    return round(statistics.fmean(values), digits)
 
 
 def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str], files: set[str],
@@ -136,6 +136,8 @@ def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str]
         "accelerator": gpu, "accelerators": gpus, "flags": flags, "baselines": [],
         "tokens_per_s": _mean([r["tokens_per_s"] for r in chosen]),
         "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in chosen]),
+        "mfu_estimate": _mean([r["mfu_estimate"] for r in chosen], 4),
+        "mfu_peak": chosen[0]["mfu_peak"] if chosen and len({r["mfu_peak"] for r in chosen}) == 1 else None,
     })
     if folder is not None:
         for name, group in baseline_groups(folder, runs, info.folder).items():
