@@ -358,3 +358,16 @@ def test_a_log_of_2024s_form_gets_its_mfu_and_its_record_the_mean():
     assert run["mfu_peak"] == "H100 SXM5 dense bf16 989.4 TFLOP/s"
     plain = logs.parse_log(nanogpt_log(3.27, 10_000))
     assert (plain["flops_per_token"], plain["flops_per_token_from"], plain["mfu_estimate"]) == (None, "not in the log", None)
+
+
+def test_the_optimization_track_is_named_as_not_imported_and_changes_no_document(checkout: Path):
+    before = importer.build_documents(checkout, jobs=1)
+    (checkout / "records" / "track_3_optimization" / "results").mkdir(parents=True)
+    (checkout / "records" / "track_3_optimization" / "results" / "a.txt").write_bytes(nanogpt_log(3.27, 1000))
+    said: list[str] = []
+    after = importer.build_documents(checkout, jobs=1, on_problem=said.append)
+    assert [line for line in said if "track_3" in line] == [
+        "records/track_3_optimization: the optimization track is not imported: its README ranks runs by steps to "
+        "3.28 at a fixed architecture, batch size and data with no time limit, a claim in steps that neither "
+        "speed track's table, chart nor downloads hold"]
+    assert [importer.dumps(d) for d in after.values()] == [importer.dumps(d) for d in before.values()]
