@@ -97,3 +97,29 @@ def test_mfu_is_on_the_pages_and_in_the_json_downloads_not_in_the_csvs(tmp_path:
     assert "MFU, an estimate</dt><dd>not in the log" in later
     track = (site / "track-1.html").read_text()
     assert track.count('data-label="MFU, est."') == 91 and f"{100 * r7['mfu_estimate']:.1f}%" in track
+
+
+def test_the_records_never_enter_goodbenchs_own_ranking_and_the_pages_say_so(tmp_path: Path):
+    """A results folder holding only the speedrun documents builds a site whose goodbench tables
+    (runs, compare, the gpt2-124m page) have no entry, while the index and every speedrun page say
+    that these records are another workload, gpt2-124m's ranking included."""
+    import shutil
+
+    from suite.site.builder import build_site
+
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    results = tmp_path / "results"
+    shutil.copytree(SHIPPED / "speedrun", results / "speedrun")
+    site = build_site(results, tmp_path / "site", workers=1).index.parent
+    assert json.loads((site / "runs.json").read_text()) == []
+    assert len((site / "compare.csv").read_text().splitlines()) == 1  # the header alone
+    gpt2 = next((site / "workloads").glob("gpt2-124m-*.html")).read_text()
+    assert "modded-nanogpt" not in gpt2 and "speedrun" not in gpt2.lower()
+    index = " ".join((site / "index.html").read_text().split())
+    assert "never ranked against the workloads above, gpt2-124m's included" in index
+    pages = [site / "speedrun" / "track-1.html", site / "speedrun" / "track-2.html",
+             *sorted((site / "speedrun").glob("track-*/*.html"))]
+    assert len(pages) == 2 + 91 + 18
+    for page in pages:
+        assert "never enter goodbench&#39;s rankings, gpt2-124m&#39;s included" in page.read_text(), page
