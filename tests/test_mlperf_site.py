@@ -502,8 +502,10 @@ def test_a_division_under_a_misspelt_key_or_only_in_the_logs_is_read_and_its_sou
     assert [(r.division, r.rank) for r in rows] == [("closed", 1), ("closed", 2), ("closed", 3)]
     site = build_site(results, tmp_path / "out", workers=1).index.parent
     page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
-    assert page.count('<small class="sub">from the system description, key spelt \u201cdivison\u201d</small>') == 1
-    assert page.count('<small class="sub">from the result logs&#39; submission_division</small>') == 1
+    assert page.count('<small class="sub">as \u201cdivison\u201d</small>') == 1
+    assert page.count('<small class="sub">from the logs</small>') == 1
+    assert 'title="read from the system description, key spelt \u201cdivison\u201d: closed"' in page
+    assert 'title="read from the result logs&#39; submission_division: closed"' in page
     assert 'title="read from the system description: closed"' in page
 
 

@@ -37,6 +37,9 @@ def decide(desc: dict, log_divisions: list[str | None]) -> tuple[str | None, str
     return None, None
 
 
+SHORT = {MISSPELT: "as \u201cdivison\u201d", LOGS: "from the logs"}  # the line under a division on a page
+
+
 def source_words(doc: dict) -> str:
     """Where a document's division was read, in words, for its page."""
     return doc.get("division_source") or DESCRIPTION

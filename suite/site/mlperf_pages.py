@@ -242,7 +242,7 @@ def _division(r: Row) -> dict:
     """The division, with where it was read under it when that is not the system description's
     ``division`` (:mod:`suite.mlperf.division`)."""
     source = r.doc.get("division_source")
-    return cell(r.division, sub=f"from the {source}" if source else None,
+    return cell(r.division, sub=division.SHORT.get(source, source) if source else None,
                 title=f"read from the {division.source_words(r.doc)}: {r.doc.get('division') or 'none given'}")
 
 
