@@ -24,9 +24,9 @@ CURVE_METRICS = {  # the evaluation points' metrics
     "log_loss": "log loss", "test_accuracy": "test accuracy", "auc": "AUC", "teacher_auc": "teacher AUC",
 }
 TIME_PARTS = {  # a run's phases and goodput buckets
-    "data_load": "data loading", "init": "initialization", "compile_warmup": "compilation and warm-up",
+    "data_load": "dataset loading (setup)", "init": "initialization", "compile_warmup": "compilation and warm-up",
     "train": "training", "eval": "evaluation", "other": "other", "productive": "productive",
-    "data_wait": "waiting for data", "checkpoint_save": "checkpoint saving",
+    "data_wait": "waiting for data (in training)", "checkpoint_save": "checkpoint saving",
     "restart_recovery": "restart recovery", "lost_work": "lost work",
 }
 
