@@ -639,7 +639,11 @@ def test_site_says_on_stderr_how_many_files_were_not_shown(tmp_path, capsys):
     assert main(["site", "--results-dir", str(folder), "--out", str(tmp_path / "out")]) == 0
     captured = capsys.readouterr()
     assert captured.out.strip().endswith("index.html")
-    (line,) = captured.err.splitlines()
+    *progress, line = captured.err.splitlines()
+    # what it does, said as it goes: first at once (before the builder loads), then each stage
+    assert progress[0] == f"building the site of {folder} into {tmp_path / 'out'}"
+    assert progress[1:] == ["  reading and validating 3 results files", "  writing the workload and system pages",
+                            "  writing the imported MLPerf Training pages", "  writing the imported NanoGPT speedrun pages"]
     assert line.startswith(f"2 files in {folder} not shown (invalid; listed on the index page under "
                            "\"Files not shown\"), the first: ")
     assert "broken.json: (file): " in line and line.endswith("is a required property [schema]")
