@@ -60,13 +60,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--data-dir", default=None,
+                        help="a folder holding the pinned dataset files (default: $GOODBENCH_DATA_DIR, then the user cache)")
     args = parser.parse_args()
     batch, context = 32, 64
     bench = goodbench.Benchmark(
         "lightning-char-gpt", trains="a 2-layer character GPT as a LightningModule on Tiny Shakespeare",
         against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
         max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
-        code=[__file__], out=args.out)
+        code=[__file__], out=args.out, data_dir=args.data_dir)
     with bench:
         for run in bench.runs():
             data = run.data

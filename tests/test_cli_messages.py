@@ -61,7 +61,8 @@ def test_check_of_a_cpu_run_skips_the_gpu_and_the_host_decides(host_verdict, sta
     monkeypatch.setattr(check, "_host_checks", lambda: [check.Check("disk", host_verdict, "test")])
     assert main(["check", "--device", "cpu"]) == status
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("skip  gpu               a CPU run (--device cpu, or auto where torch sees no GPU)")
+    assert lines[0] == "# whether this machine is fit to benchmark now (device cpu)"  # said before torch loads
+    assert lines[1].startswith("skip  gpu               a CPU run (--device cpu, or auto where torch sees no GPU)")
     assert lines[-1] == verdict_line
 
 

@@ -181,6 +181,11 @@ def test_the_index_leads_with_what_is_there(site):
     assert "No goodbench workload has a ranked full-scale result yet. What is here:" in front
     # the front page leads with the latest round's leaders themselves, above goodbench's workloads
     assert front.index('id="mlperf-leaders"') < front.index("<h2>Workloads</h2>")
+    # on a phone the leaders' cards fill the first screens: a line above them leads to goodbench's own sections
+    contents = front[front.index('<nav class="contents"'):front.index("</nav>", front.index('<nav class="contents"'))]
+    assert front.index('<nav class="contents"') < front.index('id="mlperf-leaders"')
+    assert 'href="#workloads"' in contents and 'href="#systems"' in contents and 'href="#mlperf"' in contents
+    assert 'id="workloads"' in front and 'id="systems"' in front
     leaders = front[front.index('id="leaders-table"'):front.index("</table>", front.index('id="leaders-table"'))]
     assert "MLPerf Training v5.1: the best closed-division score per benchmark" in front
     assert f'href="mlperf/{mlperf_pages.round_page("v5.1", "llama2_70b_lora")}"' in leaders

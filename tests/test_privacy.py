@@ -23,3 +23,12 @@ def test_other_arguments_and_paths_are_kept_as_written():
     argv = ["goodbench", "run", "-w", "lm-char", "--device", "cpu", "runs/a.json", "/opt/datasets", "--flag"]
     assert public_command(argv) == (argv, 0)
     assert public_path("/tmp") == "<tmp>" and public_path("/var/tmp/a/b") == "<tmp>/b"
+
+
+def test_a_command_recorded_before_the_rule_is_shown_without_temporary_folders():
+    from suite.site import labels
+
+    recorded = ["goodbench", "run", "--device", "cpu", "-o", "/tmp/gbt/ref.json", "--data-dir", "/opt/datasets"]
+    label, shown = labels.show("settings.command", recorded)
+    assert shown == "goodbench run --device cpu -o <tmp>/ref.json --data-dir /opt/datasets"
+    assert "<home>, <tmp>" in label

@@ -111,6 +111,18 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     assert "No ranked full-scale results yet. 1 unranked full-scale result" in page
     assert "<svg" not in page
     assert '<td data-label="MFU" class="num c-mfu" data-v="">—</td>' in page  # MFU, energy, goodput: not measured on this CPU
+    # and the table says why each dash is there, once per reason
+    note = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('class="meta dashes"'):]).split("\n")[0])
+    assert "MFU: no dense peak for the device in goodbench's peak table (a CPU has none), so no MFU" in note
+    assert "energy per sample: not measured: no energy counter was read on the device" in note
+    assert note.count("no dense peak") == 1
+
+
+def test_a_curve_of_one_evaluation_is_written_out_not_drawn():
+    assert run_page.curve_charts([{"step": 40, "val_loss": 3.51234, "time_s": 2.0}], None) == []
+    assert run_page.single_point_text([{"step": 40, "val_loss": 3.51234, "time_s": 2.0}]) == \
+        "One evaluation, at step 40: validation loss 3.512 (a curve needs two)."
+    assert run_page.single_point_text([{"step": 0}, {"step": 8}]) is None
 
 
 def test_run_page_shows_spec_settings_system_and_charts(built):
@@ -316,6 +328,20 @@ def test_history_chart_follows_a_system_across_suite_versions(tmp_path):
     assert ticks == ["0.2.0", "0.9.1", "0.10.0"]
     titles = re.findall(r"<title>smoke scale at ([^:]+): ([^<]+)</title>", svg)
     assert [(v, float(y)) for v, y in titles] == [(v, float(f"{speeds[v]:.4g}")) for v in ("0.2.0", "0.9.1", "0.10.0")]
+
+
+def test_one_suite_version_gets_a_line_not_a_chart_of_one_dot_per_workload(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    doc = factories.synthetic_document("synthetic-one", rng=np.random.default_rng(3), scale="smoke",
+                                       workloads=("lm-char", "gpt2-124m"))
+    doc["suite"]["version"] = "0.4.0"
+    results.write(folder / "one.json", doc)
+    out = tmp_path / "out"
+    site.build(folder, out)
+    page = (out / "systems" / f"{safe_name('synthetic-one')}.html").read_text()
+    assert "<svg" not in page[page.index("All results"):]
+    assert "every result here was measured with suite 0.4.0; a chart per workload appears once" in page
 
 
 def test_history_chart_is_absent_without_throughput():
@@ -613,7 +639,11 @@ def test_site_says_on_stderr_how_many_files_were_not_shown(tmp_path, capsys):
     assert main(["site", "--results-dir", str(folder), "--out", str(tmp_path / "out")]) == 0
     captured = capsys.readouterr()
     assert captured.out.strip().endswith("index.html")
-    (line,) = captured.err.splitlines()
+    *progress, line = captured.err.splitlines()
+    # what it does, said as it goes: first at once (before the builder loads), then each stage
+    assert progress[0] == f"building the site of {folder} into {tmp_path / 'out'}"
+    assert progress[1:] == ["  reading and validating 3 results files", "  writing the workload and system pages",
+                            "  writing the imported MLPerf Training pages", "  writing the imported NanoGPT speedrun pages"]
     assert line.startswith(f"2 files in {folder} not shown (invalid; listed on the index page under "
                            "\"Files not shown\"), the first: ")
     assert "broken.json: (file): " in line and line.endswith("is a required property [schema]")

@@ -79,11 +79,11 @@ def test_a_time_category_keeps_its_colour_on_every_bar_of_a_run_page():
                                     colours=TIME_COLOURS))
 
     def colour(svg: str, name: str) -> str:
-        return re.search(rf'class="seg (p\d)"[^>]*><title>{name} ', svg).group(1)
+        return re.search(rf'class="seg (p\d)"[^>]*><title>{re.escape(name)} ', svg).group(1)
 
     assert colour(phases, "training") == colour(badput, "productive")
     assert colour(phases, "evaluation") == colour(badput, "evaluation")
-    assert len({colour(badput, "productive"), colour(badput, "waiting for data"), colour(badput, "evaluation")}) == 3
+    assert len({colour(badput, "productive"), colour(badput, "waiting for data (in training)"), colour(badput, "evaluation")}) == 3
     assert len(set(TIME_COLOURS.values())) == len(TIME_COLOURS) - 1  # one colour each; train = productive
     css = Path(charts.__file__).with_name("static").joinpath("style.css").read_text()
     assert all(f".p{i} " in css for i in set(TIME_COLOURS.values()))

@@ -66,11 +66,15 @@ def _row(page: str, system: str) -> str:
 
 
 def test_every_row_says_whether_it_was_reproduced_signed_or_unsigned(built):
-    _, page = built
+    site, page = built
     assert re.search(r"reproduced by a trusted reviewer: (\d+) of \1 runs? \(Audit team\)", _row(page, "lab-one"))
     assert re.search(r"signed by SHA256:[^ ,]{12}…, not reproduced", _row(page, "lab-two"))  # whose key
     assert "unsigned, not reproduced" in _row(page, "lab-three")
     assert "auditor-box" not in page  # the reproduction is evidence, not an entry
+    system_page = (site / "systems" / f"{safe_name('lab-three')}.html").read_text()
+    signer = system_page[system_page.index('class="text c-signer"'):]
+    signer = signer[:signer.index("</td>")]  # the signer cell reads "unsigned": the line under it does not repeat it
+    assert ">unsigned<" in signer and "not reproduced" in signer and "unsigned, not reproduced" not in signer
 
 
 def test_reproduced_results_are_ranked_apart_and_first(built):

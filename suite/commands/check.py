@@ -16,6 +16,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run the checks and print each verdict; 0 when the machine is fit, else 1."""
+    print(f"# whether this machine is fit to benchmark now (device {args.device})", flush=True)  # before torch loads
     from suite.run.check import fit, run_checks
     from suite.run.system import resolve_device
 

@@ -22,6 +22,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Print the system description (``--json``: as JSON, alone), then Python, numpy and each
     optional package: present, or what its absence turns off; 0."""
+    if not args.json:  # a first line at once: reading the device below loads torch
+        print("# the system description a run records", flush=True)
     from suite.run.system import describe, load_overrides, resolve_device
 
     info = describe(resolve_device(args.device), args.system_name,
@@ -29,7 +31,6 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
     else:
-        print("# the system description a run records")
         for section, values in info.items():
             if isinstance(values, dict):
                 for key, value in values.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -88,6 +89,8 @@ def run(args) -> int:
     _check_repeat(args)
     if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
         _refuse_taken_output(Path(args.output))
+    if os.environ.get("RANK", "0") == "0":  # a first line at once: torch and the workloads take seconds to load
+        say("preparing the run: loading torch and the workloads")
     from suite.run.system import resolve_device
 
     device = resolve_device(args.device)

@@ -19,10 +19,14 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Render the results directory into the site and print its index page; 0."""
     from suite.cost import prices
+    from suite.site.manifest import check_paths
+
+    table = prices.from_arguments(args.price_file, args.price)  # a bad price or folder refused before any work
+    check_paths(args.results_dir, args.out)
+    say(f"building the site of {args.results_dir} into {args.out}")  # before the builder's imports: a first line at once
     from suite.site.builder import build_site
 
-    table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any work
-    built = build_site(args.results_dir, args.out, table=table)
+    built = build_site(args.results_dir, args.out, table=table, progress=lambda line: say(f"  {line}"))
     print(built.index)
     for folder in built.leftovers:
         say(f"note: {folder} is named like a build's folder but no build holds it (a killed build's, or "

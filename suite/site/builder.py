@@ -23,6 +23,7 @@ import math
 import os
 import pickle
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,22 +71,16 @@ def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = No
 
 
 def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None = None,
-               table: prices.Table | None = None) -> Built:
+               table: prices.Table | None = None, progress: Callable[[str], None] | None = None) -> Built:
     """Render ``results_dir`` into a fresh folder and swap it in as ``out_dir`` (see the module
-    docstring), costs priced with ``table`` (None: the shipped price table); :class:`GoodbenchError`
+    docstring), costs priced with ``table`` (None: the shipped price table), each stage said to
+    ``progress`` as it starts; :class:`GoodbenchError`
     for a missing results folder or an output folder that is not a previous build."""
     table = table if table is not None else prices.load()
-    results = Path(results_dir)
-    if not results.is_dir():
-        raise GoodbenchError(f"--results-dir {results}: " + (
-            "not a directory" if results.exists() else "no such directory"))
-    out = Path(os.path.abspath(out_dir))
-    if not out.name:
-        raise GoodbenchError(f"--out {out_dir}: give a folder of its own to build into")
-    _check_output(out)
+    results, out = manifest.check_paths(results_dir, out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     with _fresh_folder(out) as fresh:
-        index, n_results, invalid = _build_into(results, fresh, workers, table)
+        index, n_results, invalid = _build_into(results, fresh, workers, table, progress or (lambda line: None))
         manifest.write(fresh)
         _swap_in(fresh, out)
         kept = _remove_previous(fresh)
@@ -103,29 +98,6 @@ def _remove_previous(previous: Path) -> list[Path]:
     kept = previous.with_name(previous.name.replace(".new-", ".kept-", 1))
     os.rename(previous, kept)
     return [kept]
-
-
-def _check_output(out: Path) -> None:
-    """Refuse an output path that is a link, a file, or a non-empty folder other than a previous
-    build exactly as its manifest (:data:`MARKER`) lists it: a build replaces the files it wrote,
-    never a file it did not write or one changed since (:mod:`suite.site.manifest`)."""
-    if out.is_symlink():
-        raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise GoodbenchError(f"--out {out}: not a directory")
-    if not any(out.iterdir()):
-        return
-    foreign = manifest.foreign(out)
-    if foreign is None:
-        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}, or not "
-                             "the list of a build's files); a build replaces only the files it wrote, so give a new "
-                             "or empty folder")
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise GoodbenchError(f"--out {out}: holds what the last build did not write, or changed since: {shown}; "
-                             "a build replaces only the files it wrote: move these out, or give a new folder")
 
 
 def _siblings(out: Path, kind: str) -> str:
@@ -178,15 +150,15 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
-def _build_into(results_dir: Path, out: Path, workers: int | None, table: prices.Table
-                ) -> tuple[Path, int, list[tuple[str, str]]]:
+def _build_into(results_dir: Path, out: Path, workers: int | None, table: prices.Table,
+                progress: Callable[[str], None]) -> tuple[Path, int, list[tuple[str, str]]]:
     """Render ``results_dir`` into the (new, empty) folder ``out``: (index page, results shown, files not shown)."""
     with tempfile.TemporaryDirectory(prefix="goodbench-site-readings-") as folder:  # never published
-        return _build_with(results_dir, out, workers, Path(folder), table)
+        return _build_with(results_dir, out, workers, Path(folder), table, progress)
 
 
-def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path, table: prices.Table
-                ) -> tuple[Path, int, list[tuple[str, str]]]:
+def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Path, table: prices.Table,
+                progress: Callable[[str], None]) -> tuple[Path, int, list[tuple[str, str]]]:
     """:func:`_build_into`, each file's one reading kept in ``readings`` for the pages rewritten
     once every file is read."""
     for sub in ("raw", "runs", "workloads", "systems", "static"):
@@ -195,6 +167,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     built_at = utc_now()
     workers = workers or os.cpu_count() or 1
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
+    progress(f"reading and validating {len(paths)} results file{'' if len(paths) == 1 else 's'}")
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
         entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings,
                                                                    table)
@@ -204,6 +177,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
         entries = trust.with_trust(entries, runs, results_dir, trusted)  # every row: reproduced, signed or unsigned
         entries = costs.with_costs(entries, table)  # accelerator-hours × the class's list price
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
+        progress("writing the workload and system pages")
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
                          [entries[entries["workload"] == w] for w in ids], [built] * len(ids))
@@ -220,7 +194,9 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
                               read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()),
                               table=table)
+    progress("writing the imported MLPerf Training pages")
     mlperf = mlperf_pages.write(out, results_dir, built, table)  # imported MLPerf results: a page of their own
+    progress("writing the imported NanoGPT speedrun pages")
     speedrun = speedrun_pages.write(out, results_dir, built)  # the imported NanoGPT speedrun, apart too
     price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun)

@@ -109,8 +109,10 @@ def _own_text(row: dict) -> str | None:
 
 
 def _signer_sub(row: dict) -> str | None:
-    """A system page's rows: an own implementation's code, and a copy's owner, else the trust level."""
-    lines = [_own_text(row), _copy_text(row) if isinstance(row.get("copy_status"), str) else trust_text(row)]
+    """A system page's rows: an own implementation's code, and a copy's owner, else the trust level
+    (an unsigned row's cell already reads "unsigned": the line under it says only "not reproduced")."""
+    trust = "not reproduced" if row.get("trust") == "unsigned" else trust_text(row)
+    lines = [_own_text(row), _copy_text(row) if isinstance(row.get("copy_status"), str) else trust]
     return "; ".join(line for line in lines if line) or None
 
 
@@ -153,6 +155,46 @@ _COLUMNS = [
                                     None), _signer_sub),
 ]
 COLUMNS: dict[str, Column] = {c.key: c for c in _COLUMNS}
+
+
+_ENERGY_NOT_MEASURED = ("not measured: no energy counter was read on the device (goodbench reads NVML's "
+                        "counter on NVIDIA GPUs only; the run page says why)")
+_NO_TIME = "a throughput result: it trains to no target, so it has no time to train"
+
+
+def _energy_to_target_why(row: dict) -> str:
+    return _NO_TIME if row.get("kind") != "tta" else _ENERGY_NOT_MEASURED
+
+
+def _mfu_why(row: dict) -> str:
+    if row.get("known_peak") is not True:
+        return "no dense peak for the device in goodbench's peak table (a CPU has none), so no MFU"
+    return "the run recorded no model FLOPs"
+
+
+DASH_WHY: dict[str, Callable[[dict], str]] = {
+    "cost": lambda row: _NO_TIME,
+    "mfu": _mfu_why,
+    "tokens_per_s": lambda row: "the workload has no tokens (not a language model)",
+    "energy_to_target_kwh": _energy_to_target_why,
+    "energy_per_sample_j": lambda row: _ENERGY_NOT_MEASURED,
+    "energy_per_token_j": lambda row: ("the workload has no tokens" if missing(row.get("tokens_per_s"))
+                                       else _ENERGY_NOT_MEASURED),
+    "scaling_efficiency": lambda row: ("a 1-rank result has no scaling efficiency" if row.get("world_size") == 1
+                                       else "needs a 1-rank result of the same system, workload and scale"),
+    "ci": lambda row: "a throughput result, or a single seed: no interval of times to target",
+}
+"""Why a column's cell reads "—" for a row: the table says it under itself, so that no dash is left unexplained."""
+
+
+def dash_notes(key: str, rows: list[dict], cells: list[dict]) -> list[str]:
+    """The reasons (each once, in order) why column ``key``'s cells of ``rows`` read "—"."""
+    why = DASH_WHY.get(key)
+    reasons: list[str] = []
+    for row, c in zip(rows, cells):
+        if c["text"] == "—" and why is not None and (reason := why(row)) not in reasons:
+            reasons.append(reason)
+    return reasons
 
 
 def header(key: str) -> dict:

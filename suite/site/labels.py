@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from suite.record.privacy import public_command
 from suite.site import formatting as f
 from suite.trust.labels import COPY_TEXT
 
@@ -24,9 +25,9 @@ CURVE_METRICS = {  # the evaluation points' metrics
     "log_loss": "log loss", "test_accuracy": "test accuracy", "auc": "AUC", "teacher_auc": "teacher AUC",
 }
 TIME_PARTS = {  # a run's phases and goodput buckets
-    "data_load": "data loading", "init": "initialization", "compile_warmup": "compilation and warm-up",
+    "data_load": "dataset loading (setup)", "init": "initialization", "compile_warmup": "compilation and warm-up",
     "train": "training", "eval": "evaluation", "other": "other", "productive": "productive",
-    "data_wait": "waiting for data", "checkpoint_save": "checkpoint saving",
+    "data_wait": "waiting for data (in training)", "checkpoint_save": "checkpoint saving",
     "restart_recovery": "restart recovery", "lost_work": "lost work",
 }
 
@@ -232,7 +233,9 @@ UNITS = {
     "status": lambda v: prose(f.num(v, 6)),
 }
 WHOLE = {  # units whose value is shown whole, not item by item
-    "ranges": f.steps_ranges, "command": lambda v: " ".join(map(str, v)) if isinstance(v, list) else f.num(v),
+    # a command recorded before goodbench left home and temporary folders out is shown without them too
+    "ranges": f.steps_ranges, "command": lambda v: " ".join(public_command(list(map(str, v)))[0])
+    if isinstance(v, list) else f.num(v),
     "items": lambda v: f"{len(v)} (each in the raw results JSON)" if isinstance(v, list) and v else f.num(v),
     "target": lambda v: target_text(v),
     # {file name: sha256}: one row, as a name may hold dots that a dotted key would split

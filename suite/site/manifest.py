@@ -12,6 +12,8 @@ import os
 import stat
 from pathlib import Path
 
+from suite.record.errors import GoodbenchError
+
 MARKER = ".goodbench-site"  # the manifest's name in every build's folder
 KIND = "goodbench-site-manifest"
 MAX_MARKER_BYTES = 64 * 1024 * 1024
@@ -121,3 +123,42 @@ def remove_own(folder: Path, listed: dict[str, str]) -> list[str]:
                     path.rmdir()
     files, other = _entries(folder)
     return sorted(files + other)
+
+
+def check_paths(results_dir: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
+    """A build's two folders, checked before any work (light: the ``site`` command checks them before
+    loading the builder): the results folder exists, and the output is new, empty or a previous
+    build (:func:`check_output`); returns (results folder, output as an absolute path);
+    :class:`GoodbenchError` otherwise."""
+    results = Path(results_dir)
+    if not results.is_dir():
+        raise GoodbenchError(f"--results-dir {results}: " + (
+            "not a directory" if results.exists() else "no such directory"))
+    out = Path(os.path.abspath(out_dir))
+    if not out.name:
+        raise GoodbenchError(f"--out {out_dir}: give a folder of its own to build into")
+    check_output(out)
+    return results, out
+
+
+def check_output(out: Path) -> None:
+    """Refuse an output path that is a link, a file, or a non-empty folder other than a previous
+    build exactly as its manifest (:data:`MARKER`) lists it: a build replaces the files it wrote,
+    never a file it did not write or one changed since (:func:`foreign`)."""
+    if out.is_symlink():
+        raise GoodbenchError(f"--out {out}: a symbolic link: give the folder itself")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise GoodbenchError(f"--out {out}: not a directory")
+    if not any(out.iterdir()):
+        return
+    foreign_files = foreign(out)
+    if foreign_files is None:
+        raise GoodbenchError(f"--out {out}: not empty and not a site built by goodbench (no {MARKER}, or not "
+                             "the list of a build's files); a build replaces only the files it wrote, so give a new "
+                             "or empty folder")
+    if foreign_files:
+        shown = ", ".join(foreign_files[:3]) + (f" and {len(foreign_files) - 3} more" if len(foreign_files) > 3 else "")
+        raise GoodbenchError(f"--out {out}: holds what the last build did not write, or changed since: {shown}; "
+                             "a build replaces only the files it wrote: move these out, or give a new folder")

@@ -162,7 +162,9 @@ def _version_key(version: str) -> tuple:
 
 
 def history_charts(frame: pd.DataFrame) -> list:
-    """One chart per workload of a system's throughput across suite versions (best per version and scale)."""
+    """One chart per workload of a system's throughput across suite versions (best per version and
+    scale); none while the system has results of one suite version only (a chart of one dot per
+    workload says nothing: the page says so in a line instead)."""
     best: dict[str, dict[str, dict[str, float]]] = {}  # workload -> scale -> version -> samples/s
     for wid, scale, version, value in zip(frame["workload"], frame["scale"], frame["suite_version"],
                                           frame["samples_per_s"]):
@@ -170,13 +172,14 @@ def history_charts(frame: pd.DataFrame) -> list:
             per = best.setdefault(wid, {}).setdefault(f"{scale} scale", {})
             per[version] = max(value, per.get(version, value))
     versions = sorted(set(frame["suite_version"]), key=_version_key)
+    if len(versions) < 2:
+        return []
     where = {v: i for i, v in enumerate(versions)}
-    note = "" if len(versions) > 1 else " (one suite version so far)"
     out = []
     for wid in sorted(best):
         series = {scale: sorted((where[v], y) for v, y in best[wid][scale].items()) for scale in sorted(best[wid])}
         out.append(charts.line_chart(series, "suite version", "samples/s",
-                                     f"{wid}: best samples/s per suite version{note}", categories=versions))
+                                     f"{wid}: best samples/s per suite version", categories=versions))
     return out
 
 
@@ -199,6 +202,7 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str,
                    accelerators=sorted({f"{a} × {c}" for a, c in zip(frame["accelerator"], frame["count"])}),
                    interconnects=sorted(links.get(system, ())),
                    tables=[page], history=history if page["page"] == 1 else [],
+                   versions=sorted(set(frame["suite_version"]), key=_version_key),
                    changes=changes if page["page"] == 1 else [], **built)
         systems.append({"name": system, "href": f"systems/{sslug}.html", "n": len(frame)})
     return systems

@@ -347,6 +347,8 @@ def provenance_table(items: list[tuple[str, object]]) -> Markup:
 def curve_charts(curve: list[dict], target) -> list[Markup]:
     """The evaluation points by step: the losses on one chart, the quality metrics (accuracy,
     AUC, …) on another, each on its own scale; the target's line only on its metric's chart."""
+    if len(curve) < 2:  # one point on an axis of its own value's range says nothing: the page writes it out
+        return []
     names = [k for k in dict.fromkeys(k for p in curve for k in p) if k not in ("step", "time_s")]
     losses = [n for n in names if "loss" in n]
     groups = ((losses, "loss", "losses at each evaluation"),
@@ -360,6 +362,16 @@ def curve_charts(curve: list[dict], target) -> list[Markup]:
         if chart is not None:
             out.append(chart)
     return out
+
+
+def single_point_text(curve: list[dict]) -> str | None:
+    """A curve of one evaluation (a run cut short), written out: "one evaluation, at step 40: …"."""
+    if len(curve) != 1:
+        return None
+    point = curve[0]
+    values = ", ".join(f"{labels.words(k)} {_figure(v)}" for k, v in point.items()
+                       if k not in ("step", "time_s") and v is not None)
+    return f"One evaluation, at step {point.get('step')}: {values or 'no metric recorded'} (a curve needs two)."
 
 
 def step_histogram(step_times: list[float], steps: int) -> Markup | None:
@@ -439,6 +451,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         if (tput := results.throughput(run)) else None,
         "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [],
         "curve_charts": curve_charts(run["curve"], target),
+        "single_point": single_point_text(run["curve"]),
         "step_chart": step_histogram(run["step_times_s"], run["steps"]),
         "power_chart": charts.line_chart({"power (W)": trace}, "seconds since start", "W", "power trace")
         if trace else None,

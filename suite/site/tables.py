@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite.site.columns import cell, header
+from suite.site.columns import cell, dash_notes, header
 
 PAGE_ROWS = 100  # rows per table page; further rows go to numbered pages
 
@@ -34,9 +34,11 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
         chunk = records[page * PAGE_ROWS:(page + 1) * PAGE_ROWS]
         rows = [[cell(c, r, root, page * PAGE_ROWS + i + 1 if ranked else None) for c in columns]
                 for i, r in enumerate(chunk)]
+        dashes = [{"label": header(c)["label"], "why": "; ".join(notes)} for k, c in enumerate(columns)
+                  if (notes := dash_notes(c, chunk, [row[k] for row in rows]))]
         pages.append({
             "id": table_id, "caption": caption, "rows": rows, "page": page + 1, "n_pages": n_pages,
-            "n_rows": len(records), "headers": [header(c) for c in columns],
+            "n_rows": len(records), "headers": [header(c) for c in columns], "dashes": dashes,
             "csv": f"{base.name}.csv", "json": f"{base.name}.json",
             "links": [{"n": k + 1, "href": page_href(k + 1)} for k in range(n_pages)] if n_pages > 1 else [],
         })
