@@ -141,6 +141,23 @@ def test_goodbench_entries_cost_their_device_hours_at_their_class_price():
     assert measured["energy_cost_usd"][0] == pytest.approx(2.0 * table.electricity.usd_per_kwh)
 
 
+def test_a_cpu_entry_costs_its_core_hours_at_the_cpu_price_per_core_hour():
+    import pandas as pd
+
+    from suite.cost.entries import with_costs
+
+    frame = pd.DataFrame([{"accelerator": "AMD EPYC", "accelerator_hours": 0.01, "core_hours": 0.02},
+                          {"accelerator": "AMD EPYC", "accelerator_hours": None, "core_hours": None}])
+    table = prices.load()
+    cpu = table.price(classes.named("CPU"))
+    out = with_costs(frame, table)
+    if cpu is None:  # no CPU price in the shipped table: "no price", never a guess
+        assert out["price_source"][0] == "no price" and pd.isna(out["cost_usd"][0])
+    priced = with_costs(frame, prices.override(table, ["CPU=0.05"]))
+    assert priced["cost_usd"][0] == pytest.approx(0.02 * 0.05)  # core-hours, not the one device's hours
+    assert priced["price_source"][0].startswith("CPU: user-supplied") and pd.isna(priced["cost_usd"][1])
+
+
 def test_a_workload_page_has_the_cost_column(tmp_path):
     from suite.site.builder import build_site
 
@@ -154,7 +171,7 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     assert (site / "prices.html").is_file()
     run_pages = [p.read_text(encoding="utf-8") for p in (site / "runs").glob("*.html")]
     priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
-    assert priced and all("device-hours" in p and "no price" in p for p in priced)
+    assert priced and all("core-hours" in p and "no price" in p for p in priced)  # a CPU: its cores × the time
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 
@@ -166,6 +183,8 @@ def test_a_run_page_costs_its_device_hours_at_its_class_price():
     assert found["hours"] == 8.0 and found["cost"] == f"${8 * price.usd_per_hour:.2f}" and WORDS in found["words"]
     assert cost_context({"metrics": {"tta_s": None}}, price) is None
     assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
+    on_cpu = cost_context({"metrics": {"tta_s": 1800.0}}, None, cores=2)  # a CPU: core-hours
+    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "core" and on_cpu["cost"] is None
 
 
 def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):

@@ -55,6 +55,17 @@ def speedrun(record: dict) -> float | None:
     return to_target(count, record.get("measured_s"))
 
 
+def core_hours(system: dict, seconds: float | None) -> float | None:
+    """Core-hours of a goodbench result on the CPU: the host's physical cores × its time (s) ÷
+    3600; None when its accelerator is not the CPU or the host's cores were not recorded."""
+    if (system.get("accelerator") or {}).get("type") != "cpu":
+        return None
+    cores = (system.get("host") or {}).get("cpu_physical_cores")
+    if isinstance(cores, bool) or not isinstance(cores, int):
+        return None
+    return to_target(cores, seconds)
+
+
 def to_target(devices: int | None, seconds: float | None) -> float | None:
     """Accelerator-hours of a time-to-target result: devices × time to target (s) ÷ 3600."""
     seconds = _number(seconds)
