@@ -242,3 +242,85 @@ def test_cheapest_to_target_is_the_cost_time_pareto_front_of_every_round():
     measured = [r for r in rows if r.energy_kwh is not None]
     assert measured and all(r.energy_cost_usd == pytest.approx(r.energy_kwh * power) for r in measured)
     assert all(r.energy_cost_usd is None for r in rows if r.energy_kwh is None)
+
+
+@pytest.fixture(scope="module")
+def every_mlperf_row():
+    """Every stored MLPerf document as the pages' rows, priced with the shipped table."""
+    from suite.site import mlperf_model
+
+    docs, unreadable = documents.load_all(REPO / "results")
+    assert not unreadable and len(docs) == 2173
+    rows = [mlperf_model.row(d) for d in docs]
+    mlperf_model.add_costs(rows, prices.load())
+    mlperf_model.mark_carried(rows)
+    return rows
+
+
+def test_all_results_csv_of_every_document_carries_the_five_cost_columns(every_mlperf_row, tmp_path):
+    """mlperf/all-results.csv as the site writes it, over all 2,173 documents: accelerator-hours =
+    accelerators × the score in hours wherever the score is a time and the count known, cost =
+    those hours × the class's price, and the price's source and date beside it ("no price" else)."""
+    from suite.site.tables import downloads
+
+    downloads(mlperf_pages.records(every_mlperf_row), tmp_path / "all-results")
+    with open(tmp_path / "all-results.csv", newline="", encoding="utf-8") as f:
+        lines = list(csv.DictReader(f))
+    assert len(lines) == 2173
+    five = ["accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd", "price_source", "price_date"]
+    assert all(c in lines[0] for c in five)
+    table, hours_n, priced = prices.load(), 0, 0
+    for line, r in zip(lines, every_mlperf_row):
+        if line["score_minutes"] == "" or line["accelerators"] in ("", "0"):
+            assert line["accelerator_hours"] == "" and line["cost_usd"] == ""
+            continue
+        hours_n += 1
+        acc_h = float(line["accelerator_hours"])
+        assert acc_h == pytest.approx(int(line["accelerators"]) * float(line["score_minutes"]) / 60, rel=1e-12)
+        price = table.price_of(r.doc["system"].get("accelerator"), r.doc["system"].get("accelerator_memory_gib"))
+        if price is None:
+            assert line["price_source"] == "no price" and line["cost_usd"] == "" and line["price_date"] == ""
+            continue
+        priced += 1
+        assert float(line["price_per_accelerator_hour_usd"]) == pytest.approx(price.usd_per_hour)
+        assert float(line["cost_usd"]) == pytest.approx(acc_h * price.usd_per_hour, rel=1e-12)
+        assert line["price_source"].startswith(price.cls.name) and line["price_date"] == price.date
+    assert hours_n == 2070 and priced > 1000
+
+
+def test_the_pareto_chart_draws_the_front_and_every_other_priced_result(every_mlperf_row):
+    from collections import defaultdict
+
+    from suite.site import cost_charts, mlperf_model
+
+    groups = defaultdict(list)
+    for r in every_mlperf_row:
+        groups[(r.round, r.benchmark)].append(r)
+    drawn = 0
+    for members in groups.values():
+        front, weighed = mlperf_model.cheapest_to_target(members), mlperf_model.priced_new(members)
+        svg = cost_charts.pareto(weighed, front, "t")
+        if not front:
+            assert svg is None
+            continue
+        drawn += 1
+        svg = str(svg)
+        assert svg.count('class="dot s1"') == len(front) and svg.count('class="dot faint"') == len(weighed) - len(front)
+        assert ('class="series s1"' in svg) == (len(front) > 1) and "not what a submitter paid" in svg
+    assert drawn > 50
+
+
+def test_the_cost_history_joins_each_rounds_cheapest_and_breaks_where_the_target_changed(every_mlperf_row):
+    from suite.site import cost_charts
+
+    bert = [r for r in every_mlperf_row if r.benchmark == "bert" and r.cost_usd is not None and r.complete
+            and r.division == "closed"]
+    rounds = sorted({r.round for r in bert}, key=lambda n: tuple(int(p) for p in n.lstrip("v").split(".")))
+    priced = {rnd: [r for r in bert if r.round == rnd] for rnd in rounds}
+    svg = str(cost_charts.history(rounds, priced, "t"))
+    assert svg.count('class="dot s0"') == len(rounds) and svg.count('class="dot faint"') == len(bert)
+    assert svg.count('class="series s0"') == 1
+    cheapest = min(priced[rounds[-1]], key=lambda r: r.cost_usd)
+    assert f"cheapest of {cheapest.round}: " in svg
+    assert str(cost_charts.history(rounds, priced, "t", {rounds[3]})).count('class="series s0"') == 2  # 3 + the rest
+    assert cost_charts.history(rounds, {}, "t") is None
