@@ -153,6 +153,8 @@ def test_a_cpu_entry_costs_its_core_hours_at_the_cpu_price_per_core_hour():
     out = with_costs(frame, table)
     if cpu is None:  # no CPU price in the shipped table: "no price", never a guess
         assert out["price_source"][0] == "no price" and pd.isna(out["cost_usd"][0])
+    else:
+        assert out["cost_usd"][0] == pytest.approx(0.02 * cpu.usd_per_hour) and out["price_source"][0].startswith("CPU: ")
     priced = with_costs(frame, prices.override(table, ["CPU=0.05"]))
     assert priced["cost_usd"][0] == pytest.approx(0.02 * 0.05)  # core-hours, not the one device's hours
     assert priced["price_source"][0].startswith("CPU: user-supplied") and pd.isna(priced["cost_usd"][1])
@@ -167,11 +169,13 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
         shutil.copy(stored, results / stored.name)
     site = build_site(results, tmp_path / "out", workers=1).index.parent
     page = next((site / "workloads").glob("lm-char-*.html")).read_text(encoding="utf-8")
-    assert "cost to target" in page and "no price" in page  # the stored runs are on a CPU: no price
+    assert "cost to target" in page and "core-hours" in page  # the stored runs are on a CPU: priced per core
     assert (site / "prices.html").is_file()
     run_pages = [p.read_text(encoding="utf-8") for p in (site / "runs").glob("*.html")]
     priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
-    assert priced and all("core-hours" in p and "no price" in p for p in priced)  # a CPU: its cores × the time
+    cpu = prices.load().price(classes.named("CPU"))
+    assert priced and all("core-hours" in p for p in priced)  # a CPU: its cores × the time
+    assert all(("no price" in p) == (cpu is None) and ("per core-hour (CPU)" in p) == (cpu is not None) for p in priced)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 

@@ -5,7 +5,7 @@
 - a goodbench time-to-accuracy result: the devices it ran on × its time to target (s) ÷ 3600;
 - an imported NanoGPT speedrun record: its GPUs × the mean train_time its logs measured (s) ÷ 3600
   (the time its README claims is not used);
-- a goodbench run on the CPU: core-hours, the cores it ran on × its time (s) ÷ 3600;
+- a goodbench run on the CPU: core-hours, the host's logical cores (vCPUs) × its time (s) ÷ 3600;
 - a throughput-only result, which has no time to train: accelerator-seconds per million samples
   or tokens, devices × 10⁶ ÷ the rate.
 
@@ -56,11 +56,12 @@ def speedrun(record: dict) -> float | None:
 
 
 def core_hours(system: dict, seconds: float | None) -> float | None:
-    """Core-hours of a goodbench result on the CPU: the host's physical cores × its time (s) ÷
-    3600; None when its accelerator is not the CPU or the host's cores were not recorded."""
+    """Core-hours of a goodbench result on the CPU: the host's logical cores (the vCPUs a cloud
+    prices) × its time (s) ÷ 3600; None when its accelerator is not the CPU or the host's cores
+    were not recorded."""
     if (system.get("accelerator") or {}).get("type") != "cpu":
         return None
-    cores = (system.get("host") or {}).get("cpu_physical_cores")
+    cores = (system.get("host") or {}).get("cpu_logical_cores")
     if isinstance(cores, bool) or not isinstance(cores, int):
         return None
     return to_target(cores, seconds)

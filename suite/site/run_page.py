@@ -220,7 +220,7 @@ def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer
             "settings": provenance_table(labels.flatten(doc["settings"], "settings")),
             "system": provenance_table(labels.flatten(doc["system"], "system")),
             "priced": table is not None, "price": price,
-            "cores": doc["system"]["host"]["cpu_physical_cores"] if on_cpu else None}
+            "cores": doc["system"]["host"]["cpu_logical_cores"] if on_cpu else None}
 
 
 def cost_context(run: dict, price: Price | None, cores: int | None = None) -> dict | None:
