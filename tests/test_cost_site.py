@@ -328,3 +328,11 @@ def test_the_cost_history_joins_each_rounds_cheapest_and_breaks_where_the_target
     assert f"cheapest of {cheapest.round}: " in svg
     assert str(cost_charts.history(rounds, priced, "t", {rounds[3]})).count('class="series s0"') == 2  # 3 + the rest
     assert cost_charts.history(rounds, {}, "t") is None
+
+
+def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():
+    from suite.site.formatting import price_usd
+
+    assert (price_usd(0.0465), price_usd(0.0929), price_usd(2.84), price_usd(4.09625)) == ("$0.0465", "$0.0929",
+                                                                                           "$2.84", "$4.10")
+    assert price_usd(None) == "—"

@@ -28,7 +28,7 @@ from suite.cost import prices
 from suite.mlperf import documents, ingest
 from suite.mlperf.targets import target_text
 from suite.site import cost_charts, mlperf_charts, mlperf_model
-from suite.site.formatting import num, pct, seconds, usd
+from suite.site.formatting import num, pct, price_usd, seconds, usd
 from suite.site.mlperf_model import (
     Row,
     add_costs,
@@ -178,7 +178,7 @@ def _cost(r: Row, root: str) -> dict:
         return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
                     title=f"{r.family}: no price in the price table, never a guess")
     return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text,
-                title=f"{r.price.cls.name} at {usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
+                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
 
 
 def _accelerator(r: Row, root: str) -> dict:

@@ -19,7 +19,7 @@ from suite.meters import host_load
 from suite.record import results
 from suite.record.text import printable
 from suite.site import charts, labels
-from suite.site.formatting import RESOLUTION_S, missing, seconds, usd
+from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
@@ -234,7 +234,7 @@ def cost_context(run: dict, price: Price | None, cores: int | None = None) -> di
     amount = hours.cost(acc_h, price.usd_per_hour if price else None)
     return {"hours": acc_h, "devices": count, "unit": "core" if cores else "device",
             "cost": None if amount is None else usd(amount),
-            "rate": None if price is None else f"{usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
+            "rate": None if price is None else f"{price_usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
             "words": None if price is None else price.words()}
 
 
