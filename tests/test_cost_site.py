@@ -336,3 +336,20 @@ def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():
     assert (price_usd(0.0465), price_usd(0.0929), price_usd(2.84), price_usd(4.09625)) == ("$0.0465", "$0.0929",
                                                                                            "$2.84", "$4.10")
     assert price_usd(None) == "—"
+
+
+def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
+    import json
+
+    stored = REPO / "results" / "e05a95764b241756bb4542e64fcb74319bf62c71aa5387992615a9cbe4034571.json"
+    doc = json.loads(stored.read_text(encoding="utf-8"))
+    copy = tmp_path / "copy.json"
+    shutil.copy(stored, copy)
+    assert main(["compare", str(stored), str(copy), "--format", "json", "--price", "CPU=0.04"]) == 0
+    lines = json.loads(capsys.readouterr().out)["cost_to_target"]
+    cores = doc["system"]["host"]["cpu_logical_cores"]
+    assert lines and all(line["core_hours"] == pytest.approx(cores * line["accelerator_hours"]) for line in lines)
+    assert all(line["cost_usd"] == pytest.approx(0.04 * line["core_hours"]) for line in lines)
+    assert main(["compare", str(stored), str(copy), "--price", "CPU=0.04"]) == 0
+    out = capsys.readouterr().out
+    assert "core-hours, $" in out and "at $0.04/h" in out  # three digits below a dollar, not $0.04 rounded
