@@ -77,3 +77,33 @@ def test_goodbench_entries_have_device_hours_to_target_or_seconds_per_million():
             if entry["tokens_per_s"]:
                 assert entry["accelerator_s_per_million_tokens"] == pytest.approx(devices * 1e6 / entry["tokens_per_s"])
     assert seen == {"tta", "throughput"}
+
+
+def test_goodbench_cpu_entries_have_core_hours_of_the_hosts_physical_cores():
+    """A result on the CPU: core-hours = the host's logical cores (vCPUs) × time to target ÷ 3600;
+    a throughput entry or one off the CPU has none."""
+    from suite.leaderboard.rows import rows
+
+    checked = 0
+    for path in sorted(RESULTS.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        cores = doc["system"]["host"]["cpu_logical_cores"]
+        for entry in rows(path.name, doc):
+            if entry["kind"] == "tta" and entry["score_s"] is not None and doc["system"]["accelerator"]["type"] == "cpu":
+                assert entry["core_hours"] == pytest.approx(cores * entry["score_s"] / 3600)
+                checked += 1
+            else:
+                assert entry["core_hours"] is None
+    assert checked >= 2
+    gpu = {"accelerator": {"type": "cuda"}, "host": {"cpu_logical_cores": 8}}
+    assert hours.core_hours(gpu, 3600.0) is None
+    cpu = {"accelerator": {"type": "cpu"}, "host": {"cpu_logical_cores": 8, "cpu_physical_cores": 4}}
+    assert hours.core_hours(cpu, 900.0) == 2.0  # the logical cores, as clouds price vCPUs
+    assert hours.core_hours({"accelerator": {"type": "cpu"}, "host": {}}, 900.0) is None
+
+
+def test_speedrun_gpu_hours_are_gpus_times_the_measured_time():
+    assert hours.speedrun({"accelerators": 8, "measured_s": 180.0, "claimed_s": 100.0}) == 0.4
+    assert hours.speedrun({"accelerators": 8, "measured_s": None, "claimed_s": 100.0}) is None
+    assert hours.speedrun({"accelerators": None, "measured_s": 180.0}) is None
+    assert hours.speedrun({"accelerators": True, "measured_s": 180.0}) is None

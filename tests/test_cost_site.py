@@ -141,6 +141,25 @@ def test_goodbench_entries_cost_their_device_hours_at_their_class_price():
     assert measured["energy_cost_usd"][0] == pytest.approx(2.0 * table.electricity.usd_per_kwh)
 
 
+def test_a_cpu_entry_costs_its_core_hours_at_the_cpu_price_per_core_hour():
+    import pandas as pd
+
+    from suite.cost.entries import with_costs
+
+    frame = pd.DataFrame([{"accelerator": "AMD EPYC", "accelerator_hours": 0.01, "core_hours": 0.02},
+                          {"accelerator": "AMD EPYC", "accelerator_hours": None, "core_hours": None}])
+    table = prices.load()
+    cpu = table.price(classes.named("CPU"))
+    out = with_costs(frame, table)
+    if cpu is None:  # no CPU price in the shipped table: "no price", never a guess
+        assert out["price_source"][0] == "no price" and pd.isna(out["cost_usd"][0])
+    else:
+        assert out["cost_usd"][0] == pytest.approx(0.02 * cpu.usd_per_hour) and out["price_source"][0].startswith("CPU: ")
+    priced = with_costs(frame, prices.override(table, ["CPU=0.05"]))
+    assert priced["cost_usd"][0] == pytest.approx(0.02 * 0.05)  # core-hours, not the one device's hours
+    assert priced["price_source"][0].startswith("CPU: user-supplied") and pd.isna(priced["cost_usd"][1])
+
+
 def test_a_workload_page_has_the_cost_column(tmp_path):
     from suite.site.builder import build_site
 
@@ -150,11 +169,13 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
         shutil.copy(stored, results / stored.name)
     site = build_site(results, tmp_path / "out", workers=1).index.parent
     page = next((site / "workloads").glob("lm-char-*.html")).read_text(encoding="utf-8")
-    assert "cost to target" in page and "no price" in page  # the stored runs are on a CPU: no price
+    assert "cost to target" in page and "core-hours" in page  # the stored runs are on a CPU: priced per core
     assert (site / "prices.html").is_file()
     run_pages = [p.read_text(encoding="utf-8") for p in (site / "runs").glob("*.html")]
     priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
-    assert priced and all("device-hours" in p and "no price" in p for p in priced)
+    cpu = prices.load().price(classes.named("CPU"))
+    assert priced and all("core-hours" in p for p in priced)  # a CPU: its cores × the time
+    assert all(("no price" in p) == (cpu is None) and ("per core-hour (CPU)" in p) == (cpu is not None) for p in priced)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 
@@ -166,6 +187,8 @@ def test_a_run_page_costs_its_device_hours_at_its_class_price():
     assert found["hours"] == 8.0 and found["cost"] == f"${8 * price.usd_per_hour:.2f}" and WORDS in found["words"]
     assert cost_context({"metrics": {"tta_s": None}}, price) is None
     assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
+    on_cpu = cost_context({"metrics": {"tta_s": 1800.0}}, None, cores=2)  # a CPU: core-hours
+    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "core" and on_cpu["cost"] is None
 
 
 def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):
@@ -223,3 +246,110 @@ def test_cheapest_to_target_is_the_cost_time_pareto_front_of_every_round():
     measured = [r for r in rows if r.energy_kwh is not None]
     assert measured and all(r.energy_cost_usd == pytest.approx(r.energy_kwh * power) for r in measured)
     assert all(r.energy_cost_usd is None for r in rows if r.energy_kwh is None)
+
+
+@pytest.fixture(scope="module")
+def every_mlperf_row():
+    """Every stored MLPerf document as the pages' rows, priced with the shipped table."""
+    from suite.site import mlperf_model
+
+    docs, unreadable = documents.load_all(REPO / "results")
+    assert not unreadable and len(docs) == 2173
+    rows = [mlperf_model.row(d) for d in docs]
+    mlperf_model.add_costs(rows, prices.load())
+    mlperf_model.mark_carried(rows)
+    return rows
+
+
+def test_all_results_csv_of_every_document_carries_the_five_cost_columns(every_mlperf_row, tmp_path):
+    """mlperf/all-results.csv as the site writes it, over all 2,173 documents: accelerator-hours =
+    accelerators × the score in hours wherever the score is a time and the count known, cost =
+    those hours × the class's price, and the price's source and date beside it ("no price" else)."""
+    from suite.site.tables import downloads
+
+    downloads(mlperf_pages.records(every_mlperf_row), tmp_path / "all-results")
+    with open(tmp_path / "all-results.csv", newline="", encoding="utf-8") as f:
+        lines = list(csv.DictReader(f))
+    assert len(lines) == 2173
+    five = ["accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd", "price_source", "price_date"]
+    assert all(c in lines[0] for c in five)
+    table, hours_n, priced = prices.load(), 0, 0
+    for line, r in zip(lines, every_mlperf_row):
+        if line["score_minutes"] == "" or line["accelerators"] in ("", "0"):
+            assert line["accelerator_hours"] == "" and line["cost_usd"] == ""
+            continue
+        hours_n += 1
+        acc_h = float(line["accelerator_hours"])
+        assert acc_h == pytest.approx(int(line["accelerators"]) * float(line["score_minutes"]) / 60, rel=1e-12)
+        price = table.price_of(r.doc["system"].get("accelerator"), r.doc["system"].get("accelerator_memory_gib"))
+        if price is None:
+            assert line["price_source"] == "no price" and line["cost_usd"] == "" and line["price_date"] == ""
+            continue
+        priced += 1
+        assert float(line["price_per_accelerator_hour_usd"]) == pytest.approx(price.usd_per_hour)
+        assert float(line["cost_usd"]) == pytest.approx(acc_h * price.usd_per_hour, rel=1e-12)
+        assert line["price_source"].startswith(price.cls.name) and line["price_date"] == price.date
+    assert hours_n == 2070 and priced > 1000
+
+
+def test_the_pareto_chart_draws_the_front_and_every_other_priced_result(every_mlperf_row):
+    from collections import defaultdict
+
+    from suite.site import cost_charts, mlperf_model
+
+    groups = defaultdict(list)
+    for r in every_mlperf_row:
+        groups[(r.round, r.benchmark)].append(r)
+    drawn = 0
+    for members in groups.values():
+        front, weighed = mlperf_model.cheapest_to_target(members), mlperf_model.priced_new(members)
+        svg = cost_charts.pareto(weighed, front, "t")
+        if not front:
+            assert svg is None
+            continue
+        drawn += 1
+        svg = str(svg)
+        assert svg.count('class="dot s1"') == len(front) and svg.count('class="dot faint"') == len(weighed) - len(front)
+        assert ('class="series s1"' in svg) == (len(front) > 1) and "not what a submitter paid" in svg
+    assert drawn > 50
+
+
+def test_the_cost_history_joins_each_rounds_cheapest_and_breaks_where_the_target_changed(every_mlperf_row):
+    from suite.site import cost_charts
+
+    bert = [r for r in every_mlperf_row if r.benchmark == "bert" and r.cost_usd is not None and r.complete
+            and r.division == "closed"]
+    rounds = sorted({r.round for r in bert}, key=lambda n: tuple(int(p) for p in n.lstrip("v").split(".")))
+    priced = {rnd: [r for r in bert if r.round == rnd] for rnd in rounds}
+    svg = str(cost_charts.history(rounds, priced, "t"))
+    assert svg.count('class="dot s0"') == len(rounds) and svg.count('class="dot faint"') == len(bert)
+    assert svg.count('class="series s0"') == 1
+    cheapest = min(priced[rounds[-1]], key=lambda r: r.cost_usd)
+    assert f"cheapest of {cheapest.round}: " in svg
+    assert str(cost_charts.history(rounds, priced, "t", {rounds[3]})).count('class="series s0"') == 2  # 3 + the rest
+    assert cost_charts.history(rounds, {}, "t") is None
+
+
+def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():
+    from suite.site.formatting import price_usd
+
+    assert (price_usd(0.0465), price_usd(0.0929), price_usd(2.84), price_usd(4.09625)) == ("$0.0465", "$0.0929",
+                                                                                           "$2.84", "$4.10")
+    assert price_usd(None) == "—"
+
+
+def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
+    import json
+
+    stored = REPO / "results" / "e05a95764b241756bb4542e64fcb74319bf62c71aa5387992615a9cbe4034571.json"
+    doc = json.loads(stored.read_text(encoding="utf-8"))
+    copy = tmp_path / "copy.json"
+    shutil.copy(stored, copy)
+    assert main(["compare", str(stored), str(copy), "--format", "json", "--price", "CPU=0.04"]) == 0
+    lines = json.loads(capsys.readouterr().out)["cost_to_target"]
+    cores = doc["system"]["host"]["cpu_logical_cores"]
+    assert lines and all(line["core_hours"] == pytest.approx(cores * line["accelerator_hours"]) for line in lines)
+    assert all(line["cost_usd"] == pytest.approx(0.04 * line["core_hours"]) for line in lines)
+    assert main(["compare", str(stored), str(copy), "--price", "CPU=0.04"]) == 0
+    out = capsys.readouterr().out
+    assert "core-hours, $" in out and "at $0.04/h" in out  # three digits below a dollar, not $0.04 rounded

@@ -112,7 +112,8 @@ def test_tables_fit_a_1300_px_window_without_scrolling(browser_page):
 def test_tables_become_cards_at_a_phones_width(browser_page):
     page, index, errors, _ = browser_page
     pages = [index, index.parent / "compare.html", *sorted((index.parent / "workloads").glob("*.html"))[:2],
-             *sorted((index.parent / "systems").glob("*.html"))[:1], *sorted((index.parent / "runs").glob("*.html"))[:1]]
+             *sorted((index.parent / "systems").glob("*.html"))[:1], *sorted((index.parent / "runs").glob("*.html"))[:1],
+             index.parent / "prices.html"]  # the price table: cards too
     page.set_viewport_size({"width": PHONE, "height": 800})
     try:
         for path in pages:

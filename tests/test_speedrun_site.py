@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from test_speedrun_import import SHIPPED, checkout  # noqa: F401  (checkout: a fixture)
 
+from suite.cost import prices
 from suite.site import speedrun_charts, speedrun_pages
 from suite.speedrun import importer
 
@@ -123,3 +124,58 @@ def test_the_records_never_enter_goodbenchs_own_ranking_and_the_pages_say_so(tmp
     assert len(pages) == 2 + 91 + 18
     for page in pages:
         assert "never enter goodbench&#39;s rankings, gpt2-124m&#39;s included" in page.read_text(), page
+
+
+H200_ONLY = b"""
+[[entry]]
+class = "NVIDIA H200 SXM"
+provider = "P"
+offering = "H200, on-demand, per GPU"
+price_usd_per_hour = 3.0
+source = "S"
+address = "https://example.org/p"
+date = "2026-01-02"
+read = "2026-11-28"
+"""
+
+
+def test_shipped_records_cost_gpus_times_measured_time(tmp_path: Path):
+    """costs.csv: every record's GPU-hours are its GPUs × its measured time ÷ 3600 exactly, its
+    cost those hours × its class's price; no measured time, no GPU-hours; records.csv unchanged."""
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    table = prices.load()
+    speedrun_pages.write(tmp_path, SHIPPED, {"built_at": "x", "n_results": 0, "n_runs": 0}, table)
+    costs = json.loads((tmp_path / "speedrun" / "costs.json").read_text())
+    docs = {(d["track"], r["record"], r["date"]): r for d in
+            (json.loads(p.read_text()) for p in sorted((SHIPPED / "speedrun").glob("track_*.json")))
+            for r in d["records"]}
+    assert len(costs) == len(docs) == 91 + 18
+    priced = 0
+    for c in costs:
+        r = docs[(c["track"], c["record"], c["date"])]
+        if r["measured_s"] is None or r["accelerators"] is None:
+            assert c["accelerator_hours"] is None and c["cost_usd"] is None
+            continue
+        assert c["accelerator_hours"] == pytest.approx(r["accelerators"] * r["measured_s"] / 3600, rel=1e-13)  # JSON: 15 digits
+        price = table.price_of(r["accelerator"])
+        assert c["cost_usd"] == pytest.approx(c["accelerator_hours"] * price.usd_per_hour, rel=1e-13)
+        assert c["price_source"].startswith(price.cls.name) and c["price_date"] == price.date
+        priced += 1
+    assert priced > 80
+    assert (tmp_path / "speedrun" / "records.csv").read_text().splitlines()[0] == RECORDS_CSV
+    track = (tmp_path / "speedrun" / "track-1.html").read_text()
+    assert "cost (USD)" in track and "not what the record's author paid" in track and "GPU-h" in track
+
+
+def test_a_class_without_a_price_reads_no_price(tmp_path: Path):
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    table = prices.parse(H200_ONLY, "h200.toml")
+    speedrun_pages.write(tmp_path, SHIPPED, {"built_at": "x", "n_results": 0, "n_runs": 0}, table)
+    costs = json.loads((tmp_path / "speedrun" / "costs.json").read_text())
+    h100 = [c for c in costs if c["accelerator"] == "NVIDIA H100 80GB HBM3" and c["accelerator_hours"]]
+    h200 = [c for c in costs if c["accelerator"] == "NVIDIA H200" and c["accelerator_hours"]]
+    assert h100 and all(c["cost_usd"] is None and c["price_source"] == "no price" for c in h100)
+    assert h200 and all(c["cost_usd"] == pytest.approx(c["accelerator_hours"] * 3.0, rel=1e-13) for c in h200)
+    assert "no price" in (tmp_path / "speedrun" / "track-1.html").read_text()

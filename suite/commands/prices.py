@@ -17,7 +17,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def _usd(value: float) -> str:
-    return f"${value:,.2f}"
+    """Cents from $1 up, three significant digits below (a CPU's $0.0465 per core-hour)."""
+    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
 
 
 def table_lines(table) -> list[str]:

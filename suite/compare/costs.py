@@ -1,8 +1,10 @@
 """Cost to target of each side of ``goodbench compare``: every time-to-target entry's
 device-hours (devices × time to target, :mod:`suite.cost.hours`) × the list price of its
-accelerator's class in a price table, or "no price" where the class has none."""
+accelerator's class in a price table (a CPU entry's core-hours × the price per core-hour), or
+"no price" where the class has none."""
 from __future__ import annotations
 
+from suite.cost import classes
 from suite.cost.hours import cost
 from suite.cost.prices import Table
 
@@ -17,11 +19,13 @@ def side_costs(sides: list[tuple[str, dict]], table: Table) -> list[dict]:
         for entry in rows(name, doc):
             if entry["accelerator_hours"] is None:
                 continue
-            price = table.price_of(entry["accelerator"])
+            cores = entry.get("core_hours")  # a CPU is priced per core-hour
+            price = table.price(classes.named("CPU")) if cores is not None else table.price_of(entry["accelerator"])
+            billed = cores if cores is not None else entry["accelerator_hours"]
             out.append({"side": name, "workload": entry["workload"], "scale": entry["scale"],
                         "accelerator": entry["accelerator"], "accelerator_hours": entry["accelerator_hours"],
-                        "price_per_accelerator_hour_usd": price.usd_per_hour if price else None,
-                        "cost_usd": cost(entry["accelerator_hours"], price.usd_per_hour if price else None),
+                        "core_hours": cores, "price_per_accelerator_hour_usd": price.usd_per_hour if price else None,
+                        "cost_usd": cost(billed, price.usd_per_hour if price else None),
                         "price_source": f"{price.cls.name}: {price.source}" if price else "no price",
                         "price_date": price.date if price else None})
     return out
@@ -31,10 +35,14 @@ def text(lines: list[dict]) -> str:
     """The costs as text lines, with the words every cost carries."""
     if not lines:
         return ""
-    out = ["cost to target (device-hours × the class's on-demand list price; not what anyone paid):"]
+    out = ["cost to target (device-hours, or a CPU's core-hours, × the class's on-demand list price; "
+           "not what anyone paid):"]
     for c in lines:
-        money = (f"${c['cost_usd']:,.4g} at ${c['price_per_accelerator_hour_usd']:.2f}/h, list price of "
-                 f"{c['price_date']} from {c['price_source']}" if c["cost_usd"] is not None else "no price")
-        out.append(f"  {c['side']}: {c['workload']} {c['scale']} on {c['accelerator']}: "
-                   f"{c['accelerator_hours']:.4g} device-hours, {money}")
+        rate = c["price_per_accelerator_hour_usd"]
+        digits = ".2f" if rate is not None and rate >= 1 else ".3g"  # a CPU's $0.0465 per core-hour
+        money = "no price" if c["cost_usd"] is None else (
+            f"${c['cost_usd']:,.4g} at ${rate:{digits}}/h, list price of {c['price_date']} from {c['price_source']}")
+        used = (f"{c['core_hours']:.4g} core-hours" if c.get("core_hours") is not None
+                else f"{c['accelerator_hours']:.4g} device-hours")
+        out.append(f"  {c['side']}: {c['workload']} {c['scale']} on {c['accelerator']}: {used}, {money}")
     return "\n".join(out)

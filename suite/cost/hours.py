@@ -3,6 +3,9 @@
 - an imported MLPerf Training result: the system's accelerators × its official score (minutes;
   the round's checker's score where only that one exists, as the pages show it) ÷ 60;
 - a goodbench time-to-accuracy result: the devices it ran on × its time to target (s) ÷ 3600;
+- an imported NanoGPT speedrun record: its GPUs × the mean train_time its logs measured (s) ÷ 3600
+  (the time its README claims is not used);
+- a goodbench run on the CPU: core-hours, the host's logical cores (vCPUs) × its time (s) ÷ 3600;
 - a throughput-only result, which has no time to train: accelerator-seconds per million samples
   or tokens, devices × 10⁶ ÷ the rate.
 
@@ -41,6 +44,27 @@ def mlperf(doc: dict) -> float | None:
     if minutes is None or isinstance(count, bool) or not isinstance(count, int) or count <= 0:
         return None
     return count * minutes / MINUTES_PER_HOUR
+
+
+def speedrun(record: dict) -> float | None:
+    """Accelerator-hours (GPU-hours) of an imported speedrun record: its GPUs × its measured time
+    (``measured_s``, the mean final train_time of its logs) ÷ 3600; None without either."""
+    count = record.get("accelerators")
+    if isinstance(count, bool) or not isinstance(count, int):
+        return None
+    return to_target(count, record.get("measured_s"))
+
+
+def core_hours(system: dict, seconds: float | None) -> float | None:
+    """Core-hours of a goodbench result on the CPU: the host's logical cores (the vCPUs a cloud
+    prices) × its time (s) ÷ 3600; None when its accelerator is not the CPU or the host's cores
+    were not recorded."""
+    if (system.get("accelerator") or {}).get("type") != "cpu":
+        return None
+    cores = (system.get("host") or {}).get("cpu_logical_cores")
+    if isinstance(cores, bool) or not isinstance(cores, int):
+        return None
+    return to_target(cores, seconds)
 
 
 def to_target(devices: int | None, seconds: float | None) -> float | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.trust import row_text as trust_text
-from suite.site.formatting import missing, seconds, usd
+from suite.site.formatting import missing, num, seconds, usd
 from suite.site.labels import OWN_TIMING, copy_words, value_text
 from suite.site.names import run_slug, safe_name
 from suite.trust.signing import short
@@ -70,6 +70,9 @@ def _cost_sub(row: dict) -> str | None:
         return None
     # the price's source and date are on the price page the cost links to
     priced = "; a list price, not what was paid" if isinstance(row.get("price_words"), str) else ""
+    core_h = row.get("core_hours")
+    if core_h is not None and not missing(core_h):  # a CPU is priced per core-hour
+        return f"{num(core_h)} core-hours{priced}"
     return f"{value_text(acc_h * 3600, 's')} device-time{priced}"
 
 

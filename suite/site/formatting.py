@@ -41,6 +41,14 @@ def usd(value) -> str:
     return f"{sign}${size:.2f}" if size >= 0.01 else f"{sign}${_sig(size)}"
 
 
+def price_usd(value) -> str:
+    """A price per hour in US dollars: cents from $1 up ("$2.84"), three significant digits below
+    ("$0.0465": a CPU's price per core-hour is not rounded to $0.05); "—" when missing."""
+    if missing(value):
+        return "—"
+    return usd(value) if abs(value) >= 1 else f"${_sig(abs(value))}"
+
+
 def pct(value) -> str:
     """A share as a percentage with one decimal; "—" when missing."""
     return "—" if missing(value) else f"{100 * value:.1f}%"

@@ -342,14 +342,19 @@ def add_costs(rows: list[Row], table: Table) -> None:
         r.energy_cost_usd = hours.cost(r.energy_kwh, table.electricity.usd_per_kwh if table.electricity else None)
 
 
+def priced_new(rows: list[Row]) -> list[Row]:
+    """The rows the cheapest-to-target view weighs: complete, closed-division, priced and new in
+    their round (not carried over from an earlier one)."""
+    return [r for r in rows if r.complete and r.division == "closed" and r.cost_usd is not None
+            and r.carried_of is None]
+
+
 def cheapest_to_target(rows: list[Row]) -> list[Row]:
     """The Pareto front of cost and time among the closed-division rows of one round × benchmark
     scored from complete submissions, priced and new in the round (a carried-over result is its
     earlier round's, :func:`mark_carried`): fastest first, each row on it cheaper than every
     faster one (no other row is both faster and cheaper); rows of equal time and cost are both on it."""
-    priced = sorted((r for r in rows if r.complete and r.division == "closed" and r.cost_usd is not None
-                     and r.carried_of is None),
-                    key=lambda r: (r.minutes, r.cost_usd))
+    priced = sorted(priced_new(rows), key=lambda r: (r.minutes, r.cost_usd))
     front: list[Row] = []
     for r in priced:
         last = front[-1] if front else None

@@ -27,8 +27,8 @@ from markupsafe import Markup, escape
 from suite.cost import prices
 from suite.mlperf import division, documents, ingest
 from suite.mlperf.targets import target_text
-from suite.site import mlperf_charts, mlperf_model
-from suite.site.formatting import num, pct, seconds, usd
+from suite.site import cost_charts, mlperf_charts, mlperf_model
+from suite.site.formatting import num, pct, price_usd, seconds, usd
 from suite.site.mlperf_model import (
     Row,
     add_costs,
@@ -178,7 +178,7 @@ def _cost(r: Row, root: str) -> dict:
         return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
                     title=f"{r.family}: no price in the price table, never a guess")
     return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text,
-                title=f"{r.price.cls.name} at {usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
+                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
 
 
 def _accelerator(r: Row, root: str) -> dict:
@@ -326,7 +326,9 @@ def _cheapest(rows: list[Row]) -> dict | None:
     lines = [[_score(r), _cost(r, "../"), cell(r.submitter), cell(r.system, cls="wrap"), _accelerator(r, "../"),
               cell(r.price.cls.name if r.price else "—")] for r in front]
     classes_used = sorted({r.price.cls.name for r in front if r.price})
-    return {"table": _table("cheapest", CHEAPEST_HEADERS, lines), "classes": classes_used,
+    chart = cost_charts.pareto(mlperf_model.priced_new(rows), front,
+                               f"{front[0].round} · {front[0].benchmark}: cost to train against time")
+    return {"table": _table("cheapest", CHEAPEST_HEADERS, lines), "classes": classes_used, "chart": chart,
             "priced": sum(r.cost_usd is not None for r in rows if r.complete and r.division == "closed"
                           and r.carried_of is None),
             "closed": sum(r.complete and r.division == "closed" and r.carried_of is None for r in rows)}
@@ -374,6 +376,8 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
     which = "available systems" if available_only else "closed division"
     chart = mlperf_charts.history_chart(rounds, sizes, best, f"{bench}: best official score per round, {which}",
                                         bench, breaks)
+    cost_chart = cost_charts.history(rounds, {rnd: _priced_charted(rows, rnd, categories) for rnd in rounds},
+                                     f"{bench}: cost to train per round, {which}", breaks)
     table_rows = []
     for rnd in reversed(rounds):
         named = bench if any(r.round == rnd and r.benchmark == bench for r in rows) else \
@@ -400,7 +404,7 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
     closed = [r for r in rows if r.division == "closed"]
     render("mlperf_history.html", out / FOLDER / history_page(bench, available_only), root="../",
            title=f"MLPerf Training history · {bench}" + (" · available systems" if available_only else ""),
-           benchmark=bench, chart=chart, available_only=available_only,
+           benchmark=bench, chart=chart, cost_chart=cost_chart, available_only=available_only,
            views=[{"label": "every category", "href": history_page(bench), "here": not available_only},
                   {"label": "available systems only", "href": history_page(bench, True), "here": available_only}],
            not_available=sum(p.preview_or_research for p in best.values()),
@@ -418,11 +422,17 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
     return rounds
 
 
+def _priced_charted(rows: list[Row], rnd: str, categories: tuple[str, ...] | None) -> list[Row]:
+    """The priced results the history charts in round ``rnd`` (new, complete, closed-division,
+    of its categories): the points of the cost history."""
+    return [r for r in rows if r.round == rnd and r.cost_usd is not None and mlperf_model.charted(r, categories)
+            and not mlperf_model.carried_out(r, categories)]
+
+
 def _cheapest_cell(rows: list[Row], rnd: str, categories: tuple[str, ...] | None) -> dict:
     """The cost history's cell of one round: the cheapest priced result the history charts there
     (a new, complete, closed-division result of its categories), its time and system below."""
-    priced = [r for r in rows if r.round == rnd and r.cost_usd is not None and mlperf_model.charted(r, categories)
-              and not mlperf_model.carried_out(r, categories)]
+    priced = _priced_charted(rows, rnd, categories)
     if not priced:
         return cell("no price", cls="empty", title="no charted result of this round has a priced accelerator class")
     r = min(priced, key=lambda r: r.cost_usd or 0.0)

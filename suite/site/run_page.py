@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from suite.cost import hours
+from suite.cost import classes, hours
 from suite.cost.prices import Price, Table
 from suite.figures import derive
 from suite.leaderboard.rows import own_code
@@ -19,7 +19,7 @@ from suite.meters import host_load
 from suite.record import results
 from suite.record.text import printable
 from suite.site import charts, labels
-from suite.site.formatting import RESOLUTION_S, missing, seconds, usd
+from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
@@ -209,7 +209,9 @@ def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer
     already on the file as stored (the figures shown are recomputed, which its signature does not
     cover), else checked here on ``doc``; ``table``: the price table its runs' costs use (None: none shown)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
-    price = table.price_of(doc["system"]["accelerator"]["name"]) if table is not None else None
+    on_cpu = hours.core_hours(doc["system"], 0.0) is not None  # a CPU with its cores recorded: priced per core
+    price = None if table is None else table.price(classes.named("CPU")) if on_cpu else \
+        table.price_of(doc["system"]["accelerator"]["name"])
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
             "signer": signing.signer(doc) if signer is False else signer,  # None: unsigned
             # a reproduction gives no leaderboard entry, so its system may have no page
@@ -217,19 +219,22 @@ def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer
             "interconnect": interconnect_text(doc["system"]),
             "settings": provenance_table(labels.flatten(doc["settings"], "settings")),
             "system": provenance_table(labels.flatten(doc["system"], "system")),
-            "priced": table is not None, "price": price}
+            "priced": table is not None, "price": price,
+            "cores": doc["system"]["host"]["cpu_logical_cores"] if on_cpu else None}
 
 
-def cost_context(run: dict, price: Price | None) -> dict | None:
+def cost_context(run: dict, price: Price | None, cores: int | None = None) -> dict | None:
     """A TTA run's device-hours (devices × its time to target) and their cost at its class's
-    list price; None for a run without a time to target."""
-    acc_h = hours.to_target(results.world_size(run), run["metrics"].get("tta_s"))
+    list price — on a CPU, its core-hours (``cores`` × the time) at the price per core-hour; None
+    for a run without a time to target."""
+    count = cores or results.world_size(run)
+    acc_h = hours.to_target(count, run["metrics"].get("tta_s"))
     if acc_h is None:
         return None
     amount = hours.cost(acc_h, price.usd_per_hour if price else None)
-    return {"hours": acc_h, "devices": results.world_size(run),
+    return {"hours": acc_h, "devices": count, "unit": "core" if cores else "device",
             "cost": None if amount is None else usd(amount),
-            "rate": None if price is None else f"{usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
+            "rate": None if price is None else f"{price_usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
             "words": None if price is None else price.words()}
 
 
@@ -436,7 +441,8 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         **(shared or doc_context(file, doc)),
         # own code by its name ("own smoke seed 1" said nothing of which code it was)
         "title": f"{own_name if own_name else wid} {scale} seed {run['seed']}", "run": run,
-        "cost": cost_context(run, (shared or {}).get("price")) if (shared or {}).get("priced") else None,
+        "cost": cost_context(run, (shared or {}).get("price"), (shared or {}).get("cores"))
+        if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
         "distributed": distributed_context(run),

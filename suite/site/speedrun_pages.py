@@ -4,7 +4,9 @@
   table (record, date, what changed, claimed, measured, runs, mean val loss, p, GPUs, verdict);
 - ``speedrun/track-N/<record>.html``: one README row: its runs' validation-loss curves, each
   run's figures, versions and source hash, links to the logs and the PR;
-- ``speedrun/records.csv`` / ``runs.csv`` (and ``.json``): a line per README row, per log.
+- ``speedrun/records.csv`` / ``runs.csv`` (and ``.json``): a line per README row, per log;
+  ``speedrun/costs.csv`` (and ``.json``): each row's GPU-hours and list-price cost
+  (:mod:`suite.site.speedrun_costs`).
 
 These records are another workload than goodbench's (FineWeb data, a model that changes with
 every record): they never enter goodbench's rankings, and every page says so.
@@ -16,7 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite.site import speedrun_charts
+from suite.cost import prices
+from suite.site import speedrun_charts, speedrun_costs
 from suite.site.render import render
 from suite.site.tables import downloads
 from suite.speedrun import documents
@@ -66,7 +69,7 @@ def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.
                                                             "accelerators": "Int64"}))
 
 
-def _track_page(out: Path, doc: dict, built: dict) -> None:
+def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
     keys = record_keys(doc["records"])
     runs = {r["log"]: r for r in doc["runs"]}
     track = doc["track"]
@@ -77,24 +80,34 @@ def _track_page(out: Path, doc: dict, built: dict) -> None:
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
                log_url=lambda p: log_url(doc, p), **built)
     render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
-           title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys)), apart=APART,
+           title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys, costs)), apart=APART,
+           cost_title=speedrun_costs.TITLE,
            chart=speedrun_charts.history(doc["records"], f"track {track}: record history"), **built)
 
 
-def write(out: Path, results_dir: str | Path, built: dict) -> list[dict]:
-    """Write the speedrun pages and downloads when ``<results_dir>/speedrun/`` holds documents;
-    returns the index page's lines (links relative to the site's root), empty when none."""
+def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None) -> list[dict]:
+    """Write the speedrun pages and downloads when ``<results_dir>/speedrun/`` holds documents,
+    each record's cost at ``table``'s prices (None: the shipped table); returns the index page's
+    lines (links relative to the site's root), empty when none."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
+    table = table if table is not None else prices.load()
+    every = []
     for doc in docs:
-        _track_page(out, doc, built)
+        costs = [speedrun_costs.priced({**r, "track": doc["track"]}, table) for r in doc["records"]]
+        _track_page(out, doc, built, costs)
+        every += costs
     records, runs = tables(docs)
     downloads(records, out / FOLDER / "records")
     downloads(runs, out / FOLDER / "runs")
+<<<<<<< HEAD
     for frame, name in zip(tables(docs, estimates=True), ("records", "runs")):  # the JSON with the estimates
         frame.to_json(out / FOLDER / f"{name}.json", orient="records", indent=1, double_precision=15)
+=======
+    downloads(speedrun_costs.frame(every), out / FOLDER / "costs")
+>>>>>>> cost
     lines = [{"href": f"{FOLDER}/track-{d['track']}.html", "title": f"NanoGPT speedrun: {d['name']}",
               "detail": f"{len(d['records'])} README rows, {len(d['runs'])} logs, target val loss "
                         f"{d['target_val_loss']}, claimed and measured side by side"} for d in docs]
