@@ -196,12 +196,8 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
                               table=table)
     progress("writing the imported MLPerf Training pages")
     mlperf = mlperf_pages.write(out, results_dir, built, table)  # imported MLPerf results: a page of their own
-<<<<<<< HEAD
     progress("writing the imported NanoGPT speedrun pages")
-    speedrun = speedrun_pages.write(out, results_dir, built)  # the imported NanoGPT speedrun, apart too
-=======
     speedrun = speedrun_pages.write(out, results_dir, built, table)  # the imported NanoGPT speedrun, apart too
->>>>>>> cost
     price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun)
     about_pages.write(out, built)  # methodology and how to submit

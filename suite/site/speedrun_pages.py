@@ -102,12 +102,9 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
     records, runs = tables(docs)
     downloads(records, out / FOLDER / "records")
     downloads(runs, out / FOLDER / "runs")
-<<<<<<< HEAD
     for frame, name in zip(tables(docs, estimates=True), ("records", "runs")):  # the JSON with the estimates
         frame.to_json(out / FOLDER / f"{name}.json", orient="records", indent=1, double_precision=15)
-=======
     downloads(speedrun_costs.frame(every), out / FOLDER / "costs")
->>>>>>> cost
     lines = [{"href": f"{FOLDER}/track-{d['track']}.html", "title": f"NanoGPT speedrun: {d['name']}",
               "detail": f"{len(d['records'])} README rows, {len(d['runs'])} logs, target val loss "
                         f"{d['target_val_loss']}, claimed and measured side by side"} for d in docs]
