@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.figures.reproducibility import INCONCLUSIVE, OUTSIDE, WITHIN, interval_judgement
+from suite.figures.reproducibility import OUTSIDE, WITHIN, interval_judgement
 
 MAX_MEASUREMENTS = 8     # re-runs of one run in all, the first included
 MIN_AGAINST = 2          # a throughput found outside is measured at least this often: one busy spell is no difference
@@ -151,7 +151,7 @@ class Measuring:
         capped = self._capped(n, p.batches)
         if self.judged == WITHIN or (self.judged == OUTSIDE and (n >= MIN_AGAINST or capped)):
             self.stopped, self.why = DECISIVE, f"the interval lies {'within' if self.judged == WITHIN else 'wholly outside'}" \
-                f" ±{self.tolerance:.0%}"
+                f" ±{self.tolerance:.0%}" + (f" (not measured again: {capped})" if n < MIN_AGAINST and self.judged == OUTSIDE else "")
         elif self.judged == OUTSIDE:
             return False
         elif not p.decidable:
