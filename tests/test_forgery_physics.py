@@ -368,15 +368,29 @@ def test_a_cpu_smoke_run_retimed_to_ten_microsecond_steps_with_its_ceiling_is_re
     forged = repair(with_ceiling(retimed, ceiling["flops"] * factor, [t * factor for t in ceiling["trials_flops"]]))
     problems = v.check_document(forged)
     assert {p.code for p in problems} == {"cpu-too-fast"}
-    assert {p.field for p in problems} == {"settings.matmul_ceiling.fp32.flops", "runs[0].step_times_s"}
-    assert all("above 7.936e+11: 2 recorded cores × 64 fp32 FLOPs per cycle × 6.2 GHz" in p.reason for p in problems)
+    assert {p.field for p in problems} == {"settings.matmul_ceiling.fp32.flops", "runs[0].step_times_s",
+                                           "runs[0].event_log"}  # its evaluations too
+    assert all("7.936e+11" in p.reason and "2 recorded cores × 64 fp32 FLOPs per cycle × 6.2 GHz" in p.reason
+               for p in problems)
     # claiming a bigger machine only helps up to the cores a socket holds: 288 × 1 socket
     big = copy.deepcopy(forged)
     big["system"]["host"].update(cpu_physical_cores=100_000, cpu_logical_cores=100_000)
     most, basis = physics_rules.cpu_most(big, big["runs"][0], "fp32")
     assert most == pytest.approx(288 * 64 * 6.2e9) and basis.startswith("288 recorded cores")
     fastest = factor * max([ceiling["flops"], *ceiling["trials_flops"]])
-    assert ("cpu-too-fast" in codes(big)) == (fastest > most * 1.01)  # lm-char's 6.8·10¹⁴ still; dlrm's 7.9·10¹³ not
+    ceiling_refused = {p.field for p in v.check_document(big)} >= {"settings.matmul_ceiling.fp32.flops"}
+    assert ceiling_refused == (fastest > most * 1.01)  # lm-char's 6.8·10¹⁴ still; dlrm's 7.9·10¹³ not
+
+
+@pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
+def test_cpu_evaluations_cut_below_their_flops_at_the_most_its_cores_do_are_refused(workload_id):
+    """A CPU run's evaluations cut 100-fold, the steps untouched (rules v9): each evaluation's eval
+    set's model FLOPs take at least that long at the most its 2 recorded cores do. Worst honest:
+    0.214 of it (lm-char-seeds-1-3.json's evaluation at step 50: 1.4·10¹⁰ FLOPs in 84 ms)."""
+    doc = repair(evals_cut(real(workload_id), 100))
+    problems = [p for p in v.check_document(doc) if p.code == "cpu-too-fast"]
+    assert [p.field for p in problems] == ["runs[0].event_log"]
+    assert "2 recorded cores × 64 fp32 FLOPs per cycle" in problems[0].reason
 
 
 # ---------------------------------------------------------------- ceilings that are not measurements

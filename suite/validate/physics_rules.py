@@ -24,8 +24,8 @@ code("eval-too-fast", "an evaluation shorter than the model FLOPs of its eval se
 code("power-band", "mean power over a measured span outside the device class's physical band, or below what "
                    "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
-code("cpu-too-fast", "a CPU's measured matmul ceiling, or a CPU run's model FLOP/s, above what its recorded cores "
-     "do at the most any CPU core does per cycle and the highest clock of any", since=V9)
+code("cpu-too-fast", "a CPU's measured matmul ceiling, or a CPU run's model FLOP/s over its window or an evaluation, "
+     "above what its recorded cores do at the most any CPU core does per cycle and the highest clock of any", since=V9)
 
 
 def _ceiling_entry(doc: dict, precision: str) -> dict | None:
@@ -353,10 +353,23 @@ def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
 
 @run_rule("cpu-too-fast")
 def _check_cpu_rate(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """A CPU run's model FLOP/s over its window are at most what its recorded cores can do (:func:`cpu_most`)."""
-    rate = derive.flop_rate(run["metrics"]["flops_per_step"], facts["expected"])
+    """A CPU run's model FLOP/s over its window, and each closed-division evaluation's, are at most
+    what its recorded cores can do (:func:`cpu_most`)."""
     most = cpu_most(doc, run, run["precision"])
-    if rate is None or most is None or rate <= most[0] * (1 + REL_TOLERANCE):
+    if most is None:
         return []
-    return [Problem("cpu-too-fast", f"{where}.step_times_s",
-                    f"{rate:.4g} model FLOP/s from the FLOP model and the step times, above {most[0]:.4g}: {most[1]}")]
+    problems = []
+    rate = derive.flop_rate(run["metrics"]["flops_per_step"], facts["expected"])
+    if rate is not None and rate > most[0] * (1 + REL_TOLERANCE):
+        problems.append(Problem("cpu-too-fast", f"{where}.step_times_s", f"{rate:.4g} model FLOP/s from the FLOP "
+                                f"model and the step times, above {most[0]:.4g}: {most[1]}"))
+    flops, log = eval_flops(doc, facts), read_log(run, facts)
+    if flops is not None and log is not None:
+        least = flops / most[0]
+        short = sorted((item.seconds, step) for step, item in log.evals.items() if item.seconds < least * (1 - REL_TOLERANCE))
+        if short:
+            problems.append(Problem("cpu-too-fast", f"{where}.event_log",
+                                    f"{len(short)} of its {len(log.evals)} evaluations shorter than {least * 1e3:.4g} "
+                                    f"ms (the one at step {short[0][1]}: {short[0][0] * 1e3:.4g} ms): its eval set's "
+                                    f"{flops:.4g} model FLOPs at {most[0]:.4g} FLOP/s, {most[1]}"))
+    return problems
