@@ -31,7 +31,7 @@ def _run(mean_s: float, noise: float, seed: int, steps: int = 40) -> dict:
     rng = np.random.default_rng(seed)
     times = [round(float(mean_s * (1 + noise * rng.uniform(-1, 1))), 7) for _ in range(steps)]
     tput, _ = derive.throughput(times, warmup_steps=0, samples_per_step=8, tokens_per_step=None)
-    return {"status": "complete", "run_id": uuid.uuid4().hex, "step_times_s": times, "curve": [],
+    return {"status": "complete", "run_id": uuid.uuid4().hex, "step_times_s": times, "curve": [], "scale": "smoke",
             "metrics": {"throughput": tput, "samples_per_step": 8, "tokens_per_step": None, "flops_per_step": 1e9}}
 
 
@@ -97,6 +97,12 @@ def test_the_verdict_and_the_time_taken_are_in_the_reproduction_record():
     assert (m["measurements"], m["seconds"], m["stopped"]) == (n, n * RERUN_S, "decisive")
     assert m["ratio"] == pytest.approx(state.pool.ratio) and m["ci95"] == [state.pool.low, state.pool.high]
     assert m["cap"] == {"measurements": 8, "batches": 240, "seconds": 900.0}
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import Reproduction
+
+    [line] = [x for x in report_lines(Reproduction({}, [c])) if x.startswith("  measured on")]
+    assert line.endswith(f"measured {n} times ({state.pool.batches} batches, {n * RERUN_S} s; cap 8 re-runs, 240 "
+                         "batches or 900 s): stopped, the interval lies within ±20%")
     capped, _ = _measured(0.84, measuring.Cap(measurements=3))
     c = comparison.compare_run(_target(ORIGINAL), capped.records[-1], 0.2,
                                comparison.compare_run(_target(ORIGINAL), capped.records[0], 0.2), capped)
