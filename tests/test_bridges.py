@@ -95,9 +95,10 @@ def test_a_bridge_between_a_victim_and_an_earlier_run_is_the_copy_and_the_victim
 def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_path, keys):
     """A bridge signed by a third key and stored between the attacker's run and the victim's
     disputes the attacker's run only; the victim's, stored after it, is judged on its own
-    evidence: the same step times as the bridge, a run signed and stored before it, so it is
-    disputed with the bridge (the front-running a commitment prevents: docs/submitting.md) —
-    but never through the bridge with the attacker's run. Stored after both, the bridge is
+    evidence: the same step times as the bridge, but the bridge is already a record of the
+    attacker's run, which the victim does not match — no record of the victim's run alone — so
+    the victim stays kept and the bridge is the copy (a plain copy stored first still disputes
+    it: the front-running a commitment prevents, docs/submitting.md). Stored after both, the bridge is
     the copy whichever key signed it, and neither run it matches loses anything."""
     (attacker_key, _), (victim_key, victim_fp), (third_key, _) = keys.values()
     earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
@@ -106,9 +107,19 @@ def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_
     a, v, b = (ownership.claims(n, d) for n, d in (("a.json", earlier), ("v.json", victim), ("b.json", bridge)))
     for order in ([*a, *v, *b], [*v, *a, *b]):
         assert {k: x.status for k, x in ownership.resolve(order).items()} == {("b.json", 0): "copy"}
+    # stored before the victim, the bridge is disputed with the attacker's run; the victim, judged
+    # on its own evidence, matches the bridge only, and the bridge is a record of another run as
+    # well: it is no record of the victim's run alone, so it demotes nothing and is the copy
     front = ownership.resolve([*a, *b, *v])
-    assert {k: (x.status, x.original.file) for k, x in front.items()} == \
-        {("b.json", 0): ("disputed", "a.json"), ("v.json", 0): ("disputed", "b.json")}
+    assert {k: (x.status, x.original.file) for k, x in front.items()} == {("b.json", 0): ("copy", "a.json")}
+    # while a plain copy stored first (the front-running a commitment prevents) still disputes it
+    plain_copy = ownership.claims("c.json", signing.seal(_own_story(copy.deepcopy(victim), "copy-lab"), third_key))
+    assert {k: (x.status, x.original.file) for k, x in ownership.resolve([*a, *plain_copy, *v]).items()} == \
+        {("v.json", 0): ("disputed", "c.json")}
+    # and a record disputed with the victim's own run keeps the victim's third copy disputed, not kept
+    thief = ownership.claims("t.json", signing.seal(_own_story(copy.deepcopy(victim), "thief-lab"), attacker_key))
+    assert {k: x.status for k, x in ownership.resolve([*v, *thief, *plain_copy]).items()} == \
+        {("t.json", 0): "disputed", ("c.json", 0): "disputed"}
     # an unsigned victim stored before the bridge is not the bridge's to demote either: the
     # bridge, signed, is disputed with the attacker's run, and the unsigned run stays kept
     plain = ownership.claims("p.json", _alone(2, "victim-lab"))
@@ -117,3 +128,20 @@ def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_
     # while its owner's key, signing it later, still wins over that unsigned file
     assert {k: (x.status, x.original.owner) for k, x in ownership.resolve([*plain, *v]).items()} == \
         {("p.json", 0): ("copy", victim_fp)}
+
+
+def test_a_victim_stored_after_a_bridge_is_stored_kept_and_the_bridge_shown_as_the_copy(tmp_path, keys):
+    """The store and the leaderboard agree: a bridge stored between the attacker's run and the
+    victim's is disputed with the attacker's until the victim is stored, then shown as a copy;
+    the victim is stored with no note and ranked."""
+    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
+    folder = tmp_path / "results"
+    earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
+    victim = signing.seal(_alone(2, "victim-lab"), victim_key)
+    first = submit(_write(tmp_path / "attacker.json", earlier), folder)
+    bridged = submit_noted(_write(tmp_path / "bridge.json", _bridge(victim, earlier, third_key)), folder)
+    assert len(bridged.notes) == 1 and "shown as disputed" in bridged.notes[0]
+    assert _statuses(folder) == {first.name: {None}, bridged.path.name: {"disputed"}}
+    genuine = submit_noted(_write(tmp_path / "victim.json", victim), folder)
+    assert genuine.notes == ()
+    assert _statuses(folder) == {first.name: {None}, bridged.path.name: {"copy"}, genuine.path.name: {None}}

@@ -9,6 +9,7 @@ asserts the exact codes it is refused with. No test here trains a model.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 
@@ -155,8 +156,8 @@ def rate_and_bound(doc: dict, index: int = 0) -> tuple[float, float]:
 def test_every_honest_file_passes_the_physics_rules(path):
     doc = json.loads(path.read_text())
     physics = {c for c in v.CODES if c in ("ceiling-implausible", "above-ceiling", "tta-too-fast", "power-band",
-                                            "eval-too-fast", "step-too-fast")}
-    assert len(physics) == 6
+                                            "eval-too-fast", "step-too-fast", "cpu-too-fast")}
+    assert len(physics) == 7
     assert not {p.code for p in v.check_document(doc)} & physics
 
 
@@ -177,6 +178,12 @@ def test_honest_files_leave_room_under_every_physics_bound(path):
         for precision, entry in doc["settings"]["matmul_ceiling"].items():
             low, _, _ = physics_rules.ceiling_bounds(doc, run, precision)
             assert low is None or entry["flops"] >= 3 * low
+        most = physics_rules.cpu_most(doc, run, run["precision"])  # rules v9: measured 0.326 and 0.130 at worst
+        ceiling = (doc["settings"].get("matmul_ceiling") or {}).get(run["precision"])
+        if most is not None and ceiling is not None:
+            assert 3 * max([ceiling["flops"], *ceiling["trials_flops"]]) <= most[0]
+        if most is not None and rate is not None:
+            assert 7.5 * rate <= most[0]
 
 
 def test_the_honest_files_are_every_workload_killed_resumed_and_distributed():
@@ -197,12 +204,12 @@ def test_a_run_sped_up_within_its_ceilings_spread_passes():
 @pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
 def test_a_run_sped_up_past_its_own_ceiling_is_refused(workload_id):
     """The runner with its training step replaced by a sleep: every record agrees, at 20 times
-    the FLOP/s the same machine's matmul reached."""
+    the FLOP/s the same machine's matmul reached — beyond what its 2 recorded cores can do too."""
     doc = real(workload_id)
     rate, bound = rate_and_bound(doc)
     doc = repair(sped_up(doc, 20 * bound / rate))
     expected = {"above-ceiling", "tta-too-fast"} if workload_id in TTA else {"above-ceiling"}
-    assert codes(doc) == expected
+    assert codes(doc) == expected | {"cpu-too-fast"}
 
 
 def test_a_gpt2_run_at_eight_thousand_times_its_ceiling_is_refused():
@@ -213,7 +220,7 @@ def test_a_gpt2_run_at_eight_thousand_times_its_ceiling_is_refused():
     doc = repair(sped_up(doc, 8291 * ceiling / rate))
     assert doc["runs"][0]["metrics"]["share_of_ceiling"] == pytest.approx(8291, rel=0.01)
     problems = v.check_document(doc)
-    assert {p.code for p in problems} == {"above-ceiling"}
+    assert {p.code for p in problems} == {"above-ceiling", "cpu-too-fast"}
     assert "the measured fp32 matmul ceiling" in problems[0].reason
 
 
@@ -224,7 +231,7 @@ def test_a_dlrm_run_at_four_hundred_times_its_ceiling_is_refused():
     doc = repair(sped_up(doc, 417 * doc["runs"][0]["metrics"]["matmul_ceiling_flops"] / rate))
     assert doc["runs"][0]["metrics"]["share_of_ceiling"] == pytest.approx(417, rel=0.05)  # step times to 0.1 µs
     assert doc["runs"][0]["metrics"]["tta_s"] < 0.37
-    assert codes(doc) == {"above-ceiling", "tta-too-fast"}
+    assert codes(doc) == {"above-ceiling", "tta-too-fast", "cpu-too-fast"}
 
 
 def test_a_synthetic_h100_at_mfu_0976_is_refused_by_its_own_ceiling():
@@ -344,6 +351,46 @@ def test_the_findings_smoke_retime_is_within_the_flop_floor_and_never_ranked():
     assert codes(doc) == set()
     # its evaluations cut fourfold more fall under the floor
     assert codes(repair(evals_cut(doc, 4))) == {"eval-too-fast"}
+
+
+@pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
+def test_a_cpu_smoke_run_retimed_to_ten_microsecond_steps_with_its_ceiling_is_refused(workload_id):
+    """Finding 7 on a CPU: every step, evaluation and stamp of a real smoke run made 10 µs a step,
+    and its measured ceiling scaled by the same factor so that its own ceiling allows it — every
+    record consistent. The host it records (2 cores) cannot: at the most any core does (64 fp32
+    FLOPs a cycle at 6.2 GHz) they reach 794 GFLOP/s, and the retimed ceiling is 10¹³–10¹⁴."""
+    doc = real(workload_id)
+    run = doc["runs"][0]
+    factor = min(run["step_times_s"]) / 10e-6
+    retimed = repair(sped_up(doc, factor))
+    assert codes(retimed) >= {"above-ceiling", "cpu-too-fast"}  # its own ceiling refuses it unscaled
+    ceiling = doc["settings"]["matmul_ceiling"]["fp32"]
+    forged = repair(with_ceiling(retimed, ceiling["flops"] * factor, [t * factor for t in ceiling["trials_flops"]]))
+    problems = v.check_document(forged)
+    assert {p.code for p in problems} == {"cpu-too-fast"}
+    assert {p.field for p in problems} == {"settings.matmul_ceiling.fp32.flops", "runs[0].step_times_s",
+                                           "runs[0].event_log"}  # its evaluations too
+    assert all("7.936e+11" in p.reason and "2 recorded cores × 64 fp32 FLOPs per cycle × 6.2 GHz" in p.reason
+               for p in problems)
+    # claiming a bigger machine only helps up to the cores a socket holds: 288 × 1 socket
+    big = copy.deepcopy(forged)
+    big["system"]["host"].update(cpu_physical_cores=100_000, cpu_logical_cores=100_000)
+    most, basis = physics_rules.cpu_most(big, big["runs"][0], "fp32")
+    assert most == pytest.approx(288 * 64 * 6.2e9) and basis.startswith("288 recorded cores")
+    fastest = factor * max([ceiling["flops"], *ceiling["trials_flops"]])
+    ceiling_refused = {p.field for p in v.check_document(big)} >= {"settings.matmul_ceiling.fp32.flops"}
+    assert ceiling_refused == (fastest > most * 1.01)  # lm-char's 6.8·10¹⁴ still; dlrm's 7.9·10¹³ not
+
+
+@pytest.mark.parametrize("workload_id", TTA + THROUGHPUT)
+def test_cpu_evaluations_cut_below_their_flops_at_the_most_its_cores_do_are_refused(workload_id):
+    """A CPU run's evaluations cut 100-fold, the steps untouched (rules v9): each evaluation's eval
+    set's model FLOPs take at least that long at the most its 2 recorded cores do. Worst honest:
+    0.214 of it (lm-char-seeds-1-3.json's evaluation at step 50: 1.4·10¹⁰ FLOPs in 84 ms)."""
+    doc = repair(evals_cut(real(workload_id), 100))
+    problems = [p for p in v.check_document(doc) if p.code == "cpu-too-fast"]
+    assert [p.field for p in problems] == ["runs[0].event_log"]
+    assert "2 recorded cores × 64 fp32 FLOPs per cycle" in problems[0].reason
 
 
 # ---------------------------------------------------------------- ceilings that are not measurements

@@ -466,9 +466,11 @@ def test_reproduce_runs_no_command_but_python_on_a_checked_out_code_file(tmp_pat
 def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be_told(measured, tmp_path,
                                                                                      monkeypatch):
     """As a reference reproduction does: a curve that agrees with a throughput the interval cannot
-    place (here every comparison is made to ask) runs the recorded command once more, and the
-    second re-run is the reproduction, each comparison keeping the first measurement's ratio."""
-    from suite.run.reproduce import comparison, own
+    place (here every comparison is made to ask) runs the recorded command again, each run's
+    re-runs pooled, until they decide or the cap (here 2 re-runs) is reached; the last re-run is
+    the reproduction, each comparison keeping the first measurement's ratio and its measuring,
+    the file valid."""
+    from suite.run.reproduce import comparison, measuring, own
     from suite.run.reproduce.inputs import read_original
 
     original = read_original(str(measured.path))
@@ -482,15 +484,22 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
     monkeypatch.setattr(own.sandbox, "bwrap", lambda: "bwrap")
     monkeypatch.setattr(own, "_rerun", rerun)
-    monkeypatch.setattr(comparison.Comparison, "repeat", property(lambda c: c.measurements == 1))
+    monkeypatch.setattr(comparison.Comparison, "unsettled", property(lambda c: True))
+    stop = measuring.Measuring._stop  # a first re-run never settles it here: at least two
+    monkeypatch.setattr(measuring.Measuring, "_stop", lambda m: len(m.records) >= 2 and stop(m))
     said: list[str] = []
-    found = own.reproduce(original, [0, 1], tmp_path / "repro.json", 0.1, report=said.append)
-    assert len(runs) == 2 and len(said) == 1 and "running the recorded command once more" in said[0]
+    found = own.reproduce(original, [0, 1], tmp_path / "repro.json", 0.1, report=said.append,
+                          cap=measuring.Cap(measurements=2))
+    assert len(runs) == 2 and "the recorded command runs again" in said[0]
     assert [c.measurements for c in found.comparisons] == [2, 2] and all(c.first_ratio for c in found.comparisons)
+    assert len(said) == 3 and all(" measured 2 times (" in line for line in said[1:])
     written = json.loads((tmp_path / "repro.json").read_text())
-    assert [r["measurements"] for r in written["settings"]["reproduces"]["runs"]] == [2, 2]
-    assert written["runs"][0]["run_id"] in runs[1].decode()  # the second re-run is the reproduction
+    entries = written["settings"]["reproduces"]["runs"]
+    assert [r["measurements"] for r in entries] == [2, 2]
+    assert all(r["measuring"]["measurements"] == 2 and r["measuring"]["stopped"] in ("decisive", "cap", "undecidable")
+               and r["measuring"]["seconds"] > 0 for r in entries)
     assert v.check_document(written) == []
+    assert written["runs"][0]["run_id"] in runs[1].decode()  # the last re-run is the reproduction
     # a "reproduction" that hands the original's runs back, untrained, is refused
     handed_back = copy.deepcopy(written)
     handed_back["settings"]["reproduces"]["runs"][0]["original_run_id"] = handed_back["runs"][0]["run_id"]

@@ -28,7 +28,11 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--tolerance", type=POSITIVE_FLOAT, default=20.0, metavar="PCT",
                    help="throughput tolerance: the ratio of the re-run's samples/s to the recorded, with "
                         "its 95%% interval, within 1 ± PCT%% (default 20, at most 50; a run whose interval is not within "
-                        "it is measured once more: wholly outside, it differs; across the edge, inconclusive)")
+                        "it is measured on, --measure-for: wholly outside, it differs; across the edge, inconclusive)")
+    p.add_argument("--measure-for", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
+                   help="a run whose curve agrees but whose throughput's interval does not decide is trained again, "
+                        "its re-runs pooled, until the interval decides or a cap: this many seconds of re-runs "
+                        "(default 900), 8 re-runs or 240 batches, whichever comes first (docs/rules.md)")
     p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
     p.add_argument("--system-overrides", metavar="FILE",
@@ -90,7 +94,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         overrides = load_overrides(args.system_overrides)
     found = train(the_plan, out, data_dir=args.data_dir, tolerance=tolerance, progress=progress, report=say,
                   system_name=args.system_name, system_overrides=overrides,
-                  command=["goodbench", *args.argv], sign=not args.no_sign)
+                  command=["goodbench", *args.argv], sign=not args.no_sign, cap=_cap(args))
     if found is None:  # another rank: rank 0 reports
         return 0
     for line in report_lines(found):
@@ -138,7 +142,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
         return 2
     try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
         found = own.reproduce(original, indexes, out, tolerance,
-                              load_key=(lambda: None) if args.no_sign else signing.load_key, report=say)
+                              load_key=(lambda: None) if args.no_sign else signing.load_key, report=say, cap=_cap(args))
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):
@@ -148,6 +152,13 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
           f"{done} of {len(found.comparisons)} runs reproduced", flush=True)
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
     return 0 if found.reproduced else 1
+
+
+def _cap(args):
+    """The cap on measuring a throughput on (suite/run/reproduce/measuring.py), ``--measure-for`` applied."""
+    from suite.run.reproduce.measuring import Cap
+
+    return Cap() if getattr(args, "measure_for", None) is None else Cap(seconds=args.measure_for)
 
 
 def _launch(args, the_plan: Plan, out: Path) -> int:

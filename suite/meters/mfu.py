@@ -176,6 +176,23 @@ multiplies and 4 adds per cycle per core, 8 GFLOP/s at 1 GHz, and ARMv8 NEON 4 f
 multiply-adds, the same; 1 GFLOP/s is an eighth of one core at 1 GHz. Measured: 6.8–51.6 GFLOP/s
 per timed batch of a 2048³ fp32 product on 2 shared server cores (tests' honest files)."""
 
+CPU_CORE_MOST_FLOP_PER_CYCLE = {"fp32": 64, "tf32": 2048, "bf16": 2048, "fp16": 2048, "fp8": 4096}
+"""The most model FLOPs one CPU core does per cycle at each precision (rules v9, ``cpu-too-fast``):
+fp32, two 512-bit fused multiply-add units (16 lanes × 2 FLOPs × 2: Intel's AVX-512 server cores,
+AMD Zen 5); bf16 and fp16, Intel's AMX tile unit (1,024 multiply-adds per cycle), which tf32 is
+given too (a CPU has no faster path for it); fp8, AMX's int8 rate (2,048 multiply-adds). No core
+sold does more of any."""
+
+CPU_MOST_CLOCK_HZ = 6.2e9
+"""The highest clock any x86 core is rated to reach (Intel Core i9-14900KS, 6.2 GHz boost); server
+cores with AVX-512 or AMX run slower, so a core at this clock and :data:`CPU_CORE_MOST_FLOP_PER_CYCLE`
+is beyond any core that exists (measured: the 2 shared AMD EPYC cores of the tests' honest files
+reached 52.8 GFLOP/s per core at fp32, 0.133 of the 397 GFLOP/s this allows)."""
+
+CPU_SOCKET_MOST_CORES = 288
+"""The most cores of one CPU package sold (Intel Xeon 6 6900E, 288 efficiency cores; AMD EPYC 9965
+has 192): a recorded core count above it, × sockets, counts as this."""
+
 CPU_PACKAGE_FLOOR_W = 1.0
 """The least mean RAPL package power of a CPU that trains (rules v7): the package domain counts
 the cores and the uncore (caches, memory controller), and a core training at full clock draws a

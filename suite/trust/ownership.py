@@ -237,18 +237,22 @@ def resolve(claims: Sequence[Claim]) -> dict[tuple[str, int], Verdict]:
     - a copy when a record it is linked to was signed by the same key (a key holds a run once),
       or when it is linked to two records kept and signed by their owners (it matches two runs:
       it is neither, and demotes neither);
-    - disputed when it is linked to one record signed by another key's owner, not a copy (the
-      first signature stored stays);
+    - disputed when it is linked to one record signed by another key's owner, not a copy, and
+      either kept or disputed with a record this claim is linked to as well (the first signature
+      stored stays); a record disputed with a run this claim does not match is a bridge between
+      two runs, no record of this claim's run: it is now a copy, and demotes nothing;
     - else kept, and every record it is linked to that no owner signed and no owner's record
       holds already is now its copy (a signed file wins over an unsigned copy stored before it).
 
-    So a later file never demotes a run signed by its owner. A file naming a suite run another
+    So a later file never demotes a run signed by its owner, and an earlier one only when it is a
+    record of that run alone. A file naming a suite run another
     file named (:func:`sessions`) is judged the same way as a whole: its runs not judged already
     are copies (or disputed) of the kept file's."""
     earlier: dict[int, list[Link]] = {}
     for link in links(claims):  # a < b: a was stored first
         earlier.setdefault(link.b, []).append(link)
     verdicts: dict[int, Verdict] = {}
+    position = {id(claim): k for k, claim in enumerate(claims)}
     for i, c in enumerate(claims):
         mine = sorted(earlier.get(i, ()), key=_strength)
         if not mine:
@@ -258,8 +262,9 @@ def resolve(claims: Sequence[Claim]) -> dict[tuple[str, int], Verdict]:
             continue
         signed = [link for link in mine if claims[link.a].owner is not None
                   and (link.a not in verdicts or verdicts[link.a].status != COPY)]
-        kept = [link for link in signed if link.a not in verdicts]
         same = [link for link in signed if claims[link.a].owner == c.owner]
+        signed = _standing(signed, {link.a for link in mine}, verdicts, claims, c.owner, position)
+        kept = [link for link in signed if link.a not in verdicts]
         if same:
             verdicts[i] = _verdict(COPY, claims, same[0], mine[0])
         elif len({link.a for link in kept}) >= 2:
@@ -287,6 +292,24 @@ def resolve(claims: Sequence[Claim]) -> dict[tuple[str, int], Verdict]:
                     original = next((k for k in by_file[kept_claim.file] if k.workload == c.workload), kept_claim)
                     status = DISPUTED if by_file[f][0].owner not in (None, kept_claim.owner) else COPY
                     out[(c.file, c.index)] = Verdict(status, original, original, DUPLICATE_SESSION)
+    return out
+
+
+def _standing(signed: list[Link], linked: set[int], verdicts: dict[int, Verdict], claims: Sequence[Claim],
+              owner: str, position: dict[int, int]) -> list[Link]:
+    """The ``signed`` links of a claim signed by ``owner`` (linked to the earlier records
+    ``linked``) to records that may dispute it: kept ones, its own key's, and disputed ones whose
+    kept record it matches too (the same run). A record already disputed with a run the claim does
+    not match holds that run's evidence as well as the claim's: a bridge, no standing record of the
+    claim's run. It cannot demote the claim, and is itself a copy (it matches two runs that are
+    not one), whichever of the two was stored first. ``position``: each claim's index, by ``id``."""
+    out = []
+    for link in signed:
+        held = verdicts.get(link.a)
+        if held is None or claims[link.a].owner == owner or position[id(held.original)] in linked:
+            out.append(link)
+        else:
+            verdicts[link.a] = Verdict(COPY, held.original, held.via, held.code, held.similarity)
     return out
 
 

@@ -10,7 +10,7 @@ from suite.figures import derive
 from suite.meters import mfu as mfu_meter
 from suite.record import results
 from suite.validate.registry import Problem, code, document_rule, run_rule
-from suite.validate.shared import V7, V8, division, read_log
+from suite.validate.shared import V7, V8, V9, division, read_log
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
 
 code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "
@@ -24,6 +24,8 @@ code("eval-too-fast", "an evaluation shorter than the model FLOPs of its eval se
 code("power-band", "mean power over a measured span outside the device class's physical band, or below what "
                    "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
+code("cpu-too-fast", "a CPU's measured matmul ceiling, or a CPU run's model FLOP/s over its window or an evaluation, "
+     "above what its recorded cores do at the most any CPU core does per cycle and the highest clock of any", since=V9)
 
 
 def _ceiling_entry(doc: dict, precision: str) -> dict | None:
@@ -304,3 +306,70 @@ def _check_step_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
     return [Problem("step-too-fast", f"{where}.step_times_s",
                     f"step {step} took {fastest * 1e6:.3g} µs; a training step on a GPU launches tens of kernels, "
                     f"at least {mfu_meter.GPU_STEP_FLOOR_S * 1e6:.3g} µs")]
+
+
+def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
+    """The most FLOP/s a CPU run's machine can do at ``precision``: its recorded cores (physical,
+    else logical; at most :data:`~suite.meters.mfu.CPU_SOCKET_MOST_CORES` per recorded socket) ×
+    nodes × :data:`~suite.meters.mfu.CPU_CORE_MOST_FLOP_PER_CYCLE` × :data:`~suite.meters.mfu.CPU_MOST_CLOCK_HZ`,
+    and what it comes from; None on a GPU or an unknown precision."""
+    per_cycle = mfu_meter.CPU_CORE_MOST_FLOP_PER_CYCLE.get(precision)
+    if doc["system"]["accelerator"]["type"] != "cpu" or per_cycle is None:
+        return None
+    host = doc["system"].get("host")
+    host = host if isinstance(host, dict) else {}
+
+    def count(key: str) -> int | None:
+        value = host.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    sockets = count("cpu_sockets") or 1
+    most_cores = sockets * mfu_meter.CPU_SOCKET_MOST_CORES
+    cores = min(count("cpu_physical_cores") or count("cpu_logical_cores") or most_cores, most_cores)
+    nodes = (run.get("distributed") or {}).get("nnodes", 1)
+    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 1
+    flops = nodes * cores * per_cycle * mfu_meter.CPU_MOST_CLOCK_HZ
+    return flops, (f"{cores} recorded core{'s' if cores != 1 else ''}{f' × {nodes} nodes' if nodes > 1 else ''} × "
+                   f"{per_cycle} {precision} FLOPs per cycle × {mfu_meter.CPU_MOST_CLOCK_HZ / 1e9:g} GHz, the most any "
+                   "CPU core does")
+
+
+@document_rule("cpu-too-fast")
+def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
+    """A CPU's measured matmul ceiling is at most what its recorded cores can do (:func:`cpu_most`)."""
+    problems: list[Problem] = []
+    by_precision = {run["precision"]: run for _, run in runs}
+    for precision, run in sorted(by_precision.items()):
+        entry, most = _ceiling_entry(doc, precision), cpu_most(doc, run, precision)
+        if entry is None or most is None:
+            continue
+        numbers = [t for t in entry.get("trials_flops") or [] if isinstance(t, (int, float))]
+        fastest = max([entry["flops"], *numbers])
+        if fastest > most[0] * (1 + REL_TOLERANCE):
+            problems.append(Problem("cpu-too-fast", f"settings.matmul_ceiling.{precision}.flops",
+                                    f"{fastest:.4g} FLOP/s measured, above {most[0]:.4g}: {most[1]}"))
+    return problems
+
+
+@run_rule("cpu-too-fast")
+def _check_cpu_rate(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """A CPU run's model FLOP/s over its window, and each closed-division evaluation's, are at most
+    what its recorded cores can do (:func:`cpu_most`)."""
+    most = cpu_most(doc, run, run["precision"])
+    if most is None:
+        return []
+    problems = []
+    rate = derive.flop_rate(run["metrics"]["flops_per_step"], facts["expected"])
+    if rate is not None and rate > most[0] * (1 + REL_TOLERANCE):
+        problems.append(Problem("cpu-too-fast", f"{where}.step_times_s", f"{rate:.4g} model FLOP/s from the FLOP "
+                                f"model and the step times, above {most[0]:.4g}: {most[1]}"))
+    flops, log = eval_flops(doc, facts), read_log(run, facts)
+    if flops is not None and log is not None:
+        least = flops / most[0]
+        short = sorted((item.seconds, step) for step, item in log.evals.items() if item.seconds < least * (1 - REL_TOLERANCE))
+        if short:
+            problems.append(Problem("cpu-too-fast", f"{where}.event_log",
+                                    f"{len(short)} of its {len(log.evals)} evaluations shorter than {least * 1e3:.4g} "
+                                    f"ms (the one at step {short[0][1]}: {short[0][0] * 1e3:.4g} ms): its eval set's "
+                                    f"{flops:.4g} model FLOPs at {most[0]:.4g} FLOP/s, {most[1]}"))
+    return problems

@@ -140,13 +140,18 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
     if curve["points"] != len(run["curve"]) and curve["agrees"]:
         problems.append(Problem("reproduces", f"{where}.curve.points",
                                 "an agreeing curve has as many points as the run's"))
-    supported = run["status"] == "complete" and curve["agrees"] and tput["within"] is not False
+    judged = tput  # the throughput the verdict rests on: this run's, or every re-run's pooled
+    if entry.get("measuring") is not None:
+        judged, more = _measuring(entry, a, where, tolerance)
+        problems += more
+    supported = run["status"] == "complete" and curve["agrees"] and judged["within"] is not False
     said = entry["verdict"].split(":", 1)[0]
     if (said == "reproduced" and not supported) or (said == "differs" and supported):
         problems.append(Problem("reproduces", f"{where}.verdict", (
             "says reproduced, but the run's status, curve or throughput says it differs" if not supported
             else "says differs, but the run's status, curve and throughput say it reproduced")))
         return problems  # the rules before v7: a stored reproduction keeps the status they gave it
+    ci = judged["ci95"]
     want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance)
     if said != want:
         interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
@@ -155,6 +160,30 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
                                 f"curve {'agrees' if curve['agrees'] else 'differs'}, throughput {interval} "
                                 f"against ±{tolerance:.4g})"))
     return problems
+
+
+def _measuring(entry: dict, original: float | None, where: str, tolerance: float) -> tuple[dict, list[Problem]]:
+    """The pooled throughput of a run measured on (``measuring``: its ratio, interval and whether
+    the ratio is within ``tolerance``), and what contradicts it: a count that is not the entry's,
+    a ratio that is not its samples/s over the original's, an interval not holding it, more
+    re-runs than its cap, or a stop called decisive whose interval does not decide."""
+    m, problems = entry["measuring"], []
+    at = f"{where}.measuring"
+    if m["measurements"] != entry["measurements"] or m["measurements"] > m["cap"]["measurements"]:
+        problems.append(Problem("reproduces", f"{at}.measurements",
+                                "is not the entry's measurements, or is beyond its cap"))
+    want = m["samples_per_s"] / original if m["samples_per_s"] is not None and original is not None else None
+    if not close(m["ratio"], want):
+        problems.append(Problem("reproduces", f"{at}.ratio", "is not samples_per_s ÷ original_samples_per_s"))
+    ci, ratio = m["ci95"], m["ratio"]
+    if ci is not None and (ratio is None or not ci[0] * (1 - 1e-9) <= ratio <= ci[1] * (1 + 1e-9)):
+        problems.append(Problem("reproduces", f"{at}.ci95", "does not hold the ratio"))
+    decides = ci is not None and interval_judgement(ci[0], ci[1], tolerance) != INCONCLUSIVE
+    if (m["stopped"] == "decisive") != decides:
+        problems.append(Problem("reproduces", f"{at}.stopped", f"says {m['stopped']}, but its interval "
+                                f"{'decides' if decides else 'does not decide'} against ±{tolerance:.4g}"))
+    within = None if ratio is None else abs(ratio - 1) <= tolerance
+    return {"ci95": ci, "within": within}, problems
 
 
 def _verdict(agrees: bool, original: float | None, rerun: float | None, ci: list | None, tolerance: float) -> str:

@@ -1,7 +1,7 @@
 """What more than one rule module reads, kept here so that no rule module imports another (the
 order the rules run in is :data:`suite.validate.RULE_MODULES`, and nothing else):
 
-- the rules versions that introduced codes (:data:`V6`, :data:`V7`, :data:`V8`; docs/rules.md's changelog);
+- the rules versions that introduced codes (:data:`V6`, :data:`V7`, :data:`V8`, :data:`V9`; docs/rules.md's changelog);
 - a document's division and timestamps;
 - the tolerances of the event log's stamps;
 - the run's event log as the rules read it, once per run (:func:`read_log`), and the claims of its
@@ -22,6 +22,7 @@ from suite.validate.registry import Problem
 V6 = 6  # the claims against their second record (docs/rules.md)
 V7 = 7  # this round's rules: physics bounds, copies by fingerprint, time, ownership (docs/rules.md)
 V8 = 8  # the fourth trust round: evaluations' physics, copies reordered, own code's evaluation, names (docs/rules.md)
+V9 = 9  # a CPU's ceiling and rate bounded by its recorded cores at the most any core does (docs/rules.md)
 
 
 # ---------------------------------------------------------------- the document

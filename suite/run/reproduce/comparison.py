@@ -10,6 +10,7 @@ from typing import Any
 from suite.figures.reproducibility import INCONCLUSIVE, OUTSIDE, CurveTolerance, interval_judgement
 from suite.record import results
 from suite.run.reproduce.inputs import as_dict
+from suite.run.reproduce.measuring import Measuring
 from suite.run.reproduce.planning import Target
 
 REPRODUCED = "reproduced"
@@ -163,23 +164,48 @@ class Comparison:
     measurements: int = 1
     first_ratio: float | None = None
     first_within: bool | None = None
+    measuring: Measuring | None = None  # measured on (suite/run/reproduce/measuring.py): its pooled re-runs
+
+    @property
+    def unsettled(self) -> bool:
+        """Measure on: the curve agrees but the throughput's interval is not within the tolerance,
+        which on a busy machine may be noise rather than a difference."""
+        t = self.throughput
+        return self.curve.agrees and t.ratio is not None and t.judged in (OUTSIDE, INCONCLUSIVE) \
+            and self.record.get("status") == "complete"
 
     @property
     def repeat(self) -> bool:
-        """Measure again: the curve agrees but the throughput's interval is not within the
-        tolerance, which on a busy machine may be noise rather than a difference."""
-        t = self.throughput
-        return self.measurements == 1 and self.curve.agrees and t.ratio is not None \
-            and t.judged in (OUTSIDE, INCONCLUSIVE) and self.record.get("status") == "complete"
+        """Measure again (the first measurement only: :attr:`unsettled`)."""
+        return self.measurements == 1 and self.unsettled
+
+    @property
+    def pooled(self) -> bool:
+        """Whether it was measured on: its throughput judged from its re-runs pooled (:attr:`measuring`)."""
+        return self.measuring is not None and bool(self.measuring.records) and bool(self.measuring.stopped)
+
+    @property
+    def judged(self) -> str | None:
+        """Where the throughput's interval lies: the pooled re-runs' when measured on, else this re-run's."""
+        return self.measuring.judged if self.pooled else self.throughput.judged  # type: ignore[union-attr]
 
     def _throughput_text(self) -> str:
         t = self.throughput
+        where = {OUTSIDE: "wholly outside", INCONCLUSIVE: "neither wholly within nor wholly outside"}.get(
+            str(self.judged), "within")
+        m = self.measuring
+        if m is not None and m.pool is not None and self.pooled:
+            p = m.pool
+            interval = f"95% interval {p.low:.3f}–{p.high:.3f}" if p.low is not None and p.high is not None \
+                else f"no interval ({p.method.removeprefix('no interval: ')})"
+            ratio = "—" if p.ratio is None else f"{p.ratio:.3f}×"
+            first = f"; first measurement {self.first_ratio:.3f}×" if self.first_ratio is not None else ""
+            return (f"throughput: {ratio} the recorded samples/s, {interval}, {where} ±{t.tolerance:.0%} "
+                    f"({m.describe()}{first})")
         again = f" (first measurement {self.first_ratio:.3f}×, measured again)" \
             if self.measurements > 1 and self.first_ratio is not None else ""
         interval = f"95% interval {t.low:.3f}–{t.high:.3f}" if t.low is not None and t.high is not None \
             else f"no interval ({t.method.removeprefix('no interval: ')})"
-        where = {OUTSIDE: "wholly outside", INCONCLUSIVE: "neither wholly within nor wholly outside"}.get(
-            str(t.judged), "within")
         return f"throughput: {t.ratio:.3f}× the recorded samples/s, {interval}, {where} ±{t.tolerance:.0%}{again}"
 
     def reasons(self) -> list[str]:
@@ -191,14 +217,14 @@ class Comparison:
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
         t = self.throughput
-        if t.judged == OUTSIDE:
+        if self.judged == OUTSIDE:
             out.append(f"throughput: {t.method}" if t.ratio is None else self._throughput_text())
         return out
 
     def doubts(self) -> list[str]:
         """What cannot be told: a throughput whose interval reaches across the tolerance's edge,
         or that has no interval."""
-        return [self._throughput_text()] if self.throughput.judged == INCONCLUSIVE else []
+        return [self._throughput_text()] if self.judged == INCONCLUSIVE else []
 
     @property
     def verdict(self) -> str:
@@ -216,12 +242,14 @@ class Comparison:
                 "run_id": self.record["run_id"], "workload": self.target.workload_id, "seed": self.target.seed,
                 "verdict": self.verdict, "measurements": self.measurements,
                 "first_ratio": self.first_ratio, "curve": self.curve.to_json(),
-                "throughput": self.throughput.to_json(), "tta": self.tta}
+                "throughput": self.throughput.to_json(), "tta": self.tta,
+                **({"measuring": self.measuring.to_json()} if self.pooled else {})}  # type: ignore[union-attr]
 
 
-def compare_run(target: Target, record: dict, tolerance: float, earlier: Comparison | None = None) -> Comparison:
+def compare_run(target: Target, record: dict, tolerance: float, earlier: Comparison | None = None,
+                measuring: Measuring | None = None) -> Comparison:
     """The re-run ``record`` against its original; ``earlier``: the first measurement, when this
-    is the repeat."""
+    is a later one; ``measuring``: every re-run's, pooled, when it was measured on."""
     original = target.run
     curve: list = record["curve"] if isinstance(record.get("curve"), list) else []
     c = Comparison(target, record, curve_agreement(original.get("curve") or [], curve, target.tolerance,
@@ -229,4 +257,8 @@ def compare_run(target: Target, record: dict, tolerance: float, earlier: Compari
                    throughput_ratio(original, record, tolerance), tta_difference(original, record))
     if earlier is not None:
         c.measurements, c.first_ratio, c.first_within = 2, earlier.throughput.ratio, earlier.throughput.within
+    if measuring is not None and measuring.records:
+        c.measuring, c.measurements = measuring, len(measuring.records)
+        if len(measuring.records) == 1:
+            c.first_ratio = c.first_within = None
     return c

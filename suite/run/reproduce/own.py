@@ -27,6 +27,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,6 +41,7 @@ from suite.run.identity import git
 from suite.run.reproduce import sandbox
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
+from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
 from suite.run.reproduce.planning import CannotReproduce, Layout, Target, _digest_here, own_code_steps
 from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
@@ -168,13 +170,13 @@ def _launcher(command: list[str], shown: str) -> tuple[list[str], list[str]]:
 
 def reproduce(original: Original, indexes: list[int], out: Path, tolerance: float, where: Path = Path("."),
               load_key: Callable[[], Any] = lambda: None, timeout: float | None = None,
-              report: Callable[[str], None] = lambda line: None) -> Reproduction:
+              report: Callable[[str], None] = lambda line: None, cap: Cap = DEFAULT_CAP) -> Reproduction:
     """Run the original's recorded command (:func:`runnable_command`: the caller has shown it and
     the user has asked) in a sandbox, on a throwaway copy of the checkout ``where`` at the recorded
     commit (:func:`_rerun`), and compare its runs with the original's ``indexes``; when a run's
     curve agrees but its throughput cannot be told within the tolerance (a busy machine's noise
-    is not a difference), the command runs once more and that second re-run is compared, each
-    comparison keeping the first measurement's ratio, as a reference reproduction measures again.
+    is not a difference), the command runs again until every such run's re-runs, pooled, decide
+    or ``cap`` is reached (:func:`_measured_on`), as a reference reproduction measures on.
     The re-run's chosen runs, with ``settings.reproduces`` (signed with the key ``load_key``
     returns, read only once every re-run has ended), are written to ``out``. :class:`CannotReproduce`
     when the code is not at hand, the sandbox cannot be made or the command writes no valid file;
@@ -188,15 +190,7 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     sandbox.bwrap()
     reservation = results.Reservation.take(out)  # the name held from now: hours of training are never lost to it
     try:
-        raw = _rerun(settings, where, timeout, out)
-        doc, comparisons = _compared(raw, original, indexes, tolerance, out)
-        again = [c for c in comparisons if c.repeat]
-        if again:
-            why = (again[0].doubts() or again[0].reasons() or ["its throughput is not told"])[-1]
-            report(f"{again[0].target.label()}: {why}: running the recorded command once more (a busy machine's "
-                   "noise is not a difference)")
-            raw = _rerun(settings, where, timeout, out)
-            doc, comparisons = _compared(raw, original, indexes, tolerance, out, comparisons)
+        raw, doc, comparisons = _measured_on(settings, where, timeout, out, original, indexes, tolerance, cap, report)
         chosen = {id(c.record) for c in comparisons}
         doc["runs"] = [r for r in doc["runs"] if id(r) in chosen]  # a reproduction holds the runs it compares
         doc["summary"] = derive.summary(doc["runs"])
@@ -217,6 +211,37 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     finally:
         reservation.release()
     return Reproduction(doc, comparisons)
+
+
+def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, original: Original,
+                 indexes: list[int], tolerance: float, cap: Cap,
+                 report: Callable[[str], None]) -> tuple[bytes, dict, list[Comparison]]:
+    """The recorded command run (:func:`_rerun`), and run again while a run's curve agrees but its
+    throughput's interval does not decide: every chosen run's re-runs pooled
+    (:mod:`suite.run.reproduce.measuring`) until none asks for another or ``cap`` is reached. The
+    last re-run's bytes, document and comparisons, each judged on all its re-runs."""
+    start = time.monotonic()
+    raw = _rerun(settings, where, timeout, out)
+    seconds = time.monotonic() - start
+    doc, comparisons = _compared(raw, original, indexes, tolerance, out)
+    if not any(c.unsettled for c in comparisons):
+        return raw, doc, comparisons
+    firsts = comparisons
+    measurings = [Measuring(cap, tolerance) for _ in firsts]
+    while True:
+        wants = [m.add(c.target.run, c.record, seconds) for m, c in zip(measurings, comparisons)]
+        if not any(wants):
+            break
+        asking = next(i for i, w in enumerate(wants) if w)
+        report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
+        start = time.monotonic()
+        raw = _rerun(settings, where, timeout, out)
+        seconds = time.monotonic() - start
+        doc, comparisons = _compared(raw, original, indexes, tolerance, out, firsts)
+    for m, c in zip(measurings, comparisons):
+        report(f"{c.target.label()}: {m.describe()}")
+    return raw, doc, [compare_run(c.target, c.record, tolerance, f if len(m.records) > 1 else None, m)
+                      for c, f, m in zip(comparisons, firsts, measurings)]
 
 
 RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writable output folder

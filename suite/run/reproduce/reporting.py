@@ -36,6 +36,10 @@ def report_lines(reproduction: Reproduction) -> list[str]:
                          f"{judged}{again}")
         if tput.low is not None:
             lines.append(f"              ({tput.method})")
+        if c.pooled and c.measuring is not None and c.measuring.pool is not None:
+            m, p = c.measuring, c.measuring.pool
+            ci = f"95% interval {p.low:.3f}–{p.high:.3f}" if p.low is not None else p.method
+            lines.append(f"  measured on {_num(p.ratio)}× pooled, {ci}: {m.describe()}")
         if tta["original_s"] is None and tta["reproduction_s"] is None:
             lines.append("  TTA         — (no time to target in either run)")
         else:

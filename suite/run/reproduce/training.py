@@ -1,7 +1,8 @@
 """Training the plan's runs again (this process, or one rank of a torchrun run) and, on rank 0,
 the reproduction's results file: the re-runs, and ``settings.reproduces`` naming the original by
 sha256 with each run's comparison. A run whose throughput alone is not shown within its tolerance
-(its interval outside it, or across its edge) is trained once more."""
+(its interval outside it, or across its edge) is trained again until its re-runs, pooled, decide
+or a cap is reached (:mod:`suite.run.reproduce.measuring`)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -15,6 +16,7 @@ from suite.record import results
 from suite.record.errors import GoodbenchError
 from suite.run.reproduce.comparison import REPRODUCED, Comparison, compare_run
 from suite.run.reproduce.inputs import Original
+from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
 from suite.run.reproduce.planning import Plan
 from suite.trust import signing
 
@@ -46,7 +48,7 @@ def default_output() -> Path:
 
 def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, progress: Progress,
           report: Callable[[str], None], system_name: str | None = None, system_overrides: dict | None = None,
-          command: list[str] | None = None, sign: bool = True) -> Reproduction | None:
+          command: list[str] | None = None, sign: bool = True, cap: Cap = DEFAULT_CAP) -> Reproduction | None:
     """Train every target again (this process is one rank of a torchrun run when the plan's
     layout has several processes) and, on rank 0, write the reproduction into ``out``
     (reserved here) and return it; None on the other ranks. With ``sign`` and a signing key
@@ -72,7 +74,7 @@ def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, 
         try:
             found = _train_all(the_plan, out, device, parallel, data_dir, tolerance, progress, report,
                                system_name, system_overrides, command or [],
-                               signing.public_bytes(key) if key is not None else None)
+                               signing.public_bytes(key) if key is not None else None, cap)
         except BaseException:
             distributed.shutdown(wait=False)
             raise
@@ -89,12 +91,11 @@ def train(the_plan: Plan, out: Path, *, data_dir: str | None, tolerance: float, 
 
 def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance: float, progress: Progress,
                report: Callable[[str], None], system_name, system_overrides, command,
-               run_key: bytes | None = None) -> Reproduction | None:
-    from dataclasses import replace
+               run_key: bytes | None = None, cap: Cap = DEFAULT_CAP) -> Reproduction | None:
 
     from suite.figures import derive
-    from suite.run import distributed, session, system
-    from suite.run.runner import RunOptions, run_one
+    from suite.run import session, system
+    from suite.run.runner import RunOptions
 
     splan = session.SuitePlan(
         workload_ids=list(dict.fromkeys(t.workload_id for t in the_plan.targets)), scale=the_plan.scale,
@@ -114,25 +115,11 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     by_id = {w.id: w for w in workloads}
     checkpoints = out.with_suffix(".ckpt") if the_plan.checkpoint_every else None
     comparisons: list[Comparison] = []
-    quiet: Progress = lambda *a, **k: None
     interrupted = False
     try:
         for n, target in enumerate(the_plan.targets):
-            earlier: Comparison | None = None
-            for attempt in (1, 2):
-                opts = options if checkpoints is None else \
-                    replace(options, checkpoint_dir=str(checkpoints / f"run{n}-attempt{attempt}"))
-                record = run_one(by_id[target.workload_id], the_plan.scale, target.seed, opts,
-                                 progress if parallel.is_main else quiet)
-                if "repeat" in target.run:  # a run of `run --repeat`: its number keeps the seeds apart
-                    record["repeat"] = target.run["repeat"]
-                found = compare_run(target, record, tolerance, earlier) if parallel.is_main else None
-                if not distributed.broadcast(found is not None and found.repeat, parallel):
-                    break
-                if found is not None:
-                    report(f"[{target.label()}] {found.doubts()[0] if found.doubts() else found.reasons()[-1]}: "
-                           "training it once more (a busy machine's noise is not a difference)")
-                earlier = found
+            found = _measured_on(target, n, by_id[target.workload_id], the_plan.scale, options, parallel,
+                                 checkpoints, tolerance, progress, report, cap)
             found = _measured_drift(found, target, by_id[target.workload_id], the_plan.scale, options, parallel,
                                     tolerance, report, checkpoints / f"run{n}-drift" if checkpoints else None)
             if found is not None:
@@ -155,6 +142,42 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     doc = results.new_document(system.describe(device, system_name, system_overrides), settings, runs)
     doc["summary"] = derive.summary(runs)
     return Reproduction(doc, comparisons, interrupted)
+
+
+def _measured_on(target, n: int, workload, scale: str, options, parallel, checkpoints: Path | None,
+                 tolerance: float, progress: Progress, report: Callable[[str], None], cap: Cap) -> Comparison | None:
+    """``target`` trained again, and again while its curve agrees but its throughput's interval
+    is not decided (:mod:`suite.run.reproduce.measuring`: the re-runs' windows pooled, up to
+    ``cap``); rank 0's comparison of the last re-run, judged on all of them (None on other ranks)."""
+    import time
+    from dataclasses import replace
+
+    from suite.run import distributed
+    from suite.run.runner import run_one
+
+    quiet: Progress = lambda *a, **k: None
+    measuring = Measuring(cap, tolerance)
+    first: Comparison | None = None
+    found: Comparison | None = None
+    for attempt in range(1, cap.measurements + 1):
+        opts = options if checkpoints is None else \
+            replace(options, checkpoint_dir=str(checkpoints / f"run{n}-attempt{attempt}"))
+        start = time.monotonic()
+        record = run_one(workload, scale, target.seed, opts, progress if parallel.is_main else quiet)
+        seconds = time.monotonic() - start
+        if "repeat" in target.run:  # a run of `run --repeat`: its number keeps the seeds apart
+            record["repeat"] = target.run["repeat"]
+        again = False
+        if parallel.is_main:
+            found = compare_run(target, record, tolerance, first)
+            first = first or found
+            if first.unsettled:
+                again = measuring.add(target.run, record, seconds)
+                found = compare_run(target, record, tolerance, first if attempt > 1 else None, measuring)
+                report(f"[{target.label()}] " + (measuring.progress() if again else measuring.describe()))
+        if not distributed.broadcast(again, parallel):
+            break
+    return found
 
 
 def _measured_drift(found: Comparison | None, target, workload, scale: str, options, parallel, tolerance: float,
@@ -207,6 +230,6 @@ def _measured_drift(found: Comparison | None, target, workload, scale: str, opti
             rel = between.max_rel_diff
     again = compare_run(replace(target, tolerance=measured(target.workload_id, target.device_type, rel, how)),
                         found.record, tolerance)
-    again.measurements, again.first_ratio, again.first_within = \
-        found.measurements, found.first_ratio, found.first_within
+    again.measurements, again.first_ratio, again.first_within, again.measuring = \
+        found.measurements, found.first_ratio, found.first_within, found.measuring
     return again

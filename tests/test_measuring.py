@@ -1,0 +1,144 @@
+"""A reproduction measures a throughput on until its interval decides or a stated cap is reached
+(suite/run/reproduce/measuring.py; docs/rules.md, "Reproducing a result").
+
+The measurement source is fake and fast: each "re-run" is a window of step times with
+deterministic noise (a seeded generator, uniform ± ``noise`` around the mean step time, so the
+mean is the one asked for), and a fake clock that advances 100 s per re-run."""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import uuid
+from pathlib import Path
+
+import factories
+import numpy as np
+import pytest
+
+from suite.figures import derive
+from suite.figures import reproducibility as tolerance
+from suite.run.reproduce import comparison, measuring, planning
+from suite.validate import check_document
+
+REPO = Path(__file__).resolve().parents[1]
+TWO_RANKS = REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json"
+RERUN_S = 100  # what the fake clock says each re-run took
+
+
+def _run(mean_s: float, noise: float, seed: int, steps: int = 40) -> dict:
+    """A complete run record of ``steps`` step times around ``mean_s``, its throughput derived."""
+    rng = np.random.default_rng(seed)
+    times = [round(float(mean_s * (1 + noise * rng.uniform(-1, 1))), 7) for _ in range(steps)]
+    tput, _ = derive.throughput(times, warmup_steps=0, samples_per_step=8, tokens_per_step=None)
+    return {"status": "complete", "run_id": uuid.uuid4().hex, "step_times_s": times, "curve": [], "scale": "smoke",
+            "metrics": {"throughput": tput, "samples_per_step": 8, "tokens_per_step": None, "flops_per_step": 1e9}}
+
+
+ORIGINAL = _run(0.01, 0.02, 0, steps=128)  # a quiet recorded run
+
+
+def _measured(ratio: float, cap: measuring.Cap, noise: float = 0.9, original: dict = ORIGINAL,
+              steps: int = 40) -> tuple[measuring.Measuring, list[str]]:
+    """Measure re-runs at ``ratio`` × the original's throughput on, as goodbench reproduce does."""
+    seeds, ticks = itertools.count(1), itertools.count(0, RERUN_S)
+    said: list[str] = []
+    state = measuring.measure_on(original, lambda: _run(0.01 / ratio, noise, next(seeds), steps), cap, 0.2,
+                                 clock=lambda: next(ticks), report=said.append)
+    return state, said
+
+
+def test_a_throughput_a_first_re_run_cannot_place_is_measured_on_and_stops_once_decisive():
+    first = measuring.pooled(ORIGINAL, [_run(0.01 / 0.95, 0.9, 1, 30)], 0.2)
+    assert tolerance.interval_judgement(first.low, first.high, 0.2) == tolerance.INCONCLUSIVE
+    state, said = _measured(0.95, measuring.Cap(), steps=30)
+    n = len(state.records)
+    assert state.stopped == measuring.DECISIVE and state.judged == tolerance.WITHIN
+    assert 1 < n < measuring.MAX_MEASUREMENTS  # early: before the cap
+    assert state.seconds == n * RERUN_S and state.pool.batches == sum(30 // 6 for _ in range(n))
+    assert len(said) == n - 1 and all("measuring again" in line for line in said)
+    assert state.describe() == (f"measured {n} times ({state.pool.batches} batches, {n * RERUN_S} s; cap 8 re-runs, "
+                                f"240 batches or 900 s): stopped, the interval lies within ±20%")
+
+
+def test_a_throughput_that_never_decides_stops_at_the_stated_cap():
+    state, _ = _measured(0.84, measuring.Cap(measurements=3))
+    assert (state.stopped, len(state.records), state.judged) == (measuring.CAPPED, 3, tolerance.INCONCLUSIVE)
+    assert state.why == "the cap of 3 re-runs is reached"
+    timed, _ = _measured(0.84, measuring.Cap(seconds=250))
+    assert (timed.stopped, len(timed.records), timed.seconds) == (measuring.CAPPED, 2, 200)
+    assert timed.why == "another re-run would pass the cap of 250 s (200 s measured)"
+    batches, _ = _measured(0.84, measuring.Cap(batches=10))
+    assert (batches.stopped, len(batches.records)) == (measuring.CAPPED, 2)
+
+
+def test_one_outside_measurement_is_measured_again_and_a_noisy_original_stops_at_once():
+    slow, _ = _measured(0.6, measuring.Cap())
+    assert (slow.stopped, slow.judged, len(slow.records)) == (measuring.DECISIVE, tolerance.OUTSIDE, 2)
+    noisy = _run(0.01, 0.9, 0, steps=20)  # the recorded run's own interval is wider than the band
+    state, said = _measured(0.8, measuring.Cap(), noise=0.02, original=noisy)
+    assert (state.stopped, len(state.records), said) == (measuring.UNDECIDABLE, 1, [])
+
+
+def _target(run: dict) -> planning.Target:
+    return planning.Target(0, run, "gpt2-124m", 1, "cpu", "fp32", planning.Layout(), None, tolerance.EXACT)
+
+
+def test_the_verdict_and_the_time_taken_are_in_the_reproduction_record():
+    state, _ = _measured(0.95, measuring.Cap(), steps=30)
+    first = comparison.compare_run(_target(ORIGINAL), state.records[0], 0.2)
+    assert first.unsettled and first.verdict.startswith("inconclusive: ")
+    c = comparison.compare_run(_target(ORIGINAL), state.records[-1], 0.2, first, state)
+    n = len(state.records)
+    assert c.verdict == "reproduced" and c.measurements == n
+    entry = c.to_json()
+    assert entry["measurements"] == n and entry["first_ratio"] == pytest.approx(first.throughput.ratio)
+    m = entry["measuring"]
+    assert (m["measurements"], m["seconds"], m["stopped"]) == (n, n * RERUN_S, "decisive")
+    assert m["ratio"] == pytest.approx(state.pool.ratio) and m["ci95"] == [state.pool.low, state.pool.high]
+    assert m["cap"] == {"measurements": 8, "batches": 240, "seconds": 900.0}
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import Reproduction
+
+    [line] = [x for x in report_lines(Reproduction({}, [c])) if x.startswith("  measured on")]
+    assert line.endswith(f"measured {n} times ({state.pool.batches} batches, {n * RERUN_S} s; cap 8 re-runs, 240 "
+                         "batches or 900 s): stopped, the interval lies within ±20%")
+    capped, _ = _measured(0.84, measuring.Cap(measurements=3))
+    c = comparison.compare_run(_target(ORIGINAL), capped.records[-1], 0.2,
+                               comparison.compare_run(_target(ORIGINAL), capped.records[0], 0.2), capped)
+    assert c.verdict.startswith("inconclusive: throughput: ") and "measured 3 times (15 batches, 300 s; cap 3 " \
+        "re-runs, 240 batches or 900 s): stopped, the cap of 3 re-runs is reached" in c.verdict
+
+
+def _measured_entry(rep: dict, stopped: str = "decisive") -> dict:
+    """``rep`` whose first run was measured twice, its pooled figures consistent with its own."""
+    bad = copy.deepcopy(rep)
+    entry = bad["settings"]["reproduces"]["runs"][0]
+    tput = entry["throughput"]
+    entry.update(measurements=2, first_ratio=0.7)
+    entry["measuring"] = {"measurements": 2, "batches": 20, "steps": 160, "seconds": 42.0,
+                          "samples_per_s": tput["samples_per_s"], "ratio": tput["ratio"], "ci95": tput["ci95"],
+                          "method": "batch means", "stopped": stopped, "why": "w",
+                          "cap": {"measurements": 8, "batches": 240, "seconds": 900.0}}
+    return bad
+
+
+def test_the_validator_holds_a_measured_on_entry_to_its_own_pooled_figures():
+    rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
+    where = "settings.reproduces.runs[0]"
+
+    def found(doc: dict) -> list[tuple[str, str]]:
+        return [(p.code, p.field) for p in check_document(doc)]
+
+    good = _measured_entry(rep)
+    assert found(good) == []
+    assert found(_measured_entry(rep, "cap")) == [("reproduces", f"{where}.measuring.stopped")]
+    wide = _measured_entry(rep)
+    wide["settings"]["reproduces"]["runs"][0]["measuring"]["ci95"] = [0.5, 1.9]  # pooled: undecided
+    assert found(wide) == [("reproduces", f"{where}.measuring.stopped"), ("reproduces-verdict", f"{where}.verdict")]
+    lied = _measured_entry(rep)
+    lied["settings"]["reproduces"]["runs"][0]["measuring"]["ratio"] = 3.0
+    assert ("reproduces", f"{where}.measuring.ratio") in found(lied)
+    over = _measured_entry(rep)
+    over["settings"]["reproduces"]["runs"][0]["measuring"]["cap"]["measurements"] = 1
+    assert found(over) == [("reproduces", f"{where}.measuring.measurements")]
