@@ -541,12 +541,12 @@ def test_the_cuda_graph_modes_are_the_ones_torch_records_graphs_in():
 def test_other_modes_pass_the_micro_batch_rule():
     import argparse
 
-    from suite.commands.run import _check_parallel
+    from suite.run.arguments import check_parallel
     from workloads.placement import Parallel
 
     args = argparse.Namespace(parallel="ddp", workload=["lm-char"], failure_rate=None,
                               global_batch=None, micro_batch=8, compile="max-autotune-no-cudagraphs")
-    _check_parallel(args, Parallel(micro_batch=8), "smoke")  # no usage error
+    check_parallel(args, Parallel(micro_batch=8), "smoke")  # no usage error
 
 
 # ---------------------------------------------------------------- the data-wait clock
