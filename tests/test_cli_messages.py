@@ -13,9 +13,9 @@ import pytest
 
 from suite.cli import main
 from suite.commands import info
-from suite.run import output as run_output
 from suite.commands.common import count
 from suite.run import check
+from suite.run import output as run_output
 from suite.run.progress import ProgressPrinter
 from workloads.pinned import SEEDS
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from suite import cli
-from suite.run import output as run_output
 from suite.figures.summary import summarize
 from suite.record import results
 from suite.record.results import NameTaken, Reservation
+from suite.run import output as run_output
 
 RUN = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
 
