@@ -19,8 +19,8 @@ from forging import HONEST, REPO, THROUGHPUT, TTA, codes, edit_log, moved, real,
 
 from suite import validate as v
 from suite.figures import derive
+from suite.figures import mfu as mfu_meter
 from suite.leaderboard import rows as leaderboard
-from suite.meters import mfu as mfu_meter
 from suite.record import claims, mllog
 from suite.validate import physics_rules
 from suite.validate.facts import pinned_values, run_facts

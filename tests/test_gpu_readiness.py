@@ -23,7 +23,8 @@ import pytest
 import torch
 
 from suite.cli import main
-from suite.meters import clock, mfu, nvml, telemetry
+from suite.figures import mfu
+from suite.meters import clock, nvml, telemetry
 from suite.record.errors import GoodbenchError
 from suite.run import check, instruments, system
 

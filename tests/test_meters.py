@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from suite.meters import ceiling, mfu, throughput, tta
+from suite.figures import mfu, throughput, tta
+from suite.meters import ceiling
 from suite.run import check, system
 
 

@@ -39,8 +39,8 @@ from suite.compare.stats import (
     quantile_estimate,
     rate_estimate,
 )
+from suite.figures import tta as tta_meter
 from suite.figures.summary import complete_runs
-from suite.meters import tta as tta_meter
 from suite.record import results
 
 

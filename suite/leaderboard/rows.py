@@ -21,11 +21,12 @@ import pandas as pd
 
 from suite import validate
 from suite.cost import hours
+from suite.figures import mfu as mfu_meter
+from suite.figures.derive import J_PER_KWH
 from suite.figures.recompute import recompute_document
 from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
 from suite.figures.summary import complete_runs, groups, median, summarize
 from suite.meters import host_load
-from suite.meters import mfu as mfu_meter
 from suite.record import results
 from suite.trust import ownership, signing
 from suite.validate import load
@@ -46,7 +47,6 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
                "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
-J_PER_KWH = 3.6e6
 
 
 def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
@@ -193,7 +193,7 @@ NO_KNOWN_PEAK = "no known peak"
 
 def known_peak(doc: dict, runs: list[dict]) -> bool:
     """Whether the peak table bounds every one of ``runs`` on the document's device: a dense peak
-    at the run's precision and a board power (:func:`suite.meters.mfu.known_peak`; never a MIG
+    at the run's precision and a board power (:func:`suite.figures.mfu.known_peak`; never a MIG
     slice, a CPU or a name the table does not hold). Without it no figure of the run can be
     held to what the device can do, so the result is shown, labelled :data:`NO_KNOWN_PEAK`,
     and never ranked."""
