@@ -27,13 +27,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workloads import registry
+
 THROUGHPUT_TOLERANCE = 0.20  # default of --tolerance: |re-run samples/s ÷ recorded − 1| at most this
 
 EXACT_REL = 1e-6
-SEED_SPREAD = {"lm-char": 0.041, "gpt2-124m": 0.0078, "fashion-cnn": 0.32, "llama-1b": 0.035,
-               "dlrm-small": 0.099}
-"""The largest relative difference of any curve value between seeds 1 and 2 of the same smoke
-runs on the CPU (fashion-cnn: its other-instruction-set drift, which was larger)."""
+SEED_SPREAD = {w.id: w.seed_spread for w in registry.WORKLOADS.values() if w.seed_spread is not None}
+"""Each workload's seed-to-seed spread, as its folder states it (``seed_spread`` of its spec module,
+:class:`workloads.base.Workload`): the largest relative difference of any curve value between
+seeds 1 and 2 of the same smoke runs on the CPU (fashion-cnn: its other-instruction-set drift,
+which was larger)."""
 DRIFT_FACTOR = 2.0
 
 
