@@ -1,4 +1,4 @@
-"""The architecture's two rules, held by package (docs/architecture.md, "Stages"):
+"""The architecture's three rules, held by package (docs/architecture.md, "Stages"):
 
 1. **Imports flow one way.** ``suite/``'s packages are stages in the order of :data:`STAGES`; a
    module imports (at the top or inside a function) only from its own package, from earlier
@@ -87,6 +87,11 @@ def test_formulas_are_figures_and_meters_only_read_devices_and_clocks():
                        for r in readings)]
     assert not pure, f"meters/ modules that read nothing (formulas belong in figures/): {pure}"
     assert STAGES.index("figures") < STAGES.index("meters")
+    # what reads results (validate, store, leaderboard, compare, the site, ...) needs no instrument
+    readers = [m for m in _modules(SUITE) if _stage(m) not in {"meters", "run", "api", "commands"} | TORCH_PACKAGES]
+    wrong = [f"{m}:{line}" for m in readers for t, line in _imports(_modules(SUITE)[m])
+             if t == "suite.meters" or t.startswith("suite.meters.")]
+    assert not wrong, wrong
 
 
 def test_torch_is_imported_only_under_run_and_meters():

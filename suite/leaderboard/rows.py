@@ -21,12 +21,12 @@ import pandas as pd
 
 from suite import validate
 from suite.cost import hours
+from suite.figures import load as host_load
 from suite.figures import mfu as mfu_meter
 from suite.figures.derive import J_PER_KWH
 from suite.figures.recompute import recompute_document
 from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
 from suite.figures.summary import complete_runs, groups, median, summarize
-from suite.meters import host_load
 from suite.record import results
 from suite.trust import ownership, signing
 from suite.validate import load

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite import __version__
+from suite.figures import load
 from suite.meters import host_load
 from suite.record.errors import GoodbenchError
 from suite.run import arguments, launch, output
@@ -145,7 +146,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         print(line)
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
-    loaded = host_load.runs_under_load(doc["runs"])
+    loaded = load.runs_under_load(doc["runs"])
     if loaded:
         say(f"warning: {loaded}: such runs are flagged and left out of comparisons")
     print(f"results written to {out}")
@@ -163,7 +164,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
 def _warn_if_busy() -> None:
     """Say at the start when other processes use the machine (``goodbench check``'s test): what
     is measured now is recorded "measured under load" and left out of comparisons."""
-    why = host_load.under_load({"start": host_load.snapshot()})
+    why = load.under_load({"start": host_load.snapshot()})
     if why:
         say(f"warning: {why.replace('at its start', 'now')}: this run's results will be flagged "
             "\"measured under load\" and left out of comparisons (goodbench check says so before a run)")
