@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite.meters import mfu as mfu_meter
+from suite.figures import mfu as mfu_meter
 from suite.meters.clock import synchronize
 from suite.run.runner import locate_data, precision_for, seed_everything
 from suite.run.system import device_name

@@ -6,21 +6,40 @@ the window, goodput and its badput, an MLPerf-format event log — and writes on
 file of the ``own`` division, which ``goodbench validate``, ``submit`` and ``site`` take like any
 other. Each seed is a :class:`Run` the loop calls (``bench.runs()``). ``goodbench.count_flops``
 counts one step's model FLOPs with torch's FLOP counter. ``goodbench.ModelRefused`` is what the
-pinned evaluation raises for a model that reads its answer or meets its target untrained."""
+pinned evaluation raises for a model that reads its answer or meets its target untrained.
+
+``import goodbench`` costs nothing and needs no torch: each name is imported when first used,
+and one that needs torch where none is installed says in one line which extra brings it."""
 from __future__ import annotations
+
+import importlib
 
 from suite import __version__
 
-try:
-    import torch  # noqa: F401  # the library measures a PyTorch loop
-except ModuleNotFoundError as _missing:
-    from suite.record.dependencies import install_hint
-
-    raise ModuleNotFoundError(f"goodbench's library measures a PyTorch loop and needs torch, not installed "
-                              f"here: {install_hint('train')}", name=_missing.name) from None
-
-from suite.api.benchmark import Benchmark, Run, StepMarks
-from suite.api.evaluators import ModelRefused
-from suite.api.flops import count_flops
+_HOMES = {"Benchmark": "suite.api.benchmark", "Run": "suite.api.benchmark", "StepMarks": "suite.api.benchmark",
+          "ModelRefused": "suite.api.evaluators", "count_flops": "suite.api.flops"}
 
 __all__ = ["Benchmark", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops"]
+
+
+def __getattr__(name: str):
+    """The library's ``name``, imported on first use (and kept); torch missing is one line naming
+    the ``train`` extra."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'goodbench' has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(home), name)
+    except ModuleNotFoundError as missing:
+        if missing.name is None or missing.name.split(".")[0] != "torch":
+            raise
+        from suite.record.dependencies import install_hint
+
+        raise ModuleNotFoundError(f"goodbench's library measures a PyTorch loop and needs torch, not installed "
+                                  f"here: {install_hint('train')}", name=missing.name) from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -31,8 +31,8 @@ from suite.commands import (
     submit,
     validate,
 )
-from suite.commands.common import Usage, error_text, say
-from suite.record.errors import GoodbenchError
+from suite.commands.common import Usage, say
+from suite.record.errors import GoodbenchError, error_text
 
 # the packages of the train extra (pyproject.toml): a command that needs one names the extra
 TRAIN_EXTRA = ("torch",)

@@ -18,7 +18,7 @@ import numpy as np
 
 from suite import __version__
 from suite.figures import derive
-from suite.meters import mfu as mfu_meter
+from suite.figures import mfu as mfu_meter
 from suite.mlperf import fields as mlperf_fields
 from suite.record import claims, mllog
 from suite.validate.device_rules import flags_on

@@ -13,9 +13,9 @@ import pytest
 
 from suite.cli import main
 from suite.commands import info
-from suite.commands import run as run_command
 from suite.commands.common import count
 from suite.run import check
+from suite.run import output as run_output
 from suite.run.progress import ProgressPrinter
 from workloads.pinned import SEEDS
 
@@ -151,7 +151,7 @@ def test_the_checkpoint_directory_is_removed_only_after_every_run_completed(
     (root / "lm-char-seed1").mkdir(parents=True)
     (root / "lm-char-seed1" / "events.log").write_text("")
     args = argparse.Namespace(resume=str(root) if resume else None)
-    run_command._checkpoints_after(args, str(root), out, _suite_end(statuses, interrupted))
+    run_output.checkpoints_after(args, str(root), out, _suite_end(statuses, interrupted))
     assert root.exists() is not removed
     assert capsys.readouterr().err.startswith(says.replace("ROOT", str(root)))
 

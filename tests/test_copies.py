@@ -27,7 +27,7 @@ from forging import HONEST, SMOKE, codes, edit_log, moved, real, repair, set_log
 
 from suite import validate as v
 from suite.figures.reproducibility import SEED_SPREAD
-from suite.leaderboard import rows as leaderboard
+from suite.leaderboard import pipeline
 from suite.record import claims, mllog, results
 from suite.record.errors import GoodbenchError
 from suite.record.rules_version import RULES_DATES
@@ -115,7 +115,7 @@ def _write(path: Path, doc: dict) -> Path:
 def _table(folder: Path):
     """The leaderboard's entries of the store, by file, in the order the files were stored."""
     paths = ledger.in_store_order(folder, stored_files(folder))
-    return leaderboard.table([(p.name, results.load(p)) for p in paths]).set_index("file")
+    return pipeline.table([(p.name, results.load(p)) for p in paths]).set_index("file")
 
 
 @pytest.fixture(scope="module")

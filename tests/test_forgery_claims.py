@@ -18,8 +18,8 @@ from forging import CORPUS_VALID, HONEST, SMOKE, THROUGHPUT, TTA, codes, edit_lo
 
 from suite import validate as v
 from suite.figures import derive
+from suite.figures import mfu as mfu_meter
 from suite.leaderboard import rows as leaderboard
-from suite.meters import mfu as mfu_meter
 from suite.record import claims, mllog
 from workloads import registry
 

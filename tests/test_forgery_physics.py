@@ -20,8 +20,9 @@ from forging import HONEST, REPO, THROUGHPUT, TTA, codes, edit_log, moved, real,
 
 from suite import validate as v
 from suite.figures import derive
+from suite.figures import mfu as mfu_meter
+from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
-from suite.meters import mfu as mfu_meter
 from suite.record import claims, mllog
 from suite.validate import physics_rules
 from suite.validate.facts import pinned_values, run_facts
@@ -468,7 +469,7 @@ def test_a_device_the_table_does_not_know_is_shown_but_never_ranked(name):
     doc = repair(with_ceiling(doc, 1000 * doc["settings"]["matmul_ceiling"]["bf16"]["flops"]))
     assert codes(doc) == set()
     # the honest file first: the forgery is its steps rescaled, so stored after it, it is its copy too
-    frame = leaderboard.table([("honest.json", h100_doc()), ("forged.json", doc)])
+    frame = pipeline.table([("honest.json", h100_doc()), ("forged.json", doc)])
     entries = frame.set_index("file")
     assert entries.loc["forged.json", "known_peak"] == False  # noqa: E712
     assert dict(zip(frame["file"], leaderboard.rankable(frame))) == {"honest.json": True, "forged.json": False}
@@ -506,7 +507,7 @@ def test_a_device_named_after_two_entries_gets_neither_entrys_bounds():
     doc = repair(renamed(h100_doc(), name))
     assert mfu_meter.known_peak(name, "bf16") is None and doc["runs"][0]["metrics"]["peak_flops"] is None
     assert codes(doc) == set()
-    frame = leaderboard.table([("forged.json", doc), ("gb200.json", repair(renamed(h100_doc(), "NVIDIA GB200")))])
+    frame = pipeline.table([("forged.json", doc), ("gb200.json", repair(renamed(h100_doc(), "NVIDIA GB200")))])
     assert dict(zip(frame["file"], frame["known_peak"])) == {"forged.json": False, "gb200.json": True}
     assert dict(zip(frame["file"], leaderboard.rankable(frame)))["forged.json"] == False  # noqa: E712
     assert "ceiling-implausible" in codes(repair(renamed(h100_doc(), "NVIDIA A100-SXM4-80GB")))

@@ -23,7 +23,8 @@ import pytest
 import torch
 
 from suite.cli import main
-from suite.meters import clock, mfu, nvml, telemetry
+from suite.figures import mfu
+from suite.meters import clock, nvml, telemetry
 from suite.record.errors import GoodbenchError
 from suite.run import check, instruments, system
 
@@ -541,12 +542,12 @@ def test_the_cuda_graph_modes_are_the_ones_torch_records_graphs_in():
 def test_other_modes_pass_the_micro_batch_rule():
     import argparse
 
-    from suite.commands.run import _check_parallel
+    from suite.run.arguments import check_parallel
     from workloads.placement import Parallel
 
     args = argparse.Namespace(parallel="ddp", workload=["lm-char"], failure_rate=None,
                               global_batch=None, micro_batch=8, compile="max-autotune-no-cudagraphs")
-    _check_parallel(args, Parallel(micro_batch=8), "smoke")  # no usage error
+    check_parallel(args, Parallel(micro_batch=8), "smoke")  # no usage error
 
 
 # ---------------------------------------------------------------- the data-wait clock

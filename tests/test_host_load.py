@@ -8,6 +8,7 @@ import pytest
 
 from suite.compare import engine as compare
 from suite.compare.report import _identity
+from suite.figures import load
 from suite.leaderboard import rows as leaderboard
 from suite.meters import host_load
 from suite.site import columns, run_page
@@ -47,7 +48,7 @@ def test_a_snapshot_counts_the_cpu_of_processes_outside_the_runs_group(fake_proc
     assert snap["cores"] == (os.cpu_count() or 1)
     assert snap["other_cores"] == 0.9  # the rank in the run's own group is not another process
     assert snap["busy"] == [{"name": "stress (x) ng", "cores": 0.9}]  # idle: under a tenth of a core
-    assert host_load.under_load({"start": snap, "end": None}) == \
+    assert load.under_load({"start": snap, "end": None}) == \
         f"other processes used 0.9 of {snap['cores']} cores at its start (stress (x) ng)"
 
 
@@ -60,7 +61,7 @@ def test_a_process_name_is_kept_as_printable_ascii_of_at_most_15_characters():
 def test_without_proc_the_processes_are_not_measured(tmp_path):
     snap = host_load.snapshot(sample_s=0, proc=tmp_path / "absent")
     assert snap["other_cores"] is None and snap["busy"] is None
-    assert host_load.under_load({"start": snap, "end": snap}) is None
+    assert load.under_load({"start": snap, "end": snap}) is None
 
 
 def _quiet(other=0.1):
@@ -75,12 +76,12 @@ def _quiet(other=0.1):
 ])
 def test_under_load_is_half_a_core_of_other_processes_at_the_start_or_the_end(start, end, under):
     record = {"start": _quiet(start), "end": _quiet(end), "gpu_other_processes_end": None}
-    assert (host_load.under_load(record) is not None) is under
+    assert (load.under_load(record) is not None) is under
 
 
 def test_a_file_without_the_record_is_not_called_loaded():
-    assert host_load.under_load(None) is None
-    assert host_load.runs_under_load([{"seed": 1}, "not a run"]) is None
+    assert load.under_load(None) is None
+    assert load.runs_under_load([{"seed": 1}, "not a run"]) is None
 
 
 def _doc_with_loads(*others):
@@ -98,7 +99,7 @@ def _doc_with_loads(*others):
 
 def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_compare():
     doc, runs = _doc_with_loads(1.2, 0.0)
-    line = host_load.runs_under_load(runs)
+    line = load.runs_under_load(runs)
     assert line is not None and line.startswith(f"1 of {len(runs)} runs measured under load (self-reported)")
     # the leaderboard's entry and its system cell
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
@@ -115,7 +116,7 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     assert quiet["under"] is None
     assert run_page.host_load_context({"seed": 1})["text"].startswith("not recorded")
     # compare's line for the file
-    assert compare.describe(doc)["under_load"] == host_load.runs_under_load(doc["runs"])
+    assert compare.describe(doc)["under_load"] == load.runs_under_load(doc["runs"])
     assert "MEASURED UNDER LOAD: 1 of" in _identity(doc)
 
 

@@ -1,10 +1,13 @@
-"""The architecture's two rules, held by package (docs/architecture.md, "Stages"):
+"""The architecture's three rules, held by package (docs/architecture.md, "Stages"):
 
 1. **Imports flow one way.** ``suite/``'s packages are stages in the order of :data:`STAGES`; a
    module imports (at the top or inside a function) only from its own package, from earlier
    stages and from ``suite`` itself (``__version__``), never from a later stage or the entry
    points.
-2. **Torch only where training happens.** No module outside ``run/``, ``meters/`` and ``api/`` imports
+2. **Formulas in ``figures/``, instruments in ``meters/``.** ``figures/`` (every formula: MFU and
+   the peak table, throughput windows, TTA scoring) stands below ``meters/``, which only reads
+   devices, clocks and the host: a meter may use a formula, a formula never a meter.
+3. **Torch only where training happens.** No module outside ``run/``, ``meters/`` and ``api/`` imports
    torch, and importing every one of them — with ``workloads/``'s specs, configs, registry and
    data — loads no torch: validating, storing, rendering and comparing results need none.
 """
@@ -18,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SUITE = REPO / "suite"
 # lowest first: the record every stage reads, ..., the commands and the entry points on top
-STAGES = ["record", "schema", "meters", "figures", "cost", "trust", "validate", "store", "leaderboard", "compare",
+STAGES = ["record", "schema", "figures", "meters", "cost", "trust", "validate", "store", "leaderboard", "compare",
           "mlperf", "speedrun", "site", "run", "api", "commands"]
 ENTRY_POINTS = {"suite.cli", "suite.__main__"}
 TORCH_PACKAGES = {"run", "meters", "api"}
@@ -68,6 +71,27 @@ def test_imports_flow_from_later_stages_to_earlier_ones_only():
             if theirs is not None and theirs != own and STAGES.index(theirs) > STAGES.index(own):
                 wrong.append(f"{module}:{line} ({own}) imports {target} ({theirs}, a later stage)")
     assert not wrong, "\n".join(wrong)
+
+
+def test_formulas_are_figures_and_meters_only_read_devices_and_clocks():
+    """Where a formula lives has one answer: the MFU formula, the peak table and its lookups,
+    throughput windows and TTA scoring are modules of ``figures/``, and no module of ``meters/``
+    is free of every device, clock and host reading."""
+    figures = {p.stem for p in (SUITE / "figures").glob("*.py")}
+    assert {"mfu", "throughput", "tta", "derive"} <= figures
+    meters = {p.stem for p in (SUITE / "meters").glob("*.py")} - {"__init__"}
+    # what a reading imports: torch, the clock, the OS and /proc or /sys, NVML (loaded by name), another meter
+    readings = ("torch", "time", "os", "pathlib", "subprocess", "importlib", "suite.meters")
+    pure = [m for m in meters
+            if not any(t == r or t.startswith(f"{r}.") for t, _ in _imports(SUITE / "meters" / f"{m}.py")
+                       for r in readings)]
+    assert not pure, f"meters/ modules that read nothing (formulas belong in figures/): {pure}"
+    assert STAGES.index("figures") < STAGES.index("meters")
+    # what reads results (validate, store, leaderboard, compare, the site, ...) needs no instrument
+    readers = [m for m in _modules(SUITE) if _stage(m) not in {"meters", "run", "api", "commands"} | TORCH_PACKAGES]
+    wrong = [f"{m}:{line}" for m in readers for t, line in _imports(_modules(SUITE)[m])
+             if t == "suite.meters" or t.startswith("suite.meters.")]
+    assert not wrong, wrong
 
 
 def test_torch_is_imported_only_under_run_and_meters():

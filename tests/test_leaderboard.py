@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from suite import validate
+from suite.figures import tta
 from suite.figures.summary import summarize
 from suite.leaderboard import rows as leaderboard
-from suite.meters import tta
 from suite.record import results
 
 REPO = Path(__file__).resolve().parent.parent

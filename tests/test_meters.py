@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from suite.meters import ceiling, mfu, throughput, tta
+from suite.figures import mfu, throughput, tta
+from suite.meters import ceiling
 from suite.run import check, system
 
 
@@ -139,16 +140,16 @@ def test_check_of_a_cpu_run_skips_the_gpu_checks():
 
 
 def test_check_is_not_fit_while_other_processes_use_half_a_core_or_more():
-    """Above host_load.UNDER_LOAD_CORES cores used by other processes, `check` fails and says what
+    """Above load.UNDER_LOAD_CORES cores used by other processes, `check` fails and says what
     a result measured now becomes; below, ok; without /proc, a warning (not measured)."""
-    from suite.meters import host_load
+    from suite.figures import load
 
-    busy = {"load_1m": 3.1, "cores": 2, "other_cores": host_load.UNDER_LOAD_CORES + 0.9,
+    busy = {"load_1m": 3.1, "cores": 2, "other_cores": load.UNDER_LOAD_CORES + 0.9,
             "busy": [{"name": "make", "cores": 1.4}]}
     verdict = check.busy_check(busy)
     assert verdict.verdict == "fail" and "other processes used 1.4 of 2 cores now (make)" in verdict.detail
     assert "left out of comparisons" in verdict.detail
-    quiet = check.busy_check({**busy, "other_cores": host_load.UNDER_LOAD_CORES - 0.1, "busy": []})
+    quiet = check.busy_check({**busy, "other_cores": load.UNDER_LOAD_CORES - 0.1, "busy": []})
     assert quiet.verdict == "ok" and quiet.detail == "0.4 of 2 cores used by other processes"
     assert check.busy_check({**busy, "other_cores": None}).verdict == "warn"
 

@@ -18,6 +18,7 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
+from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
 from suite.record import claims
 from suite.record.errors import GoodbenchError
@@ -122,7 +123,7 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     stored = submit(measured.path, store)
     doc = json.loads(stored.read_text())
     doc["settings"]["scale"] = "full"  # even at full scale, on a known device: never ranked
-    frame = leaderboard.table([(stored.name, json.loads(stored.read_text()))])
+    frame = pipeline.table([(stored.name, json.loads(stored.read_text()))])
     assert list(frame["implementation"]) == ["tiny-mlp"]
     full = frame.assign(scale="full", known_peak=True)
     assert not leaderboard.rankable(full).any()

@@ -47,7 +47,7 @@ def test_projection_text_is_the_measurement_then_one_row_per_gpu_count():
 
 
 def test_two_seed_score_line_says_mean_and_never_a_negative_time():
-    from suite.meters import tta
+    from suite.figures import tta
 
     (line,) = report.score_lines({"lm-char@smoke": {"tta": tta.score({1: 10.0, 2: 200.0})}})
     assert line.startswith("lm-char@smoke: time to target, mean 105.00 s (95% CI of the mean 0.00–")

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from suite import cli
-from suite.commands import run as run_command
 from suite.figures.summary import summarize
 from suite.record import results
 from suite.record.results import NameTaken, Reservation
+from suite.run import output as run_output
 
 RUN = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
 
@@ -128,7 +128,7 @@ def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys)
 def test_default_names_in_the_same_second_fall_back_to_a_free_name(tmp_path, monkeypatch, capsys,
                                                                     fake_training):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(run_command, "_output_path", lambda args, scale: Path(args.output or "runs/20250101T000000Z-smoke.json"))
+    monkeypatch.setattr(run_output, "output_path", lambda args, scale: Path(args.output or "runs/20250101T000000Z-smoke.json"))
     other = Reservation.take(tmp_path / "runs" / "20250101T000000Z-smoke.json")  # started this second
     assert cli.main(RUN) == 0
     captured = capsys.readouterr()

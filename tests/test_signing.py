@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from suite import cli
+from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
 from suite.record import results
 from suite.site.builder import build_site
@@ -177,7 +178,7 @@ def test_unsigned_files_stay_valid_and_are_labelled_unsigned(tmp_path):
     assert _codes(doc) == [] and signing.signer(doc) is None
     folder = tmp_path / "results"
     submit(_write(tmp_path / "plain.json", doc), folder)
-    [entry] = leaderboard.table([(p.name, results.load(p)) for p in stored_files(folder)]).to_dict("records")
+    [entry] = pipeline.table([(p.name, results.load(p)) for p in stored_files(folder)]).to_dict("records")
     assert pd.isna(entry["signer"]) and pd.isna(entry["copy_of"])
     build_site(folder, tmp_path / "site")
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored_files(folder)[0].name, doc['runs'][0]['run_id'])}.html")
@@ -296,7 +297,7 @@ def test_a_stolen_copy_submitted_first_does_not_block_its_owner(tmp_path, capsys
 
     # the leaderboard: the copy is marked and never ranked, the owner's entry is
     docs = [(p.name, results.load(p)) for p in stored_files(folder)]
-    table = leaderboard.table(docs).set_index("file")
+    table = pipeline.table(docs).set_index("file")
     assert table.loc[thief_file.name, "copy_of"] == owner_fp and pd.isna(table.loc[thief_file.name, "signer"])
     assert pd.isna(table.loc[owner_file.name, "copy_of"]) and table.loc[owner_file.name, "signer"] == owner_fp
     rankable = leaderboard.rankable(table)

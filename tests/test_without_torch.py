@@ -43,13 +43,39 @@ def test_validate_and_site_need_no_torch_and_run_names_the_train_extra(tmp_path)
     assert not list(tmp_path.glob("runs/*.json"))
 
 
-def test_importing_the_library_without_torch_says_what_to_install_in_one_line(tmp_path):
+def test_importing_the_library_without_torch_works_and_a_torch_name_says_what_to_install_in_one_line(tmp_path):
+    """``import goodbench`` needs no torch (its names are imported on first use); the first name
+    that needs torch says in one line which extra brings it."""
     env = {**os.environ, "PYTHONPATH": f"{REPO / 'benchmarks' / 'gpu_image'}{os.pathsep}{REPO}",
            "GOODBENCH_BLOCKED": "torch"}
-    imported = subprocess.run([sys.executable, "-c", "import goodbench"], env=env, capture_output=True, text=True,
-                              cwd=tmp_path, timeout=300)
-    assert imported.returncode == 1
-    assert imported.stderr.strip().splitlines()[-1] == (
-        "ModuleNotFoundError: goodbench's library measures a PyTorch loop and needs torch, not installed here: "
-        f'pip install -e "{REPO}[train]"')
-    assert "During handling" not in imported.stderr  # one error, not torch's chained under it
+    imported = subprocess.run([sys.executable, "-c", "import goodbench, sys; print(goodbench.__version__, "
+                               "'torch' in sys.modules)"], env=env, capture_output=True, text=True, cwd=tmp_path,
+                              timeout=300)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.split()[1] == "False"
+    for use in ("goodbench.Benchmark", "goodbench.Run", "goodbench.ModelRefused"):
+        used = subprocess.run([sys.executable, "-c", f"import goodbench; {use}"], env=env, capture_output=True,
+                              text=True, cwd=tmp_path, timeout=300)
+        assert used.returncode == 1
+        assert used.stderr.strip().splitlines()[-1] == (
+            "ModuleNotFoundError: goodbench's library measures a PyTorch loop and needs torch, not installed here: "
+            f'pip install -e "{REPO}[train]"')
+        assert "During handling" not in used.stderr  # one error, not torch's chained under it
+
+
+def test_importing_the_library_with_torch_poisoned_works_until_a_torch_name_is_used():
+    """The same with ``sys.modules['torch'] = None`` (no sitecustomize): ``from goodbench import
+    Benchmark`` fails on torch alone, with the one line."""
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import goodbench\n"
+            "assert 'suite.api.benchmark' not in sys.modules\n"
+            "try:\n"
+            "    from goodbench import Benchmark\n"
+            "except ModuleNotFoundError as exc:\n"
+            "    print(exc.name, '|', exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    name, said = done.stdout.strip().split(" | ")
+    assert name == "torch" and said.startswith("goodbench's library measures a PyTorch loop and needs torch")
+    assert said.endswith("[train]\"")

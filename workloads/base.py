@@ -112,6 +112,10 @@ class Workload(ABC, Generic[S]):
     # set in the class body; an open-division copy (with_spec_changes) has its own
     variants: dict[str, S]
     supports_fsdp: ClassVar[bool] = False  # a model of transformer blocks that FSDP2 shards per block
+    # the largest relative difference of any curve value between seeds 1 and 2 of the same smoke
+    # runs on the CPU, measured (suite/figures/reproducibility.py: how far a re-run may drift);
+    # None: not measured. Not pinned: the spec hash does not cover it.
+    seed_spread: ClassVar[float | None] = None
 
     @property
     def kind(self) -> str:

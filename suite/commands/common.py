@@ -1,5 +1,5 @@
-"""What the commands share: messages on stderr, counted nouns, the usage error (exit 2),
-one line for an expected failure, and argparse types of bounded numbers."""
+"""What the commands share: messages on stderr, counted nouns, the usage error (exit 2) and
+argparse types of bounded numbers."""
 from __future__ import annotations
 
 import argparse
@@ -19,14 +19,6 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 class Usage(Exception):
     """A usage error found after parsing (exit 2)."""
-
-
-def error_text(exc: Exception) -> str:
-    """One line for an expected failure: an OSError as "FILE: reason", not "[Errno N] …"."""
-    if isinstance(exc, OSError) and exc.strerror:
-        files = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
-        return f"{files}: {exc.strerror}" if files else exc.strerror
-    return str(exc)
 
 
 def number_type(kind, *, allow_zero: bool = False):

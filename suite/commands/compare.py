@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from suite.commands.common import Usage, add_price_arguments, count
+from suite.commands.common import Usage, add_price_arguments
 from suite.record.errors import GoodbenchError
 
 
@@ -89,17 +89,9 @@ def run(args) -> int:
 
 
 def _valid_document(path: str) -> dict:
-    """A results file that passes validation, or GoodbenchError naming its first problem."""
-    from suite.record import results
-    from suite.validate import check_document
+    """A results file read as the leaderboard reads it (validated under the rules it was stored
+    with, every figure recomputed from its raw records: :func:`suite.leaderboard.pipeline.read_file`),
+    as the document of recomputed figures; GoodbenchError naming its first problem."""
+    from suite.leaderboard.pipeline import read_file
 
-    try:
-        doc = results.load(path)
-    except results.Unreadable as exc:
-        raise GoodbenchError(str(exc)) from None
-    problems = check_document(doc)
-    if problems:
-        more = f" (and {count(len(problems) - 1, 'more problem')}: goodbench validate {path})" \
-            if len(problems) > 1 else ""
-        raise GoodbenchError(f"not a valid results file: {problems[0].line(path)}{more}")
-    return doc  # type: ignore[return-value]
+    return read_file(path).figures

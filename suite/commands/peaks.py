@@ -14,7 +14,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def cpu_line() -> str:
     """What the validator holds a CPU to: no peak (it depends on the part), a ceiling floor and a power band."""
-    from suite.meters import mfu
+    from suite.figures import mfu
 
     return (f"CPU: no peak known (it depends on the part, its cores and clocks): not ranked; its measured "
             f"matmul ceiling at least {mfu.CPU_CEILING_FLOOR_FLOPS / 1e9:g} GFLOP/s, its RAPL package power "
@@ -23,8 +23,7 @@ def cpu_line() -> str:
 
 def run(args) -> int:
     """The peak table MFU and the validator use, or the entry one device name resolves to."""
-    from suite.figures import report
-    from suite.meters import mfu
+    from suite.figures import mfu, report
 
     args.name = " ".join(args.name) or None  # its words, as the shell split them
     if args.name is None:

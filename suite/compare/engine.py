@@ -21,8 +21,8 @@ from typing import Any
 
 from suite.compare.estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
 from suite.compare.stats import Estimate, Ratio, ratio_interval
+from suite.figures import load as host_load
 from suite.figures.summary import complete_runs, groups
-from suite.meters import host_load
 from suite.record import results
 
 # verdicts
@@ -230,7 +230,7 @@ class Column:
 
 def describe(doc: Doc) -> dict[str, Any]:
     """A file's identity for a report: its system, accelerator, software and date, and whether
-    runs of it were measured under load (:func:`suite.meters.host_load.runs_under_load`)."""
+    runs of it were measured under load (:func:`suite.figures.load.runs_under_load`)."""
     system = doc.get("system", {})
     accel = system.get("accelerator", {})
     soft = system.get("software", {})

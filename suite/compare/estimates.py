@@ -39,8 +39,9 @@ from suite.compare.stats import (
     quantile_estimate,
     rate_estimate,
 )
+from suite.figures import derive
+from suite.figures import tta as tta_meter
 from suite.figures.summary import complete_runs
-from suite.meters import tta as tta_meter
 from suite.record import results
 
 
@@ -166,10 +167,11 @@ def _rates(out: dict[str, Estimate], first: dict[str, Any]) -> dict[str, Estimat
     out["samples_per_s"] = scaled(rate, sps)
     out["tokens_per_s"] = scaled(rate, tps) if tps else Estimate(None, reason="no tokens in this workload")
     peak = first.get("peak_flops")
-    if first.get("mfu") is None or not peak:
+    per_step_rate = derive.mfu(flops, {"steps_per_s": 1.0}, peak)  # the one MFU formula, at one step a second
+    if first.get("mfu") is None or per_step_rate is None:
         out["mfu"] = Estimate(None, reason=first.get("mfu_status") or "not measured")
     else:
-        out["mfu"] = scaled(rate, flops / peak)
+        out["mfu"] = scaled(rate, per_step_rate)
     return out
 
 

@@ -1,6 +1,6 @@
 """The accelerator classes the price table prices, and which class an accelerator name is.
 
-A name is matched by the peak table's own matcher (:func:`suite.meters.mfu.find_peak`): a class
+A name is matched by the peak table's own matcher (:func:`suite.figures.mfu.find_peak`): a class
 names the peak-table entries it covers, and, where the clouds price two memory sizes of one part
 apart (the A100's 40 and 80 GB), the size. A name the peak table cannot resolve (a MIG slice, a
 look-alike letter, a name of two parts) is in no class, and so has no price.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from suite.meters import mfu
+from suite.figures import mfu
 
 LARGE_MEMORY_GIB = 60.0  # an A100 of 80 GB reports 74.5 GiB, one of 40 GB 37.3 GiB
 

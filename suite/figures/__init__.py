@@ -1,1 +1,3 @@
-"""Every figure of a results file, derived from its raw records: throughput, TTA, goodput, projections, per-workload summaries, the run's summary tables."""
+"""Every figure of a results file, derived from its raw records, and every formula of them, pure (no
+torch, no device): throughput and its window, MFU and the peak table, TTA scoring, goodput,
+projections, per-workload summaries, the run's summary tables."""

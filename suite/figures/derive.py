@@ -7,8 +7,8 @@ the summary). The runner writes the figures with these functions, the validator 
 with the same functions, and the tests' documents (``tests/factories.py``) are built with them:
 no formula is written twice. Pure: numpy only, no torch, no device, no clock.
 
-Where a meter already holds the formula (:mod:`suite.meters.throughput`,
-:mod:`suite.meters.mfu`, :mod:`suite.meters.tta`, :mod:`suite.figures.goodput`, :mod:`suite.figures.summary`),
+Where a module of its own holds the formula (:mod:`suite.figures.throughput`,
+:mod:`suite.figures.mfu`, :mod:`suite.figures.tta`, :mod:`suite.figures.goodput`, :mod:`suite.figures.summary`),
 the function here delegates to it, so this module is the one entry point for every figure.
 """
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any, overload
 import numpy as np
 
 from suite.figures import goodput as goodput_log
+from suite.figures import mfu as mfu_meter
 from suite.figures import summary as summary_module
-from suite.meters import mfu as mfu_meter
-from suite.meters import throughput as throughput_meter
-from suite.meters import tta as tta_meter
+from suite.figures import throughput as throughput_meter
+from suite.figures import tta as tta_meter
 from suite.record import mllog
 from suite.record.results import world_size
 from workloads.pinned import FULL_TTA_SEEDS
@@ -46,7 +46,7 @@ def throughput(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int,
                tokens_per_step: int | None, resumed_at: Sequence[int] = (),
                min_window_steps: int = throughput_meter.MIN_WINDOW_STEPS) -> tuple[dict | None, str]:
     """Steady-state throughput and its window from the step times, and its status
-    (:func:`suite.meters.throughput.summarize`; none over fewer than ``min_window_steps``)."""
+    (:func:`suite.figures.throughput.summarize`; none over fewer than ``min_window_steps``)."""
     return throughput_meter.summarize(step_times_s, warmup_steps=warmup_steps,
                                       samples_per_step=samples_per_step,
                                       tokens_per_step=tokens_per_step, resumed_at=resumed_at,
@@ -202,13 +202,14 @@ def final_quality(curve: Sequence[Mapping]) -> dict | None:
 
 
 def tta_score(tta_by_seed: dict[int, float | None]) -> dict:
-    """The MLPerf-style score of the seeds' times to target (:func:`suite.meters.tta.score`)."""
+    """The MLPerf-style score of the seeds' times to target (:func:`suite.figures.tta.score`)."""
     return tta_meter.score(tta_by_seed)
 
 
 # ---------------------------------------------------------------- energy and power
 ENERGY_KEYS = ("energy_to_train_j", "energy_to_target_j", "energy_window_j", "energy_per_sample_j",
                "energy_per_token_j")
+J_PER_KWH = 3.6e6  # joules in a kilowatt-hour: energies are recorded in J and shown in kWh
 
 
 def energy_spans(readings: Mapping[str, float | None]) -> tuple[float | None, float | None, float | None]:

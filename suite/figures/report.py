@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from suite.meters import tta
+from suite.figures import tta
 from suite.record import results
 
 GAP = "  "  # between columns: a header of several words stays readable as one
@@ -170,7 +170,7 @@ def projection(measured, mtbf_hours: float, rows: list[dict]) -> str:
 
 
 def peak_table(entries) -> str:
-    """Entries of the peak table (``suite.meters.mfu.Peak``), one row per device and precision:
+    """Entries of the peak table (``suite.figures.mfu.Peak``), one row per device and precision:
     the dense TFLOP/s, the board power (TDP), what was measured on such a device (the best share
     of the peak a dense GEMM reached, the idle power; "datasheet" where nothing was) and the
     datasheet the figures come from."""
@@ -187,7 +187,7 @@ def peak_table(entries) -> str:
 def measured_line(entries) -> str:
     """Which entries hold figures measured on such a device, and what the others' bounds fall
     back to: the validator's bounds for an entry measured on no device are its datasheet's."""
-    from suite.meters.mfu import IDLE_FLOOR_SHARE
+    from suite.figures.mfu import IDLE_FLOOR_SHARE
 
     entries = list(entries)
     measured = [e.name for e in entries if e.best_share or e.idle_w is not None]

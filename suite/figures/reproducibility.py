@@ -27,13 +27,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workloads import registry
+
 THROUGHPUT_TOLERANCE = 0.20  # default of --tolerance: |re-run samples/s ÷ recorded − 1| at most this
 
 EXACT_REL = 1e-6
-SEED_SPREAD = {"lm-char": 0.041, "gpt2-124m": 0.0078, "fashion-cnn": 0.32, "llama-1b": 0.035,
-               "dlrm-small": 0.099}
-"""The largest relative difference of any curve value between seeds 1 and 2 of the same smoke
-runs on the CPU (fashion-cnn: its other-instruction-set drift, which was larger)."""
+SEED_SPREAD = {w.id: w.seed_spread for w in registry.WORKLOADS.values() if w.seed_spread is not None}
+"""Each workload's seed-to-seed spread, as its folder states it (``seed_spread`` of its spec module,
+:class:`workloads.base.Workload`): the largest relative difference of any curve value between
+seeds 1 and 2 of the same smoke runs on the CPU (fashion-cnn: its other-instruction-set drift,
+which was larger)."""
 DRIFT_FACTOR = 2.0
 
 
@@ -55,9 +58,18 @@ EXACT = CurveTolerance(
           "run with the same thread count on the CPU)")
 
 
+def seed_spread(workload_id: str) -> float | None:
+    """The workload's seed-to-seed spread as its folder states it (read from the registry when
+    asked: a workload registered later counts too), or None where not measured."""
+    workload = registry.WORKLOADS.get(workload_id)
+    return workload.seed_spread if workload is not None else None
+
+
 def seed_bound(workload_id: str) -> float:
-    """:data:`DRIFT_FACTOR` × the workload's seed-to-seed spread: the farthest a re-run may drift."""
-    return round(DRIFT_FACTOR * SEED_SPREAD.get(workload_id, max(SEED_SPREAD.values())), 4)
+    """:data:`DRIFT_FACTOR` × the workload's seed-to-seed spread: the farthest a re-run may drift
+    (the largest spread of :data:`SEED_SPREAD` where the workload's is not measured)."""
+    spread = seed_spread(workload_id)
+    return round(DRIFT_FACTOR * (spread if spread is not None else max(SEED_SPREAD.values())), 4)
 
 
 MAX_THROUGHPUT_TOLERANCE = 0.5
@@ -72,7 +84,7 @@ def curve_bound(workload_id: str, free_job: bool) -> float:
     """The widest relative curve tolerance a reproduction of a run of ``workload_id`` may claim:
     :func:`seed_bound` for a workload whose seed-to-seed spread is measured (what a measured
     drift is capped at), :data:`FREE_JOB_CURVE_BOUND` for own code's free job."""
-    return FREE_JOB_CURVE_BOUND if free_job and workload_id not in SEED_SPREAD else seed_bound(workload_id)
+    return FREE_JOB_CURVE_BOUND if free_job and seed_spread(workload_id) is None else seed_bound(workload_id)
 
 
 def measured(workload_id: str, device_type: str, drift_rel: float | None, how: str) -> CurveTolerance:

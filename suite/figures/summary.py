@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite.meters import tta
+from suite.figures import tta
 from suite.record import results
 
 

@@ -21,11 +21,12 @@ import pandas as pd
 
 from suite import validate
 from suite.cost import hours
+from suite.figures import load as host_load
+from suite.figures import mfu as mfu_meter
+from suite.figures.derive import J_PER_KWH
 from suite.figures.recompute import recompute_document
 from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
 from suite.figures.summary import complete_runs, groups, median, summarize
-from suite.meters import host_load
-from suite.meters import mfu as mfu_meter
 from suite.record import results
 from suite.trust import ownership, signing
 from suite.validate import load
@@ -46,7 +47,6 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
                "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
-J_PER_KWH = 3.6e6
 
 
 def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
@@ -60,15 +60,22 @@ def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
     doc, problems = load(path)
     if problems:
         return None, problems[0].line(path.name), []
+    line, waived, _ = check_loaded(doc, path.name)
+    return (None, line, []) if line is not None else (doc, None, waived)
+
+
+def check_loaded(doc, name: str) -> tuple[str | None, list[str], int]:
+    """A parsed document checked under the rules it was stored with (:func:`check_file`): (its
+    first problem as one line naming ``name``, or None; the waived lines; how many problems)."""
     problems, waived = validate.check_stored(doc)
     stored = validate.stored_under(doc)
     if not problems:
-        return doc, None, [f"stored under rules v{stored}, not held to v{validate.SINCE[p.code]}'s "
-                           f"[{p.code}]: {p.line(path.name)}" for p in waived]
-    line = problems[0].line(path.name)
+        return None, [f"stored under rules v{stored}, not held to v{validate.SINCE[p.code]}'s "
+                      f"[{p.code}]: {p.line(name)}" for p in waived], 0
+    line = problems[0].line(name)
     if stored is not None and stored < validate.RULES_VERSION:
         line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
-    return None, line, []
+    return line, [], len(problems)
 
 
 @dataclass(frozen=True)
@@ -193,7 +200,7 @@ NO_KNOWN_PEAK = "no known peak"
 
 def known_peak(doc: dict, runs: list[dict]) -> bool:
     """Whether the peak table bounds every one of ``runs`` on the document's device: a dense peak
-    at the run's precision and a board power (:func:`suite.meters.mfu.known_peak`; never a MIG
+    at the run's precision and a board power (:func:`suite.figures.mfu.known_peak`; never a MIG
     slice, a CPU or a name the table does not hold). Without it no figure of the run can be
     held to what the device can do, so the result is shown, labelled :data:`NO_KNOWN_PEAK`,
     and never ranked."""
@@ -315,21 +322,6 @@ def own_code(doc: dict) -> str | None:
     return str(section["name"]) if isinstance(section, dict) and isinstance(section.get("name"), str) else None
 
 
-def table(results: list[tuple[str, dict]]) -> pd.DataFrame:
-    """All entries of all valid documents (in the order they were stored) as one DataFrame, copies
-    and disputed runs marked (:func:`copies`)."""
-    return table_of([Stored.of(name, doc) for name, doc in results])
-
-
-def table_of(stored: list[Stored]) -> pd.DataFrame:
-    """:func:`table` of files read once each (:func:`read_stored`), in the order they were stored."""
-    frame = pd.DataFrame([row for f in stored for row in entry_rows(f)], columns=ENTRY_COLUMNS)
-    runs = pd.DataFrame([row for f in stored for row in stored_run_rows(f)], columns=RUN_COLUMNS)
-    found = copies(c for f in stored for c in ownership.claims(f.name, f.doc, f.signer, verified=True))
-    frame, _ = with_copies(frame, runs, found)
-    return with_scaling_efficiency(frame)
-
-
 def entry_rows(stored: Stored) -> list[dict]:
     """:func:`rows` of a file read once (its signer and recomputed figures reused), each with
     ``stale_rules``: why today's rules would refuse the file it keeps from older rules, or None."""
@@ -447,6 +439,40 @@ def rankable(frame: pd.DataFrame) -> pd.Series:
     implementation's free job (held to no goodbench target: measured and shown, never ranked)."""
     return (frame["scale"] == "full") & frame["copy_status"].isna() & (frame["known_peak"] == True) \
         & ((frame["kind"] != "tta") | (frame["tta_valid"] == True)) & ~free_jobs(frame)  # noqa: E712
+
+
+RANKING_GROUPS = {
+    "ranked": None,
+    "copy": "a copy: another stored file holds its runs too, and that one is kept (its owner's signed file, else "
+            "the first stored; disputed: signed by another key, stored later)",
+    "smoke": "smoke scale: a quick check, not a benchmark",
+    "free-job": "own code's free job: held to no goodbench target",
+    "no-known-peak": "no known peak: a device the peak table cannot bound (goodbench peaks)",
+    "not-ranked": "too many seeds missed the target",
+}
+"""The group each entry is shown in (the column ``ranking``), with why it is not ranked (the column
+``ranking_reason``; None for a ranked entry), in the order a workload's page lists them."""
+
+
+def ranking(frame: pd.DataFrame) -> pd.Series:
+    """Each entry's group of :data:`RANKING_GROUPS`: a copy (or disputed) first, then a smoke
+    result, own code's free job, a ranked entry (:func:`rankable`), a full-scale one on a device
+    without a known peak, and what is left at full scale (a TTA score that is not valid)."""
+    if frame.empty:
+        return pd.Series(dtype=object, index=frame.index)
+    group = pd.Series("not-ranked", index=frame.index, dtype=object)
+    group[(frame["known_peak"] != True)] = "no-known-peak"  # noqa: E712
+    group[rankable(frame)] = "ranked"
+    group[free_jobs(frame)] = "free-job"
+    group[frame["scale"] == "smoke"] = "smoke"
+    group[frame["copy_status"].notna()] = "copy"
+    return group
+
+
+def with_ranking(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the columns ``ranking`` and ``ranking_reason`` (:data:`RANKING_GROUPS`)."""
+    group = ranking(frame)
+    return frame.assign(ranking=group, ranking_reason=group.map(RANKING_GROUPS))
 
 
 def unranked_reasons(row: dict) -> list[str]:

@@ -53,14 +53,16 @@ def level(kinds: list[int], signer) -> str:
     return "signed" if isinstance(signer, str) else "unsigned"
 
 
-def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path, trusted: Reviewers) -> pd.DataFrame:
+def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | None, trusted: Reviewers
+               ) -> pd.DataFrame:
     """``entries`` with the column ``trust`` (one of :data:`LEVELS`), ``reviewed_by`` (the
     trusted reviewers whose reproduction counted, or None) and ``reproduced_runs`` ("1 of 5 runs":
     how many of the entry's runs, at its scale, a counted reproduction reproduced; None for none). A reproduction names its original by
     the sha256 of its bytes, which is its name in the store; a file whose bytes do not give its
-    name gets none."""
-    found = leaderboard.reproductions(runs) if not runs.empty else {}
-    matches = {sha for sha in {sha for sha, _ in found} if _named_by_its_bytes(results_dir / f"{sha}.json", sha)}
+    name gets none (and none without a store: ``results_dir`` None)."""
+    found = leaderboard.reproductions(runs) if not runs.empty and results_dir is not None else {}
+    matches = {sha for sha in {sha for sha, _ in found}
+               if results_dir is not None and _named_by_its_bytes(results_dir / f"{sha}.json", sha)}
     levels: list[str] = []
     reviewers: list[str | None] = []
     counts: list[str | None] = []

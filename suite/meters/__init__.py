@@ -1,1 +1,2 @@
-"""Meters: each turns raw readings of one kind into the figures a results file reports."""
+"""Meters: the instruments that read a device, a clock or the host (one module each); what their
+readings become is worked out in :mod:`suite.figures`."""

@@ -3,7 +3,7 @@
 A run on a busy machine is slower for reasons that are not the system's: the same dlrm-small
 step measured 924 ms and 59 s side by side on one loaded 2-core host. Each run records a
 :func:`snapshot` before its initialization and after its clock stops, so a result measured
-under load can be told apart (:func:`under_load`) on the site and in ``compare``. The figures
+under load can be told apart (:func:`suite.figures.load.under_load`) on the site and in ``compare``. The figures
 are self-reported: nothing in a results file can check them.
 
 Busy processes are read from Linux's ``/proc`` (CPU time of every process over a short window);
@@ -21,7 +21,6 @@ from typing import Any
 SAMPLE_S = 0.25  # the window busy processes are measured over
 BUSY_SHARE = 0.10  # a process using at least this share of one core is listed
 LISTED = 5  # the busiest processes kept, by CPU use
-UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
 
 PROC = Path("/proc")
 
@@ -79,32 +78,3 @@ def _printable(name: str) -> str:
     """A process's command name as printable ASCII (``?`` for any other character), at most
     15 characters: a name is any bytes its program chose, and a results file's text is checked."""
     return "".join(c if " " <= c <= "~" else "?" for c in name)[:15] or "?"
-
-
-def under_load(host_load: dict | None) -> str | None:
-    """Why a run's ``host_load`` says it was measured under load (other processes using at least
-    :data:`UNDER_LOAD_CORES` cores, at its start or its end), or None: not under load, or not
-    recorded (files written before it was)."""
-    if not isinstance(host_load, dict):
-        return None
-    reasons = []
-    for when in ("start", "end"):
-        snap = host_load.get(when) or {}
-        other = snap.get("other_cores")
-        if other is not None and other >= UNDER_LOAD_CORES:
-            names = ", ".join(b["name"] for b in snap.get("busy") or [])
-            reasons.append(f"other processes used {other:g} of {snap.get('cores')} cores at its {when}"
-                           + (f" ({names})" if names else ""))
-    return "; ".join(reasons) or None
-
-
-def runs_under_load(runs: list[dict]) -> str | None:
-    """One line for runs some of which were measured under load ("2 of 5 runs measured under
-    load …", naming the first and why), or None when none was (or none recorded it)."""
-    loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
-    if not loaded:
-        return None
-    run, why = loaded[0]
-    workload = w if isinstance(w := run.get("workload"), dict) else {}
-    return (f"{len(loaded)} of {len(runs)} runs measured under load (self-reported); first "
-            f"{workload.get('id')} seed {run.get('seed')}: {why}")

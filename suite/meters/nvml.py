@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from suite.meters.mfu import is_mig
+from suite.figures.mfu import is_mig
 
 _module: Any = None  # a stand-in pynvml for tests; None: import the real one
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
+from suite.figures import load
 from suite.meters import host_load, telemetry
 from suite.run import instruments, system
 
@@ -91,9 +92,9 @@ def _host_checks() -> list[Check]:
 
 def busy_check(snap: dict) -> Check:
     """Whether other processes are using the machine now (:func:`suite.meters.host_load.snapshot`):
-    at :data:`~suite.meters.host_load.UNDER_LOAD_CORES` cores or more between them, not fit — a run
+    at :data:`~suite.figures.load.UNDER_LOAD_CORES` cores or more between them, not fit — a run
     measured now is recorded "measured under load" and left out of comparisons."""
-    why = host_load.under_load({"start": snap})
+    why = load.under_load({"start": snap})
     if snap.get("other_cores") is None:
         return Check("other processes", "warn", "not measured (no /proc on this machine)")
     if why:

@@ -8,9 +8,8 @@ import time
 
 import torch
 
-from suite.figures import derive
+from suite.figures import derive, mfu
 from suite.meters import energy as energy_meter
-from suite.meters import mfu
 from suite.meters.clock import synchronize
 from suite.mlperf.fields import Submission
 from suite.mlperf.fields import header as mlperf_header

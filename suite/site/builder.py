@@ -28,12 +28,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from suite.cost import entries as costs
 from suite.cost import prices
+from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
-from suite.leaderboard import trust
 from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
@@ -44,7 +42,7 @@ from suite.site.render import copy_static
 from suite.site.tables import downloads
 from suite.store.files import stored_files
 from suite.store.ledger import in_store_order
-from suite.trust import ownership, reviewers
+from suite.trust import reviewers
 from workloads import own, registry
 
 PARALLEL_FROM = 200  # files: below this, one process is faster than starting workers
@@ -169,13 +167,13 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     progress(f"reading and validating {len(paths)} results file{'' if len(paths) == 1 else 's'}")
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        entries, runs, invalid, links, summaries, copies = _gather(paths, out, pool, workers, built_at, readings,
-                                                                   table)
+        parts, invalid, links, summaries = _gather(paths, out, pool, workers, built_at, readings, table)
         trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
         if trusted.problem:
             invalid.append((reviewers.FILE, trusted.problem))
-        entries = trust.with_trust(entries, runs, results_dir, trusted)  # every row: reproduced, signed or unsigned
-        entries = costs.with_costs(entries, table)  # accelerator-hours × the class's list price
+        board = pipeline.board(parts, results_dir, trusted)  # copies, scaling, trust, ranking groups
+        runs, copies = board.runs, board.copies
+        entries = costs.with_costs(board.entries, table)  # accelerator-hours × the class's list price
         built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
         progress("writing the workload and system pages")
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
@@ -218,27 +216,22 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     chunks = [names[i:i + size] for i in range(0, len(names), size)] or [[]]
     parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks),
                  [str(readings)] * len(chunks), [table] * len(chunks))
-    entries = [e for part in parts for e in part[0]]
-    runs = [r for part in parts for r in part[1]]
-    invalid = [i for part in parts for i in part[2]]
+    invalid = [i for part in parts for i in part[1]]
     links: dict[str, set[str]] = {}
-    for system, text in (pair for part in parts for pair in part[3]):
+    for system, text in (pair for part in parts for pair in part[2]):
         links.setdefault(system, set()).add(text)
-    summaries = {key: value for part in parts for key, value in part[4].items()}
-    copies = leaderboard.copies(c for part in parts for c in part[5])
-    entry_frame, run_frame = leaderboard.with_copies(pd.DataFrame(entries, columns=leaderboard.ENTRY_COLUMNS),
-                                                     pd.DataFrame(runs, columns=leaderboard.RUN_COLUMNS), copies)
-    return (leaderboard.with_scaling_efficiency(entry_frame), run_frame, invalid, links, summaries, copies)
+    summaries = {key: value for part in parts for key, value in part[3].items()}
+    return [rows for part in parts for rows in part[0]], invalid, links, summaries
 
 
 def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table: prices.Table):
     """Read each file once (validated, its signer checked, its figures recomputed:
     :func:`suite.leaderboard.rows.read_stored`), copy valid ones to raw/, write their run pages
     (the recomputed figures, as the tables show them) and event logs, and keep the reading in
-    ``readings`` for the pages rewritten once every file is read; return entries, runs, invalid
-    files, (system name, interconnect text) pairs, each entry's comparison summary
-    (suite/compare/engine.py; keyed by file, workload and scale) and the runs' claims (suite/trust/ownership.py)."""
-    entries, runs, invalid, links, claims = [], [], [], [], []
+    ``readings`` for the pages rewritten once every file is read; return each file's rows
+    (:func:`suite.leaderboard.pipeline.file_rows`), invalid files, (system name, interconnect text)
+    pairs and each entry's comparison summary (suite/compare/engine.py; keyed by file, workload and scale)."""
+    parts, invalid, links = [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)
     for p in map(Path, paths):
@@ -248,15 +241,13 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
         shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer, table=table)
-        entries += leaderboard.entry_rows(stored)
-        runs += leaderboard.stored_run_rows(stored)
-        claims += ownership.claims(p.name, stored.doc, stored.signer, verified=True)
+        parts.append(pipeline.file_rows(stored))
         summaries.update(pages.entry_summaries(p.name, stored.figures))
         if shared["interconnect"] is not None:
             links.append((stored.doc["system"]["name"], shared["interconnect"]))
         run_page.write_pages(out, p.name, stored.figures, shared, built_at)
         (Path(readings) / f"{file_slug(p.name)}.pickle").write_bytes(pickle.dumps(stored))
-    return entries, runs, invalid, links, summaries, claims
+    return parts, invalid, links, summaries
 
 
 def _copy(src: Path, dest: Path) -> None:

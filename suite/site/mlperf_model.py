@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from suite.cost import hours
 from suite.cost.prices import Electricity, Price, Table
+from suite.figures.derive import J_PER_KWH
 from suite.mlperf import importer, ingest, later_rules
 
 # Size classes by accelerator count, for comparing like with like across rounds.
@@ -24,7 +25,6 @@ CPU_ONLY, SIZE_UNKNOWN = "no accelerator (CPU only)", "size not given"
 # Benchmarks MLCommons renamed in v5.0 (ssd → retinanet, gnn → rgat): the old name's rounds whose
 # quality target is the new name's also belong to the new name's history.
 RENAMED = {"ssd": "retinanet", "gnn": "rgat"}
-J_PER_KWH = 3.6e6
 
 # Accelerator families: the first rule whose pattern matches the model name (lower case)
 # names the family; the name as written stays on every row. Power limits ("(400W)"), "CTS",

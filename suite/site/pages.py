@@ -45,26 +45,25 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
     workload = registry.get(workload_id)
     wslug = safe_name(workload.id)
     ordered = leaderboard.ranked(mine) if not mine.empty else mine
-    rank_ok = leaderboard.rankable(ordered) if not ordered.empty else pd.Series(dtype=bool)
-    ranked = ordered[rank_ok] if not ordered.empty else ordered
+    # each entry's group and why (suite/leaderboard/pipeline.py: the column ``ranking``)
+    group = ordered["ranking"] if "ranking" in ordered else leaderboard.ranking(ordered)
+    ranked = ordered[group == "ranked"] if not ordered.empty else ordered
     groups = []  # (title, frame, ranked?, slug)
     for div in sorted(ranked["division"].unique()) if not ranked.empty else []:
         groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
     if not ordered.empty:
-        copied = ordered["copy_status"].notna()
-        unbounded = (ordered["scale"] == "full") & ~copied & (ordered["known_peak"] != True)  # noqa: E712
-        unconverged = ordered[(ordered["scale"] == "full") & ~rank_ok & ~copied & ~unbounded]
-        smoke = ordered[(ordered["scale"] == "smoke") & ~copied]
-        if unbounded.any():
+        unbounded, unconverged = ordered[group == "no-known-peak"], ordered[group == "not-ranked"]
+        copied, smoke = ordered[group == "copy"], ordered[group == "smoke"]
+        if not unbounded.empty:
             groups.append((f"Full scale, not ranked: {leaderboard.NO_KNOWN_PEAK} (a device the peak table "
-                           "cannot bound: `goodbench peaks`)", ordered[unbounded], False, "no-known-peak"))
+                           "cannot bound: `goodbench peaks`)", unbounded, False, "no-known-peak"))
         if not unconverged.empty:
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
-        if copied.any():
+        if not copied.empty:
             groups.append(("Copies, not ranked: runs another stored file holds too, which is kept (its owner's "
                            "signed file, else the first stored; disputed: signed by another key, stored later)",
-                           ordered[copied], False, "copies"))
+                           copied, False, "copies"))
         if not smoke.empty:
             smoke_target = workload.spec("smoke").target  # each scale pins its own target
             title = "Smoke scale — not ranked (a quick check, not a benchmark)"
@@ -83,7 +82,7 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                           lambda k, s=slug: f"{wslug}.html" if k == 1 else f"{wslug}-{s}-p{k}.html")
               for title, frame, ranked_flag, slug in groups]
     # only what is ranked: a copy, a device without a known peak or a CPU is never on the front
-    full = ordered[(ordered["scale"] == "full") & rank_ok] if not ordered.empty else ordered
+    full = ranked
     scatter = _scatter(full, "../", unranked=int((ordered["scale"] == "full").sum()) - len(full)
                        if not ordered.empty else 0)
     target = workload.spec("full").target

@@ -14,8 +14,8 @@ from markupsafe import Markup, escape
 from suite.cost import classes, hours
 from suite.cost.prices import Price, Table
 from suite.figures import derive
+from suite.figures import load as host_load
 from suite.leaderboard.rows import own_code
-from suite.meters import host_load
 from suite.record import results
 from suite.record.text import printable
 from suite.site import charts, labels

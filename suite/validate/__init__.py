@@ -3,10 +3,10 @@
 A problem names the field (dotted path) and the reason, with a stable code (``CODES``). A file
 gets all of its problems listed. The order of the layers, one module each:
 
-1. bytes (:mod:`.reading`): size limit before reading, UTF-8, JSON without duplicate keys or
+1. bytes (:mod:`suite.record.reading`): size limit before reading, UTF-8, JSON without duplicate keys or
    NaN/Infinity;
 2. one generic walk of the whole document (:mod:`.walk`): nesting depth, array and object sizes,
-   string lengths, control characters (:mod:`.text`), non-finite or out-of-range numbers;
+   string lengths, control characters (:mod:`suite.record.text`), non-finite or out-of-range numbers;
 3. the JSON Schema (draft 2020-12) and the schema version (:mod:`.schema`);
 4. the rules of docs/rules.md, registered in :mod:`.registry` by the rule modules, which run in
    the order of :data:`RULE_MODULES` (each says what it holds): first the document rules (the

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-from suite.meters import mfu as mfu_meter
+from suite.figures import mfu as mfu_meter
 from suite.record import claims, mllog, results
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule, run_rule

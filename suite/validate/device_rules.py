@@ -6,7 +6,7 @@ the user's), the power against the device's idle floor, and a steady window long
 from __future__ import annotations
 
 from suite.figures import derive
-from suite.meters import mfu as mfu_meter
+from suite.figures import mfu as mfu_meter
 from suite.record import claims, results
 from suite.record.text import safe
 from suite.validate.facts import first_steady_step
@@ -178,7 +178,7 @@ def _check_window(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
     inside its first warm-up begins its window after the resumed worker's (resumed from step 2
     with 10 warm-up steps: at step 13). The minimum counts the window's steps, all segments
     together: the steady steps the throughput is computed over."""
-    from suite.meters.throughput import MIN_WINDOW_STEPS
+    from suite.figures.throughput import MIN_WINDOW_STEPS
 
     tput = run["metrics"]["throughput"]
     if tput is None:

@@ -2,12 +2,12 @@
 measurement of the device, model FLOP/s beyond the run's own measured ceiling, a time to target or
 an evaluation shorter than its model FLOPs take at the fastest rate the device allows, and a mean
 power outside the device class's physical band or below what its work takes. Every device and division is held to them; the device facts
-and their reasons are in the peak table (:mod:`suite.meters.mfu`).
+and their reasons are in the peak table (:mod:`suite.figures.mfu`).
 """
 from __future__ import annotations
 
 from suite.figures import derive
-from suite.meters import mfu as mfu_meter
+from suite.figures import mfu as mfu_meter
 from suite.record import results
 from suite.validate.registry import Problem, code, document_rule, run_rule
 from suite.validate.shared import V7, V8, V9, division, read_log
@@ -242,7 +242,7 @@ def power_band(doc: dict, run: dict) -> tuple[float, float | None, str] | None:
 
 def work_floor(doc: dict, run: dict, flops: float, seconds: float) -> tuple[float, str] | None:
     """The least mean power that does ``flops`` model FLOPs in ``seconds`` on the run's devices
-    (:meth:`suite.meters.mfu.Peak.most_flops_per_joule`), and what it comes from; None where the
+    (:meth:`suite.figures.mfu.Peak.most_flops_per_joule`), and what it comes from; None where the
     table gives no peak per watt for the device and precision (a CPU, an unknown device, a MIG slice)."""
     _, entry = _table_peak(doc, run, run["precision"])
     per_joule = entry.most_flops_per_joule(run["precision"]) if entry is not None else None
@@ -296,7 +296,7 @@ def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 
 @run_rule("step-too-fast")
 def _check_step_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """Every step on a GPU takes at least the launch of its kernels (:data:`suite.meters.mfu.GPU_STEP_FLOOR_S`)."""
+    """Every step on a GPU takes at least the launch of its kernels (:data:`suite.figures.mfu.GPU_STEP_FLOOR_S`)."""
     if doc["system"]["accelerator"]["type"] != "cuda" or not len(facts["times"]):
         return []
     fastest = float(facts["times"].min())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from suite.figures import derive, goodput
-from suite.meters import mfu as mfu_meter
+from suite.figures import mfu as mfu_meter
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, frame_rule, run_rule
 from suite.validate.shared import V7, division

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 
 from suite import mllog
-from suite.meters import mfu as mfu_meter
-from suite.meters import throughput
+from suite.figures import mfu as mfu_meter
+from suite.figures import throughput
 from workloads import registry
 from workloads.base import canonical_json
 

@@ -50,6 +50,7 @@ class DlrmSmall(Workload[DlrmSpec]):
     version = 1
     task = "click-through prediction, DLRM-style, synthetic teacher data (AUC)"
     job = "workloads.dlrm_small.job:build_job"
+    seed_spread = 0.099
     variants = {
         "smoke": DlrmSpec(
             num_dense=13, table_rows=(2000, 1000, 1000, 500, 500, 200, 100, 50), embed_dim=16,

@@ -27,6 +27,7 @@ class Gpt2(LanguageModelWorkload[Gpt2Spec]):
     version = 1
     supports_fsdp = True
     job = "workloads.gpt2.job:build_job"
+    seed_spread = 0.0078
     task = "GPT-2 small language model on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": Gpt2Spec(

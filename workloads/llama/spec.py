@@ -30,6 +30,7 @@ class Llama1B(LanguageModelWorkload[LlamaSpec]):
     version = 1
     supports_fsdp = True
     job = "workloads.llama.job:build_job"
+    seed_spread = 0.035
     task = "Llama-style 1B decoder on pinned synthetic tokens (throughput)"
     variants = {
         "smoke": LlamaSpec(

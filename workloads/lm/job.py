@@ -28,7 +28,7 @@ class LanguageModelJob:
     The run seed picks which windows each batch reads (the model was initialised by the
     caller under the same seed); evaluation reads the same pinned held-out windows every time.
     Under ``parallel`` each rank trains its rows of the same global batch (workloads.parallel).
-    With ``compile`` set, the wrapped model is compiled (workloads.base.compile_model) and
+    With ``compile`` set, the wrapped model is compiled (workloads.training.compile_model) and
     evaluation runs the same compiled module: its first evaluation compiles an inference graph,
     and that time is in the run's eval phase.
     """

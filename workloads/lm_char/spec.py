@@ -38,6 +38,7 @@ class LmChar(LanguageModelWorkload[LmCharSpec]):
     task = "character-level language modelling (Tiny Shakespeare)"
     data_files = (TINY_SHAKESPEARE,)
     job = "workloads.lm_char.job:build_job"
+    seed_spread = 0.041
     variants = {
         "smoke": LmCharSpec(
             n_layer=2, n_head=4, n_embd=128, block_size=64, dropout=0.0,

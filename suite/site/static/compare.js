@@ -6,7 +6,7 @@
     return Math.abs(v) < 1e4 ? String(Number(v.toPrecision(3))) : Math.round(v).toLocaleString("en");
   }
 
-  // The last step of suite/compare.py (ratio_interval, verdict), on the per-entry estimates the
+  // The last step of suite/compare/ (stats.ratio_interval, engine.verdict), on the per-entry estimates the
   // build computed with it: [value, standard error of log(value), degrees of freedom, reason].
   function tQuantile(table, df) {
     return table[Math.min(Math.max(Math.floor(df), 1), table.length) - 1];

@@ -1,0 +1,34 @@
+"""What a run's recorded host load says (:mod:`suite.meters.host_load` reads it): measured under
+load or not. Self-reported, like the readings: nothing in a results file can check them."""
+from __future__ import annotations
+
+UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
+
+
+def under_load(host_load: dict | None) -> str | None:
+    """Why a run's ``host_load`` says it was measured under load (other processes using at least
+    :data:`UNDER_LOAD_CORES` cores, at its start or its end), or None: not under load, or not
+    recorded (files written before it was)."""
+    if not isinstance(host_load, dict):
+        return None
+    reasons = []
+    for when in ("start", "end"):
+        snap = host_load.get(when) or {}
+        other = snap.get("other_cores")
+        if other is not None and other >= UNDER_LOAD_CORES:
+            names = ", ".join(b["name"] for b in snap.get("busy") or [])
+            reasons.append(f"other processes used {other:g} of {snap.get('cores')} cores at its {when}"
+                           + (f" ({names})" if names else ""))
+    return "; ".join(reasons) or None
+
+
+def runs_under_load(runs: list[dict]) -> str | None:
+    """One line for runs some of which were measured under load ("2 of 5 runs measured under
+    load …", naming the first and why), or None when none was (or none recorded it)."""
+    loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
+    if not loaded:
+        return None
+    run, why = loaded[0]
+    workload = w if isinstance(w := run.get("workload"), dict) else {}
+    return (f"{len(loaded)} of {len(runs)} runs measured under load (self-reported); first "
+            f"{workload.get('id')} seed {run.get('seed')}: {why}")

@@ -1,0 +1,212 @@
+"""``goodbench run`` once its arguments are parsed: check them, then train the plan here (or
+re-launch it under torchrun: suite/run/launch.py), write the results file into its reservation
+(suite/run/output.py) and say what happened; the exit status."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from suite import __version__
+from suite.figures import load
+from suite.meters import host_load
+from suite.record.errors import GoodbenchError
+from suite.run import arguments, launch, output
+from suite.run.arguments import Usage, count
+from suite.run.progress import ProgressPrinter, say
+from suite.trust import signing
+
+if TYPE_CHECKING:
+    from suite.record.results import Reservation
+
+
+def run(args) -> int:
+    """Train the plan here (or re-launch under torchrun) and write the results file; 0 when every run completed."""
+    # what needs no torch is refused before torch is imported (which takes seconds)
+    arguments.check_plan(args)
+    if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
+        output.refuse_taken_output(Path(args.output))
+    if os.environ.get("RANK", "0") == "0":  # a first line at once: torch and the workloads take seconds to load
+        say("preparing the run: loading torch and the workloads")
+    from suite.run.system import resolve_device
+
+    device = resolve_device(args.device)
+    scale = args.scale or ("full" if device.type == "cuda" else "smoke")
+    if args.nproc_per_node and not launch.in_torchrun():
+        return _launch(args, scale)
+    from suite.run import distributed
+
+    parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
+    arguments.check_parallel(args, parallel, scale)
+    from suite.run.signals import stop_on_sigterm
+
+    # SIGTERM (Slurm, timeout, docker stop; torchrun after a peer failed) stops the run like
+    # Ctrl-C: the runs so far are written, the running one as partial
+    stop_on_sigterm()
+    device = distributed.init(parallel, device)
+    try:
+        status = _run_process(args, device, scale, parallel)
+    except BaseException:
+        distributed.shutdown(wait=False)
+        raise
+    distributed.shutdown(wait=status == 0)  # after a failure the peers may be gone
+    return status
+
+
+def _run_process(args, device, scale: str, parallel) -> int:
+    """One process's run: a single process, or one rank of a torchrun run (rank 0 reports)."""
+    from dataclasses import replace
+
+    from suite.run.runner import RunOptions
+    from suite.run.session import SuitePlan
+    from suite.run.system import load_overrides
+    from workloads import registry
+
+    plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,
+                     seeds=args.seeds, explicit=bool(args.workload), system_name=args.system_name,
+                     system_overrides=load_overrides(args.system_overrides),
+                     command=["goodbench", *sys.argv[1:]], global_batch=args.global_batch,
+                     repeat=args.repeat)
+    options = RunOptions(
+        device=device, data_dir=args.data_dir, peak_tflops=args.peak_tflops,
+        checkpoint_every=args.checkpoint_every,
+        inject_failures=tuple(args.inject_failure or ()),
+        failure_rate_per_hour=args.failure_rate, failure_seed=args.failure_seed,
+        parallel=parallel, compile=args.compile)
+
+    keys: list = []  # rank 0 writes and signs the file: its key, read where its errors reach every rank
+
+    def preflight() -> None:
+        _preflight(plan, options)
+        keys.append(_signing_key(args))
+
+    out, checkpoint_dir, reservation = output.agreed_paths(args, scale, parallel, preflight)
+    key = keys[0] if keys else None
+    run_key = signing.public_bytes(key) if key is not None else None
+    try:
+        return _train(args, plan, replace(options, checkpoint_dir=checkpoint_dir, run_key=run_key), out,
+                      reservation, key)
+    finally:
+        if reservation is not None:
+            reservation.release()  # the run wrote nothing: the name is free again
+
+
+def _preflight(plan, options) -> None:
+    """Fail before training when the results file would be refused for what the user gave
+    (``--system-name``, ``--system-overrides``, the command line): the validator's walk and
+    schema on the system and settings sections, which the run does not change."""
+    from suite.run.session import preflight
+    from suite.trust.labels import name_refusal, trust_words_in
+
+    if isinstance(plan.system_name, str) and trust_words_in(plan.system_name):  # rule name-trust
+        raise GoodbenchError(f"the results file would be refused, not training: --system-name: "
+                             f"{name_refusal(plan.system_name)}")
+    problems = preflight(plan, options)
+    if problems:
+        more = f" (and {count(len(problems) - 1, 'more problem')})" if len(problems) > 1 else ""
+        raise GoodbenchError(f"the results file would be refused, not training: "
+                             f"{problems[0].field}: {problems[0].reason} [{problems[0].code}]{more}; "
+                             "fix --system-name / --system-overrides")
+
+
+def _signing_key(args):
+    """The signing key (suite/trust/signing.py) unless ``--no-sign``; None when there is none."""
+    return None if args.no_sign else signing.load_key()
+
+
+def _train(args, plan, options, out: Path, reservation: Reservation | None, key=None) -> int:
+    """Train the plan; rank 0 writes the results file into its reservation and reports."""
+    from suite.figures import report
+    from suite.run.session import run_suite
+
+    parallel, checkpoint_dir = options.parallel, options.checkpoint_dir
+    if parallel.is_main:
+        say(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {plan.scale} scale on "
+            f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
+                                   f"{parallel.mode})" if parallel.distributed else ""))
+        _warn_if_busy()
+    doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
+    if not parallel.is_main:
+        return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
+    if doc["settings"]["aborted"] and launch.restarts_left():
+        say(f"stopped: {doc['settings']['aborted']}; torchrun restarts the workers, and the "
+            "restarted run writes the results file")
+        return 1
+    if not doc["runs"]:
+        say(f"stopped before any run was recorded ({doc['settings']['aborted'] or 'interrupted'}); "
+            "no results file written")
+        return _interrupted_status() if doc["settings"]["interrupted"] else 1
+    assert reservation is not None  # rank 0 holds one
+    if key is not None:
+        doc = signing.seal(doc, key)
+    reservation.write(doc)
+    print(report.run_summary(doc["runs"]))
+    for r in doc["runs"]:
+        if r["error"]:
+            say(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
+    for line in report.score_lines(doc["summary"]) + report.repeat_lines(doc["runs"]):
+        print(line)
+    for skipped in doc["settings"]["skipped"]:
+        print(f"skipped {skipped['workload']}: {skipped['reason']}")
+    loaded = load.runs_under_load(doc["runs"])
+    if loaded:
+        say(f"warning: {loaded}: such runs are flagged and left out of comparisons")
+    print(f"results written to {out}")
+    print(signing.closing_line(doc, args.no_sign))
+    output.checkpoints_after(args, checkpoint_dir, out, doc)
+    if doc["settings"]["interrupted"]:
+        say("interrupted: the results file holds the runs so far")
+        return _interrupted_status()
+    if doc["settings"]["aborted"]:
+        say(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
+        return 1
+    return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
+
+
+def _warn_if_busy() -> None:
+    """Say at the start when other processes use the machine (``goodbench check``'s test): what
+    is measured now is recorded "measured under load" and left out of comparisons."""
+    why = load.under_load({"start": host_load.snapshot()})
+    if why:
+        say(f"warning: {why.replace('at its start', 'now')}: this run's results will be flagged "
+            "\"measured under load\" and left out of comparisons (goodbench check says so before a run)")
+
+
+def _interrupted_status() -> int:
+    """The shell's status of a run stopped by a signal: 143 after SIGTERM, 130 after SIGINT."""
+    from suite.run.signals import sigterm_received
+
+    return 143 if sigterm_received() else 130
+
+
+def _launch(args, scale: str) -> int:
+    """Re-launch this command under torchrun (suite.run.launch), after the checks the workers
+    would fail on. On one node the launcher reserves the results file's name and hands it to
+    the workers' rank 0 (which takes the unlocked, empty reservation over); the name is
+    freed again when the workers wrote nothing."""
+    from workloads.placement import Parallel
+
+    # the workers would refuse these: say so before torchrun starts them
+    arguments.check_parallel(args, Parallel(world_size=args.nproc_per_node * (args.nnodes or 1),
+                                   mode=args.parallel, micro_batch=args.micro_batch), scale)
+    if (args.nnodes or 1) == 1:
+        _signing_key(args)  # an unreadable signing key too (rank 0 runs here)
+    if args.inject_failure:
+        arguments.check_restarts(args, scale)
+    reservation = None
+    if (args.nnodes or 1) == 1:
+        out, reservation = output.reserve_output(args, scale)
+        reservation.close()  # unlocked: rank 0 takes it over
+    else:  # rank 0 may be on another node: it reserves the name there
+        out = output.output_path(args, scale)
+        if out.exists():
+            raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
+    try:
+        return launch.launch(args.argv, str(out), args.nproc_per_node, args.nnodes,
+                             args.node_rank, args.rdzv_endpoint, max_restarts=args.max_restarts)
+    except ValueError as exc:
+        raise Usage(str(exc)) from None
+    finally:
+        if reservation is not None:
+            reservation.release()
