@@ -2,8 +2,9 @@
 docs/own-code.md "A second clock"): one derivation, used by the launcher to summarize its record
 and by the validator to refuse a file whose clocks disagree (rule ``second-clock``).
 
-Compared, each within :data:`RELATIVE` of the launcher's figure plus :data:`ABSOLUTE_S`
-(measured on honest runs: docs/rules.md, "A second clock"):
+Compared, each within :data:`RELATIVE` of the launcher's figure plus an absolute allowance —
+:data:`PER_STAMP_S` for a figure read from two stamps, :data:`PER_STEP_S` per step for one made of
+steps (measured on honest runs: docs/rules.md, "A second clock"):
 
 - ``clock``: the span from the first edge to the last on the child's clock against the launcher's;
 - ``step_p50_s`` and ``window_s`` (CPU runs only; a GPU's step clock is CUDA events the launcher
@@ -18,8 +19,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-RELATIVE = 0.05    # of the launcher's figure
-ABSOLUTE_S = 0.02  # seconds, on top of it
+RELATIVE = 0.05      # of the launcher's figure
+PER_STAMP_S = 0.05   # seconds, on top of it, for a span between two stamps (the launcher woken late)
+PER_STEP_S = 0.005   # seconds per step, for a step's median or the sum of steps
 
 
 @dataclass(frozen=True)
@@ -29,18 +31,22 @@ class Comparison:
     what: str
     own: float
     launcher: float
+    allowance_s: float = PER_STAMP_S
 
     @property
     def agrees(self) -> bool:
-        return agree(self.own, self.launcher)
+        return abs(self.own - self.launcher) <= self.allowance_s + RELATIVE * abs(self.launcher)
 
     def describe(self) -> str:
-        return f"{self.what} {self.own:.6g} s on the run's clock, {self.launcher:.6g} s on the launcher's"
+        return (f"{self.what} {self.own:.6g} s on the run's clock, {self.launcher:.6g} s on the launcher's (tolerance "
+                f"{RELATIVE:.0%} + {self.allowance_s:.3g} s)")
 
 
-def agree(own: float, launcher: float) -> bool:
-    """True when ``own`` lies within the tolerance of ``launcher``."""
-    return abs(own - launcher) <= ABSOLUTE_S + RELATIVE * abs(launcher)
+def stamped(doc: dict[str, Any], run_id: Any) -> bool:
+    """True when the file's second clock stamped the run ``run_id`` (a file by ``goodbench run-own``)."""
+    section = doc.get("second_clock")
+    entries = section.get("runs") if isinstance(section, dict) else None
+    return isinstance(entries, list) and any(isinstance(e, dict) and e.get("run_id") == run_id for e in entries)
 
 
 def missing(run: dict[str, Any], entry: dict[str, Any]) -> str | None:
@@ -70,8 +76,8 @@ def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, c
     if cpu and steady:
         own = [times[s - 1] for s in steady]
         launcher = [entry["step_s"][s - first] for s in steady]
-        out.append(Comparison("steady step time p50", statistics.median(own), statistics.median(launcher)))
-        out.append(Comparison("steady window (sum of step times)", sum(own), sum(launcher)))
+        out.append(Comparison("steady step time p50", statistics.median(own), statistics.median(launcher), PER_STEP_S))
+        out.append(Comparison("steady window (sum of step times)", sum(own), sum(launcher), PER_STEP_S * len(own)))
     start = entry["run_start_s"]
     if start is not None:
         curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}

@@ -15,14 +15,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from suite.figures import clocks
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
-from suite.run.edge_reader import EdgeReader, RunEdges
+from suite.run.edge_reader import EdgeReader, RunEdges, clock
 
 LAUNCHER = "goodbench run-own"
 
@@ -33,7 +32,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         raise GoodbenchError(f"{script}: no such script")
     read_end, write_end = os.pipe()
     env = {**os.environ, edges.ENV: str(write_end)}
-    origin = time.perf_counter()
+    origin = clock()
     try:
         child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
     finally:
@@ -71,7 +70,8 @@ def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any
     if not entries:
         raise GoodbenchError("no run of the file was stamped by this process")
     return {"launcher": LAUNCHER, "pid": pid, "clock": "time.perf_counter, seconds from the child's start",
-            "tolerance": {"relative": clocks.RELATIVE, "absolute_s": clocks.ABSOLUTE_S}, "runs": entries}
+            "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
+                          "per_step_s": clocks.PER_STEP_S}, "runs": entries}
 
 
 def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
