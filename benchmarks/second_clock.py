@@ -3,7 +3,8 @@ library's edge call with the pipe drained by a reader thread, against the same c
 alternating; (2) how far the two clocks of honest runs disagree on this machine — a small own job
 (tests/own_clock_job.py: steps of an MLP and a 20 ms sleep) run ``--runs`` times under
 ``goodbench run-own``, each figure's difference on the two clocks, the worst kept, as a share of the
-launcher's figure and of the tolerance (suite/figures/clocks.py). The host's load is printed: the
+launcher's figure and of the tolerance (suite/figures/clocks.py). (1b) the same side by side around a
+step of about a millisecond of matrix products: the ratio of the median step times. The host's load is printed: the
 honest difference grows with it.
 
     python benchmarks/second_clock.py [--runs 5] [--edges 100000] [--script tests/own_clock_job.py]
@@ -44,6 +45,32 @@ def edge_cost(count: int, repeats: int = 5) -> dict:
     return {name: statistics.median(values) for name, values in sides.items()}
 
 
+def step_ratio(steps: int = 300, repeats: int = 5) -> dict:
+    """A 1-ms step of matrix products with its two edges written to a drained pipe, against the same
+    step with no pipe, repetitions alternating: each side's median seconds per step, and their ratio."""
+    import torch
+
+    torch.set_num_threads(1)
+    a = torch.randn(160, 160)
+    read_end, write_end = os.pipe()
+    threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 1 << 16), b"")], daemon=True).start()
+    piped, none = EdgePipe(write_end), EdgePipe(None)
+    sides: dict[str, list[float]] = {"pipe": [], "none": []}
+    for _ in range(repeats):
+        for name, pipe in (("pipe", piped), ("none", none)):
+            began = time.perf_counter()
+            for i in range(steps):
+                pipe.edge(edges.BEGIN, i)
+                for _ in range(4):
+                    a @ a
+                pipe.edge(edges.END, i)
+            sides[name].append((time.perf_counter() - began) / steps)
+    piped.close()
+    found = {name: statistics.median(values) for name, values in sides.items()}
+    return {**found, "ratio": found["pipe"] / found["none"],
+            "spread": {name: (min(v), max(v)) for name, v in sides.items()}}
+
+
 def honest_runs(runs: int, script: Path) -> list[dict]:
     """Each run's comparisons: (what, own, launcher, |difference|, share of the tolerance)."""
     found = []
@@ -72,6 +99,11 @@ def main() -> None:
     cost = edge_cost(args.edges)
     print(f"edge write: {cost['pipe'] * 1e6:.2f} µs with the pipe, {cost['none'] * 1e6:.3f} µs without "
           f"(two edges per step: {2 * (cost['pipe'] - cost['none']) * 1e6:.1f} µs per step)")
+    ratio = step_ratio()
+    print(f"a step of matrix products: {ratio['pipe'] * 1e3:.3f} ms with its edges written, {ratio['none'] * 1e3:.3f} ms "
+          f"without; ratio of medians {ratio['ratio']:.4f} (spread over repetitions: with "
+          f"{ratio['spread']['pipe'][0] * 1e3:.3f}-{ratio['spread']['pipe'][1] * 1e3:.3f} ms, without "
+          f"{ratio['spread']['none'][0] * 1e3:.3f}-{ratio['spread']['none'][1] * 1e3:.3f} ms)")
     rows = honest_runs(args.runs, args.script.resolve())
     for row in rows:
         print(f"run {row['run']} load {row['load_1m']:.1f}  {row['what']:<34} own {row['own_s']:.6f}  launcher "

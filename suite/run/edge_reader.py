@@ -6,6 +6,7 @@ or edges out of order is not believed: the reader notes why, keeps draining the 
 is never blocked on it) and keeps nothing more."""
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import threading
@@ -125,8 +126,11 @@ class EdgeReader:
             self._refuse(f"a line of more than {edges.MAX_LINE} bytes")
             self._tail = b""
         for raw in lines:
-            if self.broken is not None:
-                return  # drained, not kept
+            if self.broken is not None:  # drained, not kept; the file it names is said to be kept as it was
+                if self.written is None and raw.startswith(b"w ") and len(raw) <= edges.MAX_LINE:
+                    with contextlib.suppress(edges.BadLine):
+                        self._edge(edges.parse(raw, stamp))
+                continue
             self.count += 1
             if self.count > MAX_EDGES:
                 self._refuse(f"more than {MAX_EDGES:,} lines on the edge pipe")
