@@ -127,6 +127,8 @@ def test_a_run_whose_clocks_run_slow_is_valid_alone_and_refused_with_a_second_cl
     assert rates[1] > SLOW / 2 * rates[0]
     _, doc = slowed.sealed(tmp_path)
     assert doc["second_clock"]["runs"][0]["agreement"]["agree"] is False
+    found = clocks.comparisons(doc["runs"][0], doc["second_clock"]["runs"][0], 3, True)
+    assert len(found) == 4 and not any(c.agrees for c in found)  # every figure: the span, steps, evaluations
     problems = [p for p in v.check_document(doc) if p.code == "second-clock"]
     assert problems and "the clocks disagree" in problems[0].line("own.json")
 
