@@ -170,6 +170,17 @@ def test_a_row_of_an_own_file_with_and_without_the_second_clock(honest, tmp_path
     assert [e["second_clock"] for e in rows("two.json", two)] == [True]
 
 
+def test_compare_says_how_many_clocks_timed_each_own_side(honest, slowed, tmp_path):
+    from suite.compare import engine, report
+
+    _, two = honest.sealed(tmp_path)
+    one = json.loads(slowed.written)  # another run, one clock
+    assert "own code, ONE CLOCK (self-timed)" in report._identity(json.loads(honest.written))
+    assert "own code, two clocks" in report._identity(two)
+    assert engine.describe(engine.merge_side([two, one]))["clocks"] == 1  # a side is two clocks only when all are
+    assert engine.describe(engine.merge_side([two, copy.deepcopy(two)]))["clocks"] == 2
+
+
 def test_own_rows_say_how_many_clocks_timed_them():
     for kind in ("tta", "throughput"):
         assert OWN_TIMING in _own_text({"implementation": "mine", "kind": kind, "second_clock": False})
