@@ -170,6 +170,15 @@ def test_a_row_of_an_own_file_with_and_without_the_second_clock(honest, tmp_path
     assert [e["second_clock"] for e in rows("two.json", two)] == [True]
 
 
+def test_a_run_page_says_how_many_clocks_timed_it(honest, tmp_path):
+    from suite.site.run_page import run_context
+
+    _, two = honest.sealed(tmp_path)
+    one = json.loads(honest.written)
+    seen = [run_context("own.json", doc, doc["runs"][0]) for doc in (one, two)]
+    assert [(c["own_two_clocks"], c["own_timing"]) for c in seen] == [(False, OWN_TIMING), (True, TWO_CLOCKS)]
+
+
 def test_compare_says_how_many_clocks_timed_each_own_side(honest, slowed, tmp_path):
     from suite.compare import engine, report
 
