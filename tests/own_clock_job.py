@@ -55,12 +55,12 @@ def main() -> None:
             optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
             data = torch.Generator().manual_seed(run.seed)
 
-            def batch() -> tuple[torch.Tensor, torch.Tensor]:
+            def batch(data: torch.Generator = data) -> tuple[torch.Tensor, torch.Tensor]:
                 x = torch.randn(16, 8, generator=data)
                 time.sleep(STEP_SLEEP_S / 4)
                 return x, torch.sin(x.sum(1, keepdim=True))
 
-            def step_model(x: torch.Tensor) -> torch.Tensor:
+            def step_model(x: torch.Tensor, model: nn.Module = model) -> torch.Tensor:
                 time.sleep(STEP_SLEEP_S)
                 return model(x)
 

@@ -3,6 +3,7 @@ pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge i
 held back would reach the launcher late, and its stamp would say nothing."""
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -49,10 +50,8 @@ class EdgePipe:
     def close(self) -> None:
         if self.fd is not None:
             fd, self.fd = self.fd, None
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
     def _write(self, data: bytes) -> None:
         try:
