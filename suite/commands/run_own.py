@@ -29,6 +29,7 @@ def run(args) -> int:
     if why is not None:
         kept = f"; {reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else ""
         raise GoodbenchError(f"no second clock: {why}{kept}")
+    assert reader.written is not None  # why_not says so otherwise
     path = reader.written[1]
     try:
         doc = own_launch.seal(Path(path), reader, child.pid)

@@ -79,7 +79,7 @@ def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
     write it atomically over it; returns the document."""
     from suite.trust import signing
 
-    doc = results.load(path)
+    doc: dict[str, Any] = dict(results.load(path))
     if "second_clock" in doc or "signature" in doc:
         raise GoodbenchError(f"{path} holds a second clock or a signature already: the child's file is not "
                              "the library's under run-own")
@@ -89,7 +89,7 @@ def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
     if key is not None:  # ids bound to the key before the record names them
         before = [r.get("run_id") for r in doc["runs"]]
         signing.bind_runs(doc, signing.public_bytes(key))
-        renamed = {old: r["run_id"] for old, r in zip(before, doc["runs"]) if old != r["run_id"]}
+        renamed = {str(old): r["run_id"] for old, r in zip(before, doc["runs"]) if old != r["run_id"]}
     for seen in reader.runs:
         seen.run_id = renamed.get(seen.run_id, seen.run_id)
     doc["second_clock"] = record(doc, reader.runs, pid)

@@ -30,7 +30,7 @@ def _check_second_clock(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
         return [Problem("second-clock", "second_clock", "a second clock in a file not of the own division")]
     by_id = {run["run_id"]: run for _, run in runs}
     spec = (doc["settings"].get("implementation") or {}).get("spec") or {}
-    warmup = spec.get("warmup_steps") if isinstance(spec.get("warmup_steps"), int) else 0
+    warmup = spec["warmup_steps"] if isinstance(spec.get("warmup_steps"), int) else 0
     cpu = doc["system"]["accelerator"]["type"] == "cpu"
     problems, seen = [], set()
     for i, entry in enumerate(section["runs"]):
