@@ -118,6 +118,20 @@ def test_an_honest_run_gets_a_second_clock_that_agrees_and_validates(honest, tmp
     assert figures["steady step time p50"]["launcher_s"] >= STEP_S  # the launcher saw the sleep
 
 
+def test_the_launcher_signs_with_the_submitters_key_after_adding_its_record(honest, tmp_path):
+    """Under run-own the library leaves signing to the launcher: the key signs the file with its
+    second clock, the runs' ids bound to it and the record naming them by their new ids."""
+    from suite.trust import signing
+
+    signing.keygen()
+    unsigned = {r["run_id"] for r in json.loads(honest.written)["runs"]}
+    _, doc = honest.sealed(tmp_path, written=(True, str(honest.path)))
+    assert signing.verify(doc) and v.check_document(doc) == []
+    ids = [r["run_id"] for r in doc["runs"]]
+    assert not set(ids) & unsigned  # minted again for the key (the job ran without one)
+    assert [e["run_id"] for e in doc["second_clock"]["runs"]] == ids
+
+
 def test_a_run_whose_clocks_run_slow_is_valid_alone_and_refused_with_a_second_clock(honest, slowed, tmp_path):
     """The finding reproduced: clocks replaced after the ceiling is measured claim SLOW times the
     throughput in a valid file; the launcher's clock refuses it."""
