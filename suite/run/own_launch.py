@@ -106,5 +106,5 @@ def why_not(status: int, reader: EdgeReader) -> str | None:
         return f"its edge pipe was not believed ({reader.broken})"
     if reader.written is None:
         ended = f"ended by signal {-status}" if status < 0 else f"ended with status {status}"
-        return f"the script {ended} without naming a results file on its edge pipe (closed early, or none written)"
+        return f"the script {ended} without naming a results file on its edge pipe (it closed the pipe, wrote no file, or made no goodbench.Benchmark)"
     return None
