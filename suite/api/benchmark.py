@@ -103,7 +103,10 @@ class Benchmark:
     Under torchrun every rank makes the Benchmark and runs the same loop (the process group is
     joined here unless the code joined it; a GPU rank trains on ``cuda:LOCAL_RANK``): the
     step's figures are the global batch's, each rank's FLOPs counted on its share and summed,
-    and rank 0 writes the file with every rank's step times (docs/own-code.md)."""
+    and rank 0 writes the file with every rank's step times (docs/own-code.md).
+    Launched by ``goodbench run-own``, it writes each step's and evaluation's edge to the launcher's
+    pipe (:mod:`suite.api.edges`) and leaves signing to the launcher, which adds its second clock
+    to the file first."""
 
     def __init__(self, name: str, *, samples_per_step: int, max_steps: int, trains: str = "",
                  against: str | None = None, scale: str = "smoke", tokens_per_step: int | None = None,
