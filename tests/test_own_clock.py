@@ -211,6 +211,15 @@ def test_own_rows_say_how_many_clocks_timed_them():
     assert OWN_TIMING.startswith("one clock (self-timed)") and TWO_CLOCKS.startswith("two clocks")
 
 
+def test_a_named_file_that_is_no_results_file_gets_one_line_and_is_left_alone(honest, tmp_path):
+    path = tmp_path / "own.json"
+    path.write_text("not json")
+    seen = SimpleNamespace(written=(False, str(path)), runs=honest.reader.runs)
+    with pytest.raises(GoodbenchError, match="own.json"):
+        own_launch.seal(path, seen, os.getpid())
+    assert path.read_text() == "not json"
+
+
 @pytest.mark.parametrize("garbage", [b"x" * 5000 + b"\n", b"b 1 nan\n", b"e 1 0.5\n", b"w 1 \n", b"\xff\xfe\n"])
 def test_a_garbled_or_flooded_pipe_is_not_believed_and_is_drained(garbage):
     read_end, write_end = os.pipe()

@@ -79,7 +79,10 @@ def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
     write it atomically over it; returns the document."""
     from suite.trust import signing
 
-    doc: dict[str, Any] = dict(results.load(path))
+    try:
+        doc: dict[str, Any] = dict(results.load(path))
+    except results.Unreadable as exc:
+        raise GoodbenchError(str(exc)) from None
     if "second_clock" in doc or "signature" in doc:
         raise GoodbenchError(f"{path} holds a second clock or a signature already: the child's file is not "
                              "the library's under run-own")
