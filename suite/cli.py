@@ -27,6 +27,7 @@ from suite.commands import (
     project,
     reproduce,
     run,
+    run_own,
     site,
     submit,
     validate,
@@ -38,7 +39,7 @@ from suite.record.errors import GoodbenchError, error_text
 TRAIN_EXTRA = ("torch",)
 
 # in the order of `goodbench --help`
-COMMANDS = (list_workloads, data, run, keygen, validate, submit, site, check, peaks, prices, project, reproduce, compare,
+COMMANDS = (list_workloads, data, run, run_own, keygen, validate, submit, site, check, peaks, prices, project, reproduce, compare,
             import_mlperf, export_mlperf, info)
 
 

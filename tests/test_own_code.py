@@ -129,19 +129,19 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     assert not leaderboard.rankable(full).any()
     build_site(store, tmp_path / "site")
     system = next((tmp_path / "site" / "systems").glob("*.html")).read_text()
-    assert "own code \u201ctiny-mlp\u201d, a free job (never ranked; timed in the submitter&#39;s process: " \
-        "self-reported)" in system
+    assert "own code \u201ctiny-mlp\u201d, a free job (never ranked; one clock (self-timed): timed in the " \
+        "submitter&#39;s process, self-reported)" in system
     page = next(p for p in (tmp_path / "site" / "runs").glob("*.html") if "tiny-mlp" in p.read_text())
     text = page.read_text()
     assert "a free job, held to no goodbench target, never ranked" in text
     # by its name, not "own" (the page found is either seed's)
     assert re.search(r"<title>tiny-mlp smoke seed [12] · goodbench</title>", text)
     assert re.search(r"<h1>tiny-mlp <small>own code</small> · smoke · seed [12]</h1>", text)
-    # issue 44, finding 6: no clock outside the submitter's process checks own code's timings (label only)
-    assert '<strong class="status-partial" id="own-timing">timed in the submitter&#39;s process: self-reported' \
-        "</strong>" in text
+    # issue 44, finding 6: no clock outside the submitter's process stamped this file's timings
+    assert '<strong class="status-partial" id="own-timing">one clock (self-timed): timed in the submitter&#39;s ' \
+        "process, self-reported</strong>" in text and "run it with goodbench run-own for a second clock" in text
     for table in [system, next((tmp_path / "site" / "workloads").glob("own-*.html")).read_text()]:
-        assert table.count("tiny-mlp") and "timed in the submitter&#39;s process: self-reported" in table
+        assert table.count("tiny-mlp") and "one clock (self-timed): timed in the submitter&#39;s process" in table
     assert "Declared implementation and step" in text
     # the index lists the free jobs' page, whose table ranks none of them
     index = (tmp_path / "site" / "index.html").read_text()
@@ -151,14 +151,15 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
 
 
 def test_every_own_row_says_its_timings_come_from_the_submitters_process():
-    """Issue 44, finding 6 (label only): own code could replace the clocks of its own process, and no
-    clock outside it stamps its steps yet; rows held to a target and free jobs both say so."""
+    """Issue 44, finding 6: own code could replace the clocks of its own process; a row no second clock
+    stamped (goodbench run-own) says so, held to a target or a free job."""
     from suite.site.columns import _own_text
     from suite.site.labels import OWN_TIMING
 
-    assert OWN_TIMING == "timed in the submitter's process: self-reported"
+    assert OWN_TIMING == "one clock (self-timed): timed in the submitter's process, self-reported"
     for kind in ("tta", "throughput"):
         assert OWN_TIMING in (_own_text({"implementation": "mine", "kind": kind}) or "")
+        assert OWN_TIMING in (_own_text({"implementation": "mine", "kind": kind, "second_clock": False}) or "")
     assert _own_text({"implementation": None, "kind": "tta"}) is None  # goodbench's own runs: no such line
 
 

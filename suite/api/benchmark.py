@@ -42,13 +42,14 @@ from typing import Any
 import torch
 
 from suite.api import arguments
+from suite.api.edges import EdgePipe
 from suite.api.evaluators import ModelRefused
 from suite.figures import derive
 from suite.meters import host_load
 from suite.meters.ceiling import matmul_ceiling
 from suite.meters.clock import StepClock
 from suite.mlperf.fields import submission as mlperf_submission
-from suite.record import claims, mllog, privacy, results
+from suite.record import claims, edges, mllog, privacy, results
 from suite.record.errors import GoodbenchError
 from suite.record.mllog import EVAL_REFUSED, START_EVAL
 from suite.run import distributed, files, loop, session, system
@@ -102,7 +103,10 @@ class Benchmark:
     Under torchrun every rank makes the Benchmark and runs the same loop (the process group is
     joined here unless the code joined it; a GPU rank trains on ``cuda:LOCAL_RANK``): the
     step's figures are the global batch's, each rank's FLOPs counted on its share and summed,
-    and rank 0 writes the file with every rank's step times (docs/own-code.md)."""
+    and rank 0 writes the file with every rank's step times (docs/own-code.md).
+    Launched by ``goodbench run-own``, it writes each step's and evaluation's edge to the launcher's
+    pipe (:mod:`suite.api.edges`) and leaves signing to the launcher, which adds its second clock
+    to the file first."""
 
     def __init__(self, name: str, *, samples_per_step: int, max_steps: int, trains: str = "",
                  against: str | None = None, scale: str = "smoke", tokens_per_step: int | None = None,
@@ -170,6 +174,9 @@ class Benchmark:
         fresh = os.environ.pop("GOODBENCH_CHECKPOINT_DIR", "")
         self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
         self.code = arguments.paths("code", code)
+        # $GOODBENCH_EDGE_FD: `goodbench run-own` launched this process and stamps its edges on its own clock
+        # (the first Benchmark's; rank 0's under torchrun)
+        self.edges = EdgePipe.from_env() if os.environ.get("RANK", "0") == "0" else EdgePipe(None)
         self.command = arguments.command(command)  # None: this process's
         # by default the runner's lines on stderr: steps, evaluations, ETA (suite/run/progress.py), from
         # one process only (torchrun's rank 0), as goodbench run says them
@@ -362,11 +369,12 @@ class Benchmark:
         doc = results.new_document(system.describe(self.device, self.system_name),
                                    self._settings(interrupted), self.records)
         doc["summary"] = derive.summary(self.records)
-        if self._key is not None:
+        if self._key is not None and not self.edges.open:  # under run-own the launcher signs, its record added
             doc = signing.seal(doc, self._key)
         doc = json.loads(results.dumps(doc))  # as the file holds it
         self.path = results.write(self.out, doc)
         self.problems = [p.line(str(self.path)) for p in check_document(doc)]
+        self.edges.written(str(self.path.resolve()), self._key is not None)
         return self.path
 
     def _settings(self, interrupted: bool) -> dict[str, Any]:
@@ -428,6 +436,8 @@ class Run:
         self._pending: list[tuple[str, Any, dict[str, Any]]] = []  # events held until the log's header
         self.warm_last = bench.warmup_steps  # this process's warm-up ends after this step
         self.timed_before = 0  # steps timed by earlier processes
+        self.edges = bench.edges
+        self.edges.edge(edges.RUN, seed, self.record["run_id"])
         bench.progress("run", seed=seed)
 
     @property
@@ -494,6 +504,7 @@ class Run:
         self.log.release()
         if not self._resumed:
             loop.start_clock(self.state, self.log, self.instruments.energy, self.parallel)
+            self.edges.edge(edges.START, 0)
         self.clock = StepClock(self.device)
         self.warm_last = self.state.step + bench.warmup_steps
         self.timed_before = len(self.state.step_times)
@@ -562,6 +573,7 @@ class Run:
     def begin_step(self) -> int:
         """Start the clock of one optimizer step; returns its number (1, 2, …)."""
         step = self._open()
+        self.edges.edge(edges.BEGIN, step)  # outside the step's clock, as is the end's
         self.clock.start()
         return step
 
@@ -572,6 +584,7 @@ class Run:
         if step is None:
             raise GoodbenchError("end_step() without begin_step()")
         self.clock.stop()
+        self.edges.edge(edges.END, step)
         self.blocks.step_done(step, None)
         self.state.step, self._open_step = step, None
         bench = self.bench
@@ -729,9 +742,11 @@ class Run:
             raise GoodbenchError(f"step {self.state.step} was evaluated already")
         self._flush()
         bench = self.bench
+        self.edges.edge(edges.EVAL_START, self.state.step)
         with loop.evaluation(bench.workload().spec(bench.scale), self.state.step, self.device, self.state,
                              self.log, self.instruments.energy, bench.progress, self.parallel) as found:
             yield found
+        self.edges.edge(edges.EVAL_STOP, self.state.step)
 
     @property
     def evaluated_untrained(self) -> bool:

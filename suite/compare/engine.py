@@ -21,6 +21,7 @@ from typing import Any
 
 from suite.compare.estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
 from suite.compare.stats import Estimate, Ratio, ratio_interval
+from suite.figures import clocks
 from suite.figures import load as host_load
 from suite.figures.summary import complete_runs, groups
 from suite.record import results
@@ -229,15 +230,26 @@ class Column:
 
 
 def describe(doc: Doc) -> dict[str, Any]:
-    """A file's identity for a report: its system, accelerator, software and date, and whether
-    runs of it were measured under load (:func:`suite.figures.load.runs_under_load`)."""
+    """A file's identity for a report: its system, accelerator, software and date, whether runs of
+    it were measured under load (:func:`suite.figures.load.runs_under_load`), and for own code
+    how many clocks timed it (``clocks``: 2 when goodbench run-own stamped every run, else 1; None
+    for goodbench's workloads)."""
     system = doc.get("system", {})
     accel = system.get("accelerator", {})
     soft = system.get("software", {})
     return {"system": system.get("name"), "accelerator": f"{accel.get('name')} × {accel.get('count')}",
             "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
             "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at"),
-            "under_load": host_load.runs_under_load(doc.get("runs") or [])}
+            "under_load": host_load.runs_under_load(doc.get("runs") or []),
+            "clocks": own_clocks(doc)}
+
+
+def own_clocks(doc: Doc) -> int | None:
+    """How many clocks timed an own-code document's runs (None: not own code)."""
+    if doc.get("settings", {}).get("division") != "own":
+        return None
+    runs = doc.get("runs") or []
+    return 2 if runs and all(clocks.stamped(doc, r.get("run_id")) for r in runs) else 1
 
 
 def merge_side(docs: Sequence[Doc]) -> Doc:
@@ -253,7 +265,8 @@ def merge_side(docs: Sequence[Doc]) -> Doc:
                                  ("open_changes", [], ["mixed open-division changes"])):
         if any(d.get("settings", {}).get(name, default) != settings.get(name, default) for d in rest):
             settings[name] = mixed
-    return {**first, "settings": settings,
+    stamped = [e for d in docs for e in ((d.get("second_clock") or {}).get("runs") or [])]  # every file's
+    return {**first, "settings": settings, "second_clock": {"runs": stamped} if stamped else None,
             "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
 
 

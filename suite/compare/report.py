@@ -155,6 +155,10 @@ def caveat_lines(columns: Sequence[Column]) -> list[str]:
             if (keys := narrow_keys(columns, spread))]
 
 
+OWN_CLOCKS = {1: "own code, ONE CLOCK (self-timed): its times are its own process's word",
+              2: "own code, two clocks (goodbench run-own stamped its edges)"}
+
+
 def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tuple[str, str, str]]:
     heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
     out = [("BASE", base_name, _identity(base_doc))]
@@ -166,7 +170,8 @@ def _identity(doc: Any) -> str:
     d = compare.describe(doc)
     parts = [d["system"], d["accelerator"], f"torch {d['torch']}" if d["torch"] else None,
              f"compile {d['compile']}" if d["compile"] != "off" else None, d["created_at"],
-             f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None]
+             f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None,
+             OWN_CLOCKS.get(d.get("clocks") or 0)]
     return " · ".join(str(p) for p in parts if p)
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from suite import validate
 from suite.cost import hours
+from suite.figures import clocks
 from suite.figures import load as host_load
 from suite.figures import mfu as mfu_meter
 from suite.figures.derive import J_PER_KWH
@@ -39,7 +40,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "second_clock", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -304,6 +305,8 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "under_load": host_load.runs_under_load(runs),
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
             "implementation": own_code(doc),
+            # own code: every run stamped by goodbench run-own's clock too (None: goodbench's own runs)
+            "second_clock": all(clocks.stamped(doc, r["run_id"]) for r in runs) if own_code(doc) else None,
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
             "accelerator_hours": hours.to_target(results.world_size(runs[0]), score["olympic_mean_s"])
             if score else None,

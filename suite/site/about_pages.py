@@ -32,6 +32,6 @@ def field_rows() -> list[dict]:
 def write(out: Path, built: dict) -> None:
     """Render ``methodology.html`` and ``submitting.html`` into ``out``."""
     render("methodology.html", out / "methodology.html", root="", title="methodology",
-           rules=rule_rows(), fields=field_rows(), self_reported=SELF_REPORTED, own_timing=labels.OWN_TIMING, levels=trust.TEXT,
+           rules=rule_rows(), fields=field_rows(), self_reported=SELF_REPORTED, own_timing=labels.OWN_TIMING, two_clocks=labels.TWO_CLOCKS, levels=trust.TEXT,
            rules_version=RULES_VERSION, **built)
     render("submitting.html", out / "submitting.html", root="", title="how to submit", **built)

@@ -11,7 +11,7 @@ from typing import Any
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.trust import row_text as trust_text
 from suite.site.formatting import missing, num, seconds, usd
-from suite.site.labels import OWN_TIMING, copy_words, value_text
+from suite.site.labels import copy_words, own_timing, value_text
 from suite.site.names import run_slug, safe_name
 from suite.trust.signing import short
 
@@ -105,10 +105,11 @@ def _own_text(row: dict) -> str | None:
     name = row.get("implementation")
     if not isinstance(name, str):
         return None
+    timing = own_timing(row.get("second_clock") is True)
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
-                f"the submitter's process: self-reported; {OWN_TIMING})")
-    return f"own code \u201c{name}\u201d, a free job (never ranked; {OWN_TIMING})"
+                f"the submitter's process: self-reported; {timing})")
+    return f"own code \u201c{name}\u201d, a free job (never ranked; {timing})"
 
 
 def _signer_sub(row: dict) -> str | None:

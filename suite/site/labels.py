@@ -346,10 +346,19 @@ def target_text(target) -> str:
     return f"{words(str(metric))} {sign} {value:g}" if isinstance(value, (int, float)) else f"{words(str(metric))} {sign} {value}"
 
 
-OWN_TIMING = "timed in the submitter's process: self-reported"
-"""What every own-code row and run page says of its timings: the library's clocks run in the
-process the submitter's code controls (which could replace them), and no second clock outside it
-stamps the steps and evaluations yet (issue 44, finding 6)."""
+OWN_TIMING = "one clock (self-timed): timed in the submitter's process, self-reported"
+"""What every own-code row and run page without a second clock says of its timings: the library's
+clocks run in the process the submitter's code controls (which could replace them), and no clock
+outside it stamped the steps and evaluations (issue 44, finding 6)."""
+TWO_CLOCKS = ("two clocks: step and evaluation edges stamped by goodbench run-own's process too, within "
+              "tolerance; what runs between them is self-reported")
+"""What an own-code row and run page says when ``goodbench run-own`` stamped every run's edges on its
+own clock and the validator found the two clocks agree (rule second-clock)."""
+
+
+def own_timing(two_clocks: bool) -> str:
+    """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS` or :data:`OWN_TIMING`."""
+    return TWO_CLOCKS if two_clocks else OWN_TIMING
 
 
 def copy_words(status: str, owner: str | None) -> dict:

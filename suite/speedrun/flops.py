@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from suite.meters import mfu
+from suite.figures import mfu
 
 NOT_IN_LOG = "not in the log"
 PRECISION = "bf16"  # the records train under bf16 autocast; the dense bf16 peak is the bound

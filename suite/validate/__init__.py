@@ -75,6 +75,7 @@ RULE_MODULES = (
     "quality_rules",       # the quality claimed, against the curve and the log
     "reproduction_rules",  # a reproduction against its own runs
     "signature_rules",     # the signature over the whole file
+    "clock_rules",         # own code's second clock against its runs' own
     "time_rules",          # dates against the rules' own history
 )
 """The rule modules of :mod:`suite.validate`, in the order their rules run (within a module, in the

@@ -310,8 +310,8 @@ def _check_step_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 
 def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     """The most FLOP/s a CPU run's machine can do at ``precision``: its recorded cores (physical,
-    else logical; at most :data:`~suite.meters.mfu.CPU_SOCKET_MOST_CORES` per recorded socket) ×
-    nodes × :data:`~suite.meters.mfu.CPU_CORE_MOST_FLOP_PER_CYCLE` × :data:`~suite.meters.mfu.CPU_MOST_CLOCK_HZ`,
+    else logical; at most :data:`~suite.figures.mfu.CPU_SOCKET_MOST_CORES` per recorded socket) ×
+    nodes × :data:`~suite.figures.mfu.CPU_CORE_MOST_FLOP_PER_CYCLE` × :data:`~suite.figures.mfu.CPU_MOST_CLOCK_HZ`,
     and what it comes from; None on a GPU or an unknown precision."""
     per_cycle = mfu_meter.CPU_CORE_MOST_FLOP_PER_CYCLE.get(precision)
     if doc["system"]["accelerator"]["type"] != "cpu" or per_cycle is None:

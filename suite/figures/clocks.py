@@ -1,0 +1,94 @@
+"""How far a run's own clock and the launcher's second clock agree (``goodbench run-own``,
+docs/own-code.md "A second clock"): one derivation, used by the launcher to summarize its record
+and by the validator to refuse a file whose clocks disagree (rule ``second-clock``).
+
+Compared, each within :data:`RELATIVE` of the launcher's figure plus an absolute allowance —
+:data:`PER_STAMP_S` for a figure read from two stamps, :data:`PER_STEP_S` per step for one made of
+steps (measured on honest runs: docs/rules.md, "A second clock"):
+
+- ``clock``: the span from the first edge to the last on the child's clock against the launcher's;
+- ``step_p50_s`` and ``window_s`` (CPU runs only; a GPU's step clock is CUDA events the launcher
+  cannot see): the median and the sum of the steady steps' times, the record's against the
+  launcher's stamps of each step's edges;
+- ``evaluation_s``: each evaluation's time on the run's clock (its curve point) against the
+  launcher's, from the run's start to the evaluation's end (the worst is kept).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+RELATIVE = 0.05      # of the launcher's figure
+PER_STAMP_S = 0.05   # seconds, on top of it, for a span between two stamps (the launcher woken late)
+PER_STEP_S = 0.005   # seconds per step, for a step's median or the sum of steps
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One figure on both clocks: the record's (``own``) and the launcher's."""
+
+    what: str
+    own: float
+    launcher: float
+    allowance_s: float = PER_STAMP_S
+
+    @property
+    def agrees(self) -> bool:
+        return abs(self.own - self.launcher) <= self.allowance_s + RELATIVE * abs(self.launcher)
+
+    def describe(self) -> str:
+        return (f"{self.what} {self.own:.6g} s on the run's clock, {self.launcher:.6g} s on the launcher's (tolerance "
+                f"{RELATIVE:.0%} + {self.allowance_s:.3g} s)")
+
+
+def stamped(doc: dict[str, Any], run_id: Any) -> bool:
+    """True when the file's second clock stamped the run ``run_id`` (a file by ``goodbench run-own``)."""
+    section = doc.get("second_clock")
+    entries = section.get("runs") if isinstance(section, dict) else None
+    return isinstance(entries, list) and any(isinstance(e, dict) and e.get("run_id") == run_id for e in entries)
+
+
+def missing(run: dict[str, Any], entry: dict[str, Any]) -> str | None:
+    """What the launcher's ``entry`` lacks for the ``run`` (None: it saw every edge this process made)."""
+    first, step_s = entry["first_step"], entry["step_s"]
+    last = first + len(step_s) - 1
+    steps = len(run["step_times_s"])
+    if step_s and last != steps:
+        return f"its edges end at step {last}, the run's step times at step {steps}"
+    if not step_s and steps >= first:
+        return f"no step edge for the run's {steps} steps"
+    stamped = {e["step"] for e in entry["evaluations"]}
+    unseen = [p["step"] for p in run.get("curve") or [] if p["step"] >= first and p["step"] not in stamped]
+    if unseen:
+        return f"no evaluation edge for the evaluation at step {unseen[0]}"
+    return None
+
+
+def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, cpu: bool) -> list[Comparison]:
+    """Every figure of :func:`missing`-free ``entry`` compared with the ``run``'s record."""
+    out = []
+    child, stamps = entry["child_clock_s"], entry["stamps_s"]
+    if len(child) == 2 and len(stamps) == 2:
+        out.append(Comparison("clock span", child[1] - child[0], stamps[1] - stamps[0]))
+    first, times = entry["first_step"], run["step_times_s"]
+    steady = [s for s in range(max(first, warmup_steps + 1), first + len(entry["step_s"])) if s <= len(times)]
+    if cpu and steady:
+        own = [times[s - 1] for s in steady]
+        launcher = [entry["step_s"][s - first] for s in steady]
+        out.append(Comparison("steady step time p50", statistics.median(own), statistics.median(launcher), PER_STEP_S))
+        out.append(Comparison("steady window (sum of step times)", sum(own), sum(launcher), PER_STEP_S * len(own)))
+    start = entry["run_start_s"]
+    if start is not None:
+        curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}
+        evaluations = [Comparison(f"evaluation at step {e['step']} (time from the run's start)", curve[e["step"]],
+                                  e["stop_s"] - start) for e in entry["evaluations"] if e["step"] in curve]
+        if evaluations:
+            out.append(max(evaluations, key=lambda c: abs(c.own - c.launcher)))
+    return out
+
+
+def summary(found: list[Comparison]) -> dict[str, Any]:
+    """The launcher's summary of one run's agreement: each figure on both clocks, and whether all agree."""
+    return {"agree": all(c.agrees for c in found),
+            "figures": [{"what": c.what, "own_s": round(c.own, 7), "launcher_s": round(c.launcher, 7)} for c in found]}

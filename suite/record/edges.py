@@ -1,0 +1,79 @@
+"""The edge pipe of ``goodbench run-own`` (docs/own-code.md, "A second clock"): the lines the
+library writes at each step and evaluation edge of own code, which the launching process stamps
+on its own clock.
+
+The launcher names the pipe's write end in :data:`ENV` (a file descriptor number); the library
+writes one ASCII line per edge, at the edge: ``KIND NUMBER READING\\n``, the kind one of
+:data:`KINDS`, the number a step (or a run's index for ``r``), the reading the library's own
+clock (``time.perf_counter``) in seconds. ``w`` names the results file written: ``w SIGN PATH``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENV = "GOODBENCH_EDGE_FD"
+RUN = "r"          # a run begins: r INDEX READING (its run id follows as the line's fourth word)
+START = "s"        # the run's clock starts (run_start): s 0 READING
+BEGIN = "b"        # a step begins: b STEP READING (before the step clock starts)
+END = "e"          # a step ends: e STEP READING (after the step clock stops)
+EVAL_START = "E"   # an evaluation begins: E STEP READING
+EVAL_STOP = "F"    # an evaluation ends: F STEP READING
+WRITTEN = "w"      # the results file is written: w SIGN PATH (SIGN: 1 when the launcher is to sign it)
+KINDS = (RUN, START, BEGIN, END, EVAL_START, EVAL_STOP)
+MAX_LINE = 4096    # bytes: a longer line is no edge (a path of the file is at most this long)
+
+
+class BadLine(ValueError):
+    """A line that is no edge."""
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One edge as the launcher received it: its ``kind``, ``number``, the child's ``reading``,
+    the launcher's ``stamp`` (its own clock, seconds) and, for ``r``, the run's id."""
+
+    kind: str
+    number: int
+    reading: float
+    stamp: float
+    run_id: str = ""
+
+
+def line(kind: str, number: int, reading: float, run_id: str = "") -> bytes:
+    """The line of one edge."""
+    tail = f" {run_id}" if run_id else ""
+    return f"{kind} {number} {reading:.9f}{tail}\n".encode("ascii")
+
+
+def written(path: str, sign: bool) -> bytes:
+    """The line naming the results file written."""
+    return f"{WRITTEN} {int(sign)} {path}\n".encode()
+
+
+def parse(raw: bytes, stamp: float) -> Edge | tuple[bool, str]:
+    """An :class:`Edge` from one line (without its newline), or for a ``w`` line (sign, path);
+    :class:`BadLine` for anything else."""
+    if len(raw) > MAX_LINE:
+        raise BadLine(f"a line of {len(raw)} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadLine("a line that is not UTF-8") from None
+    if text.startswith(f"{WRITTEN} "):
+        sign, _, path = text[2:].partition(" ")
+        if sign not in ("0", "1") or not path or "\x00" in path:
+            raise BadLine(f"a malformed file line {text[:60]!r}")
+        return sign == "1", path
+    words = text.split(" ")
+    if len(words) not in (3, 4) or words[0] not in KINDS or (len(words) == 4) != (words[0] == RUN):
+        raise BadLine(f"a malformed edge {text[:60]!r}")
+    try:
+        number, reading = int(words[1]), float(words[2])
+    except ValueError:
+        raise BadLine(f"a malformed edge {text[:60]!r}") from None
+    if number < 0 or not reading == reading or reading in (float("inf"), float("-inf")):
+        raise BadLine(f"a malformed edge {text[:60]!r}")
+    run_id = words[3] if len(words) == 4 else ""
+    if run_id and not (len(run_id) <= 64 and run_id.isalnum()):
+        raise BadLine(f"a malformed run id {run_id[:60]!r}")
+    return Edge(words[0], number, reading, stamp, run_id)

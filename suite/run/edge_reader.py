@@ -1,0 +1,159 @@
+"""The launcher's side of the edge pipe (:mod:`suite.record.edges`): each line stamped on the
+launcher's clock as it arrives, kept per run, its order checked. Torch-free.
+
+A child that floods the pipe (more than :data:`MAX_EDGES` lines), writes a line that is no edge,
+or edges out of order is not believed: the reader notes why, keeps draining the pipe (so the child
+is never blocked on it) and keeps nothing more."""
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import threading
+import time
+from array import array
+from dataclasses import dataclass, field
+
+from suite.record import edges
+
+clock = time.perf_counter  # the launcher's clock, taken once (a later replacement of time's is not it)
+MAX_EDGES = 2_000_000  # lines in all: 10 runs of 100,000 steps (the longest a file holds) and their evaluations
+READ_BYTES = 1 << 16
+
+
+@dataclass
+class RunEdges:
+    """One run's edges on the launcher's clock (seconds from the child's start)."""
+
+    run_id: str
+    seed: int
+    run_start_s: float | None = None
+    first_step: int = 0
+    begins: array = field(default_factory=lambda: array("d"))
+    ends: array = field(default_factory=lambda: array("d"))
+    evaluations: list[dict] = field(default_factory=list)
+    child: list[float] = field(default_factory=list)   # the child's reading at the first and last edge
+    stamps: list[float] = field(default_factory=list)  # the launcher's at the same edges
+    open_eval: int | None = None
+
+    def add(self, edge: edges.Edge) -> None:
+        """Take one edge of this run; :class:`edges.BadLine` when it is out of order."""
+        kind, n = edge.kind, edge.number
+        if kind == edges.START:
+            if self.run_start_s is not None or len(self.begins):
+                raise edges.BadLine("the run's clock started twice, or after its first step")
+            self.run_start_s = edge.stamp
+        elif kind == edges.BEGIN:
+            expected = self.first_step + len(self.begins) if len(self.begins) else n
+            if n != expected or len(self.ends) != len(self.begins) or self.open_eval is not None:
+                raise edges.BadLine(f"step {n} began out of order")
+            if not len(self.begins):
+                self.first_step = n
+            self.begins.append(edge.stamp)
+        elif kind == edges.END:
+            if len(self.ends) + 1 != len(self.begins) or n != self.first_step + len(self.ends):
+                raise edges.BadLine(f"step {n} ended without beginning")
+            self.ends.append(edge.stamp)
+        elif kind == edges.EVAL_START:
+            if self.open_eval is not None or len(self.ends) != len(self.begins):
+                raise edges.BadLine(f"an evaluation at step {n} began inside a step or an evaluation")
+            self.open_eval = n
+            self.evaluations.append({"step": n, "start_s": edge.stamp, "stop_s": None})
+        elif kind == edges.EVAL_STOP:
+            if self.open_eval != n:
+                raise edges.BadLine(f"an evaluation at step {n} ended without beginning")
+            self.open_eval = None
+            self.evaluations[-1]["stop_s"] = edge.stamp
+        self.child[1:] = [edge.reading]
+        self.stamps[1:] = [edge.stamp]
+
+    def entry(self) -> dict:
+        """The run's part of the ``second_clock`` record (closed evaluations only)."""
+        return {"run_id": self.run_id, "seed": self.seed, "run_start_s": _r(self.run_start_s),
+                "first_step": self.first_step if len(self.begins) else 0,
+                "step_s": [round(e - b, 7) for b, e in zip(self.begins, self.ends)],
+                "span_s": [_r(self.begins[0]), _r(self.ends[-1])] if len(self.ends) else [],
+                "evaluations": [{"step": e["step"], "start_s": _r(e["start_s"]), "stop_s": _r(e["stop_s"])}
+                                for e in self.evaluations if e["stop_s"] is not None],
+                "child_clock_s": [round(c, 7) for c in self.child],
+                "stamps_s": [_r(s) for s in self.stamps]}
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 7)
+
+
+class EdgeReader:
+    """Reads the pipe's read end ``fd`` in a thread until it closes (or :meth:`finish`), stamping
+    each read on :data:`clock` less ``origin``."""
+
+    def __init__(self, fd: int, origin: float):
+        self.fd, self.origin = fd, origin
+        self.runs: list[RunEdges] = []
+        self.written: tuple[bool, str] | None = None
+        self.broken: str | None = None  # why the edges are not believed
+        self.count = 0
+        self.closed = False  # the pipe reached its end
+        self._stop = threading.Event()
+        self._tail = b""
+        self._thread = threading.Thread(target=self._loop, name="goodbench-edges", daemon=True)
+        self._thread.start()
+
+    def finish(self, grace_s: float = 2.0) -> None:
+        """Wait up to ``grace_s`` for the pipe's end (a process the child left may hold it), then stop."""
+        self._thread.join(grace_s)
+        self._stop.set()
+        self._thread.join()
+        os.close(self.fd)
+
+    def _loop(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.fd, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                if not selector.select(0.2):
+                    continue
+                chunk = os.read(self.fd, READ_BYTES)
+                stamp = clock() - self.origin
+                if not chunk:
+                    self.closed = True
+                    return
+                self._take(chunk, stamp)
+
+    def _take(self, chunk: bytes, stamp: float) -> None:
+        lines = (self._tail + chunk).split(b"\n")
+        self._tail = lines.pop()
+        if len(self._tail) > edges.MAX_LINE:
+            self._refuse(f"a line of more than {edges.MAX_LINE} bytes")
+            self._tail = b""
+        for raw in lines:
+            if self.broken is not None:  # drained, not kept; the file it names is said to be kept as it was
+                if self.written is None and raw.startswith(b"w ") and len(raw) <= edges.MAX_LINE:
+                    with contextlib.suppress(edges.BadLine):
+                        self._edge(edges.parse(raw, stamp))
+                continue
+            self.count += 1
+            if self.count > MAX_EDGES:
+                self._refuse(f"more than {MAX_EDGES:,} lines on the edge pipe")
+                return
+            try:
+                self._edge(edges.parse(raw, stamp))
+            except edges.BadLine as exc:
+                self._refuse(str(exc))
+
+    def _edge(self, found: edges.Edge | tuple[bool, str]) -> None:
+        if isinstance(found, tuple):
+            if self.written is not None:
+                raise edges.BadLine("a second results file named")
+            self.written = found
+        elif found.kind == edges.RUN:
+            if any(r.run_id == found.run_id for r in self.runs):
+                raise edges.BadLine(f"run {found.run_id} began twice")
+            self.runs.append(RunEdges(found.run_id, found.number, child=[found.reading], stamps=[found.stamp]))
+        elif not self.runs or self.written is not None:
+            raise edges.BadLine(f"a {found.kind!r} edge outside a run")
+        else:
+            self.runs[-1].add(found)
+
+    def _refuse(self, why: str) -> None:
+        if self.broken is None:
+            self.broken = why

@@ -1,0 +1,113 @@
+"""``goodbench run-own SCRIPT ARGS``: own code run as a child with a second clock (docs/own-code.md,
+"A second clock"). Torch-free.
+
+The script runs with this Python, the write end of a pipe named in ``$GOODBENCH_EDGE_FD``; the
+library writes a line at every step and evaluation edge (:mod:`suite.api.edges`), which this
+process stamps on its own clock (:mod:`suite.run.edge_reader`). When the script ends, the file it
+wrote gets a ``second_clock`` record — this process's stamps, the child's pid, the tolerance and
+how far the clocks agree (:mod:`suite.figures.clocks`) — and is signed here (under run-own the
+library leaves signing to its launcher), written atomically over the child's, and validated.
+Where the edges cannot be believed (the pipe closed early, flooded, garbled), the file is left as
+the child wrote it: one clock, unsigned, and the reason is the error."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from suite.figures import clocks
+from suite.record import edges, results
+from suite.record.errors import GoodbenchError
+from suite.run.edge_reader import EdgeReader, RunEdges, clock
+
+LAUNCHER = "goodbench run-own"
+
+
+def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, subprocess.Popen, EdgeReader]:
+    """Run ``python SCRIPT ARGS`` with the edge pipe, stamping its edges until it ends; its exit status."""
+    if not Path(script).is_file():
+        raise GoodbenchError(f"{script}: no such script")
+    read_end, write_end = os.pipe()
+    env = {**os.environ, edges.ENV: str(write_end)}
+    origin = clock()
+    try:
+        child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
+    finally:
+        os.close(write_end)
+    reader = EdgeReader(read_end, origin)
+    while True:
+        try:
+            status = child.wait()
+            break
+        except KeyboardInterrupt:  # the terminal's Ctrl-C reached the child too: wait for its file
+            continue
+    reader.finish(grace_s)
+    return status, child, reader
+
+
+def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any]:
+    """The ``second_clock`` record for ``doc`` from the edges of ``runs``; :class:`GoodbenchError`
+    when an edge the file's runs need is missing."""
+    by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
+    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
+    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    entries = []
+    for seen in runs:
+        run = by_id.get(seen.run_id)
+        entry = seen.entry()
+        if run is None:
+            if entry["step_s"]:
+                raise GoodbenchError(f"the file holds no run {seen.run_id}, whose steps this process stamped")
+            continue  # a run that ended before its first step: no record
+        lacking = clocks.missing(run, entry)
+        if lacking:
+            raise GoodbenchError(f"run {seen.run_id} (seed {seen.seed}): {lacking}")
+        found = clocks.comparisons(run, entry, int(spec.get("warmup_steps") or 0), cpu)
+        entries.append({**entry, "agreement": clocks.summary(found)})
+    if not entries:
+        raise GoodbenchError("no run of the file was stamped by this process")
+    return {"launcher": LAUNCHER, "pid": pid, "clock": "time.perf_counter, seconds from the child's start",
+            "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
+                          "per_step_s": clocks.PER_STEP_S}, "runs": entries}
+
+
+def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
+    """Add the second clock to the file the child wrote at ``path``, signed when the child asked, and
+    write it atomically over it; returns the document."""
+    from suite.trust import signing
+
+    try:
+        doc: dict[str, Any] = dict(results.load(path))
+    except results.Unreadable as exc:
+        raise GoodbenchError(str(exc)) from None
+    if "second_clock" in doc or "signature" in doc:
+        raise GoodbenchError(f"{path} holds a second clock or a signature already: the child's file is not "
+                             "the library's under run-own")
+    sign = reader.written is not None and reader.written[0]
+    key = signing.load_key() if sign else None
+    renamed: dict[str, str] = {}
+    if key is not None:  # ids bound to the key before the record names them
+        before = [r.get("run_id") for r in doc["runs"]]
+        signing.bind_runs(doc, signing.public_bytes(key))
+        renamed = {str(old): r["run_id"] for old, r in zip(before, doc["runs"]) if old != r["run_id"]}
+    for seen in reader.runs:
+        seen.run_id = renamed.get(seen.run_id, seen.run_id)
+    doc["second_clock"] = record(doc, reader.runs, pid)
+    if key is not None:
+        doc = signing.sign(doc, key)
+    doc = json.loads(results.dumps(doc))
+    results.write(path, doc, overwrite=True)
+    return doc
+
+
+def why_not(status: int, reader: EdgeReader) -> str | None:
+    """Why the child's edges cannot be added to a file (None: they can)."""
+    if reader.broken is not None:
+        return f"its edge pipe was not believed ({reader.broken})"
+    if reader.written is None:
+        ended = f"ended by signal {-status}" if status < 0 else f"ended with status {status}"
+        return f"the script {ended} without naming a results file on its edge pipe (it closed the pipe, wrote no file, or made no goodbench.Benchmark)"
+    return None

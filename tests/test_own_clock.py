@@ -1,0 +1,293 @@
+"""Own code's second clock (issue 44, item 3): ``goodbench run-own`` stamps the library's step and
+evaluation edges on its own clock; a file whose two clocks disagree is refused (rule
+second-clock), a file without one says "one clock" on every row, and a child that garbles,
+floods or closes its pipe, or dies, gets one clear line and loses nothing."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from torch import nn
+
+import goodbench
+from suite import validate as v
+from suite.figures import clocks
+from suite.record import edges
+from suite.record.errors import GoodbenchError
+from suite.run import own_launch
+from suite.run.edge_reader import EdgeReader, clock
+from suite.site.columns import _own_text
+from suite.site.labels import OWN_TIMING, TWO_CLOCKS
+
+REPO = Path(__file__).resolve().parent.parent
+STEP_S = 0.01  # each step sleeps this long: its time is the step's, on any clock
+SLOW = 20      # the replaced clocks run this many times slower than real time (issue 44's finding: 34 times)
+
+
+def _slowed(monkeypatch, factor: float) -> None:
+    """time.perf_counter, time.time and time.monotonic replaced by clocks ``factor`` times slower."""
+    for name in ("perf_counter", "time", "monotonic"):
+        real = getattr(time, name)
+        origin = real()
+        monkeypatch.setattr(time, name, lambda real=real, origin=origin: origin + (real() - origin) / factor)
+
+
+def _job(out: Path, *, slow: float | None = None) -> goodbench.Benchmark:
+    """A free job of 24 sleeping steps, evaluated every 8; its clocks slowed once it has started."""
+    bench = goodbench.Benchmark("clock-mlp", trains="an MLP", samples_per_step=8, max_steps=24, warmup_steps=3,
+                                eval_every=8, log_every=8, device="cpu", flops_per_step=1e5, code=[__file__],
+                                out=out, sign=False, progress=lambda *a, **k: None)
+    with pytest.MonkeyPatch.context() as patch, bench:
+        if slow:
+            _slowed(patch, slow)
+        for run in bench.runs():
+            model = nn.Linear(4, 1)
+            for _ in range(bench.max_steps):
+                with run.step() as s:
+                    time.sleep(STEP_S)
+                    s.loss = float(model(torch.ones(1, 4)).sum().detach())
+                if run.due_for_evaluation():
+                    run.evaluate(lambda: {"val_mse": 0.5})
+    return bench
+
+
+@dataclass
+class Stamped:
+    """A job run in this process with the edge pipe, as run-own gives it: the file the library wrote
+    (its bytes kept), and what the launcher's reader made of the pipe."""
+
+    path: Path
+    written: bytes
+    reader: EdgeReader
+
+    def sealed(self, folder: Path, **changes) -> tuple[Path, dict]:
+        """A copy of the child's file with the second clock added (``changes``: to the reader's view)."""
+        path = folder / self.path.name
+        path.write_bytes(self.written)
+        seen = SimpleNamespace(**{"written": self.reader.written, "runs": copy.deepcopy(self.reader.runs), **changes})
+        return path, own_launch.seal(path, seen, os.getpid())
+
+
+def _stamped(folder: Path, slow: float | None = None) -> Stamped:
+    read_end, write_end = os.pipe()
+    reader = EdgeReader(read_end, clock())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(edges.ENV, str(write_end))
+        bench = _job(folder / "own.json", slow=slow)  # the library closes the pipe after naming its file
+    reader.finish(0.5)
+    return Stamped(bench.path, bench.path.read_bytes(), reader)
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory) -> Stamped:
+    return _stamped(tmp_path_factory.mktemp("honest"))
+
+
+@pytest.fixture(scope="module")
+def slowed(tmp_path_factory) -> Stamped:
+    return _stamped(tmp_path_factory.mktemp("slowed"), slow=SLOW)
+
+
+def _codes(doc: dict) -> set[str]:
+    return {p.code for p in v.check_document(doc)}
+
+
+def test_an_honest_run_gets_a_second_clock_that_agrees_and_validates(honest, tmp_path):
+    reader = honest.reader
+    assert reader.broken is None and reader.written == (False, str(honest.path.resolve()))
+    assert "signature" not in json.loads(honest.written)  # under run-own the launcher signs
+    path, doc = honest.sealed(tmp_path)
+    assert v.check_document(doc) == []
+    assert json.loads(path.read_text()) == doc  # written over the child's file
+    entry = doc["second_clock"]["runs"][0]
+    assert entry["run_id"] == doc["runs"][0]["run_id"] and entry["first_step"] == 1 and len(entry["step_s"]) == 24
+    assert [e["step"] for e in entry["evaluations"]] == [8, 16, 24]
+    figures = {f["what"].split(" (")[0]: f for f in entry["agreement"]["figures"]}
+    assert list(figures)[:3] == ["clock span", "steady step time p50", "steady window"]
+    assert list(figures)[3] in ("evaluation at step 8", "evaluation at step 16", "evaluation at step 24")
+    assert entry["agreement"]["agree"] is True
+    assert figures["steady step time p50"]["launcher_s"] >= STEP_S  # the launcher saw the sleep
+
+
+def test_the_launcher_signs_with_the_submitters_key_after_adding_its_record(honest, tmp_path):
+    """Under run-own the library leaves signing to the launcher: the key signs the file with its
+    second clock, the runs' ids bound to it and the record naming them by their new ids."""
+    from suite.trust import signing
+
+    signing.keygen()
+    unsigned = {r["run_id"] for r in json.loads(honest.written)["runs"]}
+    _, doc = honest.sealed(tmp_path, written=(True, str(honest.path)))
+    assert signing.verify(doc) and v.check_document(doc) == []
+    ids = [r["run_id"] for r in doc["runs"]]
+    assert not set(ids) & unsigned  # minted again for the key (the job ran without one)
+    assert [e["run_id"] for e in doc["second_clock"]["runs"]] == ids
+
+
+def test_a_run_whose_clocks_run_slow_is_valid_alone_and_refused_with_a_second_clock(honest, slowed, tmp_path):
+    """The finding reproduced: clocks replaced after the ceiling is measured claim SLOW times the
+    throughput in a valid file; the launcher's clock refuses it."""
+    alone = json.loads(slowed.written)  # the file as the child wrote it: one clock, nothing to compare it with
+    assert v.check_document(alone) == []
+    rates = [json.loads(s.written)["runs"][0]["metrics"]["throughput"]["samples_per_s"] for s in (honest, slowed)]
+    assert rates[1] > SLOW / 2 * rates[0]
+    _, doc = slowed.sealed(tmp_path)
+    assert doc["second_clock"]["runs"][0]["agreement"]["agree"] is False
+    found = clocks.comparisons(doc["runs"][0], doc["second_clock"]["runs"][0], 3, True)
+    assert len(found) == 4 and not any(c.agrees for c in found)  # every figure: the span, steps, evaluations
+    problems = [p for p in v.check_document(doc) if p.code == "second-clock"]
+    assert problems and "the clocks disagree" in problems[0].line("own.json")
+
+
+def test_the_validator_recomputes_the_agreement_and_holds_the_second_clock_to_its_file(honest, tmp_path):
+    _, doc = honest.sealed(tmp_path)
+    faster = copy.deepcopy(doc)  # the launcher's stamps twice the run's step times
+    entry = faster["second_clock"]["runs"][0]
+    entry["step_s"] = [t * 2 for t in entry["step_s"]]
+    assert "second-clock" in _codes(faster)
+    stranger = copy.deepcopy(doc)
+    stranger["second_clock"]["runs"][0]["run_id"] = "0" * 32
+    assert "second-clock" in _codes(stranger)
+    short = copy.deepcopy(doc)
+    short["second_clock"]["runs"][0]["step_s"].pop()
+    assert "second-clock" in _codes(short)
+    lying = copy.deepcopy(doc)
+    lying["second_clock"]["runs"][0]["agreement"]["agree"] = False
+    assert "second-clock" in _codes(lying)
+    closed = copy.deepcopy(doc)
+    closed["settings"]["division"] = "closed"
+    assert "second-clock" in _codes(closed)
+
+
+def test_edges_missing_from_a_named_file_add_no_clock_and_leave_it_as_it_was(honest, tmp_path):
+    runs = copy.deepcopy(honest.reader.runs)
+    runs[0].ends.pop()
+    runs[0].begins.pop()
+    with pytest.raises(GoodbenchError, match="its edges end at step 23, the run's step times at step 24"):
+        honest.sealed(tmp_path, runs=runs)
+    assert (tmp_path / honest.path.name).read_bytes() == honest.written
+
+
+def test_a_row_of_an_own_file_with_and_without_the_second_clock(honest, tmp_path):
+    from suite.leaderboard.rows import rows
+
+    _, two = honest.sealed(tmp_path)
+    assert [e["second_clock"] for e in rows("one.json", json.loads(honest.written))] == [False]
+    assert [e["second_clock"] for e in rows("two.json", two)] == [True]
+
+
+def test_a_run_page_says_how_many_clocks_timed_it(honest, tmp_path):
+    from suite.site.run_page import run_context
+
+    _, two = honest.sealed(tmp_path)
+    one = json.loads(honest.written)
+    seen = [run_context("own.json", doc, doc["runs"][0]) for doc in (one, two)]
+    assert [(c["own_two_clocks"], c["own_timing"]) for c in seen] == [(False, OWN_TIMING), (True, TWO_CLOCKS)]
+
+
+def test_compare_says_how_many_clocks_timed_each_own_side(honest, slowed, tmp_path):
+    from suite.compare import engine, report
+
+    _, two = honest.sealed(tmp_path)
+    one = json.loads(slowed.written)  # another run, one clock
+    assert "own code, ONE CLOCK (self-timed)" in report._identity(json.loads(honest.written))
+    assert "own code, two clocks" in report._identity(two)
+    assert engine.describe(engine.merge_side([two, one]))["clocks"] == 1  # a side is two clocks only when all are
+    assert engine.describe(engine.merge_side([two, copy.deepcopy(two)]))["clocks"] == 2
+
+
+def test_own_rows_say_how_many_clocks_timed_them():
+    for kind in ("tta", "throughput"):
+        assert OWN_TIMING in _own_text({"implementation": "mine", "kind": kind, "second_clock": False})
+        assert TWO_CLOCKS in _own_text({"implementation": "mine", "kind": kind, "second_clock": True})
+    assert OWN_TIMING.startswith("one clock (self-timed)") and TWO_CLOCKS.startswith("two clocks")
+
+
+def test_a_named_file_that_is_no_results_file_gets_one_line_and_is_left_alone(honest, tmp_path):
+    path = tmp_path / "own.json"
+    path.write_text("not json")
+    seen = SimpleNamespace(written=(False, str(path)), runs=honest.reader.runs)
+    with pytest.raises(GoodbenchError, match="own.json"):
+        own_launch.seal(path, seen, os.getpid())
+    assert path.read_text() == "not json"
+
+
+@pytest.mark.parametrize("garbage", [b"x" * 5000 + b"\n", b"b 1 nan\n", b"e 1 0.5\n", b"w 1 \n", b"\xff\xfe\n"])
+def test_a_garbled_or_flooded_pipe_is_not_believed_and_is_drained(garbage):
+    read_end, write_end = os.pipe()
+    reader = EdgeReader(read_end, clock())
+    os.write(write_end, edges.line(edges.RUN, 1, 0.0, "ab12"))
+    for _ in range(40):  # far more than a pipe holds (64 KiB): the writer is never blocked
+        os.write(write_end, garbage * 8)
+    os.close(write_end)
+    reader.finish(5.0)
+    assert reader.closed and reader.broken is not None
+    assert "not believed" in own_launch.why_not(0, reader)
+
+
+def test_a_flood_of_edges_beyond_the_limit_is_refused(monkeypatch):
+    from suite.run import edge_reader
+
+    monkeypatch.setattr(edge_reader, "MAX_EDGES", 100)
+    read_end, write_end = os.pipe()
+    reader = EdgeReader(read_end, clock())
+    os.write(write_end, edges.line(edges.RUN, 1, 0.0, "ab12"))
+    for step in range(1, 200):
+        os.write(write_end, edges.line(edges.BEGIN, step, 0.0) + edges.line(edges.END, step, 0.0))
+    os.close(write_end)
+    reader.finish(5.0)
+    assert reader.broken == "more than 100 lines on the edge pipe"
+
+
+def test_an_edge_line_is_read_back_as_written():
+    found = edges.parse(edges.line(edges.RUN, 3, 12.5, "ab12").rstrip(b"\n"), 7.0)
+    assert found == edges.Edge("r", 3, 12.5, 7.0, "ab12")
+    assert edges.parse(edges.written("/tmp/own.json", True).rstrip(b"\n"), 0.0) == (True, "/tmp/own.json")
+    for bad in (b"b 1", b"b -1 0.1", b"q 1 0.1", b"b 1 inf", b"r 1 0.1", b"b 1 0.1 extra", b"w 2 /x"):
+        with pytest.raises(edges.BadLine):
+            edges.parse(bad, 0.0)
+
+
+# ---------------------------------------------------------------- the command, end to end
+def _run_own(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "suite", "run-own", str(REPO / "tests" / "own_clock_job.py"),
+                           *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_run_own_adds_the_second_clock_and_refuses_clocks_replaced_in_the_child(tmp_path):
+    honest = _run_own(tmp_path, "honest.json")
+    assert honest.returncode == 0, honest.stderr
+    assert "second clock added (1 run(s), the clocks agree), unsigned, valid" in honest.stderr
+    assert v.check_document(json.loads((tmp_path / "honest.json").read_text())) == []
+    cheat = _run_own(tmp_path, "cheat.json", "--fast-clock", "30")
+    assert cheat.returncode == 1
+    assert "the clocks disagree" in cheat.stdout and "second-clock" in cheat.stdout
+    assert "second_clock" in json.loads((tmp_path / "cheat.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("misbehaviour, said", [
+    (["--die-after", "5"], "the script ended by signal 9 without naming a results file"),
+    (["--close-pipe-after", "5"], "without naming a results file on its edge pipe"),
+    (["--flood"], "its edge pipe was not believed (a line of 5000 bytes)"),
+])
+def test_a_child_that_dies_or_misuses_its_pipe_gets_one_clear_line(tmp_path, misbehaviour, said):
+    done = _run_own(tmp_path, "own.json", *misbehaviour)
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.startswith("goodbench: error:")]
+    assert len(lines) == 1 and said in lines[0] and "Traceback" not in done.stderr
+    if misbehaviour[0] == "--flood":  # the file it named is kept as it wrote it
+        assert "own.json is kept as the script wrote it: one clock, unsigned" in lines[0]
+    if misbehaviour[0] != "--die-after":  # the child wrote its file: one clock, valid
+        doc = json.loads((tmp_path / "own.json").read_text())
+        assert "second_clock" not in doc and v.check_document(doc) == []
