@@ -1,6 +1,6 @@
 """A Hugging Face ``Trainer`` measured by goodbench: a small GPT-2 built from its config (no
 download) trained on Tiny Shakespeare's characters with ``goodbench.hf.Measure``, held to
-lm-char's smoke target. One command on the CPU (``pip install 'goodbench[hf]'``):
+lm-char's smoke target. One command on the CPU (from a clone: ``pip install -e ".[hf]"``):
 
     python examples/hf_trainer_char.py --out own-hf.json
 """
@@ -11,7 +11,12 @@ import tempfile
 
 import torch
 from torch.utils.data import Dataset
-from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+try:
+    from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+except ModuleNotFoundError:  # one line, as goodbench's own commands say it
+    raise SystemExit('this example needs Hugging Face transformers: pip install -e ".[hf]" (from a clone of '
+                     "goodbench; pip install 'goodbench[hf]' from an index)") from None
 
 import goodbench
 import goodbench.hf
@@ -71,4 +76,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(goodbench.one_line_errors(main))  # a missing dataset or a refusal: one line, no traceback

@@ -1,6 +1,6 @@
 """A PyTorch Lightning module measured by goodbench: the plain-loop example's character GPT as a
 ``LightningModule``, trained by ``lightning.Trainer`` with ``goodbench.lightning.Measure``, held to
-lm-char's smoke target. One command on the CPU (``pip install 'goodbench[lightning]'``):
+lm-char's smoke target. One command on the CPU (from a clone: ``pip install -e ".[lightning]"``):
 
     python examples/lightning_char.py --out own-lightning.json
 """
@@ -9,8 +9,13 @@ from __future__ import annotations
 import argparse
 import math
 
-import lightning.pytorch as L
 import torch
+
+try:
+    import lightning.pytorch as L
+except ModuleNotFoundError:  # one line, as goodbench's own commands say it
+    raise SystemExit('this example needs PyTorch Lightning: pip install -e ".[lightning]" (from a clone of '
+                     "goodbench; pip install 'goodbench[lightning]' from an index)") from None
 from plain_loop import CharGPT
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, IterableDataset
@@ -84,4 +89,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(goodbench.one_line_errors(main))  # a missing dataset or a refusal: one line, no traceback

@@ -116,4 +116,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(goodbench.one_line_errors(main))  # a missing dataset or a refusal: one line, no traceback

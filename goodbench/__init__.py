@@ -7,6 +7,8 @@ file of the ``own`` division, which ``goodbench validate``, ``submit`` and ``sit
 other. Each seed is a :class:`Run` the loop calls (``bench.runs()``). ``goodbench.count_flops``
 counts one step's model FLOPs with torch's FLOP counter. ``goodbench.ModelRefused`` is what the
 pinned evaluation raises for a model that reads its answer or meets its target untrained.
+``goodbench.one_line_errors(main)`` ends a script as goodbench's commands end: a refusal is one
+line, not a traceback.
 
 ``import goodbench`` costs nothing and needs no torch: each name is imported when first used,
 and one that needs torch where none is installed says in one line which extra brings it."""
@@ -17,9 +19,10 @@ import importlib
 from suite import __version__
 
 _HOMES = {"Benchmark": "suite.api.benchmark", "Run": "suite.api.benchmark", "StepMarks": "suite.api.benchmark",
-          "ModelRefused": "suite.api.evaluators", "count_flops": "suite.api.flops"}
+          "ModelRefused": "suite.api.evaluators", "count_flops": "suite.api.flops",
+          "one_line_errors": "suite.api.script"}
 
-__all__ = ["Benchmark", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops"]
+__all__ = ["Benchmark", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops", "one_line_errors"]
 
 
 def __getattr__(name: str):

@@ -144,7 +144,8 @@ def _refused_before_training(tmp_path, monkeypatch, capsys, argv: list[str]) -> 
     started = time.monotonic()
     assert cli.main([*RUN, *argv, "-o", "out.json"]) == 1
     assert time.monotonic() - started < 10  # no training: seconds, whatever the workload
-    err = capsys.readouterr().err.strip().splitlines()
+    preparing, *err = capsys.readouterr().err.strip().splitlines()
+    assert preparing == "preparing the run: loading torch and the workloads"  # said at once, before torch loads
     assert len(err) == 1 and err[0].startswith("goodbench: error: the results file would be refused, not training")
     assert not (tmp_path / "out.json").exists()  # nothing reserved, nothing left behind
     return err[0]

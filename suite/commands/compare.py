@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from suite.commands.common import Usage, add_price_arguments
+from suite.commands.common import Usage, add_price_arguments, say
 from suite.record.errors import GoodbenchError
 
 
@@ -42,18 +42,22 @@ def run(args) -> int:
     """NEW files against BASE (suite/compare/engine.py); exit 1 when the regression gate fails."""
     import os
 
+    from suite.cost import prices
+
+    if not args.vs and not args.new:
+        raise Usage("compare needs BASE and at least one NEW file (or BASE... --vs NEW...)")
+    table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any reading
+    n = 1 + len(args.new) + len(args.vs or [])
+    say(f"comparing {n} files: each read and validated under the rules it was stored with, its figures "
+        "recomputed")  # a first line before the engine loads
     from suite.compare import costs
     from suite.compare import engine as compare
     from suite.compare import report as compare_report
-    from suite.cost import prices
 
-    table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any reading
     try:
         gate = compare.Gate.parse(args.fail_on_regression or [])
     except ValueError as exc:
         raise Usage(f"--fail-on-regression {exc}") from None
-    if not args.vs and not args.new:
-        raise Usage("compare needs BASE and at least one NEW file (or BASE... --vs NEW...)")
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
         base_doc = compare.merge_side([_valid_document(f) for f in base_names])

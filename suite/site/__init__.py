@@ -18,6 +18,14 @@ The package, by page:
 - ``formatting``, ``names``, ``render``: figures as text with their units, safe file names, templates;
 - ``templates/`` and ``static/``: the Jinja templates and the CSS/JS, package data.
 """
-from suite.site.builder import build
-
 __all__ = ["build"]
+
+
+def __getattr__(name: str):
+    """``build``, loaded on first use: the builder brings pandas and every page module, which a
+    command that only checks its folders first (``goodbench site``'s first line) does not need."""
+    if name == "build":
+        from suite.site.builder import build
+
+        return build
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,47 @@
+"""The examples end as goodbench's commands end: a missing dataset is one line, never a traceback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite.api.script import one_line_errors
+from suite.record.errors import GoodbenchError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_one_line_errors_turns_a_refusal_into_one_line_and_status_1(capsys):
+    def refused():
+        raise GoodbenchError("lm-char's data: not found")
+
+    assert one_line_errors(refused) == 1
+    assert capsys.readouterr().err == "error: lm-char's data: not found\n"
+    assert one_line_errors(lambda: None) == 0
+
+
+def test_one_line_errors_leaves_a_bug_a_traceback():
+    def bug():
+        raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):
+        one_line_errors(bug)
+
+
+def test_the_plain_loop_without_its_dataset_says_so_in_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GOODBENCH_DATA_DIR"}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), GOODBENCH_OFFLINE="1",
+               PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
+    empty = tmp_path / "data"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "plain_loop.py"), "--steps", "2", "--device", "cpu",
+                           "--data-dir", str(empty), "--out", str(tmp_path / "out.json")],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and "tinyshakespeare/input.txt" in lines[0] and "not found" in lines[0]
+    assert not (tmp_path / "out.json").exists()
