@@ -28,7 +28,6 @@ the pinned spec (:mod:`workloads.own`)::
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import sys
@@ -52,7 +51,7 @@ from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import claims, edges, mllog, privacy, results
 from suite.record.errors import GoodbenchError
 from suite.record.mllog import EVAL_REFUSED, START_EVAL
-from suite.run import distributed, files, loop, session, system
+from suite.run import distributed, driver, files, loop, session, system
 from suite.run.instruments import open_run_instruments
 from suite.run.progress import ProgressPrinter
 from suite.run.record import finish, log_header
@@ -364,32 +363,25 @@ class Benchmark:
                 distributed.shutdown(wait=whole)
 
     def _write(self, interrupted: bool) -> Path:
-        from suite.validate import check_document
-
-        doc = results.new_document(system.describe(self.device, self.system_name),
-                                   self._settings(interrupted), self.records)
-        doc["summary"] = derive.summary(self.records)
-        if self._key is not None and not self.edges.open:  # under run-own the launcher signs, its record added
-            doc = signing.seal(doc, self._key)
-        doc = json.loads(results.dumps(doc))  # as the file holds it
-        self.path = results.write(self.out, doc)
-        self.problems = [p.line(str(self.path)) for p in check_document(doc)]
+        doc = driver.document(system.describe(self.device, self.system_name), self._settings(interrupted),
+                              self.records)
+        if not self.edges.open:  # under run-own the launcher signs, its record added
+            doc = driver.sealed(doc, self._key)
+        doc, self.path, problems = driver.write_validated(doc, lambda held: results.write(self.out, held))
+        self.problems = [p.line(str(self.path)) for p in problems]
         self.edges.written(str(self.path.resolve()), self._key is not None)
         return self.path
 
     def _settings(self, interrupted: bool) -> dict[str, Any]:
-        workload = self.workload()
-        par = self.parallel
-        spread = {"distributed": {"world_size": par.world_size, "nnodes": par.nnodes, "backend": par.backend,
-                                  "parallel": par.mode, "micro_batch": par.micro_batch}} if par.distributed else {}
-        return {**spread, "scale": self.scale, "device": str(self.device), "workloads": [workload.id],
-                "seeds_per_workload": len(self.seeds), "peak_tflops_override": self.peak_tflops, "checkpoint_every": None,
-                "inject_failures": [], "failure_rate_per_hour": None, "compile": "off",
-                "cpu_threads": torch.get_num_threads(), "skipped": [], "interrupted": interrupted, "aborted": None,
-                "division": own.DIVISION, "open_changes": [],
-                "matmul_ceiling": {self.precision: self.ceiling}, "session": self.session,
-                "implementation": (implementation := self.implementation()),
-                "command": implementation["command"]}
+        implementation = self.implementation()
+        section = driver.settings(
+            scale=self.scale, device=self.device, workloads=[self.workload().id], seeds_per_workload=len(self.seeds),
+            peak_tflops=self.peak_tflops, interrupted=interrupted, division=own.DIVISION,
+            command=implementation["command"], matmul_ceiling={self.precision: self.ceiling}, parallel=self.parallel)
+        # the order its files have held: distributed first, the command last
+        spread = {"distributed": section.pop("distributed")} if "distributed" in section else {}
+        command = section.pop("command")
+        return {**spread, **section, "session": self.session, "implementation": implementation, "command": command}
 
 
 class Run:
@@ -403,10 +395,7 @@ class Run:
     def __init__(self, bench: Benchmark, seed: int):
         self.bench, self.seed = bench, seed
         self.device = bench.device
-        self.record: dict[str, Any] = {
-            **signing.new_run_id(bench.options.run_key), "workload": None, "scale": bench.scale, "seed": seed,
-            "device": str(bench.device), "precision": bench.precision, "status": "partial", "error": None,
-            "started_at": results.utc_now()}
+        self.record = driver.record_head(bench.options.run_key, None, bench.scale, seed, bench.device, bench.precision)
         self.load_at_start = host_load.snapshot()
         self.parallel = parallel = bench.parallel
         self.directory = bench.run_dir(seed)
@@ -481,8 +470,7 @@ class Run:
             return
         bench = self.bench
         workload = bench.workload()
-        self.record["workload"] = {"id": workload.id, "version": workload.version,
-                                   "spec_hash": workload.spec_hash(bench.scale), "kind": workload.kind}
+        self.record["workload"] = driver.workload_section(workload, bench.scale)
         log_header(self.log, workload, bench.scale, self.seed, self.device, bench.options, bench.precision,
                    self.instruments.energy)
         self.log.event(claims.PRECISION_FLAGS, self.precision_flags)
@@ -588,7 +576,7 @@ class Run:
         self.blocks.step_done(step, None)
         self.state.step, self._open_step = step, None
         bench = self.bench
-        log_point = step % bench.log_every == 0 or step == bench.max_steps
+        log_point = driver.at_cadence(step, bench.log_every, bench.max_steps)
         if log_point or step == self.warm_last:  # every rank flushes at the same steps
             self._flush()
         if not log_point:
@@ -612,8 +600,7 @@ class Run:
     # ------------------------------------------------------------------ evaluation and checkpoints
     def due_for_evaluation(self) -> bool:
         """True after a step at the declared evaluation cadence (every ``eval_every`` steps, and the last)."""
-        step = self.state.step
-        return step > 0 and (step % self.bench.eval_every == 0 or step == self.bench.max_steps)
+        return driver.at_cadence(self.state.step, self.bench.eval_every, self.bench.max_steps)
 
     def evaluate(self, quality: Callable[[], Mapping[str, float]]) -> bool:
         """A free job's evaluation: ``quality()`` gives its metrics ({name: value}), timed as
@@ -806,8 +793,7 @@ class Run:
         self._flush()
         if error is not None:
             self.record.update(status="partial" if isinstance(error, KeyboardInterrupt) else "failed",
-                               error=f"{type(error).__name__} after {self.state.step} of at most {bench.max_steps} "
-                                     f"steps: {(str(error).splitlines() or [''])[0][:300]}")
+                               error=driver.ended_by(error, driver.steps_done(self.state.step, bench.max_steps)))
         else:
             done = self.state.tta_s is not None or self.state.step == bench.max_steps
             self.record.update(status="complete" if done else "partial",
@@ -818,11 +804,9 @@ class Run:
                self.instruments)
         if bench.against is not None:
             self.record["pinned_evaluation"] = self.pinned_evaluation()
-        self.record["host_load"] = {"start": self.load_at_start, "end": host_load.snapshot(),
-                                    "gpu_other_processes_end": self.instruments.other_gpu_processes()}
+        self.record["host_load"] = driver.host_load_section(self.load_at_start, self.instruments)
         if self.directory is not None and self.parallel.is_main and self.record["status"] != "partial":  # a successor skips it
-            results.write_atomic(self.directory / files.FINISHED, json.dumps(
-                {"settings": bench.run_settings(self.seed), "record": self.record}, allow_nan=False))
+            driver.keep_finished(self.directory, bench.run_settings(self.seed), self.record)
         bench.records.append(self.record)
 
 
