@@ -140,7 +140,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
     doc = driver.sealed(doc, key)
-    reservation.write(doc)  # not validated here: `goodbench validate` and `submit` do (docs/architecture.md)
+    reservation.write(doc)  # validated by `goodbench validate` and `submit`, not here
     print(report.run_summary(doc["runs"]))
     for r in doc["runs"]:
         if r["error"]:

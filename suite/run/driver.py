@@ -1,21 +1,26 @@
 """What every run writes alike, whoever drives its loop: goodbench's runner
 (:mod:`suite.run.runner`, :mod:`suite.run.session`) and the library around one's own loop
 (:mod:`suite.api.benchmark`) call these for a record's head, its cadence checks and status
-wording, its finished-record file, the document's ``settings`` section, and the document put
+wording, its opening, its end and its finished-record file, the document's ``settings`` section, and the document put
 together, sealed, written and validated."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from suite.figures import derive
 from suite.meters import host_load
-from suite.record import results
+from suite.record import mllog, results
+from suite.run import distributed
 from suite.run.files import FINISHED
+from suite.run.instruments import Instruments, open_run_instruments
+from suite.run.record import finish
+from suite.run.state import LoopState, RunOptions
 from suite.trust import signing
 from workloads.parallel import Parallel
 
@@ -35,6 +40,30 @@ def record_head(run_key: bytes | None, workload: dict[str, Any] | None, scale: s
     return {**signing.new_run_id(run_key), "workload": workload, "scale": scale, "seed": seed,
             "device": str(device), "precision": precision, "status": "partial", "error": None,
             "started_at": results.utc_now()}
+
+
+class Opened(NamedTuple):
+    """A run as it opens: its event log, the events earlier processes of it logged, its loop
+    state, its instruments (started) and the machine's load before its clock."""
+
+    log: mllog.EventLog
+    prior: list[mllog.Event]
+    state: LoopState
+    instruments: Instruments
+    load_at_start: dict[str, Any]
+
+
+def open_run(directory: Path | None, device: Any, parallel: Parallel, *, held: bool = False) -> Opened:
+    """Open a run: its event log (rank 0's, in ``directory`` where it keeps files; ``held``: its
+    events reach the file once released), the events of its earlier processes as rank 0 read
+    them, the machine's load, its loop state and its instruments."""
+    log = mllog.EventLog(directory / "events.log" if directory is not None and parallel.is_main else None, held=held)
+    prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
+    load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
+    state = LoopState(init_start=time.time())
+    instruments = open_run_instruments(device, parallel, resumed=bool(prior))
+    instruments.start()
+    return Opened(log, prior, state, instruments, load_at_start)
 
 
 def at_cadence(step: int, every: int, max_steps: int) -> bool:
@@ -57,15 +86,27 @@ def ended_by(exc: BaseException, done: str = "") -> str:
     return f"{type(exc).__name__}{' ' + done if done else ''}: {first_line(exc)}"
 
 
-def host_load_section(start: dict[str, Any], instruments: Any) -> dict[str, Any]:
-    """A record's ``host_load``: the machine's load at the run's start and end."""
-    return {"start": start, "end": host_load.snapshot(),
-            "gpu_other_processes_end": instruments.other_gpu_processes()}
+def close_record(record: dict[str, Any], workload: Any, scale: str, options: RunOptions, precision: str,
+                 state: LoopState, log: mllog.EventLog, instruments: Instruments, *, flags: Any,
+                 load_at_start: dict[str, Any], sections: dict[str, Any] | None = None, alone: bool = False) -> bool:
+    """End a run's record: the precision ``flags`` it trained with, its clock stopped and its figures
+    filled (:func:`suite.run.record.finish`; ``alone``: apart from its peers), ``sections`` (the
+    library's pinned evaluation), the machine's load at its start and end. Returns whether it
+    ended alone."""
+    record["precision_flags"] = flags
+    alone = finish(record, workload, scale, options, precision, state, log, instruments, alone=alone)
+    record.update(sections or {})
+    record["host_load"] = {"start": load_at_start, "end": host_load.snapshot(),
+                           "gpu_other_processes_end": instruments.other_gpu_processes()}
+    return alone
 
 
-def keep_finished(directory: Path, settings: dict[str, Any], record: dict[str, Any]) -> None:
-    """Keep a finished run's record with what it answers (:func:`suite.run.files.finished_record`)."""
-    results.write_atomic(directory / FINISHED, json.dumps({"settings": settings, "record": record}, allow_nan=False))
+def keep_finished(directory: Path | None, settings: dict[str, Any], record: dict[str, Any], parallel: Parallel) -> None:
+    """Keep a finished run's record with what it answers (:func:`suite.run.files.finished_record`),
+    rank 0's, where the run keeps files; a partial run is not kept (its successor goes on with it)."""
+    if directory is not None and parallel.is_main and record["status"] != "partial":
+        results.write_atomic(directory / FINISHED,
+                             json.dumps({"settings": settings, "record": record}, allow_nan=False))
 
 
 def distributed_settings(parallel: Parallel) -> dict[str, Any]:

@@ -19,15 +19,13 @@ import numpy as np
 import torch
 
 from suite.meters import energy as energy_meter
-from suite.meters import host_load
 from suite.meters.clock import StepClock
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
 from suite.run import distributed, driver, loop
 from suite.run.files import finished_record, resume, run_settings, save_checkpoint
-from suite.run.instruments import open_run_instruments
 from suite.run.loop import LossNotFinite
-from suite.run.record import finish, log_header
+from suite.run.record import log_header
 from suite.run.signals import (
     Terminated,
     _Sigterm,
@@ -111,19 +109,14 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     if finished is not None:  # a restarted suite does not train a finished run again
         progress("finished", workload=workload.id, seed=seed, status=finished["status"])
         return finished
-    log = mllog.EventLog(directory / "events.log" if directory and parallel.is_main else None)
-    # events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
-    prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
+    # prior: the events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
+    log, prior, state, instruments, load_at_start = driver.open_run(directory, device, parallel)
     attempt = sum(1 for e in prior if e.key == "init_start")  # workers of this run before this one
     kill = distributed.rank_failure_hook(parallel, options.inject_failures,
                                          mllog.count(prior, "failure"), attempt,
                                          lambda meta: log.event("failure", "SIGKILL", meta))
     if kill is not None:
         on_step = _both(on_step, kill)
-    load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
-    state = LoopState(init_start=time.time())
-    instruments = open_run_instruments(device, parallel, resumed=bool(prior))
-    instruments.start()
     meter = instruments.energy
     interrupted = job = lone = None  # lone: why this rank ended apart from its peers
     try:
@@ -139,12 +132,11 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         raise
     except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
         interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
-    # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
-    record["precision_flags"] = getattr(job, "precision_flags", None)
     with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
-        alone = finish(record, workload, scale, options, precision, state, log, instruments,
-                        alone=lone is not None)
-        record["host_load"] = driver.host_load_section(load_at_start, instruments)
+        # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
+        alone = driver.close_record(record, workload, scale, options, precision, state, log, instruments,
+                                    flags=getattr(job, "precision_flags", None), load_at_start=load_at_start,
+                                    alone=lone is not None)
         if alone and lone is None:
             lone = f"rank {parallel.rank} lost its peers while its record was put together"
         if parallel.distributed and record["status"] == "complete" and not alone:
@@ -153,8 +145,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
             record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
                                 "failure_rate_per_hour": None,
                                 "kills": record["goodput"]["failures"]}
-        if directory is not None and parallel.is_main and record["status"] != "partial" and not alone:
-            driver.keep_finished(directory, settings, record)
+        if not alone:
+            driver.keep_finished(directory, settings, record, parallel)
     if _Sigterm.pending and interrupted is None and lone is None:
         _Sigterm.pending = False
         interrupted = Terminated()
