@@ -1,13 +1,13 @@
-"""What every run writes alike, whoever drives its loop: goodbench's runner
-(:mod:`suite.run.runner`, :mod:`suite.run.session`) and the library around one's own loop
-(:mod:`suite.api.benchmark`) call these for a record's head, its cadence checks and status
-wording, its opening, its end and its finished-record file, the document's ``settings`` section, and the document put
-together, sealed, written and validated."""
+"""What every run does alike, whoever drives its loop: goodbench's runner (:mod:`suite.run.runner`,
+:mod:`suite.run.session`) and the library around one's own loop (:mod:`suite.api.benchmark`,
+:mod:`suite.api.run`) call these for a run's opening, its record's head and end, its cadence
+checks and status wording, its finished-record file, the document's ``settings`` section, and
+the document put together, sealed, written and validated."""
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -117,9 +117,9 @@ def distributed_settings(parallel: Parallel) -> dict[str, Any]:
 
 def settings(*, scale: str, device: Any, workloads: list[str], seeds_per_workload: int | None,
              repeat: int = 1, peak_tflops: float | None, checkpoint_every: int | None = None,
-             inject_failures: list[str] = (), failure_rate_per_hour: float | None = None,
-             compile: str = "off", skipped: list[dict] = (), interrupted: bool, aborted: str | None = None,
-             division: str, open_changes: list[str] = (), command: list[str], matmul_ceiling: dict,
+             inject_failures: Sequence[str] = (), failure_rate_per_hour: float | None = None,
+             compile: str = "off", skipped: Sequence[dict] = (), interrupted: bool, aborted: str | None = None,
+             division: str, open_changes: Sequence[str] = (), command: list[str], matmul_ceiling: dict,
              parallel: Parallel) -> dict[str, Any]:
     """The document's ``settings`` section (the session, and the library's implementation, added
     by its caller)."""
