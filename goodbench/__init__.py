@@ -18,7 +18,7 @@ import importlib
 
 from suite import __version__
 
-_HOMES = {"Benchmark": "suite.api.benchmark", "Run": "suite.api.benchmark", "StepMarks": "suite.api.benchmark",
+_HOMES = {"Benchmark": "suite.api.benchmark", "Run": "suite.api.run", "StepMarks": "suite.api.run",
           "ModelRefused": "suite.api.evaluators", "count_flops": "suite.api.flops",
           "one_line_errors": "suite.api.script"}
 

@@ -36,17 +36,17 @@ def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping
     import os
     import signal
 
-    from suite.run import runner
+    from suite.run import driver
     from suite.run import signals as run_signals
 
-    real_finish = runner.finish
+    real_finish = driver.finish
 
     def finish_then_sigterm(*args, **kwargs):
         real_finish(*args, **kwargs)
         os.kill(os.getpid(), signal.SIGTERM)  # delivered here: would raise without the hold
 
     previous = signal.getsignal(signal.SIGTERM)
-    monkeypatch.setattr(runner, "finish", finish_then_sigterm)
+    monkeypatch.setattr(driver, "finish", finish_then_sigterm)
     try:
         run_signals.stop_on_sigterm()
         with pytest.raises(run_signals.Terminated) as stopped:

@@ -159,9 +159,9 @@ def test_an_error_in_one_seed_fails_that_run_alone_and_the_suite_goes_on(data_di
 
 
 def test_an_error_escaping_a_runs_own_handling_keeps_the_runs_before_it(data_dir, monkeypatch):
-    from suite.run import runner
+    from suite.run import driver
 
-    real_finish, calls = runner.finish, []
+    real_finish, calls = driver.finish, []
 
     def finish_fails_on_the_second_run(*args, **kwargs):
         calls.append(1)
@@ -170,7 +170,7 @@ def test_an_error_escaping_a_runs_own_handling_keeps_the_runs_before_it(data_dir
         return real_finish(*args, **kwargs)
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
-    monkeypatch.setattr(runner, "finish", finish_fails_on_the_second_run)
+    monkeypatch.setattr(driver, "finish", finish_fails_on_the_second_run)
     monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
     plan = session.SuitePlan(["lm-char"], "smoke", 3, explicit=True)
     doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))

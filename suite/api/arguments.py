@@ -89,6 +89,49 @@ def command(value: Any) -> list[str] | None:
     return list(value)
 
 
+def warmup(value: Any, max_steps: int) -> int:
+    """The steps before the steady-state window: ``value``, or 10 (fewer in a shorter run)."""
+    value = min(10, max_steps - 1) if value is None else value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < max_steps:
+        raise GoodbenchError(f"warmup_steps must be a whole number from 0 to max_steps - 1, not {value!r}")
+    return value
+
+
+def seeds(value: Any) -> list[int]:
+    """The runs' seeds: the first ``value`` pinned seeds, or the distinct seeds given."""
+    from suite.run.runner import SEED_LIMIT
+    from workloads.pinned import SEEDS
+
+    chosen = list(SEEDS[:value]) if isinstance(value, int) else list(value)
+    if not chosen or len(set(chosen)) != len(chosen) or \
+            not all(isinstance(s, int) and 0 <= s < SEED_LIMIT for s in chosen):
+        raise GoodbenchError(f"seeds: a number of runs from 1 to {len(SEEDS)}, or distinct seeds from 0 to "
+                             f"{SEED_LIMIT - 1}, not {value!r}")
+    return chosen
+
+
+def held_to(against: str | None, scale: str, runs: int) -> Any:
+    """The workload whose target at ``scale`` the ``runs`` are held to (None: a free job), once it
+    has one and the runs are as many as a reference run's at that scale."""
+    from suite.figures.derive import required_seeds
+    from workloads import registry
+
+    reference = None
+    if against is not None:
+        try:
+            reference = registry.get(against)
+        except registry.UnknownWorkload as exc:
+            raise GoodbenchError(str(exc.args[0])) from None
+        if reference.spec(scale).target is None:
+            raise GoodbenchError(f"{against} has no quality target at {scale} scale: hold the runs to a "
+                                 "time-to-accuracy workload, or make them a free job (against=None)")
+    needed = required_seeds(scale, "tta" if against is not None else "throughput")
+    if runs < needed:
+        raise GoodbenchError(f"a {scale}-scale run held to a target needs {needed} seeds in one file, as a "
+                             f"reference one does: seeds={needed}")
+    return reference
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:60] + "…"

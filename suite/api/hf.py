@@ -1,5 +1,5 @@
 """``goodbench.hf.Measure``: a Hugging Face ``TrainerCallback`` that measures a
-``Trainer.train()`` as one :class:`~suite.api.benchmark.Run` (docs/own-code.md). Optional:
+``Trainer.train()`` as one :class:`~suite.api.run.Run` (docs/own-code.md). Optional:
 ``pip install 'goodbench[hf]'``.
 
 Each optimizer step is one step: the step clock runs from ``on_step_begin`` to ``on_step_end``
@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from transformers import TrainerCallback
 
-from suite.api.benchmark import Run
+from suite.api.run import Run
 
 
 class Measure(TrainerCallback):

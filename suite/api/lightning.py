@@ -1,5 +1,5 @@
 """``goodbench.lightning.Measure``: a PyTorch Lightning callback that measures a ``Trainer.fit``
-as one :class:`~suite.api.benchmark.Run` (docs/own-code.md). Optional: ``pip install
+as one :class:`~suite.api.run.Run` (docs/own-code.md). Optional: ``pip install
 'goodbench[lightning]'``.
 
 Each training batch is one step (``accumulate_grad_batches`` must be 1): the step clock runs from
@@ -17,7 +17,7 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 
-from suite.api.benchmark import Run
+from suite.api.run import Run
 from suite.record.errors import GoodbenchError
 
 

@@ -118,6 +118,7 @@ def _signing_key(args):
 def _train(args, plan, options, out: Path, reservation: Reservation | None, key=None) -> int:
     """Train the plan; rank 0 writes the results file into its reservation and reports."""
     from suite.figures import report
+    from suite.run import driver
     from suite.run.session import run_suite
 
     parallel, checkpoint_dir = options.parallel, options.checkpoint_dir
@@ -138,9 +139,8 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
             "no results file written")
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
-    if key is not None:
-        doc = signing.seal(doc, key)
-    reservation.write(doc)
+    doc = driver.sealed(doc, key)
+    reservation.write(doc)  # validated by `goodbench validate` and `submit`, not here
     print(report.run_summary(doc["runs"]))
     for r in doc["runs"]:
         if r["error"]:

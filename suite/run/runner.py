@@ -10,27 +10,22 @@ good checkpoint found there. The runner reports through a ``progress`` callback 
 """
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
 from suite.meters import energy as energy_meter
-from suite.meters import host_load
 from suite.meters.clock import StepClock
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
-from suite.record.results import utc_now, write_atomic
-from suite.run import distributed, loop
-from suite.run.files import FINISHED, finished_record, resume, run_settings, save_checkpoint
-from suite.run.instruments import open_run_instruments
+from suite.run import distributed, driver, loop
+from suite.run.files import finished_record, resume, run_settings, save_checkpoint
 from suite.run.loop import LossNotFinite
-from suite.run.record import finish, log_header
+from suite.run.record import log_header
 from suite.run.signals import (
     Terminated,
     _Sigterm,
@@ -39,7 +34,6 @@ from suite.run.signals import (
     stop_if_signalled,
 )
 from suite.run.state import LoopState, RunOptions
-from suite.trust import signing
 from workloads import data as data_registry
 from workloads.base import Workload
 from workloads.parallel import SINGLE, Parallel
@@ -106,13 +100,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     spec = workload.spec(scale)
     device = options.device
     precision = precision_for(workload, scale, device)
-    record: dict[str, Any] = {
-        **signing.new_run_id(options.run_key),
-        "workload": {"id": workload.id, "version": workload.version,
-                     "spec_hash": workload.spec_hash(scale), "kind": workload.kind},
-        "scale": scale, "seed": seed, "device": str(device), "precision": precision,
-        "status": "partial", "error": None, "started_at": utc_now(),
-    }
+    record = driver.record_head(options.run_key, driver.workload_section(workload, scale), scale, seed,
+                                device, precision)
     directory = run_dir(options, workload, seed)
     parallel = options.parallel
     settings = run_settings(record, options)
@@ -120,19 +109,14 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     if finished is not None:  # a restarted suite does not train a finished run again
         progress("finished", workload=workload.id, seed=seed, status=finished["status"])
         return finished
-    log = mllog.EventLog(directory / "events.log" if directory and parallel.is_main else None)
-    # events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
-    prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
+    # prior: the events of earlier workers of this run, as rank 0 read them (the log is rank 0's)
+    log, prior, state, instruments, load_at_start = driver.open_run(directory, device, parallel)
     attempt = sum(1 for e in prior if e.key == "init_start")  # workers of this run before this one
     kill = distributed.rank_failure_hook(parallel, options.inject_failures,
                                          mllog.count(prior, "failure"), attempt,
                                          lambda meta: log.event("failure", "SIGKILL", meta))
     if kill is not None:
         on_step = _both(on_step, kill)
-    load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
-    state = LoopState(init_start=time.time())
-    instruments = open_run_instruments(device, parallel, resumed=bool(prior))
-    instruments.start()
     meter = instruments.energy
     interrupted = job = lone = None  # lone: why this rank ended apart from its peers
     try:
@@ -148,13 +132,11 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         raise
     except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
         interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
-    # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
-    record["precision_flags"] = getattr(job, "precision_flags", None)
     with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
-        alone = finish(record, workload, scale, options, precision, state, log, instruments,
-                        alone=lone is not None)
-        record["host_load"] = {"start": load_at_start, "end": host_load.snapshot(),
-                               "gpu_other_processes_end": instruments.other_gpu_processes()}
+        # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
+        alone = driver.close_record(record, workload, scale, options, precision, state, log, instruments,
+                                    flags=getattr(job, "precision_flags", None), load_at_start=load_at_start,
+                                    alone=lone is not None)
         if alone and lone is None:
             lone = f"rank {parallel.rank} lost its peers while its record was put together"
         if parallel.distributed and record["status"] == "complete" and not alone:
@@ -163,9 +145,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
             record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
                                 "failure_rate_per_hour": None,
                                 "kills": record["goodput"]["failures"]}
-        if directory is not None and parallel.is_main and record["status"] != "partial" and not alone:
-            write_atomic(directory / FINISHED,
-                         json.dumps({"settings": settings, "record": record}, allow_nan=False))
+        if not alone:
+            driver.keep_finished(directory, settings, record, parallel)
     if _Sigterm.pending and interrupted is None and lone is None:
         _Sigterm.pending = False
         interrupted = Terminated()
@@ -186,7 +167,7 @@ def _done_so_far(job, state: LoopState, max_steps: int) -> str:
     """What a run had done when it ended early, for its ``error``: built or not, steps trained."""
     if job is None:
         return "before training (in data load or init)"
-    return f"after {state.step} of at most {max_steps} steps"
+    return driver.steps_done(state.step, max_steps)
 
 
 def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
@@ -196,8 +177,7 @@ def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
     them). A single process records any error as the run's failure, so that one seed's error (a
     compile failure, a CUDA error) loses that run alone; under torchrun, a RuntimeError (a
     collective failed: a peer is gone) ends the rank apart, and anything else is re-raised."""
-    first_line = (str(exc).splitlines() or [""])[0][:300]
-    failed = f"{type(exc).__name__}{' ' + done if done else ''}: {first_line}"
+    failed = driver.ended_by(exc, done)
     if isinstance(exc, LossNotFinite):  # the loss is the ranks' mean: every rank stops here alike
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         return None, None
@@ -214,7 +194,7 @@ def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
         return None, None
     if not isinstance(exc, RuntimeError):  # under torchrun, only a collective's failure is expected
         raise exc
-    record.update(status="failed", error=f"rank {parallel.rank} stopped: {type(exc).__name__}: {first_line}")
+    record.update(status="failed", error=f"rank {parallel.rank} stopped: {driver.ended_by(exc)}")
     return None, record["error"]
 
 
@@ -293,8 +273,8 @@ def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log
             stop_if_signalled()
             if on_step is not None:
                 on_step(step)
-            log_point = step % spec.log_every == 0 or step == spec.max_steps
-            eval_point = step % spec.eval_every == 0 or step == spec.max_steps
+            log_point = driver.at_cadence(step, spec.log_every, spec.max_steps)
+            eval_point = driver.at_cadence(step, spec.eval_every, spec.max_steps)
             save_point = every != 0 and step % every == 0
             if log_point or eval_point or save_point or step == warm_last:
                 loop.flush_step_times(clock, state, blocks, timed_before, options.parallel)

@@ -7,15 +7,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from suite.figures import derive
 from suite.meters.ceiling import matmul_ceiling
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
-from suite.run import distributed, system
+from suite.run import distributed, driver, system
 from suite.run.runner import (
     Progress,
     RankLost,
@@ -209,8 +207,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             except GoodbenchError:
                 raise
             except Exception as exc:  # an error outside the run's own handling: its record is lost
-                first_line = (str(exc).splitlines() or [""])[0][:300]
-                aborted = (f"{workload.id} seed {seed}: {type(exc).__name__}: {first_line} (its record "
+                aborted = (f"{workload.id} seed {seed}: {driver.ended_by(exc)} (its record "
                            "could not be put together; the runs before it are kept)")
                 break
         if interrupted or aborted:
@@ -218,10 +215,8 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,
                          interrupted, aborted)
     settings["session"] = session
-    doc = results.new_document(system.describe(options.device, plan.system_name, plan.system_overrides),
-                               settings, runs)
-    doc["summary"] = derive.summary(runs)
-    return doc
+    return driver.document(system.describe(options.device, plan.system_name, plan.system_overrides),
+                           settings, runs)
 
 
 def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
@@ -244,33 +239,17 @@ def _numbered(record: dict, repeat: int | None) -> dict:
 
 def _settings(plan: SuitePlan, options: RunOptions, workload_ids: list[str], skipped: list[dict],
               open_changes: list[str], ceilings: dict, interrupted: bool, aborted: str | None) -> dict:
-    """The document's ``settings`` section."""
-    settings = {
-        "scale": plan.scale,
-        "device": str(options.device),
-        "workloads": workload_ids,
-        "seeds_per_workload": plan.seeds or None,
-        **({"repeat": plan.repeat} if plan.repeat > 1 else {}),
-        "peak_tflops_override": options.peak_tflops,
-        "checkpoint_every": options.checkpoint_every,
-        "inject_failures": list(options.inject_failures),
-        "failure_rate_per_hour": options.failure_rate_per_hour,
-        "compile": options.compile,
-        "cpu_threads": torch.get_num_threads(),  # a CPU curve can depend on it (docs/rules.md)
-        "skipped": skipped,
-        "interrupted": interrupted,
-        "aborted": aborted,
-        "division": "open" if open_changes else "closed",  # docs/rules.md
-        "open_changes": open_changes,
-        "command": privacy.public_command(plan.command)[0],  # no home or temporary folder published
-        "matmul_ceiling": ceilings,
-    }
-    if options.parallel.distributed:  # the global batch is the pinned one: still closed
-        par = options.parallel
-        settings["distributed"] = {"world_size": par.world_size, "nnodes": par.nnodes,
-                                   "backend": par.backend, "parallel": par.mode,
-                                   "micro_batch": par.micro_batch}
-    return settings
+    """The document's ``settings`` section (:func:`suite.run.driver.settings`); a distributed run
+    trains the pinned global batch: still closed."""
+    return driver.settings(
+        scale=plan.scale, device=options.device, workloads=workload_ids, seeds_per_workload=plan.seeds or None,
+        repeat=plan.repeat, peak_tflops=options.peak_tflops, checkpoint_every=options.checkpoint_every,
+        inject_failures=list(options.inject_failures), failure_rate_per_hour=options.failure_rate_per_hour,
+        compile=options.compile, skipped=skipped, interrupted=interrupted, aborted=aborted,
+        division="open" if open_changes else "closed",  # docs/rules.md
+        open_changes=open_changes,
+        command=privacy.public_command(plan.command)[0],  # no home or temporary folder published
+        matmul_ceiling=ceilings, parallel=options.parallel)
 
 
 def preflight(plan: SuitePlan, options: RunOptions) -> list[Problem]:

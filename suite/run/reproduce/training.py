@@ -93,8 +93,7 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
                report: Callable[[str], None], system_name, system_overrides, command,
                run_key: bytes | None = None, cap: Cap = DEFAULT_CAP) -> Reproduction | None:
 
-    from suite.figures import derive
-    from suite.run import session, system
+    from suite.run import driver, session, system
     from suite.run.runner import RunOptions
 
     splan = session.SuitePlan(
@@ -139,8 +138,7 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     settings["session"] = the_session
     settings["reproduces"] = section(the_plan.original, comparisons, tolerance)
     runs = [c.record for c in comparisons]
-    doc = results.new_document(system.describe(device, system_name, system_overrides), settings, runs)
-    doc["summary"] = derive.summary(runs)
+    doc = driver.document(system.describe(device, system_name, system_overrides), settings, runs)
     return Reproduction(doc, comparisons, interrupted)
 
 
