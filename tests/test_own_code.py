@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
@@ -478,7 +479,7 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(settings, where, timeout, out) -> bytes:  # the same code trained again, in this process
+    def rerun(settings, where, timeout, out, report) -> bytes:  # the same code trained again, in this process
         runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
         return runs[-1]
 
@@ -513,17 +514,20 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
 
     seen: list[dict] = []
 
-    def fake_run(argv, timeout, env):
+    def fake_run(argv, env, ends, timeout):
         assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
+        assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge pipe's write end, stamped outside
+        for fd in ends:
+            os.close(fd)
         seen.append(env)
         Path(env[own.OUT_VARIABLE]).write_text("{}")
-        return subprocess.CompletedProcess(argv, 0)
+        return 0, 1, None
 
     monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
     monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
-    monkeypatch.setattr(own.subprocess, "run", fake_run)
+    monkeypatch.setattr(own.stamping, "run", fake_run)
     for _ in range(2):
         assert own._rerun({}, tmp_path, None, tmp_path / "repro.json") == b"{}"
     folders = [Path(env[own.CHECKPOINT_VARIABLE]) for env in seen]
