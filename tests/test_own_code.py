@@ -131,7 +131,7 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     build_site(store, tmp_path / "site")
     system = next((tmp_path / "site" / "systems").glob("*.html")).read_text()
     assert "own code \u201ctiny-mlp\u201d, a free job (never ranked; one clock (self-timed): timed in the " \
-        "submitter&#39;s process, self-reported)" in system
+        "submitter&#39;s process, self-reported, never ranked)" in system
     page = next(p for p in (tmp_path / "site" / "runs").glob("*.html") if "tiny-mlp" in p.read_text())
     text = page.read_text()
     assert "a free job, held to no goodbench target, never ranked" in text
@@ -140,7 +140,8 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     assert re.search(r"<h1>tiny-mlp <small>own code</small> · smoke · seed [12]</h1>", text)
     # issue 44, finding 6: no clock outside the submitter's process stamped this file's timings
     assert '<strong class="status-partial" id="own-timing">one clock (self-timed): timed in the submitter&#39;s ' \
-        "process, self-reported</strong>" in text and "run it with goodbench run-own for a second clock" in text
+        "process, self-reported, never ranked</strong>" in text and "so it is never ranked: run it with goodbench " \
+        "run-own for a second clock" in text
     for table in [system, next((tmp_path / "site" / "workloads").glob("own-*.html")).read_text()]:
         assert table.count("tiny-mlp") and "one clock (self-timed): timed in the submitter&#39;s process" in table
     assert "Declared implementation and step" in text
@@ -157,7 +158,7 @@ def test_every_own_row_says_its_timings_come_from_the_submitters_process():
     from suite.site.columns import _own_text
     from suite.site.labels import OWN_TIMING
 
-    assert OWN_TIMING == "one clock (self-timed): timed in the submitter's process, self-reported"
+    assert OWN_TIMING == "one clock (self-timed): timed in the submitter's process, self-reported, never ranked"
     for kind in ("tta", "throughput"):
         assert OWN_TIMING in (_own_text({"implementation": "mine", "kind": kind}) or "")
         assert OWN_TIMING in (_own_text({"implementation": "mine", "kind": kind, "second_clock": False}) or "")
