@@ -181,3 +181,15 @@ def test_an_injected_kill_is_on_the_console_and_the_checkpoints_go_after_success
     projected = goodbench("project", "ft.json", "--gpus", "16384", "--mtbf-hours", "50000")
     assert projected.returncode == 0, projected.stderr
     assert "(1 measured restart)" in projected.stdout and "\n 16384 " in projected.stdout
+
+
+@pytest.mark.parametrize("pct", ["1000", "50.5"])
+def test_reproduce_refuses_a_tolerance_above_the_rules_bound_in_one_line(pct, tmp_path, capsys):
+    """`goodbench reproduce --tolerance` above the rules' ±50% (issue 44, finding 8: a reproduction
+    claimed ±1000%) is a usage error, one line, before the file is read or anything trains."""
+    out = tmp_path / "rep.json"
+    lines = _usage_error(["reproduce", str(CORPUS_FILE), "--tolerance", pct, "-o", str(out)], capsys)
+    assert lines[0].startswith("usage: goodbench reproduce ")
+    assert lines[-1] == (f"goodbench reproduce: error: --tolerance {float(pct):g}: a percentage above 0 and at most "
+                         "50 (the rules' bound, docs/rules.md)")
+    assert [line for line in lines if "error" in line] == [lines[-1]] and not out.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
@@ -130,7 +131,7 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     build_site(store, tmp_path / "site")
     system = next((tmp_path / "site" / "systems").glob("*.html")).read_text()
     assert "own code \u201ctiny-mlp\u201d, a free job (never ranked; one clock (self-timed): timed in the " \
-        "submitter&#39;s process, self-reported)" in system
+        "submitter&#39;s process, self-reported, never ranked)" in system
     page = next(p for p in (tmp_path / "site" / "runs").glob("*.html") if "tiny-mlp" in p.read_text())
     text = page.read_text()
     assert "a free job, held to no goodbench target, never ranked" in text
@@ -139,7 +140,8 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     assert re.search(r"<h1>tiny-mlp <small>own code</small> · smoke · seed [12]</h1>", text)
     # issue 44, finding 6: no clock outside the submitter's process stamped this file's timings
     assert '<strong class="status-partial" id="own-timing">one clock (self-timed): timed in the submitter&#39;s ' \
-        "process, self-reported</strong>" in text and "run it with goodbench run-own for a second clock" in text
+        "process, self-reported, never ranked</strong>" in text and "so it is never ranked: run it with goodbench " \
+        "run-own for a second clock" in text
     for table in [system, next((tmp_path / "site" / "workloads").glob("own-*.html")).read_text()]:
         assert table.count("tiny-mlp") and "one clock (self-timed): timed in the submitter&#39;s process" in table
     assert "Declared implementation and step" in text
@@ -156,7 +158,7 @@ def test_every_own_row_says_its_timings_come_from_the_submitters_process():
     from suite.site.columns import _own_text
     from suite.site.labels import OWN_TIMING
 
-    assert OWN_TIMING == "one clock (self-timed): timed in the submitter's process, self-reported"
+    assert OWN_TIMING == "one clock (self-timed): timed in the submitter's process, self-reported, never ranked"
     for kind in ("tta", "throughput"):
         assert OWN_TIMING in (_own_text({"implementation": "mine", "kind": kind}) or "")
         assert OWN_TIMING in (_own_text({"implementation": "mine", "kind": kind, "second_clock": False}) or "")
@@ -478,7 +480,7 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(settings, where, timeout, out) -> bytes:  # the same code trained again, in this process
+    def rerun(settings, where, timeout, out, report) -> bytes:  # the same code trained again, in this process
         runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
         return runs[-1]
 
@@ -513,17 +515,20 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
 
     seen: list[dict] = []
 
-    def fake_run(argv, timeout, env):
+    def fake_run(argv, env, ends, timeout):
         assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
+        assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge pipe's write end, stamped outside
+        for fd in ends:
+            os.close(fd)
         seen.append(env)
         Path(env[own.OUT_VARIABLE]).write_text("{}")
-        return subprocess.CompletedProcess(argv, 0)
+        return 0, 1, None
 
     monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
     monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
-    monkeypatch.setattr(own.subprocess, "run", fake_run)
+    monkeypatch.setattr(own.stamping, "run", fake_run)
     for _ in range(2):
         assert own._rerun({}, tmp_path, None, tmp_path / "repro.json") == b"{}"
     folders = [Path(env[own.CHECKPOINT_VARIABLE]) for env in seen]

@@ -436,13 +436,26 @@ def free_jobs(frame: pd.DataFrame) -> pd.Series:
     return (frame["division"] == own.DIVISION) & (frame["workload"] == own.FREE_JOB)
 
 
+def one_clock(frame: pd.DataFrame) -> pd.Series:
+    """Which entries are own code timed by one clock: some run of it not stamped by ``goodbench
+    run-own``'s second clock (``second_clock`` not True: the code was run with plain ``python``), so
+    its times are its own process's word, which code that replaces its clocks rewrites (issue 44,
+    finding 6: 11,359 samples/s against 335 honest). Shown, never ranked."""
+    return (frame["division"] == own.DIVISION) & (frame["second_clock"] != True)  # noqa: E712
+
+
 def rankable(frame: pd.DataFrame) -> pd.Series:
     """Which entries may be ranked: full scale, neither a copy nor disputed (:func:`copies`), on a
-    device the peak table bounds (:func:`known_peak`), for TTA a valid score, and not an own
-    implementation's free job (held to no goodbench target: measured and shown, never ranked)."""
-    return (frame["scale"] == "full") & frame["copy_status"].isna() & (frame["known_peak"] == True) \
-        & ((frame["kind"] != "tta") | (frame["tta_valid"] == True)) & ~free_jobs(frame)  # noqa: E712
+    device the peak table bounds (:func:`known_peak`), for TTA a valid score, not an own
+    implementation's free job (held to no goodbench target: measured and shown, never ranked) and
+    not own code timed by one clock (:func:`one_clock`)."""
+    bounded = (frame["known_peak"] == True) & ((frame["kind"] != "tta") | (frame["tta_valid"] == True))  # noqa: E712
+    return (frame["scale"] == "full") & frame["copy_status"].isna() & bounded & ~free_jobs(frame) & ~one_clock(frame)
 
+
+ONE_CLOCK_REASON = ("own code timed by one clock (self-timed): no second clock stamped its steps and evaluations "
+                    "(run it with goodbench run-own), so its times are its own process's word")
+"""Why own code without a second clock is not ranked (:func:`one_clock`; docs/rules.md, "A second clock")."""
 
 RANKING_GROUPS = {
     "ranked": None,
@@ -450,6 +463,7 @@ RANKING_GROUPS = {
             "the first stored; disputed: signed by another key, stored later)",
     "smoke": "smoke scale: a quick check, not a benchmark",
     "free-job": "own code's free job: held to no goodbench target",
+    "one-clock": ONE_CLOCK_REASON,
     "no-known-peak": "no known peak: a device the peak table cannot bound (goodbench peaks)",
     "not-ranked": "too many seeds missed the target",
 }
@@ -459,13 +473,15 @@ RANKING_GROUPS = {
 
 def ranking(frame: pd.DataFrame) -> pd.Series:
     """Each entry's group of :data:`RANKING_GROUPS`: a copy (or disputed) first, then a smoke
-    result, own code's free job, a ranked entry (:func:`rankable`), a full-scale one on a device
-    without a known peak, and what is left at full scale (a TTA score that is not valid)."""
+    result, own code's free job, own code timed by one clock (:func:`one_clock`), a ranked entry
+    (:func:`rankable`), a full-scale one on a device without a known peak, and what is left at full
+    scale (a TTA score that is not valid)."""
     if frame.empty:
         return pd.Series(dtype=object, index=frame.index)
     group = pd.Series("not-ranked", index=frame.index, dtype=object)
     group[(frame["known_peak"] != True)] = "no-known-peak"  # noqa: E712
     group[rankable(frame)] = "ranked"
+    group[one_clock(frame)] = "one-clock"
     group[free_jobs(frame)] = "free-job"
     group[frame["scale"] == "smoke"] = "smoke"
     group[frame["copy_status"].notna()] = "copy"
@@ -491,6 +507,8 @@ def unranked_reasons(row: dict) -> list[str]:
         reasons.append("no valid time-to-target score: too few seeds reached the target")
     if row.get("division") == own.DIVISION and row.get("workload") == own.FREE_JOB:
         reasons.append("own code's free job: held to no goodbench target")
+    if row.get("division") == own.DIVISION and row.get("second_clock") != True:  # noqa: E712 - numpy bool
+        reasons.append(ONE_CLOCK_REASON)
     flags = [f"{int(n)} partial run{'s' if n != 1 else ''} (interrupted)"
              for n in [row.get("partial_runs")] if isinstance(n, (int, float)) and n > 0]
     flags += ["measured under load"] if isinstance(row.get("under_load"), str) else []

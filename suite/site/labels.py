@@ -346,10 +346,11 @@ def target_text(target) -> str:
     return f"{words(str(metric))} {sign} {value:g}" if isinstance(value, (int, float)) else f"{words(str(metric))} {sign} {value}"
 
 
-OWN_TIMING = "one clock (self-timed): timed in the submitter's process, self-reported"
+OWN_TIMING = "one clock (self-timed): timed in the submitter's process, self-reported, never ranked"
 """What every own-code row and run page without a second clock says of its timings: the library's
 clocks run in the process the submitter's code controls (which could replace them), and no clock
-outside it stamped the steps and evaluations (issue 44, finding 6)."""
+outside it stamped the steps and evaluations (issue 44, finding 6), so the entry is never ranked
+(:func:`suite.leaderboard.rows.one_clock`)."""
 TWO_CLOCKS = ("two clocks: step and evaluation edges stamped by goodbench run-own's process too, within "
               "tolerance; what runs between them is self-reported")
 """What an own-code row and run page says when ``goodbench run-own`` stamped every run's edges on its

@@ -53,13 +53,15 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
         groups.append((f"Division: {div} — ranked", ranked[ranked["division"] == div], True, safe_name(div)))
     if not ordered.empty:
         unbounded, unconverged = ordered[group == "no-known-peak"], ordered[group == "not-ranked"]
-        copied, smoke = ordered[group == "copy"], ordered[group == "smoke"]
+        copied, smoke, one_clock = ordered[group == "copy"], ordered[group == "smoke"], ordered[group == "one-clock"]
         if not unbounded.empty:
             groups.append((f"Full scale, not ranked: {leaderboard.NO_KNOWN_PEAK} (a device the peak table "
                            "cannot bound: `goodbench peaks`)", unbounded, False, "no-known-peak"))
         if not unconverged.empty:
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
+        if not one_clock.empty:
+            groups.append((f"Own code, not ranked: {leaderboard.ONE_CLOCK_REASON}", one_clock, False, "one-clock"))
         if not copied.empty:
             groups.append(("Copies, not ranked: runs another stored file holds too, which is kept (its owner's "
                            "signed file, else the first stored; disputed: signed by another key, stored later)",
@@ -117,8 +119,9 @@ def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
     Beyond SCATTER_POINTS results only the front and each system's fastest and most frugal
     result are drawn (the note says so; the CSV downloads hold every row).
     """
-    left_out = (f"{unranked} unranked full-scale result{'' if unranked == 1 else 's'} (a copy, or a device "
-                "without a known peak) not plotted: the chart compares ranked results only.") if unranked else None
+    left_out = (f"{unranked} unranked full-scale result{'' if unranked == 1 else 's'} (a copy, a device "
+                "without a known peak, own code timed by one clock) not plotted: the chart compares ranked "
+                "results only.") if unranked else None
     if frame.empty:
         return {"chart": None, "note": " ".join(filter(None, ["No ranked full-scale results yet.", left_out]))}
     measured = frame.dropna(subset=["energy_per_sample_j", "samples_per_s"])

@@ -174,7 +174,7 @@ def is_bound(run: Any, public_key: bytes) -> bool:
 def bind_runs(doc: dict, public_key: bytes) -> int:
     """Mint new bound ids for the runs whose id is not bound to ``public_key`` (a run finished
     before the key existed and kept by a resumed suite), renaming them in ``settings.reproduces``
-    too; returns how many were renamed."""
+    and ``second_clock`` too; returns how many were renamed."""
     renamed: dict[str, str] = {}
     for run in doc["runs"]:
         if not is_bound(run, public_key):
@@ -184,6 +184,10 @@ def bind_runs(doc: dict, public_key: bytes) -> int:
     section = doc["settings"].get("reproduces")
     for entry in section["runs"] if isinstance(section, dict) else []:
         entry["run_id"] = renamed.get(entry["run_id"], entry["run_id"])
+    clock = doc.get("second_clock")  # a reproduction of own code: its re-run's stamps name its runs
+    for entry in clock["runs"] if isinstance(clock, dict) and isinstance(clock.get("runs"), list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("run_id"), str):
+            entry["run_id"] = renamed.get(entry["run_id"], entry["run_id"])
     return len(renamed)
 
 

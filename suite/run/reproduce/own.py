@@ -24,7 +24,6 @@ import json
 import os
 import shlex
 import stat
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ from suite.record import results
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
 from suite.run.identity import git
-from suite.run.reproduce import sandbox
+from suite.run.reproduce import sandbox, stamping
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
@@ -193,6 +192,7 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
         raw, doc, comparisons = _measured_on(settings, where, timeout, out, original, indexes, tolerance, cap, report)
         chosen = {id(c.record) for c in comparisons}
         doc["runs"] = [r for r in doc["runs"] if id(r) in chosen]  # a reproduction holds the runs it compares
+        stamping.keep_stamped(doc)  # and the second clock of those runs
         doc["summary"] = derive.summary(doc["runs"])
         doc["settings"]["reproduces"] = section(original, comparisons, tolerance)
         doc.pop("signature", None)
@@ -221,7 +221,7 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
     (:mod:`suite.run.reproduce.measuring`) until none asks for another or ``cap`` is reached. The
     last re-run's bytes, document and comparisons, each judged on all its re-runs."""
     start = time.monotonic()
-    raw = _rerun(settings, where, timeout, out)
+    raw = _rerun(settings, where, timeout, out, report)
     seconds = time.monotonic() - start
     doc, comparisons = _compared(raw, original, indexes, tolerance, out)
     if not any(c.unsettled for c in comparisons):
@@ -235,7 +235,7 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         asking = next(i for i, w in enumerate(wants) if w)
         report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
         start = time.monotonic()
-        raw = _rerun(settings, where, timeout, out)
+        raw = _rerun(settings, where, timeout, out, report)
         seconds = time.monotonic() - start
         doc, comparisons = _compared(raw, original, indexes, tolerance, out, firsts)
     for m, c in zip(measurings, comparisons):
@@ -247,9 +247,12 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
 RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writable output folder
 
 
-def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> bytes:
+def _rerun(settings: dict, where: Path, timeout: float | None, out: Path,
+           report: Callable[[str], None] = lambda line: None) -> bytes:
     """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
-    file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited."""
+    file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, with
+    the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
+    torchrun job has none, and ``report`` says so)."""
     with tempfile.TemporaryDirectory(prefix="goodbench-rerun-", ignore_cleanup_errors=True) as scratch:
         code, output = Path(scratch) / "code", Path(scratch) / "out"
         output.mkdir()
@@ -257,17 +260,28 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> byt
         argv, cwd = runnable_command(settings, code)
         sandbox.check([code, output], where)
         rerun_path = output / RERUN_FILE
+        ends = stamping.pipe(stamping.stamps(argv))  # its edges stamped here, outside the sandbox
         wrapped = sandbox.command(argv, writable=[code, output], cwd=cwd, where=where, env={
-            OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints")})
-        try:
-            done = subprocess.run(wrapped, timeout=timeout, env=sandbox.BWRAP_ENVIRONMENT)
-        except subprocess.TimeoutExpired:
-            raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
+            OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"),
+            **stamping.environment(ends[1])})
+        status, pid, reader = stamping.run(wrapped, sandbox.BWRAP_ENVIRONMENT, ends, timeout)
         raw = read_output(rerun_path)
-    if raw is None or done.returncode != 0:
+    if raw is None or status != 0:
         kept = _keep(raw, out)
-        raise CannotReproduce(f"the recorded command exited {done.returncode}" + (
+        raise CannotReproduce(f"the recorded command exited {status}" + (
             f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
+    if reader is None:
+        report("the re-run (torchrun) is not stamped on a second clock: its times are its own process's word")
+        return raw
+    try:
+        raw = stamping.with_second_clock(raw, status, pid, reader)
+    except (GoodbenchError, ValueError, KeyError, TypeError) as exc:  # a file the script wrote: anyone's text
+        raise CannotReproduce(f"the re-run has no second clock ({exc}), so its times would be its own process's "
+                              f"word; it is kept as {_keep(raw, out)}") from None
+    off = stamping.disagreement(raw)
+    if off is not None:  # refused now, not after measuring on: the validator would refuse it [second-clock]
+        raise CannotReproduce(f"the re-run's clocks disagree beyond the tolerance ({off}): its times are not what "
+                              f"goodbench's clock saw; it is kept as {_keep(raw, out)}")
     return raw
 
 

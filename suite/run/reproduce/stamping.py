@@ -1,0 +1,107 @@
+"""Own code's re-run stamped on a second clock (docs/own-code.md, "Reproducing"): the recorded
+``python SCRIPT ARGS`` runs in the sandbox with the write end of an edge pipe, as under ``goodbench
+run-own`` (:mod:`suite.run.own_launch`), and this process — the reviewer's goodbench, outside the
+sandbox, on a clock the script does not run in — stamps each edge as it arrives. The re-run's file,
+read once the sandbox has exited, gets the ``second_clock`` record; the validator then holds the
+reproduction's runs to it (rule ``second-clock``), so a script that replaces its clocks in the
+re-run is refused there too.
+
+Only the pipe's write end goes into the sandbox (its number in ``$GOODBENCH_EDGE_FD``): nothing of
+the sandbox's other guarantees changes. A one-node ``torchrun`` re-run is not stamped (its ranks
+are not, as under run-own): its reproduction has one clock, and says so."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import Any
+
+from suite.record import edges, results
+from suite.record.errors import GoodbenchError
+from suite.run import own_launch
+from suite.run.edge_reader import EdgeReader, clock
+from suite.run.reproduce.planning import CannotReproduce
+
+GRACE_S = 2.0  # how long the pipe's end is awaited once the sandbox has exited
+
+
+def stamps(argv: list[str]) -> bool:
+    """Whether the re-run ``argv`` (``[python, SCRIPT, …]`` or ``[python, -m, torch.distributed.run, …]``)
+    is stamped: a plain script is, a torchrun job is not."""
+    return len(argv) > 1 and argv[1] != "-m"
+
+
+def pipe(stamped: bool) -> tuple[int | None, int | None]:
+    """(read end, write end) of a fresh edge pipe, or (None, None) for a re-run not stamped."""
+    return os.pipe() if stamped else (None, None)
+
+
+def environment(write_end: int | None) -> dict[str, str]:
+    """What the sandbox's environment gets for the pipe: ``$GOODBENCH_EDGE_FD`` naming its write end."""
+    return {} if write_end is None else {edges.ENV: str(write_end)}
+
+
+def run(wrapped: list[str], env: dict[str, str], ends: tuple[int | None, int | None],
+        timeout: float | None) -> tuple[int, int, EdgeReader | None]:
+    """Run the sandboxed ``wrapped`` command (the pipe's write end passed in, closed here once it
+    has started), stamping its edges until it ends: (its exit status, its pid, the reader or None).
+    :class:`CannotReproduce` when it runs past ``timeout`` (it is stopped)."""
+    read_end, write_end = ends
+    origin = clock()
+    try:
+        child = subprocess.Popen(wrapped, env=env, pass_fds=() if write_end is None else (write_end,))
+    except BaseException:
+        for fd in ends:
+            if fd is not None:
+                os.close(fd)
+        raise
+    if write_end is not None:
+        os.close(write_end)
+    reader = None if read_end is None else EdgeReader(read_end, origin)
+    try:
+        status = child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
+    finally:
+        if reader is not None and child.returncode is not None:
+            reader.finish(GRACE_S)
+    return status, child.pid, reader
+
+
+def with_second_clock(raw: bytes, status: int, pid: int, reader: EdgeReader) -> bytes:
+    """The re-run's file ``raw`` with the ``second_clock`` record of ``reader``'s stamps;
+    :class:`GoodbenchError` saying why where the edges cannot be believed or do not cover its runs."""
+    why = own_launch.why_not(status, reader)
+    if why is not None:
+        raise GoodbenchError(why)
+    doc: dict[str, Any] = json.loads(raw)
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+        raise GoodbenchError("the re-run's file holds no runs")
+    if "second_clock" in doc or "signature" in doc:
+        raise GoodbenchError("the re-run's file holds a second clock or a signature already: not the library's")
+    doc["second_clock"] = own_launch.record(doc, reader.runs, pid)
+    return results.dumps(doc).encode()
+
+
+def disagreement(raw: bytes) -> str | None:
+    """Where the re-run's two clocks disagree most (a run's figure on both), or None when every run's
+    agree: said after the first re-run, before any measuring on."""
+    for entry in json.loads(raw)["second_clock"]["runs"]:
+        if entry["agreement"]["agree"] is not True:
+            worst = max(entry["agreement"]["figures"],
+                        key=lambda f: abs(f["own_s"] - f["launcher_s"]) / max(abs(f["launcher_s"]), 1e-9))
+            return (f"run {entry['run_id']}: {worst['what']} {worst['own_s']:.6g} s on its clock, "
+                    f"{worst['launcher_s']:.6g} s on goodbench's")
+    return None
+
+
+def keep_stamped(doc: dict[str, Any]) -> None:
+    """``doc``'s second clock (a reproduction's, after its runs were chosen) naming only its runs."""
+    section = doc.get("second_clock")
+    if isinstance(section, dict) and isinstance(section.get("runs"), list):
+        ids = {r.get("run_id") for r in doc["runs"]}
+        section["runs"] = [e for e in section["runs"] if isinstance(e, dict) and e.get("run_id") in ids]
+        if not section["runs"]:
+            doc.pop("second_clock")

@@ -1,0 +1,77 @@
+"""Own code timed by one clock is shown, never ranked (issue 44, audit gap 1): an own entry with a run
+``goodbench run-own`` did not stamp has its own process's word for its times — code that
+replaced its clocks once ranked #1 at 11,359 samples/s against 335 honest — so its ranking group
+is ``one-clock`` with the reason in ``ranking_reason``, on the site's workload page and in
+``goodbench submit``'s "not ranked" line; an entry whose every run the second clock stamped ranks."""
+from __future__ import annotations
+
+import json
+
+import factories
+import numpy as np
+import pandas as pd
+import pytest
+from test_own_clock import honest  # noqa: F401 - the module's fixture: one job, stamped on two clocks
+
+from suite.cli import main
+from suite.leaderboard import pipeline, rows
+from suite.site import pages
+from suite.site.names import safe_name
+
+
+@pytest.fixture(scope="module")
+def entries() -> pd.DataFrame:
+    """A full-scale lm-char entry on a device the peak table bounds (ranked as a closed result),
+    as own code three ways: one clock, two clocks, and goodbench's own code."""
+    doc = factories.synthetic_document("clock-box", rng=np.random.default_rng(44), accelerator=0,
+                                       workloads=("lm-char",))
+    [entry] = pipeline.table([("a.json", doc)]).to_dict(orient="records")
+    assert entry["ranking"] == "ranked"  # the same entry, closed
+    own = {"division": "own", "implementation": "mine"}
+    frame = pd.DataFrame([{**entry, **own, "file": "one.json", "second_clock": False},
+                          {**entry, **own, "file": "two.json", "second_clock": True},
+                          {**entry, **own, "file": "none.json", "second_clock": None}])
+    return rows.with_ranking(frame)
+
+
+def test_own_code_without_a_second_clock_is_listed_unranked_with_the_reason(entries):
+    by_file = entries.set_index("file")
+    assert by_file.loc["two.json", "ranking"] == "ranked" and pd.isna(by_file.loc["two.json", "ranking_reason"])
+    for name in ("one.json", "none.json"):
+        assert by_file.loc[name, "ranking"] == "one-clock"
+        assert by_file.loc[name, "ranking_reason"] == rows.ONE_CLOCK_REASON
+    assert list(rows.rankable(entries)) == [False, True, False]
+    assert "goodbench run-own" in rows.ONE_CLOCK_REASON and "one clock" in rows.ONE_CLOCK_REASON
+
+
+def test_submit_says_why_a_one_clock_own_entry_will_not_rank(entries):
+    one, two, _ = entries.to_dict(orient="records")
+    assert rows.unranked_reasons(one) == [rows.ONE_CLOCK_REASON]
+    assert rows.unranked_reasons(two) == []
+    closed = {**two, "division": "closed", "implementation": None, "second_clock": None}
+    assert rows.unranked_reasons(closed) == []  # goodbench's own code needs no second clock
+
+
+def test_the_workload_page_lists_one_clock_entries_apart(entries, tmp_path):
+    built = {"built_at": "2026-11-29T00:00:00Z", "n_results": 3, "n_runs": 15}
+    info = pages.workload_pages(tmp_path, "lm-char", entries.assign(trust="unsigned"), built)
+    slug = safe_name("lm-char")
+    page = (tmp_path / "workloads" / f"{slug}.html").read_text()
+    assert "Own code, not ranked: own code timed by one clock (self-timed)" in page
+    assert info["n_entries"] == 3 and [lead["division"] for lead in info["leaders"]] == ["own"]
+    listed = pd.read_csv(tmp_path / "workloads" / f"{slug}-one-clock.csv")
+    assert sorted(listed["file"]) == ["none.json", "one.json"]
+
+
+def test_a_real_own_file_says_so_when_stored_and_not_with_its_second_clock(honest, tmp_path, capsys):  # noqa: F811
+    """``goodbench submit`` of the job as plain python wrote it names the missing second clock; of
+    the same job with run-own's record, it does not."""
+    _, sealed = honest.sealed(tmp_path)
+    said = {}
+    for name, doc in (("one", json.loads(honest.written)), ("two", sealed)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        assert main(["submit", str(path), "--results-dir", str(tmp_path / f"results-{name}")]) == 0
+        said[name] = capsys.readouterr().out
+    assert "not ranked: own" in said["one"] and rows.ONE_CLOCK_REASON in said["one"]
+    assert "not ranked: own" in said["two"] and rows.ONE_CLOCK_REASON not in said["two"]  # a free job still

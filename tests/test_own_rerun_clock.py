@@ -1,0 +1,71 @@
+"""Own code's reproduction stamped on a second clock (issue 44, audit gap 4; docs/own-code.md,
+"Reproducing"): the recorded script, re-run in the sandbox, gets the write end of an edge pipe and
+the reviewer's goodbench stamps its edges outside the sandbox, so the reproduction carries a
+second clock; a script that replaces its clocks — whose plain-python original is valid, and whose
+re-run would match it — is refused when reproduced."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from test_own_code import TRAIN_SCRIPT, _git_repo
+
+from suite import validate as v
+from suite.cli import main
+from suite.run.reproduce import stamping
+
+# the training loop's steps sleep, so that each has a length on any clock (an MLP's step is ~1 ms)
+SLEEPING = TRAIN_SCRIPT.replace("                s.loss = loss\n",
+                                "                s.loss = loss; __import__('time').sleep(0.01)\n")
+# ... and, once the Benchmark has measured its ceiling, its clocks run 20 times slower (issue 44, finding 6)
+SLOWED = SLEEPING.replace("    for run in bench.runs():\n", '''    import time
+    for name in ("perf_counter", "time", "monotonic"):
+        real = getattr(time, name); origin = real()
+        setattr(time, name, lambda real=real, origin=origin: origin + (real() - origin) / 20)
+    for run in bench.runs():
+''')
+
+
+def _original(folder, script: str) -> dict:
+    (folder / "train.py").write_text(script)
+    _git_repo(folder)
+    done = subprocess.run([sys.executable, "train.py"], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    doc = json.loads((folder / "orig.json").read_text())
+    assert "second_clock" not in doc and v.check_document(doc) == []  # plain python: one clock, valid
+    return doc
+
+
+@pytest.mark.slow
+def test_a_reproduction_of_own_code_carries_a_second_clock_that_agrees(tmp_path, monkeypatch, capsys):
+    original = _original(tmp_path, SLEEPING)
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command"]) in (0, 1)
+    assert "bit-identical" in capsys.readouterr().out
+    repro = json.loads((tmp_path / "repro.json").read_text())
+    [entry] = repro["second_clock"]["runs"]
+    assert entry["run_id"] == repro["runs"][0]["run_id"] != original["runs"][0]["run_id"]
+    assert entry["agreement"]["agree"] is True and len(entry["step_s"]) == 40
+    assert sorted(entry["step_s"])[20] >= 0.01  # the launcher outside the sandbox saw the steps' sleep
+    assert v.check_document(repro) == []
+
+
+@pytest.mark.slow
+def test_clocks_replaced_in_the_script_are_refused_when_it_is_reproduced(tmp_path, monkeypatch, capsys):
+    original = _original(tmp_path, SLOWED)
+    assert original["runs"][0]["step_times_s"][-1] < 0.005  # 10 ms steps claimed at ~0.5 ms
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command"]) == 1
+    said = capsys.readouterr().err
+    assert "the re-run's clocks disagree beyond the tolerance (run " in said and "s on goodbench's" in said
+    assert "the recorded command runs again" not in said  # refused after the first re-run
+    assert not (tmp_path / "repro.json").exists() and list(tmp_path.glob("repro.rerun*.json"))  # the re-run kept
+
+
+def test_only_a_plain_script_is_stamped_and_its_pipe_named_in_the_sandbox():
+    assert stamping.stamps([sys.executable, "train.py"])
+    assert not stamping.stamps([sys.executable, "-m", "torch.distributed.run", "--standalone", "train.py"])
+    assert stamping.environment(None) == {} and stamping.environment(7) == {"GOODBENCH_EDGE_FD": "7"}
+    assert stamping.pipe(False) == (None, None)
