@@ -181,3 +181,29 @@ def test_an_injected_kill_is_on_the_console_and_the_checkpoints_go_after_success
     projected = goodbench("project", "ft.json", "--gpus", "16384", "--mtbf-hours", "50000")
     assert projected.returncode == 0, projected.stderr
     assert "(1 measured restart)" in projected.stdout and "\n 16384 " in projected.stdout
+
+
+def test_validate_says_when_a_file_is_valid_under_the_older_rules_it_records(tmp_path, capsys):
+    """A stored file that only later rules refuse: today's problems, then one line saying the
+    leaderboard and compare hold it to the rules it was written under (exit 1 all the same)."""
+    import factories
+    import numpy as np
+
+    from suite.record import results
+    from suite.record.rules_version import RULES_VERSION
+
+    doc = factories.synthetic_document("synthetic-old", rng=np.random.default_rng(5), accelerator=2)
+    doc["rules_version"] = 5
+    for run in doc["runs"]:
+        del run["event_log"]  # required from rules v6 on
+    old = tmp_path / "old.json"
+    results.write(old, doc)
+    assert main(["validate", str(old)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("[event-log-missing]")
+    assert lines[-1].startswith(f"{old}: valid under rules v5, those it was written under: ")
+    # a file refused by its own rules gets no such line
+    doc["rules_version"] = RULES_VERSION
+    results.write(tmp_path / "new.json", doc)
+    assert main(["validate", str(tmp_path / "new.json")]) == 1
+    assert "valid under rules" not in capsys.readouterr().out
