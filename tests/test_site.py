@@ -140,6 +140,7 @@ def test_run_page_shows_spec_settings_system_and_charts(built):
     lines = (out / "raw" / log_name).read_text().splitlines()
     assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
     assert "self-reported" in page and "checked against each run&#39;s event log (submission_platform)" in page
+    assert "Results file <code>r0.json</code>" in page  # code wraps a stored file's 64-hex name on a phone
 
 
 def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp_path):
@@ -156,7 +157,7 @@ def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp
     run = doc["runs"][0]
     page = (out / "runs" / f"{run_slug('old.json', run['run_id'])}.html").read_text()
     assert "no event log in this run" in page and "-events.txt" not in page
-    assert "Stored under older rules" in page and "not held to v6&#39;s [event-log-missing]" in page
+    assert "Stored under older rules" in page and "<ul class=\"wrap\">" in page and "not held to v6&#39;s [event-log-missing]" in page
 
 
 def test_run_context_draws_a_power_trace_and_warnings_where_present():
