@@ -120,6 +120,9 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     # compare's line for the file
     assert compare.describe(doc)["under_load"] == load.runs_under_load(doc["runs"])
     assert "MEASURED UNDER LOAD: 1 of" in _identity(doc)
+    # a file without load records reads neither as loaded nor as quiet
+    bare = {**doc, "runs": [{k: v for k, v in r.items() if k != "host_load"} for r in doc["runs"]]}
+    assert "host load not recorded" in _identity(bare) and "host load not recorded" not in _identity(doc)
 
 
 def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():
