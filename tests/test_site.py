@@ -140,7 +140,8 @@ def test_run_page_shows_spec_settings_system_and_charts(built):
     lines = (out / "raw" / log_name).read_text().splitlines()
     assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
     assert "self-reported" in page and "checked against each run&#39;s event log (submission_platform)" in page
-    assert "Results file <code>r0.json</code>" in page  # code wraps a stored file's 64-hex name on a phone
+    assert "Results file <code>r0.json</code>" in page
+    assert 'href="../methodology.html#rules"' in page and 'id="rules"' in (out / "methodology.html").read_text()  # code wraps a stored file's 64-hex name on a phone
 
 
 def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp_path):
