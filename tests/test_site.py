@@ -115,6 +115,7 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     note = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('class="meta dashes"'):]).split("\n")[0])
     assert "MFU: no dense peak for the device in goodbench's peak table (a CPU has none), so no MFU" in note
     assert "energy per sample: not measured: no energy counter was read on the device" in note
+    assert "RAPL on a CPU" in note  # a CPU run is measured where RAPL is readable, not never
     assert note.count("no dense peak") == 1
 
 
