@@ -419,6 +419,9 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     kept, left = pages.comparable_entries(pd.concat([stale, fresh]))
     assert len(kept) == len(fresh) - 1 and len(left) == len(stale) + 1
     assert left[-1]["why"] == "measured under load: other processes used 1.9 of 2 cores at its start"
+    assert left[0]["workload"].endswith(" (smoke)")  # closed: the scale alone
+    own = fresh.iloc[[0]].assign(division="own")  # an own-code entry says so, as the compare table keys it
+    assert pages.comparable_entries(own)[1][0]["workload"].endswith(" (smoke, own)")
     data = pages.compare_data(pd.concat([stale, fresh]))
     assert data["left_out"] == left and set(data["systems"]) == set(fresh["system"])
 
