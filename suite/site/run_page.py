@@ -192,7 +192,8 @@ def pinned_evaluation_lines(run: dict) -> list[str]:
     if isinstance(probe, dict):
         lines.append(f"causality probe: log-probabilities moved by at most {_figure(probe.get('max_difference'))} "
                      f"nats when later tokens changed (tolerance {_figure(probe.get('tolerance'))}) over "
-                     f"{_figure(probe.get('evaluations'))} evaluation(s)")
+                     + (f"{n} evaluation{'' if n == 1 else 's'}" if isinstance(n := probe.get("evaluations"), int)
+                        else f"{_figure(n)} evaluations"))
     return lines
 
 
