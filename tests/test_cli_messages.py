@@ -202,6 +202,9 @@ def test_validate_says_when_a_file_is_valid_under_the_older_rules_it_records(tmp
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("[event-log-missing]")
     assert lines[-1].startswith(f"{old}: valid under rules v5, those it was written under: ")
+    # compare reads it as the leaderboard does, and says so before its table
+    main(["compare", str(old), str(old)])
+    assert f"note: {old}: stored under rules v5; today's rules (v" in capsys.readouterr().err
     # a file refused by its own rules gets no such line
     doc["rules_version"] = RULES_VERSION
     results.write(tmp_path / "new.json", doc)
