@@ -40,7 +40,7 @@ class Windows(Dataset):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="own-hf.json")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])

@@ -60,7 +60,7 @@ class CharModule(L.LightningModule):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="own-lightning.json")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])

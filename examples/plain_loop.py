@@ -92,7 +92,7 @@ def train(run: goodbench.Run, batch: int, context: int, save_every: int = 50) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="own-plain.json")
     parser.add_argument("--steps", type=int, default=300, help="the step budget (default 300)")
     parser.add_argument("--device", default="auto")

@@ -193,3 +193,32 @@ def test_reproduce_refuses_a_tolerance_above_the_rules_bound_in_one_line(pct, tm
     assert lines[-1] == (f"goodbench reproduce: error: --tolerance {float(pct):g}: a percentage above 0 and at most "
                          "50 (the rules' bound, docs/rules.md)")
     assert [line for line in lines if "error" in line] == [lines[-1]] and not out.exists()
+
+
+def test_validate_says_when_a_file_is_valid_under_the_older_rules_it_records(tmp_path, capsys):
+    """A stored file that only later rules refuse: today's problems, then one line saying the
+    leaderboard and compare hold it to the rules it was written under (exit 1 all the same)."""
+    import factories
+    import numpy as np
+
+    from suite.record import results
+    from suite.record.rules_version import RULES_VERSION
+
+    doc = factories.synthetic_document("synthetic-old", rng=np.random.default_rng(5), accelerator=2)
+    doc["rules_version"] = 5
+    for run in doc["runs"]:
+        del run["event_log"]  # required from rules v6 on
+    old = tmp_path / "old.json"
+    results.write(old, doc)
+    assert main(["validate", str(old)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("[event-log-missing]")
+    assert lines[-1].startswith(f"{old}: valid under rules v5, those it was written under: ")
+    # compare reads it as the leaderboard does, and says so before its table
+    main(["compare", str(old), str(old)])
+    assert f"note: {old}: stored under rules v5; today's rules (v" in capsys.readouterr().err
+    # a file refused by its own rules gets no such line
+    doc["rules_version"] = RULES_VERSION
+    results.write(tmp_path / "new.json", doc)
+    assert main(["validate", str(tmp_path / "new.json")]) == 1
+    assert "valid under rules" not in capsys.readouterr().out

@@ -109,6 +109,7 @@ def test_the_price_page_lists_every_class_and_entry_with_source_and_date(tmp_pat
         assert cls.name in page
     for e in table.entries:
         assert e.address in page and e.date in page and e.provider in page
+    assert "..2026" not in page  # a class's range of dates reads "2026-03-17 – 2026-11-28", wrapping at its spaces
 
 
 def test_site_refuses_a_hostile_price_file_before_building(tmp_path, capsys):

@@ -44,6 +44,8 @@ def test_missing_file_names_every_place_looked(tmp_path):
     message = str(err.value)
     assert str(tmp_path / TINY_SHAKESPEARE.name) in message
     assert "GOODBENCH_OFFLINE=1" in message and TINY_SHAKESPEARE.url in message
+    # ends open: `goodbench run` adds "; `goodbench data fetch -w ID` gets it" after it, never ".;"
+    assert message.endswith("; put the file under --data-dir or $GOODBENCH_DATA_DIR")
 
 
 def test_real_mirror_file_verifies(data_dir):

@@ -45,3 +45,14 @@ def test_the_plain_loop_without_its_dataset_says_so_in_one_line(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert len(lines) == 1 and "tinyshakespeare/input.txt" in lines[0] and "not found" in lines[0]
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_plain_loops_help_gives_its_whole_description():
+    """--help shows the example's docstring whole (its first line alone stopped mid-sentence),
+    with the command that runs it."""
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "plain_loop.py"), "--help"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert done.returncode == 0, done.stderr
+    assert "held to lm-char's smoke target" in done.stdout
+    assert "python examples/plain_loop.py --out own-plain.json" in done.stdout

@@ -114,10 +114,15 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     assert "0 other compute processes on the GPU at its end" in loaded["text"]
     assert loaded["loads"] == "load average 0.2 at its start, 0.2 at its end"
     assert quiet["under"] is None
-    assert run_page.host_load_context({"seed": 1})["text"].startswith("not recorded")
+    assert quiet["text"].startswith("load at its start") and quiet["recorded"]  # the page reads "host load at its start: …"
+    unrecorded = run_page.host_load_context({"seed": 1})  # "host load not recorded (…)", not "host not recorded"
+    assert unrecorded["text"].startswith("load not recorded") and not unrecorded["recorded"]
     # compare's line for the file
     assert compare.describe(doc)["under_load"] == load.runs_under_load(doc["runs"])
     assert "MEASURED UNDER LOAD: 1 of" in _identity(doc)
+    # a file without load records reads neither as loaded nor as quiet
+    bare = {**doc, "runs": [{k: v for k, v in r.items() if k != "host_load"} for r in doc["runs"]]}
+    assert "host load not recorded" in _identity(bare) and "host load not recorded" not in _identity(doc)
 
 
 def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():

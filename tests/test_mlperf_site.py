@@ -175,6 +175,7 @@ def test_the_index_leads_with_what_is_there(site):
     page = _text(site / "mlperf.html")
     assert "5 results (5 with an official score) from 3 rounds of MLPerf Training, v4.0 to v5.1" in page
     assert page.index('id="latest"') < page.index('id="matrix"') < page.index('id="accelerators"')
+    assert "Newest round first (the last round it appears in), then most results" in page  # the table's order
     assert f'href="mlperf/{mlperf_pages.history_page("gpt3")}"' in page
     front = _text(site / "index.html")
     assert 'id="mlperf"' in front and 'href="mlperf.html"' in front

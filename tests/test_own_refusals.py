@@ -259,5 +259,5 @@ def test_a_run_page_says_what_the_pinned_evaluation_found():
     assert lines == ["the untrained model, before the first step: val_loss 4.367",
                      "refused at step 2: the model reads later tokens\\u202e",
                      "causality probe: log-probabilities moved by at most 10 nats when later tokens changed "
-                     "(tolerance 0.001) over 2 evaluation(s)"]
+                     "(tolerance 0.001) over 2 evaluations"]
     assert pinned_evaluation_lines({"curve": []}) == []

@@ -111,3 +111,13 @@ def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
         progress_module.say = real_say
     assert said == ["[gpt2-124m seed 1 repeat 2/3] training, at most 80 steps",
                     "[gpt2-124m seed 1 repeat 2/3] eval at step 40: val_loss 3.0632"]  # not "repeat 2.0000"
+
+
+def test_the_run_table_says_why_mfu_or_energy_is_missing():
+    runs = _runs(scale="smoke")
+    for run in runs:
+        run["metrics"].update(mfu=None, mfu_status="not measured: no peak FLOP/s known for 'cpu'",
+                              energy_to_train_j=None, energy_status="not measured: no RAPL counters")
+    lines = report.run_summary(runs).splitlines()
+    assert lines[1 + len(runs):] == ["MFU —: not measured: no peak FLOP/s known for 'cpu'",
+                                     "energy n/m: not measured: no RAPL counters"]  # once, whatever the runs

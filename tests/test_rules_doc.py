@@ -51,6 +51,8 @@ def test_each_rule_raises_only_its_registered_codes_and_describes_itself(rule):
     raised = _raised_codes(ast.parse(inspect.getsource(rule.check).lstrip()))
     assert raised and raised <= set(rule.codes), (sorted(raised), rule.codes)
     assert rule.description and "\n" not in rule.description
+    # a whole sentence, though the docstring's first one runs over several lines, and no reST markup
+    assert rule.description.endswith((".", ")")) and "`" not in rule.description, rule.description
 
 
 def test_codes_are_stable_and_rules_name_only_registered_codes():

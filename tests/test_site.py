@@ -115,6 +115,7 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     note = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('class="meta dashes"'):]).split("\n")[0])
     assert "MFU: no dense peak for the device in goodbench's peak table (a CPU has none), so no MFU" in note
     assert "energy per sample: not measured: no energy counter was read on the device" in note
+    assert "RAPL on a CPU" in note  # a CPU run is measured where RAPL is readable, not never
     assert note.count("no dense peak") == 1
 
 
@@ -140,6 +141,8 @@ def test_run_page_shows_spec_settings_system_and_charts(built):
     lines = (out / "raw" / log_name).read_text().splitlines()
     assert lines[0].startswith("# event log of run") and lines[1:] == run["event_log"]
     assert "self-reported" in page and "checked against each run&#39;s event log (submission_platform)" in page
+    assert "Results file <code>r0.json</code>" in page
+    assert 'href="../methodology.html#rules"' in page and 'id="rules"' in (out / "methodology.html").read_text()  # code wraps a stored file's 64-hex name on a phone
 
 
 def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp_path):
@@ -156,7 +159,7 @@ def test_a_file_stored_under_older_rules_shows_what_later_rules_would_refuse(tmp
     run = doc["runs"][0]
     page = (out / "runs" / f"{run_slug('old.json', run['run_id'])}.html").read_text()
     assert "no event log in this run" in page and "-events.txt" not in page
-    assert "Stored under older rules" in page and "not held to v6&#39;s [event-log-missing]" in page
+    assert "Stored under older rules" in page and "<ul class=\"wrap\">" in page and "not held to v6&#39;s [event-log-missing]" in page
 
 
 def test_run_context_draws_a_power_trace_and_warnings_where_present():
@@ -416,6 +419,9 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     kept, left = pages.comparable_entries(pd.concat([stale, fresh]))
     assert len(kept) == len(fresh) - 1 and len(left) == len(stale) + 1
     assert left[-1]["why"] == "measured under load: other processes used 1.9 of 2 cores at its start"
+    assert left[0]["workload"].endswith(" (smoke)")  # closed: the scale alone
+    own = fresh.iloc[[0]].assign(division="own")  # an own-code entry says so, as the compare table keys it
+    assert pages.comparable_entries(own)[1][0]["workload"].endswith(" (smoke, own)")
     data = pages.compare_data(pd.concat([stale, fresh]))
     assert data["left_out"] == left and set(data["systems"]) == set(fresh["system"])
 

@@ -132,7 +132,7 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     raise DataNotFound(
         f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) not found; looked in: "
         + "; ".join(tried)
-        + ". Put the file under --data-dir or $GOODBENCH_DATA_DIR.",
+        + "; put the file under --data-dir or $GOODBENCH_DATA_DIR",  # callers add what fetches it
         short=f"{file.name} not found in {_folders(len(search_dirs(data_dir)))}{copies}, {why}",
     )
 

@@ -95,7 +95,12 @@ def run(args) -> int:
 def _valid_document(path: str) -> dict:
     """A results file read as the leaderboard reads it (validated under the rules it was stored
     with, every figure recomputed from its raw records: :func:`suite.leaderboard.pipeline.read_file`),
-    as the document of recomputed figures; GoodbenchError naming its first problem."""
+    as the document of recomputed figures; GoodbenchError naming its first problem. A file that
+    only the rules it was stored with accept is compared, with a note saying so on stderr."""
     from suite.leaderboard.pipeline import read_file
+    from suite.leaderboard.rows import stale_rules
 
-    return read_file(path).figures
+    stored = read_file(path)
+    if (stale := stale_rules(stored)) is not None:
+        say(f"note: {path}: {stale}; a new file like it would be refused (goodbench validate lists them)")
+    return stored.figures

@@ -19,7 +19,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid."""
-    from suite.commands.common import say
+    from suite.commands.common import count, say
     from suite.record.errors import GoodbenchError
     from suite.run import own_launch
     from suite.validate import check_document
@@ -40,7 +40,7 @@ def run(args) -> int:
     for problem in problems:
         print(problem.line(path))
     agreed = all(entry["agreement"]["agree"] for entry in doc["second_clock"]["runs"])
-    say(f"goodbench run-own: {path}: second clock added ({len(doc['second_clock']['runs'])} run(s), the clocks "
+    say(f"goodbench run-own: {path}: second clock added ({count(len(doc['second_clock']['runs']), 'run')}, the clocks "
         f"{'agree' if agreed else 'disagree'}), {'signed' if 'signature' in doc else 'unsigned'}"
         f"{'' if problems else ', valid'}")
     if status != 0:

@@ -59,5 +59,7 @@ def _rank_lines(path: Path) -> list[str]:
         if reasons:
             verdict = "ranked" if reasons[0].startswith("ranked") else "not ranked"
             shown = "; ".join(r.removeprefix("ranked, ") for r in reasons)
-            lines.append(f"{verdict}: {row['workload']} ({row['scale']}): {shown}")
+            what = (f"{row['implementation']} (own code, held to {row['workload']}, {row['scale']})"
+                    if row.get("implementation") else f"{row['workload']} ({row['scale']})")
+            lines.append(f"{verdict}: {what}: {shown}")
     return lines

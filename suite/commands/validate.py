@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench validate`` and its arguments."""
-    p = commands.add_parser("validate", help="check results files against the schema and rules")
+    p = commands.add_parser("validate", help="check results files against the schema and rules",
+                            description="Check results files against today's schema and rules, one "
+                                        "line per problem. A file stored under older rules is held "
+                                        "to those by the leaderboard and compare; a last line says so.")
     p.add_argument("files", nargs="+", metavar="FILE", help="results files to check")
     return p
 
@@ -21,5 +25,26 @@ def run(args) -> int:
             print(problem.line(name))
         if not problems:
             print(f"{name}: ok")
+        elif (note := older_rules_note(name, problems)) is not None:
+            print(note)
         failed |= bool(problems)
     return 1 if failed else 0
+
+
+def older_rules_note(name: str, problems: list) -> str | None:
+    """For a file whose every problem comes from a rule introduced after the rules version it
+    records: one line saying it is valid under those rules, as the leaderboard and ``goodbench
+    compare`` hold it (``suite.validate.check_stored``); else None."""
+    from suite.validate import RULES_VERSION, SINCE, stored_under
+
+    try:
+        with open(name, encoding="utf-8") as f:
+            version = stored_under(json.load(f))
+    except (OSError, ValueError):
+        return None
+    if version is None or version >= RULES_VERSION or any(SINCE.get(p.code, 1) <= version for p in problems):
+        return None
+    n = len(problems)
+    return (f"{name}: valid under rules v{version}, those it was written under: the leaderboard and goodbench "
+            f"compare hold a stored file to the rules it was stored with; today's rules (v{RULES_VERSION}) "
+            f"find the {n} problem{'' if n == 1 else 's'} above, and goodbench submit refuses a new file with them")

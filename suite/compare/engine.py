@@ -231,7 +231,8 @@ class Column:
 
 def describe(doc: Doc) -> dict[str, Any]:
     """A file's identity for a report: its system, accelerator, software and date, whether runs of
-    it were measured under load (:func:`suite.figures.load.runs_under_load`), and for own code
+    it were measured under load (:func:`suite.figures.load.runs_under_load`) or some run has no
+    load record (``load_unrecorded``: written before goodbench recorded it), and for own code
     how many clocks timed it (``clocks``: 2 when goodbench run-own stamped every run, else 1; None
     for goodbench's workloads)."""
     system = doc.get("system", {})
@@ -241,6 +242,8 @@ def describe(doc: Doc) -> dict[str, Any]:
             "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
             "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at"),
             "under_load": host_load.runs_under_load(doc.get("runs") or []),
+            "load_unrecorded": any(not isinstance(r.get("host_load"), dict) for r in doc.get("runs") or []
+                                   if isinstance(r, dict)),
             "clocks": own_clocks(doc)}
 
 

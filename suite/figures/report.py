@@ -99,9 +99,21 @@ def goodput_rows(runs: list[dict]) -> list[dict]:
     return rows
 
 
+def missing_lines(runs: list[dict]) -> list[str]:
+    """Why the table's MFU reads "—" and its energy "n/m": each distinct status the runs recorded
+    for a figure they have not ("MFU —: not measured: no peak FLOP/s known for 'cpu' (…)")."""
+    lines = []
+    for label, value, status in (("MFU —", "mfu", "mfu_status"), ("energy n/m", "energy_to_train_j", "energy_status")):
+        why = dict.fromkeys(r["metrics"].get(status) for r in runs
+                            if r["metrics"].get(value) is None and r["metrics"].get(status))
+        lines += [f"{label}: {w}" for w in why]
+    return lines
+
+
 def run_summary(runs: list[dict]) -> str:
-    """The runs table, then the goodput and badput table where any run has goodput."""
-    text = table(run_rows(runs))
+    """The runs table and why a figure of it is missing, then the goodput and badput table where
+    any run has goodput."""
+    text = "\n".join([table(run_rows(runs)), *missing_lines(runs)])
     goodput = goodput_rows(runs)
     if goodput:
         text += "\ngoodput and badput (seconds):\n" + table(goodput)

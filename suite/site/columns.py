@@ -161,8 +161,8 @@ _COLUMNS = [
 COLUMNS: dict[str, Column] = {c.key: c for c in _COLUMNS}
 
 
-_ENERGY_NOT_MEASURED = ("not measured: no energy counter was read on the device (goodbench reads NVML's "
-                        "counter on NVIDIA GPUs only; the run page says why)")
+_ENERGY_NOT_MEASURED = ("not measured: no energy counter was read on the device (goodbench reads NVML on "
+                        "NVIDIA GPUs and RAPL on a CPU where the machine exposes it; the run page says why)")
 _NO_TIME = "a throughput result: it trains to no target, so it has no time to train"
 
 

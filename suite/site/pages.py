@@ -263,6 +263,11 @@ def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
     return out
 
 
+def _scale_division(row: dict) -> str:
+    """"smoke", or "smoke, own" for a division other than closed: as the compare table keys it."""
+    return row["scale"] if row.get("division", "closed") == "closed" else f"{row['scale']}, {row['division']}"
+
+
 def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     """The entries a comparison may pool, and those it leaves out with why: measured under load
     (self-reported: another process shared the machine, so its figures say little of the system)
@@ -273,7 +278,7 @@ def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]
            else f"measured under load: {row['under_load']}" if isinstance(row["under_load"], str) else None
            for row in entries.to_dict(orient="records")]
     out = pd.Series([w is not None for w in why], index=entries.index)
-    left = [{"system": r["system"], "workload": f"{r['workload']} ({r['scale']})", "file": r["file"], "why": w}
+    left = [{"system": r["system"], "workload": f"{r['workload']} ({_scale_division(r)})", "file": r["file"], "why": w}
             for r, w in zip(entries.to_dict(orient="records"), why) if w is not None]
     return entries[~out], left
 
@@ -292,7 +297,7 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     values: dict[str, dict] = {}
     estimates: dict[str, dict] = {}
     for r in best.to_dict(orient="records"):
-        key = f"{r['workload']} ({r['scale']}{'' if r['division'] == 'closed' else ', ' + r['division']})"
+        key = f"{r['workload']} ({_scale_division(r)})"
         values.setdefault(r["system"], {})[key] = {
             m: (None if missing(r[m]) or (m == "score_s" and r["tta_valid"] is False) else float(r[m]))
             for m, _, _ in COMPARE_METRICS}

@@ -192,7 +192,8 @@ def pinned_evaluation_lines(run: dict) -> list[str]:
     if isinstance(probe, dict):
         lines.append(f"causality probe: log-probabilities moved by at most {_figure(probe.get('max_difference'))} "
                      f"nats when later tokens changed (tolerance {_figure(probe.get('tolerance'))}) over "
-                     f"{_figure(probe.get('evaluations'))} evaluation(s)")
+                     + (f"{n} evaluation{'' if n == 1 else 's'}" if isinstance(n := probe.get("evaluations"), int)
+                        else f"{_figure(n)} evaluations"))
     return lines
 
 
@@ -400,11 +401,12 @@ def _parts(values: dict) -> dict[str, float | None]:
 def host_load_context(run: dict) -> dict:
     """The run's host record (:mod:`suite.meters.host_load`) in words: ``under`` (why it was
     measured under load, or None), ``text`` (the load at its start and end, or that it was not
-    recorded) and ``loads`` (the load averages alone, shown beside ``under``). Self-reported:
-    nothing in the file can check it."""
+    recorded; the page prefixes "host ") and ``loads`` (the load averages alone, shown beside
+    ``under``). Self-reported where ``recorded``: nothing in the file can check it."""
     record = run.get("host_load")
     if not isinstance(record, dict):
-        return {"under": None, "text": "not recorded (the file was written before goodbench recorded it)"}
+        return {"under": None, "text": "load not recorded (the file was written before goodbench recorded it)",
+                "recorded": False}
     parts, loads = [], []
     for when in ("start", "end"):
         snap = found if isinstance(found := record.get(when), dict) else {}
@@ -417,7 +419,7 @@ def host_load_context(run: dict) -> dict:
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
-    return {"under": host_load.under_load(record), "text": "; ".join(parts),
+    return {"under": host_load.under_load(record), "text": "load " + "; ".join(parts), "recorded": True,
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 

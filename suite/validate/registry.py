@@ -3,12 +3,14 @@ what the validator can say (:data:`CODES`) and what it runs (:func:`rules`).
 
 A code is registered once with its one-line meaning (:func:`code`); a rule is a function
 registered with :func:`document_rule`, :func:`frame_rule` or :func:`run_rule`, naming the codes it
-may raise (all registered before it) and described by the first line of its docstring. Rules of one
+may raise (all registered before it) and described by the first sentence of its docstring
+(:func:`describe`: whole, though it runs over several lines, its markup dropped). Rules of one
 scope run in the order they are registered: the order of :data:`suite.validate.RULE_MODULES`, then
 of the rules in each module. Every code is listed in docs/rules.md (tests/test_rules_doc.py).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -42,6 +44,19 @@ _rules: dict[str, list[Rule]] = {DOCUMENT: [], FRAME: [], RUN: []}
 Check = TypeVar("Check", bound=Callable[..., Any])
 
 
+def describe(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph on one line, its reST markup
+    (``:func:`name```, double backticks) dropped: what the methodology page shows of a rule."""
+    paragraph = []
+    for line in (doc or "").strip().splitlines():
+        if not line.strip():
+            break
+        paragraph.append(line.strip())
+    text = re.sub(r":[a-z]+:`([^`]*)`", r"\1", " ".join(paragraph)).replace("``", "")
+    end = re.search(r"\.\s", text)
+    return text[:end.start() + 1] if end else text
+
+
 def rule(scope: str, *codes: str) -> Callable[[Check], Check]:
     """Register the decorated function as a rule of ``scope`` that may raise ``codes``."""
     unknown = [c for c in codes if c not in CODES]
@@ -49,10 +64,10 @@ def rule(scope: str, *codes: str) -> Callable[[Check], Check]:
         raise ValueError(f"a rule needs a scope of {sorted(_rules)} and registered codes (unknown: {unknown})")
 
     def register(check: Check) -> Check:
-        lines = (check.__doc__ or "").strip().splitlines()
-        if not lines:
+        description = describe(check.__doc__)
+        if not description:
             raise ValueError(f"rule {check.__name__} has no docstring to describe it")
-        _rules[scope].append(Rule(check, scope, tuple(codes), lines[0]))
+        _rules[scope].append(Rule(check, scope, tuple(codes), description))
         return check
 
     return register
