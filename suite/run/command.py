@@ -3,6 +3,7 @@ re-launch it under torchrun: suite/run/launch.py), write the results file into i
 (suite/run/output.py) and say what happened; the exit status."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -27,7 +28,9 @@ def run(args) -> int:
     arguments.check_plan(args)
     if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
         output.refuse_taken_output(Path(args.output))
-    if os.environ.get("RANK", "0") == "0":  # a first line at once: torch and the workloads take seconds to load
+    # a first line at once: torch and the workloads take seconds to load (where torch is missing,
+    # the one line is the error naming the extra)
+    if os.environ.get("RANK", "0") == "0" and importlib.util.find_spec("torch") is not None:
         say("preparing the run: loading torch and the workloads")
     from suite.run.system import resolve_device
 

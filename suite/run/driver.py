@@ -117,7 +117,7 @@ def distributed_settings(parallel: Parallel) -> dict[str, Any]:
 
 def settings(*, scale: str, device: Any, workloads: list[str], seeds_per_workload: int | None,
              repeat: int = 1, peak_tflops: float | None, checkpoint_every: int | None = None,
-             inject_failures: Sequence[str] = (), failure_rate_per_hour: float | None = None,
+             inject_failures: Sequence[int] = (), failure_rate_per_hour: float | None = None,
              compile: str = "off", skipped: Sequence[dict] = (), interrupted: bool, aborted: str | None = None,
              division: str, open_changes: Sequence[str] = (), command: list[str], matmul_ceiling: dict,
              parallel: Parallel) -> dict[str, Any]:

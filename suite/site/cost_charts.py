@@ -8,6 +8,8 @@ or None when there is nothing to draw.
 """
 from __future__ import annotations
 
+from typing import cast
+
 from markupsafe import Markup, escape
 
 from suite.site.charts import BOTTOM, LEFT, RIGHT, TOP, Axis
@@ -20,6 +22,16 @@ WORDS = "Costs are accelerator-hours × the on-demand list price of each acceler
 
 def _who(r: Row) -> str:
     return f"{r.family} × {r.count if r.count is not None else '?'} ({r.submitter}, {r.system})"
+
+
+def _usd(r: Row) -> float:
+    """A priced row's cost (the charts draw priced rows only)."""
+    return cast(float, r.cost_usd)
+
+
+def _minutes(r: Row) -> float:
+    """A shown row's official score in minutes (the chart draws scored rows only)."""
+    return cast(float, r.minutes)
 
 
 def _tip(r: Row) -> str:
@@ -36,24 +48,24 @@ def history(rounds: list[str], priced: dict[str, list[Row]], title: str,
         return None
     step = (RIGHT - LEFT) / max(1, len(rounds))
     x = {r: round(LEFT + step * (i + 0.5), 1) for i, r in enumerate(rounds)}
-    y = Axis([p.cost_usd for r in shown for p in priced[r]], BOTTOM, TOP, log=True)
+    y = Axis([_usd(p) for r in shown for p in priced[r]], BOTTOM, TOP, log=True)
     body = _frame([(x[r], r) for r in rounds], y, "MLPerf Training round", "cost to train (USD)")
     cheapest = []
     for rnd in shown:
         for p in priced[rnd]:
-            body.append(f'<circle class="dot faint" cx="{x[rnd]}" cy="{y(p.cost_usd)}" r="2.5">'
+            body.append(f'<circle class="dot faint" cx="{x[rnd]}" cy="{y(_usd(p))}" r="2.5">'
                         f'<title>{escape(_tip(p))}</title></circle>')
-        cheapest.append(min(priced[rnd], key=lambda p: p.cost_usd))
+        cheapest.append(min(priced[rnd], key=_usd))
     segments: list[list[Row]] = [[]]
     for p in cheapest:
         if breaks and p.round in breaks and segments[-1]:
             segments.append([])
         segments[-1].append(p)
     for seg in (s for s in segments if len(s) > 1):
-        points = " ".join(f"{x[p.round]},{y(p.cost_usd)}" for p in seg)
+        points = " ".join(f"{x[p.round]},{y(_usd(p))}" for p in seg)
         body.append(f'<polyline class="series s0" points="{points}"/>')
     for p in cheapest:
-        body.append(f'<circle class="dot s0" cx="{x[p.round]}" cy="{y(p.cost_usd)}" r="4">'
+        body.append(f'<circle class="dot s0" cx="{x[p.round]}" cy="{y(_usd(p))}" r="4">'
                     f'<title>{escape("cheapest of " + _tip(p))}</title></circle>')
     caption = Markup(f"{escape(title)}. The line joins each round's cheapest priced result (anew where the quality "
                      f"target changed); faint points are the "
@@ -67,22 +79,22 @@ def pareto(rows: list[Row], front: list[Row], title: str) -> Markup | None:
     shown = [r for r in rows if r.cost_usd is not None and r.minutes]
     if not front or not shown:
         return None
-    x = Axis([r.minutes for r in shown], LEFT, RIGHT)
-    y = Axis([r.cost_usd for r in shown], BOTTOM, TOP)  # log where the costs span over 50×
+    x = Axis([_minutes(r) for r in shown], LEFT, RIGHT)
+    y = Axis([_usd(r) for r in shown], BOTTOM, TOP)  # log where the costs span over 50×
     body = _frame(x.ticks(), y, "official score (minutes" + (", log)" if x.log else ")"), "cost to train (USD)")
     on_front = {id(r) for r in front}
     for r in shown:
         if id(r) not in on_front:
-            body.append(f'<circle class="dot faint" cx="{x(r.minutes)}" cy="{y(r.cost_usd)}" r="3">'
+            body.append(f'<circle class="dot faint" cx="{x(_minutes(r))}" cy="{y(_usd(r))}" r="3">'
                         f'<title>{escape(_tip(r))}</title></circle>')
     stairs = []
     for a, b in zip(front, front[1:]):
-        stairs += [f"{x(a.minutes)},{y(a.cost_usd)}", f"{x(b.minutes)},{y(a.cost_usd)}"]
-    stairs.append(f"{x(front[-1].minutes)},{y(front[-1].cost_usd)}")
+        stairs += [f"{x(_minutes(a))},{y(_usd(a))}", f"{x(_minutes(b))},{y(_usd(a))}"]
+    stairs.append(f"{x(_minutes(front[-1]))},{y(_usd(front[-1]))}")
     if len(front) > 1:
         body.append(f'<polyline class="series s1" points="{" ".join(stairs)}"/>')
     for r in front:
-        body.append(f'<circle class="dot s1" cx="{x(r.minutes)}" cy="{y(r.cost_usd)}" r="4.5">'
+        body.append(f'<circle class="dot s1" cx="{x(_minutes(r))}" cy="{y(_usd(r))}" r="4.5">'
                     f'<title>{escape("on the front: " + _tip(r))}</title></circle>')
     caption = Markup(f"{escape(title)}. Filled points: the Pareto front (no other result is both faster and "
                      f"cheaper), the staircase through them; faint points: the other priced results. "
