@@ -29,11 +29,16 @@ from suite.record import edges
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def edge_cost(count: int, repeats: int = 5) -> dict:
-    """Seconds per edge with the pipe and without, medians over alternating repetitions."""
+def _drained_pipe() -> EdgePipe:
+    """An edge pipe whose lines a thread reads and drops, as the launcher's reader would."""
     read_end, write_end = os.pipe()
     threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 1 << 16), b"")], daemon=True).start()
-    piped, none = EdgePipe(write_end), EdgePipe(None)
+    return EdgePipe(write_end)
+
+
+def edge_cost(count: int, repeats: int = 5) -> dict:
+    """Seconds per edge with the pipe and without, medians over alternating repetitions."""
+    piped, none = _drained_pipe(), EdgePipe(None)
     sides: dict[str, list[float]] = {"pipe": [], "none": []}
     for _ in range(repeats):
         for name, pipe in (("pipe", piped), ("none", none)):
@@ -52,9 +57,7 @@ def step_ratio(steps: int = 300, repeats: int = 5) -> dict:
 
     torch.set_num_threads(1)
     a = torch.randn(160, 160)
-    read_end, write_end = os.pipe()
-    threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 1 << 16), b"")], daemon=True).start()
-    piped, none = EdgePipe(write_end), EdgePipe(None)
+    piped, none = _drained_pipe(), EdgePipe(None)
     sides: dict[str, list[float]] = {"pipe": [], "none": []}
     for _ in range(repeats):
         for name, pipe in (("pipe", piped), ("none", none)):
