@@ -5,6 +5,7 @@ pricing with the user's prices or refusing a hostile price file before it builds
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 from pathlib import Path
 
@@ -110,6 +111,8 @@ def test_the_price_page_lists_every_class_and_entry_with_source_and_date(tmp_pat
     for e in table.entries:
         assert e.address in page and e.date in page and e.provider in page
     assert "..2026" not in page  # a class's range of dates reads "2026-03-17 – 2026-11-28", wrapping at its spaces
+    # and never inside a date, at its hyphens (as a phone's narrow card did)
+    assert re.search(r'<span class="nowrap">\d{4}-\d\d-\d\d</span> – <span class="nowrap">\d{4}-\d\d-\d\d</span>', page)
 
 
 def test_site_refuses_a_hostile_price_file_before_building(tmp_path, capsys):
