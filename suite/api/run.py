@@ -7,7 +7,7 @@ import contextlib
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -19,9 +19,6 @@ from suite.record.mllog import EVAL_REFUSED, START_EVAL
 from suite.run import distributed, driver, files, loop
 from suite.run.record import log_header
 from suite.run.runner import seed_everything
-
-if TYPE_CHECKING:
-    from suite.api.benchmark import Benchmark
 
 FLOPS_AGREE = 1e-6  # FLOPs counted again in a later run must be the first run's (one declared step)
 
@@ -43,7 +40,7 @@ class Run:
     ``checkpoint_dir``, its event log is kept in its run directory as it is written, and a run
     that an earlier process began goes on from its newest checkpoint (:meth:`restore`)."""
 
-    def __init__(self, bench: Benchmark, seed: int):
+    def __init__(self, bench: Any, seed: int):  # its Benchmark (suite.api.benchmark imports this module)
         self.bench, self.seed = bench, seed
         self.device = bench.device
         self.record = driver.record_head(bench.options.run_key, None, bench.scale, seed, bench.device, bench.precision)

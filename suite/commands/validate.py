@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -35,13 +34,13 @@ def older_rules_note(name: str, problems: list) -> str | None:
     """For a file whose every problem comes from a rule introduced after the rules version it
     records: one line saying it is valid under those rules, as the leaderboard and ``goodbench
     compare`` hold it (``suite.validate.check_stored``); else None."""
+    from suite.record.reading import load
     from suite.validate import RULES_VERSION, SINCE, stored_under
 
-    try:
-        with open(name, encoding="utf-8") as f:
-            version = stored_under(json.load(f))
-    except (OSError, ValueError):
+    doc, unread = load(name)  # read as the validator reads it: bounded, hostile input included
+    if unread or doc is None:
         return None
+    version = stored_under(doc)
     if version is None or version >= RULES_VERSION or any(SINCE.get(p.code, 1) <= version for p in problems):
         return None
     n = len(problems)
