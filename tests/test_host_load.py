@@ -136,3 +136,21 @@ def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():
                  and e["scale"] == runs[0]["scale"])
     assert entry["load_recorded"] is False and entry["under_load"] is None
     assert columns.LOAD_NOT_RECORDED in columns.cell("system", entry, "", None)["sub"]
+
+
+def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_not(monkeypatch, capsys):
+    """`goodbench run` and the library (``Benchmark.start``) say the same warning at a run's start
+    (suite.run.progress.warn_if_busy), before anything is measured."""
+    from suite.api import benchmark
+    from suite.run import command, progress
+
+    assert command.warn_if_busy is progress.warn_if_busy is benchmark.warn_if_busy  # one warning, both drivers
+    busy = {"cores": 2, "other_cores": 1.5, "busy": [{"name": "make"}]}
+    monkeypatch.setattr(host_load, "snapshot", lambda: busy)
+    progress.warn_if_busy()
+    assert capsys.readouterr().err == ("warning: other processes used 1.5 of 2 cores now (make): this run's results "
+                                       "will be flagged \"measured under load\" and left out of comparisons "
+                                       "(goodbench check says so before a run)\n")
+    monkeypatch.setattr(host_load, "snapshot", lambda: {**busy, "other_cores": 0.1})
+    progress.warn_if_busy()
+    assert capsys.readouterr().err == ""

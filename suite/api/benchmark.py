@@ -44,7 +44,7 @@ from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
 from suite.run import distributed, driver, files, session, system
-from suite.run.progress import ProgressPrinter
+from suite.run.progress import ProgressPrinter, warn_if_busy
 from suite.run.runner import check_precision
 from suite.run.state import RunOptions
 from suite.trust import signing
@@ -189,6 +189,8 @@ class Benchmark:
             self.device = distributed.init(self.parallel, self.device)
         exists = f"{self.out} exists: a results file is never overwritten (give another out=)"
         distributed.agree(exists if self.parallel.is_main and self.out.exists() else None, self.parallel)
+        if self.parallel.is_main:
+            warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of comparisons
         self._key = signing.load_key() if self.sign else None
         run_key = signing.public_bytes(self._key) if self._key is not None else None
         acc = system.accelerator(self.device)

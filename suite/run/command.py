@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING
 
 from suite import __version__
 from suite.figures import load
-from suite.meters import host_load
 from suite.record.errors import GoodbenchError
 from suite.run import arguments, launch, output
 from suite.run.arguments import Usage, count
-from suite.run.progress import ProgressPrinter, say
+from suite.run.progress import ProgressPrinter, say, warn_if_busy
 from suite.trust import signing
 
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         say(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {plan.scale} scale on "
             f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
                                    f"{parallel.mode})" if parallel.distributed else ""))
-        _warn_if_busy()
+        warn_if_busy()
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
@@ -165,15 +164,6 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         say(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
         return 1
     return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
-
-
-def _warn_if_busy() -> None:
-    """Say at the start when other processes use the machine (``goodbench check``'s test): what
-    is measured now is recorded "measured under load" and left out of comparisons."""
-    why = load.under_load({"start": host_load.snapshot()})
-    if why:
-        say(f"warning: {why.replace('at its start', 'now')}: this run's results will be flagged "
-            "\"measured under load\" and left out of comparisons (goodbench check says so before a run)")
 
 
 def _interrupted_status() -> int:

@@ -51,3 +51,15 @@ class ProgressPrinter:
         elif event == "finished":
             say(f"[{f['workload']} seed {f['seed']}] finished before the restart "
                 f"({f['status']}): its record is kept")
+
+
+def warn_if_busy() -> None:
+    """Say at a run's start when other processes use the machine (``goodbench check``'s test):
+    what is measured now is recorded "measured under load" and left out of comparisons."""
+    from suite.figures import load
+    from suite.meters import host_load
+
+    why = load.under_load({"start": host_load.snapshot()})
+    if why:
+        say(f"warning: {why.replace('at its start', 'now')}: this run's results will be flagged "
+            "\"measured under load\" and left out of comparisons (goodbench check says so before a run)")
