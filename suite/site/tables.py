@@ -34,8 +34,7 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
         chunk = records[page * PAGE_ROWS:(page + 1) * PAGE_ROWS]
         rows = [[cell(c, r, root, page * PAGE_ROWS + i + 1 if ranked else None) for c in columns]
                 for i, r in enumerate(chunk)]
-        dashes = [{"label": header(c)["label"], "why": "; ".join(notes)} for k, c in enumerate(columns)
-                  if (notes := dash_notes(c, chunk, [row[k] for row in rows]))]
+        dashes = _dash_lines(columns, chunk, rows)
         pages.append({
             "id": table_id, "caption": caption, "rows": rows, "page": page + 1, "n_pages": n_pages,
             "n_rows": len(records), "headers": [header(c) for c in columns], "dashes": dashes,
@@ -43,6 +42,16 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
             "links": [{"n": k + 1, "href": page_href(k + 1)} for k in range(n_pages)] if n_pages > 1 else [],
         })
     return pages
+
+
+def _dash_lines(columns: list[str], records: list[dict], rows: list[list[dict]]) -> list[dict]:
+    """Why the table's "—" cells are dashes: each reason once, with the columns it holds for
+    ("energy to target, energy per sample: not measured …")."""
+    by_reason: dict[str, list[str]] = {}
+    for k, key in enumerate(columns):
+        for reason in dash_notes(key, records, [row[k] for row in rows]):
+            by_reason.setdefault(reason, []).append(header(key)["label"])
+    return [{"label": ", ".join(labels), "why": reason} for reason, labels in by_reason.items()]
 
 
 # What a spreadsheet may read as the start of a formula (OWASP, "CSV Injection").
