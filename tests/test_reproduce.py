@@ -170,7 +170,7 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
 def test_a_two_process_gloo_run_reproduces(tmp_path):
     # --run: a prefix of torchrun's --run-path, which torchrun must leave to the workers
     proc = goodbench("reproduce", str(TWO_RANKS), "--run", "0", "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
-    _reproduced_but_for_this_machines_speed(proc, "run 0: gpt2-124m smoke seed 1")
+    verdict = _reproduced_but_for_this_machines_speed(proc, "run 0: gpt2-124m smoke seed 1")
     assert "2 processes (ddp)" in proc.stderr and "launching:" in proc.stderr
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
@@ -181,7 +181,8 @@ def test_a_two_process_gloo_run_reproduces(tmp_path):
     original = json.loads(TWO_RANKS.read_text())
     assert doc["settings"]["distributed"]["micro_batch"] == original["settings"]["distributed"]["micro_batch"]
     assert doc["runs"][0]["distributed"]["micro_batch"] == original["runs"][0]["distributed"]["micro_batch"]
-    assert [r["verdict"] for r in doc["settings"]["reproduces"]["runs"]] == ["reproduced"]
+    [entry] = doc["settings"]["reproduces"]["runs"]
+    assert entry["verdict"].split(":")[0] == verdict.split(":")[0]  # "inconclusive" or "differs": speed only
 
 
 # ---------------------------------------------------------------- refusals (no training)
