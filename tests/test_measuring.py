@@ -80,6 +80,19 @@ def test_one_outside_measurement_is_measured_again_and_a_noisy_original_stops_at
     assert (state.stopped, len(state.records), said) == (measuring.UNDECIDABLE, 1, [])
 
 
+def test_a_ratio_settled_where_the_recorded_noise_alone_straddles_the_edge_stops_after_two_re_runs():
+    # the load-3 case: 0.86x held 0.72-1.03 from its 2nd to its 8th re-run, 154 s, because the
+    # recorded run's own error alone keeps an interval at 0.86x across the 0.8 edge
+    loaded = _run(0.01, 0.7, 0, steps=60)
+    state, said = _measured(0.86, measuring.Cap(), noise=0.05, original=loaded)
+    assert state.pool is not None and state.pool.decidable and state.pool.settled  # within was possible at 1x
+    assert (state.stopped, len(state.records), state.judged) == (measuring.UNDECIDABLE, 2, tolerance.INCONCLUSIVE)
+    assert state.why.startswith(f"the ratio is settled within its re-runs' error ({state.pool.ratio:.3f}×)")
+    assert len(said) == 1  # one "measuring again" line, after the first re-run
+    near_one, _ = _measured(0.97, measuring.Cap(), noise=0.05, original=loaded)
+    assert near_one.stopped == measuring.DECISIVE and near_one.judged == tolerance.WITHIN
+
+
 def _target(run: dict) -> planning.Target:
     return planning.Target(0, run, "gpt2-124m", 1, "cpu", "fp32", planning.Layout(), None, tolerance.EXACT)
 

@@ -57,6 +57,7 @@ class Pooled:
     steps: int
     method: str
     decidable: bool  # False: the recorded run's own noise alone keeps the interval across the edge (_decidable)
+    settled: bool = False  # not decidable within the re-runs' own error of the ratio either (_decidable)
 
 
 def _window(record: dict):
@@ -93,16 +94,19 @@ def pooled(original: dict, records: Sequence[dict], tolerance: float) -> Pooled:
     if r.ratio is None or r.low is None or r.high is None:  # no window of 20 steps: no re-run gives one
         why = base.reason or new.reason or "one side has no spread"
         return Pooled(new.value, r.ratio, None, None, batches, steps, f"no interval: {why}", False)
-    decidable = _decidable(base, r.ratio, tolerance)
     return Pooled(new.value, r.ratio, r.low, r.high, batches, steps,
                   f"{new.method} (re-runs), {base.method} (recorded); 95% t interval of the ratio on the log scale",
-                  decidable)
+                  _decidable(base, r.ratio, tolerance), not _decidable(base, r.ratio, tolerance, new.log_se))
 
 
-def _decidable(base, ratio: float, tolerance: float) -> bool:
-    """Whether a re-run measured without any noise could still decide against ``base`` (the
-    recorded run's estimate): within, were the ratio 1, or wholly outside at this ``ratio``. When
-    neither, the recorded run's own noise alone keeps every interval across the band's edge."""
+def _decidable(base, ratio: float, tolerance: float, rerun_log_se: float | None = None) -> bool:
+    """Whether re-runs measured on could still decide against ``base`` (the recorded run's
+    estimate). The ratio may still move by the re-runs' own error (two standard errors of its
+    logarithm, ``rerun_log_se``; unbounded when unknown); a re-run side measured without any
+    noise anywhere in that range must give an interval wholly within (tried at the ratio
+    nearest 1) or wholly outside (at the one farthest from 1). When it cannot, the recorded
+    run's own noise alone keeps every interval across the band's edge: a re-run at load 3 held
+    0.86×, 95% interval 0.72–1.03, from its 2nd to its 8th re-run (docs/rules.md)."""
     from suite.compare import stats
 
     def alone(r: float) -> str:
@@ -110,7 +114,12 @@ def _decidable(base, ratio: float, tolerance: float) -> bool:
         i = stats.ratio_interval(base, stats.Estimate(value, 0.0, math.inf))
         return interval_judgement(i.low, i.high, tolerance)
 
-    return alone(1.0) == WITHIN or alone(ratio) == OUTSIDE
+    if rerun_log_se is None or not math.isfinite(rerun_log_se):
+        return alone(1.0) == WITHIN or alone(ratio) == OUTSIDE
+    low, high = ratio * math.exp(-2 * rerun_log_se), ratio * math.exp(2 * rerun_log_se)
+    nearest_one = min(max(1.0, low), high)
+    farthest = low if abs(math.log(low)) >= abs(math.log(high)) else high
+    return alone(nearest_one) == WITHIN or alone(farthest) == OUTSIDE
 
 
 @dataclass
@@ -158,6 +167,10 @@ class Measuring:
             self.stopped, self.why = UNDECIDABLE, ("the recorded run's own interval alone is wider than the band "
                                                    "(or there is none): no re-run can show it within, nor, at this "
                                                    "ratio, outside")
+        elif p.settled and n >= MIN_AGAINST:
+            self.stopped, self.why = UNDECIDABLE, (f"the ratio is settled within its re-runs' error ({p.ratio:.3f}×), "
+                                                   "and there the recorded run's own noise alone keeps the interval "
+                                                   "across the band's edge")
         elif capped:
             self.stopped, self.why = CAPPED, capped
         else:
