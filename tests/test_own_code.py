@@ -404,7 +404,9 @@ def test_reproduce_runs_own_code_again_from_a_checkout_when_asked(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign"]) == 2  # shown, not run
     assert "python train.py" in capsys.readouterr().err and not (tmp_path / "repro.json").exists()
-    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command"]) in (0, 1)
+    # --measure-for 1: one re-run, whatever the load (measuring on is tested in test_measuring.py)
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command",
+                 "--measure-for", "1"]) in (0, 1)
     printed = capsys.readouterr().out
     assert "run 0: own smoke seed 1" in printed and "bit-identical" in printed  # same code, seed, machine
     repro = json.loads((tmp_path / "repro.json").read_text())
