@@ -394,6 +394,23 @@ def test_cpu_evaluations_cut_below_their_flops_at_the_most_its_cores_do_are_refu
     assert "2 recorded cores × 64 fp32 FLOPs per cycle" in problems[0].reason
 
 
+def test_the_cpu_bound_says_its_core_count_is_self_reported():
+    """The core count the CPU bound multiplies is the file's own word for its host: the rule's
+    meaning (shown by the site's rules page), each refusal and docs/rules.md say so."""
+    from suite.site import about_pages
+
+    assert "core count is self-reported" in v.CODES["cpu-too-fast"]
+    assert "cpu-too-fast" in json.dumps(about_pages.rule_rows()) and "core count is self-reported" in \
+        json.dumps(about_pages.rule_rows(), ensure_ascii=False)
+    doc = real("lm-char")
+    _, basis = physics_rules.cpu_most(doc, doc["runs"][0], "fp32")
+    assert basis.endswith("(the core count is self-reported: a file recording more cores than its host has passes)")
+    problems = [p for p in v.check_document(repair(evals_cut(real("lm-char"), 100))) if p.code == "cpu-too-fast"]
+    assert problems and all("core count is self-reported" in p.reason for p in problems)
+    section = (REPO / "docs" / "rules.md").read_text().split("[`cpu-too-fast`] (rules v9)")[1].split("\n- **")[0]
+    assert "self-reported" in " ".join(section.split()).split("× nodes")[0]
+
+
 # ---------------------------------------------------------------- ceilings that are not measurements
 def test_a_ceiling_of_one_mflops_is_refused():
     doc = repair(with_ceiling(real("gpt2-124m"), 1e6))

@@ -25,7 +25,8 @@ code("power-band", "mean power over a measured span outside the device class's p
                    "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
 code("cpu-too-fast", "a CPU's measured matmul ceiling, or a CPU run's model FLOP/s over its window or an evaluation, "
-     "above what its recorded cores do at the most any CPU core does per cycle and the highest clock of any", since=V9)
+     "above what its recorded cores do at the most any CPU core does per cycle and the highest clock of any (the "
+     "core count is self-reported: the file's own word for its host)", since=V9)
 
 
 def _ceiling_entry(doc: dict, precision: str) -> dict | None:
@@ -308,6 +309,10 @@ def _check_step_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
                     f"at least {mfu_meter.GPU_STEP_FLOOR_S * 1e6:.3g} µs")]
 
 
+CORES_SELF_REPORTED = "the core count is self-reported: a file recording more cores than its host has passes"
+"""What every statement of the CPU bound says of its core count (``system.host``, the file's word for its host)."""
+
+
 def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     """The most FLOP/s a CPU run's machine can do at ``precision``: its recorded cores (physical,
     else logical; at most :data:`~suite.figures.mfu.CPU_SOCKET_MOST_CORES` per recorded socket) ×
@@ -331,12 +336,13 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     flops = nodes * cores * per_cycle * mfu_meter.CPU_MOST_CLOCK_HZ
     return flops, (f"{cores} recorded core{'s' if cores != 1 else ''}{f' × {nodes} nodes' if nodes > 1 else ''} × "
                    f"{per_cycle} {precision} FLOPs per cycle × {mfu_meter.CPU_MOST_CLOCK_HZ / 1e9:g} GHz, the most any "
-                   "CPU core does")
+                   f"CPU core does ({CORES_SELF_REPORTED})")
 
 
 @document_rule("cpu-too-fast")
 def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
-    """A CPU's measured matmul ceiling is at most what its recorded cores can do (:func:`cpu_most`)."""
+    """A CPU's measured matmul ceiling is at most what its recorded cores (a self-reported count) can
+    do (:func:`cpu_most`)."""
     problems: list[Problem] = []
     by_precision = {run["precision"]: run for _, run in runs}
     for precision, run in sorted(by_precision.items()):
@@ -354,7 +360,7 @@ def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
 @run_rule("cpu-too-fast")
 def _check_cpu_rate(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """A CPU run's model FLOP/s over its window, and each closed-division evaluation's, are at most
-    what its recorded cores can do (:func:`cpu_most`)."""
+    what its recorded cores (a self-reported count) can do (:func:`cpu_most`)."""
     most = cpu_most(doc, run, run["precision"])
     if most is None:
         return []
