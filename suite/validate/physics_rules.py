@@ -35,6 +35,16 @@ def _ceiling_entry(doc: dict, precision: str) -> dict | None:
     return entry if isinstance(entry, dict) and isinstance(entry.get("flops"), (int, float)) else None
 
 
+def _measurements(entry: dict) -> list[tuple[str, dict]]:
+    """The measurements of one ceiling entry, each with its field's prefix: the one before the runs
+    (``""``) and, where the file has it, the one after them (``"at_end."``, :func:`suite.meters.ceiling.with_end`)."""
+    end = entry.get("at_end")
+    found = [("", entry)]
+    if isinstance(end, dict) and isinstance(end.get("flops"), (int, float)) and not isinstance(end.get("flops"), bool):
+        found.append(("at_end.", end))
+    return found
+
+
 def _table_peak(doc: dict, run: dict, precision: str) -> tuple[float | None, mfu_meter.Peak | None]:
     """One device's dense peak at ``precision`` from the table, and its entry (None, None: no known peak)."""
     entry = mfu_meter.known_peak(doc["system"]["accelerator"]["name"], precision, results.mig_enabled(run))
@@ -68,26 +78,27 @@ def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]
         entry = _ceiling_entry(doc, precision)
         if entry is None:
             continue  # ceiling-missing says so
-        field = f"settings.matmul_ceiling.{precision}"
-        trials = entry.get("trials_flops") or []
-        numbers = [t for t in trials if isinstance(t, (int, float))]
-        if len(numbers) != len(trials) or any(t <= 0 for t in numbers):
-            problems.append(Problem("ceiling-implausible", f"{field}.trials_flops",
-                                    "a timed batch without a positive rate is not a measurement"))
-            continue
-        if numbers and abs(entry["flops"] - max(numbers)) > REL_TOLERANCE * max(numbers):
-            problems.append(Problem("ceiling-implausible", f"{field}.flops",
-                                    f"{entry['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
-                                    f"batches, {max(numbers):.4g}"))
         low, high, basis = ceiling_bounds(doc, run, precision)
-        fastest = max([entry["flops"], *numbers])
-        if low is not None and entry["flops"] < low:
-            problems.append(Problem("ceiling-implausible", f"{field}.flops",
-                                    f"{entry['flops']:.4g} FLOP/s is not a measurement of this device: below "
-                                    f"{low:.4g}, {_share_text(low, high)}{basis}"))
-        if high is not None and fastest > high:
-            problems.append(Problem("ceiling-implausible", f"{field}.flops",
-                                    f"{fastest:.4g} FLOP/s measured, above {basis}"))
+        for prefix, measured in _measurements(entry):
+            field = f"settings.matmul_ceiling.{precision}.{prefix}"
+            trials = measured.get("trials_flops") or []
+            numbers = [t for t in trials if isinstance(t, (int, float))]
+            if len(numbers) != len(trials) or any(t <= 0 for t in numbers):
+                problems.append(Problem("ceiling-implausible", f"{field}trials_flops",
+                                        "a timed batch without a positive rate is not a measurement"))
+                continue
+            if numbers and abs(measured["flops"] - max(numbers)) > REL_TOLERANCE * max(numbers):
+                problems.append(Problem("ceiling-implausible", f"{field}flops",
+                                        f"{measured['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
+                                        f"batches, {max(numbers):.4g}"))
+            fastest = max([measured["flops"], *numbers])
+            if low is not None and not prefix and measured["flops"] < low:  # the one after the runs only widens
+                problems.append(Problem("ceiling-implausible", f"{field}flops",
+                                        f"{measured['flops']:.4g} FLOP/s is not a measurement of this device: below "
+                                        f"{low:.4g}, {_share_text(low, high)}{basis}"))
+            if high is not None and fastest > high:
+                problems.append(Problem("ceiling-implausible", f"{field}flops",
+                                        f"{fastest:.4g} FLOP/s measured, above {basis}"))
     return problems
 
 
@@ -96,21 +107,26 @@ def _share_text(low: float, high: float | None) -> str:
 
 
 def ceiling_rate(doc: dict, run: dict) -> tuple[float | None, str]:
-    """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision ×
-    its devices, widened by the spread its timed batches showed (:func:`suite.figures.derive.ceiling_spread`)
+    """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision —
+    the faster of the measurements before and after the runs, where both were made — × its devices,
+    widened by the spread all their timed batches showed (:func:`suite.figures.derive.ceiling_spread`)
     and the 1% of rounding; (None, why) without a ceiling."""
     entry = _ceiling_entry(doc, run["precision"])
     if entry is None:
         return None, "no measured ceiling"
-    spread = derive.ceiling_spread(entry.get("trials_flops"))
+    measured = _measurements(entry)
+    trials = [t for _, m in measured if isinstance(m.get("trials_flops"), list) for t in m["trials_flops"]]
+    spread = derive.ceiling_spread(trials)
     devices = results.world_size(run)
-    ceiling = derive.all_devices(float(entry["flops"]), devices)
+    again = len(measured) > 1 and measured[1][1]["flops"] > entry["flops"]
+    ceiling = derive.all_devices(float(max(m["flops"] for _, m in measured)), devices)
     bound = ceiling * (1 + spread) * (1 + REL_TOLERANCE)
     _, most, basis = ceiling_bounds(doc, run, run["precision"])
     if most is not None and bound > derive.all_devices(most, devices):  # a widened ceiling stays within the class's
         return (derive.all_devices(most, devices), f"{basis}{f' × {devices} devices' if devices > 1 else ''} "
                 f"(the measured ceiling {ceiling:.4g} FLOP/s + its spread of {spread:.1%} would allow more)")
     return (bound, f"the measured {run['precision']} matmul ceiling {ceiling:.4g} FLOP/s"
+            f"{' (measured again after the runs)' if again else ''}"
             f"{f' ({devices} devices)' if devices > 1 else ''} + its measured spread of {spread:.1%}")
 
 
@@ -349,8 +365,9 @@ def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
         entry, most = _ceiling_entry(doc, precision), cpu_most(doc, run, precision)
         if entry is None or most is None:
             continue
-        numbers = [t for t in entry.get("trials_flops") or [] if isinstance(t, (int, float))]
-        fastest = max([entry["flops"], *numbers])
+        numbers = [t for _, m in _measurements(entry) for t in [m["flops"], *(m.get("trials_flops") or [])]
+                   if isinstance(t, (int, float))]
+        fastest = max(numbers)
         if fastest > most[0] * (1 + REL_TOLERANCE):
             problems.append(Problem("cpu-too-fast", f"settings.matmul_ceiling.{precision}.flops",
                                     f"{fastest:.4g} FLOP/s measured, above {most[0]:.4g}: {most[1]}"))
