@@ -133,15 +133,39 @@ def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_
 def test_a_victim_stored_after_a_bridge_is_stored_kept_and_the_bridge_shown_as_the_copy(tmp_path, keys):
     """The store and the leaderboard agree: a bridge stored between the attacker's run and the
     victim's is disputed with the attacker's until the victim is stored, then shown as a copy;
-    the victim is stored with no note and ranked."""
+    the victim is stored and ranked, with a note saying that the bridge is now a copy and why."""
     (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
     folder = tmp_path / "results"
     earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
     victim = signing.seal(_alone(2, "victim-lab"), victim_key)
     first = submit(_write(tmp_path / "attacker.json", earlier), folder)
-    bridged = submit_noted(_write(tmp_path / "bridge.json", _bridge(victim, earlier, third_key)), folder)
+    bridge = _bridge(victim, earlier, third_key)
+    bridged = submit_noted(_write(tmp_path / "bridge.json", bridge), folder)
     assert len(bridged.notes) == 1 and "shown as disputed" in bridged.notes[0]
     assert _statuses(folder) == {first.name: {None}, bridged.path.name: {"disputed"}}
     genuine = submit_noted(_write(tmp_path / "victim.json", victim), folder)
-    assert genuine.notes == ()
+    # one note says which earlier file is now judged a copy, and why: it is a record of two runs
+    assert len(genuine.notes) == 1
+    note = genuine.notes[0]
+    assert note.startswith(f"run {bridge['runs'][0]['run_id']} of {bridged.path.name}, shown as disputed with run "
+                           f"{earlier['runs'][0]['run_id']} of {first.name}, is also run {victim['runs'][0]['run_id']} "
+                           "of this file (the same step times)")
+    assert "a bridge between them" in note and note.endswith("is now shown as a copy, not ranked")
     assert _statuses(folder) == {first.name: {None}, bridged.path.name: {"copy"}, genuine.path.name: {None}}
+
+
+def test_submit_prints_which_earlier_file_a_later_one_turned_into_a_copy(tmp_path, keys, capsys):
+    """`goodbench submit` prints the note: one line naming the bridge now judged a copy."""
+    from suite.cli import main
+
+    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
+    folder = tmp_path / "results"
+    earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
+    victim = signing.seal(_alone(2, "victim-lab"), victim_key)
+    submit(_write(tmp_path / "attacker.json", earlier), folder)
+    bridged = submit(_write(tmp_path / "bridge.json", _bridge(victim, earlier, third_key)), folder)
+    capsys.readouterr()
+    assert main(["submit", str(_write(tmp_path / "victim.json", victim)), "--results-dir", str(folder)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and f"of {bridged.name}, shown as disputed" in notes[0]
+    assert notes[0].endswith(f"so {bridged.name}'s run is now shown as a copy, not ranked")

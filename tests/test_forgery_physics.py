@@ -394,6 +394,23 @@ def test_cpu_evaluations_cut_below_their_flops_at_the_most_its_cores_do_are_refu
     assert "2 recorded cores × 64 fp32 FLOPs per cycle" in problems[0].reason
 
 
+def test_the_cpu_bound_says_its_core_count_is_self_reported():
+    """The core count the CPU bound multiplies is the file's own word for its host: the rule's
+    meaning (shown by the site's rules page), each refusal and docs/rules.md say so."""
+    from suite.site import about_pages
+
+    assert "core count is self-reported" in v.CODES["cpu-too-fast"]
+    assert "cpu-too-fast" in json.dumps(about_pages.rule_rows()) and "core count is self-reported" in \
+        json.dumps(about_pages.rule_rows(), ensure_ascii=False)
+    doc = real("lm-char")
+    _, basis = physics_rules.cpu_most(doc, doc["runs"][0], "fp32")
+    assert basis.endswith("(the core count is self-reported: a file recording more cores than its host has passes)")
+    problems = [p for p in v.check_document(repair(evals_cut(real("lm-char"), 100))) if p.code == "cpu-too-fast"]
+    assert problems and all("core count is self-reported" in p.reason for p in problems)
+    section = (REPO / "docs" / "rules.md").read_text().split("[`cpu-too-fast`] (rules v9)")[1].split("\n- **")[0]
+    assert "self-reported" in " ".join(section.split()).split("× nodes")[0]
+
+
 # ---------------------------------------------------------------- ceilings that are not measurements
 def test_a_ceiling_of_one_mflops_is_refused():
     doc = repair(with_ceiling(real("gpt2-124m"), 1e6))
@@ -456,17 +473,24 @@ def test_a_ceilings_spread_widened_by_a_zero_batch_is_refused():
 # ---------------------------------------------------------------- devices outside the peak table
 @pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3", "NVIDIA H100 80GB HBM3 MIG 1g.10gb"])
 def test_a_device_the_table_does_not_know_is_still_held_to_its_own_ceiling(name):
-    """The trial's #1–#3: renamed out of the table, then every time ÷ 1000."""
+    """The trial's #1–#3: renamed out of the table, then every time ÷ 1000 — its evaluations too,
+    which since v9 are held to the fastest dense peak of the table (eval-too-fast)."""
     doc = repair(renamed(h100_doc(), name))
     assert mfu_meter.known_peak(name, "bf16") is None and codes(doc) == set()
-    assert codes(repair(sped_up(doc, 1000))) == {"above-ceiling"}
+    assert codes(repair(sped_up(doc, 1000))) == {"above-ceiling", "eval-too-fast"}
 
 
 @pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3", "NVIDIA H100 80GB HBM3 MIG 1g.10gb"])
 def test_a_device_the_table_does_not_know_is_shown_but_never_ranked(name):
-    """With its ceiling raised too, nothing in the file can refuse it: shown, "no known peak"."""
-    doc = repair(sped_up(repair(renamed(h100_doc(), name)), 1000))
-    doc = repair(with_ceiling(doc, 1000 * doc["settings"]["matmul_ceiling"]["bf16"]["flops"]))
+    """With its ceiling raised too, a thousandfold retime is refused by its evaluations alone
+    (since v9: the table's fastest dense peak bounds a device the table does not know); a fivefold
+    one, its evaluations still over that floor, nothing in the file can refuse: shown, "no known
+    peak", never ranked."""
+    fast = repair(sped_up(repair(renamed(h100_doc(), name)), 1000))
+    fast = repair(with_ceiling(fast, 1000 * fast["settings"]["matmul_ceiling"]["bf16"]["flops"]))
+    assert codes(fast) == {"eval-too-fast"}
+    doc = repair(sped_up(repair(renamed(h100_doc(), name)), 5))
+    doc = repair(with_ceiling(doc, 5 * doc["settings"]["matmul_ceiling"]["bf16"]["flops"]))
     assert codes(doc) == set()
     # the honest file first: the forgery is its steps rescaled, so stored after it, it is its copy too
     frame = pipeline.table([("honest.json", h100_doc()), ("forged.json", doc)])
@@ -477,15 +501,16 @@ def test_a_device_the_table_does_not_know_is_shown_but_never_ranked(name):
 
 @pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3"])
 def test_an_unranked_result_is_not_drawn_on_the_throughput_energy_chart(name, tmp_path):
-    """The look-alike device, a thousand times faster, would be the whole Pareto front: the chart
-    compares ranked results only and counts what it left out (its table shows it, unranked)."""
+    """The look-alike device, five times faster (a thousandfold retime's evaluations are refused
+    since v9), would be the whole Pareto front: the chart compares ranked results only and counts
+    what it left out (its table shows it, unranked)."""
     from suite import site
     from suite.record import results
 
     other = json.loads(json.dumps(factories.synthetic_document(  # another machine's run, not a copy
         "look-alike", rng=np.random.default_rng(5), accelerator=0, workloads=("gpt2-124m",), seeds=1, goodput=True)))
-    forged = repair(sped_up(repair(renamed(other, name)), 1000))
-    forged = repair(with_ceiling(forged, 1000 * forged["settings"]["matmul_ceiling"]["bf16"]["flops"]))
+    forged = repair(sped_up(repair(renamed(other, name)), 5))
+    forged = repair(with_ceiling(forged, 5 * forged["settings"]["matmul_ceiling"]["bf16"]["flops"]))
     assert codes(forged) == set()
     folder = tmp_path / "results"
     folder.mkdir()

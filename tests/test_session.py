@@ -153,6 +153,8 @@ def test_an_error_in_one_seed_fails_that_run_alone_and_the_suite_goes_on(data_di
     assert two["steps"] == 4 and len(two["step_times_s"]) == 4
     assert three["error"] == "ValueError before training (in data load or init): inductor: compile failed"
     assert doc["settings"]["interrupted"] is False and doc["settings"]["aborted"] is None
+    # the ceiling measured again after the runs, kept beside the first (suite.meters.ceiling.with_end)
+    assert doc["settings"]["matmul_ceiling"] == {"fp32": {"flops": 1e9, "at_end": {"flops": 1e9}}}
     summary = doc["summary"]["lm-char@smoke"]
     assert summary["seeds"] == [1, 2, 3, 4] and summary["complete"] == 2
     assert summary["tta"]["converged"] <= 2 and not summary["tta"]["valid"]  # MLPerf: a failed seed did not converge

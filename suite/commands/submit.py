@@ -38,7 +38,7 @@ def run(args) -> int:
               f"'goodbench submit {args.file}'")
         return 0
     print(f"stored {args.file} as {stored.path}")
-    for note in stored.notes:  # a copy of one of its runs was stored before it (docs/rules.md)
+    for note in stored.notes:  # what storing it changed of its runs' records, or of others' (docs/rules.md)
         print(f"note: {note}")
     for line in _rank_lines(stored.path):
         print(line)

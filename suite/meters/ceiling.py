@@ -50,3 +50,14 @@ def matmul_ceiling(device: torch.device, precision: str, *, n: int | None = None
     return {"flops": max(rates), "trials_flops": rates, "n": n, "precision": precision,
             "method": f"torch.mm {n}x{n} {precision}, random data, {warmup} warm-up products, "
                       f"fastest of {trials} timed batches"}
+
+
+def with_end(start: dict, end: dict) -> dict:
+    """The ceiling measured before the runs (``start``) with the one measured again after them
+    (``end``) kept as its ``at_end`` (``flops``, ``trials_flops``, ``method``). A ceiling is the
+    fastest this machine was seen to multiply: on a shared machine, loaded while one was measured
+    and quieter while the runs trained, one measurement alone came out below what the runs then
+    reached (an own-code smoke run at 1.14× its bound). The runs' figures keep ``flops``, the
+    ceiling they were measured against; the rules hold a run's FLOP rate to the faster of the two
+    and the spread of all their batches (rule ``above-ceiling``, suite/validate/physics_rules.py)."""
+    return {**start, "at_end": {k: end[k] for k in ("flops", "trials_flops", "method") if k in end}}

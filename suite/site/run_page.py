@@ -197,6 +197,18 @@ def pinned_evaluation_lines(run: dict) -> list[str]:
     return lines
 
 
+def evaluation_time(doc: dict, run: dict) -> str | None:
+    """The run page's label where no rule bounds how short the run's evaluations may be
+    (:func:`suite.validate.physics_rules.eval_time_unbounded`: "evaluation time self-reported", and
+    why), else None; a file the rules cannot read gives none."""
+    from suite.validate import physics_rules
+
+    try:
+        return physics_rules.eval_time_unbounded(doc, run)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
 def _figure(value: Any) -> str:
     """A number of the pinned evaluation at four significant digits ("—" for anything else)."""
     return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "\u2014"
@@ -455,6 +467,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "pinned": pinned, "own_code": own_name,
         "own_two_clocks": (two := clocks.stamped(doc, run["run_id"])), "own_timing": labels.own_timing(two),
         "pinned_evaluation": pinned_evaluation_lines(run),
+        "evaluation_time": evaluation_time(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),
         "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
         if (tput := results.throughput(run)) else None,

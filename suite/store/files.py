@@ -80,7 +80,8 @@ def stored_files(results_dir: str | Path) -> list[Path]:
 @dataclass(frozen=True)
 class Stored:
     """Where a submission landed, and ``notes``: why it was stored though one of its runs was
-    already stored (signed over an unsigned copy, or disputed)."""
+    already stored (signed over an unsigned copy, or disputed), and which stored record it turned
+    from disputed into a copy (a bridge between two runs)."""
 
     path: Path
     notes: tuple[str, ...] = ()
@@ -131,8 +132,9 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
 
 def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem], list[str]]:
     """What refuses the new document (a run of it the store already holds, :mod:`suite.trust.ownership`),
-    and the notes of what storing it changes: stored runs now shown as copies of its runs, or its
-    runs shown as disputed."""
+    and the notes of what storing it changes: stored runs now shown as copies of its runs, its
+    runs shown as disputed, or a stored record disputed with another run now shown as a copy (it
+    is a record of this file's run as well: a bridge, :func:`_bridge_note`)."""
     if dest.exists():
         return [Problem("duplicate", "", f"already submitted as {dest.name}")], []
     stored, docs = _stored_claims(results_dir)
@@ -156,10 +158,37 @@ def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem]
         if c.file == dest.name and verdict.status == ownership.COPY:
             if (problem := _refusal(c, verdict)) not in problems:
                 problems.append(problem)
-        elif (c.file == dest.name or (verdict.original.file == dest.name and (c.file, c.index) not in before)) \
-                and (note := _note(c, verdict, dest.name)) not in notes:
+            continue
+        held = before.get((c.file, c.index))
+        if c.file == dest.name or (verdict.original.file == dest.name and held is None):
+            note = _note(c, verdict, dest.name)
+        elif verdict.status == ownership.COPY and held is not None and held.status == ownership.DISPUTED:
+            note = _bridge_note(c, held, subset, dest.name)  # a stored bridge, disputed until now
+        else:
+            continue
+        if note not in notes:
             notes.append(note)
     return problems, notes
+
+
+def _bridge_note(claim: ownership.Claim, held: ownership.Verdict, subset: list[ownership.Claim], new: str) -> str:
+    """Why a stored run shown as disputed (``held``) is now a copy: it is also a run of the new
+    file that the run it was disputed with is not, so it holds two runs' evidence (a bridge
+    between them, :func:`suite.trust.ownership.resolve`), a record of neither."""
+    where = next(k for k, c in enumerate(subset) if c is claim)
+    found = [link for link in ownership.links(subset, [where])
+             if subset[link.b if link.a == where else link.a].file == new]
+    kept = held.original
+    if found:
+        link = min(found, key=lambda x: ownership.CODES.index(x.code))
+        mine = subset[link.b if link.a == where else link.a]
+        how = ownership.how(ownership.Verdict(ownership.COPY, mine, mine, link.code, link.similarity))
+        also = f"is also run {mine.run_id} of this file{how}, which run {kept.run_id} is not"
+    else:
+        also = f"is also a run of this file, which run {kept.run_id} is not"
+    return (f"run {claim.run_id} of {claim.file}, shown as disputed with run {kept.run_id} of {kept.file}, {also}: "
+            f"it holds the evidence of two runs (a bridge between them, a record of neither), so {claim.file}'s "
+            "run is now shown as a copy, not ranked")
 
 
 def _in_place(results_dir: Path, stored: list[ownership.Claim], new: list[ownership.Claim]) -> list[ownership.Claim]:

@@ -6,12 +6,16 @@ and their reasons are in the peak table (:mod:`suite.figures.mfu`).
 """
 from __future__ import annotations
 
+import functools
+import math
+
 from suite.figures import derive
 from suite.figures import mfu as mfu_meter
 from suite.record import results
 from suite.validate.registry import Problem, code, document_rule, run_rule
 from suite.validate.shared import V7, V8, V9, division, read_log
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
+from workloads import own, registry
 
 code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "
      "stated share of its class's peak (a CPU's floor), above the peak, or not the fastest of its batches", since=V7)
@@ -25,13 +29,24 @@ code("power-band", "mean power over a measured span outside the device class's p
                    "the window's model FLOPs take", since=V7)
 code("step-too-fast", "a step on a GPU shorter than the launch of its kernels allows", since=V7)
 code("cpu-too-fast", "a CPU's measured matmul ceiling, or a CPU run's model FLOP/s over its window or an evaluation, "
-     "above what its recorded cores do at the most any CPU core does per cycle and the highest clock of any", since=V9)
+     "above what its recorded cores do at the most any CPU core does per cycle and the highest clock of any (the "
+     "core count is self-reported: the file's own word for its host)", since=V9)
 
 
 def _ceiling_entry(doc: dict, precision: str) -> dict | None:
     """The ceiling measured for ``precision`` in ``settings.matmul_ceiling`` (None: none)."""
     entry = (doc["settings"].get("matmul_ceiling") or {}).get(precision)
     return entry if isinstance(entry, dict) and isinstance(entry.get("flops"), (int, float)) else None
+
+
+def _measurements(entry: dict) -> list[tuple[str, dict]]:
+    """The measurements of one ceiling entry, each with its field's prefix: the one before the runs
+    (``""``) and, where the file has it, the one after them (``"at_end."``, :func:`suite.meters.ceiling.with_end`)."""
+    end = entry.get("at_end")
+    found = [("", entry)]
+    if isinstance(end, dict) and isinstance(end.get("flops"), (int, float)) and not isinstance(end.get("flops"), bool):
+        found.append(("at_end.", end))
+    return found
 
 
 def _table_peak(doc: dict, run: dict, precision: str) -> tuple[float | None, mfu_meter.Peak | None]:
@@ -67,26 +82,27 @@ def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]
         entry = _ceiling_entry(doc, precision)
         if entry is None:
             continue  # ceiling-missing says so
-        field = f"settings.matmul_ceiling.{precision}"
-        trials = entry.get("trials_flops") or []
-        numbers = [t for t in trials if isinstance(t, (int, float))]
-        if len(numbers) != len(trials) or any(t <= 0 for t in numbers):
-            problems.append(Problem("ceiling-implausible", f"{field}.trials_flops",
-                                    "a timed batch without a positive rate is not a measurement"))
-            continue
-        if numbers and abs(entry["flops"] - max(numbers)) > REL_TOLERANCE * max(numbers):
-            problems.append(Problem("ceiling-implausible", f"{field}.flops",
-                                    f"{entry['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
-                                    f"batches, {max(numbers):.4g}"))
         low, high, basis = ceiling_bounds(doc, run, precision)
-        fastest = max([entry["flops"], *numbers])
-        if low is not None and entry["flops"] < low:
-            problems.append(Problem("ceiling-implausible", f"{field}.flops",
-                                    f"{entry['flops']:.4g} FLOP/s is not a measurement of this device: below "
-                                    f"{low:.4g}, {_share_text(low, high)}{basis}"))
-        if high is not None and fastest > high:
-            problems.append(Problem("ceiling-implausible", f"{field}.flops",
-                                    f"{fastest:.4g} FLOP/s measured, above {basis}"))
+        for prefix, measured in _measurements(entry):
+            field = f"settings.matmul_ceiling.{precision}.{prefix}"
+            trials = measured.get("trials_flops") or []
+            numbers = [t for t in trials if isinstance(t, (int, float))]
+            if len(numbers) != len(trials) or any(t <= 0 for t in numbers):
+                problems.append(Problem("ceiling-implausible", f"{field}trials_flops",
+                                        "a timed batch without a positive rate is not a measurement"))
+                continue
+            if numbers and abs(measured["flops"] - max(numbers)) > REL_TOLERANCE * max(numbers):
+                problems.append(Problem("ceiling-implausible", f"{field}flops",
+                                        f"{measured['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
+                                        f"batches, {max(numbers):.4g}"))
+            fastest = max([measured["flops"], *numbers])
+            if low is not None and not prefix and measured["flops"] < low:  # the one after the runs only widens
+                problems.append(Problem("ceiling-implausible", f"{field}flops",
+                                        f"{measured['flops']:.4g} FLOP/s is not a measurement of this device: below "
+                                        f"{low:.4g}, {_share_text(low, high)}{basis}"))
+            if high is not None and fastest > high:
+                problems.append(Problem("ceiling-implausible", f"{field}flops",
+                                        f"{fastest:.4g} FLOP/s measured, above {basis}"))
     return problems
 
 
@@ -95,21 +111,26 @@ def _share_text(low: float, high: float | None) -> str:
 
 
 def ceiling_rate(doc: dict, run: dict) -> tuple[float | None, str]:
-    """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision ×
-    its devices, widened by the spread its timed batches showed (:func:`suite.figures.derive.ceiling_spread`)
+    """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision —
+    the faster of the measurements before and after the runs, where both were made — × its devices,
+    widened by the spread all their timed batches showed (:func:`suite.figures.derive.ceiling_spread`)
     and the 1% of rounding; (None, why) without a ceiling."""
     entry = _ceiling_entry(doc, run["precision"])
     if entry is None:
         return None, "no measured ceiling"
-    spread = derive.ceiling_spread(entry.get("trials_flops"))
+    measured = _measurements(entry)
+    trials = [t for _, m in measured if isinstance(m.get("trials_flops"), list) for t in m["trials_flops"]]
+    spread = derive.ceiling_spread(trials)
     devices = results.world_size(run)
-    ceiling = derive.all_devices(float(entry["flops"]), devices)
+    again = len(measured) > 1 and measured[1][1]["flops"] > entry["flops"]
+    ceiling = derive.all_devices(float(max(m["flops"] for _, m in measured)), devices)
     bound = ceiling * (1 + spread) * (1 + REL_TOLERANCE)
     _, most, basis = ceiling_bounds(doc, run, run["precision"])
     if most is not None and bound > derive.all_devices(most, devices):  # a widened ceiling stays within the class's
         return (derive.all_devices(most, devices), f"{basis}{f' × {devices} devices' if devices > 1 else ''} "
                 f"(the measured ceiling {ceiling:.4g} FLOP/s + its spread of {spread:.1%} would allow more)")
     return (bound, f"the measured {run['precision']} matmul ceiling {ceiling:.4g} FLOP/s"
+            f"{' (measured again after the runs)' if again else ''}"
             f"{f' ({devices} devices)' if devices > 1 else ''} + its measured spread of {spread:.1%}")
 
 
@@ -140,12 +161,68 @@ def fastest_rate(doc: dict, run: dict) -> tuple[float | None, str]:
     return min(options) if options else (None, "no peak and no ceiling")
 
 
-def eval_flops(doc: dict, facts: dict) -> float | None:
-    """Model FLOPs of one of the run's evaluations (:meth:`workloads.base.Workload.eval_flops`):
-    known in the closed division only, whose eval set is the pinned one (an open run's batch size,
-    an own run's evaluator, may change how many samples it evaluates)."""
-    flops = facts.get("eval_flops")
-    return flops if division(doc) == "closed" and isinstance(flops, (int, float)) and flops > 0 else None
+def eval_flops(doc: dict, run: dict, facts: dict | None = None) -> float | None:
+    """Model FLOPs of one of the run's evaluations (:meth:`workloads.base.Workload.eval_flops`), where
+    the file gives them: in the closed division its workload's pinned eval set (``facts``, else
+    computed); in the open division the pinned spec's at the run's global batch, the one change an
+    open run of goodbench makes (rule ``log-spec`` holds the file to it; a spec hash that is not
+    that spec's gives none); in the own division, held to a workload's target, that workload's
+    pinned eval set (goodbench's pinned evaluator runs it) at a third of the declared step's model
+    FLOPs per token (per sample where either side counts no tokens). None for an own free job (its
+    evaluator is its own) and wherever a figure is missing: its evaluation time is self-reported."""
+    kind = division(doc)
+    try:
+        if kind == "closed":
+            flops = facts.get("eval_flops") if facts is not None else \
+                _closed_eval_flops(run["workload"]["id"], run["workload"]["version"], run["scale"])
+        elif kind == "open":
+            flops = _open_eval_flops(run["workload"]["id"], run["scale"], run["metrics"]["samples_per_step"],
+                                     run["workload"]["spec_hash"])
+        elif kind == own.DIVISION:
+            flops = _own_eval_flops(doc, run)
+        else:
+            flops = None
+    except (KeyError, TypeError, ValueError, AttributeError):  # an unknown workload, scale or declaration
+        return None
+    if isinstance(flops, bool) or not isinstance(flops, (int, float)) or not math.isfinite(flops) or flops <= 0:
+        return None
+    return float(flops)
+
+
+@functools.lru_cache(maxsize=64)
+def _closed_eval_flops(workload_id: str, version: int, scale: str) -> float | None:
+    workload = registry.get(workload_id)
+    return workload.eval_flops(workload.spec(scale))
+
+
+@functools.lru_cache(maxsize=256)
+def _open_eval_flops(workload_id: str, scale: str, batch: int, spec_hash: str) -> float | None:
+    """An open run's evaluation FLOPs: the pinned spec's at global batch ``batch``, when ``spec_hash`` is that spec's."""
+    workload = registry.get(workload_id)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        return None
+    changed = workload if batch == workload.spec(scale).batch_size else workload.with_spec_changes(scale, batch_size=batch)
+    if changed.spec_hash(scale) != spec_hash:
+        return None
+    return changed.eval_flops(changed.spec(scale))
+
+
+def _own_eval_flops(doc: dict, run: dict) -> float | None:
+    """An own run's evaluation FLOPs: the pinned eval set of the workload it is held to, each token
+    (each sample) at a third of the declared step's model FLOPs per token (per sample)."""
+    implementation = doc["settings"].get("implementation")
+    against = implementation.get("against") if isinstance(implementation, dict) else None
+    if not isinstance(against, str):
+        return None  # a free job: its evaluator is its own
+    reference, mine = registry.get(against), registry.of_run(run, doc)
+    theirs, spec = reference.spec(run["scale"]), mine.spec(run["scale"])
+    samples = reference.eval_samples(theirs)
+    if samples is None:
+        return None
+    their_tokens, my_tokens = reference.tokens_per_step(theirs), mine.tokens_per_step(spec)
+    if their_tokens and my_tokens:
+        return samples * their_tokens / reference.samples_per_step(theirs) * mine.flops_per_step(spec) / (3 * my_tokens)
+    return samples * mine.flops_per_step(spec) / (3 * mine.samples_per_step(spec))
 
 
 def class_rate(doc: dict, run: dict) -> tuple[float | None, str]:
@@ -162,11 +239,45 @@ def class_rate(doc: dict, run: dict) -> tuple[float | None, str]:
     return derive.all_devices(most, devices), basis + (f" × {devices} devices" if devices > 1 else "")
 
 
+def _rate_precisions(run: dict) -> tuple[str, ...]:
+    """The precisions an open or own run's evaluation may reach the peak of: its own, and for fp32
+    also tf32 (code not goodbench's may leave cuDNN's or the matmuls' TF32 on)."""
+    return (run["precision"], "tf32") if run["precision"] == "fp32" else (run["precision"],)
+
+
+def eval_rate(doc: dict, run: dict) -> tuple[float | None, str]:
+    """The most model FLOP/s one evaluation of the run may reach (rules v8, ``eval-too-fast``): in the
+    closed division on a device of the table, :func:`class_rate`; an open or own run on a device of
+    the table, its dense peak (the tf32 one for fp32, where higher) × devices; on a device the table
+    does not know (or a MIG slice), the fastest dense peak of any device in the table at that
+    precision × devices — nothing trains faster than the fastest chip known. (None, why) on a CPU
+    (``cpu-too-fast`` holds its evaluations) or a precision no device of the table has."""
+    if doc["system"]["accelerator"]["type"] == "cpu":
+        return None, "a CPU"
+    devices = results.world_size(run)
+    times = f" × {devices} devices" if devices > 1 else ""
+    if division(doc) == "closed":
+        rate, basis = class_rate(doc, run)
+        if rate is not None:
+            return rate, basis
+    entry = mfu_meter.known_peak(doc["system"]["accelerator"]["name"], run["precision"], results.mig_enabled(run))
+    if entry is not None:
+        precision, tflops = max(((p, entry.tflops[p]) for p in _rate_precisions(run) if p in entry.tflops),
+                                key=lambda pair: pair[1])
+        return derive.all_devices(tflops * 1e12, devices), f"the {entry.name} {precision} dense peak{times}"
+    known = [(p.tflops[x], p.name, x) for p in mfu_meter.PEAKS for x in _rate_precisions(run) if x in p.tflops]
+    if not known:
+        return None, f"no device of the table has a {run['precision']} peak"
+    tflops, name, precision = max(known)
+    return (derive.all_devices(tflops * 1e12, devices),
+            f"the fastest {precision} dense peak of the table, the {name}'s{times} (the device is not in the table)")
+
+
 @run_rule("tta-too-fast")
 def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """A time to target takes at least its steps' model FLOPs at the fastest rate the devices allow,
-    and — where the eval set is pinned and the device class known — its evaluations' up to the
-    first meeting the target at the class's rate (:func:`class_rate`)."""
+    and — where the file gives its evaluations' FLOPs and a rate bounds them — its evaluations' up
+    to the first meeting the target at their floor (:func:`eval_floor`)."""
     target, m = facts["target"], run["metrics"]
     hit = derive.first_hit(run["curve"], target)
     flops = derive.flops_to_target(run["curve"], target, m["flops_per_step"])
@@ -187,21 +298,44 @@ def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[P
                     f"{flops / rate:.4g} s at {basis}{also}")]
 
 
-def eval_floor(doc: dict, run: dict, facts: dict) -> tuple[float, str] | None:
-    """The least time one evaluation of the run takes: :func:`eval_flops` at :func:`class_rate`,
+def eval_floor(doc: dict, run: dict, facts: dict | None = None) -> tuple[float, str] | None:
+    """The least time one evaluation of the run takes: :func:`eval_flops` at :func:`eval_rate`,
     and what it comes from; None where either is not known."""
-    flops = eval_flops(doc, facts)
-    rate, basis = class_rate(doc, run)
+    flops = eval_flops(doc, run, facts)
+    rate, basis = eval_rate(doc, run)
     if flops is None or rate is None:
         return None
     return flops / rate, f"its eval set's forward passes, {flops:.4g} model FLOPs, take at least that at {basis}"
 
 
+EVAL_SELF_REPORTED = "evaluation time self-reported"
+"""What a run page says where no rule bounds its evaluations' time (:func:`eval_time_unbounded`)."""
+
+
+def eval_time_unbounded(doc: dict, run: dict) -> str | None:
+    """Why no rule gives the run's evaluations a least time — :data:`EVAL_SELF_REPORTED` and the
+    reason —, or None where one does (``eval-too-fast``, or ``cpu-too-fast`` on a CPU) or the run
+    evaluated nothing."""
+    if not run.get("curve"):
+        return None
+    if eval_flops(doc, run) is None:
+        implementation = doc["settings"].get("implementation")
+        free = division(doc) == own.DIVISION and not (isinstance(implementation, dict) and implementation.get("against"))
+        why = "its evaluator is its own code's (a free job)" if free else "the file does not give its evaluation's model FLOPs"
+        return f"{EVAL_SELF_REPORTED}: {why}, so nothing bounds how short an evaluation may be"
+    cpu = doc["system"]["accelerator"]["type"] == "cpu"
+    if (cpu_most(doc, run, run["precision"]) if cpu else eval_rate(doc, run)[0]) is None:
+        return f"{EVAL_SELF_REPORTED}: no device rate is known at {run['precision']}, so nothing bounds how short an evaluation may be"
+    return None
+
+
 @run_rule("eval-too-fast")
 def _check_eval_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """Each evaluation of the event log (``eval_start`` … ``eval_stop``) takes at least its model
-    FLOPs at the most its device class allows (:func:`eval_floor`): the time a run spends
-    evaluating is inside its time to target, so a retimed run may not shrink it to nothing."""
+    FLOPs at the most its device allows (:func:`eval_floor`: the class's best in the closed
+    division, the dense peak for open and own code, the table's fastest peak on a device it does not
+    know): the time a run spends evaluating is inside its time to target, so a retimed run may not
+    shrink it to nothing."""
     floor = eval_floor(doc, run, facts)
     log = read_log(run, facts)
     if floor is None or log is None:
@@ -308,6 +442,10 @@ def _check_step_floor(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
                     f"at least {mfu_meter.GPU_STEP_FLOOR_S * 1e6:.3g} µs")]
 
 
+CORES_SELF_REPORTED = "the core count is self-reported: a file recording more cores than its host has passes"
+"""What every statement of the CPU bound says of its core count (``system.host``, the file's word for its host)."""
+
+
 def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     """The most FLOP/s a CPU run's machine can do at ``precision``: its recorded cores (physical,
     else logical; at most :data:`~suite.figures.mfu.CPU_SOCKET_MOST_CORES` per recorded socket) ×
@@ -331,20 +469,22 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     flops = nodes * cores * per_cycle * mfu_meter.CPU_MOST_CLOCK_HZ
     return flops, (f"{cores} recorded core{'s' if cores != 1 else ''}{f' × {nodes} nodes' if nodes > 1 else ''} × "
                    f"{per_cycle} {precision} FLOPs per cycle × {mfu_meter.CPU_MOST_CLOCK_HZ / 1e9:g} GHz, the most any "
-                   "CPU core does")
+                   f"CPU core does ({CORES_SELF_REPORTED})")
 
 
 @document_rule("cpu-too-fast")
 def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
-    """A CPU's measured matmul ceiling is at most what its recorded cores can do (:func:`cpu_most`)."""
+    """A CPU's measured matmul ceiling is at most what its recorded cores (a self-reported count) can
+    do (:func:`cpu_most`)."""
     problems: list[Problem] = []
     by_precision = {run["precision"]: run for _, run in runs}
     for precision, run in sorted(by_precision.items()):
         entry, most = _ceiling_entry(doc, precision), cpu_most(doc, run, precision)
         if entry is None or most is None:
             continue
-        numbers = [t for t in entry.get("trials_flops") or [] if isinstance(t, (int, float))]
-        fastest = max([entry["flops"], *numbers])
+        numbers = [t for _, m in _measurements(entry) for t in [m["flops"], *(m.get("trials_flops") or [])]
+                   if isinstance(t, (int, float))]
+        fastest = max(numbers)
         if fastest > most[0] * (1 + REL_TOLERANCE):
             problems.append(Problem("cpu-too-fast", f"settings.matmul_ceiling.{precision}.flops",
                                     f"{fastest:.4g} FLOP/s measured, above {most[0]:.4g}: {most[1]}"))
@@ -353,8 +493,9 @@ def _check_cpu_ceiling(doc: dict, runs: list, now) -> list[Problem]:
 
 @run_rule("cpu-too-fast")
 def _check_cpu_rate(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """A CPU run's model FLOP/s over its window, and each closed-division evaluation's, are at most
-    what its recorded cores can do (:func:`cpu_most`)."""
+    """A CPU run's model FLOP/s over its window, and each evaluation's (its FLOPs where the file
+    gives them, :func:`eval_flops`), are at most what its recorded cores (a self-reported count)
+    can do (:func:`cpu_most`)."""
     most = cpu_most(doc, run, run["precision"])
     if most is None:
         return []
@@ -363,7 +504,7 @@ def _check_cpu_rate(run: dict, where: str, doc: dict, facts: dict) -> list[Probl
     if rate is not None and rate > most[0] * (1 + REL_TOLERANCE):
         problems.append(Problem("cpu-too-fast", f"{where}.step_times_s", f"{rate:.4g} model FLOP/s from the FLOP "
                                 f"model and the step times, above {most[0]:.4g}: {most[1]}"))
-    flops, log = eval_flops(doc, facts), read_log(run, facts)
+    flops, log = eval_flops(doc, run, facts), read_log(run, facts)
     if flops is not None and log is not None:
         least = flops / most[0]
         short = sorted((item.seconds, step) for step, item in log.evals.items() if item.seconds < least * (1 - REL_TOLERANCE))

@@ -1,0 +1,103 @@
+"""The matmul ceiling measured again after the runs (suite/meters/ceiling.py ``with_end``; docs/rules.md,
+``above-ceiling``). Measured once, before the runs, on a machine loaded at that moment and quieter
+while the runs trained, the ceiling came out low and an honest own-code smoke run was refused at
+1.14× its bound. A ceiling is the fastest this machine was seen to multiply: the rule holds a run
+to the faster of the two measurements and the spread of all their batches, while a forged second
+measurement is held to every bound the first is. No test here trains a model.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+from forging import real, repair
+from test_forgery_physics import h100_doc, rate_and_bound, with_ceiling
+
+from suite import validate as v
+from suite.meters import ceiling as ceiling_meter
+from suite.validate import physics_rules
+
+
+def _codes(doc: dict) -> set[str]:
+    return {p.code for p in v.check_document(doc)}
+
+
+def _loaded_start(doc: dict, excess: float) -> tuple[dict, dict]:
+    """``doc`` whose ceiling before the runs came out low (every batch alike), so that its run goes
+    ``excess`` × the bound it allows; and the ceiling as measured (the one a quiet moment gives)."""
+    entry = copy.deepcopy(doc["settings"]["matmul_ceiling"]["fp32"])
+    rate, bound = rate_and_bound(doc)
+    factor = rate / (excess * bound)
+    return repair(with_ceiling(doc, entry["flops"] * factor, [t * factor for t in entry["trials_flops"]])), entry
+
+
+def test_with_end_keeps_the_first_and_adds_the_second():
+    first = {"flops": 2.0, "trials_flops": [1.0, 2.0], "n": 8, "precision": "fp32", "method": "m"}
+    both = ceiling_meter.with_end(first, {"flops": 3.0, "trials_flops": [3.0], "n": 8, "precision": "fp32",
+                                          "method": "again"})
+    assert both == {**first, "at_end": {"flops": 3.0, "trials_flops": [3.0], "method": "again"}}
+    assert ceiling_meter.with_end({"flops": 1e9}, {"flops": 1e9}) == {"flops": 1e9, "at_end": {"flops": 1e9}}
+
+
+@pytest.mark.parametrize("workload_id", ("lm-char", "gpt2-124m", "dlrm-small"))
+def test_a_run_faster_than_a_ceiling_measured_under_load_passes_with_the_ceiling_measured_again(workload_id):
+    """The flake: a real CPU smoke run 1.14× above the bound of a ceiling measured while the machine
+    was loaded is refused; the same file with the ceiling measured again at a quieter moment
+    (here: the ceiling the run's machine really measured) passes, the runs' figures unchanged."""
+    loaded, measured = _loaded_start(real(workload_id), 1.14)
+    assert "above-ceiling" in _codes(loaded)
+    again = copy.deepcopy(loaded)
+    again["settings"]["matmul_ceiling"]["fp32"]["at_end"] = {k: measured[k] for k in ("flops", "trials_flops", "method")}
+    assert _codes(again) == set()
+    rate, bound = rate_and_bound(again)
+    assert rate < bound and "(measured again after the runs)" in physics_rules.ceiling_rate(again, again["runs"][0])[1]
+    assert again["runs"][0]["metrics"]["matmul_ceiling_flops"] == loaded["settings"]["matmul_ceiling"]["fp32"]["flops"]
+
+
+def test_a_file_without_the_second_measurement_is_held_as_before():
+    doc = real("lm-char")
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    bound, _ = physics_rules.ceiling_rate(doc, doc["runs"][0])
+    spread = (max(entry["trials_flops"]) - min(entry["trials_flops"])) / max(entry["trials_flops"])
+    assert bound == pytest.approx(entry["flops"] * (1 + spread) * 1.01)
+    loaded, _ = _loaded_start(real("lm-char"), 1.14)
+    assert "above-ceiling" in _codes(loaded)  # the flake, refused without a second measurement
+
+
+def test_a_forged_second_measurement_is_held_to_every_bound_the_first_is():
+    doc = real("lm-char")
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+
+    def with_at_end(flops: float, trials: list) -> dict:
+        forged = copy.deepcopy(doc)
+        forged["settings"]["matmul_ceiling"]["fp32"]["at_end"] = {"flops": flops, "trials_flops": trials}
+        return forged
+
+    not_fastest = v.check_document(with_at_end(2 * entry["flops"], [entry["flops"]]))
+    assert {(p.code, p.field) for p in not_fastest} >= {("ceiling-implausible", "settings.matmul_ceiling.fp32.at_end.flops")}
+    negative = v.check_document(with_at_end(entry["flops"], [entry["flops"], -1.0]))
+    assert {(p.code, p.field) for p in negative} == {("ceiling-implausible",
+                                                      "settings.matmul_ceiling.fp32.at_end.trials_flops")}
+    # beyond what the 2 recorded cores do: cpu-too-fast, as the first measurement is
+    big = 1e13
+    assert "cpu-too-fast" in _codes(with_at_end(big, [big]))
+    # on an H100, a second measurement above the class's most is refused, and the run's bound
+    # never passes the class's most whatever it says
+    gpu = h100_doc("lm-char")
+    gpu_entry = gpu["settings"]["matmul_ceiling"]["bf16"]
+    gpu_entry["at_end"] = {"flops": 2e15, "trials_flops": [2e15, 1e12]}
+    assert "ceiling-implausible" in _codes(gpu)
+    bound, basis = physics_rules.ceiling_rate(gpu, gpu["runs"][0])
+    _, most, _ = physics_rules.ceiling_bounds(gpu, gpu["runs"][0], "bf16")
+    assert bound == pytest.approx(most) and "would allow more" in basis
+
+
+def test_the_first_measurements_edited_batches_are_caught_as_before():
+    """A file whose first ceiling's batches were edited (its ceiling not their fastest) is refused
+    whether or not it also has a second measurement."""
+    doc = real("lm-char")
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    entry["at_end"] = {"flops": entry["flops"], "trials_flops": list(entry["trials_flops"])}
+    entry["trials_flops"] = [t / 2 for t in entry["trials_flops"]]
+    assert {(p.code, p.field) for p in v.check_document(doc)} >= {("ceiling-implausible",
+                                                                  "settings.matmul_ceiling.fp32.flops")}
