@@ -11,7 +11,6 @@ from typing import Any
 
 import torch
 
-from suite.api.evaluators import ModelRefused
 from suite.meters.clock import StepClock
 from suite.record import claims, edges, mllog
 from suite.record.errors import GoodbenchError
@@ -19,6 +18,7 @@ from suite.record.mllog import EVAL_REFUSED, START_EVAL
 from suite.run import distributed, driver, files, loop
 from suite.run.record import log_header
 from suite.run.runner import seed_everything
+from workloads.evaluation import ModelRefused
 
 FLOPS_AGREE = 1e-6  # FLOPs counted again in a later run must be the first run's (one declared step)
 
