@@ -152,10 +152,22 @@ def sealed(doc: dict[str, Any], key: Any) -> dict[str, Any]:
 
 
 def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path]) -> tuple[dict[str, Any], Path, list]:
-    """Write ``doc`` as the file holds it (``write``), then validate it: the document read back,
-    its path and the validator's problems."""
+    """Write ``doc`` (``write``), then validate it as the file holds it: the document read back
+    (whose bytes are ``doc``'s), its path and the validator's problems. ``goodbench run`` and the
+    library both end so."""
     from suite.validate import check_document
 
     doc = json.loads(results.dumps(doc))  # as the file holds it
     path = write(doc)
     return doc, path, check_document(doc)
+
+
+def validated_line(path: str, problems: Sequence[Any]) -> str:
+    """What a writer says of the file it validated (:func:`write_validated`), in one line:
+    ``validated: ok``, or how many problems the validator found and the first of them
+    (``goodbench validate FILE`` lists them all)."""
+    if not problems:
+        return "validated: ok"
+    many = f"{len(problems)} problems (`goodbench validate {path}` lists them), the first" \
+        if len(problems) > 1 else "1 problem"
+    return f"validated: {many}: {problems[0].line(path)}"
