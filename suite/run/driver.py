@@ -56,13 +56,15 @@ class Opened(NamedTuple):
 def open_run(directory: Path | None, device: Any, parallel: Parallel, *, held: bool = False) -> Opened:
     """Open a run: its event log (rank 0's, in ``directory`` where it keeps files; ``held``: its
     events reach the file once released), the events of its earlier processes as rank 0 read
-    them, the machine's load, its loop state and its instruments."""
+    them, the machine's load, its loop state and its instruments (started); its initialization
+    begins (``init_start`` logged)."""
     log = mllog.EventLog(directory / "events.log" if directory is not None and parallel.is_main else None, held=held)
     prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
     load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
     state = LoopState(init_start=time.time())
     instruments = open_run_instruments(device, parallel, resumed=bool(prior))
     instruments.start()
+    log.start("init_start", time_s=state.init_start)
     return Opened(log, prior, state, instruments, load_at_start)
 
 
