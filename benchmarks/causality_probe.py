@@ -1,4 +1,4 @@
-"""The causality probe of lm-char's pinned evaluation for own code (suite/api/evaluators.py): what
+"""The causality probe of lm-char's pinned evaluation for own code (workloads/evaluation.py): what
 it costs, and how far honest causal models come from its tolerance.
 
 For each honest model — the plain-loop example's GPT (``nn.MultiheadAttention`` with a boolean
@@ -24,9 +24,9 @@ import torch.nn.functional as F
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "examples")]
 
-from suite.api.evaluators import ModelRefused, evaluator  # noqa: E402
 from suite.run.runner import locate_data, seed_everything  # noqa: E402
 from workloads import registry  # noqa: E402
+from workloads.evaluation import ModelRefused, evaluator  # noqa: E402
 from workloads.pinned import CAUSAL_TOLERANCE  # noqa: E402
 
 

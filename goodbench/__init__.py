@@ -19,7 +19,7 @@ import importlib
 from suite import __version__
 
 _HOMES = {"Benchmark": "suite.api.benchmark", "Run": "suite.api.run", "StepMarks": "suite.api.run",
-          "ModelRefused": "suite.api.evaluators", "count_flops": "suite.api.flops",
+          "ModelRefused": "workloads.evaluation", "count_flops": "suite.api.flops",
           "one_line_errors": "suite.api.script"}
 
 __all__ = ["Benchmark", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops", "one_line_errors"]

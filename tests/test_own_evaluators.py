@@ -1,15 +1,16 @@
-"""The pinned evaluators own code is held to (suite/api/evaluators.py) give what the reference
-job's own evaluation gives for the same model: the same data, split, held-out batches,
-normalization and metric — so "val_loss ≤ 2.4" or "test_accuracy ≥ 0.75" means one thing."""
+"""The pinned evaluators own code is held to (each in its workload's folder, found by
+workloads/evaluation.py) give what the reference job's own evaluation gives for the same
+model: the same data, split, held-out batches, normalization and metric — so "val_loss ≤ 2.4"
+or "test_accuracy ≥ 0.75" means one thing."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from suite.api.evaluators import evaluator
 from suite.record.errors import GoodbenchError
 from suite.run.runner import locate_data, seed_everything
 from workloads import registry
+from workloads.evaluation import evaluator
 
 CPU = torch.device("cpu")
 

@@ -1,5 +1,5 @@
 """Own code does not grade itself (issue 44, finding 3): the pinned evaluation of own code
-(suite/api/evaluators.py, suite/api/benchmark.py) refuses a model that reads the tokens it is
+(workloads/evaluation.py, suite/api/benchmark.py) refuses a model that reads the tokens it is
 graded on, and a model at its target before any training; the untrained model's evaluation is
 always recorded; and the validator refuses a target claimed by a refused run
 (suite/validate/quality_rules.py)."""
@@ -18,9 +18,9 @@ from forging import codes, repair
 
 import goodbench
 from suite import validate as v
-from suite.api.evaluators import causality_probe, evaluator
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
+from workloads.evaluation import causality_probe, evaluator
 from workloads.pinned import CAUSAL_TOLERANCE
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,7 +15,9 @@ from suite import cli
 from suite.figures.summary import summarize
 from suite.record import results
 from suite.record.results import NameTaken, Reservation
+from suite.run import driver
 from suite.run import output as run_output
+from suite.validate import check_document
 
 RUN = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]
 
@@ -47,7 +49,8 @@ def fake_training(monkeypatch):
     def train(plan, options, progress):
         seen["out"] = [p for p in Path.cwd().rglob("*.json")]
         seen["sizes"] = [p.stat().st_size for p in seen["out"]]
-        return _document()
+        seen["doc"] = _document()
+        return seen["doc"]
 
     monkeypatch.setattr("suite.run.session.run_suite", train)
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
@@ -105,8 +108,13 @@ def test_a_run_writes_its_results_into_its_reservation(tmp_path, monkeypatch, ca
     monkeypatch.chdir(tmp_path)
     assert cli.main([*RUN, "-o", "out.json"]) == 0
     assert fake_training["out"] == [tmp_path / "out.json"] and fake_training["sizes"] == [0]  # held while training
-    assert "results written to out.json" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "results written to out.json" in out
     assert json.loads((tmp_path / "out.json").read_text())["system"]["name"] == "reserved"
+    # validated after writing, as the library's files are, without changing the file's bytes
+    assert (tmp_path / "out.json").read_text() == results.dumps(fake_training["doc"])
+    [said] = [line for line in out.splitlines() if line.startswith("validated: ")]
+    assert said == driver.validated_line("out.json", check_document(json.loads(results.dumps(fake_training["doc"]))))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 

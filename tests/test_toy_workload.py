@@ -1,6 +1,7 @@
-"""A workload is one folder: its spec (with its seed spread), its job and model, and one registry
-line. A toy workload written into a temporary folder and registered is trained by
-``goodbench run``, validated and read by the leaderboard like the suite's own."""
+"""A workload is one folder: its spec (with its seed spread), its job and model, its pinned
+evaluator for own code, and one registry line. A toy workload written into a temporary folder
+and registered is trained by ``goodbench run``, validated and read by the leaderboard like the
+suite's own, and own code held to it is graded by the evaluator its folder carries."""
 from __future__ import annotations
 
 import textwrap
@@ -33,6 +34,7 @@ class ToyLine(Workload[ToySpec]):
     version = 1
     task = "a line fitted by one linear layer"
     job = "toy_line.job:build_job"
+    evaluator = "toy_line.evaluator:ToyEvaluator"
     seed_spread = 0.05
     variants = {scale: ToySpec(width=8, batch_size=32, max_steps=60, eval_every=30, warmup_steps=5, log_every=10,
                                precision="fp32", target=None) for scale in ("smoke", "full")}
@@ -87,15 +89,41 @@ def build_job(workload, spec, *, device, seed, precision, files, parallel, compi
     return ToyJob(spec, device, seed, precision)
 '''
 
+EVALUATOR = '''
+"""toy-line's pinned evaluation: the mean squared error on a pinned held-out batch of the line."""
+from __future__ import annotations
+
+import torch
+
+from workloads import registry
+
+
+class ToyEvaluator:
+    metric = "val_loss"
+    last_probe = None
+
+    def __init__(self, scale, device, data_dir=None):
+        width = registry.get("toy-line").spec(scale).width
+        truth = torch.randn(width, 1, generator=torch.Generator().manual_seed(0))
+        x = torch.randn(256, width, generator=torch.Generator().manual_seed(1))
+        self.data = (x.to(device), (x @ truth).to(device))
+
+    @torch.no_grad()
+    def __call__(self, logits_of):
+        x, y = self.data
+        return {self.metric: float(torch.nn.functional.mse_loss(logits_of(x), y))}
+'''
+
 
 @pytest.fixture
 def toy_line(tmp_path, monkeypatch):
-    """toy-line's folder (spec, job) in a temporary folder, and its one registry line."""
+    """toy-line's folder (spec, job, evaluator) in a temporary folder, and its one registry line."""
     folder = tmp_path / "toy_line"
     folder.mkdir()
     (folder / "__init__.py").write_text("")
     (folder / "spec.py").write_text(textwrap.dedent(SPEC))
     (folder / "job.py").write_text(textwrap.dedent(JOB))
+    (folder / "evaluator.py").write_text(textwrap.dedent(EVALUATOR))
     monkeypatch.syspath_prepend(str(tmp_path))
     from toy_line.spec import ToyLine
 
@@ -116,3 +144,18 @@ def test_a_workload_in_a_folder_of_its_own_runs_end_to_end(toy_line, tmp_path, m
     assert entry["workload"] == toy_line and entry["kind"] == "throughput" and entry["samples_per_s"] > 0
     assert entry["ranking"] == "smoke"
     assert reproducibility.seed_bound(toy_line) == round(reproducibility.DRIFT_FACTOR * 0.05, 4)
+
+
+def test_the_evaluator_a_workload_folder_carries_is_found_through_the_registry(toy_line):
+    import torch
+
+    from workloads.evaluation import evaluated, evaluator
+
+    assert toy_line in evaluated()
+    found = evaluator(toy_line, "smoke", torch.device("cpu"))
+    assert type(found).__module__ == "toy_line.evaluator" and found.metric == "val_loss"
+    x, y = found.data
+    assert found(lambda inputs: torch.zeros(len(inputs), 1)) == {"val_loss": float((y ** 2).mean())}
+    line = torch.nn.Linear(x.shape[1], 1, bias=False)
+    line.weight.data = torch.linalg.lstsq(x, y).solution.T
+    assert found(line)["val_loss"] < 1e-8

@@ -32,7 +32,8 @@ from workloads.placement import SINGLE, Parallel
 if TYPE_CHECKING:  # the job side needs torch; describing a workload does not
     import torch
 
-__all__ = ["COMPILE_MODES", "SCALES", "Scale", "Target", "Spec", "Job", "Workload", "canonical_json", "job_builder"]
+__all__ = ["COMPILE_MODES", "SCALES", "Scale", "Target", "Spec", "Job", "Workload", "canonical_json", "job_builder",
+           "named"]
 Scale = Literal["smoke", "full"]
 
 
@@ -116,6 +117,10 @@ class Workload(ABC, Generic[S]):
     # runs on the CPU, measured (suite/figures/reproducibility.py: how far a re-run may drift);
     # None: not measured. Not pinned: the spec hash does not cover it.
     seed_spread: ClassVar[float | None] = None
+    # "module:Class" of the pinned evaluator that own code held to this workload's target is graded
+    # by (workloads.evaluation; its folder's evaluator.py), imported only then; None: none yet.
+    # Outside what the spec hash covers, as seed_spread is.
+    evaluator: ClassVar[str | None] = None
 
     @property
     def kind(self) -> str:
@@ -186,6 +191,12 @@ class Workload(ABC, Generic[S]):
 def job_builder(path: str) -> Callable[..., Job]:
     """The function a workload's ``job`` names (``"workloads.dlrm_small.job:build_job"``), imported
     now: the job module and torch load when a run is built, not when a spec is read."""
+    return named(path)
+
+
+def named(path: str) -> Any:
+    """What a dotted path ``"module:name"`` names (a workload's ``job`` or ``evaluator``), its
+    module imported now."""
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)
 

@@ -48,6 +48,6 @@ def precision_flags(precision: str) -> dict[str, Any]:
 
 CAUSAL_TOLERANCE = 1e-3
 """The most a language model's log-probability at a position may move (nats) when only later
-tokens change, in the causality probe of own code's pinned evaluation (suite/api/evaluators.py):
+tokens change, in the causality probe of own code's pinned evaluation (workloads/evaluation.py):
 float nondeterminism moves a causal model's earlier positions far less (measured:
 docs/own-code.md), and a leak below it lowers the loss by at most as much per position."""

@@ -209,7 +209,7 @@ class Benchmark:
             session=self.session["id"], accelerator=(acc["name"], acc["count"]), parallel=self.parallel,
             submission=mlperf_submission(self.system_name, None, f"{acc['name']} x{acc['count']}", own.DIVISION))
         if self.against is not None:
-            from suite.api.evaluators import evaluator
+            from workloads.evaluation import evaluator
 
             self._evaluator = evaluator(self.against, self.scale, self.device, self.data_dir)
         self._started = True
@@ -276,9 +276,9 @@ class Benchmark:
     @property
     def data(self) -> Any:
         """The pinned data of the workload the runs are held to (lm-char: its encoded text, split
-        and vocabulary, :class:`suite.api.evaluators.CharacterData`; fashion-cnn: its images,
-        :class:`suite.api.evaluators.ImageData`; dlrm-small: its teacher's clicks,
-        :class:`suite.api.evaluators.ClickData`); None for a free job."""
+        and vocabulary, :class:`workloads.lm_char.evaluator.CharacterData`; fashion-cnn: its images,
+        :class:`workloads.fashion_cnn.evaluator.ImageData`; dlrm-small: its teacher's clicks,
+        :class:`workloads.dlrm_small.evaluator.ClickData`); None for a free job."""
         return getattr(self._evaluator, "data", None)
 
     def implementation(self) -> dict[str, Any]:

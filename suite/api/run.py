@@ -11,14 +11,13 @@ from typing import Any
 
 import torch
 
-from suite.api.evaluators import ModelRefused
-from suite.meters.clock import StepClock
-from suite.record import claims, edges, mllog
+from suite.record import claims, edges
 from suite.record.errors import GoodbenchError
 from suite.record.mllog import EVAL_REFUSED, START_EVAL
 from suite.run import distributed, driver, files, loop
 from suite.run.record import log_header
 from suite.run.runner import seed_everything
+from workloads.evaluation import ModelRefused
 
 FLOPS_AGREE = 1e-6  # FLOPs counted again in a later run must be the first run's (one declared step)
 
@@ -53,7 +52,6 @@ class Run:
         # process, its checkpoint was accepted: one refused, or killed in its initialization, adds nothing
         self.log, self.prior, self.state, self.instruments, self.load_at_start = driver.open_run(
             self.directory, bench.device, self.parallel, held=True)
-        self.log.start("init_start", time_s=self.state.init_start)
         from workloads.training import set_precision
 
         self.precision_flags = set_precision(bench.device, bench.precision)
@@ -136,10 +134,8 @@ class Run:
         if not self._resumed:
             loop.start_clock(self.state, self.log, self.instruments.energy, self.parallel)
             self.edges.edge(edges.START, 0)
-        self.clock = StepClock(self.device)
-        self.warm_last = self.state.step + bench.warmup_steps
-        self.timed_before = len(self.state.step_times)
-        self.blocks = mllog.StepBlocks(self.log, self.warm_last)
+        self.clock, self.blocks, self.warm_last, self.timed_before = loop.begin_steps(
+            self.state, self.log, self.device, bench.warmup_steps)
         self._training = True
         bench.progress("run_start", workload=bench.name, seed=self.seed,  # the lines name the code
                        max_steps=bench.max_steps)
@@ -236,6 +232,12 @@ class Run:
         marks = StepMarks(self.begin_step())
         yield marks
         self.end_step(marks.loss)
+
+    def _between_steps(self, doing: str) -> None:
+        """:class:`GoodbenchError` unless the run is between two steps, after its first (where one
+        evaluates and saves checkpoints)."""
+        if not self._training or self._open_step is not None:
+            raise GoodbenchError(f"{doing} between steps, after the first one")
 
     def _flush(self) -> None:
         loop.flush_step_times(self.clock, self.state, self.blocks, self.timed_before, self.parallel)
@@ -363,8 +365,7 @@ class Run:
 
     @contextlib.contextmanager
     def _evaluating(self) -> Iterator[loop.Evaluation]:
-        if not self._training or self._open_step is not None:
-            raise GoodbenchError("evaluate between steps, after the first one")
+        self._between_steps("evaluate")
         if not self.due_for_evaluation():
             raise GoodbenchError(f"step {self.state.step} is not at the declared evaluation cadence (every "
                                  f"{self.bench.eval_every} steps, and the last): check run.due_for_evaluation()")
@@ -392,8 +393,7 @@ class Run:
     @contextlib.contextmanager
     def checkpoint(self) -> Iterator[None]:
         """Time a checkpoint save (the user's code inside) as checkpointing badput, out of the window."""
-        if not self._training or self._open_step is not None:
-            raise GoodbenchError("save a checkpoint between steps, after the first one")
+        self._between_steps("save a checkpoint")
         self._flush()
         with files.checkpoint_save(self.state.step, self.state, self.log, self.instruments.energy, self.device,
                                    self.parallel):
@@ -409,8 +409,7 @@ class Run:
         if self.directory is None:
             raise GoodbenchError("no checkpoint_dir was given to the Benchmark: use run.checkpoint() to time "
                                  "a save of one's own, or give checkpoint_dir= to save one the run can go on from")
-        if not self._training or self._open_step is not None:
-            raise GoodbenchError("save a checkpoint between steps, after the first one")
+        self._between_steps("save a checkpoint")
         self._flush()
         bench = self.bench
         files.save_checkpoint(_StateHolder(dict(state)), self.state.step, self.state, self.log, self.directory,

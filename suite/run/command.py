@@ -1,6 +1,7 @@
 """``goodbench run`` once its arguments are parsed: check them, then train the plan here (or
 re-launch it under torchrun: suite/run/launch.py), write the results file into its reservation
-(suite/run/output.py) and say what happened; the exit status."""
+(suite/run/output.py), validate what it wrote as the library does (suite/run/driver.py) and say
+what happened; the exit status."""
 from __future__ import annotations
 
 import importlib.util
@@ -141,8 +142,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
             "no results file written")
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
-    doc = driver.sealed(doc, key)
-    reservation.write(doc)  # validated by `goodbench validate` and `submit`, not here
+    doc, _, problems = driver.write_validated(driver.sealed(doc, key), reservation.write)
     print(report.run_summary(doc["runs"]))
     for r in doc["runs"]:
         if r["error"]:
@@ -155,6 +155,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
     if loaded:
         say(f"warning: {loaded}: such runs are flagged and left out of comparisons")
     print(f"results written to {out}")
+    print(driver.validated_line(str(out), problems))
     print(signing.closing_line(doc, args.no_sign))
     output.checkpoints_after(args, checkpoint_dir, out, doc)
     if doc["settings"]["interrupted"]:

@@ -56,13 +56,15 @@ class Opened(NamedTuple):
 def open_run(directory: Path | None, device: Any, parallel: Parallel, *, held: bool = False) -> Opened:
     """Open a run: its event log (rank 0's, in ``directory`` where it keeps files; ``held``: its
     events reach the file once released), the events of its earlier processes as rank 0 read
-    them, the machine's load, its loop state and its instruments."""
+    them, the machine's load, its loop state and its instruments (started); its initialization
+    begins (``init_start`` logged)."""
     log = mllog.EventLog(directory / "events.log" if directory is not None and parallel.is_main else None, held=held)
     prior = mllog.parse(distributed.broadcast(log.all_lines(), parallel))
     load_at_start = host_load.snapshot()  # before the clock starts: not the run's time
     state = LoopState(init_start=time.time())
     instruments = open_run_instruments(device, parallel, resumed=bool(prior))
     instruments.start()
+    log.start("init_start", time_s=state.init_start)
     return Opened(log, prior, state, instruments, load_at_start)
 
 
@@ -152,10 +154,22 @@ def sealed(doc: dict[str, Any], key: Any) -> dict[str, Any]:
 
 
 def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path]) -> tuple[dict[str, Any], Path, list]:
-    """Write ``doc`` as the file holds it (``write``), then validate it: the document read back,
-    its path and the validator's problems."""
+    """Write ``doc`` (``write``), then validate it as the file holds it: the document read back
+    (whose bytes are ``doc``'s), its path and the validator's problems. ``goodbench run`` and the
+    library both end so."""
     from suite.validate import check_document
 
     doc = json.loads(results.dumps(doc))  # as the file holds it
     path = write(doc)
     return doc, path, check_document(doc)
+
+
+def validated_line(path: str, problems: Sequence[Any]) -> str:
+    """What a writer says of the file it validated (:func:`write_validated`), in one line:
+    ``validated: ok``, or how many problems the validator found and the first of them
+    (``goodbench validate FILE`` lists them all)."""
+    if not problems:
+        return "validated: ok"
+    many = f"{len(problems)} problems (`goodbench validate {path}` lists them), the first" \
+        if len(problems) > 1 else "1 problem"
+    return f"validated: {many}: {problems[0].line(path)}"

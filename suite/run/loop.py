@@ -9,6 +9,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
@@ -43,6 +44,23 @@ def start_clock(state: LoopState, log: mllog.EventLog, meter: energy_meter.Energ
     state.run_start = time.time()
     log.start("run_start", time_s=state.run_start)
     state.energy["run_start"] = meter.read()
+
+
+class Steps(NamedTuple):
+    """A worker's steps as they begin (:func:`begin_steps`): the step clock, the event log's step
+    blocks, the step its warm-up ends after and the steps timed by earlier workers of the run."""
+
+    clock: StepClock
+    blocks: mllog.StepBlocks
+    warm_last: int
+    timed_before: int
+
+
+def begin_steps(state: LoopState, log: mllog.EventLog, device: torch.device, warmup_steps: int) -> Steps:
+    """Begin this worker's steps, from the one after ``state.step``: its warm-up of ``warmup_steps``
+    steps, its clock and the log's step blocks."""
+    warm_last = state.step + warmup_steps  # this worker's warm-up ends here
+    return Steps(StepClock(device), mllog.StepBlocks(log, warm_last), warm_last, len(state.step_times))
 
 
 def open_step(step: int, warm_last: int, state: LoopState, blocks: mllog.StepBlocks,

@@ -19,7 +19,6 @@ import numpy as np
 import torch
 
 from suite.meters import energy as energy_meter
-from suite.meters.clock import StepClock
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
 from suite.run import distributed, driver, loop
@@ -227,11 +226,11 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
                 meter: energy_meter.EnergyMeter, directory: Path | None):
     """Load data, build the job, then resume from a checkpoint or start the clock.
 
-    Logs ``init_start``/``init_stop`` and then either ``run_start`` (a fresh run) or a
-    ``checkpoint_load`` interval (a resumed one). Returns the job and the loop state.
+    Logs the header and ``init_stop`` (``init_start`` was logged as the run opened) and then
+    either ``run_start`` (a fresh run) or a ``checkpoint_load`` interval (a resumed one). Returns
+    the job and the loop state.
     """
     spec, device = workload.spec(scale), options.device
-    log.start("init_start", time_s=state.init_start)
     log_header(log, workload, scale, seed, device, options, precision, meter)
     files = locate_data(workload, options.data_dir)
     state.phases["data_load"] = time.time() - state.init_start
@@ -252,12 +251,9 @@ def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log
            on_step: Callable[[int], None] | None) -> None:
     """The step loop, from the step after ``state.step`` to the target or ``max_steps``."""
     device = options.device
-    clock = StepClock(device)
-    warm_last = state.step + spec.warmup_steps  # this worker's warm-up ends here
-    blocks = mllog.StepBlocks(log, warm_last)
+    clock, blocks, warm_last, timed_before = loop.begin_steps(state, log, device, spec.warmup_steps)
     fetch = getattr(job, "next_batch", None)
     every = (options.checkpoint_every or 0) if directory is not None else 0  # 0: no checkpoints
-    timed_before = len(state.step_times)
     try:
         for step in range(state.step + 1, spec.max_steps + 1):
             loop.open_step(step, warm_last, state, blocks, meter, device)

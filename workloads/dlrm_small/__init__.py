@@ -1,1 +1,1 @@
-"""dlrm-small: a DLRM-style recommender on click data from a pinned teacher (spec; job; model; config)."""
+"""dlrm-small: a DLRM-style recommender on click data from a pinned teacher (spec; job; model; config; evaluator)."""

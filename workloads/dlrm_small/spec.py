@@ -50,6 +50,7 @@ class DlrmSmall(Workload[DlrmSpec]):
     version = 1
     task = "click-through prediction, DLRM-style, synthetic teacher data (AUC)"
     job = "workloads.dlrm_small.job:build_job"
+    evaluator = "workloads.dlrm_small.evaluator:DlrmEvaluator"
     seed_spread = 0.099
     variants = {
         "smoke": DlrmSpec(

@@ -1,1 +1,1 @@
-"""fashion-cnn: a small residual CNN on Fashion-MNIST (spec; job; model; config)."""
+"""fashion-cnn: a small residual CNN on Fashion-MNIST (spec; job; model; config; evaluator)."""

@@ -53,6 +53,7 @@ class FashionCnn(Workload[FashionCnnSpec]):
     task = "image classification (Fashion-MNIST), small residual CNN"
     data_files = (TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS)
     job = "workloads.fashion_cnn.job:build_job"
+    evaluator = "workloads.fashion_cnn.evaluator:FashionEvaluator"
     seed_spread = 0.32  # its other-instruction-set drift, which was larger than between seeds
     variants = {
         "smoke": FashionCnnSpec(

@@ -1,1 +1,1 @@
-"""lm-char: nanoGPT's shakespeare-char model on Tiny Shakespeare (spec; job)."""
+"""lm-char: nanoGPT's shakespeare-char model on Tiny Shakespeare (spec; job; evaluator)."""

@@ -38,6 +38,7 @@ class LmChar(LanguageModelWorkload[LmCharSpec]):
     task = "character-level language modelling (Tiny Shakespeare)"
     data_files = (TINY_SHAKESPEARE,)
     job = "workloads.lm_char.job:build_job"
+    evaluator = "workloads.lm_char.evaluator:LmCharEvaluator"
     seed_spread = 0.041
     variants = {
         "smoke": LmCharSpec(

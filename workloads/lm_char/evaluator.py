@@ -1,0 +1,78 @@
+"""lm-char's pinned evaluation for own code held to its target (:mod:`workloads.evaluation`):
+the mean next-character cross-entropy over the spec's pinned held-out windows, the model's
+causality probed on the first batch."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from suite.record.errors import GoodbenchError
+from workloads import data as data_registry
+from workloads import registry
+from workloads.evaluation import Logits, ModelRefused, Probe, causality_probe
+from workloads.lm.job import windows
+from workloads.lm_char.job import encode_characters
+from workloads.lm_char.spec import TINY_SHAKESPEARE
+
+
+@dataclass
+class CharacterData:
+    """lm-char's pinned data as its reference trains on it: the text's characters as ids over
+    its sorted character set (``vocab``), the first 90% to train on (``train``), the rest held out."""
+
+    train: torch.Tensor
+    val: torch.Tensor
+    vocab: list[str]
+    context: int  # the pinned context the evaluation reads (the spec's block_size)
+    batch_size: int  # the pinned batch of each held-out evaluation batch
+    eval_batches: int
+
+
+class LmCharEvaluator:
+    """lm-char's evaluation at one scale: the mean cross-entropy of the next character over the
+    spec's ``eval_batches`` pinned held-out windows (the same windows every time, as the reference
+    job reads them: :meth:`workloads.lm.job.LanguageModelJob.evaluate`)."""
+
+    metric = "val_loss"
+
+    def __init__(self, scale: str, device: torch.device, data_dir: str | None = None):
+        spec = registry.get("lm-char").spec(scale)
+        try:
+            path = data_registry.locate(TINY_SHAKESPEARE, data_dir)
+        except data_registry.DataNotFound as exc:
+            raise GoodbenchError(f"lm-char's data: {exc}") from None
+        ids, vocab = encode_characters(path.read_text(encoding="utf-8"))
+        split = int(spec.train_fraction * len(ids))
+        self.device = device
+        self.last_probe: Probe | None = None  # the causality probe of the latest evaluation
+        self.data = CharacterData(train=ids[:split].to(device=device, dtype=torch.long),
+                                  val=ids[split:].to(device=device, dtype=torch.long), vocab=vocab,
+                                  context=spec.block_size, batch_size=spec.batch_size,
+                                  eval_batches=spec.eval_batches)
+
+    @torch.no_grad()
+    def __call__(self, logits_of: Logits) -> dict[str, float]:
+        """``{"val_loss": …}`` of the model whose ``logits_of(ids)`` gives next-character logits;
+        :class:`ModelRefused` when the causality probe of its first batch finds it reading later
+        tokens (the probe's figures: :attr:`last_probe`)."""
+        d = self.data
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        losses = []
+        self.last_probe = None
+        for index in range(d.eval_batches):
+            x, y = windows(d.val, d.batch_size, d.context, gen, self.device)
+            logits = logits_of(x)
+            if logits.shape[:2] != x.shape or logits.shape[-1] != len(d.vocab):
+                raise GoodbenchError(f"the model's logits have shape {tuple(logits.shape)}; lm-char's evaluation "
+                                     f"needs (batch, context, vocab) = ({x.shape[0]}, {x.shape[1]}, {len(d.vocab)})")
+            if index == 0:
+                self.last_probe = probe = causality_probe(logits_of, x, logits)
+                if not probe.passed:
+                    raise ModelRefused(
+                        f"the model reads later tokens: its log-probabilities at earlier positions moved by up to "
+                        f"{probe.max_difference:.3g} nats when only later tokens changed (a causal model's move by at "
+                        f"most {probe.tolerance:g}); lm-char's windows hold their own targets, so it is not graded")
+            losses.append(F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1)))
+        return {self.metric: float(torch.stack(losses).mean())}
