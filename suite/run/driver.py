@@ -20,6 +20,7 @@ from suite.run import distributed
 from suite.run.files import FINISHED
 from suite.run.instruments import Instruments, open_run_instruments
 from suite.run.record import finish
+from suite.run.signals import Terminated
 from suite.run.state import LoopState, RunOptions
 from suite.trust import signing
 from workloads.parallel import Parallel
@@ -84,7 +85,12 @@ def steps_done(step: int, max_steps: int) -> str:
 
 
 def ended_by(exc: BaseException, done: str = "") -> str:
-    """A record's ``error`` for a run that ``exc`` ended (``done``: how far it came)."""
+    """A record's ``error`` for a run that ``exc`` ended (``done``: how far it came); an
+    interrupt's reads ``interrupted (SIGTERM|KeyboardInterrupt) <done>`` for the runner and the
+    library alike (its status is "partial")."""
+    if isinstance(exc, KeyboardInterrupt):
+        why = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
+        return f"interrupted ({why}){' ' + done if done else ''}"
     return f"{type(exc).__name__}{' ' + done if done else ''}: {first_line(exc)}"
 
 

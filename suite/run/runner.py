@@ -185,8 +185,7 @@ def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
         return None, f"rank {parallel.rank} ran out of memory" if parallel.distributed else None
     if isinstance(exc, KeyboardInterrupt):
         _Undelivered.interrupt = None  # caught: this run ends here
-        why = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
-        record.update(status="partial", error=f"interrupted ({why})")
+        record.update(status="partial", error=failed)
         return exc, record["error"] if parallel.distributed else None
     if not parallel.distributed:
         record.update(status="failed", error=failed)
