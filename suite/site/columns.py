@@ -105,7 +105,7 @@ def _date_sub(row: dict) -> str | None:
     rules v9"), so that a result of older rules reads as such beside today's."""
     version = row.get("rules_version")
     parts = [f"suite {row['suite_version']}" if row.get("suite_version") is not None else None,
-             f"rules v{int(version)}" if not missing(version) else None]
+             f"rules v{int(version)}" if version is not None and not missing(version) else None]
     return " · ".join(p for p in parts if p) or None
 
 
