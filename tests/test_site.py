@@ -471,6 +471,11 @@ def test_the_reference_systems_old_file_is_labelled_and_never_held_against_the_n
     assert {r["system"] for r in data["load_unknown"]} == {d["system"]["name"] for d in docs.values()
                                                           if d is not old and d is not new}
     assert "Compared without a record of the host's load" in html.unescape(compare_page)
+    # the smoke table ranks nothing: today's reference leads it, the v1 file (the fastest figures) comes last
+    workload = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    new_run, old_run = (run_slug(n, next(r for r in d["runs"] if r["workload"]["id"] == "lm-char")["run_id"])
+                        for d in (new, old) for n in [next(k for k, v in docs.items() if v is d)])
+    assert workload.index(new_run) < workload.index(old_run)
 
 
 def test_the_reference_sites_pages_name_no_repository_path_data_folder_or_unqueried_link(reference_site):

@@ -39,6 +39,14 @@ def free_jobs_page(out: Path, mine: pd.DataFrame, built: dict) -> dict:
     return info
 
 
+def _current_rules_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the rows valid only under older rules (``stale_rules``) moved last, each part in its order."""
+    if frame.empty or "stale_rules" not in frame:
+        return frame
+    stale = frame["stale_rules"].map(lambda v: isinstance(v, str))
+    return pd.concat([frame[~stale], frame[stale]])
+
+
 def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict) -> dict:
     """The leaderboard pages of one workload from its entries ``mine``; returns its summary for the index."""
     if workload_id == own.FREE_JOB:
@@ -80,6 +88,10 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                   for title, frame, is_ranked, slug in leading
                   if is_ranked and (backed := frame.get("trust", pd.Series(dtype=object)) == "reproduced").any()]
     groups = reproduced + leading
+    # a table that ranks nothing lists the results today's rules accept first: a file valid only under
+    # the older rules it was stored with (its figures from another day's rules) does not lead it
+    groups = [(title, frame if ranked_flag else _current_rules_first(frame), ranked_flag, slug)
+              for title, frame, ranked_flag, slug in groups]
     tables = [table_pages(frame, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / f"{wslug}-{slug}",
                           "../", ranked_flag,
                           lambda k, s=slug: f"{wslug}.html" if k == 1 else f"{wslug}-{s}-p{k}.html")
