@@ -313,3 +313,46 @@ def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_lea
     assert not _sandboxes_of(scratch), "a process of the sandbox outlived goodbench"
     assert not (tmp_path / "repro.json").exists()  # the reserved name is free again
     assert not list(scratch.glob("goodbench-rerun-*")), "the scratch copy of the code was left behind"
+
+
+@pytest.mark.slow
+def test_sigterm_while_measuring_on_keeps_the_last_whole_re_run(tmp_path):
+    """A re-run far slower than its original (the script sleeps in each step when re-run) is
+    measured again; SIGTERM during that second re-run keeps the first, whole and stamped on the
+    second clock, beside the output (``*.rerun.json``), as any re-run that cannot be compared is
+    kept: no training is lost to the signal. The output name stays free, and the command exits 143."""
+    import signal
+
+    from test_own_code import TRAIN_SCRIPT
+
+    step = "                loss = nn.functional.mse_loss(model(x), y)"
+    assert step in TRAIN_SCRIPT
+    script = ("import os, time\nSLOW = 0.05 if os.environ.get('GOODBENCH_OUT') else 0.0\n"
+              + TRAIN_SCRIPT.replace(step, "                time.sleep(SLOW)\n" + step))
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "train.py").write_text(script)
+    _git_repo(checkout)
+    env = {k: val for k, val in os.environ.items() if k != own.OUT_VARIABLE}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    out = tmp_path / "repro.json"
+    child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(out), "--no-sign",
+                              "--run-recorded-command"], cwd=checkout, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in child.stdout:  # type: ignore[union-attr]
+        seen.append(line)
+        if "(the recorded command runs again)" in line:
+            child.send_signal(signal.SIGTERM)
+            break
+    rest, _ = child.communicate(timeout=120)
+    said = "".join(seen) + rest
+    assert child.returncode == 143, said
+    kept = tmp_path / "repro.rerun.json"
+    assert f"interrupted while measuring on: the last whole re-run is kept as {kept}" in said
+    assert "goodbench: stopped by SIGTERM" in said and not out.exists()
+    rerun = json.loads(kept.read_text())
+    assert [r["status"] for r in rerun["runs"]] == ["complete"] and rerun["second_clock"]["runs"]
