@@ -81,7 +81,8 @@ def test_info_prints_words_not_python_values(capsys):
     lines = capsys.readouterr().out.splitlines()
     values = [line.split(": ", 1)[1] for line in lines if not line.startswith("# ")]
     assert not {"None", "True", "False", "[]", "{}"} & set(values)
-    assert "interconnect.gpus_status: not queried: the device is the CPU" in lines
+    assert "interconnect.gpus_status: none: a CPU run uses one device, so there is no interconnect to report" in lines
+    assert not any("not queried" in line for line in lines)
     assert "software.cuda: —" in lines and "overridden: —" in lines
     assert not any("the run" in line for line in lines)
     assert info._shown(True) == "yes" and info._shown(False) == "no" and info._shown([1, 2]) == "[1, 2]"

@@ -184,7 +184,14 @@ def test_cpu_run_does_not_query_nvml(use_nvml):
     module.nvmlInit = lambda: pytest.fail("NVML queried for a CPU run")
     use_nvml(module)
     record = interconnect.describe(query_gpus=False, infiniband_root="/nonexistent")
-    assert record["gpus"] is None and record["gpus_status"].startswith("not queried")
+    assert record["gpus"] is None and record["summary"] is None
+    # said plainly: one device, nothing between devices to report (not "not queried", nor "unknown")
+    assert record["gpus_status"] == record["summary_status"] == \
+        "none: a CPU run uses one device, so there is no interconnect to report"
+    # what CPU runs recorded before reads the same on a page
+    for earlier in ("not queried: the device is the CPU", "unknown: not queried: the device is the CPU"):
+        assert interconnect.plain_status(earlier) == interconnect.CPU_STATUS
+    assert interconnect.plain_status("unknown: NVML unavailable") == "unknown: NVML unavailable"
 
 
 def _port(root: Path, dev: str, port: int, **files: str) -> None:
@@ -225,7 +232,7 @@ def test_unreadable_port_file_is_none(tmp_path):
 
 def test_system_description_carries_the_record_and_validates(use_nvml, tmp_path):
     info = system.describe(torch.device("cpu"))
-    assert info["interconnect"]["gpus_status"].startswith("not queried")
+    assert info["interconnect"]["gpus_status"] == interconnect.CPU_STATUS
     assert "nvlink_active_links" in info["accelerator"] and "infiniband" in info["host"]
     # an 8-GPU record in a valid results file still validates
     use_nvml(hgx8())

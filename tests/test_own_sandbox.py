@@ -250,3 +250,109 @@ def test_the_re_runs_file_is_read_only_as_a_regular_file_of_its_own(tmp_path):
         own.read_output(tmp_path / "big.json")
     (tmp_path / "ok.json").write_text("{}")
     assert own.read_output(tmp_path / "ok.json") == b"{}"
+
+
+SLEEPS_WHEN_RE_RUN = '''
+import os, time
+if os.environ.get("GOODBENCH_OUT"):  # only the reviewer's re-run, in the sandbox: it outlives any patience
+    print("RERUN-STARTED", flush=True)
+    time.sleep(600)
+'''
+
+
+def _sandboxes_of(scratch: Path) -> list[str]:
+    """The processes whose command line names a folder under ``scratch`` (bwrap binds its copy of the code)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(scratch).encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.slow
+def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_leaves_nothing(tmp_path):
+    """SIGTERM (timeout, Slurm, docker stop) to `goodbench reproduce --run-recorded-command` while
+    the sandboxed re-run trains: goodbench says it was stopped and exits 143, as a training run
+    does; the sandbox ends with it (no process of it left), and neither the reserved output name nor
+    the scratch copy of the code is left behind (before, goodbench died at once, leaving both)."""
+    import signal
+    import time
+
+    from test_own_code import TRAIN_SCRIPT
+
+    checkout, scratch = tmp_path / "checkout", tmp_path / "scratch"
+    checkout.mkdir()
+    scratch.mkdir()
+    (checkout / "train.py").write_text(SLEEPS_WHEN_RE_RUN + TRAIN_SCRIPT)
+    _git_repo(checkout)
+    env = {k: val for k, val in os.environ.items() if k != own.OUT_VARIABLE}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(tmp_path / "repro.json"),
+                              "--no-sign", "--run-recorded-command"], cwd=checkout, env={**env, "TMPDIR": str(scratch)},
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in child.stdout:  # type: ignore[union-attr]
+        seen.append(line)
+        if "RERUN-STARTED" in line:
+            assert _sandboxes_of(scratch), "the sandbox runs while the script sleeps"
+            child.send_signal(signal.SIGTERM)
+            break
+    rest, _ = child.communicate(timeout=120)
+    said = "".join(seen) + rest
+    assert child.returncode == 143, said
+    assert "goodbench: stopped by SIGTERM" in said and "Traceback" not in said
+    deadline = time.monotonic() + 10
+    while _sandboxes_of(scratch) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _sandboxes_of(scratch), "a process of the sandbox outlived goodbench"
+    assert not (tmp_path / "repro.json").exists()  # the reserved name is free again
+    assert not list(scratch.glob("goodbench-rerun-*")), "the scratch copy of the code was left behind"
+
+
+@pytest.mark.slow
+def test_sigterm_while_measuring_on_keeps_the_last_whole_re_run(tmp_path):
+    """A re-run far slower than its original (the script sleeps in each step when re-run) is
+    measured again; SIGTERM during that second re-run keeps the first, whole and stamped on the
+    second clock, beside the output (``*.rerun.json``), as any re-run that cannot be compared is
+    kept: no training is lost to the signal. The output name stays free, and the command exits 143."""
+    import signal
+
+    from test_own_code import TRAIN_SCRIPT
+
+    step = "                loss = nn.functional.mse_loss(model(x), y)"
+    assert step in TRAIN_SCRIPT
+    script = ("import os, time\nSLOW = 0.05 if os.environ.get('GOODBENCH_OUT') else 0.0\n"
+              + TRAIN_SCRIPT.replace(step, "                time.sleep(SLOW)\n" + step))
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "train.py").write_text(script)
+    _git_repo(checkout)
+    env = {k: val for k, val in os.environ.items() if k != own.OUT_VARIABLE}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    out = tmp_path / "repro.json"
+    child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(out), "--no-sign",
+                              "--run-recorded-command"], cwd=checkout, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in child.stdout:  # type: ignore[union-attr]
+        seen.append(line)
+        if "(the recorded command runs again)" in line:
+            child.send_signal(signal.SIGTERM)
+            break
+    rest, _ = child.communicate(timeout=120)
+    said = "".join(seen) + rest
+    assert child.returncode == 143, said
+    kept = tmp_path / "repro.rerun.json"
+    assert f"interrupted while measuring on: the last whole re-run is kept as {kept}" in said
+    assert "goodbench: stopped by SIGTERM" in said and not out.exists()
+    rerun = json.loads(kept.read_text())
+    assert [r["status"] for r in rerun["runs"]] == ["complete"] and rerun["second_clock"]["runs"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from suite.record.privacy import public_command, public_path
+from suite.record.privacy import public_command, public_path, shown_command
 
 
 def test_home_and_temporary_paths_keep_only_their_own_name():
@@ -30,5 +30,23 @@ def test_a_command_recorded_before_the_rule_is_shown_without_temporary_folders()
 
     recorded = ["goodbench", "run", "--device", "cpu", "-o", "/tmp/gbt/ref.json", "--data-dir", "/opt/datasets"]
     label, shown = labels.show("settings.command", recorded)
-    assert shown == "goodbench run --device cpu -o <tmp>/ref.json --data-dir /opt/datasets"
-    assert "<home>, <tmp>" in label
+    assert shown == "goodbench run --device cpu -o <tmp>/ref.json --data-dir <data-dir>"
+    assert "<home>, <tmp>" in label and "<data-dir>" in label
+
+
+def test_a_shown_command_names_no_data_folder_wherever_it_lies():
+    """The data folder is the submitter's machine's: a page shows ``--data-dir``'s value as
+    <data-dir> in both spellings, outside home and the temporary folders too (a shared disk), and
+    inside them; other arguments, and the stored list, stay as they were."""
+    home = os.path.expanduser("~")
+    recorded = ["goodbench", "run", "--data-dir", "/work/shared/datasets", "-w", "lm-char",
+                f"--data-dir={os.path.join(home, 'corpora')}", "--data-dir=/srv/data", "runs/a.json"]
+    kept = list(recorded)
+    assert shown_command(recorded) == ["goodbench", "run", "--data-dir", "<data-dir>", "-w", "lm-char",
+                                       "--data-dir=<data-dir>", "--data-dir=<data-dir>", "runs/a.json"]
+    assert recorded == kept
+    assert shown_command(["goodbench", "run", "--data-dir"]) == ["goodbench", "run", "--data-dir"]  # no value
+    # only the option itself: a value that merely looks like one is kept
+    assert shown_command(["goodbench", "run", "--data-dirs", "/x", "-o", "/work/shared/datasets/a.json"]) == \
+        ["goodbench", "run", "--data-dirs", "/x", "-o", "/work/shared/datasets/a.json"]
+

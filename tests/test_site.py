@@ -428,6 +428,75 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     assert data["left_out"] == left and set(data["systems"]) == set(fresh["system"])
 
 
+@pytest.fixture(scope="module")
+def reference_site(tmp_path_factory):
+    """The site of the stored results files (copies: the store is never written): the CPU reference
+    stored under rules v1, the same system measured again under today's rules, and another 2-core
+    EPYC measured under rules v6 before the host's load was recorded."""
+    folder = tmp_path_factory.mktemp("reference-results")
+    for stored in sorted((Path(__file__).resolve().parent.parent / "results").glob("*.json")):
+        (folder / stored.name).write_bytes(stored.read_bytes())
+    out = tmp_path_factory.mktemp("reference-site")
+    site.build(folder, out)
+    docs = {p.name: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    return out, docs
+
+
+def test_the_reference_systems_old_file_is_labelled_and_never_held_against_the_new_one(reference_site):
+    """The v1 CPU reference measured faster on its day (another host: a 1.6× higher matmul
+    ceiling), but today's rules refuse it: its system page labels its rows with their rules version,
+    compares the new result with none of them (no "slower" against a file of other rules), and lists
+    them apart with why; the compare page pools the new reference, not the old, and says which
+    results it compares without knowing the host's load."""
+    out, docs = reference_site
+    by_rules = {validate.stored_under(d): d for d in docs.values()}
+    assert {1, validate.RULES_VERSION} <= set(by_rules)
+    old, new = by_rules[1], by_rules[validate.RULES_VERSION]
+    assert old["system"]["name"] == new["system"]["name"]
+    page = (out / "systems" / f"{safe_name(new['system']['name'])}.html").read_text()
+    assert "rules v1" in page and f"rules v{validate.RULES_VERSION}" in page  # under each row's date
+    assert "Latest result against the previous one" not in page  # nothing of today's rules to hold it against
+    left = html.unescape(page.split('id="not-compared"', 1)[1])
+    assert "Left out of comparisons" in left and "stored under rules v1; today's rules" in left
+    for verdict in ("faster", "slower"):
+        assert f">{verdict}<" not in page
+    compare_page = (out / "compare.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="compare-data">(.*?)</script>',
+                                compare_page, re.S).group(1))
+    lm = data["values"][new["system"]["name"]]["lm-char (smoke)"]["samples_per_s"]
+    new_lm = next(r for r in new["runs"] if r["workload"]["id"] == "lm-char")
+    old_lm = next(r for r in old["runs"] if r["workload"]["id"] == "lm-char")
+    assert lm < results.samples_per_s(old_lm)  # the old file was faster, and is not the one pooled
+    assert lm == pytest.approx(results.samples_per_s(new_lm), rel=0.05)
+    assert {r["system"] for r in data["load_unknown"]} == {d["system"]["name"] for d in docs.values()
+                                                          if d is not old and d is not new}
+    assert "Compared without a record of the host's load" in html.unescape(compare_page)
+    # the smoke table ranks nothing: today's reference leads it, the v1 file (the fastest figures) comes last
+    workload = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    new_run, old_run = (run_slug(n, next(r for r in d["runs"] if r["workload"]["id"] == "lm-char")["run_id"])
+                        for d in (new, old) for n in [next(k for k, v in docs.items() if v is d)])
+    assert workload.index(new_run) < workload.index(old_run)
+
+
+def test_the_reference_sites_pages_name_no_repository_path_data_folder_or_unqueried_link(reference_site):
+    """A site reader cannot open docs/compare.md: the compare and system pages link to the
+    methodology's section instead, which is there. Recorded commands show --data-dir's value as
+    <data-dir> (the stored files keep theirs), and a CPU run's interconnect reads plainly."""
+    out, docs = reference_site
+    assert any("/work/shared/datasets" in d["settings"]["command"] for d in docs.values())
+    methodology = (out / "methodology.html").read_text()
+    assert 'id="compare"' in methodology and "How two results are compared" in methodology
+    for name in ["compare.html", *(f"systems/{p.name}" for p in (out / "systems").glob("*.html")),
+                 *(f"runs/{p.name}" for p in (out / "runs").glob("*.html"))]:
+        text = (out / name).read_text()
+        assert "docs/" not in text and ".md" not in text, name
+        assert "/work/shared/datasets" not in text and "not queried" not in text, name
+    assert 'href="methodology.html#compare"' in (out / "compare.html").read_text()
+    runs = " ".join(p.read_text() for p in (out / "runs").glob("*.html"))
+    assert "--data-dir &lt;data-dir&gt;" in runs
+    assert "none: a CPU run uses one device, so there is no interconnect to report" in runs
+
+
 def test_cli_site_builds(tmp_path, capsys):
     folder = tmp_path / "results"
     folder.mkdir()

@@ -187,7 +187,16 @@ def test_every_field_the_schema_names_on_the_pages_has_a_label():
     ("settings.checkpoint_every", None, ("checkpoint every", "—")),
     ("settings.inject_failures", [10, 30], ("failures injected at", "step 10, step 30")),
     ("settings.command", ["goodbench", "run", "--device", "cpu"],
-     ("command line (home and temporary folders shown as <home>, <tmp>)", "goodbench run --device cpu")),
+     ("command line (home and temporary folders shown as <home>, <tmp>, the data folder as <data-dir>)",
+      "goodbench run --device cpu")),
+    ("settings.implementation.command", ["python", "train.py", "--data-dir=/srv/corpora/mine", "--steps", "3"],
+     ("command of the own code (self-reported; home and temporary folders shown as <home>, <tmp>, the data "
+      "folder as <data-dir>)", "python train.py --data-dir=<data-dir> --steps 3")),
+    ("system.interconnect.summary_status", "unknown: not queried: the device is the CPU",
+     ("interconnect status", "none: a CPU run uses one device, so there is no interconnect to report")),
+    ("system.interconnect.gpus_status", "not queried: the device is the CPU",
+     ("GPU links status", "none: a CPU run uses one device, so there is no interconnect to report")),
+    ("system.interconnect.summary_status", "unknown: NVML unavailable", ("interconnect status", "unknown: NVML unavailable")),
     ("goodput.badput_s.compile_warmup", 0.5, ("compilation and warm-up", "500 ms")),
     ("metrics.energy_to_target_j", None, ("energy to target", "—")),
 ])

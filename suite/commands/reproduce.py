@@ -140,6 +140,11 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
         say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
             "the file's — and pass --run-recorded-command to run it")
         return 2
+    from suite.run.signals import stop_on_sigterm
+
+    # SIGTERM (timeout, Slurm, docker stop) ends the reproduction as Ctrl-C does: the sandbox stopped,
+    # its scratch copy and the reserved output name removed, "stopped by SIGTERM" said, exit 143
+    stop_on_sigterm()
     try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
         found = own.reproduce(original, indexes, out, tolerance,
                               load_key=(lambda: None) if args.no_sign else signing.load_key, report=say, cap=_cap(args))

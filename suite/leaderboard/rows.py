@@ -41,7 +41,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
                  "load_recorded", "implementation", "second_clock", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
-                 "accelerator_s_per_million_tokens", "stale_rules"]
+                 "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
@@ -327,9 +327,10 @@ def own_code(doc: dict) -> str | None:
 
 def entry_rows(stored: Stored) -> list[dict]:
     """:func:`rows` of a file read once (its signer and recomputed figures reused), each with
-    ``stale_rules``: why today's rules would refuse the file it keeps from older rules, or None."""
-    stale = stale_rules(stored)
-    return [{**row, "stale_rules": stale}
+    ``stale_rules``: why today's rules would refuse the file it keeps from older rules, or None;
+    ``rules_version``: the rules it was stored under (none recorded: 1)."""
+    stale, version = stale_rules(stored), validate.stored_under(stored.doc)
+    return [{**row, "stale_rules": stale, "rules_version": version}
             for row in rows(stored.name, stored.doc, stored.signer, verified=True, figures=stored.figures)]
 
 

@@ -2,14 +2,17 @@
 user's home or temporary folders. A path under either is shown as ``<home>/NAME`` or
 ``<tmp>/NAME`` (the file or folder's own name kept, the folders above it removed), so a
 published page names neither the user nor the layout of their disk, and says that it left
-something out."""
+something out. Where a recorded command is shown (:func:`shown_command`), the value of
+``--data-dir`` is shown as ``<data-dir>`` too, wherever it lies: the data folder is the
+submitter's machine's, as private as its home; the stored file keeps it as recorded."""
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
 
-HOME, TMP = "<home>", "<tmp>"
+HOME, TMP, DATA_DIR = "<home>", "<tmp>", "<data-dir>"
+DATA_DIR_OPTION = "--data-dir"
 
 
 def _roots() -> list[tuple[str, str]]:
@@ -53,3 +56,19 @@ def public_command(argv: list[str]) -> tuple[list[str], int]:
         removed += shown != value
         out.append(f"{option}{eq}{shown}")
     return out, removed
+
+
+def shown_command(argv: list[str]) -> list[str]:
+    """A recorded command line as a page or a report shows it: :func:`public_command`'s, with the
+    value of ``--data-dir`` (``--data-dir DIR`` or ``--data-dir=DIR``) shown as ``<data-dir>``
+    wherever the folder lies (a command recorded before that rule, or a data folder outside home
+    and the temporary folders, named the submitter's disk)."""
+    shown = public_command([str(a) for a in argv])[0]
+    out: list[str] = []
+    for i, arg in enumerate(shown):
+        if arg.startswith(DATA_DIR_OPTION + "="):
+            arg = f"{DATA_DIR_OPTION}={DATA_DIR}"
+        elif i > 0 and shown[i - 1] == DATA_DIR_OPTION:
+            arg = DATA_DIR
+        out.append(arg)
+    return out

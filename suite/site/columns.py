@@ -100,6 +100,15 @@ def _system_sub(row: dict) -> str | None:
     return "; ".join(line for line in lines if line) or None
 
 
+def _date_sub(row: dict) -> str | None:
+    """Under the date: the suite version and the rules the file was stored under ("suite 0.1.0 ·
+    rules v9"), so that a result of older rules reads as such beside today's."""
+    version = row.get("rules_version")
+    parts = [f"suite {row['suite_version']}" if row.get("suite_version") is not None else None,
+             f"rules v{int(version)}" if version is not None and not missing(version) else None]
+    return " · ".join(p for p in parts if p) or None
+
+
 def _own_text(row: dict) -> str | None:
     """An own implementation's row: its code's name, and how its quality was measured."""
     name = row.get("implementation")
@@ -114,9 +123,15 @@ def _own_text(row: dict) -> str | None:
 
 def _signer_sub(row: dict) -> str | None:
     """A system page's rows: an own implementation's code, and a copy's owner, else the trust level
-    (an unsigned row's cell already reads "unsigned": the line under it says only "not reproduced")."""
+    (an unsigned row's cell already reads "unsigned": the line under it says only "not reproduced");
+    then, as under the system on a workload page (the system page has no system column), whether
+    its runs were measured under load and the older rules a file was stored under where today's
+    refuse it."""
     trust = "not reproduced" if row.get("trust") == "unsigned" else trust_text(row)
-    lines = [_own_text(row), _copy_text(row) if isinstance(row.get("copy_status"), str) else trust]
+    lines = [_own_text(row), _copy_text(row) if isinstance(row.get("copy_status"), str) else trust,
+             UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
+             LOAD_NOT_RECORDED if row.get("load_recorded") == False else None,  # noqa: E712 - numpy bool
+             row["stale_rules"] if isinstance(row.get("stale_rules"), str) else None]
     return "; ".join(line for line in lines if line) or None
 
 
@@ -150,7 +165,7 @@ _COLUMNS = [
     Column("scaling_efficiency", "scaling efficiency", "num", "share"),
     Column("seeds", "seeds", "num", "count"),
     Column("date", "date", "text", "text", lambda row, root, rank: (None, row["created_at"][:10], None),
-           lambda row: f"suite {row['suite_version']}" if row.get("suite_version") is not None else None),
+           lambda row: _date_sub(row)),
     Column("suite_version", "suite", "text", "text"),
     Column("run", "run", "text", "text",
            lambda row, root, rank: (None, "run", f"{root}runs/{run_slug(row['file'], row['run_id'])}.html")),

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from suite.record.privacy import public_command
+from suite.meters.interconnect import plain_status
+from suite.record.privacy import shown_command
 from suite.site import formatting as f
 from suite.trust.labels import COPY_TEXT
 
@@ -121,7 +122,8 @@ DOC_FIELDS = {
     "settings.implementation.code.git_dirty": ("uncommitted changes in the code (self-reported)", "text"),
     "settings.implementation.code.files": ("sha256 of the code's files (self-reported)", "files"),
     "settings.implementation.code.workdir": ("folder the code was run from (self-reported)", "text"),
-    "settings.implementation.command": ("command of the own code (self-reported)", "text"),
+    "settings.implementation.command": ("command of the own code (self-reported; home and temporary folders shown "
+                                        "as <home>, <tmp>, the data folder as <data-dir>)", "command"),
     "settings.implementation.spec.samples_per_step": ("declared samples per step", "count"),
     "settings.implementation.spec.tokens_per_step": ("declared tokens per step", "count"),
     "settings.implementation.spec.flops_per_step": ("declared model FLOPs per step", "FLOP"),
@@ -131,7 +133,8 @@ DOC_FIELDS = {
     "settings.implementation.spec.eval_every": ("declared evaluation cadence (steps)", "count"),
     "settings.implementation.spec.log_every": ("declared loss-logging cadence (steps)", "count"),
     "settings.implementation.spec.precision": ("declared precision", "text"),
-    "settings.command": ("command line (home and temporary folders shown as <home>, <tmp>)", "command"),
+    "settings.command": ("command line (home and temporary folders shown as <home>, <tmp>, the data folder as "
+                         "<data-dir>)", "command"),
     "settings.matmul_ceiling.*.flops": ("matmul ceiling ({}), best trial", "FLOP/s"),
     "settings.matmul_ceiling.*.trials_flops": ("matmul ceiling ({}), each trial", "FLOP/s"),
     "settings.matmul_ceiling.*.n": ("matmul ceiling ({}), matrix size", "count"),
@@ -209,8 +212,8 @@ DOC_FIELDS = {
     "system.host.container": ("container", "text"), "system.host.cloud": ("cloud", "text"),
     "system.host.infiniband": ("InfiniBand devices", "text"),
     "system.interconnect.summary": ("interconnect", "text"),
-    "system.interconnect.summary_status": ("interconnect status", "status"),
-    "system.interconnect.gpus_status": ("GPU links status", "status"),
+    "system.interconnect.summary_status": ("interconnect status", "link status"),
+    "system.interconnect.gpus_status": ("GPU links status", "link status"),
     "system.interconnect.gpus": ("GPUs and their links", "items"),
     "system.interconnect.gpu_pairs": ("GPU pairs and their paths", "items"),
     "system.interconnect.infiniband": ("InfiniBand devices and ports", "items"),
@@ -247,10 +250,13 @@ UNITS = {
     "ratio": f.factor,
     "bool": lambda v: "yes" if v is True else "no" if v is False else f.num(v), "text": lambda v: f.num(v, 6),
     "status": lambda v: prose(f.num(v, 6)),
+    # a CPU run's "not queried: the device is the CPU" (as recorded before) in plain words
+    "link status": lambda v: f.num(plain_status(v), 6),
 }
 WHOLE = {  # units whose value is shown whole, not item by item
-    # a command recorded before goodbench left home and temporary folders out is shown without them too
-    "ranges": f.steps_ranges, "command": lambda v: " ".join(public_command(list(map(str, v)))[0])
+    # a command recorded before goodbench left home and temporary folders out is shown without them too,
+    # and every recorded command without its data folder (suite/record/privacy.py)
+    "ranges": f.steps_ranges, "command": lambda v: " ".join(shown_command(list(map(str, v))))
     if isinstance(v, list) else f.num(v),
     "items": lambda v: f"{len(v)} (each in the raw results JSON)" if isinstance(v, list) and v else f.num(v),
     "target": lambda v: target_text(v),

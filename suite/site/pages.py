@@ -3,6 +3,7 @@ system (its results, history across suite versions), the comparison of two syste
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +27,7 @@ def free_jobs_page(out: Path, mine: pd.DataFrame, built: dict) -> dict:
     ranked), in the order they were stored; returns its summary for the index."""
     slug = safe_name(own.FREE_JOB)
     info = {"id": "own code, free jobs", "version": 1, "kind": "throughput",
-            "task": "the submitters' own training code, held to no goodbench target (docs/own-code.md)",
+            "task": "the submitters' own training code, held to no goodbench target",
             "target": "none: measured and shown, never ranked", "href": f"workloads/{slug}.html",
             "page1": f"{slug}.html", "leaders": [], "n_entries": len(mine), "free": True}
     title = "Own code, free jobs — never ranked (each its own job: compare them only knowing what each trains)"
@@ -36,6 +37,14 @@ def free_jobs_page(out: Path, mine: pd.DataFrame, built: dict) -> dict:
         render("workload.html", out / "workloads" / (f"{slug}.html" if page == 1 else f"{slug}-p{page}.html"),
                root="../", title=info["id"], w=info, tables=[table], scatter=None, page=page, **built)
     return info
+
+
+def _current_rules_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the rows valid only under older rules (``stale_rules``) moved last, each part in its order."""
+    if frame.empty or "stale_rules" not in frame:
+        return frame
+    stale = frame["stale_rules"].map(lambda v: isinstance(v, str))
+    return pd.concat([frame[~stale], frame[stale]])
 
 
 def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict) -> dict:
@@ -79,6 +88,10 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                   for title, frame, is_ranked, slug in leading
                   if is_ranked and (backed := frame.get("trust", pd.Series(dtype=object)) == "reproduced").any()]
     groups = reproduced + leading
+    # a table that ranks nothing lists the results today's rules accept first: a file valid only under
+    # the older rules it was stored with (its figures from another day's rules) does not lead it
+    groups = [(title, frame if ranked_flag else _current_rules_first(frame), ranked_flag, slug)
+              for title, frame, ranked_flag, slug in groups]
     tables = [table_pages(frame, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / f"{wslug}-{slug}",
                           "../", ranked_flag,
                           lambda k, s=slug: f"{wslug}.html" if k == 1 else f"{wslug}-{s}-p{k}.html")
@@ -197,7 +210,7 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str,
         tables = table_pages(ordered, SYSTEM_TABLE, "t-system", "All results", out / "systems" / sslug, "../",
                              False, lambda k, s=sslug: f"{s}.html" if k == 1 else f"{s}-p{k}.html")
         history = history_charts(frame)
-        changes = latest_changes(frame, summaries or {})
+        changes, not_compared = latest_changes(frame, summaries or {})
         for page in tables:
             page_name = f"{sslug}.html" if page["page"] == 1 else f"{sslug}-p{page['page']}.html"
             render("system.html", out / "systems" / page_name, root="../", title=system, system=system,
@@ -205,7 +218,8 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str,
                    interconnects=sorted(links.get(system, ())),
                    tables=[page], history=history if page["page"] == 1 else [],
                    versions=sorted(set(frame["suite_version"]), key=_version_key),
-                   changes=changes if page["page"] == 1 else [], **built)
+                   changes=changes if page["page"] == 1 else [],
+                   not_compared=not_compared if page["page"] == 1 else [], **built)
         systems.append({"name": system, "href": f"systems/{sslug}.html", "n": len(frame)})
     return systems
 
@@ -231,11 +245,21 @@ def _interval(row: compare.Row | None) -> str:
     return "—" if row is None or row.low is None else f"{row.low:.3g}–{row.high:.3g}"
 
 
-def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
-    """For each workload × scale of one system with two results or more: its latest result
-    against the one before (by creation time), figure by figure, with the ratio's 95% interval
-    and verdict from suite/compare/engine.py."""
-    out = []
+def latest_changes(frame: pd.DataFrame, summaries: dict) -> tuple[list[dict], list[dict]]:
+    """For each workload × scale of one system with two results or more that a comparison may
+    pool (:func:`comparable_entries`, as on the compare page): its latest result against the one
+    before (by creation time), figure by figure, with the ratio's 95% interval and verdict from
+    suite/compare/engine.py; and the results left out, each with why (measured under load, or
+    valid only under the older rules it was stored with: a figure of another rules version is not
+    held against today's as if the system had become faster or slower)."""
+    out: list[dict] = []
+    records = frame.to_dict(orient="records")
+    created = {r["file"]: r["created_at"] for r in records}
+    results_of = Counter(f"{r['workload']} ({_scale_division(r)})" for r in records)
+    frame, left = comparable_entries(frame)
+    # left out where the system has another result of that workload to hold it against
+    left = [{**r, "date": str(created.get(r["file"], ""))[:16].replace("T", " ")} for r in left
+            if results_of[r["workload"]] > 1]
     ordered = frame.sort_values(["workload", "scale", "created_at"], kind="stable")
     for (workload, scale), group in ordered.groupby(["workload", "scale"], sort=True):
         if len(group) < 2:
@@ -260,7 +284,7 @@ def latest_changes(frame: pd.DataFrame, summaries: dict) -> list[dict]:
                         "b": labels.value_text(row.new, unit),
                         "ratio": "—" if row.ratio is None else f"{row.ratio:.3g}×", "ci": _interval(row),
                         "verdict": row.verdict, "why": row.reason or ""})
-    return out
+    return out, left
 
 
 def _scale_division(row: dict) -> str:
@@ -306,9 +330,15 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
             estimates.setdefault(r["system"], {})[key] = summary
             values[r["system"]][key] = {m: summary["figures"][COMPARE_FIGURES[m]][0] for m, _, _ in COMPARE_METRICS}
     keys = sorted({k for per in values.values() for k in per})
+    # pooled though nobody knows what else ran on the machine (written before the host's load was recorded)
+    load_unknown = [{"system": r["system"], "workload": f"{r['workload']} ({_scale_division(r)})",
+                     "date": str(r["created_at"])[:10]}
+                    for r in best.to_dict(orient="records")
+                    if r.get("load_recorded") == False]  # noqa: E712 - numpy bool
+    load_unknown.sort(key=lambda r: (r["system"], r["workload"]))
     texts = {system: {key: {m: labels.value_text(v, labels.ENTRY_FIGURES[m][1]) for m, v in figures.items()}
                       for key, figures in per.items()} for system, per in values.items()}
-    return {"systems": sorted(values), "keys": keys, "texts": texts, "left_out": left_out,
+    return {"systems": sorted(values), "keys": keys, "texts": texts, "left_out": left_out, "load_unknown": load_unknown,
             "metrics": [{"id": m, "label": label, "better": better, "figure": COMPARE_FIGURES[m]}
                         for m, label, better in COMPARE_METRICS],
             "values": values, "estimates": estimates, "t": list(compare_stats.t_table()) if estimates else [],

@@ -235,7 +235,11 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         asking = next(i for i, w in enumerate(wants) if w)
         report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
         start = time.monotonic()
-        raw = _rerun(settings, where, timeout, out, report)
+        try:
+            raw = _rerun(settings, where, timeout, out, report)
+        except KeyboardInterrupt:  # SIGTERM or Ctrl-C while measuring on: the last whole re-run is not lost
+            report(f"interrupted while measuring on: the last whole re-run is kept as {_keep(raw, out)}")
+            raise
         seconds = time.monotonic() - start
         doc, comparisons = _compared(raw, original, indexes, tolerance, out, firsts)
     for m, c in zip(measurings, comparisons):

@@ -64,6 +64,10 @@ def run(wrapped: list[str], env: dict[str, str], ends: tuple[int | None, int | N
         child.kill()
         child.wait()
         raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
+    except BaseException:  # SIGTERM or Ctrl-C while it runs: the sandbox is stopped before goodbench ends
+        child.kill()  # bwrap --die-with-parent: everything in the sandbox goes with it
+        child.wait()
+        raise
     finally:
         if reader is not None and child.returncode is not None:
             reader.finish(GRACE_S)
