@@ -10,6 +10,7 @@ import torch
 
 from suite import validate as v
 from suite.meters import interconnect, nvml
+from suite.record import interconnect_status
 from suite.run import system
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -190,8 +191,8 @@ def test_cpu_run_does_not_query_nvml(use_nvml):
         "none: a CPU run uses one device, so there is no interconnect to report"
     # what CPU runs recorded before reads the same on a page
     for earlier in ("not queried: the device is the CPU", "unknown: not queried: the device is the CPU"):
-        assert interconnect.plain_status(earlier) == interconnect.CPU_STATUS
-    assert interconnect.plain_status("unknown: NVML unavailable") == "unknown: NVML unavailable"
+        assert interconnect_status.plain_status(earlier) == interconnect_status.CPU_STATUS
+    assert interconnect_status.plain_status("unknown: NVML unavailable") == "unknown: NVML unavailable"
 
 
 def _port(root: Path, dev: str, port: int, **files: str) -> None:
@@ -232,7 +233,7 @@ def test_unreadable_port_file_is_none(tmp_path):
 
 def test_system_description_carries_the_record_and_validates(use_nvml, tmp_path):
     info = system.describe(torch.device("cpu"))
-    assert info["interconnect"]["gpus_status"] == interconnect.CPU_STATUS
+    assert info["interconnect"]["gpus_status"] == interconnect_status.CPU_STATUS
     assert "nvlink_active_links" in info["accelerator"] and "infiniband" in info["host"]
     # an 8-GPU record in a valid results file still validates
     use_nvml(hgx8())

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.meters import nvml
+from suite.record.interconnect_status import CPU_STATUS
 
 # nvmlGpuTopologyLevel_t (nvml.h): the closest common ancestor of two GPUs, nearest first.
 TOPOLOGY_LEVELS = {0: "internal",     # same board (a multi-GPU card)
@@ -28,10 +29,6 @@ P2P_STATUS = {0: "ok", 1: "chipset_not_supported", 2: "gpu_not_supported",
               3: "ioh_topology_not_supported", 4: "disabled_by_regkey", 5: "not_supported", 6: "unknown"}
 P2P_CAPS_INDEX_NVLINK = 2  # NVML_P2P_CAPS_INDEX_NVLINK
 SYSFS_INFINIBAND = Path("/sys/class/infiniband")
-# what a CPU run records as both statuses: one device, so no link between devices to describe
-CPU_STATUS = "none: a CPU run uses one device, so there is no interconnect to report"
-# what CPU runs recorded before (a file keeps it; pages and `goodbench info` show CPU_STATUS instead)
-EARLIER_CPU_STATUSES = ("not queried: the device is the CPU", "unknown: not queried: the device is the CPU")
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 
 
@@ -138,10 +135,3 @@ def describe(query_gpus: bool = True, infiniband_root: Path | str = SYSFS_INFINI
     summary, status = summarize(gpus, pairs, why)
     return {"summary": summary, "summary_status": status, "gpus_status": why,
             "gpus": gpus, "gpu_pairs": pairs, "infiniband": infiniband(infiniband_root)}
-
-
-def plain_status(text: Any) -> Any:
-    """A recorded interconnect status as pages and ``goodbench info`` show it: a CPU run's, in the
-    words it was recorded with before (``not queried: the device is the CPU``), as
-    :data:`CPU_STATUS`; any other value as it is."""
-    return CPU_STATUS if isinstance(text, str) and text in EARLIER_CPU_STATUSES else text

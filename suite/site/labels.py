@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from suite.meters.interconnect import plain_status
+from suite.record.interconnect_status import plain_status
 from suite.record.privacy import shown_command
 from suite.site import formatting as f
 from suite.trust.labels import COPY_TEXT
