@@ -272,6 +272,22 @@ def _sandboxes_of(scratch: Path) -> list[str]:
     return found
 
 
+def _recorded_in_a_checkout(tmp_path: Path, script: str) -> tuple[Path, dict[str, str]]:
+    """``script`` as train.py in a git checkout under ``tmp_path``, run once to record orig.json
+    there; returns the checkout and the environment to run goodbench in."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "train.py").write_text(script)
+    _git_repo(checkout)
+    env = {k: val for k, val in os.environ.items() if k != own.OUT_VARIABLE}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    return checkout, env
+
+
+
 @pytest.mark.slow
 def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_leaves_nothing(tmp_path):
     """SIGTERM (timeout, Slurm, docker stop) to `goodbench reproduce --run-recorded-command` while
@@ -283,16 +299,9 @@ def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_lea
 
     from test_own_code import TRAIN_SCRIPT
 
-    checkout, scratch = tmp_path / "checkout", tmp_path / "scratch"
-    checkout.mkdir()
+    scratch = tmp_path / "scratch"
     scratch.mkdir()
-    (checkout / "train.py").write_text(SLEEPS_WHEN_RE_RUN + TRAIN_SCRIPT)
-    _git_repo(checkout)
-    env = {k: val for k, val in os.environ.items() if k != own.OUT_VARIABLE}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
-    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300,
-                          env=env)
-    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    checkout, env = _recorded_in_a_checkout(tmp_path, SLEEPS_WHEN_RE_RUN + TRAIN_SCRIPT)
     child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(tmp_path / "repro.json"),
                               "--no-sign", "--run-recorded-command"], cwd=checkout, env={**env, "TMPDIR": str(scratch)},
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -329,15 +338,7 @@ def test_sigterm_while_measuring_on_keeps_the_last_whole_re_run(tmp_path):
     assert step in TRAIN_SCRIPT
     script = ("import os, time\nSLOW = 0.05 if os.environ.get('GOODBENCH_OUT') else 0.0\n"
               + TRAIN_SCRIPT.replace(step, "                time.sleep(SLOW)\n" + step))
-    checkout = tmp_path / "checkout"
-    checkout.mkdir()
-    (checkout / "train.py").write_text(script)
-    _git_repo(checkout)
-    env = {k: val for k, val in os.environ.items() if k != own.OUT_VARIABLE}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
-    done = subprocess.run([sys.executable, "train.py"], cwd=checkout, capture_output=True, text=True, timeout=300,
-                          env=env)
-    assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
+    checkout, env = _recorded_in_a_checkout(tmp_path, script)
     out = tmp_path / "repro.json"
     child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(out), "--no-sign",
                               "--run-recorded-command"], cwd=checkout, env=env,
