@@ -154,3 +154,18 @@ def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_no
     monkeypatch.setattr(host_load, "snapshot", lambda: {**busy, "other_cores": 0.1})
     progress.warn_if_busy()
     assert capsys.readouterr().err == ""
+
+
+def test_a_reproduction_started_on_a_busy_machine_is_warned_that_its_throughput_may_differ_for_it(monkeypatch,
+                                                                                                capsys):
+    """`goodbench reproduce` holds a throughput measured again to the recorded one, load or not:
+    it says at its start, as `run` does, that the machine is busy and what that does to its verdicts."""
+    from suite.commands import reproduce
+    from suite.run import progress
+
+    assert reproduce.warn_if_busy is progress.warn_if_busy
+    monkeypatch.setattr(host_load, "snapshot", lambda: {"cores": 2, "other_cores": 1.26, "busy": [{"name": "python"}]})
+    progress.warn_if_busy(progress.REPRODUCTION_UNDER_LOAD)
+    err = capsys.readouterr().err
+    assert err.startswith("warning: other processes used 1.26 of 2 cores now (python): a throughput measured again")
+    assert "\"differs\"" in err and "flagged" not in err
