@@ -165,6 +165,13 @@ def test_data_where_and_list_name_the_folders_and_every_file(data_dir, capsys):
     assert main(["data", "list", "--data-dir", str(data_dir)]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("tiny", "fashion"))]
     assert len(rows) == 5 and all(" yes (" in row for row in rows)
+    # a file not here: the legend says how to get it or point at a copy
+    assert main(["data", "list"]) == 0
+    legend = capsys.readouterr().out.splitlines()[-1]
+    assert "goodbench data fetch" in legend and "--data-dir DIR" in legend and "GOODBENCH_DATA_DIR" in legend
+    assert main(["list"]) == 0
+    legend = capsys.readouterr().out.splitlines()[-1]
+    assert "no: `goodbench data fetch`" in legend and "--data-dir DIR" in legend
     assert main(["data", "fetch", "-w", "no-such"]) == 1  # one line, no traceback
 
 

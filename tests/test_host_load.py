@@ -7,7 +7,7 @@ import os
 import pytest
 
 from suite.compare import engine as compare
-from suite.compare.report import _identity
+from suite.compare.report import _identity, load_lines
 from suite.figures import load
 from suite.leaderboard import rows as leaderboard
 from suite.meters import host_load
@@ -123,6 +123,13 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     # a file without load records reads neither as loaded nor as quiet
     bare = {**doc, "runs": [{k: v for k, v in r.items() if k != "host_load"} for r in doc["runs"]]}
     assert "host load not recorded" in _identity(bare) and "host load not recorded" not in _identity(doc)
+    # and below the table, one line: the verdicts do not weigh the load, so it says what they may mean
+    from types import SimpleNamespace
+
+    assert load_lines(bare, [SimpleNamespace(doc=bare)]) == []
+    said = load_lines(bare, [SimpleNamespace(doc=bare), SimpleNamespace(doc=doc)])
+    assert len(said) == 1 and said[0].startswith("NEW 2: MEASURED UNDER LOAD") and "goodbench check" in said[0]
+    assert load_lines(doc, [SimpleNamespace(doc=doc)])[0].startswith("BASE, NEW: MEASURED UNDER LOAD")
 
 
 def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():
@@ -154,3 +161,18 @@ def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_no
     monkeypatch.setattr(host_load, "snapshot", lambda: {**busy, "other_cores": 0.1})
     progress.warn_if_busy()
     assert capsys.readouterr().err == ""
+
+
+def test_a_reproduction_started_on_a_busy_machine_is_warned_that_its_throughput_may_differ_for_it(monkeypatch,
+                                                                                                capsys):
+    """`goodbench reproduce` holds a throughput measured again to the recorded one, load or not:
+    it says at its start, as `run` does, that the machine is busy and what that does to its verdicts."""
+    from suite.commands import reproduce
+    from suite.run import progress
+
+    assert reproduce.warn_if_busy is progress.warn_if_busy
+    monkeypatch.setattr(host_load, "snapshot", lambda: {"cores": 2, "other_cores": 1.26, "busy": [{"name": "python"}]})
+    progress.warn_if_busy(progress.REPRODUCTION_UNDER_LOAD)
+    err = capsys.readouterr().err
+    assert err.startswith("warning: other processes used 1.26 of 2 cores now (python): a throughput measured again")
+    assert "\"differs\"" in err and "flagged" not in err

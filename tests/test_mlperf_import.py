@@ -281,6 +281,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
     assert main(["import", "mlperf", str(tree / "v5.1" / "AMD"), "--results-dir", str(out)]) == 0
     first = capsys.readouterr().out
     assert "derived from MLPerf Training results, not MLPerf results" in first
+    assert " accel " in first.splitlines()[0] and "acc." not in first  # accelerators, not accuracy
     stored = list((out / "mlperf").glob("*.json"))
     assert len(stored) == 1 and store.stored_files(out) == []  # goodbench's store never sees it
     doc = documents.read(stored[0])
@@ -304,8 +305,9 @@ def test_a_path_without_a_tree_or_round_says_so(tmp_path, capsys):
     bench = _tree(tmp_path / "t", {"result_0.txt": _amd()}, round_dir="somewhere")
     assert main(["import", "mlperf", str(tmp_path / "nothing"), str(tmp_path / "t"),
                  "--results-dir", str(tmp_path / "r")]) == 1
-    err = capsys.readouterr().err
-    assert "no such file or directory" in err and "give --round" in err
+    captured = capsys.readouterr()
+    assert "no such file or directory" in captured.err and "give --round" in captured.err
+    assert captured.out == ""  # nothing imported: no empty table, no "0 documents" line after the reasons
     # a folder inside the tree, with the round given
     assert main(["import", "mlperf", str(bench), "--round", "v5.1", "--results-dir", str(tmp_path / "r")]) == 0
 

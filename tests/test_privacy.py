@@ -50,3 +50,23 @@ def test_a_shown_command_names_no_data_folder_wherever_it_lies():
     assert shown_command(["goodbench", "run", "--data-dirs", "/x", "-o", "/work/shared/datasets/a.json"]) == \
         ["goodbench", "run", "--data-dirs", "/x", "-o", "/work/shared/datasets/a.json"]
 
+
+
+def test_an_own_runs_declared_block_shows_its_command_without_the_data_folder():
+    """An own run's page prints its declaration (what the spec hash covers) as JSON beside the
+    settings table; its command there, as in the table, names no data, home or temporary folder."""
+    from suite.site import run_page
+
+    implementation = {
+        "kind": "own", "name": "mlp", "trains": "an MLP", "against": "lm-char",
+        "code": {"git_commit": None, "git_dirty": False, "files": {"mlp.py": "ab" * 32}, "workdir": "."},
+        "command": ["python", "mlp.py", "--data-dir", "/work/shared/datasets", "--out", "/tmp/gbt/own.json"],
+        "spec": {"samples_per_step": 32, "tokens_per_step": None, "flops_per_step": 1e9,
+                 "flops_source": "counted", "warmup_steps": 1, "max_steps": 10, "eval_every": 5,
+                 "log_every": 1, "precision": "fp32"}}
+    doc = {"settings": {"division": "own", "implementation": implementation}}
+    text, _, name = run_page._spec_of(doc, {"scale": "smoke", "workload": {"id": "lm-char"}})
+    assert name == "mlp"
+    assert "/work/shared" not in text and "/tmp/gbt" not in text
+    assert "&lt;data-dir&gt;" in text and "&lt;tmp&gt;/own.json" in text
+    assert implementation["command"][3] == "/work/shared/datasets"  # the document itself is unchanged

@@ -486,6 +486,9 @@ def test_the_reference_sites_pages_name_no_repository_path_data_folder_or_unquer
     assert any("/work/shared/datasets" in d["settings"]["command"] for d in docs.values())
     methodology = (out / "methodology.html").read_text()
     assert 'id="compare"' in methodology and "How two results are compared" in methodology
+    # a rule's name wraps at its hyphens only ("implementation" once read "implementatio / n")
+    assert '<td class="codes"><div><code' in methodology
+    assert "td.codes code { overflow-wrap: normal; }" in (out / "static" / "style.css").read_text()
     for name in ["compare.html", *(f"systems/{p.name}" for p in (out / "systems").glob("*.html")),
                  *(f"runs/{p.name}" for p in (out / "runs").glob("*.html"))]:
         text = (out / name).read_text()

@@ -72,7 +72,8 @@ def _list(args) -> int:
         print(f"{name:<44} {','.join(wids):<12} {f.size:>11,}  {f.sha256[:12]}… {where}")
         print(f"{'':<44} from {f.url}")
     print("here: yes = a copy with the pinned sha256 where `run` looks (`goodbench data where`); "
-          "no: `goodbench data fetch` gets it")
+          "no: `goodbench data fetch` gets it (`--mirror DIR` from a copy without a network), or give "
+          "--data-dir DIR (or set GOODBENCH_DATA_DIR) where a copy is")
     return 0
 
 

@@ -37,7 +37,8 @@ def run(args) -> int:
                 notes.append(f"{p.path}: {f.size / 2**20:.0f} MiB, sha256 not checked by `list` "
                              "(`goodbench run` checks it)")
     print("present: yes = every file found with its pinned sha256 (in --data-dir, "
-          "$GOODBENCH_DATA_DIR or the user cache); — = synthetic data, nothing to find")
+          "$GOODBENCH_DATA_DIR or the user cache); no: `goodbench data fetch` gets it, or give "
+          "--data-dir DIR (or set GOODBENCH_DATA_DIR) where a copy is; — = synthetic data, nothing to find")
     for note in notes:
         print(note)
     return 0

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
+from suite.figures.load import runs_under_load
 from suite.record.errors import GoodbenchError
-from suite.run.progress import ProgressPrinter
+from suite.run.progress import REPRODUCTION_UNDER_LOAD, ProgressPrinter, warn_if_busy
 from suite.trust import signing
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
             f"(sha256 {original.sha256[:12]}…) on this machine: {the_plan.describe()}")
         for note in the_plan.notes:
             say(f"note: {note}")
+        warn_if_busy(REPRODUCTION_UNDER_LOAD)
     if not args.no_sign and not launch.in_torchrun():
         signing.load_key()  # an unreadable signing key fails here, before torchrun or training
     if the_plan.layout.world_size > 1 and not launch.in_torchrun():
@@ -99,6 +101,9 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         return 0
     for line in report_lines(found):
         print(line, flush=True)
+    loaded = runs_under_load(found.doc.get("runs") or [])
+    if loaded:  # the verdicts do not weigh the load: say it beside them
+        print(f"note: {loaded}: a throughput that differs may say more of the load than of the file", flush=True)
     n = len(found.comparisons)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     undecided = sum(c.verdict.startswith(UNDECIDED) for c in found.comparisons)
@@ -152,6 +157,9 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):
         print(line, flush=True)
+    loaded = runs_under_load(found.doc.get("runs") or [])
+    if loaded:  # the verdicts do not weigh the load: say it beside them
+        print(f"note: {loaded}: a throughput that differs may say more of the load than of the file", flush=True)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
           f"{done} of {len(found.comparisons)} runs reproduced", flush=True)

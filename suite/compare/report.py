@@ -155,6 +155,19 @@ def caveat_lines(columns: Sequence[Column]) -> list[str]:
             if (keys := narrow_keys(columns, spread))]
 
 
+def load_lines(base_doc: Any, columns: Sequence[Column]) -> list[str]:
+    """One line when a file of either side was measured under load (its header line says how):
+    the verdicts do not weigh it, so the line says what they may then mean."""
+    heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
+    loaded = [head for head, doc in [("BASE", base_doc), *zip(heads, (c.doc for c in columns))]
+              if compare.describe(doc).get("under_load")]
+    if not loaded:
+        return []
+    return [f"{', '.join(loaded)}: MEASURED UNDER LOAD (other processes shared the machine): a verdict here may "
+            "say more of that load than of the systems or the change; the leaderboard leaves such a result out "
+            "of its comparisons. Measure again on a quiet machine (goodbench check says when it is)"]
+
+
 OWN_CLOCKS = {1: "own code, ONE CLOCK (self-timed): its times are its own process's word",
               2: "own code, two clocks (goodbench run-own stamped its edges)"}
 
@@ -237,7 +250,8 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
-    lines += ["", *[line for c in caveat_lines(columns) for line in (c, "")], METHODS]
+    lines += ["", *[line for c in [*load_lines(base_doc, columns), *caveat_lines(columns)] for line in (c, "")],
+              METHODS]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:
         lines += [""] + gate_lines
@@ -278,7 +292,8 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
-    lines += [line for c in caveat_lines(columns) for line in ("", f"**{_md(c)}**")]
+    lines += [line for c in [*load_lines(base_doc, columns), *caveat_lines(columns)]
+              for line in ("", f"**{_md(c)}**")]
     lines += ["", f"<sub>{METHODS}</sub>"]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:

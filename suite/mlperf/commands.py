@@ -67,8 +67,10 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
                                   on_problem=lambda line: _stderr(f"goodbench: {line}"))
     if as_json:
         print(importer.summary_json(outcome.rows))
+    elif not outcome.rows and outcome.problems:
+        pass  # nothing imported: the lines on stderr say why, without an empty table after them
     else:
-        print(f"{'round':<6} {'submitter':<12} {'system':<34} {'benchmark':<16} {'acc.':>5} "
+        print(f"{'round':<6} {'submitter':<12} {'system':<34} {'benchmark':<16} {'accel':>5} "
               f"{'runs':>6} {'score min':>10} {'RCP':>7} {'goodput':>8}  stored")
         for r in outcome.rows:
             rcp = "—" if r["rcp_scaling_factor"] is None else f"{r['rcp_scaling_factor']:.4f}"

@@ -53,13 +53,19 @@ class ProgressPrinter:
                 f"({f['status']}): its record is kept")
 
 
-def warn_if_busy() -> None:
+RUN_UNDER_LOAD = ("this run's results will be flagged \"measured under load\" and left out of comparisons "
+                  "(goodbench check says so before a run)")
+REPRODUCTION_UNDER_LOAD = ("a throughput measured again now may read slower than recorded for that alone, and be "
+                           "called \"differs\" (goodbench check says so before a reproduction)")
+
+
+def warn_if_busy(consequence: str = RUN_UNDER_LOAD) -> None:
     """Say at a run's start when other processes use the machine (``goodbench check``'s test):
-    what is measured now is recorded "measured under load" and left out of comparisons."""
+    what is measured now is recorded "measured under load" and left out of comparisons
+    (``consequence``: what the load does to what this command measures)."""
     from suite.figures import load
     from suite.meters import host_load
 
     why = load.under_load({"start": host_load.snapshot()})
     if why:
-        say(f"warning: {why.replace('at its start', 'now')}: this run's results will be flagged "
-            "\"measured under load\" and left out of comparisons (goodbench check says so before a run)")
+        say(f"warning: {why.replace('at its start', 'now')}: {consequence}")

@@ -17,6 +17,7 @@ from suite.figures import clocks, derive
 from suite.figures import load as host_load
 from suite.leaderboard.rows import own_code
 from suite.record import results
+from suite.record.privacy import shown_command
 from suite.record.text import printable
 from suite.site import charts, labels
 from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
@@ -168,7 +169,13 @@ def _spec_of(doc: dict, run: dict) -> tuple[Markup, Any, str | None]:
     name = own_code(doc)
     if name is None:
         return _pinned(run["workload"]["id"], run["scale"]), workload.spec(run["scale"]).target, None
-    text = escape(json.dumps(workload.pinned(run["scale"]), indent=1, sort_keys=True))
+    declared = workload.pinned(run["scale"])
+    implementation = declared.get("implementation")
+    if isinstance(implementation, dict) and isinstance(implementation.get("command"), list):
+        # the command as the settings table shows it: no home, temporary or data folder
+        declared = {**declared, "implementation": {**implementation,
+                                                   "command": shown_command(implementation["command"])}}
+    text = escape(json.dumps(declared, indent=1, sort_keys=True))
     return text, workload.spec(run["scale"]).target, name
 
 
