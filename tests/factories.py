@@ -39,6 +39,10 @@ ACCELERATORS = (
 BASE_TIME = dt.datetime(2026, 11, 25, 12, tzinfo=dt.UTC)
 
 
+QUIET_HOST = {"start": {"load_1m": 0.4, "cores": 16, "other_cores": 0.0, "busy": []},
+              "end": {"load_1m": 0.9, "cores": 16, "other_cores": 0.0, "busy": []}, "gpu_other_processes_end": None}
+
+
 def stamp(when: dt.datetime) -> str:
     """A results-format timestamp (UTC, to the second, Z suffix)."""
     return when.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -122,6 +126,7 @@ def synthetic_run(workload_id: str, scale: str, seed: int, *, rng: np.random.Gen
         "status": "complete", "error": None, "started_at": stamp(started),
         "wall_s": wall, "time_to_train_s": time_to_train, "phases_s": phases, "steps": steps,
         "step_times_s": step_times, "curve": curve, "metrics": metrics,
+        "host_load": QUIET_HOST,  # as today's runner records it: nothing else ran (a file without it is left out of comparisons)
     }
     header = run_header(workload_id, scale, seed, device=device, precision=precision, session=session,
                         accelerator=accelerator, accelerator_count=accelerator_count,

@@ -292,15 +292,28 @@ def _scale_division(row: dict) -> str:
     return row["scale"] if row.get("division", "closed") == "closed" else f"{row['scale']}, {row['division']}"
 
 
+LOAD_UNKNOWN = ("host load not recorded (written before goodbench recorded it): whether other processes shared "
+                "the machine is not known, so a ratio against it may say as much about that as about the system")
+
+
+def _left_out_because(row: dict) -> str | None:
+    """Why a comparison leaves ``row`` out (None: it may pool it)."""
+    if isinstance(row["stale_rules"], str):
+        return row["stale_rules"]
+    if isinstance(row["under_load"], str):
+        return f"measured under load: {row['under_load']}"
+    return LOAD_UNKNOWN if row.get("load_recorded") == False else None  # noqa: E712 - numpy bool
+
+
 def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     """The entries a comparison may pool, and those it leaves out with why: measured under load
-    (self-reported: another process shared the machine, so its figures say little of the system)
-    or valid only under the older rules it was stored with (today's rules refuse it)."""
+    (self-reported: another process shared the machine, so its figures say little of the system),
+    with no record of the host's load (written before goodbench recorded it: the same 2-core
+    machine compared 1.7-3x "faster" against itself), or valid only under the older rules it was
+    stored with (today's rules refuse it)."""
     if entries.empty:
         return entries, []
-    why = [row["stale_rules"] if isinstance(row["stale_rules"], str)
-           else f"measured under load: {row['under_load']}" if isinstance(row["under_load"], str) else None
-           for row in entries.to_dict(orient="records")]
+    why = [_left_out_because(row) for row in entries.to_dict(orient="records")]
     out = pd.Series([w is not None for w in why], index=entries.index)
     left = [{"system": r["system"], "workload": f"{r['workload']} ({_scale_division(r)})", "file": r["file"], "why": w}
             for r, w in zip(entries.to_dict(orient="records"), why) if w is not None]
@@ -330,15 +343,9 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
             estimates.setdefault(r["system"], {})[key] = summary
             values[r["system"]][key] = {m: summary["figures"][COMPARE_FIGURES[m]][0] for m, _, _ in COMPARE_METRICS}
     keys = sorted({k for per in values.values() for k in per})
-    # pooled though nobody knows what else ran on the machine (written before the host's load was recorded)
-    load_unknown = [{"system": r["system"], "workload": f"{r['workload']} ({_scale_division(r)})",
-                     "date": str(r["created_at"])[:10]}
-                    for r in best.to_dict(orient="records")
-                    if r.get("load_recorded") == False]  # noqa: E712 - numpy bool
-    load_unknown.sort(key=lambda r: (r["system"], r["workload"]))
     texts = {system: {key: {m: labels.value_text(v, labels.ENTRY_FIGURES[m][1]) for m, v in figures.items()}
                       for key, figures in per.items()} for system, per in values.items()}
-    return {"systems": sorted(values), "keys": keys, "texts": texts, "left_out": left_out, "load_unknown": load_unknown,
+    return {"systems": sorted(values), "keys": keys, "texts": texts, "left_out": left_out,
             "metrics": [{"id": m, "label": label, "better": better, "figure": COMPARE_FIGURES[m]}
                         for m, label, better in COMPARE_METRICS],
             "values": values, "estimates": estimates, "t": list(compare_stats.t_table()) if estimates else [],
