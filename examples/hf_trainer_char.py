@@ -7,23 +7,9 @@ lm-char's smoke target. One command on the CPU (from a clone: ``pip install -e "
 # ruff: noqa: E402  (the imports after ARGS: --help answers before torch and the framework load)
 from __future__ import annotations
 
-import argparse
+from framework_arguments import arguments
 
-
-def arguments() -> argparse.Namespace:
-    """The command line, read before torch and the framework load (they take seconds): `--help`
-    answers at once."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="own-hf.json")
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--data-dir", default=None,
-                        help="a folder holding the pinned dataset files (default: $GOODBENCH_DATA_DIR, then the user cache)")
-    return parser.parse_args()
-
-
-ARGS = arguments() if __name__ == "__main__" else None
+ARGS = arguments(__doc__, "own-hf.json") if __name__ == "__main__" else None  # --help before torch loads
 
 import tempfile
 
@@ -58,7 +44,7 @@ class Windows(Dataset):
 
 
 def main() -> None:
-    args = ARGS if ARGS is not None else arguments()
+    args = ARGS if ARGS is not None else arguments(__doc__, "own-hf.json")
     batch, context = 32, 64
     bench = goodbench.Benchmark(
         "hf-trainer-gpt2-char", trains="a 2-layer GPT-2 (transformers, from its config) on Tiny Shakespeare",

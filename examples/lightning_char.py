@@ -7,23 +7,9 @@ lm-char's smoke target. One command on the CPU (from a clone: ``pip install -e "
 # ruff: noqa: E402  (the imports after ARGS: --help answers before torch and the framework load)
 from __future__ import annotations
 
-import argparse
+from framework_arguments import arguments
 
-
-def arguments() -> argparse.Namespace:
-    """The command line, read before torch and the framework load (they take seconds): `--help`
-    answers at once."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="own-lightning.json")
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--data-dir", default=None,
-                        help="a folder holding the pinned dataset files (default: $GOODBENCH_DATA_DIR, then the user cache)")
-    return parser.parse_args()
-
-
-ARGS = arguments() if __name__ == "__main__" else None
+ARGS = arguments(__doc__, "own-lightning.json") if __name__ == "__main__" else None  # --help before torch loads
 
 import math
 
@@ -78,7 +64,7 @@ class CharModule(L.LightningModule):
 
 
 def main() -> None:
-    args = ARGS if ARGS is not None else arguments()
+    args = ARGS if ARGS is not None else arguments(__doc__, "own-lightning.json")
     batch, context = 32, 64
     bench = goodbench.Benchmark(
         "lightning-char-gpt", trains="a 2-layer character GPT as a LightningModule on Tiny Shakespeare",
