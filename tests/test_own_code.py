@@ -387,6 +387,7 @@ def _git_repo(folder: Path) -> None:
                        env={**__import__("os").environ, **env})
 
 
+@pytest.mark.slow  # trains twice and re-runs in the sandbox: ~22 s of the fast loop
 def test_reproduce_runs_own_code_again_from_a_checkout_when_asked(tmp_path, monkeypatch, capsys):
     """`goodbench reproduce` of an own file prints the recorded command and runs nothing unless
     asked; asked, it runs it from a checkout of the recorded commit (GOODBENCH_OUT takes the

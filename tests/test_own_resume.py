@@ -47,6 +47,7 @@ def killed_and_resumed(tmp_path_factory) -> dict:
             "seed1_kept": json.loads((root / "as-killed.ckpt" / "seed1" / "finished-record.json").read_text())}
 
 
+@pytest.mark.slow  # a job killed and resumed in subprocesses: ~45 s of the fast loop
 def test_a_killed_run_goes_on_from_its_checkpoint_with_the_curve_of_an_unbroken_run(killed_and_resumed):
     whole, resumed = killed_and_resumed["whole"], killed_and_resumed["resumed"]
     assert check_document(resumed) == []
@@ -60,6 +61,7 @@ def test_a_killed_run_goes_on_from_its_checkpoint_with_the_curve_of_an_unbroken_
     assert resumed["runs"][0]["goodput"]["restarts"] == 0
 
 
+@pytest.mark.slow
 def test_the_successor_keeps_the_finished_seed_and_the_session(killed_and_resumed):
     resumed, kept = killed_and_resumed["resumed"], killed_and_resumed["seed1_kept"]
     assert resumed["runs"][0]["run_id"] == kept["record"]["run_id"]  # not trained again
@@ -76,6 +78,7 @@ def _bench(tmp_path: Path, checkpoint_dir: Path, **kw) -> goodbench.Benchmark:
                                checkpoint_dir=checkpoint_dir, **kw)
 
 
+@pytest.mark.slow
 def test_a_successor_that_declares_another_step_is_refused(killed_and_resumed, tmp_path):
     left = tmp_path / "left.ckpt"
     shutil.copytree(killed_and_resumed["as_killed"], left)
@@ -85,6 +88,7 @@ def test_a_successor_that_declares_another_step_is_refused(killed_and_resumed, t
     assert not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.slow
 def test_a_run_an_earlier_process_began_must_be_restored_and_nothing_is_lost(killed_and_resumed, tmp_path):
     left = tmp_path / "resumed.ckpt"
     shutil.copytree(killed_and_resumed["as_killed"], left)
@@ -103,6 +107,7 @@ def test_a_run_an_earlier_process_began_must_be_restored_and_nothing_is_lost(kil
     assert (resumed["runs"][1]["goodput"]["restarts"], resumed["runs"][1]["goodput"]["lost_steps"]) == (1, 5)
 
 
+@pytest.mark.slow
 def test_a_process_killed_in_its_initialization_adds_nothing_to_the_runs_log(killed_and_resumed, tmp_path):
     """Killed before its first step (here: refused, its step declared otherwise), a process
     leaves the earlier process's log as it was: its events are held until its header is logged
