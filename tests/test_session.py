@@ -99,6 +99,27 @@ def test_an_interrupted_suite_keeps_the_partial_run_and_runs_nothing_after_it(da
     assert list(doc["summary"]) == ["lm-char@smoke"]
 
 
+def test_ctrl_c_while_the_ceiling_is_measured_again_keeps_every_run(data_dir, monkeypatch):
+    """The runs are over and the ceiling is being measured again (its at_end): an interrupt
+    then loses nothing: the document holds every run whole, without the second measurement,
+    and says it was interrupted (the GPU slot's rehearsal stopped a run there and got no file)."""
+    measured = []
+
+    def ceiling(device, precision):
+        measured.append(precision)
+        if len(measured) > 1:
+            raise KeyboardInterrupt
+        return {"flops": 1e9}
+
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(session, "matmul_ceiling", ceiling)
+    plan = session.SuitePlan(["lm-char"], "smoke", 0, explicit=True)
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
+    (run,) = doc["runs"]
+    assert run["status"] == "complete" and measured == ["fp32", "fp32"]
+    assert doc["settings"]["interrupted"] is True and doc["settings"]["matmul_ceiling"] == {"fp32": {"flops": 1e9}}
+
+
 def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_dir, monkeypatch):
     """SIGTERM's exception raised inside a callback (torch.compile runs many) is printed and lost;
     the step loop raises it again after the step, so the run still ends partial and is kept."""
@@ -211,3 +232,31 @@ def test_a_file_with_a_failed_seed_is_valid_and_keeps_the_other_seeds(tmp_path, 
     assert validate.check_document(doc) == []  # the schema's host_load included
     score = doc["summary"]["dlrm-small@smoke"]["tta"]
     assert (score["seeds"], score["converged"], score["valid"]) == (3, 2, True)
+
+
+def test_ctrl_c_while_the_library_measures_the_ceiling_again_writes_its_runs_then_stops(tmp_path, monkeypatch):
+    """The library's end (``Benchmark.end``): an interrupt while the ceiling is measured again
+    writes the runs whole, the file saying it was interrupted, and then stops the program."""
+    import goodbench
+    from suite.api import benchmark
+
+    measured = []
+
+    def ceiling(device, precision):
+        measured.append(precision)
+        if len(measured) > 1:
+            raise KeyboardInterrupt
+        return {"flops": 1e9, "trials_flops": [1e9], "n": 8, "precision": precision, "method": "fake"}
+
+    monkeypatch.setattr(benchmark, "matmul_ceiling", ceiling)
+    bench = goodbench.Benchmark("tiny", trains="nothing", samples_per_step=1, max_steps=3, warmup_steps=1,
+                                log_every=1, device="cpu", flops_per_step=1e3, code=[__file__],
+                                out=tmp_path / "own.json", sign=False, progress=lambda *a, **k: None)
+    with pytest.raises(KeyboardInterrupt), bench:
+        for run in bench.runs():
+            for _ in range(bench.max_steps):
+                with run.step() as s:
+                    s.loss = 1.0
+    doc = json.loads((tmp_path / "own.json").read_text())
+    assert doc["settings"]["interrupted"] is True and [r["status"] for r in doc["runs"]] == ["complete"]
+    assert "at_end" not in doc["settings"]["matmul_ceiling"]["fp32"] and len(measured) == 2

@@ -319,10 +319,17 @@ class Benchmark:
                 self.current.end(None)
             if not self.records:
                 raise GoodbenchError("no run was recorded: no results file written")
+            stopped: KeyboardInterrupt | None = None
             if not interrupted:  # measured again after the runs, on every rank as before them (ceiling.with_end)
-                self.ceiling = with_end(self.ceiling, matmul_ceiling(self.device, self.precision))
+                try:
+                    self.ceiling = with_end(self.ceiling, matmul_ceiling(self.device, self.precision))
+                except KeyboardInterrupt as exc:  # stopped while measuring it again: the runs are kept, then it stops
+                    interrupted, stopped = True, exc
             whole = True
-            return self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
+            path = self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
+            if stopped is not None:
+                raise stopped
+            return path
         finally:
             if self._joined:
                 distributed.shutdown(wait=whole)

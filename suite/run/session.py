@@ -213,7 +213,10 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         if interrupted or aborted:
             break
     if not (interrupted or aborted):  # measured again after the runs: the fastest seen (ceiling.with_end)
-        ceilings = {p: with_end(c, matmul_ceiling(options.device, p)) for p, c in ceilings.items()}
+        try:
+            ceilings = {p: with_end(c, matmul_ceiling(options.device, p)) for p, c in ceilings.items()}
+        except KeyboardInterrupt:  # stopped while measuring it again: every run is kept, the file says interrupted
+            interrupted = True
     settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,
                          interrupted, aborted)
     settings["session"] = session
