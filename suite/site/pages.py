@@ -12,7 +12,7 @@ from suite.compare import engine as compare
 from suite.compare import stats as compare_stats
 from suite.leaderboard import rows as leaderboard
 from suite.site import charts, labels
-from suite.site.columns import cell
+from suite.site.columns import LOAD_NOT_RECORDED, cell
 from suite.site.formatting import missing
 from suite.site.names import run_slug, safe_name
 from suite.site.render import render
@@ -292,8 +292,8 @@ def _scale_division(row: dict) -> str:
     return row["scale"] if row.get("division", "closed") == "closed" else f"{row['scale']}, {row['division']}"
 
 
-LOAD_UNKNOWN = ("host load not recorded (written before goodbench recorded it): whether other processes shared "
-                "the machine is not known, so a ratio against it may say as much about that as about the system")
+LOAD_UNKNOWN = (f"{LOAD_NOT_RECORDED}: whether other processes shared the machine is not known, so a ratio "
+                "against it may say as much about that as about the system")
 
 
 def _left_out_because(row: dict) -> str | None:
