@@ -9,13 +9,13 @@
 # carry list and command line. A GPU slot is one command of 6-8 minutes (docs/measurement.md,
 # "A GPU slot"):
 #   slot              info check full-gpt2-124m full-llama-1b energy full-lm-char full-fashion-cnn,
-#                     then what else fits: compile-default full-dlrm-small own overhead bench
+#                     then what else fits: compile-default full-dlrm-small own probe overhead bench
 # A stage whose minimum (STAGE_MIN below, GPU seconds) does not fit in what is left of the budget
 # is skipped with the reason, not started. For a longer loan, the same stages in calls of
 # under 9 minutes each:
 #   call-1            info check full-gpt2-124m full-llama-1b energy compile-default bench
 #   call-2            full-lm-char full-fashion-cnn
-#   call-3            full-dlrm-small own overhead (if time remains)
+#   call-3            full-dlrm-small own probe overhead (if time remains)
 #
 # Stages:
 #   info              nvidia-smi, goodbench info (Python, numpy and the packages it runs without: each
@@ -37,8 +37,13 @@
 #   full-ID           goodbench run --scale full -w ID (-> $OUT/full-ID-<UTC time>.json)
 #   full              full-ID for every workload
 #   own               goodbench's library around one's own loop: examples/plain_loop.py held to
-#                     lm-char's smoke target on the device (-> $OUT/own-plain-<UTC time>.json;
-#                     it prints what the validator says of it; validate it again where it is brought)
+#                     lm-char's smoke target on the device, run by `goodbench run-own` (its second
+#                     clock stamps the steps' and evaluations' edges from outside the process)
+#                     (-> $OUT/own-plain-<UTC time>.json; run-own prints whether the clocks agree
+#                     and what the validator says of it; validate it again where it is brought)
+#   probe             own code's causality probe on the device: how far honest causal GPTs come from
+#                     its tolerance at fp32 and bf16, and the control that reads the next token
+#                     (benchmarks/causality_probe.py, printed to the log)
 #
 # Environment: OUT (required), SLOT_SECONDS (seconds the whole invocation may take, default 480;
 # CALL_BUDGET is its older name: every command's limit is cut to what is left of it, less the
@@ -64,14 +69,15 @@
 # without that are still missing are named. The first lines say what arrived (wheels, each
 # dataset file with its sha256 checked, the key); a workload whose data did not arrive is not
 # started, and the line names the file. The last lines list each file written to $OUT and whether
-# goodbench validate accepts it. Runs are signed when a key
+# goodbench validate accepts it, then each bound's honest slack on those files (benchmarks/physics_slack.py
+# -> $OUT/physics-slack.json). Runs are signed when a key
 # is there and the package cryptography imports; else unsigned, and the log says why.
 #
 # --rehearsal runs the stages on this machine's CPU at smoke scale with the same commands (device
 # and scale swapped) in a Python shaped like the GPU image (benchmarks/gpu_image/: jsonschema,
 # fastjsonschema and cryptography cannot be imported unless carried in .whl/), to find a broken
 # stage before GPU time is spent; it needs no OUT (a new folder under /tmp) and by default runs
-# every stage: info check energy bench overhead compile full own, the families over
+# every stage: info check energy bench overhead compile full own probe, the families over
 # REHEARSAL_WORKLOADS (default lm-char dlrm-small; overhead: the first) and REHEARSAL_MODES
 # (default: default). A goodbench run is stopped REHEARSAL_CUT seconds (default 2) after its
 # training starts, as Ctrl-C would stop it, and must leave its results file (the compile stage's
@@ -109,14 +115,14 @@ contains "$COMPILE" "${MODES[@]}" || { echo "gpu_session: GOODBENCH_COMPILE=$COM
 # One slot: what puts the most trustworthy results on the board first (docs/measurement.md,
 # "A GPU slot"), then what else fits. The calls of a longer loan: each under 9 minutes on an H100.
 SLOT=(info check full-gpt2-124m full-llama-1b energy full-lm-char full-fashion-cnn
-      compile-default full-dlrm-small own overhead bench)
+      compile-default full-dlrm-small own probe overhead bench)
 CALL_1=(info check full-gpt2-124m full-llama-1b energy compile-default bench)
 CALL_2=(full-lm-char full-fashion-cnn)
-CALL_3=(full-dlrm-small own overhead)
+CALL_3=(full-dlrm-small own probe overhead)
 # The least time (GPU seconds) in which a stage still leaves something worth having: info's and
 # check's lines, a throughput run's steady window, a time-to-target workload's first seed, the
 # energy cross-check's 20-s window. A stage with less left than this is skipped, not started.
-declare -A STAGE_MIN=([info]=15 [check]=15 [energy]=35 [bench]=90 [own]=45 [overhead]=60
+declare -A STAGE_MIN=([info]=15 [check]=15 [energy]=35 [bench]=90 [own]=45 [probe]=30 [overhead]=60
                       [full-gpt2-124m]=60 [full-llama-1b]=75 [full-lm-char]=60 [full-fashion-cnn]=60
                       [full-dlrm-small]=60 [compile]=90 [full]=60)
 stage_min() {  # stage_min STAGE: its minimum in seconds (a family's: one member's)
@@ -159,7 +165,7 @@ if [ "$REHEARSAL" = 1 ]; then
         contains "$m" "${MODES[@]}" || { echo "gpu_session: REHEARSAL_MODES: $m is not one of ${MODES[*]}" >&2; exit 2; }
     done
     OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/goodbench-rehearsal.XXXXXX")}"
-    [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full own)
+    [ ${#stages[@]} -eq 0 ] && stages=(info check energy bench overhead compile full own probe)
     BUDGET="${SLOT_SECONDS:-${CALL_BUDGET:-3600}}"
 else
     DEVICE="${GOODBENCH_DEVICE:-cuda}"
@@ -473,7 +479,17 @@ stage_own() {
     local args=(--device "$DEVICE" --out "$out" --checkpoint-dir "$(mktemp -d)/own-plain.ckpt")
     [ -n "$DATA_DIR" ] && args+=(--data-dir "$DATA_DIR")
     [ "$REHEARSAL" = 1 ] && args+=(--steps 60)  # a CPU's steps are slow: the loop, not the target, is rehearsed
-    run "$RUN_TIMEOUT" "$PYTHON" examples/plain_loop.py "${args[@]}"  # it prints what the validator says of its file
+    # run-own stamps its edges on a second clock, signs the file when the script asks, validates it
+    run "$RUN_TIMEOUT" "${GOODBENCH[@]}" run-own examples/plain_loop.py "${args[@]}"
+}
+
+stage_probe() {
+    if [ -z "$DATA_DIR" ] || [ ! -f "$DATA_DIR/tinyshakespeare/input.txt" ]; then
+        say "probe: skipped, lm-char's data (tinyshakespeare/input.txt) is not in the data folder"; return 0
+    fi
+    local repeats=3
+    [ "$REHEARSAL" = 1 ] && repeats=1
+    run "$RUN_TIMEOUT" "$PYTHON" benchmarks/causality_probe.py --device "$DEVICE" --repeats "$repeats" --data-dir "$DATA_DIR"
 }
 
 [ "$REHEARSAL" = 1 ] && say "rehearsal on the CPU at smoke scale: ${stages[*]} (files in $OUT)"
@@ -502,6 +518,7 @@ for stage in "${stages[@]}"; do
         full) rc=0; for w in "${FULL_WORKLOADS[@]}"; do stage_full_one "$w" || rc=1; done; [ $rc = 0 ] ;;
         full-*) stage_full_one "${stage#full-}" ;;
         own) stage_own ;;
+        probe) stage_probe ;;
         *) say "unknown stage $stage (--help lists them)"; false ;;
     esac
     rc=$?
@@ -534,6 +551,11 @@ if [ -e "${files[0]}" ]; then
         fi
         printf '   %-48s %s\n' "$(basename "$f")" "$verdict" | tee -ia "$LOG"
     done
+    if [ ${#results[@]} -gt 0 ]; then
+        say "each physical bound's slack on those files (the factor an edit would need; benchmarks/physics_slack.py):"
+        timeout -k 5 30 "$PYTHON" benchmarks/physics_slack.py "${results[@]}" --json "$OUT/physics-slack.json" 2>&1 \
+            | sed 's/^/   /' | tee -ia "$LOG"
+    fi
 else
     say "no files written to $OUT"
 fi

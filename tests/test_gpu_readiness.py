@@ -727,7 +727,7 @@ def test_the_session_script_starts_goodbench_under_timeout_and_judges_each_stage
     assert proc.returncode == 0, stdout
     assert "failed to run command" not in log and "exit 127" not in log
     assert "$ goodbench check --device cpu" in log and "fit for a CPU run" in log
-    for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full", "own"):
+    for stage in ("info", "check", "energy", "bench", "overhead", "compile", "full", "own", "probe"):
         assert re.search(rf"^   {stage} +ok ", log, re.M), stage
     assert log.count("exit 124 after") == 2  # bench and overhead
     files = sorted(p.name for p in out.glob("*.json"))
@@ -791,7 +791,7 @@ def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts
 
 
 SLOT = ["info", "check", "full-gpt2-124m", "full-llama-1b", "energy", "full-lm-char", "full-fashion-cnn",
-        "compile-default", "full-dlrm-small", "own", "overhead", "bench"]
+        "compile-default", "full-dlrm-small", "own", "probe", "overhead", "bench"]
 
 
 def _stages_in_order(log: str) -> list[str]:
@@ -815,7 +815,7 @@ def test_the_slot_runs_what_reaches_the_board_first_and_skips_what_no_longer_fit
     assert log.splitlines()[0].split(" ", 2)[2].startswith("arrived: ")  # its first line: what arrived
     # 99 s less 10 (SIGKILL margin), 10 and 20 (closing): 59 s for the stages, so that gpt2's 60 never
     # fits however fast info and check end (whole seconds: with 100, a 0-second info left exactly 60)
-    ran = {"info", "check", "energy", "own"}
+    ran = {"info", "check", "energy", "own", "probe"}
     for stage in SLOT:
         if stage in ran:
             assert re.search(rf"^   {stage} +ok ", log, re.M), stage
@@ -950,6 +950,10 @@ def test_the_gpu_session_rehearses_on_the_cpu(tmp_path, data_dir_or_none):
     own_files = list(out.glob("own-plain-*.json"))  # the library around examples/plain_loop.py
     if data_dir_or_none:
         assert len(own_files) == 1 and validate_files([str(own_files[0])]) == [[]]
+        assert json.loads(own_files[0].read_text())["second_clock"]["runs"]  # run by goodbench run-own
+        assert "control (reads the next token): refused" in log  # the causality probe's stage
+    assert "each physical bound's slack on those files" in log and re.search(r"^   least slack ", log, re.M)
+    assert json.loads((out / "physics-slack.json").read_text())
     assert "compile_warmup s" in log  # the compile summary's table
     print(f"rehearsal took {took:.0f} s")
 

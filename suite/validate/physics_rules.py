@@ -273,29 +273,35 @@ def eval_rate(doc: dict, run: dict) -> tuple[float | None, str]:
             f"the fastest {precision} dense peak of the table, the {name}'s{times} (the device is not in the table)")
 
 
-@run_rule("tta-too-fast")
-def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """A time to target takes at least its steps' model FLOPs at the fastest rate the devices allow,
-    and — where the file gives its evaluations' FLOPs and a rate bounds them — its evaluations' up
-    to the first meeting the target at their floor (:func:`eval_floor`)."""
+def tta_least(doc: dict, run: dict, facts: dict) -> tuple[float, float, str] | None:
+    """(seconds to target, the least they may be, why) for ``tta-too-fast``: the steps' model FLOPs to
+    the target at the fastest rate the devices allow, and — where the file gives its evaluations'
+    FLOPs and a rate bounds them — its evaluations up to the first meeting the target at their floor
+    (:func:`eval_floor`); None where the run met no target or no rate is known."""
     target, m = facts["target"], run["metrics"]
     hit = derive.first_hit(run["curve"], target)
     flops = derive.flops_to_target(run["curve"], target, m["flops_per_step"])
     if m["tta_s"] is None or hit is None or flops is None:
-        return []
+        return None
     rate, basis = fastest_rate(doc, run)
     if rate is None:
-        return []
+        return None
     evaluating = eval_floor(doc, run, facts)
     evals = sum(1 for point in run["curve"] if point["step"] <= hit["step"]) if evaluating else 0
     least = flops / rate + evals * (evaluating[0] if evaluating else 0.0)
-    seconds = min(m["tta_s"], hit["time_s"])
-    if seconds >= least:
-        return []
     also = f", and its {evals} evaluations at least {evals * evaluating[0]:.4g} s" if evaluating and evals else ""
-    return [Problem("tta-too-fast", f"{where}.metrics.tta_s",
-                    f"{seconds:.4g} s to target, but its {hit['step']} steps' {flops:.4g} model FLOPs take at least "
-                    f"{flops / rate:.4g} s at {basis}{also}")]
+    return (min(m["tta_s"], hit["time_s"]), least,
+            f"its {hit['step']} steps' {flops:.4g} model FLOPs take at least {flops / rate:.4g} s at {basis}{also}")
+
+
+@run_rule("tta-too-fast")
+def _check_tta_possible(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """A time to target takes at least what :func:`tta_least` says."""
+    found = tta_least(doc, run, facts)
+    if found is None or found[0] >= found[1]:
+        return []
+    seconds, _, why = found
+    return [Problem("tta-too-fast", f"{where}.metrics.tta_s", f"{seconds:.4g} s to target, but {why}")]
 
 
 def eval_floor(doc: dict, run: dict, facts: dict | None = None) -> tuple[float, str] | None:
@@ -397,10 +403,11 @@ def _window_work(run: dict) -> tuple[float, float] | None:
             derive.window_seconds(run["step_times_s"], window))
 
 
-@run_rule("power-band")
-def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
-    """Mean power over the run, to its target and over its window lies in the device class's band,
-    and over the window it is at least what the window's model FLOPs take (:func:`work_floor`)."""
+def power_spans(doc: dict, run: dict) -> list[tuple[str, float, float, float | None, str]]:
+    """Each span whose energy the run gives (over the run, to its target, over its window), as
+    (the energy's key, mean watts, the least watts allowed, the most or None, what the least comes
+    from): the least is the device class's floor (:func:`power_band`), and over the window the
+    window's work where that is more (:func:`work_floor`); empty where the class is unknown."""
     band = power_band(doc, run)
     m = run["metrics"]
     if band is None:
@@ -409,22 +416,29 @@ def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
     work = _window_work(run)
     spans = [("energy_to_train_j", run["time_to_train_s"]), ("energy_to_target_j", m["tta_s"]),
              ("energy_window_j", work[1] if work else None)]
-    problems = []
+    out = []
     for key, seconds in spans:
         energy = m.get(key)
         if energy is None or seconds is None or seconds <= 0:
             continue
-        watts = energy / seconds
         least = work_floor(doc, run, work[0], seconds) if work and key == "energy_window_j" else None
-        if least is not None and least[0] > floor and watts < least[0] * (1 - REL_TOLERANCE):
+        low, why = least if least is not None and least[0] > floor else (floor, basis)
+        out.append((key, energy / seconds, low, None if key == "energy_window_j" else ceiling, why))
+    return out
+
+
+@run_rule("power-band")
+def _check_power_band(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Mean power over the run, to its target and over its window lies in the device class's band,
+    and over the window it is at least what the window's model FLOPs take (:func:`power_spans`)."""
+    problems = []
+    for key, watts, least, most, why in power_spans(doc, run):
+        if watts < least * (1 - REL_TOLERANCE):
             problems.append(Problem("power-band", f"{where}.metrics.{key}",
-                                    f"{watts:.4g} W mean over its span, below {least[0]:.4g} W: {least[1]}"))
-        elif watts < floor * (1 - REL_TOLERANCE):
+                                    f"{watts:.4g} W mean over its span, below {least:.4g} W: {why}"))
+        elif most is not None and watts > most:
             problems.append(Problem("power-band", f"{where}.metrics.{key}",
-                                    f"{watts:.4g} W mean over its span, below {floor:.4g} W: {basis}"))
-        elif ceiling is not None and key != "energy_window_j" and watts > ceiling:
-            problems.append(Problem("power-band", f"{where}.metrics.{key}",
-                                    f"{watts:.4g} W mean over its span, above {ceiling:.4g} W: {basis}"))
+                                    f"{watts:.4g} W mean over its span, above {most:.4g} W: {why}"))
     return problems
 
 
