@@ -470,6 +470,28 @@ def test_a_ceilings_spread_widened_by_a_zero_batch_is_refused():
     assert codes(doc) == {"ceiling-implausible"}
 
 
+@pytest.mark.parametrize("where", ["first", "at_end"])
+def test_a_made_up_slow_batch_widens_the_bound_by_half_at_most(where):
+    """A batch is the file's word: one made up at a hundredth of the ceiling (a spread of 99%) once
+    doubled the bound; since v9 the spread counts for 50% at most (derive.MAX_CEILING_SPREAD), in
+    the first measurement or the one after the runs. A run at 1.7× its ceiling is refused either
+    way, one at 1.45× passes."""
+    for speed, refused in ((1.7, True), (1.45, False)):
+        doc = real("gpt2-124m")
+        entry = doc["settings"]["matmul_ceiling"]["fp32"]
+        fastest = entry["flops"]
+        entry["trials_flops"] = [fastest] * len(entry["trials_flops"])  # no spread of its own
+        slow = [fastest, fastest / 100]
+        if where == "first":
+            entry["trials_flops"] = [*entry["trials_flops"], fastest / 100]
+        else:
+            entry["at_end"] = {"flops": fastest, "trials_flops": slow, "method": entry["method"]}
+        rate, bound = rate_and_bound(doc)
+        assert bound == pytest.approx(fastest * 1.5 * 1.01)
+        doc = repair(sped_up(doc, speed * fastest / rate))
+        assert ("above-ceiling" in codes(doc)) is refused, (where, speed)
+
+
 # ---------------------------------------------------------------- devices outside the peak table
 @pytest.mark.parametrize("name", ["NVIDIA H1OO 80GB HBM3", "NVIDIA H100 80GB HBM3 MIG 1g.10gb"])
 def test_a_device_the_table_does_not_know_is_still_held_to_its_own_ceiling(name):
