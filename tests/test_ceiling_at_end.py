@@ -101,3 +101,16 @@ def test_the_first_measurements_edited_batches_are_caught_as_before():
     entry["trials_flops"] = [t / 2 for t in entry["trials_flops"]]
     assert {(p.code, p.field) for p in v.check_document(doc)} >= {("ceiling-implausible",
                                                                   "settings.matmul_ceiling.fp32.flops")}
+
+
+def test_the_bound_widens_by_the_faster_measurements_own_spread_not_both_pooled():
+    """Trial 5: the batches of a ceiling measured under load (slow) and again when quiet (fast),
+    pooled, made a spread that widened the bound to 3× the first ceiling; the faster measurement's
+    own batches are what it was seen to do."""
+    doc = real("lm-char")
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    quiet = entry["flops"]
+    entry.update(flops=quiet / 2, trials_flops=[quiet / 2, quiet / 2.1])  # measured under load
+    entry["at_end"] = {"flops": quiet, "trials_flops": [quiet, 0.95 * quiet], "method": entry["method"]}
+    bound, basis = physics_rules.ceiling_rate(doc, doc["runs"][0])
+    assert bound == pytest.approx(quiet * 1.05 * 1.01) and "spread of 5.0%" in basis

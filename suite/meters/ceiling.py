@@ -59,5 +59,5 @@ def with_end(start: dict, end: dict) -> dict:
     and quieter while the runs trained, one measurement alone came out below what the runs then
     reached (an own-code smoke run at 1.14× its bound). The runs' figures keep ``flops``, the
     ceiling they were measured against; the rules hold a run's FLOP rate to the faster of the two
-    and the spread of all their batches (rule ``above-ceiling``, suite/validate/physics_rules.py)."""
+    and the spread of that one's batches (rule ``above-ceiling``, suite/validate/physics_rules.py)."""
     return {**start, "at_end": {k: end[k] for k in ("flops", "trials_flops", "method") if k in end}}

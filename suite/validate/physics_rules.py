@@ -113,17 +113,19 @@ def _share_text(low: float, high: float | None) -> str:
 def ceiling_rate(doc: dict, run: dict) -> tuple[float | None, str]:
     """The most model FLOP/s the run's own measured ceiling allows: the ceiling of its precision —
     the faster of the measurements before and after the runs, where both were made — × its devices,
-    widened by the spread all their timed batches showed (:func:`suite.figures.derive.ceiling_spread`)
-    and the 1% of rounding; (None, why) without a ceiling."""
+    widened by the spread that measurement's own timed batches showed (:func:`suite.figures.derive.ceiling_spread`;
+    pooling both, taken under different loads, widened a bound to 3× the first ceiling) and the 1%
+    of rounding; (None, why) without a ceiling."""
     entry = _ceiling_entry(doc, run["precision"])
     if entry is None:
         return None, "no measured ceiling"
     measured = _measurements(entry)
-    trials = [t for _, m in measured if isinstance(m.get("trials_flops"), list) for t in m["trials_flops"]]
-    spread = derive.ceiling_spread(trials)
+    fastest = max(m["flops"] for _, m in measured)
+    spread = max(derive.ceiling_spread(m.get("trials_flops") if isinstance(m.get("trials_flops"), list) else None)
+                 for _, m in measured if m["flops"] == fastest)  # the faster measurement's own batches
     devices = results.world_size(run)
     again = len(measured) > 1 and measured[1][1]["flops"] > entry["flops"]
-    ceiling = derive.all_devices(float(max(m["flops"] for _, m in measured)), devices)
+    ceiling = derive.all_devices(float(fastest), devices)
     bound = ceiling * (1 + spread) * (1 + REL_TOLERANCE)
     _, most, basis = ceiling_bounds(doc, run, run["precision"])
     if most is not None and bound > derive.all_devices(most, devices):  # a widened ceiling stays within the class's
