@@ -373,9 +373,16 @@ def test_a_cpu_smoke_run_retimed_to_ten_microsecond_steps_with_its_ceiling_is_re
                                            "runs[0].event_log"}  # its evaluations too
     assert all("7.936e+11" in p.reason and "2 recorded cores × 64 fp32 FLOPs per cycle × 6.2 GHz" in p.reason
                for p in problems)
-    # claiming a bigger machine only helps up to the cores a socket holds: 288 × 1 socket
+    # claiming a bigger machine in system.host alone: its host-load snapshots counted 2 cores (trial 5)
     big = copy.deepcopy(forged)
     big["system"]["host"].update(cpu_physical_cores=100_000, cpu_logical_cores=100_000)
+    assert physics_rules.cpu_most(big, big["runs"][0], "fp32")[0] == pytest.approx(2 * 64 * 6.2e9)
+    assert {p.code for p in v.check_document(big)} == {"cpu-too-fast"}
+    # edited there too, it only helps up to the cores a socket holds: 288 × 1 socket
+    for run in big["runs"]:
+        for snap in run["host_load"].values():
+            if isinstance(snap, dict):
+                snap["cores"] = 100_000
     most, basis = physics_rules.cpu_most(big, big["runs"][0], "fp32")
     assert most == pytest.approx(288 * 64 * 6.2e9) and basis.startswith("288 recorded cores")
     fastest = factor * max([ceiling["flops"], *ceiling["trials_flops"]])

@@ -480,12 +480,25 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     sockets = count("cpu_sockets") or 1
     most_cores = sockets * mfu_meter.CPU_SOCKET_MOST_CORES
     cores = min(count("cpu_physical_cores") or count("cpu_logical_cores") or most_cores, most_cores)
+    seen = _load_cores(run)
+    if seen is not None:  # the cores the run's host-load snapshots counted (os.cpu_count) bound them too
+        cores = min(cores, seen)
     nodes = (run.get("distributed") or {}).get("nnodes", 1)
     nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 1
     flops = nodes * cores * per_cycle * mfu_meter.CPU_MOST_CLOCK_HZ
     return flops, (f"{cores} recorded core{'s' if cores != 1 else ''}{f' × {nodes} nodes' if nodes > 1 else ''} × "
                    f"{per_cycle} {precision} FLOPs per cycle × {mfu_meter.CPU_MOST_CLOCK_HZ / 1e9:g} GHz, the most any "
                    f"CPU core does ({CORES_SELF_REPORTED})")
+
+
+def _load_cores(run: dict) -> int | None:
+    """The most cores any of the run's host-load snapshots counted (``host_load.*.cores``,
+    :func:`suite.meters.host_load.snapshot`), or None where it recorded none: a file claiming 288
+    cores in ``system.host`` beside snapshots that counted 2 is held to 2 (trial 5)."""
+    load = run.get("host_load")
+    counted = [snap.get("cores") for snap in load.values() if isinstance(snap, dict)] if isinstance(load, dict) else []
+    counted = [c for c in counted if isinstance(c, int) and not isinstance(c, bool) and c > 0]
+    return max(counted) if counted else None
 
 
 @document_rule("cpu-too-fast")
