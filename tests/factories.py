@@ -39,8 +39,8 @@ ACCELERATORS = (
 BASE_TIME = dt.datetime(2026, 11, 25, 12, tzinfo=dt.UTC)
 
 
-QUIET_HOST = {"start": {"load_1m": 0.4, "cores": 16, "other_cores": 0.0, "busy": []},
-              "end": {"load_1m": 0.9, "cores": 16, "other_cores": 0.0, "busy": []}, "gpu_other_processes_end": None}
+QUIET_HOST = {"start": {"load_1m": 0.4, "cores": 64, "other_cores": 0.0, "busy": []},
+              "end": {"load_1m": 0.9, "cores": 64, "other_cores": 0.0, "busy": []}, "gpu_other_processes_end": None}
 
 
 def stamp(when: dt.datetime) -> str:

@@ -176,3 +176,24 @@ def test_a_reproduction_started_on_a_busy_machine_is_warned_that_its_throughput_
     err = capsys.readouterr().err
     assert err.startswith("warning: other processes used 1.26 of 2 cores now (python): a throughput measured again")
     assert "\"differs\"" in err and "flagged" not in err
+
+
+def test_a_file_of_rules_v8_or_later_without_its_load_record_is_refused():
+    """Trial 5: a v9 file measured under load, its host_load deleted, read "host load not recorded
+    (written before goodbench recorded it)"; every goodbench writing v8 or later records it."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from suite.validate import check_document
+
+    honest = json.loads((Path(__file__).parent / "fixtures" / "reference-smoke.json").read_text())
+    assert honest["rules_version"] >= 8 and check_document(honest) == []
+    deleted = copy.deepcopy(honest)
+    del deleted["runs"][1]["host_load"], deleted["runs"][2]["host_load"]  # (one without its end: the schema's)
+    problems = check_document(deleted)
+    assert [(p.code, p.field) for p in problems] == [("load-not-recorded", "runs[1].host_load"),
+                                                      ("load-not-recorded", "runs[2].host_load")]
+    older = copy.deepcopy(deleted)
+    older["rules_version"] = 7  # a file naming older rules may lack it (its rows say "not recorded")
+    assert "load-not-recorded" not in {p.code for p in check_document(older)}

@@ -11,7 +11,7 @@ from suite.record.text import normal_name, safe
 from suite.trust import ownership
 from suite.trust.labels import trust_words_in
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, V8, division, parse_timestamp
+from suite.validate.shared import V7, V8, V9, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads import own
 from workloads.pinned import SEEDS
@@ -30,6 +30,12 @@ code("summary-mismatch", "the per-workload summary differs from what the runs gi
 code("name-form", "a system name not in its shown form: not NFC, or a space at an end or doubled", since=V7)
 code("name-trust", "a name the site's rows show (the system's, own code's) holding a word of the site's trust labels "
                    "(reproduced, trusted, signed, disputed, …)", since=V8)
+code("load-not-recorded", "a run of a file naming rules v8 or later without its host-load record (every goodbench "
+                          "writing them records it; without it a run measured under load would not say so)", since=V9)
+
+LOAD_RECORDED_SINCE = V8
+"""The first rules version whose every file records each run's host load (``host_load``, recorded
+since 2026-11-27, before v8 came into force): an older file's runs may lack it."""
 
 SHOWN_NAMES = (("system", "name"), ("settings", "implementation", "name"))
 """The submitter's free-text names the leaderboard's rows show beside the site's own labels (what
@@ -202,3 +208,21 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
             problems.append(Problem("name-trust", ".".join(path), f"{safe(name)} holds {', '.join(map(repr, found))}, "
                                     "a word of the site's trust labels: a name may not read as a label the site gives"))
     return problems
+
+
+@document_rule("load-not-recorded")
+def _check_load_recorded(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """Each run of a file naming rules v8 or later records the host's load at its start and end:
+    deleted, a run measured under load read "host load not recorded (written before goodbench
+    recorded it)" instead (trial 5). The record itself stays self-reported."""
+    version = doc.get("rules_version", 1)
+    if not isinstance(version, int) or version < LOAD_RECORDED_SINCE:
+        return []
+    return [Problem("load-not-recorded", f"runs[{i}].host_load",
+                    f"no record of the host's load at the run's start and end, which every file of rules "
+                    f"v{LOAD_RECORDED_SINCE} or later holds (this one names v{version})")
+            for i, run in runs if not _snapshots(run.get("host_load"))]
+
+
+def _snapshots(load: Any) -> bool:
+    return isinstance(load, dict) and isinstance(load.get("start"), dict) and isinstance(load.get("end"), dict)
