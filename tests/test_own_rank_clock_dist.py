@@ -1,16 +1,20 @@
 """``goodbench run-own --nproc-per-node 2`` of tests/own_ddp_job.py: two real gloo ranks on the CPU,
 each writing its edges to its own FIFO, both stamped on the launcher's one clock; the file is valid,
-both ranks of its run are stamped and it is not held apart as timed by one clock."""
+both ranks of its run are stamped and it is not held apart as timed by one clock. Its reproduction
+(``goodbench reproduce --run-recorded-command``) stamps both ranks of the sandboxed re-run too."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_own_code import _git_repo
 
+from suite.cli import main
 from suite.figures import clocks, rank_clocks
 from suite.leaderboard import pipeline, rows
 from suite.validate import check_document
@@ -20,9 +24,9 @@ JOB = REPO / "tests" / "own_ddp_job.py"
 pytestmark = [pytest.mark.slow, pytest.mark.dist]  # rank processes under torchrun
 
 
-def _run_own(folder: Path, *args: str) -> subprocess.CompletedProcess:
+def _run_own(folder: Path, *args: str, script: Path = JOB) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "suite", "run-own", "--nproc-per-node", "2", str(JOB), *args],
+    return subprocess.run([sys.executable, "-m", "suite", "run-own", "--nproc-per-node", "2", str(script), *args],
                           cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -50,3 +54,20 @@ def test_a_torchrun_job_that_fails_gets_one_line_naming_the_rank(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.startswith("goodbench: error:")]
     assert len(lines) == 1 and "no second clock: rank 0: the script ended with status" in lines[0]
     assert not (tmp_path / "own-ddp.json").exists()
+
+
+def test_the_reproduction_of_a_torchrun_job_stamps_both_ranks_of_its_re_run(tmp_path, monkeypatch, capsys):
+    for name in ("own_ddp_job.py", "own_job_step.py"):  # the job and the step it imports, in a checkout
+        shutil.copy(REPO / "tests" / name, tmp_path / name)
+    _git_repo(tmp_path)
+    done = _run_own(tmp_path, "orig.json", script=Path("own_ddp_job.py"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command",
+                 "--measure-for", "1"]) in (0, 1)  # its throughput on a busy machine is not the question here
+    assert "bit-identical" in capsys.readouterr().out
+    repro = json.loads((tmp_path / "repro.json").read_text())
+    entries = repro["second_clock"]["runs"]
+    assert sorted(rank_clocks.rank_of(e) for e in entries) == [0, 1]
+    assert {e["run_id"] for e in entries} == {repro["runs"][0]["run_id"]}
+    assert all(e["agreement"]["agree"] for e in entries) and check_document(repro) == []

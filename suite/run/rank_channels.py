@@ -24,8 +24,8 @@ from suite.run.edge_reader import EdgeReader
 class RankChannels:
     """One FIFO and reader per local rank, in a private folder removed by :meth:`close`."""
 
-    def __init__(self, nproc: int, origin: float):
-        self.folder = Path(tempfile.mkdtemp(prefix="goodbench-edges-"))  # mode 0700, this user's
+    def __init__(self, nproc: int, origin: float, parent: Path | None = None):
+        self.folder = Path(tempfile.mkdtemp(prefix="goodbench-edges-", dir=parent))  # mode 0700, this user's
         self.readers: list[EdgeReader] = []
         try:
             for rank in range(nproc):
