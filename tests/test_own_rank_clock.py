@@ -168,6 +168,17 @@ def test_the_launcher_adds_nothing_when_a_rank_sent_no_edges(stamped, tmp_path):
     assert path.read_bytes() == before
 
 
+def test_a_rank_whose_edges_stop_early_adds_nothing_and_is_named(stamped, tmp_path):
+    """A rank that closed its channel before its last step: the launcher keeps the child's file as it was."""
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(_two_ranks(json.loads(stamped.written))))
+    closed = _rank_one(stamped.reader)
+    closed.runs[0].begins.pop()
+    closed.runs[0].ends.pop()
+    with pytest.raises(GoodbenchError, match=r"^rank 1, run \w+ \(seed 1\): its edges end at step"):
+        own_launch.seal(path, _rank_zero(stamped.reader), os.getpid(), [closed])
+
+
 # ---------------------------------------------------------------- the ranks' channels
 def test_each_rank_writes_to_its_own_fifo_read_on_one_clock(monkeypatch):
     channels = RankChannels(2, clock())
