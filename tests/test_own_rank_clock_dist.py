@@ -48,6 +48,17 @@ def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path
     assert rows.ONE_CLOCK_REASON not in rows.unranked_reasons(frame.to_dict(orient="records")[0])
 
 
+def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):
+    """Rank 1 slows its clocks while it trains: its record and its edges' readings claim a fraction of
+    the time the launcher's clock saw pass."""
+    done = _run_own(tmp_path, "cheat.json", "--slow-clocks-rank", "1")
+    assert done.returncode == 1
+    [refused] = [line for line in done.stdout.splitlines() if "[second-clock]" in line]
+    assert "second_clock.runs[1]: rank 1: the clocks disagree: clock span" in refused
+    assert "the clocks disagree on rank 1 (seed 1)" in done.stderr
+    assert "second_clock" in json.loads((tmp_path / "cheat.json").read_text())
+
+
 def test_a_torchrun_job_that_fails_gets_one_line_naming_the_rank(tmp_path):
     done = _run_own(tmp_path, "own-ddp.json", "--fail-rank", "1")
     assert done.returncode == 1
