@@ -4,10 +4,14 @@ the global batch, measured by one ``goodbench.Benchmark`` per rank (tests/test_o
     python -m torch.distributed.run --standalone --nproc-per-node 2 tests/own_ddp_job.py OUT
     python tests/own_ddp_job.py OUT          # the same job in one process
     ... own_ddp_job.py OUT --fail-rank 1     # rank 1 raises after step 7
+    ... own_ddp_job.py OUT --slow-clocks-rank 1   # rank 1's clocks run 20 times slower while it trains
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import time
+from collections.abc import Iterator
 
 import torch
 import torch.distributed as dist
@@ -47,15 +51,35 @@ def train(run: goodbench.Run, rank: int, world: int, fail: bool = False) -> None
                                                                              torch.sin(held_out @ teacher)))})
 
 
-def main(out: str, fail_rank: int | None) -> None:
+SLOW = 20  # how many times slower a cheating rank's clocks run
+
+
+@contextlib.contextmanager
+def slowed_clocks(slow: bool) -> Iterator[None]:
+    """time.perf_counter, time.time and time.monotonic SLOW times slower while the runs train (put back
+    before the ceiling is measured again at the job's end)."""
+    real = {name: getattr(time, name) for name in ("perf_counter", "time", "monotonic")}
+    if slow:
+        for name, clock in real.items():
+            origin = clock()
+            setattr(time, name, lambda clock=clock, origin=origin: origin + (clock() - origin) / SLOW)
+    try:
+        yield
+    finally:
+        for name, clock in real.items():
+            setattr(time, name, clock)
+
+
+def main(out: str, fail_rank: int | None, slow_rank: int | None = None) -> None:
     torch.set_num_threads(1)
     bench = goodbench.Benchmark("ddp-mlp", trains="a 2-layer MLP on a synthetic sine teacher, data parallel",
                                 samples_per_step=BATCH, max_steps=30, warmup_steps=3, eval_every=10, log_every=5,
                                 device="cpu", code=[__file__], out=out, sign=False)
     with bench:  # under torchrun it joins the process group (gloo on the CPU)
         rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
-        for run in bench.runs():
-            train(run, rank, world, fail=rank == fail_rank)
+        with slowed_clocks(rank == slow_rank):
+            for run in bench.runs():
+                train(run, rank, world, fail=rank == fail_rank)
     if bench.path is not None:
         print(f"results written to {bench.path}")
         for line in bench.problems:
@@ -66,5 +90,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--fail-rank", type=int, default=None)
+    parser.add_argument("--slow-clocks-rank", type=int, default=None)
     args = parser.parse_args()
-    main(args.out, args.fail_rank)
+    main(args.out, args.fail_rank, args.slow_clocks_rank)

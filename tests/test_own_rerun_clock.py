@@ -72,8 +72,11 @@ def test_clocks_replaced_in_the_script_are_refused_when_it_is_reproduced(tmp_pat
     assert not (tmp_path / "repro.json").exists() and list(tmp_path.glob("repro.rerun*.json"))  # the re-run kept
 
 
-def test_only_a_plain_script_is_stamped_and_its_pipe_named_in_the_sandbox():
+def test_a_plain_script_gets_the_pipe_and_a_torchrun_job_its_ranks_channels():
     assert stamping.stamps([sys.executable, "train.py"])
     assert not stamping.stamps([sys.executable, "-m", "torch.distributed.run", "--standalone", "train.py"])
+    assert stamping.torchrun_ranks([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                    "--nproc-per-node=2", "train.py"]) == 2  # each rank's FIFO instead
+    assert stamping.torchrun_ranks([sys.executable, "train.py", "--nproc-per-node=2"]) is None
     assert stamping.environment(None) == {} and stamping.environment(7) == {"GOODBENCH_EDGE_FD": "7"}
     assert stamping.pipe(False) == (None, None)

@@ -21,13 +21,13 @@ def launched(monkeypatch, tmp_path):
     """run-own around a child that wrote ``own.json`` and whose edges agree; the validator's verdict set per test."""
     path = tmp_path / "own.json"
     reader = SimpleNamespace(written=(False, str(path)), runs=[], broken=None)
-    doc = {"second_clock": {"runs": [{"agreement": {"agree": True}}]}}
+    doc = {"second_clock": {"runs": [{"run_id": "r1", "agreement": {"agree": True}}]}}
     monkeypatch.setattr(own_launch, "launch", lambda script, args: (0, SimpleNamespace(pid=1), reader))
     monkeypatch.setattr(own_launch, "seal", lambda *a: doc)
 
     def run_with(problems):
         monkeypatch.setattr(suite.validate, "check_document", lambda d: problems)
-        return run_own.run(SimpleNamespace(script="train.py", args=[]))
+        return run_own.run(SimpleNamespace(script="train.py", args=[], nproc_per_node=None))
     return run_with
 
 

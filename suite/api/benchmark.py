@@ -134,9 +134,9 @@ class Benchmark:
         fresh = os.environ.pop("GOODBENCH_CHECKPOINT_DIR", "")
         self.checkpoint_dir = Path(fresh or checkpoint_dir) if checkpoint_dir is not None else None
         self.code = arguments.paths("code", code)
-        # $GOODBENCH_EDGE_FD: `goodbench run-own` launched this process and stamps its edges on its own clock
-        # (the first Benchmark's; rank 0's under torchrun)
-        self.edges = EdgePipe.from_env() if os.environ.get("RANK", "0") == "0" else EdgePipe(None)
+        # $GOODBENCH_EDGE_FD (one process) or $GOODBENCH_EDGE_DIR (each rank of a torchrun job): `goodbench
+        # run-own` launched this process and stamps its edges on its own clock (the first Benchmark's)
+        self.edges = EdgePipe.for_process()
         self.command = arguments.command(command)  # None: this process's
         # by default the runner's lines on stderr: steps, evaluations, ETA (suite/run/progress.py), from
         # one process only (torchrun's rank 0), as goodbench run says them

@@ -1,12 +1,14 @@
 """The library's side of ``goodbench run-own``'s second clock: one line written to the launcher's
 pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
-held back would reach the launcher late, and its stamp would say nothing."""
+held back would reach the launcher late, and its stamp would say nothing. Under torchrun each rank
+writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`)."""
 from __future__ import annotations
 
 import contextlib
 import os
 import stat
 import time
+from pathlib import Path
 
 from suite.record import edges
 
@@ -29,6 +31,36 @@ class EdgePipe:
                 return cls(None)
             os.set_inheritable(fd, False)
         except (ValueError, OSError):
+            return cls(None)
+        return cls(fd)
+
+    @classmethod
+    def for_process(cls) -> EdgePipe:
+        """This process's channel: its rank's FIFO where the launcher named a folder of them (under
+        torchrun), else the pipe in ``$GOODBENCH_EDGE_FD`` (rank 0's only), else nothing."""
+        if edges.DIR_ENV in os.environ:
+            return cls.for_rank()
+        return cls.from_env() if os.environ.get("RANK", "0") == "0" else cls(None)
+
+    @classmethod
+    def for_rank(cls) -> EdgePipe:
+        """The FIFO of ``$LOCAL_RANK`` in the folder ``$GOODBENCH_EDGE_DIR`` names (taken from the
+        environment), opened for writing without waiting (no reader: nothing), then blocking as a
+        pipe is; or a pipe that writes nothing."""
+        folder, local = os.environ.pop(edges.DIR_ENV, ""), os.environ.get("LOCAL_RANK", "")
+        if not folder or not local.isdigit():
+            return cls(None)
+        try:
+            fd = os.open(Path(folder) / edges.channel(int(local)), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return cls(None)
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                raise OSError("not a FIFO")
+            os.set_blocking(fd, True)
+            os.set_inheritable(fd, False)
+        except OSError:
+            os.close(fd)
             return cls(None)
         return cls(fd)
 

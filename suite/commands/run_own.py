@@ -1,8 +1,11 @@
-"""``goodbench run-own SCRIPT [ARGS...]``: own code run with a second clock (docs/own-code.md)."""
+"""``goodbench run-own [--nproc-per-node N] SCRIPT [ARGS...]``: own code run with a second clock
+(docs/own-code.md)."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+from suite.commands.common import POSITIVE_INT
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -11,7 +14,10 @@ def add_parser(commands) -> argparse.ArgumentParser:
         "run-own", help="run own code (a script using goodbench.Benchmark) with a second clock",
         description="Run SCRIPT with this Python as a child process; its step and evaluation edges are "
                     "stamped on this process's clock, added to the results file it writes as its second clock, "
-                    "and the file is signed here and validated (docs/own-code.md).")
+                    "and the file is signed here and validated (docs/own-code.md). With --nproc-per-node N it "
+                    "runs as a one-node torchrun job and every rank's edges are stamped on the same clock.")
+    p.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N",
+                   help="run SCRIPT under torchrun on this node, N processes (needs torch); before SCRIPT")
     p.add_argument("script", metavar="SCRIPT", help="the Python script that measures its loop with goodbench.Benchmark")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
     return p
@@ -22,18 +28,25 @@ def run(args) -> int:
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
     from suite.commands.common import count, say
     from suite.record.errors import GoodbenchError
-    from suite.run import own_launch
+    from suite.run import own_launch, rank_record
     from suite.validate import check_document
 
-    status, child, reader = own_launch.launch(args.script, list(args.args))
-    why = own_launch.why_not(status, reader)
+    ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
+    if args.nproc_per_node is None:
+        status, child, reader = own_launch.launch(args.script, list(args.args))
+        why = own_launch.why_not(status, reader)
+    else:
+        status, child, channels = own_launch.launch_ranks(args.script, list(args.args), args.nproc_per_node)
+        reader, ranks = channels.readers[0], channels.readers[1:]
+        why = own_launch.why_not(status, reader)
+        why = f"rank 0: {why}" if why is not None else rank_record.why_not(ranks)
     if why is not None:
         kept = f"; {reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else ""
         raise GoodbenchError(f"no second clock: {why}{kept}")
     assert reader.written is not None  # why_not says so otherwise
     path = reader.written[1]
     try:
-        doc = own_launch.seal(Path(path), reader, child.pid)
+        doc = own_launch.seal(Path(path), reader, child.pid, ranks)
     except GoodbenchError as exc:
         raise GoodbenchError(f"no second clock: {exc}; {path} is kept as the script wrote it: one clock, "
                              "unsigned") from None
@@ -41,10 +54,17 @@ def run(args) -> int:
     for problem in problems:
         print(problem.line(path))
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
-    agreed = all(entry["agreement"]["agree"] for entry in doc["second_clock"]["runs"])
+    section = doc["second_clock"]
+    runs = count(len({entry["run_id"] for entry in section["runs"]}), "run")
+    if args.nproc_per_node is None:
+        agreed = all(entry["agreement"]["agree"] for entry in section["runs"])
+        said = f"{runs}, the clocks {'agree' if agreed else 'disagree'}"
+    else:
+        off = rank_record.disagreeing(section)
+        said = (f"{runs} on {count(args.nproc_per_node, 'rank')}, the clocks "
+                f"{'disagree on ' + ', '.join(off) if off else 'agree'}")
     valid = "" if refused else ", valid but for its JSON Schema, not checked here" if problems else ", valid"
-    say(f"goodbench run-own: {path}: second clock added ({count(len(doc['second_clock']['runs']), 'run')}, the clocks "
-        f"{'agree' if agreed else 'disagree'}), {'signed' if 'signature' in doc else 'unsigned'}{valid}")
+    say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}{valid}")
     if status != 0:
         say(f"goodbench run-own: the script ended with status {status}")
     return 1 if refused or status != 0 else 0

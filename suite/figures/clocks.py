@@ -43,10 +43,14 @@ class Comparison:
 
 
 def stamped(doc: dict[str, Any], run_id: Any) -> bool:
-    """True when the file's second clock stamped the run ``run_id`` (a file by ``goodbench run-own``)."""
+    """True when the file's second clock stamped the run ``run_id`` (a file by ``goodbench run-own``), on
+    every rank that trained it (:mod:`suite.figures.rank_clocks`)."""
+    from suite.figures import rank_clocks
+
     section = doc.get("second_clock")
     entries = section.get("runs") if isinstance(section, dict) else None
-    return isinstance(entries, list) and any(isinstance(e, dict) and e.get("run_id") == run_id for e in entries)
+    return (isinstance(entries, list) and any(isinstance(e, dict) and e.get("run_id") == run_id for e in entries)
+            and rank_clocks.every_rank_stamped(doc, run_id))
 
 
 def missing(run: dict[str, Any], entry: dict[str, Any]) -> str | None:

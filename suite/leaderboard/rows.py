@@ -439,7 +439,8 @@ def free_jobs(frame: pd.DataFrame) -> pd.Series:
 
 def one_clock(frame: pd.DataFrame) -> pd.Series:
     """Which entries are own code timed by one clock: some run of it not stamped by ``goodbench
-    run-own``'s second clock (``second_clock`` not True: the code was run with plain ``python``), so
+    run-own``'s second clock on every rank (``second_clock`` not True: the code was run with plain ``python``
+    or ``torchrun``), so
     its times are its own process's word, which code that replaces its clocks rewrites (issue 44,
     finding 6: 11,359 samples/s against 335 honest). Shown, never ranked."""
     return (frame["division"] == own.DIVISION) & (frame["second_clock"] != True)  # noqa: E712

@@ -6,12 +6,18 @@ The launcher names the pipe's write end in :data:`ENV` (a file descriptor number
 writes one ASCII line per edge, at the edge: ``KIND NUMBER READING\\n``, the kind one of
 :data:`KINDS`, the number a step (or a run's index for ``r``), the reading the library's own
 clock (``time.perf_counter``) in seconds. ``w`` names the results file written: ``w SIGN PATH``.
+
+Under torchrun (``goodbench run-own --nproc-per-node N``) an inherited descriptor does not reach the
+ranks (torchrun starts them with ``close_fds``): the launcher names a private folder in
+:data:`DIR_ENV` holding one FIFO per local rank, :func:`channel` ``(LOCAL_RANK)``, which each rank
+opens by name and writes the same lines to; only rank 0 names the results file.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 ENV = "GOODBENCH_EDGE_FD"
+DIR_ENV = "GOODBENCH_EDGE_DIR"  # under torchrun: the folder of the ranks' FIFOs
 RUN = "r"          # a run begins: r INDEX READING (its run id follows as the line's fourth word)
 START = "s"        # the run's clock starts (run_start): s 0 READING
 BEGIN = "b"        # a step begins: b STEP READING (before the step clock starts)
@@ -21,6 +27,11 @@ EVAL_STOP = "F"    # an evaluation ends: F STEP READING
 WRITTEN = "w"      # the results file is written: w SIGN PATH (SIGN: 1 when the launcher is to sign it)
 KINDS = (RUN, START, BEGIN, END, EVAL_START, EVAL_STOP)
 MAX_LINE = 4096    # bytes: a longer line is no edge (a path of the file is at most this long)
+
+
+def channel(local_rank: int) -> str:
+    """The name of local rank ``local_rank``'s FIFO in the folder named by :data:`DIR_ENV`."""
+    return f"edges-{local_rank}"
 
 
 class BadLine(ValueError):

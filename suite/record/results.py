@@ -163,7 +163,7 @@ class Document(TypedDict, total=False):
     runs: list[Run]
     summary: dict[str, dict[str, Any]]
     signature: dict[str, str]  # only in a signed file (suite/trust/signing.py)
-    second_clock: dict[str, Any]  # only in own code's file run by goodbench run-own (suite/run/own_launch.py)
+    second_clock: dict[str, Any]  # only in own code's file run by goodbench run-own (suite/run/own_launch.py; an entry per run per rank)
 
 
 # A run record as the accessors take it: the typed view, or a plain dict (the runner builds one,

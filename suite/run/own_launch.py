@@ -8,20 +8,27 @@ wrote gets a ``second_clock`` record — this process's stamps, the child's pid,
 how far the clocks agree (:mod:`suite.figures.clocks`) — and is signed here (under run-own the
 library leaves signing to its launcher), written atomically over the child's, and validated.
 Where the edges cannot be believed (the pipe closed early, flooded, garbled), the file is left as
-the child wrote it: one clock, unsigned, and the reason is the error."""
+the child wrote it: one clock, unsigned, and the reason is the error.
+
+With ``--nproc-per-node N`` the script runs as a one-node torchrun job (:func:`launch_ranks`): each
+rank writes its edges to its own FIFO (:mod:`suite.run.rank_channels`), all stamped on this
+process's one clock, and the record holds an entry per run per rank (:mod:`suite.run.rank_record`)."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from suite.figures import clocks
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
+from suite.run import rank_record
 from suite.run.edge_reader import EdgeReader, RunEdges, clock
+from suite.run.rank_channels import RankChannels
 
 LAUNCHER = "goodbench run-own"
 
@@ -46,6 +53,46 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
             continue
     reader.finish(grace_s)
     return status, child, reader
+
+
+def torchrun_command(script: str, args: list[str], nproc: int) -> list[str]:
+    """``python -m torch.distributed.run --standalone --nproc-per-node=N SCRIPT ARGS`` with this Python;
+    :class:`GoodbenchError` where torch cannot be imported here (checked without importing it)."""
+    import importlib.util
+
+    if nproc < 1:
+        raise GoodbenchError(f"--nproc-per-node must be 1 or more, not {nproc}")
+    if importlib.util.find_spec("torch") is None:
+        raise GoodbenchError(f"--nproc-per-node needs torch (torch.distributed.run), which {sys.executable} "
+                             "cannot import")
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}", script, *args]
+
+
+def launch_ranks(script: str, args: list[str], nproc: int,
+                 grace_s: float = 2.0) -> tuple[int, subprocess.Popen, RankChannels]:
+    """Run ``SCRIPT ARGS`` as a one-node torchrun job of ``nproc`` ranks, each rank's edges read from
+    its own channel (:mod:`suite.run.rank_channels`) and stamped on this process's clock until the
+    job ends; its exit status, the torchrun process and the channels (readers in rank order)."""
+    if not Path(script).is_file():
+        raise GoodbenchError(f"{script}: no such script")
+    command = torchrun_command(script, args, nproc)
+    origin = clock()
+    channels = RankChannels(nproc, origin)
+    try:
+        child = subprocess.Popen(command, env={**os.environ, **channels.environment()})
+    except BaseException:
+        channels.finish(0.0)
+        channels.close()
+        raise
+    while True:
+        try:
+            status = child.wait()
+            break
+        except KeyboardInterrupt:  # torchrun hands Ctrl-C to the ranks: wait for rank 0's file
+            continue
+    channels.finish(grace_s)
+    channels.close()
+    return status, child, channels
 
 
 def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any]:
@@ -74,9 +121,10 @@ def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any
                           "per_step_s": clocks.PER_STEP_S}, "runs": entries}
 
 
-def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
+def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] = ()) -> dict[str, Any]:
     """Add the second clock to the file the child wrote at ``path``, signed when the child asked, and
-    write it atomically over it; returns the document."""
+    write it atomically over it; returns the document. ``ranks``: the readers of ranks 1, 2, … of a
+    torchrun job (``reader`` is rank 0's), whose entries join the record (:mod:`suite.run.rank_record`)."""
     from suite.trust import signing
 
     try:
@@ -96,6 +144,10 @@ def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
     for seen in reader.runs:
         seen.run_id = renamed.get(seen.run_id, seen.run_id)
     doc["second_clock"] = record(doc, reader.runs, pid)
+    doc["second_clock"]["runs"] += rank_record.entries(doc, ranks)
+    lacking = rank_record.unstamped(doc)
+    if lacking is not None:
+        raise GoodbenchError(lacking)
     if key is not None:
         doc = signing.sign(doc, key)
     doc = json.loads(results.dumps(doc))

@@ -2,20 +2,22 @@
 each run the launcher stamped is compared with its record — the clock's span, the steady steps'
 median and sum (CPU runs), each evaluation's time — within :mod:`suite.figures.clocks`'s
 tolerance, recomputed here from the stamps. A file without a second clock has no problem here:
-its own-code rows say "one clock (self-timed)"."""
+its own-code rows say "one clock (self-timed)". Under torchrun each rank is stamped: rank 0 is compared
+with the run's record, every other rank with the file's ``distributed`` section, and a rank that
+trained a stamped run with no entry refuses it."""
 from __future__ import annotations
 
 import datetime as dt
 
-from suite.figures import clocks
+from suite.figures import clocks, rank_clocks
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V8, division
 from workloads import own
 
 code("second-clock", "own code's second clock (goodbench run-own) disagrees with the run's own clock beyond the "
-                     "stated tolerance, misses its edges, names no run of the file, or is in a file not of the own "
-                     "division", since=V8)
+                     "stated tolerance, misses its edges or a rank that trained a run, names no run of the file, or is "
+                     "in a file not of the own division", since=V8)
 
 Runs = list[tuple[int, dict]]
 
@@ -36,11 +38,14 @@ def _check_second_clock(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
     for i, entry in enumerate(section["runs"]):
         where = f"second_clock.runs[{i}]"
         run = by_id.get(entry["run_id"])
-        if run is None or entry["run_id"] in seen:
+        if run is None or (entry["run_id"], rank_clocks.rank_of(entry)) in seen:
             problems.append(Problem("second-clock", where, f"names run {safe(entry['run_id'])}, which is not a "
                                                            "run of the file (or is named twice)"))
             continue
-        seen.add(entry["run_id"])
+        seen.add((entry["run_id"], rank_clocks.rank_of(entry)))
+        if "rank" in entry or len(rank_clocks.ranks_trained(run)) > 1:  # a torchrun job's
+            problems += _rank_entry(run, entry, where, warmup, cpu)
+            continue
         lacking = clocks.missing(run, entry)
         if lacking:
             problems.append(Problem("second-clock", where, f"misses edges: {lacking}"))
@@ -52,4 +57,36 @@ def _check_second_clock(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
         elif entry["agreement"]["agree"] is not True:
             problems.append(Problem("second-clock", f"{where}.agreement", "says the clocks disagree; recomputed, "
                                                                         "they agree"))
+    return problems + _ranks_lacking(section["runs"], [run for _, run in runs], seen)
+
+
+def _rank_entry(run: dict, entry: dict, where: str, warmup: int, cpu: bool) -> list[Problem]:
+    """A torchrun job's entry of one rank: rank 0's against the run's record as for one process, another
+    rank's against what the file's ``distributed`` section holds for it (:mod:`suite.figures.rank_clocks`)."""
+    rank = rank_clocks.rank_of(entry)
+    if rank not in rank_clocks.ranks_trained(run):
+        return [Problem("second-clock", f"{where}.rank", f"names rank {safe(entry.get('rank'))}, which did not "
+                                                         f"train run {safe(entry['run_id'])}")]
+    lacking = clocks.missing(run, entry) or (rank_clocks.missing(run, entry, warmup) if rank else None)
+    if lacking:
+        return [Problem("second-clock", where, f"rank {rank} misses edges: {lacking}")]
+    found = (rank_clocks.comparisons if rank else clocks.comparisons)(run, entry, warmup, cpu)
+    off = [c for c in found if not c.agrees]
+    if off:
+        return [Problem("second-clock", where, f"rank {rank}: the clocks disagree: {off[0].describe()}")]
+    if entry["agreement"]["agree"] is not True:
+        return [Problem("second-clock", f"{where}.agreement", f"rank {rank}: says the clocks disagree; recomputed, "
+                                                              "they agree")]
+    return []
+
+
+def _ranks_lacking(entries: list, runs: list[dict], seen: set) -> list[Problem]:
+    """A run the second clock stamped on some rank but not on every rank that trained it."""
+    stamped = {run_id for run_id, _ in seen}
+    problems = []
+    for run in runs:
+        lacking = rank_clocks.lacking(run, entries) if run["run_id"] in stamped else []
+        if lacking:
+            problems.append(Problem("second-clock", "second_clock.runs", f"has no entry of rank {lacking[0]} for run "
+                                                                         f"{safe(run['run_id'])}, which it trained"))
     return problems

@@ -36,7 +36,9 @@ from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, curve_bou
 from suite.record import results
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
+from suite.run.edge_reader import clock
 from suite.run.identity import git
+from suite.run.rank_channels import RankChannels
 from suite.run.reproduce import sandbox, stamping
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
@@ -256,7 +258,7 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path,
     """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
     file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, with
     the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
-    torchrun job has none, and ``report`` says so)."""
+    torchrun job's on every rank)."""
     with tempfile.TemporaryDirectory(prefix="goodbench-rerun-", ignore_cleanup_errors=True) as scratch:
         code, output = Path(scratch) / "code", Path(scratch) / "out"
         output.mkdir()
@@ -265,20 +267,29 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path,
         sandbox.check([code, output], where)
         rerun_path = output / RERUN_FILE
         ends = stamping.pipe(stamping.stamps(argv))  # its edges stamped here, outside the sandbox
-        wrapped = sandbox.command(argv, writable=[code, output], cwd=cwd, where=where, env={
+        nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
+        channels = RankChannels(nproc, clock(), Path(scratch)) if nproc else None
+        wrapped = sandbox.command(argv, writable=[code, output, *([channels.folder] if channels else [])], cwd=cwd,
+                                  where=where, env={
             OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"),
-            **stamping.environment(ends[1])})
-        status, pid, reader = stamping.run(wrapped, sandbox.BWRAP_ENVIRONMENT, ends, timeout)
+            **stamping.environment(ends[1]), **(channels.environment() if channels else {})})
+        if channels is None:
+            status, pid, reader = stamping.run(wrapped, sandbox.BWRAP_ENVIRONMENT, ends, timeout)
+        else:
+            (status, pid), reader = stamping.run_ranks(wrapped, sandbox.BWRAP_ENVIRONMENT, channels, timeout), None
         raw = read_output(rerun_path)
     if raw is None or status != 0:
         kept = _keep(raw, out)
         raise CannotReproduce(f"the recorded command exited {status}" + (
             f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
-    if reader is None:
-        report("the re-run (torchrun) is not stamped on a second clock: its times are its own process's word")
+    if reader is None and channels is None:
+        report("the re-run is not stamped on a second clock: its times are its own process's word")
         return raw
     try:
-        raw = stamping.with_second_clock(raw, status, pid, reader)
+        if channels is not None:
+            raw = stamping.with_rank_clocks(raw, status, pid, channels)
+        elif reader is not None:
+            raw = stamping.with_second_clock(raw, status, pid, reader)
     except (GoodbenchError, ValueError, KeyError, TypeError) as exc:  # a file the script wrote: anyone's text
         raise CannotReproduce(f"the re-run has no second clock ({exc}), so its times would be its own process's "
                               f"word; it is kept as {_keep(raw, out)}") from None

@@ -7,8 +7,11 @@ reproduction's runs to it (rule ``second-clock``), so a script that replaces its
 re-run is refused there too.
 
 Only the pipe's write end goes into the sandbox (its number in ``$GOODBENCH_EDGE_FD``): nothing of
-the sandbox's other guarantees changes. A one-node ``torchrun`` re-run is not stamped (its ranks
-are not, as under run-own): its reproduction has one clock, and says so."""
+the sandbox's other guarantees changes. A one-node ``torchrun`` re-run is stamped as under
+``goodbench run-own --nproc-per-node``: a private folder of one FIFO per local rank
+(:mod:`suite.run.rank_channels`), made in the re-run's scratch folder and bound into the sandbox, is
+named in ``$GOODBENCH_EDGE_DIR``, and every rank's edges are stamped here (:func:`run_ranks`,
+:func:`with_rank_clocks`)."""
 from __future__ import annotations
 
 import json
@@ -18,21 +21,74 @@ from typing import Any
 
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
-from suite.run import own_launch
+from suite.run import own_launch, rank_record
 from suite.run.edge_reader import EdgeReader, clock
+from suite.run.rank_channels import RankChannels
 from suite.run.reproduce.planning import CannotReproduce
 
 GRACE_S = 2.0  # how long the pipe's end is awaited once the sandbox has exited
 
 
+def torchrun_ranks(argv: list[str]) -> int | None:
+    """The processes of a one-node torchrun re-run ``[python, -m, torch.distributed.run, …,
+    --nproc-per-node=N, …]`` (None: not a torchrun re-run)."""
+    if argv[1:3] != ["-m", "torch.distributed.run"]:
+        return None
+    counts = [a.split("=", 1)[1] for a in argv[3:] if a.startswith("--nproc-per-node=")]
+    return int(counts[0]) if counts and counts[0].isdigit() else None
+
+
+def run_ranks(wrapped: list[str], env: dict[str, str], channels: RankChannels,
+              timeout: float | None) -> tuple[int, int]:
+    """Run the sandboxed torchrun ``wrapped`` (``channels``' folder bound in it), stamping every rank's
+    edges until it ends: (its exit status, its pid). :class:`CannotReproduce` when it runs past
+    ``timeout`` (it is stopped)."""
+    try:
+        child = subprocess.Popen(wrapped, env=env)
+    except BaseException:
+        channels.finish(0.0)
+        raise
+    try:
+        status = child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
+    except BaseException:  # SIGTERM or Ctrl-C while it runs: the sandbox is stopped before goodbench ends
+        child.kill()
+        child.wait()
+        raise
+    finally:
+        if child.returncode is not None:
+            channels.finish(GRACE_S)
+    return status, child.pid
+
+
+def with_rank_clocks(raw: bytes, status: int, pid: int, channels: RankChannels) -> bytes:
+    """The torchrun re-run's file ``raw`` with the ``second_clock`` record of every rank's stamps;
+    :class:`GoodbenchError` naming the rank where its edges cannot be believed or do not cover the runs."""
+    first, others = channels.readers[0], channels.readers[1:]
+    why = own_launch.why_not(status, first)
+    why = f"rank 0: {why}" if why is not None else rank_record.why_not(others)
+    if why is not None:
+        raise GoodbenchError(why)
+    raw = with_second_clock(raw, status, pid, first)
+    doc: dict[str, Any] = json.loads(raw)
+    doc["second_clock"]["runs"] += rank_record.entries(doc, others)
+    lacking = rank_record.unstamped(doc)
+    if lacking is not None:
+        raise GoodbenchError(lacking)
+    return results.dumps(doc).encode()
+
+
 def stamps(argv: list[str]) -> bool:
     """Whether the re-run ``argv`` (``[python, SCRIPT, …]`` or ``[python, -m, torch.distributed.run, …]``)
-    is stamped: a plain script is, a torchrun job is not."""
+    gets the edge pipe: a plain script does; a torchrun job's ranks get their FIFOs (:func:`torchrun_ranks`)."""
     return len(argv) > 1 and argv[1] != "-m"
 
 
 def pipe(stamped: bool) -> tuple[int | None, int | None]:
-    """(read end, write end) of a fresh edge pipe, or (None, None) for a re-run not stamped."""
+    """(read end, write end) of a fresh edge pipe, or (None, None) for a torchrun re-run (its ranks' FIFOs)."""
     return os.pipe() if stamped else (None, None)
 
 
@@ -96,7 +152,8 @@ def disagreement(raw: bytes) -> str | None:
         if entry["agreement"]["agree"] is not True:
             worst = max(entry["agreement"]["figures"],
                         key=lambda f: abs(f["own_s"] - f["launcher_s"]) / max(abs(f["launcher_s"]), 1e-9))
-            return (f"run {entry['run_id']}: {worst['what']} {worst['own_s']:.6g} s on its clock, "
+            rank = f"rank {entry['rank']}, " if "rank" in entry else ""
+            return (f"{rank}run {entry['run_id']}: {worst['what']} {worst['own_s']:.6g} s on its clock, "
                     f"{worst['launcher_s']:.6g} s on goodbench's")
     return None
 

@@ -1,0 +1,54 @@
+"""The edge channels of a one-node torchrun job run by ``goodbench run-own --nproc-per-node N``
+(docs/own-code.md, "A second clock"). Torch-free.
+
+torchrun starts its workers with ``close_fds``, so an inherited pipe does not reach them: the
+launcher makes a private folder (mode 0700) holding one FIFO per local rank
+(:func:`suite.record.edges.channel`), names it in ``$GOODBENCH_EDGE_DIR``, and reads each FIFO in
+its own :class:`~suite.run.edge_reader.EdgeReader`, every one stamping on the same clock from the
+same origin. A FIFO's read end is opened without waiting, so a rank that never opens its channel
+blocks nothing; a line shorter than ``PIPE_BUF`` is written whole, and each reader drains its FIFO
+as it does the single process's pipe."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from suite.record import edges
+from suite.run.edge_reader import EdgeReader
+
+
+class RankChannels:
+    """One FIFO and reader per local rank, in a private folder removed by :meth:`close`."""
+
+    def __init__(self, nproc: int, origin: float, parent: Path | None = None):
+        self.folder = Path(tempfile.mkdtemp(prefix="goodbench-edges-", dir=parent))  # mode 0700, this user's
+        self.readers: list[EdgeReader] = []
+        try:
+            for rank in range(nproc):
+                path = self.folder / edges.channel(rank)
+                os.mkfifo(path, 0o600)
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                self.readers.append(EdgeReader(fd, origin))
+        except BaseException:
+            self.finish(0.0)
+            self.close()
+            raise
+
+    def environment(self) -> dict[str, str]:
+        """What the ranks' environment gets: the folder of their FIFOs."""
+        return {edges.DIR_ENV: str(self.folder)}
+
+    def finish(self, grace_s: float) -> None:
+        """Stop every reader, waiting at most ``grace_s`` in all for channels still held open."""
+        deadline = time.monotonic() + grace_s
+        for reader in self.readers:
+            reader.finish(max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        """Remove the folder (the readers' ends are closed by :meth:`finish`)."""
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.folder)

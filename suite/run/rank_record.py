@@ -1,0 +1,68 @@
+"""The entries of a torchrun job's ranks in the ``second_clock`` record (``goodbench run-own
+--nproc-per-node N``): rank 0's are :func:`suite.run.own_launch.record`'s, as for one process; each
+other rank's runs are named by the file's run of the same seed (a rank's own run id is its own,
+never in the file) and compared with what the file holds for that rank
+(:mod:`suite.figures.rank_clocks`). Torch-free."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from suite.figures import clocks, rank_clocks
+from suite.record.errors import GoodbenchError
+from suite.run.edge_reader import EdgeReader
+
+
+def why_not(readers: Sequence[EdgeReader]) -> str | None:
+    """Why the edges of ranks 1, 2, … (``readers``, in rank order) cannot be added (None: they can)."""
+    for rank, reader in enumerate(readers, 1):
+        if reader.broken is not None:
+            return f"rank {rank}'s edge channel was not believed ({reader.broken})"
+        if reader.written is not None:
+            return f"rank {rank}'s edge channel was not believed (it named a results file: only rank 0 writes one)"
+    return None
+
+
+def entries(doc: dict[str, Any], readers: Sequence[EdgeReader]) -> list[dict[str, Any]]:
+    """The second clock's entries of ranks 1, 2, … (``readers``, in rank order) for ``doc``;
+    :class:`GoodbenchError` naming the rank when an edge the file's runs need is missing."""
+    by_seed = {run["seed"]: run for run in doc["runs"] if isinstance(run, dict)}
+    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
+    warmup = int(spec.get("warmup_steps") or 0)
+    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    out = []
+    for rank, reader in enumerate(readers, 1):
+        for seen in reader.runs:
+            run = by_seed.get(seen.seed)
+            entry = seen.entry()
+            if run is None:
+                if entry["step_s"]:
+                    raise GoodbenchError(f"rank {rank}: the file holds no run of seed {seen.seed}, whose steps "
+                                         "this process stamped")
+                continue
+            entry = {"run_id": run["run_id"], "seed": seen.seed, "rank": rank,
+                     **{k: v for k, v in entry.items() if k not in ("run_id", "seed")}}
+            lacking = clocks.missing(run, entry) or rank_clocks.missing(run, entry, warmup)
+            if lacking:
+                raise GoodbenchError(f"rank {rank}, run {run['run_id']} (seed {seen.seed}): {lacking}")
+            found = rank_clocks.comparisons(run, entry, warmup, cpu)
+            out.append({**entry, "agreement": clocks.summary(found)})
+    return out
+
+
+def unstamped(doc: dict[str, Any]) -> str | None:
+    """Which rank that trained a run of ``doc`` its second clock lacks, said in a few words (None:
+    every rank of every run it stamped is there)."""
+    found = doc["second_clock"]["runs"]
+    stamped = {e["run_id"] for e in found}
+    for run in doc["runs"]:
+        if run["run_id"] in stamped:
+            lacking = rank_clocks.lacking(run, found)
+            if lacking:
+                return f"rank {lacking[0]} sent no edges for run {run['run_id']} (seed {run['seed']})"
+    return None
+
+
+def disagreeing(section: dict[str, Any]) -> list[str]:
+    """Each entry of the second clock ``section`` whose clocks disagree, as ``rank R (seed S)``."""
+    return [f"rank {rank_clocks.rank_of(e)} (seed {e['seed']})" for e in section["runs"] if not e["agreement"]["agree"]]

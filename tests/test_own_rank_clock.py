@@ -1,0 +1,240 @@
+"""The second clock of a torchrun job's ranks (``goodbench run-own --nproc-per-node N``): each rank
+writes its edges to its own FIFO, the launcher stamps them all on its one clock, and the record has
+an entry per run per rank; the validator holds rank 0 to the run's record and every other rank to
+the file's ``distributed`` section, refusing a rank whose clocks disagree or that is missing. Fast:
+the two ranks are made from one process's stamps; tests/test_own_rank_clock_dist.py runs torchrun."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from torch import nn
+
+import goodbench
+from suite import validate as v
+from suite.api.edges import EdgePipe
+from suite.figures import clocks, derive, rank_clocks
+from suite.record import edges
+from suite.record.errors import GoodbenchError
+from suite.run import own_launch, rank_record
+from suite.run.edge_reader import EdgeReader, clock
+from suite.run.rank_channels import RankChannels
+
+REPO = Path(__file__).resolve().parent.parent
+STEP_S = 0.02  # each step sleeps this long: halved, its time lies beyond the tolerance
+WARMUP = 2
+
+
+def _job(out: Path) -> goodbench.Benchmark:
+    bench = goodbench.Benchmark("rank-mlp", trains="an MLP", samples_per_step=8, max_steps=12, warmup_steps=WARMUP,
+                                eval_every=6, log_every=6, device="cpu", flops_per_step=1e5, code=[__file__],
+                                out=out, sign=False, progress=lambda *a, **k: None)
+    with bench:
+        for run in bench.runs():
+            model = nn.Linear(4, 1)
+            for _ in range(bench.max_steps):
+                with run.step() as s:
+                    time.sleep(STEP_S)
+                    s.loss = 0.5
+                if run.due_for_evaluation():
+                    run.evaluate(lambda model=model: {"val_mse": float(model.weight.detach().abs().sum())})
+    return bench
+
+
+@pytest.fixture(scope="module")
+def stamped(tmp_path_factory) -> SimpleNamespace:
+    """One process's job stamped as rank 0 would be: its file's bytes and the reader of its pipe."""
+    folder = tmp_path_factory.mktemp("rank")
+    read_end, write_end = os.pipe()
+    reader = EdgeReader(read_end, clock())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(edges.ENV, str(write_end))
+        bench = _job(folder / "own.json")
+    reader.finish(0.5)
+    return SimpleNamespace(path=bench.path, written=bench.path.read_bytes(), reader=reader)
+
+
+def _two_ranks(doc: dict) -> dict:
+    """``doc`` as a two-rank job would have written it: a ``distributed`` section whose ranks both hold
+    its run's steady steps."""
+    doc = copy.deepcopy(doc)
+    run = doc["runs"][0]
+    steady = derive.rank_step_times(run["step_times_s"][WARMUP:])
+    share = run["metrics"]["samples_per_step"] // 2
+    run["distributed"] = {"world_size": 2, "nnodes": 1, "local_world_size": 2, "backend": "gloo", "parallel": "ddp",
+                          "global_batch": 2 * share, "per_rank_batch": share, "micro_batch": share,
+                          "grad_accumulation_steps": 1, "straggler_spread": 1.0,
+                          "ranks": [{"rank": r, "node_rank": 0, "device": "cpu", "step_time_s": dict(steady)}
+                                    for r in (0, 1)]}
+    return doc
+
+
+def _rank_zero(reader: EdgeReader) -> SimpleNamespace:
+    """A copy of rank 0's reader, as the launcher has it once the job ended."""
+    return SimpleNamespace(runs=copy.deepcopy(reader.runs), written=reader.written, broken=None)
+
+
+def _rank_one(reader: EdgeReader) -> SimpleNamespace:
+    """Rank 1's reader: rank 0's edges under the run id rank 1 minted for itself."""
+    runs = copy.deepcopy(reader.runs)
+    for seen in runs:
+        seen.run_id = "f" * 32
+    return SimpleNamespace(runs=runs, written=None, broken=None)
+
+
+@pytest.fixture(scope="module")
+def sealed(stamped, tmp_path_factory) -> dict:
+    """The two-rank file with the launcher's record of both ranks."""
+    path = tmp_path_factory.mktemp("sealed") / "two.json"
+    path.write_text(json.dumps(_two_ranks(json.loads(stamped.written))))
+    return own_launch.seal(path, _rank_zero(stamped.reader), os.getpid(), [_rank_one(stamped.reader)])
+
+
+def _refusals(doc: dict) -> list[str]:
+    return [p.line("two.json") for p in v.check_document(doc) if p.code == "second-clock"]
+
+
+def test_the_launcher_records_each_rank_and_names_the_files_run(sealed):
+    first, second = sealed["second_clock"]["runs"]
+    assert "rank" not in first and second["rank"] == 1  # rank 0's entry as in one process
+    assert second["run_id"] == first["run_id"] == sealed["runs"][0]["run_id"]
+    assert second["agreement"]["agree"] is True
+    assert [f["what"] for f in second["agreement"]["figures"]] == [
+        "clock span", "steady step time p50", "steady window (sum of step times)"]
+    assert _refusals(sealed) == []
+    assert clocks.stamped(sealed, sealed["runs"][0]["run_id"])
+
+
+def test_a_second_clock_without_a_rank_that_trained_is_refused_and_not_counted_stamped(sealed):
+    lacking = copy.deepcopy(sealed)
+    lacking["second_clock"]["runs"].pop()
+    [said] = _refusals(lacking)
+    assert "has no entry of rank 1 for run" in said
+    assert not clocks.stamped(lacking, lacking["runs"][0]["run_id"])
+
+
+@pytest.mark.parametrize("edit", ["record", "stamps"])
+def test_a_rank_whose_step_times_were_edited_is_refused_naming_it(sealed, edit):
+    edited = copy.deepcopy(sealed)
+    if edit == "record":  # the file's word for rank 1: twice as fast
+        times = edited["runs"][0]["distributed"]["ranks"][1]["step_time_s"]
+        times.update(mean=times["mean"] / 2, p50=times["p50"] / 2)
+    else:  # the launcher's stamps of rank 1's steps: twice as long
+        entry = edited["second_clock"]["runs"][1]
+        entry["step_s"] = [t * 2 for t in entry["step_s"]]
+    [said] = _refusals(edited)
+    assert "rank 1: the clocks disagree: steady step time p50" in said
+
+
+def test_a_rank_the_run_did_not_have_or_named_twice_is_refused(sealed):
+    stranger = copy.deepcopy(sealed)
+    stranger["second_clock"]["runs"][1]["rank"] = 2
+    assert any("names rank 2, which did not train run" in said for said in _refusals(stranger))
+    twice = copy.deepcopy(sealed)
+    twice["second_clock"]["runs"].append(copy.deepcopy(twice["second_clock"]["runs"][1]))
+    assert any("named twice" in said for said in _refusals(twice))
+
+
+def test_a_rank_with_fewer_stamped_steps_than_its_record_is_refused(sealed):
+    short = copy.deepcopy(sealed)
+    short["runs"][0]["distributed"]["ranks"][1]["step_time_s"]["steps"] += 1
+    [said] = _refusals(short)
+    assert "rank 1 misses edges: its record holds" in said
+
+
+def test_a_one_process_record_stays_valid_and_stamped(stamped, tmp_path):
+    path = tmp_path / "one.json"
+    path.write_bytes(stamped.written)
+    doc = own_launch.seal(path, _rank_zero(stamped.reader), os.getpid())
+    assert v.check_document(doc) == []
+    assert ["rank" in e for e in doc["second_clock"]["runs"]] == [False]
+    assert clocks.stamped(doc, doc["runs"][0]["run_id"])
+    assert rank_clocks.lacking(doc["runs"][0], doc["second_clock"]["runs"]) == []
+
+
+def test_the_launcher_adds_nothing_when_a_rank_sent_no_edges(stamped, tmp_path):
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(_two_ranks(json.loads(stamped.written))))
+    before = path.read_bytes()
+    with pytest.raises(GoodbenchError, match="rank 1 sent no edges for run"):
+        own_launch.seal(path, _rank_zero(stamped.reader), os.getpid(), [SimpleNamespace(runs=[])])
+    assert path.read_bytes() == before
+
+
+def test_a_rank_whose_edges_stop_early_adds_nothing_and_is_named(stamped, tmp_path):
+    """A rank that closed its channel before its last step: the launcher keeps the child's file as it was."""
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(_two_ranks(json.loads(stamped.written))))
+    closed = _rank_one(stamped.reader)
+    closed.runs[0].begins.pop()
+    closed.runs[0].ends.pop()
+    with pytest.raises(GoodbenchError, match=r"^rank 1, run \w+ \(seed 1\): its edges end at step"):
+        own_launch.seal(path, _rank_zero(stamped.reader), os.getpid(), [closed])
+
+
+# ---------------------------------------------------------------- the ranks' channels
+def test_each_rank_writes_to_its_own_fifo_read_on_one_clock(monkeypatch):
+    channels = RankChannels(2, clock())
+    try:
+        assert oct(channels.folder.stat().st_mode & 0o777) == "0o700"
+        monkeypatch.setenv(edges.DIR_ENV, str(channels.folder))
+        monkeypatch.setenv("LOCAL_RANK", "1")
+        monkeypatch.setenv("RANK", "1")
+        pipe = EdgePipe.for_process()
+        assert pipe.open and edges.DIR_ENV not in os.environ  # taken: processes the code starts do not write
+        pipe.edge(edges.RUN, 1, "a" * 32)
+        pipe.edge(edges.START, 0)
+        pipe.close()
+        channels.finish(0.2)  # rank 0 never opened its channel: nothing waits for it
+    finally:
+        channels.close()
+    silent, rank_one = channels.readers
+    assert silent.runs == [] and silent.broken is None
+    assert [r.run_id for r in rank_one.runs] == ["a" * 32] and rank_one.runs[0].run_start_s is not None
+    assert not channels.folder.exists()
+
+
+def test_a_rank_without_a_channel_writes_nothing(monkeypatch, tmp_path):
+    monkeypatch.setenv(edges.DIR_ENV, str(tmp_path))  # no FIFO there
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert not EdgePipe.for_process().open
+    (tmp_path / edges.channel(0)).write_text("")  # a plain file is no channel
+    monkeypatch.setenv(edges.DIR_ENV, str(tmp_path))
+    assert not EdgePipe.for_process().open
+
+
+def test_a_garbled_rank_channel_is_not_believed_and_says_which_rank():
+    channels = RankChannels(2, clock())
+    try:
+        fd = os.open(channels.folder / edges.channel(1), os.O_WRONLY)
+        os.write(fd, b"b 1 nan\n")
+        os.close(fd)
+        channels.finish(0.2)
+    finally:
+        channels.close()
+    assert rank_record.why_not(channels.readers[1:]).startswith("rank 1's edge channel was not believed")
+
+
+def test_nproc_per_node_without_torch_is_refused_in_one_line(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(GoodbenchError, match=r"^--nproc-per-node needs torch \(torch.distributed.run\)"):
+        own_launch.torchrun_command("x.py", [], 2)
+    assert own_launch.torchrun_command.__module__ == "suite.run.own_launch"
+
+
+def test_run_own_stays_torch_free_for_a_plain_script():
+    code = ("import sys; from suite.commands import run_own; from suite.run import own_launch, rank_record, "
+            "rank_channels; from suite.validate import clock_rules; print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip() == "False", done.stderr

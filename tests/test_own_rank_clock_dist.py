@@ -1,0 +1,84 @@
+"""``goodbench run-own --nproc-per-node 2`` of tests/own_ddp_job.py: two real gloo ranks on the CPU,
+each writing its edges to its own FIFO, both stamped on the launcher's one clock; the file is valid,
+both ranks of its run are stamped and it is not held apart as timed by one clock. Its reproduction
+(``goodbench reproduce --run-recorded-command``) stamps both ranks of the sandboxed re-run too."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_own_code import _git_repo
+
+from suite.cli import main
+from suite.figures import clocks, rank_clocks
+from suite.leaderboard import pipeline, rows
+from suite.validate import check_document
+
+REPO = Path(__file__).resolve().parent.parent
+JOB = REPO / "tests" / "own_ddp_job.py"
+pytestmark = [pytest.mark.slow, pytest.mark.dist]  # rank processes under torchrun
+
+
+def _run_own(folder: Path, *args: str, script: Path = JOB) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "suite", "run-own", "--nproc-per-node", "2", str(script), *args],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path):
+    done = _run_own(tmp_path, "own-ddp.json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "second clock added (1 run on 2 ranks, the clocks agree), unsigned, valid" in done.stderr
+    doc = json.loads((tmp_path / "own-ddp.json").read_text())
+    assert check_document(doc) == []
+    assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
+    [run] = doc["runs"]
+    entries = doc["second_clock"]["runs"]
+    assert sorted(rank_clocks.rank_of(e) for e in entries) == [0, 1]
+    assert {e["run_id"] for e in entries} == {run["run_id"]}
+    assert all(e["agreement"]["agree"] and len(e["step_s"]) == len(run["step_times_s"]) for e in entries)
+    assert clocks.stamped(doc, run["run_id"])
+    frame = pipeline.table([("own-ddp.json", doc)])
+    assert frame["second_clock"].all() and not rows.one_clock(frame).any()
+    assert rows.ONE_CLOCK_REASON not in rows.unranked_reasons(frame.to_dict(orient="records")[0])
+
+
+def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):
+    """Rank 1 slows its clocks while it trains: its record and its edges' readings claim a fraction of
+    the time the launcher's clock saw pass."""
+    done = _run_own(tmp_path, "cheat.json", "--slow-clocks-rank", "1")
+    assert done.returncode == 1
+    [refused] = [line for line in done.stdout.splitlines() if "[second-clock]" in line]
+    assert "second_clock.runs[1]: rank 1: the clocks disagree: clock span" in refused
+    assert "the clocks disagree on rank 1 (seed 1)" in done.stderr
+    assert "second_clock" in json.loads((tmp_path / "cheat.json").read_text())
+
+
+def test_a_torchrun_job_that_fails_gets_one_line_naming_the_rank(tmp_path):
+    done = _run_own(tmp_path, "own-ddp.json", "--fail-rank", "1")
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.startswith("goodbench: error:")]
+    assert len(lines) == 1 and "no second clock: rank 0: the script ended with status" in lines[0]
+    assert not (tmp_path / "own-ddp.json").exists()
+
+
+def test_the_reproduction_of_a_torchrun_job_stamps_both_ranks_of_its_re_run(tmp_path, monkeypatch, capsys):
+    for name in ("own_ddp_job.py", "own_job_step.py"):  # the job and the step it imports, in a checkout
+        shutil.copy(REPO / "tests" / name, tmp_path / name)
+    _git_repo(tmp_path)
+    done = _run_own(tmp_path, "orig.json", script=Path("own_ddp_job.py"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command",
+                 "--measure-for", "1"]) in (0, 1)  # its throughput on a busy machine is not the question here
+    assert "bit-identical" in capsys.readouterr().out
+    repro = json.loads((tmp_path / "repro.json").read_text())
+    entries = repro["second_clock"]["runs"]
+    assert sorted(rank_clocks.rank_of(e) for e in entries) == [0, 1]
+    assert {e["run_id"] for e in entries} == {repro["runs"][0]["run_id"]}
+    assert all(e["agreement"]["agree"] for e in entries) and check_document(repro) == []
