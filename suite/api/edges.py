@@ -41,6 +41,11 @@ class EdgePipe:
         if self.fd is not None:
             self._write(edges.line(kind, number, time.perf_counter(), run_id))
 
+    def journal(self, session: str, path: str) -> None:
+        """Name the session and its checkpoint directory (the launcher keeps its stamps there across processes)."""
+        if self.fd is not None:
+            self._write(edges.journal(session, path))
+
     def written(self, path: str, sign: bool) -> None:
         """Name the results file written (the launcher adds its record to it, and signs it when ``sign``)."""
         if self.fd is not None:

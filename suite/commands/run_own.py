@@ -36,11 +36,16 @@ def run(args) -> int:
     except GoodbenchError as exc:
         raise GoodbenchError(f"no second clock: {exc}; {path} is kept as the script wrote it: one clock, "
                              "unsigned") from None
+    for note in getattr(reader.journal, "notes", ()):
+        say(f"goodbench run-own: {note}")
     problems = check_document(doc)
     for problem in problems:
         print(problem.line(path))
     agreed = all(entry["agreement"]["agree"] for entry in doc["second_clock"]["runs"])
-    say(f"goodbench run-own: {path}: second clock added ({count(len(doc['second_clock']['runs']), 'run')}, the clocks "
+    stamped = len({entry["run_id"] for entry in doc["second_clock"]["runs"]})
+    segments = len(doc["second_clock"]["runs"])
+    across = f" in {segments} process segments" if segments > stamped else ""
+    say(f"goodbench run-own: {path}: second clock added ({count(stamped, 'run')}{across}, the clocks "
         f"{'agree' if agreed else 'disagree'}), {'signed' if 'signature' in doc else 'unsigned'}"
         f"{'' if problems else ', valid'}")
     if status != 0:

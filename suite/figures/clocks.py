@@ -43,10 +43,17 @@ class Comparison:
 
 
 def stamped(doc: dict[str, Any], run_id: Any) -> bool:
-    """True when the file's second clock stamped the run ``run_id`` (a file by ``goodbench run-own``)."""
+    """True when the file's second clock stamped the run ``run_id`` from its start, in every process
+    that ran it (a file by ``goodbench run-own``; a run going on from a checkpoint whose earlier
+    process left no stamps is not)."""
+    from suite.figures import clock_segments
+
     section = doc.get("second_clock")
     entries = section.get("runs") if isinstance(section, dict) else None
-    return isinstance(entries, list) and any(isinstance(e, dict) and e.get("run_id") == run_id for e in entries)
+    if not isinstance(entries, list):
+        return False
+    segments = clock_segments.of_run(entries, run_id)
+    return clock_segments.whole([s for i, s in enumerate(segments) if s not in segments[:i]])  # a file merged twice
 
 
 def missing(run: dict[str, Any], entry: dict[str, Any]) -> str | None:

@@ -15,12 +15,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from suite.figures import clocks
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
+from suite.run.clock_journal import Journal
 from suite.run.edge_reader import EdgeReader, RunEdges, clock
 
 LAUNCHER = "goodbench run-own"
@@ -32,12 +34,12 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         raise GoodbenchError(f"{script}: no such script")
     read_end, write_end = os.pipe()
     env = {**os.environ, edges.ENV: str(write_end)}
-    origin = clock()
+    origin, started_at_s = clock(), time.time()  # the wall clock: what links this process's stamps to another's
     try:
         child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
     finally:
         os.close(write_end)
-    reader = EdgeReader(read_end, origin)
+    reader = EdgeReader(read_end, origin, Journal(script, args, child.pid, started_at_s))
     while True:
         try:
             status = child.wait()
@@ -45,6 +47,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         except KeyboardInterrupt:  # the terminal's Ctrl-C reached the child too: wait for its file
             continue
     reader.finish(grace_s)
+    reader.journal.close()
     return status, child, reader
 
 
@@ -95,7 +98,13 @@ def seal(path: Path, reader: EdgeReader, pid: int) -> dict[str, Any]:
         renamed = {str(old): r["run_id"] for old, r in zip(before, doc["runs"]) if old != r["run_id"]}
     for seen in reader.runs:
         seen.run_id = renamed.get(seen.run_id, seen.run_id)
-    doc["second_clock"] = record(doc, reader.runs, pid)
+    journal = getattr(reader, "journal", None)  # run-own's: the stamps of the processes before this one
+    if journal is None:
+        doc["second_clock"] = record(doc, reader.runs, pid)
+    else:
+        from suite.run import own_segments
+
+        doc["second_clock"] = own_segments.record(journal, doc, reader.runs, pid, renamed)
     if key is not None:
         doc = signing.sign(doc, key)
     doc = json.loads(results.dumps(doc))
