@@ -92,7 +92,8 @@ def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_step
                 cpu: bool) -> list[list[clocks.Comparison]]:
     """Each of :func:`flaw`-free ``segments`` compared with the ``run``'s record: one list per segment."""
     first = segments[0]
-    origin = first["started_at_s"] + first["run_start_s"]
+    known = first.get("started_at_s") is not None and first["run_start_s"] is not None
+    origin = first["started_at_s"] + first["run_start_s"] if known else None
     curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}
     out = []
     for j, segment in enumerate(segments):
@@ -101,7 +102,7 @@ def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_step
                                    cpu)
         later = [clocks.Comparison(f"evaluation at step {e['step']} (time from the run's start, a later process)",
                                    curve[e["step"]], segment["started_at_s"] + e["stop_s"] - origin)
-                 for e in (segment["evaluations"] if j else []) if e["step"] in curve]
+                 for e in (segment["evaluations"] if j and origin is not None else []) if e["step"] in curve]
         if later:
             found.append(max(later, key=lambda c: abs(c.own - c.launcher)))
         out.append(found)

@@ -1,0 +1,259 @@
+"""Own code's second clock across a kill (docs/own-code.md, "A killed run goes on"): ``goodbench
+run-own`` journals each run's stamps in the checkpoint directory as the child goes, and the same
+command run again gives each run its stamps from every process — one ``second_clock`` entry per
+process, a segment — which the rule ``second-clock`` joins and compares; a run stamped whole is
+ranked, a journal that does not fit the file is refused, and a torn journal line is skipped."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_own_clock import honest  # noqa: F401 - the module's fixture: one job, stamped on two clocks
+
+from suite import validate as v
+from suite.figures import clock_segments, clocks
+from suite.leaderboard import pipeline, rows
+from suite.record import edges
+from suite.run import clock_journal, own_segments
+from suite.run.edge_reader import EdgeReader, clock
+
+REPO = Path(__file__).resolve().parent.parent
+SPLIT = 12       # the step of the first process's checkpoint the second goes on from
+WALL = 1.8e9     # the first launcher's wall clock at its child's start (Unix seconds; any)
+SESSION = "ab12"
+
+
+def _segments(doc: dict, seen, split: int = SPLIT) -> list[dict]:
+    """The honest job's one entry cut in two at ``split``, as a journal and a successor would stamp
+    it: the second child starting just before its first step, its stamps from its own start."""
+    [entry] = doc["second_clock"]["runs"]
+    begins, ends = list(seen.begins), list(seen.ends)
+    c0, s0 = seen.child[0], seen.stamps[0]
+    gone = begins[split] - 0.001  # the second launcher's start, after the first's
+
+    def child(stamp: float) -> float:
+        return round(c0 + (stamp - s0), 7)
+
+    first = {**entry, "step_s": entry["step_s"][:split], "span_s": [entry["span_s"][0], ends[split - 1]],
+             "evaluations": [e for e in entry["evaluations"] if e["step"] <= split],
+             "child_clock_s": [c0, child(ends[split - 1])], "stamps_s": [s0, ends[split - 1]],
+             "pid": 101, "started_at_s": WALL}
+    later = {**entry, "run_start_s": None, "first_step": split + 1, "step_s": entry["step_s"][split:],
+             "span_s": [round(begins[split] - gone, 7), round(ends[-1] - gone, 7)],
+             "evaluations": [{**e, "start_s": round(e["start_s"] - gone, 7), "stop_s": round(e["stop_s"] - gone, 7)}
+                             for e in entry["evaluations"] if e["step"] > split],
+             "child_clock_s": [child(begins[split]), entry["child_clock_s"][1]],
+             "stamps_s": [round(begins[split] - gone, 7), round(entry["stamps_s"][1] - gone, 7)],
+             "pid": 102, "started_at_s": WALL + gone}
+    return [first, later]
+
+
+def _with(doc: dict, segments: list[dict], agree: bool = True) -> dict:
+    """``doc`` with ``segments`` for its run's second clock (their agreement recomputed, or ``agree``)."""
+    doc = copy.deepcopy(doc)
+    run = doc["runs"][0]
+    try:
+        found = clock_segments.comparisons(run, segments, doc["settings"]["implementation"]["spec"]["warmup_steps"],
+                                           cpu=True)
+        for segment, compared in zip(segments, found, strict=True):
+            segment["agreement"] = clocks.summary(compared)
+    except (IndexError, KeyError):  # segments that do not join: what their launcher would have said
+        for segment in segments:
+            segment["agreement"] = {"agree": agree, "figures": []}
+    doc["second_clock"]["runs"] = segments
+    return doc
+
+
+@pytest.fixture
+def split(honest, tmp_path) -> tuple[dict, list[dict]]:  # noqa: F811
+    _, doc = honest.sealed(tmp_path)
+    return doc, _segments(doc, honest.reader.runs[0])
+
+
+def _said(doc: dict) -> list[str]:
+    return [p.reason for p in v.check_document(doc) if p.code == "second-clock"]
+
+
+# ---------------------------------------------------------------- the record and the rule
+def test_a_run_stamped_in_two_processes_is_valid_stamped_and_ranked(split):
+    doc, segments = split
+    joined = _with(doc, segments)
+    assert v.check_document(joined) == []
+    assert all(s["agreement"]["agree"] for s in joined["second_clock"]["runs"])
+    assert clocks.stamped(joined, joined["runs"][0]["run_id"])
+    assert any("a later process" in f["what"] for f in joined["second_clock"]["runs"][1]["agreement"]["figures"])
+    [entry] = pipeline.table([("joined.json", joined)]).to_dict(orient="records")
+    assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
+
+
+def test_an_old_one_segment_record_stays_valid_and_a_resumed_one_alone_is_not_stamped(split):
+    doc, segments = split
+    assert v.check_document(doc) == [] and "started_at_s" not in doc["second_clock"]["runs"][0]
+    assert clocks.stamped(doc, doc["runs"][0]["run_id"])
+    alone = _with(doc, segments[1:])  # the successor's segment only: its earlier process left no stamps
+    assert v.check_document(alone) == []
+    assert not clocks.stamped(alone, alone["runs"][0]["run_id"])
+    [entry] = pipeline.table([("alone.json", alone)]).to_dict(orient="records")
+    assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)
+
+
+def test_a_gap_between_segments_is_refused(split):
+    doc, (first, later) = split
+    later = {**later, "first_step": SPLIT + 2, "step_s": later["step_s"][1:]}
+    said = _said(_with(doc, [first, later]))
+    assert said and f"steps {SPLIT + 1}-{SPLIT + 1} have no stamps" in said[0]
+
+
+def test_overlapping_segments_are_refused(split):
+    doc, (first, later) = split
+    later = {**later, "first_step": SPLIT, "step_s": [first["step_s"][-1], *later["step_s"]]}
+    said = _said(_with(doc, [first, later]))
+    assert said and f"steps {SPLIT}-{SPLIT} are stamped twice" in said[0]
+    assert _said(_with(doc, [first, first, later]))  # a segment given twice
+
+
+def test_segments_that_name_steps_the_run_lacks_are_refused(split):
+    doc, (first, later) = split
+    later = {**later, "step_s": [*later["step_s"], later["step_s"][-1]]}
+    steps = len(doc["runs"][0]["step_times_s"])
+    said = _said(_with(doc, [first, later]))
+    assert said and f"stamp steps 1-{steps + 1}, the run's step times are {steps}" in said[0]
+
+
+def test_an_edited_segment_is_refused(split):
+    doc, (first, later) = split
+    joined = _with(doc, [first, later])
+    faster = copy.deepcopy(joined)  # the later process's steps stamped ten times shorter
+    faster["second_clock"]["runs"][1]["step_s"] = [s / 10 for s in later["step_s"]]
+    said = _said(faster)
+    assert said and "the clocks disagree in segment 1" in said[0]
+    sooner = copy.deepcopy(joined)  # its process started a second later: its evaluations after the run's start move
+    sooner["second_clock"]["runs"][1]["started_at_s"] += 1.0
+    said = _said(sooner)
+    assert said and "the clocks disagree in segment 1: evaluation at step" in said[0]
+    early = copy.deepcopy(joined)  # started before the process before it stamped its last edge
+    early["second_clock"]["runs"][1]["started_at_s"] = WALL
+    assert "segment 1's process started before segment 0's last stamp" in _said(early)[0]
+
+
+# ---------------------------------------------------------------- the journal
+def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",)
+             ) -> clock_journal.Journal:
+    """A launcher's journal of the edge ``lines``, as its reader takes them, written out."""
+    journal = clock_journal.Journal(str(script), list(args), 4242, WALL)
+    read_end, write_end = os.pipe()
+    reader = EdgeReader(read_end, clock(), journal)
+    os.write(write_end, b"".join([edges.journal(SESSION, str(folder)), *lines]))
+    os.close(write_end)
+    reader.finish(2.0)
+    journal.close()
+    assert reader.broken is None, reader.broken
+    return journal
+
+
+def _run(run_id: str, seed: int, steps: int, checkpoints: tuple[int, ...], kept: bool = False) -> list[bytes]:
+    out = [edges.line(edges.RUN, seed, 0.0, run_id), edges.line(edges.START, 0, 0.01)]
+    for step in range(1, steps + 1):
+        out += [edges.line(edges.BEGIN, step, 0.02 * step), edges.line(edges.END, step, 0.02 * step + 0.01)]
+        if step % 3 == 0:
+            out += [edges.line(edges.EVAL_START, step, 0.02 * step + 0.011),
+                    edges.line(edges.EVAL_STOP, step, 0.02 * step + 0.015)]
+        if step in checkpoints:
+            out.append(edges.line(edges.CHECKPOINT, step, 0.02 * step + 0.016))
+    return out + ([edges.line(edges.KEPT, steps, 0.02 * steps + 0.017)] if kept else [])
+
+
+@pytest.fixture
+def script(tmp_path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text("pass\n")
+    return path
+
+
+def test_the_journal_keeps_each_checkpoints_stamps_and_skips_a_torn_line(tmp_path, script):
+    _journal(tmp_path, script, _run("run1", 1, 7, (3, 6)))
+    path = tmp_path / clock_journal.NAME
+    kept = clock_journal.read(path)
+    assert [(line["kind"], line["through"], line["first_step"], len(line["step_s"])) for line in kept] == \
+        [("start", 0, 0, 0), ("checkpoint", 3, 1, 3), ("checkpoint", 6, 1, 3)]
+    assert [[e["step"] for e in line["evaluations"]] for line in kept] == [[], [3], [6]]
+    assert {line["session"] for line in kept} == {SESSION} and kept[0]["run_start_s"] is not None
+    whole = path.read_bytes()
+    path.write_bytes(whole + whole.splitlines()[-1][:40])  # a write torn by a kill
+    assert clock_journal.read(path) == kept
+    _journal(tmp_path, script, _run("run2", 2, 3, (3,)))  # the successor's launcher ends the torn line first
+    again = clock_journal.read(path)
+    assert again[:3] == kept and [line["run_id"] for line in again[3:]] == ["run2", "run2"]
+    assert path.read_bytes().count(b"\n") == len(again) + 1
+
+
+def test_a_successor_joins_the_segment_of_the_checkpoint_it_went_on_from(tmp_path, script):
+    journal = _journal(tmp_path, script, _run("run1", 1, 7, (3, 6)) + _run("run2", 2, 4, (4,), kept=True))
+    successor = _journal(tmp_path, script, [])
+    lines = successor.earlier(SESSION)
+    assert len(lines) == 6 and journal.process["process"] != successor.process["process"]
+    run = {"run_id": "now1", "seed": 1, "step_times_s": [0.01] * 9}
+    for went_on_from in (3, 6):
+        own = {"run_start_s": None, "first_step": went_on_from + 1, "step_s": [0.01] * (9 - went_on_from)}
+        [segment] = own_segments._chain(run, own, lines, {})
+        assert (segment["first_step"], len(segment["step_s"]), segment["pid"]) == (1, went_on_from, 4242)
+        assert segment["run_id"] == "now1" and segment["run_start_s"] is not None
+    assert own_segments._chain(run, {"run_start_s": None, "first_step": 6, "step_s": [0.01] * 4}, lines, {}) is None
+    finished = {"run_id": "run2", "seed": 2, "step_times_s": [0.01] * 4}  # kept by the earlier process
+    [segment] = own_segments._chain(finished, None, lines, {})
+    assert len(segment["step_s"]) == 4 and [e["step"] for e in segment["evaluations"]] == [3]
+    with pytest.raises(clock_journal.Refused, match="its finished run of seed 2 is run2, not the file's other"):
+        own_segments._chain({**finished, "run_id": "other"}, None, lines, {})
+
+
+def test_a_journal_of_another_session_or_command_is_refused(tmp_path, script):
+    _journal(tmp_path, script, _run("run1", 1, 3, (3,)))
+    with pytest.raises(clock_journal.Refused, match="written for another session"):
+        _journal(tmp_path, script, []).earlier("cd34")
+    with pytest.raises(clock_journal.Refused, match="another script or other arguments"):
+        _journal(tmp_path, script, [], args=("y.json",)).earlier(SESSION)
+    script.write_text("pass  # another script\n")
+    with pytest.raises(clock_journal.Refused, match="another script or other arguments"):
+        _journal(tmp_path, script, []).earlier(SESSION)
+
+
+# ---------------------------------------------------------------- the command, killed and run again
+def _run_own(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """``goodbench run-own tests/own_resume_job.py ARGS`` in ``folder``, in a process group of its own
+    (the job may kill its whole group)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "suite", "run-own", str(REPO / "tests" / "own_resume_job.py"), *args],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300, start_new_session=True)
+
+
+@pytest.mark.slow  # a job killed and run again under run-own, twice: ~1 min
+@pytest.mark.parametrize("kill", ["child", "group"])
+def test_a_session_killed_and_run_again_under_run_own_is_stamped_in_every_process_and_ranked(tmp_path, kill):
+    args = ("own.json", "own.ckpt", "--kill-seed", "2", "--kill-after", "25", *(("--kill-group",) if kill == "group" else ()))
+    killed = _run_own(tmp_path, *args)
+    if kill == "group":
+        assert killed.returncode == -9, killed.stderr  # the launcher went with its child
+    else:
+        assert killed.returncode == 1 and "the script ended by signal 9" in killed.stderr, killed.stderr
+    assert not (tmp_path / "own.json").exists() and (tmp_path / "own.ckpt" / clock_journal.NAME).is_file()
+    again = _run_own(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+    assert "second clock added (2 runs in 3 process segments, the clocks agree), unsigned, valid" in again.stderr
+    doc = json.loads((tmp_path / "own.json").read_text())
+    assert v.check_document(doc) == []
+    one, two = doc["runs"]
+    assert [(e["seed"], e["first_step"], len(e["step_s"])) for e in doc["second_clock"]["runs"]] == \
+        [(1, 1, 40), (2, 1, 20), (2, 21, 20)]  # seed 1 finished, seed 2 killed after its checkpoint of step 20
+    assert len({e["pid"] for e in doc["second_clock"]["runs"]}) == 2
+    assert all(clocks.stamped(doc, r["run_id"]) for r in (one, two))
+    [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
+    assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
+    figures = [f for e in doc["second_clock"]["runs"] for f in e["agreement"]["figures"]]
+    worst = max(figures, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
+    print(f"{kill} killed: the worst disagreement {worst['what']}: {abs(worst['own_s'] - worst['launcher_s']):.4f} s "
+          f"of {worst['launcher_s']:.4f} s")
