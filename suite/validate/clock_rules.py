@@ -1,8 +1,9 @@
 """The second clock of own code run by ``goodbench run-own`` (docs/rules.md, "A second clock"):
 each run the launcher stamped is compared with its record — the clock's span, the steady steps'
 median and sum (CPU runs), each evaluation's time — within :mod:`suite.figures.clocks`'s
-tolerance, recomputed here from the stamps. A file without a second clock has no problem here:
-its own-code rows say "one clock (self-timed)"."""
+tolerance, recomputed here from the stamps; a run killed and run again, stamped in one segment per
+process, has its segments joined and each compared (:mod:`suite.figures.clock_segments`). A file
+without a second clock has no problem here: its own-code rows say "one clock (self-timed)"."""
 from __future__ import annotations
 
 import datetime as dt
