@@ -142,10 +142,10 @@ def test_an_edited_segment_is_refused(split):
 
 
 # ---------------------------------------------------------------- the journal
-def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",)
-             ) -> clock_journal.Journal:
+def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",),
+             pid: int = 4242) -> clock_journal.Journal:
     """A launcher's journal of the edge ``lines``, as its reader takes them, written out."""
-    journal = clock_journal.Journal(str(script), list(args), 4242, WALL)
+    journal = clock_journal.Journal(str(script), list(args), pid, WALL)
     read_end, write_end = os.pipe()
     reader = EdgeReader(read_end, clock(), journal)
     os.write(write_end, b"".join([edges.journal(SESSION, str(folder)), *lines]))
@@ -156,9 +156,12 @@ def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ..
     return journal
 
 
-def _run(run_id: str, seed: int, steps: int, checkpoints: tuple[int, ...], kept: bool = False) -> list[bytes]:
-    out = [edges.line(edges.RUN, seed, 0.0, run_id), edges.line(edges.START, 0, 0.01)]
-    for step in range(1, steps + 1):
+def _run(run_id: str, seed: int, steps: int, checkpoints: tuple[int, ...], kept: bool = False,
+         first: int = 1) -> list[bytes]:
+    """The edges of a run's steps ``first`` to ``steps`` (its clock started where ``first`` is 1),
+    evaluated every 3, saved at ``checkpoints``, its record ``kept`` at the end."""
+    out = [edges.line(edges.RUN, seed, 0.0, run_id)] + ([edges.line(edges.START, 0, 0.01)] if first == 1 else [])
+    for step in range(first, steps + 1):
         out += [edges.line(edges.BEGIN, step, 0.02 * step), edges.line(edges.END, step, 0.02 * step + 0.01)]
         if step % 3 == 0:
             out += [edges.line(edges.EVAL_START, step, 0.02 * step + 0.011),
@@ -209,6 +212,20 @@ def test_a_successor_joins_the_segment_of_the_checkpoint_it_went_on_from(tmp_pat
     assert len(segment["step_s"]) == 4 and [e["step"] for e in segment["evaluations"]] == [3]
     with pytest.raises(clock_journal.Refused, match="its finished run of seed 2 is run2, not the file's other"):
         own_segments._chain({**finished, "run_id": "other"}, None, lines, {})
+
+
+def test_a_run_killed_twice_joins_a_segment_of_each_process(tmp_path, script):
+    first = _journal(tmp_path, script, _run("p1", 1, 15, (10,)))  # killed after step 15
+    second = _journal(tmp_path, script, _run("p2", 1, 25, (20,), first=11), pid=4343)  # went on from 10, killed after 25
+    lines = _journal(tmp_path, script, []).earlier(SESSION)
+    run = {"run_id": "p3", "seed": 1, "step_times_s": [0.01] * 30}
+    chain = own_segments._chain(run, {"run_start_s": None, "first_step": 21, "step_s": [0.01] * 10}, lines, {})
+    assert [(s["first_step"], len(s["step_s"]), s["started_at_s"]) for s in chain] == [(1, 10, WALL), (11, 10, WALL)]
+    assert chain[0]["run_start_s"] is not None and chain[1]["run_start_s"] is None
+    assert [s["pid"] for s in chain] == [first.process["pid"], second.process["pid"]]
+    at_the_end = {**run, "step_times_s": [0.01] * 20}  # went on from a checkpoint of its last step: no step here
+    assert own_segments._chain(at_the_end, None, lines, {}) is None  # not a finished run
+    assert [len(s["step_s"]) for s in own_segments._chain(at_the_end, None, lines, {}, began_here=True)] == [10, 10]
 
 
 def test_a_journal_of_another_session_or_command_is_refused(tmp_path, script):

@@ -29,8 +29,10 @@ def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int
     """The ``second_clock`` record for ``doc``: :func:`suite.run.own_launch.record`'s, each entry
     naming its process, with the segments the journal holds for each run before this process's."""
     by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
-    if any(seen.run_id in by_id or len(seen.ends) for seen in runs):
-        section = own_launch.record(doc, runs, pid)
+    # a run this process went on with from a checkpoint of its last step stamped nothing of its own
+    here = [seen for seen in runs if len(seen.ends) or seen.run_start_s is not None]
+    if any(seen.run_id in by_id or len(seen.ends) for seen in here):
+        section = own_launch.record(doc, here, pid)
     else:  # every run was finished by an earlier process
         section = {"launcher": own_launch.LAUNCHER, "pid": pid,
                    "clock": "time.perf_counter, seconds from the child's start",
@@ -39,7 +41,7 @@ def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int
     mine = {entry["run_id"]: entry for entry in section["runs"]}
     for entry in section["runs"]:
         entry.update(pid=journal.process["pid"], started_at_s=journal.process["started_at_s"])
-    chains = _chains(journal, doc, mine, renamed)
+    chains = _chains(journal, doc, mine, renamed, {seen.run_id for seen in runs})
     spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
     cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
     entries = []
@@ -63,15 +65,15 @@ def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int
     return section
 
 
-def _chains(journal: Journal, doc: dict[str, Any], mine: dict[str, dict[str, Any]],
-            renamed: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+def _chains(journal: Journal, doc: dict[str, Any], mine: dict[str, dict[str, Any]], renamed: dict[str, str],
+            began: set[str]) -> dict[str, list[dict[str, Any]]]:
     """Each run's segments from the journal, before this process's (none where the chain breaks);
-    nothing, said in a note, from a journal refused."""
+    nothing, said in a note, from a journal refused. ``began``: the runs this process began."""
     try:
         lines = journal.earlier((doc.get("settings") or {}).get("session", {}).get("id"))
         found = {}
         for run in doc["runs"]:
-            chain = _chain(run, mine.get(run["run_id"]), lines, renamed)
+            chain = _chain(run, mine.get(run["run_id"]), lines, renamed, run["run_id"] in began)
             if chain is None:
                 journal.notes.append(f"the run of seed {run['seed']} has no stamps from the process before this one "
                                      "in the journal (run under plain python, or its launcher killed before it "
@@ -85,15 +87,14 @@ def _chains(journal: Journal, doc: dict[str, Any], mine: dict[str, dict[str, Any
 
 
 def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str, Any]],
-           renamed: dict[str, str]) -> list[dict[str, Any]] | None:
+           renamed: dict[str, str], began_here: bool = False) -> list[dict[str, Any]] | None:
     """The ``run``'s segments from the journal ``lines`` before this process's entry ``own`` ([]:
-    none needed; None: the chain breaks)."""
-    if own is not None and (own["run_start_s"] is not None or not lines):
-        return [] if own["run_start_s"] is not None else None
-    if own is None and not any(line["seed"] == run["seed"] for line in lines):
-        return None
+    none needed; None: the chain breaks). ``began_here``: this process went on with the run, from
+    a checkpoint of its last step (it stamped no step: ``own`` is None)."""
+    if own is not None and own["run_start_s"] is not None:
+        return []
     need = own["first_step"] - 1 if own is not None and own["step_s"] else len(run["step_times_s"])
-    kinds: tuple[str, ...] = RESUMED if own is not None else ("finished",)
+    kinds: tuple[str, ...] = RESUMED if own is not None or began_here else ("finished",)
     chain: list[dict[str, Any]] = []
     before = len(lines)
     while True:
