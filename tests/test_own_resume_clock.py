@@ -276,3 +276,23 @@ def test_a_session_killed_and_run_again_under_run_own_is_stamped_in_every_proces
     for what, among in (("worst", figures), ("worst across the kill", later)):
         f = max(among, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
         print(f"{kill} killed, {what}: {f['what']}: {abs(f['own_s'] - f['launcher_s']):.4f} s of {f['launcher_s']:.4f} s")
+
+
+@pytest.mark.slow  # a job killed under plain python, then run again under run-own: ~25 s
+def test_a_process_run_under_plain_python_leaves_its_part_unstamped_and_the_entry_unranked(tmp_path):
+    args = ("own.json", "own.ckpt", "--kill-seed", "2", "--kill-after", "25")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    killed = subprocess.run([sys.executable, str(REPO / "tests" / "own_resume_job.py"), *args], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    again = _run_own(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+    notes = [line for line in again.stderr.splitlines() if "has no stamps of the processes before this one" in line]
+    assert len(notes) == 2 and "seed 1" in notes[0] and "it is not stamped" in notes[0]
+    assert "seed 2" in notes[1] and "stamped from step 21 on only" in notes[1]
+    doc = json.loads((tmp_path / "own.json").read_text())
+    assert v.check_document(doc) == []
+    assert [(e["seed"], e["first_step"]) for e in doc["second_clock"]["runs"]] == [(2, 21)]
+    assert not any(clocks.stamped(doc, r["run_id"]) for r in doc["runs"])
+    [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
+    assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)

@@ -73,11 +73,14 @@ def _chains(journal: Journal, doc: dict[str, Any], mine: dict[str, dict[str, Any
         lines = journal.earlier((doc.get("settings") or {}).get("session", {}).get("id"))
         found = {}
         for run in doc["runs"]:
-            chain = _chain(run, mine.get(run["run_id"]), lines, renamed, run["run_id"] in began)
+            own = mine.get(run["run_id"])
+            chain = _chain(run, own, lines, renamed, run["run_id"] in began)
             if chain is None:
-                journal.notes.append(f"the run of seed {run['seed']} has no stamps from the process before this one "
-                                     "in the journal (run under plain python, or its launcher killed before it "
-                                     "journaled that checkpoint): it is stamped by this process only")
+                stamped = f"stamped from step {own['first_step']} on only" if own and own["step_s"] else "not stamped"
+                journal.notes.append(f"the run of seed {run['seed']} has no stamps of the processes before this one "
+                                     "in the journal (one ran under plain python, or its launcher was killed before "
+                                     f"journaling its checkpoint or record): it is {stamped}, and the entry is not "
+                                     "ranked")
             elif chain:
                 found[run["run_id"]] = chain
         return found
