@@ -142,10 +142,26 @@ def test_an_edited_segment_is_refused(split):
 
 
 # ---------------------------------------------------------------- the journal
+def test_the_journal_checkpoint_and_kept_edges_read_back_and_a_checkpoint_inside_a_step_is_refused():
+    assert edges.parse(edges.journal(SESSION, "/ckpt/dir").rstrip(b"\n"), 1.0) == \
+        edges.Edge(edges.JOURNAL, 0, 0.0, 1.0, SESSION, "/ckpt/dir")
+    for bad in (b"j ab12 relative/dir", b"j a-b /x", b"j  /x", b"c 3 0.1 extra", b"k -1 0.1"):
+        with pytest.raises(edges.BadLine):
+            edges.parse(bad, 0.0)
+    read_end, write_end = os.pipe()
+    reader = EdgeReader(read_end, clock())
+    os.write(write_end, b"".join([edges.line(edges.RUN, 1, 0.0, "run1"), edges.line(edges.START, 0, 0.01),
+                                  edges.line(edges.BEGIN, 1, 0.02), edges.line(edges.CHECKPOINT, 1, 0.03)]))
+    os.close(write_end)
+    reader.finish(2.0)
+    assert reader.broken is not None and "a checkpoint of step 1 inside a step" in reader.broken
+
+
 def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",),
              pid: int = 4242) -> clock_journal.Journal:
     """A launcher's journal of the edge ``lines``, as its reader takes them, written out."""
-    journal = clock_journal.Journal(str(script), list(args), pid, WALL)
+    journal = clock_journal.Journal(str(script), list(args))
+    journal.started(pid, WALL)
     read_end, write_end = os.pipe()
     reader = EdgeReader(read_end, clock(), journal)
     os.write(write_end, b"".join([edges.journal(SESSION, str(folder)), *lines]))

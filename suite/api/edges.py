@@ -1,6 +1,7 @@
 """The library's side of ``goodbench run-own``'s second clock: one line written to the launcher's
 pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
-held back would reach the launcher late, and its stamp would say nothing."""
+held back would reach the launcher late, and its stamp would say nothing —, and at each checkpoint
+written and record kept, which the launcher journals across a kill (:mod:`suite.run.clock_journal`)."""
 from __future__ import annotations
 
 import contextlib

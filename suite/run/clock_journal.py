@@ -46,9 +46,9 @@ class Journal:
     """This launcher's side of the journal: its lines as the child goes (:meth:`edge`, the reader's
     hook), and the lines of the processes before it (:meth:`earlier`)."""
 
-    def __init__(self, script: str, args: list[str], pid: int, started_at_s: float):
+    def __init__(self, script: str, args: list[str]):
         self.binding = {"script": script_sha256(script), "args": list(args)}
-        self.process = {"process": uuid.uuid4().hex, "pid": pid, "started_at_s": round(started_at_s, 6)}
+        self.process: dict[str, Any] = {"process": uuid.uuid4().hex, "pid": None, "started_at_s": None}
         self.session: str | None = None
         self.path: Path | None = None
         self.notes: list[str] = []  # what run-own says of the journal, one line each
@@ -57,6 +57,10 @@ class Journal:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ writing, as the child goes
+    def started(self, pid: int, started_at_s: float) -> None:
+        """The child started: its pid, and this launcher's wall clock then (Unix seconds)."""
+        self.process.update(pid=pid, started_at_s=round(started_at_s, 6))
+
     def edge(self, run: RunEdges | None, edge: edges.Edge) -> None:
         """Take one edge from the reader's thread: the journal named, or a run's line to append."""
         if edge.kind == edges.JOURNAL:

@@ -34,12 +34,14 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         raise GoodbenchError(f"{script}: no such script")
     read_end, write_end = os.pipe()
     env = {**os.environ, edges.ENV: str(write_end)}
+    journal = Journal(script, args)  # its stamps kept across a kill, where the script names a checkpoint directory
     origin, started_at_s = clock(), time.time()  # the wall clock: what links this process's stamps to another's
     try:
         child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
     finally:
         os.close(write_end)
-    reader = EdgeReader(read_end, origin, Journal(script, args, child.pid, started_at_s))
+    journal.started(child.pid, started_at_s)
+    reader = EdgeReader(read_end, origin, journal)
     while True:
         try:
             status = child.wait()
