@@ -2,10 +2,11 @@
 run-own`` journals each run's stamps in the checkpoint directory as the child goes, and the same
 command run again gives each run its stamps from every process — one ``second_clock`` entry per
 process, a segment — which the rule ``second-clock`` joins and compares; a run stamped whole is
-ranked, a journal that does not fit the file is refused, and a torn journal line is skipped."""
+ranked, a journal that does not fit the file is refused, and a torn journal line is skipped (the
+rule's refusals of segments that do not join are tested on the honest job's record in
+tests/test_own_clock.py, which has it at hand)."""
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -13,132 +14,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_own_clock import honest  # noqa: F401 - the module's fixture: one job, stamped on two clocks
 
 from suite import validate as v
-from suite.figures import clock_segments, clocks
+from suite.figures import clocks
 from suite.leaderboard import pipeline, rows
 from suite.record import edges
 from suite.run import clock_journal, own_segments
 from suite.run.edge_reader import EdgeReader, clock
 
 REPO = Path(__file__).resolve().parent.parent
-SPLIT = 12       # the step of the first process's checkpoint the second goes on from
 WALL = 1.8e9     # the first launcher's wall clock at its child's start (Unix seconds; any)
 SESSION = "ab12"
-
-
-def _segments(doc: dict, seen, split: int = SPLIT) -> list[dict]:
-    """The honest job's one entry cut in two at ``split``, as a journal and a successor would stamp
-    it: the second child starting just before its first step, its stamps from its own start."""
-    [entry] = doc["second_clock"]["runs"]
-    begins, ends = list(seen.begins), list(seen.ends)
-    c0, s0 = seen.child[0], seen.stamps[0]
-    gone = begins[split] - 0.001  # the second launcher's start, after the first's
-
-    def child(stamp: float) -> float:
-        return round(c0 + (stamp - s0), 7)
-
-    first = {**entry, "step_s": entry["step_s"][:split], "span_s": [entry["span_s"][0], ends[split - 1]],
-             "evaluations": [e for e in entry["evaluations"] if e["step"] <= split],
-             "child_clock_s": [c0, child(ends[split - 1])], "stamps_s": [s0, ends[split - 1]],
-             "pid": 101, "started_at_s": WALL}
-    later = {**entry, "run_start_s": None, "first_step": split + 1, "step_s": entry["step_s"][split:],
-             "span_s": [round(begins[split] - gone, 7), round(ends[-1] - gone, 7)],
-             "evaluations": [{**e, "start_s": round(e["start_s"] - gone, 7), "stop_s": round(e["stop_s"] - gone, 7)}
-                             for e in entry["evaluations"] if e["step"] > split],
-             "child_clock_s": [child(begins[split]), entry["child_clock_s"][1]],
-             "stamps_s": [round(begins[split] - gone, 7), round(entry["stamps_s"][1] - gone, 7)],
-             "pid": 102, "started_at_s": WALL + gone}
-    return [first, later]
-
-
-def _with(doc: dict, segments: list[dict], agree: bool = True) -> dict:
-    """``doc`` with ``segments`` for its run's second clock (their agreement recomputed, or ``agree``)."""
-    doc = copy.deepcopy(doc)
-    run = doc["runs"][0]
-    try:
-        found = clock_segments.comparisons(run, segments, doc["settings"]["implementation"]["spec"]["warmup_steps"],
-                                           cpu=True)
-        for segment, compared in zip(segments, found, strict=True):
-            segment["agreement"] = clocks.summary(compared)
-    except (IndexError, KeyError):  # segments that do not join: what their launcher would have said
-        for segment in segments:
-            segment["agreement"] = {"agree": agree, "figures": []}
-    doc["second_clock"]["runs"] = segments
-    return doc
-
-
-@pytest.fixture
-def split(honest, tmp_path) -> tuple[dict, list[dict]]:  # noqa: F811
-    _, doc = honest.sealed(tmp_path)
-    return doc, _segments(doc, honest.reader.runs[0])
-
-
-def _said(doc: dict) -> list[str]:
-    return [p.reason for p in v.check_document(doc) if p.code == "second-clock"]
-
-
-# ---------------------------------------------------------------- the record and the rule
-def test_a_run_stamped_in_two_processes_is_valid_stamped_and_ranked(split):
-    doc, segments = split
-    joined = _with(doc, segments)
-    assert v.check_document(joined) == []
-    assert all(s["agreement"]["agree"] for s in joined["second_clock"]["runs"])
-    assert clocks.stamped(joined, joined["runs"][0]["run_id"])
-    assert any("a later process" in f["what"] for f in joined["second_clock"]["runs"][1]["agreement"]["figures"])
-    [entry] = pipeline.table([("joined.json", joined)]).to_dict(orient="records")
-    assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
-
-
-def test_an_old_one_segment_record_stays_valid_and_a_resumed_one_alone_is_not_stamped(split):
-    doc, segments = split
-    assert v.check_document(doc) == [] and "started_at_s" not in doc["second_clock"]["runs"][0]
-    assert clocks.stamped(doc, doc["runs"][0]["run_id"])
-    alone = _with(doc, segments[1:])  # the successor's segment only: its earlier process left no stamps
-    assert v.check_document(alone) == []
-    assert not clocks.stamped(alone, alone["runs"][0]["run_id"])
-    [entry] = pipeline.table([("alone.json", alone)]).to_dict(orient="records")
-    assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)
-
-
-def test_a_gap_between_segments_is_refused(split):
-    doc, (first, later) = split
-    later = {**later, "first_step": SPLIT + 2, "step_s": later["step_s"][1:]}
-    said = _said(_with(doc, [first, later]))
-    assert said and f"steps {SPLIT + 1}-{SPLIT + 1} have no stamps" in said[0]
-
-
-def test_overlapping_segments_are_refused(split):
-    doc, (first, later) = split
-    later = {**later, "first_step": SPLIT, "step_s": [first["step_s"][-1], *later["step_s"]]}
-    said = _said(_with(doc, [first, later]))
-    assert said and f"steps {SPLIT}-{SPLIT} are stamped twice" in said[0]
-    assert _said(_with(doc, [first, first, later]))  # a segment given twice
-
-
-def test_segments_that_name_steps_the_run_lacks_are_refused(split):
-    doc, (first, later) = split
-    later = {**later, "step_s": [*later["step_s"], later["step_s"][-1]]}
-    steps = len(doc["runs"][0]["step_times_s"])
-    said = _said(_with(doc, [first, later]))
-    assert said and f"stamp steps 1-{steps + 1}, the run's step times are {steps}" in said[0]
-
-
-def test_an_edited_segment_is_refused(split):
-    doc, (first, later) = split
-    joined = _with(doc, [first, later])
-    faster = copy.deepcopy(joined)  # the later process's steps stamped ten times shorter
-    faster["second_clock"]["runs"][1]["step_s"] = [s / 10 for s in later["step_s"]]
-    said = _said(faster)
-    assert said and "the clocks disagree in segment 1" in said[0]
-    sooner = copy.deepcopy(joined)  # its process started a second later: its evaluations after the run's start move
-    sooner["second_clock"]["runs"][1]["started_at_s"] += 1.0
-    said = _said(sooner)
-    assert said and "the clocks disagree in segment 1: evaluation at step" in said[0]
-    early = copy.deepcopy(joined)  # started before the process before it stamped its last edge
-    early["second_clock"]["runs"][1]["started_at_s"] = WALL
-    assert "segment 1's process started before segment 0's last stamp" in _said(early)[0]
 
 
 # ---------------------------------------------------------------- the journal
