@@ -43,9 +43,9 @@ def test_the_journal_checkpoint_and_kept_edges_read_back_and_a_checkpoint_inside
     assert reader.broken is not None and "a checkpoint of step 1 inside a step" in reader.broken
 
 
-def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",),
-             pid: int = 4242) -> clock_journal.Journal:
-    """A launcher's journal of the edge ``lines``, as its reader takes them, written out."""
+def _launched(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",),
+              pid: int = 4242) -> tuple[clock_journal.Journal, EdgeReader]:
+    """A launcher's journal of the edge ``lines``, as its reader takes them, written out; and the reader."""
     journal = clock_journal.Journal(str(script), list(args))
     journal.started(pid, WALL)
     read_end, write_end = os.pipe()
@@ -55,7 +55,12 @@ def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ..
     reader.finish(2.0)
     journal.close()
     assert reader.broken is None, reader.broken
-    return journal
+    return journal, reader
+
+
+def _journal(folder: Path, script: Path, lines: list[bytes], args: tuple[str, ...] = ("x.json",),
+             pid: int = 4242) -> clock_journal.Journal:
+    return _launched(folder, script, lines, args, pid)[0]
 
 
 def _run(run_id: str, seed: int, steps: int, checkpoints: tuple[int, ...], kept: bool = False,
@@ -128,6 +133,23 @@ def test_a_run_killed_twice_joins_a_segment_of_each_process(tmp_path, script):
     at_the_end = {**run, "step_times_s": [0.01] * 20}  # went on from a checkpoint of its last step: no step here
     assert own_segments._chain(at_the_end, None, lines, {}) is None  # not a finished run
     assert [len(s["step_s"]) for s in own_segments._chain(at_the_end, None, lines, {}, began_here=True)] == [10, 10]
+
+
+def test_the_successors_record_has_a_segment_per_process_unless_the_journal_is_refused(tmp_path, script):
+    _journal(tmp_path, script, _run("p1", 1, 7, (3, 6)))  # killed after step 7
+    journal, reader = _launched(tmp_path, script, _run("p2", 1, 9, (), first=7), pid=4343)  # went on from 6
+    doc = {"runs": [{"run_id": "p2", "seed": 1, "step_times_s": [0.01] * 9,
+                     "curve": [{"step": s, "time_s": 0.1 * s} for s in (3, 6, 9)]}],
+           "settings": {"session": {"id": SESSION}, "implementation": {"spec": {"warmup_steps": 1}}},
+           "system": {"accelerator": {"type": "cpu"}}}
+    section = own_segments.record(journal, doc, reader.runs, 4343, {})
+    assert [(e["first_step"], len(e["step_s"]), e["pid"]) for e in section["runs"]] == [(1, 6, 4242), (7, 3, 4343)]
+    assert all("agree" in e["agreement"] for e in section["runs"]) and journal.notes == []
+    other = {**doc, "settings": {**doc["settings"], "session": {"id": "cd34"}}}
+    section = own_segments.record(journal, other, reader.runs, 4343, {})
+    assert [e["first_step"] for e in section["runs"]] == [7]  # this process's stamps only
+    [said] = journal.notes  # one line
+    assert said.startswith("the journal is refused: ") and "another session" in said
 
 
 def test_a_journal_of_another_session_or_command_is_refused(tmp_path, script):

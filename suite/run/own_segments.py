@@ -51,9 +51,10 @@ def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int
         if run["run_id"] in chains:
             flaw = clock_segments.flaw(run, segments)
             if flaw is not None:
-                journal.notes.append(f"the journal's segments of the run of seed {run['seed']} do not join ({flaw}): "
-                                     "it is stamped by this process only")
                 segments = [own] if own is not None else []
+                stamped = f"stamped from step {own['first_step']} on only" if own and own["step_s"] else "not stamped"
+                journal.notes.append(f"the journal's segments of the run of seed {run['seed']} do not join ({flaw}): "
+                                     f"it is {stamped}, and the entry is not ranked")
             else:
                 found = clock_segments.comparisons(run, segments, int(spec.get("warmup_steps") or 0), cpu)
                 for segment, compared in zip(segments, found, strict=True):
