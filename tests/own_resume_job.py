@@ -3,13 +3,17 @@ asked, kills itself (SIGKILL: no handler runs, as with a lost node) after a chos
 chosen seed; the same command run again goes on from the newest checkpoint
 (tests/test_own_resume.py)::
 
-    python tests/own_resume_job.py OUT CHECKPOINT_DIR [--kill-seed S --kill-after N]
+    python tests/own_resume_job.py OUT CHECKPOINT_DIR [--kill-seed S --kill-after N [--kill-group]]
+
+``--kill-group`` kills its whole process group instead, a moment later (under ``goodbench run-own``:
+the launcher with it, as a lost node or a terminal's Ctrl-C would; tests/test_own_resume_clock.py).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import signal
+import time
 
 import torch
 from own_job_step import measured_step  # beside this script
@@ -17,8 +21,10 @@ from torch import nn
 
 import goodbench
 
+GROUP_KILL_AFTER_S = 1.0  # the moment the launcher is given before its group goes: as a kill a while after a save
 
-def train(run: goodbench.Run, kill_after: int | None) -> None:
+
+def train(run: goodbench.Run, kill_after: int | None, group: bool = False) -> None:
     bench = run.bench
     model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -46,6 +52,9 @@ def train(run: goodbench.Run, kill_after: int | None) -> None:
                                                                              torch.sin(held_out @ teacher)))})
         if step % 10 == 0:
             run.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "data": data.get_state()})
+        if step == kill_after and group:
+            time.sleep(GROUP_KILL_AFTER_S)
+            os.killpg(0, signal.SIGKILL)
         if step == kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -56,6 +65,7 @@ def main() -> None:
     parser.add_argument("checkpoint_dir")
     parser.add_argument("--kill-seed", type=int, default=None)
     parser.add_argument("--kill-after", type=int, default=None)
+    parser.add_argument("--kill-group", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     bench = goodbench.Benchmark("resume-mlp", trains="a 2-layer MLP on a synthetic sine teacher",
@@ -65,7 +75,7 @@ def main() -> None:
     with bench:
         for run in bench.runs():
             first_process = not run.prior
-            train(run, args.kill_after if run.seed == args.kill_seed and first_process else None)
+            train(run, args.kill_after if run.seed == args.kill_seed and first_process else None, args.kill_group)
     if bench.path is not None:  # rank 0's, under torchrun
         print(f"results written to {bench.path}")
         for line in bench.problems:

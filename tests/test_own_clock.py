@@ -1,7 +1,9 @@
 """Own code's second clock (issue 44, item 3): ``goodbench run-own`` stamps the library's step and
 evaluation edges on its own clock; a file whose two clocks disagree is refused (rule
 second-clock), a file without one says "one clock" on every row, and a child that garbles,
-floods or closes its pipe, or dies, gets one clear line and loses nothing."""
+floods or closes its pipe, or dies, gets one clear line and loses nothing. A run killed and run
+again is stamped in one segment per process: segments that do not join, or disagree, are refused
+(the journal and the command killed and run again: tests/test_own_resume_clock.py)."""
 from __future__ import annotations
 
 import copy
@@ -20,7 +22,8 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
-from suite.figures import clocks
+from suite.figures import clock_segments, clocks
+from suite.leaderboard import pipeline, rows
 from suite.record import edges
 from suite.record.errors import GoodbenchError
 from suite.run import own_launch
@@ -293,3 +296,120 @@ def test_a_child_that_dies_or_misuses_its_pipe_gets_one_clear_line(tmp_path, mis
     if misbehaviour[0] != "--die-after":  # the child wrote its file: one clock, valid
         doc = json.loads((tmp_path / "own.json").read_text())
         assert "second_clock" not in doc and v.check_document(doc) == []
+
+
+# ---------------------------------------------------------------- across a kill: one segment per process
+SPLIT = 12       # the step of the first process's checkpoint the second goes on from (tests/test_own_resume_clock.py)
+WALL = 1.8e9     # the first launcher's wall clock at its child's start (Unix seconds; any)
+
+
+def _segments(doc: dict, seen, split: int = SPLIT) -> list[dict]:
+    """The honest job's one entry cut in two at ``split``, as a journal and a successor would stamp
+    it: the second child starting just before its first step, its stamps from its own start."""
+    [entry] = doc["second_clock"]["runs"]
+    begins, ends = list(seen.begins), list(seen.ends)
+    c0, s0 = seen.child[0], seen.stamps[0]
+    gone = begins[split] - 0.001  # the second launcher's start, after the first's
+
+    def child(stamp: float) -> float:
+        return round(c0 + (stamp - s0), 7)
+
+    first = {**entry, "step_s": entry["step_s"][:split], "span_s": [entry["span_s"][0], ends[split - 1]],
+             "evaluations": [e for e in entry["evaluations"] if e["step"] <= split],
+             "child_clock_s": [c0, child(ends[split - 1])], "stamps_s": [s0, ends[split - 1]],
+             "pid": 101, "started_at_s": WALL}
+    later = {**entry, "run_start_s": None, "first_step": split + 1, "step_s": entry["step_s"][split:],
+             "span_s": [round(begins[split] - gone, 7), round(ends[-1] - gone, 7)],
+             "evaluations": [{**e, "start_s": round(e["start_s"] - gone, 7), "stop_s": round(e["stop_s"] - gone, 7)}
+                             for e in entry["evaluations"] if e["step"] > split],
+             "child_clock_s": [child(begins[split]), entry["child_clock_s"][1]],
+             "stamps_s": [round(begins[split] - gone, 7), round(entry["stamps_s"][1] - gone, 7)],
+             "pid": 102, "started_at_s": WALL + gone}
+    return [first, later]
+
+
+def _with(doc: dict, segments: list[dict], agree: bool = True) -> dict:
+    """``doc`` with ``segments`` for its run's second clock (their agreement recomputed, or ``agree``)."""
+    doc = copy.deepcopy(doc)
+    run = doc["runs"][0]
+    try:
+        found = clock_segments.comparisons(run, segments, doc["settings"]["implementation"]["spec"]["warmup_steps"],
+                                           cpu=True)
+        for segment, compared in zip(segments, found, strict=True):
+            segment["agreement"] = clocks.summary(compared)
+    except (IndexError, KeyError):  # segments that do not join: what their launcher would have said
+        for segment in segments:
+            segment["agreement"] = {"agree": agree, "figures": []}
+    doc["second_clock"]["runs"] = segments
+    return doc
+
+
+@pytest.fixture
+def split(honest, tmp_path) -> tuple[dict, list[dict]]:
+    _, doc = honest.sealed(tmp_path)
+    return doc, _segments(doc, honest.reader.runs[0])
+
+
+def _said(doc: dict) -> list[str]:
+    return [p.reason for p in v.check_document(doc) if p.code == "second-clock"]
+
+
+def test_a_run_stamped_in_two_processes_is_valid_stamped_and_ranked(split):
+    doc, segments = split
+    joined = _with(doc, segments)
+    assert v.check_document(joined) == []
+    assert all(s["agreement"]["agree"] for s in joined["second_clock"]["runs"])
+    assert clocks.stamped(joined, joined["runs"][0]["run_id"])
+    assert any("a later process" in f["what"] for f in joined["second_clock"]["runs"][1]["agreement"]["figures"])
+    [entry] = pipeline.table([("joined.json", joined)]).to_dict(orient="records")
+    assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
+
+
+def test_an_old_one_segment_record_stays_valid_and_a_resumed_one_alone_is_not_stamped(split):
+    doc, segments = split
+    assert v.check_document(doc) == [] and "started_at_s" not in doc["second_clock"]["runs"][0]
+    assert clocks.stamped(doc, doc["runs"][0]["run_id"])
+    alone = _with(doc, segments[1:])  # the successor's segment only: its earlier process left no stamps
+    assert v.check_document(alone) == []
+    assert not clocks.stamped(alone, alone["runs"][0]["run_id"])
+    [entry] = pipeline.table([("alone.json", alone)]).to_dict(orient="records")
+    assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)
+
+
+def test_a_gap_between_segments_is_refused(split):
+    doc, (first, later) = split
+    later = {**later, "first_step": SPLIT + 2, "step_s": later["step_s"][1:]}
+    said = _said(_with(doc, [first, later]))
+    assert said and f"steps {SPLIT + 1}-{SPLIT + 1} have no stamps" in said[0]
+
+
+def test_overlapping_segments_are_refused(split):
+    doc, (first, later) = split
+    later = {**later, "first_step": SPLIT, "step_s": [first["step_s"][-1], *later["step_s"]]}
+    said = _said(_with(doc, [first, later]))
+    assert said and f"steps {SPLIT}-{SPLIT} are stamped twice" in said[0]
+    assert _said(_with(doc, [first, first, later]))  # a segment given twice
+
+
+def test_segments_that_name_steps_the_run_lacks_are_refused(split):
+    doc, (first, later) = split
+    later = {**later, "step_s": [*later["step_s"], later["step_s"][-1]]}
+    steps = len(doc["runs"][0]["step_times_s"])
+    said = _said(_with(doc, [first, later]))
+    assert said and f"stamp steps 1-{steps + 1}, the run's step times are {steps}" in said[0]
+
+
+def test_an_edited_segment_is_refused(split):
+    doc, (first, later) = split
+    joined = _with(doc, [first, later])
+    faster = copy.deepcopy(joined)  # the later process's steps stamped ten times shorter
+    faster["second_clock"]["runs"][1]["step_s"] = [s / 10 for s in later["step_s"]]
+    said = _said(faster)
+    assert said and "the clocks disagree in segment 1" in said[0]
+    sooner = copy.deepcopy(joined)  # its process started a second later: its evaluations after the run's start move
+    sooner["second_clock"]["runs"][1]["started_at_s"] += 1.0
+    said = _said(sooner)
+    assert said and "the clocks disagree in segment 1: evaluation at step" in said[0]
+    early = copy.deepcopy(joined)  # started before the process before it stamped its last edge
+    early["second_clock"]["runs"][1]["started_at_s"] = WALL
+    assert "segment 1's process started before segment 0's last stamp" in _said(early)[0]

@@ -20,7 +20,7 @@ REFUSED = Problem("second-clock", "second_clock", "the clocks disagree")
 def launched(monkeypatch, tmp_path):
     """run-own around a child that wrote ``own.json`` and whose edges agree; the validator's verdict set per test."""
     path = tmp_path / "own.json"
-    reader = SimpleNamespace(written=(False, str(path)), runs=[], broken=None)
+    reader = SimpleNamespace(written=(False, str(path)), runs=[], broken=None, journal=None)
     doc = {"second_clock": {"runs": [{"run_id": "r1", "agreement": {"agree": True}}]}}
     monkeypatch.setattr(own_launch, "launch", lambda script, args: (0, SimpleNamespace(pid=1), reader))
     monkeypatch.setattr(own_launch, "seal", lambda *a: doc)

@@ -203,6 +203,7 @@ class Benchmark:
             self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
             self.ceiling = session.matmul_ceilings([self.precision], kept, self.progress)[self.precision]
             self.session = session.start_session(kept)
+            self.edges.journal(self.session["id"], str(self.checkpoint_dir.resolve()))
         self.options = RunOptions(
             device=self.device, matmul_ceiling={self.precision: self.ceiling["flops"]}, run_key=run_key,
             peak_tflops=self.peak_tflops,

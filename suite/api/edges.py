@@ -1,7 +1,8 @@
 """The library's side of ``goodbench run-own``'s second clock: one line written to the launcher's
 pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
-held back would reach the launcher late, and its stamp would say nothing. Under torchrun each rank
-writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`)."""
+held back would reach the launcher late, and its stamp would say nothing —, and at each checkpoint
+written and record kept, which the launcher journals across a kill (:mod:`suite.run.clock_journal`).
+Under torchrun each rank writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`)."""
 from __future__ import annotations
 
 import contextlib
@@ -72,6 +73,11 @@ class EdgePipe:
         """Write one edge, read on the library's clock now."""
         if self.fd is not None:
             self._write(edges.line(kind, number, time.perf_counter(), run_id))
+
+    def journal(self, session: str, path: str) -> None:
+        """Name the session and its checkpoint directory (the launcher keeps its stamps there across processes)."""
+        if self.fd is not None:
+            self._write(edges.journal(session, path))
 
     def written(self, path: str, sign: bool) -> None:
         """Name the results file written (the launcher adds its record to it, and signs it when ``sign``)."""

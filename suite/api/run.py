@@ -415,6 +415,7 @@ class Run:
         files.save_checkpoint(_StateHolder(dict(state)), self.state.step, self.state, self.log, self.directory,
                               bench.workload().spec_hash(bench.scale), self.instruments.energy, self.device,
                               self.parallel)
+        self.edges.edge(edges.CHECKPOINT, self.state.step)  # the launcher journals its stamps up to here
 
     # ------------------------------------------------------------------ the end
     def end(self, error: BaseException | None) -> None:
@@ -446,6 +447,8 @@ class Run:
                             self.log, self.instruments, flags=self.precision_flags, load_at_start=self.load_at_start,
                             sections=pinned)
         driver.keep_finished(self.directory, bench.run_settings(self.seed), self.record, self.parallel)
+        if self.directory is not None and self.record["status"] != "partial":  # kept: the launcher journals the run
+            self.edges.edge(edges.KEPT, self.state.step)
         bench.records.append(self.record)
 
 

@@ -50,15 +50,20 @@ def run(args) -> int:
     except GoodbenchError as exc:
         raise GoodbenchError(f"no second clock: {exc}; {path} is kept as the script wrote it: one clock, "
                              "unsigned") from None
+    for note in getattr(reader.journal, "notes", ()):
+        say(f"goodbench run-own: {note}")
     problems = check_document(doc)
     for problem in problems:
         print(problem.line(path))
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
     section = doc["second_clock"]
-    runs = count(len({entry["run_id"] for entry in section["runs"]}), "run")
+    stamped = len({entry["run_id"] for entry in section["runs"]})
+    runs = count(stamped, "run")
     if args.nproc_per_node is None:
         agreed = all(entry["agreement"]["agree"] for entry in section["runs"])
-        said = f"{runs}, the clocks {'agree' if agreed else 'disagree'}"
+        segments = len(section["runs"])
+        across = f" in {segments} process segments" if segments > stamped else ""
+        said = f"{runs}{across}, the clocks {'agree' if agreed else 'disagree'}"
     else:
         off = rank_record.disagreeing(section)
         said = (f"{runs} on {count(args.nproc_per_node, 'rank')}, the clocks "

@@ -54,6 +54,13 @@ def every_rank_stamped(doc: dict[str, Any], run_id: Any) -> bool:
     return run is None or not lacking(run, entries)
 
 
+def other_ranks_whole(entries: list[Any], run_id: Any) -> bool:
+    """True when every entry of ``run_id`` for a rank other than 0 stamps the run from its first
+    step: a torchrun job killed and run again keeps only rank 0's stamps across the kill (the
+    launcher's journal), so its other ranks are stamped from the step it went on from alone."""
+    return all(_whole(e) for e in entries if isinstance(e, dict) and e.get("run_id") == run_id and rank_of(e) != 0)
+
+
 def _steady(entry: dict[str, Any], warmup_steps: int) -> list[float]:
     first, step_s = entry["first_step"], entry["step_s"]
     return [step_s[s - first] for s in range(max(first, warmup_steps + 1), first + len(step_s))]

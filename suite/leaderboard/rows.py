@@ -455,8 +455,9 @@ def rankable(frame: pd.DataFrame) -> pd.Series:
     return (frame["scale"] == "full") & frame["copy_status"].isna() & bounded & ~free_jobs(frame) & ~one_clock(frame)
 
 
-ONE_CLOCK_REASON = ("own code timed by one clock (self-timed): no second clock stamped its steps and evaluations "
-                    "(run it with goodbench run-own), so its times are its own process's word")
+ONE_CLOCK_REASON = ("own code timed by one clock (self-timed): no second clock stamped all its steps and evaluations "
+                    "(run it with goodbench run-own, in every process after a kill), so its times are its own "
+                    "process's word")
 """Why own code without a second clock is not ranked (:func:`one_clock`; docs/rules.md, "A second clock")."""
 
 RANKING_GROUPS = {

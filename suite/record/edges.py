@@ -5,7 +5,9 @@ on its own clock.
 The launcher names the pipe's write end in :data:`ENV` (a file descriptor number); the library
 writes one ASCII line per edge, at the edge: ``KIND NUMBER READING\\n``, the kind one of
 :data:`KINDS`, the number a step (or a run's index for ``r``), the reading the library's own
-clock (``time.perf_counter``) in seconds. ``w`` names the results file written: ``w SIGN PATH``.
+clock (``time.perf_counter``) in seconds. ``w`` names the results file written: ``w SIGN PATH``;
+``j`` names, before the first run, the session and the checkpoint directory where the launcher keeps
+its journal of stamps across processes (:mod:`suite.run.clock_journal`): ``j SESSION PATH``.
 
 Under torchrun (``goodbench run-own --nproc-per-node N``) an inherited descriptor does not reach the
 ranks (torchrun starts them with ``close_fds``): the launcher names a private folder in
@@ -24,8 +26,11 @@ BEGIN = "b"        # a step begins: b STEP READING (before the step clock starts
 END = "e"          # a step ends: e STEP READING (after the step clock stops)
 EVAL_START = "E"   # an evaluation begins: E STEP READING
 EVAL_STOP = "F"    # an evaluation ends: F STEP READING
+CHECKPOINT = "c"   # a checkpoint of the step is written (run.save): c STEP READING
+KEPT = "k"         # the run ended and its record is kept in its directory: k STEP READING (its last step)
 WRITTEN = "w"      # the results file is written: w SIGN PATH (SIGN: 1 when the launcher is to sign it)
-KINDS = (RUN, START, BEGIN, END, EVAL_START, EVAL_STOP)
+JOURNAL = "j"      # the session's checkpoint directory: j SESSION PATH (before the first run)
+KINDS = (RUN, START, BEGIN, END, EVAL_START, EVAL_STOP, CHECKPOINT, KEPT)
 MAX_LINE = 4096    # bytes: a longer line is no edge (a path of the file is at most this long)
 
 
@@ -41,13 +46,15 @@ class BadLine(ValueError):
 @dataclass(frozen=True)
 class Edge:
     """One edge as the launcher received it: its ``kind``, ``number``, the child's ``reading``,
-    the launcher's ``stamp`` (its own clock, seconds) and, for ``r``, the run's id."""
+    the launcher's ``stamp`` (its own clock, seconds) and, for ``r``, the run's id (for ``j``: the
+    session's id, and the checkpoint directory in ``path``)."""
 
     kind: str
     number: int
     reading: float
     stamp: float
     run_id: str = ""
+    path: str = ""
 
 
 def line(kind: str, number: int, reading: float, run_id: str = "") -> bytes:
@@ -59,6 +66,11 @@ def line(kind: str, number: int, reading: float, run_id: str = "") -> bytes:
 def written(path: str, sign: bool) -> bytes:
     """The line naming the results file written."""
     return f"{WRITTEN} {int(sign)} {path}\n".encode()
+
+
+def journal(session: str, path: str) -> bytes:
+    """The line naming the session and its checkpoint directory."""
+    return f"{JOURNAL} {session} {path}\n".encode()
 
 
 def parse(raw: bytes, stamp: float) -> Edge | tuple[bool, str]:
@@ -75,6 +87,11 @@ def parse(raw: bytes, stamp: float) -> Edge | tuple[bool, str]:
         if sign not in ("0", "1") or not path or "\x00" in path:
             raise BadLine(f"a malformed file line {text[:60]!r}")
         return sign == "1", path
+    if text.startswith(f"{JOURNAL} "):
+        session, _, path = text[2:].partition(" ")
+        if not (0 < len(session) <= 64 and session.isalnum()) or not path.startswith("/") or "\x00" in path:
+            raise BadLine(f"a malformed journal line {text[:60]!r}")
+        return Edge(JOURNAL, 0, 0.0, stamp, session, path)
     words = text.split(" ")
     if len(words) not in (3, 4) or words[0] not in KINDS or (len(words) == 4) != (words[0] == RUN):
         raise BadLine(f"a malformed edge {text[:60]!r}")

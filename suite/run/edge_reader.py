@@ -13,6 +13,7 @@ import threading
 import time
 from array import array
 from dataclasses import dataclass, field
+from typing import Any
 
 from suite.record import edges
 
@@ -64,6 +65,9 @@ class RunEdges:
                 raise edges.BadLine(f"an evaluation at step {n} ended without beginning")
             self.open_eval = None
             self.evaluations[-1]["stop_s"] = edge.stamp
+        elif kind == edges.CHECKPOINT and (not len(self.ends) or len(self.ends) != len(self.begins)
+                                           or self.open_eval is not None or n != self.first_step + len(self.ends) - 1):
+            raise edges.BadLine(f"a checkpoint of step {n} inside a step or an evaluation, or of a step not ended")
         self.child[1:] = [edge.reading]
         self.stamps[1:] = [edge.stamp]
 
@@ -87,8 +91,11 @@ class EdgeReader:
     """Reads the pipe's read end ``fd`` in a thread until it closes (or :meth:`finish`), stamping
     each read on :data:`clock` less ``origin``."""
 
-    def __init__(self, fd: int, origin: float):
+    def __init__(self, fd: int, origin: float, journal: Any = None):
         self.fd, self.origin = fd, origin
+        # run-own's journal of stamps across processes (suite.run.clock_journal.Journal), told of the
+        # journal's directory and each run's start, checkpoint and kept record
+        self.journal = journal
         self.runs: list[RunEdges] = []
         self.written: tuple[bool, str] | None = None
         self.broken: str | None = None  # why the edges are not believed
@@ -145,6 +152,11 @@ class EdgeReader:
             if self.written is not None:
                 raise edges.BadLine("a second results file named")
             self.written = found
+        elif found.kind == edges.JOURNAL:
+            if self.runs or self.written is not None:
+                raise edges.BadLine("a journal named after the first run")
+            if self.journal is not None:
+                self.journal.edge(None, found)
         elif found.kind == edges.RUN:
             if any(r.run_id == found.run_id for r in self.runs):
                 raise edges.BadLine(f"run {found.run_id} began twice")
@@ -153,6 +165,8 @@ class EdgeReader:
             raise edges.BadLine(f"a {found.kind!r} edge outside a run")
         else:
             self.runs[-1].add(found)
+            if self.journal is not None and found.kind in (edges.START, edges.CHECKPOINT, edges.KEPT):
+                self.journal.edge(self.runs[-1], found)
 
     def _refuse(self, why: str) -> None:
         if self.broken is None:

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from suite.figures import clocks
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
 from suite.run import rank_record
+from suite.run.clock_journal import Journal
 from suite.run.edge_reader import EdgeReader, RunEdges, clock
 from suite.run.rank_channels import RankChannels
 
@@ -39,12 +41,14 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         raise GoodbenchError(f"{script}: no such script")
     read_end, write_end = os.pipe()
     env = {**os.environ, edges.ENV: str(write_end)}
-    origin = clock()
+    journal = Journal(script, args)  # its stamps kept across a kill, where the script names a checkpoint directory
+    origin, started_at_s = clock(), time.time()  # the wall clock: what links this process's stamps to another's
     try:
         child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
     finally:
         os.close(write_end)
-    reader = EdgeReader(read_end, origin)
+    journal.started(child.pid, started_at_s)
+    reader = EdgeReader(read_end, origin, journal)
     while True:
         try:
             status = child.wait()
@@ -52,6 +56,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         except KeyboardInterrupt:  # the terminal's Ctrl-C reached the child too: wait for its file
             continue
     reader.finish(grace_s)
+    reader.journal.close()
     return status, child, reader
 
 
@@ -143,7 +148,13 @@ def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] =
         renamed = {str(old): r["run_id"] for old, r in zip(before, doc["runs"]) if old != r["run_id"]}
     for seen in reader.runs:
         seen.run_id = renamed.get(seen.run_id, seen.run_id)
-    doc["second_clock"] = record(doc, reader.runs, pid)
+    journal = getattr(reader, "journal", None)  # run-own's: the stamps of the processes before this one
+    if journal is None:
+        doc["second_clock"] = record(doc, reader.runs, pid)
+    else:
+        from suite.run import own_segments
+
+        doc["second_clock"] = own_segments.record(journal, doc, reader.runs, pid, renamed)
     doc["second_clock"]["runs"] += rank_record.entries(doc, ranks)
     lacking = rank_record.unstamped(doc)
     if lacking is not None:

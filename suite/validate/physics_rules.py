@@ -496,8 +496,9 @@ def _load_cores(run: dict) -> int | None:
     :func:`suite.meters.host_load.snapshot`), or None where it recorded none: a file claiming 288
     cores in ``system.host`` beside snapshots that counted 2 is held to 2 (trial 5)."""
     load = run.get("host_load")
-    counted = [snap.get("cores") for snap in load.values() if isinstance(snap, dict)] if isinstance(load, dict) else []
-    counted = [c for c in counted if isinstance(c, int) and not isinstance(c, bool) and c > 0]
+    snaps = [snap for snap in load.values() if isinstance(snap, dict)] if isinstance(load, dict) else []
+    counted: list[int] = [c for c in (snap.get("cores") for snap in snaps)
+                          if isinstance(c, int) and not isinstance(c, bool) and c > 0]
     return max(counted) if counted else None
 
 

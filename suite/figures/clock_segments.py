@@ -1,0 +1,109 @@
+"""A run's second clock across processes (docs/own-code.md, "A killed run goes on"): a run killed
+and resumed under ``goodbench run-own`` is stamped in segments, one ``second_clock.runs[]`` entry per
+process that ran it, in order — the earlier ones kept in the launcher's journal
+(:mod:`suite.run.clock_journal`). Used by the launcher's summary, the rule ``second-clock`` and
+:func:`suite.figures.clocks.stamped`.
+
+The segments join when the first stamps the run's start, each later one goes on from the step
+after the one before it ends (no gap, no overlap), the last ends at the run's last step, and each
+evaluation on the curve is stamped by the segment holding its step. Each segment is compared with
+the run's record as one process's entry is (:func:`suite.figures.clocks.comparisons`: its clock
+span, its steady steps after its own warm-up); an evaluation of a later process is compared from
+the run's start through the launchers' wall clocks at each child's start (``started_at_s``), the
+only clock two launcher processes share."""
+from __future__ import annotations
+
+from typing import Any
+
+from suite.figures import clocks
+
+
+def of_run(entries: list[Any], run_id: Any) -> list[dict[str, Any]]:
+    """The entries of ``run_id`` (rank 0's, where entries name ranks), in their order."""
+    return [e for e in entries if isinstance(e, dict) and e.get("run_id") == run_id and not e.get("rank")]
+
+
+def segmented(entries: list[Any]) -> set[Any]:
+    """The run ids stamped in more than one segment."""
+    ids = [e.get("run_id") for e in entries if isinstance(e, dict) and not e.get("rank")]
+    return {i for i in ids if ids.count(i) > 1}
+
+
+def _steps(segment: dict[str, Any]) -> int:
+    steps = segment.get("step_s")
+    return len(steps) if isinstance(steps, list) else 0
+
+
+def whole(segments: list[dict[str, Any]]) -> bool:
+    """True when ``segments`` stamp the run from its start on, without a gap (where it ends is the
+    validator's: :func:`flaw`)."""
+    if not segments or segments[0].get("run_start_s") is None:
+        return False
+    following = 1
+    for segment in segments:
+        if _steps(segment):
+            if segment.get("first_step") != following:
+                return False
+            following += _steps(segment)
+    return True
+
+
+def flaw(run: dict[str, Any], segments: list[dict[str, Any]]) -> str | None:
+    """Why several ``segments`` do not stamp the ``run`` whole (None: they do)."""
+    for j, segment in enumerate(segments):
+        if segment.get("started_at_s") is None:
+            return f"segment {j} has no started_at_s: the processes it joins cannot be told apart"
+        if j and not _steps(segment):
+            return f"segment {j} stamps no step"
+        if j and segment["run_start_s"] is not None:
+            return f"segment {j} stamps the run's start again"
+        if j:
+            before = segments[j - 1]
+            ended = before["started_at_s"] + (before["stamps_s"][-1] if before["stamps_s"] else 0.0)
+            if segment["started_at_s"] < ended - clocks.PER_STAMP_S:
+                return f"segment {j}'s process started before segment {j - 1}'s last stamp"
+    if segments[0]["run_start_s"] is None:
+        return "its first segment does not stamp the run's start"
+    following = 1
+    for j, segment in enumerate(segments):
+        first, count = segment["first_step"], _steps(segment)
+        if not count:
+            continue
+        if first > following:
+            return f"steps {following}-{first - 1} have no stamps (a gap before segment {j})"
+        if first < following:
+            return f"steps {first}-{min(following, first + count) - 1} are stamped twice (segment {j} overlaps the one before)"
+        following = first + count
+        outside = [e["step"] for e in segment["evaluations"] if not first <= e["step"] < following]
+        if outside:
+            return f"segment {j} stamps an evaluation at step {outside[0]}, outside its steps {first}-{following - 1}"
+    steps = len(run["step_times_s"])
+    if following - 1 != steps:
+        return f"its segments stamp steps 1-{following - 1}, the run's step times are {steps}"
+    for point in run.get("curve") or []:
+        holder = next((s for s in segments if _steps(s) and s["first_step"] <= point["step"] < s["first_step"] + _steps(s)),
+                      None)
+        if holder is None or point["step"] not in {e["step"] for e in holder["evaluations"]}:
+            return f"no evaluation edge for the evaluation at step {point['step']}"
+    return None
+
+
+def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: int,
+                cpu: bool) -> list[list[clocks.Comparison]]:
+    """Each of :func:`flaw`-free ``segments`` compared with the ``run``'s record: one list per segment."""
+    first = segments[0]
+    known = first.get("started_at_s") is not None and first["run_start_s"] is not None
+    origin = first["started_at_s"] + first["run_start_s"] if known else None
+    curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}
+    out = []
+    for j, segment in enumerate(segments):
+        # a later process warms up again from the step it goes on from (suite.run.loop.begin_steps)
+        found = clocks.comparisons(run, segment, warmup_steps if not j else segment["first_step"] - 1 + warmup_steps,
+                                   cpu)
+        later = [clocks.Comparison(f"evaluation at step {e['step']} (time from the run's start, a later process)",
+                                   curve[e["step"]], segment["started_at_s"] + e["stop_s"] - origin)
+                 for e in (segment["evaluations"] if j and origin is not None else []) if e["step"] in curve]
+        if later:
+            found.append(max(later, key=lambda c: abs(c.own - c.launcher)))
+        out.append(found)
+    return out
