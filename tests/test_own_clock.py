@@ -147,7 +147,8 @@ def test_a_run_whose_clocks_run_slow_is_valid_alone_and_refused_with_a_second_cl
     _, doc = slowed.sealed(tmp_path)
     assert doc["second_clock"]["runs"][0]["agreement"]["agree"] is False
     found = clocks.comparisons(doc["runs"][0], doc["second_clock"]["runs"][0], 3, True)
-    assert len(found) == 4 and not any(c.agrees for c in found)  # every figure: the span, steps, evaluations
+    assert len(found) == 5 and not any(c.agrees for c in found[:4])  # the span, steps, evaluations' ends
+    assert found[4].what.endswith("(its duration)")  # an instant evaluation lasts as long on either clock
     problems = [p for p in v.check_document(doc) if p.code == "second-clock"]
     assert problems and "the clocks disagree" in problems[0].line("own.json")
 
@@ -369,11 +370,12 @@ def test_an_old_one_segment_record_stays_valid_and_a_resumed_one_alone_is_not_st
     doc, segments = split
     assert v.check_document(doc) == [] and "started_at_s" not in doc["second_clock"]["runs"][0]
     assert clocks.stamped(doc, doc["runs"][0]["run_id"])
-    alone = _with(doc, segments[1:])  # the successor's segment only: its earlier process left no stamps
-    assert v.check_document(alone) == []
+    alone = _with(doc, segments[1:])  # the later segment only, though the run's log records no resume there
     assert not clocks.stamped(alone, alone["runs"][0]["run_id"])
-    [entry] = pipeline.table([("alone.json", alone)]).to_dict(orient="records")
-    assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)
+    [problem] = v.check_document(alone)  # edges held back until a late step (trial 5): refused
+    assert problem.code == "second-clock" and \
+        f"its edges begin at step {SPLIT + 1}, but the run's log records no process going on from step {SPLIT}" \
+        in problem.reason
 
 
 def test_a_gap_between_segments_is_refused(split):
@@ -413,3 +415,17 @@ def test_an_edited_segment_is_refused(split):
     early = copy.deepcopy(joined)  # started before the process before it stamped its last edge
     early["second_clock"]["runs"][1]["started_at_s"] = WALL
     assert "segment 1's process started before segment 0's last stamp" in _said(early)[0]
+
+
+def test_an_evaluation_whose_logged_duration_is_not_the_stamped_one_is_refused(honest, tmp_path):
+    """Trial 5: evaluations cut tenfold in the log, their ends moved with the curve, passed, since
+    only each evaluation's end from the run's start was compared; the launcher's two edges of each
+    evaluation give its duration too. Here the launcher saw an evaluation of half a second that the
+    log says took none."""
+    _, doc = honest.sealed(tmp_path)
+    assert v.check_document(doc) == []
+    entry = doc["second_clock"]["runs"][0]
+    evaluation = entry["evaluations"][1]
+    evaluation["start_s"] = evaluation["stop_s"] - 0.5
+    [problem] = v.check_document(doc)
+    assert problem.code == "second-clock" and f"evaluation at step {evaluation['step']} (its duration)" in problem.reason

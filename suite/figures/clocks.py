@@ -11,13 +11,23 @@ steps (measured on honest runs: docs/rules.md, "A second clock"):
   cannot see): the median and the sum of the steady steps' times, the record's against the
   launcher's stamps of each step's edges;
 - ``evaluation_s``: each evaluation's time on the run's clock (its curve point) against the
-  launcher's, from the run's start to the evaluation's end (the worst is kept).
+  launcher's, from the run's start to the evaluation's end (the worst is kept);
+- each evaluation's duration in the event log (``eval_start`` to ``eval_stop``) against the
+  launcher's stamps of its two edges (the worst is kept): an evaluation cut in the log, its end
+  moved with the curve, once passed (trial 5).
+
+A run's stamps begin at its first step, unless its log says the run went on from a checkpoint
+there (:func:`unexplained_start`): edges held back until a late step once made a run with slowed
+clocks read "two clocks" (trial 5).
 """
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 from typing import Any
+
+from suite.figures import goodput as goodput_log
+from suite.record import mllog
 
 RELATIVE = 0.05      # of the launcher's figure
 PER_STAMP_S = 0.05   # seconds, on top of it, for a span between two stamps (the launcher woken late)
@@ -74,6 +84,24 @@ def missing(run: dict[str, Any], entry: dict[str, Any]) -> str | None:
     return None
 
 
+def unexplained_start(run: dict[str, Any], entry: dict[str, Any]) -> str | None:
+    """Why ``entry``'s stamps may not begin where they do (None: they may): at step 1 with the run's
+    start, or at the step after one the run's event log says a later process went on from."""
+    first = entry["first_step"]
+    if first == 1 and (entry["run_start_s"] is not None or not entry["step_s"]):
+        return None
+    try:
+        attempts = goodput_log.split_attempts(mllog.parse(run.get("event_log") or []))
+        resumed = [goodput_log.resume_step(a, len(run["step_times_s"])) for a in attempts[1:]]
+    except (ValueError, TypeError):
+        resumed = []
+    if first - 1 in resumed:
+        return None
+    if first == 1:
+        return "its edges do not stamp the run's start, though no earlier process ran it"
+    return f"its edges begin at step {first}, but the run's log records no process going on from step {first - 1}"
+
+
 def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, cpu: bool) -> list[Comparison]:
     """Every figure of :func:`missing`-free ``entry`` compared with the ``run``'s record."""
     out = []
@@ -94,7 +122,31 @@ def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, c
                                   e["stop_s"] - start) for e in entry["evaluations"] if e["step"] in curve]
         if evaluations:
             out.append(max(evaluations, key=lambda c: abs(c.own - c.launcher)))
+    logged = log_evaluations(run)
+    durations = [Comparison(f"evaluation at step {e['step']} (its duration)", logged[e["step"]], e["stop_s"] - e["start_s"])
+                 for e in entry["evaluations"] if e["step"] in logged]
+    if durations:  # an evaluation cut in the log, its end moved with the curve, still lasted what the launcher saw
+        out.append(max(durations, key=lambda c: abs(c.own - c.launcher)))
     return out
+
+
+def log_evaluations(run: dict[str, Any]) -> dict[int, float]:
+    """Each evaluation's seconds in the run's event log, ``eval_start`` to ``eval_stop``, by step (a
+    step evaluated again after a resume: the last); empty for a log that cannot be read (the
+    stream rules say why)."""
+    try:
+        events = mllog.parse(run.get("event_log") or [])
+    except (ValueError, TypeError):
+        return {}
+    opened: dict[Any, float] = {}
+    found: dict[int, float] = {}
+    for event in events:
+        step = event.metadata.get("step") if isinstance(event.metadata, dict) else None
+        if event.key == "eval_start":
+            opened[step] = event.time_ms
+        elif event.key == "eval_stop" and step in opened and isinstance(step, int):
+            found[step] = (event.time_ms - opened.pop(step)) / 1000
+    return found
 
 
 def summary(found: list[Comparison]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def _check_second_clock(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
         if "rank" in entry or len(rank_clocks.ranks_trained(run)) > 1:  # a torchrun job's
             problems += _rank_entry(run, entry, where, warmup, cpu)
             continue
-        lacking = clocks.missing(run, entry)
+        lacking = clocks.unexplained_start(run, entry) or clocks.missing(run, entry)
         if lacking:
             problems.append(Problem("second-clock", where, f"misses edges: {lacking}"))
             continue
@@ -72,7 +72,8 @@ def _rank_entry(run: dict, entry: dict, where: str, warmup: int, cpu: bool) -> l
     if rank not in rank_clocks.ranks_trained(run):
         return [Problem("second-clock", f"{where}.rank", f"names rank {safe(entry.get('rank'))}, which did not "
                                                          f"train run {safe(entry['run_id'])}")]
-    lacking = clocks.missing(run, entry) or (rank_clocks.missing(run, entry, warmup) if rank else None)
+    lacking = (clocks.unexplained_start(run, entry) or clocks.missing(run, entry)
+               or (rank_clocks.missing(run, entry, warmup) if rank else None))
     if lacking:
         return [Problem("second-clock", where, f"rank {rank} misses edges: {lacking}")]
     found = (rank_clocks.comparisons if rank else clocks.comparisons)(run, entry, warmup, cpu)
