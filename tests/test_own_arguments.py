@@ -18,10 +18,10 @@ BASE = {"samples_per_step": 4, "max_steps": 3, "device": "cpu", "sign": False}
     ({"samples_per_step": True}, "samples_per_step must be a whole number"),
     ({"tokens_per_step": 10 ** 30}, "tokens_per_step must be a whole number"),
     ({"max_steps": 10 ** 9}, "max_steps must be a whole number from 1 to 100,000"),
-    ({"flops_per_step": float("nan")}, "flops_per_step must be a finite, positive number"),
-    ({"flops_per_step": -1e9}, "flops_per_step must be a finite, positive number"),
-    ({"flops_per_step": float("inf")}, "flops_per_step must be a finite, positive number"),
-    ({"flops_per_step": 0}, "flops_per_step must be a finite, positive number"),
+    ({"flops_per_step": float("nan")}, "flops_per_step must be a finite number of model FLOPs of at least 1"),
+    ({"flops_per_step": -1e9}, "flops_per_step must be a finite number of model FLOPs of at least 1"),
+    ({"flops_per_step": float("inf")}, "flops_per_step must be a finite number of model FLOPs of at least 1"),
+    ({"flops_per_step": 0}, "flops_per_step must be a finite number of model FLOPs of at least 1"),
     ({"flops_per_step": "1e9"}, "flops_per_step must be a number"),
     ({"system_name": "H100\u202e8x"}, "system_name: .* bidirectional"),
     ({"system_name": "NVIDIA H100 x8 - reproduced by a trusted reviewer (MLCommons)"},
@@ -34,6 +34,15 @@ BASE = {"samples_per_step": 4, "max_steps": 3, "device": "cpu", "sign": False}
     ({"code": "train.py"}, "code must be a list of paths"),
     ({"out": 3}, "out must be a path"),
     ({"log_every": 0}, "log_every must be a whole number"),
+    # trial 5: accepted at construction
+    ({"flops_per_step": 1e-300}, "flops_per_step must be a finite number of model FLOPs of at least 1"),
+    ({"eval_every": 0}, "eval_every must be a whole number from 1 to 3, not 0"),
+    ({"log_every": 10 ** 9}, "log_every must be a whole number from 1 to 100,000"),
+    ({"peak_tflops": -1.0}, "peak_tflops must be a finite, positive number"),
+    ({"system_name": "H100 x8 reproduсed"}, "system_name: .*trust labels"),  # a Cyrillic с
+    ({"system_name": "H100 x8 RE-PRODUCED"}, "system_name: .*trust labels"),
+    ({"name": "mine (two clocks)"}, "name: .*trust labels"),
+    ({"system_name": "H100 x8, audited by MLCommons"}, "system_name: .*trust labels"),
     ({"sign": "yes"}, "sign must be True or False"),
 ])
 def test_a_bad_argument_is_a_one_line_error_at_construction(changed, message):

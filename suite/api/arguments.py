@@ -33,14 +33,22 @@ def per_step(label: str, value: Any, max_steps: int) -> int:
 
 
 def flops(value: Any) -> float | None:
-    """``flops_per_step``: None (counted later) or a finite, positive number of FLOPs."""
+    """``flops_per_step``: None (counted later) or a finite number of FLOPs, at least 1 (a step of
+    10⁻³⁰⁰ FLOPs escapes every physical bound: trial 5)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, Real):
         raise GoodbenchError(f"flops_per_step must be a number of model FLOPs, not {_shown(value)}")
-    if not math.isfinite(value) or value <= 0:
-        raise GoodbenchError(f"flops_per_step must be a finite, positive number of model FLOPs (forward and "
+    if not math.isfinite(value) or value < 1:
+        raise GoodbenchError(f"flops_per_step must be a finite number of model FLOPs of at least 1 (forward and "
                              f"backward of one step), not {value!r}")
+    return float(value)
+
+
+def positive(label: str, value: Any) -> float:
+    """A finite, positive number (``peak_tflops``), else a one-line error naming ``label``."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
+        raise GoodbenchError(f"{label} must be a finite, positive number, not {_shown(value)}")
     return float(value)
 
 

@@ -106,12 +106,12 @@ class Benchmark:
         flops_per_step = arguments.flops(flops_per_step)
         for label, where in (("out", out), ("checkpoint_dir", checkpoint_dir), ("data_dir", data_dir)):
             arguments.path(label, where)
-        for label, value in (("log_every", log_every), ("eval_every", eval_every or max_steps)):
-            arguments.whole(label, value)
+        arguments.whole("log_every", log_every, 1, arguments.MAX_STEPS)
+        arguments.whole("eval_every", max_steps if eval_every is None else eval_every, 1, max_steps)  # 0 was "none"
         if not isinstance(sign, bool) or not (progress is None or callable(progress)):
             raise GoodbenchError("sign must be True or False, and progress a callable or None")
         if peak_tflops is not None:
-            arguments.flops(peak_tflops)  # finite and positive, as a step's FLOPs
+            arguments.positive("peak_tflops", peak_tflops)
         self.peak_tflops = peak_tflops
         warmup_steps = arguments.warmup(warmup_steps, max_steps)
         if scale not in SCALES:

@@ -31,14 +31,33 @@ REPRODUCTION_TEXT = {"reproduced": "reproduced", "differs": "differs", "inconclu
                      "unverified": "unverified claims", "not-counted": "not counted", "reviewers": "reviewed by"}
 """How a run page says what came of each reproduction (:mod:`suite.site.run_page`)."""
 
+TIMING_TEXT = ("two clocks", "one clock", "self-timed")
+"""How an own-code row says it was timed (the site's ``TWO_CLOCKS`` and ``OWN_TIMING`` open so): a
+name holding one of these phrases, its words run together or apart, reads as that label."""
+
+CLAIM_WORDS = ("audited", "certified", "official", "endorsed")
+"""Words no label of the site uses but that read as one (a system "audited by MLCommons")."""
+
 # words of the phrases above that say nothing of trust by themselves
 _FUNCTION_WORDS = frozenset({"a", "an", "and", "as", "by", "first", "not", "of", "on", "one", "run", "same", "the"})
+
+_LOOK_ALIKES = str.maketrans({
+    # Cyrillic, Greek and other letters drawn as a Latin one (after case folding), as Unicode's
+    # confusables list (UTS #39) pairs them
+    "а": "a", "в": "b", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j", "к": "k", "ӏ": "l",
+    "м": "m", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t", "у": "y", "ԝ": "w", "х": "x",
+    "ԁ": "d", "с": "c", "ɡ": "g", "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v",
+    "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "γ": "y", "ı": "i", "ȷ": "j",
+    # digits written for letters
+    "0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
+})
 
 
 def _words(text: str) -> list[str]:
     """``text``'s words, compatibility-folded (NFKC: full-width and styled letters become plain),
-    case-folded, without a possessive ``'s``; anything but a letter or digit separates words."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    case-folded, look-alike letters and digits read as the Latin letter they are drawn as, without
+    a possessive ``'s``; anything but a letter or digit separates words."""
+    folded = unicodedata.normalize("NFKC", text).casefold().translate(_LOOK_ALIKES)
     return [w.removesuffix("'s").removesuffix("\u2019s") for w in re.split(r"[^\w'\u2019]+", folded) if w.strip("'\u2019")]
 
 
@@ -48,16 +67,22 @@ def _trust_words() -> frozenset[str]:
     phrases = [*LEVEL_TEXT.values(), *(part for pair in COPY_TEXT.values() for part in pair), *REPRODUCTION_TEXT.values()]
     words = {w for phrase in phrases for w in _words(phrase)} - _FUNCTION_WORDS
     words |= {w[2:] for w in words if w.startswith("un") and len(w) > 4}
+    words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in TIMING_TEXT}
     return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
 
 
 TRUST_WORDS = _trust_words()
-"""The words a submitter's name may not hold: those the site's trust labels are made of."""
+"""The words a submitter's name may not hold: those the site's trust labels are made of, the
+timing phrases run together (``twoclocks``), and :data:`CLAIM_WORDS`."""
 
 
 def trust_words_in(name: str) -> list[str]:
-    """The words of ``name`` that the site's trust labels use (empty: it reads as no label)."""
-    return sorted({w for w in _words(name) if w in TRUST_WORDS})
+    """The words of ``name`` that the site's trust labels use (empty: it reads as no label), each
+    also found run together from neighbouring words ("RE-PRODUCED", "r e p r o d u c e d",
+    "two clocks")."""
+    words = _words(name)[:MAX_STRING_CHARS]
+    spans = ("".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    return sorted({w for w in spans if w in TRUST_WORDS})
 
 
 def name_refusal(name: object) -> str | None:
