@@ -738,7 +738,19 @@ def test_honest_runs_are_never_one_run_by_their_sorted_blocks():
         least[steps] = min(d for d in found if d is not None)
     # measured (with results/ too: docs/rules.md): 0.895 (6 steps), 0.927 (8), 0.705 (10), 1.278 (20),
     # 1.047 (49), 1.542 (whole runs)
-    assert min(least.values()) > 10 * shuffles.THRESHOLD, least
+    assert min(least.values()) > 4 * shuffles.THRESHOLD, least
+
+
+@pytest.mark.parametrize("workload_id", ("lm-char", "gpt2-124m", "fashion-cnn", "llama-1b", "dlrm-small"))
+def test_a_copy_given_noise_of_its_own_is_still_one_run(workload_id):
+    """Trial 5: a stored run's step times, each moved by up to ±0.2% (the block sums kept near),
+    went as another run at the old threshold (0.046–0.086 against 0.05); at 0.15 it is one run."""
+    victim = real(workload_id)["runs"][0]
+    rng = np.random.default_rng(7)
+    noisy = copy.deepcopy(victim)
+    noisy["step_times_s"] = [round(t * (1 + rng.uniform(-0.002, 0.002)), 7) for t in victim["step_times_s"]]
+    found = shuffles.distance(shuffles.sorted_blocks(victim), shuffles.sorted_blocks(noisy))
+    assert found is not None and 0.02 < found <= shuffles.THRESHOLD
 
 
 def test_a_long_first_step_does_not_make_short_honest_runs_one():
@@ -755,7 +767,7 @@ def test_a_long_first_step_does_not_make_short_honest_runs_one():
         return [1.2 * (1 + 0.05 * rng.standard_normal()), *(0.01 * (1 + 0.001 * rng.standard_normal(7)))]
     pairs = [(run(draw()), run(draw())) for _ in range(200)]
     honest = [shuffles.distance(a, b) for a, b in pairs if a is not None and b is not None]
-    assert len(honest) > 100 and min(honest) > 10 * shuffles.THRESHOLD  # measured 0.89
+    assert len(honest) > 100 and min(honest) > 4 * shuffles.THRESHOLD  # measured 0.89
     times = next(t for t in iter(draw, None) if run(t) is not None)  # a spread of 2 µs or more
     copied = [t * 1.01 + 1e-7 for t in times]  # rescaled and nudged by 0.1 µs
     assert shuffles.distance(run(times), run(copied)) <= shuffles.THRESHOLD  # measured 0.024
