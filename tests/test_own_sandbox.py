@@ -222,7 +222,9 @@ def test_a_recorded_command_runs_no_goodbench_entry_point(tmp_path):
 
 
 @pytest.mark.parametrize("arg", ["/etc/passwd", "--out=/root/.config/goodbench/x", "~/x", "../escape.json",
-                                 "--data=../../results", "sub/../../x", "\\\\server\\share"])
+                                 "--data=../../results", "sub/../../x", "\\\\server\\share",
+                                 # trial 5: glued, listed, a response file, a URL
+                                 "-o/etc/x", "-d~/x", "@/etc/x", "--data=a,/etc/x", "file:///etc/x", "a:/etc"])
 def test_arguments_naming_paths_outside_the_code_are_refused_with_the_rule(arg):
     refusal = own.argument_refusal(["--steps", "3", arg])
     assert refusal and "outside the copy of the code" in refusal and "relative to its working folder" in refusal

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import stat
 import sys
@@ -144,11 +145,26 @@ def argument_refusal(args: list[str]) -> str | None:
     ``=value``) naming a path outside the copy of the code — absolute, from a home (``~``), or
     climbing out with ``..`` — is refused; relative paths inside the code are what a re-run may name."""
     for arg in args:
-        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-        if value.startswith(("/", "~", "\\")) or ".." in PurePosixPath(value.replace("\\", "/")).parts:
+        if any(_outside(piece) for piece in _pieces(arg)):
             return (f"the recorded argument {arg[:200]!r} names a path outside the copy of the code (absolute, `~` or "
                     "`..`): a re-run's arguments may name only paths inside its code, relative to its working folder")
     return None
+
+
+def _pieces(arg: str) -> list[str]:
+    """Every value an argument may hand a program as a path: itself, an option's ``=value``, a short
+    option's glued value (``-o/etc/x``), each part of a list (``a,/etc/x``, ``a:/b``, a URL's
+    ``file:///etc/x``) and a response file's name (``@/etc/x``): trial 5 passed the last five."""
+    values = [arg]
+    if arg.startswith("-") and "=" in arg:
+        values.append(arg.split("=", 1)[1])
+    if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+        values.append(arg[2:])
+    return [p.lstrip("@") for v in values for p in (v, *re.split(r"[,:;]", v))]
+
+
+def _outside(value: str) -> bool:
+    return value.startswith(("/", "~", "\\")) or ".." in PurePosixPath(value.replace("\\", "/")).parts
 
 
 MAX_PROCESSES = 64  # a recorded torchrun job of one node is run again with at most this many processes
