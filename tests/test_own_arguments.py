@@ -36,7 +36,7 @@ BASE = {"samples_per_step": 4, "max_steps": 3, "device": "cpu", "sign": False}
     ({"log_every": 0}, "log_every must be a whole number"),
     # trial 5: accepted at construction
     ({"flops_per_step": 1e-300}, "flops_per_step must be a finite number of model FLOPs of at least 1"),
-    ({"eval_every": 0}, "eval_every must be a whole number from 1 to 3, not 0"),
+    ({"eval_every": 0}, "eval_every must be a whole number from 1 to 100,000, not 0"),
     ({"log_every": 10 ** 9}, "log_every must be a whole number from 1 to 100,000"),
     ({"peak_tflops": -1.0}, "peak_tflops must be a finite, positive number"),
     ({"system_name": "H100 x8 reproduсed"}, "system_name: .*trust labels"),  # a Cyrillic с

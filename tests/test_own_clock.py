@@ -22,7 +22,7 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
-from suite.figures import clock_segments, clocks
+from suite.figures import clock_cover, clock_segments, clocks
 from suite.leaderboard import pipeline, rows
 from suite.record import edges
 from suite.record.errors import GoodbenchError
@@ -360,7 +360,7 @@ def test_a_run_stamped_in_two_processes_is_valid_stamped_and_ranked(split):
     joined = _with(doc, segments)
     assert v.check_document(joined) == []
     assert all(s["agreement"]["agree"] for s in joined["second_clock"]["runs"])
-    assert clocks.stamped(joined, joined["runs"][0]["run_id"])
+    assert clock_cover.stamped(joined, joined["runs"][0]["run_id"])
     assert any("a later process" in f["what"] for f in joined["second_clock"]["runs"][1]["agreement"]["figures"])
     [entry] = pipeline.table([("joined.json", joined)]).to_dict(orient="records")
     assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
@@ -369,9 +369,9 @@ def test_a_run_stamped_in_two_processes_is_valid_stamped_and_ranked(split):
 def test_an_old_one_segment_record_stays_valid_and_a_resumed_one_alone_is_not_stamped(split):
     doc, segments = split
     assert v.check_document(doc) == [] and "started_at_s" not in doc["second_clock"]["runs"][0]
-    assert clocks.stamped(doc, doc["runs"][0]["run_id"])
+    assert clock_cover.stamped(doc, doc["runs"][0]["run_id"])
     alone = _with(doc, segments[1:])  # the later segment only, though the run's log records no resume there
-    assert not clocks.stamped(alone, alone["runs"][0]["run_id"])
+    assert not clock_cover.stamped(alone, alone["runs"][0]["run_id"])
     [problem] = v.check_document(alone)  # edges held back until a late step (trial 5): refused
     assert problem.code == "second-clock" and \
         f"its edges begin at step {SPLIT + 1}, but the run's log records no process going on from step {SPLIT}" \

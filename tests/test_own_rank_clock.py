@@ -20,7 +20,7 @@ from torch import nn
 import goodbench
 from suite import validate as v
 from suite.api.edges import EdgePipe
-from suite.figures import clocks, derive, rank_clocks
+from suite.figures import clock_cover, derive, rank_clocks
 from suite.record import edges
 from suite.record.errors import GoodbenchError
 from suite.run import own_launch, rank_record
@@ -109,7 +109,7 @@ def test_the_launcher_records_each_rank_and_names_the_files_run(sealed):
     assert [f["what"] for f in second["agreement"]["figures"]] == [
         "clock span", "steady step time p50", "steady window (sum of step times)"]
     assert _refusals(sealed) == []
-    assert clocks.stamped(sealed, sealed["runs"][0]["run_id"])
+    assert clock_cover.stamped(sealed, sealed["runs"][0]["run_id"])
 
 
 def test_a_second_clock_without_a_rank_that_trained_is_refused_and_not_counted_stamped(sealed):
@@ -117,7 +117,7 @@ def test_a_second_clock_without_a_rank_that_trained_is_refused_and_not_counted_s
     lacking["second_clock"]["runs"].pop()
     [said] = _refusals(lacking)
     assert "has no entry of rank 1 for run" in said
-    assert not clocks.stamped(lacking, lacking["runs"][0]["run_id"])
+    assert not clock_cover.stamped(lacking, lacking["runs"][0]["run_id"])
 
 
 @pytest.mark.parametrize("edit", ["record", "stamps"])
@@ -155,7 +155,7 @@ def test_a_one_process_record_stays_valid_and_stamped(stamped, tmp_path):
     doc = own_launch.seal(path, _rank_zero(stamped.reader), os.getpid())
     assert v.check_document(doc) == []
     assert ["rank" in e for e in doc["second_clock"]["runs"]] == [False]
-    assert clocks.stamped(doc, doc["runs"][0]["run_id"])
+    assert clock_cover.stamped(doc, doc["runs"][0]["run_id"])
     assert rank_clocks.lacking(doc["runs"][0], doc["second_clock"]["runs"]) == []
 
 

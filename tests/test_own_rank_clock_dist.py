@@ -15,7 +15,7 @@ import pytest
 from test_own_code import _git_repo
 
 from suite.cli import main
-from suite.figures import clocks, rank_clocks
+from suite.figures import clock_cover, rank_clocks
 from suite.leaderboard import pipeline, rows
 from suite.validate import check_document
 
@@ -42,7 +42,7 @@ def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path
     assert sorted(rank_clocks.rank_of(e) for e in entries) == [0, 1]
     assert {e["run_id"] for e in entries} == {run["run_id"]}
     assert all(e["agreement"]["agree"] and len(e["step_s"]) == len(run["step_times_s"]) for e in entries)
-    assert clocks.stamped(doc, run["run_id"])
+    assert clock_cover.stamped(doc, run["run_id"])
     frame = pipeline.table([("own-ddp.json", doc)])
     assert frame["second_clock"].all() and not rows.one_clock(frame).any()
     assert rows.ONE_CLOCK_REASON not in rows.unranked_reasons(frame.to_dict(orient="records")[0])

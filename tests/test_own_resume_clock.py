@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from suite import validate as v
-from suite.figures import clocks
+from suite.figures import clock_cover
 from suite.leaderboard import pipeline, rows
 from suite.record import edges
 from suite.run import clock_journal, own_segments
@@ -191,7 +191,7 @@ def test_a_session_killed_and_run_again_under_run_own_is_stamped_in_every_proces
     assert [(e["seed"], e["first_step"], len(e["step_s"])) for e in doc["second_clock"]["runs"]] == \
         [(1, 1, 40), (2, 1, 20), (2, 21, 20)]  # seed 1 finished, seed 2 killed after its checkpoint of step 20
     assert len({e["pid"] for e in doc["second_clock"]["runs"]}) == 2
-    assert all(clocks.stamped(doc, r["run_id"]) for r in (one, two))
+    assert all(clock_cover.stamped(doc, r["run_id"]) for r in (one, two))
     [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
     assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
     figures = [f for e in doc["second_clock"]["runs"] for f in e["agreement"]["figures"]]
@@ -217,6 +217,6 @@ def test_a_process_run_under_plain_python_leaves_its_part_unstamped_and_the_entr
     doc = json.loads((tmp_path / "own.json").read_text())
     assert v.check_document(doc) == []
     assert [(e["seed"], e["first_step"]) for e in doc["second_clock"]["runs"]] == [(2, 21)]
-    assert not any(clocks.stamped(doc, r["run_id"]) for r in doc["runs"])
+    assert not any(clock_cover.stamped(doc, r["run_id"]) for r in doc["runs"])
     [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
     assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)

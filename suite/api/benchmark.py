@@ -107,7 +107,7 @@ class Benchmark:
         for label, where in (("out", out), ("checkpoint_dir", checkpoint_dir), ("data_dir", data_dir)):
             arguments.path(label, where)
         arguments.whole("log_every", log_every, 1, arguments.MAX_STEPS)
-        arguments.whole("eval_every", max_steps if eval_every is None else eval_every, 1, max_steps)  # 0 was "none"
+        arguments.whole("eval_every", max_steps if eval_every is None else eval_every, 1, arguments.MAX_STEPS)  # 0 was "none"
         if not isinstance(sign, bool) or not (progress is None or callable(progress)):
             raise GoodbenchError("sign must be True or False, and progress a callable or None")
         if peak_tflops is not None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from suite.compare.estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
 from suite.compare.stats import Estimate, Ratio, ratio_interval
-from suite.figures import clocks
+from suite.figures import clock_cover
 from suite.figures import load as host_load
 from suite.figures.summary import complete_runs, groups
 from suite.record import results
@@ -252,7 +252,7 @@ def own_clocks(doc: Doc) -> int | None:
     if doc.get("settings", {}).get("division") != "own":
         return None
     runs = doc.get("runs") or []
-    return 2 if runs and all(clocks.stamped(doc, r.get("run_id")) for r in runs) else 1
+    return 2 if runs and all(clock_cover.stamped(doc, r.get("run_id")) for r in runs) else 1
 
 
 def merge_side(docs: Sequence[Doc]) -> Doc:

@@ -2,7 +2,7 @@
 and resumed under ``goodbench run-own`` is stamped in segments, one ``second_clock.runs[]`` entry per
 process that ran it, in order — the earlier ones kept in the launcher's journal
 (:mod:`suite.run.clock_journal`). Used by the launcher's summary, the rule ``second-clock`` and
-:func:`suite.figures.clocks.stamped`.
+:func:`suite.figures.clock_cover.stamped`.
 
 The segments join when the first stamps the run's start, each later one goes on from the step
 after the one before it ends (no gap, no overlap), the last ends at the run's last step, and each

@@ -21,7 +21,7 @@ import pandas as pd
 
 from suite import validate
 from suite.cost import hours
-from suite.figures import clocks
+from suite.figures import clock_cover
 from suite.figures import load as host_load
 from suite.figures import mfu as mfu_meter
 from suite.figures.derive import J_PER_KWH
@@ -306,7 +306,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
             "implementation": own_code(doc),
             # own code: every run stamped by goodbench run-own's clock too (None: goodbench's own runs)
-            "second_clock": all(clocks.stamped(doc, r["run_id"]) for r in runs) if own_code(doc) else None,
+            "second_clock": all(clock_cover.stamped(doc, r["run_id"]) for r in runs) if own_code(doc) else None,
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
             "accelerator_hours": hours.to_target(results.world_size(runs[0]), score["olympic_mean_s"])
             if score else None,

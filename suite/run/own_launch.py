@@ -24,15 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from suite.figures import clocks
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
 from suite.run import rank_record
 from suite.run.clock_journal import Journal
-from suite.run.edge_reader import EdgeReader, RunEdges, clock
+from suite.run.clock_record import record
+from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
-
-LAUNCHER = "goodbench run-own"
 
 
 def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, subprocess.Popen, EdgeReader]:
@@ -98,32 +96,6 @@ def launch_ranks(script: str, args: list[str], nproc: int,
     channels.finish(grace_s)
     channels.close()
     return status, child, channels
-
-
-def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any]:
-    """The ``second_clock`` record for ``doc`` from the edges of ``runs``; :class:`GoodbenchError`
-    when an edge the file's runs need is missing."""
-    by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
-    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
-    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
-    entries = []
-    for seen in runs:
-        run = by_id.get(seen.run_id)
-        entry = seen.entry()
-        if run is None:
-            if entry["step_s"]:
-                raise GoodbenchError(f"the file holds no run {seen.run_id}, whose steps this process stamped")
-            continue  # a run that ended before its first step: no record
-        lacking = clocks.missing(run, entry)
-        if lacking:
-            raise GoodbenchError(f"run {seen.run_id} (seed {seen.seed}): {lacking}")
-        found = clocks.comparisons(run, entry, int(spec.get("warmup_steps") or 0), cpu)
-        entries.append({**entry, "agreement": clocks.summary(found)})
-    if not entries:
-        raise GoodbenchError("no run of the file was stamped by this process")
-    return {"launcher": LAUNCHER, "pid": pid, "clock": "time.perf_counter, seconds from the child's start",
-            "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
-                          "per_step_s": clocks.PER_STEP_S}, "runs": entries}
 
 
 def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] = ()) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from suite.figures import clock_segments, clocks
 from suite.record.errors import GoodbenchError
-from suite.run import own_launch
+from suite.run import clock_record
 from suite.run.clock_journal import Journal, Refused
 from suite.run.edge_reader import RunEdges
 
@@ -26,15 +26,15 @@ RESUMED = ("checkpoint", "start")  # the lines a run going on from a checkpoint 
 
 def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int,
            renamed: dict[str, str]) -> dict[str, Any]:
-    """The ``second_clock`` record for ``doc``: :func:`suite.run.own_launch.record`'s, each entry
+    """The ``second_clock`` record for ``doc``: :func:`suite.run.clock_record.record`'s, each entry
     naming its process, with the segments the journal holds for each run before this process's."""
     by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
     # a run this process went on with from a checkpoint of its last step stamped nothing of its own
     here = [seen for seen in runs if len(seen.ends) or seen.run_start_s is not None]
     if any(seen.run_id in by_id or len(seen.ends) for seen in here):
-        section = own_launch.record(doc, here, pid)
+        section = clock_record.record(doc, here, pid)
     else:  # every run was finished by an earlier process
-        section = {"launcher": own_launch.LAUNCHER, "pid": pid,
+        section = {"launcher": clock_record.LAUNCHER, "pid": pid,
                    "clock": "time.perf_counter, seconds from the child's start",
                    "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
                                  "per_step_s": clocks.PER_STEP_S}, "runs": []}

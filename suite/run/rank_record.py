@@ -1,5 +1,5 @@
 """The entries of a torchrun job's ranks in the ``second_clock`` record (``goodbench run-own
---nproc-per-node N``): rank 0's are :func:`suite.run.own_launch.record`'s, as for one process; each
+--nproc-per-node N``): rank 0's are :func:`suite.run.clock_record.record`'s, as for one process; each
 other rank's runs are named by the file's run of the same seed (a rank's own run id is its own,
 never in the file) and compared with what the file holds for that rank
 (:mod:`suite.figures.rank_clocks`). Torch-free."""

@@ -13,7 +13,7 @@ from markupsafe import Markup, escape
 
 from suite.cost import classes, hours
 from suite.cost.prices import Price, Table
-from suite.figures import clocks, derive
+from suite.figures import clock_cover, derive
 from suite.figures import load as host_load
 from suite.leaderboard.rows import own_code
 from suite.record import results
@@ -472,7 +472,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "n_events": len(events),
         "workload_href": f"../workloads/{safe_name(wid)}.html" if wid in registry.WORKLOADS else None,
         "pinned": pinned, "own_code": own_name,
-        "own_two_clocks": (two := clocks.stamped(doc, run["run_id"])), "own_timing": labels.own_timing(two),
+        "own_two_clocks": (two := clock_cover.stamped(doc, run["run_id"])), "own_timing": labels.own_timing(two),
         "pinned_evaluation": pinned_evaluation_lines(run),
         "evaluation_time": evaluation_time(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),

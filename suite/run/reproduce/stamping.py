@@ -21,7 +21,7 @@ from typing import Any
 
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
-from suite.run import own_launch, rank_record
+from suite.run import clock_record, own_launch, rank_record
 from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
 from suite.run.reproduce.planning import CannotReproduce
@@ -141,7 +141,7 @@ def with_second_clock(raw: bytes, status: int, pid: int, reader: EdgeReader) -> 
         raise GoodbenchError("the re-run's file holds no runs")
     if "second_clock" in doc or "signature" in doc:
         raise GoodbenchError("the re-run's file holds a second clock or a signature already: not the library's")
-    doc["second_clock"] = own_launch.record(doc, reader.runs, pid)
+    doc["second_clock"] = clock_record.record(doc, reader.runs, pid)
     return results.dumps(doc).encode()
 
 

@@ -1,0 +1,39 @@
+"""The ``second_clock`` record of one process's stamps (``goodbench run-own``, docs/results-format.md
+"second_clock"): each run's edges as the launcher stamped them, compared with the run's record
+(:mod:`suite.figures.clocks`). Torch-free; the launcher (:mod:`suite.run.own_launch`), a reproduction's
+stamping and the record across a kill (:mod:`suite.run.own_segments`) all make it here."""
+from __future__ import annotations
+
+from typing import Any
+
+from suite.figures import clocks
+from suite.record.errors import GoodbenchError
+from suite.run.edge_reader import RunEdges
+
+LAUNCHER = "goodbench run-own"
+
+
+def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any]:
+    """The ``second_clock`` record for ``doc`` from the edges of ``runs``; :class:`GoodbenchError`
+    when an edge the file's runs need is missing."""
+    by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
+    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
+    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    entries = []
+    for seen in runs:
+        run = by_id.get(seen.run_id)
+        entry = seen.entry()
+        if run is None:
+            if entry["step_s"]:
+                raise GoodbenchError(f"the file holds no run {seen.run_id}, whose steps this process stamped")
+            continue  # a run that ended before its first step: no record
+        lacking = clocks.missing(run, entry)
+        if lacking:
+            raise GoodbenchError(f"run {seen.run_id} (seed {seen.seed}): {lacking}")
+        found = clocks.comparisons(run, entry, int(spec.get("warmup_steps") or 0), cpu)
+        entries.append({**entry, "agreement": clocks.summary(found)})
+    if not entries:
+        raise GoodbenchError("no run of the file was stamped by this process")
+    return {"launcher": LAUNCHER, "pid": pid, "clock": "time.perf_counter, seconds from the child's start",
+            "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
+                          "per_step_s": clocks.PER_STEP_S}, "runs": entries}
