@@ -155,3 +155,92 @@ def test_the_validator_holds_a_measured_on_entry_to_its_own_pooled_figures():
     over = _measured_entry(rep)
     over["settings"]["reproduces"]["runs"][0]["measuring"]["cap"]["measurements"] = 1
     assert found(over) == [("reproduces", f"{where}.measuring.measurements")]
+
+
+def _unsteady(mean_s: float, steps: int, every: int, share: float) -> dict:
+    """A recorded run of mean step time ``mean_s`` whose every ``every``-th step holds ``share``
+    of the time (a forged window: the claimed mean kept, its noise made huge by a few steps)."""
+    quick = mean_s * (1 - share)
+    times = [round(quick + (mean_s * share * every if (i + 1) % every == 0 else 0.0), 7) for i in range(steps)]
+    run = _run(mean_s, 0.0, 0, steps)
+    tput, _ = derive.throughput(times, warmup_steps=0, samples_per_step=8, tokens_per_step=None)
+    return run | {"step_times_s": times, "metrics": {**run["metrics"], "throughput": tput, "tta_s": None}}
+
+
+FORGED = [(40, 20, 0.9), (40, 13, 0.9), (128, 40, 0.95)]  # steps, one slow step in every so many, its share
+
+
+@pytest.mark.parametrize("steps, every, share", FORGED)
+def test_an_unsteady_forged_window_re_run_at_half_its_claim_differs_on_the_median_step_time(steps, every, share):
+    forged = _unsteady(0.01, steps, every, share)
+    state, _ = _measured(0.5, measuring.Cap(), noise=0.02, original=forged)
+    p = state.pool
+    assert state.judged == tolerance.INCONCLUSIVE and state.stopped == measuring.UNDECIDABLE  # the mean cannot tell
+    assert state.on_median and len(state.records) >= measuring.MIN_AGAINST
+    assert p.median.high < (1 - 0.2) / tolerance.MEDIAN_MARGIN and p.ratio < 1 - 0.2
+    first = comparison.compare_run(_target(forged), state.records[0], 0.2)
+    c = comparison.compare_run(_target(forged), state.records[-1], 0.2, first, state)
+    assert c.verdict.startswith("differs: throughput: judged on the median step time, the recorded window being "
+                                "unsteady")
+    assert c.to_json()["measuring"]["median"]["ratio"] == pytest.approx(p.median.ratio)
+
+
+@pytest.mark.parametrize("noise, steps", [(0.7, 40), (0.7, 128), (0.99, 40), (0.99, 128)])
+def test_an_honest_noisy_window_re_run_near_its_throughput_never_differs_on_the_median(noise, steps):
+    loaded = _run(0.01, noise, 0, steps=steps)  # uniform noise: a loaded machine's honest window
+    for ratio, rerun_noise in itertools.product((0.9, 1.0, 1.1), (0.05, 0.9)):
+        state, _ = _measured(ratio, measuring.Cap(), noise=rerun_noise, original=loaded)
+        assert not state.on_median and state.judged != tolerance.OUTSIDE, (ratio, rerun_noise)
+        assert state.pool.median is not None  # kept in the record all the same
+
+
+def _median_entry(rep: dict, verdict: str = "") -> dict:
+    """``rep`` whose first run was measured on against the forged window and differs on the median."""
+    forged = _unsteady(0.01, *FORGED[0])
+    state, _ = _measured(0.5, measuring.Cap(), noise=0.02, original=forged)
+    c = comparison.compare_run(_target(forged), state.records[-1], 0.2, None, state)
+    bad = copy.deepcopy(rep)
+    entry = bad["settings"]["reproduces"]["runs"][0]
+    m = c.to_json()["measuring"]
+    m["samples_per_s"] = m["ratio"] * entry["throughput"]["original_samples_per_s"]  # pooled against this file's
+    entry.update(measurements=m["measurements"], first_ratio=0.5, measuring=m, verdict=verdict or c.verdict)
+    return bad
+
+
+def test_the_validator_recomputes_a_verdict_given_on_the_median_step_time():
+    rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
+    where = "settings.reproduces.runs[0]"
+
+    def found(doc: dict) -> list[tuple[str, str]]:
+        return [(p.code, p.field) for p in check_document(doc)]
+
+    good = _median_entry(rep)
+    assert good["settings"]["reproduces"]["runs"][0]["verdict"].startswith("differs: ") and found(good) == []
+    assert found(_median_entry(rep, "inconclusive: edited")) == [("reproduces-verdict", f"{where}.verdict")]
+    within = _median_entry(rep)
+    median = within["settings"]["reproduces"]["runs"][0]["measuring"]["median"]
+    median.update(ratio=1.0, samples_per_s=median["original_samples_per_s"], ci95=[1 - 0.1, 1 + 0.1])
+    assert found(within) == [("reproduces-verdict", f"{where}.verdict")]  # a median within never differs
+    lied = _median_entry(rep)
+    lied["settings"]["reproduces"]["runs"][0]["measuring"]["median"]["ratio"] = 1.0
+    assert ("reproduces", f"{where}.measuring.median.ratio") in found(lied)
+    wider = _median_entry(rep)
+    wider["settings"]["reproduces"]["runs"][0]["measuring"]["median"]["margin"] = tolerance.MEDIAN_MARGIN * 10
+    assert found(wider) == [("reproduces", f"{where}.measuring.median.margin")]
+    old = _median_entry(rep)  # written before the median was kept: judged on the mean alone, as then
+    del old["settings"]["reproduces"]["runs"][0]["measuring"]["median"]
+    assert found(old) == [("reproduces-verdict", f"{where}.verdict")]
+    old["settings"]["reproduces"]["runs"][0]["verdict"] = "inconclusive: the interval reaches across the edge"
+    assert found(old) == []
+
+
+def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():
+    from suite.leaderboard import rows
+
+    stored = rows.original_figures(_unsteady(0.01, *FORGED[0]), {"created_at": "2026-11-28T00:00:00Z"})
+    told = {key: stored[key] for key in ("samples_per_s", "tta_s", "median_samples_per_s")}
+    reproduction = {"original": told, "started_at": "2026-11-29T00:00:00Z", "scale": "smoke", "tolerance": 0.2}
+    assert rows.contradicted(reproduction, stored) is None
+    assert rows.contradicted(reproduction | {"original": told | {"median_samples_per_s": None}}, stored) is None  # before
+    edited = reproduction | {"original": told | {"median_samples_per_s": stored["samples_per_s"]}}
+    assert "at its median step" in str(rows.contradicted(edited, stored))

@@ -122,3 +122,28 @@ def interval_judgement(low: float | None, high: float | None, tolerance: float) 
     if high < 1 - tolerance or low > 1 + tolerance:
         return OUTSIDE
     return INCONCLUSIVE
+
+
+MEDIAN_MARGIN = 1.8
+"""How far beyond the band a median ratio's interval must lie to show a difference
+(:func:`median_judgement`). Measured on the 32 stored steady-state windows of 20 steps or more
+(tests/fixtures/reference-smoke.json, results/, tests/corpus/valid/): an honest window's median
+step time is 0.68–1.21× its mean (0.98–1.01× in the reference smoke file), so two honest
+windows' median ratio may stand 0.68 ÷ 1.21 = 0.56 or 1.78× from their mean ratio: 1.8 covers
+both extremes at once."""
+
+
+def median_judgement(ratio: float | None, low: float | None, high: float | None, tolerance: float) -> str:
+    """Where a throughput whose mean ratio's interval cannot decide lies on the median step time
+    (docs/rules.md, "Reproducing a result"): :data:`OUTSIDE` when the mean ``ratio`` itself is
+    beyond one edge of ``1 ± tolerance`` and the median ratio's 95% interval (``low``–``high``)
+    wholly beyond that edge widened by :data:`MEDIAN_MARGIN`; else :data:`INCONCLUSIVE`, never
+    :data:`WITHIN` — a few huge steps move the mean, not the median, so a median within the band
+    cannot show the mean throughput within it."""
+    if ratio is None or low is None or high is None:
+        return INCONCLUSIVE
+    if ratio < 1 - tolerance and high < (1 - tolerance) / MEDIAN_MARGIN:
+        return OUTSIDE
+    if ratio > 1 + tolerance and low > (1 + tolerance) * MEDIAN_MARGIN:
+        return OUTSIDE
+    return INCONCLUSIVE

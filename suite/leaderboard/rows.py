@@ -47,6 +47,7 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
+               "median_samples_per_s", "reproduces_original_median_samples_per_s",
                "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
 
 
@@ -140,14 +141,23 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
              "steps_sha256": row["steps_sha256"], "scale": row["scale"],
              "tolerance": _number(row.get("reproduces_tolerance")),
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
-                          "tta_s": _number(row["reproduces_original_tta_s"])}})
+                          "tta_s": _number(row["reproduces_original_tta_s"]),
+                          "median_samples_per_s": _number(row.get("reproduces_original_median_samples_per_s"))}})
     return found
+
+
+def _recorded_median(entry: dict | None) -> float | None:
+    """The original's samples/s at its median step time as a reproduction's entry records it
+    (``measuring.median``), or None: not measured on, or written before it was kept."""
+    median = ((entry or {}).get("measuring") or {}).get("median")
+    return median["original_samples_per_s"] if median else None
 
 
 def original_figures(run: dict, doc: dict) -> dict:
     """What :func:`contradicted` holds a reproduction to: the stored original run's samples/s, time
     to target and step-time digest, and its file's ``created_at`` (the keys of a run row)."""
     return {"samples_per_s": results.samples_per_s(run), "tta_s": run["metrics"]["tta_s"],
+            "median_samples_per_s": results.median_samples_per_s(run),
             "created_at": doc.get("created_at"), "steps_sha256": results.step_times_digest(run),
             "scale": run["scale"]}
 
@@ -164,6 +174,10 @@ def contradicted(reproduction: dict, original: dict) -> str | None:
         if not close(reproduction["original"][key], stored[key]):
             return (f"records the original's {label} as {reproduction['original'][key]}, "
                     f"but the stored original holds {stored[key]}")
+    median = reproduction["original"].get("median_samples_per_s")  # None: none recorded (written before)
+    held = None if _nan(original.get("median_samples_per_s")) else original.get("median_samples_per_s")
+    if median is not None and not close(median, held):
+        return f"records the original's samples/s at its median step as {median}, but the stored original holds {held}"
     if str(reproduction.get("started_at") or "") <= str(original.get("created_at") or ""):
         return (f"started at {reproduction.get('started_at')}, not after the original was created "
                 f"({original.get('created_at')})")
@@ -241,6 +255,8 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "reproduces_original_samples_per_s": repro["throughput"]["original_samples_per_s"] if repro else None,
             "reproduces_original_tta_s": repro["tta"]["original_s"] if repro else None,
             "reproduces_tolerance": section["throughput_tolerance"] if repro else None,
+            "median_samples_per_s": results.median_samples_per_s(run),
+            "reproduces_original_median_samples_per_s": _recorded_median(repro),
             "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
             "under_load": host_load.under_load(run.get("host_load")),

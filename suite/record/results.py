@@ -198,6 +198,14 @@ def step_time_s(run: RunRecord, stat: StepStat = "p50") -> float | None:
     return tput["step_time_s"][stat] if tput else None
 
 
+def median_samples_per_s(run: RunRecord) -> float | None:
+    """Samples/s at the window's median step time (its samples per step over its p50), or None."""
+    tput = throughput(run)
+    if not tput or not tput["steps_per_s"] or not tput["step_time_s"]["p50"]:
+        return None
+    return tput["samples_per_s"] / tput["steps_per_s"] / tput["step_time_s"]["p50"]
+
+
 def world_size(run: RunRecord) -> int:
     """Processes one step ran on: a distributed run's world size, else 1."""
     return int((run.get("distributed") or {}).get("world_size", 1))

@@ -6,7 +6,9 @@ what can be checked is that the section speaks of this file's runs, that every t
 figure it states is the one its run records and the ratio their quotient, and that each verdict
 is the one its own figures give: ``reproduced`` only where the run completed, its curve agrees and
 its throughput's 95% interval lies within the tolerance; ``differs`` where the run failed, the
-curve differs or the interval lies wholly outside; ``inconclusive`` otherwise (since rules v7:
+curve differs or the interval lies wholly outside, or, measured on, its median step time's ratio
+lies far outside (``measuring.median``, :func:`~suite.figures.reproducibility.median_judgement`;
+a record without one is judged on the mean alone); ``inconclusive`` otherwise (since rules v7:
 before, the ratio alone decided the throughput's part, and a reproduction stored under those
 rules keeps its status)."""
 from __future__ import annotations
@@ -17,9 +19,11 @@ from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MAX_CURVE_ABS_TOLERANCE,
     MAX_THROUGHPUT_TOLERANCE,
+    MEDIAN_MARGIN,
     OUTSIDE,
     curve_bound,
     interval_judgement,
+    median_judgement,
 )
 from suite.record import results
 from suite.record.text import safe
@@ -151,14 +155,16 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
             "says reproduced, but the run's status, curve or throughput says it differs" if not supported
             else "says differs, but the run's status, curve and throughput say it reproduced")))
         return problems  # the rules before v7: a stored reproduction keeps the status they gave it
-    ci = judged["ci95"]
-    want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance)
+    ci, median = judged["ci95"], judged.get("median")
+    want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance, median)
     if said != want:
         interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
+        at_median = "" if median is None or median[1] is None else \
+            f", median step {median[1]:.4g}–{median[2]:.4g} widened {MEDIAN_MARGIN:g}×"
         problems.append(Problem("reproduces-verdict", f"{where}.verdict",
                                 f"says {safe(said, 20)}, but its figures give {want} (run {safe(run['status'])}, "
-                                f"curve {'agrees' if curve['agrees'] else 'differs'}, throughput {interval} "
-                                f"against ±{tolerance:.4g})"))
+                                f"curve {'agrees' if curve['agrees'] else 'differs'}, throughput {interval}"
+                                f"{at_median} against ±{tolerance:.4g})"))
     return problems
 
 
@@ -183,13 +189,38 @@ def _measuring(entry: dict, original: float | None, where: str, tolerance: float
         problems.append(Problem("reproduces", f"{at}.stopped", f"says {m['stopped']}, but its interval "
                                 f"{'decides' if decides else 'does not decide'} against ±{tolerance:.4g}"))
     within = None if ratio is None else abs(ratio - 1) <= tolerance
-    return {"ci95": ci, "within": within}, problems
+    median, more = _median(m.get("median"), ratio, at)
+    return {"ci95": ci, "within": within, "median": median}, problems + more
 
 
-def _verdict(agrees: bool, original: float | None, rerun: float | None, ci: list | None, tolerance: float) -> str:
+MedianFigures = tuple[float | None, float | None, float | None]  # the mean ratio, the median ratio's interval
+
+
+def _median(m: dict | None, ratio: float | None, at: str) -> tuple[MedianFigures | None, list[Problem]]:
+    """(the pooled mean ``ratio`` and the median ratio's interval, for :func:`_verdict`; None for a
+    record written before the median was kept) and what contradicts the median figures: a ratio
+    that is not their quotient, an interval not holding it, a margin not the rules'."""
+    if m is None:
+        return None, []
+    problems, at = [], f"{at}.median"
+    if not close(m["ratio"], m["samples_per_s"] / m["original_samples_per_s"]):
+        problems.append(Problem("reproduces", f"{at}.ratio", "is not samples_per_s ÷ original_samples_per_s"))
+    ci = m["ci95"]
+    if ci is not None and not ci[0] * (1 - 1e-9) <= m["ratio"] <= ci[1] * (1 + 1e-9):
+        problems.append(Problem("reproduces", f"{at}.ci95", "does not hold the ratio"))
+    if m["margin"] != MEDIAN_MARGIN:
+        problems.append(Problem("reproduces", f"{at}.margin", f"is not the rules' {MEDIAN_MARGIN:g}"))
+    low, high = ci if ci is not None else (None, None)
+    return (ratio, low, high), problems
+
+
+def _verdict(agrees: bool, original: float | None, rerun: float | None, ci: list | None, tolerance: float,
+             median: MedianFigures | None = None) -> str:
     """The verdict a run's figures give: differs when it failed or its curve differs; then by its
     throughput — reproduced when neither run has one or the interval lies within 1 ± tolerance,
-    differs when only one has one or the interval lies wholly outside, inconclusive otherwise."""
+    differs when only one has one or the interval lies wholly outside, or when it reaches across
+    an edge and ``median`` (the mean ratio, the median ratio's interval) lies far outside
+    (:func:`median_judgement`), inconclusive otherwise."""
     if not agrees:
         return "differs"
     if original is None and rerun is None:
@@ -198,4 +229,6 @@ def _verdict(agrees: bool, original: float | None, rerun: float | None, ci: list
         return "differs"
     low, high = ci if ci is not None else (None, None)
     judged = interval_judgement(low, high, tolerance)
+    if judged == INCONCLUSIVE and median is not None and median_judgement(*median, tolerance) == OUTSIDE:
+        return "differs"
     return {OUTSIDE: "differs", INCONCLUSIVE: "inconclusive"}.get(judged, "reproduced")

@@ -7,7 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suite.figures.reproducibility import INCONCLUSIVE, OUTSIDE, CurveTolerance, interval_judgement
+from suite.figures.reproducibility import (
+    INCONCLUSIVE,
+    MEDIAN_MARGIN,
+    OUTSIDE,
+    CurveTolerance,
+    interval_judgement,
+)
 from suite.record import results
 from suite.run.reproduce.inputs import as_dict
 from suite.run.reproduce.measuring import Measuring
@@ -185,9 +191,31 @@ class Comparison:
         return self.measuring is not None and bool(self.measuring.records) and bool(self.measuring.stopped)
 
     @property
+    def on_median(self) -> bool:
+        """Whether the throughput was judged on the median step time: measured on, the pooled mean's
+        interval undecided and the median ratio's far outside (:attr:`Measuring.on_median`)."""
+        return self.pooled and self.measuring.on_median  # type: ignore[union-attr]
+
+    @property
     def judged(self) -> str | None:
-        """Where the throughput's interval lies: the pooled re-runs' when measured on, else this re-run's."""
+        """Where the throughput's interval lies: the pooled re-runs' when measured on (outside when
+        it differs on the median step time), else this re-run's."""
+        if self.on_median:
+            return OUTSIDE
         return self.measuring.judged if self.pooled else self.throughput.judged  # type: ignore[union-attr]
+
+    def _median_text(self) -> str:
+        """Why a throughput whose mean could not decide differs on the median step time."""
+        m = self.measuring
+        assert m is not None and m.pool is not None and m.pool.median is not None
+        p, med, tol = m.pool, m.pool.median, m.tolerance
+        edge = f"below {(1 - tol) / MEDIAN_MARGIN:.3f}" if p.ratio is not None and p.ratio < 1 else \
+            f"above {(1 + tol) * MEDIAN_MARGIN:.3f}"
+        mean = "no interval" if p.low is None or p.high is None else f"95% interval {p.low:.3f}–{p.high:.3f}"
+        return (f"throughput: judged on the median step time, the recorded window being unsteady (its mean's "
+                f"interval cannot decide): {med.ratio:.3f}× the recorded samples/s at the median step, 95% interval "
+                f"{med.low:.3f}–{med.high:.3f}, {edge} (±{tol:.0%} widened {MEDIAN_MARGIN:g}×); mean {p.ratio:.3f}×, "
+                f"{mean} ({m.describe()})")
 
     def _throughput_text(self) -> str:
         t = self.throughput
@@ -217,7 +245,9 @@ class Comparison:
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
         t = self.throughput
-        if self.judged == OUTSIDE:
+        if self.on_median:
+            out.append(self._median_text())
+        elif self.judged == OUTSIDE:
             out.append(f"throughput: {t.method}" if t.ratio is None else self._throughput_text())
         return out
 

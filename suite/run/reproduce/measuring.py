@@ -6,7 +6,10 @@ of every re-run's window are pooled (:func:`suite.compare.stats.rate_estimate`) 
 recorded run's, until the pooled interval lies wholly within or wholly outside the band, or more
 measuring cannot decide (the recorded run's own noise alone is wider than the band), or a
 :class:`Cap` is reached: measurements, batches or seconds, each stated in the output and kept in
-the reproduction's record (``settings.reproduces.runs[].measuring``). Torch-free."""
+the reproduction's record (``settings.reproduces.runs[].measuring``). The same sides are also
+compared at their median step time (:class:`Median`): where the mean's interval cannot decide, a
+recorded window made unsteady by a few huge steps is judged on it
+(:func:`suite.figures.reproducibility.median_judgement`). Torch-free."""
 from __future__ import annotations
 
 import math
@@ -14,7 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.figures.reproducibility import OUTSIDE, WITHIN, interval_judgement
+from suite.figures.reproducibility import (
+    INCONCLUSIVE,
+    MEDIAN_MARGIN,
+    OUTSIDE,
+    WITHIN,
+    interval_judgement,
+    median_judgement,
+)
 
 MAX_MEASUREMENTS = 8     # re-runs of one run in all, the first included
 MIN_AGAINST = 2          # a throughput found outside is measured at least this often: one busy spell is no difference
@@ -45,6 +55,25 @@ DEFAULT_CAP = Cap()
 
 
 @dataclass(frozen=True)
+class Median:
+    """Samples/s at the median step time: the recorded run's, the re-runs' pooled, their ratio
+    and its 95% interval (None: none possible), judged only where the mean's interval cannot
+    decide (:func:`suite.figures.reproducibility.median_judgement`)."""
+
+    original_samples_per_s: float
+    samples_per_s: float
+    ratio: float
+    low: float | None
+    high: float | None
+    method: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"original_samples_per_s": self.original_samples_per_s, "samples_per_s": self.samples_per_s,
+                "ratio": self.ratio, "ci95": None if self.low is None else [self.low, self.high],
+                "margin": MEDIAN_MARGIN, "method": self.method[:2000]}
+
+
+@dataclass(frozen=True)
 class Pooled:
     """The re-runs' windows pooled against the recorded run: samples/s, the ratio and its 95%
     interval (None: none possible, ``method`` says why), and the batches and steps it rests on."""
@@ -58,6 +87,7 @@ class Pooled:
     method: str
     decidable: bool  # False: the recorded run's own noise alone keeps the interval across the edge (_decidable)
     settled: bool = False  # not decidable within the re-runs' own error of the ratio either (_decidable)
+    median: Median | None = None  # the same sides at their median step time (None: no window to take it from)
 
 
 def _window(record: dict):
@@ -96,7 +126,32 @@ def pooled(original: dict, records: Sequence[dict], tolerance: float) -> Pooled:
         return Pooled(new.value, r.ratio, None, None, batches, steps, f"no interval: {why}", False)
     return Pooled(new.value, r.ratio, r.low, r.high, batches, steps,
                   f"{new.method} (re-runs), {base.method} (recorded); 95% t interval of the ratio on the log scale",
-                  _decidable(base, r.ratio, tolerance), not _decidable(base, r.ratio, tolerance, new.log_se))
+                  _decidable(base, r.ratio, tolerance), not _decidable(base, r.ratio, tolerance, new.log_se),
+                  _median(original, windows, per_step))
+
+
+def _median(original: dict, windows: Sequence, per_step: float) -> Median | None:
+    """The re-runs' pooled ``windows`` against ``original``'s window at their median step times,
+    each side's error from a moving-block bootstrap (:func:`suite.compare.stats.quantile_estimate`)."""
+    import numpy as np
+
+    from suite.compare import stats
+    from suite.record import results
+
+    recorded, base_value = _window(original), results.median_samples_per_s(original)
+    if recorded is None or not recorded.size or base_value is None:
+        return None
+    base = stats.quantile_estimate([recorded], 0.5, np.random.SeedSequence([stats.SEED, 0]))
+    new = stats.quantile_estimate(windows, 0.5, np.random.SeedSequence([stats.SEED, 1]))
+    if new.value is None or new.value <= 0:
+        return None
+    r = stats.ratio_interval(stats.Estimate(base_value, base.log_se, base.df),
+                             stats.Estimate(per_step / new.value, new.log_se, new.df))
+    if r.ratio is None:
+        return None
+    method = (f"median step time: {new.method or new.reason} (re-runs), {base.method or base.reason} (recorded); "
+              "95% t interval of the ratio on the log scale")
+    return Median(base_value, per_step / new.value, r.ratio, r.low, r.high, method)
 
 
 def _decidable(base, ratio: float, tolerance: float, rerun_log_se: float | None = None) -> bool:
@@ -147,6 +202,17 @@ class Measuring:
             return None
         return interval_judgement(p.low, p.high, self.tolerance)
 
+    @property
+    def on_median(self) -> bool:
+        """Whether the throughput differs on the median step time: the pooled mean's interval
+        cannot decide, and the median ratio's lies far beyond the band on the mean ratio's side
+        (:func:`suite.figures.reproducibility.median_judgement`)."""
+        p = self.pool
+        if p is None or p.median is None or self.judged != INCONCLUSIVE:
+            return False
+        m = p.median
+        return median_judgement(p.ratio, m.low, m.high, self.tolerance) == OUTSIDE
+
     def add(self, original: dict, record: dict, seconds: float) -> bool:
         """Pool one more re-run (``seconds`` long) and say whether to measure again."""
         self.records.append(record)
@@ -161,7 +227,7 @@ class Measuring:
         if self.judged == WITHIN or (self.judged == OUTSIDE and (n >= MIN_AGAINST or capped)):
             self.stopped, self.why = DECISIVE, f"the interval lies {'within' if self.judged == WITHIN else 'wholly outside'}" \
                 f" ±{self.tolerance:.0%}" + (f" (not measured again: {capped})" if n < MIN_AGAINST and self.judged == OUTSIDE else "")
-        elif self.judged == OUTSIDE:
+        elif self.judged == OUTSIDE or (self.on_median and n < MIN_AGAINST and not capped):
             return False
         elif not p.decidable:
             self.stopped, self.why = UNDECIDABLE, ("the recorded run's own interval alone is wider than the band "
@@ -211,7 +277,8 @@ class Measuring:
         return {"measurements": len(self.records), "batches": p.batches, "steps": p.steps,
                 "seconds": self.seconds, "samples_per_s": p.samples_per_s, "ratio": p.ratio,
                 "ci95": None if p.low is None else [p.low, p.high], "method": p.method[:2000],
-                "stopped": self.stopped, "why": self.why[:2000], "cap": self.cap.to_json()}
+                "stopped": self.stopped, "why": self.why[:2000], "cap": self.cap.to_json(),
+                **({"median": p.median.to_json()} if p.median is not None else {})}
 
 
 def measure_on(original: dict, measure: Callable[[], dict], cap: Cap, tolerance: float,

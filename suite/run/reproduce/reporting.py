@@ -40,6 +40,9 @@ def report_lines(reproduction: Reproduction) -> list[str]:
             m, p = c.measuring, c.measuring.pool
             ci = f"95% interval {p.low:.3f}–{p.high:.3f}" if p.low is not None else p.method
             lines.append(f"  measured on {_num(p.ratio)}× pooled, {ci}: {m.describe()}")
+            if c.on_median and p.median is not None:
+                lines.append(f"  median      {p.median.ratio:.3f}× at the median step time, 95% interval "
+                             f"{p.median.low:.3f}–{p.median.high:.3f}: the recorded window is unsteady, judged on it")
         if tta["original_s"] is None and tta["reproduction_s"] is None:
             lines.append("  TTA         — (no time to target in either run)")
         else:
