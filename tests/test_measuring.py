@@ -244,3 +244,8 @@ def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():
     assert rows.contradicted(reproduction | {"original": told | {"median_samples_per_s": None}}, stored) is None  # before
     edited = reproduction | {"original": told | {"median_samples_per_s": stored["samples_per_s"]}}
     assert "at its median step" in str(rows.contradicted(edited, stored))
+    rep = _median_entry(factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64))
+    [row, *_] = rows.run_rows("rep.json", rep)  # what the site reads and holds to the stored original
+    recorded = rep["settings"]["reproduces"]["runs"][0]["measuring"]["median"]["original_samples_per_s"]
+    assert row["reproduces_original_median_samples_per_s"] == recorded
+    assert row["median_samples_per_s"] == pytest.approx(rows.original_figures(rep["runs"][0], rep)["median_samples_per_s"])

@@ -170,6 +170,15 @@ DOC_FIELDS = {
     "settings.reproduces.runs[].measuring.method": ("reproduced run {i}: pooled by", "text"),
     "settings.reproduces.runs[].measuring.stopped": ("reproduced run {i}: measuring stopped", "text"),
     "settings.reproduces.runs[].measuring.why": ("reproduced run {i}: measuring stopped because", "text"),
+    "settings.reproduces.runs[].measuring.median.original_samples_per_s": (
+        "reproduced run {i}: original's throughput at its median step", "samples/s"),
+    "settings.reproduces.runs[].measuring.median.samples_per_s": (
+        "reproduced run {i}: pooled throughput at the median step", "samples/s"),
+    "settings.reproduces.runs[].measuring.median.ratio": ("reproduced run {i}: median-step throughput ratio", "ratio"),
+    "settings.reproduces.runs[].measuring.median.ci95": (
+        "reproduced run {i}: median-step throughput ratio, 95% CI", "ratio"),
+    "settings.reproduces.runs[].measuring.median.margin": ("reproduced run {i}: median-step margin", "ratio"),
+    "settings.reproduces.runs[].measuring.median.method": ("reproduced run {i}: median step compared by", "text"),
     "settings.reproduces.runs[].measuring.cap.measurements": ("reproduced run {i}: cap on re-runs", "count"),
     "settings.reproduces.runs[].measuring.cap.batches": ("reproduced run {i}: cap on batches", "count"),
     "settings.reproduces.runs[].measuring.cap.seconds": ("reproduced run {i}: cap on time measuring", "s"),
