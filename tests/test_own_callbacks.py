@@ -55,6 +55,7 @@ def _bench(tmp_path: Path, name: str, **kw) -> goodbench.Benchmark:
                                sign=False, code=[__file__], **kw)
 
 
+@pytest.mark.slow  # a framework's whole fit: 7 s of the fast loop
 def test_a_lightning_fit_is_measured_as_one_run(tmp_path):
     import goodbench.lightning
 
@@ -79,6 +80,7 @@ def test_a_lightning_fit_is_measured_as_one_run(tmp_path):
     assert run["goodput"]["badput_s"]["eval"] > 0 and v.check_document(doc) == []
 
 
+@pytest.mark.slow  # a framework's whole fit: 7 s of the fast loop
 def test_a_hugging_face_trainer_is_measured_as_one_run(tmp_path):
     import goodbench.hf
 

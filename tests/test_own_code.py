@@ -470,6 +470,7 @@ def test_reproduce_runs_no_command_but_python_on_a_checked_out_code_file(tmp_pat
     assert not (tmp_path / "pwned").exists()
 
 
+@pytest.mark.slow  # a re-run measured on: 13 s of the fast loop
 def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be_told(measured, tmp_path,
                                                                                      monkeypatch):
     """As a reference reproduction does: a curve that agrees with a throughput the interval cannot

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from quick_ceiling import quick_ceiling
 from torch import nn
 
 import goodbench
@@ -56,6 +57,7 @@ def stamped(tmp_path_factory) -> SimpleNamespace:
     reader = EdgeReader(read_end, clock())
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(edges.ENV, str(write_end))
+        quick_ceiling(patch)
         bench = _job(folder / "own.json")
     reader.finish(0.5)
     return SimpleNamespace(path=bench.path, written=bench.path.read_bytes(), reader=reader)
