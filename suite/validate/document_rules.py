@@ -212,9 +212,11 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
 
 @document_rule("load-not-recorded")
 def _check_load_recorded(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """Each run of a file naming rules v8 or later records the host's load at its start and end:
-    deleted, a run measured under load read "host load not recorded (written before goodbench
-    recorded it)" instead (trial 5). The record itself stays self-reported."""
+    """Each run of a file naming rules v8 or later records the host's load at its start and end, as
+    every goodbench writing them does: without it, a run measured under load would not say so.
+
+    The record itself stays self-reported (deleted, a loaded run once read "host load not recorded
+    (written before goodbench recorded it)" instead)."""
     version = doc.get("rules_version", 1)
     if not isinstance(version, int) or version < LOAD_RECORDED_SINCE:
         return []
