@@ -276,7 +276,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
             os.replace(tmp, path)
         else:
             os.link(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     return path
 
 
@@ -289,7 +289,8 @@ def _write_synced(fd: int, payload: bytes) -> None:
         os.fsync(fh.fileno())
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Flush ``directory``'s entries to disk, so that a file's new name survives a crash."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -362,7 +363,7 @@ class Reservation:
             if not _is_empty_file(self._id, self.path):
                 raise NameTaken(f"{self.path} was replaced while this run held it; not overwritten")
             os.replace(tmp, self.path)
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
             self.written = True
         self.close()
         return self.path

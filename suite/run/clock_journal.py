@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from suite.record import edges
+from suite.record import edges, results
 from suite.run.edge_reader import RunEdges
 
 NAME = "second-clock.jsonl"
@@ -99,7 +99,7 @@ class Journal:
         try:
             if os.fstat(fd).st_size and not _ends_a_line(self.path):
                 os.write(fd, b"\n")  # a line torn by a kill is ended: it is skipped when read
-            _sync_directory(self.path.parent)  # the file's name is kept too
+            results.fsync_dir(self.path.parent)  # the file's name is kept too
             while (line := self._queue.get()) is not None:
                 os.write(fd, json.dumps(line, separators=(",", ":"), allow_nan=False).encode() + b"\n")
                 os.fsync(fd)
@@ -130,15 +130,6 @@ class Journal:
 
 def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 7)
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
 
 def _ends_a_line(path: Path) -> bool:
     with open(path, "rb") as f:

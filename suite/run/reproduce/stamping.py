@@ -49,15 +49,7 @@ def run_ranks(wrapped: list[str], env: dict[str, str], channels: RankChannels,
         channels.finish(0.0)
         raise
     try:
-        status = child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
-        raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
-    except BaseException:  # SIGTERM or Ctrl-C while it runs: the sandbox is stopped before goodbench ends
-        child.kill()
-        child.wait()
-        raise
+        status = _wait(child, timeout)
     finally:
         if child.returncode is not None:
             channels.finish(GRACE_S)
@@ -115,19 +107,27 @@ def run(wrapped: list[str], env: dict[str, str], ends: tuple[int | None, int | N
         os.close(write_end)
     reader = None if read_end is None else EdgeReader(read_end, origin)
     try:
-        status = child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
-        raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
-    except BaseException:  # SIGTERM or Ctrl-C while it runs: the sandbox is stopped before goodbench ends
-        child.kill()  # bwrap --die-with-parent: everything in the sandbox goes with it
-        child.wait()
-        raise
+        status = _wait(child, timeout)
     finally:
         if reader is not None and child.returncode is not None:
             reader.finish(GRACE_S)
     return status, child.pid, reader
+
+
+def _wait(child: subprocess.Popen, timeout: float | None) -> int:
+    """The sandboxed ``child``'s exit status; :class:`CannotReproduce` when it runs past ``timeout``.
+    Past it, or on SIGTERM or Ctrl-C while it runs, the sandbox is stopped before goodbench goes on
+    (bwrap --die-with-parent: everything in the sandbox goes with it)."""
+    try:
+        return child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise CannotReproduce(f"the recorded command ran longer than {timeout:g} s and was stopped") from None
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
 
 
 def with_second_clock(raw: bytes, status: int, pid: int, reader: EdgeReader) -> bytes:
