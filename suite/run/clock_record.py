@@ -34,6 +34,12 @@ def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any
         entries.append({**entry, "agreement": clocks.summary(found)})
     if not entries:
         raise GoodbenchError("no run of the file was stamped by this process")
+    return section(pid, entries)
+
+
+def section(pid: int, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``second_clock`` record around ``entries``: the launcher, the child's pid, the clock and
+    the tolerance its summaries used."""
     return {"launcher": LAUNCHER, "pid": pid, "clock": "time.perf_counter, seconds from the child's start",
             "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
                           "per_step_s": clocks.PER_STEP_S}, "runs": entries}

@@ -34,10 +34,7 @@ def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int
     if any(seen.run_id in by_id or len(seen.ends) for seen in here):
         section = clock_record.record(doc, here, pid)
     else:  # every run was finished by an earlier process
-        section = {"launcher": clock_record.LAUNCHER, "pid": pid,
-                   "clock": "time.perf_counter, seconds from the child's start",
-                   "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
-                                 "per_step_s": clocks.PER_STEP_S}, "runs": []}
+        section = clock_record.section(pid, [])
     mine = {entry["run_id"]: entry for entry in section["runs"]}
     for entry in section["runs"]:
         entry.update(pid=journal.process["pid"], started_at_s=journal.process["started_at_s"])
