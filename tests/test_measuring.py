@@ -136,25 +136,27 @@ def _measured_entry(rep: dict, stopped: str = "decisive") -> dict:
     return bad
 
 
+def _found(doc: dict) -> list[tuple[str, str]]:
+    """The validator's (code, field) of each problem of ``doc``."""
+    return [(p.code, p.field) for p in check_document(doc)]
+
+
 def test_the_validator_holds_a_measured_on_entry_to_its_own_pooled_figures():
     rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
     where = "settings.reproduces.runs[0]"
 
-    def found(doc: dict) -> list[tuple[str, str]]:
-        return [(p.code, p.field) for p in check_document(doc)]
-
     good = _measured_entry(rep)
-    assert found(good) == []
-    assert found(_measured_entry(rep, "cap")) == [("reproduces", f"{where}.measuring.stopped")]
+    assert _found(good) == []
+    assert _found(_measured_entry(rep, "cap")) == [("reproduces", f"{where}.measuring.stopped")]
     wide = _measured_entry(rep)
     wide["settings"]["reproduces"]["runs"][0]["measuring"]["ci95"] = [0.5, 1.9]  # pooled: undecided
-    assert found(wide) == [("reproduces", f"{where}.measuring.stopped"), ("reproduces-verdict", f"{where}.verdict")]
+    assert _found(wide) == [("reproduces", f"{where}.measuring.stopped"), ("reproduces-verdict", f"{where}.verdict")]
     lied = _measured_entry(rep)
     lied["settings"]["reproduces"]["runs"][0]["measuring"]["ratio"] = 3.0
-    assert ("reproduces", f"{where}.measuring.ratio") in found(lied)
+    assert ("reproduces", f"{where}.measuring.ratio") in _found(lied)
     over = _measured_entry(rep)
     over["settings"]["reproduces"]["runs"][0]["measuring"]["cap"]["measurements"] = 1
-    assert found(over) == [("reproduces", f"{where}.measuring.measurements")]
+    assert _found(over) == [("reproduces", f"{where}.measuring.measurements")]
 
 
 def _unsteady(mean_s: float, steps: int, every: int, share: float) -> dict:
@@ -211,27 +213,24 @@ def test_the_validator_recomputes_a_verdict_given_on_the_median_step_time():
     rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
     where = "settings.reproduces.runs[0]"
 
-    def found(doc: dict) -> list[tuple[str, str]]:
-        return [(p.code, p.field) for p in check_document(doc)]
-
     good = _median_entry(rep)
-    assert good["settings"]["reproduces"]["runs"][0]["verdict"].startswith("differs: ") and found(good) == []
-    assert found(_median_entry(rep, "inconclusive: edited")) == [("reproduces-verdict", f"{where}.verdict")]
+    assert good["settings"]["reproduces"]["runs"][0]["verdict"].startswith("differs: ") and _found(good) == []
+    assert _found(_median_entry(rep, "inconclusive: edited")) == [("reproduces-verdict", f"{where}.verdict")]
     within = _median_entry(rep)
     median = within["settings"]["reproduces"]["runs"][0]["measuring"]["median"]
     median.update(ratio=1.0, samples_per_s=median["original_samples_per_s"], ci95=[1 - 0.1, 1 + 0.1])
-    assert found(within) == [("reproduces-verdict", f"{where}.verdict")]  # a median within never differs
+    assert _found(within) == [("reproduces-verdict", f"{where}.verdict")]  # a median within never differs
     lied = _median_entry(rep)
     lied["settings"]["reproduces"]["runs"][0]["measuring"]["median"]["ratio"] = 1.0
-    assert ("reproduces", f"{where}.measuring.median.ratio") in found(lied)
+    assert ("reproduces", f"{where}.measuring.median.ratio") in _found(lied)
     wider = _median_entry(rep)
     wider["settings"]["reproduces"]["runs"][0]["measuring"]["median"]["margin"] = tolerance.MEDIAN_MARGIN * 10
-    assert found(wider) == [("reproduces", f"{where}.measuring.median.margin")]
+    assert _found(wider) == [("reproduces", f"{where}.measuring.median.margin")]
     old = _median_entry(rep)  # written before the median was kept: judged on the mean alone, as then
     del old["settings"]["reproduces"]["runs"][0]["measuring"]["median"]
-    assert found(old) == [("reproduces-verdict", f"{where}.verdict")]
+    assert _found(old) == [("reproduces-verdict", f"{where}.verdict")]
     old["settings"]["reproduces"]["runs"][0]["verdict"] = "inconclusive: the interval reaches across the edge"
-    assert found(old) == []
+    assert _found(old) == []
 
 
 def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():
