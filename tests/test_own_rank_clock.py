@@ -21,7 +21,7 @@ from torch import nn
 import goodbench
 from suite import validate as v
 from suite.api.edges import EdgePipe
-from suite.figures import clock_cover, derive, rank_clocks
+from suite.figures import clock_cover, clocks, derive, rank_clocks
 from suite.record import edges
 from suite.record.errors import GoodbenchError
 from suite.run import own_launch, rank_record
@@ -135,13 +135,49 @@ def test_a_rank_whose_step_times_were_edited_is_refused_naming_it(sealed, edit):
     assert "rank 1: the clocks disagree: steady step time p50" in said
 
 
-def test_a_rank_the_run_did_not_have_or_named_twice_is_refused(sealed):
+def test_a_rank_the_run_did_not_have_or_stamped_twice_is_refused(sealed):
     stranger = copy.deepcopy(sealed)
     stranger["second_clock"]["runs"][1]["rank"] = 2
     assert any("names rank 2, which did not train run" in said for said in _refusals(stranger))
     twice = copy.deepcopy(sealed)
     twice["second_clock"]["runs"].append(copy.deepcopy(twice["second_clock"]["runs"][1]))
-    assert any("named twice" in said for said in _refusals(twice))
+    [said] = _refusals(twice)  # a rank's entries of one run are its segments across processes: these do not join
+    assert "rank 1: run " in said and "segments across processes: segment 0 has no started_at_s" in said
+
+
+def _split(sealed: dict, at: int) -> dict:
+    """``sealed`` with rank 1's entry cut after step ``at`` into two processes' segments, as the
+    record of a job killed after its checkpoint of that step and run again has it."""
+    doc = copy.deepcopy(sealed)
+    whole = doc["second_clock"]["runs"].pop()
+    cut = next(e["stop_s"] for e in whole["evaluations"] if e["step"] == at)
+    (c0, c1), (s0, s1) = whole["child_clock_s"], whole["stamps_s"]
+    first = {**whole, "step_s": whole["step_s"][:at], "evaluations": [e for e in whole["evaluations"] if e["step"] <= at],
+             "child_clock_s": [c0, c0 + cut - s0], "stamps_s": [s0, cut], "pid": 4242, "started_at_s": 1.8e9}
+    later = {**whole, "run_start_s": None, "first_step": at + 1, "step_s": whole["step_s"][at:],
+             "evaluations": [e for e in whole["evaluations"] if e["step"] > at], "child_clock_s": [c1 - s1 + cut, c1],
+             "stamps_s": [cut, s1], "pid": 4343, "started_at_s": 1.8e9 + 1000}
+    for segment in (first, later):
+        segment["agreement"] = clocks.summary(rank_clocks.span(segment))
+    doc["second_clock"]["runs"] += [first, later]
+    return doc
+
+
+def test_a_rank_stamped_in_segments_across_processes_is_joined_and_a_gap_or_overlap_refused(sealed):
+    split = _split(sealed, 6)
+    run_id = split["runs"][0]["run_id"]
+    assert _refusals(split) == [] and clock_cover.stamped(split, run_id)
+    for edit, why in (("gap", "steps 7-7 have no stamps (a gap before segment 1)"),
+                      ("overlap", "steps 6-6 are stamped twice (segment 1 overlaps the one before)")):
+        edited = copy.deepcopy(split)
+        later = edited["second_clock"]["runs"][-1]
+        if edit == "gap":
+            later.update(first_step=8, step_s=later["step_s"][1:])
+        else:
+            later.update(first_step=6, step_s=[later["step_s"][0], *later["step_s"]])
+        [said] = _refusals(edited)
+        assert f"rank 1: run {run_id}'s segments across processes: {why}" in said
+        assert not clock_cover.stamped(edited, run_id)
 
 
 def test_a_rank_with_fewer_stamped_steps_than_its_record_is_refused(sealed):

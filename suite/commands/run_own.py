@@ -59,14 +59,14 @@ def run(args) -> int:
     section = doc["second_clock"]
     stamped = len({entry["run_id"] for entry in section["runs"]})
     runs = count(stamped, "run")
+    segments = len(section["runs"])  # more than the runs (on every rank) where a kill split them
+    across = f" in {segments} process segments" if segments > stamped * (args.nproc_per_node or 1) else ""
     if args.nproc_per_node is None:
         agreed = all(entry["agreement"]["agree"] for entry in section["runs"])
-        segments = len(section["runs"])
-        across = f" in {segments} process segments" if segments > stamped else ""
         said = f"{runs}{across}, the clocks {'agree' if agreed else 'disagree'}"
     else:
         off = rank_record.disagreeing(section)
-        said = (f"{runs} on {count(args.nproc_per_node, 'rank')}, the clocks "
+        said = (f"{runs} on {count(args.nproc_per_node, 'rank')}{across}, the clocks "
                 f"{'disagree on ' + ', '.join(off) if off else 'agree'}")
     valid = "" if refused else ", valid but for its JSON Schema, not checked here" if problems else ", valid"
     say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}{valid}")

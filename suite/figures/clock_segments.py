@@ -10,22 +10,25 @@ evaluation on the curve is stamped by the segment holding its step. Each segment
 the run's record as one process's entry is (:func:`suite.figures.clocks.comparisons`: its clock
 span, its steady steps after its own warm-up); an evaluation of a later process is compared from
 the run's start through the launchers' wall clocks at each child's start (``started_at_s``), the
-only clock two launcher processes share."""
+only clock two launcher processes share.
+
+Under torchrun every rank's runs are segmented so, each rank's entries (``rank``) joined on their
+own; a rank other than 0 is compared with what the file holds for it (:mod:`suite.figures.rank_clocks`)."""
 from __future__ import annotations
 
 from typing import Any
 
-from suite.figures import clocks
+from suite.figures import clocks, rank_clocks
 
 
-def of_run(entries: list[Any], run_id: Any) -> list[dict[str, Any]]:
-    """The entries of ``run_id`` (rank 0's, where entries name ranks), in their order."""
-    return [e for e in entries if isinstance(e, dict) and e.get("run_id") == run_id and not e.get("rank")]
+def of_run(entries: list[Any], run_id: Any, rank: int = 0) -> list[dict[str, Any]]:
+    """The entries of ``run_id`` of ``rank`` (0: one process's, or torchrun's rank 0), in their order."""
+    return [e for e in entries if isinstance(e, dict) and e.get("run_id") == run_id and rank_clocks.rank_of(e) == rank]
 
 
-def segmented(entries: list[Any]) -> set[Any]:
-    """The run ids stamped in more than one segment."""
-    ids = [e.get("run_id") for e in entries if isinstance(e, dict) and not e.get("rank")]
+def segmented(entries: list[Any]) -> set[tuple[Any, int]]:
+    """The run ids and ranks stamped in more than one segment."""
+    ids = [(e.get("run_id"), rank_clocks.rank_of(e)) for e in entries if isinstance(e, dict)]
     return {i for i in ids if ids.count(i) > 1}
 
 
@@ -107,3 +110,15 @@ def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_step
             found.append(max(later, key=lambda c: abs(c.own - c.launcher)))
         out.append(found)
     return out
+
+
+def compared(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: int, cpu: bool,
+             rank: int = 0) -> list[list[clocks.Comparison]]:
+    """Each of a ``rank``'s :func:`flaw`-free ``segments`` compared: rank 0's with the run's record
+    (:func:`comparisons`), another rank's with what the file holds for it — one segment as one
+    entry is (:func:`suite.figures.rank_clocks.comparisons`), several by each one's clock span."""
+    if not rank:
+        return comparisons(run, segments, warmup_steps, cpu)
+    if len(segments) == 1:
+        return [rank_clocks.comparisons(run, segments[0], warmup_steps, cpu)]
+    return [rank_clocks.span(segment) for segment in segments]

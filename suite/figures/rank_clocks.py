@@ -14,7 +14,8 @@ tolerance:
   steps (after the declared warm-up); a record of another count of steady steps misses them.
 
 Its evaluations are stamped (a rank lacking one misses its edges) but not compared: the curve's
-times are rank 0's."""
+times are rank 0's. A rank stamped in several segments (a job killed and run again, every rank
+journaled: :mod:`suite.figures.clock_segments`) has each segment's clock span compared."""
 from __future__ import annotations
 
 import statistics
@@ -54,13 +55,6 @@ def every_rank_stamped(doc: dict[str, Any], run_id: Any) -> bool:
     return run is None or not lacking(run, entries)
 
 
-def other_ranks_whole(entries: list[Any], run_id: Any) -> bool:
-    """True when every entry of ``run_id`` for a rank other than 0 stamps the run from its first
-    step: a torchrun job killed and run again keeps only rank 0's stamps across the kill (the
-    launcher's journal), so its other ranks are stamped from the step it went on from alone."""
-    return all(_whole(e) for e in entries if isinstance(e, dict) and e.get("run_id") == run_id and rank_of(e) != 0)
-
-
 def _steady(entry: dict[str, Any], warmup_steps: int) -> list[float]:
     first, step_s = entry["first_step"], entry["step_s"]
     return [step_s[s - first] for s in range(max(first, warmup_steps + 1), first + len(step_s))]
@@ -84,12 +78,17 @@ def missing(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int) -> st
     return None
 
 
+def span(entry: dict[str, Any]) -> list[Comparison]:
+    """The span of a rank's entry on its own clock against the launcher's (none without two edges):
+    all that is compared of one segment of a rank stamped across processes, its record's steady
+    steps being the whole run's."""
+    child, stamps = entry["child_clock_s"], entry["stamps_s"]
+    return [Comparison("clock span", child[1] - child[0], stamps[1] - stamps[0])] if len(child) == 2 == len(stamps) else []
+
+
 def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, cpu: bool) -> list[Comparison]:
     """Every figure of a rank's :func:`missing`-free ``entry`` compared with what the file holds for it."""
-    out = []
-    child, stamps = entry["child_clock_s"], entry["stamps_s"]
-    if len(child) == 2 and len(stamps) == 2:
-        out.append(Comparison("clock span", child[1] - child[0], stamps[1] - stamps[0]))
+    out = span(entry)
     times = (report(run, rank_of(entry)) or {}).get("step_time_s")
     launcher = _steady(entry, warmup_steps)
     if cpu and _whole(entry) and isinstance(times, dict) and launcher and times["steps"] == len(launcher):

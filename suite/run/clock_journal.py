@@ -13,6 +13,12 @@ write torn by a kill is a line that is no JSON (a launcher that finds the file n
 newline ends that line first): it is skipped when read. Read back by the successor's launcher
 (:mod:`suite.run.own_segments`).
 
+Under torchrun (``--nproc-per-node N``) every rank's Benchmark names the same checkpoint directory
+and session, and every rank's reader journals its own runs to the one file, through the one writing
+thread (lines never interleave): a line of rank 1, 2, … names its ``rank`` (rank 0's name none, as
+the lines of one process always did). A rank that names another directory or session than the
+first named is not journaled, said in a note.
+
 The journal lies in a folder the child can write: like the file, it is the submitter's to edit."""
 from __future__ import annotations
 
@@ -53,6 +59,8 @@ class Journal:
         self.path: Path | None = None
         self.notes: list[str] = []  # what run-own says of the journal, one line each
         self._sent: dict[int, tuple[int, int]] = {}  # id(run) -> its steps and evaluations journaled
+        self._named: set[int] = set()  # the ranks that named this journal (each reader's runs are its own)
+        self._lock = threading.Lock()  # the readers of a torchrun job's ranks call from threads of their own
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
 
@@ -61,19 +69,35 @@ class Journal:
         """The child started: its pid, and this launcher's wall clock then (Unix seconds)."""
         self.process.update(pid=pid, started_at_s=round(started_at_s, 6))
 
-    def edge(self, run: RunEdges | None, edge: edges.Edge) -> None:
-        """Take one edge from the reader's thread: the journal named, or a run's line to append."""
-        if edge.kind == edges.JOURNAL:
+    def edge(self, run: RunEdges | None, edge: edges.Edge, rank: int = 0) -> None:
+        """Take one edge from the reader's thread of ``rank`` (0: one process, or torchrun's rank 0):
+        the journal named, or a run's line to append."""
+        with self._lock:
+            if edge.kind == edges.JOURNAL:
+                self._name(edge, rank)
+            elif run is not None and rank in self._named:
+                self._queue.put(self._line(run, edge, rank))
+
+    def _name(self, edge: edges.Edge, rank: int) -> None:
+        """The journal named by ``rank``: opened by the first, the same asked of every other."""
+        if self.path is None:
             if not Path(edge.path).is_dir():
-                self.notes.append(f"no journal of the second clock: {edge.path} is no directory")
+                self._note(f"no journal of the second clock: {edge.path} is no directory")
                 return
             self.session, self.path = edge.run_id, Path(edge.path) / NAME
             self._thread = threading.Thread(target=self._write, name="goodbench-journal", daemon=True)
             self._thread.start()
-        elif run is not None and self.path is not None:
-            self._queue.put(self._line(run, edge))
+        if (edge.run_id, Path(edge.path) / NAME) != (self.session, self.path):
+            self._note(f"rank {rank} named another session or checkpoint directory ({edge.path}) than "
+                       f"{self.path.parent}: its stamps are not journaled")
+            return
+        self._named.add(rank)
 
-    def _line(self, run: RunEdges, edge: edges.Edge) -> dict[str, Any]:
+    def _note(self, said: str) -> None:
+        if said not in self.notes:  # every rank names the journal: said once
+            self.notes.append(said)
+
+    def _line(self, run: RunEdges, edge: edges.Edge, rank: int) -> dict[str, Any]:
         """The run's stamps since its previous line, up to ``edge`` (only what is new is read: the
         reader's thread stamps the next edge once this returns)."""
         steps, evaluations = self._sent.get(id(run), (0, 0))
@@ -81,6 +105,7 @@ class Journal:
         new = [e for e in run.evaluations[evaluations:] if e["stop_s"] is not None]
         self._sent[id(run)] = (ended, evaluations + len(new))
         return {"journal": FORMAT, "session": self.session, **self.binding, **self.process,
+                **({"rank": rank} if rank else {}),
                 "run_id": run.run_id, "seed": run.seed, "kind": KINDS[edge.kind],
                 "through": edge.number if edge.kind != edges.START else 0,
                 "first_step": run.first_step if len(run.begins) else 0, "run_start_s": _r(run.run_start_s),
@@ -159,6 +184,11 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def rank_of(line: dict[str, Any]) -> int:
+    """The torchrun rank whose stamps a journal line holds (no ``rank``: 0, one process or rank 0)."""
+    return line.get("rank", 0)
+
+
 def misfit(line: dict[str, Any], session: Any, binding: dict[str, Any]) -> str | None:
     """Why a journal ``line`` does not fit the file's ``session`` and this command (None: it fits)."""
     if line.get("journal") != FORMAT:
@@ -169,6 +199,7 @@ def misfit(line: dict[str, Any], session: Any, binding: dict[str, Any]) -> str |
         return "was written for another script or other arguments than this command's"
     shape = (isinstance(line.get("process"), str) and isinstance(line.get("run_id"), str)
              and line.get("kind") in KINDS.values() and all(_count(line.get(k)) for k in ("seed", "through", "first_step", "pid"))
+             and ("rank" not in line or (_count(line["rank"]) and line["rank"] >= 1))
              and _numbers([line.get("started_at_s")]) and _numbers(line.get("step_s"))
              and _numbers(line.get("span_s"), 2) and _numbers(line.get("child_clock_s"), 2)
              and _numbers(line.get("stamps_s"), 2) and (line.get("run_start_s") is None or _numbers([line["run_start_s"]]))

@@ -89,12 +89,12 @@ def _r(value: float | None) -> float | None:
 
 class EdgeReader:
     """Reads the pipe's read end ``fd`` in a thread until it closes (or :meth:`finish`), stamping
-    each read on :data:`clock` less ``origin``."""
+    each read on :data:`clock` less ``origin``; ``rank``: the torchrun rank whose channel it is."""
 
-    def __init__(self, fd: int, origin: float, journal: Any = None):
-        self.fd, self.origin = fd, origin
+    def __init__(self, fd: int, origin: float, journal: Any = None, rank: int = 0):
+        self.fd, self.origin, self.rank = fd, origin, rank
         # run-own's journal of stamps across processes (suite.run.clock_journal.Journal), told of the
-        # journal's directory and each run's start, checkpoint and kept record
+        # journal's directory and each run's start, checkpoint and kept record (one for all ranks)
         self.journal = journal
         self.runs: list[RunEdges] = []
         self.written: tuple[bool, str] | None = None
@@ -156,7 +156,7 @@ class EdgeReader:
             if self.runs or self.written is not None:
                 raise edges.BadLine("a journal named after the first run")
             if self.journal is not None:
-                self.journal.edge(None, found)
+                self.journal.edge(None, found, self.rank)
         elif found.kind == edges.RUN:
             if any(r.run_id == found.run_id for r in self.runs):
                 raise edges.BadLine(f"run {found.run_id} began twice")
@@ -166,7 +166,7 @@ class EdgeReader:
         else:
             self.runs[-1].add(found)
             if self.journal is not None and found.kind in (edges.START, edges.CHECKPOINT, edges.KEPT):
-                self.journal.edge(self.runs[-1], found)
+                self.journal.edge(self.runs[-1], found, self.rank)
 
     def _refuse(self, why: str) -> None:
         if self.broken is None:

@@ -79,14 +79,16 @@ def launch_ranks(script: str, args: list[str], nproc: int,
     if not Path(script).is_file():
         raise GoodbenchError(f"{script}: no such script")
     command = torchrun_command(script, args, nproc)
-    origin = clock()
-    channels = RankChannels(nproc, origin)
+    journal = Journal(script, args)  # every rank's stamps kept across a kill, in one journal
+    origin, started_at_s = clock(), time.time()
+    channels = RankChannels(nproc, origin, journal=journal)
     try:
         child = subprocess.Popen(command, env={**os.environ, **channels.environment()})
     except BaseException:
         channels.finish(0.0)
         channels.close()
         raise
+    journal.started(child.pid, started_at_s)  # before any rank can name the journal: torchrun starts them
     while True:
         try:
             status = child.wait()
@@ -95,6 +97,7 @@ def launch_ranks(script: str, args: list[str], nproc: int,
             continue
     channels.finish(grace_s)
     channels.close()
+    journal.close()
     return status, child, channels
 
 
@@ -123,11 +126,11 @@ def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] =
     journal = getattr(reader, "journal", None)  # run-own's: the stamps of the processes before this one
     if journal is None:
         doc["second_clock"] = record(doc, reader.runs, pid)
-    else:
+        doc["second_clock"]["runs"] += rank_record.entries(doc, ranks)
+    else:  # every rank's runs joined with their segments in the journal
         from suite.run import own_segments
 
-        doc["second_clock"] = own_segments.record(journal, doc, reader.runs, pid, renamed)
-    doc["second_clock"]["runs"] += rank_record.entries(doc, ranks)
+        doc["second_clock"] = own_segments.record(journal, doc, reader.runs, pid, renamed, ranks)
     lacking = rank_record.unstamped(doc)
     if lacking is not None:
         raise GoodbenchError(lacking)

@@ -10,88 +10,135 @@ process finished gets that process's segment journaled when its record was kept 
 file's), and those before it. A run whose chain breaks (a process under plain ``python``, a line
 lost with its launcher) gets nothing from the journal: it is stamped by this process alone, as
 before, and is not ranked. A journal entry of another session, script or arguments refuses the
-whole journal."""
+whole journal.
+
+Under torchrun every rank's runs are joined so, each from its own lines of the journal (``rank``):
+a rank's run ids are its own, never the file's, so its runs are found by seed and named by the
+file's run of that seed (:mod:`suite.run.rank_record`). A run one rank of which has no stamps at
+all (its chain broken, none of its own) is left unstamped on every rank, said in the rank's note."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from suite.figures import clock_segments, clocks
+from suite.figures import clock_segments, clocks, rank_clocks
 from suite.record.errors import GoodbenchError
-from suite.run import clock_record
+from suite.run import clock_journal, clock_record, rank_record
 from suite.run.clock_journal import Journal, Refused
-from suite.run.edge_reader import RunEdges
+from suite.run.edge_reader import EdgeReader, RunEdges
 
 RESUMED = ("checkpoint", "start")  # the lines a run going on from a checkpoint (or from its start) joins
+Owned = tuple[int, dict[str, dict[str, Any]], set[int]]  # a rank, its entries by run id, the seeds it began
 
 
 def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int,
-           renamed: dict[str, str]) -> dict[str, Any]:
+           renamed: dict[str, str], ranks: Sequence[EdgeReader] = ()) -> dict[str, Any]:
     """The ``second_clock`` record for ``doc``: :func:`suite.run.clock_record.record`'s, each entry
-    naming its process, with the segments the journal holds for each run before this process's."""
+    naming its process, with the segments the journal holds for each run before this process's;
+    ``ranks``: the readers of ranks 1, 2, … of a torchrun job, whose runs are joined the same way."""
     by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
-    # a run this process went on with from a checkpoint of its last step stamped nothing of its own
-    here = [seen for seen in runs if len(seen.ends) or seen.run_start_s is not None]
+    here = _stamped(runs)
     if any(seen.run_id in by_id or len(seen.ends) for seen in here):
         section = clock_record.record(doc, here, pid)
     else:  # every run was finished by an earlier process
         section = clock_record.section(pid, [])
-    mine = {entry["run_id"]: entry for entry in section["runs"]}
-    for entry in section["runs"]:
-        entry.update(pid=journal.process["pid"], started_at_s=journal.process["started_at_s"])
-    chains = _chains(journal, doc, mine, renamed, {seen.run_id for seen in runs})
-    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
-    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
-    entries = []
-    for run in doc["runs"]:
-        own = mine.get(run["run_id"])
-        segments = chains.get(run["run_id"], []) + ([own] if own is not None else [])
-        if run["run_id"] in chains:
-            flaw = clock_segments.flaw(run, segments)
-            if flaw is not None:
-                segments = [own] if own is not None else []
-                stamped = f"stamped from step {own['first_step']} on only" if own and own["step_s"] else "not stamped"
-                journal.notes.append(f"the journal's segments of the run of seed {run['seed']} do not join ({flaw}): "
-                                     f"it is {stamped}, and the entry is not ranked")
-            else:
-                found = clock_segments.comparisons(run, segments, int(spec.get("warmup_steps") or 0), cpu)
-                for segment, compared in zip(segments, found, strict=True):
-                    segment["agreement"] = clocks.summary(compared)
-        entries.extend(segments)
+    owned: list[Owned] = [(0, {entry["run_id"]: entry for entry in section["runs"]}, {seen.seed for seen in runs})]
+    owned += [(rank, {entry["run_id"]: entry for entry in rank_record.of_rank(doc, rank, _stamped(reader.runs))},
+               {seen.seed for seen in reader.runs}) for rank, reader in enumerate(ranks, 1)]
+    for _, mine, _ in owned:
+        for entry in mine.values():
+            entry.update(pid=journal.process["pid"], started_at_s=journal.process["started_at_s"])
+    entries: list[dict[str, Any]] = []
+    unstamped: set[str] = set()  # runs a rank of which has no segment
+    for (rank, mine, _), chains in zip(owned, _all_chains(journal, doc, owned, renamed), strict=True):
+        joined = _joined(journal, doc, rank, mine, chains)
+        entries += joined
+        unstamped |= {run["run_id"] for run in doc["runs"]} - {entry["run_id"] for entry in joined}
+    entries = [entry for entry in entries if entry["run_id"] not in unstamped]
     if not entries:
         raise GoodbenchError("no run of the file was stamped by this process or the processes before it")
     section["runs"] = entries
     return section
 
 
-def _chains(journal: Journal, doc: dict[str, Any], mine: dict[str, dict[str, Any]], renamed: dict[str, str],
-            began: set[str]) -> dict[str, list[dict[str, Any]]]:
-    """Each run's segments from the journal, before this process's (none where the chain breaks);
-    nothing, said in a note, from a journal refused. ``began``: the runs this process began."""
+def _stamped(runs: list[RunEdges]) -> list[RunEdges]:
+    """The runs this process stamped (one it went on with from a checkpoint of its last step stamped nothing)."""
+    return [seen for seen in runs if len(seen.ends) or seen.run_start_s is not None]
+
+
+def _who(run: dict[str, Any], rank: int) -> str:
+    return f"the run of seed {run['seed']}" if not rank else f"rank {rank}'s run of seed {run['seed']}"
+
+
+def _joined(journal: Journal, doc: dict[str, Any], rank: int, mine: dict[str, dict[str, Any]],
+            chains: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The ``rank``'s entries of each run of ``doc``: its ``chains`` from the journal and this process's
+    entry (``mine``), each segment compared; this process's alone, said in a note, where they do not join."""
+    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
+    warmup = int(spec.get("warmup_steps") or 0)
+    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    entries = []
+    for run in doc["runs"]:
+        own = mine.get(run["run_id"])
+        segments = chains.get(run["run_id"], []) + ([own] if own is not None else [])
+        if run["run_id"] in chains:
+            flaw = clock_segments.flaw(run, segments) or (
+                rank_clocks.missing(run, segments[0], warmup) if rank and len(segments) == 1 else None)
+            if flaw is not None:
+                segments = [own] if own is not None else []
+                journal.notes.append(f"the journal's segments of {_who(run, rank)} do not join ({flaw}): it is "
+                                     f"{_stamped_from(own)}, and the entry is not ranked")
+            else:
+                found = clock_segments.compared(run, segments, warmup, cpu, rank)
+                for segment, compared in zip(segments, found, strict=True):
+                    segment["agreement"] = clocks.summary(compared)
+        entries.extend(segments)
+    return entries
+
+
+def _stamped_from(own: dict[str, Any] | None) -> str:
+    return f"stamped from step {own['first_step']} on only" if own and own["step_s"] else "not stamped"
+
+
+def _all_chains(journal: Journal, doc: dict[str, Any], owned: list[Owned],
+                renamed: dict[str, str]) -> list[dict[str, list[dict[str, Any]]]]:
+    """Each rank's chains (:func:`_chains`), in the order of ``owned``; none for any rank, said in
+    a note, from a journal refused."""
+    said = len(journal.notes)
     try:
         lines = journal.earlier((doc.get("settings") or {}).get("session", {}).get("id"))
-        found = {}
-        for run in doc["runs"]:
-            own = mine.get(run["run_id"])
-            chain = _chain(run, own, lines, renamed, run["run_id"] in began)
-            if chain is None:
-                stamped = f"stamped from step {own['first_step']} on only" if own and own["step_s"] else "not stamped"
-                journal.notes.append(f"the run of seed {run['seed']} has no stamps of the processes before this one "
-                                     "in the journal (one ran under plain python, or its launcher was killed before "
-                                     f"journaling its checkpoint or record): it is {stamped}, and the entry is not "
-                                     "ranked")
-            elif chain:
-                found[run["run_id"]] = chain
-        return found
+        return [_chains(journal, doc, rank, mine, [line for line in lines if clock_journal.rank_of(line) == rank],
+                        renamed if not rank else None, began) for rank, mine, began in owned]
     except Refused as exc:
+        del journal.notes[said:]  # what was said of its chains before it was refused
         journal.notes.append(f"the journal is refused: {exc}; the earlier processes' stamps are not added")
-        return {}
+        return [{} for _ in owned]
+
+
+def _chains(journal: Journal, doc: dict[str, Any], rank: int, mine: dict[str, dict[str, Any]],
+            lines: list[dict[str, Any]], renamed: dict[str, str] | None,
+            began: set[int]) -> dict[str, list[dict[str, Any]]]:
+    """Each run's segments of ``rank`` from its journal ``lines``, before this process's (none where
+    the chain breaks, said in a note). ``began``: the seeds this process began on that rank."""
+    found = {}
+    for run in doc["runs"]:
+        own = mine.get(run["run_id"])
+        chain = _chain(run, own, lines, renamed, run["seed"] in began)
+        if chain is None:
+            journal.notes.append(f"{_who(run, rank)} has no stamps of the processes before this one in the journal "
+                                 "(one ran under plain python, or its launcher was killed before journaling its "
+                                 f"checkpoint or record): it is {_stamped_from(own)}, and the entry is not ranked")
+        elif chain:
+            found[run["run_id"]] = chain
+    return found
 
 
 def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str, Any]],
-           renamed: dict[str, str], began_here: bool = False) -> list[dict[str, Any]] | None:
+           renamed: dict[str, str] | None, began_here: bool = False) -> list[dict[str, Any]] | None:
     """The ``run``'s segments from the journal ``lines`` before this process's entry ``own`` ([]:
     none needed; None: the chain breaks). ``began_here``: this process went on with the run, from
-    a checkpoint of its last step (it stamped no step: ``own`` is None)."""
+    a checkpoint of its last step (it stamped no step: ``own`` is None). ``renamed``: the run ids
+    the file's signing changed; None where the lines' run ids are a rank's own (not the file's)."""
     if own is not None and own["run_start_s"] is not None:
         return []
     need = own["first_step"] - 1 if own is not None and own["step_s"] else len(run["step_times_s"])
@@ -104,7 +151,7 @@ def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str
         if at is None:
             return None
         line = lines[at]
-        if kinds != RESUMED and renamed.get(line["run_id"], line["run_id"]) != run["run_id"]:
+        if kinds != RESUMED and renamed is not None and renamed.get(line["run_id"], line["run_id"]) != run["run_id"]:
             raise Refused(f"its finished run of seed {run['seed']} is {line['run_id'][:64]}, not the file's "
                           f"{run['run_id']}")
         group = [i for i in range(at + 1) if lines[i]["process"] == line["process"] and lines[i]["seed"] == run["seed"]
@@ -120,11 +167,12 @@ def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str
 
 def _segment(run: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, Any]:
     """One process's segment of the ``run`` from its journal ``lines`` up to the last of them."""
-    last = lines[-1]
+    last, rank = lines[-1], clock_journal.rank_of(lines[-1])
     steps = [s for line in lines for s in line["step_s"]]
     if steps and last["first_step"] + len(steps) - 1 != last["through"]:
-        raise Refused(f"its entries of seed {run['seed']} do not add up to step {last['through']}")
-    return {"run_id": run["run_id"], "seed": run["seed"],
+        of = f"seed {run['seed']}" if not rank else f"rank {rank}'s seed {run['seed']}"
+        raise Refused(f"its entries of {of} do not add up to step {last['through']}")
+    return {"run_id": run["run_id"], "seed": run["seed"], **({"rank": rank} if rank else {}),
             "run_start_s": next((line["run_start_s"] for line in lines if line["run_start_s"] is not None), None),
             "first_step": last["first_step"] if steps else 0, "step_s": steps, "span_s": last["span_s"],
             "evaluations": [e for line in lines for e in line["evaluations"]],

@@ -16,15 +16,17 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from suite.record import edges
 from suite.run.edge_reader import EdgeReader
 
 
 class RankChannels:
-    """One FIFO and reader per local rank, in a private folder removed by :meth:`close`."""
+    """One FIFO and reader per local rank, in a private folder removed by :meth:`close`; every
+    reader journals to ``journal`` (:mod:`suite.run.clock_journal`, one for all ranks) if given."""
 
-    def __init__(self, nproc: int, origin: float, parent: Path | None = None):
+    def __init__(self, nproc: int, origin: float, parent: Path | None = None, journal: Any = None):
         self.folder = Path(tempfile.mkdtemp(prefix="goodbench-edges-", dir=parent))  # mode 0700, this user's
         self.readers: list[EdgeReader] = []
         try:
@@ -32,7 +34,7 @@ class RankChannels:
                 path = self.folder / edges.channel(rank)
                 os.mkfifo(path, 0o600)
                 fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-                self.readers.append(EdgeReader(fd, origin))
+                self.readers.append(EdgeReader(fd, origin, journal, rank))
         except BaseException:
             self.finish(0.0)
             self.close()

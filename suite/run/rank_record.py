@@ -10,7 +10,7 @@ from typing import Any
 
 from suite.figures import clocks, rank_clocks
 from suite.record.errors import GoodbenchError
-from suite.run.edge_reader import EdgeReader
+from suite.run.edge_reader import EdgeReader, RunEdges
 
 
 def why_not(readers: Sequence[EdgeReader]) -> str | None:
@@ -26,27 +26,32 @@ def why_not(readers: Sequence[EdgeReader]) -> str | None:
 def entries(doc: dict[str, Any], readers: Sequence[EdgeReader]) -> list[dict[str, Any]]:
     """The second clock's entries of ranks 1, 2, … (``readers``, in rank order) for ``doc``;
     :class:`GoodbenchError` naming the rank when an edge the file's runs need is missing."""
+    return [entry for rank, reader in enumerate(readers, 1) for entry in of_rank(doc, rank, reader.runs)]
+
+
+def of_rank(doc: dict[str, Any], rank: int, runs: Sequence[RunEdges]) -> list[dict[str, Any]]:
+    """The second clock's entries of ``rank`` (1 or more) for ``doc`` from the edges of its ``runs``,
+    each named by the file's run of its seed; :class:`GoodbenchError` when an edge is missing."""
     by_seed = {run["seed"]: run for run in doc["runs"] if isinstance(run, dict)}
     spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
     warmup = int(spec.get("warmup_steps") or 0)
     cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
     out = []
-    for rank, reader in enumerate(readers, 1):
-        for seen in reader.runs:
-            run = by_seed.get(seen.seed)
-            entry = seen.entry()
-            if run is None:
-                if entry["step_s"]:
-                    raise GoodbenchError(f"rank {rank}: the file holds no run of seed {seen.seed}, whose steps "
-                                         "this process stamped")
-                continue
-            entry = {"run_id": run["run_id"], "seed": seen.seed, "rank": rank,
-                     **{k: v for k, v in entry.items() if k not in ("run_id", "seed")}}
-            lacking = clocks.missing(run, entry) or rank_clocks.missing(run, entry, warmup)
-            if lacking:
-                raise GoodbenchError(f"rank {rank}, run {run['run_id']} (seed {seen.seed}): {lacking}")
-            found = rank_clocks.comparisons(run, entry, warmup, cpu)
-            out.append({**entry, "agreement": clocks.summary(found)})
+    for seen in runs:
+        run = by_seed.get(seen.seed)
+        entry = seen.entry()
+        if run is None:
+            if entry["step_s"]:
+                raise GoodbenchError(f"rank {rank}: the file holds no run of seed {seen.seed}, whose steps "
+                                     "this process stamped")
+            continue
+        entry = {"run_id": run["run_id"], "seed": seen.seed, "rank": rank,
+                 **{k: v for k, v in entry.items() if k not in ("run_id", "seed")}}
+        lacking = clocks.missing(run, entry) or rank_clocks.missing(run, entry, warmup)
+        if lacking:
+            raise GoodbenchError(f"rank {rank}, run {run['run_id']} (seed {seen.seed}): {lacking}")
+        found = rank_clocks.comparisons(run, entry, warmup, cpu)
+        out.append({**entry, "agreement": clocks.summary(found)})
     return out
 
 

@@ -5,7 +5,8 @@ tolerance, recomputed here from the stamps; a run killed and run again, stamped 
 process, has its segments joined and each compared (:mod:`suite.figures.clock_segments`). A file
 without a second clock has no problem here: its own-code rows say "one clock (self-timed)". Under
 torchrun each rank is stamped: rank 0 is compared with the run's record, every other rank with the
-file's ``distributed`` section, and a rank that trained a stamped run with no entry refuses it."""
+file's ``distributed`` section, and a rank that trained a stamped run with no entry refuses it; each
+rank stamped across processes has its own segments joined."""
 from __future__ import annotations
 
 import datetime as dt
@@ -36,11 +37,13 @@ def _check_second_clock(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
     warmup = spec["warmup_steps"] if isinstance(spec.get("warmup_steps"), int) else 0
     cpu = doc["system"]["accelerator"]["type"] == "cpu"
     problems, seen = [], set()
-    segmented = clock_segments.segmented(section["runs"])  # rank 0 stamped across processes: _check_segments
+    segmented = clock_segments.segmented(section["runs"])  # a rank stamped across processes: _check_segments
     for i, entry in enumerate(section["runs"]):
         where = f"second_clock.runs[{i}]"
-        if not rank_clocks.rank_of(entry) and entry["run_id"] in segmented and entry["run_id"] in by_id:
-            seen.add((entry["run_id"], 0))
+        rank = rank_clocks.rank_of(entry)
+        if (entry["run_id"], rank) in segmented and entry["run_id"] in by_id and rank in rank_clocks.ranks_trained(
+                by_id[entry["run_id"]]):
+            seen.add((entry["run_id"], rank))
             continue
         run = by_id.get(entry["run_id"])
         if run is None or (entry["run_id"], rank_clocks.rank_of(entry)) in seen:
@@ -109,20 +112,24 @@ def _check_segments(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     warmup = spec["warmup_steps"] if isinstance(spec.get("warmup_steps"), int) else 0
     cpu = doc["system"]["accelerator"]["type"] == "cpu"
     problems = []
-    for run_id in sorted(clock_segments.segmented(section["runs"]) & set(by_id)):
-        segments = clock_segments.of_run(section["runs"], run_id)
+    for run_id, rank in sorted(clock_segments.segmented(section["runs"])):
+        if run_id not in by_id or rank not in rank_clocks.ranks_trained(by_id[run_id]):
+            continue  # named in _check_second_clock
+        segments = clock_segments.of_run(section["runs"], run_id, rank)
         where = f"second_clock.runs[{section['runs'].index(segments[0])}]"
+        on = f"rank {rank}: " if rank else ""
         flaw = clock_segments.flaw(by_id[run_id], segments)
         if flaw is not None:
-            problems.append(Problem("second-clock", where, f"run {safe(run_id)}'s segments across processes: {flaw}"))
+            problems.append(Problem("second-clock", where, f"{on}run {safe(run_id)}'s segments across processes: {flaw}"))
             continue
-        for j, found in enumerate(clock_segments.comparisons(by_id[run_id], segments, warmup, cpu)):
+        for j, found in enumerate(clock_segments.compared(by_id[run_id], segments, warmup, cpu, rank)):
             off = [c for c in found if not c.agrees]
             if off:
-                problems.append(Problem("second-clock", where, f"the clocks disagree in segment {j}: {off[0].describe()}"))
+                problems.append(Problem("second-clock", where, f"{on}the clocks disagree in segment {j}: "
+                                                               f"{off[0].describe()}"))
                 break
             if segments[j]["agreement"]["agree"] is not True:
-                problems.append(Problem("second-clock", where, f"segment {j} says the clocks disagree; recomputed, "
+                problems.append(Problem("second-clock", where, f"{on}segment {j} says the clocks disagree; recomputed, "
                                                                "they agree"))
                 break
     return problems

@@ -1,0 +1,196 @@
+"""Every rank's second clock across a kill (``goodbench run-own --nproc-per-node N``, docs/own-code.md
+"The second clock across a kill"): each rank's reader journals its runs to the one journal in the
+checkpoint directory (its lines naming its ``rank``, rank 0's none), and the successor joins each
+rank's segments as it does rank 0's. A rank whose chain breaks is named in a note and its run is not
+stamped; a journal whose rank entries were edited is refused. The last test runs a real 2-rank gloo
+job under torchrun, killed and run again."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_own_resume_clock import SESSION, WALL, _run
+
+from suite.figures import clock_cover, clock_segments, rank_clocks
+from suite.leaderboard import pipeline, rows
+from suite.record import edges
+from suite.run import clock_journal, own_segments
+from suite.run.edge_reader import EdgeReader, clock
+from suite.validate import check_document
+
+REPO = Path(__file__).resolve().parent.parent
+STEPS = 9
+
+
+def _ranks(folder: Path, script: Path, lines: list[list[bytes]], pid: int = 4242, named: tuple[str, ...] = (),
+           together: bool = False) -> tuple[clock_journal.Journal, list[EdgeReader]]:
+    """One launcher's journal of a torchrun job whose rank R sends the edge ``lines[R]`` on its own
+    channel, each naming the journal in ``folder`` (or in ``named[R]``), read by one reader per rank:
+    rank by rank, or all ``together`` (each reader's thread journaling as the others do)."""
+    journal = clock_journal.Journal(str(script), ["x.json"])
+    journal.started(pid, WALL)
+    readers, ends = [], []
+    for rank in range(len(lines)):
+        read_end, write_end = os.pipe()
+        readers.append(EdgeReader(read_end, clock(), journal, rank))
+        ends.append(write_end)
+    for rank, (write_end, sent) in enumerate(zip(ends, lines, strict=True)):
+        where = named[rank] if rank < len(named) else str(folder)
+        os.write(write_end, b"".join([edges.journal(SESSION, where), *sent]))
+        if not together:
+            _finish(write_end, readers[rank])
+    for write_end, reader in zip(ends, readers, strict=True):
+        if together:
+            _finish(write_end, reader)
+    journal.close()
+    return journal, readers
+
+
+def _finish(write_end: int, reader: EdgeReader) -> None:
+    os.close(write_end)
+    reader.finish(2.0)
+    assert reader.broken is None, reader.broken
+
+
+@pytest.fixture
+def script(tmp_path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text("pass\n")
+    return path
+
+
+def _doc() -> dict:
+    """A two-rank file of one run of ``STEPS`` steps, evaluated every 3."""
+    steady = {"mean": 0.01, "p50": 0.01, "max": 0.01, "steps": STEPS - 1}
+    return {"runs": [{"run_id": "p2", "seed": 1, "step_times_s": [0.01] * STEPS,
+                      "curve": [{"step": s, "time_s": 0.1 * s} for s in (3, 6, 9)],
+                      "distributed": {"world_size": 2, "ranks": [{"rank": r, "step_time_s": steady} for r in (0, 1)]}}],
+            "settings": {"session": {"id": SESSION}, "implementation": {"spec": {"warmup_steps": 1}}},
+            "system": {"accelerator": {"type": "cpu"}}}
+
+
+def _killed_after_7(folder: Path, script: Path, rank_one: bool = True) -> None:
+    """The first process: both ranks of run p1 saved at steps 3 and 6, killed after step 7 (rank 1
+    journaled unless not ``rank_one``: it named another directory)."""
+    other = folder / "elsewhere"
+    other.mkdir(exist_ok=True)
+    journal, _ = _ranks(folder, script, [_run("p1", 1, 7, (3, 6)), _run("q1", 1, 7, (3, 6))],
+                        named=() if rank_one else (str(folder), str(other)))
+    assert journal.notes == ([] if rank_one else [f"rank 1 named another session or checkpoint directory ({other}) "
+                                                  f"than {folder}: its stamps are not journaled"])
+
+
+def _successor(folder: Path, script: Path) -> tuple[clock_journal.Journal, dict]:
+    """The same command run again: both ranks go on from step 6; the record of every rank."""
+    journal, (zero, one) = _ranks(folder, script, [_run("p2", 1, STEPS, (), first=7), _run("q2", 1, STEPS, (), first=7)],
+                                  pid=4343)
+    doc = _doc()
+    doc["second_clock"] = own_segments.record(journal, doc, zero.runs, 4343, {}, [one])
+    return journal, doc
+
+
+def test_every_ranks_lines_go_to_the_one_journal_whole_rank_0s_without_a_rank(tmp_path, script):
+    _ranks(tmp_path, script, [_run("p1", 1, 7, (3, 6)), _run("q1", 1, 7, (3, 6)), _run("r1", 1, 7, (3, 6))],
+           together=True)
+    path = tmp_path / clock_journal.NAME
+    kept = clock_journal.read(path)
+    assert path.read_bytes().count(b"\n") == len(kept) == 9  # no line torn or interleaved by another rank's
+    assert sorted((line.get("rank", -1), line["run_id"], line["through"]) for line in kept) == [
+        (-1, "p1", 0), (-1, "p1", 3), (-1, "p1", 6),  # rank 0's lines name no rank, as one process's
+        (1, "q1", 0), (1, "q1", 3), (1, "q1", 6), (2, "r1", 0), (2, "r1", 3), (2, "r1", 6)]
+    assert all(clock_journal.misfit(line, SESSION, {"script": kept[0]["script"], "args": ["x.json"]}) is None
+               for line in kept)
+    assert clock_journal.misfit({**kept[0], "rank": 0}, SESSION, {"script": kept[0]["script"], "args": ["x.json"]}) \
+        == "is malformed"  # rank 0 names none
+
+
+def test_a_successor_joins_every_ranks_segments_and_the_run_reads_stamped(tmp_path, script):
+    _killed_after_7(tmp_path, script)
+    journal, doc = _successor(tmp_path, script)
+    assert journal.notes == []
+    assert [(rank_clocks.rank_of(e), e["first_step"], len(e["step_s"]), e["pid"]) for e in doc["second_clock"]["runs"]] \
+        == [(0, 1, 6, 4242), (0, 7, 3, 4343), (1, 1, 6, 4242), (1, 7, 3, 4343)]
+    assert {e["run_id"] for e in doc["second_clock"]["runs"]} == {"p2"}  # rank 1's own ids are not the file's
+    ranked = [e for e in doc["second_clock"]["runs"] if e.get("rank")]
+    assert [[f["what"] for f in e["agreement"]["figures"]] for e in ranked] == [["clock span"]] * 2
+    assert clock_cover.stamped(doc, "p2")
+
+
+def test_a_rank_whose_chain_breaks_is_named_and_the_run_is_not_stamped(tmp_path, script):
+    _killed_after_7(tmp_path, script, rank_one=False)
+    journal, doc = _successor(tmp_path, script)
+    [said] = journal.notes
+    assert said.startswith("rank 1's run of seed 1 has no stamps of the processes before this one in the journal")
+    assert said.endswith("it is stamped from step 7 on only, and the entry is not ranked")
+    assert [(rank_clocks.rank_of(e), e["first_step"]) for e in doc["second_clock"]["runs"]] == [(0, 1), (0, 7), (1, 7)]
+    assert not clock_cover.stamped(doc, "p2")
+
+
+def test_segments_of_a_rank_edited_to_overlap_are_refused(tmp_path, script):
+    _killed_after_7(tmp_path, script)
+    _, doc = _successor(tmp_path, script)
+    later = doc["second_clock"]["runs"][3]
+    later.update(first_step=6, step_s=[0.01] + later["step_s"])  # rank 1's step 6 stamped by both processes
+    assert not clock_cover.stamped(doc, "p2")
+    segments = [e for e in doc["second_clock"]["runs"] if e.get("rank") == 1]
+    assert clock_segments.flaw(doc["runs"][0], segments) == \
+        "steps 6-6 are stamped twice (segment 1 overlaps the one before)"
+
+
+def test_a_journal_whose_rank_lines_were_edited_is_refused_for_every_rank(tmp_path, script):
+    _killed_after_7(tmp_path, script)
+    path = tmp_path / clock_journal.NAME
+    lines = clock_journal.read(path)
+    for line in lines:
+        if line.get("rank") == 1 and line["through"] == 6:
+            line["step_s"] = line["step_s"][1:]  # a step taken out of rank 1's stamps
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    journal, doc = _successor(tmp_path, script)
+    [said] = journal.notes
+    assert said.startswith("the journal is refused: its entries of rank 1's seed 1 do not add up to step 6")
+    assert [e["first_step"] for e in doc["second_clock"]["runs"]] == [7, 7]  # this process's stamps only, on each rank
+    assert not clock_cover.stamped(doc, "p2")
+
+
+# ---------------------------------------------------------------- a torchrun job, killed and run again
+def _run_own(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "suite", "run-own", "--nproc-per-node", "2",
+                           str(REPO / "tests" / "own_resume_job.py"), *args],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300, start_new_session=True)
+
+
+@pytest.mark.slow  # a 2-rank job under torchrun, killed and run again: ~1 min
+@pytest.mark.dist
+def test_a_torchrun_job_killed_and_run_again_under_run_own_is_stamped_on_every_rank(tmp_path):
+    args = ("own.json", "own.ckpt", "--kill-seed", "2", "--kill-after", "25")
+    killed = _run_own(tmp_path, *args)
+    assert killed.returncode == 1 and "no second clock: rank 0: the script ended with status" in killed.stderr
+    ranks = {line.get("rank", 0) for line in clock_journal.read(tmp_path / "own.ckpt" / clock_journal.NAME)}
+    assert ranks == {0, 1}
+    again = _run_own(tmp_path, *args)
+    assert "second clock added (2 runs on 2 ranks in 6 process segments, the clocks agree)" in again.stderr, again.stderr[-3000:]
+    doc = json.loads((tmp_path / "own.json").read_text())
+    problems = check_document(doc)
+    assert [p for p in problems if p.code == "second-clock"] == []
+    for other in problems:  # the job's own record on a loaded machine (its 1 ms steps' loop share): not the clock's
+        print(f"also: {other.line('own.json')}")
+    entries = doc["second_clock"]["runs"]
+    for rank in (0, 1):  # seed 1 finished, seed 2 killed after its checkpoint of step 20
+        assert [(e["seed"], e["first_step"], len(e["step_s"])) for e in entries if rank_clocks.rank_of(e) == rank] == \
+            [(1, 1, 40), (2, 1, 20), (2, 21, 20)]
+    assert all(clock_cover.stamped(doc, run["run_id"]) for run in doc["runs"])
+    [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
+    assert entry["second_clock"] is True and rows.ONE_CLOCK_REASON not in rows.unranked_reasons(entry)
+    for rank in (0, 1):
+        figures = [f for e in entries if rank_clocks.rank_of(e) == rank for f in e["agreement"]["figures"]]
+        for what, among in (("worst", figures), ("worst clock span", [f for f in figures if f["what"] == "clock span"]),
+                            ("worst across the kill", [f for f in figures if "a later process" in f["what"]])):
+            if among:
+                f = max(among, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
+                print(f"rank {rank}, {what}: {f['what']}: {abs(f['own_s'] - f['launcher_s']):.4f} s of "
+                      f"{f['launcher_s']:.4f} s")
