@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import torch
 import torch.distributed as dist
-from own_job_step import measured_step  # beside this script
+from own_job_step import measured_step, say_written  # beside this script
 from torch import nn
 
 import goodbench
@@ -80,10 +80,7 @@ def main(out: str, fail_rank: int | None, slow_rank: int | None = None) -> None:
         with slowed_clocks(rank == slow_rank):
             for run in bench.runs():
                 train(run, rank, world, fail=rank == fail_rank)
-    if bench.path is not None:
-        print(f"results written to {bench.path}")
-        for line in bench.problems:
-            print(f"validator: {line}")
+    say_written(bench)
 
 
 if __name__ == "__main__":

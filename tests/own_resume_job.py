@@ -16,7 +16,7 @@ import signal
 import time
 
 import torch
-from own_job_step import measured_step  # beside this script
+from own_job_step import measured_step, say_written  # beside this script
 from torch import nn
 
 import goodbench
@@ -76,10 +76,7 @@ def main() -> None:
         for run in bench.runs():
             first_process = not run.prior
             train(run, args.kill_after if run.seed == args.kill_seed and first_process else None, args.kill_group)
-    if bench.path is not None:  # rank 0's, under torchrun
-        print(f"results written to {bench.path}")
-        for line in bench.problems:
-            print(f"validator: {line}")
+    say_written(bench)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The callbacks for frameworks' own loops (suite/api/lightning.py, suite/api/hf.py): a Lightning
-``Trainer.fit`` and a Hugging Face ``Trainer.train`` on the CPU with tiny models built in the test
-(no download), each measured as one run whose file every rule accepts; and the examples that use
+``Trainer.fit`` and a Hugging Face ``Trainer.train`` on the CPU with tiny models (no download; the
+Lightning module is tests/own_framework_ddp_job.py's, which fits it under torchrun), each measured as one run whose file every rule accepts; and the examples that use
 them, each run in one command."""
 from __future__ import annotations
 
@@ -9,44 +9,20 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
+from own_framework_ddp_job import Sums, regression
 
 import goodbench
 from suite import validate as v
+from suite.record.errors import GoodbenchError
+from workloads.parallel import SINGLE
 
 REPO = Path(__file__).resolve().parent.parent
 L = pytest.importorskip("lightning.pytorch")
 transformers = pytest.importorskip("transformers")
-
-
-class _Sums(torch.utils.data.IterableDataset):
-    def __init__(self, seed: int):
-        self.seed = seed
-
-    def __iter__(self):
-        gen = torch.Generator().manual_seed(self.seed)
-        while True:
-            x = torch.randn(8, generator=gen)
-            yield x, x.sum(dim=0, keepdim=True)
-
-
-class _Regression(L.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.net = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-
-    def training_step(self, batch, batch_idx):
-        x, y = batch
-        return torch.nn.functional.mse_loss(self.net(x), y)
-
-    def validation_step(self, batch, batch_idx):
-        x, y = batch
-        self.log("val_mse", torch.nn.functional.mse_loss(self.net(x), y))
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
 
 
 def _bench(tmp_path: Path, name: str, **kw) -> goodbench.Benchmark:
@@ -65,8 +41,8 @@ def test_a_lightning_fit_is_measured_as_one_run(tmp_path):
             trainer = L.Trainer(max_steps=20, val_check_interval=10, limit_val_batches=2, accelerator="cpu",
                                 devices=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                                 enable_model_summary=False, callbacks=[goodbench.lightning.Measure(run)])
-            loader = torch.utils.data.DataLoader(_Sums(run.seed), batch_size=16)
-            trainer.fit(_Regression(), loader, torch.utils.data.DataLoader(_Sums(0), batch_size=16))
+            loader = torch.utils.data.DataLoader(Sums(run.seed), batch_size=16)
+            trainer.fit(regression(), loader, torch.utils.data.DataLoader(Sums(0), batch_size=16))
     assert bench.problems == []
     doc = json.loads(bench.path.read_text())
     run = doc["runs"][0]
@@ -120,3 +96,19 @@ def test_each_framework_example_runs_in_one_command_and_its_file_validates(examp
     doc = json.loads(out.read_text())
     assert doc["settings"]["implementation"]["against"] == "lm-char" and v.check_document(doc) == []
     assert [p["step"] for p in doc["runs"][0]["curve"]] == [50, 60]
+
+
+@pytest.mark.parametrize("framework", ["lightning", "hf"])
+def test_a_trainer_on_processes_goodbench_does_not_measure_is_refused(framework):
+    """Lightning's DDP outside torchrun starts processes of its own, each a one-process Benchmark that
+    would write a file of its own: each callback refuses a trainer whose world is not the run's."""
+    import goodbench.hf
+    import goodbench.lightning
+
+    run = SimpleNamespace(parallel=SINGLE)  # one process, as a script run with plain python is
+    with pytest.raises(GoodbenchError, match=r"trains on 2 processes and goodbench measures 1: launch the script "
+                                             r"with torchrun --nproc-per-node=2"):
+        if framework == "lightning":
+            goodbench.lightning.Measure(run).setup(SimpleNamespace(world_size=2), None, "fit")
+        else:
+            goodbench.hf.Measure(run).on_train_begin(SimpleNamespace(world_size=2), None, None)

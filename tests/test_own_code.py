@@ -484,7 +484,7 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(settings, where, timeout, out, report) -> bytes:  # the same code trained again, in this process
+    def rerun(settings, where, timeout, out) -> bytes:  # the same code trained again, in this process
         runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
         return runs[-1]
 
@@ -515,7 +515,9 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
 
 
 def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeypatch):
+    from suite.run.edge_reader import EdgeReader, clock
     from suite.run.reproduce import own
+    from suite.run.reproduce.planning import CannotReproduce
 
     seen: list[dict] = []
 
@@ -523,17 +525,19 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
         assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
         assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge pipe's write end, stamped outside
-        for fd in ends:
-            os.close(fd)
+        os.close(ends[1])
         seen.append(env)
         Path(env[own.OUT_VARIABLE]).write_text("{}")
-        return 0, 1, None
+        reader = EdgeReader(ends[0], clock())
+        reader.finish(1.0)
+        return 0, 1, reader  # a script that wrote its file and no edge
 
     monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
     monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
     monkeypatch.setattr(own.stamping, "run", fake_run)
-    for _ in range(2):
-        assert own._rerun({}, tmp_path, None, tmp_path / "repro.json") == b"{}"
+    for _ in range(2):  # its file, with no edge to stamp, is refused: its times would be its own word
+        with pytest.raises(CannotReproduce, match="the re-run has no second clock .*without naming a results file"):
+            own._rerun({}, tmp_path, None, tmp_path / "repro.json")
     folders = [Path(env[own.CHECKPOINT_VARIABLE]) for env in seen]
     assert folders[0] != folders[1] and not any(f.exists() for f in folders)

@@ -276,3 +276,26 @@ def test_run_own_stays_torch_free_for_a_plain_script():
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_torchrun_job_is_stamped_on_linux_only(monkeypatch, tmp_path, capsys):
+    """Elsewhere a FIFO no rank has opened yet reads at its end at once (suite/run/rank_channels.py):
+    run-own --nproc-per-node and the re-run of a recorded torchrun command refuse in one line,
+    before anything runs."""
+    from suite.cli import main
+    from suite.run.reproduce import own
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    script = tmp_path / "train.py"
+    script.write_text("raise SystemExit('it never runs')\n")
+    assert main(["run-own", "--nproc-per-node", "2", str(script)]) == 1
+    said = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert said == ["goodbench: error: goodbench stamps a torchrun job's ranks on its second clock on Linux only "
+                    "(it reads their edge FIFOs as only Linux's select allows), not on darwin"]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", "train.py"]
+    monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: (torchrun, where))
+    monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
+    monkeypatch.setattr(own.stamping, "run_ranks", lambda *a: pytest.fail("the re-run ran"))
+    with pytest.raises(GoodbenchError, match=r"on Linux only .*, not on darwin$"):
+        own._rerun({}, tmp_path, None, tmp_path / "repro.json")

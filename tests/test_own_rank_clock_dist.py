@@ -30,19 +30,26 @@ def _run_own(folder: Path, *args: str, script: Path = JOB) -> subprocess.Complet
                           cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path):
-    done = _run_own(tmp_path, "own-ddp.json")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "second clock added (1 run on 2 ranks, the clocks agree), unsigned, valid" in done.stderr
-    doc = json.loads((tmp_path / "own-ddp.json").read_text())
+def both_ranks_stamped(doc: dict) -> dict:
+    """The file's one run, once the file is valid and every step of each of its two ranks is
+    stamped by the second clock, the clocks agreeing (tests/test_own_callbacks_dist.py too)."""
     assert check_document(doc) == []
-    assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
     [run] = doc["runs"]
     entries = doc["second_clock"]["runs"]
     assert sorted(rank_clocks.rank_of(e) for e in entries) == [0, 1]
     assert {e["run_id"] for e in entries} == {run["run_id"]}
     assert all(e["agreement"]["agree"] and len(e["step_s"]) == len(run["step_times_s"]) for e in entries)
     assert clock_cover.stamped(doc, run["run_id"])
+    return run
+
+
+def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path):
+    done = _run_own(tmp_path, "own-ddp.json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "second clock added (1 run on 2 ranks, the clocks agree), unsigned, valid" in done.stderr
+    doc = json.loads((tmp_path / "own-ddp.json").read_text())
+    both_ranks_stamped(doc)
+    assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
     frame = pipeline.table([("own-ddp.json", doc)])
     assert frame["second_clock"].all() and not rows.one_clock(frame).any()
     assert rows.ONE_CLOCK_REASON not in rows.unranked_reasons(frame.to_dict(orient="records")[0])

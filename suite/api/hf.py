@@ -7,7 +7,9 @@ Each optimizer step is one step: the step clock runs from ``on_step_begin`` to `
 data waits are "not measured"). A run held to a workload's target is
 evaluated by goodbench's pinned evaluator at the declared cadence and once before the first step
 (the model called on token ids, its ``.logits``) and stops the trainer at the target; a free job's evaluations are the Trainer's
-own at the cadence (``eval_steps`` = ``eval_every``), their numeric metrics put on the curve."""
+own at the cadence (``eval_steps`` = ``eval_every``), their numeric metrics put on the curve.
+Under torchrun the Trainer trains with DDP on torchrun's processes, every rank's callback measuring
+them."""
 from __future__ import annotations
 
 import contextlib
@@ -17,6 +19,7 @@ import torch
 from transformers import TrainerCallback
 
 from suite.api.run import Run
+from suite.api.world import check_world
 
 
 class Measure(TrainerCallback):
@@ -30,6 +33,7 @@ class Measure(TrainerCallback):
         self._evaluation: Any = None
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
+        check_world(self.run.parallel, args.world_size, "the Trainer")
         if self.run.bench.flops_per_step is None and self.batch is not None and model is not None:
             inputs = {k: v.to(self.run.device) for k, v in self.batch.items()}
             self.run.count_flops(lambda: model(**inputs).loss.backward())

@@ -8,7 +8,9 @@ the batch's fetch happens before it and is not timed apart: data waits "not meas
 held to a workload's target is evaluated by goodbench's pinned evaluator at the declared
 cadence and once before the first step, the module called as the model (``module(ids) →
 logits``), and stops the trainer at the target; a free job's evaluations are Lightning's validation loops that fall on the cadence, their
-logged metrics (``trainer.callback_metrics``) put on the curve."""
+logged metrics (``trainer.callback_metrics``) put on the curve. Under torchrun the DDP strategy
+trains on torchrun's processes and every rank's callback measures them; Lightning's DDP that starts
+processes of its own (a script run with plain ``python``) is refused."""
 from __future__ import annotations
 
 import contextlib
@@ -18,6 +20,7 @@ import lightning.pytorch as pl
 import torch
 
 from suite.api.run import Run
+from suite.api.world import check_world
 from suite.record.errors import GoodbenchError
 
 
@@ -31,6 +34,9 @@ class Measure(pl.Callback):
         self.run, self.count_flops, self.metrics = run, count_flops, metrics
         self._evaluating = contextlib.ExitStack()
         self._evaluation: Any = None
+
+    def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        check_world(self.run.parallel, trainer.world_size, "Lightning's Trainer")
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if trainer.accumulate_grad_batches != 1:

@@ -7,19 +7,31 @@ launcher makes a private folder (mode 0700) holding one FIFO per local rank
 its own :class:`~suite.run.edge_reader.EdgeReader`, every one stamping on the same clock from the
 same origin. A FIFO's read end is opened without waiting, so a rank that never opens its channel
 blocks nothing; a line shorter than ``PIPE_BUF`` is written whole, and each reader drains its FIFO
-as it does the single process's pipe."""
+as it does the single process's pipe. That a FIFO no writer has opened yet does not read ready to
+``select`` (a rank that has not started is not taken for one that closed its channel) holds on
+Linux only: elsewhere (macOS, the BSDs) it reads at its end at once, so the channels refuse to be
+made there (:func:`check_platform`)."""
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from suite.record import edges
+from suite.record.errors import GoodbenchError
 from suite.run.edge_reader import EdgeReader
+
+
+def check_platform() -> None:
+    """GoodbenchError, one line, unless this is Linux, where the ranks' FIFOs are read as they must be."""
+    if not sys.platform.startswith("linux"):
+        raise GoodbenchError(f"goodbench stamps a torchrun job's ranks on its second clock on Linux only (it reads "
+                             f"their edge FIFOs as only Linux's select allows), not on {sys.platform}")
 
 
 class RankChannels:
@@ -27,6 +39,7 @@ class RankChannels:
     reader journals to ``journal`` (:mod:`suite.run.clock_journal`, one for all ranks) if given."""
 
     def __init__(self, nproc: int, origin: float, parent: Path | None = None, journal: Any = None):
+        check_platform()
         self.folder = Path(tempfile.mkdtemp(prefix="goodbench-edges-", dir=parent))  # mode 0700, this user's
         self.readers: list[EdgeReader] = []
         try:

@@ -19,6 +19,7 @@ no network, none of the reviewer's home, configuration, keys, environment, check
 the file it writes is read back after it has exited, and the reproduction is signed after that."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -239,7 +240,7 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
     (:mod:`suite.run.reproduce.measuring`) until none asks for another or ``cap`` is reached. The
     last re-run's bytes, document and comparisons, each judged on all its re-runs."""
     start = time.monotonic()
-    raw = _rerun(settings, where, timeout, out, report)
+    raw = _rerun(settings, where, timeout, out)
     seconds = time.monotonic() - start
     doc, comparisons = _compared(raw, original, indexes, tolerance, out)
     if not any(c.unsettled for c in comparisons):
@@ -254,7 +255,7 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
         start = time.monotonic()
         try:
-            raw = _rerun(settings, where, timeout, out, report)
+            raw = _rerun(settings, where, timeout, out)
         except KeyboardInterrupt:  # SIGTERM or Ctrl-C while measuring on: the last whole re-run is not lost
             report(f"interrupted while measuring on: the last whole re-run is kept as {_keep(raw, out)}")
             raise
@@ -269,8 +270,7 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
 RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writable output folder
 
 
-def _rerun(settings: dict, where: Path, timeout: float | None, out: Path,
-           report: Callable[[str], None] = lambda line: None) -> bytes:
+def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> bytes:
     """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
     file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, with
     the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
@@ -282,30 +282,29 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path,
         argv, cwd = runnable_command(settings, code)
         sandbox.check([code, output], where)
         rerun_path = output / RERUN_FILE
-        ends = stamping.pipe(stamping.stamps(argv))  # its edges stamped here, outside the sandbox
+
+        def sandboxed(writable: list[Path], env: dict[str, str]) -> list[str]:
+            return sandbox.command(argv, writable=[code, output, *writable], cwd=cwd, where=where, env={
+                OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"), **env})
+
         nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
-        channels = RankChannels(nproc, clock(), Path(scratch)) if nproc else None
-        wrapped = sandbox.command(argv, writable=[code, output, *([channels.folder] if channels else [])], cwd=cwd,
-                                  where=where, env={
-            OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"),
-            **stamping.environment(ends[1]), **(channels.environment() if channels else {})})
-        if channels is None:
-            status, pid, reader = stamping.run(wrapped, sandbox.BWRAP_ENVIRONMENT, ends, timeout)
-        else:
-            (status, pid), reader = stamping.run_ranks(wrapped, sandbox.BWRAP_ENVIRONMENT, channels, timeout), None
+        if nproc:
+            channels = RankChannels(nproc, clock(), Path(scratch))
+            status, pid = stamping.run_ranks(sandboxed([channels.folder], channels.environment()),
+                                             sandbox.BWRAP_ENVIRONMENT, channels, timeout)
+            stamped = functools.partial(stamping.with_rank_clocks, channels=channels)
+        else:  # `python SCRIPT ARGS`: its edge pipe, its edges stamped here, outside the sandbox
+            ends = os.pipe()
+            status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
+                                               sandbox.BWRAP_ENVIRONMENT, ends, timeout)
+            stamped = functools.partial(stamping.with_second_clock, reader=reader)
         raw = read_output(rerun_path)
     if raw is None or status != 0:
         kept = _keep(raw, out)
         raise CannotReproduce(f"the recorded command exited {status}" + (
             f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
-    if reader is None and channels is None:
-        report("the re-run is not stamped on a second clock: its times are its own process's word")
-        return raw
     try:
-        if channels is not None:
-            raw = stamping.with_rank_clocks(raw, status, pid, channels)
-        elif reader is not None:
-            raw = stamping.with_second_clock(raw, status, pid, reader)
+        raw = stamped(raw, status, pid)
     except (GoodbenchError, ValueError, KeyError, TypeError) as exc:  # a file the script wrote: anyone's text
         raise CannotReproduce(f"the re-run has no second clock ({exc}), so its times would be its own process's "
                               f"word; it is kept as {_keep(raw, out)}") from None

@@ -73,43 +73,30 @@ def with_rank_clocks(raw: bytes, status: int, pid: int, channels: RankChannels) 
     return results.dumps(doc).encode()
 
 
-def stamps(argv: list[str]) -> bool:
-    """Whether the re-run ``argv`` (``[python, SCRIPT, …]`` or ``[python, -m, torch.distributed.run, …]``)
-    gets the edge pipe: a plain script does; a torchrun job's ranks get their FIFOs (:func:`torchrun_ranks`)."""
-    return len(argv) > 1 and argv[1] != "-m"
-
-
-def pipe(stamped: bool) -> tuple[int | None, int | None]:
-    """(read end, write end) of a fresh edge pipe, or (None, None) for a torchrun re-run (its ranks' FIFOs)."""
-    return os.pipe() if stamped else (None, None)
-
-
-def environment(write_end: int | None) -> dict[str, str]:
+def environment(write_end: int) -> dict[str, str]:
     """What the sandbox's environment gets for the pipe: ``$GOODBENCH_EDGE_FD`` naming its write end."""
-    return {} if write_end is None else {edges.ENV: str(write_end)}
+    return {edges.ENV: str(write_end)}
 
 
-def run(wrapped: list[str], env: dict[str, str], ends: tuple[int | None, int | None],
-        timeout: float | None) -> tuple[int, int, EdgeReader | None]:
-    """Run the sandboxed ``wrapped`` command (the pipe's write end passed in, closed here once it
-    has started), stamping its edges until it ends: (its exit status, its pid, the reader or None).
+def run(wrapped: list[str], env: dict[str, str], ends: tuple[int, int],
+        timeout: float | None) -> tuple[int, int, EdgeReader]:
+    """Run the sandboxed ``wrapped`` command (the edge pipe's write end passed in, closed here once it
+    has started), stamping its edges until it ends: (its exit status, its pid, the reader).
     :class:`CannotReproduce` when it runs past ``timeout`` (it is stopped)."""
     read_end, write_end = ends
     origin = clock()
     try:
-        child = subprocess.Popen(wrapped, env=env, pass_fds=() if write_end is None else (write_end,))
+        child = subprocess.Popen(wrapped, env=env, pass_fds=(write_end,))
     except BaseException:
         for fd in ends:
-            if fd is not None:
-                os.close(fd)
+            os.close(fd)
         raise
-    if write_end is not None:
-        os.close(write_end)
-    reader = None if read_end is None else EdgeReader(read_end, origin)
+    os.close(write_end)
+    reader = EdgeReader(read_end, origin)
     try:
         status = _wait(child, timeout)
     finally:
-        if reader is not None and child.returncode is not None:
+        if child.returncode is not None:
             reader.finish(GRACE_S)
     return status, child.pid, reader
 
