@@ -180,7 +180,7 @@ def test_a_reproduction_started_on_a_busy_machine_is_warned_that_its_throughput_
 
 def test_a_file_of_rules_v8_or_later_without_its_load_record_is_refused():
     """Trial 5: a v9 file measured under load, its host_load deleted, read "host load not recorded
-    (written before goodbench recorded it)"; every goodbench writing v8 or later records it."""
+    (dated before goodbench recorded it)"; every goodbench writing v8 or later records it."""
     import copy
     import json
     from pathlib import Path
@@ -194,6 +194,9 @@ def test_a_file_of_rules_v8_or_later_without_its_load_record_is_refused():
     problems = check_document(deleted)
     assert [(p.code, p.field) for p in problems] == [("load-not-recorded", "runs[1].host_load"),
                                                       ("load-not-recorded", "runs[2].host_load")]
-    older = copy.deepcopy(deleted)
-    older["rules_version"] = 7  # a file naming older rules may lack it (its rows say "not recorded")
+    renamed = copy.deepcopy(deleted)
+    renamed["rules_version"] = 7  # the sixth trial's L2: naming older rules took the rule away
+    assert [p.code for p in check_document(renamed)].count("load-not-recorded") == 2
+    older = copy.deepcopy(renamed)
+    older["created_at"] = "2026-11-27T12:00:00Z"  # a file dated before v8 may lack it (its rows say "not recorded")
     assert "load-not-recorded" not in {p.code for p in check_document(older)}

@@ -419,6 +419,21 @@ def test_an_edited_segment_is_refused(split):
     assert "segment 1's process started before segment 0's last stamp" in _said(early)[0]
 
 
+def test_the_steps_after_a_segment_boundary_the_log_records_no_resume_at_are_compared(split):
+    """Trial 6's K: a later process's first steps were left uncompared as its warm-up, while the
+    throughput window, reading no resume in the log there, counted them; a child that dropped its
+    resume from its log (or a file split into a segment per checkpoint) claimed those steps at any
+    speed. The clocks now compare every step the window counts: here the launcher's stamps of the
+    later segment's first steps, ten times the record's, are refused."""
+    doc, segments = split
+    warmup = doc["settings"]["implementation"]["spec"]["warmup_steps"]
+    assert warmup >= 1 and SPLIT not in clocks.resumed_from(doc["runs"][0])
+    slowed = copy.deepcopy(segments)
+    slowed[1]["step_s"] = [t * 10 if i < warmup else t for i, t in enumerate(slowed[1]["step_s"])]
+    said = _said(_with(doc, slowed))
+    assert said and "the clocks disagree in segment 1: steady" in said[0]
+
+
 def test_an_evaluation_whose_logged_duration_is_not_the_stamped_one_is_refused(honest, tmp_path):
     """Trial 5: evaluations cut tenfold in the log, their ends moved with the curve, passed, since
     only each evaluation's end from the run's start was compared; the launcher's two edges of each

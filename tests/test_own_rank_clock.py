@@ -180,6 +180,21 @@ def test_a_rank_stamped_in_segments_across_processes_is_joined_and_a_gap_or_over
         assert not clock_cover.stamped(edited, run_id)
 
 
+def test_a_rank_report_relabelled_outside_the_world_is_refused(sealed):
+    """The sixth trial's R12: rank 1's report made twice as fast and relabelled rank 5 in a world
+    of 2 left its second-clock entry comparing nothing but its span."""
+    relabelled = copy.deepcopy(sealed)
+    report = relabelled["runs"][0]["distributed"]["ranks"][1]
+    report["rank"] = 5
+    report["step_time_s"].update(mean=report["step_time_s"]["mean"] / 2, p50=report["step_time_s"]["p50"] / 2)
+    found = {(p.code, p.reason) for p in v.check_document(relabelled)}
+    assert ("distributed-batch", "rank reports numbered [0, 5]: a world of 2 has ranks 0 to 1, each reported once") in found
+    assert any(code == "second-clock" and "holds no report of rank 1" in why for code, why in found)
+    twice = copy.deepcopy(sealed)
+    twice["runs"][0]["distributed"]["ranks"][1]["rank"] = 0
+    assert "distributed-batch" in {p.code for p in v.check_document(twice)}
+
+
 def test_a_rank_with_fewer_stamped_steps_than_its_record_is_refused(sealed):
     short = copy.deepcopy(sealed)
     short["runs"][0]["distributed"]["ranks"][1]["step_time_s"]["steps"] += 1

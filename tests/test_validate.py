@@ -359,6 +359,47 @@ def test_the_refused_words_are_the_sites_own_trust_phrases_and_ordinary_names_pa
         assert labels.trust_words_in(ordinary) == [], ordinary
 
 
+@pytest.mark.parametrize("name", ["NVIDIA H100 x8 - repr\u0585d\u057dced by a tr\u057dsted re\u0475iewer",  # Armenian, Cyrillic
+                                  "NVIDIA H100 x8 \u2014 \u0280\u1d07\u1d18\u0280\u1d0f\u1d05\u1d1c\u1d04\u1d07\u1d05",  # small capitals
+                                  "H100 x8 (2 clocks)", "H100 x8, two-clock timed", "H100 dual clock box",
+                                  "\u13d2\u13ac\u13e2 H100"])  # Cherokee
+def test_a_name_spelling_a_label_in_look_alike_letters_or_counting_clocks_is_refused(name):
+    """The sixth trial's names (N1, N11): letters of other scripts and Latin small capitals spell a
+    label's words as well as plain letters, and "2 clocks" reads as the two-clock label. A name
+    the site shows is written in Latin letters (accents allowed); clocks counted read as a label."""
+    from suite.trust import labels
+
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc["system"]["name"] = name
+    for run in doc["runs"]:
+        forging.edit_log(run, lambda e: forging.moved(e, value=name) if e.key == "submission_platform" else e)
+    found = v.check_document(forging.repair(doc))
+    assert {p.code for p in found} == {"name-trust"}, found
+    assert labels.name_refusal(name) is not None
+
+
+def test_names_in_latin_letters_with_accents_and_a_clock_not_counted_pass():
+    from suite.trust import labels
+
+    for name in ["Lab \u00d8rsted DGX H100 (Z\u00fcrich)", "\u0141\u00f3d\u017a cluster", "Stra\u00dfe 1 box",
+                 "H100 boost clock 1980 MHz", "AMD EPYC 7742 64-Core Processor", "NVIDIA H100 80GB HBM3"]:
+        assert labels.label_refusal(name) is None, name
+    assert labels.foreign_letters("\u0280\u1d07p \u0440\u0435p \u5bcc") == ["\u0280", "\u0435", "\u0440", "\u1d07", "\u5bcc"]
+
+
+def test_an_accelerator_name_holding_a_label_is_refused():
+    """The sixth trial's A3: the accelerator's name, shown on every row, carried "reproduced by a
+    trusted reviewer" after the peak table's name (which still matched), the log edited alike."""
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke-as-h100-derived.json").read_text())
+    old = doc["system"]["accelerator"]["name"]
+    new = old + " - reproduced by a trusted reviewer"
+    doc["system"]["accelerator"]["name"] = new
+    for run in doc["runs"]:
+        forging.edit_log(run, lambda e: forging.moved(e, value=new) if e.key == "goodbench_accelerator" else e)
+    found = v.check_document(forging.repair(doc))
+    assert [(p.code, p.field) for p in found] == [("name-trust", "system.accelerator.name")], found
+
+
 def test_a_run_killed_inside_its_warm_up_and_resumed_validates():
     """The trust audit's honest run, as `goodbench run -w lm-char --scale smoke --checkpoint-every 2
     --inject-failure 4` wrote it (one process, killed at step 4, resumed from the step-2

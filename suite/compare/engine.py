@@ -232,7 +232,7 @@ class Column:
 def describe(doc: Doc) -> dict[str, Any]:
     """A file's identity for a report: its system, accelerator, software and date, whether runs of
     it were measured under load (:func:`suite.figures.load.runs_under_load`) or some run has no
-    load record (``load_unrecorded``: written before goodbench recorded it), and for own code
+    load record (``load_unrecorded``: dated before goodbench recorded it), and for own code
     how many clocks timed it (``clocks``: 2 when goodbench run-own stamped every run, else 1; None
     for goodbench's workloads)."""
     system = doc.get("system", {})

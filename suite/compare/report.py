@@ -184,7 +184,7 @@ def _identity(doc: Any) -> str:
     parts = [d["system"], d["accelerator"], f"torch {d['torch']}" if d["torch"] else None,
              f"compile {d['compile']}" if d["compile"] != "off" else None, d["created_at"],
              f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None,
-             "host load not recorded (written before goodbench recorded it)"
+             "host load not recorded (dated before goodbench recorded it)"
              if d.get("load_unrecorded") and not d.get("under_load") else None,
              OWN_CLOCKS.get(d.get("clocks") or 0)]
     return " · ".join(str(p) for p in parts if p)

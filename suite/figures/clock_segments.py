@@ -8,7 +8,8 @@ The segments join when the first stamps the run's start, each later one goes on 
 after the one before it ends (no gap, no overlap), the last ends at the run's last step, and each
 evaluation on the curve is stamped by the segment holding its step. Each segment is compared with
 the run's record as one process's entry is (:func:`suite.figures.clocks.comparisons`: its clock
-span, its steady steps after its own warm-up); an evaluation of a later process is compared from
+span, its steady steps after its own warm-up where the run's log records the process going on, the
+steps the throughput window leaves out); an evaluation of a later process is compared from
 the run's start through the launchers' wall clocks at each child's start (``started_at_s``), the
 only clock two launcher processes share.
 
@@ -98,10 +99,14 @@ def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_step
     known = first.get("started_at_s") is not None and first["run_start_s"] is not None
     origin = first["started_at_s"] + first["run_start_s"] if known else None
     curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}
+    resumed = clocks.resumed_from(run)
     out = []
     for j, segment in enumerate(segments):
-        # a later process warms up again from the step it goes on from (suite.run.loop.begin_steps)
-        found = clocks.comparisons(run, segment, warmup_steps if not j else segment["first_step"] - 1 + warmup_steps,
+        # a later process warms up again from the step it goes on from (suite.run.loop.begin_steps),
+        # and the throughput window leaves those steps out where the run's log records the resume:
+        # where it does not, the window counts them, and so they are compared
+        again = j and segment["first_step"] - 1 in resumed
+        found = clocks.comparisons(run, segment, segment["first_step"] - 1 + warmup_steps if again else warmup_steps,
                                    cpu)
         later = [clocks.Comparison(f"evaluation at step {e['step']} (time from the run's start, a later process)",
                                    curve[e["step"]], segment["started_at_s"] + e["stop_s"] - origin)

@@ -68,18 +68,24 @@ def missing(run: dict[str, Any], entry: dict[str, Any]) -> str | None:
     return None
 
 
+def resumed_from(run: dict[str, Any]) -> set[int]:
+    """The checkpoint steps the ``run``'s event log says later processes went on from (none for a
+    log that cannot be read)."""
+    try:
+        attempts = goodput_log.split_attempts(mllog.parse(run.get("event_log") or []))
+        found = (goodput_log.resume_step(a, len(run["step_times_s"])) for a in attempts[1:])
+        return {step for step in found if step is not None}
+    except (ValueError, TypeError):
+        return set()
+
+
 def unexplained_start(run: dict[str, Any], entry: dict[str, Any]) -> str | None:
     """Why ``entry``'s stamps may not begin where they do (None: they may): at step 1 with the run's
     start, or at the step after one the run's event log says a later process went on from."""
     first = entry["first_step"]
     if first == 1 and (entry["run_start_s"] is not None or not entry["step_s"]):
         return None
-    try:
-        attempts = goodput_log.split_attempts(mllog.parse(run.get("event_log") or []))
-        resumed = [goodput_log.resume_step(a, len(run["step_times_s"])) for a in attempts[1:]]
-    except (ValueError, TypeError):
-        resumed = []
-    if first - 1 in resumed:
+    if first - 1 in resumed_from(run):
         return None
     if first == 1:
         return "its edges do not stamp the run's start, though no earlier process ran it"

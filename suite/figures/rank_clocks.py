@@ -68,6 +68,8 @@ def _whole(entry: dict[str, Any]) -> bool:
 def missing(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int) -> str | None:
     """What rank ``entry`` lacks against its record (None: nothing), beyond :func:`clocks.missing`."""
     held = report(run, rank_of(entry))
+    if held is None and run.get("distributed") is not None:
+        return f"the run's distributed section holds no report of rank {rank_of(entry)}"
     if held is None or not _whole(entry):
         return None
     steady = len(_steady(entry, warmup_steps))

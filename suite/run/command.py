@@ -100,11 +100,11 @@ def _preflight(plan, options) -> None:
     (``--system-name``, ``--system-overrides``, the command line): the validator's walk and
     schema on the system and settings sections, which the run does not change."""
     from suite.run.session import preflight
-    from suite.trust.labels import name_refusal, trust_words_in
+    from suite.trust.labels import label_refusal
 
-    if isinstance(plan.system_name, str) and trust_words_in(plan.system_name):  # rule name-trust
-        raise GoodbenchError(f"the results file would be refused, not training: --system-name: "
-                             f"{name_refusal(plan.system_name)}")
+    why = label_refusal(plan.system_name) if isinstance(plan.system_name, str) else None
+    if why is not None:  # rule name-trust
+        raise GoodbenchError(f"the results file would be refused, not training: --system-name: {why}")
     problems = preflight(plan, options)
     if problems:
         more = f" (and {count(len(problems) - 1, 'more problem')})" if len(problems) > 1 else ""

@@ -16,7 +16,7 @@ from suite.site.names import run_slug, safe_name
 from suite.trust.signing import short
 
 UNDER_LOAD = "measured under load (self-reported host record; its run pages say what ran beside it)"
-LOAD_NOT_RECORDED = "host load not recorded (written before goodbench recorded it)"
+LOAD_NOT_RECORDED = "host load not recorded (dated before goodbench recorded it)"
 
 # what a column's cell shows of a row: (the number it sorts by, its text, its link); None: the
 # row's value under the column's key, written in its unit

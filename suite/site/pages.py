@@ -308,7 +308,7 @@ def _left_out_because(row: dict) -> str | None:
 def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     """The entries a comparison may pool, and those it leaves out with why: measured under load
     (self-reported: another process shared the machine, so its figures say little of the system),
-    with no record of the host's load (written before goodbench recorded it: the same 2-core
+    with no record of the host's load (dated before goodbench recorded it: the same 2-core
     machine compared 1.7-3x "faster" against itself), or valid only under the older rules it was
     stored with (today's rules refuse it)."""
     if entries.empty:

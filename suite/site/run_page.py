@@ -424,7 +424,7 @@ def host_load_context(run: dict) -> dict:
     ``under``). Self-reported where ``recorded``: nothing in the file can check it."""
     record = run.get("host_load")
     if not isinstance(record, dict):
-        return {"under": None, "text": "load not recorded (the file was written before goodbench recorded it)",
+        return {"under": None, "text": "load not recorded (the file is dated before goodbench recorded it)",
                 "recorded": False}
     parts, loads = [], []
     for when in ("start", "end"):

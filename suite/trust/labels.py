@@ -38,6 +38,13 @@ name holding one of these phrases, its words run together or apart, reads as tha
 CLAIM_WORDS = ("audited", "certified", "official", "endorsed")
 """Words no label of the site uses but that read as one (a system "audited by MLCommons")."""
 
+CLOCK_COUNTS = ("one", "two", "2", "i", "single", "dual", "double", "second", "twin", "both")
+"""Words that count clocks before ``clock`` or ``clocks`` ("2 clocks", "two-clock", "dual clock"):
+with it they read as :data:`TIMING_TEXT` (a ``1`` is read as ``i``, as a look-alike)."""
+
+_LATIN_UNDECOMPOSED = frozenset("æðđħıĸłŀŋøœßþŧ")
+"""Latin letters of European names that Unicode does not decompose into a plain letter and marks."""
+
 # words of the phrases above that say nothing of trust by themselves
 _FUNCTION_WORDS = frozenset({"a", "an", "and", "as", "by", "first", "not", "of", "on", "one", "run", "same", "the"})
 
@@ -68,6 +75,7 @@ def _trust_words() -> frozenset[str]:
     words = {w for phrase in phrases for w in _words(phrase)} - _FUNCTION_WORDS
     words |= {w[2:] for w in words if w.startswith("un") and len(w) > 4}
     words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in TIMING_TEXT}
+    words |= {count + clock for count in CLOCK_COUNTS for clock in ("clock", "clocks")}
     return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
 
 
@@ -85,11 +93,43 @@ def trust_words_in(name: str) -> list[str]:
     return sorted({w for w in spans if w in TRUST_WORDS})
 
 
+def foreign_letters(name: str) -> list[str]:
+    """The letters of ``name`` that are not Latin (empty: it is written in Latin letters, accents
+    allowed): letters of other scripts, and Latin small capitals and phonetic letters, which the
+    look-alike table cannot all list (Armenian "օ", Cyrillic "ѵ", "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" spell a label's words
+    as well as Latin letters do)."""
+    found = set()
+    for char in unicodedata.normalize("NFKC", name):
+        if not char.isalpha() or char.isascii() or char.lower() in _LATIN_UNDECOMPOSED:
+            continue
+        base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+        if not base.isascii():
+            found.add(char)
+    return sorted(found)
+
+
+def label_refusal(name: str) -> str | None:
+    """Why the text ``name`` would read as one of the site's labels, in the validator's terms (rule
+    ``name-trust``; None: it would not): a word of the labels, or a letter outside the Latin
+    alphabet that could draw one."""
+    found = trust_words_in(name)
+    if found:
+        return (f"{safe(name)} holds {', '.join(map(repr, found))}, a word of the site's trust labels: a name may "
+                "not read as a label the site gives")
+    foreign = foreign_letters(name)
+    if foreign:
+        return (f"{safe(name)} holds {', '.join(map(repr, foreign[:5]))}, not a Latin letter: the names the site "
+                "shows are written in Latin letters (accents allowed), so that no look-alike letter can spell one "
+                "of its trust labels")
+    return None
+
+
 def name_refusal(name: object) -> str | None:
     """Why ``name`` cannot be a name the site shows, in the validator's terms (None: it can): not
     text, too long, a character no results file may hold (rules ``control-char``,
     ``invisible-char``: bidirectional overrides, zero-width and other invisible characters), or a
-    word of the site's trust labels (rule ``name-trust``)."""
+    word of the site's trust labels or a letter that is not Latin (rule ``name-trust``,
+    :func:`label_refusal`)."""
     if not isinstance(name, str):
         return f"a name is text, not {type(name).__name__}"
     if len(name) > MAX_STRING_CHARS:
@@ -97,8 +137,4 @@ def name_refusal(name: object) -> str | None:
     if has_control_chars(name):
         return (f"{safe(name)} holds a control, bidirectional or invisible character (shown as ?), which no "
                 "results file may hold")
-    found = trust_words_in(name)
-    if found:
-        return (f"{safe(name)} holds {', '.join(map(repr, found))}, a word of the site's trust labels: a name may "
-                "not read as a label the site gives")
-    return None
+    return label_refusal(name)

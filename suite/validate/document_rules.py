@@ -9,9 +9,9 @@ from typing import Any
 from suite.figures import derive
 from suite.record.text import normal_name, safe
 from suite.trust import ownership
-from suite.trust.labels import trust_words_in
+from suite.trust.labels import label_refusal
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, V8, V9, division, parse_timestamp
+from suite.validate.shared import V7, V8, V9, came_into_force, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads import own
 from workloads.pinned import SEEDS
@@ -28,18 +28,20 @@ code("seed-count", "fewer seeds than the scale requires")
 code("seed-set", "closed-division seeds other than the first N of the pinned list")
 code("summary-mismatch", "the per-workload summary differs from what the runs give")
 code("name-form", "a system name not in its shown form: not NFC, or a space at an end or doubled", since=V7)
-code("name-trust", "a name the site's rows show (the system's, own code's) holding a word of the site's trust labels "
-                   "(reproduced, trusted, signed, disputed, …)", since=V8)
-code("load-not-recorded", "a run of a file naming rules v8 or later without its host-load record (every goodbench "
+code("name-trust", "a name the site's rows show (the system's, its accelerator's, own code's) holding a word of the "
+                   "site's trust labels (reproduced, trusted, signed, disputed, …) or a letter that is not Latin",
+     since=V8)
+code("load-not-recorded", "a run of a file naming rules v8 or later, or dated since v8, without its host-load record (every goodbench "
                           "writing them records it; without it a run measured under load would not say so)", since=V9)
 
 LOAD_RECORDED_SINCE = V8
 """The first rules version whose every file records each run's host load (``host_load``, recorded
 since 2026-11-27, before v8 came into force): an older file's runs may lack it."""
 
-SHOWN_NAMES = (("system", "name"), ("settings", "implementation", "name"))
-"""The submitter's free-text names the leaderboard's rows show beside the site's own labels (what
-own code trains is a description, shown on its run page among the self-reported fields)."""
+SHOWN_NAMES = (("system", "name"), ("system", "accelerator", "name"), ("settings", "implementation", "name"))
+"""The submitter's free-text names the leaderboard's rows show beside the site's own labels (the
+accelerator's is matched with the peak table, and extra words pass that match; what own code trains
+is a description, shown on its run page among the self-reported fields)."""
 
 Runs = list[tuple[int, dict]]
 
@@ -203,26 +205,31 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
         name: Any = doc
         for key in path:
             name = name.get(key) if isinstance(name, dict) else None
-        found = trust_words_in(name) if isinstance(name, str) else []
-        if found:
-            problems.append(Problem("name-trust", ".".join(path), f"{safe(name)} holds {', '.join(map(repr, found))}, "
-                                    "a word of the site's trust labels: a name may not read as a label the site gives"))
+        why = label_refusal(name) if isinstance(name, str) else None
+        if why is not None:
+            problems.append(Problem("name-trust", ".".join(path), why))
     return problems
 
 
 @document_rule("load-not-recorded")
 def _check_load_recorded(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
-    """Each run of a file naming rules v8 or later records the host's load at its start and end, as
-    every goodbench writing them does: without it, a run measured under load would not say so.
+    """Each run of a file naming rules v8 or later, or dated on or after v8 came into force, records
+    the host's load at its start and end, as every goodbench writing them does: without it, a run
+    measured under load would not say so. The date counts whatever version the file names (an
+    edited ``rules_version`` once took the rule away); a file older than v8 stays as it was.
 
     The record itself stays self-reported (deleted, a loaded run once read "host load not recorded
-    (written before goodbench recorded it)" instead)."""
+    (dated before goodbench recorded it)" instead)."""
     version = doc.get("rules_version", 1)
-    if not isinstance(version, int) or version < LOAD_RECORDED_SINCE:
+    created = parse_timestamp(doc["created_at"]) if isinstance(doc.get("created_at"), str) else None
+    since = came_into_force(LOAD_RECORDED_SINCE)
+    named = isinstance(version, int) and version >= LOAD_RECORDED_SINCE
+    if not named and (created is None or since is None or created < since):
         return []
+    why = f"names v{version}" if named else f"is dated {doc['created_at']}, after v{LOAD_RECORDED_SINCE} came into force"
     return [Problem("load-not-recorded", f"runs[{i}].host_load",
                     f"no record of the host's load at the run's start and end, which every file of rules "
-                    f"v{LOAD_RECORDED_SINCE} or later holds (this one names v{version})")
+                    f"v{LOAD_RECORDED_SINCE} or later holds (this one {why})")
             for i, run in runs if not _snapshots(run.get("host_load"))]
 
 

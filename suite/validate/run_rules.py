@@ -417,6 +417,12 @@ def _check_distributed(run: dict, where: str, doc: dict, facts: dict) -> list[Pr
     if len(section["ranks"]) != section["world_size"] and run.get("status") == "complete":
         return [Problem("distributed-batch", f"{field}.ranks",
                         f"{len(section['ranks'])} rank reports for a world of {section['world_size']}")]
+    named = [r.get("rank") for r in section["ranks"] if isinstance(r, dict)]
+    strays = [r for r in named if r not in range(section["world_size"])]
+    if strays or len(set(named)) != len(named):
+        return [Problem("distributed-batch", f"{field}.ranks",
+                        f"rank reports numbered {safe(named)}: a world of {section['world_size']} has ranks 0 to "
+                        f"{section['world_size'] - 1}, each reported once")]
     comm = section.get("communication") or {}
     if comm.get("exposed_share") is not None:
         want = derive.exposed_share(comm.get("step_s_with_sync"), comm.get("step_s_without_sync"))

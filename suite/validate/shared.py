@@ -16,6 +16,7 @@ from typing import Any
 
 from suite.figures import goodput
 from suite.record import claims, mllog
+from suite.record.rules_version import RULES_DATES
 from suite.record.text import safe
 from suite.validate.registry import Problem
 
@@ -29,6 +30,12 @@ V9 = 9  # a CPU's ceiling and rate bounded by its recorded cores at the most any
 def division(doc: dict) -> str:
     """The division of a document; a file that does not say is closed."""
     return doc["settings"].get("division", "closed")
+
+
+def came_into_force(version: int) -> dt.datetime | None:
+    """The first moment (00:00 UTC of its day) of a rules version; None for one that does not exist."""
+    day = RULES_DATES.get(version)
+    return None if day is None else dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
 
 
 def parse_timestamp(value: str) -> dt.datetime | None:

@@ -8,16 +8,10 @@ import datetime as dt
 
 from suite.record.rules_version import RULES_DATES, RULES_VERSION
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, parse_timestamp
+from suite.validate.shared import V7, came_into_force, parse_timestamp
 
 code("created-before-rules", "created_at before the rules version the file names came into force, or a rules "
                              "version this suite does not have", since=V7)
-
-
-def came_into_force(version: int) -> dt.datetime | None:
-    """The first moment (00:00 UTC of its day) of a rules version; None for one that does not exist."""
-    day = RULES_DATES.get(version)
-    return None if day is None else dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
 
 
 @document_rule("created-before-rules")
