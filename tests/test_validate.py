@@ -321,13 +321,19 @@ def test_a_system_name_not_in_its_shown_form_is_refused(name):
     name in its shown form (suite/run/system.py)."""
     from suite.record.text import normal_name
 
+    assert {p.code for p in _named_system(name)} == {"name-form"}
+    assert normal_name(name) in ("AMD EPYC x1", "Z\u00fcrich lab") and normal_name(normal_name(name)) == normal_name(name)
+    assert v.check_document(json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())) == []
+
+
+def _named_system(name: str) -> list:
+    """What the validator finds in the valid corpus file with its system named ``name`` (the log's
+    copy of the name edited alike)."""
     doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
     doc["system"]["name"] = name
     for run in doc["runs"]:
         forging.edit_log(run, lambda e: forging.moved(e, value=name) if e.key == "submission_platform" else e)
-    assert {p.code for p in v.check_document(forging.repair(doc))} == {"name-form"}
-    assert normal_name(name) in ("AMD EPYC x1", "Z\u00fcrich lab") and normal_name(normal_name(name)) == normal_name(name)
-    assert v.check_document(json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())) == []
+    return v.check_document(forging.repair(doc))
 
 
 @pytest.mark.parametrize("name", ["NVIDIA H100 x8 - reproduced by a trusted reviewer (MLCommons)",
@@ -337,11 +343,7 @@ def test_a_system_name_that_reads_as_a_trust_label_is_refused(name):
     """Finding 10 of issue 44: a system name made of the site's own trust phrases read as the site's
     label. The refused words are those of suite/trust/labels.py's phrases (full-width letters
     folded), the log's copy of the name edited alike."""
-    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
-    doc["system"]["name"] = name
-    for run in doc["runs"]:
-        forging.edit_log(run, lambda e: forging.moved(e, value=name) if e.key == "submission_platform" else e)
-    found = v.check_document(forging.repair(doc))
+    found = _named_system(name)
     assert {p.code for p in found} == {"name-trust"}, found
     assert found[0].field == "system.name"
 
@@ -369,11 +371,7 @@ def test_a_name_spelling_a_label_in_look_alike_letters_or_counting_clocks_is_ref
     the site shows is written in Latin letters (accents allowed); clocks counted read as a label."""
     from suite.trust import labels
 
-    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
-    doc["system"]["name"] = name
-    for run in doc["runs"]:
-        forging.edit_log(run, lambda e: forging.moved(e, value=name) if e.key == "submission_platform" else e)
-    found = v.check_document(forging.repair(doc))
+    found = _named_system(name)
     assert {p.code for p in found} == {"name-trust"}, found
     assert labels.name_refusal(name) is not None
 
