@@ -116,7 +116,8 @@ def test_a_successor_joins_every_ranks_segments_and_the_run_reads_stamped(tmp_pa
         == [(0, 1, 6, 4242), (0, 7, 3, 4343), (1, 1, 6, 4242), (1, 7, 3, 4343)]
     assert {e["run_id"] for e in doc["second_clock"]["runs"]} == {"p2"}  # rank 1's own ids are not the file's
     ranked = [e for e in doc["second_clock"]["runs"] if e.get("rank")]
-    assert [[f["what"] for f in e["agreement"]["figures"]] for e in ranked] == [["clock span"]] * 2
+    assert [[f["what"] for f in e["agreement"]["figures"]] for e in ranked] == [  # steady steps: with the last
+        ["clock span"], ["clock span", "steady step time p50", "steady window (sum of step times)"]]
     assert clock_cover.stamped(doc, "p2")
 
 
@@ -193,3 +194,21 @@ def test_a_torchrun_job_killed_and_run_again_under_run_own_is_stamped_on_every_r
                 f = max(among, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
                 print(f"rank {rank}, {what}: {f['what']}: {abs(f['own_s'] - f['launcher_s']):.4f} s of "
                       f"{f['launcher_s']:.4f} s")
+
+
+def test_a_rank_stamped_across_a_kill_has_its_record_compared_with_all_its_steady_steps():
+    """Rank 1 of a real 2-rank job killed and run again (tests/fixtures/own-2-ranks-killed-loaded.json):
+    its two segments' clock spans, and its record's steady p50 and window against every segment's
+    steady stamps (a window claimed ten times as long is refused; with 1-ms steps, the per-step
+    stamp tolerance leaves little to compare: honest, 0.054 s on the run's clock, 0.013 s stamped)."""
+    doc = json.loads((REPO / "tests" / "fixtures" / "own-2-ranks-killed-loaded.json").read_text())
+    assert check_document(doc) == []
+    run = doc["runs"][1]
+    segments = clock_segments.of_run(doc["second_clock"]["runs"], run["run_id"], 1)
+    found = clock_segments.compared(run, segments, doc["settings"]["implementation"]["spec"]["warmup_steps"], True, 1)
+    assert len(segments) == 2 and [c.what for c in found[-1]] == [
+        "clock span", "steady step time p50", "steady window (sum of step times)"]
+    assert all(c.agrees for c in found[-1])
+    run["distributed"]["ranks"][1]["step_time_s"]["mean"] *= 10
+    said = [p.reason for p in check_document(doc) if p.code == "second-clock"]
+    assert said and said[0].startswith("rank 1: the clocks disagree in segment 1: steady window")

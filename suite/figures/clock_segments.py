@@ -92,6 +92,15 @@ def flaw(run: dict[str, Any], segments: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def warmups(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: int) -> list[int]:
+    """The last warm-up step of each segment: a later process warms up again from the step it goes
+    on from (suite.run.loop.begin_steps), and the throughput window leaves those steps out where the
+    run's log records the resume; where it does not, the window counts them, and so they are compared."""
+    resumed = clocks.resumed_from(run)
+    return [segment["first_step"] - 1 + warmup_steps if j and segment["first_step"] - 1 in resumed else warmup_steps
+            for j, segment in enumerate(segments)]
+
+
 def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: int,
                 cpu: bool) -> list[list[clocks.Comparison]]:
     """Each of :func:`flaw`-free ``segments`` compared with the ``run``'s record: one list per segment."""
@@ -99,15 +108,9 @@ def comparisons(run: dict[str, Any], segments: list[dict[str, Any]], warmup_step
     known = first.get("started_at_s") is not None and first["run_start_s"] is not None
     origin = first["started_at_s"] + first["run_start_s"] if known else None
     curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}
-    resumed = clocks.resumed_from(run)
     out = []
-    for j, segment in enumerate(segments):
-        # a later process warms up again from the step it goes on from (suite.run.loop.begin_steps),
-        # and the throughput window leaves those steps out where the run's log records the resume:
-        # where it does not, the window counts them, and so they are compared
-        again = j and segment["first_step"] - 1 in resumed
-        found = clocks.comparisons(run, segment, segment["first_step"] - 1 + warmup_steps if again else warmup_steps,
-                                   cpu)
+    for j, (segment, warm) in enumerate(zip(segments, warmups(run, segments, warmup_steps), strict=True)):
+        found = clocks.comparisons(run, segment, warm, cpu)
         later = [clocks.Comparison(f"evaluation at step {e['step']} (time from the run's start, a later process)",
                                    curve[e["step"]], segment["started_at_s"] + e["stop_s"] - origin)
                  for e in (segment["evaluations"] if j and origin is not None else []) if e["step"] in curve]
@@ -121,9 +124,15 @@ def compared(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: 
              rank: int = 0) -> list[list[clocks.Comparison]]:
     """Each of a ``rank``'s :func:`flaw`-free ``segments`` compared: rank 0's with the run's record
     (:func:`comparisons`), another rank's with what the file holds for it — one segment as one
-    entry is (:func:`suite.figures.rank_clocks.comparisons`), several by each one's clock span."""
+    entry is (:func:`suite.figures.rank_clocks.comparisons`), several by each one's clock span and (CPU
+    runs) the record's steady figures against all their steady steps, with the last segment's."""
     if not rank:
         return comparisons(run, segments, warmup_steps, cpu)
     if len(segments) == 1:
         return [rank_clocks.comparisons(run, segments[0], warmup_steps, cpu)]
-    return [rank_clocks.span(segment) for segment in segments]
+    found = [rank_clocks.span(segment) for segment in segments]
+    if cpu:
+        stamped = [t for segment, warm in zip(segments, warmups(run, segments, warmup_steps), strict=True)
+                   for t in rank_clocks.steady_steps(segment, warm)]
+        found[-1] += rank_clocks.steady(run, rank, stamped)
+    return found

@@ -15,7 +15,8 @@ tolerance:
 
 Its evaluations are stamped (a rank lacking one misses its edges) but not compared: the curve's
 times are rank 0's. A rank stamped in several segments (a job killed and run again, every rank
-journaled: :mod:`suite.figures.clock_segments`) has each segment's clock span compared."""
+journaled: :mod:`suite.figures.clock_segments`) has each segment's clock span compared, and (CPU
+runs) its record's steady p50 and window against the stamps of every segment's steady steps."""
 from __future__ import annotations
 
 import statistics
@@ -55,7 +56,8 @@ def every_rank_stamped(doc: dict[str, Any], run_id: Any) -> bool:
     return run is None or not lacking(run, entries)
 
 
-def _steady(entry: dict[str, Any], warmup_steps: int) -> list[float]:
+def steady_steps(entry: dict[str, Any], warmup_steps: int) -> list[float]:
+    """The launcher's stamps of ``entry``'s steps after step ``warmup_steps``."""
     first, step_s = entry["first_step"], entry["step_s"]
     return [step_s[s - first] for s in range(max(first, warmup_steps + 1), first + len(step_s))]
 
@@ -72,7 +74,7 @@ def missing(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int) -> st
         return f"the run's distributed section holds no report of rank {rank_of(entry)}"
     if held is None or not _whole(entry):
         return None
-    steady = len(_steady(entry, warmup_steps))
+    steady = len(steady_steps(entry, warmup_steps))
     times = held.get("step_time_s")
     recorded = times.get("steps") if isinstance(times, dict) else 0
     if recorded != steady:
@@ -92,9 +94,19 @@ def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, c
     """Every figure of a rank's :func:`missing`-free ``entry`` compared with what the file holds for it."""
     out = span(entry)
     times = (report(run, rank_of(entry)) or {}).get("step_time_s")
-    launcher = _steady(entry, warmup_steps)
+    launcher = steady_steps(entry, warmup_steps)
     if cpu and _whole(entry) and isinstance(times, dict) and launcher and times["steps"] == len(launcher):
-        out.append(Comparison("steady step time p50", times["p50"], statistics.median(launcher), PER_STEP_S))
-        out.append(Comparison("steady window (sum of step times)", times["mean"] * times["steps"], sum(launcher),
-                              PER_STEP_S * len(launcher)))
+        out += steady(run, rank_of(entry), launcher)
     return out
+
+
+def steady(run: dict[str, Any], rank: int, launcher: list[float]) -> list[Comparison]:
+    """The ``rank``'s recorded steady p50 and window (``mean × steps``) against the median and the
+    sum of the launcher's stamps of its steady steps (``launcher``; a rank stamped across processes:
+    every segment's, each after the warm-up the window leaves out)."""
+    times = (report(run, rank) or {}).get("step_time_s")
+    if not isinstance(times, dict) or not launcher:
+        return []
+    return [Comparison("steady step time p50", times["p50"], statistics.median(launcher), PER_STEP_S),
+            Comparison("steady window (sum of step times)", times["mean"] * times["steps"], sum(launcher),
+                       PER_STEP_S * len(launcher))]
