@@ -200,3 +200,20 @@ def test_a_file_of_rules_v8_or_later_without_its_load_record_is_refused():
     older = copy.deepcopy(renamed)
     older["created_at"] = "2026-11-27T12:00:00Z"  # a file dated before v8 may lack it (its rows say "not recorded")
     assert "load-not-recorded" not in {p.code for p in check_document(older)}
+
+
+def test_a_file_holding_a_second_clock_without_its_load_record_is_refused_whatever_its_date():
+    """Trial 7's D4: an own-code file wholly backdated before v8 and naming v7, its host_load
+    deleted, read "host load not recorded (dated before goodbench recorded it)", yet its second
+    clock is a record only goodbench writing v8 or later writes."""
+    import json
+    from pathlib import Path
+
+    from suite.validate import check_document
+
+    doc = json.loads((Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json").read_text())
+    for run in doc["runs"]:
+        del run["host_load"]
+    doc["rules_version"], doc["created_at"] = 7, "2026-11-27T12:00:00Z"
+    found = [p.reason for p in check_document(doc) if p.code == "load-not-recorded"]
+    assert len(found) == 2 and "holds a second clock, which only goodbench writing v8 or later writes" in found[0]

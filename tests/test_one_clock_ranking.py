@@ -75,3 +75,25 @@ def test_a_real_own_file_says_so_when_stored_and_not_with_its_second_clock(hones
         said[name] = capsys.readouterr().out
     assert "not ranked: " in said["one"] and "(own code, " in said["one"] and rows.ONE_CLOCK_REASON in said["one"]
     assert "not ranked: " in said["two"] and rows.ONE_CLOCK_REASON not in said["two"]  # a free job still
+
+
+def test_a_cpu_run_of_steps_shorter_than_the_second_clock_can_hold_is_not_ranked_as_two_clocks():
+    """Trial 7: a real 2-rank job's 1-ms steps claimed a thousand times shorter, the time moved to
+    the batch waits, passed the second clock, whose per-step tolerance (5 ms) exceeds such steps,
+    and ranked the own free job at 12 million samples/s under "two clocks". A CPU run whose median
+    step is claimed under that tolerance is not held by the clock: shown, never ranked."""
+    from pathlib import Path
+
+    from suite.figures import clock_cover, clocks
+
+    doc = json.loads((Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json").read_text())
+    assert all(clock_cover.stamped(doc, run["run_id"]) for run in doc["runs"])
+    run = doc["runs"][0]
+    assert run["metrics"]["throughput"]["step_time_s"]["p50"] >= clocks.PER_STEP_S
+    run["step_times_s"] = [t * 0.3 for t in run["step_times_s"]]  # the file's own figures follow its step times
+    run["metrics"]["throughput"]["step_time_s"]["p50"] *= 0.3
+    assert not clock_cover.steps_held(doc, run) and not clock_cover.stamped(doc, run["run_id"])
+    [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
+    assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)
+    doc["system"]["accelerator"]["type"] = "cuda"  # a GPU's steps are not compared one by one: not judged here
+    assert clock_cover.steps_held(doc, run)

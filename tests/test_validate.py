@@ -364,7 +364,11 @@ def test_the_refused_words_are_the_sites_own_trust_phrases_and_ordinary_names_pa
 @pytest.mark.parametrize("name", ["NVIDIA H100 x8 - repr\u0585d\u057dced by a tr\u057dsted re\u0475iewer",  # Armenian, Cyrillic
                                   "NVIDIA H100 x8 \u2014 \u0280\u1d07\u1d18\u0280\u1d0f\u1d05\u1d1c\u1d04\u1d07\u1d05",  # small capitals
                                   "H100 x8 (2 clocks)", "H100 x8, two-clock timed", "H100 dual clock box",
-                                  "\u13d2\u13ac\u13e2 H100"])  # Cherokee
+                                  "\u13d2\u13ac\u13e2 H100",  # Cherokee
+                                  # trial 7: an accent on a letter of each word, clocks counted otherwise, symbols
+                                  "AMD EPYC x2 - reproduce\u1e0d by a \u1e6drusted reviewe\u1e5b",
+                                  "AMD EPYC x2 (\u2161 clocks, agree)", "box, clocks x2", "tw\u00f6 cl\u00f6cks",
+                                  "double-clocked box", "r\u212eproduc\u212ed", "repr\u2218duced"])
 def test_a_name_spelling_a_label_in_look_alike_letters_or_counting_clocks_is_refused(name):
     """The sixth trial's names (N1, N11): letters of other scripts and Latin small capitals spell a
     label's words as well as plain letters, and "2 clocks" reads as the two-clock label. A name
@@ -380,7 +384,8 @@ def test_names_in_latin_letters_with_accents_and_a_clock_not_counted_pass():
     from suite.trust import labels
 
     for name in ["Lab \u00d8rsted DGX H100 (Z\u00fcrich)", "\u0141\u00f3d\u017a cluster", "Stra\u00dfe 1 box",
-                 "H100 boost clock 1980 MHz", "AMD EPYC 7742 64-Core Processor", "NVIDIA H100 80GB HBM3"]:
+                 "H100 boost clock 1980 MHz", "AMD EPYC 7742 64-Core Processor", "NVIDIA H100 80GB HBM3",
+                 "H100 \u00d78"]:
         assert labels.label_refusal(name) is None, name
     assert labels.foreign_letters("\u0280\u1d07p \u0440\u0435p \u5bcc") == ["\u0280", "\u0435", "\u0440", "\u1d07", "\u5bcc"]
 
@@ -410,3 +415,21 @@ def test_a_run_killed_inside_its_warm_up_and_resumed_validates():
     warmup = registry.get("lm-char").spec("smoke").warmup_steps
     assert resumed == [2] and run["metrics"]["throughput"]["window"]["first_step"] == 2 + warmup + 1
     assert v.check_document(doc) == []
+
+
+def test_free_text_the_run_page_shows_beside_its_labels_cannot_carry_one():
+    """Trial 7 (B23, B25, A0): a label in the ceiling's method or as the energy meter, and a
+    straggler spread no rank's times give, were shown on the run page as goodbench's words."""
+    label = "reproduced by a trusted reviewer (two clocks, audited)"
+    honest = json.loads((REPO / "tests" / "fixtures" / "own-2-ranks-killed.json").read_text())
+    assert v.check_document(honest) == []
+    method = copy.deepcopy(honest)
+    method["settings"]["matmul_ceiling"]["fp32"]["method"] = label
+    assert [(p.code, p.field) for p in v.check_document(method)] == [("name-trust", "settings.matmul_ceiling.fp32.method")]
+    meter = copy.deepcopy(honest)
+    meter["runs"][0]["metrics"]["energy_method"] = label
+    assert [(p.code, p.field) for p in v.check_document(meter)] == [("log-energy", "runs[0].metrics.energy_method")]
+    spread = copy.deepcopy(honest)
+    spread["runs"][0]["distributed"]["straggler_spread"] = 3.0
+    assert [(p.code, p.field) for p in v.check_document(spread)] == [
+        ("distributed-batch", "runs[0].distributed.straggler_spread")]

@@ -38,9 +38,14 @@ name holding one of these phrases, its words run together or apart, reads as tha
 CLAIM_WORDS = ("audited", "certified", "official", "endorsed")
 """Words no label of the site uses but that read as one (a system "audited by MLCommons")."""
 
-CLOCK_COUNTS = ("one", "two", "2", "i", "single", "dual", "double", "second", "twin", "both")
-"""Words that count clocks before ``clock`` or ``clocks`` ("2 clocks", "two-clock", "dual clock"):
-with it they read as :data:`TIMING_TEXT` (a ``1`` is read as ``i``, as a look-alike)."""
+CLOCK_COUNTS = ("one", "two", "2", "i", "ii", "2x", "x2", "2nd", "single", "dual", "double", "second", "twin", "both")
+"""Words that count clocks beside ``clock``, ``clocks`` or ``clocked`` ("2 clocks", "two-clock",
+"dual clock", "Ⅱ clocks", "clocks x2", "double-clocked"): with it they read as :data:`TIMING_TEXT`
+(a ``1`` is read as ``i``, as a look-alike)."""
+
+_SIGNS = frozenset("×±°·÷→≤≥≈")
+"""The symbols outside ASCII a system's name may hold ("H100 ×8"); any other symbol is refused with
+the letters that are not Latin, as letterlike symbols and operators draw letters ("r℮produc℮d")."""
 
 _LATIN_UNDECOMPOSED = frozenset("æðđħıĸłŀŋøœßþŧ")
 """Latin letters of European names that Unicode does not decompose into a plain letter and marks."""
@@ -60,11 +65,23 @@ _LOOK_ALIKES = str.maketrans({
 })
 
 
+_PLAIN = str.maketrans({"đ": "d", "ð": "d", "ħ": "h", "ı": "i", "ł": "l", "ŀ": "l", "ø": "o", "ŧ": "t", "ĸ": "k",
+                        "ŋ": "n", "æ": "ae", "œ": "oe", "þ": "th"})
+"""The Latin letters Unicode does not decompose, read as the plain letters they carry."""
+
+
+def _unmarked(text: str) -> str:
+    """``text`` compatibility-folded (NFKC: full-width and styled letters, "Ⅱ", become plain) and
+    case-folded, its letters without their accents (a combining mark, or one Unicode composes:
+    "reproduceḍ" is "reproduced"), its undecomposed Latin letters plain."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c)).translate(_PLAIN)
+
+
 def _words(text: str) -> list[str]:
-    """``text``'s words, compatibility-folded (NFKC: full-width and styled letters become plain),
-    case-folded, look-alike letters and digits read as the Latin letter they are drawn as, without
-    a possessive ``'s``; anything but a letter or digit separates words."""
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_LOOK_ALIKES)
+    """``text``'s words, :func:`_unmarked`, look-alike letters and digits read as the Latin letter
+    they are drawn as, without a possessive ``'s``; anything but a letter or digit separates words."""
+    folded = _unmarked(text).translate(_LOOK_ALIKES)
     return [w.removesuffix("'s").removesuffix("\u2019s") for w in re.split(r"[^\w'\u2019]+", folded) if w.strip("'\u2019")]
 
 
@@ -75,7 +92,8 @@ def _trust_words() -> frozenset[str]:
     words = {w for phrase in phrases for w in _words(phrase)} - _FUNCTION_WORDS
     words |= {w[2:] for w in words if w.startswith("un") and len(w) > 4}
     words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in TIMING_TEXT}
-    words |= {count + clock for count in CLOCK_COUNTS for clock in ("clock", "clocks")}
+    words |= {pair for count in CLOCK_COUNTS for clock in ("clock", "clocks", "clocked")
+              for pair in (count + clock, clock + count)}
     return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
 
 
@@ -95,11 +113,13 @@ def trust_words_in(name: str) -> list[str]:
 
 def foreign_letters(name: str) -> list[str]:
     """The letters of ``name`` that are not Latin (empty: it is written in Latin letters, accents
-    allowed): letters of other scripts, and Latin small capitals and phonetic letters, which the
-    look-alike table cannot all list (Armenian "օ", Cyrillic "ѵ", "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" spell a label's words
+    allowed): letters of other scripts, Latin small capitals and phonetic letters, and symbols but
+    a few signs (:data:`_SIGNS`), which the look-alike table cannot all list (Armenian "օ", Cyrillic "ѵ", "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" spell a label's words
     as well as Latin letters do)."""
     found = set()
     for char in unicodedata.normalize("NFKC", name):
+        if unicodedata.category(char) in ("So", "Sm") and not char.isascii() and char not in _SIGNS:
+            found.add(char)  # a letterlike symbol ("℮") or an operator drawn as a letter ("∘")
         if not char.isalpha() or char.isascii() or char.lower() in _LATIN_UNDECOMPOSED:
             continue
         base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))

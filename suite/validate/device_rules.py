@@ -109,6 +109,9 @@ def _check_energy_meter(run: dict, where: str, doc: dict, facts: dict) -> list[P
     """Energy figures come from the meter the log named as the run started, one the device has."""
     headers = run_headers(run, facts)
     m = run["metrics"]
+    if m.get("energy_method") is not None and m["energy_method"] not in ENERGY_METERS:  # the run page shows it
+        return [Problem("log-energy", f"{where}.metrics.energy_method",
+                        f"{safe(m['energy_method'])} is no meter goodbench reads ({', '.join(ENERGY_METERS)})")]
     given = [k for k in derive.ENERGY_KEYS if m.get(k) is not None]
     if not headers or not given:
         return []

@@ -9,7 +9,7 @@ from typing import Any
 from suite.figures import derive
 from suite.record.text import normal_name, safe
 from suite.trust import ownership
-from suite.trust.labels import label_refusal
+from suite.trust.labels import label_refusal, trust_words_in
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7, V8, V9, came_into_force, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
@@ -208,6 +208,15 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
         why = label_refusal(name) if isinstance(name, str) else None
         if why is not None:
             problems.append(Problem("name-trust", ".".join(path), why))
+    ceilings = (doc.get("settings") or {}).get("matmul_ceiling")
+    for precision, entry in (ceilings or {}).items() if isinstance(ceilings, dict) else ():
+        for field, method in ((f"{precision}.method", (entry or {}).get("method")),
+                              (f"{precision}.at_end.method", ((entry or {}).get("at_end") or {}).get("method"))):
+            found = trust_words_in(method) if isinstance(method, str) else []
+            if found:  # shown as the ceiling's method on the run page (trial 7)
+                problems.append(Problem("name-trust", f"settings.matmul_ceiling.{field}",
+                                        f"{safe(method)} holds {', '.join(map(repr, found))}, a word of the site's "
+                                        "trust labels, which no method goodbench writes holds"))
     return problems
 
 
@@ -224,13 +233,27 @@ def _check_load_recorded(doc: dict, runs: Runs, now: dt.datetime) -> list[Proble
     created = parse_timestamp(doc["created_at"]) if isinstance(doc.get("created_at"), str) else None
     since = came_into_force(LOAD_RECORDED_SINCE)
     named = isinstance(version, int) and version >= LOAD_RECORDED_SINCE
-    if not named and (created is None or since is None or created < since):
+    newer = _newer_record(doc)
+    if not named and newer is None and (created is None or since is None or created < since):
         return []
-    why = f"names v{version}" if named else f"is dated {doc['created_at']}, after v{LOAD_RECORDED_SINCE} came into force"
+    why = (f"names v{version}" if named else f"holds {newer}, which only goodbench writing v{LOAD_RECORDED_SINCE} or "
+           "later writes" if newer else f"is dated {doc['created_at']}, after v{LOAD_RECORDED_SINCE} came into force")
     return [Problem("load-not-recorded", f"runs[{i}].host_load",
                     f"no record of the host's load at the run's start and end, which every file of rules "
                     f"v{LOAD_RECORDED_SINCE} or later holds (this one {why})")
             for i, run in runs if not _snapshots(run.get("host_load"))]
+
+
+def _newer_record(doc: dict) -> str | None:
+    """A record of ``doc`` that only a goodbench writing rules v8 or later writes, named (None: none):
+    the second clock (trial 7 backdated a v9 own-code file wholly, its load record deleted), or a
+    matmul ceiling measured again after the runs."""
+    if doc.get("second_clock") is not None:
+        return "a second clock"
+    ceilings = (doc.get("settings") or {}).get("matmul_ceiling") or {}
+    if isinstance(ceilings, dict) and any(isinstance(c, dict) and "at_end" in c for c in ceilings.values()):
+        return "a ceiling measured again after the runs"
+    return None
 
 
 def _snapshots(load: Any) -> bool:

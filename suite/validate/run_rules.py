@@ -423,6 +423,12 @@ def _check_distributed(run: dict, where: str, doc: dict, facts: dict) -> list[Pr
         return [Problem("distributed-batch", f"{field}.ranks",
                         f"rank reports numbered {safe(named)}: a world of {section['world_size']} has ranks 0 to "
                         f"{section['world_size'] - 1}, each reported once")]
+    means = [(r.get("step_time_s") or {}).get("mean") for r in section["ranks"] if isinstance(r, dict)]
+    spread = derive.straggler_spread([m for m in means if isinstance(m, (int, float))], len(section["ranks"]))
+    given = section.get("straggler_spread")
+    if given is not None and (spread is None or not close(given, spread)):
+        return [Problem("distributed-batch", f"{field}.straggler_spread",
+                        f"reported {safe(given)} but the ranks' mean step times give {safe(spread)}")]
     comm = section.get("communication") or {}
     if comm.get("exposed_share") is not None:
         want = derive.exposed_share(comm.get("step_s_with_sync"), comm.get("step_s_without_sync"))
