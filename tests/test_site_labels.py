@@ -213,7 +213,7 @@ def test_a_skipped_workloads_fields_have_labels():
     assert keys == ["settings.skipped[0].workload", "settings.skipped[0].reason",
                     "settings.skipped[1].workload", "settings.skipped[1].reason"]
     assert all(labels.field(k).known for k in keys)
-    assert labels.field("settings.skipped[1].reason").label == "skipped workload 2: why"
+    assert labels.field("settings.skipped[1].reason").label == "skipped workload 2: why (self-reported)"
 
 
 def test_a_key_the_table_lacks_is_still_shown_in_words():
