@@ -34,6 +34,16 @@ PER_STAMP_S = 0.05   # seconds, on top of it, for a span between two stamps (the
 PER_STEP_S = 0.005   # seconds per step, for a step's median or the sum of steps
 
 
+def compared_as(doc: dict[str, Any]) -> tuple[int, bool]:
+    """What every comparison of the second clock takes from the file ``doc``: own code's declared
+    warm-up steps (0 where it declares none) and whether its device is a CPU (only a CPU's steps
+    are compared one by one)."""
+    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
+    warmup = spec.get("warmup_steps")
+    cpu = ((doc.get("system") or {}).get("accelerator") or {}).get("type") == "cpu"
+    return (warmup if isinstance(warmup, int) and not isinstance(warmup, bool) else 0), cpu
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One figure on both clocks: the record's (``own``) and the launcher's."""

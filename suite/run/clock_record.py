@@ -4,6 +4,7 @@
 stamping and the record across a kill (:mod:`suite.run.own_segments`) all make it here."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from suite.figures import clocks
@@ -13,24 +14,31 @@ from suite.run.edge_reader import RunEdges
 LAUNCHER = "goodbench run-own"
 
 
+def matched(doc: dict[str, Any], runs: Sequence[RunEdges], key: str,
+            lacking: Callable[[RunEdges], str]) -> Iterator[tuple[RunEdges, dict[str, Any], dict[str, Any]]]:
+    """Each of ``runs`` stamped with the file's run of the same ``key`` (``run_id``, or ``seed`` for
+    a rank's, whose run ids are its own) and its entry; a run that ended before its first step is
+    left out (no record); :class:`GoodbenchError` saying ``lacking(seen)`` for steps stamped of a
+    run the file does not hold."""
+    by_key = {run[key]: run for run in doc["runs"] if isinstance(run, dict)}
+    for seen in runs:
+        run, entry = by_key.get(getattr(seen, key)), seen.entry()
+        if run is not None:
+            yield seen, run, entry
+        elif entry["step_s"]:
+            raise GoodbenchError(f"{lacking(seen)}, whose steps this process stamped")
+
+
 def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any]:
     """The ``second_clock`` record for ``doc`` from the edges of ``runs``; :class:`GoodbenchError`
     when an edge the file's runs need is missing."""
-    by_id = {run["run_id"]: run for run in doc["runs"] if isinstance(run, dict)}
-    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
-    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    warmup, cpu = clocks.compared_as(doc)
     entries = []
-    for seen in runs:
-        run = by_id.get(seen.run_id)
-        entry = seen.entry()
-        if run is None:
-            if entry["step_s"]:
-                raise GoodbenchError(f"the file holds no run {seen.run_id}, whose steps this process stamped")
-            continue  # a run that ended before its first step: no record
+    for seen, run, entry in matched(doc, runs, "run_id", lambda seen: f"the file holds no run {seen.run_id}"):
         lacking = clocks.missing(run, entry)
         if lacking:
             raise GoodbenchError(f"run {seen.run_id} (seed {seen.seed}): {lacking}")
-        found = clocks.comparisons(run, entry, int(spec.get("warmup_steps") or 0), cpu)
+        found = clocks.comparisons(run, entry, warmup, cpu)
         entries.append({**entry, "agreement": clocks.summary(found)})
     if not entries:
         raise GoodbenchError("no run of the file was stamped by this process")

@@ -74,9 +74,7 @@ def _joined(journal: Journal, doc: dict[str, Any], rank: int, mine: dict[str, di
             chains: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The ``rank``'s entries of each run of ``doc``: its ``chains`` from the journal and this process's
     entry (``mine``), each segment compared; this process's alone, said in a note, where they do not join."""
-    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
-    warmup = int(spec.get("warmup_steps") or 0)
-    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    warmup, cpu = clocks.compared_as(doc)
     entries = []
     for run in doc["runs"]:
         own = mine.get(run["run_id"])

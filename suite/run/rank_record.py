@@ -10,6 +10,7 @@ from typing import Any
 
 from suite.figures import clocks, rank_clocks
 from suite.record.errors import GoodbenchError
+from suite.run import clock_record
 from suite.run.edge_reader import EdgeReader, RunEdges
 
 
@@ -32,19 +33,10 @@ def entries(doc: dict[str, Any], readers: Sequence[EdgeReader]) -> list[dict[str
 def of_rank(doc: dict[str, Any], rank: int, runs: Sequence[RunEdges]) -> list[dict[str, Any]]:
     """The second clock's entries of ``rank`` (1 or more) for ``doc`` from the edges of its ``runs``,
     each named by the file's run of its seed; :class:`GoodbenchError` when an edge is missing."""
-    by_seed = {run["seed"]: run for run in doc["runs"] if isinstance(run, dict)}
-    spec = ((doc.get("settings") or {}).get("implementation") or {}).get("spec") or {}
-    warmup = int(spec.get("warmup_steps") or 0)
-    cpu = (doc.get("system") or {}).get("accelerator", {}).get("type") == "cpu"
+    warmup, cpu = clocks.compared_as(doc)
     out = []
-    for seen in runs:
-        run = by_seed.get(seen.seed)
-        entry = seen.entry()
-        if run is None:
-            if entry["step_s"]:
-                raise GoodbenchError(f"rank {rank}: the file holds no run of seed {seen.seed}, whose steps "
-                                     "this process stamped")
-            continue
+    for seen, run, entry in clock_record.matched(doc, runs, "seed",
+                                                 lambda seen: f"rank {rank}: the file holds no run of seed {seen.seed}"):
         entry = {"run_id": run["run_id"], "seed": seen.seed, "rank": rank,
                  **{k: v for k, v in entry.items() if k not in ("run_id", "seed")}}
         lacking = clocks.missing(run, entry) or rank_clocks.missing(run, entry, warmup)

@@ -33,9 +33,7 @@ def _check_second_clock(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
     if division(doc) != own.DIVISION:
         return [Problem("second-clock", "second_clock", "a second clock in a file not of the own division")]
     by_id = {run["run_id"]: run for _, run in runs}
-    spec = (doc["settings"].get("implementation") or {}).get("spec") or {}
-    warmup = spec["warmup_steps"] if isinstance(spec.get("warmup_steps"), int) else 0
-    cpu = doc["system"]["accelerator"]["type"] == "cpu"
+    warmup, cpu = clocks.compared_as(doc)
     problems, seen = [], set()
     segmented = clock_segments.segmented(section["runs"])  # a rank stamped across processes: _check_segments
     for i, entry in enumerate(section["runs"]):
@@ -108,9 +106,7 @@ def _check_segments(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     if section is None or division(doc) != own.DIVISION:
         return []
     by_id = {run["run_id"]: run for _, run in runs}
-    spec = (doc["settings"].get("implementation") or {}).get("spec") or {}
-    warmup = spec["warmup_steps"] if isinstance(spec.get("warmup_steps"), int) else 0
-    cpu = doc["system"]["accelerator"]["type"] == "cpu"
+    warmup, cpu = clocks.compared_as(doc)
     problems = []
     for run_id, rank in sorted(clock_segments.segmented(section["runs"])):
         if run_id not in by_id or rank not in rank_clocks.ranks_trained(by_id[run_id]):
