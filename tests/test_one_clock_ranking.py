@@ -97,3 +97,21 @@ def test_a_cpu_run_of_steps_shorter_than_the_second_clock_can_hold_is_not_ranked
     assert entry["second_clock"] is False and rows.ONE_CLOCK_REASON in rows.unranked_reasons(entry)
     doc["system"]["accelerator"]["type"] = "cuda"  # a GPU's steps are not compared one by one: not judged here
     assert clock_cover.steps_held(doc, run)
+
+
+def test_a_stamped_run_of_steps_too_short_says_so_on_its_row_and_run_page():
+    """Not "one clock": run-own did stamp it; its steps are too short for that clock to hold."""
+    from pathlib import Path
+
+    from suite.site import columns, labels, run_page
+
+    doc = json.loads((Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json").read_text())
+    for run in doc["runs"]:
+        run["step_times_s"] = [t * 0.3 for t in run["step_times_s"]]
+        run["metrics"]["throughput"]["step_time_s"]["p50"] *= 0.3
+    [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
+    assert entry["short_steps"] is True and entry["second_clock"] is False
+    assert labels.SHORT_STEPS in columns._own_text(entry)
+    page = run_page.run_context("own.json", doc, doc["runs"][0])
+    assert page["own_short_steps"] is True and page["own_two_clocks"] is False
+    assert page["own_timing"] == labels.SHORT_STEPS

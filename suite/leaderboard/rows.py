@@ -40,7 +40,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation", "second_clock", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "second_clock", "short_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -323,6 +323,9 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "implementation": own_code(doc),
             # own code: every run stamped by goodbench run-own's clock too (None: goodbench's own runs)
             "second_clock": all(clock_cover.stamped(doc, r["run_id"]) for r in runs) if own_code(doc) else None,
+            # own code stamped by run-own, but on a CPU with steps shorter than that clock holds
+            "short_steps": own_code(doc) and "second_clock" in doc and not all(
+                clock_cover.steps_held(doc, r) for r in runs),
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
             "accelerator_hours": hours.to_target(results.world_size(runs[0]), score["olympic_mean_s"])
             if score else None,
@@ -472,8 +475,8 @@ def rankable(frame: pd.DataFrame) -> pd.Series:
 
 
 ONE_CLOCK_REASON = ("own code timed by one clock (self-timed): no second clock stamped all its steps and evaluations "
-                    "(run it with goodbench run-own, in every process after a kill), so its times are its own "
-                    "process's word")
+                    "(run it with goodbench run-own, in every process after a kill), or on a CPU its steps are "
+                    "shorter than the 5 ms that clock holds, so its times are its own process's word")
 """Why own code without a second clock is not ranked (:func:`one_clock`; docs/rules.md, "A second clock")."""
 
 RANKING_GROUPS = {

@@ -376,9 +376,16 @@ TWO_CLOCKS = ("two clocks: step and evaluation edges stamped by goodbench run-ow
 own clock and the validator found the two clocks agree (rule second-clock)."""
 
 
-def own_timing(two_clocks: bool) -> str:
-    """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS` or :data:`OWN_TIMING`."""
-    return TWO_CLOCKS if two_clocks else OWN_TIMING
+SHORT_STEPS = ("two clocks, steps too short for them: on a CPU the second clock holds steps of 5 ms or more, so "
+               "these step times are the submitter's process's word, self-reported, never ranked")
+"""What an own-code row and run page says when ``goodbench run-own`` stamped a CPU run whose median step
+is shorter than the second clock's per-step tolerance (:func:`suite.figures.clock_cover.steps_held`)."""
+
+
+def own_timing(two_clocks: bool, short_steps: bool = False) -> str:
+    """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS`, :data:`SHORT_STEPS`
+    (stamped, but steps too short for the clock to hold) or :data:`OWN_TIMING`."""
+    return TWO_CLOCKS if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
 
 
 def copy_words(status: str, owner: str | None) -> dict:
