@@ -184,11 +184,6 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def rank_of(line: dict[str, Any]) -> int:
-    """The torchrun rank whose stamps a journal line holds (no ``rank``: 0, one process or rank 0)."""
-    return line.get("rank", 0)
-
-
 def misfit(line: dict[str, Any], session: Any, binding: dict[str, Any]) -> str | None:
     """Why a journal ``line`` does not fit the file's ``session`` and this command (None: it fits)."""
     if line.get("journal") != FORMAT:

@@ -23,7 +23,7 @@ from typing import Any
 
 from suite.figures import clock_segments, clocks, rank_clocks
 from suite.record.errors import GoodbenchError
-from suite.run import clock_journal, clock_record, rank_record
+from suite.run import clock_record, rank_record
 from suite.run.clock_journal import Journal, Refused
 from suite.run.edge_reader import EdgeReader, RunEdges
 
@@ -105,7 +105,7 @@ def _all_chains(journal: Journal, doc: dict[str, Any], owned: list[Owned],
     said = len(journal.notes)
     try:
         lines = journal.earlier((doc.get("settings") or {}).get("session", {}).get("id"))
-        return [_chains(journal, doc, rank, mine, [line for line in lines if clock_journal.rank_of(line) == rank],
+        return [_chains(journal, doc, rank, mine, [line for line in lines if rank_clocks.rank_of(line) == rank],
                         renamed if not rank else None, began) for rank, mine, began in owned]
     except Refused as exc:
         del journal.notes[said:]  # what was said of its chains before it was refused
@@ -165,7 +165,7 @@ def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str
 
 def _segment(run: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, Any]:
     """One process's segment of the ``run`` from its journal ``lines`` up to the last of them."""
-    last, rank = lines[-1], clock_journal.rank_of(lines[-1])
+    last, rank = lines[-1], rank_clocks.rank_of(lines[-1])
     steps = [s for line in lines for s in line["step_s"]]
     if steps and last["first_step"] + len(steps) - 1 != last["through"]:
         of = f"seed {run['seed']}" if not rank else f"rank {rank}'s seed {run['seed']}"

@@ -47,8 +47,6 @@ _SIGNS = frozenset("×±°·÷→≤≥≈")
 """The symbols outside ASCII a system's name may hold ("H100 ×8"); any other symbol is refused with
 the letters that are not Latin, as letterlike symbols and operators draw letters ("r℮produc℮d")."""
 
-_LATIN_UNDECOMPOSED = frozenset("æðđħıĸłŀŋøœßþŧ")
-"""Latin letters of European names that Unicode does not decompose into a plain letter and marks."""
 
 # words of the phrases above that say nothing of trust by themselves
 _FUNCTION_WORDS = frozenset({"a", "an", "and", "as", "by", "first", "not", "of", "on", "one", "run", "same", "the"})
@@ -65,9 +63,12 @@ _LOOK_ALIKES = str.maketrans({
 })
 
 
-_PLAIN = str.maketrans({"đ": "d", "ð": "d", "ħ": "h", "ı": "i", "ł": "l", "ŀ": "l", "ø": "o", "ŧ": "t", "ĸ": "k",
-                        "ŋ": "n", "æ": "ae", "œ": "oe", "þ": "th"})
-"""The Latin letters Unicode does not decompose, read as the plain letters they carry."""
+_PLAIN_LETTERS = {"đ": "d", "ð": "d", "ħ": "h", "ı": "i", "ł": "l", "ŀ": "l", "ø": "o", "ŧ": "t", "ĸ": "k",
+                  "ŋ": "n", "æ": "ae", "œ": "oe", "þ": "th"}
+"""The Latin letters of European names that Unicode does not decompose into a plain letter and
+marks, with the plain letters they carry (and "ß", which case folding makes "ss")."""
+_PLAIN = str.maketrans(_PLAIN_LETTERS)
+_LATIN_UNDECOMPOSED = frozenset(_PLAIN_LETTERS) | {"ß"}
 
 
 def _unmarked(text: str) -> str:
@@ -111,11 +112,17 @@ def trust_words_in(name: str) -> list[str]:
     return sorted({w for w in spans if w in TRUST_WORDS})
 
 
+def trust_words_said(text: str) -> str | None:
+    """``text`` and the words of the site's trust labels it holds, said for a refusal (None: none)."""
+    found = trust_words_in(text)
+    return f"{safe(text)} holds {', '.join(map(repr, found))}, a word of the site's trust labels" if found else None
+
+
 def foreign_letters(name: str) -> list[str]:
     """The letters of ``name`` that are not Latin (empty: it is written in Latin letters, accents
     allowed): letters of other scripts, Latin small capitals and phonetic letters, and symbols but
-    a few signs (:data:`_SIGNS`), which the look-alike table cannot all list (Armenian "օ", Cyrillic "ѵ", "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" spell a label's words
-    as well as Latin letters do)."""
+    a few signs (:data:`_SIGNS`), which the look-alike table cannot all list (Armenian "օ",
+    Cyrillic "ѵ", "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" spell a label's words as well as Latin letters do)."""
     found = set()
     for char in unicodedata.normalize("NFKC", name):
         if unicodedata.category(char) in ("So", "Sm") and not char.isascii() and char not in _SIGNS:
@@ -132,10 +139,9 @@ def label_refusal(name: str) -> str | None:
     """Why the text ``name`` would read as one of the site's labels, in the validator's terms (rule
     ``name-trust``; None: it would not): a word of the labels, or a letter outside the Latin
     alphabet that could draw one."""
-    found = trust_words_in(name)
-    if found:
-        return (f"{safe(name)} holds {', '.join(map(repr, found))}, a word of the site's trust labels: a name may "
-                "not read as a label the site gives")
+    said = trust_words_said(name)
+    if said is not None:
+        return f"{said}: a name may not read as a label the site gives"
     foreign = foreign_letters(name)
     if foreign:
         return (f"{safe(name)} holds {', '.join(map(repr, foreign[:5]))}, not a Latin letter: the names the site "

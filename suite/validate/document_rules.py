@@ -9,7 +9,7 @@ from typing import Any
 from suite.figures import derive
 from suite.record.text import normal_name, safe
 from suite.trust import ownership
-from suite.trust.labels import label_refusal, trust_words_in
+from suite.trust.labels import label_refusal, trust_words_said
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7, V8, V9, came_into_force, division, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
@@ -31,8 +31,9 @@ code("name-form", "a system name not in its shown form: not NFC, or a space at a
 code("name-trust", "a name the site's rows show (the system's, its accelerator's, own code's) holding a word of the "
                    "site's trust labels (reproduced, trusted, signed, disputed, …) or a letter that is not Latin",
      since=V8)
-code("load-not-recorded", "a run of a file naming rules v8 or later, or dated since v8, without its host-load record (every goodbench "
-                          "writing them records it; without it a run measured under load would not say so)", since=V9)
+code("load-not-recorded", "a run of a file naming rules v8 or later, or dated since v8, without its host-load record "
+                          "(every goodbench writing them records it; without it a run measured under load would not "
+                          "say so)", since=V9)
 
 LOAD_RECORDED_SINCE = V8
 """The first rules version whose every file records each run's host load (``host_load``, recorded
@@ -212,11 +213,10 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     for precision, entry in (ceilings or {}).items() if isinstance(ceilings, dict) else ():
         for field, method in ((f"{precision}.method", (entry or {}).get("method")),
                               (f"{precision}.at_end.method", ((entry or {}).get("at_end") or {}).get("method"))):
-            found = trust_words_in(method) if isinstance(method, str) else []
-            if found:  # shown as the ceiling's method on the run page (trial 7)
+            said = trust_words_said(method) if isinstance(method, str) else None
+            if said is not None:  # shown as the ceiling's method on the run page (trial 7)
                 problems.append(Problem("name-trust", f"settings.matmul_ceiling.{field}",
-                                        f"{safe(method)} holds {', '.join(map(repr, found))}, a word of the site's "
-                                        "trust labels, which no method goodbench writes holds"))
+                                        f"{said}, which no method goodbench writes holds"))
     return problems
 
 
