@@ -212,3 +212,49 @@ def test_a_rank_stamped_across_a_kill_has_its_record_compared_with_all_its_stead
     times.update(mean=times["mean"] / 4, p50=times["p50"] / 4)
     said = [p.reason for p in check_document(doc) if p.code == "second-clock"]
     assert said and said[0].startswith("rank 1: the clocks disagree in segment 1: steady")
+
+
+def _killed_fixture() -> dict:
+    return json.loads((REPO / "tests" / "fixtures" / "own-2-ranks-killed.json").read_text())
+
+
+def test_rank_0s_report_is_the_runs_own_steady_step_times():
+    """Trial 8: rank 0's report (the rank table's first row) claimed 1-ms steps beside the run's
+    12-ms step times, its straggler spread recomputed, and passed: rank 0's report is the run's
+    steady step times, which are rank 0's."""
+    from suite.figures import derive
+
+    doc = _killed_fixture()
+    section = doc["runs"][0]["distributed"]
+    section["ranks"][0]["step_time_s"].update(mean=0.001, p50=0.001, max=0.0012)
+    section["straggler_spread"] = derive.straggler_spread([r["step_time_s"]["mean"] for r in section["ranks"]], 2)
+    [found] = check_document(doc)
+    assert (found.code, found.field) == ("distributed-batch", "runs[0].distributed.ranks")
+    assert found.reason.startswith("rank 0 reports a steady step mean of 0.001 s, but the run's step times")
+
+
+def test_a_ranks_device_is_of_the_systems_accelerator():
+    """Trial 8: rank 1 of a CPU file said it ran on "cuda:1", and the rank table showed it."""
+    doc = _killed_fixture()
+    for run in doc["runs"]:
+        run["distributed"]["ranks"][1]["device"] = "cuda:1"
+    found = check_document(doc)
+    assert [(p.code, p.field) for p in found] == [("distributed-batch", f"runs[{i}].distributed.ranks") for i in (0, 1)]
+    assert found[0].reason == "rank 1 ran on cuda:1, but the system's accelerator is cpu"
+
+
+@pytest.mark.parametrize("field", ["mfu_status", "host"])
+def test_a_label_in_a_figures_status_or_a_ranks_host_is_refused(field):
+    """Trial 8: the run page shows a figure's status and each rank's host as goodbench's own text,
+    not marked self-reported; "two clocks, reproduced by a trusted reviewer" in either passed."""
+    doc = _killed_fixture()
+    label = "two clocks, reproduced by a trusted reviewer"
+    run = doc["runs"][0]
+    if field == "host":
+        run["distributed"]["ranks"][1]["host"] = label
+    else:
+        run["metrics"]["mfu_status"] = label
+    [found] = check_document(doc)
+    where = "runs[0].distributed.ranks[1].host" if field == "host" else "runs[0].metrics.mfu_status"
+    assert (found.code, found.field) == ("name-trust", where)
+    assert "'reproduced'" in found.reason and "'twoclocks'" in found.reason

@@ -380,12 +380,26 @@ def test_a_name_spelling_a_label_in_look_alike_letters_or_counting_clocks_is_ref
     assert labels.name_refusal(name) is not None
 
 
+@pytest.mark.parametrize("name", ["AMD EPYC x1 two clocks\u2019", "AMD EPYC x1 \u2018reproduced\u2019 _signed_",
+                                  "resume-mlp 'reproduced' 'two clocks'", "two_clocks", "re'produced", "__reproduced__",
+                                  "H100 x8 'reproduced' by a 'trusted' 'reviewer'", "audited'",
+                                  # trial 8's suggestive names: clocks counted otherwise, other claims
+                                  "three clocks", "triple-clocked", "dual-timer", "clocks agree", "tvvo clocks",
+                                  "stamped by goodbench run-own", "validated box", "vetted", "attested", "repro'd"])
+def test_a_label_in_quotes_underscores_or_other_claim_words_is_refused(name):
+    """Trial 8: an apostrophe or an underscore held a label's word together with its quotes
+    ("\u2018reproduced\u2019", "two_clocks"), and counts or claims the label list lacked passed."""
+    found = _named_system(name)
+    assert {p.code for p in found} == {"name-trust"}, found
+
+
 def test_names_in_latin_letters_with_accents_and_a_clock_not_counted_pass():
     from suite.trust import labels
 
     for name in ["Lab \u00d8rsted DGX H100 (Z\u00fcrich)", "\u0141\u00f3d\u017a cluster", "Stra\u00dfe 1 box",
                  "H100 boost clock 1980 MHz", "AMD EPYC 7742 64-Core Processor", "NVIDIA H100 80GB HBM3",
-                 "H100 \u00d78"]:
+                 "H100 \u00d78", "Lab's box, 2x H100", "O'Brien lab DGX", "Savvy node_4", "Clockwork A100",
+                 "Timer test box"]:
         assert labels.label_refusal(name) is None, name
     assert labels.foreign_letters("\u0280\u1d07p \u0440\u0435p \u5bcc") == ["\u0280", "\u0435", "\u0440", "\u1d07", "\u5bcc"]
 

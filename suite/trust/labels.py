@@ -35,13 +35,19 @@ TIMING_TEXT = ("two clocks", "one clock", "self-timed")
 """How an own-code row says it was timed (the site's ``TWO_CLOCKS`` and ``OWN_TIMING`` open so): a
 name holding one of these phrases, its words run together or apart, reads as that label."""
 
-CLAIM_WORDS = ("audited", "certified", "official", "endorsed")
+CLAIM_WORDS = ("audited", "certified", "official", "endorsed", "validated", "vetted", "attested", "checked", "stamped",
+               "approved", "notarized", "notarised", "repro", "reprod")
 """Words no label of the site uses but that read as one (a system "audited by MLCommons")."""
 
-CLOCK_COUNTS = ("one", "two", "2", "i", "ii", "2x", "x2", "2nd", "single", "dual", "double", "second", "twin", "both")
-"""Words that count clocks beside ``clock``, ``clocks`` or ``clocked`` ("2 clocks", "two-clock",
-"dual clock", "Ⅱ clocks", "clocks x2", "double-clocked"): with it they read as :data:`TIMING_TEXT`
-(a ``1`` is read as ``i``, as a look-alike)."""
+CLOCK_COUNTS = ("one", "two", "2", "i", "ii", "2x", "x2", "2nd", "single", "dual", "double", "second", "twin", "both",
+                "three", "e", "triple", "multi", "multiple", "several", "many", "agree", "agreeing", "self")
+"""Words that count clocks, or say they agree, beside one of :data:`CLOCK_WORDS` ("2 clocks",
+"two-clock", "dual clock", "Ⅱ clocks", "clocks x2", "double-clocked", "triple-clocked", "dual-timer",
+"clocks agree"): with it they read as :data:`TIMING_TEXT` (a ``1`` is read as ``i`` and a ``3`` as
+``e``, as look-alikes)."""
+
+CLOCK_WORDS = ("clock", "clocks", "clocked", "timer", "timers")
+"""The words for a clock that :data:`CLOCK_COUNTS` count."""
 
 _SIGNS = frozenset("×±°·÷→≤≥≈")
 """The symbols outside ASCII a system's name may hold ("H100 ×8"); any other symbol is refused with
@@ -81,9 +87,11 @@ def _unmarked(text: str) -> str:
 
 def _words(text: str) -> list[str]:
     """``text``'s words, :func:`_unmarked`, look-alike letters and digits read as the Latin letter
-    they are drawn as, without a possessive ``'s``; anything but a letter or digit separates words."""
-    folded = _unmarked(text).translate(_LOOK_ALIKES)
-    return [w.removesuffix("'s").removesuffix("\u2019s") for w in re.split(r"[^\w'\u2019]+", folded) if w.strip("'\u2019")]
+    they are drawn as ("vv" as "w"), without a possessive ``'s``; anything but a letter or digit
+    separates words, an apostrophe and an underscore too ("'reproduced'", "two_clocks", "re'produced":
+    a label's words split apart are found run together by :func:`trust_words_in`)."""
+    folded = _unmarked(text).translate(_LOOK_ALIKES).replace("vv", "w")
+    return [w for w in re.split(r"[\W_]+", re.sub(r"['\u2019]s\b", "", folded)) if w]
 
 
 def _trust_words() -> frozenset[str]:
@@ -93,7 +101,7 @@ def _trust_words() -> frozenset[str]:
     words = {w for phrase in phrases for w in _words(phrase)} - _FUNCTION_WORDS
     words |= {w[2:] for w in words if w.startswith("un") and len(w) > 4}
     words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in TIMING_TEXT}
-    words |= {pair for count in CLOCK_COUNTS for clock in ("clock", "clocks", "clocked")
+    words |= {pair for count in CLOCK_COUNTS for clock in CLOCK_WORDS
               for pair in (count + clock, clock + count)}
     return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
 

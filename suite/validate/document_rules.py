@@ -29,7 +29,8 @@ code("seed-set", "closed-division seeds other than the first N of the pinned lis
 code("summary-mismatch", "the per-workload summary differs from what the runs give")
 code("name-form", "a system name not in its shown form: not NFC, or a space at an end or doubled", since=V7)
 code("name-trust", "a name the site's rows show (the system's, its accelerator's, own code's) holding a word of the "
-                   "site's trust labels (reproduced, trusted, signed, disputed, …) or a letter that is not Latin",
+                   "site's trust labels (reproduced, trusted, signed, disputed, …) or a letter that is not Latin; "
+                   "such a word in a ceiling's method, a figure's status or a rank's host",
      since=V8)
 code("load-not-recorded", "a run of a file naming rules v8 or later, or dated since v8, without its host-load record "
                           "(every goodbench writing them records it; without it a run measured under load would not "
@@ -217,7 +218,28 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
             if said is not None:  # shown as the ceiling's method on the run page (trial 7)
                 problems.append(Problem("name-trust", f"settings.matmul_ceiling.{field}",
                                         f"{said}, which no method goodbench writes holds"))
+    for field, text in _shown_run_text(runs):
+        said = trust_words_said(text)
+        if said is not None:
+            problems.append(Problem("name-trust", field, f"{said}, which no such text goodbench writes holds"))
     return problems
+
+
+def _shown_run_text(runs: Runs) -> list[tuple[str, str]]:
+    """The text of each run that its run page shows as goodbench's own, not marked self-reported:
+    its figures' statuses (``metrics.mfu_status``, …), and its ranks' hosts and telemetry statuses
+    in the rank table (trial 8 wrote "two clocks, reproduced by a trusted reviewer" into both)."""
+    found = []
+    for i, run in runs:
+        for key, text in (run.get("metrics") or {}).items():
+            if key.endswith("_status") and isinstance(text, str):
+                found.append((f"runs[{i}].metrics.{key}", text))
+        for j, rank in enumerate((run.get("distributed") or {}).get("ranks") or []):
+            for key in ("host", "telemetry_status"):
+                text = rank.get(key) if isinstance(rank, dict) else None
+                if isinstance(text, str):
+                    found.append((f"runs[{i}].distributed.ranks[{j}].{key}", text))
+    return found
 
 
 @document_rule("load-not-recorded")

@@ -401,6 +401,29 @@ def _check_goodput(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
     return problems
 
 
+def _rank_report_mismatch(run: dict, ranks: list, doc: dict) -> str | None:
+    """Why the ranks' reports contradict the run's other records (None: they do not): a rank's
+    device of another kind than the system's accelerator ("cuda:1" on a CPU file), or rank 0's
+    steady step times other than the run's own, which are rank 0's (trial 8: rank 0's report
+    claimed 1-ms steps beside 12-ms step times, its straggler spread recomputed)."""
+    kind = (doc.get("system", {}).get("accelerator") or {}).get("type")
+    for report in ranks:
+        device = report.get("device") if isinstance(report, dict) else None
+        if isinstance(device, str) and isinstance(kind, str) and device.split(":")[0] != kind:
+            return (f"rank {safe(report.get('rank'))} ran on {safe(device)}, but the system's accelerator is "
+                    f"{safe(kind)}")
+    [zero] = [r for r in ranks if isinstance(r, dict) and r.get("rank") == 0] or [None]
+    reported = (zero or {}).get("step_time_s")
+    steady = ((run.get("metrics") or {}).get("throughput") or {}).get("step_time_s")
+    if not isinstance(reported, dict) or not isinstance(steady, dict):
+        return None
+    for key in ("mean", "p50", "max"):
+        if key in reported and key in steady and not close(reported[key], steady[key]):
+            return (f"rank 0 reports a steady step {key} of {safe(reported[key])} s, but the run's step times, "
+                    f"which are rank 0's, give {safe(steady[key])} s")
+    return None
+
+
 @run_rule("distributed-batch", "distributed-communication")
 def _check_distributed(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """A distributed run trains the pinned global batch: ranks × per-rank share = samples per step."""
@@ -423,6 +446,9 @@ def _check_distributed(run: dict, where: str, doc: dict, facts: dict) -> list[Pr
         return [Problem("distributed-batch", f"{field}.ranks",
                         f"rank reports numbered {safe(named)}: a world of {section['world_size']} has ranks 0 to "
                         f"{section['world_size'] - 1}, each reported once")]
+    mismatch = _rank_report_mismatch(run, section["ranks"], doc)
+    if mismatch is not None:
+        return [Problem("distributed-batch", f"{field}.ranks", mismatch)]
     means = [(r.get("step_time_s") or {}).get("mean") for r in section["ranks"] if isinstance(r, dict)]
     spread = derive.straggler_spread([m for m in means if isinstance(m, (int, float))], len(section["ranks"]))
     given = section.get("straggler_spread")
