@@ -258,3 +258,16 @@ def test_a_label_in_a_figures_status_or_a_ranks_host_is_refused(field):
     where = "runs[0].distributed.ranks[1].host" if field == "host" else "runs[0].metrics.mfu_status"
     assert (found.code, found.field) == ("name-trust", where)
     assert "'reproduced'" in found.reason and "'twoclocks'" in found.reason
+
+
+def test_the_second_clocks_stated_tolerance_and_seeds_are_the_rules_and_the_runs():
+    """Trial 8: a stated tolerance of 50% and 5 s, and an entry's seed changed, passed unread."""
+    doc = _killed_fixture()
+    doc["second_clock"]["tolerance"] = {"relative": 0.5, "per_stamp_s": 5, "per_step_s": 0.5}
+    [found] = check_document(doc)
+    assert (found.code, found.field) == ("second-clock", "second_clock.tolerance")
+    doc = _killed_fixture()
+    doc["second_clock"]["runs"][0]["seed"] = 99
+    [found] = check_document(doc)
+    assert (found.code, found.field) == ("second-clock", "second_clock.runs[0].seed")
+    assert found.reason.startswith("seed 99, but run ") and found.reason.endswith("trained seed 1")

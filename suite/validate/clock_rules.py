@@ -129,3 +129,26 @@ def _check_segments(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
                                                                "they agree"))
                 break
     return problems
+
+
+@document_rule("second-clock")
+def _check_entries_said(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """What the second clock says of itself is what the rules hold it to: the tolerance it states is
+    :mod:`suite.figures.clocks`'s, and each entry's seed is its run's (trial 8 stated a tolerance of
+    50% and 5 s, and changed an entry's seed, and both passed unread)."""
+    section = doc.get("second_clock")
+    if section is None or division(doc) != own.DIVISION:
+        return []
+    problems = []
+    stated = section.get("tolerance")
+    rules = {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S, "per_step_s": clocks.PER_STEP_S}
+    if isinstance(stated, dict) and any(stated.get(k) != v for k, v in rules.items()):
+        problems.append(Problem("second-clock", "second_clock.tolerance",
+                                f"states {safe(stated)}, but the rules compare the clocks within {rules}"))
+    seeds = {run["run_id"]: run["seed"] for _, run in runs}
+    for i, entry in enumerate(section["runs"]):
+        if entry["run_id"] in seeds and entry.get("seed") != seeds[entry["run_id"]]:
+            problems.append(Problem("second-clock", f"second_clock.runs[{i}].seed",
+                                    f"seed {safe(entry.get('seed'))}, but run {safe(entry['run_id'])} trained seed "
+                                    f"{seeds[entry['run_id']]}"))
+    return problems
