@@ -34,6 +34,23 @@ def _pairs(doc: dict) -> list[tuple[dict, dict]]:
             if a["run_id"] == b["run_id"] and a.get("rank", 0) == b.get("rank", 0)]
 
 
+def held_gaps(doc: dict, label: str) -> list[float]:
+    """Every gap between consecutive segments of ``doc`` on a monotonic clock less the wall clocks'
+    (seconds), printed; each segment of this machine names its boot id (where it has one)."""
+    assert all(e.get("boot_id") == clock_journal.boot_id() for e in doc["second_clock"]["runs"])
+    found = []
+    for before, after in _pairs(doc):
+        got = clock_segments.gaps(before, after)
+        if got is None:
+            continue
+        wall, monotonic = got
+        found += [wall - gap for gap in monotonic.values()]
+        print(f"{label}: rank {after.get('rank', 0)}, seed {after['seed']}: a gap of {wall:.3f} s on the wall clocks, "
+              + ", ".join(f"{(wall - gap) * 1e3:+.3f} ms on the {which}'s" for which, gap in monotonic.items()))
+    assert all(abs(d) < clock_segments.GAP_S for d in found)
+    return found
+
+
 def _cut_downtime(doc: dict, wall: float = 2.0, stamps: float = 6.3, child: float = 0.0, launcher: float = 0.0) -> dict:
     """Trial 8's t9 forgery: seed 2's second process moved ``wall`` s earlier on its launcher's wall
     clock and its stamps ``stamps`` s earlier, its log, curve and times shifted to match (on every
