@@ -34,8 +34,9 @@ from suite.figures import clocks, rank_clocks
 GAP_S = 0.25
 """Seconds the downtime between two segments of one boot may be shorter on the launchers' wall clocks
 than on a monotonic clock: each gap is read from two stamps, each of which may be late by the reader
-waking late (:data:`suite.figures.clocks.PER_STAMP_S` each); honest runs differ by under a
-millisecond (docs/rules.md, "A second clock")."""
+waking late (:data:`suite.figures.clocks.PER_STAMP_S` each), with 2.5× margin; honest killed jobs
+differed by at most 1.2 ms on the children's clocks (6.7 ms at a load average of 7 on 2 cores) and
+1 µs on the launchers' (docs/rules.md, "A second clock")."""
 GAP_RATE = 5e-4
 """And this fraction of the gap: NTP slews a wall clock by at most 500 ppm."""
 
