@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_clock_downtime import held_gaps
 from test_own_resume_clock import SESSION, WALL, _run
 
 from suite.figures import clock_cover, clock_segments, rank_clocks
@@ -194,6 +195,7 @@ def test_a_torchrun_job_killed_and_run_again_under_run_own_is_stamped_on_every_r
                 f = max(among, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
                 print(f"rank {rank}, {what}: {f['what']}: {abs(f['own_s'] - f['launcher_s']):.4f} s of "
                       f"{f['launcher_s']:.4f} s")
+    assert len(held_gaps(doc, "2 ranks")) == (4 if clock_journal.boot_id() else 0)  # each rank's: child's, launcher's
 
 
 def test_a_rank_stamped_across_a_kill_has_its_record_compared_with_all_its_steady_steps():

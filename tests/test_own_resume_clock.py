@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_clock_downtime import held_gaps
 
 from suite import validate as v
 from suite.figures import clock_cover
@@ -200,6 +201,7 @@ def test_a_session_killed_and_run_again_under_run_own_is_stamped_in_every_proces
     for what, among in (("worst", figures), ("worst across the kill", later)):
         f = max(among, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
         print(f"{kill} killed, {what}: {f['what']}: {abs(f['own_s'] - f['launcher_s']):.4f} s of {f['launcher_s']:.4f} s")
+    assert len(held_gaps(doc, f"{kill} killed")) == (2 if clock_journal.boot_id() else 0)  # child's, launcher's
 
 
 @pytest.mark.slow  # a job killed under plain python, then run again under run-own: ~25 s

@@ -13,6 +13,16 @@ steps the throughput window leaves out); an evaluation of a later process is com
 the run's start through the launchers' wall clocks at each child's start (``started_at_s``), the
 only clock two launcher processes share.
 
+Where two consecutive segments name one boot id (``boot_id``: one machine, not rebooted between
+them), their children's ``perf_counter`` (CLOCK_MONOTONIC on Linux: since boot, machine-wide) is one
+clock, and so are their launchers' (``launcher_clock_s``, where recorded): the downtime between
+them on those clocks — from the earlier one's last stamp to the later one's first — cannot exceed
+the launchers' wall clocks' by more than :data:`GAP_S` plus :data:`GAP_RATE` of it (:func:`gap_flaw`).
+A wall-clock gap longer than the monotonic one is let be: CLOCK_MONOTONIC stops while the machine
+is suspended, and a longer downtime only costs its run. Segments of other boot ids, or without
+them (a file of an older goodbench, a machine with no boot id), are not compared so: a clock since
+boot on another machine says nothing of the wall time between them.
+
 Under torchrun every rank's runs are segmented so, each rank's entries (``rank``) joined on their
 own; a rank other than 0 is compared with what the file holds for it (:mod:`suite.figures.rank_clocks`)."""
 from __future__ import annotations
@@ -20,6 +30,15 @@ from __future__ import annotations
 from typing import Any
 
 from suite.figures import clocks, rank_clocks
+
+GAP_S = 0.25
+"""Seconds the downtime between two segments of one boot may be shorter on the launchers' wall clocks
+than on a monotonic clock: each gap is read from two stamps, each of which may be late by the reader
+waking late (:data:`suite.figures.clocks.PER_STAMP_S` each), with 2.5× margin; honest killed jobs
+differed by at most 1.2 ms on the children's clocks (6.7 ms at a load average of 7 on 2 cores) and
+1 µs on the launchers' (docs/rules.md, "A second clock")."""
+GAP_RATE = 5e-4
+"""And this fraction of the gap: NTP slews a wall clock by at most 500 ppm."""
 
 
 def of_run(entries: list[Any], run_id: Any, rank: int = 0) -> list[dict[str, Any]]:
@@ -66,6 +85,9 @@ def flaw(run: dict[str, Any], segments: list[dict[str, Any]]) -> str | None:
             ended = before["started_at_s"] + (before["stamps_s"][-1] if before["stamps_s"] else 0.0)
             if segment["started_at_s"] < ended - clocks.PER_STAMP_S:
                 return f"segment {j}'s process started before segment {j - 1}'s last stamp"
+            cut = gap_flaw(before, segment)
+            if cut is not None:
+                return f"segments {j - 1} and {j} {cut}"
     if segments[0]["run_start_s"] is None:
         return "its first segment does not stamp the run's start"
     following = 1
@@ -89,6 +111,41 @@ def flaw(run: dict[str, Any], segments: list[dict[str, Any]]) -> str | None:
                       None)
         if holder is None or point["step"] not in {e["step"] for e in holder["evaluations"]}:
             return f"no evaluation edge for the evaluation at step {point['step']}"
+    return None
+
+
+def gaps(before: dict[str, Any], after: dict[str, Any]) -> tuple[float, dict[str, float]] | None:
+    """The downtime between two consecutive segments of one boot id, from ``before``'s last stamp to
+    ``after``'s first: on the launchers' wall clocks, and on each monotonic clock both record
+    (``child``, ``launcher``); None where they name no boot id, or other ones, or lack stamps."""
+    boot = before.get("boot_id")
+    if not isinstance(boot, str) or after.get("boot_id") != boot:
+        return None
+    first, last = after.get("stamps_s") or [], before.get("stamps_s") or []
+    if not first or not last:
+        return None
+    wall = after["started_at_s"] + first[0] - (before["started_at_s"] + last[-1])
+    found = {}
+    child_after, child_before = after.get("child_clock_s") or [], before.get("child_clock_s") or []
+    if len(child_after) == len(first) and len(child_before) == len(last):
+        found["child"] = child_after[0] - child_before[-1]
+    if isinstance(after.get("launcher_clock_s"), (int, float)) and isinstance(before.get("launcher_clock_s"), (int, float)):
+        found["launcher"] = after["launcher_clock_s"] + first[0] - (before["launcher_clock_s"] + last[-1])
+    return wall, found
+
+
+def gap_flaw(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """Why the downtime between two consecutive segments of one boot id is shorter on the launchers'
+    wall clocks than on a monotonic clock beyond :data:`GAP_S` and :data:`GAP_RATE` (None: it is not)."""
+    found = gaps(before, after)
+    if found is None:
+        return None
+    wall, monotonic = found
+    for which, gap in monotonic.items():
+        allowed = GAP_S + GAP_RATE * abs(gap)
+        if wall < gap - allowed:
+            return (f"ran on one boot, but the launchers' wall clocks put {wall:.3f} s between them and the {which}'s "
+                    f"monotonic clock {gap:.3f} s: downtime cut by {gap - wall:.3f} s, beyond the {allowed:.3f} s allowed")
     return None
 
 

@@ -6,7 +6,8 @@ Where the library names the session's checkpoint directory on the edge pipe (``j
 checkpoint written (``c``) and each run's record kept (``k``): that run's stamps since its line before
 (its steps up to the edge, its evaluations closed by then, its first and latest edge), with what
 binds them — the session, the sha256 of the script and its arguments as this launcher read them,
-this launcher's process (a random id, the child's pid, the wall clock at the child's start). A
+this launcher's process (a random id, the child's pid, the wall clock at the child's start, and with
+them the launcher's monotonic clock then and the machine's boot id: :func:`boot_id`). A
 launcher killed with its child leaves every line written up to then: each is one write to a file
 opened for appending, fsync'd, by a thread of its own (so that the stamping is never held up). A
 write torn by a kill is a line that is no JSON (a launcher that finds the file not ending in a
@@ -36,11 +37,24 @@ from suite.run.edge_reader import RunEdges
 
 NAME = "second-clock.jsonl"
 FORMAT = 1
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
 KINDS = {edges.START: "start", edges.CHECKPOINT: "checkpoint", edges.KEPT: "finished"}
 
 
 class Refused(ValueError):
     """A journal whose entries do not fit the file or this command."""
+
+
+def boot_id() -> str | None:
+    """This machine's boot id (Linux: a random id drawn at each boot; None where there is none): where
+    two processes' boot ids are the same, their monotonic clocks (``perf_counter``, CLOCK_MONOTONIC on
+    Linux: since boot, machine-wide) are one clock, and the gap between them is held against the wall
+    clocks' (:func:`suite.figures.clock_segments.flaw`)."""
+    try:
+        found = Path(BOOT_ID).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+    return found if 0 < len(found) <= 64 else None
 
 
 def script_sha256(script: str) -> str:
@@ -54,7 +68,8 @@ class Journal:
 
     def __init__(self, script: str, args: list[str]):
         self.binding = {"script": script_sha256(script), "args": list(args)}
-        self.process: dict[str, Any] = {"process": uuid.uuid4().hex, "pid": None, "started_at_s": None}
+        self.process: dict[str, Any] = {"process": uuid.uuid4().hex, "pid": None, "started_at_s": None,
+                                        "launcher_clock_s": None, "boot_id": boot_id()}
         self.session: str | None = None
         self.path: Path | None = None
         self.notes: list[str] = []  # what run-own says of the journal, one line each
@@ -65,9 +80,12 @@ class Journal:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ writing, as the child goes
-    def started(self, pid: int, started_at_s: float) -> None:
-        """The child started: its pid, and this launcher's wall clock then (Unix seconds)."""
+    def started(self, pid: int, started_at_s: float, launcher_clock_s: float | None = None) -> None:
+        """The child started: its pid, and this launcher's wall clock then (Unix seconds) and, where
+        given, its monotonic clock then (:data:`suite.run.edge_reader.clock`, the origin of its stamps)."""
         self.process.update(pid=pid, started_at_s=round(started_at_s, 6))
+        if launcher_clock_s is not None:
+            self.process.update(launcher_clock_s=round(launcher_clock_s, 7))
 
     def edge(self, run: RunEdges | None, edge: edges.Edge, rank: int = 0) -> None:
         """Take one edge from the reader's thread of ``rank`` (0: one process, or torchrun's rank 0):
@@ -198,6 +216,8 @@ def misfit(line: dict[str, Any], session: Any, binding: dict[str, Any]) -> str |
              and _numbers([line.get("started_at_s")]) and _numbers(line.get("step_s"))
              and _numbers(line.get("span_s"), 2) and _numbers(line.get("child_clock_s"), 2)
              and _numbers(line.get("stamps_s"), 2) and (line.get("run_start_s") is None or _numbers([line["run_start_s"]]))
+             and (line.get("launcher_clock_s") is None or _numbers([line["launcher_clock_s"]]))
+             and (line.get("boot_id") is None or (isinstance(line["boot_id"], str) and 0 < len(line["boot_id"]) <= 64))
              and isinstance(line.get("evaluations"), list)
              and all(isinstance(e, dict) and _count(e.get("step")) and _numbers([e.get("start_s"), e.get("stop_s")])
                      for e in line["evaluations"]))

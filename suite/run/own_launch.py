@@ -45,7 +45,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, sub
         child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
     finally:
         os.close(write_end)
-    journal.started(child.pid, started_at_s)
+    journal.started(child.pid, started_at_s, origin)
     reader = EdgeReader(read_end, origin, journal)
     while True:
         try:
@@ -88,7 +88,7 @@ def launch_ranks(script: str, args: list[str], nproc: int,
         channels.finish(0.0)
         channels.close()
         raise
-    journal.started(child.pid, started_at_s)  # before any rank can name the journal: torchrun starts them
+    journal.started(child.pid, started_at_s, origin)  # before any rank can name the journal: torchrun starts them
     while True:
         try:
             status = child.wait()

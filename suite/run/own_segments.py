@@ -28,6 +28,7 @@ from suite.run.clock_journal import Journal, Refused
 from suite.run.edge_reader import EdgeReader, RunEdges
 
 RESUMED = ("checkpoint", "start")  # the lines a run going on from a checkpoint (or from its start) joins
+MACHINE = ("launcher_clock_s", "boot_id")  # a segment's place on the machine's monotonic clock (clock_segments.flaw)
 Owned = tuple[int, dict[str, dict[str, Any]], set[int]]  # a rank, its entries by run id, the seeds it began
 
 
@@ -47,7 +48,8 @@ def record(journal: Journal, doc: dict[str, Any], runs: list[RunEdges], pid: int
                {seen.seed for seen in reader.runs}) for rank, reader in enumerate(ranks, 1)]
     for _, mine, _ in owned:
         for entry in mine.values():
-            entry.update(pid=journal.process["pid"], started_at_s=journal.process["started_at_s"])
+            entry.update(pid=journal.process["pid"], started_at_s=journal.process["started_at_s"],
+                         **{k: journal.process.get(k) for k in MACHINE})
     entries: list[dict[str, Any]] = []
     unstamped: set[str] = set()  # runs a rank of which has no segment
     for (rank, mine, _), chains in zip(owned, _all_chains(journal, doc, owned, renamed), strict=True):
@@ -175,4 +177,5 @@ def _segment(run: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, Any]
             "first_step": last["first_step"] if steps else 0, "step_s": steps, "span_s": last["span_s"],
             "evaluations": [e for line in lines for e in line["evaluations"]],
             "child_clock_s": last["child_clock_s"], "stamps_s": last["stamps_s"], "agreement": None,
-            "pid": last["pid"], "started_at_s": last["started_at_s"]}
+            "pid": last["pid"], "started_at_s": last["started_at_s"],
+            **{k: last[k] for k in MACHINE if k in last}}  # a journal of an older goodbench has none
