@@ -122,6 +122,20 @@ def test_a_successor_joins_every_ranks_segments_and_the_run_reads_stamped(tmp_pa
     assert clock_cover.stamped(doc, "p2")
 
 
+def test_a_ranks_line_torn_by_a_kill_or_left_as_zeros_is_skipped_and_the_successor_joins(tmp_path, script):
+    _killed_after_7(tmp_path, script)
+    path = tmp_path / clock_journal.NAME
+    kept = clock_journal.read(path)
+    torn = next(raw for raw in path.read_bytes().splitlines() if b'"rank":1' in raw)
+    for tail in (torn[:len(torn) // 2], b"\0" * 64):  # a write cut by the kill; blocks a crash left unwritten
+        whole = path.read_bytes()
+        path.write_bytes(whole + tail)
+        assert clock_journal.read(path) == kept
+    journal, doc = _successor(tmp_path, script)
+    assert journal.notes == [] and clock_cover.stamped(doc, "p2")
+    assert [(rank_clocks.rank_of(e), e["first_step"]) for e in doc["second_clock"]["runs"]] == [(0, 1), (0, 7), (1, 1), (1, 7)]
+
+
 def test_a_rank_whose_chain_breaks_is_named_and_the_run_is_not_stamped(tmp_path, script):
     _killed_after_7(tmp_path, script, rank_one=False)
     journal, doc = _successor(tmp_path, script)
