@@ -3,10 +3,13 @@ asked, kills itself (SIGKILL: no handler runs, as with a lost node) after a chos
 chosen seed; the same command run again goes on from the newest checkpoint
 (tests/test_own_resume.py)::
 
-    python tests/own_resume_job.py OUT CHECKPOINT_DIR [--kill-seed S --kill-after N [--kill-group]]
+    python tests/own_resume_job.py OUT CHECKPOINT_DIR [--kill-seed S (--kill-after N [--kill-group] | --pause-after N)]
 
 ``--kill-group`` kills its whole process group instead, a moment later (under ``goodbench run-own``:
 the launcher with it, as a lost node or a terminal's Ctrl-C would; tests/test_own_resume_clock.py).
+``--pause-after N`` kills nothing: after step N of seed S (in its first process) each process writes
+``OUT.paused-RANK`` and sleeps :data:`PAUSE_S` before going on, a moment in which a test kills it
+from outside, mid-seed and past the checkpoint before (tests/test_own_group_kill.py).
 """
 from __future__ import annotations
 
@@ -22,9 +25,12 @@ from torch import nn
 import goodbench
 
 GROUP_KILL_AFTER_S = 1.0  # the moment the launcher is given before its group goes: as a kill a while after a save
+PAUSE_S = 5.0  # --pause-after: how long each process waits to be killed before it goes on
 
 
-def train(run: goodbench.Run, kill_after: int | None, group: bool = False) -> None:
+def train(run: goodbench.Run, kill_after: int | None, group: bool = False,
+          pause: tuple[int, str] | None = None) -> None:
+    """``pause``: ``(N, OUT)`` of --pause-after N and the results file OUT, or None."""
     bench = run.bench
     model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -52,6 +58,10 @@ def train(run: goodbench.Run, kill_after: int | None, group: bool = False) -> No
                                                                              torch.sin(held_out @ teacher)))})
         if step % 10 == 0:
             run.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "data": data.get_state()})
+        if pause is not None and step == pause[0]:
+            with open(f"{pause[1]}.paused-{os.environ.get('RANK', '0')}", "w") as marker:
+                marker.write(f"{os.getpid()}\n")
+            time.sleep(PAUSE_S)
         if step == kill_after and group:
             time.sleep(GROUP_KILL_AFTER_S)
             os.killpg(0, signal.SIGKILL)
@@ -66,6 +76,7 @@ def main() -> None:
     parser.add_argument("--kill-seed", type=int, default=None)
     parser.add_argument("--kill-after", type=int, default=None)
     parser.add_argument("--kill-group", action="store_true")
+    parser.add_argument("--pause-after", type=int, default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
     bench = goodbench.Benchmark("resume-mlp", trains="a 2-layer MLP on a synthetic sine teacher",
@@ -75,7 +86,9 @@ def main() -> None:
     with bench:
         for run in bench.runs():
             first_process = not run.prior
-            train(run, args.kill_after if run.seed == args.kill_seed and first_process else None, args.kill_group)
+            chosen = run.seed == args.kill_seed and first_process
+            pause = (args.pause_after, args.out) if chosen and args.pause_after is not None else None
+            train(run, args.kill_after if chosen else None, args.kill_group, pause)
     say_written(bench)
 
 

@@ -20,6 +20,7 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
+from suite.api import edges as edges_api
 from suite.api.edges import EdgePipe
 from suite.figures import clock_cover, clocks, derive, rank_clocks
 from suite.record import edges
@@ -261,6 +262,45 @@ def test_a_rank_without_a_channel_writes_nothing(monkeypatch, tmp_path):
     (tmp_path / edges.channel(0)).write_text("")  # a plain file is no channel
     monkeypatch.setenv(edges.DIR_ENV, str(tmp_path))
     assert not EdgePipe.for_process().open
+
+
+ORPHAN = """
+import sys
+from suite.api import edges as edges_api
+from suite.api.edges import EdgePipe
+pipe = EdgePipe.for_process()
+print(pipe.open, flush=True)
+sys.stdin.readline()  # the launcher goes meanwhile
+pipe.edge("b", 26)
+print("trained on", flush=True)
+"""
+
+
+def test_a_rank_whose_launcher_is_gone_ends_at_its_next_edge_saying_why(tmp_path):
+    """torchrun gives each worker a session of its own, so a kill of the launcher's process group
+    leaves the ranks running (tests/test_own_group_kill.py): the first edge that finds no reader on
+    the channel ends the rank at once, as the kill would have."""
+    os.mkfifo(tmp_path / edges.channel(0), 0o600)
+    launcher_end = os.open(tmp_path / edges.channel(0), os.O_RDONLY | os.O_NONBLOCK)
+    env = {**os.environ, edges.DIR_ENV: str(tmp_path), "LOCAL_RANK": "0", "RANK": "3",
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    rank = subprocess.Popen([sys.executable, "-c", ORPHAN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert rank.stdout.readline() == "True\n"
+    os.close(launcher_end)
+    out, err = rank.communicate("\n", timeout=60)
+    assert (rank.returncode, out) == (edges_api.ORPHANED_STATUS, "")
+    assert err.startswith("goodbench: rank 3: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
+                          "here, unstamped, as if killed with them; run the same command again") and err.count("\n") == 1
+
+
+def test_one_process_whose_launcher_is_gone_trains_on_unstamped():
+    read_end, write_end = os.pipe()
+    pipe = EdgePipe(write_end)  # $GOODBENCH_EDGE_FD's: the child is in its launcher's process group
+    os.close(read_end)
+    pipe.edge(edges.BEGIN, 1)
+    assert not pipe.open
+    os.close(write_end)
 
 
 def test_a_garbled_rank_channel_is_not_believed_and_says_which_rank():

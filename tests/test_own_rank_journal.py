@@ -19,6 +19,7 @@ from test_own_resume_clock import SESSION, WALL, _run
 from suite.figures import clock_cover, clock_segments, rank_clocks
 from suite.leaderboard import pipeline, rows
 from suite.record import edges
+from suite.record.errors import GoodbenchError
 from suite.run import clock_journal, own_segments
 from suite.run.edge_reader import EdgeReader, clock
 from suite.validate import check_document
@@ -122,6 +123,20 @@ def test_a_successor_joins_every_ranks_segments_and_the_run_reads_stamped(tmp_pa
     assert clock_cover.stamped(doc, "p2")
 
 
+def test_a_ranks_line_torn_by_a_kill_or_left_as_zeros_is_skipped_and_the_successor_joins(tmp_path, script):
+    _killed_after_7(tmp_path, script)
+    path = tmp_path / clock_journal.NAME
+    kept = clock_journal.read(path)
+    torn = next(raw for raw in path.read_bytes().splitlines() if b'"rank":1' in raw)
+    for tail in (torn[:len(torn) // 2], b"\0" * 64):  # a write cut by the kill; blocks a crash left unwritten
+        whole = path.read_bytes()
+        path.write_bytes(whole + tail)
+        assert clock_journal.read(path) == kept
+    journal, doc = _successor(tmp_path, script)
+    assert journal.notes == [] and clock_cover.stamped(doc, "p2")
+    assert [(rank_clocks.rank_of(e), e["first_step"]) for e in doc["second_clock"]["runs"]] == [(0, 1), (0, 7), (1, 1), (1, 7)]
+
+
 def test_a_rank_whose_chain_breaks_is_named_and_the_run_is_not_stamped(tmp_path, script):
     _killed_after_7(tmp_path, script, rank_one=False)
     journal, doc = _successor(tmp_path, script)
@@ -130,6 +145,41 @@ def test_a_rank_whose_chain_breaks_is_named_and_the_run_is_not_stamped(tmp_path,
     assert said.endswith("it is stamped from step 7 on only, and the entry is not ranked")
     assert [(rank_clocks.rank_of(e), e["first_step"]) for e in doc["second_clock"]["runs"]] == [(0, 1), (0, 7), (1, 7)]
     assert not clock_cover.stamped(doc, "p2")
+
+
+def _finished_elsewhere_too(folder: Path, script: Path, rank_one: bool = True) \
+        -> tuple[clock_journal.Journal, dict, list[EdgeReader]]:
+    """Both ranks finish seed 1 (rank 0's run p1, the file's) under one launcher (rank 1 journaled
+    unless not ``rank_one``); then a launcher of another job with the same session, script and
+    arguments journals its rank 1's finished seed 1 (its rank 0 kept no run of the file); then the
+    same command's successor, every run finished: its journal, the file and its readers."""
+    other = folder / "elsewhere"
+    other.mkdir(exist_ok=True)
+    _ranks(folder, script, [_run("p1", 1, STEPS, (), kept=True), _run("q1", 1, STEPS, (), kept=True)],
+           named=() if rank_one else (str(folder), str(other)))
+    _ranks(folder, script, [[], _run("x1", 1, STEPS, (), kept=True)], pid=5151)
+    journal, readers = _ranks(folder, script, [[], []], pid=4343)
+    doc = _doc()
+    doc["runs"][0]["run_id"] = "p1"
+    return journal, doc, readers
+
+
+def test_a_ranks_finished_segment_is_joined_from_the_launcher_that_journaled_rank_0s_run(tmp_path, script):
+    journal, doc, (zero, one) = _finished_elsewhere_too(tmp_path, script)
+    doc["second_clock"] = own_segments.record(journal, doc, zero.runs, 4343, {}, [one])
+    assert journal.notes == []
+    assert [(rank_clocks.rank_of(e), e["first_step"], len(e["step_s"]), e["pid"]) for e in doc["second_clock"]["runs"]] \
+        == [(0, 1, STEPS, 4242), (1, 1, STEPS, 4242)]  # rank 1's line of the other job (5151), later, passed over
+    assert clock_cover.stamped(doc, "p1")
+
+
+def test_a_ranks_finished_segment_journaled_only_with_another_run_than_rank_0s_is_not_joined(tmp_path, script):
+    journal, doc, (zero, one) = _finished_elsewhere_too(tmp_path, script, rank_one=False)
+    with pytest.raises(GoodbenchError, match="no run of the file was stamped"):  # on no rank
+        own_segments.record(journal, doc, zero.runs, 4343, {}, [one])
+    [said] = journal.notes
+    assert said.startswith("rank 1's run of seed 1 has no stamps of the processes before this one in the journal")
+    assert "or it was journaled with another run than rank 0's): it is not stamped" in said
 
 
 def test_segments_of_a_rank_edited_to_overlap_are_refused(tmp_path, script):

@@ -2,7 +2,14 @@
 pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
 held back would reach the launcher late, and its stamp would say nothing —, and at each checkpoint
 written and record kept, which the launcher journals across a kill (:mod:`suite.run.clock_journal`).
-Under torchrun each rank writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`)."""
+Under torchrun each rank writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`).
+
+A rank's FIFO is read by its launcher alone, until torchrun has ended: a write that finds no reader
+there (``EPIPE``) means the launcher, or torchrun, is gone, and the rank ends at once, as a kill
+would have ended it (:func:`orphaned`). torchrun starts each worker in a session of its own, so a
+kill of the launcher's process group (``kill -9 -PGID``) does not reach the ranks: left running,
+they trained on unstamped into the checkpoint directory and wrote the results file, one clock,
+which the same command run again then found taken."""
 from __future__ import annotations
 
 import contextlib
@@ -17,10 +24,12 @@ from suite.record import edges
 class EdgePipe:
     """The pipe named by ``$GOODBENCH_EDGE_FD`` (taken from the environment, so that processes the
     code starts do not write to it), or nothing. A write that fails (the code closed the pipe, the
-    launcher is gone) ends the writing: the launcher then finds edges missing, and training goes on."""
+    launcher is gone) ends the writing: the launcher then finds edges missing, and training goes on
+    — except on a torchrun rank's channel (``rank``), whose launcher gone ends the rank (:func:`orphaned`)."""
 
-    def __init__(self, fd: int | None):
+    def __init__(self, fd: int | None, rank: str | None = None):
         self.fd = fd
+        self.rank = rank
 
     @classmethod
     def from_env(cls) -> EdgePipe:
@@ -63,7 +72,7 @@ class EdgePipe:
         except OSError:
             os.close(fd)
             return cls(None)
-        return cls(fd)
+        return cls(fd, os.environ.get("RANK", local))
 
     @property
     def open(self) -> bool:
@@ -94,5 +103,21 @@ class EdgePipe:
     def _write(self, data: bytes) -> None:
         try:
             os.write(self.fd, data)  # type: ignore[arg-type]  # a pipe write under PIPE_BUF is whole
-        except OSError:
+        except OSError as exc:
             self.fd = None
+            if self.rank is not None and isinstance(exc, BrokenPipeError):
+                orphaned(self.rank)
+
+
+ORPHANED_STATUS = 1
+
+
+def orphaned(rank: str) -> None:
+    """End this torchrun rank, whose launcher (or torchrun) is gone, at once, as a kill would: no
+    handler runs, so nothing more is written — neither a checkpoint nor a results file — and the same
+    command run again goes on from the last checkpoint its launcher journaled. One line says why."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"goodbench: rank {rank}: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
+                    "here, unstamped, as if killed with them; run the same command again to go on from the last "
+                    "checkpoint\n".encode())
+    os._exit(ORPHANED_STATUS)

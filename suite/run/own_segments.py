@@ -14,8 +14,12 @@ whole journal.
 
 Under torchrun every rank's runs are joined so, each from its own lines of the journal (``rank``):
 a rank's run ids are its own, never the file's, so its runs are found by seed and named by the
-file's run of that seed (:mod:`suite.run.rank_record`). A run one rank of which has no stamps at
-all (its chain broken, none of its own) is left unstamped on every rank, said in the rank's note."""
+file's run of that seed (:mod:`suite.run.rank_record`). A seed an earlier process finished is
+joined, on rank 1, 2, …, from a finished line of a launcher that journaled rank 0's finished run
+of the file (its ``process``): the line of another launcher with the same session, script,
+arguments and seed — but another rank 0's run — is passed over. A run one rank of which has no
+stamps at all (its chain broken, none of its own) is left unstamped on every rank, said in the
+rank's note."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -107,38 +111,56 @@ def _all_chains(journal: Journal, doc: dict[str, Any], owned: list[Owned],
     said = len(journal.notes)
     try:
         lines = journal.earlier((doc.get("settings") or {}).get("session", {}).get("id"))
+        kept = _kept_by(doc, [line for line in lines if rank_clocks.rank_of(line) == 0], renamed)
         return [_chains(journal, doc, rank, mine, [line for line in lines if rank_clocks.rank_of(line) == rank],
-                        renamed if not rank else None, began) for rank, mine, began in owned]
+                        renamed if not rank else None, began, kept if rank else None) for rank, mine, began in owned]
     except Refused as exc:
         del journal.notes[said:]  # what was said of its chains before it was refused
         journal.notes.append(f"the journal is refused: {exc}; the earlier processes' stamps are not added")
         return [{} for _ in owned]
 
 
+def _kept_by(doc: dict[str, Any], lines: list[dict[str, Any]], renamed: dict[str, str]) -> dict[str, set[str]]:
+    """The launcher processes that journaled rank 0's finished run of each run id of ``doc``, from
+    rank 0's journal ``lines``."""
+    ids = {run["run_id"] for run in doc["runs"]}
+    kept: dict[str, set[str]] = {}
+    for line in lines:
+        if line["kind"] == "finished" and renamed.get(line["run_id"], line["run_id"]) in ids:
+            kept.setdefault(renamed.get(line["run_id"], line["run_id"]), set()).add(line["process"])
+    return kept
+
+
 def _chains(journal: Journal, doc: dict[str, Any], rank: int, mine: dict[str, dict[str, Any]],
             lines: list[dict[str, Any]], renamed: dict[str, str] | None,
-            began: set[int]) -> dict[str, list[dict[str, Any]]]:
+            began: set[int], kept: dict[str, set[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Each run's segments of ``rank`` from its journal ``lines``, before this process's (none where
-    the chain breaks, said in a note). ``began``: the seeds this process began on that rank."""
+    the chain breaks, said in a note). ``began``: the seeds this process began on that rank;
+    ``kept``: on rank 1, 2, …, the launchers that journaled rank 0's finished run of each run id."""
     found = {}
     for run in doc["runs"]:
         own = mine.get(run["run_id"])
-        chain = _chain(run, own, lines, renamed, run["seed"] in began)
+        chain = _chain(run, own, lines, renamed, run["seed"] in began,
+                       None if kept is None else kept.get(run["run_id"], set()))
         if chain is None:
+            other = ", or it was journaled with another run than rank 0's" if rank else ""
             journal.notes.append(f"{_who(run, rank)} has no stamps of the processes before this one in the journal "
                                  "(one ran under plain python, or its launcher was killed before journaling its "
-                                 f"checkpoint or record): it is {_stamped_from(own)}, and the entry is not ranked")
+                                 f"checkpoint or record{other}): it is {_stamped_from(own)}, and the entry is not "
+                                 "ranked")
         elif chain:
             found[run["run_id"]] = chain
     return found
 
 
 def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str, Any]],
-           renamed: dict[str, str] | None, began_here: bool = False) -> list[dict[str, Any]] | None:
+           renamed: dict[str, str] | None, began_here: bool = False,
+           kept_by: set[str] | None = None) -> list[dict[str, Any]] | None:
     """The ``run``'s segments from the journal ``lines`` before this process's entry ``own`` ([]:
     none needed; None: the chain breaks). ``began_here``: this process went on with the run, from
     a checkpoint of its last step (it stamped no step: ``own`` is None). ``renamed``: the run ids
-    the file's signing changed; None where the lines' run ids are a rank's own (not the file's)."""
+    the file's signing changed; None where the lines' run ids are a rank's own (not the file's),
+    whose finished line is then one of the launchers ``kept_by`` (that journaled rank 0's run)."""
     if own is not None and own["run_start_s"] is not None:
         return []
     need = own["first_step"] - 1 if own is not None and own["step_s"] else len(run["step_times_s"])
@@ -147,7 +169,8 @@ def _chain(run: dict[str, Any], own: dict[str, Any] | None, lines: list[dict[str
     before = len(lines)
     while True:
         at = next((i for i in range(before - 1, -1, -1) if lines[i]["seed"] == run["seed"]
-                   and lines[i]["through"] == need and lines[i]["kind"] in kinds), None)
+                   and lines[i]["through"] == need and lines[i]["kind"] in kinds
+                   and (kinds == RESUMED or kept_by is None or lines[i]["process"] in kept_by)), None)
         if at is None:
             return None
         line = lines[at]
