@@ -65,10 +65,11 @@ class Benchmark:
     or give ``samples_per_rank`` (and ``tokens_per_rank``), each rank's share of it, and the
     Benchmark multiplies them by the job's world size (1 outside torchrun: the same script declares
     the global batch under ``torchrun --nproc-per-node N`` as in one process).
-    ``flops_per_step`` is the global step's model FLOPs (forward and backward, no recompute), else
-    counted once by :meth:`Run.count_flops`. ``max_steps`` is the step budget, ``warmup_steps`` the steps before
-    the steady-state window (default 10, fewer in a shorter run), ``eval_every`` the evaluation
-    cadence (default: the last step only), ``log_every`` the loss's.
+    ``flops_per_step`` is the global step's model FLOPs (forward and backward, no recompute),
+    else counted once by :meth:`Run.count_flops`. ``max_steps`` is the step budget,
+    ``warmup_steps`` the steps before the steady-state window (default 10, fewer in a shorter
+    run), ``eval_every`` the evaluation cadence (default: the last step only), ``log_every`` the
+    loss's.
     ``seeds``: how many runs (the first of goodbench's pinned seeds 1, 2, …) or which seeds; a
     full-scale run held to a target needs 5, as a reference one does. ``code``: files whose
     sha256 identify the code (with the git commit of the work tree holding the first);
