@@ -3,6 +3,9 @@
 lm-char's smoke target. One command on the CPU (from a clone: ``pip install -e ".[lightning]"``):
 
     python examples/lightning_char.py --out own-lightning.json
+
+Under torchrun the Trainer is data parallel (DDP), each rank training 32 windows a step (a step's
+global batch: 32 × the ranks): ``goodbench run-own --nproc-per-node 2 examples/lightning_char.py``.
 """
 # ruff: noqa: E402  (the imports after ARGS: --help answers before torch and the framework load)
 from __future__ import annotations
@@ -14,6 +17,7 @@ ARGS = arguments(__doc__, "own-lightning.json") if __name__ == "__main__" else N
 import math
 
 import torch
+import torch.distributed as dist
 
 try:
     import lightning.pytorch as L
@@ -29,7 +33,8 @@ import goodbench.lightning
 
 
 class Windows(IterableDataset):
-    """Endless random windows of the training text (one generator per run: its seed)."""
+    """Endless random windows of the training text (one generator per run and rank: its seed,
+    so that each rank of a DDP job trains windows of its own)."""
 
     def __init__(self, ids: torch.Tensor, context: int, seed: int):
         self.ids, self.context, self.seed = ids, context, seed
@@ -65,24 +70,27 @@ class CharModule(L.LightningModule):
 
 def main() -> None:
     args = ARGS if ARGS is not None else arguments(__doc__, "own-lightning.json")
-    batch, context = 32, 64
+    batch, context = 32, 64  # each rank's: the Benchmark declares them × the job's ranks
     bench = goodbench.Benchmark(
         "lightning-char-gpt", trains="a 2-layer character GPT as a LightningModule on Tiny Shakespeare",
-        against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
+        against="lm-char", scale="smoke", samples_per_rank=batch, tokens_per_rank=batch * context,
         max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
         code=[__file__], out=args.out, data_dir=args.data_dir)
-    with bench:
+    with bench:  # under torchrun it joins the job's process group, which Lightning's DDP then uses
+        rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
         for run in bench.runs():
             data = run.data
             module = CharModule(len(data.vocab), context, args.steps)
-            loader = DataLoader(Windows(data.train, context, run.seed), batch_size=batch)
-            trainer = L.Trainer(max_steps=args.steps, accelerator=args.device, devices=1, logger=False,
+            loader = DataLoader(Windows(data.train, context, 1000 * rank + run.seed), batch_size=batch)
+            trainer = L.Trainer(max_steps=args.steps, accelerator=args.device, devices=world,
+                                strategy="ddp" if world > 1 else "auto", logger=False,
                                 enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                                 gradient_clip_val=1.0, callbacks=[goodbench.lightning.Measure(run)])
             trainer.fit(module, loader)
-    print(f"results written to {bench.path}")
-    for line in bench.problems:
-        print(f"validator: {line}")
+    if bench.path is not None:  # the process that wrote the file (rank 0 under torchrun)
+        print(f"results written to {bench.path}")
+        for line in bench.problems:
+            print(f"validator: {line}")
 
 
 if __name__ == "__main__":

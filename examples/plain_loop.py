@@ -5,7 +5,11 @@ pinned evaluation). One command on the CPU:
     python examples/plain_loop.py --out own-plain.json
 
 then ``goodbench validate own-plain.json`` and ``goodbench site``. Everything below except the
-``bench`` lines is ordinary training code.
+``bench`` lines is ordinary training code. The same script is data parallel under torchrun, each
+rank training 32 windows a step (a step's global batch: 32 × the ranks), its steps stamped on a
+second clock by::
+
+    goodbench run-own --nproc-per-node 2 examples/plain_loop.py --out own-plain-ddp.json
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import argparse
 import math
 
 import torch
+import torch.distributed as dist
 from torch import nn
 from torch.nn import functional as F
 
@@ -47,23 +52,26 @@ class CharGPT(nn.Module):
 
 
 def train(run: goodbench.Run, batch: int, context: int, save_every: int = 50) -> None:
-    """An ordinary training loop; the lines with ``run`` are goodbench's."""
+    """An ordinary training loop, data parallel under torchrun (the Benchmark has joined its
+    process group); the lines with ``run`` are goodbench's."""
     data = run.data  # lm-char's pinned text, split and vocabulary
+    rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
     model = CharGPT(len(data.vocab), context).to(run.device)
+    trained = nn.parallel.DistributedDataParallel(model) if world > 1 else model  # gradients averaged over ranks
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, betas=(0.9, 0.99), weight_decay=0.1)
-    gen = torch.Generator().manual_seed(run.seed)
+    gen = torch.Generator().manual_seed(run.seed)  # the same on every rank: each takes its rows of a draw
     max_steps = run.bench.max_steps
 
     def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
-        starts = torch.randint(len(data.train) - context - 1, (batch,), generator=gen)
+        starts = torch.randint(len(data.train) - context - 1, (batch * world,), generator=gen)[rank::world]
         window = data.train[starts[:, None] + torch.arange(context + 1)].to(run.device)
         return window[:, :-1], window[:, 1:]
 
     def loss_of(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(model(x).reshape(-1, len(data.vocab)), y.reshape(-1))
+        return F.cross_entropy(trained(x).reshape(-1, len(data.vocab)), y.reshape(-1))
 
     x, y = get_batch()
-    run.count_flops(lambda: loss_of(x, y).backward())  # one forward and backward, counted
+    run.count_flops(lambda: loss_of(x, y).backward())  # one forward and backward, counted (summed over ranks)
     optimizer.zero_grad(set_to_none=True)
     keeps_checkpoints = run.bench.checkpoint_dir is not None
     saved = run.restore() if keeps_checkpoints else None  # a killed run's newest checkpoint
@@ -101,18 +109,19 @@ def main() -> None:
     parser.add_argument("--checkpoint-dir", default=None,
                         help="save a checkpoint there every 50 steps; run the same command again to go on")
     args = parser.parse_args()
-    batch, context = 32, 64
+    batch, context = 32, 64  # each rank's: the Benchmark declares them × the job's ranks
     bench = goodbench.Benchmark(
         "plain-loop-char-gpt", trains="a 2-layer character GPT (nn.MultiheadAttention) on Tiny Shakespeare",
-        against="lm-char", scale="smoke", samples_per_step=batch, tokens_per_step=batch * context,
+        against="lm-char", scale="smoke", samples_per_rank=batch, tokens_per_rank=batch * context,
         max_steps=args.steps, eval_every=50, log_every=10, device=args.device, seeds=args.seeds,
         code=[__file__], out=args.out, data_dir=args.data_dir, checkpoint_dir=args.checkpoint_dir)
     with bench:
         for run in bench.runs():  # one run per seed (here one), its RNGs seeded
             train(run, batch, context)
-    print(f"results written to {bench.path}")
-    for line in bench.problems:
-        print(f"validator: {line}")
+    if bench.path is not None:  # the process that wrote the file (rank 0 under torchrun)
+        print(f"results written to {bench.path}")
+        for line in bench.problems:
+            print(f"validator: {line}")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,14 @@ BASE = {"samples_per_step": 4, "max_steps": 3, "device": "cpu", "sign": False}
     ({"name": "mine (two clocks)"}, "name: .*trust labels"),
     ({"system_name": "H100 x8, audited by MLCommons"}, "system_name: .*trust labels"),
     ({"sign": "yes"}, "sign must be True or False"),
+    # the global batch declared per rank (samples_per_rank): one of the two ways, whole numbers
+    ({"samples_per_rank": 4}, "give samples_per_step .* or samples_per_rank .*, one of them"),
+    ({"samples_per_step": None}, "give samples_per_step .* or samples_per_rank .*, one of them"),
+    ({"samples_per_step": None, "samples_per_rank": 0}, "samples_per_rank must be a whole number from 1"),
+    ({"samples_per_step": None, "samples_per_rank": 4, "tokens_per_step": 8}, "samples_per_rank goes with tokens_per_rank"),
+    ({"tokens_per_step": 8, "tokens_per_rank": 8}, "tokens_per_step .* or tokens_per_rank .*, not both"),
+    ({"samples_per_step": None, "samples_per_rank": 4, "tokens_per_rank": 10 ** 30},
+     "tokens_per_rank must be a whole number"),
 ])
 def test_a_bad_argument_is_a_one_line_error_at_construction(changed, message):
     args = {"name": "mine", **BASE, **changed}
@@ -58,3 +66,20 @@ def test_good_arguments_build_a_benchmark():
                                 command=["python", "train.py"], code=["train.py"], device="cpu", sign=False,
                                 trains="a reproduction of a small GPT")  # a description, not a name: shown as such
     assert bench.flops_per_step == 3e12 and bench.command == ["python", "train.py"]
+
+
+def test_a_batch_declared_per_rank_is_multiplied_by_the_jobs_world_size(monkeypatch):
+    """``samples_per_rank`` and ``tokens_per_rank``: the global figures the rules hold a step to are
+    each rank's × the job's processes (torchrun's world; 1 in one process), so that one script
+    declares the right batch however it is launched (the examples)."""
+    per_rank = {"samples_per_rank": 32, "tokens_per_rank": 32 * 64, "max_steps": 3, "device": "cpu", "sign": False}
+    one = goodbench.Benchmark("mine", **per_rank)
+    assert (one.samples_per_step, one.tokens_per_step) == (32, 32 * 64)
+    for name, value in {"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4"}.items():
+        monkeypatch.setenv(name, value)  # a rank of a torchrun job of 4 (the process group is joined at start())
+    four = goodbench.Benchmark("mine", **per_rank)
+    assert (four.samples_per_step, four.tokens_per_step) == (4 * 32, 4 * 32 * 64)
+    given = goodbench.Benchmark("mine", samples_per_step=32, max_steps=3, device="cpu", sign=False)
+    assert given.samples_per_step == 32 and given.tokens_per_step is None  # a global figure stays as given
+    with pytest.raises(GoodbenchError, match=r"samples_per_rank \(4 ranks\) must be a whole number from 1 to"):
+        goodbench.Benchmark("mine", **{**per_rank, "samples_per_rank": 2 ** 62})  # its global total overflows

@@ -18,7 +18,7 @@ from own_framework_ddp_job import Sums, regression
 import goodbench
 from suite import validate as v
 from suite.record.errors import GoodbenchError
-from workloads.parallel import SINGLE
+from workloads.parallel import SINGLE, Parallel
 
 REPO = Path(__file__).resolve().parent.parent
 L = pytest.importorskip("lightning.pytorch")
@@ -96,6 +96,7 @@ def test_each_framework_example_runs_in_one_command_and_its_file_validates(examp
     doc = json.loads(out.read_text())
     assert doc["settings"]["implementation"]["against"] == "lm-char" and v.check_document(doc) == []
     assert [p["step"] for p in doc["runs"][0]["curve"]] == [50, 60]
+    assert doc["runs"][0]["metrics"]["samples_per_step"] == 32  # one process: its batch (tests/test_examples_dist.py: 2)
 
 
 @pytest.mark.parametrize("framework", ["lightning", "hf"])
@@ -112,3 +113,29 @@ def test_a_trainer_on_processes_goodbench_does_not_measure_is_refused(framework)
             goodbench.lightning.Measure(run).setup(SimpleNamespace(world_size=2), None, "fit")
         else:
             goodbench.hf.Measure(run).on_train_begin(SimpleNamespace(world_size=2), None, None)
+
+
+@pytest.mark.parametrize("framework", ["lightning", "hf"])
+def test_a_trainer_whose_global_batch_is_not_the_declared_one_is_refused(framework):
+    """A one-process figure declared for a torchrun job (32 samples a step, each of 2 ranks training
+    32): the callback refuses it before the first step, naming samples_per_rank; the global batch
+    declared passes."""
+    import goodbench.hf
+    import goodbench.lightning
+
+    two = Parallel(rank=0, world_size=2, local_rank=0, local_world_size=2, backend="gloo")
+
+    def begin(declared: int) -> None:
+        run = SimpleNamespace(parallel=two, bench=SimpleNamespace(samples_per_step=declared, flops_per_step=1.0))
+        if framework == "lightning":
+            trainer = SimpleNamespace(world_size=2, accumulate_grad_batches=1,
+                                      train_dataloader=torch.utils.data.DataLoader(range(64), batch_size=32))
+            goodbench.lightning.Measure(run).on_train_start(trainer, None)
+        else:
+            settings = SimpleNamespace(world_size=2, per_device_train_batch_size=32, gradient_accumulation_steps=1)
+            goodbench.hf.Measure(run).on_train_begin(settings, None, None)
+
+    with pytest.raises(GoodbenchError, match=r"trains 64 samples a step \(32 rows on each of 2 processes\) and the "
+                                             r"Benchmark declares 32: give the Benchmark samples_per_rank=32"):
+        begin(32)
+    begin(64)

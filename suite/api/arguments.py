@@ -32,6 +32,27 @@ def per_step(label: str, value: Any, max_steps: int) -> int:
     return whole(label, value, 1, MAX_INT // max_steps)
 
 
+def global_batch(samples_per_step: Any, tokens_per_step: Any, samples_per_rank: Any, tokens_per_rank: Any,
+                 max_steps: int, world_size: int) -> tuple[int, int | None]:
+    """One step's global samples and tokens (None: not given), checked: as given, or each rank's
+    share × ``world_size`` (the job's processes), one of the two ways for each."""
+    if (samples_per_step is None) == (samples_per_rank is None):
+        raise GoodbenchError("give samples_per_step (the global batch) or samples_per_rank (each rank's share "
+                             "of it), one of them")
+    if tokens_per_step is not None and tokens_per_rank is not None:
+        raise GoodbenchError("give tokens_per_step (the global batch's) or tokens_per_rank (each rank's), not both")
+    if samples_per_rank is not None and tokens_per_step is not None:
+        raise GoodbenchError("samples_per_rank goes with tokens_per_rank: give both per rank, or both per step")
+    if samples_per_step is not None:
+        return per_step("samples_per_step", samples_per_step, max_steps), (
+            None if tokens_per_step is None else per_step("tokens_per_step", tokens_per_step, max_steps))
+    ranks = f" ({world_size} ranks)" if world_size > 1 else ""
+    samples = per_step(f"samples_per_rank{ranks}", samples_per_rank, max_steps * world_size) * world_size
+    tokens = None if tokens_per_rank is None else \
+        per_step(f"tokens_per_rank{ranks}", tokens_per_rank, max_steps * world_size) * world_size
+    return samples, tokens
+
+
 def flops(value: Any) -> float | None:
     """``flops_per_step``: None (counted later) or a finite number of FLOPs, at least 1 (a step of
     10⁻³⁰⁰ FLOPs escapes every physical bound: trial 5)."""

@@ -62,10 +62,14 @@ class Benchmark:
     workload whose quality target at ``scale`` the runs are held to, evaluated by goodbench's
     pinned evaluator (:meth:`Run.evaluate_pinned`); None: a free job, measured and shown, never
     ranked. ``samples_per_step`` (and ``tokens_per_step``) are one optimizer step's global batch;
-    ``flops_per_step`` its model FLOPs (forward and backward, no recompute), else counted once by
-    :meth:`Run.count_flops`. ``max_steps`` is the step budget, ``warmup_steps`` the steps before
-    the steady-state window (default 10, fewer in a shorter run), ``eval_every`` the evaluation
-    cadence (default: the last step only), ``log_every`` the loss's.
+    or give ``samples_per_rank`` (and ``tokens_per_rank``), each rank's share of it, and the
+    Benchmark multiplies them by the job's world size (1 outside torchrun: the same script declares
+    the global batch under ``torchrun --nproc-per-node N`` as in one process).
+    ``flops_per_step`` is the global step's model FLOPs (forward and backward, no recompute),
+    else counted once by :meth:`Run.count_flops`. ``max_steps`` is the step budget,
+    ``warmup_steps`` the steps before the steady-state window (default 10, fewer in a shorter
+    run), ``eval_every`` the evaluation cadence (default: the last step only), ``log_every`` the
+    loss's.
     ``seeds``: how many runs (the first of goodbench's pinned seeds 1, 2, …) or which seeds; a
     full-scale run held to a target needs 5, as a reference one does. ``code``: files whose
     sha256 identify the code (with the git commit of the work tree holding the first);
@@ -86,8 +90,9 @@ class Benchmark:
     pipe (:mod:`suite.api.edges`) and leaves signing to the launcher, which adds its second clock
     to the file first."""
 
-    def __init__(self, name: str, *, samples_per_step: int, max_steps: int, trains: str = "",
+    def __init__(self, name: str, *, samples_per_step: int | None = None, max_steps: int, trains: str = "",
                  against: str | None = None, scale: str = "smoke", tokens_per_step: int | None = None,
+                 samples_per_rank: int | None = None, tokens_per_rank: int | None = None,
                  flops_per_step: float | None = None, warmup_steps: int | None = None, eval_every: int | None = None,
                  log_every: int = 10, precision: str = "fp32", device: str | torch.device = "auto",
                  seeds: int | Sequence[int] = 1, code: Sequence[str | Path] = (),
@@ -100,9 +105,10 @@ class Benchmark:
         if system_name is not None:
             arguments.name("system_name", system_name)
         arguments.whole("max_steps", max_steps, 1, arguments.MAX_STEPS)
-        arguments.per_step("samples_per_step", samples_per_step, max_steps)
-        if tokens_per_step is not None:
-            arguments.per_step("tokens_per_step", tokens_per_step, max_steps)
+        # the job's processes: torchrun's world (the one start() joins), else 1
+        samples, tokens_per_step = arguments.global_batch(
+            samples_per_step, tokens_per_step, samples_per_rank, tokens_per_rank, max_steps,
+            distributed.from_env("cpu").world_size)
         flops_per_step = arguments.flops(flops_per_step)
         for label, where in (("out", out), ("checkpoint_dir", checkpoint_dir), ("data_dir", data_dir)):
             arguments.path(label, where)
@@ -120,7 +126,8 @@ class Benchmark:
         self.reference: Workload | None = arguments.held_to(against, scale, len(self.seeds))
         check_precision(precision)
         self.name, self.trains, self.against, self.scale = name, trains, against, scale
-        self.samples_per_step, self.tokens_per_step, self.flops_per_step = samples_per_step, tokens_per_step, flops_per_step
+        self.samples_per_step: int = samples  # the global batch's, as the rules hold it
+        self.tokens_per_step, self.flops_per_step = tokens_per_step, flops_per_step
         self.flops_source = "given"
         self.max_steps, self.warmup_steps, self.log_every = max_steps, warmup_steps, log_every
         self.eval_every = eval_every or max_steps

@@ -9,7 +9,9 @@ evaluated by goodbench's pinned evaluator at the declared cadence and once befor
 (the model called on token ids, its ``.logits``) and stops the trainer at the target; a free job's evaluations are the Trainer's
 own at the cadence (``eval_steps`` = ``eval_every``), their numeric metrics put on the curve.
 Under torchrun the Trainer trains with DDP on torchrun's processes, every rank's callback measuring
-them."""
+them. A Trainer whose global batch (``per_device_train_batch_size`` × ``gradient_accumulation_steps``
+× its world size) is not the Benchmark's ``samples_per_step`` is refused before its first step:
+declare ``samples_per_rank`` and the Benchmark multiplies it by the world size."""
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +21,7 @@ import torch
 from transformers import TrainerCallback
 
 from suite.api.run import Run
-from suite.api.world import check_world
+from suite.api.world import check_batch, check_world
 
 
 class Measure(TrainerCallback):
@@ -34,6 +36,8 @@ class Measure(TrainerCallback):
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
         check_world(self.run.parallel, args.world_size, "the Trainer")
+        check_batch(self.run.bench.samples_per_step, args.per_device_train_batch_size, args.world_size,
+                    "the Trainer", args.gradient_accumulation_steps)
         if self.run.bench.flops_per_step is None and self.batch is not None and model is not None:
             inputs = {k: v.to(self.run.device) for k, v in self.batch.items()}
             self.run.count_flops(lambda: model(**inputs).loss.backward())

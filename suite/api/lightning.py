@@ -10,7 +10,9 @@ cadence and once before the first step, the module called as the model (``module
 logits``), and stops the trainer at the target; a free job's evaluations are Lightning's validation loops that fall on the cadence, their
 logged metrics (``trainer.callback_metrics``) put on the curve. Under torchrun the DDP strategy
 trains on torchrun's processes and every rank's callback measures them; Lightning's DDP that starts
-processes of its own (a script run with plain ``python``) is refused."""
+processes of its own (a script run with plain ``python``) is refused. A training DataLoader whose
+``batch_size`` × the world size is not the Benchmark's ``samples_per_step`` is refused before the
+first step: declare ``samples_per_rank`` and the Benchmark multiplies it by the world size."""
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +22,7 @@ import lightning.pytorch as pl
 import torch
 
 from suite.api.run import Run
-from suite.api.world import check_world
+from suite.api.world import check_batch, check_world
 from suite.record.errors import GoodbenchError
 
 
@@ -41,6 +43,9 @@ class Measure(pl.Callback):
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if trainer.accumulate_grad_batches != 1:
             raise GoodbenchError("goodbench measures one optimizer step per batch: accumulate_grad_batches=1")
+        per_rank = getattr(trainer.train_dataloader, "batch_size", None)  # one DataLoader's (not a dict of them)
+        if isinstance(per_rank, int):
+            check_batch(self.run.bench.samples_per_step, per_rank, trainer.world_size, "Lightning's Trainer")
 
     def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any,
                              batch_idx: int) -> None:
