@@ -22,6 +22,7 @@ from suite.figures import mfu as mfu_meter
 from suite.mlperf import fields as mlperf_fields
 from suite.record import claims, mllog
 from suite.validate.device_rules import flags_on
+from suite.validate.shared import version_due
 from workloads import registry
 
 # (accelerator name as NVML reports it, type, count); CPU entries have no peak, so no MFU.
@@ -327,6 +328,7 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
         "schema_version": 1,
         "suite": {"name": "goodbench", "version": __version__},
         "created_at": stamp(created),
+        "rules_version": version_due(created),  # what a goodbench writing then names (rule rules-version-behind)
         "system": {
             "name": system_name,
             "accelerator": {"type": device_type, "name": name, "count": count,

@@ -193,3 +193,46 @@ def test_a_file_stored_under_rules_older_than_v9_keeps_its_status():
     problems, waived = v.check_stored(doc)
     assert "device-evidence" not in {p.code for p in problems}
     assert "device-evidence" in {p.code for p in waived}
+
+
+# ---------------------------------------------------------------- the rules version a file is held to
+def test_a_file_naming_older_rules_than_its_date_allows_is_refused_and_held_to_its_dates():
+    """The trial's t4b: the v9 fixture, dated 2026-11-29 (v8 in force since 2026-11-28), renamed v7."""
+    from suite.leaderboard import rows
+
+    doc = copy.deepcopy(OWN)
+    assert v.stored_under(doc) == 9 and v.check_document(doc) == []
+    doc["rules_version"] = 7
+    assert [(p.code, p.field) for p in v.check_document(doc)] == [("rules-version-behind", "rules_version")]
+    assert v.stored_under(doc) == 8  # v9's own day is taken whole: a v8 goodbench may have written it then
+    problems, waived = v.check_stored(doc)
+    assert problems == [] and [p.code for p in waived] == ["rules-version-behind"]
+    line, shown, _ = rows.check_loaded(doc, "renamed.json")
+    assert line is None and shown[0].startswith("stored under rules v8, not held to v9's [rules-version-behind]")
+    # a code of v8 is no longer waived for it: a trust label in its ceiling's method is refused as stored
+    doc["settings"]["matmul_ceiling"]["fp32"]["method"] = "reproduced by a trusted reviewer"
+    assert "name-trust" in {p.code for p in v.check_stored(doc)[0]}
+
+
+def test_a_file_holding_a_v8_record_is_held_to_v8_whatever_its_date():
+    """Backdated wholly before v8 (trial 7's D4) and naming v7, a file with a second clock is refused
+    and, stored, held to v8."""
+    doc = copy.deepcopy(OWN)
+    doc["rules_version"], doc["created_at"] = 7, "2026-11-27T12:00:00Z"
+    assert ("rules-version-behind", "rules_version") in [(p.code, p.field) for p in v.check_document(doc)]
+    assert v.stored_under(doc) == 8
+
+
+def test_honest_files_name_the_version_their_date_allows():
+    import datetime as dt
+
+    from suite.validate.shared import version_due
+    assert version_due(dt.datetime(2026, 11, 29, 0, 30, tzinfo=dt.UTC)) == 8
+    assert version_due(dt.datetime(2026, 11, 30, tzinfo=dt.UTC)) == 9
+    assert version_due(dt.datetime(2026, 11, 23, 23, tzinfo=dt.UTC)) == 1
+    corpus = Path(__file__).parent / "corpus" / "valid"
+    repo = Path(__file__).parent.parent
+    for path in [*corpus.glob("*.json"), *FIXTURES.glob("*.json"), *(repo / "results").glob("*.json")]:
+        doc = json.loads(path.read_text())
+        assert v.stored_under(doc) == doc.get("rules_version", 1), path.name
+        assert "rules-version-behind" not in {p.code for p in v.check_document(doc)}, path.name
