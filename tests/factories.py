@@ -22,6 +22,7 @@ from suite.figures import mfu as mfu_meter
 from suite.mlperf import fields as mlperf_fields
 from suite.record import claims, mllog
 from suite.validate.device_rules import flags_on
+from suite.validate.shared import version_due
 from workloads import registry
 
 # (accelerator name as NVML reports it, type, count); CPU entries have no peak, so no MFU.
@@ -327,11 +328,13 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
         "schema_version": 1,
         "suite": {"name": "goodbench", "version": __version__},
         "created_at": stamp(created),
+        "rules_version": version_due(created),  # what a goodbench writing then names (rule rules-version-behind)
         "system": {
             "name": system_name,
             "accelerator": {"type": device_type, "name": name, "count": count,
                             "memory_gib": 80.0 if device_type == "cuda" else 256.0,
-                            "compute_capability": "9.0" if device_type == "cuda" else None},
+                            "compute_capability": "9.0" if device_type == "cuda" else None,
+                            "multiprocessors": 132 if device_type == "cuda" else None},
             "host": {"cpu_model": "AMD EPYC 7B13", "cpu_cores": 64, "memory_gib": 256.0,
                      "os": "Linux 6.8.0", "arch": "x86_64"},
             "software": {"python": "3.11.7", "torch": "2.13.0", "cuda": "12.8" if device_type == "cuda" else None,

@@ -71,11 +71,15 @@ def _refuse_every_file(doc, runs, now):
 def stored(tmp_path, monkeypatch):
     """A file valid under today's rules (no rules_version: written under rules v1), and the rules
     bumped to v2 with one more rule that refuses it."""
+    from suite.record.rules_version import RULES_DATES
     from suite.validate import registry
 
     path = tmp_path / "stored.json"
     doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
     del doc["rules_version"]  # a file written before rules had versions
+    for version in RULES_DATES:  # later rules in force only after the file's day: it is held to v1
+        if version > 1:
+            monkeypatch.setitem(RULES_DATES, version, "2026-12-31")
     path.write_text(json.dumps(doc))
     assert leaderboard.check_file(path) == (json.loads(path.read_text()), None, [])
     monkeypatch.setitem(registry._rules, registry.DOCUMENT, list(registry.rules(registry.DOCUMENT)))
@@ -130,7 +134,8 @@ def test_a_file_claiming_old_rules_is_held_to_every_rule_on_submission(tmp_path)
     path.write_text(json.dumps(doc))
     with pytest.raises(store.Refused) as refused:
         store.submit(path, tmp_path / "results")
-    assert {p.code for p in refused.value.problems} == {"event-log-missing"}
+    # (and the file, dated after rules v5 came into force, names v1: rule rules-version-behind)
+    assert {p.code for p in refused.value.problems} == {"event-log-missing", "rules-version-behind"}
 
 
 # ---------------------------------------------------------------- scaling efficiency

@@ -60,7 +60,7 @@ from suite.validate.registry import (
     run_rule,
 )
 from suite.validate.schema import schema_problems
-from suite.validate.shared import V7, division
+from suite.validate.shared import V7, division, held_to
 from suite.validate.tolerance import CLOCK_SLACK, POWER_MARGIN, REL_TOLERANCE
 from suite.validate.walk import walk
 
@@ -124,12 +124,12 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
 
 
 def stored_under(doc: Any) -> int | None:
-    """The rules version a parsed document says it was written under (none recorded: 1); None
-    for a document that is not an object or records something other than a whole number."""
-    if not isinstance(doc, dict):
-        return None
-    version = doc.get("rules_version", 1)
-    return version if type(version) is int else None
+    """The rules version a parsed document is held to as stored: the one it says it was written
+    under (none recorded: 1), or — where later — the one a goodbench writing at its ``created_at``
+    names (:func:`suite.validate.shared.held_to`: a file dated 2026-11-29 naming v7 is held to v8,
+    and shown so); None for a document that is not an object or records something other than a
+    whole number."""
+    return held_to(doc) if isinstance(doc, dict) else None
 
 
 def check_stored(doc: Any, now: dt.datetime | None = None) -> tuple[list[Problem], list[Problem]]:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from suite.figures import derive
 from suite.figures import mfu as mfu_meter
 from suite.record import claims, results
+from suite.record.interconnect_status import CPU_STATUS, EARLIER_CPU_STATUSES
 from suite.record.text import safe
 from suite.validate.facts import first_steady_step
-from suite.validate.registry import Problem, code, run_rule
-from suite.validate.shared import V6, against, first, run_headers
+from suite.validate.registry import Problem, code, document_rule, run_rule
+from suite.validate.shared import V6, V7, V9, against, came_into_force, first, parse_timestamp, run_headers
 from suite.validate.tolerance import close
 from workloads.pinned import precision_flags
 
@@ -24,6 +25,9 @@ code("peak-source", "peak_flops or the MFU status is neither the peak table's no
      since=V6)
 code("power-below-idle", "mean power below the device's idle floor", since=V6)
 code("window-too-short", "a throughput window shorter than the minimum, or not after the pinned warm-up", since=V6)
+code("device-evidence", "a record goodbench writes from the device (torch build, CUDA runtime, compute capability, "
+     "SM count, driver, NCCL, interconnect, telemetry, energy meter, distributed backend, the ceiling measured after "
+     "the runs) is of another device class than the accelerator claimed", since=V9)
 
 # ---------------------------------------------------------------- how it was trained
 @run_rule("log-precision")
@@ -199,3 +203,115 @@ def _check_window(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
                                 f"{window['steps']} steps, fewer than the {MIN_WINDOW_STEPS} a throughput figure needs"))
     return problems
 
+
+
+# ---------------------------------------------------------------- the device's own records
+CPU_TELEMETRY_STATUS = "not measured: GPU telemetry needs a CUDA device"
+"""The telemetry status goodbench writes for a run on the CPU (suite/run/instruments.py), and only there."""
+CPU_INTERCONNECT_STATUSES = (CPU_STATUS, *EARLIER_CPU_STATUSES)
+"""The interconnect statuses goodbench writes when it did not query GPUs: a CPU run's only."""
+
+
+def _before_sm_count(doc: dict) -> bool:
+    """Whether ``doc`` may come from a goodbench that did not yet record the SM count (it did from
+    2026-11-25, 04:08 UTC: a file dated before rules v7 came into force may lack the key)."""
+    created = parse_timestamp(doc["created_at"]) if isinstance(doc.get("created_at"), str) else None
+    since = came_into_force(V7)
+    return created is not None and since is not None and created < since
+
+
+def _said(value) -> str:
+    return "none recorded" if value is None else safe(value, 120)
+
+
+def _cpu_build(torch_version) -> bool:
+    """A torch build without CUDA ("2.13.0+cpu"), which cannot run a CUDA device."""
+    return isinstance(torch_version, str) and "+cpu" in torch_version
+
+
+def _rocm_build(torch_version) -> bool:
+    """A ROCm build of torch ("2.5.1+rocm6.2"), whose ``torch.version.cuda`` is None on an AMD GPU."""
+    return isinstance(torch_version, str) and "+rocm" in torch_version
+
+
+@document_rule("device-evidence")
+def _check_system_evidence(doc: dict, runs: list, now) -> list[Problem]:
+    """What goodbench records of the system from the device is of the device class claimed: a CUDA
+    device is described by a torch build with a CUDA (or ROCm) runtime and the device's compute
+    capability and SM count, and its interconnect was queried; a CPU by none of a GPU's records."""
+    system = doc["system"]
+    acc, soft = system["accelerator"], system.get("software") or {}
+    interconnect = system.get("interconnect") or {}
+    found: list[tuple[str, object, str]] = []
+    if acc["type"] == "cuda":
+        torch_version = soft.get("torch")
+        if _cpu_build(torch_version):
+            found.append(("software.torch", torch_version, "a torch build without CUDA, which cannot run a CUDA device"))
+        elif soft.get("cuda") is None and not _rocm_build(torch_version):
+            found.append(("software.cuda", None, "no CUDA runtime in the torch build (torch.version.cuda), "
+                                                 "which every CUDA device's run records"))
+        for key in ("compute_capability", "multiprocessors"):
+            if acc.get(key) is None and (key in acc or not _before_sm_count(doc)):
+                found.append((f"accelerator.{key}", None,
+                              "goodbench records it from every CUDA device (torch.cuda.get_device_properties)"))
+        for key in ("summary_status", "gpus_status"):
+            if interconnect.get(key) in CPU_INTERCONNECT_STATUSES:
+                found.append((f"interconnect.{key}", interconnect[key], "the status of a CPU run, whose GPUs "
+                                                                       "goodbench does not query"))
+    elif acc["type"] == "cpu":
+        for key in ("compute_capability", "multiprocessors", "nvlink_active_links"):
+            if acc.get(key) is not None:
+                found.append((f"accelerator.{key}", acc[key], "a GPU's record, which goodbench writes for no CPU"))
+        for key in ("driver", "nccl"):
+            if soft.get(key) is not None:
+                found.append((f"software.{key}", soft[key], "queried only from a CUDA device, never on a CPU run"))
+        if interconnect.get("gpus") or interconnect.get("gpu_pairs"):
+            found.append(("interconnect.gpus", "GPU links", "queried only on a CUDA run, never on a CPU's"))
+    return [Problem("device-evidence", f"system.{field}",
+                    f"{_said(value)}: {why} (the accelerator claimed is {safe(acc['type'])})")
+            for field, value, why in found]
+
+
+@run_rule("device-evidence")
+def _check_run_evidence(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """What goodbench records of a run from its device is of the device class claimed: its
+    telemetry (a CPU's status, or a GPU's samples), its distributed backend (NCCL on CUDA, gloo on
+    a CPU) and its energy meter (NVML on a GPU, RAPL on a CPU), as the file and the event log's
+    header name them."""
+    claimed = doc["system"]["accelerator"]["type"]
+    if claimed not in ("cuda", "cpu"):
+        return []
+    gpu = claimed == "cuda"
+    found: list[tuple[str, object, str]] = []
+    telemetry = run.get("telemetry") or {}
+    statuses = [("telemetry.status", telemetry.get("status"))]
+    ranks = ((run.get("distributed") or {}).get("ranks") or [])
+    statuses += [(f"distributed.ranks[{i}].telemetry_status", r.get("telemetry_status"))
+                 for i, r in enumerate(ranks) if isinstance(r, dict)]
+    for field, status in statuses:
+        if gpu and status == CPU_TELEMETRY_STATUS:
+            found.append((field, status, "the telemetry status of a CPU run"))
+        elif not gpu and (status == "ok" or field == "telemetry.status" and telemetry.get("settings")):
+            found.append((field, status, "a GPU's telemetry, which goodbench samples on no CPU"))
+    backend = (run.get("distributed") or {}).get("backend")
+    if backend is not None and backend != ("nccl" if gpu else "gloo"):
+        found.append(("distributed.backend", backend,
+                      f"goodbench's ranks on a {claimed} device use {'nccl' if gpu else 'gloo'}"))
+    given = any(run["metrics"].get(k) is not None for k in derive.ENERGY_KEYS)
+    meters = [("metrics.energy_method", run["metrics"].get("energy_method"), run["metrics"].get("energy_status"))]
+    headers = run_headers(run, facts) or []
+    meters += [("event_log", h.value(claims.ENERGY_METER),
+                h.events[claims.ENERGY_METER].metadata.get("status"))
+               for h in headers if claims.ENERGY_METER in h.events]
+    for field, meter, status in meters:
+        other = ENERGY_METERS.get(str(meter))
+        said = str(status or "").lower()
+        if other is not None and other != claimed and not given:  # with energy given, log-energy says so
+            found.append((field, meter, f"a meter of a {other} device"))
+        elif gpu and "rapl" in said:  # RAPL is read, and named, on a CPU run only (suite/run/instruments.py)
+            found.append((field.replace("energy_method", "energy_status"), status, "the energy status of a CPU run"))
+    first_of: dict[str, tuple[object, str]] = {}
+    for field, value, why in found:
+        first_of.setdefault(field, (value, why))  # one problem a field (each worker's header names the meter)
+    return [Problem("device-evidence", f"{where}.{field}", f"{_said(value)}: {why} (the accelerator claimed is {claimed})")
+            for field, (value, why) in first_of.items()]

@@ -11,7 +11,7 @@ from suite.record.text import normal_name, safe
 from suite.trust import ownership
 from suite.trust.labels import label_refusal, trust_words_said
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, V8, V9, came_into_force, division, parse_timestamp
+from suite.validate.shared import V7, V8, V9, came_into_force, division, newer_record, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads import own
 from workloads.pinned import SEEDS
@@ -255,7 +255,7 @@ def _check_load_recorded(doc: dict, runs: Runs, now: dt.datetime) -> list[Proble
     created = parse_timestamp(doc["created_at"]) if isinstance(doc.get("created_at"), str) else None
     since = came_into_force(LOAD_RECORDED_SINCE)
     named = isinstance(version, int) and version >= LOAD_RECORDED_SINCE
-    newer = _newer_record(doc)
+    newer = newer_record(doc)
     if not named and newer is None and (created is None or since is None or created < since):
         return []
     why = (f"names v{version}" if named else f"holds {newer}, which only goodbench writing v{LOAD_RECORDED_SINCE} or "
@@ -264,18 +264,6 @@ def _check_load_recorded(doc: dict, runs: Runs, now: dt.datetime) -> list[Proble
                     f"no record of the host's load at the run's start and end, which every file of rules "
                     f"v{LOAD_RECORDED_SINCE} or later holds (this one {why})")
             for i, run in runs if not _snapshots(run.get("host_load"))]
-
-
-def _newer_record(doc: dict) -> str | None:
-    """A record of ``doc`` that only a goodbench writing rules v8 or later writes, named (None: none):
-    the second clock (trial 7 backdated a v9 own-code file wholly, its load record deleted), or a
-    matmul ceiling measured again after the runs."""
-    if doc.get("second_clock") is not None:
-        return "a second clock"
-    ceilings = (doc.get("settings") or {}).get("matmul_ceiling") or {}
-    if isinstance(ceilings, dict) and any(isinstance(c, dict) and "at_end" in c for c in ceilings.values()):
-        return "a ceiling measured again after the runs"
-    return None
 
 
 def _snapshots(load: Any) -> bool:

@@ -73,9 +73,13 @@ def ceiling_bounds(doc: dict, run: dict, precision: str) -> tuple[float | None, 
             f"the {entry.name} {precision} dense peak of {peak:.4g} FLOP/s")
 
 
-@document_rule("ceiling-implausible")
+@document_rule("ceiling-implausible", "device-evidence")
 def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]:
-    """Each measured matmul ceiling is the fastest of its batches, within its device class's bounds."""
+    """Each measured matmul ceiling is the fastest of its batches, within its device class's bounds.
+
+    The one measured again after the runs (``at_end``) only widens the bound of the runs' rates, so
+    its floor is no ``ceiling-implausible``; below it, it is a measurement of another device than the
+    one claimed (a CPU's 78 GFLOP/s in a file relabelled as an H100's), ``device-evidence`` (v9)."""
     problems: list[Problem] = []
     by_precision = {run["precision"]: run for _, run in runs}
     for precision, run in sorted(by_precision.items()):
@@ -96,10 +100,11 @@ def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]
                                         f"{measured['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
                                         f"batches, {max(numbers):.4g}"))
             fastest = max([measured["flops"], *numbers])
-            if low is not None and not prefix and measured["flops"] < low:  # the one after the runs only widens
-                problems.append(Problem("ceiling-implausible", f"{field}flops",
+            if low is not None and measured["flops"] < low:
+                problems.append(Problem("ceiling-implausible" if not prefix else "device-evidence", f"{field}flops",
                                         f"{measured['flops']:.4g} FLOP/s is not a measurement of this device: below "
-                                        f"{low:.4g}, {_share_text(low, high)}{basis}"))
+                                        f"{low:.4g}, {_share_text(low, high)}{basis}"
+                                        f"{'' if not prefix else ' (measured after the runs)'}"))
             if high is not None and fastest > high:
                 problems.append(Problem("ceiling-implausible", f"{field}flops",
                                         f"{fastest:.4g} FLOP/s measured, above {basis}"))

@@ -38,6 +38,40 @@ def came_into_force(version: int) -> dt.datetime | None:
     return None if day is None else dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
 
 
+def newer_record(doc: dict) -> str | None:
+    """A record of ``doc`` that only a goodbench writing rules v8 or later writes, named (None: none):
+    the second clock (trial 7 backdated a v9 own-code file wholly, its load record deleted), or a
+    matmul ceiling measured again after the runs."""
+    if doc.get("second_clock") is not None:
+        return "a second clock"
+    ceilings = (doc.get("settings") or {}).get("matmul_ceiling") or {}
+    if isinstance(ceilings, dict) and any(isinstance(c, dict) and "at_end" in c for c in ceilings.values()):
+        return "a ceiling measured again after the runs"
+    return None
+
+
+def version_due(created: dt.datetime) -> int:
+    """The least rules version a goodbench writing at ``created`` names: the latest that came into
+    force a whole day before it (a version's own day is taken whole, as :func:`came_into_force`'s
+    rule takes it, since a run may start on the code of the version before), v1 before any."""
+    due = [v for v in RULES_DATES if (since := came_into_force(v)) is not None
+           and since + dt.timedelta(days=1) <= created]
+    return max(due, default=1)
+
+
+def held_to(doc: dict) -> int | None:
+    """The rules version a document is held to: the one it names (none named: v1), or the one due
+    at its ``created_at`` (:func:`version_due`) where that is later; None when it names something
+    other than a whole number; at least v8 for a file holding a record only v8 or later writes
+(:func:`newer_record`). Naming an older version than its date allows waives nothing more."""
+    version = doc.get("rules_version", 1)
+    if type(version) is not int:
+        return None
+    created = parse_timestamp(doc["created_at"]) if isinstance(doc.get("created_at"), str) else None
+    due = version_due(created) if created is not None else 1
+    return max(version, due, V8 if newer_record(doc) else 1)
+
+
 def parse_timestamp(value: str) -> dt.datetime | None:
     """A results-format timestamp as an aware datetime; None when it is not one."""
     try:

@@ -3,8 +3,10 @@
 Each bad file is the valid file (``valid/lm-char-smoke.json``, a real ``goodbench run -w lm-char
 --scale smoke --device cpu``) with one thing wrong, named for it; ``expected.json`` maps each file
 name to the code the validator must refuse it with. ``valid/lm-char-smoke-as-h100-derived.json``
-is the same run relabelled as an H100 run with consistent MFU: not a measurement, only the base
-for the peak, MFU, power and energy cases, and it must pass.
+is the same run relabelled as an H100 run with consistent MFU and the records goodbench writes from
+a CUDA device (rules v9, ``device-evidence``): not a measurement, only the base for the peak, MFU,
+power and energy cases, and it must pass; ``cpu-relabelled-as-h100-evidence-kept.json`` is that
+relabelling with the CPU's own records left as they were, which v9 refuses.
 """
 from __future__ import annotations
 
@@ -13,9 +15,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from suite import mllog
 from suite.figures import mfu as mfu_meter
 from suite.figures import throughput
+from suite.record import mllog
 from workloads import registry
 from workloads.base import canonical_json
 
@@ -62,10 +64,26 @@ def _refresh_throughput(run: dict, warmup: int | None = None) -> None:
         m["mfu"] = mfu_meter.mfu(m["flops_per_step"], m["throughput"]["steps_per_s"], m["peak_flops"])
 
 
-def as_h100(doc: dict) -> dict:
+H100_EVIDENCE = {
+    "software": {"torch": "2.13.0+cu124", "cuda": "12.4", "cudnn": "90100", "nccl": "2.21.5",
+                 "driver": "550.54.15"},
+    "accelerator": {"compute_capability": "9.0", "multiprocessors": 132, "nvlink_active_links": 18},
+    "interconnect": {"summary_status": "unknown: NVML is not available (libnvidia-ml.so.1 not found)",
+                     "gpus_status": "NVML is not available (libnvidia-ml.so.1 not found)"},
+    "telemetry_status": "not measured: NVML is not available (libnvidia-ml.so.1 not found)",
+    "energy_status": "not measured: NVML is not available (libnvidia-ml.so.1 not found)",
+}
+"""What goodbench writes from an H100 SXM5 where the CPU's run wrote its own records (suite/run/system.py,
+suite/run/instruments.py): a CUDA torch build and runtime, the device's compute capability and SMs,
+an interconnect queried, and a telemetry and energy status of a GPU whose NVML is not readable
+(rules v9's ``device-evidence``)."""
+
+
+def as_h100(doc: dict, evidence: bool = True) -> dict:
     """The run relabelled as a bf16 run on an H100 SXM5 — system, device, precision and its math,
-    ceiling, peak and MFU, and the event log's header — consistently, so that it passes: a forgery
-    no rule can tell from a measurement (docs/rules.md), used only as the base of the cases below."""
+    ceiling, peak and MFU, the event log's header and (``evidence``) the records goodbench writes
+    from the device — consistently, so that it passes: a forgery no rule can tell from a
+    measurement (docs/rules.md), used only as the base of the cases below."""
     doc["system"]["accelerator"].update(type="cuda", name=H100, count=1)
     doc["system"]["name"] = f"{H100} x1"
     doc["settings"]["device"] = "cuda"
@@ -86,9 +104,15 @@ def as_h100(doc: dict) -> dict:
     _relog(run, {"submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
                  "goodbench_device": "cuda:0", "goodbench_accelerator": H100, "goodbench_accelerator_count": 1,
                  "goodbench_precision": "bf16", "goodbench_precision_flags": flags})
+    if evidence:
+        for section in ("software", "accelerator", "interconnect"):
+            doc["system"][section].update(H100_EVIDENCE[section])
+        run["telemetry"]["status"] = H100_EVIDENCE["telemetry_status"]
+        m["energy_status"] = H100_EVIDENCE["energy_status"]
+        _relog(run, {}, {"goodbench_energy_meter": {"status": H100_EVIDENCE["energy_status"]}})
     run["goodput"] = goodput_of(run)
     if "summary" in doc:
-        from suite import derive
+        from suite.figures import derive
 
         doc["summary"] = derive.summary(doc["runs"])
     return doc
@@ -104,7 +128,7 @@ def _relog(run: dict, values: dict, metadata: dict | None = None) -> None:
 
 
 def goodput_of(run: dict) -> dict:
-    from suite import derive
+    from suite.figures import derive
 
     return derive.goodput(run["event_log"], run["metrics"]["flops_per_step"], run["metrics"]["peak_flops"])
 
@@ -284,6 +308,7 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "cpu-peak-for-95-percent-mfu.json": (mutate(lambda d: d["runs"][0]["metrics"].update(
         peak_flops=d["runs"][0]["metrics"]["flops_per_step"] * d["runs"][0]["metrics"]["throughput"]["steps_per_s"]
         / 0.95, mfu=0.95, mfu_status="ok: against H100 SXM5 fp32 dense peak")), "peak-source"),
+    "cpu-relabelled-as-h100-evidence-kept.json": (dumps(as_h100(base(), evidence=False)), "device-evidence"),
     "session-missing.json": (mutate(lambda d: d["settings"].pop("session")), "log-session"),
     "ceiling-dropped.json": (mutate(lambda d: d["settings"].pop("matmul_ceiling")), "ceiling-missing"),
     "full-scale-tta-one-seed.json": (mutate(_chain(

@@ -1,0 +1,238 @@
+"""The records goodbench writes from the device agree with the device claimed (rules v9,
+``device-evidence``; docs/rules.md, "Claims against their second record"), and the rules version a
+file is held to is at least the one its date allows (``rules-version-behind``, :func:`suite.validate.stored_under`).
+
+The eighth trial's holes: a real 2-rank CPU gloo run (``tests/fixtures/own-2-ranks-killed.json``)
+relabelled as 2 CUDA devices — an "NVIDIA H100 80GB HBM3 x2" — its steps ×0.1, the removed time moved
+into the batch waits, passed at 10× its honest throughput while its torch build, runtime, telemetry,
+energy status, backend and its ceiling measured after the runs all said CPU; and the v9 fixture
+relabelled ``rules_version: 7`` was stored as "rules v7", every later code waived for it.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import forging
+import pytest
+
+from suite import validate as v
+from suite.validate.device_rules import flags_on
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OWN = json.loads((FIXTURES / "own-2-ranks-killed.json").read_text())
+H100 = "NVIDIA H100 80GB HBM3"
+GPU_EVIDENCE = {"torch": "2.13.0+cu124", "cuda": "12.4", "cudnn": "90100", "nccl": "2.21.5", "driver": "550.54.15"}
+NO_NVML = "NVML is not available (libnvidia-ml.so.1 not found)"
+
+
+def _relabelled(evidence: bool = True, speed_up: float = 1.0) -> dict:
+    """The fixture relabelled as a 2-GPU H100 run in every record the trial edited (the device, the
+    log's header, the precision's flags, the ceiling and peak), and — ``evidence`` — in every record
+    goodbench writes from the device as well; its steps ``speed_up`` times shorter, the time moved
+    into the batch waits (the trial's edit)."""
+    doc = copy.deepcopy(OWN)
+    doc["system"]["accelerator"].update(type="cuda", count=2, name=H100, memory_gib=79.6)
+    doc["system"]["name"] = f"{H100} x2"
+    doc["settings"]["device"] = "cuda"
+    flags = flags_on("fp32", "cuda")
+    logged = {"goodbench_device": "cuda:0", "goodbench_accelerator": H100, "goodbench_accelerator_count": 2,
+              "submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
+              "goodbench_precision_flags": flags}
+    for run in doc["runs"]:
+        if speed_up != 1.0:
+            _shrink(run, 1 / speed_up)
+        run["device"], run["precision_flags"] = "cuda:0", flags
+        for rank in run["distributed"]["ranks"]:
+            rank["device"] = f"cuda:{rank['local_rank']}"
+        forging.edit_log(run, lambda e: forging.moved(e, value=logged[e.key]) if e.key in logged else e)
+    ceiling = doc["settings"]["matmul_ceiling"]["fp32"]
+    scale = 5.0e13 / ceiling["flops"]
+    ceiling["flops"] *= scale
+    ceiling["trials_flops"] = [t * scale for t in ceiling["trials_flops"]]
+    for run in doc["runs"]:
+        run["metrics"].update(peak_flops=2 * 66.9e12, matmul_ceiling_flops=2 * ceiling["flops"])
+    if evidence:
+        end = ceiling["at_end"]
+        end["flops"] *= scale
+        end["trials_flops"] = [t * scale for t in end["trials_flops"]]
+        system = doc["system"]
+        system["software"].update(GPU_EVIDENCE)
+        system["accelerator"].update(compute_capability="9.0", multiprocessors=132, nvlink_active_links=18)
+        system["interconnect"].update(summary_status=f"unknown: {NO_NVML}", gpus_status=NO_NVML)
+        for run in doc["runs"]:
+            run["telemetry"]["status"] = f"not measured: {NO_NVML}"
+            for rank in run["distributed"]["ranks"]:
+                rank["telemetry_status"] = f"not measured: {NO_NVML}"
+            run["distributed"]["backend"] = "nccl"
+            run["metrics"]["energy_status"] = f"not measured: {NO_NVML}"
+            forging.edit_log(run, lambda e: forging.moved(e, metadata={**e.metadata, "status": f"not measured: {NO_NVML}"})
+                             if e.key == "goodbench_energy_meter" else e)
+    return forging.repair(doc)
+
+
+def _shrink(run: dict, factor: float) -> None:
+    """Step times × ``factor``, the removed time moved into each block's batch waits (rank 0's too)."""
+    from suite.record import mllog
+
+    old = run["step_times_s"]
+    run["step_times_s"] = new = [round(t * factor, 7) for t in old]
+
+    def edit(e: mllog.Event) -> mllog.Event:
+        if e.key not in ("block_stop", "warmup_stop"):
+            return e
+        m = dict(e.metadata)
+        a, b = m["first_step"], m["first_step"] + m["step_count"] - 1
+        delta = sum(old[a - 1:b]) - sum(new[a - 1:b])
+        m["step_s"] -= delta
+        m["data_wait_s"] = m.get("data_wait_s", 0) + delta
+        if m.get("data_wait_ranks_s"):
+            m["data_wait_ranks_s"] = [m["data_wait_ranks_s"][0] + delta, *m["data_wait_ranks_s"][1:]]
+        return forging.moved(e, metadata=m)
+
+    forging.edit_log(run, edit)
+
+
+def _found(doc: dict, code: str = "device-evidence") -> list[str]:
+    return sorted({p.field for p in v.check_document(doc) if p.code == code})
+
+
+@pytest.fixture(scope="module")
+def consistent() -> dict:
+    """The relabelling with the device's records relabelled too: what no rule can tell from a GPU
+    run (the limit docs/rules.md states), so the base of each case below."""
+    doc = _relabelled()
+    assert v.check_document(doc) == []
+    return doc
+
+
+def test_the_trials_cpu_run_relabelled_as_h100s_at_10x_is_refused_for_each_cpu_record():
+    doc = _relabelled(evidence=False, speed_up=10)
+    fields = _found(doc)
+    for field in ("system.software.torch", "system.accelerator.compute_capability",
+                  "system.accelerator.multiprocessors", "system.interconnect.summary_status",
+                  "settings.matmul_ceiling.fp32.at_end.flops", "runs[0].telemetry.status",
+                  "runs[0].distributed.ranks[1].telemetry_status", "runs[0].distributed.backend",
+                  "runs[0].metrics.energy_status", "runs[0].event_log", "runs[1].distributed.backend"):
+        assert field in fields, fields
+    assert v.SINCE["device-evidence"] == 9
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d["system"]["software"].update(torch="2.13.0+cpu"), "system.software.torch"),
+    (lambda d: d["system"]["software"].update(cuda=None), "system.software.cuda"),
+    (lambda d: d["system"]["accelerator"].update(compute_capability=None), "system.accelerator.compute_capability"),
+    (lambda d: d["system"]["accelerator"].pop("multiprocessors"), "system.accelerator.multiprocessors"),
+    (lambda d: d["system"]["interconnect"].update(
+        summary_status="none: a CPU run uses one device, so there is no interconnect to report"),
+     "system.interconnect.summary_status"),
+    (lambda d: d["runs"][1]["telemetry"].update(status="not measured: GPU telemetry needs a CUDA device"),
+     "runs[1].telemetry.status"),
+    (lambda d: d["runs"][0]["distributed"]["ranks"][1].update(
+        telemetry_status="not measured: GPU telemetry needs a CUDA device"),
+     "runs[0].distributed.ranks[1].telemetry_status"),
+    (lambda d: d["runs"][0]["distributed"].update(backend="gloo"), "runs[0].distributed.backend"),
+    (lambda d: d["runs"][0]["metrics"].update(
+        energy_status="not measured: CPU ranks share a package: RAPL cannot split its energy among them"),
+     "runs[0].metrics.energy_status"),
+    (lambda d: forging.edit_log(d["runs"][0], lambda e: forging.moved(
+        e, metadata={**e.metadata, "status": "not measured: no RAPL counters on this machine"})
+        if e.key == "goodbench_energy_meter" else e), "runs[0].event_log"),
+    (lambda d: d["settings"]["matmul_ceiling"]["fp32"]["at_end"].update(
+        flops=7.8e10, trials_flops=[6.0e10, 7.8e10]), "settings.matmul_ceiling.fp32.at_end.flops"),
+])
+def test_each_cpu_record_in_a_cuda_file_is_refused_with_its_field(consistent, edit, field):
+    doc = copy.deepcopy(consistent)
+    edit(doc)
+    assert _found(doc) == [field]
+
+
+def test_a_rocm_build_needs_no_cuda_runtime_and_an_older_file_may_lack_the_sm_count(consistent):
+    doc = copy.deepcopy(consistent)
+    doc["system"]["software"].update(torch="2.13.0+rocm6.2", cuda=None)  # an AMD GPU: torch.version.cuda is None
+    assert _found(doc) == []
+    older = copy.deepcopy(consistent)
+    del older["system"]["accelerator"]["multiprocessors"]  # recorded since 2026-11-25 04:08 UTC
+    older["created_at"] = "2026-11-25T03:00:00Z"
+    assert "system.accelerator.multiprocessors" not in _found(older)
+
+
+def test_a_gpu_file_relabelled_as_a_cpu_is_refused(consistent):
+    """The reverse: the consistent GPU story told of a CPU (the accelerator the host's CPU, one of
+    it, its device and the log's header), its GPU records kept."""
+    doc = copy.deepcopy(consistent)
+    cpu = doc["system"]["host"]["cpu_model"]
+    doc["system"]["accelerator"].update(type="cpu", name=cpu, count=1, memory_gib=doc["system"]["host"]["memory_gib"])
+    doc["system"]["name"] = f"{cpu} x1"
+    doc["settings"]["device"] = "cpu"
+    flags = flags_on("fp32", "cpu")
+    logged = {"goodbench_device": "cpu", "goodbench_accelerator": cpu, "goodbench_accelerator_count": 1,
+              "submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
+              "goodbench_precision_flags": flags}
+    for run in doc["runs"]:
+        run["device"], run["precision_flags"] = "cpu", flags
+        for rank in run["distributed"]["ranks"]:
+            rank["device"] = "cpu"
+        forging.edit_log(run, lambda e: forging.moved(e, value=logged[e.key]) if e.key in logged else e)
+    fields = _found(forging.repair(doc))
+    for field in ("system.accelerator.compute_capability", "system.accelerator.multiprocessors",
+                  "system.software.driver", "system.software.nccl", "runs[0].distributed.backend"):
+        assert field in fields, fields
+
+
+def test_the_honest_files_hold_no_other_devices_records():
+    corpus = Path(__file__).parent / "corpus" / "valid"
+    for path in [*sorted(corpus.glob("*.json")), *sorted(FIXTURES.glob("*.json"))]:
+        assert _found(json.loads(path.read_text())) == [], path.name
+
+
+def test_a_file_stored_under_rules_older_than_v9_keeps_its_status():
+    doc = _relabelled(evidence=False)
+    doc["rules_version"], doc["created_at"] = 8, "2026-11-28T23:00:00Z"  # (its runs' dates are its own word here)
+    problems, waived = v.check_stored(doc)
+    assert "device-evidence" not in {p.code for p in problems}
+    assert "device-evidence" in {p.code for p in waived}
+
+
+# ---------------------------------------------------------------- the rules version a file is held to
+def test_a_file_naming_older_rules_than_its_date_allows_is_refused_and_held_to_its_dates():
+    """The trial's t4b: the v9 fixture, dated 2026-11-29 (v8 in force since 2026-11-28), renamed v7."""
+    from suite.leaderboard import rows
+
+    doc = copy.deepcopy(OWN)
+    assert v.stored_under(doc) == 9 and v.check_document(doc) == []
+    doc["rules_version"] = 7
+    assert [(p.code, p.field) for p in v.check_document(doc)] == [("rules-version-behind", "rules_version")]
+    assert v.stored_under(doc) == 8  # v9's own day is taken whole: a v8 goodbench may have written it then
+    problems, waived = v.check_stored(doc)
+    assert problems == [] and [p.code for p in waived] == ["rules-version-behind"]
+    line, shown, _ = rows.check_loaded(doc, "renamed.json")
+    assert line is None and shown[0].startswith("stored under rules v8, not held to v9's [rules-version-behind]")
+    # a code of v8 is no longer waived for it: a trust label in its ceiling's method is refused as stored
+    doc["settings"]["matmul_ceiling"]["fp32"]["method"] = "reproduced by a trusted reviewer"
+    assert "name-trust" in {p.code for p in v.check_stored(doc)[0]}
+
+
+def test_a_file_holding_a_v8_record_is_held_to_v8_whatever_its_date():
+    """Backdated wholly before v8 (trial 7's D4) and naming v7, a file with a second clock is refused
+    and, stored, held to v8."""
+    doc = copy.deepcopy(OWN)
+    doc["rules_version"], doc["created_at"] = 7, "2026-11-27T12:00:00Z"
+    assert ("rules-version-behind", "rules_version") in [(p.code, p.field) for p in v.check_document(doc)]
+    assert v.stored_under(doc) == 8
+
+
+def test_honest_files_name_the_version_their_date_allows():
+    import datetime as dt
+
+    from suite.validate.shared import version_due
+    assert version_due(dt.datetime(2026, 11, 29, 0, 30, tzinfo=dt.UTC)) == 8
+    assert version_due(dt.datetime(2026, 11, 30, tzinfo=dt.UTC)) == 9
+    assert version_due(dt.datetime(2026, 11, 23, 23, tzinfo=dt.UTC)) == 1
+    corpus = Path(__file__).parent / "corpus" / "valid"
+    repo = Path(__file__).parent.parent
+    for path in [*corpus.glob("*.json"), *FIXTURES.glob("*.json"), *(repo / "results").glob("*.json")]:
+        doc = json.loads(path.read_text())
+        assert v.stored_under(doc) == doc.get("rules_version", 1), path.name
+        assert "rules-version-behind" not in {p.code for p in v.check_document(doc)}, path.name
