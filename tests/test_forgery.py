@@ -109,6 +109,20 @@ def test_step_times_of_a_two_rank_run_divided_by_ten_are_refused():
     assert set(refused_by_the_cross_checks_only(doc)) == {"stream-step-times"}
 
 
+def test_rank_0s_report_cut_to_its_step_count_and_a_label_in_the_probes_status_are_refused():
+    """Trial 9: rank 0's report cut to {steps} (the site then showed no straggler spread), and the
+    communication probe's status and method holding a label, passed."""
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json").read_text())
+    doc["runs"][0]["distributed"]["ranks"][0]["step_time_s"] = {"steps": 70}
+    [found] = v.check_document(doc)
+    assert (found.code, found.reason) == ("distributed-batch", "rank 0 reports no steady step mean, though the run "
+                                                               "has steady steps")
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json").read_text())
+    doc["runs"][0]["distributed"]["communication"]["status"] = "ok: two clocks, reproduced by a trusted reviewer"
+    [found] = v.check_document(doc)
+    assert (found.code, found.field) == ("name-trust", "runs[0].distributed.communication.status")
+
+
 @pytest.mark.parametrize("workload_id", THROUGHPUT)
 def test_slowest_steps_dropped_and_the_step_count_cut_are_refused(workload_id):
     """The step count: the ten slowest steady steps left out, the curve cut to the steps left."""

@@ -865,6 +865,20 @@ def test_large_worlds_list_rank_0_and_the_slowest_ranks(monkeypatch):
     assert context["note"].startswith("3 of 8 ranks listed")
 
 
+def test_the_rank_table_says_which_ranks_step_times_are_checked():
+    """Trial 9: rank 1's 88-ms steps reported as 1 ms in a torchrun file without a second clock
+    showed unmarked beside rank 0's; only rank 0's report is tied to the run's checked step times."""
+    from suite.validate.provenance import provenance
+
+    doc = json.loads((Path(__file__).resolve().parent / "corpus" / "valid" / "gpt2-smoke-2-ranks.json").read_text())
+    unstamped = run_page.distributed_context(doc["runs"][0])
+    assert unstamped["checked"] == run_page.RANKS_SELF_REPORTED and "self-reported" in unstamped["checked"]
+    assert run_page.distributed_context(doc["runs"][0], stamped=True)["checked"] == run_page.RANKS_CHECKED
+    # only the world size of the settings' distributed section is checked (the backend read "checked" too)
+    assert provenance("settings.distributed.backend") == "self-reported"
+    assert provenance("settings.distributed.world_size").startswith("checked against")
+
+
 def test_interconnect_text_says_why_it_is_unknown():
     assert run_page.interconnect_text({}) is None
     assert run_page.interconnect_text({"interconnect": {"summary": "pcie"}}) == "pcie"

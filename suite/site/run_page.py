@@ -285,11 +285,21 @@ def _row(key: str, value, text: str | None = None) -> tuple[str, str, str]:
     return label, shown if text is None else text, key
 
 
-def distributed_context(run: dict) -> dict | None:
+RANKS_CHECKED = ("rank 0's step times are the run's, checked against its event log; every rank's step times "
+                 "stamped by goodbench run-own's second clock too")
+RANKS_SELF_REPORTED = ("rank 0's step times are the run's, checked against its event log; the other ranks' "
+                       "step times, and the straggler spread they give, are self-reported (no second clock "
+                       "stamped them)")
+
+
+def distributed_context(run: dict, stamped: bool = False) -> dict | None:
     """What a run page shows of a distributed run: a summary table and per-rank rows; None otherwise.
 
     The exposed communication share shows its status where it is null. Beyond RANK_ROWS ranks,
     rank 0 and the slowest ranks (by mean steady-state step time) are listed, and the note says so.
+    What checks the ranks' step times is said (``stamped``: the second clock stamped every rank):
+    rank 0's are the run's own; without a second clock another rank's report is the file's word
+    (trial 9 made rank 1's 88-ms steps 1 ms, and the table showed it unmarked).
     """
     section = run.get("distributed")
     if not isinstance(section, dict):
@@ -316,7 +326,7 @@ def distributed_context(run: dict) -> dict | None:
         note = (f"{len(shown)} of {len(ranks)} ranks listed: rank 0 and the slowest by mean step time; "
                 "the raw results JSON holds every rank.")
     return {"summary": kv_table(rows), "ranks": [_rank_row(r) for r in shown], "n_ranks": len(ranks),
-            "note": note}
+            "note": note, "checked": RANKS_CHECKED if stamped else RANKS_SELF_REPORTED}
 
 
 RANK_COLUMNS = [("rank", "num", "count"), ("node", "num", "count"), ("host", "text", "text"),
@@ -466,7 +476,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
-        "distributed": distributed_context(run),
+        "distributed": distributed_context(run, clock_cover.stamped(doc, run["run_id"])),
         "rank_headers": [{"label": k, "kind": v} for k, v, _ in RANK_COLUMNS],
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),

@@ -227,13 +227,19 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
 
 def _shown_run_text(runs: Runs) -> list[tuple[str, str]]:
     """The text of each run that its run page shows as goodbench's own, not marked self-reported:
-    its figures' statuses (``metrics.mfu_status``, …), and its ranks' hosts and telemetry statuses
-    in the rank table (trial 8 wrote "two clocks, reproduced by a trusted reviewer" into both)."""
+    its figures' statuses (``metrics.mfu_status``, …), its communication probe's status and method,
+    and its ranks' hosts and telemetry statuses in the rank table (trial 8 wrote "two clocks,
+    reproduced by a trusted reviewer" into a status and a host, trial 9 into the probe's)."""
     found = []
     for i, run in runs:
         for key, text in (run.get("metrics") or {}).items():
             if key.endswith("_status") and isinstance(text, str):
                 found.append((f"runs[{i}].metrics.{key}", text))
+        comm = (run.get("distributed") or {}).get("communication")
+        for key in ("status", "method"):  # trial 9
+            text = comm.get(key) if isinstance(comm, dict) else None
+            if isinstance(text, str):
+                found.append((f"runs[{i}].distributed.communication.{key}", text))
         for j, rank in enumerate((run.get("distributed") or {}).get("ranks") or []):
             for key in ("host", "telemetry_status"):
                 text = rank.get(key) if isinstance(rank, dict) else None

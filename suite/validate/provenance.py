@@ -19,7 +19,7 @@ CHECKED: dict[str, tuple[str, str]] = {
     "settings.open_changes": ("division", "the division"),
     "settings.compile": ("log-compile", "each run's event log (goodbench_compile)"),
     "settings.session": ("log-session", "each run's event log (goodbench_session) and time span"),
-    "settings.distributed": ("log-ranks", "each run's event log (goodbench_world_size) and ranks"),
+    "settings.distributed.world_size": ("log-ranks", "each run's event log (goodbench_world_size) and ranks"),
     "settings.peak_tflops_override": ("peak-source", "the MFU status; MFU against it is never ranked"),
     "settings.reproduces": ("reproduces", "the reproduction's own runs"),
 }
