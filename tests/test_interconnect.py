@@ -235,10 +235,10 @@ def test_system_description_carries_the_record_and_validates(use_nvml, tmp_path)
     info = system.describe(torch.device("cpu"))
     assert info["interconnect"]["gpus_status"] == interconnect_status.CPU_STATUS
     assert "nvlink_active_links" in info["accelerator"] and "infiniband" in info["host"]
-    # an 8-GPU record in a valid results file still validates
+    # an 8-GPU record in a valid results file of a GPU still validates (in a CPU's, device-evidence refuses it)
     use_nvml(hgx8())
     _port(tmp_path, "mlx5_0", 1, state="4: ACTIVE", rate="400 Gb/sec (4X NDR)", link_layer="InfiniBand")
-    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke-as-h100-derived.json").read_text())
     doc["system"]["interconnect"] = interconnect.describe(infiniband_root=tmp_path)
     assert v.check_document(doc) == []
     doc["system"]["interconnect"]["summary"] = "smoke-signals"
