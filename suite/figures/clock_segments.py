@@ -213,15 +213,20 @@ def compared(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: 
 
 def readings_flaw(entry: dict[str, Any]) -> str | None:
     """Why one ``second_clock`` entry's readings cannot be goodbench's launcher's (None: they can):
-    an entry that stamps steps holds 2 launcher stamps and 2 child readings (its first and its last
-    edge: :class:`suite.run.edge_reader.RunEdges`); every edge it stamps (the run's start, its steps'
+    an entry that stamps steps or the run's start holds 2 launcher stamps and 2 child readings (its
+    first and its last edge: :class:`suite.run.edge_reader.RunEdges`), any entry a child reading with
+    each stamp; every edge it stamps (the run's start, its steps'
     span, its evaluations) lies between those two; and on one boot (``boot_id`` and
     ``launcher_clock_s`` recorded) each child reading is the launcher's stamp of the same edge on
     the machine's monotonic clock, within :data:`READING_S`."""
     stamps, child = entry.get("stamps_s") or [], entry.get("child_clock_s") or []
-    if entry.get("step_s") and (len(stamps) != 2 or len(child) != 2):
-        return (f"stamps steps with {len(stamps)} launcher stamps and {len(child)} child readings, but the launcher "
+    stamped = "steps" if entry.get("step_s") else "the run's start" if entry.get("run_start_s") is not None else None
+    if stamped is not None and (len(stamps) != 2 or len(child) != 2):
+        return (f"stamps {stamped} with {len(stamps)} launcher stamps and {len(child)} child readings, but the launcher "
                 "records 2 of each (its first and its last edge)")
+    if len(stamps) != len(child):
+        return (f"holds {len(stamps)} launcher stamps and {len(child)} child readings, but the launcher records a child "
+                "reading with each stamp")
     if len(stamps) == 2:
         inner = [entry.get("run_start_s"), *(entry.get("span_s") or []),
                  *(t for e in entry.get("evaluations") or [] for t in (e.get("start_s"), e.get("stop_s")))]
