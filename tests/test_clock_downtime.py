@@ -48,7 +48,28 @@ def held_gaps(doc: dict, label: str) -> list[float]:
         print(f"{label}: rank {after.get('rank', 0)}, seed {after['seed']}: a gap of {wall:.3f} s on the wall clocks, "
               + ", ".join(f"{(wall - gap) * 1e3:+.3f} ms on the {which}'s" for which, gap in monotonic.items()))
     assert all(abs(d) < clock_segments.GAP_S for d in found)
+    held_readings(doc, label)
     return found
+
+
+def held_readings(doc: dict, label: str) -> None:
+    """Each entry's child readings less its launcher's stamps on the monotonic clock, and each rank's
+    evaluation stops less rank 0's (trial 9: clock_segments.readings_flaw, ranks_flaw), printed."""
+    entries = doc["second_clock"]["runs"]
+    readings, ranks = [], []
+    for entry in entries:
+        assert clock_segments.readings_flaw(entry) is None
+        if entry.get("launcher_clock_s") is not None:
+            readings += [c - entry["launcher_clock_s"] - s for c, s in zip(entry["child_clock_s"], entry["stamps_s"],
+                                                                           strict=True)]
+        first = clock_segments.rank_zero(entries, entry)
+        if first is not None:
+            assert clock_segments.ranks_flaw(entry, first) is None
+            stops = {e["step"]: e["stop_s"] for e in first["evaluations"]}
+            ranks += [e["stop_s"] - stops[e["step"]] for e in entry["evaluations"] if e["step"] in stops]
+    print(f"{label}: child readings less the launcher's stamps {min(readings, default=0) * 1e3:+.3f} to "
+          f"{max(readings, default=0) * 1e3:+.3f} ms; ranks' evaluation stops less rank 0's "
+          f"{max((abs(r) for r in ranks), default=0) * 1e3:.3f} ms at most")
 
 
 def _cut_downtime(doc: dict, wall: float = 2.0, stamps: float = 6.3, child: float = 0.0, launcher: float = 0.0) -> dict:

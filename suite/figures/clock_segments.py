@@ -42,13 +42,14 @@ GAP_RATE = 5e-4
 READING_S = GAP_S
 """Seconds an edge's launcher stamp on the machine's monotonic clock (``launcher_clock_s`` +
 ``stamps_s[i]``) may lie from the child's reading of the same edge (``child_clock_s[i]``): the
-launcher stamps a line when it reads it, late by its waking (honest: at most 0.2 ms on the fixtures
-and the killed jobs of the suite's shared 2-core machine; docs/rules.md, "A second clock")."""
+launcher stamps a line when it reads it, late by its waking (honest: the child's reading first, by
+at most 1.7 ms on the fixture and 4.9 ms in killed jobs on the suite's shared 2-core machine;
+docs/rules.md, "A second clock")."""
 RANKS_S = GAP_S
 """Seconds rank r's evaluation stop edge may lie from rank 0's of the same step in one launcher
 process, on that launcher's one clock: every rank's evaluation ends with a barrier
-(:func:`suite.run.loop.evaluation`), and the stop edge follows it (honest: at most 3 ms on the
-2-rank fixtures)."""
+(:func:`suite.run.loop.evaluation`), and the stop edge follows it (honest: at most 2.5 ms on the
+2-rank fixtures, 0.85 ms in a 2-rank job killed and run again)."""
 EDGE_S = 1e-6
 """Rounding: every edge of an entry is stamped between its first and its last (``stamps_s``), the
 same readings of one clock, each rounded to 0.1 µs."""
