@@ -182,3 +182,22 @@ def test_an_entry_without_steps_holds_a_child_reading_with_each_stamp():
     assert clock_segments.readings_flaw({**entry, "stamps_s": entry["stamps_s"][:1], "child_clock_s": entry["child_clock_s"][:1]}) is None
     assert "holds 1 launcher stamps and 0 child readings" in (
         clock_segments.readings_flaw({**entry, "stamps_s": entry["stamps_s"][:1], "child_clock_s": []}) or "")
+
+
+def test_an_evaluation_moved_off_its_place_between_the_steps_is_refused():
+    """An evaluation lies between its step's end and the next step's begin: the span's start plus the
+    steps up to it, the span's end less the steps after it (an evaluation at the segment's last step
+    after the span's end). Moving the evaluations alone earlier, not the span, is refused."""
+    entries = _load()["second_clock"]["runs"]
+    honest = min(e["evaluations"][0]["start_s"] - e["span_s"][0] - sum(e["step_s"][:e["evaluations"][0]["step"]
+                                                                                   - e["first_step"] + 1])
+                 for e in entries)
+    assert honest > 0.06  # measured: 64.8 ms at least before the earliest evaluation could begin
+    entry = copy.deepcopy(entries[2])
+    for e in entry["evaluations"]:
+        e["start_s"], e["stop_s"] = e["start_s"] - 1.0, e["stop_s"] - 1.0
+    assert (clock_segments.readings_flaw(entry) or "").startswith(
+        "stamps its evaluation at step 30 at 27.798-27.806 s, not between step 30's end (at 28.7"), entry
+    last = copy.deepcopy(entries[2])
+    last["evaluations"][-1]["start_s"] = last["span_s"][1] - 0.01
+    assert "evaluation at step 40" in (clock_segments.readings_flaw(last) or "")

@@ -132,8 +132,11 @@ def test_a_rank_whose_step_times_were_edited_is_refused_naming_it(sealed, edit):
     else:  # the launcher's stamps of rank 1's steps: twice as long
         entry = edited["second_clock"]["runs"][1]
         entry["step_s"] = [t * 2 for t in entry["step_s"]]
-    [said] = _refusals(edited)
+    said, *also = _refusals(edited)
     assert "rank 1: the clocks disagree: steady step time p50" in said
+    # steps twice as long no longer fit between the span's edges and the evaluations (trial 9: readings_flaw)
+    assert all("rank 1: run " in line and "as its span and step times place them" in line for line in also)
+    assert len(also) == (edit == "stamps")
 
 
 def test_a_rank_the_run_did_not_have_or_stamped_twice_is_refused(sealed):

@@ -235,6 +235,9 @@ def readings_flaw(entry: dict[str, Any]) -> str | None:
         if outside:
             return (f"stamps an edge at {outside[0]:.3f} s, outside its first and last edges' stamps "
                     f"({stamps[0]:.3f}-{stamps[1]:.3f} s)")
+    misplaced = _misplaced(entry)
+    if misplaced is not None:
+        return misplaced
     launcher = entry.get("launcher_clock_s")
     if isinstance(entry.get("boot_id"), str) and isinstance(launcher, (int, float)) and len(child) == len(stamps):
         for which, reading, stamp in zip(("first", "last"), child, stamps, strict=False):
@@ -242,6 +245,29 @@ def readings_flaw(entry: dict[str, Any]) -> str | None:
                 return (f"reads its {which} edge at {reading:.3f} s on the child's monotonic clock, but the launcher "
                         f"stamped it at {launcher + stamp:.3f} s on the machine's (launcher_clock_s + stamps_s): "
                         f"{abs(reading - launcher - stamp):.3f} s apart, beyond the {READING_S:.3f} s allowed")
+    return None
+
+
+def _misplaced(entry: dict[str, Any]) -> str | None:
+    """An evaluation at step k not between step k's end and step k+1's begin, as far as the entry's
+    span and step times place them: step k ends no earlier than the span's start and the steps up to
+    it, step k+1 begins no later than the span's end less the steps from it (None: none is)."""
+    span, steps, first = entry.get("span_s") or [], entry.get("step_s") or [], entry.get("first_step")
+    if len(span) != 2 or not isinstance(first, int) or not all(isinstance(t, (int, float)) for t in [*span, *steps]):
+        return None
+    slack = EDGE_S + 1e-7 * len(steps)  # each step's time rounded to 0.1 µs
+    for e in entry.get("evaluations") or []:
+        k, start, stop = e.get("step"), e.get("start_s"), e.get("stop_s")
+        if not isinstance(k, int) or not first <= k < first + len(steps) or not isinstance(start, (int, float)) \
+                or not isinstance(stop, (int, float)):
+            continue
+        last = k == first + len(steps) - 1  # its step is the span's last: it ends the span, and no next one begins in it
+        ended = span[1] if last else span[0] + sum(steps[:k - first + 1])
+        began = None if last else span[1] - sum(steps[k - first + 1:])
+        if start < ended - slack or (began is not None and stop > began + slack):
+            before = "" if began is None else f" and the next step's begin (at {began:.3f} s or earlier)"
+            return (f"stamps its evaluation at step {k} at {start:.3f}-{stop:.3f} s, not between step {k}'s end (at "
+                    f"{ended:.3f} s or later){before}, as its span and step times place them")
     return None
 
 
