@@ -48,7 +48,28 @@ def held_gaps(doc: dict, label: str) -> list[float]:
         print(f"{label}: rank {after.get('rank', 0)}, seed {after['seed']}: a gap of {wall:.3f} s on the wall clocks, "
               + ", ".join(f"{(wall - gap) * 1e3:+.3f} ms on the {which}'s" for which, gap in monotonic.items()))
     assert all(abs(d) < clock_segments.GAP_S for d in found)
+    held_readings(doc, label)
     return found
+
+
+def held_readings(doc: dict, label: str) -> None:
+    """Each entry's child readings less its launcher's stamps on the monotonic clock, and each rank's
+    evaluation stops less rank 0's (trial 9: clock_segments.readings_flaw, ranks_flaw), printed."""
+    entries = doc["second_clock"]["runs"]
+    readings, ranks = [], []
+    for entry in entries:
+        assert clock_segments.readings_flaw(entry) is None
+        if entry.get("launcher_clock_s") is not None:
+            readings += [c - entry["launcher_clock_s"] - s for c, s in zip(entry["child_clock_s"], entry["stamps_s"],
+                                                                           strict=True)]
+        first = clock_segments.rank_zero(entries, entry)
+        if first is not None:
+            assert clock_segments.ranks_flaw(entry, first) is None
+            stops = {e["step"]: e["stop_s"] for e in first["evaluations"]}
+            ranks += [e["stop_s"] - stops[e["step"]] for e in entry["evaluations"] if e["step"] in stops]
+    print(f"{label}: child readings less the launcher's stamps {min(readings, default=0) * 1e3:+.3f} to "
+          f"{max(readings, default=0) * 1e3:+.3f} ms; ranks' evaluation stops less rank 0's "
+          f"{max((abs(r) for r in ranks), default=0) * 1e3:.3f} ms at most")
 
 
 def _cut_downtime(doc: dict, wall: float = 2.0, stamps: float = 6.3, child: float = 0.0, launcher: float = 0.0) -> dict:
@@ -111,7 +132,11 @@ def test_the_downtime_cut_out_of_a_killed_run_is_refused_on_every_rank():
     run_id = doc["runs"][1]["run_id"]
     problems = check_document(doc)
     assert [(p.code, p.field) for p in problems] == [("second-clock", "second_clock.runs[1]"),
-                                                     ("second-clock", "second_clock.runs[4]")]
+                                                     ("second-clock", "second_clock.runs[4]"),
+                                                     ("second-clock", "second_clock.runs[2]"),
+                                                     ("second-clock", "second_clock.runs[5]")]
+    # and each later entry's stamps, moved without its child's readings (trial 9: clock_segments.readings_flaw)
+    assert all("reads its first edge at" in p.reason and "6.300 s apart" in p.reason for p in problems[2:])
     assert problems[0].reason.startswith(
         f"run {run_id}'s segments across processes: segments 0 and 1 ran on one boot, but the launchers' wall "
         "clocks put 16.481 s between them and the child's monotonic clock 24.781 s: downtime cut by 8.300 s, "
@@ -124,8 +149,9 @@ def test_the_downtime_cut_out_of_a_killed_run_is_refused_on_every_rank():
 def test_a_cut_that_moves_the_childs_clock_too_is_refused_by_the_launchers():
     doc = _cut_downtime(_load("own-2-ranks-killed-boot.json"), child=8.3)
     reasons = [p.reason for p in check_document(doc)]
-    assert len(reasons) == 2 and all("and the launcher's monotonic clock 18.4" in r and "downtime cut by 2.000 s" in r
-                                     for r in reasons), reasons  # its launcher's wall clock at its start moved 2 s
+    assert len(reasons) == 4 and all("and the launcher's monotonic clock 18.4" in r and "downtime cut by 2.000 s" in r
+                                     for r in reasons[:2]), reasons  # its launcher's wall clock at its start moved 2 s
+    assert all("2.000 s apart" in r for r in reasons[2:]), reasons  # the child's readings, not the launcher's stamps
     consistent = _cut_downtime(_load("own-2-ranks-killed-boot.json"), child=8.3, launcher=2.0)
     assert check_document(consistent) == []  # every monotonic record edited alike: self-reported (docs/rules.md)
 
@@ -135,7 +161,11 @@ def test_segments_of_other_boots_or_none_are_not_compared():
         doc = copy.deepcopy(_load("own-2-ranks-killed-boot.json"))
         for e in doc["second_clock"]["runs"]:
             e["boot_id"] = boots[e["first_step"] == 21]
-        assert check_document(_cut_downtime(doc)) == []
+        # within one process the child's readings are the launcher's stamps on one clock, whatever the boot
+        # (trial 9): the cut must move them too, and then segments of other boots are not compared
+        found = check_document(_cut_downtime(doc))
+        assert (found == []) == (boots[1] is None) and all("6.300 s apart" in p.reason for p in found)
+        assert check_document(_cut_downtime(doc, child=6.3)) == []
 
 
 def _segment(at: float, started: float, stamps: list[float], boot: str | None = "b") -> dict:

@@ -444,5 +444,6 @@ def test_an_evaluation_whose_logged_duration_is_not_the_stamped_one_is_refused(h
     entry = doc["second_clock"]["runs"][0]
     evaluation = entry["evaluations"][1]
     evaluation["start_s"] = evaluation["stop_s"] - 0.5
-    [problem] = v.check_document(doc)
+    problem, *rest = v.check_document(doc)  # and, its start put before the run's first edge, that (trial 9)
+    assert all("outside its first and last edges' stamps" in p.reason for p in rest)
     assert problem.code == "second-clock" and f"evaluation at step {evaluation['step']} (its duration)" in problem.reason

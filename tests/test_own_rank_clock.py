@@ -132,8 +132,11 @@ def test_a_rank_whose_step_times_were_edited_is_refused_naming_it(sealed, edit):
     else:  # the launcher's stamps of rank 1's steps: twice as long
         entry = edited["second_clock"]["runs"][1]
         entry["step_s"] = [t * 2 for t in entry["step_s"]]
-    [said] = _refusals(edited)
+    said, *also = _refusals(edited)
     assert "rank 1: the clocks disagree: steady step time p50" in said
+    # steps twice as long no longer fit between the span's edges and the evaluations (trial 9: readings_flaw)
+    assert all("rank 1: run " in line and "as its span and step times place them" in line for line in also)
+    assert len(also) == (edit == "stamps")
 
 
 def test_a_rank_the_run_did_not_have_or_stamped_twice_is_refused(sealed):
@@ -152,15 +155,18 @@ def _split(sealed: dict, at: int) -> dict:
     doc = copy.deepcopy(sealed)
     whole = doc["second_clock"]["runs"].pop()
     cut = next(e["stop_s"] for e in whole["evaluations"] if e["step"] == at)
+    ended = next(e["start_s"] for e in whole["evaluations"] if e["step"] == at)  # step ``at`` ended before it
     (c0, c1), (s0, s1) = whole["child_clock_s"], whole["stamps_s"]
     first = {**whole, "step_s": whole["step_s"][:at], "evaluations": [e for e in whole["evaluations"] if e["step"] <= at],
-             "child_clock_s": [c0, c0 + cut - s0], "stamps_s": [s0, cut], "pid": 4242, "started_at_s": 1.8e9}
+             "child_clock_s": [c0, c0 + cut - s0], "stamps_s": [s0, cut], "pid": 4242, "started_at_s": 1.8e9,
+             "span_s": [whole["span_s"][0], ended]}
     later = {**whole, "run_start_s": None, "first_step": at + 1, "step_s": whole["step_s"][at:],
              "evaluations": [e for e in whole["evaluations"] if e["step"] > at], "child_clock_s": [c1 - s1 + cut, c1],
-             "stamps_s": [cut, s1], "pid": 4343, "started_at_s": 1.8e9 + 1000}
+             "stamps_s": [cut, s1], "pid": 4343, "started_at_s": 1.8e9 + 1000, "span_s": [cut, whole["span_s"][1]]}
     for segment in (first, later):
         segment["agreement"] = clocks.summary(rank_clocks.span(segment))
     doc["second_clock"]["runs"] += [first, later]
+    doc["second_clock"]["runs"][0].update(pid=4242, started_at_s=1.8e9)  # rank 0's: one launcher stamps every rank
     return doc
 
 

@@ -60,8 +60,10 @@ def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):
     the time the launcher's clock saw pass."""
     done = _run_own(tmp_path, "cheat.json", "--slow-clocks-rank", "1")
     assert done.returncode == 1
-    [refused] = [line for line in done.stdout.splitlines() if "[second-clock]" in line]
+    refused, *also = [line for line in done.stdout.splitlines() if "[second-clock]" in line]
     assert "second_clock.runs[1]: rank 1: the clocks disagree: clock span" in refused
+    # and its child's slowed reading is not its launcher's stamp on the machine's clock (trial 9: readings_flaw)
+    assert all("second_clock.runs[1]: rank 1: run " in line and "on the child's monotonic clock" in line for line in also)
     assert "the clocks disagree on rank 1 (seed 1)" in done.stderr
     assert "second_clock" in json.loads((tmp_path / "cheat.json").read_text())
 

@@ -39,6 +39,23 @@ differed by at most 1.2 ms on the children's clocks (6.7 ms at a load average of
 1 µs on the launchers' (docs/rules.md, "A second clock")."""
 GAP_RATE = 5e-4
 """And this fraction of the gap: NTP slews a wall clock by at most 500 ppm."""
+READING_S = GAP_S
+"""Seconds an edge's launcher stamp on the machine's monotonic clock (``launcher_clock_s`` +
+``stamps_s[i]``) may lie from the child's reading of the same edge (``child_clock_s[i]``): the
+launcher stamps a line when it reads it, late by its waking (honest: the child's reading first, by
+at most 1.7 ms on the fixture and 4.9 ms in killed jobs on the suite's shared 2-core machine;
+docs/rules.md, "A second clock")."""
+RANKS_S = GAP_S
+"""Seconds rank r's evaluation stop edge may lie from rank 0's of the same step in one launcher
+process, on that launcher's one clock: every rank's evaluation ends with a barrier
+(:func:`suite.run.loop.evaluation`), and the stop edge follows it (honest: at most 2.5 ms on the
+2-rank fixtures, 0.85 ms in a 2-rank job killed and run again)."""
+EDGE_S = 1e-6
+"""Rounding: every edge of an entry is stamped between its first and its last (``stamps_s``), the
+same readings of one clock, each rounded to 0.1 µs."""
+PROCESS = ("pid", "started_at_s", "launcher_clock_s", "boot_id")
+"""What an entry says of the launcher process that stamped it: the same for every rank's entry of one
+run's segment (one launcher stamps every rank of a torchrun job)."""
 
 
 def of_run(entries: list[Any], run_id: Any, rank: int = 0) -> list[dict[str, Any]]:
@@ -193,3 +210,90 @@ def compared(run: dict[str, Any], segments: list[dict[str, Any]], warmup_steps: 
                    for t in rank_clocks.steady_steps(segment, warm)]
         found[-1] += rank_clocks.steady(run, rank, stamped)
     return found
+
+
+def readings_flaw(entry: dict[str, Any]) -> str | None:
+    """Why one ``second_clock`` entry's readings cannot be goodbench's launcher's (None: they can):
+    an entry that stamps steps or the run's start holds 2 launcher stamps and 2 child readings (its
+    first and its last edge: :class:`suite.run.edge_reader.RunEdges`), any entry a child reading with
+    each stamp; every edge it stamps (the run's start, its steps'
+    span, its evaluations) lies between those two; and on one boot (``boot_id`` and
+    ``launcher_clock_s`` recorded) each child reading is the launcher's stamp of the same edge on
+    the machine's monotonic clock, within :data:`READING_S`."""
+    stamps, child = entry.get("stamps_s") or [], entry.get("child_clock_s") or []
+    stamped = "steps" if entry.get("step_s") else "the run's start" if entry.get("run_start_s") is not None else None
+    if stamped is not None and (len(stamps) != 2 or len(child) != 2):
+        return (f"stamps {stamped} with {len(stamps)} launcher stamps and {len(child)} child readings, but the launcher "
+                "records 2 of each (its first and its last edge)")
+    if len(stamps) != len(child):
+        return (f"holds {len(stamps)} launcher stamps and {len(child)} child readings, but the launcher records a child "
+                "reading with each stamp")
+    if len(stamps) == 2:
+        inner = [entry.get("run_start_s"), *(entry.get("span_s") or []),
+                 *(t for e in entry.get("evaluations") or [] for t in (e.get("start_s"), e.get("stop_s")))]
+        outside = [t for t in inner if isinstance(t, (int, float)) and not stamps[0] - EDGE_S <= t <= stamps[1] + EDGE_S]
+        if outside:
+            return (f"stamps an edge at {outside[0]:.3f} s, outside its first and last edges' stamps "
+                    f"({stamps[0]:.3f}-{stamps[1]:.3f} s)")
+    misplaced = _misplaced(entry)
+    if misplaced is not None:
+        return misplaced
+    launcher = entry.get("launcher_clock_s")
+    if isinstance(entry.get("boot_id"), str) and isinstance(launcher, (int, float)) and len(child) == len(stamps):
+        for which, reading, stamp in zip(("first", "last"), child, stamps, strict=False):
+            if abs(reading - (launcher + stamp)) > READING_S:
+                return (f"reads its {which} edge at {reading:.3f} s on the child's monotonic clock, but the launcher "
+                        f"stamped it at {launcher + stamp:.3f} s on the machine's (launcher_clock_s + stamps_s): "
+                        f"{abs(reading - launcher - stamp):.3f} s apart, beyond the {READING_S:.3f} s allowed")
+    return None
+
+
+def _misplaced(entry: dict[str, Any]) -> str | None:
+    """An evaluation at step k not between step k's end and step k+1's begin, as far as the entry's
+    span and step times place them: step k ends no earlier than the span's start and the steps up to
+    it, step k+1 begins no later than the span's end less the steps from it (None: none is)."""
+    span, steps, first = entry.get("span_s") or [], entry.get("step_s") or [], entry.get("first_step")
+    if len(span) != 2 or not isinstance(first, int) or not all(isinstance(t, (int, float)) for t in [*span, *steps]):
+        return None
+    slack = EDGE_S + 1e-7 * len(steps)  # each step's time rounded to 0.1 µs
+    for e in entry.get("evaluations") or []:
+        k, start, stop = e.get("step"), e.get("start_s"), e.get("stop_s")
+        if not isinstance(k, int) or not first <= k < first + len(steps) or not isinstance(start, (int, float)) \
+                or not isinstance(stop, (int, float)):
+            continue
+        last = k == first + len(steps) - 1  # its step is the span's last: it ends the span, and no next one begins in it
+        ended = span[1] if last else span[0] + sum(steps[:k - first + 1])
+        began = None if last else span[1] - sum(steps[k - first + 1:])
+        if start < ended - slack or (began is not None and stop > began + slack):
+            before = "" if began is None else f" and the next step's begin (at {began:.3f} s or earlier)"
+            return (f"stamps its evaluation at step {k} at {start:.3f}-{stop:.3f} s, not between step {k}'s end (at "
+                    f"{ended:.3f} s or later){before}, as its span and step times place them")
+    return None
+
+
+def ranks_flaw(entry: dict[str, Any], first: dict[str, Any]) -> str | None:
+    """Why a rank's ``entry`` cannot have been stamped by the launcher that stamped rank 0's entry
+    ``first`` of the same run from the same step (None: it can): one launcher process stamps every
+    rank, so they name the same process (:data:`PROCESS`), and each evaluation both stamp ends
+    within :data:`RANKS_S` of rank 0's on that launcher's one clock (every rank's ends with a barrier)."""
+    differ = [k for k in PROCESS if entry.get(k) != first.get(k)]
+    if differ:
+        return (f"names another launcher process than rank 0's entry from step {first.get('first_step')} "
+                f"({differ[0]} {entry.get(differ[0])!r}, rank 0's {first.get(differ[0])!r}), though one launcher "
+                "stamps every rank")
+    stops = {e.get("step"): e.get("stop_s") for e in first.get("evaluations") or []}
+    for e in entry.get("evaluations") or []:
+        mine, theirs = e.get("stop_s"), stops.get(e.get("step"))
+        if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) and abs(mine - theirs) > RANKS_S:
+            return (f"ends its evaluation at step {e.get('step')} at {mine:.3f} s on the launcher's clock, rank 0 at "
+                    f"{theirs:.3f} s: {abs(mine - theirs):.3f} s apart, beyond the {RANKS_S:.3f} s allowed (every "
+                    "rank's evaluation ends with a barrier)")
+    return None
+
+
+def rank_zero(entries: list[Any], entry: dict[str, Any]) -> dict[str, Any] | None:
+    """Rank 0's entry of ``entry``'s run from the same first step (None: there is none, or ``entry`` is rank 0's)."""
+    if not rank_clocks.rank_of(entry):
+        return None
+    return next((e for e in entries if isinstance(e, dict) and e.get("run_id") == entry.get("run_id")
+                 and not rank_clocks.rank_of(e) and e.get("first_step") == entry.get("first_step")), None)

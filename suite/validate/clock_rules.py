@@ -152,3 +152,27 @@ def _check_entries_said(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
                                     f"seed {safe(entry.get('seed'))}, but run {safe(entry['run_id'])} trained seed "
                                     f"{seeds[entry['run_id']]}"))
     return problems
+
+
+@document_rule("second-clock")
+def _check_readings(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """Each entry's readings are what goodbench's launcher records (:func:`suite.figures.clock_segments.readings_flaw`:
+    2 stamps and 2 child readings for an entry with steps, its edges between them, each child reading the
+    launcher's stamp on one boot's monotonic clock), and a rank's entry was stamped by the launcher process
+    that stamped rank 0's, its evaluations ending with rank 0's (:func:`~suite.figures.clock_segments.ranks_flaw`).
+    Trial 9 cut a killed run's downtime by moving only a later segment's span and evaluations, by emptying
+    or shortening its stamps or child readings, or by editing rank 0's readings alone, and the file passed."""
+    section = doc.get("second_clock")
+    if section is None or division(doc) != own.DIVISION:
+        return []
+    problems = []
+    entries = section["runs"]
+    for i, entry in enumerate(entries):
+        on = f"rank {rank_clocks.rank_of(entry)}: " if rank_clocks.rank_of(entry) else ""
+        flaw = clock_segments.readings_flaw(entry)
+        first = clock_segments.rank_zero(entries, entry)
+        flaw = flaw or (clock_segments.ranks_flaw(entry, first) if first is not None else None)
+        if flaw is not None:
+            problems.append(Problem("second-clock", f"second_clock.runs[{i}]",
+                                    f"{on}run {safe(entry['run_id'])}'s entry from step {safe(entry.get('first_step'))} {flaw}"))
+    return problems
