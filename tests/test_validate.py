@@ -447,3 +447,20 @@ def test_free_text_the_run_page_shows_beside_its_labels_cannot_carry_one():
     spread["runs"][0]["distributed"]["straggler_spread"] = 3.0
     assert [(p.code, p.field) for p in v.check_document(spread)] == [
         ("distributed-batch", "runs[0].distributed.straggler_spread")]
+
+
+@pytest.mark.parametrize("created", ["2026-11-29T12:10:33", "2026-11-29"])
+def test_a_creation_time_without_its_time_zone_is_refused_not_a_traceback(created, tmp_path):
+    """Trial 10: a ``created_at`` with no time zone ended ``goodbench validate`` and ``goodbench
+    site`` (for a whole results folder) in "can't compare offset-naive and offset-aware datetimes"."""
+    from suite.site import builder
+
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc["created_at"] = created
+    assert "schema" in {p.code for p in v.check_document(doc)}
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "x.json").write_text(json.dumps(doc))
+    assert cli.main(["validate", str(results / "x.json")]) == 1
+    builder.build(results, tmp_path / "site")
+    assert "x.json" in (tmp_path / "site" / "index.html").read_text()

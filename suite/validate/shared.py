@@ -73,11 +73,14 @@ def held_to(doc: dict) -> int | None:
 
 
 def parse_timestamp(value: str) -> dt.datetime | None:
-    """A results-format timestamp as an aware datetime; None when it is not one."""
+    """A results-format timestamp as an aware datetime; None when it is not one (also one without
+    its time zone, "2026-11-29T12:10:33", which no aware time can be compared with: trial 10's
+    such ``created_at`` ended ``goodbench validate`` and ``goodbench site`` in a traceback)."""
     try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 # ---------------------------------------------------------------- tolerances of the stamps (docs/rules.md)
