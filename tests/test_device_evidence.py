@@ -60,12 +60,18 @@ def _relabelled(evidence: bool = True, speed_up: float = 1.0) -> dict:
         system = doc["system"]
         system["software"].update(GPU_EVIDENCE)
         system["accelerator"].update(compute_capability="9.0", multiprocessors=132, nvlink_active_links=18)
+        for measured in (ceiling, end):  # goodbench's ceiling multiplies 8192×8192 on a GPU (not checked)
+            measured.update({"n": 8192} if "n" in measured else {})
+            measured["method"] = measured["method"].replace("2048x2048", "8192x8192")
         system["interconnect"].update(summary_status=f"unknown: {NO_NVML}", gpus_status=NO_NVML)
         for run in doc["runs"]:
             run["telemetry"]["status"] = f"not measured: {NO_NVML}"
             for rank in run["distributed"]["ranks"]:
                 rank["telemetry_status"] = f"not measured: {NO_NVML}"
             run["distributed"]["backend"] = "nccl"
+            run["metrics"].update(peak_memory_allocated_gib=1.2, peak_memory_reserved_gib=2.0,
+                                  peak_memory_status="measured: torch.cuda.max_memory_allocated and "
+                                                     "max_memory_reserved from the run's start")
             run["metrics"]["energy_status"] = f"not measured: {NO_NVML}"
             forging.edit_log(run, lambda e: forging.moved(e, metadata={**e.metadata, "status": f"not measured: {NO_NVML}"})
                              if e.key == "goodbench_energy_meter" else e)
@@ -141,6 +147,10 @@ def test_the_trials_cpu_run_relabelled_as_h100s_at_10x_is_refused_for_each_cpu_r
         if e.key == "goodbench_energy_meter" else e), "runs[0].event_log"),
     (lambda d: d["settings"]["matmul_ceiling"]["fp32"]["at_end"].update(
         flops=7.8e10, trials_flops=[6.0e10, 7.8e10]), "settings.matmul_ceiling.fp32.at_end.flops"),
+    # trial 10: the records a careful relabelling still left
+    (lambda d: d["runs"][0]["metrics"].update(peak_memory_allocated_gib=None, peak_memory_reserved_gib=None,
+                                              peak_memory_status="not measured: torch counts peak memory on CUDA "
+                                                                 "devices only"), "runs[0].metrics.peak_memory_status"),
 ])
 def test_each_cpu_record_in_a_cuda_file_is_refused_with_its_field(consistent, edit, field):
     doc = copy.deepcopy(consistent)
@@ -152,6 +162,11 @@ def test_a_rocm_build_needs_no_cuda_runtime_and_an_older_file_may_lack_the_sm_co
     doc = copy.deepcopy(consistent)
     doc["system"]["software"].update(torch="2.13.0+rocm6.2", cuda=None)  # an AMD GPU: torch.version.cuda is None
     assert _found(doc) == []
+    source = copy.deepcopy(consistent)  # trial 10: a ROCm build from source has no "+rocm" in its version
+    source["system"]["software"].update(torch="2.5.0a0+git1234abc", cuda=None, hip="6.2.41133")
+    assert _found(source) == []
+    source["system"]["software"]["hip"] = None
+    assert _found(source) == ["system.software.cuda"]
     older = copy.deepcopy(consistent)
     del older["system"]["accelerator"]["multiprocessors"]  # recorded since 2026-11-25 04:08 UTC
     older["created_at"] = "2026-11-25T03:00:00Z"
@@ -236,3 +251,16 @@ def test_honest_files_name_the_version_their_date_allows():
         doc = json.loads(path.read_text())
         assert v.stored_under(doc) == doc.get("rules_version", 1), path.name
         assert "rules-version-behind" not in {p.code for p in v.check_document(doc)}, path.name
+
+
+def test_a_gpu_own_runs_two_clock_label_says_its_step_times_were_not_compared(consistent):
+    """Trial 10: the careful relabelling, its steps 10× faster, read "two clocks" on every row while
+    the second clock compares a GPU's step times with the span only (CUDA events it cannot see)."""
+    from suite.leaderboard import rows
+    from suite.site import labels
+    from suite.site.columns import _own_text
+
+    row = rows.rows("x.json", consistent)[0]
+    assert row["second_clock"] is True and row["gpu_steps"] is True
+    assert labels.GPU_STEPS in _own_text(row)
+    assert labels.own_timing(True, gpu=False) == labels.TWO_CLOCKS

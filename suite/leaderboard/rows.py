@@ -40,7 +40,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation", "second_clock", "short_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "second_clock", "short_steps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -326,6 +326,8 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             # own code stamped by run-own, but on a CPU with steps shorter than that clock holds
             "short_steps": own_code(doc) and "second_clock" in doc and not all(
                 clock_cover.steps_held(doc, r) for r in runs),
+            # own code on a GPU: its step times are CUDA events, which the second clock does not compare
+            "gpu_steps": bool(own_code(doc)) and doc["system"]["accelerator"]["type"] == "cuda",
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
             "accelerator_hours": hours.to_target(results.world_size(runs[0]), score["olympic_mean_s"])
             if score else None,

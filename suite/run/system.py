@@ -148,6 +148,7 @@ def software(device: torch.device) -> dict[str, Any]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
+        "hip": getattr(torch.version, "hip", None),
         "cudnn": str(torch.backends.cudnn.version()) if torch.backends.cudnn.is_available() else None,
         "nccl": nccl,
         "triton": triton_version,

@@ -114,7 +114,7 @@ def _own_text(row: dict) -> str | None:
     name = row.get("implementation")
     if not isinstance(name, str):
         return None
-    timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True)
+    timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True)
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
                 f"the submitter's process: self-reported; {timing})")

@@ -382,10 +382,18 @@ SHORT_STEPS = ("two clocks, steps too short for them: on a CPU the second clock 
 is shorter than the second clock's per-step tolerance (:func:`suite.figures.clock_cover.steps_held`)."""
 
 
-def own_timing(two_clocks: bool, short_steps: bool = False) -> str:
-    """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS`, :data:`SHORT_STEPS`
-    (stamped, but steps too short for the clock to hold) or :data:`OWN_TIMING`."""
-    return TWO_CLOCKS if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
+GPU_STEPS = ("; on a GPU its step times are CUDA events, which that process cannot see: they are compared with "
+             "its span only, so they, and the throughput they give, are the submitter's process's word")
+"""What an own-code GPU run's two-clock label adds (trial 10: a CPU file relabelled as two H100s, its
+steps made 10× faster and every device record edited alike, read "two clocks", while only a CPU's
+steps are compared one by one)."""
+
+
+def own_timing(two_clocks: bool, short_steps: bool = False, gpu: bool = False) -> str:
+    """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS` (with
+    :data:`GPU_STEPS` on a GPU), :data:`SHORT_STEPS` (stamped, but steps too short for the clock to
+    hold) or :data:`OWN_TIMING`."""
+    return (TWO_CLOCKS + (GPU_STEPS if gpu else "")) if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
 
 
 def copy_words(status: str, owner: str | None) -> dict:

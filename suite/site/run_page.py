@@ -476,7 +476,9 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
-        "distributed": distributed_context(run, clock_cover.stamped(doc, run["run_id"])),
+        # a GPU's step times are CUDA events, compared with no stamp: the other ranks' stay the file's word
+        "distributed": distributed_context(run, clock_cover.stamped(doc, run["run_id"])
+                                           and doc["system"]["accelerator"]["type"] != "cuda"),
         "rank_headers": [{"label": k, "kind": v} for k, v, _ in RANK_COLUMNS],
         "log_href": f"../raw/{run_slug(file, run['run_id'])}-events.txt" if events else None,
         "n_events": len(events),
@@ -484,7 +486,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "pinned": pinned, "own_code": own_name,
         "own_two_clocks": (two := clock_cover.stamped(doc, run["run_id"])),
         "own_short_steps": (short := "second_clock" in doc and not clock_cover.steps_held(doc, run)),
-        "own_timing": labels.own_timing(two, short),
+        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda"),
         "pinned_evaluation": pinned_evaluation_lines(run),
         "evaluation_time": evaluation_time(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),

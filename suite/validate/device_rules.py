@@ -247,9 +247,10 @@ def _check_system_evidence(doc: dict, runs: list, now) -> list[Problem]:
         torch_version = soft.get("torch")
         if _cpu_build(torch_version):
             found.append(("software.torch", torch_version, "a torch build without CUDA, which cannot run a CUDA device"))
-        elif soft.get("cuda") is None and not _rocm_build(torch_version):
+        elif soft.get("cuda") is None and soft.get("hip") is None and not _rocm_build(torch_version):
             found.append(("software.cuda", None, "no CUDA runtime in the torch build (torch.version.cuda), "
-                                                 "which every CUDA device's run records"))
+                                                 "nor ROCm's (torch.version.hip), one of which every GPU's run "
+                                                 "records"))
         for key in ("compute_capability", "multiprocessors"):
             if acc.get(key) is None and (key in acc or not _before_sm_count(doc)):
                 found.append((f"accelerator.{key}", None,
@@ -270,6 +271,10 @@ def _check_system_evidence(doc: dict, runs: list, now) -> list[Problem]:
     return [Problem("device-evidence", f"system.{field}",
                     f"{_said(value)}: {why} (the accelerator claimed is {safe(acc['type'])})")
             for field, value, why in found]
+
+
+CPU_MEMORY_STATUS = "not measured: torch counts peak memory on CUDA devices only"
+"""The peak memory status every run on a CPU records (suite/run/instruments.py)."""
 
 
 @run_rule("device-evidence")
@@ -297,6 +302,10 @@ def _check_run_evidence(run: dict, where: str, doc: dict, facts: dict) -> list[P
     if backend is not None and backend != ("nccl" if gpu else "gloo"):
         found.append(("distributed.backend", backend,
                       f"goodbench's ranks on a {claimed} device use {'nccl' if gpu else 'gloo'}"))
+    memory = run["metrics"].get("peak_memory_status")
+    if gpu and memory == CPU_MEMORY_STATUS or not gpu and run["metrics"].get("peak_memory_allocated_gib") is not None:
+        found.append(("metrics.peak_memory_status", memory, "the peak memory status of a CPU run" if gpu else
+                      "a peak memory count, which torch keeps on a CUDA device only"))  # trial 10
     given = any(run["metrics"].get(k) is not None for k in derive.ENERGY_KEYS)
     meters = [("metrics.energy_method", run["metrics"].get("energy_method"), run["metrics"].get("energy_status"))]
     headers = run_headers(run, facts) or []

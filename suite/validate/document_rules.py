@@ -227,14 +227,23 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
 
 def _shown_run_text(runs: Runs) -> list[tuple[str, str]]:
     """The text of each run that its run page shows as goodbench's own, not marked self-reported:
-    its figures' statuses (``metrics.mfu_status``, …), its communication probe's status and method,
-    and its ranks' hosts and telemetry statuses in the rank table (trial 8 wrote "two clocks,
+    its figures' statuses (``metrics.mfu_status``, …), its telemetry warnings, the names of the
+    processes that loaded the host, its communication probe's status and method, and its ranks'
+    hosts and telemetry statuses in the rank table (trial 8 wrote "two clocks,
     reproduced by a trusted reviewer" into a status and a host, trial 9 into the probe's)."""
     found = []
     for i, run in runs:
         for key, text in (run.get("metrics") or {}).items():
             if key.endswith("_status") and isinstance(text, str):
                 found.append((f"runs[{i}].metrics.{key}", text))
+        warnings = (run.get("telemetry") or {}).get("warnings")  # trial 10: shown under "Telemetry warnings"
+        for j, text in enumerate(warnings if isinstance(warnings, list) else []):
+            if isinstance(text, str):
+                found.append((f"runs[{i}].telemetry.warnings[{j}]", text))
+        for when, snapshot in (run.get("host_load") or {}).items() if isinstance(run.get("host_load"), dict) else ():
+            for j, busy in enumerate((snapshot or {}).get("busy") or [] if isinstance(snapshot, dict) else []):
+                if isinstance(busy, dict) and isinstance(busy.get("name"), str):  # trial 10: "(reproduced)"
+                    found.append((f"runs[{i}].host_load.{when}.busy[{j}].name", busy["name"]))
         comm = (run.get("distributed") or {}).get("communication")
         for key in ("status", "method"):  # trial 9
             text = comm.get(key) if isinstance(comm, dict) else None
