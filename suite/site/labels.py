@@ -229,6 +229,7 @@ DOC_FIELDS = {
     "system.software.goodbench": ("goodbench", "text"), "system.software.python": ("Python", "text"),
     "system.software.implementation": ("Python implementation", "text"),
     "system.software.torch": ("PyTorch", "text"), "system.software.cuda": ("CUDA", "text"),
+    "system.software.hip": ("ROCm (HIP)", "text"),
     "system.software.cudnn": ("cuDNN", "text"), "system.software.nccl": ("NCCL", "text"),
     "system.software.triton": ("Triton", "text"), "system.software.numpy": ("NumPy", "text"),
     "system.software.driver": ("driver", "text"),
