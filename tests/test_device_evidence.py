@@ -33,20 +33,10 @@ def _relabelled(evidence: bool = True, speed_up: float = 1.0) -> dict:
     goodbench writes from the device as well; its steps ``speed_up`` times shorter, the time moved
     into the batch waits (the trial's edit)."""
     doc = copy.deepcopy(OWN)
-    doc["system"]["accelerator"].update(type="cuda", count=2, name=H100, memory_gib=79.6)
-    doc["system"]["name"] = f"{H100} x2"
-    doc["settings"]["device"] = "cuda"
-    flags = flags_on("fp32", "cuda")
-    logged = {"goodbench_device": "cuda:0", "goodbench_accelerator": H100, "goodbench_accelerator_count": 2,
-              "submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
-              "goodbench_precision_flags": flags}
     for run in doc["runs"]:
         if speed_up != 1.0:
             _shrink(run, 1 / speed_up)
-        run["device"], run["precision_flags"] = "cuda:0", flags
-        for rank in run["distributed"]["ranks"]:
-            rank["device"] = f"cuda:{rank['local_rank']}"
-        forging.edit_log(run, lambda e: forging.moved(e, value=logged[e.key]) if e.key in logged else e)
+    _claim_device(doc, "cuda", H100, 2, 79.6)
     ceiling = doc["settings"]["matmul_ceiling"]["fp32"]
     scale = 5.0e13 / ceiling["flops"]
     ceiling["flops"] *= scale
@@ -76,6 +66,24 @@ def _relabelled(evidence: bool = True, speed_up: float = 1.0) -> dict:
             forging.edit_log(run, lambda e: forging.moved(e, metadata={**e.metadata, "status": f"not measured: {NO_NVML}"})
                              if e.key == "goodbench_energy_meter" else e)
     return forging.repair(doc)
+
+
+def _claim_device(doc: dict, kind: str, name: str, count: int, memory_gib: float) -> None:
+    """``doc`` told of ``count`` ``kind`` devices named ``name``: the system, its name, each run's and
+    rank's device, the precision's flags and the log's header."""
+    doc["system"]["accelerator"].update(type=kind, count=count, name=name, memory_gib=memory_gib)
+    doc["system"]["name"] = f"{name} x{count}"
+    doc["settings"]["device"] = kind
+    flags = flags_on("fp32", kind)
+    device = "cuda:0" if kind == "cuda" else "cpu"
+    logged = {"goodbench_device": device, "goodbench_accelerator": name, "goodbench_accelerator_count": count,
+              "submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
+              "goodbench_precision_flags": flags}
+    for run in doc["runs"]:
+        run["device"], run["precision_flags"] = device, flags
+        for rank in run["distributed"]["ranks"]:
+            rank["device"] = f"cuda:{rank['local_rank']}" if kind == "cuda" else "cpu"
+        forging.edit_log(run, lambda e: forging.moved(e, value=logged[e.key]) if e.key in logged else e)
 
 
 def _shrink(run: dict, factor: float) -> None:
@@ -177,19 +185,8 @@ def test_a_gpu_file_relabelled_as_a_cpu_is_refused(consistent):
     """The reverse: the consistent GPU story told of a CPU (the accelerator the host's CPU, one of
     it, its device and the log's header), its GPU records kept."""
     doc = copy.deepcopy(consistent)
-    cpu = doc["system"]["host"]["cpu_model"]
-    doc["system"]["accelerator"].update(type="cpu", name=cpu, count=1, memory_gib=doc["system"]["host"]["memory_gib"])
-    doc["system"]["name"] = f"{cpu} x1"
-    doc["settings"]["device"] = "cpu"
-    flags = flags_on("fp32", "cpu")
-    logged = {"goodbench_device": "cpu", "goodbench_accelerator": cpu, "goodbench_accelerator_count": 1,
-              "submission_platform": doc["system"]["name"], "submission_org": doc["system"]["name"],
-              "goodbench_precision_flags": flags}
-    for run in doc["runs"]:
-        run["device"], run["precision_flags"] = "cpu", flags
-        for rank in run["distributed"]["ranks"]:
-            rank["device"] = "cpu"
-        forging.edit_log(run, lambda e: forging.moved(e, value=logged[e.key]) if e.key in logged else e)
+    host = doc["system"]["host"]
+    _claim_device(doc, "cpu", host["cpu_model"], 1, host["memory_gib"])
     fields = _found(forging.repair(doc))
     for field in ("system.accelerator.compute_capability", "system.accelerator.multiprocessors",
                   "system.software.driver", "system.software.nccl", "runs[0].distributed.backend"):
