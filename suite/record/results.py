@@ -36,6 +36,10 @@ class Window(TypedDict, total=False):
     segments: list[list[int]]
 
 
+CPU_MEMORY_STATUS = "not measured: torch counts peak memory on CUDA devices only"
+"""The peak memory status of every run on a CPU (written by suite/run/instruments.py; a CUDA file
+holding it is refused, rule device-evidence)."""
+
 class StepTimes(TypedDict):
     """Per-step time distribution over the window, seconds."""
 

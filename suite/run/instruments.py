@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from suite.meters import energy, nvml, telemetry
+from suite.record import results
 from suite.run import system
 from workloads.parallel import Parallel
 
@@ -37,7 +38,7 @@ class Instruments:
         reserved. "Not measured" on a CPU, where torch keeps no such count."""
         if self.device is None or self.device.type != "cuda":
             return {"peak_memory_allocated_gib": None, "peak_memory_reserved_gib": None,
-                    "peak_memory_status": "not measured: torch counts peak memory on CUDA devices only"}
+                    "peak_memory_status": results.CPU_MEMORY_STATUS}
         return {"peak_memory_allocated_gib": round(torch.cuda.max_memory_allocated(self.device) / 2**30, 4),
                 "peak_memory_reserved_gib": round(torch.cuda.max_memory_reserved(self.device) / 2**30, 4),
                 "peak_memory_status": "measured: torch.cuda.max_memory_allocated and max_memory_reserved "

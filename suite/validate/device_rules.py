@@ -273,8 +273,6 @@ def _check_system_evidence(doc: dict, runs: list, now) -> list[Problem]:
             for field, value, why in found]
 
 
-CPU_MEMORY_STATUS = "not measured: torch counts peak memory on CUDA devices only"
-"""The peak memory status every run on a CPU records (suite/run/instruments.py)."""
 
 
 @run_rule("device-evidence")
@@ -303,7 +301,7 @@ def _check_run_evidence(run: dict, where: str, doc: dict, facts: dict) -> list[P
         found.append(("distributed.backend", backend,
                       f"goodbench's ranks on a {claimed} device use {'nccl' if gpu else 'gloo'}"))
     memory = run["metrics"].get("peak_memory_status")
-    if gpu and memory == CPU_MEMORY_STATUS or not gpu and run["metrics"].get("peak_memory_allocated_gib") is not None:
+    if gpu and memory == results.CPU_MEMORY_STATUS or not gpu and run["metrics"].get("peak_memory_allocated_gib") is not None:
         found.append(("metrics.peak_memory_status", memory, "the peak memory status of a CPU run" if gpu else
                       "a peak memory count, which torch keeps on a CUDA device only"))  # trial 10
     given = any(run["metrics"].get(k) is not None for k in derive.ENERGY_KEYS)
