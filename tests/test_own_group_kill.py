@@ -1,8 +1,8 @@
 """A torchrun job under ``goodbench run-own`` killed from outside with its launcher (docs/own-code.md,
 "The second clock across a kill"): SIGKILL to every process at once (a job scheduler's preemption, a
 lost node) or to the launcher's process group alone (``kill -9 -PGID``: torchrun gives each worker
-a session of its own, so the ranks are not in it, and end themselves at their next edge,
-:func:`suite.api.edges.orphaned`). Either way no process of the job is left running, the journal keeps
+a session of its own, so the ranks are not in it, and end themselves as soon as their channel has
+no reader, :class:`suite.api.edges.ReaderWatch`). Either way no process of the job is left running, the journal keeps
 every line written before the kill (a line torn by it is skipped), nothing left behind blocks the
 same command run again, and the successor joins every rank's segments: the file is stamped whole on
 both ranks, valid and ranked. The ranks of tests/own_resume_job.py pause after step 25 of seed 2,
@@ -113,7 +113,7 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         for group in sorted(set(tree.values()) if whole_tree else {launcher.pid}):
             os.killpg(group, signal.SIGKILL)
         assert launcher.wait(30) == -signal.SIGKILL
-        deadline = time.monotonic() + 60  # the ranks' pause ends, and their next edge finds the launcher gone
+        deadline = time.monotonic() + 60  # each rank's watch on its channel finds the launcher gone, paused as it is
         while _alive(tree) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _alive(tree) == [], f"left running after the kill: {_alive(tree)}"
@@ -131,9 +131,10 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
 @pytest.mark.parametrize("whole_tree", [True, False], ids=["every-group", "launcher-group"])
 def test_a_torchrun_job_killed_with_its_launcher_is_run_again_and_stamped_whole(tmp_path, whole_tree):
     first, fifos = _paused_and_killed(tmp_path, whole_tree)
-    try:  # the killed launcher's FIFOs are left, in a folder of its own: the same command run again makes another
+    try:  # the killed launcher's FIFOs are left, in a folder of its own: the same command run again makes
         assert sorted(p.name for p in fifos.iterdir()) == [edges.channel(r) for r in range(RANKS)]
         _run_again(tmp_path, whole_tree, first)
+        assert not fifos.exists()  # another, and removes the killed one's
     finally:
         shutil.rmtree(fifos, ignore_errors=True)
 

@@ -25,7 +25,7 @@ from suite.api.edges import EdgePipe
 from suite.figures import clock_cover, clocks, derive, rank_clocks
 from suite.record import edges
 from suite.record.errors import GoodbenchError
-from suite.run import own_launch, rank_record
+from suite.run import own_launch, rank_channels, rank_record
 from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
 
@@ -261,6 +261,25 @@ def test_each_rank_writes_to_its_own_fifo_read_on_one_clock(monkeypatch):
     assert not channels.folder.exists()
 
 
+def test_a_killed_launchers_folder_is_removed_by_the_next_and_a_live_ones_kept(tmp_path):
+    """A launcher killed with ``kill -9`` leaves its folder of FIFOs; the next launcher to make one
+    beside it removes it, and never the folder of a launcher still alive."""
+    killed = tmp_path / f"{rank_channels.FOLDER_PREFIX}killed"
+    killed.mkdir(mode=0o700)
+    os.mkfifo(killed / edges.channel(0), 0o600)
+    alive = RankChannels(1, clock(), tmp_path)
+    try:
+        assert not killed.exists()
+        later = RankChannels(1, clock(), tmp_path)
+        later.finish(0.0)
+        later.close()
+        assert alive.folder.is_dir() and not later.folder.exists()
+    finally:
+        alive.finish(0.0)
+        alive.close()
+    assert not alive.folder.exists()
+
+
 def test_a_rank_without_a_channel_writes_nothing(monkeypatch, tmp_path):
     monkeypatch.setenv(edges.DIR_ENV, str(tmp_path))  # no FIFO there
     monkeypatch.setenv("LOCAL_RANK", "0")
@@ -298,6 +317,55 @@ def test_a_rank_whose_launcher_is_gone_ends_at_its_next_edge_saying_why(tmp_path
     assert (rank.returncode, out) == (edges_api.ORPHANED_STATUS, "")
     assert err.startswith("goodbench: rank 3: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
                           "here, unstamped, as if killed with them; run the same command again") and err.count("\n") == 1
+
+
+BLOCKED = """
+import sys, time
+from suite.api.edges import EdgePipe
+pipe = EdgePipe.for_process()
+print(pipe.open, flush=True)
+if sys.argv[1] == "close":
+    pipe.close()  # the library's last act on its channel: the watch ends with it
+    print("closed", flush=True)
+time.sleep(30)  # an evaluation, or a collective, that writes no edge while the launcher goes
+print("trained on", flush=True)
+"""
+
+
+def _blocked_rank(tmp_path: Path, how: str) -> tuple[subprocess.Popen, int]:
+    os.mkfifo(tmp_path / edges.channel(0), 0o600)
+    launcher_end = os.open(tmp_path / edges.channel(0), os.O_RDONLY | os.O_NONBLOCK)
+    env = {**os.environ, edges.DIR_ENV: str(tmp_path), "LOCAL_RANK": "0", "RANK": "2",
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    rank = subprocess.Popen([sys.executable, "-c", BLOCKED, how], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert rank.stdout.readline() == "True\n"
+    return rank, launcher_end
+
+
+def test_a_rank_blocked_where_it_writes_no_edge_ends_as_soon_as_its_launcher_is_gone(tmp_path):
+    """The watch on the channel ends a rank that would not reach its next edge for long (a long
+    evaluation, a hung collective) within moments of its launcher's end, not at that edge."""
+    rank, launcher_end = _blocked_rank(tmp_path, "block")
+    time.sleep(0.3)
+    assert rank.poll() is None  # the launcher still reads: the rank goes on
+    os.close(launcher_end)
+    began = time.monotonic()
+    out, err = rank.communicate(timeout=20)
+    assert time.monotonic() - began < 5  # not the 30 s of its blocked call
+    assert (rank.returncode, out) == (edges_api.ORPHANED_STATUS, "")
+    assert err.startswith("goodbench: rank 2: its launcher (goodbench run-own) or torchrun is gone") \
+        and err.count("\n") == 1
+
+
+def test_a_rank_that_closed_its_channel_is_no_longer_watched(tmp_path):
+    rank, launcher_end = _blocked_rank(tmp_path, "close")
+    assert rank.stdout.readline() == "closed\n"
+    os.close(launcher_end)  # the launcher reads to the channel's end, then goes: nothing of the rank's
+    time.sleep(0.5)
+    assert rank.poll() is None
+    rank.kill()
+    rank.communicate(timeout=20)
 
 
 def test_one_process_whose_launcher_is_gone_trains_on_unstamped():

@@ -4,9 +4,10 @@ held back would reach the launcher late, and its stamp would say nothing —, an
 written and record kept, which the launcher journals across a kill (:mod:`suite.run.clock_journal`).
 Under torchrun each rank writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`).
 
-A rank's FIFO is read by its launcher alone, until torchrun has ended: a write that finds no reader
-there (``EPIPE``) means the launcher, or torchrun, is gone, and the rank ends at once, as a kill
-would have ended it (:func:`orphaned`). torchrun starts each worker in a session of its own, so a
+A rank's FIFO is read by its launcher alone, until torchrun has ended: a channel left with no reader
+means the launcher, or torchrun, is gone, and the rank ends at once, as a kill would have ended it
+(:func:`orphaned`) — found by a watch on the channel (:class:`ReaderWatch`), so that a rank blocked
+in a long evaluation or a hung collective ends too, and by a write that fails with ``EPIPE``. torchrun starts each worker in a session of its own, so a
 kill of the launcher's process group (``kill -9 -PGID``) does not reach the ranks: left running,
 they trained on unstamped into the checkpoint directory and wrote the results file, one clock,
 which the same command run again then found taken."""
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +33,7 @@ class EdgePipe:
     def __init__(self, fd: int | None, rank: str | None = None):
         self.fd = fd
         self.rank = rank
+        self.watch = ReaderWatch(fd, rank) if fd is not None and rank is not None else None
 
     @classmethod
     def from_env(cls) -> EdgePipe:
@@ -95,6 +99,9 @@ class EdgePipe:
             self.close()
 
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.stop()  # before the descriptor it polls is closed
+            self.watch = None
         if self.fd is not None:
             fd, self.fd = self.fd, None
             with contextlib.suppress(OSError):
@@ -110,6 +117,37 @@ class EdgePipe:
 
 
 ORPHANED_STATUS = 1
+
+
+class ReaderWatch:
+    """A daemon thread that ends the rank (:func:`orphaned`) as soon as its channel ``fd`` (a FIFO's
+    write end) has no reader left: Linux's ``poll`` reports ``POLLERR`` there. It waits in ``poll``,
+    costing nothing meanwhile, so the rank ends even while blocked where it writes no edge (a long
+    evaluation, a hung collective). :meth:`stop` ends the watch; the channel is closed after it."""
+
+    def __init__(self, fd: int, rank: str):
+        self._stop_read, self._stop_write = os.pipe()
+        self._poll = select.poll()
+        self._poll.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
+        self._poll.register(self._stop_read, select.POLLIN)
+        self._rank = rank
+        self._thread = threading.Thread(target=self._wait, name="goodbench-reader-watch", daemon=True)
+        self._thread.start()
+
+    def _wait(self) -> None:
+        events = dict(self._poll.poll())  # until the channel's reader is gone, or stop
+        if self._stop_read not in events and any(mask & select.POLLERR for mask in events.values()):
+            orphaned(self._rank)
+        # else stopped, or the channel was closed under the watch (POLLNVAL): nothing left to watch
+
+    def stop(self) -> None:
+        """End the watch and wait for its thread (briefly)."""
+        with contextlib.suppress(OSError):
+            os.write(self._stop_write, b"x")
+        self._thread.join(timeout=5.0)
+        for fd in (self._stop_read, self._stop_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def orphaned(rank: str) -> None:

@@ -39,6 +39,9 @@ class Window(TypedDict, total=False):
 CPU_MEMORY_STATUS = "not measured: torch counts peak memory on CUDA devices only"
 """The peak memory status of every run on a CPU (written by suite/run/instruments.py; a CUDA file
 holding it is refused, rule device-evidence)."""
+CPU_TELEMETRY_STATUS = "not measured: GPU telemetry needs a CUDA device"
+"""The telemetry status of every run on a CPU (written by suite/run/instruments.py; a CUDA file
+holding it is refused, rule device-evidence)."""
 
 class StepTimes(TypedDict):
     """Per-step time distribution over the window, seconds."""

@@ -49,12 +49,12 @@ def held_file(directory: Path, name: str) -> Iterator[tuple[int, Path]]:
 
 
 @contextlib.contextmanager
-def held_folder(parent: Path, prefix: str) -> Iterator[Path]:
-    """A new folder ``<prefix><random>`` in ``parent``, mode 0755, locked while the block runs;
+def held_folder(parent: Path, prefix: str, mode: int = 0o755) -> Iterator[Path]:
+    """A new folder ``<prefix><random>`` in ``parent``, of ``mode``, locked while the block runs;
     whatever its name holds afterwards is removed (the block may have swapped another folder in)."""
     fd, path = _held(lambda: _new_folder(parent, prefix))
     try:
-        os.chmod(path, 0o755)  # mkdtemp makes 0700
+        os.chmod(path, mode)  # mkdtemp makes 0700
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)

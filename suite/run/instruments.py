@@ -73,7 +73,7 @@ def open_instruments(device: torch.device) -> Instruments:
     """Energy meter and telemetry for ``device``: NVML on a CUDA GPU, RAPL on the CPU."""
     if device.type != "cuda":
         return Instruments(energy=energy.rapl_meter(),
-                           telemetry_status="not measured: GPU telemetry needs a CUDA device", device=device)
+                           telemetry_status=results.CPU_TELEMETRY_STATUS, device=device)
     gpu, why = system.nvml_gpu(device)  # by UUID, as NVML ignores CUDA_VISIBLE_DEVICES
     if gpu is None:
         return Instruments(energy=energy.NotMeasured(why), telemetry_status=f"not measured: {why}", device=device)

@@ -10,12 +10,14 @@ blocks nothing; a line shorter than ``PIPE_BUF`` is written whole, and each read
 as it does the single process's pipe. That a FIFO no writer has opened yet does not read ready to
 ``select`` (a rank that has not started is not taken for one that closed its channel) holds on
 Linux only: elsewhere (macOS, the BSDs) it reads at its end at once, so the channels refuse to be
-made there (:func:`check_platform`)."""
+made there (:func:`check_platform`).
+
+The folder is held (:func:`suite.record.tempfiles.held_folder`) while the launcher lives: a killed
+launcher's folder, which nothing removed, is removed by the next launcher that makes one beside it."""
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -24,7 +26,10 @@ from typing import Any
 
 from suite.record import edges
 from suite.record.errors import GoodbenchError
+from suite.record.tempfiles import held_folder, remove_abandoned
 from suite.run.edge_reader import EdgeReader
+
+FOLDER_PREFIX = "goodbench-edges-"
 
 
 def check_platform() -> None:
@@ -40,7 +45,10 @@ class RankChannels:
 
     def __init__(self, nproc: int, origin: float, parent: Path | None = None, journal: Any = None):
         check_platform()
-        self.folder = Path(tempfile.mkdtemp(prefix="goodbench-edges-", dir=parent))  # mode 0700, this user's
+        parent = Path(parent or tempfile.gettempdir())
+        remove_abandoned(sorted(parent.glob(f"{FOLDER_PREFIX}*")), folders=True)  # killed launchers' folders
+        self._held = contextlib.ExitStack()
+        self.folder = self._held.enter_context(held_folder(parent, FOLDER_PREFIX, 0o700))  # this user's alone
         self.readers: list[EdgeReader] = []
         try:
             for rank in range(nproc):
@@ -65,5 +73,4 @@ class RankChannels:
 
     def close(self) -> None:
         """Remove the folder (the readers' ends are closed by :meth:`finish`)."""
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self.folder)
+        self._held.close()

@@ -206,8 +206,6 @@ def _check_window(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
 
 
 # ---------------------------------------------------------------- the device's own records
-CPU_TELEMETRY_STATUS = "not measured: GPU telemetry needs a CUDA device"
-"""The telemetry status goodbench writes for a run on the CPU (suite/run/instruments.py), and only there."""
 CPU_INTERCONNECT_STATUSES = (CPU_STATUS, *EARLIER_CPU_STATUSES)
 """The interconnect statuses goodbench writes when it did not query GPUs: a CPU run's only."""
 
@@ -292,7 +290,7 @@ def _check_run_evidence(run: dict, where: str, doc: dict, facts: dict) -> list[P
     statuses += [(f"distributed.ranks[{i}].telemetry_status", r.get("telemetry_status"))
                  for i, r in enumerate(ranks) if isinstance(r, dict)]
     for field, status in statuses:
-        if gpu and status == CPU_TELEMETRY_STATUS:
+        if gpu and status == results.CPU_TELEMETRY_STATUS:
             found.append((field, status, "the telemetry status of a CPU run"))
         elif not gpu and (status == "ok" or field == "telemetry.status" and telemetry.get("settings")):
             found.append((field, status, "a GPU's telemetry, which goodbench samples on no CPU"))
