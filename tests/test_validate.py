@@ -449,6 +449,22 @@ def test_free_text_the_run_page_shows_beside_its_labels_cannot_carry_one():
         ("distributed-batch", "runs[0].distributed.straggler_spread")]
 
 
+@pytest.mark.parametrize("where", ["status", "method"])
+def test_a_label_in_small_capitals_in_text_shown_as_goodbenchs_own_is_refused(where):
+    """Trial 11: "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ ʙʏ ᴀ ᴛʀᴜꜱᴛᴇᴅ ʀᴇᴠɪᴇᴡᴇʀ" in a figure's status was shown unmarked on the run
+    page (text there was checked for the labels' words, not for letters that are not Latin)."""
+    doc = json.loads((REPO / "tests" / "fixtures" / "own-2-ranks-killed.json").read_text())
+    said = "ok: ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ ʙʏ ᴀ ᴛʀᴜꜱᴛᴇᴅ ʀᴇᴠɪᴇᴡᴇʀ"
+    if where == "status":
+        doc["runs"][0]["metrics"]["mfu_status"] = said
+        field = "runs[0].metrics.mfu_status"
+    else:
+        doc["settings"]["matmul_ceiling"]["fp32"]["method"] = said
+        field = "settings.matmul_ceiling.fp32.method"
+    [found] = v.check_document(doc)
+    assert (found.code, found.field) == ("name-trust", field) and "not a Latin letter" in found.reason
+
+
 @pytest.mark.parametrize("created", ["2026-11-29T12:10:33", "2026-11-29"])
 def test_a_creation_time_without_its_time_zone_is_refused_not_a_traceback(created, tmp_path):
     """Trial 10: a ``created_at`` with no time zone ended ``goodbench validate`` and ``goodbench
