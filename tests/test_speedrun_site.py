@@ -179,3 +179,27 @@ def test_a_class_without_a_price_reads_no_price(tmp_path: Path):
     assert h100 and all(c["cost_usd"] is None and c["price_source"] == "no price" for c in h100)
     assert h200 and all(c["cost_usd"] == pytest.approx(c["accelerator_hours"] * 3.0, rel=1e-13) for c in h200)
     assert "no price" in (tmp_path / "speedrun" / "track-1.html").read_text()
+
+
+def test_a_link_that_is_not_githubs_is_never_a_link(tmp_path: Path):
+    """Trial 11: a README row's PR link ``javascript:alert(…)`` was read as the record's PR and
+    written as ``<a href="javascript:…">`` on its page. Neither the importer nor the page keeps a
+    link off GitHub, whichever wrote the document."""
+    from suite.speedrun import readme
+
+    row = readme._row(99, " 1.00 minutes | faster | 01/01/26 | [log](records/x.txt) "
+                          "[PR](javascript:alert%28document.domain%29) | someone |")
+    assert row["pr"] is None
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    results = tmp_path / "results"
+    (results / "speedrun").mkdir(parents=True)
+    doc = json.loads((SHIPPED / "speedrun" / "track_1.json").read_text())
+    honest = next(r["pr"] for r in doc["records"][1:] if r["pr"])
+    assert honest.startswith("https://github.com/")
+    doc["records"][0]["pr"] = "javascript:alert(document.domain)"  # a stored document edited by hand
+    (results / "speedrun" / "track_1.json").write_text(json.dumps(doc))
+    _write(results, tmp_path / "site")
+    pages = sorted((tmp_path / "site" / "speedrun" / "track-1").glob("*.html"))
+    text = "".join(p.read_text() for p in pages)
+    assert "javascript:" not in text and f'href="{honest}"' in text

@@ -22,7 +22,7 @@ from suite.cost import prices
 from suite.site import speedrun_charts, speedrun_costs
 from suite.site.render import render
 from suite.site.tables import downloads
-from suite.speedrun import documents
+from suite.speedrun import documents, readme
 
 FOLDER = "speedrun"
 REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
@@ -78,7 +78,7 @@ def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
         render("speedrun_record.html", out / FOLDER / f"track-{track}" / f"{key}.html", root="../../",
                title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
-               log_url=lambda p: log_url(doc, p), **built)
+               log_url=lambda p: log_url(doc, p), github_address=readme.github_address, **built)
     render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
            title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys, costs)), apart=APART,
            cost_title=speedrun_costs.TITLE,

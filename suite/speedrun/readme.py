@@ -30,13 +30,20 @@ def iso_date(text: str) -> str | None:
     return f"{year + 2000 if year < 100 else year:04d}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
 
 
+def github_address(url: str | None) -> str | None:
+    """``url`` where it is an address on GitHub (``https://github.com/…``), else None: a README's
+    link, or a stored document's, is anyone's text, and a page links only there (a
+    ``javascript:`` link would run on a click)."""
+    return url if isinstance(url, str) and url.startswith("https://github.com/") else None
+
+
 def _row(number: int, rest: str) -> dict:
     cells = [c.strip() for c in rest.split(" | ")]
     cells += [""] * (5 - len(cells))
     time, description, date, log_cell = cells[0], cells[1], cells[2], cells[3]
     contributors = " | ".join(cells[4:]).strip().strip("|").strip()
     links = {text.strip().lower(): url for text, url in _LINK.findall(log_cell)}
-    pr = links.get("pr") or next((u for _, u in _LINK.findall(description) if "/pull/" in u), None)
+    pr = github_address(links.get("pr") or next((u for _, u in _LINK.findall(description) if "/pull/" in u), None))
     return {"record": number, "claimed": time.replace("|", "").strip(), "claimed_s": claimed_seconds(time),
             "description": _LINK.sub(lambda m: m.group(1), description).strip(),
             "description_links": [u for _, u in _LINK.findall(description)],
