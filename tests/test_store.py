@@ -149,6 +149,24 @@ def test_a_symbolic_link_is_refused_and_nothing_stored(tmp_path, capsys):
     assert not results.exists()
 
 
+@pytest.mark.parametrize("planted", ["dangling", "to-a-file", "folder"])
+def test_a_link_or_folder_at_the_files_name_is_refused_and_the_ledger_untouched(tmp_path, planted):
+    """Trial 11: a dangling symbolic link at the name a submission takes let the ledger list a
+    file that was never stored, and the refusal said "already submitted"."""
+    results = tmp_path / "results"
+    results.mkdir()
+    dest = results / f"{hashlib.sha256(VALID.read_bytes()).hexdigest()}.json"
+    if planted == "folder":
+        dest.mkdir()
+    else:
+        dest.symlink_to(VALID if planted == "to-a-file" else tmp_path / "nothing")
+    with pytest.raises(Refused) as refused:
+        submit(VALID, results)
+    [(code, reason)] = [(p.code, p.reason) for p in refused.value.problems]
+    assert code == "duplicate" and reason.startswith("the store holds a symbolic link or something other than a file")
+    assert not (results / "ledger.jsonl").exists() and os.path.lexists(dest)
+
+
 def _submit_in_child(args: tuple[str, str, object]) -> int:
     path, results, barrier = args
     barrier.wait()

@@ -130,13 +130,26 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
                    f"suite run {claim.session} is already stored in {via.file}: one suite run is one file")
 
 
+def _name_taken(dest: Path) -> Problem | None:
+    """Why the file cannot be stored under its name ``dest``: the store holds it already, or holds
+    something else there (a symbolic link, dangling or not, or anything but a file: trial 11's
+    dangling link let the ledger list a file never stored). None: the name is free."""
+    if dest.is_symlink() or (os.path.lexists(dest) and not dest.is_file()):
+        return Problem("duplicate", "", f"the store holds a symbolic link or something other than a file at "
+                                        f"{dest.name}: remove it, then submit again")
+    if dest.exists():
+        return Problem("duplicate", "", f"already submitted as {dest.name}")
+    return None
+
+
 def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem], list[str]]:
     """What refuses the new document (a run of it the store already holds, :mod:`suite.trust.ownership`),
     and the notes of what storing it changes: stored runs now shown as copies of its runs, its
     runs shown as disputed, or a stored record disputed with another run now shown as a copy (it
     is a record of this file's run as well: a bridge, :func:`_bridge_note`)."""
-    if dest.exists():
-        return [Problem("duplicate", "", f"already submitted as {dest.name}")], []
+    taken = _name_taken(dest)
+    if taken is not None:
+        return [taken], []
     stored, docs = _stored_claims(results_dir)
     pool = _in_place(results_dir, stored, ownership.claims(dest.name, doc))
     near = ownership.connected(pool, [i for i, c in enumerate(pool) if c.file == dest.name])
@@ -262,8 +275,9 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
     if problems:
         raise Refused(problems)
     dest = results_dir / f"{hashlib.sha256(raw).hexdigest()}.json"
-    if dest.exists():  # refuse before touching anything, even the directory
-        raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")])
+    taken = _name_taken(dest)
+    if taken is not None:  # refuse before touching anything, even the directory
+        raise Refused([taken])
     sign_line = None
     if commit:
         chosen = _commitment_key(doc, key)
