@@ -185,5 +185,23 @@ def test_a_skipped_workload_says_why_in_one_line_with_the_command_that_fixes_it(
     reasons = session._missing_data([registry.get("lm-char")], RunOptions(device=torch.device("cpu"),
                                                                           data_dir=str(tmp_path)))
     assert reasons == {"lm-char": "tinyshakespeare/input.txt not found in 2 folders, not downloaded: "
-                                  "GOODBENCH_OFFLINE=1; `goodbench data fetch -w lm-char` gets it (or give "
-                                  "--data-dir DIR, or set GOODBENCH_DATA_DIR)"}
+                                  "GOODBENCH_OFFLINE=1; `goodbench data fetch -w lm-char` gets it (offline: "
+                                  "`goodbench data fetch -w lm-char --mirror DIR` copies it from a folder holding "
+                                  "it; or give --data-dir DIR, or set GOODBENCH_DATA_DIR)"}
+
+
+def test_a_download_that_found_no_network_says_so(tmp_path, monkeypatch):
+    """A new user offline read "the download failed" and had to try again to learn why."""
+    import socket
+    import urllib.error
+
+    monkeypatch.delenv("GOODBENCH_OFFLINE", raising=False)
+    monkeypatch.setattr(data, "fetch", lambda f: (_ for _ in ()).throw(
+        urllib.error.URLError(socket.gaierror(-2, "Name or service not known"))))
+    with pytest.raises(data.DataNotFound) as offline:
+        data.locate(TINY_SHAKESPEARE, tmp_path)
+    assert offline.value.short.endswith("the download failed (no network)")
+    monkeypatch.setattr(data, "fetch", lambda f: (_ for _ in ()).throw(ValueError("sha256 mismatch")))
+    with pytest.raises(data.DataNotFound) as corrupt:
+        data.locate(TINY_SHAKESPEARE, tmp_path)
+    assert corrupt.value.short.endswith("the download failed")

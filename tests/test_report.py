@@ -107,10 +107,14 @@ def test_repeated_runs_show_their_number_and_each_seeds_mean_and_spread():
     try:
         printer("run_start", workload="gpt2-124m", seed=1, max_steps=80, repeat=2, repeats=3)
         printer("eval", step=40, val_loss=3.0632, repeat=2, repeats=3)  # every event carries the repeat
+        printer("run_start", workload="llama-1b", seed=1, max_steps=80, scale="smoke", parameters=1_234_567)
     finally:
         progress_module.say = real_say
     assert said == ["[gpt2-124m seed 1 repeat 2/3] training, at most 80 steps",
-                    "[gpt2-124m seed 1 repeat 2/3] eval at step 40: val_loss 3.0632"]  # not "repeat 2.0000"
+                    "[gpt2-124m seed 1 repeat 2/3] eval at step 40: val_loss 3.0632",  # not "repeat 2.0000"
+                    # a workload named for its full size says what it trains at this scale (a new user read
+                    # "llama-1b … 106.87 samples/s" on a 2-core CPU as a figure of a 1B model)
+                    "[llama-1b seed 1] training, at most 80 steps: a 1.23 M-parameter model at smoke scale"]
 
 
 def test_the_run_table_says_why_mfu_or_energy_is_missing():

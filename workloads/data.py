@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import tempfile
 import urllib.request
 from dataclasses import dataclass
@@ -126,7 +127,7 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
             return fetch(file)
         except (OSError, ValueError) as exc:
             tried.append(f"{file.url} (download failed: {exc})")
-            why = "the download failed"
+            why = f"the download failed{_no_network(exc)}"
     copies = f"; {wrong} copy with another sha256" if wrong == 1 else f"; {wrong} copies with another sha256" \
         if wrong else ""
     raise DataNotFound(
@@ -135,6 +136,12 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         + "; put the file under --data-dir or $GOODBENCH_DATA_DIR",  # callers add what fetches it
         short=f"{file.name} not found in {_folders(len(search_dirs(data_dir)))}{copies}, {why}",
     )
+
+
+def _no_network(exc: BaseException) -> str:
+    """" (no network)" where ``exc`` says the address did not resolve or could not be reached, else ""."""
+    reason = getattr(exc, "reason", exc)  # urllib's URLError wraps the socket's error
+    return " (no network)" if isinstance(reason, (socket.gaierror, ConnectionError, TimeoutError)) else ""
 
 
 def _folders(n: int) -> str:

@@ -24,7 +24,8 @@ class ProgressPrinter:
         if event == "run_start":
             again = f" repeat {f['repeat']}/{f['repeats']}" if f.get("repeat") else ""
             self.label, self.max_steps = f"{f['workload']} seed {f['seed']}{again}", f["max_steps"]
-            say(f"[{self.label}] training, at most {self.max_steps} steps")
+            model = f": a {_count(f['parameters'])}-parameter model at {f['scale']} scale" if f.get("parameters") else ""
+            say(f"[{self.label}] training, at most {self.max_steps} steps{model}")
         elif event == "step":
             per_step = f["elapsed"] / f["step"]
             eta = per_step * (self.max_steps - f["step"])
@@ -51,6 +52,14 @@ class ProgressPrinter:
         elif event == "finished":
             say(f"[{f['workload']} seed {f['seed']}] finished before the restart "
                 f"({f['status']}): its record is kept")
+
+
+def _count(n: int) -> str:
+    """A parameter count as people say it: 124 M, 1.24 B, 53.6 k."""
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return str(n)
 
 
 RUN_UNDER_LOAD = ("this run's results will be flagged \"measured under load\" and left out of comparisons "

@@ -123,7 +123,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
                                  meter, directory)
         if directory is not None and prior:  # a later worker of this run: say where it goes on
             progress("resumed", workload=workload.id, seed=seed, step=state.step)
-        progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps)
+        progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps, scale=scale,
+                 parameters=_parameters(job))
         _train(job, spec, workload.spec_hash(scale), options, state, log, meter, directory,
                progress, on_step)
         record["status"] = "complete"
@@ -243,6 +244,12 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
         return job, resume(job, workload, scale, log, prior, state, directory, options.parallel)
     loop.start_clock(state, log, meter, options.parallel)
     return job, state
+
+
+def _parameters(job) -> int | None:
+    """How many parameters the job's model has (None: it holds none goodbench can count)."""
+    model = getattr(job, "model", None)
+    return sum(p.numel() for p in model.parameters()) if isinstance(model, torch.nn.Module) else None
 
 
 def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log: mllog.EventLog,
