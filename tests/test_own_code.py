@@ -267,6 +267,25 @@ def test_the_plain_loop_example_runs_in_one_command_and_its_file_validates(tmp_p
     assert check.returncode == 0 and check.stdout.strip().endswith("ok"), check.stdout
 
 
+@pytest.mark.slow  # about 15 s on 2 quiet cores (60 s at load 9)
+def test_the_free_job_example_runs_under_run_own_with_two_clocks_and_no_data(tmp_path):
+    """examples/free_job.py, the shortest own-code script the docs show first: no dataset, its
+    steps long enough on a CPU for the second clock to hold them (5 ms)."""
+    from suite.figures import clock_cover
+
+    out = tmp_path / "own-free.json"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "GOODBENCH_DATA_DIR"}
+    done = subprocess.run([sys.executable, "-m", "suite", "run-own", str(REPO / "examples" / "free_job.py"),
+                           "--out", str(out), "--steps", "40", "--device", "cpu"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "second clock added (1 run, the clocks agree), unsigned, valid" in done.stderr, done.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    [run] = doc["runs"]
+    assert run["status"] == "complete" and [p["step"] for p in run["curve"] if "val_mse" in p] == [25, 40]  # and at the last step
+    assert clock_cover.stamped(doc, run["run_id"]), "the board would show it as one clock (self-timed)"
+
+
 def test_reproduce_says_how_to_run_own_code_again(measured, tmp_path, monkeypatch):
     from suite.run.reproduce.planning import own_code_steps
 
