@@ -267,7 +267,7 @@ def test_the_plain_loop_example_runs_in_one_command_and_its_file_validates(tmp_p
     assert check.returncode == 0 and check.stdout.strip().endswith("ok"), check.stdout
 
 
-@pytest.mark.slow  # about 15 s on 2 quiet cores (60 s at load 9)
+@pytest.mark.slow  # 45 s at load 9 on 2 cores
 def test_the_free_job_example_runs_under_run_own_with_two_clocks_and_no_data(tmp_path):
     """examples/free_job.py, the shortest own-code script the docs show first: no dataset, its
     steps long enough on a CPU for the second clock to hold them (5 ms)."""
