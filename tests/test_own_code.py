@@ -253,6 +253,21 @@ def test_a_run_held_to_lm_char_is_evaluated_by_the_pinned_evaluator(tmp_path, da
     assert run["workload"]["id"] == "lm-char" and run["workload"]["kind"] == "tta"
     assert run["metrics"]["target"] == {"metric": "val_loss", "direction": "min", "value": 2.4}
     assert [p["step"] for p in run["curve"]] == [10, 20] and 2.4 < run["curve"][-1]["val_loss"] < 4.5
+    # on lm-char's page its smoke row has a table of its own, apart from the reference suite's (a new
+    # user found their own code's row in the reference's table, told apart by a paragraph in its cell)
+    from suite.site import builder
+    from suite.site.names import safe_name
+    from suite.store.files import submit
+
+    results = tmp_path / "results"
+    submit(REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json", results)
+    submit(bench.path, results)
+    builder.build(results, tmp_path / "site")
+    page = (tmp_path / "site" / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    closed = page.index("Smoke scale — not ranked (a quick check, not a benchmark); score: time to")
+    assert "— closed division" in page[closed:closed + 300]
+    apart = page.index("— own division", closed)
+    assert "own code" not in page[closed:apart] and "own code" in page[apart:]
 
 
 @pytest.mark.slow

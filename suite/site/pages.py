@@ -80,7 +80,11 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
             title = "Smoke scale — not ranked (a quick check, not a benchmark)"
             if smoke_target is not None:
                 title += f"; score: time to {labels.target_text(smoke_target)}"
-            groups.append((title, smoke, False, "smoke"))
+            divisions = sorted(smoke["division"].unique())  # one table each, as the ranked ones: own code
+            for div in divisions:                            # never shares a table with the reference's runs
+                apart = f" — {div} division" if len(divisions) > 1 else ""
+                groups.append((title + apart, smoke[smoke["division"] == div], False,
+                               "smoke" if div == divisions[0] else f"smoke-{safe_name(div)}"))
     leading = groups  # the index's leaders: the first of each division's ranking
     # reproduced results ranked apart, first: the rows a trusted reviewer's reproduction backs
     reproduced = [(title.replace(" — ranked", " — reproduced by a trusted reviewer, ranked among themselves"),
