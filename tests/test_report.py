@@ -125,3 +125,11 @@ def test_the_run_table_says_why_mfu_or_energy_is_missing():
     lines = report.run_summary(runs).splitlines()
     assert lines[1 + len(runs):] == ["MFU —: not measured: no peak FLOP/s known for 'cpu'",
                                      "energy n/m: not measured: no RAPL counters"]  # once, whatever the runs
+
+
+def test_a_share_of_the_ceiling_keeps_three_significant_digits():
+    """A new user read "21.2%, 18%, 0.369%" in one column: its zeros are kept now."""
+    from suite.figures.report import _percent
+
+    assert [_percent(x) for x in (0.212, 0.18, 0.077, 0.00369, 1.0, None)] == \
+        ["21.2%", "18.0%", "7.70%", "0.369%", "100%", None]

@@ -79,7 +79,7 @@ def run_rows(runs: list[dict]) -> list[dict]:
 
 def _percent(share: float | None) -> str | None:
     """A share as a percentage with three significant digits ("7.70%"); None stays None (—)."""
-    return None if share is None else f"{100 * share:.3g}%"
+    return None if share is None else f"{100 * share:#.3g}".rstrip(".") + "%"  # "18.0%", not "18%"
 
 
 def goodput_rows(runs: list[dict]) -> list[dict]:
