@@ -150,6 +150,9 @@ def test_cli_compares_two_versions_of_own_code(base, tmp_path, capsys):
     assert "not comparable" not in out and "own@smoke  samples/s" in out
     assert "own@smoke: two versions of own code (held to the same declaration):\n  own code differs: BASE " in out
     assert "\n  command differs: BASE `torchrun" in out
+    assert main(["compare", str(a), str(b), "--format", "markdown"]) == 0
+    assert "- own@smoke: two versions of own code (held to the same declaration):\n  - own code differs: BASE " \
+        in capsys.readouterr().out
     assert main(["compare", str(a), str(b), "--format", "json"]) == 0
     pair = json.loads(capsys.readouterr().out)["new"][0]["pairs"][0]
     assert pair["comparable"] is True and pair["differences"] == []

@@ -303,10 +303,10 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
             shown = f"**{word}**{verdict[len(word):]}" if word else verdict
             cells += [value, both, shown]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
-    extra = unmeasured + _others(columns) + [line.strip() for line in own_code_lines(columns)]
+    extra = unmeasured + _others(columns) + own_code_lines(columns)
     if extra:
         lines.append("")
-        lines += [f"- {_md(t)}" for t in extra]
+        lines += [f"{'  ' if t.startswith(' ') else ''}- {_md(t.strip())}" for t in extra]  # indented: nested
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
