@@ -104,6 +104,15 @@ def test_a_side_of_files_that_declare_differently_is_comparable_with_nothing(bas
     assert pair.reason == f"declared samples_per_step differs ({definition.MIXED} in BASE, 16 in NEW)"
 
 
+def test_two_sides_of_mixed_declarations_are_not_comparable(base):
+    other = copy.deepcopy(base)
+    other["settings"]["implementation"]["spec"]["samples_per_step"] = 32
+    side = compare.merge_side([base, other])
+    pair = only_pair(compare.compare_documents(side, side))
+    assert not pair.comparable
+    assert pair.reason == f"declared samples_per_step differs ({definition.MIXED} in BASE, {definition.MIXED} in NEW)"
+
+
 def test_a_side_of_files_of_two_versions_says_so(base):
     side = compare.merge_side([base, another_version(base)])
     pair = only_pair(compare.compare_documents(side, base))
