@@ -22,6 +22,7 @@ from suite.compare import engine as compare
 from suite.compare import estimates as compare_estimates
 from suite.compare import stats as compare_stats
 from suite.record import results
+from workloads import registry
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = forging.STORED_CURRENT[0]  # a real CPU smoke result of the five workloads, current rules
@@ -200,9 +201,14 @@ def test_a_file_compared_with_itself_changes_nothing(reference):
     assert [p.to_json() for p in again.pairs] == [p.to_json() for p in column.pairs]
 
 
+ANOTHER_HASH = (f"the pinned definition differs (BASE: spec hash {registry.get('gpt2-124m').spec_hash('smoke')[:12]}…, "
+                "this goodbench's pinned gpt2-124m v1 smoke spec; NEW: spec hash 000000000000…, not this "
+                "goodbench's pinned gpt2-124m v1 smoke spec (the file records only the hash, written by goodbench ")
+
+
 @pytest.mark.parametrize("change, words", [
     (lambda run, doc: run.update(precision="bf16"), "precision differs (fp32 in BASE, bf16 in NEW)"),
-    (lambda run, doc: run["workload"].update(spec_hash="0" * 64), "spec hash differs"),
+    (lambda run, doc: run["workload"].update(spec_hash="0" * 64), ANOTHER_HASH),
     (lambda run, doc: run.update(distributed={"world_size": 8}), "world size differs (1 in BASE, 8 in NEW)"),
     (lambda run, doc: doc["settings"].update(division="open"), "division differs (closed in BASE, open in NEW)"),
 ])

@@ -7,18 +7,21 @@ verdict; the regression gate; the site's entries.
 The verdict follows the interval only: ``faster`` when it lies wholly on the better side of 1,
 ``slower`` when wholly on the worse side, else ``no significant change``. Figures that cannot be
 compared (another spec hash, scale, precision, world size or division; energy measured another
-way) are reported as not comparable, never compared. docs/compare.md has the statistics and an
-example.
+way) are reported as not comparable, never compared, with what differs item by item. Own code is
+held to its declaration instead of its spec hash, and a difference in its code or command is
+shown (:mod:`suite.compare.definition`). docs/compare.md has the statistics and an example.
 
 Torch-free: the engine reads results only (numpy; scipy lazily, for the t table).
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from suite.compare import definition
 from suite.compare.estimates import BY_ID, FIGURE_IDS, FIGURES, FILE_KEY, Figure, Runs, side_estimates
 from suite.compare.stats import Estimate, Ratio, ratio_interval
 from suite.figures import clock_cover
@@ -95,11 +98,16 @@ class Pair:
     comparable: bool
     reason: str | None = None
     rows: list[Row] = field(default_factory=list)
+    # what made it not comparable, item by item: {"what", "base", "new", "text"} (:func:`differences`)
+    differences: list[dict[str, Any]] = field(default_factory=list)
+    # two sides of own code: each side's code identity and what differs between them, shown
+    # (:func:`suite.compare.definition.code_differences`); None for goodbench's workloads
+    own_code: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "workload": self.workload, "scale": self.scale,
-                "comparable": self.comparable, "reason": self.reason,
-                "figures": [r.to_json() for r in self.rows]}
+                "comparable": self.comparable, "reason": self.reason, "differences": self.differences,
+                "own_code": self.own_code, "figures": [r.to_json() for r in self.rows]}
 
 
 def _one(values: Iterable, what: str) -> Any:
@@ -107,11 +115,17 @@ def _one(values: Iterable, what: str) -> Any:
     return found[0] if len(found) == 1 else f"mixed {what}"
 
 
-def context(doc: Doc, runs: Runs) -> dict[str, Any]:
-    """What must be equal for two sides to be comparable."""
+def context(doc: Doc, runs: Runs, own_by_declaration: bool = True) -> dict[str, Any]:
+    """What must be equal for two sides to be comparable. A side of own code is held to its
+    declaration, not its spec hash, which also covers the code and command that may differ
+    between two versions of it (:mod:`suite.compare.definition`); ``own_by_declaration`` False
+    holds it to the spec hash (the site's entries: its pages do not show the code)."""
     settings = doc.get("settings", {})
+    impl = definition.implementation(doc) if own_by_declaration else None
+    held = {"spec hash": _one((r["workload"]["spec_hash"] for r in runs), "spec hashes")} if impl is None \
+        else {name: _declared_text(value) for name, value in definition.declared(impl).items()}
     return {
-        "spec hash": _one((r["workload"]["spec_hash"] for r in runs), "spec hashes"),
+        **held,
         "workload version": _one((r["workload"]["version"] for r in runs), "versions"),
         "scale": _one((r["scale"] for r in runs), "scales"),
         "precision": _one((r.get("precision") for r in runs), "precisions"),
@@ -121,16 +135,43 @@ def context(doc: Doc, runs: Runs) -> dict[str, Any]:
     }
 
 
-def incomparable(base: dict[str, Any], new: dict[str, Any]) -> str | None:
-    """Why two sides' contexts (:func:`context`) may not be compared, or None."""
-    diffs = []
+def _declared_text(value: Any) -> str:
+    """A declared value as the file writes it (16, null, 38912.0, fp32)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def differences(base: dict[str, Any], new: dict[str, Any],
+                origins: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """What differs between two sides' contexts (:func:`context`): each item's name, its value in
+    BASE and in NEW, and the line that says so. ``origins``: what each side's spec hash is
+    (:func:`suite.compare.definition.spec_hash_origin`), where the documents are at hand."""
+    out = []
+    if base.keys() != new.keys():  # own code on one side only: held to a declaration, the other to a spec hash
+        held = [definition.OWN_DECLARATION if "spec hash" not in side else (origins[i] if origins else
+                definition.short_hash(_plain(side["spec hash"]))) for i, side in enumerate((base, new))]
+        out.append({"what": "definition", "base": held[0], "new": held[1],
+                    "text": f"own code on one side only (BASE: {held[0]}; NEW: {held[1]})"})
     for name, value in base.items():
-        if new.get(name) != value:
-            shown = (str(value), str(new.get(name)))
-            if name == "spec hash":
-                shown = (shown[0].strip("'")[:12] + "…", shown[1].strip("'")[:12] + "…")
-            diffs.append(f"{name} differs ({_plain(shown[0])} in BASE, {_plain(shown[1])} in NEW)")
-    return "; ".join(diffs) or None
+        if name not in new:
+            continue
+        other = new[name]
+        if other == value and not _plain(value).startswith("mixed"):  # a mixed side is comparable with nothing
+            continue
+        shown = (_plain(value), _plain(other))
+        if name == "spec hash":
+            told = origins or (definition.short_hash(shown[0]), definition.short_hash(shown[1]))
+            text = (f"the pinned definition differs (BASE: {told[0]}; NEW: {told[1]}"
+                    + ("" if origins else "; the entries record only the hash") + ")")
+        else:
+            text = f"{name} differs ({shown[0]} in BASE, {shown[1]} in NEW)"
+        out.append({"what": name, "base": shown[0], "new": shown[1], "text": text})
+    return out
+
+
+def incomparable(base: dict[str, Any], new: dict[str, Any],
+                 origins: tuple[str, str] | None = None) -> str | None:
+    """Why two sides' contexts (:func:`context`) may not be compared, or None."""
+    return "; ".join(d["text"] for d in differences(base, new, origins)) or None
 
 
 def _plain(value: Any) -> str:
@@ -146,9 +187,14 @@ def compare_runs(base_doc: Doc, base_runs: Runs,
     run0 = base_runs[0]
     key = f"{run0['workload']['id']}@{run0['scale']}"
     pair = Pair(key, run0["workload"]["id"], run0["scale"], True)
-    why = incomparable(context(base_doc, base_runs), context(new_doc, new_runs))
-    if why:
-        pair.comparable, pair.reason = False, why
+    origins = (definition.spec_hash_origin(base_doc, base_runs), definition.spec_hash_origin(new_doc, new_runs))
+    pair.differences = differences(context(base_doc, base_runs), context(new_doc, new_runs), origins)
+    impls = definition.implementation(base_doc), definition.implementation(new_doc)
+    if impls[0] is not None and impls[1] is not None:
+        pair.own_code = {"base": definition.identity(impls[0]), "new": definition.identity(impls[1]),
+                         "differs": definition.code_differences(impls[0], impls[1])}
+    if pair.differences:
+        pair.comparable, pair.reason = False, "; ".join(d["text"] for d in pair.differences)
         return pair
     b = base_estimates or side_estimates(base_runs, 0)
     n = new_estimates or side_estimates(new_runs, 1)
@@ -268,6 +314,8 @@ def merge_side(docs: Sequence[Doc]) -> Doc:
                                  ("open_changes", [], ["mixed open-division changes"])):
         if any(d.get("settings", {}).get(name, default) != settings.get(name, default) for d in rest):
             settings[name] = mixed
+    if settings.get("implementation") is not None:
+        settings["implementation"] = definition.merged_implementation(docs)
     stamped = [e for d in docs for e in ((d.get("second_clock") or {}).get("runs") or [])]  # every file's
     return {**first, "settings": settings, "second_clock": {"runs": stamped} if stamped else None,
             "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
@@ -378,7 +426,7 @@ def entry_summary(doc: Doc, runs: Runs) -> dict[str, Any]:
     are the estimates within the runs (its entries are mostly one run: docs/compare.md)."""
     estimates = {f: _levels(e).get("steps", e) for f, e in side_estimates(runs, quantiles=False).items()}
     methods = {energy_method(r) for r in complete_runs(list(runs))}
-    return {"context": {k: _plain(v) for k, v in context(doc, runs).items()},
+    return {"context": {k: _plain(v) for k, v in context(doc, runs, own_by_declaration=False).items()},
             "energy": sorted(methods),
             "figures": {f: [estimates[f].value, estimates[f].log_se, estimates[f].df, estimates[f].reason]
                         for f in SITE_FIGURES}}

@@ -201,6 +201,22 @@ def _others(columns: Sequence[Column]) -> list[str]:
     return out
 
 
+def own_code_lines(columns: Sequence[Column]) -> list[str]:
+    """For each pair of own code whose sides differ in code, command, name or what it trains:
+    a line naming the pair, then one line for each difference (what was compared is two versions
+    of the code, held to one declaration: docs/compare.md)."""
+    heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
+    out = []
+    for head, col in zip(heads, columns):
+        for pair in col.pairs:
+            if pair.own_code and pair.own_code["differs"]:
+                where = pair.key if len(columns) == 1 else f"{pair.key} in {head}"
+                held = "held to the same declaration" if pair.comparable else "not comparable"
+                out.append(f"{where}: two versions of own code ({held}):")
+                out += [f"  {line}" for line in pair.own_code["differs"]]
+    return out
+
+
 def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequence[Column]) -> list[str]:
     if gate is None or not gate.thresholds:
         return []
@@ -247,6 +263,8 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     lines += [""] + unmeasured if unmeasured else []
     others = _others(columns)
     lines += ([""] if others and not unmeasured else []) + others
+    own_lines = own_code_lines(columns)
+    lines += [""] + own_lines if own_lines else []
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
@@ -285,10 +303,10 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
             shown = f"**{word}**{verdict[len(word):]}" if word else verdict
             cells += [value, both, shown]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
-    extra = unmeasured + _others(columns)
+    extra = unmeasured + _others(columns) + own_code_lines(columns)
     if extra:
         lines.append("")
-        lines += [f"- {_md(t)}" for t in extra]
+        lines += [f"{'  ' if t.startswith(' ') else ''}- {_md(t.strip())}" for t in extra]  # indented: nested
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
