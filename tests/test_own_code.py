@@ -204,7 +204,7 @@ def test_the_own_division_and_its_section_go_together(measured):
     assert "implementation" in codes(held)
 
 
-def test_the_loop_is_held_to_what_it_declared(tmp_path):
+def test_the_loop_is_held_to_what_it_declared(tmp_path, capsys):
     bench = goodbench.Benchmark("bad", samples_per_step=4, flops_per_step=100.0, max_steps=3, eval_every=2,
                                 warmup_steps=1, device="cpu", out=tmp_path / "bad.json", sign=False)
     with pytest.raises(GoodbenchError, match="beyond max_steps=3"), bench:
@@ -223,6 +223,13 @@ def test_the_loop_is_held_to_what_it_declared(tmp_path):
     # the run so far is still written, and says how it ended
     doc = json.loads((tmp_path / "bad.json").read_text())
     assert doc["runs"][0]["status"] == "failed" and "beyond max_steps" in doc["runs"][0]["error"]
+    from suite import cli  # valid, as a record of a failure; "ok" alone read as a result to a new user
+
+    assert v.check_document(doc) == []
+    capsys.readouterr()
+    assert cli.main(["validate", str(tmp_path / "bad.json")]) == 0
+    assert capsys.readouterr().out.strip().endswith(
+        ": ok (a valid record, but none of its 1 run completed: failed; it measures nothing to compare or rank)")
     with pytest.raises(GoodbenchError, match="never overwritten"):
         goodbench.Benchmark("bad", samples_per_step=4, max_steps=3, device="cpu", out=tmp_path / "bad.json").start()
     with pytest.raises(GoodbenchError, match="no quality target"):

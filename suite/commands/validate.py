@@ -23,11 +23,25 @@ def run(args) -> int:
         for problem in problems:
             print(problem.line(name))
         if not problems:
-            print(f"{name}: ok")
+            print(f"{name}: ok" + _no_run_completed(name))
         elif (note := older_rules_note(name, problems)) is not None:
             print(note)
         failed |= bool(problems)
     return 1 if failed else 0
+
+
+def _no_run_completed(name: str) -> str:
+    """For a valid file none of whose runs completed: why "ok" is not a result (a new user's
+    script failed before its first step and the file it left read "ok"); else ""."""
+    from suite.record.reading import load
+
+    doc, _ = load(name)
+    runs = [r for r in (doc or {}).get("runs") or [] if isinstance(r, dict)]
+    if not runs or any(r.get("status") == "complete" for r in runs):
+        return ""
+    statuses = sorted({str(r.get("status")) for r in runs})
+    return (f" (a valid record, but none of its {len(runs)} run{'' if len(runs) == 1 else 's'} completed: "
+            f"{', '.join(statuses)}; it measures nothing to compare or rank)")
 
 
 def older_rules_note(name: str, problems: list) -> str | None:
