@@ -45,6 +45,11 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, in a sandbox "
                         "(bubblewrap) on a copy of its commit taken from this git checkout; without it, the command "
                         "is printed and nothing runs (docs/own-code.md)")
+    p.add_argument("--attest-code-read", metavar="COMMIT",
+                   help="own code, with --run-recorded-command: state, signed with the reproduction, that you read "
+                        "its code at COMMIT, the commit FILE recorded (at least 12 hex digits), and that it trains "
+                        "what it evaluates; without it a trusted reviewer's reproduction of own code reads \"re-run\", "
+                        "not \"reproduced\": re-running code reproduces whatever it does (docs/own-code.md)")
     return p
 
 
@@ -75,8 +80,14 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     tolerance = args.tolerance / 100
     original = read_original(args.file)
     indexes = chosen(original, args.run)
+    code_read = None
+    if args.attest_code_read is not None:  # refused here for a reference workload's file, before anything runs
+        from suite.run.reproduce import attestation
+
+        code_read = attestation.code_read(original.doc["settings"], args.attest_code_read,
+                                run_recorded_command=args.run_recorded_command, sign=not args.no_sign)
     if original.doc["settings"].get("division") == "own":
-        return _reproduce_own(args, original, indexes, tolerance)
+        return _reproduce_own(args, original, indexes, tolerance, code_read)
     the_plan = plan(original, indexes, args.data_dir, this_machine())
     out = Path(args.output) if args.output else default_output()
     if not launch.in_torchrun():  # the launcher, or the one process: rank 0 reports the rest
@@ -121,14 +132,15 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     return 0 if found.reproduced else 1
 
 
-def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
+def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_read: dict | None) -> int:
     """Own code's runs: its recorded command, printed in full, run again in a sandbox on a copy of
     its code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
-    re-run compared by seed; 0 when every run reproduced."""
+    re-run compared by seed, with the reviewer's attestation of reading the code where given
+    (``code_read``, suite/run/reproduce/attestation.py); 0 when every run reproduced."""
     import shlex
 
     from suite.record.results import NameTaken
-    from suite.run.reproduce import own
+    from suite.run.reproduce import attestation, own
     from suite.run.reproduce.comparison import REPRODUCED
     from suite.run.reproduce.reporting import report_lines
     from suite.run.reproduce.training import default_output
@@ -152,7 +164,8 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
     stop_on_sigterm()
     try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
         found = own.reproduce(original, indexes, out, tolerance,
-                              load_key=(lambda: None) if args.no_sign else signing.load_key, report=say, cap=_cap(args))
+                              load_key=(lambda: None) if args.no_sign else signing.load_key, report=say, cap=_cap(args),
+                              code_read=code_read)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):
@@ -163,6 +176,9 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float) -> int:
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
           f"{done} of {len(found.comparisons)} runs reproduced", flush=True)
+    print(f"you attested reading its code at commit {code_read['commit'][:12]}" if code_read else
+          f"no reading of its code attested ({attestation.OPTION}): a trusted reviewer's reproduction of own code reads "
+          "\"re-run\" (its code gave the same figures again), not \"reproduced\"", flush=True)
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
     return 0 if found.reproduced else 1
 

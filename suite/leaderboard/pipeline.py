@@ -62,7 +62,7 @@ def file_rows(stored: rows.Stored) -> FileRows:
 @dataclass(frozen=True)
 class Board:
     """The leaderboard: ``entries`` (:data:`rows.ENTRY_COLUMNS` with ``trust``, ``reviewed_by``,
-    ``reproduced_runs``, ``ranking`` and ``ranking_reason``), ``runs`` (:data:`rows.RUN_COLUMNS`),
+    ``reproduced_runs``, ``rerun_runs``, ``code_read``, ``ranking`` and ``ranking_reason``), ``runs`` (:data:`rows.RUN_COLUMNS`),
     in the order the files were stored; ``copies`` (:func:`rows.copies`) and the files left out
     with why (``invalid``: name, first problem)."""
 

@@ -47,8 +47,8 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
-               "median_samples_per_s", "reproduces_original_median_samples_per_s",
-               "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
+               "median_samples_per_s", "reproduces_original_median_samples_per_s", "code_commit",
+               "reproduces_code_read", "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
 
 
 def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
@@ -130,7 +130,8 @@ def reproduction(doc: dict) -> dict | None:
 
 def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     """The reproductions among the run rows, by (sha256 of the original file, original run id):
-    each with its file, run id, system, verdict, start and step-time digest."""
+    each with its file, run id, system, verdict, start, step-time digest and, for own code, the
+    commit its reviewer attested reading (``code_read``, None: no attestation)."""
     found: dict[tuple[str, str], list[dict]] = {}
     if runs.empty:
         return found
@@ -140,6 +141,7 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
              "signer": row["signer"], "verdict": row["reproduction_verdict"], "started_at": row["started_at"],
              "steps_sha256": row["steps_sha256"], "scale": row["scale"],
              "tolerance": _number(row.get("reproduces_tolerance")),
+             "code_read": row["reproduces_code_read"] if isinstance(row.get("reproduces_code_read"), str) else None,
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
                           "tta_s": _number(row["reproduces_original_tta_s"]),
                           "median_samples_per_s": _number(row.get("reproduces_original_median_samples_per_s"))}})
@@ -155,11 +157,29 @@ def _recorded_median(entry: dict | None) -> float | None:
 
 def original_figures(run: dict, doc: dict) -> dict:
     """What :func:`contradicted` holds a reproduction to: the stored original run's samples/s, time
-    to target and step-time digest, and its file's ``created_at`` (the keys of a run row)."""
+    to target and step-time digest, and its file's ``created_at``; and what says whose code a
+    re-run ran: its division and, for own code, its recorded commit (the keys of a run row)."""
     return {"samples_per_s": results.samples_per_s(run), "tta_s": run["metrics"]["tta_s"],
             "median_samples_per_s": results.median_samples_per_s(run),
             "created_at": doc.get("created_at"), "steps_sha256": results.step_times_digest(run),
-            "scale": run["scale"]}
+            "scale": run["scale"], "division": validate.division(doc), "code_commit": code_commit(doc)}
+
+
+def code_commit(doc: dict) -> str | None:
+    """The git commit an own-code document recorded for its code (None: goodbench's own code, or none recorded)."""
+    if validate.division(doc) != own.DIVISION:
+        return None
+    section = doc["settings"].get("implementation")
+    code = section.get("code") if isinstance(section, dict) else None
+    commit = code.get("git_commit") if isinstance(code, dict) else None
+    return commit if isinstance(commit, str) else None
+
+
+def code_read(section: dict | None) -> str | None:
+    """The commit a reproduction's reviewer attested reading (``settings.reproduces.code_read``), or None."""
+    attested = (section or {}).get("code_read")
+    commit = attested.get("commit") if isinstance(attested, dict) else None
+    return commit if isinstance(commit, str) else None
 
 
 def contradicted(reproduction: dict, original: dict) -> str | None:
@@ -257,6 +277,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "reproduces_tolerance": section["throughput_tolerance"] if repro else None,
             "median_samples_per_s": results.median_samples_per_s(run),
             "reproduces_original_median_samples_per_s": _recorded_median(repro),
+            "code_commit": code_commit(doc), "reproduces_code_read": code_read(section) if repro else None,
             "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
             "under_load": host_load.under_load(run.get("host_load")),

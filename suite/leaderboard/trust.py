@@ -1,11 +1,21 @@
-"""How far a leaderboard entry can be trusted: reproduced by a trusted reviewer, signed, or unsigned.
+"""How far a leaderboard entry can be trusted: reproduced by a trusted reviewer, re-run by one
+(own code), signed, or unsigned.
 
 A stored reproduction (``goodbench reproduce``) of one of the entry's runs counts only when a
 reviewer of ``results/reviewers.toml`` signed it (:mod:`suite.trust.reviewers`) and nothing in the stored
 original contradicts it (:func:`suite.leaderboard.rows.contradicted`: a re-run of another scale, or
 one claiming a tolerance beyond the rules', counts for nothing). It marks only the run it
 reproduced: the row says how many of its runs were reproduced ("reproduced by a trusted
-reviewer: 1 of 5 runs"). Without one, what the file says
+reviewer: 1 of 5 runs").
+
+Own code is the submitter's: re-running it reproduces whatever it does, and no record shows that
+the work between its step edges was training (a script that sleeps, reports stored losses and
+loads stored weights at each evaluation reproduces bit for bit). So a trusted reviewer's
+reproduction of own code reads ``rerun`` ("re-run by a trusted reviewer", :data:`OWN_RERUN_TEXT`)
+unless the reviewer attested reading the code at the original's recorded commit
+(``settings.reproduces.code_read``, ``goodbench reproduce --attest-code-read``); only then does it
+read ``reproduced``, naming the commit and the reviewer. A reference workload's reproduction ran
+goodbench's own code, and reads ``reproduced`` as before. Without one, what the file says
 of its machine and settings is the submitter's word: the entry reads "not reproduced", and its run
 page marks each field self-reported or checked (:mod:`suite.validate.provenance`).
 """
@@ -17,47 +27,69 @@ from pathlib import Path
 import pandas as pd
 
 from suite.leaderboard import rows as leaderboard
-from suite.trust.labels import LEVEL_TEXT
+from suite.trust.labels import CODE_READ_TEXT, LEVEL_TEXT, OWN_RERUN_TEXT
 from suite.trust.reviewers import Reviewers
 from suite.trust.signing import short
 
-# The kinds of one reproduction, in the order the run page lists them.
-REPRODUCED, DIFFERS, INCONCLUSIVE, UNVERIFIED, NOT_COUNTED = range(5)
+# The kinds of one reproduction, in the order the run page lists them. RERUN: own code re-run by a
+# trusted reviewer with the same figures, its code not attested read (:func:`attested`).
+REPRODUCED, RERUN, DIFFERS, INCONCLUSIVE, UNVERIFIED, NOT_COUNTED = range(6)
 
 # An entry's level, most trusted first (the column ``trust`` of the tables and their downloads).
-LEVELS = ("reproduced", "differs", "signed", "unsigned")
+LEVELS = ("reproduced", "rerun", "differs", "signed", "unsigned")
 TEXT = LEVEL_TEXT  # what each level reads (suite/trust/labels.py: no submitter's name may read so)
 
 
 def kind(reproduction: dict, original: dict, trusted: Reviewers) -> tuple[int, str | None]:
     """(kind, why) of one reproduction of the run whose figures are ``original``
     (:func:`suite.leaderboard.rows.original_figures`): NOT_COUNTED with why when the original
-    contradicts it, UNVERIFIED when no trusted reviewer signed it, else its verdict's kind."""
+    contradicts it, UNVERIFIED when no trusted reviewer signed it, else its verdict's kind — for
+    own code, a reproduced verdict is RERUN unless its reviewer attested reading the code
+    (:func:`attested`)."""
     why = leaderboard.contradicted(reproduction, original)
     if why:
         return NOT_COUNTED, why
     if not trusted.trusts(reproduction.get("signer")):
         return UNVERIFIED, None
     verdict = str(reproduction["verdict"])
-    return (REPRODUCED if verdict == "reproduced" else INCONCLUSIVE if verdict.startswith("inconclusive")
-            else DIFFERS), None
+    if verdict == "reproduced":
+        return (RERUN if is_own(original) and not attested(reproduction, original) else REPRODUCED), None
+    return (INCONCLUSIVE if verdict.startswith("inconclusive") else DIFFERS), None
+
+
+def is_own(original: dict) -> bool:
+    """Whether the original run is own code (its division ``own``): a re-run of it ran the submitter's code."""
+    return original.get("division") == "own"
+
+
+def attested(reproduction: dict, original: dict) -> bool:
+    """Whether the reproduction's reviewer attested reading the own code at the commit the original
+    recorded (``settings.reproduces.code_read``; an attestation of another commit attests nothing of it)."""
+    commit = reproduction.get("code_read")
+    return isinstance(commit, str) and commit == original.get("code_commit")
 
 
 def level(kinds: list[int], signer) -> str:
     """An entry's level from the kinds of its runs' reproductions: "differs" when a counted one
-    differs, "reproduced" when one reproduced it and none differs, else "signed" or "unsigned"."""
+    differs, "reproduced" when one reproduced it and none differs, "rerun" when own code was only
+    re-run (:data:`RERUN`), else "signed" or "unsigned"."""
     if DIFFERS in kinds:
         return "differs"
     if REPRODUCED in kinds:
         return "reproduced"
+    if RERUN in kinds:
+        return "rerun"
     return "signed" if isinstance(signer, str) else "unsigned"
 
 
 def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | None, trusted: Reviewers
                ) -> pd.DataFrame:
     """``entries`` with the column ``trust`` (one of :data:`LEVELS`), ``reviewed_by`` (the
-    trusted reviewers whose reproduction counted, or None) and ``reproduced_runs`` ("1 of 5 runs":
-    how many of the entry's runs, at its scale, a counted reproduction reproduced; None for none). A reproduction names its original by
+    trusted reviewers whose reproduction counted, or None), ``reproduced_runs`` ("1 of 5 runs":
+    how many of the entry's runs, at its scale, a counted reproduction reproduced; None for none),
+    ``rerun_runs`` (the same for own code's runs only re-run, :data:`RERUN`) and ``code_read``
+    ("16b0df863cf5 (<reviewer>)": the commit of own code a reviewer of a counted reproduction
+    attested reading; None for none). A reproduction names its original by
     the sha256 of its bytes, which is its name in the store; a file whose bytes do not give its
     name gets none (and none without a store: ``results_dir`` None)."""
     found = leaderboard.reproductions(runs) if not runs.empty and results_dir is not None else {}
@@ -66,27 +98,46 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
     levels: list[str] = []
     reviewers: list[str | None] = []
     counts: list[str | None] = []
+    reruns: list[str | None] = []
+    reads: list[str | None] = []
     for entry in entries.to_dict(orient="records"):
         sha = str(entry["file"]).removesuffix(".json")
         kinds: list[int] = []
         names: set[str] = set()
+        read: set[str] = set()
         mine = runs[(runs["file"] == entry["file"]) & (runs["workload"] == entry["workload"])
                     & (runs["scale"] == entry["scale"])] if not runs.empty else runs
-        reproduced = 0
+        reproduced = rerun = 0
         if sha in matches:
             for run in mine.to_dict(orient="records"):
                 run_kinds: list[int] = []
                 for reproduction in found.get((sha, run["run_id"]), []):
                     k, _ = kind(reproduction, run, trusted)
                     run_kinds.append(k)
-                    if k in (REPRODUCED, DIFFERS, INCONCLUSIVE):
+                    if k in (REPRODUCED, RERUN, DIFFERS, INCONCLUSIVE):
                         names.add(trusted.names[str(reproduction["signer"])])
+                    if k == REPRODUCED and is_own(run):
+                        read.add(f"{short_commit(reproduction['code_read'])} "
+                                 f"({trusted.names[str(reproduction['signer'])]})")
                 kinds += run_kinds
                 reproduced += REPRODUCED in run_kinds  # a run counts once, however often it was reproduced
+                rerun += RERUN in run_kinds and REPRODUCED not in run_kinds
         levels.append(level(kinds, entry["signer"]))
         reviewers.append(", ".join(sorted(names)) or None)
-        counts.append(f"{reproduced} of {len(mine)} run{'s' if len(mine) != 1 else ''}" if reproduced else None)
-    return entries.assign(trust=levels, reviewed_by=reviewers, reproduced_runs=counts)
+        counts.append(_of_runs(reproduced, len(mine)))
+        reruns.append(_of_runs(rerun, len(mine)))
+        reads.append("; ".join(sorted(read)) or None)
+    return entries.assign(trust=levels, reviewed_by=reviewers, reproduced_runs=counts, rerun_runs=reruns,
+                          code_read=reads)
+
+
+def _of_runs(n: int, total: int) -> str | None:
+    return f"{n} of {total} run{'s' if total != 1 else ''}" if n else None
+
+
+def short_commit(commit: str) -> str:
+    """A git commit as the site names it: its first 12 hex digits."""
+    return commit[:12]
 
 
 def _named_by_its_bytes(path: Path, sha: str) -> bool:
@@ -98,14 +149,23 @@ def _named_by_its_bytes(path: Path, sha: str) -> bool:
 
 def row_text(row: dict) -> str | None:
     """The line a table row shows under its system (a system page's, under its signer): its
-    level, and who reproduced it."""
+    level, who reproduced it and, for own code, what their reproduction proves: the commit a
+    reviewer attested reading, or :data:`OWN_RERUN_TEXT` for a re-run alone."""
     level_ = row.get("trust")
     if not isinstance(level_, str) or level_ not in TEXT:
         return None
     names = row.get("reviewed_by")
     if level_ == "signed" and isinstance(row.get("signer"), str):  # whose key: the table shows it too
         return f"signed by {short(row['signer'])}, not reproduced"
-    counted = row.get("reproduced_runs")
-    scope = f": {counted}" if level_ == "reproduced" and isinstance(counted, str) else ""
-    return TEXT[level_] + scope + (f" ({names})" if isinstance(names, str) and level_ in ("reproduced", "differs")
-                                   else "")
+    counted = row.get("reproduced_runs") if level_ == "reproduced" else row.get("rerun_runs")
+    scope = f": {counted}" if level_ in ("reproduced", "rerun") and isinstance(counted, str) else ""
+    who = f" ({names})" if isinstance(names, str) and level_ in ("reproduced", "rerun", "differs") else ""
+    text = TEXT[level_] + scope + who
+    read = row.get("code_read")
+    if level_ == "reproduced" and isinstance(read, str):
+        text += f"; {CODE_READ_TEXT} {read}"
+    if level_ == "rerun":
+        text += f": {OWN_RERUN_TEXT}"
+    elif isinstance(row.get("rerun_runs"), str):  # some of its runs re-run alone, beside others
+        text += f"; {TEXT['rerun']}: {row['rerun_runs']}, {OWN_RERUN_TEXT}"
+    return text

@@ -371,8 +371,9 @@ clocks run in the process the submitter's code controls (which could replace the
 outside it stamped the steps and evaluations (issue 44, finding 6), so the entry is never ranked
 (:func:`suite.leaderboard.rows.one_clock`)."""
 TWO_CLOCKS = ("two clocks: step and evaluation edges stamped by goodbench run-own's process too, within "
-              "tolerance; that process ran on the submitter's machine, so its stamps, and what runs between "
-              "them, are self-reported until a reviewer's reproduction stamps its own")
+              "tolerance; that process ran on the submitter's machine, so its stamps are self-reported until a "
+              "reviewer's reproduction stamps its own, and what runs between them is the code's own unless a "
+              "reviewer attests reading it")
 """What an own-code row and run page says when ``goodbench run-own`` stamped every run's edges on its
 own clock and the validator found the two clocks agree (rule second-clock)."""
 

@@ -86,7 +86,8 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                 groups.append((title + apart, smoke[smoke["division"] == div], False,
                                "smoke" if div == divisions[0] else f"smoke-{safe_name(div)}"))
     leading = groups  # the index's leaders: the first of each division's ranking
-    # reproduced results ranked apart, first: the rows a trusted reviewer's reproduction backs
+    # reproduced results ranked apart, first: the rows a trusted reviewer's reproduction backs (own
+    # code's only where the reviewer attested reading it: a re-run alone, "rerun", is not promoted)
     reproduced = [(title.replace(" — ranked", " — reproduced by a trusted reviewer, ranked among themselves"),
                    frame[backed], True, f"{slug}-reproduced")
                   for title, frame, is_ranked, slug in leading

@@ -25,6 +25,7 @@ from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name
 from suite.site.render import render
 from suite.trust import signing
+from suite.trust.labels import CODE_READ_TEXT, OWN_RERUN_TEXT
 from suite.trust.labels import REPRODUCTION_TEXT as RESULT
 from suite.trust.reviewers import FILE as REVIEWERS_FILE
 from suite.trust.reviewers import Reviewers
@@ -86,7 +87,8 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
             copy = copy_line(copies.get((file, run["run_id"])))
             if lines or copy:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
-                       built_at=built_at, reproduced=lines, copy=copy, **run_context(file, doc, run, shared))
+                       built_at=built_at, reproduced=lines, reproduced_own=own_code(doc) is not None, copy=copy,
+                       **run_context(file, doc, run, shared))
 
 
 def copy_line(verdict) -> dict | None:
@@ -101,7 +103,9 @@ def copy_line(verdict) -> dict | None:
 def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,
                      trusted: Reviewers | None = None) -> list[dict]:
     """"reproduced 2 times on <system>", "differs 1 time on <system>", "inconclusive 1 time on
-    <system>" (a throughput whose interval could not tell), each with links to the
+    <system>" (a throughput whose interval could not tell) — for own code, "re-run 1 time on
+    <system>" and what that proves (:data:`suite.trust.labels.OWN_RERUN_TEXT`) unless the reviewer
+    attested reading its code, the commit then named —, each with links to the
     reproductions' run pages and a tooltip of why they differ. Only a reproduction signed by a
     ``trusted`` reviewer's key (:mod:`suite.trust.reviewers`) counts; the others are listed apart as
     unverified claims. A reproduction that does not count for the stored original
@@ -124,8 +128,12 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
         times = f"{n} time{'s' if n != 1 else ''}"
         if kind < trust.UNVERIFIED:
             names = sorted({trusted.names[str(r["signer"])] for r in found})
-            verdict = RESULT[("reproduced", "differs", "inconclusive")[kind]]
-            text = f"{verdict} {times} on {system} ({RESULT['reviewers']} {', '.join(names)})"
+            verdict = RESULT[("reproduced", "rerun", "differs", "inconclusive")[kind]]
+            text = f"{verdict} {times} on {system} ({RESULT['reviewers']} {', '.join(names)}"
+            if kind == trust.REPRODUCED and trust.is_own(original):
+                text += "; " + "; ".join(sorted({f"{trusted.names[str(r['signer'])]} {CODE_READ_TEXT} "
+                                                 f"{trust.short_commit(r['code_read'])}" for r in found}))
+            text += f"): {OWN_RERUN_TEXT}" if kind == trust.RERUN else ")"
         elif kind == trust.UNVERIFIED:
             text = (f"{RESULT['unverified']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
@@ -134,7 +142,8 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
             text = (f"{RESULT['not-counted']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
         lines.append({"text": text,
-                      "css": "status-complete" if kind == trust.REPRODUCED else "status-partial" if kind in (trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",
+                      "css": "status-complete" if kind == trust.REPRODUCED else "status-partial"
+                      if kind in (trust.RERUN, trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",
                       "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
                                  "title": printable(str(r["why"]))[:300]} for r in found]})
     return lines

@@ -1,6 +1,7 @@
 """The words the site uses to say how far a result can be trusted, in one place: each entry's
-level (:data:`LEVEL_TEXT`), what a copy or a disputed run reads (:data:`COPY_TEXT`) and what a
-run page says of reproductions (:data:`REPRODUCTION_TEXT`). The leaderboard and the site show
+level (:data:`LEVEL_TEXT`), what a copy or a disputed run reads (:data:`COPY_TEXT`), what a
+run page says of reproductions (:data:`REPRODUCTION_TEXT`) and what a reproduction of own code
+proves (:data:`OWN_RERUN_TEXT`, :data:`CODE_READ_TEXT`). The leaderboard and the site show
 them; the validator refuses a submitter's name that would read as one of them
 (:func:`trust_words_in`, rule ``name-trust``), so that a system named "H100 x8 - reproduced by a
 trusted reviewer" cannot label itself."""
@@ -15,6 +16,7 @@ from suite.record.text import has_control_chars, safe
 LEVEL_TEXT = {
     "reproduced": "reproduced by a trusted reviewer",
     "differs": "a trusted reviewer's reproduction differs",
+    "rerun": "re-run by a trusted reviewer",
     "signed": "signed, not reproduced",
     "unsigned": "unsigned, not reproduced",
 }
@@ -27,9 +29,21 @@ COPY_TEXT = {
 }
 """What a copy's or a disputed run's row says: (lead, tail), the kept run's signer between them."""
 
-REPRODUCTION_TEXT = {"reproduced": "reproduced", "differs": "differs", "inconclusive": "inconclusive",
+REPRODUCTION_TEXT = {"reproduced": "reproduced", "rerun": "re-run", "differs": "differs", "inconclusive": "inconclusive",
                      "unverified": "unverified claims", "not-counted": "not counted", "reviewers": "reviewed by"}
 """How a run page says what came of each reproduction (:mod:`suite.site.run_page`)."""
+
+OWN_RERUN_TEXT = ("the submitter's code gave the same figures again; what it does between its step edges is its "
+                  "own (the reviewer did not attest to reading it)")
+"""What a trusted reviewer's re-run of own code without an attestation of reading it
+(``rerun``) proves, beside its label: re-running the submitter's code reproduces whatever that
+code does, sleeping and reporting stored losses included."""
+
+CODE_READ_TEXT = "attested reading its code at commit"
+"""How a row and a run page name an own-code reproduction's attestation ("<reviewer> attested
+reading its code at commit 16b0df863cf5"): only with one does an own-code re-run read
+``reproduced``. Like :data:`OWN_RERUN_TEXT`, never part of a label a name could spell alone:
+both stand beside a label of :data:`LEVEL_TEXT`, whose words a name may not hold."""
 
 TIMING_TEXT = ("two clocks", "one clock", "self-timed")
 """How an own-code row says it was timed (the site's ``TWO_CLOCKS`` and ``OWN_TIMING`` open so): a
@@ -55,7 +69,8 @@ the letters that are not Latin, as letterlike symbols and operators draw letters
 
 
 # words of the phrases above that say nothing of trust by themselves
-_FUNCTION_WORDS = frozenset({"a", "an", "and", "as", "by", "first", "not", "of", "on", "one", "run", "same", "the"})
+_FUNCTION_WORDS = frozenset({"a", "an", "and", "as", "by", "first", "not", "of", "on", "one", "re", "run", "same",
+                             "the"})
 
 _LOOK_ALIKES = str.maketrans({
     # Cyrillic, Greek and other letters drawn as a Latin one (after case folding), as Unicode's

@@ -41,7 +41,36 @@ code("reproduces-bounds", f"a reproduction claims a throughput tolerance beyond 
                           "curve tolerance beyond its workload's seed-to-seed bound (1% for own code's free job)",
      since=V8)
 
+code("reproduces-code-read", "a reproduction attests reading code that is not own code, or not at the commit its "
+                             "re-run ran (settings.reproduces.code_read: own code, goodbench reproduce "
+                             "--run-recorded-command --attest-code-read)")
+
 Runs = list[tuple[int, dict]]
+
+
+@document_rule("reproduces-code-read")
+def _check_code_read(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
+    """A reviewer's attestation of reading the code (``settings.reproduces.code_read``, optional)
+    stands only in a reproduction of own code — a reference workload's re-run ran goodbench's own
+    code — and names the commit the re-run recorded running (the copy of the original's). Since
+    the field was added every file may hold it; none held it before (the schema refused it), so
+    this refuses nothing accepted before."""
+    section = doc["settings"].get("reproduces")
+    attested = section.get("code_read") if isinstance(section, dict) else None
+    if attested is None:
+        return []
+    where = "settings.reproduces.code_read"
+    if doc["settings"].get("division") != "own":
+        return [Problem("reproduces-code-read", where, "attests reading the code of a reproduction that is not of own "
+                                                       "code: a reference workload's re-run runs goodbench's own code")]
+    implementation = doc["settings"].get("implementation")
+    code_section = implementation.get("code") if isinstance(implementation, dict) else None
+    ran = code_section.get("git_commit") if isinstance(code_section, dict) else None
+    if attested["commit"] != ran:
+        return [Problem("reproduces-code-read", f"{where}.commit",
+                        f"attests reading commit {safe(attested['commit'], 64)}, but the re-run ran commit "
+                        f"{safe(str(ran), 64)}: an attestation names the code that was run")]
+    return []
 
 
 @document_rule("reproduces-bounds")

@@ -188,7 +188,8 @@ def _launcher(command: list[str], shown: str) -> tuple[list[str], list[str]]:
 
 def reproduce(original: Original, indexes: list[int], out: Path, tolerance: float, where: Path = Path("."),
               load_key: Callable[[], Any] = lambda: None, timeout: float | None = None,
-              report: Callable[[str], None] = lambda line: None, cap: Cap = DEFAULT_CAP) -> Reproduction:
+              report: Callable[[str], None] = lambda line: None, cap: Cap = DEFAULT_CAP,
+              code_read: dict | None = None) -> Reproduction:
     """Run the original's recorded command (:func:`runnable_command`: the caller has shown it and
     the user has asked) in a sandbox, on a throwaway copy of the checkout ``where`` at the recorded
     commit (:func:`_rerun`), and compare its runs with the original's ``indexes``; when a run's
@@ -196,7 +197,8 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     is not a difference), the command runs again until every such run's re-runs, pooled, decide
     or ``cap`` is reached (:func:`_measured_on`), as a reference reproduction measures on.
     The re-run's chosen runs, with ``settings.reproduces`` (signed with the key ``load_key``
-    returns, read only once every re-run has ended), are written to ``out``. :class:`CannotReproduce`
+    returns, read only once every re-run has ended; with the reviewer's attestation of reading the
+    code, ``code_read``, where given: :mod:`suite.run.reproduce.attestation`), are written to ``out``. :class:`CannotReproduce`
     when the code is not at hand, the sandbox cannot be made or the command writes no valid file;
     a re-run that cannot be compared is kept beside ``out`` (``*.rerun.json``)."""
     from suite.validate import check_document
@@ -214,6 +216,8 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
         stamping.keep_stamped(doc)  # and the second clock of those runs
         doc["summary"] = derive.summary(doc["runs"])
         doc["settings"]["reproduces"] = section(original, comparisons, tolerance)
+        if code_read is not None:
+            doc["settings"]["reproduces"]["code_read"] = code_read
         doc.pop("signature", None)
         try:
             key = load_key()  # the signing key is read now, every re-run having ended
