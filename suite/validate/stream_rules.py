@@ -126,7 +126,7 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
                                     f"{span}: {_fmt(step_s)} of steps in a block the event log stamps "
                                     f"{_fmt(stamped)} long"))
     allowed = LOOP_SHARE * stamped_total + len(log.blocks) * INTERVAL_SLACK_S
-    if not problems and stamped_total - busy_total > allowed:
+    if not problems and stamped_total - busy_total > allowed and not _second_clock_entry(doc, run):
         problems.append(Problem("stream-step-times", field,
                                 f"the event log stamps its step blocks {_fmt(stamped_total)} long, but their "
                                 f"steps and batch waits took {_fmt(busy_total)}"))
@@ -134,6 +134,17 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
         problems.append(Problem("stream-step-times", field,
                                 f"steps {covered + 1}–{len(times)} are in no step block of the event log"))
     return problems
+
+
+def _second_clock_entry(doc: dict, run: dict) -> bool:
+    """Whether ``goodbench run-own``'s second clock holds an entry for ``run``. Such a run's loop
+    between steps writes two edges a step to the launcher's pipe, and on a loaded machine each write
+    wakes the launcher's reader, which takes the writer's core: an honest run of 3-ms steps at load 9
+    spent 53% of its stamped blocks between steps. Its steps are bounded by that clock instead (rule
+    ``second-clock``; on a CPU each step it can hold, from 5 ms): :data:`LOOP_SHARE` does not apply."""
+    entries = (doc.get("second_clock") or {}).get("runs") if isinstance(doc.get("second_clock"), dict) else None
+    return isinstance(entries, list) and any(isinstance(e, dict) and e.get("run_id") == run.get("run_id")
+                                             for e in entries)
 
 
 def _met(target, value) -> bool:
