@@ -236,7 +236,7 @@ def test_the_validator_recomputes_a_verdict_given_on_the_median_step_time():
 def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():
     from suite.leaderboard import rows
 
-    stored = rows.original_figures(_unsteady(0.01, *FORGED[0]), {"created_at": "2026-11-28T00:00:00Z"})
+    stored = rows.original_figures(_unsteady(0.01, *FORGED[0]), {"created_at": "2026-11-28T00:00:00Z", "settings": {}})
     told = {key: stored[key] for key in ("samples_per_s", "tta_s", "median_samples_per_s")}
     reproduction = {"original": told, "started_at": "2026-11-29T00:00:00Z", "scale": "smoke", "tolerance": 0.2}
     assert rows.contradicted(reproduction, stored) is None

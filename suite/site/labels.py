@@ -152,6 +152,7 @@ DOC_FIELDS = {
     "settings.reproduces.sha256": ("reproduces: original file's sha256", "text"),
     "settings.reproduces.file": ("reproduces: original file", "text"),
     "settings.reproduces.throughput_tolerance": ("reproduces: throughput tolerance", "share"),
+    "settings.reproduces.code_read.commit": ("reproduces: the reviewer attests reading the code at commit", "text"),
     "settings.reproduces.runs[].original_run_id": ("reproduced run {i}: original run id", "text"),
     "settings.reproduces.runs[].original_index": ("reproduced run {i}: original run's position", "count"),
     "settings.reproduces.runs[].run_id": ("reproduced run {i}: run id", "text"),
