@@ -18,7 +18,7 @@ from suite.leaderboard import systems
 from suite.record import results
 from suite.site.builder import build_site
 from suite.site.names import safe_name, system_slug
-from suite.store.files import submit
+from suite.store.files import submit_noted
 from suite.trust import signing
 from suite.trust.resemblance import skeleton
 
@@ -111,13 +111,14 @@ def imposter_site(tmp_path_factory) -> dict:
     docs = {"victim": _sealed("ACME H100 node", keys[0], 1, 0.25, 1.0),
             "imposter": _sealed("ACME H100 node", keys[1], 2, 0.45, 0.5),
             "lookalike": _sealed("ACME Hl00 node", keys[2], 3, 0.40, 0.4)}
-    stored = {}
+    stored, notes = {}, {}
     for who, doc in docs.items():
         results.write(tmp / f"{who}.json", doc)
-        stored[who] = submit(tmp / f"{who}.json", folder).name
+        answer = submit_noted(tmp / f"{who}.json", folder)
+        stored[who], notes[who] = answer.path.name, answer.notes
     build_site(folder, tmp / "site")
     fps = {who: signing.signer(doc) for who, doc in docs.items()}
-    return {"site": tmp / "site", "files": stored, "fps": fps, "docs": docs}
+    return {"site": tmp / "site", "files": stored, "fps": fps, "docs": docs, "notes": notes}
 
 
 def _page(site: Path, name: str, fp: str) -> str:
@@ -179,3 +180,16 @@ def test_a_run_page_links_its_signers_system(imposter_site):
     run_id = docs["imposter"]["runs"][0]["run_id"]
     page = (site / "runs" / f"{run_slug(files['imposter'], run_id)}.html").read_text()
     assert f'href="../systems/{system_slug("ACME H100 node", fps["imposter"])}.html"' in page
+
+
+def test_submit_says_whose_name_a_new_system_shares_or_resembles(imposter_site):
+    fps, notes = imposter_site["fps"], imposter_site["notes"]
+    victim, imposter = (f"ACME H100 node ({signing.short(fps[w])})" for w in ("victim", "imposter"))
+    assert notes["victim"] == ()
+    assert notes["imposter"] == (
+        f"system \u201cACME H100 node\u201d: name shared with another signer's system \u201c{victim}\u201d, stored "
+        f"first; the leaderboard shows this file's system as \u201c{imposter}\u201d, a system apart (a system is "
+        "its name and signer)",)
+    [note] = notes["lookalike"]
+    assert note.startswith(f"system \u201cACME Hl00 node\u201d: name resembles \u201c{victim}\u201d, another "
+                           "signer's system, stored first")
