@@ -32,7 +32,7 @@ from suite.record import claims, mllog, results
 from suite.record.errors import GoodbenchError
 from suite.record.rules_version import RULES_DATES
 from suite.site.builder import build_site
-from suite.site.names import run_slug, safe_name
+from suite.site.names import run_slug, system_slug
 from suite.store import ledger
 from suite.store.files import Refused, stored_files, submit, submit_noted
 from suite.trust import commitment, fingerprint, ownership, shuffles, signing
@@ -323,9 +323,9 @@ def test_between_two_signatures_the_first_stored_stays_and_the_later_is_disputed
     page = (site / "runs" / f"{run_slug(later.name, resigned['runs'][0]['run_id'])}.html").read_text()
     assert f"disputed: the same run as one signed by <code>{owner_fp}</code> and stored first, not ranked" in page
     assert f'href="{run_slug(first.name, genuine["runs"][0]["run_id"])}.html"' in page
-    system = (site / "systems" / f"{safe_name('thief-lab')}.html").read_text()
+    system = (site / "systems" / f"{system_slug('thief-lab', thief_fp)}.html").read_text()
     assert f"disputed: the same run as one signed by {signing.short(owner_fp)} and stored first" in system
-    assert thief_fp and "disputed" not in (site / "systems" / f"{safe_name(genuine['system']['name'])}.html").read_text()
+    assert "disputed" not in (site / "systems" / f"{system_slug(genuine['system']['name'], owner_fp)}.html").read_text()
 
 
 def test_a_file_committed_to_before_it_was_shown_wins_over_a_copy_re_signed_and_stored_first(tmp_path, original):
@@ -542,9 +542,14 @@ def test_one_suite_run_split_into_two_files_is_refused_unless_signed_over_an_uns
 
     key, fp = _key(tmp_path, "owner")
     signed = submit_noted(_write(tmp_path / "signed.json", signing.seal(second, key)), folder)
+    name = second["system"]["name"]
     assert signed.notes == (f"suite run {first['settings']['session']['id']} is also in {kept.name}, which is not "
                             f"signed by its owner's key ({fp}): {kept.name}'s runs are now shown as copies, not "
-                            "ranked",)
+                            "ranked",
+                            # one name, signed and unsigned: two systems (suite/leaderboard/systems.py)
+                            f"system \u201c{name}\u201d: name shared with a system of unsigned files \u201c{name} "
+                            f"(unsigned)\u201d, stored first; the leaderboard shows this file's system as \u201c{name} "
+                            f"({signing.short(fp)})\u201d, a system apart (a system is its name and signer)")
     assert _statuses(folder) == {kept.name: {"copy"}, signed.path.name: {None}}
 
 

@@ -24,7 +24,7 @@ from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
 from suite.record import results
 from suite.site.builder import build_site
-from suite.site.names import run_slug, safe_name
+from suite.site.names import run_slug, safe_name, system_slug
 from suite.store.files import Refused, stored_files, submit, submit_noted
 from suite.trust import ownership, signing
 from suite.validate import check_document, validate_file
@@ -317,7 +317,7 @@ def test_a_stolen_copy_submitted_first_does_not_block_its_owner(tmp_path, capsys
     assert "owner-lab" in ranked and "thief-lab" not in ranked and "thief-lab" in rest
     thief_system = (site / "systems" / f"{safe_name('thief-lab')}.html").read_text()
     assert f"copy of a run signed by {signing.short(owner_fp)}, not ranked" in thief_system
-    owner_system = (site / "systems" / f"{safe_name('owner-lab')}.html").read_text()
+    owner_system = (site / "systems" / f"{system_slug('owner-lab', owner_fp)}.html").read_text()
     assert signing.short(owner_fp) in owner_system
 
 

@@ -359,7 +359,7 @@ def test_scatter_keeps_the_front_and_each_systems_extremes(monkeypatch):
     monkeypatch.setattr(pages, "SCATTER_POINTS", 3)
     frame = pd.DataFrame({"system": ["a", "a", "a", "b", "b"], "scale": ["full"] * 5,
                           "energy_per_sample_j": [1.0, 2.0, 3.0, 1.5, 0.5], "samples_per_s": [10.0, 5.0, 30.0, 8.0, 1.0],
-                          "file": list("vwxyz"), "run_id": ["r"] * 5})
+                          "file": list("vwxyz"), "run_id": ["r"] * 5, "signer": [None] * 5})
     scatter = pages._scatter(frame, "../")
     svg = str(scatter["chart"])
     assert svg.count("<circle") == 3  # capped; the middle points (2 J, 1.5 J) are not drawn

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from suite.leaderboard import rows, trust
+from suite.leaderboard import rows, systems, trust
 from suite.record.errors import GoodbenchError
 from suite.store.files import stored_files
 from suite.store.ledger import in_store_order
@@ -62,7 +62,8 @@ def file_rows(stored: rows.Stored) -> FileRows:
 @dataclass(frozen=True)
 class Board:
     """The leaderboard: ``entries`` (:data:`rows.ENTRY_COLUMNS` with ``trust``, ``reviewed_by``,
-    ``reproduced_runs``, ``rerun_runs``, ``code_read``, ``ranking`` and ``ranking_reason``), ``runs`` (:data:`rows.RUN_COLUMNS`),
+    ``reproduced_runs``, ``rerun_runs``, ``code_read``, ``system_shown``, ``system_note``
+    (:mod:`suite.leaderboard.systems`), ``ranking`` and ``ranking_reason``), ``runs`` (:data:`rows.RUN_COLUMNS`),
     in the order the files were stored; ``copies`` (:func:`rows.copies`) and the files left out
     with why (``invalid``: name, first problem)."""
 
@@ -84,6 +85,7 @@ def board(parts: Iterable[FileRows], results_dir: Path | None = None, trusted: R
         pd.DataFrame([r for part in parts for r in part.runs], columns=rows.RUN_COLUMNS), found)
     entries = rows.with_scaling_efficiency(entries)
     entries = trust.with_trust(entries, runs, results_dir, trusted or Reviewers())  # reproduced, signed or unsigned
+    entries = systems.with_systems(entries)  # a system is its name and signer: each shown so, apart
     return Board(rows.with_ranking(entries), runs, found, list(invalid))
 
 

@@ -28,6 +28,7 @@ from suite.figures.derive import J_PER_KWH
 from suite.figures.recompute import recompute_document
 from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
 from suite.figures.summary import complete_runs, groups, median, summarize
+from suite.leaderboard.systems import IDENTITY
 from suite.record import results
 from suite.trust import ownership, signing
 from suite.validate import load
@@ -581,10 +582,12 @@ def pareto_front(frame: pd.DataFrame, x: str = "energy_per_sample_j", y: str = "
 
 def best_per_system(frame: pd.DataFrame) -> pd.DataFrame:
     """Each system's best entry per (workload, scale, division): lowest valid TTA score, else
-    highest throughput. Divisions are never mixed (an own implementation's quality is
+    highest throughput. A system is its name and signer (:data:`suite.leaderboard.systems.IDENTITY`:
+    another key's file under the same name is another system's, and a name's unsigned files are
+    one system apart). Divisions are never mixed (an own implementation's quality is
     self-reported), and own code's free jobs, each its own job, are left out."""
     frame = frame[~free_jobs(frame)] if not frame.empty else frame
     if frame.empty:
         return frame
-    order = ranked(frame)
-    return order.drop_duplicates(subset=["system", "workload", "scale", "division"], keep="first")
+    order = ranked(frame)  # drop_duplicates holds two missing signers (unsigned files) equal
+    return order.drop_duplicates(subset=[*IDENTITY, "workload", "scale", "division"], keep="first")

@@ -186,7 +186,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
         mine = [{k: v for k, v in summaries.items() if k[0] in f} for f in files]  # each group's entries
         systems = sorted((s for found in _map(pool, pages.system_pages, [out] * len(groups), groups,
                                               [built] * len(groups), [links] * len(groups), mine)
-                          for s in found), key=lambda s: s["name"])
+                          for s in found), key=lambda s: (s["order"], s["name"]))
     pages.compare_page(out, entries, built, summaries)
     downloads(runs, out / "runs")
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
@@ -217,7 +217,7 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     parts = _map(pool, _process, chunks, [str(out_dir)] * len(chunks), [built_at] * len(chunks),
                  [str(readings)] * len(chunks), [table] * len(chunks))
     invalid = [i for part in parts for i in part[1]]
-    links: dict[str, set[str]] = {}
+    links: dict[tuple[str, str | None], set[str]] = {}
     for system, text in (pair for part in parts for pair in part[2]):
         links.setdefault(system, set()).add(text)
     summaries = {key: value for part in parts for key, value in part[3].items()}
@@ -229,8 +229,8 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table
     :func:`suite.leaderboard.rows.read_stored`), copy valid ones to raw/, write their run pages
     (the recomputed figures, as the tables show them) and event logs, and keep the reading in
     ``readings`` for the pages rewritten once every file is read; return each file's rows
-    (:func:`suite.leaderboard.pipeline.file_rows`), invalid files, (system name, interconnect text)
-    pairs and each entry's comparison summary (suite/compare/engine.py; keyed by file, workload and scale)."""
+    (:func:`suite.leaderboard.pipeline.file_rows`), invalid files, ((system name, signer), interconnect
+    text) pairs and each entry's comparison summary (suite/compare/engine.py; keyed by file, workload and scale)."""
     parts, invalid, links = [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
     out = Path(out_dir)
@@ -244,7 +244,7 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table
         parts.append(pipeline.file_rows(stored))
         summaries.update(pages.entry_summaries(p.name, stored.figures))
         if shared["interconnect"] is not None:
-            links.append((stored.doc["system"]["name"], shared["interconnect"]))
+            links.append(((stored.doc["system"]["name"], stored.signer), shared["interconnect"]))
         run_page.write_pages(out, p.name, stored.figures, shared, built_at)
         (Path(readings) / f"{file_slug(p.name)}.pickle").write_bytes(pickle.dumps(stored))
     return parts, invalid, links, summaries

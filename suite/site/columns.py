@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from suite.leaderboard.rows import NO_KNOWN_PEAK
+from suite.leaderboard.systems import signer_of
 from suite.leaderboard.trust import row_text as trust_text
 from suite.site.formatting import missing, num, seconds, usd
 from suite.site.labels import copy_words, own_timing, value_text
-from suite.site.names import run_slug, safe_name
+from suite.site.names import run_slug, safe_name, system_slug
 from suite.trust.signing import short
 
 UNDER_LOAD = "measured under load (self-reported host record; its run pages say what ran beside it)"
@@ -86,11 +87,23 @@ def _copy_text(row: dict) -> str:
     return f"{words['lead']}{' ' + short(words['owner']) if words['owner'] else ''}{words['tail']}"
 
 
+def _system_text(row: dict) -> str:
+    """The system's name as the row shows it: with its signer where another system's name reads as
+    its own (``system_shown``, :mod:`suite.leaderboard.systems`), else its name."""
+    return row["system_shown"] if isinstance(row.get("system_shown"), str) else row["system"]
+
+
+def _system_href(row: dict) -> str:
+    """The page of the row's system: its name and signer's (:func:`suite.site.names.system_slug`)."""
+    return system_slug(row["system"], signer_of(row.get("signer")))
+
+
 def _system_sub(row: dict) -> str | None:
-    """What stands behind the row, under its system (the column wraps): a copy's owner, "no known
-    peak, not ranked", its trust level, whether its runs were measured under load, and the older
-    rules a file was stored under where today's refuse it."""
-    lines = [_own_text(row),
+    """What stands behind the row, under its system (the column wraps): whose system stored first
+    its name is or resembles, a copy's owner, "no known peak, not ranked", its trust level, whether
+    its runs were measured under load, and the older rules a file was stored under where today's
+    refuse it."""
+    lines = [row["system_note"] if isinstance(row.get("system_note"), str) else None, _own_text(row),
              _copy_text(row) if isinstance(row.get("copy_status"), str) else None,
              f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
              trust_text(row),
@@ -142,7 +155,7 @@ def _goodput_sub(row: dict) -> str | None:
 _COLUMNS = [
     Column("rank", "#", "num", "count", lambda row, root, rank: (rank, None, None)),
     Column("system", "system", "text", "text",
-           lambda row, root, rank: (None, row["system"], f"{root}systems/{safe_name(row['system'])}.html"), _system_sub),
+           lambda row, root, rank: (None, _system_text(row), f"{root}systems/{_system_href(row)}.html"), _system_sub),
     Column("accelerator", "accelerator", "text", "text",  # "× 8" never on a line of its own
            lambda row, root, rank: (None, f"{row['accelerator']}\u00a0×\u00a0{row['count']}", None)),
     Column("workload", "workload", "text", "text",

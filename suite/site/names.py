@@ -19,3 +19,10 @@ def run_slug(file: str, run_id: str) -> str:
 def file_slug(file: str) -> str:
     """Name of the raw copy of one results file."""
     return safe_name(Path(file).stem, key=file)
+
+
+def system_slug(system: str, signer: str | None) -> str:
+    """Page name of one system: its name and signer (:mod:`suite.leaderboard.systems`; a name's
+    unsigned files keep the page of the name alone), so that two keys' systems of one name never
+    share a page."""
+    return safe_name(system) if signer is None else safe_name(system, key=f"{system}\n{signer}")

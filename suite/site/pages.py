@@ -11,10 +11,11 @@ import pandas as pd
 from suite.compare import engine as compare
 from suite.compare import stats as compare_stats
 from suite.leaderboard import rows as leaderboard
+from suite.leaderboard import systems as system_ids
 from suite.site import charts, labels
 from suite.site.columns import LOAD_NOT_RECORDED, cell
 from suite.site.formatting import missing
-from suite.site.names import run_slug, safe_name
+from suite.site.names import run_slug, safe_name, system_slug
 from suite.site.render import render
 from suite.site.tables import ENTRY_TABLE, SYSTEM_TABLE, downloads, table_pages
 from workloads import own, registry
@@ -122,11 +123,20 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                            title=f"{workload.id} page {page}", w=info, tables=[t[page - 1]], scatter=None,
                            page=page, **built)
     leaders = [frame.iloc[0] for _, frame, is_ranked, _ in leading if is_ranked]
-    info["leaders"] = [{"division": top["division"], "system": top["system"],
-                        "score": cell("score", top, "", 1)["text"],
-                        "href": f"systems/{safe_name(top['system'])}.html"} for top in leaders]
+    info["leaders"] = [{"division": top["division"], **_system_link(top, ""),
+                        "score": cell("score", top, "", 1)["text"]} for top in leaders]
     info["n_entries"] = len(mine)
     return info
+
+
+def _system_link(row, root: str) -> dict:
+    """A system as a link shows it: ``system`` (its name, with its signer where another system's
+    name reads as its own), ``note`` (whose system stored first it shares or resembles the name of,
+    or None) and ``href`` (its page: its name and signer's)."""
+    shown = row.get("system_shown")
+    note = row.get("system_note")
+    return {"system": shown if isinstance(shown, str) else row["system"], "note": note if isinstance(note, str) else None,
+            "href": f"{root}systems/{system_slug(row['system'], system_ids.signer_of(row.get('signer')))}.html"}
 
 
 def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
@@ -150,17 +160,18 @@ def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
     front = leaderboard.pareto_front(measured)
     shown = measured
     if len(measured) > SCATTER_POINTS:
-        by_system = measured.groupby("system", sort=False)
+        by_system = measured.groupby(system_ids.IDENTITY, sort=False, dropna=False)  # a name's signers apart
         picks = [front.index, measured.loc[by_system["samples_per_s"].idxmax()].index,
                  measured.loc[by_system["energy_per_sample_j"].idxmin()].index]
         extremes = measured.loc[pd.Index(picks[1]).append(picks[2]).unique().difference(front.index)]
         extremes = extremes.sort_values("samples_per_s", ascending=False, kind="stable")
         shown = pd.concat([front, extremes]).head(SCATTER_POINTS)  # the front first, then the fastest
+    shown = system_ids.ensure(shown)
     points = [(r["energy_per_sample_j"], r["samples_per_s"],
-               f"{r['system']} ({r['scale']}): {labels.value_text(r['samples_per_s'], 'samples/s')}, "
+               f"{r['system_shown']} ({r['scale']}): {labels.value_text(r['samples_per_s'], 'samples/s')}, "
                f"{labels.value_text(r['energy_per_sample_j'], 'J')} per sample",
                f"{root}runs/{run_slug(r['file'], r['run_id'])}.html")
-              for r in shown[["system", "scale", "samples_per_s", "energy_per_sample_j", "file", "run_id"]]
+              for r in shown[["system_shown", "scale", "samples_per_s", "energy_per_sample_j", "file", "run_id"]]
               .to_dict(orient="records")]
     notes = [left_out] if left_out else []
     if len(shown) < len(measured):
@@ -203,14 +214,21 @@ def history_charts(frame: pd.DataFrame) -> list:
     return out
 
 
-def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str, set[str]],
+def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[tuple[str, str | None], set[str]],
                  summaries: dict | None = None) -> list[dict]:
-    """Pages of every system in ``entries`` (``links``: each system's interconnect summaries;
-    ``summaries``: the entries' comparison summaries, :func:`entry_summaries`, for the table of
-    each result against the system's previous one); returns each system's summary for the index."""
+    """Pages of every system in ``entries``, a system being its name and signer
+    (:mod:`suite.leaderboard.systems`: two keys' files of one name are two systems, each page
+    headed by the name with its signer and whose system stored first it shares or resembles the
+    name of); ``links``: each system's interconnect summaries, by (name, signer); ``summaries``:
+    the entries' comparison summaries, :func:`entry_summaries`, for the table of each result against
+    the system's previous one. Returns each system's summary for the index (``order``: its name,
+    then whether it is marked, so that of one name the system stored first is listed first)."""
     systems = []
-    for system, frame in entries.groupby("system", sort=True):
-        sslug = safe_name(system)
+    entries = system_ids.ensure(entries)
+    for (system, signer), frame in entries.groupby(system_ids.IDENTITY, sort=True, dropna=False):
+        signer = system_ids.signer_of(signer)
+        link = _system_link(frame.iloc[0], "")
+        sslug = system_slug(system, signer)
         ordered = frame.sort_values(["workload", "scale", "created_at"], kind="stable")
         tables = table_pages(ordered, SYSTEM_TABLE, "t-system", "All results", out / "systems" / sslug, "../",
                              False, lambda k, s=sslug: f"{s}.html" if k == 1 else f"{s}-p{k}.html")
@@ -218,14 +236,16 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[str,
         changes, not_compared = latest_changes(frame, summaries or {})
         for page in tables:
             page_name = f"{sslug}.html" if page["page"] == 1 else f"{sslug}-p{page['page']}.html"
-            render("system.html", out / "systems" / page_name, root="../", title=system, system=system,
+            render("system.html", out / "systems" / page_name, root="../", title=link["system"],
+                   system=link["system"], system_note=link["note"],
                    accelerators=sorted({f"{a} × {c}" for a, c in zip(frame["accelerator"], frame["count"])}),
-                   interconnects=sorted(links.get(system, ())),
+                   interconnects=sorted(links.get((system, signer), ())),
                    tables=[page], history=history if page["page"] == 1 else [],
                    versions=sorted(set(frame["suite_version"]), key=_version_key),
                    changes=changes if page["page"] == 1 else [],
                    not_compared=not_compared if page["page"] == 1 else [], **built)
-        systems.append({"name": system, "href": f"systems/{sslug}.html", "n": len(frame)})
+        systems.append({"name": link["system"], "note": link["note"], "href": link["href"], "n": len(frame),
+                        "order": (system, link["note"] is not None)})  # of a name, the first stored first
     return systems
 
 
@@ -318,16 +338,18 @@ def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]
     stored with (today's rules refuse it)."""
     if entries.empty:
         return entries, []
+    entries = system_ids.ensure(entries)
     why = [_left_out_because(row) for row in entries.to_dict(orient="records")]
     out = pd.Series([w is not None for w in why], index=entries.index)
-    left = [{"system": r["system"], "workload": f"{r['workload']} ({_scale_division(r)})", "file": r["file"], "why": w}
+    left = [{"system": r["system_shown"], "workload": f"{r['workload']} ({_scale_division(r)})", "file": r["file"], "why": w}
             for r, w in zip(entries.to_dict(orient="records"), why) if w is not None]
     return entries[~out], left
 
 
 def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     """Each system's best entry per workload, scale and division (named unless closed), as plain
-    JSON-able data for the compare page.
+    JSON-able data for the compare page; a system is its name and signer, keyed by its name as
+    shown (``system_shown``: with its signer where another system's name reads as its own).
 
     With ``summaries`` (:func:`entry_summaries`) each entry also carries its comparison summary
     (``estimates``), and its values are the engine's (all the entry's runs pooled), so that the
@@ -335,18 +357,19 @@ def compare_data(entries: pd.DataFrame, summaries: dict | None = None) -> dict:
     the last step, :func:`suite.compare.stats.ratio_interval`, with the same t table) agree.
     ``texts`` holds each value as the page shows it, with its unit (:mod:`suite.site.labels`)."""
     entries, left_out = comparable_entries(entries)
-    best = leaderboard.best_per_system(entries)
+    best = leaderboard.best_per_system(entries)  # per name and signer
     values: dict[str, dict] = {}
     estimates: dict[str, dict] = {}
     for r in best.to_dict(orient="records"):
         key = f"{r['workload']} ({_scale_division(r)})"
-        values.setdefault(r["system"], {})[key] = {
+        system = r["system_shown"]  # with its signer where another system's name reads as its own
+        values.setdefault(system, {})[key] = {
             m: (None if missing(r[m]) or (m == "score_s" and r["tta_valid"] is False) else float(r[m]))
             for m, _, _ in COMPARE_METRICS}
         summary = (summaries or {}).get((r["file"], r["workload"], r["scale"]))
         if summary is not None:
-            estimates.setdefault(r["system"], {})[key] = summary
-            values[r["system"]][key] = {m: summary["figures"][COMPARE_FIGURES[m]][0] for m, _, _ in COMPARE_METRICS}
+            estimates.setdefault(system, {})[key] = summary
+            values[system][key] = {m: summary["figures"][COMPARE_FIGURES[m]][0] for m, _, _ in COMPARE_METRICS}
     keys = sorted({k for per in values.values() for k in per})
     texts = {system: {key: {m: labels.value_text(v, labels.ENTRY_FIGURES[m][1]) for m, v in figures.items()}
                       for key, figures in per.items()} for system, per in values.items()}

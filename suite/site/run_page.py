@@ -22,7 +22,7 @@ from suite.record.text import printable
 from suite.site import charts, labels
 from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
 from suite.site.labels import copy_words
-from suite.site.names import file_slug, run_slug, safe_name
+from suite.site.names import file_slug, run_slug, safe_name, system_slug
 from suite.site.render import render
 from suite.trust import signing
 from suite.trust.labels import CODE_READ_TEXT, OWN_RERUN_TEXT
@@ -241,10 +241,12 @@ def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer
     on_cpu = hours.core_hours(doc["system"], 0.0) is not None  # a CPU with its cores recorded: priced per core
     price = None if table is None else table.price(classes.named("CPU")) if on_cpu else \
         table.price_of(doc["system"]["accelerator"]["name"])
+    fp = signing.signer(doc) if signer is False else signer  # None: unsigned
     return {"doc": doc, "file": file, "raw_href": f"../raw/{file_slug(file)}.json", "waived": waived or [],
-            "signer": signing.signer(doc) if signer is False else signer,  # None: unsigned
-            # a reproduction gives no leaderboard entry, so its system may have no page
-            "system_href": None if reproduction else f"../systems/{safe_name(doc['system']['name'])}.html",
+            "signer": fp,
+            # a reproduction gives no leaderboard entry, so its system may have no page; a system
+            # is its name and signer (suite/leaderboard/systems.py)
+            "system_href": None if reproduction else f"../systems/{system_slug(doc['system']['name'], fp if isinstance(fp, str) else None)}.html",
             "interconnect": interconnect_text(doc["system"]),
             "settings": provenance_table(labels.flatten(doc["settings"], "settings")),
             "system": provenance_table(labels.flatten(doc["system"], "system")),

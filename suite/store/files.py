@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from suite.leaderboard import systems
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
+from suite.record.text import safe
 from suite.store import ledger
 from suite.trust import commitment, fingerprint, ownership, shuffles, signing
 from suite.validate import Problem, check_document, parse, read_bounded
@@ -105,6 +107,24 @@ def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, 
     return out, docs
 
 
+def _name_notes(doc: dict, docs: dict[str, dict]) -> list[str]:
+    """What the leaderboard will say of the new document's system name beside the stored ones
+    (``docs``, in store order): shared with, or reading as, another signer's system stored first
+    (:func:`suite.leaderboard.systems.shown`); only the stored files whose names read as its own
+    have their signatures checked."""
+    name, mine = doc["system"]["name"], signing.signer(doc)
+    alike = []
+    for d in docs.values():
+        other = d["system"].get("name") if isinstance(d.get("system"), dict) else None
+        if isinstance(other, str) and systems.reads_as(other) == systems.reads_as(name):
+            alike.append((other, signing.signer(d)))
+    shown = systems.shown([*alike, (name, mine)])[(name, mine)]
+    if shown.note is None:
+        return []
+    return [f"system \u201c{safe(name)}\u201d: {shown.note}; the leaderboard shows this file's system as "
+            f"\u201c{safe(shown.label)}\u201d, a system apart (a system is its name and signer)"]
+
+
 def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
     via, where = verdict.via, f"runs[{claim.index}]"
     if verdict.code == ownership.DUPLICATE_RUN:
@@ -142,15 +162,17 @@ def _name_taken(dest: Path) -> Problem | None:
     return None
 
 
-def _collisions(doc: dict, dest: Path, results_dir: Path) -> tuple[list[Problem], list[str]]:
+def _collisions(doc: dict, dest: Path, results_dir: Path,
+                found: tuple[list[ownership.Claim], dict[str, dict]]) -> tuple[list[Problem], list[str]]:
     """What refuses the new document (a run of it the store already holds, :mod:`suite.trust.ownership`),
     and the notes of what storing it changes: stored runs now shown as copies of its runs, its
     runs shown as disputed, or a stored record disputed with another run now shown as a copy (it
-    is a record of this file's run as well: a bridge, :func:`_bridge_note`)."""
+    is a record of this file's run as well: a bridge, :func:`_bridge_note`). ``found``: the store's
+    claims and documents (:func:`_stored_claims`)."""
     taken = _name_taken(dest)
     if taken is not None:
         return [taken], []
-    stored, docs = _stored_claims(results_dir)
+    stored, docs = found
     pool = _in_place(results_dir, stored, ownership.claims(dest.name, doc))
     near = ownership.connected(pool, [i for i, c in enumerate(pool) if c.file == dest.name])
     if all(pool[i].file == dest.name for i in near):
@@ -286,9 +308,11 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
             return commitment.sign(name, stamp, chosen)
     results_dir.mkdir(parents=True, exist_ok=True)
     with locked(results_dir):
-        problems, notes = _collisions(doc, dest, results_dir)
+        found = _stored_claims(results_dir)
+        problems, notes = _collisions(doc, dest, results_dir, found)
         if problems:
             raise Refused(problems)
+        notes += _name_notes(doc, found[1])
         if commit:
             if dest.name in ledger.committed(results_dir):
                 raise Refused([Problem("duplicate", "", f"already committed to as {dest.name}")])

@@ -92,7 +92,7 @@ _PLAIN = str.maketrans(_PLAIN_LETTERS)
 _LATIN_UNDECOMPOSED = frozenset(_PLAIN_LETTERS) | {"ß"}
 
 
-def _unmarked(text: str) -> str:
+def unmarked(text: str) -> str:
     """``text`` compatibility-folded (NFKC: full-width and styled letters, "Ⅱ", become plain) and
     case-folded, its letters without their accents (a combining mark, or one Unicode composes:
     "reproduceḍ" is "reproduced"), its undecomposed Latin letters plain."""
@@ -101,11 +101,11 @@ def _unmarked(text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    """``text``'s words, :func:`_unmarked`, look-alike letters and digits read as the Latin letter
+    """``text``'s words, :func:`unmarked`, look-alike letters and digits read as the Latin letter
     they are drawn as ("vv" as "w"), without a possessive ``'s``; anything but a letter or digit
     separates words, an apostrophe and an underscore too ("'reproduced'", "two_clocks", "re'produced":
     a label's words split apart are found run together by :func:`trust_words_in`)."""
-    folded = _unmarked(text).translate(_LOOK_ALIKES).replace("vv", "w")
+    folded = unmarked(text).translate(_LOOK_ALIKES).replace("vv", "w")
     return [w for w in re.split(r"[\W_]+", re.sub(r"['\u2019]s\b", "", folded)) if w]
 
 
