@@ -12,7 +12,8 @@ run as ``python -m torch.distributed.run --standalone``), where SCRIPT is a file
 in this work tree, whose HEAD is the commit the original recorded, with the sha256 it recorded —
 never a program, a ``-c`` string, a file outside the checked-out code (a virtual environment's,
 the standard library's) or a file of goodbench's own (:func:`own_file_refusal`). Its ARGS are the
-original's: read them before running; none may name a path outside the code (:func:`argument_refusal`).
+original's: read them before running; none, nor the value after any ``=`` in one, may name a path
+outside the code (:func:`argument_refusal`).
 
 It runs in a sandbox (:mod:`suite.run.reproduce.sandbox`): a throwaway copy of the recorded commit,
 no network, none of the reviewer's home, configuration, keys, environment, checkout or results;
@@ -142,9 +143,10 @@ def _own_digests() -> set[str]:
 
 
 def argument_refusal(args: list[str]) -> str | None:
-    """Why one of the recorded ``args`` may not be passed, or None: an argument (or an option's
-    ``=value``) naming a path outside the copy of the code — absolute, from a home (``~``), or
-    climbing out with ``..`` — is refused; relative paths inside the code are what a re-run may name."""
+    """Why one of the recorded ``args`` may not be passed, or None: an argument, or the value after
+    any ``=`` in it (``--out=``, ``data.path=``), naming a path outside the copy of the code —
+    absolute, from a home (``~``), or climbing out with ``..`` — is refused; relative paths inside
+    the code are what a re-run may name."""
     for arg in args:
         if any(_outside(piece) for piece in _pieces(arg)):
             return (f"the recorded argument {arg[:200]!r} names a path outside the copy of the code (absolute, `~` or "
@@ -153,12 +155,13 @@ def argument_refusal(args: list[str]) -> str | None:
 
 
 def _pieces(arg: str) -> list[str]:
-    """Every value an argument may hand a program as a path: itself, an option's ``=value``, a short
-    option's glued value (``-o/etc/x``), each part of a list (``a,/etc/x``, ``a:/b``, a URL's
-    ``file:///etc/x``) and a response file's name (``@/etc/x``): trial 5 passed the last five."""
-    values = [arg]
-    if arg.startswith("-") and "=" in arg:
-        values.append(arg.split("=", 1)[1])
+    """Every value an argument may hand a program as a path: itself, what follows each ``=`` (an
+    option's ``--x=value``, a Hydra or OmegaConf override's ``data.path=value``, ``--define=key=value``:
+    trial 11 passed the last two), a short option's glued value (``-o/etc/x``), each part of a list
+    (``a,/etc/x``, ``a:/b``, a URL's ``file:///etc/x``) and a response file's name (``@/etc/x``):
+    trial 5 passed the last five."""
+    parts = arg.split("=")
+    values = [arg, *("=".join(parts[i:]) for i in range(1, len(parts)))]
     if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
         values.append(arg[2:])
     return [p.lstrip("@") for v in values for p in (v, *re.split(r"[,:;]", v))]
