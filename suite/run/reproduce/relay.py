@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TextIO
 
 from suite.record.text import printable
@@ -110,7 +109,9 @@ class Relay:
             stream.flush()
         out_read, self.stdout = os.pipe()
         err_read, self.stderr = os.pipe()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_source_root()),
+        from suite.run.reproduce.sandbox import source_root
+
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(source_root()),
                                                                           os.environ.get("PYTHONPATH")]))}
         try:
             self.process = subprocess.Popen([sys.executable, "-m", __name__, str(out_read), str(err_read)],
@@ -144,10 +145,6 @@ class Relay:
             self.process.kill()
             self.process.wait()
             raise
-
-
-def _source_root() -> Path:
-    return Path(__file__).resolve().parents[3]
 
 
 def main(argv: list[str]) -> int:
