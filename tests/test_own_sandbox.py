@@ -224,7 +224,10 @@ def test_a_recorded_command_runs_no_goodbench_entry_point(tmp_path):
 @pytest.mark.parametrize("arg", ["/etc/passwd", "--out=/root/.config/goodbench/x", "~/x", "../escape.json",
                                  "--data=../../results", "sub/../../x", "\\\\server\\share",
                                  # trial 5: glued, listed, a response file, a URL
-                                 "-o/etc/x", "-d~/x", "@/etc/x", "--data=a,/etc/x", "file:///etc/x", "a:/etc"])
+                                 "-o/etc/x", "-d~/x", "@/etc/x", "--data=a,/etc/x", "file:///etc/x", "a:/etc",
+                                 # trial 11: Hydra and OmegaConf overrides, a value after a second `=`
+                                 "data.path=/etc/passwd", "--define=key=/etc/passwd", "k=a=/etc/x",
+                                 "+trainer.default_root_dir=/home/reviewer", "out=~/x", "data.root=a,../../x"])
 def test_arguments_naming_paths_outside_the_code_are_refused_with_the_rule(arg):
     refusal = own.argument_refusal(["--steps", "3", arg])
     assert refusal and "outside the copy of the code" in refusal and "relative to its working folder" in refusal
@@ -232,7 +235,8 @@ def test_arguments_naming_paths_outside_the_code_are_refused_with_the_rule(arg):
 
 def test_relative_arguments_inside_the_code_pass():
     assert own.argument_refusal(["--out", "own-plain.json", "--steps=40", "--lr", "1e-3", "data/train.txt",
-                                 "--name=a-b", "-"]) is None
+                                 "--name=a-b", "-", "data.path=data/train.txt", "+trainer.max_steps=40",
+                                 "--define=key=value", "optimizer.lr=1e-3", "a==b"]) is None
 
 
 def test_the_re_runs_file_is_read_only_as_a_regular_file_of_its_own(tmp_path):

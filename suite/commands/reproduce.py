@@ -162,10 +162,17 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     # SIGTERM (timeout, Slurm, docker stop) ends the reproduction as Ctrl-C does: the sandbox stopped,
     # its scratch copy and the reserved output name removed, "stopped by SIGTERM" said, exit 143
     stop_on_sigterm()
+    from suite.api import arguments
+    from suite.run.reproduce.observed import Observer
+    from suite.run.system import load_overrides
+
+    if args.system_name is not None:  # refused now, not after the re-run
+        arguments.name("--system-name", args.system_name)
+    observer = Observer(args.system_name, load_overrides(args.system_overrides))  # this machine, in goodbench's words
     try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
         found = own.reproduce(original, indexes, out, tolerance,
                               load_key=(lambda: None) if args.no_sign else signing.load_key, report=say, cap=_cap(args),
-                              code_read=code_read)
+                              code_read=code_read, observer=observer)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in report_lines(found):

@@ -12,7 +12,8 @@ run as ``python -m torch.distributed.run --standalone``), where SCRIPT is a file
 in this work tree, whose HEAD is the commit the original recorded, with the sha256 it recorded —
 never a program, a ``-c`` string, a file outside the checked-out code (a virtual environment's,
 the standard library's) or a file of goodbench's own (:func:`own_file_refusal`). Its ARGS are the
-original's: read them before running; none may name a path outside the code (:func:`argument_refusal`).
+original's: read them before running; none, nor the value after any ``=`` in one, may name a path
+outside the code (:func:`argument_refusal`).
 
 It runs in a sandbox (:mod:`suite.run.reproduce.sandbox`): a throwaway copy of the recorded commit,
 no network, none of the reviewer's home, configuration, keys, environment, checkout or results;
@@ -45,11 +46,16 @@ from suite.run.reproduce import sandbox, stamping
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
+from suite.run.reproduce.observed import Observer
 from suite.run.reproduce.planning import CannotReproduce, Layout, Target, _digest_here, own_code_steps
 from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
 
 OUT_VARIABLE = "GOODBENCH_OUT"  # where goodbench.Benchmark writes its file instead of its out=
+# the system's name goodbench.Benchmark records instead of its system_name= (empty: the accelerator's own):
+# the reviewer's --system-name, as goodbench describes the rest of the reviewer's machine (observed.py)
+SYSTEM_NAME_VARIABLE = "GOODBENCH_SYSTEM_NAME"
+BARE = Observer()  # no --system-name nor --system-overrides
 # where it keeps checkpoints instead of its checkpoint_dir=: a fresh folder per re-run, so that no
 # finished run of the original's (or of a first re-run) is handed back untrained
 CHECKPOINT_VARIABLE = "GOODBENCH_CHECKPOINT_DIR"
@@ -142,9 +148,10 @@ def _own_digests() -> set[str]:
 
 
 def argument_refusal(args: list[str]) -> str | None:
-    """Why one of the recorded ``args`` may not be passed, or None: an argument (or an option's
-    ``=value``) naming a path outside the copy of the code — absolute, from a home (``~``), or
-    climbing out with ``..`` — is refused; relative paths inside the code are what a re-run may name."""
+    """Why one of the recorded ``args`` may not be passed, or None: an argument, or the value after
+    any ``=`` in it (``--out=``, ``data.path=``), naming a path outside the copy of the code —
+    absolute, from a home (``~``), or climbing out with ``..`` — is refused; relative paths inside
+    the code are what a re-run may name."""
     for arg in args:
         if any(_outside(piece) for piece in _pieces(arg)):
             return (f"the recorded argument {arg[:200]!r} names a path outside the copy of the code (absolute, `~` or "
@@ -153,12 +160,13 @@ def argument_refusal(args: list[str]) -> str | None:
 
 
 def _pieces(arg: str) -> list[str]:
-    """Every value an argument may hand a program as a path: itself, an option's ``=value``, a short
-    option's glued value (``-o/etc/x``), each part of a list (``a,/etc/x``, ``a:/b``, a URL's
-    ``file:///etc/x``) and a response file's name (``@/etc/x``): trial 5 passed the last five."""
-    values = [arg]
-    if arg.startswith("-") and "=" in arg:
-        values.append(arg.split("=", 1)[1])
+    """Every value an argument may hand a program as a path: itself, what follows each ``=`` (an
+    option's ``--x=value``, a Hydra or OmegaConf override's ``data.path=value``, ``--define=key=value``:
+    trial 11 passed the last two), a short option's glued value (``-o/etc/x``), each part of a list
+    (``a,/etc/x``, ``a:/b``, a URL's ``file:///etc/x``) and a response file's name (``@/etc/x``):
+    trial 5 passed the last five."""
+    parts = arg.split("=")
+    values = [arg, *("=".join(parts[i:]) for i in range(1, len(parts)))]
     if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
         values.append(arg[2:])
     return [p.lstrip("@") for v in values for p in (v, *re.split(r"[,:;]", v))]
@@ -189,14 +197,15 @@ def _launcher(command: list[str], shown: str) -> tuple[list[str], list[str]]:
 def reproduce(original: Original, indexes: list[int], out: Path, tolerance: float, where: Path = Path("."),
               load_key: Callable[[], Any] = lambda: None, timeout: float | None = None,
               report: Callable[[str], None] = lambda line: None, cap: Cap = DEFAULT_CAP,
-              code_read: dict | None = None) -> Reproduction:
+              code_read: dict | None = None, observer: Observer = BARE) -> Reproduction:
     """Run the original's recorded command (:func:`runnable_command`: the caller has shown it and
     the user has asked) in a sandbox, on a throwaway copy of the checkout ``where`` at the recorded
     commit (:func:`_rerun`), and compare its runs with the original's ``indexes``; when a run's
     curve agrees but its throughput cannot be told within the tolerance (a busy machine's noise
     is not a difference), the command runs again until every such run's re-runs, pooled, decide
     or ``cap`` is reached (:func:`_measured_on`), as a reference reproduction measures on.
-    The re-run's chosen runs, with ``settings.reproduces`` (signed with the key ``load_key``
+    What describes this machine is goodbench's own (``observer``, :mod:`suite.run.reproduce.observed`),
+    never the script's. The re-run's chosen runs, with ``settings.reproduces`` (signed with the key ``load_key``
     returns, read only once every re-run has ended; with the reviewer's attestation of reading the
     code, ``code_read``, where given: :mod:`suite.run.reproduce.attestation`), are written to ``out``. :class:`CannotReproduce`
     when the code is not at hand, the sandbox cannot be made or the command writes no valid file;
@@ -210,7 +219,8 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     sandbox.bwrap()
     reservation = results.Reservation.take(out)  # the name held from now: hours of training are never lost to it
     try:
-        raw, doc, comparisons = _measured_on(settings, where, timeout, out, original, indexes, tolerance, cap, report)
+        raw, doc, comparisons = _measured_on(settings, where, timeout, out, original, indexes, tolerance, cap, report,
+                                             observer)
         chosen = {id(c.record) for c in comparisons}
         doc["runs"] = [r for r in doc["runs"] if id(r) in chosen]  # a reproduction holds the runs it compares
         stamping.keep_stamped(doc)  # and the second clock of those runs
@@ -238,13 +248,13 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
 
 def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, original: Original,
                  indexes: list[int], tolerance: float, cap: Cap,
-                 report: Callable[[str], None]) -> tuple[bytes, dict, list[Comparison]]:
+                 report: Callable[[str], None], observer: Observer) -> tuple[bytes, dict, list[Comparison]]:
     """The recorded command run (:func:`_rerun`), and run again while a run's curve agrees but its
     throughput's interval does not decide: every chosen run's re-runs pooled
     (:mod:`suite.run.reproduce.measuring`) until none asks for another or ``cap`` is reached. The
     last re-run's bytes, document and comparisons, each judged on all its re-runs."""
     start = time.monotonic()
-    raw = _rerun(settings, where, timeout, out)
+    raw = _rerun(settings, where, timeout, out, observer)
     seconds = time.monotonic() - start
     doc, comparisons = _compared(raw, original, indexes, tolerance, out)
     if not any(c.unsettled for c in comparisons):
@@ -259,7 +269,7 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
         start = time.monotonic()
         try:
-            raw = _rerun(settings, where, timeout, out)
+            raw = _rerun(settings, where, timeout, out, observer)
         except KeyboardInterrupt:  # SIGTERM or Ctrl-C while measuring on: the last whole re-run is not lost
             report(f"interrupted while measuring on: the last whole re-run is kept as {_keep(raw, out)}")
             raise
@@ -274,10 +284,11 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
 RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writable output folder
 
 
-def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> bytes:
+def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observer: Observer) -> bytes:
     """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
-    file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, with
-    the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
+    file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, its
+    description of this machine replaced by ``observer``'s (the load before and after the sandbox),
+    with the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
     torchrun job's on every rank)."""
     with tempfile.TemporaryDirectory(prefix="goodbench-rerun-", ignore_cleanup_errors=True) as scratch:
         code, output = Path(scratch) / "code", Path(scratch) / "out"
@@ -289,8 +300,10 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> byt
 
         def sandboxed(writable: list[Path], env: dict[str, str]) -> list[str]:
             return sandbox.command(argv, writable=[code, output, *writable], cwd=cwd, where=where, env={
-                OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"), **env})
+                OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"),
+                SYSTEM_NAME_VARIABLE: observer.system_name or "", **env})
 
+        load_at_start = observer.load()  # outside the sandbox, before it starts: not the re-run's time
         nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
         if nproc:
             channels = RankChannels(nproc, clock(), Path(scratch))
@@ -302,13 +315,14 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path) -> byt
             status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
                                                sandbox.BWRAP_ENVIRONMENT, ends, timeout)
             stamped = functools.partial(stamping.with_second_clock, reader=reader)
+        load_at_end = observer.load()
         raw = read_output(rerun_path)
     if raw is None or status != 0:
         kept = _keep(raw, out)
         raise CannotReproduce(f"the recorded command exited {status}" + (
             f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
     try:
-        raw = stamped(raw, status, pid)
+        raw = stamped(observer.described(raw, load_at_start, load_at_end), status, pid)
     except (GoodbenchError, ValueError, KeyError, TypeError) as exc:  # a file the script wrote: anyone's text
         raise CannotReproduce(f"the re-run has no second clock ({exc}), so its times would be its own process's "
                               f"word; it is kept as {_keep(raw, out)}") from None

@@ -7,8 +7,10 @@ reproduction's runs to it (rule ``second-clock``), so a script that replaces its
 re-run is refused there too.
 
 Only the pipe's write end goes into the sandbox (its number in ``$GOODBENCH_EDGE_FD``): nothing of
-the sandbox's other guarantees changes. A one-node ``torchrun`` re-run is stamped as under
-``goodbench run-own --nproc-per-node``: a private folder of one FIFO per local rank
+the sandbox's other guarantees changes. The command gets no terminal: its stdin is ``/dev/null``,
+and what it prints is relayed line by line, made printable and prefixed
+(:mod:`suite.run.reproduce.relay`). A one-node ``torchrun`` re-run is stamped as under ``goodbench
+run-own --nproc-per-node``: a private folder of one FIFO per local rank
 (:mod:`suite.run.rank_channels`), made in the re-run's scratch folder and bound into the sandbox, is
 named in ``$GOODBENCH_EDGE_DIR``, and every rank's edges are stamped here (:func:`run_ranks`,
 :func:`with_rank_clocks`)."""
@@ -24,6 +26,7 @@ from suite.record.errors import GoodbenchError
 from suite.run import clock_record, own_launch, rank_record
 from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
+from suite.run.reproduce import relay
 from suite.run.reproduce.planning import CannotReproduce
 
 GRACE_S = 2.0  # how long the pipe's end is awaited once the sandbox has exited
@@ -43,14 +46,18 @@ def run_ranks(wrapped: list[str], env: dict[str, str], channels: RankChannels,
     """Run the sandboxed torchrun ``wrapped`` (``channels``' folder bound in it), stamping every rank's
     edges until it ends: (its exit status, its pid). :class:`CannotReproduce` when it runs past
     ``timeout`` (it is stopped)."""
+    output = relay.Relay()
     try:
-        child = subprocess.Popen(wrapped, env=env)
+        child = subprocess.Popen(wrapped, env=env, **_streams(output))
     except BaseException:
         channels.finish(0.0)
+        output.finish()
         raise
+    output.started()
     try:
         status = _wait(child, timeout)
     finally:
+        output.finish()
         if child.returncode is not None:
             channels.finish(GRACE_S)
     return status, child.pid
@@ -84,21 +91,35 @@ def run(wrapped: list[str], env: dict[str, str], ends: tuple[int, int],
     has started), stamping its edges until it ends: (its exit status, its pid, the reader).
     :class:`CannotReproduce` when it runs past ``timeout`` (it is stopped)."""
     read_end, write_end = ends
-    origin = clock()
     try:
-        child = subprocess.Popen(wrapped, env=env, pass_fds=(write_end,))
+        output = relay.Relay()
     except BaseException:
         for fd in ends:
             os.close(fd)
         raise
+    origin = clock()
+    try:
+        child = subprocess.Popen(wrapped, env=env, pass_fds=(write_end,), **_streams(output))
+    except BaseException:
+        for fd in ends:
+            os.close(fd)
+        output.finish()
+        raise
     os.close(write_end)
+    output.started()
     reader = EdgeReader(read_end, origin)
     try:
         status = _wait(child, timeout)
     finally:
+        output.finish()
         if child.returncode is not None:
             reader.finish(GRACE_S)
     return status, child.pid, reader
+
+
+def _streams(output: relay.Relay) -> dict[str, Any]:
+    """The sandboxed command's standard streams: no terminal to read, its output relayed (:mod:`relay`)."""
+    return {"stdin": subprocess.DEVNULL, "stdout": output.stdout, "stderr": output.stderr}
 
 
 def _wait(child: subprocess.Popen, timeout: float | None) -> int:
