@@ -117,6 +117,7 @@ class EdgePipe:
 
 
 ORPHANED_STATUS = 1
+_ENDING = threading.Lock()
 
 
 class ReaderWatch:
@@ -153,7 +154,9 @@ class ReaderWatch:
 def orphaned(rank: str) -> None:
     """End this torchrun rank, whose launcher (or torchrun) is gone, at once, as a kill would: no
     handler runs, so nothing more is written — neither a checkpoint nor a results file — and the same
-    command run again goes on from the last checkpoint its launcher journaled. One line says why."""
+    command run again goes on from the last checkpoint its launcher journaled. One line says why,
+    once: the watch's thread and a write that failed may both find the launcher gone."""
+    _ENDING.acquire()  # a second caller waits here for the first one's exit
     with contextlib.suppress(OSError):
         os.write(2, f"goodbench: rank {rank}: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
                     "here, unstamped, as if killed with them; run the same command again to go on from the last "
