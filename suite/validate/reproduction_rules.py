@@ -28,7 +28,7 @@ from suite.figures.reproducibility import (
 from suite.record import results
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, V8
+from suite.validate.shared import V7, V8, V9
 from suite.validate.tolerance import close
 
 code("reproduces", "a reproduction's section names runs not in the file, states figures its runs do not "
@@ -43,7 +43,7 @@ code("reproduces-bounds", f"a reproduction claims a throughput tolerance beyond 
 
 code("reproduces-code-read", "a reproduction attests reading code that is not own code, or not at the commit its "
                              "re-run ran (settings.reproduces.code_read: own code, goodbench reproduce "
-                             "--run-recorded-command --attest-code-read)")
+                             "--run-recorded-command --attest-code-read)", since=V9)
 
 Runs = list[tuple[int, dict]]
 
