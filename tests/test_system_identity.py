@@ -193,3 +193,27 @@ def test_submit_says_whose_name_a_new_system_shares_or_resembles(imposter_site):
     [note] = notes["lookalike"]
     assert note.startswith(f"system \u201cACME Hl00 node\u201d: name resembles \u201c{victim}\u201d, another "
                            "signer's system, stored first")
+
+
+def test_two_signers_unnamed_runs_on_one_device_are_not_said_to_share_a_name(tmp_path):
+    """An unnamed system takes its device's name ("AMD EPYC x1": `<accelerator> x<count>`), a page
+    everyone's unnamed runs on it share: each signer's is shown with its signer, and neither is said
+    to take the other's name (a reviewer's reproduction on the same CPU was)."""
+    assert systems.device_named("NVIDIA H100 80GB HBM3 x8", "NVIDIA H100 80GB HBM3", 8)
+    assert not systems.device_named("ACME H100 node", "NVIDIA H100 80GB HBM3", 8)
+    first, later = (("NVIDIA H100 80GB HBM3 x1", fp) for fp in (VICTIM_FP, IMPOSTER_FP))
+    seen = systems.shown([first, later], frozenset({first, later}))
+    assert seen[later] == systems.Shown(f"NVIDIA H100 80GB HBM3 x1 ({signing.short(IMPOSTER_FP)})", None)
+    docs = []
+    for seed, days in ((4, 1.0), (5, 0.5)):
+        def made(name: str, seed: int = seed, days: float = days) -> dict:
+            return factories.synthetic_document(name, rng=np.random.default_rng(seed), accelerator=0, scale="full",
+                                                workloads=("lm-char",), full_length=True, mfu_level=0.3,
+                                                days_ago=days)
+        acc = made("x")["system"]["accelerator"]
+        docs.append(signing.seal(made(f"{acc['name']} x{acc['count']}"), Ed25519PrivateKey.generate()))
+    notes = []
+    for k, doc in enumerate(docs):
+        results.write(tmp_path / f"{k}.json", doc)
+        notes.append(submit_noted(tmp_path / f"{k}.json", tmp_path / "results").notes)
+    assert notes == [(), ()]

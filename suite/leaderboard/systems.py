@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from suite.record.text import normal_name
 from suite.trust.resemblance import skeleton
 from suite.trust.signing import short
 
@@ -69,11 +70,19 @@ def reads_as(name: str) -> str:
     return re.sub(r"(^| )sha256( .*)?$", "", skeleton(name))
 
 
-def shown(identities: list[Identity]) -> dict[Identity, Shown]:
+def device_named(name: str, accelerator: object, count: object) -> bool:
+    """Whether ``name`` is the one goodbench gives a system not named (``<accelerator> x<count>``,
+    suite/run/system.py): a page shared by everyone's unnamed runs on that device, no one's claim."""
+    return name == normal_name(f"{accelerator} x{count}")
+
+
+def shown(identities: list[Identity], unnamed: frozenset[Identity] = frozenset()) -> dict[Identity, Shown]:
     """How each system is shown, ``identities`` in the order their first entries were stored: two
     systems of two signers (a name's unsigned files one more) whose names read as one
     (:func:`reads_as`) are each shown with their signer, and the later stored says whose system it
-    shares or resembles the name of. One signer's names that read alike are its own business."""
+    shares or resembles the name of. One signer's names that read alike are its own business, and
+    so are ``unnamed`` systems' (their device's name, :func:`device_named`): two signers' unnamed
+    runs on one device are shown with their signers, and neither is said to take the other's name."""
     order = {who: k for k, who in enumerate(dict.fromkeys(identities))}
     alike: dict[str, list[Identity]] = {}
     for who in order:  # each list in the order stored
@@ -85,6 +94,8 @@ def shown(identities: list[Identity]) -> dict[Identity, Shown]:
             out[who] = Shown(who[0], None)
             continue
         first = others[0] if order[others[0]] < order[who] else None
+        if who in unnamed and first is not None and first[0] == who[0]:
+            first = None  # the same device's name: shared by design
         out[who] = Shown(labelled(*who), _note(who, first) if first is not None else None)
     return out
 
@@ -99,7 +110,9 @@ def with_systems(entries: pd.DataFrame) -> pd.DataFrame:
     if entries.empty:
         return entries.assign(system_shown=pd.Series(dtype=object), system_note=pd.Series(dtype=object))
     whose = identities(entries)
-    seen = shown(whose)
+    unnamed = frozenset(w for w, accelerator, count in zip(whose, entries["accelerator"], entries["count"])
+                        if device_named(w[0], accelerator, count))
+    seen = shown(whose, unnamed)
     return entries.assign(system_shown=[seen[w].label for w in whose], system_note=[seen[w].note for w in whose])
 
 

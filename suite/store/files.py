@@ -118,7 +118,9 @@ def _name_notes(doc: dict, docs: dict[str, dict]) -> list[str]:
         other = d["system"].get("name") if isinstance(d.get("system"), dict) else None
         if isinstance(other, str) and systems.reads_as(other) == systems.reads_as(name):
             alike.append((other, signing.signer(d)))
-    shown = systems.shown([*alike, (name, mine)])[(name, mine)]
+    accelerator = doc["system"]["accelerator"]
+    unnamed = frozenset({(name, mine)} if systems.device_named(name, accelerator["name"], accelerator["count"]) else ())
+    shown = systems.shown([*alike, (name, mine)], unnamed)[(name, mine)]
     if shown.note is None:
         return []
     return [f"system \u201c{safe(name)}\u201d: {shown.note}; the leaderboard shows this file's system as "
