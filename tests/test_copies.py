@@ -545,11 +545,9 @@ def test_one_suite_run_split_into_two_files_is_refused_unless_signed_over_an_uns
     name = second["system"]["name"]
     assert signed.notes == (f"suite run {first['settings']['session']['id']} is also in {kept.name}, which is not "
                             f"signed by its owner's key ({fp}): {kept.name}'s runs are now shown as copies, not "
-                            "ranked",
-                            # one name, signed and unsigned: two systems (suite/leaderboard/systems.py)
-                            f"system \u201c{name}\u201d: name shared with a system of unsigned files \u201c{name} "
-                            f"(unsigned)\u201d, stored first; the leaderboard shows this file's system as \u201c{name} "
-                            f"({signing.short(fp)})\u201d, a system apart (a system is its name and signer)")
+                            "ranked",)  # its system's name is its device's (an unnamed run): no note on it
+    acc = second["system"]["accelerator"]
+    assert name == f"{acc['name']} x{acc['count']}"
     assert _statuses(folder) == {kept.name: {"copy"}, signed.path.name: {None}}
 
 

@@ -427,4 +427,4 @@ def test_a_torchrun_job_is_stamped_on_linux_only(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
     monkeypatch.setattr(own.stamping, "run_ranks", lambda *a: pytest.fail("the re-run ran"))
     with pytest.raises(GoodbenchError, match=r"on Linux only .*, not on darwin$"):
-        own._rerun({}, tmp_path, None, tmp_path / "repro.json")
+        own._rerun({}, tmp_path, None, tmp_path / "repro.json", own.BARE)

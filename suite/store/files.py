@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.leaderboard import systems
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.record.text import safe
 from suite.store import ledger
-from suite.trust import commitment, fingerprint, ownership, shuffles, signing
+from suite.trust import commitment, fingerprint, ownership, shuffles, signing, system_names
 from suite.validate import Problem, check_document, parse, read_bounded
 
 if TYPE_CHECKING:
@@ -110,17 +109,17 @@ def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, 
 def _name_notes(doc: dict, docs: dict[str, dict]) -> list[str]:
     """What the leaderboard will say of the new document's system name beside the stored ones
     (``docs``, in store order): shared with, or reading as, another signer's system stored first
-    (:func:`suite.leaderboard.systems.shown`); only the stored files whose names read as its own
+    (:func:`suite.leaderboard.system_names.shown`); only the stored files whose names read as its own
     have their signatures checked."""
     name, mine = doc["system"]["name"], signing.signer(doc)
     alike = []
     for d in docs.values():
         other = d["system"].get("name") if isinstance(d.get("system"), dict) else None
-        if isinstance(other, str) and systems.reads_as(other) == systems.reads_as(name):
+        if isinstance(other, str) and system_names.reads_as(other) == system_names.reads_as(name):
             alike.append((other, signing.signer(d)))
     accelerator = doc["system"]["accelerator"]
-    unnamed = frozenset({(name, mine)} if systems.device_named(name, accelerator["name"], accelerator["count"]) else ())
-    shown = systems.shown([*alike, (name, mine)], unnamed)[(name, mine)]
+    unnamed = frozenset({(name, mine)} if system_names.device_named(name, accelerator["name"], accelerator["count"]) else ())
+    shown = system_names.shown([*alike, (name, mine)], unnamed)[(name, mine)]
     if shown.note is None:
         return []
     return [f"system \u201c{safe(name)}\u201d: {shown.note}; the leaderboard shows this file's system as "
