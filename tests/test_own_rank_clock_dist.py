@@ -52,7 +52,7 @@ def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path
     assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
     frame = pipeline.table([("own-ddp.json", doc)])
     assert frame["second_clock"].all() and not rows.one_clock(frame).any()
-    assert rows.ONE_CLOCK_REASON not in rows.unranked_reasons(frame.to_dict(orient="records")[0])
+    assert not set(rows.ONE_CLOCK_REASONS) & set(rows.unranked_reasons(frame.to_dict(orient="records")[0]))
 
 
 def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):

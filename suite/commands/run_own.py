@@ -28,7 +28,7 @@ def run(args) -> int:
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
     from suite.commands.common import count, say
     from suite.record.errors import GoodbenchError
-    from suite.run import own_launch, rank_record
+    from suite.run import own_failure, own_launch, own_outcome, rank_record
     from suite.validate import check_document
 
     ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
@@ -41,15 +41,15 @@ def run(args) -> int:
         why = own_launch.why_not(status, reader)
         why = f"rank 0: {why}" if why is not None else rank_record.why_not(ranks)
     if why is not None:
-        kept = f"; {reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else ""
-        raise GoodbenchError(f"no second clock: {why}{kept}")
+        kept = f"{reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else None
+        raise GoodbenchError(own_failure.unsealed(status, why, kept))
     assert reader.written is not None  # why_not says so otherwise
     path = reader.written[1]
     try:
         doc = own_launch.seal(Path(path), reader, child.pid, ranks)
     except GoodbenchError as exc:
-        raise GoodbenchError(f"no second clock: {exc}; {path} is kept as the script wrote it: one clock, "
-                             "unsigned") from None
+        raise GoodbenchError(own_failure.unsealed(status, str(exc), f"{path} is kept as the script wrote it: one "
+                                                  "clock, unsigned")) from None
     for note in getattr(reader.journal, "notes", ()):
         say(f"goodbench run-own: {note}")
     problems = check_document(doc)
@@ -69,7 +69,11 @@ def run(args) -> int:
         said = (f"{runs} on {count(args.nproc_per_node, 'rank')}{across}, the clocks "
                 f"{'disagree on ' + ', '.join(off) if off else 'agree'}")
     valid = "" if refused else ", valid but for its JSON Schema, not checked here" if problems else ", valid"
-    say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}{valid}")
+    why = own_outcome.one_clock_why(doc) if not refused else None
+    shown = f", but {why}" if why else ""  # the board's verdict, where it is not "two clocks"
+    say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}"
+        f"{valid}{shown}")
     if status != 0:
-        say(f"goodbench run-own: the script ended with status {status}")
+        say(f"goodbench run-own: {own_failure.failed(status)}: what it recorded before it failed is in {path}, "
+            "with its second clock")
     return 1 if refused or status != 0 else 0
