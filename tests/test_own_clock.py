@@ -24,6 +24,7 @@ from torch import nn
 import goodbench
 from suite import validate as v
 from suite.figures import clock_cover, clock_segments, clocks
+from suite.figures.report import STEADY_STATE_NOTE
 from suite.leaderboard import pipeline, rows
 from suite.record import edges
 from suite.record.errors import GoodbenchError
@@ -276,6 +277,7 @@ def test_run_own_adds_the_second_clock_and_refuses_clocks_replaced_in_the_child(
     honest = _run_own(tmp_path, "honest.json")
     assert honest.returncode == 0, honest.stderr
     assert "second clock added (1 run, the clocks agree), unsigned, valid" in honest.stderr
+    assert honest.stdout.startswith("workload  seed  status") and STEADY_STATE_NOTE in honest.stdout  # run's summary
     assert v.check_document(json.loads((tmp_path / "honest.json").read_text())) == []
     cheat = _run_own(tmp_path, "cheat.json", "--fast-clock", "30")
     assert cheat.returncode == 1
@@ -285,7 +287,7 @@ def test_run_own_adds_the_second_clock_and_refuses_clocks_replaced_in_the_child(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("misbehaviour, said", [
-    (["--die-after", "5"], "the script ended by signal 9 without naming a results file"),
+    (["--die-after", "5"], "the script was ended by signal 9 (its output, if any, is above); it named no results file"),
     (["--close-pipe-after", "5"], "without naming a results file on its edge pipe"),
     (["--flood"], "its edge pipe was not believed (a line of 5000 bytes)"),
 ])

@@ -26,6 +26,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid (a JSON
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
+    from suite.commands import show
     from suite.commands.common import count, say
     from suite.record.errors import GoodbenchError
     from suite.run import own_failure, own_launch, own_outcome, rank_record
@@ -55,6 +56,10 @@ def run(args) -> int:
     problems = check_document(doc)
     for problem in problems:
         print(problem.line(path))
+    try:
+        print(show.summary(path, doc))  # the table goodbench run ends with
+    except GoodbenchError as exc:
+        say(f"goodbench run-own: no summary: {exc}")
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
     section = doc["second_clock"]
     stamped = len({entry["run_id"] for entry in section["runs"]})
