@@ -18,6 +18,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
                     "runs as a one-node torchrun job and every rank's edges are stamped on the same clock.")
     p.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N",
                    help="run SCRIPT under torchrun on this node, N processes (needs torch); before SCRIPT")
+    p.add_argument("--system-name", metavar="NAME",
+                   help="name of this system on the leaderboard, for the script's goodbench.Benchmark (as its "
+                        "system_name=); before SCRIPT")
     p.add_argument("script", metavar="SCRIPT", help="the Python script that measures its loop with goodbench.Benchmark")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
     return p
@@ -26,6 +29,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid (a JSON
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
+    from suite.api import arguments
     from suite.commands import show
     from suite.commands.common import count, say
     from suite.record.errors import GoodbenchError
@@ -33,11 +37,15 @@ def run(args) -> int:
     from suite.validate import check_document
 
     ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
+    named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
+    if args.system_name is not None:
+        named[arguments.SYSTEM_NAME_ENV] = arguments.name("--system-name", args.system_name)
     if args.nproc_per_node is None:
-        status, child, reader = own_launch.launch(args.script, list(args.args))
+        status, child, reader = own_launch.launch(args.script, list(args.args), extra_env=named)
         why = own_launch.why_not(status, reader)
     else:
-        status, child, channels = own_launch.launch_ranks(args.script, list(args.args), args.nproc_per_node)
+        status, child, channels = own_launch.launch_ranks(args.script, list(args.args), args.nproc_per_node,
+                                                          extra_env=named)
         reader, ranks = channels.readers[0], channels.readers[1:]
         why = own_launch.why_not(status, reader)
         why = f"rank 0: {why}" if why is not None else rank_record.why_not(ranks)
