@@ -4,6 +4,7 @@ shorter than the second clock holds), from the board's own decision; submit, com
 give the reason that applies to the file, not "A or B"; a free job reads as one."""
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -103,3 +104,30 @@ def test_the_run_page_shows_the_median_step_beside_the_mean(factor):
     assert fields[at + 1][1] == run["metrics"]["throughput"]["step_time_s"]["p50"]
     html = str(run_page.run_context("own.json", doc, run)["goodput"])
     assert "steady-state step time, mean" in html and "step time p50 (median)" in html
+
+
+@pytest.mark.parametrize("flags, reason", [
+    ([{"short_steps": True}, {"short_steps": True}], rows.SHORT_STEPS_REASON),
+    ([{"clock_gaps": True}, {"clock_gaps": True}], rows.UNSTAMPED_REASON),
+    ([{"short_steps": True}, {"clock_gaps": True}], rows.ONE_CLOCK_REASON),  # each its own: the group names both
+])
+def test_the_workload_page_heads_its_one_clock_group_with_the_reason_its_entries_share(flags, reason, tmp_path):
+    import factories
+    import numpy as np
+    import pandas as pd
+
+    from suite.site import pages
+    from suite.site.names import safe_name
+
+    doc = factories.synthetic_document("clock-box", rng=np.random.default_rng(44), accelerator=0,
+                                       workloads=("lm-char",))
+    [entry] = pipeline.table([("a.json", doc)]).to_dict(orient="records")
+    own = {"division": "own", "implementation": "mine", "second_clock": False, "short_steps": False,
+           "clock_gaps": False}
+    frame = rows.with_ranking(pd.DataFrame([{**entry, **own, **flag, "file": f"{i}.json"}
+                                            for i, flag in enumerate(flags)]))
+    built = {"built_at": "2026-11-29T00:00:00Z", "n_results": 2, "n_runs": 10}
+    pages.workload_pages(tmp_path, "lm-char", frame.assign(trust="unsigned"), built)
+    page = html.unescape((tmp_path / "workloads" / f"{safe_name('lm-char')}.html").read_text())
+    assert f"Own code, not ranked: {reason}</h3>" in page
+    assert not any(f"Own code, not ranked: {r}" in page for r in rows.ONE_CLOCK_REASONS if r != reason)

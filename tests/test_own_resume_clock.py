@@ -181,7 +181,7 @@ def test_a_session_killed_and_run_again_under_run_own_is_stamped_in_every_proces
     if kill == "group":
         assert killed.returncode == -9, killed.stderr  # the launcher went with its child
     else:
-        assert killed.returncode == 1 and "the script ended by signal 9" in killed.stderr, killed.stderr
+        assert killed.returncode == 1 and "the script was ended by signal 9" in killed.stderr, killed.stderr
     assert not (tmp_path / "own.json").exists() and (tmp_path / "own.ckpt" / clock_journal.NAME).is_file()
     again = _run_own(tmp_path, *args)
     assert again.returncode == 0, again.stderr

@@ -70,7 +70,7 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
         if not one_clock.empty:
-            groups.append((f"Own code, not ranked: {leaderboard.ONE_CLOCK_REASON}", one_clock, False, "one-clock"))
+            groups.append((f"Own code, not ranked: {_one_clock_reason(one_clock)}", one_clock, False, "one-clock"))
         if not copied.empty:
             groups.append(("Copies, not ranked: runs another stored file holds too, which is kept (its owner's "
                            "signed file, else the first stored; disputed: signed by another key, stored later)",
@@ -122,6 +122,13 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                         "href": f"systems/{safe_name(top['system'])}.html"} for top in leaders]
     info["n_entries"] = len(mine)
     return info
+
+
+def _one_clock_reason(group: pd.DataFrame) -> str:
+    """Why a workload page's group of own code timed by one clock is not ranked: the reason its
+    entries share (:func:`suite.leaderboard.rows.one_clock_reasons`), else the one naming both."""
+    reasons = {tuple(leaderboard.one_clock_reasons(row)) for row in group.to_dict(orient="records")}
+    return reasons.pop()[0] if len(reasons) == 1 and len(next(iter(reasons))) == 1 else leaderboard.ONE_CLOCK_REASON
 
 
 def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
