@@ -131,3 +131,13 @@ def test_the_workload_page_heads_its_one_clock_group_with_the_reason_its_entries
     page = html.unescape((tmp_path / "workloads" / f"{safe_name('lm-char')}.html").read_text())
     assert f"Own code, not ranked: {reason}</h3>" in page
     assert not any(f"Own code, not ranked: {r}" in page for r in rows.ONE_CLOCK_REASONS if r != reason)
+
+
+def test_run_own_says_a_run_that_timed_no_step_has_none_for_the_clock_to_hold():
+    """A script that failed in its first step: its run is sealed with no step, which no clock holds."""
+    doc = _doc()
+    first = doc["runs"][0]
+    first["step_times_s"], first["metrics"]["throughput"] = [], None
+    why = own_outcome.one_clock_why(doc)
+    assert why is not None and why.startswith(f"seed {first['seed']} timed no step for the second clock to hold, so ")
+    assert "median" not in why

@@ -59,6 +59,9 @@ def run(args) -> int:
     except GoodbenchError as exc:
         raise GoodbenchError(own_failure.unsealed(status, str(exc), f"{path} is kept as the script wrote it: one "
                                                   "clock, unsigned")) from None
+    if status != 0:  # said first: the script's error is what the user reads above
+        say(f"goodbench run-own: {own_failure.failed(status)}; what it recorded before it failed is in {path}, "
+            "its second clock added")
     for note in getattr(reader.journal, "notes", ()):
         say(f"goodbench run-own: {note}")
     problems = check_document(doc)
@@ -86,7 +89,4 @@ def run(args) -> int:
     shown = f", but {why}" if why else ""  # the board's verdict, where it is not "two clocks"
     say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}"
         f"{valid}{shown}")
-    if status != 0:
-        say(f"goodbench run-own: {own_failure.failed(status)}: what it recorded before it failed is in {path}, "
-            "with its second clock")
     return 1 if refused or status != 0 else 0

@@ -3,6 +3,7 @@ board still reads its times as one clock (self-timed), why — in the board's ow
 same decision (:mod:`suite.figures.clock_cover`). Torch-free."""
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from suite.figures import clock_cover, clocks
@@ -13,6 +14,13 @@ def _ms(seconds: float) -> str:
     """A step time in milliseconds, two significant figures at least ("0.83 ms", "2.0 ms", "12 ms")."""
     ms = 1000 * seconds
     return f"{ms:.2f} ms" if ms < 1 else f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
+
+
+def _median(run: dict[str, Any]) -> float:
+    """The run's median step as the clock's rule reads it (:func:`suite.figures.clock_cover.steps_held`):
+    its window's p50, else the median of its step times (a run that failed has no window)."""
+    p50 = results.step_time_s(run, "p50") if results.throughput(run) else None
+    return p50 if isinstance(p50, (int, float)) else statistics.median(run["step_times_s"])
 
 
 def _label(run: dict[str, Any]) -> str:
@@ -29,13 +37,17 @@ def one_clock_why(doc: dict[str, Any]) -> str | None:
     if all(clock_cover.stamped(doc, r.get("run_id")) for r in runs):
         return None
     lines = []
-    short = [r for r in runs if not clock_cover.steps_held(doc, r)]
+    unheld = [r for r in runs if not clock_cover.steps_held(doc, r)]
+    idle = [r for r in unheld if not r.get("step_times_s")]  # a run that failed before its first step
+    if idle:
+        lines.append(f"{', '.join(map(_label, idle))} timed no step for the second clock to hold")
+    short = [r for r in unheld if r.get("step_times_s")]
     if short:
-        medians = [p50 for r in short if (p50 := results.step_time_s(r, "p50")) is not None]
+        medians = [_median(r) for r in short]
         one = len(short) == 1
         which = "its median step" if len(runs) == 1 else \
             f"the median step{'' if one else 's'} of {', '.join(map(_label, short))}"
-        figure = f" ({', '.join(map(_ms, medians))})" if medians else ""
+        figure = f" ({', '.join(map(_ms, medians))})"
         lines.append(f"{which}{figure} {'is' if one else 'are'} under the {1000 * clocks.PER_STEP_S:g} ms the second "
                      "clock holds on a CPU")
     gaps = [r for r in runs if not clock_cover.edges_whole(doc, r.get("run_id"))]
