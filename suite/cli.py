@@ -28,6 +28,7 @@ from suite.commands import (
     reproduce,
     run,
     run_own,
+    show,
     site,
     submit,
     validate,
@@ -39,7 +40,7 @@ from suite.record.errors import GoodbenchError, error_text
 TRAIN_EXTRA = ("torch",)
 
 # in the order of `goodbench --help`
-COMMANDS = (list_workloads, data, run, run_own, keygen, validate, submit, site, check, peaks, prices, project, reproduce, compare,
+COMMANDS = (list_workloads, data, run, run_own, show, keygen, validate, submit, site, check, peaks, prices, project, reproduce, compare,
             import_mlperf, export_mlperf, info)
 
 

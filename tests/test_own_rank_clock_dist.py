@@ -52,7 +52,7 @@ def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path
     assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
     frame = pipeline.table([("own-ddp.json", doc)])
     assert frame["second_clock"].all() and not rows.one_clock(frame).any()
-    assert rows.ONE_CLOCK_REASON not in rows.unranked_reasons(frame.to_dict(orient="records")[0])
+    assert not set(rows.ONE_CLOCK_REASONS) & set(rows.unranked_reasons(frame.to_dict(orient="records")[0]))
 
 
 def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):
@@ -72,7 +72,8 @@ def test_a_torchrun_job_that_fails_gets_one_line_naming_the_rank(tmp_path):
     done = _run_own(tmp_path, "own-ddp.json", "--fail-rank", "1")
     assert done.returncode == 1
     lines = [line for line in done.stderr.splitlines() if line.startswith("goodbench: error:")]
-    assert len(lines) == 1 and "no second clock: rank 0: the script ended with status" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("goodbench: error: the script failed (exit status 1; its error is "
+                                                    "above); it named no results file, so nothing was kept")
     assert not (tmp_path / "own-ddp.json").exists()
 
 

@@ -22,12 +22,12 @@ def launched(monkeypatch, tmp_path):
     path = tmp_path / "own.json"
     reader = SimpleNamespace(written=(False, str(path)), runs=[], broken=None, journal=None)
     doc = {"second_clock": {"runs": [{"run_id": "r1", "agreement": {"agree": True}}]}}
-    monkeypatch.setattr(own_launch, "launch", lambda script, args: (0, SimpleNamespace(pid=1), reader))
+    monkeypatch.setattr(own_launch, "launch", lambda script, args, extra_env=None: (0, SimpleNamespace(pid=1), reader))
     monkeypatch.setattr(own_launch, "seal", lambda *a: doc)
 
     def run_with(problems):
         monkeypatch.setattr(suite.validate, "check_document", lambda d: problems)
-        return run_own.run(SimpleNamespace(script="train.py", args=[], nproc_per_node=None))
+        return run_own.run(SimpleNamespace(script="train.py", args=[], nproc_per_node=None, system_name=None))
     return run_with
 
 

@@ -312,5 +312,5 @@ def test_submit_names_own_code_by_its_name_and_the_workload_it_is_held_to(monkey
     monkeypatch.setattr(leaderboard, "entry_rows", lambda read: [row, {**row, "implementation": None}])
     monkeypatch.setattr(leaderboard, "unranked_reasons", lambda r: ["smoke scale: only full-scale results are ranked"])
     assert submit._rank_lines(tmp_path / "x.json") == [
-        "not ranked: my-char-gpt (own code, held to lm-char, smoke): smoke scale: only full-scale results are ranked",
+        "not ranked: my-char-gpt (own code, held to lm-char's target, smoke): smoke scale: only full-scale results are ranked",
         "not ranked: lm-char (smoke): smoke scale: only full-scale results are ranked"]

@@ -84,6 +84,29 @@ def name(label: str, value: Any, required: bool = True) -> str:
     return value
 
 
+SYSTEM_NAME_ENV = "GOODBENCH_SYSTEM_NAME"
+"""The variable through which ``goodbench run-own --system-name NAME`` names the system to the script's
+:class:`goodbench.Benchmark` (:func:`system_name`)."""
+
+
+def system_name(given: Any) -> str | None:
+    """The name of the system the results file records: ``system_name=`` as given in code, else
+    ``$GOODBENCH_SYSTEM_NAME`` (``goodbench run-own --system-name``), each a :func:`name`; None where
+    neither names it. Both, differing, are refused: which one the file would hold is not clear."""
+    import os
+
+    if given is not None:
+        name("system_name", given)
+    launched = os.environ.get(SYSTEM_NAME_ENV) or None
+    if launched is None:
+        return given
+    name(f"--system-name of goodbench run-own (${SYSTEM_NAME_ENV})", launched)
+    if given is not None and given != launched:
+        raise GoodbenchError(f"system_name={given!r} in code and --system-name {launched!r} of goodbench run-own "
+                             "differ: give the name once")
+    return launched
+
+
 def path(label: str, value: Any) -> None:
     """A path given as text or a :class:`~pathlib.Path` (None where the argument is optional)."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (str, Path)) or not str(value)):

@@ -77,6 +77,8 @@ class Benchmark:
     its path in the work tree). The file is written
     to ``out`` (never over an existing file; ``$GOODBENCH_OUT`` overrides it, as ``goodbench
     reproduce`` sets it for a re-run), signed when a signing key exists (``sign``).
+    ``system_name``: the system's name on the leaderboard, or ``$GOODBENCH_SYSTEM_NAME`` (what
+    ``goodbench run-own --system-name`` gives; both, differing, are refused).
     ``checkpoint_dir``: where the session keeps what a killed process's successor needs to go on
     (its id and measured ceiling, each run's event log, the checkpoints :meth:`Run.save` writes,
     each finished run's record): the same command run again continues the session, skips the
@@ -102,8 +104,7 @@ class Benchmark:
                  peak_tflops: float | None = None):
         arguments.name("name", name)
         arguments.text("trains", trains)
-        if system_name is not None:
-            arguments.name("system_name", system_name)
+        system_name = arguments.system_name(system_name)  # or goodbench run-own --system-name's
         arguments.whole("max_steps", max_steps, 1, arguments.MAX_STEPS)
         # the job's processes: torchrun's world (the one start() joins), else 1
         samples, tokens_per_step = arguments.global_batch(

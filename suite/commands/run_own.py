@@ -18,6 +18,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
                     "runs as a one-node torchrun job and every rank's edges are stamped on the same clock.")
     p.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N",
                    help="run SCRIPT under torchrun on this node, N processes (needs torch); before SCRIPT")
+    p.add_argument("--system-name", metavar="NAME",
+                   help="name of this system on the leaderboard, for the script's goodbench.Benchmark (as its "
+                        "system_name=); before SCRIPT")
     p.add_argument("script", metavar="SCRIPT", help="the Python script that measures its loop with goodbench.Benchmark")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
     return p
@@ -26,35 +29,48 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid (a JSON
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
+    from suite.api import arguments
+    from suite.commands import show
     from suite.commands.common import count, say
     from suite.record.errors import GoodbenchError
-    from suite.run import own_launch, rank_record
+    from suite.run import own_failure, own_launch, own_outcome, rank_record
     from suite.validate import check_document
 
     ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
+    named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
+    if args.system_name is not None:
+        named[arguments.SYSTEM_NAME_ENV] = arguments.name("--system-name", args.system_name)
     if args.nproc_per_node is None:
-        status, child, reader = own_launch.launch(args.script, list(args.args))
+        status, child, reader = own_launch.launch(args.script, list(args.args), extra_env=named)
         why = own_launch.why_not(status, reader)
     else:
-        status, child, channels = own_launch.launch_ranks(args.script, list(args.args), args.nproc_per_node)
+        status, child, channels = own_launch.launch_ranks(args.script, list(args.args), args.nproc_per_node,
+                                                          extra_env=named)
         reader, ranks = channels.readers[0], channels.readers[1:]
         why = own_launch.why_not(status, reader)
         why = f"rank 0: {why}" if why is not None else rank_record.why_not(ranks)
     if why is not None:
-        kept = f"; {reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else ""
-        raise GoodbenchError(f"no second clock: {why}{kept}")
+        kept = f"{reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else None
+        raise GoodbenchError(own_failure.unsealed(status, why, kept))
     assert reader.written is not None  # why_not says so otherwise
     path = reader.written[1]
     try:
         doc = own_launch.seal(Path(path), reader, child.pid, ranks)
     except GoodbenchError as exc:
-        raise GoodbenchError(f"no second clock: {exc}; {path} is kept as the script wrote it: one clock, "
-                             "unsigned") from None
+        raise GoodbenchError(own_failure.unsealed(status, str(exc), f"{path} is kept as the script wrote it: one "
+                                                  "clock, unsigned")) from None
+    if status != 0:  # said first: the script's error is what the user reads above
+        say(f"goodbench run-own: {own_failure.failed(status)}; what it recorded before it failed is in {path}, "
+            "its second clock added")
     for note in getattr(reader.journal, "notes", ()):
         say(f"goodbench run-own: {note}")
     problems = check_document(doc)
     for problem in problems:
         print(problem.line(path))
+    try:
+        print(show.summary(path, doc))  # the table goodbench run ends with
+    except GoodbenchError as exc:
+        say(f"goodbench run-own: no summary: {exc}")
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
     section = doc["second_clock"]
     stamped = len({entry["run_id"] for entry in section["runs"]})
@@ -69,7 +85,8 @@ def run(args) -> int:
         said = (f"{runs} on {count(args.nproc_per_node, 'rank')}{across}, the clocks "
                 f"{'disagree on ' + ', '.join(off) if off else 'agree'}")
     valid = "" if refused else ", valid but for its JSON Schema, not checked here" if problems else ", valid"
-    say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}{valid}")
-    if status != 0:
-        say(f"goodbench run-own: the script ended with status {status}")
+    why = own_outcome.one_clock_why(doc) if not refused else None
+    shown = f", but {why}" if why else ""  # the board's verdict, where it is not "two clocks"
+    say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}"
+        f"{valid}{shown}")
     return 1 if refused or status != 0 else 0

@@ -59,7 +59,16 @@ def _rank_lines(path: Path) -> list[str]:
         if reasons:
             verdict = "ranked" if reasons[0].startswith("ranked") else "not ranked"
             shown = "; ".join(r.removeprefix("ranked, ") for r in reasons)
-            what = (f"{row['implementation']} (own code, held to {row['workload']}, {row['scale']})"
-                    if row.get("implementation") else f"{row['workload']} ({row['scale']})")
+            what = f"{row['implementation']} ({_own_job(row)}, {row['scale']})" if row.get("implementation") \
+                else f"{row['workload']} ({row['scale']})"
             lines.append(f"{verdict}: {what}: {shown}")
     return lines
+
+
+def _own_job(row: dict) -> str:
+    """What an own-code entry is held to, in words: a workload's target, or none (a free job)."""
+    from workloads import own
+
+    if row["workload"] == own.FREE_JOB:
+        return "own code, a free job with no quality target"
+    return f"own code, held to {row['workload']}'s target"

@@ -290,7 +290,7 @@ def describe(doc: Doc) -> dict[str, Any]:
             "under_load": host_load.runs_under_load(doc.get("runs") or []),
             "load_unrecorded": any(not isinstance(r.get("host_load"), dict) for r in doc.get("runs") or []
                                    if isinstance(r, dict)),
-            "clocks": own_clocks(doc)}
+            "clocks": own_clocks(doc), "clock_gaps": own_clock_gaps(doc)}
 
 
 def own_clocks(doc: Doc) -> int | None:
@@ -299,6 +299,18 @@ def own_clocks(doc: Doc) -> int | None:
         return None
     runs = doc.get("runs") or []
     return 2 if runs and all(clock_cover.stamped(doc, r.get("run_id")) for r in runs) else 1
+
+
+def own_clock_gaps(doc: Doc) -> list[str]:
+    """Why an own-code document is timed by one clock (empty: it is not, or not own code):
+    ``"unstamped"`` where a run's edges were not stamped whole by a second clock, ``"short steps"``
+    where they were on a CPU whose median step the clock cannot hold (:mod:`suite.figures.clock_cover`)."""
+    if own_clocks(doc) != 1:
+        return []
+    runs = [r for r in doc.get("runs") or [] if isinstance(r, dict)]
+    gaps = ["unstamped"] if not all(clock_cover.edges_whole(doc, r.get("run_id")) for r in runs) else []
+    return gaps + (["short steps"] if "second_clock" in doc and doc["second_clock"] is not None
+                   and not all(clock_cover.steps_held(doc, r) for r in runs) else [])
 
 
 def merge_side(docs: Sequence[Doc]) -> Doc:

@@ -170,6 +170,21 @@ def load_lines(base_doc: Any, columns: Sequence[Column]) -> list[str]:
 
 OWN_CLOCKS = {1: "own code, ONE CLOCK (self-timed): its times are its own process's word",
               2: "own code, two clocks (goodbench run-own stamped its edges)"}
+CLOCK_GAPS = {"unstamped": "own code, ONE CLOCK (self-timed): no second clock stamped all its steps and evaluations, "
+                           "so its times are its own process's word",
+              "short steps": "own code, ONE CLOCK (self-timed): goodbench run-own's clock stamped it, but on a CPU "
+                             "that clock holds steps of 5 ms or more and its median step is shorter, so its step "
+                             "times are its own process's word"}
+"""What a side's identity says of own code timed by one clock, by why (:func:`suite.compare.engine.own_clock_gaps`);
+:data:`OWN_CLOCKS` where why is not known."""
+
+
+def _clocks(d: dict) -> str | None:
+    """What a side's identity says of its clocks (None: not own code)."""
+    gaps = d.get("clock_gaps") or []
+    if d.get("clocks") == 1 and gaps:
+        return "; ".join([CLOCK_GAPS[gaps[0]], *(CLOCK_GAPS[g].split(": ", 1)[1] for g in gaps[1:])])
+    return OWN_CLOCKS.get(d.get("clocks") or 0)
 
 
 def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tuple[str, str, str]]:
@@ -186,7 +201,7 @@ def _identity(doc: Any) -> str:
              f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None,
              "host load not recorded (dated before goodbench recorded it)"
              if d.get("load_unrecorded") and not d.get("under_load") else None,
-             OWN_CLOCKS.get(d.get("clocks") or 0)]
+             _clocks(d)]
     return " · ".join(str(p) for p in parts if p)
 
 

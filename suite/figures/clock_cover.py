@@ -35,12 +35,19 @@ def stamped(doc: dict[str, Any], run_id: Any) -> bool:
     process left no stamps is not), and under torchrun on every rank that trained it, each rank's
     segments whole from its start (every rank's stamps are journaled across a kill); on a CPU only
     with steps the clock can hold (:func:`steps_held`)."""
+    run = next((r for r in doc.get("runs") or [] if isinstance(r, dict) and r.get("run_id") == run_id), None)
+    if run is not None and not steps_held(doc, run):
+        return False
+    return edges_whole(doc, run_id)
+
+
+def edges_whole(doc: dict[str, Any], run_id: Any) -> bool:
+    """True when the file's second clock stamped the run ``run_id``'s edges from its start, in every
+    process that ran it and on every rank that trained it: :func:`stamped` but for the length of
+    its steps (:func:`steps_held`)."""
     section = doc.get("second_clock")
     entries = section.get("runs") if isinstance(section, dict) else None
     if not isinstance(entries, list):
-        return False
-    run = next((r for r in doc.get("runs") or [] if isinstance(r, dict) and r.get("run_id") == run_id), None)
-    if run is not None and not steps_held(doc, run):
         return False
     ranks = {rank_clocks.rank_of(e) for e in entries if isinstance(e, dict) and e.get("run_id") == run_id} | {0}
     return rank_clocks.every_rank_stamped(doc, run_id) and all(

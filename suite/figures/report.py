@@ -120,6 +120,20 @@ def run_summary(runs: list[dict]) -> str:
     return text
 
 
+STEADY_STATE_NOTE = ("samples/s and p50 step ms are each run's steady state: its warm-up steps left out and only "
+                     "the time inside its steps counted, so they can differ from the steps/s of the progress "
+                     "lines, which count every step since the run started, warm-up, evaluations and waits included")
+"""The summary's footnote on why its rates are not the progress lines' (:func:`file_summary`)."""
+
+
+def file_summary(doc: dict) -> str:
+    """A results document's summary as ``goodbench run`` ends with it: the runs table (with why a
+    figure is missing, and the goodput table), the time-to-target scores, the repeats' spread, and
+    :data:`STEADY_STATE_NOTE`. ``goodbench run-own`` and ``goodbench show`` print it too."""
+    return "\n".join([run_summary(doc["runs"]), *score_lines(doc.get("summary") or {}),
+                      *repeat_lines(doc["runs"]), STEADY_STATE_NOTE])
+
+
 def score_lines(summary: dict) -> list[str]:
     """One line per workload × scale scored over more than one seed: the score by the name of
     its estimator (olympic mean, or plain mean below three seeds), the 95% CI of the mean of

@@ -41,7 +41,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation", "second_clock", "short_steps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "second_clock", "short_steps", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -348,6 +348,8 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             # own code stamped by run-own, but on a CPU with steps shorter than that clock holds
             "short_steps": own_code(doc) and "second_clock" in doc and not all(
                 clock_cover.steps_held(doc, r) for r in runs),
+            # own code with a run whose edges no second clock stamped whole (none at all: plain python)
+            "clock_gaps": bool(own_code(doc)) and not all(clock_cover.edges_whole(doc, r["run_id"]) for r in runs),
             # own code on a GPU: its step times are CUDA events, which the second clock does not compare
             "gpu_steps": bool(own_code(doc)) and doc["system"]["accelerator"]["type"] == "cuda",
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
@@ -501,7 +503,28 @@ def rankable(frame: pd.DataFrame) -> pd.Series:
 ONE_CLOCK_REASON = ("own code timed by one clock (self-timed): no second clock stamped all its steps and evaluations "
                     "(run it with goodbench run-own, in every process after a kill), or on a CPU its steps are "
                     "shorter than the 5 ms that clock holds, so its times are its own process's word")
-"""Why own code without a second clock is not ranked (:func:`one_clock`; docs/rules.md, "A second clock")."""
+"""Why own code without a second clock is not ranked (:func:`one_clock`; docs/rules.md, "A second clock"),
+where which of the two is not known (a group of entries): :data:`UNSTAMPED_REASON` and
+:data:`SHORT_STEPS_REASON` say each."""
+UNSTAMPED_REASON = ("own code timed by one clock (self-timed): no second clock stamped all its steps and evaluations "
+                    "(run it with goodbench run-own, in every process after a kill), so its times are its own "
+                    "process's word")
+"""Why own code is not ranked when a run's edges were not stamped whole by a second clock (``clock_gaps``)."""
+SHORT_STEPS_REASON = ("own code timed by one clock (self-timed): goodbench run-own's second clock stamped it, but on a "
+                      "CPU that clock holds steps of 5 ms or more and its median step is shorter, so its step times "
+                      "are its own process's word")
+"""Why own code is not ranked when the second clock stamped it on a CPU but its steps are too short for
+that clock to hold (``short_steps``: :func:`suite.figures.clock_cover.steps_held`)."""
+ONE_CLOCK_REASONS = (ONE_CLOCK_REASON, UNSTAMPED_REASON, SHORT_STEPS_REASON)
+"""Every reason own code timed by one clock is given (:func:`one_clock_reasons`)."""
+
+
+def one_clock_reasons(row: dict) -> list[str]:
+    """Why one own-code entry timed by one clock is not ranked: each of :data:`UNSTAMPED_REASON` and
+    :data:`SHORT_STEPS_REASON` that applies, or :data:`ONE_CLOCK_REASON` where the row says neither."""
+    found = [reason for column, reason in (("clock_gaps", UNSTAMPED_REASON), ("short_steps", SHORT_STEPS_REASON))
+             if row.get(column) == True]  # noqa: E712 - numpy bool
+    return found or [ONE_CLOCK_REASON]
 
 RANKING_GROUPS = {
     "ranked": None,
@@ -554,7 +577,7 @@ def unranked_reasons(row: dict) -> list[str]:
     if row.get("division") == own.DIVISION and row.get("workload") == own.FREE_JOB:
         reasons.append("own code's free job: held to no goodbench target")
     if row.get("division") == own.DIVISION and row.get("second_clock") != True:  # noqa: E712 - numpy bool
-        reasons.append(ONE_CLOCK_REASON)
+        reasons += one_clock_reasons(row)
     flags = [f"{int(n)} partial run{'s' if n != 1 else ''} (interrupted)"
              for n in [row.get("partial_runs")] if isinstance(n, (int, float)) and n > 0]
     flags += ["measured under load"] if isinstance(row.get("under_load"), str) else []

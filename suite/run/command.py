@@ -143,12 +143,10 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
     doc, _, problems = driver.write_validated(driver.sealed(doc, key), reservation.write)
-    print(report.run_summary(doc["runs"]))
+    print(report.file_summary(doc))
     for r in doc["runs"]:
         if r["error"]:
             say(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
-    for line in report.score_lines(doc["summary"]) + report.repeat_lines(doc["runs"]):
-        print(line)
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
     loaded = load.runs_under_load(doc["runs"])

@@ -33,12 +33,14 @@ from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
 
 
-def launch(script: str, args: list[str], grace_s: float = 2.0) -> tuple[int, subprocess.Popen, EdgeReader]:
-    """Run ``python SCRIPT ARGS`` with the edge pipe, stamping its edges until it ends; its exit status."""
+def launch(script: str, args: list[str], grace_s: float = 2.0,
+           extra_env: dict[str, str] | None = None) -> tuple[int, subprocess.Popen, EdgeReader]:
+    """Run ``python SCRIPT ARGS`` with the edge pipe (and ``extra_env`` in its environment), stamping
+    its edges until it ends; its exit status."""
     if not Path(script).is_file():
         raise GoodbenchError(f"{script}: no such script")
     read_end, write_end = os.pipe()
-    env = {**os.environ, edges.ENV: str(write_end)}
+    env = {**os.environ, **(extra_env or {}), edges.ENV: str(write_end)}
     journal = Journal(script, args)  # its stamps kept across a kill, where the script names a checkpoint directory
     origin, started_at_s = clock(), time.time()  # the wall clock: what links this process's stamps to another's
     try:
@@ -71,11 +73,12 @@ def torchrun_command(script: str, args: list[str], nproc: int) -> list[str]:
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}", script, *args]
 
 
-def launch_ranks(script: str, args: list[str], nproc: int,
-                 grace_s: float = 2.0) -> tuple[int, subprocess.Popen, RankChannels]:
-    """Run ``SCRIPT ARGS`` as a one-node torchrun job of ``nproc`` ranks, each rank's edges read from
-    its own channel (:mod:`suite.run.rank_channels`) and stamped on this process's clock until the
-    job ends; its exit status, the torchrun process and the channels (readers in rank order)."""
+def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
+                 extra_env: dict[str, str] | None = None) -> tuple[int, subprocess.Popen, RankChannels]:
+    """Run ``SCRIPT ARGS`` as a one-node torchrun job of ``nproc`` ranks (``extra_env`` in its
+    environment), each rank's edges read from its own channel (:mod:`suite.run.rank_channels`) and
+    stamped on this process's clock until the job ends; its exit status, the torchrun process and
+    the channels (readers in rank order)."""
     if not Path(script).is_file():
         raise GoodbenchError(f"{script}: no such script")
     command = torchrun_command(script, args, nproc)
@@ -83,7 +86,7 @@ def launch_ranks(script: str, args: list[str], nproc: int,
     origin, started_at_s = clock(), time.time()
     channels = RankChannels(nproc, origin, journal=journal)
     try:
-        child = subprocess.Popen(command, env={**os.environ, **channels.environment()})
+        child = subprocess.Popen(command, env={**os.environ, **(extra_env or {}), **channels.environment()})
     except BaseException:
         channels.finish(0.0)
         channels.close()

@@ -42,7 +42,7 @@ RUN_FIELDS = {
     "goodput.effective_goodput": ("effective goodput", "share"),
     "goodput.effective_goodput_status": ("effective goodput status", "status"),
     "goodput.data_wait_status": ("waiting for data status", "status"),
-    "goodput.steps_kept": ("steps kept", "count"), "goodput.steady_step_s": ("steady-state step time", "s"),
+    "goodput.steps_kept": ("steps kept", "count"), "goodput.steady_step_s": ("steady-state step time, mean", "s"),
     "goodput.failures": ("failures", "count"), "goodput.restarts": ("restarts", "count"),
     "goodput.lost_steps": ("lost steps", "count"), "goodput.recovery_s": ("recovery times", "s"),
     "goodput.checkpoint.saves": ("checkpoint saves", "count"),

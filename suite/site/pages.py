@@ -71,7 +71,7 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
             groups.append(("Full scale, not ranked: too many seeds missed the target", unconverged, False,
                            "not-ranked"))
         if not one_clock.empty:
-            groups.append((f"Own code, not ranked: {leaderboard.ONE_CLOCK_REASON}", one_clock, False, "one-clock"))
+            groups.append((f"Own code, not ranked: {_one_clock_reason(one_clock)}", one_clock, False, "one-clock"))
         if not copied.empty:
             groups.append(("Copies, not ranked: runs another stored file holds too, which is kept (its owner's "
                            "signed file, else the first stored; disputed: signed by another key, stored later)",
@@ -137,6 +137,13 @@ def _system_link(row, root: str) -> dict:
     note = row.get("system_note")
     return {"system": shown if isinstance(shown, str) else row["system"], "note": note if isinstance(note, str) else None,
             "href": f"{root}systems/{system_slug(row['system'], system_ids.signer_of(row.get('signer')))}.html"}
+
+
+def _one_clock_reason(group: pd.DataFrame) -> str:
+    """Why a workload page's group of own code timed by one clock is not ranked: the reason its
+    entries share (:func:`suite.leaderboard.rows.one_clock_reasons`), else the one naming both."""
+    reasons = {tuple(leaderboard.one_clock_reasons(row)) for row in group.to_dict(orient="records")}
+    return reasons.pop()[0] if len(reasons) == 1 and len(next(iter(reasons))) == 1 else leaderboard.ONE_CLOCK_REASON
 
 
 def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:

@@ -368,6 +368,16 @@ def _title(key: str | None) -> str:
     return f' title="{escape(key)}"' if key else ""
 
 
+def goodput_fields(run: dict, goodput: dict) -> list[tuple[str, object]]:
+    """The run's goodput fields but its badput (charted apart), with its steady-state step time's median
+    (``metrics.throughput.step_time_s.p50``) beside the mean it gives (``goodput.steady_step_s``): a
+    few slow steps move the mean, the median is what the second clock's rule reads."""
+    items = labels.flatten({k: v for k, v in goodput.items() if k != "badput_s"}, "goodput")
+    p50 = results.step_time_s(run, "p50") if results.throughput(run) else None
+    at = next((i + 1 for i, (key, _) in enumerate(items) if key == "goodput.steady_step_s"), None)
+    return items if at is None or p50 is None else [*items[:at], ("metrics.throughput.step_time_s.p50", p50), *items[at:]]
+
+
 def field_table(items: list[tuple[str, object]]) -> Markup:
     """The fields ``items`` ((dotted key, value), :func:`suite.site.labels.flatten`) as a label/value table."""
     return kv_table([_row(key, value) for key, value in items])
@@ -512,8 +522,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "badput": charts.stacked_bar(_parts({"productive": goodput.get("productive_s"), **badput}),
                                      "goodput: productive time and badput by cause", seconds, TIME_COLOURS)
         if badput else None,
-        "goodput": field_table(labels.flatten({k: v for k, v in goodput.items() if k != "badput_s"}, "goodput"))
-        if goodput else None,
+        "goodput": field_table(goodput_fields(run, goodput)) if goodput else None,
         "phases": charts.stacked_bar(_parts({k: phases.get(k) for k in
                                              list(PHASE_ORDER) + sorted(set(phases) - set(PHASE_ORDER))}),
                                      "phases of the run", seconds, TIME_COLOURS),

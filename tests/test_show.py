@@ -1,0 +1,71 @@
+"""``goodbench show FILE`` prints the summary ``goodbench run`` ends with — the runs table, goodput,
+scores and why its rates are not the progress lines' — for any results file; a file it cannot read
+or summarize gets one line, never a traceback, and a string holding a control character is printed
+escaped."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suite.cli import main
+from suite.figures import report
+from suite.record import results
+
+FIXTURE = Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json"
+
+
+def test_show_prints_the_summary_run_ends_with(capsys):
+    assert main(["show", str(FIXTURE)]) == 0
+    out = capsys.readouterr().out
+    doc = results.load(FIXTURE)
+    assert out == report.file_summary(doc) + "\n"
+    header, *rows = out.splitlines()[:1 + len(doc["runs"])]
+    assert header.split()[:3] == ["workload", "seed", "status"] and "samples/s" in header and "p50" in header
+    for row, run in zip(rows, doc["runs"]):
+        assert f"{round(results.samples_per_s(run), 2):.2f}" in row
+        assert f"{round(1000 * results.step_time_s(run, 'p50'), 2)}" in row
+    assert out.rstrip("\n").endswith(report.STEADY_STATE_NOTE)
+    assert "warm-up" in report.STEADY_STATE_NOTE and "progress lines" in report.STEADY_STATE_NOTE
+
+
+def _hostile() -> list[tuple[str, bytes]]:
+    doc = json.loads(FIXTURE.read_text())
+    no_metrics = json.loads(FIXTURE.read_text())
+    del no_metrics["runs"][0]["metrics"]
+    text_wall = json.loads(FIXTURE.read_text())
+    text_wall["runs"][0]["wall_s"] = "long"
+    return [("not JSON", b"{\"runs\": ["), ("a list", b"[1, 2]"), ("no runs", b"{}"),
+            ("runs not a list", json.dumps({**doc, "runs": 3}).encode()),
+            ("a run not an object", json.dumps({**doc, "runs": [7]}).encode()),
+            ("a run without metrics", json.dumps(no_metrics).encode()),
+            ("a wall time as text", json.dumps(text_wall).encode()),
+            ("nested too deep", b"[" * 5000 + b"]" * 5000)]
+
+
+@pytest.mark.parametrize("name, raw", _hostile(), ids=[name for name, _ in _hostile()])
+def test_a_file_show_cannot_summarize_gets_one_line(name, raw, tmp_path, capsys):
+    path = tmp_path / "hostile.json"
+    path.write_bytes(raw)
+    assert main(["show", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"goodbench: error: {path}") and "Traceback" not in captured.err
+
+
+def test_show_of_a_folder_or_a_missing_file_is_one_line(tmp_path, capsys):
+    for path in (tmp_path, tmp_path / "absent.json"):
+        assert main(["show", str(path)]) == 1
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_control_character_in_the_file_is_printed_escaped(tmp_path, capsys):
+    doc = json.loads(FIXTURE.read_text())
+    doc["runs"][0]["status"] = "complete\x1b[2J"  # an escape sequence that would clear the terminal
+    path = tmp_path / "escape.json"
+    path.write_text(json.dumps(doc))
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "complete\\u001b[2J" in out
