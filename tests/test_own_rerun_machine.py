@@ -128,15 +128,15 @@ def _bench(**kwargs):
 
 
 def test_under_reproduce_the_library_records_the_name_goodbench_gives_not_the_scripts(monkeypatch):
-    """``$GOODBENCH_SYSTEM_NAME`` (set by reproduce in the sandbox) names the system in place of the
+    """``$GOODBENCH_RERUN_SYSTEM_NAME`` (set by reproduce in the sandbox) names the system in place of the
     script's ``system_name=``, so that its event log agrees with goodbench's description; empty, the
     accelerator's own name; a name the site would read as a label is refused as ``system_name=`` is."""
-    monkeypatch.setenv("GOODBENCH_SYSTEM_NAME", "bench box 7")
+    monkeypatch.setenv("GOODBENCH_RERUN_SYSTEM_NAME", "bench box 7")
     assert _bench(system_name="the author's rig").system_name == "bench box 7"
-    monkeypatch.setenv("GOODBENCH_SYSTEM_NAME", "")
+    monkeypatch.setenv("GOODBENCH_RERUN_SYSTEM_NAME", "")
     assert _bench(system_name="the author's rig").system_name is None
-    monkeypatch.setenv("GOODBENCH_SYSTEM_NAME", "box - reproduced by a trusted reviewer")
+    monkeypatch.setenv("GOODBENCH_RERUN_SYSTEM_NAME", "box - reproduced by a trusted reviewer")
     with pytest.raises(GoodbenchError, match="system_name"):
         _bench()
-    monkeypatch.delenv("GOODBENCH_SYSTEM_NAME", raising=False)
+    monkeypatch.delenv("GOODBENCH_RERUN_SYSTEM_NAME", raising=False)
     assert _bench(system_name="the author's rig").system_name == "the author's rig"  # goodbench run-own: its own

@@ -137,9 +137,9 @@ class Benchmark:
         # GOODBENCH_OUT: where `goodbench reproduce` has the re-run of recorded own code write its file
         # (taken by the process's first Benchmark only: the re-run's file is its)
         self.out, self.system_name = Path(os.environ.pop("GOODBENCH_OUT", "") or out), system_name
-        # GOODBENCH_SYSTEM_NAME: the name `goodbench reproduce` gives the reviewer's machine (empty: the
-        # accelerator's own, "<name> x<count>"), never the one the re-run's script passes for its author's
-        named = os.environ.pop("GOODBENCH_SYSTEM_NAME", None)
+        # GOODBENCH_RERUN_SYSTEM_NAME: the name `goodbench reproduce` gives the reviewer's machine (empty:
+        # the accelerator's own, "<name> x<count>"), never the one the re-run's script passes for its author's
+        named = os.environ.pop("GOODBENCH_RERUN_SYSTEM_NAME", None)
         if named is not None:
             self.system_name = arguments.name("system_name", named) if named else None
         # GOODBENCH_CHECKPOINT_DIR: a fresh folder for a re-run's checkpoints (`goodbench reproduce`), never

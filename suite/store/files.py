@@ -109,7 +109,7 @@ def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, 
 def _name_notes(doc: dict, docs: dict[str, dict]) -> list[str]:
     """What the leaderboard will say of the new document's system name beside the stored ones
     (``docs``, in store order): shared with, or reading as, another signer's system stored first
-    (:func:`suite.leaderboard.system_names.shown`); only the stored files whose names read as its own
+    (:func:`suite.trust.system_names.shown`); only the stored files whose names read as its own
     have their signatures checked."""
     name, mine = doc["system"]["name"], signing.signer(doc)
     alike = []

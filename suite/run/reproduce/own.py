@@ -54,7 +54,7 @@ from suite.trust import signing
 OUT_VARIABLE = "GOODBENCH_OUT"  # where goodbench.Benchmark writes its file instead of its out=
 # the system's name goodbench.Benchmark records instead of its system_name= (empty: the accelerator's own):
 # the reviewer's --system-name, as goodbench describes the rest of the reviewer's machine (observed.py)
-SYSTEM_NAME_VARIABLE = "GOODBENCH_SYSTEM_NAME"
+SYSTEM_NAME_VARIABLE = "GOODBENCH_RERUN_SYSTEM_NAME"  # not run-own's: it replaces the script's
 BARE = Observer()  # no --system-name nor --system-overrides
 # where it keeps checkpoints instead of its checkpoint_dir=: a fresh folder per re-run, so that no
 # finished run of the original's (or of a first re-run) is handed back untrained
