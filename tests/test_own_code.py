@@ -525,7 +525,7 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(settings, where, timeout, out) -> bytes:  # the same code trained again, in this process
+    def rerun(settings, where, timeout, out, observer) -> bytes:  # the same code trained again, in this process
         runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
         return runs[-1]
 
