@@ -348,13 +348,15 @@ goodbench_run() {
     if [ "$REHEARSAL" = 1 ]; then CUT_AFTER="] step "; fi  # past the first steps: compiled by then
     run "${RUN_LIMIT:-$RUN_TIMEOUT}" "${GOODBENCH[@]}" run "$@" "${sign_args[@]+"${sign_args[@]}"}" -o "$out"; rc=$?
     CUT_AFTER=""
-    if [ -f "$out" ]; then say "results file $out"; else say "no results file written ($out)"; fi
-    if [ "$rc" = 137 ] && [ -f "$out" ]; then  # written whole (renamed into place), then killed while exiting
+    if [ -s "$out" ]; then say "results file $out"
+    elif [ -f "$out" ]; then say "no results file written ($out holds only its empty reservation: killed before writing)"
+    else say "no results file written ($out)"; fi
+    if [ "$rc" = 137 ] && [ -s "$out" ]; then  # written whole (renamed into place), then killed while exiting
         say "killed while exiting, after its results file was written (whole: it is renamed into place)"
         rc=124
     fi
     if [ "$REHEARSAL" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 130 ]; } && [ -z "$STOPPED" ]; then
-        [ -f "$out" ] || return 1
+        [ -s "$out" ] || return 1
         say "rehearsal: stopped early, as planned, and its results file was written"
         return 0
     fi
