@@ -266,9 +266,9 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         if not any(wants):
             break
         asking = next(i for i, w in enumerate(wants) if w)
-        report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
-        start = time.monotonic()
-        try:
+        try:  # the line said first, inside: a signal that lands while it is printed is one while measuring on
+            report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
+            start = time.monotonic()
             raw = _rerun(settings, where, timeout, out, observer)
         except KeyboardInterrupt:  # SIGTERM or Ctrl-C while measuring on: the last whole re-run is not lost
             report(f"interrupted while measuring on: the last whole re-run is kept as {_keep(raw, out)}")
