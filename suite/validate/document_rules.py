@@ -9,7 +9,7 @@ from typing import Any
 from suite.figures import derive
 from suite.record.text import normal_name, safe
 from suite.trust import ownership
-from suite.trust.labels import foreign_letters, label_refusal, trust_words_said
+from suite.trust.labels import label_refusal
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7, V8, V9, came_into_force, division, newer_record, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
@@ -214,26 +214,16 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     for precision, entry in (ceilings or {}).items() if isinstance(ceilings, dict) else ():
         for field, method in ((f"{precision}.method", (entry or {}).get("method")),
                               (f"{precision}.at_end.method", ((entry or {}).get("at_end") or {}).get("method"))):
-            why = _shown_text_refusal(method) if isinstance(method, str) else None
+            why = label_refusal(method) if isinstance(method, str) else None
             if why is not None:  # shown as the ceiling's method on the run page (trial 7)
                 problems.append(Problem("name-trust", f"settings.matmul_ceiling.{field}",
-                                        f"{why}, which no method goodbench writes holds"))
+                                        f"{why}; no method goodbench writes holds one"))
     for field, text in _shown_run_text(runs):
-        why = _shown_text_refusal(text)
+        why = label_refusal(text)  # trial 11: "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" in small capitals, not only the labels' words
         if why is not None:
-            problems.append(Problem("name-trust", field, f"{why}, which no such text goodbench writes holds"))
+            problems.append(Problem("name-trust", field, f"{why}; no such text goodbench writes holds one"))
     return problems
 
-
-def _shown_text_refusal(text: str) -> str | None:
-    """Why a text the run page shows as goodbench's own would read as a trust label: a word of the
-    labels, or a letter that is not Latin (trial 11 spelled "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" in small capitals); no
-    text goodbench writes there holds either."""
-    said = trust_words_said(text)
-    if said is not None:
-        return said
-    foreign = foreign_letters(text)
-    return f"{safe(text)} holds {', '.join(map(repr, foreign[:5]))}, not a Latin letter" if foreign else None
 
 
 def _shown_run_text(runs: Runs) -> list[tuple[str, str]]:
