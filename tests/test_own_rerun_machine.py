@@ -140,3 +140,22 @@ def test_under_reproduce_the_library_records_the_name_goodbench_gives_not_the_sc
         _bench()
     monkeypatch.delenv("GOODBENCH_RERUN_SYSTEM_NAME", raising=False)
     assert _bench(system_name="the author's rig").system_name == "the author's rig"  # goodbench run-own: its own
+
+
+def test_the_machine_is_described_in_a_child_so_the_reproducing_process_never_touches_cuda():
+    """On a GPU, describing the device initialises CUDA; done in goodbench's reproducing process
+    after the first re-run, its context would sit on the GPU through the next re-runs (their memory,
+    and "another process on the GPU" to them). The description comes from a child of goodbench's own."""
+    code = ("import json, sys\n"
+            "from suite.run.reproduce.observed import Observer\n"
+            "raw = json.dumps({'runs': [{'run_id': 'r0', 'device': 'cuda:0'}]}).encode()\n"
+            "doc = json.loads(Observer('bench box 7').described(raw, {}, {}))\n"
+            "print(doc['system']['name'], doc['system']['host']['cpu_logical_cores'] is not None, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.split() == ["bench", "box", "7", "True", "False"], done.stdout + done.stderr
+
+
+def test_a_failing_description_is_one_line(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(GoodbenchError, match=r"describing this machine failed \(exit status 1\)"):
+        Observer().system(["cpu"])

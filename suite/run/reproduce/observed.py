@@ -6,9 +6,12 @@ signed, goodbench replaces what it measures itself:
 
 - the header — ``schema_version``, ``rules_version``, ``suite``, ``created_at`` — as
   :func:`suite.record.results.new_document` writes it now;
-- ``system``, described here (:func:`suite.run.system.describe`) for the device the re-run's runs
-  name (CUDA only where goodbench sees it), named by the reviewer's ``--system-name`` (and
-  ``--system-overrides``), never the script's;
+- ``system``, described by goodbench (:func:`suite.run.system.describe`) for the device the
+  re-run's runs name (CUDA only where goodbench sees it), named by the reviewer's
+  ``--system-name`` (and ``--system-overrides``), never the script's. It is described in a short
+  child process of goodbench's own (``python -m suite.run.reproduce.observed``), so that the
+  reproducing process never touches CUDA: a CUDA context it held would sit on the GPU through the
+  next re-run, taking its memory and counted there as another process on the GPU;
 - every run's ``host_load``: goodbench's snapshots of the machine (:func:`suite.meters.host_load.snapshot`)
   just before the sandbox started and just after it exited — inside, in its own process
   namespace, the script sees none of the machine's other processes, so its own snapshots
@@ -19,6 +22,8 @@ The runs' figures, curves and settings stay the script's word: the second clock
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,14 +49,12 @@ class Observer:
     def described(self, raw: bytes, start: dict[str, Any], end: dict[str, Any]) -> bytes:
         """The re-run's file ``raw`` with goodbench's header, ``system`` and, on every run, the
         load snapshots ``start`` and ``end``; :class:`GoodbenchError` where it holds no runs."""
-        from suite.run import system
-
         doc = json.loads(raw)
         if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
                 or not all(isinstance(run, dict) for run in doc["runs"]):
             raise GoodbenchError("the re-run's file holds no runs")
-        own = results.new_document(system.describe(_device(doc["runs"]), self.system_name, self.overrides),
-                                   {}, doc["runs"])  # its header and system: the rest stays the file's
+        named = sorted({str(run.get("device")).split(":")[0] for run in doc["runs"]})
+        own = results.new_document(self.system(named), {}, doc["runs"])  # its header and system: the rest stays the file's
         for run in doc["runs"]:
             run["host_load"] = {"start": start, "end": end, "gpu_other_processes_end": None}
         merged = {name: own[name] for name in HEADER}
@@ -59,11 +62,36 @@ class Observer:
         merged["system"] = own["system"]
         return results.dumps(merged).encode()
 
+    def system(self, devices: list[str]) -> dict[str, Any]:
+        """This machine's ``system`` description for runs on ``devices`` (their device types),
+        made in a child process (:func:`describe`) that holds CUDA only while it lives."""
+        asked = json.dumps({"devices": devices, "system_name": self.system_name, "overrides": self.overrides})
+        try:
+            done = subprocess.run([sys.executable, "-m", __name__], input=asked, capture_output=True, text=True,
+                                  timeout=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise GoodbenchError(f"describing this machine took over {CHILD_TIMEOUT_S} s") from None
+        if done.returncode != 0:
+            raise GoodbenchError(f"describing this machine failed (exit status {done.returncode}): "
+                                 f"{done.stderr.strip()[-500:]}")
+        return json.loads(done.stdout)
 
-def _device(runs: list[dict[str, Any]]) -> Any:
-    """The device goodbench describes: a CUDA GPU where a run names one and torch sees one here,
-    else the CPU (a run naming CUDA on a machine without it is then refused by the validator)."""
+
+CHILD_TIMEOUT_S = 300  # importing torch and reading NVML on a loaded machine: seconds, not minutes
+
+
+def describe(devices: list[str], system_name: str | None = None,
+             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`suite.run.system.describe` for a CUDA GPU where a run names one and torch sees one
+    here, else the CPU (a run naming CUDA on a machine without it is then refused by the validator)."""
     import torch
 
-    named = {str(run.get("device")).split(":")[0] for run in runs}
-    return torch.device("cuda" if "cuda" in named and torch.cuda.is_available() else "cpu")
+    from suite.run import system
+
+    device = torch.device("cuda" if "cuda" in devices and torch.cuda.is_available() else "cpu")
+    return system.describe(device, system_name, overrides)
+
+
+if __name__ == "__main__":  # the child of Observer.system: the request on stdin, the description on stdout
+    request = json.loads(sys.stdin.read())
+    sys.stdout.write(results.dumps(describe(request["devices"], request["system_name"], request["overrides"])))
