@@ -108,8 +108,9 @@ def _dispatch(argv: list[str] | None) -> int:
             f"{install_hint('train')} (validate, submit, site and compare need no torch; the MLPerf import "
             "needs none either, but MLCommons' mlperf-logging)")
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         signals = sys.modules.get("suite.run.signals")  # loaded where SIGTERM is turned into this
         terminated = signals is not None and signals.sigterm_received()
-        say("goodbench: stopped by SIGTERM" if terminated else "goodbench: interrupted")
+        where = f" {exc}" if str(exc) else ""  # where it was, when it says (suite/run/quiet.py)
+        say("goodbench: stopped by SIGTERM" if terminated else f"goodbench: interrupted{where}")
         return 143 if terminated else 130

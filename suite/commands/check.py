@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from suite.run import quiet
+
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench check`` and its arguments."""
@@ -11,6 +13,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="the device of the run to check for, as `run` takes it: auto (default) the GPU "
                         "when torch sees one, else the CPU; cpu: a CPU run (the GPU checks are skipped); "
                         "cuda: a GPU run (an error without one)")
+    quiet.add_argument(p, "before checking", "then check (the \"other processes\" check fails if they still do)")
     return p
 
 
@@ -22,6 +25,8 @@ def run(args) -> int:
 
     device = resolve_device(args.device)  # as `run` resolves it: auto is the CPU where torch sees no GPU
     cpu_run = device.type == "cpu"
+    if args.wait_quiet is not None:
+        quiet.wait(args.wait_quiet, "checking now")
     checks = run_checks(device, cpu_run=cpu_run)
     for c in checks:
         print(f"{c.verdict:<5} {c.name:<17} {c.detail}")

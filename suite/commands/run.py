@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage
+from suite.run import quiet
 from workloads.pinned import COMPILE_MODES
 
 
@@ -45,6 +46,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="torch.compile mode of the trained model (default: off); recorded in settings")
     p.add_argument("--no-sign", action="store_true",
                    help="write the results unsigned even when a signing key exists (goodbench keygen)")
+    quiet.add_argument(p, "before training (with --nproc-per-node: before torchrun starts the workers)",
+                       "then train, its runs flagged \"measured under load\" if they still do")
     d = p.add_argument_group("distributed (re-launches the run under torchrun; docs/distributed.md)")
     d.add_argument("--nproc-per-node", type=POSITIVE_INT, metavar="N", help="processes (GPUs) on this node")
     d.add_argument("--nnodes", type=POSITIVE_INT, default=1, metavar="M", help="nodes in the run (default 1)")

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from suite.commands.common import POSITIVE_INT
+from suite.run import quiet
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -21,6 +22,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--system-name", metavar="NAME",
                    help="name of this system on the leaderboard, for the script's goodbench.Benchmark (as its "
                         "system_name=); before SCRIPT")
+    quiet.add_argument(p, "before SCRIPT starts", "then start it, its runs flagged \"measured under load\" if "
+                       "they still do; before SCRIPT")
     p.add_argument("script", metavar="SCRIPT", help="the Python script that measures its loop with goodbench.Benchmark")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
     return p
@@ -40,6 +43,8 @@ def run(args) -> int:
     named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
     if args.system_name is not None:
         named[arguments.SYSTEM_NAME_ENV] = arguments.name("--system-name", args.system_name)
+    if args.wait_quiet is not None:
+        quiet.wait(args.wait_quiet, "starting the script anyway")
     if args.nproc_per_node is None:
         status, child, reader = own_launch.launch(args.script, list(args.args), extra_env=named)
         why = own_launch.why_not(status, reader)

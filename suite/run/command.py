@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from suite import __version__
 from suite.figures import load
 from suite.record.errors import GoodbenchError
-from suite.run import arguments, launch, output
+from suite.run import arguments, launch, output, quiet
 from suite.run.arguments import Usage, count
 from suite.run.progress import ProgressPrinter, say, warn_if_busy
 from suite.trust import signing
@@ -26,6 +26,9 @@ def run(args) -> int:
     """Train the plan here (or re-launch under torchrun) and write the results file; 0 when every run completed."""
     # what needs no torch is refused before torch is imported (which takes seconds)
     arguments.check_plan(args)
+    if args.wait_quiet is not None and launch.in_torchrun():  # its launcher waits, before the workers start
+        raise Usage("--wait-quiet waits before torchrun starts the workers, not in a worker: give it to "
+                    "goodbench run --nproc-per-node N")
     if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
         output.refuse_taken_output(Path(args.output))
     # a first line at once: torch and the workloads take seconds to load (where torch is missing,
@@ -129,6 +132,8 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
         say(f"goodbench {__version__}: {', '.join(plan.workload_ids)} at {plan.scale} scale on "
             f"{options.device}" + (f", rank 0 of {parallel.world_size} ({parallel.backend}, "
                                    f"{parallel.mode})" if parallel.distributed else ""))
+        if args.wait_quiet is not None:  # before the first workload: no clock runs yet
+            quiet.wait(args.wait_quiet, "training anyway")
         warn_if_busy()
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
@@ -195,6 +200,8 @@ def _launch(args, scale: str) -> int:
         if out.exists():
             raise GoodbenchError(f"{out} exists; goodbench never overwrites a results file")
     try:
+        if args.wait_quiet is not None:  # here, not in the workers: they would wait in each other's collectives
+            quiet.wait(args.wait_quiet, "launching the workers anyway")
         return launch.launch(args.argv, str(out), args.nproc_per_node, args.nnodes,
                              args.node_rank, args.rdzv_endpoint, max_restarts=args.max_restarts)
     except ValueError as exc:

@@ -98,9 +98,10 @@ def restarts_left() -> int:
     return max(0, int(os.environ.get("TORCHELASTIC_MAX_RESTARTS", "0")) - restart_count())
 
 
-# goodbench run's launch options: consumed by the launcher, not passed to the workers
+# goodbench run's launch options: consumed by the launcher, not passed to the workers (the
+# launcher waits for quiet before torchrun starts them)
 LAUNCH_OPTIONS = ("--nproc-per-node", "--nnodes", "--node-rank", "--rdzv-endpoint",
-                  "--max-restarts")
+                  "--max-restarts", "--wait-quiet")
 
 
 def worker_argv(argv: list[str], output: str) -> list[str]:
