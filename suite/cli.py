@@ -29,6 +29,7 @@ from suite.commands import (
     run,
     run_own,
     show,
+    sign,
     site,
     submit,
     validate,
@@ -40,7 +41,7 @@ from suite.record.errors import GoodbenchError, error_text
 TRAIN_EXTRA = ("torch",)
 
 # in the order of `goodbench --help`
-COMMANDS = (list_workloads, data, run, run_own, show, keygen, validate, submit, site, check, peaks, prices, project, reproduce, compare,
+COMMANDS = (list_workloads, data, run, run_own, show, keygen, sign, validate, submit, site, check, peaks, prices, project, reproduce, compare,
             import_mlperf, export_mlperf, info)
 
 

@@ -13,7 +13,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "help"
 WIDTH = "100"  # argparse wraps at $COLUMNS - 2
 COMMANDS = (
     (), ("list",), ("data",), ("data", "list"), ("data", "fetch"), ("data", "verify"), ("data", "where"),
-    ("run",), ("run-own",), ("show",), ("keygen",), ("validate",), ("submit",), ("site",), ("check",), ("peaks",), ("prices",),
+    ("run",), ("run-own",), ("show",), ("keygen",), ("sign",), ("validate",), ("submit",), ("site",), ("check",), ("peaks",), ("prices",),
     ("project",), ("reproduce",), ("compare",), ("import",), ("import", "mlperf"), ("export",),
     ("export", "mlperf"), ("info",),
 )

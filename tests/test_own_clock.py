@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -277,8 +278,10 @@ def test_run_own_adds_the_second_clock_and_refuses_clocks_replaced_in_the_child(
     honest = _run_own(tmp_path, "honest.json")
     assert honest.returncode == 0, honest.stderr
     assert "second clock added (1 run, the clocks agree), unsigned, valid" in honest.stderr
-    summary = honest.stdout[honest.stdout.index("workload  seed  status"):]  # after the job's own lines
-    assert summary.splitlines()[1].startswith("own ") and summary.rstrip("\n").endswith(STEADY_STATE_NOTE)
+    header = re.search(r"^workload +seed +status", honest.stdout, re.M)  # after the job's own lines
+    assert header is not None
+    summary = honest.stdout[header.start():]
+    assert summary.splitlines()[1].startswith("own: clock-mlp ") and summary.rstrip("\n").endswith(STEADY_STATE_NOTE)
     assert v.check_document(json.loads((tmp_path / "honest.json").read_text())) == []
     cheat = _run_own(tmp_path, "cheat.json", "--fast-clock", "30")
     assert cheat.returncode == 1

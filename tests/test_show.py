@@ -69,3 +69,34 @@ def test_a_control_character_in_the_file_is_printed_escaped(tmp_path, capsys):
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "complete\\u001b[2J" in out
+
+
+def test_own_code_is_named_by_its_implementation_in_both_tables(capsys):
+    """Own code's runs read "own: NAME" (the name its file records), not the workload id "own";
+    held to a goodbench workload's target, they say which."""
+    assert main(["show", str(FIXTURE)]) == 0
+    out = capsys.readouterr().out
+    runs, goodput = out.split("\ngoodput and badput (seconds):\n")
+    for table in (runs, goodput):
+        rows = table.splitlines()[1:3]
+        assert [row.split("  ")[0].rstrip() for row in rows] == ["own: resume-mlp"] * 2
+    assert main(["show", str(FIXTURE.parent / "own-stored-losses.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("own: plain-loop-char-gpt (held to lm-char)  ")
+    assert main(["show", str(FIXTURE.parent / "reference-smoke.json")]) == 0  # goodbench's workloads: their ids
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:3]] == ["lm-char", "gpt2-124m"]
+
+
+def test_an_own_codes_name_is_shown_printable_and_bounded(tmp_path, capsys):
+    doc = json.loads(FIXTURE.read_text())
+    doc["settings"]["implementation"]["name"] = "mlp\x1b[2J\u202e" + "x" * 150  # clears the screen, reverses text
+    path = tmp_path / "named.json"
+    path.write_text(json.dumps(doc))
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    label = out.splitlines()[1].split("  ")[0]
+    assert label == "own: " + ("mlp\\u001b[2J\\u202e" + "x" * 150)[:report.OWN_NAME_CHARS] + "…"
+    # the table run-own prints is the same, from the document as the script wrote it (nothing escaped before)
+    text = report.file_summary(doc)
+    assert "\x1b" not in text and "\u202e" not in text and text.splitlines()[1].startswith(label)

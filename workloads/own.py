@@ -122,6 +122,18 @@ def declaration(spec: OwnSpec) -> dict[str, Any]:
     return {"samples_per_step": fields["batch_size"], **{k: fields[k] for k in SPEC_FIELDS if k in fields}}
 
 
+def implementation_name(doc: Any) -> str | None:
+    """The name of the own implementation a results document of the own division measured (its
+    ``settings.implementation.name``, as the file records it: self-reported, not yet made safe to
+    print); None for a document of goodbench's own workloads, or one that names none."""
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    if not isinstance(settings, dict) or settings.get("division", "closed") != DIVISION:
+        return None
+    section = settings.get("implementation")
+    name = section.get("name") if isinstance(section, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def _name(kind: Any) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join({int: "whole number", float: "number", str: "text"}.get(k, "null") for k in kinds)

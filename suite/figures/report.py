@@ -10,6 +10,8 @@ import statistics
 
 from suite.figures import tta
 from suite.record import results
+from suite.record.text import printable
+from workloads import own
 
 GAP = "  "  # between columns: a header of several words stays readable as one
 
@@ -59,12 +61,29 @@ def table(rows: list[dict], float_format=None) -> str:
     return "\n".join(GAP.join(line).rstrip() for line in lines)
 
 
-def run_rows(runs: list[dict]) -> list[dict]:
+OWN_NAME_CHARS = 40  # of an own implementation's name in the workload column; longer ends in "…"
+
+
+def workload_label(run: dict, implementation: str | None = None) -> str:
+    """What the workload column says of ``run``: its workload's id; for own code (``implementation``:
+    the name its file records, :func:`workloads.own.implementation_name`) "own: NAME", and
+    "held to ID" where it is held to a goodbench workload's target. The name is the submitter's
+    text: written printable (:func:`suite.record.text.printable`) and cut at :data:`OWN_NAME_CHARS`."""
+    wid = run["workload"]["id"]
+    if implementation is None:
+        return wid
+    name = printable(implementation)
+    name = name if len(name) <= OWN_NAME_CHARS else name[:OWN_NAME_CHARS] + "…"
+    return f"own: {name}" if wid == own.FREE_JOB else f"own: {name} (held to {printable(str(wid))})"
+
+
+def run_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:
     """One row per run: status, steps, wall time, TTA, throughput, MFU and energy (and its repeat
-    number, where a run was repeated: ``--repeat``)."""
+    number, where a run was repeated: ``--repeat``); an own implementation's runs by its name
+    (:func:`workload_label`)."""
     repeated = any("repeat" in r for r in runs)
     return [{
-        "workload": r["workload"]["id"], "seed": r["seed"], **({"repeat": r.get("repeat")} if repeated else {}),
+        "workload": workload_label(r, implementation), "seed": r["seed"], **({"repeat": r.get("repeat")} if repeated else {}),
         "status": r["status"],
         "steps": r["steps"], "wall s": round(r["wall_s"], 2),
         "TTA s": _round(r["metrics"]["tta_s"]),
@@ -82,14 +101,15 @@ def _percent(share: float | None) -> str | None:
     return None if share is None else f"{100 * share:#.3g}".rstrip(".") + "%"  # "18.0%", not "18%"
 
 
-def goodput_rows(runs: list[dict]) -> list[dict]:
-    """One row per run with a goodput section: goodput, effective goodput and badput seconds."""
+def goodput_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:
+    """One row per run with a goodput section: goodput, effective goodput and badput seconds
+    (the workload column as :func:`run_rows`'s)."""
     rows = []
     for r in runs:
         g = r.get("goodput")
         if not g:
             continue
-        rows.append({"workload": r["workload"]["id"], "seed": r["seed"],
+        rows.append({"workload": workload_label(r, implementation), "seed": r["seed"],
                      "wall s": round(g["wall_s"], 2), "productive s": round(g["productive_s"], 2),
                      **{k: round(v, 2) for k, v in g["badput_s"].items()},
                      "goodput": round(g["goodput"], 4) if g["goodput"] is not None else None,
@@ -110,11 +130,11 @@ def missing_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
-def run_summary(runs: list[dict]) -> str:
+def run_summary(runs: list[dict], implementation: str | None = None) -> str:
     """The runs table and why a figure of it is missing, then the goodput and badput table where
-    any run has goodput."""
-    text = "\n".join([table(run_rows(runs)), *missing_lines(runs)])
-    goodput = goodput_rows(runs)
+    any run has goodput; ``implementation``: the own code's name (:func:`workload_label`)."""
+    text = "\n".join([table(run_rows(runs, implementation)), *missing_lines(runs)])
+    goodput = goodput_rows(runs, implementation)
     if goodput:
         text += "\ngoodput and badput (seconds):\n" + table(goodput)
     return text
@@ -129,8 +149,9 @@ STEADY_STATE_NOTE = ("samples/s and p50 step ms are each run's steady state: its
 def file_summary(doc: dict) -> str:
     """A results document's summary as ``goodbench run`` ends with it: the runs table (with why a
     figure is missing, and the goodput table), the time-to-target scores, the repeats' spread, and
-    :data:`STEADY_STATE_NOTE`. ``goodbench run-own`` and ``goodbench show`` print it too."""
-    return "\n".join([run_summary(doc["runs"]), *score_lines(doc.get("summary") or {}),
+    :data:`STEADY_STATE_NOTE`. ``goodbench run-own`` and ``goodbench show`` print it too; an own
+    implementation's runs are named by its name (:func:`workload_label`)."""
+    return "\n".join([run_summary(doc["runs"], own.implementation_name(doc)), *score_lines(doc.get("summary") or {}),
                       *repeat_lines(doc["runs"]), STEADY_STATE_NOTE])
 
 

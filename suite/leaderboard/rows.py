@@ -366,8 +366,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
 
 def own_code(doc: dict) -> str | None:
     """The name of the own implementation a document of the own division measured (None: goodbench's)."""
-    section = doc["settings"].get("implementation") if validate.division(doc) == own.DIVISION else None
-    return str(section["name"]) if isinstance(section, dict) and isinstance(section.get("name"), str) else None
+    return own.implementation_name(doc)
 
 
 def entry_rows(stored: Stored) -> list[dict]:

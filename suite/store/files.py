@@ -268,7 +268,7 @@ def _commitment_key(doc: dict, key: Ed25519PrivateKey | None) -> Ed25519PrivateK
     owner = signing.signer(doc)
     if owner is None:
         raise GoodbenchError("only a signed file can be committed to: an unsigned one loses its runs to any "
-                             "signed copy whatever its place; sign it (`goodbench keygen`, then run again)")
+                             "signed copy whatever its place; sign it (`goodbench keygen`, then `goodbench sign FILE`)")
     key = key or signing.load_key()
     mine = None if key is None else signing.fingerprint(signing.public_bytes(key))
     if key is None or mine != owner:

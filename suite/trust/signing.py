@@ -171,6 +171,13 @@ def is_bound(run: Any, public_key: bytes) -> bool:
     return raw is not None and run.get("run_id") == bound_run_id(public_key, raw)
 
 
+def minted_for_another(doc: dict, public_key: bytes) -> list[int]:
+    """The indexes of the runs whose id carries a ``run_id_nonce`` but was not minted for
+    ``public_key`` with it: runs of a file another key signed (an unsigned run has no nonce)."""
+    return [i for i, run in enumerate(doc["runs"])
+            if isinstance(run, dict) and "run_id_nonce" in run and not is_bound(run, public_key)]
+
+
 def bind_runs(doc: dict, public_key: bytes) -> int:
     """Mint new bound ids for the runs whose id is not bound to ``public_key`` (a run finished
     before the key existed and kept by a resumed suite), renaming them in ``settings.reproduces``
