@@ -14,6 +14,7 @@ from suite.record import results
 from suite.record.errors import GoodbenchError
 from suite.record.rules_version import RULES_VERSION
 from suite.run import system
+from suite.run.reproduce import observed
 from suite.run.reproduce.observed import Observer
 
 START = {"load_1m": 0.5, "cores": 2, "other_cores": 0.1, "busy": []}
@@ -31,7 +32,15 @@ def _scripts_file() -> dict:
             "settings": {"division": "own"}, "runs": [run, dict(run, run_id="r1", seed=2)], "summary": {"x": 1}}
 
 
-def test_the_re_runs_system_header_and_load_are_goodbenchs_own():
+@pytest.fixture
+def in_process(monkeypatch):
+    """The description made in this process (the child's own function), not in a child importing
+    torch again: seconds a test on a loaded machine. A test below runs the child itself."""
+    monkeypatch.setattr(Observer, "system", lambda self, devices: observed.describe(devices, self.system_name,
+                                                                                     self.overrides))
+
+
+def test_the_re_runs_system_header_and_load_are_goodbenchs_own(in_process):
     raw = Observer().described(json.dumps(_scripts_file()).encode(), START, END)
     doc = json.loads(raw)
     here = system.describe(system.resolve_device("cpu"))
@@ -44,7 +53,7 @@ def test_the_re_runs_system_header_and_load_are_goodbenchs_own():
     assert list(doc)[:5] == ["schema_version", "rules_version", "suite", "created_at", "system"]
 
 
-def test_the_reviewer_names_the_system_and_a_run_naming_cuda_is_described_as_what_goodbench_sees():
+def test_the_reviewer_names_the_system_and_a_run_naming_cuda_is_described_as_what_goodbench_sees(in_process):
     scripts = _scripts_file()
     for run in scripts["runs"]:
         run["device"] = "cuda:0"
