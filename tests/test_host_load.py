@@ -105,8 +105,9 @@ def test_a_run_measured_under_load_is_marked_on_its_row_its_run_page_and_in_comp
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
                  and e["scale"] == runs[0]["scale"])
     assert entry["under_load"] == line
-    assert columns.UNDER_LOAD in columns.cell("system", entry, "", None)["sub"]
-    assert columns.UNDER_LOAD not in (columns.cell("system", {**entry, "under_load": None}, "", None)["sub"] or "")
+    said = columns.cell("system", entry, "", None)["caveats"]  # a badge, red as on the run page, its sentence whole
+    assert {"text": columns.UNDER_LOAD, "badges": [{"words": "under load", "tone": "bad"}], "whole": False} in said
+    assert columns.UNDER_LOAD not in [c["text"] for c in columns.cell("system", {**entry, "under_load": None}, "", None)["caveats"]]
     # the run page of the loaded run, and of the quiet one
     loaded, quiet = run_page.host_load_context(runs[0]), run_page.host_load_context(runs[1])
     assert loaded["under"] == "other processes used 1.2 of 2 cores at its start"
@@ -136,13 +137,21 @@ def test_a_row_without_a_load_record_says_so_and_never_reads_as_quiet():
     doc, runs = _doc_with_loads(*[0.0] * len(_doc_with_loads()[1]))  # a record on every run of the entry
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
                  and e["scale"] == runs[0]["scale"])
-    assert entry["load_recorded"] and columns.LOAD_NOT_RECORDED not in (columns.cell("system", entry, "", None)["sub"] or "")
+    assert entry["load_recorded"] and columns.LOAD_NOT_RECORDED not in _caveat_texts(entry)
     for run in doc["runs"]:
         run.pop("host_load", None)  # a file written before goodbench recorded the load
     entry = next(e for e in leaderboard.rows("f.json", doc) if e["workload"] == runs[0]["workload"]["id"]
                  and e["scale"] == runs[0]["scale"])
     assert entry["load_recorded"] is False and entry["under_load"] is None
-    assert columns.LOAD_NOT_RECORDED in columns.cell("system", entry, "", None)["sub"]
+    assert columns.LOAD_NOT_RECORDED in _caveat_texts(entry)
+    [badge] = [c["badges"] for c in columns.cell("system", entry, "", None)["caveats"]
+               if c["text"] == columns.LOAD_NOT_RECORDED]
+    assert badge == [{"words": "load not recorded", "tone": "warn"}]
+
+
+def _caveat_texts(entry: dict) -> list[str]:
+    """The whole sentences of the badges under the entry's system."""
+    return [c["text"] for c in columns.cell("system", entry, "", None)["caveats"]]
 
 
 def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_not(monkeypatch, capsys):

@@ -110,15 +110,25 @@ def test_missing_measurements_show_a_dash_and_the_energy_note(tmp_path):
     # a CPU has no known peak: unranked, so not on the throughput-vs-energy chart, and said so
     assert "No ranked full-scale results yet. 1 unranked full-scale result" in page
     assert "<svg" not in page
-    assert '<td data-label="MFU" class="num c-mfu" data-v="">—</td>' in page  # MFU, energy, goodput: not measured on this CPU
-    # and the table says why each dash is there, once per reason
-    note = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('class="meta dashes"'):]).split("\n")[0])
+    # MFU and energy: not measured on this CPU, by its only row: the columns are not shown …
+    assert 'class="num c-mfu"' not in page and 'data-kind="num" scope="col">MFU</th>' not in page
+    assert "c-energy_per_sample_j" not in page and 'class="num c-samples_per_s"' in page
+    # … and the table says which, and why, once per reason: an absent figure never reads as a zero
+    note = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('class="meta not-shown"'):]).split("\n")[0])
+    assert "Not shown, as no row here has a value (absent, never zero): " in note
     assert "MFU: no dense peak for the device in goodbench's peak table (a CPU has none), so no MFU" in note
     # one reason, said once for every column it holds for
     assert "energy to target, energy per sample, energy per token: not measured: no energy counter was read" in note
     assert note.count("not measured: no energy counter") == 1
     assert "RAPL on a CPU" in note  # a CPU run is measured where RAPL is readable, not never
-    assert note.count("no dense peak") == 1
+    assert note.count("no dense peak") == 1 and note.count("MFU") == 2  # the column named once (and its reason's word)
+    # the downloads are the stable format: every column, the hidden ones too, as before
+    downloads = sorted((tmp_path / "out" / "workloads").glob(f"{safe_name('lm-char')}-*.csv"))
+    assert downloads
+    for path in downloads:
+        header = path.read_text().splitlines()[0].split(",")
+        assert {"mfu", "energy_per_sample_j", "energy_to_target_kwh", "energy_per_token_j"} <= set(header)
+        assert {"mfu", "energy_per_sample_j"} <= set(json.loads(path.with_suffix(".json").read_text())[0])
 
 
 def test_a_curve_of_one_evaluation_is_written_out_not_drawn():

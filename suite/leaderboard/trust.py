@@ -148,9 +148,10 @@ def _named_by_its_bytes(path: Path, sha: str) -> bool:
 
 
 def row_text(row: dict) -> str | None:
-    """The line a table row shows under its system (a system page's, under its signer): its
-    level, who reproduced it and, for own code, what their reproduction proves: the commit a
-    reviewer attested reading, or :data:`OWN_RERUN_TEXT` for a re-run alone."""
+    """What a table row says under its system (a system page's, under its signer) of its trust:
+    its level, who reproduced it and, for own code, what their reproduction proves: the commit a
+    reviewer attested reading, or :data:`OWN_RERUN_TEXT` for a re-run alone. The row shows it as a
+    badge of a few words (:mod:`suite.site.columns`), this whole sentence its tooltip and its note."""
     level_ = row.get("trust")
     if not isinstance(level_, str) or level_ not in TEXT:
         return None

@@ -19,6 +19,12 @@ from suite.trust.signing import short
 UNDER_LOAD = "measured under load (self-reported host record; its run pages say what ran beside it)"
 LOAD_NOT_RECORDED = "host load not recorded (dated before goodbench recorded it)"
 
+# The tones of a caveat's badge (style.css, ``.badge-<tone>``), as the run page colours the same
+# words: "good" green (reproduced), "warn" amber (self-reported, re-run alone, older rules), "bad"
+# red (a copy, disputed, a reproduction that differs, measured under load), "plain" grey (what
+# says nothing against the figures: signed or unsigned, not reproduced; no known peak).
+TONES = ("good", "warn", "bad", "plain")
+
 # what a column's cell shows of a row: (the number it sorts by, its text, its link); None: the
 # row's value under the column's key, written in its unit
 Reader = Callable[[dict, str, int | None], tuple[Any, str | None, str | None]]
@@ -36,6 +42,23 @@ class Column:
     unit: str
     read: Reader | None = None
     sub: Callable[[dict], str | None] | None = None
+    caveats: Callable[[dict], list[Caveat]] | None = None
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """One thing a row's cell says stands behind its figures: ``text``, the whole sentence (the
+    badge's tooltip, and the table's note the badge links to), and ``badges``: its few words, each
+    (words, tone of :data:`TONES`); never words that read better than the sentence."""
+
+    text: str
+    badges: tuple[tuple[str, str], ...]
+
+    def shown(self) -> dict:
+        """The caveat as a cell holds it: ``text``, ``badges`` ({"words", "tone"}) and ``whole``:
+        whether its badge is the whole sentence (then it needs no note)."""
+        return {"text": self.text, "badges": [{"words": w, "tone": t} for w, t in self.badges],
+                "whole": len(self.badges) == 1 and self.badges[0][0] == self.text}
 
 
 def _score(row: dict, root: str, rank: int | None):
@@ -98,19 +121,82 @@ def _system_href(row: dict) -> str:
     return system_slug(row["system"], signer_of(row.get("signer")))
 
 
-def _system_sub(row: dict) -> str | None:
-    """What stands behind the row, under its system (the column wraps): whose system stored first
-    its name is or resembles, a copy's owner, "no known peak, not ranked", its trust level, whether
-    its runs were measured under load, and the older rules a file was stored under where today's
-    refuse it."""
-    lines = [row["system_note"] if isinstance(row.get("system_note"), str) else None, _own_text(row),
-             _copy_text(row) if isinstance(row.get("copy_status"), str) else None,
-             f"{NO_KNOWN_PEAK}, not ranked" if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
-             trust_text(row),
-             UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
-             LOAD_NOT_RECORDED if row.get("load_recorded") == False else None,  # noqa: E712 - numpy bool
-             row["stale_rules"] if isinstance(row.get("stale_rules"), str) else None]
-    return "; ".join(line for line in lines if line) or None
+PEAK_TEXT = f"{NO_KNOWN_PEAK}, not ranked"
+
+
+def _system_caveats(row: dict) -> list[Caveat]:
+    """What stands behind the row, under its system, each a badge: whose system stored first its
+    name is or resembles, own code and how it was timed, a copy's owner, "no known peak, not
+    ranked", its trust level, whether its runs were measured under load, and the older rules a
+    file was stored under where today's refuse it."""
+    found = [_name_caveat(row), _own_caveat(row), _copy_caveat(row),
+             Caveat(PEAK_TEXT, ((PEAK_TEXT, "plain"),)) if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
+             _trust_caveat(row), *_load_caveats(row), _stale_caveat(row)]
+    return [c for c in found if c is not None]
+
+
+def _name_caveat(row: dict) -> Caveat | None:
+    """Whose system stored first the row's system's name is or resembles (``system_note``)."""
+    note = row.get("system_note")
+    if not isinstance(note, str):
+        return None
+    return Caveat(note, (("name shared" if note.startswith("name shared") else "name resembles another's", "warn"),))
+
+
+def _own_caveat(row: dict) -> Caveat | None:
+    """Own code: :func:`_own_text`, its badges own code's (self-reported; a free job never ranked) and its timing's."""
+    text = _own_text(row)
+    if text is None:
+        return None
+    own = ("own code, self-reported" if row.get("kind") == "tta" else "own code, never ranked", "warn")
+    timing = ("two clocks, self-reported" if row.get("second_clock") is True
+              else "steps too short, never ranked" if row.get("short_steps") is True else "one clock, never ranked")
+    return Caveat(text, (own, (timing, "warn")))
+
+
+def _copy_caveat(row: dict) -> Caveat | None:
+    """A copy's or a disputed run's row: :func:`_copy_text`, red as on its run page."""
+    if not isinstance(row.get("copy_status"), str):
+        return None
+    words = "disputed, not ranked" if row["copy_status"] == "disputed" else "copy, not ranked"
+    return Caveat(_copy_text(row), ((words, "bad"),))
+
+
+_TRUST_BADGE = {"reproduced": ("reproduced", "good"), "rerun": ("re-run, code not read", "warn"),
+                "differs": ("reproduction differs", "bad"), "signed": ("signed, not reproduced", "plain"),
+                "unsigned": ("unsigned, not reproduced", "plain")}
+
+
+def _trust_caveat(row: dict) -> Caveat | None:
+    """The row's trust level (:func:`suite.leaderboard.trust.row_text`): a reproduction
+    or a re-run names how many runs it holds for ("reproduced: 1 of 5 runs"), and a re-run beside
+    a reproduction has its own badge."""
+    text, level = trust_text(row), row.get("trust")
+    if text is None or level not in _TRUST_BADGE:
+        return None
+    words, tone = _TRUST_BADGE[level]
+    counted = row.get("reproduced_runs") if level == "reproduced" else row.get("rerun_runs") if level == "rerun" else None
+    badges = [(f"{words}: {counted}" if isinstance(counted, str) else words, tone)]
+    if level != "rerun" and isinstance(row.get("rerun_runs"), str):  # some runs re-run alone, beside others
+        badges.append((f"{_TRUST_BADGE['rerun'][0]}: {row['rerun_runs']}", "warn"))
+    return Caveat(text, tuple(badges))
+
+
+def _load_caveats(row: dict) -> list[Caveat]:
+    """Measured under load (red, as on the run page), or dated before the host's load was recorded."""
+    found = [Caveat(UNDER_LOAD, (("under load", "bad"),))] if isinstance(row.get("under_load"), str) else []
+    if row.get("load_recorded") == False:  # noqa: E712 - numpy bool
+        found.append(Caveat(LOAD_NOT_RECORDED, (("load not recorded", "warn"),)))
+    return found
+
+
+def _stale_caveat(row: dict) -> Caveat | None:
+    """A file valid only under the older rules it was stored with (``stale_rules``)."""
+    if not isinstance(row.get("stale_rules"), str):
+        return None
+    version = row.get("rules_version")
+    words = f"older rules (v{int(version)})" if version is not None and not missing(version) else "older rules"
+    return Caveat(row["stale_rules"], ((words, "warn"),))
 
 
 def _date_sub(row: dict) -> str | None:
@@ -134,18 +220,17 @@ def _own_text(row: dict) -> str | None:
     return f"own code \u201c{name}\u201d, a free job (never ranked; {timing})"
 
 
-def _signer_sub(row: dict) -> str | None:
-    """A system page's rows: an own implementation's code, and a copy's owner, else the trust level
-    (an unsigned row's cell already reads "unsigned": the line under it says only "not reproduced");
-    then, as under the system on a workload page (the system page has no system column), whether
-    its runs were measured under load and the older rules a file was stored under where today's
-    refuse it."""
-    trust = "not reproduced" if row.get("trust") == "unsigned" else trust_text(row)
-    lines = [_own_text(row), _copy_text(row) if isinstance(row.get("copy_status"), str) else trust,
-             UNDER_LOAD if isinstance(row.get("under_load"), str) else None,
-             LOAD_NOT_RECORDED if row.get("load_recorded") == False else None,  # noqa: E712 - numpy bool
-             row["stale_rules"] if isinstance(row.get("stale_rules"), str) else None]
-    return "; ".join(line for line in lines if line) or None
+def _signer_caveats(row: dict) -> list[Caveat]:
+    """A system page's rows, under the signer: an own implementation's code, and a copy's owner,
+    else the trust level (an unsigned row's cell already reads "unsigned": its badge says only
+    "not reproduced"); then, as under the system on a workload page (the system page has no
+    system column), whether its runs were measured under load and the older rules a file was
+    stored under where today's refuse it."""
+    copy = _copy_caveat(row)
+    trust = (Caveat("not reproduced", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
+             else _trust_caveat(row))
+    found = [_own_caveat(row), copy if copy is not None else trust, *_load_caveats(row), _stale_caveat(row)]
+    return [c for c in found if c is not None]
 
 
 def _goodput_sub(row: dict) -> str | None:
@@ -155,7 +240,8 @@ def _goodput_sub(row: dict) -> str | None:
 _COLUMNS = [
     Column("rank", "#", "num", "count", lambda row, root, rank: (rank, None, None)),
     Column("system", "system", "text", "text",
-           lambda row, root, rank: (None, _system_text(row), f"{root}systems/{_system_href(row)}.html"), _system_sub),
+           lambda row, root, rank: (None, _system_text(row), f"{root}systems/{_system_href(row)}.html"),
+           caveats=_system_caveats),
     Column("accelerator", "accelerator", "text", "text",  # "× 8" never on a line of its own
            lambda row, root, rank: (None, f"{row['accelerator']}\u00a0×\u00a0{row['count']}", None)),
     Column("workload", "workload", "text", "text",
@@ -184,7 +270,7 @@ _COLUMNS = [
            lambda row, root, rank: (None, "run", f"{root}runs/{run_slug(row['file'], row['run_id'])}.html")),
     Column("signer", "signed by", "text", "text",
            lambda row, root, rank: (None, short(row["signer"]) if isinstance(row.get("signer"), str) else "unsigned",
-                                    None), _signer_sub),
+                                    None), caveats=_signer_caveats),
 ]
 COLUMNS: dict[str, Column] = {c.key: c for c in _COLUMNS}
 
@@ -237,7 +323,8 @@ def header(key: str) -> dict:
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     """Column ``key`` of an entry: its text, the number it sorts by (``v``), a link where it has
-    one, the small line under it and, under the score, the runs not in it."""
+    one, the small line under it, its caveats (:meth:`Caveat.shown`: badges under the system, or
+    under the signer on a system page) and, under the score, the runs not in it."""
     column = COLUMNS[key]
     if column.read is not None:
         value, text, href = column.read(row, root, rank)
@@ -251,7 +338,8 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
         text = value_text(value, column.unit) if not isinstance(value, str) else value
     return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
             "badge": incomplete_badge(row) if key == "score" else None,
-            "sub": column.sub(row) if column.sub is not None else None}
+            "sub": column.sub(row) if column.sub is not None else None,
+            "caveats": [c.shown() for c in column.caveats(row)] if column.caveats is not None else []}
 
 
 def incomplete_badge(row: dict) -> str | None:

@@ -1,6 +1,7 @@
 """The leaderboard's tables: which columns each shows (by key; each column is defined once in
-suite/site/columns.py), pages of PAGE_ROWS rows of preformatted cells, and each table's CSV and
-JSON downloads (every row, unformatted)."""
+suite/site/columns.py; one empty on every row of a table is not shown, and said so under it),
+pages of PAGE_ROWS rows of preformatted cells with the caveats their badges stand for, and each
+table's CSV and JSON downloads (every row and every column, unformatted)."""
 from __future__ import annotations
 
 import math
@@ -23,25 +24,68 @@ SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "score", "sample
                 "run"]
 
 
+KEPT = frozenset({"rank", "system", "workload", "run"})
+"""Columns every table shows: a row's place (a "—" there says "not ranked", as the table's title
+does), what it is of, and its run. Any other column empty on every row of a table is not shown in
+it (:func:`hidden_columns`)."""
+
+
 def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption: str, base: Path,
-                 root: str, ranked: bool, page_href) -> list[dict]:
-    """The table split into pages of PAGE_ROWS rows (cells preformatted), plus its CSV/JSON files."""
+                root: str, ranked: bool, page_href) -> list[dict]:
+    """The table split into pages of PAGE_ROWS rows (cells preformatted), plus its CSV/JSON files
+    (every column, whichever the pages show). A column empty on every row of the table is not
+    shown, and the table says under itself which and why (``hidden``); each page lists the
+    caveats its badges stand for in full (``notes``)."""
     records = frame.to_dict(orient="records")
     downloads(frame, base)
+    every = [[cell(c, r, root, i + 1 if ranked else None) for c in columns] for i, r in enumerate(records)]
+    hidden = hidden_columns(columns, every)
+    hidden_lines = _hidden_lines([k for k in columns if k in hidden], columns, records, every)
+    shown = [k for k, key in enumerate(columns) if key not in hidden]
     pages = []
     n_pages = max(1, math.ceil(len(records) / PAGE_ROWS))
     for page in range(n_pages):
         chunk = records[page * PAGE_ROWS:(page + 1) * PAGE_ROWS]
-        rows = [[cell(c, r, root, page * PAGE_ROWS + i + 1 if ranked else None) for c in columns]
-                for i, r in enumerate(chunk)]
-        dashes = _dash_lines(columns, chunk, rows)
+        rows = [[row[k] for k in shown] for row in every[page * PAGE_ROWS:(page + 1) * PAGE_ROWS]]
+        keys = [columns[k] for k in shown]
+        dashes = _dash_lines(keys, chunk, rows)
         pages.append({
             "id": table_id, "caption": caption, "rows": rows, "page": page + 1, "n_pages": n_pages,
-            "n_rows": len(records), "headers": [header(c) for c in columns], "dashes": dashes,
+            "n_rows": len(records), "headers": [header(c) for c in keys], "dashes": dashes,
+            "hidden": hidden_lines, "notes": caveat_notes(rows),
             "csv": f"{base.name}.csv", "json": f"{base.name}.json",
             "links": [{"n": k + 1, "href": page_href(k + 1)} for k in range(n_pages)] if n_pages > 1 else [],
         })
     return pages
+
+
+def empty(c: dict) -> bool:
+    """Whether a cell holds nothing: its text "—" (or none), with no line, badge or caveat beside it."""
+    return c["text"] in ("", "—") and not c.get("sub") and not c.get("badge") and not c.get("caveats")
+
+
+def hidden_columns(columns: list[str], rows: list[list[dict]]) -> set[str]:
+    """The columns (but :data:`KEPT`) whose cell is :func:`empty` on every one of ``rows``; none of a table without rows."""
+    return {key for k, key in enumerate(columns)
+            if rows and key not in KEPT and all(empty(row[k]) for row in rows)}
+
+
+def caveat_notes(rows: list[list[dict]]) -> list[dict]:
+    """The caveats of ``rows``' cells in full, each once, numbered in the order first met: each
+    cell's caveat gets its note's number (``n``) for its badges to link to. A caveat whose badge
+    is its whole sentence (:meth:`suite.site.columns.Caveat.shown`) needs none."""
+    numbers: dict[str, int] = {}
+    notes: list[dict] = []
+    for row in rows:
+        for c in row:
+            for caveat in c.get("caveats", []):
+                if caveat["whole"]:
+                    continue
+                if caveat["text"] not in numbers:
+                    numbers[caveat["text"]] = len(notes) + 1
+                    notes.append({**caveat, "n": len(notes) + 1})
+                caveat["n"] = numbers[caveat["text"]]
+    return notes
 
 
 def _dash_lines(columns: list[str], records: list[dict], rows: list[list[dict]]) -> list[dict]:
@@ -51,6 +95,18 @@ def _dash_lines(columns: list[str], records: list[dict], rows: list[list[dict]])
     for k, key in enumerate(columns):
         for reason in dash_notes(key, records, [row[k] for row in rows]):
             by_reason.setdefault(reason, []).append(header(key)["label"])
+    return [{"label": ", ".join(labels), "why": reason} for reason, labels in by_reason.items()]
+
+
+def _hidden_lines(keys: list[str], columns: list[str], records: list[dict], rows: list[list[dict]]) -> list[dict]:
+    """The columns ``keys`` not shown, each named once, with why their cells would all read "—"
+    (its reasons over the rows, "; " between them; "no row has a value" where the column has
+    none); columns of the same reasons share a line."""
+    by_reason: dict[str, list[str]] = {}
+    for key in keys:
+        k = columns.index(key)
+        why = "; ".join(dash_notes(key, records, [row[k] for row in rows])) or "no row has a value"
+        by_reason.setdefault(why, []).append(header(key)["label"])
     return [{"label": ", ".join(labels), "why": reason} for reason, labels in by_reason.items()]
 
 
