@@ -13,7 +13,8 @@ import pytest
 
 from suite.cli import main
 from suite.commands import info
-from suite.commands.common import count
+from suite.commands.common import Usage, count, say
+from suite.record.errors import GoodbenchError
 from suite.run import check
 from suite.run import output as run_output
 from suite.run.progress import ProgressPrinter
@@ -35,6 +36,31 @@ def test_errors_found_after_parsing_show_the_subcommands_usage(capsys):
     lines = _usage_error(["run", "--seeds", "0"], capsys)
     assert lines[0].startswith("usage: goodbench run ")
     assert lines[-1] == f"goodbench run: error: --seeds must be between 1 and {len(SEEDS)}"
+
+
+HOSTILE_SEED = "1\x1b]0;PWNED-TITLE\x07\r\x1b[2K\x1b[32mrun 0: -> reproduced\x1b[0m\u202e\n\x1b[8m"
+
+
+@pytest.mark.parametrize("raised", [GoodbenchError(f"rank 1 sent no edges for run r0 (seed {HOSTILE_SEED})"),
+                                    Usage(f"seed {HOSTILE_SEED}")])
+def test_an_error_quoting_a_file_reaches_the_terminal_escaped(raised, monkeypatch, capsys):
+    """Trial 12: a re-run's file put escape sequences into its seed, and goodbench's own error line,
+    which quoted it, set the reviewer's window title and printed a fake verdict. Every character
+    that acts on a terminal is written as \\uXXXX; the message's own line breaks stay."""
+    def fails(args):
+        raise raised
+
+    monkeypatch.setattr(info, "run", fails)
+    try:
+        status = main(["info"])
+    except SystemExit as exc:  # the usage error
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status in (1, 2) and "\x1b" not in err and "\r" not in err and "\x07" not in err and "\u202e" not in err
+    assert "\\u001b]0;PWNED-TITLE\\u0007\\u000d\\u001b[2K" in err and "\\u202e" in err
+    assert any(line.startswith("\\u001b[8m") for line in err.splitlines())  # after the message's own line break
+    say("a\tb\x1b[8m", "\u2028c")
+    assert capsys.readouterr().err == "a\\u0009b\\u001b[8m \\u2028c\n"
 
 
 def test_submit_into_a_file_says_so_in_one_line(tmp_path, capsys):

@@ -6,10 +6,14 @@ import argparse
 import math
 import sys
 
+from suite.record.text import printable_lines
+
 
 def say(*parts) -> None:
-    """Print a message on stderr, flushed."""
-    print(*parts, file=sys.stderr, flush=True)
+    """Print a message on stderr, flushed; a character that would act on the terminal (an escape
+    sequence, a carriage return, a bidirectional override) is written as ``\\uXXXX``: a message may
+    quote a results file or a reviewed script (:func:`~suite.record.text.printable_lines`)."""
+    print(*(printable_lines(str(part)) for part in parts), file=sys.stderr, flush=True)
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

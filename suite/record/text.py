@@ -76,6 +76,13 @@ def printable(text: str) -> str:
     return "".join(_escaped(c) if refused(c) else c for c in text)
 
 
+def printable_lines(text: str) -> str:
+    """``text`` with its line breaks kept (``\\n`` only) and every other refused character written as
+    ``\\uXXXX`` (:func:`printable`, line by line): goodbench's messages to a terminal, which may
+    quote what a results file or a reviewed script wrote (a run id, a seed)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _escaped(char: str) -> str:
     code = ord(char)
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
