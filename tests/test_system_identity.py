@@ -27,10 +27,13 @@ VICTIM_FP, IMPOSTER_FP = "SHA256:" + "V" * 43, "SHA256:" + "I" * 43
 
 # ---------------------------------------------------------------- look-alike names
 @pytest.mark.parametrize("alike", ["ACME Hl00 node", "ACME HI00 node", "ACME H1OO node", "ACME H100 n\u1ecdde",
-                                   "acme h100 node", "ACME H100 no\u0323de", "ACME \uff28100 node"])
+                                   "acme h100 node", "ACME H100 no\u0323de", "ACME \uff28100 node",
+                                   "ACME H1\u1040\u1040 node", "ACME H1\u0966\u0966 node", "ACME H1\u0e50\u0e50 node",
+                                   "ACME H1\u07c0\u07c0 nocle"])
 def test_names_drawn_alike_have_one_skeleton(alike):
     """A digit for a letter drawn like it (l/1/I, O/0), an accent a glance misses (Vietnamese "ọ",
-    precomposed or combining), case and full-width letters read as the name they imitate."""
+    precomposed or combining), case and full-width letters, another script's zeros (Myanmar,
+    Devanagari, Thai, NKo: trial 12) and "cl" for "d" read as the name they imitate."""
     assert skeleton(alike) == skeleton("ACME H100 node")
 
 
@@ -39,6 +42,17 @@ def test_names_drawn_alike_have_one_skeleton(alike):
                                         ("ACME H100 node", "ACME H100 node x")])
 def test_honest_names_differing_by_what_reads_differently_keep_their_skeletons(one, other):
     assert skeleton(one) != skeleton(other)
+
+
+def test_5_and_8_read_as_s_and_b():
+    assert skeleton("Lab 8ox 5") == skeleton("Lab Box S")
+
+
+def test_a_fingerprint_written_with_a_hyphen_is_read_as_one():
+    """Trial 12: "(SHA-256:…)" in a name imitated the signer a table shows beside another's name."""
+    assert systems.reads_as("Lab 100 cluster (SHA-256:THV8iRDjo0/3\u2026)") == systems.reads_as("Lab 100 cluster")
+    assert systems.reads_as("Lab 100 cluster (sha 256 x)") == systems.reads_as("Lab 100 cluster")
+    assert systems.reads_as("Lab 100 cluster sha256x") != systems.reads_as("Lab 100 cluster")  # a word, not a fingerprint
 
 
 def test_punctuation_drawn_alike_reads_as_one():

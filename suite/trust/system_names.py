@@ -47,12 +47,16 @@ def _note(mine: Identity, first: Identity) -> str:
     return f"name resembles \u201c{labelled(*first)}\u201d, {_whose(first)}, stored first"
 
 
+_FINGERPRINT = re.compile(rf"(^| )sha ?{skeleton('256')}( .*)?$")
+"""A fingerprint written into a name, as its skeleton reads: "SHA256:…", "SHA-256:…" or "sha 256 …"."""
+
+
 def reads_as(name: str) -> str:
     """What ``name`` reads as beside other names: its skeleton
     (:func:`suite.trust.resemblance.skeleton`) without a fingerprint written into it, from
-    "SHA256" on (a system named "ACME H100 node (SHA256:…)" reads as another's name shown with its
-    signer)."""
-    return re.sub(r"(^| )sha256( .*)?$", "", skeleton(name))
+    "SHA256" (or "SHA-256") on (a system named "ACME H100 node (SHA256:…)" reads as another's name
+    shown with its signer)."""
+    return re.sub(_FINGERPRINT, "", skeleton(name))
 
 
 def device_named(name: str, accelerator: object, count: object) -> bool:
