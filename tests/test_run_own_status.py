@@ -27,7 +27,8 @@ def launched(monkeypatch, tmp_path):
 
     def run_with(problems):
         monkeypatch.setattr(suite.validate, "check_document", lambda d: problems)
-        return run_own.run(SimpleNamespace(script="train.py", args=[], nproc_per_node=None, system_name=None))
+        return run_own.run(SimpleNamespace(script="train.py", args=[], nproc_per_node=None, system_name=None,
+                                           wait_quiet=None))
     return run_with
 
 
