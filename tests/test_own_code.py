@@ -582,3 +582,36 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
             own._rerun({}, tmp_path, None, tmp_path / "repro.json", own.BARE)
     folders = [Path(env[own.CHECKPOINT_VARIABLE]) for env in seen]
     assert folders[0] != folders[1] and not any(f.exists() for f in folders)
+
+
+def test_a_re_run_that_leaves_a_tree_deeper_than_python_recurses_leaves_no_scratch(tmp_path, monkeypatch, capsys):
+    """A script that left thousands of nested folders in its writable output folder made the scratch
+    cleanup die of a RecursionError, the scratch copy left on disk and no re-run kept: the re-run
+    is judged as any other, and nothing of its scratch stays."""
+    import tempfile
+
+    from test_tempfiles import DEEP, deep_tree
+
+    from suite.run.edge_reader import EdgeReader, clock
+    from suite.run.reproduce import own
+    from suite.run.reproduce.planning import CannotReproduce
+
+    def fake_run(argv, env, ends, timeout):
+        env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}
+        os.close(ends[1])
+        Path(env[own.OUT_VARIABLE]).write_text("{}")
+        deep_tree(Path(env[own.OUT_VARIABLE]).parent, DEEP)
+        reader = EdgeReader(ends[0], clock())
+        reader.finish(1.0)
+        return 0, 1, reader
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))
+    monkeypatch.setattr(own.sandbox, "check", lambda writable, where: None)
+    monkeypatch.setattr(own.stamping, "run", fake_run)
+    with pytest.raises(CannotReproduce, match="the re-run has no second clock "):
+        own._rerun({}, tmp_path, None, tmp_path / "repro.json", own.BARE)
+    assert os.listdir(scratch) == [] and "scratch" not in capsys.readouterr().err

@@ -4,11 +4,15 @@ A writer creates its temp beside where the result goes (a file ``.<name>.<12 hex
 or a folder with a prefix of the caller's), takes an exclusive ``flock`` on it, checks that the
 name still refers to what it created, and holds the lock until the temp is renamed into place or
 removed. A cleaner (:func:`remove_abandoned`) removes a temp only when it can take that lock
-itself and the name still refers to what it locked. The kernel drops a process's locks when it
-dies, SIGKILL included, so the temps of a killed writer become removable and those of a live
-writer never are; no age or clock is involved. A cleaner that takes a new temp in the moment
-between its creation and its writer's lock removes it, and the writer, finding its name gone,
-creates another.
+itself and the name still refers to what it locked (a folder, only when it is one its writer could
+have left: this user's, private, holding nothing but files and FIFOs). The kernel drops a
+process's locks when it dies, SIGKILL included, so the temps of a killed writer become removable
+and those of a live writer never are; no age or clock is involved. A cleaner that takes a new temp
+in the moment between its creation and its writer's lock removes it, and the writer, finding its
+name gone, creates another.
+
+:func:`remove_tree` removes a folder of goodbench's own whose contents someone else's code wrote
+(a re-run's scratch copy and output folder), however deep, never following a link.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import re
 import secrets
 import shutil
 import stat
+import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -57,14 +62,19 @@ def held_folder(parent: Path, prefix: str, mode: int = 0o755) -> Iterator[Path]:
         os.chmod(path, mode)  # mkdtemp makes 0700
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)  # what the block left there, however deep; a link swapped in is left
         os.close(fd)
 
 
 def remove_abandoned(paths: Iterable[Path], *, folders: bool = False) -> list[Path]:
     """Remove the temps among ``paths`` that no live writer holds (their lock can be taken, and
     the name still refers to what was locked): regular files (folders, with ``folders``), never
-    a symbolic link or anything else. Returns what was removed."""
+    a symbolic link or anything else. A folder only where its writer could have left it: a real
+    folder of this user's (the effective uid's), of mode 0700 (a private :func:`held_folder`'s,
+    and mkdtemp's before the writer sets another), holding only regular files and FIFOs, removed
+    name by name through the folder's own descriptor, then itself; anything else under such a
+    name (another user's, one holding a folder or a link, however deep) is left where it is,
+    silently, as is a folder that any step of its removal fails on. Returns what was removed."""
     return _unheld(paths, folders=folders, remove=True)
 
 
@@ -93,7 +103,8 @@ def _unheld(paths: Iterable[Path], *, folders: bool, remove: bool) -> list[Path]
             if not _is(fd, path):
                 continue  # renamed into place (or replaced) since it was opened
             if remove and folders:
-                shutil.rmtree(path, ignore_errors=True)
+                if not _remove_private_folder(fd, path):
+                    continue  # not one a writer of ours could have left: left alone
             elif remove:
                 os.unlink(path)
             removed.append(path)
@@ -102,6 +113,58 @@ def _unheld(paths: Iterable[Path], *, folders: bool, remove: bool) -> list[Path]
         finally:
             os.close(fd)
     return removed
+
+
+def _remove_private_folder(fd: int, path: Path) -> bool:
+    """Remove the folder open as ``fd`` at ``path`` (:func:`remove_abandoned`'s conditions); False,
+    with nothing removed, where it is not one. Its entries are looked at and unlinked through ``fd``,
+    so a link or folder swapped in under one of its names is never followed; OSError propagates."""
+    here = os.fstat(fd)
+    if here.st_uid != os.geteuid() or stat.S_IMODE(here.st_mode) != 0o700:
+        return False
+    names = os.listdir(fd)
+    for name in names:
+        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            return False
+    for name in names:
+        os.unlink(name, dir_fd=fd)  # a folder swapped in since is refused (EISDIR), never entered
+    os.rmdir(path)  # an empty folder, and never what a link names
+    return True
+
+
+def remove_tree(path: Path) -> str | None:
+    """Remove the folder ``path`` and everything under it, whoever's code wrote it there: however
+    deep (Python 3.11's :func:`shutil.rmtree` recurses, and a tree a few thousand folders deep
+    raises RecursionError, which its ``ignore_errors`` does not cover), never following a symbolic
+    link (one at ``path`` itself is left as it is), folders made unwritable inside it made writable
+    first. Where :func:`shutil.rmtree` leaves anything, coreutils finish the job, walking the tree
+    without recursing and following no link: ``chmod -R u+rwX`` on the folder as opened here (its
+    descriptor, so that nothing swapped in at ``path`` since is followed), then ``rm -rf
+    --one-file-system``. None once nothing is left at ``path``; else one line saying what was left
+    where, for the caller to print (never an exception)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path} is left there: it could not be opened as a folder ({exc.strerror})"
+    try:
+        with contextlib.suppress(RecursionError):  # deeper than Python's recursion: removed below
+            shutil.rmtree(path, ignore_errors=True)
+        for argv in (["chmod", "-R", "u+rwX", "--", f"/dev/fd/{fd}"], ["rm", "-rf", "--one-file-system", "--", str(path)]):
+            if not os.path.lexists(path):
+                return None
+            try:
+                subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               pass_fds=(fd,), check=False)
+            except OSError:
+                break  # no coreutils here
+    finally:
+        os.close(fd)
+    if not os.path.lexists(path):
+        return None
+    return f"{path} could not be removed whole: what is left of it is there (remove it by hand)"
 
 
 def temp_files(directory: Path, name: str | None = None) -> list[Path]:

@@ -13,7 +13,9 @@ Linux only: elsewhere (macOS, the BSDs) it reads at its end at once, so the chan
 made there (:func:`check_platform`).
 
 The folder is held (:func:`suite.record.tempfiles.held_folder`) while the launcher lives: a killed
-launcher's folder, which nothing removed, is removed by the next launcher that makes one beside it."""
+launcher's folder, which nothing removed, is removed by the next launcher that makes one beside it,
+when it is such a folder (this user's, mode 0700, holding only FIFOs and files): anything else of
+that name in the temp directory, another user's or planted there, is left alone."""
 from __future__ import annotations
 
 import contextlib

@@ -36,11 +36,12 @@ from typing import Any
 
 from suite.figures import derive
 from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, curve_bound
-from suite.record import results
+from suite.record import results, tempfiles
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
 from suite.run.edge_reader import clock
 from suite.run.identity import git
+from suite.run.progress import say
 from suite.run.rank_channels import RankChannels
 from suite.run.reproduce import sandbox, stamping
 from suite.run.reproduce.comparison import Comparison, compare_run
@@ -290,7 +291,8 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
     description of this machine replaced by ``observer``'s (the load before and after the sandbox),
     with the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
     torchrun job's on every rank)."""
-    with tempfile.TemporaryDirectory(prefix="goodbench-rerun-", ignore_cleanup_errors=True) as scratch:
+    scratch = tempfile.mkdtemp(prefix="goodbench-rerun-")
+    try:
         code, output = Path(scratch) / "code", Path(scratch) / "out"
         output.mkdir()
         copy_code(settings, where, code)
@@ -317,6 +319,10 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
             stamped = functools.partial(stamping.with_second_clock, reader=reader)
         load_at_end = observer.load()
         raw = read_output(rerun_path)
+    finally:  # whatever the script left in its folders (a tree deeper than Python recurses): never a traceback
+        left = tempfiles.remove_tree(Path(scratch))
+        if left:
+            say(f"warning: the re-run's scratch folder {left}")
     if raw is None or status != 0:
         kept = _keep(raw, out)
         raise CannotReproduce(f"the recorded command exited {status}" + (
