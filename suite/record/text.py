@@ -89,6 +89,16 @@ def safe(text: Any, limit: int = 60) -> str:
     return clean if len(clean) <= limit else clean[:limit] + "…"
 
 
+GITHUB = "https://github.com/"  # the one site a page links a document's or a README's address to
+
+
+def github_address(url: Any) -> str | None:
+    """``url`` where it is an address on GitHub (``https://github.com/…``), else None: a README's
+    link, or a stored document's (a speedrun record's PR, an MLPerf result's repository), is
+    anyone's text, and a page links only there (a ``javascript:`` link would run on a click)."""
+    return url if isinstance(url, str) and url.startswith(GITHUB) else None
+
+
 def normal_name(text: str) -> str:
     """A name as the leaderboard shows it: Unicode NFC (so "Zürich" is one string however it was
     typed), no space at either end and one ASCII space between words — HTML shows "A  B" and
