@@ -81,6 +81,21 @@ def _escaped(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def cut(text: str, limit: int = 80) -> str:
+    """``text`` as :func:`printable` writes it, bounded: its first ``limit`` characters as written
+    (an escape whole, never cut; a combining mark one character), then "…" where more follows.
+    Reads no further than it shows, however long ``text`` is."""
+    out: list[str] = []
+    used = 0
+    for char in text:
+        piece = _escaped(char) if refused(char) else char
+        if used + len(piece) > limit:
+            return "".join(out) + "…"
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
+
+
 def safe(text: Any, limit: int = 60) -> str:
     """Text safe to print on one line in a problem: no refused character (each becomes ``?``),
     bounded length; a missing value (JSON's null, Python's None) reads "nothing", never "None"."""
