@@ -91,3 +91,14 @@ def test_a_repository_on_github_is_linked(tmp_path):
     assert '<a href="https://github.com/mlcommons/training_results_v4.1/tree/main/' in pages
     assert '<a href="https://github.com/mlcommons/training_results_v4.1/blob/main/' in pages
     assert "not linked" not in pages
+
+
+def test_a_site_whose_only_document_is_not_read_is_built_and_says_so(tmp_path):
+    """The index page once failed (a template error, a traceback) where every stored document was
+    refused: the MLPerf line had no leaders to show."""
+    from suite.site.builder import build_site
+
+    results = _results(tmp_path / "results", HOSTILE)
+    built = build_site(results, tmp_path / "out", workers=1)
+    index = built.index.read_text(encoding="utf-8")
+    assert "no document shown (1 not read)" in index and 'href="javascript:' not in _pages(tmp_path / "out")

@@ -576,7 +576,7 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
         render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
                leaders=None, every=None, matrix=None, accelerators=None, not_shown=bad, **common)
         return [{"href": PAGE, "title": "MLPerf Training history (imported)",
-                 "detail": f"no document shown ({len(bad)} not read)"}]
+                 "detail": f"no document shown ({len(bad)} not read)", "latest": None, "leaders": None}]
     _round_pages(out, by_rb, common)
     histories = _history_pages(out, by_bench, common)
     accelerators = _accelerator_pages(out, by_family, common)
