@@ -100,3 +100,53 @@ def test_an_own_codes_name_is_shown_printable_and_bounded(tmp_path, capsys):
     # the table run-own prints is the same, from the document as the script wrote it (nothing escaped before)
     text = report.file_summary(doc)
     assert "\x1b" not in text and "\u202e" not in text and text.splitlines()[1].startswith(label)
+
+
+@pytest.mark.parametrize("long", ["W" * 800_000, "\u0301" * 400_000])  # trial 12, A4b: 9.6 MB and 8.8 MB printed
+def test_every_string_the_file_supplies_is_printed_bounded(long, tmp_path, capsys):
+    """A string of any length (800,000 letters, 400,000 combining marks: one cell stacking them
+    all) is printed as its first show.MAX_CHARS characters, a combining mark counted as one, then "…"."""
+    from suite.commands import show
+
+    doc = json.loads((FIXTURE.parent / "reference-smoke.json").read_text())
+    for run in doc["runs"]:
+        run["workload"]["id"] = long
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")  # 4.1 MB: under the read limit
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    shown = long[:show.MAX_CHARS] + "…"
+    assert out.count(shown) == 2 * len(doc["runs"]) and long[:show.MAX_CHARS + 1] not in out  # runs, goodput
+    assert len(out) < 10_000 and max(map(len, out.splitlines())) < 2 * show.MAX_CHARS
+
+
+def test_a_file_of_many_runs_and_scores_shows_the_first_and_counts_the_others(tmp_path, capsys):
+    from suite.commands import show
+
+    doc = json.loads((FIXTURE.parent / "reference-smoke.json").read_text())
+    run = {**doc["runs"][0], "event_log": []}  # small: 250 runs under the read limit
+    doc["runs"] = [{**run, "seed": i} for i in range(show.MAX_RUNS + 150)]
+    entry = next(iter(doc["summary"].values()))
+    doc["summary"] = {f"w{i}@smoke": entry for i in range(show.MAX_SCORES + 7)}
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(doc))
+    assert main(["show", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines[1:show.MAX_RUNS + 2]] == [*map(str, range(show.MAX_RUNS)), "—:"]
+    assert f"150 more runs not shown (the first {show.MAX_RUNS} of {show.MAX_RUNS + 150} are)" in lines
+    assert not any(line.split()[:2] == [run["workload"]["id"], str(show.MAX_RUNS)] for line in lines)
+    assert f"7 more time-to-target scores not shown (the first {show.MAX_SCORES} of {show.MAX_SCORES + 7} are)" in lines
+
+
+def test_cut_writes_escapes_whole_counts_marks_and_reads_no_further_than_it_shows():
+    import time
+
+    from suite.record.text import cut
+
+    assert cut("abc", 3) == "abc" and cut("abcd", 3) == "abc…" and cut("", 3) == ""
+    assert cut("a\x1bb", 8) == "a\\u001bb"
+    assert cut("a\x1bb", 6) == "a…"  # the escape is never cut in two
+    assert cut("e" + "\u0301" * 10, 4) == "e\u0301\u0301\u0301…"
+    started = time.perf_counter()
+    assert cut("x" * 10_000_000, 80) == "x" * 80 + "…"
+    assert time.perf_counter() - started < 1.0

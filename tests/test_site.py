@@ -5,6 +5,7 @@ import csv
 import hashlib
 import html
 import json
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -695,6 +696,117 @@ def test_a_planted_marker_lets_the_build_remove_nothing(tmp_path, capsys):
     (out / "index.html").unlink()
     site.build(folder, out)  # the build's own files only: replaced
     assert (out / "index.html").read_text() != "<p>edited</p>"
+
+
+def _planted(folder: Path, files: dict[str, str]) -> Path:
+    """A folder of a user's ``files`` (path → text) and a manifest listing each with its sha256:
+    what anyone who may write one file into the folder (and read the others) can plant."""
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    listed = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in files.items()}
+    marker = folder / builder.MARKER
+    marker.write_text(json.dumps({"kind": "goodbench-site-manifest", "files": listed}))
+    marker.chmod(0o644)
+    return marker
+
+
+def _refused_whole(folder: Path, target: Path, capsys, why: str) -> None:
+    """``goodbench site --out target`` refuses in one line saying ``why``, and changes nothing there
+    or beside it (no ``.kept-*`` folder)."""
+    before, beside = _tree(target), sorted(p.name for p in target.parent.iterdir())
+    assert main(["site", "--results-dir", str(folder), "--out", str(target)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--out {target}: not empty and not a site built by goodbench (" in err[0], err
+    assert why in err[0] and "give a new or empty folder" in err[0], err
+    assert _tree(target) == before and sorted(p.name for p in target.parent.iterdir()) == beside
+
+
+def test_a_planted_marker_another_user_owns_or_may_write_removes_nothing(tmp_path, capsys, monkeypatch):
+    """Trial 12, A5b: a manifest listing a folder's own files with their sha256 made ``site --out``
+    take the folder for a build and delete those files. A manifest counts only where this user's
+    build could have written it: the folder and the manifest this user's, the manifest a regular
+    file neither group nor others may write (suite/site/manifest.py)."""
+    from suite.site import manifest
+
+    folder = tmp_path / "results"
+    _one_result(folder)
+    docs = tmp_path / "docs"  # a user's files, of names a build writes
+    marker = _planted(docs, {"index.html": "<p>my page</p>", "runs/notes.csv": "a,b\n"})
+    for mode, who in ((0o664, "group"), (0o646, "others"), (0o666, "group and others")):
+        marker.chmod(mode)
+        _refused_whole(folder, docs, capsys, f"its .goodbench-site may be written by {who}: mode {mode:03o}, "
+                                              "where a build writes 644")
+        assert manifest.read(docs) is None
+    marker.chmod(0o644)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # root: another user's files, for real
+        os.chown(marker, 65534, 65534)
+        _refused_whole(folder, docs, capsys, "its .goodbench-site is owned by uid 65534, not by this user's uid 0")
+        os.chown(marker, 0, 0)
+        os.chown(docs, 65534, 65534)
+        _refused_whole(folder, docs, capsys, "the folder is owned by uid 65534, not by this user's uid 0")
+        os.chown(docs, 0, 0)
+    owner = docs.stat().st_uid
+    monkeypatch.setattr(manifest, "_user", lambda: owner + 1)  # as another user sees them
+    _refused_whole(folder, docs, capsys, f"the folder is owned by uid {owner}, not by this user's uid {owner + 1}")
+    monkeypatch.undo()
+    # planted after the check, before the swap: the swapped-out folder is kept whole beside the output
+    swapped = tmp_path / ".docs.new-abc"
+    marker = _planted(swapped, {"index.html": "<p>my page</p>", "runs/notes.csv": "a,b\n"})
+    marker.chmod(0o666)
+    before = _tree(swapped)
+    assert builder._remove_previous(swapped) == [tmp_path / ".docs.kept-abc"] and not swapped.exists()
+    assert _tree(tmp_path / ".docs.kept-abc") == before
+
+
+def test_a_planted_marker_naming_files_no_build_writes_removes_nothing(tmp_path, capsys):
+    """Trial 12, A5b as it was run: this user's own manifest, mode 644, listing thesis.txt and
+    sub/data.csv. No build writes either (a page, style, script, download, copy or log in the
+    build's own folders): the folder is no build's, and nothing is removed."""
+    from suite.site import manifest
+
+    folder = tmp_path / "results"
+    _one_result(folder)
+    docs = tmp_path / "userdocs"
+    _planted(docs, {"thesis.txt": "my thesis\n", "sub/data.csv": "data\n"})
+    _refused_whole(folder, docs, capsys, "its .goodbench-site names sub/data.csv, thesis.txt, which no build writes")
+    assert manifest.remove_own(docs, {"thesis.txt": hashlib.sha256(b"my thesis\n").hexdigest()}) == [
+        ".goodbench-site", "sub/data.csv", "thesis.txt"]  # given the list anyway: not a build's file
+    assert [rel for rel in ("index.html", "runs/a.html", "raw/x-events.txt", "speedrun/track-1/r.json",
+                            "static/style.css", "compare.csv") if not manifest.buildable(rel)] == []
+    assert [rel for rel in ("thesis.txt", "sub/data.csv", "runs/a.tex", ".goodbench-site", "runs/.hidden.html",
+                            "../x.html", "/etc/x.html", "runs/../x.html", "", "runs\\x.html")
+            if manifest.buildable(rel)] == []
+
+
+def test_a_build_writes_its_marker_644_whatever_the_umask_and_replaces_itself(tmp_path):
+    """A build's manifest is its owner's to write (mode 644, even under umask 002, which would
+    leave it group-writable and so no manifest); a genuine previous build is still replaced, its
+    listed files removed. A build that writes a file no later build could remove is refused."""
+    from suite.site import manifest
+
+    folder = tmp_path / "results"
+    _one_result(folder, "a.json", "synthetic-a", 1)
+    _one_result(folder, "b.json", "synthetic-b", 2)
+    out = tmp_path / "site"
+    old = os.umask(0o002)
+    try:
+        site.build(folder, out)
+    finally:
+        os.umask(old)
+    assert (out / builder.MARKER).stat().st_mode & 0o777 == 0o644
+    listed = manifest.read(out)
+    assert listed is not None and all(manifest.buildable(rel) for rel in listed)
+    gone = [rel for rel in listed if rel.startswith("runs/")]
+    (folder / "a.json").unlink()
+    site.build(folder, out)  # replaced: a's pages removed
+    assert len(gone) == 2 and sum((out / rel).exists() for rel in gone) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "fresh" / "notes.tex").write_text("x")
+    with pytest.raises(GoodbenchError, match="wrote notes.tex, which suite/site/manifest.py does not name"):
+        manifest.write(tmp_path / "fresh")
+    assert not (tmp_path / "fresh" / builder.MARKER).exists()
 
 
 def test_of_a_previous_build_only_its_listed_unchanged_files_are_removed(tmp_path):

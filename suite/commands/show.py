@@ -1,11 +1,18 @@
 """``goodbench show FILE``: the summary ``goodbench run`` ends with, for any results file. The file
 is read as the validator reads it (bounded: size, nesting, numbers) and validated no further; a file
-whose runs cannot be summarized is said so in one line."""
+whose runs cannot be summarized is said so in one line. What it prints is bounded too: every string
+the file supplies at :data:`MAX_CHARS` characters, its first :data:`MAX_RUNS` runs and
+:data:`MAX_SCORES` time-to-target scores, and a line saying how many more it holds."""
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+# of any string the file supplies, as printed (escapes written out); longer ends in "…": above what
+# goodbench writes in what show prints (a figure's status: 110), far below the validator's 2000
+MAX_CHARS = 200
+MAX_RUNS = 100    # runs in the table; the others are counted in a line
+MAX_SCORES = 100  # time-to-target scores (workload × scale); as the runs
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench show`` and its argument."""
@@ -32,12 +39,13 @@ def run(args) -> int:
 
 
 def _printable(node: Any) -> Any:
-    """``node`` with every string, keys too, safe to print on a terminal (:func:`suite.record.text.printable`:
-    a control or invisible character written as its escape)."""
-    from suite.record.text import printable
+    """``node`` with every string, keys too, safe to print on a terminal and bounded
+    (:func:`suite.record.text.cut`: a control or invisible character written as its escape, at most
+    :data:`MAX_CHARS` characters, then "…")."""
+    from suite.record.text import cut
 
     if isinstance(node, str):
-        return printable(node)
+        return cut(node, MAX_CHARS)
     if isinstance(node, dict):
         return {_printable(k): _printable(v) for k, v in node.items()}
     if isinstance(node, list):
@@ -55,8 +63,26 @@ def summary(name: str, doc: Any) -> str:
 
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc["runs"]:
         raise GoodbenchError(f"{name}: no runs to summarize (goodbench validate {name} says what it holds)")
+    doc, left_out = _first(doc)
     try:
-        return report.file_summary(_printable(doc))
+        return "\n".join([report.file_summary(_printable(doc)), *left_out])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise GoodbenchError(f"{name}: its runs do not hold what a summary reads ({type(exc).__name__}: "
                              f"{safe(exc)}); goodbench validate {name} says what is wrong") from None
+
+
+def _first(doc: dict) -> tuple[dict, list[str]]:
+    """``doc`` with its first :data:`MAX_RUNS` runs and :data:`MAX_SCORES` scores only, and a line
+    for each of the two it holds more of, saying how many are not shown."""
+    doc = dict(doc)
+    left_out = []
+    runs = doc["runs"]
+    if len(runs) > MAX_RUNS:
+        doc["runs"] = runs[:MAX_RUNS]
+        left_out.append(f"{len(runs) - MAX_RUNS} more runs not shown (the first {MAX_RUNS} of {len(runs)} are)")
+    scores = doc.get("summary")
+    if isinstance(scores, dict) and len(scores) > MAX_SCORES:
+        doc["summary"] = dict(list(scores.items())[:MAX_SCORES])
+        left_out.append(f"{len(scores) - MAX_SCORES} more time-to-target scores not shown (the first {MAX_SCORES} "
+                        f"of {len(scores)} are)")
+    return doc, left_out

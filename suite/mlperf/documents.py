@@ -31,7 +31,7 @@ from typing import Any
 from suite.mlperf import files
 from suite.record import reading
 from suite.record.results import write_atomic
-from suite.record.text import has_control_chars
+from suite.record.text import GITHUB, github_address, has_control_chars, safe
 from suite.schema.checker import UNCHECKED, SchemaCheck
 
 KIND = "mlperf-training-import"
@@ -76,8 +76,10 @@ def _strings(value: Any, path: str = "") -> str | None:
 
 
 def problems(doc: Any) -> list[str]:
-    """The problems of a document, one line each (empty: valid): its schema's, and any string
-    holding a control, bidi or zero-width character."""
+    """The problems of a document, one line each (empty: valid): its schema's, any string
+    holding a control, bidi or zero-width character, and a ``source.repository`` that is not an
+    address on GitHub (:func:`suite.record.text.github_address`), where MLCommons publishes its
+    results and where the import's repository always is: the pages link to it."""
     errors = CHECK.errors(doc, MAX_ERRORS)
     if errors is None:
         return [UNCHECKED]
@@ -85,6 +87,9 @@ def problems(doc: Any) -> list[str]:
     where = _strings(doc) if not found else None
     if where is not None:
         found.append(f"{where}: a control, bidi or zero-width character in a string")
+    if not found and github_address(repository := doc["source"]["repository"]) is None:
+        found.append(f"source/repository: {safe(repository)} is not an address on GitHub ({GITHUB}…), where "
+                     "MLCommons publishes results")
     return found
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from suite.mlperf import division, documents, files, ingest, power, scoring, systems, tree
 from suite.mlperf.tree import Group, parse_round  # noqa: F401  # the command's round check
+from suite.record.text import github_address
 
 PARALLEL_FROM = 8  # result files: below this, reading them here beats starting workers
 
@@ -231,16 +232,21 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     }
 
 
-def source_url(doc: dict) -> str:
-    """The submission's folder on GitHub."""
+def source_url(doc: dict) -> str | None:
+    """The submission's folder on GitHub; None where the document's ``source.repository`` is not
+    an address there (:func:`suite.record.text.github_address`: a stored document is anyone's
+    text, and a page links only to GitHub)."""
     src = doc["source"]
-    return f"{src['repository']}/tree/main/{src['org_folder']}/results/{src['system_folder']}/{src['benchmark_folder']}"
+    repository = github_address(src["repository"])
+    return None if repository is None else (
+        f"{repository}/tree/main/{src['org_folder']}/results/{src['system_folder']}/{src['benchmark_folder']}")
 
 
-def system_url(doc: dict) -> str:
-    """The system description on GitHub."""
+def system_url(doc: dict) -> str | None:
+    """The system description on GitHub; None as for :func:`source_url`."""
     src = doc["source"]
-    return f"{src['repository']}/blob/main/{src['org_folder']}/systems/{src['system_folder']}.json"
+    repository = github_address(src["repository"])
+    return None if repository is None else f"{repository}/blob/main/{src['org_folder']}/systems/{src['system_folder']}.json"
 
 
 def row(doc: dict, stored: Path | None, state: str | None) -> dict:

@@ -88,12 +88,37 @@ def _escaped(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def cut(text: str, limit: int = 80) -> str:
+    """``text`` as :func:`printable` writes it, bounded: its first ``limit`` characters as written
+    (an escape whole, never cut; a combining mark one character), then "…" where more follows.
+    Reads no further than it shows, however long ``text`` is."""
+    out: list[str] = []
+    used = 0
+    for char in text:
+        piece = _escaped(char) if refused(char) else char
+        if used + len(piece) > limit:
+            return "".join(out) + "…"
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
+
+
 def safe(text: Any, limit: int = 60) -> str:
     """Text safe to print on one line in a problem: no refused character (each becomes ``?``),
     bounded length; a missing value (JSON's null, Python's None) reads "nothing", never "None"."""
     text = "nothing" if text is None else str(text)
     clean = "".join("?" if refused(c) else c for c in text[:limit + 1])
     return clean if len(clean) <= limit else clean[:limit] + "…"
+
+
+GITHUB = "https://github.com/"  # the one site a page links a document's or a README's address to
+
+
+def github_address(url: Any) -> str | None:
+    """``url`` where it is an address on GitHub (``https://github.com/…``), else None: a README's
+    link, or a stored document's (a speedrun record's PR, an MLPerf result's repository), is
+    anyone's text, and a page links only there (a ``javascript:`` link would run on a click)."""
+    return url if isinstance(url, str) and url.startswith(GITHUB) else None
 
 
 def normal_name(text: str) -> str:

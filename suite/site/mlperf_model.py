@@ -121,8 +121,8 @@ class Row:
     energy_kwh: float | None
     energy_status: str | None
     target: str | None
-    source: str
-    system_url: str
+    source: str | None      # the result's folder on GitHub (None: its repository is not there)
+    system_url: str | None  # its system description on GitHub, as ``source``
     size: str = ""
     scaling: float | None = None  # efficiency against the smallest system of its family (same round, benchmark)
     rank: int | None = None

@@ -27,6 +27,7 @@ from markupsafe import Markup, escape
 from suite.cost import prices
 from suite.mlperf import division, documents, ingest
 from suite.mlperf.targets import target_text
+from suite.record.text import safe
 from suite.site import cost_charts, mlperf_charts, mlperf_model
 from suite.site.formatting import num, pct, price_usd, seconds, usd
 from suite.site.mlperf_model import (
@@ -211,7 +212,15 @@ def _round_cells(r: Row) -> list[dict]:
             cell(r.system, href=r.system_url, sub=r.framework, cls="wrap"), _accelerator(r, "../"), _cost(r, "../"),
             cell(f"{r.counted}/{r.runs}"), cell(num(r.init_s), r.init_s), _eval(r),
             _share(r.goodput), _energy(r), cell("", html=goodput_bars(r.doc["runs"], r.at_round)),
-            cell("logs", href=r.source)]
+            _logs(r)]
+
+
+def _logs(r: Row) -> dict:
+    """The link to the result's folder on GitHub; where its document's repository is not an
+    address there (:func:`suite.record.text.github_address`), that text, never a link."""
+    if r.source is not None:
+        return cell("logs", href=r.source)
+    return cell(safe(r.doc["source"]["repository"], 80), title="not linked: not an address on GitHub", cls="wrap")
 
 
 ACC_HEADERS = [_header("round"), _header("benchmark"), _header("submitter"), _header("system", title="framework below"),
@@ -567,7 +576,7 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
         render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
                leaders=None, every=None, matrix=None, accelerators=None, not_shown=bad, **common)
         return [{"href": PAGE, "title": "MLPerf Training history (imported)",
-                 "detail": f"no document shown ({len(bad)} not read)"}]
+                 "detail": f"no document shown ({len(bad)} not read)", "latest": None, "leaders": None}]
     _round_pages(out, by_rb, common)
     histories = _history_pages(out, by_bench, common)
     accelerators = _accelerator_pages(out, by_family, common)

@@ -19,10 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from suite.cost import prices
+from suite.record.text import github_address
 from suite.site import speedrun_charts, speedrun_costs
 from suite.site.render import render
 from suite.site.tables import downloads
-from suite.speedrun import documents, readme
+from suite.speedrun import documents
 
 FOLDER = "speedrun"
 REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
@@ -78,7 +79,7 @@ def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
         render("speedrun_record.html", out / FOLDER / f"track-{track}" / f"{key}.html", root="../../",
                title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
-               log_url=lambda p: log_url(doc, p), github_address=readme.github_address, **built)
+               log_url=lambda p: log_url(doc, p), github_address=github_address, **built)
     render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
            title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys, costs)), apart=APART,
            cost_title=speedrun_costs.TITLE,

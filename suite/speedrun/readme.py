@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from suite.record.text import github_address
+
 HEADER = re.compile(r"^\|\s*#\s*\|\s*Record time\s*\|", re.IGNORECASE)
 _ROW = re.compile(r"^\|?\s*(\d+)\s*\|(.*)$")
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
@@ -28,13 +30,6 @@ def iso_date(text: str) -> str | None:
         return None
     year = int(m.group(3))
     return f"{year + 2000 if year < 100 else year:04d}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
-
-
-def github_address(url: str | None) -> str | None:
-    """``url`` where it is an address on GitHub (``https://github.com/…``), else None: a README's
-    link, or a stored document's, is anyone's text, and a page links only there (a
-    ``javascript:`` link would run on a click)."""
-    return url if isinstance(url, str) and url.startswith("https://github.com/") else None
 
 
 def _row(number: int, rest: str) -> dict:
