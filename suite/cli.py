@@ -36,7 +36,7 @@ from suite.commands import (
 )
 from suite.commands.common import Usage, say
 from suite.record.errors import GoodbenchError, error_text
-from suite.record.text import printable_lines
+from suite.record.text import printable
 
 # the packages of the train extra (pyproject.toml): a command that needs one names the extra
 TRAIN_EXTRA = ("torch",)
@@ -92,7 +92,7 @@ def _dispatch(argv: list[str] | None) -> int:
         return args.func(args)
     except Usage as exc:
         usage: argparse.ArgumentParser = getattr(args, "command_parser", parser)
-        usage.error(printable_lines(str(exc)))  # exits with status 2
+        usage.error(printable(str(exc)))  # exits with status 2
     except BrokenPipeError:  # output piped into a reader that closed early (e.g. head)
         return 0
     except (GoodbenchError, OSError) as exc:

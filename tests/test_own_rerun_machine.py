@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +169,42 @@ def test_a_failing_description_is_one_line(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/bin/false")
     with pytest.raises(GoodbenchError, match=r"describing this machine failed \(exit status 1\)"):
         Observer().system(["cpu"])
+
+
+def test_the_description_imports_nothing_of_the_reviewed_checkout(tmp_path, monkeypatch):
+    """A reproduction of own code runs from the reviewed checkout; the describing child must not
+    import that checkout's ``torch.py`` (or a ``suite/`` of a fork) outside the sandbox, with the
+    reviewer's home and key in reach: it runs with ``-P`` from goodbench's own folder."""
+    planted = tmp_path / "ran"
+    (tmp_path / "torch.py").write_text(f"open({str(planted)!r}, 'w').write('outside the sandbox')\n")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "__init__.py").write_text(f"open({str(planted)!r}, 'w').write('a fork')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    described = Observer("bench box 7").system(["cpu"])
+    assert described["name"] == "bench box 7" and not planted.exists()
+
+
+def test_a_description_that_is_not_one_is_one_line(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/echo")
+    with pytest.raises(GoodbenchError, match="gave no description"):
+        Observer().system(["cpu"])
+
+
+def test_goodbench_started_with_the_reviewed_checkout_on_its_import_path_refuses_to_re_run_it(tmp_path, monkeypatch):
+    """``python -m suite reproduce`` run from the reviewed checkout puts it first on goodbench's own
+    import path: a ``torch.py`` there would run in goodbench's process, outside the sandbox."""
+    from suite.commands.reproduce import _refuse_the_checkout_on_the_import_path as refuse
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    with pytest.raises(GoodbenchError, match=r"on its import path .*python -P -m suite"):
+        refuse(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path[1:]])  # python -c's entry: the working folder
+    with pytest.raises(GoodbenchError):
+        refuse(tmp_path)
+    monkeypatch.setattr(sys, "path", sys.path[1:])
+    refuse(tmp_path)  # not on the path: goes on
+    import suite
+
+    refuse(Path(suite.__file__).parent.parent)  # goodbench's own checkout: the code already running

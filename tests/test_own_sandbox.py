@@ -308,7 +308,7 @@ def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_lea
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     checkout, env = _recorded_in_a_checkout(tmp_path, SLEEPS_WHEN_RE_RUN + TRAIN_SCRIPT)
-    child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(tmp_path / "repro.json"),
+    child = subprocess.Popen([sys.executable, "-P", "-m", "suite", "reproduce", "orig.json", "-o", str(tmp_path / "repro.json"),
                               "--no-sign", "--run-recorded-command"], cwd=checkout, env={**env, "TMPDIR": str(scratch)},
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = []
@@ -346,7 +346,7 @@ def test_sigterm_while_measuring_on_keeps_the_last_whole_re_run(tmp_path):
               + TRAIN_SCRIPT.replace(step, "                time.sleep(SLOW)\n" + step))
     checkout, env = _recorded_in_a_checkout(tmp_path, script)
     out = tmp_path / "repro.json"
-    child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "-o", str(out), "--no-sign",
+    child = subprocess.Popen([sys.executable, "-P", "-m", "suite", "reproduce", "orig.json", "-o", str(out), "--no-sign",
                               "--run-recorded-command"], cwd=checkout, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = []

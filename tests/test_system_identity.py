@@ -29,7 +29,8 @@ VICTIM_FP, IMPOSTER_FP = "SHA256:" + "V" * 43, "SHA256:" + "I" * 43
 @pytest.mark.parametrize("alike", ["ACME Hl00 node", "ACME HI00 node", "ACME H1OO node", "ACME H100 n\u1ecdde",
                                    "acme h100 node", "ACME H100 no\u0323de", "ACME \uff28100 node",
                                    "ACME H1\u1040\u1040 node", "ACME H1\u0966\u0966 node", "ACME H1\u0e50\u0e50 node",
-                                   "ACME H1\u07c0\u07c0 nocle"])
+                                   "ACME H1\u07c0\u07c0 nocle", "ACME H100 nocIe", "ACME H100 noc1e",
+                                   "ACME H100 noc|e"])
 def test_names_drawn_alike_have_one_skeleton(alike):
     """A digit for a letter drawn like it (l/1/I, O/0), an accent a glance misses (Vietnamese "ọ",
     precomposed or combining), case and full-width letters, another script's zeros (Myanmar,

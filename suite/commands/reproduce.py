@@ -3,6 +3,7 @@ they reproduce (suite/run/reproduce/: planning, training, comparing and reportin
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,6 +158,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
         say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
             "the file's — and pass --run-recorded-command to run it")
         return 2
+    _refuse_the_checkout_on_the_import_path(Path("."))
     from suite.run.signals import stop_on_sigterm
 
     # SIGTERM (timeout, Slurm, docker stop) ends the reproduction as Ctrl-C does: the sandbox stopped,
@@ -221,3 +223,17 @@ def _launch(args, the_plan: Plan, out: Path) -> int:
     except (results.Unreadable, OSError):
         raise GoodbenchError(f"the workers wrote no reproduction (torchrun's exit status {status})") from None
     return exit_status(dict(doc))
+
+
+def _refuse_the_checkout_on_the_import_path(checkout: Path) -> None:
+    """Refuse to re-run own code when goodbench itself was started with the reviewed ``checkout``
+    on its import path (``python -m suite`` run from it, or ``PYTHONPATH``): a ``torch.py`` there
+    would be imported by goodbench, outside the sandbox, with the reviewer's key in reach. goodbench's
+    own checkout is not refused (its modules are the code already running)."""
+    here = checkout.resolve()
+    if here == Path(__file__).resolve().parents[2]:  # goodbench's own checkout: the code already running
+        return
+    if any((Path(entry or ".").resolve() == here) for entry in sys.path):
+        raise GoodbenchError(f"goodbench runs with {here} on its import path (python -m suite from it, or "
+                             "PYTHONPATH): a module of the reviewed checkout would run outside the sandbox; run the "
+                             "installed `goodbench` command (or python -P -m suite), with PYTHONPATH unset")

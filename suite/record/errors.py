@@ -1,6 +1,6 @@
 """Errors that the CLI turns into a one-line message and exit status 1 (no traceback), and that
 one line."""
-from suite.record.text import printable_lines
+from suite.record.text import printable
 
 
 class GoodbenchError(Exception):
@@ -8,9 +8,11 @@ class GoodbenchError(Exception):
 
 
 def error_text(exc: Exception) -> str:
-    """One line for an expected failure: an OSError as "FILE: reason", not "[Errno N] …"; what it
-    quotes from a file or a script is escaped (:func:`~suite.record.text.printable_lines`)."""
+    """One line for an expected failure: an OSError as "FILE: reason", not "[Errno N] …"; a
+    character that would act on a terminal, a line break included, is written as ``\\uXXXX``
+    (:func:`~suite.record.text.printable`): it may quote a file or a script (a fake verdict on a
+    line of its own)."""
     if isinstance(exc, OSError) and exc.strerror:
         files = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
-        return printable_lines(f"{files}: {exc.strerror}" if files else exc.strerror)
-    return printable_lines(str(exc))
+        return printable(f"{files}: {exc.strerror}" if files else exc.strerror)
+    return printable(str(exc))

@@ -10,6 +10,7 @@ from typing import Any
 
 from suite.figures import clocks, rank_clocks
 from suite.record.errors import GoodbenchError
+from suite.record.text import safe
 from suite.run import clock_record
 from suite.run.edge_reader import EdgeReader, RunEdges
 
@@ -41,7 +42,7 @@ def of_rank(doc: dict[str, Any], rank: int, runs: Sequence[RunEdges]) -> list[di
                  **{k: v for k, v in entry.items() if k not in ("run_id", "seed")}}
         lacking = clocks.missing(run, entry) or rank_clocks.missing(run, entry, warmup)
         if lacking:
-            raise GoodbenchError(f"rank {rank}, run {run['run_id']} (seed {seen.seed}): {lacking}")
+            raise GoodbenchError(f"rank {rank}, run {safe(run['run_id'])} (seed {safe(seen.seed)}): {lacking}")
         found = rank_clocks.comparisons(run, entry, warmup, cpu)
         out.append({**entry, "agreement": clocks.summary(found)})
     return out
@@ -56,10 +57,11 @@ def unstamped(doc: dict[str, Any]) -> str | None:
         if run["run_id"] in stamped:
             lacking = rank_clocks.lacking(run, found)
             if lacking:
-                return f"rank {lacking[0]} sent no edges for run {run['run_id']} (seed {run['seed']})"
+                return f"rank {lacking[0]} sent no edges for run {safe(run['run_id'])} (seed {safe(run['seed'])})"
     return None
 
 
 def disagreeing(section: dict[str, Any]) -> list[str]:
     """Each entry of the second clock ``section`` whose clocks disagree, as ``rank R (seed S)``."""
-    return [f"rank {rank_clocks.rank_of(e)} (seed {e['seed']})" for e in section["runs"] if not e["agreement"]["agree"]]
+    return [f"rank {rank_clocks.rank_of(e)} (seed {safe(e['seed'])})" for e in section["runs"]
+            if not e["agreement"]["agree"]]

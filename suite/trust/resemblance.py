@@ -38,7 +38,7 @@ def skeleton(name: str) -> str:
     that letter ("rn" is "m"), digits of other scripts ASCII ("၀" is "0"), characters drawn alike
     made one ("1", "I" and "l" are "l", "0" is "o"), and each run of spaces and punctuation one space ("node‐x" with U+2010 is "node x", as
     is "node-x"). Two names of one skeleton read as one name."""
-    folded = _ascii_digits(unmarked(name))
+    folded = _ascii_digits(unmarked(name)).translate(_DRAWN_ALIKE)  # first: "c1uster" is "cluster", then "duster"
     for pair, letter in _PAIRS_ALIKE:
         folded = folded.replace(pair, letter)
-    return " ".join(w for w in re.split(r"[\W_]+", folded.translate(_DRAWN_ALIKE)) if w)
+    return " ".join(w for w in re.split(r"[\W_]+", folded) if w)

@@ -22,9 +22,11 @@ The runs' figures, curves and settings stay the script's word: the second clock
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from suite.meters import host_load
@@ -66,18 +68,29 @@ class Observer:
         """This machine's ``system`` description for runs on ``devices`` (their device types),
         made in a child process (:func:`describe`) that holds CUDA only while it lives."""
         asked = json.dumps({"devices": devices, "system_name": self.system_name, "overrides": self.overrides})
-        try:
-            done = subprocess.run([sys.executable, "-m", __name__], input=asked, capture_output=True, text=True,
-                                  timeout=CHILD_TIMEOUT_S)
+        try:  # -P and goodbench's own folder: the reviewed checkout (the working folder) is not on its path
+            done = subprocess.run([sys.executable, "-P", "-m", __name__], input=asked, capture_output=True, text=True,
+                                  timeout=CHILD_TIMEOUT_S, cwd=GOODBENCH_ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(GOODBENCH_ROOT)})
         except subprocess.TimeoutExpired:
             raise GoodbenchError(f"describing this machine took over {CHILD_TIMEOUT_S} s") from None
         if done.returncode != 0:
             raise GoodbenchError(f"describing this machine failed (exit status {done.returncode}): "
                                  f"{done.stderr.strip()[-500:]}")
-        return json.loads(done.stdout)
+        try:
+            described = json.loads(done.stdout)
+        except ValueError:
+            described = None
+        if not isinstance(described, dict):
+            raise GoodbenchError(f"describing this machine gave no description: {done.stdout.strip()[-200:]!r}")
+        return described
 
 
 CHILD_TIMEOUT_S = 300  # importing torch and reading NVML on a loaded machine: seconds, not minutes
+GOODBENCH_ROOT = Path(__file__).resolve().parents[3]
+"""The folder holding goodbench's ``suite`` package: the child's working folder and only path entry
+beside its environment's packages, so that a reproduction run from the reviewed checkout (as it
+must be) never imports a ``torch.py`` or ``suite/`` of that checkout outside the sandbox."""
 
 
 def describe(devices: list[str], system_name: str | None = None,
