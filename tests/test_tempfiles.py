@@ -75,7 +75,7 @@ def test_a_reservation_removes_the_abandoned_temp_files_of_its_name_only(tmp_pat
 
 
 # ---------------------------------------------------------------- folders it could not have made
-DEEP = sys.getrecursionlimit() + 200  # folders nested deeper than Python 3.11's shutil.rmtree recurses
+DEEP = sys.getrecursionlimit() + 200  # folders nested deeper than shutil.rmtree recurses (Python 3.11, 3.12)
 
 
 def deep_tree(top: Path, depth: int) -> None:

@@ -24,6 +24,7 @@ import secrets
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -56,14 +57,17 @@ def held_file(directory: Path, name: str) -> Iterator[tuple[int, Path]]:
 @contextlib.contextmanager
 def held_folder(parent: Path, prefix: str, mode: int = 0o755) -> Iterator[Path]:
     """A new folder ``<prefix><random>`` in ``parent``, of ``mode``, locked while the block runs;
-    whatever its name holds afterwards is removed (the block may have swapped another folder in)."""
+    whatever its name holds afterwards is removed (the block may have swapped another folder in),
+    and what cannot be is said in one warning line on stderr."""
     fd, path = _held(lambda: _new_folder(parent, prefix))
     try:
         os.chmod(path, mode)  # mkdtemp makes 0700
         yield path
     finally:
-        remove_tree(path)  # what the block left there, however deep; a link swapped in is left
+        left = remove_tree(path)  # what the block left there, however deep; a link swapped in is left
         os.close(fd)
+        if left:
+            print(f"warning: {left}", file=sys.stderr, flush=True)
 
 
 def remove_abandoned(paths: Iterable[Path], *, folders: bool = False) -> list[Path]:
@@ -135,7 +139,7 @@ def _remove_private_folder(fd: int, path: Path) -> bool:
 
 def remove_tree(path: Path) -> str | None:
     """Remove the folder ``path`` and everything under it, whoever's code wrote it there: however
-    deep (Python 3.11's :func:`shutil.rmtree` recurses, and a tree a few thousand folders deep
+    deep (:func:`shutil.rmtree` recurses on Python 3.11 and 3.12, and a tree a few thousand folders deep
     raises RecursionError, which its ``ignore_errors`` does not cover), never following a symbolic
     link (one at ``path`` itself is left as it is), folders made unwritable inside it made writable
     first. Where :func:`shutil.rmtree` leaves anything, coreutils finish the job, walking the tree
