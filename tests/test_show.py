@@ -30,6 +30,17 @@ def test_show_prints_the_summary_run_ends_with(capsys):
     assert "warm-up" in report.STEADY_STATE_NOTE and "progress lines" in report.STEADY_STATE_NOTE
 
 
+def test_show_and_run_end_with_the_same_warning_where_runs_were_measured_under_load(capsys):
+    """A new user's `run` ended with "warning: 1 of 1 runs measured under load …" and `show` of the
+    same file said nothing of it; both now end with it (as run-own does)."""
+    loaded = Path(__file__).parent / "fixtures" / "own-loaded-short-steps.json"
+    assert main(["show", str(loaded)]) == 0
+    last = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
+    assert last == report.load_warning(results.load(loaded)["runs"])
+    assert last.startswith("warning: 1 of 1 runs measured under load (self-reported)")
+    assert report.load_warning(results.load(FIXTURE)["runs"]) is None  # a quiet file: no such line
+
+
 def _hostile() -> list[tuple[str, bytes]]:
     doc = json.loads(FIXTURE.read_text())
     no_metrics = json.loads(FIXTURE.read_text())

@@ -35,6 +35,7 @@ def run(args) -> int:
     from suite.api import arguments
     from suite.commands import show
     from suite.commands.common import count, say
+    from suite.figures import report
     from suite.record.errors import GoodbenchError
     from suite.run import own_failure, own_launch, own_outcome, rank_record
     from suite.validate import check_document
@@ -76,6 +77,9 @@ def run(args) -> int:
         print(show.summary(path, doc))  # the table goodbench run ends with
     except GoodbenchError as exc:
         say(f"goodbench run-own: no summary: {exc}")
+    loaded = report.load_warning(doc["runs"])
+    if loaded:  # as goodbench run ends: the warning at its start may be long scrolled away
+        say(loaded)
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
     section = doc["second_clock"]
     stamped = len({entry["run_id"] for entry in section["runs"]})

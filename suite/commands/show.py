@@ -65,7 +65,8 @@ def summary(name: str, doc: Any) -> str:
         raise GoodbenchError(f"{name}: no runs to summarize (goodbench validate {name} says what it holds)")
     doc, left_out = _first(doc)
     try:
-        return "\n".join([report.file_summary(_printable(doc)), *left_out])
+        shown = _printable(doc)
+        return "\n".join([report.file_summary(shown), *left_out, *filter(None, [report.load_warning(shown["runs"])])])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise GoodbenchError(f"{name}: its runs do not hold what a summary reads ({type(exc).__name__}: "
                              f"{safe(exc)}); goodbench validate {name} says what is wrong") from None

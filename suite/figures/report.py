@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from suite.figures import tta
+from suite.figures import load, tta
 from suite.record import results
 from suite.record.text import printable
 from workloads import own
@@ -153,6 +153,13 @@ def file_summary(doc: dict) -> str:
     implementation's runs are named by its name (:func:`workload_label`)."""
     return "\n".join([run_summary(doc["runs"], own.implementation_name(doc)), *score_lines(doc.get("summary") or {}),
                       *repeat_lines(doc["runs"]), STEADY_STATE_NOTE])
+
+
+def load_warning(runs: list[dict]) -> str | None:
+    """The warning ``goodbench run`` ends with where some runs were measured under load
+    (:func:`suite.figures.load.runs_under_load`), as ``run-own`` and ``show`` end too; None: none was."""
+    loaded = load.runs_under_load(runs)
+    return f"warning: {loaded}: such runs are flagged and left out of comparisons" if loaded else None
 
 
 def score_lines(summary: dict) -> list[str]:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite import __version__
-from suite.figures import load
 from suite.record.errors import GoodbenchError
 from suite.run import arguments, launch, output, quiet
 from suite.run.arguments import Usage, count
@@ -154,9 +153,9 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
             say(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
-    loaded = load.runs_under_load(doc["runs"])
+    loaded = report.load_warning(doc["runs"])
     if loaded:
-        say(f"warning: {loaded}: such runs are flagged and left out of comparisons")
+        say(loaded)
     print(f"results written to {out}")
     print(driver.validated_line(str(out), problems))
     print(signing.closing_line(doc, args.no_sign))
