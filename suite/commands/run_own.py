@@ -77,7 +77,7 @@ def run(args) -> int:
         print(show.summary(path, doc))  # the table goodbench run ends with
     except GoodbenchError as exc:
         say(f"goodbench run-own: no summary: {exc}")
-    loaded = report.load_warning(doc["runs"])
+    loaded = report.load_warning(doc.get("runs") or [])
     if loaded:  # as goodbench run ends: the warning at its start may be long scrolled away
         say(loaded)
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
