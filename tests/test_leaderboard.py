@@ -178,3 +178,13 @@ def test_a_scaling_efficiency_beyond_superlinear_is_left_empty():
     assert _efficiency(eight, _entry("a.json", 1, 100.0 / 3))[("a.json", 8)] is None  # 3.0
     assert _efficiency(eight, _entry("b.json", 1, 100.0 / leaderboard.SUPERLINEAR_LIMIT,
                                      signer="SHA256:me"))[("a.json", 8)] == pytest.approx(leaderboard.SUPERLINEAR_LIMIT)
+
+
+def test_a_json_file_that_is_no_results_file_is_said_to_be_none_not_stored_under_old_rules(tmp_path):
+    """A new user's notes.json in the results folder read "stored under rules v1, refused by rules
+    v9" on the index page: goodbench never stored it under any rules."""
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"title": "my notes"}))
+    doc, line, _ = leaderboard.check_file(notes)
+    assert doc is None and line.startswith("not a results file of this suite: notes.json: schema_version")
+    assert "rules v" not in line

@@ -76,6 +76,8 @@ def check_loaded(doc, name: str) -> tuple[str | None, list[str], int]:
         return None, [f"stored under rules v{stored}, not held to v{validate.SINCE[p.code]}'s "
                       f"[{p.code}]: {p.line(name)}" for p in waived], 0
     line = problems[0].line(name)
+    if problems[0].code == "schema-version":  # no results file of this suite: stored under no rules
+        return f"not a results file of this suite: {line}", [], len(problems)
     if stored is not None and stored < validate.RULES_VERSION:
         line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
     return line, [], len(problems)
