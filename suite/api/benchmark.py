@@ -200,7 +200,8 @@ class Benchmark:
 
             self._joined = not dist.is_initialized()
             self.device = distributed.init(self.parallel, self.device)
-        exists = f"{self.out} exists: a results file is never overwritten (give another out=)"
+        exists = (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
+                  "or your script's option that sets it, such as --out)")
         distributed.agree(exists if self.parallel.is_main and self.out.exists() else None, self.parallel)
         if self.parallel.is_main:
             warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of comparisons
