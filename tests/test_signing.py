@@ -271,9 +271,11 @@ def test_a_run_whose_step_times_are_stored_is_refused_unless_signed_over_an_unsi
     # a result nobody signed cannot be told from a copy of it; the unsigned file stays, a copy
     sealed = signing.seal(copied, key)
     stored = submit_noted(_write(tmp_path / "signed.json", sealed), folder)
+    unsigned_id = json.loads(first.read_text())["runs"][0]["run_id"]  # sealing minted the run id anew
+    assert unsigned_id != sealed["runs"][0]["run_id"]
     assert stored.notes == (f"run {sealed['runs'][0]['run_id']} is also in {first.name} (the same step times), "
-                            f"which is not signed by its owner's key ({fp}): {first.name}'s run is now shown as a "
-                            "copy, not ranked",)
+                            f"there as run {unsigned_id}, which is not signed by its owner's key ({fp}): "
+                            f"{first.name}'s run is now shown as a copy, not ranked",)
     assert first.read_bytes() == (tmp_path / "first.json").read_bytes()
 
 

@@ -126,16 +126,24 @@ def _name_notes(doc: dict, docs: dict[str, dict]) -> list[str]:
             f"\u201c{safe(shown.label)}\u201d, a system apart (a system is its name and signer)"]
 
 
+def _here(claim: ownership.Claim, other: ownership.Claim) -> str:
+    """" (this file's run X)" where ``claim``'s run id is not ``other``'s (``goodbench sign`` mints
+    run ids anew: a user searched their file for the stored file's id and found nothing)."""
+    return "" if claim.run_id == other.run_id else f" (this file's run {claim.run_id})"
+
+
 def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
     via, where = verdict.via, f"runs[{claim.index}]"
     if verdict.code == ownership.DUPLICATE_RUN:
         return Problem(verdict.code, f"{where}.run_id", f"run {claim.run_id} is already stored in {via.file}")
     if verdict.code == ownership.DUPLICATE_STEPS:
         return Problem(verdict.code, f"{where}.step_times_s",
-                       f"the step times of run {via.run_id} already stored in {via.file}: one run is stored once")
+                       f"its step times are those of run {via.run_id}{_here(claim, via)} already stored in "
+                       f"{via.file}: one run is stored once")
     if verdict.code == ownership.STEPS_FINGERPRINT:
         return Problem(verdict.code, f"{where}.step_times_s",
-                       f"the step times of run {via.run_id} stored in {via.file}, rescaled or nudged "
+                       f"its step times are those of run {via.run_id}{_here(claim, via)} stored in {via.file}, "
+                       "rescaled or nudged "
                        f"(fingerprint similarity {verdict.similarity:.3f}; from {fingerprint.THRESHOLD} on, "
                        "one run): one run is stored once")
     if verdict.code == ownership.STEPS_SHUFFLED:
@@ -257,8 +265,9 @@ def _note(claim: ownership.Claim, verdict: ownership.Verdict, new: str) -> str:
     if verdict.code == ownership.DUPLICATE_SESSION:
         return (f"suite run {claim.session} is also in {claim.file}, which is not signed by its owner's key "
                 f"({mine.owner}): {claim.file}'s runs are now shown as copies, not ranked")
-    return (f"run {mine.run_id} is also in {claim.file}{ownership.how(verdict)}, which is not signed by its "
-            f"owner's key ({mine.owner}): {claim.file}'s run is now shown as a copy, not ranked")
+    also = "" if claim.run_id == mine.run_id else f", there as run {claim.run_id}"
+    return (f"run {mine.run_id} is also in {claim.file}{ownership.how(verdict)}{also}, which is not signed by "
+            f"its owner's key ({mine.owner}): {claim.file}'s run is now shown as a copy, not ranked")
 
 
 def _commitment_key(doc: dict, key: Ed25519PrivateKey | None) -> Ed25519PrivateKey:
