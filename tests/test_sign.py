@@ -13,6 +13,7 @@ import factories
 import numpy as np
 
 from suite.cli import main
+from suite.commands import sign as sign_command
 from suite.leaderboard import pipeline
 from suite.record import results
 from suite.store.files import stored_files, submit, submit_noted
@@ -160,14 +161,23 @@ def test_a_reproduction_is_refused(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["rerun.json"]
 
 
-def test_a_file_whose_signature_was_taken_off_is_its_keys_alone(tmp_path, capsys):
-    """Run ids minted for another key say whose it is; ids minted for the user's key are theirs."""
+def test_a_file_whose_signature_was_taken_off_is_refused_as_a_mistake_naming_its_run(tmp_path, capsys):
+    """Run ids minted for another key refuse the file, naming the run by its id (cut, printable), and
+    say the refusal is a guard, not a protection; ids minted for the user's key are theirs."""
     fp = _keygen(capsys)
     doc = json.loads(SIGNED.read_text())
     del doc["signature"]
     stripped = _write(tmp_path / "stripped.json", doc)
     line = _refused(capsys, ["sign", str(stripped)])
-    assert "the id of run 0 was minted for another signing key (its run_id_nonce)" in line
+    run_id = doc["runs"][0]["run_id"]
+    assert f"the id of run {run_id} was minted for another signing key (its run_id_nonce)" in line
+    assert "A guard, not a protection" in line and "One run, one owner" in line
+    assert "only that key signs it" not in line
+    # the schema holds a run id to 32 hex digits; were another id to reach the refusal, it is cut and cleaned
+    hostile = copy.deepcopy(doc)
+    hostile["runs"][0]["run_id"] = "\x1b[2J\n" + "f" * 60
+    said = sign_command._refusal(hostile, "hostile.json", signing.public_bytes(signing.load_key()))
+    assert said is not None and "\x1b" not in said and "\n" not in said and f"run ?[2J?{'f' * 35}… was" in said
     key = signing.load_key()
     assert key is not None
     mine = signing.seal(_document(), key)
@@ -176,6 +186,20 @@ def test_a_file_whose_signature_was_taken_off_is_its_keys_alone(tmp_path, capsys
     out = capsys.readouterr().out
     assert "run ids: all 1 minted for the key already" in out
     assert signing.signer(results.load(tmp_path / "mine.signed.json")) == fp
+
+
+def test_a_file_with_its_signature_and_nonces_taken_off_is_signed_as_the_refusal_says(tmp_path, capsys):
+    """The guard reads the run_id_nonce only: without it too, another key's file is signed, its ids
+    minted anew (what keeps the run its owner's is the store's copy detection, not this command)."""
+    fp = _keygen(capsys)
+    doc = json.loads(SIGNED.read_text())
+    del doc["signature"]
+    for run in doc["runs"]:
+        del run["run_id_nonce"]
+    assert check_document(doc) == []
+    assert main(["sign", str(_write(tmp_path / "bare.json", doc))]) == 0
+    capsys.readouterr()
+    assert signing.signer(results.load(tmp_path / "bare.signed.json")) == fp
 
 
 def test_an_output_that_exists_is_never_overwritten(tmp_path, capsys):

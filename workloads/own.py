@@ -18,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from suite.record.results import division
 from workloads.base import Spec, Target, Workload
 
 DIVISION = "own"
@@ -127,7 +128,7 @@ def implementation_name(doc: Any) -> str | None:
     ``settings.implementation.name``, as the file records it: self-reported, not yet made safe to
     print); None for a document of goodbench's own workloads, or one that names none."""
     settings = doc.get("settings") if isinstance(doc, dict) else None
-    if not isinstance(settings, dict) or settings.get("division", "closed") != DIVISION:
+    if not isinstance(settings, dict) or division(doc) != DIVISION:
         return None
     section = settings.get("implementation")
     name = section.get("name") if isinstance(section, dict) else None

@@ -7,8 +7,11 @@ run id minted anew for the key, then the whole document. A signature records no 
 made later claims nothing about when; the store counts a file from when it is stored or
 committed to, whenever it was signed. Refused, with nothing written: a file the validator
 refuses, one signed already, a reproduction (its signature is the word of the reviewer who ran it
-again, which a file in hand cannot give) and one whose run ids were minted for another key (a
-signed file whose signature was taken off)."""
+again, which a file in hand cannot give) and, as a guard against a mistake, one whose run ids were
+minted for another key (a signed file whose signature was taken off). That guard is no protection
+of another's runs: with their ``run_id_nonce`` taken off too, the ids read as unsigned ones and the
+file is signed. What keeps a run its owner's is the store's copy detection (the same run ids, step
+times or step-time fingerprint: docs/rules.md, "One run, one owner") and signing before sharing."""
 from __future__ import annotations
 
 import argparse
@@ -24,9 +27,12 @@ def add_parser(commands) -> argparse.ArgumentParser:
                                         "and write it signed into a new file, as goodbench run signs the file it "
                                         "writes. FILE is not changed; no file is overwritten. Refused: an "
                                         "invalid file, a signed one, a reproduction (signed by the reviewer who "
-                                        "ran it again, as goodbench reproduce ends) and one whose run ids another "
-                                        "key minted. A signature records no time: the signed file counts from "
-                                        "when it is stored or committed to (docs/rules.md, \"One run, one owner\").")
+                                        "ran it again, as goodbench reproduce ends) and, against a mistake, one "
+                                        "whose run ids another key minted (a signed file with its signature taken "
+                                        "off; with its run_id_nonce taken off too, it is signed). A signature "
+                                        "records no time: the signed file counts from when it is stored or "
+                                        "committed to, and a run stays its owner's by the store's copy detection "
+                                        "and by signing before sharing (docs/rules.md, \"One run, one owner\").")
     p.add_argument("file", metavar="FILE", help="the unsigned results file")
     p.add_argument("-o", "--output", metavar="OUT",
                    help=f"the signed file to write (default: FILE with {SUFFIX}, beside it); never overwritten")
@@ -83,6 +89,7 @@ def run(args) -> int:
 def _refusal(doc: dict, name: str, public: bytes | None) -> str | None:
     """Why a valid document is not the user's to sign (``public``: their key's, None without one),
     in one line; None when nothing in it says so."""
+    from suite.record.text import safe
     from suite.trust import signing
 
     signer = signing.signer(doc)  # a valid file's signature verifies
@@ -96,6 +103,10 @@ def _refusal(doc: dict, name: str, public: bytes | None) -> str | None:
                 "goodbench reproduce again with your key")
     foreign = [] if public is None else signing.minted_for_another(doc, public)
     if foreign:
-        return (f"{name}: the id of run {foreign[0]} was minted for another signing key (its run_id_nonce): "
-                "a signed file whose signature was taken off is that key's, and only that key signs it")
+        run_id = safe(doc["runs"][foreign[0]].get("run_id"), 40)
+        return (f"{name}: the id of run {run_id} was minted for another signing key (its run_id_nonce), as in "
+                "a file that key signed and whose signature was taken off: not signed, lest you sign another's "
+                "run by mistake. A guard, not a protection: with its run_id_nonce taken off too it would be "
+                "signed; a run stays its owner's by the store's copy detection (docs/rules.md, \"One run, one "
+                "owner\") and by being signed before it is shared")
     return None

@@ -237,7 +237,7 @@ def step_times_digest(run: RunRecord) -> str | None:
     return hashlib.sha256(json.dumps(times, allow_nan=False).encode()).hexdigest()
 
 
-def division(doc: Document) -> str:
+def division(doc: Mapping[str, Any]) -> str:
     """The division of a document; a file that does not say is closed."""
     return doc["settings"].get("division", "closed")
 

@@ -144,12 +144,15 @@ def _name_caveat(row: dict) -> Caveat | None:
 
 
 def _own_caveat(row: dict) -> Caveat | None:
-    """Own code: :func:`_own_text`, its badges own code's (self-reported; a free job never ranked) and its timing's."""
+    """Own code: :func:`_own_text`, its badges own code's (self-reported; a free job never ranked) and its
+    timing's: on a GPU, two clocks compare the steps with the second clock's span only, so the badge
+    says the steps are self-timed (:data:`suite.site.labels.GPU_STEPS`)."""
     text = _own_text(row)
     if text is None:
         return None
     own = ("own code, self-reported" if row.get("kind") == "tta" else "own code, never ranked", "warn")
-    timing = ("two clocks, self-reported" if row.get("second_clock") is True
+    two_clocks = "two clocks, GPU steps self-timed" if row.get("gpu_steps") is True else "two clocks, self-reported"
+    timing = (two_clocks if row.get("second_clock") is True
               else "steps too short, never ranked" if row.get("short_steps") is True else "one clock, never ranked")
     return Caveat(text, (own, (timing, "warn")))
 

@@ -5,6 +5,7 @@ table's CSV and JSON downloads (every row and every column, unformatted)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -91,22 +92,27 @@ def caveat_notes(rows: list[list[dict]]) -> list[dict]:
 def _dash_lines(columns: list[str], records: list[dict], rows: list[list[dict]]) -> list[dict]:
     """Why the table's "—" cells are dashes: each reason once, with the columns it holds for
     ("energy to target, energy per sample: not measured …")."""
-    by_reason: dict[str, list[str]] = {}
-    for k, key in enumerate(columns):
-        for reason in dash_notes(key, records, [row[k] for row in rows]):
-            by_reason.setdefault(reason, []).append(header(key)["label"])
-    return [{"label": ", ".join(labels), "why": reason} for reason, labels in by_reason.items()]
+    return _by_reason((reason, key) for k, key in enumerate(columns)
+                      for reason in dash_notes(key, records, [row[k] for row in rows]))
 
 
 def _hidden_lines(keys: list[str], columns: list[str], records: list[dict], rows: list[list[dict]]) -> list[dict]:
     """The columns ``keys`` not shown, each named once, with why their cells would all read "—"
     (its reasons over the rows, "; " between them; "no row has a value" where the column has
     none); columns of the same reasons share a line."""
-    by_reason: dict[str, list[str]] = {}
-    for key in keys:
+    def why(key: str) -> str:
         k = columns.index(key)
-        why = "; ".join(dash_notes(key, records, [row[k] for row in rows])) or "no row has a value"
-        by_reason.setdefault(why, []).append(header(key)["label"])
+        return "; ".join(dash_notes(key, records, [row[k] for row in rows])) or "no row has a value"
+
+    return _by_reason((why(key), key) for key in keys)
+
+
+def _by_reason(reasons: Iterable[tuple[str, str]]) -> list[dict]:
+    """Lines of ``(reason, column key)`` pairs: each reason once, in the order first met, with the
+    labels of the columns it holds for (", " between them)."""
+    by_reason: dict[str, list[str]] = {}
+    for reason, key in reasons:
+        by_reason.setdefault(reason, []).append(header(key)["label"])
     return [{"label": ", ".join(labels), "why": reason} for reason, labels in by_reason.items()]
 
 

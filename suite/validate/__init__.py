@@ -41,6 +41,7 @@ from suite.record.limits import (
     MAX_STRING_CHARS,
 )
 from suite.record.reading import load, parse, read_bounded
+from suite.record.results import division
 from suite.record.rules_version import RULES_VERSION
 from suite.record.text import has_control_chars, printable
 from suite.validate.facts import pinned_of, run_facts
@@ -60,7 +61,7 @@ from suite.validate.registry import (
     run_rule,
 )
 from suite.validate.schema import schema_problems
-from suite.validate.shared import V7, division, held_to
+from suite.validate.shared import V7, held_to
 from suite.validate.tolerance import CLOCK_SLACK, POWER_MARGIN, REL_TOLERANCE
 from suite.validate.walk import walk
 

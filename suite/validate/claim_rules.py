@@ -21,9 +21,10 @@ import math
 
 from suite.figures import mfu as mfu_meter
 from suite.record import claims, mllog, results
+from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule, run_rule
-from suite.validate.shared import INTERVAL_SLACK_S, V6, against, differs, division, first, read_log, run_headers
+from suite.validate.shared import INTERVAL_SLACK_S, V6, against, differs, first, read_log, run_headers
 from suite.validate.tolerance import close
 from workloads import own, registry
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import datetime as dt
 
 from suite.figures import clock_segments, clocks, rank_clocks
+from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V8, division
+from suite.validate.shared import V8
 from workloads import own
 
 code("second-clock", "own code's second clock (goodbench run-own) disagrees with the run's own clock beyond the "

@@ -7,11 +7,12 @@ import datetime as dt
 from typing import Any
 
 from suite.figures import derive
+from suite.record.results import division
 from suite.record.text import normal_name, safe
 from suite.trust import ownership
 from suite.trust.labels import label_refusal
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, V8, V9, came_into_force, division, newer_record, parse_timestamp
+from suite.validate.shared import V7, V8, V9, came_into_force, newer_record, parse_timestamp
 from suite.validate.tolerance import CLOCK_SLACK, same
 from workloads import own
 from workloads.pinned import SEEDS

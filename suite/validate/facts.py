@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from suite.figures import derive
-from suite.validate.shared import division
+from suite.record.results import division
 from workloads import own, registry
 from workloads.base import Workload
 

@@ -12,8 +12,9 @@ import math
 from suite.figures import derive
 from suite.figures import mfu as mfu_meter
 from suite.record import results
+from suite.record.results import division
 from suite.validate.registry import Problem, code, document_rule, run_rule
-from suite.validate.shared import V7, V8, V9, division, read_log
+from suite.validate.shared import V7, V8, V9, read_log
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
 from workloads import own, registry
 

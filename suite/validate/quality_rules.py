@@ -11,9 +11,10 @@ from typing import Any
 
 from suite.figures import derive
 from suite.record import claims, mllog
+from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, run_rule
-from suite.validate.shared import V6, V8, VALUE_REL, division, read_log
+from suite.validate.shared import V6, V8, VALUE_REL, read_log
 from workloads import own
 from workloads.pinned import CAUSAL_TOLERANCE
 

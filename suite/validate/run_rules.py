@@ -11,9 +11,10 @@ import math
 
 from suite.figures import derive, goodput
 from suite.figures import mfu as mfu_meter
+from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, frame_rule, run_rule
-from suite.validate.shared import V7, division
+from suite.validate.shared import V7
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE, close
 from workloads import own
 from workloads import registry as workloads

@@ -2,7 +2,7 @@
 order the rules run in is :data:`suite.validate.RULE_MODULES`, and nothing else):
 
 - the rules versions that introduced codes (:data:`V6`, :data:`V7`, :data:`V8`, :data:`V9`; docs/rules.md's changelog);
-- a document's division and timestamps;
+- a document's timestamps (its division: :func:`suite.record.results.division`);
 - the tolerances of the event log's stamps;
 - the run's event log as the rules read it, once per run (:func:`read_log`), and the claims of its
   header (:func:`run_headers`), held against the file's values (:func:`against`).
@@ -27,11 +27,6 @@ V9 = 9  # a CPU's ceiling and rate bounded by its recorded cores at the most any
 
 
 # ---------------------------------------------------------------- the document
-def division(doc: dict) -> str:
-    """The division of a document; a file that does not say is closed."""
-    return doc["settings"].get("division", "closed")
-
-
 def came_into_force(version: int) -> dt.datetime | None:
     """The first moment (00:00 UTC of its day) of a rules version; None for one that does not exist."""
     day = RULES_DATES.get(version)
