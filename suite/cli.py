@@ -84,9 +84,28 @@ def _end_now(status: int) -> None:
     os._exit(status)
 
 
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> None:
+    """Exit with argparse's usage error for ``unknown`` arguments (status 2). Where the command
+    takes no abbreviated options (``goodbench run``) and one of them starts an option's name, the
+    command's own error names that option (``--wait``: ``--wait-quiet``)."""
+    command: argparse.ArgumentParser | None = getattr(args, "command_parser", None)
+    said = f"unrecognized arguments: {' '.join(unknown)}"
+    if command is not None and not command.allow_abbrev:
+        names = [name for action in command._actions for name in action.option_strings if name.startswith("--")]
+        for arg in unknown:
+            given = arg.split("=", 1)[0]
+            meant = [name for name in names if given.startswith("--") and len(given) > 2 and name.startswith(given)]
+            if meant:
+                command.error(f"{said} (goodbench {args.command} takes its options in full, not abbreviated: "
+                              f"{given} for {' or '.join(meant)}?)")
+    parser.error(said)
+
+
 def _dispatch(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # as parse_args says it, but naming the option an abbreviation stands for
+        _unrecognized(parser, args, unknown)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)

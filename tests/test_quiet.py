@@ -266,3 +266,115 @@ def test_run_own_waits_before_it_starts_the_script(monkeypatch, tmp_path, capsys
     assert main(["run-own", "--wait-quiet", "12.5", "mine.py", "--wait-quiet", "3"]) == 1
     assert seen == [("wait", 12.5, "starting the script anyway"), ("launch", "mine.py", ["--wait-quiet", "3"])]
     assert capsys.readouterr().err.splitlines()[-1] == "goodbench: error: not started in this test"
+
+
+def test_a_wait_that_runs_out_while_quiet_too_few_samples_in_a_row_says_so():
+    machine, out = Machine(BUSY, QUIET), io.StringIO()
+    waited = machine.wait(2, out)
+    assert waited.quiet is False and waited.last["other_cores"] == QUIET
+    assert out.getvalue().splitlines()[-1] == (
+        "still not quiet after 2 s (--wait-quiet 2): other processes use 0.05 of 2 cores, quiet for only 2 of "
+        "the 3 samples in a row it needs; training anyway")
+
+
+def test_the_line_is_cut_to_the_width_of_the_terminal_it_is_written_to_not_stdouts(monkeypatch):
+    """``goodbench run > log`` on a terminal: stdout is a file, stderr (the line) the terminal."""
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    try:
+        with open(follower, "w", closefd=False) as tty:
+            assert quiet.columns(tty) == 50
+            monkeypatch.setenv("COLUMNS", "70")  # as shutil.get_terminal_size takes it
+            assert quiet.columns(tty) == 70
+    finally:
+        os.close(follower)
+        os.close(leader)
+    monkeypatch.delenv("COLUMNS")
+    reading, writing = os.pipe()
+    try:
+        with open(writing, "w", closefd=False) as pipe:
+            assert quiet.columns(pipe) == 80  # no terminal
+    finally:
+        os.close(reading)
+        os.close(writing)
+    assert quiet.columns(Terminal()) == 80  # no file descriptor (io.UnsupportedOperation)
+
+    class NoFileno:
+        def isatty(self) -> bool:
+            return True
+
+    assert quiet.columns(NoFileno()) == 80  # type: ignore[arg-type]
+
+
+def test_the_load_is_said_without_a_core_count_where_the_snapshot_has_none():
+    snap = {"load_1m": 1.5, "other_cores": 1.4, "busy": [{"name": "make", "cores": 1.4}]}
+    assert load.other_load(snap) == "1.4 cores (make)"
+    assert load.other_load({**snap, "cores": 2}) == "1.4 of 2 cores (make)"
+    assert load.other_load({**snap, "cores": None, "busy": None}, when="now") == "1.4 cores now"
+    assert load.under_load({"start": snap}) == "other processes used 1.4 cores at its start (make)"
+    machine, out = Machine(1.4), io.StringIO()
+    coreless = machine.snapshot
+    machine.snapshot = lambda: {key: value for key, value in coreless().items() if key != "cores"}  # type: ignore[method-assign]
+    assert machine.wait(1, out).quiet is False
+    assert out.getvalue().splitlines() == [
+        "waiting for the machine to go quiet (other processes under 0.5 cores, 3 samples in a row): they use "
+        "1.4 cores (make); 1 s left",
+        "still not quiet after 1 s (--wait-quiet 1): other processes use 1.4 cores (make); training anyway"]
+
+
+@pytest.mark.parametrize("given, meant", [(["--wait", "7"], "--wait for --wait-quiet"),
+                                          (["--wait=7"], "--wait for --wait-quiet"),
+                                          (["--nproc", "2"], "--nproc for --nproc-per-node")])
+def test_run_refuses_an_abbreviated_option_naming_it(given, meant, monkeypatch, capsys):
+    """argparse would take ``--wait`` for ``--wait-quiet``, and the launcher, which drops its own
+    options by their full names, would pass it on to the workers, which refuse it."""
+    from suite.run import launch
+
+    monkeypatch.setattr(quiet, "wait", lambda *a, **k: pytest.fail("waited"))
+    monkeypatch.setattr(launch, "launch", lambda *a, **k: pytest.fail("launched"))
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "-w", "lm-char", "--nproc-per-node", "2", *given])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (f"goodbench run: error: unrecognized arguments: {' '.join(given)} (goodbench run "
+                                    f"takes its options in full, not abbreviated: {meant}?)")
+    assert "Traceback" not in err
+
+
+def test_worker_argv_never_passes_a_launch_option():
+    from suite.cli import build_parser
+    from suite.run import launch
+
+    argv = ["run", "-w", "lm-char", "--nproc-per-node", "2", "--nnodes=2", "--node-rank", "1",
+            "--rdzv-endpoint", "h:29500", "--max-restarts=3", "--wait-quiet", "7", "--seeds", "1", "-o", "x.json"]
+    parser = build_parser()
+    given, worker = parser.parse_args(argv), parser.parse_args(launch.worker_argv(argv, "o.json"))
+    defaults = parser.parse_args(["run"])
+    for option in launch.LAUNCH_OPTIONS:
+        dest = option.removeprefix("--").replace("-", "_")
+        assert getattr(given, dest) != getattr(defaults, dest)  # each was given
+        assert getattr(worker, dest) == getattr(defaults, dest), option  # and none reaches a worker
+    assert worker.workload == ["lm-char"] and worker.seeds == 1 and worker.output == "o.json"
+
+
+def test_run_refuses_wait_quiet_on_several_nodes_naming_what_to_do_instead(monkeypatch, capsys):
+    """Each node's launcher would wait on its own, up to a day, while torchrun on the nodes that
+    went on gives up joining the rendezvous after 600 s."""
+    from suite.run import launch
+
+    monkeypatch.setattr(quiet, "wait", lambda *a, **k: pytest.fail("waited"))
+    monkeypatch.setattr(launch, "launch", lambda *a, **k: pytest.fail("launched"))
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "-w", "lm-char", "--nproc-per-node", "2", "--nnodes", "2", "--rdzv-endpoint", "h:29500",
+              "--wait-quiet", "60"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == ("goodbench run: error: --wait-quiet waits on this node only, while torchrun on the other "
+                       "nodes gives up joining after 600 s: run goodbench check --wait-quiet SECONDS on each "
+                       "node, then this command without --wait-quiet")

@@ -12,7 +12,10 @@ from workloads.pinned import COMPILE_MODES
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench run`` and its arguments."""
-    p = commands.add_parser("run", help="run workloads and write one results file")
+    # no abbreviated options (argparse would take --wait for --wait-quiet): the launcher passes
+    # the command line on to the workers without its own options, which it knows by their full
+    # names only (suite/run/launch.py: worker_argv); an abbreviation is refused naming the option
+    p = commands.add_parser("run", help="run workloads and write one results file", allow_abbrev=False)
     p.add_argument("-w", "--workload", action="append", metavar="ID",
                    help="workload to run (repeatable; default: the whole suite)")
     p.add_argument("--scale", choices=["smoke", "full"],

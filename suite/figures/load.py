@@ -16,10 +16,19 @@ def under_load(host_load: dict | None) -> str | None:
         snap = host_load.get(when) or {}
         other = snap.get("other_cores")
         if other is not None and other >= UNDER_LOAD_CORES:
-            names = ", ".join(b["name"] for b in snap.get("busy") or [])
-            reasons.append(f"other processes used {other:g} of {snap.get('cores')} cores at its {when}"
-                           + (f" ({names})" if names else ""))
+            reasons.append(f"other processes used {other_load(snap, when=f'at its {when}')}")
     return "; ".join(reasons) or None
+
+
+def other_load(snap: dict, when: str = "") -> str:
+    """The other processes' load in a host-load snapshot (its ``other_cores`` measured), in words:
+    "1.4 of 2 cores (make, cc1)", or "1.4 cores (make)" where the snapshot lacks the machine's
+    core count; ``when`` ("at its start") goes before the names."""
+    cores = snap.get("cores")
+    of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
+    names = ", ".join(b["name"] for b in snap.get("busy") or [] if isinstance(b, dict) and isinstance(b.get("name"), str))
+    return (f"{snap['other_cores']:g}{of} cores" + (f" {when}" if when else "")
+            + (f" ({names})" if names else ""))
 
 
 def runs_under_load(runs: list[dict]) -> str | None:

@@ -25,6 +25,8 @@ def run(args) -> int:
     """Train the plan here (or re-launch under torchrun) and write the results file; 0 when every run completed."""
     # what needs no torch is refused before torch is imported (which takes seconds)
     arguments.check_plan(args)
+    if args.wait_quiet is not None and (args.nnodes or 1) > 1:  # one node's wait would outlast the others' rendezvous
+        raise Usage(quiet.ON_SEVERAL_NODES)
     if args.wait_quiet is not None and launch.in_torchrun():  # its launcher waits, before the workers start
         raise Usage("--wait-quiet waits before torchrun starts the workers, not in a worker: give it to "
                     "goodbench run --nproc-per-node N")

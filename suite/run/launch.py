@@ -99,7 +99,9 @@ def restarts_left() -> int:
 
 
 # goodbench run's launch options: consumed by the launcher, not passed to the workers (the
-# launcher waits for quiet before torchrun starts them)
+# launcher waits for quiet before torchrun starts them). Known here by their full names only:
+# goodbench run takes no abbreviated options (suite/commands/run.py), so none reaches a worker
+# as ``--wait`` for ``--wait-quiet``
 LAUNCH_OPTIONS = ("--nproc-per-node", "--nnodes", "--node-rank", "--rdzv-endpoint",
                   "--max-restarts", "--wait-quiet")
 

@@ -11,7 +11,8 @@ for quiet — or the time is up; then it says so in one line and the command goe
 
 It waits once, before anything is measured: before ``check``'s checks, before ``run``'s first
 workload (and its matmul ceiling) or, with ``--nproc-per-node``, before torchrun starts the
-workers, and before ``run-own`` starts the script. Never inside a timed window, and not between
+workers (on one node: ``run`` refuses it with ``--nnodes`` above 1, see :data:`ON_SEVERAL_NODES`),
+and before ``run-own`` starts the script. Never inside a timed window, and not between
 workloads: each run records the load at its own start and end (``host_load``), so a run that a
 later load reached is flagged like any other. It records nothing: a wait that ran out leaves the
 runs to be flagged by their own snapshots.
@@ -20,19 +21,25 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
+import os
 import sys
 import time
 from collections.abc import Callable
 from typing import IO, Any, NamedTuple
 
-from suite.figures.load import UNDER_LOAD_CORES
+from suite.figures.load import UNDER_LOAD_CORES, other_load
 from suite.meters import host_load
 
 INTERVAL_S = 1.0  # sleep between two samples (each itself a host_load.SAMPLE_S window)
 SETTLE_SAMPLES = 3  # quiet samples in a row that end a wait once load was seen
 MAX_S = 24 * 3600  # the longest --wait-quiet
 INTERRUPTED = "while waiting for the machine to go quiet, before anything was measured"
+# goodbench run refuses --wait-quiet with --nnodes above 1: each node's launcher would wait for its
+# own machine, up to a day, while torchrun on the nodes already quiet gives up joining the
+# rendezvous (its join timeout: 600 s unless --rdzv-conf join_timeout says otherwise)
+ON_SEVERAL_NODES = ("--wait-quiet waits on this node only, while torchrun on the other nodes gives up joining "
+                    "after 600 s: run goodbench check --wait-quiet SECONDS on each node, then this command "
+                    "without --wait-quiet")
 
 
 def seconds(text: str) -> float:
@@ -81,7 +88,7 @@ def wait(limit_s: float, then: str, *, snapshot: Callable[[], dict[str, Any]] | 
 
     def show(text: str, final: bool) -> None:
         if live:  # a progress line kept to one row: \r goes back to the start of the row, not of a wrapped line
-            cut = text if final else text[:shutil.get_terminal_size().columns - 1]
+            cut = text if final else text[:columns(out) - 1]
             out.write(f"\r{cut}\x1b[K" + ("\n" if final else ""))
         elif final or not shown:
             out.write(text + "\n")
@@ -99,16 +106,18 @@ def wait(limit_s: float, then: str, *, snapshot: Callable[[], dict[str, Any]] | 
             in_row = in_row + 1 if other < UNDER_LOAD_CORES else 0
             if in_row and (not shown or in_row >= SETTLE_SAMPLES):
                 if shown:
-                    show(f"quiet after {waited:.0f} s: other processes use {_load(snap)}", True)
+                    show(f"quiet after {waited:.0f} s: other processes use {other_load(snap)}", True)
                 return Waited(True, waited, snap)
             left = limit_s - waited
-            if left <= 0:
+            if left <= 0:  # the last samples may have been quiet, but too few in a row
+                only = f", quiet for only {in_row} of the {SETTLE_SAMPLES} samples in a row it needs" if in_row else ""
                 show(f"still not quiet after {waited:.0f} s (--wait-quiet {limit_s:g}): other processes use "
-                     f"{_load(snap)}; {then}", True)
+                     f"{other_load(snap)}{only}; {then}", True)
                 return Waited(False, waited, snap)
             quiet = f", quiet for {in_row} of {SETTLE_SAMPLES} samples" if in_row else ""
             show(f"waiting for the machine to go quiet (other processes under {UNDER_LOAD_CORES:g} cores, "
-                 f"{SETTLE_SAMPLES} samples in a row): they use {_load(snap)}{quiet}; {math.ceil(left)} s left", False)
+                 f"{SETTLE_SAMPLES} samples in a row): they use {other_load(snap)}{quiet}; {math.ceil(left)} s left",
+                 False)
             shown = True
             sleep(min(INTERVAL_S, left))
     except KeyboardInterrupt as exc:
@@ -120,7 +129,18 @@ def wait(limit_s: float, then: str, *, snapshot: Callable[[], dict[str, Any]] | 
         raise
 
 
-def _load(snap: dict[str, Any]) -> str:
-    """"1.4 of 2 cores (make, cc1)": the other processes' load in a snapshot."""
-    names = ", ".join(b["name"] for b in snap.get("busy") or [])
-    return f"{snap['other_cores']:g} of {snap.get('cores')} cores" + (f" ({names})" if names else "")
+def columns(stream: IO[str]) -> int:
+    """The width of the terminal ``stream`` writes to (stderr's, where stdout may go to a file):
+    ``$COLUMNS`` where set (as :func:`shutil.get_terminal_size` takes it), else the terminal's own,
+    else 80 (a stream with no file descriptor, or one that is no terminal)."""
+    try:
+        given = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        given = 0
+    if given > 0:
+        return given
+    try:
+        width = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both of the last two
+        return 80
+    return width if width > 0 else 80
