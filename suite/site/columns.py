@@ -79,7 +79,7 @@ def _score_sub(row: dict) -> str | None:
 
 def _cost(row: dict, root: str, rank: int | None):
     """Cost to target: a TTA entry's device-hours × its class's list price; "no price" where the
-    class has none, "—" for a throughput entry (no time to train)."""
+    class has none, "—" for a throughput entry (it trains to no target: no time to target)."""
     value = row.get("cost_usd")
     if not missing(value):
         return value, usd(value), f"{root}prices.html"
@@ -280,7 +280,7 @@ COLUMNS: dict[str, Column] = {c.key: c for c in _COLUMNS}
 
 _ENERGY_NOT_MEASURED = ("not measured: no energy counter was read on the device (goodbench reads NVML on "
                         "NVIDIA GPUs and RAPL on a CPU where the machine exposes it; the run page says why)")
-_NO_TIME = "a throughput result: it trains to no target, so it has no time to train"
+_NO_TIME = "a throughput result: it trains, but to no target, so it has no time to target"
 
 
 def _energy_to_target_why(row: dict) -> str:
