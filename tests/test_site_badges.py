@@ -306,3 +306,21 @@ def test_a_built_site_shows_own_codes_and_the_loads_caveats_as_badges(tmp_path):
     short = [b for b in parsed.badges if b["tag"] == "a" and b["text"].startswith("steps too short, never ranked")]
     assert short and labels.SHORT_STEPS in short[0]["attrs"]["title"]
     assert labels.SHORT_STEPS in parsed.notes[short[0]["attrs"]["aria-describedby"]]
+
+
+def test_the_world_size_column_says_processes_with_what_it_counts_and_its_downloads_keep_world_size(entries, tmp_path):
+    """The column of a row's world size sits right after "#": headed "ranks" it read as a ranking
+    (an unranked row: "—", then "1"). Its header names what it counts and says it in full as its
+    tooltip; the CSV and JSON downloads keep their column's name."""
+    rows = entries[entries["workload"] == "lm-char"]
+    page, context = _render(rows, tmp_path)
+    [head] = [h for h in context["headers"] if h["key"] == "world_size"]
+    assert head["label"] == "processes" and head["title"] == columns.WORLD_SIZE_TITLE
+    assert "world size" in head["title"] and "processes" in head["title"]
+    assert f'scope="col" title="{columns.WORLD_SIZE_TITLE}">processes</th>' in page
+    assert ">ranks</th>" not in page and 'data-label="ranks"' not in page
+    assert "world_size" in pd.read_csv(tmp_path / "dl" / "t-x.csv").columns
+    assert "world_size" in json.loads((tmp_path / "dl" / "t-x.json").read_text())[0]
+    # a column without a tooltip has no empty one
+    [rank] = [h for h in context["headers"] if h["key"] == "rank"]
+    assert rank["title"] is None and '<th data-kind="num" scope="col">#</th>' in page

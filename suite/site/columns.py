@@ -34,7 +34,8 @@ Reader = Callable[[dict, str, int | None], tuple[Any, str | None, str | None]]
 class Column:
     """One column: ``key``, header ``label``, ``kind`` ("num" sorts by number, "text" by text),
     ``unit`` (:data:`suite.site.labels.UNITS`), ``read`` (its cell from a row, the site's root and
-    the row's rank; None: the row's own value at ``key``) and ``sub`` (the small line under it)."""
+    the row's rank; None: the row's own value at ``key``), ``sub`` (the small line under it) and
+    ``title`` (the header's tooltip)."""
 
     key: str
     label: str
@@ -43,6 +44,7 @@ class Column:
     read: Reader | None = None
     sub: Callable[[dict], str | None] | None = None
     caveats: Callable[[dict], list[Caveat]] | None = None
+    title: str | None = None  # what the header means, as its tooltip, where its label alone could mislead
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,8 @@ def _system_href(row: dict) -> str:
 
 
 PEAK_TEXT = f"{NO_KNOWN_PEAK}, not ranked"
+WORLD_SIZE_TITLE = "processes that trained the run: its world size, one per GPU"
+"""The tooltip of the column of a row's world size (its downloads' ``world_size``)."""
 
 
 def _system_caveats(row: dict) -> list[Caveat]:
@@ -263,7 +267,8 @@ _COLUMNS = [
     Column("energy_per_token_j", "energy per token", "num", "J"),
     Column("goodput", "goodput", "num", "share", None, _goodput_sub),
     Column("effective_goodput", "effective goodput", "num", "share"),
-    Column("world_size", "ranks", "num", "count"),
+    # the world size: not a rank (the table's "#" is), so its header says what it counts
+    Column("world_size", "processes", "num", "count", title=WORLD_SIZE_TITLE),
     Column("scaling_efficiency", "scaling efficiency", "num", "share"),
     Column("seeds", "seeds", "num", "count"),
     Column("date", "date", "text", "text", lambda row, root, rank: (None, row["created_at"][:10], None),
@@ -301,8 +306,8 @@ DASH_WHY: dict[str, Callable[[dict], str]] = {
     "energy_per_sample_j": lambda row: _ENERGY_NOT_MEASURED,
     "energy_per_token_j": lambda row: ("the workload has no tokens" if missing(row.get("tokens_per_s"))
                                        else _ENERGY_NOT_MEASURED),
-    "scaling_efficiency": lambda row: ("a 1-rank result has no scaling efficiency" if row.get("world_size") == 1
-                                       else "needs a 1-rank result of the same system, workload and scale"),
+    "scaling_efficiency": lambda row: ("a result of 1 process has no scaling efficiency" if row.get("world_size") == 1
+                                       else "needs a result of 1 process of the same system, workload and scale"),
     "ci": lambda row: "a throughput result, or a single seed: no interval of times to target",
 }
 """Why a column's cell reads "—" for a row: the table says it under itself, so that no dash is left unexplained."""
@@ -321,7 +326,7 @@ def dash_notes(key: str, rows: list[dict], cells: list[dict]) -> list[str]:
 def header(key: str) -> dict:
     """The header cell of column ``key``."""
     column = COLUMNS[key]
-    return {"label": column.label, "kind": column.kind, "key": key}
+    return {"label": column.label, "kind": column.kind, "key": key, "title": column.title}
 
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
