@@ -21,6 +21,7 @@ import pytest
 
 from suite import site
 from suite.leaderboard import pipeline
+from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.site import columns, labels, tables
 from suite.site.render import _environment
 from suite.trust.labels import OWN_RERUN_TEXT
@@ -141,17 +142,22 @@ CAVEATS = {
                     "stored under rules v3; today's rules (v9) find 2 problems in it (first: log-header)",
                     [("older rules (v3)", "warn")]),
 }
-# caveats whose badge is their whole sentence: shown as it is, no note needed
-WHOLE = {"no known peak": ({"known_peak": False}, "no known peak, not ranked", "plain"),
-         "unsigned": ({"trust": "unsigned", "signer": None}, "unsigned, not reproduced", "plain")}
+# the grey badges, once shown bare (no number, no title, no note): each has its note, which says why
+CAVEATS["no known peak"] = ({"known_peak": False}, columns.PEAK_WHY, [("no known peak, not ranked", "plain")])
+CAVEATS["unsigned"] = ({"trust": "unsigned", "signer": None}, f"unsigned, not reproduced: {UNSIGNED_WHY}",
+                       [("unsigned, not reproduced", "plain")])
+# under the score: the runs not in it
+CAVEATS["partial run"] = ({"partial_runs": 1}, f"1 partial run: {columns.INCOMPLETE_WHY}", [("1 partial run", "warn")])
 
 
 @pytest.mark.parametrize("kind", list(CAVEATS))
 def test_each_caveat_is_a_badge_with_its_whole_sentence_in_its_title_and_its_note(entries, tmp_path, kind):
     fields, sentence, badges = CAVEATS[kind]
     page, context = _render(_one(entries, **fields), tmp_path)
-    [said] = [c for c in context["rows"][0][1]["caveats"] if sentence in c["text"]]
-    assert [(b["words"], b["tone"]) for b in said["badges"]] == badges and not said["whole"]
+    [said] = [c for cell in context["rows"][0] for c in cell["caveats"] if sentence in c["text"]]
+    assert [(b["words"], b["tone"]) for b in said["badges"]] == badges
+    # the sentence says more than its badges: never a note that only repeats them
+    assert all(said["text"] != w and len(said["text"]) > len(w) + 10 for w, _ in badges)
     parsed = _Page()
     parsed.feed(page)
     note_id = f"t-x-note-{said['n']}"
@@ -166,31 +172,48 @@ def test_each_caveat_is_a_badge_with_its_whole_sentence_in_its_title_and_its_not
     assert "Each badge above in full:" in page
 
 
-@pytest.mark.parametrize("kind", list(WHOLE))
-def test_a_caveat_short_enough_is_its_own_badge_without_a_note(entries, tmp_path, kind):
-    fields, sentence, tone = WHOLE[kind]
-    page, context = _render(_one(entries, **{"trust": "signed", "signer": FP, **fields}), tmp_path)
-    parsed = _Page()
-    parsed.feed(page)
-    [badge] = [b for b in parsed.badges if b["text"] == sentence]
-    assert badge["tag"] == "span" and f"badge-{tone}" in badge["classes"]
-    assert sentence not in parsed.notes.values() and not any(sentence in n["text"] for n in context["notes"])
+def test_every_badge_is_a_numbered_link_with_a_title_and_a_note_that_explains_it(entries, tmp_path):
+    """No badge is bare: "no known peak, not ranked" and "unsigned, not reproduced" (once grey
+    spans without a number, a title or a note) link to a note that says why, as every badge does."""
+    row = _one(entries, known_peak=False, trust="unsigned", signer=None, partial_runs=1, under_load="x")
+    for table in (tables.ENTRY_TABLE, tables.SYSTEM_TABLE):
+        page, context = _render(row, tmp_path, table)
+        parsed = _Page()
+        parsed.feed(page)
+        body = page.split("<tbody>")[1].split("</tbody>")[0]
+        assert parsed.badges and '<span class="badge' not in body  # in the table every badge is a link
+        for badge in parsed.badges:
+            note_id = badge["attrs"]["aria-describedby"]
+            assert badge["tag"] == "a" and badge["attrs"]["href"] == f"#{note_id}" and badge["attrs"]["title"]
+            words = badge["text"].rstrip("0123456789")
+            assert badge["text"] == f"{words}{note_id.rsplit('-', 1)[1]}"
+            # the note: the badge's words, then a sentence that says more than them
+            assert parsed.notes[note_id].startswith(words) and len(badge["attrs"]["title"]) > len(words) + 10
+        peak = [b for b in parsed.badges if b["text"].startswith("no known peak, not ranked")]
+        assert len(peak) == 1 and peak[0]["attrs"]["title"] == columns.PEAK_WHY  # on both pages alike
+        assert "a CPU has none" in columns.PEAK_WHY and "no MFU" in columns.PEAK_WHY
 
 
 def test_a_system_pages_signer_cell_has_the_badges_and_an_unsigned_one_reads_not_reproduced(entries, tmp_path):
-    row = _one(entries, trust="unsigned", signer=None, under_load="1 of 3 runs measured under load (self-reported)")
+    row = _one(entries, trust="unsigned", signer=None, under_load="1 of 3 runs measured under load (self-reported)",
+               known_peak=False)
     page, context = _render(row, tmp_path, tables.SYSTEM_TABLE)
     signer = context["rows"][0][[h["key"] for h in context["headers"]].index("signer")]
     assert signer["text"] == "unsigned"
+    # as under the system on a workload page: the row's peak too (the system page has no system column)
     assert [(c["text"], c["badges"][0]["words"]) for c in signer["caveats"]] == [
-        ("not reproduced", "not reproduced"), (columns.UNDER_LOAD, "under load")]
+        (f"not reproduced: {UNSIGNED_WHY}", "not reproduced"), (columns.PEAK_WHY, "no known peak, not ranked"),
+        (columns.UNDER_LOAD, "under load")]
     assert f'title="{columns.UNDER_LOAD}"' in page.replace("&#39;", "'")
 
 
 def test_every_badge_of_a_row_is_noted_once_per_page_and_numbered_in_order(entries, tmp_path):
     rows = pd.concat([_one(entries, under_load="x", load_recorded=False), _one(entries, under_load="y")])
     page, context = _render(rows, tmp_path)
-    assert [(n["n"], n["text"]) for n in context["notes"]] == [(1, columns.UNDER_LOAD), (2, columns.LOAD_NOT_RECORDED)]
+    # the rows' own "unsigned, not reproduced" is noted too (first met), as every badge is
+    assert [(n["n"], n["text"]) for n in context["notes"]] == [
+        (1, f"unsigned, not reproduced: {UNSIGNED_WHY}"), (2, columns.UNDER_LOAD), (3, columns.LOAD_NOT_RECORDED)]
+    assert page.count('id="t-x-note-2"') == 1 and page.count('href="#t-x-note-2"') == 2
     assert page.count('id="t-x-note-1"') == 1 and page.count('href="#t-x-note-1"') == 2
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.systems import signer_of
+from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.leaderboard.trust import row_text as trust_text
 from suite.site.formatting import missing, num, seconds, usd
 from suite.site.labels import copy_words, own_timing, value_text
@@ -50,17 +51,16 @@ class Column:
 @dataclass(frozen=True)
 class Caveat:
     """One thing a row's cell says stands behind its figures: ``text``, the whole sentence (the
-    badge's tooltip, and the table's note the badge links to), and ``badges``: its few words, each
-    (words, tone of :data:`TONES`); never words that read better than the sentence."""
+    badge's tooltip, and the table's numbered note the badge links to), and ``badges``: its few
+    words, each (words, tone of :data:`TONES`); never words that read better than the sentence.
+    Every badge has its note, so the sentence says more than the badge: what it means, or whose."""
 
     text: str
     badges: tuple[tuple[str, str], ...]
 
     def shown(self) -> dict:
-        """The caveat as a cell holds it: ``text``, ``badges`` ({"words", "tone"}) and ``whole``:
-        whether its badge is the whole sentence (then it needs no note)."""
-        return {"text": self.text, "badges": [{"words": w, "tone": t} for w, t in self.badges],
-                "whole": len(self.badges) == 1 and self.badges[0][0] == self.text}
+        """The caveat as a cell holds it: ``text`` and ``badges`` ({"words", "tone"})."""
+        return {"text": self.text, "badges": [{"words": w, "tone": t} for w, t in self.badges]}
 
 
 def _score(row: dict, root: str, rank: int | None):
@@ -124,6 +124,10 @@ def _system_href(row: dict) -> str:
 
 
 PEAK_TEXT = f"{NO_KNOWN_PEAK}, not ranked"
+PEAK_WHY = (f"{NO_KNOWN_PEAK}: goodbench's peak table has no dense peak at the run's precision, or no board "
+            "power, for this device (a CPU has none, nor has a MIG slice), so the row has no MFU, none of its "
+            "figures can be held to what the device can do, and it is not ranked (goodbench peaks lists the table)")
+"""The note of a row's :data:`PEAK_TEXT` badge (the methodology page says it too)."""
 WORLD_SIZE_TITLE = "processes that trained the run: its world size, one per GPU"
 """The tooltip of the column of a row's world size (its downloads' ``world_size``)."""
 
@@ -134,9 +138,13 @@ def _system_caveats(row: dict) -> list[Caveat]:
     ranked", its trust level, whether its runs were measured under load, and the older rules a
     file was stored under where today's refuse it."""
     found = [_name_caveat(row), _own_caveat(row), _copy_caveat(row),
-             Caveat(PEAK_TEXT, ((PEAK_TEXT, "plain"),)) if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
-             _trust_caveat(row), *_load_caveats(row), _stale_caveat(row)]
+             _peak_caveat(row), _trust_caveat(row), *_load_caveats(row), _stale_caveat(row)]
     return [c for c in found if c is not None]
+
+
+def _peak_caveat(row: dict) -> Caveat | None:
+    """A device the peak table cannot bound: :data:`PEAK_TEXT`, explained (:data:`PEAK_WHY`)."""
+    return Caveat(PEAK_WHY, ((PEAK_TEXT, "plain"),)) if row.get("known_peak") == False else None  # noqa: E712 - numpy bool
 
 
 def _name_caveat(row: dict) -> Caveat | None:
@@ -230,13 +238,15 @@ def _own_text(row: dict) -> str | None:
 def _signer_caveats(row: dict) -> list[Caveat]:
     """A system page's rows, under the signer: an own implementation's code, and a copy's owner,
     else the trust level (an unsigned row's cell already reads "unsigned": its badge says only
-    "not reproduced"); then, as under the system on a workload page (the system page has no
-    system column), whether its runs were measured under load and the older rules a file was
-    stored under where today's refuse it."""
+    "not reproduced", its note why, :data:`suite.leaderboard.trust.UNSIGNED_WHY`); then, as under
+    the system on a workload page (the system page has no system column), "no known peak, not
+    ranked" (a row's peak is its runs' precision's: a system's rows may differ), whether its runs
+    were measured under load and the older rules a file was stored under where today's refuse it."""
     copy = _copy_caveat(row)
-    trust = (Caveat("not reproduced", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
+    trust = (Caveat(f"not reproduced: {UNSIGNED_WHY}", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
              else _trust_caveat(row))
-    found = [_own_caveat(row), copy if copy is not None else trust, *_load_caveats(row), _stale_caveat(row)]
+    found = [_own_caveat(row), copy if copy is not None else trust, _peak_caveat(row), *_load_caveats(row),
+             _stale_caveat(row)]
     return [c for c in found if c is not None]
 
 
@@ -255,7 +265,7 @@ _COLUMNS = [
            lambda row, root, rank: (None, row["workload"], f"{root}workloads/{safe_name(row['workload'])}.html")),
     Column("scale", "scale", "text", "text"),
     Column("division", "division", "text", "text"),
-    Column("score", "score", "num", "s", _score, _score_sub),
+    Column("score", "score", "num", "s", _score, _score_sub, caveats=lambda row: _incomplete_caveats(row)),
     Column("ci", "95% CI", "num", "s", _ci),
     Column("cost", "cost to target", "num", "count", _cost, _cost_sub),
     Column("samples_per_s", "samples/s", "num", "count"),
@@ -331,8 +341,8 @@ def header(key: str) -> dict:
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     """Column ``key`` of an entry: its text, the number it sorts by (``v``), a link where it has
-    one, the small line under it, its caveats (:meth:`Caveat.shown`: badges under the system, or
-    under the signer on a system page) and, under the score, the runs not in it."""
+    one, the small line under it and its caveats (:meth:`Caveat.shown`: badges under the system, or
+    under the signer on a system page, and under the score the runs not in it)."""
     column = COLUMNS[key]
     if column.read is not None:
         value, text, href = column.read(row, root, rank)
@@ -345,7 +355,6 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     if text is None:
         text = value_text(value, column.unit) if not isinstance(value, str) else value
     return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
-            "badge": incomplete_badge(row) if key == "score" else None,
             "sub": column.sub(row) if column.sub is not None else None,
             "caveats": [c.shown() for c in column.caveats(row)] if column.caveats is not None else []}
 
@@ -360,3 +369,14 @@ def incomplete_badge(row: dict) -> str | None:
         if n:
             parts.append(f"{n} {word} run{'' if n == 1 else 's'}")
     return ", ".join(parts) or None
+
+
+INCOMPLETE_WHY = ("interrupted (partial) or failed: such runs are shown on the run pages, never scored; the "
+                  "score and every figure of the row are the completed runs'")
+"""The note of an :func:`incomplete_badge` ("1 partial run: interrupted …")."""
+
+
+def _incomplete_caveats(row: dict) -> list[Caveat]:
+    """Under the score: the runs not in it (:func:`incomplete_badge`), amber, with why."""
+    words = incomplete_badge(row)
+    return [] if words is None else [Caveat(f"{words}: {INCOMPLETE_WHY}", ((words, "warn"),))]
