@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from suite import site
+from suite.figures import report
 from suite.leaderboard import pipeline
 from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.site import columns, labels, tables
@@ -347,3 +348,60 @@ def test_the_world_size_column_says_processes_with_what_it_counts_and_its_downlo
     # a column without a tooltip has no empty one
     [rank] = [h for h in context["headers"] if h["key"] == "rank"]
     assert rank["title"] is None and '<th data-kind="num" scope="col">#</th>' in page
+
+
+def test_an_own_code_row_names_its_code_and_what_it_trains(entries, tmp_path):
+    """A new user's free job read only "newuser2 laptop" on the free-jobs page (its code named in a
+    badge's note alone, what it trains on its run page alone) and "own" on its system's page: the
+    row names its code, under the system (a workload page has no workload column) or in the
+    workload column as ``goodbench show`` writes it, with what it declares it trains, cut, in full
+    as the tooltip."""
+    name, trains = "newuser2-wide-mlp", "a wide 3-layer MLP on a synthetic sine teacher, with dropout and weight decay"
+    free = _one(entries, implementation=name, trains=trains, division="own", workload="own", kind="throughput")
+    page, context = _render(free, tmp_path)
+    system = context["rows"][0][[h["key"] for h in context["headers"]].index("system")]
+    assert [(line["text"], line["small"]) for line in system["lines"]] == [
+        (f"own code \u201c{name}\u201d", False), ("trains a wide 3-layer MLP on a synthetic sine teacher…", True)]
+    assert system["lines"][1]["title"] == f"what the own code declares it trains (self-reported): {trains}"
+    # in the row, between the system's link and its badges
+    row = page.split("<tbody>")[1]
+    assert (row.index(">badge-gpu</a>") < row.index(f"<span class=\"own\" title=\"the own code&#39;s name "
+                                                    f"(self-reported): {name}\">own code \u201c{name}\u201d</span>")
+            < row.index('<small class="sub own" title="what the own code declares it trains (self-reported): '
+                        f'{trains}">trains a wide 3-layer MLP on a synthetic sine teacher…</small>')
+            < row.index('class="caveats"'))
+    # a system page: the workload column in goodbench show's words, then what it trains
+    for workload, shown in (("own", f"own: {name}"), ("lm-char", f"own: {name} (held to lm-char)")):
+        row = _one(entries, implementation=name, trains=trains, division="own", workload=workload)
+        page, context = _render(row, tmp_path, tables.SYSTEM_TABLE)
+        cell = context["rows"][0][[h["key"] for h in context["headers"]].index("workload")]
+        assert cell["text"] == shown == report.workload_label({"workload": {"id": workload}}, name)
+        assert [line["text"] for line in cell["lines"]] == ["trains a wide 3-layer MLP on a synthetic sine teacher…"]
+        assert f'.html">{shown}</a><br><small class="sub own"' in page
+    # goodbench's own workloads' rows: as before
+    plain = _one(entries)
+    _, context = _render(plain, tmp_path, tables.SYSTEM_TABLE)
+    assert context["rows"][0][0]["text"] == "lm-char" and context["rows"][0][0]["lines"] == []
+    _, context = _render(plain, tmp_path)
+    assert context["rows"][0][1]["lines"] == []
+    # a name and no words of what it trains: the name alone
+    _, context = _render(_one(entries, implementation=name, trains=None, division="own", workload="own"), tmp_path)
+    assert [line["text"] for line in context["rows"][0][1]["lines"]] == [f"own code \u201c{name}\u201d"]
+
+
+def test_own_codes_name_and_what_it_trains_stay_escaped_and_cut(entries, tmp_path):
+    name, trains = PAYLOAD + "\u202e" + "x" * 5000, "\u202e" + PAYLOAD * 200
+    row = _one(entries, implementation=name, trains=trains, division="own", workload="own", kind="throughput")
+    for table in (tables.ENTRY_TABLE, tables.SYSTEM_TABLE):
+        page, context = _render(row, tmp_path, table)
+        body = page.split("<tbody>")[1].split("</tbody>")[0]
+        assert "<script" not in body and "<img" not in body and "\u202e" not in page
+        parsed = _Page()
+        parsed.feed(page)
+        assert {"script", "img"}.isdisjoint(parsed.tags)
+        lines = [line for cell in context["rows"][0] for line in cell["lines"]]
+        said = [line["text"] for line in lines] + [c["text"] for c in context["rows"][0] if c["lines"]]
+        assert all(len(text) < 120 for text in said), said  # cut in the row
+        assert all(len(line["title"]) < 500 for line in lines)  # and in its tooltip
+        assert any(report.own_name(name) in text for text in said)  # as goodbench show cuts it
+        assert len(body) < 20_000

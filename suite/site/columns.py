@@ -8,10 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from suite.figures.report import own_name, workload_text
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.systems import signer_of
 from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.leaderboard.trust import row_text as trust_text
+from suite.record.text import cut, printable
 from suite.site.formatting import missing, num, seconds, usd
 from suite.site.labels import copy_words, own_timing, value_text
 from suite.site.names import run_slug, safe_name, system_slug
@@ -35,8 +37,9 @@ Reader = Callable[[dict, str, int | None], tuple[Any, str | None, str | None]]
 class Column:
     """One column: ``key``, header ``label``, ``kind`` ("num" sorts by number, "text" by text),
     ``unit`` (:data:`suite.site.labels.UNITS`), ``read`` (its cell from a row, the site's root and
-    the row's rank; None: the row's own value at ``key``), ``sub`` (the small line under it) and
-    ``title`` (the header's tooltip)."""
+    the row's rank; None: the row's own value at ``key``), ``sub`` (the small line under it),
+    ``caveats`` (its badges), ``title`` (the header's tooltip) and ``lines`` (what own code's row
+    says under the value of its code: :func:`own_lines`)."""
 
     key: str
     label: str
@@ -46,6 +49,7 @@ class Column:
     sub: Callable[[dict], str | None] | None = None
     caveats: Callable[[dict], list[Caveat]] | None = None
     title: str | None = None  # what the header means, as its tooltip, where its label alone could mislead
+    lines: Callable[[dict], list[dict]] | None = None  # lines under the value, before ``sub`` (:func:`own_lines`)
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,48 @@ def _name_caveat(row: dict) -> Caveat | None:
     return Caveat(note, (("name shared" if note.startswith("name shared") else "name resembles another's", "warn"),))
 
 
+TRAINS_CHARS = 48  # of what own code declares it trains, under its name; the tooltip holds more
+TRAINS_TITLE_CHARS = 400  # ... and the tooltip; the run page holds it whole
+
+
+def own_lines(row: dict, named: bool = True) -> list[dict]:
+    """What an own-code row says of its code under a cell's value, each line {"text", "title",
+    "small"}: its name (``named``; :func:`suite.figures.report.own_name`, as ``goodbench show``
+    writes it), then, smaller, what it declares it trains, cut at :data:`TRAINS_CHARS` (its
+    tooltip: at :data:`TRAINS_TITLE_CHARS`). The submitter's text, self-reported: the page
+    escapes it. No line for goodbench's own workloads' rows."""
+    name = row.get("implementation")
+    if not isinstance(name, str):
+        return []
+    lines = [{"text": f"own code \u201c{own_name(name)}\u201d", "small": False,
+              "title": f"the own code's name (self-reported): {cut(name, TRAINS_TITLE_CHARS)}"}] if named else []
+    trains = row.get("trains")
+    if isinstance(trains, str) and trains.strip():
+        lines.append({"text": f"trains {_cut_words(trains.strip(), TRAINS_CHARS)}", "small": True,
+                      "title": f"what the own code declares it trains (self-reported): "
+                               f"{cut(trains.strip(), TRAINS_TITLE_CHARS)}"})
+    return lines
+
+
+def _cut_words(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters (:func:`suite.record.text.cut`: printable) after its
+    last whole word where that falls in its second half, then "…"."""
+    whole, head = printable(text), cut(text, limit)
+    if head == whole:
+        return whole
+    head = head[:-1]  # a prefix of ``whole``, its escapes whole
+    if whole[len(head)] != " " and (space := head.rfind(" ")) > limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:-(") + "…"
+
+
+def _workload_text(row: dict) -> str:
+    """The workload column's text: its id, or own code's "own: NAME" as ``goodbench show`` writes it
+    (:func:`suite.figures.report.workload_text`)."""
+    name = row.get("implementation")
+    return workload_text(row["workload"], name if isinstance(name, str) else None)
+
+
 def _own_caveat(row: dict) -> Caveat | None:
     """Own code: :func:`_own_text`, its badges own code's (self-reported; a free job never ranked) and its
     timing's: on a GPU, two clocks compare the steps with the second clock's span only, so the badge
@@ -228,6 +274,7 @@ def _own_text(row: dict) -> str | None:
     name = row.get("implementation")
     if not isinstance(name, str):
         return None
+    name = cut(name, TRAINS_TITLE_CHARS)  # the submitter's text: printable, bounded
     timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True)
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
@@ -256,13 +303,14 @@ def _goodput_sub(row: dict) -> str | None:
 
 _COLUMNS = [
     Column("rank", "#", "num", "count", lambda row, root, rank: (rank, None, None)),
-    Column("system", "system", "text", "text",
+    Column("system", "system", "text", "text",  # a table without a workload column: own code named here
            lambda row, root, rank: (None, _system_text(row), f"{root}systems/{_system_href(row)}.html"),
-           caveats=_system_caveats),
+           caveats=_system_caveats, lines=own_lines),
     Column("accelerator", "accelerator", "text", "text",  # "× 8" never on a line of its own
            lambda row, root, rank: (None, f"{row['accelerator']}\u00a0×\u00a0{row['count']}", None)),
-    Column("workload", "workload", "text", "text",
-           lambda row, root, rank: (None, row["workload"], f"{root}workloads/{safe_name(row['workload'])}.html")),
+    Column("workload", "workload", "text", "text",  # own code: "own: NAME", then what it trains
+           lambda row, root, rank: (None, _workload_text(row), f"{root}workloads/{safe_name(row['workload'])}.html"),
+           lines=lambda row: own_lines(row, named=False)),
     Column("scale", "scale", "text", "text"),
     Column("division", "division", "text", "text"),
     Column("score", "score", "num", "s", _score, _score_sub, caveats=lambda row: _incomplete_caveats(row)),
@@ -341,8 +389,9 @@ def header(key: str) -> dict:
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     """Column ``key`` of an entry: its text, the number it sorts by (``v``), a link where it has
-    one, the small line under it and its caveats (:meth:`Caveat.shown`: badges under the system, or
-    under the signer on a system page, and under the score the runs not in it)."""
+    one, own code's lines under it (:func:`own_lines`), the small line under it and its caveats
+    (:meth:`Caveat.shown`: badges under the system, or under the signer on a system page, and
+    under the score the runs not in it)."""
     column = COLUMNS[key]
     if column.read is not None:
         value, text, href = column.read(row, root, rank)
@@ -356,6 +405,7 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
         text = value_text(value, column.unit) if not isinstance(value, str) else value
     return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
             "sub": column.sub(row) if column.sub is not None else None,
+            "lines": column.lines(row) if column.lines is not None else [],
             "caveats": [c.shown() for c in column.caveats(row)] if column.caveats is not None else []}
 
 

@@ -62,7 +62,7 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
 
 def empty(c: dict) -> bool:
     """Whether a cell holds nothing: its text "—" (or none), with no line or caveat beside it."""
-    return c["text"] in ("", "—") and not c.get("sub") and not c.get("caveats")
+    return c["text"] in ("", "—") and not c.get("sub") and not c.get("lines") and not c.get("caveats")
 
 
 def hidden_columns(columns: list[str], rows: list[list[dict]]) -> set[str]:
