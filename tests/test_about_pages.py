@@ -32,3 +32,16 @@ def test_both_pages_are_linked_from_the_navigation(tmp_path):
         assert 'href="methodology.html">methodology</a>' in page
         assert 'href="submitting.html">how to submit</a>' in page
     assert "python -m suite.site.publish pr" in (tmp_path / "submitting.html").read_text()
+
+
+def test_the_methodology_page_explains_no_known_peak_in_the_badges_words(tmp_path):
+    """"no known peak" was explained only in docs/rules.md: the site says what its badge means."""
+    from suite.site.columns import PEAK_TEXT
+
+    about_pages.write(tmp_path, BUILT)
+    page = html.unescape((tmp_path / "methodology.html").read_text())
+    term = page[page.index('<dt id="no-known-peak">No known peak</dt>'):]
+    term = term[:term.index("</dd>")]
+    assert f"\u201c{PEAK_TEXT}\u201d" in term or f'"{PEAK_TEXT}"' in term
+    assert "a CPU has none" in term and "has no MFU" in term and "never ranked" in term
+    assert "<code>goodbench peaks</code>" in term

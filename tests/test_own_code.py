@@ -19,6 +19,7 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
+from suite.figures import report
 from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
 from suite.record import claims
@@ -150,6 +151,14 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     assert "own code, free jobs" in index and "never ranked: each its own job" in index  # not "no ranked result yet"
     free = next((tmp_path / "site" / "workloads").glob("own-*.html")).read_text()
     assert "Own code, free jobs — never ranked" in free and "tiny-mlp" in free
+    # each row names its code and what it declares it trains, not its system alone
+    assert list(frame["trains"]) == ["an MLP learning the sum of its inputs"]
+    row = free.split("<tbody>")[1].split("</tbody>")[0]
+    assert ">own code \u201ctiny-mlp\u201d</span>" in row and ">trains an MLP learning the sum of its inputs</small>" in row
+    assert 'title="what the own code declares it trains (self-reported): an MLP learning the sum of its inputs"' in row
+    # its system's page names it as goodbench show does, not "own"
+    shown = report.workload_label(doc["runs"][0], own.implementation_name(doc))
+    assert shown == "own: tiny-mlp" and f">{shown}</a><br><small class=\"sub own\"" in system and ">own</a>" not in system
 
 
 def test_every_own_row_says_its_timings_come_from_the_submitters_process():

@@ -877,12 +877,16 @@ def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):
     page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     rows = {re.search(r">(synthetic-[a-z]+)<", row).group(1): row
             for row in page.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]}
-    assert '<span class="badge"' not in rows["synthetic-complete"]
-    assert re.search(r'<td data-label="score" class="num c-score" data-v="">— <span class="badge"[^>]*>1 partial run</span></td>',
-                     rows["synthetic-interrupted"])
-    assert ">1 partial run, 1 failed run</span>" in rows["synthetic-mixed"]
+    assert "partial run" not in rows["synthetic-complete"]
+    # a badge under the score, numbered, linking to the note that says why (as every badge does)
+    assert re.search(r'<td data-label="score" class="num c-score" data-v="">—<br><span class="caveats">'
+                     r'<a class="badge badge-warn" href="#(t-[a-z0-9-]+-note-\d+)" title="1 partial run: interrupted[^"]*" '
+                     r'aria-describedby="\1">1 partial run<sup>\d+</sup></a> </span></td>', rows["synthetic-interrupted"])
+    assert ">1 partial run, 1 failed run<sup>" in rows["synthetic-mixed"]
+    assert re.search(r'<li id="t-[a-z0-9-]+-note-\d+"><span class="badge badge-warn">1 partial run</span> 1 partial run: '
+                     r'interrupted \(partial\) or failed: such runs are shown on the run pages, never scored', page)
     system_page = (out / "systems" / f"{safe_name('synthetic-interrupted')}.html").read_text()
-    assert ">1 partial run</span>" in system_page
+    assert ">1 partial run<sup>" in system_page
     table = pd.read_csv(out / "workloads" / f"{safe_name('lm-char')}-smoke.csv").set_index("system")
     assert table.loc["synthetic-mixed", ["partial_runs", "failed_runs"]].tolist() == [1, 1]
 

@@ -20,7 +20,9 @@ import pandas as pd
 import pytest
 
 from suite import site
+from suite.figures import report
 from suite.leaderboard import pipeline
+from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.site import columns, labels, tables
 from suite.site.render import _environment
 from suite.trust.labels import OWN_RERUN_TEXT
@@ -141,17 +143,22 @@ CAVEATS = {
                     "stored under rules v3; today's rules (v9) find 2 problems in it (first: log-header)",
                     [("older rules (v3)", "warn")]),
 }
-# caveats whose badge is their whole sentence: shown as it is, no note needed
-WHOLE = {"no known peak": ({"known_peak": False}, "no known peak, not ranked", "plain"),
-         "unsigned": ({"trust": "unsigned", "signer": None}, "unsigned, not reproduced", "plain")}
+# the grey badges, once shown bare (no number, no title, no note): each has its note, which says why
+CAVEATS["no known peak"] = ({"known_peak": False}, columns.PEAK_WHY, [("no known peak, not ranked", "plain")])
+CAVEATS["unsigned"] = ({"trust": "unsigned", "signer": None}, f"unsigned, not reproduced: {UNSIGNED_WHY}",
+                       [("unsigned, not reproduced", "plain")])
+# under the score: the runs not in it
+CAVEATS["partial run"] = ({"partial_runs": 1}, f"1 partial run: {columns.INCOMPLETE_WHY}", [("1 partial run", "warn")])
 
 
 @pytest.mark.parametrize("kind", list(CAVEATS))
 def test_each_caveat_is_a_badge_with_its_whole_sentence_in_its_title_and_its_note(entries, tmp_path, kind):
     fields, sentence, badges = CAVEATS[kind]
     page, context = _render(_one(entries, **fields), tmp_path)
-    [said] = [c for c in context["rows"][0][1]["caveats"] if sentence in c["text"]]
-    assert [(b["words"], b["tone"]) for b in said["badges"]] == badges and not said["whole"]
+    [said] = [c for cell in context["rows"][0] for c in cell["caveats"] if sentence in c["text"]]
+    assert [(b["words"], b["tone"]) for b in said["badges"]] == badges
+    # the sentence says more than its badges: never a note that only repeats them
+    assert all(said["text"] != w and len(said["text"]) > len(w) + 10 for w, _ in badges)
     parsed = _Page()
     parsed.feed(page)
     note_id = f"t-x-note-{said['n']}"
@@ -166,31 +173,48 @@ def test_each_caveat_is_a_badge_with_its_whole_sentence_in_its_title_and_its_not
     assert "Each badge above in full:" in page
 
 
-@pytest.mark.parametrize("kind", list(WHOLE))
-def test_a_caveat_short_enough_is_its_own_badge_without_a_note(entries, tmp_path, kind):
-    fields, sentence, tone = WHOLE[kind]
-    page, context = _render(_one(entries, **{"trust": "signed", "signer": FP, **fields}), tmp_path)
-    parsed = _Page()
-    parsed.feed(page)
-    [badge] = [b for b in parsed.badges if b["text"] == sentence]
-    assert badge["tag"] == "span" and f"badge-{tone}" in badge["classes"]
-    assert sentence not in parsed.notes.values() and not any(sentence in n["text"] for n in context["notes"])
+def test_every_badge_is_a_numbered_link_with_a_title_and_a_note_that_explains_it(entries, tmp_path):
+    """No badge is bare: "no known peak, not ranked" and "unsigned, not reproduced" (once grey
+    spans without a number, a title or a note) link to a note that says why, as every badge does."""
+    row = _one(entries, known_peak=False, trust="unsigned", signer=None, partial_runs=1, under_load="x")
+    for table in (tables.ENTRY_TABLE, tables.SYSTEM_TABLE):
+        page, context = _render(row, tmp_path, table)
+        parsed = _Page()
+        parsed.feed(page)
+        body = page.split("<tbody>")[1].split("</tbody>")[0]
+        assert parsed.badges and '<span class="badge' not in body  # in the table every badge is a link
+        for badge in parsed.badges:
+            note_id = badge["attrs"]["aria-describedby"]
+            assert badge["tag"] == "a" and badge["attrs"]["href"] == f"#{note_id}" and badge["attrs"]["title"]
+            words = badge["text"].rstrip("0123456789")
+            assert badge["text"] == f"{words}{note_id.rsplit('-', 1)[1]}"
+            # the note: the badge's words, then a sentence that says more than them
+            assert parsed.notes[note_id].startswith(words) and len(badge["attrs"]["title"]) > len(words) + 10
+        peak = [b for b in parsed.badges if b["text"].startswith("no known peak, not ranked")]
+        assert len(peak) == 1 and peak[0]["attrs"]["title"] == columns.PEAK_WHY  # on both pages alike
+        assert "a CPU has none" in columns.PEAK_WHY and "no MFU" in columns.PEAK_WHY
 
 
 def test_a_system_pages_signer_cell_has_the_badges_and_an_unsigned_one_reads_not_reproduced(entries, tmp_path):
-    row = _one(entries, trust="unsigned", signer=None, under_load="1 of 3 runs measured under load (self-reported)")
+    row = _one(entries, trust="unsigned", signer=None, under_load="1 of 3 runs measured under load (self-reported)",
+               known_peak=False)
     page, context = _render(row, tmp_path, tables.SYSTEM_TABLE)
     signer = context["rows"][0][[h["key"] for h in context["headers"]].index("signer")]
     assert signer["text"] == "unsigned"
+    # as under the system on a workload page: the row's peak too (the system page has no system column)
     assert [(c["text"], c["badges"][0]["words"]) for c in signer["caveats"]] == [
-        ("not reproduced", "not reproduced"), (columns.UNDER_LOAD, "under load")]
+        (f"not reproduced: {UNSIGNED_WHY}", "not reproduced"), (columns.PEAK_WHY, "no known peak, not ranked"),
+        (columns.UNDER_LOAD, "under load")]
     assert f'title="{columns.UNDER_LOAD}"' in page.replace("&#39;", "'")
 
 
 def test_every_badge_of_a_row_is_noted_once_per_page_and_numbered_in_order(entries, tmp_path):
     rows = pd.concat([_one(entries, under_load="x", load_recorded=False), _one(entries, under_load="y")])
     page, context = _render(rows, tmp_path)
-    assert [(n["n"], n["text"]) for n in context["notes"]] == [(1, columns.UNDER_LOAD), (2, columns.LOAD_NOT_RECORDED)]
+    # the rows' own "unsigned, not reproduced" is noted too (first met), as every badge is
+    assert [(n["n"], n["text"]) for n in context["notes"]] == [
+        (1, f"unsigned, not reproduced: {UNSIGNED_WHY}"), (2, columns.UNDER_LOAD), (3, columns.LOAD_NOT_RECORDED)]
+    assert page.count('id="t-x-note-2"') == 1 and page.count('href="#t-x-note-2"') == 2
     assert page.count('id="t-x-note-1"') == 1 and page.count('href="#t-x-note-1"') == 2
 
 
@@ -242,9 +266,10 @@ def test_a_column_empty_on_every_row_is_not_shown_and_said_so_once(entries, tmp_
     assert {"rank", "system", "samples_per_s", "tokens_per_s", "run"} <= set(keys)
     hidden = {d["label"]: d["why"] for d in context["hidden"]}
     assert hidden["MFU"].startswith("no dense peak for the device")
-    # each column named once, with its reasons over the rows (a throughput entry has no time to train)
+    # each column named once, with its reasons over the rows (a throughput entry has no time to target)
     why = hidden["energy to target"]
-    assert "a throughput result: it trains to no target, so it has no time to train" in why
+    assert "a throughput result: it trains, but to no target, so it has no time to target" in why
+    assert "no time to train" not in why
     assert "not measured: no energy counter was read on the device" in why
     assert hidden["energy per sample, energy per token"].startswith("not measured")
     assert page.count("Not shown, as no row here has a value (absent, never zero):") == 1
@@ -305,3 +330,78 @@ def test_a_built_site_shows_own_codes_and_the_loads_caveats_as_badges(tmp_path):
     short = [b for b in parsed.badges if b["tag"] == "a" and b["text"].startswith("steps too short, never ranked")]
     assert short and labels.SHORT_STEPS in short[0]["attrs"]["title"]
     assert labels.SHORT_STEPS in parsed.notes[short[0]["attrs"]["aria-describedby"]]
+
+
+def test_the_world_size_column_says_processes_with_what_it_counts_and_its_downloads_keep_world_size(entries, tmp_path):
+    """The column of a row's world size sits right after "#": headed "ranks" it read as a ranking
+    (an unranked row: "—", then "1"). Its header names what it counts and says it in full as its
+    tooltip; the CSV and JSON downloads keep their column's name."""
+    rows = entries[entries["workload"] == "lm-char"]
+    page, context = _render(rows, tmp_path)
+    [head] = [h for h in context["headers"] if h["key"] == "world_size"]
+    assert head["label"] == "processes" and head["title"] == columns.WORLD_SIZE_TITLE
+    assert "world size" in head["title"] and "processes" in head["title"]
+    assert f'scope="col" title="{columns.WORLD_SIZE_TITLE}">processes</th>' in page
+    assert ">ranks</th>" not in page and 'data-label="ranks"' not in page
+    assert "world_size" in pd.read_csv(tmp_path / "dl" / "t-x.csv").columns
+    assert "world_size" in json.loads((tmp_path / "dl" / "t-x.json").read_text())[0]
+    # a column without a tooltip has no empty one
+    [rank] = [h for h in context["headers"] if h["key"] == "rank"]
+    assert rank["title"] is None and '<th data-kind="num" scope="col">#</th>' in page
+
+
+def test_an_own_code_row_names_its_code_and_what_it_trains(entries, tmp_path):
+    """A new user's free job read only "newuser2 laptop" on the free-jobs page (its code named in a
+    badge's note alone, what it trains on its run page alone) and "own" on its system's page: the
+    row names its code, under the system (a workload page has no workload column) or in the
+    workload column as ``goodbench show`` writes it, with what it declares it trains, cut, in full
+    as the tooltip."""
+    name, trains = "newuser2-wide-mlp", "a wide 3-layer MLP on a synthetic sine teacher, with dropout and weight decay"
+    free = _one(entries, implementation=name, trains=trains, division="own", workload="own", kind="throughput")
+    page, context = _render(free, tmp_path)
+    system = context["rows"][0][[h["key"] for h in context["headers"]].index("system")]
+    assert [(line["text"], line["small"]) for line in system["lines"]] == [
+        (f"own code \u201c{name}\u201d", False), ("trains a wide 3-layer MLP on a synthetic sine teacher…", True)]
+    assert system["lines"][1]["title"] == f"what the own code declares it trains (self-reported): {trains}"
+    # in the row, between the system's link and its badges
+    row = page.split("<tbody>")[1]
+    assert (row.index(">badge-gpu</a>") < row.index(f"<span class=\"own\" title=\"the own code&#39;s name "
+                                                    f"(self-reported): {name}\">own code \u201c{name}\u201d</span>")
+            < row.index('<small class="sub own" title="what the own code declares it trains (self-reported): '
+                        f'{trains}">trains a wide 3-layer MLP on a synthetic sine teacher…</small>')
+            < row.index('class="caveats"'))
+    # a system page: the workload column in goodbench show's words, then what it trains
+    for workload, shown in (("own", f"own: {name}"), ("lm-char", f"own: {name} (held to lm-char)")):
+        row = _one(entries, implementation=name, trains=trains, division="own", workload=workload)
+        page, context = _render(row, tmp_path, tables.SYSTEM_TABLE)
+        cell = context["rows"][0][[h["key"] for h in context["headers"]].index("workload")]
+        assert cell["text"] == shown == report.workload_label({"workload": {"id": workload}}, name)
+        assert [line["text"] for line in cell["lines"]] == ["trains a wide 3-layer MLP on a synthetic sine teacher…"]
+        assert f'.html">{shown}</a><br><small class="sub own"' in page
+    # goodbench's own workloads' rows: as before
+    plain = _one(entries)
+    _, context = _render(plain, tmp_path, tables.SYSTEM_TABLE)
+    assert context["rows"][0][0]["text"] == "lm-char" and context["rows"][0][0]["lines"] == []
+    _, context = _render(plain, tmp_path)
+    assert context["rows"][0][1]["lines"] == []
+    # a name and no words of what it trains: the name alone
+    _, context = _render(_one(entries, implementation=name, trains=None, division="own", workload="own"), tmp_path)
+    assert [line["text"] for line in context["rows"][0][1]["lines"]] == [f"own code \u201c{name}\u201d"]
+
+
+def test_own_codes_name_and_what_it_trains_stay_escaped_and_cut(entries, tmp_path):
+    name, trains = PAYLOAD + "\u202e" + "x" * 5000, "\u202e" + PAYLOAD * 200
+    row = _one(entries, implementation=name, trains=trains, division="own", workload="own", kind="throughput")
+    for table in (tables.ENTRY_TABLE, tables.SYSTEM_TABLE):
+        page, context = _render(row, tmp_path, table)
+        body = page.split("<tbody>")[1].split("</tbody>")[0]
+        assert "<script" not in body and "<img" not in body and "\u202e" not in page
+        parsed = _Page()
+        parsed.feed(page)
+        assert {"script", "img"}.isdisjoint(parsed.tags)
+        lines = [line for cell in context["rows"][0] for line in cell["lines"]]
+        said = [line["text"] for line in lines] + [c["text"] for c in context["rows"][0] if c["lines"]]
+        assert all(len(text) < 120 for text in said), said  # cut in the row
+        assert all(len(line["title"]) < 500 for line in lines)  # and in its tooltip
+        assert any(report.own_name(name) in text for text in said)  # as goodbench show cuts it
+        assert len(body) < 20_000

@@ -127,12 +127,23 @@ def implementation_name(doc: Any) -> str | None:
     """The name of the own implementation a results document of the own division measured (its
     ``settings.implementation.name``, as the file records it: self-reported, not yet made safe to
     print); None for a document of goodbench's own workloads, or one that names none."""
+    return _declared(doc, "name")
+
+
+def implementation_trains(doc: Any) -> str | None:
+    """What the own implementation a results document of the own division measured declares it
+    trains (its ``settings.implementation.trains``, as :func:`implementation_name` reads its name)."""
+    return _declared(doc, "trains")
+
+
+def _declared(doc: Any, key: str) -> str | None:
+    """The text ``settings.implementation[key]`` of a document of the own division; None: none."""
     settings = doc.get("settings") if isinstance(doc, dict) else None
     if not isinstance(settings, dict) or division(doc) != DIVISION:
         return None
     section = settings.get("implementation")
-    name = section.get("name") if isinstance(section, dict) else None
-    return name if isinstance(name, str) else None
+    value = section.get(key) if isinstance(section, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _name(kind: Any) -> str:

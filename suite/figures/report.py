@@ -65,16 +65,26 @@ OWN_NAME_CHARS = 40  # of an own implementation's name in the workload column; l
 
 
 def workload_label(run: dict, implementation: str | None = None) -> str:
-    """What the workload column says of ``run``: its workload's id; for own code (``implementation``:
-    the name its file records, :func:`workloads.own.implementation_name`) "own: NAME", and
-    "held to ID" where it is held to a goodbench workload's target. The name is the submitter's
-    text: written printable (:func:`suite.record.text.printable`) and cut at :data:`OWN_NAME_CHARS`."""
-    wid = run["workload"]["id"]
+    """What the workload column says of ``run``: :func:`workload_text` of its workload's id."""
+    return workload_text(run["workload"]["id"], implementation)
+
+
+def workload_text(wid: str, implementation: str | None = None) -> str:
+    """What a workload column says of a run of workload ``wid`` (the site's system pages too): the
+    id; for own code (``implementation``: the name its file records,
+    :func:`workloads.own.implementation_name`) "own: NAME" (:func:`own_name`), and "held to ID"
+    where it is held to a goodbench workload's target."""
     if implementation is None:
         return wid
-    name = printable(implementation)
-    name = name if len(name) <= OWN_NAME_CHARS else name[:OWN_NAME_CHARS] + "…"
+    name = own_name(implementation)
     return f"own: {name}" if wid == own.FREE_JOB else f"own: {name} (held to {printable(str(wid))})"
+
+
+def own_name(implementation: str) -> str:
+    """An own implementation's name as a row shows it: the submitter's text, written printable
+    (:func:`suite.record.text.printable`) and cut at :data:`OWN_NAME_CHARS`."""
+    name = printable(implementation)
+    return name if len(name) <= OWN_NAME_CHARS else name[:OWN_NAME_CHARS] + "…"
 
 
 def run_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:

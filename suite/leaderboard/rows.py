@@ -41,7 +41,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation", "second_clock", "short_steps", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "trains", "second_clock", "short_steps", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -345,6 +345,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "under_load": host_load.runs_under_load(runs),
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
             "implementation": own_code(doc),
+            "trains": own.implementation_trains(doc),  # what own code declares it trains (self-reported)
             # own code: every run stamped by goodbench run-own's clock too (None: goodbench's own runs)
             "second_clock": all(clock_cover.stamped(doc, r["run_id"]) for r in runs) if own_code(doc) else None,
             # own code stamped by run-own, but on a CPU with steps shorter than that clock holds

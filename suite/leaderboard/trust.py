@@ -147,6 +147,12 @@ def _named_by_its_bytes(path: Path, sha: str) -> bool:
         return False
 
 
+UNSIGNED_WHY = ("no key signed the file and no trusted reviewer has trained its runs again, so nothing but the "
+                "submitter's word stands behind its machine and settings (its run pages say which fields a "
+                "rule checked against a second record)")
+"""What an unsigned row's note adds to its badge ("unsigned, not reproduced: …", :func:`row_text`)."""
+
+
 def row_text(row: dict) -> str | None:
     """What a table row says under its system (a system page's, under its signer) of its trust:
     its level, who reproduced it and, for own code, what their reproduction proves: the commit a
@@ -161,7 +167,7 @@ def row_text(row: dict) -> str | None:
     counted = row.get("reproduced_runs") if level_ == "reproduced" else row.get("rerun_runs")
     scope = f": {counted}" if level_ in ("reproduced", "rerun") and isinstance(counted, str) else ""
     who = f" ({names})" if isinstance(names, str) and level_ in ("reproduced", "rerun", "differs") else ""
-    text = TEXT[level_] + scope + who
+    text = TEXT[level_] + scope + who + (f": {UNSIGNED_WHY}" if level_ == "unsigned" else "")
     read = row.get("code_read")
     if level_ == "reproduced" and isinstance(read, str):
         text += f"; {CODE_READ_TEXT} {read}"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from suite.leaderboard import trust
 from suite.site import labels
+from suite.site.columns import PEAK_TEXT
 from suite.site.render import render
 from suite.trust.labels import OWN_RERUN_TEXT
 from suite.validate import RULES_VERSION, registry
@@ -34,5 +35,5 @@ def write(out: Path, built: dict) -> None:
     """Render ``methodology.html`` and ``submitting.html`` into ``out``."""
     render("methodology.html", out / "methodology.html", root="", title="methodology",
            rules=rule_rows(), fields=field_rows(), self_reported=SELF_REPORTED, own_timing=labels.OWN_TIMING, two_clocks=labels.TWO_CLOCKS, levels=trust.TEXT, own_rerun=OWN_RERUN_TEXT,
-           rules_version=RULES_VERSION, **built)
+           peak_badge=PEAK_TEXT, rules_version=RULES_VERSION, **built)
     render("submitting.html", out / "submitting.html", root="", title="how to submit", **built)

@@ -8,9 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from suite.figures.report import own_name, workload_text
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.systems import signer_of
+from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.leaderboard.trust import row_text as trust_text
+from suite.record.text import cut, printable
 from suite.site.formatting import missing, num, seconds, usd
 from suite.site.labels import copy_words, own_timing, value_text
 from suite.site.names import run_slug, safe_name, system_slug
@@ -34,7 +37,9 @@ Reader = Callable[[dict, str, int | None], tuple[Any, str | None, str | None]]
 class Column:
     """One column: ``key``, header ``label``, ``kind`` ("num" sorts by number, "text" by text),
     ``unit`` (:data:`suite.site.labels.UNITS`), ``read`` (its cell from a row, the site's root and
-    the row's rank; None: the row's own value at ``key``) and ``sub`` (the small line under it)."""
+    the row's rank; None: the row's own value at ``key``), ``sub`` (the small line under it),
+    ``caveats`` (its badges), ``title`` (the header's tooltip) and ``lines`` (what own code's row
+    says under the value of its code: :func:`own_lines`)."""
 
     key: str
     label: str
@@ -43,22 +48,23 @@ class Column:
     read: Reader | None = None
     sub: Callable[[dict], str | None] | None = None
     caveats: Callable[[dict], list[Caveat]] | None = None
+    title: str | None = None  # what the header means, as its tooltip, where its label alone could mislead
+    lines: Callable[[dict], list[dict]] | None = None  # lines under the value, before ``sub`` (:func:`own_lines`)
 
 
 @dataclass(frozen=True)
 class Caveat:
     """One thing a row's cell says stands behind its figures: ``text``, the whole sentence (the
-    badge's tooltip, and the table's note the badge links to), and ``badges``: its few words, each
-    (words, tone of :data:`TONES`); never words that read better than the sentence."""
+    badge's tooltip, and the table's numbered note the badge links to), and ``badges``: its few
+    words, each (words, tone of :data:`TONES`); never words that read better than the sentence.
+    Every badge has its note, so the sentence says more than the badge: what it means, or whose."""
 
     text: str
     badges: tuple[tuple[str, str], ...]
 
     def shown(self) -> dict:
-        """The caveat as a cell holds it: ``text``, ``badges`` ({"words", "tone"}) and ``whole``:
-        whether its badge is the whole sentence (then it needs no note)."""
-        return {"text": self.text, "badges": [{"words": w, "tone": t} for w, t in self.badges],
-                "whole": len(self.badges) == 1 and self.badges[0][0] == self.text}
+        """The caveat as a cell holds it: ``text`` and ``badges`` ({"words", "tone"})."""
+        return {"text": self.text, "badges": [{"words": w, "tone": t} for w, t in self.badges]}
 
 
 def _score(row: dict, root: str, rank: int | None):
@@ -79,7 +85,7 @@ def _score_sub(row: dict) -> str | None:
 
 def _cost(row: dict, root: str, rank: int | None):
     """Cost to target: a TTA entry's device-hours × its class's list price; "no price" where the
-    class has none, "—" for a throughput entry (no time to train)."""
+    class has none, "—" for a throughput entry (it trains to no target: no time to target)."""
     value = row.get("cost_usd")
     if not missing(value):
         return value, usd(value), f"{root}prices.html"
@@ -122,6 +128,12 @@ def _system_href(row: dict) -> str:
 
 
 PEAK_TEXT = f"{NO_KNOWN_PEAK}, not ranked"
+PEAK_WHY = (f"{NO_KNOWN_PEAK}: goodbench's peak table has no dense peak at the run's precision, or no board "
+            "power, for this device (a CPU has none, nor has a MIG slice), so the row has no MFU, none of its "
+            "figures can be held to what the device can do, and it is not ranked (goodbench peaks lists the table)")
+"""The note of a row's :data:`PEAK_TEXT` badge (the methodology page says it too)."""
+WORLD_SIZE_TITLE = "processes that trained the run: its world size, one per GPU"
+"""The tooltip of the column of a row's world size (its downloads' ``world_size``)."""
 
 
 def _system_caveats(row: dict) -> list[Caveat]:
@@ -130,9 +142,13 @@ def _system_caveats(row: dict) -> list[Caveat]:
     ranked", its trust level, whether its runs were measured under load, and the older rules a
     file was stored under where today's refuse it."""
     found = [_name_caveat(row), _own_caveat(row), _copy_caveat(row),
-             Caveat(PEAK_TEXT, ((PEAK_TEXT, "plain"),)) if row.get("known_peak") == False else None,  # noqa: E712 - numpy bool
-             _trust_caveat(row), *_load_caveats(row), _stale_caveat(row)]
+             _peak_caveat(row), _trust_caveat(row), *_load_caveats(row), _stale_caveat(row)]
     return [c for c in found if c is not None]
+
+
+def _peak_caveat(row: dict) -> Caveat | None:
+    """A device the peak table cannot bound: :data:`PEAK_TEXT`, explained (:data:`PEAK_WHY`)."""
+    return Caveat(PEAK_WHY, ((PEAK_TEXT, "plain"),)) if row.get("known_peak") == False else None  # noqa: E712 - numpy bool
 
 
 def _name_caveat(row: dict) -> Caveat | None:
@@ -141,6 +157,48 @@ def _name_caveat(row: dict) -> Caveat | None:
     if not isinstance(note, str):
         return None
     return Caveat(note, (("name shared" if note.startswith("name shared") else "name resembles another's", "warn"),))
+
+
+TRAINS_CHARS = 48  # of what own code declares it trains, under its name; the tooltip holds more
+TRAINS_TITLE_CHARS = 400  # ... and the tooltip; the run page holds it whole
+
+
+def own_lines(row: dict, named: bool = True) -> list[dict]:
+    """What an own-code row says of its code under a cell's value, each line {"text", "title",
+    "small"}: its name (``named``; :func:`suite.figures.report.own_name`, as ``goodbench show``
+    writes it), then, smaller, what it declares it trains, cut at :data:`TRAINS_CHARS` (its
+    tooltip: at :data:`TRAINS_TITLE_CHARS`). The submitter's text, self-reported: the page
+    escapes it. No line for goodbench's own workloads' rows."""
+    name = row.get("implementation")
+    if not isinstance(name, str):
+        return []
+    lines = [{"text": f"own code \u201c{own_name(name)}\u201d", "small": False,
+              "title": f"the own code's name (self-reported): {cut(name, TRAINS_TITLE_CHARS)}"}] if named else []
+    trains = row.get("trains")
+    if isinstance(trains, str) and trains.strip():
+        lines.append({"text": f"trains {_cut_words(trains.strip(), TRAINS_CHARS)}", "small": True,
+                      "title": f"what the own code declares it trains (self-reported): "
+                               f"{cut(trains.strip(), TRAINS_TITLE_CHARS)}"})
+    return lines
+
+
+def _cut_words(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters (:func:`suite.record.text.cut`: printable) after its
+    last whole word where that falls in its second half, then "…"."""
+    whole, head = printable(text), cut(text, limit)
+    if head == whole:
+        return whole
+    head = head[:-1]  # a prefix of ``whole``, its escapes whole
+    if whole[len(head)] != " " and (space := head.rfind(" ")) > limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:-(") + "…"
+
+
+def _workload_text(row: dict) -> str:
+    """The workload column's text: its id, or own code's "own: NAME" as ``goodbench show`` writes it
+    (:func:`suite.figures.report.workload_text`)."""
+    name = row.get("implementation")
+    return workload_text(row["workload"], name if isinstance(name, str) else None)
 
 
 def _own_caveat(row: dict) -> Caveat | None:
@@ -216,6 +274,7 @@ def _own_text(row: dict) -> str | None:
     name = row.get("implementation")
     if not isinstance(name, str):
         return None
+    name = cut(name, TRAINS_TITLE_CHARS)  # the submitter's text: printable, bounded
     timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True)
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
@@ -226,13 +285,15 @@ def _own_text(row: dict) -> str | None:
 def _signer_caveats(row: dict) -> list[Caveat]:
     """A system page's rows, under the signer: an own implementation's code, and a copy's owner,
     else the trust level (an unsigned row's cell already reads "unsigned": its badge says only
-    "not reproduced"); then, as under the system on a workload page (the system page has no
-    system column), whether its runs were measured under load and the older rules a file was
-    stored under where today's refuse it."""
+    "not reproduced", its note why, :data:`suite.leaderboard.trust.UNSIGNED_WHY`); then, as under
+    the system on a workload page (the system page has no system column), "no known peak, not
+    ranked" (a row's peak is its runs' precision's: a system's rows may differ), whether its runs
+    were measured under load and the older rules a file was stored under where today's refuse it."""
     copy = _copy_caveat(row)
-    trust = (Caveat("not reproduced", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
+    trust = (Caveat(f"not reproduced: {UNSIGNED_WHY}", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
              else _trust_caveat(row))
-    found = [_own_caveat(row), copy if copy is not None else trust, *_load_caveats(row), _stale_caveat(row)]
+    found = [_own_caveat(row), copy if copy is not None else trust, _peak_caveat(row), *_load_caveats(row),
+             _stale_caveat(row)]
     return [c for c in found if c is not None]
 
 
@@ -242,16 +303,17 @@ def _goodput_sub(row: dict) -> str | None:
 
 _COLUMNS = [
     Column("rank", "#", "num", "count", lambda row, root, rank: (rank, None, None)),
-    Column("system", "system", "text", "text",
+    Column("system", "system", "text", "text",  # a table without a workload column: own code named here
            lambda row, root, rank: (None, _system_text(row), f"{root}systems/{_system_href(row)}.html"),
-           caveats=_system_caveats),
+           caveats=_system_caveats, lines=own_lines),
     Column("accelerator", "accelerator", "text", "text",  # "× 8" never on a line of its own
            lambda row, root, rank: (None, f"{row['accelerator']}\u00a0×\u00a0{row['count']}", None)),
-    Column("workload", "workload", "text", "text",
-           lambda row, root, rank: (None, row["workload"], f"{root}workloads/{safe_name(row['workload'])}.html")),
+    Column("workload", "workload", "text", "text",  # own code: "own: NAME", then what it trains
+           lambda row, root, rank: (None, _workload_text(row), f"{root}workloads/{safe_name(row['workload'])}.html"),
+           lines=lambda row: own_lines(row, named=False)),
     Column("scale", "scale", "text", "text"),
     Column("division", "division", "text", "text"),
-    Column("score", "score", "num", "s", _score, _score_sub),
+    Column("score", "score", "num", "s", _score, _score_sub, caveats=lambda row: _incomplete_caveats(row)),
     Column("ci", "95% CI", "num", "s", _ci),
     Column("cost", "cost to target", "num", "count", _cost, _cost_sub),
     Column("samples_per_s", "samples/s", "num", "count"),
@@ -263,7 +325,8 @@ _COLUMNS = [
     Column("energy_per_token_j", "energy per token", "num", "J"),
     Column("goodput", "goodput", "num", "share", None, _goodput_sub),
     Column("effective_goodput", "effective goodput", "num", "share"),
-    Column("world_size", "ranks", "num", "count"),
+    # the world size: not a rank (the table's "#" is), so its header says what it counts
+    Column("world_size", "processes", "num", "count", title=WORLD_SIZE_TITLE),
     Column("scaling_efficiency", "scaling efficiency", "num", "share"),
     Column("seeds", "seeds", "num", "count"),
     Column("date", "date", "text", "text", lambda row, root, rank: (None, row["created_at"][:10], None),
@@ -280,7 +343,7 @@ COLUMNS: dict[str, Column] = {c.key: c for c in _COLUMNS}
 
 _ENERGY_NOT_MEASURED = ("not measured: no energy counter was read on the device (goodbench reads NVML on "
                         "NVIDIA GPUs and RAPL on a CPU where the machine exposes it; the run page says why)")
-_NO_TIME = "a throughput result: it trains to no target, so it has no time to train"
+_NO_TIME = "a throughput result: it trains, but to no target, so it has no time to target"
 
 
 def _energy_to_target_why(row: dict) -> str:
@@ -301,8 +364,8 @@ DASH_WHY: dict[str, Callable[[dict], str]] = {
     "energy_per_sample_j": lambda row: _ENERGY_NOT_MEASURED,
     "energy_per_token_j": lambda row: ("the workload has no tokens" if missing(row.get("tokens_per_s"))
                                        else _ENERGY_NOT_MEASURED),
-    "scaling_efficiency": lambda row: ("a 1-rank result has no scaling efficiency" if row.get("world_size") == 1
-                                       else "needs a 1-rank result of the same system, workload and scale"),
+    "scaling_efficiency": lambda row: ("a result of 1 process has no scaling efficiency" if row.get("world_size") == 1
+                                       else "needs a result of 1 process of the same system, workload and scale"),
     "ci": lambda row: "a throughput result, or a single seed: no interval of times to target",
 }
 """Why a column's cell reads "—" for a row: the table says it under itself, so that no dash is left unexplained."""
@@ -321,13 +384,14 @@ def dash_notes(key: str, rows: list[dict], cells: list[dict]) -> list[str]:
 def header(key: str) -> dict:
     """The header cell of column ``key``."""
     column = COLUMNS[key]
-    return {"label": column.label, "kind": column.kind, "key": key}
+    return {"label": column.label, "kind": column.kind, "key": key, "title": column.title}
 
 
 def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     """Column ``key`` of an entry: its text, the number it sorts by (``v``), a link where it has
-    one, the small line under it, its caveats (:meth:`Caveat.shown`: badges under the system, or
-    under the signer on a system page) and, under the score, the runs not in it."""
+    one, own code's lines under it (:func:`own_lines`), the small line under it and its caveats
+    (:meth:`Caveat.shown`: badges under the system, or under the signer on a system page, and
+    under the score the runs not in it)."""
     column = COLUMNS[key]
     if column.read is not None:
         value, text, href = column.read(row, root, rank)
@@ -340,8 +404,8 @@ def cell(key: str, row: dict, root: str, rank: int | None) -> dict:
     if text is None:
         text = value_text(value, column.unit) if not isinstance(value, str) else value
     return {"text": text, "v": "" if value is None else repr(float(value)), "href": href,
-            "badge": incomplete_badge(row) if key == "score" else None,
             "sub": column.sub(row) if column.sub is not None else None,
+            "lines": column.lines(row) if column.lines is not None else [],
             "caveats": [c.shown() for c in column.caveats(row)] if column.caveats is not None else []}
 
 
@@ -355,3 +419,14 @@ def incomplete_badge(row: dict) -> str | None:
         if n:
             parts.append(f"{n} {word} run{'' if n == 1 else 's'}")
     return ", ".join(parts) or None
+
+
+INCOMPLETE_WHY = ("interrupted (partial) or failed: such runs are shown on the run pages, never scored; the "
+                  "score and every figure of the row are the completed runs'")
+"""The note of an :func:`incomplete_badge` ("1 partial run: interrupted …")."""
+
+
+def _incomplete_caveats(row: dict) -> list[Caveat]:
+    """Under the score: the runs not in it (:func:`incomplete_badge`), amber, with why."""
+    words = incomplete_badge(row)
+    return [] if words is None else [Caveat(f"{words}: {INCOMPLETE_WHY}", ((words, "warn"),))]

@@ -61,8 +61,8 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
 
 
 def empty(c: dict) -> bool:
-    """Whether a cell holds nothing: its text "—" (or none), with no line, badge or caveat beside it."""
-    return c["text"] in ("", "—") and not c.get("sub") and not c.get("badge") and not c.get("caveats")
+    """Whether a cell holds nothing: its text "—" (or none), with no line or caveat beside it."""
+    return c["text"] in ("", "—") and not c.get("sub") and not c.get("lines") and not c.get("caveats")
 
 
 def hidden_columns(columns: list[str], rows: list[list[dict]]) -> set[str]:
@@ -73,15 +73,12 @@ def hidden_columns(columns: list[str], rows: list[list[dict]]) -> set[str]:
 
 def caveat_notes(rows: list[list[dict]]) -> list[dict]:
     """The caveats of ``rows``' cells in full, each once, numbered in the order first met: each
-    cell's caveat gets its note's number (``n``) for its badges to link to. A caveat whose badge
-    is its whole sentence (:meth:`suite.site.columns.Caveat.shown`) needs none."""
+    cell's caveat gets its note's number (``n``) for its badges to link to; every badge has one."""
     numbers: dict[str, int] = {}
     notes: list[dict] = []
     for row in rows:
         for c in row:
             for caveat in c.get("caveats", []):
-                if caveat["whole"]:
-                    continue
                 if caveat["text"] not in numbers:
                     numbers[caveat["text"]] = len(notes) + 1
                     notes.append({**caveat, "n": len(notes) + 1})

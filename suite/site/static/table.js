@@ -35,7 +35,8 @@
       var button = document.createElement("button");
       button.type = "button";
       button.textContent = th.textContent;
-      button.title = "sort by " + th.textContent;
+      // a header that says what it means keeps saying it (the button's tooltip hides the header's)
+      button.title = th.title ? th.title + " (click to sort)" : "sort by " + th.textContent;
       th.textContent = "";
       th.appendChild(button);
       button.addEventListener("click", function () { sortBy(table, index, th); });
