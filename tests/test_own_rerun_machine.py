@@ -152,37 +152,33 @@ def test_under_reproduce_the_library_records_the_name_goodbench_gives_not_the_sc
     assert _bench(system_name="the author's rig").system_name == "the author's rig"  # goodbench run-own: its own
 
 
-def test_the_machine_is_described_in_a_child_so_the_reproducing_process_never_touches_cuda():
+def test_the_machine_is_described_in_a_child_that_imports_nothing_of_the_reviewed_checkout(tmp_path):
     """On a GPU, describing the device initialises CUDA; done in goodbench's reproducing process
     after the first re-run, its context would sit on the GPU through the next re-runs (their memory,
-    and "another process on the GPU" to them). The description comes from a child of goodbench's own."""
+    and "another process on the GPU" to them). The description comes from a child of goodbench's own,
+    which a reproduction starts from the reviewed checkout: the child must not import that
+    checkout's ``torch.py`` (or a ``suite/`` of a fork) outside the sandbox, with the reviewer's home
+    and key in reach — it runs with ``-P`` from goodbench's own folder (one child: torch takes seconds)."""
+    planted = tmp_path / "ran"
+    (tmp_path / "torch.py").write_text(f"open({str(planted)!r}, 'w').write('outside the sandbox')\n")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "__init__.py").write_text(f"open({str(planted)!r}, 'w').write('a fork')\n")
     code = ("import json, sys\n"
             "from suite.run.reproduce.observed import Observer\n"
             "raw = json.dumps({'runs': [{'run_id': 'r0', 'device': 'cuda:0'}]}).encode()\n"
             "doc = json.loads(Observer('bench box 7').described(raw, {}, {}))\n"
             "print(doc['system']['name'], doc['system']['host']['cpu_logical_cores'] is not None, 'torch' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), str(tmp_path)])}
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=300, check=True,
+                          cwd=tmp_path, env=env)  # this process: goodbench's, the checkout last on its path
     assert done.stdout.split() == ["bench", "box", "7", "True", "False"], done.stdout + done.stderr
+    assert not planted.exists()
 
 
 def test_a_failing_description_is_one_line(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/bin/false")
     with pytest.raises(GoodbenchError, match=r"describing this machine failed \(exit status 1\)"):
         Observer().system(["cpu"])
-
-
-def test_the_description_imports_nothing_of_the_reviewed_checkout(tmp_path, monkeypatch):
-    """A reproduction of own code runs from the reviewed checkout; the describing child must not
-    import that checkout's ``torch.py`` (or a ``suite/`` of a fork) outside the sandbox, with the
-    reviewer's home and key in reach: it runs with ``-P`` from goodbench's own folder."""
-    planted = tmp_path / "ran"
-    (tmp_path / "torch.py").write_text(f"open({str(planted)!r}, 'w').write('outside the sandbox')\n")
-    (tmp_path / "suite").mkdir()
-    (tmp_path / "suite" / "__init__.py").write_text(f"open({str(planted)!r}, 'w').write('a fork')\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    described = Observer("bench box 7").system(["cpu"])
-    assert described["name"] == "bench box 7" and not planted.exists()
 
 
 def test_a_description_that_is_not_one_is_one_line(monkeypatch):
