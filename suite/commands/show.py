@@ -35,6 +35,15 @@ def run(args) -> int:
     except results.Unreadable as exc:
         raise GoodbenchError(str(exc)) from None
     print(summary(args.file, doc))
+    from suite.figures import report
+    from suite.record.text import printable
+
+    try:  # as goodbench run ends; a host record it cannot read is validate's to say
+        loaded = report.load_warning(doc["runs"])
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        loaded = None
+    if loaded:
+        print(printable(loaded))
     return 0
 
 
@@ -66,7 +75,7 @@ def summary(name: str, doc: Any) -> str:
     doc, left_out = _first(doc)
     try:
         shown = _printable(doc)
-        return "\n".join([report.file_summary(shown), *left_out, *filter(None, [report.load_warning(shown["runs"])])])
+        return "\n".join([report.file_summary(shown), *left_out])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise GoodbenchError(f"{name}: its runs do not hold what a summary reads ({type(exc).__name__}: "
                              f"{safe(exc)}); goodbench validate {name} says what is wrong") from None
