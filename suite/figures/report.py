@@ -165,7 +165,7 @@ def file_summary(doc: dict) -> str:
                       *repeat_lines(doc["runs"]), STEADY_STATE_NOTE])
 
 
-def load_warning(runs: list[dict]) -> str | None:
+def load_warning(runs: list) -> str | None:
     """The warning ``goodbench run`` ends with where some runs were measured under load
     (:func:`suite.figures.load.runs_under_load`), as ``run-own`` and ``show`` end too; None: none was."""
     loaded = load.runs_under_load(runs)
