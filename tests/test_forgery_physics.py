@@ -37,7 +37,7 @@ def sped_up(doc: dict, factor: float, index: int = 0) -> dict:
     sleep — told consistently by every record: step times, the log's stamps (around its first),
     its blocks' step clocks and batch waits, the curve's times, the run's times and measured phases."""
     run = doc["runs"][index]
-    run["step_times_s"] = [round(t / factor, 7) for t in run["step_times_s"]]
+    run["step_times_s"] = [max(round(t / factor, 7), 1e-7) for t in run["step_times_s"]]  # as written: 7 decimals
     times = run["step_times_s"]
     start = mllog.parse(run["event_log"])[0].time_ms
 

@@ -183,10 +183,12 @@ def test_a_forged_own_file_is_refused_like_a_reference_one(measured):
     edited = copy.deepcopy(doc)
     edited["runs"][0]["curve"][-1]["val_mse"] /= 10
     assert "stream-curve" in codes(repair(edited))
-    # three thousand times faster (the tiny MLP runs at well under 1% of the CPU's matmul ceiling;
-    # step times keep 7 decimals), the log rewritten to agree: beyond the run's own matmul ceiling
-    assert doc["runs"][0]["metrics"]["share_of_ceiling"] * 3000 > 2  # the bound is at most twice the ceiling
-    assert "above-ceiling" in codes(repair(sped_up(copy.deepcopy(doc), 3000)))
+    # sped up to three times the run's own matmul ceiling (the bound is at most twice it), the log
+    # rewritten to agree: refused. The factor follows the share measured, which swings a hundredfold with
+    # the machine's load (0.02% to 4% seen): a fixed one made steps of zero on a quiet machine
+    share = doc["runs"][0]["metrics"]["share_of_ceiling"]
+    assert share > 0
+    assert "above-ceiling" in codes(repair(sped_up(copy.deepcopy(doc), 3 / share)))
     # its declared step changed (MFU doubled): the spec hash, and the log's copy of it, refuse it
     doubled = copy.deepcopy(doc)
     doubled["settings"]["implementation"]["spec"]["flops_per_step"] *= 2
