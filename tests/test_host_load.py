@@ -52,6 +52,19 @@ def test_a_snapshot_counts_the_cpu_of_processes_outside_the_runs_group(fake_proc
         f"other processes used 0.9 of {snap['cores']} cores at its start (stress (x) ng)"
 
 
+def test_what_is_said_now_names_each_busy_processs_pid_and_what_a_file_keeps_does_not(fake_proc):
+    """``check`` and ``--wait-quiet`` name the pids, so the user can tell which "python" is busy; a
+    run's recorded snapshot keeps no pid (the default)."""
+    from suite.run import check
+
+    said = host_load.snapshot(**fake_proc, pids=True)
+    assert said["busy"] == [{"name": "stress (x) ng", "cores": 0.9, "pid": 101}]
+    assert load.other_load(said) == f"0.9 of {said['cores']} cores (stress (x) ng pid 101)"
+    line = check.busy_check({**said, "other_cores": 1.5, "busy": [{**said["busy"][0], "cores": 1.5}]})
+    assert line.verdict == "fail" and "(stress (x) ng pid 101)" in line.detail
+    assert "pid" not in str(host_load.snapshot(sample_s=0))  # the default: what a run records
+
+
 def test_a_process_name_is_kept_as_printable_ascii_of_at_most_15_characters():
     assert host_load._printable("idle\x1b[31m") == "idle?[31m"
     assert host_load._printable("ü" * 20) == "?" * 15

@@ -23,10 +23,12 @@ def under_load(host_load: dict | None) -> str | None:
 def other_load(snap: dict, when: str = "") -> str:
     """The other processes' load in a host-load snapshot (its ``other_cores`` measured), in words:
     "1.4 of 2 cores (make, cc1)", or "1.4 cores (make)" where the snapshot lacks the machine's
-    core count; ``when`` ("at its start") goes before the names."""
+    core count; ``when`` ("at its start") goes before the names. A snapshot taken with pids (what
+    ``check`` says now) names them: "(python pid 4242, make pid 17)"."""
     cores = snap.get("cores")
     of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
-    names = ", ".join(b["name"] for b in snap.get("busy") or [] if isinstance(b, dict) and isinstance(b.get("name"), str))
+    names = ", ".join(b["name"] + (f" pid {b['pid']}" if type(b.get("pid")) is int else "")
+                      for b in snap.get("busy") or [] if isinstance(b, dict) and isinstance(b.get("name"), str))
     return (f"{snap['other_cores']:g}{of} cores" + (f" {when}" if when else "")
             + (f" ({names})" if names else ""))
 

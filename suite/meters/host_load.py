@@ -26,11 +26,13 @@ PROC = Path("/proc")
 
 
 def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[], float] = time.monotonic,
-             sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+             sleep: Callable[[float], None] = time.sleep, pids: bool = False) -> dict[str, Any]:
     """The host's load now: ``load_1m`` (the 1-minute load average, None where the OS has none),
     ``cores``, ``other_cores`` (CPU cores the processes outside this process's group used over
     ``sample_s``, None where ``/proc`` is not readable) and ``busy`` (the busiest of them:
-    ``{"name", "cores"}``, at most :data:`LISTED`). ``clock`` and ``sleep`` time the window."""
+    ``{"name", "cores"}``, at most :data:`LISTED`). ``clock`` and ``sleep`` time the window.
+    ``pids``: each busy process's ``pid`` too — for what is said to the user now (``check``,
+    ``--wait-quiet``), never for what a results file keeps."""
     try:
         load_1m: float | None = round(os.getloadavg()[0], 2)
     except (OSError, AttributeError):
@@ -47,7 +49,8 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
                 for pid in after.keys() & before.keys() if after[pid][0] == before[pid][0]}
         other = round(sum(used.values()), 2)
         top = sorted(used.items(), key=lambda item: -item[1])[:LISTED]
-        busy = [{"name": after[pid][0], "cores": round(share, 2)} for pid, share in top if share >= BUSY_SHARE]
+        busy = [{"name": after[pid][0], "cores": round(share, 2), **({"pid": pid} if pids else {})}
+                for pid, share in top if share >= BUSY_SHARE]
     return {"load_1m": load_1m, "cores": os.cpu_count() or 1, "other_cores": other, "busy": busy}
 
 

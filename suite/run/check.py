@@ -86,7 +86,7 @@ def _host_checks() -> list[Check]:
     cores = os.cpu_count() or 1
     checks.append(Check("host load", "ok" if load1 < 0.5 * cores else "warn",
                         f"1-minute load average {load1:.2f} on {cores} cores"))
-    checks.append(busy_check(host_load.snapshot()))
+    checks.append(busy_check(host_load.snapshot(pids=True)))
     return checks
 
 

@@ -20,6 +20,7 @@ runs to be flagged by their own snapshots.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import sys
@@ -80,7 +81,7 @@ def wait(limit_s: float, then: str, *, snapshot: Callable[[], dict[str, Any]] | 
     (stderr) saying what it waits for, the load seen and the time left — rewritten in place on a
     terminal, cut to its width — and one when it ends. Ctrl-C raises KeyboardInterrupt saying
     :data:`INTERRUPTED` (suite/cli.py prints it in one line). ``snapshot`` (:func:`suite.meters.host_load.snapshot`), ``clock`` and ``sleep``: for tests."""
-    look = snapshot or host_load.snapshot
+    look = snapshot or functools.partial(host_load.snapshot, pids=True)
     out = stream or sys.stderr
     live = getattr(out, "isatty", lambda: False)()
     start = clock()
