@@ -23,7 +23,7 @@ SUITE = REPO / "suite"
 # lowest first: the record every stage reads, ..., the commands and the entry points on top
 STAGES = ["record", "schema", "figures", "meters", "cost", "trust", "validate", "store", "leaderboard", "compare",
           "mlperf", "speedrun", "site", "run", "api", "commands"]
-ENTRY_POINTS = {"suite.cli", "suite.__main__"}
+ENTRY_POINTS = {"suite.cli", "suite.__main__", "suite.import_path"}  # the last: run before any import
 TORCH_PACKAGES = {"run", "meters", "api"}
 
 

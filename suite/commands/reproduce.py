@@ -226,10 +226,11 @@ def _launch(args, the_plan: Plan, out: Path) -> int:
 
 
 def _refuse_the_checkout_on_the_import_path(checkout: Path) -> None:
-    """Refuse to re-run own code when goodbench itself was started with the reviewed ``checkout``
-    on its import path (``python -m suite`` run from it, or ``PYTHONPATH``): a ``torch.py`` there
-    would be imported by goodbench, outside the sandbox, with the reviewer's key in reach. goodbench's
-    own checkout is not refused (its modules are the code already running)."""
+    """Refuse to re-run own code when goodbench's process still has the reviewed ``checkout`` on its
+    import path: a ``torch.py`` there would be imported by goodbench, outside the sandbox, with the
+    reviewer's key in reach. goodbench's commands drop the working folder before their first import
+    (suite/import_path.py); this is for a process that was not started as one (``python -c`` calling
+    the CLI). goodbench's own checkout is not refused (its modules are the code already running)."""
     here = checkout.resolve()
     if here == Path(__file__).resolve().parents[2]:  # goodbench's own checkout: the code already running
         return
