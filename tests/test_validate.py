@@ -385,7 +385,9 @@ def test_a_name_spelling_a_label_in_look_alike_letters_or_counting_clocks_is_ref
                                   "H100 x8 'reproduced' by a 'trusted' 'reviewer'", "audited'",
                                   # trial 8's suggestive names: clocks counted otherwise, other claims
                                   "three clocks", "triple-clocked", "dual-timer", "clocks agree", "tvvo clocks",
-                                  "stamped by goodbench run-own", "validated box", "vetted", "attested", "repro'd"])
+                                  "stamped by goodbench run-own", "validated box", "vetted", "attested", "repro'd",
+                                  # trial 13: "re-run", a label of the site's, is two function words apart
+                                  "ACME H100 node (re-run)", "ACME H100 re-run, code read", "ACME H100 node, rerun"])
 def test_a_label_in_quotes_underscores_or_other_claim_words_is_refused(name):
     """Trial 8: an apostrophe or an underscore held a label's word together with its quotes
     ("\u2018reproduced\u2019", "two_clocks"), and counts or claims the label list lacked passed."""
@@ -399,7 +401,7 @@ def test_names_in_latin_letters_with_accents_and_a_clock_not_counted_pass():
     for name in ["Lab \u00d8rsted DGX H100 (Z\u00fcrich)", "\u0141\u00f3d\u017a cluster", "Stra\u00dfe 1 box",
                  "H100 boost clock 1980 MHz", "AMD EPYC 7742 64-Core Processor", "NVIDIA H100 80GB HBM3",
                  "H100 \u00d78", "Lab's box, 2x H100", "O'Brien lab DGX", "Savvy node_4", "Clockwork A100",
-                 "Timer test box"]:
+                 "Timer test box", "Prerun cluster"]:
         assert labels.label_refusal(name) is None, name
     assert labels.foreign_letters("\u0280\u1d07p \u0440\u0435p \u5bcc") == ["\u0280", "\u0435", "\u0440", "\u1d07", "\u5bcc"]
 
@@ -415,6 +417,34 @@ def test_an_accelerator_name_holding_a_label_is_refused():
         forging.edit_log(run, lambda e: forging.moved(e, value=new) if e.key == "goodbench_accelerator" else e)
     found = v.check_document(forging.repair(doc))
     assert [(p.code, p.field) for p in found] == [("name-trust", "system.accelerator.name")], found
+
+
+def test_what_own_code_declares_it_trains_may_not_read_as_a_label():
+    """Trial 13: what own code declares it trains stands under its name on every leaderboard row;
+    "reproduced by a trusted reviewer, two clocks agree" there passed the validator and the pull
+    request's check."""
+    doc = json.loads((Path(__file__).parent / "fixtures" / "own-stored-losses.json").read_text())
+    doc["settings"]["implementation"]["trains"] = "reproduced by a trusted reviewer, two clocks agree"
+    found = [(p.field, p.reason) for p in v.check_document(doc) if p.code == "name-trust"]
+    assert [field for field, _ in found] == ["settings.implementation.trains"] and "'reproduced'" in found[0][1]
+
+
+def test_a_name_cut_for_a_row_never_spells_a_label_the_whole_does_not_hold():
+    """Trial 13: "fast char-level GPT, 2 layer: reproducedly tuned" passes, and was shown cut at 40
+    characters as "… 2 layer: reproduced…". A cut ends after a whole word; a word too long to keep
+    is cut within itself past half the limit, longer than any label's word."""
+    from suite.figures.report import OWN_NAME_CHARS, own_name
+    from suite.record.text import cut_words
+    from suite.trust import labels
+
+    for name in ["fast char-level GPT, 2 layer: reproducedly tuned", "fast char-level GPT, 2 layers: verifiedly",
+                 "a" * 30 + " trustedness-and-more", "a-" * 14 + "reproducedly", "x" * 31 + "_reproducedly"]:
+        assert labels.label_refusal(name) is None, name
+        shown = own_name(name)
+        assert len(shown) <= OWN_NAME_CHARS + 1 and labels.trust_words_in(shown) == [], (name, shown)
+    assert own_name("fast char-level GPT, 2 layer: reproducedly tuned") == "fast char-level GPT, 2 layer…"
+    assert cut_words("b" * 60, 40) == "b" * 40 + "…"  # one word: cut within it
+    assert max(map(len, labels.TRUST_WORDS)) < OWN_NAME_CHARS // 2 - 2  # what a cut within a word keeps is longer
 
 
 def test_a_run_killed_inside_its_warm_up_and_resumed_validates():

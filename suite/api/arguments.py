@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.record.errors import GoodbenchError
-from suite.record.limits import MAX_ARRAY_ITEMS, MAX_INT, MAX_STRING_CHARS
-from suite.record.text import has_control_chars
+from suite.record.limits import MAX_ARRAY_ITEMS, MAX_INT
 from suite.trust.labels import name_refusal
 
 MAX_STEPS = MAX_ARRAY_ITEMS
@@ -74,8 +73,9 @@ def positive(label: str, value: Any) -> float:
 
 
 def name(label: str, value: Any, required: bool = True) -> str:
-    """A name the site's rows show (``name``, ``system_name``): text the validator accepts
-    (no control, bidirectional or invisible character, no word of the site's trust labels)."""
+    """Text the site's rows show (``name``, ``system_name``, and ``trains`` under the name): text the
+    validator accepts (no control, bidirectional or invisible character, no word of the site's trust
+    labels)."""
     if required and (not isinstance(value, str) or not value.strip()):
         raise GoodbenchError(f"{label} must be a non-empty name, not {_shown(value)}")
     why = name_refusal(value)
@@ -111,15 +111,6 @@ def path(label: str, value: Any) -> None:
     """A path given as text or a :class:`~pathlib.Path` (None where the argument is optional)."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (str, Path)) or not str(value)):
         raise GoodbenchError(f"{label} must be a path, not {_shown(value)}")
-
-
-def text(label: str, value: Any) -> str:
-    """A description the site shows (``trains``): text the validator accepts (no control,
-    bidirectional or invisible character, within a string's length)."""
-    if not isinstance(value, str) or len(value) > MAX_STRING_CHARS or has_control_chars(value):
-        raise GoodbenchError(f"{label} must be text of at most {MAX_STRING_CHARS} characters with no control, "
-                             f"bidirectional or invisible character, not {_shown(value)}")
-    return value
 
 
 def paths(label: str, value: Any) -> list[Path]:

@@ -10,7 +10,7 @@ import statistics
 
 from suite.figures import load, tta
 from suite.record import results
-from suite.record.text import printable
+from suite.record.text import cut_words, printable
 from workloads import own
 
 GAP = "  "  # between columns: a header of several words stays readable as one
@@ -82,9 +82,9 @@ def workload_text(wid: str, implementation: str | None = None) -> str:
 
 def own_name(implementation: str) -> str:
     """An own implementation's name as a row shows it: the submitter's text, written printable
-    (:func:`suite.record.text.printable`) and cut at :data:`OWN_NAME_CHARS`."""
-    name = printable(implementation)
-    return name if len(name) <= OWN_NAME_CHARS else name[:OWN_NAME_CHARS] + "…"
+    and cut after a whole word within :data:`OWN_NAME_CHARS` (:func:`suite.record.text.cut_words`:
+    a cut never spells a label's word the name does not hold)."""
+    return cut_words(implementation, OWN_NAME_CHARS)
 
 
 def run_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:

@@ -103,6 +103,23 @@ def cut(text: str, limit: int = 80) -> str:
     return "".join(out)
 
 
+_SEPARATOR = re.compile(r"[\W_]")  # what ends a word, as the trust labels' check reads words (suite/trust/labels.py)
+
+
+def cut_words(text: str, limit: int) -> str:
+    """``text`` as :func:`cut` bounds it, the cut made after a whole word where one ends in the second
+    half of ``limit``, separators dropped before the "…": what is shown never spells a word the whole
+    text does not hold ("reproducedly tuned" is never shown "reproduced…"). A word running past the
+    second half is cut within itself, leaving more than ``limit // 2 - 2`` of its letters: longer than
+    any word of the site's labels for a ``limit`` of 40 or more (tests/test_site_badges.py)."""
+    whole, head = printable(text), cut(text, limit)
+    if head == whole:
+        return whole
+    head = head[:-1]  # a prefix of ``whole``, its escapes whole
+    end = next((i for i in range(len(head), limit // 2, -1) if _SEPARATOR.match(whole, i)), None)
+    return (head if end is None else head[:end]).rstrip(" ,;:-(") + "…"
+
+
 def safe(text: Any, limit: int = 60) -> str:
     """Text safe to print on one line in a problem: no refused character (each becomes ``?``),
     bounded length; a missing value (JSON's null, Python's None) reads "nothing", never "None"."""

@@ -13,7 +13,7 @@ from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.systems import signer_of
 from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.leaderboard.trust import row_text as trust_text
-from suite.record.text import cut, printable
+from suite.record.text import cut_words
 from suite.site.formatting import missing, num, seconds, usd
 from suite.site.labels import copy_words, own_timing, value_text
 from suite.site.names import run_slug, safe_name, system_slug
@@ -173,25 +173,13 @@ def own_lines(row: dict, named: bool = True) -> list[dict]:
     if not isinstance(name, str):
         return []
     lines = [{"text": f"own code \u201c{own_name(name)}\u201d", "small": False,
-              "title": f"the own code's name (self-reported): {cut(name, TRAINS_TITLE_CHARS)}"}] if named else []
+              "title": f"the own code's name (self-reported): {cut_words(name, TRAINS_TITLE_CHARS)}"}] if named else []
     trains = row.get("trains")
     if isinstance(trains, str) and trains.strip():
-        lines.append({"text": f"trains {_cut_words(trains.strip(), TRAINS_CHARS)}", "small": True,
+        lines.append({"text": f"trains {cut_words(trains.strip(), TRAINS_CHARS)}", "small": True,
                       "title": f"what the own code declares it trains (self-reported): "
-                               f"{cut(trains.strip(), TRAINS_TITLE_CHARS)}"})
+                               f"{cut_words(trains.strip(), TRAINS_TITLE_CHARS)}"})
     return lines
-
-
-def _cut_words(text: str, limit: int) -> str:
-    """``text`` cut at ``limit`` characters (:func:`suite.record.text.cut`: printable) after its
-    last whole word where that falls in its second half, then "…"."""
-    whole, head = printable(text), cut(text, limit)
-    if head == whole:
-        return whole
-    head = head[:-1]  # a prefix of ``whole``, its escapes whole
-    if whole[len(head)] != " " and (space := head.rfind(" ")) > limit // 2:
-        head = head[:space]
-    return head.rstrip(" ,;:-(") + "…"
 
 
 def _workload_text(row: dict) -> str:
@@ -274,7 +262,7 @@ def _own_text(row: dict) -> str | None:
     name = row.get("implementation")
     if not isinstance(name, str):
         return None
-    name = cut(name, TRAINS_TITLE_CHARS)  # the submitter's text: printable, bounded
+    name = cut_words(name, TRAINS_TITLE_CHARS)  # the submitter's text: printable, bounded at a word
     timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True)
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "

@@ -115,7 +115,7 @@ def _trust_words() -> frozenset[str]:
     phrases = [*LEVEL_TEXT.values(), *(part for pair in COPY_TEXT.values() for part in pair), *REPRODUCTION_TEXT.values()]
     words = {w for phrase in phrases for w in _words(phrase)} - _FUNCTION_WORDS
     words |= {w[2:] for w in words if w.startswith("un") and len(w) > 4}
-    words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in TIMING_TEXT}
+    words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in (*TIMING_TEXT, *REPRODUCTION_TEXT.values())}
     words |= {pair for count in CLOCK_COUNTS for clock in CLOCK_WORDS
               for pair in (count + clock, clock + count)}
     return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
@@ -123,7 +123,8 @@ def _trust_words() -> frozenset[str]:
 
 TRUST_WORDS = _trust_words()
 """The words a submitter's name may not hold: those the site's trust labels are made of, the
-timing phrases run together (``twoclocks``), and :data:`CLAIM_WORDS`."""
+timing and reproduction phrases run together (``twoclocks``, ``rerun``: "re" and "run" alone say
+nothing), and :data:`CLAIM_WORDS`."""
 
 
 def trust_words_in(name: str) -> list[str]:

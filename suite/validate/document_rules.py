@@ -41,10 +41,12 @@ LOAD_RECORDED_SINCE = V8
 """The first rules version whose every file records each run's host load (``host_load``, recorded
 since 2026-11-27, before v8 came into force): an older file's runs may lack it."""
 
-SHOWN_NAMES = (("system", "name"), ("system", "accelerator", "name"), ("settings", "implementation", "name"))
-"""The submitter's free-text names the leaderboard's rows show beside the site's own labels (the
-accelerator's is matched with the peak table, and extra words pass that match; what own code trains
-is a description, shown on its run page among the self-reported fields)."""
+SHOWN_NAMES = (("system", "name"), ("system", "accelerator", "name"), ("settings", "implementation", "name"),
+               ("settings", "implementation", "trains"))
+"""The submitter's free text the leaderboard's rows show beside the site's own labels (the
+accelerator's name is matched with the peak table, and extra words pass that match; what own code
+declares it trains stands under its name on every row: "trains reproduced by a trusted reviewer, two
+clocks agree" was shown there, trial 13)."""
 
 Runs = list[tuple[int, dict]]
 
