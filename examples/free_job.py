@@ -20,7 +20,9 @@ from torch.nn import functional as F
 
 import goodbench
 
-FEATURES, WIDTH, BATCH = 64, 512, 256  # about 0.45 GFLOP a step: over 5 ms on a CPU core
+# about 3.4 GFLOP a step: 20 ms on 2 cores of an AMD EPYC (2.8 ms at 512 wide and 256 a batch, under the
+# 5 ms the second clock holds on a CPU: docs/own-code.md); a CPU four times faster would make it short again
+FEATURES, WIDTH, BATCH = 64, 1024, 512
 
 
 def train(run: goodbench.Run) -> None:
