@@ -161,6 +161,22 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     assert shown == "own: tiny-mlp" and f">{shown}</a><br><small class=\"sub own\"" in system and ">own</a>" not in system
 
 
+def test_validate_says_a_file_timed_by_one_clock_is_never_ranked(measured, capsys):
+    """A new user validated a plain ``python`` run's file, read "ok", and learnt only at submit that
+    it would never be ranked: validate says so, and what adds the second clock."""
+    from suite.cli import main
+
+    assert main(["validate", str(measured.path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line == (f"{measured.path}: ok; own code timed by one clock (self-timed): shown, never ranked — "
+                    "`goodbench run-own SCRIPT ARGS` adds a second clock (a free job is never ranked either way)")
+    assert main(["validate", str(REPO / "tests" / "fixtures" / "own-loaded-short-steps.json")]) == 0
+    assert "ok; own code: its median step (2.7 ms) is under the 5 ms the second clock holds on a CPU, so the " \
+           "board counts it as one clock (self-timed), never ranked" in capsys.readouterr().out
+    assert main(["validate", str(REPO / "tests" / "fixtures" / "own-stored-losses.json")]) == 0
+    assert capsys.readouterr().out.strip().endswith("own-stored-losses.json: ok")  # two clocks: nothing to add
+
+
 def test_every_own_row_says_its_timings_come_from_the_submitters_process():
     """Issue 44, finding 6: own code could replace the clocks of its own process; a row no second clock
     stamped (goodbench run-own) says so, held to a target or a free job."""

@@ -23,7 +23,7 @@ def run(args) -> int:
         for problem in problems:
             print(problem.line(name))
         if not problems:
-            print(f"{name}: ok" + _no_run_completed(name))
+            print(f"{name}: ok" + _no_run_completed(name) + _one_clock(name))
         elif (note := older_rules_note(name, problems)) is not None:
             print(note)
         failed |= bool(problems)
@@ -42,6 +42,25 @@ def _no_run_completed(name: str) -> str:
     statuses = sorted({str(r.get("status")) for r in runs})
     return (f" (a valid record, but none of its {len(runs)} run{'' if len(runs) == 1 else 's'} completed: "
             f"{', '.join(statuses)}; it measures nothing to compare or rank)")
+
+
+def _one_clock(name: str) -> str:
+    """For a valid file of own code the board will show as timed by one clock (self-timed), never
+    ranked: why, as ``goodbench run-own`` and ``submit`` say it (a file of a plain ``python`` run read
+    "ok" and only ``submit`` then said it would never be ranked); else ""."""
+    from suite.record.reading import load
+    from suite.run.own_outcome import one_clock_why
+
+    doc, _ = load(name)
+    if not isinstance(doc, dict) or (doc.get("settings") or {}).get("division") != "own":
+        return ""
+    if doc.get("second_clock") is None:
+        free = (doc["settings"].get("implementation") or {}).get("against") is None
+        return ("; own code timed by one clock (self-timed): shown, never ranked — `goodbench run-own SCRIPT ARGS` "
+                + ("adds a second clock (a free job is never ranked either way)" if free
+                   else "adds the second clock that can rank it"))
+    why = one_clock_why(doc)
+    return f"; own code: {why}" if why else ""
 
 
 def older_rules_note(name: str, problems: list) -> str | None:
