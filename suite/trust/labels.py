@@ -139,7 +139,7 @@ def trust_words_in(name: str) -> list[str]:
 def trust_words_said(text: str) -> str | None:
     """``text`` and the words of the site's trust labels it holds, said for a refusal (None: none)."""
     found = trust_words_in(text)
-    return f"{safe(text)} holds {', '.join(map(repr, found))}, a word of the site's trust labels" if found else None
+    return f"\u201c{safe(text)}\u201d holds {', '.join(map(repr, found))}, a word of the site's trust labels" if found else None
 
 
 def foreign_letters(name: str) -> list[str]:
@@ -168,7 +168,7 @@ def label_refusal(name: str) -> str | None:
         return f"{said}: a name may not read as a label the site gives"
     foreign = foreign_letters(name)
     if foreign:
-        return (f"{safe(name)} holds {', '.join(map(repr, foreign[:5]))}, not a Latin letter: the names the site "
+        return (f"\u201c{safe(name)}\u201d holds {', '.join(map(repr, foreign[:5]))}, not a Latin letter: the names the site "
                 "shows are written in Latin letters (accents allowed), so that no look-alike letter can spell one "
                 "of its trust labels")
     return None
