@@ -239,3 +239,18 @@ def test_a_file_holding_a_second_clock_without_its_load_record_is_refused_whatev
     doc["rules_version"], doc["created_at"] = 7, "2026-11-27T12:00:00Z"
     found = [p.reason for p in check_document(doc) if p.code == "load-not-recorded"]
     assert len(found) == 2 and "holds a second clock, which only goodbench writing v8 or later writes" in found[0]
+
+
+def test_the_warning_names_own_code_as_its_rows_do():
+    """A new user's free job was warned of as "first own seed 1" (its workload's id, "own")."""
+    import json
+    from pathlib import Path
+
+    from suite.figures import report
+    from workloads import own
+
+    doc = json.loads((Path(__file__).parent / "fixtures" / "own-loaded-short-steps.json").read_text())
+    name = own.implementation_name(doc)
+    line = report.load_warning(doc["runs"], name)
+    assert line is not None and f"; first own: {report.own_name(name)} seed {doc['runs'][0]['seed']}: other" in line
+    assert "first own seed" in (report.load_warning(doc["runs"]) or "")  # no name given: the workload's id

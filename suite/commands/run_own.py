@@ -39,6 +39,7 @@ def run(args) -> int:
     from suite.record.errors import GoodbenchError
     from suite.run import own_failure, own_launch, own_outcome, rank_record
     from suite.validate import check_document
+    from workloads import own
 
     ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
     named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
@@ -77,7 +78,7 @@ def run(args) -> int:
         print(show.summary(path, doc))  # the table goodbench run ends with
     except GoodbenchError as exc:
         say(f"goodbench run-own: no summary: {exc}")
-    loaded = report.load_warning(doc.get("runs") or [])
+    loaded = report.load_warning(doc.get("runs") or [], own.implementation_name(doc))
     if loaded:  # as goodbench run ends: the warning at its start may be long scrolled away
         say(loaded)
     refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal

@@ -2,6 +2,8 @@
 load or not. Self-reported, like the readings: nothing in a results file can check them."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
 
 
@@ -33,13 +35,16 @@ def other_load(snap: dict, when: str = "") -> str:
             + (f" ({names})" if names else ""))
 
 
-def runs_under_load(runs: list[dict]) -> str | None:
+def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None) -> str | None:
     """One line for runs some of which were measured under load ("2 of 5 runs measured under
-    load …", naming the first and why), or None when none was (or none recorded it)."""
+    load …", naming the first and why), or None when none was (or none recorded it). ``label``: what
+    names a run's workload (own code's "own: NAME", :func:`suite.figures.report.workload_label`),
+    else its workload's id."""
     loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
     if not loaded:
         return None
     run, why = loaded[0]
     workload = w if isinstance(w := run.get("workload"), dict) else {}
+    named = label(run) if label is not None and isinstance(workload.get("id"), str) else workload.get("id")
     return (f"{len(loaded)} of {len(runs)} runs measured under load (self-reported); first "
-            f"{workload.get('id')} seed {run.get('seed')}: {why}")
+            f"{named} seed {run.get('seed')}: {why}")

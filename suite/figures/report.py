@@ -165,10 +165,11 @@ def file_summary(doc: dict) -> str:
                       *repeat_lines(doc["runs"]), STEADY_STATE_NOTE])
 
 
-def load_warning(runs: list) -> str | None:
+def load_warning(runs: list, implementation: str | None = None) -> str | None:
     """The warning ``goodbench run`` ends with where some runs were measured under load
-    (:func:`suite.figures.load.runs_under_load`), as ``run-own`` and ``show`` end too; None: none was."""
-    loaded = load.runs_under_load(runs)
+    (:func:`suite.figures.load.runs_under_load`), as ``run-own`` and ``show`` end too, own code's
+    runs named as its rows name them (``implementation``); None: none was."""
+    loaded = load.runs_under_load(runs, label=lambda run: workload_label(run, implementation))
     return f"warning: {loaded}: such runs are flagged and left out of comparisons" if loaded else None
 
 
