@@ -73,7 +73,7 @@ def test_submit_says_why_a_stored_file_will_not_be_ranked(tmp_path, capsys):
 
     frame += leaderboard.rows(VALID.name, json.loads(VALID.read_text()))
     table = pd.DataFrame(frame, columns=leaderboard.ENTRY_COLUMNS)
-    said = [all(w.startswith(("ranked", "shown with")) for w in leaderboard.unranked_reasons(r)) for r in frame]
+    said = [all(w.startswith(("ranked", "also flagged")) for w in leaderboard.unranked_reasons(r)) for r in frame]
     assert said == list(leaderboard.rankable(table)) and not all(said)
 
 

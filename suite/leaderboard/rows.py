@@ -584,7 +584,7 @@ def unranked_reasons(row: dict) -> list[str]:
              for n in [row.get("partial_runs")] if isinstance(n, (int, float)) and n > 0]
     flags += ["measured under load"] if isinstance(row.get("under_load"), str) else []
     flags += [row["stale_rules"]] if isinstance(row.get("stale_rules"), str) else []
-    return reasons + [f"shown with: {f}" for f in flags] if reasons else [f"ranked, shown with: {f}" for f in flags]
+    return reasons + [f"also flagged: {f}" for f in flags] if reasons else [f"ranked, flagged: {f}" for f in flags]
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:
