@@ -139,6 +139,23 @@ def test_check_of_a_cpu_run_skips_the_gpu_checks():
     assert check.fit(checks) == check.fit(host)  # only the host checks decide
 
 
+def test_a_high_load_average_beside_a_quiet_machine_says_it_trails(monkeypatch):
+    """A new user saw "warn host load 1.12" beside "ok other processes 0 of 2 cores": the average
+    counts the last minute, their own run that had just ended included."""
+    from suite.meters import host_load
+
+    monkeypatch.setattr(check.os, "getloadavg", lambda: (5.0, 1.0, 0.5))
+    monkeypatch.setattr(host_load, "snapshot", lambda **_: {"load_1m": 5.0, "cores": 2, "other_cores": 0.0, "busy": []})
+    monkeypatch.setattr(check.os, "cpu_count", lambda: 2)
+    checks = {c.name: c for c in check.run_checks(torch.device("cpu"), cpu_run=True)}
+    assert checks["host load"].verdict == "warn"
+    assert checks["host load"].detail.endswith("what other processes use now is the next line")
+    assert checks["other processes"].verdict == "ok"
+    monkeypatch.setattr(check.os, "getloadavg", lambda: (0.2, 0.1, 0.1))
+    quiet = next(c for c in check.run_checks(torch.device("cpu"), cpu_run=True) if c.name == "host load")
+    assert quiet.detail == "1-minute load average 0.20 on 2 cores"
+
+
 def test_check_is_not_fit_while_other_processes_use_half_a_core_or_more():
     """Above load.UNDER_LOAD_CORES cores used by other processes, `check` fails and says what
     a result measured now becomes; below, ok; without /proc, a warning (not measured)."""

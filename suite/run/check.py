@@ -85,7 +85,9 @@ def _host_checks() -> list[Check]:
     load1 = os.getloadavg()[0]
     cores = os.cpu_count() or 1
     checks.append(Check("host load", "ok" if load1 < 0.5 * cores else "warn",
-                        f"1-minute load average {load1:.2f} on {cores} cores"))
+                        f"1-minute load average {load1:.2f} on {cores} cores" + (
+                            "" if load1 < 0.5 * cores else ": an average over the last minute, what just ended "
+                            "included; what other processes use now is the next line")))
     checks.append(busy_check(host_load.snapshot(pids=True)))
     return checks
 
