@@ -145,6 +145,11 @@ def test_site_header_counts_one_result_and_one_run(tmp_path):
     assert "· 1 results file · 1 run ·" in (tmp_path / "p.html").read_text()
     render("base.html", tmp_path / "p.html", title="t", root="", built_at="now", n_results=2, n_runs=5)
     assert "· 2 results files · 5 runs ·" in (tmp_path / "p.html").read_text()
+    # a new user's 8 files and 6 reproductions read "8 results files · 25 runs": the runs counted the
+    # reproductions' runs, the files did not count them
+    render("base.html", tmp_path / "p.html", title="t", root="", built_at="now", n_results=8, n_runs=11,
+           n_reproductions=6)
+    assert "· 8 results files · 11 runs · 6 reproductions ·" in (tmp_path / "p.html").read_text()
 
 
 def test_kills_and_resumes_are_printed(capsys):

@@ -71,6 +71,8 @@ def test_every_row_says_whether_it_was_reproduced_signed_or_unsigned(built):
     assert re.search(r"signed by SHA256:[^ ,]{12}…, not reproduced", _row(page, "lab-two"))  # whose key
     assert "unsigned, not reproduced" in _row(page, "lab-three")
     assert "auditor-box" not in page  # the reproduction is evidence, not an entry
+    runs = sum(len(d["runs"]) for d in (_document(n, k) for n, k in (("lab-one", 11), ("lab-two", 12), ("lab-three", 13))))
+    assert f"· 3 results files · {runs} runs · 1 reproduction ·" in page  # its runs not counted among the results'
     system_page = (site / "systems" / f"{safe_name('lab-three')}.html").read_text()
     signer = system_page[system_page.index('class="text c-signer"'):]
     signer = signer[:signer.index("</td>")]  # the signer cell reads "unsigned": the line under it does not repeat it

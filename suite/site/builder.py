@@ -174,7 +174,9 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
         board = pipeline.board(parts, results_dir, trusted)  # copies, scaling, trust, ranking groups
         runs, copies = board.runs, board.copies
         entries = costs.with_costs(board.entries, table)  # accelerator-hours × the class's list price
-        built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": len(runs)}
+        again = runs["reproduces"].notna()  # a reproduction's runs: no entry of their own
+        built = {"built_at": built_at, "n_results": int(entries["file"].nunique()), "n_runs": int((~again).sum()),
+                 "n_reproductions": int(runs.loc[again, "file"].nunique())}
         progress("writing the workload and system pages")
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
