@@ -149,6 +149,8 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     # the index lists the free jobs' page, whose table ranks none of them
     index = (tmp_path / "site" / "index.html").read_text()
     assert "own code, free jobs" in index and "never ranked: each its own job" in index  # not "no ranked result yet"
+    # no pinned workload: no version, and no target at any scale (a new user read "v1" and "full-scale target")
+    assert "own code, free jobs</a></td>" in index and "none, at any scale: measured and shown, never ranked" in index
     free = next((tmp_path / "site" / "workloads").glob("own-*.html")).read_text()
     assert "Own code, free jobs — never ranked" in free and "tiny-mlp" in free
     # each row names its code and what it declares it trains, not its system alone

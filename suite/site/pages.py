@@ -27,9 +27,9 @@ def free_jobs_page(out: Path, mine: pd.DataFrame, built: dict) -> dict:
     """The page of own code's free jobs (held to no goodbench target: measured and shown, never
     ranked), in the order they were stored; returns its summary for the index."""
     slug = safe_name(own.FREE_JOB)
-    info = {"id": "own code, free jobs", "version": 1, "kind": "throughput",
+    info = {"id": "own code, free jobs", "version": None, "kind": "throughput",  # no pinned workload: no version
             "task": "the submitters' own training code, held to no goodbench target",
-            "target": "none: measured and shown, never ranked", "href": f"workloads/{slug}.html",
+            "target": "none, at any scale: measured and shown, never ranked", "href": f"workloads/{slug}.html",
             "page1": f"{slug}.html", "leaders": [], "n_entries": len(mine), "free": True}
     title = "Own code, free jobs — never ranked (each its own job: compare them only knowing what each trains)"
     tables = table_pages(mine, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / slug, "../", False,
