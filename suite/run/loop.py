@@ -144,6 +144,7 @@ def evaluation(spec, step: int, device: torch.device, state: LoopState, log: mll
         if state.tta_s is None:  # the first evaluation that meets it stops the clock
             state.tta_s = state.since_start(now)
             state.energy["target"] = meter.read()
+            progress("target", step=step, target=target.describe(), time_s=state.tta_s)
         found.met = True
 
 

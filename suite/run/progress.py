@@ -34,6 +34,9 @@ class ProgressPrinter:
         elif event == "eval":
             quality = "  ".join(f"{k} {v:.4f}" for k, v in f.items() if k not in BOOKKEEPING)
             say(f"[{self.label}] eval at step {f['step']}: {quality}")
+        elif event == "target":  # the run stops training here: a new user's loop ended at step 150 of 300 unsaid
+            say(f"[{self.label}] target {f['target']} met at step {f['step']}, {f['time_s']:.1f} s from the run's "
+                "start: training stops here (time to target ends at the first evaluation that meets it)")
         elif event == "ceiling":
             say(f"measuring the {f['precision']} matmul ceiling of this device")
         elif event == "warnings":
