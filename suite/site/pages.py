@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -27,10 +28,11 @@ def free_jobs_page(out: Path, mine: pd.DataFrame, built: dict) -> dict:
     """The page of own code's free jobs (held to no goodbench target: measured and shown, never
     ranked), in the order they were stored; returns its summary for the index."""
     slug = safe_name(own.FREE_JOB)
-    info = {"id": "own code, free jobs", "version": None, "kind": "throughput",  # no pinned workload: no version
-            "task": "the submitters' own training code, held to no goodbench target",
-            "target": "none, at any scale: measured and shown, never ranked", "href": f"workloads/{slug}.html",
-            "page1": f"{slug}.html", "leaders": [], "n_entries": len(mine), "free": True}
+    info: dict[str, Any] = {
+        "id": "own code, free jobs", "version": None, "kind": "throughput",  # no version: no pinned workload
+        "task": "the submitters' own training code, held to no goodbench target",
+        "target": "none, at any scale: measured and shown, never ranked", "href": f"workloads/{slug}.html",
+        "page1": f"{slug}.html", "leaders": [], "n_entries": len(mine), "free": True}
     title = "Own code, free jobs — never ranked (each its own job: compare them only knowing what each trains)"
     tables = table_pages(mine, ENTRY_TABLE, f"t-{slug}", title, out / "workloads" / slug, "../", False,
                          lambda k: f"{slug}.html" if k == 1 else f"{slug}-p{k}.html")
