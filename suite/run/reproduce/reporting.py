@@ -1,6 +1,7 @@
 """What ``goodbench reproduce`` prints of a reproduction, and its exit status."""
 from __future__ import annotations
 
+from suite.figures.load import runs_under_load
 from suite.run.reproduce.comparison import REPRODUCED
 from suite.run.reproduce.inputs import as_dict
 from suite.run.reproduce.training import Reproduction
@@ -56,3 +57,32 @@ def exit_status(doc: dict) -> int:
     """0 when every run of a reproduction document reproduced, else 1."""
     runs = as_dict(as_dict(doc.get("settings")).get("reproduces")).get("runs") or []
     return 0 if runs and all(as_dict(r).get("verdict") == REPRODUCED for r in runs) else 1
+
+
+def load_notes(original_runs: list, rerun_runs: list) -> list[str]:
+    """What the verdicts do not weigh, said beside them: the original's chosen runs measured under
+    load (its recorded throughput then reads low: a faster re-run is expected) and the re-run's
+    (a slower one is)."""
+    notes = []
+    loaded = runs_under_load([r for r in original_runs if isinstance(r, dict)])
+    if loaded:
+        notes.append(f"note: the original was measured under load ({loaded}): its recorded throughput may read low "
+                     "for that alone, so a faster re-run (a ratio above 1) is expected, and a throughput that differs "
+                     "that way may say more of that load than of the file")
+    loaded = runs_under_load([r for r in rerun_runs if isinstance(r, dict)])
+    if loaded:
+        notes.append(f"note: the re-run was measured under load ({loaded}): a slower re-run (a ratio below 1) is then "
+                     "expected, and a throughput that differs that way may say more of the load than of the file")
+    return notes
+
+
+def attestation_line(code_read: dict | None, reproduced: int, option: str) -> str | None:
+    """What an own-code reproduction says of the reviewer's reading of its code: the commit
+    attested, or, where some run reproduced without one, that a trusted reviewer's reproduction
+    then reads "re-run"; None where nothing reproduced and nothing was attested."""
+    if code_read:
+        return f"you attested reading its code at commit {str(code_read['commit'])[:12]}"
+    if reproduced:
+        return (f"no reading of its code attested ({option}): a trusted reviewer's reproduction of own code reads "
+                "\"re-run\" (its code gave the same figures again), not \"reproduced\"")
+    return None
