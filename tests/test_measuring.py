@@ -113,9 +113,16 @@ def test_the_verdict_and_the_time_taken_are_in_the_reproduction_record():
     from suite.run.reproduce.reporting import report_lines
     from suite.run.reproduce.training import Reproduction
 
-    [line] = [x for x in report_lines(Reproduction({}, [c])) if x.startswith("  measured on")]
-    assert line.endswith(f"measured {n} times ({state.pool.batches} batches, {n * RERUN_S} s; cap 8 re-runs, 240 "
-                         "batches or 900 s): stopped, the interval lies within ±20%")
+    lines = report_lines(Reproduction({}, [c]))
+    assert lines[1] == (f"  throughput  {state.pool.ratio:.3f}× the recorded samples/s, pooled over {n} re-runs (the "
+                        f"headline, which decides): 95% interval {state.pool.low:.3f}–{state.pool.high:.3f}; "
+                        "tolerance ±20% — interval within")
+    assert lines[2].startswith(f"              (measured {n} times ({state.pool.batches} batches, {n * RERUN_S} s; cap "
+                               "8 re-runs, 240 batches or 900 s): stopped, the interval lies within ±20%; batch means: ")
+    # every other figure is one re-run's, and says which
+    assert [x[:26] for x in lines[3:] if not x.startswith("              ")] == \
+        ["  curve       last re-run:", "  last re-run 798.8 → 797.", "  TTA         last re-run:"]
+    assert lines[5].endswith(f"not judged alone: the pooled ratio decides; first re-run: {first.throughput.ratio:.3f}×")
     capped, _ = _measured(0.84, measuring.Cap(measurements=3))
     c = comparison.compare_run(_target(ORIGINAL), capped.records[-1], 0.2,
                                comparison.compare_run(_target(ORIGINAL), capped.records[0], 0.2), capped)
@@ -248,3 +255,20 @@ def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():
     recorded = rep["settings"]["reproduces"]["runs"][0]["measuring"]["median"]["original_samples_per_s"]
     assert row["reproduces_original_median_samples_per_s"] == recorded
     assert row["median_samples_per_s"] == pytest.approx(rows.original_figures(rep["runs"][0], rep)["median_samples_per_s"])
+
+
+def test_the_pooled_method_says_the_batches_each_re_run_gave():
+    """A re-run of 140 steps cut into 5 batches of 28, the next into 9 of 15 (its steps noisier):
+    the method said "14 batches of 28 steps over 2 runs", 392 steps where 275 were batched (newuser3, M1)."""
+    from suite.compare import stats
+
+    rng = np.random.default_rng(3)
+    smooth = 0.01 + 0.001 * np.sin(np.arange(140) / 9)  # slow drift: long batches
+    noisy = 0.01 * (1 + 0.5 * rng.uniform(-1, 1, 140))  # white noise: short ones
+    layout = [(x.size // stats.batch_length(x), stats.batch_length(x)) for x in (smooth, noisy)]
+    assert layout[0] != layout[1]  # the two windows are cut apart
+    said = stats.rate_estimate([smooth, noisy]).method
+    assert said == (f"batch means: {layout[0][0] + layout[1][0]} batches over 2 runs ({layout[0][0]} of "
+                    f"{layout[0][1]} steps, {layout[1][0]} of {layout[1][1]} steps)")
+    assert stats.batches_text([(5, 28), (5, 28)]) == "10 batches of 28 steps over 2 runs"
+    assert stats.batches_text([(5, 28)]) == "5 batches of 28 steps"

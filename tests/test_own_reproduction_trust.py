@@ -128,6 +128,14 @@ def test_a_trusted_re_run_of_own_code_reads_re_run_on_every_page(rerun_site):
     assert "reproduced 1 time" not in page
 
 
+def test_the_run_page_shows_each_reproductions_reason_as_text_under_its_numbered_link(rerun_site):
+    """Before: the reason lived only in the link's title, out of sight in a screenshot or on a touch screen."""
+    site, stored = rerun_site
+    page = _run_page(site, stored)
+    link = page.split('<ul class="task reproduction-reasons" id="reproduction-reasons"><li><a href="', 1)[1]
+    assert link.split('">[1]</a> ', 1)[1].startswith("reproduced</li>")
+
+
 def test_the_downloads_say_rerun_and_no_row_is_ranked_with_the_reproduced(rerun_site):
     site, _ = rerun_site
     [row] = _download_rows(site)

@@ -193,8 +193,9 @@ def test_goodbench_started_with_the_reviewed_checkout_on_its_import_path_refuses
     from suite.commands.reproduce import _refuse_the_checkout_on_the_import_path as refuse
 
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    with pytest.raises(GoodbenchError, match=r"on its import path .*python -P -m suite"):
-        refuse(tmp_path)
+    with pytest.raises(GoodbenchError, match=r"on its import path .*python -P -m suite\) with PYTHONPATH not naming "
+                                             r"the reviewed checkout \(a source clone of goodbench needs PYTHONPATH"):
+        refuse(tmp_path)  # never "PYTHONPATH unset": a source clone of goodbench could not import it then
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["", *sys.path[1:]])  # python -c's entry: the working folder
     with pytest.raises(GoodbenchError):

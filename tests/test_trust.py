@@ -134,7 +134,8 @@ def test_only_a_trusted_reviewers_reproduction_of_these_very_bytes_counts(tmp_pa
     entries, runs = _entries_and_runs(doc, path.name, [rep, signing.seal(differs, key)])
     [row] = trust.with_trust(entries, runs, results_dir, trusted).to_dict(orient="records")
     assert (row["trust"], row["reviewed_by"]) == ("differs", "Audit")
-    assert trust.row_text(row) == "a trusted reviewer's reproduction differs (Audit)"
+    assert trust.row_text(row) == ("a trusted reviewer's reproduction differs (Audit): throughput 1.000× the recorded; "
+                                   "curve differs (val_loss at step 40: recorded 3, re-run 2)")  # what differed
 
 
 def test_a_reproduction_marks_only_the_runs_it_reproduced_at_their_scale_within_the_rules_tolerance(tmp_path):

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
-from suite.figures.load import runs_under_load
 from suite.record.errors import GoodbenchError
+from suite.record.privacy import TMP as TMP_PLACEHOLDER
 from suite.run.progress import REPRODUCTION_UNDER_LOAD, ProgressPrinter, warn_if_busy
 from suite.trust import signing
 
@@ -23,7 +23,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                             description="Re-run the recorded runs of FILE on this machine with the settings they "
                             "recorded, compare curve, throughput and time to target, and write a results file "
                             "naming FILE by sha256 (docs/rules.md, \"Reproducing a result\"). Exit 0 when every "
-                            "run reproduced, 1 otherwise.")
+                            "run reproduced, 1 otherwise; own code printed but not run (no "
+                            "--run-recorded-command): 0.")
     p.add_argument("file", metavar="FILE", help="the results file whose runs are trained again here")
     p.add_argument("--run", type=range_type(int, 0), action="append", metavar="N",
                    help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
@@ -44,8 +45,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
     p.add_argument("--run-recorded-command", action="store_true",
                    help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, in a sandbox "
-                        "(bubblewrap) on a copy of its commit taken from this git checkout; without it, the command "
-                        "is printed and nothing runs (docs/own-code.md)")
+                        "(bubblewrap) on a copy of its commit, which must be this git checkout's HEAD (check it out "
+                        "first); without it, the command is printed, nothing runs and the exit status is 0 "
+                        "(docs/own-code.md)")
     p.add_argument("--attest-code-read", metavar="COMMIT",
                    help="own code, with --run-recorded-command: state, signed with the reproduction, that you read "
                         "its code at COMMIT, the commit FILE recorded (at least 12 hex digits), and that it trains "
@@ -72,7 +74,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.run.reproduce.inputs import chosen, read_original, this_machine
     from suite.run.reproduce.planning import plan
-    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.reporting import load_notes, report_lines
     from suite.run.reproduce.training import default_output, train
 
     if not 0 < args.tolerance <= 100 * MAX_THROUGHPUT_TOLERANCE:
@@ -111,11 +113,9 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
                   command=["goodbench", *args.argv], sign=not args.no_sign, cap=_cap(args))
     if found is None:  # another rank: rank 0 reports
         return 0
-    for line in report_lines(found):
-        print(line, flush=True)
-    loaded = runs_under_load(found.doc.get("runs") or [])
-    if loaded:  # the verdicts do not weigh the load: say it beside them
-        print(f"note: {loaded}: a throughput that differs may say more of the load than of the file", flush=True)
+    for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],
+                                                   found.doc.get("runs") or [])]:
+        print(line, flush=True)  # the verdicts do not weigh the load: said beside them
     n = len(found.comparisons)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     undecided = sum(c.verdict.startswith(UNDECIDED) for c in found.comparisons)
@@ -143,21 +143,26 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     from suite.record.results import NameTaken
     from suite.run.reproduce import attestation, own
     from suite.run.reproduce.comparison import REPRODUCED
-    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.reporting import attestation_line, load_notes, report_lines
     from suite.run.reproduce.training import default_output
 
     settings = original.doc["settings"]
     out = Path(args.output) if args.output else default_output()
     shown = shlex.join(own.recorded_command(settings))
+    folder = own.workdir(settings)
+    where = "its work tree's root" if folder == "." else f"the folder {folder} of its work tree"
     say(f"{args.file} (sha256 {original.sha256[:12]}…) holds runs of own code; its recorded command, run from "
-        f"{own.workdir(settings)} of its work tree:\n    {shown}")
+        f"{where}:\n    {shown}")
+    if TMP_PLACEHOLDER in shown:
+        say(f"({TMP_PLACEHOLDER}: a temporary folder's path, shortened for privacy when the file was written; the "
+            "re-run writes its file where goodbench says, not there)")
     if not own.code_at_hand(settings, Path(".")):
         raise GoodbenchError(own.own_code_steps(settings, Path(".")))
     own.runnable_command(settings, Path("."))  # refused here, before anything runs, if it may not run
-    if not args.run_recorded_command:
+    if not args.run_recorded_command:  # what was asked is done: exit 0
         say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
             "the file's — and pass --run-recorded-command to run it")
-        return 2
+        return 0
     _refuse_the_checkout_on_the_import_path(Path("."))
     from suite.run.signals import stop_on_sigterm
 
@@ -177,17 +182,15 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
                               code_read=code_read, observer=observer)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
-    for line in report_lines(found):
-        print(line, flush=True)
-    loaded = runs_under_load(found.doc.get("runs") or [])
-    if loaded:  # the verdicts do not weigh the load: say it beside them
-        print(f"note: {loaded}: a throughput that differs may say more of the load than of the file", flush=True)
+    for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],
+                                                   found.doc.get("runs") or [])]:
+        print(line, flush=True)  # the verdicts do not weigh the load: said beside them
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
           f"{done} of {len(found.comparisons)} runs reproduced", flush=True)
-    print(f"you attested reading its code at commit {code_read['commit'][:12]}" if code_read else
-          f"no reading of its code attested ({attestation.OPTION}): a trusted reviewer's reproduction of own code reads "
-          "\"re-run\" (its code gave the same figures again), not \"reproduced\"", flush=True)
+    attested = attestation_line(code_read, done, attestation.OPTION)
+    if attested is not None:  # after no run reproduced, nothing of what a reproduction reads
+        print(attested, flush=True)
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
     return 0 if found.reproduced else 1
 
@@ -235,6 +238,8 @@ def _refuse_the_checkout_on_the_import_path(checkout: Path) -> None:
     if here == Path(__file__).resolve().parents[2]:  # goodbench's own checkout: the code already running
         return
     if any((Path(entry or ".").resolve() == here) for entry in sys.path):
-        raise GoodbenchError(f"goodbench runs with {here} on its import path (python -m suite from it, or "
-                             "PYTHONPATH): a module of the reviewed checkout would run outside the sandbox; run the "
-                             "installed `goodbench` command (or python -P -m suite), with PYTHONPATH unset")
+        raise GoodbenchError(f"goodbench runs with {here} on its import path (a process not started as the "
+                             "`goodbench` command nor as python -m suite, which drop it): a module of the reviewed checkout would "
+                             "run outside the sandbox; run the `goodbench` command (or python -P -m suite) "
+                             "with PYTHONPATH not naming the reviewed checkout (a source clone of goodbench needs "
+                             "PYTHONPATH naming goodbench's own folder)")

@@ -97,20 +97,32 @@ def batch_length(x: np.ndarray) -> int:
     return max(1, min(want, n // MIN_BATCHES))
 
 
-def batch_means(windows: Sequence[np.ndarray]) -> tuple[float, float, int, int]:
+def batch_means(windows: Sequence[np.ndarray]) -> tuple[float, float, int, list[tuple[int, int]]]:
     """(mean step time over all windows, its standard error by batch means, number of batches,
-    batch length of the first window). Each window is cut into batches of
+    each window's (batches, batch length)). Each window is cut into batches of
     :func:`batch_length` steps (its first ``n − b·L`` steps left out of the batches)."""
-    means, lengths = [], []
+    means, layout = [], []
     for x in windows:
         length = batch_length(x)
         b = x.size // length
         means.append(x[x.size - b * length:].reshape(b, length).mean(axis=1))
-        lengths.append(length)
+        layout.append((b, length))
     pooled = np.concatenate(means)
     mean = float(np.concatenate(list(windows)).mean())
     se = float(pooled.std(ddof=1) / math.sqrt(pooled.size))
-    return mean, se, int(pooled.size), lengths[0]
+    return mean, se, int(pooled.size), layout
+
+
+def batches_text(layout: Sequence[tuple[int, int]]) -> str:
+    """The batches of :func:`batch_means` in words, as they were cut: "5 batches of 28 steps";
+    over several runs "14 batches of 28 steps over 2 runs" when every window's batches are as
+    long, else "14 batches over 2 runs (5 of 28 steps, 9 of 15 steps)"."""
+    total = sum(b for b, _ in layout)
+    lengths = {length for _, length in layout}
+    if len(layout) == 1 or len(lengths) == 1:
+        runs = f" over {len(layout)} runs" if len(layout) > 1 else ""
+        return f"{total} batches of {layout[0][1]} steps{runs}"
+    return f"{total} batches over {len(layout)} runs ({', '.join(f'{b} of {n} steps' for b, n in layout)})"
 
 
 def block_bootstrap(windows: Sequence[np.ndarray], statistic, rng: np.random.Generator,
@@ -155,10 +167,8 @@ def rate_estimate(windows: Sequence[np.ndarray]) -> Estimate:
     if shortest < MIN_WINDOW_STEPS:
         return Estimate(1.0 / mean, n=steps,
                         reason=f"a window of {shortest} steps (an interval needs {MIN_WINDOW_STEPS})")
-    mean, se, b, length = batch_means(windows)
-    runs_note = f" over {len(windows)} runs" if len(windows) > 1 else ""
-    return Estimate(1.0 / mean, se / mean, float(b - 1), steps,
-                    f"batch means: {b} batches of {length} steps{runs_note}")
+    mean, se, b, layout = batch_means(windows)
+    return Estimate(1.0 / mean, se / mean, float(b - 1), steps, f"batch means: {batches_text(layout)}")
 
 
 def quantile_estimate(windows: Sequence[np.ndarray], q: float,

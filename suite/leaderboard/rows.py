@@ -28,6 +28,7 @@ from suite.figures.derive import J_PER_KWH
 from suite.figures.recompute import recompute_document
 from suite.figures.reproducibility import MAX_THROUGHPUT_TOLERANCE
 from suite.figures.summary import complete_runs, groups, median, summarize
+from suite.leaderboard import reproduction_words
 from suite.leaderboard.systems import IDENTITY
 from suite.record import results
 from suite.trust import ownership, signing
@@ -49,7 +50,8 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
                "median_samples_per_s", "reproduces_original_median_samples_per_s", "code_commit",
-               "reproduces_code_read", "signer", "copy_of", "copy_status", "started_at", "steps_sha256", "under_load", "load_recorded"]
+               "reproduces_code_read", "reproduction_how", "reproduction_badge", "signer", "copy_of", "copy_status",
+               "started_at", "steps_sha256", "under_load", "load_recorded"]
 
 
 def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
@@ -133,8 +135,9 @@ def reproduction(doc: dict) -> dict | None:
 
 def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     """The reproductions among the run rows, by (sha256 of the original file, original run id):
-    each with its file, run id, system, verdict, start, step-time digest and, for own code, the
-    commit its reviewer attested reading (``code_read``, None: no attestation)."""
+    each with its file, run id, system, verdict, start, step-time digest, what it found in a few
+    words (``how`` and ``badge``: :mod:`suite.leaderboard.reproduction_words`) and, for own code,
+    the commit its reviewer attested reading (``code_read``, None: no attestation)."""
     found: dict[tuple[str, str], list[dict]] = {}
     if runs.empty:
         return found
@@ -145,6 +148,8 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
              "steps_sha256": row["steps_sha256"], "scale": row["scale"],
              "tolerance": _number(row.get("reproduces_tolerance")),
              "code_read": row["reproduces_code_read"] if isinstance(row.get("reproduces_code_read"), str) else None,
+             "how": row["reproduction_how"] if isinstance(row.get("reproduction_how"), str) else None,
+             "badge": row["reproduction_badge"] if isinstance(row.get("reproduction_badge"), str) else None,
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
                           "tta_s": _number(row["reproduces_original_tta_s"]),
                           "median_samples_per_s": _number(row.get("reproduces_original_median_samples_per_s"))}})
@@ -281,6 +286,8 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "median_samples_per_s": results.median_samples_per_s(run),
             "reproduces_original_median_samples_per_s": _recorded_median(repro),
             "code_commit": code_commit(doc), "reproduces_code_read": code_read(section) if repro else None,
+            "reproduction_how": reproduction_words.compared_words(repro) if repro else None,
+            "reproduction_badge": reproduction_words.badge_words(repro) if repro else None,
             "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
             "under_load": host_load.under_load(run.get("host_load")),

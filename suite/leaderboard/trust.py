@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from suite.leaderboard import rows as leaderboard
+from suite.leaderboard.reproduction_words import UNDER_LOAD_NOTE
 from suite.trust.labels import CODE_READ_TEXT, LEVEL_TEXT, OWN_RERUN_TEXT
 from suite.trust.reviewers import Reviewers
 from suite.trust.signing import short
@@ -89,7 +90,11 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
     how many of the entry's runs, at its scale, a counted reproduction reproduced; None for none),
     ``rerun_runs`` (the same for own code's runs only re-run, :data:`RERUN`) and ``code_read``
     ("16b0df863cf5 (<reviewer>)": the commit of own code a reviewer of a counted reproduction
-    attested reading; None for none). A reproduction names its original by
+    attested reading; None for none), ``differs_how`` and ``differs_badge`` (what the counted
+    reproductions that differ found, which way and what: "throughput 3.66× the recorded (faster);
+    curve bit-identical", and a badge's "3.66× faster"; :mod:`suite.leaderboard.reproduction_words`),
+    ``inconclusive_runs`` ("1 of 1 run": runs whose only counted reproductions were inconclusive)
+    and ``inconclusive_how``. A reproduction names its original by
     the sha256 of its bytes, which is its name in the store; a file whose bytes do not give its
     name gets none (and none without a store: ``results_dir`` None)."""
     found = leaderboard.reproductions(runs) if not runs.empty and results_dir is not None else {}
@@ -100,6 +105,10 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
     counts: list[str | None] = []
     reruns: list[str | None] = []
     reads: list[str | None] = []
+    differs_how: list[str | None] = []
+    differs_badge: list[str | None] = []
+    inconclusive_runs: list[str | None] = []
+    inconclusive_how: list[str | None] = []
     for entry in entries.to_dict(orient="records"):
         sha = str(entry["file"]).removesuffix(".json")
         kinds: list[int] = []
@@ -107,7 +116,8 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
         read: set[str] = set()
         mine = runs[(runs["file"] == entry["file"]) & (runs["workload"] == entry["workload"])
                     & (runs["scale"] == entry["scale"])] if not runs.empty else runs
-        reproduced = rerun = 0
+        reproduced = rerun = inconclusive = 0
+        found_how: dict[int, list[dict]] = {DIFFERS: [], INCONCLUSIVE: []}
         if sha in matches:
             for run in mine.to_dict(orient="records"):
                 run_kinds: list[int] = []
@@ -116,19 +126,33 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
                     run_kinds.append(k)
                     if k in (REPRODUCED, RERUN, DIFFERS, INCONCLUSIVE):
                         names.add(trusted.names[str(reproduction["signer"])])
+                    if k in found_how:
+                        found_how[k].append(reproduction)
                     if k == REPRODUCED and is_own(run):
                         read.add(f"{short_commit(reproduction['code_read'])} "
                                  f"({trusted.names[str(reproduction['signer'])]})")
                 kinds += run_kinds
                 reproduced += REPRODUCED in run_kinds  # a run counts once, however often it was reproduced
                 rerun += RERUN in run_kinds and REPRODUCED not in run_kinds
+                inconclusive += bool(run_kinds) and all(k in (INCONCLUSIVE, UNVERIFIED, NOT_COUNTED) for k in run_kinds) \
+                    and INCONCLUSIVE in run_kinds
         levels.append(level(kinds, entry["signer"]))
         reviewers.append(", ".join(sorted(names)) or None)
         counts.append(_of_runs(reproduced, len(mine)))
         reruns.append(_of_runs(rerun, len(mine)))
         reads.append("; ".join(sorted(read)) or None)
+        differs_how.append(_hows(found_how[DIFFERS]))
+        differs_badge.append(next((r["badge"] for r in found_how[DIFFERS] if isinstance(r.get("badge"), str)), None))
+        inconclusive_runs.append(_of_runs(inconclusive, len(mine)))
+        inconclusive_how.append(_hows(found_how[INCONCLUSIVE]) if inconclusive else None)
     return entries.assign(trust=levels, reviewed_by=reviewers, reproduced_runs=counts, rerun_runs=reruns,
-                          code_read=reads)
+                          code_read=reads, differs_how=differs_how, differs_badge=differs_badge,
+                          inconclusive_runs=inconclusive_runs, inconclusive_how=inconclusive_how)
+
+
+def _hows(found: list[dict]) -> str | None:
+    """What reproductions found (their ``how``), each once, " · " between them (None: none said)."""
+    return " · ".join(dict.fromkeys(str(r["how"]) for r in found if isinstance(r.get("how"), str))) or None
 
 
 def _of_runs(n: int, total: int) -> str | None:
@@ -171,8 +195,31 @@ def row_text(row: dict) -> str | None:
     read = row.get("code_read")
     if level_ == "reproduced" and isinstance(read, str):
         text += f"; {CODE_READ_TEXT} {read}"
+    if level_ == "differs" and isinstance(row.get("differs_how"), str):  # which way, and what differed
+        text += f": {row['differs_how']}"
+        if isinstance(row.get("under_load"), str):
+            text += f"; {UNDER_LOAD_NOTE}"
     if level_ == "rerun":
         text += f": {OWN_RERUN_TEXT}"
     elif isinstance(row.get("rerun_runs"), str):  # some of its runs re-run alone, beside others
         text += f"; {TEXT['rerun']}: {row['rerun_runs']}, {OWN_RERUN_TEXT}"
     return text
+
+
+INCONCLUSIVE_WHY = ("its throughput's 95% interval reached across the tolerance's edge, neither within nor wholly "
+                    "outside: this says nothing against the figures (a short run with noisy steps can leave the "
+                    "recorded interval wider than the band, so that no re-run can decide: docs/own-code.md)")
+"""What an inconclusive reproduction's note says of it (:func:`inconclusive_text`)."""
+
+
+def inconclusive_text(row: dict) -> str | None:
+    """What a row says of its runs whose only counted reproductions were inconclusive
+    (``inconclusive_runs``), who reproduced them and what they found; None for none."""
+    counted = row.get("inconclusive_runs")
+    if not isinstance(counted, str):
+        return None
+    names = row.get("reviewed_by")
+    who = f" ({names})" if isinstance(names, str) else ""
+    how = row.get("inconclusive_how")
+    return (f"a trusted reviewer's reproduction was inconclusive: {counted}{who}"
+            + (f": {how}" if isinstance(how, str) else "") + f"; {INCONCLUSIVE_WHY}")

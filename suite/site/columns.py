@@ -11,7 +11,7 @@ from typing import Any
 from suite.figures.report import own_name, workload_text
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.systems import signer_of
-from suite.leaderboard.trust import UNSIGNED_WHY
+from suite.leaderboard.trust import UNSIGNED_WHY, inconclusive_text
 from suite.leaderboard.trust import row_text as trust_text
 from suite.record.text import cut_words
 from suite.site.formatting import missing, num, seconds, usd
@@ -25,7 +25,8 @@ LOAD_NOT_RECORDED = "host load not recorded (dated before goodbench recorded it)
 # The tones of a caveat's badge (style.css, ``.badge-<tone>``), as the run page colours the same
 # words: "good" green (reproduced), "warn" amber (self-reported, re-run alone, older rules), "bad"
 # red (a copy, disputed, a reproduction that differs, measured under load), "plain" grey (what
-# says nothing against the figures: signed or unsigned, not reproduced; no known peak).
+# says nothing against the figures: signed or unsigned, not reproduced; a reproduction
+# inconclusive; no known peak).
 TONES = ("good", "warn", "bad", "plain")
 
 # what a column's cell shows of a row: (the number it sorts by, its text, its link); None: the
@@ -142,7 +143,7 @@ def _system_caveats(row: dict) -> list[Caveat]:
     ranked", its trust level, whether its runs were measured under load, and the older rules a
     file was stored under where today's refuse it."""
     found = [_name_caveat(row), _own_caveat(row), _copy_caveat(row),
-             _peak_caveat(row), _trust_caveat(row), *_load_caveats(row), _stale_caveat(row)]
+             _peak_caveat(row), _trust_caveat(row), _inconclusive_caveat(row), *_load_caveats(row), _stale_caveat(row)]
     return [c for c in found if c is not None]
 
 
@@ -224,11 +225,21 @@ def _trust_caveat(row: dict) -> Caveat | None:
     if text is None or level not in _TRUST_BADGE:
         return None
     words, tone = _TRUST_BADGE[level]
-    counted = row.get("reproduced_runs") if level == "reproduced" else row.get("rerun_runs") if level == "rerun" else None
+    counted = row.get("reproduced_runs") if level == "reproduced" else row.get("rerun_runs") if level == "rerun" \
+        else row.get("differs_badge") if level == "differs" else None  # a difference says which way: "3.66× faster"
     badges = [(f"{words}: {counted}" if isinstance(counted, str) else words, tone)]
     if level != "rerun" and isinstance(row.get("rerun_runs"), str):  # some runs re-run alone, beside others
         badges.append((f"{_TRUST_BADGE['rerun'][0]}: {row['rerun_runs']}", "warn"))
     return Caveat(text, tuple(badges))
+
+
+def _inconclusive_caveat(row: dict) -> Caveat | None:
+    """Runs whose only counted reproductions were inconclusive: grey, as it says nothing against
+    the figures (:func:`suite.leaderboard.trust.inconclusive_text`)."""
+    text = inconclusive_text(row)
+    if text is None:
+        return None
+    return Caveat(text, ((f"reproduction inconclusive: {row['inconclusive_runs']}", "plain"),))
 
 
 def _load_caveats(row: dict) -> list[Caveat]:
@@ -263,7 +274,8 @@ def _own_text(row: dict) -> str | None:
     if not isinstance(name, str):
         return None
     name = cut_words(name, TRAINS_TITLE_CHARS)  # the submitter's text: printable, bounded at a word
-    timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True)
+    timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True,
+                        restamped=isinstance(row.get("reviewed_by"), str))  # a trusted reviewer's re-run stamped its own
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
                 f"the submitter's process: self-reported; {timing})")
@@ -280,8 +292,8 @@ def _signer_caveats(row: dict) -> list[Caveat]:
     copy = _copy_caveat(row)
     trust = (Caveat(f"not reproduced: {UNSIGNED_WHY}", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
              else _trust_caveat(row))
-    found = [_own_caveat(row), copy if copy is not None else trust, _peak_caveat(row), *_load_caveats(row),
-             _stale_caveat(row)]
+    found = [_own_caveat(row), copy if copy is not None else trust, _inconclusive_caveat(row), _peak_caveat(row),
+             *_load_caveats(row), _stale_caveat(row)]
     return [c for c in found if c is not None]
 
 

@@ -377,6 +377,12 @@ TWO_CLOCKS = ("two clocks: step and evaluation edges stamped by goodbench run-ow
               "reviewer attests reading it")
 """What an own-code row and run page says when ``goodbench run-own`` stamped every run's edges on its
 own clock and the validator found the two clocks agree (rule second-clock)."""
+TWO_CLOCKS_RESTAMPED = ("two clocks: step and evaluation edges stamped by goodbench run-own's process too, within "
+                        "tolerance; that process ran on the submitter's machine, so these stamps are self-reported; "
+                        "a trusted reviewer's reproduction stamped its own on the reviewer's machine (its badge says "
+                        "what it found), and what runs between them is the code's own unless a reviewer attests "
+                        "reading it")
+""":data:`TWO_CLOCKS` for a row a trusted reviewer's reproduction stands beside (``reviewed_by``)."""
 
 
 SHORT_STEPS = ("two clocks, steps too short for them: on a CPU the second clock holds steps of 5 ms or more, so "
@@ -392,11 +398,13 @@ steps made 10× faster and every device record edited alike, read "two clocks", 
 steps are compared one by one)."""
 
 
-def own_timing(two_clocks: bool, short_steps: bool = False, gpu: bool = False) -> str:
+def own_timing(two_clocks: bool, short_steps: bool = False, gpu: bool = False, restamped: bool = False) -> str:
     """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS` (with
-    :data:`GPU_STEPS` on a GPU), :data:`SHORT_STEPS` (stamped, but steps too short for the clock to
-    hold) or :data:`OWN_TIMING`."""
-    return (TWO_CLOCKS + (GPU_STEPS if gpu else "")) if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
+    :data:`GPU_STEPS` on a GPU; :data:`TWO_CLOCKS_RESTAMPED` where a trusted reviewer's reproduction,
+    ``restamped``, stamped its own), :data:`SHORT_STEPS` (stamped, but steps too short for the clock
+    to hold) or :data:`OWN_TIMING`."""
+    two = TWO_CLOCKS_RESTAMPED if restamped else TWO_CLOCKS
+    return (two + (GPU_STEPS if gpu else "")) if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
 
 
 def copy_words(status: str, owner: str | None) -> dict:

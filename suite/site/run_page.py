@@ -18,7 +18,7 @@ from suite.figures import load as host_load
 from suite.leaderboard.rows import own_code
 from suite.record import results
 from suite.record.privacy import shown_command
-from suite.record.text import printable
+from suite.record.text import cut_words, printable
 from suite.site import charts, labels
 from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
 from suite.site.labels import copy_words
@@ -88,7 +88,7 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
             if lines or copy:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
                        built_at=built_at, reproduced=lines, reproduced_own=own_code(doc) is not None, copy=copy,
-                       **run_context(file, doc, run, shared))
+                       **run_context(file, doc, run, shared, restamped=any(line["counted"] for line in lines)))
 
 
 def copy_line(verdict) -> dict | None:
@@ -100,19 +100,25 @@ def copy_line(verdict) -> dict | None:
     return {**copy_words(verdict.status, kept.owner), "href": f"{run_slug(kept.file, kept.run_id)}.html"}
 
 
+REASON_CHARS = 400  # of a reproduction's verdict shown under its line; its run page holds it whole
+
+
 def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,
                      trusted: Reviewers | None = None) -> list[dict]:
-    """"reproduced 2 times on <system>", "differs 1 time on <system>", "inconclusive 1 time on
-    <system>" (a throughput whose interval could not tell) — for own code, "re-run 1 time on
-    <system>" and what that proves (:data:`suite.trust.labels.OWN_RERUN_TEXT`) unless the reviewer
-    attested reading its code, the commit then named —, each with links to the
-    reproductions' run pages and a tooltip of why they differ. Only a reproduction signed by a
-    ``trusted`` reviewer's key (:mod:`suite.trust.reviewers`) counts; the others are listed apart as
-    unverified claims. A reproduction that does not count for the stored original
+    """"reproduced 2 times on <system>", "differs 1 time on <system>: throughput 3.66× the
+    recorded (faster); curve bit-identical", "inconclusive 1 time on <system>" (a throughput whose
+    interval could not tell) — for own code, "re-run 1 time on <system>" and what that proves
+    (:data:`suite.trust.labels.OWN_RERUN_TEXT`) unless the reviewer attested reading its code, the
+    commit then named —, each with links to the reproductions' run pages, numbered across the
+    page, and each reproduction's reason as text (``links[].why``) with its reviewer's
+    attestation of reading the code whatever its verdict (``links[].attested``). Only a reproduction
+    signed by a ``trusted`` reviewer's key (:mod:`suite.trust.reviewers`) counts; the others are
+    listed apart as unverified claims. A reproduction that does not count for the stored original
     (:func:`suite.leaderboard.rows.contradicted`: other figures recorded for it, started before it was
     created, its step times copied) counts as neither: it is listed apart, with why."""
     from suite.leaderboard import rows as leaderboard
     from suite.leaderboard import trust
+    from suite.leaderboard.reproduction_words import UNDER_LOAD_NOTE
 
     trusted = trusted or Reviewers()
     original = leaderboard.original_figures(original_run, original_doc)
@@ -121,8 +127,9 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
         kind, why = trust.kind(r, original, trusted)
         if kind == trust.UNVERIFIED:
             why = f"{r['verdict']} — {_signed(r.get('signer'))}, not a trusted reviewer's key"
-        groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"]})
+        groups.setdefault((kind, str(r["system"])), []).append({**r, "why": why or r["verdict"], "kind": kind})
     lines = []
+    number, loaded_said = 0, False
     for (kind, system), found in sorted(groups.items()):
         n = len(found)
         times = f"{n} time{'s' if n != 1 else ''}"
@@ -134,6 +141,12 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
                 text += "; " + "; ".join(sorted({f"{trusted.names[str(r['signer'])]} {CODE_READ_TEXT} "
                                                  f"{trust.short_commit(r['code_read'])}" for r in found}))
             text += f"): {OWN_RERUN_TEXT}" if kind == trust.RERUN else ")"
+            if kind in (trust.DIFFERS, trust.INCONCLUSIVE):  # which way, and what differed
+                hows = list(dict.fromkeys(str(r["how"]) for r in found if isinstance(r.get("how"), str)))
+                text += f": {' · '.join(hows)}" if hows else ""
+                if kind == trust.DIFFERS and not loaded_said and host_load.under_load(original_run.get("host_load")):
+                    text += f"; {UNDER_LOAD_NOTE}"  # once, on the first line that differs
+                    loaded_said = True
         elif kind == trust.UNVERIFIED:
             text = (f"{RESULT['unverified']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({_signed(r.get('signer')) for r in found}))}; not counted: no key of "
@@ -141,12 +154,36 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
         else:
             text = (f"{RESULT['not-counted']}: {n} reproduction{'s' if n != 1 else ''} on {system} "
                     f"({'; '.join(sorted({str(r['why']) for r in found}))[:300]})")
-        lines.append({"text": text,
+        links = []
+        for r in found:
+            number += 1
+            reason = printable(str(r["why"]))
+            links.append({"href": f"{run_slug(r['file'], r['run_id'])}.html", "n": number, "title": reason[:300],
+                          "why": cut_words(reason, REASON_CHARS),
+                          "attested": _attested(r, original, trusted)})
+        lines.append({"text": text, "counted": kind < trust.UNVERIFIED,  # a trusted reviewer's re-run: its own stamps
                       "css": "status-complete" if kind == trust.REPRODUCED else "status-partial"
                       if kind in (trust.RERUN, trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",
-                      "links": [{"href": f"{run_slug(r['file'], r['run_id'])}.html",
-                                 "title": printable(str(r["why"]))[:300]} for r in found]})
+                      "links": links})
     return lines
+
+
+def _attested(reproduction: dict, original: dict, trusted: Reviewers) -> str | None:
+    """Whose attestation of reading the code a reproduction holds, whatever its verdict ("Audit team
+    attested reading its code at commit 16b0df863cf5"), and whether it is of this run's commit; None
+    without one."""
+    from suite.leaderboard import trust
+
+    commit = reproduction.get("code_read")
+    if not isinstance(commit, str):
+        return None
+    signer = reproduction.get("signer")
+    who = trusted.names[str(signer)] if trusted.trusts(signer) else f"its signer ({_signed(signer)}, not a trusted " \
+        "reviewer's key)"
+    text = f"{who} {CODE_READ_TEXT} {trust.short_commit(commit)}"
+    if not trust.attested(reproduction, original):
+        text += ", not the commit this run recorded: it attests nothing of this run's code"
+    return text
 
 
 def _signed(fingerprint) -> str:
@@ -473,7 +510,7 @@ def host_load_context(run: dict) -> dict:
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 
-def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> dict:
+def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, restamped: bool = False) -> dict:
     """Everything the run page shows, computed at build time (charts as escaped inline SVG).
 
     ``shared`` is :func:`doc_context` of the document, passed in to compute it once per file.
@@ -507,7 +544,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None) -> 
         "pinned": pinned, "own_code": own_name,
         "own_two_clocks": (two := clock_cover.stamped(doc, run["run_id"])),
         "own_short_steps": (short := "second_clock" in doc and not clock_cover.steps_held(doc, run)),
-        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda"),
+        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda", restamped),
         "pinned_evaluation": pinned_evaluation_lines(run),
         "evaluation_time": evaluation_time(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),

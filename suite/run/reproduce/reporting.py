@@ -1,53 +1,71 @@
 """What ``goodbench reproduce`` prints of a reproduction, and its exit status."""
 from __future__ import annotations
 
+from suite.figures.load import runs_under_load
 from suite.run.reproduce.comparison import REPRODUCED
 from suite.run.reproduce.inputs import as_dict
 from suite.run.reproduce.training import Reproduction
 
 
 def _num(value: float | None, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits ("—" for none)."""
     return "—" if value is None else f"{value:.{digits}g}"
 
 
+_JUDGED = {"within": "interval within", "outside": "interval wholly outside"}
+
+
+def _judged(judged: str | None, has_interval: bool) -> str:
+    return _JUDGED.get(str(judged)) or ("inconclusive: the interval reaches across the tolerance" if has_interval
+                                        else "inconclusive: no interval")
+
+
 def report_lines(reproduction: Reproduction) -> list[str]:
-    """The report of every run: curve, throughput, time to target, verdict."""
+    """The report of every run: throughput, curve, time to target, verdict. A run measured on is
+    headed by its pooled throughput, which decides; the lines of one re-run say which ("last
+    re-run", "first re-run")."""
     lines = []
     for c in reproduction.comparisons:
         t, curve, tput, tta = c.target, c.curve, c.throughput, c.tta
         lines.append(f"run {t.index}: {t.workload_id} {t.run['scale']} seed {t.seed} → {c.verdict}")
+        m = c.measuring if c.pooled else None
+        p = m.pool if m is not None else None
+        pooled = p is not None
+        last = "last re-run: " if c.measurements > 1 else ""  # the file holds the last; the figures below are its
+        if m is not None and p is not None:
+            ci = f"95% interval {p.low:.3f}–{p.high:.3f}" if p.low is not None else p.method
+            ratio = "—" if p.ratio is None else f"{p.ratio:.3f}"
+            lines.append(f"  throughput  {ratio}× the recorded samples/s, pooled over {len(m.records)} "
+                         f"re-run{'s' if len(m.records) != 1 else ''} (the headline, which decides): {ci}; tolerance "
+                         f"±{m.tolerance:.0%} — {_judged(m.judged, p.low is not None)}")
+            lines.append(f"              ({m.describe()}; {p.method})" if p.low is not None else
+                         f"              ({m.describe()})")
+            if c.on_median and p.median is not None:
+                lines.append(f"  median      {p.median.ratio:.3f}× at the median step time, 95% interval "
+                             f"{p.median.low:.3f}–{p.median.high:.3f}: the recorded window is unsteady, judged on it")
         tol = curve.tolerance
-        lines.append(f"  curve       {curve.points} points, {curve.compared} values compared: largest difference "
+        lines.append(f"  curve       {last}{curve.points} points, {curve.compared} values compared: largest difference "
                      f"{_num(curve.max_abs_diff)} ({_num(curve.max_rel_diff, 2)} relative)"
                      f"{', bit-identical' if curve.identical else ''}; tolerance {tol.rel:g} relative + "
                      f"{tol.abs:g} — {'agrees' if curve.agrees else 'differs'}")
         lines.append(f"              (tolerance: {tol.basis})")
+        label = "  last re-run " if pooled else f"  throughput  {last}"
         if tput.ratio is None:
-            lines.append(f"  throughput  {tput.method}")
+            lines.append(f"{label}{tput.method}")
         else:
             ci = f"95% interval {tput.low:.3f}–{tput.high:.3f}" if tput.low is not None else tput.method
-            again = f"; measured twice, first {c.first_ratio:.3f}×" if c.measurements > 1 and \
-                c.first_ratio is not None else ""
-            judged = {"within": "interval within", "outside": "interval wholly outside",
-                      "inconclusive": "inconclusive: the interval reaches across the tolerance"
-                      if tput.low is not None else "inconclusive: no interval"}[str(tput.judged)]
-            lines.append(f"  throughput  {_num(tput.original_samples_per_s)} → {_num(tput.samples_per_s)} "
-                         f"samples/s: ratio {tput.ratio:.3f}, {ci}; tolerance ±{tput.tolerance:.0%} — "
-                         f"{judged}{again}")
+            first = f"; first re-run: {c.first_ratio:.3f}×" if c.measurements > 1 and c.first_ratio is not None else ""
+            judged = "not judged alone: the pooled ratio decides" if pooled else \
+                _judged(tput.judged, tput.low is not None)
+            lines.append(f"{label}{_num(tput.original_samples_per_s)} → {_num(tput.samples_per_s)} samples/s: ratio "
+                         f"{tput.ratio:.3f}, {ci}; tolerance ±{tput.tolerance:.0%} — {judged}{first}")
         if tput.low is not None:
             lines.append(f"              ({tput.method})")
-        if c.pooled and c.measuring is not None and c.measuring.pool is not None:
-            m, p = c.measuring, c.measuring.pool
-            ci = f"95% interval {p.low:.3f}–{p.high:.3f}" if p.low is not None else p.method
-            lines.append(f"  measured on {_num(p.ratio)}× pooled, {ci}: {m.describe()}")
-            if c.on_median and p.median is not None:
-                lines.append(f"  median      {p.median.ratio:.3f}× at the median step time, 95% interval "
-                             f"{p.median.low:.3f}–{p.median.high:.3f}: the recorded window is unsteady, judged on it")
         if tta["original_s"] is None and tta["reproduction_s"] is None:
-            lines.append("  TTA         — (no time to target in either run)")
+            lines.append(f"  TTA         {last}— (no time to target in either run)")
         else:
             diff = tta["difference_s"]
-            lines.append(f"  TTA         {_num(tta['original_s'])} s → {_num(tta['reproduction_s'])} s"
+            lines.append(f"  TTA         {last}{_num(tta['original_s'])} s → {_num(tta['reproduction_s'])} s"
                          + (f" ({diff:+.3g} s)" if diff is not None else ""))
     return lines
 
@@ -56,3 +74,32 @@ def exit_status(doc: dict) -> int:
     """0 when every run of a reproduction document reproduced, else 1."""
     runs = as_dict(as_dict(doc.get("settings")).get("reproduces")).get("runs") or []
     return 0 if runs and all(as_dict(r).get("verdict") == REPRODUCED for r in runs) else 1
+
+
+def load_notes(original_runs: list, rerun_runs: list) -> list[str]:
+    """What the verdicts do not weigh, said beside them: the original's chosen runs measured under
+    load (its recorded throughput then reads low: a faster re-run is expected) and the re-run's
+    (a slower one is)."""
+    notes = []
+    loaded = runs_under_load([r for r in original_runs if isinstance(r, dict)])
+    if loaded:
+        notes.append(f"note: the original was measured under load ({loaded}): its recorded throughput may read low "
+                     "for that alone, so a faster re-run (a ratio above 1) is expected, and a throughput that differs "
+                     "that way may say more of that load than of the file")
+    loaded = runs_under_load([r for r in rerun_runs if isinstance(r, dict)])
+    if loaded:
+        notes.append(f"note: the re-run was measured under load ({loaded}): a slower re-run (a ratio below 1) is then "
+                     "expected, and a throughput that differs that way may say more of the load than of the file")
+    return notes
+
+
+def attestation_line(code_read: dict | None, reproduced: int, option: str) -> str | None:
+    """What an own-code reproduction says of the reviewer's reading of its code: the commit
+    attested, or, where some run reproduced without one, that a trusted reviewer's reproduction
+    then reads "re-run"; None where nothing reproduced and nothing was attested."""
+    if code_read:
+        return f"you attested reading its code at commit {str(code_read['commit'])[:12]}"
+    if reproduced:
+        return (f"no reading of its code attested ({option}): a trusted reviewer's reproduction of own code reads "
+                "\"re-run\" (its code gave the same figures again), not \"reproduced\"")
+    return None

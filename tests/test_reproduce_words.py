@@ -1,0 +1,54 @@
+"""What ``goodbench reproduce`` says around its verdicts (suite/commands/reproduce.py,
+suite/run/reproduce/reporting.py): the print-only first step of own code exits 0, the recorded
+command's folder and its ``<tmp>`` placeholder are explained, an original measured under load is
+named beside the verdicts with the direction it leads one to expect, and the footer on an
+attestation speaks of "re-run" only when a run reproduced (a new user's walkthrough, H1, M6, L1,
+L2, L5)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from suite.run.reproduce import own
+from suite.run.reproduce.reporting import attestation_line, load_notes
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ORIGINAL = FIXTURES / "own-stored-losses.json"  # measured under load: other processes used 1.18 of 2 cores
+RERUN = FIXTURES / "own-stored-losses-rerun.json"
+
+
+def test_printing_the_recorded_command_runs_nothing_and_exits_0(tmp_path, monkeypatch, capsys):
+    from suite.cli import main
+
+    monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)  # the checkout's own checks: elsewhere
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: None)
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", str(ORIGINAL), "-o", "r.json", "--no-sign"]) == 0  # did what was asked
+    err = capsys.readouterr().err
+    assert "its recorded command, run from its work tree's root:\n    python cheat.py --out '<tmp>/cheat-own.json'" \
+        in err
+    assert ("(<tmp>: a temporary folder's path, shortened for privacy when the file was written; the re-run writes "
+            "its file where goodbench says, not there)") in err
+    assert "nothing was run: read the command above" in err and not (tmp_path / "r.json").exists()
+
+
+def test_an_original_measured_under_load_is_named_with_the_faster_re_run_it_leads_one_to_expect():
+    original, rerun = json.loads(ORIGINAL.read_text()), json.loads(RERUN.read_text())
+    [note] = load_notes(original["runs"], [])
+    assert note.startswith("note: the original was measured under load (1 of 1 runs measured under load "
+                           "(self-reported); first lm-char seed 1: other processes used 1.18 of 2 cores at its start")
+    assert note.endswith("so a faster re-run (a ratio above 1) is expected, and a throughput that differs that way "
+                         "may say more of that load than of the file")
+    [note] = load_notes([], original["runs"])  # the same runs as a re-run's: the other direction
+    assert note.startswith("note: the re-run was measured under load (") and "a slower re-run (a ratio below 1)" in note
+    quiet = [dict(r, host_load=None) for r in rerun["runs"]]
+    assert load_notes(quiet, quiet) == []
+
+
+def test_the_footer_speaks_of_re_run_only_when_a_run_reproduced():
+    assert attestation_line(None, 0, "--attest-code-read") is None  # 0 of 1 reproduced: nothing of what it reads
+    assert attestation_line(None, 1, "--attest-code-read").startswith(
+        "no reading of its code attested (--attest-code-read): a trusted reviewer's reproduction of own code reads "
+        "\"re-run\"")
+    assert attestation_line({"commit": "65f78db5c8251234"}, 0, "--attest-code-read") == \
+        "you attested reading its code at commit 65f78db5c825"

@@ -1,0 +1,133 @@
+"""What a reproduction found, said where it is shown (suite/leaderboard/reproduction_words.py,
+suite/leaderboard/trust.py, suite/site/columns.py, suite/site/run_page.py): a red "reproduction
+differs" says which way and what differed, an original measured under load is named beside it,
+an inconclusive reproduction leaves a grey badge on its row, the run page shows each
+reproduction's reason as text under links numbered apart and names an attestation whatever the
+verdict (a new user's walkthrough: H1, M2, M3, L7). The fixtures are a real own file measured
+under load and its reproduction (tests/test_own_reproduction_trust.py), its entry edited to the
+verdicts the walkthrough met."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from suite.leaderboard import reproduction_words as words
+from suite.leaderboard import rows as leaderboard
+from suite.leaderboard import trust
+from suite.site import columns, labels, run_page
+from suite.store import files as store
+from suite.trust import signing
+from suite.trust.reviewers import Reviewers
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ORIGINAL = FIXTURES / "own-stored-losses.json"  # measured under load: other processes used 1.18 of 2 cores
+RERUN = FIXTURES / "own-stored-losses-rerun.json"
+COMMIT = "16b0df863cf5e29dc300e041bc838cf514feb663"  # the commit the original recorded
+DIFFERS = ("differs: throughput: 3.664× the recorded samples/s, 95% interval 2.190–6.130, wholly outside ±20% "
+           "(measured 2 times (14 batches, 62 s; …): stopped, the interval lies wholly outside ±20%)")
+INCONCLUSIVE = ("inconclusive: throughput: 1.015× the recorded samples/s, 95% interval 0.516–1.995, neither wholly "
+                "within nor wholly outside ±20% (measured 1 time (…): stopped, the recorded run's own interval alone "
+                "is wider than the band)")
+
+
+def _reproduction(verdict: str, ratio: float, measurements: int = 1, code_read: str | None = None) -> dict:
+    """The fixture's reproduction with its one entry's verdict, ratio (pooled over ``measurements``
+    re-runs where more than one) and attestation as given."""
+    doc = json.loads(RERUN.read_text())
+    entry = doc["settings"]["reproduces"]["runs"][0]
+    entry.update(verdict=verdict, measurements=measurements)
+    entry["throughput"]["ratio"] = ratio
+    if measurements > 1:
+        entry["measuring"] = {"measurements": measurements, "ratio": ratio, "ci95": [ratio * 0.6, ratio * 1.7]}
+    if code_read:
+        doc["settings"]["reproduces"]["code_read"] = {"commit": code_read}
+    return doc
+
+
+def _row(tmp_path: Path, *reproductions: dict) -> tuple[dict, pd.DataFrame, Reviewers]:
+    """The original's row with ``reproductions`` beside it, signed by a key trusted as "Audit"."""
+    key_path, fp = signing.keygen(tmp_path / "k")
+    key = signing.load_key(key_path.parent)
+    reproductions = tuple(signing.seal({k: v for k, v in doc.items() if k != "signature"}, key) for doc in reproductions)
+    results = tmp_path / "results"
+    stored = store.submit(ORIGINAL, results)
+    original = json.loads(ORIGINAL.read_text())
+    entries = pd.DataFrame(leaderboard.rows(stored.name, original), columns=leaderboard.ENTRY_COLUMNS)
+    runs = pd.DataFrame(leaderboard.run_rows(stored.name, original)
+                        + [r for i, doc in enumerate(reproductions) for r in leaderboard.run_rows(f"r{i}.json", doc)],
+                        columns=leaderboard.RUN_COLUMNS)
+    trusted = Reviewers(names={fp: "Audit"})
+    [row] = trust.with_trust(entries, runs, results, trusted).to_dict(orient="records")
+    return row, runs, trusted
+
+
+def test_a_reproduction_says_which_way_its_throughput_went_and_how_its_curve_compared():
+    entry = _reproduction(DIFFERS, 3.664, measurements=2)["settings"]["reproduces"]["runs"][0]
+    assert words.compared_words(entry) == "throughput 3.664× the recorded (faster, pooled over 2 re-runs); curve " \
+        "bit-identical"
+    assert words.badge_words(entry) == "3.66× faster"
+    slow = copy.deepcopy(entry)
+    slow["measuring"]["ratio"] = 0.444
+    slow["curve"].update(identical=False, agrees=False, max_rel_diff=0.031)
+    assert words.compared_words(slow) == "throughput 0.444× the recorded (slower, pooled over 2 re-runs); curve " \
+        "differs (largest relative difference 0.031)"
+    unsure = _reproduction(INCONCLUSIVE, 1.015)["settings"]["reproduces"]["runs"][0]
+    assert words.compared_words(unsure) == "throughput 1.015× the recorded; curve bit-identical"  # no way: noise
+
+
+def test_a_row_whose_reproduction_differs_says_which_way_and_that_its_original_was_loaded(tmp_path):
+    row, _, _ = _row(tmp_path, _reproduction(DIFFERS, 3.664, measurements=2))
+    assert (row["trust"], row["differs_badge"]) == ("differs", "3.66× faster")
+    assert trust.row_text(row) == (
+        "a trusted reviewer's reproduction differs (Audit): throughput 3.664× the recorded (faster, pooled over 2 "
+        f"re-runs); curve bit-identical; {words.UNDER_LOAD_NOTE}")
+    caveat = columns._trust_caveat(row)
+    assert caveat is not None and caveat.badges == (("reproduction differs: 3.66× faster", "bad"),)
+    assert columns._inconclusive_caveat(row) is None
+
+
+def test_an_inconclusive_reproduction_leaves_a_grey_badge_on_its_row(tmp_path):
+    """Before: the row still read "signed, not reproduced" alone; only the run page said it."""
+    row, _, _ = _row(tmp_path, _reproduction(INCONCLUSIVE, 1.015))
+    assert (row["trust"], row["inconclusive_runs"]) == ("signed", "1 of 1 run")  # the level is unchanged
+    caveat = columns._inconclusive_caveat(row)
+    assert caveat is not None and caveat.badges == (("reproduction inconclusive: 1 of 1 run", "plain"),)
+    assert caveat.text == ("a trusted reviewer's reproduction was inconclusive: 1 of 1 run (Audit): throughput 1.015× "
+                           f"the recorded; curve bit-identical; {trust.INCONCLUSIVE_WHY}")
+    assert caveat in columns._system_caveats(row) and caveat in columns._signer_caveats(row)
+    beside, _, _ = _row(tmp_path / "b", _reproduction(INCONCLUSIVE, 1.015), _reproduction(DIFFERS, 3.664, 2))
+    assert beside["inconclusive_runs"] is None  # the run's counted reproduction differs: that badge says it
+
+
+def test_the_two_clocks_note_of_a_reproduced_row_no_longer_waits_for_a_reproduction(tmp_path):
+    row, _, _ = _row(tmp_path, json.loads(RERUN.read_text()))
+    assert row["trust"] == "rerun" and row["second_clock"] is True
+    said = columns._own_text(row)
+    assert labels.TWO_CLOCKS_RESTAMPED in said and "until a reviewer's reproduction" not in said
+    assert labels.TWO_CLOCKS in columns._own_text({**row, "reviewed_by": None})  # none yet: it waits
+
+
+def test_the_run_page_shows_each_reason_under_links_numbered_apart_and_every_attestation(tmp_path):
+    """Before: both reproductions linked "[1]", their verdicts only in the links' titles, and the
+    attestation of the one that differed nowhere."""
+    _, runs, trusted = _row(tmp_path, _reproduction(DIFFERS, 3.664, 2),
+                            _reproduction(DIFFERS, 7.454, 2, code_read=COMMIT))
+    runs.loc[runs["file"] == "r1.json", "system"] = "Lab B 2-core box"
+    [[*found]] = leaderboard.reproductions(runs).values()
+    original = json.loads(ORIGINAL.read_text())
+    lines = run_page.reproduced_lines(found, original["runs"][0], original, trusted)
+    assert [link["n"] for line in lines for link in line["links"]] == [1, 2]
+    assert [link["why"][:40] for line in lines for link in line["links"]] == [DIFFERS[:40]] * 2
+    assert lines[0]["text"] == ("differs 1 time on AMD EPYC x1 (reviewed by Audit): throughput 3.664× the recorded "
+                                f"(faster, pooled over 2 re-runs); curve bit-identical; {words.UNDER_LOAD_NOTE}")
+    assert lines[1]["text"].endswith("throughput 7.454× the recorded (faster, pooled over 2 re-runs); curve "
+                                     "bit-identical")  # the load said once
+    assert [link["attested"] for line in lines for link in line["links"]] == [
+        None, "Audit attested reading its code at commit 16b0df863cf5"]  # shown though it differs
+    other = {**found[1], "code_read": "65f78db5c825" + "0" * 28}
+    [line] = run_page.reproduced_lines([other], original["runs"][0], original, trusted)
+    assert line["links"][0]["attested"] == ("Audit attested reading its code at commit 65f78db5c825, not the commit "
+                                            "this run recorded: it attests nothing of this run's code")
