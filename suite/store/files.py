@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.record.text import safe
 from suite.store import ledger
 from suite.trust import commitment, fingerprint, ownership, shuffles, signing, system_names
-from suite.validate import Problem, check_document, parse, read_bounded
+from suite.validate import Problem, check_document, load, parse, read_bounded
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -88,18 +87,27 @@ class Stored:
     notes: tuple[str, ...] = ()
 
 
+# what reading a stored file's claims may raise on a file no validator would pass (a 400-digit
+# step time overflows a float): such a file is not read, as the site leaves it out ("Files not shown")
+NOT_READ = (ValueError, LookupError, TypeError, AttributeError, ArithmeticError, RecursionError)
+
+
 def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, dict]]:
     """Every stored run's claim in store order (:mod:`suite.store.ledger`), signatures not yet checked,
-    and the stored documents by file name; a stored file that cannot be read claims no runs."""
+    and the stored documents by file name. Each file is read as the site reads it (bounded:
+    :func:`suite.validate.load`); one that cannot be read, or whose runs cannot (:data:`NOT_READ`),
+    claims no runs."""
     out: list[ownership.Claim] = []
     docs: dict[str, dict] = {}
     for path in ledger.in_store_order(results_dir, stored_files(results_dir)):
+        doc, unreadable = load(path)
+        if unreadable:
+            continue
         try:
-            doc = json.loads(path.read_bytes())
             if not all(isinstance(run["run_id"], str) for run in doc["runs"]):
                 continue  # not a results file's runs
             found = ownership.claims(path.name, doc, None, verified=True)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except NOT_READ:
             continue
         docs[path.name] = doc
         out += found
