@@ -30,9 +30,9 @@ from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.record.text import safe
-from suite.store import ledger
+from suite.store import ledger, naming
 from suite.trust import commitment, fingerprint, ownership, shuffles, signing, system_names
-from suite.validate import Problem, check_document, load, parse, read_bounded
+from suite.validate import Problem, check_document, parse, read_bounded
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -95,12 +95,16 @@ NOT_READ = (ValueError, LookupError, TypeError, AttributeError, ArithmeticError,
 def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, dict]]:
     """Every stored run's claim in store order (:mod:`suite.store.ledger`), signatures not yet checked,
     and the stored documents by file name. Each file is read as the site reads it (bounded:
-    :func:`suite.validate.load`); one that cannot be read, or whose runs cannot (:data:`NOT_READ`),
-    claims no runs."""
+    :func:`suite.validate.read_bounded`, :func:`suite.validate.parse`); one that cannot be read, or
+    whose runs cannot (:data:`NOT_READ`), or that submit did not store
+    (:func:`suite.store.naming.misnamed`), claims no runs."""
     out: list[ownership.Claim] = []
     docs: dict[str, dict] = {}
     for path in ledger.in_store_order(results_dir, stored_files(results_dir)):
-        doc, unreadable = load(path)
+        raw, unreadable = read_bounded(path)
+        if unreadable or raw is None or naming.misnamed(path, raw) is not None:
+            continue
+        doc, unreadable = parse(raw)
         if unreadable:
             continue
         try:
@@ -314,7 +318,7 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
     problems = problems or check_document(doc)
     if problems:
         raise Refused(problems)
-    dest = results_dir / f"{hashlib.sha256(raw).hexdigest()}.json"
+    dest = results_dir / naming.stored_name(raw)
     taken = _name_taken(dest)
     if taken is not None:  # refuse before touching anything, even the directory
         raise Refused([taken])
