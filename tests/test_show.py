@@ -12,6 +12,7 @@ import pytest
 from suite.cli import main
 from suite.figures import report
 from suite.record import results
+from workloads import own
 
 FIXTURE = Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json"
 
@@ -36,7 +37,9 @@ def test_show_and_run_end_with_the_same_warning_where_runs_were_measured_under_l
     loaded = Path(__file__).parent / "fixtures" / "own-loaded-short-steps.json"
     assert main(["show", str(loaded)]) == 0
     last = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
-    assert last == report.load_warning(results.load(loaded)["runs"])
+    doc = results.load(loaded)
+    assert last == report.load_warning(doc["runs"], own.implementation_name(doc))  # own code named: "own: mlp seed 1"
+    assert "first own: mlp seed 1:" in last
     assert last.startswith("warning: 1 of 1 runs measured under load (self-reported)")
     assert report.load_warning(results.load(FIXTURE)["runs"]) is None  # a quiet file: no such line
 
@@ -169,3 +172,57 @@ def test_cut_writes_escapes_whole_counts_marks_and_reads_no_further_than_it_show
     assert Counted.read == 81  # the 80 shown and the one that says more follows, of ten million
     Counted.read = 0
     assert cut(Counted("\x1b" * 1_000_000), 12) == "\\u001b\\u001b…" and Counted.read == 3
+
+
+def _measure(path, capsys) -> tuple[str, int]:
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    return out, max(map(len, out.splitlines()))
+
+
+def test_the_load_warning_is_built_from_the_bounded_file_and_cut(tmp_path, capsys):
+    """Trial 13, 3 (/tmp/trial13/show_unbounded.py): 400 busy processes of 5,000-letter names at one
+    run's start printed one 2 MB line; the warning now names the first five, each cut, and counts
+    the others."""
+    from suite.commands import show
+    from suite.figures import load
+
+    doc = json.loads((FIXTURE.parent / "reference-smoke.json").read_text())
+    doc["runs"][0]["host_load"]["start"] = {"load_1m": 3.0, "cores": 2, "other_cores": 1.5,
+                                            "busy": [{"name": "N" * 5000 + str(i), "cores": 0.1} for i in range(400)]}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    assert path.stat().st_size > 2_000_000
+    out, longest = _measure(path, capsys)
+    warning = out.splitlines()[-1]
+    assert warning.startswith("warning: 1 of 5 runs measured under load (self-reported); first lm-char seed 1: "
+                              "other processes used 1.5 of 2 cores at its start (")
+    assert warning.count("N" * load.NAME_CHARS + "…") == load.NAMED and "and 395 more)" in warning
+    assert longest == len(warning) <= show.MAX_WARNING and len(out) < 5_000  # 2,004,176 characters before
+
+
+def test_the_goodput_table_shows_a_runs_first_kinds_of_badput_and_counts_the_others(tmp_path, capsys):
+    """Trial 13, 3: one run's badput_s of 30,000 kinds printed a 229,000-character line, a column each."""
+    from suite.commands import show
+
+    doc = json.loads((FIXTURE.parent / "reference-smoke.json").read_text())
+    doc["runs"][0]["goodput"]["badput_s"].update({f"k{i}": 0.0 for i in range(30_000)})
+    path = tmp_path / "badput.json"
+    path.write_text(json.dumps(doc))
+    out, longest = _measure(path, capsys)
+    header = out.split("goodput and badput (seconds):\n")[1].splitlines()[0].split()
+    kinds = header[header.index("k0"):header.index("goodput")]
+    assert kinds == [f"k{i}" for i in range(12)] and header[header.index("k0") - 1] == "other"  # 8 goodbench writes
+    assert out.splitlines()[-1] == f"29988 more kinds of badput not shown (the first {show.MAX_BADPUT} of 30008 are)"
+    assert longest < 400 and len(out) < 5_000  # 1,615,445 characters, one line of 289,058, before
+
+
+def test_a_cell_holding_a_list_is_cut(tmp_path, capsys):
+    """A seed of 100,000 numbers printed one cell of 689,000 characters."""
+    doc = json.loads((FIXTURE.parent / "reference-smoke.json").read_text())
+    doc["runs"][0]["seed"] = list(range(100_000))
+    path = tmp_path / "seeds.json"
+    path.write_text(json.dumps(doc))
+    out, longest = _measure(path, capsys)
+    assert out.count("[0, 1, 2, 3, ") == 2  # the runs table and the goodput table
+    assert longest < 2 * report.CELL_CHARS and len(out) < 10_000

@@ -251,3 +251,46 @@ def test_without_a_key_it_says_how_to_make_one(tmp_path, capsys):
     assert line == (f"goodbench: error: no signing key at {signing.key_path()}: `goodbench keygen` makes one, "
                     f"then `goodbench sign {plain}`")
     assert [p.name for p in tmp_path.iterdir()] == ["plain.json"]
+
+
+def test_a_stored_file_is_never_signed_into_the_store(tmp_path, capsys, monkeypatch):
+    """Trial 13, 5 (/tmp/trial13/sign_into_store.sh): `goodbench sign results/<sha>.json` wrote
+    <sha>.signed.json into the store itself, past submit and the ledger; the site read it first and
+    showed the stored original as its copy. An output in a store is refused, in one line naming -o."""
+    _keygen(capsys)
+    folder = tmp_path / "store2"
+    stored = submit(_write(tmp_path / "plain.json", _document()), folder)
+    before = sorted(p.name for p in folder.iterdir())
+    default = stored.with_suffix(sign_command.SUFFIX)
+    line = _refused(capsys, ["sign", str(stored)])
+    assert line == (f"goodbench: error: not signed: {default} is in a results store (it holds ledger.jsonl), where "
+                    "only goodbench submit writes: give -o a path outside it, then goodbench submit the signed file")
+    _refused(capsys, ["sign", str(stored), "-o", str(folder / "mine.json")])  # nor named there
+    assert sorted(p.name for p in folder.iterdir()) == before
+    assert main(["sign", str(stored), "-o", str(tmp_path / "signed.json")]) == 0  # outside: signed
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)  # the default store of the working folder, before its first submit
+    (tmp_path / "results").mkdir()
+    _write(tmp_path / "results" / "plain.json", _document())
+    line = _refused(capsys, ["sign", "results/plain.json"])
+    assert "is in a results store (the default --results-dir of goodbench submit (results/))" in line
+    assert not (tmp_path / "results" / "plain.signed.json").exists()
+
+
+def test_a_file_in_a_store_not_named_by_its_sha256_is_not_shown_and_claims_no_runs(tmp_path, capsys):
+    """The signed copy that `goodbench sign` once wrote into a store (or anything put there by hand
+    under another name) is listed under "Files not shown", not read as stored first; the stored
+    original is not shown as its copy, and submitting the signed file stores it, not refused as
+    a copy of its own misnamed bytes."""
+    fp = _keygen(capsys)
+    folder = tmp_path / "store2"
+    original = submit(_write(tmp_path / "plain.json", _document()), folder)
+    assert main(["sign", str(original), "-o", str(tmp_path / "signed.json")]) == 0
+    planted = original.with_suffix(sign_command.SUFFIX)
+    planted.write_bytes((tmp_path / "signed.json").read_bytes())  # where sign's default put it
+    board = pipeline.read(folder)
+    assert board.invalid == [(planted.name, f"{planted.name}: not stored by goodbench submit: its name is not the "
+                                            "sha256 of its bytes (move it out of the store, then goodbench submit it)")]
+    assert set(board.entries["file"]) == {original.name} and board.entries["copy_of"].isna().all()
+    stored = submit_noted(tmp_path / "signed.json", folder)
+    assert f"which is not signed by its owner's key ({fp}): {original.name}'s run is now shown as a copy" in stored.notes[0]

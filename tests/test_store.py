@@ -314,3 +314,46 @@ def test_submit_names_own_code_by_its_name_and_the_workload_it_is_held_to(monkey
     assert submit._rank_lines(tmp_path / "x.json") == [
         "not ranked: my-char-gpt (own code, held to lm-char's target, smoke): smoke scale: only full-scale results are ranked",
         "not ranked: lm-char (smoke): smoke scale: only full-scale results are ranked"]
+
+
+def _planted(kind: str) -> bytes:
+    """A file no validator passes, placed in a store by hand (trial 13, 4: /tmp/trial13/store_crash.sh)."""
+    if kind == "nested too deep":
+        return b"[" * 100_000 + b"]" * 100_000
+    doc = json.loads(VALID.read_text())
+    doc["runs"][0]["step_times_s"][0] = 10 ** 400  # a float overflows: OverflowError in ownership.steps_key
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize("kind", ["nested too deep", "a 400-digit step time"])
+def test_a_stored_file_no_validator_passes_is_not_read_and_submit_stores_a_valid_file(tmp_path, kind, capsys):
+    """One hostile file in the store made every later submit end in a traceback (RecursionError,
+    OverflowError). It is read bounded now, as the site reads it, and a file that cannot be read
+    claims no runs (the site lists it under "Files not shown"): the valid file is stored, no note."""
+    from suite.leaderboard import rows as leaderboard
+
+    store = tmp_path / "results"
+    store.mkdir()
+    (store / "planted.json").write_bytes(_planted(kind))
+    assert cli.main(["submit", str(VALID), "--results-dir", str(store)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    dest = store / f"{hashlib.sha256(VALID.read_bytes()).hexdigest()}.json"
+    assert out[0] == f"stored {VALID} as {dest}" and not any(line.startswith("note:") for line in out)
+    assert dest.read_bytes() == VALID.read_bytes() and ledger.order(store) == [dest.name]
+    assert (store / "planted.json").read_bytes() == _planted(kind)  # left as it was
+    shown, problem = leaderboard.read_stored(store / "planted.json")
+    assert shown is None and problem  # the site leaves it out, saying why
+
+
+def test_a_stored_copy_with_a_null_signature_refuses_its_runs_in_one_line(tmp_path, capsys):
+    """A readable stored copy whose "signature" is null raised TypeError when submit checked the
+    signatures of the files near the new one (signing.public_key_of); it is an unsigned copy."""
+    store = tmp_path / "results"
+    store.mkdir()
+    doc = json.loads(VALID.read_text())
+    doc["signature"] = None
+    (store / "planted.json").write_text(json.dumps(doc))
+    assert cli.main(["submit", str(VALID), "--results-dir", str(store)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out and all(line.startswith("refused: ") and "planted.json" in line for line in out)
+    assert stored_files(store) == [store / "planted.json"]

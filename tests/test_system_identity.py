@@ -56,6 +56,31 @@ def test_a_fingerprint_written_with_a_hyphen_is_read_as_one():
     assert systems.reads_as("Lab 100 cluster sha256x") != systems.reads_as("Lab 100 cluster")  # a word, not a fingerprint
 
 
+@pytest.mark.parametrize("written", ["ACME H100 node (SHA2 56:LyydO9s8Jkti\u2026)", "ACME H100 node (SHA 25 6:LyydO9s8Jkti\u2026)",
+                                     "ACME H100 node (SH4256:LyydO9s8Jkti\u2026)", "ACME H100 node (SHAZ56:LyydO9s8Jkti\u2026)",
+                                     "ACME H100 node (KEY:LyydO9s8Jkti\u2026)", "ACME H100 node [SHA256: LyydO9s8Jkti\u2026]",
+                                     "ACME H100 node (SHA25G:LyydO9s8Jkti\u2026)", "ACME H100 node SHA2 56"])
+def test_a_fingerprint_spelt_otherwise_is_read_as_one(written):
+    """Trial 13, 6 (/tmp/trial13/fingerprint_name.py): "SHA256" spelt with a space, a 4 for the A or
+    a Z for the 2 was not stripped, and the name, showing another's fingerprint, was shown bare
+    beside that signer's "ACME H100 node"; a signer's label under any prefix is read as one too."""
+    assert systems.reads_as(written) == systems.reads_as("ACME H100 node")
+    seen = systems.shown([("ACME H100 node", VICTIM_FP), (written, IMPOSTER_FP)])
+    assert seen[(written, IMPOSTER_FP)] == systems.Shown(
+        f"{written} ({signing.short(IMPOSTER_FP)})",
+        f"name resembles \u201cACME H100 node ({signing.short(VICTIM_FP)})\u201d, another signer's system, stored first")
+
+
+def test_the_systems_of_the_stored_and_test_files_still_read_apart():
+    """The names of results/, tests/fixtures and tests/corpus/valid, brackets and all ("Intel(R)
+    Xeon(R) Processor x1", "MLCommons Verification Lab (A100 x8)"), keep reading as themselves."""
+    repo = Path(__file__).resolve().parent.parent
+    names = {json.loads(p.read_text())["system"]["name"] for folder in ("results", "tests/fixtures", "tests/corpus/valid")
+             for p in (repo / folder).glob("*.json")}
+    assert len(names) >= 4 and len({systems.reads_as(n) for n in names}) == len(names)
+    assert all(systems.reads_as(n) == skeleton(n) for n in names)  # nothing of them read as a fingerprint
+
+
 def test_punctuation_drawn_alike_reads_as_one():
     assert skeleton("ACME H100 node\u2010x") == skeleton("ACME H100 node-x")  # U+2010 HYPHEN
 

@@ -1,8 +1,10 @@
 """``goodbench show FILE``: the summary ``goodbench run`` ends with, for any results file. The file
 is read as the validator reads it (bounded: size, nesting, numbers) and validated no further; a file
 whose runs cannot be summarized is said so in one line. What it prints is bounded too: every string
-the file supplies at :data:`MAX_CHARS` characters, its first :data:`MAX_RUNS` runs and
-:data:`MAX_SCORES` time-to-target scores, and a line saying how many more it holds."""
+the file supplies at :data:`MAX_CHARS` characters, its first :data:`MAX_RUNS` runs,
+:data:`MAX_SCORES` time-to-target scores and :data:`MAX_BADPUT` kinds of badput a run, and a line
+saying how many more it holds; a table's cell at :data:`suite.figures.report.CELL_CHARS`, the load
+warning at :data:`MAX_WARNING` characters, each from the bounded copy of the file."""
 from __future__ import annotations
 
 import argparse
@@ -13,6 +15,8 @@ from typing import Any
 MAX_CHARS = 200
 MAX_RUNS = 100    # runs in the table; the others are counted in a line
 MAX_SCORES = 100  # time-to-target scores (workload × scale); as the runs
+MAX_BADPUT = 20   # kinds of badput a run, each a column of the goodput table (goodbench writes 8)
+MAX_WARNING = 600  # characters of the load warning: twice an honest one naming five processes twice
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench show`` and its argument."""
@@ -35,16 +39,26 @@ def run(args) -> int:
     except results.Unreadable as exc:
         raise GoodbenchError(str(exc)) from None
     print(summary(args.file, doc))
-    from suite.figures import report
-    from suite.record.text import printable
-
-    try:  # as goodbench run ends; a host record it cannot read is validate's to say
-        loaded = report.load_warning(doc["runs"])
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-        loaded = None
+    loaded = load_warning(doc)
     if loaded:
-        print(printable(loaded))
+        print(loaded)
     return 0
+
+
+def load_warning(doc: Any) -> str | None:
+    """The load warning ``goodbench run`` ends with (:func:`suite.figures.report.load_warning`) for
+    the bounded copy of ``doc`` that :func:`summary` shows, cut at :data:`MAX_WARNING` characters;
+    None where no run was measured under load, or a host record cannot be read (validate's to say)."""
+    from suite.figures import report
+    from suite.record.text import cut
+    from workloads import own
+
+    try:
+        shown = bounded(doc)[0]
+        loaded = report.load_warning(shown["runs"], own.implementation_name(shown))  # own code named as its rows name it
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError):
+        return None
+    return cut(loaded, MAX_WARNING) if loaded else None
 
 
 def _printable(node: Any) -> Any:
@@ -72,18 +86,25 @@ def summary(name: str, doc: Any) -> str:
 
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc["runs"]:
         raise GoodbenchError(f"{name}: no runs to summarize (goodbench validate {name} says what it holds)")
-    doc, left_out = _first(doc)
+    shown, left_out = bounded(doc)
     try:
-        shown = _printable(doc)
         return "\n".join([report.file_summary(shown), *left_out])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise GoodbenchError(f"{name}: its runs do not hold what a summary reads ({type(exc).__name__}: "
                              f"{safe(exc)}); goodbench validate {name} says what is wrong") from None
 
 
+def bounded(doc: Any) -> tuple[Any, list[str]]:
+    """What show prints of ``doc``: :func:`_first` of it, every string cut (:func:`_printable`), and
+    the lines saying what is left out."""
+    first, left_out = _first(doc)
+    return _printable(first), left_out
+
+
 def _first(doc: dict) -> tuple[dict, list[str]]:
-    """``doc`` with its first :data:`MAX_RUNS` runs and :data:`MAX_SCORES` scores only, and a line
-    for each of the two it holds more of, saying how many are not shown."""
+    """``doc`` with its first :data:`MAX_RUNS` runs, :data:`MAX_SCORES` scores and
+    :data:`MAX_BADPUT` kinds of badput a run only, and a line for each of the three it holds more
+    of, saying how many are not shown."""
     doc = dict(doc)
     left_out = []
     runs = doc["runs"]
@@ -95,4 +116,28 @@ def _first(doc: dict) -> tuple[dict, list[str]]:
         doc["summary"] = dict(list(scores.items())[:MAX_SCORES])
         left_out.append(f"{len(scores) - MAX_SCORES} more time-to-target scores not shown (the first {MAX_SCORES} "
                         f"of {len(scores)} are)")
+    kinds = max((_badput_kinds(run) for run in doc["runs"]), default=0)
+    if kinds > MAX_BADPUT:
+        doc["runs"] = [_first_badput(run) for run in doc["runs"]]
+        left_out.append(f"{kinds - MAX_BADPUT} more kinds of badput not shown (the first {MAX_BADPUT} of {kinds} "
+                        f"are)")
     return doc, left_out
+
+
+def _badput(run: Any) -> dict | None:
+    """``run``'s goodput's ``badput_s`` where it is a mapping, else None."""
+    goodput = run.get("goodput") if isinstance(run, dict) else None
+    kinds = goodput.get("badput_s") if isinstance(goodput, dict) else None
+    return kinds if isinstance(kinds, dict) else None
+
+
+def _badput_kinds(run: Any) -> int:
+    return len(_badput(run) or {})
+
+
+def _first_badput(run: Any) -> Any:
+    """``run`` with the first :data:`MAX_BADPUT` kinds of its ``badput_s`` only."""
+    kinds = _badput(run)
+    if kinds is None or len(kinds) <= MAX_BADPUT:
+        return run
+    return {**run, "goodput": {**run["goodput"], "badput_s": dict(list(kinds.items())[:MAX_BADPUT])}}

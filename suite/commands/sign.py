@@ -7,7 +7,8 @@ run id minted anew for the key, then the whole document. A signature records no 
 made later claims nothing about when; the store counts a file from when it is stored or
 committed to, whenever it was signed. Refused, with nothing written: a file the validator
 refuses, one signed already, a reproduction (its signature is the word of the reviewer who ran it
-again, which a file in hand cannot give) and, as a guard against a mistake, one whose run ids were
+again, which a file in hand cannot give), an output inside a results store (only ``goodbench submit``
+writes there: :func:`suite.store.naming.store_reason`) and, as a guard against a mistake, one whose run ids were
 minted for another key (a signed file whose signature was taken off). That guard is no protection
 of another's runs: with their ``run_id_nonce`` taken off too, the ids read as unsigned ones and the
 file is signed. What keeps a run its owner's is the store's copy detection (the same run ids, step
@@ -35,7 +36,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                                         "and by signing before sharing (docs/rules.md, \"One run, one owner\").")
     p.add_argument("file", metavar="FILE", help="the unsigned results file")
     p.add_argument("-o", "--output", metavar="OUT",
-                   help=f"the signed file to write (default: FILE with {SUFFIX}, beside it); never overwritten")
+                   help=f"the signed file to write (default: FILE with {SUFFIX}, beside it); never overwritten, "
+                        "never inside a results store (only goodbench submit writes there)")
     return p
 
 
@@ -44,6 +46,7 @@ def run(args) -> int:
     from suite.record import results
     from suite.record.errors import GoodbenchError
     from suite.record.text import safe
+    from suite.store import naming
     from suite.trust import signing
     from suite.validate import check_document, load
 
@@ -55,6 +58,10 @@ def run(args) -> int:
         raise GoodbenchError(f"not signed: {problems[0].line(args.file)}{more}")
     out = Path(args.output) if args.output else Path(args.file).with_suffix(SUFFIX)  # a file read has a name
     shown = safe(str(out), 200)
+    store = naming.store_reason(out.parent)
+    if store is not None:  # the site would read it, never stored by submit (trial 13)
+        raise GoodbenchError(f"not signed: {shown} is in a results store ({store}), where only goodbench submit "
+                             f"writes: give -o a path outside it, then goodbench submit the signed file")
     if out.exists() or out.is_symlink():
         raise GoodbenchError(f"{shown} exists; goodbench sign never overwrites a file (give another -o)")
     key = signing.load_key()

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from suite.record.text import cut
+
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
+NAMED = 5  # busy processes named, as many as a snapshot keeps (suite/meters/host_load.py LISTED)
+NAME_CHARS = 40  # of a process's name as shown; a snapshot keeps its short command name (15)
 
 
 def under_load(host_load: dict | None) -> str | None:
@@ -26,11 +30,15 @@ def other_load(snap: dict, when: str = "") -> str:
     """The other processes' load in a host-load snapshot (its ``other_cores`` measured), in words:
     "1.4 of 2 cores (make, cc1)", or "1.4 cores (make)" where the snapshot lacks the machine's
     core count; ``when`` ("at its start") goes before the names. A snapshot taken with pids (what
-    ``check`` says now) names them: "(python pid 4242, make pid 17)"."""
+    ``check`` says now) names them: "(python pid 4242, make pid 17)". Bounded, whatever a file holds:
+    the first :data:`NAMED` names, each cut at :data:`NAME_CHARS` characters, and how many more."""
     cores = snap.get("cores")
     of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
-    names = ", ".join(b["name"] + (f" pid {b['pid']}" if type(b.get("pid")) is int else "")
-                      for b in snap.get("busy") or [] if isinstance(b, dict) and isinstance(b.get("name"), str))
+    busy = [b for b in snap.get("busy") or [] if isinstance(b, dict) and isinstance(b.get("name"), str)]
+    names = ", ".join(cut(b["name"], NAME_CHARS) + (f" pid {b['pid']}" if type(b.get("pid")) is int else "")
+                      for b in busy[:NAMED])
+    if len(busy) > NAMED:
+        names += f" and {len(busy) - NAMED} more"
     return (f"{snap['other_cores']:g}{of} cores" + (f" {when}" if when else "")
             + (f" ({names})" if names else ""))
 

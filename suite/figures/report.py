@@ -10,10 +10,11 @@ import statistics
 
 from suite.figures import load, tta
 from suite.record import results
-from suite.record.text import cut_words, printable
+from suite.record.text import cut, cut_words, printable
 from workloads import own
 
 GAP = "  "  # between columns: a header of several words stays readable as one
+CELL_CHARS = 300  # of a cell as shown, escapes written out; longer (a list where a figure goes) ends in "…"
 
 
 def _round(value, digits: int = 2):
@@ -32,7 +33,7 @@ def _decimals(value: float, most: int) -> int:
 
 def _cells(values: list, float_format=None) -> list[str]:
     """One column's values as text: missing as "—"; floats with the column's decimals (or
-    ``float_format``)."""
+    ``float_format``); any other value at most :data:`CELL_CHARS` characters, escapes written out."""
     floats = [v for v in values if isinstance(v, float) and math.isfinite(v)]
     digits = max((_decimals(v, 4) for v in floats), default=0)
     out = []
@@ -42,7 +43,7 @@ def _cells(values: list, float_format=None) -> list[str]:
         elif isinstance(v, float):
             out.append(float_format(v) if float_format else f"{v:.{digits}f}")
         else:
-            out.append(str(v))
+            out.append(cut(str(v), CELL_CHARS))
     return out
 
 
@@ -53,7 +54,7 @@ def table(rows: list[dict], float_format=None) -> str:
     lines: list[list[str]] = [[] for _ in range(len(rows) + 1)]
     for name in columns:
         values = [row.get(name) for row in rows]
-        cells = [name, *_cells(values, float_format)]
+        cells = [cut(str(name), CELL_CHARS), *_cells(values, float_format)]
         width = max(map(len, cells))
         numeric = all(_is_number(v) for v in values if v is not None)
         for line, cell in zip(lines, cells):

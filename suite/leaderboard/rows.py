@@ -31,8 +31,10 @@ from suite.figures.summary import complete_runs, groups, median, summarize
 from suite.leaderboard import reproduction_words
 from suite.leaderboard.systems import IDENTITY
 from suite.record import results
+from suite.record.text import safe
+from suite.store import naming
 from suite.trust import ownership, signing
-from suite.validate import load
+from suite.validate import parse, read_bounded
 from suite.validate.tolerance import close
 from workloads import own
 
@@ -56,13 +58,19 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
 
 def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
     """(document, None, waived) for a valid stored file, (None, first problem as one line, [])
-    for an invalid one.
+    for an invalid one, or for one in a store that goodbench submit did not store
+    (:func:`suite.store.naming.misnamed`: its name is not the sha256 of its bytes).
 
     A file written under older rules than the current ones (its ``rules_version``; a file
     without one: v1) keeps the status it had: ``waived`` lists, one line each, what rules
     introduced since would refuse (:func:`suite.validate.check_stored`). The line of a file
     refused even by its own rules starts with both versions."""
-    doc, problems = load(path)
+    raw, problems = read_bounded(path)
+    if problems or raw is None:
+        return None, problems[0].line(path.name) if problems else f"{safe(path.name, 200)}: unreadable", []
+    if (why := naming.misnamed(path, raw)) is not None:  # goodbench sign wrote one there (trial 13)
+        return None, f"{safe(path.name, 200)}: {why}", []
+    doc, problems = parse(raw)
     if problems:
         return None, problems[0].line(path.name), []
     line, waived, _ = check_loaded(doc, path.name)

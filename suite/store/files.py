@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.record.tempfiles import remove_abandoned, temp_files
 from suite.record.text import safe
-from suite.store import ledger
+from suite.store import ledger, naming
 from suite.trust import commitment, fingerprint, ownership, shuffles, signing, system_names
 from suite.validate import Problem, check_document, parse, read_bounded
 
@@ -88,18 +87,31 @@ class Stored:
     notes: tuple[str, ...] = ()
 
 
+# what reading a stored file's claims may raise on a file no validator would pass (a 400-digit
+# step time overflows a float): such a file is not read, as the site leaves it out ("Files not shown")
+NOT_READ = (ValueError, LookupError, TypeError, AttributeError, ArithmeticError, RecursionError)
+
+
 def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, dict]]:
     """Every stored run's claim in store order (:mod:`suite.store.ledger`), signatures not yet checked,
-    and the stored documents by file name; a stored file that cannot be read claims no runs."""
+    and the stored documents by file name. Each file is read as the site reads it (bounded:
+    :func:`suite.validate.read_bounded`, :func:`suite.validate.parse`); one that cannot be read, or
+    whose runs cannot (:data:`NOT_READ`), or that submit did not store
+    (:func:`suite.store.naming.misnamed`), claims no runs."""
     out: list[ownership.Claim] = []
     docs: dict[str, dict] = {}
     for path in ledger.in_store_order(results_dir, stored_files(results_dir)):
+        raw, unreadable = read_bounded(path)
+        if unreadable or raw is None or naming.misnamed(path, raw) is not None:
+            continue
+        doc, unreadable = parse(raw)
+        if unreadable:
+            continue
         try:
-            doc = json.loads(path.read_bytes())
             if not all(isinstance(run["run_id"], str) for run in doc["runs"]):
                 continue  # not a results file's runs
             found = ownership.claims(path.name, doc, None, verified=True)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except NOT_READ:
             continue
         docs[path.name] = doc
         out += found
@@ -306,7 +318,7 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
     problems = problems or check_document(doc)
     if problems:
         raise Refused(problems)
-    dest = results_dir / f"{hashlib.sha256(raw).hexdigest()}.json"
+    dest = results_dir / naming.stored_name(raw)
     taken = _name_taken(dest)
     if taken is not None:  # refuse before touching anything, even the directory
         raise Refused([taken])

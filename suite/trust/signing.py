@@ -261,8 +261,9 @@ def section_problem(doc: dict) -> str | None:
 
 
 def public_key_of(doc: dict) -> bytes | None:
-    """The raw public key a well-formed ``signature`` section names (not yet verified), else None."""
-    if section_problem(doc) is not None or SECTION not in doc:
+    """The raw public key a well-formed ``signature`` section names (not yet verified), else None
+    (a section that is null, too: a stored file no validator passed)."""
+    if section_problem(doc) is not None or doc.get(SECTION) is None:
         return None
     return _decode(doc[SECTION]["public_key"], PUBLIC_KEY_BYTES)
 

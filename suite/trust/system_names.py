@@ -5,6 +5,7 @@ submit and the leaderboard alike."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from suite.record.text import normal_name
@@ -47,16 +48,27 @@ def _note(mine: Identity, first: Identity) -> str:
     return f"name resembles \u201c{labelled(*first)}\u201d, {_whose(first)}, stored first"
 
 
-_FINGERPRINT = re.compile(rf"(^| )sha ?{skeleton('256')}( .*)?$")
-"""A fingerprint written into a name, as its skeleton reads: "SHA256:…", "SHA-256:…" or "sha 256 …"."""
+_FINGERPRINT = re.compile(r"(^| )s ?h ?[a4] ?[2z] ?s ?[6bg]( .*)?$")
+"""A fingerprint written into a name, as its skeleton reads: "SHA256" from its first letter on,
+spelt with a space anywhere ("SHA2 56", "SHA 25 6") and with the letters drawn alike that the
+skeleton leaves apart ("SH4256", "SHAZ56", "SHA25G"; trial 13), then anything or nothing."""
+
+_LABEL = re.compile(r"[(\[{\u2768\u276a\u2772\u27ee\u2985\ufe59\u207d\u208d][^()\[\]{}]{0,24}"
+                    r"[:\u2236\ua789\u02d0\u02f8\u0589\u05c3]\s*[A-Za-z0-9+/]{4}")
+"""Text shaped as the signer the tables show beside a name, "(SHA256:LyydO9s8Jkti…)", whatever
+its prefix ("(KEY:Lyyd…)"): an opening bracket, a colon (or one drawn alike) within 25
+characters, then four characters of base64."""
 
 
 def reads_as(name: str) -> str:
     """What ``name`` reads as beside other names: its skeleton
-    (:func:`suite.trust.resemblance.skeleton`) without a fingerprint written into it, from
-    "SHA256" (or "SHA-256") on (a system named "ACME H100 node (SHA256:…)" reads as another's name
-    shown with its signer)."""
-    return re.sub(_FINGERPRINT, "", skeleton(name))
+    (:func:`suite.trust.resemblance.skeleton`) without a fingerprint written into it: from an
+    opening bracket whose text is shaped as a signer (:data:`_LABEL`, whatever its prefix), or from
+    "SHA256" spelt any way a glance reads so (:data:`_FINGERPRINT`), on (a system named "ACME H100
+    node (SHA2 56:…)" reads as another's name shown with its signer)."""
+    label = _LABEL.search(unicodedata.normalize("NFKC", name))
+    bare = name if label is None else unicodedata.normalize("NFKC", name)[:label.start()]
+    return re.sub(_FINGERPRINT, "", skeleton(bare))
 
 
 def device_named(name: str, accelerator: object, count: object) -> bool:

@@ -1,0 +1,44 @@
+"""What the results store names a file, and which folders are stores.
+
+``goodbench submit`` stores a file as ``<sha256 of its bytes>.json`` and lists it in the store's
+ledger (:mod:`suite.store.ledger`). In a folder holding a ledger, then, a ``*.json`` named otherwise
+was not stored by submit (``goodbench sign`` once wrote its default output there, trial 13): the
+site lists it under "Files not shown" and submit reads no runs from it (:func:`misnamed`). A folder
+without a ledger is anyone's folder of results files, read whatever their names. Nothing but submit
+writes a file into a store: ``goodbench sign`` refuses one (:func:`store_reason`). Torch-free.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from suite.store import ledger
+
+DEFAULT = "results"  # the store ``goodbench submit`` and ``goodbench site`` use by default (--results-dir)
+
+
+def stored_name(raw: bytes) -> str:
+    """The name the store gives a file of bytes ``raw``: ``<sha256>.json``."""
+    return f"{hashlib.sha256(raw).hexdigest()}.json"
+
+
+def misnamed(path: Path, raw: bytes) -> str | None:
+    """Why ``path``, read as ``raw``, is not a stored file, in words after its name: in a store
+    holding a ledger, its name is not the sha256 of its bytes. None: it is, or its folder holds no
+    ledger."""
+    if path.name == stored_name(raw) or not (path.parent / ledger.NAME).exists():
+        return None
+    return ("not stored by goodbench submit: its name is not the sha256 of its bytes (move it out of the "
+            "store, then goodbench submit it)")
+
+
+def store_reason(folder: Path) -> str | None:
+    """Why ``folder`` is a results store, where only ``goodbench submit`` writes (it holds the
+    ledger, or it is the default store of the working folder); None where it is not one."""
+    if (folder / ledger.NAME).exists():
+        return f"it holds {ledger.NAME}"
+    try:
+        default = folder.resolve() == Path(DEFAULT).resolve()
+    except (OSError, RuntimeError):  # a link loop: not the default store
+        return None
+    return f"the default --results-dir of goodbench submit ({DEFAULT}/)" if default else None
