@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 
+from suite.run import child_python
+
 # The variables torchrun sets for every worker (torch.distributed.run documentation).
 TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK")
 
@@ -27,7 +29,7 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     cmd = torchrun_command(worker_argv(argv, out), nproc_per_node, nnodes, node_rank,
                            rdzv_endpoint, max_restarts=max_restarts)
     print("launching: " + " ".join(cmd), file=sys.stderr, flush=True)
-    proc = subprocess.Popen(cmd, env=launch_env(dict(os.environ)))
+    proc = subprocess.Popen(cmd, env=launch_env(child_python.environment()))  # its ranks: -P too
     stopped: list[int] = []  # the status a signal sets: 130 (SIGINT) or 143 (SIGTERM)
 
     def on_sigterm(signum, frame):  # passed on as SIGINT: torchrun hands it to every worker,
@@ -52,7 +54,8 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
 def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
                      node_rank: int | None = None, rdzv_endpoint: str | None = None,
                      rdzv_id: str = "goodbench", max_restarts: int = 0) -> list[str]:
-    """The ``python -m torch.distributed.run … -m suite -- <argv>`` line that re-launches a run.
+    """The ``python -P -m torch.distributed.run … -m suite -- <argv>`` line that re-launches a run
+    (:mod:`suite.run.child_python`: no working folder on the launcher's or its ranks' import path).
 
     One node without an endpoint uses ``--standalone``; otherwise a c10d rendezvous at
     ``rdzv_endpoint`` (``--node-rank`` is passed when given; c10d assigns ranks otherwise).
@@ -60,8 +63,8 @@ def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
     a prefix of one of its options as that option (``--run`` as ``--run-path``: refused as
     ambiguous). The worker drops the ``--`` where torchrun passes it on (:func:`script_argv`).
     """
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
-           f"--nnodes={nnodes}", f"--max-restarts={max_restarts}"]
+    cmd = child_python.command("-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
+                               f"--nnodes={nnodes}", f"--max-restarts={max_restarts}")
     if rdzv_endpoint is None and nnodes == 1:
         cmd.append("--standalone")
     else:

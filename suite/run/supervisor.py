@@ -136,9 +136,10 @@ def _spawn(task_path: Path) -> subprocess.Popen:
     """Start a worker; it imports what this process can (same ``sys.path``). It is told this
     process's PID: this process holds a CUDA context on a GPU run (the matmul ceiling was
     measured here), which the worker's telemetry must not count as another process."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
-           SUPERVISOR_PID: str(os.getpid())}
-    return subprocess.Popen([sys.executable, "-m", "suite.run.supervisor", str(task_path)],
+    from suite.run import child_python
+
+    env = child_python.environment({**os.environ, SUPERVISOR_PID: str(os.getpid())}, path=[p for p in sys.path if p])
+    return subprocess.Popen(child_python.command("-m", "suite.run.supervisor", str(task_path)),
                             stdout=subprocess.PIPE, env=env)
 
 

@@ -50,10 +50,12 @@ def cpu_rerun(workload, scale: str, seed: int, options, kernels: str) -> dict:
         task_path.write_bytes(pickle.dumps(task))
         import torch
 
-        env = {**os.environ, "ATEN_CPU_CAPABILITY": kernels,
-               "OMP_NUM_THREADS": str(torch.get_num_threads()),  # the same threads: only the kernels differ
-               "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        done = subprocess.run([sys.executable, "-m", "suite.run.supervisor", str(task_path)], env=env,
+        from suite.run import child_python
+
+        env = child_python.environment({**os.environ, "ATEN_CPU_CAPABILITY": kernels,
+                                        "OMP_NUM_THREADS": str(torch.get_num_threads())},  # only the kernels differ
+                                       path=[p for p in sys.path if p])
+        done = subprocess.run(child_python.command("-m", "suite.run.supervisor", str(task_path)), env=env,
                               stdout=subprocess.DEVNULL, check=False)
         if done.returncode != 0 or not record_path.exists():
             raise RuntimeError(f"the worker under ATEN_CPU_CAPABILITY={kernels} exited with status {done.returncode}")

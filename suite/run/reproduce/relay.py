@@ -109,12 +109,12 @@ class Relay:
             stream.flush()
         out_read, self.stdout = os.pipe()
         err_read, self.stderr = os.pipe()
+        from suite.run import child_python
         from suite.run.reproduce.sandbox import source_root
 
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(source_root()),
-                                                                          os.environ.get("PYTHONPATH")]))}
+        env = child_python.environment(path=[str(source_root())])  # run from the reviewed checkout: -P
         try:
-            self.process = subprocess.Popen([sys.executable, "-m", __name__, str(out_read), str(err_read)],
+            self.process = subprocess.Popen(child_python.command("-m", __name__, str(out_read), str(err_read)),
                                             pass_fds=(out_read, err_read), stdin=subprocess.DEVNULL, env=env)
         except BaseException:
             for fd in (self.stdout, self.stderr):
