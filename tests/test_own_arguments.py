@@ -31,6 +31,7 @@ BASE = {"samples_per_step": 4, "max_steps": 3, "device": "cpu", "sign": False}
     ({"name": "signed, not reproduced"}, "name: .*trust labels"),
     ({"trains": "a model\u202e"}, "trains: .* bidirectional"),
     ({"trains": "reproduced by a trusted reviewer"}, "trains: .*trust labels"),  # trial 13: shown on every row
+    ({"trains": "a \u0280\u1d07\u1d18\u0280\u1d0f model"}, "trains: .*not a Latin letter"),
     ({"command": "python train.py"}, "command must be a non-empty list of its words"),
     ({"code": "train.py"}, "code must be a list of paths"),
     ({"out": 3}, "out must be a path"),
@@ -65,7 +66,7 @@ def test_good_arguments_build_a_benchmark():
     bench = goodbench.Benchmark("mine", samples_per_step=10 ** 6, tokens_per_step=10 ** 9, flops_per_step=3e12,
                                 max_steps=100_000, system_name="Lab box (Zürich)",
                                 command=["python", "train.py"], code=["train.py"], device="cpu", sign=False,
-                                trains="a small GPT, as nanoGPT trains it")
+                                trains="a small GPT, as nanoGPT trains it, \u03bcP-scaled")  # Greek: a description's
     assert bench.flops_per_step == 3e12 and bench.command == ["python", "train.py"]
 
 

@@ -427,6 +427,13 @@ def test_what_own_code_declares_it_trains_may_not_read_as_a_label():
     doc["settings"]["implementation"]["trains"] = "reproduced by a trusted reviewer, two clocks agree"
     found = [(p.field, p.reason) for p in v.check_document(doc) if p.code == "name-trust"]
     assert [field for field, _ in found] == ["settings.implementation.trains"] and "'reproduced'" in found[0][1]
+    # a description may hold Greek letters (read through the look-alikes), a name may not
+    from suite.trust import labels
+
+    for text in ["a \u03bcP-scaled GPT-2 (\u03b22=0.95)", "a CNN, weight decay \u03bb=0.1, init \u03c3=0.02"]:
+        assert labels.label_refusal(text, description=True) is None and labels.label_refusal(text) is not None
+    for spelt in ["r\u0435pr\u03bfd\u03bcced by one", "\u03f2opy of GPT-2", "\u0280\u1d07\u1d18\u0280\u1d0f model"]:
+        assert labels.label_refusal(spelt, description=True) is not None, spelt  # look-alikes, small capitals
 
 
 def test_a_name_cut_for_a_row_never_spells_a_label_the_whole_does_not_hold():

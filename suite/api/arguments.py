@@ -72,13 +72,13 @@ def positive(label: str, value: Any) -> float:
     return float(value)
 
 
-def name(label: str, value: Any, required: bool = True) -> str:
+def name(label: str, value: Any, required: bool = True, description: bool = False) -> str:
     """Text the site's rows show (``name``, ``system_name``, and ``trains`` under the name): text the
     validator accepts (no control, bidirectional or invisible character, no word of the site's trust
     labels)."""
     if required and (not isinstance(value, str) or not value.strip()):
         raise GoodbenchError(f"{label} must be a non-empty name, not {_shown(value)}")
-    why = name_refusal(value)
+    why = name_refusal(value, description)
     if why is not None:
         raise GoodbenchError(f"{label}: {why}")
     return value

@@ -103,7 +103,7 @@ class Benchmark:
                  checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None,
                  peak_tflops: float | None = None):
         arguments.name("name", name)
-        arguments.name("trains", trains, required=False)  # shown under the name on every row
+        arguments.name("trains", trains, required=False, description=True)  # shown under the name on every row
         system_name = arguments.system_name(system_name)  # or goodbench run-own --system-name's
         arguments.whole("max_steps", max_steps, 1, arguments.MAX_STEPS)
         # the job's processes: torchrun's world (the one start() joins), else 1

@@ -78,7 +78,8 @@ _LOOK_ALIKES = str.maketrans({
     "а": "a", "в": "b", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j", "к": "k", "ӏ": "l",
     "м": "m", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t", "у": "y", "ԝ": "w", "х": "x",
     "ԁ": "d", "с": "c", "ɡ": "g", "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v",
-    "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "γ": "y", "ı": "i", "ȷ": "j",
+    "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "γ": "y", "ı": "i", "ȷ": "j", "μ": "u", "ϳ": "j",
+    "σ": "c",  # after NFKC and case folding: the lunate sigma "ϲ" is "σ"
     # digits written for letters
     "0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
 })
@@ -142,13 +143,15 @@ def trust_words_said(text: str) -> str | None:
     return f"\u201c{safe(text)}\u201d holds {', '.join(map(repr, found))}, a word of the site's trust labels" if found else None
 
 
-def foreign_letters(name: str) -> list[str]:
+def foreign_letters(name: str, greek: bool = False) -> list[str]:
     """The letters of ``name`` that are not Latin (empty: it is written in Latin letters, accents
     allowed): letters of other scripts, Latin small capitals and phonetic letters, and symbols but
     a few signs (:data:`_SIGNS`), which the look-alike table cannot all list (Armenian "օ",
     Cyrillic "ѵ", "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" spell a label's words as well as Latin letters do)."""
     found = set()
     for char in unicodedata.normalize("NFKC", name):
+        if greek and "\u0370" <= char <= "\u03ff":  # a description's "μP", "β2": read through the look-alikes
+            continue
         if unicodedata.category(char) in ("So", "Sm") and not char.isascii() and char not in _SIGNS:
             found.add(char)  # a letterlike symbol ("℮") or an operator drawn as a letter ("∘")
         if not char.isalpha() or char.isascii() or char.lower() in _LATIN_UNDECOMPOSED:
@@ -159,14 +162,15 @@ def foreign_letters(name: str) -> list[str]:
     return sorted(found)
 
 
-def label_refusal(name: str) -> str | None:
+def label_refusal(name: str, description: bool = False) -> str | None:
     """Why the text ``name`` would read as one of the site's labels, in the validator's terms (rule
     ``name-trust``; None: it would not): a word of the labels, or a letter outside the Latin
-    alphabet that could draw one."""
+    alphabet that could draw one. A ``description`` (what own code trains) may hold Greek letters
+    ("μP", "β2"): they are read through the look-alike table, not refused."""
     said = trust_words_said(name)
     if said is not None:
         return f"{said}: a name may not read as a label the site gives"
-    foreign = foreign_letters(name)
+    foreign = foreign_letters(name, greek=description)
     if foreign:
         return (f"\u201c{safe(name)}\u201d holds {', '.join(map(repr, foreign[:5]))}, not a Latin letter: the names the site "
                 "shows are written in Latin letters (accents allowed), so that no look-alike letter can spell one "
@@ -174,7 +178,7 @@ def label_refusal(name: str) -> str | None:
     return None
 
 
-def name_refusal(name: object) -> str | None:
+def name_refusal(name: object, description: bool = False) -> str | None:
     """Why ``name`` cannot be a name the site shows, in the validator's terms (None: it can): not
     text, too long, a character no results file may hold (rules ``control-char``,
     ``invisible-char``: bidirectional overrides, zero-width and other invisible characters), or a
@@ -187,4 +191,4 @@ def name_refusal(name: object) -> str | None:
     if has_control_chars(name):
         return (f"{safe(name)} holds a control, bidirectional or invisible character (shown as ?), which no "
                 "results file may hold")
-    return label_refusal(name)
+    return label_refusal(name, description)

@@ -210,7 +210,7 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
         name: Any = doc
         for key in path:
             name = name.get(key) if isinstance(name, dict) else None
-        why = label_refusal(name) if isinstance(name, str) else None
+        why = label_refusal(name, description=path[-1] == "trains") if isinstance(name, str) else None
         if why is not None:
             problems.append(Problem("name-trust", ".".join(path), why))
     ceilings = (doc.get("settings") or {}).get("matmul_ceiling")
