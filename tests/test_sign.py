@@ -11,12 +11,13 @@ from pathlib import Path
 
 import factories
 import numpy as np
+import pytest
 
 from suite.cli import main
 from suite.commands import sign as sign_command
 from suite.leaderboard import pipeline
 from suite.record import results
-from suite.store.files import stored_files, submit, submit_noted
+from suite.store.files import Refused, stored_files, submit, submit_noted
 from suite.trust import signing
 from suite.validate import check_document, validate_file
 
@@ -294,3 +295,18 @@ def test_a_file_in_a_store_not_named_by_its_sha256_is_not_shown_and_claims_no_ru
     assert set(board.entries["file"]) == {original.name} and board.entries["copy_of"].isna().all()
     stored = submit_noted(tmp_path / "signed.json", folder)
     assert f"which is not signed by its owner's key ({fp}): {original.name}'s run is now shown as a copy" in stored.notes[0]
+
+
+def test_a_stored_file_whose_line_endings_a_checkout_rewrote_is_still_stored(tmp_path):
+    """A review found that a store checked out with CRLF line endings (git's autocrlf) hid every
+    file, none of its runs claimed, so a copy of one was stored unremarked: a name the ledger lists
+    is the file submit stored, whatever its bytes now."""
+    folder = tmp_path / "store"
+    original = submit(_write(tmp_path / "plain.json", _document()), folder)
+    original.write_bytes(original.read_bytes().replace(b"\n", b"\r\n"))
+    board = pipeline.read(folder)
+    assert board.invalid == [] and set(board.entries["file"]) == {original.name}
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps(_document(), indent=3))  # the same runs, other bytes
+    with pytest.raises(Refused, match=f"is already stored in {original.name}"):  # its runs still claimed
+        submit_noted(again, folder)

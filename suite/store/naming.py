@@ -2,8 +2,9 @@
 
 ``goodbench submit`` stores a file as ``<sha256 of its bytes>.json`` and lists it in the store's
 ledger (:mod:`suite.store.ledger`). In a folder holding a ledger, then, a ``*.json`` named otherwise
-was not stored by submit (``goodbench sign`` once wrote its default output there, trial 13): the
-site lists it under "Files not shown" and submit reads no runs from it (:func:`misnamed`). A folder
+was not stored by submit unless the ledger lists it (``goodbench sign`` once wrote its default
+output there, trial 13): the site lists it under "Files not shown" and submit reads no runs from it
+(:func:`misnamed`). A folder
 without a ledger is anyone's folder of results files, read whatever their names. Nothing but submit
 writes a file into a store: ``goodbench sign`` refuses one (:func:`store_reason`). Torch-free.
 """
@@ -24,9 +25,13 @@ def stored_name(raw: bytes) -> str:
 
 def misnamed(path: Path, raw: bytes) -> str | None:
     """Why ``path``, read as ``raw``, is not a stored file, in words after its name: in a store
-    holding a ledger, its name is not the sha256 of its bytes. None: it is, or its folder holds no
-    ledger."""
+    holding a ledger, its name is not the sha256 of its bytes and the ledger lists no file stored
+    under it. None: it is named so, or listed (a checkout that rewrote its line endings changed its
+    bytes, not what submit stored: a review found every file of such a store hidden and copies of
+    them stored unremarked), or its folder holds no ledger."""
     if path.name == stored_name(raw) or not (path.parent / ledger.NAME).exists():
+        return None
+    if (path.name, ledger.STORED) in ledger.lines(path.parent):  # read only for a name that differs: rare
         return None
     return ("not stored by goodbench submit: its name is not the sha256 of its bytes (move it out of the "
             "store, then goodbench submit it)")
