@@ -131,3 +131,40 @@ def test_the_run_page_shows_each_reason_under_links_numbered_apart_and_every_att
     [line] = run_page.reproduced_lines([other], original["runs"][0], original, trusted)
     assert line["links"][0]["attested"] == ("Audit attested reading its code at commit 65f78db5c825, not the commit "
                                             "this run recorded: it attests nothing of this run's code")
+
+
+def _entry(**changes) -> dict:
+    entry = copy.deepcopy(json.loads(RERUN.read_text())["settings"]["reproduces"]["runs"][0])
+    entry.pop("measuring", None)
+    for key, value in changes.items():
+        entry[key] = {**entry[key], **value} if isinstance(value, dict) and isinstance(entry.get(key), dict) else value
+    return entry
+
+
+def test_a_badge_names_what_differed_not_a_throughput_that_held():
+    """A review found "reproduction differs: 1.01× faster" on a reproduction whose curve differed and
+    whose throughput was within the band, and a failed re-run read as a throughput difference."""
+    curve = _entry(verdict="differs: curve: step 40: loss 2.31 vs 2.12 recorded", throughput={"ratio": 1.012},
+                   curve={"agrees": False, "identical": False, "first_difference": "step 40: loss 2.31 vs 2.12 recorded"})
+    assert words.badge_words(curve) == "curve differs"
+    assert words.compared_words(curve) == ("throughput 1.012× the recorded; curve differs (step 40: loss 2.31 vs "
+                                           "2.12 recorded)")  # no way: the throughput held
+    failed = _entry(verdict="differs: the re-run is failed: CUDA error: out of memory", throughput={"ratio": 0.97})
+    assert words.badge_words(failed) == "re-run failed"
+    assert words.compared_words(failed).startswith("the re-run failed; throughput 0.970× the recorded;")
+    slower = _entry(verdict="differs: throughput: 0.444× the recorded samples/s, …, wholly outside ±20%",
+                    throughput={"ratio": 0.444})
+    assert words.badge_words(slower) == "0.44× slower" and "(slower)" in words.compared_words(slower)
+    assert not words.reads_faster(words.compared_words(slower))  # the load explains a faster re-run only
+    assert words.direction(0.99999) is None and words.direction(1.006) == "faster"  # "1.00× slower" never shown
+
+
+def test_hostile_numbers_in_a_reproduction_read_as_none():
+    """A review: ``10**400`` raised OverflowError, a list entry AttributeError, a ratio of -3 read
+    "-3.00× slower" and 10**30 re-runs were said."""
+    for ratio in (10 ** 400, -3.0, 0, float("nan"), "2", True):
+        entry = _entry(verdict="differs: throughput: x", throughput={"ratio": ratio}, curve={"max_rel_diff": 10 ** 400})
+        assert words.badge_words(entry) == "throughput" and "no throughput ratio" in words.compared_words(entry)
+    pooled = _entry(verdict="differs: throughput: x", measuring={"ratio": 3.0, "measurements": 10 ** 30})
+    assert "pooled over 8 re-runs" in words.compared_words(pooled)
+    assert words.badge_words([]) is None and words.compared_words("x") == ""  # type: ignore[arg-type]

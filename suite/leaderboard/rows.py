@@ -35,6 +35,7 @@ from suite.record.text import safe
 from suite.store import naming
 from suite.trust import ownership, signing
 from suite.validate import parse, read_bounded
+from suite.validate.shared import as_number
 from suite.validate.tolerance import close
 from workloads import own
 
@@ -122,9 +123,7 @@ def read_stored(path: Path) -> tuple[Stored | None, str | None]:
     return Stored.of(path.name, doc, waived), None
 
 
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value) else None
+_number = as_number  # a finite number, or None
 
 
 def run_metric(run: dict, key: str) -> float | None:

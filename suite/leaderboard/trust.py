@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from suite.leaderboard import rows as leaderboard
-from suite.leaderboard.reproduction_words import UNDER_LOAD_NOTE
+from suite.leaderboard.reproduction_words import UNDER_LOAD_NOTE, reads_faster
 from suite.trust.labels import CODE_READ_TEXT, LEVEL_TEXT, OWN_RERUN_TEXT
 from suite.trust.reviewers import Reviewers
 from suite.trust.signing import short
@@ -197,8 +197,8 @@ def row_text(row: dict) -> str | None:
         text += f"; {CODE_READ_TEXT} {read}"
     if level_ == "differs" and isinstance(row.get("differs_how"), str):  # which way, and what differed
         text += f": {row['differs_how']}"
-        if isinstance(row.get("under_load"), str):
-            text += f"; {UNDER_LOAD_NOTE}"
+        if isinstance(row.get("under_load"), str) and reads_faster(row["differs_how"]):
+            text += f"; {UNDER_LOAD_NOTE}"  # a faster re-run, which the load explains
     if level_ == "rerun":
         text += f": {OWN_RERUN_TEXT}"
     elif isinstance(row.get("rerun_runs"), str):  # some of its runs re-run alone, beside others
@@ -206,8 +206,8 @@ def row_text(row: dict) -> str | None:
     return text
 
 
-INCONCLUSIVE_WHY = ("its throughput's 95% interval reached across the tolerance's edge, neither within nor wholly "
-                    "outside: this says nothing against the figures (a short run with noisy steps can leave the "
+INCONCLUSIVE_WHY = ("its throughput could not be judged against the tolerance (its 95% interval reached across the "
+                    "edge, or there was none): this says nothing against the figures (a short run with noisy steps can leave the "
                     "recorded interval wider than the band, so that no re-run can decide: docs/own-code.md)")
 """What an inconclusive reproduction's note says of it (:func:`inconclusive_text`)."""
 

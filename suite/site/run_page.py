@@ -118,7 +118,7 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
     created, its step times copied) counts as neither: it is listed apart, with why."""
     from suite.leaderboard import rows as leaderboard
     from suite.leaderboard import trust
-    from suite.leaderboard.reproduction_words import UNDER_LOAD_NOTE
+    from suite.leaderboard.reproduction_words import UNDER_LOAD_NOTE, reads_faster
 
     trusted = trusted or Reviewers()
     original = leaderboard.original_figures(original_run, original_doc)
@@ -144,7 +144,8 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
             if kind in (trust.DIFFERS, trust.INCONCLUSIVE):  # which way, and what differed
                 hows = list(dict.fromkeys(str(r["how"]) for r in found if isinstance(r.get("how"), str)))
                 text += f": {' · '.join(hows)}" if hows else ""
-                if kind == trust.DIFFERS and not loaded_said and host_load.under_load(original_run.get("host_load")):
+                if kind == trust.DIFFERS and not loaded_said and host_load.under_load(original_run.get("host_load")) \
+                        and any(reads_faster(how) for how in hows):  # the load explains a faster re-run only
                     text += f"; {UNDER_LOAD_NOTE}"  # once, on the first line that differs
                     loaded_said = True
         elif kind == trust.UNVERIFIED:

@@ -124,8 +124,15 @@ def as_int(value) -> int | None:
 
 
 def as_number(value) -> float | None:
-    """``value`` as a float when it is a finite number (not a bool), else None."""
-    return float(value) if type(value) in (int, float) and math.isfinite(value) else None
+    """``value`` as a float when it is a finite number (not a bool), else None (an integer too large
+    for a float included)."""
+    if type(value) not in (int, float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _read(run: dict) -> EventLogView | None:
