@@ -19,7 +19,8 @@ import os
 import sys
 
 COMMAND = "goodbench"  # the console script (pyproject.toml's [project.scripts])
-MODULE = "suite"  # python -m suite
+MODULES = ("suite", "suite.__main__")  # python -m suite
+VALUED = ("--check-hash-based-pycs",)  # the interpreter's long options that take a value
 
 
 def started_as_command(orig_argv: list[str], argv: list[str]) -> bool:
@@ -28,8 +29,13 @@ def started_as_command(orig_argv: list[str], argv: list[str]) -> bool:
     script or ``python -c`` that imports goodbench is not: its own folder is its business."""
     args = iter(orig_argv[1:])
     for arg in args:
-        if not arg.startswith("-") or arg == "-" or arg.startswith("--"):
-            break  # a script's path, stdin, or a long option (none of them names a module)
+        if arg in VALUED:
+            next(args, None)
+            continue
+        if arg.startswith("--") and arg != "--":
+            continue  # --check-hash-based-pycs=VALUE, --help-env, …: none names a module
+        if not arg.startswith("-") or arg in ("-", "--"):
+            break  # a script's path, stdin, or the end of the options
         flags = arg[1:]
         for i, flag in enumerate(flags):
             if flag in "XW":  # an option's value follows: the rest of this argument, or the next one
@@ -39,9 +45,9 @@ def started_as_command(orig_argv: list[str], argv: list[str]) -> bool:
             if flag == "c":
                 return False
             if flag == "m":
-                return (flags[i + 1:] or next(args, "")) == MODULE
-    name = os.path.basename(argv[0]) if argv else ""
-    return os.path.splitext(name)[0] == COMMAND
+                return (flags[i + 1:] or next(args, "")) in MODULES
+    name = os.path.basename(argv[0]) if argv and isinstance(argv[0], str) else ""
+    return name in (COMMAND, COMMAND + ".exe")  # the script pip writes; a user's goodbench.py is theirs
 
 
 def drop_working_folder() -> list[str]:
@@ -57,6 +63,6 @@ def drop_working_folder() -> list[str]:
     own = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     if here == own:
         return []
-    dropped = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) == here]
+    dropped = [entry for entry in sys.path if isinstance(entry, str) and os.path.realpath(entry or os.curdir) == here]
     sys.path[:] = [entry for entry in sys.path if entry not in dropped]
     return dropped

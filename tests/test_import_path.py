@@ -28,6 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
     (["python", "-m", "-c"], ["-m"], False),
     (["python", "train.py"], ["train.py"], False),  # a user's script importing goodbench: its folder is its own
     (["python", "-"], ["-"], False),
+    # the review of trial 13's fix
+    (["python", "--check-hash-based-pycs", "default", "-m", "suite"], ["-m"], True),
+    (["python", "--check-hash-based-pycs=always", "-Im", "suite"], ["-m"], True),
+    (["python", "-m", "suite.__main__"], ["-m"], True),
+    (["python", "goodbench.py"], ["goodbench.py"], False),  # a user's script of that name
 ])
 def test_goodbench_is_told_from_a_users_script(orig_argv, argv, command):
     assert import_path.started_as_command(orig_argv, argv) is command
@@ -74,6 +79,14 @@ def test_goodbenchs_own_checkout_stays_on_its_path(monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setattr(sys, "path", ["", *sys.path])
     assert import_path.drop_working_folder() == [] and sys.path[0] == ""
+
+
+def test_an_entry_that_is_no_text_is_left_and_breaks_nothing(tmp_path, monkeypatch):
+    """A .pth file can put anything on the path; ``import suite`` then died in realpath (a review)."""
+    monkeypatch.setattr(sys, "orig_argv", ["python", "-m", "suite"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [3, "", *sys.path])
+    assert import_path.drop_working_folder() == [""] and sys.path[0] == 3
 
 
 def test_every_entry_naming_the_working_folder_is_dropped(tmp_path, monkeypatch):

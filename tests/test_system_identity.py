@@ -71,6 +71,15 @@ def test_a_fingerprint_spelt_otherwise_is_read_as_one(written):
         f"name resembles \u201cACME H100 node ({signing.short(VICTIM_FP)})\u201d, another signer's system, stored first")
 
 
+def test_a_bracket_with_a_short_value_after_a_colon_is_part_of_the_name():
+    """A review: at four characters after the colon, "DGX (gpu:H100x8)" and "DGX (gpu:A100x8)" read as
+    one name, and two signers' different systems would be said to resemble each other."""
+    from suite.trust.system_names import reads_as
+
+    assert reads_as("DGX (gpu:H100x8)") != reads_as("DGX (gpu:A100x8)")
+    assert reads_as("Node 3 (rack:B12a)") != reads_as("Node 3 (rack:C07b)")
+
+
 def test_the_systems_of_the_stored_and_test_files_still_read_apart():
     """The names of results/, tests/fixtures and tests/corpus/valid, brackets and all ("Intel(R)
     Xeon(R) Processor x1", "MLCommons Verification Lab (A100 x8)"), keep reading as themselves."""

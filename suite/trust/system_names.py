@@ -54,10 +54,11 @@ spelt with a space anywhere ("SHA2 56", "SHA 25 6") and with the letters drawn a
 skeleton leaves apart ("SH4256", "SHAZ56", "SHA25G"; trial 13), then anything or nothing."""
 
 _LABEL = re.compile(r"[(\[{\u2768\u276a\u2772\u27ee\u2985\ufe59\u207d\u208d][^()\[\]{}]{0,24}"
-                    r"[:\u2236\ua789\u02d0\u02f8\u0589\u05c3]\s*[A-Za-z0-9+/]{4}")
+                    r"[:\u2236\ua789\u02d0\u02f8\u0589\u05c3]\s*[A-Za-z0-9+/]{8}")
 """Text shaped as the signer the tables show beside a name, "(SHA256:LyydO9s8Jkti…)", whatever
-its prefix ("(KEY:Lyyd…)"): an opening bracket, a colon (or one drawn alike) within 25
-characters, then four characters of base64."""
+its prefix ("(KEY:LyydO9s8…)"): an opening bracket, a colon (or one drawn alike) within 25
+characters, then eight characters of base64 (a review: "DGX (gpu:H100x8)" and "DGX (gpu:A100x8)"
+read as one name at four)."""
 
 
 def reads_as(name: str) -> str:
