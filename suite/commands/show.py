@@ -38,23 +38,24 @@ def run(args) -> int:
         doc = results.load(args.file)
     except results.Unreadable as exc:
         raise GoodbenchError(str(exc)) from None
-    print(summary(args.file, doc))
-    loaded = load_warning(doc)
+    text, shown = _summarized(args.file, doc)
+    print(text)
+    loaded = load_warning(shown)
     if loaded:
         print(loaded)
     return 0
 
 
-def load_warning(doc: Any) -> str | None:
+def load_warning(shown: Any) -> str | None:
     """The load warning ``goodbench run`` ends with (:func:`suite.figures.report.load_warning`) for
-    the bounded copy of ``doc`` that :func:`summary` shows, cut at :data:`MAX_WARNING` characters;
-    None where no run was measured under load, or a host record cannot be read (validate's to say)."""
+    ``shown``, the bounded copy of a document that :func:`summary` shows (:func:`bounded`), cut at
+    :data:`MAX_WARNING` characters; None where no run was measured under load, or a host record
+    cannot be read (validate's to say)."""
     from suite.figures import report
     from suite.record.text import cut
     from workloads import own
 
     try:
-        shown = bounded(doc)[0]
         loaded = report.load_warning(shown["runs"], own.implementation_name(shown))  # own code named as its rows name it
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError):
         return None
@@ -80,6 +81,11 @@ def summary(name: str, doc: Any) -> str:
     """The summary of the document ``doc`` read from ``name`` (:func:`suite.figures.report.file_summary`),
     its text safe to print; :class:`GoodbenchError` in one line where its runs do not hold what the
     summary reads (a hostile or truncated file)."""
+    return _summarized(name, doc)[0]
+
+
+def _summarized(name: str, doc: Any) -> tuple[str, Any]:
+    """:func:`summary`'s text, and the bounded copy of ``doc`` it was made from (:func:`bounded`)."""
     from suite.figures import report
     from suite.record.errors import GoodbenchError
     from suite.record.text import safe
@@ -88,7 +94,7 @@ def summary(name: str, doc: Any) -> str:
         raise GoodbenchError(f"{name}: no runs to summarize (goodbench validate {name} says what it holds)")
     shown, left_out = bounded(doc)
     try:
-        return "\n".join([report.file_summary(shown), *left_out])
+        return "\n".join([report.file_summary(shown), *left_out]), shown
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise GoodbenchError(f"{name}: its runs do not hold what a summary reads ({type(exc).__name__}: "
                              f"{safe(exc)}); goodbench validate {name} says what is wrong") from None

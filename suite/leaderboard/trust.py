@@ -141,16 +141,16 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
         counts.append(_of_runs(reproduced, len(mine)))
         reruns.append(_of_runs(rerun, len(mine)))
         reads.append("; ".join(sorted(read)) or None)
-        differs_how.append(_hows(found_how[DIFFERS]))
+        differs_how.append(hows(found_how[DIFFERS]))
         differs_badge.append(next((r["badge"] for r in found_how[DIFFERS] if isinstance(r.get("badge"), str)), None))
         inconclusive_runs.append(_of_runs(inconclusive, len(mine)))
-        inconclusive_how.append(_hows(found_how[INCONCLUSIVE]) if inconclusive else None)
+        inconclusive_how.append(hows(found_how[INCONCLUSIVE]) if inconclusive else None)
     return entries.assign(trust=levels, reviewed_by=reviewers, reproduced_runs=counts, rerun_runs=reruns,
                           code_read=reads, differs_how=differs_how, differs_badge=differs_badge,
                           inconclusive_runs=inconclusive_runs, inconclusive_how=inconclusive_how)
 
 
-def _hows(found: list[dict]) -> str | None:
+def hows(found: list[dict]) -> str | None:
     """What reproductions found (their ``how``), each once, " · " between them (None: none said)."""
     return " · ".join(dict.fromkeys(str(r["how"]) for r in found if isinstance(r.get("how"), str))) or None
 

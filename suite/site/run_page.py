@@ -142,10 +142,10 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
                                                  f"{trust.short_commit(r['code_read'])}" for r in found}))
             text += f"): {OWN_RERUN_TEXT}" if kind == trust.RERUN else ")"
             if kind in (trust.DIFFERS, trust.INCONCLUSIVE):  # which way, and what differed
-                hows = list(dict.fromkeys(str(r["how"]) for r in found if isinstance(r.get("how"), str)))
-                text += f": {' · '.join(hows)}" if hows else ""
+                how = trust.hows(found)
+                text += f": {how}" if how else ""
                 if kind == trust.DIFFERS and not loaded_said and host_load.under_load(original_run.get("host_load")) \
-                        and any(reads_faster(how) for how in hows):  # the load explains a faster re-run only
+                        and how and reads_faster(how):  # the load explains a faster re-run only
                     text += f"; {UNDER_LOAD_NOTE}"  # once, on the first line that differs
                     loaded_said = True
         elif kind == trust.UNVERIFIED:
