@@ -150,10 +150,12 @@ def test_a_badge_names_what_differed_not_a_throughput_that_held():
     assert words.compared_words(curve) == ("throughput 1.012× the recorded; curve differs (step 40: loss 2.31 vs "
                                            "2.12 recorded)")  # no way: the throughput held
     failed = _entry(verdict="differs: the re-run is failed: CUDA error: out of memory", throughput={"ratio": 0.97})
-    assert words.badge_words(failed) == "re-run failed"
-    assert words.compared_words(failed).startswith("the re-run failed; throughput 0.970× the recorded;")
+    assert words.badge_words(failed, "failed") == "re-run failed"  # the re-run's own status, not the verdict's words
+    assert words.compared_words(failed, "failed").startswith("the re-run failed; throughput 0.970× the recorded;")
+    # what differed comes from the figures the validator judges, whatever the verdict's words say
+    assert words.badge_words(_entry(verdict="differs: throughput: wholly outside", throughput={"ratio": 0.5})) is None
     slower = _entry(verdict="differs: throughput: 0.444× the recorded samples/s, …, wholly outside ±20%",
-                    throughput={"ratio": 0.444})
+                    throughput={"ratio": 0.444, "ci95": [0.40, 0.49]})
     assert words.badge_words(slower) == "0.44× slower" and "(slower)" in words.compared_words(slower)
     assert not words.reads_faster(words.compared_words(slower))  # the load explains a faster re-run only
     assert words.direction(0.99999) is None and words.direction(1.006) == "faster"  # "1.00× slower" never shown
@@ -163,8 +165,9 @@ def test_hostile_numbers_in_a_reproduction_read_as_none():
     """A review: ``10**400`` raised OverflowError, a list entry AttributeError, a ratio of -3 read
     "-3.00× slower" and 10**30 re-runs were said."""
     for ratio in (10 ** 400, -3.0, 0, float("nan"), "2", True):
-        entry = _entry(verdict="differs: throughput: x", throughput={"ratio": ratio}, curve={"max_rel_diff": 10 ** 400})
+        entry = _entry(verdict="differs: throughput: x", throughput={"ratio": ratio, "ci95": [2.5, 3.5]},
+                       curve={"max_rel_diff": 10 ** 400})
         assert words.badge_words(entry) == "throughput" and "no throughput ratio" in words.compared_words(entry)
-    pooled = _entry(verdict="differs: throughput: x", measuring={"ratio": 3.0, "measurements": 10 ** 30})
+    pooled = _entry(verdict="differs: throughput: x", measuring={"ratio": 3.0, "measurements": 10 ** 30, "ci95": [2, 4]})
     assert "pooled over 8 re-runs" in words.compared_words(pooled)
     assert words.badge_words([]) is None and words.compared_words("x") == ""  # type: ignore[arg-type]

@@ -7,8 +7,7 @@ H1: a re-run 3.7× faster than an original measured under load read as a claim t
 hold up)."""
 from __future__ import annotations
 
-import re
-
+from suite.figures.reproducibility import OUTSIDE, interval_judgement, median_judgement
 from suite.record.text import cut_words, printable
 from suite.validate.shared import as_number
 
@@ -19,8 +18,6 @@ was faster (:func:`reads_faster`): the load explains a faster re-run, not a slow
 
 FASTER, SLOWER = "faster", "slower"
 MAX_RERUNS = 8  # the most re-runs a reproduction measures on (suite/run/reproduce/measuring.py's cap)
-_DIFFERS = "differs: "  # how a verdict that differs begins (suite/run/reproduce/comparison.py)
-_STATUS = re.compile(r"the re-run is (\w+)")
 
 
 def _section(entry: dict, key: str) -> dict:
@@ -40,16 +37,24 @@ def _throughput(entry: dict) -> tuple[float | None, int]:
     return (ratio if ratio is not None and ratio > 0 else None), count
 
 
-def differed(entry: dict) -> tuple[str | None, bool, bool]:
-    """What a reproduction that differs found, from its verdict's reasons (suite/run/reproduce/
-    comparison.py writes them): the re-run's status where it did not complete, whether its throughput
-    lay outside the tolerance, whether its curve differed. (None, False, False): it did not differ."""
-    verdict = entry.get("verdict")
-    if not isinstance(verdict, str) or not verdict.startswith(_DIFFERS):
-        return None, False, False
-    reasons = verdict[len(_DIFFERS):]
-    status = _STATUS.match(reasons)
-    return (status.group(1) if status else None), "throughput: " in reasons, _section(entry, "curve").get("agrees") is False
+def _interval(section: dict, key: str = "ci95") -> tuple[float | None, float | None]:
+    ci = section.get(key)
+    return (as_number(ci[0]), as_number(ci[1])) if isinstance(ci, list) and len(ci) == 2 else (None, None)
+
+
+def throughput_outside(entry: dict) -> bool:
+    """Whether the reproduction's throughput lay outside its tolerance, judged from its figures as
+    the validator judges them (suite/validate/reproduction_rules.py: the pooled re-runs' interval
+    when measured on, else this re-run's; on the median step where the mean's cannot decide), not
+    from its verdict's words."""
+    judged = _section(entry, "measuring") or _section(entry, "throughput")
+    tolerance = as_number(_section(entry, "throughput").get("tolerance"))
+    if tolerance is None:
+        return False
+    if interval_judgement(*_interval(judged), tolerance) == OUTSIDE:
+        return True
+    median = _section(judged, "median")
+    return bool(median) and median_judgement(as_number(judged.get("ratio")), *_interval(median), tolerance) == OUTSIDE
 
 
 def direction(ratio: float | None) -> str | None:
@@ -59,31 +64,38 @@ def direction(ratio: float | None) -> str | None:
     return FASTER if ratio > 1 else SLOWER
 
 
-def badge_words(entry: dict) -> str | None:
-    """The few words of a badge, naming what differed: "3.66× faster" (the throughput, outside the
-    tolerance), "re-run failed", "curve differs"; None where it did not differ."""
+def _unfinished(status: object) -> str | None:
+    """The re-run's status in words where it did not complete ("failed"), else None."""
+    return None if status == "complete" or not isinstance(status, str) else printable(status)[:20]
+
+
+def badge_words(entry: dict, status: object = "complete") -> str | None:
+    """The few words of a badge, naming what differed, from the reproduction's figures and its
+    re-run's ``status``: "re-run failed", "curve differs", "3.66× faster" (the throughput, outside
+    the tolerance); None where none did."""
     if not isinstance(entry, dict):
         return None
-    status, throughput, curve = differed(entry)
     ratio, _ = _throughput(entry)
     way = direction(ratio)
-    if status is not None:
-        return f"re-run {status}"
-    if throughput and ratio is not None and way is not None:
-        return f"{ratio:.2f}× {way}"
-    return "curve differs" if curve else "throughput" if throughput else None
+    if _unfinished(status) is not None:
+        return f"re-run {_unfinished(status)}"
+    if _section(entry, "curve").get("agrees") is False:
+        return "curve differs"
+    if throughput_outside(entry):
+        return f"{ratio:.2f}× {way}" if ratio is not None and way is not None else "throughput"
+    return None
 
 
-def compared_words(entry: dict) -> str:
+def compared_words(entry: dict, status: object = "complete") -> str:
     """What the reproduction found, in words: the re-run's status where it did not complete, its
     throughput against the recorded, which way (where that is what differed) and over how many
     re-runs, and its curve ("throughput 3.664× the recorded (faster, pooled over 2 re-runs); curve
     bit-identical")."""
     if not isinstance(entry, dict):
         return ""
-    status, outside, _ = differed(entry)
+    outside = throughput_outside(entry)
     ratio, count = _throughput(entry)
-    parts = [f"the re-run {status}"] if status is not None else []
+    parts = [f"the re-run {_unfinished(status)}"] if _unfinished(status) is not None else []
     if ratio is None:
         parts.append("no throughput ratio")
     else:
