@@ -31,10 +31,8 @@ from suite.figures.summary import complete_runs, groups, median, summarize
 from suite.leaderboard import reproduction_words
 from suite.leaderboard.systems import IDENTITY
 from suite.record import results
-from suite.record.text import safe
 from suite.store import naming
 from suite.trust import ownership, signing
-from suite.validate import parse, read_bounded
 from suite.validate.shared import as_number
 from suite.validate.tolerance import close
 from workloads import own
@@ -66,14 +64,9 @@ def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
     without one: v1) keeps the status it had: ``waived`` lists, one line each, what rules
     introduced since would refuse (:func:`suite.validate.check_stored`). The line of a file
     refused even by its own rules starts with both versions."""
-    raw, problems = read_bounded(path)
-    if problems or raw is None:
-        return None, problems[0].line(path.name) if problems else f"{safe(path.name, 200)}: unreadable", []
-    if (why := naming.misnamed(path, raw)) is not None:  # goodbench sign wrote one there (trial 13)
-        return None, f"{safe(path.name, 200)}: {why}", []
-    doc, problems = parse(raw)
-    if problems:
-        return None, problems[0].line(path.name), []
+    doc, unread = naming.load_stored(path)
+    if unread is not None:
+        return None, unread, []
     line, waived, _ = check_loaded(doc, path.name)
     return (None, line, []) if line is not None else (doc, None, waived)
 

@@ -94,18 +94,14 @@ NOT_READ = (ValueError, LookupError, TypeError, AttributeError, ArithmeticError,
 
 def _stored_claims(results_dir: Path) -> tuple[list[ownership.Claim], dict[str, dict]]:
     """Every stored run's claim in store order (:mod:`suite.store.ledger`), signatures not yet checked,
-    and the stored documents by file name. Each file is read as the site reads it (bounded:
-    :func:`suite.validate.read_bounded`, :func:`suite.validate.parse`); one that cannot be read, or
-    whose runs cannot (:data:`NOT_READ`), or that submit did not store
-    (:func:`suite.store.naming.misnamed`), claims no runs."""
+    and the stored documents by file name. Each file is read as the site reads it
+    (:func:`suite.store.naming.load_stored`: bounded, and not one submit did not store); one that
+    cannot be read, or whose runs cannot (:data:`NOT_READ`), claims no runs."""
     out: list[ownership.Claim] = []
     docs: dict[str, dict] = {}
     for path in ledger.in_store_order(results_dir, stored_files(results_dir)):
-        raw, unreadable = read_bounded(path)
-        if unreadable or raw is None or naming.misnamed(path, raw) is not None:
-            continue
-        doc, unreadable = parse(raw)
-        if unreadable:
+        doc, unread = naming.load_stored(path)
+        if unread is not None:
             continue
         try:
             if not all(isinstance(run["run_id"], str) for run in doc["runs"]):

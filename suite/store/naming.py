@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
+from suite.record.text import safe
 from suite.store import ledger
+from suite.validate import parse, read_bounded
 
 DEFAULT = "results"  # the store ``goodbench submit`` and ``goodbench site`` use by default (--results-dir)
 
@@ -35,6 +38,19 @@ def misnamed(path: Path, raw: bytes) -> str | None:
         return None
     return ("not stored by goodbench submit: its name is not the sha256 of its bytes (move it out of the "
             "store, then goodbench submit it)")
+
+
+def load_stored(path: Path) -> tuple[Any, str | None]:
+    """A store's file read as the site and ``goodbench submit`` read it: bounded (size, nesting,
+    numbers: :func:`suite.validate.read_bounded`), and refused where submit did not store it
+    (:func:`misnamed`). (document, None), or (None, why, one line beginning with its name)."""
+    raw, problems = read_bounded(path)
+    if problems or raw is None:
+        return None, problems[0].line(path.name) if problems else f"{safe(path.name, 200)}: unreadable"
+    if (why := misnamed(path, raw)) is not None:  # goodbench sign wrote one there (trial 13)
+        return None, f"{safe(path.name, 200)}: {why}"
+    doc, problems = parse(raw)
+    return (None, problems[0].line(path.name)) if problems else (doc, None)
 
 
 def store_reason(folder: Path) -> str | None:
