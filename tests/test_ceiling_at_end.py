@@ -114,3 +114,52 @@ def test_the_bound_widens_by_the_faster_measurements_own_spread_not_both_pooled(
     entry["at_end"] = {"flops": quiet, "trials_flops": [quiet, 0.95 * quiet], "method": entry["method"]}
     bound, basis = physics_rules.ceiling_rate(doc, doc["runs"][0])
     assert bound == pytest.approx(quiet * 1.05 * 1.01) and "spread of 5.0%" in basis
+
+
+def _measurements(*rates: float):
+    """A stand-in for one ceiling measurement each call: the next of ``rates``, with two batches."""
+    made = iter(rates)
+
+    def measure() -> dict:
+        flops = next(made)
+        return {"flops": flops, "trials_flops": [flops, 0.9 * flops], "n": 8, "precision": "fp32", "method": "m"}
+    return measure
+
+
+def test_the_ceiling_is_measured_on_while_a_run_stood_above_it_and_the_fastest_kept():
+    """Walkthrough 4: a machine loaded while both ceilings were measured and quieter while the runs
+    trained (a gpt2-124m smoke run at 1.27× the faster) wrote a file the rules refuse. Measured on
+    after the runs until one measurement reaches the fastest run's rate, the fastest is kept with
+    its own batches, and its method says how many were made."""
+    start = {"flops": 60.0, "trials_flops": [60.0], "n": 8, "precision": "fp32", "method": "m"}
+    kept = ceiling_meter.measured_again(start, _measurements(90.0, 80.0, 130.0, 999.0), needed=125.0)
+    assert kept["at_end"] == {"flops": 130.0, "trials_flops": [130.0, 117.0],
+                              "method": "m; the fastest of 3 such measurements, made after the runs while a run's "
+                                        "model FLOP/s stood above the ceiling"}
+    assert kept["flops"] == 60.0  # the ceiling the runs' figures were measured against stays
+
+
+def test_the_ceiling_is_measured_once_where_the_runs_stood_below_it_or_no_run_had_a_rate():
+    start = {"flops": 60.0, "trials_flops": [60.0], "n": 8, "precision": "fp32", "method": "m"}
+    for needed in (None, 59.0, 95.0):
+        kept = ceiling_meter.measured_again(start, _measurements(100.0, 999.0), needed=needed)
+        assert kept["at_end"]["flops"] == 100.0 and kept["at_end"]["method"] == "m"
+
+
+def test_measuring_on_stops_at_its_time_limit_and_keeps_the_fastest():
+    start = {"flops": 60.0, "trials_flops": [60.0], "n": 8, "precision": "fp32", "method": "m"}
+    ticks = iter(range(0, 100, 4))  # 4 s per measurement: two more within 10 s
+    kept = ceiling_meter.measured_again(start, _measurements(*[70.0, 75.0, 72.0, 71.0, 73.0, 74.0]), needed=200.0,
+                                        most_seconds=10.0, clock=lambda: next(ticks))
+    assert kept["at_end"]["flops"] == 75.0 and "the fastest of 3 such measurements" in kept["at_end"]["method"]
+
+
+def test_the_fastest_device_rate_is_over_each_runs_world_size_and_its_precision():
+    from suite.figures import derive
+
+    def run(precision: str, flops: float, steps_per_s: float | None, world: int = 1) -> dict:
+        return {"precision": precision, "distributed": {"world_size": world} if world > 1 else None,
+                "metrics": {"flops_per_step": flops, "throughput": {"steps_per_s": steps_per_s} if steps_per_s else None}}
+    runs = [run("fp32", 10.0, 2.0), run("fp32", 100.0, 1.0, world=4), run("bf16", 1e6, 1.0), run("fp32", 1e6, None)]
+    assert derive.fastest_device_rate(runs, "fp32") == 25.0
+    assert derive.fastest_device_rate(runs, "tf32") is None

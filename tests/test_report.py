@@ -17,7 +17,7 @@ def _runs(**kw) -> list[dict]:
 
 def test_goodput_rows_show_every_bucket():
     (row,) = report.goodput_rows(_runs(scale="smoke", goodput=True))
-    assert set(goodput.BUCKETS) <= set(row) and row["goodput"] > 0
+    assert set(goodput.BUCKETS) <= set(row) and row["goodput"].endswith("%") and float(row["goodput"][:-1]) > 0
 
 
 def test_run_summary_has_one_row_per_run_and_goodput_only_where_measured():
@@ -26,7 +26,7 @@ def test_run_summary_has_one_row_per_run_and_goodput_only_where_measured():
     assert len(text.splitlines()) == 1 + len(runs) and "goodput and badput" not in text
     assert report.goodput_rows(runs) == []
     text = report.run_summary(_runs(scale="smoke", goodput=True))
-    head, goodput_table = text.split("\ngoodput and badput (seconds):\n")
+    head, goodput_table = text.split(f"\n{report.GOODPUT_HEADING}\n")
     assert len(head.splitlines()) == 2 and len(goodput_table.splitlines()) == 2
 
 
@@ -133,3 +133,22 @@ def test_a_share_of_the_ceiling_keeps_three_significant_digits():
 
     assert [_percent(x) for x in (0.212, 0.18, 0.077, 0.00369, 1.0, None)] == \
         ["21.2%", "18.0%", "7.70%", "0.369%", "100%", None]
+
+
+def test_a_share_of_the_ceiling_above_100_percent_is_marked_and_said_why():
+    """Walkthrough 4: "% of ceiling 201%" stood in the table unremarked; the ceiling it divides by
+    was measured under load before the runs."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "fixtures" / "reference-smoke.json").read_text())
+    doc["runs"][1]["metrics"]["share_of_ceiling"] = 2.013
+    doc["settings"]["matmul_ceiling"]["fp32"]["at_end"] = {"flops": 98.35e9, "trials_flops": [98.35e9]}
+    text = report.file_summary(doc)
+    cells = [line.split() for line in text.splitlines()[1:3]]
+    assert "201%*" in cells[1] and not any(c.endswith("%*") for c in cells[0])
+    (line,) = [line for line in text.splitlines() if line.startswith("* % of ceiling above 100%")]
+    first = doc["settings"]["matmul_ceiling"]["fp32"]["flops"] / 1e9
+    assert f"fp32 {first:.3g} GFLOP/s before the runs, 98.3 after them" in line
+    doc["runs"][1]["metrics"]["share_of_ceiling"] = 0.99
+    assert "above 100%" not in report.file_summary(doc)

@@ -185,3 +185,24 @@ def test_acceptable_inputs_pass_the_preflight(tmp_path, monkeypatch, capsys, fak
     monkeypatch.chdir(tmp_path)
     assert cli.main([*RUN, "--system-name", "lab box", "--system-overrides", str(overrides), "-o", "ok.json"]) == 0
     assert (tmp_path / "ok.json").stat().st_size > 0
+
+
+def test_a_run_whose_file_breaks_the_rules_exits_1_and_says_what_to_do(tmp_path, monkeypatch, capsys):
+    """Walkthrough 4: a run whose file the validator refused ("validated: 1 problem … [above-ceiling]")
+    exited 0, and compare and submit then refused the file; the runs were faster than the matmul
+    ceiling measured under load. The file is still written: its runs are real."""
+    doc = _document()
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    entry["trials_flops"] = [t / 50 for t in entry["trials_flops"]]
+    entry["flops"] = max(entry["trials_flops"])
+
+    monkeypatch.setattr("suite.run.session.run_suite", lambda *_a, **_k: doc)
+    monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    assert "above-ceiling" in {p.code for p in check_document(json.loads(results.dumps(doc)))}
+    assert cli.main([*RUN, "-o", "out.json"]) == 1
+    captured = capsys.readouterr()
+    assert "\nvalidated: " in captured.out and "problems (`goodbench validate out.json` lists them)" in captured.out
+    (said,) = [line for line in captured.err.splitlines() if line.startswith("this results file breaks the rules")]
+    assert "above-ceiling" in said and "submit and compare refuse it" in said and "--wait-quiet" in said
+    assert json.loads((tmp_path / "out.json").read_text()) == json.loads(results.dumps(doc))

@@ -90,7 +90,7 @@ def test_own_code_is_named_by_its_implementation_in_both_tables(capsys):
     held to a goodbench workload's target, they say which."""
     assert main(["show", str(FIXTURE)]) == 0
     out = capsys.readouterr().out
-    runs, goodput = out.split("\ngoodput and badput (seconds):\n")
+    runs, goodput = out.split(f"\n{report.GOODPUT_HEADING}\n")
     for table in (runs, goodput):
         rows = table.splitlines()[1:3]
         assert [row.split("  ")[0].rstrip() for row in rows] == ["own: resume-mlp"] * 2
@@ -210,7 +210,7 @@ def test_the_goodput_table_shows_a_runs_first_kinds_of_badput_and_counts_the_oth
     path = tmp_path / "badput.json"
     path.write_text(json.dumps(doc))
     out, longest = _measure(path, capsys)
-    header = out.split("goodput and badput (seconds):\n")[1].splitlines()[0].split()
+    header = out.split(f"{report.GOODPUT_HEADING}\n")[1].splitlines()[0].split()
     kinds = header[header.index("k0"):header.index("goodput")]
     assert kinds == [f"k{i}" for i in range(12)] and header[header.index("k0") - 1] == "other"  # 8 goodbench writes
     assert out.splitlines()[-1] == f"29988 more kinds of badput not shown (the first {show.MAX_BADPUT} of 30008 are)"

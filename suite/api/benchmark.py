@@ -39,7 +39,8 @@ import torch
 from suite.api import arguments
 from suite.api.edges import EdgePipe
 from suite.api.run import FLOPS_AGREE, Run
-from suite.meters.ceiling import matmul_ceiling, with_end
+from suite.figures import derive
+from suite.meters.ceiling import matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
@@ -337,7 +338,8 @@ class Benchmark:
             stopped: KeyboardInterrupt | None = None
             if not interrupted:  # measured again after the runs, on every rank as before them (ceiling.with_end)
                 try:
-                    self.ceiling = with_end(self.ceiling, matmul_ceiling(self.device, self.precision))
+                    self.ceiling = measured_again(self.ceiling, lambda: matmul_ceiling(self.device, self.precision),
+                                                  derive.fastest_device_rate(self.records, self.precision))
                 except KeyboardInterrupt as exc:  # stopped while measuring it again: the runs are kept, then it stops
                     interrupted, stopped = True, exc
             whole = True

@@ -133,6 +133,15 @@ def flop_rate(flops_per_step: float, tput: Mapping | None) -> float | None:
     return flops_per_step * tput["steps_per_s"] if tput else None
 
 
+def fastest_device_rate(runs: Iterable[dict], precision: str) -> float | None:
+    """The most model FLOP/s one device reached over a steady-state window among ``runs`` at
+    ``precision`` (each run's rate over its world size); None where no run has a window."""
+    rates = [rate / world_size(run) for run in runs if run.get("precision") == precision
+             for rate in [flop_rate((run.get("metrics") or {}).get("flops_per_step") or 0,
+                                    (run.get("metrics") or {}).get("throughput"))] if rate]
+    return max(rates) if rates else None
+
+
 def mfu(flops_per_step: float, tput: Mapping | None, peak_flops: float | None) -> float | None:
     """Model FLOPs utilisation: FLOP/s over the window / the peak (None without either)."""
     return mfu_meter.mfu(flops_per_step, tput["steps_per_s"], peak_flops) if tput else None

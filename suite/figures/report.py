@@ -101,10 +101,38 @@ def run_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:
         "samples/s": _round(results.samples_per_s(r)),
         "p50 step ms": _round(None if (p50 := results.step_time_s(r, "p50")) is None else 1000 * p50),
         "MFU": _round(r["metrics"]["mfu"], 3),
-        "% of ceiling": _percent(r["metrics"].get("share_of_ceiling")),
+        "% of ceiling": _ceiling_cell(r["metrics"].get("share_of_ceiling")),
         "energy": "n/m" if r["metrics"]["energy_to_train_j"] is None
         else f"{r['metrics']['energy_to_train_j']:.0f} J",
     } for r in runs]
+
+
+ABOVE_CEILING_MARK = "*"
+"""Marks a share of the ceiling above 100% in the runs table; :func:`ceiling_lines` says why."""
+
+
+def _ceiling_cell(share: float | None) -> str | None:
+    """A run's share of the matmul ceiling (:func:`_percent`), marked where it is above 100%."""
+    return None if share is None else f"{_percent(share)}{ABOVE_CEILING_MARK if share > 1 else ''}"
+
+
+def ceiling_lines(doc: dict) -> list[str]:
+    """Why a run's share of the ceiling reads above 100% (:data:`ABOVE_CEILING_MARK`): the ceiling
+    it is a share of was measured before the runs, with other processes slowing it, and the one
+    measured again after them, which the rules hold the runs to, where the file has one."""
+    above = [r for r in doc["runs"] if (r["metrics"].get("share_of_ceiling") or 0) > 1]
+    if not above:
+        return []
+    ceilings = (doc.get("settings") or {}).get("matmul_ceiling") or {}
+    measured = []
+    for precision in sorted({r["precision"] for r in above}):
+        entry = ceilings.get(precision) or {}
+        again = (entry.get("at_end") or {}).get("flops")
+        measured.append(f"{precision} {entry.get('flops', 0) / 1e9:.3g} GFLOP/s before the runs"
+                        + (f", {again / 1e9:.3g} after them" if again else ""))
+    return [f"{ABOVE_CEILING_MARK} % of ceiling above 100%: the run went faster than the matrix multiply measured "
+            f"before the runs ({'; '.join(measured)}); a ceiling reads low when other processes slow it while "
+            "it is measured, and the rules hold each run to the faster measurement"]
 
 
 def _percent(share: float | None) -> str | None:
@@ -113,7 +141,7 @@ def _percent(share: float | None) -> str | None:
 
 
 def goodput_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:
-    """One row per run with a goodput section: goodput, effective goodput and badput seconds
+    """One row per run with a goodput section: goodput and effective goodput (percentages) and badput seconds
     (the workload column as :func:`run_rows`'s)."""
     rows = []
     for r in runs:
@@ -123,9 +151,7 @@ def goodput_rows(runs: list[dict], implementation: str | None = None) -> list[di
         rows.append({"workload": workload_label(r, implementation), "seed": r["seed"],
                      "wall s": round(g["wall_s"], 2), "productive s": round(g["productive_s"], 2),
                      **{k: round(v, 2) for k, v in g["badput_s"].items()},
-                     "goodput": round(g["goodput"], 4) if g["goodput"] is not None else None,
-                     "eff. goodput": None if g["effective_goodput"] is None
-                     else round(g["effective_goodput"], 4),
+                     "goodput": _percent(g["goodput"]), "eff. goodput": _percent(g["effective_goodput"]),
                      "lost steps": g["lost_steps"]})
     return rows
 
@@ -141,13 +167,16 @@ def missing_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
+GOODPUT_HEADING = "goodput and badput (times in seconds; goodput as a share of the wall time, as the site shows it):"
+
+
 def run_summary(runs: list[dict], implementation: str | None = None) -> str:
     """The runs table and why a figure of it is missing, then the goodput and badput table where
     any run has goodput; ``implementation``: the own code's name (:func:`workload_label`)."""
     text = "\n".join([table(run_rows(runs, implementation)), *missing_lines(runs)])
     goodput = goodput_rows(runs, implementation)
     if goodput:
-        text += "\ngoodput and badput (seconds):\n" + table(goodput)
+        text += f"\n{GOODPUT_HEADING}\n" + table(goodput)
     return text
 
 
@@ -162,7 +191,8 @@ def file_summary(doc: dict) -> str:
     figure is missing, and the goodput table), the time-to-target scores, the repeats' spread, and
     :data:`STEADY_STATE_NOTE`. ``goodbench run-own`` and ``goodbench show`` print it too; an own
     implementation's runs are named by its name (:func:`workload_label`)."""
-    return "\n".join([run_summary(doc["runs"], own.implementation_name(doc)), *score_lines(doc.get("summary") or {}),
+    return "\n".join([run_summary(doc["runs"], own.implementation_name(doc)), *ceiling_lines(doc),
+                      *score_lines(doc.get("summary") or {}),
                       *repeat_lines(doc["runs"]), STEADY_STATE_NOTE])
 
 

@@ -168,6 +168,10 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
     if doc["settings"]["aborted"]:
         say(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
         return 1
+    refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
+    if refused:  # as run-own ends: a file submit and compare refuse is no success
+        say(driver.refused_advice(refused))
+        return 1
     return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
 
 

@@ -170,6 +170,17 @@ def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path]
     return doc, path, check_document(doc)
 
 
+def refused_advice(problems: Sequence[Any]) -> str:
+    """What a writer says after a file it wrote was found invalid: submit and compare refuse it,
+    and, where the runs outran the matmul ceiling measured under load, to measure on a quiet
+    machine."""
+    codes = sorted({p.code for p in problems})
+    advice = ("the matmul ceiling, measured while other processes used the machine, read lower than the "
+              "runs then reached: run again on a quiet machine (goodbench check; goodbench run --wait-quiet 600)"
+              if "above-ceiling" in codes else "see docs/rules.md for each rule")
+    return f"this results file breaks the rules ({', '.join(codes)}): submit and compare refuse it; {advice}"
+
+
 def validated_line(path: str, problems: Sequence[Any]) -> str:
     """What a writer says of the file it validated (:func:`write_validated`), in one line:
     ``validated: ok``, or how many problems the validator found and the first of them

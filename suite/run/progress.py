@@ -38,7 +38,9 @@ class ProgressPrinter:
             say(f"[{self.label}] target {f['target']} met at step {f['step']}, {f['time_s']:.1f} s from the run's "
                 "start: training stops here (time to target ends at the first evaluation that meets it)")
         elif event == "ceiling":
-            say(f"measuring the {f['precision']} matmul ceiling of this device")
+            say(f"measuring the {f['precision']} matmul ceiling of this device"
+                + (" again after the runs (measured on, for at most 15 s, while a run stood above it)"
+                   if f.get("again") else ""))
         elif event == "warnings":
             for warning in f["warnings"]:
                 say(f"[{self.label}] warning: {warning}")

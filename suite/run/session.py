@@ -1,6 +1,7 @@
 """One run of the suite: several workloads × seeds on one device, gathered into one document."""
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from dataclasses import dataclass, field, replace
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.figures import derive
-from suite.meters.ceiling import matmul_ceiling, with_end
+from suite.meters.ceiling import matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
@@ -216,7 +217,11 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             break
     if not (interrupted or aborted):  # measured again after the runs: the fastest seen (ceiling.with_end)
         try:
-            ceilings = {p: with_end(c, matmul_ceiling(options.device, p)) for p, c in ceilings.items()}
+            for precision, ceiling in ceilings.items():
+                progress("ceiling", precision=precision, again=True)
+                ceilings[precision] = measured_again(
+                    ceiling, functools.partial(matmul_ceiling, options.device, precision),
+                    derive.fastest_device_rate(runs, precision))
         except KeyboardInterrupt:  # stopped while measuring it again: every run is kept, the file says interrupted
             interrupted = True
     settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,

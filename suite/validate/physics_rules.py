@@ -150,8 +150,8 @@ def _check_rate_below_ceiling(run: dict, where: str, doc: dict, facts: dict) -> 
     if rate is None or bound is None or rate <= bound:
         return []
     return [Problem("above-ceiling", f"{where}.step_times_s",
-                    f"{rate:.4g} model FLOP/s from the FLOP model and the step times, {rate / bound:.3g}× "
-                    f"the most {basis} allows")]
+                    f"{rate:.4g} model FLOP/s from the FLOP model and the step times, {rate / bound:.3g}× the "
+                    f"most allowed, {bound:.4g} FLOP/s: {basis}")]
 
 
 def fastest_rate(doc: dict, run: dict) -> tuple[float | None, str]:
