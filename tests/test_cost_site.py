@@ -356,4 +356,5 @@ def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
     assert all(line["cost_usd"] == pytest.approx(0.04 * line["core_hours"]) for line in lines)
     assert main(["compare", str(stored), str(copy), "--price", "CPU=0.04"]) == 0
     out = capsys.readouterr().out
-    assert "core-hours, $" in out and "at $0.04/h" in out  # three digits below a dollar, not $0.04 rounded
+    assert "core-hours, $" in out and "at $0.04 per core-hour" in out  # three digits below a dollar, per core
+    assert "e-0" not in out  # a cost of a hundredth of a cent in plain decimals, not $7.23e-05
