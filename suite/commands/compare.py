@@ -50,6 +50,8 @@ def run(args) -> int:
 
     if not args.vs and not args.new:
         raise Usage("compare needs BASE and at least one NEW file (or BASE... --vs NEW...)")
+    if args.fail_on_undecided and not args.fail_on_regression:
+        raise Usage("--fail-on-undecided judges the gate's figures: give --fail-on-regression PCT with it")
     table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any reading
     n = 1 + len(args.new) + len(args.vs or [])
     say(f"comparing {n} files: each read and validated under the rules it was stored with, its figures "
@@ -62,8 +64,6 @@ def run(args) -> int:
         gate = compare.Gate.parse(args.fail_on_regression or [])
     except ValueError as exc:
         raise Usage(f"--fail-on-regression {exc}") from None
-    if args.fail_on_undecided and not gate.thresholds:
-        raise Usage("--fail-on-undecided judges the gate's figures: give --fail-on-regression PCT with it")
     gate.fail_on_undecided = args.fail_on_undecided
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
