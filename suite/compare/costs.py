@@ -61,6 +61,5 @@ def usd(value: float, cents_from: float = 0.01) -> str:
         return f"{sign}${size:,.0f}"
     if size >= cents_from or size == 0:
         return f"{sign}${size:.2f}"
-    size = float(f"{size:.3g}")  # three significant digits: 0.009996 is $0.0100, not $0.01000
     decimals = 2 - math.floor(math.log10(size))
     return f"{sign}${size:.{decimals}f}".rstrip("0").rstrip(".")
