@@ -48,7 +48,7 @@ COMMANDS = (list_workloads, data, run, run_own, show, keygen, sign, validate, su
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``goodbench`` and every command; a parsed command's ``func`` is its ``run``
-    and its ``command_parser`` its own parser (whose usage line a usage error found later shows)."""
+    and its ``command_parser`` its own parser (whose name a usage error found later is said under, in one line)."""
     parser = argparse.ArgumentParser(prog="goodbench", description=
                                      "A standardized GPU training benchmark suite with a leaderboard.")
     parser.add_argument("--version", action="version", version=f"goodbench {__version__}")
@@ -109,9 +109,9 @@ def _dispatch(argv: list[str] | None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
-    except Usage as exc:
+    except Usage as exc:  # one line: the message names what to give (argparse's would print the whole usage first)
         usage: argparse.ArgumentParser = getattr(args, "command_parser", parser)
-        usage.error(printable(str(exc)))  # exits with status 2
+        usage.exit(2, f"{usage.prog}: error: {printable(str(exc))}\n")
     except BrokenPipeError:  # output piped into a reader that closed early (e.g. head)
         return 0
     except (GoodbenchError, OSError) as exc:

@@ -18,6 +18,7 @@ from suite.record.errors import GoodbenchError
 from suite.run import check
 from suite.run import output as run_output
 from suite.run.progress import ProgressPrinter
+from workloads import registry
 from workloads.pinned import SEEDS
 
 CORPUS_FILE = Path(__file__).parent / "corpus" / "valid" / "lm-char-smoke.json"
@@ -32,10 +33,39 @@ def _usage_error(argv: list[str], capsys) -> list[str]:
     return err.splitlines()
 
 
-def test_errors_found_after_parsing_show_the_subcommands_usage(capsys):
-    lines = _usage_error(["run", "--seeds", "0"], capsys)
-    assert lines[0].startswith("usage: goodbench run ")
-    assert lines[-1] == f"goodbench run: error: --seeds must be between 1 and {len(SEEDS)}"
+def test_errors_found_after_parsing_are_one_line_in_the_subcommands_name(capsys):
+    """Walkthrough 4, L2: `goodbench run -w resnet50` printed 13 lines of usage before the one line
+    that said what was wrong; a usage error found after parsing names what to give, in one line."""
+    assert _usage_error(["run", "--seeds", "0"], capsys) == [
+        f"goodbench run: error: --seeds must be between 1 and {len(SEEDS)}"]
+    assert _usage_error(["run", "-w", "resnet50"], capsys) == [
+        "goodbench run: error: unknown workload resnet50; known: " + ", ".join(registry.WORKLOADS)]
+
+
+@pytest.mark.parametrize("where", ["--data-dir", "GOODBENCH_DATA_DIR"])
+def test_a_data_folder_that_does_not_exist_is_said_first(where, tmp_path, monkeypatch, capsys):
+    """Walkthrough 4, L1: `goodbench run --data-dir /tmp/does-not-exist` listed each file as
+    "absent" there and advised putting it under --data-dir; the folder itself is named as missing,
+    before torch loads or anything trains (and in the list of places looked in)."""
+    from workloads import data
+
+    typo = tmp_path / "datsets"
+    argv = ["run", "-w", "lm-char", "--device", "cpu", "-o", str(tmp_path / "r.json")]
+    if where == "--data-dir":
+        monkeypatch.delenv("GOODBENCH_DATA_DIR", raising=False)
+        assert _usage_error([*argv, "--data-dir", str(typo)], capsys) == [
+            f"goodbench run: error: --data-dir {typo}: no such folder (a typo?); give the folder that holds the "
+            "dataset files"]
+    else:
+        monkeypatch.setenv("GOODBENCH_DATA_DIR", str(typo))
+        assert main(argv) == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"goodbench: error: GOODBENCH_DATA_DIR={typo}: no such folder (a typo?); give the folder that holds "
+            "the dataset files, or unset it"]
+    assert not (tmp_path / "r.json").exists()
+    monkeypatch.setenv("GOODBENCH_OFFLINE", "1")
+    with pytest.raises(data.DataNotFound, match=re.escape(f"{typo} (no such folder)")):
+        data.locate(registry.get("lm-char").data_files[0], typo)
 
 
 HOSTILE_SEED = "1\x1b]0;PWNED-TITLE\x07\r\x1b[2K\x1b[32mrun 0: -> reproduced\x1b[0m\u202e\n\x1b[8m"
@@ -68,8 +98,7 @@ def test_submit_into_a_file_says_so_in_one_line(tmp_path, capsys):
     not_a_dir = tmp_path / "results.json"
     not_a_dir.write_text("{}")
     lines = _usage_error(["submit", str(CORPUS_FILE), "--results-dir", str(not_a_dir)], capsys)
-    assert lines[0].startswith("usage: goodbench submit ")
-    assert lines[-1] == f"goodbench submit: error: --results-dir {not_a_dir} is a file, not a directory"
+    assert len(lines) == 1 and lines[-1] == f"goodbench submit: error: --results-dir {not_a_dir} is a file, not a directory"
     assert not_a_dir.read_text() == "{}"
 
 
@@ -222,7 +251,7 @@ def test_reproduce_refuses_a_tolerance_above_the_rules_bound_in_one_line(pct, tm
     claimed ±1000%) is a usage error, one line, before the file is read or anything trains."""
     out = tmp_path / "rep.json"
     lines = _usage_error(["reproduce", str(CORPUS_FILE), "--tolerance", pct, "-o", str(out)], capsys)
-    assert lines[0].startswith("usage: goodbench reproduce ")
+    assert len(lines) == 1
     assert lines[-1] == (f"goodbench reproduce: error: --tolerance {float(pct):g}: a percentage above 0 and at most "
                          "50 (the rules' bound, docs/rules.md)")
     assert [line for line in lines if "error" in line] == [lines[-1]] and not out.exists()
@@ -255,3 +284,25 @@ def test_validate_says_when_a_file_is_valid_under_the_older_rules_it_records(tmp
     results.write(tmp_path / "new.json", doc)
     assert main(["validate", str(tmp_path / "new.json")]) == 1
     assert "valid under rules" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["show", "validate", "compare"])
+def test_an_empty_file_is_said_to_be_empty_and_a_held_placeholder_to_be_a_run_still_going(command, tmp_path, capsys):
+    """Walkthrough 4, L3: a SIGKILLed run leaves its results file's name reserved by a 0-byte
+    file, which show read as "not valid JSON: Expecting value at line 1 column 1"."""
+    from suite.record.results import Reservation
+
+    left = tmp_path / "killed.json"
+    left.write_bytes(b"")
+    argv = [command, str(left)] + ([str(CORPUS_FILE)] if command == "compare" else [])
+    assert main(argv) == 1
+    said = capsys.readouterr()
+    line = next(x for x in (said.out + said.err).splitlines() if str(left) in x)
+    assert "empty (0 bytes)" in line and "killed?" in line and "takes it over" in line and "Expecting" not in line
+    held = Reservation.take(tmp_path / "running.json")  # a run's reservation, held while it trains
+    try:
+        assert main([command, str(held.path)] + ([str(CORPUS_FILE)] if command == "compare" else [])) == 1
+        said = capsys.readouterr()
+        assert "a goodbench run still going holds this name" in said.out + said.err
+    finally:
+        held.release()

@@ -183,6 +183,31 @@ def test_gate_fails_only_on_significant_regressions_beyond_the_threshold():
     assert [row for _, _, row in found] == [slower] and slower.regression and not small.regression
 
 
+def test_gate_says_undecided_where_the_ratio_is_beyond_the_threshold_and_the_interval_is_not(capsys):
+    """Walkthrough 4, M8: samples/s 0.440× [0.0753, 2.566] passed a 5% gate as if nothing were wrong.
+    The rule stands (no regression without the whole interval on the worse side), but the gate's
+    line says the figure is undecided, and --fail-on-undecided fails on it."""
+    from suite.compare import report as compare_report
+
+    wide = _row("samples_per_s", 0.440, 0.0753, 2.566)  # 56% worse, interval on both sides of 1
+    within = _row("tta", 1.03, 0.90, 1.20)                # 3% worse: inside a 5% threshold
+    columns = [_column([wide, within])]
+    gate = compare.Gate.parse(["5"])
+    assert gate.apply(columns) == [] and gate.undecided(columns) == [("new.json", "w@smoke", wide)]
+    assert not gate.failed([], gate.undecided(columns))
+    out = compare_report.text("base.json", {}, columns, gate, [], [])
+    line = next(x for x in out.splitlines() if x.startswith("regression gate"))
+    assert line.startswith("regression gate (worse by samples/s > 5%, TTA score > 5%): passed, undecided: "
+                           "w@smoke samples/s 0.440× [0.0753, 2.566] in NEW could be worse by more than 5%; ")
+    assert "--repeat N" in line and "--fail-on-undecided" in line and "TTA score 1.030" not in line
+    gate.fail_on_undecided = True
+    assert gate.failed([], gate.undecided(columns))
+    assert "): FAILED, undecided: w@smoke samples/s" in compare_report.text("base.json", {}, columns, gate, [], [])
+    data = json.loads(compare_report.as_json("base.json", {}, columns, gate, [], []))
+    assert data["gate"]["failed"] is True and data["gate"]["fail_on_undecided"] is True
+    assert [(u["figure"], u["ci95"]) for u in data["gate"]["undecided"]] == [("samples_per_s", [0.0753, 2.566])]
+
+
 # ---------------------------------------------------------------- whole documents
 @pytest.fixture(scope="module")
 def reference() -> dict:

@@ -175,12 +175,12 @@ def test_a_side_with_less_sets_the_level_of_both():
     assert samples_row(base, new).base == pytest.approx(pooled.value * GPT2["runs"][0]["metrics"]["samples_per_step"])
 
 
-def test_a_side_without_throughput_is_not_measured_and_raises_no_one_run_caveat():
+def test_a_side_without_a_complete_run_is_not_compared_and_raises_no_one_run_caveat():
     base, failed = with_runs(GPT2, [1.0, 1.01]), with_runs(GPT2, [1.0])
     failed["runs"][0]["status"] = "failed"
     columns = [compare.compare_documents(base, failed)]
     row = next(r for r in columns[0].pairs[0].rows if r.figure == "samples_per_s")
-    assert row.verdict == compare.NOT_MEASURED and row.spread == ""
+    assert row.verdict == compare.NOT_COMPARED and row.spread == "" and row.reason.startswith("NEW: failed run")
     assert compare_report.caveat_lines(columns) == []
 
 
@@ -281,3 +281,96 @@ def test_run_repeat_writes_runs_that_validate_and_compare_across(tmp_path, capsy
     row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
     assert row["spread"] == compare.ACROSS_RUNS  # one file a side: across its runs, with the caveat
     assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ACROSS_RUNS, ["gpt2-124m@smoke"])]
+
+
+# ---------------------------------------------------------------- what one run a side says (walkthrough 4)
+def noisy(doc: dict, factor: float, sigma: float, seed: int = 3) -> dict:
+    """``doc`` with its one run's step times scaled by ``factor`` and spread by a log-normal
+    noise of mean 1 and ``sigma`` (a machine under heavy load)."""
+    out = copy.deepcopy(doc)
+    run = out["runs"][0]
+    rng = np.random.default_rng(seed)
+    times = np.asarray(run["step_times_s"])
+    run["step_times_s"] = (times * factor * rng.lognormal(-sigma ** 2 / 2, sigma, times.size)).tolist()
+    run["run_id"] = uuid.uuid4().hex
+    return out
+
+
+@pytest.fixture
+def read_as(monkeypatch):
+    """``goodbench compare``'s files read as the documents given by name (the engine's input,
+    without the validator: these step times were edited)."""
+    from suite.commands import compare as compare_command
+
+    docs: dict[str, dict] = {}
+    monkeypatch.setattr(compare_command, "_valid_document", lambda path: docs[path])
+    return docs
+
+
+def test_cli_fails_on_an_undecided_gated_figure_only_when_asked(read_as, capsys):
+    read_as.update({"base.json": with_runs(GPT2, [1.0]), "new.json": noisy(GPT2, 1.2, 1.0, seed=0)})
+    row = samples_row(read_as["base.json"], read_as["new.json"])
+    assert row.verdict == compare.SAME and row.ratio < 0.95 and row.spread == compare.ONE_RUN  # undecided
+    assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5"]) == 0
+    gate_line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("regression gate"))
+    assert ": passed, undecided: gpt2-124m@smoke samples/s " in gate_line
+    assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5", "--fail-on-undecided"]) == 1
+    assert ": FAILED, undecided: gpt2-124m@smoke samples/s " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:  # nothing to judge undecided without the gate's thresholds
+        main(["compare", "base.json", "new.json", "--fail-on-undecided"])
+    assert exc.value.code == 2 and "--fail-on-regression" in capsys.readouterr().err
+
+
+def _pair_of(rows: list[tuple[str, str, float, float, float]]) -> compare.Column:
+    """A column of one pair judged within one run, from (figure, verdict-giving ratio, low, high)."""
+    out = []
+    for fid, ratio, low, high in rows:
+        f = compare.BY_ID[fid]
+        out.append(compare.Row(f.id, f.label, f.better, 1.0, ratio, ratio, low, high,
+                               compare.verdict(f, compare_stats.Ratio(ratio, low, high, 20.0)),
+                               spread=compare.ONE_RUN))
+    return compare.Column("new.json", {}, [compare.Pair("lm-char@smoke", "lm-char", "smoke", True, rows=out)], [], [])
+
+
+def test_verdicts_that_point_different_ways_are_explained_under_the_table():
+    """Walkthrough 4, M4: "no significant change" in samples/s beside "faster" in the p50 read as
+    a contradiction; a note says what each measures. Verdicts that agree get no note."""
+    apart = [_pair_of([("samples_per_s", 1.094, 0.404, 2.963), ("step_time_p50", 0.262, 0.116, 0.595)])]
+    text = compare_report.text("base.json", {}, apart)
+    note = next(x for x in text.splitlines() if x.startswith("lm-char@smoke: samples/s no significant change "
+                                                             "beside step time p50 faster is no contradiction"))
+    assert "mean" in note and "median" in note and "one run a side" in note
+    assert "no contradiction" in compare_report.markdown("base.json", {}, apart)
+    assert json.loads(compare_report.as_json("base.json", {}, apart))["notes"] == [note]
+    agree = [_pair_of([("samples_per_s", 0.8, 0.7, 0.9), ("step_time_p50", 1.25, 1.1, 1.4)])]
+    assert "no contradiction" not in compare_report.text("base.json", {}, agree)
+    assert compare_report.disagreement_lines(agree) == []
+
+
+def test_a_partial_side_is_not_compared_rather_than_not_measured():
+    """Walkthrough 4, M3: an interrupted BASE read "goodput not measured" though goodbench show
+    prints its goodput: it was measured, and only complete runs are compared."""
+    base, new = with_runs(GPT2, [1.0]), with_runs(GPT2, [1.0])
+    base["runs"][0]["status"] = "partial"
+    columns = [compare.compare_documents(base, new)]
+    rows = {r.figure: r for r in columns[0].pairs[0].rows}
+    assert rows["goodput"].verdict == compare.NOT_COMPARED and rows["samples_per_s"].verdict == compare.NOT_COMPARED
+    assert rows["goodput"].reason.startswith("BASE: partial run: not compared (only complete runs are")
+    assert rows["mfu"].verdict == compare.NOT_MEASURED  # not measured on the CPU: on NEW's side too
+    text = compare_report.text("base.json", base, columns)
+    goodput = next(x for x in text.splitlines() if x.strip().startswith("goodput"))
+    assert "not compared [" in goodput and "not measured" not in goodput
+    gate = compare.Gate.parse(["5"])
+    assert [row.figure for _, _, row in gate.unchecked(columns)] == ["samples_per_s"]  # said, never passed silently
+
+
+def test_goodput_reads_as_a_percentage_in_the_text_and_a_fraction_in_json():
+    """Walkthrough 4, M7: compare printed goodput as 0.9229 where show and the site print 92.3%."""
+    columns = [compare.compare_documents(GPT2, GPT2)]
+    value = next(r for r in columns[0].pairs[0].rows if r.figure == "goodput").base
+    shown = f"{100 * value:.3g}%"
+    line = next(x for x in compare_report.text("a.json", GPT2, columns).splitlines() if x.strip().startswith("goodput"))
+    assert line.split()[1:3] == [shown, shown]
+    assert f"| goodput | {shown} | {shown} |" in compare_report.markdown("a.json", GPT2, columns)
+    data = json.loads(compare_report.as_json("a.json", GPT2, columns))
+    assert next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "goodput")["base"] == value

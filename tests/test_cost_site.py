@@ -342,6 +342,15 @@ def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():
     assert price_usd(None) == "—"
 
 
+def test_compare_writes_small_amounts_in_plain_decimals():
+    """Walkthrough 4, L7: compare printed a smoke run's cost as $7.23e-05."""
+    from suite.compare.costs import usd
+
+    assert [usd(v) for v in (7.23e-05, 0.000854, 0.42, 12.345, 4512.2, 0.0)] == [
+        "$0.0000723", "$0.000854", "$0.42", "$12.35", "$4,512", "$0.00"]
+    assert [usd(v, cents_from=1) for v in (0.0465, 0.04, 2.84)] == ["$0.0465", "$0.04", "$2.84"]  # prices per hour
+
+
 def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
     import json
 
@@ -356,4 +365,5 @@ def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
     assert all(line["cost_usd"] == pytest.approx(0.04 * line["core_hours"]) for line in lines)
     assert main(["compare", str(stored), str(copy), "--price", "CPU=0.04"]) == 0
     out = capsys.readouterr().out
-    assert "core-hours, $" in out and "at $0.04/h" in out  # three digits below a dollar, not $0.04 rounded
+    assert "core-hours, $" in out and "at $0.04 per core-hour" in out  # three digits below a dollar, per core
+    assert "e-0" not in out  # a cost of a hundredth of a cent in plain decimals, not $7.23e-05

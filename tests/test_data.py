@@ -205,3 +205,16 @@ def test_a_download_that_found_no_network_says_so(tmp_path, monkeypatch):
     with pytest.raises(data.DataNotFound) as corrupt:
         data.locate(TINY_SHAKESPEARE, tmp_path)
     assert corrupt.value.short.endswith("the download failed")
+
+
+@pytest.mark.parametrize("argv", [["list"], ["data", "list"], ["data", "fetch", "-w", "gpt2-124m"]])
+def test_list_and_fetch_name_a_data_folder_that_does_not_exist(argv, tmp_path, capsys):
+    """Walkthrough 4, L1: a --data-dir with a typo read as every file "no" there; the folder is named."""
+    from suite.cli import main
+
+    typo = tmp_path / "datsets"
+    assert main([*argv, "--data-dir", str(typo)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"note: --data-dir {typo}: no such folder (a typo?); give the folder that holds the dataset files"
+    assert main([*argv, "--data-dir", str(tmp_path)]) == 0
+    assert "no such folder" not in capsys.readouterr().err

@@ -60,6 +60,21 @@ def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     return dirs
 
 
+def missing_folder(data_dir: str | os.PathLike | None = None) -> str | None:
+    """What is wrong with a data folder the user named, ``--data-dir`` first, then
+    ``$GOODBENCH_DATA_DIR``: one that does not exist (a typo?) or is not a folder, in words;
+    None when both are folders or not given. The user cache may not exist yet (a download makes it)."""
+    named = ([("--data-dir", Path(data_dir))] if data_dir else []) + (
+        [("GOODBENCH_DATA_DIR", Path(os.environ["GOODBENCH_DATA_DIR"]))] if os.environ.get("GOODBENCH_DATA_DIR") else [])
+    for option, folder in named:
+        shown = f"--data-dir {folder}" if option == "--data-dir" else f"GOODBENCH_DATA_DIR={folder}"
+        if not folder.exists():
+            return f"{shown}: no such folder (a typo?); give the folder that holds the dataset files"
+        if not folder.is_dir():
+            return f"{shown}: a file, not a folder; give the folder that holds the dataset files"
+    return None
+
+
 def is_present(file: DataFile, data_dir: str | os.PathLike | None = None) -> bool:
     """True when a copy with the right size sits in one of the search dirs (checksum not read)."""
     return any((d / file.name).is_file() and (d / file.name).stat().st_size == file.size
@@ -112,7 +127,7 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     for directory in search_dirs(data_dir):
         path = directory / file.name
         if not path.is_file():
-            tried.append(f"{path} (absent)")
+            tried.append(f"{path} (absent)" if directory.is_dir() else f"{directory} (no such folder)")
             continue
         actual = sha256_of(path)
         if actual == file.sha256:

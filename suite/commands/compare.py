@@ -34,6 +34,10 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
                         "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
                         "energy_per_sample, goodput)")
+    p.add_argument("--fail-on-undecided", action="store_true",
+                   help="with --fail-on-regression: exit 1 also when a gated figure's ratio is worse than "
+                        "its threshold but its interval reaches both sides of 1 (undecided: too few runs "
+                        "or too much noise to tell), which the gate otherwise passes")
     add_price_arguments(p)
     return p
 
@@ -46,6 +50,8 @@ def run(args) -> int:
 
     if not args.vs and not args.new:
         raise Usage("compare needs BASE and at least one NEW file (or BASE... --vs NEW...)")
+    if args.fail_on_undecided and not args.fail_on_regression:
+        raise Usage("--fail-on-undecided judges the gate's figures: give --fail-on-regression PCT with it")
     table = prices.from_arguments(args.price_file, args.price)  # a bad price refused before any reading
     n = 1 + len(args.new) + len(args.vs or [])
     say(f"comparing {n} files: each read and validated under the rules it was stored with, its figures "
@@ -58,6 +64,7 @@ def run(args) -> int:
         gate = compare.Gate.parse(args.fail_on_regression or [])
     except ValueError as exc:
         raise Usage(f"--fail-on-regression {exc}") from None
+    gate.fail_on_undecided = args.fail_on_undecided
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
         base_doc = compare.merge_side([_valid_document(f) for f in base_names])
@@ -89,7 +96,7 @@ def run(args) -> int:
         print(compare_report.text(*parts, colour=colour))
         if priced:
             print(costs.text(priced))
-    return 1 if regressions else 0
+    return 1 if gate.thresholds and gate.failed(regressions, gate.undecided(columns)) else 0
 
 
 def _valid_document(path: str) -> dict:

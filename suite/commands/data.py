@@ -62,9 +62,20 @@ def _where(args) -> int:
     return 0
 
 
+def _said_missing(data_dir) -> None:
+    """A note on stderr, before the files' lines, where ``--data-dir`` or ``$GOODBENCH_DATA_DIR``
+    names no folder (a typo?), rather than every file "no" there."""
+    from suite.commands.common import say
+    from workloads import data
+
+    if (why := data.missing_folder(data_dir)) is not None:
+        say(f"note: {why}")
+
+
 def _list(args) -> int:
     from workloads import data
 
+    _said_missing(args.data_dir)
     print(f"{'file':<44} {'workloads':<12} {'bytes':>11}  {'sha256':<13} here")
     for name, (f, wids) in _pinned().items():
         found = data.presence(f, args.data_dir)
@@ -82,6 +93,7 @@ def _fetch(args) -> int:
 
     from workloads import data
 
+    _said_missing(args.data_dir)
     failed = 0
     for name, (f, _) in _pinned(args.workload).items():
         found = data.presence(f, args.data_dir)

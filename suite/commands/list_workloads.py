@@ -14,8 +14,11 @@ def add_parser(commands) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Print every workload, its targets at full and smoke scale (a CPU run is smoke) and whether
     its data files are here; 0."""
+    from suite.commands.common import say
     from workloads import data, registry
 
+    if (why := data.missing_folder(args.data_dir)) is not None:  # before a table of "no"s
+        say(f"note: {why}")
     print(f"{'id':<12} {'ver':>3}  {'kind':<10} {'target: full scale':<22} {'smoke (a CPU run)':<22} "
           f"{'data':<34} present")
     notes: list[str] = []

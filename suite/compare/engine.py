@@ -32,6 +32,7 @@ from suite.record import results
 # verdicts
 FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
 NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
+NOT_COMPARED = "not compared"  # a side has no complete run (partial or failed): measured, but never compared
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
 # what a step-time figure's interval covers (its row's ``spread``)
@@ -213,7 +214,8 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
     row = Row(figure.id, figure.label, figure.better, b.value, n.value, None, None, None, NO_INTERVAL,
               spread=spread)
     if b.value is None or n.value is None:
-        row.verdict = NOT_MEASURED
+        missing = [e for e in (b, n) if e.value is None]
+        row.verdict = NOT_COMPARED if all(e.incomplete for e in missing) else NOT_MEASURED
         row.reason = "; ".join(f"{side}: {e.reason}" for side, e in (("BASE", b), ("NEW", n))
                                if e.value is None and e.reason) or "not measured"
         if b.value is None and n.value is None and b.reason == n.reason:
@@ -355,9 +357,11 @@ def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
 # ---------------------------------------------------------------- the regression gate
 @dataclass
 class Gate:
-    """``--fail-on-regression``: a threshold (fraction) per figure id."""
+    """``--fail-on-regression``: a threshold (fraction) per figure id; ``fail_on_undecided``
+    (``--fail-on-undecided``): an undecided figure (:meth:`undecided`) fails the gate too."""
 
     thresholds: dict[str, float]
+    fail_on_undecided: bool = False
 
     @classmethod
     def parse(cls, specs: Sequence[str]) -> Gate:
@@ -396,6 +400,25 @@ class Gate:
                         found.append((col.file, pair.key, row))
         return found
 
+    def undecided(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
+        """Gated figures whose ratio is worse than the threshold while the interval does not
+        decide (it reaches the better side of 1): no regression by the rule, but the change
+        could be one larger than the threshold. They pass the gate unless ``fail_on_undecided``."""
+        found = []
+        for col in columns:
+            for pair in col.pairs:
+                for row in pair.rows:
+                    limit = self.thresholds.get(row.figure)
+                    if limit is None or row.verdict == SLOWER or row.ratio is None or row.low is None:
+                        continue
+                    if worse_by(BY_ID[row.figure], row.ratio) > limit:
+                        found.append((col.file, pair.key, row))
+        return found
+
+    def failed(self, regressions: Sequence, undecided: Sequence) -> bool:
+        """Whether the gate fails: a regression, or an undecided figure under ``fail_on_undecided``."""
+        return bool(regressions) or (self.fail_on_undecided and bool(undecided))
+
     def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
         :data:`ONE_RUN`): a side had one file, so their intervals miss the machine's noise
@@ -416,7 +439,7 @@ class Gate:
                     if row.figure not in self.thresholds:
                         continue
                     one_sided = row.verdict == NOT_MEASURED and (row.base is None) != (row.new is None)
-                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL) or one_sided:  # not: absent on both sides
+                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL, NOT_COMPARED) or one_sided:  # not: absent on both
                         out.append((col.file, pair.key, row))
         return out
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -102,6 +103,8 @@ def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[st
     time), or the noise **inside** its runs (``"steps"``: batch means of the step times, a
     moving-block bootstrap for the quantiles)."""
     done = [r for r in complete_runs(list(runs)) if results.throughput(r) is not None]
+    if (unfinished := not_complete(runs)) is not None:
+        return {f: Estimate(None, reason=unfinished, incomplete=True) for f in STEP_FIGURES}
     if not done:
         why = next((r["metrics"].get("throughput_status") for r in runs
                     if r["metrics"].get("throughput_status") not in (None, "ok")), None)
@@ -119,6 +122,17 @@ def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[st
             out = {fid: across(windows, groups, fid, est, level) if est.value is not None else est
                    for fid, est in out.items()}
     return _rates(out, first)
+
+
+def not_complete(runs: Runs) -> str | None:
+    """Why a side is not compared when none of its runs is complete (an interrupted run is
+    "partial", a crashed one "failed": only a complete run's figures count), else None."""
+    if not runs or complete_runs(list(runs)):
+        return None
+    statuses = Counter(str(r.get("status")) for r in runs)
+    what = f"{next(iter(statuses))} run" if len(runs) == 1 else \
+        "no complete run (" + ", ".join(f"{n} {status}" for status, n in statuses.items()) + ")"
+    return f"{what}: not compared (only complete runs are; goodbench show prints what it measured)"
 
 
 STEP_FIGURES = ("samples_per_s", "tokens_per_s", "mfu", "step_time_p50", "step_time_p99")
@@ -180,6 +194,8 @@ def tta_estimate(runs: Runs) -> Estimate:
     the standard error of the mean of its converged seeds' times."""
     by_seed = {i: (r["metrics"].get("tta_s") if r["status"] == "complete" else None)  # several files of a side
                for i, r in enumerate(runs)}                                          # may repeat a seed
+    if (unfinished := not_complete(runs)) is not None:
+        return Estimate(None, n=len(by_seed), reason=unfinished, incomplete=True)
     score = tta_meter.score(by_seed)
     if not score["valid"]:
         return Estimate(None, n=len(by_seed), reason=f"TTA score invalid: {score['reason']}")
@@ -197,6 +213,8 @@ def tta_estimate(runs: Runs) -> Estimate:
 def per_run_estimate(runs: Runs, key: str) -> Estimate:
     """A figure read once per run (energy per sample, goodput): the mean over the complete runs
     that have it, with the standard error of that mean (two runs per side or more)."""
+    if (unfinished := not_complete(runs)) is not None:
+        return Estimate(None, reason=unfinished, incomplete=True)
     done = complete_runs(list(runs))
     values = [v for v in (run_metric(r, key) for r in done) if v is not None]
     if not values:

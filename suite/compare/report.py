@@ -11,6 +11,7 @@ from typing import Any
 from suite.compare import engine as compare
 from suite.compare import stats as compare_stats
 from suite.compare.engine import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, Column, Pair, Row
+from suite.figures.report import _percent as percent
 
 GAP = "  "
 COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}
@@ -41,6 +42,14 @@ def value_text(value: float | None, unit: str = "") -> str:
         return "—"
     text = f"{value:,.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
     return f"{text} {unit}" if unit else text
+
+
+def figure_text(figure: str, value: float | None) -> str:
+    """A figure's value as the table shows it: goodput as a percentage ("92.3%", as goodbench show
+    and the site print it; the JSON keeps the fraction), any other with its unit (:func:`value_text`)."""
+    if figure == "goodput" and value is not None and math.isfinite(value):
+        return percent(value) or "—"
+    return value_text(value, BY_ID[figure].unit)
 
 
 def _factor(x: float) -> str:
@@ -106,14 +115,13 @@ def _cells(row: Row | None, notes: Notes, pair: Pair | None) -> list[str]:
         return ["—", "—", "—", NOT_COMPARABLE + notes.mark(pair.reason)]
     if row is None:
         return ["—", "—", "—", ""]
-    unit = BY_ID[row.figure].unit
     verdict = row.verdict + notes.mark(row.reason if row.verdict not in (FASTER, SLOWER, compare.SAME) else None)
     narrow = row.spread in CAVEATS and row.verdict in (FASTER, SLOWER, compare.SAME)  # every verdict it judged
     labels = [w for w, on in ((CAVEATS[row.spread][0] if narrow else "", narrow),
                               ("regression", row.regression)) if on]
     if labels:
         verdict += f" ({', '.join(labels)})"
-    return [value_text(row.new, unit), ratio_text(row.ratio), interval_text(row), verdict]
+    return [figure_text(row.figure, row.new), ratio_text(row.ratio), interval_text(row), verdict]
 
 
 def _grid(columns: Sequence[Column], notes: Notes) -> tuple[list[list[str]], list[str]]:
@@ -130,7 +138,7 @@ def _grid(columns: Sequence[Column], notes: Notes) -> tuple[list[list[str]], lis
         for i, fid in enumerate(shown):
             rows = [next((r for r in p.rows if r.figure == fid), None) if p else None for p in pairs]
             base = next((r.base for r in rows if r is not None), None)
-            grid.append([key if i == 0 else "", BY_ID[fid].label, value_text(base, BY_ID[fid].unit)]
+            grid.append([key if i == 0 else "", BY_ID[fid].label, figure_text(fid, base)]
                         + [c for p, r in zip(pairs, rows) for c in _cells(r, notes, p)])
         if unmeasured:
             unmeasured_lines.append(f"{key}: not measured in either file: "
@@ -153,6 +161,36 @@ def caveat_lines(columns: Sequence[Column]) -> list[str]:
     every pair was judged across files."""
     return [f"{', '.join(keys)}: {text}" for spread, (_, text) in CAVEATS.items()
             if (keys := narrow_keys(columns, spread))]
+
+
+STEP_VERDICT_FIGURES = ("samples_per_s", "step_time_p50", "step_time_p99")  # tokens/s and MFU move with samples/s
+VERDICTS = (FASTER, SLOWER, compare.SAME)
+DISAGREE = ("samples/s (and tokens/s, MFU) counts the window's steps over their summed time, a mean that a few "
+            "long steps (a stall, another process on the core) weigh heavily and whose interval they widen; the "
+            "p50 is the median step, which they do not move (the p99 is those long steps). The typical step can "
+            "change while the throughput does not, or the reverse; the throughput is what a run delivers and what "
+            "the gate judges")
+ONE_RUN_DISAGREE = (". With one run a side, each interval covers only that run's own noise, and a stretch of load "
+                    "in one run is enough to part them")
+
+
+def disagreement_lines(columns: Sequence[Column]) -> list[str]:
+    """A note for each pair whose throughput and step-time verdicts point different ways ("no
+    significant change" in samples/s beside "faster" in the p50, or "faster" beside "slower"):
+    what each figure measures, so that the table does not read as a contradiction. None where
+    the verdicts agree."""
+    heads = ["NEW"] if len(columns) == 1 else [f"NEW {i}" for i in range(1, len(columns) + 1)]
+    out = []
+    for head, col in zip(heads, columns):
+        for pair in col.pairs:
+            judged = [r for fid in STEP_VERDICT_FIGURES for r in pair.rows if r.figure == fid and r.verdict in VERDICTS]
+            if len({r.verdict for r in judged}) < 2:
+                continue
+            where = pair.key if len(columns) == 1 else f"{pair.key} in {head}"
+            said = " beside ".join(f"{r.label} {r.verdict}" for r in judged)
+            one_run = any(r.spread == compare.ONE_RUN for r in judged)
+            out.append(f"{where}: {said} is no contradiction: {DISAGREE}{ONE_RUN_DISAGREE if one_run else ''}.")
+    return out
 
 
 def load_lines(base_doc: Any, columns: Sequence[Column]) -> list[str]:
@@ -232,17 +270,39 @@ def own_code_lines(columns: Sequence[Column]) -> list[str]:
     return out
 
 
+UNDECIDED_ADVICE = ("its interval reaches both sides of 1, too wide to tell such a change from noise: give more "
+                    "runs a side, made alternately (goodbench run --repeat N; goodbench compare BASE1 BASE2 --vs "
+                    "NEW1 NEW2)")
+
+
+def undecided_text(gate: compare.Gate, undecided, heads: dict[str, str]) -> str:
+    """The gated figures the interval could not decide (:meth:`suite.compare.engine.Gate.undecided`),
+    each with its ratio, interval and threshold, then what to do; whether they fail the gate
+    (``--fail-on-undecided``) or pass it."""
+    items = [f"{key} {row.label} {ratio_text(row.ratio)} {interval_text(row)} in {heads[file]} could be worse "
+             f"by more than {100 * gate.thresholds[row.figure]:g}%" for file, key, row in undecided]
+    what = ("--fail-on-undecided fails the gate on it" if gate.fail_on_undecided
+            else "the rule passes it (docs/compare.md); --fail-on-undecided fails the gate on it")
+    return "; ".join(items) + f"; {UNDECIDED_ADVICE}; {what}"
+
+
 def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequence[Column]) -> list[str]:
     if gate is None or not gate.thresholds:
         return []
     heads = {col.file: ("NEW" if len(columns) == 1 else f"NEW {i}") for i, col in enumerate(columns, 1)}
     lines = []
+    undecided = gate.undecided(columns)
+    outcome = "FAILED" if gate.failed(regressions, undecided) else "passed"
     if regressions:
-        lines.append(f"{gate_text(gate)}: FAILED")
+        lines.append(f"{gate_text(gate)}: {outcome}")
         lines += [f"  {key} {row.label}: {ratio_text(row.ratio)} {interval_text(row)} in {heads[file]}"
                   for file, key, row in regressions]
+        if undecided:
+            lines.append(f"  undecided: {undecided_text(gate, undecided, heads)}")
+    elif undecided:
+        lines.append(f"{gate_text(gate)}: {outcome}, undecided: {undecided_text(gate, undecided, heads)}")
     else:
-        lines.append(f"{gate_text(gate)}: passed")
+        lines.append(f"{gate_text(gate)}: {outcome}")
     narrow = gate.narrow(columns)
     if narrow:
         lines.append("  judged without the spread between files (blind to machine noise between them): "
@@ -283,8 +343,8 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
-    lines += ["", *[line for c in [*load_lines(base_doc, columns), *caveat_lines(columns)] for line in (c, "")],
-              METHODS]
+    lines += ["", *[line for c in [*disagreement_lines(columns), *load_lines(base_doc, columns),
+                                   *caveat_lines(columns)] for line in (c, "")], METHODS]
     gate_lines = _gate_lines(gate, regressions, unchecked, columns)
     if gate_lines:
         lines += [""] + gate_lines
@@ -325,6 +385,7 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     if notes.texts:
         lines.append("")
         lines += [f"[{i}] {_md(t)}  " for i, t in enumerate(notes.texts, 1)]
+    lines += [line for c in disagreement_lines(columns) for line in ("", _md(c))]
     lines += [line for c in [*load_lines(base_doc, columns), *caveat_lines(columns)]
               for line in ("", f"**{_md(c)}**")]
     lines += ["", f"<sub>{METHODS}</sub>"]
@@ -346,13 +407,17 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
         "methods": METHODS,
         "caveats": [{"spread": spread, "pairs": keys, "text": text} for spread, (_, text) in CAVEATS.items()
                     if (keys := narrow_keys(columns, spread))],
+        "notes": disagreement_lines(columns),
     }
     if gate is not None and gate.thresholds:
         out["gate"] = {
             "thresholds_pct": {f: 100 * p for f, p in gate.thresholds.items()},
-            "failed": bool(regressions),
+            "failed": gate.failed(regressions, gate.undecided(columns)),
+            "fail_on_undecided": gate.fail_on_undecided,
             "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
                              "ci95": [row.low, row.high]} for file, key, row in regressions],
+            "undecided": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
+                           "ci95": [row.low, row.high]} for file, key, row in gate.undecided(columns)],
             "judged_without_files": [{"new": file, "key": key, "figure": row.figure, "spread": row.spread}
                                      for file, key, row in gate.narrow(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,

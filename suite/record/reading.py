@@ -3,6 +3,7 @@ NaN/Infinity literals or runaway nesting. Safe on any input, hostile included.""
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -45,6 +46,8 @@ def read_bounded(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[byt
             if info.st_size > max_bytes:
                 return None, [Problem("file-too-large", "", f"{info.st_size} bytes is over the {max_bytes}-byte limit")]
             raw = fh.read(max_bytes + 1)
+            if not raw:
+                return None, [Problem("not-json", "", _empty(fh.fileno()))]
     except (OSError, ValueError) as exc:
         if isinstance(exc, OSError) and exc.errno == errno.ELOOP:  # became a link after the check
             return None, [Problem("unreadable", "", "a symbolic link: give the file itself")]
@@ -52,6 +55,21 @@ def read_bounded(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[byt
     if len(raw) > max_bytes:  # grew between stat and read
         return None, [Problem("file-too-large", "", f"over the {max_bytes}-byte limit")]
     return raw, []
+
+
+def _empty(fd: int) -> str:
+    """Why a file is empty, in words: a results file's name is reserved by an empty placeholder
+    while its run lasts (``flock``-ed: :class:`suite.record.results.Reservation`), which stays
+    empty when the run is killed before it writes."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # let go when the file is closed
+    except BlockingIOError:
+        return ("empty: a goodbench run still going holds this name (its reserved placeholder) and writes its "
+                "results here when it ends")
+    except OSError:
+        pass
+    return ("empty (0 bytes), no results in it: where a goodbench run was given this name (-o), it stopped before "
+            "writing them (killed?) and left its reserved placeholder empty; a run given this -o again takes it over")
 
 
 def load(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[Any, list[Problem]]:

@@ -16,7 +16,8 @@ def count(n: int, noun: str) -> str:
 
 
 def check_plan(args) -> None:
-    """Usage errors of the plan itself: ``--seeds`` out of range, an unknown workload, ``--repeat``."""
+    """Usage errors of the plan itself: ``--seeds`` out of range, an unknown workload, ``--repeat``,
+    a data folder that does not exist."""
     from workloads import registry
     from workloads.pinned import SEEDS
 
@@ -26,6 +27,21 @@ def check_plan(args) -> None:
     if unknown:
         raise Usage(f"unknown workload {', '.join(unknown)}; known: {', '.join(registry.WORKLOADS)}")
     check_repeat(args)
+    check_data_dir(args)
+
+
+def check_data_dir(args) -> None:
+    """A data folder that does not exist, said before anything else: ``--data-dir`` (a usage
+    error) or ``$GOODBENCH_DATA_DIR`` (GoodbenchError), rather than every file "absent" in it."""
+    from suite.record.errors import GoodbenchError
+    from workloads import data
+
+    why = data.missing_folder(args.data_dir)
+    if why is None:
+        return
+    if args.data_dir and why.startswith("--data-dir"):
+        raise Usage(why)
+    raise GoodbenchError(f"{why}, or unset it")
 
 
 def check_restarts(args, scale: str) -> None:
