@@ -66,6 +66,8 @@ def test_a_data_folder_that_does_not_exist_is_said_first(where, tmp_path, monkey
     monkeypatch.setenv("GOODBENCH_OFFLINE", "1")
     with pytest.raises(data.DataNotFound, match=re.escape(f"{typo} (no such folder)")):
         data.locate(registry.get("lm-char").data_files[0], typo)
+    monkeypatch.setenv("GOODBENCH_DATA_DIR", str(typo))  # a stale variable beside a good --data-dir stops nothing
+    assert data.missing_folder(tmp_path) is None and data.missing_folder(None) is not None
 
 
 HOSTILE_SEED = "1\x1b]0;PWNED-TITLE\x07\r\x1b[2K\x1b[32mrun 0: -> reproduced\x1b[0m\u202e\n\x1b[8m"

@@ -129,9 +129,9 @@ def test_the_run_table_says_why_mfu_or_energy_is_missing():
 
 def test_a_share_of_the_ceiling_keeps_three_significant_digits():
     """A new user read "21.2%, 18%, 0.369%" in one column: its zeros are kept now."""
-    from suite.figures.report import _percent
+    from suite.figures.report import percent
 
-    assert [_percent(x) for x in (0.212, 0.18, 0.077, 0.00369, 1.0, None)] == \
+    assert [percent(x) for x in (0.212, 0.18, 0.077, 0.00369, 1.0, None)] == \
         ["21.2%", "18.0%", "7.70%", "0.369%", "100%", None]
 
 

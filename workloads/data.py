@@ -61,10 +61,11 @@ def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
 
 
 def missing_folder(data_dir: str | os.PathLike | None = None) -> str | None:
-    """What is wrong with a data folder the user named, ``--data-dir`` first, then
-    ``$GOODBENCH_DATA_DIR``: one that does not exist (a typo?) or is not a folder, in words;
-    None when both are folders or not given. The user cache may not exist yet (a download makes it)."""
-    named = ([("--data-dir", Path(data_dir))] if data_dir else []) + (
+    """What is wrong with the data folder the user named: ``--data-dir`` where given, else
+    ``$GOODBENCH_DATA_DIR`` (a stale variable beside a good ``--data-dir`` stops nothing): one that
+    does not exist (a typo?) or is not a folder, in words; None when it is a folder or none is
+    named. The user cache may not exist yet (a download makes it)."""
+    named = [("--data-dir", Path(data_dir))] if data_dir else (
         [("GOODBENCH_DATA_DIR", Path(os.environ["GOODBENCH_DATA_DIR"]))] if os.environ.get("GOODBENCH_DATA_DIR") else [])
     for option, folder in named:
         shown = f"--data-dir {folder}" if option == "--data-dir" else f"GOODBENCH_DATA_DIR={folder}"

@@ -11,7 +11,7 @@ from typing import Any
 from suite.compare import engine as compare
 from suite.compare import stats as compare_stats
 from suite.compare.engine import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, Column, Pair, Row
-from suite.figures.report import _percent as percent
+from suite.figures.report import percent
 
 GAP = "  "
 COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}

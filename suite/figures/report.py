@@ -112,8 +112,8 @@ ABOVE_CEILING_MARK = "*"
 
 
 def _ceiling_cell(share: float | None) -> str | None:
-    """A run's share of the matmul ceiling (:func:`_percent`), marked where it is above 100%."""
-    return None if share is None else f"{_percent(share)}{ABOVE_CEILING_MARK if share > 1 else ''}"
+    """A run's share of the matmul ceiling (:func:`percent`), marked where it is above 100%."""
+    return None if share is None else f"{percent(share)}{ABOVE_CEILING_MARK if share > 1 else ''}"
 
 
 def ceiling_lines(doc: dict) -> list[str]:
@@ -135,7 +135,7 @@ def ceiling_lines(doc: dict) -> list[str]:
             "it is measured, and the rules hold each run to the faster measurement"]
 
 
-def _percent(share: float | None) -> str | None:
+def percent(share: float | None) -> str | None:
     """A share as a percentage with three significant digits ("7.70%"); None stays None (—)."""
     return None if share is None else f"{100 * share:#.3g}".rstrip(".") + "%"  # "18.0%", not "18%"
 
@@ -151,7 +151,7 @@ def goodput_rows(runs: list[dict], implementation: str | None = None) -> list[di
         rows.append({"workload": workload_label(r, implementation), "seed": r["seed"],
                      "wall s": round(g["wall_s"], 2), "productive s": round(g["productive_s"], 2),
                      **{k: round(v, 2) for k, v in g["badput_s"].items()},
-                     "goodput": _percent(g["goodput"]), "eff. goodput": _percent(g["effective_goodput"]),
+                     "goodput": percent(g["goodput"]), "eff. goodput": percent(g["effective_goodput"]),
                      "lost steps": g["lost_steps"]})
     return rows
 
