@@ -163,3 +163,11 @@ def test_the_fastest_device_rate_is_over_each_runs_world_size_and_its_precision(
     runs = [run("fp32", 10.0, 2.0), run("fp32", 100.0, 1.0, world=4), run("bf16", 1e6, 1.0), run("fp32", 1e6, None)]
     assert derive.fastest_device_rate(runs, "fp32") == 25.0
     assert derive.fastest_device_rate(runs, "tf32") is None
+
+
+def test_measuring_on_makes_at_most_its_count_of_measurements():
+    """A measurement that never reaches the runs' rate (here: at once, as a stand-in does) is made
+    at most MOST_MEASUREMENTS_AGAIN times, not for 15 s."""
+    start = {"flops": 1.0, "trials_flops": [1.0], "n": 8, "precision": "fp32", "method": "m"}
+    kept = ceiling_meter.measured_again(start, _measurements(*[1.0] * 100), needed=1e9)
+    assert f"the fastest of {ceiling_meter.MOST_MEASUREMENTS_AGAIN} such" in kept["at_end"]["method"]

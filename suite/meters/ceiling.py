@@ -66,6 +66,8 @@ def with_end(start: dict, end: dict) -> dict:
 
 MOST_SECONDS_AGAIN = 15.0
 """The longest :func:`measured_again` goes on measuring while the runs stood above the ceiling."""
+MOST_MEASUREMENTS_AGAIN = 10
+"""The most measurements :func:`measured_again` makes (each is 0.5 s of batches and its warm-up)."""
 
 
 def measured_again(start: dict, measure: Callable[[], dict], needed: float | None, *,
@@ -73,15 +75,17 @@ def measured_again(start: dict, measure: Callable[[], dict], needed: float | Non
     """``start`` with the ceiling measured again after the runs (:func:`with_end`). Where a run's
     model FLOP/s on one device (``needed``) stood above both measurements — the machine was loaded
     while they were made and quieter while the runs trained — it is measured again, for at most
-    ``most_seconds``, until one measurement reaches it; the fastest is kept, with its own batches,
+    ``most_seconds`` and :data:`MOST_MEASUREMENTS_AGAIN` measurements, until one measurement
+    reaches it; the fastest is kept, with its own batches,
     and its method says how many were made. A ceiling is the fastest this machine was seen to
     multiply, so the runs' own rates show a lower one measured interference, not the device."""
     best, made, began = measure(), 1, clock()
-    while needed is not None and max(start["flops"], best["flops"]) < needed and clock() - began < most_seconds:
+    while (needed is not None and max(start["flops"], best["flops"]) < needed and made < MOST_MEASUREMENTS_AGAIN
+           and clock() - began < most_seconds):
         again = measure()
         made += 1
         best = again if again["flops"] > best["flops"] else best
     if made > 1:
-        best = {**best, "method": f"{best['method']}; the fastest of {made} such measurements, made after "
-                                  "the runs while a run's model FLOP/s stood above the ceiling"}
+        best = {**best, "method": f"{best.get('method', 'torch.mm')}; the fastest of {made} such measurements, "
+                                  "made after the runs while a run's model FLOP/s stood above the ceiling"}
     return with_end(start, best)
