@@ -45,6 +45,17 @@ def test_pages_and_the_two_csvs_from_an_import(checkout: Path, tmp_path: Path): 
     assert "sr-curve" in page and "pull/342" in page and "79.5" in page and "speed-up 1.75 s" in page
 
 
+def test_the_build_says_it_writes_the_pages_only_where_there_are_documents(checkout: Path, tmp_path: Path):  # noqa: F811
+    said: list[str] = []
+    built = {"built_at": "2026-11-28T00:00:00Z", "n_results": 0, "n_runs": 0}
+    assert speedrun_pages.write(tmp_path / "empty-site", tmp_path / "empty", built, progress=said.append) == []
+    assert said == []  # no documents: nothing written, nothing said
+    results = tmp_path / "results"
+    importer.write_documents(importer.build_documents(checkout, jobs=1), results)
+    assert speedrun_pages.write(tmp_path / "site", results, built, progress=said.append)
+    assert said == ["writing the imported NanoGPT speedrun pages"]
+
+
 def test_a_number_with_several_rows_gets_a_page_each():
     assert speedrun_pages.record_keys([{"record": 20}, {"record": 21}, {"record": 21}, {"record": 22}]) == [
         "20", "21", "21-2", "22"]

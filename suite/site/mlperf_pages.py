@@ -19,6 +19,7 @@ enter these tables.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,7 @@ from suite.site.tables import downloads
 
 PAGE = "mlperf.html"
 FOLDER = "mlperf"
+PROGRESS = "writing the imported MLPerf Training pages"  # what the site build says as it starts them
 DERIVED = "derived from MLPerf Training results, not an MLPerf result"
 # bar segments in order, with the site's palette classes (suite/site/static/style.css)
 SEGMENTS = (("init", "p1"), ("eval", "p4"), ("train", "p3"), ("other", "p5"))
@@ -550,14 +552,17 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     return {**summary, "leaders": leaders_table}
 
 
-def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None) -> list[dict]:
-    """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents; returns
-    the index page's lines (a summary, the latest round and its leaders' table, whose links are
-    relative to the site's root), empty when none. Costs are priced with ``table`` (None: the
-    shipped price table)."""
+def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None,
+          progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents, saying so to
+    ``progress`` (nothing said where there are none); returns the index page's lines (a summary,
+    the latest round and its leaders' table, whose links are relative to the site's root), empty
+    when none. Costs are priced with ``table`` (None: the shipped price table)."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
+    if progress is not None:
+        progress(PROGRESS)
     rows = [row(d) for d in docs]
     add_costs(rows, table if table is not None else prices.load())
     add_scaling(rows)

@@ -14,6 +14,7 @@ every record): they never enter goodbench's rankings, and every page says so.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +30,7 @@ FOLDER = "speedrun"
 REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
 APART = ("The NanoGPT speedrun is its own workload (FineWeb data, a model that changes with every record): "
          "its records never enter goodbench's rankings, gpt2-124m's included.")
+PROGRESS = "writing the imported NanoGPT speedrun pages"  # what the site build says as it starts them
 RECORD_COLUMNS = ["track", "record", "date", "claimed_s", "measured_s", "runs", "mean_val_loss", "p_value",
                   "verdict", "accelerator", "accelerators", "flags"]
 RUN_COLUMNS = ["track", "record", "log", "log_sha256", "final_step", "val_loss", "train_time_s", "step_avg_ms",
@@ -86,13 +88,17 @@ def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
            chart=speedrun_charts.history(doc["records"], f"track {track}: record history"), **built)
 
 
-def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None) -> list[dict]:
+def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None,
+          progress: Callable[[str], None] | None = None) -> list[dict]:
     """Write the speedrun pages and downloads when ``<results_dir>/speedrun/`` holds documents,
-    each record's cost at ``table``'s prices (None: the shipped table); returns the index page's
-    lines (links relative to the site's root), empty when none."""
+    each record's cost at ``table``'s prices (None: the shipped table), saying so to ``progress``
+    (nothing said where there are none); returns the index page's lines (links relative to the
+    site's root), empty when none."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
+    if progress is not None:
+        progress(PROGRESS)
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
     table = table if table is not None else prices.load()
     every = []
