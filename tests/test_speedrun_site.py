@@ -111,6 +111,27 @@ def test_mfu_is_on_the_pages_and_in_the_json_downloads_not_in_the_csvs(tmp_path:
     assert track.count('data-label="MFU, est."') == 91 and f"{100 * r7['mfu_estimate']:.1f}%" in track
 
 
+def test_a_mean_above_the_target_reads_not_met_and_not_shown_is_defined(tmp_path: Path):
+    """A record whose t-test fails because its mean is above the target says so, not the milder
+    "not shown", which stays for a mean below the target the test cannot tell from chance; the
+    track page and a record page say what each means."""
+    target = 3.28
+    above = {"verdict": speedrun_pages.NOT_SHOWN, "mean_val_loss": 3.29799, "p_value": 0.98}
+    below = {"verdict": speedrun_pages.NOT_SHOWN, "mean_val_loss": 3.2791, "p_value": 0.345}
+    assert speedrun_pages.verdict_words(above, target) == "not met: mean above target (p ≥ 0.01)"
+    assert speedrun_pages.verdict_words(below, target) == "not shown (p ≥ 0.01)"
+    assert speedrun_pages.verdict_words({"verdict": "met (p < 0.01)", "mean_val_loss": 3.27}, target) == "met (p < 0.01)"
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    _write(SHIPPED, tmp_path)
+    track = " ".join((tmp_path / "speedrun" / "track-1.html").read_text().split())
+    assert '<td data-label="verdict">not met: mean above target (p ≥ 0.01)</td>' in track
+    assert '<td data-label="verdict">not shown (p ≥ 0.01)</td>' in track  # record 21: mean 3.2791, p 0.345
+    assert "Verdicts: &#34;not shown (p ≥ 0.01)&#34;: the mean is at or below the target" in track
+    page = " ".join((tmp_path / "speedrun" / "track-1" / "9.html").read_text().split())
+    assert ": not met: mean above target (p ≥ 0.01)<br><small>&#34;not shown" in page
+
+
 def test_the_records_never_enter_goodbenchs_own_ranking_and_the_pages_say_so(tmp_path: Path):
     """A results folder holding only the speedrun documents builds a site whose goodbench tables
     (runs, compare, the gpt2-124m page) have no entry, while the index and every speedrun page say

@@ -40,6 +40,23 @@ RECORD_ESTIMATES = ["tokens_per_s", "tokens_per_s_per_gpu", "mfu_estimate", "mfu
 RUN_ESTIMATES = ["tokens_per_step", "tokens_per_s_per_gpu", "flops_per_token", "mfu_estimate", "mfu_peak"]
 
 
+NOT_SHOWN = "not shown (p ≥ 0.01)"  # the stored verdict of a t-test that does not meet the speedrun's rule
+ABOVE_TARGET = "not met: mean above target"
+VERDICT_WORDS = ('"not shown (p ≥ 0.01)": the mean is at or below the target, but the t-test cannot tell it '
+                 'from chance at the speedrun\'s p < 0.01 (the runs spread too widely, or are too few); '
+                 '"not met: mean above target": the mean itself is above the target, so no test could show it below.')
+
+
+def verdict_words(rec: dict, target: float) -> str:
+    """A record's verdict as the pages show it: the stored one, but where it says the test did not
+    show the mean below the target while the mean is above it, that ("not met: mean above target",
+    with its p), not the milder "not shown" (:data:`VERDICT_WORDS` defines both)."""
+    stored, mean = rec.get("verdict") or "—", rec.get("mean_val_loss")
+    if stored == NOT_SHOWN and mean is not None and mean > target:
+        return f"{ABOVE_TARGET} (p ≥ 0.01)"
+    return stored
+
+
 def record_keys(records: list[dict]) -> list[str]:
     """Each README row's page name: its record number, with -2, -3 … for a number's later rows."""
     seen: Counter = Counter()
@@ -81,10 +98,12 @@ def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
         render("speedrun_record.html", out / FOLDER / f"track-{track}" / f"{key}.html", root="../../",
                title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
-               log_url=lambda p: log_url(doc, p), github_address=github_address, **built)
+               log_url=lambda p: log_url(doc, p), github_address=github_address,
+               verdict=verdict_words(rec, doc["target_val_loss"]), verdict_words=VERDICT_WORDS, **built)
     render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
            title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys, costs)), apart=APART,
-           cost_title=speedrun_costs.TITLE,
+           cost_title=speedrun_costs.TITLE, verdicts=[verdict_words(r, doc["target_val_loss"]) for r in doc["records"]],
+           verdict_words=VERDICT_WORDS,
            chart=speedrun_charts.history(doc["records"], f"track {track}: record history"), **built)
 
 
