@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,26 @@ def test_history_marks_another_gpu_and_fewer_gpus():
     assert svg.count('class="sr-claimed"') == 3 and svg.count("<circle class=\"sr-measured\"") == 1
     assert "<rect class=\"sr-measured\"" in svg and "<path class=\"sr-measured\"" in svg
     assert speedrun_charts.history([{"record": 1, "date": None, "claimed_s": 1.0}], "t") is None
+
+
+def test_a_baseline_far_above_the_records_is_off_the_chart_not_its_axis():
+    """Track 2's llm.c baseline (20,880 s) beside records of 1,000-1,800 s: the axis spans the
+    records (linear, under 2,000 s), the baseline is drawn above it with its time, and the caption
+    names it; a history without such a gap keeps every time on its log axis."""
+    recs = [{"record": 1, "date": "2024-05-28", "claimed_s": 20880.0, "measured_s": None, "runs": 1}]
+    recs += [{"record": k, "date": f"2025-0{k}-01", "claimed_s": 1800.0 - 100 * k, "measured_s": 1790.0 - 100 * k,
+              "runs": 1, "accelerator": "NVIDIA H100 80GB HBM3", "accelerators": 8} for k in range(2, 9)]
+    assert speedrun_charts.chart_top([20880.0, 1700.0, 1000.0]) == 1700.0
+    svg = str(speedrun_charts.history(recs, "t"))
+    ticks = [t for t in re.findall(r'text-anchor="end">([\d,]+)</text>', svg)]
+    assert int(ticks[-1].replace(",", "")) < 2000 and "(log)" not in svg  # the axis ends near the records, not at 100,000
+    assert "20,880 s ↑ off the chart" in svg
+    assert "Off the chart, drawn above its top with its time: record 1&#39;s claim, 20,880 s" in svg
+    times = [2700.0, 1884.0, 912.0, 300.0, 150.0, 79.7]  # track 1: 45 minutes down to 80 s, no gap over 5x
+    track1 = [{"record": k, "date": f"2025-0{k}-01", "claimed_s": t, "runs": 1} for k, t in enumerate(times, start=1)]
+    svg = str(speedrun_charts.history(track1, "t"))
+    assert speedrun_charts.chart_top(times) == 2700.0
+    assert "(log)" in svg and "off the chart" not in svg
 
 
 def test_shipped_history_in_the_csvs(tmp_path: Path):

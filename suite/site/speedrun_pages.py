@@ -1,6 +1,6 @@
 """The "NanoGPT speedrun (imported)" pages: the documents of ``goodbench import speedrun``.
 
-- ``speedrun/track-N.html``: a track's record history (claimed and measured, log scale) and its
+- ``speedrun/track-N.html``: a track's record history (claimed and measured; log scale over a wide span) and its
   table (record, date, what changed, claimed, measured, runs, mean val loss, p, GPUs, verdict);
 - ``speedrun/track-N/<record>.html``: one README row: its runs' validation-loss curves, each
   run's figures, versions and source hash, links to the logs and the PR;
