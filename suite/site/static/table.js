@@ -31,6 +31,7 @@
   }
 
   function makeSortable(table) {
+    table.classList.add("sorts");  // its header is now sort buttons: labelled "sort by" where they wrap into chips
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
       var button = document.createElement("button");
       button.type = "button";
