@@ -495,6 +495,23 @@ def test_the_reference_systems_old_file_is_labelled_and_never_held_against_the_n
     assert workload.index(new_run) < workload.index(old_run)
 
 
+def test_rows_of_older_rules_are_greyed_and_the_page_says_so_once(reference_site):
+    """The v1 CPU reference (today's rules find problems in it) is greyed on the workload pages,
+    its run the only greyed row, and the page says once what grey means; a page without such a row
+    says nothing of it."""
+    out, docs = reference_site
+    old = next(n for n, d in docs.items() if validate.stored_under(d) == 1)
+    run = next(r for r in docs[old]["runs"] if r["workload"]["id"] == "lm-char")
+    page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    rows = page.split("<tbody>")[1].split("</tbody>")[0].split("</tr>")
+    greyed = [r for r in rows if '<tr class="older-rules">' in r]
+    assert len(greyed) == 1 and run_slug(old, run["run_id"]) in greyed[0]
+    assert page.count("Greyed rows were stored under older rules") == 1
+    others = [p.read_text() for p in (out / "systems").glob("*.html")]
+    assert any("older-rules" not in text for text in others)  # the system with no file of older rules
+    assert all(("Greyed rows" in text) == ('<tr class="older-rules">' in text) for text in others)
+
+
 def test_the_reference_sites_pages_name_no_repository_path_data_folder_or_unqueried_link(reference_site):
     """A site reader cannot open docs/compare.md: the compare and system pages link to the
     methodology's section instead, which is there. Recorded commands show --data-dir's value as
