@@ -512,6 +512,17 @@ def test_rows_of_older_rules_are_greyed_and_the_page_says_so_once(reference_site
     assert all(("Greyed rows" in text) == ('<tr class="older-rules">' in text) for text in others)
 
 
+def test_a_run_page_says_how_its_phases_and_its_goodput_differ(reference_site):
+    """Both bars of one run's wall time, the runner's phases and the event log's goodput, have
+    different numbers by design: the page says why, once, between them."""
+    out, _ = reference_site
+    page = " ".join(next(p for p in sorted((out / "runs").glob("*.html"))
+                         if "goodput: productive time and badput by cause" in p.read_text()).read_text().split())
+    assert page.count("Two readings of one wall time, so their numbers differ") == 1
+    assert page.index("phases of the run") < page.index("Two readings") < page.index("<table", page.index("Two readings"))
+    assert "counts the warm-up steps as productive at the steady-state pace" in page
+
+
 def test_the_reference_sites_pages_name_no_repository_path_data_folder_or_unqueried_link(reference_site):
     """A site reader cannot open docs/compare.md: the compare and system pages link to the
     methodology's section instead, which is there. Recorded commands show --data-dir's value as
