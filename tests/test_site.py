@@ -444,6 +444,16 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     assert data["left_out"] == left and set(data["systems"]) == set(kept["system"])
 
 
+def test_the_compare_pages_empty_table_says_what_is_true():
+    left = [{"system": "b", "workload": "lm-char (smoke)", "file": "f", "why": "measured under load: …"}]
+    assert pages.nothing_to_compare({"systems": [], "left_out": []}) == (
+        "No results yet: a comparison needs two systems with results.")
+    assert pages.nothing_to_compare({"systems": ["a"], "left_out": []}) == (
+        "Nothing to compare: a is the only system with results; a comparison needs two.")
+    assert pages.nothing_to_compare({"systems": [], "left_out": left + [{**left[0], "system": "c"}]}) == (
+        "Nothing to compare: every result of b, c is left out of comparisons (listed below, with why).")
+
+
 @pytest.fixture(scope="module")
 def reference_site(tmp_path_factory):
     """The site of the stored results files (copies: the store is never written): the CPU reference
@@ -488,6 +498,11 @@ def test_the_reference_systems_old_file_is_labelled_and_never_held_against_the_n
     assert unknown and not unknown & set(data["values"])  # left out, not compared: the same machine read 1.7-3x faster
     assert {r["system"] for r in data["left_out"] if r["why"] == pages.LOAD_UNKNOWN} == unknown
     assert "no record of the host's load" in html.unescape(compare_page)
+    # two systems, one with every result left out: the empty table says that, not that a second is missing
+    empty = html.unescape(compare_page.split('class="empty">', 1)[1].split("</td>", 1)[0])
+    assert empty == (f"Nothing to compare: {new['system']['name']} is the only system with a result a comparison "
+                     f"may pool: every result of {', '.join(sorted(unknown))} is left out of comparisons "
+                     "(listed below, with why).")
     # the smoke table ranks nothing: today's reference leads it, the v1 file (the fastest figures) comes last
     workload = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     new_run, old_run = (run_slug(n, next(r for r in d["runs"] if r["workload"]["id"] == "lm-char")["run_id"])
