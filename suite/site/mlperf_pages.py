@@ -144,6 +144,20 @@ def _plain_score(r: Row, href: str | None) -> dict:
     return cell(num(r.minutes), r.minutes, href=href, sub=rcp, cls="score")
 
 
+RCP_WORDS = ("RCP: MLCommons' Reference Convergence Points, the epochs its reference runs took to reach the "
+             "target; a score whose runs reached it in fewer is multiplied by the factor shown (RCP 1.0039: 0.39% "
+             "added), as the official score is")
+MAYBE_NOT_BEST = ("‡ may not be the best: the copy of the round imported lacked the logs of a closed-division "
+                  "result of that benchmark, so its score, perhaps a better one, is not known here")
+
+
+def score_legend(rows: list[list[dict]]) -> list[str]:
+    """The words a table's score cells use, in full, for a line under it that a phone shows too (a
+    tooltip it cannot): what RCP is where a score is scaled by it, what ‡ says where one is marked."""
+    subs = " ".join(str(c.get("sub") or "") for row in rows for c in row)
+    return [words for mark, words in (("RCP", RCP_WORDS), ("‡ may not be the best", MAYBE_NOT_BEST)) if mark in subs]
+
+
 def _share(value: float | None, title: str | None = None) -> dict:
     return cell(pct(value), value, title=title)
 
@@ -537,6 +551,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     leaders_table = _table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
                                        _header("system"), _header("category"), _header("accelerator × count", "num"),
                                        _header("systems", "num")], leaders)
+    leaders_table["legend"] = score_legend(leaders)
     every = _table("every", [], [], download=(records(sorted(rows, key=lambda r: (tuple(-x for x in round_key(r.round)),
                                                                                 r.benchmark, r.division, r.rank or 10**9))),
                                              out / FOLDER / "all-results"))
