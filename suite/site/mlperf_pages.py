@@ -181,9 +181,18 @@ def _energy(r: Row) -> dict:
     return cell("—", title=r.energy_status or "the submission has no power logs")
 
 
+SCORE_TIME_ONLY = "score time only (MLPerf excludes init)"
+COST_LABEL = "cost (USD), score time only"  # the tooltip and the note under the table: MLPerf excludes init
 COST_TITLE = ("cost to train: accelerator-hours (accelerators × score) × the on-demand list price per "
               "accelerator-hour of the accelerator's class (the price table's page): a list price of its date, "
-              "not what the submitter paid")
+              "not what the submitter paid. The score's time only: MLPerf's score leaves out initialization (its "
+              "rule), which goodbench's own cost to target counts from the run's start; \"with init\" under it "
+              "adds the median run's initialization (the cost ÷ (1 − init share))")
+COST_NOTE = ("Cost (USD) prices the score's time only: MLPerf's score leaves out initialization (MLPerf's rule), "
+             "while goodbench's own cost to target counts from the run's start. On a large system initialization "
+             "can be most of a run's wall time, so the figure \"with init\" under a cost (the cost ÷ (1 − the "
+             "median run's init share), approximate: the score is an olympic mean × RCP factor) is nearer what "
+             "running it costs.")
 
 
 def _cost(r: Row, root: str) -> dict:
@@ -194,8 +203,11 @@ def _cost(r: Row, root: str) -> dict:
     if r.price is None or r.cost_usd is None:
         return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
                     title=f"{r.family}: no price in the price table, never a guess")
-    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text,
-                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
+    share = r.init_share
+    with_init = f" · ≈{usd(r.cost_usd / (1 - share))} with init" if share is not None and 0 <= share < 1 else ""
+    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text + with_init, cls="cost",
+                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}; "
+                      f"{SCORE_TIME_ONLY}" + (f", {pct(share)} of the median run's wall time is init" if with_init else ""))
 
 
 def _accelerator(r: Row, root: str) -> dict:
@@ -213,7 +225,7 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
                  _header("division"), _header("category", title="availability: available, preview or research"),
                  _header("submitter"), _header("system", title="framework below"),
                  _header("accelerator × count", "num"),
-                 _header("cost (USD)", "num", COST_TITLE),
+                 _header(COST_LABEL, "num", COST_TITLE),
                  _header("runs", title="runs MLPerf counts / runs in the submission"),
                  _header("init (s)", "num", "median over counted runs, outside the score"),
                  _header("eval (s)", "num", "median over counted runs, inside the score"),
@@ -242,7 +254,7 @@ def _logs(r: Row) -> dict:
 ACC_HEADERS = [_header("round"), _header("benchmark"), _header("submitter"), _header("system", title="framework below"),
                _header("accelerators", "num", "accelerators in the system (nodes below)"),
                _header("score (min)", "num", "official score"),
-               _header("cost (USD)", "num", COST_TITLE),
+               _header(COST_LABEL, "num", COST_TITLE),
                _header("scaling", "num", "accelerator-minutes of the smallest system of this accelerator in the same "
                                          "round, benchmark and division, over this one's"),
                _header("init share", "num", "initialization / (initialization + time to train), medians"),
@@ -337,7 +349,7 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                later=_later(rows), absent=_absent(rows), cheapest=_cheapest(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
 
 
-CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header("cost (USD)", "num", COST_TITLE),
+CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header(COST_LABEL, "num", COST_TITLE),
                     _header("submitter"), _header("system"), _header("accelerator × count", "num"),
                     _header("price of", title="the accelerator class whose list price the cost uses")]
 
@@ -591,7 +603,7 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
         by_family[r.family].append(r)
     by_rb = {k: rank_rows(v) for k, v in by_rb.items()}
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
-    common = {"label": documents.LABEL, "derived": DERIVED, **built}
+    common = {"label": documents.LABEL, "derived": DERIVED, "cost_note": COST_NOTE, **built}
     if not rows:
         render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
                leaders=None, every=None, matrix=None, accelerators=None, not_shown=bad, **common)
