@@ -10,11 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from suite.cli import main
 from suite.cost import classes, hours, prices
 from suite.mlperf import documents
-from suite.site import mlperf_pages, price_page
+from suite.site import formatting, mlperf_pages, price_page
 
 REPO = Path(__file__).resolve().parent.parent
 BUILT = {"built_at": "2026-11-28T00:00:00Z", "n_results": 0, "n_runs": 0}
@@ -87,6 +88,32 @@ def test_every_mlperf_line_carries_hours_price_cost_source_and_date(results, tmp
     assert any("Cheapest to target" in page.read_text(encoding="utf-8") for page in pages)  # the priced one's round
     for page in (tmp_path / "mlperf").glob("history-*.html"):  # the cost history: each round's cheapest
         assert "cheapest (USD)" in page.read_text(encoding="utf-8")
+
+
+def test_an_mlperf_cost_says_it_prices_the_score_time_only_and_gives_the_cost_with_init(results, tmp_path):
+    """MLPerf's score leaves out initialization (its rule), goodbench's cost to target does not: the
+    cost column's heading and tooltip, a note under the round and accelerator tables, the price page
+    and the methodology say so, and a priced cost has under it the cost with the median run's init
+    added (cost ÷ (1 − init share))."""
+    from suite.site import about_pages
+
+    mlperf_pages.write(tmp_path, results, BUILT, prices.load())
+    priced = next(line for line in _download(tmp_path) if line["cost_usd"])
+    init, train = float(priced["init_s_median"]), float(priced["time_to_train_s_median"])
+    with_init = float(priced["cost_usd"]) * (init + train) / train
+    page = " ".join((tmp_path / "mlperf" / mlperf_pages.round_page(priced["round"], priced["benchmark"]))
+                    .read_text(encoding="utf-8").split())
+    assert '>cost (USD), score time only</th>' in page
+    assert "The score&#39;s time only: MLPerf&#39;s score leaves out initialization" in page  # the tooltip
+    assert str(escape(mlperf_pages.COST_NOTE)) in page
+    assert f" · ≈{formatting.usd(with_init)} with init</small>" in page
+    family = next((tmp_path / "mlperf").glob("acc-*.html")).read_text(encoding="utf-8")
+    assert str(escape(mlperf_pages.COST_NOTE)) in " ".join(family.split())
+    price_page.write(tmp_path, prices.load(), BUILT)
+    about_pages.write(tmp_path, BUILT)
+    for name in ("prices.html", "methodology.html"):
+        text = " ".join((tmp_path / name).read_text(encoding="utf-8").split())
+        assert "<strong>score time only (MLPerf excludes init)</strong>" in text, name
 
 
 def test_the_users_price_prices_the_site(results, tmp_path):

@@ -360,6 +360,18 @@ def test_results_whose_logs_the_copy_lacked_are_marked_and_said(tmp_path):
     importer.run_import([tree], results, jobs=1, absent=absent)
     site = build_site(results, tmp_path / "out2", workers=1).index.parent
     assert "‡ may not be the best" in _text(site / "mlperf.html")
+    # said in full under the leaders' table, on the MLPerf index and the front page: a phone shows no tooltip
+    for page in (site / "mlperf.html", site / "index.html"):
+        legend = _text(page).split('<p class="meta legend">', 1)[1].split("</p>", 1)[0]
+        assert legend.startswith("‡ may not be the best: the copy of the round imported lacked the logs"), page
+
+
+def test_the_score_legend_spells_out_rcp_and_the_double_dagger_only_where_used():
+    rcp, dagger = {"sub": "RCP\u00a01.0039"}, {"sub": "‡ may not be the best"}
+    assert mlperf_pages.score_legend([[{"text": "x"}, rcp]]) == [mlperf_pages.RCP_WORDS]
+    assert mlperf_pages.score_legend([[rcp], [dagger]]) == [mlperf_pages.RCP_WORDS, mlperf_pages.MAYBE_NOT_BEST]
+    assert mlperf_pages.score_legend([[{"sub": None}]]) == []
+    assert mlperf_pages.RCP_WORDS.startswith("RCP: MLCommons' Reference Convergence Points")
 
 
 def test_a_log_saying_status_absent_is_not_a_log_the_copy_lacked(tmp_path):

@@ -444,6 +444,16 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     assert data["left_out"] == left and set(data["systems"]) == set(kept["system"])
 
 
+def test_the_compare_pages_empty_table_says_what_is_true():
+    left = [{"system": "b", "workload": "lm-char (smoke)", "file": "f", "why": "measured under load: …"}]
+    assert pages.nothing_to_compare({"systems": [], "left_out": []}) == (
+        "No results yet: a comparison needs two systems with results.")
+    assert pages.nothing_to_compare({"systems": ["a"], "left_out": []}) == (
+        "Nothing to compare: a is the only system with results; a comparison needs two.")
+    assert pages.nothing_to_compare({"systems": [], "left_out": left + [{**left[0], "system": "c"}]}) == (
+        "Nothing to compare: every result of b, c is left out of comparisons (listed below, with why).")
+
+
 @pytest.fixture(scope="module")
 def reference_site(tmp_path_factory):
     """The site of the stored results files (copies: the store is never written): the CPU reference
@@ -488,11 +498,44 @@ def test_the_reference_systems_old_file_is_labelled_and_never_held_against_the_n
     assert unknown and not unknown & set(data["values"])  # left out, not compared: the same machine read 1.7-3x faster
     assert {r["system"] for r in data["left_out"] if r["why"] == pages.LOAD_UNKNOWN} == unknown
     assert "no record of the host's load" in html.unescape(compare_page)
+    # two systems, one with every result left out: the empty table says that, not that a second is missing
+    empty = html.unescape(compare_page.split('class="empty">', 1)[1].split("</td>", 1)[0])
+    assert empty == (f"Nothing to compare: {new['system']['name']} is the only system with a result a comparison "
+                     f"may pool: every result of {', '.join(sorted(unknown))} is left out of comparisons "
+                     "(listed below, with why).")
     # the smoke table ranks nothing: today's reference leads it, the v1 file (the fastest figures) comes last
     workload = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
     new_run, old_run = (run_slug(n, next(r for r in d["runs"] if r["workload"]["id"] == "lm-char")["run_id"])
                         for d in (new, old) for n in [next(k for k, v in docs.items() if v is d)])
     assert workload.index(new_run) < workload.index(old_run)
+
+
+def test_rows_of_older_rules_are_greyed_and_the_page_says_so_once(reference_site):
+    """The v1 CPU reference (today's rules find problems in it) is greyed on the workload pages,
+    its run the only greyed row, and the page says once what grey means; a page without such a row
+    says nothing of it."""
+    out, docs = reference_site
+    old = next(n for n, d in docs.items() if validate.stored_under(d) == 1)
+    run = next(r for r in docs[old]["runs"] if r["workload"]["id"] == "lm-char")
+    page = (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+    rows = page.split("<tbody>")[1].split("</tbody>")[0].split("</tr>")
+    greyed = [r for r in rows if '<tr class="older-rules">' in r]
+    assert len(greyed) == 1 and run_slug(old, run["run_id"]) in greyed[0]
+    assert page.count("Greyed rows were stored under older rules") == 1
+    others = [p.read_text() for p in (out / "systems").glob("*.html")]
+    assert any("older-rules" not in text for text in others)  # the system with no file of older rules
+    assert all(("Greyed rows" in text) == ('<tr class="older-rules">' in text) for text in others)
+
+
+def test_a_run_page_says_how_its_phases_and_its_goodput_differ(reference_site):
+    """Both bars of one run's wall time, the runner's phases and the event log's goodput, have
+    different numbers by design: the page says why, once, between them."""
+    out, _ = reference_site
+    page = " ".join(next(p for p in sorted((out / "runs").glob("*.html"))
+                         if "goodput: productive time and badput by cause" in p.read_text()).read_text().split())
+    assert page.count("Two readings of one wall time, so their numbers differ") == 1
+    assert page.index("phases of the run") < page.index("Two readings") < page.index("<table", page.index("Two readings"))
+    assert "counts the warm-up steps as productive at the steady-state pace" in page
 
 
 def test_the_reference_sites_pages_name_no_repository_path_data_folder_or_unqueried_link(reference_site):
@@ -850,8 +893,8 @@ def test_site_says_on_stderr_how_many_files_were_not_shown(tmp_path, capsys):
     *progress, line = captured.err.splitlines()
     # what it does, said as it goes: first at once (before the builder loads), then each stage
     assert progress[0] == f"building the site of {folder} into {tmp_path / 'out'}"
-    assert progress[1:] == ["  reading and validating 3 results files", "  writing the workload and system pages",
-                            "  writing the imported MLPerf Training pages", "  writing the imported NanoGPT speedrun pages"]
+    # a store without imported MLPerf or speedrun documents: no line about pages it does not write
+    assert progress[1:] == ["  reading and validating 3 results files", "  writing the workload and system pages"]
     assert line.startswith(f"2 files in {folder} not shown (invalid; listed on the index page under "
                            "\"Files not shown\"), the first: ")
     assert "broken.json: (file): " in line and line.endswith("is a required property [schema]")

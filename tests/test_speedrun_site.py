@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,17 @@ def test_pages_and_the_two_csvs_from_an_import(checkout: Path, tmp_path: Path): 
     assert "sr-curve" in page and "pull/342" in page and "79.5" in page and "speed-up 1.75 s" in page
 
 
+def test_the_build_says_it_writes_the_pages_only_where_there_are_documents(checkout: Path, tmp_path: Path):  # noqa: F811
+    said: list[str] = []
+    built = {"built_at": "2026-11-28T00:00:00Z", "n_results": 0, "n_runs": 0}
+    assert speedrun_pages.write(tmp_path / "empty-site", tmp_path / "empty", built, progress=said.append) == []
+    assert said == []  # no documents: nothing written, nothing said
+    results = tmp_path / "results"
+    importer.write_documents(importer.build_documents(checkout, jobs=1), results)
+    assert speedrun_pages.write(tmp_path / "site", results, built, progress=said.append)
+    assert said == ["writing the imported NanoGPT speedrun pages"]
+
+
 def test_a_number_with_several_rows_gets_a_page_each():
     assert speedrun_pages.record_keys([{"record": 20}, {"record": 21}, {"record": 21}, {"record": 22}]) == [
         "20", "21", "21-2", "22"]
@@ -61,6 +73,26 @@ def test_history_marks_another_gpu_and_fewer_gpus():
     assert svg.count('class="sr-claimed"') == 3 and svg.count("<circle class=\"sr-measured\"") == 1
     assert "<rect class=\"sr-measured\"" in svg and "<path class=\"sr-measured\"" in svg
     assert speedrun_charts.history([{"record": 1, "date": None, "claimed_s": 1.0}], "t") is None
+
+
+def test_a_baseline_far_above_the_records_is_off_the_chart_not_its_axis():
+    """Track 2's llm.c baseline (20,880 s) beside records of 1,000-1,800 s: the axis spans the
+    records (linear, under 2,000 s), the baseline is drawn above it with its time, and the caption
+    names it; a history without such a gap keeps every time on its log axis."""
+    recs = [{"record": 1, "date": "2024-05-28", "claimed_s": 20880.0, "measured_s": None, "runs": 1}]
+    recs += [{"record": k, "date": f"2025-0{k}-01", "claimed_s": 1800.0 - 100 * k, "measured_s": 1790.0 - 100 * k,
+              "runs": 1, "accelerator": "NVIDIA H100 80GB HBM3", "accelerators": 8} for k in range(2, 9)]
+    assert speedrun_charts.chart_top([20880.0, 1700.0, 1000.0]) == 1700.0
+    svg = str(speedrun_charts.history(recs, "t"))
+    ticks = [t for t in re.findall(r'text-anchor="end">([\d,]+)</text>', svg)]
+    assert int(ticks[-1].replace(",", "")) < 2000 and "(log)" not in svg  # the axis ends near the records, not at 100,000
+    assert "20,880 s ↑ off the chart" in svg
+    assert "Off the chart, drawn above its top with its time: record 1&#39;s claim, 20,880 s" in svg
+    times = [2700.0, 1884.0, 912.0, 300.0, 150.0, 79.7]  # track 1: 45 minutes down to 80 s, no gap over 5x
+    track1 = [{"record": k, "date": f"2025-0{k}-01", "claimed_s": t, "runs": 1} for k, t in enumerate(times, start=1)]
+    svg = str(speedrun_charts.history(track1, "t"))
+    assert speedrun_charts.chart_top(times) == 2700.0
+    assert "(log)" in svg and "off the chart" not in svg
 
 
 def test_shipped_history_in_the_csvs(tmp_path: Path):
@@ -98,6 +130,27 @@ def test_mfu_is_on_the_pages_and_in_the_json_downloads_not_in_the_csvs(tmp_path:
     assert "MFU, an estimate</dt><dd>not in the log" in later
     track = (site / "track-1.html").read_text()
     assert track.count('data-label="MFU, est."') == 91 and f"{100 * r7['mfu_estimate']:.1f}%" in track
+
+
+def test_a_mean_above_the_target_reads_not_met_and_not_shown_is_defined(tmp_path: Path):
+    """A record whose t-test fails because its mean is above the target says so, not the milder
+    "not shown", which stays for a mean below the target the test cannot tell from chance; the
+    track page and a record page say what each means."""
+    target = 3.28
+    above = {"verdict": speedrun_pages.NOT_SHOWN, "mean_val_loss": 3.29799, "p_value": 0.98}
+    below = {"verdict": speedrun_pages.NOT_SHOWN, "mean_val_loss": 3.2791, "p_value": 0.345}
+    assert speedrun_pages.verdict_words(above, target) == "not met: mean above target (p ≥ 0.01)"
+    assert speedrun_pages.verdict_words(below, target) == "not shown (p ≥ 0.01)"
+    assert speedrun_pages.verdict_words({"verdict": "met (p < 0.01)", "mean_val_loss": 3.27}, target) == "met (p < 0.01)"
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    _write(SHIPPED, tmp_path)
+    track = " ".join((tmp_path / "speedrun" / "track-1.html").read_text().split())
+    assert '<td data-label="verdict">not met: mean above target (p ≥ 0.01)</td>' in track
+    assert '<td data-label="verdict">not shown (p ≥ 0.01)</td>' in track  # record 21: mean 3.2791, p 0.345
+    assert "Verdicts: &#34;not shown (p ≥ 0.01)&#34;: the mean is at or below the target" in track
+    page = " ".join((tmp_path / "speedrun" / "track-1" / "9.html").read_text().split())
+    assert ": not met: mean above target (p ≥ 0.01)<br><small>&#34;not shown" in page
 
 
 def test_the_records_never_enter_goodbenchs_own_ranking_and_the_pages_say_so(tmp_path: Path):

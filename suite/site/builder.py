@@ -194,10 +194,9 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     run_page.write_reproduced(out, results_dir, runs, built_at, copies, trusted,  # "reproduced N times on …", copies
                               read=lambda file: pickle.loads((readings / f"{file_slug(file)}.pickle").read_bytes()),
                               table=table)
-    progress("writing the imported MLPerf Training pages")
-    mlperf = mlperf_pages.write(out, results_dir, built, table)  # imported MLPerf results: a page of their own
-    progress("writing the imported NanoGPT speedrun pages")
-    speedrun = speedrun_pages.write(out, results_dir, built, table)  # the imported NanoGPT speedrun, apart too
+    # each said only where the store holds imported documents (a store without them writes no such page)
+    mlperf = mlperf_pages.write(out, results_dir, built, table, progress)  # imported MLPerf results: pages of their own
+    speedrun = speedrun_pages.write(out, results_dir, built, table, progress)  # the imported NanoGPT speedrun, apart too
     price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
     pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun)
     about_pages.write(out, built)  # methodology and how to submit

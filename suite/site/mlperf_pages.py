@@ -19,6 +19,7 @@ enter these tables.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,7 @@ from suite.site.tables import downloads
 
 PAGE = "mlperf.html"
 FOLDER = "mlperf"
+PROGRESS = "writing the imported MLPerf Training pages"  # what the site build says as it starts them
 DERIVED = "derived from MLPerf Training results, not an MLPerf result"
 # bar segments in order, with the site's palette classes (suite/site/static/style.css)
 SEGMENTS = (("init", "p1"), ("eval", "p4"), ("train", "p3"), ("other", "p5"))
@@ -142,6 +144,20 @@ def _plain_score(r: Row, href: str | None) -> dict:
     return cell(num(r.minutes), r.minutes, href=href, sub=rcp, cls="score")
 
 
+RCP_WORDS = ("RCP: MLCommons' Reference Convergence Points, the epochs its reference runs took to reach the "
+             "target; a score whose runs reached it in fewer is multiplied by the factor shown (RCP 1.0039: 0.39% "
+             "added), as the official score is")
+MAYBE_NOT_BEST = ("‡ may not be the best: the copy of the round imported lacked the logs of a closed-division "
+                  "result of that benchmark, so its score, perhaps a better one, is not known here")
+
+
+def score_legend(rows: list[list[dict]]) -> list[str]:
+    """The words a table's score cells use, in full, for a line under it that a phone shows too (a
+    tooltip it cannot): what RCP is where a score is scaled by it, what ‡ says where one is marked."""
+    subs = " ".join(str(c.get("sub") or "") for row in rows for c in row)
+    return [words for mark, words in (("RCP", RCP_WORDS), ("‡ may not be the best", MAYBE_NOT_BEST)) if mark in subs]
+
+
 def _share(value: float | None, title: str | None = None) -> dict:
     return cell(pct(value), value, title=title)
 
@@ -165,9 +181,18 @@ def _energy(r: Row) -> dict:
     return cell("—", title=r.energy_status or "the submission has no power logs")
 
 
+SCORE_TIME_ONLY = "score time only (MLPerf excludes init)"
+COST_LABEL = "cost (USD), score time only"  # the tooltip and the note under the table: MLPerf excludes init
 COST_TITLE = ("cost to train: accelerator-hours (accelerators × score) × the on-demand list price per "
               "accelerator-hour of the accelerator's class (the price table's page): a list price of its date, "
-              "not what the submitter paid")
+              "not what the submitter paid. The score's time only: MLPerf's score leaves out initialization (its "
+              "rule), which goodbench's own cost to target counts from the run's start; \"with init\" under it "
+              "adds the median run's initialization (the cost ÷ (1 − init share))")
+COST_NOTE = ("Cost (USD) prices the score's time only: MLPerf's score leaves out initialization (MLPerf's rule), "
+             "while goodbench's own cost to target counts from the run's start. On a large system initialization "
+             "can be most of a run's wall time, so the figure \"with init\" under a cost (the cost ÷ (1 − the "
+             "median run's init share), approximate: the score is an olympic mean × RCP factor) is nearer what "
+             "running it costs.")
 
 
 def _cost(r: Row, root: str) -> dict:
@@ -178,8 +203,11 @@ def _cost(r: Row, root: str) -> dict:
     if r.price is None or r.cost_usd is None:
         return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
                     title=f"{r.family}: no price in the price table, never a guess")
-    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text,
-                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}")
+    share = r.init_share
+    with_init = f" · ≈{usd(r.cost_usd / (1 - share))} with init" if share is not None and 0 <= share < 1 else ""
+    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text + with_init, cls="cost",
+                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}; "
+                      f"{SCORE_TIME_ONLY}" + (f", {pct(share)} of the median run's wall time is init" if with_init else ""))
 
 
 def _accelerator(r: Row, root: str) -> dict:
@@ -197,7 +225,7 @@ ROUND_HEADERS = [_header("#", "num", "rank within the division"), _header("score
                  _header("division"), _header("category", title="availability: available, preview or research"),
                  _header("submitter"), _header("system", title="framework below"),
                  _header("accelerator × count", "num"),
-                 _header("cost (USD)", "num", COST_TITLE),
+                 _header(COST_LABEL, "num", COST_TITLE),
                  _header("runs", title="runs MLPerf counts / runs in the submission"),
                  _header("init (s)", "num", "median over counted runs, outside the score"),
                  _header("eval (s)", "num", "median over counted runs, inside the score"),
@@ -226,7 +254,7 @@ def _logs(r: Row) -> dict:
 ACC_HEADERS = [_header("round"), _header("benchmark"), _header("submitter"), _header("system", title="framework below"),
                _header("accelerators", "num", "accelerators in the system (nodes below)"),
                _header("score (min)", "num", "official score"),
-               _header("cost (USD)", "num", COST_TITLE),
+               _header(COST_LABEL, "num", COST_TITLE),
                _header("scaling", "num", "accelerator-minutes of the smallest system of this accelerator in the same "
                                          "round, benchmark and division, over this one's"),
                _header("init share", "num", "initialization / (initialization + time to train), medians"),
@@ -321,7 +349,7 @@ def _round_pages(out: Path, by_rb: dict[tuple[str, str], list[Row]], common: dic
                later=_later(rows), absent=_absent(rows), cheapest=_cheapest(rows), segments=[name for name, _ in SEGMENTS], classes=dict(SEGMENTS), **common)
 
 
-CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header("cost (USD)", "num", COST_TITLE),
+CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header(COST_LABEL, "num", COST_TITLE),
                     _header("submitter"), _header("system"), _header("accelerator × count", "num"),
                     _header("price of", title="the accelerator class whose list price the cost uses")]
 
@@ -535,6 +563,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     leaders_table = _table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
                                        _header("system"), _header("category"), _header("accelerator × count", "num"),
                                        _header("systems", "num")], leaders)
+    leaders_table["legend"] = score_legend(leaders)
     every = _table("every", [], [], download=(records(sorted(rows, key=lambda r: (tuple(-x for x in round_key(r.round)),
                                                                                 r.benchmark, r.division, r.rank or 10**9))),
                                              out / FOLDER / "all-results"))
@@ -550,14 +579,17 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
     return {**summary, "leaders": leaders_table}
 
 
-def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None) -> list[dict]:
-    """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents; returns
-    the index page's lines (a summary, the latest round and its leaders' table, whose links are
-    relative to the site's root), empty when none. Costs are priced with ``table`` (None: the
-    shipped price table)."""
+def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None,
+          progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Write the MLPerf pages when ``<results_dir>/mlperf/`` holds imported documents, saying so to
+    ``progress`` (nothing said where there are none); returns the index page's lines (a summary,
+    the latest round and its leaders' table, whose links are relative to the site's root), empty
+    when none. Costs are priced with ``table`` (None: the shipped price table)."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
+    if progress is not None:
+        progress(PROGRESS)
     rows = [row(d) for d in docs]
     add_costs(rows, table if table is not None else prices.load())
     add_scaling(rows)
@@ -571,7 +603,7 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
         by_family[r.family].append(r)
     by_rb = {k: rank_rows(v) for k, v in by_rb.items()}
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
-    common = {"label": documents.LABEL, "derived": DERIVED, **built}
+    common = {"label": documents.LABEL, "derived": DERIVED, "cost_note": COST_NOTE, **built}
     if not rows:
         render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
                leaders=None, every=None, matrix=None, accelerators=None, not_shown=bad, **common)

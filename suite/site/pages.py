@@ -416,6 +416,22 @@ def compare_rows(data: dict, a: str, b: str) -> list[dict]:
     return rows
 
 
+def nothing_to_compare(data: dict) -> str:
+    """Why the compare page has no row, in words that are true of ``data`` (:func:`compare_data`):
+    fewer than two systems with a result a comparison may pool, and which systems' results are all
+    left out (listed under the table) where that is why."""
+    shown = data["systems"]
+    left = sorted({r["system"] for r in data["left_out"]} - set(shown))
+    if left:
+        whose = ", ".join(left)
+        only = f"{shown[0]} is the only system with a result a comparison may pool: " if shown else ""
+        return (f"Nothing to compare: {only}every result of {whose} is left out of comparisons "
+                "(listed below, with why).")
+    if shown:
+        return f"Nothing to compare: {shown[0]} is the only system with results; a comparison needs two."
+    return "No results yet: a comparison needs two systems with results."
+
+
 def compare_page(out: Path, entries: pd.DataFrame, built: dict, summaries: dict | None = None) -> None:
     """The page comparing two systems (the first two by name; its script switches), and the download of
     each system's best entries; ``summaries`` (:func:`entry_summaries`) give the intervals and verdicts."""
@@ -424,7 +440,7 @@ def compare_page(out: Path, entries: pd.DataFrame, built: dict, summaries: dict 
     best = leaderboard.best_per_system(comparable_entries(entries)[0])
     downloads(best, out / "compare")
     render("compare.html", out / "compare.html", root="", title="compare systems", data=data, a=a, b=b,
-           rows=compare_rows(data, a, b) if a and b else [], **built)
+           rows=compare_rows(data, a, b) if a and b else [], empty=nothing_to_compare(data), **built)
 
 
 def index_page(out: Path, workloads: list[dict], systems: list[dict], invalid: list, built: dict,

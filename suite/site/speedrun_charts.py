@@ -1,5 +1,5 @@
 """Charts of the imported NanoGPT speedrun as inline SVG drawn at build time: the record history
-(claimed and measured time per record over the dates, log scale) and a record's runs' validation
+(claimed and measured time per record over the dates, log scale over a wide span) and a record's runs' validation
 loss over training time. Every text goes through ``markupsafe.escape``."""
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from suite.site.charts import BOTTOM, LEFT, RIGHT, TOP, Axis
 from suite.site.mlperf_charts import _figure, _frame
 
 CURVE_MAX_LOSS = 4.5  # validations above this (the first few hundred steps) are left out of the curves
+OFF_CHART_GAP = 5.0  # a time over this many times every other one (track 2's 20,880 s llm.c baseline) is off the chart
+LOG_FROM = 10.0  # the history's time axis is log where the times on the chart span more than this factor
 
 
 def _day(iso: str) -> float:
@@ -41,15 +43,28 @@ def _mark(shape: str, x: float, y: float, cls: str, title: str) -> str:
 
 
 def history(records: list[dict], title: str) -> Markup | None:
-    """Claimed (hollow) and measured (filled) time of each dated record, log scale; a square
-    marks a record on another GPU than the H100, a triangle one on fewer than 8 GPUs."""
+    """Claimed (hollow) and measured (filled) time of each dated record, on a log scale where the
+    times span more than :data:`LOG_FROM` times; a square marks a record on another GPU than the
+    H100, a triangle one on fewer than 8 GPUs. A time far above all others (:func:`chart_top`) is
+    drawn above the chart's top with its time written beside it, and the caption names it."""
     dated = [r for r in records if r.get("date") and (r.get("claimed_s") or r.get("measured_s"))]
     if not dated:
         return None
     days = [_day(r["date"]) for r in dated]
     lo, hi = min(days) - 20, max(days) + 20
     times = [v for r in dated for v in (r.get("claimed_s"), r.get("measured_s")) if v]
-    y = Axis(times, BOTTOM, TOP, log=True)
+    top = chart_top(times)
+    shown = [v for v in times if v <= top]
+    y = Axis(shown, BOTTOM, TOP, log=max(shown) / min(shown) > LOG_FROM)
+    off: list[str] = []
+
+    def ypx(value: float, x: float, what: str) -> float:
+        """The time's height; one above the chart's top is drawn above the axis's end, its time beside it."""
+        if value <= top:
+            return y(value)
+        off.append(f"{what} {value:,.0f} s")
+        body.append(f'<text class="tick" x="{x + 7}" y="{TOP - 4}">{escape(f"{value:,.0f} s ↑ off the chart")}</text>')
+        return TOP - 8
 
     def xpx(day: float) -> float:
         return round(LEFT + (day - lo) / (hi - lo) * (RIGHT - LEFT), 1)
@@ -61,14 +76,29 @@ def history(records: list[dict], title: str) -> Markup | None:
         shape = "triangle" if (r.get("accelerators") or 8) < 8 else "square" if gpu and "H100" not in gpu else "circle"
         name = f"record {r['record']} ({r['date']})"
         if r.get("claimed_s"):
-            body.append(_mark("circle", x, y(r["claimed_s"]), "sr-claimed", f"{name}: claimed {r['claimed_s']:g} s"))
+            at = ypx(r["claimed_s"], x, f"record {r['record']}'s claim,")
+            body.append(_mark("circle", x, at, "sr-claimed", f"{name}: claimed {r['claimed_s']:g} s"))
         if r.get("measured_s"):
-            body.append(_mark(shape, x, y(r["measured_s"]), "sr-measured",
+            at = ypx(r["measured_s"], x, f"record {r['record']}'s measured time,")
+            body.append(_mark(shape, x, at, "sr-measured",
                               f"{name}: measured {r['measured_s']:g} s over {r['runs']} run(s)"
                               + (f" on {r['accelerators']}× {gpu}" if gpu else "")))
     caption = Markup("Hollow circle: the README's claim; filled: the mean of the record's logs. "
                      "Square: another GPU than the H100; triangle: fewer than 8 GPUs.")
+    if off:
+        caption += Markup(" ") + escape(f"Off the chart, drawn above its top with its time: {'; '.join(off)} "
+                                        f"(over {OFF_CHART_GAP:g}× every other time: the axis spans the others).")
     return _figure(body, title, caption)
+
+
+def chart_top(times: list[float]) -> float:
+    """The largest of ``times`` the history's axis reaches: the times more than :data:`OFF_CHART_GAP`
+    times all the others (an early baseline hours long beside records of minutes) are left above
+    it, so that they do not flatten the records against the bottom of a log axis."""
+    ordered = sorted(set(times))
+    while len(ordered) > 1 and ordered[-1] > OFF_CHART_GAP * ordered[-2]:
+        ordered.pop()
+    return ordered[-1]
 
 
 def curves(runs: list[dict], target: float, title: str) -> Markup | None:

@@ -1,6 +1,6 @@
 """The "NanoGPT speedrun (imported)" pages: the documents of ``goodbench import speedrun``.
 
-- ``speedrun/track-N.html``: a track's record history (claimed and measured, log scale) and its
+- ``speedrun/track-N.html``: a track's record history (claimed and measured; log scale over a wide span) and its
   table (record, date, what changed, claimed, measured, runs, mean val loss, p, GPUs, verdict);
 - ``speedrun/track-N/<record>.html``: one README row: its runs' validation-loss curves, each
   run's figures, versions and source hash, links to the logs and the PR;
@@ -14,6 +14,7 @@ every record): they never enter goodbench's rankings, and every page says so.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +30,7 @@ FOLDER = "speedrun"
 REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
 APART = ("The NanoGPT speedrun is its own workload (FineWeb data, a model that changes with every record): "
          "its records never enter goodbench's rankings, gpt2-124m's included.")
+PROGRESS = "writing the imported NanoGPT speedrun pages"  # what the site build says as it starts them
 RECORD_COLUMNS = ["track", "record", "date", "claimed_s", "measured_s", "runs", "mean_val_loss", "p_value",
                   "verdict", "accelerator", "accelerators", "flags"]
 RUN_COLUMNS = ["track", "record", "log", "log_sha256", "final_step", "val_loss", "train_time_s", "step_avg_ms",
@@ -36,6 +38,23 @@ RUN_COLUMNS = ["track", "record", "log", "log_sha256", "final_step", "val_loss",
 # the JSON downloads add the estimates the CSVs leave out (their columns are fixed)
 RECORD_ESTIMATES = ["tokens_per_s", "tokens_per_s_per_gpu", "mfu_estimate", "mfu_peak"]
 RUN_ESTIMATES = ["tokens_per_step", "tokens_per_s_per_gpu", "flops_per_token", "mfu_estimate", "mfu_peak"]
+
+
+NOT_SHOWN = "not shown (p ≥ 0.01)"  # the stored verdict of a t-test that does not meet the speedrun's rule
+ABOVE_TARGET = "not met: mean above target"
+VERDICT_WORDS = ('"not shown (p ≥ 0.01)": the mean is at or below the target, but the t-test cannot tell it '
+                 'from chance at the speedrun\'s p < 0.01 (the runs spread too widely, or are too few); '
+                 '"not met: mean above target": the mean itself is above the target, so no test could show it below.')
+
+
+def verdict_words(rec: dict, target: float) -> str:
+    """A record's verdict as the pages show it: the stored one, but where it says the test did not
+    show the mean below the target while the mean is above it, that ("not met: mean above target",
+    with its p), not the milder "not shown" (:data:`VERDICT_WORDS` defines both)."""
+    stored, mean = rec.get("verdict") or "—", rec.get("mean_val_loss")
+    if stored == NOT_SHOWN and mean is not None and mean > target:
+        return f"{ABOVE_TARGET} (p ≥ 0.01)"
+    return stored
 
 
 def record_keys(records: list[dict]) -> list[str]:
@@ -79,20 +98,26 @@ def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
         render("speedrun_record.html", out / FOLDER / f"track-{track}" / f"{key}.html", root="../../",
                title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
-               log_url=lambda p: log_url(doc, p), github_address=github_address, **built)
+               log_url=lambda p: log_url(doc, p), github_address=github_address,
+               verdict=verdict_words(rec, doc["target_val_loss"]), verdict_words=VERDICT_WORDS, **built)
     render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
            title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys, costs)), apart=APART,
-           cost_title=speedrun_costs.TITLE,
+           cost_title=speedrun_costs.TITLE, verdicts=[verdict_words(r, doc["target_val_loss"]) for r in doc["records"]],
+           verdict_words=VERDICT_WORDS,
            chart=speedrun_charts.history(doc["records"], f"track {track}: record history"), **built)
 
 
-def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None) -> list[dict]:
+def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table | None = None,
+          progress: Callable[[str], None] | None = None) -> list[dict]:
     """Write the speedrun pages and downloads when ``<results_dir>/speedrun/`` holds documents,
-    each record's cost at ``table``'s prices (None: the shipped table); returns the index page's
-    lines (links relative to the site's root), empty when none."""
+    each record's cost at ``table``'s prices (None: the shipped table), saying so to ``progress``
+    (nothing said where there are none); returns the index page's lines (links relative to the
+    site's root), empty when none."""
     docs, bad = documents.load_all(results_dir)
     if not docs and not bad:
         return []
+    if progress is not None:
+        progress(PROGRESS)
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
     table = table if table is not None else prices.load()
     every = []

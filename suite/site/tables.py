@@ -54,6 +54,8 @@ def table_pages(frame: pd.DataFrame, columns: list[str], table_id: str, caption:
             "id": table_id, "caption": caption, "rows": rows, "page": page + 1, "n_pages": n_pages,
             "n_rows": len(records), "headers": [header(c) for c in keys], "dashes": dashes,
             "hidden": hidden_lines, "notes": caveat_notes(rows),
+            # each row stored under older rules that today's find problems in: greyed, and sorted after the others
+            "older": [isinstance(r.get("stale_rules"), str) for r in chunk],
             "csv": f"{base.name}.csv", "json": f"{base.name}.json",
             "links": [{"n": k + 1, "href": page_href(k + 1)} for k in range(n_pages)] if n_pages > 1 else [],
         })

@@ -96,7 +96,7 @@
     if (!block) return;
     var data = JSON.parse(block.textContent);
     var pickA = document.getElementById("compare-a"), pickB = document.getElementById("compare-b");
-    if (data.systems.length < 2) return;  // nothing to pick: the table says two systems are needed
+    if (data.systems.length < 2) return;  // nothing to pick: the table says why
     document.getElementById("compare-form").hidden = false;
     function update() { draw(data, pickA.value, pickB.value); }
     pickA.addEventListener("change", update);

@@ -17,6 +17,9 @@
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
+      // a row stored under older rules that today's find problems in never sorts above today's rows
+      var older = a.classList.contains("older-rules") - b.classList.contains("older-rules");
+      if (older) return older;
       var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
       if (numeric) {  // missing values ("—") always last
         if (isNaN(x)) return isNaN(y) ? 0 : 1;
@@ -31,6 +34,7 @@
   }
 
   function makeSortable(table) {
+    table.classList.add("sorts");  // its header is now sort buttons: labelled "sort by" where they wrap into chips
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
       var button = document.createElement("button");
       button.type = "button";
