@@ -35,8 +35,8 @@ def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NV
     body = f"step:0/{steps} val_loss:10.8311 train_time:{t(0)} step_avg:0.03ms\n"
     body += f"step:1/{steps} train_time:{t(94)} step_avg:94.04ms\n"
     body += f"step:10/{steps} val_loss:3.9 train_time:{t(final_ms // 2)} step_avg:57.0ms\n"
-    body += f"step:{last}/{steps} train_time:{t(final_ms - 80)} step_avg:57.16ms\n"
-    body += f"step:{last}/{steps} val_loss:{final_loss} train_time:{t(final_ms)} step_avg:57.22ms\n"
+    body += f"step:{last}/{steps} train_time:{t(final_ms - 80)} step_avg:{(final_ms - 80) / last:.2f}ms\n"
+    body += f"step:{last}/{steps} val_loss:{final_loss} train_time:{t(final_ms)} step_avg:{final_ms / last:.2f}ms\n"
     body += "peak memory allocated: 30220 MiB reserved: 38672 MiB\n"
     return SOURCE + logs.SEPARATOR + b"\n" + head + logs.SEPARATOR + b"\n" + body.encode()
 
@@ -88,7 +88,7 @@ def test_current_log_format_gives_every_figure():
     assert run["format"] == "modded-nanogpt"
     assert (run["planned_step"], run["final_step"], run["reached_planned_step"]) == (20, 20, True)
     assert run["validations"] == [[0, 10.8311, 0.0], [10, 3.9, 39.766], [20, 3.2775, 79.532]]
-    assert (run["train_time_s"], run["step_avg_ms"], run["val_loss"]) == (79.532, 57.22, 3.2775)
+    assert (run["train_time_s"], run["step_avg_ms"], run["val_loss"]) == (79.532, 3976.6, 3.2775)
     assert (run["gpu"], run["gpus"]) == ("NVIDIA H100 80GB HBM3", 8)
     assert (run["torch"], run["cuda"], run["triton"], run["python"]) == ("2.10.0+cu128", "12.8", "3.6.0", "3.12.3")
     assert run["peak_memory_mib"] == 30220
@@ -153,7 +153,8 @@ def test_records_from_a_checkout(checkout: Path):
     assert (fp8["runs"], fp8["measured_s"], fp8["mean_val_loss"]) == (3, 79.5, 3.278)
     assert fp8["measured_over_claimed"] == round(79.5 / 73.8, 4)
     assert fp8["p_value"] == pytest.approx(0.03709, abs=1e-4) and fp8["verdict"] == "not shown (p ≥ 0.01)"
-    assert fp8["flags"] == [] and (fp8["accelerator"], fp8["accelerators"]) == ("NVIDIA H100 80GB HBM3", 8)
+    assert fp8["flags"] == ["measured 7.7% slower than claimed (beyond 5%)"]
+    assert (fp8["accelerator"], fp8["accelerators"]) == ("NVIDIA H100 80GB HBM3", 8)
     (gain,) = fp8["baselines"]
     assert gain["folder"].endswith("2026-07-17_FP8/baseline") and gain["runs"] == 2 and gain["speedup_s"] == 1.75
     assert "no time in the log (llm.c format)" in t1[1]["flags"] and t1[1]["mean_val_loss"] == 3.27596
@@ -162,7 +163,8 @@ def test_records_from_a_checkout(checkout: Path):
     assert t1[5]["flags"][0].startswith("link leaves the track's records folder")
     t2 = docs[2]["records"]
     assert t2[0]["measured_s"] == 1500.0 and t2[0]["flags"] == [
-        "fewer GPUs than the track's 8: 1", "another GPU than the track's H100: NVIDIA H200"]
+        "fewer GPUs than the track's 8: 1", "another GPU than the track's H100: NVIDIA H200",
+        "measured 92.8% faster than claimed (beyond 5%)"]
     assert t2[1]["flags"] == ["no log"]
     runs = {r["log"]: r for r in docs[1]["runs"]}
     assert runs["records/track_1_short/2026-07-17_FP8/this_pr/a.txt"]["record"] == 3
@@ -246,19 +248,47 @@ def test_reimport_of_the_real_checkout_gives_the_shipped_bytes(tmp_path: Path):
         assert path.read_bytes() == (SHIPPED / "speedrun" / f"track_{track}.json").read_bytes()
 
 
-def test_checkout_commit_from_head_a_ref_or_packed_refs(tmp_path: Path):
+def _git(root: Path, *args: str) -> str:
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_the_commit_is_recorded_only_for_files_verified_against_a_git_checkout(checkout: Path):
+    """Trial 14 (F15): a text .git/HEAD named f411b3d over a forged tree, and the pages said
+    "imported from KellerJordan/modded-nanogpt at f411b3d". The commit is now recorded only where
+    git's HEAD holds every file read with the same blob id; otherwise ``commit: null``."""
     sha = "f411b3d346aa52d3504324ca93c230fd84c6c07f"
-    git = tmp_path / ".git"
-    git.mkdir()
-    assert tree.checkout_commit(tmp_path) is None
-    (git / "HEAD").write_text("ref: refs/heads/master\n")
-    (git / "packed-refs").write_text(f"# pack-refs\n{sha} refs/heads/master\n")
-    assert tree.checkout_commit(tmp_path) == sha
-    (git / "refs" / "heads").mkdir(parents=True)
-    (git / "refs" / "heads" / "master").write_text(sha.replace("f", "e") + "\n")
-    assert tree.checkout_commit(tmp_path) == sha.replace("f", "e")
-    (git / "HEAD").write_text("ref: refs/../../../etc/passwd\n")
-    assert tree.checkout_commit(tmp_path) is None
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "HEAD").write_text(sha + "\n")  # a text file, no repository
+    said: list[str] = []
+    assert importer.build_documents(checkout, jobs=1, on_problem=said.append)[1]["commit"] is None
+    assert any("not verified" in line for line in said)
+    import shutil
+
+    shutil.rmtree(checkout / ".git")
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "history")
+    head = _git(checkout, "rev-parse", "HEAD")
+    assert importer.build_documents(checkout, jobs=1)[1]["commit"] == head
+    log = checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr" / "a.txt"
+    log.write_bytes(nanogpt_log(3.277, 60000))  # edited after the commit
+    said.clear()
+    assert importer.build_documents(checkout, jobs=1, on_problem=said.append)[1]["commit"] is None
+    assert any("1 file(s) read are not those of commit" in line and "a.txt" in line for line in said)
+    _git(checkout, "checkout", "-q", "--", ".")
+    (checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr" / "forged.txt").write_bytes(
+        nanogpt_log(3.277, 60000))  # a file the commit does not hold
+    assert importer.build_documents(checkout, jobs=1)[1]["commit"] is None
+    (checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr" / "forged.txt").unlink()
+    log.unlink()  # a file of the commit the checkout lacks: named, the rest still verified
+    docs = importer.build_documents(checkout, jobs=1)
+    assert docs[1]["commit"] == head and any("a.txt: in commit" in line and "absent from the checkout" in line
+                                             for line in docs[1]["problems"])
 
 
 def test_tokens_per_step_from_the_two_plain_forms_and_not_otherwise():

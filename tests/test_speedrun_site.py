@@ -14,7 +14,7 @@ from suite.site import speedrun_charts, speedrun_pages
 from suite.speedrun import importer
 
 RECORDS_CSV = "track,record,date,claimed_s,measured_s,runs,mean_val_loss,p_value,verdict,accelerator,accelerators,flags"
-RUNS_CSV = "track,record,log,log_sha256,final_step,val_loss,train_time_s,step_avg_ms,accelerator,accelerators,torch"
+RUNS_CSV = "track,record,log,log_sha256,final_step,val_loss,train_time_s,step_avg_ms,accelerator,accelerators,torch,flags"
 
 
 def _write(results: Path, out: Path) -> list[dict]:
