@@ -10,7 +10,7 @@ HEADER = re.compile(r"^\|[ \t]*#[ \t]*\|[ \t]*Record time[ \t]*\|", re.IGNORECAS
 _ROW = re.compile(r"^\|?[ \t]*(\d{1,9})[ \t]*\|(.*)$")
 # linear on any cell: a link's text holds no bracket, its target no parenthesis or space, each bounded
 _LINK = re.compile(r"\[([^\[\]\n]{0,500})\]\(([^()\s]{0,2000})\)")
-_TIME = re.compile(r"([0-9]{1,12}(?:\.[0-9]{1,12})?)[ \t]{0,8}(minutes?|hours?|seconds?|min|h|s)\b", re.IGNORECASE)
+_TIME = re.compile(r"(?<![0-9.])([0-9]{1,12}(?:\.[0-9]{1,12})?)[ \t]{0,8}(minutes?|hours?|seconds?|min|h|s)\b", re.IGNORECASE)
 _DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{2}|\d{4})$")
 _UNIT_S = {"s": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0,
            "h": 3600.0, "hour": 3600.0, "hours": 3600.0}
@@ -34,39 +34,36 @@ def iso_date(text: str) -> str | None:
     return f"{year + 2000 if year < 100 else year:04d}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
 
 
+_SPECIAL = re.compile(r"\\\||[\[\]()|]")
+
+
 def cells(line: str) -> list[str]:
     r"""A Markdown table line's cells, stripped: split on ``|`` with or without spaces around it,
     not on an escaped ``\|`` (read as ``|``) nor on one inside a link's ``[text](target)``; the
-    outer pipes of ``| a | b |`` open and close the row and hold no cell."""
+    outer pipes of ``| a | b |`` open and close the row and hold no cell. One pass over the
+    line's brackets and pipes (linear in its length)."""
     found, cell = [], []
     brackets = parens = 0
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i]
-        if c == "\\" and i + 1 < n and line[i + 1] == "|":
-            cell.append("|")
-            i += 2
-            continue
-        if c == "[":
+    at = 0
+    for m in _SPECIAL.finditer(line):
+        c = m.group()
+        if c == "\\|":
+            cell += [line[at:m.start()], "|"]
+            at = m.end()
+        elif c == "[":
             brackets += 1
         elif c == "]" and brackets:
             brackets -= 1
-            if brackets == 0 and i + 1 < n and line[i + 1] == "(":
-                parens = 1
-                cell += ["]", "("]
-                i += 2
-                continue
-        elif c == "(" and parens:
+            parens = 1 if brackets == 0 and line.startswith("(", m.end()) else parens
+        elif c == "(" and parens and m.start() > 0 and line[m.start() - 1] != "]":
             parens += 1
         elif c == ")" and parens:
             parens -= 1
         elif c == "|" and not brackets and not parens:
+            cell.append(line[at:m.start()])
             found.append("".join(cell).strip())
-            cell = []
-            i += 1
-            continue
-        cell.append(c)
-        i += 1
+            cell, at = [], m.end()
+    cell.append(line[at:])
     found.append("".join(cell).strip())
     if line.lstrip().startswith("|"):
         found = found[1:]
