@@ -605,7 +605,7 @@ def test_forged_logs_never_become_a_records_time(checkout: Path):
     _forged(checkout, "2026-08-02_Forged", seventy)
     docs = importer.build_documents(checkout, jobs=1)
     rec = {r["record"]: r for r in docs[1]["records"]}[6]
-    assert (rec["runs"], rec["measured_s"], rec["p_value"], rec["verdict"]) == (0, None, None, "no validation loss in the logs")
+    assert (rec["runs"], rec["measured_s"], rec["p_value"], rec["verdict"]) == (0, None, None, "no plausible run: no test")
     assert rec["flags"][0].startswith("3 of 3 run(s) left out of every figure, implausible")
     assert "record 3's run" in rec["flags"][0] and "a copy" in rec["flags"][0]
     assert {r["record"]: r for r in docs[1]["records"]}[3]["runs"] == 3  # the original keeps its runs

@@ -27,7 +27,7 @@ def _read_one(args: tuple[str, str]) -> tuple[str, dict | None, str | None]:
     except Unreadable as exc:
         return path, None, f"{path}: {exc}"
     except BadNumber as exc:
-        return path, None, f"{path}: {exc}: a number that is not one, not read"
+        return path, None, f"{path}: {exc}: the log is not read"
     run.update({"log": path, "log_sha256": sha, "bytes": len(data), BLOB: tree.blob_id(data)})
     return path, run, None
 
