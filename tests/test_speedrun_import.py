@@ -575,6 +575,8 @@ def test_a_run_whose_figures_cannot_all_be_true_is_flagged():
     zero = dict(honest, train_time_s=0.0, validations=[[20, 3.277, 0.0]])
     assert plausible.run_flags(zero) == ["a train_time of 0 s for 20 steps (under 1 s)"]
     assert "above 100%" in plausible.run_flags(dict(honest, mfu_estimate=283.05))[0]
+    assert plausible.run_flags(dict(honest, tokens_per_s_per_gpu=495692.8)) == []  # the history's fastest
+    assert "would need more than the H100 SXM5's peak" in plausible.run_flags(dict(honest, tokens_per_s_per_gpu=2.5e6))[0]
     assert plausible.claim_flag(79.685, 73.8) == "measured 8.0% slower than claimed (beyond 5%)"
     assert plausible.claim_flag(75.0, 73.8) is None
 

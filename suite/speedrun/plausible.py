@@ -9,15 +9,22 @@ The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/spe
 - train_time across a run's validations never goes backwards in the history;
 - the shortest timed run of the history is 75.46 s; a run of at least one step under
   :data:`MIN_TRAIN_TIME_S` is flagged;
-- the history's largest MFU estimate is 40.9%; above 100% is impossible;
+- the history's largest MFU estimate is 40.9%; above 100% is impossible; and where no MFU is
+  estimated, tokens/s per GPU × :data:`MIN_FLOPS_PER_TOKEN` above the GPU's dense bf16 peak is
+  impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
 - a validation-loss sequence equal to one of another record's runs is a copy (one in the
   history: record 9's folder holds record 8's log, byte for byte).
 """
 from __future__ import annotations
 
+from suite.figures import mfu as peaks
+
 PRODUCT_TOLERANCE = 0.02  # |train_time − final_step × step_avg| / train_time
 MIN_TRAIN_TIME_S = 1.0
 MAX_MFU = 1.0
+# training FLOPs per token of the smallest model a track trains: GPT-2 small's 12 blocks of width
+# 768 hold 85M matmul weights, 6 × 85M ≈ 5.1e8 (embeddings and attention scores left out)
+MIN_FLOPS_PER_TOKEN = 5e8
 CLAIM_TOLERANCE = 0.05  # |measured / claimed − 1| beyond this is flagged (the record, not its runs)
 MIN_COPY_VALIDATIONS = 3  # sequences shorter than this are not compared (a chance match)
 
@@ -38,8 +45,13 @@ def run_flags(run: dict) -> list[str]:
             flags.append(f"train_time {seconds:g} s against final_step × step_avg = {product:.6g} s "
                          f"(beyond {100 * PRODUCT_TOLERANCE:g}%)")
     mfu = run.get("mfu_estimate")
+    rate = run.get("tokens_per_s_per_gpu")
+    peak = peaks.find_peak(run["gpu"]) if rate and run.get("gpu") else None
     if mfu is not None and mfu > MAX_MFU:
         flags.append(f"an MFU estimate of {100 * mfu:.1f}%, above 100% of the GPU's peak")
+    elif rate and peak is not None and "bf16" in peak.tflops and rate * MIN_FLOPS_PER_TOKEN > peak.tflops["bf16"] * 1e12:
+        flags.append(f"{rate:,.0f} tokens/s per GPU: even GPT-2 small's {MIN_FLOPS_PER_TOKEN:.1e} FLOPs per token "
+                     f"would need more than the {peak.name}'s peak")
     return flags
 
 
