@@ -6,6 +6,7 @@ import csv
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_speedrun_import import SHIPPED, checkout  # noqa: F401  (checkout: a fixture)
@@ -15,7 +16,7 @@ from suite.site import speedrun_charts, speedrun_pages
 from suite.speedrun import importer
 
 RECORDS_CSV = "track,record,date,claimed_s,measured_s,runs,mean_val_loss,p_value,verdict,accelerator,accelerators,flags"
-RUNS_CSV = "track,record,log,log_sha256,final_step,val_loss,train_time_s,step_avg_ms,accelerator,accelerators,torch"
+RUNS_CSV = "track,record,log,log_sha256,final_step,val_loss,train_time_s,step_avg_ms,accelerator,accelerators,torch,flags"
 
 
 def _write(results: Path, out: Path) -> list[dict]:
@@ -256,3 +257,110 @@ def test_a_link_that_is_not_githubs_is_never_a_link(tmp_path: Path):
     pages = sorted((tmp_path / "site" / "speedrun" / "track-1").glob("*.html"))
     text = "".join(p.read_text() for p in pages)
     assert "javascript:" not in text and f'href="{honest}"' in text
+
+
+def _stored(checkout: Path, results: Path) -> dict:  # noqa: F811
+    importer.write_documents(importer.build_documents(checkout, jobs=1), results)
+    return json.loads((results / "speedrun" / "track_1.json").read_text())
+
+
+def _edit(path: Any, value: Any):
+    def apply(doc: dict) -> None:
+        *parents, last = path
+        target = doc
+        for key in parents:
+            target = target[key]
+        target[last] = value
+    return apply
+
+
+EDITS = {
+    "track a path": _edit(["track"], "1/../../../pwned_by_track"),
+    "record a path": _edit(["records", 2, "record"], "../../../pwned_by_record"),
+    "track of the other file": _edit(["track"], 2),
+    "a run without fields": _edit(["runs", 0], {}),
+    "flags null": _edit(["records", 0, "flags"], None),
+    "claimed_s a word": _edit(["records", 2, "claimed_s"], "fast"),
+    "a step above 2^63": _edit(["runs", 1, "final_step"], 10 ** 23),
+    "a log outside records/": _edit(["runs", 1, "log"], "../../etc/passwd"),
+    "measured_s not its runs'": _edit(["records", 2, "measured_s"], 1.0),
+    "claimed_s moved with it": lambda doc: doc["records"][2].update(claimed_s=1.0, measured_over_claimed=79.5),
+    "a flag removed": _edit(["records", 2, "flags"], []),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_stored_document_edited_by_hand_is_refused_in_one_line_and_nothing_leaves_out(
+        checkout: Path, tmp_path: Path, edit: str):  # noqa: F811
+    """Trial 14 (F1): ``track`` and ``record`` of a stored document went into page paths unchecked
+    (files written outside ``--out``), a malformed field crashed the whole build, and the stored
+    figures were used as stored (record 89's measured time set to 1 s made it the cheapest). Every
+    field is now checked and every record's figures derived again from the document's runs: a
+    document that fails is not read, one line says why; the other track is built as before."""
+    results, out = tmp_path / "results" / "deep", tmp_path / "site" / "out"
+    doc = _stored(checkout, results)
+    EDITS[edit](doc)
+    (results / "speedrun" / "track_1.json").write_text(json.dumps(doc))
+    lines = _write(results, out)
+    assert [line["href"] for line in lines] == ["speedrun/track-2.html", "speedrun/records.csv"]
+    assert lines[1]["title"] == "track_1.json (not read)" and "\n" not in lines[1]["detail"]
+    assert not (out / "speedrun" / "track-1.html").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["modded-nanogpt", "results", "site"]
+    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == ["out"]
+
+
+def test_the_shipped_documents_read_back_through_every_check(tmp_path: Path):
+    from suite.speedrun import documents
+
+    if not (SHIPPED / "speedrun").is_dir():
+        pytest.skip("no imported documents under results/speedrun")
+    for track in (1, 2):
+        doc = json.loads((SHIPPED / "speedrun" / f"track_{track}.json").read_text())
+        assert documents.check(doc, f"track_{track}.json") is None
+        assert documents.check(doc, f"track_{3 - track}.json") == f"its track {track} is not that of its file name"
+
+
+def test_a_record_without_a_measured_time_says_why_in_costs_csv(checkout: Path, tmp_path: Path):  # noqa: F811
+    """Trial 14 (F12): costs.csv said "no price" where the page says "—" (no measured time)."""
+    results = tmp_path / "results"
+    _stored(checkout, results)
+    _write(results, tmp_path / "site")
+    costs = {(r["track"], r["record"]): r for r in csv.DictReader(
+        (tmp_path / "site" / "speedrun" / "costs.csv").read_text().splitlines())}
+    assert costs[("1", "2")]["price_source"] == "no measured time in its logs"  # no log
+    assert costs[("1", "1")]["price_source"] == "no measured time in its logs"  # llm.c: no time
+    assert costs[("1", "3")]["price_source"].startswith("NVIDIA H100")
+
+
+def test_a_zero_time_costs_nothing_shown_not_0_dollars():
+    from suite.site import speedrun_costs
+
+    cell = speedrun_costs.priced({"track": 1, "record": 4, "measured_s": 0.0, "accelerators": 8,
+                                  "accelerator": "NVIDIA H100 80GB HBM3", "flags": []}, prices.load())
+    assert (cell["text"], cell["cost_usd"], cell["price_source"]) == ("—", None, "a measured time of 0 s")
+    cell = speedrun_costs.priced({"track": 1, "record": 4, "measured_s": None, "accelerators": None,
+                                  "flags": ["3 of 3 run(s) left out of every figure, implausible (…)"]}, prices.load())
+    assert cell["text"] == "—" and cell["price_source"] == "no measured time: its runs are implausible, left out"
+
+
+def test_forged_runs_are_flagged_on_the_pages_and_in_runs_csv(checkout: Path, tmp_path: Path):  # noqa: F811
+    """Trial 14 (F6): the forged record shows its flags on the track table and its page, its runs
+    are flagged in runs.csv, its cost is "—"; and without a verified commit the pages say "local
+    files, not verified" (F15)."""
+    from test_speedrun_import import _forged
+
+    _forged(checkout, "2026-08-02_Forged", lambda data: data.replace(b"train_time:79000ms", b"train_time:55000ms")
+            .replace(b"train_time:79500ms", b"train_time:55500ms").replace(b"train_time:80000ms", b"train_time:56000ms"))
+    results, out = tmp_path / "results", tmp_path / "site"
+    _stored(checkout, results)
+    _write(results, out)
+    runs = [r for r in csv.DictReader((out / "speedrun" / "runs.csv").read_text().splitlines())
+            if "Forged" in r["log"]]
+    assert len(runs) == 3 and all("a copy" in r["flags"] and "final_step × step_avg" in r["flags"] for r in runs)
+    track = (out / "speedrun" / "track-1.html").read_text()
+    assert "left out of every figure, implausible" in track and "local files, not verified" in track
+    page = (out / "speedrun" / "track-1" / "6.html").read_text()
+    assert page.count('<tr class="flagged">') == 3 and "not verified" in page
+    cost = [r for r in csv.DictReader((out / "speedrun" / "costs.csv").read_text().splitlines())
+            if r["record"] == "6"][0]
+    assert cost["cost_usd"] == "" and "implausible" in cost["price_source"]

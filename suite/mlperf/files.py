@@ -35,11 +35,12 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | os.PathLike, max_bytes: int) -> tuple[io.FileIO, int]:
-    """(binary file, size) of a regular file of at most ``max_bytes``; :class:`Unreadable` for a
-    symbolic link, anything but a regular file, a larger file, or one that cannot be opened."""
+def open_regular(path: str | os.PathLike, max_bytes: int, dir_fd: int | None = None) -> tuple[io.FileIO, int]:
+    """(binary file, size) of a regular file of at most ``max_bytes`` (``path`` relative to the
+    open folder ``dir_fd`` when given); :class:`Unreadable` for a symbolic link, anything but a
+    regular file, a larger file, or one that cannot be opened."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Unreadable("a symbolic link: not followed") from None

@@ -18,8 +18,10 @@ TITLE = ("cost: GPU-hours (GPUs × the measured time) × the on-demand list pric
 
 def priced(record: dict, table: Table) -> dict:
     """One record's download line (:data:`COLUMNS`) and its table cell (``text``, ``value``,
-    ``sub``, ``title``): "no price" where its class has none, "—" without a measured time or GPU."""
-    acc_h = hours.speedrun(record)
+    ``sub``, ``title``): "no price" where its class has none, "—" without a measured time (or one
+    of 0 s) or GPU count, and the download's ``price_source`` then says which."""
+    measured = record.get("measured_s")
+    acc_h = hours.speedrun(record) if measured is not None and measured > 0 else None
     price = table.price_of(record.get("accelerator")) if acc_h is not None else None
     cost = hours.cost(acc_h, price.usd_per_hour if price else None)
     line = {"track": record.get("track"), "record": record.get("record"), "date": record.get("date"),
@@ -28,15 +30,20 @@ def priced(record: dict, table: Table) -> dict:
             "price_per_accelerator_hour_usd": price.usd_per_hour if price else None, "cost_usd": cost,
             "price_source": f"{price.cls.name}: {price.source}" if price else "no price",
             "price_date": price.date if price else None}
+    left = any("implausible" in f for f in record.get("flags") or [])
     if acc_h is None:
-        why = "no measured time in its logs" if record.get("measured_s") is None else "no GPU count in its logs"
-        return {**line, "text": "—", "value": None, "sub": None, "title": why}
+        why = ("no measured time in its logs" if measured is None else
+               "a measured time of 0 s" if measured <= 0 else "no GPU count in its logs")
+        if left and measured is None:
+            why = "no measured time: its runs are implausible, left out"
+        return {**line, "price_source": why, "text": "—", "value": None, "sub": None, "title": why}
     sub = f"{num(acc_h)} GPU-h"
     if price is None or cost is None:
         return {**line, "text": "no price", "value": None, "sub": sub,
                 "title": f"{record.get('accelerator')}: no price in the price table, never a guess"}
     return {**line, "text": usd(cost), "value": cost, "sub": sub,
-            "title": f"{price.cls.name} at {price_usd(price.usd_per_hour)} per GPU-hour: {price.words()}"}
+            "title": f"{price.cls.name} at {price_usd(price.usd_per_hour)} per GPU-hour: {price.words()}"
+                     + ("; of its runs that are not implausible only (see its flags)" if left else "")}
 
 
 def frame(cells: list[dict]) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from suite.record.text import github_address
 from suite.site import speedrun_charts, speedrun_costs
 from suite.site.render import render
 from suite.site.tables import downloads
-from suite.speedrun import documents
+from suite.speedrun import documents, plausible
 
 FOLDER = "speedrun"
 REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
@@ -34,7 +34,7 @@ PROGRESS = "writing the imported NanoGPT speedrun pages"  # what the site build 
 RECORD_COLUMNS = ["track", "record", "date", "claimed_s", "measured_s", "runs", "mean_val_loss", "p_value",
                   "verdict", "accelerator", "accelerators", "flags"]
 RUN_COLUMNS = ["track", "record", "log", "log_sha256", "final_step", "val_loss", "train_time_s", "step_avg_ms",
-               "accelerator", "accelerators", "torch"]
+               "accelerator", "accelerators", "torch", "flags"]
 # the JSON downloads add the estimates the CSVs leave out (their columns are fixed)
 RECORD_ESTIMATES = ["tokens_per_s", "tokens_per_s_per_gpu", "mfu_estimate", "mfu_peak"]
 RUN_ESTIMATES = ["tokens_per_step", "tokens_per_s_per_gpu", "flops_per_token", "mfu_estimate", "mfu_peak"]
@@ -62,14 +62,24 @@ def record_keys(records: list[dict]) -> list[str]:
     seen: Counter = Counter()
     keys = []
     for r in records:
-        seen[r["record"]] += 1
-        keys.append(str(r["record"]) if seen[r["record"]] == 1 else f"{r['record']}-{seen[r['record']]}")
+        number = int(r["record"])
+        seen[number] += 1
+        keys.append(str(number) if seen[number] == 1 else f"{number}-{seen[number]}")
     return keys
 
 
 def log_url(doc: dict, path: str) -> str:
     """A log's address on GitHub at the imported commit (the default branch when none is known)."""
     return f"{REPOSITORY}/blob/{doc.get('commit') or 'master'}/{path}"
+
+
+def run_flags(doc: dict) -> dict[str, list[str]]:
+    """Each run's plausibility flags (:mod:`suite.speedrun.plausible`), derived from the document:
+    its own figures' and a copy of another record's runs."""
+    runs = {r["log"]: r for r in doc["runs"]}
+    copied = plausible.copies([(rec["record"], [runs[p] for p in rec["run_logs"] if p in runs])
+                               for rec in doc["records"]])
+    return {log: plausible.all_flags(run, copied) for log, run in runs.items()}
 
 
 def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -79,9 +89,11 @@ def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.
     run_columns = RUN_COLUMNS + (RUN_ESTIMATES if estimates else [])
     recs = [{**{c: r.get(c) for c in rec_columns}, "flags": "; ".join(r["flags"])}
             for d in docs for r in d["records"]]
+    flagged = {(d["track"], log): f for d in docs for log, f in run_flags(d).items()}
     runs = [{"track": d["track"], "record": r.get("record"), "log": r["log"], "log_sha256": r["log_sha256"],
              "final_step": r["final_step"], "val_loss": r["val_loss"], "train_time_s": r["train_time_s"],
              "step_avg_ms": r["step_avg_ms"], "accelerator": r["gpu"], "accelerators": r["gpus"], "torch": r["torch"],
+             "flags": "; ".join(flagged[(d["track"], r["log"])]),
              **{c: r.get(c) for c in RUN_ESTIMATES if estimates}}
             for d in docs for r in d["runs"]]
     return (pd.DataFrame(recs, columns=rec_columns).astype({"record": "Int64", "runs": "Int64", "accelerators": "Int64"}),
@@ -90,13 +102,15 @@ def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.
 
 
 def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
-    keys = record_keys(doc["records"])
+    keys = record_keys(doc["records"])  # from the record numbers, ints checked on load (documents.check)
     runs = {r["log"]: r for r in doc["runs"]}
-    track = doc["track"]
+    flags = run_flags(doc)
+    track = int(doc["track"])
     for rec, key in zip(doc["records"], keys):
         mine = [runs[p] for p in rec["run_logs"] if p in runs]
         render("speedrun_record.html", out / FOLDER / f"track-{track}" / f"{key}.html", root="../../",
                title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
+               run_flags=flags,
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
                log_url=lambda p: log_url(doc, p), github_address=github_address,
                verdict=verdict_words(rec, doc["target_val_loss"]), verdict_words=VERDICT_WORDS, **built)

@@ -34,7 +34,10 @@ def import_command(paths: list[str], results_dir: str, jobs: int | None, as_json
         docs = importer.build_documents(root, jobs, on_problem=lambda line: _stderr(f"goodbench: {line}"))
     except Unreadable as exc:
         raise GoodbenchError(f"{printable(paths[0])}: {exc}") from None
-    written = importer.write_documents(docs, results_dir)
+    try:
+        written = importer.write_documents(docs, results_dir)
+    except ValueError as exc:  # a document the site would refuse: never written
+        raise GoodbenchError(str(exc)) from None
     elapsed = time.perf_counter() - started
     if as_json:
         print(json.dumps([{k: r[k] for k in ("track", "record", "row", "claimed_s", "measured_s", "runs",

@@ -1,15 +1,180 @@
 """The stored speedrun documents (results/speedrun/track_N.json) read back for the site, through
-the validator's hostile-safe reader: regular files only, bounded, strict JSON."""
+the validator's hostile-safe reader: regular files only, bounded, strict JSON; then every field
+checked (its type, finite numbers, bounded sizes, the track matching the file's name) and each
+record's figures derived again from the document's own runs. A document that fails any check is
+not read: one line says why, as for any other stored file the site does not show."""
 from __future__ import annotations
 
+import datetime as dt
+import math
+import posixpath
+import re
 from pathlib import Path
+from typing import Any
 
 from suite.record import reading
 
 SUBFOLDER = "speedrun"
 MAX_BYTES = 32 * 2 ** 20  # the larger track's document is about 1.1 MB
 FORMAT = 1
-_KEYS = ("track", "name", "target_val_loss", "records", "runs", "problems")
+MAX_ITEMS = 100_000  # records, runs, problems, validations of one run
+MAX_TEXT = 20_000  # characters of one string (a README cell, a path, a flag)
+MAX_INT = 10 ** 15  # an integer beyond this is no figure of the history (and fits pandas' Int64)
+_HEX = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_NAME = re.compile(r"track_([12])\.json")
+
+# kind of each field: "int", "num", "str", "bool", "[str]", "date", "sha", "path" and "?" for None allowed
+_DOC = {"format": "int", "source": "str", "track": "int", "name": "str", "target_val_loss": "num",
+        "readme_sha256": "sha", "commit": "commit?", "records": "list", "runs": "list", "problems": "[str]"}
+_RECORD = {"record": "int", "row": "int", "claimed": "str", "claimed_s": "num?", "description": "str",
+           "description_links": "[str]", "date": "date?", "log_link": "str?", "pr": "str?", "contributors": "str",
+           "track": "int", "runs_folder": "path?", "runs": "int", "run_logs": "[path]", "measured_s": "num?",
+           "linked_train_time_s": "num?", "measured_over_claimed": "num?", "mean_val_loss": "num?",
+           "p_value": "num?", "verdict": "str", "accelerator": "str?", "accelerators": "int?", "flags": "[str]",
+           "baselines": "list", "tokens_per_s": "num?", "tokens_per_s_per_gpu": "num?", "mfu_estimate": "num?",
+           "mfu_peak": "str?"}
+_BASELINE = {"folder": "str", "runs": "int", "baseline_runs": "int", "baseline_mean_s": "num",
+             "speedup_s": "num", "ci95_s": "[num]", "speedup_ratio": "num?"}
+_SPEEDUP = ("baseline_runs", "baseline_mean_s", "speedup_s", "ci95_s", "speedup_ratio")  # only with an interval
+_RUN = {"log": "path", "log_sha256": "sha", "bytes": "int", "format": "str", "planned_step": "int?",
+        "final_step": "int?", "validations": "list", "train_time_s": "num?", "step_avg_ms": "num?",
+        "reached_planned_step": "bool?", "val_loss": "num?", "gpu": "str?", "gpus": "int?", "torch": "str?",
+        "cuda": "str?", "triton": "str?", "python": "str?", "peak_memory_mib": "int?", "source_sha256": "sha?",
+        "tokens_per_step": "int?", "tokens_per_step_from": "str", "tokens_per_s": "num?",
+        "tokens_per_s_per_gpu": "num?", "flops_per_token": "num?", "flops_per_token_from": "str",
+        "mfu_estimate": "num?", "mfu_peak": "str?", "notes": "[str]", "record": "int?", "baseline_of": "int?"}
+FORMATS = ("modded-nanogpt", "llm.c")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -MAX_INT <= v <= MAX_INT
+
+
+def _is_num(v: Any) -> bool:
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v) and abs(v) <= MAX_INT
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str) and len(v) <= MAX_TEXT
+
+
+def _is_path(v: Any) -> bool:
+    """A repository path under records/, normalised (no ``..``, no absolute path)."""
+    return (_is_str(v) and v.startswith("records/") and "\\" not in v
+            and posixpath.normpath(v) == v and ".." not in v.split("/"))
+
+
+def _is_date(v: Any) -> bool:
+    if not (isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)):
+        return False
+    try:
+        dt.date.fromisoformat(v)
+    except ValueError:
+        return False
+    return True
+
+
+_KINDS = {"int": _is_int, "num": _is_num, "str": _is_str, "path": _is_path, "date": _is_date,
+          "bool": lambda v: isinstance(v, bool), "sha": lambda v: isinstance(v, str) and bool(_HEX.fullmatch(v)),
+          "commit": lambda v: isinstance(v, str) and bool(_COMMIT.fullmatch(v)),
+          "list": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind.endswith("?"):
+        return value is None or _fits(value, kind[:-1])
+    if kind.startswith("["):
+        inner = kind[1:-1]
+        return isinstance(value, list) and len(value) <= MAX_ITEMS and all(_fits(v, inner) for v in value)
+    return _KINDS[kind](value)
+
+
+def _fields(obj: Any, schema: dict[str, str], what: str, optional: tuple[str, ...] = ()) -> str | None:
+    if not isinstance(obj, dict):
+        return f"{what} is not an object"
+    missing = [k for k in schema if k not in obj and k not in optional]
+    if missing:
+        return f"{what} lacks {missing[0]}"
+    extra = [k for k in obj if k not in schema]
+    if extra:
+        return f"{what} has an unknown field {str(extra[0])[:40]!r}"
+    bad = next((k for k, kind in schema.items() if k in obj and not _fits(obj[k], kind)), None)
+    return None if bad is None else f"{what}'s {bad} is not a {schema[bad].rstrip('?')} within bounds"
+
+
+def _validation(v: Any) -> bool:
+    return (isinstance(v, list) and len(v) == 3 and _is_int(v[0]) and v[0] >= 0
+            and (v[1] is None or _is_num(v[1])) and (v[2] is None or _is_num(v[2])))
+
+
+def check(doc: Any, file_name: str) -> str | None:
+    """Why a stored track document is not read (one line), or ``None`` when every field is of
+    its type and bounds and every record's figures are those its runs give."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return f"not a speedrun document of format {FORMAT}: import the checkout again"
+    m = _NAME.fullmatch(file_name)
+    if m is None:
+        return "not a track's file name (track_1.json or track_2.json)"
+    why = _fields(doc, _DOC, "the document")
+    if why:
+        return why
+    if doc["track"] != int(m.group(1)):
+        return f"its track {doc['track']} is not that of its file name"
+    for i, run in enumerate(doc["runs"]):
+        why = _fields(run, _RUN, f"run {i + 1}")
+        if why:
+            return why
+        if run["format"] not in FORMATS or len(run["validations"]) > MAX_ITEMS \
+                or not all(_validation(v) for v in run["validations"]):
+            return f"run {i + 1}'s format or validations are not of a log's"
+    for i, rec in enumerate(doc["records"]):
+        why = _fields(rec, _RECORD, f"record row {i + 1}")
+        if why:
+            return why
+        if rec["track"] != doc["track"] or not 0 <= rec["record"] < 10 ** 6 or rec["row"] != i + 1:
+            return f"record row {i + 1}: its track, number or row is not its place's"
+        why = next((w for b in rec["baselines"] if (w := _fields(b, _BASELINE, f"record row {i + 1}'s baseline", _SPEEDUP))), None)
+        if why:
+            return why
+    return _derived(doc)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def _derived(doc: dict) -> str | None:
+    """Each record's figures derived again from the document's runs (:func:`records.figures`);
+    why the first that disagrees does, else ``None``."""
+    from suite.speedrun import plausible, records
+    from suite.speedrun.tree import link_target
+
+    track = doc["track"]
+    if doc["target_val_loss"] != records.TRACKS[track].target:
+        return f"its target {doc['target_val_loss']} is not track {track}'s"
+    runs = {r["log"]: r for r in doc["runs"]}
+    if len(runs) != len(doc["runs"]):
+        return "a log is listed twice among its runs"
+    rows = []
+    for rec in doc["records"]:
+        lacking = next((p for p in rec["run_logs"] if p not in runs), None)
+        if lacking:
+            return f"record {rec['record']} counts a log not among its runs ({lacking[:200]})"
+        rows.append((rec["record"], [runs[p] for p in rec["run_logs"]]))
+    copied = plausible.copies(rows)
+    for rec, (_, chosen) in zip(doc["records"], rows):
+        target = link_target(rec["log_link"]) if rec["log_link"] else None
+        found, flags = records.figures(track, rec["claimed_s"], chosen, runs.get(target) if target else None, copied)
+        wrong = next((k for k in records.FIGURES if not _same(rec[k], found[k])), None)
+        if wrong:
+            return (f"record {rec['record']}'s {wrong} ({str(rec[wrong])[:40]}) is not what its runs give "
+                    f"({str(found[wrong])[:40]}): import the checkout again")
+        if flags and rec["flags"][-len(flags):] != flags:
+            return f"record {rec['record']}'s flags are not those its runs give: import the checkout again"
+    return None
 
 
 def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]]:
@@ -18,11 +183,9 @@ def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]
     docs: list[dict] = []
     bad: list[tuple[str, str]] = []
     for path, doc in reading.load_folder(Path(results_dir) / SUBFOLDER, "track_*.json", MAX_BYTES, bad):
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            bad.append((path.name, f"not a speedrun document of format {FORMAT}: import the checkout again"))
-        elif any(k not in doc for k in _KEYS) or not isinstance(doc["records"], list) \
-                or not isinstance(doc["runs"], list):
-            bad.append((path.name, "a speedrun document without its records or runs"))
+        why = check(doc, path.name)
+        if why:
+            bad.append((path.name, why))
         else:
             docs.append(doc)
     return sorted(docs, key=lambda d: d["track"]), bad

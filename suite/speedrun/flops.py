@@ -19,24 +19,24 @@ from suite.figures import mfu
 
 NOT_IN_LOG = "not in the log"
 PRECISION = "bf16"  # the records train under bf16 autocast; the dense bf16 peak is the bound
-_MODEL = re.compile(r"^model = GPT\(GPTConfig\(vocab_size=(\w+), (?:n_layer|num_layers)=(\d+), "
-                    r"(?:n_head|num_heads)=(\d+), (?:n_embd|model_dim)=(\d+)\)\)", re.MULTILINE)
-_SEQUENCE = re.compile(r"^\s*sequence_length\s*:\s*int\s*=\s*(\d+)\s*#", re.MULTILINE)
+_MODEL = re.compile(r"^model = GPT\(GPTConfig\(vocab_size=(\w{1,100}), (?:n_layer|num_layers)=(\d{1,12}), "
+                    r"(?:n_head|num_heads)=(\d{1,12}), (?:n_embd|model_dim)=(\d{1,12})\)\)", re.MULTILINE)
+_SEQUENCE = re.compile(r"^[ \t]*sequence_length[ \t]*:[ \t]*int[ \t]*=[ \t]*(\d{1,12})[ \t]*#", re.MULTILINE)
 _SQUARE = r"[\w.]+\(self\.n_embd, self\.n_embd, bias=False\)"
 _PLAIN_BLOCK = tuple(re.compile(p, re.MULTILINE) for p in (  # each must be in the source
     rf"self\.c_attn = [\w.]+\(self\.n_embd, 3 \* self\.n_embd, bias=False\)|self\.c_q = {_SQUARE}(?s:.{{0,200}})"
     rf"self\.c_k = {_SQUARE}(?s:.{{0,200}})self\.c_v = {_SQUARE}",  # Q, K, V: 3·d² (fused or not)
     rf"self\.c_proj = {_SQUARE}",  # the attention's output: d²
-    r"self\.c_fc\s*= [\w.]+\(config\.n_embd, 4 \* config\.n_embd, bias=False\)",  # the MLP: 8·d²
-    r"self\.c_proj\s*= [\w.]+\(4 \* config\.n_embd, config\.n_embd, bias=False\)",
-    r"scaled_dot_product_attention\(.*is_causal=True"))  # dense causal attention
+    r"self\.c_fc[ \t]*= [\w.]+\(config\.n_embd, 4 \* config\.n_embd, bias=False\)",  # the MLP: 8·d²
+    r"self\.c_proj[ \t]*= [\w.]+\(4 \* config\.n_embd, config\.n_embd, bias=False\)",
+    r"scaled_dot_product_attention\([^\n]{0,300}?is_causal=True"))  # dense causal attention, on one line
 LIMIT = 10 ** 6  # a width, depth, vocabulary or length beyond this is no model of the history
 
 
 def _vocab(name: str, source: str) -> int | None:
     if name.isdigit():
-        return int(name)
-    m = re.search(rf"^{re.escape(name)} = (\d+)\s*$", source, re.MULTILINE)
+        return int(name) if len(name) <= 12 else None
+    m = re.search(rf"^{re.escape(name)} = (\d{{1,12}})[ \t]*$", source, re.MULTILINE)
     return int(m.group(1)) if m else None
 
 

@@ -15,19 +15,36 @@ from collections import Counter
 from suite.speedrun import flops, throughput
 
 SEPARATOR = b"=" * 100  # a modded-nanogpt log prints its source, then this line
-_STEP = re.compile(rb"^step:(\d+)/(\d+) (.*)$", re.MULTILINE)
-_VAL = re.compile(rb"step:(\d+)/(\d+) val_loss:(\S+).*?train_time:([0-9.]+)(ms|s)\b")
+# Every pattern runs in time linear in the log (a hostile log is up to 64 MiB): no ``\s`` that
+# spans lines under MULTILINE, no unbounded ``.*`` between two parts that can both repeat.
+_STEP = re.compile(rb"^step:(\d+)/(\d+) ([^\n]*)$", re.MULTILINE)
+_VAL = re.compile(rb"step:(\d+)/(\d+) val_loss:(\S{1,64})[^\n]{0,200}?train_time:([0-9.]+)(ms|s)\b")
 _TIME = re.compile(rb"train_time:([0-9.]+)(ms|s)\b")
-_AVG = re.compile(rb"step_avg:(\S+?)ms")
+_AVG = re.compile(rb"step_avg:(\S{1,64}?)ms")
 _LLMC_VAL = re.compile(rb"^s:(\d+) tel:(\S+)", re.MULTILINE)
 _LLMC_STEP = re.compile(rb"^s:(\d+) ", re.MULTILINE)
 _TORCH = re.compile(rb"^Running [Pp]y[Tt]orch (\S+)(?: compiled for CUDA (\S+))?", re.MULTILINE)
 _TRITON = re.compile(rb"^Running Triton version (\S+)", re.MULTILINE)
 _PYTHON = re.compile(rb"^Running [Pp]ython (\S+)", re.MULTILINE)
-_GPU = re.compile(rb"^\|\s+(\d+)\s+(NVIDIA [^|]*?)\s+(?:On|Off)\s+\|", re.MULTILINE)
+_GPU = re.compile(rb"^\|[ \t]+(\d{1,4})[ \t]+(NVIDIA [^|\n]{0,120}?)[ \t]+(?:On|Off)[ \t]+\|", re.MULTILINE)
 _PEAK = re.compile(rb"^peak memory (?:allocated|consumption): (\d+) MiB", re.MULTILINE)
 TAIL_BYTES = 1 << 16  # the last step line is looked for here first
 HEADER_BYTES = 1 << 16  # the versions and nvidia-smi table follow the source within this
+SOURCE_CHARS = 1 << 18  # the source's patterns are searched in its first 256 KiB (the history's largest: about 100 kB)
+MAX_STEP = 10 ** 9  # a step number beyond this is no run of the history (its longest: about 10^4 steps)
+MAX_SECONDS = 10 ** 7  # a train_time beyond this (about 116 days) is no run of the history
+MAX_FIGURE = 10 ** 9  # a loss, step_avg or memory figure beyond this is not read as one
+
+
+class BadNumber(ValueError):
+    """A number of a log that is not one (``1.2.3``, ``.``, non-finite, beyond its bound): the
+    log is not read, one line says why."""
+
+
+def _int(raw: bytes, bound: int = MAX_STEP) -> int:
+    if len(raw) > len(str(bound)) or int(raw) > bound:
+        raise BadNumber(f"a number beyond {bound:,} ({raw[:20].decode('ascii', 'replace')}…)")
+    return int(raw)
 
 
 def _validations(data: bytes) -> list[list]:
@@ -41,7 +58,7 @@ def _validations(data: bytes) -> list[list]:
         end = len(data) if end < 0 else end
         m = _VAL.match(data, start, end)
         if m:
-            found.append([int(m.group(1)), _number(m.group(3)), round(_seconds(m.group(4), m.group(5)), 3)])
+            found.append([_int(m.group(1)), _number(m.group(3)), round(_seconds(m.group(4), m.group(5)), 3)])
         at = data.find(b" val_loss:", end)
     return found
 
@@ -51,32 +68,45 @@ def _number(raw: bytes) -> float | None:
         value = float(raw)
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
+    return value if math.isfinite(value) and abs(value) <= MAX_FIGURE else None
 
 
 def _seconds(value: bytes, unit: bytes) -> float:
-    return float(value) / 1000.0 if unit == b"ms" else float(value)
+    """A train_time in seconds; :class:`BadNumber` for one that is not a number or beyond
+    :data:`MAX_SECONDS`."""
+    try:
+        seconds = float(value) / 1000.0 if unit == b"ms" else float(value)
+    except ValueError:
+        raise BadNumber(f"a train_time that is not a number ({value[:20].decode('ascii', 'replace')})") from None
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise BadNumber(f"a train_time beyond {MAX_SECONDS:,} s")
+    return seconds
 
 
 def _last_step_line(data: bytes) -> re.Match | None:
-    """The last ``step:N/M …`` line, looked for from the end."""
+    """The last ``step:N/M …`` line, looked for from the end (a search for the text, not a walk
+    over every line)."""
     end = len(data)
     while end > 0:
-        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
-        if data.startswith(b"step:", start):
-            m = _STEP.match(data, start, end if data[end - 1:end] != b"\n" else end - 1)
-            if m:
-                return m
+        at = data.rfind(b"\nstep:", 0, end)
+        start = at + 1 if at >= 0 else 0
+        if at < 0 and not data.startswith(b"step:"):
+            return None
+        stop = data.find(b"\n", start)
+        stop = len(data) if stop < 0 else stop
+        m = _STEP.match(data, start, stop)
+        if m:
+            return m
         if start == 0:
             return None
-        end = start
+        end = at
     return None
 
 
 def _gpus(data: bytes) -> tuple[str | None, int | None]:
     rows: dict[int, str] = {}
     for m in _GPU.finditer(data):
-        rows.setdefault(int(m.group(1)), m.group(2).decode("ascii", "replace").strip())
+        rows.setdefault(_int(m.group(1)), m.group(2).decode("ascii", "replace").strip())
     if not rows:
         return None, None
     name = Counter(rows.values()).most_common(1)[0][0]
@@ -102,7 +132,8 @@ def source_span(data: bytes) -> tuple[int, int]:
 def parse_log(data: bytes) -> dict:
     """The figures of one log (bytes as read): ``format`` is ``modded-nanogpt``, ``llm.c`` or
     ``none`` (no line of a known form); a figure the log does not show is ``None``, and
-    ``notes`` says why in words."""
+    ``notes`` says why in words. :class:`BadNumber` where a number is not one or beyond its
+    bound (the log is then not read)."""
     notes: list[str] = []
     try:
         data.decode("utf-8")
@@ -114,7 +145,7 @@ def parse_log(data: bytes) -> dict:
                  "train_time_s": None, "step_avg_ms": None, "reached_planned_step": None}
     if last is not None:
         run["format"] = "modded-nanogpt"
-        run["final_step"], run["planned_step"] = int(last.group(1)), int(last.group(2))
+        run["final_step"], run["planned_step"] = _int(last.group(1)), _int(last.group(2))
         run["reached_planned_step"] = run["final_step"] >= run["planned_step"]
         time = _TIME.search(last.group(3))
         if time:
@@ -123,11 +154,11 @@ def parse_log(data: bytes) -> dict:
         if avg:
             run["step_avg_ms"] = _number(avg.group(1))
     else:
-        llmc_vals = [[int(m.group(1)), _number(m.group(2)), None] for m in _LLMC_VAL.finditer(data)]
+        llmc_vals = [[_int(m.group(1)), _number(m.group(2)), None] for m in _LLMC_VAL.finditer(data)]
         if llmc_vals:
             run["format"] = "llm.c"
             run["validations"] = llmc_vals
-            steps = [int(m.group(1)) for m in _LLMC_STEP.finditer(data, max(0, len(data) - TAIL_BYTES))]
+            steps = [_int(m.group(1)) for m in _LLMC_STEP.finditer(data, max(0, len(data) - TAIL_BYTES))]
             run["final_step"] = max(steps) if steps else llmc_vals[-1][0]
             notes.append("llm.c log: its s:/trl:/tel: lines hold no time, so no train_time is in the log")
         else:
@@ -142,10 +173,10 @@ def parse_log(data: bytes) -> dict:
     run["triton"] = _first(_TRITON, header)
     run["python"] = _first(_PYTHON, header)
     peak = _first(_PEAK, data[-TAIL_BYTES:])
-    run["peak_memory_mib"] = int(peak) if peak else None
+    run["peak_memory_mib"] = _int(peak.encode(), MAX_FIGURE) if peak else None
     source = data[start:cut] if cut > start else b""
     run["source_sha256"] = hashlib.sha256(source).hexdigest() if source else None
-    text = source.decode("utf-8", "replace")
+    text = source[:SOURCE_CHARS].decode("utf-8", "replace")
     tokens, how = throughput.tokens_per_step(text, run["gpus"])
     run["tokens_per_step"], run["tokens_per_step_from"] = tokens, how
     run["tokens_per_s"], run["tokens_per_s_per_gpu"] = throughput.rates(

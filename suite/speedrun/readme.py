@@ -6,13 +6,15 @@ import re
 
 from suite.record.text import github_address
 
-HEADER = re.compile(r"^\|\s*#\s*\|\s*Record time\s*\|", re.IGNORECASE)
-_ROW = re.compile(r"^\|?\s*(\d+)\s*\|(.*)$")
-_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
-_TIME = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(minutes?|hours?|seconds?|min|h|s)\b", re.IGNORECASE)
+HEADER = re.compile(r"^\|[ \t]*#[ \t]*\|[ \t]*Record time[ \t]*\|", re.IGNORECASE)
+_ROW = re.compile(r"^\|?[ \t]*(\d{1,9})[ \t]*\|(.*)$")
+# linear on any cell: a link's text holds no bracket, its target no parenthesis or space, each bounded
+_LINK = re.compile(r"\[([^\[\]\n]{0,500})\]\(([^()\s]{0,2000})\)")
+_TIME = re.compile(r"(?<![0-9.])([0-9]{1,12}(?:\.[0-9]{1,12})?)[ \t]{0,8}(minutes?|hours?|seconds?|min|h|s)\b", re.IGNORECASE)
 _DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{2}|\d{4})$")
 _UNIT_S = {"s": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0,
            "h": 3600.0, "hour": 3600.0, "hours": 3600.0}
+CELLS = 6  # the tables' header: #, Record time, Description, Date, Log, Contributors
 
 
 def claimed_seconds(text: str) -> float | None:
@@ -32,37 +34,87 @@ def iso_date(text: str) -> str | None:
     return f"{year + 2000 if year < 100 else year:04d}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
 
 
+_SPECIAL = re.compile(r"\\\||[\[\]()|]")
+
+
+def cells(line: str) -> list[str]:
+    r"""A Markdown table line's cells, stripped: split on ``|`` with or without spaces around it,
+    not on an escaped ``\|`` (read as ``|``) nor on one inside a link's ``[text](target)``; the
+    outer pipes of ``| a | b |`` open and close the row and hold no cell. One pass over the
+    line's brackets and pipes (linear in its length)."""
+    found, cell = [], []
+    brackets = parens = 0
+    at = 0
+    for m in _SPECIAL.finditer(line):
+        c = m.group()
+        if c == "\\|":
+            cell += [line[at:m.start()], "|"]
+            at = m.end()
+        elif c == "[":
+            brackets += 1
+        elif c == "]" and brackets:
+            brackets -= 1
+            parens = 1 if brackets == 0 and line.startswith("(", m.end()) else parens
+        elif c == "(" and parens and m.start() > 0 and line[m.start() - 1] != "]":
+            parens += 1
+        elif c == ")" and parens:
+            parens -= 1
+        elif c == "|" and not brackets and not parens:
+            cell.append(line[at:m.start()])
+            found.append("".join(cell).strip())
+            cell, at = [], m.end()
+    cell.append(line[at:])
+    found.append("".join(cell).strip())
+    if line.lstrip().startswith("|"):
+        found = found[1:]
+    if len(found) > 1 and line.rstrip().endswith("|") and not line.rstrip().endswith("\\|") and found[-1] == "":
+        found = found[:-1]
+    return found
+
+
 def _row(number: int, rest: str) -> dict:
-    cells = [c.strip() for c in rest.split(" | ")]
-    cells += [""] * (5 - len(cells))
-    time, description, date, log_cell = cells[0], cells[1], cells[2], cells[3]
-    contributors = " | ".join(cells[4:]).strip().strip("|").strip()
+    """One table row from its cells after the number (time, description, date, log, contributors;
+    cells beyond those are the contributors' too)."""
+    parts = cells("|" + rest)
+    parts += [""] * (5 - len(parts))
+    time, description, date, log_cell = parts[0], parts[1], parts[2], parts[3]
+    contributors = " | ".join(p for p in parts[4:] if p).strip()
     links = {text.strip().lower(): url for text, url in _LINK.findall(log_cell)}
-    pr = github_address(links.get("pr") or next((u for _, u in _LINK.findall(description) if "/pull/" in u), None))
+    described = _LINK.findall(description)
+    pr = github_address(links.get("pr") or next((u for _, u in described if "/pull/" in u), None))
     return {"record": number, "claimed": time.replace("|", "").strip(), "claimed_s": claimed_seconds(time),
             "description": _LINK.sub(lambda m: m.group(1), description).strip(),
-            "description_links": [u for _, u in _LINK.findall(description)],
+            "description_links": [u for _, u in described],
             "date": iso_date(date), "log_link": links.get("log"), "pr": pr,
             "contributors": _LINK.sub(lambda m: m.group(1), contributors).strip().rstrip(",").strip()}
 
 
-def record_tables(text: str) -> list[list[dict]]:
-    """The README's record tables in order (track 1's first), each a list of rows."""
+def record_tables(text: str, problems: list[str] | None = None) -> list[list[dict]]:
+    """The README's record tables in order (track 1's first), each a list of rows; a row with
+    fewer cells than the header is not read: one line in ``problems``."""
     tables: list[list[dict]] = []
     current: list[dict] | None = None
-    for line in text.splitlines():
+    header = CELLS
+    for number, line in enumerate(text.splitlines(), 1):
         if HEADER.match(line):
             current = []
             tables.append(current)
+            header = len(cells(line))
             continue
         if current is None:
             continue
-        if re.match(r"^\|\s*-", line):
+        if re.match(r"^\|[ \t]*-", line):
             continue
         m = _ROW.match(line)
         if m is None:
             if line.strip():
                 current = None
+            continue
+        found = len(cells(line))
+        if found < header:
+            if problems is not None:
+                problems.append(f"README.md: line {number} (record {int(m.group(1))} of table {len(tables)}): "
+                                f"{found} cells where the header has {header}: not read")
             continue
         current.append(_row(int(m.group(1)), m.group(2)))
     return tables

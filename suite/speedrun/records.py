@@ -8,7 +8,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
-from suite.speedrun import stats
+from suite.speedrun import plausible, stats
 from suite.speedrun.tree import link_target
 
 
@@ -73,11 +73,20 @@ def _mean(values: list, digits: int = 1) -> float | None:
     return round(statistics.fmean(values), digits)
 
 
-def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str], files: set[str],
-                 problems: list[str]) -> dict:
-    """One README row with what its logs say (see the module's docstring)."""
+@dataclass
+class Selection:
+    """The runs a README row's log link points at: ``chosen`` (alike the linked log), the linked
+    log's run, the folder, and the flags that come from the tree (the link, files not read)."""
+    chosen: list[dict]
+    linked: dict | None
+    folder: str | None
+    flags: list[str]
+
+
+def select(track: int, row: dict, runs: dict[str, dict], folders: set[str], files: set[str],
+           problems: list[str]) -> Selection:
+    """The runs of one README row (see the module's docstring)."""
     info = TRACKS[track]
-    record = dict(row)
     flags: list[str] = []
     chosen: list[dict] = []
     linked = None
@@ -108,16 +117,36 @@ def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str]
             unread = [p for p in problems if p.startswith(folder + "/")]
             if unread:
                 flags.append(f"missing files: {len(unread)} in the linked folder not read")
-    timed = [r["train_time_s"] for r in chosen if r["train_time_s"] is not None]
-    losses = [r["val_loss"] for r in chosen if r["val_loss"] is not None]
-    if chosen and not timed:
-        flags.append("no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c" for r in chosen)
+    return Selection(chosen, linked, folder, flags)
+
+
+FIGURES = ("runs", "measured_s", "linked_train_time_s", "measured_over_claimed", "mean_val_loss", "p_value",
+           "verdict", "accelerator", "accelerators", "tokens_per_s", "tokens_per_s_per_gpu", "mfu_estimate", "mfu_peak")
+
+
+def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
+            copied: dict[str, str]) -> tuple[dict, list[str]]:
+    """(the record's :data:`FIGURES`, the flags its runs give) from its runs: a run flagged
+    implausible (:mod:`suite.speedrun.plausible`) is left out of every figure and said so."""
+    info = TRACKS[track]
+    flags: list[str] = []
+    flagged = {r["log"]: plausible.all_flags(r, copied) for r in chosen}
+    left = [r for r in chosen if flagged[r["log"]]]
+    if left:
+        first = flagged[left[0]["log"]][0]
+        flags.append(f"{len(left)} of {len(chosen)} run(s) left out of every figure, implausible "
+                     f"(first: {left[0]['log'].rsplit('/', 1)[-1]}: {first})")
+    counted = [r for r in chosen if not flagged[r["log"]]]
+    timed = [r["train_time_s"] for r in counted if r["train_time_s"] is not None]
+    losses = [r["val_loss"] for r in counted if r["val_loss"] is not None]
+    if counted and not timed:
+        flags.append("no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c" for r in counted)
                                              else ""))
-    short = sum(1 for r in chosen if r["reached_planned_step"] is False)
+    short = sum(1 for r in counted if r["reached_planned_step"] is False)
     if short:
-        flags.append(f"{short} of {len(chosen)} runs stopped before their planned last step")
-    gpu, gpus = _accelerator(linked, chosen)
-    if chosen and gpu is None:
+        flags.append(f"{short} of {len(counted)} runs stopped before their planned last step")
+    gpu, gpus = _accelerator(linked, counted)
+    if counted and gpu is None:
         flags.append("no nvidia-smi table in the log")
     if gpus is not None and gpus < TRACK_GPUS:
         flags.append(f"fewer GPUs than the track's {TRACK_GPUS}: {gpus}")
@@ -125,23 +154,37 @@ def build_record(track: int, row: dict, runs: dict[str, dict], folders: set[str]
         flags.append(f"another GPU than the track's {TRACK_GPU}: {gpu}")
     p = stats.p_below_target(losses, info.target)
     measured = round(statistics.fmean(timed), 3) if timed else None
-    claimed = row.get("claimed_s")
-    record.update({
-        "track": track, "runs_folder": folder, "runs": len(chosen),
-        "run_logs": sorted(r["log"] for r in chosen),
-        "measured_s": measured, "linked_train_time_s": linked["train_time_s"] if linked else None,
+    off = plausible.claim_flag(measured, claimed)
+    if off:
+        flags.append(off)
+    return {
+        "runs": len(counted), "measured_s": measured,
+        "linked_train_time_s": linked["train_time_s"] if linked else None,
         "measured_over_claimed": round(measured / claimed, 4) if measured and claimed else None,
         "mean_val_loss": round(statistics.fmean(losses), 5) if losses else None,
-        "p_value": None if p is None else float(f"{p:.4g}"), "verdict": stats.verdict(losses, info.target, p),
-        "accelerator": gpu, "accelerators": gpus, "flags": flags, "baselines": [],
-        "tokens_per_s": _mean([r["tokens_per_s"] for r in chosen]),
-        "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in chosen]),
-        "mfu_estimate": _mean([r["mfu_estimate"] for r in chosen], 4),
-        "mfu_peak": chosen[0]["mfu_peak"] if chosen and len({r["mfu_peak"] for r in chosen}) == 1 else None,
-    })
-    if folder is not None:
-        for name, group in baseline_groups(folder, runs, info.folder).items():
-            times = [r["train_time_s"] for r in group if r["train_time_s"] is not None]
+        "p_value": None if p is None else float(f"{p:.4g}"),
+        "verdict": stats.verdict(losses, info.target, p) if counted or not chosen else "no plausible run: no test",
+        "accelerator": gpu, "accelerators": gpus,
+        "tokens_per_s": _mean([r["tokens_per_s"] for r in counted]),
+        "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in counted]),
+        "mfu_estimate": _mean([r["mfu_estimate"] for r in counted], 4),
+        "mfu_peak": counted[0]["mfu_peak"] if counted and len({r["mfu_peak"] for r in counted}) == 1 else None,
+    }, flags
+
+
+def build_record(track: int, row: dict, chosen: Selection, runs: dict[str, dict], copied: dict[str, str]) -> dict:
+    """One README row with what its logs say (see the module's docstring): its runs
+    (:func:`select`), their figures and every flag."""
+    info = TRACKS[track]
+    record = dict(row)
+    found, flags = figures(track, row.get("claimed_s"), chosen.chosen, chosen.linked, copied)
+    record.update({"track": track, "runs_folder": chosen.folder, "run_logs": sorted(r["log"] for r in chosen.chosen),
+                   **found, "flags": chosen.flags + flags, "baselines": []})
+    if chosen.folder is not None:
+        timed = [r["train_time_s"] for r in chosen.chosen
+                 if r["train_time_s"] is not None and not plausible.all_flags(r, copied)]
+        for name, group in baseline_groups(chosen.folder, runs, info.folder).items():
+            times = [r["train_time_s"] for r in group if r["train_time_s"] is not None and not plausible.run_flags(r)]
             measured_gain = stats.speedup(times, timed)
             record["baselines"].append({"folder": name, "runs": len(group), **(measured_gain or {})})
     return record

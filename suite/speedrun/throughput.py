@@ -7,12 +7,16 @@ import math
 import re
 
 # 2024's form: a batch size in sequences and a sequence length
-_BATCH = re.compile(r"^\s*batch_size\s*:\s*int\s*=\s*(\d+(?:\s*\*\s*\d+)*)\s*#\s*batch size, in sequences, across all",
-                    re.MULTILINE)
-_SEQUENCE = re.compile(r"^\s*sequence_length\s*:\s*int\s*=\s*(\d+(?:\s*\*\s*\d+)*)\s*#", re.MULTILINE)
+# (``[ \t]``, never ``\s``, under MULTILINE: ``^\s*`` would run over every following blank line at
+# each line start, quadratic in a hostile source)
+_PRODUCT = r"(\d{1,12}(?:[ \t]*\*[ \t]*\d{1,12}){0,8})"
+_BATCH = re.compile(rf"^[ \t]*batch_size[ \t]*:[ \t]*int[ \t]*=[ \t]*{_PRODUCT}[ \t]*#[ \t]*batch size, in sequences, "
+                    "across all", re.MULTILINE)
+_SEQUENCE = re.compile(rf"^[ \t]*sequence_length[ \t]*:[ \t]*int[ \t]*=[ \t]*{_PRODUCT}[ \t]*#", re.MULTILINE)
 # 2025's form: one sequence of seq_len tokens per GPU and step
-_SEQ_LEN = re.compile(r"^\s*seq_len\s*=\s*(\d+(?:\s*\*\s*\d+)*)\s*#", re.MULTILINE)
-_PER_GPU = re.compile(r"^train_batch_size\s*=\s*world_size\s*\*\s*args\.seq_len\s*$", re.MULTILINE)
+_SEQ_LEN = re.compile(rf"^[ \t]*seq_len[ \t]*=[ \t]*{_PRODUCT}[ \t]*#", re.MULTILINE)
+_PER_GPU = re.compile(r"^train_batch_size[ \t]*=[ \t]*world_size[ \t]*\*[ \t]*args\.seq_len[ \t]*$", re.MULTILINE)
+MAX_TOKENS_PER_STEP = 10 ** 9  # the history's largest: about 10^6; a product beyond this is not read
 NOT_IN_LOG = "not in the log"
 
 
@@ -27,11 +31,11 @@ def tokens_per_step(source: str, gpus: int | None) -> tuple[int | None, str]:
         batch, sequence = _BATCH.search(source), _SEQUENCE.search(source)
     else:
         batch = sequence = None
-    if batch and sequence:
+    if batch and sequence and _product(batch.group(1)) * _product(sequence.group(1)) <= MAX_TOKENS_PER_STEP:
         return (_product(batch.group(1)) * _product(sequence.group(1)),
                 f"batch_size {batch.group(1).strip()} sequences × sequence_length {sequence.group(1).strip()}")
     seq_len = _SEQ_LEN.search(source) if "train_batch_size = world_size * args.seq_len" in source else None
-    if seq_len and _PER_GPU.search(source) and gpus:
+    if seq_len and _PER_GPU.search(source) and gpus and gpus * _product(seq_len.group(1)) <= MAX_TOKENS_PER_STEP:
         return (gpus * _product(seq_len.group(1)),
                 f"{gpus} GPUs × seq_len {seq_len.group(1).strip()} tokens (train_batch_size = world_size * seq_len)")
     return None, NOT_IN_LOG

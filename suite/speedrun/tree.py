@@ -1,14 +1,20 @@
 """Walking a modded-nanogpt checkout, safe on any tree: the two tracks' folders under records/,
-real folders and regular files only (no symbolic link is followed, no file over the size limit is
-read); every file not read is one line in ``problems``."""
+real folders and regular files only (no symbolic link is followed, at any depth: every folder is
+opened from the one above it with ``O_NOFOLLOW``; no file over the size limit is read); every file
+not read is one line in ``problems``. And the commit the files were verified against, where the
+checkout is a git repository whose HEAD holds them."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
+import subprocess
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.mlperf.files import Unreadable, entries, is_folder, open_regular
+from suite.mlperf.files import Unreadable, is_folder, open_regular
 
 TRACK_FOLDERS = {1: "records/track_1_short", 2: "records/track_2_medium"}
 NOT_IMPORTED = {  # folders of records/ that are no speed track, each with why it is not read
@@ -28,41 +34,79 @@ class Tree:
     files: set[str] = field(default_factory=set)
     logs: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # track folders not opened, with why
+
+
+@contextmanager
+def open_folder(root: Path, rel: str):
+    """An open descriptor of the folder ``rel`` (a repository path) under ``root``, each part
+    opened from the one above without following a link; :class:`Unreadable` where a part is a
+    link, not a folder or absent."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in rel.split("/"):
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(part, fd)):
+                    raise Unreadable(f"{part} is a symbolic link: not followed") from None
+                if exc.errno == errno.ENOENT:
+                    raise Unreadable("absent") from None
+                raise Unreadable(f"cannot be opened: {exc.strerror or exc}") from None
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 def walk(root: Path) -> Tree:
-    """The folders, files and logs under the tracks' folders of ``root``."""
+    """The folders, files and logs under the tracks' folders of ``root``; a track folder that
+    cannot be opened (absent, a link, or under a linked records/) is one line in ``missing``."""
     tree = Tree()
     for track_folder in TRACK_FOLDERS.values():
         pending = [track_folder]
         while pending:
             rel = pending.pop()
             try:
-                found = entries(root / rel)
-            except OSError as exc:
-                tree.problems.append(f"{rel}: cannot be listed: {exc.strerror or exc}")
+                with open_folder(root, rel) as fd, os.scandir(fd) as listed:
+                    found = sorted(listed, key=lambda e: e.name)
+                    kinds = [(e.name, is_folder(e), e.is_symlink()) for e in found]
+            except (Unreadable, OSError) as exc:
+                why = str(exc) if isinstance(exc, Unreadable) else f"cannot be listed: {exc.strerror or exc}"
+                (tree.missing if rel == track_folder else tree.problems).append(f"{rel}: {why}")
                 continue
             tree.folders.add(rel)
-            for entry in found:
-                path = f"{rel}/{entry.name}"
-                if is_folder(entry):
+            for name, is_dir, link in kinds:
+                path = f"{rel}/{name}"
+                if is_dir:
                     pending.append(path)
-                elif entry.is_symlink():
+                elif link:
                     tree.problems.append(f"{path}: a symbolic link: not followed")
                 else:
                     tree.files.add(path)
-                    if entry.name.lower().endswith(LOG_SUFFIXES):
+                    if name.lower().endswith(LOG_SUFFIXES):
                         tree.logs.append(path)
     tree.logs.sort()
-    for folder, why in NOT_IMPORTED.items():
-        if os.path.lexists(root / folder):
-            tree.problems.append(f"{folder}: {why}")
+    for other, why in NOT_IMPORTED.items():
+        if os.path.lexists(root / other):
+            tree.problems.append(f"{other}: {why}")
     return tree
 
 
 def read_log(root: Path, path: str) -> tuple[bytes, str]:
-    """(bytes, sha256) of one log; :class:`Unreadable` with the reason otherwise."""
-    handle, _ = open_regular(root / path, MAX_LOG_BYTES)
+    """(bytes, sha256) of one log, opened through its folders without following a link;
+    :class:`Unreadable` with the reason otherwise."""
+    folder, name = path.rsplit("/", 1)
+    with open_folder(root, folder) as fd:
+        handle, _ = open_regular(name, MAX_LOG_BYTES, dir_fd=fd)
     with handle:
         data = handle.read(MAX_LOG_BYTES + 1)
     if len(data) > MAX_LOG_BYTES:
@@ -91,23 +135,60 @@ def link_target(link: str) -> str | None:
     return path
 
 
-def checkout_commit(root: Path) -> str | None:
-    """The commit the checkout's .git names as HEAD (40 hex digits), read without git and without
-    following a link; ``None`` when there is no such .git or it names none."""
-    from suite.mlperf.files import read_bytes
+def blob_id(data: bytes) -> str:
+    """The git object id (SHA-1) of a file's bytes."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
 
+
+GIT_TIMEOUT_S = 120
+NOT_VERIFIED = "local files, not verified"
+
+
+def _git(git_dir: Path, *args: str) -> bytes:
+    """One read-only git command on ``git_dir`` with no configuration but the repository's own
+    (no hook, no fsmonitor is run by these commands; ``core.fsmonitor`` is off regardless)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0")
+    done = subprocess.run(["git", "--git-dir", str(git_dir), "-c", "core.fsmonitor=false",
+                           "-c", "safe.directory=*", *args], capture_output=True, env=env,
+                          stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S, check=False)
+    if done.returncode:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise Unreadable(said[-1] if said else f"git exit {done.returncode}")
+    return done.stdout
+
+
+def verified_commit(root: Path, read: dict[str, str], present: set[str]) -> tuple[str | None, list[str]]:
+    """(commit, lines): the commit at HEAD of ``root``'s git repository when every file read
+    (``read``: repository path → its SHA-1 :func:`blob_id`, the logs and README.md) is a blob of
+    that commit with the same id; else (None, why: "local files, not verified"). ``lines`` also name each log file
+    of the commit's track folders the checkout lacks (not in ``present``: not read)."""
+    git_dir = root / ".git"
     try:
-        head = read_bytes(root / ".git" / "HEAD", 4096).decode("ascii").strip()
-        if head.startswith("ref: "):
-            ref = head[5:]
-            if ".." in ref or not ref.startswith("refs/"):
-                return None
-            try:
-                head = read_bytes(root / ".git" / ref, 4096).decode("ascii").strip()
-            except Unreadable:
-                packed = read_bytes(root / ".git" / "packed-refs", 2 ** 20).decode("ascii", "replace")
-                head = next((line.split()[0] for line in packed.splitlines()
-                             if line.endswith(" " + ref)), "")
-    except (Unreadable, UnicodeDecodeError):
-        return None
-    return head if len(head) == 40 and all(c in "0123456789abcdef" for c in head) else None
+        if not stat.S_ISDIR(os.lstat(git_dir).st_mode):
+            return None, [f".git is not a folder: {NOT_VERIFIED}"]
+    except OSError:
+        return None, [f"no .git folder: {NOT_VERIFIED}"]
+    try:
+        commit = _git(git_dir, "rev-parse", "--verify", "--end-of-options", "HEAD^{commit}").decode("ascii").strip()
+        listed = _git(git_dir, "ls-tree", "-r", "-z", "--full-tree", commit, "--", "README.md",
+                      *TRACK_FOLDERS.values())
+    except (Unreadable, OSError, UnicodeDecodeError, subprocess.SubprocessError) as exc:
+        return None, [f"git cannot read the checkout's HEAD ({str(exc)[:200]}): {NOT_VERIFIED}"]
+    if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+        return None, [f"git names no SHA-1 commit at HEAD: {NOT_VERIFIED}"]
+    blobs: dict[str, str] = {}
+    for entry in listed.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == b"blob":
+            blobs[name.decode("utf-8", "surrogateescape")] = parts[2].decode("ascii", "replace")
+    differ = sorted(p for p, blob in read.items() if blobs.get(p) != blob)
+    lacking = [f"{p}: in commit {commit[:7]}, absent from the checkout: not read" for p in sorted(blobs)
+               if p not in present and p.lower().endswith(LOG_SUFFIXES)]
+    if differ:
+        return None, [f"{len(differ)} file(s) read are not those of commit {commit[:7]} at HEAD "
+                      f"(first: {differ[0]}): {NOT_VERIFIED}", *lacking]
+    return commit, lacking

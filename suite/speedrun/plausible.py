@@ -1,0 +1,94 @@
+"""Plausibility of a speedrun log's figures against each other, and copies of another record's
+runs: a run flagged here is shown with its flags and never counts in its record's figures
+(measured time, loss, p, throughput, MFU), so it can never make a record faster or cheaper.
+
+The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/speedrun.md):
+- train_time against final_step × step_avg: the honest gap is at most 0.73% (the logs of
+  Oct 2024 to Jan 2025, whose step_avg leaves out the first steps; later ones within 0.01%);
+  flagged beyond :data:`PRODUCT_TOLERANCE`;
+- train_time across a run's validations never goes backwards in the history;
+- the shortest timed run of the history is 75.46 s; a run of at least one step under
+  :data:`MIN_TRAIN_TIME_S` is flagged;
+- the history's largest MFU estimate is 40.9%; above 100% is impossible; and where no MFU is
+  estimated, tokens/s per GPU × :data:`MIN_FLOPS_PER_TOKEN` above the GPU's dense bf16 peak is
+  impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
+- a validation-loss sequence equal to one of another record's runs is a copy (one in the
+  history: record 9's folder holds record 8's log, byte for byte).
+"""
+from __future__ import annotations
+
+from suite.figures import mfu as peaks
+
+PRODUCT_TOLERANCE = 0.02  # |train_time − final_step × step_avg| / train_time
+MIN_TRAIN_TIME_S = 1.0
+MAX_MFU = 1.0
+# training FLOPs per token of the smallest model a track trains: GPT-2 small's 12 blocks of width
+# 768 hold 85M matmul weights, 6 × 85M ≈ 5.1e8 (embeddings and attention scores left out)
+MIN_FLOPS_PER_TOKEN = 5e8
+CLAIM_TOLERANCE = 0.05  # |measured / claimed − 1| beyond this is flagged (the record, not its runs)
+MIN_COPY_VALIDATIONS = 3  # sequences shorter than this are not compared (a chance match)
+
+
+def run_flags(run: dict) -> list[str]:
+    """Why a run's figures cannot all be true (empty when they can)."""
+    flags = []
+    times = [v[2] for v in run.get("validations") or [] if v[2] is not None]
+    back = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
+    if back is not None:
+        flags.append(f"train_time goes backwards across its validations ({times[back - 1]:g} s, then {times[back]:g} s)")
+    seconds, steps, avg = run.get("train_time_s"), run.get("final_step"), run.get("step_avg_ms")
+    if seconds is not None and steps and steps >= 1 and seconds < MIN_TRAIN_TIME_S:
+        flags.append(f"a train_time of {seconds:g} s for {steps} steps (under {MIN_TRAIN_TIME_S:g} s)")
+    elif seconds and steps and avg is not None:
+        product = steps * avg / 1000.0
+        if abs(product - seconds) > PRODUCT_TOLERANCE * seconds:
+            flags.append(f"train_time {seconds:g} s against final_step × step_avg = {product:.6g} s "
+                         f"(beyond {100 * PRODUCT_TOLERANCE:g}%)")
+    mfu = run.get("mfu_estimate")
+    rate = run.get("tokens_per_s_per_gpu")
+    peak = peaks.find_peak(run["gpu"]) if rate and run.get("gpu") else None
+    if mfu is not None and mfu > MAX_MFU:
+        flags.append(f"an MFU estimate of {100 * mfu:.1f}%, above 100% of the GPU's peak")
+    elif rate and peak is not None and "bf16" in peak.tflops and rate * MIN_FLOPS_PER_TOKEN > peak.tflops["bf16"] * 1e12:
+        flags.append(f"{rate:,.0f} tokens/s per GPU: even GPT-2 small's {MIN_FLOPS_PER_TOKEN:.1e} FLOPs per token "
+                     f"would need more than the {peak.name}'s peak")
+    return flags
+
+
+def _sequence(run: dict) -> tuple | None:
+    seq = tuple((v[0], v[1]) for v in run.get("validations") or [] if v[1] is not None)
+    return seq if len(seq) >= MIN_COPY_VALIDATIONS else None
+
+
+def copies(rows: list[tuple[int, list[dict]]]) -> dict[str, str]:
+    """{log: "a copy of …"} for each run whose validation-loss sequence equals one of an earlier
+    README row's runs of another record number (``rows``: (record number, runs) in README order;
+    the first row holding a sequence keeps it)."""
+    first: dict[tuple, tuple[int, str]] = {}
+    found: dict[str, str] = {}
+    for number, runs in rows:
+        for run in sorted(runs, key=lambda r: r["log"]):
+            seq = _sequence(run)
+            if seq is None:
+                continue
+            holder = first.setdefault(seq, (number, run["log"]))
+            if holder[0] != number and holder[1] != run["log"]:
+                found[run["log"]] = (f"its validation losses are those of record {holder[0]}'s run {holder[1]}: "
+                                     "a copy")
+    return found
+
+
+def all_flags(run: dict, copied: dict[str, str]) -> list[str]:
+    """A run's flags: its own figures' (:func:`run_flags`) and a copy's."""
+    return run_flags(run) + ([copied[run["log"]]] if run.get("log") in copied else [])
+
+
+def claim_flag(measured: float | None, claimed: float | None) -> str | None:
+    """The record's measured time off its claim by more than :data:`CLAIM_TOLERANCE`."""
+    if not measured or not claimed:
+        return None
+    share = measured / claimed - 1
+    if abs(share) <= CLAIM_TOLERANCE:
+        return None
+    return (f"measured {100 * abs(share):.1f}% {'slower' if share > 0 else 'faster'} than claimed "
+            f"(beyond {100 * CLAIM_TOLERANCE:g}%)")
