@@ -179,7 +179,8 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
     cpu = prices.load().price(classes.named("CPU"))
     assert priced and all("core-hours" in p for p in priced)  # a CPU: its cores × the time
-    assert all(("no price" in p) == (cpu is None) and ("per core-hour (CPU)" in p) == (cpu is not None) for p in priced)
+    # a vCPU price applied per logical core, and the page says so (walkthrough 4 M2)
+    assert all(("no price" in p) == (cpu is None) and ("per vCPU-hour (CPU)" in p) == (cpu is not None) for p in priced)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 
@@ -192,7 +193,7 @@ def test_a_run_page_costs_its_device_hours_at_its_class_price():
     assert cost_context({"metrics": {"tta_s": None}}, price) is None
     assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
     on_cpu = cost_context({"metrics": {"tta_s": 1800.0}}, None, cores=2)  # a CPU: core-hours
-    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "core" and on_cpu["cost"] is None
+    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "logical core" and on_cpu["cost"] is None
 
 
 def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):

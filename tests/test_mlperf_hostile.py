@@ -178,6 +178,15 @@ def test_a_4000_digit_node_count_is_no_count():
     assert described["nodes"] is None and described["accelerators"] is None
 
 
+def test_a_node_count_that_is_not_a_plain_whole_number_is_unknown_not_its_leading_digits():
+    """Trial 14 F11: "1_000" and "1e9" were read as 1 node (the count that multiplies a cost)."""
+    for text in ("1_000", "1e9", "8 nodes", "2x4", "\u0668", "8.5", "NaN", "0x10"):
+        assert systems.count(text) is None, text
+    assert systems.count(" 128 ") == 128 and systems.count("8.0") == 8 and systems.count(1.0) == 1
+    described = systems.describe({"number_of_nodes": "1_000", "accelerators_per_node": "8"}, "x")
+    assert described["nodes"] is None and described["accelerators"] is None
+
+
 # ---------------------------------------------------------------- numbers that are not scores
 @pytest.mark.parametrize("text, why", [
     ('{"scaling_factor": NaN}', "not a JSON"),  # the validator's strict reader: NaN is not JSON

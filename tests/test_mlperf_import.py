@@ -543,3 +543,97 @@ def test_an_absent_list_that_is_a_link_or_not_utf8_is_refused_with_the_reason(tm
     for name, why in (("list.txt", "utf-8"), ("link.txt", "symbolic link"), ("none.txt", "cannot be read")):
         with pytest.raises(GoodbenchError, match=why):
             commands.import_command([str(tree)], str(tmp_path / "out"), None, 1, False, absent=str(tmp_path / name))
+
+
+def _with_line_after(text: str, key: str, line: str) -> str:
+    """``text`` with ``line`` inserted after the first line of ``key``."""
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if f'"key": "{key}"' in ln)
+    return "\n".join([*lines[:at + 1], line, *lines[at + 1:]]) + "\n"
+
+
+def test_a_second_early_run_stop_is_not_scored_as_a_one_second_run(tmp_path):
+    """Trial 14 F7: a copy of the log's own run_stop, stamped a second after run_start, passes
+    MLCommons' checker with a warning and result_summarizer times the run to it; goodbench drops
+    the run and says why."""
+    import re
+
+    text = _amd()
+    stop = next(ln for ln in text.splitlines() if '"key": "run_stop"' in ln)
+    start_ms = int(re.search(r'"time_ms": (\d+)', next(ln for ln in text.splitlines() if '"key": "run_start"' in ln))[1])
+    early = re.sub(r'"time_ms": \d+', f'"time_ms": {start_ms + 1000}', stop)
+    (tmp_path / "result_0.txt").write_text(_with_line_after(text, "run_start", early))
+    run = _read(tmp_path / "result_0.txt")
+    assert not run["counted"] and "score_minutes" not in run
+    assert run["why"].startswith("2 run_stop lines where MLPerf's rules require exactly one")
+    (tmp_path / "result_1.txt").write_text(_with_line_after(text, "run_start", next(
+        ln for ln in text.splitlines() if '"key": "run_start"' in ln)))
+    run = _read(tmp_path / "result_1.txt")
+    assert not run["counted"] and run["why"].startswith("2 run_start lines")
+
+
+def test_a_run_stop_before_the_target_reaching_evaluation_is_refused(tmp_path):
+    """Trial 14 F7: the one run_stop moved before the evaluation that met the target (the
+    checker has no rule on their order): not counted."""
+    import re
+
+    lines = _amd().splitlines()
+    start_ms = int(re.search(r'"time_ms": (\d+)', next(ln for ln in lines if '"key": "run_start"' in ln))[1])
+    moved = [re.sub(r'"time_ms": \d+', f'"time_ms": {start_ms + 1000}', ln) if '"key": "run_stop"' in ln else ln
+             for ln in lines]
+    (tmp_path / "result_0.txt").write_text("\n".join(moved) + "\n")
+    run = _read(tmp_path / "result_0.txt")
+    assert not run["counted"] and "eval_accuracy meeting the quality target is logged after run_stop" in run["why"]
+    (tmp_path / "result_1.txt").write_text("\n".join(lines) + "\n")  # the log as published counts
+    assert _read(tmp_path / "result_1.txt")["counted"]
+
+
+def test_byte_identical_result_logs_are_flagged_and_counted_once(tmp_path):
+    """Trial 14 F13: ten copies of one log are one run (result_summarizer scores ten)."""
+    text = _amd()
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": text for i in range(3)} | {"result_3.txt": text.replace(
+        '"value": 0.9233931303024292', '"value": 0.9233931303024291')})
+    outcome = importer.run_import([bench], tmp_path / "out", jobs=1)
+    doc = documents.read(outcome.rows[0]["document"])
+    statuses = [r["status"] for r in doc["runs"]]
+    assert statuses == ["success", "duplicate", "duplicate", "success"]
+    assert "byte-identical to result_0.txt" in doc["runs"][1]["why"] and not doc["runs"][1]["counted"]
+    assert doc["score"]["runs"] == 2 and doc["score"]["runs_counted"] == 2
+    assert sum("byte-identical to result_0.txt" in p for p in outcome.problems) == 2
+
+
+def test_a_stored_document_whose_score_or_accelerators_disagree_with_its_runs_is_not_read(tmp_path):
+    """Trial 14 F8: the site ranks by score.minutes and prices by system.accelerators; a document
+    whose score is not the olympic average × RCP of its own runs, or whose accelerators are not
+    nodes × per node, is listed as not read, with the reason, never ranked."""
+    text = _amd()
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": text for i in range(3)})
+    (bench / "result_1.txt").write_text(text + "\n")  # three logs, not byte-identical
+    (bench / "result_2.txt").write_text(text + "\n\n")
+    outcome = importer.run_import([bench], tmp_path / "out", jobs=1)
+    path = Path(outcome.rows[0]["document"])
+    doc = documents.read(path)
+    assert doc["score"]["minutes"] is not None and doc["system"]["nodes"] == 1
+    assert documents.load_all(tmp_path / "out") == ([doc], [])
+
+    def stored_as(change) -> list[tuple[str, str]]:
+        edited = json.loads(json.dumps(doc))
+        change(edited)
+        path.write_bytes(documents.encode(edited))
+        return documents.load_all(tmp_path / "out")[1]
+
+    bad = stored_as(lambda d: d["score"].update(minutes=0.01))
+    assert bad and bad[0][1].startswith("score/minutes: 0.01 is not the olympic average × RCP factor")
+    bad = stored_as(lambda d: d["system"].update(accelerators=1))
+    assert bad and bad[0][1] == "system/accelerators: 1 is not nodes × accelerators per node (1 × 8 = 8)"
+    bad = stored_as(lambda d: [d["runs"][i].update(time_to_train_s=float(i + 1)) for i in (0, 1)])
+    assert bad and bad[0][1].startswith("score/minutes")  # the middle run of three is 2 s now
+    assert stored_as(lambda d: None) == []
+
+
+def test_every_shipped_document_agrees_with_its_own_runs():
+    stored = REPO / "results" / documents.SUBFOLDER
+    if not stored.is_dir():
+        pytest.skip("no imported documents under results/mlperf")
+    _, bad = documents.load_all(REPO / "results")
+    assert bad == []

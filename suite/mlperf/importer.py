@@ -119,12 +119,36 @@ _RUN_KEYS = ("file", "status", "counted", "why", "at_round", "time_to_train_s", 
 ABSENT_WHY = "absent from the copy of the round imported (listed by --absent): not read"
 
 
+DUPLICATE = "duplicate"  # a run's status: a byte-identical copy of an earlier result log
+
+
+def mark_duplicates(runs: list[dict]) -> list[dict]:
+    """``runs`` with each result log byte-identical (same sha256) to an earlier one of the same
+    folder replaced by a note naming that one: one log is one run, counted once, however many
+    times it was published (result_summarizer counts every copy)."""
+    first: dict[str, str] = {}
+    out = []
+    for r in runs:
+        digest = r.get("sha256")
+        if digest and digest in first:
+            out.append({"file": r["file"], "sha256": digest, "bytes": r.get("bytes"), "duplicate_of": first[digest]})
+            continue
+        if digest:
+            first[digest] = r["file"]
+        out.append(r)
+    return out
+
+
 def _run_entry(run: dict, unit: str | None) -> dict:
     """A run summary as the document stores it (an unreadable run: not counted, no figures; an
-    absent one likewise, said so); ``unit``: the document's progress unit (a run counting in
-    another says so)."""
+    absent one or a copy of another likewise, said so); ``unit``: the document's progress unit
+    (a run counting in another says so)."""
     if run.get("absent"):
         return {"file": systems.clean(run["file"], 300), "status": "absent", "counted": False, "why": ABSENT_WHY}
+    if run.get("duplicate_of"):
+        return {"file": systems.clean(run["file"], 300), "status": DUPLICATE, "counted": False,
+                "why": systems.clean(f"byte-identical to {run['duplicate_of']} (same sha256): one log, counted "
+                                     "once (result_summarizer counts every copy)", 500)}
     if "error" in run:
         return {"file": systems.clean(run["file"], 300), "status": "unreadable", "counted": False,
                 "why": systems.clean(run["error"], 500)}
@@ -202,7 +226,8 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
 
     benchmark = rs._benchmark_alias(group.benchmark)
     factor, factor_problem, scaling_raw = _factor(group)
-    present = [r for r in runs if not r.get("absent")]
+    runs = mark_duplicates(runs)
+    present = [r for r in runs if not r.get("absent") and not r.get("duplicate_of")]
     score = scoring.official_score(benchmark, present, factor, power.has_power(group.folder), factor_problem)
     score = _with_round_score(score, benchmark, present, factor, factor_problem)
     score = _without_absent(score, group, len(runs))
@@ -325,6 +350,9 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
         except (ValueError, OSError) as exc:
             problem(f"{group.folder}: not imported: {exc}")
             continue
+        for r in doc["runs"]:
+            if r["status"] == DUPLICATE:
+                problem(f"{group.folder / r['file']}: {r['why']}")
         if state == "kept":
             differ = documents.differing_sources(doc, results_dir)
             problem(f"{group.folder}: not stored: {stored} holds this round, org, system and benchmark "

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from suite.mlperf import files, later_rules, logs, power, units
+from suite.mlperf import files, later_rules, logs, power, scoring, units
 
 USAGE = "training"
 # Longest plausible run, first init_start to run_stop: a published run takes minutes to days; a
@@ -225,6 +225,45 @@ def read_run(task: RunTask) -> dict:
     return run
 
 
+def _meets(target: str, ll) -> bool:
+    """Whether an ``eval_accuracy`` line meets the round's quality target (the closed rule's
+    expression, evaluated on the line's value as MLCommons' checker evaluates it)."""
+    try:
+        return bool(_eval(target, {}, {"v": ll.value, "ll": ll}))
+    except Exception:  # a value the expression cannot take (not a number): not met
+        return False
+
+
+def timing_problem(loglines: list, ruleset: str, benchmark: str) -> str | None:
+    """Why goodbench does not count a run MLCommons' checker passes (None: no reason), one line.
+
+    - More than one ``run_start`` or ``run_stop`` line: MLPerf's rules require exactly one;
+      MLCommons' checker fails the run only where the lines hold different values and merely warns
+      where they agree (``value`` is null in every log), and result_summarizer then times the run to
+      the first ``run_stop`` — a second, early ``run_stop`` would make any run seconds long.
+    - The first ``eval_accuracy`` meeting the quality target logged after the ``run_stop`` the
+      run is timed to: the time to train would end before the target was reached.
+    """
+    starts = [ll for ll in loglines if ll.key == "run_start"]
+    stops = [ll for ll in loglines if ll.key == "run_stop"]
+    for key, found in (("run_start", starts), ("run_stop", stops)):
+        if len(found) > 1:
+            return (f"{len(found)} {key} lines where MLPerf's rules require exactly one (MLCommons' checker "
+                    "only warns when they hold one value): not counted by goodbench")
+    target = scoring.quality_target(ruleset, benchmark)
+    stop = _number(stops[0].timestamp) if stops else None
+    if target is None or stop is None:
+        return None
+    for ll in loglines:
+        if ll.key == "eval_accuracy" and _meets(target, ll):
+            at = _number(ll.timestamp)
+            if at is not None and at > stop:
+                return ("the first eval_accuracy meeting the quality target is logged after run_stop: the time to "
+                        "train ends before the target was reached; not counted by goodbench")
+            return None
+    return None
+
+
 def time_unit_ms(ruleset: str) -> float:
     """Milliseconds per timestamp unit: v0.6 logs seconds, later rounds milliseconds."""
     return 1000.0 if ruleset == "0.6.0" else 1.0
@@ -235,6 +274,10 @@ def read_loglines(loglines: list, failed: list, task: RunTask) -> dict:
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
     valid, reason, at_round = compliance(loglines, failed, task.ruleset, task.benchmark)
+    if valid or at_round:
+        stricter = timing_problem(loglines, task.ruleset, task.benchmark)
+        if stricter is not None:  # goodbench's own rule, stricter than result_summarizer
+            valid, reason, at_round = False, stricter, False
     run = summarize(loglines, task.benchmark, task.round, time_unit_ms(task.ruleset))
     counted, why, span = valid, reason, None
     if failed:
