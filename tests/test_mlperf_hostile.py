@@ -37,7 +37,7 @@ def _tree(root: Path, n: int = 3, org: str = "AMD", system: str = SYSTEM, desc: 
     else:
         target.write_text(json.dumps(desc), encoding="utf-8")
     for i in range(n):
-        (bench / f"result_{i}.txt").write_text(_amd(), encoding="latin-1")
+        (bench / f"result_{i}.txt").write_text(_amd() + "\n" * i, encoding="latin-1")  # copies, not one log
     return bench
 
 
@@ -234,7 +234,7 @@ def test_a_crafted_tree_never_replaces_a_stored_document_unasked(tmp_path, capsy
     event = json.loads(lines[at].split(":::MLLOG ", 1)[1])
     lines[at] = ":::MLLOG " + json.dumps({**event, "time_ms": event["time_ms"] - 60_000})
     for i in range(3):
-        (crafted / f"result_{i}.txt").write_text("\n".join(lines) + "\n", encoding="latin-1")
+        (crafted / f"result_{i}.txt").write_text("\n".join(lines) + "\n" * (i + 1), encoding="latin-1")
     assert commands.import_command([str(tmp_path / "crafted")], str(out), None, 1, True) == 0
     printed = capsys.readouterr()
     assert json.loads(printed.out)[0]["stored"] == "kept"

@@ -248,7 +248,7 @@ def test_unreadable_logs_give_one_line_each_and_the_rest_is_imported(tmp_path, c
     from suite.cli import main
 
     tree = tmp_path / "tree"
-    bench = _tree(tree, {f"result_{i}.txt": _amd() for i in range(5)})
+    bench = _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(5)})  # five logs, not copies
     (bench / "result_5.txt").mkdir()  # a folder where a log should be
     (bench / "result_6.txt").write_bytes(b"\x00\x01 binary garbage, no event line\n")
     out = tmp_path / "results"
@@ -276,7 +276,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
     from suite.store import files as store
 
     tree = tmp_path / "tree"
-    _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
+    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     out = tmp_path / "results"
     assert main(["import", "mlperf", str(tree / "v5.1" / "AMD"), "--results-dir", str(out)]) == 0
     first = capsys.readouterr().out
@@ -290,7 +290,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
         "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/")
     hashes = documents.sources(doc)
     assert set(hashes) == {f"AMD/systems/{AMD_SYSTEM}.json", "result logs"}
-    assert doc["source"]["logs"]["files"] == 3 and doc["source"]["logs"]["bytes"] == 3 * len(_amd().encode("latin-1"))
+    assert doc["source"]["logs"]["files"] == 3 and doc["source"]["logs"]["bytes"] == 3 * len(_amd().encode("latin-1")) + 0 + 1 + 2  # a blank line more each
     assert documents.problems(doc) == []
     # the same source again: the same bytes
     assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--json"]) == 0
@@ -315,7 +315,7 @@ def test_a_path_without_a_tree_or_round_says_so(tmp_path, capsys):
 @pytest.mark.slow
 def test_two_workers_give_what_one_gives(tmp_path):
     tree = tmp_path / "tree"
-    _tree(tree, {f"result_{i}.txt": _amd() for i in range(6)})
+    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(6)})
     _tree(tree, {f"result_{i}.txt": (LOGS / "google_gpt3_result_0.txt").read_text(encoding="latin-1")
                  for i in range(3)}, org="Google", system="cloud-tpu-v5p-1024-maxtext", benchmark="gpt3",
           round_dir="v4.0", desc=LOGS / "google_cloud-tpu-v5p-1024-maxtext.json")
@@ -401,7 +401,7 @@ def test_logs_absent_from_the_copy_are_kept_as_absent_runs_and_give_no_score(tmp
     from suite.cli import main
 
     tree, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
+    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     shutil.copy(LOGS / "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json", tree / "v5.1" / "AMD" / "systems" / "8xMI300X.json")
     partial = "v5.1/AMD/results/" + AMD_SYSTEM + "/llama2_70b_lora/"
     listed = tree.parent / "absent.txt"
@@ -430,7 +430,7 @@ def test_an_absent_list_naming_no_folder_imported_is_said_and_scaling_json_absen
     """A misspelt org in the list would let a partial folder be scored silently: it is named.
     An absent scaling.json would score with the factor 1.0: no score."""
     tree_dir, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree_dir, {f"result_{i}.txt": _amd() for i in range(3)})
+    _tree(tree_dir, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     folder = f"v5.1/AMD/results/{AMD_SYSTEM}/llama2_70b_lora"
     outcome = importer.run_import([tree_dir], out, jobs=1, absent=f"{folder.replace('AMD', 'amd', 1)}/result_3.txt\n")
     assert outcome.rows[0]["score_minutes"] is not None
@@ -470,8 +470,8 @@ def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_rou
                                   "a check made stricter after the round")
     monkeypatch.setattr(later_rules, "LATER_RULES", (later,))
     text = "\n".join(line for line in _amd().splitlines() if '"key": "lora_rank"' not in line) + "\n"
-    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd() for i in range(10)})
-    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": text for i in range(10)})
+    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd() + "\n" * i for i in range(10)})
+    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": text + "\n" * i for i in range(10)})
     run = _read(edited / "result_0.txt")
     assert not run["counted"] and run["at_round"] and run["why"].startswith("Required EXACTLY_ONE occurrence of 'lora_rank'")
     assert run["score_minutes"] == _read(plain / "result_0.txt")["score_minutes"]
@@ -637,3 +637,34 @@ def test_every_shipped_document_agrees_with_its_own_runs():
         pytest.skip("no imported documents under results/mlperf")
     _, bad = documents.load_all(REPO / "results")
     assert bad == []
+
+
+def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_not(tmp_path, monkeypatch):
+    """Trial 14 F9: a document says its source is verified only where every file read is the one
+    the round's pinned commit lists (git blob ids), and the folder holds the commit's result logs."""
+    from suite.mlperf import published
+
+    if shutil.which("git") is None:
+        pytest.skip("no git on this machine")
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    root = tmp_path / "t" / "v5.1"
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "published"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setitem(published.PINNED, "v5.1", commit)
+    published.listing.cache_clear()
+    doc = documents.read(importer.run_import([root], tmp_path / "a", jobs=1).rows[0]["document"])
+    assert doc["source"]["verified"] == {"commit": commit, "files": 4} and "not_verified" not in doc["source"]
+    (bench / "result_1.txt").write_text(_amd() + "\n\n\n\n")  # a changed log
+    row = importer.run_import([root], tmp_path / "b", jobs=1).rows[0]
+    assert row["source_not_verified"].startswith(f"AMD/results/{AMD_SYSTEM}/llama2_70b_lora/result_1.txt is not the file")
+    (bench / "result_1.txt").write_text(_amd() + "\n")
+    (bench / "result_3.txt").write_text(_amd() + "\n\n\n")  # a log the commit does not list
+    row = importer.run_import([root], tmp_path / "c", jobs=1).rows[0]
+    assert "result_3.txt is not the file" in row["source_not_verified"]
+    (bench / "result_3.txt").unlink()
+    monkeypatch.setitem(published.PINNED, "v5.1", "0" * 40)  # another commit than the checkout holds
+    row = importer.run_import([root], tmp_path / "d", jobs=1).rows[0]
+    assert row["source_not_verified"] == "git cannot list MLCommons' published commit 000000000000 in the checkout"

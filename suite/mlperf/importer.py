@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.mlperf import division, documents, files, ingest, power, scoring, systems, tree
+from suite.mlperf import division, documents, files, ingest, power, published, scoring, systems, tree
 from suite.mlperf.tree import Group, parse_round  # noqa: F401  # the command's round check
 from suite.record.text import github_address
 
@@ -219,6 +219,20 @@ def _without_absent(score: dict, group: Group, runs: int) -> dict:
     return score
 
 
+def _provenance(group: Group, runs: list[dict], desc_raw: bytes, scaling_raw: bytes | None) -> dict | str:
+    """:func:`suite.mlperf.published.verify` of the files a document is built from: its result
+    logs read, its system description and scaling.json, against the round's pinned commit."""
+    if group.round_note:
+        return group.round_note
+    read = {group.rel(group.description): published.blob_id(desc_raw)}
+    if scaling_raw is not None:
+        read[group.rel(group.folder / "scaling.json")] = published.blob_id(scaling_raw)
+    for r in runs:
+        if not r.get("absent"):
+            read[group.rel(group.folder / r["file"])] = r.get("git_blob")
+    return published.verify(group.round, group.root, read, {r["file"] for r in runs}, group.rel(group.folder))
+
+
 def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) -> dict:
     """The imported document of one system × benchmark from its run summaries (in the folder's
     order)."""
@@ -239,6 +253,7 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     unit = max(set(units), key=units.count) if units else None
     system = systems.describe(desc, group.system)
     stated, stated_in = division.decide(desc, [r.get("division") for r in present])
+    checked = _provenance(group, runs, desc_raw, scaling_raw)
     return {
         "kind": documents.KIND, "schema_version": documents.SCHEMA_VERSION, "label": documents.LABEL,
         "source": {"name": "MLPerf Training", "round": group.round, "ruleset": group.ruleset,
@@ -246,7 +261,10 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
                    "benchmark_folder": systems.clean(group.benchmark, 300),
                    "repository": rs._ruleset_url_prefix("training", group.ruleset), "files": source_files,
                    "logs": logs_digest(runs),
-                   **({"absent": [systems.clean(p, 1000) for p in group.absent]} if group.absent else {})},
+                   **({"absent": [systems.clean(p, 1000) for p in group.absent]} if group.absent else {}),
+                   **({"verified": checked} if isinstance(checked, dict) else
+                      {"not_verified": systems.clean(checked, 500)}),
+                   **({"round_note": systems.clean(group.round_note, 300)} if group.round_note else {})},
         "importer": _versions(),
         "submitter": systems.clean(desc.get("submitter") or "", 300) or systems.clean(group.org, 300),
         "division": stated, **({"division_source": stated_in} if stated_in else {}),
@@ -292,7 +310,8 @@ def row(doc: dict, stored: Path | None, state: str | None) -> dict:
         "median_init_s": median("init_s"), "median_eval_s": median("eval_s"),
         "median_samples_per_s": statistics.median(rates) if rates else None,
         "median_goodput": statistics.median(good) if good else None,
-        "source": source_url(doc), "document": str(stored) if stored is not None else None, "stored": state,
+        "source": source_url(doc), "source_not_verified": doc["source"].get("not_verified"),
+        "document": str(stored) if stored is not None else None, "stored": state,
     }
 
 

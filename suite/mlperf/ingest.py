@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from suite.mlperf import files, later_rules, logs, power, scoring, units
+from suite.mlperf import files, later_rules, logs, power, published, scoring, units
 
 USAGE = "training"
 # Longest plausible run, first init_start to run_stop: a published run takes minutes to days; a
@@ -199,13 +199,15 @@ def read_run(task: RunTask) -> dict:
     name = os.path.basename(task.path)
 
     def failure(why: str, digest: str | None = None, size: int | None = None) -> dict:
-        return {"file": name, "index": task.index, "sha256": digest, "bytes": size, "error": why}
+        return {"file": name, "index": task.index, "sha256": digest, "bytes": size, "error": why,
+                "git_blob": blob.hexdigest() if digest else None}
 
     try:
-        raw, _ = files.open_regular(task.path, files.MAX_LOG_BYTES)
+        raw, declared = files.open_regular(task.path, files.MAX_LOG_BYTES)
     except files.Unreadable as exc:
         return failure(str(exc))
-    hashing = files.HashingReader(raw, files.MAX_LOG_BYTES)
+    blob = published.BlobHasher(declared)
+    hashing = files.HashingReader(raw, files.MAX_LOG_BYTES, blob)
     try:
         with io.TextIOWrapper(io.BufferedReader(hashing), encoding="latin-1", newline=None) as handle:
             loglines, failed = parse_lines(handle, task.ruleset)
@@ -221,7 +223,7 @@ def read_run(task: RunTask) -> dict:
         run = read_loglines(loglines, failed, task)
     except Exception as exc:  # a log nothing above foresaw: this file's line, not the import's end
         return failure(logs.one_line(f"cannot be read: {type(exc).__name__}: {exc}"), digest, size)
-    run.update(file=name, index=task.index, sha256=digest, bytes=size)
+    run.update(file=name, index=task.index, sha256=digest, bytes=size, git_blob=blob.hexdigest())
     return run
 
 
