@@ -586,6 +586,14 @@ def test_a_run_stop_before_the_target_reaching_evaluation_is_refused(tmp_path):
     assert not run["counted"] and "eval_accuracy meeting the quality target is logged after run_stop" in run["why"]
     (tmp_path / "result_1.txt").write_text("\n".join(lines) + "\n")  # the log as published counts
     assert _read(tmp_path / "result_1.txt")["counted"]
+    # a passing evaluation written a millisecond after run_stop (published dlrm logs: the order of
+    # two log calls) is the run's; a second late is not
+    passing = int(re.search(r'"time_ms": (\d+)', [ln for ln in lines if '"key": "eval_accuracy"' in ln][-1])[1])
+    for name, stop_ms, counted in (("result_2.txt", passing - 1, True), ("result_3.txt", passing - 1001, False)):
+        moved = [re.sub(r'"time_ms": \d+', f'"time_ms": {stop_ms}', ln) if '"key": "run_stop"' in ln else ln
+                 for ln in lines]
+        (tmp_path / name).write_text("\n".join(moved) + "\n")
+        assert _read(tmp_path / name)["counted"] is counted, name
 
 
 def test_byte_identical_result_logs_are_flagged_and_counted_once(tmp_path):
@@ -600,6 +608,7 @@ def test_byte_identical_result_logs_are_flagged_and_counted_once(tmp_path):
     assert "byte-identical to result_0.txt" in doc["runs"][1]["why"] and not doc["runs"][1]["counted"]
     assert doc["score"]["runs"] == 2 and doc["score"]["runs_counted"] == 2
     assert sum("byte-identical to result_0.txt" in p for p in outcome.problems) == 2
+    assert documents.disagreement(doc) is None  # its score is its distinct runs'
 
 
 def test_a_stored_document_whose_score_or_accelerators_disagree_with_its_runs_is_not_read(tmp_path):
@@ -657,6 +666,12 @@ def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_no
     published.listing.cache_clear()
     doc = documents.read(importer.run_import([root], tmp_path / "a", jobs=1).rows[0]["document"])
     assert doc["source"]["verified"] == {"commit": commit, "files": 4} and "not_verified" not in doc["source"]
+    (bench / "result_2.txt").write_text(_amd())  # a copy of result_0, published so: still MLCommons' files
+    subprocess.run([*git, "commit", "-qam", "copy"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setitem(published.PINNED, "v5.1", commit)
+    doc = documents.read(importer.run_import([root], tmp_path / "a2", jobs=1).rows[0]["document"])
+    assert doc["source"]["verified"]["files"] == 4 and doc["runs"][2]["status"] == "duplicate"
     (bench / "result_1.txt").write_text(_amd() + "\n\n\n\n")  # a changed log
     row = importer.run_import([root], tmp_path / "b", jobs=1).rows[0]
     assert row["source_not_verified"].startswith(f"AMD/results/{AMD_SYSTEM}/llama2_70b_lora/result_1.txt is not the file")

@@ -131,7 +131,8 @@ def mark_duplicates(runs: list[dict]) -> list[dict]:
     for r in runs:
         digest = r.get("sha256")
         if digest and digest in first:
-            out.append({"file": r["file"], "sha256": digest, "bytes": r.get("bytes"), "duplicate_of": first[digest]})
+            out.append({"file": r["file"], "sha256": digest, "bytes": r.get("bytes"), "git_blob": r.get("git_blob"),
+                        "duplicate_of": first[digest]})
             continue
         if digest:
             first[digest] = r["file"]
@@ -224,7 +225,7 @@ def _provenance(group: Group, runs: list[dict], desc_raw: bytes, scaling_raw: by
     logs read, its system description and scaling.json, against the round's pinned commit."""
     if group.round_note:
         return group.round_note
-    read = {group.rel(group.description): published.blob_id(desc_raw)}
+    read: dict[str, str | None] = {group.rel(group.description): published.blob_id(desc_raw)}
     if scaling_raw is not None:
         read[group.rel(group.folder / "scaling.json")] = published.blob_id(scaling_raw)
     for r in runs:
