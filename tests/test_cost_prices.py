@@ -101,6 +101,7 @@ def test_goodbench_prices_prints_every_class_entry_source_and_date(capsys):
     for e in prices.load().entries:
         assert e.address in out and e.date in out
     assert "no price" in out and "not what any submitter paid" in out
+    assert "AWS (hyperscaler)" in out and "vCPU-hour" in out  # walkthrough 4 M2: the kind and the CPU's unit
     assert main(["prices", "NVIDIA H100 80GB HBM3", "--price", "NVIDIA H100=2.49"]) == 0
     assert "$2.49 per accelerator-hour" in capsys.readouterr().out
     assert main(["prices", "Graphcore Bow IPU"]) == 0
