@@ -638,6 +638,8 @@ def test_a_stored_document_whose_score_or_accelerators_disagree_with_its_runs_is
     bad = stored_as(lambda d: [d["runs"][i].update(time_to_train_s=float(i + 1)) for i in (0, 1)])
     assert bad and bad[0][1].startswith("score/minutes")  # the middle run of three is 2 s now
     assert stored_as(lambda d: None) == []
+    bad = stored_as(lambda d: d["source"].update(verified={"commit": "1" * 40, "files": 4}))
+    assert bad and bad[0][1].startswith("source/verified: commit 111111111111 is not the commit of round v5.1")
 
 
 def test_every_shipped_document_agrees_with_its_own_runs():

@@ -126,9 +126,16 @@ def _derived_minutes(doc: dict, at_round: bool) -> float | None:
 
 def disagreement(doc: dict) -> str | None:
     """Why a valid document's stored figures disagree with its own runs and system (None: they
-    agree): the score (and the round's checker's score) must be the olympic average × RCP of its
-    runs, and the accelerators nodes × accelerators per node where both are given. A document the
+    agree): a ``source.verified`` must name the round's pinned commit, the score (and the round's
+    checker's score) must be the olympic average × RCP of its runs, and the accelerators nodes ×
+    accelerators per node where both are given. A document the
     import wrote always agrees; one edited by hand or in a pull request may not, and is not read."""
+    from suite.mlperf.published import PINNED
+
+    verified = doc["source"].get("verified")
+    if verified is not None and verified["commit"] != PINNED.get(doc["source"]["round"]):
+        return (f"source/verified: commit {verified['commit'][:12]} is not the commit of round "
+                f"{doc['source']['round']} this goodbench checks against")
     system = doc["system"]
     nodes, per_node = system.get("nodes"), system.get("accelerators_per_node")
     if nodes is not None and per_node is not None and system.get("accelerators") != nodes * per_node:
