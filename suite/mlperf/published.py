@@ -9,8 +9,8 @@ result log that commit does not list. Anything else — a copy of the files with
 changed log, another commit, a round given with ``--round`` that is not the tree's — is imported
 the same but not verified, and the pages say "source not verified"; nothing is claimed that was
 not checked. The blob ids are computed from the bytes read (:func:`blob_id`); git is asked only
-for the commit's listing, with the checkout's hooks and filters out of reach (``ls-tree`` of an
-object runs none).
+for the commit's listing (``ls-tree`` runs no hook or filter), with no transport allowed, so a
+crafted checkout's configuration cannot make it fetch or run a command.
 """
 from __future__ import annotations
 
@@ -85,7 +85,11 @@ def listing(root: Path, commit: str) -> dict[str, str] | str:
     if git_dir is None:
         return "the tree is not a git checkout"
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0")
+    # no system or global configuration, no prompt, and no transport at all: a checkout's own
+    # configuration may name a promisor remote and a command to reach it, and a missing object
+    # must not start a fetch (GIT_ALLOW_PROTOCOL overrides any protocol.*.allow of the checkout)
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
+               GIT_NO_LAZY_FETCH="1", GIT_ALLOW_PROTOCOL="none")
     try:
         done = subprocess.run(["git", f"--git-dir={git_dir}", "-c", "core.fsmonitor=false", "ls-tree", "-r",
                                "--full-tree", commit], capture_output=True, env=env, timeout=GIT_TIMEOUT_S,
