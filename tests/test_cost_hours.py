@@ -48,7 +48,7 @@ def test_every_stored_mlperf_result_with_a_score_has_accelerators_times_its_time
     # every scored result on accelerators has its accelerator-hours; CPU-only systems and
     # descriptions without a count of nodes or accelerators have none
     assert with_hours + cpu_only + no_count == scored
-    assert (with_hours, cpu_only, no_count) == (2070, 36, 10)
+    assert (with_hours, cpu_only, no_count) == (2068, 36, 10)  # 2,070 until two lost their score (docs/mlperf.md: stricter than result_summarizer)
 
 
 def test_a_result_without_score_or_count_has_no_accelerator_hours():

@@ -28,8 +28,8 @@ read = "2026-11-28"
 def test_the_shipped_table_has_every_class_the_issue_names_and_every_entry_is_sourced_and_dated():
     table = prices.load()
     named = {c.name for c in classes.CLASSES}
-    for wanted in ("NVIDIA H100 SXM", "NVIDIA H200 SXM", "NVIDIA B200", "NVIDIA GB200", "NVIDIA A100 40GB",
-                   "NVIDIA A100 80GB", "AMD Instinct MI300X", "AMD Instinct MI325X", "AMD Instinct MI355X",
+    for wanted in ("NVIDIA H100 SXM", "NVIDIA H200 SXM", "NVIDIA B200", "NVIDIA GB200", "NVIDIA A100 SXM 40GB",
+                   "NVIDIA A100 SXM 80GB", "NVIDIA A100 PCIe 80GB", "AMD Instinct MI300X", "AMD Instinct MI325X", "AMD Instinct MI355X",
                    "Google TPU v5e", "Google TPU v5p", "Google TPU Trillium (v6e)", "Intel Gaudi 2",
                    "Intel Gaudi 3", "NVIDIA L40S", "CPU"):
         assert wanted in named
@@ -37,7 +37,8 @@ def test_the_shipped_table_has_every_class_the_issue_names_and_every_entry_is_so
     for e in table.entries:
         assert e.address.startswith("https://") and e.source and e.provider and e.offering
         assert e.read in ("2026-11-28", "2026-11-29") and e.date <= e.read
-    assert next(c for c in classes.CLASSES if c.name == "CPU").unit == "core"
+    assert next(c for c in classes.CLASSES if c.name == "CPU").unit == "vCPU"
+    assert all(e.kind in prices.KINDS for e in table.entries)  # every shipped entry says its provider's kind
 
 
 def test_a_class_price_is_the_median_of_its_entries_per_accelerator_and_no_entry_is_no_price():
@@ -66,12 +67,12 @@ def test_an_entry_marked_default_is_the_class_price(tmp_path):
 
 @pytest.mark.parametrize("name, memory, expected", [
     ("NVIDIA H100 80GB HBM3", None, "NVIDIA H100 SXM"),
-    ("NVIDIA A100-SXM4-80GB (400W)", None, "NVIDIA A100 80GB"),
-    ("NVIDIA A100-PCIe-40GB (250W)", None, "NVIDIA A100 40GB"),
-    ("NVIDIA A100 - PCIe - 80 GB", None, "NVIDIA A100 80GB"),
-    ("NVIDIA A100", 37.253, "NVIDIA A100 40GB"),
+    ("NVIDIA A100-SXM4-80GB (400W)", None, "NVIDIA A100 SXM 80GB"),
+    ("NVIDIA A100-PCIe-40GB (250W)", None, "NVIDIA A100 PCIe 40GB"),
+    ("NVIDIA A100 - PCIe - 80 GB", None, "NVIDIA A100 PCIe 80GB"),
+    ("NVIDIA A100", 37.253, "NVIDIA A100 SXM 40GB"),  # no form factor: SXM, as the peak table takes it
     ("NVIDIA A100", None, None),                        # size neither written nor reported
-    ("NVIDIA A100-PCIE-80GB (300W)", 37.253, "NVIDIA A100 80GB"),  # the name wins over a stray size
+    ("NVIDIA A100-PCIE-80GB (300W)", 37.253, "NVIDIA A100 PCIe 80GB"),  # the name wins over a stray size
     ("NVIDIA H100 PCIe", None, None),                   # a part the table has no class for
     ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None, None),  # a MIG slice
     ("NVIDIA \u041d100", None, None),                   # a Cyrillic look-alike letter
@@ -100,6 +101,7 @@ def test_goodbench_prices_prints_every_class_entry_source_and_date(capsys):
     for e in prices.load().entries:
         assert e.address in out and e.date in out
     assert "no price" in out and "not what any submitter paid" in out
+    assert "AWS (hyperscaler)" in out and "vCPU-hour" in out  # walkthrough 4 M2: the kind and the CPU's unit
     assert main(["prices", "NVIDIA H100 80GB HBM3", "--price", "NVIDIA H100=2.49"]) == 0
     assert "$2.49 per accelerator-hour" in capsys.readouterr().out
     assert main(["prices", "Graphcore Bow IPU"]) == 0
@@ -172,3 +174,71 @@ def test_the_shipped_table_has_a_sourced_dated_electricity_price():
     power = prices.load().electricity
     assert power is not None and 0 < power.usd_per_kwh < 1 and power.address.startswith("https://")
     assert power.date <= power.read == "2026-11-28" and "not what the submitter paid" in power.words()
+
+
+@pytest.mark.parametrize("given", ["NVIDIA H100=1_000", "NVIDIA H100=\u0662", "NVIDIA H100=2=3", "NVIDIA H100=1e-300",
+                                   "NVIDIA H100=0.0000001", "NVIDIA H100=1e1", "NVIDIA H100=inf", "NVIDIA H100= 2 2",
+                                   "CPU=0.0001"])
+def test_a_price_argument_is_an_ascii_decimal_above_a_stated_least_price(given, capsys):
+    """Trial 14 F11: Python's float() took "1_000", Unicode digits and exponents; "=2=3" priced at 3;
+    $1e-300 an hour was a price."""
+    assert main(["prices", "--price", given]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("goodbench: error: --price")
+
+
+def test_the_least_prices_are_stated_and_a_plain_decimal_is_taken():
+    table = prices.override(prices.load(), ["NVIDIA H100=0.03", "CPU=.001", "NVIDIA B200=12"])
+    assert table.overrides == {"NVIDIA H100 SXM": 0.03, "CPU": 0.001, "NVIDIA B200": 12.0}
+    with pytest.raises(GoodbenchError, match="below 0.03 USD per accelerator-hour"):
+        prices.override(prices.load(), ["NVIDIA H100=0.029"])
+
+
+@pytest.mark.parametrize("case,why", [
+    ("date after read", "is after read"), ("per-GPU class for a rack", "sold by the accelerator or in nodes"),
+    ("below the least price", "below 0.03"), ("unknown kind", "kind 'neocloud' is not one of"),
+    ("a merged class of old", "split by form factor"), ("a month after read", "is after read"),
+    ("electricity after read", "is after read"), ("electricity near zero", "below 0.01 USD per kWh")])
+def test_a_price_file_entry_a_person_would_not_mean_is_refused(case, why, tmp_path):
+    power = ('[electricity]\nprice_usd_per_kwh = 0.09\noffering = "o"\nsource = "s"\naddress = "https://e.com"\n'
+             'date = "2026-01-01"\nread = "2026-11-28"\n')
+    text = {"date after read": ENTRY.replace("2026-11-01", "2099-01-01"),
+            "per-GPU class for a rack": ENTRY + "accelerators = 72\n",
+            "below the least price": ENTRY.replace("2.5", "0.2") + "accelerators = 8\n",
+            "unknown kind": ENTRY + 'kind = "neocloud"\n',
+            "a merged class of old": ENTRY.replace("NVIDIA H100 SXM", "NVIDIA A100 80GB"),
+            "a month after read": ENTRY.replace("2026-11-01", "2026-12"),
+            "electricity after read": power.replace("2026-01-01", "2027-01-01"),
+            "electricity near zero": power.replace("0.09", "0.0001")}[case]
+    path = tmp_path / "prices.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(GoodbenchError, match=why):
+        prices.load(path)
+
+
+def test_a_rack_priced_class_takes_a_rack_and_a_stated_month_is_a_date(tmp_path):
+    path = tmp_path / "prices.toml"
+    path.write_text(ENTRY.replace("NVIDIA H100 SXM", "NVIDIA GB200").replace("2.5", "300.0").replace(
+        "2026-11-01", "2026-06") + "accelerators = 72\nkind = \"other cloud\"\n", encoding="utf-8")
+    table = prices.load(path)
+    price = table.price(classes.named("NVIDIA GB200"))
+    assert price.usd_per_hour == pytest.approx(300 / 72) and price.date == "2026-06"
+    assert price.kind == "other cloud" and "(other cloud prices)" in price.words()
+
+
+def test_the_shipped_table_keeps_sxm_and_pcie_apart_and_says_each_class_provider_kind():
+    """Walkthrough 4 M2: an A100 80GB price was the median of an SXM and a PCIe card; an A100 40GB
+    hyperscaler price sat above a cheaper other-cloud 80GB one with nothing saying why."""
+    table = prices.load()
+    assert classes.of_accelerator("NVIDIA A100-PCIe-80GB").name == "NVIDIA A100 PCIe 80GB"
+    assert classes.of_accelerator("NVIDIA A100-SXM4-80GB (400W)").name == "NVIDIA A100 SXM 80GB"
+    assert classes.of_accelerator("NVIDIA A100-PCIE-40GB (250W)").name == "NVIDIA A100 PCIe 40GB"
+    assert table.price_of("NVIDIA A100-PCIe-80GB").usd_per_hour == 1.19
+    assert table.price_of("NVIDIA A100-SXM4-80GB").usd_per_hour == 1.39
+    assert table.price_of("NVIDIA A100-PCIE-40GB") is None  # priced by no entry, not by the SXM's
+    assert table.price_of("NVIDIA A100-SXM4-40GB").kind == "hyperscaler"
+    assert table.price_of("NVIDIA A100-SXM4-80GB").kind == "other cloud"
+    for cls in classes.CLASSES:
+        assert len({p.split()[-1] for p in cls.peaks if "PCIe" in p or "SXM" in p}) <= 1, cls.name
+    packet = [e for e in table.entries if e.provider == "packet.ai"]
+    assert packet and all(e.date == "2026-06" and e.read == "2026-11-28" for e in packet)  # "as of June 2026"

@@ -206,7 +206,8 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     priced = [p for p in run_pages if "Cost to target" in p]  # the TTA runs' pages
     cpu = prices.load().price(classes.named("CPU"))
     assert priced and all("core-hours" in p for p in priced)  # a CPU: its cores × the time
-    assert all(("no price" in p) == (cpu is None) and ("per core-hour (CPU)" in p) == (cpu is not None) for p in priced)
+    # a vCPU price applied per logical core, and the page says so (walkthrough 4 M2)
+    assert all(("no price" in p) == (cpu is None) and ("per vCPU-hour (CPU)" in p) == (cpu is not None) for p in priced)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 
@@ -219,7 +220,7 @@ def test_a_run_page_costs_its_device_hours_at_its_class_price():
     assert cost_context({"metrics": {"tta_s": None}}, price) is None
     assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
     on_cpu = cost_context({"metrics": {"tta_s": 1800.0}}, None, cores=2)  # a CPU: core-hours
-    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "core" and on_cpu["cost"] is None
+    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "logical core" and on_cpu["cost"] is None
 
 
 def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):
@@ -320,7 +321,7 @@ def test_all_results_csv_of_every_document_carries_the_five_cost_columns(every_m
         assert float(line["price_per_accelerator_hour_usd"]) == pytest.approx(price.usd_per_hour)
         assert float(line["cost_usd"]) == pytest.approx(acc_h * price.usd_per_hour, rel=1e-12)
         assert line["price_source"].startswith(price.cls.name) and line["price_date"] == price.date
-    assert hours_n == 2070 and priced > 1000
+    assert hours_n == 2068 and priced > 1000
 
 
 def test_the_pareto_chart_draws_the_front_and_every_other_priced_result(every_mlperf_row):

@@ -37,7 +37,7 @@ def _tree(root: Path, n: int = 3, org: str = "AMD", system: str = SYSTEM, desc: 
     else:
         target.write_text(json.dumps(desc), encoding="utf-8")
     for i in range(n):
-        (bench / f"result_{i}.txt").write_text(_amd(), encoding="latin-1")
+        (bench / f"result_{i}.txt").write_text(_amd() + "\n" * i, encoding="latin-1")  # copies, not one log
     return bench
 
 
@@ -178,6 +178,15 @@ def test_a_4000_digit_node_count_is_no_count():
     assert described["nodes"] is None and described["accelerators"] is None
 
 
+def test_a_node_count_that_is_not_a_plain_whole_number_is_unknown_not_its_leading_digits():
+    """Trial 14 F11: "1_000" and "1e9" were read as 1 node (the count that multiplies a cost)."""
+    for text in ("1_000", "1e9", "8 nodes", "2x4", "\u0668", "8.5", "NaN", "0x10"):
+        assert systems.count(text) is None, text
+    assert systems.count(" 128 ") == 128 and systems.count("8.0") == 8 and systems.count(1.0) == 1
+    described = systems.describe({"number_of_nodes": "1_000", "accelerators_per_node": "8"}, "x")
+    assert described["nodes"] is None and described["accelerators"] is None
+
+
 # ---------------------------------------------------------------- numbers that are not scores
 @pytest.mark.parametrize("text, why", [
     ('{"scaling_factor": NaN}', "not a JSON"),  # the validator's strict reader: NaN is not JSON
@@ -225,7 +234,7 @@ def test_a_crafted_tree_never_replaces_a_stored_document_unasked(tmp_path, capsy
     event = json.loads(lines[at].split(":::MLLOG ", 1)[1])
     lines[at] = ":::MLLOG " + json.dumps({**event, "time_ms": event["time_ms"] - 60_000})
     for i in range(3):
-        (crafted / f"result_{i}.txt").write_text("\n".join(lines) + "\n", encoding="latin-1")
+        (crafted / f"result_{i}.txt").write_text("\n".join(lines) + "\n" * (i + 1), encoding="latin-1")
     assert commands.import_command([str(tmp_path / "crafted")], str(out), None, 1, True) == 0
     printed = capsys.readouterr()
     assert json.loads(printed.out)[0]["stored"] == "kept"

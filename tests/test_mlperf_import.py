@@ -248,7 +248,7 @@ def test_unreadable_logs_give_one_line_each_and_the_rest_is_imported(tmp_path, c
     from suite.cli import main
 
     tree = tmp_path / "tree"
-    bench = _tree(tree, {f"result_{i}.txt": _amd() for i in range(5)})
+    bench = _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(5)})  # five logs, not copies
     (bench / "result_5.txt").mkdir()  # a folder where a log should be
     (bench / "result_6.txt").write_bytes(b"\x00\x01 binary garbage, no event line\n")
     out = tmp_path / "results"
@@ -276,7 +276,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
     from suite.store import files as store
 
     tree = tmp_path / "tree"
-    _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
+    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     out = tmp_path / "results"
     assert main(["import", "mlperf", str(tree / "v5.1" / "AMD"), "--results-dir", str(out)]) == 0
     first = capsys.readouterr().out
@@ -290,7 +290,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
         "https://github.com/mlcommons/training_results_v5.1/tree/main/AMD/results/")
     hashes = documents.sources(doc)
     assert set(hashes) == {f"AMD/systems/{AMD_SYSTEM}.json", "result logs"}
-    assert doc["source"]["logs"]["files"] == 3 and doc["source"]["logs"]["bytes"] == 3 * len(_amd().encode("latin-1"))
+    assert doc["source"]["logs"]["files"] == 3 and doc["source"]["logs"]["bytes"] == 3 * len(_amd().encode("latin-1")) + 0 + 1 + 2  # a blank line more each
     assert documents.problems(doc) == []
     # the same source again: the same bytes
     assert main(["import", "mlperf", str(tree), "--results-dir", str(out), "--json"]) == 0
@@ -315,7 +315,7 @@ def test_a_path_without_a_tree_or_round_says_so(tmp_path, capsys):
 @pytest.mark.slow
 def test_two_workers_give_what_one_gives(tmp_path):
     tree = tmp_path / "tree"
-    _tree(tree, {f"result_{i}.txt": _amd() for i in range(6)})
+    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(6)})
     _tree(tree, {f"result_{i}.txt": (LOGS / "google_gpt3_result_0.txt").read_text(encoding="latin-1")
                  for i in range(3)}, org="Google", system="cloud-tpu-v5p-1024-maxtext", benchmark="gpt3",
           round_dir="v4.0", desc=LOGS / "google_cloud-tpu-v5p-1024-maxtext.json")
@@ -401,7 +401,7 @@ def test_logs_absent_from_the_copy_are_kept_as_absent_runs_and_give_no_score(tmp
     from suite.cli import main
 
     tree, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree, {f"result_{i}.txt": _amd() for i in range(3)})
+    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     shutil.copy(LOGS / "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json", tree / "v5.1" / "AMD" / "systems" / "8xMI300X.json")
     partial = "v5.1/AMD/results/" + AMD_SYSTEM + "/llama2_70b_lora/"
     listed = tree.parent / "absent.txt"
@@ -430,7 +430,7 @@ def test_an_absent_list_naming_no_folder_imported_is_said_and_scaling_json_absen
     """A misspelt org in the list would let a partial folder be scored silently: it is named.
     An absent scaling.json would score with the factor 1.0: no score."""
     tree_dir, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree_dir, {f"result_{i}.txt": _amd() for i in range(3)})
+    _tree(tree_dir, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     folder = f"v5.1/AMD/results/{AMD_SYSTEM}/llama2_70b_lora"
     outcome = importer.run_import([tree_dir], out, jobs=1, absent=f"{folder.replace('AMD', 'amd', 1)}/result_3.txt\n")
     assert outcome.rows[0]["score_minutes"] is not None
@@ -470,8 +470,8 @@ def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_rou
                                   "a check made stricter after the round")
     monkeypatch.setattr(later_rules, "LATER_RULES", (later,))
     text = "\n".join(line for line in _amd().splitlines() if '"key": "lora_rank"' not in line) + "\n"
-    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd() for i in range(10)})
-    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": text for i in range(10)})
+    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd() + "\n" * i for i in range(10)})
+    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": text + "\n" * i for i in range(10)})
     run = _read(edited / "result_0.txt")
     assert not run["counted"] and run["at_round"] and run["why"].startswith("Required EXACTLY_ONE occurrence of 'lora_rank'")
     assert run["score_minutes"] == _read(plain / "result_0.txt")["score_minutes"]
@@ -543,3 +543,145 @@ def test_an_absent_list_that_is_a_link_or_not_utf8_is_refused_with_the_reason(tm
     for name, why in (("list.txt", "utf-8"), ("link.txt", "symbolic link"), ("none.txt", "cannot be read")):
         with pytest.raises(GoodbenchError, match=why):
             commands.import_command([str(tree)], str(tmp_path / "out"), None, 1, False, absent=str(tmp_path / name))
+
+
+def _with_line_after(text: str, key: str, line: str) -> str:
+    """``text`` with ``line`` inserted after the first line of ``key``."""
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if f'"key": "{key}"' in ln)
+    return "\n".join([*lines[:at + 1], line, *lines[at + 1:]]) + "\n"
+
+
+def test_a_second_early_run_stop_is_not_scored_as_a_one_second_run(tmp_path):
+    """Trial 14 F7: a copy of the log's own run_stop, stamped a second after run_start, passes
+    MLCommons' checker with a warning and result_summarizer times the run to it; goodbench drops
+    the run and says why."""
+    import re
+
+    text = _amd()
+    stop = next(ln for ln in text.splitlines() if '"key": "run_stop"' in ln)
+    start_ms = int(re.search(r'"time_ms": (\d+)', next(ln for ln in text.splitlines() if '"key": "run_start"' in ln))[1])
+    early = re.sub(r'"time_ms": \d+', f'"time_ms": {start_ms + 1000}', stop)
+    (tmp_path / "result_0.txt").write_text(_with_line_after(text, "run_start", early))
+    run = _read(tmp_path / "result_0.txt")
+    assert not run["counted"] and "score_minutes" not in run
+    assert run["why"].startswith("2 run_stop lines where MLPerf's rules require exactly one")
+    (tmp_path / "result_1.txt").write_text(_with_line_after(text, "run_start", next(
+        ln for ln in text.splitlines() if '"key": "run_start"' in ln)))
+    run = _read(tmp_path / "result_1.txt")
+    assert not run["counted"] and run["why"].startswith("2 run_start lines")
+
+
+def test_a_run_stop_before_the_target_reaching_evaluation_is_refused(tmp_path):
+    """Trial 14 F7: the one run_stop moved before the evaluation that met the target (the
+    checker has no rule on their order): not counted."""
+    import re
+
+    lines = _amd().splitlines()
+    start_ms = int(re.search(r'"time_ms": (\d+)', next(ln for ln in lines if '"key": "run_start"' in ln))[1])
+    moved = [re.sub(r'"time_ms": \d+', f'"time_ms": {start_ms + 1000}', ln) if '"key": "run_stop"' in ln else ln
+             for ln in lines]
+    (tmp_path / "result_0.txt").write_text("\n".join(moved) + "\n")
+    run = _read(tmp_path / "result_0.txt")
+    assert not run["counted"] and "eval_accuracy meeting the quality target is logged after run_stop" in run["why"]
+    (tmp_path / "result_1.txt").write_text("\n".join(lines) + "\n")  # the log as published counts
+    assert _read(tmp_path / "result_1.txt")["counted"]
+    # a passing evaluation written a millisecond after run_stop (published dlrm logs: the order of
+    # two log calls) is the run's; a second late is not
+    passing = int(re.search(r'"time_ms": (\d+)', [ln for ln in lines if '"key": "eval_accuracy"' in ln][-1])[1])
+    for name, stop_ms, counted in (("result_2.txt", passing - 1, True), ("result_3.txt", passing - 1001, False)):
+        moved = [re.sub(r'"time_ms": \d+', f'"time_ms": {stop_ms}', ln) if '"key": "run_stop"' in ln else ln
+                 for ln in lines]
+        (tmp_path / name).write_text("\n".join(moved) + "\n")
+        assert _read(tmp_path / name)["counted"] is counted, name
+
+
+def test_byte_identical_result_logs_are_flagged_and_counted_once(tmp_path):
+    """Trial 14 F13: ten copies of one log are one run (result_summarizer scores ten)."""
+    text = _amd()
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": text for i in range(3)} | {"result_3.txt": text.replace(
+        '"value": 0.9233931303024292', '"value": 0.9233931303024291')})
+    outcome = importer.run_import([bench], tmp_path / "out", jobs=1)
+    doc = documents.read(outcome.rows[0]["document"])
+    statuses = [r["status"] for r in doc["runs"]]
+    assert statuses == ["success", "duplicate", "duplicate", "success"]
+    assert "byte-identical to result_0.txt" in doc["runs"][1]["why"] and not doc["runs"][1]["counted"]
+    assert doc["score"]["runs"] == 2 and doc["score"]["runs_counted"] == 2
+    assert sum("byte-identical to result_0.txt" in p for p in outcome.problems) == 2
+    assert documents.disagreement(doc) is None  # its score is its distinct runs'
+
+
+def test_a_stored_document_whose_score_or_accelerators_disagree_with_its_runs_is_not_read(tmp_path):
+    """Trial 14 F8: the site ranks by score.minutes and prices by system.accelerators; a document
+    whose score is not the olympic average × RCP of its own runs, or whose accelerators are not
+    nodes × per node, is listed as not read, with the reason, never ranked."""
+    text = _amd()
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": text for i in range(3)})
+    (bench / "result_1.txt").write_text(text + "\n")  # three logs, not byte-identical
+    (bench / "result_2.txt").write_text(text + "\n\n")
+    outcome = importer.run_import([bench], tmp_path / "out", jobs=1)
+    path = Path(outcome.rows[0]["document"])
+    doc = documents.read(path)
+    assert doc["score"]["minutes"] is not None and doc["system"]["nodes"] == 1
+    assert documents.load_all(tmp_path / "out") == ([doc], [])
+
+    def stored_as(change) -> list[tuple[str, str]]:
+        edited = json.loads(json.dumps(doc))
+        change(edited)
+        path.write_bytes(documents.encode(edited))
+        return documents.load_all(tmp_path / "out")[1]
+
+    bad = stored_as(lambda d: d["score"].update(minutes=0.01))
+    assert bad and bad[0][1].startswith("score/minutes: 0.01 is not the olympic average × RCP factor")
+    bad = stored_as(lambda d: d["system"].update(accelerators=1))
+    assert bad and bad[0][1] == "system/accelerators: 1 is not nodes × accelerators per node (1 × 8 = 8)"
+    bad = stored_as(lambda d: [d["runs"][i].update(time_to_train_s=float(i + 1)) for i in (0, 1)])
+    assert bad and bad[0][1].startswith("score/minutes")  # the middle run of three is 2 s now
+    assert stored_as(lambda d: None) == []
+    bad = stored_as(lambda d: d["source"].update(verified={"commit": "1" * 40, "files": 4}))
+    assert bad and bad[0][1].startswith("source/verified: commit 111111111111 is not the commit of round v5.1")
+
+
+def test_every_shipped_document_agrees_with_its_own_runs():
+    stored = REPO / "results" / documents.SUBFOLDER
+    if not stored.is_dir():
+        pytest.skip("no imported documents under results/mlperf")
+    _, bad = documents.load_all(REPO / "results")
+    assert bad == []
+
+
+def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_not(tmp_path, monkeypatch):
+    """Trial 14 F9: a document says its source is verified only where every file read is the one
+    the round's pinned commit lists (git blob ids), and the folder holds the commit's result logs."""
+    from suite.mlperf import published
+
+    if shutil.which("git") is None:
+        pytest.skip("no git on this machine")
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    root = tmp_path / "t" / "v5.1"
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "published"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setitem(published.PINNED, "v5.1", commit)
+    published.listing.cache_clear()
+    doc = documents.read(importer.run_import([root], tmp_path / "a", jobs=1).rows[0]["document"])
+    assert doc["source"]["verified"] == {"commit": commit, "files": 4} and "not_verified" not in doc["source"]
+    (bench / "result_2.txt").write_text(_amd())  # a copy of result_0, published so: still MLCommons' files
+    subprocess.run([*git, "commit", "-qam", "copy"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setitem(published.PINNED, "v5.1", commit)
+    doc = documents.read(importer.run_import([root], tmp_path / "a2", jobs=1).rows[0]["document"])
+    assert doc["source"]["verified"]["files"] == 4 and doc["runs"][2]["status"] == "duplicate"
+    (bench / "result_1.txt").write_text(_amd() + "\n\n\n\n")  # a changed log
+    row = importer.run_import([root], tmp_path / "b", jobs=1).rows[0]
+    assert row["source_not_verified"].startswith(f"AMD/results/{AMD_SYSTEM}/llama2_70b_lora/result_1.txt is not the file")
+    (bench / "result_1.txt").write_text(_amd() + "\n")
+    (bench / "result_3.txt").write_text(_amd() + "\n\n\n")  # a log the commit does not list
+    row = importer.run_import([root], tmp_path / "c", jobs=1).rows[0]
+    assert "result_3.txt is not the file" in row["source_not_verified"]
+    (bench / "result_3.txt").unlink()
+    monkeypatch.setitem(published.PINNED, "v5.1", "0" * 40)  # another commit than the checkout holds
+    row = importer.run_import([root], tmp_path / "d", jobs=1).rows[0]
+    assert row["source_not_verified"] == "git cannot list MLCommons' published commit 000000000000 in the checkout"

@@ -32,18 +32,22 @@ def _tree(root: Path, org: str, system: str, benchmark: str, round_dir: str, log
     (root / round_dir / org / "systems" / f"{system}.json").write_text(json.dumps(described), encoding="utf-8")
     text = (LOGS / log).read_text(encoding="latin-1")
     for i in range(n):
-        (bench / f"result_{i}.txt").write_text(edit(text, i), encoding="latin-1")
+        (bench / f"result_{i}.txt").write_text(edit(text, i) + "\n" * i, encoding="latin-1")  # n logs, not copies
 
 
 def _slower(minutes: int):
     def edit(text: str, i: int) -> str:
-        """The run ``minutes + i`` minutes slower: run_stop later."""
-        lines = text.splitlines()
-        at = next(k for k, line in enumerate(lines) if '"run_stop"' in line)
-        body = json.loads(lines[at].split(":::MLLOG ", 1)[1])
-        body["time_ms"] += 60_000 * (minutes + i)
-        lines[at] = ":::MLLOG " + json.dumps(body)
-        return "\n".join(lines) + "\n"
+        """The run ``minutes + i`` minutes slower (faster where negative): every event after
+        run_start stretched in time, so that run_stop stays after the evaluation that met the
+        target (a run_stop moved before it is refused)."""
+        events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines()]
+        start = next(e["time_ms"] for e in events if e["key"] == "run_start")
+        span = next(e["time_ms"] for e in events if e["key"] == "run_stop") - start
+        factor = (span + 60_000 * (minutes + i)) / span
+        for e in events:
+            if e["time_ms"] > start:
+                e["time_ms"] = start + round((e["time_ms"] - start) * factor)
+        return "".join(":::MLLOG " + json.dumps(e) + "\n" for e in events)
     return edit
 
 
@@ -247,7 +251,7 @@ def test_a_submission_with_runs_missing_is_marked_and_left_out_of_the_history(tm
     assert len(outcome.rows) == 1 and not outcome.problems, outcome.problems
     site = build_site(results, tmp_path / "out", workers=1).index.parent
     page = _text(site / "mlperf" / mlperf_pages.round_page("v5.1", "llama2_70b_lora"))
-    assert re.search(r'official submission needs 10 [^>]*>[0-9.]+\*</td>', page)
+    assert re.search(r'official submission needs 10 [^>]*>[0-9.]+\*<', page)
     assert "A score marked * comes from fewer runs" in page
     history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))
     assert "<circle" not in history
@@ -331,8 +335,9 @@ def test_round_and_history_pages_mark_a_no_score_from_a_later_check(tmp_path):
     assert "1 more have none because today's checker fails them first on checks changed after" in _text(site / "mlperf.html")
     # with the score its round's checker gave it: on the pages, marked, and in the history
     doc["score"]["at_round"] = {"minutes": 31.5, "status": "ok", "runs_counted": 10}
-    for run in doc["runs"]:
-        run["at_round"] = True
+    doc["score"]["rcp_scaling_factor"] = 1.0
+    for run in doc["runs"]:  # runs of 31.5 min: a stored score must be its runs' (documents.disagreement)
+        run.update(at_round=True, time_to_train_s=31.5 * 60)
     stored.write_text(json.dumps(doc))
     site = build_site(results, tmp_path / "out2", workers=1).index.parent
     page = _text(site / "mlperf" / mlperf_pages.round_page("v1.1", "minigo"))
@@ -536,3 +541,22 @@ def test_the_logs_give_the_division_only_where_every_log_read_states_the_same_on
     assert division.decide({}, ["open", "closed"]) == (None, None)
     assert division.decide({}, ["open", None]) == (None, None)
     assert division.decide({"division": ""}, []) == (None, None)
+
+
+def test_a_tree_not_checked_against_mlcommons_published_round_says_source_not_verified(tmp_path):
+    """Trial 14 F9: any tree was shown as "derived from published MLPerf Training results"; now a
+    score from files not checked against the round's pinned commit says "source not verified", and
+    a --round that is not the tree's own is named."""
+    tree, results = tmp_path / "tree", tmp_path / "results"
+    _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10)
+    outcome = importer.run_import([tree / "v5.1"], results, jobs=1, round_arg="v5.0")
+    doc = documents.read(outcome.rows[0]["document"])
+    assert doc["source"]["round_note"] == "round v5.0 given by --round; the tree's path says v5.1"
+    assert "verified" not in doc["source"] and outcome.rows[0]["source_not_verified"]
+    site = build_site(results, tmp_path / "out", workers=1).index.parent
+    page = _text(site / "mlperf" / mlperf_pages.round_page("v5.0", "llama2_70b_lora"))
+    assert "source not verified" in page and "given by --round" in (site / "mlperf" / mlperf_pages.round_page(
+        "v5.0", "llama2_70b_lora")).read_text(encoding="utf-8")
+    assert "source not verified" in _text(site / "mlperf.html")  # the index's best-of cell too
+    plain = importer.run_import([tree], tmp_path / "plain", jobs=1).rows[0]
+    assert plain["source_not_verified"] == "the tree is not a git checkout"

@@ -17,7 +17,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def _usd(value: float) -> str:
-    """Cents from $1 up, three significant digits below (a CPU's $0.0465 per core-hour)."""
+    """Cents from $1 up, three significant digits below (a CPU's $0.0465 per vCPU-hour)."""
     return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
 
 
@@ -32,7 +32,7 @@ def table_lines(table) -> list[str]:
             lines.append(f"{cls.name:<28} {cls.unit + '-hour':<16} {'no price':>9}  no entry in {table.origin}")
         else:
             lines.append(f"{cls.name:<28} {cls.unit + '-hour':<16} {_usd(price.usd_per_hour):>9}  "
-                         f"{price.source}, {price.date}")
+                         f"{price.source}{f' ({price.kind})' if price.kind else ''}, {price.date}")
     power = table.electricity
     lines.append(f"{'electricity':<28} {'kWh':<16} {'$' + format(power.usd_per_kwh, 'g') if power else 'no price':>9}  "
                  + (f"{power.offering}; {power.source}, {power.address}, dated {power.date}, read {power.read}"
@@ -40,10 +40,12 @@ def table_lines(table) -> list[str]:
     lines += ["", f"entries of {table.origin}:"]
     for e in table.entries:
         quoted = _usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else "")
-        lines.append(f"  {e.cls.name} — {e.provider}: {e.offering}: {quoted}/h"
+        lines.append(f"  {e.cls.name} — {e.provider}{f' ({e.kind})' if e.kind else ''}: {e.offering}: {quoted}/h"
                      f"{' (default)' if e.default else ''}; {e.source}, {e.address}, dated {e.date}, read {e.read}")
     lines += ["", "On-demand list prices of their dates, not what any submitter paid; a class without a "
-              "price shows \"no price\", never a guess. A cost is accelerator-hours × its class's price."]
+              "price shows \"no price\", never a guess. A cost is accelerator-hours × its class's price "
+              "(a CPU run's logical cores × its time × the price per vCPU-hour). Hyperscaler (AWS, Azure, "
+              "Google Cloud, Oracle Cloud) and other-cloud list prices differ for the same part."]
     return lines
 
 

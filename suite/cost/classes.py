@@ -17,21 +17,30 @@ LARGE_MEMORY_GIB = 60.0  # an A100 of 80 GB reports 74.5 GiB, one of 40 GB 37.3 
 @dataclass(frozen=True)
 class PriceClass:
     """One class of the price table: its name, the peak-table entries it covers, the memory size
-    it is limited to (GB as sold; None: any) and the unit a price is per ("accelerator" or "core")."""
+    it is limited to (GB as sold; None: any), the unit a price is per ("accelerator", or "vCPU" for
+    the CPU: a cloud's vCPU is one hardware thread, and goodbench counts a CPU run's logical
+    cores), and the largest number of units one quoted price may cover (``largest_quote``, the
+    ``accelerators`` of a price table entry): the node or instance of 8 most accelerators are
+    rented in, the NVL72 rack of the Grace-Blackwell parts."""
 
     name: str
     peaks: tuple[str, ...]
     memory_gb: int | None = None
     unit: str = "accelerator"
+    largest_quote: int = 8
+    quoted_in: str = "nodes or instances"
 
 
 CLASSES: tuple[PriceClass, ...] = (
     PriceClass("NVIDIA H100 SXM", ("H100 SXM5",)),
     PriceClass("NVIDIA H200 SXM", ("H200 SXM",)),
     PriceClass("NVIDIA B200", ("B200",)),
-    PriceClass("NVIDIA GB200", ("GB200",)),
-    PriceClass("NVIDIA A100 80GB", ("A100 SXM4", "A100 PCIe"), memory_gb=80),
-    PriceClass("NVIDIA A100 40GB", ("A100 SXM4", "A100 PCIe"), memory_gb=40),
+    PriceClass("NVIDIA GB200", ("GB200",), largest_quote=72, quoted_in="superchips or NVL72 racks"),
+    PriceClass("NVIDIA GB300", ("GB300",), largest_quote=72, quoted_in="superchips or NVL72 racks"),
+    PriceClass("NVIDIA A100 SXM 80GB", ("A100 SXM4",), memory_gb=80),
+    PriceClass("NVIDIA A100 PCIe 80GB", ("A100 PCIe",), memory_gb=80),
+    PriceClass("NVIDIA A100 SXM 40GB", ("A100 SXM4",), memory_gb=40),
+    PriceClass("NVIDIA A100 PCIe 40GB", ("A100 PCIe",), memory_gb=40),
     PriceClass("NVIDIA L40S", ("L40S",)),
     PriceClass("AMD Instinct MI300X", ("MI300X",)),
     PriceClass("AMD Instinct MI325X", ("MI325X",)),
@@ -41,8 +50,11 @@ CLASSES: tuple[PriceClass, ...] = (
     PriceClass("Google TPU Trillium (v6e)", ("TPU v6e (Trillium)",)),
     PriceClass("Intel Gaudi 2", ("Gaudi 2",)),
     PriceClass("Intel Gaudi 3", ("Gaudi 3",)),
-    PriceClass("CPU", (), unit="core"),
+    PriceClass("CPU", (), unit="vCPU", largest_quote=512, quoted_in="instances"),
 )
+# classes of earlier tables, split since: a price file naming one is told which to name
+SPLIT = {"nvidia a100 80gb": ("NVIDIA A100 SXM 80GB", "NVIDIA A100 PCIe 80GB"),
+         "nvidia a100 40gb": ("NVIDIA A100 SXM 40GB", "NVIDIA A100 PCIe 40GB")}
 BY_NAME = {c.name.lower(): c for c in CLASSES}
 
 

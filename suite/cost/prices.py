@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import re
 import statistics
 import tomllib
 from dataclasses import dataclass
@@ -28,11 +29,19 @@ MAX_BYTES = 1_000_000
 MAX_ENTRIES = 1_000
 MAX_TEXT = 300
 MAX_PRICE_USD = 1_000.0  # per accelerator-hour: ten times the dearest rack-scale part's list price
+# Lower bounds, per accelerator-hour and per vCPU-hour: a tenth of the cheapest list price of the
+# table's kind (a cloud's smallest GPU, e.g. a T4, lists at about $0.35 an hour; a vCPU with its
+# memory at about $0.01-0.03). A price below is a slip of the decimal point, not a price.
+MIN_PRICE_USD = 0.03
+MIN_CORE_PRICE_USD = 0.001
 MAX_ACCELERATORS = 72    # a price quoted for a whole NVL72 rack
 MAX_KWH_PRICE_USD = 10.0  # per kWh: twenty times the dearest retail electricity
+MIN_KWH_PRICE_USD = 0.01  # per kWh: a fifth of the cheapest industrial retail electricity
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+", re.ASCII)  # what --price takes: 2, 2.49, .5
+KINDS = ("hyperscaler", "other cloud")  # an entry's provider: AWS, Azure, Google Cloud, Oracle Cloud; or any other
 ELECTRICITY_FIELDS = ("price_usd_per_kwh", "offering", "source", "address", "date", "read")
-FIELDS = {"class": str, "provider": str, "offering": str, "price_usd_per_hour": float, "accelerators": int,
-          "source": str, "address": str, "date": str, "read": str, "default": bool}
+FIELDS = {"class": str, "provider": str, "kind": str, "offering": str, "price_usd_per_hour": float,
+          "accelerators": int, "source": str, "address": str, "date": str, "read": str, "default": bool}
 REQUIRED = ("class", "provider", "offering", "price_usd_per_hour", "source", "address", "date", "read")
 USER = "user-supplied"
 
@@ -51,6 +60,7 @@ class Entry:
     read: str
     accelerators: int = 1
     default: bool = False
+    kind: str | None = None  # "hyperscaler" or "other cloud" (:data:`KINDS`); None: not said
 
     @property
     def per_accelerator_hour(self) -> float:
@@ -68,9 +78,17 @@ class Price:
     date: str     # the entries' date, or their first and last "2026-03-17..2026-05-22"
     entries: tuple[Entry, ...]
 
+    @property
+    def kind(self) -> str | None:
+        """The kind of provider the price is from: "hyperscaler", "other cloud", "hyperscaler and
+        other cloud" where the class's entries mix them, None where no entry says."""
+        kinds = [k for k in KINDS if any(e.kind == k for e in self.entries)]
+        return " and ".join(kinds) or None
+
     def words(self) -> str:
         """The honest words under a cost: whose list price of when, not what was paid."""
-        return (f"list price of {self.date} from {self.source}, not what the submitter paid")
+        kind = f" ({self.kind} prices)" if self.kind else ""
+        return f"list price of {self.date} from {self.source}{kind}, not what the submitter paid"
 
 
 @dataclass(frozen=True)
@@ -139,8 +157,9 @@ def _text(where: str, key: str, value) -> str:
     return value.strip()
 
 
-def check_price(where: str, value) -> float:
-    """A price per hour in USD: a finite number above 0 and at most :data:`MAX_PRICE_USD`."""
+def check_price(where: str, value, minimum: float = MIN_PRICE_USD, maximum: float = MAX_PRICE_USD,
+                per: str = "accelerator-hour") -> float:
+    """A price per hour in USD: a finite number from ``minimum`` to ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _refuse(where, f"price {safe(value, 40)!r} is not a number")
     value = float(value)
@@ -148,19 +167,32 @@ def check_price(where: str, value) -> float:
         raise _refuse(where, f"price {value} is not a finite number")
     if value <= 0:
         raise _refuse(where, f"price {value:g} must be above 0")
-    if value > MAX_PRICE_USD:
-        raise _refuse(where, f"price {value:g} is over {MAX_PRICE_USD:g} USD per accelerator-hour")
+    if value > maximum:
+        raise _refuse(where, f"price {value:g} is over {maximum:g} USD per {per}")
+    if value < minimum:
+        raise _refuse(where, f"price {value:g} is below {minimum:g} USD per {per}, the least a list price of "
+                             "this kind is (a slip of the decimal point?)")
     return value
 
 
+def minimum(cls: PriceClass) -> float:
+    """The least price per unit-hour a class's price may be (:data:`MIN_PRICE_USD`, or
+    :data:`MIN_CORE_PRICE_USD` for the CPU's vCPU)."""
+    return MIN_CORE_PRICE_USD if cls.unit != "accelerator" else MIN_PRICE_USD
+
+
 def _date(where: str, key: str, value) -> str:
+    """A day YYYY-MM-DD from 2000 on; for ``date``, also a month YYYY-MM (a page that states its
+    price "as of June 2026")."""
     text = _text(where, key, value)
+    month = key == "date" and re.fullmatch(r"[0-9]{4}-[0-9]{2}", text, re.ASCII) is not None
+    form = "YYYY-MM-DD (or YYYY-MM)" if key == "date" else "YYYY-MM-DD"
     try:
-        day = datetime.date.fromisoformat(text)
+        day = datetime.date.fromisoformat(text + "-01" if month else text)
     except ValueError:
-        raise _refuse(where, f"{key} {text!r} is not a date YYYY-MM-DD") from None
-    if len(text) != 10 or day.year < 2000:
-        raise _refuse(where, f"{key} {text!r} is not a date YYYY-MM-DD from 2000 on")
+        raise _refuse(where, f"{key} {text!r} is not a date {form}") from None
+    if len(text) != (7 if month else 10) or day.year < 2000:
+        raise _refuse(where, f"{key} {text!r} is not a date {form} from 2000 on")
     return text
 
 
@@ -187,12 +219,17 @@ def _fields(where: str, raw, allowed, required, what: str) -> dict:
 
 def _electricity(where: str, raw) -> Electricity:
     raw = _fields(where, raw, ELECTRICITY_FIELDS, ELECTRICITY_FIELDS, "[electricity]")
-    value = check_price(where, raw["price_usd_per_kwh"])
-    if value > MAX_KWH_PRICE_USD:
-        raise _refuse(where, f"price {value:g} is over {MAX_KWH_PRICE_USD:g} USD per kWh")
+    value = check_price(where, raw["price_usd_per_kwh"], MIN_KWH_PRICE_USD, MAX_KWH_PRICE_USD, "kWh")
+    date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
+    _dated_before_read(where, date, read)
     return Electricity(value, _text(where, "offering", raw["offering"]), _text(where, "source", raw["source"]),
-                       _address(where, raw["address"]), _date(where, "date", raw["date"]),
-                       _date(where, "read", raw["read"]))
+                       _address(where, raw["address"]), date, read)
+
+
+def _dated_before_read(where: str, date: str, read: str) -> None:
+    if date > read[:len(date)]:
+        raise _refuse(where, f"date {date} is after read {read}: a page cannot state a price after the day it "
+                             "was read")
 
 
 def _entry(where: str, raw) -> Entry:
@@ -200,20 +237,30 @@ def _entry(where: str, raw) -> Entry:
     name = _text(where, "class", raw["class"])
     cls = classes.named(name)
     if cls is None:
-        raise _refuse(where, f"unknown class {name!r} (goodbench prices lists the classes)")
+        split = classes.SPLIT.get(name.lower())
+        raise _refuse(where, f"unknown class {name!r} " + (
+            f"(split by form factor: {' or '.join(split)})" if split else "(goodbench prices lists the classes)"))
     address = _address(where, raw["address"])
     count = raw.get("accelerators", 1)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_ACCELERATORS:
         raise _refuse(where, f"accelerators must be a whole number from 1 to {MAX_ACCELERATORS}")
+    if count > cls.largest_quote:
+        raise _refuse(where, f"accelerators {count}: {cls.name} is sold by the {cls.unit} or in {cls.quoted_in} "
+                             f"of at most {cls.largest_quote}, so no price of it covers {count}")
     default = raw.get("default", False)
     if not isinstance(default, bool):
         raise _refuse(where, "default must be true or false")
+    kind = raw.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise _refuse(where, f"kind {safe(kind, 40)!r} is not one of: {', '.join(KINDS)}")
+    quoted = check_price(where, raw["price_usd_per_hour"], maximum=MAX_PRICE_USD * count)
+    check_price(where, quoted / count, minimum(cls), per=f"{cls.unit}-hour")
+    date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
+    _dated_before_read(where, date, read)
     return Entry(cls=cls, provider=_text(where, "provider", raw["provider"]),
                  offering=_text(where, "offering", raw["offering"]),
-                 price_usd_per_hour=check_price(where, raw["price_usd_per_hour"]),
-                 source=_text(where, "source", raw["source"]), address=address,
-                 date=_date(where, "date", raw["date"]), read=_date(where, "read", raw["read"]),
-                 accelerators=count, default=default)
+                 price_usd_per_hour=quoted, source=_text(where, "source", raw["source"]), address=address,
+                 date=date, read=read, accelerators=count, default=default, kind=kind)
 
 
 def parse(data: bytes, origin: str) -> Table:
@@ -259,18 +306,16 @@ def override(table: Table, given: list[str]) -> Table:
     prices = dict(table.overrides or {})
     for item in given:
         where = f"--price {printable(item)[:80]!r}"
-        name, sep, value = item.rpartition("=")
-        if not sep or not name.strip():
-            raise _refuse(where, "must be CLASS=USD, e.g. \"NVIDIA H100=2.49\"")
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or "=" in value:
+            raise _refuse(where, "must be CLASS=USD with one '=', e.g. \"NVIDIA H100=2.49\"")
         name = _text(where, "class", name)
         cls = classes.of_accelerator(name)
         if cls is None:
             raise _refuse(where, f"unknown class {name!r} (goodbench prices lists the classes)")
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise _refuse(where, f"price {safe(value, 40)!r} is not a number") from None
-        prices[cls.name] = check_price(where, number)
+        if not _DECIMAL.fullmatch(value.strip()):  # float() also takes "1_000", "1e3", "٢", "inf"
+            raise _refuse(where, f"price {safe(value, 40)!r} is not a decimal number in ASCII digits (e.g. 2.49)")
+        prices[cls.name] = check_price(where, float(value.strip()), minimum(cls), per=f"{cls.unit}-hour")
     return Table(table.entries, table.origin, prices, table.electricity)
 
 

@@ -81,6 +81,10 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
         for r in outcome.rows:
             if r["score_status"] != "ok":
                 print(_cell(f"{r['submitter']} {r['system']} {r['benchmark']}: {r['score_status']}", 400))
+        unverified = [r for r in outcome.rows if r["source_not_verified"]]
+        if unverified:
+            print(_cell(f"{len(unverified)} of {len(outcome.rows)}: source not verified against MLCommons' published "
+                        f"round, and the pages say so (the first: {unverified[0]['source_not_verified']})", 400))
         changed = sum(r["stored"] in ("new", "updated", "replaced") for r in outcome.rows)
         kept = sum(r["stored"] == "kept" for r in outcome.rows)
         print(f"{len(outcome.rows)} system × benchmark document(s) under {_cell(results_dir, 200)}/mlperf "

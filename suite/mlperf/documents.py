@@ -93,6 +93,66 @@ def problems(doc: Any) -> list[str]:
     return found
 
 
+SCORE_TOLERANCE = 1e-9  # relative: the stored score against the one its runs give (float rounding only)
+NOT_RUNS = ("absent", "duplicate")  # run statuses that stand for no run of the score (importer)
+
+
+def olympic_average(scores: list[float], dropped: int, allowed: int) -> float | None:
+    """result_summarizer's ``_compute_olympic_average`` (mlperf-logging 4.1.68), written out so
+    that reading a stored document needs no mlperf-logging: the scores sorted, the ``allowed``
+    fastest left out and as many of the slowest as a dropped run does not already stand for;
+    None where none is left."""
+    ordered = sorted(scores)
+    kept = ordered[allowed:len(ordered) - (allowed - dropped)]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _derived_minutes(doc: dict, at_round: bool) -> float | None:
+    """The score of a document's own runs, as the importer computes it: the olympic average of
+    the counted runs' times to train (minutes; v0.6's seconds are taken as result_summarizer takes
+    them) times the stored RCP factor; None where it gives none."""
+    from suite.mlperf.scoring import max_dropped
+
+    runs = [r for r in doc["runs"] if r.get("status") not in NOT_RUNS]
+    counted = [r for r in runs if r["counted"] or (at_round and r.get("at_round"))]
+    times = [r.get("time_to_train_s") for r in counted]
+    factor = doc["score"]["rcp_scaling_factor"]
+    if factor is None or any(t is None for t in times):
+        return None
+    per_minute = 60 * (1000 if doc["source"]["ruleset"] == "0.6.0" else 1)
+    average = olympic_average([t / per_minute for t in times], len(runs) - len(counted), max_dropped(doc["benchmark"]))
+    return None if average is None else average * factor
+
+
+def disagreement(doc: dict) -> str | None:
+    """Why a valid document's stored figures disagree with its own runs and system (None: they
+    agree): a ``source.verified`` must name the round's pinned commit, the score (and the round's
+    checker's score) must be the olympic average × RCP of its runs, and the accelerators nodes ×
+    accelerators per node where both are given. A document the
+    import wrote always agrees; one edited by hand or in a pull request may not, and is not read."""
+    from suite.mlperf.published import PINNED
+
+    verified = doc["source"].get("verified")
+    if verified is not None and verified["commit"] != PINNED.get(doc["source"]["round"]):
+        return (f"source/verified: commit {verified['commit'][:12]} is not the commit of round "
+                f"{doc['source']['round']} this goodbench checks against")
+    system = doc["system"]
+    nodes, per_node = system.get("nodes"), system.get("accelerators_per_node")
+    if nodes is not None and per_node is not None and system.get("accelerators") != nodes * per_node:
+        return (f"system/accelerators: {safe(system.get('accelerators'), 20)} is not nodes × accelerators per node "
+                f"({nodes} × {per_node} = {nodes * per_node})")
+    score = doc["score"]
+    for where, stored, at_round in (("score/minutes", score["minutes"], False),
+                                    ("score/at_round/minutes", (score.get("at_round") or {}).get("minutes"), True)):
+        if stored is None:
+            continue
+        derived = _derived_minutes(doc, at_round)
+        if derived is None or abs(derived - stored) > SCORE_TOLERANCE * max(abs(derived), abs(stored)):
+            return (f"{where}: {stored:.6g} is not the olympic average × RCP factor of the document's own runs "
+                    f"({'none' if derived is None else f'{derived:.6g}'})")
+    return None
+
+
 def identity(round_name: str, org_folder: str, system_folder: str, benchmark_folder: str) -> str:
     """The stored file's name (without ``.json``): sha256 of the document's identity."""
     key = "\0".join((KIND, round_name, org_folder, system_folder, benchmark_folder))
@@ -241,6 +301,8 @@ def load_all(results_dir: str | Path) -> tuple[list[dict], list[tuple[str, str]]
             bad.append((path.name, str(exc)))
             continue
         found = problems(doc)
+        if not found and (differs := disagreement(doc)) is not None:
+            found = [differs]
         if found:
             bad.append((path.name, found[0]))
         else:

@@ -72,8 +72,9 @@ class HashingReader(io.RawIOBase):
     """A raw reader over an open file that hashes what passes through it and stops with
     :class:`Unreadable` past ``max_bytes`` (a file that grows while it is read)."""
 
-    def __init__(self, raw: io.FileIO, max_bytes: int):
+    def __init__(self, raw: io.FileIO, max_bytes: int, also=None):
         self.raw, self.max_bytes, self.sha256, self.size = raw, max_bytes, hashlib.sha256(), 0
+        self.also = also  # a second hash of the same bytes (a git blob id), or None
 
     def readable(self) -> bool:
         return True
@@ -85,6 +86,8 @@ class HashingReader(io.RawIOBase):
             if self.size > self.max_bytes:
                 raise Unreadable(f"grew over the {self.max_bytes:,}-byte limit while read: not read")
             self.sha256.update(memoryview(buffer)[:n])
+            if self.also is not None:
+                self.also.update(memoryview(buffer)[:n])
         return n
 
     def close(self) -> None:

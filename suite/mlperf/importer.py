@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.mlperf import division, documents, files, ingest, power, scoring, systems, tree
+from suite.mlperf import division, documents, files, ingest, power, published, scoring, systems, tree
 from suite.mlperf.tree import Group, parse_round  # noqa: F401  # the command's round check
 from suite.record.text import github_address
 
@@ -119,12 +119,37 @@ _RUN_KEYS = ("file", "status", "counted", "why", "at_round", "time_to_train_s", 
 ABSENT_WHY = "absent from the copy of the round imported (listed by --absent): not read"
 
 
+DUPLICATE = "duplicate"  # a run's status: a byte-identical copy of an earlier result log
+
+
+def mark_duplicates(runs: list[dict]) -> list[dict]:
+    """``runs`` with each result log byte-identical (same sha256) to an earlier one of the same
+    folder replaced by a note naming that one: one log is one run, counted once, however many
+    times it was published (result_summarizer counts every copy)."""
+    first: dict[str, str] = {}
+    out = []
+    for r in runs:
+        digest = r.get("sha256")
+        if digest and digest in first:
+            out.append({"file": r["file"], "sha256": digest, "bytes": r.get("bytes"), "git_blob": r.get("git_blob"),
+                        "duplicate_of": first[digest]})
+            continue
+        if digest:
+            first[digest] = r["file"]
+        out.append(r)
+    return out
+
+
 def _run_entry(run: dict, unit: str | None) -> dict:
     """A run summary as the document stores it (an unreadable run: not counted, no figures; an
-    absent one likewise, said so); ``unit``: the document's progress unit (a run counting in
-    another says so)."""
+    absent one or a copy of another likewise, said so); ``unit``: the document's progress unit
+    (a run counting in another says so)."""
     if run.get("absent"):
         return {"file": systems.clean(run["file"], 300), "status": "absent", "counted": False, "why": ABSENT_WHY}
+    if run.get("duplicate_of"):
+        return {"file": systems.clean(run["file"], 300), "status": DUPLICATE, "counted": False,
+                "why": systems.clean(f"byte-identical to {run['duplicate_of']} (same sha256): one log, counted "
+                                     "once (result_summarizer counts every copy)", 500)}
     if "error" in run:
         return {"file": systems.clean(run["file"], 300), "status": "unreadable", "counted": False,
                 "why": systems.clean(run["error"], 500)}
@@ -195,6 +220,20 @@ def _without_absent(score: dict, group: Group, runs: int) -> dict:
     return score
 
 
+def _provenance(group: Group, runs: list[dict], desc_raw: bytes, scaling_raw: bytes | None) -> dict | str:
+    """:func:`suite.mlperf.published.verify` of the files a document is built from: its result
+    logs read, its system description and scaling.json, against the round's pinned commit."""
+    if group.round_note:
+        return group.round_note
+    read: dict[str, str | None] = {group.rel(group.description): published.blob_id(desc_raw)}
+    if scaling_raw is not None:
+        read[group.rel(group.folder / "scaling.json")] = published.blob_id(scaling_raw)
+    for r in runs:
+        if not r.get("absent"):
+            read[group.rel(group.folder / r["file"])] = r.get("git_blob")
+    return published.verify(group.round, group.root, read, {r["file"] for r in runs}, group.rel(group.folder))
+
+
 def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) -> dict:
     """The imported document of one system × benchmark from its run summaries (in the folder's
     order)."""
@@ -202,7 +241,8 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
 
     benchmark = rs._benchmark_alias(group.benchmark)
     factor, factor_problem, scaling_raw = _factor(group)
-    present = [r for r in runs if not r.get("absent")]
+    runs = mark_duplicates(runs)
+    present = [r for r in runs if not r.get("absent") and not r.get("duplicate_of")]
     score = scoring.official_score(benchmark, present, factor, power.has_power(group.folder), factor_problem)
     score = _with_round_score(score, benchmark, present, factor, factor_problem)
     score = _without_absent(score, group, len(runs))
@@ -214,6 +254,7 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
     unit = max(set(units), key=units.count) if units else None
     system = systems.describe(desc, group.system)
     stated, stated_in = division.decide(desc, [r.get("division") for r in present])
+    checked = _provenance(group, runs, desc_raw, scaling_raw)
     return {
         "kind": documents.KIND, "schema_version": documents.SCHEMA_VERSION, "label": documents.LABEL,
         "source": {"name": "MLPerf Training", "round": group.round, "ruleset": group.ruleset,
@@ -221,7 +262,10 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
                    "benchmark_folder": systems.clean(group.benchmark, 300),
                    "repository": rs._ruleset_url_prefix("training", group.ruleset), "files": source_files,
                    "logs": logs_digest(runs),
-                   **({"absent": [systems.clean(p, 1000) for p in group.absent]} if group.absent else {})},
+                   **({"absent": [systems.clean(p, 1000) for p in group.absent]} if group.absent else {}),
+                   **({"verified": checked} if isinstance(checked, dict) else
+                      {"not_verified": systems.clean(checked, 500)}),
+                   **({"round_note": systems.clean(group.round_note, 300)} if group.round_note else {})},
         "importer": _versions(),
         "submitter": systems.clean(desc.get("submitter") or "", 300) or systems.clean(group.org, 300),
         "division": stated, **({"division_source": stated_in} if stated_in else {}),
@@ -267,7 +311,8 @@ def row(doc: dict, stored: Path | None, state: str | None) -> dict:
         "median_init_s": median("init_s"), "median_eval_s": median("eval_s"),
         "median_samples_per_s": statistics.median(rates) if rates else None,
         "median_goodput": statistics.median(good) if good else None,
-        "source": source_url(doc), "document": str(stored) if stored is not None else None, "stored": state,
+        "source": source_url(doc), "source_not_verified": doc["source"].get("not_verified"),
+        "document": str(stored) if stored is not None else None, "stored": state,
     }
 
 
@@ -325,6 +370,9 @@ def run_import(paths: Iterable[str | Path], results_dir: str | Path, round_arg: 
         except (ValueError, OSError) as exc:
             problem(f"{group.folder}: not imported: {exc}")
             continue
+        for r in doc["runs"]:
+            if r["status"] == DUPLICATE:
+                problem(f"{group.folder / r['file']}: {r['why']}")
         if state == "kept":
             differ = documents.differing_sources(doc, results_dir)
             problem(f"{group.folder}: not stored: {stored} holds this round, org, system and benchmark "

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from suite.mlperf import files, later_rules, logs, power, units
+from suite.mlperf import files, later_rules, logs, power, published, scoring, units
 
 USAGE = "training"
 # Longest plausible run, first init_start to run_stop: a published run takes minutes to days; a
@@ -199,13 +199,15 @@ def read_run(task: RunTask) -> dict:
     name = os.path.basename(task.path)
 
     def failure(why: str, digest: str | None = None, size: int | None = None) -> dict:
-        return {"file": name, "index": task.index, "sha256": digest, "bytes": size, "error": why}
+        return {"file": name, "index": task.index, "sha256": digest, "bytes": size, "error": why,
+                "git_blob": blob.hexdigest() if digest else None}
 
     try:
-        raw, _ = files.open_regular(task.path, files.MAX_LOG_BYTES)
+        raw, declared = files.open_regular(task.path, files.MAX_LOG_BYTES)
     except files.Unreadable as exc:
         return failure(str(exc))
-    hashing = files.HashingReader(raw, files.MAX_LOG_BYTES)
+    blob = published.BlobHasher(declared)
+    hashing = files.HashingReader(raw, files.MAX_LOG_BYTES, blob)
     try:
         with io.TextIOWrapper(io.BufferedReader(hashing), encoding="latin-1", newline=None) as handle:
             loglines, failed = parse_lines(handle, task.ruleset)
@@ -221,8 +223,55 @@ def read_run(task: RunTask) -> dict:
         run = read_loglines(loglines, failed, task)
     except Exception as exc:  # a log nothing above foresaw: this file's line, not the import's end
         return failure(logs.one_line(f"cannot be read: {type(exc).__name__}: {exc}"), digest, size)
-    run.update(file=name, index=task.index, sha256=digest, bytes=size)
+    run.update(file=name, index=task.index, sha256=digest, bytes=size, git_blob=blob.hexdigest())
     return run
+
+
+EVAL_AFTER_STOP_MS = 1000.0  # a passing evaluation logged this late after run_stop is still the run's
+EVALUATED_AFTER_TRAINING = frozenset({"minigo"})  # benchmarks whose evaluations follow training by rule
+
+
+def _meets(target: str, ll) -> bool:
+    """Whether an ``eval_accuracy`` line meets the round's quality target (the closed rule's
+    expression, evaluated on the line's value as MLCommons' checker evaluates it)."""
+    try:
+        return bool(_eval(target, {}, {"v": ll.value, "ll": ll}))
+    except Exception:  # a value the expression cannot take (not a number): not met
+        return False
+
+
+def timing_problem(loglines: list, ruleset: str, benchmark: str) -> str | None:
+    """Why goodbench does not count a run MLCommons' checker passes (None: no reason), one line.
+
+    - More than one ``run_start`` or ``run_stop`` line: MLPerf's rules require exactly one;
+      MLCommons' checker fails the run only where the lines hold different values and merely warns
+      where they agree (``value`` is null in every log), and result_summarizer then times the run to
+      the first ``run_stop`` — a second, early ``run_stop`` would make any run seconds long.
+    - The first ``eval_accuracy`` meeting the quality target logged more than
+      :data:`EVAL_AFTER_STOP_MS` after the ``run_stop`` the run is timed to: the time to train
+      would end before the target was reached (published dlrm logs write the passing evaluation
+      1-5 ms after ``run_stop``: the order of two log calls). Not checked for minigo, whose
+      reference evaluates the saved models after training and dates ``run_stop`` to the model
+      that passed (:data:`EVALUATED_AFTER_TRAINING`).
+    """
+    starts = [ll for ll in loglines if ll.key == "run_start"]
+    stops = [ll for ll in loglines if ll.key == "run_stop"]
+    for key, found in (("run_start", starts), ("run_stop", stops)):
+        if len(found) > 1:
+            return (f"{len(found)} {key} lines where MLPerf's rules require exactly one (MLCommons' checker "
+                    "only warns when they hold one value): not counted by goodbench")
+    target = scoring.quality_target(ruleset, benchmark)
+    stop = _number(stops[0].timestamp) if stops else None
+    if target is None or stop is None or benchmark in EVALUATED_AFTER_TRAINING:
+        return None
+    for ll in loglines:
+        if ll.key == "eval_accuracy" and _meets(target, ll):
+            at = _number(ll.timestamp)
+            if at is not None and at - stop > EVAL_AFTER_STOP_MS / time_unit_ms(ruleset):
+                return ("the first eval_accuracy meeting the quality target is logged after run_stop: the time to "
+                        "train ends before the target was reached; not counted by goodbench")
+            return None
+    return None
 
 
 def time_unit_ms(ruleset: str) -> float:
@@ -235,6 +284,10 @@ def read_loglines(loglines: list, failed: list, task: RunTask) -> dict:
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
     valid, reason, at_round = compliance(loglines, failed, task.ruleset, task.benchmark)
+    if valid or at_round:
+        stricter = timing_problem(loglines, task.ruleset, task.benchmark)
+        if stricter is not None:  # goodbench's own rule, stricter than result_summarizer
+            valid, reason, at_round = False, stricter, False
     run = summarize(loglines, task.benchmark, task.round, time_unit_ms(task.ruleset))
     counted, why, span = valid, reason, None
     if failed:

@@ -13,7 +13,7 @@ from suite.record.text import printable
 
 MAX_COUNT = 1_000_000  # nodes or accelerators: the largest published system has 11,616
 
-_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?")
+_COUNT = re.compile(r"\s*([0-9]{1,12})(?:\.0*)?\s*", re.ASCII)  # a count as MLPerf's descriptions write it
 # a number not glued to a word before it ("HBM3" holds no size), with an optional unit
 _QUANTITY = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([KMGTP]i?B|[KMGTP]B?|B)?\b", re.IGNORECASE)
 _FACTORS = {"": 1, "B": 1,
@@ -33,19 +33,20 @@ def clean(value, limit: int) -> str | None:
 
 
 def count(text) -> int | None:
-    """A count from free text: 8, "8", " 128 " → int; "", "N/A", None, a negative number or
-    one over :data:`MAX_COUNT` → None."""
+    """A count from free text: 8, "8", " 128 ", "8.0" → int; "", "N/A", None, a negative number,
+    one over :data:`MAX_COUNT`, or any text that is not a plain whole number in ASCII digits
+    ("1_000", "1e9", "2x4") → None (an unknown count, never the leading digits)."""
     if isinstance(text, bool):
         return None
     if isinstance(text, int):
         return text if 0 <= text <= MAX_COUNT else None
     if isinstance(text, float):
         return int(text) if text.is_integer() and 0 <= text <= MAX_COUNT else None
-    match = _NUMBER.search(str(text or "")[:1000])
-    if match is None or len(match.group()) > 12:
+    match = _COUNT.fullmatch(str(text or "")[:1000])
+    if match is None:  # not a plain whole number: "1_000", "1e9", "8 nodes", "٨" give no count
         return None
-    value = float(match.group().replace(",", "."))
-    return int(value) if value.is_integer() and 0 <= value <= MAX_COUNT else None
+    value = int(match.group(1))
+    return value if value <= MAX_COUNT else None
 
 
 def memory_bytes(text) -> float | None:

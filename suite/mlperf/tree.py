@@ -45,6 +45,7 @@ class Group:
     benchmark: str        # the benchmark folder's name, as result_summarizer takes it
     files: list[Path] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)  # paths the published folder has and the copy lacks
+    round_note: str | None = None  # where --round is not what the tree's path says
 
     @property
     def absent_runs(self) -> list[str]:
@@ -194,7 +195,11 @@ def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str]
         found = False
         for org_dir, within in _org_dirs(path, problems):
             found = True
-            rnd = forced or round_of(org_dir)
+            path_round = round_of(org_dir)
+            rnd = forced or path_round
+            note = None if forced is None or forced == path_round else (
+                f"round {forced[0]} given by --round; the tree's path says "
+                + (path_round[0] if path_round else "no round"))
             if rnd is None:
                 problems.append(f"{org_dir}: cannot tell the round (no folder named like v5.1 above "
                                 "it); give --round")
@@ -218,7 +223,7 @@ def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str]
                             problems.append(f"{bench_dir}: no {RESULT_PATTERN} files")
                             continue
                         groups.append(Group(rnd[0], rnd[1], org_dir.parent, org_dir.name,
-                                            system_dir.name, bench_dir.name, runs, missing))
+                                            system_dir.name, bench_dir.name, runs, missing, note))
                 for (a_round, a_org, a_system, a_bench), names in sorted(absent.items()):
                     bench_dir = org_dir / "results" / a_system / a_bench
                     if (a_round, a_org) != (rnd[0], org_dir.name) or bench_dir in seen or os.path.lexists(bench_dir):
@@ -230,7 +235,7 @@ def discover(paths: Iterable[str | Path], round_arg: str | None, known: set[str]
                         problems.append(f"{bench_dir}: listed by --absent without any {RESULT_PATTERN} file")
                         continue
                     groups.append(Group(rnd[0], rnd[1], org_dir.parent, org_dir.name, a_system, a_bench, [],
-                                        sorted(set(names), key=natural_key)))
+                                        sorted(set(names), key=natural_key), note))
             except OSError as exc:
                 problems.append(f"{org_dir}: cannot be read: {exc.strerror or exc}")
         if not found:

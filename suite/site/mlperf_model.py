@@ -133,6 +133,7 @@ class Row:
     carried_of: Row | None = field(default=None, repr=False)  # the earliest row holding the same runs (:func:`mark_carried`)
     extra: dict = field(default_factory=dict)
     accelerator_hours: float | None = None  # accelerators × score (suite/cost/hours.py)
+    unverified: str | None = None  # why its source is not verified as MLCommons' published round (suite/mlperf/published.py)
     price: Price | None = None     # its class's price per accelerator-hour (:func:`add_costs`)
     cost_usd: float | None = None  # accelerator-hours × that price
     energy_cost_usd: float | None = None  # energy measured (kWh) × the table's electricity price
@@ -219,6 +220,10 @@ def row(doc: dict) -> Row:
     out.at_round = bool(then and out.later)
     listed = set(doc["source"].get("absent") or ())  # written by the import only, never by a log
     out.absent = sum(r["file"] in listed for r in runs) if score.get("minutes") is None else 0
+    src = doc["source"]
+    if "verified" not in src:  # a document of an earlier import, or of files not checked: not claimed
+        out.unverified = "; ".join(filter(None, (src.get("round_note"), src.get("not_verified")))) or (
+            "imported before goodbench checked sources against MLCommons' published round")
     return out
 
 

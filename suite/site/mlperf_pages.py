@@ -124,6 +124,9 @@ def _score(r: Row, href: str | None = None) -> dict:
         found["sub"] = " · ".join(filter(None, (found["sub"], f"carried over from {r.carried_from}")))
         found["title"] = "; ".join(filter(None, (found["title"], f"its runs are {r.carried_from}'s, submitted again: "
                                                                  "not a new result of this round")))
+    if r.unverified:  # not checked against MLCommons' published files: said wherever the score is
+        found["sub"] = " · ".join(filter(None, (found["sub"], "source not verified")))
+        found["title"] = "; ".join(filter(None, (found["title"], f"source not verified: {r.unverified}")))
     return found
 
 
@@ -314,7 +317,7 @@ def records(rows: list[Row]) -> pd.DataFrame:
         "init_s_median": r.init_s, "eval_s_median": r.eval_s, "time_to_train_s_median": r.time_s,
         "goodput_median": r.goodput, "scaling_efficiency": r.scaling, "energy_kwh": r.energy_kwh,
         "quality_target": r.target, "quality_target_text": target_text(r.target, r.benchmark),
-        "logs": r.source, "system_description": r.system_url,
+        "logs": r.source, "system_description": r.system_url, "source_not_verified": r.unverified,
         "accelerator_hours": r.accelerator_hours,
         "price_per_accelerator_hour_usd": r.price.usd_per_hour if r.price else None,
         "cost_usd": r.cost_usd,
@@ -329,7 +332,7 @@ RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", 
                   "scored_at_round_only", "complete", "rank_in_division", "carried_over_from", "rcp_scaling_factor",
                   "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
                   "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
-                  "logs", "system_description", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
+                  "logs", "system_description", "source_not_verified", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
                   "price_source", "price_date", "energy_cost_usd"]
 
 

@@ -10,14 +10,23 @@ from suite.site.formatting import price_usd
 from suite.site.render import render
 
 
+def _merges(cls: classes.PriceClass) -> str | None:
+    """What a class puts under one price that a buyer would tell apart (its peak-table parts of
+    more than one form factor), or None."""
+    return f"one class for {' and '.join(cls.peaks)}" if len(cls.peaks) > 1 else None
+
+
 def write(out: Path, table: Table, built: dict) -> None:
     """Render ``prices.html`` into ``out`` from ``table``."""
     rows = []
     for cls in classes.CLASSES:
         price = table.price(cls)
         rows.append({"name": cls.name, "unit": cls.unit, "price": price_usd(price.usd_per_hour) if price else None,
-                     "source": price.source if price else None, "date": price.date if price else None})
-    entries = [{"cls": e.cls, "provider": e.provider, "offering": e.offering, "address": e.address,
+                     "source": price.source if price else None, "date": price.date if price else None,
+                     "kind": (price.kind or "not said") if price else None,
+                     "merges": _merges(cls) if price else None})
+    entries = [{"cls": e.cls, "provider": e.provider, "kind": e.kind or "not said", "offering": e.offering,
+                "address": e.address,
                 "quoted": price_usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else ""),
                 "source": e.source, "date": e.date, "read": e.read} for e in table.entries]
     origin = table.origin + (f", with --price for {', '.join(sorted(table.overrides))}" if table.overrides else "")

@@ -301,7 +301,7 @@ def cost_context(run: dict, price: Price | None, cores: int | None = None) -> di
     if acc_h is None:
         return None
     amount = hours.cost(acc_h, price.usd_per_hour if price else None)
-    return {"hours": acc_h, "devices": count, "unit": "core" if cores else "device",
+    return {"hours": acc_h, "devices": count, "unit": "logical core" if cores else "device",
             "cost": None if amount is None else usd(amount),
             "rate": None if price is None else f"{price_usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
             "words": None if price is None else price.words()}
