@@ -260,3 +260,46 @@ def test_ctrl_c_while_the_library_measures_the_ceiling_again_writes_its_runs_the
     doc = json.loads((tmp_path / "own.json").read_text())
     assert doc["settings"]["interrupted"] is True and [r["status"] for r in doc["runs"]] == ["complete"]
     assert "at_end" not in doc["settings"]["matmul_ceiling"]["fp32"] and len(measured) == 2
+
+
+def _ceilings_slow_then_fast(measured: list, slow: int):
+    """A stand-in ceiling: 1 kFLOP/s for the first ``slow`` measurements (a loaded machine), then
+    1 PFLOP/s (quiet), each with its one batch."""
+    def ceiling(device, precision):
+        measured.append(precision)
+        flops = 1e3 if len(measured) <= slow else 1e15
+        return {"flops": flops, "trials_flops": [flops], "n": 8, "precision": precision, "method": "fake"}
+    return ceiling
+
+
+def test_the_suite_measures_the_ceiling_on_while_its_runs_stood_above_it(data_dir, monkeypatch):
+    """The runner hands its runs' fastest rate to ceiling.measured_again: with both the first
+    ceiling and the next two measured slow (below any run), it measures on until a fast one, keeps
+    that, and its method says so."""
+    measured: list = []
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(session, "matmul_ceiling", _ceilings_slow_then_fast(measured, slow=3))
+    plan = session.SuitePlan(["lm-char"], "smoke", 1, explicit=True)
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
+    entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    assert entry["flops"] == 1e3 and entry["at_end"]["flops"] == 1e15 and len(measured) == 4
+    assert "the fastest of 3 such measurements" in entry["at_end"]["method"]
+
+
+def test_the_library_measures_the_ceiling_on_while_its_runs_stood_above_it(tmp_path, monkeypatch):
+    """``Benchmark.end`` hands its records' fastest rate to ceiling.measured_again likewise."""
+    import goodbench
+    from suite.api import benchmark
+
+    measured: list = []
+    monkeypatch.setattr(benchmark, "matmul_ceiling", _ceilings_slow_then_fast(measured, slow=2))
+    bench = goodbench.Benchmark("tiny", trains="nothing", samples_per_step=1, max_steps=24, warmup_steps=2,
+                                log_every=1, device="cpu", flops_per_step=1e6, code=[__file__],
+                                out=tmp_path / "own.json", sign=False, progress=lambda *a, **k: None)
+    with bench:
+        for run in bench.runs():
+            for _ in range(bench.max_steps):
+                with run.step() as s:
+                    s.loss = 1.0
+    entry = json.loads((tmp_path / "own.json").read_text())["settings"]["matmul_ceiling"]["fp32"]
+    assert entry["at_end"]["flops"] == 1e15 and "the fastest of 2 such measurements" in entry["at_end"]["method"]

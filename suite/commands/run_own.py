@@ -38,7 +38,7 @@ def run(args) -> int:
     from suite.figures import report
     from suite.record.errors import GoodbenchError
     from suite.run import own_failure, own_launch, own_outcome, rank_record
-    from suite.validate import check_document
+    from suite.validate import check_document, refusals
     from workloads import own
 
     ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
@@ -81,7 +81,7 @@ def run(args) -> int:
     loaded = report.load_warning(doc.get("runs") or [], own.implementation_name(doc))
     if loaded:  # as goodbench run ends: the warning at its start may be long scrolled away
         say(loaded)
-    refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
+    refused = refusals(problems)
     section = doc["second_clock"]
     stamped = len({entry["run_id"] for entry in section["runs"]})
     runs = count(stamped, "run")

@@ -127,6 +127,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
     from suite.figures import report
     from suite.run import driver
     from suite.run.session import run_suite
+    from suite.validate import refusals
 
     parallel, checkpoint_dir = options.parallel, options.checkpoint_dir
     if parallel.is_main:
@@ -168,7 +169,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
     if doc["settings"]["aborted"]:
         say(f"stopped: {doc['settings']['aborted']}; the results file holds the runs so far")
         return 1
-    refused = [p for p in problems if p.code != "schema-unchecked"]  # no JSON Schema library here: not a refusal
+    refused = refusals(problems)
     if refused:  # as run-own ends: a file submit and compare refuse is no success
         say(driver.refused_advice(refused))
         return 1

@@ -39,7 +39,7 @@ class ProgressPrinter:
                 "start: training stops here (time to target ends at the first evaluation that meets it)")
         elif event == "ceiling":
             say(f"measuring the {f['precision']} matmul ceiling of this device"
-                + (" again after the runs (measured on, for at most 15 s, while a run stood above it)"
+                + (f" again after the runs (measured on, for at most {f['most_s']:g} s, while a run stood above it)"
                    if f.get("again") else ""))
         elif event == "warnings":
             for warning in f["warnings"]:

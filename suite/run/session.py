@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.figures import derive
-from suite.meters.ceiling import matmul_ceiling, measured_again
+from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
@@ -218,7 +218,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     if not (interrupted or aborted):  # measured again after the runs: the fastest seen (ceiling.with_end)
         try:
             for precision, ceiling in ceilings.items():
-                progress("ceiling", precision=precision, again=True)
+                progress("ceiling", precision=precision, again=True, most_s=MOST_SECONDS_AGAIN)
                 ceilings[precision] = measured_again(
                     ceiling, functools.partial(matmul_ceiling, options.device, precision),
                     derive.fastest_device_rate(runs, precision))

@@ -89,6 +89,7 @@ __all__ = [
     "CLOCK_SLACK", "CODES", "DOCUMENT", "MAX_ARRAY_ITEMS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT",
     "MAX_KEY_CHARS", "MAX_OBJECT_KEYS", "MAX_PROBLEMS", "MAX_STRING_CHARS", "POWER_MARGIN",
     "REL_TOLERANCE", "RULE_MODULES", "RULES_VERSION", "FRAME", "RUN", "SINCE", "Problem", "Rule", "check_document", "check_run",
+    "refusals",
     "check_stored", "code", "stored_under",
     "division", "document_rule", "has_control_chars", "load", "parse", "printable", "read_bounded",
     "rules", "run_rule", "validate_file", "validate_files", "walk",
@@ -100,6 +101,12 @@ code("duplicate-run", "a run id already stored in another file")
 code("duplicate-session", "a suite run (settings.session.id) already stored in another file", since=V7)
 
 
+def refusals(problems: list[Problem]) -> list[Problem]:
+    """The problems that refuse a file: all but ``schema-unchecked`` (no JSON Schema library at
+    hand is no refusal: the rules still ran)."""
+    return [p for p in problems if p.code != "schema-unchecked"]
+
+
 def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
     """Every problem of a parsed document (empty when it is valid)."""
     problems = guard(walk, doc)
@@ -107,8 +114,7 @@ def check_document(doc: Any, now: dt.datetime | None = None) -> list[Problem]:
         return bounded(problems)
     problems = guard(schema_problems, doc)
     unchecked = [p for p in problems if p.code == "schema-unchecked"]  # no library here: the rules still run
-    problems = [p for p in problems if p.code != "schema-unchecked"]
-    problems = unchecked + problems
+    problems = unchecked + refusals(problems)
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or len(problems) > MAX_PROBLEMS or any(
             p.field and not p.field.startswith("runs[") or not p.field for p in problems if p not in unchecked):
         return bounded(problems)  # the frame is broken, or the listing full: no rule runs
