@@ -3,7 +3,9 @@ never race for one name), and what the validator would refuse in the system and 
 the run before any training."""
 from __future__ import annotations
 
+import errno
 import json
+import os
 import time
 from pathlib import Path
 
@@ -206,3 +208,36 @@ def test_a_run_whose_file_breaks_the_rules_exits_1_and_says_what_to_do(tmp_path,
     (said,) = [line for line in captured.err.splitlines() if line.startswith("this results file breaks the rules")]
     assert "above-ceiling" in said and "submit and compare refuse it" in said and "--wait-quiet" in said
     assert json.loads((tmp_path / "out.json").read_text()) == json.loads(results.dumps(doc))
+
+
+def _disk_full(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_results_file_the_disk_refuses_is_kept_elsewhere_and_the_run_says_where(tmp_path, monkeypatch, capsys,
+                                                                                 fake_training):
+    """Trial 14b F5: a finished run whose results file hit a full disk printed a bare "No space
+    left on device" and lost everything. The document is kept in goodbench's state folder, the
+    summary is printed, one line names both places, and the run fails; the placeholder is freed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(Reservation, "write", _disk_full)  # the disk is full where the file goes
+    assert cli.main([*RUN, "-o", "out.json"]) == 1
+    captured = capsys.readouterr()
+    [kept] = (tmp_path / "state" / "goodbench" / "unsaved").iterdir()
+    assert kept.name.startswith("out.") and kept.read_text() == results.dumps(fake_training["doc"])
+    assert captured.err.strip().splitlines()[-1] == \
+        f"goodbench: error: cannot write out.json: No space left on device; the results are kept in {kept}"
+    assert "workload  seed  status" in captured.out and "validated: ok" in captured.out  # the summary, the file judged
+    assert not (tmp_path / "out.json").exists()  # the empty placeholder is not left behind
+
+
+def test_a_results_file_no_folder_takes_is_printed(tmp_path, monkeypatch, capsys, fake_training):
+    """When the fallback folders refuse it too, the document goes to stdout: nothing is lost."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(results, "write_synced", _disk_full)
+    assert cli.main([*RUN, "-o", "out.json"]) == 1
+    captured = capsys.readouterr()
+    assert results.dumps(fake_training["doc"]) in captured.out
+    assert captured.err.strip().splitlines()[-1].startswith(
+        "goodbench: error: cannot write out.json: No space left on device; no other folder took them either (")

@@ -13,7 +13,9 @@ import datetime as dt
 import fcntl
 import json
 import os
+import secrets
 import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -278,7 +280,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
     with held_file(path.parent, path.name) as (fd, tmp):
-        _write_synced(fd, payload)
+        write_synced(fd, payload)
         if overwrite:
             os.replace(tmp, path)
         else:
@@ -287,7 +289,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
     return path
 
 
-def _write_synced(fd: int, payload: bytes) -> None:
+def write_synced(fd: int, payload: bytes) -> None:
     """``payload`` into the open temp file ``fd`` (mode 0644: results are meant to be read), fsynced."""
     os.fchmod(fd, 0o644)
     with os.fdopen(fd, "wb", closefd=False) as fh:  # the descriptor, and its lock, stay open
@@ -308,6 +310,38 @@ def fsync_dir(directory: Path) -> None:
 def write(path: str | os.PathLike, doc: Document | dict[str, Any], *, overwrite: bool = False) -> Path:
     """Write a results document atomically; never over an existing file unless ``overwrite``."""
     return write_atomic(path, dumps(doc), overwrite=overwrite)
+
+
+def unsaved_dirs() -> list[Path]:
+    """Where a results document that could not be written where asked is kept instead, in order:
+    goodbench's state folder (``$XDG_STATE_HOME/goodbench/unsaved``, else
+    ``~/.local/state/goodbench/unsaved``), then the system's temp folder."""
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
+    return [base / "goodbench" / "unsaved", Path(tempfile.gettempdir())]
+
+
+def keep_unsaved(path: str | os.PathLike, doc: Document | dict[str, Any]) -> Path | None:
+    """Write ``doc``, which could not be written to ``path``, to the first of :func:`unsaved_dirs`
+    that takes it (atomically, never over a file), named ``<path's stem>.<UTC time>-<8 hex>.json``;
+    its path, or None when none took it."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{Path(path).stem}.{stamp}-{secrets.token_hex(4)}.json"
+    for folder in unsaved_dirs():
+        try:
+            return write_atomic(folder / name, dumps(doc), overwrite=False)
+        except OSError:
+            continue
+    return None
+
+
+def unsaved_line(path: str | os.PathLike, exc: OSError, kept: Path | None) -> str:
+    """What a writer says when ``path`` could not be written (``exc``) and the document was kept at
+    ``kept`` (:func:`keep_unsaved`; None: nowhere, and the writer prints it on stdout)."""
+    why = exc.strerror or str(exc)
+    where = f"the results are kept in {kept}" if kept is not None else \
+        f"no other folder took them either ({', '.join(map(str, unsaved_dirs()))}): the document follows on stdout"
+    return f"cannot write {path}: {why}; {where}"
 
 
 class NameTaken(FileExistsError):
@@ -366,7 +400,7 @@ class Reservation:
         """Replace the reservation by the results document, atomically (temp file, fsync, rename).
         Refuses (:class:`NameTaken`) when the path no longer holds this run's empty placeholder."""
         with held_file(self.path.parent, self.path.name) as (fd, tmp):
-            _write_synced(fd, dumps(doc).encode())
+            write_synced(fd, dumps(doc).encode())
             if not _is_empty_file(self._id, self.path):
                 raise NameTaken(f"{self.path} was replaced while this run held it; not overwritten")
             os.replace(tmp, self.path)

@@ -41,6 +41,9 @@ class ProgressPrinter:
             say(f"measuring the {f['precision']} matmul ceiling of this device"
                 + (" again after the runs (measured on, for at most 15 s, while a run stood above it)"
                    if f.get("again") else ""))
+        elif event == "ceiling_not_again":
+            say(f"the {f['precision']} matmul ceiling was not measured again after the runs ({f['why']}): "
+                "the file holds the one measured before them, and the runs' records")
         elif event == "warnings":
             for warning in f["warnings"]:
                 say(f"[{self.label}] warning: {warning}")
