@@ -241,3 +241,15 @@ def test_a_results_file_no_folder_takes_is_printed(tmp_path, monkeypatch, capsys
     assert results.dumps(fake_training["doc"]) in captured.out
     assert captured.err.strip().splitlines()[-1].startswith(
         "goodbench: error: cannot write out.json: No space left on device; no other folder took them either (")
+
+
+def test_a_run_taking_over_a_killed_runs_placeholder_says_so(tmp_path, monkeypatch, capsys, fake_training):
+    """Trial 14b F10: the empty file a killed run left at ``-o`` was taken over without a word,
+    so the user never learned that the earlier run died."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.json").touch()  # a killed run's placeholder: empty, nobody holds it
+    assert cli.main([*RUN, "-o", "out.json"]) == 0
+    assert "out.json was left empty by a run that was killed; taking it over" in capsys.readouterr().err.splitlines()
+    assert json.loads((tmp_path / "out.json").read_text())["system"]["name"] == "reserved"
+    assert cli.main([*RUN, "-o", "fresh.json"]) == 0
+    assert "killed" not in capsys.readouterr().err

@@ -359,9 +359,10 @@ class Reservation:
     rank 0 by :meth:`close`): :meth:`take` takes it over.
     """
 
-    def __init__(self, path: Path, fd: int):
+    def __init__(self, path: Path, fd: int, taken_over: bool = False):
         info = os.fstat(fd)
         self.path, self._fd, self._id, self.written = path, fd, (info.st_dev, info.st_ino), False
+        self.taken_over = taken_over  # the name held an abandoned placeholder (a killed run's), now this one's
 
     @classmethod
     def take(cls, path: str | os.PathLike) -> Reservation:
@@ -392,7 +393,7 @@ class Reservation:
             if not _is_empty_file((info.st_dev, info.st_ino), path):
                 os.close(fd)
                 raise NameTaken(f"{path} exists; goodbench never overwrites a results file") from None
-            return cls(path, fd)
+            return cls(path, fd, taken_over=True)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # just created: nobody else holds it
         return cls(path, fd)
 

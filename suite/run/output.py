@@ -23,7 +23,10 @@ def refuse_taken_output(out: Path) -> None:
     from suite.record import results
 
     try:
-        results.Reservation.take(out).release()  # an abandoned (empty, unlocked) reservation is taken over
+        reservation = results.Reservation.take(out)  # an abandoned (empty, unlocked) reservation is taken over
+        if reservation.taken_over:
+            say(f"{out} was left empty by a run that was killed; taking it over")
+        reservation.release()
     except results.NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     except OSError:
