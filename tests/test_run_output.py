@@ -253,3 +253,13 @@ def test_a_run_taking_over_a_killed_runs_placeholder_says_so(tmp_path, monkeypat
     assert json.loads((tmp_path / "out.json").read_text())["system"]["name"] == "reserved"
     assert cli.main([*RUN, "-o", "fresh.json"]) == 0
     assert "killed" not in capsys.readouterr().err
+
+
+def test_runs_that_is_a_file_is_said_to_be_one(tmp_path, monkeypatch, capsys, no_training):
+    """Trial 14b F13: with a file named ``runs`` the default name failed with mkdir's "File exists"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").write_text("not a folder")
+    assert cli.main(RUN) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.startswith("goodbench: error: cannot write the results file runs/") and \
+        line.endswith(": runs exists and is not a folder")

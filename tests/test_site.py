@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import fcntl
 import hashlib
 import html
@@ -615,6 +616,26 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
         site.build(folder, out)
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+
+
+def test_a_build_on_a_full_disk_names_where_it_was_writing(tmp_path, monkeypatch):
+    """Trial 14b F13: a full disk read "goodbench: error: No space left on device", no path."""
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    before = _tree(out)
+
+    def disk_full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(pages, "index_page", disk_full)
+    with pytest.raises(GoodbenchError) as failed:
+        site.build(folder, out)
+    assert re.fullmatch(rf"cannot write the site into {re.escape(str(tmp_path))}/\.site\.new-\w{{8}} \(the new build "
+                        rf"of {re.escape(str(out))}\): No space left on device; {re.escape(str(out))} is left as it was",
+                        str(failed.value))
+    assert _tree(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
 
 
 def test_a_build_is_replaced_and_only_the_folder_the_build_made_is_removed(tmp_path, capsys):

@@ -243,7 +243,7 @@ class Benchmark:
             return (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
                     "or your script's option that sets it, such as --out)")
         except OSError as exc:
-            return f"cannot write the results file {self.out}: {exc.strerror or exc}"
+            return f"cannot write the results file {self.out}: {results.cannot_write(self.out, exc)}"
         return None
 
     def _let_go(self) -> None:

@@ -344,6 +344,18 @@ def unsaved_line(path: str | os.PathLike, exc: OSError, kept: Path | None) -> st
     return f"cannot write {path}: {why}; {where}"
 
 
+def cannot_write(path: str | os.PathLike, exc: OSError) -> str:
+    """Why ``path`` cannot be written, in words for "cannot write the results file PATH: …": a
+    folder above it that is a file (``runs`` where ``runs/`` was meant) said as such, not as
+    mkdir's "File exists"."""
+    for parent in Path(path).parents:
+        if os.path.lexists(parent):
+            if not parent.is_dir():
+                return f"{parent} exists and is not a folder"
+            break
+    return exc.strerror or str(exc)
+
+
 class NameTaken(FileExistsError):
     """The output name is taken: a results file, or the reservation of a run still writing it."""
 

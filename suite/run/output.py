@@ -82,7 +82,7 @@ def reserve_output(args, scale: str) -> tuple[Path, Reservation]:
             out = first.with_name(f"{first.stem}-{n}{first.suffix}")
             continue
         except OSError as exc:
-            raise GoodbenchError(f"cannot write the results file {out}: {exc.strerror or exc}") from None
+            raise GoodbenchError(f"cannot write the results file {out}: {results.cannot_write(out, exc)}") from None
         if out != first:
             say(f"{first} is taken (another run started in the same second): writing {out}")
         return out, reservation

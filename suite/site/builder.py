@@ -87,8 +87,13 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
     out.parent.mkdir(parents=True, exist_ok=True)
     with _building(out) as removed:
         with _fresh_folder(out) as fresh:
-            index, n_results, invalid = _build_into(results, fresh, workers, table, progress or (lambda line: None))
-            manifest.write(fresh)
+            try:
+                index, n_results, invalid = _build_into(results, fresh, workers, table, progress or (lambda line: None))
+                manifest.write(fresh)
+            except OSError as exc:  # a full disk's write names no file: say where the site was being written
+                where = exc.filename if exc.filename is not None else fresh
+                raise GoodbenchError(f"cannot write the site into {where} (the new build of {out}): "
+                                     f"{exc.strerror or exc}; {out} is left as it was") from None
             _swap_in(fresh, out)
             kept = _remove_previous(fresh)
         leftovers = (_leftovers(out) if removed.alone_at_end() else []) + kept
