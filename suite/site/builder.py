@@ -141,7 +141,8 @@ class _Builds:
     it lasts) and the killed builds' folders it removed when it started alone."""
 
     def __init__(self, fd: int, out: Path):
-        self.fd, self.out, self.folders = fd, out, []
+        self.fd, self.out = fd, out
+        self.folders: list[Path] = []
 
     def alone_at_end(self) -> bool:
         """Whether no other build runs now (the lock taken exclusively, then let go): only then
