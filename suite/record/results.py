@@ -277,15 +277,20 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
     writer leaves can be told from a live one and removed (:mod:`suite.record.tempfiles`).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    with held_file(path.parent, path.name) as (fd, tmp):
-        write_synced(fd, payload)
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)
-        fsync_dir(path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with held_file(path.parent, path.name) as (fd, tmp):
+            write_synced(fd, payload)
+            if overwrite:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)
+            fsync_dir(path.parent)
+    except OSError as exc:
+        if exc.filename is None:  # a full disk's write names no file: name the one being written
+            exc.filename = str(path)
+        raise
     return path
 
 
