@@ -115,3 +115,17 @@ def test_a_closing_ceiling_that_runs_out_of_memory_keeps_the_runs(tmp_path, monk
     assert ("the fp32 matmul ceiling was not measured again after the runs (RuntimeError: DefaultCPUAllocator: "
             "can't allocate memory: you tried to allocate 16777216 bytes): the file holds the one measured before "
             "them, and the runs' records") in capsys.readouterr().err
+
+
+def test_a_benchmark_that_fails_to_start_frees_its_name(tmp_path, monkeypatch):
+    """The reservation is let go when starting fails after it (no data for the pinned evaluator, a
+    ceiling that cannot be measured): no empty file is left at ``out``."""
+    out = tmp_path / "own.json"
+
+    def no_ceiling(device, precision):
+        raise RuntimeError("out of memory before the first step")
+
+    monkeypatch.setattr(benchmark, "matmul_ceiling", no_ceiling)
+    with pytest.raises(RuntimeError, match="before the first step"), _bench(out):
+        pass
+    assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -205,6 +205,15 @@ class Benchmark:
             self._joined = not dist.is_initialized()
             self.device = distributed.init(self.parallel, self.device)
         distributed.agree(self._reserve() if self.parallel.is_main else None, self.parallel)
+        try:
+            self._open_session()
+        except BaseException:  # the name is free again: nothing was measured
+            self._let_go()
+            raise
+
+    def _open_session(self) -> None:
+        """Measure the matmul ceiling and open the session (or continue a killed process's), once
+        :attr:`out` is reserved."""
         if self.parallel.is_main:
             warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of comparisons
         self._key = signing.load_key() if self.sign else None
