@@ -224,3 +224,13 @@ def test_list_and_fetch_name_a_data_folder_that_does_not_exist(argv, tmp_path, c
     assert err[0] == f"note: --data-dir {typo}: no such folder (a typo?); give the folder that holds the dataset files"
     assert main([*argv, "--data-dir", str(tmp_path)]) == 0
     assert "no such folder" not in capsys.readouterr().err
+
+
+def test_a_data_dir_that_is_a_file_is_said_to_be_one(tmp_path):
+    """Trial 14b F13: ``--data-dir /etc/hostname`` (a file) read as a folder the file was absent from."""
+    pinned = make_file(tmp_path, b"pinned bytes")
+    given = tmp_path / "hostname"
+    given.write_text("not a folder")
+    with pytest.raises(data.DataNotFound) as err:
+        data.locate(pinned, given)
+    assert f"looked in: {given} (not a folder); " in str(err.value)

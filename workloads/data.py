@@ -128,7 +128,8 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     for directory in search_dirs(data_dir):
         path = directory / file.name
         if not path.is_file():
-            tried.append(f"{path} (absent)" if directory.is_dir() else f"{directory} (no such folder)")
+            tried.append(f"{path} (absent)" if directory.is_dir() else
+                         f"{directory} (not a folder)" if directory.exists() else f"{directory} (no such folder)")
             continue
         actual = sha256_of(path)
         if actual == file.sha256:
