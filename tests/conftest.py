@@ -63,5 +63,6 @@ def isolated_cache(tmp_path_factory, monkeypatch):
     never read or written), no download, and no ambient data dir."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("GOODBENCH_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))  # where unsaved results go
     monkeypatch.setenv("GOODBENCH_OFFLINE", "1")
     monkeypatch.delenv("GOODBENCH_DATA_DIR", raising=False)

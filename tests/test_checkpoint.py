@@ -97,3 +97,37 @@ def test_resume_reproduces_the_uninterrupted_loss_curve(data_dir, tmp_path, chec
     # the crash is an exception after step 26 finished: the runner closes that step's block on
     # the way out, so the log knows steps 21-26 were computed after the step-20 checkpoint
     assert resumed["goodput"]["restarts"] == 1 and resumed["goodput"]["lost_steps"] == 6
+
+
+def test_every_checkpoint_passed_over_is_logged_and_said_when_none_is_usable(tmp_path, capsys):
+    """Trial 14b F11: two bad checkpoints read as "no checkpoint", the older one not even logged,
+    and neither said on the console. Each gets its event and its line, and the restart says
+    there was no *usable* checkpoint."""
+    import time
+
+    from suite.run import files
+    from suite.run.progress import ProgressPrinter
+    from suite.run.state import LoopState
+
+    _save_steps(tmp_path, (40, 60))
+    newest = tmp_path / "ckpt-000000060.pt"
+    data = bytearray(newest.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    newest.write_bytes(bytes(data))
+    older = tmp_path / "ckpt-000000040.pt"
+    older.write_bytes(older.read_bytes()[:100])
+    passed: list = []
+    assert checkpoint.load_latest(tmp_path, skipped=passed) is None
+    assert [name for name, _ in passed] == ["ckpt-000000060.pt", "ckpt-000000040.pt"]
+    log = mllog.EventLog()
+    state = files.resume(None, None, "smoke", log, [], LoopState(init_start=time.time()), tmp_path)
+    assert state.step == 0
+    skipped = files.skipped_here(log)
+    assert skipped == [{"file": "ckpt-000000060.pt", "reason": "sha256 mismatch (corrupt)"},
+                       {"file": "ckpt-000000040.pt", "reason": passed[1][1]}]
+    capsys.readouterr()
+    ProgressPrinter()("resumed", workload="lm-char", seed=1, step=0, skipped=skipped)
+    assert capsys.readouterr().err.splitlines() == [
+        "[lm-char seed 1] checkpoint ckpt-000000060.pt skipped: sha256 mismatch (corrupt)",
+        f"[lm-char seed 1] checkpoint ckpt-000000040.pt skipped: {passed[1][1]}",
+        "[lm-char seed 1] restarted from step 0: no usable checkpoint (2 corrupt) to resume from"]

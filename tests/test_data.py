@@ -35,7 +35,13 @@ def test_wrong_checksum_is_skipped_and_reported(tmp_path):
     with pytest.raises(data.DataNotFound) as err:
         data.locate(pinned, tmp_path / "d")
     message = str(err.value)
-    assert "does not match" in message and pinned.sha256 in message and pinned.url in message
+    assert pinned.sha256 in message and pinned.url in message
+    # trial 14b F13: a copy with the wrong bytes is said plainly, not "not found"
+    assert f"{pinned.name} (sha256 {pinned.sha256}, from {pinned.url}) has 1 copy with a wrong sha256 (run refuses " \
+        "it) and none with the pinned one; looked in: " in message and " not found" not in message
+    assert f"(wrong sha256 {hashlib.sha256(b'tampered!!!!').hexdigest()[:12]}…, not the pinned " \
+        f"{pinned.sha256[:12]}…: run refuses it)" in message
+    assert err.value.short.startswith(f"{pinned.name}: 1 copy with a wrong sha256 in ")
 
 
 def test_missing_file_names_every_place_looked(tmp_path):
@@ -87,7 +93,7 @@ def test_list_says_corrupt_for_a_flipped_byte_that_run_would_refuse(data_dir, tm
     # both targets: a CPU run is held to the smoke one (workloads/lm/spec.py)
     assert "val_loss <= 1.55" in row and "val_loss <= 2.4" in row and "smoke (a CPU run)" in out.splitlines()[0]
     assert f"{copy}: size or sha256 differs from the pinned {TINY_SHAKESPEARE.sha256[:12]}…" in out
-    with pytest.raises(data.DataNotFound, match="does not match"):
+    with pytest.raises(data.DataNotFound, match="wrong sha256"):
         data.locate(TINY_SHAKESPEARE, tmp_path)
     assert main(["list", "--data-dir", str(data_dir)]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
@@ -218,3 +224,13 @@ def test_list_and_fetch_name_a_data_folder_that_does_not_exist(argv, tmp_path, c
     assert err[0] == f"note: --data-dir {typo}: no such folder (a typo?); give the folder that holds the dataset files"
     assert main([*argv, "--data-dir", str(tmp_path)]) == 0
     assert "no such folder" not in capsys.readouterr().err
+
+
+def test_a_data_dir_that_is_a_file_is_said_to_be_one(tmp_path):
+    """Trial 14b F13: ``--data-dir /etc/hostname`` (a file) read as a folder the file was absent from."""
+    pinned = make_file(tmp_path, b"pinned bytes")
+    given = tmp_path / "hostname"
+    given.write_text("not a folder")
+    with pytest.raises(data.DataNotFound) as err:
+        data.locate(pinned, given)
+    assert f"looked in: {given} (not a folder); " in str(err.value)

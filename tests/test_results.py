@@ -1,6 +1,7 @@
 """The results document: schema round trip and atomic, non-overwriting writes."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 
@@ -44,6 +45,21 @@ def test_write_atomic_keeps_old_content_when_writing_fails(tmp_path, monkeypatch
         results.write_atomic(target, "new")
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["doc.json"]
+
+
+def test_a_write_the_disk_refuses_names_the_file_it_was_writing(tmp_path, monkeypatch):
+    """Trial 14b F13: a full disk read "No space left on device" (a checkpoint's, a run's), no path."""
+    from suite.record.errors import error_text
+
+    def disk_full(fd, payload):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(results, "write_synced", disk_full)
+    target = tmp_path / "ckpt" / "ckpt-000000060.pt"
+    with pytest.raises(OSError) as refused:
+        results.write_atomic(target, b"payload")
+    assert error_text(refused.value) == f"{target}: No space left on device"
+    assert str(target) in str(refused.value) and not target.exists()
 
 
 def test_dumps_refuses_nan():

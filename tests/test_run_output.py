@@ -3,7 +3,9 @@ never race for one name), and what the validator would refuse in the system and 
 the run before any training."""
 from __future__ import annotations
 
+import errno
 import json
+import os
 import time
 from pathlib import Path
 
@@ -206,3 +208,58 @@ def test_a_run_whose_file_breaks_the_rules_exits_1_and_says_what_to_do(tmp_path,
     (said,) = [line for line in captured.err.splitlines() if line.startswith("this results file breaks the rules")]
     assert "above-ceiling" in said and "submit and compare refuse it" in said and "--wait-quiet" in said
     assert json.loads((tmp_path / "out.json").read_text()) == json.loads(results.dumps(doc))
+
+
+def _disk_full(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_results_file_the_disk_refuses_is_kept_elsewhere_and_the_run_says_where(tmp_path, monkeypatch, capsys,
+                                                                                 fake_training):
+    """Trial 14b F5: a finished run whose results file hit a full disk printed a bare "No space
+    left on device" and lost everything. The document is kept in goodbench's state folder, the
+    summary is printed, one line names both places, and the run fails; the placeholder is freed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(Reservation, "write", _disk_full)  # the disk is full where the file goes
+    assert cli.main([*RUN, "-o", "out.json"]) == 1
+    captured = capsys.readouterr()
+    [kept] = (tmp_path / "state" / "goodbench" / "unsaved").iterdir()
+    assert kept.name.startswith("out.") and kept.read_text() == results.dumps(fake_training["doc"])
+    assert captured.err.strip().splitlines()[-1] == \
+        f"goodbench: error: cannot write out.json: No space left on device; the results are kept in {kept}"
+    assert "workload  seed  status" in captured.out and "validated: ok" in captured.out  # the summary, the file judged
+    assert not (tmp_path / "out.json").exists()  # the empty placeholder is not left behind
+
+
+def test_a_results_file_no_folder_takes_is_printed(tmp_path, monkeypatch, capsys, fake_training):
+    """When the fallback folders refuse it too, the document goes to stdout: nothing is lost."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(results, "write_synced", _disk_full)
+    assert cli.main([*RUN, "-o", "out.json"]) == 1
+    captured = capsys.readouterr()
+    assert results.dumps(fake_training["doc"]) in captured.out
+    assert captured.err.strip().splitlines()[-1].startswith(
+        "goodbench: error: cannot write out.json: No space left on device; no other folder took them either (")
+
+
+def test_a_run_taking_over_a_killed_runs_placeholder_says_so(tmp_path, monkeypatch, capsys, fake_training):
+    """Trial 14b F10: the empty file a killed run left at ``-o`` was taken over without a word,
+    so the user never learned that the earlier run died."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.json").touch()  # a killed run's placeholder: empty, nobody holds it
+    assert cli.main([*RUN, "-o", "out.json"]) == 0
+    assert "out.json was left empty by a run that was killed; taking it over" in capsys.readouterr().err.splitlines()
+    assert json.loads((tmp_path / "out.json").read_text())["system"]["name"] == "reserved"
+    assert cli.main([*RUN, "-o", "fresh.json"]) == 0
+    assert "killed" not in capsys.readouterr().err
+
+
+def test_runs_that_is_a_file_is_said_to_be_one(tmp_path, monkeypatch, capsys, no_training):
+    """Trial 14b F13: with a file named ``runs`` the default name failed with mkdir's "File exists"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").write_text("not a folder")
+    assert cli.main(RUN) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.startswith("goodbench: error: cannot write the results file runs/") and \
+        line.endswith(": runs exists and is not a folder")

@@ -120,6 +120,30 @@ def test_ctrl_c_while_the_ceiling_is_measured_again_keeps_every_run(data_dir, mo
     assert doc["settings"]["interrupted"] is True and doc["settings"]["matmul_ceiling"] == {"fp32": {"flops": 1e9}}
 
 
+def test_a_ceiling_that_runs_out_of_memory_when_measured_again_keeps_every_run(data_dir, monkeypatch):
+    """Trial 14b F8: measuring the ceiling again after the runs is best-effort. Out of memory there
+    (a CUDA OOM, a CPU allocator's RuntimeError, MemoryError), the document keeps every run and the
+    first ceiling, without ``at_end``, not interrupted, and one progress event says why."""
+    measured = []
+
+    def ceiling(device, precision):
+        measured.append(precision)
+        if len(measured) > 1:
+            raise MemoryError("can't allocate 16777216 bytes")
+        return {"flops": 1e9}
+
+    monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
+    monkeypatch.setattr(session, "matmul_ceiling", ceiling)
+    plan = session.SuitePlan(["lm-char"], "smoke", 0, explicit=True)
+    calls: list = []
+    doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder(calls))
+    (run,) = doc["runs"]
+    assert run["status"] == "complete" and measured == ["fp32", "fp32"]
+    assert doc["settings"]["interrupted"] is False and doc["settings"]["matmul_ceiling"] == {"fp32": {"flops": 1e9}}
+    assert [f for kind, f in calls if kind == "ceiling_not_again"] == [
+        {"precision": "fp32", "why": "MemoryError: can't allocate 16777216 bytes"}]
+
+
 def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_dir, monkeypatch):
     """SIGTERM's exception raised inside a callback (torch.compile runs many) is printed and lost;
     the step loop raises it again after the step, so the run still ends partial and is kept."""

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import csv
+import errno
+import fcntl
 import hashlib
 import html
 import json
@@ -659,6 +661,26 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
 
 
+def test_a_build_on_a_full_disk_names_where_it_was_writing(tmp_path, monkeypatch):
+    """Trial 14b F13: a full disk read "goodbench: error: No space left on device", no path."""
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    before = _tree(out)
+
+    def disk_full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(pages, "index_page", disk_full)
+    with pytest.raises(GoodbenchError) as failed:
+        site.build(folder, out)
+    assert re.fullmatch(rf"cannot write the site into {re.escape(str(tmp_path))}/\.site\.new-\w{{8}} \(the new build "
+                        rf"of {re.escape(str(out))}\): No space left on device; {re.escape(str(out))} is left as it was",
+                        str(failed.value))
+    assert _tree(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]
+
+
 def test_a_build_is_replaced_and_only_the_folder_the_build_made_is_removed(tmp_path, capsys):
     """A folder named like a build's fresh folder may be a user's: a build removes only the one it
     made, and names the others that no live build holds (it once removed them all)."""
@@ -680,6 +702,45 @@ def test_a_build_is_replaced_and_only_the_folder_the_build_made_is_removed(tmp_p
     assert f"note: {abandoned} is named like a build's folder but no build holds it" in err and str(mine) in err
     with tempfiles.held_folder(tmp_path, ".site.new-") as live:  # a build under way is not named
         assert live not in builder.build_site(folder, out).leftovers
+
+
+def test_a_build_started_alone_removes_the_folders_killed_builds_left(tmp_path, capsys):
+    """Trial 14b F13: each killed build left a hidden ``.site.new-XXXXXXXX/`` (as large as a site)
+    that every later build named and none removed. A build that no other build runs beside removes
+    those no process holds and that hold only what a build writes; a user's folder of that name
+    stays; while another build runs, none is touched or named (its fresh folder may lie unlocked)."""
+    folder = tmp_path / "results"
+    _one_result(folder)
+    out = tmp_path / "site"
+    site.build(folder, out)
+    killed = [tmp_path / ".site.new-c6fiykz_", tmp_path / ".site.new-0dad1oky"]
+    (killed[0] / "runs").mkdir(parents=True)
+    (killed[0] / "index.html").write_text("<p>half a site</p>")
+    killed[1].mkdir()  # killed as it was made
+    mine = tmp_path / ".site.new-my_notes"  # named like one, holding what no build writes
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    other = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fcntl.flock(other, fcntl.LOCK_SH)  # another build under way
+        built = builder.build_site(folder, out)
+        assert built.removed == [] and built.leftovers == [] and all(p.is_dir() for p in killed)
+    finally:
+        os.close(other)
+    assert main(["site", "--results-dir", str(folder), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    for path in killed:
+        assert not path.exists() and f"removed {path}: the unfinished folder of a build that was killed" in err
+    assert (mine / "notes.txt").read_text() == "mine"
+    assert f"note: {mine} is named like a build's folder but no build holds it" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.new-my_notes", "results", "site"]
+
+
+def test_every_entry_a_build_writes_at_its_top_is_one_a_killed_builds_folder_may_hold(tmp_path):
+    folder = tmp_path / "results"
+    _one_result(folder)
+    site.build(folder, tmp_path / "site")
+    assert {p.name for p in (tmp_path / "site").iterdir()} <= builder.BUILD_ENTRIES
 
 
 def test_a_folder_without_the_marker_is_never_replaced_whatever_it_holds(tmp_path, capsys):

@@ -1,6 +1,7 @@
 """Submitting: content-addressed landing, duplicates refused, concurrency, byte-identical refusals."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import multiprocessing
@@ -357,3 +358,31 @@ def test_a_stored_copy_with_a_null_signature_refuses_its_runs_in_one_line(tmp_pa
     out = capsys.readouterr().out.splitlines()
     assert out and all(line.startswith("refused: ") and "planted.json" in line for line in out)
     assert stored_files(store) == [store / "planted.json"]
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("where", ["bytes", "link"])
+def test_a_full_disk_stores_nothing_and_leaves_no_ledger_line(tmp_path, monkeypatch, capsys, where):
+    """Trial 14b F1: a file the disk refused left a ledger line naming it (each retry another), and
+    the error named no path. The disk refuses the file's bytes (or its name): neither file nor line
+    stays, the error says so, and the same submit stores the file once the disk has room."""
+    store = tmp_path / "results"
+    submit(VALID, store)
+    before = _tree(store)
+    variant = _variant(tmp_path, 3)
+    dest = store / f"{hashlib.sha256(variant.read_bytes()).hexdigest()}.json"
+    with monkeypatch.context() as patched:
+        if where == "bytes":
+            patched.setattr(results, "write_synced", _disk_full)
+        else:
+            patched.setattr(os, "link", _disk_full)
+        for _ in range(2):  # a retry on the full disk adds nothing either
+            assert cli.main(["submit", str(variant), "--results-dir", str(store)]) == 1
+            assert capsys.readouterr().err.strip() == \
+                f"goodbench: error: cannot store {dest}: No space left on device; nothing was stored"
+    assert _tree(store) == before
+    assert cli.main(["submit", str(variant), "--results-dir", str(store)]) == 0
+    assert [name for name, _ in ledger.lines(store)] == [next(iter(before.keys() - {ledger.NAME})), dest.name]

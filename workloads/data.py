@@ -128,13 +128,14 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     for directory in search_dirs(data_dir):
         path = directory / file.name
         if not path.is_file():
-            tried.append(f"{path} (absent)" if directory.is_dir() else f"{directory} (no such folder)")
+            tried.append(f"{path} (absent)" if directory.is_dir() else
+                         f"{directory} (not a folder)" if directory.exists() else f"{directory} (no such folder)")
             continue
         actual = sha256_of(path)
         if actual == file.sha256:
             return path
         wrong += 1
-        tried.append(f"{path} (sha256 {actual[:12]}… does not match)")
+        tried.append(f"{path} (wrong sha256 {actual[:12]}…, not the pinned {file.sha256[:12]}…: run refuses it)")
     if offline():
         tried.append(f"{file.url} (not downloaded: GOODBENCH_OFFLINE=1)")
         why = "not downloaded: GOODBENCH_OFFLINE=1"
@@ -144,13 +145,18 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         except (OSError, ValueError) as exc:
             tried.append(f"{file.url} (download failed: {exc})")
             why = f"the download failed{_no_network(exc)}"
-    copies = f"; {wrong} copy with another sha256" if wrong == 1 else f"; {wrong} copies with another sha256" \
-        if wrong else ""
+    folders = _folders(len(search_dirs(data_dir)))
+    if wrong:  # found, but not the pinned bytes: said so, not "not found" (as `goodbench data verify` says it)
+        copies = "1 copy" if wrong == 1 else f"{wrong} copies"
+        found = f"has {copies} with a wrong sha256 (run refuses it) and none with the pinned one"
+        short = f"{file.name}: {copies} with a wrong sha256 in {folders} (run refuses it), {why}"
+    else:
+        found, short = "not found", f"{file.name} not found in {folders}, {why}"
     raise DataNotFound(
-        f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) not found; looked in: "
+        f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) {found}; looked in: "
         + "; ".join(tried)
         + "; put the file under --data-dir or $GOODBENCH_DATA_DIR",  # callers add what fetches it
-        short=f"{file.name} not found in {_folders(len(search_dirs(data_dir)))}{copies}, {why}",
+        short=short,
     )
 
 

@@ -165,6 +165,7 @@ class Benchmark:
         self.parallel: Parallel = SINGLE  # this process's place under torchrun (set by start())
         self._joined = False  # the process group was joined here (and is left at the end)
         self._workload: Workload | None = None
+        self._reservation: results.Reservation | None = None  # rank 0's hold on out, from start()
         self._evaluator: Callable[[Any], dict[str, float]] | None = None
 
     # ------------------------------------------------------------------ the session
@@ -182,11 +183,13 @@ class Benchmark:
             self._ended = True
             if self.current is not None:
                 self.current.instruments.stop()
+            self._let_go()
             return
         if self.current is not None:
             self.current.end(error)
         if error is not None and not self.records:
             self._ended = True  # nothing measured to write: the error says why
+            self._let_go()
             return
         self.end(interrupted=isinstance(error, KeyboardInterrupt))
 
@@ -201,9 +204,16 @@ class Benchmark:
 
             self._joined = not dist.is_initialized()
             self.device = distributed.init(self.parallel, self.device)
-        exists = (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
-                  "or your script's option that sets it, such as --out)")
-        distributed.agree(exists if self.parallel.is_main and self.out.exists() else None, self.parallel)
+        distributed.agree(self._reserve() if self.parallel.is_main else None, self.parallel)
+        try:
+            self._open_session()
+        except BaseException:  # the name is free again: nothing was measured
+            self._let_go()
+            raise
+
+    def _open_session(self) -> None:
+        """Measure the matmul ceiling and open the session (or continue a killed process's), once
+        :attr:`out` is reserved."""
         if self.parallel.is_main:
             warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of comparisons
         self._key = signing.load_key() if self.sign else None
@@ -229,6 +239,27 @@ class Benchmark:
 
             self._evaluator = evaluator(self.against, self.scale, self.device, self.data_dir)
         self._started = True
+
+    def _reserve(self) -> str | None:
+        """Reserve :attr:`out` before any training, as ``goodbench run`` reserves its ``-o``
+        (:class:`suite.record.results.Reservation`): a folder that cannot be written fails now, not
+        after the runs. Why it cannot be reserved (None: reserved)."""
+        try:
+            self._reservation = results.Reservation.take(self.out)
+        except results.NameTaken as exc:
+            if "another goodbench run" in str(exc):
+                return str(exc).replace("give another -o", "give Benchmark another out=")
+            return (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
+                    "or your script's option that sets it, such as --out)")
+        except OSError as exc:
+            return f"cannot write the results file {self.out}: {results.cannot_write(self.out, exc)}"
+        return None
+
+    def _let_go(self) -> None:
+        """Free :attr:`out` when nothing was written into its reservation."""
+        if self._reservation is not None:
+            self._reservation.release()
+            self._reservation = None
 
     def runs(self) -> Iterator[Run]:
         """One started :class:`Run` per seed, in order; each ends when the loop asks for the next
@@ -342,12 +373,15 @@ class Benchmark:
                                                   derive.fastest_device_rate(self.records, self.precision))
                 except KeyboardInterrupt as exc:  # stopped while measuring it again: the runs are kept, then it stops
                     interrupted, stopped = True, exc
+                except (RuntimeError, MemoryError) as exc:  # out of memory (the loop's tensors still held): the runs are kept
+                    self.progress("ceiling_not_again", precision=self.precision, why=driver.ended_by(exc))
             whole = True
             path = self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
             if stopped is not None:
                 raise stopped
             return path
         finally:
+            self._let_go()
             if self._joined:
                 distributed.shutdown(wait=whole)
 
@@ -356,9 +390,15 @@ class Benchmark:
                               self.records)
         if not self.edges.open:  # under run-own the launcher signs, its record added
             doc = driver.sealed(doc, self._key)
-        doc, self.path, problems = driver.write_validated(doc, lambda held: results.write(self.out, held))
+        reservation = self._reservation
+        assert reservation is not None  # rank 0 reserved out in start()
+        doc, self.path, problems, unsaved = driver.write_validated(doc, reservation.write, self.out)
         self.problems = [p.line(str(self.path)) for p in problems]
-        self.edges.written(str(self.path.resolve()), self._key is not None)
+        if unsaved is not None and self.path == self.out:  # kept nowhere, printed on stdout: no file to name
+            raise GoodbenchError(unsaved)
+        self.edges.written(str(self.path.resolve()), self._key is not None)  # the launcher adds its clock there
+        if unsaved is not None:
+            raise GoodbenchError(unsaved)
         return self.path
 
     def _settings(self, interrupted: bool) -> dict[str, Any]:

@@ -164,7 +164,8 @@ class Run:
                                   self.parallel)
         self._resumed = True
         self.log.release()
-        bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step)
+        bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step,
+                       skipped=files.skipped_here(self.log))
         return holder.state
 
     # ------------------------------------------------------------------ the loop

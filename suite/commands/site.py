@@ -28,6 +28,8 @@ def run(args) -> int:
 
     built = build_site(args.results_dir, args.out, table=table, progress=lambda line: say(f"  {line}"))
     print(built.index)
+    for folder in built.removed:
+        say(f"removed {folder}: the unfinished folder of a build that was killed")
     for folder in built.leftovers:
         say(f"note: {folder} is named like a build's folder but no build holds it (a killed build's, or "
             "not a build's): left as it is; remove it yourself if it is not yours")

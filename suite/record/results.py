@@ -13,7 +13,9 @@ import datetime as dt
 import fcntl
 import json
 import os
+import secrets
 import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -275,19 +277,24 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
     writer leaves can be told from a live one and removed (:mod:`suite.record.tempfiles`).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    with held_file(path.parent, path.name) as (fd, tmp):
-        _write_synced(fd, payload)
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)
-        fsync_dir(path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with held_file(path.parent, path.name) as (fd, tmp):
+            write_synced(fd, payload)
+            if overwrite:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)
+            fsync_dir(path.parent)
+    except OSError as exc:
+        if exc.filename is None:  # a full disk's write names no file: name the one being written
+            exc.filename = str(path)
+        raise
     return path
 
 
-def _write_synced(fd: int, payload: bytes) -> None:
+def write_synced(fd: int, payload: bytes) -> None:
     """``payload`` into the open temp file ``fd`` (mode 0644: results are meant to be read), fsynced."""
     os.fchmod(fd, 0o644)
     with os.fdopen(fd, "wb", closefd=False) as fh:  # the descriptor, and its lock, stay open
@@ -310,6 +317,50 @@ def write(path: str | os.PathLike, doc: Document | dict[str, Any], *, overwrite:
     return write_atomic(path, dumps(doc), overwrite=overwrite)
 
 
+def unsaved_dirs() -> list[Path]:
+    """Where a results document that could not be written where asked is kept instead, in order:
+    goodbench's state folder (``$XDG_STATE_HOME/goodbench/unsaved``, else
+    ``~/.local/state/goodbench/unsaved``), then the system's temp folder."""
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
+    return [base / "goodbench" / "unsaved", Path(tempfile.gettempdir())]
+
+
+def keep_unsaved(path: str | os.PathLike, doc: Document | dict[str, Any]) -> Path | None:
+    """Write ``doc``, which could not be written to ``path``, to the first of :func:`unsaved_dirs`
+    that takes it (atomically, never over a file), named ``<path's stem>.<UTC time>-<8 hex>.json``;
+    its path, or None when none took it."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{Path(path).stem}.{stamp}-{secrets.token_hex(4)}.json"
+    for folder in unsaved_dirs():
+        try:
+            return write_atomic(folder / name, dumps(doc), overwrite=False)
+        except OSError:
+            continue
+    return None
+
+
+def unsaved_line(path: str | os.PathLike, exc: OSError, kept: Path | None) -> str:
+    """What a writer says when ``path`` could not be written (``exc``) and the document was kept at
+    ``kept`` (:func:`keep_unsaved`; None: nowhere, and the writer prints it on stdout)."""
+    why = exc.strerror or str(exc)
+    where = f"the results are kept in {kept}" if kept is not None else \
+        f"no other folder took them either ({', '.join(map(str, unsaved_dirs()))}): the document follows on stdout"
+    return f"cannot write {path}: {why}; {where}"
+
+
+def cannot_write(path: str | os.PathLike, exc: OSError) -> str:
+    """Why ``path`` cannot be written, in words for "cannot write the results file PATH: …": a
+    folder above it that is a file (``runs`` where ``runs/`` was meant) said as such, not as
+    mkdir's "File exists"."""
+    for parent in Path(path).parents:
+        if os.path.lexists(parent):
+            if not parent.is_dir():
+                return f"{parent} exists and is not a folder"
+            break
+    return exc.strerror or str(exc)
+
+
 class NameTaken(FileExistsError):
     """The output name is taken: a results file, or the reservation of a run still writing it."""
 
@@ -325,9 +376,10 @@ class Reservation:
     rank 0 by :meth:`close`): :meth:`take` takes it over.
     """
 
-    def __init__(self, path: Path, fd: int):
+    def __init__(self, path: Path, fd: int, taken_over: bool = False):
         info = os.fstat(fd)
         self.path, self._fd, self._id, self.written = path, fd, (info.st_dev, info.st_ino), False
+        self.taken_over = taken_over  # the name held an abandoned placeholder (a killed run's), now this one's
 
     @classmethod
     def take(cls, path: str | os.PathLike) -> Reservation:
@@ -358,7 +410,7 @@ class Reservation:
             if not _is_empty_file((info.st_dev, info.st_ino), path):
                 os.close(fd)
                 raise NameTaken(f"{path} exists; goodbench never overwrites a results file") from None
-            return cls(path, fd)
+            return cls(path, fd, taken_over=True)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # just created: nobody else holds it
         return cls(path, fd)
 
@@ -366,7 +418,7 @@ class Reservation:
         """Replace the reservation by the results document, atomically (temp file, fsync, rename).
         Refuses (:class:`NameTaken`) when the path no longer holds this run's empty placeholder."""
         with held_file(self.path.parent, self.path.name) as (fd, tmp):
-            _write_synced(fd, dumps(doc).encode())
+            write_synced(fd, dumps(doc).encode())
             if not _is_empty_file(self._id, self.path):
                 raise NameTaken(f"{self.path} was replaced while this run held it; not overwritten")
             os.replace(tmp, self.path)

@@ -87,9 +87,12 @@ def _read(manifest_path: Path, map_location) -> Loaded | tuple[str, str]:
     return Loaded(step=manifest["step"], state=state, path=directory / manifest["file"])
 
 
-def load_latest(directory: str | Path, map_location: str | torch.device = "cpu") -> Loaded | None:
-    """The newest checkpoint whose payload matches its manifest, or None when there is none."""
-    skipped: list[tuple[str, str]] = []
+def load_latest(directory: str | Path, map_location: str | torch.device = "cpu",
+                skipped: list[tuple[str, str]] | None = None) -> Loaded | None:
+    """The newest checkpoint whose payload matches its manifest, or None when there is none;
+    those passed over, newer ones first, are added to ``skipped`` (file, why) where given (and are
+    the answer's :attr:`Loaded.skipped`)."""
+    skipped = [] if skipped is None else skipped
     for manifest_path in sorted(Path(directory).glob("ckpt-*.json"), reverse=True):
         read = _read(manifest_path, map_location)
         if isinstance(read, Loaded):

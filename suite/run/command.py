@@ -149,7 +149,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
             "no results file written")
         return _interrupted_status() if doc["settings"]["interrupted"] else 1
     assert reservation is not None  # rank 0 holds one
-    doc, _, problems = driver.write_validated(driver.sealed(doc, key), reservation.write)
+    doc, written, problems, unsaved = driver.write_validated(driver.sealed(doc, key), reservation.write, out)
     print(report.file_summary(doc))
     for r in doc["runs"]:
         if r["error"]:
@@ -159,6 +159,10 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
     loaded = report.load_warning(doc["runs"])
     if loaded:
         say(loaded)
+    if unsaved is not None:  # the runs are kept elsewhere (or printed), and so are the checkpoints
+        print(driver.validated_line(str(written), problems))
+        say(f"goodbench: error: {unsaved}")
+        return 1
     print(f"results written to {out}")
     print(driver.validated_line(str(out), problems))
     print(signing.closing_line(doc, args.no_sign))

@@ -159,15 +159,26 @@ def sealed(doc: dict[str, Any], key: Any) -> dict[str, Any]:
     return signing.seal(doc, key) if key is not None else doc
 
 
-def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path]) -> tuple[dict[str, Any], Path, list]:
-    """Write ``doc`` (``write``), then validate it as the file holds it: the document read back
-    (whose bytes are ``doc``'s), its path and the validator's problems. ``goodbench run`` and the
-    library both end so."""
+def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path],
+                    out: Path) -> tuple[dict[str, Any], Path, list, str | None]:
+    """Write ``doc`` (``write``, to ``out``), then validate it as the file holds it: the document read
+    back (whose bytes are ``doc``'s), its path, the validator's problems, and None. Where ``out``
+    cannot be written (a full disk, any OSError) the document is kept elsewhere
+    (:func:`suite.record.results.keep_unsaved`; printed on stdout when no folder takes it), and the
+    fourth is the line that says where: nothing measured is lost. ``goodbench run`` and the library
+    both end so."""
     from suite.validate import check_document
 
     doc = json.loads(results.dumps(doc))  # as the file holds it
-    path = write(doc)
-    return doc, path, check_document(doc)
+    unsaved = None
+    try:
+        path = write(doc)
+    except OSError as exc:
+        kept = results.keep_unsaved(out, doc)
+        unsaved, path = results.unsaved_line(out, exc, kept), kept or out
+        if kept is None:
+            print(results.dumps(doc), end="", flush=True)
+    return doc, path, check_document(doc), unsaved
 
 
 def refused_advice(problems: Sequence[Any]) -> str:

@@ -79,11 +79,12 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     """
     log.start("checkpoint_load_start")
     # rank 0 chooses the checkpoint; every rank loads that one (or fails saying why)
-    loaded = checkpoint.load_latest(directory) if parallel.is_main else None
+    skipped: list[tuple[str, str]] = []  # every one passed over, also when none was good
+    loaded = checkpoint.load_latest(directory, skipped=skipped) if parallel.is_main else None
     step = distributed.broadcast(None if loaded is None else loaded.step, parallel)
     if step is not None:
         loaded = _checkpoint_on_every_rank(job, directory, step, loaded, parallel)
-    for name, why in loaded.skipped if loaded else ():
+    for name, why in skipped:
         log.event("checkpoint_skipped", name, {"reason": why})
     if loaded is not None:
         if loaded.state["spec_hash"] != workload.spec_hash(scale):
@@ -110,6 +111,13 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     distributed.barrier(parallel)
     log.end("checkpoint_load_stop", metadata={"step": state.step})
     return state
+
+
+def skipped_here(log: mllog.EventLog) -> list[dict[str, str]]:
+    """The checkpoints this process passed over as it resumed (:func:`resume` logged them), each
+    as ``{"file", "reason"}``, for the run's "resumed" progress event."""
+    return [{"file": str(e.value), "reason": str(e.metadata.get("reason", ""))}
+            for e in mllog.parse(log.lines) if e.key == "checkpoint_skipped"]
 
 
 def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoint.Loaded | None,

@@ -23,7 +23,10 @@ def refuse_taken_output(out: Path) -> None:
     from suite.record import results
 
     try:
-        results.Reservation.take(out).release()  # an abandoned (empty, unlocked) reservation is taken over
+        reservation = results.Reservation.take(out)  # an abandoned (empty, unlocked) reservation is taken over
+        if reservation.taken_over:
+            say(f"{out} was left empty by a run that was killed; taking it over")
+        reservation.release()
     except results.NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     except OSError:
@@ -79,7 +82,7 @@ def reserve_output(args, scale: str) -> tuple[Path, Reservation]:
             out = first.with_name(f"{first.stem}-{n}{first.suffix}")
             continue
         except OSError as exc:
-            raise GoodbenchError(f"cannot write the results file {out}: {exc.strerror or exc}") from None
+            raise GoodbenchError(f"cannot write the results file {out}: {results.cannot_write(out, exc)}") from None
         if out != first:
             say(f"{first} is taken (another run started in the same second): writing {out}")
         return out, reservation

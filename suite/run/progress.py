@@ -41,6 +41,9 @@ class ProgressPrinter:
             say(f"measuring the {f['precision']} matmul ceiling of this device"
                 + (f" again after the runs (measured on, for at most {f['most_s']:g} s, while a run stood above it)"
                    if f.get("again") else ""))
+        elif event == "ceiling_not_again":
+            say(f"the {f['precision']} matmul ceiling was not measured again after the runs ({f['why']}): "
+                "the file holds the one measured before them, and the runs' records")
         elif event == "warnings":
             for warning in f["warnings"]:
                 say(f"[{self.label}] warning: {warning}")
@@ -51,9 +54,12 @@ class ProgressPrinter:
             say(f"[{f['workload']} seed {f['seed']}] killed (SIGKILL) at step {f['step']}: "
                 f"{why}; restarting the worker")
         elif event == "resumed":
-            say(f"[{f['workload']} seed {f['seed']}] " + (
-                f"resumed from the checkpoint of step {f['step']}" if f["step"]
-                else "restarted from step 0: no checkpoint to resume from"))
+            label, skipped = f"[{f['workload']} seed {f['seed']}]", f.get("skipped") or []
+            for passed in skipped:  # each on its own line: a corrupt checkpoint is never passed over unsaid
+                say(f"{label} checkpoint {passed['file']} skipped: {passed['reason']}")
+            none = f"no usable checkpoint ({len(skipped)} corrupt)" if skipped else "no checkpoint"
+            say(f"{label} " + (f"resumed from the checkpoint of step {f['step']}" if f["step"]
+                               else f"restarted from step 0: {none} to resume from"))
         elif event == "finished":
             say(f"[{f['workload']} seed {f['seed']}] finished before the restart "
                 f"({f['status']}): its record is kept")

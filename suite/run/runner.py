@@ -22,7 +22,7 @@ from suite.meters import energy as energy_meter
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
 from suite.run import distributed, driver, loop
-from suite.run.files import finished_record, resume, run_settings, save_checkpoint
+from suite.run.files import finished_record, resume, run_settings, save_checkpoint, skipped_here
 from suite.run.loop import LossNotFinite
 from suite.run.record import log_header
 from suite.run.signals import (
@@ -122,7 +122,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
                                  meter, directory)
         if directory is not None and prior:  # a later worker of this run: say where it goes on
-            progress("resumed", workload=workload.id, seed=seed, step=state.step)
+            progress("resumed", workload=workload.id, seed=seed, step=state.step, skipped=skipped_here(log))
         progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps, scale=scale,
                  parameters=_parameters(job))
         _train(job, spec, workload.spec_hash(scale), options, state, log, meter, directory,

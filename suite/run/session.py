@@ -219,9 +219,12 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         try:
             for precision, ceiling in ceilings.items():
                 progress("ceiling", precision=precision, again=True, most_s=MOST_SECONDS_AGAIN)
-                ceilings[precision] = measured_again(
-                    ceiling, functools.partial(matmul_ceiling, options.device, precision),
-                    derive.fastest_device_rate(runs, precision))
+                try:
+                    ceilings[precision] = measured_again(
+                        ceiling, functools.partial(matmul_ceiling, options.device, precision),
+                        derive.fastest_device_rate(runs, precision))
+                except (RuntimeError, MemoryError) as exc:  # out of memory: the runs and the first ceiling are kept
+                    progress("ceiling_not_again", precision=precision, why=driver.ended_by(exc))
         except KeyboardInterrupt:  # stopped while measuring it again: every run is kept, the file says interrupted
             interrupted = True
     settings = _settings(plan, options, [w.id for w in runnable], skipped, open_changes, ceilings,

@@ -7,9 +7,13 @@ the workload and system pages.
 The site is built into a fresh sibling of the output folder (``.<name>.new-*``) and swapped in
 when complete (an atomic exchange of the two folders where the OS has one, else two renames),
 so a rebuild holds exactly the current pages and a build that fails or is interrupted leaves the
-previous site as it was. A build removes only the fresh folder it made: another folder of that
-name pattern may be a user's, whatever it holds, so one that no live build holds (a killed
-build's, or not a build's at all) is left where it is and named in :attr:`Built.leftovers`. The output folder must be absent, empty or a previous build exactly as the list of its files
+previous site as it was. Every build holds the output's parent folder shared (``flock``) while it
+lasts; a build that starts alone (it takes that lock exclusively first) removes the folders a
+killed build left there — named ``.<name>.new-`` and mkdtemp's 8 characters, this user's, held by
+no process, holding only what a build writes at its top — and says which (:attr:`Built.removed`);
+any other folder of that name pattern may be a user's and is left where it is, named in
+:attr:`Built.leftovers` (only when no other build runs: a live build's fresh folder lies there
+unlocked for a moment as it is made and swapped in). The output folder must be absent, empty or a previous build exactly as the list of its files
 (:data:`MARKER`, :mod:`suite.site.manifest`) names them; any other folder is refused, whatever it
 holds, and left as it is, and of the previous build only the listed files are removed.
 """
@@ -18,12 +22,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import glob
 import math
 import os
 import pickle
+import re
+import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +42,7 @@ from suite.leaderboard import rows as leaderboard
 from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
-from suite.record.tempfiles import held_folder, unheld
+from suite.record.tempfiles import held_folder, remove_tree, unheld
 from suite.site import about_pages, manifest, mlperf_pages, pages, price_page, run_page, speedrun_pages
 from suite.site.names import file_slug
 from suite.site.render import copy_static
@@ -61,6 +68,7 @@ class Built:
     n_results: int
     invalid: list[tuple[str, str]]
     leftovers: list[Path] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)  # killed builds' folders beside the output, removed
 
 
 def build(results_dir: str | Path, out_dir: str | Path, workers: int | None = None) -> Path:
@@ -77,13 +85,19 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
     table = table if table is not None else prices.load()
     results, out = manifest.check_paths(results_dir, out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with _fresh_folder(out) as fresh:
-        index, n_results, invalid = _build_into(results, fresh, workers, table, progress or (lambda line: None))
-        manifest.write(fresh)
-        _swap_in(fresh, out)
-        kept = _remove_previous(fresh)
-        leftovers = [p for p in _leftovers(out) if p != fresh] + kept
-    return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid, leftovers)
+    with _building(out) as removed:
+        with _fresh_folder(out) as fresh:
+            try:
+                index, n_results, invalid = _build_into(results, fresh, workers, table, progress or (lambda line: None))
+                manifest.write(fresh)
+            except OSError as exc:  # a full disk's write names no file: say where the site was being written
+                where = exc.filename if exc.filename is not None else fresh
+                raise GoodbenchError(f"cannot write the site into {where} (the new build of {out}): "
+                                     f"{exc.strerror or exc}; {out} is left as it was") from None
+            _swap_in(fresh, out)
+            kept = _remove_previous(fresh)
+        leftovers = (_leftovers(out) if removed.alone_at_end() else []) + kept
+    return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid, leftovers, removed.folders)
 
 
 def _remove_previous(previous: Path) -> list[Path]:
@@ -109,9 +123,82 @@ def _fresh_folder(out: Path) -> contextlib.AbstractContextManager[Path]:
 
 
 def _leftovers(out: Path) -> list[Path]:
-    """The folders beside ``out`` named like a build's fresh folder that no live build holds: a
-    killed build's, or a user's; never removed (a build removes only the folder it made)."""
+    """The folders beside ``out`` named like a build's fresh folder that no live build holds and
+    that :func:`_remove_killed` left (not a killed build's as far as it can tell: a user's, or one
+    it could not remove)."""
     return sorted(unheld(out.parent.glob(glob.escape(_siblings(out, "new")) + "*"), folders=True))
+
+
+# what a build writes at the top of its folder: a folder beside the output holding anything else is not a killed build's
+BUILD_ENTRIES = frozenset({MARKER, "index.html", "compare.html", "compare.csv", "compare.json", "methodology.html",
+                           "submitting.html", "prices.html", "mlperf.html", "runs.csv", "runs.json", "mlperf", "raw",
+                           "runs", "speedrun", "static", "systems", "workloads"})
+_MKDTEMP_TAIL = re.compile(r"[a-z0-9_]{8}")  # tempfile.mkdtemp's random part: what follows a fresh folder's prefix
+
+
+class _Builds:
+    """This build's hold on the output's parent folder (a shared ``flock`` every build holds while
+    it lasts) and the killed builds' folders it removed when it started alone."""
+
+    def __init__(self, fd: int, out: Path):
+        self.fd, self.out = fd, out
+        self.folders: list[Path] = []
+
+    def alone_at_end(self) -> bool:
+        """Whether no other build runs now (the lock taken exclusively, then let go): only then
+        are the folders named like a build's and unheld not some live build's (one just made and
+        not yet locked, or one a build swapped a site into); those a build killed meanwhile left are
+        removed here too."""
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        self.folders += _remove_killed(self.out)
+        return True
+
+
+@contextlib.contextmanager
+def _building(out: Path) -> Iterator[_Builds]:
+    """Hold the output's parent folder shared while this build lasts (every build does). A build
+    that can take it exclusively first is the only one: the folders beside the output named like a
+    build's fresh folder that no build holds are then killed builds' leftovers, and are removed
+    (:func:`_remove_killed`) before this build makes its own; with another build under way none is
+    touched (the race of two builds: one's fresh folder lies there unlocked for a moment)."""
+    fd = os.open(out.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        builds = _Builds(fd, out)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # another build runs
+        else:
+            builds.folders += _remove_killed(out)
+        fcntl.flock(fd, fcntl.LOCK_SH)  # to the end: a build starting now leaves this one's folder alone
+        yield builds
+    finally:
+        os.close(fd)  # its lock goes with it
+
+
+def _remove_killed(out: Path) -> list[Path]:
+    """Remove the folders beside ``out`` that a killed build left (the caller holds the builds'
+    lock exclusively): named ``.<name>.new-`` and mkdtemp's 8 characters, a real folder of this
+    user's that no process holds, holding nothing but what a build writes at its top
+    (:data:`BUILD_ENTRIES`). Another folder of that name is left where it is (a user's, perhaps)
+    and named by :func:`_leftovers`. The folders removed."""
+    prefix = _siblings(out, "new")
+    removed = []
+    for path in unheld(out.parent.glob(glob.escape(prefix) + "*"), folders=True):
+        try:
+            info = os.lstat(path)
+            entries = set(os.listdir(path))
+        except OSError:
+            continue
+        if not (_MKDTEMP_TAIL.fullmatch(path.name[len(prefix):]) and stat.S_ISDIR(info.st_mode)
+                and info.st_uid == os.geteuid() and entries <= BUILD_ENTRIES):
+            continue
+        if remove_tree(path) is None:
+            removed.append(path)
+    return sorted(removed)
 
 
 def _swap_in(fresh: Path, out: Path) -> None:

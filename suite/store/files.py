@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from suite.record import results
 from suite.record.errors import GoodbenchError
-from suite.record.results import write_atomic
-from suite.record.tempfiles import remove_abandoned, temp_files
+from suite.record.tempfiles import held_file, remove_abandoned, temp_files
 from suite.record.text import safe
 from suite.store import ledger, naming
 from suite.trust import commitment, fingerprint, ownership, shuffles, signing, system_names
@@ -337,9 +337,28 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
             ledger.record(results_dir, dest.name, kind=ledger.COMMITTED, signed=sign_line)
             return Stored(dest, tuple(notes))
         remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
-        ledger.record(results_dir, dest.name)  # before the file: a file stored is always listed
-        try:
-            write_atomic(dest, raw, overwrite=False)
-        except FileExistsError:
-            raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")]) from None
+        _store(results_dir, dest, raw)
     return Stored(dest, tuple(notes))
+
+
+def _store(results_dir: Path, dest: Path, raw: bytes) -> None:
+    """Store ``raw`` as ``dest`` (the store's lock held): its bytes synced into a held temp file
+    first, then its ledger line, then the file linked into place (never over one). A file stored
+    is always listed; a file the disk refused leaves no line (the line is taken back when the
+    link fails) and says so in one line."""
+    try:
+        with held_file(results_dir, dest.name) as (fd, tmp):
+            results.write_synced(fd, raw)
+            size = ledger.record(results_dir, dest.name)  # before the file: a file stored is always listed
+            try:
+                os.link(tmp, dest)
+            except OSError:
+                ledger.take_back(results_dir, size)
+                raise
+            results.fsync_dir(results_dir)
+    except FileExistsError:
+        raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")]) from None
+    except OSError as exc:
+        if dest.exists():  # linked: only the folder's sync failed; the file is stored and listed
+            return
+        raise GoodbenchError(f"cannot store {dest}: {exc.strerror or exc}; nothing was stored") from None

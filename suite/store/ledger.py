@@ -58,12 +58,13 @@ def parse_stamp(text: object) -> dt.datetime | None:
 
 
 def record(results_dir: Path, name: str, when: dt.datetime | None = None, kind: str = STORED,
-           signed: Callable[[str, str], dict[str, str]] | None = None) -> None:
+           signed: Callable[[str, str], dict[str, str]] | None = None) -> int:
     """Append ``name`` to the ledger (the caller holds the store's lock), fsynced: a file stored,
     or with ``kind`` :data:`COMMITTED` a commitment to one, whose fields ``signed(name, stamp)``
     gives (:func:`suite.trust.commitment.sign`). :class:`GoodbenchError` (one line)
     when it cannot: a ledger that is not a regular file (a link is never followed, a folder never
-    written into), or a disk that refuses the write."""
+    written into), or a disk that refuses the write. Returns the ledger's size before the line,
+    for :func:`take_back`."""
     stamp = stamp_of(when)
     entry = {"file": name, kind: stamp, **(signed(name, stamp) if signed else {})}
     line = json.dumps(entry, separators=(", ", ": ")) + "\n"
@@ -76,13 +77,32 @@ def record(results_dir: Path, name: str, when: dt.datetime | None = None, kind: 
                 raise OSError("not a regular file")
             if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
                 line = "\n" + line  # the last append was cut short: keep it on a line of its own
-            os.write(fd, line.encode())
-            os.fsync(fd)
+            try:
+                os.write(fd, line.encode())
+                os.fsync(fd)
+            except OSError:  # a disk that took part of the line: none of it stays
+                os.ftruncate(fd, info.st_size)
+                raise
         finally:
             os.close(fd)
     except OSError as exc:
         raise GoodbenchError(f"cannot list {name} in the store's ledger {path}: {exc.strerror or exc}; "
                              "nothing was stored") from None
+    return info.st_size
+
+
+def take_back(results_dir: Path, size: int) -> None:
+    """Remove the line :func:`record` just appended (the ledger cut back to ``size``, what it
+    returned), the store's lock still held: the file it lists could not be stored. The one change
+    to the ledger other than an append; best effort (a ledger that cannot be cut keeps the line,
+    which names no file, and :func:`order` passes over names without a file)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(results_dir / NAME, os.O_WRONLY | _FLAGS)
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def lines(results_dir: Path) -> list[tuple[str, str]]:
