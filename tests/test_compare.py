@@ -194,14 +194,14 @@ def test_gate_says_undecided_where_the_ratio_is_beyond_the_threshold_and_the_int
     columns = [_column([wide, within])]
     gate = compare.Gate.parse(["5"])
     assert gate.apply(columns) == [] and gate.undecided(columns) == [("new.json", "w@smoke", wide)]
-    assert not gate.failed([], gate.undecided(columns))
+    assert not gate.failed([], gate.undecided(columns), gate.unchecked(columns))
     out = compare_report.text("base.json", {}, columns, gate, [], [])
     line = next(x for x in out.splitlines() if x.startswith("regression gate"))
     assert line.startswith("regression gate (worse by samples/s > 5%, TTA score > 5%): passed, undecided: "
                            "w@smoke samples/s 0.440× [0.0753, 2.566] in NEW could be worse by more than 5%; ")
     assert "--repeat N" in line and "--fail-on-undecided" in line and "TTA score 1.030" not in line
     gate.fail_on_undecided = True
-    assert gate.failed([], gate.undecided(columns))
+    assert gate.failed([], gate.undecided(columns), gate.unchecked(columns))
     assert "): FAILED, undecided: w@smoke samples/s" in compare_report.text("base.json", {}, columns, gate, [], [])
     data = json.loads(compare_report.as_json("base.json", {}, columns, gate, [], []))
     assert data["gate"]["failed"] is True and data["gate"]["fail_on_undecided"] is True

@@ -7,6 +7,7 @@ import copy
 import json
 import uuid
 
+import factories
 import forging
 import numpy as np
 import pytest
@@ -319,6 +320,73 @@ def test_cli_fails_on_an_undecided_gated_figure_only_when_asked(read_as, capsys)
     with pytest.raises(SystemExit) as exc:  # nothing to judge undecided without the gate's thresholds
         main(["compare", "base.json", "new.json", "--fail-on-undecided"])
     assert exc.value.code == 2 and "--fail-on-regression" in capsys.readouterr().err
+
+
+def test_cli_fail_on_undecided_fails_on_a_new_file_whose_run_failed(tmp_path, capsys):
+    """Review 14 #5: --fail-on-undecided ("fail where it cannot tell") passed a NEW file whose run
+    failed: its figures are "not compared", listed as not checked, and the gate passed with exit 0.
+    A file read and validated as the command reads every file (no stand-in reader)."""
+    failed = forging.repair(_with_failed_run(GPT2))
+    assert check_document(failed) == []
+    base, new = tmp_path / "base.json", tmp_path / "new.json"
+    base.write_text(json.dumps(GPT2))
+    new.write_text(json.dumps(failed))
+    gate = ["--fail-on-regression", "5"]
+    assert main(["compare", str(base), str(new), *gate]) == 0  # the rule alone: said, and passed
+    out = capsys.readouterr().out
+    assert "): passed" in out and "  not checked: gpt2-124m@smoke samples/s (not compared, NEW)" in out
+    assert main(["compare", str(base), str(new), *gate, "--fail-on-undecided"]) == 1
+    out = capsys.readouterr().out
+    assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
+    assert ("  not checked (--fail-on-undecided: the gate cannot tell them, so they fail it): "
+            "gpt2-124m@smoke samples/s (not compared, NEW)") in out
+    assert main(["compare", str(base), str(new), *gate, "--fail-on-undecided", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)["gate"]
+    assert data["failed"] is True and data["regressions"] == [] and data["undecided"] == []
+    assert [(u["figure"], u["why"].startswith("NEW: failed run")) for u in data["not_checked"]] == [("samples_per_s", True)]
+    # a figure measured on neither side (a throughput workload's TTA score) is not the gate's: the
+    # same base against itself passes the strict gate
+    assert main(["compare", str(base), str(base), *gate, "--fail-on-undecided"]) == 0
+    assert "not checked" not in capsys.readouterr().out
+    # no interval (a p99 of a smoke window: an interval needs 1,000 steps) fails it too
+    assert main(["compare", str(base), str(base), "--fail-on-regression", "step_time_p99=20"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(base), str(base), "--fail-on-regression", "step_time_p99=20",
+                 "--fail-on-undecided"]) == 1
+    assert "step time p99 (no interval, NEW)" in capsys.readouterr().out
+
+
+def _with_failed_run(doc: dict) -> dict:
+    """``doc`` with its one run failed part-way (status, error and its log's run_stop saying so)."""
+    out = copy.deepcopy(doc)
+    factories.set_status(out["runs"][0], "failed", "RuntimeError after 40 of 150 steps")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["no interval", "partial", "one side"])
+def test_fail_on_undecided_fails_on_every_gated_figure_it_could_not_judge(kind):
+    """Under --fail-on-undecided, a gated figure the gate could not judge fails it: no interval,
+    not compared (a partial side), measured on one side only (a NEW that never reached the target
+    cannot be told from one that regressed). Without it, each passes as "not checked"."""
+    f = compare.BY_ID["tta"]
+    row = {"no interval": compare.Row(f.id, f.label, f.better, 60.0, 90.0, 1.5, None, None, compare.NO_INTERVAL,
+                                      "not enough seeds (1 converged; an interval needs 2 per side)"),
+           "partial": compare.Row(f.id, f.label, f.better, 60.0, None, None, None, None, compare.NOT_COMPARED,
+                                  "NEW: partial run: not compared"),
+           "one side": compare.Row(f.id, f.label, f.better, 60.0, None, None, None, None, compare.NOT_MEASURED,
+                                   "NEW: no seed reached the target")}[kind]
+    columns = [compare.Column("new.json", {}, [compare.Pair("w@smoke", "w", "smoke", True, rows=[row])], [], [])]
+    gate = compare.Gate.parse(["5"])
+    unchecked = gate.unchecked(columns)
+    assert unchecked == [("new.json", "w@smoke", row)] and gate.undecided(columns) == []
+    assert not gate.failed([], [], unchecked)
+    gate.fail_on_undecided = True
+    assert gate.failed([], [], unchecked)
+    assert json.loads(compare_report.as_json("base.json", {}, columns, gate, [], unchecked))["gate"]["failed"] is True
+    absent = compare.Row(f.id, f.label, f.better, None, None, None, None, None, compare.NOT_MEASURED,
+                         "throughput workload: no target")  # measured on neither side: not the gate's
+    assert gate.unchecked([compare.Column("new.json", {}, [compare.Pair("w@smoke", "w", "smoke", True,
+                                                                        rows=[absent])], [], [])]) == []
 
 
 def _pair_of(rows: list[tuple[str, str, float, float, float]]) -> compare.Column:

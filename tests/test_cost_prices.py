@@ -4,6 +4,7 @@ user's own prices, accelerator names matched by the peak table's matcher, and a 
 file or --price refused in one line, exit 1, no traceback."""
 from __future__ import annotations
 
+import re
 import statistics
 import tomllib
 
@@ -213,6 +214,42 @@ def test_a_price_file_entry_a_person_would_not_mean_is_refused(case, why, tmp_pa
     path = tmp_path / "prices.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(GoodbenchError, match=why):
+        prices.load(path)
+
+
+CPU_ENTRY = ENTRY.replace("NVIDIA H100 SXM", "CPU").replace("H100 SXM, on-demand, per GPU", "1 vCPU, 2 GB, per hour")
+
+
+def test_a_price_file_entry_is_held_per_unit_to_its_class_least_price(tmp_path):
+    """Review 14 #6: a 1-vCPU CPU entry at $0.02 was refused as "below 0.03 USD per
+    accelerator-hour" (the quoted total against the accelerator's floor), though --price CPU=0.02
+    was taken. An entry is held per unit (the price over the units it quotes) to its class's
+    least price, in its class's unit."""
+    path = tmp_path / "prices.toml"
+    path.write_text(CPU_ENTRY.replace("2.5", "0.02"), encoding="utf-8")
+    price = prices.load(path).price(classes.named("CPU"))
+    assert price.usd_per_hour == pytest.approx(0.02)  # as --price CPU=0.02 is
+    assert prices.override(prices.load(), ["CPU=0.02"]).overrides == {"CPU": 0.02}
+    path.write_text(CPU_ENTRY.replace("2.5", "0.16") + "accelerators = 8\n", encoding="utf-8")
+    assert prices.load(path).price(classes.named("CPU")).usd_per_hour == pytest.approx(0.02)
+    path.write_text(CPU_ENTRY.replace("2.5", "0.0005"), encoding="utf-8")
+    with pytest.raises(GoodbenchError) as refused:
+        prices.load(path)
+    assert "price 0.0005 is below 0.001 USD per vCPU-hour" in str(refused.value)
+    assert "accelerator" not in str(refused.value)
+    path.write_text(CPU_ENTRY.replace("2.5", "0.004") + "accelerators = 8\n", encoding="utf-8")
+    with pytest.raises(GoodbenchError, match=re.escape("price 0.004 for 8 vCPUs (0.0005 per vCPU-hour) is below "
+                                                       "0.001 USD per vCPU-hour")):
+        prices.load(path)
+    path.write_text(ENTRY.replace("2.5", "0.2") + "accelerators = 8\n", encoding="utf-8")  # 0.025 a GPU-hour
+    with pytest.raises(GoodbenchError, match=re.escape("price 0.2 for 8 accelerators (0.025 per accelerator-hour) "
+                                                       "is below 0.03 USD per accelerator-hour")):
+        prices.load(path)
+    path.write_text(ENTRY.replace("2.5", "8000.0") + "accelerators = 8\n", encoding="utf-8")  # 1,000 a GPU-hour
+    assert prices.load(path).entries[0].per_accelerator_hour == 1000.0
+    path.write_text(ENTRY.replace("2.5", "8000.8") + "accelerators = 8\n", encoding="utf-8")
+    with pytest.raises(GoodbenchError, match=re.escape("(1000.1 per accelerator-hour) is over 1000 USD per "
+                                                       "accelerator-hour")):
         prices.load(path)
 
 

@@ -85,9 +85,13 @@ def test_every_mlperf_line_carries_hours_price_cost_source_and_date(results, tmp
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert "cost (USD)" in text and WORDS in text
-    assert any("Cheapest to target" in page.read_text(encoding="utf-8") for page in pages)  # the priced one's round
+    cheapest = [text for page in pages if "Cheapest to target" in (text := page.read_text(encoding="utf-8"))]
+    assert cheapest  # the priced one's round
+    assert all("The cost, and so the front and its order, is the score's time only (MLPerf's score "
+               "excludes init)" in " ".join(text.split()) for text in cheapest)  # review 14 #12: ordered by the score's time
     for page in (tmp_path / "mlperf").glob("history-*.html"):  # the cost history: each round's cheapest
-        assert "cheapest (USD)" in page.read_text(encoding="utf-8")
+        text = page.read_text(encoding="utf-8")
+        assert "cheapest (USD)" in text and "cheapest by the score&#39;s time only" in text
 
 
 def test_an_mlperf_cost_says_it_prices_the_score_time_only_and_gives_the_cost_with_init(results, tmp_path):
@@ -107,6 +111,7 @@ def test_an_mlperf_cost_says_it_prices_the_score_time_only_and_gives_the_cost_wi
     assert "The score&#39;s time only: MLPerf&#39;s score leaves out initialization" in page  # the tooltip
     assert str(escape(mlperf_pages.COST_NOTE)) in page
     assert f" · ≈{formatting.usd(with_init)} with init</small>" in page
+    assert float(priced["cost_with_init_usd_estimate"]) == pytest.approx(with_init)  # in the downloads too
     family = next((tmp_path / "mlperf").glob("acc-*.html")).read_text(encoding="utf-8")
     assert str(escape(mlperf_pages.COST_NOTE)) in " ".join(family.split())
     price_page.write(tmp_path, prices.load(), BUILT)
@@ -305,7 +310,7 @@ def test_all_results_csv_of_every_document_carries_the_five_cost_columns(every_m
     assert len(lines) == 2173
     five = ["accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd", "price_source", "price_date"]
     assert all(c in lines[0] for c in five)
-    table, hours_n, priced = prices.load(), 0, 0
+    table, hours_n, priced, with_init = prices.load(), 0, 0, 0
     for line, r in zip(lines, every_mlperf_row):
         if line["score_minutes"] == "" or line["accelerators"] in ("", "0"):
             assert line["accelerator_hours"] == "" and line["cost_usd"] == ""
@@ -321,7 +326,15 @@ def test_all_results_csv_of_every_document_carries_the_five_cost_columns(every_m
         assert float(line["price_per_accelerator_hour_usd"]) == pytest.approx(price.usd_per_hour)
         assert float(line["cost_usd"]) == pytest.approx(acc_h * price.usd_per_hour, rel=1e-12)
         assert line["price_source"].startswith(price.cls.name) and line["price_date"] == price.date
-    assert hours_n == 2068 and priced > 1000
+        if line["init_s_median"] and line["time_to_train_s_median"]:  # cost ÷ (1 − init share)
+            init, train = float(line["init_s_median"]), float(line["time_to_train_s_median"])
+            assert float(line["cost_with_init_usd_estimate"]) == pytest.approx(float(line["cost_usd"]) * (init + train)
+                                                                               / train, rel=1e-9)
+            with_init += 1
+        else:
+            assert line["cost_with_init_usd_estimate"] == ""
+    assert hours_n == 2068 and priced > 1000 and with_init > 1000
+    assert all(line["cost_with_init_usd_estimate"] == "" for line in lines if line["cost_usd"] == "")
 
 
 def test_the_pareto_chart_draws_the_front_and_every_other_priced_result(every_mlperf_row):
@@ -343,6 +356,7 @@ def test_the_pareto_chart_draws_the_front_and_every_other_priced_result(every_ml
         svg = str(svg)
         assert svg.count('class="dot s1"') == len(front) and svg.count('class="dot faint"') == len(weighed) - len(front)
         assert ('class="series s1"' in svg) == (len(front) > 1) and "not what a submitter paid" in svg
+        assert str(escape(cost_charts.ORDER)) in svg  # ordered by the score's time only (review 14 #12)
     assert drawn > 50
 
 
@@ -357,9 +371,27 @@ def test_the_cost_history_joins_each_rounds_cheapest_and_breaks_where_the_target
     assert svg.count('class="dot s0"') == len(rounds) and svg.count('class="dot faint"') == len(bert)
     assert svg.count('class="series s0"') == 1
     cheapest = min(priced[rounds[-1]], key=lambda r: r.cost_usd)
-    assert f"cheapest of {cheapest.round}: " in svg
+    assert f"cheapest of {cheapest.round}: " in svg and str(escape(cost_charts.ORDER)) in svg
+    assert f"(score time only; ≈{formatting.usd(cheapest.cost_with_init_usd)} with init)" in svg  # its tooltip
     assert str(cost_charts.history(rounds, priced, "t", {rounds[3]})).count('class="series s0"') == 2  # 3 + the rest
     assert cost_charts.history(rounds, {}, "t") is None
+
+
+def test_the_cost_historys_cheapest_cell_keeps_the_cost_with_init(every_mlperf_row):
+    """Review 14 #12: the cost history's cell of a round's cheapest replaced the sub that held
+    "≈ $X with init" with its time and system; it keeps it and adds them."""
+    bert = [r for r in every_mlperf_row if r.benchmark == "bert"]
+    checked = 0
+    for rnd in sorted({r.round for r in bert}):
+        found = mlperf_pages._cheapest_cell(bert, rnd, None)
+        if not found["v"]:  # no priced result charted that round
+            continue
+        r = min(mlperf_pages._priced_charted(bert, rnd, None), key=lambda r: r.cost_usd)
+        assert found["sub"].endswith(f" · {formatting.num(r.minutes)} min · {r.family} × {r.count}")
+        if r.cost_with_init_usd is not None:
+            assert f"≈{formatting.usd(r.cost_with_init_usd)} with init · " in found["sub"]
+            checked += 1
+    assert checked >= 5
 
 
 def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():

@@ -35,9 +35,12 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
                         "energy_per_sample, goodput)")
     p.add_argument("--fail-on-undecided", action="store_true",
-                   help="with --fail-on-regression: exit 1 also when a gated figure's ratio is worse than "
-                        "its threshold but its interval reaches both sides of 1 (undecided: too few runs "
-                        "or too much noise to tell), which the gate otherwise passes")
+                   help="with --fail-on-regression: exit 1 also where the gate cannot tell: a gated "
+                        "figure whose ratio is worse than its threshold but whose interval reaches both "
+                        "sides of 1 (undecided: too few runs or too much noise to tell), and one it could "
+                        "not judge at all (no interval, not compared because a side's run failed or was "
+                        "partial, measured on one side only, not comparable), which the gate otherwise "
+                        "passes as \"not checked\"")
     add_price_arguments(p)
     return p
 
@@ -96,7 +99,7 @@ def run(args) -> int:
         print(compare_report.text(*parts, colour=colour))
         if priced:
             print(costs.text(priced))
-    return 1 if gate.thresholds and gate.failed(regressions, gate.undecided(columns)) else 0
+    return 1 if gate.thresholds and gate.failed(regressions, gate.undecided(columns), unchecked) else 0
 
 
 def _valid_document(path: str) -> dict:

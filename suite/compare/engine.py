@@ -358,7 +358,8 @@ def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
 @dataclass
 class Gate:
     """``--fail-on-regression``: a threshold (fraction) per figure id; ``fail_on_undecided``
-    (``--fail-on-undecided``): an undecided figure (:meth:`undecided`) fails the gate too."""
+    (``--fail-on-undecided``): a gated figure the gate cannot tell fails it too, whether undecided
+    (:meth:`undecided`) or not judged at all (:meth:`unchecked`)."""
 
     thresholds: dict[str, float]
     fail_on_undecided: bool = False
@@ -415,9 +416,12 @@ class Gate:
                         found.append((col.file, pair.key, row))
         return found
 
-    def failed(self, regressions: Sequence, undecided: Sequence) -> bool:
-        """Whether the gate fails: a regression, or an undecided figure under ``fail_on_undecided``."""
-        return bool(regressions) or (self.fail_on_undecided and bool(undecided))
+    def failed(self, regressions: Sequence, undecided: Sequence, unchecked: Sequence) -> bool:
+        """Whether the gate fails: a regression; or, under ``fail_on_undecided``, a gated figure it
+        cannot tell: undecided (:meth:`undecided`) or not checked at all (:meth:`unchecked`: no
+        interval, not compared because a side's run failed or was partial, measured on one side
+        only, not comparable), none of which rules a regression out."""
+        return bool(regressions) or (self.fail_on_undecided and bool(undecided or unchecked))
 
     def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
@@ -427,8 +431,11 @@ class Gate:
                 if row.figure in self.thresholds and row.spread in (ACROSS_RUNS, ONE_RUN) and row.low is not None]
 
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
-        """Gated figures the gate could not judge: not comparable, not measured on a side, or
-        without an interval (a pair not comparable as a whole gives a None row)."""
+        """Gated figures the gate could not judge: not comparable, not measured on one side, not
+        compared (a side has no complete run), or without an interval (a pair not comparable as a
+        whole gives a None row). A figure measured on neither side (tokens/s of a workload without
+        tokens, the TTA score of a throughput workload) is not the gate's to judge and is not
+        listed. They pass the gate unless ``fail_on_undecided``."""
         out: list[tuple[str, str, Row | None]] = []
         for col in columns:
             for pair in col.pairs:

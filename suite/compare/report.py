@@ -292,7 +292,7 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
     heads = {col.file: ("NEW" if len(columns) == 1 else f"NEW {i}") for i, col in enumerate(columns, 1)}
     lines = []
     undecided = gate.undecided(columns)
-    outcome = "FAILED" if gate.failed(regressions, undecided) else "passed"
+    outcome = "FAILED" if gate.failed(regressions, undecided, unchecked) else "passed"
     if regressions:
         lines.append(f"{gate_text(gate)}: {outcome}")
         lines += [f"  {key} {row.label}: {ratio_text(row.ratio)} {interval_text(row)} in {heads[file]}"
@@ -308,7 +308,8 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
         lines.append("  judged without the spread between files (blind to machine noise between them): "
                      + "; ".join(f"{key} {row.label} ({row.spread})" for _, key, row in narrow))
     if unchecked:
-        lines.append("  not checked: " + "; ".join(
+        fails = " (--fail-on-undecided: the gate cannot tell them, so they fail it)" if gate.fail_on_undecided else ""
+        lines.append(f"  not checked{fails}: " + "; ".join(
             f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
             f"{key} ({NOT_COMPARABLE}, {heads[file]})" for file, key, row in unchecked))
     return lines
@@ -412,7 +413,7 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
     if gate is not None and gate.thresholds:
         out["gate"] = {
             "thresholds_pct": {f: 100 * p for f, p in gate.thresholds.items()},
-            "failed": gate.failed(regressions, gate.undecided(columns)),
+            "failed": gate.failed(regressions, gate.undecided(columns), unchecked),
             "fail_on_undecided": gate.fail_on_undecided,
             "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
                              "ci95": [row.low, row.high]} for file, key, row in regressions],

@@ -158,19 +158,22 @@ def _text(where: str, key: str, value) -> str:
 
 
 def check_price(where: str, value, minimum: float = MIN_PRICE_USD, maximum: float = MAX_PRICE_USD,
-                per: str = "accelerator-hour") -> float:
-    """A price per hour in USD: a finite number from ``minimum`` to ``maximum``."""
+                per: str = "accelerator-hour", said: str | None = None) -> float:
+    """A price per hour in USD: a finite number from ``minimum`` to ``maximum`` (per ``per``).
+    ``said``: how the refusal names the value, where it is not the price as given (a quoted
+    price over the units it covers)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _refuse(where, f"price {safe(value, 40)!r} is not a number")
     value = float(value)
     if math.isnan(value) or math.isinf(value):
         raise _refuse(where, f"price {value} is not a finite number")
+    said = said or f"price {value:g}"
     if value <= 0:
-        raise _refuse(where, f"price {value:g} must be above 0")
+        raise _refuse(where, f"{said} must be above 0")
     if value > maximum:
-        raise _refuse(where, f"price {value:g} is over {maximum:g} USD per {per}")
+        raise _refuse(where, f"{said} is over {maximum:g} USD per {per}")
     if value < minimum:
-        raise _refuse(where, f"price {value:g} is below {minimum:g} USD per {per}, the least a list price of "
+        raise _refuse(where, f"{said} is below {minimum:g} USD per {per}, the least a list price of "
                              "this kind is (a slip of the decimal point?)")
     return value
 
@@ -253,8 +256,11 @@ def _entry(where: str, raw) -> Entry:
     kind = raw.get("kind")
     if kind is not None and kind not in KINDS:
         raise _refuse(where, f"kind {safe(kind, 40)!r} is not one of: {', '.join(KINDS)}")
-    quoted = check_price(where, raw["price_usd_per_hour"], maximum=MAX_PRICE_USD * count)
-    check_price(where, quoted / count, minimum(cls), per=f"{cls.unit}-hour")
+    # a number above 0 as quoted; its bounds are the class's, per unit (a 1-vCPU CPU entry at $0.02
+    # is a vCPU's price, held to the vCPU's floor, not the accelerator's)
+    quoted = check_price(where, raw["price_usd_per_hour"], minimum=0.0, maximum=math.inf)
+    said = f"price {quoted:g}" + (f" for {count} {cls.unit}s ({quoted / count:g} per {cls.unit}-hour)" if count > 1 else "")
+    check_price(where, quoted / count, minimum(cls), per=f"{cls.unit}-hour", said=said)
     date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
     _dated_before_read(where, date, read)
     return Entry(cls=cls, provider=_text(where, "provider", raw["provider"]),

@@ -18,6 +18,9 @@ from suite.site.mlperf_charts import _figure, _frame
 from suite.site.mlperf_model import Row
 
 WORDS = "Costs are accelerator-hours × the on-demand list price of each accelerator's class, not what a submitter paid"
+ORDER = ("Costs, and so which result is cheapest, are the score's time only (MLPerf's score excludes init): the "
+         "cost with init, an estimate under each cost in the tables, can be many times it on the largest systems "
+         "and can order them differently")
 
 
 def _who(r: Row) -> str:
@@ -35,7 +38,8 @@ def _minutes(r: Row) -> float:
 
 
 def _tip(r: Row) -> str:
-    return f"{r.round}: {usd(r.cost_usd)} in {num(r.minutes)} min — {_who(r)}"
+    with_init = "" if r.cost_with_init_usd is None else f"; ≈{usd(r.cost_with_init_usd)} with init"
+    return f"{r.round}: {usd(r.cost_usd)} in {num(r.minutes)} min (score time only{with_init}) — {_who(r)}"
 
 
 def history(rounds: list[str], priced: dict[str, list[Row]], title: str,
@@ -69,7 +73,8 @@ def history(rounds: list[str], priced: dict[str, list[Row]], title: str,
                     f'<title>{escape("cheapest of " + _tip(p))}</title></circle>')
     caption = Markup(f"{escape(title)}. The line joins each round's cheapest priced result (anew where the quality "
                      f"target changed); faint points are the "
-                     f"round's other priced results. {escape(WORDS)}; hover a point for its system.")
+                     f"round's other priced results. {escape(WORDS)}; hover a point for its system. "
+                     f"{escape(ORDER)}.")
     return _figure(body, title, caption)
 
 
@@ -98,5 +103,5 @@ def pareto(rows: list[Row], front: list[Row], title: str) -> Markup | None:
                     f'<title>{escape("on the front: " + _tip(r))}</title></circle>')
     caption = Markup(f"{escape(title)}. Filled points: the Pareto front (no other result is both faster and "
                      f"cheaper), the staircase through them; faint points: the other priced results. "
-                     f"Down and to the left is cheaper and faster. {escape(WORDS)}.")
+                     f"Down and to the left is cheaper and faster. {escape(WORDS)}. {escape(ORDER)}.")
     return _figure(body, title, caption)

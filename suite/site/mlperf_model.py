@@ -163,6 +163,16 @@ class Row:
         return self.init_s / (self.init_s + self.time_s)
 
     @property
+    def cost_with_init_usd(self) -> float | None:
+        """An estimate of the cost with initialization: the cost (the score's time only: MLPerf's
+        score excludes init) ÷ (1 − the median run's init share); approximate, the score being an
+        olympic mean × RCP factor. None without a cost or an init share below 1."""
+        share = self.init_share
+        if self.cost_usd is None or share is None or not 0 <= share < 1:
+            return None
+        return self.cost_usd / (1 - share)
+
+    @property
     def eval_share(self) -> float | None:
         """Evaluation's share of the time to train, medians."""
         if self.eval_s is None or not self.time_s:

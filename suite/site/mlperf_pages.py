@@ -206,11 +206,17 @@ def _cost(r: Row, root: str) -> dict:
     if r.price is None or r.cost_usd is None:
         return cell("no price", href=f"{root}prices.html", sub=hours_text, cls="empty",
                     title=f"{r.family}: no price in the price table, never a guess")
-    share = r.init_share
-    with_init = f" · ≈{usd(r.cost_usd / (1 - share))} with init" if share is not None and 0 <= share < 1 else ""
-    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html", sub=hours_text + with_init, cls="cost",
+    with_init = _with_init(r)
+    return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html",
+                sub=" · ".join(filter(None, (hours_text, with_init))), cls="cost",
                 title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}; "
-                      f"{SCORE_TIME_ONLY}" + (f", {pct(share)} of the median run's wall time is init" if with_init else ""))
+                      f"{SCORE_TIME_ONLY}" + (f", {pct(r.init_share)} of the median run's wall time is init"
+                                              if with_init else ""))
+
+
+def _with_init(r: Row) -> str:
+    """The "≈ $X with init" under a cost (:attr:`Row.cost_with_init_usd`), or "" where there is none."""
+    return "" if r.cost_with_init_usd is None else f"≈{usd(r.cost_with_init_usd)} with init"
 
 
 def _accelerator(r: Row, root: str) -> dict:
@@ -321,6 +327,7 @@ def records(rows: list[Row]) -> pd.DataFrame:
         "accelerator_hours": r.accelerator_hours,
         "price_per_accelerator_hour_usd": r.price.usd_per_hour if r.price else None,
         "cost_usd": r.cost_usd,
+        "cost_with_init_usd_estimate": r.cost_with_init_usd,
         "price_source": f"{r.price.cls.name}: {r.price.source}" if r.price else "no price",
         "price_date": r.price.date if r.price else None,
         "energy_cost_usd": r.energy_cost_usd,
@@ -333,7 +340,7 @@ RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", 
                   "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
                   "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
                   "logs", "system_description", "source_not_verified", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
-                  "price_source", "price_date", "energy_cost_usd"]
+                  "cost_with_init_usd_estimate", "price_source", "price_date", "energy_cost_usd"]
 
 
 # ---------------------------------------------------------------- the pages
@@ -440,7 +447,9 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
                _header("results", "num", "systems submitted, all divisions")] + [
         _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
                 "best closed-division score (minutes)") for size in sizes] + [
-        _header("cheapest (USD)", "num", "the round's cheapest charted result to the target, any size: " + COST_TITLE)]
+        _header("cheapest (USD)", "num", "the round's cheapest charted result to the target, any size, cheapest by "
+                "the score's time only (MLPerf's score excludes init; with init, under it, another may be "
+                "cheapest): " + COST_TITLE)]
     closed = [r for r in rows if r.division == "closed"]
     render("mlperf_history.html", out / FOLDER / history_page(bench, available_only), root="../",
            title=f"MLPerf Training history · {bench}" + (" · available systems" if available_only else ""),
@@ -476,8 +485,8 @@ def _cheapest_cell(rows: list[Row], rnd: str, categories: tuple[str, ...] | None
     if not priced:
         return cell("no price", cls="empty", title="no charted result of this round has a priced accelerator class")
     r = min(priced, key=lambda r: r.cost_usd or 0.0)
-    found = _cost(r, "../")
-    found["sub"] = f"{num(r.minutes)} min · {r.family} × {r.count}"
+    found = _cost(r, "../")  # its sub: the accelerator-hours and the cost with init, kept
+    found["sub"] = " · ".join(filter(None, (found["sub"], f"{num(r.minutes)} min · {r.family} × {r.count}")))
     found["href"] = round_page(rnd, r.benchmark)
     return found
 
