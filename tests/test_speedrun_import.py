@@ -355,7 +355,7 @@ def test_a_crafted_promisor_checkout_runs_nothing_through_either_importer(checko
     published.listing.cache_clear()
     commit = _git(checkout, "rev-parse", "HEAD")
     assert published.listing(checkout, commit) == gitcheck.PARTIAL_CLONE
-    assert not gitcheck.is_ancestor(checkout / ".git", commit, commit)
+    assert not gitcheck.is_ancestor(checkout / ".git", "0" * 40, commit)
     env = gitcheck.environment()  # and git itself, asked despite that, may not fetch
     assert (env["GIT_ALLOW_PROTOCOL"], env["GIT_NO_LAZY_FETCH"], env["GIT_CONFIG_GLOBAL"]) == ("none", "1", os.devnull)
     assert not any("safe.directory" in option for option in gitcheck.OPTIONS)
@@ -364,6 +364,41 @@ def test_a_crafted_promisor_checkout_runs_nothing_through_either_importer(checko
     subprocess.run(["git", f"--git-dir={checkout / '.git'}", *gitcheck.OPTIONS, "ls-tree", "-r", commit],
                    env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
     assert not marker.exists()
+
+
+def test_a_forged_object_under_a_commits_tree_id_is_caught_by_either_importer(checkout: Path):
+    """git does not check what its object store holds: a checkout with a forged tree object under
+    a published commit's tree id made ``git ls-tree`` list forged blob ids, so forged logs "were"
+    that commit's. Every commit and tree object read is now hashed against its id first."""
+    import zlib
+
+    from suite.mlperf import published
+    from suite.record import gitcheck
+
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "published")
+    commit = _git(checkout, "rev-parse", "HEAD")
+    honest = gitcheck.ls_tree(checkout / ".git", commit)
+    folder = "records/track_1_short/2026-07-17_FP8/this_pr"
+    log = checkout / folder / "a.txt"
+    log.write_bytes(nanogpt_log(3.277, 40000))  # the forged log, and a tree listing it under the honest tree's id
+    forged_blob = _git(checkout, "hash-object", "-w", str(log.relative_to(checkout)))
+    tree_id = _git(checkout, "rev-parse", f"HEAD:{folder}")
+    entries = sorted((p.name, gitcheck.blob_id(p.read_bytes()) if p.name != "a.txt" else forged_blob)
+                     for p in (checkout / folder).iterdir())
+    body = b"".join(b"100644 %s\0%s" % (name.encode(), bytes.fromhex(blob)) for name, blob in entries)
+    loose = checkout / ".git" / "objects" / tree_id[:2] / tree_id[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"tree %d\0" % len(body) + body))
+    assert _git(checkout, "ls-tree", "-r", "HEAD", "--", f"{folder}/a.txt").split()[2] == forged_blob  # git believes it
+    said: list[str] = []
+    assert importer.build_documents(checkout, jobs=1, on_problem=said.append)[1]["commit"] is None
+    assert any("a forged object" in line for line in said)
+    published.listing.cache_clear()
+    assert published.listing(checkout, commit) == (f"git cannot list MLCommons' published commit {commit[:12]} in "
+                                                   "the checkout")
+    assert honest[f"{folder}/a.txt"] != forged_blob
 
 
 def test_tokens_per_step_from_the_two_plain_forms_and_not_otherwise():

@@ -1,18 +1,20 @@
 """Whether an imported tree is MLCommons' published round: its files against a pinned commit.
 
 MLCommons publishes each round as the git repository ``mlcommons/training_results_<round>``. A
-document says its source is verified (``source.verified``: the commit and how many files) only
-where the import read every file it took — the result logs, the system description and
-``scaling.json`` — from a git checkout holding the round's pinned commit (:data:`PINNED`), each
-file's git blob id equal to the one that commit lists at the same path, and the folder holds no
-result log that commit does not list. Anything else — a copy of the files without ``.git``, a
-changed log, another commit, a round given with ``--round`` that is not the tree's — is imported
-the same but not verified, and the pages say "source not verified"; nothing is claimed that was
-not checked. The blob ids are computed from the bytes read (:func:`suite.record.gitcheck.blob_id`); git is asked only
-for the commit's listing, through :mod:`suite.record.gitcheck` (one hardened environment for both
-importers: no transport, no lazy fetch, no hook, a partial clone refused), so a crafted checkout's
-configuration cannot make it fetch or run a command. That check is the importer's, when it
-imports: a stored document's ``verified`` is its word, which the site cannot check again.
+document says its source is verified (``source.verified``: the commit, how many files and how many
+power logs) only where the import read every file it took — the result logs, the system
+description, ``scaling.json`` and its counted runs' power logs — from a git checkout holding the
+round's pinned commit (:data:`PINNED`), each file's git blob id equal to the one that commit lists
+at the same path, and the folder holds the result logs (and the power logs) that commit lists.
+Anything else — a copy of the files without ``.git``, a changed log, another commit, a round given
+with ``--round`` that is not the tree's — is imported the same but not verified, and the pages say
+"source not verified". The blob ids are computed from the bytes read
+(:func:`suite.record.gitcheck.blob_id`); git is asked only for the commit's listing, through
+:mod:`suite.record.gitcheck` (one hardened environment for both importers: no transport, no lazy
+fetch, no hook, a partial clone refused; every commit and tree object hashed against its id before
+it is read), so a crafted checkout's configuration cannot make it fetch or run a command, nor its
+object store list forged files as published. That check is the importer's, when it imports: a
+stored document's ``verified`` is its word (self-reported), which the site cannot check again.
 """
 from __future__ import annotations
 

@@ -12,7 +12,9 @@ commit-graph (each could stand in for a commit's own parents), none of the calle
 variables, and git's ownership guard left on (no ``safe.directory`` override: a checkout owned by
 another user is not read). A checkout whose configuration makes it a partial clone or names a
 promisor remote is refused before any object is read. The blob ids are always computed from the
-bytes the importer read (:func:`blob_id`, :class:`BlobHasher`); git only lists what a commit holds.
+bytes the importer read (:func:`blob_id`, :class:`BlobHasher`); git only hands over the commit and
+tree objects, and each is hashed here against its id before it is believed (:func:`objects`: git
+itself does not check what its object store holds, and a checkout is anyone's).
 """
 from __future__ import annotations
 
@@ -97,10 +99,11 @@ OPTIONS = ("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}", "
            "--no-pager")
 
 
-def _run(gitdir: Path, *args: str) -> subprocess.CompletedProcess:
+def _run(gitdir: Path, *args: str, given: bytes | None = None) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(["git", f"--git-dir={gitdir}", *OPTIONS, *args], capture_output=True,
-                              env=environment(), stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S, check=False)
+                              env=environment(), input=given, stdin=subprocess.DEVNULL if given is None else None,
+                              timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitRefused(f"git could not be run: {type(exc).__name__}") from None
 
@@ -122,11 +125,12 @@ def _refuse_promisor(gitdir: Path) -> None:
             raise GitRefused(PARTIAL_CLONE)
 
 
-def git(gitdir: Path, *args: str) -> bytes:
+def git(gitdir: Path, *args: str, given: bytes | None = None) -> bytes:
     """The output of one read-only git command on ``gitdir`` (the checkout first checked by
-    :func:`_refuse_promisor`); :class:`GitRefused` with git's last line where it fails."""
+    :func:`_refuse_promisor`; ``given``: its standard input); :class:`GitRefused` with git's last
+    line where it fails."""
     _refuse_promisor(gitdir)
-    done = _run(gitdir, *args)
+    done = _run(gitdir, *args, given=given)
     if done.returncode:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitRefused(said[-1][:200] if said else f"git exit {done.returncode}")
@@ -143,28 +147,105 @@ def head(gitdir: Path) -> str:
     return commit
 
 
+def objects(gitdir: Path, ids: list[str], kind: str) -> dict[str, bytes]:
+    """id → content of each object of ``ids`` (``kind``: "commit" or "tree"), every one hashed
+    here and refused where its content is not that of its id: git trusts its object store and
+    does not check what it reads, so a checkout could hold a forged tree under a published
+    commit's tree id (``git ls-tree`` would list it). :class:`GitRefused` where an object is
+    missing, of another kind, or not its id's."""
+    found: dict[str, bytes] = {}
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return found
+    out = git(gitdir, "cat-file", "--batch", given="".join(f"{i}\n" for i in wanted).encode("ascii"))
+    at = 0
+    for oid in wanted:
+        end = out.find(b"\n", at)
+        header = out[at:end].split() if end >= 0 else []
+        if len(header) != 3 or header[0].decode("ascii", "replace") != oid or header[1] != kind.encode():
+            raise GitRefused(f"the checkout lacks {kind} {oid[:12]}, or holds another object under its id")
+        size = int(header[2])
+        data = out[end + 1:end + 1 + size]
+        at = end + 1 + size + 1
+        digest = hashlib.sha1(b"%s %d\0" % (kind.encode(), len(data)), usedforsecurity=False)
+        digest.update(data)
+        if len(data) != size or digest.hexdigest() != oid:
+            raise GitRefused(f"the checkout's {kind} {oid[:12]} is not the object of that id (a forged object)")
+        found[oid] = data
+    return found
+
+
+def _tree_entries(data: bytes) -> list[tuple[bytes, bytes, str]]:
+    """(mode, name, id) of each entry of a tree object's content."""
+    entries = []
+    at = 0
+    while at < len(data):
+        space = data.index(b" ", at)
+        nul = data.index(b"\0", space)
+        entries.append((data[at:space], data[space + 1:nul], data[nul + 1:nul + 21].hex()))
+        at = nul + 21
+    return entries
+
+
+def _wanted(path: str, paths: tuple[str, ...]) -> bool:
+    """Whether ``path`` is under one of ``paths``, or a folder above one (all when none)."""
+    return not paths or any(path == p or path.startswith(p + "/") or p.startswith(path + "/") for p in paths)
+
+
 def ls_tree(gitdir: Path, commit: str, paths: tuple[str, ...] = ()) -> dict[str, str]:
     """path → blob id of every file of ``commit`` (under ``paths`` where given: repository
-    paths); :class:`GitRefused` where git cannot list it (the commit not in the checkout)."""
+    paths), as ``git ls-tree -r`` lists them, but from objects each checked against its id here
+    (:func:`objects`): the commit, and every tree read from it; :class:`GitRefused` where one
+    cannot be read or is not its id's (the commit not in the checkout, a forged object)."""
     if not is_commit(commit):
         raise GitRefused("not a full commit id")
-    listed = git(gitdir, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths)
+    body = objects(gitdir, [commit], "commit")[commit]
+    first = body.split(b"\n", 1)[0].split()
+    if len(first) != 2 or first[0] != b"tree" or not is_commit(root := first[1].decode("ascii", "replace")):
+        raise GitRefused(f"commit {commit[:12]} names no tree")
     found: dict[str, str] = {}
-    for entry in listed.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] == b"blob" and is_commit(blob := parts[2].decode("ascii", "replace")):
-            found[name.decode("utf-8", "surrogateescape")] = blob
+    level = [("", root)]
+    while level:
+        trees = objects(gitdir, [oid for _, oid in level], "tree")
+        below = []
+        for prefix, oid in level:
+            for mode, raw_name, entry in _tree_entries(trees[oid]):
+                path = prefix + raw_name.decode("utf-8", "surrogateescape")
+                if not _wanted(path, paths):
+                    continue
+                if mode == b"40000":
+                    below.append((path + "/", entry))
+                elif mode != b"160000":  # a submodule's commit is no file of this one
+                    found[path] = entry
+        level = below
     return found
 
 
 def is_ancestor(gitdir: Path, commit: str, of: str) -> bool:
-    """Whether ``commit`` is ``of`` or one of its ancestors in the checkout (``git merge-base
-    --is-ancestor``); False where git cannot tell (``of`` not in the checkout)."""
+    """Whether ``commit`` is ``of`` or one of its ancestors in the checkout; False where git
+    cannot tell (``of`` not in the checkout). The history is read from commit objects each
+    checked against its id here (:func:`objects`), never from a commit-graph, graft or replace
+    ref that could stand in for them."""
     if not (is_commit(commit) and is_commit(of)):
         return False
+    if commit == of:
+        return True
     try:
-        _refuse_promisor(gitdir)
+        listed = git(gitdir, "rev-list", of, "--").decode("ascii", "replace").split()
+        bodies = objects(gitdir, [c for c in listed if is_commit(c)], "commit")
     except GitRefused:
         return False
-    return _run(gitdir, "merge-base", "--is-ancestor", commit, of).returncode == 0
+    seen, pending = {of}, [of]
+    while pending:
+        body = bodies.get(pending.pop())
+        if body is None:
+            continue
+        for line in body.split(b"\n\n", 1)[0].split(b"\n"):
+            if line.startswith(b"parent "):
+                parent = line[7:].decode("ascii", "replace")
+                if parent == commit:
+                    return True
+                if parent not in seen:
+                    seen.add(parent)
+                    pending.append(parent)
+    return False

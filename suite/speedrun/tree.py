@@ -158,7 +158,8 @@ class Provenance:
 
 def upstream_of(gitdir: Path, commit: str) -> str | None:
     """The pinned upstream commit (:data:`PINNED`) that ``commit`` is, or is an ancestor of in the
-    checkout (``git merge-base --is-ancestor`` under :mod:`suite.record.gitcheck`); None otherwise."""
+    checkout (:func:`suite.record.gitcheck.is_ancestor`: from commit objects checked against their
+    ids); None otherwise."""
     if commit in PINNED:
         return commit
     return next((pinned for pinned in PINNED if gitcheck.is_ancestor(gitdir, commit, pinned)), None)
