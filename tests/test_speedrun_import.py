@@ -399,6 +399,9 @@ def test_a_forged_object_under_a_commits_tree_id_is_caught_by_either_importer(ch
     assert published.listing(checkout, commit) == (f"git cannot list MLCommons' published commit {commit[:12]} in "
                                                    "the checkout")
     assert honest[f"{folder}/a.txt"] != forged_blob
+    for malformed in (b"100644 a", b"100644 a\0" + bytes(5), b"abc"):  # a local commit's own tree may be anything
+        with pytest.raises(gitcheck.GitRefused):
+            gitcheck._tree_entries(malformed)
 
 
 def test_tokens_per_step_from_the_two_plain_forms_and_not_otherwise():

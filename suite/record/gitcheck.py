@@ -162,7 +162,8 @@ def objects(gitdir: Path, ids: list[str], kind: str) -> dict[str, bytes]:
     for oid in wanted:
         end = out.find(b"\n", at)
         header = out[at:end].split() if end >= 0 else []
-        if len(header) != 3 or header[0].decode("ascii", "replace") != oid or header[1] != kind.encode():
+        if (len(header) != 3 or header[0].decode("ascii", "replace") != oid or header[1] != kind.encode()
+                or not header[2].isdigit()):
             raise GitRefused(f"the checkout lacks {kind} {oid[:12]}, or holds another object under its id")
         size = int(header[2])
         data = out[end + 1:end + 1 + size]
@@ -176,12 +177,14 @@ def objects(gitdir: Path, ids: list[str], kind: str) -> dict[str, bytes]:
 
 
 def _tree_entries(data: bytes) -> list[tuple[bytes, bytes, str]]:
-    """(mode, name, id) of each entry of a tree object's content."""
+    """(mode, name, id) of each entry of a tree object's content (:class:`GitRefused` for one
+    that is not a tree's)."""
     entries = []
     at = 0
     while at < len(data):
-        space = data.index(b" ", at)
-        nul = data.index(b"\0", space)
+        space, nul = data.find(b" ", at), data.find(b"\0", at)
+        if space < 0 or nul < space or nul + 21 > len(data):
+            raise GitRefused("a tree object of the checkout is not one git writes")
         entries.append((data[at:space], data[space + 1:nul], data[nul + 1:nul + 21].hex()))
         at = nul + 21
     return entries
