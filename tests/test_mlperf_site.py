@@ -581,6 +581,8 @@ def test_a_verified_source_is_said_to_be_the_importers_word_not_the_sites():
     assert f"source checked against MLCommons' commit {commit[:12]} by the importer when imported" in title
     assert "self-reported" in title and "cannot re-check logs it does not hold" in title
     assert "source not verified" not in (mlperf_pages._score(r)["sub"] or "")
+    line = mlperf_pages.records([r]).iloc[0]
+    assert line["source_checked_at_import_self_reported"] == commit and not line["power_logs_not_verified"]
     r.energy_kwh, r.power_unchecked = 1.0, True
     energy = mlperf_pages._energy(r)
     assert "power logs not verified" in energy["sub"] and "imported before goodbench checked them" in energy["title"]

@@ -338,6 +338,7 @@ def records(rows: list[Row]) -> pd.DataFrame:
         "goodput_median": r.goodput, "scaling_efficiency": r.scaling, "energy_kwh": r.energy_kwh,
         "quality_target": r.target, "quality_target_text": target_text(r.target, r.benchmark),
         "logs": r.source, "system_description": r.system_url, "source_not_verified": r.unverified,
+        "source_checked_at_import_self_reported": r.checked, "power_logs_not_verified": r.power_unchecked,
         "accelerator_hours": r.accelerator_hours,
         "price_per_accelerator_hour_usd": r.price.usd_per_hour if r.price else None,
         "cost_usd": r.cost_usd,
@@ -352,7 +353,8 @@ RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", 
                   "scored_at_round_only", "complete", "rank_in_division", "carried_over_from", "rcp_scaling_factor",
                   "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
                   "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
-                  "logs", "system_description", "source_not_verified", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
+                  "logs", "system_description", "source_not_verified", "source_checked_at_import_self_reported",
+                  "power_logs_not_verified", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
                   "price_source", "price_date", "energy_cost_usd"]
 
 
