@@ -685,3 +685,53 @@ def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_no
     monkeypatch.setitem(published.PINNED, "v5.1", "0" * 40)  # another commit than the checkout holds
     row = importer.run_import([root], tmp_path / "d", jobs=1).rows[0]
     assert row["source_not_verified"] == "git cannot list MLCommons' published commit 000000000000 in the checkout"
+
+
+def test_the_power_logs_read_are_checked_against_the_pinned_commit_too(tmp_path, monkeypatch):
+    """Review 14 (#4): ``source.verified`` left out the power logs, which give ``energy_j`` and the
+    energy cost. Each power log read is now blob-checked like a result log, a run's power logs must
+    be those the commit lists, and ``verified.power_logs`` says how many were checked."""
+    from suite.mlperf import published
+
+    if shutil.which("git") is None:
+        pytest.skip("no git on this machine")
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    run = _read(bench / "result_0.txt")
+    t0 = next(json.loads(line.split(":::MLLOG ", 1)[1])["time_ms"] for line in _amd().splitlines()
+              if '"run_start"' in line)
+    span = run["time_to_train_s"] * 1000
+
+    def ev(t, key, value=None):
+        return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME",
+                                         "key": key, "value": value, "metadata": {"file": "p.py", "lineno": 1}})
+    power_log = "\n".join([ev(t0, "power_measurement_start"), ev(t0 + span, "power_reading", 1000.0),
+                           ev(t0 + span, "power_measurement_stop")]) + "\n"
+    for i in range(3):
+        (bench / "power" / f"result_{i}").mkdir(parents=True)
+        (bench / "power" / f"result_{i}" / "node_0.txt").write_text(power_log)
+    root = tmp_path / "t" / "v5.1"
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "published"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setitem(published.PINNED, "v5.1", commit)
+    published.listing.cache_clear()
+
+    def imported(name: str) -> dict:
+        return documents.read(importer.run_import([root], tmp_path / name, jobs=1).rows[0]["document"])["source"]
+    source = imported("a")
+    counted = 3
+    assert source["verified"] == {"commit": commit, "files": 4, "power_logs": counted}
+    node = bench / "power" / "result_1" / "node_0.txt"
+    node.write_text(power_log.replace("1000.0", "10.0"))  # a changed power log: another energy
+    assert imported("b")["not_verified"].endswith(f"power/result_1/node_0.txt is not the file MLCommons published "
+                                                  f"at {commit[:12]}")
+    node.write_text(power_log)
+    (bench / "power" / "result_1" / "node_1.txt").write_text(power_log)  # a power log the commit does not list
+    assert imported("c")["not_verified"].startswith("the power logs of ")
+    (bench / "power" / "result_1" / "node_1.txt").unlink()
+    node.unlink()  # a power log of the commit the copy lacks: the run's energy would be "not measured"
+    assert imported("d")["not_verified"].startswith("the power logs of ")
+    shutil.rmtree(bench / "power")  # no power folder: the score is computed another way
+    assert imported("e")["not_verified"].endswith(f"power is absent from what MLCommons published at {commit[:12]}")

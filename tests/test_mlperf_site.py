@@ -558,5 +558,34 @@ def test_a_tree_not_checked_against_mlcommons_published_round_says_source_not_ve
     assert "source not verified" in page and "given by --round" in (site / "mlperf" / mlperf_pages.round_page(
         "v5.0", "llama2_70b_lora")).read_text(encoding="utf-8")
     assert "source not verified" in _text(site / "mlperf.html")  # the index's best-of cell too
+    # review 14 #13: --round's reason is both source.not_verified and source.round_note: said once
+    assert mlperf_model.row(doc).unverified == "round v5.0 given by --round; the tree's path says v5.1"
+    assert mlperf_pages.CHECKED in _text(site / "mlperf.html")  # every page: the importer's word
     plain = importer.run_import([tree], tmp_path / "plain", jobs=1).rows[0]
     assert plain["source_not_verified"] == "the tree is not a git checkout"
+
+
+def test_a_verified_source_is_said_to_be_the_importers_word_not_the_sites():
+    """Review 14 (#3): the site showed a stored ``source.verified`` as checked, with no mark, though
+    it holds no log to check it and anyone can edit the document. The score's tooltip now says the
+    importer checked it when it imported and the document is its word (self-reported); an energy
+    whose power logs the importer did not check (imported before it did, #4) says so."""
+    stored = sorted((Path(__file__).resolve().parent.parent / "results" / "mlperf").glob("*.json"))
+    if not stored:
+        pytest.skip("no imported documents under results/mlperf")
+    doc = documents.read(stored[0])
+    commit = doc["source"]["verified"]["commit"]
+    r = mlperf_model.row(doc)
+    assert (r.unverified, r.checked) == (None, commit)
+    title = mlperf_pages._score(r)["title"]
+    assert f"source checked against MLCommons' commit {commit[:12]} by the importer when imported" in title
+    assert "self-reported" in title and "cannot re-check logs it does not hold" in title
+    assert "source not verified" not in (mlperf_pages._score(r)["sub"] or "")
+    line = mlperf_pages.records([r]).iloc[0]
+    assert line["source_checked_at_import_self_reported"] == commit and not line["power_logs_not_verified"]
+    r.energy_kwh, r.power_unchecked = 1.0, True
+    energy = mlperf_pages._energy(r)
+    assert "power logs not verified" in energy["sub"] and "imported before goodbench checked them" in energy["title"]
+    doc["source"]["verified"]["power_logs"] = 3
+    doc["score"]["energy_j"] = 3.6e6
+    assert not mlperf_model.row(doc).power_unchecked or mlperf_model.row(doc).energy_kwh is None

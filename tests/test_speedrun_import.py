@@ -237,7 +237,7 @@ def test_documents_loader_refuses_links_and_other_formats(tmp_path: Path, checko
     docs, bad = documents.load_all(tmp_path)
     assert [d["track"] for d in docs] == [1, 2]
     reasons = dict(bad)
-    assert "symbolic link" in reasons["track_9.json"] and "format 1" in reasons["track_8.json"]
+    assert "symbolic link" in reasons["track_9.json"] and f"format {documents.FORMAT}" in reasons["track_8.json"]
 
 
 @pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
@@ -274,7 +274,10 @@ def test_the_commit_is_recorded_only_for_files_verified_against_a_git_checkout(c
     _git(checkout, "add", "-A")
     _git(checkout, "commit", "-q", "-m", "history")
     head = _git(checkout, "rev-parse", "HEAD")
-    assert importer.build_documents(checkout, jobs=1)[1]["commit"] == head
+    said.clear()
+    docs = importer.build_documents(checkout, jobs=1, on_problem=said.append)
+    assert (docs[1]["commit"], docs[1]["upstream"]) == (head, None)  # a local commit: not upstream's (review 14 #2)
+    assert any("not known to be upstream's" in line for line in said)
     log = checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr" / "a.txt"
     log.write_bytes(nanogpt_log(3.277, 60000))  # edited after the commit
     said.clear()
@@ -289,6 +292,116 @@ def test_the_commit_is_recorded_only_for_files_verified_against_a_git_checkout(c
     docs = importer.build_documents(checkout, jobs=1)
     assert docs[1]["commit"] == head and any("a.txt: in commit" in line and "absent from the checkout" in line
                                              for line in docs[1]["problems"])
+
+
+def test_a_claimed_time_with_a_thousands_separator_is_read_whole():
+    """Review 14 (#10): "1,234.5 seconds" was read as 234.5 s (the tail after the comma)."""
+    assert readme.claimed_seconds("1,234.5 seconds") == 1234.5
+    assert readme.claimed_seconds("12,345 s") == 12345.0
+    assert readme.claimed_seconds("1,2345 seconds") is None and readme.claimed_seconds("1,23 minutes") is None
+    assert readme.claimed_seconds("3.28 minutes") == 196.8
+
+
+def test_a_commit_is_upstreams_only_where_it_is_pinned_or_an_ancestor_of_a_pinned_one(checkout: Path, monkeypatch):
+    """Review 14 (#2): a ``git init`` of forged logs gave a commit, and the page said "imported from
+    KellerJordan/modded-nanogpt at X". A commit is upstream's now only where it is one of
+    :data:`tree.PINNED` or, in the checkout, an ancestor of one (``git merge-base --is-ancestor``)."""
+    assert "f411b3d346aa52d3504324ca93c230fd84c6c07f" in tree.PINNED
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "first")
+    first = _git(checkout, "rev-parse", "HEAD")
+    assert importer.build_documents(checkout, jobs=1)[1]["upstream"] is None
+    monkeypatch.setattr(tree, "PINNED", (first,))
+    doc = importer.build_documents(checkout, jobs=1)[1]
+    assert (doc["commit"], doc["upstream"]) == (first, first)
+    (checkout / "NOTES").write_text("later\n")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "second")
+    second = _git(checkout, "rev-parse", "HEAD")
+    assert importer.build_documents(checkout, jobs=1)[1]["upstream"] is None  # a descendant is not upstream's
+    monkeypatch.setattr(tree, "PINNED", ("0" * 40, second))
+    _git(checkout, "checkout", "-q", first)
+    doc = importer.build_documents(checkout, jobs=1)[1]
+    assert (doc["commit"], doc["upstream"]) == (first, second)  # an ancestor of a pinned commit
+
+
+def _promisor_checkout(root: Path, marker: Path) -> None:
+    """Review 14 (#1): a checkout made a partial clone whose promisor remote is a command, with
+    a tree object deleted: a git that lists the commit fetches it, which runs the command."""
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "x")
+    tree_id = _git(root, "rev-parse", "HEAD:records")
+    (root / ".git" / "objects" / tree_id[:2] / tree_id[2:]).unlink()
+    for key, value in (("extensions.partialClone", "origin"), ("remote.origin.promisor", "true"),
+                       ("remote.origin.url", f"ext::sh -c touch% {marker}"), ("protocol.ext.allow", "always"),
+                       ("core.repositoryformatversion", "1")):
+        _git(root, "config", key, value)
+
+
+def test_a_crafted_promisor_checkout_runs_nothing_through_either_importer(checkout: Path, tmp_path: Path):
+    """Review 14 (#1, #7): the speedrun importer's git ran a command named in a crafted checkout's
+    configuration. Both importers now ask git through :mod:`suite.record.gitcheck` only: no
+    transport, no lazy fetch, and a partial clone refused before any object is read."""
+    from suite.mlperf import published
+    from suite.record import gitcheck
+
+    marker = tmp_path / "pwned"
+    _promisor_checkout(checkout, marker)
+    said: list[str] = []
+    doc = importer.build_documents(checkout, jobs=1, on_problem=said.append)[1]
+    assert doc["commit"] is None and any("partial clone" in line for line in said)
+    published.listing.cache_clear()
+    commit = _git(checkout, "rev-parse", "HEAD")
+    assert published.listing(checkout, commit) == gitcheck.PARTIAL_CLONE
+    assert not gitcheck.is_ancestor(checkout / ".git", "0" * 40, commit)
+    env = gitcheck.environment()  # and git itself, asked despite that, may not fetch
+    assert (env["GIT_ALLOW_PROTOCOL"], env["GIT_NO_LAZY_FETCH"], env["GIT_CONFIG_GLOBAL"]) == ("none", "1", os.devnull)
+    assert not any("safe.directory" in option for option in gitcheck.OPTIONS)
+    import subprocess
+
+    subprocess.run(["git", f"--git-dir={checkout / '.git'}", *gitcheck.OPTIONS, "ls-tree", "-r", commit],
+                   env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
+    assert not marker.exists()
+
+
+def test_a_forged_object_under_a_commits_tree_id_is_caught_by_either_importer(checkout: Path):
+    """git does not check what its object store holds: a checkout with a forged tree object under
+    a published commit's tree id made ``git ls-tree`` list forged blob ids, so forged logs "were"
+    that commit's. Every commit and tree object read is now hashed against its id first."""
+    import zlib
+
+    from suite.mlperf import published
+    from suite.record import gitcheck
+
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "published")
+    commit = _git(checkout, "rev-parse", "HEAD")
+    honest = gitcheck.ls_tree(checkout / ".git", commit)
+    folder = "records/track_1_short/2026-07-17_FP8/this_pr"
+    log = checkout / folder / "a.txt"
+    log.write_bytes(nanogpt_log(3.277, 40000))  # the forged log, and a tree listing it under the honest tree's id
+    forged_blob = _git(checkout, "hash-object", "-w", str(log.relative_to(checkout)))
+    tree_id = _git(checkout, "rev-parse", f"HEAD:{folder}")
+    entries = sorted((p.name, gitcheck.blob_id(p.read_bytes()) if p.name != "a.txt" else forged_blob)
+                     for p in (checkout / folder).iterdir())
+    body = b"".join(b"100644 %s\0%s" % (name.encode(), bytes.fromhex(blob)) for name, blob in entries)
+    loose = checkout / ".git" / "objects" / tree_id[:2] / tree_id[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"tree %d\0" % len(body) + body))
+    assert _git(checkout, "ls-tree", "-r", "HEAD", "--", f"{folder}/a.txt").split()[2] == forged_blob  # git believes it
+    said: list[str] = []
+    assert importer.build_documents(checkout, jobs=1, on_problem=said.append)[1]["commit"] is None
+    assert any("a forged object" in line for line in said)
+    published.listing.cache_clear()
+    assert published.listing(checkout, commit) == (f"git cannot list MLCommons' published commit {commit[:12]} in "
+                                                   "the checkout")
+    assert honest[f"{folder}/a.txt"] != forged_blob
+    for malformed in (b"100644 a", b"100644 a\0" + bytes(5), b"abc"):  # a local commit's own tree may be anything
+        with pytest.raises(gitcheck.GitRefused):
+            gitcheck._tree_entries(malformed)
 
 
 def test_tokens_per_step_from_the_two_plain_forms_and_not_otherwise():
@@ -530,13 +643,23 @@ def test_a_folder_that_is_no_checkout_is_refused_and_nothing_written(checkout: P
     assert {p.name: p.read_bytes() for p in (results / "speedrun").iterdir()} == before
 
 
-def test_cells_split_on_any_pipe_but_an_escaped_one_or_one_in_a_link():
+def test_cells_split_on_every_pipe_but_an_escaped_one_as_github_does():
     """Trial 14 (F14): cells were split on " | " only; record 45 of the real README
-    (``…init| 11/18/25 | [log](…)``) read as "no log". Any ``|`` splits now, with or without spaces."""
+    (``…init| 11/18/25 | [log](…)``) read as "no log". Any ``|`` splits now, with or without spaces.
+    Review 14 (#9): a pipe inside a link, or after an unclosed ``[``, splits too, as GitHub's table
+    parser splits a row before it reads any link: an honest row is never dropped for a bracket."""
     assert readme.cells("| # | Record time |") == ["#", "Record time"]
     assert readme.cells("45 | 2.248 minutes | init| 11/18/25 |[log](records/a.txt)|@c") == [
         "45", "2.248 minutes", "init", "11/18/25", "[log](records/a.txt)", "@c"]
-    assert readme.cells(r"1 | a \| b | [x|y](records/a|b.txt) | d") == ["1", "a | b", "[x|y](records/a|b.txt)", "d"]
+    assert readme.cells(r"1 | a \| b | [x\|y](records/a.txt) | d") == ["1", "a | b", "[x|y](records/a.txt)", "d"]
+    assert readme.cells("1 | a | [x|y](records/a.txt) | d") == ["1", "a", "[x", "y](records/a.txt)", "d"]
+    assert readme.cells("| 5 | 3.28 minutes | foo [bar | 10/10/24 | [log](x) | me |") == [
+        "5", "3.28 minutes", "foo [bar", "10/10/24", "[log](x)", "me"]
+    unclosed = README.replace("| Gone |", "| Gone [see |")
+    problems: list[str] = []
+    t1, _ = readme.record_tables(unclosed, problems)
+    assert [r["record"] for r in t1] == [1, 2, 3, 4, 5] and problems == []
+    assert t1[3]["date"] == "2026-07-18" and t1[3]["log_link"] == "records/track_1_short/renamed/x.txt"
     text = README.replace("MLP down projection in FP8 | 07/17/26 |", "MLP down projection in FP8| 07/17/26|")
     problems: list[str] = []
     t1, _ = readme.record_tables(text + "", problems)

@@ -286,6 +286,8 @@ EDITS = {
     "measured_s not its runs'": _edit(["records", 2, "measured_s"], 1.0),
     "claimed_s moved with it": lambda doc: doc["records"][2].update(claimed_s=1.0, measured_over_claimed=79.5),
     "a flag removed": _edit(["records", 2, "flags"], []),
+    "an upstream not pinned": _edit(["upstream"], "1" * 40),
+    "an upstream without a commit": _edit(["upstream"], "f411b3d346aa52d3504324ca93c230fd84c6c07f"),
 }
 
 
@@ -364,3 +366,53 @@ def test_forged_runs_are_flagged_on_the_pages_and_in_runs_csv(checkout: Path, tm
     cost = [r for r in csv.DictReader((out / "speedrun" / "costs.csv").read_text().splitlines())
             if r["record"] == "6"][0]
     assert cost["cost_usd"] == "" and "implausible" in cost["price_source"]
+
+
+def test_a_claimed_s_edited_with_every_figure_it_moves_is_still_refused(checkout: Path, tmp_path: Path):  # noqa: F811
+    """Review 14 (#11): a stored document could set ``claimed_s`` to its measured time, with the
+    figures and flags that gives, and the "slower than claimed" flag was gone while the page still
+    showed the README's claim. ``claimed_s`` is derived again from ``claimed`` on load."""
+    from suite.speedrun import documents, plausible, records
+
+    doc = _stored(checkout, tmp_path / "results")
+    rec = doc["records"][2]
+    assert rec["claimed"] == "1.23 minutes" and any("slower than claimed" in f for f in rec["flags"])
+    runs = {r["log"]: r for r in doc["runs"]}
+    chosen = [runs[p] for p in rec["run_logs"]]
+    copied = plausible.copies([(r["record"], [runs[p] for p in r["run_logs"]]) for r in doc["records"]])
+    found, flags = records.figures(1, rec["measured_s"], chosen, runs.get(rec["log_link"]), copied)
+    rec.update({k: found[k] for k in records.FIGURES}, claimed_s=rec["measured_s"],
+               flags=[f for f in rec["flags"] if "claimed" not in f])
+    assert not any("claimed" in f for f in flags)
+    assert documents.check(json.loads(json.dumps(doc)), "track_1.json") == (
+        "record 3's claimed_s (79.5) is not what its claim '1.23 minutes' states: import the checkout again")
+
+
+def _pages_of(checkout: Path, tmp_path: Path, **fields: Any) -> tuple[str, str]:  # noqa: F811
+    results, out = tmp_path / "results", tmp_path / "site"
+    doc = _stored(checkout, results)
+    doc.update(fields)
+    (results / "speedrun" / "track_1.json").write_text(json.dumps(doc))
+    _write(results, out)
+    return (out / "speedrun" / "track-1.html").read_text(), (out / "speedrun" / "track-1" / "3.html").read_text()
+
+
+def test_the_pages_say_a_local_commit_is_not_upstreams_and_a_checked_one_is_the_importers_word(
+        checkout: Path, tmp_path: Path):  # noqa: F811
+    """Review 14 (#2, #3): the pages said "imported from KellerJordan/modded-nanogpt at X (every
+    file read is that commit's, checked by its git blob id)" for any local commit, and as if the
+    site had checked it. A local commit is said to be one, with no link to KellerJordan's tree;
+    an upstream one is linked, and the check is said to be the importer's, self-reported."""
+    local = "2" * 40
+    track, record = _pages_of(checkout, tmp_path / "a", commit=local, upstream=None)
+    for page in (track, record):
+        assert f"at local commit {local[:7]} (not known to be upstream&#39;s)" in page
+        assert "modded-nanogpt/tree/" not in page and f"blob/{local}" not in page
+        assert "self-reported" in page and "every file read is that commit" not in page
+    pinned = "f411b3d346aa52d3504324ca93c230fd84c6c07f"
+    track, record = _pages_of(checkout, tmp_path / "b", commit=pinned, upstream=pinned)
+    for page in (track, record):
+        assert f'href="https://github.com/KellerJordan/modded-nanogpt/tree/{pinned}"' in page
+        assert "by the importer when imported; self-reported" in page
+        assert "this site cannot re-check them" in page
+    assert f"blob/{pinned}/records/" in record

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from suite.mlperf import division, documents, files, ingest, power, published, scoring, systems, tree
 from suite.mlperf.tree import Group, parse_round  # noqa: F401  # the command's round check
+from suite.record import gitcheck
 from suite.record.text import github_address
 
 PARALLEL_FROM = 8  # result files: below this, reading them here beats starting workers
@@ -222,16 +223,22 @@ def _without_absent(score: dict, group: Group, runs: int) -> dict:
 
 def _provenance(group: Group, runs: list[dict], desc_raw: bytes, scaling_raw: bytes | None) -> dict | str:
     """:func:`suite.mlperf.published.verify` of the files a document is built from: its result
-    logs read, its system description and scaling.json, against the round's pinned commit."""
+    logs read, its system description, scaling.json and its counted runs' power logs, against the
+    round's pinned commit."""
     if group.round_note:
         return group.round_note
-    read: dict[str, str | None] = {group.rel(group.description): published.blob_id(desc_raw)}
+    read: dict[str, str | None] = {group.rel(group.description): gitcheck.blob_id(desc_raw)}
     if scaling_raw is not None:
-        read[group.rel(group.folder / "scaling.json")] = published.blob_id(scaling_raw)
+        read[group.rel(group.folder / "scaling.json")] = gitcheck.blob_id(scaling_raw)
+    found = published.Power(power.has_power(group.folder))
     for r in runs:
         if not r.get("absent"):
             read[group.rel(group.folder / r["file"])] = r.get("git_blob")
-    return published.verify(group.round, group.root, read, {r["file"] for r in runs}, group.rel(group.folder))
+        if "power_logs" in r:  # a counted run of a folder with power logs: its energy was computed
+            found.runs.add(group.rel(group.folder / "power" / power.result_name(r["file"])))
+            found.logs.update({group.rel(group.folder / rel): blob for rel, blob in r["power_logs"].items()})
+    return published.verify(group.round, group.root, read, {r["file"] for r in runs}, group.rel(group.folder),
+                            power=found)
 
 
 def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) -> dict:

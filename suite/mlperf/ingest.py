@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from suite.mlperf import files, later_rules, logs, power, published, scoring, units
+from suite.mlperf import files, later_rules, logs, power, scoring, units
+from suite.record import gitcheck
 
 USAGE = "training"
 # Longest plausible run, first init_start to run_stop: a published run takes minutes to days; a
@@ -206,7 +207,7 @@ def read_run(task: RunTask) -> dict:
         raw, declared = files.open_regular(task.path, files.MAX_LOG_BYTES)
     except files.Unreadable as exc:
         return failure(str(exc))
-    blob = published.BlobHasher(declared)
+    blob = gitcheck.BlobHasher(declared)
     hashing = files.HashingReader(raw, files.MAX_LOG_BYTES, blob)
     try:
         with io.TextIOWrapper(io.BufferedReader(hashing), encoding="latin-1", newline=None) as handle:
@@ -316,6 +317,7 @@ def read_loglines(loglines: list, failed: list, task: RunTask) -> dict:
     if counted and power.has_power(os.path.dirname(task.path)):
         energy = power.run_energy(task.path, span, task.ruleset)  # type: ignore[arg-type]
         run["energy_j"] = energy["value"]
+        run["power_logs"] = energy["power_logs"]  # checked against MLCommons' commit (importer), never stored
         if energy["value"] is None:
             run["energy_note"] = energy["status"]
     return run

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from suite.mlperf import files, logs
+from suite.record import gitcheck
 
 MAX_POWER_BYTES = 16 * 2 ** 20  # one node's power log (the largest published: 0.3 MB)
 _KEYS = {"power_measurement_start", "power_reading", "power_measurement_stop", "conversion_eff",
@@ -46,13 +47,20 @@ def _logs(folder: Path, pattern: str) -> list[Path]:
     return [folder / n for n in sorted(names)]
 
 
-def _events(path: Path, ruleset: str) -> list[tuple[float, str, object]]:
+def _events(path: Path, ruleset: str, blobs: dict[str, str | None], name: str) -> list[tuple[float, str, object]]:
     """(timestamp, key, value) of the power keys in one log, in file order; lines MLCommons'
-    parser refuses are left out, as result_summarizer leaves them out."""
-    raw, _ = files.open_regular(path, MAX_POWER_BYTES)
-    with io.TextIOWrapper(io.BufferedReader(raw), encoding="latin-1", newline=None) as handle:
-        return [(ll.timestamp, ll.key, ll.value.get("value") if isinstance(ll.value, dict) else None)
-                for ll in logs.stream(handle, ruleset, None, _KEYS)]
+    parser refuses are left out, as result_summarizer leaves them out. The log's git blob id,
+    computed from the bytes read, goes to ``blobs[name]`` (None until it is read to its end)."""
+    blobs[name] = None
+    raw, declared = files.open_regular(path, MAX_POWER_BYTES)
+    blob = gitcheck.BlobHasher(declared)
+    with io.TextIOWrapper(io.BufferedReader(files.HashingReader(raw, MAX_POWER_BYTES, blob)), encoding="latin-1",
+                          newline=None) as handle:
+        found = [(ll.timestamp, ll.key, ll.value.get("value") if isinstance(ll.value, dict) else None)
+                 for ll in logs.stream(handle, ruleset, None, _KEYS)]
+        handle.read()  # the rest (nothing after the last line) for the blob id
+    blobs[name] = blob.hexdigest()
+    return found
 
 
 def _node(events: list[tuple[float, str, object]], time_to_train_ms: float, name: str) -> float:
@@ -105,26 +113,39 @@ def _switch(events: list[tuple[float, str, object]], time_to_train_ms: float, na
     return efficiency * total * time_to_train_ms / 1000  # type: ignore[operator]
 
 
+def result_name(result_file: str) -> str:
+    """result_summarizer's result name of a result log (``result_0.txt`` → ``result_0``): its
+    power logs are under ``power/<result name>/``."""
+    return os.path.basename(result_file).split(".")[0]
+
+
 def run_energy(result_file: str, time_to_train_ms: float, ruleset: str) -> dict:
-    """``{"value": joules or None, "status": one line}`` for the run logged in ``result_file``
-    of a benchmark folder that has a ``power`` folder."""
+    """``{"value": joules or None, "status": one line, "power_logs": {path: git blob id}}`` for the
+    run logged in ``result_file`` of a benchmark folder that has a ``power`` folder; ``power_logs``
+    names every power log of the run found (``power/<result name>/…``), its blob id where it was
+    read to its end, else None (what the import checks against MLCommons' commit)."""
     folder = Path(result_file).parent
-    name = os.path.basename(result_file).split(".")[0]  # result_summarizer's result name
+    name = result_name(result_file)
     power = folder / "power" / name
     nodes, switches = _logs(power, "node_*.txt"), _logs(power, "sw_*.txt")
+    # every power log of the run found (path under the benchmark folder) → its git blob id where read
+    blobs: dict[str, str | None] = {f"power/{name}/{path.name}": None for path in nodes + switches}
     if not nodes:
         return {"value": None, "status": f"not measured: no power/{name}/node_*.txt for this run "
-                                         "(result_summarizer stops on an AssertionError there)"}
+                                         "(result_summarizer stops on an AssertionError there)", "power_logs": blobs}
     total = 0.0
     try:
         for path in nodes:
-            total += _node(_events(path, ruleset), time_to_train_ms, f"power/{name}/{path.name}")
+            where = f"power/{name}/{path.name}"
+            total += _node(_events(path, ruleset, blobs, where), time_to_train_ms, where)
         for path in switches:
-            total += _switch(_events(path, ruleset), time_to_train_ms, f"power/{name}/{path.name}")
+            where = f"power/{name}/{path.name}"
+            total += _switch(_events(path, ruleset, blobs, where), time_to_train_ms, where)
     except NotMeasured as exc:
-        return {"value": None, "status": logs.one_line(f"not measured: {exc}")}
+        return {"value": None, "status": logs.one_line(f"not measured: {exc}"), "power_logs": blobs}
     except files.Unreadable as exc:
-        return {"value": None, "status": logs.one_line(f"not measured: a power log: {exc}")}
+        return {"value": None, "status": logs.one_line(f"not measured: a power log: {exc}"), "power_logs": blobs}
     if not math.isfinite(total) or total < 0:
-        return {"value": None, "status": "not measured: the power logs give no finite, non-negative energy"}
-    return {"value": total, "status": "measured: result_summarizer's power score of this run (J)"}
+        return {"value": None, "status": "not measured: the power logs give no finite, non-negative energy",
+                "power_logs": blobs}
+    return {"value": total, "status": "measured: result_summarizer's power score of this run (J)", "power_logs": blobs}

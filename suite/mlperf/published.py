@@ -1,27 +1,30 @@
 """Whether an imported tree is MLCommons' published round: its files against a pinned commit.
 
 MLCommons publishes each round as the git repository ``mlcommons/training_results_<round>``. A
-document says its source is verified (``source.verified``: the commit and how many files) only
-where the import read every file it took — the result logs, the system description and
-``scaling.json`` — from a git checkout holding the round's pinned commit (:data:`PINNED`), each
-file's git blob id equal to the one that commit lists at the same path, and the folder holds no
-result log that commit does not list. Anything else — a copy of the files without ``.git``, a
-changed log, another commit, a round given with ``--round`` that is not the tree's — is imported
-the same but not verified, and the pages say "source not verified"; nothing is claimed that was
-not checked. The blob ids are computed from the bytes read (:func:`blob_id`); git is asked only
-for the commit's listing (``ls-tree`` runs no hook or filter), with no transport allowed, so a
-crafted checkout's configuration cannot make it fetch or run a command.
+document says its source is verified (``source.verified``: the commit, how many files and how many
+power logs) only where the import read every file it took — the result logs, the system
+description, ``scaling.json`` and its counted runs' power logs — from a git checkout holding the
+round's pinned commit (:data:`PINNED`), each file's git blob id equal to the one that commit lists
+at the same path, and the folder holds the result logs (and the power logs) that commit lists.
+Anything else — a copy of the files without ``.git``, a changed log, another commit, a round given
+with ``--round`` that is not the tree's — is imported the same but not verified, and the pages say
+"source not verified". The blob ids are computed from the bytes read
+(:func:`suite.record.gitcheck.blob_id`); git is asked only for the commit's listing, through
+:mod:`suite.record.gitcheck` (one hardened environment for both importers: no transport, no lazy
+fetch, no hook, a partial clone refused; every commit and tree object hashed against its id before
+it is read), so a crafted checkout's configuration cannot make it fetch or run a command, nor its
+object store list forged files as published. That check is the importer's, when it imports: a
+stored document's ``verified`` is its word (self-reported), which the site cannot check again.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import subprocess
+import fnmatch
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from suite.mlperf.tree import is_result
+from suite.record import gitcheck
 
 # The commit of mlcommons/training_results_<round> each round is checked against: the head of
 # each repository when its documents under results/mlperf were last imported (2026-11-30).
@@ -39,78 +42,61 @@ PINNED = {
     "v5.0": "0fdc28f013256aea84fa36fdaf1e0fa46094b18c",
     "v5.1": "441d65f4445cd59687466533fd9f55399136e7a4",
 }
-_LINE = re.compile(r"^[0-7]{6} blob ([0-9a-f]{40})\t(.+)$")
-MAX_LISTING_BYTES = 64 * 2 ** 20  # the largest round's listing (v2.1: 65,000 files) is about 8 MB
-GIT_TIMEOUT_S = 120
-
-
-def blob_id(data: bytes) -> str:
-    """git's id of a file's bytes (``git hash-object``)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-class BlobHasher:
-    """git's id of a file read in pieces, its size known before (None where the size read is
-    not the size given: the file changed while it was read)."""
-
-    def __init__(self, size: int):
-        self.size, self.seen, self.sha1 = size, 0, hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
-
-    def update(self, data) -> None:
-        self.seen += len(data)
-        self.sha1.update(data)
-
-    def hexdigest(self) -> str | None:
-        return self.sha1.hexdigest() if self.seen == self.size else None
-
-
-def _git_dir(root: Path) -> Path | None:
-    """The git folder of a checkout whose top folder is ``root`` (``.git`` a folder, or a file
-    ``gitdir: PATH`` as a worktree's is); None where there is none."""
-    dot = root / ".git"
-    if dot.is_dir() and not dot.is_symlink():
-        return dot
-    if dot.is_file() and not dot.is_symlink():
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            target = Path(text[len("gitdir:"):].strip())
-            return target if target.is_absolute() else root / target
-    return None
 
 
 @cache
 def listing(root: Path, commit: str) -> dict[str, str] | str:
-    """path → blob id of every file at ``commit`` in the checkout at ``root``; or why none."""
-    git_dir = _git_dir(root)
-    if git_dir is None:
+    """path → blob id of every file at ``commit`` in the checkout at ``root``; or why none
+    (:mod:`suite.record.gitcheck`: git under its one hardened environment)."""
+    gitdir = gitcheck.git_dir(root)
+    if gitdir is None:
         return "the tree is not a git checkout"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    # no system or global configuration, no prompt, and no transport at all: a checkout's own
-    # configuration may name a promisor remote and a command to reach it, and a missing object
-    # must not start a fetch (GIT_ALLOW_PROTOCOL overrides any protocol.*.allow of the checkout)
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
-               GIT_NO_LAZY_FETCH="1", GIT_ALLOW_PROTOCOL="none")
     try:
-        done = subprocess.run(["git", f"--git-dir={git_dir}", "-c", "core.fsmonitor=false", "ls-tree", "-r",
-                               "--full-tree", commit], capture_output=True, env=env, timeout=GIT_TIMEOUT_S,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"git could not list the commit: {type(exc).__name__}"
-    if done.returncode != 0 or len(done.stdout) > MAX_LISTING_BYTES:
+        return gitcheck.ls_tree(gitdir, commit)
+    except gitcheck.GitRefused as exc:
+        if str(exc).startswith(gitcheck.PARTIAL_CLONE):
+            return str(exc)
         return f"git cannot list MLCommons' published commit {commit[:12]} in the checkout"
-    found: dict[str, str] = {}
-    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
-        match = _LINE.match(line)
-        if match:
-            found[match.group(2)] = match.group(1)
-    return found
+
+
+@dataclass
+class Power:
+    """The power logs an import found: whether the benchmark folder has a ``power`` folder (it
+    decides how the score is computed), the power folder of each run whose energy was computed
+    (``<folder>/power/<result name>``) and each power log found there (repository path → its git
+    blob id where it was read, else None)."""
+    folder: bool = False
+    runs: set[str] = field(default_factory=set)
+    logs: dict[str, str | None] = field(default_factory=dict)
+
+
+def _is_power_log(name: str) -> bool:
+    return fnmatch.fnmatchcase(name, "node_*.txt") or fnmatch.fnmatchcase(name, "sw_*.txt")
+
+
+def _power(listed: dict[str, str], folder: str, power: Power, commit: str) -> str | None:
+    """Why the power logs found are not those the commit lists (None: they are): a ``power``
+    folder the commit has not (or lacks), a run's power logs (``node_*.txt``, ``sw_*.txt``) not
+    those the commit lists for it, or a power log read that is not the commit's."""
+    prefix = folder.rstrip("/") + "/power/"
+    theirs = [p for p in listed if p.startswith(prefix)]
+    if bool(theirs) != power.folder:
+        return f"{prefix.rstrip('/')} is {'absent from' if theirs else 'not in'} what MLCommons published at {commit[:12]}"
+    published = {p for p in theirs if (parts := p.rsplit("/", 1))[0] in power.runs and _is_power_log(parts[1])}
+    if published != set(power.logs):
+        return f"the power logs of {folder} are not those MLCommons published at {commit[:12]}"
+    for path, blob in power.logs.items():
+        if blob is not None and listed.get(path) != blob:
+            return f"{path} is not the file MLCommons published at {commit[:12]}"
+    return None
 
 
 def verify(rnd: str, root: Path, files: dict[str, str | None], published_logs: set[str] | None = None,
-           folder: str = "") -> dict | str:
-    """``{"commit", "files"}`` where every file read (path under ``root`` → its blob id) is the
-    pinned commit's at the same path and ``folder``'s result logs are those the commit lists;
-    else why not (one line)."""
+           folder: str = "", power: Power | None = None) -> dict | str:
+    """``{"commit", "files"[, "power_logs"]}`` where every file read (path under ``root`` → its
+    blob id) is the pinned commit's at the same path, ``folder``'s result logs are those the commit
+    lists and, with ``power``, the power logs found are the commit's (:func:`_power`;
+    ``power_logs``: how many were read and checked, where any was); else why not (one line)."""
     commit = PINNED.get(rnd)
     if commit is None:
         return f"no published commit of round {rnd} is known to this goodbench"
@@ -125,4 +111,9 @@ def verify(rnd: str, root: Path, files: dict[str, str | None], published_logs: s
         theirs = {p[len(prefix):] for p in listed if p.startswith(prefix) and is_result(p[len(prefix):])}
         if theirs != published_logs:
             return f"the result logs of {folder} are not those MLCommons published at {commit[:12]}"
-    return {"commit": commit, "files": len(files)}
+    if power is not None:
+        why = _power(listed, folder, power, commit)
+        if why:
+            return why
+    checked = sum(blob is not None for blob in (power.logs.values() if power else ()))
+    return {"commit": commit, "files": len(files), **({"power_logs": checked} if checked else {})}

@@ -134,6 +134,8 @@ class Row:
     extra: dict = field(default_factory=dict)
     accelerator_hours: float | None = None  # accelerators × score (suite/cost/hours.py)
     unverified: str | None = None  # why its source is not verified as MLCommons' published round (suite/mlperf/published.py)
+    checked: str | None = None     # the commit its importer checked its files against (its word: self-reported)
+    power_unchecked: bool = False  # an energy from power logs its importer did not check (imported before it did)
     price: Price | None = None     # its class's price per accelerator-hour (:func:`add_costs`)
     cost_usd: float | None = None  # accelerator-hours × that price
     energy_cost_usd: float | None = None  # energy measured (kWh) × the table's electricity price
@@ -232,8 +234,12 @@ def row(doc: dict) -> Row:
     out.absent = sum(r["file"] in listed for r in runs) if score.get("minutes") is None else 0
     src = doc["source"]
     if "verified" not in src:  # a document of an earlier import, or of files not checked: not claimed
-        out.unverified = "; ".join(filter(None, (src.get("round_note"), src.get("not_verified")))) or (
+        said = [t for t in (src.get("round_note"), src.get("not_verified")) if t]
+        out.unverified = "; ".join(dict.fromkeys(said)) or (  # each distinct reason once (--round's is both)
             "imported before goodbench checked sources against MLCommons' published round")
+    else:  # the importer's word: the logs are not stored, so nothing here can check it again
+        out.checked = src["verified"]["commit"]
+        out.power_unchecked = out.energy_kwh is not None and "power_logs" not in src["verified"]
     return out
 
 

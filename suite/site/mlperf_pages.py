@@ -127,7 +127,22 @@ def _score(r: Row, href: str | None = None) -> dict:
     if r.unverified:  # not checked against MLCommons' published files: said wherever the score is
         found["sub"] = " · ".join(filter(None, (found["sub"], "source not verified")))
         found["title"] = "; ".join(filter(None, (found["title"], f"source not verified: {r.unverified}")))
+    elif r.checked:  # checked, but by the importer, and only its word is stored
+        found["title"] = "; ".join(filter(None, (found["title"], CHECKED_AT_IMPORT.format(commit=r.checked[:12]))))
     return found
+
+
+CHECKED = "sources checked by the importer when imported (self-reported)"  # every page's line, by the label
+CHECKED_AT_IMPORT = ("source checked against MLCommons' commit {commit} by the importer when imported; the stored "
+                     "document is its word (self-reported): this site cannot re-check logs it does not hold")
+CHECKED_TITLE = ("A document says its source is verified where its importer, when it imported the round, found every "
+                 "file it read (result logs, system description, scaling.json, power logs) to be the one MLCommons' "
+                 "pinned commit of the round lists, by git blob id. The logs are not stored here, so this site cannot "
+                 "check that again: a stored document is the importer's word (self-reported). What the site checks "
+                 "on every load is that a document agrees with itself (its score with its runs, its commit with the "
+                 "round's pin); a hand edit that changes both consistently is not caught. Energy imported before the "
+                 "power logs were checked says so.")
+POWER_UNCHECKED = "its power logs were not checked against MLCommons' commit (imported before goodbench checked them)"
 
 
 def _plain_score(r: Row, href: str | None) -> dict:
@@ -177,10 +192,15 @@ def _energy(r: Row) -> dict:
     electricity = r.electricity
     if r.energy_kwh is not None:
         if r.energy_cost_usd is not None and electricity is not None:
-            return cell(num(r.energy_kwh), r.energy_kwh, sub=f"{usd(r.energy_cost_usd)} of electricity",
+            found = cell(num(r.energy_kwh), r.energy_kwh, sub=f"{usd(r.energy_cost_usd)} of electricity",
                         title=f"{r.energy_status or 'measured'}; at {usd(electricity.usd_per_kwh)} per kWh: "
                               f"{electricity.words()}")
-        return cell(num(r.energy_kwh), r.energy_kwh, title=r.energy_status)
+        else:
+            found = cell(num(r.energy_kwh), r.energy_kwh, title=r.energy_status)
+        if r.power_unchecked:
+            found["sub"] = " · ".join(filter(None, (found["sub"], "power logs not verified")))
+            found["title"] = "; ".join(filter(None, (found["title"], POWER_UNCHECKED)))
+        return found
     return cell("—", title=r.energy_status or "the submission has no power logs")
 
 
@@ -324,6 +344,7 @@ def records(rows: list[Row]) -> pd.DataFrame:
         "goodput_median": r.goodput, "scaling_efficiency": r.scaling, "energy_kwh": r.energy_kwh,
         "quality_target": r.target, "quality_target_text": target_text(r.target, r.benchmark),
         "logs": r.source, "system_description": r.system_url, "source_not_verified": r.unverified,
+        "source_checked_at_import_self_reported": r.checked, "power_logs_not_verified": r.power_unchecked,
         "accelerator_hours": r.accelerator_hours,
         "price_per_accelerator_hour_usd": r.price.usd_per_hour if r.price else None,
         "cost_usd": r.cost_usd,
@@ -339,7 +360,8 @@ RECORD_COLUMNS = ["round", "benchmark", "division", "category", "availability", 
                   "scored_at_round_only", "complete", "rank_in_division", "carried_over_from", "rcp_scaling_factor",
                   "runs", "runs_counted", "init_s_median", "eval_s_median", "time_to_train_s_median",
                   "goodput_median", "scaling_efficiency", "energy_kwh", "quality_target", "quality_target_text",
-                  "logs", "system_description", "source_not_verified", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
+                  "logs", "system_description", "source_not_verified", "source_checked_at_import_self_reported",
+                  "power_logs_not_verified", "accelerator_hours", "price_per_accelerator_hour_usd", "cost_usd",
                   "cost_with_init_usd_estimate", "price_source", "price_date", "energy_cost_usd"]
 
 
@@ -615,7 +637,8 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
         by_family[r.family].append(r)
     by_rb = {k: rank_rows(v) for k, v in by_rb.items()}
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
-    common = {"label": documents.LABEL, "derived": DERIVED, "cost_note": COST_NOTE, **built}
+    common = {"label": documents.LABEL, "derived": DERIVED, "cost_note": COST_NOTE, "checked": CHECKED,
+              "checked_title": CHECKED_TITLE, **built}
     if not rows:
         render("mlperf_index.html", out / PAGE, root="", title="MLPerf Training history (imported)", summary=None,
                leaders=None, every=None, matrix=None, accelerators=None, not_shown=bad, **common)

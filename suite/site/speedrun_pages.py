@@ -69,8 +69,39 @@ def record_keys(records: list[dict]) -> list[str]:
 
 
 def log_url(doc: dict, path: str) -> str:
-    """A log's address on GitHub at the imported commit (the default branch when none is known)."""
-    return f"{REPOSITORY}/blob/{doc.get('commit') or 'master'}/{path}"
+    """A log's address on GitHub at the imported commit where it is upstream's (the default branch
+    otherwise: a local commit is not on GitHub)."""
+    return f"{REPOSITORY}/blob/{(doc.get('upstream') and doc.get('commit')) or 'master'}/{path}"
+
+
+CHECKED_AT_IMPORT = ("When it imported the checkout, goodbench's importer checked that every file it read (README.md and "
+                     "the logs) is that commit's, by its git blob id{upstream}. The stored document is the importer's "
+                     "word (self-reported): the logs are not stored, so this site cannot re-check them, and an edit "
+                     "of the document that keeps its figures consistent is not caught.")
+
+
+def source_line(doc: dict) -> dict:
+    """Where a track's document says it came from, as the pages say it: ``before`` (text), a link
+    (``href``, the words ``linked``), ``after`` and a short ``note`` with its long form (``title``).
+    A commit links to KellerJordan's tree only where the importer found it upstream's (pinned, or an
+    ancestor of a pinned one); and every check is said to be the importer's, self-reported."""
+    commit, upstream = doc.get("commit"), doc.get("upstream")
+    if commit and upstream:
+        ancestor = "" if commit == upstream else f", an ancestor of {upstream[:7]}"
+        return {"before": "imported from ", "href": f"{REPOSITORY}/tree/{commit}", "linked": "KellerJordan/modded-nanogpt",
+                "after": f" at {commit[:7]}{ancestor}", "note": "files checked against it by the importer when imported; "
+                "self-reported", "title": CHECKED_AT_IMPORT.format(
+                    upstream=f", and that the commit is {upstream[:7]} of KellerJordan/modded-nanogpt, pinned by this "
+                             f"goodbench, or an ancestor of it in the checkout")}
+    if commit:
+        return {"before": f"imported at local commit {commit[:7]} (not known to be upstream's)", "href": None,
+                "linked": "", "after": "", "note": "files checked against it by the importer when imported; "
+                "self-reported", "title": CHECKED_AT_IMPORT.format(
+                    upstream="; the commit is neither a commit of KellerJordan/modded-nanogpt this goodbench pins nor an "
+                             "ancestor of one in the checkout, so nothing ties it to upstream")}
+    return {"before": "imported from a copy of ", "href": REPOSITORY, "linked": "KellerJordan/modded-nanogpt",
+            "after": ": local files, not verified (no git checkout whose HEAD holds every file read)", "note": None,
+            "title": None}
 
 
 def run_flags(doc: dict) -> dict[str, list[str]]:
@@ -112,12 +143,12 @@ def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
                title=f"speedrun track {track}, record {rec['record']}", doc=doc, rec=rec, runs=mine, apart=APART,
                run_flags=flags,
                chart=speedrun_charts.curves(mine, doc["target_val_loss"], f"record {rec['record']}: validation loss"),
-               log_url=lambda p: log_url(doc, p), github_address=github_address,
+               log_url=lambda p: log_url(doc, p), github_address=github_address, source=source_line(doc),
                verdict=verdict_words(rec, doc["target_val_loss"]), verdict_words=VERDICT_WORDS, **built)
     render("speedrun_track.html", out / FOLDER / f"track-{track}.html", root="../",
            title=f"NanoGPT speedrun, track {track}", doc=doc, rows=list(zip(doc["records"], keys, costs)), apart=APART,
            cost_title=speedrun_costs.TITLE, verdicts=[verdict_words(r, doc["target_val_loss"]) for r in doc["records"]],
-           verdict_words=VERDICT_WORDS,
+           verdict_words=VERDICT_WORDS, source=source_line(doc),
            chart=speedrun_charts.history(doc["records"], f"track {track}: record history"), **built)
 
 

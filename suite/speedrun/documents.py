@@ -1,8 +1,10 @@
 """The stored speedrun documents (results/speedrun/track_N.json) read back for the site, through
 the validator's hostile-safe reader: regular files only, bounded, strict JSON; then every field
 checked (its type, finite numbers, bounded sizes, the track matching the file's name) and each
-record's figures derived again from the document's own runs. A document that fails any check is
-not read: one line says why, as for any other stored file the site does not show."""
+record's figures (and its claim in seconds) derived again from the document's own runs (and claim
+text). A document that fails any check is not read: one line says why, as for any other stored file
+the site does not show. These checks hold a document to itself only: its runs, commit and upstream
+are stored figures, and anyone who edits them consistently is not caught (self-reported)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -16,7 +18,7 @@ from suite.record import reading
 
 SUBFOLDER = "speedrun"
 MAX_BYTES = 32 * 2 ** 20  # the larger track's document is about 1.1 MB
-FORMAT = 1
+FORMAT = 2  # 2: the field upstream (2026-11-30)
 MAX_ITEMS = 100_000  # records, runs, problems, validations of one run
 MAX_TEXT = 20_000  # characters of one string (a README cell, a path, a flag)
 MAX_INT = 10 ** 15  # an integer beyond this is no figure of the history (and fits pandas' Int64)
@@ -26,7 +28,7 @@ _NAME = re.compile(r"track_([12])\.json")
 
 # kind of each field: "int", "num", "str", "bool", "[str]", "date", "sha", "path" and "?" for None allowed
 _DOC = {"format": "int", "source": "str", "track": "int", "name": "str", "target_val_loss": "num",
-        "readme_sha256": "sha", "commit": "commit?", "records": "list", "runs": "list", "problems": "[str]"}
+        "readme_sha256": "sha", "commit": "commit?", "upstream": "commit?", "records": "list", "runs": "list", "problems": "[str]"}
 _RECORD = {"record": "int", "row": "int", "claimed": "str", "claimed_s": "num?", "description": "str",
            "description_links": "[str]", "date": "date?", "log_link": "str?", "pr": "str?", "contributors": "str",
            "track": "int", "runs_folder": "path?", "runs": "int", "run_logs": "[path]", "measured_s": "num?",
@@ -121,6 +123,9 @@ def check(doc: Any, file_name: str) -> str | None:
         return why
     if doc["track"] != int(m.group(1)):
         return f"its track {doc['track']} is not that of its file name"
+    why = _provenance(doc)
+    if why:
+        return why
     for i, run in enumerate(doc["runs"]):
         why = _fields(run, _RUN, f"run {i + 1}")
         if why:
@@ -140,6 +145,21 @@ def check(doc: Any, file_name: str) -> str | None:
     return _derived(doc)
 
 
+def _provenance(doc: dict) -> str | None:
+    """Why a document's commit and upstream disagree with each other or with the upstream commits
+    this goodbench pins (None: they agree). That is all a stored document's provenance can be
+    checked for: the logs are not stored, so whether its files were that commit's is the
+    importer's word (self-reported)."""
+    from suite.speedrun.tree import PINNED
+
+    commit, upstream = doc["commit"], doc["upstream"]
+    if upstream is not None and (upstream not in PINNED or commit is None):
+        return f"its upstream {upstream[:12]} is not a commit of modded-nanogpt this goodbench pins, or names no commit"
+    if commit in PINNED and upstream != commit:
+        return f"its commit {commit[:12]} is pinned upstream's, and its upstream is not that commit"
+    return None
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
@@ -149,7 +169,7 @@ def _same(a: Any, b: Any) -> bool:
 def _derived(doc: dict) -> str | None:
     """Each record's figures derived again from the document's runs (:func:`records.figures`);
     why the first that disagrees does, else ``None``."""
-    from suite.speedrun import plausible, records
+    from suite.speedrun import plausible, readme, records
     from suite.speedrun.tree import link_target
 
     track = doc["track"]
@@ -166,6 +186,9 @@ def _derived(doc: dict) -> str | None:
         rows.append((rec["record"], [runs[p] for p in rec["run_logs"]]))
     copied = plausible.copies(rows)
     for rec, (_, chosen) in zip(doc["records"], rows):
+        if not _same(rec["claimed_s"], readme.claimed_seconds(rec["claimed"])):
+            return (f"record {rec['record']}'s claimed_s ({str(rec['claimed_s'])[:40]}) is not what its claim "
+                    f"{rec['claimed'][:40]!r} states: import the checkout again")
         target = link_target(rec["log_link"]) if rec["log_link"] else None
         found, flags = records.figures(track, rec["claimed_s"], chosen, runs.get(target) if target else None, copied)
         wrong = next((k for k in records.FIGURES if not _same(rec[k], found[k])), None)

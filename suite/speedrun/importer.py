@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from suite.mlperf.files import Unreadable
+from suite.record import gitcheck
 from suite.record.results import write_atomic
 from suite.speedrun import documents, plausible, readme, records, tree
 from suite.speedrun.documents import FORMAT
@@ -28,7 +29,7 @@ def _read_one(args: tuple[str, str]) -> tuple[str, dict | None, str | None]:
         return path, None, f"{path}: {exc}"
     except BadNumber as exc:
         return path, None, f"{path}: {exc}: the log is not read"
-    run.update({"log": path, "log_sha256": sha, "bytes": len(data), BLOB: tree.blob_id(data)})
+    run.update({"log": path, "log_sha256": sha, "bytes": len(data), BLOB: gitcheck.blob_id(data)})
     return path, run, None
 
 
@@ -77,16 +78,16 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
     runs, unread = read_runs(root, found.logs, jobs)
     problems += unread
     blobs = {path: run.pop(BLOB) for path, run in runs.items()}
-    blobs["README.md"] = tree.blob_id(readme_bytes)
-    commit, unverified = tree.verified_commit(root, blobs, found.files)
-    problems += [line for line in unverified if line.startswith("records/")]
+    blobs["README.md"] = gitcheck.blob_id(readme_bytes)
+    provenance = tree.verified_commit(root, blobs, found.files)
+    problems += [line for line in provenance.lines if line.startswith("records/")]
     for path, run in runs.items():
         if run["format"] == "none":
             problems.append(f"{path}: {run['notes'][-1]}")
     problems.sort()
     for line in problems:
         on_problem(line)
-    for line in unverified:
+    for line in provenance.lines:
         if not line.startswith("records/"):
             on_problem(line)
     docs = {}
@@ -110,7 +111,7 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
         docs[track] = {
             "format": FORMAT, "source": "KellerJordan/modded-nanogpt", "track": track, "name": info.name,
             "target_val_loss": info.target, "readme_sha256": hashlib.sha256(readme_bytes).hexdigest(),
-            "commit": commit,
+            "commit": provenance.commit, "upstream": provenance.upstream,
             "records": recs,
             "runs": [dict(sorted({"record": None, "baseline_of": None, **mine[p]}.items())) for p in sorted(mine)],
             "problems": [p for p in problems if p.startswith(info.folder + "/") or p.startswith("README")],

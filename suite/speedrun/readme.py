@@ -10,7 +10,9 @@ HEADER = re.compile(r"^\|[ \t]*#[ \t]*\|[ \t]*Record time[ \t]*\|", re.IGNORECAS
 _ROW = re.compile(r"^\|?[ \t]*(\d{1,9})[ \t]*\|(.*)$")
 # linear on any cell: a link's text holds no bracket, its target no parenthesis or space, each bounded
 _LINK = re.compile(r"\[([^\[\]\n]{0,500})\]\(([^()\s]{0,2000})\)")
-_TIME = re.compile(r"(?<![0-9.])([0-9]{1,12}(?:\.[0-9]{1,12})?)[ \t]{0,8}(minutes?|hours?|seconds?|min|h|s)\b", re.IGNORECASE)
+# a number with or without thousands separators ("1,234.5"), never the tail of one ("234.5" of "1,234.5")
+_TIME = re.compile(r"(?<![0-9.,])((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,12})(?:\.[0-9]{1,12})?)[ \t]{0,8}"
+                   r"(minutes?|hours?|seconds?|min|h|s)\b", re.IGNORECASE)
 _DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{2}|\d{4})$")
 _UNIT_S = {"s": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0,
            "h": 3600.0, "hour": 3600.0, "hours": 3600.0}
@@ -22,7 +24,7 @@ def claimed_seconds(text: str) -> float | None:
     m = _TIME.search(text)
     if m is None:
         return None
-    return round(float(m.group(1)) * _UNIT_S[m.group(2).lower()], 3)
+    return round(float(m.group(1).replace(",", "")) * _UNIT_S[m.group(2).lower()], 3)
 
 
 def iso_date(text: str) -> str | None:
@@ -34,35 +36,24 @@ def iso_date(text: str) -> str | None:
     return f"{year + 2000 if year < 100 else year:04d}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
 
 
-_SPECIAL = re.compile(r"\\\||[\[\]()|]")
+_PIPE = re.compile(r"\\\||\|")
 
 
 def cells(line: str) -> list[str]:
-    r"""A Markdown table line's cells, stripped: split on ``|`` with or without spaces around it,
-    not on an escaped ``\|`` (read as ``|``) nor on one inside a link's ``[text](target)``; the
-    outer pipes of ``| a | b |`` open and close the row and hold no cell. One pass over the
-    line's brackets and pipes (linear in its length)."""
+    r"""A Markdown table line's cells, stripped, split as GitHub's table parser splits them: on
+    every ``|`` but an escaped ``\|`` (read as ``|``), with or without spaces around it, even one
+    inside a link's text or target (GitHub splits the row before it reads any link); the outer
+    pipes of ``| a | b |`` open and close the row and hold no cell. One pass (linear)."""
     found, cell = [], []
-    brackets = parens = 0
     at = 0
-    for m in _SPECIAL.finditer(line):
-        c = m.group()
-        if c == "\\|":
+    for m in _PIPE.finditer(line):
+        if m.group() == "\\|":
             cell += [line[at:m.start()], "|"]
-            at = m.end()
-        elif c == "[":
-            brackets += 1
-        elif c == "]" and brackets:
-            brackets -= 1
-            parens = 1 if brackets == 0 and line.startswith("(", m.end()) else parens
-        elif c == "(" and parens and m.start() > 0 and line[m.start() - 1] != "]":
-            parens += 1
-        elif c == ")" and parens:
-            parens -= 1
-        elif c == "|" and not brackets and not parens:
+        else:
             cell.append(line[at:m.start()])
             found.append("".join(cell).strip())
-            cell, at = [], m.end()
+            cell = []
+        at = m.end()
     cell.append(line[at:])
     found.append("".join(cell).strip())
     if line.lstrip().startswith("|"):

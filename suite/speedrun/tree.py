@@ -2,19 +2,20 @@
 real folders and regular files only (no symbolic link is followed, at any depth: every folder is
 opened from the one above it with ``O_NOFOLLOW``; no file over the size limit is read); every file
 not read is one line in ``problems``. And the commit the files were verified against, where the
-checkout is a git repository whose HEAD holds them."""
+checkout is a git repository whose HEAD holds them, and whether that commit is upstream's (a
+pinned commit of KellerJordan/modded-nanogpt, or an ancestor of one)."""
 from __future__ import annotations
 
 import errno
 import hashlib
 import os
 import stat
-import subprocess
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.mlperf.files import Unreadable, is_folder, open_regular
+from suite.record import gitcheck
 
 TRACK_FOLDERS = {1: "records/track_1_short", 2: "records/track_2_medium"}
 NOT_IMPORTED = {  # folders of records/ that are no speed track, each with why it is not read
@@ -135,60 +136,57 @@ def link_target(link: str) -> str | None:
     return path
 
 
-def blob_id(data: bytes) -> str:
-    """The git object id (SHA-1) of a file's bytes."""
-    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
-    digest.update(data)
-    return digest.hexdigest()
-
-
-GIT_TIMEOUT_S = 120
+UPSTREAM = "KellerJordan/modded-nanogpt"
+# The commits of KellerJordan/modded-nanogpt this goodbench knows as upstream's, as
+# suite/mlperf/published.py pins MLCommons' rounds: the head the shipped documents under
+# results/speedrun were imported from (2026-11-30). A commit is upstream's only where it is one of
+# these or, in the checkout imported, an ancestor of one.
+PINNED = ("f411b3d346aa52d3504324ca93c230fd84c6c07f",)
 NOT_VERIFIED = "local files, not verified"
 
 
-def _git(git_dir: Path, *args: str) -> bytes:
-    """One read-only git command on ``git_dir`` with no configuration but the repository's own
-    (no hook, no fsmonitor is run by these commands; ``core.fsmonitor`` is off regardless)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0")
-    done = subprocess.run(["git", "--git-dir", str(git_dir), "-c", "core.fsmonitor=false",
-                           "-c", "safe.directory=*", *args], capture_output=True, env=env,
-                          stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S, check=False)
-    if done.returncode:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise Unreadable(said[-1] if said else f"git exit {done.returncode}")
-    return done.stdout
+@dataclass
+class Provenance:
+    """What the checkout's git says of the files read: the commit at HEAD holding every one of
+    them (None: not verified), the pinned upstream commit that commit is or precedes (None: not
+    known to be upstream's), and one line per thing to say (``records/…``: a log the commit
+    holds and the checkout lacks)."""
+    commit: str | None = None
+    upstream: str | None = None
+    lines: list[str] = field(default_factory=list)
 
 
-def verified_commit(root: Path, read: dict[str, str], present: set[str]) -> tuple[str | None, list[str]]:
-    """(commit, lines): the commit at HEAD of ``root``'s git repository when every file read
-    (``read``: repository path → its SHA-1 :func:`blob_id`, the logs and README.md) is a blob of
-    that commit with the same id; else (None, why: "local files, not verified"). ``lines`` also name each log file
-    of the commit's track folders the checkout lacks (not in ``present``: not read)."""
-    git_dir = root / ".git"
+def upstream_of(gitdir: Path, commit: str) -> str | None:
+    """The pinned upstream commit (:data:`PINNED`) that ``commit`` is, or is an ancestor of in the
+    checkout (:func:`suite.record.gitcheck.is_ancestor`: from commit objects checked against their
+    ids); None otherwise."""
+    if commit in PINNED:
+        return commit
+    return next((pinned for pinned in PINNED if gitcheck.is_ancestor(gitdir, commit, pinned)), None)
+
+
+def verified_commit(root: Path, read: dict[str, str], present: set[str]) -> Provenance:
+    """The commit at HEAD of ``root``'s git checkout where every file read (``read``: repository
+    path → its git blob id, the logs and README.md) is a blob of that commit with the same id, and
+    whether it is upstream's (:func:`upstream_of`); else no commit, and why ("local files, not
+    verified"). Its lines also name each log file of the commit's track folders the checkout lacks
+    (not in ``present``: not read). git runs only through :mod:`suite.record.gitcheck`."""
+    gitdir = gitcheck.git_dir(root)
+    if gitdir is None:
+        return Provenance(lines=[f"no git checkout (.git): {NOT_VERIFIED}"])
     try:
-        if not stat.S_ISDIR(os.lstat(git_dir).st_mode):
-            return None, [f".git is not a folder: {NOT_VERIFIED}"]
-    except OSError:
-        return None, [f"no .git folder: {NOT_VERIFIED}"]
-    try:
-        commit = _git(git_dir, "rev-parse", "--verify", "--end-of-options", "HEAD^{commit}").decode("ascii").strip()
-        listed = _git(git_dir, "ls-tree", "-r", "-z", "--full-tree", commit, "--", "README.md",
-                      *TRACK_FOLDERS.values())
-    except (Unreadable, OSError, UnicodeDecodeError, subprocess.SubprocessError) as exc:
-        return None, [f"git cannot read the checkout's HEAD ({str(exc)[:200]}): {NOT_VERIFIED}"]
-    if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
-        return None, [f"git names no SHA-1 commit at HEAD: {NOT_VERIFIED}"]
-    blobs: dict[str, str] = {}
-    for entry in listed.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] == b"blob":
-            blobs[name.decode("utf-8", "surrogateescape")] = parts[2].decode("ascii", "replace")
+        commit = gitcheck.head(gitdir)
+        blobs = gitcheck.ls_tree(gitdir, commit, ("README.md", *TRACK_FOLDERS.values()))
+    except gitcheck.GitRefused as exc:
+        return Provenance(lines=[f"git cannot read the checkout's HEAD ({str(exc)[:200]}): {NOT_VERIFIED}"])
     differ = sorted(p for p, blob in read.items() if blobs.get(p) != blob)
     lacking = [f"{p}: in commit {commit[:7]}, absent from the checkout: not read" for p in sorted(blobs)
                if p not in present and p.lower().endswith(LOG_SUFFIXES)]
     if differ:
-        return None, [f"{len(differ)} file(s) read are not those of commit {commit[:7]} at HEAD "
-                      f"(first: {differ[0]}): {NOT_VERIFIED}", *lacking]
-    return commit, lacking
+        return Provenance(lines=[f"{len(differ)} file(s) read are not those of commit {commit[:7]} at HEAD "
+                                 f"(first: {differ[0]}): {NOT_VERIFIED}", *lacking])
+    upstream = upstream_of(gitdir, commit)
+    if upstream is None:
+        lacking.insert(0, f"commit {commit[:7]} at HEAD is not a commit of {UPSTREAM} this goodbench knows, nor an "
+                          f"ancestor of one in the checkout: recorded as a local commit, not known to be upstream's")
+    return Provenance(commit, upstream, lacking)
