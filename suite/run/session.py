@@ -19,12 +19,12 @@ from suite.run.runner import (
     Progress,
     RankLost,
     RunOptions,
-    Terminated,
     check_precision,
     locate_data,
     precision_for,
     run_one,
 )
+from suite.run.signals import Terminated
 from suite.run.supervisor import run_supervised
 from suite.validate.registry import Problem
 from suite.validate.schema import schema_problems

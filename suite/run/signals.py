@@ -63,11 +63,12 @@ def stop_on_sigterm() -> dict:
 
 
 def restore(previous: dict) -> None:
-    """Put back the handlers :func:`stop_on_sigterm` replaced."""
+    """Put back the handlers :func:`stop_on_sigterm` replaced, and forget an interrupt they noted."""
     import signal
 
     for signum, handler in previous.items():
         signal.signal(signum, handler)
+    _Undelivered.interrupt = None
 
 
 def held_interrupt() -> KeyboardInterrupt | None:
