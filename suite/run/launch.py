@@ -4,6 +4,7 @@ for the workers. Reads only the environment and the arguments: the launcher neve
 the workers' side is :mod:`suite.run.distributed`."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,15 +27,27 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     """Run ``goodbench <argv>`` under torchrun, every rank writing to ``out``, and return
     torchrun's exit status (130 after Ctrl-C, once the workers have written what they have).
     Raises ValueError for launch options torchrun cannot take."""
+    import tempfile
+
+    from suite.run.signals import STOP_NOTE_ENV
+
     cmd = torchrun_command(worker_argv(argv, out), nproc_per_node, nnodes, node_rank,
                            rdzv_endpoint, max_restarts=max_restarts)
     print("launching: " + " ".join(cmd), file=sys.stderr, flush=True)
-    proc = subprocess.Popen(cmd, env=launch_env(child_python.environment()),  # its ranks: -P too
-                            preexec_fn=ending_with(os.getpid()))
+    handle, note = tempfile.mkstemp(prefix="goodbench-stop-")  # where SIGTERM is noted for the workers
+    os.close(handle)
+    env = {**launch_env(child_python.environment()), STOP_NOTE_ENV: note}  # its ranks: -P too
+    try:
+        proc = subprocess.Popen(cmd, env=env, preexec_fn=ending_with(os.getpid()))
+    except BaseException:
+        os.unlink(note)
+        raise
     stopped: list[int] = []  # the status a signal sets: 130 (SIGINT) or 143 (SIGTERM)
 
     def on_sigterm(signum, frame):  # passed on as SIGINT: torchrun hands it to every worker,
-        stopped.append(143)         # which write the runs so far, as after Ctrl-C
+        stopped.append(143)         # which write the runs so far, as after Ctrl-C, recorded as SIGTERM
+        with contextlib.suppress(OSError), open(note, "w", encoding="ascii") as f:
+            f.write("SIGTERM")
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
 
@@ -50,6 +63,8 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
                       file=sys.stderr, flush=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        with contextlib.suppress(OSError):
+            os.unlink(note)
 
 
 def ending_with(launcher: int):

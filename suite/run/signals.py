@@ -13,6 +13,30 @@ class Terminated(KeyboardInterrupt):
     other workers after one failed."""
 
 
+class Stopped(Terminated):
+    """SIGTERM to ``goodbench run --nproc-per-node``'s launcher, which hands the workers SIGINT (torchrun
+    passes it on; :mod:`suite.run.launch`) and notes SIGTERM in the file ``$GOODBENCH_STOP_NOTE``
+    names: recorded as SIGTERM, and, unlike torchrun's own SIGTERM after a worker failed, an
+    interrupt of the whole job, not a failure."""
+
+
+STOP_NOTE_ENV = "GOODBENCH_STOP_NOTE"
+
+
+def stopped_by_launcher() -> bool:
+    """True where this worker's launcher noted that SIGTERM stopped it (:class:`Stopped`)."""
+    import os
+
+    note = os.environ.get(STOP_NOTE_ENV)
+    if not note:
+        return False
+    try:
+        with open(note, encoding="ascii") as f:
+            return f.read(16).strip() == "SIGTERM"
+    except (OSError, ValueError):
+        return False
+
+
 class _Sigterm:
     """SIGTERM's and SIGINT's state in a training process: raised at once while a run trains
     (``armed``); noted while the run's record is being put together (``pending`` for SIGTERM,
@@ -52,8 +76,9 @@ def stop_on_sigterm() -> dict:
         if not _Sigterm.armed:  # a second Ctrl-C while the interrupted run's record is kept
             _Sigterm.interrupted = True
             return
-        _Undelivered.interrupt = KeyboardInterrupt
-        raise KeyboardInterrupt()
+        interrupt = Stopped if stopped_by_launcher() else KeyboardInterrupt
+        _Undelivered.interrupt = interrupt
+        raise interrupt()
 
     signal.signal(signal.SIGTERM, on_sigterm)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when SIGINT is ignored
