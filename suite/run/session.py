@@ -199,7 +199,8 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
                 if isinstance(exc, Terminated) and not isinstance(exc, Stopped) and options.parallel.distributed:
                     # a worker's SIGTERM: torchrun stops the workers after one failed (a user
                     # stopping the job goes through the launcher, which sends SIGINT instead)
-                    aborted = "stopped by SIGTERM (torchrun stops every worker after one failed)"
+                    aborted = ("stopped by SIGTERM (torchrun stops every worker after one failed, or when it is "
+                               "stopped itself: its launcher killed)")
                 else:
                     interrupted = True
                 break
