@@ -181,7 +181,7 @@ def test_a_script_silent_for_long_is_said_once_per_silence():
     watch.check([_Reader([run])], 29.8 + 61.0)
     watch.check([_Reader([run])], 29.8 + 120.0)  # said once for one silence
     assert said == ["goodbench run-own: no step or evaluation edge from the script for 61 s (since step 30 of seed "
-                    "1): if it hangs, `kill -TERM 4242` (or Ctrl-C) stops it and keeps the runs so far"]
+                    "1 ended): if it hangs, `kill -TERM 4242` (or Ctrl-C) stops it and keeps the runs so far"]
     run.stamps[-1] = 200.0  # an edge came: a new silence is said again
     watch.check([_Reader([run])], 200.0 + 61.0)
     assert len(said) == 2

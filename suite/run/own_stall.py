@@ -31,7 +31,7 @@ class StallWatch:
         if waited < max(self.quiet_min_s, STEPS * median_step(run)) or self._said_at == last:
             return
         self._said_at = last
-        where = f"since step {run.first_step + len(run.ends) - 1} of seed {run.seed}" if len(run.ends) else \
+        where = f"since step {run.first_step + len(run.ends) - 1} of seed {run.seed} ended" if len(run.ends) else \
             f"in seed {run.seed}'s first step"
         self.say(f"goodbench run-own: no step or evaluation edge from the script for {waited:.0f} s ({where}): "
                  f"if it hangs, `kill -TERM {self.pid}` (or Ctrl-C) stops it and keeps the runs so far")
