@@ -197,3 +197,17 @@ def test_slow_steps_stretch_the_silence_said():
     assert len(said) == 1
     watch.check([_Reader([])], 1000.0)  # no edge yet (loading data, measuring the ceiling): nothing said
     assert len(said) == 1
+
+
+def test_a_benchmark_that_cannot_start_leaves_sigterm_as_it_was(tmp_path):
+    """A Benchmark refused at its start (its out= exists) puts SIGTERM's handler back at once."""
+    import goodbench
+    from suite.record.errors import GoodbenchError
+
+    (tmp_path / "taken.json").write_text("{}")
+    bench = goodbench.Benchmark("refused", samples_per_step=1, max_steps=1, device="cpu", sign=False,
+                                out=tmp_path / "taken.json")
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(GoodbenchError, match="exists"), bench:
+        pass
+    assert signal.getsignal(signal.SIGTERM) is before

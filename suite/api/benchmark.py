@@ -170,7 +170,11 @@ class Benchmark:
 
     # ------------------------------------------------------------------ the session
     def __enter__(self) -> Benchmark:
-        self.start()
+        try:
+            self.start()
+        except BaseException:  # no session: SIGTERM's handler goes back now (__exit__ is not called)
+            self._restore_signals()
+            raise
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
