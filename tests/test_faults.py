@@ -1,6 +1,7 @@
 """Fault injection with a real SIGKILL: the supervisor kills, restarts and resumes the worker."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -124,3 +125,60 @@ def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
     run_facts = facts.run_facts(killed, doc, {"warmup_steps": 5})
     for rule in (run_rules._check_throughput, run_rules._check_phases, run_rules._check_goodput):
         assert rule(killed, "runs[0]", doc, run_facts) == []
+
+
+@pytest.mark.parametrize("gone", ["pipe broken", "parent changed"])
+def test_a_worker_whose_supervisor_is_gone_ends_keeping_no_record(gone):
+    """The supervisor killed (SIGKILL of goodbench run): the worker's next step report finds it
+    gone and the worker ends at once, as the kill would have ended it — no failed
+    ``BrokenPipeError`` record that ``--resume`` would hand back instead of resuming."""
+    script = ("import os\n"
+              "from suite.run.supervisor import reporter\n"
+              "r, w = os.pipe()\n"
+              f"{'os.close(r)' if gone == 'pipe broken' else 'pass'}\n"
+              f"parent = os.getppid(){'' if gone == 'pipe broken' else ' + 1'}\n"
+              "reporter(w, parent)(5)\n"
+              "print('trained on')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == supervisor.ORPHANED_STATUS, done.stderr
+    assert "trained on" not in done.stdout
+    assert "supervisor (goodbench run) is gone: the worker ends here, keeping no record" in done.stderr
+
+
+def test_a_worker_reports_its_steps_while_its_supervisor_lives():
+    r, w = os.pipe()
+    try:
+        supervisor.reporter(w, os.getppid())(7)
+        assert os.read(r, 100) == b"step 7\n"
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+@pytest.mark.slow
+def test_a_run_failed_by_a_full_disk_goes_on_under_resume(data_dir, tmp_path, monkeypatch):
+    """An OSError (here ENOSPC writing the step-20 checkpoint) fails the run, but keeps no
+    finished record: run again, it goes on from the step-10 checkpoint, as after a kill."""
+    import errno
+
+    from suite.run import runner
+
+    real_save = runner.save_checkpoint
+    saved = []
+
+    def full_at_20(*args, **kwargs):
+        saved.append(1)
+        if len(saved) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "save_checkpoint", full_at_20)
+    first = run_short(data_dir, tmp_path, checkpoint_every=10)
+    assert first["status"] == "failed" and first["error"].startswith("OSError after 20 of")
+    assert not (tmp_path / "lm-char-seed1" / "finished-record.json").exists()
+    monkeypatch.setattr(runner, "save_checkpoint", real_save)
+    again = run_short(data_dir, tmp_path, checkpoint_every=10)
+    assert again["status"] == "complete"
+    loads = [e for e in mllog.parse((tmp_path / "lm-char-seed1" / "events.log").read_text().splitlines())
+             if e.key == "checkpoint_load_stop"]
+    assert [e.metadata.get("step") for e in loads] == [10]

@@ -316,7 +316,8 @@ def test_a_rank_whose_launcher_is_gone_ends_at_its_next_edge_saying_why(tmp_path
     out, err = rank.communicate("\n", timeout=60)
     assert (rank.returncode, out) == (edges_api.ORPHANED_STATUS, "")
     assert err.startswith("goodbench: rank 3: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
-                          "here, unstamped, as if killed with them; run the same command again") and err.count("\n") == 1
+                          "here, unstamped, as if killed with them; it kept no checkpoints (no checkpoint_dir): run "
+                          "the same command again to start over") and err.count("\n") == 1  # it named no journal
 
 
 BLOCKED = """
@@ -368,13 +369,21 @@ def test_a_rank_that_closed_its_channel_is_no_longer_watched(tmp_path):
     rank.communicate(timeout=20)
 
 
-def test_one_process_whose_launcher_is_gone_trains_on_unstamped():
-    read_end, write_end = os.pipe()
-    pipe = EdgePipe(write_end)  # $GOODBENCH_EDGE_FD's: the child is in its launcher's process group
-    os.close(read_end)
-    pipe.edge(edges.BEGIN, 1)
-    assert not pipe.open
-    os.close(write_end)
+def test_one_process_whose_launcher_is_gone_ends_at_its_next_edge():
+    """run-own's single process, its launcher killed alone (SIGKILL of its pid): it trained on
+    unstamped and wrote a file of one clock; now it ends as a rank does (the watch, or the edge that
+    finds no reader: whichever comes first), saying so."""
+    script = ("import os, sys\n"
+              "from suite.api.edges import EdgePipe\n"
+              "r, w = os.pipe()\n"
+              "pipe = EdgePipe(w)  # $GOODBENCH_EDGE_FD's\n"
+              "os.close(r)\n"
+              "pipe.edge('b', 1)\n"
+              "print('trained on', flush=True)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (edges_api.ORPHANED_STATUS, "")
+    assert done.stderr.startswith("goodbench: its launcher (goodbench run-own) is gone: the script ends here")
 
 
 def test_a_garbled_rank_channel_is_not_believed_and_says_which_rank():

@@ -58,6 +58,35 @@ def test_a_sigterm_while_the_record_is_put_together_ends_the_suite_after_keeping
 
 
 @pytest.mark.slow
+def test_a_second_ctrl_c_while_the_record_is_put_together_keeps_the_record(data_dir, monkeypatch):
+    """Two quick Ctrl-C: the second one, while the run's record is put together, is held until the
+    record is kept, and the record rides on the interrupt that follows (it was dropped, and goodbench
+    said no run was recorded)."""
+    import os
+    import signal
+
+    from suite.run import driver
+    from suite.run import signals as run_signals
+
+    real_finish = driver.finish
+
+    def finish_then_sigint(*args, **kwargs):
+        real_finish(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # delivered here: would raise without the hold
+
+    monkeypatch.setattr(driver, "finish", finish_then_sigint)
+    previous = run_signals.stop_on_sigterm()
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            run_short(data_dir)
+    finally:
+        run_signals.restore(previous)
+    assert type(stopped.value) is KeyboardInterrupt
+    assert stopped.value.record["status"] == "complete" and stopped.value.record["steps"] == 40
+    assert not run_signals._Sigterm.interrupted and run_signals._Sigterm.armed
+
+
+@pytest.mark.slow
 def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
     """A stand-in counter of 100 W on the wall clock and evaluations made 0.3 s slower: the
     window's energy covers its steps (and the loop around them), not the two evaluations

@@ -66,3 +66,5 @@ def test_sigterm_to_the_launcher_of_two_ranks_keeps_the_first(tmp_path):
     statuses = {r["workload"]["id"]: r["status"] for r in doc["runs"]}
     assert statuses == {"gpt2-124m": "complete", "llama-1b": "partial"}
     assert doc["settings"]["interrupted"] is True
+    # handed to the workers as SIGINT, noted as SIGTERM by the launcher (it read "KeyboardInterrupt")
+    assert doc["runs"][1]["error"].startswith("interrupted (SIGTERM) after ")

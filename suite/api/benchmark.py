@@ -44,7 +44,7 @@ from suite.meters.ceiling import matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
-from suite.run import distributed, driver, files, session, system
+from suite.run import distributed, driver, files, session, signals, system
 from suite.run.progress import ProgressPrinter, warn_if_busy
 from suite.run.runner import check_precision
 from suite.run.state import RunOptions
@@ -167,13 +167,29 @@ class Benchmark:
         self._workload: Workload | None = None
         self._reservation: results.Reservation | None = None  # rank 0's hold on out, from start()
         self._evaluator: Callable[[Any], dict[str, float]] | None = None
+        self._signals: dict | None = None  # the handlers SIGTERM's (and SIGINT's) replaced while the session runs
 
     # ------------------------------------------------------------------ the session
     def __enter__(self) -> Benchmark:
-        self.start()
+        try:
+            self.start()
+        except BaseException:  # no session: SIGTERM's handler goes back now (__exit__ is not called)
+            self._restore_signals()
+            raise
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
+        try:
+            if error is None:
+                self._exit(error)
+            else:  # a second signal (SIGTERM sent to the job's group and passed on by run-own too) is held
+                with signals.sigterm_deferred():
+                    self._exit(error)
+                signals.held_interrupt()  # the error that ended the session goes on
+        finally:
+            self._restore_signals()
+
+    def _exit(self, error: BaseException | None) -> None:
         if not self._started or self._ended:
             return
         if error is not None and self.parallel.distributed:
@@ -198,6 +214,7 @@ class Benchmark:
         open the session the runs belong to."""
         if self._started:
             raise GoodbenchError("this Benchmark has started already: one Benchmark writes one file")
+        self._stop_on_sigterm()
         self.parallel = distributed.from_env(self.device.type)
         if self.parallel.distributed:
             import torch.distributed as dist
@@ -376,7 +393,11 @@ class Benchmark:
                 except (RuntimeError, MemoryError) as exc:  # out of memory (the loop's tensors still held): the runs are kept
                     self.progress("ceiling_not_again", precision=self.precision, why=driver.ended_by(exc))
             whole = True
-            path = self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
+            with signals.sigterm_deferred():  # a second Ctrl-C or SIGTERM now would drop the runs so far
+                path = self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
+            held = signals.held_interrupt()  # a signal held while the file was written
+            if stopped is None and not interrupted:
+                stopped = held
             if stopped is not None:
                 raise stopped
             return path
@@ -384,6 +405,24 @@ class Benchmark:
             self._let_go()
             if self._joined:
                 distributed.shutdown(wait=whole)
+            self._restore_signals()
+
+    def _stop_on_sigterm(self) -> None:
+        """While the session runs, SIGTERM (Slurm, ``timeout``, ``docker stop``, torchrun stopping its
+        ranks) stops it as Ctrl-C does: the runs so far are written, the running one as partial. Only
+        where SIGTERM still has its default action, in the main thread (a handler of the code's own is
+        left alone); the previous handlers come back when the session ends."""
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._signals = signals.stop_on_sigterm()
+
+    def _restore_signals(self) -> None:
+        previous, self._signals = self._signals, None
+        if previous is not None:
+            signals.restore(previous)
 
     def _write(self, interrupted: bool) -> Path:
         doc = driver.document(system.describe(self.device, self.system_name), self._settings(interrupted),

@@ -7,7 +7,9 @@ Under torchrun each rank writes to its own FIFO, opened by name (:meth:`EdgePipe
 A rank's FIFO is read by its launcher alone, until torchrun has ended: a channel left with no reader
 means the launcher, or torchrun, is gone, and the rank ends at once, as a kill would have ended it
 (:func:`orphaned`) — found by a watch on the channel (:class:`ReaderWatch`), so that a rank blocked
-in a long evaluation or a hung collective ends too, and by a write that fails with ``EPIPE``. torchrun starts each worker in a session of its own, so a
+in a long evaluation or a hung collective ends too, and by a write that fails with ``EPIPE``. The
+single process ``goodbench run-own`` starts is watched alike on its pipe: a launcher killed with
+SIGKILL left it training on unwatched, and it wrote a file of one clock at its end. torchrun starts each worker in a session of its own, so a
 kill of the launcher's process group (``kill -9 -PGID``) does not reach the ranks: left running,
 they trained on unstamped into the checkpoint directory and wrote the results file, one clock,
 which the same command run again then found taken."""
@@ -19,6 +21,7 @@ import select
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from suite.record import edges
@@ -28,12 +31,14 @@ class EdgePipe:
     """The pipe named by ``$GOODBENCH_EDGE_FD`` (taken from the environment, so that processes the
     code starts do not write to it), or nothing. A write that fails (the code closed the pipe, the
     launcher is gone) ends the writing: the launcher then finds edges missing, and training goes on
-    — except on a torchrun rank's channel (``rank``), whose launcher gone ends the rank (:func:`orphaned`)."""
+    — except where the launcher is gone (``EPIPE``, or the watch finds the pipe without a reader),
+    which ends the process (:func:`orphaned`); ``rank``: the torchrun rank whose channel it is."""
 
     def __init__(self, fd: int | None, rank: str | None = None):
         self.fd = fd
         self.rank = rank
-        self.watch = ReaderWatch(fd, rank) if fd is not None and rank is not None else None
+        self.journaled = False  # the session named its checkpoint directory: a run again goes on from it
+        self.watch = ReaderWatch(fd, self._gone) if fd is not None else None
 
     @classmethod
     def from_env(cls) -> EdgePipe:
@@ -90,6 +95,7 @@ class EdgePipe:
     def journal(self, session: str, path: str) -> None:
         """Name the session and its checkpoint directory (the launcher keeps its stamps there across processes)."""
         if self.fd is not None:
+            self.journaled = True
             self._write(edges.journal(session, path))
 
     def written(self, path: str, sign: bool) -> None:
@@ -112,8 +118,11 @@ class EdgePipe:
             os.write(self.fd, data)  # type: ignore[arg-type]  # a pipe write under PIPE_BUF is whole
         except OSError as exc:
             self.fd = None
-            if self.rank is not None and isinstance(exc, BrokenPipeError):
-                orphaned(self.rank)
+            if isinstance(exc, BrokenPipeError):
+                self._gone()
+
+    def _gone(self) -> None:
+        orphaned(self.rank, self.journaled)
 
 
 ORPHANED_STATUS = 1
@@ -121,24 +130,25 @@ _ENDING = threading.Lock()
 
 
 class ReaderWatch:
-    """A daemon thread that ends the rank (:func:`orphaned`) as soon as its channel ``fd`` (a FIFO's
-    write end) has no reader left: Linux's ``poll`` reports ``POLLERR`` there. It waits in ``poll``,
-    costing nothing meanwhile, so the rank ends even while blocked where it writes no edge (a long
-    evaluation, a hung collective). :meth:`stop` ends the watch; the channel is closed after it."""
+    """A daemon thread that calls ``gone`` (:func:`orphaned`) as soon as the channel ``fd`` (a pipe's or
+    FIFO's write end) has no reader left: Linux's ``poll`` reports ``POLLERR`` there. It waits in
+    ``poll``, costing nothing meanwhile, so the process ends even while blocked where it writes no
+    edge (a long evaluation, a hung collective). :meth:`stop` ends the watch; the channel is closed
+    after it."""
 
-    def __init__(self, fd: int, rank: str):
+    def __init__(self, fd: int, gone: Callable[[], None]):
         self._stop_read, self._stop_write = os.pipe()
         self._poll = select.poll()
         self._poll.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
         self._poll.register(self._stop_read, select.POLLIN)
-        self._rank = rank
+        self._gone = gone
         self._thread = threading.Thread(target=self._wait, name="goodbench-reader-watch", daemon=True)
         self._thread.start()
 
     def _wait(self) -> None:
         events = dict(self._poll.poll())  # until the channel's reader is gone, or stop
         if self._stop_read not in events and any(mask & select.POLLERR for mask in events.values()):
-            orphaned(self._rank)
+            self._gone()
         # else stopped, or the channel was closed under the watch (POLLNVAL): nothing left to watch
 
     def stop(self) -> None:
@@ -151,14 +161,19 @@ class ReaderWatch:
                 os.close(fd)
 
 
-def orphaned(rank: str) -> None:
-    """End this torchrun rank, whose launcher (or torchrun) is gone, at once, as a kill would: no
-    handler runs, so nothing more is written — neither a checkpoint nor a results file — and the same
-    command run again goes on from the last checkpoint its launcher journaled. One line says why,
-    once: the watch's thread and a write that failed may both find the launcher gone."""
+def orphaned(rank: str | None, journaled: bool = True) -> None:
+    """End this process (a torchrun rank, or run-own's single process: ``rank`` None), whose launcher
+    (or torchrun) is gone, at once, as a kill would: no handler runs, so nothing more is written —
+    neither a checkpoint nor a results file — and the same command run again goes on from the last
+    checkpoint its launcher journaled (``journaled``: the session named a checkpoint directory; else
+    it starts over). One line says why, once: the watch's thread and a write that failed may both
+    find the launcher gone."""
     _ENDING.acquire()  # a second caller waits here for the first one's exit
+    again = ("run the same command again to go on from the last checkpoint" if journaled else
+             "it kept no checkpoints (no checkpoint_dir): run the same command again to start over")
+    who = (f"rank {rank}: its launcher (goodbench run-own) or torchrun is gone: the rank ends here, unstamped, as if "
+           "killed with them" if rank is not None else
+           "its launcher (goodbench run-own) is gone: the script ends here, unstamped, as if killed with it")
     with contextlib.suppress(OSError):
-        os.write(2, f"goodbench: rank {rank}: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
-                    "here, unstamped, as if killed with them; run the same command again to go on from the last "
-                    "checkpoint\n".encode())
+        os.write(2, f"goodbench: {who}; {again}\n".encode())
     os._exit(ORPHANED_STATUS)

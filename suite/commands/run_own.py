@@ -33,6 +33,20 @@ def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid (a JSON
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
     from suite.api import arguments
+    from suite.run import own_launch
+
+    named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
+    if args.system_name is not None:
+        named[arguments.SYSTEM_NAME_ENV] = arguments.name("--system-name", args.system_name)
+    if args.wait_quiet is not None:
+        quiet.wait(args.wait_quiet, "starting the script anyway")
+    with own_launch.Stops() as stops:  # SIGTERM passed on to the script, which writes its runs so far
+        return _run(args, named, stops)
+
+
+def _run(args, named: dict[str, str], stops) -> int:
+    """:func:`run` once the script may start: the exit status (130 or 143 where ``stops`` says a
+    Ctrl-C or SIGTERM stopped it)."""
     from suite.commands import show
     from suite.commands.common import count, say
     from suite.figures import report
@@ -42,31 +56,34 @@ def run(args) -> int:
     from workloads import own
 
     ranks: list = []  # the readers of ranks 1, 2, … of a torchrun job
-    named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
-    if args.system_name is not None:
-        named[arguments.SYSTEM_NAME_ENV] = arguments.name("--system-name", args.system_name)
-    if args.wait_quiet is not None:
-        quiet.wait(args.wait_quiet, "starting the script anyway")
     if args.nproc_per_node is None:
-        status, child, reader = own_launch.launch(args.script, list(args.args), extra_env=named)
+        status, child, reader = own_launch.launch(args.script, list(args.args), extra_env=named, stops=stops,
+                                                  say=say)
         why = own_launch.why_not(status, reader)
     else:
         status, child, channels = own_launch.launch_ranks(args.script, list(args.args), args.nproc_per_node,
-                                                          extra_env=named)
+                                                          extra_env=named, stops=stops, say=say)
         reader, ranks = channels.readers[0], channels.readers[1:]
         why = own_launch.why_not(status, reader)
         why = f"rank 0: {why}" if why is not None else rank_record.why_not(ranks)
     if why is not None:
         kept = f"{reader.written[1]} is kept as the script wrote it: one clock, unsigned" if reader.written else None
-        raise GoodbenchError(own_failure.unsealed(status, why, kept))
+        unsealed = own_failure.unsealed(status, why, kept, stops.words if stops.status else None)
+        if stops.status is not None:  # a stop, not a failure: its status is the signal's
+            say(f"goodbench run-own: {unsealed}")
+            return stops.status
+        raise GoodbenchError(unsealed)
     assert reader.written is not None  # why_not says so otherwise
     path = reader.written[1]
     try:
         doc = own_launch.seal(Path(path), reader, child.pid, ranks)
     except GoodbenchError as exc:
         raise GoodbenchError(own_failure.unsealed(status, str(exc), f"{path} is kept as the script wrote it: one "
-                                                  "clock, unsigned")) from None
-    if status != 0:  # said first: the script's error is what the user reads above
+                                                  "clock, unsigned", stops.words if stops.status else None)) from None
+    if stops.status is not None:  # said first: what the script printed as it stopped is above
+        say(f"goodbench run-own: {stops.words}: what the script recorded before it stopped is in {path}, its "
+            "second clock added")
+    elif status != 0:  # said first: the script's error is what the user reads above
         say(f"goodbench run-own: {own_failure.failed(status)}; what it recorded before it failed is in {path}, "
             "its second clock added")
     for note in getattr(reader.journal, "notes", ()):
@@ -99,4 +116,6 @@ def run(args) -> int:
     shown = f", but {why}" if why else ""  # the board's verdict, where it is not "two clocks"
     say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}"
         f"{valid}{shown}")
+    if stops.status is not None:
+        return stops.status
     return 1 if refused or status != 0 else 0

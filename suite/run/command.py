@@ -96,7 +96,11 @@ def _run_process(args, device, scale: str, parallel) -> int:
                       reservation, key)
     finally:
         if reservation is not None:
-            reservation.release()  # the run wrote nothing: the name is free again
+            from suite.run.signals import held_interrupt, sigterm_deferred
+
+            with sigterm_deferred():  # a second Ctrl-C here would leave the empty placeholder behind
+                reservation.release()  # the run wrote nothing: the name is free again
+            held_interrupt()  # the process ends with the status it has: the first signal's
 
 
 def _preflight(plan, options) -> None:

@@ -4,6 +4,7 @@ for the workers. Reads only the environment and the arguments: the launcher neve
 the workers' side is :mod:`suite.run.distributed`."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,14 +27,27 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     """Run ``goodbench <argv>`` under torchrun, every rank writing to ``out``, and return
     torchrun's exit status (130 after Ctrl-C, once the workers have written what they have).
     Raises ValueError for launch options torchrun cannot take."""
+    import tempfile
+
+    from suite.run.signals import STOP_NOTE_ENV
+
     cmd = torchrun_command(worker_argv(argv, out), nproc_per_node, nnodes, node_rank,
                            rdzv_endpoint, max_restarts=max_restarts)
     print("launching: " + " ".join(cmd), file=sys.stderr, flush=True)
-    proc = subprocess.Popen(cmd, env=launch_env(child_python.environment()))  # its ranks: -P too
+    handle, note = tempfile.mkstemp(prefix="goodbench-stop-")  # where SIGTERM is noted for the workers
+    os.close(handle)
+    env = {**launch_env(child_python.environment()), STOP_NOTE_ENV: note}  # its ranks: -P too
+    try:
+        proc = subprocess.Popen(cmd, env=env, preexec_fn=ending_with(os.getpid()))
+    except BaseException:
+        os.unlink(note)
+        raise
     stopped: list[int] = []  # the status a signal sets: 130 (SIGINT) or 143 (SIGTERM)
 
     def on_sigterm(signum, frame):  # passed on as SIGINT: torchrun hands it to every worker,
-        stopped.append(143)         # which write the runs so far, as after Ctrl-C
+        stopped.append(143)         # which write the runs so far, as after Ctrl-C, recorded as SIGTERM
+        with contextlib.suppress(OSError), open(note, "w", encoding="ascii") as f:
+            f.write("SIGTERM")
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
 
@@ -49,6 +63,34 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
                       file=sys.stderr, flush=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        with contextlib.suppress(OSError):
+            os.unlink(note)
+
+
+def ending_with(launcher: int):
+    """A ``preexec_fn`` that has the kernel send torchrun SIGTERM when its launcher dies (Linux's
+    ``PR_SET_PDEATHSIG``; nothing elsewhere): torchrun then stops its ranks, which write the runs so
+    far, as after a SIGTERM of the launcher. A launcher killed with SIGKILL left torchrun and its
+    ranks training on, orphaned, and rank 0 wrote the file long after the user thought the run
+    killed. Where the launcher died before the child could ask, the child sends itself the signal."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: nothing is imported after the fork
+    except (OSError, AttributeError):
+        return None
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != launcher:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,

@@ -59,6 +59,10 @@ def agreed_paths(args, scale: str, parallel, preflight=None) -> tuple[Path, str 
                 reservation.release()
                 reservation = None
             answer = (None, None, str(exc))
+        except BaseException:  # an interrupt (Ctrl-C, SIGTERM) before the run holds it: no empty file left
+            if reservation is not None:
+                reservation.release()
+            raise
     out, root, error = distributed.broadcast(answer, parallel)
     if error:
         raise GoodbenchError(error)

@@ -15,12 +15,14 @@ rank writes its edges to its own FIFO (:mod:`suite.run.rank_channels`), all stam
 process's one clock, and the record holds an entry per run per rank (:mod:`suite.run.rank_record`)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +35,65 @@ from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
 
 
+class Stops:
+    """The signals that stopped the launcher while the script ran, or while its file was sealed:
+    Ctrl-C (which the terminal sends the script too) and SIGTERM, passed on to the script's process
+    (torchrun under ``--nproc-per-node``, which hands it to every rank), whose ``goodbench.Benchmark``
+    then writes the runs so far, as after Ctrl-C; the launcher waits for it and adds its second
+    clock. Left unhandled, SIGTERM ended the launcher at once, silently, and the script trained on
+    as an orphan. Use as a context manager: the handler is the launcher's while it is open."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.child: subprocess.Popen | None = None
+
+    def __enter__(self) -> Stops:
+        self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGTERM, self._previous)
+
+    def _on_sigterm(self, signum, frame) -> None:
+        self.received.append(signal.SIGTERM)
+        self.forward()
+
+    def started(self, child: subprocess.Popen) -> None:
+        """The script's process, started: a SIGTERM that came before is passed on now."""
+        self.child = child
+        if signal.SIGTERM in self.received:
+            self.forward()
+
+    def forward(self) -> None:
+        if self.child is not None and self.child.returncode is None:
+            with contextlib.suppress(OSError):
+                os.kill(self.child.pid, signal.SIGTERM)
+
+    def interrupted(self) -> None:
+        self.received.append(signal.SIGINT)
+
+    @property
+    def status(self) -> int | None:
+        """The shell's status of the stop: 143 after SIGTERM, 130 after Ctrl-C; None: not stopped."""
+        if signal.SIGTERM in self.received:
+            return 143
+        return 130 if signal.SIGINT in self.received else None
+
+    @property
+    def words(self) -> str:
+        """What stopped it, as run-own says it ("stopped by SIGTERM", "interrupted")."""
+        return "stopped by SIGTERM" if self.status == 143 else "interrupted"
+
+
 def launch(script: str, args: list[str], grace_s: float = 2.0,
-           extra_env: dict[str, str] | None = None) -> tuple[int, subprocess.Popen, EdgeReader]:
+           extra_env: dict[str, str] | None = None, stops: Stops | None = None,
+           say: Callable[[str], None] | None = None) -> tuple[int, subprocess.Popen, EdgeReader]:
     """Run ``python SCRIPT ARGS`` with the edge pipe (and ``extra_env`` in its environment), stamping
-    its edges until it ends; its exit status."""
+    its edges until it ends; its exit status. ``stops``: where a Ctrl-C or SIGTERM is noted (and
+    SIGTERM passed on); ``say``: where a script silent for long is said (:mod:`suite.run.own_stall`)."""
     if not Path(script).is_file():
         raise GoodbenchError(f"{script}: no such script")
+    stops = stops or Stops()
     read_end, write_end = os.pipe()
     env = {**os.environ, **(extra_env or {}), edges.ENV: str(write_end)}
     journal = Journal(script, args)  # its stamps kept across a kill, where the script names a checkpoint directory
@@ -47,14 +102,10 @@ def launch(script: str, args: list[str], grace_s: float = 2.0,
         child = subprocess.Popen([sys.executable, script, *args], pass_fds=(write_end,), env=env)
     finally:
         os.close(write_end)
+    stops.started(child)
     journal.started(child.pid, started_at_s, origin)
     reader = EdgeReader(read_end, origin, journal)
-    while True:
-        try:
-            status = child.wait()
-            break
-        except KeyboardInterrupt:  # the terminal's Ctrl-C reached the child too: wait for its file
-            continue
+    status = _wait(child, stops, [reader], origin, say)
     reader.finish(grace_s)
     reader.journal.close()
     return status, child, reader
@@ -74,13 +125,15 @@ def torchrun_command(script: str, args: list[str], nproc: int) -> list[str]:
 
 
 def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
-                 extra_env: dict[str, str] | None = None) -> tuple[int, subprocess.Popen, RankChannels]:
+                 extra_env: dict[str, str] | None = None, stops: Stops | None = None,
+                 say: Callable[[str], None] | None = None) -> tuple[int, subprocess.Popen, RankChannels]:
     """Run ``SCRIPT ARGS`` as a one-node torchrun job of ``nproc`` ranks (``extra_env`` in its
     environment), each rank's edges read from its own channel (:mod:`suite.run.rank_channels`) and
     stamped on this process's clock until the job ends; its exit status, the torchrun process and
-    the channels (readers in rank order)."""
+    the channels (readers in rank order). ``stops`` and ``say``: as :func:`launch`'s."""
     if not Path(script).is_file():
         raise GoodbenchError(f"{script}: no such script")
+    stops = stops or Stops()
     command = torchrun_command(script, args, nproc)
     journal = Journal(script, args)  # every rank's stamps kept across a kill, in one journal
     origin, started_at_s = clock(), time.time()
@@ -91,17 +144,31 @@ def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
         channels.finish(0.0)
         channels.close()
         raise
+    stops.started(child)
     journal.started(child.pid, started_at_s, origin)  # before any rank can name the journal: torchrun starts them
-    while True:
-        try:
-            status = child.wait()
-            break
-        except KeyboardInterrupt:  # torchrun hands Ctrl-C to the ranks: wait for rank 0's file
-            continue
+    status = _wait(child, stops, channels.readers, origin, say)  # torchrun hands Ctrl-C to the ranks
     channels.finish(grace_s)
     channels.close()
     journal.close()
     return status, child, channels
+
+
+def _wait(child: subprocess.Popen, stops: Stops, readers: Sequence[EdgeReader], origin: float,
+          say: Callable[[str], None] | None, poll_s: float = 5.0) -> int:
+    """Wait for the script's process and return its exit status; a Ctrl-C (which reached the script
+    too: it writes its file) is noted in ``stops`` and the wait goes on. Every ``poll_s`` a script
+    silent for long is said through ``say`` (:class:`suite.run.own_stall.StallWatch`)."""
+    from suite.run.own_stall import StallWatch
+
+    watch = StallWatch(say, os.getpid()) if say is not None else None
+    while True:
+        try:
+            return child.wait(timeout=poll_s if watch is not None else None)
+        except subprocess.TimeoutExpired:
+            if watch is not None:
+                watch.check(readers, clock() - origin)
+        except KeyboardInterrupt:
+            stops.interrupted()
 
 
 def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] = ()) -> dict[str, Any]:

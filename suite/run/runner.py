@@ -26,9 +26,8 @@ from suite.run.files import finished_record, resume, run_settings, save_checkpoi
 from suite.run.loop import LossNotFinite
 from suite.run.record import log_header
 from suite.run.signals import (
-    Terminated,
-    _Sigterm,
     _Undelivered,
+    held_interrupt,
     sigterm_deferred,
     stop_if_signalled,
 )
@@ -118,6 +117,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         on_step = _both(on_step, kill)
     meter = instruments.energy
     interrupted = job = lone = None  # lone: why this rank ended apart from its peers
+    resumable = False  # failed for the machine's sake (OSError: a full disk), not the run's: not kept as finished
     try:
         job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
                                  meter, directory)
@@ -132,6 +132,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         raise
     except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
         interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
+        resumable = isinstance(exc, OSError)
     with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
         # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
         alone = driver.close_record(record, workload, scale, options, precision, state, log, instruments,
@@ -145,11 +146,11 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
             record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
                                 "failure_rate_per_hour": None,
                                 "kills": record["goodput"]["failures"]}
-        if not alone:
+        if not alone and not resumable:  # a run failed by an OSError goes on under --resume, as after a kill
             driver.keep_finished(directory, settings, record, parallel)
-    if _Sigterm.pending and interrupted is None and lone is None:
-        _Sigterm.pending = False
-        interrupted = Terminated()
+    held = held_interrupt()  # a signal that came while the record was kept: the suite ends after it
+    if held is not None and interrupted is None and lone is None:
+        interrupted = held
     if record["telemetry"]["warnings"]:
         progress("warnings", warnings=record["telemetry"]["warnings"])
     if interrupted is not None:

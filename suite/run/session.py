@@ -19,12 +19,12 @@ from suite.run.runner import (
     Progress,
     RankLost,
     RunOptions,
-    Terminated,
     check_precision,
     locate_data,
     precision_for,
     run_one,
 )
+from suite.run.signals import Stopped, Terminated
 from suite.run.supervisor import run_supervised
 from suite.validate.registry import Problem
 from suite.validate.schema import schema_problems
@@ -196,10 +196,11 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(_numbered(exc.record, repeat))
-                if isinstance(exc, Terminated) and options.parallel.distributed:
+                if isinstance(exc, Terminated) and not isinstance(exc, Stopped) and options.parallel.distributed:
                     # a worker's SIGTERM: torchrun stops the workers after one failed (a user
                     # stopping the job goes through the launcher, which sends SIGINT instead)
-                    aborted = "stopped by SIGTERM (torchrun stops every worker after one failed)"
+                    aborted = ("stopped by SIGTERM (torchrun stops every worker after one failed, or when it is "
+                               "stopped itself: its launcher killed)")
                 else:
                     interrupted = True
                 break

@@ -1,5 +1,6 @@
-"""Signals in a training process: SIGTERM turned into an interrupt, held back while a finished
-run's record is saved, and an interrupt lost inside a callback raised again at the next step.
+"""Signals in a training process: SIGTERM turned into an interrupt, SIGTERM and SIGINT held back
+while a run's record is put together and saved (a second Ctrl-C then does not drop the run the
+first one ended), and an interrupt lost inside a callback raised again at the next step.
 """
 from __future__ import annotations
 
@@ -12,12 +13,38 @@ class Terminated(KeyboardInterrupt):
     other workers after one failed."""
 
 
+class Stopped(Terminated):
+    """SIGTERM to ``goodbench run --nproc-per-node``'s launcher, which hands the workers SIGINT (torchrun
+    passes it on; :mod:`suite.run.launch`) and notes SIGTERM in the file ``$GOODBENCH_STOP_NOTE``
+    names: recorded as SIGTERM, and, unlike torchrun's own SIGTERM after a worker failed, an
+    interrupt of the whole job, not a failure."""
+
+
+STOP_NOTE_ENV = "GOODBENCH_STOP_NOTE"
+
+
+def stopped_by_launcher() -> bool:
+    """True where this worker's launcher noted that SIGTERM stopped it (:class:`Stopped`)."""
+    import os
+
+    note = os.environ.get(STOP_NOTE_ENV)
+    if not note:
+        return False
+    try:
+        with open(note, encoding="ascii") as f:
+            return f.read(16).strip() == "SIGTERM"
+    except (OSError, ValueError):
+        return False
+
+
 class _Sigterm:
-    """SIGTERM's state in a torchrun worker: raised at once while a run trains (``armed``);
-    noted (``pending``) while the run's record is being put together, so that it is not lost."""
+    """SIGTERM's and SIGINT's state in a training process: raised at once while a run trains
+    (``armed``); noted while the run's record is being put together (``pending`` for SIGTERM,
+    ``interrupted`` for SIGINT), so that the record is kept and the signal is not lost."""
 
     armed = True
     pending = False
+    interrupted = False
     received = False
 
 
@@ -29,10 +56,13 @@ class _Undelivered:
     interrupt: type[KeyboardInterrupt] | None = None
 
 
-def stop_on_sigterm() -> None:
+def stop_on_sigterm() -> dict:
     """Turn SIGTERM into :class:`Terminated` in this process, and note SIGINT (still raised as
-    KeyboardInterrupt) so that one lost in a callback is raised again at the next step."""
+    KeyboardInterrupt) so that one lost in a callback is raised again at the next step; both held
+    inside :func:`sigterm_deferred`. Returns the handlers replaced (for :func:`restore`)."""
     import signal
+
+    previous = {signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
 
     def on_sigterm(signum, frame):
         _Sigterm.received = True
@@ -43,12 +73,39 @@ def stop_on_sigterm() -> None:
         raise Terminated()
 
     def on_sigint(signum, frame):
-        _Undelivered.interrupt = KeyboardInterrupt
-        raise KeyboardInterrupt()
+        if not _Sigterm.armed:  # a second Ctrl-C while the interrupted run's record is kept
+            _Sigterm.interrupted = True
+            return
+        interrupt = Stopped if stopped_by_launcher() else KeyboardInterrupt
+        _Undelivered.interrupt = interrupt
+        raise interrupt()
 
     signal.signal(signal.SIGTERM, on_sigterm)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when SIGINT is ignored
+        previous[signal.SIGINT] = signal.default_int_handler
         signal.signal(signal.SIGINT, on_sigint)
+    return previous
+
+
+def restore(previous: dict) -> None:
+    """Put back the handlers :func:`stop_on_sigterm` replaced, and forget an interrupt they noted."""
+    import signal
+
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+    _Undelivered.interrupt = None
+
+
+def held_interrupt() -> KeyboardInterrupt | None:
+    """The interrupt a signal held by :func:`sigterm_deferred` asks for (cleared): :class:`Terminated`
+    after SIGTERM, KeyboardInterrupt after SIGINT; None when none came."""
+    held: KeyboardInterrupt | None = None
+    if _Sigterm.pending:
+        held = Terminated()
+    elif _Sigterm.interrupted:
+        held = KeyboardInterrupt()
+    _Sigterm.pending = _Sigterm.interrupted = False
+    return held
 
 
 def stop_if_signalled() -> None:
@@ -64,7 +121,8 @@ def sigterm_received() -> bool:
 
 @contextlib.contextmanager
 def sigterm_deferred():
-    """Hold SIGTERM back while a finished run's record is put together and saved."""
+    """Hold SIGTERM and SIGINT back while a run's record is put together and saved (the handlers
+    of :func:`stop_on_sigterm`; :func:`held_interrupt` says what came meanwhile)."""
     was, _Sigterm.armed = _Sigterm.armed, False
     try:
         yield

@@ -13,6 +13,7 @@ Run as ``python -m suite.run.supervisor TASK`` this module is the worker.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,7 +32,8 @@ from suite.meters.telemetry import SUPERVISOR_PID
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
-from suite.run.runner import Progress, RunOptions, Terminated, run_dir, run_one
+from suite.run.runner import Progress, RunOptions, run_dir, run_one
+from suite.run.signals import Terminated
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
@@ -182,17 +185,39 @@ def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
     return Outcome(killed=True, step=step, cause=cause, time_s=when)
 
 
-def worker_main(task_path: str) -> int:
-    """The worker: run the task, reporting each step on stdout; write the record as JSON."""
-    task: WorkerTask = pickle.loads(Path(task_path).read_bytes())
+ORPHANED_STATUS = 1
+
+
+def reporter(fd: int, parent: int) -> Callable[[int], None]:
+    """The worker's step report, written to ``fd`` (its stdout, the supervisor's pipe). A supervisor
+    gone (the pipe broken, or this process's parent is no longer ``parent``) ends the worker at
+    once, as the supervisor's kill would have: no record is written — a failed one kept in the
+    run's directory would be handed back by ``--resume`` as the run's end —, so that ``goodbench
+    run … --resume`` goes on from the newest checkpoint."""
 
     def report(step: int) -> None:
-        os.write(1, b"step %d\n" % step)
+        try:
+            if os.getppid() != parent:
+                raise BrokenPipeError("the supervisor is gone")
+            os.write(fd, b"step %d\n" % step)
+        except BrokenPipeError:
+            with contextlib.suppress(OSError):
+                os.write(2, b"goodbench: the training worker's supervisor (goodbench run) is gone: the worker ends "
+                            b"here, keeping no record, as if killed with it; goodbench run ... --resume DIR goes on "
+                            b"from the newest checkpoint\n")
+            os._exit(ORPHANED_STATUS)
 
+    return report
+
+
+def worker_main(task_path: str) -> int:
+    """The worker: run the task, reporting each step on stdout; write the record as JSON."""
+    parent = int(os.environ.get(SUPERVISOR_PID) or os.getppid())  # the supervisor (_spawn names it)
+    task: WorkerTask = pickle.loads(Path(task_path).read_bytes())
     status = 0
     try:
         record = run_one(task.workload, task.scale, task.seed, task.options,
-                         task.progress or (lambda *a, **k: None), on_step=report)
+                         task.progress or (lambda *a, **k: None), on_step=reporter(1, parent))
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "record", None)
         if partial is None:

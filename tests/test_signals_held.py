@@ -1,0 +1,44 @@
+"""The signal handlers of a training process (suite/run/signals.py), in this process: a Ctrl-C held
+while a run's record is kept, and a SIGTERM of ``goodbench run --nproc-per-node``'s launcher, which
+reaches the workers as SIGINT, recorded as SIGTERM."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from suite.run import signals
+from suite.run.driver import ended_by
+
+
+@pytest.fixture
+def handlers():
+    previous = signals.stop_on_sigterm()
+    try:
+        yield
+    finally:
+        signals.restore(previous)
+        signals.held_interrupt()
+
+
+def test_a_ctrl_c_while_a_record_is_kept_is_held_then_raised(handlers):
+    with signals.sigterm_deferred():
+        os.kill(os.getpid(), signal.SIGINT)  # would raise here without the hold
+    held = signals.held_interrupt()
+    assert type(held) is KeyboardInterrupt
+    assert signals.held_interrupt() is None  # taken once
+
+
+def test_a_sigterm_of_the_launcher_reaches_a_worker_as_sigint_and_is_recorded_as_sigterm(
+        handlers, tmp_path, monkeypatch):
+    note = tmp_path / "note"
+    note.write_text("")
+    monkeypatch.setenv(signals.STOP_NOTE_ENV, str(note))
+    with pytest.raises(KeyboardInterrupt) as plain:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: the launcher noted nothing
+    assert type(plain.value) is KeyboardInterrupt
+    note.write_text("SIGTERM")  # what launch.launch writes before it hands torchrun SIGINT
+    with pytest.raises(signals.Stopped) as stopped:
+        os.kill(os.getpid(), signal.SIGINT)
+    assert ended_by(stopped.value, "after 3 of at most 40 steps") == "interrupted (SIGTERM) after 3 of at most 40 steps"
