@@ -22,7 +22,7 @@ def launched(monkeypatch, tmp_path):
     path = tmp_path / "own.json"
     reader = SimpleNamespace(written=(False, str(path)), runs=[], broken=None, journal=None)
     doc = {"second_clock": {"runs": [{"run_id": "r1", "agreement": {"agree": True}}]}}
-    monkeypatch.setattr(own_launch, "launch", lambda script, args, extra_env=None: (0, SimpleNamespace(pid=1), reader))
+    monkeypatch.setattr(own_launch, "launch", lambda script, args, extra_env=None, **_: (0, SimpleNamespace(pid=1), reader))
     monkeypatch.setattr(own_launch, "seal", lambda *a: doc)
 
     def run_with(problems):
