@@ -182,3 +182,24 @@ def test_a_run_failed_by_a_full_disk_goes_on_under_resume(data_dir, tmp_path, mo
     loads = [e for e in mllog.parse((tmp_path / "lm-char-seed1" / "events.log").read_text().splitlines())
              if e.key == "checkpoint_load_stop"]
     assert [e.metadata.get("step") for e in loads] == [10]
+
+
+def test_a_run_failed_by_its_own_file_error_is_kept_as_finished(data_dir, tmp_path, monkeypatch):
+    """Only the machine's errors (runner.MACHINE_ERRNOS: a full disk, a failing or read-only one)
+    leave a failed run to go on under --resume; a FileNotFoundError of the run's own is its failure,
+    kept as finished (review of the full-disk change, L3)."""
+    from suite.run import runner
+
+    real_save = runner.save_checkpoint
+    saved = []
+
+    def missing_at_20(*args, **kwargs):
+        saved.append(1)
+        if len(saved) == 2:
+            raise FileNotFoundError(2, "No such file or directory", "the-run's-own-file")
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "save_checkpoint", missing_at_20)
+    first = run_short(data_dir, tmp_path, checkpoint_every=10)
+    assert first["status"] == "failed" and first["error"].startswith("FileNotFoundError after 20 of")
+    assert (tmp_path / "lm-char-seed1" / "finished-record.json").exists()

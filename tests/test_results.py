@@ -72,3 +72,24 @@ def test_document_round_trips_through_json_and_schema():
     assert json.loads(results.dumps(doc)) == doc
     assert doc["schema_version"] == results.SCHEMA_VERSION
     assert doc["created_at"].endswith("Z")
+
+
+def test_a_folder_flush_that_fails_after_the_rename_is_a_warning_not_a_second_copy(tmp_path, monkeypatch, capsys):
+    """Review of the full-disk change, M5: a failed flush of the folder (EIO, as NFS reports a
+    write-back error) after the document was renamed into place raised, so the writer kept a
+    second copy in the fallback folder and said the file could not be written."""
+    import errno
+
+    from suite.record import results as results_module
+
+    def failing(directory):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(results_module, "fsync_dir", failing)
+    out = tmp_path / "r.json"
+    held = results_module.Reservation.take(out)
+    assert held.write({"a": 1}) == out and held.written
+    assert results_module.write_atomic(tmp_path / "b.json", b"{}") == tmp_path / "b.json"
+    err = capsys.readouterr().err
+    assert err.count("is written, but its folder could not be flushed to disk (Input/output error)") == 2
+    assert json.loads(out.read_text()) == {"a": 1}

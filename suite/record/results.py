@@ -15,6 +15,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -286,7 +287,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, overwrite: bool 
                 os.replace(tmp, path)
             else:
                 os.link(tmp, path)
-            fsync_dir(path.parent)
+            synced_dir(path)
     except OSError as exc:
         if exc.filename is None:  # a full disk's write names no file: name the one being written
             exc.filename = str(path)
@@ -301,6 +302,17 @@ def write_synced(fd: int, payload: bytes) -> None:
         fh.write(payload)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def synced_dir(path: Path) -> None:
+    """Flush the folder of ``path``, just renamed or linked into place (:func:`fsync_dir`). The
+    document is written by then: a flush that fails (EIO, as NFS reports a write-back error) is
+    said on stderr, not raised, so that a caller never writes the same document twice."""
+    try:
+        fsync_dir(path.parent)
+    except OSError as exc:
+        print(f"warning: {path} is written, but its folder could not be flushed to disk "
+              f"({exc.strerror or exc}): a crash now could lose its name", file=sys.stderr, flush=True)
 
 
 def fsync_dir(directory: Path) -> None:
@@ -422,8 +434,8 @@ class Reservation:
             if not _is_empty_file(self._id, self.path):
                 raise NameTaken(f"{self.path} was replaced while this run held it; not overwritten")
             os.replace(tmp, self.path)
-            fsync_dir(self.path.parent)
-            self.written = True
+            self.written = True  # from here the document is at its name, whatever the folder's flush says
+            synced_dir(self.path)
         self.close()
         return self.path
 

@@ -10,6 +10,7 @@ good checkpoint found there. The runner reports through a ``progress`` callback 
 """
 from __future__ import annotations
 
+import errno
 import random
 import time
 from collections.abc import Callable
@@ -49,6 +50,12 @@ class RankLost(GoodbenchError):
 SEED_LIMIT = 2 ** 32
 """Seeds run from 0 to ``SEED_LIMIT − 1``: numpy's seeding takes no other (``goodbench run``
 trains the pinned seeds 1 … 10)."""
+
+
+MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+"""The errors of the machine, not of the run (a full disk or quota, a failing or read-only one): a
+run they stop is not kept as finished, and ``--resume`` goes on with it once the machine is fixed;
+any other error (a user's FileNotFoundError, a timeout) is the run's own failure."""
 
 
 def seed_everything(seed: int) -> None:
@@ -117,7 +124,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         on_step = _both(on_step, kill)
     meter = instruments.energy
     interrupted = job = lone = None  # lone: why this rank ended apart from its peers
-    resumable = False  # failed for the machine's sake (OSError: a full disk), not the run's: not kept as finished
+    resumable = False  # failed for the machine's sake (a full disk: MACHINE_ERRNOS), not the run's: not kept as finished
     try:
         job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
                                  meter, directory)
@@ -132,7 +139,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
         raise
     except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
         interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
-        resumable = isinstance(exc, OSError)
+        resumable = isinstance(exc, OSError) and exc.errno in MACHINE_ERRNOS
     with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
         # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
         alone = driver.close_record(record, workload, scale, options, precision, state, log, instruments,
