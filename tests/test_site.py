@@ -736,6 +736,29 @@ def test_a_build_started_alone_removes_the_folders_killed_builds_left(tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.new-my_notes", "results", "site"]
 
 
+def test_a_folder_that_takes_no_lock_still_builds_and_removes_nothing(tmp_path, monkeypatch):
+    """Review of the builds' lock, M6: a parent folder whose lock fails with another error than
+    "held" (NFS's ENOLCK) failed the whole build; it builds, and, not knowing it is alone, removes
+    no folder."""
+    import errno
+
+    folder = tmp_path / "results"
+    _one_result(folder)
+    killed = tmp_path / ".site.new-c6fiykz_"
+    killed.mkdir()
+
+    real_flock = fcntl.flock
+
+    def no_lock(fd, operation):  # on the output's parent folder only
+        if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path):
+            raise OSError(errno.ENOLCK, "No locks available")
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", no_lock)
+    built = builder.build_site(folder, tmp_path / "site")
+    assert (tmp_path / "site" / "index.html").is_file() and built.removed == [] and killed.is_dir()
+
+
 def test_every_entry_a_build_writes_at_its_top_is_one_a_killed_builds_folder_may_hold(tmp_path):
     folder = tmp_path / "results"
     _one_result(folder)

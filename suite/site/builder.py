@@ -151,7 +151,7 @@ class _Builds:
         removed here too."""
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except OSError:  # another build holds it, or no lock here (unreadable folder, NFS): not alone
             return False
         self.folders += _remove_killed(self.out)
         return True
@@ -164,19 +164,24 @@ def _building(out: Path) -> Iterator[_Builds]:
     build's fresh folder that no build holds are then killed builds' leftovers, and are removed
     (:func:`_remove_killed`) before this build makes its own; with another build under way none is
     touched (the race of two builds: one's fresh folder lies there unlocked for a moment)."""
-    fd = os.open(out.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(out.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # a folder this user may enter but not read: the build goes on, removing nothing
+        fd = -1
     try:
         builds = _Builds(fd, out)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # another build runs
+        except OSError:
+            pass  # another build runs, or the folder takes no lock (NFS): remove nothing
         else:
             builds.folders += _remove_killed(out)
-        fcntl.flock(fd, fcntl.LOCK_SH)  # to the end: a build starting now leaves this one's folder alone
+        with contextlib.suppress(OSError):  # to the end: a build starting now leaves this one's folder alone
+            fcntl.flock(fd, fcntl.LOCK_SH)
         yield builds
     finally:
-        os.close(fd)  # its lock goes with it
+        if fd >= 0:
+            os.close(fd)  # its lock goes with it
 
 
 def _remove_killed(out: Path) -> list[Path]:
