@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from quick_ceiling import quick_ceiling
 
 import goodbench
-from quick_ceiling import quick_ceiling
 from suite.record.errors import GoodbenchError
 from suite.run import driver
 from suite.run import signals as run_signals
