@@ -447,6 +447,8 @@ class Benchmark:
 
     def _stopped_line(self) -> str:
         """What a script stopped by SIGTERM says as it ends (:func:`suite.run.signals.killed_if_uncaught`)."""
+        if not self.parallel.is_main:  # rank 0 writes, and says where
+            return f"goodbench: rank {self.parallel.rank}: stopped by SIGTERM"
         kept = f"the runs so far are in {self.path}" if self.path is not None and self.path.exists() else \
             "no results file was written"
         return f"goodbench: stopped by SIGTERM; {kept}"
