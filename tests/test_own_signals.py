@@ -71,6 +71,7 @@ def test_sigterm_to_a_benchmark_keeps_the_runs_so_far(tmp_path):
     done = subprocess.run([sys.executable, str(JOB), "--out", "own.json", "--at", "15"], cwd=tmp_path,
                           env=_env(), capture_output=True, text=True, timeout=300)
     assert "stopped: Terminated; SIGTERM's handler restored: True" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == -signal.SIGTERM and "Traceback" not in done.stderr, done.stderr  # as if killed by it
     doc = json.loads((tmp_path / "own.json").read_text())
     run = doc["runs"][0]
     assert run["status"] == "partial" and run["error"] == "interrupted (SIGTERM) after 14 of at most 40 steps"

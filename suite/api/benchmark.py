@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from suite.api import arguments
-from suite.api.edges import EdgePipe
+from suite.api.edges import EdgePipe, forget_orphaned, on_orphaned
 from suite.api.run import FLOPS_AGREE, Run
 from suite.figures import derive
 from suite.meters.ceiling import matmul_ceiling, measured_again
@@ -45,7 +45,7 @@ from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
 from suite.run import distributed, driver, files, session, signals, system
-from suite.run.progress import ProgressPrinter, warn_if_busy
+from suite.run.progress import ProgressPrinter, say, warn_if_busy
 from suite.run.runner import check_precision
 from suite.run.state import RunOptions
 from suite.trust import signing
@@ -168,17 +168,15 @@ class Benchmark:
         self._reservation: results.Reservation | None = None  # rank 0's hold on out, from start()
         self._evaluator: Callable[[Any], dict[str, float]] | None = None
         self._signals: dict | None = None  # the handlers SIGTERM's (and SIGINT's) replaced while the session runs
+        self._installed: dict | None = None  # the session's own handlers (put back only where still set)
 
     # ------------------------------------------------------------------ the session
     def __enter__(self) -> Benchmark:
-        try:
-            self.start()
-        except BaseException:  # no session: SIGTERM's handler goes back now (__exit__ is not called)
-            self._restore_signals()
-            raise
+        self.start()  # one that fails has put SIGTERM's handler back (__exit__ is not called)
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
+        ours = self._signals is not None  # SIGTERM became Terminated by this session's handler
         try:
             if error is None:
                 self._exit(error)
@@ -186,8 +184,14 @@ class Benchmark:
                 with signals.sigterm_deferred():
                     self._exit(error)
                 signals.held_interrupt()  # the error that ended the session goes on
+        except signals.Terminated as stopped:  # SIGTERM held while the file was written, raised after it
+            if ours and type(stopped) is signals.Terminated:
+                signals.killed_if_uncaught(stopped, self._stopped_line())
+            raise
         finally:
             self._restore_signals()
+        if ours and type(error) is signals.Terminated:
+            signals.killed_if_uncaught(error, self._stopped_line())
 
     def _exit(self, error: BaseException | None) -> None:
         if not self._started or self._ended:
@@ -201,7 +205,7 @@ class Benchmark:
                 self.current.instruments.stop()
             self._let_go()
             return
-        if self.current is not None:
+        if self.current is not None and error is not None:  # held by __exit__; else end() ends it, held there
             self.current.end(error)
         if error is not None and not self.records:
             self._ended = True  # nothing measured to write: the error says why
@@ -215,17 +219,18 @@ class Benchmark:
         if self._started:
             raise GoodbenchError("this Benchmark has started already: one Benchmark writes one file")
         self._stop_on_sigterm()
-        self.parallel = distributed.from_env(self.device.type)
-        if self.parallel.distributed:
-            import torch.distributed as dist
-
-            self._joined = not dist.is_initialized()
-            self.device = distributed.init(self.parallel, self.device)
-        distributed.agree(self._reserve() if self.parallel.is_main else None, self.parallel)
         try:
+            self.parallel = distributed.from_env(self.device.type)
+            if self.parallel.distributed:
+                import torch.distributed as dist
+
+                self._joined = not dist.is_initialized()
+                self.device = distributed.init(self.parallel, self.device)
+            distributed.agree(self._reserve() if self.parallel.is_main else None, self.parallel)
             self._open_session()
-        except BaseException:  # the name is free again: nothing was measured
+        except BaseException:  # no session: the name is free again (nothing was measured), SIGTERM's handler back
             self._let_go()
+            self._restore_signals()
             raise
 
     def _open_session(self) -> None:
@@ -270,13 +275,20 @@ class Benchmark:
                     "or your script's option that sets it, such as --out)")
         except OSError as exc:
             return f"cannot write the results file {self.out}: {results.cannot_write(self.out, exc)}"
+        if self._reservation.taken_over:  # as goodbench run says it (suite.run.output)
+            say(f"{self.out} was left empty by a run that was killed; taking it over")
+        # a process whose run-own launcher is gone ends at once (os._exit): its empty placeholder goes first
+        on_orphaned(self._let_go)
         return None
 
     def _let_go(self) -> None:
-        """Free :attr:`out` when nothing was written into its reservation."""
-        if self._reservation is not None:
-            self._reservation.release()
-            self._reservation = None
+        """Free :attr:`out` when nothing was written into its reservation (also from the thread
+        that finds run-own's launcher gone: :meth:`Reservation.release` removes only its own
+        still-empty file)."""
+        reservation, self._reservation = self._reservation, None
+        if reservation is not None:
+            forget_orphaned(self._let_go)
+            reservation.release()
 
     def runs(self) -> Iterator[Run]:
         """One started :class:`Run` per seed, in order; each ends when the loop asks for the next
@@ -295,7 +307,17 @@ class Benchmark:
             run = Run(self, seed)
             self.current = run
             yield run
+            self._end_run(run)
+
+    def _end_run(self, run: Run) -> None:
+        """End ``run`` (its record put together, kept and added to :attr:`records`) with SIGTERM and
+        Ctrl-C held, as ``goodbench run`` holds them (:func:`suite.run.runner.run_one`): one that
+        came meanwhile is raised after, so that the runs so far, this one with them, are written."""
+        with signals.sigterm_deferred():
             run.end(None)
+        held = signals.held_interrupt()
+        if held is not None:
+            raise held
 
     def run_dir(self, seed: int) -> Path | None:
         """The directory of the run of ``seed`` in :attr:`checkpoint_dir` (None without one)."""
@@ -379,11 +401,14 @@ class Benchmark:
         self._ended = True
         whole = False  # every rank came this far: leave the process group together
         try:
+            stopped: KeyboardInterrupt | None = None
             if self.current is not None:
-                self.current.end(None)
+                try:
+                    self._end_run(self.current)
+                except KeyboardInterrupt as exc:  # held while the run ended: it is kept, written, then raised
+                    interrupted, stopped = True, exc
             if not self.records:
                 raise GoodbenchError("no run was recorded: no results file written")
-            stopped: KeyboardInterrupt | None = None
             if not interrupted:  # measured again after the runs, on every rank as before them (ceiling.with_end)
                 try:
                     self.ceiling = measured_again(self.ceiling, lambda: matmul_ceiling(self.device, self.precision),
@@ -418,11 +443,22 @@ class Benchmark:
         if threading.current_thread() is threading.main_thread() \
                 and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             self._signals = signals.stop_on_sigterm()
+            self._installed = signals.installed(self._signals)
+
+    def _stopped_line(self) -> str:
+        """What a script stopped by SIGTERM says as it ends (:func:`suite.run.signals.killed_if_uncaught`)."""
+        if not self.parallel.is_main:  # rank 0 writes, and says where
+            return f"goodbench: rank {self.parallel.rank}: stopped by SIGTERM"
+        kept = f"the runs so far are in {self.path}" if self.path is not None and self.path.exists() else \
+            "no results file was written"
+        return f"goodbench: stopped by SIGTERM; {kept}"
 
     def _restore_signals(self) -> None:
+        """Put back the handlers the session replaced, where its own are still set (a framework's
+        handler installed meanwhile is left alone), and forget what they noted."""
         previous, self._signals = self._signals, None
         if previous is not None:
-            signals.restore(previous)
+            signals.restore(previous, self._installed)
 
     def _write(self, interrupted: bool) -> Path:
         doc = driver.document(system.describe(self.device, self.system_name), self._settings(interrupted),

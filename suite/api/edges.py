@@ -127,6 +127,21 @@ class EdgePipe:
 
 ORPHANED_STATUS = 1
 _ENDING = threading.Lock()
+_CLEANUPS: list[Callable[[], None]] = []  # what :func:`orphaned` does before the process ends
+
+
+def on_orphaned(cleanup: Callable[[], None]) -> None:
+    """Have :func:`orphaned` call ``cleanup`` before the process ends (the Benchmark releases its
+    still-empty reservation of the results file's name: an empty ``out`` left behind was a file
+    nothing stamped). It runs on whichever thread found the launcher gone."""
+    if cleanup not in _CLEANUPS:
+        _CLEANUPS.append(cleanup)
+
+
+def forget_orphaned(cleanup: Callable[[], None]) -> None:
+    """Undo :func:`on_orphaned` (the reservation was written or released)."""
+    with contextlib.suppress(ValueError):
+        _CLEANUPS.remove(cleanup)
 
 
 class ReaderWatch:
@@ -167,7 +182,8 @@ def orphaned(rank: str | None, journaled: bool = True) -> None:
     neither a checkpoint nor a results file — and the same command run again goes on from the last
     checkpoint its launcher journaled (``journaled``: the session named a checkpoint directory; else
     it starts over). One line says why, once: the watch's thread and a write that failed may both
-    find the launcher gone."""
+    find the launcher gone. What :func:`on_orphaned` registered runs first (the Benchmark's empty
+    placeholder at ``out`` is removed)."""
     _ENDING.acquire()  # a second caller waits here for the first one's exit
     again = ("run the same command again to go on from the last checkpoint" if journaled else
              "it kept no checkpoints (no checkpoint_dir): run the same command again to start over")
@@ -176,4 +192,7 @@ def orphaned(rank: str | None, journaled: bool = True) -> None:
            "its launcher (goodbench run-own) is gone: the script ends here, unstamped, as if killed with it")
     with contextlib.suppress(OSError):
         os.write(2, f"goodbench: {who}; {again}\n".encode())
+    for cleanup in list(_CLEANUPS):  # the Benchmark's empty placeholder at out goes: no file is left
+        with contextlib.suppress(Exception):
+            cleanup()
     os._exit(ORPHANED_STATUS)

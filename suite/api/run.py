@@ -447,10 +447,11 @@ class Run:
         driver.close_record(self.record, bench.workload(), bench.scale, bench.options, bench.precision, self.state,
                             self.log, self.instruments, flags=self.precision_flags, load_at_start=self.load_at_start,
                             sections=pinned)
+        # among the runs first: what follows (an fsync, a pipe write) can be interrupted, and the run is written all the same
+        bench.records.append(self.record)
         driver.keep_finished(self.directory, bench.run_settings(self.seed), self.record, self.parallel)
         if self.directory is not None and self.record["status"] != "partial":  # kept: the launcher journals the run
             self.edges.edge(edges.KEPT, self.state.step)
-        bench.records.append(self.record)
 
 
 class _StateHolder:

@@ -87,13 +87,26 @@ def stop_on_sigterm() -> dict:
     return previous
 
 
-def restore(previous: dict) -> None:
-    """Put back the handlers :func:`stop_on_sigterm` replaced, and forget an interrupt they noted."""
+def restore(previous: dict, installed: dict | None = None) -> None:
+    """Put back the handlers :func:`stop_on_sigterm` replaced, and forget what they noted (an
+    interrupt, a held signal, SIGTERM received), so that a later session in the process starts
+    clean. With ``installed`` (:func:`installed`, read right after :func:`stop_on_sigterm`), a
+    signal's handler is put back only where the installed one is still there: a handler another
+    library set meanwhile (a training framework's) is left alone."""
     import signal
 
     for signum, handler in previous.items():
-        signal.signal(signum, handler)
+        if installed is None or signal.getsignal(signum) is installed.get(signum):
+            signal.signal(signum, handler)
     _Undelivered.interrupt = None
+    _Sigterm.armed, _Sigterm.pending, _Sigterm.interrupted, _Sigterm.received = True, False, False, False
+
+
+def installed(previous: dict) -> dict:
+    """The handlers now set for the signals :func:`stop_on_sigterm` replaced (``previous``)."""
+    import signal
+
+    return {signum: signal.getsignal(signum) for signum in previous}
 
 
 def held_interrupt() -> KeyboardInterrupt | None:
@@ -129,3 +142,37 @@ def sigterm_deferred():
     finally:
         _Sigterm.armed = was
 
+
+
+def killed_if_uncaught(stopped: Terminated, said: str) -> None:
+    """Where ``stopped`` (raised by this process's SIGTERM handler) reaches the top of the script
+    uncaught, end the process as SIGTERM's default would have (status 143 to a shell, -15 to its
+    parent: Slurm, ``timeout``, systemd and torchrun see a stop, not a failure), saying ``said`` in
+    one line rather than a traceback. Python turns only an exact KeyboardInterrupt into a death
+    by its signal; a subclass ends with status 1. The exit handlers (:mod:`atexit`) run first, as
+    they do for an uncaught KeyboardInterrupt; caught, the exception changes nothing."""
+    import os
+    import signal
+    import sys
+
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback) -> None:
+        if value is not stopped:
+            previous(kind, value, traceback)
+            return
+        sys.excepthook = previous
+        try:
+            print(said, file=sys.stderr, flush=True)
+            import atexit
+
+            atexit._run_exitfuncs()
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+        except BaseException:  # ending regardless
+            pass
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        os._exit(128 + signal.SIGTERM)  # where the signal is blocked in this thread
+
+    sys.excepthook = hook
