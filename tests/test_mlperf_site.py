@@ -578,8 +578,8 @@ def test_a_verified_source_is_said_to_be_the_importers_word_not_the_sites():
     r = mlperf_model.row(doc)
     assert (r.unverified, r.checked) == (None, commit)
     title = mlperf_pages._score(r)["title"]
-    assert f"source checked against MLCommons' commit {commit[:12]} by the importer when imported" in title
-    assert "self-reported" in title and "cannot re-check logs it does not hold" in title
+    assert f"source checked against MLCommons' commit {commit[:12]} at import: the importer's word" in title
+    assert "self-reported" in title and "cannot check that again" in mlperf_pages.CHECKED_TITLE
     assert "source not verified" not in (mlperf_pages._score(r)["sub"] or "")
     line = mlperf_pages.records([r]).iloc[0]
     assert line["source_checked_at_import_self_reported"] == commit and not line["power_logs_not_verified"]

@@ -39,7 +39,7 @@ def _minutes(r: Row) -> float:
 
 def _tip(r: Row) -> str:
     with_init = "" if r.cost_with_init_usd is None else f"; ≈{usd(r.cost_with_init_usd)} with init"
-    return f"{r.round}: {usd(r.cost_usd)} in {num(r.minutes)} min (score time only{with_init}) — {_who(r)}"
+    return f"{r.round}: {usd(r.cost_usd)} in {num(r.minutes)} min — {_who(r)} (score time only{with_init})"
 
 
 def history(rounds: list[str], priced: dict[str, list[Row]], title: str,

@@ -133,8 +133,9 @@ def _score(r: Row, href: str | None = None) -> dict:
 
 
 CHECKED = "sources checked by the importer when imported (self-reported)"  # every page's line, by the label
-CHECKED_AT_IMPORT = ("source checked against MLCommons' commit {commit} by the importer when imported; the stored "
-                     "document is its word (self-reported): this site cannot re-check logs it does not hold")
+CHECKED_AT_IMPORT = "source checked against MLCommons' commit {commit} at import: the importer's word (self-reported)"
+"""A checked score's tooltip, on every row: short, as an accelerator's page holds hundreds (its
+page line's :data:`CHECKED_TITLE` says the whole)."""
 CHECKED_TITLE = ("A document says its source is verified where its importer, when it imported the round, found every "
                  "file it read (result logs, system description, scaling.json, power logs) to be the one MLCommons' "
                  "pinned commit of the round lists, by git blob id. The logs are not stored here, so this site cannot "
@@ -229,9 +230,9 @@ def _cost(r: Row, root: str) -> dict:
     with_init = _with_init(r)
     return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html",
                 sub=" · ".join(filter(None, (hours_text, with_init))), cls="cost",
-                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour: {r.price.words()}; "
-                      f"{SCORE_TIME_ONLY}" + (f", {pct(r.init_share)} of the median run's wall time is init"
-                                              if with_init else ""))
+                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour, a list price "
+                      f"(its date and source: the prices page); {SCORE_TIME_ONLY}"
+                      + (f", init {pct(r.init_share)} of the median run's wall time" if with_init else ""))
 
 
 def _with_init(r: Row) -> str:
