@@ -212,3 +212,20 @@ def test_a_benchmark_that_cannot_start_leaves_sigterm_as_it_was(tmp_path):
     with pytest.raises(GoodbenchError, match="exists"), bench:
         pass
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_launcher_sleeps_on_the_scripts_end_and_still_watches_for_a_stall():
+    """Review of the stall watch, M7: Popen.wait(timeout) polls 20 times a second for the whole run
+    on a machine whose load goodbench flags; on Linux the launcher sleeps on the child's pidfd
+    between its checks, and returns the child's status as soon as it ends."""
+    import time
+
+    from suite.run import own_launch
+
+    child = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(0.6); sys.exit(3)"])
+    assert own_launch._exit_handle(child) is not None  # Linux: a pidfd
+    checks = []
+    started = time.monotonic()
+    with own_launch.Stops() as stops:
+        status = own_launch._wait(child, stops, [], time.monotonic(), checks.append, poll_s=0.2)
+    assert status == 3 and time.monotonic() - started < 5

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -161,14 +162,31 @@ def _wait(child: subprocess.Popen, stops: Stops, readers: Sequence[EdgeReader], 
     from suite.run.own_stall import StallWatch
 
     watch = StallWatch(say, os.getpid()) if say is not None else None
-    while True:
-        try:
-            return child.wait(timeout=poll_s if watch is not None else None)
-        except subprocess.TimeoutExpired:
-            if watch is not None:
-                watch.check(readers, clock() - origin)
-        except KeyboardInterrupt:
-            stops.interrupted()
+    ended = _exit_handle(child) if watch is not None else None
+    try:
+        while True:
+            try:
+                # asleep until the child ends or poll_s pass (Popen.wait(timeout) polls at 20 Hz)
+                if ended is not None and not select.select([ended], [], [], poll_s)[0]:
+                    raise subprocess.TimeoutExpired(child.args, poll_s)
+                return child.wait(timeout=poll_s if watch is not None else None)
+            except subprocess.TimeoutExpired:
+                if watch is not None:
+                    watch.check(readers, clock() - origin)
+            except KeyboardInterrupt:
+                stops.interrupted()
+    finally:
+        if ended is not None:
+            os.close(ended)
+
+
+def _exit_handle(child: subprocess.Popen) -> int | None:
+    """A descriptor readable once ``child`` has ended (Linux's pidfd), or None where there is none
+    (another system, an old kernel): :func:`_wait` then falls back on Popen's polling wait."""
+    try:
+        return os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None
+    except OSError:
+        return None
 
 
 def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] = ()) -> dict[str, Any]:
