@@ -229,3 +229,23 @@ def test_the_launcher_sleeps_on_the_scripts_end_and_still_watches_for_a_stall():
     with own_launch.Stops() as stops:
         status = own_launch._wait(child, stops, [], time.monotonic(), checks.append, poll_s=0.2)
     assert status == 3 and time.monotonic() - started < 5
+
+
+def test_a_ctrl_c_while_the_launcher_adds_the_second_clock_is_noted_not_raised():
+    """Review of run-own's stops, M4: a Ctrl-C after the script ended, while the launcher reads its
+    last edges and seals its file, raised there and left the file one clock and unsigned; it is
+    noted (exit 130) and the handler put back when the launcher is done."""
+    import os
+    import signal
+
+    from suite.run import own_launch
+
+    before = signal.getsignal(signal.SIGINT)
+    with own_launch.Stops() as stops:
+        stops.hold_interrupts()
+        os.kill(os.getpid(), signal.SIGINT)  # delivered at once to this, the main thread
+        assert stops.status == 130 and stops.words == "interrupted"
+    assert signal.getsignal(signal.SIGINT) is before
+    unopened = own_launch.Stops()
+    unopened.hold_interrupts()  # outside its context it installs nothing
+    assert signal.getsignal(signal.SIGINT) is before

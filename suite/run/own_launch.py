@@ -47,13 +47,26 @@ class Stops:
     def __init__(self) -> None:
         self.received: list[int] = []
         self.child: subprocess.Popen | None = None
+        self._open = False  # the handlers are the launcher's only while open
+        self._previous_int: Any = None
 
     def __enter__(self) -> Stops:
         self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        self._open = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         signal.signal(signal.SIGTERM, self._previous)
+        if self._previous_int is not None:
+            signal.signal(signal.SIGINT, self._previous_int)
+        self._open, self._previous_int = False, None
+
+    def hold_interrupts(self) -> None:
+        """From the script's end until the context closes, a Ctrl-C is noted, not raised: the
+        launcher is adding the second clock to what the script wrote, which a raised interrupt
+        would leave one clock and unsigned."""
+        if self._open and self._previous_int is None:
+            self._previous_int = signal.signal(signal.SIGINT, lambda signum, frame: self.interrupted())
 
     def _on_sigterm(self, signum, frame) -> None:
         self.received.append(signal.SIGTERM)
@@ -107,6 +120,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0,
     journal.started(child.pid, started_at_s, origin)
     reader = EdgeReader(read_end, origin, journal)
     status = _wait(child, stops, [reader], origin, say)
+    stops.hold_interrupts()  # the second clock is added from here on, whatever the keyboard says
     reader.finish(grace_s)
     reader.journal.close()
     return status, child, reader
@@ -148,6 +162,7 @@ def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
     stops.started(child)
     journal.started(child.pid, started_at_s, origin)  # before any rank can name the journal: torchrun starts them
     status = _wait(child, stops, channels.readers, origin, say)  # torchrun hands Ctrl-C to the ranks
+    stops.hold_interrupts()
     channels.finish(grace_s)
     channels.close()
     journal.close()
