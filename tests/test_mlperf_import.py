@@ -650,6 +650,16 @@ def test_every_shipped_document_agrees_with_its_own_runs():
     assert bad == []
 
 
+def _committed(root) -> tuple[list[str], str]:
+    """``root`` made a git repository with everything in it committed: the git command line to go
+    on with, and the commit."""
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "published"], check=True)
+    return git, subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
 def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_not(tmp_path, monkeypatch):
     """Trial 14 F9: a document says its source is verified only where every file read is the one
     the round's pinned commit lists (git blob ids), and the folder holds the commit's result logs."""
@@ -659,11 +669,7 @@ def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_no
         pytest.skip("no git on this machine")
     bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
     root = tmp_path / "t" / "v5.1"
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "published"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    git, commit = _committed(root)
     monkeypatch.setitem(published.PINNED, "v5.1", commit)
     published.listing.cache_clear()
     doc = documents.read(importer.run_import([root], tmp_path / "a", jobs=1).rows[0]["document"])
@@ -710,11 +716,7 @@ def test_the_power_logs_read_are_checked_against_the_pinned_commit_too(tmp_path,
         (bench / "power" / f"result_{i}").mkdir(parents=True)
         (bench / "power" / f"result_{i}" / "node_0.txt").write_text(power_log)
     root = tmp_path / "t" / "v5.1"
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "published"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    git, commit = _committed(root)
     monkeypatch.setitem(published.PINNED, "v5.1", commit)
     published.listing.cache_clear()
 
