@@ -364,6 +364,24 @@ def _disk_full(*args, **kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
+def test_a_folder_flush_failing_after_the_link_keeps_the_file_stored_and_listed(tmp_path, monkeypatch, capsys):
+    """The file is linked into place and listed when the folder's flush fails (EIO): it stays
+    stored, submit succeeds and says the flush failed (results.synced_dir), never "nothing stored"."""
+    store = tmp_path / "results"
+    submit(VALID, store)
+    variant = _variant(tmp_path, 3)
+    dest = store / f"{hashlib.sha256(variant.read_bytes()).hexdigest()}.json"
+
+    def flush_fails(directory):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(results, "fsync_dir", flush_fails)
+        assert cli.main(["submit", str(variant), "--results-dir", str(store)]) == 0
+    assert dest.read_bytes() == variant.read_bytes() and dest.name in [name for name, _ in ledger.lines(store)]
+    assert "is written, but its folder could not be flushed to disk" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("where", ["bytes", "link"])
 def test_a_full_disk_stores_nothing_and_leaves_no_ledger_line(tmp_path, monkeypatch, capsys, where):
     """Trial 14b F1: a file the disk refused left a ledger line naming it (each retry another), and

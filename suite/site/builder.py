@@ -96,7 +96,7 @@ def build_site(results_dir: str | Path, out_dir: str | Path, workers: int | None
                                      f"{exc.strerror or exc}; {out} is left as it was") from None
             _swap_in(fresh, out)
             kept = _remove_previous(fresh)
-        leftovers = (_leftovers(out) if removed.alone_at_end() else []) + kept
+        leftovers = (_leftovers(out) if removed.alone() else []) + kept
     return Built(Path(out_dir) / index.relative_to(fresh), n_results, invalid, leftovers, removed.folders)
 
 
@@ -144,11 +144,11 @@ class _Builds:
         self.fd, self.out = fd, out
         self.folders: list[Path] = []
 
-    def alone_at_end(self) -> bool:
-        """Whether no other build runs now (the lock taken exclusively, then let go): only then
-        are the folders named like a build's and unheld not some live build's (one just made and
-        not yet locked, or one a build swapped a site into); those a build killed meanwhile left are
-        removed here too."""
+    def alone(self) -> bool:
+        """Whether no other build runs now (the lock taken exclusively; the caller takes it shared
+        again): only then are the folders named like a build's and unheld not some live build's
+        (one just made and not yet locked, or one a build swapped a site into), and those killed
+        builds left are removed (:func:`_remove_killed`). Asked at a build's start and at its end."""
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # another build holds it, or no lock here (unreadable folder, NFS): not alone
@@ -170,12 +170,7 @@ def _building(out: Path) -> Iterator[_Builds]:
         fd = -1
     try:
         builds = _Builds(fd, out)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            pass  # another build runs, or the folder takes no lock (NFS): remove nothing
-        else:
-            builds.folders += _remove_killed(out)
+        builds.alone()  # at its start: the killed builds' folders go before this one makes its own
         with contextlib.suppress(OSError):  # to the end: a build starting now leaves this one's folder alone
             fcntl.flock(fd, fcntl.LOCK_SH)
         yield builds

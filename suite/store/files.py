@@ -355,10 +355,8 @@ def _store(results_dir: Path, dest: Path, raw: bytes) -> None:
             except OSError:
                 ledger.take_back(results_dir, size)
                 raise
-            results.fsync_dir(results_dir)
+            results.synced_dir(dest)  # linked: a failing flush of the folder is said, the file stays stored
     except FileExistsError:
         raise Refused([Problem("duplicate", "", f"already submitted as {dest.name}")]) from None
     except OSError as exc:
-        if dest.exists():  # linked: only the folder's sync failed; the file is stored and listed
-            return
         raise GoodbenchError(f"cannot store {dest}: {exc.strerror or exc}; nothing was stored") from None
