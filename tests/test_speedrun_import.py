@@ -765,3 +765,25 @@ def test_the_real_history_raises_only_the_flags_it_should():
     assert off == {(1, 80), (1, 83), (1, 84), (1, 88), (1, 89), (2, 17)}
     left = {(d["track"], r["record"]) for d in docs for r in d["records"] if any("implausible" in f for f in r["flags"])}
     assert left == {(1, 9)}
+
+
+def test_each_run_is_judged_plausible_once_and_the_speedup_keeps_its_times(checkout: Path, monkeypatch):
+    """A record's times beside its baselines are the ones its figures counted: each run's flags
+    are derived once per import, not again for the speed-up."""
+    from collections import Counter
+
+    from suite.speedrun import plausible
+
+    calls: Counter = Counter()
+    real = plausible.all_flags
+
+    def counting(run: dict, copied: dict[str, str]) -> list[str]:
+        calls[run["log"]] += 1
+        return real(run, copied)
+
+    monkeypatch.setattr(plausible, "all_flags", counting)
+    docs = importer.build_documents(checkout, jobs=1)
+    fp8 = {r["record"]: r for r in docs[1]["records"]}[3]
+    assert len(fp8["run_logs"]) == 3 and set(calls.values()) == {1}
+    (gain,) = fp8["baselines"]
+    assert gain["runs"] == 2 and gain["speedup_s"] == 1.75

@@ -128,6 +128,13 @@ def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict 
             copied: dict[str, str]) -> tuple[dict, list[str]]:
     """(the record's :data:`FIGURES`, the flags its runs give) from its runs: a run flagged
     implausible (:mod:`suite.speedrun.plausible`) is left out of every figure and said so."""
+    found, flags, _ = _figures(track, claimed, chosen, linked, copied)
+    return found, flags
+
+
+def _figures(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
+             copied: dict[str, str]) -> tuple[dict, list[str], list[float]]:
+    """:func:`figures`, and the times of the runs counted (the speed-ups' side of the record)."""
     info = TRACKS[track]
     flags: list[str] = []
     flagged = {r["log"]: plausible.all_flags(r, copied) for r in chosen}
@@ -169,7 +176,7 @@ def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict 
         "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in counted]),
         "mfu_estimate": _mean([r["mfu_estimate"] for r in counted], 4),
         "mfu_peak": counted[0]["mfu_peak"] if counted and len({r["mfu_peak"] for r in counted}) == 1 else None,
-    }, flags
+    }, flags, timed
 
 
 def build_record(track: int, row: dict, chosen: Selection, runs: dict[str, dict], copied: dict[str, str]) -> dict:
@@ -177,12 +184,10 @@ def build_record(track: int, row: dict, chosen: Selection, runs: dict[str, dict]
     (:func:`select`), their figures and every flag."""
     info = TRACKS[track]
     record = dict(row)
-    found, flags = figures(track, row.get("claimed_s"), chosen.chosen, chosen.linked, copied)
+    found, flags, timed = _figures(track, row.get("claimed_s"), chosen.chosen, chosen.linked, copied)
     record.update({"track": track, "runs_folder": chosen.folder, "run_logs": sorted(r["log"] for r in chosen.chosen),
                    **found, "flags": chosen.flags + flags, "baselines": []})
     if chosen.folder is not None:
-        timed = [r["train_time_s"] for r in chosen.chosen
-                 if r["train_time_s"] is not None and not plausible.all_flags(r, copied)]
         for name, group in baseline_groups(chosen.folder, runs, info.folder).items():
             times = [r["train_time_s"] for r in group if r["train_time_s"] is not None and not plausible.run_flags(r)]
             measured_gain = stats.speedup(times, timed)
