@@ -737,3 +737,37 @@ def test_the_power_logs_read_are_checked_against_the_pinned_commit_too(tmp_path,
     assert imported("d")["not_verified"].startswith("the power logs of ")
     shutil.rmtree(bench / "power")  # no power folder: the score is computed another way
     assert imported("e")["not_verified"].endswith(f"power is absent from what MLCommons published at {commit[:12]}")
+
+
+def test_verify_reads_the_commits_listing_once_per_folder(monkeypatch):
+    """The result logs and the power logs a folder holds at the commit come from one scan of the
+    commit's listing, and say what two scans said."""
+    from suite.mlperf import published
+
+    class Listing(dict):
+        scans = 0
+
+        def __iter__(self):
+            Listing.scans += 1
+            return super().__iter__()
+
+    folder = "ORG/results/SYS/bench"
+    listed = Listing({f"{folder}/result_0.txt": "a", f"{folder}/result_1.txt": "b", f"{folder}/power/result_0/node_0.txt": "p",
+                      "ORG/systems/SYS.json": "d", "ORG/results/SYS/other/result_0.txt": "o"})
+    monkeypatch.setitem(published.PINNED, "v9.9", "1" * 40)
+    monkeypatch.setattr(published, "listing", lambda root, commit: listed)
+    files = {f"{folder}/result_0.txt": "a", f"{folder}/result_1.txt": "b", "ORG/systems/SYS.json": "d"}
+
+    def power(logs: dict) -> published.Power:
+        return published.Power(True, {f"{folder}/power/result_0"}, logs)
+    cases = [({"result_0.txt", "result_1.txt"}, power({f"{folder}/power/result_0/node_0.txt": "p"}),
+              {"commit": "1" * 40, "files": 3, "power_logs": 1}),
+             ({"result_0.txt"}, None, f"the result logs of {folder} are not those MLCommons published at 111111111111"),
+             ({"result_0.txt", "result_1.txt"}, power({}),
+              f"the power logs of {folder} are not those MLCommons published at 111111111111"),
+             ({"result_0.txt", "result_1.txt"}, published.Power(),
+              f"{folder}/power is absent from what MLCommons published at 111111111111")]
+    for logs, found, said in cases:
+        Listing.scans = 0
+        assert published.verify("v9.9", Path("."), files, logs, folder, power=found) == said
+        assert Listing.scans == 1

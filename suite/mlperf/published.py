@@ -74,12 +74,13 @@ def _is_power_log(name: str) -> bool:
     return fnmatch.fnmatchcase(name, "node_*.txt") or fnmatch.fnmatchcase(name, "sw_*.txt")
 
 
-def _power(listed: dict[str, str], folder: str, power: Power, commit: str) -> str | None:
+def _power(listed: dict[str, str], under: list[str], folder: str, power: Power, commit: str) -> str | None:
     """Why the power logs found are not those the commit lists (None: they are): a ``power``
     folder the commit has not (or lacks), a run's power logs (``node_*.txt``, ``sw_*.txt``) not
-    those the commit lists for it, or a power log read that is not the commit's."""
+    those the commit lists for it, or a power log read that is not the commit's (``under``: the
+    paths ``listed`` holds in ``folder``)."""
     prefix = folder.rstrip("/") + "/power/"
-    theirs = [p for p in listed if p.startswith(prefix)]
+    theirs = [p for p in under if p.startswith(prefix)]
     if bool(theirs) != power.folder:
         return f"{prefix.rstrip('/')} is {'absent from' if theirs else 'not in'} what MLCommons published at {commit[:12]}"
     published = {p for p in theirs if (parts := p.rsplit("/", 1))[0] in power.runs and _is_power_log(parts[1])}
@@ -106,13 +107,14 @@ def verify(rnd: str, root: Path, files: dict[str, str | None], published_logs: s
     for path, blob in files.items():
         if blob is None or listed.get(path) != blob:
             return f"{path} is not the file MLCommons published at {commit[:12]}"
+    prefix = folder.rstrip("/") + "/"
+    under = [p for p in listed if p.startswith(prefix)] if published_logs is not None or power is not None else []
     if published_logs is not None:
-        prefix = folder.rstrip("/") + "/"
-        theirs = {p[len(prefix):] for p in listed if p.startswith(prefix) and is_result(p[len(prefix):])}
+        theirs = {p[len(prefix):] for p in under if is_result(p[len(prefix):])}
         if theirs != published_logs:
             return f"the result logs of {folder} are not those MLCommons published at {commit[:12]}"
     if power is not None:
-        why = _power(listed, folder, power, commit)
+        why = _power(listed, under, folder, power, commit)
         if why:
             return why
     checked = sum(blob is not None for blob in (power.logs.values() if power else ()))
