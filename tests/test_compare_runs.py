@@ -322,6 +322,34 @@ def test_cli_fails_on_an_undecided_gated_figure_only_when_asked(read_as, capsys)
     assert exc.value.code == 2 and "--fail-on-regression" in capsys.readouterr().err
 
 
+def test_the_gate_sorts_its_figures_once_per_command_in_every_format(read_as, capsys, monkeypatch):
+    """Regressions and undecided figures come from one pass (:meth:`Gate.judge`), made once a
+    command: its verdict, its lines and its exit status all read that pass."""
+    read_as.update({"base.json": with_runs(GPT2, [1.0]), "new.json": noisy(GPT2, 1.2, 1.0, seed=0),
+                    "slow.json": with_runs(GPT2, [1.06])})
+    passes = []
+    real = compare.Gate._sort
+    monkeypatch.setattr(compare.Gate, "_sort", lambda self, columns: passes.append(1) or real(self, columns))
+    for fmt, strict, status in (("text", [], 0), ("json", [], 0), ("markdown", ["--fail-on-undecided"], 1)):
+        passes.clear()
+        assert main(["compare", "base.json", "new.json", "slow.json", "--fail-on-regression", "5",
+                     "--format", fmt, *strict]) == 1  # slow.json: a regression
+        assert passes == [1], fmt
+        out = capsys.readouterr().out
+        assert "samples/s" in out and ("undecided" in out)
+        passes.clear()
+        assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5", "--format", fmt, *strict]) == status
+        assert passes == [1], fmt
+        capsys.readouterr()
+    columns = [compare.compare_documents(read_as["base.json"], read_as[n], n) for n in ("new.json", "slow.json")]
+    gate = compare.Gate.parse(["5"])
+    assert gate.undecided(columns) and not any(r.regression for c in columns for p in c.pairs for r in p.rows)
+    regressions, undecided = gate.judge(columns)
+    assert (regressions, undecided) == (gate.apply(columns), gate.undecided(columns))
+    assert [key for file, key, row in regressions] == ["gpt2-124m@smoke"] and regressions[0][2].regression
+    assert {file for file, _, _ in regressions} == {"slow.json"} and {file for file, _, _ in undecided} == {"new.json"}
+
+
 def test_cli_fail_on_undecided_fails_on_a_new_file_whose_run_failed(tmp_path, capsys):
     """Review 14 #5: --fail-on-undecided ("fail where it cannot tell") passed a NEW file whose run
     failed: its figures are "not compared", listed as not checked, and the gate passed with exit 0.

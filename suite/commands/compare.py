@@ -80,26 +80,26 @@ def run(args) -> int:
     if not any(col.pairs for col in columns):
         raise GoodbenchError(f"{base_name} shares no workload with {', '.join(n for n, _ in sides)}: "
                              "nothing to compare")
-    regressions = gate.apply(columns) if gate.thresholds else []
+    regressions, undecided = gate.judge(columns) if gate.thresholds else ([], [])
     unchecked = gate.unchecked(columns) if gate.thresholds else []
     parts = (base_name, base_doc, columns, gate, regressions, unchecked)
     priced = costs.side_costs([(base_name, base_doc), *sides], table)
     if args.format == "json":
         import json
 
-        out = json.loads(compare_report.as_json(*parts))
+        out = json.loads(compare_report.as_json(*parts, undecided=undecided))
         out["cost_to_target"] = priced
         print(json.dumps(out, indent=1))
     elif args.format == "markdown":
-        print(compare_report.markdown(*parts))
+        print(compare_report.markdown(*parts, undecided=undecided))
         if priced:
             print("\n```\n" + costs.text(priced) + "\n```")
     else:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        print(compare_report.text(*parts, colour=colour))
+        print(compare_report.text(*parts, colour=colour, undecided=undecided))
         if priced:
             print(costs.text(priced))
-    return 1 if gate.thresholds and gate.failed(regressions, gate.undecided(columns), unchecked) else 0
+    return 1 if gate.thresholds and gate.failed(regressions, undecided, unchecked) else 0
 
 
 def _valid_document(path: str) -> dict:

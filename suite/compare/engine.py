@@ -385,36 +385,39 @@ class Gate:
                 out[n] = value / 100
         return cls(out)
 
+    def judge(self, columns: Sequence[Column]) -> tuple[list[tuple[str, str, Row]], list[tuple[str, str, Row]]]:
+        """(:meth:`apply`'s regressions, marked; :meth:`undecided`) from one pass over the rows."""
+        regressions, undecided = self._sort(columns)
+        for _, _, row in regressions:
+            row.regression = True
+        return regressions, undecided
+
     def apply(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Mark and return the regressions: (NEW file, workload × scale, row) of every gated
         figure whose verdict is ``slower`` (the interval lies wholly on the worse side of 1)
         and whose ratio is worse than its threshold."""
-        found = []
-        for col in columns:
-            for pair in col.pairs:
-                for row in pair.rows:
-                    limit = self.thresholds.get(row.figure)
-                    if limit is None or row.verdict != SLOWER or row.ratio is None:
-                        continue
-                    if worse_by(BY_ID[row.figure], row.ratio) > limit:
-                        row.regression = True
-                        found.append((col.file, pair.key, row))
-        return found
+        return self.judge(columns)[0]
 
     def undecided(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Gated figures whose ratio is worse than the threshold while the interval does not
         decide (it reaches the better side of 1): no regression by the rule, but the change
         could be one larger than the threshold. They pass the gate unless ``fail_on_undecided``."""
-        found = []
+        return self._sort(columns)[1]
+
+    def _sort(self, columns: Sequence[Column]) -> tuple[list[tuple[str, str, Row]], list[tuple[str, str, Row]]]:
+        """(regressions, undecided), unmarked: the gated figures worse than their threshold, by verdict."""
+        regressions, undecided = [], []
         for col in columns:
             for pair in col.pairs:
                 for row in pair.rows:
                     limit = self.thresholds.get(row.figure)
-                    if limit is None or row.verdict == SLOWER or row.ratio is None or row.low is None:
+                    if limit is None or row.ratio is None or not worse_by(BY_ID[row.figure], row.ratio) > limit:
                         continue
-                    if worse_by(BY_ID[row.figure], row.ratio) > limit:
-                        found.append((col.file, pair.key, row))
-        return found
+                    if row.verdict == SLOWER:
+                        regressions.append((col.file, pair.key, row))
+                    elif row.low is not None:
+                        undecided.append((col.file, pair.key, row))
+        return regressions, undecided
 
     def failed(self, regressions: Sequence, undecided: Sequence, unchecked: Sequence) -> bool:
         """Whether the gate fails: a regression; or, under ``fail_on_undecided``, a gated figure it

@@ -286,12 +286,13 @@ def undecided_text(gate: compare.Gate, undecided, heads: dict[str, str]) -> str:
     return "; ".join(items) + f"; {UNDECIDED_ADVICE}; {what}"
 
 
-def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequence[Column]) -> list[str]:
+def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequence[Column],
+                undecided: Sequence | None) -> list[str]:
     if gate is None or not gate.thresholds:
         return []
     heads = {col.file: ("NEW" if len(columns) == 1 else f"NEW {i}") for i, col in enumerate(columns, 1)}
     lines = []
-    undecided = gate.undecided(columns)
+    undecided = gate.undecided(columns) if undecided is None else undecided
     outcome = "FAILED" if gate.failed(regressions, undecided, unchecked) else "passed"
     if regressions:
         lines.append(f"{gate_text(gate)}: {outcome}")
@@ -317,8 +318,9 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
 
 # ---------------------------------------------------------------- formats
 def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
-         regressions=(), unchecked=(), colour: bool = False) -> str:
-    """The comparison as an aligned text table (verdicts coloured when ``colour``)."""
+         regressions=(), unchecked=(), colour: bool = False, undecided: Sequence | None = None) -> str:
+    """The comparison as an aligned text table (verdicts coloured when ``colour``; ``undecided``:
+    :meth:`~suite.compare.engine.Gate.undecided` where the caller has it)."""
     notes = Notes()
     grid, unmeasured = _grid(columns, notes)
     widths = [max(len(r[i]) for r in grid) for i in range(len(grid[0]))]
@@ -346,7 +348,7 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
         lines += [f"[{i}] {t}" for i, t in enumerate(notes.texts, 1)]
     lines += ["", *[line for c in [*disagreement_lines(columns), *load_lines(base_doc, columns),
                                    *caveat_lines(columns)] for line in (c, "")], METHODS]
-    gate_lines = _gate_lines(gate, regressions, unchecked, columns)
+    gate_lines = _gate_lines(gate, regressions, unchecked, columns, undecided)
     if gate_lines:
         lines += [""] + gate_lines
     return "\n".join(lines)
@@ -357,8 +359,9 @@ def _md(text_: str) -> str:
 
 
 def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
-             regressions=(), unchecked=()) -> str:
-    """The comparison as markdown for a pull-request comment: one table, notes below."""
+             regressions=(), unchecked=(), undecided: Sequence | None = None) -> str:
+    """The comparison as markdown for a pull-request comment: one table, notes below (``undecided``:
+    as :func:`text`'s)."""
     notes = Notes()
     grid, unmeasured = _grid(columns, notes)
     lines = ["### goodbench compare", ""]
@@ -390,7 +393,7 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     lines += [line for c in [*load_lines(base_doc, columns), *caveat_lines(columns)]
               for line in ("", f"**{_md(c)}**")]
     lines += ["", f"<sub>{METHODS}</sub>"]
-    gate_lines = _gate_lines(gate, regressions, unchecked, columns)
+    gate_lines = _gate_lines(gate, regressions, unchecked, columns, undecided)
     if gate_lines:
         first, *rest = gate_lines
         lines += ["", f"**{first}**"] + [f"- {_md(t.strip())}" for t in rest]
@@ -398,9 +401,10 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
 
 
 def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
-            regressions=(), unchecked=()) -> str:
+            regressions=(), unchecked=(), undecided: Sequence | None = None) -> str:
     """The comparison as JSON: every pair and figure with both values, ratio, interval, verdict,
-    reason and method; the gate's thresholds, regressions and what it could not check."""
+    reason and method; the gate's thresholds, regressions and what it could not check
+    (``undecided``: as :func:`text`'s)."""
     out: dict[str, Any] = {
         "level": compare_stats.LEVEL,
         "base": {"file": base_name, **compare.describe(base_doc)},
@@ -411,14 +415,15 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
         "notes": disagreement_lines(columns),
     }
     if gate is not None and gate.thresholds:
+        undecided = gate.undecided(columns) if undecided is None else undecided
         out["gate"] = {
             "thresholds_pct": {f: 100 * p for f, p in gate.thresholds.items()},
-            "failed": gate.failed(regressions, gate.undecided(columns), unchecked),
+            "failed": gate.failed(regressions, undecided, unchecked),
             "fail_on_undecided": gate.fail_on_undecided,
             "regressions": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
                              "ci95": [row.low, row.high]} for file, key, row in regressions],
             "undecided": [{"new": file, "key": key, "figure": row.figure, "ratio": row.ratio,
-                           "ci95": [row.low, row.high]} for file, key, row in gate.undecided(columns)],
+                           "ci95": [row.low, row.high]} for file, key, row in undecided],
             "judged_without_files": [{"new": file, "key": key, "figure": row.figure, "spread": row.spread}
                                      for file, key, row in gate.narrow(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
