@@ -787,3 +787,47 @@ def test_each_run_is_judged_plausible_once_and_the_speedup_keeps_its_times(check
     assert len(fp8["run_logs"]) == 3 and set(calls.values()) == {1}
     (gain,) = fp8["baselines"]
     assert gain["runs"] == 2 and gain["speedup_s"] == 1.75
+
+
+def test_a_checkouts_configuration_is_read_once_until_it_changes(checkout: Path, tmp_path: Path, monkeypatch):
+    """git's configuration of a checkout is read once per state of its files (partial clone or
+    not), however many git commands follow; an edit is read again, and refused where it makes a
+    partial clone; a configuration that includes another file is read every time."""
+    from suite.record import gitcheck
+
+    reads: list[str] = []
+    real = gitcheck._run
+
+    def counting(gitdir: Path, *args: str, given: bytes | None = None):
+        if args[:1] == ("config",):
+            reads.append(str(gitdir))
+        return real(gitdir, *args, given=given)
+
+    monkeypatch.setattr(gitcheck, "_run", counting)
+    gitcheck.forget()
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "x")
+    gitdir = checkout / ".git"
+    commit = gitcheck.head(gitdir)
+    assert gitcheck.ls_tree(gitdir, commit) and gitcheck.is_ancestor(gitdir, commit, commit)
+    gitcheck.objects(gitdir, [commit], "commit")
+    assert len(reads) == 1
+    gitcheck.forget()
+    gitcheck.head(gitdir)
+    assert len(reads) == 2
+    _git(checkout, "config", "remote.origin.promisor", "true")  # no forget(): the file changed
+    for _ in range(2):
+        with pytest.raises(gitcheck.GitRefused, match="partial clone"):
+            gitcheck.head(gitdir)
+    assert len(reads) == 3
+    _git(checkout, "config", "--unset", "remote.origin.promisor")
+    included = tmp_path / "included.cfg"
+    included.write_text("[core]\n\tbare = false\n")
+    _git(checkout, "config", "include.path", str(included))
+    gitcheck.head(gitdir)
+    gitcheck.head(gitdir)
+    assert len(reads) == 5
+    included.write_text("[remote \"origin\"]\n\tpromisor = true\n")  # the checkout's own files unchanged
+    with pytest.raises(gitcheck.GitRefused, match="partial clone"):
+        gitcheck.head(gitdir)

@@ -11,7 +11,8 @@ into a fetch that runs it. So git runs here with no system or global configurati
 commit-graph (each could stand in for a commit's own parents), none of the caller's ``GIT_*``
 variables, and git's ownership guard left on (no ``safe.directory`` override: a checkout owned by
 another user is not read). A checkout whose configuration makes it a partial clone or names a
-promisor remote is refused before any object is read. The blob ids are always computed from the
+promisor remote is refused before any object is read (its configuration read once per state of
+its files: :func:`_refuse_promisor`). The blob ids are always computed from the
 bytes the importer read (:func:`blob_id`, :class:`BlobHasher`); git only hands over the commit and
 tree objects, and each is hashed here against its id before it is believed (:func:`objects`: git
 itself does not check what its object store holds, and a checkout is anyone's).
@@ -108,21 +109,66 @@ def _run(gitdir: Path, *args: str, given: bytes | None = None) -> subprocess.Com
         raise GitRefused(f"git could not be run: {type(exc).__name__}") from None
 
 
+# the checkouts whose configuration was read, keyed by :func:`_config_key`: None where it passed,
+# else why it was refused (a partial clone); :func:`forget` empties it
+_CHECKED: dict[tuple, str | None] = {}
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _config_key(gitdir: Path) -> tuple:
+    """The checkout's git folder (resolved) and the stat of each file git reads its configuration
+    from (``config``, ``config.worktree``, and a worktree's common folder's): an edit, a rename
+    or a new file gives another key, so another check."""
+    real = os.path.realpath(gitdir)
+    files = [os.path.join(real, name) for name in ("config", "config.worktree", "commondir")]
+    try:
+        with open(files[-1], "rb") as handle:
+            common = os.path.realpath(os.path.join(real, handle.read(4096).decode("utf-8", "replace").strip()))
+        files += [os.path.join(common, "config"), os.path.join(common, "config.worktree")]
+    except OSError:
+        pass
+    return (real, *(_stamp(f) for f in files))
+
+
+def forget() -> None:
+    """Check every checkout's configuration again at its next git command."""
+    _CHECKED.clear()
+
+
 def _refuse_promisor(gitdir: Path) -> None:
     """:class:`GitRefused` where the checkout's configuration makes it a partial clone or names
     a promisor remote: a missing object would be fetched from it (never here, but such a
-    checkout is no published one)."""
+    checkout is no published one). Read once per checkout and state of its configuration files
+    (:func:`_config_key`); a configuration that includes other files is read every time."""
+    key = _config_key(gitdir)
+    if key in _CHECKED:
+        why = _CHECKED[key]
+        if why is not None:
+            raise GitRefused(why)
+        return
     done = _run(gitdir, "config", "--list", "-z")
     if done.returncode:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitRefused(said[-1][:200] if said else "git cannot read the checkout's configuration")
+    includes = False
     for entry in done.stdout.split(b"\0"):
-        key, _, value = entry.partition(b"\n")
-        key = key.lower()
-        if key == b"extensions.partialclone" or (key.startswith(b"remote.") and (
-                key.endswith(b".promisor") and value.strip().lower() not in (b"false", b"no", b"off", b"0")
-                or key.endswith(b".partialclonefilter"))):
+        name, _, value = entry.partition(b"\n")
+        name = name.lower()
+        includes = includes or name.startswith((b"include.", b"includeif."))
+        if name == b"extensions.partialclone" or (name.startswith(b"remote.") and (
+                name.endswith(b".promisor") and value.strip().lower() not in (b"false", b"no", b"off", b"0")
+                or name.endswith(b".partialclonefilter"))):
+            _CHECKED[key] = PARTIAL_CLONE
             raise GitRefused(PARTIAL_CLONE)
+    if not includes:  # an included file can change while the checkout's own do not
+        _CHECKED[key] = None
 
 
 def git(gitdir: Path, *args: str, given: bytes | None = None) -> bytes:
