@@ -416,3 +416,25 @@ def test_the_pages_say_a_local_commit_is_not_upstreams_and_a_checked_one_is_the_
         assert "by the importer when imported; self-reported" in page
         assert "this site cannot re-check them" in page
     assert f"blob/{pinned}/records/" in record
+
+
+def test_each_documents_run_flags_are_derived_once_for_its_pages_and_downloads(checkout: Path, tmp_path: Path,  # noqa: F811
+                                                                              monkeypatch):
+    """The pages, the CSVs and the JSON downloads show the flags of one derivation per document."""
+    results = tmp_path / "results"
+    importer.write_documents(importer.build_documents(checkout, jobs=1), results)
+    plain = tmp_path / "plain"
+    _write(results, plain)
+    derived: list[int] = []
+    real = speedrun_pages.run_flags
+    monkeypatch.setattr(speedrun_pages, "run_flags", lambda doc: derived.append(doc["track"]) or real(doc))
+    out = tmp_path / "site"
+    _write(results, out)
+    assert derived == [1, 2]
+    written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert written and written == sorted(p.relative_to(plain) for p in plain.rglob("*") if p.is_file())
+    assert all((out / p).read_bytes() == (plain / p).read_bytes() for p in written)
+    docs = [json.loads((results / "speedrun" / f"track_{t}.json").read_text()) for t in (1, 2)]
+    for estimates in (False, True):
+        given = speedrun_pages.tables(docs, estimates, flags=[real(d) for d in docs])
+        assert all(a.equals(b) for a, b in zip(given, speedrun_pages.tables(docs, estimates)))

@@ -113,14 +113,17 @@ def run_flags(doc: dict) -> dict[str, list[str]]:
     return {log: plausible.all_flags(run, copied) for log, run in runs.items()}
 
 
-def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tables(docs: list[dict], estimates: bool = False,
+           flags: list[dict[str, list[str]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(records, runs) of every track with the downloads' columns; ``estimates``: with the JSON's
-    throughput and MFU columns after them."""
+    throughput and MFU columns after them; ``flags``: each document's :func:`run_flags`, where the
+    caller has them."""
+    flags = [run_flags(d) for d in docs] if flags is None else flags
     rec_columns = RECORD_COLUMNS + (RECORD_ESTIMATES if estimates else [])
     run_columns = RUN_COLUMNS + (RUN_ESTIMATES if estimates else [])
     recs = [{**{c: r.get(c) for c in rec_columns}, "flags": "; ".join(r["flags"])}
             for d in docs for r in d["records"]]
-    flagged = {(d["track"], log): f for d in docs for log, f in run_flags(d).items()}
+    flagged = {(d["track"], log): f for d, mine in zip(docs, flags) for log, f in mine.items()}
     runs = [{"track": d["track"], "record": r.get("record"), "log": r["log"], "log_sha256": r["log_sha256"],
              "final_step": r["final_step"], "val_loss": r["val_loss"], "train_time_s": r["train_time_s"],
              "step_avg_ms": r["step_avg_ms"], "accelerator": r["gpu"], "accelerators": r["gpus"], "torch": r["torch"],
@@ -132,10 +135,9 @@ def tables(docs: list[dict], estimates: bool = False) -> tuple[pd.DataFrame, pd.
                                                             "accelerators": "Int64"}))
 
 
-def _track_page(out: Path, doc: dict, built: dict, costs: list[dict]) -> None:
+def _track_page(out: Path, doc: dict, built: dict, costs: list[dict], flags: dict[str, list[str]]) -> None:
     keys = record_keys(doc["records"])  # from the record numbers, ints checked on load (documents.check)
     runs = {r["log"]: r for r in doc["runs"]}
-    flags = run_flags(doc)
     track = int(doc["track"])
     for rec, key in zip(doc["records"], keys):
         mine = [runs[p] for p in rec["run_logs"] if p in runs]
@@ -166,14 +168,15 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
     table = table if table is not None else prices.load()
     every = []
-    for doc in docs:
+    flags = [run_flags(doc) for doc in docs]  # each document's once: its pages and both downloads
+    for doc, mine in zip(docs, flags):
         costs = [speedrun_costs.priced({**r, "track": doc["track"]}, table) for r in doc["records"]]
-        _track_page(out, doc, built, costs)
+        _track_page(out, doc, built, costs, mine)
         every += costs
-    records, runs = tables(docs)
+    records, runs = tables(docs, flags=flags)
     downloads(records, out / FOLDER / "records")
     downloads(runs, out / FOLDER / "runs")
-    for frame, name in zip(tables(docs, estimates=True), ("records", "runs")):  # the JSON with the estimates
+    for frame, name in zip(tables(docs, estimates=True, flags=flags), ("records", "runs")):  # the JSON with the estimates
         frame.to_json(out / FOLDER / f"{name}.json", orient="records", indent=1, double_precision=15)
     downloads(speedrun_costs.frame(every), out / FOLDER / "costs")
     lines = [{"href": f"{FOLDER}/track-{d['track']}.html", "title": f"NanoGPT speedrun: {d['name']}",
