@@ -475,7 +475,7 @@ def test_reproduce_runs_own_code_again_from_a_checkout_when_asked(tmp_path, monk
     assert original["settings"]["implementation"]["command"] == ["python", "train.py"]
     assert list(code["files"]) == ["train.py"] and code["workdir"] == "." and code["git_commit"]
     monkeypatch.chdir(tmp_path)
-    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign"]) == 0  # shown, not run: done as asked
+    assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign"]) == 3  # shown, not run: nothing reproduced
     assert "python train.py" in capsys.readouterr().err and not (tmp_path / "repro.json").exists()
     # --measure-for 1: one re-run, whatever the load (measuring on is tested in test_measuring.py)
     assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command",

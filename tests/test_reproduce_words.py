@@ -1,6 +1,7 @@
 """What ``goodbench reproduce`` says around its verdicts (suite/commands/reproduce.py,
-suite/run/reproduce/reporting.py): the print-only first step of own code exits 0, the recorded
-command's folder and its ``<tmp>`` placeholder are explained, an original measured under load is
+suite/run/reproduce/reporting.py): the print-only first step of own code exits 3 (nothing
+reproduced), the recorded command's folder and its ``<tmp>`` placeholder are explained, an
+original measured under load is
 named beside the verdicts with the direction it leads one to expect, and the footer on an
 attestation speaks of "re-run" only when a run reproduced (a new user's walkthrough, H1, M6, L1,
 L2, L5)."""
@@ -17,19 +18,26 @@ ORIGINAL = FIXTURES / "own-stored-losses.json"  # measured under load: other pro
 RERUN = FIXTURES / "own-stored-losses-rerun.json"
 
 
-def test_printing_the_recorded_command_runs_nothing_and_exits_0(tmp_path, monkeypatch, capsys):
+def test_printing_the_recorded_command_runs_nothing_and_exits_3(tmp_path, monkeypatch, capsys):
+    """Nothing was reproduced: not 0, which `goodbench reproduce FILE && …` reads as a reproduction,
+    nor 1, a run that differs; the last line and the help say so."""
     from suite.cli import main
+    from suite.commands import reproduce
 
     monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)  # the checkout's own checks: elsewhere
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: None)
     monkeypatch.chdir(tmp_path)
-    assert main(["reproduce", str(ORIGINAL), "-o", "r.json", "--no-sign"]) == 0  # did what was asked
+    assert reproduce.NOTHING_RUN == 3
+    assert main(["reproduce", str(ORIGINAL), "-o", "r.json", "--no-sign"]) == reproduce.NOTHING_RUN
     err = capsys.readouterr().err
     assert "its recorded command, run from its work tree's root:\n    python cheat.py --out '<tmp>/cheat-own.json'" \
         in err
     assert ("(<tmp>: a temporary folder's path, shortened for privacy when the file was written; the re-run writes "
             "its file where goodbench says, not there)") in err
     assert "nothing was run: read the command above" in err and not (tmp_path / "r.json").exists()
+    assert err.rstrip().splitlines()[-1].endswith("(exit status 3: nothing reproduced)")
+    assert "(no --run-recorded-command): 3, nothing reproduced" in " ".join(
+        (Path(__file__).parent / "fixtures" / "help" / "reproduce.txt").read_text().split())
 
 
 def test_an_original_measured_under_load_is_named_with_the_faster_re_run_it_leads_one_to_expect():

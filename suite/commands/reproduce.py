@@ -16,6 +16,10 @@ from suite.trust import signing
 if TYPE_CHECKING:
     from suite.run.reproduce.planning import Plan
 
+# own code's recorded command printed, nothing run (no --run-recorded-command): no reproduction, so
+# neither 0 (`goodbench reproduce FILE && …` would read it as one) nor 1 (a run that differs)
+NOTHING_RUN = 3
+
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench reproduce`` and its arguments."""
@@ -23,8 +27,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                             description="Re-run the recorded runs of FILE on this machine with the settings they "
                             "recorded, compare curve, throughput and time to target, and write a results file "
                             "naming FILE by sha256 (docs/rules.md, \"Reproducing a result\"). Exit 0 when every "
-                            "run reproduced, 1 otherwise; own code printed but not run (no "
-                            "--run-recorded-command): 0.")
+                            "run reproduced, 1 otherwise; own code's command printed and not run (no "
+                            f"--run-recorded-command): {NOTHING_RUN}, nothing reproduced.")
     p.add_argument("file", metavar="FILE", help="the results file whose runs are trained again here")
     p.add_argument("--run", type=range_type(int, 0), action="append", metavar="N",
                    help="reproduce run N of FILE, from 0 (repeatable; default: every run)")
@@ -46,8 +50,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--run-recorded-command", action="store_true",
                    help="own code (division own): run the command FILE recorded, `python SCRIPT ARGS`, in a sandbox "
                         "(bubblewrap) on a copy of its commit, which must be this git checkout's HEAD (check it out "
-                        "first); without it, the command is printed, nothing runs and the exit status is 0 "
-                        "(docs/own-code.md)")
+                        "first); without it, the command is printed, nothing runs and the exit status is "
+                        f"{NOTHING_RUN} (docs/own-code.md)")
     p.add_argument("--attest-code-read", metavar="COMMIT",
                    help="own code, with --run-recorded-command: state, signed with the reproduction, that you read "
                         "its code at COMMIT, the commit FILE recorded (at least 12 hex digits), and that it trains "
@@ -137,7 +141,8 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     """Own code's runs: its recorded command, printed in full, run again in a sandbox on a copy of
     its code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
     re-run compared by seed, with the reviewer's attestation of reading the code where given
-    (``code_read``, suite/run/reproduce/attestation.py); 0 when every run reproduced."""
+    (``code_read``, suite/run/reproduce/attestation.py); 0 when every run reproduced,
+    :data:`NOTHING_RUN` when the command was only printed."""
     import shlex
 
     from suite.record.results import NameTaken
@@ -159,10 +164,10 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     if not own.code_at_hand(settings, Path(".")):
         raise GoodbenchError(own.own_code_steps(settings, Path(".")))
     own.runnable_command(settings, Path("."))  # refused here, before anything runs, if it may not run
-    if not args.run_recorded_command:  # what was asked is done: exit 0
+    if not args.run_recorded_command:  # nothing reproduced: not 0, which `&&` reads as a reproduction
         say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
-            "the file's — and pass --run-recorded-command to run it")
-        return 0
+            f"the file's — and pass --run-recorded-command to run it (exit status {NOTHING_RUN}: nothing reproduced)")
+        return NOTHING_RUN
     _refuse_the_checkout_on_the_import_path(Path("."))
     from suite.run.signals import stop_on_sigterm
 
