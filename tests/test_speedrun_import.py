@@ -731,7 +731,7 @@ def test_forged_logs_never_become_a_records_time(checkout: Path):
     docs = importer.build_documents(checkout, jobs=1)
     rec = {r["record"]: r for r in docs[1]["records"]}[6]
     assert (rec["runs"], rec["measured_s"], rec["p_value"], rec["verdict"]) == (0, None, None, "no plausible run: no test")
-    assert rec["flags"][0].startswith("3 of 3 run(s) left out of every figure, implausible")
+    assert rec["flags"][0].startswith("3 of 3 run(s) flagged implausible, counted only where it makes no figure better")
     assert "record 3's run" in rec["flags"][0] and "a copy" in rec["flags"][0]
     assert {r["record"]: r for r in docs[1]["records"]}[3]["runs"] == 3  # the original keeps its runs
 
@@ -741,7 +741,8 @@ def test_a_near_zero_time_is_no_measured_time(checkout: Path):
             .replace(b"train_time:79", b"train_time:0").replace(b"train_time:80", b"train_time:0"))
     docs = importer.build_documents(checkout, jobs=1)
     rec = {r["record"]: r for r in docs[1]["records"]}[6]
-    assert rec["measured_s"] is None and rec["runs"] == 0 and "implausible" in rec["flags"][0]
+    assert rec["measured_s"] is None and rec["runs"] == 3 and "implausible" in rec["flags"][0]
+    assert rec["verdict"] == "undecided: p < 0.01, but 3 of 3 run(s) flagged implausible"  # its losses count, never "met"
 
 
 def test_the_real_history_raises_only_the_flags_it_should():

@@ -43,7 +43,8 @@ def priced(record: dict, table: Table) -> dict:
                 "title": f"{record.get('accelerator')}: no price in the price table, never a guess"}
     return {**line, "text": usd(cost), "value": cost, "sub": sub,
             "title": f"{price.cls.name} at {price_usd(price.usd_per_hour)} per GPU-hour: {price.words()}"
-                     + ("; of its runs that are not implausible only (see its flags)" if left else "")}
+                     + ("; its time the slower of with and without its runs flagged implausible (see its flags)"
+                        if left else "")}
 
 
 def frame(cells: list[dict]) -> pd.DataFrame:

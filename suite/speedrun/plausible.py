@@ -1,6 +1,6 @@
 """Plausibility of a speedrun log's figures against each other, and copies of another record's
-runs: a run flagged here is shown with its flags and never counts in its record's figures
-(measured time, loss, p, throughput, MFU), so it can never make a record faster or cheaper.
+runs: a flagged run is shown with its flags, and it can never make its record faster, better or
+"met" (:mod:`suite.speedrun.records` says how each figure treats it).
 
 The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/speedrun.md):
 - train_time against final_step × step_avg: the honest gap is at most 0.73% (the logs of

@@ -1,0 +1,82 @@
+"""A flagged speedrun run never improves its record (time, loss, p, verdict, speed-up)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suite.speedrun import plausible, records, stats
+
+SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
+FIGURES = ("runs", "measured_s", "mean_val_loss", "p_value", "verdict")
+
+
+def run(log: str, seconds: float, loss: float, avg_off: float = 0.0, steps: int = 1750) -> dict:
+    """A run's stored figures; ``avg_off`` moves its step_avg off train_time / final_step."""
+    return {"log": log, "train_time_s": seconds, "final_step": steps,
+            "step_avg_ms": seconds / steps * 1000 * (1 + avg_off), "val_loss": loss,
+            "validations": [[0, 10.8, 0.0], [500, 4.1, seconds / 4], [1000, 3.6, seconds / 2], [steps, loss, seconds]],
+            "gpu": "NVIDIA H100 80GB HBM3", "gpus": 8, "format": "modded-nanogpt", "reached_planned_step": True,
+            "tokens_per_s": None, "tokens_per_s_per_gpu": None, "mfu_estimate": None, "mfu_peak": None}
+
+
+def _shown(runs: list[dict], claimed: float = 182.0) -> dict:
+    found, _ = records.figures(1, claimed, runs, None, plausible.copies([(64, runs)]))
+    return {k: found[k] for k in FIGURES}
+
+
+GOOD = [run("r/a.txt", 180, 3.2760), run("r/b.txt", 180.5, 3.2770), run("r/c.txt", 179.8, 3.2765),
+        run("r/d.txt", 181, 3.2768)]
+
+
+def test_runs_made_implausible_on_purpose_change_no_figure():
+    """Trial 15 (1): the two slow, high-loss runs with step_avg moved 2.5% were left out of every
+    figure: p 0.7349 "not shown" became 0.00028 "met", and the record 11 s faster."""
+    honest = _shown(GOOD + [run("r/e.txt", 215, 3.2950), run("r/f.txt", 214, 3.2940)])
+    edited = _shown(GOOD + [run("r/e.txt", 215, 3.2950, 0.025), run("r/f.txt", 214, 3.2940, 0.025)])
+    assert honest == edited
+    assert (edited["runs"], edited["measured_s"], edited["verdict"]) == (6, 191.717, "not shown (p ≥ 0.01)")
+
+
+def test_a_flagged_fast_run_never_makes_a_record_faster_and_a_flag_never_leaves_it_met():
+    cut = GOOD + [run("r/e.txt", 120, 3.2762, 0.3)]  # train_time cut, step_avg as it was
+    found = _shown(cut)
+    assert found["measured_s"] == _shown(GOOD)["measured_s"] == 180.325
+    assert found["runs"] == 5 and found["p_value"] < stats.P_THRESHOLD
+    assert found["verdict"] == "undecided: p < 0.01, but 1 of 5 run(s) flagged implausible"
+    slow = _shown(GOOD + [run("r/e.txt", 240, 3.2762, 0.3)])  # a flagged slow run slows it
+    assert slow["measured_s"] == 192.26
+
+
+def test_flagged_baseline_runs_never_widen_a_speedup():
+    """Flagging a baseline's fast runs once made it slower, and the record's speed-up larger."""
+    honest = [run("r/baseline/a.txt", 185, 3.278), run("r/baseline/b.txt", 186, 3.278),
+              run("r/baseline/c.txt", 200, 3.278), run("r/baseline/d.txt", 201, 3.278)]
+    edited = [run(r["log"], r["train_time_s"], 3.278, 0.03 if r["train_time_s"] < 190 else 0.0) for r in honest]
+    assert [bool(plausible.run_flags(r)) for r in edited] == [True, True, False, False]
+    assert records.baseline_times(edited) == records.baseline_times(honest) == [185, 186, 200, 201]
+    slow = [run(r["log"], r["train_time_s"], 3.278, 0.03 if r["train_time_s"] > 190 else 0.0) for r in honest]
+    assert records.baseline_times(slow) == [185, 186]  # left out, the slow ones would widen it
+    assert records.baseline_times([dict(r, step_avg_ms=1.0) for r in honest]) == []
+
+
+def test_record_64_edited_as_the_trial_did_stays_not_shown():
+    """Trial 15 (1), on the shipped history: one step_avg of record 64's run 6037e443 moved from
+    62.05 to 63.70 ms made it "met (p < 0.01)" at p = 0.0036. It is now the honest figures."""
+    path = SHIPPED / "track_1.json"
+    if not path.is_file():
+        pytest.skip("no imported documents under results/speedrun")
+    doc = json.loads(path.read_text())
+    rec = next(r for r in doc["records"] if r["record"] == 64)
+    runs = {r["log"]: r for r in doc["runs"]}
+    chosen = [runs[p] for p in rec["run_logs"]]
+    edited = [dict(r, step_avg_ms=63.70) if "6037e443" in r["log"] else r for r in chosen]
+    assert plausible.run_flags(next(r for r in edited if "6037e443" in r["log"]))
+    honest, _ = records.figures(1, rec["claimed_s"], chosen, None, {})
+    found, flags = records.figures(1, rec["claimed_s"], edited, None, {})
+    assert (found["runs"], found["mean_val_loss"], found["p_value"], found["verdict"]) == (
+        honest["runs"], honest["mean_val_loss"], honest["p_value"], honest["verdict"]) == (
+        8, 3.28035, 0.563, "not shown (p ≥ 0.01)")
+    assert (honest["measured_s"], found["measured_s"]) == (96.544, 96.553)  # without its fast run: slower
+    assert flags[0].startswith("1 of 8 run(s) flagged implausible")
