@@ -1,4 +1,5 @@
-"""A flagged speedrun run never improves its record (time, loss, p, verdict, speed-up)."""
+"""A flagged speedrun run never improves its record (time, loss, p, verdict, speed-up), and
+copies inside one record count once."""
 from __future__ import annotations
 
 import json
@@ -80,3 +81,17 @@ def test_record_64_edited_as_the_trial_did_stays_not_shown():
         8, 3.28035, 0.563, "not shown (p ≥ 0.01)")
     assert (honest["measured_s"], found["measured_s"]) == (96.544, 96.553)  # without its fast run: slower
     assert flags[0].startswith("1 of 8 run(s) flagged implausible")
+
+
+def test_copies_inside_one_record_count_once():
+    """Trial 15 (2): 2 runs (p 0.40) and 5 copies of one of them, train_time changed, were 7
+    independent runs, p 0.0052 "met", no flag."""
+    honest = [run("r/a.txt", 180, 3.2770), run("r/b.txt", 181, 3.2815)]
+    copied = honest + [run(f"r/a{i}.txt", 180 + i / 10, 3.2770) for i in range(5)]
+    found = plausible.copies([(64, copied)])
+    assert sorted(found) == [f"r/a{i}.txt" for i in range(5)]
+    assert found["r/a0.txt"] == "its validation losses are those of record 64's run r/a.txt: a copy"
+    shown = _shown(copied, 180.0)
+    assert (shown["runs"], shown["p_value"], shown["verdict"]) == (2, 0.3976, "not shown (p ≥ 0.01)")
+    assert shown["measured_s"] == 180.5  # the slower of with (180.36) and without the copies
+    assert plausible.copies([(64, honest), (64, honest)]) == {}  # one log in two rows is no copy

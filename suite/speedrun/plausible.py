@@ -1,5 +1,5 @@
-"""Plausibility of a speedrun log's figures against each other, and copies of another record's
-runs: a flagged run is shown with its flags, and it can never make its record faster, better or
+"""Plausibility of a speedrun log's figures against each other, and copies of a run: a flagged
+run is shown with its flags, and it can never make its record faster, better or
 "met" (:mod:`suite.speedrun.records` says how each figure treats it).
 
 The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/speedrun.md):
@@ -12,8 +12,8 @@ The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/spe
 - the history's largest MFU estimate is 40.9%; above 100% is impossible; and where no MFU is
   estimated, tokens/s per GPU × :data:`MIN_FLOPS_PER_TOKEN` above the GPU's dense bf16 peak is
   impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
-- a validation-loss sequence equal to one of another record's runs is a copy (one in the
-  history: record 9's folder holds record 8's log, byte for byte).
+- a validation-loss sequence equal to one of another run's, of this record or an earlier one,
+  is a copy (one in the history: record 9's folder holds record 8's log, byte for byte).
 """
 from __future__ import annotations
 
@@ -61,9 +61,9 @@ def _sequence(run: dict) -> tuple | None:
 
 
 def copies(rows: list[tuple[int, list[dict]]]) -> dict[str, str]:
-    """{log: "a copy of …"} for each run whose validation-loss sequence equals one of an earlier
-    README row's runs of another record number (``rows``: (record number, runs) in README order;
-    the first row holding a sequence keeps it)."""
+    """{log: "a copy of …"} for each run whose validation-loss sequence equals that of another log
+    of the same or an earlier README row (``rows``: (record number, runs) in README order; the
+    first log holding a sequence, by row then by name, keeps it)."""
     first: dict[tuple, tuple[int, str]] = {}
     found: dict[str, str] = {}
     for number, runs in rows:
@@ -72,7 +72,7 @@ def copies(rows: list[tuple[int, list[dict]]]) -> dict[str, str]:
             if seq is None:
                 continue
             holder = first.setdefault(seq, (number, run["log"]))
-            if holder[0] != number and holder[1] != run["log"]:
+            if holder[1] != run["log"]:
                 found[run["log"]] = (f"its validation losses are those of record {holder[0]}'s run {holder[1]}: "
                                      "a copy")
     return found
