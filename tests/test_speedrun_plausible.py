@@ -1,13 +1,14 @@
-"""A flagged speedrun run never improves its record (time, loss, p, verdict, speed-up), and
-copies inside one record count once."""
+"""A flagged speedrun run never improves its record (time, loss, p, verdict, speed-up), copies
+inside one record count once, and the plausibility thresholds docs/speedrun.md states."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from suite.speedrun import plausible, records, stats
+from suite.speedrun import importer, plausible, records, stats
 
 SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
 FIGURES = ("runs", "measured_s", "mean_val_loss", "p_value", "verdict")
@@ -95,3 +96,39 @@ def test_copies_inside_one_record_count_once():
     assert (shown["runs"], shown["p_value"], shown["verdict"]) == (2, 0.3976, "not shown (p ≥ 0.01)")
     assert shown["measured_s"] == 180.5  # the slower of with (180.36) and without the copies
     assert plausible.copies([(64, honest), (64, honest)]) == {}  # one log in two rows is no copy
+
+
+TRACK_1 = "records/track_1_short/2026-01-30_X/a.txt"
+
+
+def test_thresholds_bound_a_run_without_tokens_per_step():
+    """Trial 15 (7): a 2.0 s run of 1,555 steps passed every flag; so did a train_time cut 1.9%
+    with step_avg as it was, and a record 5% off its claim."""
+    two = dict(run(TRACK_1, 2.0, 3.27, steps=1555), validations=[[0, 10.8, 0.0], [1555, 3.27, 2.0]])
+    assert plausible.run_flags(two)[0].startswith("1.286 ms per step (train_time / final_step), under 27 ms")
+    assert plausible.run_flags(run(TRACK_1, 1555 * 0.028, 3.27, steps=1555)) == []
+    assert plausible.run_flags(dict(run("records/track_2_medium/2026-01-30_X/a.txt", 4740 * 0.1, 2.91, steps=4740)))
+    honest = run(TRACK_1, 96.483, 3.2783, steps=1555)
+    assert plausible.run_flags(honest) == []
+    assert "(beyond 0.05%)" in plausible.run_flags(dict(honest, train_time_s=96.483 * 0.981))[0]
+    assert plausible.run_flags(dict(honest, train_time_s=96.483 * 0.9996)) == []
+    early = "records/track_1_short/2024-12-10_X/a.txt"  # step_avg over the steps after the first 10
+    warm = dict(run(early, 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490)
+    assert plausible.run_flags(warm) == []
+    assert plausible.run_flags(dict(warm, log=TRACK_1))  # not after January 2025
+    assert plausible.claim_flag(77.3, 75.4) == "measured 2.5% slower than claimed (beyond 2%)"
+    assert plausible.claim_flag(81.2, 79.8) is None  # record 82: 1.6%, the largest honest gap
+
+
+@pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
+                    reason="no modded-nanogpt checkout: set GOODBENCH_SPEEDRUN_CHECKOUT to one at f411b3d")
+def test_the_real_history_raises_no_flag_but_its_one_copy():
+    """Every threshold above, on the 1,129 logs of f411b3d (records and baselines): no run is
+    flagged but record 9's copy of record 8's log."""
+    from suite.site import speedrun_pages
+
+    docs = importer.build_documents(Path(os.environ["GOODBENCH_SPEEDRUN_CHECKOUT"]))
+    assert sum(len(d["runs"]) for d in docs.values()) == 1129
+    flagged = [log for d in docs.values() for log, f in speedrun_pages.run_flags(d).items() if f]
+    assert flagged == ["records/track_1_short/2024-11-06_ShortcutsTweaks/d6b50d71-f419-4d26-bb39-a60d55ae7a04.txt"]
+    assert not [r for d in docs.values() for r in d["runs"] if plausible.run_flags(r)]

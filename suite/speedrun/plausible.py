@@ -1,14 +1,17 @@
 """Plausibility of a speedrun log's figures against each other, and copies of a run: a flagged
-run is shown with its flags, and it can never make its record faster, better or
-"met" (:mod:`suite.speedrun.records` says how each figure treats it).
+run is shown with its flags, and it can never make its record faster, better or "met"
+(:mod:`suite.speedrun.records` says how each figure treats it).
 
-The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/speedrun.md):
-- train_time against final_step × step_avg: the honest gap is at most 0.73% (the logs of
-  Oct 2024 to Jan 2025, whose step_avg leaves out the first steps; later ones within 0.01%);
-  flagged beyond :data:`PRODUCT_TOLERANCE`;
+The thresholds were measured on the history (modded-nanogpt at f411b3d, its 1,126 timed logs;
+docs/speedrun.md):
+- train_time against final_step × step_avg: every log is within 0.0089% (the rounding of
+  step_avg to 0.01 ms) of final_step × step_avg, or, for logs dated before Feb 2025 (whose
+  step_avg leaves out the first 10 steps), of (final_step − 10) × step_avg; flagged beyond
+  :data:`PRODUCT_TOLERANCE`;
 - train_time across a run's validations never goes backwards in the history;
-- the shortest timed run of the history is 75.46 s; a run of at least one step under
-  :data:`MIN_TRAIN_TIME_S` is flagged;
+- train_time / final_step is at least 54.24 ms on track 1 and 219.64 ms on track 2; a run's
+  steps under half of that (:data:`MIN_STEP_S`) are flagged, and any train_time under
+  :data:`MIN_TRAIN_TIME_S`;
 - the history's largest MFU estimate is 40.9%; above 100% is impossible; and where no MFU is
   estimated, tokens/s per GPU × :data:`MIN_FLOPS_PER_TOKEN` above the GPU's dense bf16 peak is
   impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
@@ -17,15 +20,21 @@ The thresholds were measured on the history (modded-nanogpt at f411b3d, docs/spe
 """
 from __future__ import annotations
 
+import re
+
 from suite.figures import mfu as peaks
 
-PRODUCT_TOLERANCE = 0.02  # |train_time − final_step × step_avg| / train_time
+PRODUCT_TOLERANCE = 0.0005  # |train_time − steps × step_avg| / train_time; honest worst 0.0089%
+WARMUP_STEPS_UNTIL = "2025-02-01"  # logs dated before: step_avg may leave out the first steps
+WARMUP_STEPS = 10
 MIN_TRAIN_TIME_S = 1.0
+# half the history's fastest train_time / final_step per track folder (54.24 ms, 219.64 ms)
+MIN_STEP_S = {"records/track_1_short/": 0.027, "records/track_2_medium/": 0.110}
 MAX_MFU = 1.0
 # training FLOPs per token of the smallest model a track trains: GPT-2 small's 12 blocks of width
 # 768 hold 85M matmul weights, 6 × 85M ≈ 5.1e8 (embeddings and attention scores left out)
 MIN_FLOPS_PER_TOKEN = 5e8
-CLAIM_TOLERANCE = 0.05  # |measured / claimed − 1| beyond this is flagged (the record, not its runs)
+CLAIM_TOLERANCE = 0.02  # |measured / claimed − 1| beyond this is flagged; honest worst 1.64%, next 2.62%
 MIN_COPY_VALIDATIONS = 3  # sequences shorter than this are not compared (a chance match)
 
 
@@ -39,11 +48,16 @@ def run_flags(run: dict) -> list[str]:
     seconds, steps, avg = run.get("train_time_s"), run.get("final_step"), run.get("step_avg_ms")
     if seconds is not None and steps and steps >= 1 and seconds < MIN_TRAIN_TIME_S:
         flags.append(f"a train_time of {seconds:g} s for {steps} steps (under {MIN_TRAIN_TIME_S:g} s)")
-    elif seconds and steps and avg is not None:
-        product = steps * avg / 1000.0
-        if abs(product - seconds) > PRODUCT_TOLERANCE * seconds:
-            flags.append(f"train_time {seconds:g} s against final_step × step_avg = {product:.6g} s "
-                         f"(beyond {100 * PRODUCT_TOLERANCE:g}%)")
+    elif seconds and steps and steps >= 1:
+        floor = next((v for k, v in MIN_STEP_S.items() if str(run.get("log", "")).startswith(k)), None)
+        if floor is not None and seconds / steps < floor:
+            flags.append(f"{1000 * seconds / steps:.4g} ms per step (train_time / final_step), under "
+                         f"{1000 * floor:g} ms: half the track's fastest in the history")
+        if avg is not None:
+            gap = min(abs(n * avg / 1000.0 - seconds) for n in _timed_steps(run, steps))
+            if gap > PRODUCT_TOLERANCE * seconds:
+                flags.append(f"train_time {seconds:g} s against final_step × step_avg = {steps * avg / 1000.0:.6g} s "
+                             f"(beyond {100 * PRODUCT_TOLERANCE:g}%)")
     mfu = run.get("mfu_estimate")
     rate = run.get("tokens_per_s_per_gpu")
     peak = peaks.find_peak(run["gpu"]) if rate and run.get("gpu") else None
@@ -53,6 +67,14 @@ def run_flags(run: dict) -> list[str]:
         flags.append(f"{rate:,.0f} tokens/s per GPU: even GPT-2 small's {MIN_FLOPS_PER_TOKEN:.1e} FLOPs per token "
                      f"would need more than the {peak.name}'s peak")
     return flags
+
+
+def _timed_steps(run: dict, steps: int) -> tuple[int, ...]:
+    """The step counts step_avg may divide train_time by: final_step, and for a log dated before
+    :data:`WARMUP_STEPS_UNTIL` (or undated) final_step − :data:`WARMUP_STEPS` too."""
+    dated = re.search(r"/(\d{4}-\d\d-\d\d)", str(run.get("log", "")))
+    early = dated is None or dated.group(1) < WARMUP_STEPS_UNTIL
+    return (steps, steps - WARMUP_STEPS) if early and steps > WARMUP_STEPS else (steps,)
 
 
 def _sequence(run: dict) -> tuple | None:
