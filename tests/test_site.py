@@ -1177,3 +1177,24 @@ def test_every_column_of_every_table_is_defined_once_and_reads_a_real_entry():
     for key, column in columns.COLUMNS.items():
         got = columns.cell(key, entry, "../", 1)
         assert got["text"] and column.kind in ("num", "text") and columns.header(key)["label"] == column.label
+
+
+def test_a_workload_page_points_to_the_files_of_it_that_were_not_shown(tmp_path):
+    """A workload whose only file was refused says so on its page, with a link to the index's
+    "Files not shown"; a workload with no refused file, or a file that cannot be read, says nothing."""
+    folder = tmp_path / "results"
+    doc = factories.synthetic_document("synthetic-one", rng=np.random.default_rng(6), scale="smoke",
+                                       workloads=("dlrm-small",))
+    doc["runs"][0]["metrics"]["flops_per_step"] *= 1.5  # a FLOP figure the pinned spec does not give
+    raw = json.dumps(doc).encode()
+    folder.mkdir()
+    (folder / f"{hashlib.sha256(raw).hexdigest()}.json").write_bytes(raw)
+    (folder / "text.json").write_text("not json")
+    out = tmp_path / "out"
+    site.build(folder, out)
+    page = html.unescape((out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text())
+    assert "No results yet." in page
+    assert ("1 file holding runs of dlrm-small is not shown (refused by validation, or not stored by "
+            'goodbench submit): see <a href="../index.html#invalid">Files not shown</a>') in page
+    assert 'id="invalid"' in (out / "index.html").read_text()
+    assert 'id="refused"' not in (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
