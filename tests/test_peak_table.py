@@ -60,10 +60,10 @@ rate is quoted at a lower clock (the B200, 28.1 of 32; the H100 NVL, 13.9 of 16)
 
 PER_WATT_DOWN, PER_WATT_UP = 2.0, 1.6
 """The band of dense bf16 TFLOP/s per watt of board power, derived from the table's other
-entries: from half the least of them (0.29, the V100 SXM3, → 0.15: a part older or more
-power-hungry than any of the table; the RTX 3090's 0.20 is the least) to 1.6× the most (2.3, the
-MI350X, → 3.7): 1.6× is the largest step of one generation in the table, H100 SXM5 (1.41) to B200
-(2.25). The sparse FP8 headline of a 300 W card entered as its bf16 (1,457 TFLOP/s, 4.9 per W) is
+entries: from half the least of them (the RTX 3090's 0.20 → 0.10; for the 3090 itself, the V100
+SXM3's 0.29 → 0.15: room for a part older or more power-hungry than any of the table) to 1.6× the
+most (the MI350X's 2.3 → 3.7; for the MI350X, the B200's 2.25 → 3.6): 1.6× is the largest step of
+one generation in the table, H100 SXM5 (1.41) to B200 (2.25). The sparse FP8 headline of a 300 W card entered as its bf16 (1,457 TFLOP/s, 4.9 per W) is
 outside it."""
 
 
