@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -309,3 +310,39 @@ def test_the_workflow_runs_the_script_on_the_base_code_only():
     assert "python -m suite.site.publish site" in text and "actions/deploy-pages" in text
     checkouts = text.count("actions/checkout@")
     assert checkouts == 2 and "ref: ${{ github.event.pull_request.head" not in text
+
+
+def test_an_accepted_file_says_which_of_its_entries_will_not_be_ranked(scratch, tmp_path, capsys):
+    """The verdict says what `goodbench submit` says: smoke scale, under load, no known peak."""
+    repo, base = scratch
+    git(repo, "checkout", "-q", "-b", "smoke")
+    stored = submit(GOOD_FILE, repo / "results")
+    status, text = run(repo, base, commit(repo, "a smoke result"), tmp_path)
+    printed = capsys.readouterr().out
+    block = printed.split(f"ACCEPTED  results/{stored.name}\n", 1)[1].split("ACCEPTED  results/ledger.jsonl")[0]
+    assert status == 0 and "    not ranked: lm-char (smoke): smoke scale" in block, printed
+    assert "    not ranked: lm-char (smoke): smoke scale" in text
+
+
+def test_base_code_runs_the_check_with_the_bases_own_code(scratch, tmp_path, capfd):
+    """`--base-code` runs `pr` from a temporary worktree of --base (here a stand-in publish that
+    says where it runs and with what), on the same commits; the worktree is gone after."""
+    repo, _ = scratch
+    (repo / "suite" / "site").mkdir(parents=True)
+    (repo / "suite" / "__init__.py").write_text("")
+    (repo / "suite" / "site" / "__init__.py").write_text("")
+    (repo / "suite" / "site" / "publish.py").write_text(
+        "import os, sys\nprint('base code', os.getcwd(), ' '.join(sys.argv[1:]))\nsys.exit(3)\n")
+    base = commit(repo, "the base's code")
+    git(repo, "checkout", "-q", "-b", "pr")
+    submit(GOOD_FILE, repo / "results")
+    head = commit(repo, "a result")
+    status = publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--base-code"])
+    out, err = capfd.readouterr()
+    assert status == 3, out + err
+    line = next(x for x in out.splitlines() if x.startswith("base code "))
+    where, argv = line.removeprefix("base code ").split(" ", 1)
+    assert Path(where).name == "base" and where.startswith(tempfile.gettempdir())
+    assert argv == f"pr --repo {repo.resolve()} --base {base} --head {head}"
+    assert f"judging with the code of {base[:12]}" in err
+    assert not Path(where).exists() and len(git(repo, "worktree", "list").splitlines()) == 1

@@ -419,13 +419,23 @@ def test_compare_rows_are_ratios(built):
     assert "synthetic-alpha" in page and "ratio" in page
 
 
+STORED_REFERENCE = tuple(Path(__file__).resolve().parent.parent / "results" / f"{sha}.json" for sha in (
+    "8e82ba8c459a194248fd0d7d7f25f6b0ee46ac9d3792cec754eec25b31c94dab",
+    "d9324eedd0eaf7af78877a527895ae324debb1b5a3ad8f65aa5405e40e61432c",
+    "e05a95764b241756bb4542e64fcb74319bf62c71aa5387992615a9cbe4034571",
+))
+"""The stored results files these tests describe, by name (a file's name is the sha256 of its
+bytes): the CPU reference under rules v1 and under today's rules, and another 2-core EPYC stored
+before the host's load was recorded. Not the live folder: a file a contributor stores in their
+clone (`goodbench submit`, docs/submitting.md) changes nothing here."""
+
+
 def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_older_rules():
     """The stored CPU reference, valid only under the rules v1 it was stored with, a file with no
     record of the host's load, and an entry measured under load are not pooled into a system's
     best: the compare page lists them apart, with why, and compares what is left (here nothing:
     one system)."""
-    stored = sorted((Path(__file__).resolve().parent.parent / "results").glob("*.json"))
-    read = [leaderboard.read_stored(p)[0] for p in stored]
+    read = [leaderboard.read_stored(p)[0] for p in STORED_REFERENCE]
     frame = pd.DataFrame([row for f in read for row in leaderboard.entry_rows(f)], columns=leaderboard.ENTRY_COLUMNS)
     stale = frame[frame["stale_rules"].notna()]
     assert len(stale) and set(stale["file"]) == {f.name for f in read if f.waived}
@@ -462,7 +472,7 @@ def reference_site(tmp_path_factory):
     stored under rules v1, the same system measured again under today's rules, and another 2-core
     EPYC measured under rules v6 before the host's load was recorded."""
     folder = tmp_path_factory.mktemp("reference-results")
-    for stored in sorted((Path(__file__).resolve().parent.parent / "results").glob("*.json")):
+    for stored in STORED_REFERENCE:
         (folder / stored.name).write_bytes(stored.read_bytes())
     out = tmp_path_factory.mktemp("reference-site")
     site.build(folder, out)
@@ -1167,3 +1177,24 @@ def test_every_column_of_every_table_is_defined_once_and_reads_a_real_entry():
     for key, column in columns.COLUMNS.items():
         got = columns.cell(key, entry, "../", 1)
         assert got["text"] and column.kind in ("num", "text") and columns.header(key)["label"] == column.label
+
+
+def test_a_workload_page_points_to_the_files_of_it_that_were_not_shown(tmp_path):
+    """A workload whose only file was refused says so on its page, with a link to the index's
+    "Files not shown"; a workload with no refused file, or a file that cannot be read, says nothing."""
+    folder = tmp_path / "results"
+    doc = factories.synthetic_document("synthetic-one", rng=np.random.default_rng(6), scale="smoke",
+                                       workloads=("dlrm-small",))
+    doc["runs"][0]["metrics"]["flops_per_step"] *= 1.5  # a FLOP figure the pinned spec does not give
+    raw = json.dumps(doc).encode()
+    folder.mkdir()
+    (folder / f"{hashlib.sha256(raw).hexdigest()}.json").write_bytes(raw)
+    (folder / "text.json").write_text("not json")
+    out = tmp_path / "out"
+    site.build(folder, out)
+    page = html.unescape((out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text())
+    assert "No results yet." in page
+    assert ("1 file holding runs of dlrm-small is not shown (refused by validation, or not stored by "
+            'goodbench submit): see <a href="../index.html#invalid">Files not shown</a>') in page
+    assert 'id="invalid"' in (out / "index.html").read_text()
+    assert 'id="refused"' not in (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()

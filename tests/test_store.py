@@ -305,14 +305,14 @@ def test_a_file_counts_from_the_earlier_of_its_first_commitment_and_its_last_sto
 
 
 def test_submit_names_own_code_by_its_name_and_the_workload_it_is_held_to(monkeypatch, tmp_path):
-    from suite.commands import submit
+    from suite.leaderboard import rank_notes
     from suite.leaderboard import rows as leaderboard
 
     row = {"workload": "lm-char", "scale": "smoke", "implementation": "my-char-gpt"}
     monkeypatch.setattr(leaderboard, "read_stored", lambda path: (object(), None))
     monkeypatch.setattr(leaderboard, "entry_rows", lambda read: [row, {**row, "implementation": None}])
     monkeypatch.setattr(leaderboard, "unranked_reasons", lambda r: ["smoke scale: only full-scale results are ranked"])
-    assert submit._rank_lines(tmp_path / "x.json") == [
+    assert rank_notes.rank_lines(tmp_path / "x.json") == [
         "not ranked: my-char-gpt (own code, held to lm-char's target, smoke): smoke scale: only full-scale results are ranked",
         "not ranked: lm-char (smoke): smoke scale: only full-scale results are ranked"]
 

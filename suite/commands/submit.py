@@ -40,35 +40,9 @@ def run(args) -> int:
     print(f"stored {args.file} as {stored.path}")
     for note in stored.notes:  # what storing it changed of its runs' records, or of others' (docs/rules.md)
         print(f"note: {note}")
-    for line in _rank_lines(stored.path):
+    from suite.leaderboard.rank_notes import rank_lines
+
+    for line in rank_lines(stored.path):
         print(line)
     return 0
 
-
-def _rank_lines(path: Path) -> list[str]:
-    """One line per entry of the stored file that will not be ranked, saying why
-    (:func:`suite.leaderboard.rows.unranked_reasons`)."""
-    from suite.leaderboard import rows as leaderboard
-
-    read, _ = leaderboard.read_stored(path)
-    if read is None:
-        return []
-    lines = []
-    for row in leaderboard.entry_rows(read):
-        reasons = leaderboard.unranked_reasons(row)
-        if reasons:
-            verdict = "ranked" if reasons[0].startswith("ranked") else "not ranked"
-            shown = "; ".join(r.removeprefix("ranked, ") for r in reasons)
-            what = f"{row['implementation']} ({_own_job(row)}, {row['scale']})" if row.get("implementation") \
-                else f"{row['workload']} ({row['scale']})"
-            lines.append(f"{verdict}: {what}: {shown}")
-    return lines
-
-
-def _own_job(row: dict) -> str:
-    """What an own-code entry is held to, in words: a workload's target, or none (a free job)."""
-    from workloads import own
-
-    if row["workload"] == own.FREE_JOB:
-        return "own code, a free job with no quality target"
-    return f"own code, held to {row['workload']}'s target"

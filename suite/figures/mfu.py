@@ -235,7 +235,8 @@ PEAKS: tuple[Peak, ...] = (
     Peak(("v100", "sxm3"), "V100 SXM3", {"fp16": 131.25}, 450, V100_SXM3),
     Peak(("v100",), "V100 SXM2", {"fp16": 125, "fp32": 15.7}, 300, V100_SXM2),
     Peak(("rtx", "a6000"), "RTX A6000", {"bf16": 154.8, "fp16": 154.8, "tf32": 77.4, "fp32": 38.7}, 300, RTX_A6000),
-    Peak(("rtx", "a5000"), "RTX A5000", {"bf16": 111.1, "fp16": 111.1, "tf32": 55.6, "fp32": 27.8}, 230, RTX_A5000),
+    Peak(("rtx", "a5000"), "RTX A5000", {"bf16": 111.1, "fp16": 111.1, "tf32": 55.6, "fp32": 27.8}, 230, RTX_A5000,
+         exclude=("laptop", "mobile")),  # the RTX A5000 Laptop GPU is another chip (GA104)
     Peak(("4090",), "RTX 4090", {"bf16": 165, "fp16": 165, "tf32": 82.6, "fp8": 330, "fp32": 82.6}, 450, RTX4090,
          exclude=("d", "laptop", "mobile")),  # the RTX 4090 D has fewer SMs; the laptop part is another chip
     Peak(("3090",), "RTX 3090", {"bf16": 71, "fp16": 71, "tf32": 35.6, "fp32": 35.6}, 350, RTX3090,

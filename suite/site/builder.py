@@ -43,7 +43,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.reading import read_bounded
 from suite.record.results import utc_now
 from suite.record.tempfiles import held_folder, remove_tree, unheld
-from suite.site import about_pages, manifest, mlperf_pages, pages, price_page, run_page, speedrun_pages
+from suite.site import about_pages, manifest, mlperf_pages, pages, price_page, refused, run_page, speedrun_pages
 from suite.site.names import file_slug
 from suite.site.render import copy_static
 from suite.site.tables import downloads
@@ -266,6 +266,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
                  "n_reproductions": int(runs.loc[again, "file"].nunique())}
         progress("writing the workload and system pages")
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
+        built["refused"] = refused.by_workload(results_dir, invalid, ids)  # each workload page points to its own
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
                          [entries[entries["workload"] == w] for w in ids], [built] * len(ids))
         names = sorted(entries["system"].unique())

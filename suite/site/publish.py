@@ -1,6 +1,6 @@
 """The public leaderboard's two steps (docs/submitting.md; .github/workflows/leaderboard.yml).
 
-``python -m suite.site.publish pr --base SHA --head SHA [--comment FILE]``
+``python -m suite.site.publish pr --base SHA --head SHA [--comment FILE] [--base-code]``
     Judges what a pull request changes under ``results/`` by the store's own rules, against
     the store as it is at ``--base`` (the branch it would merge into). Each results file it
     adds must be named by the sha256 of its bytes (as ``goodbench submit`` names it) and be
@@ -17,6 +17,9 @@
     answer. The pull request's files are read as git objects only: nothing of it is checked
     out, imported or run, so the workflow may run this with write permission.
 
+    With ``--base-code`` it runs itself from a temporary git worktree of ``--base`` instead, as
+    the workflow does (this checkout's code may differ: a workload or peak entry it adds).
+
 ``python -m suite.site.publish site --out DIR [--results-dir results]``
     Builds the leaderboard as ``goodbench site`` does, for the workflow to publish (GitHub
     Pages) when ``main`` changes.
@@ -29,6 +32,7 @@ import argparse
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -37,6 +41,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite.leaderboard.rank_notes import rank_lines
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
 from suite.record.text import safe
@@ -278,7 +283,7 @@ def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Pa
             verdicts.append(Verdict(path, False, [f"refused: {exc}"]))
             continue
         verdicts.append(Verdict(path, True, ["stored: valid under the rules, and no run of it is stored already",
-                                             *(f"note: {n}" for n in stored.notes)]))
+                                             *(f"note: {n}" for n in stored.notes), *rank_lines(stored.path)]))
     return verdicts
 
 
@@ -312,15 +317,39 @@ def comment(result: Review) -> str:
             "How results are checked and stored: docs/submitting.md.\n")
 
 
+def with_base_code(repo: str | Path, base: str, head: str, comment_to: str | None) -> int:
+    """Run ``pr`` with ``base``'s own code, in a git worktree of ``base`` made for it and removed
+    after (the workflow runs the base branch's code; this checkout's may differ); its exit status."""
+    git = Git(repo)
+    base, head = git.commit(base), git.commit(head)
+    with tempfile.TemporaryDirectory(prefix="goodbench-base-code-") as scratch:
+        tree = Path(scratch) / "base"
+        git._run("worktree", "add", "--detach", "--quiet", str(tree), base)
+        try:
+            print(f"judging with the code of {base[:12]} (a worktree of it at {tree})", file=sys.stderr, flush=True)
+            command = [sys.executable, "-m", "suite.site.publish", "pr", "--repo", str(Path(repo).resolve()),
+                       "--base", base, "--head", head]
+            if comment_to:
+                command += ["--comment", str(Path(comment_to).resolve())]
+            return subprocess.run(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=False).returncode
+        finally:
+            git._run("worktree", "remove", "--force", str(tree))
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line of the module docstring; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m suite.site.publish", description=(__doc__ or "").split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
     pr = steps.add_parser("pr", help="judge a pull request's results files against the base's store")
-    pr.add_argument("--base", required=True, help="the commit the pull request would merge into")
+    pr.add_argument("--base", required=True, help=(
+        "the commit the pull request would merge into: the leaderboard's main (in a clone of your fork, "
+        "origin is the fork: git remote add upstream URL; git fetch upstream; --base upstream/main)"))
     pr.add_argument("--head", required=True, help="the pull request's commit")
     pr.add_argument("--repo", default=".", help="the git repository holding both (default: here)")
     pr.add_argument("--comment", help="also write the verdicts as Markdown to this file")
+    pr.add_argument("--base-code", action="store_true", help=(
+        "judge with --base's code, as the workflow does, not this checkout's: check --base out into a "
+        "temporary git worktree and run this check from there"))
     site = steps.add_parser("site", help="build the leaderboard to publish")
     site.add_argument("--results-dir", default=RESULTS, help="the store (default: results)")
     site.add_argument("--out", required=True, help="the folder to build into (absent, empty or a previous build)")
@@ -332,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
             built = build_site(args.results_dir, args.out)
             print(f"built {built.index}: {built.n_results} results files shown, {len(built.invalid)} not shown")
             return 0
+        if args.base_code:
+            return with_base_code(args.repo, args.base, args.head, args.comment)
         result = review(args.repo, args.base, args.head)
     except GoodbenchError as exc:
         print(f"publish: {exc}", file=sys.stderr)
