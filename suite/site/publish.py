@@ -327,7 +327,8 @@ def with_base_code(repo: str | Path, base: str, head: str, comment_to: str | Non
         git._run("worktree", "add", "--detach", "--quiet", str(tree), base)
         try:
             print(f"judging with the code of {base[:12]} (a worktree of it at {tree})", file=sys.stderr, flush=True)
-            command = [sys.executable, "-m", "suite.site.publish", "pr", "--repo", str(Path(repo).resolve()),
+            # -P: the base's code comes from PYTHONPATH alone, never from whatever folder is current
+            command = [sys.executable, "-P", "-m", "suite.site.publish", "pr", "--repo", str(Path(repo).resolve()),
                        "--base", base, "--head", head]
             if comment_to:
                 command += ["--comment", str(Path(comment_to).resolve())]
