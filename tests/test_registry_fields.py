@@ -48,3 +48,17 @@ def test_a_bound_never_credits_a_spread_to_a_workload_that_measured_none():
     assert "not measured for no-such-workload" in basis
     own = reproducibility.measured("gpt2-124m", "cpu", None, "probe").basis
     assert "gpt2-124m's seed-to-seed spread (0.0078)" in own
+
+
+@pytest.mark.parametrize("sha256,size", [("", 1), ("A" * 64, 1), ("a" * 63, 1), ("g" * 64, 1), ("a" * 64, 0)])
+def test_a_malformed_data_pin_is_refused_naming_the_workload_and_field(sha256, size):
+    """An empty, upper-case or short sha256 (or no size) is the pin's fault, not the data copy's."""
+    import dataclasses
+
+    workload = copy.copy(registry.get("fashion-cnn"))
+    first = dataclasses.replace(workload.data_files[0], sha256=sha256, size=size)
+    workload.data_files = (first, *workload.data_files[1:])  # type: ignore[misc]
+    field = "sha256" if size else "size"
+    with pytest.raises(registry.IncompleteWorkload,
+                       match=f"workload 'fashion-cnn' data file {first.name}: {field} .* is not"):
+        registry.checked(workload)

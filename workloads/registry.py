@@ -7,6 +7,7 @@ from typing import Any
 
 from workloads import own
 from workloads.base import Workload, canonical_json
+from workloads.data import pin_problem
 from workloads.dlrm_small.spec import DlrmSmall
 from workloads.fashion_cnn.spec import FashionCnn
 from workloads.gpt2.spec import Gpt2
@@ -25,10 +26,15 @@ CHECKLIST = "docs/workloads.md, 'Adding a workload'"
 def checked(workload: Workload) -> Workload:
     """``workload``, once it declares what the rules need of every registered workload: its measured
     ``seed_spread`` (how far a re-run may drift) and ``eval_samples`` at each scale (the floor of
-    ``eval-too-fast``/``tta-too-fast``); :class:`IncompleteWorkload` naming the field otherwise."""
+    ``eval-too-fast``/``tta-too-fast``), and data files pinned by a well-formed sha256 and size;
+    :class:`IncompleteWorkload` naming the field otherwise."""
     if workload.seed_spread is None:
         raise IncompleteWorkload(f"workload {workload.id!r} declares no seed_spread (its measured seed-to-seed "
                                  f"spread; {CHECKLIST})")
+    for file in workload.data_files:
+        problem = pin_problem(file)
+        if problem is not None:
+            raise IncompleteWorkload(f"workload {workload.id!r} {problem}; {CHECKLIST}")
     for scale in SCALES:
         if workload.eval_samples(workload.spec(scale)) is None:
             raise IncompleteWorkload(f"workload {workload.id!r} declares no eval_samples at {scale} scale (the "
