@@ -42,6 +42,9 @@ def test_wrong_checksum_is_skipped_and_reported(tmp_path):
     assert f"(wrong sha256 {hashlib.sha256(b'tampered!!!!').hexdigest()[:12]}…, not the pinned " \
         f"{pinned.sha256[:12]}…: run refuses it)" in message
     assert err.value.short.startswith(f"{pinned.name}: 1 copy with a wrong sha256 in ")
+    # both digests in full, and the pin itself named as a suspect (a dataset being added)
+    assert (f"the last copy's sha256 is {hashlib.sha256(b'tampered!!!!').hexdigest()}, the pinned one "
+            f"{pinned.sha256}: if you are adding this dataset, the pin may be wrong") in message
 
 
 def test_missing_file_names_every_place_looked(tmp_path):

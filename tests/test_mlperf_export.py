@@ -18,10 +18,21 @@ OLD_RESULTS = [p for p in [REPO / "results" / "8e82ba8c459a194248fd0d7d7f25f6b0e
                if p.exists()]
 
 
-def test_the_shipped_rule_files_are_the_workloads_specs():
-    for workload in registry.WORKLOADS.values():
-        assert rules.shipped(workload.id) == rules.render(workload), \
-            f"suite/mlperf/rules/{workload.id}.yaml is stale: python -m suite.mlperf.rules"
+@pytest.mark.parametrize("workload_id", list(registry.WORKLOADS))
+def test_the_shipped_rule_files_are_the_workloads_specs(workload_id):
+    """A registered workload's rule file is shipped and current (a missing one reads as stale)."""
+    try:
+        text = rules.shipped(workload_id)
+    except FileNotFoundError:
+        text = None
+    assert text == rules.render(registry.get(workload_id)), (
+        f"suite/mlperf/rules/{workload_id}.yaml is {'stale' if text else 'missing'}: python -m suite.mlperf.rules "
+        "writes it")
+
+
+def test_a_missing_rule_file_names_the_command_that_writes_it():
+    with pytest.raises(FileNotFoundError, match=r"no-such-workload\.yaml.*python -m suite\.mlperf\.rules"):
+        rules.shipped("no-such-workload")
 
 
 def test_the_rule_files_are_package_data():

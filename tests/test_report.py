@@ -127,6 +127,19 @@ def test_the_run_table_says_why_mfu_or_energy_is_missing():
                                      "energy n/m: not measured: no RAPL counters"]  # once, whatever the runs
 
 
+def test_the_run_table_says_why_a_time_to_target_is_missing():
+    """A smoke target never met read only "—" in the TTA column: the run's status says it now; a
+    throughput workload's "—" (no target) needs no line."""
+    runs = _runs(scale="smoke")
+    for run in runs:
+        run["metrics"].update(tta_s=None, tta_status="not reached: test_accuracy >= 0.99 not met within 300 steps")
+    lines = report.run_summary(runs).splitlines()
+    assert lines[1 + len(runs):] == ["TTA —: not reached: test_accuracy >= 0.99 not met within 300 steps"]
+    for run in runs:
+        run["metrics"].update(tta_status="throughput workload: no quality target")
+    assert len(report.run_summary(runs).splitlines()) == 1 + len(runs)
+
+
 def test_a_share_of_the_ceiling_keeps_three_significant_digits():
     """A new user read "21.2%, 18%, 0.369%" in one column: its zeros are kept now."""
     from suite.figures.report import percent

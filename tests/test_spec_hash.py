@@ -1,5 +1,10 @@
 """Spec hashes: pinned literally, so any change to a pinned value fails here until re-pinned
-(with a version bump of the workload); and every pinned value really is covered by the hash."""
+(with a version bump of the workload); and every pinned value really is covered by the hash.
+
+The per-step figures a stored file is checked against (samples, tokens and FLOPs per step) and
+the eval samples are code, outside the hash: they are pinned here too, so that a change to a FLOP
+model, which makes every stored result of that workload fail ``pinned-value``, is never silent
+(docs/workloads.md, "Changing a pinned figure")."""
 from __future__ import annotations
 
 import copy
@@ -26,16 +31,61 @@ PINNED = {
     ("dlrm-small", "full"): "88f577a5168edd4d27064e0419dc971d078d72cd49c94a2a4af353e1a7717a98",
 }
 
+# (flops_per_step, samples_per_step, tokens_per_step, eval_samples) of each variant
+FIGURES = {
+    ("lm-char", "smoke"): (5344591872, 32, 2048, 256),
+    ("lm-char", "full"): (1162585571328, 64, 16384, 12800),
+    ("gpt2-124m", "smoke"): (3023831040, 16, 1024, 64),
+    ("gpt2-124m", "full"): (14004554563584, 16, 16384, 320),
+    ("fashion-cnn", "smoke"): (1755881472, 64, None, 2000),
+    ("fashion-cnn", "full"): (111330066432, 256, None, 10000),
+    ("llama-1b", "smoke"): (3023831040, 16, 1024, 64),
+    ("llama-1b", "full"): (67339819155456, 4, 8192, 40),
+    ("dlrm-small", "smoke"): (13148160, 256, None, 32768),
+    ("dlrm-small", "full"): (11403264000, 8192, None, 1048576),
+}
+FIGURE_NAMES = ("flops_per_step", "samples_per_step", "tokens_per_step", "eval_samples")
+
 CASES = [(w, s) for w in registry.WORKLOADS for s in SCALES]
 
 
+def figures(workload_id: str, scale: str) -> tuple:
+    """The per-step figures and eval samples today's code gives one variant."""
+    workload = registry.get(workload_id)
+    spec = workload.spec(scale)
+    return (workload.flops_per_step(spec), workload.samples_per_step(spec), workload.tokens_per_step(spec),
+            workload.eval_samples(spec))
+
+
 def test_every_variant_is_pinned():
-    assert set(PINNED) == set(CASES)
+    missing = {case: registry.get(case[0]).spec_hash(case[1]) for case in CASES if case not in PINNED}
+    assert not missing, "pin these in PINNED: " + ", ".join(f"{k}: {v!r}" for k, v in missing.items())
+    assert set(PINNED) == set(CASES), f"no such variant: {sorted(set(PINNED) - set(CASES))}"
+    missing_figures = {case: figures(*case) for case in CASES if case not in FIGURES}
+    assert not missing_figures, "pin these in FIGURES: " + ", ".join(f"{k}: {v!r}" for k, v in missing_figures.items())
+    assert set(FIGURES) == set(CASES), f"no such variant: {sorted(set(FIGURES) - set(CASES))}"
 
 
 @pytest.mark.parametrize("workload_id,scale", CASES)
 def test_spec_hash_is_pinned(workload_id, scale):
-    assert registry.get(workload_id).spec_hash(scale) == PINNED[workload_id, scale]
+    digest = registry.get(workload_id).spec_hash(scale)
+    assert (workload_id, scale) in PINNED, f"not pinned: add ({workload_id!r}, {scale!r}): {digest!r} to PINNED"
+    assert digest == PINNED[workload_id, scale]
+
+
+@pytest.mark.parametrize("workload_id,scale", CASES)
+def test_per_step_figures_are_pinned(workload_id, scale):
+    """A changed figure refuses every stored result of the workload [pinned-value]: it needs a version
+    bump, said in the failure."""
+    now = figures(workload_id, scale)
+    assert (workload_id, scale) in FIGURES, f"not pinned: add ({workload_id!r}, {scale!r}): {now!r} to FIGURES"
+    changed = [f"{name} {before!r} -> {after!r}" for name, before, after in zip(FIGURE_NAMES, FIGURES[workload_id, scale], now)
+               if before != after]
+    assert not changed, (
+        f"{workload_id} {scale}: {'; '.join(changed)}. Every stored result of {workload_id} records the old "
+        "figure and will be refused [pinned-value] (dropped from the leaderboard). If the change is meant, bump "
+        f"{workload_id}'s version, re-pin its hashes and these figures, and say so in docs/rules.md "
+        "(docs/workloads.md, 'Changing a pinned figure')")
 
 
 def _perturbed(value):

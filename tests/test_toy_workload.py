@@ -1,5 +1,6 @@
-"""A workload is one folder: its spec (with its seed spread), its job and model, its pinned
-evaluator for own code, and one registry line. A toy workload written into a temporary folder
+"""A workload is one folder: its spec (with its seed spread and eval samples), its job and model,
+its pinned evaluator for own code, and one registry line (the tests and files beside it are listed
+in docs/workloads.md, "Adding a workload"). A toy workload written into a temporary folder
 and registered is trained by ``goodbench run``, validated and read by the leaderboard like the
 suite's own, and own code held to it is graded by the evaluator its folder carries."""
 from __future__ import annotations
@@ -41,6 +42,9 @@ class ToyLine(Workload[ToySpec]):
 
     def flops_per_step(self, spec: ToySpec) -> float:
         return 6.0 * spec.width * spec.batch_size
+
+    def eval_samples(self, spec: ToySpec) -> int:
+        return 256
 '''
 
 JOB = '''

@@ -22,8 +22,18 @@ class DataFile:
 
     name: str
     url: str
-    sha256: str
+    sha256: str  # 64 lowercase hex digits, as sha256sum prints them
     size: int
+
+
+def pin_problem(file: DataFile) -> str | None:
+    """What is wrong with the form of ``file``'s pin (its sha256 and size), in words; None when well formed."""
+    if not (len(file.sha256) == 64 and all(c in "0123456789abcdef" for c in file.sha256)):
+        return (f"data file {file.name}: sha256 {file.sha256!r} is not 64 lowercase hex digits "
+                "(the file's sha256 as sha256sum prints it)")
+    if isinstance(file.size, bool) or not isinstance(file.size, int) or file.size < 1:
+        return f"data file {file.name}: size {file.size!r} is not the file's size in bytes"
+    return None
 
 
 class DataNotFound(Exception):
@@ -125,6 +135,7 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
     """
     tried: list[str] = []
     wrong = 0
+    actual = ""
     for directory in search_dirs(data_dir):
         path = directory / file.name
         if not path.is_file():
@@ -146,15 +157,18 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
             tried.append(f"{file.url} (download failed: {exc})")
             why = f"the download failed{_no_network(exc)}"
     folders = _folders(len(search_dirs(data_dir)))
+    pin = ""
     if wrong:  # found, but not the pinned bytes: said so, not "not found" (as `goodbench data verify` says it)
         copies = "1 copy" if wrong == 1 else f"{wrong} copies"
         found = f"has {copies} with a wrong sha256 (run refuses it) and none with the pinned one"
+        pin = (f"; the last copy's sha256 is {actual}, the pinned one {file.sha256}: if you are adding this "
+               "dataset, the pin may be wrong")
         short = f"{file.name}: {copies} with a wrong sha256 in {folders} (run refuses it), {why}"
     else:
         found, short = "not found", f"{file.name} not found in {folders}, {why}"
     raise DataNotFound(
         f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) {found}; looked in: "
-        + "; ".join(tried)
+        + "; ".join(tried) + pin
         + "; put the file under --data-dir or $GOODBENCH_DATA_DIR",  # callers add what fetches it
         short=short,
     )

@@ -7,14 +7,43 @@ from typing import Any
 
 from workloads import own
 from workloads.base import Workload, canonical_json
+from workloads.data import pin_problem
 from workloads.dlrm_small.spec import DlrmSmall
 from workloads.fashion_cnn.spec import FashionCnn
 from workloads.gpt2.spec import Gpt2
 from workloads.llama.spec import Llama1B
 from workloads.lm_char.spec import LmChar
+from workloads.pinned import SCALES
+
+
+class IncompleteWorkload(ValueError):
+    """A workload that leaves out a field every registered workload declares."""
+
+
+CHECKLIST = "docs/workloads.md, 'Adding a workload'"
+
+
+def checked(workload: Workload) -> Workload:
+    """``workload``, once it declares what the rules need of every registered workload: its measured
+    ``seed_spread`` (how far a re-run may drift) and ``eval_samples`` at each scale (the floor of
+    ``eval-too-fast``/``tta-too-fast``), and data files pinned by a well-formed sha256 and size;
+    :class:`IncompleteWorkload` naming the field otherwise."""
+    if workload.seed_spread is None:
+        raise IncompleteWorkload(f"workload {workload.id!r} declares no seed_spread (its measured seed-to-seed "
+                                 f"spread; {CHECKLIST})")
+    for file in workload.data_files:
+        problem = pin_problem(file)
+        if problem is not None:
+            raise IncompleteWorkload(f"workload {workload.id!r} {problem}; {CHECKLIST}")
+    for scale in SCALES:
+        if workload.eval_samples(workload.spec(scale)) is None:
+            raise IncompleteWorkload(f"workload {workload.id!r} declares no eval_samples at {scale} scale (the "
+                                     f"samples one evaluation runs forward; {CHECKLIST})")
+    return workload
+
 
 WORKLOADS: dict[str, Workload] = {
-    w.id: w for w in (LmChar(), Gpt2(), FashionCnn(), Llama1B(), DlrmSmall())}
+    w.id: checked(w) for w in (LmChar(), Gpt2(), FashionCnn(), Llama1B(), DlrmSmall())}
 
 
 class UnknownWorkload(KeyError):
@@ -22,9 +51,10 @@ class UnknownWorkload(KeyError):
 
 
 def get(workload_id: str) -> Workload:
-    """The workload with this id, or :class:`UnknownWorkload` listing the known ones."""
+    """The workload with this id, or :class:`UnknownWorkload` listing the known ones
+    (:class:`IncompleteWorkload` for one registered without a required field)."""
     try:
-        return WORKLOADS[workload_id]
+        return checked(WORKLOADS[workload_id])
     except KeyError:
         raise UnknownWorkload(
             f"unknown workload {workload_id!r}; known: {', '.join(WORKLOADS)}") from None

@@ -157,9 +157,12 @@ def goodput_rows(runs: list[dict], implementation: str | None = None) -> list[di
 
 
 def missing_lines(runs: list[dict]) -> list[str]:
-    """Why the table's MFU reads "—" and its energy "n/m": each distinct status the runs recorded
-    for a figure they have not ("MFU —: not measured: no peak FLOP/s known for 'cpu' (…)")."""
-    lines = []
+    """Why the table's TTA or MFU reads "—" and its energy "n/m": each distinct status the runs recorded
+    for a figure they have not ("MFU —: not measured: no peak FLOP/s known for 'cpu' (…)"); a TTA only
+    where a target was missed (a throughput workload has none to reach)."""
+    missed = dict.fromkeys(r["metrics"].get("tta_status") for r in runs if r["metrics"].get("tta_s") is None
+                           and str(r["metrics"].get("tta_status") or "").startswith("not reached"))
+    lines = [f"TTA —: {w}" for w in missed]
     for label, value, status in (("MFU —", "mfu", "mfu_status"), ("energy n/m", "energy_to_train_j", "energy_status")):
         why = dict.fromkeys(r["metrics"].get(status) for r in runs
                             if r["metrics"].get(value) is None and r["metrics"].get(status))

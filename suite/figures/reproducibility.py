@@ -67,9 +67,21 @@ def seed_spread(workload_id: str) -> float | None:
 
 def seed_bound(workload_id: str) -> float:
     """:data:`DRIFT_FACTOR` × the workload's seed-to-seed spread: the farthest a re-run may drift
-    (the largest spread of :data:`SEED_SPREAD` where the workload's is not measured)."""
+    (every registered workload declares its spread, workloads.registry.checked; for an id the
+    suite does not know, the largest spread of :data:`SEED_SPREAD`)."""
     spread = seed_spread(workload_id)
     return round(DRIFT_FACTOR * (spread if spread is not None else max(SEED_SPREAD.values())), 4)
+
+
+def spread_words(workload_id: str) -> str:
+    """Whose seed-to-seed spread the bound of ``workload_id`` rests on, in words: its own, or, for an
+    id the suite does not know, the suite's largest, named as such."""
+    spread = seed_spread(workload_id)
+    if spread is not None:
+        return f"{workload_id}'s seed-to-seed spread ({spread:g})"
+    largest = max(SEED_SPREAD, key=lambda w: SEED_SPREAD[w])
+    return (f"the suite's largest seed-to-seed spread ({largest}'s {SEED_SPREAD[largest]:g}; not measured "
+            f"for {workload_id})")
 
 
 MAX_THROUGHPUT_TOLERANCE = 0.5
@@ -94,8 +106,8 @@ def measured(workload_id: str, device_type: str, drift_rel: float | None, how: s
     ceiling = seed_bound(workload_id)
     if drift_rel is None:
         return CurveTolerance(ceiling, 1e-6, verified=device_type != "cuda", basis=(
-            f"the drift could not be measured here ({how}): {DRIFT_FACTOR:g} × {workload_id}'s seed-to-seed "
-            f"spread ({ceiling / DRIFT_FACTOR:g}), as far as a re-run may drift"))
+            f"the drift could not be measured here ({how}): {DRIFT_FACTOR:g} × {spread_words(workload_id)}, "
+            "as far as a re-run may drift"))
     rel = min(max(DRIFT_FACTOR * drift_rel, EXACT_REL), ceiling)
     gpu = "; GPU drift UNVERIFIED until measured on a GPU" if device_type == "cuda" else ""
     return CurveTolerance(rel, 1e-6, verified=device_type != "cuda", basis=(

@@ -220,8 +220,13 @@ def render(workload) -> str:
 
 
 def shipped(workload_id: str) -> str:
-    """The shipped rule file's text of a workload (FileNotFoundError for an unknown one)."""
-    return resources.files("suite.mlperf").joinpath(f"{FOLDER}/{workload_id}.yaml").read_text("utf-8")
+    """The shipped rule file's text of a workload (FileNotFoundError, naming the command that
+    writes it, for one without)."""
+    try:
+        return resources.files("suite.mlperf").joinpath(f"{FOLDER}/{workload_id}.yaml").read_text("utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no rule file suite/mlperf/{FOLDER}/{workload_id}.yaml: "
+                                "python -m suite.mlperf.rules writes one for every registered workload") from None
 
 
 def write_all(folder: Path | None = None) -> list[Path]:
