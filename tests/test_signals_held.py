@@ -42,3 +42,38 @@ def test_a_sigterm_of_the_launcher_reaches_a_worker_as_sigint_and_is_recorded_as
     with pytest.raises(signals.Stopped) as stopped:
         os.kill(os.getpid(), signal.SIGINT)
     assert ended_by(stopped.value, "after 3 of at most 40 steps") == "interrupted (SIGTERM) after 3 of at most 40 steps"
+
+
+def test_holding_delivers_a_sigterm_that_came_inside_it_at_its_end(handlers):
+    """``holding(deliver=True)``: the SIGTERM that came while the block ran is raised once it ends,
+    not inside it, and taken (a later block finds nothing)."""
+    done = []
+    with pytest.raises(signals.Terminated), signals.holding(deliver=True):
+        os.kill(os.getpid(), signal.SIGTERM)  # would raise here without the hold
+        done.append("the block ran to its end")
+    assert done == ["the block ran to its end"]
+    with signals.holding(deliver=True) as held:
+        pass
+    assert held.interrupt is None
+
+
+def test_holding_hands_back_what_came_for_the_caller_to_raise_return_or_drop(handlers):
+    with signals.holding() as held:
+        assert held.interrupt is None  # set once the block has ended
+        os.kill(os.getpid(), signal.SIGINT)
+    assert type(held.interrupt) is KeyboardInterrupt
+    assert signals.held_interrupt() is None  # taken by holding
+    with signals.holding() as quiet:
+        pass
+    assert quiet.interrupt is None
+
+
+def test_a_block_that_raises_keeps_its_error_and_leaves_the_held_signal_noted(handlers):
+    """The block's own error goes on, not the held signal, which stays noted (as it did when the
+    hold and :func:`signals.held_interrupt` were written out at each site) and SIGTERM is armed again."""
+    with pytest.raises(ValueError, match="the record"), signals.holding(deliver=True):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise ValueError("the record could not be put together")
+    assert type(signals.held_interrupt()) is signals.Terminated
+    with pytest.raises(signals.Terminated):
+        os.kill(os.getpid(), signal.SIGTERM)  # armed again: raised at once

@@ -5,6 +5,7 @@ first one ended), and an interrupt lost inside a callback raised again at the ne
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 
 class Terminated(KeyboardInterrupt):
@@ -142,6 +143,26 @@ def sigterm_deferred():
     finally:
         _Sigterm.armed = was
 
+
+class Held:
+    """What came while :func:`holding`'s block ran: ``interrupt``, the interrupt a held signal asks
+    for (:func:`held_interrupt`), None when none came or until the block has ended."""
+
+    interrupt: KeyboardInterrupt | None = None
+
+
+@contextlib.contextmanager
+def holding(deliver: bool = False) -> Iterator[Held]:
+    """Hold SIGTERM and SIGINT back while the block runs (:func:`sigterm_deferred`), then take what
+    came meanwhile (:func:`held_interrupt`, cleared): raised at the block's end with ``deliver``,
+    else left in the yielded :class:`Held` for the caller to raise, return or drop. A block that
+    raises takes nothing: its own error goes on."""
+    held = Held()
+    with sigterm_deferred():
+        yield held
+    held.interrupt = held_interrupt()
+    if deliver and held.interrupt is not None:
+        raise held.interrupt
 
 
 def killed_if_uncaught(stopped: Terminated, said: str) -> None:
