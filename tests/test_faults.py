@@ -13,7 +13,7 @@ from short_lmchar import run_short
 
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
-from suite.run import supervisor
+from suite.run import signals, supervisor
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +140,26 @@ def test_a_worker_whose_supervisor_is_gone_ends_keeping_no_record(gone):
               "reporter(w, parent)(5)\n"
               "print('trained on')\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == supervisor.ORPHANED_STATUS, done.stderr
+    assert done.returncode == signals.ORPHANED_STATUS, done.stderr
     assert "trained on" not in done.stdout
     assert "supervisor (goodbench run) is gone: the worker ends here, keeping no record" in done.stderr
+
+
+def test_an_orphaned_process_ends_with_one_status_defined_once():
+    """The supervisor's worker and run-own's script (or rank) end with the same status when what
+    watched them is gone, defined once (suite/run/signals.py): a failure's 1, neither a stop's
+    130/143 nor a kill's."""
+    import ast
+    from pathlib import Path
+
+    from suite.api import edges as edges_api
+
+    suite = Path(__file__).resolve().parent.parent / "suite"
+    defined = [str(path.relative_to(suite)) for path in sorted(suite.rglob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "ORPHANED_STATUS" for t in node.targets)]
+    assert defined == ["run/signals.py"]
+    assert signals.ORPHANED_STATUS == edges_api.ORPHANED_STATUS == supervisor.ORPHANED_STATUS == 1
 
 
 def test_a_worker_reports_its_steps_while_its_supervisor_lives():

@@ -23,6 +23,11 @@ class Stopped(Terminated):
 
 STOP_NOTE_ENV = "GOODBENCH_STOP_NOTE"
 
+ORPHANED_STATUS = 1
+"""The exit status of a process that ends at once, as a kill would have ended it, because what
+watched it is gone: run-own's launcher or torchrun (:func:`suite.api.edges.orphaned`), or
+``goodbench run``'s fault-injection supervisor (:func:`suite.run.supervisor.reporter`)."""
+
 
 def stopped_by_launcher() -> bool:
     """True where this worker's launcher noted that SIGTERM stopped it (:class:`Stopped`)."""

@@ -33,7 +33,7 @@ from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.run.runner import Progress, RunOptions, run_dir, run_one
-from suite.run.signals import Terminated
+from suite.run.signals import ORPHANED_STATUS, Terminated
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
@@ -183,9 +183,6 @@ def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     return Outcome(killed=True, step=step, cause=cause, time_s=when)
-
-
-ORPHANED_STATUS = 1
 
 
 def reporter(fd: int, parent: int) -> Callable[[int], None]:
