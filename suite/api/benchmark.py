@@ -267,9 +267,9 @@ class Benchmark:
         after the runs. Why it cannot be reserved (None: reserved)."""
         try:
             self._reservation = results.Reservation.take(self.out)
-        except results.NameTaken as exc:
-            if "another goodbench run" in str(exc):
-                return str(exc).replace("give another -o", "give Benchmark another out=")
+        except results.ReservedElsewhere as exc:
+            return str(exc).replace("give another -o", "give Benchmark another out=")
+        except results.NameTaken:
             return (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
                     "or your script's option that sets it, such as --out)")
         except OSError as exc:

@@ -377,6 +377,11 @@ class NameTaken(FileExistsError):
     """The output name is taken: a results file, or the reservation of a run still writing it."""
 
 
+class ReservedElsewhere(NameTaken):
+    """The output name is reserved by another goodbench run that is still running (it holds the
+    placeholder's lock), and writes it when it ends."""
+
+
 class Reservation:
     """An output name held by one run from its start: ``path`` created exclusively
     (``O_CREAT|O_EXCL``) as an empty placeholder, ``flock``-ed while the run lasts, and replaced
@@ -395,8 +400,9 @@ class Reservation:
 
     @classmethod
     def take(cls, path: str | os.PathLike) -> Reservation:
-        """Reserve ``path``; :class:`NameTaken` when a file or a live reservation holds it. The
-        temp files a killed run left for this name (no live writer holds them) are removed."""
+        """Reserve ``path``; :class:`NameTaken` when a file holds it, :class:`ReservedElsewhere`
+        when a live reservation does. The temp files a killed run left for this name (no live
+        writer holds them) are removed."""
         reservation = cls._reserve(Path(path))
         remove_abandoned(temp_files(reservation.path.parent, reservation.path.name))
         return reservation
@@ -416,7 +422,7 @@ class Reservation:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise NameTaken(f"{path} is reserved by another goodbench run, which writes it "
+                raise ReservedElsewhere(f"{path} is reserved by another goodbench run, which writes it "
                                 "when it ends; give another -o") from None
             info = os.fstat(fd)
             if not _is_empty_file((info.st_dev, info.st_ino), path):
