@@ -13,10 +13,8 @@ import datetime as dt
 import fcntl
 import json
 import os
-import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -327,38 +325,6 @@ def fsync_dir(directory: Path) -> None:
 def write(path: str | os.PathLike, doc: Document | dict[str, Any], *, overwrite: bool = False) -> Path:
     """Write a results document atomically; never over an existing file unless ``overwrite``."""
     return write_atomic(path, dumps(doc), overwrite=overwrite)
-
-
-def unsaved_dirs() -> list[Path]:
-    """Where a results document that could not be written where asked is kept instead, in order:
-    goodbench's state folder (``$XDG_STATE_HOME/goodbench/unsaved``, else
-    ``~/.local/state/goodbench/unsaved``), then the system's temp folder."""
-    state = os.environ.get("XDG_STATE_HOME")
-    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
-    return [base / "goodbench" / "unsaved", Path(tempfile.gettempdir())]
-
-
-def keep_unsaved(path: str | os.PathLike, doc: Document | dict[str, Any]) -> Path | None:
-    """Write ``doc``, which could not be written to ``path``, to the first of :func:`unsaved_dirs`
-    that takes it (atomically, never over a file), named ``<path's stem>.<UTC time>-<8 hex>.json``;
-    its path, or None when none took it."""
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{Path(path).stem}.{stamp}-{secrets.token_hex(4)}.json"
-    for folder in unsaved_dirs():
-        try:
-            return write_atomic(folder / name, dumps(doc), overwrite=False)
-        except OSError:
-            continue
-    return None
-
-
-def unsaved_line(path: str | os.PathLike, exc: OSError, kept: Path | None) -> str:
-    """What a writer says when ``path`` could not be written (``exc``) and the document was kept at
-    ``kept`` (:func:`keep_unsaved`; None: nowhere, and the writer prints it on stdout)."""
-    why = exc.strerror or str(exc)
-    where = f"the results are kept in {kept}" if kept is not None else \
-        f"no other folder took them either ({', '.join(map(str, unsaved_dirs()))}): the document follows on stdout"
-    return f"cannot write {path}: {why}; {where}"
 
 
 def cannot_write(path: str | os.PathLike, exc: OSError) -> str:
