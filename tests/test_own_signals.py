@@ -79,7 +79,7 @@ def test_sigterm_to_a_benchmark_keeps_the_runs_so_far(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["SIGTERM to the launcher", "Ctrl-C to the group"])
+@pytest.mark.parametrize("how", ["SIGTERM to the launcher", "SIGTERM to the group", "Ctrl-C to the group"])
 def test_run_own_stopped_keeps_the_runs_so_far_with_their_second_clock(tmp_path, how):
     """The script hangs in step 12; the launcher alone is sent SIGTERM (``docker stop``, a supervisor
     signalling the main pid), or the whole group SIGINT (Ctrl-C): the script writes its runs so
@@ -88,8 +88,10 @@ def test_run_own_stopped_keeps_the_runs_so_far_with_their_second_clock(tmp_path,
                    "--hang-at", "12"], tmp_path)
     seen = _wait_for(proc, "eval at step 10")
     time.sleep(1.0)  # into the hung step
-    if how.startswith("SIGTERM"):
+    if how == "SIGTERM to the launcher":
         proc.send_signal(signal.SIGTERM)
+    elif how == "SIGTERM to the group":  # `kill -TERM -PGID`: the script gets it twice, the launcher passing it on
+        os.killpg(proc.pid, signal.SIGTERM)
     else:
         os.killpg(proc.pid, signal.SIGINT)
     rest, _ = proc.communicate(timeout=240)

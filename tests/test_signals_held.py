@@ -77,3 +77,20 @@ def test_a_block_that_raises_keeps_its_error_and_leaves_the_held_signal_noted(ha
     assert type(signals.held_interrupt()) is signals.Terminated
     with pytest.raises(signals.Terminated):
         os.kill(os.getpid(), signal.SIGTERM)  # armed again: raised at once
+
+
+def test_a_second_sigterm_right_after_the_first_is_noted_not_raised(handlers, monkeypatch):
+    """A group kill reaches the script and run-own, which passes it on: two SIGTERMs a moment apart.
+    The second, within ECHO_S of the one raised, is the same stop: noted (held_interrupt gives it),
+    never raised where the first one's runs are being kept. A later SIGTERM is raised again."""
+    with pytest.raises(signals.Terminated):
+        os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.SIGTERM)  # the echo: would raise here, unwinding the first
+    assert type(signals.held_interrupt()) is signals.Terminated
+    monkeypatch.setattr(signals, "ECHO_S", 0.0)  # the window passed
+    with pytest.raises(signals.Terminated):
+        os.kill(os.getpid(), signal.SIGTERM)
+    signals.restore({})  # a later session starts without the window
+    monkeypatch.setattr(signals, "ECHO_S", 60.0)
+    with pytest.raises(signals.Terminated):
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -43,15 +43,24 @@ def stopped_by_launcher() -> bool:
         return False
 
 
+ECHO_S = 1.0
+"""A SIGTERM this soon after the one raised is the same stop come twice: ``kill -TERM -PGID`` reaches
+the script and ``goodbench run-own``, which passes it on (:class:`suite.run.own_launch.Stops`).
+Raised again, it could land where the first one's runs are about to be kept, before they are held,
+and lose them; it is noted instead (``pending``), as a SIGTERM held while a record is kept is."""
+
+
 class _Sigterm:
     """SIGTERM's and SIGINT's state in a training process: raised at once while a run trains
     (``armed``); noted while the run's record is being put together (``pending`` for SIGTERM,
-    ``interrupted`` for SIGINT), so that the record is kept and the signal is not lost."""
+    ``interrupted`` for SIGINT), so that the record is kept and the signal is not lost.
+    ``raised_at``: when a SIGTERM was last raised (:data:`ECHO_S`)."""
 
     armed = True
     pending = False
     interrupted = False
     received = False
+    raised_at: float | None = None
 
 
 class _Undelivered:
@@ -63,18 +72,21 @@ class _Undelivered:
 
 
 def stop_on_sigterm() -> dict:
-    """Turn SIGTERM into :class:`Terminated` in this process, and note SIGINT (still raised as
-    KeyboardInterrupt) so that one lost in a callback is raised again at the next step; both held
-    inside :func:`sigterm_deferred`. Returns the handlers replaced (for :func:`restore`)."""
+    """Turn SIGTERM into :class:`Terminated` in this process (a second one within :data:`ECHO_S`
+    noted, not raised), and note SIGINT (still raised as KeyboardInterrupt) so that one lost in a
+    callback is raised again at the next step; both held inside :func:`sigterm_deferred`. Returns the handlers replaced (for :func:`restore`)."""
     import signal
+    import time
 
     previous = {signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
 
     def on_sigterm(signum, frame):
         _Sigterm.received = True
-        if not _Sigterm.armed:
+        now = time.monotonic()
+        if not _Sigterm.armed or (_Sigterm.raised_at is not None and now - _Sigterm.raised_at < ECHO_S):
             _Sigterm.pending = True
             return
+        _Sigterm.raised_at = now
         _Undelivered.interrupt = Terminated
         raise Terminated()
 
@@ -106,6 +118,7 @@ def restore(previous: dict, installed: dict | None = None) -> None:
             signal.signal(signum, handler)
     _Undelivered.interrupt = None
     _Sigterm.armed, _Sigterm.pending, _Sigterm.interrupted, _Sigterm.received = True, False, False, False
+    _Sigterm.raised_at = None
 
 
 def installed(previous: dict) -> dict:
