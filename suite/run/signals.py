@@ -45,7 +45,7 @@ def stopped_by_launcher() -> bool:
 
 ECHO_S = 1.0
 """A SIGTERM this soon after the one raised is the same stop come twice: ``kill -TERM -PGID`` reaches
-the script and ``goodbench run-own``, which passes it on (:class:`suite.run.own_launch.Stops`).
+the script and ``goodbench run-own``, which passes it on (:class:`suite.run.stops.Stops`).
 Raised again, it could land where the first one's runs are about to be kept, before they are held,
 and lose them; it is noted instead (``pending``), as a SIGTERM held while a record is kept is."""
 
