@@ -44,10 +44,11 @@ def stopped_by_launcher() -> bool:
 
 
 ECHO_S = 1.0
-"""A SIGTERM this soon after the one raised is the same stop come twice: ``kill -TERM -PGID`` reaches
-the script and ``goodbench run-own``, which passes it on (:class:`suite.run.stops.Stops`).
-Raised again, it could land where the first one's runs are about to be kept, before they are held,
-and lose them; it is noted instead (``pending``), as a SIGTERM held while a record is kept is."""
+"""A SIGTERM this soon after the one raised is the same stop come twice: ``kill -TERM -PGID`` (or
+Slurm's ``scancel``) reaches the script and ``goodbench run-own``, which passes it on
+(:class:`suite.run.stops.Stops`), or a supervised worker and its supervisor. Raised again, it
+could land where the first one's runs are about to be kept, before they are held, and lose them;
+it is noted instead (``pending``), as a SIGTERM held while a record is kept is."""
 
 
 class _Sigterm:
@@ -74,7 +75,8 @@ class _Undelivered:
 def stop_on_sigterm() -> dict:
     """Turn SIGTERM into :class:`Terminated` in this process (a second one within :data:`ECHO_S`
     noted, not raised), and note SIGINT (still raised as KeyboardInterrupt) so that one lost in a
-    callback is raised again at the next step; both held inside :func:`sigterm_deferred`. Returns the handlers replaced (for :func:`restore`)."""
+    callback is raised again at the next step; both held inside :func:`sigterm_deferred`. Returns
+    the handlers replaced (for :func:`restore`)."""
     import signal
     import time
 

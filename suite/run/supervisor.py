@@ -99,8 +99,9 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
             try:
                 outcome = _watch(proc, pending, deadlines)
             except KeyboardInterrupt as exc:
-                # Ctrl-C reached the worker; SIGTERM did where it came to the group (scancel, kill -TERM
-                # -PGID): passed on as SIGTERM, one more is the same stop to the worker (signals.ECHO_S)
+                # Ctrl-C reached the worker too; SIGTERM is passed on as SIGTERM (the worker records it
+                # so). Sent to the whole group (scancel, kill -TERM -PGID), the worker has had it
+                # already, and this one is the same stop to it (signals.ECHO_S)
                 if isinstance(exc, Terminated) and proc.poll() is None:
                     proc.send_signal(signal.SIGTERM)
                 try:
