@@ -28,3 +28,18 @@ def run_short(data_dir, checkpoint_dir=None, supervised: bool = False, **options
                       **options)
     run = run_supervised if supervised else run_one
     return run(ShortLmChar(), "smoke", 1, opts)
+
+
+def group_sigterm_at_step_10(event: str, **fields) -> None:
+    """A worker's progress (picklable) that, at step 10, sends SIGTERM to the worker and to its
+    supervisor at once, as ``kill -TERM -PGID`` (Slurm's scancel) reaches both: the worker's own
+    SIGTERM, and whatever the supervisor passes on meanwhile, are delivered together."""
+    import os
+    import signal
+
+    if event == "step" and fields.get("step") == 10:
+        held = {signal.SIGTERM, signal.SIGINT}
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getppid(), signal.SIGTERM)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)

@@ -13,7 +13,7 @@ from short_lmchar import run_short
 
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
-from suite.run import supervisor
+from suite.run import signals, supervisor
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +140,73 @@ def test_a_worker_whose_supervisor_is_gone_ends_keeping_no_record(gone):
               "reporter(w, parent)(5)\n"
               "print('trained on')\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == supervisor.ORPHANED_STATUS, done.stderr
+    assert done.returncode == signals.ORPHANED_STATUS, done.stderr
     assert "trained on" not in done.stdout
     assert "supervisor (goodbench run) is gone: the worker ends here, keeping no record" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_path):
+    """``kill -TERM -PGID`` reaches the supervisor and its worker at once: the worker, its own SIGTERM
+    a stop like the supervisor's, writes its partial record (it was killed by SIGTERM's default,
+    and the run was lost), and the one the supervisor passes on is the same stop, not a second."""
+    import torch
+    from short_lmchar import ShortLmChar, group_sigterm_at_step_10
+
+    from suite.run.runner import RunOptions
+
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
+                         inject_failures=(30,))
+    previous = signals.stop_on_sigterm()
+    try:
+        with pytest.raises(signals.Terminated) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options, progress=group_sigterm_at_step_10)
+    finally:
+        signals.restore(previous)
+    record = getattr(stopped.value, "record", None)
+    assert record is not None, "the worker wrote no record"
+    assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM) after ")
+    assert record["steps"] >= 10
+
+
+def test_an_interrupted_watch_leaves_the_workers_pipe_open_until_it_has_stopped():
+    """Ctrl-C or SIGTERM while the supervisor follows its worker: the worker's step pipe stays open,
+    so that a step it reports before the stop reaches it is not taken for its supervisor gone
+    (which ends it keeping no record); run_supervised closes it once the worker has ended."""
+    import threading
+    import time
+
+    worker = subprocess.Popen([sys.executable, "-c", "import time; print('step 1', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            supervisor._watch(worker, [], [time.time() + 60])
+        assert worker.stdout is not None and not worker.stdout.closed
+    finally:
+        timer.cancel()
+        worker.kill()
+        worker.wait()
+    ended = supervisor._watch(worker, [], [])  # the worker ended: the watch reads to its end and closes the pipe
+    assert not ended.killed and worker.stdout.closed
+
+
+def test_an_orphaned_process_ends_with_one_status_defined_once():
+    """The supervisor's worker and run-own's script (or rank) end with the same status when what
+    watched them is gone, defined once (suite/run/signals.py): a failure's 1, neither a stop's
+    130/143 nor a kill's."""
+    import ast
+    from pathlib import Path
+
+    from suite.api import edges as edges_api
+
+    suite = Path(__file__).resolve().parent.parent / "suite"
+    defined = [str(path.relative_to(suite)) for path in sorted(suite.rglob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "ORPHANED_STATUS" for t in node.targets)]
+    assert defined == ["run/signals.py"]
+    assert signals.ORPHANED_STATUS == edges_api.ORPHANED_STATUS == supervisor.ORPHANED_STATUS == 1
 
 
 def test_a_worker_reports_its_steps_while_its_supervisor_lives():

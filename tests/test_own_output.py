@@ -67,6 +67,42 @@ def test_out_is_held_while_the_benchmark_runs_and_written_into_at_the_end(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["own.json"]
 
 
+def test_a_name_another_run_holds_is_told_apart_by_its_error_type_not_its_words(tmp_path, monkeypatch):
+    """A live reservation is :class:`results.ReservedElsewhere` (a :class:`results.NameTaken`, as it
+    was), which the Benchmark tells apart from a file that exists by its type, saying it in its own
+    option's words; a file that exists is a plain NameTaken."""
+    quick_ceiling(monkeypatch)
+    out = tmp_path / "own.json"
+    held = results.Reservation.take(out)
+    try:
+        with pytest.raises(results.ReservedElsewhere, match="reserved by another goodbench run") as live:
+            results.Reservation.take(out)
+        assert isinstance(live.value, results.NameTaken)
+        with pytest.raises(GoodbenchError) as refused:
+            _bench(out).start()
+        assert str(refused.value) == (f"{out} is reserved by another goodbench run, which writes it when it ends; "
+                                      "give Benchmark another out=")
+    finally:
+        held.release()
+    out.write_text("{}")
+    with pytest.raises(results.NameTaken) as exists:
+        results.Reservation.take(out)
+    assert type(exists.value) is results.NameTaken
+
+    def worded_so(words: str, kind: type[results.NameTaken]):
+        def take(cls, path):
+            raise kind(words)
+        return classmethod(take)
+
+    monkeypatch.setattr(results.Reservation, "take", worded_so("held by another goodbench run", results.NameTaken))
+    with pytest.raises(GoodbenchError, match="exists: a results file is never overwritten"):
+        _bench(tmp_path / "other.json").start()
+    monkeypatch.setattr(results.Reservation, "take", worded_so("held elsewhere; give another -o", results.ReservedElsewhere))
+    with pytest.raises(GoodbenchError) as elsewhere:
+        _bench(tmp_path / "other.json").start()
+    assert str(elsewhere.value) == "held elsewhere; give Benchmark another out="
+
+
 def test_a_benchmark_that_records_nothing_frees_its_name(tmp_path, monkeypatch):
     quick_ceiling(monkeypatch)
     out = tmp_path / "own.json"

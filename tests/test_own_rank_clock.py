@@ -20,12 +20,11 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
-from suite.api import edges as edges_api
 from suite.api.edges import EdgePipe
 from suite.figures import clock_cover, clocks, derive, rank_clocks
 from suite.record import edges
 from suite.record.errors import GoodbenchError
-from suite.run import own_launch, rank_channels, rank_record
+from suite.run import own_launch, rank_channels, rank_record, signals
 from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
 
@@ -314,7 +313,7 @@ def test_a_rank_whose_launcher_is_gone_ends_at_its_next_edge_saying_why(tmp_path
     assert rank.stdout.readline() == "True\n"
     os.close(launcher_end)
     out, err = rank.communicate("\n", timeout=60)
-    assert (rank.returncode, out) == (edges_api.ORPHANED_STATUS, "")
+    assert (rank.returncode, out) == (signals.ORPHANED_STATUS, "")
     assert err.startswith("goodbench: rank 3: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
                           "here, unstamped, as if killed with them; it kept no checkpoints (no checkpoint_dir): run "
                           "the same command again to start over") and err.count("\n") == 1  # it named no journal
@@ -354,7 +353,7 @@ def test_a_rank_blocked_where_it_writes_no_edge_ends_as_soon_as_its_launcher_is_
     began = time.monotonic()
     out, err = rank.communicate(timeout=20)
     assert time.monotonic() - began < 5  # not the 30 s of its blocked call
-    assert (rank.returncode, out) == (edges_api.ORPHANED_STATUS, "")
+    assert (rank.returncode, out) == (signals.ORPHANED_STATUS, "")
     assert err.startswith("goodbench: rank 2: its launcher (goodbench run-own) or torchrun is gone") \
         and err.count("\n") == 1
 
@@ -382,7 +381,7 @@ def test_one_process_whose_launcher_is_gone_ends_at_its_next_edge():
               "print('trained on', flush=True)\n")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (edges_api.ORPHANED_STATUS, "")
+    assert (done.returncode, done.stdout) == (signals.ORPHANED_STATUS, "")
     assert done.stderr.startswith("goodbench: its launcher (goodbench run-own) is gone: the script ends here")
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from suite.run import launch, own_stall
 from suite.run.edge_reader import RunEdges
+from suite.run.stops import Stops
 from suite.validate import check_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,7 +80,7 @@ def test_sigterm_to_a_benchmark_keeps_the_runs_so_far(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["SIGTERM to the launcher", "Ctrl-C to the group"])
+@pytest.mark.parametrize("how", ["SIGTERM to the launcher", "SIGTERM to the group", "Ctrl-C to the group"])
 def test_run_own_stopped_keeps_the_runs_so_far_with_their_second_clock(tmp_path, how):
     """The script hangs in step 12; the launcher alone is sent SIGTERM (``docker stop``, a supervisor
     signalling the main pid), or the whole group SIGINT (Ctrl-C): the script writes its runs so
@@ -88,8 +89,10 @@ def test_run_own_stopped_keeps_the_runs_so_far_with_their_second_clock(tmp_path,
                    "--hang-at", "12"], tmp_path)
     seen = _wait_for(proc, "eval at step 10")
     time.sleep(1.0)  # into the hung step
-    if how.startswith("SIGTERM"):
+    if how == "SIGTERM to the launcher":
         proc.send_signal(signal.SIGTERM)
+    elif how == "SIGTERM to the group":  # `kill -TERM -PGID`: the script gets it twice, the launcher passing it on
+        os.killpg(proc.pid, signal.SIGTERM)
     else:
         os.killpg(proc.pid, signal.SIGINT)
     rest, _ = proc.communicate(timeout=240)
@@ -226,7 +229,7 @@ def test_the_launcher_sleeps_on_the_scripts_end_and_still_watches_for_a_stall():
     assert own_launch._exit_handle(child) is not None  # Linux: a pidfd
     checks = []
     started = time.monotonic()
-    with own_launch.Stops() as stops:
+    with Stops() as stops:
         status = own_launch._wait(child, stops, [], time.monotonic(), checks.append, poll_s=0.2)
     assert status == 3 and time.monotonic() - started < 5
 
@@ -235,17 +238,49 @@ def test_a_ctrl_c_while_the_launcher_adds_the_second_clock_is_noted_not_raised()
     """Review of run-own's stops, M4: a Ctrl-C after the script ended, while the launcher reads its
     last edges and seals its file, raised there and left the file one clock and unsigned; it is
     noted (exit 130) and the handler put back when the launcher is done."""
-    import os
-    import signal
-
-    from suite.run import own_launch
-
     before = signal.getsignal(signal.SIGINT)
-    with own_launch.Stops() as stops:
+    with Stops() as stops:
         stops.hold_interrupts()
         os.kill(os.getpid(), signal.SIGINT)  # delivered at once to this, the main thread
         assert stops.status == 130 and stops.words == "interrupted"
     assert signal.getsignal(signal.SIGINT) is before
-    unopened = own_launch.Stops()
+    unopened = Stops()
     unopened.hold_interrupts()  # outside its context it installs nothing
     assert signal.getsignal(signal.SIGINT) is before
+
+
+FAKE_TORCHRUN = """
+import os, pathlib, signal, sys, time
+got = []
+signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+pathlib.Path(sys.argv[1]).write_text("ready")
+while not got:
+    time.sleep(0.02)
+pathlib.Path(sys.argv[2]).write_text(pathlib.Path(os.environ["GOODBENCH_STOP_NOTE"]).read_text())
+sys.exit(1)
+"""
+
+
+def test_goodbench_runs_launcher_passes_sigterm_on_as_sigint_noted_as_sigterm(tmp_path, monkeypatch):
+    """``goodbench run --nproc-per-node``'s launcher shares run-own's :class:`Stops`, passing SIGTERM on
+    its own way: the note says SIGTERM, torchrun (here a stand-in) gets SIGINT, the launcher exits
+    143 whatever torchrun's status, and SIGTERM's handler is put back."""
+    import threading
+
+    ready, noted = tmp_path / "ready", tmp_path / "noted"
+    monkeypatch.setattr(launch, "torchrun_command",
+                        lambda *a, **k: [sys.executable, "-c", FAKE_TORCHRUN, str(ready), str(noted)])
+
+    def sigterm_once_ready() -> None:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGTERM)  # handled by the launcher's Stops, in the main thread
+
+    before = signal.getsignal(signal.SIGTERM)
+    sender = threading.Thread(target=sigterm_once_ready)
+    sender.start()
+    status = launch.launch(["run", "-w", "gpt2-124m"], str(tmp_path / "out.json"), 2)
+    sender.join()
+    assert status == 143 and noted.read_text() == "SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is before

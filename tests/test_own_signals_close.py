@@ -5,6 +5,7 @@ script whose run-own launcher is gone leaves no empty file at ``out``; the sessi
 back only where still set, and leave nothing noted for a later session."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -210,3 +211,37 @@ def test_a_placeholder_a_killed_run_left_is_taken_over_saying_so(tmp_path, monke
             _train(run)
     assert f"{out} was left empty by a run that was killed; taking it over" in capsys.readouterr().err
     assert json.loads(out.read_text())["runs"][0]["status"] == "complete"
+
+
+def test_a_sigterm_that_comes_twice_keeps_the_runs_so_far(tmp_path, monkeypatch, default_signals):
+    """``kill -TERM -PGID`` reaches the script and ``goodbench run-own``, which passes it on: the
+    script gets SIGTERM twice, a moment apart. The second one, landing as the session's end begins
+    (before the record is held), was raised there too, and the runs so far were never written; it
+    is noted as part of the same stop, and the file is written once, the run partial."""
+    quick_ceiling(monkeypatch)
+    real = run_signals.holding
+    echoes = []
+
+    @contextlib.contextmanager
+    def echoed(*a, **k):
+        if not echoes:  # the launcher's SIGTERM, passed on, lands here: before the hold
+            echoes.append(signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+        with real(*a, **k) as held:
+            yield held
+
+    monkeypatch.setattr(run_signals, "holding", echoed)
+    out = tmp_path / "twice.json"
+    bench = _bench(out)
+    with pytest.raises(run_signals.Terminated) as raised, bench:
+        for run in bench.runs():
+            for step in range(1, STEPS + 1):
+                with run.step() as s:
+                    if step == 2:
+                        os.kill(os.getpid(), signal.SIGTERM)  # the group's SIGTERM
+                    s.loss = torch.tensor(1.0)
+    assert type(raised.value) is run_signals.Terminated and echoes
+    doc = json.loads(out.read_text())
+    assert [(r["status"], r["error"]) for r in doc["runs"]] == [("partial", "interrupted (SIGTERM) after 1 of at most 4 steps")]
+    assert doc["settings"]["interrupted"] is True
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -181,9 +181,8 @@ class Benchmark:
             if error is None:
                 self._exit(error)
             else:  # a second signal (SIGTERM sent to the job's group and passed on by run-own too) is held
-                with signals.sigterm_deferred():
+                with signals.holding():  # what was held is dropped: the error that ended the session goes on
                     self._exit(error)
-                signals.held_interrupt()  # the error that ended the session goes on
         except signals.Terminated as stopped:  # SIGTERM held while the file was written, raised after it
             if ours and type(stopped) is signals.Terminated:
                 signals.killed_if_uncaught(stopped, self._stopped_line())
@@ -268,9 +267,9 @@ class Benchmark:
         after the runs. Why it cannot be reserved (None: reserved)."""
         try:
             self._reservation = results.Reservation.take(self.out)
-        except results.NameTaken as exc:
-            if "another goodbench run" in str(exc):
-                return str(exc).replace("give another -o", "give Benchmark another out=")
+        except results.ReservedElsewhere as exc:
+            return str(exc).replace("give another -o", "give Benchmark another out=")
+        except results.NameTaken:
             return (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
                     "or your script's option that sets it, such as --out)")
         except OSError as exc:
@@ -313,11 +312,8 @@ class Benchmark:
         """End ``run`` (its record put together, kept and added to :attr:`records`) with SIGTERM and
         Ctrl-C held, as ``goodbench run`` holds them (:func:`suite.run.runner.run_one`): one that
         came meanwhile is raised after, so that the runs so far, this one with them, are written."""
-        with signals.sigterm_deferred():
+        with signals.holding(deliver=True):
             run.end(None)
-        held = signals.held_interrupt()
-        if held is not None:
-            raise held
 
     def run_dir(self, seed: int) -> Path | None:
         """The directory of the run of ``seed`` in :attr:`checkpoint_dir` (None without one)."""
@@ -418,11 +414,10 @@ class Benchmark:
                 except (RuntimeError, MemoryError) as exc:  # out of memory (the loop's tensors still held): the runs are kept
                     self.progress("ceiling_not_again", precision=self.precision, why=driver.ended_by(exc))
             whole = True
-            with signals.sigterm_deferred():  # a second Ctrl-C or SIGTERM now would drop the runs so far
+            with signals.holding() as held:  # a second Ctrl-C or SIGTERM now would drop the runs so far
                 path = self._write(interrupted) if self.parallel.is_main else None  # rank 0's records hold every rank's times
-            held = signals.held_interrupt()  # a signal held while the file was written
-            if stopped is None and not interrupted:
-                stopped = held
+            if stopped is None and not interrupted:  # a signal held while the file was written
+                stopped = held.interrupt
             if stopped is not None:
                 raise stopped
             return path

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from suite.record import edges
+from suite.run.signals import ORPHANED_STATUS
 
 
 class EdgePipe:
@@ -125,7 +126,6 @@ class EdgePipe:
         orphaned(self.rank, self.journaled)
 
 
-ORPHANED_STATUS = 1
 _ENDING = threading.Lock()
 _CLEANUPS: list[Callable[[], None]] = []  # what :func:`orphaned` does before the process ends
 

@@ -33,14 +33,14 @@ def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid (a JSON
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
     from suite.api import arguments
-    from suite.run import own_launch
+    from suite.run.stops import Stops
 
     named = {}  # the system's name, for the script's Benchmark (suite.api.arguments.system_name)
     if args.system_name is not None:
         named[arguments.SYSTEM_NAME_ENV] = arguments.name("--system-name", args.system_name)
     if args.wait_quiet is not None:
         quiet.wait(args.wait_quiet, "starting the script anyway")
-    with own_launch.Stops() as stops:  # SIGTERM passed on to the script, which writes its runs so far
+    with Stops() as stops:  # SIGTERM passed on to the script, which writes its runs so far
         return _run(args, named, stops)
 
 

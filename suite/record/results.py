@@ -13,10 +13,8 @@ import datetime as dt
 import fcntl
 import json
 import os
-import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -329,38 +327,6 @@ def write(path: str | os.PathLike, doc: Document | dict[str, Any], *, overwrite:
     return write_atomic(path, dumps(doc), overwrite=overwrite)
 
 
-def unsaved_dirs() -> list[Path]:
-    """Where a results document that could not be written where asked is kept instead, in order:
-    goodbench's state folder (``$XDG_STATE_HOME/goodbench/unsaved``, else
-    ``~/.local/state/goodbench/unsaved``), then the system's temp folder."""
-    state = os.environ.get("XDG_STATE_HOME")
-    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
-    return [base / "goodbench" / "unsaved", Path(tempfile.gettempdir())]
-
-
-def keep_unsaved(path: str | os.PathLike, doc: Document | dict[str, Any]) -> Path | None:
-    """Write ``doc``, which could not be written to ``path``, to the first of :func:`unsaved_dirs`
-    that takes it (atomically, never over a file), named ``<path's stem>.<UTC time>-<8 hex>.json``;
-    its path, or None when none took it."""
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{Path(path).stem}.{stamp}-{secrets.token_hex(4)}.json"
-    for folder in unsaved_dirs():
-        try:
-            return write_atomic(folder / name, dumps(doc), overwrite=False)
-        except OSError:
-            continue
-    return None
-
-
-def unsaved_line(path: str | os.PathLike, exc: OSError, kept: Path | None) -> str:
-    """What a writer says when ``path`` could not be written (``exc``) and the document was kept at
-    ``kept`` (:func:`keep_unsaved`; None: nowhere, and the writer prints it on stdout)."""
-    why = exc.strerror or str(exc)
-    where = f"the results are kept in {kept}" if kept is not None else \
-        f"no other folder took them either ({', '.join(map(str, unsaved_dirs()))}): the document follows on stdout"
-    return f"cannot write {path}: {why}; {where}"
-
-
 def cannot_write(path: str | os.PathLike, exc: OSError) -> str:
     """Why ``path`` cannot be written, in words for "cannot write the results file PATH: …": a
     folder above it that is a file (``runs`` where ``runs/`` was meant) said as such, not as
@@ -375,6 +341,11 @@ def cannot_write(path: str | os.PathLike, exc: OSError) -> str:
 
 class NameTaken(FileExistsError):
     """The output name is taken: a results file, or the reservation of a run still writing it."""
+
+
+class ReservedElsewhere(NameTaken):
+    """The output name is reserved by another goodbench run that is still running (it holds the
+    placeholder's lock), and writes it when it ends."""
 
 
 class Reservation:
@@ -395,8 +366,9 @@ class Reservation:
 
     @classmethod
     def take(cls, path: str | os.PathLike) -> Reservation:
-        """Reserve ``path``; :class:`NameTaken` when a file or a live reservation holds it. The
-        temp files a killed run left for this name (no live writer holds them) are removed."""
+        """Reserve ``path``; :class:`NameTaken` when a file holds it, :class:`ReservedElsewhere`
+        when a live reservation does. The temp files a killed run left for this name (no live
+        writer holds them) are removed."""
         reservation = cls._reserve(Path(path))
         remove_abandoned(temp_files(reservation.path.parent, reservation.path.name))
         return reservation
@@ -416,7 +388,7 @@ class Reservation:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise NameTaken(f"{path} is reserved by another goodbench run, which writes it "
+                raise ReservedElsewhere(f"{path} is reserved by another goodbench run, which writes it "
                                 "when it ends; give another -o") from None
             info = os.fstat(fd)
             if not _is_empty_file((info.st_dev, info.st_ino), path):

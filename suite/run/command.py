@@ -96,11 +96,12 @@ def _run_process(args, device, scale: str, parallel) -> int:
                       reservation, key)
     finally:
         if reservation is not None:
-            from suite.run.signals import held_interrupt, sigterm_deferred
+            from suite.run.signals import holding
 
-            with sigterm_deferred():  # a second Ctrl-C here would leave the empty placeholder behind
+            # a second Ctrl-C here would leave the empty placeholder behind; one held is dropped: the
+            # process ends with the status it has, the first signal's
+            with holding():
                 reservation.release()  # the run wrote nothing: the name is free again
-            held_interrupt()  # the process ends with the status it has: the first signal's
 
 
 def _preflight(plan, options) -> None:

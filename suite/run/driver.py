@@ -15,7 +15,7 @@ import torch
 
 from suite.figures import derive
 from suite.meters import host_load
-from suite.record import mllog, results
+from suite.record import mllog, results, unsaved
 from suite.run import distributed
 from suite.run.files import FINISHED
 from suite.run.instruments import Instruments, open_run_instruments
@@ -164,21 +164,21 @@ def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path]
     """Write ``doc`` (``write``, to ``out``), then validate it as the file holds it: the document read
     back (whose bytes are ``doc``'s), its path, the validator's problems, and None. Where ``out``
     cannot be written (a full disk, any OSError) the document is kept elsewhere
-    (:func:`suite.record.results.keep_unsaved`; printed on stdout when no folder takes it), and the
+    (:func:`suite.record.unsaved.keep`; printed on stdout when no folder takes it), and the
     fourth is the line that says where: nothing measured is lost. ``goodbench run`` and the library
     both end so."""
     from suite.validate import check_document
 
     doc = json.loads(results.dumps(doc))  # as the file holds it
-    unsaved = None
+    said = None
     try:
         path = write(doc)
     except OSError as exc:
-        kept = results.keep_unsaved(out, doc)
-        unsaved, path = results.unsaved_line(out, exc, kept), kept or out
+        kept = unsaved.keep(out, doc)
+        said, path = unsaved.line(out, exc, kept), kept or out
         if kept is None:
             print(results.dumps(doc), end="", flush=True)
-    return doc, path, check_document(doc), unsaved
+    return doc, path, check_document(doc), said
 
 
 def refused_advice(problems: Sequence[Any]) -> str:

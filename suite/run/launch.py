@@ -30,6 +30,7 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     import tempfile
 
     from suite.run.signals import STOP_NOTE_ENV
+    from suite.run.stops import Stops
 
     cmd = torchrun_command(worker_argv(argv, out), nproc_per_node, nnodes, node_rank,
                            rdzv_endpoint, max_restarts=max_restarts)
@@ -42,29 +43,29 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     except BaseException:
         os.unlink(note)
         raise
-    stopped: list[int] = []  # the status a signal sets: 130 (SIGINT) or 143 (SIGTERM)
-
-    def on_sigterm(signum, frame):  # passed on as SIGINT: torchrun hands it to every worker,
-        stopped.append(143)         # which write the runs so far, as after Ctrl-C, recorded as SIGTERM
-        with contextlib.suppress(OSError), open(note, "w", encoding="ascii") as f:
-            f.write("SIGTERM")
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        while True:  # Ctrl-C reaches the workers too: wait until rank 0 has written what it has
-            try:
-                status = proc.wait()
-                return max(stopped) if stopped else status
-            except KeyboardInterrupt:
-                stopped.append(130)
-                print("interrupted: waiting for the workers to stop and write the runs so far",
-                      file=sys.stderr, flush=True)
+        with Stops(pass_on=lambda child: stop_workers(child, note)) as stops:
+            stops.started(proc)
+            while True:  # Ctrl-C reaches the workers too: wait until rank 0 has written what it has
+                try:
+                    status = proc.wait()
+                    return stops.status if stops.status is not None else status
+                except KeyboardInterrupt:
+                    stops.interrupted()
+                    print("interrupted: waiting for the workers to stop and write the runs so far",
+                          file=sys.stderr, flush=True)
     finally:
-        signal.signal(signal.SIGTERM, previous)
         with contextlib.suppress(OSError):
             os.unlink(note)
+
+
+def stop_workers(torchrun: subprocess.Popen, note: str) -> None:
+    """Pass the launcher's SIGTERM on as SIGINT, which torchrun hands to every worker, having noted
+    SIGTERM in ``note`` (``$GOODBENCH_STOP_NOTE``): the workers write the runs so far, as after
+    Ctrl-C, recorded as SIGTERM (:class:`suite.run.signals.Stopped`)."""
+    with contextlib.suppress(OSError), open(note, "w", encoding="ascii") as f:
+        f.write("SIGTERM")
+    torchrun.send_signal(signal.SIGINT)
 
 
 def ending_with(launcher: int):

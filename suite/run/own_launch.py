@@ -15,11 +15,9 @@ rank writes its edges to its own FIFO (:mod:`suite.run.rank_channels`), all stam
 process's one clock, and the record holds an entry per run per rank (:mod:`suite.run.rank_record`)."""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -34,69 +32,7 @@ from suite.run.clock_journal import Journal
 from suite.run.clock_record import record
 from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
-
-
-class Stops:
-    """The signals that stopped the launcher while the script ran, or while its file was sealed:
-    Ctrl-C (which the terminal sends the script too) and SIGTERM, passed on to the script's process
-    (torchrun under ``--nproc-per-node``, which hands it to every rank), whose ``goodbench.Benchmark``
-    then writes the runs so far, as after Ctrl-C; the launcher waits for it and adds its second
-    clock. Left unhandled, SIGTERM ended the launcher at once, silently, and the script trained on
-    as an orphan. Use as a context manager: the handler is the launcher's while it is open."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self.child: subprocess.Popen | None = None
-        self._open = False  # the handlers are the launcher's only while open
-        self._previous_int: Any = None
-
-    def __enter__(self) -> Stops:
-        self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
-        self._open = True
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGTERM, self._previous)
-        if self._previous_int is not None:
-            signal.signal(signal.SIGINT, self._previous_int)
-        self._open, self._previous_int = False, None
-
-    def hold_interrupts(self) -> None:
-        """From the script's end until the context closes, a Ctrl-C is noted, not raised: the
-        launcher is adding the second clock to what the script wrote, which a raised interrupt
-        would leave one clock and unsigned."""
-        if self._open and self._previous_int is None:
-            self._previous_int = signal.signal(signal.SIGINT, lambda signum, frame: self.interrupted())
-
-    def _on_sigterm(self, signum, frame) -> None:
-        self.received.append(signal.SIGTERM)
-        self.forward()
-
-    def started(self, child: subprocess.Popen) -> None:
-        """The script's process, started: a SIGTERM that came before is passed on now."""
-        self.child = child
-        if signal.SIGTERM in self.received:
-            self.forward()
-
-    def forward(self) -> None:
-        if self.child is not None and self.child.returncode is None:
-            with contextlib.suppress(OSError):
-                os.kill(self.child.pid, signal.SIGTERM)
-
-    def interrupted(self) -> None:
-        self.received.append(signal.SIGINT)
-
-    @property
-    def status(self) -> int | None:
-        """The shell's status of the stop: 143 after SIGTERM, 130 after Ctrl-C; None: not stopped."""
-        if signal.SIGTERM in self.received:
-            return 143
-        return 130 if signal.SIGINT in self.received else None
-
-    @property
-    def words(self) -> str:
-        """What stopped it, as run-own says it ("stopped by SIGTERM", "interrupted")."""
-        return "stopped by SIGTERM" if self.status == 143 else "interrupted"
+from suite.run.stops import Stops
 
 
 def launch(script: str, args: list[str], grace_s: float = 2.0,

@@ -28,8 +28,7 @@ from suite.run.loop import LossNotFinite
 from suite.run.record import log_header
 from suite.run.signals import (
     _Undelivered,
-    held_interrupt,
-    sigterm_deferred,
+    holding,
     stop_if_signalled,
 )
 from suite.run.state import LoopState, RunOptions
@@ -140,7 +139,7 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     except (KeyboardInterrupt, Exception) as exc:  # LossNotFinite, out of memory, a compile or CUDA error
         interrupted, lone = _ended_by(exc, record, parallel, _done_so_far(job, state, spec.max_steps))
         resumable = isinstance(exc, OSError) and exc.errno in MACHINE_ERRNOS
-    with sigterm_deferred():  # a SIGTERM now ends the suite after this record is kept
+    with holding() as held:  # a SIGTERM now ends the suite after this record is kept
         # the autocast dtype and TF32 flags the job trained with (workloads.training.set_precision)
         alone = driver.close_record(record, workload, scale, options, precision, state, log, instruments,
                                     flags=getattr(job, "precision_flags", None), load_at_start=load_at_start,
@@ -155,9 +154,8 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
                                 "kills": record["goodput"]["failures"]}
         if not alone and not resumable:  # a run failed by an OSError goes on under --resume, as after a kill
             driver.keep_finished(directory, settings, record, parallel)
-    held = held_interrupt()  # a signal that came while the record was kept: the suite ends after it
-    if held is not None and interrupted is None and lone is None:
-        interrupted = held
+    if held.interrupt is not None and interrupted is None and lone is None:
+        interrupted = held.interrupt  # a signal that came while the record was kept: the suite ends after it
     if record["telemetry"]["warnings"]:
         progress("warnings", warnings=record["telemetry"]["warnings"])
     if interrupted is not None:

@@ -5,6 +5,7 @@ first one ended), and an interrupt lost inside a callback raised again at the ne
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 
 class Terminated(KeyboardInterrupt):
@@ -22,6 +23,11 @@ class Stopped(Terminated):
 
 STOP_NOTE_ENV = "GOODBENCH_STOP_NOTE"
 
+ORPHANED_STATUS = 1
+"""The exit status of a process that ends at once, as a kill would have ended it, because what
+watched it is gone: run-own's launcher or torchrun (:func:`suite.api.edges.orphaned`), or
+``goodbench run``'s fault-injection supervisor (:func:`suite.run.supervisor.reporter`)."""
+
 
 def stopped_by_launcher() -> bool:
     """True where this worker's launcher noted that SIGTERM stopped it (:class:`Stopped`)."""
@@ -37,15 +43,25 @@ def stopped_by_launcher() -> bool:
         return False
 
 
+ECHO_S = 1.0
+"""A SIGTERM this soon after the one raised is the same stop come twice: ``kill -TERM -PGID`` (or
+Slurm's ``scancel``) reaches the script and ``goodbench run-own``, which passes it on
+(:class:`suite.run.stops.Stops`), or a supervised worker and its supervisor. Raised again, it
+could land where the first one's runs are about to be kept, before they are held, and lose them;
+it is noted instead (``pending``), as a SIGTERM held while a record is kept is."""
+
+
 class _Sigterm:
     """SIGTERM's and SIGINT's state in a training process: raised at once while a run trains
     (``armed``); noted while the run's record is being put together (``pending`` for SIGTERM,
-    ``interrupted`` for SIGINT), so that the record is kept and the signal is not lost."""
+    ``interrupted`` for SIGINT), so that the record is kept and the signal is not lost.
+    ``raised_at``: when a SIGTERM was last raised (:data:`ECHO_S`)."""
 
     armed = True
     pending = False
     interrupted = False
     received = False
+    raised_at: float | None = None
 
 
 class _Undelivered:
@@ -57,18 +73,22 @@ class _Undelivered:
 
 
 def stop_on_sigterm() -> dict:
-    """Turn SIGTERM into :class:`Terminated` in this process, and note SIGINT (still raised as
-    KeyboardInterrupt) so that one lost in a callback is raised again at the next step; both held
-    inside :func:`sigterm_deferred`. Returns the handlers replaced (for :func:`restore`)."""
+    """Turn SIGTERM into :class:`Terminated` in this process (a second one within :data:`ECHO_S`
+    noted, not raised), and note SIGINT (still raised as KeyboardInterrupt) so that one lost in a
+    callback is raised again at the next step; both held inside :func:`sigterm_deferred`. Returns
+    the handlers replaced (for :func:`restore`)."""
     import signal
+    import time
 
     previous = {signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
 
     def on_sigterm(signum, frame):
         _Sigterm.received = True
-        if not _Sigterm.armed:
+        now = time.monotonic()
+        if not _Sigterm.armed or (_Sigterm.raised_at is not None and now - _Sigterm.raised_at < ECHO_S):
             _Sigterm.pending = True
             return
+        _Sigterm.raised_at = now
         _Undelivered.interrupt = Terminated
         raise Terminated()
 
@@ -100,6 +120,7 @@ def restore(previous: dict, installed: dict | None = None) -> None:
             signal.signal(signum, handler)
     _Undelivered.interrupt = None
     _Sigterm.armed, _Sigterm.pending, _Sigterm.interrupted, _Sigterm.received = True, False, False, False
+    _Sigterm.raised_at = None
 
 
 def installed(previous: dict) -> dict:
@@ -142,6 +163,26 @@ def sigterm_deferred():
     finally:
         _Sigterm.armed = was
 
+
+class Held:
+    """What came while :func:`holding`'s block ran: ``interrupt``, the interrupt a held signal asks
+    for (:func:`held_interrupt`), None when none came or until the block has ended."""
+
+    interrupt: KeyboardInterrupt | None = None
+
+
+@contextlib.contextmanager
+def holding(deliver: bool = False) -> Iterator[Held]:
+    """Hold SIGTERM and SIGINT back while the block runs (:func:`sigterm_deferred`), then take what
+    came meanwhile (:func:`held_interrupt`, cleared): raised at the block's end with ``deliver``,
+    else left in the yielded :class:`Held` for the caller to raise, return or drop. A block that
+    raises takes nothing: its own error goes on."""
+    held = Held()
+    with sigterm_deferred():
+        yield held
+    held.interrupt = held_interrupt()
+    if deliver and held.interrupt is not None:
+        raise held.interrupt
 
 
 def killed_if_uncaught(stopped: Terminated, said: str) -> None:

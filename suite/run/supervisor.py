@@ -33,7 +33,7 @@ from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.run.runner import Progress, RunOptions, run_dir, run_one
-from suite.run.signals import Terminated
+from suite.run.signals import ORPHANED_STATUS, Terminated
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
@@ -99,9 +99,16 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
             try:
                 outcome = _watch(proc, pending, deadlines)
             except KeyboardInterrupt as exc:
+                # Ctrl-C reached the worker too; SIGTERM is passed on as SIGTERM (the worker records it
+                # so). Sent to the whole group (scancel, kill -TERM -PGID), the worker has had it
+                # already, and this one is the same stop to it (signals.ECHO_S)
                 if isinstance(exc, Terminated) and proc.poll() is None:
-                    proc.send_signal(signal.SIGINT)  # Ctrl-C reached the worker; SIGTERM did not
-                proc.wait(timeout=120)
+                    proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=120)
+                finally:
+                    if proc.stdout is not None:
+                        proc.stdout.close()
                 if record_path.exists():
                     exc.record = json.loads(record_path.read_text())  # type: ignore[attr-defined]  # for session.run_suite
                 raise
@@ -175,7 +182,8 @@ def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -
                 return _kill(proc, step, cause)
     finally:
         selector.close()
-        stdout.close()
+        if proc.returncode is not None:  # else interrupted: the pipe stays open until the worker has
+            stdout.close()               # stopped, a step report then not its end (reporter)
 
 
 def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
@@ -183,9 +191,6 @@ def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     return Outcome(killed=True, step=step, cause=cause, time_s=when)
-
-
-ORPHANED_STATUS = 1
 
 
 def reporter(fd: int, parent: int) -> Callable[[int], None]:
@@ -211,7 +216,12 @@ def reporter(fd: int, parent: int) -> Callable[[int], None]:
 
 
 def worker_main(task_path: str) -> int:
-    """The worker: run the task, reporting each step on stdout; write the record as JSON."""
+    """The worker: run the task, reporting each step on stdout; write the record as JSON. A SIGTERM
+    stops it as Ctrl-C does (the supervisor's, passed on, or one sent to the whole process group),
+    its partial record written."""
+    from suite.run.signals import stop_on_sigterm
+
+    stop_on_sigterm()
     parent = int(os.environ.get(SUPERVISOR_PID) or os.getppid())  # the supervisor (_spawn names it)
     task: WorkerTask = pickle.loads(Path(task_path).read_bytes())
     status = 0
