@@ -3,9 +3,11 @@
 repeated runs that validate."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import uuid
+from pathlib import Path
 
 import factories
 import forging
@@ -199,11 +201,14 @@ def test_files_of_one_side_are_merged_and_must_agree():
 # ---------------------------------------------------------------- the command line
 @pytest.fixture
 def files(tmp_path):
-    """Two valid single-run files (the stored smoke run of gpt2-124m)."""
+    """Two valid single-run files (the stored smoke run of gpt2-124m, the second under another run id)."""
     paths = []
     for name in ("a.json", "b.json"):
         path = tmp_path / name
-        path.write_text(json.dumps(GPT2))
+        doc = copy.deepcopy(GPT2)
+        if paths:
+            doc["runs"][0]["run_id"] = uuid.uuid4().hex
+        path.write_text(json.dumps(doc))
         paths.append(str(path))
     return paths
 
@@ -218,6 +223,29 @@ def test_cli_sides_of_several_files(files, capsys):
     assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ONE_RUN, ["gpt2-124m@smoke"])]
     row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
     assert row["spread"] == compare.ONE_RUN
+
+
+def test_cli_refuses_a_file_or_a_run_given_twice_on_one_side(files, tmp_path, capsys):
+    """Trial 15 #5: one file given twice on a side (or two files holding the same run) counted as
+    independent sessions: zero-width intervals, and "faster"/"slower" on a ratio of 1.0000001."""
+    copy_of_a = tmp_path / "copy-of-a.json"
+    copy_of_a.write_text(Path(files[0]).read_text())
+    shared = copy.deepcopy(GPT2)  # another file holding a's run
+    shared["runs"][0]["step_times_s"][5] += 1e-6
+    shared = forging.repair(shared)
+    shared_path = tmp_path / "shared.json"
+    shared_path.write_text(json.dumps(shared))
+    for argv, why in [([files[0], str(copy_of_a), "--vs", files[1]],
+                       f"BASE side: {files[0]} and {copy_of_a} are the same results file"),
+                      ([files[0], "--vs", files[1], files[1]], f"NEW side: {files[1]} and {files[1]} are the same"),
+                      ([files[1], files[0], "--vs", str(copy_of_a)], None),  # one file a side: not refused
+                      ([files[0], "--vs", files[1], str(copy_of_a), str(shared_path)],
+                       f"NEW side: {copy_of_a} and {shared_path} hold the same run ({GPT2['runs'][0]['run_id']})")]:
+        with pytest.raises(SystemExit) if why else contextlib.nullcontext() as exc:
+            assert main(["compare", *argv]) == 0
+        err = capsys.readouterr().err
+        if why:
+            assert exc.value.code == 2 and why in err.strip().splitlines()[-1]
 
 
 def test_cli_two_file_form_is_unchanged(files, capsys):

@@ -71,8 +71,8 @@ def run(args) -> int:
     gate.fail_on_undecided = args.fail_on_undecided
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
-        base_doc = compare.merge_side([_valid_document(f) for f in base_names])
-        sides = [(" + ".join(new_names), compare.merge_side([_valid_document(f) for f in new_names]))]
+        base_doc = compare.merge_side(_side(base_names, "BASE"))
+        sides = [(" + ".join(new_names), compare.merge_side(_side(new_names, "NEW")))]
         base_name = " + ".join(base_names)
     else:
         base_name, base_doc = args.base, _valid_document(args.base)
@@ -101,6 +101,18 @@ def run(args) -> int:
         if priced:
             print(costs.text(priced))
     return 1 if gate.thresholds and gate.failed(regressions, undecided, unchecked) else 0
+
+
+def _side(names: list[str], which: str) -> list[dict]:
+    """The documents of one side of ``--vs``; Usage where two are one file or share a run."""
+    from suite.compare import engine as compare
+
+    docs = [_valid_document(f) for f in names]
+    why = compare.repeated(names, docs)
+    if why:
+        raise Usage(f"{which} side: {why}: a side's files are counted as separate sessions, so each must "
+                    "be given once and hold runs of its own")
+    return docs
 
 
 def _valid_document(path: str) -> dict:

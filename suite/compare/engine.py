@@ -338,6 +338,24 @@ def merge_side(docs: Sequence[Doc]) -> Doc:
             "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
 
 
+def repeated(names: Sequence[str], docs: Sequence[Doc]) -> str | None:
+    """Why the files of one side are not independent replicates (one line, naming both), or
+    None: two of them the same document, or one run id in two of them. Counted twice, a run
+    would shrink the spread between files to nothing and decide verdicts on rounding."""
+    seen: dict[str, str] = {}
+    for i, (name, doc) in enumerate(zip(names, docs)):
+        same = next((names[j] for j in range(i) if docs[j] == doc), None)
+        if same is not None:
+            return f"{same} and {name} are the same results file"
+        for run in doc.get("runs") or []:
+            rid = run.get("run_id") if isinstance(run, dict) else None
+            if isinstance(rid, str) and seen.get(rid, name) != name:
+                return f"{seen[rid]} and {name} hold the same run ({rid})"
+            if isinstance(rid, str):
+                seen[rid] = name
+    return None
+
+
 def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
     """Every workload × scale of BASE and NEW compared. A workload present in both at different
     scales is a pair that is not comparable (scale differs); the rest present in one file only
