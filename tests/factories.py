@@ -17,7 +17,7 @@ import uuid
 import numpy as np
 
 from suite import __version__
-from suite.figures import derive
+from suite.figures import ceiling_method, derive
 from suite.figures import mfu as mfu_meter
 from suite.mlperf import fields as mlperf_fields
 from suite.record import claims, mllog
@@ -322,7 +322,7 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
             t += dt.timedelta(seconds=math.ceil(run["wall_s"]) + 1)
     created = t + dt.timedelta(seconds=1)
     ceilings = {p: {"flops": default_ceiling(name, p), "trials_flops": [default_ceiling(name, p)], "n": 8192,
-                    "precision": p, "method": "synthetic test data"}
+                    "precision": p, "method": ceiling_method.first(8192, p, 3, 1)}
                 for p in sorted({r["precision"] for r in runs} or {precision or "fp32"})}
     doc = {
         "schema_version": 1,

@@ -3,9 +3,11 @@
 repeated runs that validate."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import uuid
+from pathlib import Path
 
 import factories
 import forging
@@ -199,11 +201,14 @@ def test_files_of_one_side_are_merged_and_must_agree():
 # ---------------------------------------------------------------- the command line
 @pytest.fixture
 def files(tmp_path):
-    """Two valid single-run files (the stored smoke run of gpt2-124m)."""
+    """Two valid single-run files (the stored smoke run of gpt2-124m, the second under another run id)."""
     paths = []
     for name in ("a.json", "b.json"):
         path = tmp_path / name
-        path.write_text(json.dumps(GPT2))
+        doc = copy.deepcopy(GPT2)
+        if paths:
+            doc["runs"][0]["run_id"] = uuid.uuid4().hex
+        path.write_text(json.dumps(doc))
         paths.append(str(path))
     return paths
 
@@ -218,6 +223,29 @@ def test_cli_sides_of_several_files(files, capsys):
     assert [(c["spread"], c["pairs"]) for c in data["caveats"]] == [(compare.ONE_RUN, ["gpt2-124m@smoke"])]
     row = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "samples_per_s")
     assert row["spread"] == compare.ONE_RUN
+
+
+def test_cli_refuses_a_file_or_a_run_given_twice_on_one_side(files, tmp_path, capsys):
+    """Trial 15 #5: one file given twice on a side (or two files holding the same run) counted as
+    independent sessions: zero-width intervals, and "faster"/"slower" on a ratio of 1.0000001."""
+    copy_of_a = tmp_path / "copy-of-a.json"
+    copy_of_a.write_text(Path(files[0]).read_text())
+    shared = copy.deepcopy(GPT2)  # another file holding a's run
+    shared["runs"][0]["step_times_s"][5] += 1e-6
+    shared = forging.repair(shared)
+    shared_path = tmp_path / "shared.json"
+    shared_path.write_text(json.dumps(shared))
+    for argv, why in [([files[0], str(copy_of_a), "--vs", files[1]],
+                       f"BASE side: {files[0]} and {copy_of_a} are the same results file"),
+                      ([files[0], "--vs", files[1], files[1]], f"NEW side: {files[1]} and {files[1]} are the same"),
+                      ([files[1], files[0], "--vs", str(copy_of_a)], None),  # one file a side: not refused
+                      ([files[0], "--vs", files[1], str(copy_of_a), str(shared_path)],
+                       f"NEW side: {copy_of_a} and {shared_path} hold the same run ({GPT2['runs'][0]['run_id']})")]:
+        with pytest.raises(SystemExit) if why else contextlib.nullcontext() as exc:
+            assert main(["compare", *argv]) == 0
+        err = capsys.readouterr().err
+        if why:
+            assert exc.value.code == 2 and why in err.strip().splitlines()[-1]
 
 
 def test_cli_two_file_form_is_unchanged(files, capsys):
@@ -353,25 +381,34 @@ def test_the_gate_sorts_its_figures_once_per_command_in_every_format(read_as, ca
 def test_cli_fail_on_undecided_fails_on_a_new_file_whose_run_failed(tmp_path, capsys):
     """Review 14 #5: --fail-on-undecided ("fail where it cannot tell") passed a NEW file whose run
     failed: its figures are "not compared", listed as not checked, and the gate passed with exit 0.
-    A file read and validated as the command reads every file (no stand-in reader)."""
+    Trial 15 #4: the gate alone fails on it too (a workload that crashed is no pass). A file read
+    and validated as the command reads every file (no stand-in reader)."""
     failed = forging.repair(_with_failed_run(GPT2))
     assert check_document(failed) == []
     base, new = tmp_path / "base.json", tmp_path / "new.json"
     base.write_text(json.dumps(GPT2))
     new.write_text(json.dumps(failed))
     gate = ["--fail-on-regression", "5"]
-    assert main(["compare", str(base), str(new), *gate]) == 0  # the rule alone: said, and passed
-    out = capsys.readouterr().out
-    assert "): passed" in out and "  not checked: gpt2-124m@smoke samples/s (not compared, NEW)" in out
-    assert main(["compare", str(base), str(new), *gate, "--fail-on-undecided"]) == 1
-    out = capsys.readouterr().out
-    assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
-    assert ("  not checked (--fail-on-undecided: the gate cannot tell them, so they fail it): "
-            "gpt2-124m@smoke samples/s (not compared, NEW)") in out
+    # a gated figure BASE measured that NEW has no complete run of fails the rule alone too (trial 15 #4)
+    for strict in ([], ["--fail-on-undecided"]):
+        assert main(["compare", str(base), str(new), *gate, *strict]) == 1
+        out = capsys.readouterr().out
+        assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
+        assert ("  measured in BASE, no complete run in NEW (this fails the gate): gpt2-124m@smoke samples/s "
+                "(NEW: failed run") in out and "not checked" not in out
     assert main(["compare", str(base), str(new), *gate, "--fail-on-undecided", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)["gate"]
     assert data["failed"] is True and data["regressions"] == [] and data["undecided"] == []
-    assert [(u["figure"], u["why"].startswith("NEW: failed run")) for u in data["not_checked"]] == [("samples_per_s", True)]
+    assert data["not_checked"] == []
+    assert [(u["figure"], u["why"].startswith("NEW: failed run")) for u in data["missing_in_new"]] == \
+        [("samples_per_s", True)]
+    # BASE's run failed instead: NEW is not worse by it, so only --fail-on-undecided fails it
+    assert main(["compare", str(new), str(base), *gate]) == 0
+    out = capsys.readouterr().out
+    assert "): passed" in out and "  not checked: gpt2-124m@smoke samples/s (not compared, NEW)" in out
+    assert main(["compare", str(new), str(base), *gate, "--fail-on-undecided"]) == 1
+    assert ("  not checked (--fail-on-undecided: the gate cannot tell them, so they fail it): "
+            "gpt2-124m@smoke samples/s (not compared, NEW)") in capsys.readouterr().out
     # a figure measured on neither side (a throughput workload's TTA score) is not the gate's: the
     # same base against itself passes the strict gate
     assert main(["compare", str(base), str(base), *gate, "--fail-on-undecided"]) == 0
@@ -407,7 +444,7 @@ def test_fail_on_undecided_fails_on_every_gated_figure_it_could_not_judge(kind):
     gate = compare.Gate.parse(["5"])
     unchecked = gate.unchecked(columns)
     assert unchecked == [("new.json", "w@smoke", row)] and gate.undecided(columns) == []
-    assert not gate.failed([], [], unchecked)
+    assert gate.failed([], [], unchecked) is (kind == "partial")  # NEW has no complete run: fails alone
     gate.fail_on_undecided = True
     assert gate.failed([], [], unchecked)
     assert json.loads(compare_report.as_json("base.json", {}, columns, gate, [], unchecked))["gate"]["failed"] is True
@@ -415,6 +452,29 @@ def test_fail_on_undecided_fails_on_every_gated_figure_it_could_not_judge(kind):
                          "throughput workload: no target")  # measured on neither side: not the gate's
     assert gate.unchecked([compare.Column("new.json", {}, [compare.Pair("w@smoke", "w", "smoke", True,
                                                                         rows=[absent])], [], [])]) == []
+
+
+def test_a_workload_of_base_missing_from_new_fails_the_gate(tmp_path, capsys):
+    """Trial 15 #4: a NEW without 4 of BASE's 5 workloads passed ``--fail-on-regression 5
+    --fail-on-undecided``: workloads only in BASE were never the gate's. Each gated figure BASE
+    measured of a workload NEW has no run of now fails the gate, with or without the flag."""
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(GPT2))
+    base = "tests/fixtures/reference-smoke.json"
+    for strict in ([], ["--fail-on-undecided"]):
+        assert main(["compare", base, str(new), "--fail-on-regression", "5", *strict]) == 1
+        out = capsys.readouterr().out
+        assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
+        assert ("  measured in BASE, no complete run in NEW (this fails the gate): lm-char@smoke samples/s, "
+                "TTA score (no run of it, NEW); fashion-cnn@smoke samples/s, TTA score (no run of it, NEW); "
+                "llama-1b@smoke samples/s (no run of it, NEW); dlrm-small@smoke samples/s, TTA score "
+                "(no run of it, NEW)") in out
+    assert main(["compare", base, str(new), "--fail-on-regression", "goodput=5", "--format", "json"]) == 1
+    missing = json.loads(capsys.readouterr().out)["gate"]["missing_in_new"]
+    assert {(m["key"], m["figure"]) for m in missing} == {(k, "goodput") for k in (
+        "lm-char@smoke", "fashion-cnn@smoke", "llama-1b@smoke", "dlrm-small@smoke")}
+    assert all(m["why"] == f"only in BASE: {new} has no run of it" for m in missing)
+    assert main(["compare", base, str(new)]) == 0  # no gate: listed, no failure
 
 
 def _pair_of(rows: list[tuple[str, str, float, float, float]]) -> compare.Column:

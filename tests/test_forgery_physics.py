@@ -19,7 +19,7 @@ import pytest
 from forging import HONEST, REPO, THROUGHPUT, TTA, codes, edit_log, moved, real, repair, set_logged
 
 from suite import validate as v
-from suite.figures import derive
+from suite.figures import ceiling_method, derive
 from suite.figures import mfu as mfu_meter
 from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
@@ -114,9 +114,10 @@ def renamed(doc: dict, name: str) -> dict:
 
 def with_ceiling(doc: dict, flops: float, trials: list[float] | None = None) -> dict:
     """Every precision's measured ceiling set to ``flops`` (its timed batches ``trials``, else
-    ``[flops]``), and every run's copy of it."""
-    for entry in doc["settings"]["matmul_ceiling"].values():
+    ``[flops]``; its method saying how many), and every run's copy of it."""
+    for precision, entry in doc["settings"]["matmul_ceiling"].items():
         entry.update(flops=flops, trials_flops=list(trials or [flops]))
+        entry["method"] = ceiling_method.first(entry["n"], precision, 3, len(entry["trials_flops"]))
     for run in doc["runs"]:
         run["metrics"]["matmul_ceiling_flops"] = derive.all_devices(flops, derive.world_size(run))
     return doc

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -697,7 +698,7 @@ def test_the_power_logs_read_are_checked_against_the_pinned_commit_too(tmp_path,
     """Review 14 (#4): ``source.verified`` left out the power logs, which give ``energy_j`` and the
     energy cost. Each power log read is now blob-checked like a result log, a run's power logs must
     be those the commit lists, and ``verified.power_logs`` says how many were checked."""
-    from suite.mlperf import published
+    from suite.mlperf import power, published
 
     if shutil.which("git") is None:
         pytest.skip("no git on this machine")
@@ -735,6 +736,17 @@ def test_the_power_logs_read_are_checked_against_the_pinned_commit_too(tmp_path,
     (bench / "power" / "result_1" / "node_1.txt").unlink()
     node.unlink()  # a power log of the commit the copy lacks: the run's energy would be "not measured"
     assert imported("d")["not_verified"].startswith("the power logs of ")
+    # a power log that cannot be read (trial 15 #3): that run's energy is lost, so not verified
+    for n, (make, why) in enumerate([(lambda: os.mkfifo(node), "(a FIFO, not a regular file"),
+                                     (lambda: node.symlink_to(bench / "result_0.txt"), "(a symbolic link"),
+                                     (lambda: node.write_bytes(b"x" * (power.MAX_POWER_BYTES + 1)), "-byte limit")]):
+        make()
+        source = imported(f"u{n}")
+        assert "verified" not in source and "power/result_1/node_0.txt could not be read (" in source["not_verified"]
+        assert why in source["not_verified"] and source["not_verified"].endswith(f"published at {commit[:12]}")
+        node.unlink()
+    node.write_text(power_log)
+    assert imported("w")["verified"] == {"commit": commit, "files": 4, "power_logs": counted}
     shutil.rmtree(bench / "power")  # no power folder: the score is computed another way
     assert imported("e")["not_verified"].endswith(f"power is absent from what MLCommons published at {commit[:12]}")
 

@@ -16,6 +16,7 @@ import pytest
 from suite import cli
 from suite.figures.summary import summarize
 from suite.record import results
+from suite.record.limits import MAX_FILE_BYTES
 from suite.record.results import NameTaken, Reservation
 from suite.run import driver
 from suite.run import output as run_output
@@ -263,3 +264,26 @@ def test_runs_that_is_a_file_is_said_to_be_one(tmp_path, monkeypatch, capsys, no
     [line] = capsys.readouterr().err.strip().splitlines()[-1:]
     assert line.startswith("goodbench: error: cannot write the results file runs/") and \
         line.endswith(": runs exists and is not a folder")
+
+
+def test_a_written_file_over_the_size_limit_is_refused_by_its_writer_as_by_validate(tmp_path):
+    """Trial 15 #6: a file over 5 MiB was "validated: ok" (exit 0, ``problems == []``) by the
+    writer, then refused by validate and submit (``file-too-large``, checked before reading).
+    The writer's validation now applies the same rule (:func:`suite.record.reading.too_large`)."""
+    from suite.validate import validate_file
+
+    doc = _document()
+    path = tmp_path / "out.json"
+
+    def write(d: dict) -> Path:
+        path.write_text(results.dumps(d))
+        return path
+    _, _, problems, _ = driver.write_validated(doc, write, path)
+    assert "file-too-large" not in {p.code for p in problems}
+    doc["runs"] = [{**doc["runs"][0], "padding": "x" * MAX_FILE_BYTES}]  # one more field, 5 MiB of it
+    _, _, problems, _ = driver.write_validated(doc, write, path)
+    assert problems[0].code == "file-too-large" and problems[0].reason == \
+        f"{path.stat().st_size} bytes is over the {MAX_FILE_BYTES}-byte limit"
+    assert [(p.code, p.reason) for p in validate_file(path)] == [(problems[0].code, problems[0].reason)]
+    assert driver.validated_line(str(path), problems).startswith("validated: ")
+    assert "file-too-large" in driver.refused_advice(problems)

@@ -30,7 +30,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "comment, JSON for tools")
     p.add_argument("--fail-on-regression", action="append", metavar="[FIGURE=]PCT",
                    help="exit 1 when a figure is significantly worse (the whole interval on the worse "
-                        "side of 1) and its ratio is worse by more than PCT%%; a bare PCT applies to "
+                        "side of 1) and its ratio is worse by more than PCT%%, or when NEW has no "
+                        "complete run of a workload BASE measured it for (missing, failed, partial); a bare PCT applies to "
                         "samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
                         "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
                         "energy_per_sample, goodput)")
@@ -38,7 +39,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="with --fail-on-regression: exit 1 also where the gate cannot tell: a gated "
                         "figure whose ratio is worse than its threshold but whose interval reaches both "
                         "sides of 1 (undecided: too few runs or too much noise to tell), and one it could "
-                        "not judge at all (no interval, not compared because a side's run failed or was "
+                        "not judge at all (no interval, not compared because BASE's run failed or was "
                         "partial, measured on one side only, not comparable), which the gate otherwise "
                         "passes as \"not checked\"")
     add_price_arguments(p)
@@ -70,8 +71,8 @@ def run(args) -> int:
     gate.fail_on_undecided = args.fail_on_undecided
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
-        base_doc = compare.merge_side([_valid_document(f) for f in base_names])
-        sides = [(" + ".join(new_names), compare.merge_side([_valid_document(f) for f in new_names]))]
+        base_doc = compare.merge_side(_side(base_names, "BASE"))
+        sides = [(" + ".join(new_names), compare.merge_side(_side(new_names, "NEW")))]
         base_name = " + ".join(base_names)
     else:
         base_name, base_doc = args.base, _valid_document(args.base)
@@ -100,6 +101,18 @@ def run(args) -> int:
         if priced:
             print(costs.text(priced))
     return 1 if gate.thresholds and gate.failed(regressions, undecided, unchecked) else 0
+
+
+def _side(names: list[str], which: str) -> list[dict]:
+    """The documents of one side of ``--vs``; Usage where two are one file or share a run."""
+    from suite.compare import engine as compare
+
+    docs = [_valid_document(f) for f in names]
+    why = compare.repeated(names, docs)
+    if why:
+        raise Usage(f"{which} side: {why}: a side's files are counted as separate sessions, so each must "
+                    "be given once and hold runs of its own")
+    return docs
 
 
 def _valid_document(path: str) -> dict:

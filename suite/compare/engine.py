@@ -33,6 +33,7 @@ from suite.record import results
 FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
 NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
 NOT_COMPARED = "not compared"  # a side has no complete run (partial or failed): measured, but never compared
+MISSING = "missing in NEW"  # a workload × scale of BASE that NEW has no run of
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
 # what a step-time figure's interval covers (its row's ``spread``)
@@ -271,6 +272,8 @@ class Column:
     pairs: list[Pair]
     only_base: list[str]
     only_new: list[str]
+    # each ``only_base`` key's rows of the figures BASE measured (verdict MISSING), for the gate
+    gone: dict[str, list[Row]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, **describe(self.doc), "pairs": [p.to_json() for p in self.pairs],
@@ -335,6 +338,24 @@ def merge_side(docs: Sequence[Doc]) -> Doc:
             "runs": [{**r, FILE_KEY: i} for i, d in enumerate(docs) for r in d.get("runs", [])]}
 
 
+def repeated(names: Sequence[str], docs: Sequence[Doc]) -> str | None:
+    """Why the files of one side are not independent replicates (one line, naming both), or
+    None: two of them the same document, or one run id in two of them. Counted twice, a run
+    would shrink the spread between files to nothing and decide verdicts on rounding."""
+    seen: dict[str, str] = {}
+    for i, (name, doc) in enumerate(zip(names, docs)):
+        same = next((names[j] for j in range(i) if docs[j] == doc), None)
+        if same is not None:
+            return f"{same} and {name} are the same results file"
+        for run in doc.get("runs") or []:
+            rid = run.get("run_id") if isinstance(run, dict) else None
+            if isinstance(rid, str) and seen.get(rid, name) != name:
+                return f"{seen[rid]} and {name} hold the same run ({rid})"
+            if isinstance(rid, str):
+                seen[rid] = name
+    return None
+
+
 def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
     """Every workload × scale of BASE and NEW compared. A workload present in both at different
     scales is a pair that is not comparable (scale differs); the rest present in one file only
@@ -351,7 +372,17 @@ def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
             only_new.remove(match)
             pairs.append(Pair(k, workload, k.split("@")[1], False,
                               f"scale differs ({k.split('@')[1]} in BASE, {match.split('@')[1]} in NEW)"))
-    return Column(new_name, new, pairs, only_base, only_new)
+    return Column(new_name, new, pairs, only_base, only_new, {k: missing_rows(bg[k], new_name) for k in only_base})
+
+
+def missing_rows(base_runs: Runs, new_name: str) -> list[Row]:
+    """The rows of a workload × scale NEW has no run of: each figure BASE measured, verdict
+    :data:`MISSING` (the step-time quantiles are measured where samples/s is)."""
+    est = side_estimates(base_runs, 0, quantiles=False)
+    steps = est["samples_per_s"].value is not None
+    return [Row(f.id, f.label, f.better, est[f.id].value, None, None, None, None, MISSING,
+                reason=f"only in BASE: {new_name} has no run of it")
+            for f in FIGURES if est[f.id].value is not None or (steps and f.id.startswith("step_time_"))]
 
 
 # ---------------------------------------------------------------- the regression gate
@@ -420,11 +451,20 @@ class Gate:
         return regressions, undecided
 
     def failed(self, regressions: Sequence, undecided: Sequence, unchecked: Sequence) -> bool:
-        """Whether the gate fails: a regression; or, under ``fail_on_undecided``, a gated figure it
-        cannot tell: undecided (:meth:`undecided`) or not checked at all (:meth:`unchecked`: no
-        interval, not compared because a side's run failed or was partial, measured on one side
-        only, not comparable), none of which rules a regression out."""
-        return bool(regressions) or (self.fail_on_undecided and bool(undecided or unchecked))
+        """Whether the gate fails: a regression; a gated figure BASE measured that NEW lacks
+        (:meth:`lost`: the workload is missing from NEW, or NEW's runs of it all failed or are
+        partial); or, under ``fail_on_undecided``, a gated figure it cannot tell: undecided
+        (:meth:`undecided`) or not checked at all (:meth:`unchecked`: no interval, not compared,
+        measured on one side only, not comparable), none of which rules a regression out."""
+        return bool(regressions) or any(self.lost(row) for _, _, row in unchecked) \
+            or (self.fail_on_undecided and bool(undecided or unchecked))
+
+    @staticmethod
+    def lost(row: Row | None) -> bool:
+        """Whether an :meth:`unchecked` row is a figure BASE measured and NEW lacks for want of a
+        run (missing from NEW, or none of NEW's runs complete): it fails the gate, flag or not."""
+        return row is not None and (row.verdict == MISSING or (
+            row.verdict == NOT_COMPARED and row.new is None and row.base is not None))
 
     def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
@@ -436,9 +476,10 @@ class Gate:
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
         """Gated figures the gate could not judge: not comparable, not measured on one side, not
         compared (a side has no complete run), or without an interval (a pair not comparable as a
-        whole gives a None row). A figure measured on neither side (tokens/s of a workload without
-        tokens, the TTA score of a throughput workload) is not the gate's to judge and is not
-        listed. They pass the gate unless ``fail_on_undecided``."""
+        whole gives a None row), and those of a workload × scale missing from NEW (:data:`MISSING`).
+        A figure measured on neither side (tokens/s of a workload without tokens, the TTA score of
+        a throughput workload) is not the gate's to judge and is not listed. They pass the gate
+        unless ``fail_on_undecided``, but for those :meth:`lost`."""
         out: list[tuple[str, str, Row | None]] = []
         for col in columns:
             for pair in col.pairs:
@@ -451,6 +492,8 @@ class Gate:
                     one_sided = row.verdict == NOT_MEASURED and (row.base is None) != (row.new is None)
                     if row.verdict in (NOT_COMPARABLE, NO_INTERVAL, NOT_COMPARED) or one_sided:  # not: absent on both
                         out.append((col.file, pair.key, row))
+            out += [(col.file, key, row) for key, rows in col.gone.items() for row in rows
+                    if row.figure in self.thresholds]
         return out
 
 

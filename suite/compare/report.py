@@ -308,11 +308,21 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
     if narrow:
         lines.append("  judged without the spread between files (blind to machine noise between them): "
                      + "; ".join(f"{key} {row.label} ({row.spread})" for _, key, row in narrow))
-    if unchecked:
+    lost: dict[tuple[str, str], list] = {}
+    for file, key, row in unchecked:
+        if gate.lost(row):
+            lost.setdefault((file, key), []).append(row)
+    if lost:
+        lines.append("  measured in BASE, no complete run in NEW (this fails the gate): " + "; ".join(
+            f"{key} {', '.join(r.label for r in rows)} "
+            f"({'no run of it' if rows[0].verdict == compare.MISSING else rows[0].reason}, {heads[file]})"
+            for (file, key), rows in lost.items()))
+    rest = [(file, key, row) for file, key, row in unchecked if not gate.lost(row)]
+    if rest:
         fails = " (--fail-on-undecided: the gate cannot tell them, so they fail it)" if gate.fail_on_undecided else ""
         lines.append(f"  not checked{fails}: " + "; ".join(
             f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
-            f"{key} ({NOT_COMPARABLE}, {heads[file]})" for file, key, row in unchecked))
+            f"{key} ({NOT_COMPARABLE}, {heads[file]})" for file, key, row in rest))
     return lines
 
 
@@ -428,7 +438,9 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
                                      for file, key, row in gate.narrow(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
                              "why": (row.reason or row.verdict) if row else NOT_COMPARABLE}
-                            for file, key, row in unchecked],
+                            for file, key, row in unchecked if not gate.lost(row)],
+            "missing_in_new": [{"new": file, "key": key, "figure": row.figure, "why": row.reason}
+                               for file, key, row in unchecked if gate.lost(row)],
         }
     return json.dumps(out, indent=1, allow_nan=False, default=str)
 

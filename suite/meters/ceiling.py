@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import torch
 
+from suite.figures import ceiling_method
 from suite.meters.clock import synchronize
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}
@@ -49,8 +50,7 @@ def matmul_ceiling(device: torch.device, precision: str, *, n: int | None = None
         if device.type == "cuda":  # give the blocks back: a supervised run's workers train
             torch.cuda.empty_cache()  # beside this process (unverified until run on a GPU)
     return {"flops": max(rates), "trials_flops": rates, "n": n, "precision": precision,
-            "method": f"torch.mm {n}x{n} {precision}, random data, {warmup} warm-up products, "
-                      f"fastest of {trials} timed batches"}
+            "method": ceiling_method.first(n, precision, warmup, trials)}
 
 
 def with_end(start: dict, end: dict) -> dict:
@@ -66,7 +66,7 @@ def with_end(start: dict, end: dict) -> dict:
 
 MOST_SECONDS_AGAIN = 15.0
 """The longest :func:`measured_again` goes on measuring while the runs stood above the ceiling."""
-MOST_MEASUREMENTS_AGAIN = 10
+MOST_MEASUREMENTS_AGAIN = ceiling_method.MOST_MEASUREMENTS_AGAIN
 """The most measurements :func:`measured_again` makes (each is 0.5 s of batches and its warm-up)."""
 
 
@@ -86,6 +86,5 @@ def measured_again(start: dict, measure: Callable[[], dict], needed: float | Non
         made += 1
         best = again if again["flops"] > best["flops"] else best
     if made > 1:
-        best = {**best, "method": f"{best.get('method', 'torch.mm')}; the fastest of {made} such measurements, "
-                                  "made after the runs while a run's model FLOP/s stood above the ceiling"}
+        best = {**best, "method": ceiling_method.again(best.get("method", "torch.mm"), made)}
     return with_end(start, best)

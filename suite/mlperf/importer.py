@@ -237,6 +237,7 @@ def _provenance(group: Group, runs: list[dict], desc_raw: bytes, scaling_raw: by
         if "power_logs" in r:  # a counted run of a folder with power logs: its energy was computed
             found.runs.add(group.rel(group.folder / "power" / power.result_name(r["file"])))
             found.logs.update({group.rel(group.folder / rel): blob for rel, blob in r["power_logs"].items()})
+            found.unread.update({group.rel(group.folder / rel): why for rel, why in r.get("power_unread", {}).items()})
     return published.verify(group.round, group.root, read, {r["file"] for r in runs}, group.rel(group.folder),
                             power=found)
 

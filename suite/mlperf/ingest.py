@@ -318,6 +318,8 @@ def read_loglines(loglines: list, failed: list, task: RunTask) -> dict:
         energy = power.run_energy(task.path, span, task.ruleset)  # type: ignore[arg-type]
         run["energy_j"] = energy["value"]
         run["power_logs"] = energy["power_logs"]  # checked against MLCommons' commit (importer), never stored
+        if "unread" in energy:  # a power log that could not be read: the source is not verified (importer)
+            run["power_unread"] = energy["unread"]
         if energy["value"] is None:
             run["energy_note"] = energy["status"]
     return run

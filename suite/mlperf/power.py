@@ -123,7 +123,8 @@ def run_energy(result_file: str, time_to_train_ms: float, ruleset: str) -> dict:
     """``{"value": joules or None, "status": one line, "power_logs": {path: git blob id}}`` for the
     run logged in ``result_file`` of a benchmark folder that has a ``power`` folder; ``power_logs``
     names every power log of the run found (``power/<result name>/…``), its blob id where it was
-    read to its end, else None (what the import checks against MLCommons' commit)."""
+    read to its end, else None (what the import checks against MLCommons' commit); ``unread``, where
+    a power log could not be read (a link, not a regular file, over its limit): its path → why."""
     folder = Path(result_file).parent
     name = result_name(result_file)
     power = folder / "power" / name
@@ -144,7 +145,8 @@ def run_energy(result_file: str, time_to_train_ms: float, ruleset: str) -> dict:
     except NotMeasured as exc:
         return {"value": None, "status": logs.one_line(f"not measured: {exc}"), "power_logs": blobs}
     except files.Unreadable as exc:
-        return {"value": None, "status": logs.one_line(f"not measured: a power log: {exc}"), "power_logs": blobs}
+        return {"value": None, "status": logs.one_line(f"not measured: a power log: {exc}"), "power_logs": blobs,
+                "unread": {where: logs.one_line(str(exc))}}
     if not math.isfinite(total) or total < 0:
         return {"value": None, "status": "not measured: the power logs give no finite, non-negative energy",
                 "power_logs": blobs}

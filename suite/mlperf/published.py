@@ -63,11 +63,12 @@ def listing(root: Path, commit: str) -> dict[str, str] | str:
 class Power:
     """The power logs an import found: whether the benchmark folder has a ``power`` folder (it
     decides how the score is computed), the power folder of each run whose energy was computed
-    (``<folder>/power/<result name>``) and each power log found there (repository path → its git
-    blob id where it was read, else None)."""
+    (``<folder>/power/<result name>``), each power log found there (repository path → its git
+    blob id where it was read, else None) and each that could not be read (path → why)."""
     folder: bool = False
     runs: set[str] = field(default_factory=set)
     logs: dict[str, str | None] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)
 
 
 def _is_power_log(name: str) -> bool:
@@ -77,8 +78,9 @@ def _is_power_log(name: str) -> bool:
 def _power(listed: dict[str, str], under: list[str], folder: str, power: Power, commit: str) -> str | None:
     """Why the power logs found are not those the commit lists (None: they are): a ``power``
     folder the commit has not (or lacks), a run's power logs (``node_*.txt``, ``sw_*.txt``) not
-    those the commit lists for it, or a power log read that is not the commit's (``under``: the
-    paths ``listed`` holds in ``folder``)."""
+    those the commit lists for it, a power log that could not be read, or one read that is not the
+    commit's (``under``: the paths ``listed`` holds in ``folder``). A log left unread because the
+    energy stopped at an earlier one (not measured) gives no figure and is not checked."""
     prefix = folder.rstrip("/") + "/power/"
     theirs = [p for p in under if p.startswith(prefix)]
     if bool(theirs) != power.folder:
@@ -86,6 +88,10 @@ def _power(listed: dict[str, str], under: list[str], folder: str, power: Power, 
     published = {p for p in theirs if (parts := p.rsplit("/", 1))[0] in power.runs and _is_power_log(parts[1])}
     if published != set(power.logs):
         return f"the power logs of {folder} are not those MLCommons published at {commit[:12]}"
+    if power.unread:  # its run's energy is lost: not the commit's file as far as the import can tell
+        path = min(power.unread)
+        return (f"{path} could not be read ({power.unread[path]}), so it is not checked as the file MLCommons "
+                f"published at {commit[:12]}")
     for path, blob in power.logs.items():
         if blob is not None and listed.get(path) != blob:
             return f"{path} is not the file MLCommons published at {commit[:12]}"

@@ -30,6 +30,12 @@ class _Reject(Exception):
         self.problem = problem
 
 
+def too_large(size: int, max_bytes: int = MAX_FILE_BYTES) -> list[Problem]:
+    """``file-too-large`` where a file of ``size`` bytes is over ``max_bytes`` (the rule the readers
+    apply before reading, and the writers to what they wrote); else nothing."""
+    return [Problem("file-too-large", "", f"{size} bytes is over the {max_bytes}-byte limit")] if size > max_bytes else []
+
+
 def read_bounded(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes | None, list[Problem]]:
     """The bytes of a regular file no larger than ``max_bytes``; never reads more than that.
 
@@ -43,8 +49,8 @@ def read_bounded(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[byt
             info = os.fstat(fh.fileno())
             if not stat.S_ISREG(info.st_mode):
                 return None, [Problem("unreadable", "", "not a regular file")]
-            if info.st_size > max_bytes:
-                return None, [Problem("file-too-large", "", f"{info.st_size} bytes is over the {max_bytes}-byte limit")]
+            if too_large(info.st_size, max_bytes):
+                return None, too_large(info.st_size, max_bytes)
             raw = fh.read(max_bytes + 1)
             if not raw:
                 return None, [Problem("not-json", "", _empty(fh.fileno()))]

@@ -15,7 +15,7 @@ import torch
 
 from suite.figures import derive
 from suite.meters import host_load
-from suite.record import mllog, results, unsaved
+from suite.record import mllog, reading, results, unsaved
 from suite.run import distributed
 from suite.run.files import FINISHED
 from suite.run.instruments import Instruments, open_run_instruments
@@ -162,14 +162,16 @@ def sealed(doc: dict[str, Any], key: Any) -> dict[str, Any]:
 def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path],
                     out: Path) -> tuple[dict[str, Any], Path, list, str | None]:
     """Write ``doc`` (``write``, to ``out``), then validate it as the file holds it: the document read
-    back (whose bytes are ``doc``'s), its path, the validator's problems, and None. Where ``out``
+    back (whose bytes are ``doc``'s), its path, the validator's problems (with ``file-too-large``
+    where its bytes are over the limit every reader applies), and None. Where ``out``
     cannot be written (a full disk, any OSError) the document is kept elsewhere
     (:func:`suite.record.unsaved.keep`; printed on stdout when no folder takes it), and the
     fourth is the line that says where: nothing measured is lost. ``goodbench run`` and the library
     both end so."""
     from suite.validate import check_document
 
-    doc = json.loads(results.dumps(doc))  # as the file holds it
+    text = results.dumps(doc)
+    doc = json.loads(text)  # as the file holds it
     said = None
     try:
         path = write(doc)
@@ -178,7 +180,7 @@ def write_validated(doc: dict[str, Any], write: Callable[[dict[str, Any]], Path]
         said, path = unsaved.line(out, exc, kept), kept or out
         if kept is None:
             print(results.dumps(doc), end="", flush=True)
-    return doc, path, check_document(doc), said
+    return doc, path, reading.too_large(len(text.encode())) + check_document(doc), said
 
 
 def refused_advice(problems: Sequence[Any]) -> str:

@@ -60,6 +60,12 @@ def _utc(unix_s: float) -> str:
     return stamp.isoformat().replace("+00:00", "Z")
 
 
+def stored_step_times(step_times: list[float]) -> list[float]:
+    """Step times as a results file holds them (seconds, to 0.1 µs: the validator's
+    ``STEP_ROUNDING_S``)."""
+    return [round(t, 7) for t in step_times]
+
+
 def finish(record: dict, workload: Workload, scale: str, options: RunOptions, precision: str,
             state: LoopState, log: mllog.EventLog, instruments: Instruments,
             alone: bool = False) -> bool:
@@ -82,11 +88,14 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
             time_s=run_stop)
     log.close()
     wall = run_stop - state.init_start
-    warm = derive.warmup_mask(len(state.step_times), spec.warmup_steps, state.resumed_at)
-    phases = derive.phases(state.step_times, warm, state.phases, wall)
+    # the step times as the file holds them: every figure is derived from these, so that a file's
+    # quantiles and throughput are what its own step times give (microsecond steps included)
+    times = stored_step_times(state.step_times)
+    warm = derive.warmup_mask(len(times), spec.warmup_steps, state.resumed_at)
+    phases = derive.phases(times, warm, state.phases, wall)
     parallel, energy = options.parallel, state.energy
     if parallel.distributed:  # every rank reaches here: gather its timings and energy to rank 0
-        report = distributed.rank_report(parallel, options.device, state.step_times,
+        report = distributed.rank_report(parallel, options.device, times,
                                          spec.warmup_steps, state.energy, telemetry, state.phases,
                                          state.resumed_at)
         if not alone:
@@ -99,7 +108,7 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
         energy = dict.fromkeys(state.energy) if alone else distributed.summed_energy(reports)
         record["distributed"] = distributed.section(parallel, reports,
                                                     workload.samples_per_step(spec))
-    metrics = _metrics(workload, scale, options, precision, state.step_times, state.tta_s,
+    metrics = _metrics(workload, scale, options, precision, times, state.tta_s,
                        state.curve, energy, meter, state.resumed_at,
                        mig=bool((instruments.settings or {}).get("mig_enabled")))
     if alone and metrics["energy_method"] is not None:
@@ -119,7 +128,7 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
         time_to_train_s=run_stop - (state.run_start or run_stop),
         phases_s=phases,
         steps=state.step,
-        step_times_s=[round(t, 7) for t in state.step_times],
+        step_times_s=times,
         curve=state.curve,
         metrics=metrics,
         telemetry=telemetry,

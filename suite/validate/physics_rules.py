@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 
-from suite.figures import derive
+from suite.figures import ceiling_method, derive
 from suite.figures import mfu as mfu_meter
 from suite.record import results
 from suite.record.results import division
@@ -19,7 +19,8 @@ from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE
 from workloads import own, registry
 
 code("ceiling-implausible", "a measured matmul ceiling that cannot be a measurement of the device: below the "
-     "stated share of its class's peak (a CPU's floor), above the peak, or not the fastest of its batches", since=V7)
+     "stated share of its class's peak (a CPU's floor), above the peak, without timed batches or not the fastest of "
+     "them, or a method text that is not goodbench's or claims other than the record", since=V7)
 code("above-ceiling", "model FLOP/s above the run's own measured matmul ceiling beyond the ceiling's measured "
      "spread", since=V7)
 code("tta-too-fast", "a time to target shorter than the model FLOPs to the first qualifying evaluation (its "
@@ -92,10 +93,12 @@ def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]
             field = f"settings.matmul_ceiling.{precision}.{prefix}"
             trials = measured.get("trials_flops") or []
             numbers = [t for t in trials if isinstance(t, (int, float))]
-            if len(numbers) != len(trials) or any(t <= 0 for t in numbers):
+            if not trials or len(numbers) != len(trials) or any(t <= 0 for t in numbers):
                 problems.append(Problem("ceiling-implausible", f"{field}trials_flops",
+                                        "no timed batch: the ceiling is the fastest of its batches" if not trials else
                                         "a timed batch without a positive rate is not a measurement"))
                 continue
+            problems += _method_problems(measured.get("method"), field, precision, entry.get("n"), len(trials))
             if numbers and abs(measured["flops"] - max(numbers)) > REL_TOLERANCE * max(numbers):
                 problems.append(Problem("ceiling-implausible", f"{field}flops",
                                         f"{measured['flops']:.4g} FLOP/s, but the ceiling is the fastest of its timed "
@@ -110,6 +113,34 @@ def _check_ceiling_is_a_measurement(doc: dict, runs: list, now) -> list[Problem]
                 problems.append(Problem("ceiling-implausible", f"{field}flops",
                                         f"{fastest:.4g} FLOP/s measured, above {basis}"))
     return problems
+
+
+def _method_problems(method: object, field: str, precision: str, n: object, batches: int) -> list[Problem]:
+    """What a ceiling's method text claims against its record (:mod:`suite.figures.ceiling_method`):
+    a text goodbench writes, of the entry's matrix size and precision, as many timed batches as
+    it records and, measured again, at most as many measurements as goodbench makes. None
+    claims nothing (and nothing is shown)."""
+    if method is None:
+        return []
+    claims = ceiling_method.claims(method) if isinstance(method, str) else None
+    if claims is None:
+        return [Problem("ceiling-implausible", f"{field}method", "not a method goodbench writes: its claims cannot "
+                        "be held to the measurement (torch.mm NxN PRECISION, random data, W warm-up products, "
+                        "fastest of K timed batches)")]
+    wrong = []
+    if claims["n"] != n:
+        wrong.append(f"{claims['n']}x{claims['n']} matrices, but n is {n}")
+    if claims["precision"] != precision:
+        wrong.append(f"{claims['precision']}, but the ceiling is for {precision}")
+    if claims["batches"] != batches:
+        wrong.append(f"the fastest of {claims['batches']} timed batches, but {batches} are recorded")
+    if "made" in claims and not field.endswith("at_end."):
+        wrong.append(f"the fastest of {claims['made']} measurements made after the runs, but this one was made "
+                     "before them")
+    elif "made" in claims and not 2 <= claims["made"] <= ceiling_method.MOST_MEASUREMENTS_AGAIN:
+        wrong.append(f"the fastest of {claims['made']} measurements, but goodbench makes 2 to "
+                     f"{ceiling_method.MOST_MEASUREMENTS_AGAIN}")
+    return [Problem("ceiling-implausible", f"{field}method", f"the method says {w}") for w in wrong]
 
 
 def _share_text(low: float, high: float | None) -> str:
