@@ -44,6 +44,8 @@ class ProgressPrinter:
         elif event == "ceiling_not_again":
             say(f"the {f['precision']} matmul ceiling was not measured again after the runs ({f['why']}): "
                 "the file holds the one measured before them, and the runs' records")
+        elif event == "size_ahead":
+            say(f"warning: {f['line']}")
         elif event == "warnings":
             for warning in f["warnings"]:
                 say(f"[{self.label}] warning: {warning}")

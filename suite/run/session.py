@@ -11,7 +11,7 @@ from typing import Any
 from suite.figures import derive
 from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
-from suite.record import privacy, results
+from suite.record import privacy, results, size_ahead
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.run import distributed, driver, system
@@ -186,13 +186,16 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     options = with_identity(plan, options, session, open_changes)
     runs: list[dict] = []
     interrupted, aborted = False, None
+    planned, size_said = sum(len(_planned_runs(plan, w)) for w in runnable), False
     for workload in runnable:
-        n = plan.seeds or default_seeds(plan.scale, workload.kind)
-        for seed, repeat in _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1):
+        for seed, repeat in _planned_runs(plan, workload):
             try:
                 run = run_supervised if options.supervised else run_one
                 told = progress if repeat is None else _telling_repeat(progress, repeat, plan.repeat)
                 runs.append(_numbered(run(workload, plan.scale, seed, options, told), repeat))
+                if not size_said and (too_large := size_ahead.warning(runs, planned)):  # said once
+                    progress("size_ahead", line=too_large)
+                    size_said = True
             except KeyboardInterrupt as exc:
                 if hasattr(exc, "record"):
                     runs.append(_numbered(exc.record, repeat))
@@ -233,6 +236,12 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     settings["session"] = session
     return driver.document(system.describe(options.device, plan.system_name, plan.system_overrides),
                            settings, runs)
+
+
+def _planned_runs(plan: SuitePlan, workload: Workload) -> list[tuple[int, int | None]]:
+    """(seed, repeat number) of each run the plan makes of ``workload``."""
+    n = plan.seeds or default_seeds(plan.scale, workload.kind)
+    return _seeds_and_repeats(n, plan.repeat if workload.kind == "throughput" else 1)
 
 
 def _seeds_and_repeats(seeds: int, repeat: int) -> list[tuple[int, int | None]]:
