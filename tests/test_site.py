@@ -1198,3 +1198,48 @@ def test_a_workload_page_points_to_the_files_of_it_that_were_not_shown(tmp_path)
             'goodbench submit): see <a href="../index.html#invalid">Files not shown</a>') in page
     assert 'id="invalid"' in (out / "index.html").read_text()
     assert 'id="refused"' not in (out / "workloads" / f"{safe_name('lm-char')}.html").read_text()
+
+
+@pytest.mark.parametrize("doc", [
+    {"schema_version": 1, "runs": [{"workload": {"id": ["dlrm-small"]}}]},  # a list id (review M1)
+    {"schema_version": 1, "runs": [{"workload": {"id": {"dlrm-small": 1}}}]},  # an object id
+    {"schema_version": 1, "runs": {"workload": {"id": "dlrm-small"}}},  # runs not a list
+    {"schema_version": 1, "runs": [{"workload": "dlrm-small"}, "dlrm-small", None]},  # workload not an object
+    "not json"], ids=["list-id", "dict-id", "runs-not-list", "workload-not-dict", "not-json"])
+def test_a_refused_file_of_any_shape_names_no_workload_and_the_site_still_builds(tmp_path, doc):
+    """The files counted for "not shown" are the refused ones, so any shape must build: an id
+    that is not a string (unhashable, once a crash of the whole build), ``runs`` not a list, a
+    ``workload`` not an object, or a file that is not JSON count for no workload."""
+    from suite.site import refused
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    raw = doc.encode() if isinstance(doc, str) else json.dumps(doc).encode()
+    (folder / "bad.json").write_bytes(raw)
+    (folder / f"{hashlib.sha256(raw).hexdigest()}.json").write_bytes(raw)  # the same, stored by its name
+    out = tmp_path / "out"
+    built = builder.build_site(folder, out)
+    assert {name for name, _ in built.invalid} == {"bad.json", f"{hashlib.sha256(raw).hexdigest()}.json"}
+    assert 'id="refused"' not in (out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text()
+    assert refused.workload_ids(None if isinstance(doc, str) else doc) == []
+
+
+def test_the_refused_files_are_counted_from_the_builders_one_reading(tmp_path, monkeypatch):
+    """The count of refused files per workload takes the workload ids the builder saw when it read
+    each file (review L12): no refused file is read again, and a string id among odd ones counts."""
+    from suite.site import refused
+
+    assert refused.workload_ids({"runs": [{"workload": {"id": "b"}}, {"workload": {"id": ["x"]}},
+                                          {"workload": {"id": "a"}}, {"workload": {"id": "b"}}]}) == ["a", "b"]
+    assert refused.by_workload({"x.json": ["a", "b"], "y.json": ["b"], "z.json": []}, ["b", "c"]) == {"b": 2}
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "bad.json").write_text(json.dumps({"schema_version": 1, "runs": [{"workload": {"id": "dlrm-small"}}]}))
+    reads: list[str] = []
+    real = leaderboard.read_stored_parsed
+    monkeypatch.setattr(leaderboard, "read_stored_parsed", lambda p: reads.append(p.name) or real(p))
+    out = tmp_path / "out"
+    site.build(folder, out)
+    assert reads == ["bad.json"]
+    assert "1 file holding runs of dlrm-small is not shown" in html.unescape(
+        (out / "workloads" / f"{safe_name('dlrm-small')}.html").read_text())

@@ -110,10 +110,20 @@ class Stored:
 def read_stored(path: Path) -> tuple[Stored | None, str | None]:
     """(the file's :class:`Stored` reading, None) for a valid stored file, (None, its first problem
     as one line) for an invalid one: the one per-file step of the site and of :func:`table`."""
-    doc, problem, waived = check_file(path)
-    if problem is not None or doc is None:
-        return None, problem
-    return Stored.of(path.name, doc, waived), None
+    stored, problem, _ = read_stored_parsed(path)
+    return stored, problem
+
+
+def read_stored_parsed(path: Path) -> tuple[Stored | None, str | None, object]:
+    """:func:`read_stored`, with the document as parsed as a third part, also for a file refused
+    (by validation, or for its name); None where it could not be read or is not JSON."""
+    doc, unread, parsed = naming.load_parsed(path)
+    if unread is not None:
+        return None, unread, parsed
+    line, waived, _ = check_loaded(doc, path.name)
+    if line is not None:
+        return None, line, doc
+    return Stored.of(path.name, doc, waived), None, doc
 
 
 _number = as_number  # a finite number, or None

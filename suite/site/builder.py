@@ -254,7 +254,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     parallel = len(paths) >= PARALLEL_FROM and workers > 1
     progress(f"reading and validating {len(paths)} results file{'' if len(paths) == 1 else 's'}")
     with ProcessPoolExecutor(workers) if parallel else contextlib.nullcontext() as pool:
-        parts, invalid, links, summaries = _gather(paths, out, pool, workers, built_at, readings, table)
+        parts, invalid, links, summaries, named = _gather(paths, out, pool, workers, built_at, readings, table)
         trusted = reviewers.load(results_dir)  # whose reproductions count (results/reviewers.toml)
         if trusted.problem:
             invalid.append((reviewers.FILE, trusted.problem))
@@ -266,7 +266,7 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
                  "n_reproductions": int(runs.loc[again, "file"].nunique())}
         progress("writing the workload and system pages")
         ids = list(registry.WORKLOADS) + ([own.FREE_JOB] if (entries["workload"] == own.FREE_JOB).any() else [])
-        built["refused"] = refused.by_workload(results_dir, invalid, ids)  # each workload page points to its own
+        built["refused"] = refused.by_workload(named, ids)  # each workload page points to its own
         workloads = _map(pool, pages.workload_pages, [out] * len(ids), ids,
                          [entries[entries["workload"] == w] for w in ids], [built] * len(ids))
         names = sorted(entries["system"].unique())
@@ -310,7 +310,8 @@ def _gather(paths: list[Path], out_dir: Path, pool: ProcessPoolExecutor | None, 
     for system, text in (pair for part in parts for pair in part[2]):
         links.setdefault(system, set()).add(text)
     summaries = {key: value for part in parts for key, value in part[3].items()}
-    return [rows for part in parts for rows in part[0]], invalid, links, summaries
+    named = {name: ids for part in parts for name, ids in part[4].items()}  # the refused files' workloads
+    return [rows for part in parts for rows in part[0]], invalid, links, summaries, named
 
 
 def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table: prices.Table):
@@ -319,14 +320,17 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table
     (the recomputed figures, as the tables show them) and event logs, and keep the reading in
     ``readings`` for the pages rewritten once every file is read; return each file's rows
     (:func:`suite.leaderboard.pipeline.file_rows`), invalid files, ((system name, signer), interconnect
-    text) pairs and each entry's comparison summary (suite/compare/engine.py; keyed by file, workload and scale)."""
+    text) pairs, each entry's comparison summary (suite/compare/engine.py; keyed by file, workload and scale)
+    and, for each invalid file, the workload ids its runs name (:func:`suite.site.refused.workload_ids`)."""
     parts, invalid, links = [], [], []
     summaries: dict[tuple[str, str, str], dict] = {}
+    named: dict[str, list[str]] = {}
     out = Path(out_dir)
     for p in map(Path, paths):
-        stored, problem = leaderboard.read_stored(p)
+        stored, problem, parsed = leaderboard.read_stored_parsed(p)
         if stored is None:
             invalid.append((p.name, problem))
+            named[p.name] = refused.workload_ids(parsed)
             continue
         _copy(p, out / "raw" / f"{file_slug(p.name)}.json")
         shared = run_page.doc_context(p.name, stored.figures, list(stored.waived), signer=stored.signer, table=table)
@@ -336,7 +340,7 @@ def _process(paths: list[str], out_dir: str, built_at: str, readings: str, table
             links.append(((stored.doc["system"]["name"], stored.signer), shared["interconnect"]))
         run_page.write_pages(out, p.name, stored.figures, shared, built_at)
         (Path(readings) / f"{file_slug(p.name)}.pickle").write_bytes(pickle.dumps(stored))
-    return parts, invalid, links, summaries
+    return parts, invalid, links, summaries, named
 
 
 def _copy(src: Path, dest: Path) -> None:

@@ -44,13 +44,23 @@ def load_stored(path: Path) -> tuple[Any, str | None]:
     """A store's file read as the site and ``goodbench submit`` read it: bounded (size, nesting,
     numbers: :func:`suite.validate.read_bounded`), and refused where submit did not store it
     (:func:`misnamed`). (document, None), or (None, why, one line beginning with its name)."""
+    doc, why, _ = load_parsed(path)
+    return doc, why
+
+
+def load_parsed(path: Path) -> tuple[Any, str | None, Any]:
+    """:func:`load_stored`, with a third part: the document as parsed, also where the store
+    refuses it for its name (None: unreadable, or not JSON), so that a reader of the refused
+    files need not read them again (:mod:`suite.site.refused`)."""
     raw, problems = read_bounded(path)
     if problems or raw is None:
-        return None, problems[0].line(path.name) if problems else f"{safe(path.name, 200)}: unreadable"
-    if (why := misnamed(path, raw)) is not None:  # goodbench sign wrote one there (trial 13)
-        return None, f"{safe(path.name, 200)}: {why}"
+        return None, problems[0].line(path.name) if problems else f"{safe(path.name, 200)}: unreadable", None
+    why = misnamed(path, raw)  # goodbench sign wrote one there (trial 13)
     doc, problems = parse(raw)
-    return (None, problems[0].line(path.name)) if problems else (doc, None)
+    parsed = None if problems else doc
+    if why is not None:
+        return None, f"{safe(path.name, 200)}: {why}", parsed
+    return (None, problems[0].line(path.name), None) if problems else (doc, None, doc)
 
 
 def store_reason(folder: Path) -> str | None:
