@@ -346,3 +346,123 @@ def test_base_code_runs_the_check_with_the_bases_own_code(scratch, tmp_path, cap
     assert argv == f"pr --repo {repo.resolve()} --base {base} --head {head}"
     assert f"judging with the code of {base[:12]}" in err
     assert not Path(where).exists() and len(git(repo, "worktree", "list").splitlines()) == 1
+
+
+def _stand_in_base(repo: Path, body: str) -> str:
+    """Commit a stand-in ``suite/site/publish.py`` on main (``body``: its code); main's commit."""
+    (repo / "suite" / "site").mkdir(parents=True, exist_ok=True)
+    (repo / "suite" / "__init__.py").write_text("")
+    (repo / "suite" / "site" / "__init__.py").write_text("")
+    (repo / "suite" / "site" / "publish.py").write_text(body)
+    return commit(repo, "the base's code")
+
+
+def _no_worktree_left(repo: Path, err: str = "") -> bool:
+    """Only the main worktree is registered, and the worktree ``err`` says it made is gone."""
+    made = [line.rsplit(" at ", 1)[1].rstrip(")") for line in err.splitlines() if line.startswith("judging with")]
+    registered = list((repo / ".git" / "worktrees").glob("*")) if (repo / ".git" / "worktrees").exists() else []
+    return len(git(repo, "worktree", "list").splitlines()) == 1 and not registered \
+        and not any(Path(p).exists() for p in made)
+
+
+def test_base_code_refuses_a_base_that_no_trusted_ref_holds(scratch, capfd):
+    """--base-code runs --base's code: a pull request's commit there (``--base pr``, FETCH_HEAD) is
+    refused in one line before any worktree is made, unless --trusted-ref names it."""
+    repo, _ = scratch
+    _stand_in_base(repo, "import sys\nprint('base code ran')\nsys.exit(3)\n")
+    (repo / "README.md").write_text("main moves on\n")
+    commit(repo, "main moves on")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "suite" / "site" / "publish.py").write_text("print('the pull request ran')\n")
+    head = commit(repo, "a pull request's own code")
+    status = publish.main(["pr", "--repo", str(repo), "--base", "pr", "--head", "pr", "--base-code"])
+    out, err = capfd.readouterr()
+    assert status == 2 and "ran" not in out, out
+    assert err == (f"publish: --base-code runs --base's code: pr ({head[:12]}) is not main nor an ancestor "
+                   "of it (a pull request's code is never run)\n")
+    assert _no_worktree_left(repo)
+    status = publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--base-code",
+                           "--trusted-ref", "nothing-here"])
+    assert status == 2 and "nothing-here" in capfd.readouterr().err
+    # an ancestor of main is trusted; a ref named by --trusted-ref replaces the defaults
+    assert publish.main(["pr", "--repo", str(repo), "--base", "main~1", "--head", "pr", "--base-code"]) == 3
+    assert "base code ran" in capfd.readouterr().out
+    assert publish.main(["pr", "--repo", str(repo), "--base", "pr", "--head", "pr", "--base-code",
+                         "--trusted-ref", "pr"]) == 0
+    assert "the pull request ran" in capfd.readouterr().out
+
+
+def test_base_code_runs_the_base_without_tokens_or_keys(scratch, monkeypatch, capfd):
+    """The base's code starts with what Python needs (PATH, HOME, PYTHON*: PYTHONPATH the worktree)
+    and none of the maintainer's credentials."""
+    repo, _ = scratch
+    _stand_in_base(repo, "import os\nprint('env', ' '.join(sorted(os.environ)))\n"
+                         "print('pythonpath', os.environ['PYTHONPATH'])\n")
+    for name in ("GITHUB_TOKEN", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY", "GPG_KEY", "PYTHON_API_TOKEN", "NPM_TOKEN"):
+        monkeypatch.setenv(name, "secret")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    assert publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "main", "--base-code"]) == 0
+    out = capfd.readouterr().out
+    names = set(next(x for x in out.splitlines() if x.startswith("env ")).split()[1:])
+    assert {"PATH", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "LC_ALL"} <= names
+    assert not names & {"GITHUB_TOKEN", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY", "GPG_KEY", "PYTHON_API_TOKEN",
+                        "NPM_TOKEN"}, names
+    assert next(x for x in out.splitlines() if x.startswith("pythonpath ")).endswith("/base")
+    assert publish.child_environment(Path("/t"), {"HOME": "/h", "MY_PASSWORD": "x", "PYTHONPATH": "/else"}) == {
+        "HOME": "/h", "PYTHONPATH": "/t"}
+
+
+def test_base_code_removes_its_worktree_on_sigterm_and_says_so(scratch, capfd):
+    """A SIGTERM while the base's code runs stops the check as Ctrl-C would: the child is ended,
+    the worktree removed (on disk and in .git/worktrees), exit 143 with one line; and the previous
+    SIGTERM handler is back."""
+    import signal
+
+    repo, _ = scratch
+    _stand_in_base(repo, "import os, signal, time\nos.kill(os.getppid(), signal.SIGTERM)\ntime.sleep(60)\n")
+    before = signal.getsignal(signal.SIGTERM)
+    started = time.monotonic()
+    status = publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "main", "--base-code"])
+    err = capfd.readouterr().err
+    assert status == 143 and time.monotonic() - started < 30
+    assert "publish: stopped by SIGTERM" in err and "judging with" in err
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert _no_worktree_left(repo, err)
+
+
+def test_base_code_child_killed_by_a_signal_exits_128_plus_n(scratch, capfd):
+    repo, base = scratch
+    base = _stand_in_base(repo, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    assert publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "main", "--base-code"]) == 137
+    err = capfd.readouterr().err
+    assert f"publish: the check run with {base[:12]}'s code was ended by SIGKILL (exit 137)" in err
+    assert _no_worktree_left(repo, err)
+
+
+@pytest.mark.parametrize("fail", ["interrupt in add", "remove fails"])
+def test_the_detached_worktree_is_removed_in_every_path(scratch, monkeypatch, fail):
+    """Ctrl-C during ``git worktree add`` (the worktree made in part), or a ``worktree remove``
+    that fails: the folder is deleted and ``git worktree prune`` drops its registration."""
+    repo, _ = scratch
+    g = publish.Git(repo)
+    real = publish.Git._run
+
+    def run(self, *args):
+        if args[:2] == ("worktree", "add"):
+            out = real(self, *args)
+            if fail == "interrupt in add":
+                raise KeyboardInterrupt
+            return out
+        if args[:2] == ("worktree", "remove"):
+            raise publish.GoodbenchError("git worktree remove: failed")
+        return real(self, *args)
+
+    monkeypatch.setattr(publish.Git, "_run", run)
+    made = []
+    with pytest.raises(KeyboardInterrupt), g.detached_worktree("main") as tree:
+        made.append(tree)
+        assert (tree / "results").is_dir()
+        raise KeyboardInterrupt
+    assert made == [] if fail == "interrupt in add" else not made[0].exists()
+    assert _no_worktree_left(repo)

@@ -18,7 +18,11 @@
     out, imported or run, so the workflow may run this with write permission.
 
     With ``--base-code`` it runs itself from a temporary git worktree of ``--base`` instead, as
-    the workflow does (this checkout's code may differ: a workload or peak entry it adds).
+    the workflow does (this checkout's code may differ: a workload or peak entry it adds). That
+    runs ``--base``'s code, so ``--base`` must be a trusted ref's commit or one of its ancestors
+    (``--trusted-ref``, default: ``upstream/main``, ``origin/main``, ``main``, those that exist),
+    never a pull request's; the check starts with a reduced environment (:func:`child_environment`:
+    no tokens, keys or SSH agent), and the worktree is removed however the run ends.
 
 ``python -m suite.site.publish site --out DIR [--results-dir results]``
     Builds the leaderboard as ``goodbench site`` does, for the workflow to publish (GitHub
@@ -29,15 +33,19 @@ Torch-free.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +62,11 @@ RESULTS = "results"
 STORED_NAME = re.compile(r"results/([0-9a-f]{64})\.json")
 MAINTAINERS_ONLY = ("results/reviewers.toml", "results/mlperf/")
 LEDGER = f"{RESULTS}/{ledger.NAME}"
+TRUSTED_REFS = ("upstream/main", "origin/main", "main")  # --base-code's default: the names the docs use
+# what --base-code's child keeps of this environment (every name of ENV_DENIED dropped even so)
+ENV_KEPT = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NO_COLOR", "VIRTUAL_ENV")
+ENV_KEPT_PREFIXES = ("LC_", "PYTHON")
+ENV_DENIED = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 
 
 @dataclass
@@ -80,8 +93,31 @@ class Review:
         return bool(self.verdicts) and all(v.accepted for v in self.verdicts)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised as an interrupt where :func:`sigterm_as_interrupt` holds."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` (so ``finally`` blocks run, as on
+    Ctrl-C); the previous handler is restored after. Outside the main thread, nothing changes."""
+    def _raise(signum, frame):
+        raise Terminated()
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class Git:
-    """Read-only git plumbing in ``repo``: commits, changed paths, blobs (never a checkout)."""
+    """Git plumbing in ``repo``: commits, changed paths, blobs, all read-only, never a checkout of
+    the working tree; the one exception is :meth:`detached_worktree`, a temporary checkout of a
+    commit elsewhere, removed after."""
 
     def __init__(self, repo: str | Path = "."):
         self.repo = str(repo)
@@ -100,6 +136,50 @@ class Git:
     def merge_base(self, a: str, b: str) -> str:
         """The commit ``b`` branched from ``a`` at."""
         return self._run("merge-base", a, b).decode().strip()
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        """Whether commit ``a`` is ``b`` or one of its ancestors."""
+        proc = subprocess.run(["git", "-C", self.repo, "merge-base", "--is-ancestor", a, b],
+                              capture_output=True, check=False)
+        if proc.returncode not in (0, 1):
+            reason = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GoodbenchError(f"git merge-base --is-ancestor: {reason[-1] if reason else f'exit {proc.returncode}'}")
+        return proc.returncode == 0
+
+    def has_commit(self, rev: str) -> bool:
+        """Whether ``rev`` names a commit here."""
+        try:
+            self.commit(rev)
+        except GoodbenchError:
+            return False
+        return True
+
+    @contextlib.contextmanager
+    def detached_worktree(self, rev: str, prefix: str = "goodbench-worktree-") -> Iterator[Path]:
+        """A temporary git worktree of commit ``rev`` (detached: no branch is made or moved), in a
+        new temporary folder; removed when the block ends however it ends, an interrupt during
+        ``git worktree add`` included (where ``git worktree remove`` fails, the folder is deleted and
+        ``git worktree prune`` drops its registration). SIGINT and SIGTERM wait while it is removed."""
+        with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+            tree = Path(scratch) / "base"
+            try:
+                self._run("worktree", "add", "--detach", "--quiet", str(tree), rev)
+                yield tree
+            finally:
+                self._remove_worktree(tree)
+
+    def _remove_worktree(self, tree: Path) -> None:
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # delivered once it is gone
+        try:
+            try:
+                self._run("worktree", "remove", "--force", str(tree))
+            except GoodbenchError:  # never added, or added only in part
+                shutil.rmtree(tree, ignore_errors=True)
+                with contextlib.suppress(GoodbenchError):
+                    self._run("worktree", "prune")
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     def changes(self, old: str, new: str) -> list[tuple[str, str]]:
         """(status letter, path) of every path that differs from ``old`` to ``new`` (renames as a
@@ -317,24 +397,52 @@ def comment(result: Review) -> str:
             "How results are checked and stored: docs/submitting.md.\n")
 
 
-def with_base_code(repo: str | Path, base: str, head: str, comment_to: str | None) -> int:
+def child_environment(tree: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment ``--base-code`` runs the base's code in: only what Python and git need
+    (:data:`ENV_KEPT`, ``LC_*``, ``PYTHON*``), never a name that reads as a credential
+    (:data:`ENV_DENIED`: ``GITHUB_TOKEN``, ``SSH_AUTH_SOCK``, ``*SECRET*``, ``*KEY*``, …), and
+    ``PYTHONPATH`` the worktree alone."""
+    env = {k: v for k, v in (os.environ if environ is None else environ).items()
+           if (k in ENV_KEPT or k.startswith(ENV_KEPT_PREFIXES)) and not ENV_DENIED.search(k)}
+    return {**env, "PYTHONPATH": str(tree)}
+
+
+def trusted_base(git: Git, base: str, trusted: list[str] | None) -> str:
+    """The commit of ``base`` where it is a trusted ref's commit or one of its ancestors (``trusted``;
+    None: the names of :data:`TRUSTED_REFS` that exist here); else :class:`GoodbenchError`, one line."""
+    refs = list(trusted) if trusted else [r for r in TRUSTED_REFS if git.has_commit(r)]
+    commit = git.commit(base)
+    if not refs:
+        raise GoodbenchError(f"--base-code runs --base's code, and no trusted ref exists here "
+                             f"({', '.join(TRUSTED_REFS)}): name one with --trusted-ref")
+    if not any(git.is_ancestor(commit, git.commit(ref)) for ref in refs):
+        raise GoodbenchError(f"--base-code runs --base's code: {safe(base, 80)} ({commit[:12]}) is not "
+                             f"{' or '.join(refs)} nor an ancestor of it (a pull request's code is never run)")
+    return commit
+
+
+def with_base_code(repo: str | Path, base: str, head: str, comment_to: str | None,
+                   trusted: list[str] | None = None) -> int:
     """Run ``pr`` with ``base``'s own code, in a git worktree of ``base`` made for it and removed
-    after (the workflow runs the base branch's code; this checkout's may differ); its exit status."""
+    after however the run ends (the workflow runs the base branch's code; this checkout's may
+    differ); its exit status (128 + N where a signal N ended it). ``base`` must be trusted
+    (:func:`trusted_base`); the check runs in :func:`child_environment`."""
     git = Git(repo)
-    base, head = git.commit(base), git.commit(head)
-    with tempfile.TemporaryDirectory(prefix="goodbench-base-code-") as scratch:
-        tree = Path(scratch) / "base"
-        git._run("worktree", "add", "--detach", "--quiet", str(tree), base)
-        try:
-            print(f"judging with the code of {base[:12]} (a worktree of it at {tree})", file=sys.stderr, flush=True)
-            # -P: the base's code comes from PYTHONPATH alone, never from whatever folder is current
-            command = [sys.executable, "-P", "-m", "suite.site.publish", "pr", "--repo", str(Path(repo).resolve()),
-                       "--base", base, "--head", head]
-            if comment_to:
-                command += ["--comment", str(Path(comment_to).resolve())]
-            return subprocess.run(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=False).returncode
-        finally:
-            git._run("worktree", "remove", "--force", str(tree))
+    base, head = trusted_base(git, base, trusted), git.commit(head)
+    with sigterm_as_interrupt(), git.detached_worktree(base, prefix="goodbench-base-code-") as tree:
+        print(f"judging with the code of {base[:12]} (a worktree of it at {tree})", file=sys.stderr, flush=True)
+        # -P: the base's code comes from PYTHONPATH alone, never from whatever folder is current
+        command = [sys.executable, "-P", "-m", "suite.site.publish", "pr", "--repo", str(Path(repo).resolve()),
+                   "--base", base, "--head", head]
+        if comment_to:
+            command += ["--comment", str(Path(comment_to).resolve())]
+        status = subprocess.run(command, cwd=tree, env=child_environment(tree), check=False).returncode
+    if status < 0:
+        name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
+        print(f"publish: the check run with {base[:12]}'s code was ended by {name} (exit {128 - status})",
+              file=sys.stderr)
+        return 128 - status
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,7 +458,11 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--comment", help="also write the verdicts as Markdown to this file")
     pr.add_argument("--base-code", action="store_true", help=(
         "judge with --base's code, as the workflow does, not this checkout's: check --base out into a "
-        "temporary git worktree and run this check from there"))
+        "temporary git worktree and run this check from there, with no tokens or keys in its environment; "
+        "--base must then be a --trusted-ref or one of its ancestors (never name a pull request's commit)"))
+    pr.add_argument("--trusted-ref", action="append", metavar="REF", help=(
+        f"with --base-code: a ref whose code may be run, repeatable (default: {', '.join(TRUSTED_REFS)}, "
+        "those that exist)"))
     site = steps.add_parser("site", help="build the leaderboard to publish")
     site.add_argument("--results-dir", default=RESULTS, help="the store (default: results)")
     site.add_argument("--out", required=True, help="the folder to build into (absent, empty or a previous build)")
@@ -363,11 +475,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"built {built.index}: {built.n_results} results files shown, {len(built.invalid)} not shown")
             return 0
         if args.base_code:
-            return with_base_code(args.repo, args.base, args.head, args.comment)
+            return with_base_code(args.repo, args.base, args.head, args.comment, args.trusted_ref)
         result = review(args.repo, args.base, args.head)
     except GoodbenchError as exc:
         print(f"publish: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("publish: stopped by SIGTERM", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        print("publish: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
     print(report(result), end="")
     if args.comment:
         Path(args.comment).write_text(comment(result), encoding="utf-8")
