@@ -806,6 +806,7 @@ def test_a_checkouts_configuration_is_read_once_until_it_changes(checkout: Path,
         return real(gitdir, *args, given=given)
 
     monkeypatch.setattr(gitcheck, "_run", counting)
+    monkeypatch.setattr(gitcheck, "RACY_S", 0.0)  # files written just now are cached too (tests/test_gitcheck_cache.py)
     gitcheck.forget()
     _git(checkout, "init", "-q")
     _git(checkout, "add", "-A")

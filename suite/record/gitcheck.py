@@ -23,10 +23,14 @@ import hashlib
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 GIT_TIMEOUT_S = 120
 MAX_OUTPUT_BYTES = 64 * 2 ** 20  # the largest listing read (MLPerf v2.1: 65,000 files) is about 8 MB
+# a configuration file changed this recently is never cached: a write in the same timestamp tick
+# (a coarse kernel clock, FAT or NFS granularity) could leave its stat as it was (racy git)
+RACY_S = 2.0
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
@@ -137,6 +141,17 @@ def _config_key(gitdir: Path) -> tuple:
     return (real, *(_stamp(f) for f in files))
 
 
+def _now_ns() -> int:
+    return time.time_ns()
+
+
+def _settled(key: tuple) -> bool:
+    """Whether every configuration file of ``key`` (:func:`_config_key`) last changed more than
+    :data:`RACY_S` ago, so that a later write gives it another stat."""
+    limit = _now_ns() - int(RACY_S * 1e9)
+    return all(stamp is None or (stamp[3] < limit and stamp[4] < limit) for stamp in key[1:])
+
+
 def forget() -> None:
     """Check every checkout's configuration again at its next git command."""
     _CHECKED.clear()
@@ -146,7 +161,9 @@ def _refuse_promisor(gitdir: Path) -> None:
     """:class:`GitRefused` where the checkout's configuration makes it a partial clone or names
     a promisor remote: a missing object would be fetched from it (never here, but such a
     checkout is no published one). Read once per checkout and state of its configuration files
-    (:func:`_config_key`); a configuration that includes other files is read every time."""
+    (:func:`_config_key`); a configuration that includes other files is read every time, and so is
+    one whose files changed while git read them (the key taken again after the read differs) or
+    within :data:`RACY_S` of now (:func:`_settled`)."""
     key = _config_key(gitdir)
     if key in _CHECKED:
         why = _CHECKED[key]
@@ -157,7 +174,7 @@ def _refuse_promisor(gitdir: Path) -> None:
     if done.returncode:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitRefused(said[-1][:200] if said else "git cannot read the checkout's configuration")
-    includes = False
+    includes, why = False, None
     for entry in done.stdout.split(b"\0"):
         name, _, value = entry.partition(b"\n")
         name = name.lower()
@@ -165,10 +182,14 @@ def _refuse_promisor(gitdir: Path) -> None:
         if name == b"extensions.partialclone" or (name.startswith(b"remote.") and (
                 name.endswith(b".promisor") and value.strip().lower() not in (b"false", b"no", b"off", b"0")
                 or name.endswith(b".partialclonefilter"))):
-            _CHECKED[key] = PARTIAL_CLONE
-            raise GitRefused(PARTIAL_CLONE)
-    if not includes:  # an included file can change while the checkout's own do not
-        _CHECKED[key] = None
+            why = PARTIAL_CLONE
+            break
+    # an included file can change while the checkout's own do not; a write racing the read may
+    # have been read under another state's stat
+    if (why is not None or not includes) and _config_key(gitdir) == key and _settled(key):
+        _CHECKED[key] = why
+    if why is not None:
+        raise GitRefused(why)
 
 
 def git(gitdir: Path, *args: str, given: bytes | None = None) -> bytes:
