@@ -13,6 +13,12 @@ REPO = Path(__file__).resolve().parent.parent
 NUMBERS = {w: n for n, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 COUNT = re.compile(r"\b(" + "|".join(NUMBERS) + r"|\d+)((?:\s+[\w-]+){0,2})\s+workloads\b", re.I)
+# a count is of the whole set where a word says so ("six pinned workloads", "5 reference training
+# workloads") or the words before it do ("the suite has seven workloads", "all five workloads");
+# "the two workloads that use a GPU" counts a part, and is no statement of the total
+TOTAL_WORDS = {"pinned", "reference", "registered", "built-in", "shipped", "standard"}
+TOTAL_BEFORE = re.compile(r"(?:\b(?:suite|goodbench)(?:'s)?\b[^.;:]{0,30}?\b(?:has|ships|holds|contains|offers|"
+                          r"with|of|runs)|\b(?:suite|goodbench)'s|\ball(?:\s+of)?(?:\s+its|\s+the)?)\s*$", re.I)
 
 
 def _text(name: str) -> str:
@@ -26,17 +32,28 @@ def test_every_registered_workload_has_its_section(workload_id):
 
 
 def counts(text: str) -> list[tuple[int, str]]:
-    """Each count of workloads the text states ("five pinned training workloads"), with its words."""
+    """Each count of all the suite's workloads the text states ("five pinned training workloads",
+    "the suite has 6 workloads"), with its words; a count of some of them is none."""
     found = []
     for match in COUNT.finditer(text):
+        qualifiers = {w.lower() for w in match.group(2).split()}
+        if not qualifiers & TOTAL_WORDS and not TOTAL_BEFORE.search(text[max(0, match.start() - 80):match.start()]):
+            continue
         word = match.group(1).lower()
         found.append((int(word) if word.isdigit() else NUMBERS[word], " ".join(match.group(0).split())))
     return found
 
 
 def test_counts_are_read_as_words_and_digits():
-    assert counts("Five pinned training\nworkloads, and 3 workloads; every workload") == [
-        (5, "Five pinned training workloads"), (3, "3 workloads")]
+    assert counts("Five pinned training\nworkloads, and 3 reference workloads; every workload") == [
+        (5, "Five pinned training workloads"), (3, "3 reference workloads")]
+    assert counts("The suite has seven workloads. It runs all 4 workloads, and goodbench's 2 workloads") == [
+        (7, "seven workloads"), (4, "4 workloads"), (2, "2 workloads")]
+
+
+def test_a_count_of_some_workloads_is_no_statement_of_the_total():
+    assert counts("the two workloads that use a GPU; 3 workloads share a dataset. Of the suite, two "
+                  "workloads are vision") == []
 
 
 @pytest.mark.parametrize("name", ["docs/workloads.md", "README.md"])
