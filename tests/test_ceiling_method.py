@@ -76,3 +76,36 @@ def test_no_method_claims_nothing():
     doc = copy.deepcopy(SMOKE)
     _entry(doc)["method"] = None
     assert _problems(doc) == []
+
+
+@pytest.mark.parametrize("fields", ["its own", "the first's", "none"])
+def test_a_ceiling_measured_again_without_a_method_validates(fields):
+    """A measurement with no method text, measured again: the method written is built from the
+    measurement's fields (matrix size, precision: its own, else the first measurement's; its timed
+    batches) as goodbench writes it, never a fallback text the validator refuses ("torch.mm; the
+    fastest of …"); with no fields to build it from, none is written. Either way the document
+    validates."""
+    pytest.importorskip("torch")
+    from suite.meters import ceiling as ceiling_meter
+
+    doc = copy.deepcopy(SMOKE)
+    e = _entry(doc)
+    start = {**{k: v for k, v in e.items() if k not in ("at_end", "method")}, "flops": e["flops"] * 0.5}  # under load
+    if fields == "none":
+        del start["n"]
+    extra = {"n": e["n"], "precision": "fp32"} if fields == "its own" else {}
+    rates = iter([e["flops"] * 0.9, e["flops"] * 0.95, e["flops"]])
+
+    def measure() -> dict:
+        flops = next(rates)
+        return {"flops": flops, "trials_flops": [flops] + [0.9 * flops] * 4, **extra}
+
+    kept = ceiling_meter.measured_again(start, measure, needed=e["flops"])  # the third reaches it
+    method = kept["at_end"].get("method")
+    if fields == "none":
+        assert "method" not in kept["at_end"]
+    else:
+        assert method == ceiling_method.again(ceiling_method.first(e["n"], "fp32", ceiling_meter.WARMUP, 5), 3)
+        assert ceiling_method.claims(method) == {"n": e["n"], "precision": "fp32", "batches": 5, "made": 3}
+    _entry(doc)["at_end"] = kept["at_end"]
+    assert _problems(doc) == []
