@@ -11,7 +11,9 @@ import pytest
 from suite.figures import mfu
 
 REPO = Path(__file__).resolve().parent.parent
-ENTRIES = {peak.name: peak for peak in mfu.PEAKS}  # two spellings of one entry: one entry
+ENTRIES = {peak.name: peak for peak in mfu.PEAKS}  # the entries' names (two spellings of one entry: one name)
+EACH = pytest.mark.parametrize("peak", mfu.PEAKS, ids=[f"{p.name} [{' '.join(p.match)}]" for p in mfu.PEAKS])
+"""Every entry of the table, each spelling of a name too: each one's figures are checked."""
 
 ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
 """Precisions from the slowest to the fastest dense rate: no entry runs a narrower type slower."""
@@ -79,10 +81,22 @@ def test_every_entry_names_its_architecture():
     assert sorted(set(ARCHITECTURE) - set(ENTRIES)) == [], "ARCHITECTURE names entries the table does not have"
 
 
-@pytest.mark.parametrize("name", sorted(ENTRIES))
-def test_precisions_are_ordered(name):
+def test_entries_of_one_name_agree():
+    """Two spellings of one device ("gaudi2", "gaudi 2") are one entry: the same figures, power,
+    source and measurements; only their match and exclude words differ."""
+    by_name: dict[str, list[mfu.Peak]] = {}
+    for peak in mfu.PEAKS:
+        by_name.setdefault(peak.name, []).append(peak)
+    for name, peaks in by_name.items():
+        kept = [{k: v for k, v in vars(p).items() if k not in ("match", "exclude")} for p in peaks]
+        assert all(k == kept[0] for k in kept[1:]), f"{name}: its {len(peaks)} entries differ beyond their match words"
+        assert len({(p.match, p.exclude) for p in peaks}) == len(peaks), f"{name}: one spelling entered twice"
+
+
+@EACH
+def test_precisions_are_ordered(peak):
     """fp32 ≤ tf32 ≤ bf16 = fp16 ≤ fp8 ≤ fp4, over the precisions the entry has."""
-    t = ENTRIES[name].tflops
+    name, t = peak.name, peak.tflops
     present = [p for p in ORDER if p in t]
     for slower, faster in zip(present, present[1:]):
         assert t[slower] <= t[faster], (f"{name}: {slower} {t[slower]:g} > {faster} {t[faster]:g} TFLOP/s "
@@ -91,10 +105,10 @@ def test_precisions_are_ordered(name):
         assert t["bf16"] == t["fp16"], f"{name}: bf16 {t['bf16']:g} != fp16 {t['fp16']:g} (one tensor rate for both)"
 
 
-@pytest.mark.parametrize("name", sorted(ENTRIES))
-def test_ratios_the_architecture_fixes(name):
+@EACH
+def test_ratios_the_architecture_fixes(peak):
     """fp8 and tf32 against bf16, and the tensor rate against fp32, as the architecture does them."""
-    t, arch = ENTRIES[name].tflops, ARCHITECTURE.get(name)
+    name, t, arch = peak.name, peak.tflops, ARCHITECTURE.get(peak.name)
     for precision, ratios in (("fp8", FP8_PER_BF16), ("tf32", TF32_PER_BF16)):
         if arch in ratios and precision in t and "bf16" in t:
             got, want = t[precision] / t["bf16"], ratios[arch]
@@ -110,21 +124,23 @@ def test_ratios_the_architecture_fixes(name):
                       f"to +{RATIO_TOLERANCE:.0%}): a sparse tensor figure, or the fp32 of another part?")
 
 
-@pytest.mark.parametrize("name", sorted(n for n in ENTRIES if per_watt(ENTRIES[n]) is not None))
-def test_dense_tensor_flops_per_watt_lies_in_the_tables_band(name):
-    others = [w for n, p in ENTRIES.items() if n != name and (w := per_watt(p)) is not None]
+@pytest.mark.parametrize("peak", [p for p in mfu.PEAKS if per_watt(p) is not None],
+                         ids=[f"{p.name} [{' '.join(p.match)}]" for p in mfu.PEAKS if per_watt(p) is not None])
+def test_dense_tensor_flops_per_watt_lies_in_the_tables_band(peak):
+    name = peak.name
+    others = [w for p in mfu.PEAKS if p.name != name and (w := per_watt(p)) is not None]
     low, high = min(others) / PER_WATT_DOWN, max(others) * PER_WATT_UP
-    got = per_watt(ENTRIES[name])
+    got = per_watt(peak)
     assert low <= got <= high, (f"{name}: {got:.2f} dense TFLOP/s per board watt, outside the table's band "
                                 f"{low:.2f}-{high:.2f} (the other entries' least / {PER_WATT_DOWN:g} to most × "
                                 f"{PER_WATT_UP:g}): a sparse figure, or the power of another board?")
 
 
-@pytest.mark.parametrize("name", sorted(ENTRIES))
-def test_every_figure_is_sourced(name):
+@EACH
+def test_every_figure_is_sourced(peak):
     """A source is one of the module's named constants, says which document it is, and says
     "dense" for an architecture that has a sparse rate to confuse it with."""
-    peak = ENTRIES[name]
+    name = peak.name
     constants = {v for k, v in vars(mfu).items() if k.isupper() and isinstance(v, str)}
     assert peak.source in constants, f"{name}: its source is not a named constant of suite/figures/mfu.py"
     kinds = ("datasheet", "whitepaper", "white paper", "documentation", "specifications", "announcement",
