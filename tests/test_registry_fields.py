@@ -62,3 +62,36 @@ def test_a_malformed_data_pin_is_refused_naming_the_workload_and_field(sha256, s
     with pytest.raises(registry.IncompleteWorkload,
                        match=f"workload 'fashion-cnn' data file {first.name}: {field} .* is not"):
         registry.checked(workload)
+
+
+def test_a_key_error_inside_the_check_is_not_an_unknown_workload(monkeypatch):
+    """The lookup comes first and the check after it, outside its ``except KeyError``: a KeyError
+    the check raises is the check's own error, never "unknown workload"."""
+    workload = copy.copy(registry.get("dlrm-small"))
+    monkeypatch.setitem(registry.WORKLOADS, "dlrm-small", workload)  # a registry line, not checked yet
+
+    def broken(w):
+        raise KeyError("a key the check needed")
+
+    monkeypatch.setattr(registry, "checked", broken)
+    with pytest.raises(KeyError) as caught:
+        registry.get("dlrm-small")
+    assert not isinstance(caught.value, registry.UnknownWorkload) and "a key the check needed" in str(caught.value)
+    for unknown in ("no-such-workload", ["dlrm-small"], {"id": "dlrm-small"}):
+        with pytest.raises(registry.UnknownWorkload, match="unknown workload"):
+            registry.get(unknown)  # type: ignore[arg-type]
+
+
+def test_each_workload_is_checked_once_not_at_every_lookup(monkeypatch):
+    calls: list[str] = []
+    real = registry.checked
+    monkeypatch.setattr(registry, "checked", lambda w: calls.append(w.id) or real(w))
+    for _ in range(3):
+        for workload_id in registry.WORKLOADS:
+            registry.get(workload_id)
+    assert calls == []  # each was checked at registration
+    workload = copy.copy(registry.get("dlrm-small"))
+    monkeypatch.setitem(registry.WORKLOADS, "dlrm-small", workload)
+    for _ in range(3):
+        assert registry.get("dlrm-small") is workload
+    assert calls == ["dlrm-small"]  # a line put in without the check: checked at its first lookup only

@@ -42,8 +42,21 @@ def checked(workload: Workload) -> Workload:
     return workload
 
 
+_CHECKED: dict[int, Workload] = {}
+"""The workloads :func:`checked` passed, by ``id()`` (the object kept, so that its id is not reused)."""
+
+
+def _checked_once(workload: Workload) -> Workload:
+    """:func:`checked`, once per workload object: at registration, and at the first lookup of one
+    put in :data:`WORKLOADS` without it."""
+    if _CHECKED.get(id(workload)) is not workload:
+        checked(workload)
+        _CHECKED[id(workload)] = workload
+    return workload
+
+
 WORKLOADS: dict[str, Workload] = {
-    w.id: checked(w) for w in (LmChar(), Gpt2(), FashionCnn(), Llama1B(), DlrmSmall())}
+    w.id: _checked_once(w) for w in (LmChar(), Gpt2(), FashionCnn(), Llama1B(), DlrmSmall())}
 
 
 class UnknownWorkload(KeyError):
@@ -52,12 +65,14 @@ class UnknownWorkload(KeyError):
 
 def get(workload_id: str) -> Workload:
     """The workload with this id, or :class:`UnknownWorkload` listing the known ones
-    (:class:`IncompleteWorkload` for one registered without a required field)."""
+    (:class:`IncompleteWorkload` for one registered without a required field: checked once per
+    workload, outside the lookup, so that an error of the check is never read as an unknown id)."""
     try:
-        return checked(WORKLOADS[workload_id])
-    except KeyError:
+        workload = WORKLOADS[workload_id]
+    except (KeyError, TypeError):  # TypeError: an id that is no string (a list, an object) cannot be one
         raise UnknownWorkload(
             f"unknown workload {workload_id!r}; known: {', '.join(WORKLOADS)}") from None
+    return _checked_once(workload)
 
 
 def of_run(run: Mapping[str, Any], doc: Mapping[str, Any]) -> Workload:
