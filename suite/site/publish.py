@@ -417,7 +417,8 @@ def trusted_base(git: Git, base: str, trusted: list[str] | None) -> str:
                              f"({', '.join(TRUSTED_REFS)}): name one with --trusted-ref")
     if not any(git.is_ancestor(commit, git.commit(ref)) for ref in refs):
         raise GoodbenchError(f"--base-code runs --base's code: {safe(base, 80)} ({commit[:12]}) is not "
-                             f"{' or '.join(refs)} nor an ancestor of it (a pull request's code is never run)")
+                             f"{' or '.join(refs)} nor an ancestor of {'it' if len(refs) == 1 else 'one'} "
+                             "(a pull request's code is never run)")
     return commit
 
 
