@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from suite.speedrun import importer, plausible, records, stats
+from suite.speedrun.early_logs import EARLY_LOG_SHA256
 
 SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
 FIGURES = ("runs", "measured_s", "mean_val_loss", "p_value", "verdict")
@@ -113,11 +114,27 @@ def test_thresholds_bound_a_run_without_tokens_per_step():
     assert "(beyond 0.05%)" in plausible.run_flags(dict(honest, train_time_s=96.483 * 0.981))[0]
     assert plausible.run_flags(dict(honest, train_time_s=96.483 * 0.9996)) == []
     early = "records/track_1_short/2024-12-10_X/a.txt"  # step_avg over the steps after the first 10
-    warm = dict(run(early, 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490)
+    warm = dict(run(early, 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490, log_sha256=min(EARLY_LOG_SHA256))
     assert plausible.run_flags(warm) == []
-    assert plausible.run_flags(dict(warm, log=TRACK_1))  # not after January 2025
+    assert plausible.run_flags(dict(warm, log_sha256="0" * 64))  # not one of the history's early logs
     assert plausible.claim_flag(77.3, 75.4) == "measured 2.5% slower than claimed (beyond 2%)"
     assert plausible.claim_flag(81.2, 79.8) is None  # record 82: 1.6%, the largest honest gap
+
+
+def test_the_warmup_allowance_is_the_histories_early_logs_whatever_a_folder_is_called():
+    """Review A (4): the (final_step − 10) × step_avg allowance was granted by the date in a log's
+    folder, which its author writes, and to an undated folder too; it is now granted by the log's
+    bytes to the history's logs before February 2025 only."""
+    def new(log: str, sha: str = "1" * 64) -> dict:  # train_time = (1555 − 10) × step_avg
+        return dict(run(log, 95.79, 3.27, steps=1555), step_avg_ms=62.0, log_sha256=sha)
+
+    for log in ("records/track_1_short/2026-06-01_New/a.txt", "records/track_1_short/2024-12-31_New/a.txt",
+                "records/track_1_short/New/a.txt"):
+        assert plausible.run_flags(new(log)) == [
+            "train_time 95.79 s against final_step × step_avg = 96.41 s (beyond 0.05%)"], log
+    early = sorted(EARLY_LOG_SHA256)[7]
+    assert plausible.run_flags(new("records/track_1_short/2026-06-01_New/a.txt", early)) == []
+    assert len(EARLY_LOG_SHA256) == 195 and all(len(s) == 64 for s in EARLY_LOG_SHA256)
 
 
 @pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
@@ -132,3 +149,6 @@ def test_the_real_history_raises_no_flag_but_its_one_copy():
     flagged = [log for d in docs.values() for log, f in speedrun_pages.run_flags(d).items() if f]
     assert flagged == ["records/track_1_short/2024-11-06_ShortcutsTweaks/d6b50d71-f419-4d26-bb39-a60d55ae7a04.txt"]
     assert not [r for d in docs.values() for r in d["runs"] if plausible.run_flags(r)]
+    early = {r["log_sha256"] for d in docs.values() for r in d["runs"] if r["format"] == "modded-nanogpt"
+             and r["log"].split("/")[2][:10] < "2025-02-01"}
+    assert early == EARLY_LOG_SHA256  # the history's early logs are the list
