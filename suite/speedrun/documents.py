@@ -18,7 +18,7 @@ from suite.record import reading
 
 SUBFOLDER = "speedrun"
 MAX_BYTES = 32 * 2 ** 20  # the larger track's document is about 1.1 MB
-FORMAT = 2  # 2: the field upstream (2026-11-30)
+FORMAT = 3  # 2: the field upstream (2026-11-30); 3: each run's untimed_step_lines
 MAX_ITEMS = 100_000  # records, runs, problems, validations of one run
 MAX_TEXT = 20_000  # characters of one string (a README cell, a path, a flag)
 MAX_INT = 10 ** 15  # an integer beyond this is no figure of the history (and fits pandas' Int64)
@@ -40,7 +40,7 @@ _BASELINE = {"folder": "str", "runs": "int", "baseline_runs": "int", "baseline_m
              "speedup_s": "num", "ci95_s": "[num]", "speedup_ratio": "num?"}
 _SPEEDUP = ("baseline_runs", "baseline_mean_s", "speedup_s", "ci95_s", "speedup_ratio")  # only with an interval
 _RUN = {"log": "path", "log_sha256": "sha", "bytes": "int", "format": "str", "planned_step": "int?",
-        "final_step": "int?", "validations": "list", "train_time_s": "num?", "step_avg_ms": "num?",
+        "final_step": "int?", "validations": "list", "train_time_s": "num?", "untimed_step_lines": "int?", "step_avg_ms": "num?",
         "reached_planned_step": "bool?", "val_loss": "num?", "gpu": "str?", "gpus": "int?", "torch": "str?",
         "cuda": "str?", "triton": "str?", "python": "str?", "peak_memory_mib": "int?", "source_sha256": "sha?",
         "tokens_per_step": "int?", "tokens_per_step_from": "str", "tokens_per_s": "num?",
@@ -133,6 +133,8 @@ def check(doc: Any, file_name: str) -> str | None:
         if run["format"] not in FORMATS or len(run["validations"]) > MAX_ITEMS \
                 or not all(_validation(v) for v in run["validations"]):
             return f"run {i + 1}'s format or validations are not of a log's"
+        if (run["train_time_s"] is None) != (run["untimed_step_lines"] is None):
+            return f"run {i + 1}'s untimed_step_lines is not given with its train_time, or given without one"
     for i, rec in enumerate(doc["records"]):
         why = _fields(rec, _RECORD, f"record row {i + 1}")
         if why:
@@ -169,7 +171,7 @@ def _same(a: Any, b: Any) -> bool:
 def _derived(doc: dict) -> str | None:
     """Each record's figures derived again from the document's runs (:func:`records.figures`);
     why the first that disagrees does, else ``None``."""
-    from suite.speedrun import plausible, readme, records
+    from suite.speedrun import readme, records
     from suite.speedrun.tree import link_target
 
     track = doc["track"]
@@ -183,9 +185,9 @@ def _derived(doc: dict) -> str | None:
         lacking = next((p for p in rec["run_logs"] if p not in runs), None)
         if lacking:
             return f"record {rec['record']} counts a log not among its runs ({lacking[:200]})"
-        rows.append((rec["record"], [runs[p] for p in rec["run_logs"]]))
-    copied = plausible.copies(rows)
-    for rec, (_, chosen) in zip(doc["records"], rows):
+        rows.append((rec["record"], [runs[p] for p in rec["run_logs"]], rec["runs_folder"]))
+    copied = records.copied_runs(track, rows, runs)
+    for rec, (_, chosen, _) in zip(doc["records"], rows):
         if not _same(rec["claimed_s"], readme.claimed_seconds(rec["claimed"])):
             return (f"record {rec['record']}'s claimed_s ({str(rec['claimed_s'])[:40]}) is not what its claim "
                     f"{rec['claimed'][:40]!r} states: import the checkout again")

@@ -8,6 +8,9 @@ docs/speedrun.md):
   step_avg to 0.01 ms) of final_step × step_avg, or, for the history's logs dated before Feb
   2025 (whose step_avg leaves out the first 10 steps; :mod:`suite.speedrun.early_logs`, by the
   sha256 of their bytes), of (final_step − 10) × step_avg; flagged beyond :data:`PRODUCT_TOLERANCE`;
+- every log of modded-nanogpt's format in the history has its train_time on its last step line;
+  a run whose last step line has none (its time then that of the last line that has one) is
+  flagged, and so is one without a train_time whose validations carry times;
 - train_time across a run's validations never goes backwards in the history;
 - train_time / final_step is at least 54.24 ms on track 1 and 219.64 ms on track 2; a run's
   steps under half of that (:data:`MIN_STEP_S`) are flagged, and any train_time under
@@ -15,8 +18,9 @@ docs/speedrun.md):
 - the history's largest MFU estimate is 40.9%; above 100% is impossible; and where no MFU is
   estimated, tokens/s per GPU × :data:`MIN_FLOPS_PER_TOKEN` above the GPU's dense bf16 peak is
   impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
-- a validation-loss sequence equal to one of another run's, of this record or an earlier one,
-  is a copy (one in the history: record 9's folder holds record 8's log, byte for byte).
+- a validation-loss sequence equal to one of another run's, of this record, its baselines or an
+  earlier row's, is a copy (one in the history: record 9's folder holds record 8's log, byte for
+  byte).
 """
 from __future__ import annotations
 
@@ -44,6 +48,12 @@ def run_flags(run: dict) -> list[str]:
     if back is not None:
         flags.append(f"train_time goes backwards across its validations ({times[back - 1]:g} s, then {times[back]:g} s)")
     seconds, steps, avg = run.get("train_time_s"), run.get("final_step"), run.get("step_avg_ms")
+    if run.get("format") == "modded-nanogpt":
+        after = run.get("untimed_step_lines")
+        if seconds is None and times:
+            flags.append(f"no train_time, though its validations carry times (the last: {times[-1]:g} s)")
+        elif seconds is not None and after != 0:
+            flags.append(f"its last {after} step line(s) have no train_time: its time is an earlier line's")
     if seconds is not None and steps and steps >= 1 and seconds < MIN_TRAIN_TIME_S:
         flags.append(f"a train_time of {seconds:g} s for {steps} steps (under {MIN_TRAIN_TIME_S:g} s)")
     elif seconds and steps and steps >= 1:
