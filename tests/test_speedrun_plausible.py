@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.speedrun import importer, logs, plausible, records, stats
+from suite.speedrun import documents, importer, logs, plausible, records, stats
 from suite.speedrun.early_logs import EARLY_LOG_SHA256
 
 SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
@@ -217,6 +217,51 @@ def test_copies_among_baseline_runs_count_once():
     # record runs copied a little slower: the time counts them (slower), the speed-up's interval does not
     slower = [dict(mine[0], log=f"{RECORD}/z{i}.txt", train_time_s=180.4) for i in range(5)]
     assert _speedup(mine + slower, base)[0] == honest
+
+
+def _track_1() -> dict:
+    path = SHIPPED / "track_1.json"
+    if not path.is_file():
+        pytest.skip("no imported documents under results/speedrun")
+    return json.loads(path.read_text())
+
+
+def test_a_stored_document_keeps_its_logs_under_their_track_and_record():
+    """Review A (2a): record 64's logs moved out of records/track_1_short/ escaped the per-step
+    floor, and a document passed its check either way."""
+    doc = _track_1()
+    assert documents.check(doc, "track_1.json") is None
+    rec = next(r for r in doc["records"] if r["record"] == 64)
+    moved = json.loads(json.dumps(doc).replace("records/track_1_short/2026-01-30_MimeticValueOutput",
+                                               "records/track_1_shortX/2026-01-30_MimeticValueOutput"))
+    assert "log is not under its track's folder records/track_1_short/" in documents.check(moved, "track_1.json")
+    dropped = json.loads(json.dumps(doc))  # a slow run left out of its record, kept among the runs
+    rec = next(r for r in dropped["records"] if r["record"] == 64)
+    slowest = max(rec["run_logs"], key=lambda p: next(r["train_time_s"] for r in dropped["runs"] if r["log"] == p))
+    rec["run_logs"].remove(slowest)
+    assert documents.check(dropped, "track_1.json") == (
+        "record 64: its run_logs are not the logs of its runs folder "
+        "records/track_1_short/2026-01-30_MimeticValueOutput/runs alike its linked log")
+    elsewhere = json.loads(json.dumps(doc))
+    rec = next(r for r in elsewhere["records"] if r["record"] == 64)
+    rec["runs_folder"] = "records/track_1_short/2024-12-10_X"
+    assert "is not the folder its log link points into" in documents.check(elsewhere, "track_1.json")
+
+
+def test_a_stored_documents_baselines_are_derived_again():
+    """Review A (2b): record 61's speedup_s edited 1.078 → 3.234 (its interval and mean with it)
+    passed the check."""
+    doc = _track_1()
+    rec = next(r for r in doc["records"] if r["record"] == 61)
+    (gain,) = rec["baselines"]
+    assert gain["speedup_s"] == 1.078
+    gain.update(speedup_s=3.234, ci95_s=[3 * v for v in gain["ci95_s"]], baseline_mean_s=gain["baseline_mean_s"] + 10)
+    assert documents.check(doc, "track_1.json") == (
+        "record 61's baseline records/track_1_short/2026-01-18_UnifiedOptimizers/baseline's baseline_mean_s "
+        f"({gain['baseline_mean_s']}) is not what its runs give ({gain['baseline_mean_s'] - 10}): import the checkout again")
+    for key in ("baseline_runs", "baseline_mean_s", "speedup_s", "ci95_s", "speedup_ratio"):  # no speed-up at all
+        del gain[key]
+    assert "baseline_runs (None) is not what its runs give (8)" in documents.check(doc, "track_1.json")
 
 
 @pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
