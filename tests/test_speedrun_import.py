@@ -23,7 +23,7 @@ Running Triton version 3.6.0
 
 
 def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NVIDIA H100 80GB HBM3",
-                steps: int = 20, last: int | None = None, unit: str = "ms") -> bytes:
+                steps: int = 20, last: int | None = None, unit: str = "ms", mid: float = 3.9) -> bytes:
     """A modded-nanogpt log: source, separator, versions, nvidia-smi rows, step lines."""
     rows = b"".join(f"|   {i}  {name}          On  |   00000000:8D:00.0 Off |                    0 |\n".encode()
                     for i in range(gpus))
@@ -34,7 +34,7 @@ def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NV
         return f"{ms}ms" if unit == "ms" else f"{ms / 1000:.3f}s"
     body = f"step:0/{steps} val_loss:10.8311 train_time:{t(0)} step_avg:0.03ms\n"
     body += f"step:1/{steps} train_time:{t(94)} step_avg:94.04ms\n"
-    body += f"step:10/{steps} val_loss:3.9 train_time:{t(final_ms // 2)} step_avg:57.0ms\n"
+    body += f"step:10/{steps} val_loss:{mid} train_time:{t(final_ms // 2)} step_avg:57.0ms\n"
     body += f"step:{last}/{steps} train_time:{t(final_ms - 80)} step_avg:{(final_ms - 80) / last:.2f}ms\n"
     body += f"step:{last}/{steps} val_loss:{final_loss} train_time:{t(final_ms)} step_avg:{final_ms / last:.2f}ms\n"
     body += "peak memory allocated: 30220 MiB reserved: 38672 MiB\n"
@@ -74,8 +74,8 @@ def checkout(tmp_path: Path) -> Path:
     for name, loss, ms in (("a.txt", 3.277, 79000), ("b.txt", 3.278, 79500), ("c.txt", 3.279, 80000)):
         (pr / name).write_bytes(nanogpt_log(loss, ms))
     (pr / "statistics.md").write_text("# not a log\n")
-    for name, ms in (("d.txt", 81000), ("e.txt", 81500)):
-        (base / name).write_bytes(nanogpt_log(3.278, ms))
+    for name, ms, mid in (("d.txt", 81000, 3.91), ("e.txt", 81500, 3.92)):  # not copies of a run: other losses
+        (base / name).write_bytes(nanogpt_log(3.278, ms, mid=mid))
     t2 = root / "records" / "track_2_medium" / "2025-01-18"
     t2.mkdir(parents=True)
     (t2 / "h200.txt").write_bytes(nanogpt_log(2.91, 1500000, gpus=1, name="NVIDIA H200", unit="s"))

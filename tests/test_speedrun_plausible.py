@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.speedrun import importer, plausible, records, stats
+from suite.speedrun import documents, importer, logs, plausible, records, stats
+from suite.speedrun.early_logs import EARLY_LOG_SHA256
 
 SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
 FIGURES = ("runs", "measured_s", "mean_val_loss", "p_value", "verdict")
@@ -16,7 +17,7 @@ FIGURES = ("runs", "measured_s", "mean_val_loss", "p_value", "verdict")
 
 def run(log: str, seconds: float, loss: float, avg_off: float = 0.0, steps: int = 1750) -> dict:
     """A run's stored figures; ``avg_off`` moves its step_avg off train_time / final_step."""
-    return {"log": log, "train_time_s": seconds, "final_step": steps,
+    return {"log": log, "train_time_s": seconds, "untimed_step_lines": 0, "final_step": steps,
             "step_avg_ms": seconds / steps * 1000 * (1 + avg_off), "val_loss": loss,
             "validations": [[0, 10.8, 0.0], [500, 4.1, seconds / 4], [1000, 3.6, seconds / 2], [steps, loss, seconds]],
             "gpu": "NVIDIA H100 80GB HBM3", "gpus": 8, "format": "modded-nanogpt", "reached_planned_step": True,
@@ -113,11 +114,154 @@ def test_thresholds_bound_a_run_without_tokens_per_step():
     assert "(beyond 0.05%)" in plausible.run_flags(dict(honest, train_time_s=96.483 * 0.981))[0]
     assert plausible.run_flags(dict(honest, train_time_s=96.483 * 0.9996)) == []
     early = "records/track_1_short/2024-12-10_X/a.txt"  # step_avg over the steps after the first 10
-    warm = dict(run(early, 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490)
+    warm = dict(run(early, 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490, log_sha256=min(EARLY_LOG_SHA256))
     assert plausible.run_flags(warm) == []
-    assert plausible.run_flags(dict(warm, log=TRACK_1))  # not after January 2025
+    assert plausible.run_flags(dict(warm, log_sha256="0" * 64))  # not one of the history's early logs
     assert plausible.claim_flag(77.3, 75.4) == "measured 2.5% slower than claimed (beyond 2%)"
     assert plausible.claim_flag(81.2, 79.8) is None  # record 82: 1.6%, the largest honest gap
+
+
+def test_the_warmup_allowance_is_the_histories_early_logs_whatever_a_folder_is_called():
+    """Review A (4): the (final_step − 10) × step_avg allowance was granted by the date in a log's
+    folder, which its author writes, and to an undated folder too; it is now granted by the log's
+    bytes to the history's logs before February 2025 only."""
+    def new(log: str, sha: str = "1" * 64) -> dict:  # train_time = (1555 − 10) × step_avg
+        return dict(run(log, 95.79, 3.27, steps=1555), step_avg_ms=62.0, log_sha256=sha)
+
+    for log in ("records/track_1_short/2026-06-01_New/a.txt", "records/track_1_short/2024-12-31_New/a.txt",
+                "records/track_1_short/New/a.txt"):
+        assert plausible.run_flags(new(log)) == [
+            "train_time 95.79 s against final_step × step_avg = 96.41 s (beyond 0.05%)"], log
+    early = sorted(EARLY_LOG_SHA256)[7]
+    assert plausible.run_flags(new("records/track_1_short/2026-06-01_New/a.txt", early)) == []
+    assert len(EARLY_LOG_SHA256) == 195 and all(len(s) == 64 for s in EARLY_LOG_SHA256)
+
+
+NANOGPT = (b"step:0/1750 val_loss:10.8311 train_time:0ms step_avg:0.03ms\n"
+           b"step:875/1750 val_loss:3.6000 train_time:107500ms step_avg:122.86ms\n"
+           b"step:1749/1750 train_time:214880ms step_avg:122.86ms\n"
+           b"step:1750/1750 val_loss:3.2700 train_time:215005ms step_avg:122.86ms\n")
+
+
+def test_an_appended_untimed_step_line_keeps_the_time_and_is_flagged():
+    """Review A (1): ``step:1750/1750 train_loss:3.3`` appended to a slow log made its
+    train_time None: the run left every time figure, its loss stayed in, and nothing was flagged."""
+    honest = logs.parse_log(NANOGPT)
+    assert (honest["train_time_s"], honest["untimed_step_lines"], honest["final_step"]) == (215.005, 0, 1750)
+    assert plausible.run_flags(dict(honest, log=TRACK_1)) == []
+    for tail, steps in ((b"step:1750/1750 train_loss:3.3\n", 1750), (b"step:1800/1750 train_loss:3.3\n", 1800)):
+        forged = logs.parse_log(NANOGPT + tail)
+        assert (forged["train_time_s"], forged["untimed_step_lines"], forged["final_step"]) == (215.005, 1, steps)
+        assert forged["step_avg_ms"] == 122.86 and forged["val_loss"] == 3.27
+        assert "the time and step_avg are those of step 1750" in forged["notes"][-1]
+        assert plausible.run_flags(dict(forged, log=TRACK_1))[0] == (
+            "its last 1 step line(s) have no train_time: its time is an earlier line's")
+    # a document that drops the time but keeps the validations' times is flagged too
+    untimed = dict(honest, log=TRACK_1, train_time_s=None, untimed_step_lines=None)
+    assert plausible.run_flags(untimed) == ["no train_time, though its validations carry times (the last: 215.005 s)"]
+
+
+def test_runs_without_a_time_never_make_their_record_faster():
+    """Review A (1): the two slow runs made untimed gave 180.325 s and "met"; timed, 191.717 s."""
+    slow = [run("r/e.txt", 215, 3.2950), run("r/f.txt", 214, 3.2940)]
+    timed = _shown(GOOD + slow)
+    untimed = [dict(r, train_time_s=None, untimed_step_lines=None) for r in slow]
+    found, flags = records.figures(1, 182.0, GOOD + untimed, None, {})
+    assert found["measured_s"] == timed["measured_s"] == 191.717  # their last validations' times
+    assert (found["runs"], found["p_value"]) == (timed["runs"], timed["p_value"])
+    assert flags[0].startswith("2 of 6 run(s) flagged implausible") and "2 of 6 runs without a time" in flags
+    # a run with no time at all (no validation time either): flagged, and the time is the others'
+    bare = dict(run("r/g.txt", 1, 3.2763), train_time_s=None, untimed_step_lines=None,
+                validations=[[0, 10.8, None], [875, 3.6, None], [1750, 3.2763, None]])
+    found, flags = records.figures(1, 182.0, GOOD + [bare], None, {})
+    assert found["measured_s"] == 180.325 and found["p_value"] < stats.P_THRESHOLD
+    assert found["verdict"] == "undecided: p < 0.01, but 1 of 5 run(s) flagged implausible"
+    assert flags[-1] == "1 of 5 runs without a time"
+    assert records.figures(1, None, [bare], None, {})[1] == ["no time in the log"]  # none timed: as before
+
+
+RECORD = "records/track_1_short/2026-01-30_X"
+
+
+def _speedup(record_runs: list[dict], baseline_runs: list[dict]) -> tuple[dict, dict[str, str]]:
+    runs = {r["log"]: r for r in record_runs + baseline_runs}
+    copied = records.copied_runs(1, [(64, record_runs, RECORD)], runs)
+    _, _, timed = records.figures_and_times(1, 182.0, record_runs, None, copied)
+    (gain,) = records.baselines(1, RECORD, runs, timed, copied)
+    return gain, copied
+
+
+def _baseline(name: str, seconds: float, mid: float) -> dict:
+    r = run(f"{RECORD}/baseline/{name}", seconds, 3.2790)
+    r["validations"][1][1] = mid  # each baseline run its own losses
+    return r
+
+
+def test_copies_among_baseline_runs_count_once():
+    """Review A (3): 5 copies of the slowest baseline run made the speed-up 1.242 → 1.637 s and
+    narrowed its interval; a baseline run equal to a record run is a copy as well."""
+    mine = [dict(r, log=f"{RECORD}/{r['log'][2:]}") for r in GOOD]
+    base = [_baseline("a.txt", 181.0, 4.11), _baseline("b.txt", 181.5, 4.12), _baseline("c.txt", 182.2, 4.13)]
+    honest, none = _speedup(mine, base)
+    assert none == {} and honest["baseline_runs"] == 3
+    copies = [dict(base[2], log=f"{RECORD}/baseline/c{i}.txt") for i in range(5)]
+    copied, found = _speedup(mine, base + copies)
+    assert copied == dict(honest, runs=8)
+    assert sorted(found) == [f"{RECORD}/baseline/c{i}.txt" for i in range(5)]
+    assert found[f"{RECORD}/baseline/c0.txt"] == f"its validation losses are those of record 64's run {RECORD}/baseline/c.txt: a copy"
+    fast = [dict(base[0], log=f"{RECORD}/baseline/a{i}.txt", train_time_s=180.9) for i in range(5)]  # fast copies
+    assert _speedup(mine, base + fast)[0] == dict(honest, runs=8)
+    twin = dict(mine[0], log=f"{RECORD}/baseline/d.txt", train_time_s=183.0)  # a record run's losses, as a baseline
+    gain, found = _speedup(mine, base + [twin])
+    assert gain == dict(honest, runs=4) and list(found) == [f"{RECORD}/baseline/d.txt"]
+    # record runs copied a little slower: the time counts them (slower), the speed-up's interval does not
+    slower = [dict(mine[0], log=f"{RECORD}/z{i}.txt", train_time_s=180.4) for i in range(5)]
+    assert _speedup(mine + slower, base)[0] == honest
+
+
+def _track_1() -> dict:
+    path = SHIPPED / "track_1.json"
+    if not path.is_file():
+        pytest.skip("no imported documents under results/speedrun")
+    return json.loads(path.read_text())
+
+
+def test_a_stored_document_keeps_its_logs_under_their_track_and_record():
+    """Review A (2a): record 64's logs moved out of records/track_1_short/ escaped the per-step
+    floor, and a document passed its check either way."""
+    doc = _track_1()
+    assert documents.check(doc, "track_1.json") is None
+    rec = next(r for r in doc["records"] if r["record"] == 64)
+    moved = json.loads(json.dumps(doc).replace("records/track_1_short/2026-01-30_MimeticValueOutput",
+                                               "records/track_1_shortX/2026-01-30_MimeticValueOutput"))
+    assert "log is not under its track's folder records/track_1_short/" in documents.check(moved, "track_1.json")
+    dropped = json.loads(json.dumps(doc))  # a slow run left out of its record, kept among the runs
+    rec = next(r for r in dropped["records"] if r["record"] == 64)
+    slowest = max(rec["run_logs"], key=lambda p: next(r["train_time_s"] for r in dropped["runs"] if r["log"] == p))
+    rec["run_logs"].remove(slowest)
+    assert documents.check(dropped, "track_1.json") == (
+        "record 64: its run_logs are not the logs of its runs folder "
+        "records/track_1_short/2026-01-30_MimeticValueOutput/runs alike its linked log")
+    elsewhere = json.loads(json.dumps(doc))
+    rec = next(r for r in elsewhere["records"] if r["record"] == 64)
+    rec["runs_folder"] = "records/track_1_short/2024-12-10_X"
+    assert "is not the folder its log link points into" in documents.check(elsewhere, "track_1.json")
+
+
+def test_a_stored_documents_baselines_are_derived_again():
+    """Review A (2b): record 61's speedup_s edited 1.078 → 3.234 (its interval and mean with it)
+    passed the check."""
+    doc = _track_1()
+    rec = next(r for r in doc["records"] if r["record"] == 61)
+    (gain,) = rec["baselines"]
+    assert gain["speedup_s"] == 1.078
+    gain.update(speedup_s=3.234, ci95_s=[3 * v for v in gain["ci95_s"]], baseline_mean_s=gain["baseline_mean_s"] + 10)
+    assert documents.check(doc, "track_1.json") == (
+        "record 61's baseline records/track_1_short/2026-01-18_UnifiedOptimizers/baseline's baseline_mean_s "
+        f"({gain['baseline_mean_s']}) is not what its runs give ({gain['baseline_mean_s'] - 10}): import the checkout again")
+    for key in ("baseline_runs", "baseline_mean_s", "speedup_s", "ci95_s", "speedup_ratio"):  # no speed-up at all
+        del gain[key]
+    assert "baseline_runs (None) is not what its runs give (8)" in documents.check(doc, "track_1.json")
 
 
 @pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
@@ -132,3 +276,8 @@ def test_the_real_history_raises_no_flag_but_its_one_copy():
     flagged = [log for d in docs.values() for log, f in speedrun_pages.run_flags(d).items() if f]
     assert flagged == ["records/track_1_short/2024-11-06_ShortcutsTweaks/d6b50d71-f419-4d26-bb39-a60d55ae7a04.txt"]
     assert not [r for d in docs.values() for r in d["runs"] if plausible.run_flags(r)]
+    # every modded-nanogpt log has its time on its last step line; the early ones are the list
+    assert {r["untimed_step_lines"] for d in docs.values() for r in d["runs"] if r["format"] == "modded-nanogpt"} == {0}
+    early = {r["log_sha256"] for d in docs.values() for r in d["runs"] if r["format"] == "modded-nanogpt"
+             and r["log"].split("/")[2][:10] < "2025-02-01"}
+    assert early == EARLY_LOG_SHA256

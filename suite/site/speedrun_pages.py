@@ -24,7 +24,7 @@ from suite.record.text import github_address
 from suite.site import speedrun_charts, speedrun_costs
 from suite.site.render import render
 from suite.site.tables import downloads
-from suite.speedrun import documents, plausible
+from suite.speedrun import documents, plausible, records
 
 FOLDER = "speedrun"
 REPOSITORY = "https://github.com/KellerJordan/modded-nanogpt"
@@ -108,11 +108,18 @@ def source_line(doc: dict) -> dict:
 
 def run_flags(doc: dict) -> dict[str, list[str]]:
     """Each run's plausibility flags (:mod:`suite.speedrun.plausible`), derived from the document:
-    its own figures' and a copy of another record's runs."""
+    its own figures', a copy of another run (of a record or a baseline), and a run without a time
+    where others of its record have one."""
     runs = {r["log"]: r for r in doc["runs"]}
-    copied = plausible.copies([(rec["record"], [runs[p] for p in rec["run_logs"] if p in runs])
-                               for rec in doc["records"]])
-    return {log: plausible.all_flags(run, copied) for log, run in runs.items()}
+    copied = records.copied_runs(doc["track"], [(rec["record"], [runs[p] for p in rec["run_logs"] if p in runs],
+                                                 rec["runs_folder"]) for rec in doc["records"]], runs)
+    found = {log: plausible.all_flags(run, copied) for log, run in runs.items()}
+    for rec in doc["records"]:  # a run without a time where others of its record have one
+        untimed = [p for p in rec["run_logs"] if p in runs and runs[p]["train_time_s"] is None]
+        if 0 < len(untimed) < len(rec["run_logs"]):
+            for p in (p for p in untimed if records.UNTIMED not in found[p]):
+                found[p] = found[p] + [records.UNTIMED]
+    return found
 
 
 def tables(docs: list[dict], estimates: bool = False,

@@ -1,8 +1,9 @@
 """The stored speedrun documents (results/speedrun/track_N.json) read back for the site, through
 the validator's hostile-safe reader: regular files only, bounded, strict JSON; then every field
-checked (its type, finite numbers, bounded sizes, the track matching the file's name) and each
-record's figures (and its claim in seconds) derived again from the document's own runs (and claim
-text). A document that fails any check is not read: one line says why, as for any other stored file
+checked (its type, finite numbers, bounded sizes, the track matching the file's name, every log
+under its track's folder) and each record's runs (those of the folder its log link points into),
+figures, baselines (and its claim in seconds) derived again from the document's own runs (and
+claim text). A document that fails any check is not read: one line says why, as for any other stored file
 the site does not show. These checks hold a document to itself only: its runs, commit and upstream
 are stored figures, and anyone who edits them consistently is not caught (self-reported)."""
 from __future__ import annotations
@@ -18,7 +19,7 @@ from suite.record import reading
 
 SUBFOLDER = "speedrun"
 MAX_BYTES = 32 * 2 ** 20  # the larger track's document is about 1.1 MB
-FORMAT = 2  # 2: the field upstream (2026-11-30)
+FORMAT = 3  # 2: the field upstream (2026-11-30); 3: each run's untimed_step_lines
 MAX_ITEMS = 100_000  # records, runs, problems, validations of one run
 MAX_TEXT = 20_000  # characters of one string (a README cell, a path, a flag)
 MAX_INT = 10 ** 15  # an integer beyond this is no figure of the history (and fits pandas' Int64)
@@ -40,7 +41,7 @@ _BASELINE = {"folder": "str", "runs": "int", "baseline_runs": "int", "baseline_m
              "speedup_s": "num", "ci95_s": "[num]", "speedup_ratio": "num?"}
 _SPEEDUP = ("baseline_runs", "baseline_mean_s", "speedup_s", "ci95_s", "speedup_ratio")  # only with an interval
 _RUN = {"log": "path", "log_sha256": "sha", "bytes": "int", "format": "str", "planned_step": "int?",
-        "final_step": "int?", "validations": "list", "train_time_s": "num?", "step_avg_ms": "num?",
+        "final_step": "int?", "validations": "list", "train_time_s": "num?", "untimed_step_lines": "int?", "step_avg_ms": "num?",
         "reached_planned_step": "bool?", "val_loss": "num?", "gpu": "str?", "gpus": "int?", "torch": "str?",
         "cuda": "str?", "triton": "str?", "python": "str?", "peak_memory_mib": "int?", "source_sha256": "sha?",
         "tokens_per_step": "int?", "tokens_per_step_from": "str", "tokens_per_s": "num?",
@@ -126,6 +127,9 @@ def check(doc: Any, file_name: str) -> str | None:
     why = _provenance(doc)
     if why:
         return why
+    from suite.speedrun.records import TRACKS
+
+    folder = TRACKS[doc["track"]].folder
     for i, run in enumerate(doc["runs"]):
         why = _fields(run, _RUN, f"run {i + 1}")
         if why:
@@ -133,6 +137,10 @@ def check(doc: Any, file_name: str) -> str | None:
         if run["format"] not in FORMATS or len(run["validations"]) > MAX_ITEMS \
                 or not all(_validation(v) for v in run["validations"]):
             return f"run {i + 1}'s format or validations are not of a log's"
+        if not run["log"].startswith(folder + "/"):
+            return f"run {i + 1}'s log is not under its track's folder {folder}/"
+        if (run["train_time_s"] is None) != (run["untimed_step_lines"] is None):
+            return f"run {i + 1}'s untimed_step_lines is not given with its train_time, or given without one"
     for i, rec in enumerate(doc["records"]):
         why = _fields(rec, _RECORD, f"record row {i + 1}")
         if why:
@@ -169,7 +177,7 @@ def _same(a: Any, b: Any) -> bool:
 def _derived(doc: dict) -> str | None:
     """Each record's figures derived again from the document's runs (:func:`records.figures`);
     why the first that disagrees does, else ``None``."""
-    from suite.speedrun import plausible, readme, records
+    from suite.speedrun import readme, records
     from suite.speedrun.tree import link_target
 
     track = doc["track"]
@@ -180,23 +188,68 @@ def _derived(doc: dict) -> str | None:
         return "a log is listed twice among its runs"
     rows = []
     for rec in doc["records"]:
-        lacking = next((p for p in rec["run_logs"] if p not in runs), None)
-        if lacking:
-            return f"record {rec['record']} counts a log not among its runs ({lacking[:200]})"
-        rows.append((rec["record"], [runs[p] for p in rec["run_logs"]]))
-    copied = plausible.copies(rows)
-    for rec, (_, chosen) in zip(doc["records"], rows):
+        why = _runs_of(rec, runs, records.TRACKS[track].folder)
+        if why:
+            return f"record {rec['record']}: {why}"
+        rows.append((rec["record"], [runs[p] for p in rec["run_logs"]], rec["runs_folder"]))
+    copied = records.copied_runs(track, rows, runs)
+    for rec, (_, chosen, folder) in zip(doc["records"], rows):
         if not _same(rec["claimed_s"], readme.claimed_seconds(rec["claimed"])):
             return (f"record {rec['record']}'s claimed_s ({str(rec['claimed_s'])[:40]}) is not what its claim "
                     f"{rec['claimed'][:40]!r} states: import the checkout again")
         target = link_target(rec["log_link"]) if rec["log_link"] else None
-        found, flags = records.figures(track, rec["claimed_s"], chosen, runs.get(target) if target else None, copied)
+        found, flags, timed = records.figures_and_times(track, rec["claimed_s"], chosen,
+                                                        runs.get(target) if target else None, copied)
         wrong = next((k for k in records.FIGURES if not _same(rec[k], found[k])), None)
         if wrong:
             return (f"record {rec['record']}'s {wrong} ({str(rec[wrong])[:40]}) is not what its runs give "
                     f"({str(found[wrong])[:40]}): import the checkout again")
         if flags and rec["flags"][-len(flags):] != flags:
             return f"record {rec['record']}'s flags are not those its runs give: import the checkout again"
+        why = _baselines_agree(rec, records.baselines(track, folder, runs, timed, copied))
+        if why:
+            return f"record {rec['record']}'s {why}: import the checkout again"
+    return None
+
+
+def _runs_of(rec: dict, runs: dict[str, dict], track_folder: str) -> str | None:
+    """Why a record's runs folder or runs are not those its README log link gives, from the
+    document's runs (:func:`records.select`): the folder the link names (or the linked file's),
+    under the track's folder, and every log directly in it, not named baseline*, of the linked
+    log's format and GPU count. ``None`` when they are."""
+    from suite.speedrun import records
+    from suite.speedrun.tree import link_target
+
+    lacking = next((p for p in rec["run_logs"] if p not in runs), None)
+    if lacking:
+        return f"counts a log not among its runs ({lacking[:200]})"
+    folder = rec["runs_folder"]
+    if folder is None:
+        return "lists runs without a runs folder" if rec["run_logs"] or rec["baselines"] else None
+    target = link_target(rec["log_link"]) if rec["log_link"] else None
+    if target is None or not folder.startswith(track_folder + "/") or folder not in (target, posixpath.dirname(target)):
+        return f"its runs folder {folder[:200]} is not the folder its log link points into, under {track_folder}/"
+    chosen = [r for p, r in runs.items()
+              if posixpath.dirname(p) == folder and not records.is_baseline(posixpath.basename(p))]
+    linked = runs.get(target)
+    if linked is not None:
+        chosen = [r for r in chosen if r["format"] == linked["format"] and r["gpus"] == linked["gpus"]]
+    if sorted(r["log"] for r in chosen) != rec["run_logs"]:
+        return f"its run_logs are not the logs of its runs folder {folder[:200]} alike its linked log"
+    return None
+
+
+def _baselines_agree(rec: dict, found: list[dict]) -> str | None:
+    """Why a record's stored baselines are not those its document's runs give (``found``:
+    :func:`records.baselines`), or ``None``."""
+    if [b["folder"] for b in rec["baselines"]] != [b["folder"] for b in found]:
+        return "baseline folders are not those beside its runs folder"
+    for stored, derived in zip(rec["baselines"], found):
+        wrong = next((k for k in _BASELINE if k in stored or k in derived
+                      if not _same(stored.get(k), derived.get(k))), None)
+        if wrong:
+            return (f"baseline {stored['folder'][:200]}'s {wrong} ({str(stored.get(wrong))[:40]}) is not what its "
+                    f"runs give ({str(derived.get(wrong))[:40]})")
     return None
 
 

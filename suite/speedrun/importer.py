@@ -13,7 +13,7 @@ from pathlib import Path
 from suite.mlperf.files import Unreadable
 from suite.record import gitcheck
 from suite.record.results import write_atomic
-from suite.speedrun import documents, plausible, readme, records, tree
+from suite.speedrun import documents, readme, records, tree
 from suite.speedrun.documents import FORMAT
 from suite.speedrun.logs import BadNumber, parse_log
 
@@ -95,7 +95,7 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
         rows = tables[track - 1]
         mine = {p: r for p, r in runs.items() if p.startswith(info.folder + "/") and r["format"] != "none"}
         chosen = [records.select(track, row, mine, found.folders, found.files, problems) for row in rows]
-        copied = plausible.copies([(row["record"], c.chosen) for row, c in zip(rows, chosen)])
+        copied = records.copied_runs(track, [(row["record"], c.chosen, c.folder) for row, c in zip(rows, chosen)], mine)
         recs = []
         for position, (row, selection) in enumerate(zip(rows, chosen), 1):
             rec = records.build_record(track, row, selection, mine, copied)

@@ -11,6 +11,7 @@ import hashlib
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 from suite.speedrun import flops, throughput
 
@@ -83,23 +84,37 @@ def _seconds(value: bytes, unit: bytes) -> float:
     return seconds
 
 
-def _last_step_line(data: bytes) -> re.Match | None:
-    """The last ``step:N/M …`` line, looked for from the end (a search for the text, not a walk
-    over every line)."""
+def _step_lines_back(data: bytes) -> Iterator[re.Match]:
+    """The ``step:N/M …`` lines, last first, looked for from the end (a search for the text, not
+    a walk over every line; each line is looked at once)."""
     end = len(data)
     while end > 0:
         at = data.rfind(b"\nstep:", 0, end)
         start = at + 1 if at >= 0 else 0
         if at < 0 and not data.startswith(b"step:"):
-            return None
+            return
         stop = data.find(b"\n", start)
         stop = len(data) if stop < 0 else stop
         m = _STEP.match(data, start, stop)
         if m:
-            return m
+            yield m
         if start == 0:
-            return None
+            return
         end = at
+
+
+def _last_step_line(data: bytes) -> re.Match | None:
+    """The last ``step:N/M …`` line."""
+    return next(_step_lines_back(data), None)
+
+
+def _last_timed_line(data: bytes) -> tuple[re.Match, re.Match, int] | None:
+    """The last ``step:N/M …`` line with a ``train_time:``, that time's match and the number of
+    step lines after it (none in the history), or ``None``."""
+    for after, line in enumerate(_step_lines_back(data)):
+        time = _TIME.search(line.group(3))
+        if time:
+            return line, time, after
     return None
 
 
@@ -142,17 +157,22 @@ def parse_log(data: bytes) -> dict:
     validations = _validations(data)
     last = _last_step_line(data)
     run: dict = {"format": "none", "planned_step": None, "final_step": None, "validations": validations,
-                 "train_time_s": None, "step_avg_ms": None, "reached_planned_step": None}
+                 "train_time_s": None, "untimed_step_lines": None, "step_avg_ms": None, "reached_planned_step": None}
     if last is not None:
         run["format"] = "modded-nanogpt"
         run["final_step"], run["planned_step"] = _int(last.group(1)), _int(last.group(2))
         run["reached_planned_step"] = run["final_step"] >= run["planned_step"]
-        time = _TIME.search(last.group(3))
-        if time:
+        timed = _last_timed_line(data)
+        if timed:
+            line, time, after = timed
             run["train_time_s"] = round(_seconds(time.group(1), time.group(2)), 3)
-        avg = _AVG.search(last.group(3))
-        if avg:
-            run["step_avg_ms"] = _number(avg.group(1))
+            run["untimed_step_lines"] = after
+            avg = _AVG.search(line.group(3))
+            if avg:
+                run["step_avg_ms"] = _number(avg.group(1))
+            if after:
+                notes.append(f"its last {after} step line(s) have no train_time: the time and step_avg are those of "
+                             f"step {_int(line.group(1))}, the last line that has one")
     else:
         llmc_vals = [[_int(m.group(1)), _number(m.group(2)), None] for m in _LLMC_VAL.finditer(data)]
         if llmc_vals:

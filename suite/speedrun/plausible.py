@@ -5,9 +5,12 @@ run is shown with its flags, and it can never make its record faster, better or 
 The thresholds were measured on the history (modded-nanogpt at f411b3d, its 1,126 timed logs;
 docs/speedrun.md):
 - train_time against final_step × step_avg: every log is within 0.0089% (the rounding of
-  step_avg to 0.01 ms) of final_step × step_avg, or, for logs dated before Feb 2025 (whose
-  step_avg leaves out the first 10 steps), of (final_step − 10) × step_avg; flagged beyond
-  :data:`PRODUCT_TOLERANCE`;
+  step_avg to 0.01 ms) of final_step × step_avg, or, for the history's logs dated before Feb
+  2025 (whose step_avg leaves out the first 10 steps; :mod:`suite.speedrun.early_logs`, by the
+  sha256 of their bytes), of (final_step − 10) × step_avg; flagged beyond :data:`PRODUCT_TOLERANCE`;
+- every log of modded-nanogpt's format in the history has its train_time on its last step line;
+  a run whose last step line has none (its time then that of the last line that has one) is
+  flagged, and so is one without a train_time whose validations carry times;
 - train_time across a run's validations never goes backwards in the history;
 - train_time / final_step is at least 54.24 ms on track 1 and 219.64 ms on track 2; a run's
   steps under half of that (:data:`MIN_STEP_S`) are flagged, and any train_time under
@@ -15,18 +18,17 @@ docs/speedrun.md):
 - the history's largest MFU estimate is 40.9%; above 100% is impossible; and where no MFU is
   estimated, tokens/s per GPU × :data:`MIN_FLOPS_PER_TOKEN` above the GPU's dense bf16 peak is
   impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
-- a validation-loss sequence equal to one of another run's, of this record or an earlier one,
-  is a copy (one in the history: record 9's folder holds record 8's log, byte for byte).
+- a validation-loss sequence equal to one of another run's, of this record, its baselines or an
+  earlier row's, is a copy (one in the history: record 9's folder holds record 8's log, byte for
+  byte).
 """
 from __future__ import annotations
 
-import re
-
 from suite.figures import mfu as peaks
+from suite.speedrun.early_logs import EARLY_LOG_SHA256
 
 PRODUCT_TOLERANCE = 0.0005  # |train_time − steps × step_avg| / train_time; honest worst 0.0089%
-WARMUP_STEPS_UNTIL = "2025-02-01"  # logs dated before: step_avg may leave out the first steps
-WARMUP_STEPS = 10
+WARMUP_STEPS = 10  # the history's logs before Feb 2025 (EARLY_LOG_SHA256): step_avg may leave these out
 MIN_TRAIN_TIME_S = 1.0
 # half the history's fastest train_time / final_step per track folder (54.24 ms, 219.64 ms)
 MIN_STEP_S = {"records/track_1_short/": 0.027, "records/track_2_medium/": 0.110}
@@ -46,6 +48,12 @@ def run_flags(run: dict) -> list[str]:
     if back is not None:
         flags.append(f"train_time goes backwards across its validations ({times[back - 1]:g} s, then {times[back]:g} s)")
     seconds, steps, avg = run.get("train_time_s"), run.get("final_step"), run.get("step_avg_ms")
+    if run.get("format") == "modded-nanogpt":
+        after = run.get("untimed_step_lines")
+        if seconds is None and times:
+            flags.append(f"no train_time, though its validations carry times (the last: {times[-1]:g} s)")
+        elif seconds is not None and after != 0:
+            flags.append(f"its last {after} step line(s) have no train_time: its time is an earlier line's")
     if seconds is not None and steps and steps >= 1 and seconds < MIN_TRAIN_TIME_S:
         flags.append(f"a train_time of {seconds:g} s for {steps} steps (under {MIN_TRAIN_TIME_S:g} s)")
     elif seconds and steps and steps >= 1:
@@ -70,10 +78,10 @@ def run_flags(run: dict) -> list[str]:
 
 
 def _timed_steps(run: dict, steps: int) -> tuple[int, ...]:
-    """The step counts step_avg may divide train_time by: final_step, and for a log dated before
-    :data:`WARMUP_STEPS_UNTIL` (or undated) final_step − :data:`WARMUP_STEPS` too."""
-    dated = re.search(r"/(\d{4}-\d\d-\d\d)", str(run.get("log", "")))
-    early = dated is None or dated.group(1) < WARMUP_STEPS_UNTIL
+    """The step counts step_avg may divide train_time by: final_step, and for one of the history's
+    logs dated before February 2025 (:data:`EARLY_LOG_SHA256`, by its bytes, whatever its folder
+    is called) final_step − :data:`WARMUP_STEPS` too."""
+    early = run.get("log_sha256") in EARLY_LOG_SHA256
     return (steps, steps - WARMUP_STEPS) if early and steps > WARMUP_STEPS else (steps,)
 
 

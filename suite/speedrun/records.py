@@ -25,7 +25,7 @@ TRACKS = {1: Track("GPT-2 small (track 1)", "records/track_1_short", 3.28),
 TRACK_GPU, TRACK_GPUS = "H100", 8  # both tracks: 8× NVIDIA H100
 
 
-def _is_baseline(name: str) -> bool:
+def is_baseline(name: str) -> bool:
     return name.lower().startswith("baseline")
 
 
@@ -48,13 +48,13 @@ def baseline_groups(folder: str, runs: dict[str, dict], track_folder: str) -> di
         if not path.startswith(parents[-1] + "/"):
             continue
         head, name = posixpath.split(path)
-        if head == folder and _is_baseline(name):
+        if head == folder and is_baseline(name):
             groups.setdefault(f"{folder}/baseline*", []).append(run)
             continue
         for p in parents:
             if path.startswith(p + "/"):
                 first = path[len(p) + 1:].split("/", 1)
-                if len(first) == 2 and _is_baseline(first[0]):
+                if len(first) == 2 and is_baseline(first[0]):
                     groups.setdefault(f"{p}/{first[0]}", []).append(run)
     return dict(sorted(groups.items()))
 
@@ -104,7 +104,7 @@ def select(track: int, row: dict, runs: dict[str, dict], folders: set[str], file
             folder = runs_folder(target, folders)
             linked = runs.get(target)
             chosen = [r for p, r in runs.items()
-                      if p.startswith(folder + "/") and posixpath.dirname(p) == folder and not _is_baseline(posixpath.basename(p))]
+                      if p.startswith(folder + "/") and posixpath.dirname(p) == folder and not is_baseline(posixpath.basename(p))]
             if linked is not None:  # the folder's other logs count when they ran like the linked one
                 alike = [r for r in chosen if r["format"] == linked["format"] and r["gpus"] == linked["gpus"]]
                 left = len(chosen) - len(alike)
@@ -127,39 +127,66 @@ FIGURES = ("runs", "measured_s", "linked_train_time_s", "measured_over_claimed",
 def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
             copied: dict[str, str]) -> tuple[dict, list[str]]:
     """(the record's :data:`FIGURES`, the flags its runs give) from its runs; a flagged run
-    (:mod:`suite.speedrun.plausible`) never improves a figure (see :func:`_figures`)."""
-    found, flags, _ = _figures(track, claimed, chosen, linked, copied)
+    (:mod:`suite.speedrun.plausible`) never improves a figure (see :func:`figures_and_times`)."""
+    found, flags, _ = figures_and_times(track, claimed, chosen, linked, copied)
     return found, flags
 
 
+UNTIMED = "no train_time, where other runs of its record have one"
+
+
+def _time(run: dict) -> float | None:
+    """A run's train_time; for a run without one, its last validation's time (the least it took),
+    so that leaving its time out never makes a record faster; ``None`` when the log has neither."""
+    if run["train_time_s"] is not None:
+        return run["train_time_s"]
+    return next((v[2] for v in reversed(run.get("validations") or []) if v[2] is not None), None)
+
+
+def _mean_time(runs: list[dict]) -> float:
+    return statistics.fmean(_time(r) for r in runs)  # type: ignore[misc]
+
+
 def _slower(sets: list[list[dict]]) -> list[dict]:
-    """Of the sets of timed runs given, the one of the slowest mean train_time."""
-    return max(sets, key=lambda rs: statistics.fmean(r["train_time_s"] for r in rs))
+    """Of the sets of timed runs given, the one of the slowest mean time."""
+    return max(sets, key=_mean_time)
 
 
-def _figures(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
-             copied: dict[str, str]) -> tuple[dict, list[str], list[float]]:
-    """:func:`figures`, and the times of the runs counted (the speed-ups' side of the record).
+def figures_and_times(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
+                      copied: dict[str, str]) -> tuple[dict, list[str], list[float]]:
+    """:func:`figures`, and the record's times a speed-up over a baseline is measured with.
 
     Loss, p and verdict count every run once: a run flagged for its figures keeps its loss in,
     a copy (``copied``) is left out (its losses are another log's). The time figures (measured,
     throughput, MFU) are those of the slower of all the timed runs and the timed runs not
-    flagged, none when every run is flagged. A record with a flagged run is never "met"."""
+    flagged, none when every run is flagged; a run without a train_time where others of the
+    record have one is flagged ("k of n runs without a time") and counts in the first set with
+    its last validation's time. The speed-up's times are the same but for copies, which it
+    leaves out (a copy counted again would narrow its interval). A record with a flagged run is
+    never "met"."""
     info = TRACKS[track]
     flags: list[str] = []
     flagged = {r["log"]: plausible.all_flags(r, copied) for r in chosen}
+    untimed = [r for r in chosen if r["train_time_s"] is None]
+    if untimed and len(untimed) < len(chosen):
+        for r in untimed:
+            flagged[r["log"]] = flagged[r["log"]] + [UNTIMED]
     left = [r for r in chosen if flagged[r["log"]]]
     if left:
         first = flagged[left[0]["log"]][0]
         flags.append(f"{len(left)} of {len(chosen)} run(s) flagged implausible, counted only where it makes no "
                      f"figure better (first: {left[0]['log'].rsplit('/', 1)[-1]}: {first})")
+    if untimed and len(untimed) < len(chosen):
+        flags.append(f"{len(untimed)} of {len(chosen)} runs without a time")
     counted = [r for r in chosen if r["log"] not in copied]
     clean = [r for r in chosen if not flagged[r["log"]] and r["train_time_s"] is not None]
-    every = [r for r in chosen if r["train_time_s"] is not None]
+    every = [r for r in chosen if _time(r) is not None]
     paced = _slower([every, clean]) if clean else []
-    timed = [r["train_time_s"] for r in paced]
+    timed = [_time(r) for r in paced]
+    once = [r for r in every if r["log"] not in copied]
+    speed = [_time(r) for r in _slower([once, clean])] if clean else []
     losses = [r["val_loss"] for r in counted if r["val_loss"] is not None]
-    if counted and not every:
+    if counted and len(untimed) == len(chosen):
         flags.append("no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c" for r in counted)
                                              else ""))
     short = sum(1 for r in counted if r["reached_planned_step"] is False)
@@ -173,7 +200,7 @@ def _figures(track: int, claimed: float | None, chosen: list[dict], linked: dict
     if gpu is not None and TRACK_GPU not in gpu:
         flags.append(f"another GPU than the track's {TRACK_GPU}: {gpu}")
     p = stats.p_below_target(losses, info.target)
-    measured = round(statistics.fmean(timed), 3) if timed else None
+    measured = round(statistics.fmean(timed), 3) if timed else None  # type: ignore[arg-type]
     off = plausible.claim_flag(measured, claimed)
     if off:
         flags.append(off)
@@ -192,31 +219,56 @@ def _figures(track: int, claimed: float | None, chosen: list[dict], linked: dict
         "tokens_per_s_per_gpu": _mean([r["tokens_per_s_per_gpu"] for r in paced]),
         "mfu_estimate": _mean([r["mfu_estimate"] for r in paced], 4),
         "mfu_peak": paced[0]["mfu_peak"] if paced and len({r["mfu_peak"] for r in paced}) == 1 else None,
-    }, flags, timed
+    }, flags, speed  # type: ignore[return-value]
 
 
-def baseline_times(group: list[dict]) -> list[float]:
+def baseline_times(group: list[dict], copied: dict[str, str] | None = None) -> list[float]:
     """A baseline's times: those of the faster of all its timed runs and its timed runs not
-    flagged (:func:`plausible.run_flags`), so that no flag widens a speed-up; none when every run
-    is flagged."""
-    every = [r for r in group if r["train_time_s"] is not None]
-    clean = [r for r in every if not plausible.run_flags(r)]
+    flagged (:func:`plausible.all_flags`), so that no flag widens a speed-up; none when every run
+    is flagged. A copy (``copied``) counts once: its holder's time is in, the copy's never (the
+    copy of a slow run counted again made a speed-up larger and its interval narrower). A run
+    without a train_time counts in the first set with its last validation's time."""
+    copied = copied or {}
+    every = [r for r in group if _time(r) is not None and r["log"] not in copied]
+    clean = [r for r in every if r["train_time_s"] is not None and not plausible.run_flags(r)]
     if not clean:
         return []
-    fast = min([every, clean], key=lambda rs: statistics.fmean(r["train_time_s"] for r in rs))
-    return [r["train_time_s"] for r in fast]
+    fast = min([every, clean], key=_mean_time)
+    return [_time(r) for r in fast]  # type: ignore[misc]
+
+
+def baselines(track: int, folder: str | None, runs: dict[str, dict], timed: list[float],
+              copied: dict[str, str]) -> list[dict]:
+    """The speed-ups of a record (its times ``timed``, :func:`figures_and_times`) over each
+    baseline group beside its runs folder (:func:`baseline_groups`)."""
+    if folder is None:
+        return []
+    found = []
+    for name, group in baseline_groups(folder, runs, TRACKS[track].folder).items():
+        measured_gain = stats.speedup(baseline_times(group, copied), timed)
+        found.append({"folder": name, "runs": len(group), **(measured_gain or {})})
+    return found
+
+
+def copied_runs(track: int, rows: list[tuple[int, list[dict], str | None]], runs: dict[str, dict]) -> dict[str, str]:
+    """:func:`plausible.copies` over each README row's runs (``rows``: record number, its runs,
+    its runs folder, in README order) and then its baseline runs: a copy within a record, within
+    a baseline, between a baseline and a record, or of an earlier row's."""
+    found: list[tuple[int, list[dict]]] = []
+    for number, chosen, folder in rows:
+        found.append((number, chosen))
+        if folder is not None:
+            groups = baseline_groups(folder, runs, TRACKS[track].folder).values()
+            found.append((number, list({r["log"]: r for g in groups for r in g}.values())))
+    return plausible.copies(found)
 
 
 def build_record(track: int, row: dict, chosen: Selection, runs: dict[str, dict], copied: dict[str, str]) -> dict:
     """One README row with what its logs say (see the module's docstring): its runs
     (:func:`select`), their figures and every flag."""
-    info = TRACKS[track]
     record = dict(row)
-    found, flags, timed = _figures(track, row.get("claimed_s"), chosen.chosen, chosen.linked, copied)
+    found, flags, timed = figures_and_times(track, row.get("claimed_s"), chosen.chosen, chosen.linked, copied)
     record.update({"track": track, "runs_folder": chosen.folder, "run_logs": sorted(r["log"] for r in chosen.chosen),
-                   **found, "flags": chosen.flags + flags, "baselines": []})
-    if chosen.folder is not None:
-        for name, group in baseline_groups(chosen.folder, runs, info.folder).items():
-            measured_gain = stats.speedup(baseline_times(group), timed)
-            record["baselines"].append({"folder": name, "runs": len(group), **(measured_gain or {})})
+                   **found, "flags": chosen.flags + flags,
+                   "baselines": baselines(track, chosen.folder, runs, timed, copied)})
     return record
