@@ -394,14 +394,14 @@ def test_cli_fail_on_undecided_fails_on_a_new_file_whose_run_failed(tmp_path, ca
         assert main(["compare", str(base), str(new), *gate, *strict]) == 1
         out = capsys.readouterr().out
         assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
-        assert ("  measured in BASE, no complete run in NEW (this fails the gate): gpt2-124m@smoke samples/s "
+        assert ("  measured in BASE, lost in NEW (this fails the gate): gpt2-124m@smoke samples/s "
                 "(NEW: failed run") in out and "not checked" not in out
     assert main(["compare", str(base), str(new), *gate, "--fail-on-undecided", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)["gate"]
     assert data["failed"] is True and data["regressions"] == [] and data["undecided"] == []
     assert data["not_checked"] == []
-    assert [(u["figure"], u["why"].startswith("NEW: failed run")) for u in data["missing_in_new"]] == \
-        [("samples_per_s", True)]
+    assert [(u["figure"], u["verdict"], u["why"].startswith("NEW: failed run")) for u in data["lost_in_new"]] == \
+        [("samples_per_s", compare.NOT_COMPARED, True)]
     # BASE's run failed instead: NEW is not worse by it, so only --fail-on-undecided fails it
     assert main(["compare", str(new), str(base), *gate]) == 0
     out = capsys.readouterr().out
@@ -428,23 +428,30 @@ def _with_failed_run(doc: dict) -> dict:
     return out
 
 
-@pytest.mark.parametrize("kind", ["no interval", "partial", "one side"])
+@pytest.mark.parametrize("kind", ["no interval", "partial", "one side", "not reached", "reached in NEW only"])
 def test_fail_on_undecided_fails_on_every_gated_figure_it_could_not_judge(kind):
     """Under --fail-on-undecided, a gated figure the gate could not judge fails it: no interval,
-    not compared (a partial side), measured on one side only (a NEW that never reached the target
-    cannot be told from one that regressed). Without it, each passes as "not checked"."""
+    not compared (a partial side), measured on one side only (energy where NEW has no meter; a
+    TTA score NEW reached and BASE did not). Without it, each passes as "not checked". A NEW
+    that has no complete run, or whose complete runs never reached the target BASE reached, fails
+    the gate alone."""
     f = compare.BY_ID["tta"]
+    e = compare.BY_ID["energy_per_sample"]
     row = {"no interval": compare.Row(f.id, f.label, f.better, 60.0, 90.0, 1.5, None, None, compare.NO_INTERVAL,
                                       "not enough seeds (1 converged; an interval needs 2 per side)"),
            "partial": compare.Row(f.id, f.label, f.better, 60.0, None, None, None, None, compare.NOT_COMPARED,
                                   "NEW: partial run: not compared"),
-           "one side": compare.Row(f.id, f.label, f.better, 60.0, None, None, None, None, compare.NOT_MEASURED,
-                                   "NEW: no seed reached the target")}[kind]
+           "one side": compare.Row(e.id, e.label, e.better, 0.5, None, None, None, None, compare.NOT_MEASURED,
+                                   "NEW: no energy counter"),
+           "not reached": compare.Row(f.id, f.label, f.better, 60.0, None, None, None, None, compare.NOT_REACHED,
+                                      "NEW: no seed reached the target"),
+           "reached in NEW only": compare.Row(f.id, f.label, f.better, None, 60.0, None, None, None,
+                                              compare.NOT_MEASURED, "BASE: no seed reached the target")}[kind]
     columns = [compare.Column("new.json", {}, [compare.Pair("w@smoke", "w", "smoke", True, rows=[row])], [], [])]
-    gate = compare.Gate.parse(["5"])
+    gate = compare.Gate.parse(["5", "energy_per_sample=5"])
     unchecked = gate.unchecked(columns)
     assert unchecked == [("new.json", "w@smoke", row)] and gate.undecided(columns) == []
-    assert gate.failed([], [], unchecked) is (kind == "partial")  # NEW has no complete run: fails alone
+    assert gate.failed([], [], unchecked) is (kind in ("partial", "not reached"))  # fails alone
     gate.fail_on_undecided = True
     assert gate.failed([], [], unchecked)
     assert json.loads(compare_report.as_json("base.json", {}, columns, gate, [], unchecked))["gate"]["failed"] is True
@@ -465,15 +472,16 @@ def test_a_workload_of_base_missing_from_new_fails_the_gate(tmp_path, capsys):
         assert main(["compare", base, str(new), "--fail-on-regression", "5", *strict]) == 1
         out = capsys.readouterr().out
         assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
-        assert ("  measured in BASE, no complete run in NEW (this fails the gate): lm-char@smoke samples/s, "
+        assert ("  measured in BASE, lost in NEW (this fails the gate): lm-char@smoke samples/s, "
                 "TTA score (no run of it, NEW); fashion-cnn@smoke samples/s, TTA score (no run of it, NEW); "
                 "llama-1b@smoke samples/s (no run of it, NEW); dlrm-small@smoke samples/s, TTA score "
                 "(no run of it, NEW)") in out
     assert main(["compare", base, str(new), "--fail-on-regression", "goodput=5", "--format", "json"]) == 1
-    missing = json.loads(capsys.readouterr().out)["gate"]["missing_in_new"]
+    missing = json.loads(capsys.readouterr().out)["gate"]["lost_in_new"]
     assert {(m["key"], m["figure"]) for m in missing} == {(k, "goodput") for k in (
         "lm-char@smoke", "fashion-cnn@smoke", "llama-1b@smoke", "dlrm-small@smoke")}
-    assert all(m["why"] == f"only in BASE: {new} has no run of it" for m in missing)
+    assert all(m["why"] == f"only in BASE: {new} has no run of it" and m["verdict"] == compare.MISSING
+               for m in missing)
     assert main(["compare", base, str(new)]) == 0  # no gate: listed, no failure
 
 
@@ -530,3 +538,123 @@ def test_goodput_reads_as_a_percentage_in_the_text_and_a_fraction_in_json():
     assert f"| goodput | {shown} | {shown} |" in compare_report.markdown("a.json", GPT2, columns)
     data = json.loads(compare_report.as_json("a.json", GPT2, columns))
     assert next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "goodput")["base"] == value
+
+
+# ---------------------------------------------------------------- what the gate loses in NEW (review A #5, #11)
+LM = forging.real("lm-char")  # a real CPU smoke run of a TTA workload: one seed, which reached the target
+
+
+def seeds(doc: dict, times: list[float | None]) -> dict:
+    """``doc`` with its one run repeated as one seed per time to target (None: the seed ran to
+    its end without reaching the target)."""
+    out = copy.deepcopy(doc)
+    run = out["runs"][0]
+    out["runs"] = []
+    for k, tta in enumerate(times, 1):
+        r = copy.deepcopy(run)
+        r["run_id"], r["seed"] = uuid.uuid4().hex, k
+        r["metrics"]["tta_s"] = tta
+        out["runs"].append(r)
+    return out
+
+
+def test_a_new_whose_seeds_never_reach_the_target_base_reached_fails_the_gate(read_as, capsys):
+    """Review A #5a: NEW's runs complete but none reaches the target, so it has no TTA score:
+    "not measured" on one side, which passed the gate (``failed = False``). It is the largest TTA
+    regression there is: lost in NEW, and it fails the gate on its line, with or without the flag."""
+    never = seeds(LM, [None])
+    assert compare_estimates.tta_estimate(never["runs"]).missed
+    read_as.update({"base.json": LM, "new.json": never})
+    for strict in ([], ["--fail-on-undecided"]):
+        assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5", *strict]) == 1
+        out = capsys.readouterr().out
+        assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
+        assert ("  measured in BASE, lost in NEW (this fails the gate): lm-char@smoke TTA score "
+                "(NEW: no seed reached the target, NEW)") in out and "not checked" not in out
+        assert f"{compare.NOT_REACHED} [" in next(x for x in out.splitlines() if x.strip().startswith("TTA score"))
+    assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5", "--format", "json"]) == 1
+    gate = json.loads(capsys.readouterr().out)["gate"]
+    assert gate["failed"] is True and gate["not_checked"] == []
+    assert gate["lost_in_new"] == [{"new": "new.json", "key": "lm-char@smoke", "figure": "tta",
+                                    "verdict": compare.NOT_REACHED, "why": "NEW: no seed reached the target"}]
+
+
+def test_a_new_whose_tta_score_is_invalid_where_base_had_a_valid_one_fails_the_gate():
+    """Review A #5a: too few of NEW's seeds converged (2 of 3 missed: at most 1 may) while
+    BASE's three did: NEW's score is invalid by the rules, so lost. One seed missing is allowed."""
+    gate = compare.Gate.parse(["5"])
+    base = seeds(LM, [14.0, 15.0, 16.0])
+    for times, lost in (([14.0, None, None], True), ([14.0, 15.0, None], False)):
+        columns = [compare.compare_documents(base, seeds(LM, times), "new.json")]
+        row = next(r for r in columns[0].pairs[0].rows if r.figure == "tta")
+        unchecked = gate.unchecked(columns)
+        assert gate.failed(*gate.judge(columns), unchecked) is lost
+        if lost:
+            assert row.verdict == compare.NOT_REACHED and row.reason.startswith("NEW: TTA score invalid: 2 seeds")
+            assert [(key, r.figure) for _, key, r in unchecked if gate.lost(r)] == [("lm-char@smoke", "tta")]
+        else:
+            assert row.new is not None
+
+
+def test_a_target_base_never_reached_and_new_reaches_is_no_regression(read_as, capsys):
+    """The symmetric case: BASE's seeds never reached the target and NEW's did. NEW is not worse
+    by it: "not checked", which passes unless --fail-on-undecided. Neither side reaching it is
+    not checked either (the gate cannot tell), never lost."""
+    read_as.update({"never.json": seeds(LM, [None]), "never2.json": seeds(LM, [None]), "lm.json": LM})
+    for new in ("lm.json", "never2.json"):
+        assert main(["compare", "never.json", new, "--fail-on-regression", "5"]) == 0
+        out = capsys.readouterr().out
+        assert "): passed" in out and "lost in NEW" not in out
+        assert "  not checked: lm-char@smoke TTA score (" in out
+        assert main(["compare", "never.json", new, "--fail-on-regression", "5", "--fail-on-undecided"]) == 1
+        assert "  not checked (--fail-on-undecided" in capsys.readouterr().out
+    assert main(["compare", "never.json", "lm.json", "--fail-on-regression", "5", "--format", "json"]) == 0
+    gate = json.loads(capsys.readouterr().out)["gate"]
+    assert gate["lost_in_new"] == [] and gate["not_checked"] == [
+        {"new": "lm.json", "key": "lm-char@smoke", "figure": "tta", "why": "BASE: no seed reached the target"}]
+
+
+def test_a_workload_new_runs_only_at_another_scale_is_missing_at_base_scale(read_as, capsys):
+    """Review A #5b: NEW ran gpt2-124m only at another scale than BASE: "scale differs", not
+    comparable, passed the gate (``failed = False``) and the JSON's why lost the scale. BASE's
+    figures at its scale are now missing in NEW (the gate fails), and the reason names both."""
+    other = copy.deepcopy(GPT2)
+    other["runs"][0]["scale"] = "full"
+    both = copy.deepcopy(GPT2)
+    both["runs"] += other["runs"]
+    both["runs"][1]["run_id"] = uuid.uuid4().hex
+    read_as.update({"base.json": GPT2, "full.json": other, "both.json": both})
+    why = "scale differs (smoke in BASE, full in NEW)"
+    for strict in ([], ["--fail-on-undecided"]):
+        assert main(["compare", "base.json", "full.json", "--fail-on-regression", "5", *strict]) == 1
+        out = capsys.readouterr().out
+        assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
+        assert (f"  measured in BASE, lost in NEW (this fails the gate): gpt2-124m@smoke samples/s ({why}: "
+                "full.json has no run of it at smoke, NEW)") in out and "not checked" not in out
+        assert "not comparable [1]" in out and f"[1] {why}" in out  # the table still says why
+    assert main(["compare", "base.json", "full.json", "--fail-on-regression", "5", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["new"][0]["pairs"][0]["reason"] == why and data["gate"]["not_checked"] == []
+    assert data["gate"]["lost_in_new"] == [
+        {"new": "full.json", "key": "gpt2-124m@smoke", "figure": "samples_per_s", "verdict": compare.MISSING,
+         "why": f"{why}: full.json has no run of it at smoke"}]
+    # NEW ran it at BASE's scale too: compared there, and the other scale is only in NEW
+    assert main(["compare", "base.json", "both.json", "--fail-on-regression", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "only in NEW: gpt2-124m@full" in out and "lost in NEW" not in out
+
+
+def test_a_side_of_several_files_refuses_a_run_without_a_run_id(read_as, capsys):
+    """Review A #11: the --vs duplicate check tells runs apart by run_id and skipped a run without
+    one, silently. A side of two files or more now refuses it (usage error, one line, naming the
+    file and the run); a side of one file, where nothing can be counted twice, is not refused by
+    the check. (The schema requires a run id: only a file read without the schema checked lacks one.)"""
+    anonymous = with_runs(GPT2, [1.0])
+    del anonymous["runs"][0]["run_id"]
+    read_as.update({"a.json": with_runs(GPT2, [1.0]), "b.json": with_runs(GPT2, [1.01]), "anon.json": anonymous})
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "a.json", "--vs", "b.json", "anon.json"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and "NEW side: anon.json: runs[0] has no run id, so it cannot be told from the " \
+        "side's other runs" in err[-1]
+    assert compare.repeated(["anon.json"], [anonymous]) is None  # one file a side: nothing to count twice

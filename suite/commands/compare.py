@@ -24,15 +24,19 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("new", nargs="*", metavar="NEW", help="results files to compare (one column each); "
                    "with --vs, more BASE files")
     p.add_argument("--vs", nargs="+", metavar="NEW", dest="vs",
-                   help="the NEW side's results files, compared as one side with every file before --vs")
+                   help="the NEW side's results files, compared as one side with every file before --vs "
+                        "(a side's files must hold runs of their own, told apart by run id: a file given "
+                        "twice, a run in two files or a run without an id is a usage error)")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text",
                    help="text table (default; colour on a terminal), markdown for a pull-request "
                         "comment, JSON for tools")
     p.add_argument("--fail-on-regression", action="append", metavar="[FIGURE=]PCT",
                    help="exit 1 when a figure is significantly worse (the whole interval on the worse "
-                        "side of 1) and its ratio is worse by more than PCT%%, or when NEW has no "
-                        "complete run of a workload BASE measured it for (missing, failed, partial); a bare PCT applies to "
-                        "samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
+                        "side of 1) and its ratio is worse by more than PCT%%, or when NEW lost a "
+                        "figure BASE measured: no run of that workload at BASE's scale (missing, or "
+                        "run only at another scale), none complete (failed, partial), or, for the TTA "
+                        "score, none reaching the target (or too few for a valid score); a bare PCT "
+                        "applies to samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
                         "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
                         "energy_per_sample, goodput)")
     p.add_argument("--fail-on-undecided", action="store_true",
@@ -40,8 +44,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "figure whose ratio is worse than its threshold but whose interval reaches both "
                         "sides of 1 (undecided: too few runs or too much noise to tell), and one it could "
                         "not judge at all (no interval, not compared because BASE's run failed or was "
-                        "partial, measured on one side only, not comparable), which the gate otherwise "
-                        "passes as \"not checked\"")
+                        "partial, measured on one side only, the target reached by neither side, not "
+                        "comparable), which the gate otherwise passes as \"not checked\"")
     add_price_arguments(p)
     return p
 

@@ -33,7 +33,8 @@ from suite.record import results
 FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
 NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "no interval"
 NOT_COMPARED = "not compared"  # a side has no complete run (partial or failed): measured, but never compared
-MISSING = "missing in NEW"  # a workload × scale of BASE that NEW has no run of
+MISSING = "missing in NEW"  # a workload × scale of BASE that NEW has no run of (at none or another scale)
+NOT_REACHED = "target not reached in NEW"  # NEW's runs are complete, but its seeds missed the target: no valid TTA score
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
 # what a step-time figure's interval covers (its row's ``spread``)
@@ -216,7 +217,8 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
               spread=spread)
     if b.value is None or n.value is None:
         missing = [e for e in (b, n) if e.value is None]
-        row.verdict = NOT_COMPARED if all(e.incomplete for e in missing) else NOT_MEASURED
+        row.verdict = NOT_REACHED if n.value is None and n.missed else \
+            NOT_COMPARED if all(e.incomplete for e in missing) else NOT_MEASURED
         row.reason = "; ".join(f"{side}: {e.reason}" for side, e in (("BASE", b), ("NEW", n))
                                if e.value is None and e.reason) or "not measured"
         if b.value is None and n.value is None and b.reason == n.reason:
@@ -272,7 +274,8 @@ class Column:
     pairs: list[Pair]
     only_base: list[str]
     only_new: list[str]
-    # each ``only_base`` key's rows of the figures BASE measured (verdict MISSING), for the gate
+    # the rows of the figures BASE measured (verdict MISSING) of each workload × scale NEW has no
+    # run of: each ``only_base`` key, and each key of a pair whose scale differs, for the gate
     gone: dict[str, list[Row]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -341,47 +344,58 @@ def merge_side(docs: Sequence[Doc]) -> Doc:
 def repeated(names: Sequence[str], docs: Sequence[Doc]) -> str | None:
     """Why the files of one side are not independent replicates (one line, naming both), or
     None: two of them the same document, or one run id in two of them. Counted twice, a run
-    would shrink the spread between files to nothing and decide verdicts on rounding."""
+    would shrink the spread between files to nothing and decide verdicts on rounding. Runs are
+    told apart by their ids only, so a side of two files or more with a run without a string
+    ``run_id`` (the schema requires one; a file read without it checked may lack it) is refused
+    too, naming the file and the run, rather than let that run past the check."""
     seen: dict[str, str] = {}
     for i, (name, doc) in enumerate(zip(names, docs)):
         same = next((names[j] for j in range(i) if docs[j] == doc), None)
         if same is not None:
             return f"{same} and {name} are the same results file"
-        for run in doc.get("runs") or []:
+        for k, run in enumerate(doc.get("runs") or []):
             rid = run.get("run_id") if isinstance(run, dict) else None
-            if isinstance(rid, str) and seen.get(rid, name) != name:
+            if not isinstance(rid, str):
+                if len(docs) > 1:
+                    return f"{name}: runs[{k}] has no run id, so it cannot be told from the side's other runs"
+                continue
+            if seen.get(rid, name) != name:
                 return f"{seen[rid]} and {name} hold the same run ({rid})"
-            if isinstance(rid, str):
-                seen[rid] = name
+            seen[rid] = name
     return None
 
 
 def compare_documents(base: Doc, new: Doc, new_name: str = "NEW") -> Column:
     """Every workload × scale of BASE and NEW compared. A workload present in both at different
-    scales is a pair that is not comparable (scale differs); the rest present in one file only
-    is listed as such."""
+    scales is a pair that is not comparable (scale differs), and to the gate a workload × scale
+    NEW has no run of (:attr:`Column.gone`, its reason naming both scales); the rest present in
+    one file only is listed as such."""
     bg, ng = groups(base.get("runs", [])), groups(new.get("runs", []))
     pairs = [compare_runs(base, bg[k], new, ng[k]) for k in bg if k in ng]
     only_base = [k for k in bg if k not in ng]
     only_new = [k for k in ng if k not in bg]
+    gone = {}
     for k in list(only_base):
         workload = k.split("@")[0]
         match = next((m for m in only_new if m.split("@")[0] == workload), None)
-        if match is not None:
-            only_base.remove(k)
-            only_new.remove(match)
-            pairs.append(Pair(k, workload, k.split("@")[1], False,
-                              f"scale differs ({k.split('@')[1]} in BASE, {match.split('@')[1]} in NEW)"))
-    return Column(new_name, new, pairs, only_base, only_new, {k: missing_rows(bg[k], new_name) for k in only_base})
+        if match is None:
+            gone[k] = missing_rows(bg[k], f"only in BASE: {new_name} has no run of it")
+            continue
+        only_base.remove(k)
+        only_new.remove(match)
+        why = f"scale differs ({k.split('@')[1]} in BASE, {match.split('@')[1]} in NEW)"
+        pairs.append(Pair(k, workload, k.split("@")[1], False, why))
+        gone[k] = missing_rows(bg[k], f"{why}: {new_name} has no run of it at {k.split('@')[1]}")
+    return Column(new_name, new, pairs, only_base, only_new, gone)
 
 
-def missing_rows(base_runs: Runs, new_name: str) -> list[Row]:
-    """The rows of a workload × scale NEW has no run of: each figure BASE measured, verdict
-    :data:`MISSING` (the step-time quantiles are measured where samples/s is)."""
+def missing_rows(base_runs: Runs, reason: str) -> list[Row]:
+    """The rows of a workload × scale NEW has no run of (at any scale, or only at another one:
+    ``reason`` says which): each figure BASE measured, verdict :data:`MISSING` (the step-time
+    quantiles are measured where samples/s is)."""
     est = side_estimates(base_runs, 0, quantiles=False)
     steps = est["samples_per_s"].value is not None
-    return [Row(f.id, f.label, f.better, est[f.id].value, None, None, None, None, MISSING,
-                reason=f"only in BASE: {new_name} has no run of it")
+    return [Row(f.id, f.label, f.better, est[f.id].value, None, None, None, None, MISSING, reason=reason)
             for f in FIGURES if est[f.id].value is not None or (steps and f.id.startswith("step_time_"))]
 
 
@@ -452,8 +466,9 @@ class Gate:
 
     def failed(self, regressions: Sequence, undecided: Sequence, unchecked: Sequence) -> bool:
         """Whether the gate fails: a regression; a gated figure BASE measured that NEW lacks
-        (:meth:`lost`: the workload is missing from NEW, or NEW's runs of it all failed or are
-        partial); or, under ``fail_on_undecided``, a gated figure it cannot tell: undecided
+        (:meth:`lost`: the workload × scale is missing from NEW or run there only at another
+        scale, NEW's runs of it all failed or are partial, or they never reached the target BASE
+        reached); or, under ``fail_on_undecided``, a gated figure it cannot tell: undecided
         (:meth:`undecided`) or not checked at all (:meth:`unchecked`: no interval, not compared,
         measured on one side only, not comparable), none of which rules a regression out."""
         return bool(regressions) or any(self.lost(row) for _, _, row in unchecked) \
@@ -461,10 +476,13 @@ class Gate:
 
     @staticmethod
     def lost(row: Row | None) -> bool:
-        """Whether an :meth:`unchecked` row is a figure BASE measured and NEW lacks for want of a
-        run (missing from NEW, or none of NEW's runs complete): it fails the gate, flag or not."""
-        return row is not None and (row.verdict == MISSING or (
-            row.verdict == NOT_COMPARED and row.new is None and row.base is not None))
+        """Whether an :meth:`unchecked` row is a figure BASE measured and NEW lacks: no run of
+        the workload × scale in NEW (:data:`MISSING`: none, or only at another scale), none of
+        NEW's runs complete (:data:`NOT_COMPARED`), or NEW's complete runs missed the target
+        (:data:`NOT_REACHED`: no seed reached it, or too few for a valid score). It fails the
+        gate, flag or not. NEW reaching a target BASE missed is no such loss (not checked)."""
+        return row is not None and row.base is not None and row.new is None and (
+            row.verdict in (MISSING, NOT_REACHED, NOT_COMPARED))
 
     def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
@@ -475,22 +493,25 @@ class Gate:
 
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
         """Gated figures the gate could not judge: not comparable, not measured on one side, not
-        compared (a side has no complete run), or without an interval (a pair not comparable as a
-        whole gives a None row), and those of a workload × scale missing from NEW (:data:`MISSING`).
-        A figure measured on neither side (tokens/s of a workload without tokens, the TTA score of
-        a throughput workload) is not the gate's to judge and is not listed. They pass the gate
-        unless ``fail_on_undecided``, but for those :meth:`lost`."""
+        compared (a side has no complete run), target not reached in NEW (:data:`NOT_REACHED`),
+        or without an interval (a pair not comparable as a whole gives a None row, but for one
+        whose scale differs, whose figures are listed as missing instead), and those of a
+        workload × scale missing from NEW (:data:`MISSING`). A figure measured on neither side
+        (tokens/s of a workload without tokens, the TTA score of a throughput workload) is not
+        the gate's to judge and is not listed. They pass the gate unless ``fail_on_undecided``,
+        but for those :meth:`lost`."""
         out: list[tuple[str, str, Row | None]] = []
         for col in columns:
             for pair in col.pairs:
                 if not pair.comparable:
-                    out.append((col.file, pair.key, None))
+                    if pair.key not in col.gone:  # scale differs: its figures are in ``gone``
+                        out.append((col.file, pair.key, None))
                     continue
                 for row in pair.rows:
                     if row.figure not in self.thresholds:
                         continue
                     one_sided = row.verdict == NOT_MEASURED and (row.base is None) != (row.new is None)
-                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL, NOT_COMPARED) or one_sided:  # not: absent on both
+                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL, NOT_COMPARED, NOT_REACHED) or one_sided:
                         out.append((col.file, pair.key, row))
             out += [(col.file, key, row) for key, rows in col.gone.items() for row in rows
                     if row.figure in self.thresholds]

@@ -191,18 +191,20 @@ def _rates(out: dict[str, Estimate], first: dict[str, Any]) -> dict[str, Estimat
 
 def tta_estimate(runs: Runs) -> Estimate:
     """The TTA score of one side's seeds (a failed or partial run counts as not converged), with
-    the standard error of the mean of its converged seeds' times."""
+    the standard error of the mean of its converged seeds' times. A side whose runs ran but
+    whose score is missing (no seed reached the target) or invalid (too many seeds missed it) is
+    ``missed``: the comparison's worst outcome for it, not an absent figure."""
     by_seed = {i: (r["metrics"].get("tta_s") if r["status"] == "complete" else None)  # several files of a side
                for i, r in enumerate(runs)}                                          # may repeat a seed
     if (unfinished := not_complete(runs)) is not None:
         return Estimate(None, n=len(by_seed), reason=unfinished, incomplete=True)
     score = tta_meter.score(by_seed)
     if not score["valid"]:
-        return Estimate(None, n=len(by_seed), reason=f"TTA score invalid: {score['reason']}")
+        return Estimate(None, n=len(by_seed), reason=f"TTA score invalid: {score['reason']}", missed=True)
     value = score["olympic_mean_s"]
     converged = [t for t in by_seed.values() if t is not None]
     if value is None or value <= 0:
-        return Estimate(None, n=len(by_seed), reason="no seed reached the target")
+        return Estimate(None, n=len(by_seed), reason="no seed reached the target", missed=True)
     log_se, df, reason = mean_estimate(converged, "seed")
     if reason and len(converged) < 2:
         reason = f"not enough seeds ({len(converged)} converged; an interval needs 2 per side)"

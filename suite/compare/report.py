@@ -313,9 +313,8 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
         if gate.lost(row):
             lost.setdefault((file, key), []).append(row)
     if lost:
-        lines.append("  measured in BASE, no complete run in NEW (this fails the gate): " + "; ".join(
-            f"{key} {', '.join(r.label for r in rows)} "
-            f"({'no run of it' if rows[0].verdict == compare.MISSING else rows[0].reason}, {heads[file]})"
+        lines.append("  measured in BASE, lost in NEW (this fails the gate): " + "; ".join(
+            f"{key} {', '.join(r.label for r in rows)} ({_lost_why(rows[0])}, {heads[file]})"
             for (file, key), rows in lost.items()))
     rest = [(file, key, row) for file, key, row in unchecked if not gate.lost(row)]
     if rest:
@@ -324,6 +323,13 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
             f"{key} {row.label} ({row.verdict}, {heads[file]})" if row else
             f"{key} ({NOT_COMPARABLE}, {heads[file]})" for file, key, row in rest))
     return lines
+
+
+def _lost_why(row: Row) -> str:
+    """Why a figure BASE measured is lost in NEW, as the gate's line says it (the row's reason
+    without the file name a missing row's reason repeats)."""
+    reason = row.reason or row.verdict
+    return "no run of it" if reason.startswith("only in BASE: ") else reason
 
 
 # ---------------------------------------------------------------- formats
@@ -413,8 +419,10 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
 def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
             regressions=(), unchecked=(), undecided: Sequence | None = None) -> str:
     """The comparison as JSON: every pair and figure with both values, ratio, interval, verdict,
-    reason and method; the gate's thresholds, regressions and what it could not check
-    (``undecided``: as :func:`text`'s)."""
+    reason and method; the gate's thresholds, regressions, what it could not check
+    (``not_checked``) and the figures BASE measured that NEW lost (``lost_in_new``: no run of
+    the workload × scale, none complete, or the target not reached; ``undecided``: as
+    :func:`text`'s)."""
     out: dict[str, Any] = {
         "level": compare_stats.LEVEL,
         "base": {"file": base_name, **compare.describe(base_doc)},
@@ -437,12 +445,18 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
             "judged_without_files": [{"new": file, "key": key, "figure": row.figure, "spread": row.spread}
                                      for file, key, row in gate.narrow(columns)],
             "not_checked": [{"new": file, "key": key, "figure": row.figure if row else None,
-                             "why": (row.reason or row.verdict) if row else NOT_COMPARABLE}
+                             "why": (row.reason or row.verdict) if row else _incomparable_why(columns, file, key)}
                             for file, key, row in unchecked if not gate.lost(row)],
-            "missing_in_new": [{"new": file, "key": key, "figure": row.figure, "why": row.reason}
-                               for file, key, row in unchecked if gate.lost(row)],
+            "lost_in_new": [{"new": file, "key": key, "figure": row.figure, "verdict": row.verdict,
+                             "why": row.reason} for file, key, row in unchecked if gate.lost(row)],
         }
     return json.dumps(out, indent=1, allow_nan=False, default=str)
+
+
+def _incomparable_why(columns: Sequence[Column], file: str, key: str) -> str:
+    """A pair not comparable as a whole, as the JSON's ``not_checked`` says why: its reason."""
+    pair = next((p for col in columns if col.file == file for p in col.pairs if p.key == key), None)
+    return f"{NOT_COMPARABLE}: {pair.reason}" if pair is not None and pair.reason else NOT_COMPARABLE
 
 
 FORMATS = {"text", "markdown", "json"}

@@ -61,6 +61,7 @@ class Estimate:
     spread: str = ""  # what the error covers: "files" (between a side's files), "runs" (between its runs), "steps"
     fallback: Estimate | None = None  # the same side's estimate one level down: "files" → "runs" → "steps"
     incomplete: bool = False  # no value because the side has no complete run (partial or failed): not compared
+    missed: bool = False  # no TTA score because the side's complete runs missed the target (none reached it, or too few)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
