@@ -150,7 +150,8 @@ def test_a_worker_whose_supervisor_is_gone_ends_keeping_no_record(gone):
 def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_path):
     """``kill -TERM -PGID`` reaches the supervisor and its worker at once: the worker, its own SIGTERM
     a stop like the supervisor's, writes its partial record (it was killed by SIGTERM's default,
-    and the run was lost), and the one the supervisor passes on is the same stop, not a second."""
+    and the run was lost). Where the one the supervisor passes on lands is left to timing here (most
+    often inside the worker's hold, where any SIGTERM is held); the next test places the echo."""
     import torch
     from short_lmchar import ShortLmChar, group_sigterm_at_step_10
 
@@ -168,6 +169,31 @@ def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_
     assert record is not None, "the worker wrote no record"
     assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM) after ")
     assert record["steps"] >= 10
+
+
+@pytest.mark.slow
+def test_the_echo_of_a_group_sigterm_after_the_workers_hold_keeps_its_record(data_dir, tmp_path):
+    """The group's SIGTERM reaches the supervised worker while it keeps its finished run's record
+    (held, raised when the hold ends), and the same kill's echo reaches it right after that hold,
+    before the record is written (signals.ECHO_S): the echo is the same stop, noted, not raised
+    there, and the run's record reaches the supervisor, which the kill stopped too."""
+    import torch
+    from short_lmchar import ShortLmChar, group_sigterm_in_the_records_hold_then_its_echo
+
+    from suite.run.runner import RunOptions
+
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
+                         inject_failures=(1000,))
+    previous = signals.stop_on_sigterm()
+    try:
+        with pytest.raises(signals.Terminated) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
+                                      progress=group_sigterm_in_the_records_hold_then_its_echo)
+    finally:
+        signals.restore(previous)
+    record = getattr(stopped.value, "record", None)
+    assert record is not None, "the worker wrote no record: the echo was raised before it"
+    assert record["status"] == "complete" and record["steps"] == 40
 
 
 def test_an_interrupted_watch_leaves_the_workers_pipe_open_until_it_has_stopped():
