@@ -69,7 +69,7 @@ def test_holding_hands_back_what_came_for_the_caller_to_raise_return_or_drop(han
 
 def test_a_block_that_raises_keeps_its_error_and_leaves_the_held_signal_noted(handlers, monkeypatch):
     """The block's own error goes on, not the held signal, which stays noted (as it did when the
-    hold and :func:`signals._held_interrupt` were written out at each site) and SIGTERM is armed again."""
+    hold and its take were written out at each site) and SIGTERM is armed again."""
     with pytest.raises(ValueError, match="the record"), signals.holding(deliver=True):
         os.kill(os.getpid(), signal.SIGTERM)
         raise ValueError("the record could not be put together")
