@@ -43,3 +43,35 @@ def group_sigterm_at_step_10(event: str, **fields) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         os.kill(os.getppid(), signal.SIGTERM)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def group_sigterm_in_the_records_hold_then_its_echo(event: str, **fields) -> None:
+    """A worker's progress (picklable) that times a group kill where it is hardest: SIGTERM reaches
+    the worker and its supervisor while the worker keeps its finished run's record (inside run_one's
+    hold, so held and raised when the hold ends), and a second SIGTERM reaches the worker right after
+    that hold, before it writes the record (what the supervisor, or run-own, passes on of the same
+    kill, landing late). It places both by wrapping, in the worker, ``driver.close_record`` and the
+    worker's ``holding``; nothing else of the worker changes."""
+    import os
+    import signal
+    import sys
+
+    if event != "run_start":
+        return
+    from suite.run import driver
+
+    close_record, worker = driver.close_record, sys.modules["__main__"]
+    holding = worker.holding
+
+    def close_then_group_sigterm(*args, **kwargs):
+        closed = close_record(*args, **kwargs)
+        os.kill(os.getppid(), signal.SIGTERM)  # the supervisor
+        os.kill(os.getpid(), signal.SIGTERM)  # this worker: held, raised when run_one's hold ends
+        return closed
+
+    def echo_then_hold(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # the echo, after run_one's hold, before the record is written
+        return holding(*args, **kwargs)
+
+    driver.close_record = close_then_group_sigterm  # type: ignore[assignment]
+    worker.holding = echo_then_hold  # type: ignore[attr-defined]

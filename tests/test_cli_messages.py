@@ -196,6 +196,17 @@ def test_kills_and_resumes_are_printed(capsys):
         "[lm-char seed 1] restarted from step 0: no checkpoint to resume from"]
 
 
+def test_a_worker_killed_after_an_interrupt_is_said(capsys):
+    progress = ProgressPrinter()
+    progress("unstopped", workload="lm-char", seed=1, waited_s=120.0, kept=False)
+    progress("unstopped", workload="lm-char", seed=2, waited_s=120.0, kept=True)
+    assert capsys.readouterr().err.splitlines() == [
+        "[lm-char seed 1] the training worker had not ended 120 s after the interrupt: killed (SIGKILL); it wrote "
+        "no record (goodbench run ... --resume DIR goes on from the newest checkpoint)",
+        "[lm-char seed 2] the training worker had not ended 120 s after the interrupt: killed (SIGKILL); its "
+        "partial record, written before, is kept"]
+
+
 def _suite_end(statuses: list[str], interrupted: bool = False) -> dict:
     return {"settings": {"interrupted": interrupted, "aborted": None},
             "runs": [{"status": s} for s in statuses]}

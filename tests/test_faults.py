@@ -1,6 +1,7 @@
 """Fault injection with a real SIGKILL: the supervisor kills, restarts and resumes the worker."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -149,7 +150,8 @@ def test_a_worker_whose_supervisor_is_gone_ends_keeping_no_record(gone):
 def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_path):
     """``kill -TERM -PGID`` reaches the supervisor and its worker at once: the worker, its own SIGTERM
     a stop like the supervisor's, writes its partial record (it was killed by SIGTERM's default,
-    and the run was lost), and the one the supervisor passes on is the same stop, not a second."""
+    and the run was lost). Where the one the supervisor passes on lands is left to timing here (most
+    often inside the worker's hold, where any SIGTERM is held); the next test places the echo."""
     import torch
     from short_lmchar import ShortLmChar, group_sigterm_at_step_10
 
@@ -167,6 +169,31 @@ def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_
     assert record is not None, "the worker wrote no record"
     assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM) after ")
     assert record["steps"] >= 10
+
+
+@pytest.mark.slow
+def test_the_echo_of_a_group_sigterm_after_the_workers_hold_keeps_its_record(data_dir, tmp_path):
+    """The group's SIGTERM reaches the supervised worker while it keeps its finished run's record
+    (held, raised when the hold ends), and the same kill's echo reaches it right after that hold,
+    before the record is written (signals.ECHO_S): the echo is the same stop, noted, not raised
+    there, and the run's record reaches the supervisor, which the kill stopped too."""
+    import torch
+    from short_lmchar import ShortLmChar, group_sigterm_in_the_records_hold_then_its_echo
+
+    from suite.run.runner import RunOptions
+
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
+                         inject_failures=(1000,))
+    previous = signals.stop_on_sigterm()
+    try:
+        with pytest.raises(signals.Terminated) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
+                                      progress=group_sigterm_in_the_records_hold_then_its_echo)
+    finally:
+        signals.restore(previous)
+    record = getattr(stopped.value, "record", None)
+    assert record is not None, "the worker wrote no record: the echo was raised before it"
+    assert record["status"] == "complete" and record["steps"] == 40
 
 
 def test_an_interrupted_watch_leaves_the_workers_pipe_open_until_it_has_stopped():
@@ -190,6 +217,109 @@ def test_an_interrupted_watch_leaves_the_workers_pipe_open_until_it_has_stopped(
         worker.wait()
     ended = supervisor._watch(worker, [], [])  # the worker ended: the watch reads to its end and closes the pipe
     assert not ended.killed and worker.stdout.closed
+
+
+def test_a_watch_that_fails_closes_the_workers_pipe():
+    """Only an interrupt leaves the pipe open: a malformed step report (or a failed read) ends the
+    watch with its error, the pipe closed at once, so that the worker, left on its own, ends at its
+    next report (reporter) rather than when the pipe is collected."""
+    worker = subprocess.Popen([sys.executable, "-c", "import time; print('step x', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE)
+    try:
+        with pytest.raises(ValueError):
+            supervisor._watch(worker, [], [])
+        assert worker.stdout is not None and worker.stdout.closed
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+def test_a_stopping_worker_that_writes_on_is_read_meanwhile_not_blocked():
+    """While the supervisor waits for its interrupted worker, the worker's stdout is read: one that
+    writes more than a pipe holds as it stops still ends by itself, at once."""
+    import time
+
+    worker = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdout.write('x' * 1_000_000); sys.stdout.flush()"],
+                              stdout=subprocess.PIPE)
+    began = time.monotonic()
+    assert supervisor._stopped(worker, 60.0)
+    assert time.monotonic() - began < 30 and worker.returncode == 0 and worker.stdout is not None and worker.stdout.closed
+
+
+def test_a_worker_that_does_not_stop_is_killed_and_the_interrupt_stays_the_outcome(tmp_path, monkeypatch):
+    """A worker that ignores the SIGTERM passed on (or sits in a long C call) is killed once the wait
+    is over, and said so; the suite still ends as interrupted (Terminated, not a TimeoutExpired
+    that would count the run as aborted), and no worker is left training."""
+    import time
+
+    import torch
+    from short_lmchar import ShortLmChar
+
+    from suite.run.runner import RunOptions
+
+    started: list[subprocess.Popen] = []
+
+    def deaf_worker(task_path):
+        worker = subprocess.Popen([sys.executable, "-c", "import signal, sys, time\n"
+                                   "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                   "print('step 1', flush=True)\n"
+                                   "while True:\n    sys.stdout.write('step 1\\n' * 1000); sys.stdout.flush(); time.sleep(0.01)\n"],
+                                  stdout=subprocess.PIPE)
+        started.append(worker)
+        return worker
+
+    def watch_then_stopped(proc, pending, deadlines):
+        assert proc.stdout is not None and proc.stdout.readline() == b"step 1\n"  # it has set SIGTERM aside
+        raise signals.Terminated()
+
+    said = []
+    monkeypatch.setattr(supervisor, "_spawn", deaf_worker)
+    monkeypatch.setattr(supervisor, "_watch", watch_then_stopped)
+    monkeypatch.setattr(supervisor, "STOP_WAIT_S", 1.0)
+    options = RunOptions(device=torch.device("cpu"), checkpoint_dir=str(tmp_path), inject_failures=(30,))
+    began = time.monotonic()
+    try:
+        with pytest.raises(signals.Terminated) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
+                                      progress=lambda event, **f: said.append((event, f)))
+    finally:
+        for worker in started:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    assert time.monotonic() - began < 30
+    assert type(stopped.value) is signals.Terminated and getattr(stopped.value, "record", None) is None
+    assert started[0].returncode == -signal.SIGKILL
+    assert said == [("unstopped", {"workload": "lm-char", "seed": 1, "waited_s": 1.0, "kept": False})]
+
+
+def test_a_supervised_worker_holds_a_sigterm_while_it_writes_its_record(tmp_path, monkeypatch):
+    """A SIGTERM that lands while the worker writes its record (a second stop, past the echo window)
+    waits until the record is written: the run is not lost."""
+    import pickle
+
+    record = {"status": "complete", "steps": 40}
+    task = supervisor.WorkerTask(None, "smoke", 1, None, None, str(tmp_path / "record.json"))  # type: ignore[arg-type]
+    (tmp_path / "task.pkl").write_bytes(pickle.dumps(task))
+    write = supervisor.write_atomic
+
+    def sigterm_then_write(path, text):
+        os.kill(os.getpid(), signal.SIGTERM)
+        write(path, text)
+
+    monkeypatch.setattr(supervisor, "run_one", lambda *a, **k: dict(record))
+    monkeypatch.setattr(supervisor, "write_atomic", sigterm_then_write)
+    monkeypatch.setattr(signals, "ECHO_S", 0.0)
+    previous = {signal.SIGTERM: signal.getsignal(signal.SIGTERM), signal.SIGINT: signal.getsignal(signal.SIGINT)}
+    try:
+        try:
+            status = supervisor.worker_main(str(tmp_path / "task.pkl"))
+        except signals.Terminated:
+            pytest.fail("the SIGTERM was raised inside the record's write")
+    finally:
+        signals.restore(previous)
+    assert status == 0
+    assert json.loads((tmp_path / "record.json").read_text()) == record
 
 
 def test_an_orphaned_process_ends_with_one_status_defined_once():

@@ -89,18 +89,21 @@ def test_a_name_another_run_holds_is_told_apart_by_its_error_type_not_its_words(
         results.Reservation.take(out)
     assert type(exists.value) is results.NameTaken
 
-    def worded_so(words: str, kind: type[results.NameTaken]):
+    def refused_so(error: results.NameTaken):
         def take(cls, path):
-            raise kind(words)
+            raise error
         return classmethod(take)
 
-    monkeypatch.setattr(results.Reservation, "take", worded_so("held by another goodbench run", results.NameTaken))
+    monkeypatch.setattr(results.Reservation, "take", refused_so(results.NameTaken("held by another goodbench run")))
     with pytest.raises(GoodbenchError, match="exists: a results file is never overwritten"):
         _bench(tmp_path / "other.json").start()
-    monkeypatch.setattr(results.Reservation, "take", worded_so("held elsewhere; give another -o", results.ReservedElsewhere))
+    elsewhere_error = results.ReservedElsewhere(tmp_path / "elsewhere.json")
+    elsewhere_error.args = ("held elsewhere",)  # the Benchmark's words come from the error's fields, not its text
+    monkeypatch.setattr(results.Reservation, "take", refused_so(elsewhere_error))
     with pytest.raises(GoodbenchError) as elsewhere:
         _bench(tmp_path / "other.json").start()
-    assert str(elsewhere.value) == "held elsewhere; give Benchmark another out="
+    assert str(elsewhere.value) == (f"{tmp_path / 'elsewhere.json'} is reserved by another goodbench run, which "
+                                    "writes it when it ends; give Benchmark another out=")
 
 
 def test_a_benchmark_that_records_nothing_frees_its_name(tmp_path, monkeypatch):

@@ -245,3 +245,35 @@ def test_a_sigterm_that_comes_twice_keeps_the_runs_so_far(tmp_path, monkeypatch,
     assert [(r["status"], r["error"]) for r in doc["runs"]] == [("partial", "interrupted (SIGTERM) after 1 of at most 4 steps")]
     assert doc["settings"]["interrupted"] is True
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_sigterm_held_at_a_runs_end_and_its_echo_right_after_keep_the_runs(tmp_path, monkeypatch, default_signals):
+    """The group's SIGTERM lands while a finished run's record is closed (held, raised when that
+    hold ends), and the same kill passed on by run-own lands right after, before the session's end
+    holds the file's write: the second is the same stop (signals.ECHO_S counts from the first even
+    though it was held), noted, and the file is written, the run complete."""
+    quick_ceiling(monkeypatch)
+    monkeypatch.setattr(run_signals, "ECHO_S", 60.0)  # however slowly this machine runs the test
+    real = run_signals.holding
+    holds = []
+
+    @contextlib.contextmanager
+    def timed(*a, **k):
+        holds.append(k)
+        if len(holds) == 2:  # run-own's SIGTERM, passed on: after the run's hold, before the next one
+            os.kill(os.getpid(), signal.SIGTERM)
+        with real(*a, **k) as held:
+            if len(holds) == 1:  # the group's SIGTERM, while the finished run's record is closed
+                os.kill(os.getpid(), signal.SIGTERM)
+            yield held
+
+    monkeypatch.setattr(run_signals, "holding", timed)
+    out = tmp_path / "held-then-echo.json"
+    bench = _bench(out)
+    with pytest.raises(run_signals.Terminated) as raised, bench:
+        for run in bench.runs():
+            _train(run)
+    assert type(raised.value) is run_signals.Terminated and len(holds) >= 2 and holds[0] == {"deliver": True}
+    doc = json.loads(out.read_text())
+    assert [r["status"] for r in doc["runs"]] == ["complete"]
+    assert doc["settings"]["interrupted"] is True

@@ -268,7 +268,7 @@ class Benchmark:
         try:
             self._reservation = results.Reservation.take(self.out)
         except results.ReservedElsewhere as exc:
-            return str(exc).replace("give another -o", "give Benchmark another out=")
+            return exc.saying("Benchmark another out=")
         except results.NameTaken:
             return (f"{self.out} exists: a results file is never overwritten (give Benchmark another out=, "
                     "or your script's option that sets it, such as --out)")

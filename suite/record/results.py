@@ -344,8 +344,17 @@ class NameTaken(FileExistsError):
 
 
 class ReservedElsewhere(NameTaken):
-    """The output name is reserved by another goodbench run that is still running (it holds the
-    placeholder's lock), and writes it when it ends."""
+    """The output name ``path`` is reserved by another goodbench run that is still running (it holds
+    the placeholder's lock), and writes it when it ends. Its message asks for another ``-o``;
+    :meth:`saying` words it for another way of naming the output."""
+
+    def __init__(self, path: os.PathLike | str):
+        self.path = Path(path)
+        super().__init__(self.saying("another -o"))
+
+    def saying(self, instead: str) -> str:
+        """The refusal, ending in what to give instead (``instead``: "another -o")."""
+        return f"{self.path} is reserved by another goodbench run, which writes it when it ends; give {instead}"
 
 
 class Reservation:
@@ -388,8 +397,7 @@ class Reservation:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise ReservedElsewhere(f"{path} is reserved by another goodbench run, which writes it "
-                                "when it ends; give another -o") from None
+                raise ReservedElsewhere(path) from None
             info = os.fstat(fd)
             if not _is_empty_file((info.st_dev, info.st_ino), path):
                 os.close(fd)

@@ -55,6 +55,11 @@ class ProgressPrinter:
             why = "injected failure" if f["cause"].startswith("injected") else f["cause"]
             say(f"[{f['workload']} seed {f['seed']}] killed (SIGKILL) at step {f['step']}: "
                 f"{why}; restarting the worker")
+        elif event == "unstopped":
+            kept = "its partial record, written before, is kept" if f["kept"] else \
+                "it wrote no record (goodbench run ... --resume DIR goes on from the newest checkpoint)"
+            say(f"[{f['workload']} seed {f['seed']}] the training worker had not ended {f['waited_s']:g} s after "
+                f"the interrupt: killed (SIGKILL); {kept}")
         elif event == "resumed":
             label, skipped = f"[{f['workload']} seed {f['seed']}]", f.get("skipped") or []
             for passed in skipped:  # each on its own line: a corrupt checkpoint is never passed over unsaid

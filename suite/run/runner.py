@@ -26,11 +26,7 @@ from suite.run import distributed, driver, loop
 from suite.run.files import finished_record, resume, run_settings, save_checkpoint, skipped_here
 from suite.run.loop import LossNotFinite
 from suite.run.record import log_header
-from suite.run.signals import (
-    _Undelivered,
-    holding,
-    stop_if_signalled,
-)
+from suite.run.signals import caught, holding, stop_if_signalled
 from suite.run.state import LoopState, RunOptions
 from workloads import data as data_registry
 from workloads.base import Workload
@@ -191,7 +187,7 @@ def _ended_by(exc: BaseException, record: dict, parallel: Parallel,
         record.update(status="failed", error=failed)
         return None, f"rank {parallel.rank} ran out of memory" if parallel.distributed else None
     if isinstance(exc, KeyboardInterrupt):
-        _Undelivered.interrupt = None  # caught: this run ends here
+        caught()  # this run ends here
         record.update(status="partial", error=failed)
         return exc, record["error"] if parallel.distributed else None
     if not parallel.distributed:

@@ -44,24 +44,30 @@ def stopped_by_launcher() -> bool:
 
 
 ECHO_S = 1.0
-"""A SIGTERM this soon after the one raised is the same stop come twice: ``kill -TERM -PGID`` (or
-Slurm's ``scancel``) reaches the script and ``goodbench run-own``, which passes it on
-(:class:`suite.run.stops.Stops`), or a supervised worker and its supervisor. Raised again, it
-could land where the first one's runs are about to be kept, before they are held, and lose them;
-it is noted instead (``pending``), as a SIGTERM held while a record is kept is."""
+"""A SIGTERM this soon after the first (raised at once, or held while a record was kept and raised
+after it) is the same stop come twice: ``kill -TERM -PGID`` (or Slurm's ``scancel``) reaches the
+script and ``goodbench run-own``, which passes it on (:class:`suite.run.stops.Stops`), or a
+supervised worker and its supervisor. Raised again, it could land where the first one's runs are
+about to be kept, before they are held, and lose them; it is noted instead (``pending``), as a
+SIGTERM held while a record is kept is. One noted so and still not taken when a hold begins
+:data:`ECHO_S` or more after it came (a script caught the first interrupt and went on) is
+forgotten there, not raised at that later, unrelated hold."""
 
 
 class _Sigterm:
     """SIGTERM's and SIGINT's state in a training process: raised at once while a run trains
     (``armed``); noted while the run's record is being put together (``pending`` for SIGTERM,
     ``interrupted`` for SIGINT), so that the record is kept and the signal is not lost.
-    ``raised_at``: when a SIGTERM was last raised (:data:`ECHO_S`)."""
+    ``first_at``: when the first SIGTERM of the latest stop came, raised or held (its echoes, within
+    :data:`ECHO_S`, do not move it); ``echo_at``: when the echo that made ``pending`` came, None
+    where a SIGTERM held while a record was kept did."""
 
     armed = True
     pending = False
     interrupted = False
     received = False
-    raised_at: float | None = None
+    first_at: float | None = None
+    echo_at: float | None = None
 
 
 class _Undelivered:
@@ -75,7 +81,7 @@ class _Undelivered:
 def stop_on_sigterm() -> dict:
     """Turn SIGTERM into :class:`Terminated` in this process (a second one within :data:`ECHO_S`
     noted, not raised), and note SIGINT (still raised as KeyboardInterrupt) so that one lost in a
-    callback is raised again at the next step; both held inside :func:`sigterm_deferred`. Returns
+    callback is raised again at the next step; both held inside :func:`holding`. Returns
     the handlers replaced (for :func:`restore`)."""
     import signal
     import time
@@ -85,10 +91,17 @@ def stop_on_sigterm() -> dict:
     def on_sigterm(signum, frame):
         _Sigterm.received = True
         now = time.monotonic()
-        if not _Sigterm.armed or (_Sigterm.raised_at is not None and now - _Sigterm.raised_at < ECHO_S):
+        echo = _Sigterm.first_at is not None and now - _Sigterm.first_at < ECHO_S
+        if not echo:  # the first of a stop opens the window, held or raised
+            _Sigterm.first_at = now
+        if not _Sigterm.armed:  # held while a record is kept: taken when the hold ends
+            _Sigterm.pending, _Sigterm.echo_at = True, None
+            return
+        if echo:
+            if not _Sigterm.pending:
+                _Sigterm.echo_at = now
             _Sigterm.pending = True
             return
-        _Sigterm.raised_at = now
         _Undelivered.interrupt = Terminated
         raise Terminated()
 
@@ -120,7 +133,7 @@ def restore(previous: dict, installed: dict | None = None) -> None:
             signal.signal(signum, handler)
     _Undelivered.interrupt = None
     _Sigterm.armed, _Sigterm.pending, _Sigterm.interrupted, _Sigterm.received = True, False, False, False
-    _Sigterm.raised_at = None
+    _Sigterm.first_at = _Sigterm.echo_at = None
 
 
 def installed(previous: dict) -> dict:
@@ -130,16 +143,34 @@ def installed(previous: dict) -> dict:
     return {signum: signal.getsignal(signum) for signum in previous}
 
 
-def held_interrupt() -> KeyboardInterrupt | None:
-    """The interrupt a signal held by :func:`sigterm_deferred` asks for (cleared): :class:`Terminated`
-    after SIGTERM, KeyboardInterrupt after SIGINT; None when none came."""
+def _held_interrupt() -> KeyboardInterrupt | None:
+    """The interrupt a signal held (:func:`holding`) or noted as an echo (:data:`ECHO_S`) asks for
+    (cleared): :class:`Terminated` after SIGTERM, KeyboardInterrupt after SIGINT; None when none
+    came."""
     held: KeyboardInterrupt | None = None
     if _Sigterm.pending:
         held = Terminated()
     elif _Sigterm.interrupted:
         held = KeyboardInterrupt()
     _Sigterm.pending = _Sigterm.interrupted = False
+    _Sigterm.echo_at = None
     return held
+
+
+def _forget_stale_echo() -> None:
+    """Forget an echo noted :data:`ECHO_S` or more ago and never taken (the first interrupt was
+    caught and the script went on): it is not a stop of what runs now."""
+    import time
+
+    echo_at = _Sigterm.echo_at
+    if _Sigterm.pending and echo_at is not None and time.monotonic() - echo_at >= ECHO_S:
+        _Sigterm.pending, _Sigterm.echo_at = False, None
+
+
+def caught() -> None:
+    """A run has caught the interrupt a signal raised and ends on it: the step loop no longer raises
+    it again (:class:`_Undelivered`), and a later run in this process is not stopped by it."""
+    _Undelivered.interrupt = None
 
 
 def stop_if_signalled() -> None:
@@ -153,34 +184,33 @@ def sigterm_received() -> bool:
     return _Sigterm.received
 
 
-@contextlib.contextmanager
-def sigterm_deferred():
-    """Hold SIGTERM and SIGINT back while a run's record is put together and saved (the handlers
-    of :func:`stop_on_sigterm`; :func:`held_interrupt` says what came meanwhile)."""
-    was, _Sigterm.armed = _Sigterm.armed, False
-    try:
-        yield
-    finally:
-        _Sigterm.armed = was
-
-
 class Held:
     """What came while :func:`holding`'s block ran: ``interrupt``, the interrupt a held signal asks
-    for (:func:`held_interrupt`), None when none came or until the block has ended."""
+    for, None when none came or until the block has ended."""
 
     interrupt: KeyboardInterrupt | None = None
 
 
 @contextlib.contextmanager
 def holding(deliver: bool = False) -> Iterator[Held]:
-    """Hold SIGTERM and SIGINT back while the block runs (:func:`sigterm_deferred`), then take what
-    came meanwhile (:func:`held_interrupt`, cleared): raised at the block's end with ``deliver``,
-    else left in the yielded :class:`Held` for the caller to raise, return or drop. A block that
-    raises takes nothing: its own error goes on."""
+    """Hold SIGTERM and SIGINT back while the block runs (the handlers of :func:`stop_on_sigterm`),
+    then take what came meanwhile (cleared), before they are armed again: raised at the block's end
+    with ``deliver``, else left in the yielded :class:`Held` for the caller to raise, return or drop.
+    A block that raises takes nothing: its own error goes on, and the held signal stays noted. An
+    echo noted :data:`ECHO_S` or more before the hold begins, never taken, is forgotten."""
     held = Held()
-    with sigterm_deferred():
+    was, _Sigterm.armed = _Sigterm.armed, False
+    _forget_stale_echo()
+    try:
         yield held
-    held.interrupt = held_interrupt()
+    except BaseException:
+        _Sigterm.armed = was
+        raise
+    held.interrupt = _held_interrupt()
+    _Sigterm.armed = was
+    came = _held_interrupt()  # one that came between the take and arming again: held too
+    if held.interrupt is None:
+        held.interrupt = came
     if deliver and held.interrupt is not None:
         raise held.interrupt
 

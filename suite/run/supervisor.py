@@ -33,10 +33,14 @@ from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.run.runner import Progress, RunOptions, run_dir, run_one
-from suite.run.signals import ORPHANED_STATUS, Terminated
+from suite.run.signals import ORPHANED_STATUS, Terminated, holding
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
+
+STOP_WAIT_S = 120.0
+"""How long an interrupted supervisor waits for its worker to write its partial record and end
+before it kills it (:func:`_stopped`)."""
 
 
 @dataclass
@@ -104,13 +108,13 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
                 # already, and this one is the same stop to it (signals.ECHO_S)
                 if isinstance(exc, Terminated) and proc.poll() is None:
                     proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=120)
-                finally:
-                    if proc.stdout is not None:
-                        proc.stdout.close()
+                with holding():  # a second Ctrl-C or SIGTERM now would drop the worker's partial record
+                    ended = _stopped(proc, STOP_WAIT_S)
                 if record_path.exists():
                     exc.record = json.loads(record_path.read_text())  # type: ignore[attr-defined]  # for session.run_suite
+                if not ended:
+                    progress("unstopped", workload=workload.id, seed=seed, waited_s=STOP_WAIT_S,
+                             kept=record_path.exists())
                 raise
             if not outcome.killed:
                 break
@@ -162,6 +166,7 @@ def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
     buffer, step = b"", 0
+    interrupted = False
     try:
         while True:
             timeout = max(0.0, deadlines[0] - time.time()) if deadlines else None
@@ -180,10 +185,39 @@ def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -
             if pending and step >= pending[0]:
                 cause = f"injected at step {pending.pop(0)}"
                 return _kill(proc, step, cause)
+    except KeyboardInterrupt:  # the pipe stays open until the worker has stopped (_stopped), so that
+        interrupted = True     # a step it reports meanwhile is not taken for its supervisor gone (reporter)
+        raise
     finally:
         selector.close()
-        if proc.returncode is not None:  # else interrupted: the pipe stays open until the worker has
-            stdout.close()               # stopped, a step report then not its end (reporter)
+        if not interrupted:  # an error (a malformed report, a failed read) closes it: the worker ends
+            stdout.close()   # at its next report, as it would with its supervisor gone
+
+
+def _stopped(proc: subprocess.Popen, wait_s: float) -> bool:
+    """Wait at most ``wait_s`` seconds for an interrupted worker to end, reading its stdout
+    meanwhile (its reports dropped) so that a worker that writes on is not blocked on a full pipe,
+    then close the pipe. A worker still running then is killed (SIGKILL): False."""
+    deadline = time.monotonic() + wait_s
+    stdout = proc.stdout
+    try:
+        if stdout is not None and not stdout.closed:
+            fd = stdout.fileno()
+            with selectors.DefaultSelector() as selector:
+                selector.register(fd, selectors.EVENT_READ)
+                while (left := deadline - time.monotonic()) > 0 and proc.poll() is None:
+                    if selector.select(min(left, 0.1)) and not os.read(fd, 65536):
+                        break  # its end of the pipe closed: the worker has ended
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            return True
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return False
+    finally:
+        if stdout is not None:
+            stdout.close()
 
 
 def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
@@ -233,7 +267,9 @@ def worker_main(task_path: str) -> int:
         if partial is None:
             return 130
         record, status = partial, 130
-    write_atomic(task.record_path, json.dumps(record, allow_nan=False))
+    with holding():  # a SIGTERM now waits until the record is written, then is dropped: the record is the
+        # run's outcome either way, and a supervisor stopped too reads it and stops the suite
+        write_atomic(task.record_path, json.dumps(record, allow_nan=False))
     return status
 
 
