@@ -110,7 +110,10 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         assert ranks <= tree.keys() and len(tree) >= RANKS + 2  # run-own, torchrun and the ranks
         assert {tree[pid] for pid in ranks}.isdisjoint({launcher.pid})  # torchrun's workers: groups of their own
         fifos = _edge_folder(min(ranks))
-        for group in sorted(set(tree.values()) if whole_tree else {launcher.pid}):
+        # the ranks' groups before the launcher's: killed the other way round, a rank on a loaded machine
+        # could find its launcher gone (and say so) in the moment before its own SIGKILL came
+        groups = sorted(set(tree.values()) - {launcher.pid}) if whole_tree else []
+        for group in [*groups, launcher.pid]:
             os.killpg(group, signal.SIGKILL)
         assert launcher.wait(30) == -signal.SIGKILL
         deadline = time.monotonic() + 60  # each rank's watch on its channel finds the launcher gone, paused as it is
