@@ -47,7 +47,7 @@ def test_a_flagged_fast_run_never_makes_a_record_faster_and_a_flag_never_leaves_
     found = _shown(cut)
     assert found["measured_s"] == _shown(GOOD)["measured_s"] == 180.325
     assert found["runs"] == 5 and found["p_value"] < stats.P_THRESHOLD
-    assert found["verdict"] == "undecided: p < 0.01, but 1 of 5 run(s) flagged implausible"
+    assert found["verdict"].startswith("undecided: p < 0.01, but 1 of 5 run(s) flagged implausible")
     slow = _shown(GOOD + [run("r/e.txt", 240, 3.2762, 0.3)])  # a flagged slow run slows it
     assert slow["measured_s"] == 192.26
 
@@ -170,12 +170,13 @@ def test_runs_without_a_time_never_make_their_record_faster():
     assert found["measured_s"] == timed["measured_s"] == 191.717  # their last validations' times
     assert (found["runs"], found["p_value"]) == (timed["runs"], timed["p_value"])
     assert flags[0].startswith("2 of 6 run(s) flagged implausible") and "2 of 6 runs without a time" in flags
-    # a run with no time at all (no validation time either): flagged, and the time is the others'
+    # a run with no time at all (no validation time either): flagged, counted at the slowest timed
+    # run's time (181 s; review C #2)
     bare = dict(run("r/g.txt", 1, 3.2763), train_time_s=None, untimed_step_lines=None,
                 validations=[[0, 10.8, None], [875, 3.6, None], [1750, 3.2763, None]])
     found, flags = records.figures(1, 182.0, GOOD + [bare], None, {})
-    assert found["measured_s"] == 180.325 and found["p_value"] < stats.P_THRESHOLD
-    assert found["verdict"] == "undecided: p < 0.01, but 1 of 5 run(s) flagged implausible"
+    assert found["measured_s"] == 180.46 and found["p_value"] < stats.P_THRESHOLD
+    assert found["verdict"].startswith("undecided: p < 0.01, but 1 of 5 run(s) flagged implausible")
     assert flags[-1] == "1 of 5 runs without a time"
     assert records.figures(1, None, [bare], None, {})[1] == ["no time in the log"]  # none timed: as before
 
@@ -213,7 +214,8 @@ def test_copies_among_baseline_runs_count_once():
     assert _speedup(mine, base + fast)[0] == dict(honest, runs=8)
     twin = dict(mine[0], log=f"{RECORD}/baseline/d.txt", train_time_s=183.0)  # a record run's losses, as a baseline
     gain, found = _speedup(mine, base + [twin])
-    assert gain == dict(honest, runs=4) and list(found) == [f"{RECORD}/baseline/d.txt"]
+    # both runs of an equal pair between a record and its baselines are copies (review C #3)
+    assert gain["runs"] == 4 and gain["baseline_runs"] == 3 and sorted(found) == [f"{RECORD}/a.txt", f"{RECORD}/baseline/d.txt"]
     # record runs copied a little slower: the time counts them (slower), the speed-up's interval does not
     slower = [dict(mine[0], log=f"{RECORD}/z{i}.txt", train_time_s=180.4) for i in range(5)]
     assert _speedup(mine + slower, base)[0] == honest
@@ -281,3 +283,79 @@ def test_the_real_history_raises_no_flag_but_its_one_copy():
     early = {r["log_sha256"] for d in docs.values() for r in d["runs"] if r["format"] == "modded-nanogpt"
              and r["log"].split("/")[2][:10] < "2025-02-01"}
     assert early == EARLY_LOG_SHA256
+
+
+def _row(chosen: list[dict], flags: list[str] | None = None, extra: list[dict] | None = None) -> dict:
+    """A record of ``chosen`` runs in RECORD built as the importer builds it."""
+    runs = {r["log"]: r for r in chosen + (extra or [])}
+    copied = records.copied_runs(1, [(64, chosen, RECORD)], runs)
+    sel = records.Selection(chosen, chosen[0], RECORD, flags or [])
+    return records.build_record(1, {"record": 64, "claimed_s": 182.0}, sel, runs, copied)
+
+
+_MET = [dict(r, log=f"{RECORD}/{r['log'][2:]}") for r in GOOD]
+_HIGH = [run(f"{RECORD}/h{i}.txt", 180 + i, 3.2950 + i / 1000) for i in range(3)]
+
+
+def test_review_c1_a_validation_line_not_read_is_flagged_and_never_met():
+    """Review C (1): ``val_loss :`` dropped a run's loss with no flag (record 64: p 0.563 → 0.0036,
+    "met"). Spacing is read now; a line that still does not parse is flagged; a run without a loss
+    among runs with one flags its record, which is never "met"."""
+    line = b"step:1750/1750 val_loss :3.2950 train_time:181000ms step_avg:103.43ms\n"
+    assert logs.parse_log(line)["val_loss"] == 3.295
+    assert logs.parse_log(b"step:1750/1750 val_loss:3.2950\n")["validations"] == [[1750, 3.295, None]]
+    bad = logs.parse_log(b"step:1750/1750 val_loss=3.2950 train_time:181000ms step_avg:103.43ms\n")
+    assert bad["val_loss"] is None and bad["notes"][0].startswith("1 validation-looking step line(s) not read")
+    assert plausible.run_flags(dict(run("r/x.txt", 181, 3.29), notes=bad["notes"]))[0].startswith("1 validation-looking")
+    assert _row(_MET)["verdict"] == "met (p < 0.01)"
+    rec = _row(_MET + [dict(_HIGH[0], val_loss=None, validations=[], notes=bad["notes"])])
+    assert "1 of 5 runs without a validation loss" in rec["flags"]
+    assert rec["verdict"].startswith("undecided: p < 0.01, but ")
+
+
+def test_review_c2_an_untimed_run_counts_at_the_slowest_timed_time():
+    """Review C (2): a run with every train_time removed dropped out of time and loss. Its loss
+    counts, its time is the slowest timed run's, never faster, and the record is flagged."""
+    honest = _row(_MET + _HIGH)
+    bare = dict(_HIGH[0], train_time_s=None, untimed_step_lines=None,
+                validations=[[v[0], v[1], None] for v in _HIGH[0]["validations"]])
+    rec = _row(_MET + [bare] + _HIGH[1:])
+    assert rec["measured_s"] >= honest["measured_s"] and rec["mean_val_loss"] == honest["mean_val_loss"]
+    assert rec["p_value"] == honest["p_value"] and "1 of 7 runs without a time" in rec["flags"]
+    assert not rec["verdict"].startswith("met")
+
+
+def test_review_c3_baseline_logs_copied_into_the_record_count_for_neither():
+    """Review C (3): a record's own baseline logs copied into its folder became its "original"
+    runs and made it "met"; both sides of the pair are copies now."""
+    base = [_baseline(f"{c}.txt", 181.0 + i, 4.11 + i / 100) for i, c in enumerate("abc")]
+    for b in base:
+        b["val_loss"] = b["validations"][-1][1] = 3.2760
+    copies = [dict(b, log=f"{RECORD}/zz{i}.txt") for i, b in enumerate(base)]
+    honest = _row(_MET[:2] + _HIGH, extra=base)
+    rec = _row(_MET[:2] + _HIGH + copies, extra=base)
+    assert rec["runs"] == honest["runs"] and rec["p_value"] == honest["p_value"]
+    assert rec["flags"][0].startswith("3 of 8 run(s) flagged implausible") and not rec["verdict"].startswith("met")
+    # even where the record's own runs would meet the target, an equal pair keeps it undecided
+    assert _row(_MET + copies, extra=base)["verdict"].startswith("undecided: p < 0.01, but ")
+
+
+def test_review_c4_any_selection_or_baseline_flag_blocks_met():
+    """Review C (4): logs left out for another GPU count left the record "met". Any flag but the
+    claim's and the accelerator's blocks it, a baseline run's too."""
+    left = "1 other log(s) of the folder left out: another format or GPU count than the linked log"
+    assert _row(_MET, [left])["verdict"] == f"undecided: p < 0.01, but {left}"
+    assert _row(_MET, ["measured 9.8% slower than claimed (beyond 2%)"])["verdict"] == "met (p < 0.01)"
+    assert records.decide("met (p < 0.01)", ["another GPU than the track's H100: NVIDIA H200"], []) == "met (p < 0.01)"
+    fast = dict(_baseline("a.txt", 0.5, 4.11))  # a baseline run flagged for its time
+    assert _row(_MET, extra=[fast])["verdict"].startswith("undecided: p < 0.01, but baseline run a.txt: ")
+
+
+def test_review_c10_stored_document_fields():
+    """Review C (10): a negative untimed_step_lines and a format-2 document are refused by name."""
+    doc = _track_1()
+    assert "format 2 found" in documents.check(dict(doc, format=2), "track_1.json")
+    bad = json.loads(json.dumps(doc))
+    timed = next(r for r in bad["runs"] if r["train_time_s"] is not None)
+    timed["untimed_step_lines"] = -1
+    assert "untimed_step_lines is negative" in documents.check(bad, "track_1.json")

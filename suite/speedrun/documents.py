@@ -115,7 +115,9 @@ def check(doc: Any, file_name: str) -> str | None:
     """Why a stored track document is not read (one line), or ``None`` when every field is of
     its type and bounds and every record's figures are those its runs give."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return f"not a speedrun document of format {FORMAT}: import the checkout again"
+        found = doc.get("format") if isinstance(doc, dict) else None
+        return (f"not a speedrun document of format {FORMAT} (format {str(found)[:20]} found): "
+                "import the checkout again")
     m = _NAME.fullmatch(file_name)
     if m is None:
         return "not a track's file name (track_1.json or track_2.json)"
@@ -139,6 +141,8 @@ def check(doc: Any, file_name: str) -> str | None:
             return f"run {i + 1}'s format or validations are not of a log's"
         if not run["log"].startswith(folder + "/"):
             return f"run {i + 1}'s log is not under its track's folder {folder}/"
+        if run["untimed_step_lines"] is not None and run["untimed_step_lines"] < 0:
+            return f"run {i + 1}'s untimed_step_lines is negative"
         if (run["train_time_s"] is None) != (run["untimed_step_lines"] is None):
             return f"run {i + 1}'s untimed_step_lines is not given with its train_time, or given without one"
     for i, rec in enumerate(doc["records"]):
@@ -198,15 +202,16 @@ def _derived(doc: dict) -> str | None:
             return (f"record {rec['record']}'s claimed_s ({str(rec['claimed_s'])[:40]}) is not what its claim "
                     f"{rec['claimed'][:40]!r} states: import the checkout again")
         target = link_target(rec["log_link"]) if rec["log_link"] else None
-        found, flags, timed = records.figures_and_times(track, rec["claimed_s"], chosen,
-                                                        runs.get(target) if target else None, copied)
+        # the stored flags stand for the selection's (checked against the runs' below)
+        found, flags, beside = records.record_figures(track, rec["claimed_s"], rec["flags"], chosen,
+                                                      runs.get(target) if target else None, folder, runs, copied)
         wrong = next((k for k in records.FIGURES if not _same(rec[k], found[k])), None)
         if wrong:
             return (f"record {rec['record']}'s {wrong} ({str(rec[wrong])[:40]}) is not what its runs give "
                     f"({str(found[wrong])[:40]}): import the checkout again")
         if flags and rec["flags"][-len(flags):] != flags:
             return f"record {rec['record']}'s flags are not those its runs give: import the checkout again"
-        why = _baselines_agree(rec, records.baselines(track, folder, runs, timed, copied))
+        why = _baselines_agree(rec, beside)
         if why:
             return f"record {rec['record']}'s {why}: import the checkout again"
     return None

@@ -19,7 +19,9 @@ SEPARATOR = b"=" * 100  # a modded-nanogpt log prints its source, then this line
 # Every pattern runs in time linear in the log (a hostile log is up to 64 MiB): no ``\s`` that
 # spans lines under MULTILINE, no unbounded ``.*`` between two parts that can both repeat.
 _STEP = re.compile(rb"^step:(\d+)/(\d+) ([^\n]*)$", re.MULTILINE)
-_VAL = re.compile(rb"step:(\d+)/(\d+) val_loss:(\S{1,64})[^\n]{0,200}?train_time:([0-9.]+)(ms|s)\b")
+_VAL = re.compile(rb"step:(\d+)/(\d+)[ \t]{1,8}val_loss[ \t]{0,8}:[ \t]{0,8}(\S{1,64})"
+                  rb"(?:[^\n]{0,200}?train_time[ \t]{0,8}:[ \t]{0,8}([0-9.]+)(ms|s)\b)?")
+_VAL_LIKE = re.compile(rb"val[ _\t-]{0,8}loss", re.IGNORECASE)  # a line that looks like a validation
 _TIME = re.compile(rb"train_time:([0-9.]+)(ms|s)\b")
 _AVG = re.compile(rb"step_avg:(\S{1,64}?)ms")
 _LLMC_VAL = re.compile(rb"^s:(\d+) tel:(\S+)", re.MULTILINE)
@@ -37,6 +39,9 @@ MAX_SECONDS = 10 ** 7  # a train_time beyond this (about 116 days) is no run of 
 MAX_FIGURE = 10 ** 9  # a loss, step_avg or memory figure beyond this is not read as one
 
 
+UNREAD_NOTE = "their losses are not counted"
+
+
 class BadNumber(ValueError):
     """A number of a log that is not one (``1.2.3``, ``.``, non-finite, beyond its bound): the
     log is not read, one line says why."""
@@ -48,20 +53,26 @@ def _int(raw: bytes, bound: int = MAX_STEP) -> int:
     return int(raw)
 
 
-def _validations(data: bytes) -> list[list]:
-    """Each ``step:N/M val_loss:… train_time:…`` line: [step, val_loss, train_time in s]. The
-    lines are found by their ``val_loss:`` (rare) rather than by ``step:`` (every step)."""
+def _validations(data: bytes) -> tuple[list[list], int]:
+    """Each ``step:N/M val_loss:X`` line, with or without its ``train_time:`` (spacing around the
+    colons tolerated): [step, val_loss, train_time in s or ``None``]; and the number of lines
+    opening with ``step:`` that look like one (``val_loss``, ``val loss``, any case) and were not
+    read. The lines are found by ``loss`` (rare) rather than by ``step:`` (every step)."""
     found = []
-    at = data.find(b" val_loss:")
+    unread = 0
+    at = data.find(b"loss")
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
         m = _VAL.match(data, start, end)
         if m:
-            found.append([_int(m.group(1)), _number(m.group(3)), round(_seconds(m.group(4), m.group(5)), 3)])
-        at = data.find(b" val_loss:", end)
-    return found
+            seconds = None if m.group(4) is None else round(_seconds(m.group(4), m.group(5)), 3)
+            found.append([_int(m.group(1)), _number(m.group(3)), seconds])
+        elif data.startswith(b"step:", start) and _VAL_LIKE.search(data, start, end):
+            unread += 1
+        at = data.find(b"loss", end)
+    return found, unread
 
 
 def _number(raw: bytes) -> float | None:
@@ -154,7 +165,9 @@ def parse_log(data: bytes) -> dict:
         data.decode("utf-8")
     except UnicodeDecodeError:
         notes.append("not UTF-8: read as bytes, its text shown with replacement characters")
-    validations = _validations(data)
+    validations, unread = _validations(data)
+    if unread:
+        notes.append(f"{unread} validation-looking step line(s) not read: {UNREAD_NOTE}")
     last = _last_step_line(data)
     run: dict = {"format": "none", "planned_step": None, "final_step": None, "validations": validations,
                  "train_time_s": None, "untimed_step_lines": None, "step_avg_ms": None, "reached_planned_step": None}

@@ -66,6 +66,9 @@ def run_flags(run: dict) -> list[str]:
             if gap > PRODUCT_TOLERANCE * seconds:
                 flags.append(f"train_time {seconds:g} s against final_step × step_avg = {steps * avg / 1000.0:.6g} s "
                              f"(beyond {100 * PRODUCT_TOLERANCE:g}%)")
+    unread = next((n for n in run.get("notes") or [] if "validation-looking step line" in n), None)
+    if unread:
+        flags.append(unread)
     mfu = run.get("mfu_estimate")
     rate = run.get("tokens_per_s_per_gpu")
     peak = peaks.find_peak(run["gpu"]) if rate and run.get("gpu") else None
@@ -105,6 +108,26 @@ def copies(rows: list[tuple[int, list[dict]]]) -> dict[str, str]:
             if holder[1] != run["log"]:
                 found[run["log"]] = (f"its validation losses are those of record {holder[0]}'s run {holder[1]}: "
                                      "a copy")
+    return found
+
+
+def equal_pairs(number: int, chosen: list[dict], beside: list[dict]) -> dict[str, str]:
+    """{log: "a copy …"} for both runs of each pair, one of record ``number``'s runs (``chosen``)
+    and one of its baselines' (``beside``), whose validation-loss sequences are equal."""
+    mine: dict[tuple, str] = {}
+    for run in chosen:
+        seq = _sequence(run)
+        if seq is not None:
+            mine.setdefault(seq, run["log"])
+    found: dict[str, str] = {}
+    for run in beside:
+        seq = _sequence(run)
+        if seq is not None and seq in mine and mine[seq] != run["log"]:
+            found[run["log"]] = f"its validation losses are those of record {number}'s run {mine[seq]}: a copy"
+            for other in chosen:
+                if _sequence(other) == seq:
+                    found.setdefault(other["log"], f"its validation losses are those of its baseline's run "
+                                                   f"{run['log']}: a copy")
     return found
 
 

@@ -135,21 +135,24 @@ def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict 
 UNTIMED = "no train_time, where other runs of its record have one"
 
 
-def _time(run: dict) -> float | None:
-    """A run's train_time; for a run without one, its last validation's time (the least it took),
-    so that leaving its time out never makes a record faster; ``None`` when the log has neither."""
+def _time(run: dict, slowest: float | None = None) -> float | None:
+    """A run's train_time; for a run without one, the slowest timed run's of its record
+    (``slowest``) or its last validation's time, whichever is larger, so that leaving its time
+    out never makes a record faster; ``None`` when there is neither."""
     if run["train_time_s"] is not None:
         return run["train_time_s"]
-    return next((v[2] for v in reversed(run.get("validations") or []) if v[2] is not None), None)
+    last = next((v[2] for v in reversed(run.get("validations") or []) if v[2] is not None), None)
+    known = [t for t in (last, slowest) if t is not None]
+    return max(known) if known else None
 
 
-def _mean_time(runs: list[dict]) -> float:
-    return statistics.fmean(_time(r) for r in runs)  # type: ignore[misc]
+def _mean_time(runs: list[dict], slowest: float | None = None) -> float:
+    return statistics.fmean(_time(r, slowest) for r in runs)  # type: ignore[misc]
 
 
-def _slower(sets: list[list[dict]]) -> list[dict]:
+def _slower(sets: list[list[dict]], slowest: float | None = None) -> list[dict]:
     """Of the sets of timed runs given, the one of the slowest mean time."""
-    return max(sets, key=_mean_time)
+    return max(sets, key=lambda runs: _mean_time(runs, slowest))
 
 
 def figures_and_times(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
@@ -180,12 +183,16 @@ def figures_and_times(track: int, claimed: float | None, chosen: list[dict], lin
         flags.append(f"{len(untimed)} of {len(chosen)} runs without a time")
     counted = [r for r in chosen if r["log"] not in copied]
     clean = [r for r in chosen if not flagged[r["log"]] and r["train_time_s"] is not None]
-    every = [r for r in chosen if _time(r) is not None]
-    paced = _slower([every, clean]) if clean else []
-    timed = [_time(r) for r in paced]
+    slowest = max((r["train_time_s"] for r in chosen if r["train_time_s"] is not None), default=None)
+    every = [r for r in chosen if _time(r, slowest) is not None]
+    paced = _slower([every, clean], slowest) if clean else []
+    timed = [_time(r, slowest) for r in paced]
     once = [r for r in every if r["log"] not in copied]
-    speed = [_time(r) for r in _slower([once, clean])] if clean else []
+    speed = [_time(r, slowest) for r in _slower([once, clean], slowest)] if clean else []
     losses = [r["val_loss"] for r in counted if r["val_loss"] is not None]
+    lossless = [r for r in counted if r["val_loss"] is None]
+    if losses and lossless:
+        flags.append(f"{len(lossless)} of {len(counted)} runs without a validation loss")
     if counted and len(untimed) == len(chosen):
         flags.append("no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c" for r in counted)
                                              else ""))
@@ -204,9 +211,8 @@ def figures_and_times(track: int, claimed: float | None, chosen: list[dict], lin
     off = plausible.claim_flag(measured, claimed)
     if off:
         flags.append(off)
-    verdict = stats.verdict(losses, info.target, p) if counted or not chosen else "no plausible run: no test"
-    if left and p is not None and p < stats.P_THRESHOLD:
-        verdict = f"undecided: p < 0.01, but {len(left)} of {len(chosen)} run(s) flagged implausible"
+    verdict = decide(stats.verdict(losses, info.target, p) if counted or not chosen else "no plausible run: no test",
+                     flags, [])
     return {
         "runs": len(counted), "measured_s": measured,
         "linked_train_time_s": linked["train_time_s"] if linked else None,
@@ -253,22 +259,59 @@ def baselines(track: int, folder: str | None, runs: dict[str, dict], timed: list
 def copied_runs(track: int, rows: list[tuple[int, list[dict], str | None]], runs: dict[str, dict]) -> dict[str, str]:
     """:func:`plausible.copies` over each README row's runs (``rows``: record number, its runs,
     its runs folder, in README order) and then its baseline runs: a copy within a record, within
-    a baseline, between a baseline and a record, or of an earlier row's."""
+    a baseline, or of an earlier row's; and both runs of an equal pair between a record and its
+    own baselines (:func:`plausible.equal_pairs`), so that baseline logs copied into the record's
+    folder count for neither side."""
     found: list[tuple[int, list[dict]]] = []
+    pairs: dict[str, str] = {}
     for number, chosen, folder in rows:
         found.append((number, chosen))
         if folder is not None:
             groups = baseline_groups(folder, runs, TRACKS[track].folder).values()
-            found.append((number, list({r["log"]: r for g in groups for r in g}.values())))
-    return plausible.copies(found)
+            beside = list({r["log"]: r for g in groups for r in g}.values())
+            found.append((number, beside))
+            pairs.update(plausible.equal_pairs(number, chosen, beside))
+    return {**plausible.copies(found), **pairs}
+
+
+def _not_blocking(flag: str) -> bool:
+    """The flags that never block "met": the claim's (it concerns the README's claimed time, not
+    the runs) and the accelerator's (another GPU or fewer of them: the runs are all in)."""
+    return (flag.startswith("measured ") and "than claimed" in flag) or flag.startswith(
+        ("another GPU than the track's", "fewer GPUs than the track's"))
+
+
+def decide(verdict: str, flags: list[str], baseline_flags: list[str]) -> str:
+    """The one rule of a verdict: a record with any flag (of its selection of logs, its runs,
+    its baselines' runs, copies on either side; :func:`_not_blocking` aside) is never "met"; it
+    is at best "undecided", naming the first flag."""
+    blocking = [f for f in flags + baseline_flags if not _not_blocking(f)]
+    if blocking and verdict.startswith("met"):
+        return f"undecided: p < 0.01, but {blocking[0]}"
+    return verdict
+
+
+def record_figures(track: int, claimed: float | None, selection_flags: list[str], chosen: list[dict],
+                   linked: dict | None, folder: str | None, runs: dict[str, dict],
+                   copied: dict[str, str]) -> tuple[dict, list[str], list[dict]]:
+    """A record's :data:`FIGURES` (its verdict by :func:`decide`), the flags its runs give and its
+    baselines: the one place a verdict is decided, for the import and for a stored document's
+    check alike."""
+    found, flags, timed = figures_and_times(track, claimed, chosen, linked, copied)
+    beside = baselines(track, folder, runs, timed, copied)
+    groups = baseline_groups(folder, runs, TRACKS[track].folder) if folder is not None else {}
+    baseline_flags = [f"baseline run {r['log'].rsplit('/', 1)[-1]}: {why[0]}" for g in groups.values() for r in g
+                      for why in [plausible.all_flags(r, copied)] if why]
+    found["verdict"] = decide(found["verdict"], selection_flags + flags, baseline_flags)
+    return found, flags, beside
 
 
 def build_record(track: int, row: dict, chosen: Selection, runs: dict[str, dict], copied: dict[str, str]) -> dict:
     """One README row with what its logs say (see the module's docstring): its runs
     (:func:`select`), their figures and every flag."""
     record = dict(row)
-    found, flags, timed = figures_and_times(track, row.get("claimed_s"), chosen.chosen, chosen.linked, copied)
+    found, flags, beside = record_figures(track, row.get("claimed_s"), chosen.flags, chosen.chosen, chosen.linked,
+                                          chosen.folder, runs, copied)
     record.update({"track": track, "runs_folder": chosen.folder, "run_logs": sorted(r["log"] for r in chosen.chosen),
-                   **found, "flags": chosen.flags + flags,
-                   "baselines": baselines(track, chosen.folder, runs, timed, copied)})
+                   **found, "flags": chosen.flags + flags, "baselines": beside})
     return record
