@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from suite.speedrun import documents, importer, logs, plausible, records, stats
-from suite.speedrun.early_logs import EARLY_LOG_SHA256
+from suite.speedrun.early_logs import EARLY_LOG_SHA256, EARLY_LOGS
 
 SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
 FIGURES = ("runs", "measured_s", "mean_val_loss", "p_value", "verdict")
@@ -113,8 +113,8 @@ def test_thresholds_bound_a_run_without_tokens_per_step():
     assert plausible.run_flags(honest) == []
     assert "(beyond 0.05%)" in plausible.run_flags(dict(honest, train_time_s=96.483 * 0.981))[0]
     assert plausible.run_flags(dict(honest, train_time_s=96.483 * 0.9996)) == []
-    early = "records/track_1_short/2024-12-10_X/a.txt"  # step_avg over the steps after the first 10
-    warm = dict(run(early, 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490, log_sha256=min(EARLY_LOG_SHA256))
+    sha = min(EARLY_LOG_SHA256)  # step_avg over the steps after the first 10
+    warm = dict(run(EARLY_LOGS[sha][0], 300.0, 3.28, steps=1500), step_avg_ms=300000 / 1490, log_sha256=sha)
     assert plausible.run_flags(warm) == []
     assert plausible.run_flags(dict(warm, log_sha256="0" * 64))  # not one of the history's early logs
     assert plausible.claim_flag(77.3, 75.4) == "measured 2.5% slower than claimed (beyond 2%)"
@@ -133,8 +133,12 @@ def test_the_warmup_allowance_is_the_histories_early_logs_whatever_a_folder_is_c
         assert plausible.run_flags(new(log)) == [
             "train_time 95.79 s against final_step × step_avg = 96.41 s (beyond 0.05%)"], log
     early = sorted(EARLY_LOG_SHA256)[7]
-    assert plausible.run_flags(new("records/track_1_short/2026-06-01_New/a.txt", early)) == []
+    (path, *_) = EARLY_LOGS[early]
+    assert plausible.run_flags(new(path, early)) == []
+    # review C (10): the hash is self-reported; at another path than its own it gets no allowance
+    assert plausible.run_flags(new("records/track_1_short/2026-06-01_New/a.txt", early))
     assert len(EARLY_LOG_SHA256) == 195 and all(len(s) == 64 for s in EARLY_LOG_SHA256)
+    assert sum(len(p) for p in EARLY_LOGS.values()) == 200
 
 
 NANOGPT = (b"step:0/1750 val_loss:10.8311 train_time:0ms step_avg:0.03ms\n"
@@ -283,6 +287,12 @@ def test_the_real_history_raises_no_flag_but_its_one_copy():
     early = {r["log_sha256"] for d in docs.values() for r in d["runs"] if r["format"] == "modded-nanogpt"
              and r["log"].split("/")[2][:10] < "2025-02-01"}
     assert early == EARLY_LOG_SHA256
+    paths: dict[str, list[str]] = {}
+    for d in docs.values():
+        for r in d["runs"]:
+            if r["log_sha256"] in early and r["log"].split("/")[2][:10] < "2025-02-01":
+                paths.setdefault(r["log_sha256"], []).append(r["log"])
+    assert {h: tuple(sorted(p)) for h, p in paths.items()} == EARLY_LOGS
 
 
 def _row(chosen: list[dict], flags: list[str] | None = None, extra: list[dict] | None = None) -> dict:

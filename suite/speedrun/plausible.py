@@ -25,10 +25,10 @@ docs/speedrun.md):
 from __future__ import annotations
 
 from suite.figures import mfu as peaks
-from suite.speedrun.early_logs import EARLY_LOG_SHA256
+from suite.speedrun.early_logs import is_early
 
 PRODUCT_TOLERANCE = 0.0005  # |train_time − steps × step_avg| / train_time; honest worst 0.0089%
-WARMUP_STEPS = 10  # the history's logs before Feb 2025 (EARLY_LOG_SHA256): step_avg may leave these out
+WARMUP_STEPS = 10  # the history's logs before Feb 2025 (early_logs): step_avg may leave these out
 MIN_TRAIN_TIME_S = 1.0
 # half the history's fastest train_time / final_step per track folder (54.24 ms, 219.64 ms)
 MIN_STEP_S = {"records/track_1_short/": 0.027, "records/track_2_medium/": 0.110}
@@ -82,9 +82,9 @@ def run_flags(run: dict) -> list[str]:
 
 def _timed_steps(run: dict, steps: int) -> tuple[int, ...]:
     """The step counts step_avg may divide train_time by: final_step, and for one of the history's
-    logs dated before February 2025 (:data:`EARLY_LOG_SHA256`, by its bytes, whatever its folder
-    is called) final_step − :data:`WARMUP_STEPS` too."""
-    early = run.get("log_sha256") in EARLY_LOG_SHA256
+    logs dated before February 2025 (:func:`~suite.speedrun.early_logs.is_early`: its bytes' sha256
+    at its path in the history) final_step − :data:`WARMUP_STEPS` too."""
+    early = is_early(run.get("log_sha256"), run.get("log"))
     return (steps, steps - WARMUP_STEPS) if early and steps > WARMUP_STEPS else (steps,)
 
 
