@@ -45,8 +45,8 @@ ABOVE_TARGET = "not met: mean above target"
 VERDICT_WORDS = ('"not shown (p ≥ 0.01)": the mean is at or below the target, but the t-test cannot tell it '
                  'from chance at the speedrun\'s p < 0.01 (the runs spread too widely, or are too few); '
                  '"not met: mean above target": the mean itself is above the target, so no test could show it below; '
-                 '"undecided: p < 0.01, but N of M run(s) flagged implausible": the test alone would meet the rule, '
-                 'but a run of the record is flagged, so it is not taken as met.')
+                 '"undecided: p < 0.01, but" and a flag: the test alone would meet the rule, but the record has '
+                 'a flag (its first is named), so it is not taken as met.')
 
 
 def verdict_words(rec: dict, target: float) -> str:
