@@ -369,3 +369,55 @@ def test_review_c10_stored_document_fields():
     timed = next(r for r in bad["runs"] if r["train_time_s"] is not None)
     timed["untimed_step_lines"] = -1
     assert "untimed_step_lines is negative" in documents.check(bad, "track_1.json")
+
+
+def _rebuilt(doc: dict, number: int) -> dict:
+    """Record ``number`` of a stored document derived again as the importer derives it (its
+    selection, the copies, its figures), stored back into ``doc``."""
+    import posixpath
+
+    runs = {r["log"]: r for r in doc["runs"]}
+    folders, files = {posixpath.dirname(p) for p in runs}, set(runs)
+    sels = {r["record"]: records.select(1, r, runs, folders, files, []) for r in doc["records"]}
+    copied = records.copied_runs(1, [(r["record"], sels[r["record"]].chosen, sels[r["record"]].folder)
+                                     for r in doc["records"]], runs)
+    rec = next(r for r in doc["records"] if r["record"] == number)
+    built = records.build_record(1, dict(rec), sels[number], runs, copied)
+    rec.update({k: built[k] for k in rec if k in built})
+    return rec
+
+
+P64 = "records/track_1_short/2026-01-30_MimeticValueOutput/runs/6037e443-df16-4eeb-ba71-282b5f7096d0.txt"
+
+
+def test_review_c_the_stored_history_edited_as_the_review_did_stays_not_met():
+    """Review C (1)–(4) on the stored track 1: record 64 (p = 0.563, "not shown") and 84 (p =
+    0.0148) edited as the review did; none becomes "met", and the edited document is derived
+    again consistently (documents.check)."""
+    honest = _track_1()
+    for number, edit in (
+        (64, lambda d, r: r.update(val_loss=None, validations=[], notes=["1 validation-looking step line(s) not read: "
+                                                                         + logs.UNREAD_NOTE])),  # (1)
+        (64, lambda d, r: r.update(train_time_s=None, untimed_step_lines=None, step_avg_ms=None,
+                                   validations=[[v[0], v[1], None] for v in r["validations"]])),  # (2)
+        (64, lambda d, r: r.update(gpus=None, gpu=None)),  # (4) its nvidia-smi table unread: left out
+    ):
+        doc = json.loads(json.dumps(honest))
+        edit(doc, next(r for r in doc["runs"] if r["log"] == P64))
+        rec = _rebuilt(doc, number)
+        assert not rec["verdict"].startswith("met") and rec["flags"], rec["verdict"]
+        assert documents.check(doc, "track_1.json") is None
+    doc = json.loads(json.dumps(honest))  # (3) three of 84's baseline logs copied into its folder
+    rec = next(r for r in doc["records"] if r["record"] == 84)
+    base = sorted((r for r in doc["runs"] if r["log"].startswith(rec["baselines"][0]["folder"] + "/")),
+                  key=lambda r: r["val_loss"])
+    doc["runs"] += [dict(json.loads(json.dumps(b)), log=f"{rec['runs_folder']}/zz_copy{k}.txt")
+                    for k, b in enumerate(base[:3])]
+    rec = _rebuilt(doc, 84)
+    assert rec["runs"] == 8 and rec["p_value"] == 0.01481 and not rec["verdict"].startswith("met")
+    assert documents.check(doc, "track_1.json") is None
+    # a stored document that drops the selection's flag is refused
+    doc = json.loads(json.dumps(honest))
+    next(r for r in doc["runs"] if r["log"] == P64).update(gpus=None, gpu=None)
+    _rebuilt(doc, 64).update(flags=[], verdict="met (p < 0.01)")
+    assert "leave out the 1 log(s)" in documents.check(doc, "track_1.json")

@@ -109,7 +109,7 @@ def source_line(doc: dict) -> dict:
 def run_flags(doc: dict) -> dict[str, list[str]]:
     """Each run's plausibility flags (:mod:`suite.speedrun.plausible`), derived from the document:
     its own figures', a copy of another run (of a record or a baseline), and a run without a time
-    where others of its record have one."""
+    (or without a validation loss) where others of its record have one."""
     runs = {r["log"]: r for r in doc["runs"]}
     copied = records.copied_runs(doc["track"], [(rec["record"], [runs[p] for p in rec["run_logs"] if p in runs],
                                                  rec["runs_folder"]) for rec in doc["records"]], runs)
@@ -119,6 +119,10 @@ def run_flags(doc: dict) -> dict[str, list[str]]:
         if 0 < len(untimed) < len(rec["run_logs"]):
             for p in (p for p in untimed if records.UNTIMED not in found[p]):
                 found[p] = found[p] + [records.UNTIMED]
+        lossless = [p for p in rec["run_logs"] if p in runs and runs[p]["val_loss"] is None]
+        if 0 < len(lossless) < len(rec["run_logs"]):
+            for p in (p for p in lossless if records.LOSSLESS not in found[p]):
+                found[p] = found[p] + [records.LOSSLESS]
     return found
 
 

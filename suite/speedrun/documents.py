@@ -211,10 +211,26 @@ def _derived(doc: dict) -> str | None:
                     f"({str(found[wrong])[:40]}): import the checkout again")
         if flags and rec["flags"][-len(flags):] != flags:
             return f"record {rec['record']}'s flags are not those its runs give: import the checkout again"
+        left = _left_out(rec, runs)
+        if left and not any(f.startswith(f"{left} other log(s) of the folder left out") for f in rec["flags"]):
+            return (f"record {rec['record']}'s flags leave out the {left} log(s) of its folder it does not count: "
+                    "import the checkout again")
         why = _baselines_agree(rec, beside)
         if why:
             return f"record {rec['record']}'s {why}: import the checkout again"
     return None
+
+
+def _left_out(rec: dict, runs: dict[str, dict]) -> int:
+    """How many logs of a record's runs folder (not named baseline*) the document holds that its
+    run_logs leave out (another format or GPU count than the linked log)."""
+    from suite.speedrun import records
+
+    folder = rec["runs_folder"]
+    if folder is None:
+        return 0
+    mine = [p for p in runs if posixpath.dirname(p) == folder and not records.is_baseline(posixpath.basename(p))]
+    return len(mine) - len(rec["run_logs"])
 
 
 def _runs_of(rec: dict, runs: dict[str, dict], track_folder: str) -> str | None:

@@ -133,6 +133,7 @@ def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict 
 
 
 UNTIMED = "no train_time, where other runs of its record have one"
+LOSSLESS = "no validation loss, where other runs of its record have one"
 
 
 def _time(run: dict, slowest: float | None = None) -> float | None:
