@@ -164,10 +164,11 @@ def figures_and_times(track: int, claimed: float | None, chosen: list[dict], lin
     a copy (``copied``) is left out (its losses are another log's). The time figures (measured,
     throughput, MFU) are those of the slower of all the timed runs and the timed runs not
     flagged, none when every run is flagged; a run without a train_time where others of the
-    record have one is flagged ("k of n runs without a time") and counts in the first set with
-    its last validation's time. The speed-up's times are the same but for copies, which it
-    leaves out (a copy counted again would narrow its interval). A record with a flagged run is
-    never "met"."""
+    record have one is flagged ("k of n runs without a time") and counts in the first set at the
+    slowest timed run's time (or its last validation's, where larger); a run without a loss among
+    runs with one flags the record ("k of n runs without a validation loss"). The speed-up's
+    times are the same but for copies, which it leaves out (a copy counted again would narrow its
+    interval). The verdict is :func:`decide`'s: a record with a flag is never "met"."""
     info = TRACKS[track]
     flags: list[str] = []
     flagged = {r["log"]: plausible.all_flags(r, copied) for r in chosen}
