@@ -19,6 +19,7 @@ from suite.compare import engine as compare
 from suite.compare import estimates as compare_estimates
 from suite.compare import report as compare_report
 from suite.compare import stats as compare_stats
+from suite.figures import tta as tta_meter
 from suite.record import results
 from suite.run.session import _seeds_and_repeats
 from suite.validate import check_document
@@ -581,19 +582,105 @@ def test_a_new_whose_seeds_never_reach_the_target_base_reached_fails_the_gate(re
 
 def test_a_new_whose_tta_score_is_invalid_where_base_had_a_valid_one_fails_the_gate():
     """Review A #5a: too few of NEW's seeds converged (2 of 3 missed: at most 1 may) while
-    BASE's three did: NEW's score is invalid by the rules, so lost. One seed missing is allowed."""
+    BASE's three did: NEW's score is invalid by the rules, so lost. One seed missing leaves a
+    valid score, but against a BASE whose seeds all reached the target it is lost too (below)."""
     gate = compare.Gate.parse(["5"])
     base = seeds(LM, [14.0, 15.0, 16.0])
-    for times, lost in (([14.0, None, None], True), ([14.0, 15.0, None], False)):
+    for times, verdict in (([14.0, None, None], compare.NOT_REACHED), ([14.0, 15.0, None], compare.MISSED_MORE)):
         columns = [compare.compare_documents(base, seeds(LM, times), "new.json")]
         row = next(r for r in columns[0].pairs[0].rows if r.figure == "tta")
         unchecked = gate.unchecked(columns)
-        assert gate.failed(*gate.judge(columns), unchecked) is lost
-        if lost:
-            assert row.verdict == compare.NOT_REACHED and row.reason.startswith("NEW: TTA score invalid: 2 seeds")
-            assert [(key, r.figure) for _, key, r in unchecked if gate.lost(r)] == [("lm-char@smoke", "tta")]
+        assert gate.failed(*gate.judge(columns), unchecked)
+        assert [(key, r.figure) for _, key, r in unchecked if gate.lost(r)] == [("lm-char@smoke", "tta")]
+        assert row.verdict == verdict
+        if verdict == compare.NOT_REACHED:
+            assert row.reason.startswith("NEW: TTA score invalid: 2 seeds") and row.new is None
         else:
-            assert row.new is not None
+            assert row.new == 15.0
+
+
+def tta_gate(base: list[float | None], new: list[float | None], specs: tuple[str, ...] = ("5",)):
+    """(whether the gate fails, NEW's TTA row, the gate's lost rows) of BASE's and NEW's seeds."""
+    gate = compare.Gate.parse(list(specs))
+    columns = [compare.compare_documents(seeds(LM, base), seeds(LM, new), "new.json")]
+    row = next(r for r in columns[0].pairs[0].rows if r.figure == "tta")
+    unchecked = gate.unchecked(columns)
+    return gate.failed(*gate.judge(columns), unchecked), row, [r for _, _, r in unchecked if gate.lost(r)]
+
+
+@pytest.mark.parametrize("new", [[14.0, 15.0, None], [15.0, 15.5, None], [14.0, 16.5, None]])
+def test_a_new_with_a_seed_that_no_longer_reaches_the_target_fails_the_gate(new, read_as, capsys):
+    """Review C #5: the score drops one missed seed as the slowest, so NEW 14, 15 s and a miss
+    scored as BASE 14, 15, 16 s: "no significant change", and the gate passed a convergence
+    regression (also at 15, 15.5 and 14, 16.5: ratio 1.10, undecided). A larger share of NEW's
+    seeds missing the target is lost: the gate fails on its line, with the reason, flag or not;
+    the table keeps the score (the olympic mean) and its interval, and the JSON lists it under
+    ``lost_in_new`` with its verdict."""
+    base = [14.0, 15.0, 16.0]
+    failed, row, lost = tta_gate(base, new)
+    assert failed and lost == [row] and row.verdict == compare.MISSED_MORE and not row.regression
+    assert row.new == tta_meter.score(dict(enumerate(new)))["olympic_mean_s"] == new[1]  # the faster seed dropped
+    assert row.ratio == pytest.approx(row.new / 15.0) and row.low is not None
+    assert row.reason.startswith("NEW: 1 of 3 seeds missed the target, BASE: 0 of 3; the scores alone: ")
+    read_as.update({"base.json": seeds(LM, base), "new.json": seeds(LM, new)})
+    for strict in ([], ["--fail-on-undecided"]):
+        assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5", *strict]) == 1
+        out = capsys.readouterr().out
+        assert "regression gate (worse by samples/s > 5%, TTA score > 5%): FAILED" in out
+        assert ("  target missed more often in NEW (this fails the gate): lm-char@smoke TTA score "
+                "(NEW: 1 of 3 seeds missed the target, BASE: 0 of 3, NEW)") in out
+        assert "undecided:" not in out and "lost in NEW" not in out
+        tta_line = next(x for x in out.splitlines() if x.strip().startswith("TTA score"))
+        assert f"{compare.MISSED_MORE} [" in tta_line and "×" in tta_line
+    assert main(["compare", "base.json", "new.json", "--fail-on-regression", "5", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    gate = data["gate"]
+    assert gate["failed"] is True and gate["regressions"] == [] and gate["undecided"] == []
+    assert [x["figure"] for x in gate["not_checked"]] == []
+    assert gate["lost_in_new"] == [{"new": "new.json", "key": "lm-char@smoke", "figure": "tta",
+                                    "verdict": compare.MISSED_MORE, "why": row.reason}]
+    figure = next(f for f in data["new"][0]["pairs"][0]["figures"] if f["figure"] == "tta")
+    assert figure["verdict"] == compare.MISSED_MORE and figure["new"] == row.new and figure["ci95"] is not None
+    assert main(["compare", "base.json", "new.json", "--format", "markdown", "--fail-on-regression", "5"]) == 1
+    assert "- target missed more often in NEW (this fails the gate): lm-char@smoke TTA score" \
+        in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("base, new, lost, why", [
+    # as many seeds a side: the counts
+    ([14.0, 15.0, None], [14.0, 15.0, None], False, None),  # equal misses: judged by the scores, as before
+    ([14.0, 15.0, None], [14.0, 17.0, None], False, None),
+    ([14.0, 15.0, None], [14.0, 15.0, 16.0], False, None),  # NEW misses fewer: no regression
+    ([14.0, 15.0, 16.0], [14.0, 15.0, 16.0], False, None),
+    # other seed counts: the share missed
+    ([14.0, 15.0, 16.0], [14.0, 15.0, 16.0, 15.5, None], True,
+     "NEW: 1 of 5 seeds missed the target, BASE: 0 of 3 (a larger share: 20% against 0%)"),
+    ([14.0, 15.0, 16.0, 15.5, None], [14.0, 15.0, None], True,
+     "NEW: 1 of 3 seeds missed the target, BASE: 1 of 5 (a larger share: 33% against 20%)"),
+    ([14.0, 15.0, None], [14.0, 15.0, 16.0, 15.5, None], False, None),  # 1 of 5 against 1 of 3: a smaller share
+    ([14.0, 15.0, 16.0, 15.5, None], [14.0, 15.0, 16.0, 15.5, None, 15.0], False, None),
+    ([14.0, 15.0, None, 15.0, 16.0, 15.5], [14.0, 15.0, 16.0, 15.5, None], True,  # 1 of 6 against 1 of 5
+     "NEW: 1 of 5 seeds missed the target, BASE: 1 of 6 (a larger share: 20% against 17%)"),
+])
+def test_seeds_missed_are_compared_by_count_or_by_share(base, new, lost, why):
+    """The symmetric cases: equal misses pass as before (the scores decide), fewer in NEW is no
+    regression, and with other seed counts a side the share missed is compared (strictly larger
+    in NEW: lost, both counts and shares given)."""
+    failed, row, lost_rows = tta_gate(base, new)
+    assert (row.verdict == compare.MISSED_MORE) is lost and bool(lost_rows) is lost
+    if lost:
+        assert failed and row.reason.startswith(why + "; the scores alone: ")
+    else:
+        assert row.verdict in (compare.SAME, compare.SLOWER, compare.FASTER) and not failed
+
+
+def test_a_seed_missed_more_often_in_new_only_fails_a_gate_on_the_tta_score():
+    """The loss is the TTA score's: a gate on samples/s alone passes (the table still says it),
+    and without a gate nothing fails. BASE's seeds missing while NEW's reach is never lost."""
+    failed, row, lost = tta_gate([14.0, 15.0, 16.0], [14.0, 15.0, None], ("samples_per_s=5",))
+    assert not failed and lost == [] and row.verdict == compare.MISSED_MORE
+    failed, row, lost = tta_gate([14.0, 15.0, None], [14.0, 15.0, 16.0], ("tta=5",))
+    assert not failed and lost == [] and row.verdict == compare.SAME
 
 
 def test_a_target_base_never_reached_and_new_reaches_is_no_regression(read_as, capsys):

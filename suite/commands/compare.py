@@ -35,7 +35,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "side of 1) and its ratio is worse by more than PCT%%, or when NEW lost a "
                         "figure BASE measured: no run of that workload at BASE's scale (missing, or "
                         "run only at another scale), none complete (failed, partial), or, for the TTA "
-                        "score, none reaching the target (or too few for a valid score); a bare PCT "
+                        "score, none reaching the target (or too few for a valid score) or a larger "
+                        "share of NEW's seeds than of BASE's missing it (the score drops one missed "
+                        "seed as the slowest, so its ratio alone cannot show this); a bare PCT "
                         "applies to samples_per_s and tta, FIGURE=PCT to one figure (repeatable; figures: "
                         "samples_per_s, tokens_per_s, step_time_p50, step_time_p99, mfu, tta, "
                         "energy_per_sample, goodput)")

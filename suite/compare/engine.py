@@ -5,7 +5,9 @@ sides allow), the ratio NEW/BASE with a 95% confidence interval (suite/compare/s
 verdict; the regression gate; the site's entries.
 
 The verdict follows the interval only: ``faster`` when it lies wholly on the better side of 1,
-``slower`` when wholly on the worse side, else ``no significant change``. Figures that cannot be
+``slower`` when wholly on the worse side, else ``no significant change``; but the TTA score's is
+``target missed more often in NEW`` where a larger share of NEW's seeds missed the target than of
+BASE's, which the score (a missed seed dropped as the slowest) does not show. Figures that cannot be
 compared (another spec hash, scale, precision, world size or division; energy measured another
 way) are reported as not comparable, never compared, with what differs item by item. Own code is
 held to its declaration instead of its spec hash, and a difference in its code or command is
@@ -35,6 +37,8 @@ NOT_COMPARABLE, NOT_MEASURED, NO_INTERVAL = "not comparable", "not measured", "n
 NOT_COMPARED = "not compared"  # a side has no complete run (partial or failed): measured, but never compared
 MISSING = "missing in NEW"  # a workload × scale of BASE that NEW has no run of (at none or another scale)
 NOT_REACHED = "target not reached in NEW"  # NEW's runs are complete, but its seeds missed the target: no valid TTA score
+MISSED_MORE = "target missed more often in NEW"  # both TTA scores valid, but a larger share of NEW's seeds missed it
+SCORES_ALONE = "; the scores alone: "  # in a MISSED_MORE row's reason: what the scores' interval says, after the seeds
 Doc = dict[str, Any]  # a parsed results document
 GATE_DEFAULT = ("samples_per_s", "tta")  # what a bare --fail-on-regression PCT checks
 # what a step-time figure's interval covers (its row's ``spread``)
@@ -238,7 +242,30 @@ def compare_figure(figure: Figure, b: Estimate, n: Estimate,
         if b.reason and b.reason == n.reason:
             row.reason = b.reason
     row.method = b.method if b.method == n.method else "; ".join(m for m in (b.method, n.method) if m)
+    if (why := missed_more(b, n)) is not None:  # the scores' values, ratio and interval stay as they are
+        alone = row.verdict if row.reason is None else f"{row.verdict} ({row.reason})"
+        row.verdict, row.reason = MISSED_MORE, f"{why}{SCORES_ALONE}{alone}"
     return row
+
+
+def missed_more(b: Estimate, n: Estimate) -> str | None:
+    """Why NEW's TTA score hides a loss BASE's does not, or None: a larger share of NEW's seeds
+    missed the target than of BASE's (``seeds`` run, ``n`` reached it: :func:`~suite.compare.
+    estimates.tta_estimate`). The score drops a missed seed as the slowest, so NEW 14, 15 s and a
+    miss scores as BASE 14, 15, 16 s; the scores' ratio cannot see it. With as many seeds a side
+    the shares compare as counts; with other seed counts the share is what is compared (1 of 5
+    is less than 1 of 3), and the text gives both. Equal shares, or a smaller one in NEW, are no
+    loss; figures without seeds (``seeds`` 0: any but the TTA score, or the site's summaries)
+    never are."""
+    if not (b.seeds and n.seeds):
+        return None
+    base_missed, new_missed = b.seeds - b.n, n.seeds - n.n
+    if new_missed * b.seeds <= base_missed * n.seeds:  # new_missed / n.seeds <= base_missed / b.seeds, exactly
+        return None
+    text = f"NEW: {new_missed} of {n.seeds} seeds missed the target, BASE: {base_missed} of {b.seeds}"
+    if b.seeds != n.seeds:
+        text += f" (a larger share: {new_missed / n.seeds:.0%} against {base_missed / b.seeds:.0%})"
+    return text
 
 
 def _same_spread(b: Estimate, n: Estimate) -> tuple[Estimate, Estimate, str]:
@@ -456,7 +483,8 @@ class Gate:
             for pair in col.pairs:
                 for row in pair.rows:
                     limit = self.thresholds.get(row.figure)
-                    if limit is None or row.ratio is None or not worse_by(BY_ID[row.figure], row.ratio) > limit:
+                    if limit is None or row.ratio is None or row.verdict == MISSED_MORE \
+                            or not worse_by(BY_ID[row.figure], row.ratio) > limit:  # MISSED_MORE: lost
                         continue
                     if row.verdict == SLOWER:
                         regressions.append((col.file, pair.key, row))
@@ -467,10 +495,11 @@ class Gate:
     def failed(self, regressions: Sequence, undecided: Sequence, unchecked: Sequence) -> bool:
         """Whether the gate fails: a regression; a gated figure BASE measured that NEW lacks
         (:meth:`lost`: the workload × scale is missing from NEW or run there only at another
-        scale, NEW's runs of it all failed or are partial, or they never reached the target BASE
-        reached); or, under ``fail_on_undecided``, a gated figure it cannot tell: undecided
-        (:meth:`undecided`) or not checked at all (:meth:`unchecked`: no interval, not compared,
-        measured on one side only, not comparable), none of which rules a regression out."""
+        scale, NEW's runs of it all failed or are partial, they never reached the target BASE
+        reached, or a larger share of NEW's seeds missed it); or, under ``fail_on_undecided``, a
+        gated figure it cannot tell: undecided (:meth:`undecided`) or not checked at all
+        (:meth:`unchecked`: no interval, not compared, measured on one side only, not
+        comparable), none of which rules a regression out."""
         return bool(regressions) or any(self.lost(row) for _, _, row in unchecked) \
             or (self.fail_on_undecided and bool(undecided or unchecked))
 
@@ -478,11 +507,14 @@ class Gate:
     def lost(row: Row | None) -> bool:
         """Whether an :meth:`unchecked` row is a figure BASE measured and NEW lacks: no run of
         the workload × scale in NEW (:data:`MISSING`: none, or only at another scale), none of
-        NEW's runs complete (:data:`NOT_COMPARED`), or NEW's complete runs missed the target
-        (:data:`NOT_REACHED`: no seed reached it, or too few for a valid score). It fails the
-        gate, flag or not. NEW reaching a target BASE missed is no such loss (not checked)."""
-        return row is not None and row.base is not None and row.new is None and (
-            row.verdict in (MISSING, NOT_REACHED, NOT_COMPARED))
+        NEW's runs complete (:data:`NOT_COMPARED`), NEW's complete runs missed the target
+        (:data:`NOT_REACHED`: no seed reached it, or too few for a valid score), or both TTA
+        scores are valid but a larger share of NEW's seeds missed the target than of BASE's
+        (:data:`MISSED_MORE`, :func:`missed_more`: the score hides a seed lost; the row keeps
+        both scores). It fails the gate, flag or not. NEW reaching a target BASE missed, or
+        missing it as often or less often, is no such loss."""
+        return row is not None and row.base is not None and (
+            (row.new is None and row.verdict in (MISSING, NOT_REACHED, NOT_COMPARED)) or row.verdict == MISSED_MORE)
 
     def narrow(self, columns: Sequence[Column]) -> list[tuple[str, str, Row]]:
         """Gated figures judged without the spread between files (:data:`ACROSS_RUNS`,
@@ -493,9 +525,10 @@ class Gate:
 
     def unchecked(self, columns: Sequence[Column]) -> list[tuple[str, str, Row | None]]:
         """Gated figures the gate could not judge: not comparable, not measured on one side, not
-        compared (a side has no complete run), target not reached in NEW (:data:`NOT_REACHED`),
-        or without an interval (a pair not comparable as a whole gives a None row, but for one
-        whose scale differs, whose figures are listed as missing instead), and those of a
+        compared (a side has no complete run), target not reached in NEW (:data:`NOT_REACHED`)
+        or missed more often there (:data:`MISSED_MORE`), or without an interval (a pair not
+        comparable as a whole gives a None row, but for one whose scale differs, whose figures
+        are listed as missing instead), and those of a
         workload × scale missing from NEW (:data:`MISSING`). A figure measured on neither side
         (tokens/s of a workload without tokens, the TTA score of a throughput workload) is not
         the gate's to judge and is not listed. They pass the gate unless ``fail_on_undecided``,
@@ -511,7 +544,8 @@ class Gate:
                     if row.figure not in self.thresholds:
                         continue
                     one_sided = row.verdict == NOT_MEASURED and (row.base is None) != (row.new is None)
-                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL, NOT_COMPARED, NOT_REACHED) or one_sided:
+                    if row.verdict in (NOT_COMPARABLE, NO_INTERVAL, NOT_COMPARED, NOT_REACHED, MISSED_MORE) \
+                            or one_sided:
                         out.append((col.file, pair.key, row))
             out += [(col.file, key, row) for key, rows in col.gone.items() for row in rows
                     if row.figure in self.thresholds]

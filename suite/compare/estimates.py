@@ -193,7 +193,10 @@ def tta_estimate(runs: Runs) -> Estimate:
     """The TTA score of one side's seeds (a failed or partial run counts as not converged), with
     the standard error of the mean of its converged seeds' times. A side whose runs ran but
     whose score is missing (no seed reached the target) or invalid (too many seeds missed it) is
-    ``missed``: the comparison's worst outcome for it, not an absent figure."""
+    ``missed``: the comparison's worst outcome for it, not an absent figure. A valid score keeps
+    the seeds run (``seeds``) beside those that reached the target (``n``): the score drops a
+    missed seed as the slowest, so the comparison reads how many missed from the two
+    (:func:`suite.compare.engine.missed_more`)."""
     by_seed = {i: (r["metrics"].get("tta_s") if r["status"] == "complete" else None)  # several files of a side
                for i, r in enumerate(runs)}                                          # may repeat a seed
     if (unfinished := not_complete(runs)) is not None:
@@ -209,7 +212,7 @@ def tta_estimate(runs: Runs) -> Estimate:
     if reason and len(converged) < 2:
         reason = f"not enough seeds ({len(converged)} converged; an interval needs 2 per side)"
     return Estimate(value, log_se, df, len(converged),
-                    "" if reason else f"t over {len(converged)} seeds' times", reason)
+                    "" if reason else f"t over {len(converged)} seeds' times", reason, seeds=len(by_seed))
 
 
 def per_run_estimate(runs: Runs, key: str) -> Estimate:

@@ -309,13 +309,19 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
         lines.append("  judged without the spread between files (blind to machine noise between them): "
                      + "; ".join(f"{key} {row.label} ({row.spread})" for _, key, row in narrow))
     lost: dict[tuple[str, str], list] = {}
+    missed = []  # a seed lost: both scores valid, NEW's seeds missed the target more often
     for file, key, row in unchecked:
-        if gate.lost(row):
+        if gate.lost(row) and row is not None and row.verdict == compare.MISSED_MORE:
+            missed.append((file, key, row))
+        elif gate.lost(row):
             lost.setdefault((file, key), []).append(row)
     if lost:
         lines.append("  measured in BASE, lost in NEW (this fails the gate): " + "; ".join(
             f"{key} {', '.join(r.label for r in rows)} ({_lost_why(rows[0])}, {heads[file]})"
             for (file, key), rows in lost.items()))
+    if missed:
+        lines.append(f"  {compare.MISSED_MORE} (this fails the gate): " + "; ".join(
+            f"{key} {row.label} ({_lost_why(row)}, {heads[file]})" for file, key, row in missed))
     rest = [(file, key, row) for file, key, row in unchecked if not gate.lost(row)]
     if rest:
         fails = " (--fail-on-undecided: the gate cannot tell them, so they fail it)" if gate.fail_on_undecided else ""
@@ -327,8 +333,11 @@ def _gate_lines(gate: compare.Gate | None, regressions, unchecked, columns: Sequ
 
 def _lost_why(row: Row) -> str:
     """Why a figure BASE measured is lost in NEW, as the gate's line says it (the row's reason
-    without the file name a missing row's reason repeats)."""
+    without the file name a missing row's reason repeats; for :data:`~suite.compare.engine.MISSED_MORE`
+    the seeds each side missed, without what the scores alone say, which the table's note has)."""
     reason = row.reason or row.verdict
+    if row.verdict == compare.MISSED_MORE:
+        return reason.split(compare.SCORES_ALONE)[0]
     return "no run of it" if reason.startswith("only in BASE: ") else reason
 
 
@@ -421,8 +430,8 @@ def as_json(base_name: str, base_doc: Any, columns: Sequence[Column], gate: comp
     """The comparison as JSON: every pair and figure with both values, ratio, interval, verdict,
     reason and method; the gate's thresholds, regressions, what it could not check
     (``not_checked``) and the figures BASE measured that NEW lost (``lost_in_new``: no run of
-    the workload × scale, none complete, or the target not reached; ``undecided``: as
-    :func:`text`'s)."""
+    the workload × scale, none complete, the target not reached, or missed by a larger share of
+    NEW's seeds; ``undecided``: as :func:`text`'s)."""
     out: dict[str, Any] = {
         "level": compare_stats.LEVEL,
         "base": {"file": base_name, **compare.describe(base_doc)},

@@ -62,6 +62,7 @@ class Estimate:
     fallback: Estimate | None = None  # the same side's estimate one level down: "files" → "runs" → "steps"
     incomplete: bool = False  # no value because the side has no complete run (partial or failed): not compared
     missed: bool = False  # no TTA score because the side's complete runs missed the target (none reached it, or too few)
+    seeds: int = 0  # TTA score: the seeds the side ran (``n``: those that reached the target); 0 for other figures
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
