@@ -174,3 +174,38 @@ def test_a_signal_that_comes_as_the_hold_ends_is_taken_by_it_not_raised_after(ha
         pass
     assert type(held.interrupt) is signals.Terminated
     assert not signals._Sigterm.pending
+
+
+def test_a_benchmark_script_that_catches_a_failed_holds_error_is_stopped_at_its_next_step(tmp_path):
+    """A Benchmark script keeps a file with signals held; a SIGTERM comes meanwhile, the write fails,
+    and the script catches the error and trains on: the stop takes effect at the end of its next
+    step (the run kept as partial, SIGTERM's), not a whole run later at an unrelated hold."""
+    import json
+
+    import torch
+    from torch import nn
+
+    import goodbench
+
+    bench = goodbench.Benchmark("held-mlp", trains="an MLP", samples_per_step=8, max_steps=30, warmup_steps=3,
+                                eval_every=10, log_every=5, device="cpu", flops_per_step=1e5, code=[__file__],
+                                out=tmp_path / "held.json", sign=False, progress=lambda *a, **k: None)
+    steps = []
+    with pytest.raises(signals.Terminated), bench:
+        for run in bench.runs():
+            model = nn.Linear(4, 1)
+            for step in range(1, bench.max_steps + 1):
+                with run.step() as s:
+                    s.loss = float(model(torch.ones(1, 4)).sum().detach())
+                steps.append(step)
+                if step == 5:
+                    try:
+                        with signals.holding():  # the script's own file, kept with signals held
+                            os.kill(os.getpid(), signal.SIGTERM)
+                            raise OSError("disk full")
+                    except OSError:
+                        pass  # the script notes it and trains on
+    assert steps == [1, 2, 3, 4, 5]
+    record = json.loads(bench.path.read_text())["runs"][0]
+    assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM)"), record
+    assert record["steps"] == 6
