@@ -45,6 +45,21 @@ def group_sigterm_at_step_10(event: str, **fields) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
 
 
+def sigint_to_the_supervisor_alone_at_step_10(event: str, **fields) -> None:
+    """A worker's progress (picklable) that, at step 10, sends SIGINT to its supervisor alone, as
+    ``kill -INT PID``, an IDE's stop button or ``timeout -s INT`` do; it notes in the file
+    ``$GOODBENCH_TEST_GROUP_NOTE`` names whether this worker leads a process group of its own."""
+    import os
+    import signal
+
+    if event == "step" and fields.get("step") == 10:
+        note = os.environ.get("GOODBENCH_TEST_GROUP_NOTE")
+        if note:
+            with open(note, "w") as f:
+                f.write("own" if os.getpgrp() == os.getpid() else "shared")
+        os.kill(os.getppid(), signal.SIGINT)
+
+
 def group_sigterm_in_the_records_hold_then_its_echo(event: str, **fields) -> None:
     """A worker's progress (picklable) that times a group kill where it is hardest: SIGTERM reaches
     the worker and its supervisor while the worker keeps its finished run's record (inside run_one's

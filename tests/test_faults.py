@@ -171,6 +171,66 @@ def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_
     assert record["steps"] >= 10
 
 
+def test_a_sigint_to_the_supervisor_alone_reaches_its_worker_at_once(data_dir, tmp_path, monkeypatch):
+    """``kill -INT PID`` (an IDE's stop button, ``timeout -s INT``) reaches the supervisor alone: it
+    passes the interrupt on at once, so the worker stops there and writes its partial record, rather
+    than training on until the wait is over and being killed without one. The worker leads a process
+    group of its own, so a terminal's Ctrl-C reaches the supervisor alone and is passed on once."""
+    import time
+
+    import torch
+    from short_lmchar import ShortLmChar, sigint_to_the_supervisor_alone_at_step_10
+
+    from suite.run.runner import RunOptions
+
+    note = tmp_path / "group"
+    monkeypatch.setenv("GOODBENCH_TEST_GROUP_NOTE", str(note))
+    monkeypatch.setattr(supervisor, "STOP_WAIT_S", 120.0)
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path / "ckpt"),
+                         inject_failures=(1000,))
+    previous = signals.stop_on_sigterm()
+    began = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
+                                      progress=sigint_to_the_supervisor_alone_at_step_10)
+    finally:
+        signals.restore(previous)
+    assert time.monotonic() - began < 110
+    record = getattr(stopped.value, "record", None)
+    assert record is not None, "the worker wrote no record"
+    assert record["status"] == "partial" and record["error"].startswith("interrupted (KeyboardInterrupt) "), record
+    assert 10 <= record["steps"] < 40
+    assert note.read_text() == "own"
+
+
+def test_a_worker_that_does_not_stop_is_killed_with_its_process_group():
+    """The final kill of a worker that leads a process group of its own takes its children too."""
+    worker = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                               "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                               "print(child.pid, flush=True)\ntime.sleep(60)\n"],
+                              stdout=subprocess.PIPE, process_group=0)
+    assert worker.stdout is not None
+    child = int(worker.stdout.readline())
+    assert not supervisor._stopped(worker, 0.2)
+    assert worker.returncode == -signal.SIGKILL
+    import time
+
+    def running(pid: int) -> bool:  # a zombie (killed, not yet reaped by its new parent) is not
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 5
+    while running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if running(child):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the worker's child was left running")
+
+
 @pytest.mark.slow
 def test_the_echo_of_a_group_sigterm_after_the_workers_hold_keeps_its_record(data_dir, tmp_path):
     """The group's SIGTERM reaches the supervised worker while it keeps its finished run's record

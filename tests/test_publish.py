@@ -378,7 +378,7 @@ def test_base_code_refuses_a_base_that_no_trusted_ref_holds(scratch, capfd):
     status = publish.main(["pr", "--repo", str(repo), "--base", "pr", "--head", "pr", "--base-code"])
     out, err = capfd.readouterr()
     assert status == 2 and "ran" not in out, out
-    assert err == (f"publish: --base-code runs --base's code: pr ({head[:12]}) is not main nor an ancestor "
+    assert err == (f"publish: --base-code runs --base's code: pr ({head[:12]}) is not refs/heads/main nor an ancestor "
                    "of it (a pull request's code is never run)\n")
     assert _no_worktree_left(repo)
     status = publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--base-code",
@@ -390,6 +390,37 @@ def test_base_code_refuses_a_base_that_no_trusted_ref_holds(scratch, capfd):
     assert publish.main(["pr", "--repo", str(repo), "--base", "pr", "--head", "pr", "--base-code",
                          "--trusted-ref", "pr"]) == 0
     assert "the pull request ran" in capfd.readouterr().out
+
+
+def test_a_tag_named_like_a_trusted_branch_does_not_stand_in_for_it(scratch, capfd):
+    """A tag ``main`` (or ``origin/main``) on a pull request's commit, fetched from a fork, resolves
+    before the branch of that short name: the default trusted refs are full names, so the pull
+    request's commit is still refused; a --trusted-ref that a tag and a branch answer to with
+    different commits is refused; a full ref is taken as named."""
+    repo, _ = scratch
+    _stand_in_base(repo, "print('base code ran')\n")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "suite" / "site" / "publish.py").write_text("print('the pull request ran')\n")
+    head = commit(repo, "a pull request's own code")
+    git(repo, "tag", "main")
+    git(repo, "tag", "origin/main")
+    git(repo, "checkout", "-q", "main")
+    status = publish.main(["pr", "--repo", str(repo), "--base", head, "--head", "pr", "--base-code"])
+    out, err = capfd.readouterr()
+    assert status == 2 and "ran" not in out, out
+    assert "is not refs/heads/main nor an ancestor" in err, err
+    status = publish.main(["pr", "--repo", str(repo), "--base", head, "--head", "pr", "--base-code",
+                           "--trusted-ref", "main"])
+    out, err = capfd.readouterr()
+    assert status == 2 and "ran" not in out, out
+    assert "--trusted-ref main is ambiguous: refs/tags/main, refs/heads/main" in err, err
+    status = publish.main(["pr", "--repo", str(repo), "--base", head, "--head", "pr", "--base-code",
+                           "--trusted-ref", "refs/heads/main"])
+    assert status == 2 and "ran" not in capfd.readouterr().out
+    assert publish.main(["pr", "--repo", str(repo), "--base", "refs/heads/main", "--head", "pr", "--base-code",
+                         "--trusted-ref", "refs/heads/main"]) == 0
+    assert "base code ran" in capfd.readouterr().out
+    assert _no_worktree_left(repo)
 
 
 def test_base_code_runs_the_base_without_tokens_or_keys(scratch, monkeypatch, capfd):
@@ -409,8 +440,30 @@ def test_base_code_runs_the_base_without_tokens_or_keys(scratch, monkeypatch, ca
     assert not names & {"GITHUB_TOKEN", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY", "GPG_KEY", "PYTHON_API_TOKEN",
                         "NPM_TOKEN"}, names
     assert next(x for x in out.splitlines() if x.startswith("pythonpath ")).endswith("/base")
-    assert publish.child_environment(Path("/t"), {"HOME": "/h", "MY_PASSWORD": "x", "PYTHONPATH": "/else"}) == {
-        "HOME": "/h", "PYTHONPATH": "/t"}
+    assert publish.child_environment(Path("/t"), Path("/e"), {"HOME": "/h", "MY_PASSWORD": "x",
+                                                              "PYTHONPATH": "/else"}) == {
+        "HOME": "/e", "PYTHONPATH": "/t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def test_base_code_runs_with_an_empty_home_and_no_global_git_config(scratch, monkeypatch, tmp_path, capfd):
+    """The user's HOME (~/.git-credentials, ~/.ssh, ~/.config/gh) is out of the child's reach: its
+    HOME is an empty temporary folder, removed after, and git reads no global or system config."""
+    repo, _ = scratch
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".git-credentials").write_text("https://user:secret@example.com\n")
+    (home / ".gitconfig").write_text("[credential]\n\thelper = store\n")
+    monkeypatch.setenv("HOME", str(home))
+    _stand_in_base(repo, "import os, subprocess\nh = os.path.expanduser('~')\n"
+                         "print('home', h, sorted(os.listdir(h)))\n"
+                         "print('helper', subprocess.run(['git', 'config', 'credential.helper'], "
+                         "capture_output=True, text=True).stdout.strip() or 'none')\n")
+    assert publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "main", "--base-code"]) == 0
+    out = capfd.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("home "))
+    assert line.endswith(" []") and str(home) not in line, line
+    assert not Path(line.split()[1]).exists()  # removed after
+    assert "helper none" in out, out
 
 
 def test_base_code_removes_its_worktree_on_sigterm_and_says_so(scratch, capfd):
@@ -429,6 +482,23 @@ def test_base_code_removes_its_worktree_on_sigterm_and_says_so(scratch, capfd):
     assert "publish: stopped by SIGTERM" in err and "judging with" in err
     assert signal.getsignal(signal.SIGTERM) is before
     assert _no_worktree_left(repo, err)
+
+
+def test_base_code_leaves_no_partial_comment_when_stopped_while_writing_it(scratch, tmp_path, capfd):
+    """A SIGTERM to publish ends its child with SIGKILL: a comment the child was writing (to
+    ``<comment>.partial``, renamed when whole) is removed, never left half-written."""
+    repo, _ = scratch
+    _stand_in_base(repo, "import os, signal, sys, time\n"
+                         "path = sys.argv[sys.argv.index('--comment') + 1]\n"
+                         "open(path + '.partial', 'w').write('### goodbench results check\\n\\n**Acc')\n"
+                         "os.kill(os.getppid(), signal.SIGTERM)\ntime.sleep(60)\n")
+    comment = tmp_path / "comment.md"
+    status = publish.main(["pr", "--repo", str(repo), "--base", "main", "--head", "main", "--base-code",
+                           "--comment", str(comment)])
+    assert status == 143, capfd.readouterr().err
+    assert not comment.exists() and not Path(f"{comment}.partial").exists()
+    publish.write_comment(comment, "whole\n")
+    assert comment.read_text() == "whole\n" and not Path(f"{comment}.partial").exists()
 
 
 def test_base_code_child_killed_by_a_signal_exits_128_plus_n(scratch, capfd):

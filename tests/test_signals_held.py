@@ -67,13 +67,30 @@ def test_holding_hands_back_what_came_for_the_caller_to_raise_return_or_drop(han
     assert quiet.interrupt is None
 
 
-def test_a_block_that_raises_keeps_its_error_and_leaves_the_held_signal_noted(handlers, monkeypatch):
-    """The block's own error goes on, not the held signal, which stays noted (as it did when the
-    hold and its take were written out at each site) and SIGTERM is armed again."""
+def test_a_block_that_raises_keeps_its_error_and_the_held_signal_stops_the_next_step(handlers, monkeypatch):
+    """The block's own error goes on, not the held signal, which becomes the interrupt the next
+    step raises (a script that catches the error and trains on is still stopped at once, not at a
+    later, unrelated hold), and SIGTERM is armed again."""
     with pytest.raises(ValueError, match="the record"), signals.holding(deliver=True):
         os.kill(os.getpid(), signal.SIGTERM)
         raise ValueError("the record could not be put together")
-    assert type(signals._held_interrupt()) is signals.Terminated
+    assert signals._held_interrupt() is None  # not left for a later hold
+    with pytest.raises(signals.Terminated):
+        signals.stop_if_signalled()  # the next step
+    signals.caught()
+    signals.stop_if_signalled()  # caught: raised once
+    with pytest.raises(OSError), signals.holding():
+        os.kill(os.getpid(), signal.SIGINT)
+        raise OSError("disk full")
+    with pytest.raises(KeyboardInterrupt):
+        signals.stop_if_signalled()
+    signals.caught()
+    with signals.holding() as outer:  # a hold inside another: the outer one takes it
+        with pytest.raises(OSError), signals.holding():
+            os.kill(os.getpid(), signal.SIGTERM)
+            raise OSError("disk full")
+        signals.stop_if_signalled()  # not made a step's interrupt
+    assert type(outer.interrupt) is signals.Terminated
     monkeypatch.setattr(signals, "ECHO_S", 0.0)  # a later stop, not the held one's echo
     with pytest.raises(signals.Terminated):
         os.kill(os.getpid(), signal.SIGTERM)  # armed again: raised at once
@@ -116,7 +133,8 @@ def test_a_sigterm_held_then_raised_at_the_holds_end_starts_the_echo_window(hand
 def test_an_echo_never_taken_is_forgotten_at_a_later_hold_not_raised_there(handlers, monkeypatch):
     """A script catches the first interrupt and goes on: the echo noted after it is not a stop of
     what runs later, and a hold that begins ECHO_S or more after it came forgets it. A SIGTERM held
-    while a record was kept (its block raised) is not an echo, and stays noted however long."""
+    while a record was kept (its block raised) is raised at the next step instead, never at a
+    later hold."""
     monkeypatch.setattr(signals, "ECHO_S", 60.0)
     with pytest.raises(signals.Terminated):
         os.kill(os.getpid(), signal.SIGTERM)  # caught by the script, which carries on
@@ -129,9 +147,12 @@ def test_an_echo_never_taken_is_forgotten_at_a_later_hold_not_raised_there(handl
     with pytest.raises(ValueError), signals.holding():
         os.kill(os.getpid(), signal.SIGTERM)  # held, and the block fails
         raise ValueError("the record could not be put together")
+    with pytest.raises(signals.Terminated):
+        signals.stop_if_signalled()  # the next step, not a later hold
+    signals.caught()
     with signals.holding() as later:
         pass
-    assert type(later.interrupt) is signals.Terminated
+    assert later.interrupt is None
 
 
 def test_a_signal_that_comes_as_the_hold_ends_is_taken_by_it_not_raised_after(handlers, monkeypatch):
@@ -153,3 +174,38 @@ def test_a_signal_that_comes_as_the_hold_ends_is_taken_by_it_not_raised_after(ha
         pass
     assert type(held.interrupt) is signals.Terminated
     assert not signals._Sigterm.pending
+
+
+def test_a_benchmark_script_that_catches_a_failed_holds_error_is_stopped_at_its_next_step(tmp_path):
+    """A Benchmark script keeps a file with signals held; a SIGTERM comes meanwhile, the write fails,
+    and the script catches the error and trains on: the stop takes effect at the end of its next
+    step (the run kept as partial, SIGTERM's), not a whole run later at an unrelated hold."""
+    import json
+
+    import torch
+    from torch import nn
+
+    import goodbench
+
+    bench = goodbench.Benchmark("held-mlp", trains="an MLP", samples_per_step=8, max_steps=30, warmup_steps=3,
+                                eval_every=10, log_every=5, device="cpu", flops_per_step=1e5, code=[__file__],
+                                out=tmp_path / "held.json", sign=False, progress=lambda *a, **k: None)
+    steps = []
+    with pytest.raises(signals.Terminated), bench:
+        for run in bench.runs():
+            model = nn.Linear(4, 1)
+            for step in range(1, bench.max_steps + 1):
+                with run.step() as s:
+                    s.loss = float(model(torch.ones(1, 4)).sum().detach())
+                steps.append(step)
+                if step == 5:
+                    try:
+                        with signals.holding():  # the script's own file, kept with signals held
+                            os.kill(os.getpid(), signal.SIGTERM)
+                            raise OSError("disk full")
+                    except OSError:
+                        pass  # the script notes it and trains on
+    assert steps == [1, 2, 3, 4, 5]
+    record = json.loads(bench.path.read_text())["runs"][0]
+    assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM)"), record
+    assert record["steps"] == 6

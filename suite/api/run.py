@@ -14,7 +14,7 @@ import torch
 from suite.record import claims, edges
 from suite.record.errors import GoodbenchError
 from suite.record.mllog import EVAL_REFUSED, START_EVAL
-from suite.run import distributed, driver, files, loop
+from suite.run import distributed, driver, files, loop, signals
 from suite.run.record import log_header
 from suite.run.runner import seed_everything
 from workloads.evaluation import ModelRefused
@@ -215,6 +215,7 @@ class Run:
         self.edges.edge(edges.END, step)
         self.blocks.step_done(step, None)
         self.state.step, self._open_step = step, None
+        signals.stop_if_signalled()  # one lost in a callback, or held in a hold whose block raised
         bench = self.bench
         log_point = driver.at_cadence(step, bench.log_every, bench.max_steps)
         if log_point or step == self.warm_last:  # every rank flushes at the same steps
@@ -435,6 +436,8 @@ class Run:
         self._ended = True
         self._open_step = None  # a step begun and never ended (an error inside it) is not a step
         self._flush()
+        if isinstance(error, KeyboardInterrupt):
+            signals.caught()  # this run ends here: a later one is not stopped by it
         if error is not None:
             self.record.update(status="partial" if isinstance(error, KeyboardInterrupt) else "failed",
                                error=driver.ended_by(error, driver.steps_done(self.state.step, bench.max_steps)))

@@ -196,14 +196,21 @@ def holding(deliver: bool = False) -> Iterator[Held]:
     """Hold SIGTERM and SIGINT back while the block runs (the handlers of :func:`stop_on_sigterm`),
     then take what came meanwhile (cleared), before they are armed again: raised at the block's end
     with ``deliver``, else left in the yielded :class:`Held` for the caller to raise, return or drop.
-    A block that raises takes nothing: its own error goes on, and the held signal stays noted. An
-    echo noted :data:`ECHO_S` or more before the hold begins, never taken, is forgotten."""
+    A block that raises takes nothing: its own error goes on, and a signal held meanwhile becomes
+    the pending interrupt the next step raises (:func:`stop_if_signalled`; :func:`caught` clears
+    it), so that a script that catches the error and goes on still stops promptly, not at some
+    later, unrelated hold (a hold inside another leaves it noted for the outer one). An echo noted
+    :data:`ECHO_S` or more before the hold begins, never taken, is forgotten."""
     held = Held()
     was, _Sigterm.armed = _Sigterm.armed, False
     _forget_stale_echo()
     try:
         yield held
     except BaseException:
+        if was:  # the outermost hold: what it held is raised at the next step
+            late = _held_interrupt()
+            if late is not None and _Undelivered.interrupt is None:
+                _Undelivered.interrupt = type(late)
         _Sigterm.armed = was
         raise
     held.interrupt = _held_interrupt()

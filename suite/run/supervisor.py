@@ -103,11 +103,13 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
             try:
                 outcome = _watch(proc, pending, deadlines)
             except KeyboardInterrupt as exc:
-                # Ctrl-C reached the worker too; SIGTERM is passed on as SIGTERM (the worker records it
-                # so). Sent to the whole group (scancel, kill -TERM -PGID), the worker has had it
-                # already, and this one is the same stop to it (signals.ECHO_S)
-                if isinstance(exc, Terminated) and proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
+                # passed on at once, SIGTERM as SIGTERM and SIGINT as SIGINT (the worker records which):
+                # the worker has a process group of its own (_spawn), so a terminal's Ctrl-C reaches
+                # this process alone, as do kill -INT PID, an IDE's stop and timeout -s INT. A SIGTERM
+                # that also reached the worker (Slurm's scancel signals every process of the step) is
+                # the same stop to it (signals.ECHO_S)
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
                 with holding():  # a second Ctrl-C or SIGTERM now would drop the worker's partial record
                     ended = _stopped(proc, STOP_WAIT_S)
                 if record_path.exists():
@@ -149,12 +151,30 @@ def _picklable(progress: Progress) -> Progress | None:
 def _spawn(task_path: Path) -> subprocess.Popen:
     """Start a worker; it imports what this process can (same ``sys.path``). It is told this
     process's PID: this process holds a CUDA context on a GPU run (the matmul ceiling was
-    measured here), which the worker's telemetry must not count as another process."""
+    measured here), which the worker's telemetry must not count as another process. It leads a
+    process group of its own: a terminal's Ctrl-C reaches this process alone, which passes it on
+    once (:func:`run_supervised`), and a kill of the worker can take its children too."""
     from suite.run import child_python
 
     env = child_python.environment({**os.environ, SUPERVISOR_PID: str(os.getpid())}, path=[p for p in sys.path if p])
     return subprocess.Popen(child_python.command("-m", "suite.run.supervisor", str(task_path)),
-                            stdout=subprocess.PIPE, env=env)
+                            stdout=subprocess.PIPE, env=env, process_group=0)
+
+
+def _kill_worker(proc: subprocess.Popen) -> None:
+    """SIGKILL the worker and, where it leads a process group of its own (:func:`_spawn`), the
+    whole group: its children (DataLoader workers) are not left running."""
+    try:
+        own_group = os.getpgid(proc.pid) == proc.pid != os.getpgrp()
+    except ProcessLookupError:
+        own_group = False
+    try:
+        if own_group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -> Outcome:
@@ -197,7 +217,8 @@ def _watch(proc: subprocess.Popen, pending: list[int], deadlines: list[float]) -
 def _stopped(proc: subprocess.Popen, wait_s: float) -> bool:
     """Wait at most ``wait_s`` seconds for an interrupted worker to end, reading its stdout
     meanwhile (its reports dropped) so that a worker that writes on is not blocked on a full pipe,
-    then close the pipe. A worker still running then is killed (SIGKILL): False."""
+    then close the pipe. A worker still running then is killed (SIGKILL), with its process group
+    (:func:`_kill_worker`): False."""
     deadline = time.monotonic() + wait_s
     stdout = proc.stdout
     try:
@@ -212,7 +233,7 @@ def _stopped(proc: subprocess.Popen, wait_s: float) -> bool:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             return True
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _kill_worker(proc)
             proc.wait()
             return False
     finally:
@@ -251,8 +272,8 @@ def reporter(fd: int, parent: int) -> Callable[[int], None]:
 
 def worker_main(task_path: str) -> int:
     """The worker: run the task, reporting each step on stdout; write the record as JSON. A SIGTERM
-    stops it as Ctrl-C does (the supervisor's, passed on, or one sent to the whole process group),
-    its partial record written."""
+    stops it as Ctrl-C does (the supervisor's, passed on, or one Slurm sends every process of the
+    step), its partial record written."""
     from suite.run.signals import stop_on_sigterm
 
     stop_on_sigterm()

@@ -20,9 +20,12 @@
     With ``--base-code`` it runs itself from a temporary git worktree of ``--base`` instead, as
     the workflow does (this checkout's code may differ: a workload or peak entry it adds). That
     runs ``--base``'s code, so ``--base`` must be a trusted ref's commit or one of its ancestors
-    (``--trusted-ref``, default: ``upstream/main``, ``origin/main``, ``main``, those that exist),
-    never a pull request's; the check starts with a reduced environment (:func:`child_environment`:
-    no tokens, keys or SSH agent), and the worktree is removed however the run ends.
+    (``--trusted-ref``, a short name a tag and a branch both answer to refused; default: the
+    branches ``refs/remotes/upstream/main``, ``refs/remotes/origin/main``, ``refs/heads/main``,
+    those that exist), never a pull request's; the check starts with a reduced environment
+    (:func:`child_environment`: no credential variables or SSH agent, an empty temporary ``HOME``,
+    no global git config; the repository's own ``.git/config`` stays readable), and the worktree
+    is removed however the run ends.
 
 ``python -m suite.site.publish site --out DIR [--results-dir results]``
     Builds the leaderboard as ``goodbench site`` does, for the workflow to publish (GitHub
@@ -62,9 +65,12 @@ RESULTS = "results"
 STORED_NAME = re.compile(r"results/([0-9a-f]{64})\.json")
 MAINTAINERS_ONLY = ("results/reviewers.toml", "results/mlperf/")
 LEDGER = f"{RESULTS}/{ledger.NAME}"
-TRUSTED_REFS = ("upstream/main", "origin/main", "main")  # --base-code's default: the names the docs use
+# --base-code's default: the branches the docs name, as full refs (a tag named "main" or "origin/main",
+# fetched from a fork, resolves before the branch of that short name)
+TRUSTED_REFS = ("refs/remotes/upstream/main", "refs/remotes/origin/main", "refs/heads/main")
+_SHORT_REF_PLACES = ("refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
 # what --base-code's child keeps of this environment (every name of ENV_DENIED dropped even so)
-ENV_KEPT = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NO_COLOR", "VIRTUAL_ENV")
+ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NO_COLOR", "VIRTUAL_ENV")
 ENV_KEPT_PREFIXES = ("LC_", "PYTHON")
 ENV_DENIED = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 
@@ -397,20 +403,46 @@ def comment(result: Review) -> str:
             "How results are checked and stored: docs/submitting.md.\n")
 
 
-def child_environment(tree: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
+def child_environment(tree: Path, home: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
     """The environment ``--base-code`` runs the base's code in: only what Python and git need
     (:data:`ENV_KEPT`, ``LC_*``, ``PYTHON*``), never a name that reads as a credential
-    (:data:`ENV_DENIED`: ``GITHUB_TOKEN``, ``SSH_AUTH_SOCK``, ``*SECRET*``, ``*KEY*``, …), and
-    ``PYTHONPATH`` the worktree alone."""
+    (:data:`ENV_DENIED`: ``GITHUB_TOKEN``, ``SSH_AUTH_SOCK``, ``*SECRET*``, ``*KEY*``, …),
+    ``PYTHONPATH`` the worktree alone, ``HOME`` the empty folder ``home`` (not the user's, with its
+    ``~/.git-credentials``, ``~/.ssh``, ``~/.config/gh``), and no global or system git config."""
     env = {k: v for k, v in (os.environ if environ is None else environ).items()
            if (k in ENV_KEPT or k.startswith(ENV_KEPT_PREFIXES)) and not ENV_DENIED.search(k)}
-    return {**env, "PYTHONPATH": str(tree)}
+    return {**env, "PYTHONPATH": str(tree), "HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def write_comment(path: str | Path, text: str) -> None:
+    """Write the comment whole or not at all: to ``<path>.partial``, then renamed over ``path`` (a
+    check killed meanwhile leaves no half-written comment; :func:`with_base_code` removes the
+    ``.partial`` its child may leave)."""
+    partial = Path(f"{path}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def unambiguous(git: Git, ref: str) -> str:
+    """``ref``, where git reads it one way only; else :class:`GoodbenchError`: a short name that two
+    refs answer to with different commits (a tag ``main`` beside the branch ``main``: git takes the
+    tag), which a fork's tag could make stand in for a trusted branch."""
+    if ref.startswith("refs/"):
+        return ref
+    places = [p.format(ref) for p in _SHORT_REF_PLACES]
+    found = {p: git.commit(p) for p in places if git.has_commit(p)}
+    if len(set(found.values())) > 1:
+        raise GoodbenchError(f"--trusted-ref {safe(ref, 80)} is ambiguous: {', '.join(found)} name different "
+                             "commits; name the full ref (refs/heads/…, refs/remotes/…)")
+    return ref
 
 
 def trusted_base(git: Git, base: str, trusted: list[str] | None) -> str:
-    """The commit of ``base`` where it is a trusted ref's commit or one of its ancestors (``trusted``;
-    None: the names of :data:`TRUSTED_REFS` that exist here); else :class:`GoodbenchError`, one line."""
-    refs = list(trusted) if trusted else [r for r in TRUSTED_REFS if git.has_commit(r)]
+    """The commit of ``base`` where it is a trusted ref's commit or one of its ancestors (``trusted``,
+    each :func:`unambiguous`; None: the refs of :data:`TRUSTED_REFS` that exist here); else
+    :class:`GoodbenchError`, one line."""
+    refs = [unambiguous(git, r) for r in trusted] if trusted else [r for r in TRUSTED_REFS if git.has_commit(r)]
     commit = git.commit(base)
     if not refs:
         raise GoodbenchError(f"--base-code runs --base's code, and no trusted ref exists here "
@@ -430,14 +462,20 @@ def with_base_code(repo: str | Path, base: str, head: str, comment_to: str | Non
     (:func:`trusted_base`); the check runs in :func:`child_environment`."""
     git = Git(repo)
     base, head = trusted_base(git, base, trusted), git.commit(head)
-    with sigterm_as_interrupt(), git.detached_worktree(base, prefix="goodbench-base-code-") as tree:
+    with sigterm_as_interrupt(), git.detached_worktree(base, prefix="goodbench-base-code-") as tree, \
+            tempfile.TemporaryDirectory(prefix="goodbench-base-code-home-") as home:
         print(f"judging with the code of {base[:12]} (a worktree of it at {tree})", file=sys.stderr, flush=True)
         # -P: the base's code comes from PYTHONPATH alone, never from whatever folder is current
         command = [sys.executable, "-P", "-m", "suite.site.publish", "pr", "--repo", str(Path(repo).resolve()),
                    "--base", base, "--head", head]
         if comment_to:
             command += ["--comment", str(Path(comment_to).resolve())]
-        status = subprocess.run(command, cwd=tree, env=child_environment(tree), check=False).returncode
+        try:
+            status = subprocess.run(command, cwd=tree, env=child_environment(tree, Path(home)),
+                                    check=False).returncode
+        finally:
+            if comment_to:  # the child's comment, where it was ended while writing it
+                Path(f"{Path(comment_to).resolve()}.partial").unlink(missing_ok=True)
     if status < 0:
         name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
         print(f"publish: the check run with {base[:12]}'s code was ended by {name} (exit {128 - status})",
@@ -459,11 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--comment", help="also write the verdicts as Markdown to this file")
     pr.add_argument("--base-code", action="store_true", help=(
         "judge with --base's code, as the workflow does, not this checkout's: check --base out into a "
-        "temporary git worktree and run this check from there, with no tokens or keys in its environment; "
+        "temporary git worktree and run this check from there, with no credential in its environment and an "
+        "empty temporary HOME (docs/submitting.md says what it can still read); "
         "--base must then be a --trusted-ref or one of its ancestors (never name a pull request's commit)"))
     pr.add_argument("--trusted-ref", action="append", metavar="REF", help=(
-        f"with --base-code: a ref whose code may be run, repeatable (default: {', '.join(TRUSTED_REFS)}, "
-        "those that exist)"))
+        f"with --base-code: a ref whose code may be run, repeatable; a short name that a tag and a branch "
+        f"both answer to is refused (default: {', '.join(TRUSTED_REFS)}, those that exist)"))
     site = steps.add_parser("site", help="build the leaderboard to publish")
     site.add_argument("--results-dir", default=RESULTS, help="the store (default: results)")
     site.add_argument("--out", required=True, help="the folder to build into (absent, empty or a previous build)")
@@ -489,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGINT
     print(report(result), end="")
     if args.comment:
-        Path(args.comment).write_text(comment(result), encoding="utf-8")
+        write_comment(args.comment, comment(result))
     return 0 if result.accepted else 1
 
 
