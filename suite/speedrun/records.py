@@ -245,14 +245,11 @@ def baseline_times(group: list[dict], copied: dict[str, str] | None = None) -> l
     return [_time(r) for r in fast]  # type: ignore[misc]
 
 
-def baselines(track: int, folder: str | None, runs: dict[str, dict], timed: list[float],
-              copied: dict[str, str]) -> list[dict]:
+def baselines(groups: dict[str, list[dict]], timed: list[float], copied: dict[str, str]) -> list[dict]:
     """The speed-ups of a record (its times ``timed``, :func:`figures_and_times`) over each
-    baseline group beside its runs folder (:func:`baseline_groups`)."""
-    if folder is None:
-        return []
+    baseline group beside its runs folder (``groups``: :func:`baseline_groups`)."""
     found = []
-    for name, group in baseline_groups(folder, runs, TRACKS[track].folder).items():
+    for name, group in groups.items():
         measured_gain = stats.speedup(baseline_times(group, copied), timed)
         found.append({"folder": name, "runs": len(group), **(measured_gain or {})})
     return found
@@ -300,8 +297,8 @@ def record_figures(track: int, claimed: float | None, selection_flags: list[str]
     baselines: the one place a verdict is decided, for the import and for a stored document's
     check alike."""
     found, flags, timed = figures_and_times(track, claimed, chosen, linked, copied)
-    beside = baselines(track, folder, runs, timed, copied)
     groups = baseline_groups(folder, runs, TRACKS[track].folder) if folder is not None else {}
+    beside = baselines(groups, timed, copied)
     baseline_flags = [f"baseline run {r['log'].rsplit('/', 1)[-1]}: {why[0]}" for g in groups.values() for r in g
                       for why in [plausible.all_flags(r, copied)] if why]
     found["verdict"] = decide(found["verdict"], selection_flags + flags, baseline_flags)
