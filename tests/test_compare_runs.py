@@ -745,3 +745,22 @@ def test_a_side_of_several_files_refuses_a_run_without_a_run_id(read_as, capsys)
     assert exc.value.code == 2 and "NEW side: anon.json: runs[0] has no run id, so it cannot be told from the " \
         "side's other runs" in err[-1]
     assert compare.repeated(["anon.json"], [anonymous]) is None  # one file a side: nothing to count twice
+
+
+def test_a_side_of_one_file_whose_runs_have_no_run_id_is_compared_and_priced(read_as, capsys):
+    """A side of one file is compared whether or not its runs carry run ids (they only tell apart
+    the runs of several files on one side): its cost to target was priced through the
+    leaderboard's entries, which read each run's ``run_id`` and raised KeyError. Now priced as the
+    same file with ids is, as BASE, as NEW and as a --vs side of one file."""
+    anonymous = copy.deepcopy(LM)
+    for run in anonymous["runs"]:
+        del run["run_id"]
+    read_as.update({"lm.json": LM, "anon.json": anonymous})
+    for argv in (["lm.json", "anon.json"], ["anon.json", "lm.json"], ["lm.json", "--vs", "anon.json"]):
+        assert main(["compare", *argv, "--format", "json"]) == 0
+        priced = json.loads(capsys.readouterr().out)["cost_to_target"]
+        assert [c["side"] for c in priced] == [argv[0], argv[-1]]
+        assert priced[0]["accelerator_hours"] is not None
+        assert {**priced[0], "side": None} == {**priced[1], "side": None}
+        assert main(["compare", *argv]) == 0
+        assert f"  {argv[-1]}: lm-char smoke on " in capsys.readouterr().out

@@ -319,7 +319,10 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
 
     A reproduction (``goodbench reproduce``) gives no entry: it is evidence about the file it
     reproduces, shown on that file's run pages, and its runs are the ones it chose of that
-    file (its seeds need not be the first N), so it is never ranked."""
+    file (its seeds need not be the first N), so it is never ranked.
+
+    A run without a ``run_id`` (the schema requires one; ``compare`` prices a one-file side read
+    without it checked) reads as None: the entry's run id, the second clock's lookup."""
     if reproduction(doc) is not None:
         return []
     fp = signer if verified else signing.signer(doc)  # over the file as signed, before recomputing
@@ -357,19 +360,19 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "goodput": median([run_metric(r, "goodput") for r in complete]),
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
-            "run_id": (complete or runs)[0]["run_id"],
+            "run_id": (complete or runs)[0].get("run_id"),
             "signer": fp, "copy_of": None, "copy_status": None, "known_peak": known_peak(doc, runs),
             "under_load": host_load.runs_under_load(runs),
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
             "implementation": own_code(doc),
             "trains": own.implementation_trains(doc),  # what own code declares it trains (self-reported)
             # own code: every run stamped by goodbench run-own's clock too (None: goodbench's own runs)
-            "second_clock": all(clock_cover.stamped(doc, r["run_id"]) for r in runs) if own_code(doc) else None,
+            "second_clock": all(clock_cover.stamped(doc, r.get("run_id")) for r in runs) if own_code(doc) else None,
             # own code stamped by run-own, but on a CPU with steps shorter than that clock holds
             "short_steps": own_code(doc) and "second_clock" in doc and not all(
                 clock_cover.steps_held(doc, r) for r in runs),
             # own code with a run whose edges no second clock stamped whole (none at all: plain python)
-            "clock_gaps": bool(own_code(doc)) and not all(clock_cover.edges_whole(doc, r["run_id"]) for r in runs),
+            "clock_gaps": bool(own_code(doc)) and not all(clock_cover.edges_whole(doc, r.get("run_id")) for r in runs),
             # own code on a GPU: its step times are CUDA events, which the second clock does not compare
             "gpu_steps": bool(own_code(doc)) and doc["system"]["accelerator"]["type"] == "cuda",
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
