@@ -299,6 +299,19 @@ def test_validate_says_when_a_file_is_valid_under_the_older_rules_it_records(tmp
     assert "valid under rules" not in capsys.readouterr().out
 
 
+def test_validate_does_not_say_a_file_that_states_no_rules_version_was_written_under_v1(capsys):
+    """The stored file that states no rules version (the CPU reference of the first rules) is
+    valid under v1, the rules a file without one is held to; it records no rules it was written
+    under, and the note and compare's say so."""
+    results = sorted((Path(__file__).parent.parent / "results").glob("*.json"))
+    path = str(next(p for p in results if "rules_version" not in json.loads(p.read_text())))
+    assert main(["validate", path]) == 1
+    note = capsys.readouterr().out.splitlines()[-1]
+    assert note.startswith(f"{path}: valid under rules v1, those a file that states no rules version is held to: ")
+    main(["compare", path, path])
+    assert f"note: {path}: states no rules version (held to v1); today's rules (v" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", ["show", "validate", "compare"])
 def test_an_empty_file_is_said_to_be_empty_and_a_held_placeholder_to_be_a_run_still_going(command, tmp_path, capsys):
     """Walkthrough 4, L3: a SIGKILLed run leaves its results file's name reserved by a 0-byte

@@ -89,15 +89,19 @@ def stored(tmp_path, monkeypatch):
 
 
 def test_a_file_refused_by_newer_rules_says_under_which_rules_it_was_stored(stored):
+    """A file that states no rules version is held to v1 but never said to be stored under it
+    (a malformed file without one read "stored under rules v1, refused by rules v9" in the site's
+    list of files not shown); one that states v1 is."""
     doc, line, _ = leaderboard.check_file(stored)
     assert doc is None
-    assert line == ("stored under rules v1, refused by rules v2: "
+    assert line == ("states no rules version (held to v1), refused by rules v2: "
                     "stored.json: settings: refused by a newer rule [division]")
     doc = json.loads(stored.read_text())
     for version in (1, 3):  # recorded explicitly: older, or newer than this suite's rules
         stored.write_text(json.dumps({**doc, "rules_version": version}))
         _, line, _ = leaderboard.check_file(stored)
         assert line.startswith("stored under rules v1, refused by rules v2: ") == (version == 1)
+        assert "states no rules version" not in line
 
 
 def test_a_file_of_the_current_rules_or_unreadable_is_refused_without_versions(stored, monkeypatch):
@@ -119,7 +123,9 @@ def test_a_file_stored_before_rules_v6_keeps_its_status_with_what_v6_would_refus
     assert {p.code for p in validate.validate_file(path)} <= {c for c in validate.CODES if validate.SINCE[c] >= 6}
     doc, line, waived = leaderboard.check_file(path)
     assert doc is not None and line is None and waived
-    assert all(w.startswith("stored under rules v") and "not held to v6's [" in w for w in waived)
+    stated = "rules_version" in doc  # one that states none is held to v1 (or its date's), never "stored under" it
+    said = "stored under rules v" if stated else f"states no rules version (held to v{validate.stored_under(doc)}), "
+    assert all(w.startswith(said) and "not held to v6's [" in w for w in waived)
 
 
 def test_a_file_claiming_old_rules_is_held_to_every_rule_on_submission(tmp_path):

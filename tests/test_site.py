@@ -439,7 +439,7 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     frame = pd.DataFrame([row for f in read for row in leaderboard.entry_rows(f)], columns=leaderboard.ENTRY_COLUMNS)
     stale = frame[frame["stale_rules"].notna()]
     assert len(stale) and set(stale["file"]) == {f.name for f in read if f.waived}
-    assert stale["stale_rules"].iloc[0].startswith("stored under rules v1; today's rules (v")
+    assert stale["stale_rules"].iloc[0].startswith("states no rules version (held to v1); today's rules (v")
     fresh = frame[frame["stale_rules"].isna()].copy()
     unknown = fresh[fresh["load_recorded"] == False]  # noqa: E712 - e05a: written before the load was recorded
     assert len(unknown) and len(unknown) < len(fresh)
@@ -495,7 +495,7 @@ def test_the_reference_systems_old_file_is_labelled_and_never_held_against_the_n
     assert "rules v1" in page and f"rules v{validate.RULES_VERSION}" in page  # under each row's date
     assert "Latest result against the previous one" not in page  # nothing of today's rules to hold it against
     left = html.unescape(page.split('id="not-compared"', 1)[1])
-    assert "Left out of comparisons" in left and "stored under rules v1; today's rules" in left
+    assert "Left out of comparisons" in left and "states no rules version (held to v1); today's rules" in left
     for verdict in ("faster", "slower"):
         assert f">{verdict}<" not in page
     compare_page = (out / "compare.html").read_text()

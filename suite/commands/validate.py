@@ -76,7 +76,8 @@ def older_rules_note(name: str, problems: list) -> str | None:
     version = stored_under(doc)
     if version is None or version >= RULES_VERSION or any(SINCE.get(p.code, 1) <= version for p in problems):
         return None
-    n = len(problems)
-    return (f"{name}: valid under rules v{version}, those it was written under: the leaderboard and goodbench "
+    n, held = len(problems), "those it was written under" if "rules_version" in doc else \
+        "those a file that states no rules version is held to"
+    return (f"{name}: valid under rules v{version}, {held}: the leaderboard and goodbench "
             f"compare hold a stored file to the rules it was stored with; today's rules (v{RULES_VERSION}) "
             f"find the {n} problem{'' if n == 1 else 's'} above, and goodbench submit refuses a new file with them")

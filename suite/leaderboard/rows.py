@@ -63,7 +63,8 @@ def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
     A file written under older rules than the current ones (its ``rules_version``; a file
     without one: v1) keeps the status it had: ``waived`` lists, one line each, what rules
     introduced since would refuse (:func:`suite.validate.check_stored`). The line of a file
-    refused even by its own rules starts with both versions."""
+    refused even by its own rules starts with both versions, "states no rules version (held to
+    vN)" for one that records none (:func:`suite.validate.stored_words`)."""
     doc, unread = naming.load_stored(path)
     if unread is not None:
         return None, unread, []
@@ -75,15 +76,15 @@ def check_loaded(doc, name: str) -> tuple[str | None, list[str], int]:
     """A parsed document checked under the rules it was stored with (:func:`check_file`): (its
     first problem as one line naming ``name``, or None; the waived lines; how many problems)."""
     problems, waived = validate.check_stored(doc)
-    stored = validate.stored_under(doc)
+    stored, words = validate.stored_under(doc), validate.stored_words(doc)
     if not problems:
-        return None, [f"stored under rules v{stored}, not held to v{validate.SINCE[p.code]}'s "
-                      f"[{p.code}]: {p.line(name)}" for p in waived], 0
+        return None, [f"{words}, not held to v{validate.SINCE[p.code]}'s [{p.code}]: {p.line(name)}"
+                      for p in waived], 0
     line = problems[0].line(name)
     if problems[0].code == "schema-version":  # no results file of this suite: stored under no rules
         return f"not a results file of this suite: {line}", [], len(problems)
     if stored is not None and stored < validate.RULES_VERSION:
-        line = f"stored under rules v{stored}, refused by rules v{validate.RULES_VERSION}: {line}"
+        line = f"{words}, refused by rules v{validate.RULES_VERSION}: {line}"
     return line, [], len(problems)
 
 
@@ -403,13 +404,14 @@ def entry_rows(stored: Stored) -> list[dict]:
 
 def stale_rules(stored: Stored) -> str | None:
     """"stored under rules vN; today's rules (vM) find K problems, first: …" for a file valid only
-    under the rules it was stored with (its ``waived`` problems), else None."""
+    under the rules it was stored with (its ``waived`` problems; "states no rules version (held to
+    vN); …" for one that records none), else None."""
     if not stored.waived:
         return None
     import re
 
     n, code = len(stored.waived), re.search(r"\[([a-z0-9-]+)\]", stored.waived[0])
-    return (f"stored under rules v{validate.stored_under(stored.doc)}; today's rules (v{validate.RULES_VERSION}) "
+    return (f"{validate.stored_words(stored.doc)}; today's rules (v{validate.RULES_VERSION}) "
             f"find {n} problem{'' if n == 1 else 's'} in it" + (f" (first: {code.group(1)})" if code else ""))
 
 

@@ -90,7 +90,7 @@ __all__ = [
     "MAX_KEY_CHARS", "MAX_OBJECT_KEYS", "MAX_PROBLEMS", "MAX_STRING_CHARS", "POWER_MARGIN",
     "REL_TOLERANCE", "RULE_MODULES", "RULES_VERSION", "FRAME", "RUN", "SINCE", "Problem", "Rule", "check_document", "check_run",
     "refusals",
-    "check_stored", "code", "stored_under",
+    "check_stored", "code", "stored_under", "stored_words",
     "division", "document_rule", "has_control_chars", "load", "parse", "printable", "read_bounded",
     "rules", "run_rule", "validate_file", "validate_files", "walk",
 ]
@@ -137,6 +137,17 @@ def stored_under(doc: Any) -> int | None:
     and shown so); None for a document that is not an object or records something other than a
     whole number."""
     return held_to(doc) if isinstance(doc, dict) else None
+
+
+def stored_words(doc: Any) -> str | None:
+    """The rules a parsed document is held to as stored (:func:`stored_under`), as a line names
+    them: "stored under rules vN" for a file that states a version, "states no rules version (held
+    to vN)" for one that states none (held to v1, or to what its date names), so that a file never
+    said to be stored under any rules is not said to be; None where it is held to none."""
+    version = stored_under(doc)
+    if version is None:
+        return None
+    return f"stored under rules v{version}" if "rules_version" in doc else f"states no rules version (held to v{version})"
 
 
 def check_stored(doc: Any, now: dt.datetime | None = None) -> tuple[list[Problem], list[Problem]]:
