@@ -317,6 +317,38 @@ def test_submit_names_own_code_by_its_name_and_the_workload_it_is_held_to(monkey
         "not ranked: lm-char (smoke): smoke scale: only full-scale results are ranked"]
 
 
+def test_submit_reads_and_validates_the_file_once_for_its_rank_lines_too(monkeypatch, tmp_path, capsys):
+    """The rank lines after "stored ..." read the stored file back and validated it again (the
+    leaderboard's reading of it, :func:`suite.leaderboard.rows.read_stored`); submit now hands them
+    the document it has just read and held to every rule, and the lines are those of the file read
+    back."""
+    from suite import validate
+    from suite.leaderboard import rank_notes
+    from suite.leaderboard import rows as leaderboard
+    from suite.store import files, naming
+
+    counts = {"read": 0, "checked": 0}
+
+    def counted(what, original):
+        def call(*args, **kwargs):
+            counts[what] += 1
+            return original(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(files, "read_bounded", counted("read", files.read_bounded))
+    monkeypatch.setattr(naming, "load_parsed", counted("read", naming.load_parsed))
+    monkeypatch.setattr(files, "check_document", counted("checked", files.check_document))
+    monkeypatch.setattr(validate, "check_document", counted("checked", validate.check_document))
+    results_dir = tmp_path / "results"
+    assert cli.main(["submit", str(VALID), "--results-dir", str(results_dir)]) == 0
+    assert counts == {"read": 1, "checked": 1}
+    printed = capsys.readouterr().out.splitlines()
+    stored = next(results_dir.glob("*.json"))
+    lines = rank_notes.rank_lines(stored)  # the file read back, as the pull-request check may
+    assert counts == {"read": 2, "checked": 2} and lines and printed[-len(lines):] == lines
+    assert leaderboard.read_stored(stored)[0].waived == ()  # a file held to every rule has nothing waived
+
+
 def _planted(kind: str) -> bytes:
     """A file no validator passes, placed in a store by hand (trial 13, 4: /tmp/trial13/store_crash.sh)."""
     if kind == "nested too deep":

@@ -42,7 +42,7 @@ def run(args) -> int:
         print(f"note: {note}")
     from suite.leaderboard.rank_notes import rank_lines
 
-    for line in rank_lines(stored.path):
+    for line in rank_lines(stored.path, stored.doc):  # the document just read and validated, not read again
         print(line)
     return 0
 

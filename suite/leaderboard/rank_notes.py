@@ -8,10 +8,13 @@ from suite.leaderboard import rows as leaderboard
 from workloads import own
 
 
-def rank_lines(path: Path) -> list[str]:
+def rank_lines(path: Path, doc: dict | None = None) -> list[str]:
     """One line per entry of the stored file at ``path`` that will not be ranked, saying why
-    (:func:`suite.leaderboard.rows.unranked_reasons`); [] for a file the store cannot read."""
-    read, _ = leaderboard.read_stored(path)
+    (:func:`suite.leaderboard.rows.unranked_reasons`); [] for a file the store cannot read.
+    ``doc``: the file's document as ``goodbench submit`` has just stored it, read and held to
+    every rule (:attr:`suite.store.files.Stored.doc`; so nothing waived): not read nor validated
+    again, only its signer checked and its figures recomputed (None: the file at ``path`` is read)."""
+    read = leaderboard.Stored.of(path.name, doc) if doc is not None else leaderboard.read_stored(path)[0]
     if read is None:
         return []
     lines = []

@@ -369,7 +369,7 @@ def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Pa
             verdicts.append(Verdict(path, False, [f"refused: {exc}"]))
             continue
         verdicts.append(Verdict(path, True, ["stored: valid under the rules, and no run of it is stored already",
-                                             *(f"note: {n}" for n in stored.notes), *rank_lines(stored.path)]))
+                                             *(f"note: {n}" for n in stored.notes), *rank_lines(stored.path, stored.doc)]))
     return verdicts
 
 

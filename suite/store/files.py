@@ -22,7 +22,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,10 +81,12 @@ def stored_files(results_dir: str | Path) -> list[Path]:
 class Stored:
     """Where a submission landed, and ``notes``: why it was stored though one of its runs was
     already stored (signed over an unsigned copy, or disputed), and which stored record it turned
-    from disputed into a copy (a bridge between two runs)."""
+    from disputed into a copy (a bridge between two runs); ``doc``: the document stored, as read
+    and held to every rule on its way in (None: not given), so that no later step reads it again."""
 
     path: Path
     notes: tuple[str, ...] = ()
+    doc: dict | None = field(default=None, compare=False, repr=False)
 
 
 # what reading a stored file's claims may raise on a file no validator would pass (a 400-digit
@@ -335,10 +337,10 @@ def submit_noted(path: str | Path, results_dir: str | Path, commit: bool = False
             if dest.name in ledger.committed(results_dir):
                 raise Refused([Problem("duplicate", "", f"already committed to as {dest.name}")])
             ledger.record(results_dir, dest.name, kind=ledger.COMMITTED, signed=sign_line)
-            return Stored(dest, tuple(notes))
+            return Stored(dest, tuple(notes), doc)
         remove_abandoned(temp_files(results_dir))  # a killed writer's, never a live one's
         _store(results_dir, dest, raw)
-    return Stored(dest, tuple(notes))
+    return Stored(dest, tuple(notes), doc)
 
 
 def _store(results_dir: Path, dest: Path, raw: bytes) -> None:
