@@ -415,6 +415,8 @@ def test_review_c_the_stored_history_edited_as_the_review_did_stays_not_met():
                     for k, b in enumerate(base[:3])]
     rec = _rebuilt(doc, 84)
     assert rec["runs"] == 8 and rec["p_value"] == 0.01481 and not rec["verdict"].startswith("met")
+    assert "zz_copy0.txt, no log of commit f411b3d's manifest" in documents.check(doc, "track_1.json")
+    doc.update(commit=None, upstream=None)  # as local files: held to its own runs, consistently derived
     assert documents.check(doc, "track_1.json") is None
     # a stored document that drops the selection's flag is refused
     doc = json.loads(json.dumps(honest))

@@ -4,8 +4,10 @@ checked (its type, finite numbers, bounded sizes, the track matching the file's 
 under its track's folder) and each record's runs (those of the folder its log link points into),
 figures, baselines (and its claim in seconds) derived again from the document's own runs (and
 claim text). A document that fails any check is not read: one line says why, as for any other stored file
-the site does not show. These checks hold a document to itself only: its runs, commit and upstream
-are stored figures, and anyone who edits them consistently is not caught (self-reported)."""
+the site does not show. A document naming a commit with a manifest (:mod:`suite.speedrun.manifest`:
+the pinned one) holds exactly that commit's logs (path, sha256, record). Beyond that these checks
+hold a document to itself only: its runs' figures, commit and upstream are stored figures, and
+anyone who edits them consistently is not caught (self-reported)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.record import reading
+from suite.speedrun import manifest
 
 SUBFOLDER = "speedrun"
 MAX_BYTES = 32 * 2 ** 20  # the larger track's document is about 1.1 MB
@@ -145,6 +148,9 @@ def check(doc: Any, file_name: str) -> str | None:
             return f"run {i + 1}'s untimed_step_lines is negative"
         if (run["train_time_s"] is None) != (run["untimed_step_lines"] is None):
             return f"run {i + 1}'s untimed_step_lines is not given with its train_time, or given without one"
+    why = manifest.difference(doc)
+    if why:
+        return f"{why}: import the checkout again"
     for i, rec in enumerate(doc["records"]):
         why = _fields(rec, _RECORD, f"record row {i + 1}")
         if why:
@@ -161,7 +167,8 @@ def _provenance(doc: dict) -> str | None:
     """Why a document's commit and upstream disagree with each other or with the upstream commits
     this goodbench pins (None: they agree). That is all a stored document's provenance can be
     checked for: the logs are not stored, so whether its files were that commit's is the
-    importer's word (self-reported)."""
+    importer's word (self-reported), but for their paths, hashes and records, which a pinned
+    commit's manifest lists (:func:`suite.speedrun.manifest.difference`)."""
     from suite.speedrun.tree import PINNED
 
     commit, upstream = doc["commit"], doc["upstream"]

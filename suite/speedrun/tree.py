@@ -140,7 +140,9 @@ UPSTREAM = "KellerJordan/modded-nanogpt"
 # The commits of KellerJordan/modded-nanogpt this goodbench knows as upstream's, as
 # suite/mlperf/published.py pins MLCommons' rounds: the head the shipped documents under
 # results/speedrun were imported from (2026-11-30). A commit is upstream's only where it is one of
-# these or, in the checkout imported, an ancestor of one.
+# these or, in the checkout imported, an ancestor of one. Each has a manifest of its logs
+# (suite/speedrun/pinned/<commit>.tsv): pinning a commit, regenerate it with
+# ``python -m suite.speedrun.manifest CHECKOUT`` from a clean checkout at that commit.
 PINNED = ("f411b3d346aa52d3504324ca93c230fd84c6c07f",)
 NOT_VERIFIED = "local files, not verified"
 
