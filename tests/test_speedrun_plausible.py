@@ -295,7 +295,7 @@ def test_the_real_history_raises_no_flag_but_its_one_copy():
     assert {h: tuple(sorted(p)) for h, p in paths.items()} == EARLY_LOGS
 
 
-def _row(chosen: list[dict], flags: list[str] | None = None, extra: list[dict] | None = None) -> dict:
+def _row(chosen: list[dict], flags: list[records.Flag] | None = None, extra: list[dict] | None = None) -> dict:
     """A record of ``chosen`` runs in RECORD built as the importer builds it."""
     runs = {r["log"]: r for r in chosen + (extra or [])}
     copied = records.copied_runs(1, [(64, chosen, RECORD)], runs)
@@ -353,12 +353,41 @@ def test_review_c3_baseline_logs_copied_into_the_record_count_for_neither():
 def test_review_c4_any_selection_or_baseline_flag_blocks_met():
     """Review C (4): logs left out for another GPU count left the record "met". Any flag but the
     claim's and the accelerator's blocks it, a baseline run's too."""
-    left = "1 other log(s) of the folder left out: another format or GPU count than the linked log"
-    assert _row(_MET, [left])["verdict"] == f"undecided: p < 0.01, but {left}"
-    assert _row(_MET, ["measured 9.8% slower than claimed (beyond 2%)"])["verdict"] == "met (p < 0.01)"
-    assert records.decide("met (p < 0.01)", ["another GPU than the track's H100: NVIDIA H200"], []) == "met (p < 0.01)"
+    left = records.left_out_flag(1)
+    assert _row(_MET, [left])["verdict"] == f"undecided: p < 0.01, but {left.text}"
+    claim = records.Flag(records.CLAIM, "measured 9.8% slower than claimed (beyond 2%)")
+    assert _row(_MET, [claim])["verdict"] == "met (p < 0.01)"
+    other = records.Flag(records.OTHER_GPU, "another GPU than the track's H100: NVIDIA H200")
+    assert records.decide("met (p < 0.01)", [other], []) == "met (p < 0.01)"
     fast = dict(_baseline("a.txt", 0.5, 4.11))  # a baseline run flagged for its time
     assert _row(_MET, extra=[fast])["verdict"].startswith("undecided: p < 0.01, but baseline run a.txt: ")
+
+
+def test_the_verdicts_rule_reads_each_flags_code_never_its_words():
+    """A flag's kind is its code: the claim's and the accelerator's never block "met", whatever
+    their words; any other kind blocks it, even in words that read as the claim's."""
+    words = "measured 9.8% slower than claimed (beyond 2%)"
+    for code in records.NOT_BLOCKING:
+        assert records.decide("met (p < 0.01)", [records.Flag(code, "anything at all")], []) == "met (p < 0.01)"
+    for code in (records.STORED, records.LEFT_OUT, records.IMPLAUSIBLE):
+        assert records.decide("met (p < 0.01)", [records.Flag(code, words)], []) == f"undecided: p < 0.01, but {words}"
+    assert records.decide("not shown (p = 0.5)", [records.Flag(records.STORED, words)], []) == "not shown (p = 0.5)"
+    # the import's own flags carry their kinds: a claim off by 9.8% leaves an otherwise clean record met
+    found, flags, _ = records.figures_and_times(1, 150.0, _MET, _MET[0], {})
+    assert [f.code for f in flags] == [records.CLAIM] and found["verdict"] == "met (p < 0.01)"
+
+
+def test_a_stored_selection_flag_in_the_words_of_a_claim_still_blocks_met():
+    """A stored document's flags before those its runs give are its selection's, and they block
+    "met" whatever they say: a flag slipped in with the claim's words, the record left "met", is
+    refused (read by their words, it passed)."""
+    doc = _track_1()
+    rec = next(r for r in doc["records"] if r["verdict"] == "met (p < 0.01)" and not r["flags"])
+    words = "measured 9.9% slower than claimed (beyond 2%)"
+    rec["flags"].insert(0, words)
+    assert documents.check(doc, "track_1.json") == (
+        f"record {rec['record']}'s verdict (met (p < 0.01)) is not what its runs give "
+        f"({('undecided: p < 0.01, but ' + words)[:40]}): import the checkout again")
 
 
 def test_review_c10_stored_document_fields():

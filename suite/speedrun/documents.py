@@ -209,17 +209,23 @@ def _derived(doc: dict) -> str | None:
             return (f"record {rec['record']}'s claimed_s ({str(rec['claimed_s'])[:40]}) is not what its claim "
                     f"{rec['claimed'][:40]!r} states: import the checkout again")
         target = link_target(rec["log_link"]) if rec["log_link"] else None
-        # the stored flags stand for the selection's (checked against the runs' below)
-        found, flags, beside = records.record_figures(track, rec["claimed_s"], rec["flags"], chosen,
-                                                      runs.get(target) if target else None, folder, runs, copied)
+        found, flags, beside, baseline_flags = records.record_parts(
+            track, rec["claimed_s"], chosen, runs.get(target) if target else None, folder, runs, copied)
+        # the stored flags before those its runs give are its selection's, each blocking "met" as
+        # every selection flag does (records.decide, as the import decides it)
+        words = records.texts(flags)
+        cut = len(rec["flags"]) - len(words)
+        ours = cut >= 0 and rec["flags"][cut:] == words
+        selection = rec["flags"][:cut] if ours else rec["flags"]
+        found["verdict"] = records.decide(found["verdict"], records.stored_flags(selection) + flags, baseline_flags)
         wrong = next((k for k in records.FIGURES if not _same(rec[k], found[k])), None)
         if wrong:
             return (f"record {rec['record']}'s {wrong} ({str(rec[wrong])[:40]}) is not what its runs give "
                     f"({str(found[wrong])[:40]}): import the checkout again")
-        if flags and rec["flags"][-len(flags):] != flags:
+        if not ours:
             return f"record {rec['record']}'s flags are not those its runs give: import the checkout again"
         left = _left_out(rec, runs)
-        if left and not any(f.startswith(f"{left} other log(s) of the folder left out") for f in rec["flags"]):
+        if left and records.left_out_flag(left).text not in selection:
             return (f"record {rec['record']}'s flags leave out the {left} log(s) of its folder it does not count: "
                     "import the checkout again")
         why = _baselines_agree(rec, beside)

@@ -1,6 +1,7 @@
 """A README row joined with its logs: the record's runs (the logs in the folder its log link points
 into), their means, the t-test verdict, measured beside claimed, the speed-up over reruns of the
-previous record kept beside it (``baseline*``), and flags in words."""
+previous record kept beside it (``baseline*``), and flags: each a :class:`Flag`, its kind (a code,
+which the verdict's rule reads) and its words (what a document stores and the pages show)."""
 from __future__ import annotations
 
 import posixpath
@@ -23,6 +24,42 @@ class Track:
 TRACKS = {1: Track("GPT-2 small (track 1)", "records/track_1_short", 3.28),
           2: Track("GPT-2 medium (track 2)", "records/track_2_medium", 2.92)}
 TRACK_GPU, TRACK_GPUS = "H100", 8  # both tracks: 8× NVIDIA H100
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A record's flag: its kind (one of the codes below) and its words, as stored and shown."""
+    code: str
+    text: str
+
+
+# the flags of a record's selection of logs (:func:`select`)
+NO_LOG, LINK_OUTSIDE, BROKEN_LINK = "no-log", "link-outside", "broken-link"
+LEFT_OUT, EMPTY_FOLDER, MISSING_FILES = "left-out", "empty-folder", "missing-files"
+STORED = "stored"  # a selection's flag read back from a stored document: its words alone
+# the flags its runs give (:func:`figures_and_times`) and its baselines' runs (:func:`record_figures`)
+IMPLAUSIBLE, UNTIMED_RUNS, LOSSLESS_RUNS, NO_TIME = "implausible", "untimed-runs", "lossless-runs", "no-time"
+STOPPED_EARLY, NO_SMI, FEWER_GPUS, OTHER_GPU = "stopped-early", "no-smi", "fewer-gpus", "other-gpu"
+CLAIM, BASELINE_RUN = "claim", "baseline-run"
+# the kinds that never block "met" (:func:`decide`): the claim's (it concerns the README's claimed
+# time, not the runs) and the accelerator's (another GPU or fewer of them: the runs are all in)
+NOT_BLOCKING = frozenset({CLAIM, FEWER_GPUS, OTHER_GPU})
+
+
+def texts(flags: list[Flag]) -> list[str]:
+    """The flags' words, as a document stores them."""
+    return [f.text for f in flags]
+
+
+def stored_flags(words: list[str]) -> list[Flag]:
+    """A stored document's flags of a record's selection (their words), as :data:`STORED` flags:
+    every selection flag blocks "met"."""
+    return [Flag(STORED, w) for w in words]
+
+
+def left_out_flag(left: int) -> Flag:
+    """The flag of a selection that leaves out ``left`` logs of its folder."""
+    return Flag(LEFT_OUT, f"{left} other log(s) of the folder left out: another format or GPU count than the linked log")
 
 
 def is_baseline(name: str) -> bool:
@@ -80,26 +117,26 @@ class Selection:
     chosen: list[dict]
     linked: dict | None
     folder: str | None
-    flags: list[str]
+    flags: list[Flag]
 
 
 def select(track: int, row: dict, runs: dict[str, dict], folders: set[str], files: set[str],
            problems: list[str]) -> Selection:
     """The runs of one README row (see the module's docstring)."""
     info = TRACKS[track]
-    flags: list[str] = []
+    flags: list[Flag] = []
     chosen: list[dict] = []
     linked = None
     folder = None
     link = row.get("log_link")
     if not link:
-        flags.append("no log")
+        flags.append(Flag(NO_LOG, "no log"))
     else:
         target = link_target(link)
         if target is None or not target.startswith(info.folder + "/"):
-            flags.append(f"link leaves the track's records folder: {link}")
+            flags.append(Flag(LINK_OUTSIDE, f"link leaves the track's records folder: {link}"))
         elif target not in files and target not in folders:
-            flags.append(f"broken link: {target} is not in the repository")
+            flags.append(Flag(BROKEN_LINK, f"broken link: {target} is not in the repository"))
         else:
             folder = runs_folder(target, folders)
             linked = runs.get(target)
@@ -109,14 +146,13 @@ def select(track: int, row: dict, runs: dict[str, dict], folders: set[str], file
                 alike = [r for r in chosen if r["format"] == linked["format"] and r["gpus"] == linked["gpus"]]
                 left = len(chosen) - len(alike)
                 if left:
-                    flags.append(f"{left} other log(s) of the folder left out: another format or GPU count "
-                                 "than the linked log")
+                    flags.append(left_out_flag(left))
                 chosen = alike
             if not chosen:
-                flags.append("no log directly in the linked folder")
+                flags.append(Flag(EMPTY_FOLDER, "no log directly in the linked folder"))
             unread = [p for p in problems if p.startswith(folder + "/")]
             if unread:
-                flags.append(f"missing files: {len(unread)} in the linked folder not read")
+                flags.append(Flag(MISSING_FILES, f"missing files: {len(unread)} in the linked folder not read"))
     return Selection(chosen, linked, folder, flags)
 
 
@@ -126,10 +162,11 @@ FIGURES = ("runs", "measured_s", "linked_train_time_s", "measured_over_claimed",
 
 def figures(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
             copied: dict[str, str]) -> tuple[dict, list[str]]:
-    """(the record's :data:`FIGURES`, the flags its runs give) from its runs; a flagged run
-    (:mod:`suite.speedrun.plausible`) never improves a figure (see :func:`figures_and_times`)."""
+    """(the record's :data:`FIGURES`, the words of the flags its runs give) from its runs; a
+    flagged run (:mod:`suite.speedrun.plausible`) never improves a figure (see
+    :func:`figures_and_times`)."""
     found, flags, _ = figures_and_times(track, claimed, chosen, linked, copied)
-    return found, flags
+    return found, texts(flags)
 
 
 UNTIMED = "no train_time, where other runs of its record have one"
@@ -157,7 +194,7 @@ def _slower(sets: list[list[dict]], slowest: float | None = None) -> list[dict]:
 
 
 def figures_and_times(track: int, claimed: float | None, chosen: list[dict], linked: dict | None,
-                      copied: dict[str, str]) -> tuple[dict, list[str], list[float]]:
+                      copied: dict[str, str]) -> tuple[dict, list[Flag], list[float]]:
     """:func:`figures`, and the record's times a speed-up over a baseline is measured with.
 
     Loss, p and verdict count every run once: a run flagged for its figures keeps its loss in,
@@ -170,7 +207,7 @@ def figures_and_times(track: int, claimed: float | None, chosen: list[dict], lin
     times are the same but for copies, which it leaves out (a copy counted again would narrow its
     interval). The verdict is :func:`decide`'s: a record with a flag is never "met"."""
     info = TRACKS[track]
-    flags: list[str] = []
+    flags: list[Flag] = []
     flagged = {r["log"]: plausible.all_flags(r, copied) for r in chosen}
     untimed = [r for r in chosen if r["train_time_s"] is None]
     if untimed and len(untimed) < len(chosen):
@@ -179,10 +216,11 @@ def figures_and_times(track: int, claimed: float | None, chosen: list[dict], lin
     left = [r for r in chosen if flagged[r["log"]]]
     if left:
         first = flagged[left[0]["log"]][0]
-        flags.append(f"{len(left)} of {len(chosen)} run(s) flagged implausible, counted only where it makes no "
-                     f"figure better (first: {left[0]['log'].rsplit('/', 1)[-1]}: {first})")
+        flags.append(Flag(IMPLAUSIBLE, f"{len(left)} of {len(chosen)} run(s) flagged implausible, counted only "
+                                       f"where it makes no figure better (first: {left[0]['log'].rsplit('/', 1)[-1]}: "
+                                       f"{first})"))
     if untimed and len(untimed) < len(chosen):
-        flags.append(f"{len(untimed)} of {len(chosen)} runs without a time")
+        flags.append(Flag(UNTIMED_RUNS, f"{len(untimed)} of {len(chosen)} runs without a time"))
     counted = [r for r in chosen if r["log"] not in copied]
     clean = [r for r in chosen if not flagged[r["log"]] and r["train_time_s"] is not None]
     slowest = max((r["train_time_s"] for r in chosen if r["train_time_s"] is not None), default=None)
@@ -194,25 +232,25 @@ def figures_and_times(track: int, claimed: float | None, chosen: list[dict], lin
     losses = [r["val_loss"] for r in counted if r["val_loss"] is not None]
     lossless = [r for r in counted if r["val_loss"] is None]
     if losses and lossless:
-        flags.append(f"{len(lossless)} of {len(counted)} runs without a validation loss")
+        flags.append(Flag(LOSSLESS_RUNS, f"{len(lossless)} of {len(counted)} runs without a validation loss"))
     if counted and len(untimed) == len(chosen):
-        flags.append("no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c" for r in counted)
-                                             else ""))
+        flags.append(Flag(NO_TIME, "no time in the log" + (" (llm.c format)" if all(r["format"] == "llm.c"
+                                                                                      for r in counted) else "")))
     short = sum(1 for r in counted if r["reached_planned_step"] is False)
     if short:
-        flags.append(f"{short} of {len(counted)} runs stopped before their planned last step")
+        flags.append(Flag(STOPPED_EARLY, f"{short} of {len(counted)} runs stopped before their planned last step"))
     gpu, gpus = _accelerator(linked, paced or counted)
     if counted and gpu is None:
-        flags.append("no nvidia-smi table in the log")
+        flags.append(Flag(NO_SMI, "no nvidia-smi table in the log"))
     if gpus is not None and gpus < TRACK_GPUS:
-        flags.append(f"fewer GPUs than the track's {TRACK_GPUS}: {gpus}")
+        flags.append(Flag(FEWER_GPUS, f"fewer GPUs than the track's {TRACK_GPUS}: {gpus}"))
     if gpu is not None and TRACK_GPU not in gpu:
-        flags.append(f"another GPU than the track's {TRACK_GPU}: {gpu}")
+        flags.append(Flag(OTHER_GPU, f"another GPU than the track's {TRACK_GPU}: {gpu}"))
     p = stats.p_below_target(losses, info.target)
     measured = round(statistics.fmean(timed), 3) if timed else None  # type: ignore[arg-type]
     off = plausible.claim_flag(measured, claimed)
     if off:
-        flags.append(off)
+        flags.append(Flag(CLAIM, off))
     verdict = decide(stats.verdict(losses, info.target, p) if counted or not chosen else "no plausible run: no test",
                      flags, [])
     return {
@@ -273,34 +311,36 @@ def copied_runs(track: int, rows: list[tuple[int, list[dict], str | None]], runs
     return {**plausible.copies(found), **pairs}
 
 
-def _not_blocking(flag: str) -> bool:
-    """The flags that never block "met": the claim's (it concerns the README's claimed time, not
-    the runs) and the accelerator's (another GPU or fewer of them: the runs are all in)."""
-    return (flag.startswith("measured ") and "than claimed" in flag) or flag.startswith(
-        ("another GPU than the track's", "fewer GPUs than the track's"))
-
-
-def decide(verdict: str, flags: list[str], baseline_flags: list[str]) -> str:
+def decide(verdict: str, flags: list[Flag], baseline_flags: list[Flag]) -> str:
     """The one rule of a verdict: a record with any flag (of its selection of logs, its runs,
-    its baselines' runs, copies on either side; :func:`_not_blocking` aside) is never "met"; it
-    is at best "undecided", naming the first flag."""
-    blocking = [f for f in flags + baseline_flags if not _not_blocking(f)]
+    its baselines' runs, copies on either side) is never "met", but for the kinds
+    :data:`NOT_BLOCKING` (read from each flag's code, never its words); it is at best
+    "undecided", naming the first flag."""
+    blocking = [f for f in flags + baseline_flags if f.code not in NOT_BLOCKING]
     if blocking and verdict.startswith("met"):
-        return f"undecided: p < 0.01, but {blocking[0]}"
+        return f"undecided: p < 0.01, but {blocking[0].text}"
     return verdict
 
 
-def record_figures(track: int, claimed: float | None, selection_flags: list[str], chosen: list[dict],
-                   linked: dict | None, folder: str | None, runs: dict[str, dict],
-                   copied: dict[str, str]) -> tuple[dict, list[str], list[dict]]:
-    """A record's :data:`FIGURES` (its verdict by :func:`decide`), the flags its runs give and its
-    baselines: the one place a verdict is decided, for the import and for a stored document's
-    check alike."""
+def record_parts(track: int, claimed: float | None, chosen: list[dict], linked: dict | None, folder: str | None,
+                 runs: dict[str, dict], copied: dict[str, str]) -> tuple[dict, list[Flag], list[dict], list[Flag]]:
+    """A record's :data:`FIGURES` before its selection's flags are weighed (:func:`record_figures`),
+    the flags its runs give, its baselines and its baselines' runs' flags."""
     found, flags, timed = figures_and_times(track, claimed, chosen, linked, copied)
     groups = baseline_groups(folder, runs, TRACKS[track].folder) if folder is not None else {}
     beside = baselines(groups, timed, copied)
-    baseline_flags = [f"baseline run {r['log'].rsplit('/', 1)[-1]}: {why[0]}" for g in groups.values() for r in g
-                      for why in [plausible.all_flags(r, copied)] if why]
+    baseline_flags = [Flag(BASELINE_RUN, f"baseline run {r['log'].rsplit('/', 1)[-1]}: {why[0]}")
+                      for g in groups.values() for r in g for why in [plausible.all_flags(r, copied)] if why]
+    return found, flags, beside, baseline_flags
+
+
+def record_figures(track: int, claimed: float | None, selection_flags: list[Flag], chosen: list[dict],
+                   linked: dict | None, folder: str | None, runs: dict[str, dict],
+                   copied: dict[str, str]) -> tuple[dict, list[Flag], list[dict]]:
+    """A record's :data:`FIGURES` (its verdict by :func:`decide`), the flags its runs give and its
+    baselines: the one place a verdict is decided, for the import and for a stored document's
+    check alike (which weighs its stored selection flags, :func:`stored_flags`, the same way)."""
+    found, flags, beside, baseline_flags = record_parts(track, claimed, chosen, linked, folder, runs, copied)
     found["verdict"] = decide(found["verdict"], selection_flags + flags, baseline_flags)
     return found, flags, beside
 
@@ -312,5 +352,5 @@ def build_record(track: int, row: dict, chosen: Selection, runs: dict[str, dict]
     found, flags, beside = record_figures(track, row.get("claimed_s"), chosen.flags, chosen.chosen, chosen.linked,
                                           chosen.folder, runs, copied)
     record.update({"track": track, "runs_folder": chosen.folder, "run_logs": sorted(r["log"] for r in chosen.chosen),
-                   **found, "flags": chosen.flags + flags, "baselines": beside})
+                   **found, "flags": texts(chosen.flags + flags), "baselines": beside})
     return record
