@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.speedrun import documents, manifest
+from suite.speedrun import documents, manifest, manifest_build
 from suite.speedrun.tree import PINNED
 
 SHIPPED = Path(__file__).resolve().parent.parent / "results" / "speedrun"
@@ -73,5 +73,5 @@ def test_a_document_of_a_commit_without_a_manifest_is_not_held_to_one():
 @pytest.mark.skipif(not os.environ.get("GOODBENCH_SPEEDRUN_CHECKOUT"),
                     reason="no modded-nanogpt checkout: set GOODBENCH_SPEEDRUN_CHECKOUT to one at f411b3d")
 def test_the_manifest_regenerated_from_the_pinned_checkout_is_the_committed_one():
-    commit, text = manifest.build(Path(os.environ["GOODBENCH_SPEEDRUN_CHECKOUT"]))
+    commit, text = manifest_build.build(Path(os.environ["GOODBENCH_SPEEDRUN_CHECKOUT"]))
     assert text == manifest.path_of(commit).read_text(encoding="utf-8")

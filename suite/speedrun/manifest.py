@@ -6,12 +6,11 @@ out, added or with other bytes is caught, where the document's own figures would
 
 When the pin changes, regenerate it from a clean checkout at the new commit::
 
-    python -m suite.speedrun.manifest CHECKOUT   # writes suite/speedrun/pinned/<commit>.tsv
+    python -m suite.speedrun.manifest_build CHECKOUT   # writes suite/speedrun/pinned/<commit>.tsv
 """
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 FOLDER = Path(__file__).with_name("pinned")
@@ -27,27 +26,14 @@ def _cell(value: int | None) -> str:
 
 
 def dumps(commit: str, docs: dict[int, dict]) -> str:
-    """The manifest of ``commit`` from its tracks' documents (:func:`importer.build_documents`)."""
+    """The manifest of ``commit`` from its tracks' documents (:mod:`suite.speedrun.manifest_build`)."""
     lines = [f"# modded-nanogpt {commit}: every log goodbench import speedrun takes "
-             "(regenerate: python -m suite.speedrun.manifest CHECKOUT)", "\t".join(COLUMNS)]
+             "(regenerate: python -m suite.speedrun.manifest_build CHECKOUT)", "\t".join(COLUMNS)]
     for track, doc in sorted(docs.items()):
         for run in doc["runs"]:
             lines.append("\t".join((run["log"], run["log_sha256"], str(track), _cell(run["record"]),
                                     _cell(run["baseline_of"]))))
     return "\n".join(lines) + "\n"
-
-
-def build(root: Path) -> tuple[str, str]:
-    """(commit, manifest text) of the checkout at ``root``; :class:`ValueError` where its files
-    are not verified against a pinned commit (a manifest is only ever of one)."""
-    from suite.speedrun import importer
-    from suite.speedrun.tree import PINNED
-
-    docs = importer.build_documents(root)
-    commit = docs[1]["commit"]
-    if commit not in PINNED or any(d["commit"] != commit for d in docs.values()):
-        raise ValueError(f"{root}: its files are not verified against a pinned commit ({commit}): no manifest")
-    return commit, dumps(commit, docs)
 
 
 @functools.lru_cache(maxsize=4)
@@ -82,18 +68,3 @@ def difference(doc: dict) -> str | None:
             what = next(c for c, a, b in zip(COLUMNS[1:], held[log], wanted[log]) if a != b)
             return f"its run {log[:200]}'s {what} is not that of commit {commit[:7]}'s manifest"
     return None
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m suite.speedrun.manifest CHECKOUT", file=sys.stderr)
-        return 2
-    commit, text = build(Path(argv[0]))
-    FOLDER.mkdir(exist_ok=True)
-    path_of(commit).write_text(text, encoding="utf-8")
-    print(f"{path_of(commit)}: {text.count(chr(10)) - 2} logs")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

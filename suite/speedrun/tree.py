@@ -142,7 +142,7 @@ UPSTREAM = "KellerJordan/modded-nanogpt"
 # results/speedrun were imported from (2026-11-30). A commit is upstream's only where it is one of
 # these or, in the checkout imported, an ancestor of one. Each has a manifest of its logs
 # (suite/speedrun/pinned/<commit>.tsv): pinning a commit, regenerate it with
-# ``python -m suite.speedrun.manifest CHECKOUT`` from a clean checkout at that commit.
+# ``python -m suite.speedrun.manifest_build CHECKOUT`` from a clean checkout at that commit.
 PINNED = ("f411b3d346aa52d3504324ca93c230fd84c6c07f",)
 NOT_VERIFIED = "local files, not verified"
 
