@@ -85,7 +85,7 @@ def test_a_row_whose_reproduction_differs_says_which_way_and_that_its_original_w
         "a trusted reviewer's reproduction differs (Audit): throughput 3.664× the recorded (faster, pooled over 2 "
         f"re-runs); curve bit-identical; {words.UNDER_LOAD_NOTE}")
     caveat = columns._trust_caveat(row)
-    assert caveat is not None and caveat.badges == (("reproduction differs: 3.66× faster", "bad"),)
+    assert caveat is not None and caveat.badges == (("signed; reproduction differs: 3.66× faster", "bad"),)
     assert columns._inconclusive_caveat(row) is None
 
 
@@ -93,11 +93,16 @@ def test_an_inconclusive_reproduction_leaves_a_grey_badge_on_its_row(tmp_path):
     """Before: the row still read "signed, not reproduced" alone; only the run page said it."""
     row, _, _ = _row(tmp_path, _reproduction(INCONCLUSIVE, 1.015))
     assert (row["trust"], row["inconclusive_runs"]) == ("signed", "1 of 1 run")  # the level is unchanged
-    caveat = columns._inconclusive_caveat(row)
-    assert caveat is not None and caveat.badges == (("reproduction inconclusive: 1 of 1 run", "plain"),)
-    assert caveat.text == ("a trusted reviewer's reproduction was inconclusive: 1 of 1 run (Audit): throughput 1.015× "
-                           f"the recorded; curve bit-identical; {trust.INCONCLUSIVE_WHY}")
+    # one badge says both, never "signed, not reproduced" beside "reproduction inconclusive" (walkthrough 5, L10)
+    assert columns._inconclusive_caveat(row) is None
+    caveat = columns._trust_caveat(row)
+    assert caveat is not None and caveat.badges == (("signed; reproduction inconclusive: 1 of 1 run", "plain"),)
+    assert caveat.text == (f"signed by {signing.short(row['signer'])}; a trusted reviewer's reproduction was "
+                           "inconclusive: 1 of 1 run (Audit): throughput 1.015× the recorded; curve bit-identical; "
+                           f"{trust.INCONCLUSIVE_WHY}")
     assert caveat in columns._system_caveats(row) and caveat in columns._signer_caveats(row)
+    words_shown = [b for c in columns._system_caveats(row) for b, _ in c.badges]
+    assert not any("not reproduced" in w for w in words_shown), words_shown
     beside, _, _ = _row(tmp_path / "b", _reproduction(INCONCLUSIVE, 1.015), _reproduction(DIFFERS, 3.664, 2))
     assert beside["inconclusive_runs"] is None  # the run's counted reproduction differs: that badge says it
 

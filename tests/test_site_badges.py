@@ -123,16 +123,27 @@ CAVEATS = {
                  [("disputed, not ranked", "bad")]),
     "reproduced": ({"trust": "reproduced", "reproduced_runs": "1 of 5 runs", "reviewed_by": "Audit team"},
                    "reproduced by a trusted reviewer: 1 of 5 runs (Audit team)",
-                   [("reproduced: 1 of 5 runs", "good")]),
+                   [("unsigned; reproduced: 1 of 5 runs", "good")]),
     "reproduced and re-run": ({"trust": "reproduced", "reproduced_runs": "1 of 5 runs", "rerun_runs": "2 of 5 runs",
                                "reviewed_by": "Audit team", **OWN},
                               f"re-run by a trusted reviewer: 2 of 5 runs, {OWN_RERUN_TEXT}",
-                              [("reproduced: 1 of 5 runs", "good"), ("re-run, code not read: 2 of 5 runs", "warn")]),
+                              [("unsigned; reproduced: 1 of 5 runs", "good"),
+                               ("re-run, code not read: 2 of 5 runs", "warn")]),
     "re-run": ({"trust": "rerun", "rerun_runs": "1 of 1 run", "reviewed_by": "Audit team", **OWN},
                f"re-run by a trusted reviewer: 1 of 1 run (Audit team): {OWN_RERUN_TEXT}",
-               [("re-run, code not read: 1 of 1 run", "warn")]),
+               [("unsigned; re-run, code not read: 1 of 1 run", "warn")]),
     "differs": ({"trust": "differs", "reviewed_by": "Audit team"},
-                "a trusted reviewer's reproduction differs (Audit team)", [("reproduction differs", "bad")]),
+                "unsigned; a trusted reviewer's reproduction differs (Audit team)",
+                [("unsigned; reproduction differs", "bad")]),
+    # a signed row keeps its signature beside what a reproduction found (walkthrough 5, L10)
+    "signed, differs": ({"trust": "differs", "reviewed_by": "Audit team", "signer": FP},
+                        "signed by SHA256:AAAAAAAAAAAA…; a trusted reviewer's reproduction differs (Audit team)",
+                        [("signed; reproduction differs", "bad")]),
+    "signed, inconclusive": ({"trust": "signed", "signer": FP, "inconclusive_runs": "1 of 1 run",
+                              "reviewed_by": "Audit team"},
+                             "signed by SHA256:AAAAAAAAAAAA…; a trusted reviewer's reproduction was inconclusive: "
+                             "1 of 1 run (Audit team)",
+                             [("signed; reproduction inconclusive: 1 of 1 run", "plain")]),
     "signed": ({"trust": "signed", "signer": FP}, "signed by SHA256:AAAAAAAAAAAA…, not reproduced",
                [("signed, not reproduced", "plain")]),
     "under load": ({"under_load": "1 of 3 runs measured under load (self-reported)"}, columns.UNDER_LOAD,
@@ -238,7 +249,7 @@ def test_no_badge_reads_better_than_its_sentence(entries, tmp_path, kind):
         assert "ranked" in words, kind
     if "CUDA events" in said:  # the steps compared with the second clock's span only: the badge says whose word they are
         assert "GPU steps self-timed" in words, kind
-    assert all(tone != "good" for w, tone in badges if not w.startswith("reproduced")), kind
+    assert all(tone != "good" for w, tone in badges if not w.split("; ")[-1].startswith("reproduced")), kind
     assert {tone for _, tone in badges} <= set(columns.TONES)
 
 

@@ -220,26 +220,44 @@ _TRUST_BADGE = {"reproduced": ("reproduced", "good"), "rerun": ("re-run, code no
 def _trust_caveat(row: dict) -> Caveat | None:
     """The row's trust level (:func:`suite.leaderboard.trust.row_text`): a reproduction
     or a re-run names how many runs it holds for ("reproduced: 1 of 5 runs"), and a re-run beside
-    a reproduction has its own badge."""
+    a reproduction has its own badge. A reproduction's badge opens with whether the file is signed
+    ("signed; reproduction differs: …"), as a row with none reads "signed, not reproduced": a
+    counted reproduction never hides the signature. A row whose only counted reproductions were
+    inconclusive reads so in the one badge ("signed; reproduction inconclusive: 1 of 1 run"), never
+    "not reproduced" beside it (:func:`_inconclusive_caveat` then gives none)."""
     text, level = trust_text(row), row.get("trust")
     if text is None or level not in _TRUST_BADGE:
         return None
     words, tone = _TRUST_BADGE[level]
+    signed = isinstance(row.get("signer"), str)
+    if level in ("signed", "unsigned"):
+        unsure = inconclusive_text(row)
+        if unsure is None:
+            return Caveat(text, ((words, tone),))
+        said = f"signed by {short(row['signer'])}" if signed else "unsigned"
+        return Caveat(f"{said}; {unsure}", ((f"{level}; {_INCONCLUSIVE_BADGE}: {row['inconclusive_runs']}", "plain"),))
     counted = row.get("reproduced_runs") if level == "reproduced" else row.get("rerun_runs") if level == "rerun" \
         else row.get("differs_badge") if level == "differs" else None  # a difference says which way: "3.66× faster"
-    badges = [(f"{words}: {counted}" if isinstance(counted, str) else words, tone)]
+    first = f"{words}: {counted}" if isinstance(counted, str) else words
+    badges = [(f"{'signed' if signed else 'unsigned'}; {first}", tone)]
     if level != "rerun" and isinstance(row.get("rerun_runs"), str):  # some runs re-run alone, beside others
         badges.append((f"{_TRUST_BADGE['rerun'][0]}: {row['rerun_runs']}", "warn"))
-    return Caveat(text, tuple(badges))
+    said = f"signed by {short(row['signer'])}" if signed else "unsigned"
+    return Caveat(f"{said}; {text}", tuple(badges))
+
+
+_INCONCLUSIVE_BADGE = "reproduction inconclusive"
 
 
 def _inconclusive_caveat(row: dict) -> Caveat | None:
-    """Runs whose only counted reproductions were inconclusive: grey, as it says nothing against
-    the figures (:func:`suite.leaderboard.trust.inconclusive_text`)."""
+    """Runs whose only counted reproductions were inconclusive, beside another level's badge
+    (reproduced, re-run, differs; a row signed or unsigned alone says it in its trust badge,
+    :func:`_trust_caveat`): grey, as it says nothing against the figures
+    (:func:`suite.leaderboard.trust.inconclusive_text`)."""
     text = inconclusive_text(row)
-    if text is None:
+    if text is None or row.get("trust") in ("signed", "unsigned"):
         return None
-    return Caveat(text, ((f"reproduction inconclusive: {row['inconclusive_runs']}", "plain"),))
+    return Caveat(text, ((f"{_INCONCLUSIVE_BADGE}: {row['inconclusive_runs']}", "plain"),))
 
 
 def _load_caveats(row: dict) -> list[Caveat]:
@@ -290,8 +308,8 @@ def _signer_caveats(row: dict) -> list[Caveat]:
     ranked" (a row's peak is its runs' precision's: a system's rows may differ), whether its runs
     were measured under load and the older rules a file was stored under where today's refuse it."""
     copy = _copy_caveat(row)
-    trust = (Caveat(f"not reproduced: {UNSIGNED_WHY}", (("not reproduced", "plain"),)) if row.get("trust") == "unsigned"
-             else _trust_caveat(row))
+    trust = (Caveat(f"not reproduced: {UNSIGNED_WHY}", (("not reproduced", "plain"),))
+             if row.get("trust") == "unsigned" and inconclusive_text(row) is None else _trust_caveat(row))
     found = [_own_caveat(row), copy if copy is not None else trust, _inconclusive_caveat(row), _peak_caveat(row),
              *_load_caveats(row), _stale_caveat(row)]
     return [c for c in found if c is not None]
