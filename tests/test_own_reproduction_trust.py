@@ -29,7 +29,8 @@ from suite.leaderboard import rows as leaderboard
 from suite.leaderboard import trust
 from suite.run.reproduce import attestation
 from suite.run.reproduce.inputs import Usage
-from suite.site import pages
+from suite.site import labels as site_labels
+from suite.site import pages, run_page
 from suite.site.builder import build_site
 from suite.site.names import run_slug, safe_name
 from suite.store import files as store
@@ -134,6 +135,43 @@ def test_the_run_page_shows_each_reproductions_reason_as_text_under_its_numbered
     page = _run_page(site, stored)
     link = page.split('<ul class="task reproduction-reasons" id="reproduction-reasons"><li><a href="', 1)[1]
     assert link.split('">[1]</a> ', 1)[1].startswith("reproduced</li>")
+
+
+def _reproduction_page(site: Path) -> str:
+    """The run page of the site's one reproduction (the only page that says it is one)."""
+    [page] = [text for p in (site / "runs").glob("*.html") if 'id="reproduction"' in (text := p.read_text())]
+    return page.replace("&#39;", "'")
+
+
+def test_a_reproductions_page_says_at_its_top_what_it_reproduced_by_whom_and_its_verdict(rerun_site):
+    """Walkthrough 5, H3: a reviewer's re-run read as the submitter's original — titled as it, no word of
+    whose run it was, its edges "stamped by goodbench run-own's process … on the submitter's machine" and
+    its host load "self-reported", where goodbench stamped and measured both outside the sandbox on the
+    reviewer's machine (docs/own-code.md)."""
+    site, stored = rerun_site
+    page = _reproduction_page(site)
+    original_id = json.loads(ORIGINAL.read_text())["runs"][0]["run_id"]
+    head = page.split('id="reproduction"', 1)[1].split("</p>", 1)[0]
+    assert "<title>reproduction: " in page and '<small class="status-partial">reproduction</small>' in page
+    assert f'<a href="{run_slug(stored, original_id)}.html">run <code>{original_id}</code></a>' in head
+    assert f"<code>{stored}</code>" in head
+    assert "Audit team, a trusted reviewer" in head and "re-run" in head  # as the original's page reads it
+    entry = json.loads(RERUN.read_text())["settings"]["reproduces"]["runs"][0]
+    assert f"its verdict, whole, as the reproduction recorded it: {entry['verdict']}</p>" in page
+    assert site_labels.REPRODUCTION_TWO_CLOCKS in page and "ran on the submitter's machine" not in page
+    host = page.split('id="host-load"', 1)[1].split("</p>", 1)[0]
+    assert "(self-reported)" not in host and "outside the sandbox on the reviewer's machine" in host
+    assert "run in the submitter's process" not in page
+
+
+def test_an_untrusted_or_unsigned_reproduction_says_no_page_counts_it():
+    rerun = json.loads(RERUN.read_text())
+    run, fp = rerun["runs"][0], signing.signer(rerun)
+    said = run_page.reproduction_context(rerun, run, fp, Reviewers())
+    assert said is not None and said["who"].startswith(f"signed by {fp}, not a trusted reviewer's key")
+    assert "unverified claim" in said["who"] and said["href"] is None
+    assert "unverified claim" in run_page.reproduction_context(rerun, run, None, Reviewers())["who"]
+    assert run_page.reproduction_context(json.loads(ORIGINAL.read_text()), run, fp) is None  # no reproduction
 
 
 def test_the_downloads_say_rerun_and_no_row_is_ranked_with_the_reproduced(rerun_site):

@@ -398,11 +398,34 @@ steps made 10× faster and every device record edited alike, read "two clocks", 
 steps are compared one by one)."""
 
 
-def own_timing(two_clocks: bool, short_steps: bool = False, gpu: bool = False, restamped: bool = False) -> str:
+REPRODUCTION_TWO_CLOCKS = ("two clocks: step and evaluation edges stamped by goodbench reproduce's process too, "
+                           "outside the sandbox on the reviewer's machine, within tolerance: the reviewer's word, "
+                           "counted where a trusted reviewer's key signed this file; what runs between them is the "
+                           "submitter's code's own unless the reviewer attests reading it")
+"""What a reproduction's run page says of its timings where ``goodbench reproduce`` stamped the re-run's
+edges (docs/own-code.md, "A second clock for the re-run"): not the submitter's machine's stamps."""
+REPRODUCTION_SHORT_STEPS = ("two clocks, steps too short for them: on a CPU the second clock holds steps of 5 ms or "
+                            "more, so these step times are the word of the re-run's process, the submitter's code "
+                            "in the sandbox")
+""":data:`SHORT_STEPS` on a reproduction's run page."""
+REPRODUCTION_ONE_CLOCK = ("one clock: timed in the re-run's process, the submitter's code in the sandbox; no clock "
+                          "outside it stamped the steps")
+""":data:`OWN_TIMING` on a reproduction's run page (a reproduction stored before the re-run was stamped)."""
+GPU_STEPS_RERUN = ("; on a GPU its step times are CUDA events, which that process cannot see: they are compared with "
+                   "its span only, so they, and the throughput they give, are the re-run's process's word")
+""":data:`GPU_STEPS` on a reproduction's run page."""
+
+
+def own_timing(two_clocks: bool, short_steps: bool = False, gpu: bool = False, restamped: bool = False,
+               reproduction: bool = False) -> str:
     """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS` (with
     :data:`GPU_STEPS` on a GPU; :data:`TWO_CLOCKS_RESTAMPED` where a trusted reviewer's reproduction,
     ``restamped``, stamped its own), :data:`SHORT_STEPS` (stamped, but steps too short for the clock
-    to hold) or :data:`OWN_TIMING`."""
+    to hold) or :data:`OWN_TIMING`; on a ``reproduction``'s own page, what goodbench reproduce
+    stamped on the reviewer's machine (:data:`REPRODUCTION_TWO_CLOCKS` and the others)."""
+    if reproduction:
+        return (REPRODUCTION_TWO_CLOCKS + (GPU_STEPS_RERUN if gpu else "")) if two_clocks \
+            else REPRODUCTION_SHORT_STEPS if short_steps else REPRODUCTION_ONE_CLOCK
     two = TWO_CLOCKS_RESTAMPED if restamped else TWO_CLOCKS
     return (two + (GPU_STEPS if gpu else "")) if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
 

@@ -57,11 +57,13 @@ def write_pages(out: Path, file: str, doc: dict, shared: dict, built_at: str) ->
 
 def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: dict | None = None,
                      trusted: Reviewers | None = None, *, read, table: Table | None = None) -> None:
-    """Rewrite the pages of the runs that other stored files speak of. The originals that stored
-    reproductions name get "reproduced N times on <system>" (and "differs N times") linking the
-    reproductions' runs: a reproduction names its original by the sha256 of its bytes, which is
-    the original's name in the store, and only an original shown on the site (among ``runs``,
-    the rows of the valid files) gets the line. The copies and disputed runs (``copies``:
+    """Rewrite the pages of the runs that other stored files speak of, and of the reproductions. The
+    originals that stored reproductions name get "reproduced N times on <system>" (and "differs N
+    times") linking the reproductions' runs: a reproduction names its original by the sha256 of its
+    bytes, which is the original's name in the store, and only an original shown on the site (among
+    ``runs``, the rows of the valid files) gets the line. Each reproduction's page then says at its
+    top what it reproduced, linking that run, whose key signed it and what the original's page
+    reads of it (:func:`reproduction_context`). The copies and disputed runs (``copies``:
     :func:`suite.leaderboard.rows.copies`) get "copy of a run signed by …, not ranked" (or "disputed:
     …"), linking the run kept. ``read(file)``: the file's one reading
     (:class:`suite.leaderboard.rows.Stored`), kept by the build."""
@@ -72,7 +74,11 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
 
     found = leaderboard.reproductions(runs)
     copies = copies or {}
+    trusted = trusted or Reviewers()
     shown = set(runs["file"]) if not runs.empty else set()
+    again = set(runs.loc[runs["reproduces"].notna(), "file"]) if not runs.empty else set()
+    counted: dict[tuple[str, str], dict] = {}  # a reproduction's run → what its original's page reads of it
+    pages: dict[str, tuple] = {}
     for file in sorted({f"{sha}.json" for sha, _ in found} | {file for file, _ in copies}):
         raw, problems = read_bounded(results_dir / file)
         if file not in shown or problems or raw is None:
@@ -81,14 +87,29 @@ def write_reproduced(out: Path, results_dir: Path, runs, built_at: str, copies: 
         original = hashlib.sha256(raw).hexdigest() == sha
         stored = read(file)  # shown, so read and kept by the build
         doc = stored.figures
+        lines = {}
+        for run in doc["runs"]:
+            mine = found.get((sha, run["run_id"]), []) if original else []
+            lines[run["run_id"]] = reproduced_lines(mine, run, doc, trusted)
+            for line in lines[run["run_id"]]:
+                for link, r in zip(line["links"], line["reproductions"], strict=True):
+                    counted[(r["file"], r["run_id"])] = {"href": run_slug(file, run["run_id"]) + ".html",
+                                                         "word": line["word"], "css": line["css"], "n": link["n"]}
+        pages[file] = (stored, lines)
+    for file in sorted(again - set(pages)):
+        pages[file] = (read(file), {})
+    for file, (stored, lines) in pages.items():
+        doc = stored.figures
         shared = doc_context(file, doc, list(stored.waived), signer=stored.signer, table=table)
         for run in doc["runs"]:
-            lines = reproduced_lines(found.get((sha, run["run_id"]), []), run, doc, trusted) if original else []
+            mine = lines.get(run["run_id"], [])
             copy = copy_line(copies.get((file, run["run_id"])))
-            if lines or copy:
+            banner = reproduction_context(doc, run, stored.signer, trusted, counted.get((file, run["run_id"])))
+            if mine or copy or banner:
                 render("run.html", out / "runs" / f"{run_slug(file, run['run_id'])}.html", root="../",
-                       built_at=built_at, reproduced=lines, reproduced_own=own_code(doc) is not None, copy=copy,
-                       **run_context(file, doc, run, shared, restamped=any(line["counted"] for line in lines)))
+                       built_at=built_at, reproduced=mine, reproduced_own=own_code(doc) is not None, copy=copy,
+                       **run_context(file, doc, run, shared, restamped=any(line["counted"] for line in mine),
+                                     reproduction=banner))
 
 
 def copy_line(verdict) -> dict | None:
@@ -165,8 +186,61 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
         lines.append({"text": text, "counted": kind < trust.UNVERIFIED,  # a trusted reviewer's re-run: its own stamps
                       "css": "status-complete" if kind == trust.REPRODUCED else "status-partial"
                       if kind in (trust.RERUN, trust.INCONCLUSIVE, trust.UNVERIFIED) else "status-failed",
-                      "links": links})
+                      "links": links, "reproductions": found, "word": _KIND_WORDS[kind]})
     return lines
+
+
+_KIND_WORDS = (RESULT["reproduced"], RESULT["rerun"], RESULT["differs"], RESULT["inconclusive"], "an unverified claim",
+               RESULT["not-counted"])
+"""What the original's page reads of a reproduction of each kind (:mod:`suite.leaderboard.trust`), as
+its own page repeats it."""
+
+
+def reproduction_context(doc: dict, run: dict, signer: str | None, trusted: Reviewers | None = None,
+                         counted: dict | None = None) -> dict | None:
+    """What a reproduction's run page says at its top (None for a run that is none): that it is one,
+    of which run of which stored file (``href``: the original run's page, where the site shows it),
+    on whose machine and by whose key (a ``trusted`` reviewer's by name, else the key and that the
+    site does not count it), its verdict whole as the reproduction recorded it, and what the
+    original's page reads of it (``counted``: its word and number there, :func:`write_reproduced`;
+    None where the original is not shown); and its provenance phrases: the second clock and the
+    host's load are goodbench's, outside the sandbox on the reviewer's machine (docs/own-code.md)."""
+    section = doc["settings"].get("reproduces")
+    if not isinstance(section, dict):
+        return None
+    entries = found if isinstance(found := section.get("runs"), list) else []
+    entry = next((e for e in entries if isinstance(e, dict) and e.get("run_id") == run["run_id"]), {})
+    verdict = printable(str(entry.get("verdict") or "none recorded"))
+    if not isinstance(signer, str):
+        who, trust_css = "unsigned: an unverified claim, which no page counts", "status-partial"
+    elif trusted is not None and trusted.trusts(signer):
+        who, trust_css = (f"{trusted.names[signer]}, a trusted reviewer (signed by {signer}, a key of the site's "
+                          f"{REVIEWERS_FILE})"), "status-complete"
+    elif trusted is not None:
+        who, trust_css = (f"signed by {signer}, not a trusted reviewer's key (none of the site's {REVIEWERS_FILE}): "
+                          "an unverified claim, which no page counts"), "status-partial"
+    else:
+        who, trust_css = f"signed by {signer}", "status-partial"
+    own = own_code(doc) is not None
+    where = ("goodbench reproduce's process, outside the sandbox on the reviewer's machine" if own
+             else "goodbench reproduce, on the reviewer's machine")
+    return {
+        # the original's name in the store: the sha256 of its bytes (``file`` is the name the reviewer gave)
+        "file": printable(f"{section['sha256']}.json" if isinstance(section.get("sha256"), str)
+                          else str(section.get("file")))[:80],
+        "run": printable(str(entry.get("original_run_id") or "—"))[:64],
+        "href": (counted or {}).get("href"), "n": (counted or {}).get("n"),
+        "word": (counted or {}).get("word"), "css": (counted or {}).get("css", "status-partial"),
+        "verdict": verdict, "who": who, "trust_css": trust_css, "own": own,
+        "load": f"measured by {where}" + (", just before the sandbox started and just after it exited, the same "
+                                         "for every run of one re-run" if own else "")
+        + ": the reviewer's word, counted where a trusted reviewer's key signed the file",
+        "evaluation": "run in the re-run's process: the submitter's code, in the sandbox on the reviewer's machine",
+        "timing_why": ("the step and evaluation times come from clocks in the re-run's process, the submitter's code "
+                       f"in the sandbox; {where}, stamped each step's and evaluation's edges on its own clock, and the "
+                       "two agree within the stated tolerance: it knows when the edges came, not what the code did "
+                       "between them"),
+    }
 
 
 def _attested(reproduction: dict, original: dict, trusted: Reviewers) -> str | None:
@@ -511,10 +585,13 @@ def host_load_context(run: dict) -> dict:
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 
-def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, restamped: bool = False) -> dict:
+def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, restamped: bool = False,
+                reproduction: dict | None = None) -> dict:
     """Everything the run page shows, computed at build time (charts as escaped inline SVG).
 
-    ``shared`` is :func:`doc_context` of the document, passed in to compute it once per file.
+    ``shared`` is :func:`doc_context` of the document, passed in to compute it once per file;
+    ``reproduction``: what a reproduction's page says of it (:func:`reproduction_context`; None: made
+    here from the file alone, its signer not yet weighed against the site's reviewers).
     """
     wid, scale = run["workload"]["id"], run["scale"]
     pinned, target, own_name = _spec_of(doc, run)
@@ -527,10 +604,15 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
     badput = goodput.get("badput_s") if isinstance(goodput.get("badput_s"), dict) else None
     phases = run["phases_s"]
     events = e if isinstance(e := run.get("event_log"), list) else []
+    shared = shared or doc_context(file, doc)
+    if reproduction is None:
+        reproduction = reproduction_context(doc, run, shared["signer"])
+    again = reproduction is not None
     return {
-        **(shared or doc_context(file, doc)),
+        **shared,
         # own code by its name ("own smoke seed 1" said nothing of which code it was)
-        "title": f"{own_name if own_name else wid} {scale} seed {run['seed']}", "run": run,
+        "title": f"{'reproduction: ' if again else ''}{own_name if own_name else wid} {scale} seed {run['seed']}",
+        "run": run, "reproduction": reproduction,
         "cost": cost_context(run, (shared or {}).get("price"), (shared or {}).get("cores"))
         if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
@@ -545,7 +627,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
         "pinned": pinned, "own_code": own_name,
         "own_two_clocks": (two := clock_cover.stamped(doc, run["run_id"])),
         "own_short_steps": (short := "second_clock" in doc and not clock_cover.steps_held(doc, run)),
-        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda", restamped),
+        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda", restamped, again),
         "pinned_evaluation": pinned_evaluation_lines(run),
         "evaluation_time": evaluation_time(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),
