@@ -208,6 +208,28 @@ def _rows_of(reproduction: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return entries, runs
 
 
+def test_a_long_reason_cut_under_its_link_points_to_the_whole_on_the_reproductions_page():
+    """Walkthrough 5, L11: the original's page cut a reproduction's reason with "…", and nothing led
+    to the rest; the reproduction's page holds it whole (its verdict line), and the cut one links there."""
+    rerun = json.loads(RERUN.read_text())
+    run = rerun["runs"][0]
+    long = "differs: " + "throughput judged on the median step, " * 30
+    rerun["settings"]["reproduces"]["runs"][0]["verdict"] = long
+    _, runs = _rows_of(rerun)
+    [[*found]] = leaderboard.reproductions(runs).values()
+    original = json.loads(ORIGINAL.read_text())
+    signer = signing.signer(json.loads(RERUN.read_text()))
+    found = [{**r, "signer": signer} for r in found]  # as if its signature held over the longer verdict
+    [line] = run_page.reproduced_lines(found, original["runs"][0], original, Reviewers(names={signer: "Audit"}))
+    [link] = line["links"]
+    assert link["cut"] and link["why"].endswith("…") and len(link["why"]) <= run_page.REASON_CHARS + 1
+    said = run_page.reproduction_context(rerun, run, signer, Reviewers(names={signer: "Audit"}))
+    assert said is not None and said["verdict"] == long  # whole on its own page
+    [short_line] = run_page.reproduced_lines([{**found[0], "verdict": "reproduced"}], original["runs"][0], original,
+                                             Reviewers(names={signer: "Audit"}))
+    assert not short_line["links"][0]["cut"]
+
+
 def test_an_attestation_of_another_commit_attests_nothing_of_the_original(tmp_path):
     """The validator ties an attestation to the commit the re-run recorded; the site ties it to the
     stored original's: a reproduction attesting another commit than the original's is a re-run."""

@@ -121,7 +121,7 @@ def copy_line(verdict) -> dict | None:
     return {**copy_words(verdict.status, kept.owner), "href": f"{run_slug(kept.file, kept.run_id)}.html"}
 
 
-REASON_CHARS = 400  # of a reproduction's verdict shown under its line; its run page holds it whole
+REASON_CHARS = 400  # of a reproduction's verdict shown under its line; its run page holds it whole, linked
 
 
 def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc: dict,
@@ -181,7 +181,7 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
             number += 1
             reason = printable(str(r["why"]))
             links.append({"href": f"{run_slug(r['file'], r['run_id'])}.html", "n": number, "title": reason[:300],
-                          "why": cut_words(reason, REASON_CHARS),
+                          "why": cut_words(reason, REASON_CHARS), "cut": len(reason) > REASON_CHARS,
                           "attested": _attested(r, original, trusted)})
         lines.append({"text": text, "counted": kind < trust.UNVERIFIED,  # a trusted reviewer's re-run: its own stamps
                       "css": "status-complete" if kind == trust.REPRODUCED else "status-partial"
