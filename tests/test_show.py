@@ -226,3 +226,35 @@ def test_a_cell_holding_a_list_is_cut(tmp_path, capsys):
     out, longest = _measure(path, capsys)
     assert out.count("[0, 1, 2, 3, ") == 2  # the runs table and the goodput table
     assert longest < 2 * report.CELL_CHARS and len(out) < 10_000
+
+
+def test_show_of_a_reproduction_says_first_what_it_reproduces_whose_key_signed_it_and_each_verdict(capsys):
+    """Walkthrough 5, L11: `show` of a reviewer's reproduction read as any run's file, with no word
+    that it was one, of which file, or what it found."""
+    from suite.trust import signing
+
+    rerun = Path(__file__).parent / "fixtures" / "own-stored-losses-rerun.json"
+    doc = results.load(rerun)
+    assert main(["show", str(rerun)]) == 0
+    first, second, *rest = capsys.readouterr().out.splitlines()
+    section = doc["settings"]["reproduces"]
+    assert first.startswith(f"a reproduction (goodbench reproduce) of the results file {section['sha256']}.json, "
+                            f"signed by {signing.signer(doc)} (the site counts it only where")
+    [entry] = section["runs"]
+    assert second == f"  run {entry['run_id']} reproduces run {entry['original_run_id']}: {entry['verdict']}"
+    assert "\n".join(rest).startswith(report.file_summary(doc).splitlines()[0])
+
+
+def test_a_reproductions_verdict_is_shown_whole_escaped_and_bounded(tmp_path, capsys):
+    from suite.commands import show
+
+    doc = results.load(Path(__file__).parent / "fixtures" / "own-stored-losses-rerun.json")
+    doc.pop("signature")
+    doc["settings"]["reproduces"]["runs"][0]["verdict"] = "differs: \x1b[2J" + "x" * 3000
+    lines = show.reproduction_lines(doc)
+    assert "unsigned" in lines[0] and "\x1b" not in lines[1] and "\\u001b" in lines[1]
+    assert lines[1].endswith("…") and len(lines[1].split(": ", 1)[1]) <= show.MAX_VERDICT + 1
+    long = "differs: " + "y" * 1500  # a verdict as long as goodbench writes: whole
+    doc["settings"]["reproduces"]["runs"][0]["verdict"] = long
+    assert show.reproduction_lines(doc)[1].endswith(long)
+    assert show.reproduction_lines(results.load(FIXTURE)) == []

@@ -1,4 +1,5 @@
-"""``goodbench show FILE``: the summary ``goodbench run`` ends with, for any results file. The file
+"""``goodbench show FILE``: the summary ``goodbench run`` ends with, for any results file, a
+reproduction's opening with what it reproduces and its verdicts (:func:`reproduction_lines`). The file
 is read as the validator reads it (bounded: size, nesting, numbers) and validated no further; a file
 whose runs cannot be summarized is said so in one line. What it prints is bounded too: every string
 the file supplies at :data:`MAX_CHARS` characters, its first :data:`MAX_RUNS` runs,
@@ -23,8 +24,9 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p = commands.add_parser("show", help="print a results file's summary table (as goodbench run ends)",
                             description="Print the summary goodbench run ends with for a results file: one row "
                                         "per run (samples/s, p50 step, MFU, energy), goodput and badput, "
-                                        "time-to-target scores. The file is read safely, not validated: "
-                                        "goodbench validate FILE checks it.")
+                                        "time-to-target scores; a reproduction's first says what it "
+                                        "reproduces, whose key signed it and each run's verdict. The file is "
+                                        "read safely, not validated: goodbench validate FILE checks it.")
     p.add_argument("file", metavar="FILE", help="a results file")
     return p
 
@@ -39,11 +41,50 @@ def run(args) -> int:
     except results.Unreadable as exc:
         raise GoodbenchError(str(exc)) from None
     text, shown = _summarized(args.file, doc)
+    for line in reproduction_lines(doc):
+        print(line)
     print(text)
     loaded = load_warning(shown)
     if loaded:
         print(loaded)
     return 0
+
+
+MAX_VERDICT = 2000  # characters of a reproduction's verdict: the validator's bound on a string, so it is shown whole
+
+
+def reproduction_lines(doc: Any) -> list[str]:
+    """What ``show`` says first of a reproduction (``settings.reproduces``: ``goodbench reproduce``
+    wrote it): that it is one, of which stored file (by the sha256 of its bytes, its name in the
+    store), whose key signed it and, for each of its first :data:`MAX_RUNS` runs, which run of the
+    original it trained again and its verdict whole (at most :data:`MAX_VERDICT` characters); empty
+    for any other file. Whether the site counts it is the site's reviewers' to say: only a key its
+    ``results/reviewers.toml`` lists counts (docs/rules.md)."""
+    from suite.record.text import cut
+    from suite.trust import signing
+
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    section = settings.get("reproduces") if isinstance(settings, dict) else None
+    if not isinstance(section, dict):
+        return []
+    sha = section.get("sha256")
+    of = f"{sha}.json" if isinstance(sha, str) else section.get("file")
+    try:
+        fp = signing.signer(doc)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        fp = None
+    who = (f"signed by {fp} (the site counts it only where its results/reviewers.toml lists that key)"
+           if isinstance(fp, str) else "unsigned, or its signature does not hold: the site counts it nowhere")
+    lines = [f"a reproduction (goodbench reproduce) of the results file {cut(str(of), MAX_CHARS)}, {who}"]
+    entries = found if isinstance(found := section.get("runs"), list) else []
+    for entry in entries[:MAX_RUNS]:
+        if isinstance(entry, dict):
+            lines.append(f"  run {cut(str(entry.get('run_id')), 64)} reproduces run "
+                         f"{cut(str(entry.get('original_run_id')), 64)}: "
+                         f"{cut(str(entry.get('verdict') or 'no verdict recorded'), MAX_VERDICT)}")
+    if len(entries) > MAX_RUNS:
+        lines.append(f"  {len(entries) - MAX_RUNS} more reproduced runs not shown (the first {MAX_RUNS} are)")
+    return lines
 
 
 def load_warning(shown: Any) -> str | None:
