@@ -536,3 +536,44 @@ def test_the_detached_worktree_is_removed_in_every_path(scratch, monkeypatch, fa
         raise KeyboardInterrupt
     assert made == [] if fail == "interrupt in add" else not made[0].exists()
     assert _no_worktree_left(repo)
+
+
+OWN_ORIGINAL = Path(__file__).parent / "fixtures" / "own-stored-losses.json"
+OWN_RERUN = Path(__file__).parent / "fixtures" / "own-stored-losses-rerun.json"
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_reproduction_says_what_it_reproduces_and_whether_the_bases_reviewers_count_its_signer(
+        tmp_path, capsys, trusted):
+    """Walkthrough 5, L14: the check ACCEPTed a reproduction without a word of what it reproduced or
+    that main's reviewers.toml did not list its signer: the site then showed it as an unverified claim."""
+    repo = tmp_path / "board"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    original = submit(OWN_ORIGINAL, repo / "results")
+    fp = signing.signer(json.loads(OWN_RERUN.read_text()))
+    listed = fp if trusted else "SHA256:" + "B" * 43
+    (repo / "results" / "reviewers.toml").write_text(f'[[reviewer]]\nname = "Audit team"\nfingerprint = "{listed}"\n')
+    base = commit(repo, "the store and its reviewers")
+    git(repo, "checkout", "-q", "-b", "rerun")
+    submit(OWN_RERUN, repo / "results")
+    head = commit(repo, "a reproduction")
+    status, _ = run(repo, base, head, tmp_path)
+    out = capsys.readouterr().out
+    assert status == 0
+    [accepted] = [line for line in out.splitlines() if line.startswith("ACCEPTED  results/")
+                  and "ledger" not in line]
+    assert accepted.endswith("(a reproduction by a trusted reviewer (Audit team): counted)" if trusted
+                             else "(a reproduction by an untrusted key: an unverified claim, not counted)")
+    assert f"    a reproduction of results/{original.name} (held by the base's store)" in out
+    entry = json.loads(OWN_RERUN.read_text())["settings"]["reproduces"]["runs"][0]
+    assert f"    run {entry['run_id']} reproduces run {entry['original_run_id']}: {entry['verdict']}" in out
+    said = (f"signed by {fp}, a trusted reviewer's key in the base's results/reviewers.toml (Audit team)" if trusted
+            else f"signed by {fp}, a key not in the base's results/reviewers.toml: the site lists it as an "
+                 "unverified claim")
+    assert said in out
+
+
+def test_a_file_that_reproduces_nothing_gets_no_reproduction_words(tmp_path):
+    doc = results.load(GOOD_FILE)
+    assert publish.reproduction_said(doc, publish.Reviewers(), tmp_path, []) == (None, [])

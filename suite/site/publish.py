@@ -12,6 +12,8 @@
     --commit``: a line naming a sha256 only, published before the file, signed by its key, stamped
     within the pull request's time and few: :mod:`suite.store.commitment_bounds`); ``reviewers.toml`` and ``results/mlperf/`` change by a
     maintainer's hand only, and a change outside ``results/`` is not a results submission.
+    An accepted reproduction says which stored file it reproduces, each run's verdict and whether
+    the base's ``reviewers.toml`` lists its signer (else the site shows it as an unverified claim).
     Prints the verdicts and writes them as Markdown to ``--comment`` (the pull request's
     comment); exit 0 when every change is accepted, 1 when one is not, 2 when git cannot
     answer. The pull request's files are read as git objects only: nothing of it is checked
@@ -58,7 +60,8 @@ from suite.record.limits import MAX_FILE_BYTES
 from suite.record.text import safe
 from suite.store import commitment_bounds, ledger
 from suite.store.files import Refused, submit_noted
-from suite.trust import commitment
+from suite.trust import commitment, reviewers, signing
+from suite.trust.reviewers import Reviewers
 from suite.validate import RULES_VERSION
 
 RESULTS = "results"
@@ -82,6 +85,7 @@ class Verdict:
     path: str
     accepted: bool
     lines: list[str] = field(default_factory=list)
+    tag: str | None = None  # a few words beside the verdict: what an accepted reproduction is and whose
 
 
 @dataclass
@@ -225,11 +229,64 @@ def review(repo: str | Path, base: str, head: str, now: dt.datetime | None = Non
     with tempfile.TemporaryDirectory(prefix="goodbench-publish-") as scratch:
         store = Path(scratch) / RESULTS
         stored_before = _copy_store(git, base, store)
+        trusted = _base_reviewers(git, base, Path(scratch))
         waiting = commitment_bounds.open_by_signer(ledger.entries((store / ledger.NAME).read_bytes())
                                                    if (store / ledger.NAME).exists() else [])
         verdicts, added = _judge_paths(git, fork, head, changes, _Context(now or dt.datetime.now(dt.UTC), waiting))
-        verdicts += _store_each(git, head, added, store, Path(scratch) / "incoming")
+        verdicts += _store_each(git, head, added, store, Path(scratch) / "incoming", trusted)
     return Review(base, head, stored_before, verdicts)
+
+
+def _base_reviewers(git: Git, base: str, scratch: Path) -> Reviewers:
+    """The trusted reviewers of the store at ``base`` (its ``results/reviewers.toml``; none without
+    one): whose reproductions the site would count once merged. A pull request's own
+    ``reviewers.toml`` is never read: only a maintainer changes it (:data:`MAINTAINERS_ONLY`)."""
+    path = f"{RESULTS}/{reviewers.FILE}"
+    size = git.size(base, path)
+    if size is None:
+        return Reviewers()
+    folder = scratch / "base-reviewers"
+    folder.mkdir()
+    if size <= reviewers.MAX_BYTES:
+        (folder / reviewers.FILE).write_bytes(git.blob(base, path))
+        return reviewers.load(folder)
+    return Reviewers(problem=f"{reviewers.FILE} is larger than {reviewers.MAX_BYTES} bytes: no reviewer is trusted")
+
+
+def reproduction_said(doc: dict | None, trusted: Reviewers, store: Path, added: list[str]
+                      ) -> tuple[str | None, list[str]]:
+    """What the check says of a stored file that is a reproduction (``settings.reproduces``): the
+    few words beside its verdict (whose key, and whether the site counts it) and its lines: which
+    stored file it reproduces and whether the base's store or the pull request holds it, each run's
+    original and verdict, and its signer against the base's ``results/reviewers.toml``; (None, [])
+    for any other file."""
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    section = settings.get("reproduces") if isinstance(settings, dict) else None
+    if not isinstance(doc, dict) or not isinstance(section, dict):
+        return None, []
+    name = f"{section.get('sha256')}.json"
+    where = ("held by the base's store" if (store / name).is_file() and f"{RESULTS}/{name}" not in added
+             else "added by this pull request" if f"{RESULTS}/{name}" in added
+             else "in neither the base's store nor this pull request: no run page shows it until the original is stored")
+    lines = [f"a reproduction of {RESULTS}/{_printable(name, 80)} ({where})"]
+    entries = found if isinstance(found := section.get("runs"), list) else []
+    lines += [f"run {_printable(str(e.get('run_id')), 64)} reproduces run {_printable(str(e.get('original_run_id')), 64)}: "
+              f"{_printable(str(e.get('verdict')), 300)}" for e in entries[:20] if isinstance(e, dict)]
+    if len(entries) > 20:
+        lines.append(f"{len(entries) - 20} more reproduced runs (the first 20 are listed)")
+    fp = signing.signer(doc)
+    file = f"{RESULTS}/{reviewers.FILE}"
+    if isinstance(fp, str) and trusted.trusts(fp):
+        name_ = _printable(trusted.names[fp], 80)
+        lines.append(f"signed by {fp}, a trusted reviewer's key in the base's {file} ({name_}): the original's run "
+                     "pages count it")
+        return f"a reproduction by a trusted reviewer ({name_}): counted", lines
+    why = f"signed by {fp}, a key not in the base's {file}" if isinstance(fp, str) else "unsigned"
+    lines.append(f"{why}: the site lists it as an unverified claim and counts it nowhere (a maintainer adds a "
+                 f"reviewer's key to {file} in a pull request of its own)"
+                 + (f"; the base's {file} is not read: {trusted.problem}" if trusted.problem else ""))
+    return f"a reproduction {'by an untrusted key' if isinstance(fp, str) else 'unsigned'}: an unverified claim, " \
+        "not counted", lines
 
 
 def _copy_store(git: Git, rev: str, store: Path) -> int:
@@ -341,8 +398,11 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str],
     return Verdict(LEDGER, True, said or ["gains no line"]), listed
 
 
-def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Path) -> list[Verdict]:
-    """Store each added file into the scratch store, in order: the store's verdict on each."""
+def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Path,
+                trusted: Reviewers | None = None) -> list[Verdict]:
+    """Store each added file into the scratch store, in order: the store's verdict on each, a
+    reproduction's saying what it reproduces and whether the base's reviewers count it
+    (:func:`reproduction_said`, ``trusted``: the base's reviewers)."""
     incoming.mkdir()
     verdicts = []
     for path in added:
@@ -368,8 +428,10 @@ def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Pa
         except GoodbenchError as exc:
             verdicts.append(Verdict(path, False, [f"refused: {exc}"]))
             continue
+        tag, said = reproduction_said(stored.doc, trusted or Reviewers(), store, added)
         verdicts.append(Verdict(path, True, ["stored: valid under the rules, and no run of it is stored already",
-                                             *(f"note: {n}" for n in stored.notes), *rank_lines(stored.path, stored.doc)]))
+                                             *said, *(f"note: {n}" for n in stored.notes),
+                                             *rank_lines(stored.path, stored.doc)], tag))
     return verdicts
 
 
@@ -387,7 +449,8 @@ def report(result: Review) -> str:
         return head + "\nthis pull request changes nothing under results/\n"
     out = [head]
     for verdict in result.verdicts:
-        out.append(f"{'ACCEPTED' if verdict.accepted else 'REFUSED'}  {_printable(verdict.path)}")
+        tag = f"  ({verdict.tag})" if verdict.tag else ""
+        out.append(f"{'ACCEPTED' if verdict.accepted else 'REFUSED'}  {_printable(verdict.path)}{tag}")
         out += [f"    {_printable(line, 2000)}" for line in verdict.lines]
     accepted = sum(v.accepted for v in result.verdicts)
     out.append(f"{accepted} of {len(result.verdicts)} changes accepted")
