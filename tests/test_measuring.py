@@ -194,6 +194,30 @@ def test_an_unsteady_forged_window_re_run_at_half_its_claim_differs_on_the_media
     assert c.to_json()["measuring"]["median"]["ratio"] == pytest.approx(p.median.ratio)
 
 
+def test_a_verdict_given_on_the_median_step_time_is_said_once_by_the_figure_that_gave_it():
+    """A walkthrough read "→ differs: judged on the median step time … 0.083×" above "throughput 0.258×
+    … (the headline, which decides) … — inconclusive": two verdicts. The mean's line now says it could
+    not decide, and the median's that it decides, how far beyond which edge, and by which rule."""
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import Reproduction
+
+    forged = _unsteady(0.01, *FORGED[0])
+    state, _ = _measured(0.5, measuring.Cap(), noise=0.02, original=forged)
+    c = comparison.compare_run(_target(forged), state.records[-1], 0.2, None, state)
+    lines = report_lines(Reproduction({}, [c]))
+    assert c.verdict.startswith("differs: ") and not any("headline, which decides" in line for line in lines)
+    [mean] = [line for line in lines if line.startswith("  throughput  ")]
+    assert mean.endswith("inconclusive: the interval reaches across the tolerance, so the median step time decides "
+                         "(below)")
+    [median] = [line for line in lines if line.startswith("  median      ")]
+    m = state.pool.median
+    assert median.startswith(f"  median      {m.ratio:.3f}× the recorded samples/s at the median step time (the "
+                             f"re-run's median step {1 / m.ratio:.3g}× longer; which decides): 95% interval "
+                             f"{m.low:.3f}–{m.high:.3f}, wholly below {0.8 / tolerance.MEDIAN_MARGIN:.3f} (the band's "
+                             f"edge 0.8 widened {tolerance.MEDIAN_MARGIN:g}×) — differs")
+    assert "the median rule" in lines[lines.index(median) + 1]
+
+
 @pytest.mark.parametrize("noise, steps", [(0.7, 40), (0.7, 128), (0.99, 40), (0.99, 128)])
 def test_an_honest_noisy_window_re_run_near_its_throughput_never_differs_on_the_median(noise, steps):
     loaded = _run(0.01, noise, 0, steps=steps)  # uniform noise: a loaded machine's honest window

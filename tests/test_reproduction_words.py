@@ -161,9 +161,38 @@ def test_a_badge_names_what_differed_not_a_throughput_that_held():
     assert words.badge_words(_entry(verdict="differs: throughput: wholly outside", throughput={"ratio": 0.5})) is None
     slower = _entry(verdict="differs: throughput: 0.444× the recorded samples/s, …, wholly outside ±20%",
                     throughput={"ratio": 0.444, "ci95": [0.40, 0.49]})
-    assert words.badge_words(slower) == "0.44× slower" and "(slower)" in words.compared_words(slower)
+    assert words.badge_words(slower) == "0.44× the throughput" and "(slower)" in words.compared_words(slower)
     assert not words.reads_faster(words.compared_words(slower))  # the load explains a faster re-run only
     assert words.direction(0.99999) is None and words.direction(1.006) == "faster"  # "1.00× slower" never shown
+
+
+WALKTHROUGH_MEDIAN = {  # a walkthrough's reproduction: the mean's interval held 1, the median decided
+    "measurements": 2, "ratio": 0.2584, "ci95": [0.0435, 1.5338],
+    "median": {"ratio": 0.0827, "ci95": [0.0582, 0.1176], "margin": 1.8}}
+
+
+def test_a_badge_names_the_figure_that_decided_the_median_where_the_mean_could_not():
+    """The walkthrough's badge read "reproduction differs: 0.26× slower": the mean, whose interval
+    0.044–1.534 holds 1, not the median step time that decided, and "0.26× slower" read oddly."""
+    entry = _entry(verdict="differs: throughput: judged on the median step time, …", measuring=WALKTHROUGH_MEDIAN,
+                   throughput={"ratio": 0.2059, "ci95": [0.0345, 1.2292]})
+    assert words.median_decided(entry) == WALKTHROUGH_MEDIAN["median"]["ratio"]
+    assert words.badge_words(entry) == "re-run's median step 12.1× longer"
+    assert words.compared_words(entry) == ("throughput 0.083× the recorded at the median step (slower, pooled over 2 "
+                                           "re-runs; re-run's median step 12.1× longer), which decides: the mean, "
+                                           "0.258×, cannot; curve bit-identical")
+    mean = copy.deepcopy(entry)
+    mean["measuring"]["ci95"] = [0.2, 0.33]  # the mean's interval decides: the median is not named
+    assert words.median_decided(mean) is None and words.badge_words(mean) == "0.26× the throughput"
+
+
+def test_a_badge_and_its_note_say_the_re_run_was_measured_under_load():
+    """The walkthrough's re-run ran with 1.88 of 2 cores busy; neither badge nor page said so."""
+    why = "other processes used 1.88 of 2 cores at its start (mypy, python)"
+    curve = _entry(verdict="differs: curve: x", curve={"agrees": False, "identical": False, "first_difference": "x"})
+    assert words.badge_words(curve, "complete", why) == "curve differs, re-run under load"
+    assert words.compared_words(curve, "complete", why).endswith(f"; the re-run was measured under load ({why})")
+    assert words.badge_words(curve) == "curve differs"
 
 
 def test_hostile_numbers_in_a_reproduction_read_as_none():

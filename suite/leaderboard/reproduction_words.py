@@ -57,6 +57,25 @@ def throughput_outside(entry: dict) -> bool:
     return bool(median) and median_judgement(as_number(judged.get("ratio")), *_interval(median), tolerance) == OUTSIDE
 
 
+def median_decided(entry: dict) -> float | None:
+    """The median step time's ratio where it decided the throughput (the mean's interval could not,
+    and the median lay far outside: docs/rules.md, "Reproducing a result"), else None."""
+    judged = _section(entry, "measuring") or _section(entry, "throughput")
+    tolerance = as_number(_section(entry, "throughput").get("tolerance"))
+    median = _section(judged, "median")
+    ratio = as_number(median.get("ratio"))
+    if tolerance is None or ratio is None or ratio <= 0 or interval_judgement(*_interval(judged), tolerance) == OUTSIDE:
+        return None
+    return ratio if median_judgement(as_number(judged.get("ratio")), *_interval(median), tolerance) == OUTSIDE else None
+
+
+def _median_step(ratio: float) -> str:
+    """The re-run's median step against the recorded one's, from the median throughput ``ratio``:
+    "re-run's median step 12.1× longer"."""
+    times = 1 / ratio
+    return f"re-run's median step {times if times >= 1 else ratio:.3g}× {'longer' if times >= 1 else 'shorter'}"
+
+
 def direction(ratio: float | None) -> str | None:
     """"faster" or "slower" (the re-run than the recorded run), or None: no ratio, or 1.00 as shown."""
     if ratio is None or f"{ratio:.2f}" == "1.00":
@@ -69,35 +88,49 @@ def _unfinished(status: object) -> str | None:
     return None if status == "complete" or not isinstance(status, str) else printable(status)[:20]
 
 
-def badge_words(entry: dict, status: object = "complete") -> str | None:
+def badge_words(entry: dict, status: object = "complete", under_load: str | None = None) -> str | None:
     """The few words of a badge, naming what differed, from the reproduction's figures and its
-    re-run's ``status``: "re-run failed", "curve differs", "3.66× faster" (the throughput, outside
-    the tolerance); None where none did."""
+    re-run's ``status``: "re-run failed", "curve differs", the figure that decided the throughput
+    outside the tolerance ("3.66× faster", "0.44× the throughput", "re-run's median step 12.1×
+    longer"), with ", re-run under load" where ``under_load`` (why the re-run's ``host_load`` says it
+    was measured under load) is given; None where none differed."""
     if not isinstance(entry, dict):
         return None
+    loaded = ", re-run under load" if under_load else ""
     ratio, _ = _throughput(entry)
     way = direction(ratio)
     if _unfinished(status) is not None:
-        return f"re-run {_unfinished(status)}"
+        return f"re-run {_unfinished(status)}{loaded}"
     if _section(entry, "curve").get("agrees") is False:
-        return "curve differs"
-    if throughput_outside(entry):
-        return f"{ratio:.2f}× {way}" if ratio is not None and way is not None else "throughput"
-    return None
+        return f"curve differs{loaded}"
+    if not throughput_outside(entry):
+        return None
+    median = median_decided(entry)
+    if median is not None:
+        return _median_step(median) + loaded
+    if ratio is None or way is None:
+        return f"throughput{loaded}"
+    return (f"{ratio:.2f}× faster" if way == FASTER else f"{ratio:.2f}× the throughput") + loaded
 
 
-def compared_words(entry: dict, status: object = "complete") -> str:
+def compared_words(entry: dict, status: object = "complete", under_load: str | None = None) -> str:
     """What the reproduction found, in words: the re-run's status where it did not complete, its
     throughput against the recorded, which way (where that is what differed) and over how many
-    re-runs, and its curve ("throughput 3.664× the recorded (faster, pooled over 2 re-runs); curve
-    bit-identical")."""
+    re-runs — at the median step where that decided —, its curve ("throughput 3.664× the recorded
+    (faster, pooled over 2 re-runs); curve bit-identical"), and the re-run's load where
+    ``under_load`` says why it was measured under load."""
     if not isinstance(entry, dict):
         return ""
     outside = throughput_outside(entry)
     ratio, count = _throughput(entry)
+    median = median_decided(entry)
     parts = [f"the re-run {_unfinished(status)}"] if _unfinished(status) is not None else []
     if ratio is None:
         parts.append("no throughput ratio")
+    elif median is not None:  # the mean could not decide: the median did (docs/rules.md)
+        how = [w for w in (direction(median), f"pooled over {count} re-runs" if count > 1 else None) if w]
+        parts.append(f"throughput {median:.3f}× the recorded at the median step ({', '.join(how)}; "
+                     f"{_median_step(median)}), which decides: the mean, {ratio:.3f}×, cannot")
     else:
         how = [w for w in (direction(ratio) if outside else None,  # elsewhere a ratio's side is noise, not a way
                            f"pooled over {count} re-runs" if count > 1 else None) if w]
@@ -111,6 +144,8 @@ def compared_words(entry: dict, status: object = "complete") -> str:
         parts.append("curve bit-identical")
     elif curve.get("agrees") is True:
         parts.append("curve agrees")
+    if under_load:
+        parts.append(f"the re-run was measured under load ({printable(under_load)[:300]})")
     return "; ".join(parts)
 
 

@@ -276,6 +276,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
     out = []
     for run in doc["runs"]:
         repro = compared.get(run["run_id"])
+        loaded = host_load.under_load(run.get("host_load"))
         out.append({
             "file": name, "run_id": run["run_id"], "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
@@ -297,11 +298,11 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "median_samples_per_s": results.median_samples_per_s(run),
             "reproduces_original_median_samples_per_s": _recorded_median(repro),
             "code_commit": code_commit(doc), "reproduces_code_read": code_read(section) if repro else None,
-            "reproduction_how": reproduction_words.compared_words(repro, run["status"]) if repro else None,
-            "reproduction_badge": reproduction_words.badge_words(repro, run["status"]) if repro else None,
+            "reproduction_how": reproduction_words.compared_words(repro, run["status"], loaded) if repro else None,
+            "reproduction_badge": reproduction_words.badge_words(repro, run["status"], loaded) if repro else None,
             "signer": fp, "copy_of": None, "copy_status": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
-            "under_load": host_load.under_load(run.get("host_load")),
+            "under_load": loaded,
             "load_recorded": isinstance(run.get("host_load"), dict),
         })
     return out

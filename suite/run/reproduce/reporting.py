@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from suite.figures.load import runs_under_load
+from suite.figures.reproducibility import MEDIAN_MARGIN
 from suite.run.reproduce.comparison import REPRODUCED
 from suite.run.reproduce.inputs import as_dict
+from suite.run.reproduce.measuring import Measuring
 from suite.run.reproduce.training import Reproduction
 
 
@@ -35,14 +37,18 @@ def report_lines(reproduction: Reproduction) -> list[str]:
         if m is not None and p is not None:
             ci = f"95% interval {p.low:.3f}–{p.high:.3f}" if p.low is not None else p.method
             ratio = "—" if p.ratio is None else f"{p.ratio:.3f}"
-            lines.append(f"  throughput  {ratio}× the recorded samples/s, pooled over {len(m.records)} "
-                         f"re-run{'s' if len(m.records) != 1 else ''} (the headline, which decides): {ci}; tolerance "
-                         f"±{m.tolerance:.0%} — {_judged(m.judged, p.low is not None)}")
+            runs = f"{len(m.records)} re-run{'s' if len(m.records) != 1 else ''}"
+            if c.on_median:  # the mean could not decide: the median did, and each line says which
+                lines.append(f"  throughput  {ratio}× the recorded samples/s at the mean step time, pooled over {runs}: "
+                             f"{ci}; tolerance ±{m.tolerance:.0%} — {_judged(m.judged, p.low is not None)}, so the "
+                             "median step time decides (below)")
+            else:
+                lines.append(f"  throughput  {ratio}× the recorded samples/s, pooled over {runs} (the headline, which "
+                             f"decides): {ci}; tolerance ±{m.tolerance:.0%} — {_judged(m.judged, p.low is not None)}")
             lines.append(f"              ({m.describe()}; {p.method})" if p.low is not None else
                          f"              ({m.describe()})")
-            if c.on_median and p.median is not None:
-                lines.append(f"  median      {p.median.ratio:.3f}× at the median step time, 95% interval "
-                             f"{p.median.low:.3f}–{p.median.high:.3f}: the recorded window is unsteady, judged on it")
+            if c.on_median:
+                lines += median_lines(m)
         tol = curve.tolerance
         lines.append(f"  curve       {last}{curve.points} points, {curve.compared} values compared: largest difference "
                      f"{_num(curve.max_abs_diff)} ({_num(curve.max_rel_diff, 2)} relative)"
@@ -68,6 +74,24 @@ def report_lines(reproduction: Reproduction) -> list[str]:
             lines.append(f"  TTA         {last}{_num(tta['original_s'])} s → {_num(tta['reproduction_s'])} s"
                          + (f" ({diff:+.3g} s)" if diff is not None else ""))
     return lines
+
+
+def median_lines(m: Measuring) -> list[str]:
+    """The median step time's comparison where it decided (the pooled mean's interval could not): its
+    ratio, its interval against the band's edge widened by the rules' margin, and why
+    (docs/rules.md, "Reproducing a result": judged on the median step time)."""
+    p = m.pool
+    assert p is not None and p.median is not None and p.median.low is not None and p.median.high is not None
+    med, tol = p.median, m.tolerance
+    slower = p.ratio is not None and p.ratio < 1
+    edge = (1 - tol) / MEDIAN_MARGIN if slower else (1 + tol) * MEDIAN_MARGIN
+    steps = 1 / med.ratio
+    return [f"  median      {med.ratio:.3f}× the recorded samples/s at the median step time (the re-run's median step "
+            f"{steps if steps >= 1 else 1 / steps:.3g}× {'longer' if steps >= 1 else 'shorter'}; which decides): 95% "
+            f"interval {med.low:.3f}–{med.high:.3f}, wholly {'below' if slower else 'above'} {edge:.3f} (the band's "
+            f"edge {1 - tol if slower else 1 + tol:g} widened {MEDIAN_MARGIN:g}×) — differs",
+            "              (the median rule: where the mean's interval cannot decide, the recorded window being "
+            "unsteady, a median this far beyond the band decides; docs/rules.md, \"Reproducing a result\")"]
 
 
 def exit_status(doc: dict) -> int:
