@@ -264,6 +264,49 @@ def test_the_validator_recomputes_a_verdict_given_on_the_median_step_time():
     assert _found(old) == []
 
 
+BUSY = {"load_1m": 6.65, "cores": 2, "other_cores": 1.88, "busy": [{"name": "mypy", "cores": 0.51}]}
+LOADED = {"start": BUSY, "end": BUSY, "gpu_other_processes_end": None}  # a walkthrough's re-run's load
+
+
+def test_a_slower_re_run_measured_under_load_is_inconclusive_never_a_difference():
+    """A walkthrough's re-run at 1.88 of 2 cores busy published "differs" against an honest file:
+    a loaded re-run's slower throughput cannot show the recorded one wrong (docs/rules.md)."""
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import Reproduction
+
+    slow = _run(0.01 / 0.5, 0.02, 1)
+    assert comparison.compare_run(_target(ORIGINAL), slow, 0.2).verdict.startswith("differs: throughput: ")
+    c = comparison.compare_run(_target(ORIGINAL), slow | {"host_load": LOADED}, 0.2)
+    assert c.loaded_slower is not None and c.loaded_slower.startswith("other processes used 1.88 of 2 cores at its start")
+    assert c.verdict.startswith("inconclusive: throughput: ") and c.reasons() == []
+    assert f"the re-run was measured under load ({c.loaded_slower}): a slower re-run is then expected" in c.verdict
+    assert any(line.startswith("  load        the re-run was measured under load (") for line in
+               report_lines(Reproduction({}, [c])))
+    fast = _run(0.01 / 2, 0.02, 1) | {"host_load": LOADED}  # the load explains a slower re-run only
+    assert comparison.compare_run(_target(ORIGINAL), fast, 0.2).verdict.startswith("differs: throughput: ")
+    forged = _unsteady(0.01, *FORGED[0])  # differing on the median step time, likewise
+    state, _ = _measured(0.5, measuring.Cap(), noise=0.02, original=forged)
+    on_median = comparison.compare_run(_target(forged), state.records[-1] | {"host_load": LOADED}, 0.2, None, state)
+    assert on_median.on_median and on_median.verdict.startswith("inconclusive: throughput: judged on the median step")
+    [line] = [x for x in report_lines(Reproduction({}, [on_median])) if x.startswith("  median      ")]
+    assert line.endswith("— inconclusive: the re-run was under load (below)")
+
+
+def test_the_validator_takes_a_loaded_slower_re_run_as_inconclusive_or_as_stored_before_as_differs():
+    rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
+    where = "settings.reproduces.runs[0]"
+    doc = _median_entry(rep)
+    [run] = [r for r in doc["runs"] if r["run_id"] == doc["settings"]["reproduces"]["runs"][0]["run_id"]]
+    assert _found(doc) == []  # differs, quiet
+    inconclusive = "inconclusive: throughput: judged on the median step time …; the re-run was measured under load"
+    doc["settings"]["reproduces"]["runs"][0]["verdict"] = inconclusive
+    assert _found(doc) == [("reproduces-verdict", f"{where}.verdict")]  # quiet: its figures differ
+    run["host_load"] = LOADED
+    assert _found(doc) == []
+    doc["settings"]["reproduces"]["runs"][0]["verdict"] = "differs: throughput: stored before the rule"
+    assert _found(doc) == []  # a stored "differs" keeps its meaning
+
+
 def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():
     from suite.leaderboard import rows
 

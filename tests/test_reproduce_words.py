@@ -35,6 +35,8 @@ def test_printing_the_recorded_command_runs_nothing_and_exits_3(tmp_path, monkey
     assert ("(<tmp>: a temporary folder's path, shortened for privacy when the file was written; the re-run writes "
             "its file where goodbench says, not there)") in err
     assert "nothing was run: read the command above" in err and not (tmp_path / "r.json").exists()
+    commit = json.loads(ORIGINAL.read_text())["settings"]["implementation"]["code"]["git_commit"]
+    assert f"holds runs of own code at git commit {commit} (the commit to check out here)" in err  # submitting.md
     assert err.rstrip().splitlines()[-1].endswith("(exit status 3: nothing reproduced)")
     assert "(no --run-recorded-command): 3, nothing reproduced" in " ".join(
         (Path(__file__).parent / "fixtures" / "help" / "reproduce.txt").read_text().split())
@@ -60,3 +62,34 @@ def test_the_footer_speaks_of_re_run_only_when_a_run_reproduced():
         "\"re-run\"")
     assert attestation_line({"commit": "65f78db5c8251234"}, 0, "--attest-code-read") == \
         "you attested reading its code at commit 65f78db5c825"
+
+
+def test_a_re_run_of_own_code_waits_for_quiet_and_warns_of_load_before_it_starts(tmp_path, monkeypatch, capsys):
+    """A walkthrough's re-run started with 1.88 of 2 cores busy and no word of it: own code returned
+    before the warning `run` and `run-own` give, and reproduce had no --wait-quiet."""
+    from suite.cli import main
+    from suite.commands import reproduce
+    from suite.meters import host_load
+    from suite.record.errors import GoodbenchError
+    from suite.run import quiet
+
+    monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)
+    monkeypatch.setattr(own, "runnable_command", lambda settings, where: None)
+    monkeypatch.setattr(reproduce, "_refuse_the_checkout_on_the_import_path", lambda checkout: None)
+    monkeypatch.setattr(host_load, "snapshot", lambda **kw: {"cores": 2, "other_cores": 1.88, "busy": [{"name": "mypy"}]})
+    waited: list[tuple[float, str]] = []
+    monkeypatch.setattr(quiet, "wait", lambda limit, then, **kw: waited.append((limit, then)))
+
+    def started(*args, **kwargs):
+        raise GoodbenchError("the re-run would start here")
+
+    monkeypatch.setattr(own, "reproduce", started)
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", str(ORIGINAL), "-o", "r.json", "--no-sign", "--run-recorded-command",
+                 "--wait-quiet", "30"]) == 1
+    err = capsys.readouterr().err
+    assert waited == [(30.0, "re-running anyway")]
+    warning = "warning: other processes used 1.88 of 2 cores now (mypy): " + reproduce.UNDER_LOAD
+    assert warning in err and err.index(warning) < err.index("the re-run would start here")
+    assert "--wait-quiet SECONDS" in " ".join((FIXTURES / "help" / "reproduce.txt").read_text().split())
+

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
 from suite.record.errors import GoodbenchError
 from suite.record.privacy import TMP as TMP_PLACEHOLDER
-from suite.run.progress import REPRODUCTION_UNDER_LOAD, ProgressPrinter, warn_if_busy
+from suite.run import quiet
+from suite.run.progress import ProgressPrinter, warn_if_busy
 from suite.trust import signing
 
 if TYPE_CHECKING:
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 # own code's recorded command printed, nothing run (no --run-recorded-command): no reproduction, so
 # neither 0 (`goodbench reproduce FILE && …` would read it as one) nor 1 (a run that differs)
 NOTHING_RUN = 3
+UNDER_LOAD = ("a throughput measured again now may read slower than recorded for that alone: a slower one is then "
+              "called inconclusive, not \"differs\", and the reproduction says the re-run was under load "
+              "(docs/rules.md; goodbench check says what runs, --wait-quiet SECONDS waits for it)")
+"""What a reproduction started under load is told (:func:`suite.run.progress.warn_if_busy`)."""
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -52,6 +57,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "(bubblewrap) on a copy of its commit, which must be this git checkout's HEAD (check it out "
                         "first); without it, the command is printed, nothing runs and the exit status is "
                         f"{NOTHING_RUN} (docs/own-code.md)")
+    quiet.add_argument(p, "before the first re-run starts", "then start it anyway, the re-run's load recorded "
+                       "(a slower throughput measured under load is inconclusive, not \"differs\")")
     p.add_argument("--attest-code-read", metavar="COMMIT",
                    help="own code, with --run-recorded-command: state, signed with the reproduction, that you read "
                         "its code at COMMIT, the commit FILE recorded (at least 12 hex digits), and that it trains "
@@ -102,7 +109,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
             f"(sha256 {original.sha256[:12]}…) on this machine: {the_plan.describe()}")
         for note in the_plan.notes:
             say(f"note: {note}")
-        warn_if_busy(REPRODUCTION_UNDER_LOAD)
+        _wait_and_warn(args)
     if not args.no_sign and not launch.in_torchrun():
         signing.load_key()  # an unreadable signing key fails here, before torchrun or training
     if the_plan.layout.world_size > 1 and not launch.in_torchrun():
@@ -119,7 +126,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         return 0
     for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],
                                                    found.doc.get("runs") or [])]:
-        print(line, flush=True)  # the verdicts do not weigh the load: said beside them
+        print(line, flush=True)  # the load, said beside the verdicts
     n = len(found.comparisons)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     undecided = sum(c.verdict.startswith(UNDECIDED) for c in found.comparisons)
@@ -156,7 +163,9 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     shown = shlex.join(own.recorded_command(settings))
     folder = own.workdir(settings)
     where = "its work tree's root" if folder == "." else f"the folder {folder} of its work tree"
-    say(f"{args.file} (sha256 {original.sha256[:12]}…) holds runs of own code; its recorded command, run from "
+    commit = own.recorded_commit(settings)
+    at = f"at git commit {commit} (the commit to check out here)" if commit else "with no git commit recorded"
+    say(f"{args.file} (sha256 {original.sha256[:12]}…) holds runs of own code {at}; its recorded command, run from "
         f"{where}:\n    {shown}")
     if TMP_PLACEHOLDER in shown:
         say(f"({TMP_PLACEHOLDER}: a temporary folder's path, shortened for privacy when the file was written; the "
@@ -165,10 +174,12 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
         raise GoodbenchError(own.own_code_steps(settings, Path(".")))
     own.runnable_command(settings, Path("."))  # refused here, before anything runs, if it may not run
     if not args.run_recorded_command:  # nothing reproduced: not 0, which `&&` reads as a reproduction
-        say("nothing was run: read the command above — its script is the checked-out code, its arguments are "
-            f"the file's — and pass --run-recorded-command to run it (exit status {NOTHING_RUN}: nothing reproduced)")
+        say(f"nothing was run: read the command above — its script is the checked-out code (this checkout's HEAD is "
+            f"the recorded commit, {str(commit)[:12]}), its arguments are the file's — and pass --run-recorded-command "
+            f"to run it (exit status {NOTHING_RUN}: nothing reproduced)")
         return NOTHING_RUN
     _refuse_the_checkout_on_the_import_path(Path("."))
+    _wait_and_warn(args)  # as for a reference run: the re-run's load, measured here, is recorded and said
     from suite.run.signals import stop_on_sigterm
 
     # SIGTERM (timeout, Slurm, docker stop) ends the reproduction as Ctrl-C does: the sandbox stopped,
@@ -189,7 +200,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
         raise GoodbenchError(str(exc)) from None
     for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],
                                                    found.doc.get("runs") or [])]:
-        print(line, flush=True)  # the verdicts do not weigh the load: said beside them
+        print(line, flush=True)  # the load, said beside the verdicts
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
           f"{done} of {len(found.comparisons)} runs reproduced", flush=True)
@@ -198,6 +209,14 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
         print(attested, flush=True)
     print(signing.closing_line(found.doc, args.no_sign), flush=True)
     return 0 if found.reproduced else 1
+
+
+def _wait_and_warn(args) -> None:
+    """Before the first re-run: wait for quiet where ``--wait-quiet`` asks, then warn if other
+    processes still use the machine (:data:`UNDER_LOAD`), as ``run`` and ``run-own`` do."""
+    if getattr(args, "wait_quiet", None) is not None:
+        quiet.wait(args.wait_quiet, "re-running anyway")
+    warn_if_busy(UNDER_LOAD)
 
 
 def _cap(args):

@@ -43,16 +43,17 @@ def other_load(snap: dict, when: str = "") -> str:
             + (f" ({names})" if names else ""))
 
 
-def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None) -> str | None:
+def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None,
+                    source: str = "self-reported") -> str | None:
     """One line for runs some of which were measured under load ("2 of 5 runs measured under
     load …", naming the first and why), or None when none was (or none recorded it). ``label``: what
     names a run's workload (own code's "own: NAME", :func:`suite.figures.report.workload_label`),
-    else its workload's id."""
+    else its workload's id; ``source``: who measured the load ("self-reported": the file's word)."""
     loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
     if not loaded:
         return None
     run, why = loaded[0]
     workload = w if isinstance(w := run.get("workload"), dict) else {}
     named = label(run) if label is not None and isinstance(workload.get("id"), str) else workload.get("id")
-    return (f"{len(loaded)} of {len(runs)} runs measured under load (self-reported); first "
+    return (f"{len(loaded)} of {len(runs)} runs measured under load ({source}); first "
             f"{named} seed {run.get('seed')}: {why}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from suite.figures.load import under_load
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MAX_CURVE_ABS_TOLERANCE,
@@ -186,6 +187,9 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
         return problems  # the rules before v7: a stored reproduction keeps the status they gave it
     ci, median = judged["ci95"], judged.get("median")
     want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance, median)
+    if want == "differs" and said == "inconclusive" and run["status"] == "complete" and curve["agrees"] \
+            and _loaded_slower(run, judged.get("ratio", ratio)):
+        want = said  # a slower re-run measured under load: inconclusive (a stored "differs" stays valid too)
     if said != want:
         interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
         at_median = "" if median is None or median[1] is None else \
@@ -219,7 +223,14 @@ def _measuring(entry: dict, original: float | None, where: str, tolerance: float
                                 f"{'decides' if decides else 'does not decide'} against ±{tolerance:.4g}"))
     within = None if ratio is None else abs(ratio - 1) <= tolerance
     median, more = _median(m.get("median"), ratio, at)
-    return {"ci95": ci, "within": within, "median": median}, problems + more
+    return {"ci95": ci, "within": within, "median": median, "ratio": ratio}, problems + more
+
+
+def _loaded_slower(run: dict, ratio: float | None) -> bool:
+    """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while the
+    re-run was measured under load (its ``host_load``): the re-run's load explains it, so its
+    verdict may read inconclusive (docs/rules.md, "Reproducing a result")."""
+    return ratio is not None and ratio < 1 and under_load(run.get("host_load")) is not None
 
 
 MedianFigures = tuple[float | None, float | None, float | None]  # the mean ratio, the median ratio's interval

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from suite.figures.load import under_load
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MEDIAN_MARGIN,
@@ -217,6 +218,22 @@ class Comparison:
                 f"{med.low:.3f}–{med.high:.3f}, {edge} (±{tol:.0%} widened {MEDIAN_MARGIN:g}×); mean {p.ratio:.3f}×, "
                 f"{mean} ({m.describe()})")
 
+    @property
+    def loaded_slower(self) -> str | None:
+        """Why the re-run's own load explains its throughput lying outside the band (docs/rules.md,
+        "Reproducing a result": a slower re-run measured under load is inconclusive, not a
+        difference): the re-run's ``host_load`` says it was measured under load, and the ratio
+        that lay outside (the pooled mean's when measured on) is below 1; None otherwise."""
+        if not (self.on_median or self.judged == OUTSIDE):
+            return None
+        p = self.measuring.pool if self.pooled else None  # type: ignore[union-attr]
+        ratio = p.ratio if p is not None else self.throughput.ratio
+        return under_load(self.record.get("host_load")) if ratio is not None and ratio < 1 else None
+
+    def _load_text(self, why: str) -> str:
+        return (f"the re-run was measured under load ({why}): a slower re-run is then expected, so it shows no "
+                "difference of the recorded throughput")
+
     def _throughput_text(self) -> str:
         t = self.throughput
         where = {OUTSIDE: "wholly outside", INCONCLUSIVE: "neither wholly within nor wholly outside"}.get(
@@ -245,6 +262,8 @@ class Comparison:
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
         t = self.throughput
+        if self.loaded_slower:  # said as a doubt (:meth:`doubts`): the re-run's load explains it
+            return out
         if self.on_median:
             out.append(self._median_text())
         elif self.judged == OUTSIDE:
@@ -253,7 +272,11 @@ class Comparison:
 
     def doubts(self) -> list[str]:
         """What cannot be told: a throughput whose interval reaches across the tolerance's edge,
-        or that has no interval."""
+        or that has no interval, or that lay outside slower than recorded while the re-run was
+        measured under load (:attr:`loaded_slower`)."""
+        loaded = self.loaded_slower
+        if loaded:
+            return [f"{self._median_text() if self.on_median else self._throughput_text()}; {self._load_text(loaded)}"]
         return [self._throughput_text()] if self.judged == INCONCLUSIVE else []
 
     @property

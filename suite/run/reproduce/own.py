@@ -72,6 +72,12 @@ def code_at_hand(settings: dict, where: Path) -> bool:
     return bool(files) and all(_digest_here(where, str(name)) == digest for name, digest in files.items())
 
 
+def recorded_commit(settings: dict) -> str | None:
+    """The git commit the original recorded for its code (None where it recorded none)."""
+    commit = _code(settings).get("git_commit")
+    return commit if isinstance(commit, str) and commit else None
+
+
 def workdir(settings: dict) -> str:
     """The folder the original was run from, relative to its work tree's root ("." where not recorded)."""
     return str(_code(settings).get("workdir") or ".")

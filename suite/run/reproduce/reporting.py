@@ -48,7 +48,7 @@ def report_lines(reproduction: Reproduction) -> list[str]:
             lines.append(f"              ({m.describe()}; {p.method})" if p.low is not None else
                          f"              ({m.describe()})")
             if c.on_median:
-                lines += median_lines(m)
+                lines += median_lines(m, loaded=bool(c.loaded_slower))
         tol = curve.tolerance
         lines.append(f"  curve       {last}{curve.points} points, {curve.compared} values compared: largest difference "
                      f"{_num(curve.max_abs_diff)} ({_num(curve.max_rel_diff, 2)} relative)"
@@ -67,6 +67,9 @@ def report_lines(reproduction: Reproduction) -> list[str]:
                          f"{tput.ratio:.3f}, {ci}; tolerance ±{tput.tolerance:.0%} — {judged}{first}")
         if tput.low is not None:
             lines.append(f"              ({tput.method})")
+        if c.loaded_slower:
+            lines.append(f"  load        the re-run was measured under load ({c.loaded_slower}): its throughput, outside "
+                         "the band and slower than recorded, is inconclusive, not a difference (docs/rules.md)")
         if tta["original_s"] is None and tta["reproduction_s"] is None:
             lines.append(f"  TTA         {last}— (no time to target in either run)")
         else:
@@ -76,10 +79,11 @@ def report_lines(reproduction: Reproduction) -> list[str]:
     return lines
 
 
-def median_lines(m: Measuring) -> list[str]:
+def median_lines(m: Measuring, loaded: bool = False) -> list[str]:
     """The median step time's comparison where it decided (the pooled mean's interval could not): its
     ratio, its interval against the band's edge widened by the rules' margin, and why
-    (docs/rules.md, "Reproducing a result": judged on the median step time)."""
+    (docs/rules.md, "Reproducing a result": judged on the median step time); ``loaded``: slower
+    with the re-run under load, so inconclusive."""
     p = m.pool
     assert p is not None and p.median is not None and p.median.low is not None and p.median.high is not None
     med, tol = p.median, m.tolerance
@@ -89,7 +93,8 @@ def median_lines(m: Measuring) -> list[str]:
     return [f"  median      {med.ratio:.3f}× the recorded samples/s at the median step time (the re-run's median step "
             f"{steps if steps >= 1 else 1 / steps:.3g}× {'longer' if steps >= 1 else 'shorter'}; which decides): 95% "
             f"interval {med.low:.3f}–{med.high:.3f}, wholly {'below' if slower else 'above'} {edge:.3f} (the band's "
-            f"edge {1 - tol if slower else 1 + tol:g} widened {MEDIAN_MARGIN:g}×) — differs",
+            f"edge {1 - tol if slower else 1 + tol:g} widened {MEDIAN_MARGIN:g}×) — "
+            + ("inconclusive: the re-run was under load (below)" if loaded else "differs"),
             "              (the median rule: where the mean's interval cannot decide, the recorded window being "
             "unsteady, a median this far beyond the band decides; docs/rules.md, \"Reproducing a result\")"]
 
@@ -101,19 +106,20 @@ def exit_status(doc: dict) -> int:
 
 
 def load_notes(original_runs: list, rerun_runs: list) -> list[str]:
-    """What the verdicts do not weigh, said beside them: the original's chosen runs measured under
-    load (its recorded throughput then reads low: a faster re-run is expected) and the re-run's
-    (a slower one is)."""
+    """The load said beside the verdicts: the original's chosen runs measured under load (its
+    recorded throughput then reads low: a faster re-run is expected, and still differs) and the
+    re-run's, measured here by goodbench (a slower one is expected, and is inconclusive)."""
     notes = []
     loaded = runs_under_load([r for r in original_runs if isinstance(r, dict)])
     if loaded:
         notes.append(f"note: the original was measured under load ({loaded}): its recorded throughput may read low "
                      "for that alone, so a faster re-run (a ratio above 1) is expected, and a throughput that differs "
                      "that way may say more of that load than of the file")
-    loaded = runs_under_load([r for r in rerun_runs if isinstance(r, dict)])
+    loaded = runs_under_load([r for r in rerun_runs if isinstance(r, dict)], source="measured here")
     if loaded:
         notes.append(f"note: the re-run was measured under load ({loaded}): a slower re-run (a ratio below 1) is then "
-                     "expected, and a throughput that differs that way may say more of the load than of the file")
+                     "expected, so a throughput outside the band that way is inconclusive, not a difference; run "
+                     "again on a quiet machine (--wait-quiet SECONDS) to decide it")
     return notes
 
 
