@@ -107,6 +107,21 @@ def test_an_inconclusive_reproduction_leaves_a_grey_badge_on_its_row(tmp_path):
     assert beside["inconclusive_runs"] is None  # the run's counted reproduction differs: that badge says it
 
 
+def test_an_inconclusive_badge_says_its_re_run_was_measured_under_load(tmp_path):
+    """A slower re-run under load is inconclusive (docs/rules.md); its grey badge says why."""
+    busy = {"load_1m": 6.65, "cores": 2, "other_cores": 1.88, "busy": [{"name": "mypy", "cores": 0.51}]}
+    loaded = _reproduction(INCONCLUSIVE, 1.015)
+    for run in loaded["runs"]:
+        run["host_load"] = {"start": busy, "end": busy, "gpu_other_processes_end": None}
+    row, _, _ = _row(tmp_path, loaded)
+    caveat = columns._inconclusive_caveat(row)
+    assert caveat is not None and caveat.badges == (("reproduction inconclusive: 1 of 1 run, re-run under load",
+                                                     "plain"),)
+    assert "the re-run was measured under load (other processes used 1.88 of 2 cores" in caveat.text
+    quiet, _, _ = _row(tmp_path / "q", _reproduction(INCONCLUSIVE, 1.015))
+    assert not quiet["inconclusive_loaded"]
+
+
 def test_the_two_clocks_note_of_a_reproduced_row_no_longer_waits_for_a_reproduction(tmp_path):
     row, _, _ = _row(tmp_path, json.loads(RERUN.read_text()))
     assert row["trust"] == "rerun" and row["second_clock"] is True

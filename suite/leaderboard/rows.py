@@ -147,7 +147,8 @@ def reproduction(doc: dict) -> dict | None:
 def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
     """The reproductions among the run rows, by (sha256 of the original file, original run id):
     each with its file, run id, system, verdict, start, step-time digest, what it found in a few
-    words (``how`` and ``badge``: :mod:`suite.leaderboard.reproduction_words`) and, for own code,
+    words (``how`` and ``badge``: :mod:`suite.leaderboard.reproduction_words`), why its re-run was
+    measured under load (``under_load``, None: it was not, or did not record it) and, for own code,
     the commit its reviewer attested reading (``code_read``, None: no attestation)."""
     found: dict[tuple[str, str], list[dict]] = {}
     if runs.empty:
@@ -161,6 +162,7 @@ def reproductions(runs: pd.DataFrame) -> dict[tuple[str, str], list[dict]]:
              "code_read": row["reproduces_code_read"] if isinstance(row.get("reproduces_code_read"), str) else None,
              "how": row["reproduction_how"] if isinstance(row.get("reproduction_how"), str) else None,
              "badge": row["reproduction_badge"] if isinstance(row.get("reproduction_badge"), str) else None,
+             "under_load": row["under_load"] if isinstance(row.get("under_load"), str) else None,
              "original": {"samples_per_s": _number(row["reproduces_original_samples_per_s"]),
                           "tta_s": _number(row["reproduces_original_tta_s"]),
                           "median_samples_per_s": _number(row.get("reproduces_original_median_samples_per_s"))}})

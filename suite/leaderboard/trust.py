@@ -93,8 +93,9 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
     attested reading; None for none), ``differs_how`` and ``differs_badge`` (what the counted
     reproductions that differ found, which way and what: "throughput 3.66× the recorded (faster);
     curve bit-identical", and a badge's "3.66× faster"; :mod:`suite.leaderboard.reproduction_words`),
-    ``inconclusive_runs`` ("1 of 1 run": runs whose only counted reproductions were inconclusive)
-    and ``inconclusive_how``. A reproduction names its original by
+    ``inconclusive_runs`` ("1 of 1 run": runs whose only counted reproductions were inconclusive),
+    ``inconclusive_how`` and ``inconclusive_loaded`` (True where one of those re-runs was measured
+    under load). A reproduction names its original by
     the sha256 of its bytes, which is its name in the store; a file whose bytes do not give its
     name gets none (and none without a store: ``results_dir`` None)."""
     found = leaderboard.reproductions(runs) if not runs.empty and results_dir is not None else {}
@@ -109,6 +110,7 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
     differs_badge: list[str | None] = []
     inconclusive_runs: list[str | None] = []
     inconclusive_how: list[str | None] = []
+    inconclusive_loaded: list[bool] = []
     for entry in entries.to_dict(orient="records"):
         sha = str(entry["file"]).removesuffix(".json")
         kinds: list[int] = []
@@ -145,9 +147,12 @@ def with_trust(entries: pd.DataFrame, runs: pd.DataFrame, results_dir: Path | No
         differs_badge.append(next((r["badge"] for r in found_how[DIFFERS] if isinstance(r.get("badge"), str)), None))
         inconclusive_runs.append(_of_runs(inconclusive, len(mine)))
         inconclusive_how.append(hows(found_how[INCONCLUSIVE]) if inconclusive else None)
+        inconclusive_loaded.append(bool(inconclusive) and any(isinstance(r.get("under_load"), str)
+                                                              for r in found_how[INCONCLUSIVE]))
     return entries.assign(trust=levels, reviewed_by=reviewers, reproduced_runs=counts, rerun_runs=reruns,
                           code_read=reads, differs_how=differs_how, differs_badge=differs_badge,
-                          inconclusive_runs=inconclusive_runs, inconclusive_how=inconclusive_how)
+                          inconclusive_runs=inconclusive_runs, inconclusive_how=inconclusive_how,
+                          inconclusive_loaded=inconclusive_loaded)
 
 
 def hows(found: list[dict]) -> str | None:

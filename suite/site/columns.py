@@ -235,7 +235,7 @@ def _trust_caveat(row: dict) -> Caveat | None:
         if unsure is None:
             return Caveat(text, ((words, tone),))
         said = f"signed by {short(row['signer'])}" if signed else "unsigned"
-        return Caveat(f"{said}; {unsure}", ((f"{level}; {_INCONCLUSIVE_BADGE}: {row['inconclusive_runs']}", "plain"),))
+        return Caveat(f"{said}; {unsure}", ((f"{level}; {_INCONCLUSIVE_BADGE}: {_inconclusive_runs(row)}", "plain"),))
     counted = row.get("reproduced_runs") if level == "reproduced" else row.get("rerun_runs") if level == "rerun" \
         else row.get("differs_badge") if level == "differs" else None  # a difference says which way: "3.66× faster"
     first = f"{words}: {counted}" if isinstance(counted, str) else words
@@ -249,6 +249,13 @@ def _trust_caveat(row: dict) -> Caveat | None:
 _INCONCLUSIVE_BADGE = "reproduction inconclusive"
 
 
+def _inconclusive_runs(row: dict) -> str:
+    """"1 of 1 run", and ", re-run under load" where the re-run that left it inconclusive was
+    measured under load (the reviewer's machine, measured by goodbench outside the sandbox)."""
+    loaded = ", re-run under load" if row.get("inconclusive_loaded") == True else ""  # noqa: E712 - numpy bool
+    return f"{row['inconclusive_runs']}{loaded}"
+
+
 def _inconclusive_caveat(row: dict) -> Caveat | None:
     """Runs whose only counted reproductions were inconclusive, beside another level's badge
     (reproduced, re-run, differs; a row signed or unsigned alone says it in its trust badge,
@@ -257,7 +264,7 @@ def _inconclusive_caveat(row: dict) -> Caveat | None:
     text = inconclusive_text(row)
     if text is None or row.get("trust") in ("signed", "unsigned"):
         return None
-    return Caveat(text, ((f"{_INCONCLUSIVE_BADGE}: {row['inconclusive_runs']}", "plain"),))
+    return Caveat(text, ((f"{_INCONCLUSIVE_BADGE}: {_inconclusive_runs(row)}", "plain"),))
 
 
 def _load_caveats(row: dict) -> list[Caveat]:
