@@ -8,7 +8,9 @@ is the one its own figures give: ``reproduced`` only where the run completed, it
 its throughput's 95% interval lies within the tolerance; ``differs`` where the run failed, the
 curve differs or the interval lies wholly outside, or, measured on, its median step time's ratio
 lies far outside (``measuring.median``, :func:`~suite.figures.reproducibility.median_judgement`;
-a record without one is judged on the mean alone); ``inconclusive`` otherwise (since rules v7:
+a record without one is judged on the mean alone); ``inconclusive`` otherwise, and where a
+throughput outside the band is slower than recorded while the re-run's ``host_load`` says it was
+measured under load (a ``differs`` stored before stays valid there) (the verdict since rules v7:
 before, the ratio alone decided the throughput's part, and a reproduction stored under those
 rules keeps its status)."""
 from __future__ import annotations

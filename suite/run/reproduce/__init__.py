@@ -23,7 +23,8 @@ module per step:
    is called a difference or inconclusive;
 4. write a results file of the re-runs whose ``settings.reproduces`` holds the original's
    sha256 and each run's comparison and verdict (``reproduced``, ``differs: <why>`` or
-   ``inconclusive: <why>``: the throughput's part follows from its interval), and
+   ``inconclusive: <why>``: the throughput's part follows from its interval, and a slower one
+   under the re-run's own load is inconclusive), and
    report it (:mod:`~suite.run.reproduce.reporting`).
 
 The command itself is suite/commands/reproduce.py. Torch-free at import (the command line
