@@ -85,11 +85,22 @@ def test_a_re_run_of_own_code_waits_for_quiet_and_warns_of_load_before_it_starts
 
     monkeypatch.setattr(own, "reproduce", started)
     monkeypatch.chdir(tmp_path)
-    assert main(["reproduce", str(ORIGINAL), "-o", "r.json", "--no-sign", "--run-recorded-command",
-                 "--wait-quiet", "30"]) == 1
+    argv = ["reproduce", str(ORIGINAL), "-o", "r.json", "--no-sign", "--run-recorded-command", "--wait-quiet", "30"]
+    assert main(argv) == 1
     err = capsys.readouterr().err
     assert waited == [(30.0, "re-running anyway")]
     warning = "warning: other processes used 1.88 of 2 cores now (mypy): " + reproduce.UNDER_LOAD
     assert warning in err and err.index(warning) < err.index("the re-run would start here")
     assert "--wait-quiet SECONDS" in " ".join((FIXTURES / "help" / "reproduce.txt").read_text().split())
+    # its last line counts the inconclusive runs, as a reference reproduction's does
+    from types import SimpleNamespace
+
+    from suite.run.reproduce import reporting
+
+    monkeypatch.setattr(reporting, "report_lines", lambda found: [])
+    monkeypatch.setattr(own, "reproduce", lambda *a, **k: SimpleNamespace(
+        comparisons=[SimpleNamespace(verdict="inconclusive: the re-run was measured under load")], doc={"runs": []},
+        reproduced=False))
+    assert main(argv) == 1
+    assert "0 of 1 runs reproduced, 1 inconclusive" in capsys.readouterr().out
 

@@ -154,7 +154,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
 
     from suite.record.results import NameTaken
     from suite.run.reproduce import attestation, own
-    from suite.run.reproduce.comparison import REPRODUCED
+    from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.run.reproduce.reporting import attestation_line, load_notes, report_lines
     from suite.run.reproduce.training import default_output
 
@@ -202,8 +202,10 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
                                                    found.doc.get("runs") or [])]:
         print(line, flush=True)  # the load, said beside the verdicts
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
+    undecided = sum(c.verdict.startswith(UNDECIDED) for c in found.comparisons)
     print(f"reproduction written to {out} (names {Path(args.file).name} by sha256 {original.sha256[:12]}…): "
-          f"{done} of {len(found.comparisons)} runs reproduced", flush=True)
+          f"{done} of {len(found.comparisons)} runs reproduced"
+          + (f", {undecided} inconclusive" if undecided else ""), flush=True)
     attested = attestation_line(code_read, done, attestation.OPTION)
     if attested is not None:  # after no run reproduced, nothing of what a reproduction reads
         print(attested, flush=True)
