@@ -181,7 +181,7 @@ def test_check_busy_throughout_says_it_timed_out_and_is_not_fit_naming_the_remed
     assert status == 1 and out[-1] == "not fit for a CPU run: fix the failed checks"
     assert err[-1].startswith("still not quiet after 3 s (--wait-quiet 3)") and err[-1].endswith("; checking now")
     assert out[-2].startswith("fail  other processes   other processes used 1.4 of 2 cores now (make)")
-    assert out[-2].endswith("stop them, or wait for quiet: --wait-quiet SECONDS (of check, run and run-own) "
+    assert out[-2].endswith("stop them, or wait for quiet: --wait-quiet SECONDS (of check, run, run-own and reproduce) "
                             "waits up to SECONDS")
 
 

@@ -103,7 +103,7 @@ def busy_check(snap: dict) -> Check:
     if why:
         return Check("other processes", "fail", why.replace("at its start", "now") + ": a result measured "
                      "now is flagged \"measured under load\" and left out of comparisons; stop them, or wait "
-                     "for quiet: --wait-quiet SECONDS (of check, run and run-own) waits up to SECONDS")
+                     "for quiet: --wait-quiet SECONDS (of check, run, run-own and reproduce) waits up to SECONDS")
     return Check("other processes", "ok", f"{snap['other_cores']:g} of {snap['cores']} cores used by other processes")
 
 

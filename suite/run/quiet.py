@@ -1,5 +1,5 @@
 """Waiting for the machine to go quiet before measuring: ``--wait-quiet SECONDS`` of ``goodbench
-check``, ``run`` and ``run-own``.
+check``, ``run``, ``run-own`` and ``reproduce`` (before its first re-run).
 
 A result measured while other processes use :data:`~suite.figures.load.UNDER_LOAD_CORES` cores
 or more between them is recorded "measured under load" and left out of comparisons
