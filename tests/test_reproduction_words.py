@@ -114,9 +114,10 @@ def test_an_inconclusive_badge_says_its_re_run_was_measured_under_load(tmp_path)
     for run in loaded["runs"]:
         run["host_load"] = {"start": busy, "end": busy, "gpu_other_processes_end": None}
     row, _, _ = _row(tmp_path, loaded)
-    caveat = columns._inconclusive_caveat(row)
-    assert caveat is not None and caveat.badges == (("reproduction inconclusive: 1 of 1 run, re-run under load",
-                                                     "plain"),)
+    assert row["trust"] in ("signed", "unsigned")  # its one trust badge says it (columns._trust_caveat)
+    caveat = columns._trust_caveat(row)
+    assert caveat is not None and caveat.badges == ((f"{row['trust']}; reproduction inconclusive: 1 of 1 run, "
+                                                     "re-run under load", "plain"),)
     assert "the re-run was measured under load (other processes used 1.88 of 2 cores" in caveat.text
     quiet, _, _ = _row(tmp_path / "q", _reproduction(INCONCLUSIVE, 1.015))
     assert not quiet["inconclusive_loaded"]
