@@ -90,3 +90,13 @@ def group_sigterm_in_the_records_hold_then_its_echo(event: str, **fields) -> Non
 
     driver.close_record = close_then_group_sigterm  # type: ignore[assignment]
     worker.holding = echo_then_hold  # type: ignore[attr-defined]
+
+
+def sighup_to_the_supervisor_alone_at_step_10(event: str, **fields) -> None:
+    """A worker's progress (picklable) that, at step 10, sends SIGHUP to its supervisor alone, as a
+    closed terminal or a dropped ssh session does (the worker, in a group of its own, gets none)."""
+    import os
+    import signal
+
+    if event == "step" and fields.get("step") == 10:
+        os.kill(os.getppid(), signal.SIGHUP)

@@ -204,6 +204,49 @@ def test_a_sigint_to_the_supervisor_alone_reaches_its_worker_at_once(data_dir, t
     assert note.read_text() == "own"
 
 
+def test_a_sighup_to_the_supervisor_stops_its_worker_as_sigterm_does(data_dir, tmp_path):
+    """The terminal closed (SIGHUP to the supervisor alone; its worker, in a group of its own, gets
+    none): the supervisor takes it as SIGTERM and passes SIGTERM on, so the worker stops and writes its
+    partial record, rather than training on, unrecorded, until its next report finds the supervisor
+    gone. The stop is a SIGTERM to what follows (status 143), and says it came as SIGHUP."""
+    import signal as signal_module
+
+    import torch
+    from short_lmchar import ShortLmChar, sighup_to_the_supervisor_alone_at_step_10
+
+    from suite.run.runner import RunOptions
+
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
+                         inject_failures=(1000,))
+    previous = signals.stop_on_sigterm()
+    try:
+        with pytest.raises(signals.Terminated) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
+                                      progress=sighup_to_the_supervisor_alone_at_step_10)
+        assert signals.hangup_received() and signals.sigterm_received()
+        assert signal_module.getsignal(signal_module.SIGHUP) is signal_module.SIG_DFL  # put back
+    finally:
+        signals.restore(previous)
+    record = getattr(stopped.value, "record", None)
+    assert record is not None, "the worker wrote no record"
+    assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM) after "), record
+    assert 10 <= record["steps"] < 40
+
+
+def test_a_sighup_is_left_alone_where_it_is_ignored():
+    """``nohup goodbench run``: SIGHUP ignored stays ignored under the supervisor."""
+    import signal as signal_module
+
+    previous = signals.stop_on_sigterm()
+    before = signal_module.signal(signal_module.SIGHUP, signal_module.SIG_IGN)
+    try:
+        with signals.hangup_as_sigterm():
+            assert signal_module.getsignal(signal_module.SIGHUP) is signal_module.SIG_IGN
+    finally:
+        signal_module.signal(signal_module.SIGHUP, before)
+        signals.restore(previous)
+
+
 def test_a_worker_that_does_not_stop_is_killed_with_its_process_group():
     """The final kill of a worker that leads a process group of its own takes its children too."""
     worker = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"

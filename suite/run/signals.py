@@ -66,6 +66,7 @@ class _Sigterm:
     pending = False
     interrupted = False
     received = False
+    hung_up = False
     first_at: float | None = None
     echo_at: float | None = None
 
@@ -133,6 +134,7 @@ def restore(previous: dict, installed: dict | None = None) -> None:
             signal.signal(signum, handler)
     _Undelivered.interrupt = None
     _Sigterm.armed, _Sigterm.pending, _Sigterm.interrupted, _Sigterm.received = True, False, False, False
+    _Sigterm.hung_up = False
     _Sigterm.first_at = _Sigterm.echo_at = None
 
 
@@ -180,8 +182,39 @@ def stop_if_signalled() -> None:
 
 
 def sigterm_received() -> bool:
-    """True once this process has received SIGTERM."""
+    """True once this process has received SIGTERM (or SIGHUP taken as one: :func:`hangup_as_sigterm`)."""
     return _Sigterm.received
+
+
+def hangup_received() -> bool:
+    """True once SIGHUP has stopped this process as SIGTERM (:func:`hangup_as_sigterm`)."""
+    return _Sigterm.hung_up
+
+
+@contextlib.contextmanager
+def hangup_as_sigterm() -> Iterator[None]:
+    """While the block runs, SIGHUP (the terminal closed, an ssh session dropped) stops this process
+    as SIGTERM does: SIGTERM's handler (:func:`stop_on_sigterm`'s) takes it, so it is a SIGTERM to
+    everything after (status 143, passed on as SIGTERM, recorded as SIGTERM), and
+    :func:`hangup_received` says it came as SIGHUP. Left alone where SIGHUP is ignored (``nohup``)
+    or handled already, or where SIGTERM has no handler here; put back at the block's end."""
+    import signal
+
+    sigterm = signal.getsignal(signal.SIGTERM)
+    if not callable(sigterm) or signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL:
+        yield
+        return
+
+    def on_sighup(signum, frame):
+        _Sigterm.hung_up = True
+        sigterm(signal.SIGTERM, frame)
+
+    signal.signal(signal.SIGHUP, on_sighup)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGHUP) is on_sighup:
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 class Held:

@@ -33,7 +33,7 @@ from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
 from suite.run.runner import Progress, RunOptions, run_dir, run_one
-from suite.run.signals import ORPHANED_STATUS, Terminated, holding
+from suite.run.signals import ORPHANED_STATUS, Terminated, hangup_as_sigterm, holding
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
@@ -97,7 +97,11 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
         times = failure_times(options.failure_rate_per_hour, options.failure_seed)
         offset = times[done - 1] if 0 < done <= len(times) else 0.0
         deadlines = [began + t - offset for t in times[done:]]
+    stops = contextlib.ExitStack()
     try:
+        # the terminal closed (SIGHUP): a stop as SIGTERM is, passed on; the worker, in a group of its own
+        # (_spawn), would not see it and would train on unrecorded
+        stops.enter_context(hangup_as_sigterm())
         while True:
             proc = _spawn(task_path)
             try:
@@ -128,6 +132,7 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
             attempt += 1
             log.event("restart", attempt, {"attempt": attempt})
     finally:
+        stops.close()
         log.close()
     if proc.returncode != 0 or not record_path.exists():
         raise GoodbenchError(f"the training worker of {workload.id} seed {seed} exited with "
