@@ -133,7 +133,7 @@ def _dispatch(argv: list[str] | None) -> int:
         signals = sys.modules.get("suite.run.signals")  # loaded where SIGTERM is turned into this
         terminated = signals is not None and signals.sigterm_received()
         where = f" {exc}" if str(exc) else ""  # where it was, when it says (suite/run/quiet.py)
-        hung_up = terminated and signals.hangup_received()  # the terminal closed: taken as SIGTERM
+        hung_up = signals is not None and signals.hangup_received()  # the terminal closed: taken as SIGTERM
         say(("goodbench: stopped by SIGHUP, as by SIGTERM" if hung_up else "goodbench: stopped by SIGTERM")
             if terminated else f"goodbench: interrupted{where}")
         return 143 if terminated else 130
