@@ -100,3 +100,13 @@ def sighup_to_the_supervisor_alone_at_step_10(event: str, **fields) -> None:
 
     if event == "step" and fields.get("step") == 10:
         os.kill(os.getppid(), signal.SIGHUP)
+
+
+def sigtstp_to_the_supervisor_at_step_10(event: str, **fields) -> None:
+    """A worker's progress (picklable) that, at step 10, sends SIGTSTP to its supervisor alone, as a
+    terminal's Ctrl-Z does (the worker, in a group of its own, gets none)."""
+    import os
+    import signal
+
+    if event == "step" and fields.get("step") == 10:
+        os.kill(os.getppid(), signal.SIGTSTP)

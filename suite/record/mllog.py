@@ -31,6 +31,7 @@ GOODBENCH_KEYS = (
     "checkpoint_load_start", "checkpoint_load_stop",    # a resume from a checkpoint
     "checkpoint_skipped",                               # a torn or corrupt checkpoint passed over
     "failure", "restart", "lost_steps",                 # a killed worker and its restart
+    "paused",                                           # a supervised worker stopped (Ctrl-Z) and continued
     "train_loss",
     "goodbench_max_steps", "goodbench_scale",           # the spec's max_steps and the scale
     "goodbench_start_eval", "goodbench_eval_refused",   # own code: the untrained model's evaluation; a refusal

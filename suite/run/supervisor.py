@@ -32,6 +32,7 @@ from suite.meters.telemetry import SUPERVISOR_PID
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
 from suite.record.results import write_atomic
+from suite.run.job_control import JobControl, paused_s
 from suite.run.runner import Progress, RunOptions, run_dir, run_one
 from suite.run.signals import ORPHANED_STATUS, Terminated, hangup_as_sigterm, holding
 from workloads.base import Workload
@@ -102,8 +103,11 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
         # the terminal closed (SIGHUP): a stop as SIGTERM is, passed on; the worker, in a group of its own
         # (_spawn), would not see it and would train on unrecorded
         stops.enter_context(hangup_as_sigterm())
+        # Ctrl-Z (SIGTSTP) reaches this process alone too: the worker's group is stopped and continued with it
+        job = stops.enter_context(JobControl(directory / "events.log"))
         while True:
             proc = _spawn(task_path)
+            job.worker = proc
             try:
                 outcome = _watch(proc, pending, deadlines)
             except KeyboardInterrupt as exc:
@@ -142,6 +146,9 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
                         "failure_rate_per_hour": options.failure_rate_per_hour,
                         "failure_seed": options.failure_seed if options.failure_rate_per_hour else None,
                         "kills": attempt}
+    paused = paused_s(record.get("event_log") or [])
+    if paused:  # the worker's clock ran on while it was stopped (Ctrl-Z): its timed window holds the pause
+        record["faults"]["paused_s"] = paused
     return record
 
 
