@@ -332,3 +332,28 @@ def test_an_empty_file_is_said_to_be_empty_and_a_held_placeholder_to_be_a_run_st
         assert "a goodbench run still going holds this name" in said.out + said.err
     finally:
         held.release()
+
+
+def test_a_hangup_taken_as_sigterm_is_said_so_with_sigterms_status(monkeypatch, capsys):
+    """SIGHUP under the supervisor (the terminal closed) is a SIGTERM to what follows: status 143, and
+    the last line says it came as SIGHUP."""
+    import os
+    import signal
+    import time
+
+    from suite.commands import validate
+    from suite.run import signals
+
+    def hung_up(args) -> int:
+        with signals.hangup_as_sigterm():
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(30)  # the handler raises here
+        return 0
+
+    monkeypatch.setattr(validate, "run", hung_up)
+    previous = signals.stop_on_sigterm()
+    try:
+        assert main(["validate", str(CORPUS_FILE)]) == 143
+    finally:
+        signals.restore(previous)
+    assert "goodbench: stopped by SIGHUP, as by SIGTERM" in capsys.readouterr().err
