@@ -86,7 +86,6 @@ def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
         raise GoodbenchError(f"{script}: no such script")
     stops = stops or Stops()
     command = torchrun_command(script, args, nproc)
-    stops.watch_group()  # torchrun shares this process's group: a group's SIGTERM reaches it once
     journal = Journal(script, args)  # every rank's stamps kept across a kill, in one journal
     origin, started_at_s = clock(), time.time()
     channels = RankChannels(nproc, origin, journal=journal)

@@ -2,16 +2,13 @@
 launcher exits with the signal's status, 143 or 130) and SIGTERM passed on, so that the child writes
 its runs so far and the launcher waits for it. ``goodbench run-own`` passes SIGTERM on as SIGTERM
 (:mod:`suite.run.own_launch`); ``goodbench run --nproc-per-node`` hands torchrun SIGINT, noted as
-SIGTERM for the workers (:mod:`suite.run.launch`). A SIGTERM sent to the launcher's whole process
-group has reached a child in that group already (torchrun under run-own): it is not sent another
-(:class:`GroupWitness`). Torch-free."""
+SIGTERM for the workers (:mod:`suite.run.launch`). Torch-free."""
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,52 +16,6 @@ from typing import Any
 def send_sigterm(child: subprocess.Popen) -> None:
     """Pass SIGTERM on as SIGTERM (run-own's script, or torchrun, which hands it to every rank)."""
     os.kill(child.pid, signal.SIGTERM)
-
-
-WITNESS_WAIT_S = 1.0
-"""How long a SIGTERM's handler waits for the :class:`GroupWitness` to end of it: a group-wide
-SIGTERM ends it at once (the kernel's default action, no Python run), so it is gone within the
-moment its exit takes; one still there after this is taken as not reached (the SIGTERM is passed on,
-as without a witness)."""
-
-# the witness: Ctrl-C ignored, SIGTERM's default kept; it ends itself within a second of its launcher's end
-_WITNESS = ("import os, signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-            "while os.getppid() == int(sys.argv[1]):\n    time.sleep(1.0)\n")
-
-
-class GroupWitness:
-    """A process in the launcher's process group that SIGTERM ends (its default action; Ctrl-C it
-    ignores). Where a SIGTERM that reached the launcher ended it too, the SIGTERM was sent to the
-    whole group (``kill -TERM -PGID``, ``timeout``, a shell's ``kill %1``), and so reached the
-    launcher's child as well where the child shares the group (torchrun under ``run-own
-    --nproc-per-node``): the launcher does not send it another. Where it did not, the SIGTERM was
-    the launcher's alone (``kill PID``, ``docker stop``) and is passed on. A signal handler cannot
-    tell one from the other: Linux gives the same ``si_code`` to both."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", _WITNESS, str(os.getpid())], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def reached(self, wait_s: float = WITNESS_WAIT_S) -> bool:
-        """True where a SIGTERM ended the witness (waiting at most ``wait_s`` for it to end)."""
-        try:
-            return self.proc.wait(timeout=wait_s) == -signal.SIGTERM
-        except subprocess.TimeoutExpired:
-            return False
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-        self.proc.wait()
-
-
-def shares_group(child: subprocess.Popen) -> bool:
-    """True where ``child`` is in this process's process group (a group-wide signal reaches both)."""
-    try:
-        return os.getpgid(child.pid) == os.getpgrp()
-    except OSError:
-        return False
 
 
 class Stops:
@@ -80,8 +31,6 @@ class Stops:
         self.pass_on = pass_on
         self._open = False  # the handlers are the launcher's only while open
         self._previous_int: Any = None
-        self.witness: GroupWitness | None = None
-        self.group_wide = False  # a SIGTERM to the whole group reached the child too: none sent
 
     def __enter__(self) -> Stops:
         self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
@@ -90,9 +39,6 @@ class Stops:
 
     def __exit__(self, *exc: object) -> None:
         signal.signal(signal.SIGTERM, self._previous)
-        if self.witness is not None:
-            self.witness.close()
-            self.witness = None
         if self._previous_int is not None:
             signal.signal(signal.SIGINT, self._previous_int)
         self._open, self._previous_int = False, None
@@ -104,24 +50,8 @@ class Stops:
         if self._open and self._previous_int is None:
             self._previous_int = signal.signal(signal.SIGINT, lambda signum, frame: self.interrupted())
 
-    def watch_group(self) -> None:
-        """Before a child that shares the launcher's process group starts: a SIGTERM sent to the
-        whole group, which reaches the child too, is not passed on again (:class:`GroupWitness`).
-        torchrun takes a second SIGTERM in its shutdown as a new one and ends there, before its
-        ranks have stopped and written their runs."""
-        if self._open and self.witness is None:
-            self.witness = GroupWitness()
-
     def _on_sigterm(self, signum, frame) -> None:
         self.received.append(signal.SIGTERM)
-        child, witness = self.child, self.witness
-        if child is not None and witness is not None and shares_group(child):
-            self.witness = None  # one delivery told apart: a later SIGTERM is passed on
-            reached = witness.reached()
-            witness.close()
-            if reached:
-                self.group_wide = True
-                return
         self.forward()
 
     def started(self, child: subprocess.Popen) -> None:
