@@ -1,8 +1,9 @@
 """A torchrun job under ``goodbench run-own`` killed from outside with its launcher (docs/own-code.md,
 "The second clock across a kill"): SIGKILL to every process at once (a job scheduler's preemption, a
-lost node) or to the launcher's process group alone (``kill -9 -PGID``: torchrun gives each worker
-a session of its own, so the ranks are not in it, and end themselves as soon as their channel has
-no reader, :class:`suite.api.edges.ReaderWatch`). Either way no process of the job is left running, the journal keeps
+lost node) or to the launcher's process group alone (``kill -9 -PGID``: it holds the launcher
+alone; torchrun leads a group of its own, which the kernel kills as the launcher dies, and gives
+each worker a session of its own, so the ranks end themselves as soon as their channel has no
+reader, :class:`suite.api.edges.ReaderWatch`). Either way no process of the job is left running, the journal keeps
 every line written before the kill (a line torn by it is skipped), nothing left behind blocks the
 same command run again, and the successor joins every rank's segments: the file is stamped whole on
 both ranks, valid and ranked. The ranks of tests/own_resume_job.py pause after step 25 of seed 2,
@@ -96,7 +97,7 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
     said = folder / "first.out"
     with open(said, "w") as out:
         launcher = subprocess.Popen(_command(), cwd=folder, env=_env(), stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)  # a group of its own: the launcher and torchrun
+                                    start_new_session=True)  # a group of its own: the launcher's
     tree: dict[int, int] = {}
     try:
         deadline = time.monotonic() + 240
@@ -109,6 +110,7 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         ranks = {int((folder / f"own.json.paused-{r}").read_text()) for r in range(RANKS)}
         assert ranks <= tree.keys() and len(tree) >= RANKS + 2  # run-own, torchrun and the ranks
         assert {tree[pid] for pid in ranks}.isdisjoint({launcher.pid})  # torchrun's workers: groups of their own
+        assert [pid for pid, group in tree.items() if group == launcher.pid] == [launcher.pid]  # torchrun's too
         fifos = _edge_folder(min(ranks))
         # the ranks' groups before the launcher's: killed the other way round, a rank on a loaded machine
         # could find its launcher gone (and say so) in the moment before its own SIGKILL came

@@ -19,7 +19,7 @@ import pytest
 
 from suite.run import launch, own_stall
 from suite.run.edge_reader import RunEdges
-from suite.run.stops import Stops
+from suite.run.stops import Stops, ending_with
 from suite.validate import check_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -126,13 +126,13 @@ def test_a_script_whose_launcher_is_killed_ends_keeping_no_unstamped_file(tmp_pa
 
 
 def test_torchrun_started_by_goodbench_run_ends_with_its_launcher(tmp_path):
-    """The ``preexec_fn`` goodbench run gives torchrun: its launcher killed with SIGKILL, the kernel
-    sends it SIGTERM (``PR_SET_PDEATHSIG``), which stops its ranks; it trained on, orphaned."""
+    """The ``preexec_fn`` goodbench run and run-own give torchrun: its launcher killed with SIGKILL, the
+    kernel sends it SIGTERM (``PR_SET_PDEATHSIG``), which stops its ranks; it trained on, orphaned."""
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG is Linux's")
     starter = ("import os, subprocess, sys, time\n"
-               "from suite.run import launch\n"
-               "child = subprocess.Popen(['sleep', '60'], preexec_fn=launch.ending_with(os.getpid()))\n"
+               "from suite.run import stops\n"
+               "child = subprocess.Popen(['sleep', '60'], preexec_fn=stops.ending_with(os.getpid()))\n"
                "print(child.pid, flush=True)\n"
                "time.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "-c", starter], env=_env(), stdout=subprocess.PIPE, text=True)
@@ -141,7 +141,7 @@ def test_torchrun_started_by_goodbench_run_ends_with_its_launcher(tmp_path):
     proc.kill()
     proc.wait()
     assert _gone(child, 10), "the child outlived its launcher"
-    assert launch.ending_with(os.getpid()) is not None
+    assert ending_with(os.getpid()) is not None
 
 
 def test_the_single_process_watch_ends_a_script_whose_launcher_is_gone():

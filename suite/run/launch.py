@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from suite.run import child_python
+from suite.run.stops import Stops, start_own_group
 
 # The variables torchrun sets for every worker (torch.distributed.run documentation).
 TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK")
@@ -30,7 +31,6 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     import tempfile
 
     from suite.run.signals import STOP_NOTE_ENV
-    from suite.run.stops import Stops
 
     cmd = torchrun_command(worker_argv(argv, out), nproc_per_node, nnodes, node_rank,
                            rdzv_endpoint, max_restarts=max_restarts)
@@ -39,14 +39,16 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     os.close(handle)
     env = {**launch_env(child_python.environment()), STOP_NOTE_ENV: note}  # its ranks: -P too
     try:
-        proc = subprocess.Popen(cmd, env=env, preexec_fn=ending_with(os.getpid()))
+        # torchrun in a process group of its own: a stop sent to the launcher's whole group reaches it once,
+        # passed on by Stops; it ends with the launcher (a SIGKILL of it: the kernel's SIGTERM)
+        proc = start_own_group(cmd, env=env)
     except BaseException:
         os.unlink(note)
         raise
     try:
         with Stops(pass_on=lambda child: stop_workers(child, note)) as stops:
             stops.started(proc)
-            while True:  # Ctrl-C reaches the workers too: wait until rank 0 has written what it has
+            while True:  # Ctrl-C passed on to torchrun: wait until rank 0 has written what it has
                 try:
                     status = proc.wait()
                     return stops.status if stops.status is not None else status
@@ -66,32 +68,6 @@ def stop_workers(torchrun: subprocess.Popen, note: str) -> None:
     with contextlib.suppress(OSError), open(note, "w", encoding="ascii") as f:
         f.write("SIGTERM")
     torchrun.send_signal(signal.SIGINT)
-
-
-def ending_with(launcher: int):
-    """A ``preexec_fn`` that has the kernel send torchrun SIGTERM when its launcher dies (Linux's
-    ``PR_SET_PDEATHSIG``; nothing elsewhere): torchrun then stops its ranks, which write the runs so
-    far, as after a SIGTERM of the launcher. A launcher killed with SIGKILL left torchrun and its
-    ranks training on, orphaned, and rank 0 wrote the file long after the user thought the run
-    killed. Where the launcher died before the child could ask, the child sends itself the signal."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: nothing is imported after the fork
-    except (OSError, AttributeError):
-        return None
-
-    def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != launcher:
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return preexec
-
-
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,

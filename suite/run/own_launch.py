@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ from suite.run.clock_journal import Journal
 from suite.run.clock_record import record
 from suite.run.edge_reader import EdgeReader, clock
 from suite.run.rank_channels import RankChannels
-from suite.run.stops import Stops
+from suite.run.stops import Stops, start_own_group
 
 
 def launch(script: str, args: list[str], grace_s: float = 2.0,
@@ -90,14 +91,19 @@ def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
     origin, started_at_s = clock(), time.time()
     channels = RankChannels(nproc, origin, journal=journal)
     try:
-        child = subprocess.Popen(command, env={**os.environ, **(extra_env or {}), **channels.environment()})
+        # torchrun in a process group of its own: a stop sent to the launcher's whole group reaches it once,
+        # passed on by Stops (Ctrl-C as SIGINT). Killed with this process: no file can be sealed then, and its
+        # ranks end at once as their channels lose their reader (suite.api.edges); SIGTERM, sent again as each
+        # thread of this process ends, would come twice and end torchrun's shutdown midway
+        child = start_own_group(command, death_signal=signal.SIGKILL,
+                                env={**os.environ, **(extra_env or {}), **channels.environment()})
     except BaseException:
         channels.finish(0.0)
         channels.close()
         raise
     stops.started(child)
     journal.started(child.pid, started_at_s, origin)  # before any rank can name the journal: torchrun starts them
-    status = _wait(child, stops, channels.readers, origin, say)  # torchrun hands Ctrl-C to the ranks
+    status = _wait(child, stops, channels.readers, origin, say)  # torchrun hands the stops to the ranks
     stops.hold_interrupts()
     channels.finish(grace_s)
     channels.close()
@@ -108,7 +114,8 @@ def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
 def _wait(child: subprocess.Popen, stops: Stops, readers: Sequence[EdgeReader], origin: float,
           say: Callable[[str], None] | None, poll_s: float = 5.0) -> int:
     """Wait for the script's process and return its exit status; a Ctrl-C (which reached the script
-    too: it writes its file) is noted in ``stops`` and the wait goes on. Every ``poll_s`` a script
+    too, or is passed on to torchrun in its own group: it writes its file) is noted in ``stops`` and
+    the wait goes on. Every ``poll_s`` a script
     silent for long is said through ``say`` (:class:`suite.run.own_stall.StallWatch`)."""
     from suite.run.own_stall import StallWatch
 
