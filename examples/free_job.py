@@ -40,7 +40,6 @@ def train(run: goodbench.Run) -> None:
 
     x, y = batch()
     run.count_flops(lambda: F.mse_loss(model(x), y).backward())  # one forward and backward, counted
-    optimizer.zero_grad(set_to_none=True)
     for _ in range(run.bench.max_steps):
         with run.data_wait():  # the batch's making, timed apart (data-stall badput)
             x, y = batch()

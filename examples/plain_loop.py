@@ -72,7 +72,6 @@ def train(run: goodbench.Run, batch: int, context: int, save_every: int = 50) ->
 
     x, y = get_batch()
     run.count_flops(lambda: loss_of(x, y).backward())  # one forward and backward, counted (summed over ranks)
-    optimizer.zero_grad(set_to_none=True)
     keeps_checkpoints = run.bench.checkpoint_dir is not None
     saved = run.restore() if keeps_checkpoints else None  # a killed run's newest checkpoint
     if saved is not None:

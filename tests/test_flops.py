@@ -149,3 +149,29 @@ def test_gpt_parameter_count_matches_the_built_model():
     for bias in (False, True):
         cfg = GPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=2, n_embd=32, bias=bias)
         assert param_count(cfg) == non_embedding_params(GPT(cfg))
+
+
+def _step_grads(count_first: bool, zeroed_before: bool) -> list[torch.Tensor]:
+    """The gradients of one training step of a small model (the docs' loop: no zero_grad after
+    counting), after ``count_flops`` on another batch where ``count_first``; the step's
+    optimizer already holds gradients of an earlier batch where ``zeroed_before`` is false."""
+    from suite.api.flops import count_flops
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 1))
+    x, y, other = torch.randn(4, 8), torch.randn(4, 1), torch.randn(4, 8)
+    if not zeroed_before:
+        F.mse_loss(model(other), y).backward()
+    if count_first:
+        assert count_flops(lambda: F.mse_loss(model(other * 2), y).backward()) > 0
+    F.mse_loss(model(x), y).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("zeroed_before", [True, False])
+def test_count_flops_leaves_the_gradients_as_they_were(zeroed_before):
+    """docs/own-code.md counts a step with ``run.count_flops(lambda: loss.backward())`` and no
+    ``zero_grad`` after: the first step then trains on its own gradients, not on the counted
+    backward's added to them (nor are gradients held before it lost)."""
+    counted, plain = _step_grads(True, zeroed_before), _step_grads(False, zeroed_before)
+    assert all(torch.equal(a, b) for a, b in zip(counted, plain, strict=True))
