@@ -71,9 +71,63 @@ def test_a_process_name_is_kept_as_printable_ascii_of_at_most_15_characters():
     assert host_load._printable("") == "?"
 
 
+def test_a_watch_adds_up_what_other_processes_used_over_the_run_between_its_readings(tmp_path):
+    """Walk 5: a run four times slower than minutes later recorded no load in its start and end
+    snapshots. A :class:`host_load.Watch` counts each process's CPU between readings: one busy
+    throughout, one begun between two readings (all of its time), a pid reused by another program
+    (the new one's time only); never this run's own group, nor a process that ended."""
+    own = os.getpgrp()
+    readings = [  # pid: (name, group, CPU ticks) at each reading
+        {201: ("stress", own + 1, 0), 202: ("cc1", own + 1, 5 * TICK), 203: ("our-rank", own, 0)},
+        {201: ("stress", own + 1, 2 * TICK), 204: ("make", own + 2, TICK), 203: ("our-rank", own, 4 * TICK)},
+        {201: ("stress", own + 1, 3 * TICK), 202: ("python", own + 1, TICK // 2), 203: ("our-rank", own, 8 * TICK)},
+    ]
+    clock = iter([0.0, 2.0, 4.0])
+
+    def write(reading):
+        for old in tmp_path.iterdir():
+            (old / "stat").unlink()
+            old.rmdir()
+        for pid, (name, group, ticks) in reading.items():
+            (tmp_path / str(pid)).mkdir()
+            (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks))
+
+    write(readings[0])
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    write(readings[1])
+    watch.read()
+    write(readings[2])
+    during = watch.stop()
+    assert watch.stop() is during  # stopped once: the record stays
+    # stress 3 s, make 1 s (new), the reused pid's python 0.5 s; cc1's 5 s before the watch and our rank: none
+    assert during == {"cores": os.cpu_count() or 1, "other_cores": round(4.5 / 4, 2), "seconds": 4.0,
+                      "busy": [{"name": "stress", "cores": 0.75}, {"name": "make", "cores": 0.25},
+                               {"name": "python", "cores": 0.12}]}
+    # the run is flagged on it, though quiet at its start and end
+    assert load.under_load({"start": _quiet(0.0), "end": _quiet(0.0), "during": during}) == \
+        f"other processes used 1.12 of {during['cores']} cores on average over it (stress, make, python)"
+    assert load.under_load({"start": _quiet(0.0), "end": _quiet(0.0), "during": None}) is None
+
+
+def test_a_watch_reads_in_its_thread_what_a_short_process_used_between_its_start_and_stop():
+    """On this machine's /proc: a process that begins and ends while the watch runs, seen by
+    neither its first reading nor its last, is counted by the readings in between."""
+    import subprocess
+    import sys
+    import time
+
+    watch = host_load.Watch(interval_s=0.05).start()
+    busy = "import time\nwhile time.process_time() < 0.4: pass"  # its own group: another process
+    subprocess.run([sys.executable, "-c", busy], check=True, start_new_session=True)
+    time.sleep(0.1)
+    during = watch.stop()
+    assert during is not None and during["other_cores"] * during["seconds"] >= 0.25  # 0.4 s, less what a reading missed
+
+
 def test_without_proc_the_processes_are_not_measured(tmp_path):
     snap = host_load.snapshot(sample_s=0, proc=tmp_path / "absent")
     assert snap["other_cores"] is None and snap["busy"] is None
+    assert host_load.Watch(proc=tmp_path / "absent").start().stop() is None
     assert load.under_load({"start": snap, "end": snap}) is None
 
 
@@ -177,9 +231,10 @@ def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_no
     busy = {"cores": 2, "other_cores": 1.5, "busy": [{"name": "make"}]}
     monkeypatch.setattr(host_load, "snapshot", lambda: busy)
     progress.warn_if_busy()
-    assert capsys.readouterr().err == ("warning: other processes used 1.5 of 2 cores now (make): this run's results "
-                                       "will be flagged \"measured under load\" and left out of comparisons "
-                                       "(goodbench check says so before a run)\n")
+    assert capsys.readouterr().err == ("warning: other processes used 1.5 of 2 cores now (make): this run is flagged "
+                                       "\"measured under load\" and left out of comparisons if they use half a core or "
+                                       "more at its start or its end, or on average over it (goodbench check says so "
+                                       "before a run)\n")
     monkeypatch.setattr(host_load, "snapshot", lambda: {**busy, "other_cores": 0.1})
     progress.warn_if_busy()
     assert capsys.readouterr().err == ""

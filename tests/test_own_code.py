@@ -102,6 +102,8 @@ def test_a_measured_free_job_writes_a_valid_file_of_the_own_division(measured):
     assert (window["first_step"], window["last_step"]) == (6, 30)
     assert run["goodput"]["badput_s"]["data_wait"] > 0  # the data waits were timed apart
     assert run["metrics"]["share_of_ceiling"] > 0
+    watched = run["host_load"]["during"]  # the other processes over the whole run, beside its start and end
+    assert watched["seconds"] > 0 and watched["cores"] == run["host_load"]["start"]["cores"]
 
 
 def test_the_library_says_its_progress_and_takes_a_peak(tmp_path, capsys):

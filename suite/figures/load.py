@@ -11,18 +11,24 @@ NAMED = 5  # busy processes named, as many as a snapshot keeps (suite/meters/hos
 NAME_CHARS = 40  # of a process's name as shown; a snapshot keeps its short command name (15)
 
 
+WHEN = {"start": "at its start", "during": "on average over it", "end": "at its end"}
+"""A run's host-load records (``host_load``'s keys), in words: a snapshot at its start and end, and
+what the processes used over the whole run (``during``, :class:`suite.meters.host_load.Watch`;
+files written before it have none)."""
+
+
 def under_load(host_load: dict | None) -> str | None:
     """Why a run's ``host_load`` says it was measured under load (other processes using at least
-    :data:`UNDER_LOAD_CORES` cores, at its start or its end), or None: not under load, or not
-    recorded (files written before it was)."""
+    :data:`UNDER_LOAD_CORES` cores at its start, on average over it, or at its end), or None: not
+    under load, or not recorded (files written before it was)."""
     if not isinstance(host_load, dict):
         return None
     reasons = []
-    for when in ("start", "end"):
-        snap = host_load.get(when) or {}
+    for when, words in WHEN.items():
+        snap = found if isinstance(found := host_load.get(when), dict) else {}
         other = snap.get("other_cores")
-        if other is not None and other >= UNDER_LOAD_CORES:
-            reasons.append(f"other processes used {other_load(snap, when=f'at its {when}')}")
+        if isinstance(other, (int, float)) and other >= UNDER_LOAD_CORES:
+            reasons.append(f"other processes used {other_load(snap, when=words)}")
     return "; ".join(reasons) or None
 
 

@@ -1,10 +1,13 @@
-"""What else the host was doing when a run started and ended: load average and busy processes.
+"""What else the host was doing when a run started, while it ran and when it ended: load average
+and busy processes.
 
 A run on a busy machine is slower for reasons that are not the system's: the same dlrm-small
 step measured 924 ms and 59 s side by side on one loaded 2-core host. Each run records a
-:func:`snapshot` before its initialization and after its clock stops, so a result measured
-under load can be told apart (:func:`suite.figures.load.under_load`) on the site and in ``compare``. The figures
-are self-reported: nothing in a results file can check them.
+:func:`snapshot` before its initialization and after its clock stops, and what a :class:`Watch`
+counted over the run between them (a snapshot's quarter second missed load that came and went:
+a run four times slower than minutes later recorded none at its start or end), so a result
+measured under load can be told apart (:func:`suite.figures.load.under_load`) on the site and in
+``compare``. The figures are self-reported: nothing in a results file can check them.
 
 Busy processes are read from Linux's ``/proc`` (CPU time of every process over a short window);
 elsewhere they are not measured (None). Only a process's short command name is kept (no
@@ -13,6 +16,7 @@ arguments, no paths), and this process's own group (its torchrun ranks, its laun
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +25,8 @@ from typing import Any
 SAMPLE_S = 0.25  # the window busy processes are measured over
 BUSY_SHARE = 0.10  # a process using at least this share of one core is listed
 LISTED = 5  # the busiest processes kept, by CPU use
+
+WATCH_S = 5.0  # between two of a Watch's readings (each reads /proc once: milliseconds)
 
 PROC = Path("/proc")
 
@@ -52,6 +58,70 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
         busy = [{"name": after[pid][0], "cores": round(share, 2), **({"pid": pid} if pids else {})}
                 for pid, share in top if share >= BUSY_SHARE]
     return {"load_1m": load_1m, "cores": os.cpu_count() or 1, "other_cores": other, "busy": busy}
+
+
+class Watch:
+    """The CPU the processes outside this process's group used over a whole run, on average
+    (:meth:`start` to :meth:`stop`): read from ``/proc`` at the start, every ``interval_s`` in a
+    daemon thread, and at the stop; each process's CPU time between two readings is added up
+    (a process new since the last reading with all of its own). Only a process that began and
+    ended between two readings is missed. ``clock``: for tests, as ``proc``."""
+
+    def __init__(self, interval_s: float = WATCH_S, proc: Path = PROC, *,
+                 clock: Callable[[], float] = time.monotonic):
+        self.interval_s, self.proc, self.clock = interval_s, proc, clock
+        self.used: dict[tuple[int, str], float] = {}  # (pid, name): CPU seconds counted
+        self._last: dict[int, tuple[str, float]] | None = None
+        self._t0 = self._t1 = 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._result: dict[str, Any] | None = None
+
+    def start(self) -> Watch:
+        self._t0 = self.clock()
+        self._last = _cpu_seconds(self.proc)
+        if self._last is not None and self.interval_s > 0:
+            self._thread = threading.Thread(target=self._loop, name="goodbench-host-load", daemon=True)
+            self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.read()
+
+    def read(self) -> None:
+        """Read ``/proc`` once and add what each process used since the last reading."""
+        with self._lock:
+            if self._last is None:
+                return
+            now = _cpu_seconds(self.proc) or {}
+            for pid, (name, seconds) in now.items():
+                earlier = self._last.get(pid)
+                since = seconds - earlier[1] if earlier is not None and earlier[0] == name else seconds
+                if since > 0:
+                    self.used[pid, name] = self.used.get((pid, name), 0.0) + since
+            self._last, self._t1 = now, self.clock()
+
+    def stop(self) -> dict[str, Any] | None:
+        """Stop watching (a second call gives the same): the run's ``during`` record — ``cores``,
+        ``other_cores`` (the other processes' CPU over the watch, in cores on average),
+        ``busy`` (the busiest of them, as a :func:`snapshot` lists them) and ``seconds`` watched —
+        or None where ``/proc`` could not be read."""
+        if self._result is not None or self._last is None:
+            return self._result
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.read()
+        seconds = max(self._t1 - self._t0, 1e-3)
+        by_name = sorted(self.used.items(), key=lambda item: -item[1])[:LISTED]
+        self._result = {"cores": os.cpu_count() or 1,
+                        "other_cores": round(sum(self.used.values()) / seconds, 2),
+                        "busy": [{"name": name, "cores": round(used / seconds, 2)}
+                                 for (_, name), used in by_name if used / seconds >= BUSY_SHARE],
+                        "seconds": round(seconds, 1)}
+        return self._result
 
 
 def _cpu_seconds(proc: Path) -> dict[int, tuple[str, float]] | None:

@@ -149,7 +149,7 @@ class Run(TypedDict, total=False):
     steps: int
     step_times_s: list[float]
     telemetry: dict[str, Any]
-    host_load: dict[str, Any]  # self-reported: the host's load at start and end (suite/meters/host_load.py)
+    host_load: dict[str, Any]  # self-reported: the host's load at start and end, and over the run (suite/meters/host_load.py)
     event_log: list[str]
     distributed: dict[str, Any] | None
     goodput: Goodput | None

@@ -99,12 +99,13 @@ def close_record(record: dict[str, Any], workload: Any, scale: str, options: Run
                  load_at_start: dict[str, Any], sections: dict[str, Any] | None = None, alone: bool = False) -> bool:
     """End a run's record: the precision ``flags`` it trained with, its clock stopped and its figures
     filled (:func:`suite.run.record.finish`; ``alone``: apart from its peers), ``sections`` (the
-    library's pinned evaluation), the machine's load at its start and end. Returns whether it
-    ended alone."""
+    library's pinned evaluation), the machine's load at its start and end and the other processes'
+    over the run (rank 0's watch). Returns whether it ended alone."""
     record["precision_flags"] = flags
     alone = finish(record, workload, scale, options, precision, state, log, instruments, alone=alone)
     record.update(sections or {})
     record["host_load"] = {"start": load_at_start, "end": host_load.snapshot(),
+                           "during": instruments.load_during(),
                            "gpu_other_processes_end": instruments.other_gpu_processes()}
     return alone
 

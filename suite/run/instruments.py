@@ -1,4 +1,5 @@
-"""The meters attached to one run: energy source, telemetry sampler and start-of-run settings.
+"""The meters attached to one run: energy source, telemetry sampler, start-of-run settings and
+the watch on the host's other processes.
 
 The runner opens them before ``run_start``, starts them, reads energy at the window edges,
 and at the end asks for the run's telemetry section and power figures.
@@ -11,7 +12,7 @@ from typing import Any
 
 import torch
 
-from suite.meters import energy, nvml, telemetry
+from suite.meters import energy, host_load, nvml, telemetry
 from suite.record import results
 from suite.run import system
 from workloads.parallel import Parallel
@@ -25,12 +26,15 @@ class Instruments:
     telemetry_status: str = "ok"
     gpu: nvml.Gpu | None = None
     device: torch.device | None = None
+    load: host_load.Watch | None = None  # rank 0's: its record is the one written
 
     def start(self) -> None:
         if self.device is not None and self.device.type == "cuda":  # the peak from here: the run's own
             torch.cuda.reset_peak_memory_stats(self.device)
         if self.sampler is not None:
             self.sampler.start()
+        if self.load is not None:
+            self.load.start()
 
     def peak_memory(self) -> dict[str, Any]:
         """The run's peak device memory since :meth:`start` (the model's build included), in GiB,
@@ -47,6 +51,12 @@ class Instruments:
     def stop(self) -> None:
         if self.sampler is not None:
             self.sampler.stop()
+        self.load_during()
+
+    def load_during(self) -> dict[str, Any] | None:
+        """The other processes' load over the run (:meth:`suite.meters.host_load.Watch.stop`; the
+        watch stopped by the first call), or None where it was not watched."""
+        return self.load.stop() if self.load is not None else None
 
     def other_gpu_processes(self) -> int | None:
         """How many compute processes on the GPU are not this run's now (the start's count is
@@ -91,6 +101,8 @@ def open_run_instruments(device: torch.device, parallel: Parallel, resumed: bool
     count this run alone: CPU ranks sharing a package, or a run ``resumed`` in a new process with
     a meter that counts from each process's start."""
     instruments = open_instruments(device)
+    if parallel.is_main:
+        instruments.load = host_load.Watch()
     if parallel.distributed and device.type != "cuda":
         instruments.energy = energy.NotMeasured(
             "CPU ranks share a package: RAPL cannot split its energy among them")

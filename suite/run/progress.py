@@ -80,16 +80,18 @@ def _count(n: int) -> str:
     return str(n)
 
 
-RUN_UNDER_LOAD = ("this run's results will be flagged \"measured under load\" and left out of comparisons "
-                  "(goodbench check says so before a run)")
+RUN_UNDER_LOAD = ("this run is flagged \"measured under load\" and left out of comparisons if they use half a core "
+                  "or more at its start or its end, or on average over it (goodbench check says so before a run)")
+"""What a run's records are checked for (:func:`suite.figures.load.under_load`): said as the test it is,
+not as a certainty (a load gone by the run's start once read "will be flagged", and was not)."""
 REPRODUCTION_UNDER_LOAD = ("a throughput measured again now may read slower than recorded for that alone, and be "
                            "called \"differs\" (goodbench check says so before a reproduction)")
 
 
 def warn_if_busy(consequence: str = RUN_UNDER_LOAD) -> None:
-    """Say at a run's start when other processes use the machine (``goodbench check``'s test):
-    what is measured now is recorded "measured under load" and left out of comparisons
-    (``consequence``: what the load does to what this command measures)."""
+    """Say at a run's start when other processes use the machine (``goodbench check``'s test), and
+    ``consequence``: what the load does to what this command measures (a run's: the test its own
+    records are held to, :data:`RUN_UNDER_LOAD`)."""
     from suite.figures import load
     from suite.meters import host_load
 

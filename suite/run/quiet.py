@@ -13,7 +13,7 @@ It waits once, before anything is measured: before ``check``'s checks, before ``
 workload (and its matmul ceiling) or, with ``--nproc-per-node``, before torchrun starts the
 workers (on one node: ``run`` refuses it with ``--nnodes`` above 1, see :data:`ON_SEVERAL_NODES`),
 and before ``run-own`` starts the script. Never inside a timed window, and not between
-workloads: each run records the load at its own start and end (``host_load``), so a run that a
+workloads: each run records the load at its own start and end and over it (``host_load``), so a run that a
 later load reached is flagged like any other. It records nothing: a wait that ran out leaves the
 runs to be flagged by their own snapshots.
 """
