@@ -31,6 +31,43 @@ def test_one_line_errors_leaves_a_bug_a_traceback():
         one_line_errors(bug)
 
 
+@pytest.mark.slow  # two scripts, each importing torch
+def test_a_refused_benchmark_argument_is_one_line_without_the_wrapper(tmp_path):
+    """Walk 5: a script not wrapped in one_line_errors printed a traceback for a refused argument
+    (full scale with seeds=1), though the docs promise one line. Building a Benchmark chains a hook
+    that shortens goodbench's refusals only: a bug after it keeps its traceback."""
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nimport goodbench\n"
+                      "if sys.argv[1] == 'bug':\n"
+                      "    goodbench.Benchmark('x', samples_per_step=4, max_steps=10, sign=False)\n"
+                      "    raise ZeroDivisionError('a bug of the script')\n"
+                      "goodbench.Benchmark('x', samples_per_step=4, max_steps=10, against='lm-char', scale='full',\n"
+                      "                    seeds=1, sign=False)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    refused = subprocess.run([sys.executable, str(script), "refused"], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=300)
+    assert refused.returncode == 1 and refused.stderr.startswith("error: ") and "Traceback" not in refused.stderr
+    assert refused.stderr.count("\n") == 1 and "seeds=5" in refused.stderr
+    bug = subprocess.run([sys.executable, str(script), "bug"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert bug.returncode == 1 and "Traceback" in bug.stderr and "ZeroDivisionError: a bug of the script" in bug.stderr
+
+
+def test_the_one_line_hook_shortens_only_goodbenchs_refusals_and_chains_to_the_hook_before(monkeypatch, capsys):
+    from suite.api import script
+
+    handed = []
+    monkeypatch.setattr(sys, "excepthook", lambda *args: handed.append(args))
+    script.refusals_in_one_line()
+    script.refusals_in_one_line()  # once: not chained to itself
+    hook = sys.excepthook
+    refusal, bug = GoodbenchError("seeds must be 5"), ZeroDivisionError("bug")
+    hook(GoodbenchError, refusal, None)
+    assert capsys.readouterr().err == "error: seeds must be 5\n" and handed == []
+    hook(ZeroDivisionError, bug, None)
+    assert handed == [(ZeroDivisionError, bug, None)] and capsys.readouterr().err == ""
+
+
 def test_the_plain_loop_without_its_dataset_says_so_in_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "GOODBENCH_DATA_DIR"}
     env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), GOODBENCH_OFFLINE="1",

@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from suite.api import arguments
+from suite.api import arguments, script
 from suite.api.edges import EdgePipe, forget_orphaned, on_orphaned
 from suite.api.run import FLOPS_AGREE, Run
 from suite.figures import derive
@@ -103,6 +103,7 @@ class Benchmark:
                  system_name: str | None = None, sign: bool = True, data_dir: str | None = None,
                  checkpoint_dir: str | Path | None = None, progress: Callable[..., None] | None = None,
                  peak_tflops: float | None = None):
+        script.refusals_in_one_line()  # a refused argument below, or any later refusal: one line, not a traceback
         arguments.name("name", name)
         arguments.name("trains", trains, required=False, description=True)  # shown under the name on every row
         system_name = arguments.system_name(system_name)  # or goodbench run-own --system-name's
