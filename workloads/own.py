@@ -136,6 +136,32 @@ def implementation_trains(doc: Any) -> str | None:
     return _declared(doc, "trains")
 
 
+COMMIT_FIRST = "commit and run again to be reproducible"
+"""What a submitter whose code had uncommitted changes does (docs/own-code.md, "Commit before you run")."""
+
+
+def uncommitted(code: Any) -> str | None:
+    """Why own code whose identity is ``code`` (``settings.implementation.code``) cannot be
+    reproduced: its work tree had uncommitted changes (``git_dirty``), so no commit a reviewer
+    can check out holds what ran; None where it was committed, or is in no git work tree."""
+    if not isinstance(code, dict) or code.get("git_dirty") is not True:
+        return None
+    commit = code.get("git_commit")
+    at = f"git commit {commit[:12]}" if isinstance(commit, str) and commit.isalnum() else "its git commit"
+    return f"uncommitted changes in the code (at {at}): no commit a reviewer checks out holds what ran"
+
+
+def unreproducible_line(doc: Any) -> str | None:
+    """One line for a results document of own code that cannot be reproduced (:func:`uncommitted`),
+    as ``goodbench submit``, ``run-own`` and ``show`` end with it; None for any other."""
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    if not isinstance(settings, dict) or division(doc) != DIVISION:
+        return None
+    section = settings.get("implementation")
+    why = uncommitted(section.get("code") if isinstance(section, dict) else None)
+    return f"not reproducible: {why}; {COMMIT_FIRST}" if why else None
+
+
 def _declared(doc: Any, key: str) -> str | None:
     """The text ``settings.implementation[key]`` of a document of the own division; None: none."""
     settings = doc.get("settings") if isinstance(doc, dict) else None

@@ -238,6 +238,7 @@ class Benchmark:
         :attr:`out` is reserved."""
         if self.parallel.is_main:
             warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of comparisons
+            self._warn_if_uncommitted()
         self._key = signing.load_key() if self.sign else None
         run_key = signing.public_bytes(self._key) if self._key is not None else None
         acc = system.accelerator(self.device)
@@ -428,6 +429,14 @@ class Benchmark:
                 distributed.shutdown(wait=whole)
             self._restore_signals()
 
+    def _warn_if_uncommitted(self) -> None:
+        """Say at the session's start, and loudly, that the code has uncommitted changes: nothing it
+        measures can be reproduced (a submitter once learned it from the reviewer)."""
+        why = own.uncommitted(self.implementation()["code"])
+        if why:
+            say(f"WARNING: {why}. This run cannot be reproduced by anyone: {own.COMMIT_FIRST} "
+                "(commit before you run, docs/own-code.md)")
+
     def _stop_on_sigterm(self) -> None:
         """While the session runs, SIGTERM (Slurm, ``timeout``, ``docker stop``, torchrun stopping its
         ranks) stops it as Ctrl-C does: the runs so far are written, the running one as partial. Only
@@ -459,7 +468,8 @@ class Benchmark:
     def _write(self, interrupted: bool) -> Path:
         doc = driver.document(system.describe(self.device, self.system_name), self._settings(interrupted),
                               self.records)
-        if not self.edges.open:  # under run-own the launcher signs, its record added
+        launched = self.edges.open  # under run-own: the launcher signs, its record added, and ends with what it says
+        if not launched:
             doc = driver.sealed(doc, self._key)
         reservation = self._reservation
         assert reservation is not None  # rank 0 reserved out in start()
@@ -470,6 +480,8 @@ class Benchmark:
         self.edges.written(str(self.path.resolve()), self._key is not None)  # the launcher adds its clock there
         if unsaved is not None:
             raise GoodbenchError(unsaved)
+        if not launched and (unreproducible := own.unreproducible_line(doc)):
+            say(f"{self.path}: {unreproducible}")
         return self.path
 
     def _settings(self, interrupted: bool) -> dict[str, Any]:

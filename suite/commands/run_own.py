@@ -98,6 +98,8 @@ def _run(args, named: dict[str, str], stops) -> int:
     loaded = report.load_warning(doc.get("runs") or [], own.implementation_name(doc))
     if loaded:  # as goodbench run ends: the warning at its start may be long scrolled away
         say(loaded)
+    if unreproducible := own.unreproducible_line(doc):  # said at the start too (Benchmark)
+        say(f"goodbench run-own: {unreproducible}")
     refused = refusals(problems)
     section = doc["second_clock"]
     stamped = len({entry["run_id"] for entry in section["runs"]})

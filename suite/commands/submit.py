@@ -44,5 +44,10 @@ def run(args) -> int:
 
     for line in rank_lines(stored.path, stored.doc):  # the document just read and validated, not read again
         print(line)
+    from workloads import own
+
+    unreproducible = own.unreproducible_line(stored.doc)  # own code with uncommitted changes: stored, and said
+    if unreproducible:
+        print(unreproducible)
     return 0
 

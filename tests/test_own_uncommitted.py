@@ -1,0 +1,66 @@
+"""Own code run with uncommitted changes cannot be reproduced (walk 5: it passed run-own, validate
+and submit unsaid, and the reviewer was told to check out "git commit … with uncommitted changes"):
+the Benchmark says so loudly at its start and where it writes the file, and submit says it of the
+stored file."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from quick_ceiling import quick_ceiling
+from test_own_code import _git_repo
+
+import goodbench
+from suite.cli import main
+from workloads import own
+
+FIXTURE = Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json"  # its code recorded with uncommitted changes
+
+
+def test_a_benchmark_of_uncommitted_code_says_at_its_start_and_end_that_it_cannot_be_reproduced(tmp_path, capsys,
+                                                                                                 monkeypatch):
+    import torch
+
+    quick_ceiling(monkeypatch)
+    code = tmp_path / "train.py"
+    code.write_text("# the loop\n")
+    _git_repo(tmp_path)
+    code.write_text("# the loop, changed and not committed\n")
+    commit = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    bench = goodbench.Benchmark("dirty-mlp", samples_per_step=4, max_steps=3, warmup_steps=1, device="cpu",
+                                code=[code], out=tmp_path / "dirty.json", sign=False, flops_per_step=1e6)
+    with bench:
+        for run in bench.runs():
+            for _ in range(3):
+                with run.step() as s:
+                    s.loss = torch.tensor(1.0)
+    err = capsys.readouterr().err
+    start = [line for line in err.splitlines() if line.startswith("WARNING: ")]
+    assert start == [f"WARNING: uncommitted changes in the code (at git commit {commit[:12]}): no commit a reviewer "
+                     "checks out holds what ran. This run cannot be reproduced by anyone: commit and run again to be "
+                     "reproducible (commit before you run, docs/own-code.md)"]
+    assert err.index("WARNING: ") < err.index("training, at most 3 steps")  # before anything is measured
+    end = f"{bench.path}: not reproducible: uncommitted changes in the code (at git commit {commit[:12]})"
+    assert end in err and err.rstrip().endswith("commit and run again to be reproducible")
+
+
+def test_committed_code_or_code_in_no_work_tree_is_not_called_unreproducible():
+    assert own.uncommitted({"git_commit": "ab" * 20, "git_dirty": False, "files": {}}) is None
+    assert own.uncommitted({"git_commit": None, "git_dirty": None, "files": {}}) is None  # no git: nothing to say here
+    doc = json.loads(FIXTURE.read_text())
+    doc["settings"]["implementation"]["code"]["git_dirty"] = False
+    assert own.unreproducible_line(doc) is None
+    assert own.unreproducible_line({**doc, "settings": {**doc["settings"], "division": "reference"}}) is None
+
+
+def test_submit_says_a_file_of_uncommitted_code_is_not_reproducible(tmp_path, capsys):
+    doc = json.loads(FIXTURE.read_text())
+    commit = doc["settings"]["implementation"]["code"]["git_commit"]
+    path = tmp_path / "own.json"
+    path.write_text(FIXTURE.read_text())
+    assert main(["submit", str(path), "--results-dir", str(tmp_path / "results")]) == 0  # stored all the same
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == (f"not reproducible: uncommitted changes in the code (at git commit {commit[:12]}): no commit "
+                        "a reviewer checks out holds what ran; commit and run again to be reproducible")
