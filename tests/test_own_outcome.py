@@ -86,6 +86,21 @@ def test_submit_names_a_free_job_as_one(tmp_path, capsys):
     assert "(own code, a free job with no quality target, smoke)" in said and "held to own" not in said
 
 
+def test_an_own_entry_measured_on_a_cpu_is_never_ranked_whatever_else_it_does_right():
+    """docs/own-code.md says it early and plainly (walk 5 learned it from submit alone): a CPU has no
+    known peak, so an own entry held to a target, at full scale, stamped by two clocks with steps
+    the clock holds, is still not ranked; its one reason is the peak, never the CPU's clock rules."""
+    import pandas as pd
+
+    doc = _doc()
+    assert {run["device"].split(":")[0] for run in doc["runs"]} == {"cpu"}
+    entry = {**_entry(doc), "scale": "full", "workload": "lm-char", "kind": "tta", "tta_valid": True,
+             "second_clock": True, "short_steps": False, "clock_gaps": False}
+    assert entry["known_peak"] is False
+    assert rows.unranked_reasons(entry) == ["no known peak for its device (goodbench peaks): its MFU cannot be bounded"]
+    assert not rows.rankable(pd.DataFrame([entry])).any()
+
+
 def test_compare_gives_the_one_reason_that_applies():
     short, unstamped = _shortened(_doc()), {k: v for k, v in _doc().items() if k != "second_clock"}
     assert report._identity(short).endswith(report.CLOCK_GAPS["short steps"])
