@@ -65,6 +65,24 @@ def test_what_is_said_now_names_each_busy_processs_pid_and_what_a_file_keeps_doe
     assert "pid" not in str(host_load.snapshot(sample_s=0))  # the default: what a run records
 
 
+def test_the_other_ranks_of_a_torchrun_job_are_not_other_processes(tmp_path, monkeypatch):
+    """torchrun starts each rank in a process group of its own: the job's agent, its other ranks
+    and their workers descend from this rank's parent and are left out; a stranger is not."""
+    own = os.getpgrp()
+    procs = {300: ("torchrun", 1, own + 1), 301: ("python", 300, own + 2), 302: ("pt_data_worker", 301, own + 2),
+             303: ("make", 1, own + 3)}
+    for pid, (name, parent, group) in procs.items():
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(
+            f"{pid} ({name}) R {parent} {group} {group} 0 -1 0 0 0 0 0 {TICK} 0 0 0 20 0 1 0\n")
+    assert set(host_load._cpu_seconds(tmp_path, family=300)) == {303}
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert set(host_load._cpu_seconds(tmp_path)) == {300, 301, 302, 303}  # no torchrun: nothing is the job's
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "job")
+    monkeypatch.setattr(host_load.os, "getppid", lambda: 300)
+    assert set(host_load._cpu_seconds(tmp_path)) == {303}
+
+
 def test_a_process_name_is_kept_as_printable_ascii_of_at_most_15_characters():
     assert host_load._printable("idle\x1b[31m") == "idle?[31m"
     assert host_load._printable("ü" * 20) == "?" * 15

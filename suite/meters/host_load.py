@@ -11,7 +11,8 @@ measured under load can be told apart (:func:`suite.figures.load.under_load`) on
 
 Busy processes are read from Linux's ``/proc`` (CPU time of every process over a short window);
 elsewhere they are not measured (None). Only a process's short command name is kept (no
-arguments, no paths), and this process's own group (its torchrun ranks, its launcher) is left out.
+arguments, no paths), and this process's own group (its launcher, its workers) and its torchrun
+job (the agent that started it and every process under it: :func:`job_family`) are left out.
 """
 from __future__ import annotations
 
@@ -124,16 +125,18 @@ class Watch:
         return self._result
 
 
-def _cpu_seconds(proc: Path) -> dict[int, tuple[str, float]] | None:
+def _cpu_seconds(proc: Path, family: int | None = None) -> dict[int, tuple[str, float]] | None:
     """{pid: (command name, user + system CPU seconds)} of every process outside this process's
-    group; None where ``proc`` cannot be read (not Linux)."""
+    group and outside the job (``family``, default :func:`job_family`: the process whose descendants
+    are this job's other ranks); None where ``proc`` cannot be read (not Linux)."""
     try:
         entries = [p for p in proc.iterdir() if p.name.isdigit()]
         tick = os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, AttributeError):
         return None
     own_group = os.getpgrp()
-    seconds = {}
+    family = job_family() if family is None else family
+    seconds, parents = {}, {}
     for entry in entries:
         try:
             text = (entry / "stat").read_text()
@@ -141,10 +144,34 @@ def _cpu_seconds(proc: Path) -> dict[int, tuple[str, float]] | None:
             continue
         name, _, rest = text.partition(" (")[2].rpartition(") ")
         fields = rest.split()
-        if len(fields) < 13 or int(fields[2]) == own_group:  # fields[2]: its process group
+        if len(fields) < 13 or int(fields[2]) == own_group:  # fields[1]: its parent, fields[2]: its process group
             continue
         seconds[int(entry.name)] = (_printable(name), (int(fields[11]) + int(fields[12])) / tick)
+        parents[int(entry.name)] = int(fields[1])
+    if family:
+        for pid in [pid for pid in seconds if _descends(pid, family, parents)]:
+            del seconds[pid]
     return seconds
+
+
+def job_family() -> int | None:
+    """The torchrun agent that started this process (its parent, where torchrun's environment says
+    it did), or None: torchrun starts each rank in a session, and a process group, of its own, so
+    the job's other ranks and their workers are told from other processes by descending from it."""
+    return os.getppid() if os.environ.get("TORCHELASTIC_RUN_ID") else None
+
+
+def _descends(pid: int, root: int, parents: dict[int, int]) -> bool:
+    """Whether ``pid`` is ``root`` or one of its descendants, by the ``parents`` read."""
+    seen = set()
+    while pid not in seen:
+        if pid == root:
+            return True
+        seen.add(pid)
+        if pid not in parents:
+            return False
+        pid = parents[pid]
+    return False
 
 
 def _printable(name: str) -> str:
