@@ -157,7 +157,7 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_a_refusal_too(tmp_path, mon
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(CannotReproduce, match=r"No permissions to creating new namespace.*apt-get install bubblewrap"):
-        sandbox.check([tmp_path], tmp_path)
+        sandbox.check([tmp_path / "code"], tmp_path / "checkout")
 
 
 def test_the_sandbox_binds_nothing_of_the_reviewers_home_configuration_or_checkout(tmp_path, monkeypatch):
@@ -167,10 +167,14 @@ def test_the_sandbox_binds_nothing_of_the_reviewers_home_configuration_or_checko
     monkeypatch.setenv("GOODBENCH_CONFIG_DIR", str(config))
     monkeypatch.setenv("GOODBENCH_TEST_TOKEN", SECRET)
     monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: True)
     args = sandbox.command(["python", "train.py"], writable=[tmp_path / "code", tmp_path / "out"], cwd=tmp_path / "code",
                            where=checkout, env={own.OUT_VARIABLE: str(tmp_path / "out" / "r.json")})
-    for flag in ("--unshare-all", "--unshare-net", "--clearenv", "--die-with-parent", "--new-session"):
+    for flag in ("--unshare-all", "--unshare-user", "--unshare-net", "--clearenv", "--die-with-parent",
+                 "--new-session", "--disable-userns"):
         assert flag in args
+    assert args[args.index("--cap-drop") + 1] == "ALL" and args[args.index("--uid") + 1] != "0"
+    assert args.index("--ro-bind-try", args.index("--proc")) == args.index("/proc/sys") - 1  # after /proc is made
     assert SECRET not in args and "GOODBENCH_CONFIG_DIR" not in args
     sources = [args[i + 1] for i, a in enumerate(args) if a in ("--bind", "--ro-bind", "--dev-bind")]
     writable = [args[i + 1] for i, a in enumerate(args) if a == "--bind"]
@@ -363,3 +367,103 @@ def test_sigterm_while_measuring_on_keeps_the_last_whole_re_run(tmp_path):
     assert "goodbench: stopped by SIGTERM" in said and not out.exists()
     rerun = json.loads(kept.read_text())
     assert [r["status"] for r in rerun["runs"]] == ["complete"] and rerun["second_clock"]["runs"]
+
+
+def _bwrap_here() -> str | None:
+    """Why a test that starts bwrap cannot run here (None where it can)."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed here"
+    done = subprocess.run(["bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else f"bwrap cannot make its namespaces here: {done.stderr.strip()[:200]}"
+
+
+needs_bwrap = pytest.mark.skipif(_bwrap_here() is not None, reason=str(_bwrap_here()))
+
+# trial 16, run as root: remount a read-only bind read-write, write into goodbench's packages and
+# Python's, make a user namespace to get capabilities back, set a kernel setting
+ESCAPES = '''
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+got = {"caps": [status[n].strip() for n in ("CapEff", "CapPrm", "CapAmb")], "uid": status["Uid"].split()[0]}
+got["remount"] = [p for p in sys.argv[1:] if libc.mount(None, p.encode(), None, 32 | 4096, None) == 0]
+got["wrote"] = []
+for folder in sys.argv[1:]:
+    try:
+        os.close(os.open(os.path.join(folder, "trial16-pwned.txt"), os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        os.remove(os.path.join(folder, "trial16-pwned.txt"))  # a test failing leaves nothing behind
+        got["wrote"].append(folder)
+    except OSError:
+        pass
+pid = os.fork()
+if pid == 0:  # a user namespace of its own, where it would hold every capability, then a mount
+    if libc.unshare(0x10000000 | 0x00020000) != 0:
+        os._exit(1)
+    os._exit(2 if libc.mount(None, sys.argv[1].encode(), None, 32 | 4096, None) == 0 else 3)
+got["userns"] = os.WEXITSTATUS(os.waitpid(pid, 0)[1])
+got["sysctl"] = []
+for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/fs/lease-break-time"):
+    try:  # opened, never written
+        os.close(os.open(path, os.O_WRONLY))
+        got["sysctl"].append(path)
+    except OSError:
+        pass
+print("ESCAPES " + json.dumps(got), flush=True)
+'''
+
+
+@needs_bwrap
+def test_the_sandboxed_script_holds_no_capability_and_changes_nothing_outside(tmp_path):
+    """Trial 16: run by root, bwrap kept every capability (CapEff 000001fffeffffff), and a re-run
+    script remounted goodbench's packages read-write and planted code that the reviewer's next
+    goodbench process ran, reading the signing key. Whatever user runs goodbench (this test runs as
+    root where the machine does), the sandboxed process holds no capability, and can neither
+    remount nor write goodbench's packages or Python's, nor make a user namespace, nor open a
+    kernel setting for writing."""
+    code, out = tmp_path / "code", tmp_path / "out"
+    code.mkdir()
+    out.mkdir()
+    (code / "escape.py").write_text(ESCAPES)
+    targets = [str(p) for p in [*sandbox.own_package_dirs(), Path(sys.prefix).resolve()]]
+    before = {t: sorted(os.listdir(t)) for t in targets}
+    args = sandbox.command([sys.executable, "escape.py", *targets], writable=[code, out], cwd=code,
+                           where=tmp_path / "checkout", env={})
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, env=sandbox.BWRAP_ENVIRONMENT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.split("ESCAPES ", 1)[1].splitlines()[0])
+    assert got["caps"] == ["0000000000000000"] * 3 and got["uid"] != "0", got
+    assert got["remount"] == [] and got["wrote"] == [] and got["sysctl"] == [], got
+    assert got["userns"] in (1, 3), got  # refused, or made without a way back to a writable mount
+    assert {t: sorted(os.listdir(t)) for t in targets} == before
+
+
+@needs_bwrap
+def test_the_sandbox_is_checked_from_inside_before_anything_runs(tmp_path, monkeypatch):
+    """check() runs its self-test in the sandbox: it holds here; with the flags before trial 16
+    (no user namespace, no capability dropped) and root running goodbench, it refuses in one
+    line naming what the sandbox would let through."""
+    code = tmp_path / "code"
+    code.mkdir()
+    sandbox.check([code], tmp_path / "checkout")
+    if os.geteuid() != 0:
+        pytest.skip("only root keeps capabilities in a sandbox without its own user namespace")
+    monkeypatch.setattr(sandbox, "ISOLATION", ("--unshare-all", "--unshare-net", "--die-with-parent",
+                                               "--new-session", "--clearenv"))
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: False)
+    monkeypatch.setattr(sandbox, "PROC_COVERED", ())
+    with pytest.raises(CannotReproduce, match=r"would not hold here \(it holds capabilities \(CapEff [0-9a-f]+\).*"
+                                              r"remount goodbench's packages.*kernel's settings") as refused:
+        sandbox.check([code], tmp_path / "checkout")
+    assert "\n" not in str(refused.value)
+
+
+def test_nothing_goodbench_or_python_imports_from_is_bound_writable(tmp_path, monkeypatch):
+    """What the sandbox writes never runs outside it: a writable folder holding goodbench's
+    packages, Python's, the reviewer's checkout or home is refused before bwrap starts."""
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: True)
+    for wrong in [sandbox.source_root(), sandbox.own_package_dirs()[0], Path(sys.prefix), tmp_path, Path.home()]:
+        with pytest.raises(CannotReproduce, match="a folder goodbench imports from or yours"):
+            sandbox.command(["python", "train.py"], writable=[tmp_path / "code", wrong], cwd=tmp_path / "code",
+                            where=tmp_path, env={})

@@ -5,12 +5,17 @@ and a file system built from an allow-list — read-only: the system's programs 
 Python and its packages, goodbench's own packages, the dataset folders; writable: only a
 throwaway copy of the code and the folder the re-run writes its file in, and a private ``/tmp``.
 The reviewer's home, goodbench's configuration (the signing key), the results store and the
-reviewer's checkout are never bound, so they are not there to read.
+reviewer's checkout are never bound, so they are not there to read. The process holds no
+capability whatever user runs goodbench (root included): its own user namespace, an unprivileged
+id in it, every capability dropped, no further user namespace where bwrap can forbid one, and
+``/proc/sys`` read-only, so it can neither remount a read-only folder nor set the kernel's
+settings; :func:`check` sees that inside the sandbox before anything of a results file runs.
 
 Where ``bwrap`` is missing or cannot make its namespaces, :class:`CannotReproduce` names what to
 install: never a fallback to running unsandboxed."""
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shutil
@@ -31,6 +36,14 @@ GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri")  # bound where pr
 # the variables the child gets from this process's environment, where set; everything else is cleared
 PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                     "GOODBENCH_DATA_DIR", "GOODBENCH_PG_TIMEOUT_S", "TZ")
+# what the sandbox's process is: an unprivileged id in its own user namespace, with no capability
+# (bwrap run by root keeps every one otherwise, and its binds would then not hold: trial 16)
+UNPRIVILEGED_ID = "65534"
+ISOLATION = ("--unshare-all", "--unshare-user", "--unshare-net", "--uid", UNPRIVILEGED_ID, "--gid", UNPRIVILEGED_ID,
+             "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv")
+# files of the fresh /proc that root's user id may write without a capability (the kernel's
+# settings: kernel.core_pattern would run a program as root outside every namespace), bound read-only
+PROC_COVERED = ("/proc/sys", "/proc/sysrq-trigger", "/proc/pressure")
 GOODBENCH_PACKAGES = ("goodbench", "suite", "workloads")  # what `import goodbench` needs of its source tree
 # bwrap's own environment: none. --clearenv clears the child's, but bwrap and the init process it
 # forks (pid 1 in the sandbox, whose /proc/1/environ the child can read) keep what they were given
@@ -44,6 +57,16 @@ def bwrap() -> str:
         raise CannotReproduce("own code is run again only inside a sandbox, and bubblewrap (`bwrap`) is not on "
                               f"PATH: {INSTALL_HINT}; goodbench never runs a results file's command unsandboxed")
     return found
+
+
+@functools.cache
+def _forbids_user_namespaces(program: str) -> bool:
+    """Whether this bwrap can forbid further user namespaces (``--disable-userns``, bubblewrap 0.8)."""
+    try:
+        said = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=30, env=BWRAP_ENVIRONMENT)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--disable-userns" in said.stdout + said.stderr
 
 
 def source_root() -> Path:
@@ -102,13 +125,23 @@ def reviewer_folders(where: Path) -> tuple[list[Path], list[Path]]:
     return [home, where.resolve()], sorted(secret)
 
 
+def _refuse_imported_from(path: Path, kept: list[Path]) -> None:
+    """Refuse to bind ``path`` writable where it shows a folder goodbench or Python imports from
+    (or the reviewer's checkout or home): what the sandbox writes must not run outside it later."""
+    shown = [k for k in kept if _shows(path.resolve(), k.resolve())]
+    if shown:
+        raise CannotReproduce(f"the sandbox would be given {path} to write, which holds {shown[0]}, a folder "
+                              "goodbench imports from or yours: goodbench does not run a results file's command so")
+
+
 def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, env: dict[str, str]) -> list[str]:
     """``argv`` wrapped in bwrap, run in ``cwd``: read-only the system, Python, goodbench's
     packages and the datasets; read-write only ``writable`` (each at its own path) and a private
     ``/tmp``; the reviewer's home, checkout ``where`` and configuration not there
     (:func:`reviewer_folders`); the environment cleared but for :data:`PASSED_VARIABLES` and ``env``."""
     hidden, secret = reviewer_folders(where)
-    args = [bwrap(), "--die-with-parent", "--new-session", "--unshare-all", "--unshare-net", "--clearenv"]
+    program = bwrap()
+    args = [program, *ISOLATION, *(["--disable-userns"] if _forbids_user_namespaces(program) else [])]
     for name in PASSED_VARIABLES:
         if os.environ.get(name) and name not in env:
             args += ["--setenv", name, os.environ[name]]
@@ -124,7 +157,10 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
             args += ["--ro-bind", system, system]
     for system in SYSTEM_FILES:
         args += ["--ro-bind-try", system, system]
-    args += ["--dev", "/dev", "--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    for covered in PROC_COVERED:
+        args += ["--ro-bind-try", covered, covered]
+    args += ["--ro-bind-try", "/sys", "/sys"]
     for pattern in GPU_DEVICES:
         for device in sorted(glob.glob(pattern)):
             args += ["--dev-bind", device, device]
@@ -135,16 +171,40 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
         if not any(path != other and path.is_relative_to(other) for other in shared):  # once, by its outermost
             args += ["--ro-bind", str(path), str(path)]
     for path in writable:
+        _refuse_imported_from(path, [*python_paths(), root, *own_package_dirs(), where, Path.home()])
         args += ["--bind", str(path), str(path)]
     args += ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
     return args
 
 
+# what check runs in the sandbox: goodbench imports, and the process can change nothing it must not
+# (it holds a capability, remounts goodbench's packages or writes there, or sets a kernel setting)
+SELF_TEST = """
+import ctypes, os, sys, goodbench
+package = sys.argv[1]  # goodbench's packages as bound (a copy of goodbench's checkout holds its own)
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+said = []
+for name in ("CapEff", "CapPrm", "CapAmb"):
+    if int(status[name].strip(), 16):
+        said.append("it holds capabilities (" + name + " " + status[name].strip() + ")")
+if ctypes.CDLL(None, use_errno=True).mount(None, package.encode(), None, 32 | 4096, None) == 0:
+    said.append("it may remount goodbench's packages")  # in its own mount namespace, gone with it
+if os.access(package, os.W_OK):
+    said.append("it may write in " + package)
+try:  # opened, never written
+    os.close(os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY))
+    said.append("it may set the kernel's settings (/proc/sys)")
+except OSError:
+    pass
+print("SANDBOX-" + ("; ".join(said) if said else "HELD"))
+"""
+
+
 def check(writable: list[Path], where: Path) -> None:
-    """That the sandbox can be made here and Python imports goodbench in it; :class:`CannotReproduce`
-    naming bwrap's complaint and what to install otherwise (bwrap missing, or no namespaces allowed)."""
-    probe = command([sys.executable, "-c", "import goodbench"], writable=writable, cwd=writable[0], where=where,
-                    env={})
+    """That the sandbox can be made here, Python imports goodbench in it, and it holds
+    (:data:`SELF_TEST`); :class:`CannotReproduce` naming bwrap's complaint and what to install
+    otherwise (bwrap missing, or no namespaces allowed), or what the sandbox would let through."""
+    probe = command([sys.executable, "-c", SELF_TEST, str(own_package_dirs()[0])], writable=writable, cwd=writable[0], where=where, env={})
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=120, env=BWRAP_ENVIRONMENT)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -154,3 +214,7 @@ def check(writable: list[Path], where: Path) -> None:
         said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1][:300]
         raise CannotReproduce(f"the sandbox cannot be started here (bwrap: {said}): {INSTALL_HINT}, where it may "
                               "make namespaces; goodbench never runs a results file's command unsandboxed")
+    said = (done.stdout.strip().splitlines() or [""])[-1]
+    if said != "SANDBOX-HELD":
+        raise CannotReproduce(f"the sandbox would not hold here ({said.removeprefix('SANDBOX-')[:300]}), so "
+                              "goodbench does not run a results file's command in it")
