@@ -228,7 +228,7 @@ def test_a_cpu_file_claimed_as_eight_h100s_is_refused():
 
 def test_a_renamed_system_is_refused_by_the_logged_platform():
     doc = real("dlrm-small")
-    doc["system"]["name"] = "MLCommons Verification Lab (A100 x8)"
+    doc["system"]["name"] = "MLCommons Reference Lab (A100 x8)"
     assert codes(doc) == {"log-system"}
 
 

@@ -82,7 +82,7 @@ def test_a_bracket_with_a_short_value_after_a_colon_is_part_of_the_name():
 
 def test_the_systems_of_the_stored_and_test_files_still_read_apart():
     """The names of results/, tests/fixtures and tests/corpus/valid, brackets and all ("Intel(R)
-    Xeon(R) Processor x1", "MLCommons Verification Lab (A100 x8)"), keep reading as themselves."""
+    Xeon(R) Processor x1", "MLCommons Reference Lab (A100 x8)"), keep reading as themselves."""
     repo = Path(__file__).resolve().parent.parent
     names = {json.loads(p.read_text())["system"]["name"] for folder in ("results", "tests/fixtures", "tests/corpus/valid")
              for p in (repo / folder).glob("*.json")}

@@ -395,6 +395,34 @@ def test_a_label_in_quotes_underscores_or_other_claim_words_is_refused(name):
     assert {p.code for p in found} == {"name-trust"}, found
 
 
+@pytest.mark.parametrize("name", ["H100 x8 reproducible", "H100 x8 (reproduces)", "H100 x8 reproduce",
+                                  "H100 x8 confirmed", "H100 x8 trustworthy", "H100 x8 genuine", "H100 x8 verifiably",
+                                  "H100 x8 (the original)", "H100 x8 re-ran", "H100 x8 2-clk", "H100 x8 bi-clocked",
+                                  "H100 x8 dual-timed", "H100 x8 twice timed", "H100 x8 cross-timed",
+                                  "H100 re-producible", "trust worthy box", "H100 authenticated", "reproducer-cluster"])
+def test_a_claims_other_words_and_clocks_counted_otherwise_are_refused(name):
+    """Trial 16: the stems of the claims ("reproducible", "trustworthy", "verifiably", "confirmed",
+    "genuine") and clocks counted in other words ("2-clk", "bi-clocked", "twice timed") passed,
+    as did "the original" and "re-ran"."""
+    found = _named_system(name)
+    assert {p.code for p in found} == {"name-trust"}, found
+
+
+def test_real_systems_names_pass_the_claim_stems():
+    """What the stems leave alone: names of real systems and words that only begin alike
+    ("Genoa", "Confidential VM", "Verilator", "con firmware", "Audi Tech", "Timer test box")."""
+    from suite.trust import labels
+
+    for name in ["DGX H100 x8", "Lab box, 2x H100", "AMD EPYC x1", "Verda 8x H200", "NVIDIA GH200 480GB",
+                 "RunPod 8x H100 SXM", "Trillium TPU v6e", "Vertex AI A100", "Jetson AGX Orin", "AWS p5.48xlarge",
+                 "Azure ND H100 v5", "Apple M2 Ultra", "Tesla V100 x4", "Oracle BM.GPU.H100.8", "CoreWeave HGX H100",
+                 "Genoa 9654 x2", "Confidential VM H100", "Audi Tech cluster", "con firmware lab", "Reprocessing box",
+                 "Time-series lab A100", "Cross-node 2x A100", "Bi-socket EPYC", "Dual EPYC 9654", "Paired A100s",
+                 "Verilator farm", "Veritas node", "runtime-lab H100", "Origin PC H100", "Lab timing box",
+                 "Google Cloud a3-highgpu-8g", "Intel Xeon Platinum 8480+"]:
+        assert labels.label_refusal(name) is None, name
+
+
 def test_names_in_latin_letters_with_accents_and_a_clock_not_counted_pass():
     from suite.trust import labels
 
@@ -444,12 +472,13 @@ def test_a_name_cut_for_a_row_never_spells_a_label_the_whole_does_not_hold():
     from suite.record.text import cut_words
     from suite.trust import labels
 
-    for name in ["fast char-level GPT, 2 layer: reproducedly tuned", "fast char-level GPT, 2 layers: verifiedly",
-                 "a" * 30 + " trustedness-and-more", "a-" * 14 + "reproducedly", "x" * 31 + "_reproducedly"]:
+    for name in ["fast char-level GPT, 2 layer: disputedness tuned", "fast char-level GPT, 2 layers: disputedly",
+                 "a" * 30 + " rankedness-and-more", "a-" * 14 + "disputedly", "x" * 31 + "_signedness"]:
         assert labels.label_refusal(name) is None, name
         shown = own_name(name)
         assert len(shown) <= OWN_NAME_CHARS + 1 and labels.trust_words_in(shown) == [], (name, shown)
-    assert own_name("fast char-level GPT, 2 layer: reproducedly tuned") == "fast char-level GPT, 2 layer…"
+    assert own_name("fast char-level GPT, 2 layer: disputedness tuned") == "fast char-level GPT, 2 layer…"
+    assert labels.label_refusal("fast char-level GPT, 2 layer: reproducedly tuned")  # a claim's stem: refused whole
     assert cut_words("b" * 60, 40) == "b" * 40 + "…"  # one word: cut within it
     assert max(map(len, labels.TRUST_WORDS)) < OWN_NAME_CHARS // 2 - 2  # what a cut within a word keeps is longer
 

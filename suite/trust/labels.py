@@ -50,18 +50,38 @@ TIMING_TEXT = ("two clocks", "one clock", "self-timed")
 name holding one of these phrases, its words run together or apart, reads as that label."""
 
 CLAIM_WORDS = ("audited", "certified", "official", "endorsed", "validated", "vetted", "attested", "checked", "stamped",
-               "approved", "notarized", "notarised", "repro", "reprod")
+               "approved", "notarized", "notarised", "repro", "reprod",
+               # trial 16: the same claims in other words, or another tense
+               "original", "originals", "legit", "legitimate", "bonafide", "reran", "rerunning", "rerunned")
 """Words no label of the site uses but that read as one (a system "audited by MLCommons")."""
 
+CLAIM_STEMS = ("reproduc", "trust", "verif", "certif", "attest", "confirm", "genuin", "authentic", "notari", "endors")
+"""The stems of claims whose every word reads as one ("reproducible", "trustworthy", "verifiably",
+"confirmed", "genuine"; trial 16): a word beginning with one is refused, and words run together
+into one of its family (:data:`STEM_ENDINGS`: "re-producible", "trust worthy")."""
+
+STEM_ENDINGS = ("", "e", "ed", "es", "s", "er", "ers", "ing", "ible", "ibly", "ibility", "able", "ably", "ion",
+                "ions", "tion", "tions", "ation", "ations", "ied", "ies", "y", "iable", "iably", "ication", "ly",
+                "edly", "ity", "worthy", "ful", "ment", "ine", "ize", "ise", "ized", "ised")
+"""How a stem of :data:`CLAIM_STEMS` ends in the words of its family, found run together from
+words split apart (only a whole word is matched by its beginning: "con firmware" is no claim)."""
+
 CLOCK_COUNTS = ("one", "two", "2", "i", "ii", "2x", "x2", "2nd", "single", "dual", "double", "second", "twin", "both",
-                "three", "e", "triple", "multi", "multiple", "several", "many", "agree", "agreeing", "self")
+                "three", "e", "triple", "multi", "multiple", "several", "many", "agree", "agreeing", "self",
+                "bi", "twice", "cross", "paired")
 """Words that count clocks, or say they agree, beside one of :data:`CLOCK_WORDS` ("2 clocks",
 "two-clock", "dual clock", "Ⅱ clocks", "clocks x2", "double-clocked", "triple-clocked", "dual-timer",
-"clocks agree"): with it they read as :data:`TIMING_TEXT` (a ``1`` is read as ``i`` and a ``3`` as
-``e``, as look-alikes)."""
+"clocks agree", and since trial 16 "bi-clocked", "twice timed", "cross-timed"): with it they read
+as :data:`TIMING_TEXT` (a ``1`` is read as ``i`` and a ``3`` as ``e``, as look-alikes)."""
 
-CLOCK_WORDS = ("clock", "clocks", "clocked", "timer", "timers")
+CLOCK_WORDS = ("clock", "clocks", "clocked", "clocking", "clk", "clks", "timer", "timers")
 """The words for a clock that :data:`CLOCK_COUNTS` count."""
+
+TIMED_WORDS = ("timed", "timing", "timings")
+TIMED_COUNTS = ("two", "dual", "double", "twice", "bi", "cross", "twin", "triple", "three", "multi", "paired", "both")
+"""Words that say how often a run was timed, and the counts that make them read as the two-clock
+label ("dual-timed", "twice timed", "cross-timed"; trial 16): only words, as a number beside
+"timed" counts something else ("fastest of 3 timed batches")."""
 
 _SIGNS = frozenset("×±°·÷→≤≥≈")
 """The symbols outside ASCII a system's name may hold ("H100 ×8"); any other symbol is refused with
@@ -119,22 +139,24 @@ def _trust_words() -> frozenset[str]:
     words |= set(CLAIM_WORDS) | {"".join(_words(phrase)) for phrase in (*TIMING_TEXT, *REPRODUCTION_TEXT.values())}
     words |= {pair for count in CLOCK_COUNTS for clock in CLOCK_WORDS
               for pair in (count + clock, clock + count)}
+    words |= {pair for count in TIMED_COUNTS for timed in TIMED_WORDS for pair in (count + timed, timed + count)}
+    words |= {stem + ending for stem in CLAIM_STEMS for ending in STEM_ENDINGS}
     return frozenset(words | {w + "s" for w in words if not w.endswith(("s", "ed"))})
 
 
 TRUST_WORDS = _trust_words()
 """The words a submitter's name may not hold: those the site's trust labels are made of, the
 timing and reproduction phrases run together (``twoclocks``, ``rerun``: "re" and "run" alone say
-nothing), and :data:`CLAIM_WORDS`."""
+nothing), :data:`CLAIM_WORDS`, and the family of each of :data:`CLAIM_STEMS`."""
 
 
 def trust_words_in(name: str) -> list[str]:
     """The words of ``name`` that the site's trust labels use (empty: it reads as no label), each
     also found run together from neighbouring words ("RE-PRODUCED", "r e p r o d u c e d",
-    "two clocks")."""
+    "two clocks"), and its words beginning with a stem of a claim ("reproducible", "trustworthy")."""
     words = _words(name)[:MAX_STRING_CHARS]
     spans = ("".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
-    return sorted({w for w in spans if w in TRUST_WORDS})
+    return sorted({w for w in spans if w in TRUST_WORDS} | {w for w in words if w.startswith(CLAIM_STEMS)})
 
 
 def trust_words_said(text: str) -> str | None:

@@ -295,7 +295,7 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "event-log-deleted.json": (mutate(lambda d: [d["runs"][0].pop(k) for k in ("event_log", "goodput")]),
                                "event-log-missing"),
     "final-quality-edited.json": (mutate(_set("runs.0.metrics.final_quality.val_loss", 1.0)), "final-quality"),
-    "system-renamed.json": (mutate(_set("system.name", "MLCommons Verification Lab (A100 x8)")), "log-system"),
+    "system-renamed.json": (mutate(_set("system.name", "MLCommons Reference Lab (A100 x8)")), "log-system"),
     "cpu-claimed-as-h100-x8.json": (mutate(_chain(_set("system.accelerator.name", H100),
                                                   _set("system.accelerator.count", 8))), "accelerator-claim"),
     "seed-renumbered-in-the-open-division.json": (mutate(_chain(
