@@ -5,6 +5,7 @@ the submitter's own script runs, never goodbench's own modules, with no argument
 outside its code; without bubblewrap nothing runs."""
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -409,6 +410,8 @@ for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/fs/lease-break-time"):
         got["sysctl"].append(path)
     except OSError:
         pass
+got["sys"] = sorted(os.listdir("/sys"))
+got["pid1"] = open("/proc/1/cmdline", "rb").read().decode()
 print("ESCAPES " + json.dumps(got), flush=True)
 '''
 
@@ -436,6 +439,29 @@ def test_the_sandboxed_script_holds_no_capability_and_changes_nothing_outside(tm
     assert got["remount"] == [] and got["wrote"] == [] and got["sysctl"] == [], got
     assert got["userns"] in (1, 3), got  # refused, or made without a way back to a writable mount
     assert {t: sorted(os.listdir(t)) for t in targets} == before
+    if not glob.glob(sandbox.GPU_DEVICES[0]):  # trial 16's G: no DMI, network interfaces or disks in sight
+        assert got["sys"] == ["devices", "kernel"], got["sys"]
+    assert str(tmp_path / "checkout") not in got["pid1"] and str(Path.home()) + "\0" not in got["pid1"]
+
+
+def test_the_sandbox_sees_of_sys_only_the_processors_where_there_is_no_nvidia_gpu(tmp_path, monkeypatch):
+    """Trial 16: /sys bound whole showed the machine's DMI identifiers, network interfaces and
+    disks, which a script can write into the file the reviewer signs. Without an NVIDIA device only
+    the processors, NUMA nodes and huge-page settings are bound; with one, /sys whole, as CUDA reads
+    the PCI tree there (not tried on a GPU yet)."""
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: True)
+    monkeypatch.setattr(sandbox, "GPU_DEVICES", (str(tmp_path / "dev" / "nvidia*"),))
+
+    def sys_bound() -> list[str]:
+        args = sandbox.command(["python", "train.py"], writable=[tmp_path / "code"], cwd=tmp_path / "code",
+                               where=tmp_path / "checkout", env={})
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--") and args[i + 1].startswith("/sys")]
+
+    assert sys_bound() == list(sandbox.SYSTEM_INFO)
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "nvidia0").touch()
+    assert sys_bound() == ["/sys"]
 
 
 @needs_bwrap

@@ -33,6 +33,10 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf", "/etc/passwd",
                 "/etc/group", "/etc/hosts", "/etc/localtime", "/etc/alternatives", "/etc/os-release")
 GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri")  # bound where present (not tried on a GPU yet)
+# what of /sys the sandbox sees on a machine without an NVIDIA GPU: the processors, their caches
+# and NUMA nodes (torch and its thread pools read them), never the machine's identifiers (DMI), its
+# network interfaces or disks; with one, /sys whole (not tried on a GPU yet)
+SYSTEM_INFO = ("/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/kernel/mm/transparent_hugepage")
 # the variables the child gets from this process's environment, where set; everything else is cleared
 PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                     "GOODBENCH_DATA_DIR", "GOODBENCH_PG_TIMEOUT_S", "TZ")
@@ -160,7 +164,9 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
     args += ["--dev", "/dev", "--proc", "/proc"]
     for covered in PROC_COVERED:
         args += ["--ro-bind-try", covered, covered]
-    args += ["--ro-bind-try", "/sys", "/sys"]
+    nvidia = sorted(glob.glob(GPU_DEVICES[0]))
+    for system in ["/sys"] if nvidia else SYSTEM_INFO:  # CUDA reads the PCI tree and its driver there
+        args += ["--ro-bind-try", system, system]
     for pattern in GPU_DEVICES:
         for device in sorted(glob.glob(pattern)):
             args += ["--dev-bind", device, device]
