@@ -64,3 +64,31 @@ def test_submit_says_a_file_of_uncommitted_code_is_not_reproducible(tmp_path, ca
     said = capsys.readouterr().out.splitlines()
     assert said[-1] == (f"not reproducible: uncommitted changes in the code (at git commit {commit[:12]}): no commit "
                         "a reviewer checks out holds what ran; commit and run again to be reproducible")
+
+
+def test_a_reviewer_is_told_in_one_line_that_uncommitted_code_cannot_be_reproduced(tmp_path, capsys, monkeypatch):
+    """Walk 5, M6: the reviewer was told to check out "git commit … with uncommitted changes"; now
+    `reproduce` refuses it in one line, before anything is copied or run, with or without
+    --run-recorded-command, and never calls that commit the one to check out."""
+    from suite.run.reproduce import own as own_reproduce
+    from suite.run.reproduce.planning import CannotReproduce
+
+    doc = json.loads(FIXTURE.read_text())
+    commit = doc["settings"]["implementation"]["code"]["git_commit"]
+    assert doc["settings"]["implementation"]["code"]["git_dirty"] is True
+    path = tmp_path / "dirty.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--run-recorded-command"]):
+        assert main(["reproduce", str(path), *extra]) == 1
+        err = capsys.readouterr().err
+        assert f"error: cannot reproduce: uncommitted changes in the code (at git commit {commit[:12]})" in err
+        assert err.rstrip().endswith("its submitter must commit and run again to be reproducible")
+        assert "the commit to check out" not in err
+    try:
+        own_reproduce.runnable_command(doc["settings"], tmp_path)
+    except CannotReproduce as refused:
+        assert str(refused).startswith("cannot reproduce: uncommitted changes")
+    else:
+        raise AssertionError("runnable_command ran uncommitted code")
+    assert own_reproduce.own_code_steps(doc["settings"], tmp_path).startswith("cannot reproduce: uncommitted")

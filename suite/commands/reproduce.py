@@ -164,12 +164,16 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     folder = own.workdir(settings)
     where = "its work tree's root" if folder == "." else f"the folder {folder} of its work tree"
     commit = own.recorded_commit(settings)
-    at = f"at git commit {commit} (the commit to check out here)" if commit else "with no git commit recorded"
+    dirty = own.uncommitted_refusal(settings)
+    at = "with no git commit recorded" if not commit else f"at git commit {commit} with uncommitted changes" if dirty \
+        else f"at git commit {commit} (the commit to check out here)"
     say(f"{args.file} (sha256 {original.sha256[:12]}…) holds runs of own code {at}; its recorded command, run from "
         f"{where}:\n    {shown}")
     if TMP_PLACEHOLDER in shown:
         say(f"({TMP_PLACEHOLDER}: a temporary folder's path, shortened for privacy when the file was written; the "
             "re-run writes its file where goodbench says, not there)")
+    if dirty:
+        raise GoodbenchError(dirty)
     if not own.code_at_hand(settings, Path(".")):
         raise GoodbenchError(own.own_code_steps(settings, Path(".")))
     own.runnable_command(settings, Path("."))  # refused here, before anything runs, if it may not run

@@ -48,7 +48,8 @@ from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
 from suite.run.reproduce.observed import Observer
-from suite.run.reproduce.planning import CannotReproduce, Layout, Target, _digest_here, own_code_steps
+from suite.run.reproduce.planning import (CannotReproduce, Layout, Target, _digest_here, own_code_steps,
+                                          uncommitted_refusal)
 from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
 
@@ -94,6 +95,9 @@ def runnable_command(settings: dict, where: Path) -> tuple[list[str], Path]:
     tracked by git in the work tree ``where`` whose HEAD is the recorded commit (see the module's
     docstring). :class:`CannotReproduce` otherwise."""
     command, code = recorded_command(settings), _code(settings)
+    dirty = uncommitted_refusal(settings)
+    if dirty:
+        raise CannotReproduce(dirty)
     files = as_dict(code.get("files"))
     shown = shlex.join(command)[:500] or "(none)"
     launcher, command = _launcher(command, shown)

@@ -13,6 +13,7 @@ from pathlib import Path
 from suite.figures.reproducibility import EXACT, CurveTolerance
 from suite.record.errors import GoodbenchError
 from suite.run.reproduce.inputs import Machine, Original, as_dict
+from workloads import own
 
 
 class CannotReproduce(GoodbenchError):
@@ -202,6 +203,9 @@ def own_code_steps(settings: dict, where: Path = Path(".")) -> str:
     sha256 recorded, and the git commit to check out."""
     section = as_dict(settings.get("implementation"))
     code = as_dict(section.get("code"))
+    dirty = uncommitted_refusal(settings)
+    if dirty:
+        return dirty
     files = as_dict(code.get("files"))
     found = [name for name, digest in files.items() if _digest_here(where, str(name)) == digest]
     command = " ".join(str(a) for a in section.get("command") or []) or "(none recorded)"
@@ -214,6 +218,14 @@ def own_code_steps(settings: dict, where: Path = Path(".")) -> str:
     return (f"its runs were trained by own code ({section.get('name')!s}), not by goodbench's workloads: "
             f"goodbench runs its recorded command `{command}` again only where that code is checked out ({at}; "
             f"{here}); check it out and run `goodbench reproduce` from its work tree's root")
+
+
+def uncommitted_refusal(settings: dict) -> str | None:
+    """Why own code run with uncommitted changes (``git_dirty``) cannot be reproduced: no commit a
+    reviewer checks out holds what ran, so goodbench neither points them to one nor runs it; None
+    where its code was committed (or is in no git work tree)."""
+    why = own.uncommitted(as_dict(settings.get("implementation")).get("code"))
+    return f"cannot reproduce: {why}; its submitter must {own.COMMIT_FIRST}" if why else None
 
 
 MAX_CODE_FILE_BYTES = 64 * 1024 * 1024  # a source file named for its sha256, not a dataset
