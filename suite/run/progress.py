@@ -84,8 +84,6 @@ RUN_UNDER_LOAD = ("this run is flagged \"measured under load\" and left out of c
                   "or more at its start or its end, or on average over it (goodbench check says so before a run)")
 """What a run's records are checked for (:func:`suite.figures.load.under_load`): said as the test it is,
 not as a certainty (a load gone by the run's start once read "will be flagged", and was not)."""
-REPRODUCTION_UNDER_LOAD = ("a throughput measured again now may read slower than recorded for that alone, and be "
-                           "called \"differs\" (goodbench check says so before a reproduction)")
 
 
 def warn_if_busy(consequence: str = RUN_UNDER_LOAD) -> None:
