@@ -5,8 +5,10 @@ For each honest model — the plain-loop example's GPT (``nn.MultiheadAttention`
 mask) and lm-char's reference GPT (``scaled_dot_product_attention``, causal), each at fp32 and
 under bf16 autocast — the pinned evaluation runs ``--repeats`` times (fresh random cuts each), and
 the table gives the largest log-probability difference any probe saw at an earlier position
-against the tolerance, the probe's seconds and the whole evaluation's. A model that reads the
-next token (``one_hot(roll(ids, -1))``) is the control: its difference must be far above it.
+against the tolerance, the probe's seconds and the whole evaluation's, side by side with the same
+evaluation unprobed (the same batches and loss, no probe; the two alternate, so that a load on the
+machine falls on both), and checks that both give the same loss. A model that reads the next
+token (``one_hot(roll(ids, -1))``) is the control: its difference must be far above it.
 
     python benchmarks/causality_probe.py [--device cpu] [--repeats 5] [--data-dir DIR]
 """
@@ -56,6 +58,21 @@ def _plain_gpt(vocab: int, device: torch.device):
     return plain_loop.CharGPT(vocab, 64).to(device).eval()
 
 
+def _unprobed(pinned, logits_of) -> float:
+    """lm-char's pinned evaluation without its probe: the same batches, the same loss."""
+    from workloads.lm.job import windows
+
+    d = pinned.data
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    losses = []
+    with torch.no_grad():
+        for _ in range(d.eval_batches):
+            x, y = windows(d.val, d.batch_size, d.context, gen, pinned.device)
+            logits = logits_of(x.contiguous())
+            losses.append(F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1)))
+    return float(torch.stack(losses).mean())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
@@ -67,21 +84,27 @@ def main() -> None:
     vocab = len(pinned.data.vocab)
     models = {"plain-loop GPT": _plain_gpt(vocab, device), "reference GPT": _reference_gpt(device, args.data_dir)}
     print(f"tolerance {CAUSAL_TOLERANCE:g} nats; device {device}; torch threads {torch.get_num_threads()}")
-    print(f"{'model':<16} {'precision':<9} {'largest difference':>19} {'probe s':>8} {'evaluation s':>13}")
+    print(f"{'model':<16} {'precision':<9} {'largest difference':>19} {'probe s':>8} {'evaluation s':>13} "
+          f"{'unprobed s':>11} {'ratio':>6} {'same loss':>9}")
     for name, model in models.items():
         for precision in ("fp32", "bf16"):
             autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if precision == "bf16"
                         else contextlib.nullcontext())
-            worst, probe_s, eval_s = 0.0, 0.0, 0.0
+            worst, probe_s, eval_s, bare_s, same = 0.0, 0.0, 0.0, 0.0, True
             for _ in range(args.repeats):
                 start = time.perf_counter()
                 with autocast:
-                    pinned(model)
+                    bare = _unprobed(pinned, model)
+                bare_s += time.perf_counter() - start
+                start = time.perf_counter()
+                with autocast:
+                    found = pinned(model)[pinned.metric]
                 eval_s += time.perf_counter() - start
+                same = same and found == bare
                 worst = max(worst, pinned.last_probe.max_difference)
                 probe_s += pinned.last_probe.seconds
             print(f"{name:<16} {precision:<9} {worst:>19.3g} {probe_s / args.repeats:>8.3f} "
-                  f"{eval_s / args.repeats:>13.3f}")
+                  f"{eval_s / args.repeats:>13.3f} {bare_s / args.repeats:>11.3f} {eval_s / bare_s:>6.2f} {same!s:>9}")
 
     def reads_next(ids: torch.Tensor) -> torch.Tensor:
         return F.one_hot(torch.roll(ids, -1, dims=1), vocab).float() * 10

@@ -9,6 +9,7 @@ import copy
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ import goodbench
 from suite import validate as v
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
-from workloads.evaluation import causality_probe, evaluator
+from workloads.causality import probed, twin_calls
+from workloads.evaluation import evaluator
 from workloads.pinned import CAUSAL_TOLERANCE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,23 +88,124 @@ def test_the_probe_catches_the_model_that_reads_the_next_token_and_passes_a_caus
     assert pinned.last_probe.max_difference <= CAUSAL_TOLERANCE and pinned.last_probe.positions > 0
 
 
-def test_the_probe_compares_only_positions_before_each_cut():
-    """A model that reads only the token two places ahead still moves the position just before the
-    cut; a causal one moves none, and log-probabilities of -inf at both count as unmoved."""
-    gen = torch.Generator().manual_seed(3)
-    x = torch.randint(0, 20, (8, 32), generator=gen)
+def _batches(count: int = 4, size: int = 8, length: int = 32, seed: int = 3) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randint(0, 20, (size, length), generator=gen) for _ in range(count)]
 
+
+def _probe(model, batches: list[torch.Tensor], seed: int = 1):
+    """The probe of ``model`` over ``batches`` (text: random tokens), and the logits each batch was graded on."""
+    graded: dict[int, torch.Tensor] = {}
+    text = torch.randint(0, 20, (4096,), generator=torch.Generator().manual_seed(9))
+    probe = probed(model, batches, text, graded.__setitem__, lambda x, logits: None,
+                   gen=torch.Generator().manual_seed(seed))
+    return probe, graded
+
+
+def test_the_probe_compares_only_positions_before_each_cut():
+    """A model that reads only the token two places ahead still moves a position before the cut;
+    a causal one moves none, and log-probabilities of -inf at both count as unmoved."""
     def causal(ids: torch.Tensor) -> torch.Tensor:
         out = F.one_hot(ids, 20).float().cumsum(dim=1)
         out[..., 0] = float("-inf")
         return out
 
-    assert causality_probe(causal, x, causal(x), gen=torch.Generator().manual_seed(1)).max_difference == 0.0
+    probe, graded = _probe(causal, _batches())
+    assert probe.max_difference == 0.0 and probe.positions > 0 and sorted(graded) == [0, 1, 2, 3]
 
     def two_ahead(ids: torch.Tensor) -> torch.Tensor:
         return F.one_hot(torch.roll(ids, -2, dims=1), 20).float() * 10
 
-    assert not causality_probe(two_ahead, x, two_ahead(x), gen=torch.Generator().manual_seed(1)).passed
+    assert not _probe(two_ahead, _batches())[0].passed
+
+
+def test_the_model_cannot_tell_the_probes_calls_from_the_evaluations(data_dir):
+    """Trial 16, finding D: only the first batch was probed, so a model honest on it (and on the
+    probe, which kept that batch's first quarter) read the next token everywhere else. Now every
+    call of an evaluation — its batches and the probe's — has the same shape, dtype, layout and a
+    storage of its own, in an order drawn afresh each time, and each batch has windows probed."""
+    pinned = evaluator("lm-char", "smoke", CPU, str(data_dir))
+    vocab, d = len(pinned.data.vocab), pinned.data
+    seen: list[torch.Tensor] = []
+
+    def spy(ids: torch.Tensor) -> torch.Tensor:
+        seen.append(ids)
+        return torch.zeros(*ids.shape, vocab)
+
+    orders = []
+    for _ in range(4):
+        seen.clear()
+        pinned(spy)
+        assert len(seen) == d.eval_batches + twin_calls(d.eval_batches)
+        assert {(x.shape, x.dtype, x.stride(), x.storage_offset(), x._base is None) for x in seen} == {
+            ((d.batch_size, d.context), torch.long, (d.context, 1), 0, True)}
+        orders.append(tuple(i for i, x in enumerate(seen) if not _pinned_batch(pinned, x)))
+    assert len(set(orders)) > 1  # the probe's call is not always at the same place
+    assert pinned.last_probe.windows == twin_calls(d.eval_batches) * d.batch_size
+
+
+def _pinned_batch(pinned, x: torch.Tensor) -> bool:
+    gen = torch.Generator().manual_seed(0)
+    d = pinned.data
+    from workloads.lm.job import windows
+    return any(torch.equal(x, windows(d.val, d.batch_size, d.context, gen, CPU)[0]) for _ in range(d.eval_batches))
+
+
+def _cheats_but_on(vocab: int, honest_on) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A model that reads the next token, but for the calls or positions ``honest_on(ids)`` marks."""
+    def logits_of(ids: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros(*ids.shape, vocab)
+        cheat = F.one_hot(torch.roll(ids, -1, dims=1), vocab).float() * 30
+        return torch.where(honest_on(ids)[..., None], out, cheat)
+    return logits_of
+
+
+def test_the_trials_probe_dodging_models_are_refused_and_an_honest_one_graded_as_before(data_dir):
+    """The trial's models — honest on the first two calls (the first batch and its probe), honest on
+    the first batch and on any window sharing its first quarter, honest only in a window's middle
+    half (where the cuts were), reading ahead in one batch of the eight — are refused; a causal model's loss
+    is the unprobed evaluation's, to the bit."""
+    pinned = evaluator("lm-char", "smoke", CPU, str(data_dir))
+    vocab, d = len(pinned.data.vocab), pinned.data
+    calls = [0]
+
+    def first_two(ids: torch.Tensor) -> torch.Tensor:
+        calls[0] += 1
+        return torch.full(ids.shape, calls[0] <= 2)
+
+    gen = torch.Generator().manual_seed(0)
+    from workloads.lm.job import windows
+    first = windows(d.val, d.batch_size, d.context, gen, CPU)[0]
+    quarter = d.context // 4
+
+    def first_batch(ids: torch.Tensor) -> torch.Tensor:
+        return torch.full(ids.shape, bool(torch.equal(ids[:, :quarter], first[:, :quarter])))
+
+    def middle_half(ids: torch.Tensor) -> torch.Tensor:
+        at = torch.arange(ids.shape[1])
+        return ((at >= quarter - 1) & (at < 3 * quarter - 1))[None, :].expand(ids.shape)
+
+    sixth = [windows(d.val, d.batch_size, d.context, gen, CPU)[0] for _ in range(5)][-1]
+
+    def one_batch_in_eight(ids: torch.Tensor) -> torch.Tensor:
+        return torch.full(ids.shape, not torch.equal(ids, sixth))
+
+    for name, honest_on in [("first two calls", first_two), ("first batch", first_batch),
+                            ("middle half", middle_half), ("one batch in eight", one_batch_in_eight)]:
+        for _ in range(3):
+            calls[0] = 0
+            with pytest.raises(goodbench.ModelRefused, match="reads later tokens"):
+                pinned(_cheats_but_on(vocab, honest_on))
+            assert pinned.last_probe.max_difference >= 5, name
+    model = _char_gpt(vocab)
+    found = pinned(model)
+    gen = torch.Generator().manual_seed(0)
+    unprobed = []
+    with torch.no_grad():
+        for _ in range(d.eval_batches):
+            x, y = windows(d.val, d.batch_size, d.context, gen, CPU)
+            unprobed.append(F.cross_entropy(model(x).float().reshape(-1, vocab), y.reshape(-1)))
+    assert found["val_loss"] == float(torch.stack(unprobed).mean()) and pinned.last_probe.passed
 
 
 def test_a_cheating_model_is_refused_before_training_and_its_file_says_why(tmp_path, data_dir):

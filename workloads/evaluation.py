@@ -10,9 +10,9 @@ have one; gpt2-124m and llama-1b have none yet. :func:`evaluator` finds it throu
 registry. This module holds what they share.
 
 The model never sees the answer it is graded on. lm-char's windows hold their own targets (the
-inputs shifted by one), so its evaluation probes the model's causality every time
-(:func:`causality_probe`): a model whose logits at a position change when only later tokens
-change reads the future, and the evaluation is refused (:class:`ModelRefused`). fashion-cnn's
+inputs shifted by one), so its evaluation probes the model's causality every time, among its
+own calls (:mod:`workloads.causality`): a model whose logits at a position change when only
+later tokens change reads the future, and the evaluation is refused (:class:`ModelRefused`). fashion-cnn's
 and dlrm-small's models are given the images, or the dense and sparse features, and never the
 labels (tests/test_own_evaluators.py pins what the model is called with).
 
@@ -20,19 +20,15 @@ Its errors are :class:`suite.record.errors.GoodbenchError`, which the library an
 turn into one line: the one name ``workloads/`` takes from ``suite/``."""
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
-import torch.nn.functional as F
 
 from suite.record.errors import GoodbenchError
 from workloads import registry
 from workloads.base import named
-from workloads.pinned import CAUSAL_TOLERANCE
 
 Logits = Callable[[torch.Tensor], torch.Tensor]  # token ids (batch, context) -> logits (batch, context, vocab)
 
@@ -69,37 +65,6 @@ class Evaluator(Protocol):
     last_probe: Probe | None
 
     def __call__(self, logits_of: Callable[..., torch.Tensor]) -> dict[str, float]: ...
-
-
-def spliced(x: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """(``x`` with each window's tail from a cut on replaced by the next window's tail, the cuts):
-    held-out text either side, so the probe's windows read as text; each cut drawn in the
-    middle half of the window by ``gen``."""
-    batch, length = x.shape
-    cuts = torch.randint(max(1, length // 4), max(2, 3 * length // 4), (batch,), generator=gen).to(x.device)
-    later = torch.arange(length, device=x.device)[None, :] >= cuts[:, None]
-    return torch.where(later, x.roll(1, dims=0), x), cuts
-
-
-def causality_probe(logits_of: Logits, x: torch.Tensor, logits: torch.Tensor,
-                    tolerance: float = CAUSAL_TOLERANCE, gen: torch.Generator | None = None) -> Probe:
-    """Call the model on ``x`` with each window's tail replaced (:func:`spliced`) and compare its
-    log-probabilities before each cut with those of ``logits`` (the model's on ``x``): a causal
-    model's are the same. The cuts are drawn afresh each time (``gen``: a given generator)."""
-    start = time.perf_counter()
-    gen = gen or torch.Generator(device="cpu").manual_seed(secrets.randbits(63))
-    other, cuts = spliced(x, gen)
-    probed = logits_of(other)
-    if probed.shape != logits.shape:
-        raise GoodbenchError(f"the model's logits have shape {tuple(probed.shape)} for the probe's windows, "
-                             f"{tuple(logits.shape)} for the evaluation's")
-    before = torch.arange(x.shape[1], device=x.device)[None, :] < cuts[:, None]
-    now, then = F.log_softmax(probed.float(), dim=-1), F.log_softmax(logits.float(), dim=-1)
-    moved = torch.where(now == then, 0.0, (now - then).abs()).amax(dim=-1)  # -inf at both: unmoved
-    found = moved[before]
-    worst = float(found.max()) if found.numel() else 0.0
-    return Probe(worst if worst == worst else float("inf"), tolerance, int(x.shape[0]), int(before.sum()),
-                 time.perf_counter() - start)
 
 
 def evaluated() -> list[str]:

@@ -1,6 +1,6 @@
 """lm-char's pinned evaluation for own code held to its target (:mod:`workloads.evaluation`):
 the mean next-character cross-entropy over the spec's pinned held-out windows, the model's
-causality probed on the first batch."""
+causality probed in every batch (:mod:`workloads.causality`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from suite.record.errors import GoodbenchError
 from workloads import data as data_registry
 from workloads import registry
-from workloads.evaluation import Logits, ModelRefused, Probe, causality_probe
+from workloads.causality import probed
+from workloads.evaluation import Logits, ModelRefused, Probe
 from workloads.lm.job import windows
 from workloads.lm_char.job import encode_characters
 from workloads.lm_char.spec import TINY_SHAKESPEARE
@@ -55,24 +56,28 @@ class LmCharEvaluator:
     @torch.no_grad()
     def __call__(self, logits_of: Logits) -> dict[str, float]:
         """``{"val_loss": …}`` of the model whose ``logits_of(ids)`` gives next-character logits;
-        :class:`ModelRefused` when the causality probe of its first batch finds it reading later
-        tokens (the probe's figures: :attr:`last_probe`)."""
+        :class:`ModelRefused` when the causality probe, given its calls among the evaluation's
+        (:func:`workloads.causality.probed`), finds it reading later tokens (the probe's figures:
+        :attr:`last_probe`)."""
         d = self.data
         gen = torch.Generator(device="cpu").manual_seed(0)
-        losses = []
+        pairs = [windows(d.val, d.batch_size, d.context, gen, self.device) for _ in range(d.eval_batches)]
+        losses: list[torch.Tensor | None] = [None] * len(pairs)
         self.last_probe = None
-        for index in range(d.eval_batches):
-            x, y = windows(d.val, d.batch_size, d.context, gen, self.device)
-            logits = logits_of(x)
+
+        def checked(x: torch.Tensor, logits: torch.Tensor) -> None:
             if logits.shape[:2] != x.shape or logits.shape[-1] != len(d.vocab):
                 raise GoodbenchError(f"the model's logits have shape {tuple(logits.shape)}; lm-char's evaluation "
                                      f"needs (batch, context, vocab) = ({x.shape[0]}, {x.shape[1]}, {len(d.vocab)})")
-            if index == 0:
-                self.last_probe = probe = causality_probe(logits_of, x, logits)
-                if not probe.passed:
-                    raise ModelRefused(
-                        f"the model reads later tokens: its log-probabilities at earlier positions moved by up to "
-                        f"{probe.max_difference:.3g} nats when only later tokens changed (a causal model's move by at "
-                        f"most {probe.tolerance:g}); lm-char's windows hold their own targets, so it is not graded")
-            losses.append(F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1)))
-        return {self.metric: float(torch.stack(losses).mean())}
+
+        def graded(index: int, logits: torch.Tensor) -> None:
+            y = pairs[index][1]
+            losses[index] = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+        self.last_probe = probe = probed(logits_of, [x for x, _ in pairs], d.val, graded, checked)
+        if not probe.passed:
+            raise ModelRefused(
+                f"the model reads later tokens: its log-probabilities at earlier positions moved by up to "
+                f"{probe.max_difference:.3g} nats when only later tokens changed (a causal model's move by at "
+                f"most {probe.tolerance:g}); lm-char's windows hold their own targets, so it is not graded")
+        return {self.metric: float(torch.stack([loss for loss in losses if loss is not None]).mean())}

@@ -1,0 +1,128 @@
+"""The causality probe of a language model's pinned evaluation (:mod:`workloads.evaluation`): the
+evaluation's batches and the probe's calls are given to the model alike, so that it cannot tell
+which of its calls are probed.
+
+At every evaluation, windows drawn at random from every evaluated batch (their number:
+:data:`PROBE_SHARE`) are given to the model again as *twins*: each window's tokens from a
+random cut on (anywhere from its second position to its last) replaced by another held-out
+stretch's, whose token at the cut differs. The twins fill whole calls of the evaluation's batch
+shape, and the evaluation's batches and the probe's calls are made in one random order, every
+input a fresh contiguous tensor of the same shape, dtype and device. A causal model's
+log-probabilities before each cut are the same in a window and its twin; the probe keeps the
+largest difference (:class:`workloads.evaluation.Probe`). The draws are secret (a generator
+seeded from :mod:`secrets`) and new at every evaluation, so a model that reads a later token at
+any position of any window risks the twin whose cut is there: one that reads ahead in a share
+``p`` of its positions passes each twin with probability about ``1 - p``.
+
+What no probe of this kind sees: a model that remembers its earlier calls (it can hand a twin the
+log-probabilities it gave the window), or one that holds the held-out text (docs/own-code.md)."""
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from workloads.evaluation import Logits, Probe
+from workloads.pinned import CAUSAL_TOLERANCE
+
+PROBE_SHARE = 8  # one call of twins per this many evaluated batches (at least one call)
+REDRAWS = 16     # draws of a twin's tail until its token at the cut differs from the window's
+
+
+def twin_calls(batches: int) -> int:
+    """How many calls of twins probe an evaluation of ``batches`` batches."""
+    return max(1, math.ceil(batches / PROBE_SHARE)) if batches else 0
+
+
+def _chosen(batches: int, batch_size: int, calls: int, gen: torch.Generator) -> torch.Tensor:
+    """(batch, row) of each window given a twin, in the twins' order: every batch gives the same
+    number of windows, give or take one, at rows drawn at random; the order is shuffled."""
+    count = calls * batch_size
+    per = torch.full((batches,), count // batches)
+    per[torch.randperm(batches, generator=gen)[:count - int(per.sum())]] += 1
+    rows = [torch.stack([torch.full((int(n),), i), torch.randperm(batch_size, generator=gen)[:int(n)]], dim=1)
+            for i, n in enumerate(per)]
+    chosen = torch.cat(rows)
+    return chosen[torch.randperm(len(chosen), generator=gen)]
+
+
+def _tails(text: torch.Tensor, originals: torch.Tensor, cuts: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A stretch of ``text`` for each window, as long as it, whose token at the window's cut differs
+    from the window's (redrawn up to :data:`REDRAWS` times)."""
+    count, length = originals.shape
+    span = torch.arange(length, device=text.device)
+    rows = torch.arange(count, device=text.device)
+    starts = torch.randint(len(text) - length + 1, (count,), generator=gen).to(text.device)
+    tails = text[starts[:, None] + span]
+    for _ in range(REDRAWS):
+        same = (tails[rows, cuts] == originals[rows, cuts]).nonzero().flatten()
+        if not len(same):
+            break
+        again = torch.randint(len(text) - length + 1, (len(same),), generator=gen).to(text.device)
+        tails[same] = text[again[:, None] + span]
+    return tails
+
+
+def _moved(now: torch.Tensor, then: torch.Tensor, cuts: torch.Tensor) -> float:
+    """The largest change of a log-probability before each row's cut between two sets of logits
+    (n, length, vocab); infinite when either holds no number."""
+    a, b = F.log_softmax(now.float(), dim=-1), F.log_softmax(then.float(), dim=-1)
+    moved = torch.where(a == b, 0.0, (a - b).abs()).amax(dim=-1)  # -inf at both: unmoved
+    before = torch.arange(now.shape[1], device=now.device)[None, :] < cuts[:, None]
+    found = moved[before]
+    worst = float(found.max()) if found.numel() else 0.0
+    return worst if worst == worst else float("inf")
+
+
+def probed(logits_of: Logits, batches: list[torch.Tensor], text: torch.Tensor,
+           graded: Callable[[int, torch.Tensor], None], checked: Callable[[torch.Tensor, torch.Tensor], None],
+           tolerance: float = CAUSAL_TOLERANCE, gen: torch.Generator | None = None) -> Probe:
+    """Give the model each of ``batches`` (token ids, each (batch, length)) and the probe's calls of
+    twins (held-out ``text`` in their tails), in one random order; ``checked(x, logits)`` sees the
+    logits of every call (it raises on a wrong shape), ``graded(index, logits)`` those of each
+    evaluated batch. The draws come from ``gen`` (a given generator) or a secret seed."""
+    gen = gen or torch.Generator(device="cpu").manual_seed(secrets.randbits(63))
+    count, (batch_size, length) = len(batches), batches[0].shape if batches else (0, 0)
+    calls = twin_calls(count) if length > 1 else 0
+    start = time.perf_counter()
+    chosen = _chosen(count, batch_size, calls, gen) if calls else torch.zeros((0, 2), dtype=torch.long)
+    originals = torch.stack([batches[int(i)][int(r)] for i, r in chosen]) if calls else None
+    cuts = torch.randint(1, max(2, length), (len(chosen),), generator=gen)
+    twins: list[torch.Tensor] = []
+    if originals is not None:
+        on = cuts.to(originals.device)
+        later = torch.arange(length, device=originals.device)[None, :] >= on[:, None]
+        twins = list(torch.where(later, _tails(text, originals, on, gen), originals).split(batch_size))
+    order = torch.randperm(count + len(twins), generator=gen).tolist()
+    probe_s = time.perf_counter() - start
+    of_batch: dict[int, list[int]] = {}
+    for j, (i, _) in enumerate(chosen.tolist()):
+        of_batch.setdefault(i, []).append(j)
+    first: dict[int, torch.Tensor] = {}  # a twin pair's logits, whichever came first
+    worst = 0.0
+    for index in order:
+        tick = time.perf_counter()
+        x = (batches[index] if index < count else twins[index - count]).clone(memory_format=torch.contiguous_format)
+        logits = logits_of(x)
+        checked(x, logits)
+        if index < count:
+            pairs = [(j, int(chosen[j, 1])) for j in of_batch.get(index, [])]
+            graded(index, logits)
+        else:
+            pairs = [(j, j % batch_size) for j in range((index - count) * batch_size, (index - count + 1) * batch_size)]
+            probe_s += time.perf_counter() - tick
+        tick = time.perf_counter()
+        ready = [(j, row) for j, row in pairs if j in first]
+        for j, row in pairs:
+            if j not in first:
+                first[j] = logits[row].detach().clone()
+        if ready:
+            now = torch.stack([logits[row] for _, row in ready])
+            then = torch.stack([first.pop(j) for j, _ in ready])
+            worst = max(worst, _moved(now, then, cuts[[j for j, _ in ready]].to(now.device)))
+        probe_s += time.perf_counter() - tick
+    return Probe(worst, tolerance, len(chosen), int(cuts.sum()), probe_s)
