@@ -37,6 +37,7 @@ from suite.site.labels import OWN_TIMING, TWO_CLOCKS
 REPO = Path(__file__).resolve().parent.parent
 STEP_S = 0.01  # each step sleeps this long: its time is the step's, on any clock
 SLOW = 20      # the replaced clocks run this many times slower than real time (issue 44's finding: 34 times)
+SHAVE_S = 0.0048  # each step recorded this much shorter (trial 16's finding E)
 
 
 def _slowed(monkeypatch, factor: float) -> None:
@@ -47,9 +48,22 @@ def _slowed(monkeypatch, factor: float) -> None:
         monkeypatch.setattr(time, name, lambda real=real, origin=origin: origin + (real() - origin) / factor)
 
 
-def _job(out: Path, *, slow: float | None = None) -> goodbench.Benchmark:
-    """A free job of 24 sleeping steps, evaluated every 8; its clocks slowed once it has started."""
-    bench = goodbench.Benchmark("clock-mlp", trains="an MLP", samples_per_step=8, max_steps=24, warmup_steps=3,
+def _shaved(monkeypatch, shave_s: float) -> None:
+    """The library's CPU step clock records each step ``shave_s`` seconds shorter than it was (trial 16)."""
+    from suite.meters import clock as step_clock
+
+    def stop(self) -> None:
+        wait = None if self._fetch_s is None else self._begin_s - self._fetch_s
+        self._marks.append((wait, max(time.perf_counter() - self._begin_s - shave_s, 1e-6)))
+        self._fetch_s = None
+
+    monkeypatch.setattr(step_clock.StepClock, "stop", stop)
+
+
+def _job(out: Path, *, slow: float | None = None, shave: float | None = None, steps: int = 24) -> goodbench.Benchmark:
+    """A free job of ``steps`` sleeping steps, evaluated every 8; its clocks slowed, or its steps each
+    recorded ``shave`` seconds short, once it has started."""
+    bench = goodbench.Benchmark("clock-mlp", trains="an MLP", samples_per_step=8, max_steps=steps, warmup_steps=3,
                                 eval_every=8, log_every=8, device="cpu", flops_per_step=1e5, code=[__file__],
                                 out=out, sign=False, progress=lambda *a, **k: None)
     # the clocks are put back before the job ends: the ceiling measured again at its end would
@@ -57,6 +71,8 @@ def _job(out: Path, *, slow: float | None = None) -> goodbench.Benchmark:
     with bench, pytest.MonkeyPatch.context() as patch:
         if slow:
             _slowed(patch, slow)
+        if shave:
+            _shaved(patch, shave)
         for run in bench.runs():
             model = nn.Linear(4, 1)
             for _ in range(bench.max_steps):
@@ -85,13 +101,13 @@ class Stamped:
         return path, own_launch.seal(path, seen, os.getpid())
 
 
-def _stamped(folder: Path, slow: float | None = None) -> Stamped:
+def _stamped(folder: Path, slow: float | None = None, shave: float | None = None, steps: int = 24) -> Stamped:
     read_end, write_end = os.pipe()
     reader = EdgeReader(read_end, clock())
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(edges.ENV, str(write_end))
         quick_ceiling(patch)
-        bench = _job(folder / "own.json", slow=slow)  # the library closes the pipe after naming its file
+        bench = _job(folder / "own.json", slow=slow, shave=shave, steps=steps)  # the library closes the pipe after naming its file
     reader.finish(0.5)
     return Stamped(bench.path, bench.path.read_bytes(), reader)
 
@@ -155,6 +171,29 @@ def test_a_run_whose_clocks_run_slow_is_valid_alone_and_refused_with_a_second_cl
     assert found[4].what.endswith("(its duration)")  # an instant evaluation lasts as long on either clock
     problems = [p for p in v.check_document(doc) if p.code == "second-clock"]
     assert problems and "the clocks disagree" in problems[0].line("own.json")
+
+
+def test_steps_each_claimed_shorter_within_a_steps_tolerance_are_not_held_by_the_second_clock(honest, tmp_path):
+    """Trial 16, finding E: a step clock that recorded each 10-ms step 4.8 ms short (2.2× the
+    throughput at idle) stayed inside the per-step allowance of the steps' median and of their sum
+    (5 ms a step), and read "two clocks". The steps' sum is held to 75 ms + 5% whatever their
+    number: the shaved run of 48 steps is not two clocks (its file refused, or valid and never
+    ranked); the honest one is."""
+    (tmp_path / "shaved").mkdir()
+    shaved = _stamped(tmp_path / "shaved", shave=SHAVE_S, steps=48)
+    _, doc = shaved.sealed(tmp_path)
+    run = doc["runs"][0]
+    flaw = clock_cover.window_flaw(doc, run)
+    assert flaw is not None and flaw.launcher - flaw.own > clocks.WINDOW_S + clocks.RELATIVE * flaw.launcher
+    assert not clock_cover.steps_held(doc, run) and not clock_cover.stamped(doc, run["run_id"])
+    assert clock_cover.claimed_p50(run) >= clocks.PER_STEP_S  # not too short: the sum is what gives it away
+    if v.check_document(doc) == []:  # within the per-step allowance (as on an idle machine): valid, one clock
+        [entry] = rows.rows("own.json", doc)
+        assert entry["second_clock"] is False and entry["short_steps"] is True
+    (tmp_path / "honest").mkdir()
+    _, honest_doc = honest.sealed(tmp_path / "honest")
+    assert clock_cover.window_flaw(honest_doc, honest_doc["runs"][0]) is None
+    assert clock_cover.stamped(honest_doc, honest_doc["runs"][0]["run_id"])
 
 
 def test_the_validator_recomputes_the_agreement_and_holds_the_second_clock_to_its_file(honest, tmp_path):

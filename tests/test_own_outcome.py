@@ -55,6 +55,22 @@ def test_run_own_says_why_the_board_counts_short_steps_as_one_clock():
     assert "not stamped whole" not in why  # only the reason that applies
 
 
+def test_run_own_says_why_steps_each_claimed_a_few_milliseconds_short_are_one_clock():
+    """Trial 16, finding E: rank 0's steps (about 12 ms) each claimed 5.5 ms shorter than stamped,
+    within the per-step allowance (5 ms + 5%) and their median still over 5 ms: their sum is not
+    held, and the line says so."""
+    doc = _doc()
+    for run in doc["runs"]:
+        run["step_times_s"] = [t - 0.0055 for t in run["step_times_s"]]
+        run["metrics"]["throughput"]["step_time_s"]["p50"] -= 0.0055
+    assert all(clock_cover.claimed_p50(run) >= 0.005 for run in doc["runs"])
+    assert _entry(doc)["second_clock"] is False and _entry(doc)["short_steps"] is True
+    why = own_outcome.one_clock_why(doc)
+    assert why is not None and why.startswith("the steady steps of seed 1, seed 2 add up to ")
+    assert "further apart than the 5% + 75 ms the second clock holds a run's steps to" in why
+    assert "median step" not in why and "not stamped whole" not in why
+
+
 def test_run_own_says_which_run_its_clock_did_not_stamp_whole():
     doc = _doc()
     first = doc["runs"][0]["run_id"]

@@ -111,6 +111,8 @@ def test_every_ranks_lines_go_to_the_one_journal_whole_rank_0s_without_a_rank(tm
 
 
 def test_a_successor_joins_every_ranks_segments_and_the_run_reads_stamped(tmp_path, script):
+    """(These journals' lines arrive at once: their stamps time no step, so the tests of this file
+    that join segments ask whether the edges are stamped whole, not whether the steps are held.)"""
     _killed_after_7(tmp_path, script)
     journal, doc = _successor(tmp_path, script)
     assert journal.notes == []
@@ -120,7 +122,7 @@ def test_a_successor_joins_every_ranks_segments_and_the_run_reads_stamped(tmp_pa
     ranked = [e for e in doc["second_clock"]["runs"] if e.get("rank")]
     assert [[f["what"] for f in e["agreement"]["figures"]] for e in ranked] == [  # steady steps: with the last
         ["clock span"], ["clock span", "steady step time p50", "steady window (sum of step times)"]]
-    assert clock_cover.stamped(doc, "p2")
+    assert clock_cover.edges_whole(doc, "p2")
 
 
 def test_a_ranks_line_torn_by_a_kill_or_left_as_zeros_is_skipped_and_the_successor_joins(tmp_path, script):
@@ -133,7 +135,7 @@ def test_a_ranks_line_torn_by_a_kill_or_left_as_zeros_is_skipped_and_the_success
         path.write_bytes(whole + tail)
         assert clock_journal.read(path) == kept
     journal, doc = _successor(tmp_path, script)
-    assert journal.notes == [] and clock_cover.stamped(doc, "p2")
+    assert journal.notes == [] and clock_cover.edges_whole(doc, "p2")
     assert [(rank_clocks.rank_of(e), e["first_step"]) for e in doc["second_clock"]["runs"]] == [(0, 1), (0, 7), (1, 1), (1, 7)]
 
 
@@ -144,7 +146,7 @@ def test_a_rank_whose_chain_breaks_is_named_and_the_run_is_not_stamped(tmp_path,
     assert said.startswith("rank 1's run of seed 1 has no stamps of the processes before this one in the journal")
     assert said.endswith("it is stamped from step 7 on only, and the entry is not ranked")
     assert [(rank_clocks.rank_of(e), e["first_step"]) for e in doc["second_clock"]["runs"]] == [(0, 1), (0, 7), (1, 7)]
-    assert not clock_cover.stamped(doc, "p2")
+    assert not clock_cover.edges_whole(doc, "p2")
 
 
 def _finished_elsewhere_too(folder: Path, script: Path, rank_one: bool = True) \
@@ -170,7 +172,7 @@ def test_a_ranks_finished_segment_is_joined_from_the_launcher_that_journaled_ran
     assert journal.notes == []
     assert [(rank_clocks.rank_of(e), e["first_step"], len(e["step_s"]), e["pid"]) for e in doc["second_clock"]["runs"]] \
         == [(0, 1, STEPS, 4242), (1, 1, STEPS, 4242)]  # rank 1's line of the other job (5151), later, passed over
-    assert clock_cover.stamped(doc, "p1")
+    assert clock_cover.edges_whole(doc, "p1")
 
 
 def test_a_ranks_finished_segment_journaled_only_with_another_run_than_rank_0s_is_not_joined(tmp_path, script):
@@ -187,7 +189,7 @@ def test_segments_of_a_rank_edited_to_overlap_are_refused(tmp_path, script):
     _, doc = _successor(tmp_path, script)
     later = doc["second_clock"]["runs"][3]
     later.update(first_step=6, step_s=[0.01] + later["step_s"])  # rank 1's step 6 stamped by both processes
-    assert not clock_cover.stamped(doc, "p2")
+    assert not clock_cover.edges_whole(doc, "p2")
     segments = [e for e in doc["second_clock"]["runs"] if e.get("rank") == 1]
     assert clock_segments.flaw(doc["runs"][0], segments) == \
         "steps 6-6 are stamped twice (segment 1 overlaps the one before)"
@@ -205,7 +207,7 @@ def test_a_journal_whose_rank_lines_were_edited_is_refused_for_every_rank(tmp_pa
     [said] = journal.notes
     assert said.startswith("the journal is refused: its entries of rank 1's seed 1 do not add up to step 6")
     assert [e["first_step"] for e in doc["second_clock"]["runs"]] == [7, 7]  # this process's stamps only, on each rank
-    assert not clock_cover.stamped(doc, "p2")
+    assert not clock_cover.edges_whole(doc, "p2")
 
 
 # ---------------------------------------------------------------- a torchrun job, killed and run again

@@ -13,20 +13,50 @@ from suite.figures import clock_segments, clocks, rank_clocks
 
 def steps_held(doc: dict[str, Any], run: dict[str, Any]) -> bool:
     """False for a CPU run whose median step is claimed shorter than the second clock's per-step
-    tolerance (:data:`suite.figures.clocks.PER_STEP_S`): the launcher stamps an edge when it reads
-    it, so a step of a millisecond may read as none, and the comparison of the steps' median and
-    sum allows more than the steps themselves (trial 7 claimed a 2-rank job's 1-ms steps a
-    thousand times shorter, compared within tolerance). A claim of longer steps is held: claimed
-    ``c``, the launcher's ``l``, ``|c - l| <= 5 ms + 5% l`` bounds ``l`` to about ``c + 5 ms``.
+    tolerance (:data:`suite.figures.clocks.PER_STEP_S`), or whose steady steps' sum the second
+    clock does not hold (:func:`window_flaw`). The launcher stamps an edge when it reads it, so a
+    step of a millisecond may read as none, and the comparison of the steps' median and sum allows
+    more than the steps themselves (trial 7 claimed a 2-rank job's 1-ms steps a thousand times
+    shorter, compared within tolerance). A claim of longer steps is held: its median by
+    ``|c - l| <= 5 ms + 5% l``, and the steps' sum by ``75 ms + 5%`` of the launcher's, so that
+    steps each claimed a few milliseconds short do not add up (trial 16).
     A GPU's steps are not compared one by one (docs/rules.md): its runs are not judged here."""
     if not clocks.compared_as(doc)[1]:
         return True
+    return claimed_p50(run) >= clocks.PER_STEP_S and window_flaw(doc, run) is None
+
+
+def claimed_p50(run: dict[str, Any]) -> float:
+    """The run's claimed median step (``metrics.throughput.step_time_s.p50``, else its step times')."""
     times = ((run.get("metrics") or {}).get("throughput") or {}).get("step_time_s") or {}
     p50 = times.get("p50") if isinstance(times, dict) else None
     if not isinstance(p50, (int, float)):
         steps = run.get("step_times_s") or []
         p50 = statistics.median(steps) if steps else 0.0
-    return p50 >= clocks.PER_STEP_S
+    return float(p50)
+
+
+def window_flaw(doc: dict[str, Any], run: dict[str, Any]) -> clocks.Comparison | None:
+    """The first comparison of a CPU run's steady steps' sum, on any rank or segment the second
+    clock stamped, that the clock does not hold (:func:`suite.figures.clocks.window_held`); None
+    where each holds, where nothing stamped the run (:func:`edges_whole` says so), and for
+    entries the rules refuse (rule ``second-clock`` says why)."""
+    warmup, cpu = clocks.compared_as(doc)
+    section = doc.get("second_clock")
+    entries = section.get("runs") if isinstance(section, dict) else None
+    if not cpu or not isinstance(entries, list):
+        return None
+    run_id = run.get("run_id")
+    ranks = {rank_clocks.rank_of(e) for e in entries if isinstance(e, dict) and e.get("run_id") == run_id}
+    for rank in sorted(ranks):
+        try:
+            found = clock_segments.compared(run, _once(clock_segments.of_run(entries, run_id, rank)), warmup, cpu, rank)
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            continue
+        off = [c for segment in found for c in segment if c.what == clocks.WINDOW and not clocks.window_held(c)]
+        if off:
+            return off[0]
+    return None
 
 
 def stamped(doc: dict[str, Any], run_id: Any) -> bool:

@@ -16,6 +16,10 @@ steps (measured on honest runs: docs/rules.md, "A second clock"):
   launcher's stamps of its two edges (the worst is kept): an evaluation cut in the log, its end
   moved with the curve, once passed (trial 5).
 
+On a CPU the steps' sum also decides whether the clock holds the steps (:func:`window_held`):
+within :data:`RELATIVE` plus :data:`WINDOW_S`, however many steps (trial 16), or the run is
+timed by one clock (:mod:`suite.figures.clock_cover`), its file valid.
+
 A run's stamps begin at its first step, unless its log says the run went on from a checkpoint
 there (:func:`unexplained_start`): edges held back until a late step once made a run with slowed
 clocks read "two clocks" (trial 5).
@@ -32,6 +36,21 @@ from suite.record import mllog
 RELATIVE = 0.05      # of the launcher's figure
 PER_STAMP_S = 0.05   # seconds, on top of it, for a span between two stamps (the launcher woken late)
 PER_STEP_S = 0.005   # seconds per step, for a step's median or the sum of steps
+WINDOW_S = 0.075     # seconds, on top of RELATIVE, for the sum of the steady steps to hold them (whatever their number)
+WINDOW = "steady window (sum of step times)"  # the comparison of the steps' sum
+
+
+def window_held(found: Comparison) -> bool:
+    """Whether the steady steps' sum on both clocks (``found``, a :data:`WINDOW` comparison) agree
+    closely enough for the second clock to hold the steps: within :data:`RELATIVE` plus
+    :data:`WINDOW_S`, not plus :data:`PER_STEP_S` per step. A step claimed a few milliseconds
+    shorter than the launcher saw it is inside the per-step allowance, so the steps' median and a
+    sum allowed :data:`PER_STEP_S` per step held nothing against it (trial 16: steps of about 10 ms
+    each claimed 4.8 ms shorter, 2.2× the throughput, read "two clocks"); over a run's steps such a
+    claim adds up, while the honest launcher's lateness does not (docs/rules.md, "A second clock").
+    A file whose sum is beyond this but within the per-step allowance is valid, and timed by one
+    clock (:func:`suite.figures.clock_cover.steps_held`)."""
+    return abs(found.own - found.launcher) <= WINDOW_S + RELATIVE * abs(found.launcher)
 
 
 def compared_as(doc: dict[str, Any]) -> tuple[int, bool]:
@@ -114,7 +133,7 @@ def comparisons(run: dict[str, Any], entry: dict[str, Any], warmup_steps: int, c
         own = [times[s - 1] for s in steady]
         launcher = [entry["step_s"][s - first] for s in steady]
         out.append(Comparison("steady step time p50", statistics.median(own), statistics.median(launcher), PER_STEP_S))
-        out.append(Comparison("steady window (sum of step times)", sum(own), sum(launcher), PER_STEP_S * len(own)))
+        out.append(Comparison(WINDOW, sum(own), sum(launcher), PER_STEP_S * len(own)))
     start = entry["run_start_s"]
     if start is not None:
         curve = {p["step"]: p["time_s"] for p in run.get("curve") or []}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from suite.figures.clocks import PER_STEP_S, Comparison
+from suite.figures.clocks import PER_STEP_S, WINDOW, Comparison
 
 
 def rank_of(entry: dict[str, Any]) -> int:
@@ -108,5 +108,5 @@ def steady(run: dict[str, Any], rank: int, launcher: list[float]) -> list[Compar
     if not isinstance(times, dict) or not launcher:
         return []
     return [Comparison("steady step time p50", times["p50"], statistics.median(launcher), PER_STEP_S),
-            Comparison("steady window (sum of step times)", times["mean"] * times["steps"], sum(launcher),
+            Comparison(WINDOW, times["mean"] * times["steps"], sum(launcher),
                        PER_STEP_S * len(launcher))]

@@ -41,7 +41,7 @@ def one_clock_why(doc: dict[str, Any]) -> str | None:
     idle = [r for r in unheld if not r.get("step_times_s")]  # a run that failed before its first step
     if idle:
         lines.append(f"{', '.join(map(_label, idle))} timed no step for the second clock to hold")
-    short = [r for r in unheld if r.get("step_times_s")]
+    short = [r for r in unheld if r.get("step_times_s") and clock_cover.claimed_p50(r) < clocks.PER_STEP_S]
     if short:
         medians = [_median(r) for r in short]
         one = len(short) == 1
@@ -50,6 +50,13 @@ def one_clock_why(doc: dict[str, Any]) -> str | None:
         figure = f" ({', '.join(map(_ms, medians))})"
         lines.append(f"{which}{figure} {'is' if one else 'are'} under the {1000 * clocks.PER_STEP_S:g} ms the second "
                      "clock holds on a CPU")
+    summed = [(r, flaw) for r in unheld if r not in short and (flaw := clock_cover.window_flaw(doc, r)) is not None]
+    if summed:
+        run, flaw = summed[0]
+        which = "its steady steps" if len(runs) == 1 else f"the steady steps of {', '.join(_label(r) for r, _ in summed)}"
+        lines.append(f"{which} add up to {flaw.own:.4g} s on its clock{'' if len(summed) == 1 else ' (' + _label(run) + ')'} "
+                     f"and {flaw.launcher:.4g} s on the launcher's, further apart than the "
+                     f"{clocks.RELATIVE:.0%} + {1000 * clocks.WINDOW_S:g} ms the second clock holds a run's steps to")
     gaps = [r for r in runs if not clock_cover.edges_whole(doc, r.get("run_id"))]
     if gaps:
         lines.append(f"{', '.join(map(_label, gaps))} {'was' if len(gaps) == 1 else 'were'} not stamped whole "
