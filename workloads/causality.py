@@ -67,15 +67,14 @@ def _tails(text: torch.Tensor, originals: torch.Tensor, cuts: torch.Tensor, gen:
     return tails
 
 
-def _moved(now: torch.Tensor, then: torch.Tensor, cuts: torch.Tensor) -> float:
+def _moved(now: torch.Tensor, then: torch.Tensor, cuts: torch.Tensor) -> torch.Tensor:
     """The largest change of a log-probability before each row's cut between two sets of logits
-    (n, length, vocab); infinite when either holds no number."""
+    (n, length, vocab), a 0-d tensor on their device (not a number where either holds none: read
+    once, at the end, so that a GPU is not waited for at every call)."""
     a, b = F.log_softmax(now.float(), dim=-1), F.log_softmax(then.float(), dim=-1)
     moved = torch.where(a == b, 0.0, (a - b).abs()).amax(dim=-1)  # -inf at both: unmoved
     before = torch.arange(now.shape[1], device=now.device)[None, :] < cuts[:, None]
-    found = moved[before]
-    worst = float(found.max()) if found.numel() else 0.0
-    return worst if worst == worst else float("inf")
+    return torch.where(before, moved, 0.0).amax()
 
 
 def probed(logits_of: Logits, batches: list[torch.Tensor], text: torch.Tensor,
@@ -103,7 +102,7 @@ def probed(logits_of: Logits, batches: list[torch.Tensor], text: torch.Tensor,
     for j, (i, _) in enumerate(chosen.tolist()):
         of_batch.setdefault(i, []).append(j)
     first: dict[int, torch.Tensor] = {}  # a twin pair's logits, whichever came first
-    worst = 0.0
+    found: list[torch.Tensor] = []
     for index in order:
         tick = time.perf_counter()
         x = (batches[index] if index < count else twins[index - count]).clone(memory_format=torch.contiguous_format)
@@ -123,6 +122,9 @@ def probed(logits_of: Logits, batches: list[torch.Tensor], text: torch.Tensor,
         if ready:
             now = torch.stack([logits[row] for _, row in ready])
             then = torch.stack([first.pop(j) for j, _ in ready])
-            worst = max(worst, _moved(now, then, cuts[[j for j, _ in ready]].to(now.device)))
+            found.append(_moved(now, then, cuts[[j for j, _ in ready]].to(now.device)))
         probe_s += time.perf_counter() - tick
-    return Probe(worst, tolerance, len(chosen), int(cuts.sum()), probe_s)
+    tick = time.perf_counter()
+    worst = float(torch.stack(found).max()) if found else 0.0
+    probe_s += time.perf_counter() - tick
+    return Probe(worst if worst == worst else float("inf"), tolerance, len(chosen), int(cuts.sum()), probe_s)
