@@ -48,8 +48,14 @@ from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
 from suite.run.reproduce.observed import Observer
-from suite.run.reproduce.planning import (CannotReproduce, Layout, Target, _digest_here, own_code_steps,
-                                          uncommitted_refusal)
+from suite.run.reproduce.planning import (
+    CannotReproduce,
+    Layout,
+    Target,
+    _digest_here,
+    own_code_steps,
+    uncommitted_refusal,
+)
 from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
 
