@@ -227,7 +227,7 @@ def test_seed_ones_run_in_another_file_as_seed_two_is_refused_by_the_store(tmp_p
     with pytest.raises(Refused) as refused:
         submit(_write(tmp_path / "forged.json", forged), folder)
     [problem] = refused.value.problems
-    assert (problem.code, problem.field) == ("seed-copy", "runs[0].curve")
+    assert (problem.code, problem.field) == ("log-times", "runs[0].event_log")  # its clock kept: the stronger code
     assert first.name in problem.reason
 
 

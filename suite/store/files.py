@@ -31,7 +31,7 @@ from suite.record.errors import GoodbenchError
 from suite.record.tempfiles import held_file, remove_abandoned, temp_files
 from suite.record.text import safe
 from suite.store import ledger, naming
-from suite.trust import commitment, fingerprint, ownership, shuffles, signing, system_names
+from suite.trust import commitment, fingerprint, log_times, ownership, shuffles, signing, system_names
 from suite.validate import Problem, check_document, parse, read_bounded
 
 if TYPE_CHECKING:
@@ -161,6 +161,11 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
                        f"the step times of run {via.run_id} stored in {via.file}, in each logged block reordered, "
                        f"rescaled or nudged (distance of the sorted blocks {verdict.similarity:.2g}; up to "
                        f"{shuffles.THRESHOLD:g}, one run): one run is stored once")
+    if verdict.code == ownership.LOG_TIMES:
+        return Problem(verdict.code, f"{where}.event_log",
+                       f"the logged block sums and stamps of run {via.run_id} stored in {via.file}, its steps "
+                       f"redrawn inside each block (median residual {(verdict.similarity or 0.0) * 1e6:.2g} µs; up "
+                       f"to {log_times.TOLERANCE_S * 1e6:g} µs, one run): one run is stored once")
     if verdict.code == ownership.SEED_COPY:
         return Problem(verdict.code, f"{where}.curve",
                        f"the curve of run {via.run_id} (seed {via.seed}) stored in {via.file}, claimed here "

@@ -3,9 +3,11 @@
 Two runs of two files are **one run** when they share a run id [``duplicate-run``], their step
 times exactly [``duplicate-steps``], the fingerprint of their step times
 (:mod:`suite.trust.fingerprint`: a copy rescaled, nudged, shifted or re-signed) [``steps-fingerprint``],
-the values of their logged blocks (:mod:`suite.trust.shuffles`: a copy reordered) [``steps-shuffled``], or
-their curve under different seeds (one run claimed as another seed) [``seed-copy``]; two files
-naming one suite run (``settings.session.id``) hold its runs twice [``duplicate-session``].
+the values of their logged blocks (:mod:`suite.trust.shuffles`: a copy reordered) [``steps-shuffled``],
+their logged block sums and stamps (:mod:`suite.trust.log_times`: a copy whose steps were redrawn
+inside each block) [``log-times``], or their curve under different seeds (one run claimed as
+another seed) [``seed-copy``]; two files naming one suite run (``settings.session.id``) hold its
+runs twice [``duplicate-session``].
 
 Each record is judged by :func:`resolve` on its own evidence, against the records stored before
 it (never through a third file): not signed by the key the run's id was minted for (its *owner*),
@@ -28,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from suite.trust import fingerprint, shuffles, signing
+from suite.trust import fingerprint, log_times, shuffles, signing
 
 # Step times of at least this many steps, not all equal, identify a run by equality. Stored to 7
 # decimals (0.1 µs), a measured step time varies from step to step by microseconds or more: the
@@ -41,8 +43,9 @@ MIN_STEPS = 10
 # how two records are one run, strongest first: the code a refused submission gets
 DUPLICATE_RUN, DUPLICATE_STEPS = "duplicate-run", "duplicate-steps"
 STEPS_FINGERPRINT, STEPS_SHUFFLED = "steps-fingerprint", "steps-shuffled"
+LOG_TIMES = "log-times"
 SEED_COPY, DUPLICATE_SESSION = "seed-copy", "duplicate-session"
-CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, STEPS_SHUFFLED, SEED_COPY, DUPLICATE_SESSION)
+CODES = (DUPLICATE_RUN, DUPLICATE_STEPS, STEPS_FINGERPRINT, STEPS_SHUFFLED, LOG_TIMES, SEED_COPY, DUPLICATE_SESSION)
 COPY, DISPUTED = "copy", "disputed"
 
 
@@ -67,7 +70,8 @@ class Claim:
     the signer when the run's id was minted for the signer's key, else None. ``workload``,
     ``seed``, ``session`` (the file's ``settings.session.id``), ``steps_print``
     (:func:`suite.trust.fingerprint.signature`), ``curve`` (:func:`suite.trust.fingerprint.curve_of`)
-    and ``blocks`` (:func:`suite.trust.shuffles.sorted_blocks`) tell one run in another file."""
+    ``blocks`` (:func:`suite.trust.shuffles.sorted_blocks`) and ``clock``
+    (:func:`suite.trust.log_times.log_times`) tell one run in another file."""
 
     file: str
     index: int
@@ -81,6 +85,7 @@ class Claim:
     steps_print: np.ndarray | None = field(default=None, repr=False)
     curve: fingerprint.Curve | None = field(default=None, repr=False)
     blocks: shuffles.SortedBlocks | None = field(default=None, repr=False)
+    clock: log_times.LogTimes | None = field(default=None, repr=False)
 
 
 def session_of(doc: Any) -> str | None:
@@ -108,7 +113,7 @@ def claims(file: str, doc: dict, signer: str | None = None, *, verified: bool = 
         out.append(Claim(file, i, run["run_id"], steps_key(run), fp, fp if owned else None,
                          wid if isinstance(wid, str) else None, run.get("seed"), session,
                          fingerprint.signature(run.get("step_times_s")), fingerprint.curve_of(run),
-                         shuffles.sorted_blocks(run)))
+                         shuffles.sorted_blocks(run), log_times.log_times(run)))
     return out
 
 
@@ -156,6 +161,7 @@ def links(claims: Sequence[Claim], query: Collection[int] | None = None) -> list
     for members in by_workload.values():
         _fingerprint_links(claims, members, asked, add)
         _shuffle_links(claims, members, asked, add)
+        _clock_links(claims, members, asked, add)
         _curve_links(claims, members, asked, add)
     return sorted(found.values(), key=lambda link: (link.a, link.b))
 
@@ -182,6 +188,17 @@ def _shuffle_links(claims: Sequence[Claim], members: list[int], asked: set[int],
         i, j = blocked[r], blocked[c]
         if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
             add(i, j, STEPS_SHUFFLED, d)
+
+
+def _clock_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
+    clocked = [i for i in members if claims[i].clock is not None]
+    rows = [r for r, i in enumerate(clocked) if i in asked]
+    if not rows or len(clocked) < 2:
+        return
+    for r, c, residual in log_times.same_clock_pairs([claims[i].clock for i in clocked], rows):
+        i, j = clocked[r], clocked[c]
+        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
+            add(i, j, LOG_TIMES, residual)
 
 
 def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
@@ -326,6 +343,9 @@ def how(verdict: Verdict) -> str:
         return f" (its step times rescaled or nudged: fingerprint similarity {verdict.similarity:.3f})"
     if verdict.code == STEPS_SHUFFLED:
         return f" (the same step times in each logged block, reordered, rescaled or nudged: distance {verdict.similarity:.2g})"
+    if verdict.code == LOG_TIMES:
+        return (" (the same logged block sums and stamps, the steps inside the blocks redrawn: "
+                f"residual {(verdict.similarity or 0.0) * 1e6:.2g} µs)")
     return {DUPLICATE_STEPS: " (the same step times)", SEED_COPY: " (the same curve, under another seed)",
             DUPLICATE_SESSION: " (the same suite run)"}.get(verdict.code, "")
 

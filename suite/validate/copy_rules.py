@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from suite.record.text import safe
-from suite.trust import fingerprint, ownership, shuffles
+from suite.trust import fingerprint, log_times, ownership, shuffles
 from suite.validate.registry import Problem, code, document_rule
 from suite.validate.shared import V7, V8
 
@@ -20,6 +20,9 @@ code("steps-shuffled",
      f"a run whose step times are another run's reordered within their logged blocks (each block's times, "
      f"sorted, within {shuffles.THRESHOLD:g} of the blocks' spread): one run; in one file, or already stored",
      since=V8)
+code("log-times", f"a run whose event log keeps another stored run's clock (each logged block's sum and wall "
+                  f"time within {log_times.TOLERANCE_S * 1e6:g} µs at the median, a scale factor removed): one run, "
+                  "its steps redrawn inside the blocks; already stored")
 code("seed-copy", f"runs of different seeds with one curve (every value within {fingerprint.SAME_CURVE_REL:g}): "
                   "one run claimed as several seeds; in one file, or already stored", since=V7)
 

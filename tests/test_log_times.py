@@ -1,0 +1,151 @@
+"""A copy whose steps were redrawn inside each logged block keeps its log's clock (docs/rules.md,
+"One run, one owner"; suite/trust/log_times.py): trial 16's copy, every block sum and stamp kept,
+is one run with the run it copies, while honest runs of one workload keep clocks of their own.
+
+The runs are real: dlrm-small's smoke runs (tests/corpus/valid/dlrm-small-seeds-1-3.json), each
+in a file of its own; the copy is made the way trial 16 made it.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+
+import numpy as np
+import pytest
+from forging import HONEST, codes, repair
+from test_bridges import _alone
+from test_copies import _key, _own_story, _statuses, _write
+
+from suite.record import mllog
+from suite.store.files import Refused, submit, submit_noted
+from suite.trust import fingerprint, log_times, ownership, shuffles, signing
+
+
+def redrawn_in_blocks(doc: dict, seed: int = 11) -> dict:
+    """Trial 16's copy of ``doc`` (changed in place): inside each logged block, the step times
+    redrawn as random shares of the block's sum (the sum kept to the stored 0.1 µs, so the log's
+    block sums, stamps and every figure stay as they were), new ids and suite run, unsigned."""
+    rng = np.random.default_rng(seed)
+    for run in doc["runs"]:
+        times = run["step_times_s"]
+        for event in mllog.parse(run["event_log"]):
+            if event.key in ("block_stop", "warmup_stop"):
+                first, last = event.metadata["first_step"], event.metadata["last_step"]
+                total = sum(times[first - 1:last])
+                weights = rng.uniform(0.6, 1.4, last - first + 1)
+                new = [round(float(total * w / weights.sum()), 7) for w in weights]
+                new[-1] = round(total - sum(new[:-1]), 7)
+                times[first - 1:last] = new
+    return repair(_own_story(doc, "copier-lab"))
+
+
+def reclocked(run: dict, variant: int = 1) -> dict:
+    """``run`` (changed in place) with a clock of its own, as a re-run measures one: each logged
+    block's step times × a factor of its own (within ±3%, a generator seeded with ``variant``),
+    its logged sum and every later stamp moved with them."""
+    rng = np.random.default_rng(2000 + variant)
+    times, offset, events, moved_by = run["step_times_s"], 0.0, [], {}
+    for event in mllog.parse(run["event_log"]):
+        if event.key == "eval_stop":
+            moved_by[event.metadata.get("step")] = offset
+        if event.key in ("block_stop", "warmup_stop"):
+            first, last = event.metadata["first_step"], event.metadata["last_step"]
+            factor = 1 + rng.uniform(-0.03, 0.03)
+            new = [round(t * factor, 7) for t in times[first - 1:last]]
+            offset += sum(new) - sum(times[first - 1:last])
+            times[first - 1:last] = new
+            event = mllog.Event(time_ms=event.time_ms + 1000 * offset, event_type=event.event_type, key=event.key,
+                                value=event.value, metadata={**event.metadata, "step_s": sum(new)},
+                                namespace=event.namespace)
+        elif offset:
+            event = mllog.Event(time_ms=event.time_ms + 1000 * offset, event_type=event.event_type, key=event.key,
+                                value=event.value, metadata=event.metadata, namespace=event.namespace)
+        events.append(event)
+    run["event_log"] = [mllog.format_event(e) for e in events]
+    for point in run["curve"]:
+        point["time_s"] += moved_by.get(point["step"], 0.0)
+    run["time_to_train_s"] += offset
+    run["wall_s"] += offset
+    return run
+
+
+def _honest_pairs():
+    """Every pair of honest runs of one workload in other records (not one run id: a file derived
+    from another, duplicate-run's), with the residual of their log times."""
+    runs = []
+    for path in HONEST:
+        for run in json.loads(path.read_text())["runs"]:
+            runs.append((path.name, run["run_id"], run["workload"]["id"], log_times.log_times(run)))
+    for a, b in itertools.combinations(runs, 2):
+        if a[2] == b[2] and a[1] != b[1] and a[3] is not None and b[3] is not None:
+            residual = log_times.residual(a[3], b[3])
+            if residual is not None:
+                yield a[0], b[0], residual
+
+
+def test_honest_runs_keep_clocks_of_their_own():
+    """Between honest runs of one workload (other seeds, the same seed in other files, killed and
+    resumed, 2 ranks) the least residual is far above the tolerance: the margin docs/rules.md states."""
+    found = list(_honest_pairs())
+    assert len(found) >= 20
+    least = min(residual for _, _, residual in found)
+    assert least >= log_times.HONEST_LEAST_S
+    assert log_times.HONEST_LEAST_S >= 100 * log_times.TOLERANCE_S
+
+
+def test_a_copy_redrawn_inside_its_blocks_escapes_the_step_rules_and_keeps_its_clock():
+    original = _alone(1, "victim-lab")
+    forged = redrawn_in_blocks(copy.deepcopy(original))
+    assert codes(forged) == set()  # valid alone
+    mine, theirs = original["runs"][0], forged["runs"][0]
+    assert mine["curve"] == theirs["curve"] and mine["step_times_s"] != theirs["step_times_s"]
+    # what trial 16 found: neither the fingerprint nor the sorted blocks tell it
+    similarity = fingerprint.similarity([fingerprint.signature(mine["step_times_s"])],
+                                        [fingerprint.signature(theirs["step_times_s"])])[0, 0]
+    assert similarity < fingerprint.THRESHOLD
+    distance = shuffles.distance(shuffles.sorted_blocks(mine), shuffles.sorted_blocks(theirs))
+    assert distance is not None and distance > shuffles.THRESHOLD
+    # its log keeps one clock with the original's: one run
+    claims = ownership.claims("a.json", original) + ownership.claims("b.json", forged)
+    [link] = ownership.links(claims)
+    assert (link.code, link.similarity) == (ownership.LOG_TIMES, 0.0)
+    # re-run with a clock of its own (each block's time its own), it is another run
+    rerun = copy.deepcopy(original)
+    reclocked(rerun["runs"][0], 3)
+    rerun = repair(_own_story(rerun, "second-lab"))
+    assert codes(rerun) == set()
+    residual = log_times.residual(log_times.log_times(mine), log_times.log_times(rerun["runs"][0]))
+    assert residual is not None and residual > 100 * log_times.TOLERANCE_S
+
+
+def test_a_copy_rescaled_and_shifted_keeps_its_clock():
+    """× 1.01 and shifted by an hour, every block sum and stamp moves together: still one clock."""
+    run = _alone(1, "victim-lab")["runs"][0]
+    times = log_times.log_times(run)
+    assert times is not None
+    shifted = log_times.LogTimes(times.keys, times.seconds * 1.01)
+    assert log_times.residual(times, shifted) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.fixture()
+def keys(tmp_path):
+    return {who: _key(tmp_path, who) for who in ("victim", "copier")}
+
+
+def test_the_store_refuses_the_unsigned_copy_and_shows_a_signed_one_as_disputed(tmp_path, keys):
+    (victim_key, victim_fp), (copier_key, _) = keys.values()
+    folder = tmp_path / "results"
+    original = signing.seal(_alone(1, "victim-lab"), victim_key)
+    first = submit(_write(tmp_path / "victim.json", original), folder)
+    forged = redrawn_in_blocks(copy.deepcopy(original))
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "copy.json", forged), folder)
+    [problem] = refused.value.problems
+    assert (problem.code, problem.field) == (ownership.LOG_TIMES, "runs[0].event_log")
+    assert first.name in problem.reason
+    # signed by the copier's key (a run id minted anew), it is stored, shown as disputed
+    stored = submit_noted(_write(tmp_path / "signed-copy.json", signing.seal(forged, copier_key)), folder)
+    [note] = stored.notes
+    assert "the same logged block sums and stamps" in note and victim_fp in note and "disputed" in note
+    assert _statuses(folder) == {first.name: {None}, stored.path.name: {"disputed"}}
