@@ -61,14 +61,16 @@ def _bridge(victim: dict, attacker: dict, key) -> dict:
 
 
 def test_a_bridge_between_a_victim_and_an_earlier_run_is_the_copy_and_the_victim_stays_kept(tmp_path, keys):
-    (attacker_key, attacker_fp), (victim_key, _), (third_key, _) = keys.values()
+    """Signed by the key of the run whose curve it holds, the bridge is one run with that run (a
+    key claiming one curve under two seeds) and with the victim (its step times): a copy."""
+    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
     folder = tmp_path / "results"
     earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
     victim = signing.seal(_alone(2, "victim-lab"), victim_key)
     first = submit(_write(tmp_path / "attacker.json", earlier), folder)
     genuine = submit_noted(_write(tmp_path / "victim.json", victim), folder)
     assert genuine.notes == ()  # two independent runs: neither is the other's
-    bridge = _bridge(victim, earlier, third_key)
+    bridge = _bridge(victim, earlier, attacker_key)
     assert codes(bridge) == set()  # valid alone: only the store can tell
     claims = [c for name, doc in ((first.name, earlier), (genuine.path.name, victim), ("bridge.json", bridge))
               for c in ownership.claims(name, doc)]
@@ -81,35 +83,44 @@ def test_a_bridge_between_a_victim_and_an_earlier_run_is_the_copy_and_the_victim
     assert {p.code for p in refused.value.problems} == {"duplicate-steps"}
     assert genuine.path.name in refused.value.problems[0].reason
     assert _statuses(folder) == {first.name: {None}, genuine.path.name: {None}}
-
-    # on the leaderboard too, whatever stored it: the victim and the earlier run are both kept
     verdicts = ownership.resolve(claims)
-    assert set(verdicts) == {("bridge.json", 0)}
-    assert verdicts[("bridge.json", 0)].status == ownership.COPY
-    # signed by the attacker's own key, it is the attacker's run again: a copy as well
-    again = ownership.claims("again.json", _bridge(victim, earlier, attacker_key))
-    assert {k: v.status for k, v in ownership.resolve(claims[:2] + again).items()} == {("again.json", 0): "copy"}
-    assert attacker_fp
+    assert {k: v.status for k, v in verdicts.items()} == {("bridge.json", 0): ownership.COPY}
 
 
-def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_path, keys):
-    """A bridge signed by a third key and stored between the attacker's run and the victim's
-    disputes the attacker's run only; the victim's, stored after it, is judged on its own
-    evidence: the same step times as the bridge, but the bridge is already a record of the
-    attacker's run, which the victim does not match — no record of the victim's run alone — so
-    the victim stays kept and the bridge is the copy (a plain copy stored first still disputes
-    it: the front-running a commitment prevents, docs/submitting.md). Stored after both, the bridge is
-    the copy whichever key signed it, and neither run it matches loses anything."""
-    (attacker_key, _), (victim_key, victim_fp), (third_key, _) = keys.values()
+def test_a_curve_under_another_key_links_nothing_a_third_keys_bridge_is_a_plain_copy(tmp_path, keys):
+    """Signed by a third key, the curve of the attacker's run is no evidence (every workload
+    trains one curve per seed wherever it runs: rule seed-copy holds within one key): the bridge
+    is the victim's step times under another key, a plain copy — disputed stored after the
+    victim, disputing it stored before (the front-running a commitment prevents, docs/submitting.md)."""
+    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
     earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
     victim = signing.seal(_alone(2, "victim-lab"), victim_key)
     bridge = _bridge(victim, earlier, third_key)
     a, v, b = (ownership.claims(n, d) for n, d in (("a.json", earlier), ("v.json", victim), ("b.json", bridge)))
+    claims = [*a, *v, *b]
+    assert {(claims[x.a].file, claims[x.b].file): x.code for x in ownership.links(claims)} == \
+        {("v.json", "b.json"): "duplicate-steps"}
+    for order in ([*a, *v, *b], [*v, *a, *b]):
+        assert {k: (x.status, x.original.file) for k, x in ownership.resolve(order).items()} == \
+            {("b.json", 0): ("disputed", "v.json")}
+    assert {k: (x.status, x.original.file) for k, x in ownership.resolve([*a, *b, *v]).items()} == \
+        {("v.json", 0): ("disputed", "b.json")}
+
+
+def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_path, keys):
+    """A bridge signed by the attacker's key (its earlier run's curve, the victim's step times) is
+    that key's run again wherever it is stored: a copy, which demotes nothing — the victim stored
+    after it stays kept (a plain copy stored first still disputes it: the front-running a
+    commitment prevents, docs/submitting.md)."""
+    (attacker_key, _), (victim_key, victim_fp), (third_key, _) = keys.values()
+    earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
+    victim = signing.seal(_alone(2, "victim-lab"), victim_key)
+    bridge = _bridge(victim, earlier, attacker_key)
+    a, v, b = (ownership.claims(n, d) for n, d in (("a.json", earlier), ("v.json", victim), ("b.json", bridge)))
     for order in ([*a, *v, *b], [*v, *a, *b]):
         assert {k: x.status for k, x in ownership.resolve(order).items()} == {("b.json", 0): "copy"}
-    # stored before the victim, the bridge is disputed with the attacker's run; the victim, judged
-    # on its own evidence, matches the bridge only, and the bridge is a record of another run as
-    # well: it is no record of the victim's run alone, so it demotes nothing and is the copy
+    # stored before the victim, the bridge is a copy of its key's own run; the victim, matching
+    # only that copy, stays kept
     front = ownership.resolve([*a, *b, *v])
     assert {k: (x.status, x.original.file) for k, x in front.items()} == {("b.json", 0): ("copy", "a.json")}
     # while a plain copy stored first (the front-running a commitment prevents) still disputes it
@@ -121,51 +132,28 @@ def test_a_later_file_never_demotes_a_run_its_owner_signed_and_stored_first(tmp_
     assert {k: x.status for k, x in ownership.resolve([*v, *thief, *plain_copy]).items()} == \
         {("t.json", 0): "disputed", ("c.json", 0): "disputed"}
     # an unsigned victim stored before the bridge is not the bridge's to demote either: the
-    # bridge, signed, is disputed with the attacker's run, and the unsigned run stays kept
+    # bridge, its key's run again, is a copy, and the unsigned run stays kept
     plain = ownership.claims("p.json", _alone(2, "victim-lab"))
     assert {k: (x.status, x.original.file) for k, x in ownership.resolve([*a, *plain, *b]).items()} == \
-        {("b.json", 0): ("disputed", "a.json")}
+        {("b.json", 0): ("copy", "a.json")}
     # while its owner's key, signing it later, still wins over that unsigned file
     assert {k: (x.status, x.original.owner) for k, x in ownership.resolve([*plain, *v]).items()} == \
         {("p.json", 0): ("copy", victim_fp)}
 
 
-def test_a_victim_stored_after_a_bridge_is_stored_kept_and_the_bridge_shown_as_the_copy(tmp_path, keys):
-    """The store and the leaderboard agree: a bridge stored between the attacker's run and the
-    victim's is disputed with the attacker's until the victim is stored, then shown as a copy;
-    the victim is stored and ranked, with a note saying that the bridge is now a copy and why."""
-    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
+def test_the_attackers_own_bridge_is_refused_and_the_victim_stored_after_it_is_kept(tmp_path, keys):
+    """The store and the leaderboard agree: the bridge, signed by the key that stored the run
+    whose curve it holds, is refused (a key holds a run once), and the victim is stored and
+    ranked, with no note."""
+    (attacker_key, _), (victim_key, _), _ = keys.values()
     folder = tmp_path / "results"
     earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
     victim = signing.seal(_alone(2, "victim-lab"), victim_key)
     first = submit(_write(tmp_path / "attacker.json", earlier), folder)
-    bridge = _bridge(victim, earlier, third_key)
-    bridged = submit_noted(_write(tmp_path / "bridge.json", bridge), folder)
-    assert len(bridged.notes) == 1 and "shown as disputed" in bridged.notes[0]
-    assert _statuses(folder) == {first.name: {None}, bridged.path.name: {"disputed"}}
+    with pytest.raises(Refused) as refused:
+        submit(_write(tmp_path / "bridge.json", _bridge(victim, earlier, attacker_key)), folder)
+    assert {(p.code, p.field) for p in refused.value.problems} == {("seed-copy", "runs[0].curve")}
+    assert first.name in refused.value.problems[0].reason
     genuine = submit_noted(_write(tmp_path / "victim.json", victim), folder)
-    # one note says which earlier file is now judged a copy, and why: it is a record of two runs
-    assert len(genuine.notes) == 1
-    note = genuine.notes[0]
-    assert note.startswith(f"run {bridge['runs'][0]['run_id']} of {bridged.path.name}, shown as disputed with run "
-                           f"{earlier['runs'][0]['run_id']} of {first.name}, is also run {victim['runs'][0]['run_id']} "
-                           "of this file (the same step times)")
-    assert "a bridge between them" in note and note.endswith("is now shown as a copy, not ranked")
-    assert _statuses(folder) == {first.name: {None}, bridged.path.name: {"copy"}, genuine.path.name: {None}}
-
-
-def test_submit_prints_which_earlier_file_a_later_one_turned_into_a_copy(tmp_path, keys, capsys):
-    """`goodbench submit` prints the note: one line naming the bridge now judged a copy."""
-    from suite.cli import main
-
-    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
-    folder = tmp_path / "results"
-    earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
-    victim = signing.seal(_alone(2, "victim-lab"), victim_key)
-    submit(_write(tmp_path / "attacker.json", earlier), folder)
-    bridged = submit(_write(tmp_path / "bridge.json", _bridge(victim, earlier, third_key)), folder)
-    capsys.readouterr()
-    assert main(["submit", str(_write(tmp_path / "victim.json", victim)), "--results-dir", str(folder)]) == 0
-    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
-    assert len(notes) == 1 and f"of {bridged.name}, shown as disputed" in notes[0]
-    assert notes[0].endswith(f"so {bridged.name}'s run is now shown as a copy, not ranked")
+    assert genuine.notes == ()
+    assert _statuses(folder) == {first.name: {None}, genuine.path.name: {None}}

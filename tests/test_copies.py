@@ -213,7 +213,12 @@ def test_seed_ones_run_claimed_as_a_failed_seed_two_is_one_run(original):
     assert ("seed-copy", "runs[1].curve") in [(p.code, p.field) for p in v.check_document(doc)]
 
 
-def test_seed_ones_run_in_another_file_as_seed_two_is_refused_by_the_store(tmp_path, original):
+def test_seed_ones_run_in_another_file_as_seed_two_is_refused_by_its_clock_not_its_curve(tmp_path, original):
+    """Step times of its own but its log's clock kept: refused as one run by the clock. Given a
+    clock of its own too, only its curve is seed 1's, and across keys a curve tells nothing of who
+    ran it (rule seed-copy holds within one key: trial 16's swapped seed labels): it is stored."""
+    from test_log_times import reclocked
+
     folder = tmp_path / "results"
     first = submit(_write(tmp_path / "original.json", original), folder)
     forged = _own_story(copy.deepcopy(original), "copier-lab")
@@ -227,8 +232,13 @@ def test_seed_ones_run_in_another_file_as_seed_two_is_refused_by_the_store(tmp_p
     with pytest.raises(Refused) as refused:
         submit(_write(tmp_path / "forged.json", forged), folder)
     [problem] = refused.value.problems
-    assert (problem.code, problem.field) == ("log-times", "runs[0].event_log")  # its clock kept: the stronger code
+    assert (problem.code, problem.field) == ("log-times", "runs[0].event_log")
     assert first.name in problem.reason
+    reclocked(forged["runs"][0], 5)
+    forged = repair(forged)
+    assert codes(forged) == set()
+    again = submit(_write(tmp_path / "reclocked.json", forged), folder)
+    assert _statuses(folder) == {first.name: {None}, again.name: {None}}
 
 
 def test_honest_runs_of_one_workload_are_never_one_run():

@@ -5,9 +5,10 @@ times exactly [``duplicate-steps``], the fingerprint of their step times
 (:mod:`suite.trust.fingerprint`: a copy rescaled, nudged, shifted or re-signed) [``steps-fingerprint``],
 the values of their logged blocks (:mod:`suite.trust.shuffles`: a copy reordered) [``steps-shuffled``],
 their logged block sums and stamps (:mod:`suite.trust.log_times`: a copy whose steps were redrawn
-inside each block) [``log-times``], or their curve under different seeds (one run claimed as
-another seed) [``seed-copy``]; two files naming one suite run (``settings.session.id``) hold its
-runs twice [``duplicate-session``].
+inside each block) [``log-times``], or, in two files signed by one key, their curve under different
+seeds (one run claimed as another seed) [``seed-copy``: a curve alone says nothing of who ran it,
+the workloads train one curve per seed wherever they run]; two files naming one suite run
+(``settings.session.id``) hold its runs twice [``duplicate-session``].
 
 Each record is judged by :func:`resolve` on its own evidence, against the records stored before
 it (never through a third file): not signed by the key the run's id was minted for (its *owner*),
@@ -129,11 +130,13 @@ class Link:
     similarity: float | None = None
 
 
-def links(claims: Sequence[Claim], query: Collection[int] | None = None) -> list[Link]:
+def links(claims: Sequence[Claim], query: Collection[int] | None = None, *, any_key: bool = False) -> list[Link]:
     """Every pair of ``claims`` of different files that are one run (by id, step times,
     fingerprint, or curve under other seeds), or of the ``query`` claims (indexes into ``claims``)
     with any other; one :class:`Link` per pair, its strongest relation. Two files naming one
-    suite run are linked by :func:`sessions`, not here."""
+    suite run are linked by :func:`sessions`, not here. ``any_key``: one curve under other seeds
+    links claims whatever their signers (to gather the records a judgement may need before their
+    signatures are checked), not only those signed by one key."""
     asked = set(range(len(claims))) if query is None else set(query)
     found: dict[tuple[int, int], Link] = {}
 
@@ -162,7 +165,7 @@ def links(claims: Sequence[Claim], query: Collection[int] | None = None) -> list
         _fingerprint_links(claims, members, asked, add)
         _shuffle_links(claims, members, asked, add)
         _clock_links(claims, members, asked, add)
-        _curve_links(claims, members, asked, add)
+        _curve_links(claims, members, asked, add, any_key)
     return sorted(found.values(), key=lambda link: (link.a, link.b))
 
 
@@ -201,12 +204,17 @@ def _clock_links(claims: Sequence[Claim], members: list[int], asked: set[int], a
             add(i, j, LOG_TIMES, residual)
 
 
-def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
+def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add, any_key: bool) -> None:
+    """One curve under other seeds, in two files signed by one key (a key claiming one run as two
+    seeds). Across keys a curve says nothing of who ran it: every workload trains the same curve
+    for a seed wherever it runs, so a file whose seed labels were swapped would otherwise demote
+    every later honest run of those seeds (trial 16); which label is wrong, only a re-run tells."""
     curves = [claims[i].curve for i in members]
     mine = {k for k, i in enumerate(members) if i in asked}
     for a, b in fingerprint.same_curve_pairs(curves, mine):
         i, j = members[a], members[b]
-        if claims[i].seed != claims[j].seed:  # the same seed trains the same curve again
+        one_key = claims[i].signer is not None and claims[i].signer == claims[j].signer
+        if claims[i].seed != claims[j].seed and (one_key or any_key):  # the same seed trains one curve again
             add(i, j, SEED_COPY)
 
 
@@ -356,7 +364,7 @@ def connected(claims: Sequence[Claim], start: Iterable[int]) -> list[int]:
     found = set(start)
     frontier = set(found)
     while frontier:
-        reached = {end for link in links(claims, frontier) for end in (link.a, link.b)}
+        reached = {end for link in links(claims, frontier, any_key=True) for end in (link.a, link.b)}
         named = {claims[i].session for i in frontier} - {None}
         reached |= {i for i, c in enumerate(claims) if c.session in named}
         frontier = reached - found

@@ -24,7 +24,7 @@ code("log-times", f"a run whose event log keeps another stored run's clock (each
                   f"time within {log_times.TOLERANCE_S * 1e6:g} µs at the median, a scale factor removed): one run, "
                   "its steps redrawn inside the blocks; already stored")
 code("seed-copy", f"runs of different seeds with one curve (every value within {fingerprint.SAME_CURVE_REL:g}): "
-                  "one run claimed as several seeds; in one file, or already stored", since=V7)
+                  "one run claimed as several seeds; in one file, or already stored by the same key", since=V7)
 
 Runs = list[tuple[int, dict]]
 
