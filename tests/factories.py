@@ -358,23 +358,47 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
     return doc
 
 
+RECLOCK_S = 5e-5  # what a re-run's block takes more (or less) than the run's, at least: 25 × log_times.TOLERANCE_S
+
+
 def retimed(run: dict, variant: int = 1) -> dict:
     """``run`` (changed in place) with step times of its own, as a re-run measures them: each
     logged block's times shuffled and each given jitter of its own (up to ±10%, a generator seeded
     with ``variant``), then scaled back to the block's sum — to the validator another run's
     record: the order of its jitter (its step-time fingerprint, suite/trust/fingerprint.py) and the
-    values of each block (suite/trust/shuffles.py) are others, each variant's its own — with
-    every figure as it was (a block's sum, the window's rates and each evaluation's time), the
-    window's step-time statistics recomputed."""
+    values of each block (suite/trust/shuffles.py) are others, each variant's its own — and a clock
+    of its own (suite/trust/log_times.py): of each pair of consecutive ``block_stop`` blocks the
+    first takes 1–4 × :data:`RECLOCK_S` more (each variant its own), its logged sum and stop stamp
+    with it, the second as much less, so every figure stays as it was (the window's rates and each later stamp; an
+    evaluation between the two blocks of a pair is stamped as before), the window's step-time
+    statistics recomputed."""
     times = run["step_times_s"]
     rng = np.random.default_rng(1000 + variant)
-    for event in mllog.parse(run["event_log"]):
+    clock = np.random.default_rng(3000 + variant)  # apart: each block's jitter as before
+    events = mllog.parse(run["event_log"])
+    paired, change = 0, 0.0
+    for k, event in enumerate(events):
         if event.key in ("block_stop", "warmup_stop"):
             first, last = event.metadata["first_step"], event.metadata["last_step"]
             block = np.asarray(times[first - 1:last], dtype=np.float64)
             new = block[rng.permutation(len(block))] * (1 + rng.uniform(-0.1, 0.1, len(block)))
-            new *= block.sum() / new.sum()
+            total = block.sum()
+            if event.key == "block_stop":
+                paired += 1
+                if paired % 2:
+                    change = RECLOCK_S * clock.uniform(1, 4)
+                else:
+                    change = -change
+                if paired % 2 == 0 or any(e.key == "block_stop" for e in events[k + 1:]):
+                    total += change
+                    events[k] = mllog.Event(time_ms=event.time_ms + 1000 * (change if paired % 2 else 0.0),
+                                            event_type=event.event_type, key=event.key, value=event.value,
+                                            metadata={**event.metadata,
+                                                      "step_s": event.metadata["step_s"] + change},
+                                            namespace=event.namespace)
+            new *= total / new.sum()
             times[first - 1:last] = [round(float(t), 7) for t in new]
+    run["event_log"] = [mllog.format_event(e) for e in events]
     throughput = (run.get("metrics") or {}).get("throughput")
     if isinstance(throughput, dict) and isinstance(throughput.get("window"), dict):
         window = throughput["window"]
@@ -481,7 +505,7 @@ def retimed_copy(run: dict, shift_s: float, values: dict | None = None, variant:
     (:func:`retimed`: the same figures, another sequence: not the same run; None: the same
     step times, which makes it the same run copied)."""
     copied = copy.deepcopy(run) if variant is None else retimed(copy.deepcopy(run), variant)
-    copied["event_log"] = relogged(run["event_log"], shift_s=shift_s, values=values)
+    copied["event_log"] = relogged(copied["event_log"], shift_s=shift_s, values=values)
     started = dt.datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")) + dt.timedelta(seconds=shift_s)
     copied.update(run_id=uuid.uuid4().hex, started_at=stamp(started))
     return copied

@@ -213,31 +213,34 @@ def test_seed_ones_run_claimed_as_a_failed_seed_two_is_one_run(original):
     assert ("seed-copy", "runs[1].curve") in [(p.code, p.field) for p in v.check_document(doc)]
 
 
-def test_seed_ones_run_in_another_file_as_seed_two_is_refused_by_its_clock_not_its_curve(tmp_path, original):
-    """Step times of its own but its log's clock kept: refused as one run by the clock. Given a
-    clock of its own too, only its curve is seed 1's, and across keys a curve tells nothing of who
-    ran it (rule seed-copy holds within one key: trial 16's swapped seed labels): it is stored."""
-    from test_log_times import reclocked
+def test_seed_ones_run_in_another_file_as_seed_two_is_told_by_its_clock_not_its_curve(tmp_path, original):
+    """Its steps redrawn inside the blocks, its log's clock kept: refused as one run by the clock.
+    Measured again (step times and a clock of its own), only its curve is seed 1's, and across keys
+    a curve tells nothing of who ran it (rule seed-copy holds within one key: trial 16's swapped
+    seed labels): it is stored."""
+    from test_log_times import _redraw
 
     folder = tmp_path / "results"
     first = submit(_write(tmp_path / "original.json", original), folder)
-    forged = _own_story(copy.deepcopy(original), "copier-lab")
-    run = forged["runs"][0]
-    factories.retimed(run, 7)  # step times of its own
-    run["seed"] = 2  # in the open division, which may choose its seeds
-    forged["settings"].update(division="open", open_changes=["seed 2 instead of 1"])
-    set_logged(run, seed=2, submission_division="open")
-    forged = repair(forged)
-    assert codes(forged) == set()
+
+    def as_seed_two(change) -> dict:
+        forged = _own_story(copy.deepcopy(original), "copier-lab")
+        run = forged["runs"][0]
+        change(run)
+        run["seed"] = 2  # in the open division, which may choose its seeds
+        forged["settings"].update(division="open", open_changes=["seed 2 instead of 1"])
+        set_logged(run, seed=2, submission_division="open")
+        forged = repair(forged)
+        assert codes(forged) == set()
+        return forged
+
     with pytest.raises(Refused) as refused:
-        submit(_write(tmp_path / "forged.json", forged), folder)
+        submit(_write(tmp_path / "forged.json", as_seed_two(lambda run: _redraw(run, np.random.default_rng(7)))),
+               folder)
     [problem] = refused.value.problems
     assert (problem.code, problem.field) == ("log-times", "runs[0].event_log")
     assert first.name in problem.reason
-    reclocked(forged["runs"][0], 5)
-    forged = repair(forged)
-    assert codes(forged) == set()
-    again = submit(_write(tmp_path / "reclocked.json", forged), folder)
+    again = submit(_write(tmp_path / "again.json", as_seed_two(lambda run: factories.retimed(run, 7))), folder)
     assert _statuses(folder) == {first.name: {None}, again.name: {None}}
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import uuid
 
 import numpy as np
 import pytest
-from forging import HONEST, codes, repair
-from test_bridges import _alone
+from forging import HONEST, codes, repair, set_logged
+from test_bridges import _alone, _with_curve_of
 from test_copies import _key, _own_story, _statuses, _write
 
+from suite import validate as v
 from suite.record import mllog
 from suite.store.files import Refused, submit, submit_noted
 from suite.trust import fingerprint, log_times, ownership, shuffles, signing
@@ -28,16 +30,21 @@ def redrawn_in_blocks(doc: dict, seed: int = 11) -> dict:
     block sums, stamps and every figure stay as they were), new ids and suite run, unsigned."""
     rng = np.random.default_rng(seed)
     for run in doc["runs"]:
-        times = run["step_times_s"]
-        for event in mllog.parse(run["event_log"]):
-            if event.key in ("block_stop", "warmup_stop"):
-                first, last = event.metadata["first_step"], event.metadata["last_step"]
-                total = sum(times[first - 1:last])
-                weights = rng.uniform(0.6, 1.4, last - first + 1)
-                new = [round(float(total * w / weights.sum()), 7) for w in weights]
-                new[-1] = round(total - sum(new[:-1]), 7)
-                times[first - 1:last] = new
+        _redraw(run, rng)
     return repair(_own_story(doc, "copier-lab"))
+
+
+def _redraw(run: dict, rng: np.random.Generator) -> None:
+    """``run``'s step times redrawn inside each logged block, each block's sum kept."""
+    times = run["step_times_s"]
+    for event in mllog.parse(run["event_log"]):
+        if event.key in ("block_stop", "warmup_stop"):
+            first, last = event.metadata["first_step"], event.metadata["last_step"]
+            total = sum(times[first - 1:last])
+            weights = rng.uniform(0.6, 1.4, last - first + 1)
+            new = [round(float(total * w / weights.sum()), 7) for w in weights]
+            new[-1] = round(total - sum(new[:-1]), 7)
+            times[first - 1:last] = new
 
 
 def reclocked(run: dict, variant: int = 1) -> dict:
@@ -149,3 +156,18 @@ def test_the_store_refuses_the_unsigned_copy_and_shows_a_signed_one_as_disputed(
     [note] = stored.notes
     assert "the same logged block sums and stamps" in note and victim_fp in note and "disputed" in note
     assert _statuses(folder) == {first.name: {None}, stored.path.name: {"disputed"}}
+
+
+def test_one_file_holding_one_clock_twice_is_refused():
+    """Seed 1's run again as seed 2 in the same file, its steps redrawn inside the blocks and
+    seed 2's curve given it: its clock is seed 1's."""
+    doc = _alone(1, "lab")
+    twin = _alone(1, "lab")
+    _redraw(twin["runs"][0], np.random.default_rng(5))
+    run = _with_curve_of(twin, _alone(2, "lab"))["runs"][0]
+    run.update(seed=2, run_id=uuid.uuid4().hex)
+    set_logged(run, seed=2)
+    doc["runs"].append(run)
+    found = [(p.code, p.field) for p in v.check_document(repair(doc))]
+    assert ("log-times", "runs[1].event_log") in found
+    assert not {"steps-fingerprint", "steps-shuffled", "seed-copy", "duplicate-steps"} & {code for code, _ in found}

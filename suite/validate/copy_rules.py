@@ -10,7 +10,7 @@ import datetime as dt
 from suite.record.text import safe
 from suite.trust import fingerprint, log_times, ownership, shuffles
 from suite.validate.registry import Problem, code, document_rule
-from suite.validate.shared import V7, V8
+from suite.validate.shared import V7, V8, V9
 
 code("steps-fingerprint",
      f"a run whose step times, their trend removed, follow another run's (rank correlation at least "
@@ -20,9 +20,9 @@ code("steps-shuffled",
      f"a run whose step times are another run's reordered within their logged blocks (each block's times, "
      f"sorted, within {shuffles.THRESHOLD:g} of the blocks' spread): one run; in one file, or already stored",
      since=V8)
-code("log-times", f"a run whose event log keeps another stored run's clock (each logged block's sum and wall "
+code("log-times", f"a run whose event log keeps another run's clock (each logged block's sum and wall "
                   f"time within {log_times.TOLERANCE_S * 1e6:g} µs at the median, a scale factor removed): one run, "
-                  "its steps redrawn inside the blocks; already stored")
+                  "its steps redrawn inside the blocks; in one file, or already stored", since=V9)
 code("seed-copy", f"runs of different seeds with one curve (every value within {fingerprint.SAME_CURVE_REL:g}): "
                   "one run claimed as several seeds; in one file, or already stored by the same key", since=V7)
 
@@ -41,10 +41,11 @@ def _by_workload(runs: Runs) -> dict[str, list[tuple[int, dict]]]:
     return groups
 
 
-@document_rule("steps-fingerprint", "steps-shuffled")
+@document_rule("steps-fingerprint", "steps-shuffled", "log-times")
 def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     """No two runs of a workload have one run's step-time fingerprint (suite.trust.fingerprint),
-    nor one run's step times reordered within their logged blocks (suite.trust.shuffles)."""
+    nor one run's step times reordered within their logged blocks (suite.trust.shuffles), nor one
+    run's logged block sums and stamps (suite.trust.log_times: its steps redrawn inside the blocks)."""
     problems = []
     for group in _by_workload(runs).values():
         group = group[:MAX_RUNS_COMPARED]
@@ -70,6 +71,15 @@ def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
                                     f"the step times of runs[{group[ka][0]}], in each logged block reordered, rescaled "
                                     f"or nudged (distance of the sorted blocks {d:.2g}; up to {shuffles.THRESHOLD:g}, "
                                     "one run): one run recorded twice"))
+        clocks = [log_times.log_times(run) for _, run in group]
+        for ka, kb, residual in log_times.same_clock_pairs(clocks):
+            if kb in flagged or (keys[ka] is not None and keys[ka] == keys[kb]):
+                continue
+            flagged.add(kb)
+            problems.append(Problem("log-times", f"runs[{group[kb][0]}].event_log",
+                                    f"the logged block sums and stamps of runs[{group[ka][0]}], its steps redrawn "
+                                    f"inside each block (median residual {residual * 1e6:.2g} µs; up to "
+                                    f"{log_times.TOLERANCE_S * 1e6:g} µs, one run): one run recorded twice"))
     return problems
 
 
