@@ -62,7 +62,9 @@ def test_a_file_with_swapped_seed_labels_stored_first_demotes_no_honest_run(tmp_
     assert ownership.links(claims) == []
     assert [link.code for link in ownership.links(claims, any_key=True)] == [ownership.SEED_COPY]
     stored = submit_noted(_write(tmp_path / "victim.json", victim), folder)
-    assert stored.notes == ()
+    [note] = stored.notes  # flagged, not demoted: one of the two labels is wrong
+    assert f"(seed 1) has the curve of run {swapped['runs'][1]['run_id']} (seed 2) in {planted.name}" in note
+    assert "neither is demoted" in note and "seed labels is wrong" in note
     assert _statuses(folder) == {planted.name: {None}, stored.path.name: {None}}
 
 

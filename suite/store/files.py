@@ -227,7 +227,26 @@ def _collisions(doc: dict, dest: Path, results_dir: Path,
             continue
         if note not in notes:
             notes.append(note)
-    return problems, notes
+    return problems, notes + [n for n in _seed_conflicts(subset, dest.name) if n not in notes]
+
+
+def _seed_conflicts(subset: list[ownership.Claim], new: str) -> list[str]:
+    """A note for each run of the new file whose curve is a stored run's under another seed, in a
+    file of another key (or unsigned) and no other evidence of one run: neither is demoted (a
+    curve says nothing of who ran it), but one of the two seed labels is wrong."""
+    out = []
+    mine = [k for k, c in enumerate(subset) if c.file == new]
+    for link in ownership.links(subset, mine, any_key=True):
+        if link.code != ownership.SEED_COPY:
+            continue  # the same signer's: judged by resolve; or one run by other evidence
+        a, b = subset[link.a], subset[link.b]
+        claim, other = (a, b) if a.file == new else (b, a)
+        if claim.signer is not None and claim.signer == other.signer:
+            continue
+        out.append(f"run {claim.run_id} (seed {claim.seed}) has the curve of run {other.run_id} (seed {other.seed}) "
+                   f"in {other.file}, another key's: neither is demoted (a curve says nothing of who ran it), but "
+                   "one of the two seed labels is wrong; `goodbench reproduce` of either tells which")
+    return out
 
 
 def _bridge_note(claim: ownership.Claim, held: ownership.Verdict, subset: list[ownership.Claim], new: str) -> str:
