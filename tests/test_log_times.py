@@ -131,7 +131,7 @@ def test_a_copy_rescaled_and_shifted_keeps_its_clock():
     run = _alone(1, "victim-lab")["runs"][0]
     times = log_times.log_times(run)
     assert times is not None
-    shifted = log_times.LogTimes(times.keys, times.seconds * 1.01)
+    shifted = log_times.LogTimes(times.keys, times.seconds * 1.01, times.walls)
     assert log_times.residual(times, shifted) == pytest.approx(0.0, abs=1e-12)
 
 

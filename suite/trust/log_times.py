@@ -51,11 +51,12 @@ _STOPS = ("run_start", "block_stop", "warmup_stop")
 
 @dataclass(frozen=True, eq=False)
 class LogTimes:
-    """A run's log times: each value's ``keys`` (kind "sum" or "wall", first step, last step)
-    and its ``seconds``."""
+    """A run's log times: each value's ``keys`` (kind "sum" or "wall", first step, last step),
+    its ``seconds``, and which are ``walls``."""
 
     keys: tuple[tuple[str, int, int], ...]
     seconds: np.ndarray
+    walls: np.ndarray  # which values are wall times (the others: sums)
 
 
 def _whole(x: Any) -> bool:
@@ -95,27 +96,38 @@ def log_times(run: Any) -> LogTimes | None:
     sums = [v for k, v in found.items() if k[0] == "sum"]
     if len(found) < MIN_VALUES or not sums or max(sums) - min(sums) <= TOLERANCE_S:
         return None
-    return LogTimes(tuple(found), np.asarray(list(found.values()), dtype=np.float64))
+    return LogTimes(tuple(found), np.asarray(list(found.values()), dtype=np.float64),
+                    np.asarray([k[0] == "wall" for k in found], dtype=bool))
+
+
+def _median(x: np.ndarray) -> float:
+    """The median of a short array (np.median's overhead was most of a pair's comparison)."""
+    s = np.sort(x)
+    half = len(s) // 2
+    return float(s[half] if len(s) % 2 else (s[half - 1] + s[half]) / 2)
 
 
 def residual(a: LogTimes, b: LogTimes) -> float | None:
     """The median, over the values both runs hold for the same blocks, of |a's value, rescaled by
     the median ratio of its kind, less b's| in seconds; None when they share fewer than
     :data:`MIN_VALUES` values."""
-    where = {k: i for i, k in enumerate(b.keys)}
-    out: list[np.ndarray] = []
-    shared = 0
-    for kind in ("sum", "wall"):
-        pairs = [(i, where[k]) for i, k in enumerate(a.keys) if k[0] == kind and k in where]
-        if not pairs:
-            continue
-        x, y = a.seconds[[i for i, _ in pairs]], b.seconds[[j for _, j in pairs]]
-        ratio = float(np.median(y / x))
-        out.append(np.abs(x * ratio - y))
-        shared += len(pairs)
-    if shared < MIN_VALUES:
+    if a.keys == b.keys:  # the same blocks logged: most pairs of one workload
+        x, y, wall = a.seconds, b.seconds, a.walls
+    else:
+        where = {k: i for i, k in enumerate(b.keys)}
+        pairs = [(i, where[k]) for i, k in enumerate(a.keys) if k in where]
+        if len(pairs) < MIN_VALUES:
+            return None
+        mine, theirs = [i for i, _ in pairs], [j for _, j in pairs]
+        x, y, wall = a.seconds[mine], b.seconds[theirs], a.walls[mine]
+    if len(x) < MIN_VALUES:
         return None
-    return float(np.median(np.concatenate(out)))
+    out = np.empty_like(x)
+    for kind in (wall, ~wall):
+        if kind.any():
+            ratio = _median(y[kind] / x[kind])
+            out[kind] = np.abs(x[kind] * ratio - y[kind])
+    return _median(out)
 
 
 def same_clock_pairs(runs: Sequence[LogTimes | None], rows: Iterable[int] | None = None
