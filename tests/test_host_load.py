@@ -327,3 +327,20 @@ def test_the_warning_names_own_code_as_its_rows_do():
     line = report.load_warning(doc["runs"], name)
     assert line is not None and f"; first own: {report.own_name(name)} seed {doc['runs'][0]['seed']}: other" in line
     assert "first own seed" in (report.load_warning(doc["runs"]) or "")  # no name given: the workload's id
+
+
+def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
+    """The watch's record between the start and end: the average and the busiest processes; a run
+    whose watch recorded nothing (``during`` null) says nothing of it."""
+    during = {"cores": 2, "other_cores": 0.7, "busy": [{"name": "stress", "cores": 0.6}, {"name": "make", "cores": 0.1}],
+              "seconds": 40.0}
+    record = {"start": _quiet(0.0), "during": during, "end": _quiet(0.0), "gpu_other_processes_end": None}
+    said = run_page.host_load_context({"host_load": record})
+    assert "; on average over the run, other processes used 0.7 of 2 cores (busiest: stress, make); at its end" \
+        in said["text"]
+    assert said["under"] == "other processes used 0.7 of 2 cores on average over it (stress, make)"
+    quiet = run_page.host_load_context({"host_load": {**record, "during": {**during, "busy": [], "other_cores": 0.1}}})
+    assert "on average over the run, other processes used 0.1 of 2 cores; at its end" in quiet["text"]
+    for unwatched in (None, {"cores": 2, "other_cores": None}):
+        said = run_page.host_load_context({"host_load": {**record, "during": unwatched}})
+        assert "over the run" not in said["text"] and said["text"].startswith("load at its start")

@@ -40,13 +40,20 @@ def other_load(snap: dict, when: str = "") -> str:
     the first :data:`NAMED` names, each cut at :data:`NAME_CHARS` characters, and how many more."""
     cores = snap.get("cores")
     of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
+    names = busy_names(snap)
+    return (f"{snap['other_cores']:g}{of} cores" + (f" {when}" if when else "")
+            + (f" ({names})" if names else ""))
+
+
+def busy_names(snap: dict) -> str:
+    """The busy processes a host-load record lists, in words ("make, cc1"; "" where none), bounded
+    as :func:`other_load` says."""
     busy = [b for b in snap.get("busy") or [] if isinstance(b, dict) and isinstance(b.get("name"), str)]
     names = ", ".join(cut(b["name"], NAME_CHARS) + (f" pid {b['pid']}" if type(b.get("pid")) is int else "")
                       for b in busy[:NAMED])
     if len(busy) > NAMED:
         names += f" and {len(busy) - NAMED} more"
-    return (f"{snap['other_cores']:g}{of} cores" + (f" {when}" if when else "")
-            + (f" ({names})" if names else ""))
+    return names
 
 
 def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None,

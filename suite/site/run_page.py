@@ -562,8 +562,8 @@ def _parts(values: dict) -> dict[str, float | None]:
 
 def host_load_context(run: dict) -> dict:
     """The run's host record (:mod:`suite.meters.host_load`) in words: ``under`` (why it was
-    measured under load, or None), ``text`` (the load at its start and end, or that it was not
-    recorded; the page prefixes "host ") and ``loads`` (the load averages alone, shown beside
+    measured under load, or None), ``text`` (the load at its start, on average over it where a
+    watch recorded it, and at its end, or that it was not recorded; the page prefixes "host ") and ``loads`` (the load averages alone, shown beside
     ``under``). Self-reported where ``recorded``: nothing in the file can check it."""
     record = run.get("host_load")
     if not isinstance(record, dict):
@@ -578,11 +578,24 @@ def host_load_context(run: dict) -> dict:
         parts.append(part)
         if isinstance(load, (int, float)):
             loads.append(f"{load:g} at its {when}")
+    during = record.get("during")
+    if isinstance(during, dict) and isinstance(during.get("other_cores"), (int, float)):
+        parts.insert(1, _during(during))
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
     return {"under": host_load.under_load(record), "text": "load " + "; ".join(parts), "recorded": True,
             "loads": f"load average {', '.join(loads)}" if loads else ""}
+
+
+def _during(during: dict) -> str:
+    """What a run's ``host_load.during`` (:class:`suite.meters.host_load.Watch`) says, in words: the
+    other processes' CPU on average over the run, and the busiest of them."""
+    cores = during.get("cores")
+    of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
+    names = host_load.busy_names(during)
+    return (f"on average over the run, other processes used {during['other_cores']:g}{of} cores"
+            + (f" (busiest: {names})" if names else ""))
 
 
 def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, restamped: bool = False,
