@@ -344,3 +344,29 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
     for unwatched in (None, {"cores": 2, "other_cores": None}):
         said = run_page.host_load_context({"host_load": {**record, "during": unwatched}})
         assert "over the run" not in said["text"] and said["text"].startswith("load at its start")
+
+
+def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(tmp_path):
+    """A sandbox goodbench started (pid 400, in this process's group) and what runs under it in a
+    session of its own (401, 402) are the run's own once the watch is told (:meth:`Watch.own`);
+    what a reading counted of them before that is taken back. Another process (500) is counted."""
+    own = os.getpgrp()
+
+    def write(ticks):
+        for pid, (name, parent, group) in {400: ("bwrap", 1, own), 401: ("bwrap", 400, 401),
+                                           402: ("burner", 401, 402), 500: ("make", 1, own + 9)}.items():
+            (tmp_path / str(pid)).mkdir(exist_ok=True)
+            (tmp_path / str(pid) / "stat").write_text(
+                f"{pid} ({name}) R {parent} {group} {group} 0 -1 0 0 0 0 0 {ticks} 0 0 0 20 0 1 0\n")
+
+    clock = iter([0.0, 1.0, 2.0])
+    write(0)
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    write(TICK)
+    watch.read()  # before it is told: the burner reads as another process
+    assert {name for (_, name) in watch.used} == {"bwrap", "burner", "make"}
+    watch.own(400)
+    write(2 * TICK)
+    during = watch.stop()
+    assert during is not None and [b["name"] for b in during["busy"]] == ["make"]
+    assert during["other_cores"] == 1.0  # make's 2 s over 2 s

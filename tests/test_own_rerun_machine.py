@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.figures import load
 from suite.record import results
 from suite.record.errors import GoodbenchError
 from suite.record.rules_version import RULES_VERSION
@@ -20,6 +21,7 @@ from suite.run.reproduce.observed import Observer
 
 START = {"load_1m": 0.5, "cores": 2, "other_cores": 0.1, "busy": []}
 END = {"load_1m": 1.5, "cores": 2, "other_cores": 1.2, "busy": [{"name": "other", "cores": 1.0}]}
+DURING = {"cores": 2, "other_cores": 0.9, "busy": [{"name": "make", "cores": 0.9}], "seconds": 30.0}
 
 
 def _scripts_file() -> dict:
@@ -42,14 +44,17 @@ def in_process(monkeypatch):
 
 
 def test_the_re_runs_system_header_and_load_are_goodbenchs_own(in_process):
-    raw = Observer().described(json.dumps(_scripts_file()).encode(), START, END)
+    raw = Observer().described(json.dumps(_scripts_file()).encode(), START, END, DURING)
     doc = json.loads(raw)
     here = system.describe(system.resolve_device("cpu"))
     assert doc["system"]["host"] == here["host"] and doc["system"]["accelerator"] == here["accelerator"]
     assert doc["system"]["name"] == here["name"] and doc["system"]["software"] == here["software"]
     assert doc["rules_version"] == RULES_VERSION and doc["schema_version"] == results.SCHEMA_VERSION
     assert doc["suite"] == results.new_document({}, {}, [])["suite"] and doc["created_at"] > "2026"
-    assert [r["host_load"] for r in doc["runs"]] == [{"start": START, "end": END, "gpu_other_processes_end": None}] * 2
+    assert [r["host_load"] for r in doc["runs"]] == \
+        [{"start": START, "during": DURING, "end": END, "gpu_other_processes_end": None}] * 2
+    # the watch over the re-run is weighed as a run's is: a slower re-run loaded in its middle is inconclusive
+    assert "0.9 of 2 cores on average over it (make)" in str(load.under_load(doc["runs"][0]["host_load"]))
     assert doc["settings"] == {"division": "own"} and doc["summary"] == {"x": 1}  # the rest stays as written
     assert list(doc)[:5] == ["schema_version", "rules_version", "suite", "created_at", "system"]
 
@@ -127,6 +132,7 @@ def test_a_hostile_re_run_reaches_no_terminal_and_describes_no_machine(tmp_path,
     here = system.describe(system.resolve_device("cpu"), "bench box 7")
     assert repro["system"]["name"] == "bench box 7" and repro["system"]["host"] == here["host"]
     assert all(run["host_load"]["start"]["cores"] == os.cpu_count() for run in repro["runs"])
+    assert all(run["host_load"]["during"]["seconds"] > 0 for run in repro["runs"])  # watched over the re-run, here
     assert repro.get("signature") and v.check_document(repro) == []
 
 

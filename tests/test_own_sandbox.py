@@ -493,3 +493,46 @@ def test_nothing_goodbench_or_python_imports_from_is_bound_writable(tmp_path, mo
         with pytest.raises(CannotReproduce, match="a folder goodbench imports from or yours"):
             sandbox.command(["python", "train.py"], writable=[tmp_path / "code", wrong], cwd=tmp_path / "code",
                             where=tmp_path, env={})
+
+
+# a re-run that starts a busy process of its own, in a session of its own and double-forked
+# (reaped by the sandbox's init): it burns CPU under a name of its own, then the script waits for it
+BURNER = '''
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open("/proc/self/comm", "w").write("rerun-burner")
+        while time.process_time() < 1.5:
+            pass
+        open("burnt", "w").close()
+    os._exit(0)
+while not os.path.exists("burnt"):
+    time.sleep(0.05)
+'''
+
+
+@pytest.mark.parametrize("told", [True, False])
+def test_a_busy_process_the_sandboxed_re_run_starts_is_its_own_load_not_another_processes(tmp_path, told):
+    """A slower re-run measured under load is inconclusive, not "differs": a script that burns CPU
+    in a side process (a session of its own, orphaned) would excuse its own slowness if the watch
+    over the re-run counted it. Told the sandbox's pid (as goodbench reproduce tells it), the watch
+    counts none of it; not told, the same process reads as another (what the test can tell)."""
+    from suite.meters import host_load
+    from suite.run.reproduce import stamping
+
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "burn.py").write_text(BURNER)
+    args = sandbox.command([sys.executable, "burn.py"], writable=[code], cwd=code, where=tmp_path / "checkout", env={})
+    watch = host_load.Watch(interval_s=0.1).start()
+    ends = os.pipe()
+    status, _, reader = stamping.run(args, sandbox.BWRAP_ENVIRONMENT, ends, 120,
+                                     started=watch.own if told else None)
+    during = watch.stop()
+    assert status == 0 and (code / "burnt").exists() and during is not None
+    burnt = sum(used for (_, name), used in watch.used.items() if name == "rerun-burner")
+    if told:
+        assert burnt == 0 and "rerun-burner" not in [b["name"] for b in during["busy"]]
+    else:
+        assert burnt >= 1.0  # 1.5 s, less what the last reading missed

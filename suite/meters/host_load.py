@@ -12,14 +12,16 @@ measured under load can be told apart (:func:`suite.figures.load.under_load`) on
 Busy processes are read from Linux's ``/proc`` (CPU time of every process over a short window);
 elsewhere they are not measured (None). Only a process's short command name is kept (no
 arguments, no paths), and this process's own group (its launcher, its workers) and its torchrun
-job (the agent that started it and every process under it: :func:`job_family`) are left out.
+job (the agent that started it and every process under it: :func:`job_family`) are left out, as
+are the processes a :class:`Watch` is told are the run's own (:meth:`Watch.own`: a sandbox this
+process started, in a session of its own, and every process under it).
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +80,18 @@ class Watch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._result: dict[str, Any] | None = None
+        self._roots: set[int] = set()  # processes whose descendants are the run's own (:meth:`own`)
+
+    def own(self, pid: int) -> None:
+        """Count the process ``pid`` and every process under it (as read now and at each later
+        reading: a sandbox's pid namespace, its orphans reaped inside it) as the run's own, not
+        other processes; what a reading already counted of them is taken back."""
+        with self._lock:
+            self._roots.add(pid)
 
     def start(self) -> Watch:
         self._t0 = self.clock()
-        self._last = _cpu_seconds(self.proc)
+        self._last = _cpu_seconds(self.proc, roots=self._roots)
         if self._last is not None and self.interval_s > 0:
             self._thread = threading.Thread(target=self._loop, name="goodbench-host-load", daemon=True)
             self._thread.start()
@@ -96,7 +106,10 @@ class Watch:
         with self._lock:
             if self._last is None:
                 return
-            now = _cpu_seconds(self.proc) or {}
+            mine: set[tuple[int, str]] = set()
+            now = _cpu_seconds(self.proc, roots=self._roots, mine=mine) or {}
+            for key in mine:  # counted before it was known to be the run's own
+                self.used.pop(key, None)
             for pid, (name, seconds) in now.items():
                 earlier = self._last.get(pid)
                 since = seconds - earlier[1] if earlier is not None and earlier[0] == name else seconds
@@ -125,10 +138,12 @@ class Watch:
         return self._result
 
 
-def _cpu_seconds(proc: Path, family: int | None = None) -> dict[int, tuple[str, float]] | None:
+def _cpu_seconds(proc: Path, family: int | None = None, roots: Collection[int] = (),
+                 mine: set[tuple[int, str]] | None = None) -> dict[int, tuple[str, float]] | None:
     """{pid: (command name, user + system CPU seconds)} of every process outside this process's
-    group and outside the job (``family``, default :func:`job_family`: the process whose descendants
-    are this job's other ranks); None where ``proc`` cannot be read (not Linux)."""
+    group, outside the job (``family``, default :func:`job_family`: the process whose descendants
+    are this job's other ranks) and outside ``roots`` and their descendants (the run's own: each
+    left out is added to ``mine`` as ``(pid, name)``); None where ``proc`` cannot be read (not Linux)."""
     try:
         entries = [p for p in proc.iterdir() if p.name.isdigit()]
         tick = os.sysconf("SC_CLK_TCK")
@@ -144,13 +159,17 @@ def _cpu_seconds(proc: Path, family: int | None = None) -> dict[int, tuple[str, 
             continue
         name, _, rest = text.partition(" (")[2].rpartition(") ")
         fields = rest.split()
-        if len(fields) < 13 or int(fields[2]) == own_group:  # fields[1]: its parent, fields[2]: its process group
+        if len(fields) < 13:
+            continue
+        parents[int(entry.name)] = int(fields[1])  # every process's: a chain may pass through this group
+        if int(fields[2]) == own_group:  # fields[1]: its parent, fields[2]: its process group
             continue
         seconds[int(entry.name)] = (_printable(name), (int(fields[11]) + int(fields[12])) / tick)
-        parents[int(entry.name)] = int(fields[1])
-    if family:
-        for pid in [pid for pid in seconds if _descends(pid, family, parents)]:
-            del seconds[pid]
+    left_out = [root for root in [family, *roots] if root]
+    for pid in [pid for pid in seconds if any(_descends(pid, root, parents) for root in left_out)]:
+        if mine is not None:
+            mine.add((pid, seconds[pid][0]))
+        del seconds[pid]
     return seconds
 
 

@@ -232,8 +232,9 @@ def reproduction_context(doc: dict, run: dict, signer: str | None, trusted: Revi
         "href": (counted or {}).get("href"), "n": (counted or {}).get("n"),
         "word": (counted or {}).get("word"), "css": (counted or {}).get("css", "status-partial"),
         "verdict": verdict, "who": who, "trust_css": trust_css, "own": own,
-        "load": f"measured by {where}" + (", just before the sandbox started and just after it exited, the same "
-                                         "for every run of one re-run" if own else "")
+        "load": f"measured by {where}" + (", just before the sandbox started, over it (its own processes not "
+                                         "counted as others) and just after it exited, the same for every run of "
+                                         "one re-run" if own else "")
         + ": the reviewer's word, counted where a trusted reviewer's key signed the file",
         "evaluation": "run in the re-run's process: the submitter's code, in the sandbox on the reviewer's machine",
         "timing_why": ("the step and evaluation times come from clocks in the re-run's process, the submitter's code "

@@ -13,7 +13,10 @@ signed, goodbench replaces what it measures itself:
   reproducing process never touches CUDA: a CUDA context it held would sit on the GPU through the
   next re-run, taking its memory and counted there as another process on the GPU;
 - every run's ``host_load``: goodbench's snapshots of the machine (:func:`suite.meters.host_load.snapshot`)
-  just before the sandbox started and just after it exited — inside, in its own process
+  just before the sandbox started and just after it exited, and what the other processes used
+  over the re-run (``during``: a :class:`suite.meters.host_load.Watch` outside the sandbox, told
+  that the sandbox and every process under it are the re-run's own, so that a process the script
+  starts is never "another process" to excuse a slower re-run) — inside, in its own process
   namespace, the script sees none of the machine's other processes, so its own snapshots
   counted none — with ``gpu_other_processes_end`` null (not measured outside the sandbox).
 
@@ -48,9 +51,17 @@ class Observer:
         """The machine's load now, seen from outside the sandbox."""
         return host_load.snapshot()
 
-    def described(self, raw: bytes, start: dict[str, Any], end: dict[str, Any]) -> bytes:
+    @staticmethod
+    def watch() -> host_load.Watch:
+        """A started watch of the other processes' load over a re-run, from outside the sandbox
+        (the sandbox's pid given to its :meth:`~suite.meters.host_load.Watch.own` once started)."""
+        return host_load.Watch().start()
+
+    def described(self, raw: bytes, start: dict[str, Any], end: dict[str, Any],
+                  during: dict[str, Any] | None = None) -> bytes:
         """The re-run's file ``raw`` with goodbench's header, ``system`` and, on every run, the
-        load snapshots ``start`` and ``end``; :class:`GoodbenchError` where it holds no runs."""
+        load snapshots ``start`` and ``end`` and the watch's ``during`` (None: not watched);
+        :class:`GoodbenchError` where it holds no runs."""
         doc = json.loads(raw)
         if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
                 or not all(isinstance(run, dict) for run in doc["runs"]):
@@ -58,7 +69,7 @@ class Observer:
         named = sorted({str(run.get("device")).split(":")[0] for run in doc["runs"]})
         own = results.new_document(self.system(named), {}, doc["runs"])  # its header and system: the rest stays the file's
         for run in doc["runs"]:
-            run["host_load"] = {"start": start, "end": end, "gpu_other_processes_end": None}
+            run["host_load"] = {"start": start, "during": during, "end": end, "gpu_other_processes_end": None}
         merged = {name: own[name] for name in HEADER}
         merged.update({name: value for name, value in doc.items() if name not in HEADER})
         merged["system"] = own["system"]

@@ -304,7 +304,8 @@ RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writabl
 def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observer: Observer) -> bytes:
     """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
     file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, its
-    description of this machine replaced by ``observer``'s (the load before and after the sandbox),
+    description of this machine replaced by ``observer``'s (the load before and after the sandbox, and
+    over it: the sandbox's processes the re-run's own, not other processes),
     with the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
     torchrun job's on every rank)."""
     scratch = tempfile.mkdtemp(prefix="goodbench-rerun-")
@@ -322,17 +323,21 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
                 SYSTEM_NAME_VARIABLE: observer.system_name or "", **env})
 
         load_at_start = observer.load()  # outside the sandbox, before it starts: not the re-run's time
-        nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
-        if nproc:
-            channels = RankChannels(nproc, clock(), Path(scratch))
-            status, pid = stamping.run_ranks(sandboxed([channels.folder], channels.environment()),
-                                             sandbox.BWRAP_ENVIRONMENT, channels, timeout)
-            stamped = functools.partial(stamping.with_rank_clocks, channels=channels)
-        else:  # `python SCRIPT ARGS`: its edge pipe, its edges stamped here, outside the sandbox
-            ends = os.pipe()
-            status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
-                                               sandbox.BWRAP_ENVIRONMENT, ends, timeout)
-            stamped = functools.partial(stamping.with_second_clock, reader=reader)
+        watch = observer.watch()  # over the re-run, outside the sandbox; the sandbox's processes its own
+        try:
+            nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
+            if nproc:
+                channels = RankChannels(nproc, clock(), Path(scratch))
+                status, pid = stamping.run_ranks(sandboxed([channels.folder], channels.environment()),
+                                                 sandbox.BWRAP_ENVIRONMENT, channels, timeout, started=watch.own)
+                stamped = functools.partial(stamping.with_rank_clocks, channels=channels)
+            else:  # `python SCRIPT ARGS`: its edge pipe, its edges stamped here, outside the sandbox
+                ends = os.pipe()
+                status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
+                                                   sandbox.BWRAP_ENVIRONMENT, ends, timeout, started=watch.own)
+                stamped = functools.partial(stamping.with_second_clock, reader=reader)
+        finally:
+            during = watch.stop()
         load_at_end = observer.load()
         raw = read_output(rerun_path)
     finally:  # whatever the script left in its folders (a tree deeper than Python recurses): never a traceback
@@ -344,7 +349,7 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
         raise CannotReproduce(f"the recorded command exited {status}" + (
             f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
     try:
-        raw = stamped(observer.described(raw, load_at_start, load_at_end), status, pid)
+        raw = stamped(observer.described(raw, load_at_start, load_at_end, during), status, pid)
     except (GoodbenchError, ValueError, KeyError, TypeError) as exc:  # a file the script wrote: anyone's text
         raise CannotReproduce(f"the re-run has no second clock ({exc}), so its times would be its own process's "
                               f"word; it is kept as {_keep(raw, out)}") from None

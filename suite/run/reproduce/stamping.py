@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 from suite.record import edges, results
@@ -42,10 +43,10 @@ def torchrun_ranks(argv: list[str]) -> int | None:
 
 
 def run_ranks(wrapped: list[str], env: dict[str, str], channels: RankChannels,
-              timeout: float | None) -> tuple[int, int]:
+              timeout: float | None, started: Callable[[int], None] | None = None) -> tuple[int, int]:
     """Run the sandboxed torchrun ``wrapped`` (``channels``' folder bound in it), stamping every rank's
     edges until it ends: (its exit status, its pid). :class:`CannotReproduce` when it runs past
-    ``timeout`` (it is stopped)."""
+    ``timeout`` (it is stopped). ``started``: told the sandbox's pid once it has started."""
     output = relay.Relay()
     try:
         child = subprocess.Popen(wrapped, env=env, **_streams(output))
@@ -54,6 +55,8 @@ def run_ranks(wrapped: list[str], env: dict[str, str], channels: RankChannels,
         output.finish()
         raise
     output.started()
+    if started is not None:
+        started(child.pid)
     try:
         status = _wait(child, timeout)
     finally:
@@ -86,10 +89,11 @@ def environment(write_end: int) -> dict[str, str]:
 
 
 def run(wrapped: list[str], env: dict[str, str], ends: tuple[int, int],
-        timeout: float | None) -> tuple[int, int, EdgeReader]:
+        timeout: float | None, started: Callable[[int], None] | None = None) -> tuple[int, int, EdgeReader]:
     """Run the sandboxed ``wrapped`` command (the edge pipe's write end passed in, closed here once it
     has started), stamping its edges until it ends: (its exit status, its pid, the reader).
-    :class:`CannotReproduce` when it runs past ``timeout`` (it is stopped)."""
+    :class:`CannotReproduce` when it runs past ``timeout`` (it is stopped). ``started``: told the
+    sandbox's pid once it has started."""
     read_end, write_end = ends
     try:
         output = relay.Relay()
@@ -107,6 +111,8 @@ def run(wrapped: list[str], env: dict[str, str], ends: tuple[int, int],
         raise
     os.close(write_end)
     output.started()
+    if started is not None:
+        started(child.pid)
     reader = EdgeReader(read_end, origin)
     try:
         status = _wait(child, timeout)
