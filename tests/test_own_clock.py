@@ -189,7 +189,8 @@ def test_steps_each_claimed_shorter_within_a_steps_tolerance_are_not_held_by_the
     assert clock_cover.claimed_p50(run) >= clocks.PER_STEP_S  # not too short: the sum is what gives it away
     if v.check_document(doc) == []:  # within the per-step allowance (as on an idle machine): valid, one clock
         [entry] = rows.rows("own.json", doc)
-        assert entry["second_clock"] is False and entry["short_steps"] is True
+        assert entry["second_clock"] is False and entry["steps_sum"] is True and entry["short_steps"] is False
+    assert clock_cover.steps_flaw(doc, run) == clock_cover.SUM_OFF
     (tmp_path / "honest").mkdir()
     _, honest_doc = honest.sealed(tmp_path / "honest")
     assert clock_cover.window_flaw(honest_doc, honest_doc["runs"][0]) is None

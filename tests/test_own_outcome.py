@@ -15,7 +15,7 @@ from suite.compare import report
 from suite.figures import clock_cover
 from suite.leaderboard import pipeline, rows
 from suite.run import own_outcome
-from suite.site import run_page
+from suite.site import columns, labels, run_page
 
 FIXTURE = Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json"  # a CPU free job, run-own stamped
 
@@ -64,10 +64,22 @@ def test_run_own_says_why_steps_each_claimed_a_few_milliseconds_short_are_one_cl
         run["step_times_s"] = [t - 0.0055 for t in run["step_times_s"]]
         run["metrics"]["throughput"]["step_time_s"]["p50"] -= 0.0055
     assert all(clock_cover.claimed_p50(run) >= 0.005 for run in doc["runs"])
-    assert _entry(doc)["second_clock"] is False and _entry(doc)["short_steps"] is True
+    entry = _entry(doc)
+    assert entry["second_clock"] is False and entry["steps_sum"] is True and entry["short_steps"] is False
     why = own_outcome.one_clock_why(doc)
     assert why is not None and why.startswith("the steady steps of seed 1, seed 2 add up to ")
     assert "further apart than the 5% + 75 ms the second clock holds a run's steps to" in why
+    # its own words wherever it is shown, not those of steps too short for the clock (found by reason, not text)
+    assert {clock_cover.steps_flaw(doc, r) for r in doc["runs"]} == {clock_cover.SUM_OFF}
+    assert rows.unranked_reasons(entry)[-1] == rows.STEPS_SUM_REASON
+    assert labels.STEPS_SUM in columns._own_text(entry) and labels.SHORT_STEPS not in columns._own_text(entry)
+    badges = [b["words"] for c in columns.cell("system", entry, "", None)["caveats"] for b in c.get("badges") or []]
+    assert "steps' sum disagrees, never ranked" in badges and "steps too short, never ranked" not in badges
+    page = run_page.run_context("own.json", doc, doc["runs"][0])
+    assert page["own_timing"] == labels.STEPS_SUM and page["own_steps_sum"] and not page["own_short_steps"]
+    assert report._identity(doc).endswith(report.CLOCK_GAPS["steps' sum disagrees"])
+    rerun = labels.own_timing(False, False, reproduction=True, steps_sum=True)
+    assert rerun == labels.REPRODUCTION_STEPS_SUM and "one clock: its steps' sum and the launcher's disagree" in rerun
     assert "median step" not in why and "not stamped whole" not in why
 
 

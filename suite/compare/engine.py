@@ -339,13 +339,15 @@ def own_clocks(doc: Doc) -> int | None:
 def own_clock_gaps(doc: Doc) -> list[str]:
     """Why an own-code document is timed by one clock (empty: it is not, or not own code):
     ``"unstamped"`` where a run's edges were not stamped whole by a second clock, ``"short steps"``
-    where they were on a CPU whose median step the clock cannot hold (:mod:`suite.figures.clock_cover`)."""
+    where they were on a CPU whose median step the clock cannot hold, ``"steps' sum disagrees"`` where
+    the steady steps' sum is not held (:func:`suite.figures.clock_cover.steps_flaw`)."""
     if own_clocks(doc) != 1:
         return []
     runs = [r for r in doc.get("runs") or [] if isinstance(r, dict)]
     gaps = ["unstamped"] if not all(clock_cover.edges_whole(doc, r.get("run_id")) for r in runs) else []
-    return gaps + (["short steps"] if "second_clock" in doc and doc["second_clock"] is not None
-                   and not all(clock_cover.steps_held(doc, r) for r in runs) else [])
+    flaws = {clock_cover.steps_flaw(doc, r) for r in runs} if doc.get("second_clock") is not None else set()
+    return gaps + (["short steps"] if clock_cover.SHORT in flaws else []) \
+        + (["steps' sum disagrees"] if clock_cover.SUM_OFF in flaws else [])
 
 
 def merge_side(docs: Sequence[Doc]) -> Doc:

@@ -212,7 +212,10 @@ CLOCK_GAPS = {"unstamped": "own code, ONE CLOCK (self-timed): no second clock st
                            "so its times are its own process's word",
               "short steps": "own code, ONE CLOCK (self-timed): goodbench run-own's clock stamped it, but on a CPU "
                              "that clock holds steps of 5 ms or more and its median step is shorter, so its step "
-                             "times are its own process's word"}
+                             "times are its own process's word",
+              "steps' sum disagrees": "own code, ONE CLOCK (self-timed): goodbench run-own's clock stamped it, but "
+                                      "on a CPU its steady steps' sum and that clock's disagree beyond 5% + 75 ms, "
+                                      "so its step times are its own process's word"}
 """What a side's identity says of own code timed by one clock, by why (:func:`suite.compare.engine.own_clock_gaps`);
 :data:`OWN_CLOCKS` where why is not known."""
 

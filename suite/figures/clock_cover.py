@@ -10,11 +10,23 @@ from typing import Any
 
 from suite.figures import clock_segments, clocks, rank_clocks
 
+SHORT = "short"
+"""A reason :func:`steps_flaw` gives: the run's median step is claimed shorter than the second clock's
+per-step tolerance."""
+SUM_OFF = "sum"
+"""A reason :func:`steps_flaw` gives: the run's steady steps' sum and the launcher's disagree beyond
+what the second clock allows (:func:`window_flaw`)."""
+
 
 def steps_held(doc: dict[str, Any], run: dict[str, Any]) -> bool:
-    """False for a CPU run whose median step is claimed shorter than the second clock's per-step
-    tolerance (:data:`suite.figures.clocks.PER_STEP_S`), or whose steady steps' sum the second
-    clock does not hold (:func:`window_flaw`). The launcher stamps an edge when it reads it, so a
+    """Whether the second clock holds a run's steps (:func:`steps_flaw` finds nothing)."""
+    return steps_flaw(doc, run) is None
+
+
+def steps_flaw(doc: dict[str, Any], run: dict[str, Any]) -> str | None:
+    """:data:`SHORT` for a CPU run whose median step is claimed shorter than the second clock's per-step
+    tolerance (:data:`suite.figures.clocks.PER_STEP_S`), :data:`SUM_OFF` for one whose steady steps'
+    sum the second clock does not hold (:func:`window_flaw`), else None. The launcher stamps an edge when it reads it, so a
     step of a millisecond may read as none, and the comparison of the steps' median and sum allows
     more than the steps themselves (trial 7 claimed a 2-rank job's 1-ms steps a thousand times
     shorter, compared within tolerance). A claim of longer steps is held: its median by
@@ -22,8 +34,10 @@ def steps_held(doc: dict[str, Any], run: dict[str, Any]) -> bool:
     steps each claimed a few milliseconds short do not add up (trial 16).
     A GPU's steps are not compared one by one (docs/rules.md): its runs are not judged here."""
     if not clocks.compared_as(doc)[1]:
-        return True
-    return claimed_p50(run) >= clocks.PER_STEP_S and window_flaw(doc, run) is None
+        return None
+    if claimed_p50(run) < clocks.PER_STEP_S:
+        return SHORT
+    return SUM_OFF if window_flaw(doc, run) is not None else None
 
 
 def claimed_p50(run: dict[str, Any]) -> float:

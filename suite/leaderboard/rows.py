@@ -43,7 +43,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
-                 "load_recorded", "implementation", "trains", "second_clock", "short_steps", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "trains", "second_clock", "short_steps", "steps_sum", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -373,8 +373,11 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             # own code: every run stamped by goodbench run-own's clock too (None: goodbench's own runs)
             "second_clock": all(clock_cover.stamped(doc, r.get("run_id")) for r in runs) if own_code(doc) else None,
             # own code stamped by run-own, but on a CPU with steps shorter than that clock holds
-            "short_steps": own_code(doc) and "second_clock" in doc and not all(
-                clock_cover.steps_held(doc, r) for r in runs),
+            "short_steps": own_code(doc) and "second_clock" in doc and any(
+                clock_cover.steps_flaw(doc, r) == clock_cover.SHORT for r in runs),
+            # or with steps long enough whose steady steps' sum that clock does not hold
+            "steps_sum": bool(own_code(doc)) and "second_clock" in doc and any(
+                clock_cover.steps_flaw(doc, r) == clock_cover.SUM_OFF for r in runs),
             # own code with a run whose edges no second clock stamped whole (none at all: plain python)
             "clock_gaps": bool(own_code(doc)) and not all(clock_cover.edges_whole(doc, r.get("run_id")) for r in runs),
             # own code on a GPU: its step times are CUDA events, which the second clock does not compare
@@ -542,14 +545,20 @@ SHORT_STEPS_REASON = ("own code timed by one clock (self-timed): goodbench run-o
                       "are its own process's word")
 """Why own code is not ranked when the second clock stamped it on a CPU but its steps are too short for
 that clock to hold (``short_steps``: :func:`suite.figures.clock_cover.steps_held`)."""
-ONE_CLOCK_REASONS = (ONE_CLOCK_REASON, UNSTAMPED_REASON, SHORT_STEPS_REASON)
+STEPS_SUM_REASON = ("own code timed by one clock (self-timed): goodbench run-own's second clock stamped it, but on a "
+                    "CPU its steady steps' sum and that clock's disagree beyond 5% + 75 ms, so its step times are its "
+                    "own process's word")
+"""Why own code is not ranked when the second clock stamped it on a CPU, its steps long enough, but
+their sum disagrees with the clock's (``steps_sum``: :data:`suite.figures.clock_cover.SUM_OFF`)."""
+ONE_CLOCK_REASONS = (ONE_CLOCK_REASON, UNSTAMPED_REASON, SHORT_STEPS_REASON, STEPS_SUM_REASON)
 """Every reason own code timed by one clock is given (:func:`one_clock_reasons`)."""
 
 
 def one_clock_reasons(row: dict) -> list[str]:
     """Why one own-code entry timed by one clock is not ranked: each of :data:`UNSTAMPED_REASON` and
-    :data:`SHORT_STEPS_REASON` that applies, or :data:`ONE_CLOCK_REASON` where the row says neither."""
-    found = [reason for column, reason in (("clock_gaps", UNSTAMPED_REASON), ("short_steps", SHORT_STEPS_REASON))
+    :data:`SHORT_STEPS_REASON` and :data:`STEPS_SUM_REASON` that applies, or :data:`ONE_CLOCK_REASON` where the row says neither."""
+    found = [reason for column, reason in (("clock_gaps", UNSTAMPED_REASON), ("short_steps", SHORT_STEPS_REASON),
+                                           ("steps_sum", STEPS_SUM_REASON))
              if row.get(column) == True]  # noqa: E712 - numpy bool
     return found or [ONE_CLOCK_REASON]
 

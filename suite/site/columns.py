@@ -200,7 +200,8 @@ def _own_caveat(row: dict) -> Caveat | None:
     own = ("own code, self-reported" if row.get("kind") == "tta" else "own code, never ranked", "warn")
     two_clocks = "two clocks, GPU steps self-timed" if row.get("gpu_steps") is True else "two clocks, self-reported"
     timing = (two_clocks if row.get("second_clock") is True
-              else "steps too short, never ranked" if row.get("short_steps") is True else "one clock, never ranked")
+              else "steps too short, never ranked" if row.get("short_steps") is True
+              else "steps' sum disagrees, never ranked" if row.get("steps_sum") is True else "one clock, never ranked")
     return Caveat(text, (own, (timing, "warn")))
 
 
@@ -300,7 +301,8 @@ def _own_text(row: dict) -> str | None:
         return None
     name = cut_words(name, TRAINS_TITLE_CHARS)  # the submitter's text: printable, bounded at a word
     timing = own_timing(row.get("second_clock") is True, row.get("short_steps") is True, row.get("gpu_steps") is True,
-                        restamped=isinstance(row.get("reviewed_by"), str))  # a trusted reviewer's re-run stamped its own
+                        restamped=isinstance(row.get("reviewed_by"), str),  # a trusted reviewer's re-run stamped its own
+                        steps_sum=row.get("steps_sum") is True)
     if row.get("kind") == "tta":
         return (f"own code \u201c{name}\u201d (own division; its quality by goodbench's pinned evaluator, run in "
                 f"the submitter's process: self-reported; {timing})")

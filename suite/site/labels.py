@@ -391,6 +391,14 @@ SHORT_STEPS = ("two clocks, steps too short for them: on a CPU the second clock 
 is shorter than the second clock's per-step tolerance (:func:`suite.figures.clock_cover.steps_held`)."""
 
 
+STEPS_SUM = ("one clock: its steps' sum and the launcher's disagree beyond 5% + 75 ms: on a CPU the second clock "
+             "holds a run's steps only where the sum of its steady steps agrees with its own stamps that well, so "
+             "these step times are the submitter's process's word, self-reported, never ranked")
+"""What an own-code row and run page says when ``goodbench run-own`` stamped a CPU run whose steps are
+long enough for the second clock but whose steady steps' sum it does not hold
+(:data:`suite.figures.clock_cover.SUM_OFF`)."""
+
+
 GPU_STEPS = ("; on a GPU its step times are CUDA events, which that process cannot see: they are compared with "
              "its span only, so they, and the throughput they give, are the submitter's process's word")
 """What an own-code GPU run's two-clock label adds (trial 10: a CPU file relabelled as two H100s, its
@@ -408,6 +416,9 @@ REPRODUCTION_SHORT_STEPS = ("two clocks, steps too short for them: on a CPU the 
                             "more, so these step times are the word of the re-run's process, the submitter's code "
                             "in the sandbox")
 """:data:`SHORT_STEPS` on a reproduction's run page."""
+REPRODUCTION_STEPS_SUM = ("one clock: its steps' sum and the launcher's disagree beyond 5% + 75 ms, so these step "
+                          "times are the word of the re-run's process, the submitter's code in the sandbox")
+""":data:`STEPS_SUM` on a reproduction's run page."""
 REPRODUCTION_ONE_CLOCK = ("one clock: timed in the re-run's process, the submitter's code in the sandbox; no clock "
                           "outside it stamped the steps")
 """:data:`OWN_TIMING` on a reproduction's run page (a reproduction stored before the re-run was stamped)."""
@@ -417,17 +428,20 @@ GPU_STEPS_RERUN = ("; on a GPU its step times are CUDA events, which that proces
 
 
 def own_timing(two_clocks: bool, short_steps: bool = False, gpu: bool = False, restamped: bool = False,
-               reproduction: bool = False) -> str:
+               reproduction: bool = False, steps_sum: bool = False) -> str:
     """An own-code row's or run page's words on its timings: :data:`TWO_CLOCKS` (with
     :data:`GPU_STEPS` on a GPU; :data:`TWO_CLOCKS_RESTAMPED` where a trusted reviewer's reproduction,
     ``restamped``, stamped its own), :data:`SHORT_STEPS` (stamped, but steps too short for the clock
-    to hold) or :data:`OWN_TIMING`; on a ``reproduction``'s own page, what goodbench reproduce
+    to hold), :data:`STEPS_SUM` (stamped, but the steps' sum not held: ``steps_sum``) or
+    :data:`OWN_TIMING`; on a ``reproduction``'s own page, what goodbench reproduce
     stamped on the reviewer's machine (:data:`REPRODUCTION_TWO_CLOCKS` and the others)."""
     if reproduction:
         return (REPRODUCTION_TWO_CLOCKS + (GPU_STEPS_RERUN if gpu else "")) if two_clocks \
-            else REPRODUCTION_SHORT_STEPS if short_steps else REPRODUCTION_ONE_CLOCK
+            else REPRODUCTION_SHORT_STEPS if short_steps else REPRODUCTION_STEPS_SUM if steps_sum \
+            else REPRODUCTION_ONE_CLOCK
     two = TWO_CLOCKS_RESTAMPED if restamped else TWO_CLOCKS
-    return (two + (GPU_STEPS if gpu else "")) if two_clocks else SHORT_STEPS if short_steps else OWN_TIMING
+    return (two + (GPU_STEPS if gpu else "")) if two_clocks else SHORT_STEPS if short_steps \
+        else STEPS_SUM if steps_sum else OWN_TIMING
 
 
 def copy_words(status: str, owner: str | None) -> dict:

@@ -640,8 +640,11 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
         "workload_href": f"../workloads/{safe_name(wid)}.html" if wid in registry.WORKLOADS else None,
         "pinned": pinned, "own_code": own_name,
         "own_two_clocks": (two := clock_cover.stamped(doc, run["run_id"])),
-        "own_short_steps": (short := "second_clock" in doc and not clock_cover.steps_held(doc, run)),
-        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda", restamped, again),
+        "own_short_steps": (short := (flaw := clock_cover.steps_flaw(doc, run) if "second_clock" in doc else None)
+                            == clock_cover.SHORT),
+        "own_steps_sum": (summed := flaw == clock_cover.SUM_OFF),
+        "own_timing": labels.own_timing(two, short, doc["system"]["accelerator"]["type"] == "cuda", restamped, again,
+                                        steps_sum=summed),
         "pinned_evaluation": pinned_evaluation_lines(run),
         "evaluation_time": evaluation_time(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),
