@@ -392,7 +392,7 @@ is shorter than the second clock's per-step tolerance (:func:`suite.figures.cloc
 
 
 STEPS_SUM = ("one clock: its steps' sum and the launcher's disagree beyond 5% + 75 ms: on a CPU the second clock "
-             "holds a run's steps only where the sum of its steady steps agrees with its own stamps that well, so "
+             "holds a run's steps only where the sum of its steady steps agrees with the launcher's stamps that well, so "
              "these step times are the submitter's process's word, self-reported, never ranked")
 """What an own-code row and run page says when ``goodbench run-own`` stamped a CPU run whose steps are
 long enough for the second clock but whose steady steps' sum it does not hold
