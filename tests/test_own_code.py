@@ -595,7 +595,7 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
 
     seen: list[dict] = []
 
-    def fake_run(argv, env, ends, timeout):
+    def fake_run(argv, env, ends, timeout, started=None):
         assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
         assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge pipe's write end, stamped outside
@@ -629,7 +629,7 @@ def test_a_re_run_that_leaves_a_tree_deeper_than_python_recurses_leaves_no_scrat
     from suite.run.reproduce import own
     from suite.run.reproduce.planning import CannotReproduce
 
-    def fake_run(argv, env, ends, timeout):
+    def fake_run(argv, env, ends, timeout, started=None):
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}
         os.close(ends[1])
         Path(env[own.OUT_VARIABLE]).write_text("{}")
