@@ -175,3 +175,34 @@ def test_count_flops_leaves_the_gradients_as_they_were(zeroed_before):
     backward's added to them (nor are gradients held before it lost)."""
     counted, plain = _step_grads(True, zeroed_before), _step_grads(False, zeroed_before)
     assert all(torch.equal(a, b) for a, b in zip(counted, plain, strict=True))
+
+
+def test_count_flops_writes_gradients_back_into_the_same_tensors():
+    """Gradients that are views of one flat buffer (DDP's ``gradient_as_bucket_view``) stay those
+    views holding their values; a parameter without one has none again."""
+    from suite.api.flops import count_flops
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Linear(16, 1))
+    first, rest = list(model[0].parameters()), list(model[1].parameters())
+    flat = torch.randn(sum(p.numel() for p in first))
+    views, at = [], 0
+    for p in first:
+        p.grad = flat[at:at + p.numel()].view_as(p)
+        views.append(p.grad)
+        at += p.numel()
+    before = flat.clone()
+    assert count_flops(lambda: model(torch.randn(4, 8)).sum().backward()) > 0
+    assert all(p.grad is view for p, view in zip(first, views, strict=True))
+    assert torch.equal(flat, before)
+    assert all(p.grad is None for p in rest)
+
+
+def test_importing_the_flop_counter_imports_no_torch():
+    """``suite.api.flops`` imports torch when it counts, not when imported (as ``goodbench`` does not)."""
+    import subprocess
+    import sys
+
+    code = "import sys, suite.api.flops; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "False"
