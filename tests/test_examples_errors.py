@@ -54,7 +54,10 @@ def test_a_refused_benchmark_argument_is_one_line_without_the_wrapper(tmp_path):
 
 
 def test_the_one_line_hook_shortens_only_goodbenchs_refusals_and_chains_to_the_hook_before(monkeypatch, capsys):
+    """A refusal (a model refused too) is one line and not handed to the hook before, as
+    docs/own-code.md says; any other exception is handed to it."""
     from suite.api import script
+    from workloads.evaluation import ModelRefused
 
     handed = []
     monkeypatch.setattr(sys, "excepthook", lambda *args: handed.append(args))
@@ -64,6 +67,8 @@ def test_the_one_line_hook_shortens_only_goodbenchs_refusals_and_chains_to_the_h
     refusal, bug = GoodbenchError("seeds must be 5"), ZeroDivisionError("bug")
     hook(GoodbenchError, refusal, None)
     assert capsys.readouterr().err == "error: seeds must be 5\n" and handed == []
+    hook(ModelRefused, ModelRefused("reads its answer"), None)
+    assert capsys.readouterr().err == "error: reads its answer\n" and handed == []
     hook(ZeroDivisionError, bug, None)
     assert handed == [(ZeroDivisionError, bug, None)] and capsys.readouterr().err == ""
 

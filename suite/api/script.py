@@ -4,7 +4,9 @@ traceback; Ctrl-C is status 130. Imports no torch.
 
 A script that does not wrap its ``main`` gets the one line too: a :class:`~goodbench.Benchmark`,
 when built, puts :func:`refusals_in_one_line` before the interpreter's exception hook, which
-shortens goodbench's own refusals only and hands every other exception to the hook it found."""
+shortens goodbench's own refusals only and hands every other exception to the hook it found.
+A refusal is that one line only, never handed on (docs/own-code.md): a crash reporter's hook sees
+none, as a script that reports refusals catches them itself."""
 from __future__ import annotations
 
 import sys
@@ -15,8 +17,8 @@ from suite.record.errors import GoodbenchError
 
 def refusals_in_one_line() -> None:
     """Make ``sys.excepthook`` end the script in one ``error:`` line (status 1, as Python exits on
-    any uncaught exception) for an uncaught :class:`~suite.record.errors.GoodbenchError`, and pass
-    any other exception to the hook in place before (its traceback as ever). Once per process:
+    any uncaught exception) for an uncaught :class:`~suite.record.errors.GoodbenchError`, not
+    handed on, and pass any other exception to the hook in place before (its traceback as ever). Once per process:
     a second call, or one after a hook of its own was chained, changes nothing."""
     previous = sys.excepthook
     if getattr(previous, _OURS, False):
