@@ -536,3 +536,25 @@ def test_a_busy_process_the_sandboxed_re_run_starts_is_its_own_load_not_another_
         assert burnt == 0 and "rerun-burner" not in [b["name"] for b in during["busy"]]
     else:
         assert burnt >= 1.0  # 1.5 s, less what the last reading missed
+
+
+def test_nothing_inside_a_folder_python_imports_from_is_bound_writable(tmp_path, monkeypatch):
+    """A writable folder inside goodbench's packages, or inside a folder on ``sys.path`` under
+    names a package can have, is refused too: what the sandbox plants there would be imported
+    later, outside it. One whose path below holds a name no package has is not importable."""
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: True)
+    imported = tmp_path / "site-packages"
+    imported.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(imported)])
+
+    def bind(folder: Path) -> list[str]:
+        return sandbox.command(["python", "train.py"], writable=[tmp_path / "code", folder], cwd=tmp_path / "code",
+                               where=tmp_path / "checkout", env={})
+
+    for wrong in [sandbox.own_package_dirs()[0] / "out", sandbox.own_package_dirs()[0] / "a-b" / "out",
+                  imported / "goodbench" / "out", imported / "pkg"]:
+        with pytest.raises(CannotReproduce, match="lies inside .*a folder goodbench imports from"):
+            bind(wrong)
+    fine = imported / "goodbench-rerun-x" / "out"
+    assert str(fine) in bind(fine)

@@ -129,13 +129,29 @@ def reviewer_folders(where: Path) -> tuple[list[Path], list[Path]]:
     return [home, where.resolve()], sorted(secret)
 
 
-def _refuse_imported_from(path: Path, kept: list[Path]) -> None:
-    """Refuse to bind ``path`` writable where it shows a folder goodbench or Python imports from
-    (or the reviewer's checkout or home): what the sandbox writes must not run outside it later."""
-    shown = [k for k in kept if _shows(path.resolve(), k.resolve())]
+def _importable_inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` lies inside ``folder`` (a folder Python imports from) where what is written
+    in it is importable from there: every folder between them named as a package can be."""
+    return path != folder and path.is_relative_to(folder) and all(
+        part.isidentifier() for part in path.relative_to(folder).parts)
+
+
+def _refuse_imported_from(path: Path, kept: list[Path], imported: list[Path], packages: list[Path]) -> None:
+    """Refuse to bind ``path`` writable where it shows a folder of ``kept`` (those goodbench or
+    Python imports from, the reviewer's checkout and home), lies inside one of goodbench's own
+    ``packages``, or lies inside an ``imported`` folder (Python's) under names a package can have
+    (``site-packages/goodbench/out``; ``/tmp/goodbench-rerun-x`` under a ``/tmp`` on ``sys.path`` is no
+    package): what the sandbox writes must not run outside it later."""
+    resolved = path.resolve()
+    shown = [k for k in kept if _shows(resolved, k.resolve())]
     if shown:
         raise CannotReproduce(f"the sandbox would be given {path} to write, which holds {shown[0]}, a folder "
                               "goodbench imports from or yours: goodbench does not run a results file's command so")
+    inside = [k for k in packages if resolved.is_relative_to(k.resolve())]
+    inside += [k for k in imported if _importable_inside(resolved, k.resolve())]
+    if inside:
+        raise CannotReproduce(f"the sandbox would be given {path} to write, which lies inside {inside[0]}, a folder "
+                              "goodbench imports from: goodbench does not run a results file's command so")
 
 
 def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, env: dict[str, str]) -> list[str]:
@@ -177,7 +193,8 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
         if not any(path != other and path.is_relative_to(other) for other in shared):  # once, by its outermost
             args += ["--ro-bind", str(path), str(path)]
     for path in writable:
-        _refuse_imported_from(path, [*python_paths(), root, *own_package_dirs(), where, Path.home()])
+        _refuse_imported_from(path, [*python_paths(), root, *own_package_dirs(), where, Path.home()],
+                              python_paths(), own_package_dirs())
         args += ["--bind", str(path), str(path)]
     args += ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
     return args
