@@ -558,3 +558,59 @@ def test_nothing_inside_a_folder_python_imports_from_is_bound_writable(tmp_path,
             bind(wrong)
     fine = imported / "goodbench-rerun-x" / "out"
     assert str(fine) in bind(fine)
+
+
+def test_each_gpu_device_is_bound_once(tmp_path, monkeypatch):
+    """``/dev/nvidia*`` matches the ``/dev/nvidia-caps`` folder, which is also named by itself: bound
+    once, as every other device file (the GPU path is not tried on a GPU yet)."""
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: True)
+    dev = tmp_path / "dev"
+    (dev / "nvidia-caps").mkdir(parents=True)
+    (dev / "dri").mkdir()
+    for name in ("nvidia0", "nvidiactl", "nvidia-uvm"):
+        (dev / name).touch()
+    monkeypatch.setattr(sandbox, "GPU_DEVICES", (f"{dev}/nvidia*", f"{dev}/nvidia-caps", f"{dev}/dri"))
+    args = sandbox.command(["python", "train.py"], writable=[tmp_path / "code"], cwd=tmp_path / "code",
+                           where=tmp_path / "checkout", env={})
+    bound = [args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"]
+    assert sorted(bound) == sorted(str(dev / n) for n in ("nvidia-caps", "dri", "nvidia0", "nvidiactl", "nvidia-uvm"))
+    assert len(bound) == len(set(bound))
+
+
+def test_the_sandbox_names_a_user_and_a_writable_home_without_a_passwd_entry(tmp_path, monkeypatch):
+    """getpass.getuser() (torch inductor's cache folder) reads USER or LOGNAME before /etc/passwd,
+    which has no entry for the sandbox's id; HOME lies in its private /tmp."""
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "_forbids_user_namespaces", lambda program: True)
+    args = sandbox.command(["python", "train.py"], writable=[tmp_path / "code"], cwd=tmp_path / "code",
+                           where=tmp_path / "checkout", env={})
+    set_to = {args[i + 1]: args[i + 2] for i, a in enumerate(args) if a == "--setenv"}
+    assert set_to["USER"] and set_to["LOGNAME"] and set_to["HOME"].startswith("/tmp/")
+    assert args[args.index("--tmpfs") + 1] == "/tmp" and args[args.index("--dir") + 1] == set_to["HOME"]
+
+
+def test_the_self_test_reads_capabilities_a_kernel_does_not_write_as_none():
+    """A kernel before Linux 4.3 writes no CapAmb line: no capability, not a KeyError."""
+    old_kernel = "Name:\tpython\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n"
+    assert sandbox.capabilities_held(old_kernel) == []
+    held = sandbox.capabilities_held(old_kernel.replace("CapEff:\t0000000000000000", "CapEff:\t00000000a80425fb"))
+    assert held == ["it holds capabilities (CapEff 00000000a80425fb)"]
+    assert sandbox.capabilities_held("CapAmb:\t0000000000000400\n") == ["it holds capabilities (CapAmb 0000000000000400)"]
+
+
+def test_a_mig_slice_whose_capability_files_the_sandbox_cannot_read_is_refused_in_one_line():
+    caps = {"/dev/nvidia-caps/nvidia-cap1": False, "/dev/nvidia-caps/nvidia-cap2": True}
+    said = sandbox.mig_unreadable("MIG-4f0c", [], caps)
+    assert said is not None and "/dev/nvidia-caps/nvidia-cap1" in said and "\n" not in said
+    assert sandbox.mig_unreadable("", ["/proc/driver/nvidia/capabilities/gpu0/mig/gi1"], caps) == said
+    assert sandbox.mig_unreadable("0", [], caps) is None  # a whole GPU: the caps are not opened
+    assert sandbox.mig_unreadable("MIG-4f0c", [], {p: True for p in caps}) is None
+
+
+def test_the_self_test_holds_its_own_functions():
+    """SELF_TEST runs in the sandbox as a script of its own: the functions it calls are defined in it."""
+    functions = sandbox.SELF_TEST[:sandbox.SELF_TEST.index("import ctypes")]
+    namespace: dict = {}
+    exec(compile(functions, "<self-test>", "exec"), namespace)
+    assert namespace["capabilities_held"]("CapEff:\t0\n") == [] and namespace["mig_unreadable"]("", [], {}) is None

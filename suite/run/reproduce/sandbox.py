@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import inspect
 import os
 import shutil
 import subprocess
@@ -33,6 +34,9 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf", "/etc/passwd",
                 "/etc/group", "/etc/hosts", "/etc/localtime", "/etc/alternatives", "/etc/os-release")
 GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri")  # bound where present (not tried on a GPU yet)
+# who the sandbox's process is, to programs that ask (getpass, torch inductor's cache folder under /tmp)
+# where /etc/passwd has no entry for its id; its home is a folder of its private /tmp
+SANDBOX_USER = {"HOME": "/tmp/home", "USER": "goodbench", "LOGNAME": "goodbench"}
 # what of /sys the sandbox sees on a machine without an NVIDIA GPU: the processors, their caches
 # and NUMA nodes (torch and its thread pools read them), never the machine's identifiers (DMI), its
 # network interfaces or disks; with one, /sys whole (not tried on a GPU yet)
@@ -165,9 +169,9 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
     for name in PASSED_VARIABLES:
         if os.environ.get(name) and name not in env:
             args += ["--setenv", name, os.environ[name]]
-    home = "/tmp/home"
+    home = SANDBOX_USER["HOME"]
     root = source_root()
-    for name, value in {"HOME": home, "GOODBENCH_OFFLINE": "1", "PYTHONPATH": str(root), "PYTHONNOUSERSITE": "1",
+    for name, value in {**SANDBOX_USER, "GOODBENCH_OFFLINE": "1", "PYTHONPATH": str(root), "PYTHONNOUSERSITE": "1",
                         **env}.items():
         args += ["--setenv", name, value]
     for system in SYSTEM_DIRS:
@@ -183,9 +187,8 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
     nvidia = sorted(glob.glob(GPU_DEVICES[0]))
     for system in ["/sys"] if nvidia else SYSTEM_INFO:  # CUDA reads the PCI tree and its driver there
         args += ["--ro-bind-try", system, system]
-    for pattern in GPU_DEVICES:
-        for device in sorted(glob.glob(pattern)):
-            args += ["--dev-bind", device, device]
+    for device in gpu_devices():
+        args += ["--dev-bind", device, device]
     args += ["--tmpfs", "/tmp", "--dir", home]
     shared = [p for p in [*python_paths(), *data_dirs()] if bindable(p, [*hidden, root], secret)]
     shared += [p for p in own_package_dirs() if bindable(p, [], secret)]  # goodbench's source tree: its packages alone
@@ -200,16 +203,44 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
     return args
 
 
+def gpu_devices() -> list[str]:
+    """The device files of :data:`GPU_DEVICES` present here, each once (``/dev/nvidia*`` matches the
+    ``/dev/nvidia-caps`` folder too), in order (not tried on a GPU yet)."""
+    return list(dict.fromkeys(device for pattern in GPU_DEVICES for device in sorted(glob.glob(pattern))))
+
+
+def capabilities_held(status: str) -> list[str]:
+    """What ``/proc/self/status`` (its text) says of the capabilities the process holds, one phrase
+    each; a field the kernel does not write (``CapAmb`` before Linux 4.3) holds none. Run in the
+    sandbox's self-test, so it uses nothing outside the standard library."""
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    held = []
+    for name in ("CapEff", "CapPrm", "CapAmb"):
+        value = fields.get(name, "0").strip()
+        if int(value or "0", 16):
+            held.append("it holds capabilities (" + name + " " + value + ")")
+    return held
+
+
+def mig_unreadable(visible: str, instances: list[str], caps: dict[str, bool]) -> str | None:
+    """Why a MIG slice cannot be used in the sandbox: one is asked for (``CUDA_VISIBLE_DEVICES``
+    ``visible`` names a ``MIG-`` device) or exists (``instances``, the driver's
+    ``/proc/driver/nvidia/capabilities/gpu*/mig/gi*``), and a capability file CUDA opens for it
+    (``caps``: each ``/dev/nvidia-caps`` file and whether the sandbox's user may read it) is
+    unreadable; None otherwise. Run in the sandbox's self-test, standard library only."""
+    unread = sorted(path for path, readable in caps.items() if not readable)
+    if ("MIG-" not in visible and not instances) or not unread:
+        return None
+    return (f"a MIG slice needs {unread[0]}, which the sandbox's unprivileged user cannot read: reproduce on a "
+            "whole GPU (MIG is not tried in the sandbox)")
+
+
 # what check runs in the sandbox: goodbench imports, and the process can change nothing it must not
 # (it holds a capability, remounts goodbench's packages or writes there, or sets a kernel setting)
-SELF_TEST = """
-import ctypes, os, sys, goodbench
+SELF_TEST = "\n".join(inspect.getsource(f) for f in (capabilities_held, mig_unreadable)) + """
+import ctypes, glob, os, sys, goodbench
 package = sys.argv[1]  # goodbench's packages as bound (a copy of goodbench's checkout holds its own)
-status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
-said = []
-for name in ("CapEff", "CapPrm", "CapAmb"):
-    if int(status[name].strip(), 16):
-        said.append("it holds capabilities (" + name + " " + status[name].strip() + ")")
+said = capabilities_held(open("/proc/self/status").read())
 if ctypes.CDLL(None, use_errno=True).mount(None, package.encode(), None, 32 | 4096, None) == 0:
     said.append("it may remount goodbench's packages")  # in its own mount namespace, gone with it
 if os.access(package, os.W_OK):
@@ -219,7 +250,10 @@ try:  # opened, never written
     said.append("it may set the kernel's settings (/proc/sys)")
 except OSError:
     pass
-print("SANDBOX-" + ("; ".join(said) if said else "HELD"))
+mig = mig_unreadable(os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+                     glob.glob("/proc/driver/nvidia/capabilities/gpu*/mig/gi*"),
+                     {p: os.access(p, os.R_OK) for p in glob.glob("/dev/nvidia-caps/*")})
+print("SANDBOX-MIG " + mig if mig and not said else "SANDBOX-" + ("; ".join(said) if said else "HELD"))
 """
 
 
@@ -238,6 +272,9 @@ def check(writable: list[Path], where: Path) -> None:
         raise CannotReproduce(f"the sandbox cannot be started here (bwrap: {said}): {INSTALL_HINT}, where it may "
                               "make namespaces; goodbench never runs a results file's command unsandboxed")
     said = (done.stdout.strip().splitlines() or [""])[-1]
+    if said.startswith("SANDBOX-MIG "):
+        raise CannotReproduce(f"{said.removeprefix('SANDBOX-MIG ')[:300]}; goodbench does not run a results "
+                              "file's command there")
     if said != "SANDBOX-HELD":
         raise CannotReproduce(f"the sandbox would not hold here ({said.removeprefix('SANDBOX-')[:300]}), so "
                               "goodbench does not run a results file's command in it")
