@@ -604,7 +604,7 @@ def test_a_mig_slice_whose_capability_files_the_sandbox_cannot_read_is_refused_i
     said = sandbox.mig_unreadable("MIG-4f0c", [], caps)
     assert said is not None and "/dev/nvidia-caps/nvidia-cap1" in said and "\n" not in said
     assert sandbox.mig_unreadable("", ["/proc/driver/nvidia/capabilities/gpu0/mig/gi1"], caps) == said
-    assert sandbox.mig_unreadable("0", [], caps) is None  # a whole GPU: the caps are not opened
+    assert sandbox.mig_unreadable("0", ["/proc/driver/nvidia/capabilities/gpu1/mig/gi1"], caps) is None  # a whole GPU
     assert sandbox.mig_unreadable("MIG-4f0c", [], {p: True for p in caps}) is None
 
 

@@ -224,12 +224,12 @@ def capabilities_held(status: str) -> list[str]:
 
 def mig_unreadable(visible: str, instances: list[str], caps: dict[str, bool]) -> str | None:
     """Why a MIG slice cannot be used in the sandbox: one is asked for (``CUDA_VISIBLE_DEVICES``
-    ``visible`` names a ``MIG-`` device) or exists (``instances``, the driver's
-    ``/proc/driver/nvidia/capabilities/gpu*/mig/gi*``), and a capability file CUDA opens for it
+    ``visible`` names a ``MIG-`` device) or, where it names no device, exists (``instances``, the
+    driver's ``/proc/driver/nvidia/capabilities/gpu*/mig/gi*``), and a capability file CUDA opens for it
     (``caps``: each ``/dev/nvidia-caps`` file and whether the sandbox's user may read it) is
     unreadable; None otherwise. Run in the sandbox's self-test, standard library only."""
     unread = sorted(path for path, readable in caps.items() if not readable)
-    if ("MIG-" not in visible and not instances) or not unread:
+    if ("MIG-" not in visible and (visible or not instances)) or not unread:
         return None
     return (f"a MIG slice needs {unread[0]}, which the sandbox's unprivileged user cannot read: reproduce on a "
             "whole GPU (MIG is not tried in the sandbox)")
