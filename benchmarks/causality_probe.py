@@ -58,21 +58,6 @@ def _plain_gpt(vocab: int, device: torch.device):
     return plain_loop.CharGPT(vocab, 64).to(device).eval()
 
 
-def _unprobed(pinned, logits_of) -> float:
-    """lm-char's pinned evaluation without its probe: the same batches, the same loss."""
-    from workloads.lm.job import windows
-
-    d = pinned.data
-    gen = torch.Generator(device="cpu").manual_seed(0)
-    losses = []
-    with torch.no_grad():
-        for _ in range(d.eval_batches):
-            x, y = windows(d.val, d.batch_size, d.context, gen, pinned.device)
-            logits = logits_of(x.contiguous())
-            losses.append(F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1)))
-    return float(torch.stack(losses).mean())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
@@ -94,7 +79,7 @@ def main() -> None:
             for _ in range(args.repeats):
                 start = time.perf_counter()
                 with autocast:
-                    bare = _unprobed(pinned, model)
+                    bare = pinned.unprobed_loss(model)
                 bare_s += time.perf_counter() - start
                 start = time.perf_counter()
                 with autocast:

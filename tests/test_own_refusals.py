@@ -206,6 +206,7 @@ def test_the_trials_probe_dodging_models_are_refused_and_an_honest_one_graded_as
             x, y = windows(d.val, d.batch_size, d.context, gen, CPU)
             unprobed.append(F.cross_entropy(model(x).float().reshape(-1, vocab), y.reshape(-1)))
     assert found["val_loss"] == float(torch.stack(unprobed).mean()) and pinned.last_probe.passed
+    assert pinned.unprobed_loss(model) == found["val_loss"]  # what benchmarks/causality_probe.py times
 
 
 def test_a_cheating_model_is_refused_before_training_and_its_file_says_why(tmp_path, data_dir):

@@ -53,6 +53,25 @@ class LmCharEvaluator:
                                   context=spec.block_size, batch_size=spec.batch_size,
                                   eval_batches=spec.eval_batches)
 
+    def batches(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The pinned held-out (input, target) windows, the same at every evaluation."""
+        d = self.data
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        return [windows(d.val, d.batch_size, d.context, gen, self.device) for _ in range(d.eval_batches)]
+
+    @staticmethod
+    def batch_loss(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The mean next-character cross-entropy of one batch's logits against its targets ``y``."""
+        return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    @torch.no_grad()
+    def unprobed_loss(self, logits_of: Logits) -> float:
+        """The evaluation's ``val_loss`` without its probe: the same batches and loss, the model
+        called once a batch, in order. What the probe costs is measured against it
+        (``benchmarks/causality_probe.py``); goodbench records only :meth:`__call__`'s."""
+        losses = [self.batch_loss(logits_of(x.contiguous()), y) for x, y in self.batches()]
+        return float(torch.stack(losses).mean())
+
     @torch.no_grad()
     def __call__(self, logits_of: Logits) -> dict[str, float]:
         """``{"val_loss": …}`` of the model whose ``logits_of(ids)`` gives next-character logits;
@@ -60,8 +79,7 @@ class LmCharEvaluator:
         (:func:`workloads.causality.probed`), finds it reading later tokens (the probe's figures:
         :attr:`last_probe`)."""
         d = self.data
-        gen = torch.Generator(device="cpu").manual_seed(0)
-        pairs = [windows(d.val, d.batch_size, d.context, gen, self.device) for _ in range(d.eval_batches)]
+        pairs = self.batches()
         losses: list[torch.Tensor | None] = [None] * len(pairs)
         self.last_probe = None
 
@@ -71,8 +89,7 @@ class LmCharEvaluator:
                                      f"needs (batch, context, vocab) = ({x.shape[0]}, {x.shape[1]}, {len(d.vocab)})")
 
         def graded(index: int, logits: torch.Tensor) -> None:
-            y = pairs[index][1]
-            losses[index] = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+            losses[index] = self.batch_loss(logits, pairs[index][1])
 
         self.last_probe = probe = probed(logits_of, [x for x, _ in pairs], d.val, graded, checked)
         if not probe.passed:
