@@ -102,6 +102,21 @@ def _probe(model, batches: list[torch.Tensor], seed: int = 1):
     return probe, graded
 
 
+@pytest.mark.parametrize("batches, size", [(8, 32), (20, 32), (1, 16), (9, 4), (17, 64)])
+def test_each_twin_sits_at_its_windows_row(batches, size):
+    """Twin call k holds windows k·size … (k+1)·size − 1 each at its own window's row, every row
+    once, so a kernel whose rounding depends on a row's place (bf16 on a GPU) treats a window and
+    its twin alike; no window is drawn twice, and the batches share the windows evenly."""
+    from workloads.causality import _chosen
+
+    calls = twin_calls(batches)
+    chosen = _chosen(batches, size, calls, torch.Generator().manual_seed(batches))
+    assert chosen[:, 1].tolist() == [j % size for j in range(calls * size)]
+    assert len(set(map(tuple, chosen.tolist()))) == len(chosen)
+    per = torch.bincount(chosen[:, 0], minlength=batches)
+    assert int(per.max() - per.min()) <= 1
+
+
 def test_the_probe_compares_only_positions_before_each_cut():
     """A model that reads only the token two places ahead still moves a position before the cut;
     a causal one moves none, and log-probabilities of -inf at both count as unmoved."""

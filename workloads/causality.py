@@ -6,7 +6,7 @@ At every evaluation, windows drawn at random from every evaluated batch (their n
 :data:`PROBE_SHARE`) are given to the model again as *twins*: each window's tokens from a
 random cut on (anywhere from its second position to its last) replaced by another held-out
 stretch's, whose token at the cut differs. The twins fill whole calls of the evaluation's batch
-shape, and the evaluation's batches and the probe's calls are made in one random order, every
+shape, each at its window's row, and the evaluation's batches and the probe's calls are made in one random order, every
 input a fresh contiguous tensor of the same shape, dtype and device. A causal model's
 log-probabilities before each cut are the same in a window and its twin; the probe keeps the
 largest difference (:class:`workloads.evaluation.Probe`). The draws are secret (a generator
@@ -39,20 +39,28 @@ def twin_calls(batches: int) -> int:
 
 
 def _chosen(batches: int, batch_size: int, calls: int, gen: torch.Generator) -> torch.Tensor:
-    """(batch, row) of each window given a twin, in the twins' order: every batch gives the same
-    number of windows, give or take one, at rows drawn at random; the order is shuffled."""
+    """(batch, row) of each window given a twin, in the twins' order: the ``k``-th call of twins
+    holds windows ``k·batch_size`` to ``(k+1)·batch_size − 1``, each at its own window's row (every
+    row once a call), so that a kernel whose rounding depends on a row's place in the batch (a GPU's,
+    in bf16) gives a window and its twin the same. Every batch gives the same number of windows,
+    give or take one, at distinct rows drawn at random."""
     count = calls * batch_size
     per = torch.full((batches,), count // batches)
     per[torch.randperm(batches, generator=gen)[:count - int(per.sum())]] += 1
-    rows = [torch.stack([torch.full((int(n),), i), torch.randperm(batch_size, generator=gen)[:int(n)]], dim=1)
-            for i, n in enumerate(per)]
-    chosen = torch.cat(rows)
-    return chosen[torch.randperm(len(chosen), generator=gen)]
+    order = torch.randperm(batches, generator=gen)
+    # each batch's windows side by side (at most batch_size of them: calls <= batches), so their
+    # places modulo batch_size, and the rows drawn for those places, differ
+    batch_of = torch.repeat_interleave(order, per[order])
+    rows = torch.randperm(batch_size, generator=gen)
+    chosen = torch.stack([batch_of, rows[torch.arange(count) % batch_size]], dim=1)
+    return chosen.view(calls, batch_size, 2)[:, torch.argsort(rows)].reshape(count, 2)
 
 
 def _tails(text: torch.Tensor, originals: torch.Tensor, cuts: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """A stretch of ``text`` for each window, as long as it, whose token at the window's cut differs
-    from the window's (redrawn up to :data:`REDRAWS` times)."""
+    from the window's (redrawn up to :data:`REDRAWS` times). Which rows still match is read on the
+    host (``nonzero``) at each redraw: up to :data:`REDRAWS` + 1 waits for the device, once an
+    evaluation, before its first call."""
     count, length = originals.shape
     span = torch.arange(length, device=text.device)
     rows = torch.arange(count, device=text.device)
@@ -69,8 +77,9 @@ def _tails(text: torch.Tensor, originals: torch.Tensor, cuts: torch.Tensor, gen:
 
 def _moved(now: torch.Tensor, then: torch.Tensor, cuts: torch.Tensor) -> torch.Tensor:
     """The largest change of a log-probability before each row's cut between two sets of logits
-    (n, length, vocab), a 0-d tensor on their device (not a number where either holds none: read
-    once, at the end, so that a GPU is not waited for at every call)."""
+    (n, length, vocab), compared in fp32, a 0-d tensor on their device (not a number where either
+    holds none: read once, at the end, so that a GPU is not waited for at every call; the twins'
+    draws wait for it before the first, :func:`_tails`)."""
     a, b = F.log_softmax(now.float(), dim=-1), F.log_softmax(then.float(), dim=-1)
     moved = torch.where(a == b, 0.0, (a - b).abs()).amax(dim=-1)  # -inf at both: unmoved
     before = torch.arange(now.shape[1], device=now.device)[None, :] < cuts[:, None]
@@ -113,6 +122,7 @@ def probed(logits_of: Logits, batches: list[torch.Tensor], text: torch.Tensor,
             graded(index, logits)
         else:
             pairs = [(j, j % batch_size) for j in range((index - count) * batch_size, (index - count + 1) * batch_size)]
+            # (j % batch_size is twin j's window's row: _chosen)
             probe_s += time.perf_counter() - tick
         tick = time.perf_counter()
         ready = [(j, row) for j, row in pairs if j in first]
