@@ -84,8 +84,8 @@ def test_torchrun_takes_none_of_the_workers_arguments():
                  ["run", *names, *prefixes, "-o", "out.json"]):
         for cmd in (launch.torchrun_command(argv, 2),
                     launch.torchrun_command(argv, 2, nnodes=2, node_rank=1, rdzv_endpoint="127.0.0.1:29500")):
-            assert cmd[:4] == [sys.executable, "-P", "-m", "torch.distributed.run"]
-            args = parser.parse_args(cmd[4:])
+            assert cmd[:6] == [sys.executable, "-P", "-m", "suite.run.death_once", "-m", "torch.distributed.run"]
+            args = parser.parse_args(cmd[6:])
             assert args.module and args.training_script == "suite" and not args.run_path
             assert launch.script_argv(args.training_script_args) == argv  # what the worker's main reads
 

@@ -1,7 +1,8 @@
 """The launcher side of a distributed run: ``goodbench run --nproc-per-node N`` re-runs itself
-under ``python -m torch.distributed.run`` with the same arguments and one output path, and waits
-for the workers. Reads only the environment and the arguments: the launcher never imports torch;
-the workers' side is :mod:`suite.run.distributed`."""
+under ``python -m torch.distributed.run`` (:func:`torchrun_command`) with the same arguments and one
+output path, and waits for the workers. Reads only the environment and the arguments (the launcher
+has loaded torch to resolve the device, and runs its threads); the workers' side is
+:mod:`suite.run.distributed`."""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,7 @@ import signal
 import subprocess
 import sys
 
-from suite.run import child_python
+from suite.run import child_python, death_once
 from suite.run.stops import Stops, start_own_group
 
 # The variables torchrun sets for every worker (torch.distributed.run documentation).
@@ -40,8 +41,9 @@ def launch(argv: list[str], out: str, nproc_per_node: int, nnodes: int = 1,
     env = {**launch_env(child_python.environment()), STOP_NOTE_ENV: note}  # its ranks: -P too
     try:
         # torchrun in a process group of its own: a stop sent to the launcher's whole group reaches it once,
-        # passed on by Stops; it ends with the launcher (a SIGKILL of it: the kernel's SIGTERM)
-        proc = start_own_group(cmd, env=env)
+        # passed on by Stops; it ends with the launcher (a SIGKILL of it: the kernel's death signal, once
+        # per thread of this process, which death_once passes on once as SIGTERM: the workers write)
+        proc = start_own_group(cmd, death_signal=death_once.DEATH_SIGNAL, env=env)
     except BaseException:
         os.unlink(note)
         raise
@@ -73,8 +75,9 @@ def stop_workers(torchrun: subprocess.Popen, note: str) -> None:
 def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
                      node_rank: int | None = None, rdzv_endpoint: str | None = None,
                      rdzv_id: str = "goodbench", max_restarts: int = 0) -> list[str]:
-    """The ``python -P -m torch.distributed.run … -m suite -- <argv>`` line that re-launches a run
-    (:mod:`suite.run.child_python`: no working folder on the launcher's or its ranks' import path).
+    """The ``python -P -m suite.run.death_once -m torch.distributed.run … -m suite -- <argv>`` line
+    that re-launches a run (:mod:`suite.run.child_python`: no working folder on the launcher's or its
+    ranks' import path; :mod:`suite.run.death_once`: the launcher's death reaches torchrun once).
 
     One node without an endpoint uses ``--standalone``; otherwise a c10d rendezvous at
     ``rdzv_endpoint`` (``--node-rank`` is passed when given; c10d assigns ranks otherwise).
@@ -82,7 +85,7 @@ def torchrun_command(argv: list[str], nproc_per_node: int, nnodes: int = 1,
     a prefix of one of its options as that option (``--run`` as ``--run-path``: refused as
     ambiguous). The worker drops the ``--`` where torchrun passes it on (:func:`script_argv`).
     """
-    cmd = child_python.command("-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
+    cmd = child_python.command("-m", "suite.run.death_once", "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
                                f"--nnodes={nnodes}", f"--max-restarts={max_restarts}")
     if rdzv_endpoint is None and nnodes == 1:
         cmd.append("--standalone")

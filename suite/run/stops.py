@@ -10,8 +10,11 @@ does (:mod:`suite.run.supervisor`): a signal sent to the launcher's whole group 
 ``timeout``, a shell's ``kill %1``, a terminal's Ctrl-C) reaches the launcher alone, which passes it
 on once. Sharing the group, torchrun got such a SIGTERM twice, the group's and the launcher's, took
 the second in its shutdown as a new stop and ended there, before its ranks had written their runs.
-A launcher killed outright (SIGKILL) has the kernel send torchrun a signal (:func:`ending_with`):
-SIGTERM from ``goodbench run``'s, SIGKILL from run-own's (:mod:`suite.run.own_launch`). Torch-free."""
+A launcher killed outright (SIGKILL) has the kernel send torchrun a signal (:func:`ending_with`), once
+for each of the launcher's threads that ends while another lives: run-own's torchrun gets SIGKILL
+(:mod:`suite.run.own_launch`: no file can be stamped without the launcher), ``goodbench run``'s a
+signal of its own, which :mod:`suite.run.death_once` passes on once as SIGTERM (rank 0 writes the
+runs so far). Torch-free."""
 from __future__ import annotations
 
 import contextlib
@@ -25,13 +28,13 @@ from typing import Any
 
 def ending_with(launcher: int, death_signal: int = signal.SIGTERM):
     """A ``preexec_fn`` that has the kernel send the child ``death_signal`` when its launcher dies
-    (Linux's ``PR_SET_PDEATHSIG``; nothing elsewhere): SIGTERM has torchrun stop its ranks, which write
-    the runs so far, as after a SIGTERM of the launcher. A launcher killed with SIGKILL left torchrun
+    (Linux's ``PR_SET_PDEATHSIG``; nothing elsewhere). A launcher killed with SIGKILL left torchrun
     and its ranks training on, orphaned, and rank 0 wrote the file long after the user thought the
     run killed. Where the launcher died before the child could ask, the child sends itself the
-    signal. The kernel sends it again as each other thread of the launcher ends (the child's parent
-    is the thread that started it, then another live one): a launcher with threads of its own
-    sends more than one."""
+    signal. The kernel sends it again as each other thread of the launcher ends (prctl(2): the
+    child's parent is the thread that forked it, then another live one): a launcher with threads of
+    its own sends more than one, which only SIGKILL, or a signal taken once
+    (:mod:`suite.run.death_once`), bears."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
@@ -52,10 +55,11 @@ def ending_with(launcher: int, death_signal: int = signal.SIGTERM):
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def start_own_group(command: list[str], death_signal: int = signal.SIGTERM, **popen: Any) -> subprocess.Popen:
+def start_own_group(command: list[str], death_signal: int, **popen: Any) -> subprocess.Popen:
     """Start ``command`` (torchrun) leading a process group of its own, sent ``death_signal`` when
-    this process dies (:func:`ending_with`); ``popen``: Popen's other arguments. Its stops reach it
-    through the launcher's :class:`Stops` alone, once each."""
+    this process dies (:func:`ending_with`: once per thread of this process, SIGKILL or a signal
+    ``command`` takes once); ``popen``: Popen's other arguments. Its stops reach it through the
+    launcher's :class:`Stops` alone, once each."""
     return subprocess.Popen(command, process_group=0, preexec_fn=ending_with(os.getpid(), death_signal), **popen)
 
 
