@@ -101,3 +101,21 @@ def test_job_control_leaves_an_ignored_sigtstp_alone():
         assert signal.getsignal(signal.SIGCONT) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGTSTP, before)
+
+
+def test_the_pause_is_logged_before_the_worker_is_continued(tmp_path, monkeypatch):
+    """The supervisor's stop and continuation stood in for: when the worker gets SIGCONT, the
+    ``paused`` line is in the log already, so the worker's later events follow it (and a record
+    the worker reads from the log then counts it)."""
+    log = tmp_path / "events.log"
+    signalled: list[tuple[int, list[str]]] = []
+    monkeypatch.setattr(job_control.os, "kill", lambda pid, signum: None)  # the supervisor's own stop
+    with job_control.JobControl(log) as control:
+        def to_worker(signum: int) -> bool:
+            signalled.append((signum, log.read_text().splitlines() if log.exists() else []))
+            return True
+        monkeypatch.setattr(control, "_signal_worker", to_worker)
+        control._on_sigtstp(signal.SIGTSTP, None)
+    assert [signum for signum, _ in signalled] == [signal.SIGSTOP, signal.SIGCONT]
+    assert signalled[0][1] == []
+    assert [e.key for e in mllog.parse(signalled[1][1])] == [job_control.PAUSED]

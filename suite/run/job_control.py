@@ -66,9 +66,11 @@ class JobControl:
             os.kill(os.getpid(), signal.SIGTSTP)
         finally:
             signal.signal(signal.SIGTSTP, self._on_sigtstp)
-            if had_worker:
-                self._signal_worker(signal.SIGCONT)
-                self._paused(stopped, time.time())
+            if had_worker:  # the pause logged before the worker goes on: its later events follow it
+                try:
+                    self._paused(stopped, time.time())
+                finally:
+                    self._signal_worker(signal.SIGCONT)
 
     def _on_sigcont(self, signum, frame) -> None:
         self._signal_worker(signal.SIGCONT)  # stopped by SIGSTOP (not SIGTSTP), or continued twice: harmless
