@@ -14,6 +14,7 @@ import pytest
 from suite import cli
 from suite import validate as v
 from suite.figures import derive
+from suite.record import mllog
 from suite.validate import schema
 from workloads import registry
 
@@ -215,6 +216,25 @@ def test_an_event_log_line_that_is_not_json_is_a_goodput_problem_not_an_internal
     problems = v.check_document(doc)
     assert [p.code for p in problems] == ["goodput-mismatch"]
     assert "event log cannot be read" in problems[0].reason
+
+
+def test_a_pause_is_the_sum_of_the_logs_paused_events_as_kills_are_its_failures():
+    """``faults.paused_s`` (Ctrl-Z under the supervisor) is recomputed from the event log's ``paused``
+    events: a pause the log lacks, or a logged one the record leaves out, is refused."""
+    doc = json.loads((CORPUS / "valid" / "lm-char-killed-resumed.json").read_text())
+    run = next(r for r in doc["runs"] if r.get("faults"))
+    assert v.check_document(doc) == []
+    run["faults"]["paused_s"] = 4.5
+    problems = v.check_document(doc)
+    assert [(p.code, p.field.rsplit(".", 2)[-2:]) for p in problems] == [("goodput-mismatch", ["faults", "paused_s"])]
+    at = next(i for i, line in enumerate(run["event_log"]) if '"key": "failure"' in line)
+    time_ms = json.loads(run["event_log"][at].split(" ", 1)[1])["time_ms"]
+    run["event_log"].insert(at, mllog.format_event(mllog.Event(
+        time_ms=time_ms, event_type=mllog.POINT_IN_TIME, key="paused", value=4.5,
+        metadata={"file": "run/job_control.py", "lineno": 0, "signal": "SIGTSTP"})))
+    assert v.check_document(doc) == []
+    del run["faults"]["paused_s"]
+    assert [p.code for p in v.check_document(doc)] == ["goodput-mismatch"]
 
 
 def test_the_word_joiner_is_a_control_character_since_rules_v2():

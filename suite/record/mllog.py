@@ -102,6 +102,12 @@ def count(events: Iterable[Event], key: str) -> int:
     return sum(1 for e in events if e.key == key)
 
 
+def seconds(events: Iterable[Event], key: str) -> float:
+    """The sum of the numeric values of ``events`` with ``key`` (the ``paused`` events' seconds)."""
+    return float(sum(e.value for e in events if e.key == key and isinstance(e.value, (int, float))
+                     and not isinstance(e.value, bool)))
+
+
 def read_lines(path: str | Path) -> list[str]:
     """The event lines of a log file; a torn last line (a killed writer) is dropped."""
     path = Path(path)

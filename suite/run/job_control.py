@@ -96,5 +96,5 @@ class JobControl:
 
 def paused_s(lines: list[str]) -> float:
     """The seconds a run's event log says its worker was paused (``paused`` events)."""
-    return float(sum(e.value for e in mllog.parse(lines) if e.key == PAUSED and isinstance(e.value, (int, float))))
+    return mllog.seconds(mllog.parse(lines), PAUSED)
 

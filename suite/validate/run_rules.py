@@ -11,6 +11,7 @@ import math
 
 from suite.figures import derive, goodput
 from suite.figures import mfu as mfu_meter
+from suite.record import mllog
 from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, frame_rule, run_rule
@@ -395,6 +396,12 @@ def _check_goodput(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
         problems.append(Problem("goodput-mismatch", f"{where}.faults.kills",
                                 f"{kills} injected kill(s) but the event log holds "
                                 f"{expected['failures']} failure(s)"))
+    paused = (run.get("faults") or {}).get("paused_s")
+    logged = mllog.seconds(mllog.parse(run["event_log"]), "paused")
+    if (paused is not None or logged) and not close(paused, logged, abs_tol=1e-3):
+        problems.append(Problem("goodput-mismatch", f"{where}.faults.paused_s",
+                                f"{'no' if paused is None else paused} seconds paused but the event log's "
+                                f"paused events sum to {logged:.6g}"))
     total = expected["productive_s"] + sum(expected["badput_s"].values())
     if not math.isclose(total, expected["wall_s"], rel_tol=0.01, abs_tol=1e-3):
         problems.append(Problem("goodput-mismatch", f"{field}.badput_s",
