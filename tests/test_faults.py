@@ -146,27 +146,40 @@ def test_a_worker_whose_supervisor_is_gone_ends_keeping_no_record(gone):
     assert "supervisor (goodbench run) is gone: the worker ends here, keeping no record" in done.stderr
 
 
+def _stopped_supervised(data_dir, checkpoint_dir, progress, *, injected: tuple[int, ...] = (1000,),
+                        stop: type[BaseException] = signals.Terminated, then=lambda: None,
+                        missing: str = "the worker wrote no record") -> dict:
+    """A short lm-char smoke run under the supervisor, stopped by ``stop``, which ``progress`` (the
+    worker's step report) brings about; ``then`` runs before the signal handlers are put back. The
+    record the stopped worker wrote (asserted there, else ``missing``)."""
+    import torch
+    from short_lmchar import ShortLmChar
+
+    from suite.run.runner import RunOptions
+
+    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(checkpoint_dir),
+                         inject_failures=injected)
+    previous = signals.stop_on_sigterm()
+    try:
+        with pytest.raises(stop) as stopped:
+            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options, progress=progress)
+        then()
+    finally:
+        signals.restore(previous)
+    record = getattr(stopped.value, "record", None)
+    assert record is not None, missing
+    return record
+
+
 @pytest.mark.slow
 def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_path):
     """``kill -TERM -PGID`` reaches the supervisor and its worker at once: the worker, its own SIGTERM
     a stop like the supervisor's, writes its partial record (it was killed by SIGTERM's default,
     and the run was lost). Where the one the supervisor passes on lands is left to timing here (most
     often inside the worker's hold, where any SIGTERM is held); the next test places the echo."""
-    import torch
-    from short_lmchar import ShortLmChar, group_sigterm_at_step_10
+    from short_lmchar import group_sigterm_at_step_10
 
-    from suite.run.runner import RunOptions
-
-    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
-                         inject_failures=(30,))
-    previous = signals.stop_on_sigterm()
-    try:
-        with pytest.raises(signals.Terminated) as stopped:
-            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options, progress=group_sigterm_at_step_10)
-    finally:
-        signals.restore(previous)
-    record = getattr(stopped.value, "record", None)
-    assert record is not None, "the worker wrote no record"
+    record = _stopped_supervised(data_dir, tmp_path, group_sigterm_at_step_10, injected=(30,))
     assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM) after ")
     assert record["steps"] >= 10
 
@@ -178,57 +191,33 @@ def test_a_sigint_to_the_supervisor_alone_reaches_its_worker_at_once(data_dir, t
     group of its own, so a terminal's Ctrl-C reaches the supervisor alone and is passed on once."""
     import time
 
-    import torch
-    from short_lmchar import ShortLmChar, sigint_to_the_supervisor_alone_at_step_10
-
-    from suite.run.runner import RunOptions
+    from short_lmchar import sigint_to_the_supervisor_alone_at_step_10
 
     note = tmp_path / "group"
     monkeypatch.setenv("GOODBENCH_TEST_GROUP_NOTE", str(note))
     monkeypatch.setattr(supervisor, "STOP_WAIT_S", 120.0)
-    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path / "ckpt"),
-                         inject_failures=(1000,))
-    previous = signals.stop_on_sigterm()
     began = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt) as stopped:
-            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
-                                      progress=sigint_to_the_supervisor_alone_at_step_10)
-    finally:
-        signals.restore(previous)
+    record = _stopped_supervised(data_dir, tmp_path / "ckpt", sigint_to_the_supervisor_alone_at_step_10,
+                                 stop=KeyboardInterrupt)
     assert time.monotonic() - began < 110
-    record = getattr(stopped.value, "record", None)
-    assert record is not None, "the worker wrote no record"
     assert record["status"] == "partial" and record["error"].startswith("interrupted (KeyboardInterrupt) "), record
     assert 10 <= record["steps"] < 40
     assert note.read_text() == "own"
 
 
+@pytest.mark.slow  # the supervisor passing a stop on alone: the SIGINT's test; SIGHUP as SIGTERM: test_cli_messages
 def test_a_sighup_to_the_supervisor_stops_its_worker_as_sigterm_does(data_dir, tmp_path):
     """The terminal closed (SIGHUP to the supervisor alone; its worker, in a group of its own, gets
     none): the supervisor takes it as SIGTERM and passes SIGTERM on, so the worker stops and writes its
     partial record, rather than training on, unrecorded, until its next report finds the supervisor
     gone. The stop is a SIGTERM to what follows (status 143), and says it came as SIGHUP."""
-    import signal as signal_module
+    from short_lmchar import sighup_to_the_supervisor_alone_at_step_10
 
-    import torch
-    from short_lmchar import ShortLmChar, sighup_to_the_supervisor_alone_at_step_10
-
-    from suite.run.runner import RunOptions
-
-    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
-                         inject_failures=(1000,))
-    previous = signals.stop_on_sigterm()
-    try:
-        with pytest.raises(signals.Terminated) as stopped:
-            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
-                                      progress=sighup_to_the_supervisor_alone_at_step_10)
+    def noted() -> None:
         assert signals.hangup_received() and signals.sigterm_received()
-        assert signal_module.getsignal(signal_module.SIGHUP) is signal_module.SIG_DFL  # put back
-    finally:
-        signals.restore(previous)
-    record = getattr(stopped.value, "record", None)
-    assert record is not None, "the worker wrote no record"
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL  # put back
+
+    record = _stopped_supervised(data_dir, tmp_path, sighup_to_the_supervisor_alone_at_step_10, then=noted)
     assert record["status"] == "partial" and record["error"].startswith("interrupted (SIGTERM) after "), record
     assert 10 <= record["steps"] < 40
 
@@ -280,22 +269,10 @@ def test_the_echo_of_a_group_sigterm_after_the_workers_hold_keeps_its_record(dat
     (held, raised when the hold ends), and the same kill's echo reaches it right after that hold,
     before the record is written (signals.ECHO_S): the echo is the same stop, noted, not raised
     there, and the run's record reaches the supervisor, which the kill stopped too."""
-    import torch
-    from short_lmchar import ShortLmChar, group_sigterm_in_the_records_hold_then_its_echo
+    from short_lmchar import group_sigterm_in_the_records_hold_then_its_echo
 
-    from suite.run.runner import RunOptions
-
-    options = RunOptions(device=torch.device("cpu"), data_dir=str(data_dir), checkpoint_dir=str(tmp_path),
-                         inject_failures=(1000,))
-    previous = signals.stop_on_sigterm()
-    try:
-        with pytest.raises(signals.Terminated) as stopped:
-            supervisor.run_supervised(ShortLmChar(), "smoke", 1, options,
-                                      progress=group_sigterm_in_the_records_hold_then_its_echo)
-    finally:
-        signals.restore(previous)
-    record = getattr(stopped.value, "record", None)
-    assert record is not None, "the worker wrote no record: the echo was raised before it"
+    record = _stopped_supervised(data_dir, tmp_path, group_sigterm_in_the_records_hold_then_its_echo,
+                                 missing="the worker wrote no record: the echo was raised before it")
     assert record["status"] == "complete" and record["steps"] == 40
 
 
