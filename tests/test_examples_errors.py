@@ -73,6 +73,7 @@ def test_the_one_line_hook_shortens_only_goodbenchs_refusals_and_chains_to_the_h
     assert handed == [(ZeroDivisionError, bug, None)] and capsys.readouterr().err == ""
 
 
+@pytest.mark.slow  # a script importing torch; the one-line hook itself: the tests above
 def test_the_plain_loop_without_its_dataset_says_so_in_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "GOODBENCH_DATA_DIR"}
     env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), GOODBENCH_OFFLINE="1",

@@ -13,6 +13,7 @@ forward / analytic forward = 1.5, whatever the model's shape.
 from __future__ import annotations
 
 import copy
+import functools
 
 import pytest
 import torch
@@ -52,15 +53,22 @@ EXACT = 1e-6
 def test_counted_forward_is_a_third_of_the_analytic_step(workload_id, data_dir):
     """The evaluation (forward only, under no_grad) against ``eval_flops``: samples × step FLOPs /
     (3 × samples per step). Exact unless :data:`FORWARD_REL` says why not."""
-    workload, spec, job = _job(workload_id, data_dir)
-    problem = forward_problem(workload, spec, job)
+    workload = registry.get(workload_id)
+    problem = forward_problem(workload, workload.spec("smoke"), _evaluation_counted(workload_id, data_dir))
     assert problem is None, problem
 
 
-def forward_problem(workload, spec, job) -> str | None:
+@functools.cache
+def _evaluation_counted(workload_id: str, data_dir) -> int:
+    """One smoke evaluation's counted FLOPs (counted once a process: the forward checks share it)."""
+    return _counted(_job(workload_id, data_dir)[2].evaluate)
+
+
+def forward_problem(workload, spec, counted: int) -> str | None:
     """The forward check of :func:`test_counted_forward_is_a_third_of_the_analytic_step`: why one
-    evaluation's counted FLOPs are not the FLOP model's (within :data:`FORWARD_REL`), or None."""
-    counted, analytic = _forward(workload, spec, job)
+    evaluation's ``counted`` FLOPs are not the FLOP model's (within :data:`FORWARD_REL`), or None."""
+    analytic = workload.eval_flops(spec)
+    assert analytic is not None, f"{workload.id} declares no eval_samples (docs/workloads.md, 'Adding a workload')"
     if counted == pytest.approx(analytic, rel=FORWARD_REL.get(workload.id, EXACT)):
         return None
     return (f"{workload.id}: one evaluation counts {counted:.6g} FLOPs, the FLOP model gives {analytic:.6g} "
@@ -68,24 +76,20 @@ def forward_problem(workload, spec, job) -> str | None:
             "a documented difference goes into FORWARD_REL")
 
 
-def _forward(workload, spec, job) -> tuple[int, float]:
-    """One evaluation's counted FLOPs and what the FLOP model says it runs."""
-    analytic = workload.eval_flops(spec)
-    assert analytic is not None, f"{workload.id} declares no eval_samples (docs/workloads.md, 'Adding a workload')"
-    return _counted(job.evaluate), analytic
-
 
 def test_a_flop_model_of_two_forwards_is_caught(data_dir):
     """The mistake the forward check exists for: 2 × forward instead of 3 × (counted / analytic
     = 1.5), on a model whose first layer dominates (where a whole step's count hides it). The
     check itself (:func:`forward_problem`) is run on the wrong FLOP model and refuses it, saying
     the ratio; on the right one it passes."""
-    workload, spec, job = _job("fashion-cnn", data_dir)
+    workload = registry.get("fashion-cnn")
+    spec = workload.spec("smoke")
     wrong = copy.copy(workload)
     wrong.flops_per_step = lambda s: 2 / 3 * workload.flops_per_step(s)  # type: ignore[method-assign]
-    problem = forward_problem(wrong, spec, job)
+    counted = _evaluation_counted("fashion-cnn", data_dir)  # the two models differ in their analytic count alone
+    problem = forward_problem(wrong, spec, counted)
     assert problem is not None and "(ratio 1.5000; 1.5 means the model is 2 × forward, not 3 ×)" in problem, problem
-    assert forward_problem(workload, spec, job) is None
+    assert forward_problem(workload, spec, counted) is None
 
 
 @pytest.mark.parametrize("workload_id", list(registry.WORKLOADS))
