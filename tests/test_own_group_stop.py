@@ -40,11 +40,9 @@ import signal, sys, threading
 from suite.run import death_once
 from suite.run.stops import Stops, start_own_group
 code, notes, flavour, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-def spin():  # torch's and CUDA's threads, in a real launcher
+def spin():  # torch's and CUDA's threads, in a real launcher (started here once the child is: sooner)
     while True:
         sum(range(1000))
-for _ in range(threads):
-    threading.Thread(target=spin, daemon=True).start()
 if flavour == "run":  # goodbench run's torchrun: its own death signal, passed on once as SIGTERM
     command, death = [sys.executable, "-m", "suite.run.death_once", "-c", code, notes], death_once.DEATH_SIGNAL
 else:  # run-own's: SIGKILL
@@ -52,6 +50,8 @@ else:  # run-own's: SIGKILL
 with Stops() as stops:
     child = start_own_group(command, death_signal=death)
     stops.started(child)
+    for _ in range(threads):
+        threading.Thread(target=spin, daemon=True).start()
     with open(sys.argv[2] + ".launched", "w") as f:
         f.write(str(child.pid))
     while True:
