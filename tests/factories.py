@@ -358,46 +358,67 @@ def synthetic_document(system_name: str, *, rng: np.random.Generator, accelerato
     return doc
 
 
-RECLOCK_S = 5e-5  # what a re-run's block takes more (or less) than the run's, at least: 25 × log_times.TOLERANCE_S
+RECLOCK = 0.01  # a re-run's blocks take 0.5–1.5 × this share of their time more or less than the run's
+
+
+def _boundaries(events: list, clock: np.random.Generator) -> dict[int, float]:
+    """How far each boundary between two consecutive blocks moves (seconds, by the index of the
+    first block's stop): the stop, what was logged after it and the next ``block_start`` together,
+    earlier or later in turn by 0.5–1.5 × :data:`RECLOCK` of the shorter block — so the time moves
+    from one block to the next, no stamp passes another, and the first start and last stop stay.
+    The blocks are the ``block_stop`` ones, and the ``warmup_stop`` too where one ``block_stop`` is
+    logged."""
+    stops = [k for k, e in enumerate(events) if e.key == "block_stop"]
+    if len(stops) == 1:
+        stops = [k for k, e in enumerate(events) if e.key in ("block_stop", "warmup_stop")]
+    moves: dict[int, float] = {}
+    for n, (k, after) in enumerate(zip(stops, stops[1:])):
+        start = next((j for j in range(k + 1, after) if events[j].key == "block_start"), None)
+        if start is None:
+            continue
+        shorter = min(events[k].metadata["step_s"], events[after].metadata["step_s"])
+        moves[k] = (-1) ** n * RECLOCK * clock.uniform(0.5, 1.5) * shorter
+    return moves
 
 
 def retimed(run: dict, variant: int = 1) -> dict:
     """``run`` (changed in place) with step times of its own, as a re-run measures them: each
     logged block's times shuffled and each given jitter of its own (up to ±10%, a generator seeded
-    with ``variant``), then scaled back to the block's sum — to the validator another run's
-    record: the order of its jitter (its step-time fingerprint, suite/trust/fingerprint.py) and the
-    values of each block (suite/trust/shuffles.py) are others, each variant's its own — and a clock
-    of its own (suite/trust/log_times.py): of each pair of consecutive ``block_stop`` blocks the
-    first takes 1–4 × :data:`RECLOCK_S` more (each variant its own), its logged sum and stop stamp
-    with it, the second as much less, so every figure stays as it was (the window's rates and each later stamp; an
-    evaluation between the two blocks of a pair is stamped as before), the window's step-time
-    statistics recomputed."""
+    with ``variant``), then scaled to the block's sum — to the validator another run's record: the
+    order of its jitter (its step-time fingerprint, suite/trust/fingerprint.py) and the values of
+    each block (suite/trust/shuffles.py) are others, each variant's its own — and a clock of its
+    own (suite/trust/log_times.py): each boundary between two blocks moved (:func:`_boundaries`,
+    each variant its own; an evaluation logged there, and its curve point's time, with it), each
+    block's logged sum with the time it gained or lost, so the first start, the last stop and every
+    figure stay as they were and no stamp passes another; the window's step-time statistics
+    recomputed."""
     times = run["step_times_s"]
     rng = np.random.default_rng(1000 + variant)
     clock = np.random.default_rng(3000 + variant)  # apart: each block's jitter as before
     events = mllog.parse(run["event_log"])
-    paired, change = 0, 0.0
+    moves = _boundaries(events, clock)
+    shift, gained, evals = 0.0, 0.0, {}  # the boundary's move now; the block's start's move
     for k, event in enumerate(events):
+        metadata = event.metadata
         if event.key in ("block_stop", "warmup_stop"):
-            first, last = event.metadata["first_step"], event.metadata["last_step"]
+            first, last = metadata["first_step"], metadata["last_step"]
             block = np.asarray(times[first - 1:last], dtype=np.float64)
             new = block[rng.permutation(len(block))] * (1 + rng.uniform(-0.1, 0.1, len(block)))
-            total = block.sum()
-            if event.key == "block_stop":
-                paired += 1
-                if paired % 2:
-                    change = RECLOCK_S * clock.uniform(1, 4)
-                else:
-                    change = -change
-                if paired % 2 == 0 or any(e.key == "block_stop" for e in events[k + 1:]):
-                    total += change
-                    events[k] = mllog.Event(time_ms=event.time_ms + 1000 * (change if paired % 2 else 0.0),
-                                            event_type=event.event_type, key=event.key, value=event.value,
-                                            metadata={**event.metadata,
-                                                      "step_s": event.metadata["step_s"] + change},
-                                            namespace=event.namespace)
-            new *= total / new.sum()
+            shift = moves.get(k, 0.0)
+            change = shift - gained
+            new *= (block.sum() + change) / new.sum()
             times[first - 1:last] = [round(float(t), 7) for t in new]
+            if change:
+                metadata = {**metadata, "step_s": metadata["step_s"] + change}
+        if event.key == "eval_stop" and shift:
+            evals[metadata.get("step")] = shift
+        if shift or metadata is not event.metadata:
+            events[k] = mllog.Event(time_ms=event.time_ms + 1000 * shift, event_type=event.event_type, key=event.key,
+                                    value=event.value, metadata=metadata, namespace=event.namespace)
+        if event.key in ("block_start", "warmup_start"):
+            gained, shift = shift, 0.0  # this block starts moved; what follows its stop moves anew
+    for point in run.get("curve") or []:
+        point["time_s"] += evals.get(point.get("step"), 0.0)
     run["event_log"] = [mllog.format_event(e) for e in events]
     throughput = (run.get("metrics") or {}).get("throughput")
     if isinstance(throughput, dict) and isinstance(throughput.get("window"), dict):

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from suite.figures import reproducibility as tolerance
-from suite.record import mllog
+from suite.record import claims, mllog
 from suite.run.reproduce import comparison, inputs, planning, training
 from suite.store import files as store
 from suite.validate import check_document
@@ -639,11 +639,14 @@ def _site_line(tmp_path, change) -> str:
 
 def test_a_reproduction_that_copies_the_originals_step_times_is_not_counted(tmp_path):
     def copied(rep: dict, doc: dict) -> None:
-        times = rep["runs"][0]["step_times_s"] = list(doc["runs"][0]["step_times_s"])
-        rep["runs"][0]["metrics"]["throughput"]["step_time_s"] = dict(doc["runs"][0]["metrics"]["throughput"]["step_time_s"])
-        forging.edit_log(rep["runs"][0], lambda e: forging.moved(e, metadata={  # its log's block sums with them
-            **e.metadata, "step_s": sum(times[e.metadata["first_step"] - 1:e.metadata["last_step"]])})
-            if e.key in ("block_stop", "warmup_stop") else e)
+        """The original's run, its log moved to the reproduction's time and header (a log of its
+        own would stamp other block lengths than the copied step times sum to)."""
+        mine = rep["runs"][0]
+        values = {"submission_platform": "auditor-box", claims.SESSION: rep["settings"]["session"]["id"]}
+        run = factories.retimed_copy(doc["runs"][0], factories.log_span(rep)[0] - factories.log_span(doc)[0],
+                                     values, None)
+        run.update(run_id=mine["run_id"], started_at=mine["started_at"])
+        rep["runs"][0] = run
 
     page = _site_line(tmp_path, copied)
     assert "reproduced 1 time" not in page
