@@ -4,8 +4,9 @@ A file lands as ``<results-dir>/<sha256 of its bytes>.json`` (docs/rules.md, "Su
 no string from the document ever reaches a file name. Submission validates the file, then
 holds an exclusive ``flock`` on the results directory itself (no lock file is created), refuses
 a file whose bytes are already stored, or one of whose runs the store holds already — the same
-run id, step times, step-time fingerprint, curve under another seed, or suite run
-(:mod:`suite.trust.ownership`) — unless the new file is signed and would be kept (the stored one is
+run id, step times, step-time fingerprint, blocks reordered, log clock, curve under another seed
+in a file of the same key, or suite run (:mod:`suite.trust.ownership`; a curve under another seed
+in another key's file is stored with a note, and the site shows it on both runs) — unless the new file is signed and would be kept (the stored one is
 unsigned: it is shown as a copy from then on) or disputed (another key signed the run first);
 the notes say which. It lists the file in the store's ledger (:mod:`suite.store.ledger`: the order
 "the first stored" is judged in), then writes through a temp file with fsync and a hard link,
@@ -164,8 +165,8 @@ def _refusal(claim: ownership.Claim, verdict: ownership.Verdict) -> Problem:
     if verdict.code == ownership.LOG_TIMES:
         return Problem(verdict.code, f"{where}.event_log",
                        f"the logged block sums and stamps of run {via.run_id} stored in {via.file}, its steps "
-                       f"redrawn inside each block (median residual {(verdict.similarity or 0.0) * 1e6:.2g} µs; up "
-                       f"to {log_times.TOLERANCE_S * 1e6:g} µs, one run): one run is stored once")
+                       f"redrawn inside each block (median residual {(verdict.similarity or 0.0):.2%} of the "
+                       f"blocks' time; up to {log_times.TOLERANCE:.3%}, one run): one run is stored once")
     if verdict.code == ownership.SEED_COPY:
         return Problem(verdict.code, f"{where}.curve",
                        f"the curve of run {via.run_id} (seed {via.seed}) stored in {via.file}, claimed here "

@@ -353,7 +353,7 @@ def how(verdict: Verdict) -> str:
         return f" (the same step times in each logged block, reordered, rescaled or nudged: distance {verdict.similarity:.2g})"
     if verdict.code == LOG_TIMES:
         return (" (the same logged block sums and stamps, the steps inside the blocks redrawn: "
-                f"residual {(verdict.similarity or 0.0) * 1e6:.2g} µs)")
+                f"residual {(verdict.similarity or 0.0):.2%} of the blocks' time)")
     return {DUPLICATE_STEPS: " (the same step times)", SEED_COPY: " (the same curve, under another seed)",
             DUPLICATE_SESSION: " (the same suite run)"}.get(verdict.code, "")
 

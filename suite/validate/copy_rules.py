@@ -21,7 +21,7 @@ code("steps-shuffled",
      f"sorted, within {shuffles.THRESHOLD:g} of the blocks' spread): one run; in one file, or already stored",
      since=V8)
 code("log-times", f"a run whose event log keeps another run's clock (each logged block's sum and wall "
-                  f"time within {log_times.TOLERANCE_S * 1e6:g} µs at the median, a scale factor removed): one run, "
+                  f"time within {log_times.TOLERANCE:.3%} of the blocks' time at the median, a scale factor removed): one run, "
                   "its steps redrawn inside the blocks; in one file, or already stored", since=V9)
 code("seed-copy", f"runs of different seeds with one curve (every value within {fingerprint.SAME_CURVE_REL:g}): "
                   "one run claimed as several seeds; in one file, or already stored by the same key", since=V7)
@@ -78,8 +78,8 @@ def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
             flagged.add(kb)
             problems.append(Problem("log-times", f"runs[{group[kb][0]}].event_log",
                                     f"the logged block sums and stamps of runs[{group[ka][0]}], its steps redrawn "
-                                    f"inside each block (median residual {residual * 1e6:.2g} µs; up to "
-                                    f"{log_times.TOLERANCE_S * 1e6:g} µs, one run): one run recorded twice"))
+                                    f"inside each block (median residual {residual:.2%} of the blocks' "
+                                    f"time; up to {log_times.TOLERANCE:.3%}, one run): one run recorded twice"))
     return problems
 
 
