@@ -79,3 +79,26 @@ def test_one_key_claiming_one_curve_under_two_seeds_is_still_refused(tmp_path, k
     [problem] = refused.value.problems
     assert (problem.code, problem.field) == (ownership.SEED_COPY, "runs[0].curve")
     assert planted.name in problem.reason
+
+
+def test_the_site_shows_the_seed_conflict_on_both_runs(tmp_path, keys):
+    """The note to the submitter is not the only trace: the leaderboard, from the stored files,
+    shows both runs as a seed conflict (neither demoted) and the runs download names the other."""
+    from suite.leaderboard import pipeline
+    from suite.site.columns import _system_caveats
+
+    (attacker_key, _), (victim_key, _) = keys.values()
+    folder = tmp_path / "results"
+    planted = submit(_write(tmp_path / "swapped.json", signing.seal(_swapped(), attacker_key)), folder)
+    victim = submit_noted(_write(tmp_path / "victim.json",
+                                 signing.seal(_measured_again(1, "victim-lab", 4), victim_key)), folder).path
+    board = pipeline.read(folder)
+    runs = board.runs.set_index(["file", "seed"])
+    assert runs.loc[(victim.name, 1), "seed_conflict"] == (
+        f"same curve as {planted.name}'s seed 2 (another key): one seed label is wrong; a reproduction tells which")
+    assert runs.loc[(planted.name, 2), "seed_conflict"].startswith(f"same curve as {victim.name}'s seed 1 (another key)")
+    assert runs.loc[(planted.name, 1), "seed_conflict"] is None
+    assert board.runs["copy_status"].isna().all()
+    for name in (planted.name, victim.name):
+        [entry] = board.entries[board.entries["file"] == name].to_dict("records")
+        assert ("seed conflict", "warn") in [b for c in _system_caveats(entry) for b in c.badges]

@@ -79,10 +79,12 @@ def board(parts: Iterable[FileRows], results_dir: Path | None = None, trusted: R
     ``trusted`` signed it and its original is in ``results_dir`` under its sha256 (None: none
     counts)."""
     parts = list(parts)
-    found = rows.copies(c for part in parts for c in part.claims)
+    claims = [c for part in parts for c in part.claims]
+    found = rows.copies(claims)
     entries, runs = rows.with_copies(
         pd.DataFrame([e for part in parts for e in part.entries], columns=rows.ENTRY_COLUMNS),
         pd.DataFrame([r for part in parts for r in part.runs], columns=rows.RUN_COLUMNS), found)
+    entries, runs = rows.with_seed_conflicts(entries, runs, claims)  # one curve, two seeds, two keys
     entries = rows.with_scaling_efficiency(entries)
     entries = trust.with_trust(entries, runs, results_dir, trusted or Reviewers())  # reproduced, signed or unsigned
     entries = systems.with_systems(entries)  # a system is its name and signer: each shown so, apart

@@ -4,7 +4,8 @@ An entry's seeds, TTA score and medians are the document's summary (suite/figure
 names its file's ``signer`` (the fingerprint of a signature that verifies, else None: unsigned)
 and, across the stored files, ``copy_status``: "copy" or "disputed" when a run of the row is
 another stored run's (:func:`copies`), with ``copy_of``, the signer of the run kept; such a row is
-shown as such and never ranked.
+shown as such and never ranked. ``seed_conflict`` names the other stored run, in another key's
+file, that holds a run's curve under another seed (:func:`with_seed_conflicts`): one label is wrong.
 
 Fields that later parts of the results format add (division, goodput, effective goodput) are
 read where they exist and left ``None`` otherwise; nothing is filled in.
@@ -42,7 +43,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
-                 "suite_version", "run_id", "signer", "copy_of", "copy_status", "known_peak", "under_load",
+                 "suite_version", "run_id", "signer", "copy_of", "copy_status", "seed_conflict", "known_peak", "under_load",
                  "load_recorded", "implementation", "trains", "second_clock", "short_steps", "steps_sum", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
@@ -52,6 +53,7 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
                "median_samples_per_s", "reproduces_original_median_samples_per_s", "code_commit",
                "reproduces_code_read", "reproduction_how", "reproduction_badge", "signer", "copy_of", "copy_status",
+               "seed_conflict",
                "started_at", "steps_sha256", "under_load", "load_recorded"]
 
 
@@ -302,7 +304,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "code_commit": code_commit(doc), "reproduces_code_read": code_read(section) if repro else None,
             "reproduction_how": reproduction_words.compared_words(repro, run["status"], loaded) if repro else None,
             "reproduction_badge": reproduction_words.badge_words(repro, run["status"], loaded) if repro else None,
-            "signer": fp, "copy_of": None, "copy_status": None,
+            "signer": fp, "copy_of": None, "copy_status": None, "seed_conflict": None,
             "started_at": run["started_at"], "steps_sha256": results.step_times_digest(run),
             "under_load": loaded,
             "load_recorded": isinstance(run.get("host_load"), dict),
@@ -365,7 +367,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0].get("run_id"),
-            "signer": fp, "copy_of": None, "copy_status": None, "known_peak": known_peak(doc, runs),
+            "signer": fp, "copy_of": None, "copy_status": None, "seed_conflict": None, "known_peak": known_peak(doc, runs),
             "under_load": host_load.runs_under_load(runs),
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
             "implementation": own_code(doc),
@@ -463,6 +465,32 @@ def with_copies(entries: pd.DataFrame, runs: pd.DataFrame,
     marks = [by_entry.get(k) for k in zip(entries["file"], entries["workload"], entries["scale"])]
     entries["copy_status"] = pd.Series([m[0] if m else None for m in marks], index=entries.index, dtype=object)
     entries["copy_of"] = pd.Series([m[1] if m else None for m in marks], index=entries.index, dtype=object)
+    return entries, runs
+
+
+def with_seed_conflicts(entries: pd.DataFrame, runs: pd.DataFrame,
+                        claims: list[ownership.Claim]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``seed_conflict`` on each run's row (and the entry holding it) whose curve another key's
+    stored run holds under another seed (:func:`suite.trust.ownership.seed_conflicts`): "same curve
+    as <file>'s seed N (another key)", both rows, neither demoted; computed from the stored files."""
+    said: dict[tuple[str, str], list[str]] = {}
+    for i, j in ownership.seed_conflicts(claims):
+        for mine, other in ((claims[i], claims[j]), (claims[j], claims[i])):
+            said.setdefault((mine.file, mine.run_id), []).append(
+                f"same curve as {other.file}'s seed {other.seed} (another key)")
+    if not said or runs.empty:
+        return entries, runs
+    tail = ": one seed label is wrong; a reproduction tells which"
+    runs = runs.copy()
+    texts = [said.get(k) for k in zip(runs["file"], runs["run_id"])]
+    runs["seed_conflict"] = pd.Series(["; ".join(t) + tail if t else None for t in texts], index=runs.index, dtype=object)
+    by_entry: dict[tuple, list[str]] = {}
+    for f, w, sc, t in zip(runs["file"], runs["workload"], runs["scale"], texts):
+        by_entry.setdefault((f, w, sc), []).extend(t or [])
+    entries = entries.copy()
+    marks = [by_entry.get(k) for k in zip(entries["file"], entries["workload"], entries["scale"])]
+    entries["seed_conflict"] = pd.Series(["; ".join(m) + tail if m else None for m in marks], index=entries.index,
+                                         dtype=object)
     return entries, runs
 
 

@@ -142,7 +142,7 @@ def _system_caveats(row: dict) -> list[Caveat]:
     name is or resembles, own code and how it was timed, a copy's owner, "no known peak, not
     ranked", its trust level, whether its runs were measured under load, and the older rules a
     file was stored under where today's refuse it."""
-    found = [_name_caveat(row), _own_caveat(row), _copy_caveat(row),
+    found = [_name_caveat(row), _own_caveat(row), _copy_caveat(row), _seed_caveat(row),
              _peak_caveat(row), _trust_caveat(row), _inconclusive_caveat(row), *_load_caveats(row), _stale_caveat(row)]
     return [c for c in found if c is not None]
 
@@ -211,6 +211,13 @@ def _copy_caveat(row: dict) -> Caveat | None:
         return None
     words = "disputed, not ranked" if row["copy_status"] == "disputed" else "copy, not ranked"
     return Caveat(_copy_text(row), ((words, "bad"),))
+
+
+def _seed_caveat(row: dict) -> Caveat | None:
+    """A run whose curve another key's stored run holds under another seed (``seed_conflict``,
+    :func:`suite.leaderboard.rows.with_seed_conflicts`): shown on both, neither demoted."""
+    text = row.get("seed_conflict")
+    return Caveat(text, (("seed conflict", "warn"),)) if isinstance(text, str) else None
 
 
 _TRUST_BADGE = {"reproduced": ("reproduced", "good"), "rerun": ("re-run, code not read", "warn"),

@@ -218,6 +218,24 @@ def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], a
             add(i, j, SEED_COPY)
 
 
+def seed_conflicts(claims: Sequence[Claim]) -> list[tuple[int, int]]:
+    """Every pair (i < j) of ``claims`` of one workload holding one curve under different seeds in
+    files not signed by one key: neither is demoted (a curve says nothing of who ran it across
+    keys, :func:`_curve_links`), but one of the two seed labels is wrong."""
+    by_workload: dict[str, list[int]] = {}
+    for i, c in enumerate(claims):
+        if c.workload is not None and c.curve is not None:
+            by_workload.setdefault(c.workload, []).append(i)
+    found = []
+    for members in by_workload.values():
+        for a, b in fingerprint.same_curve_pairs([claims[i].curve for i in members]):
+            i, j = sorted((members[a], members[b]))
+            ci, cj = claims[i], claims[j]
+            if ci.file != cj.file and ci.seed != cj.seed and (ci.signer is None or ci.signer != cj.signer):
+                found.append((i, j))
+    return sorted(found)
+
+
 def sessions(claims: Sequence[Claim]) -> dict[str, list[str]]:
     """The suite runs named by more than one file: session id → those files, in order."""
     files: dict[str, list[str]] = {}
