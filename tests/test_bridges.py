@@ -157,3 +157,38 @@ def test_the_attackers_own_bridge_is_refused_and_the_victim_stored_after_it_is_k
     genuine = submit_noted(_write(tmp_path / "victim.json", victim), folder)
     assert genuine.notes == ()
     assert _statuses(folder) == {first.name: {None}, genuine.path.name: {None}}
+
+
+def _times_of(doc: dict, source: dict) -> dict:
+    """``doc`` (changed in place) whose one run takes ``source``'s step times, each logged block's
+    rescaled to ``doc``'s block sum: ``source``'s jitter (its fingerprint) under ``doc``'s log clock."""
+    run, theirs = doc["runs"][0], source["runs"][0]["step_times_s"]
+    for event in mllog.parse(run["event_log"]):
+        if event.key in ("block_stop", "warmup_stop"):
+            first, last = event.metadata["first_step"], event.metadata["last_step"]
+            total, taken = sum(run["step_times_s"][first - 1:last]), theirs[first - 1:last]
+            new = [round(t * total / sum(taken), 7) for t in taken]
+            new[-1] = round(total - sum(new[:-1]), 7)
+            run["step_times_s"][first - 1:last] = new
+    return repair(doc)
+
+
+def test_a_victim_stored_after_a_bridge_turns_the_bridge_into_the_copy_and_says_why(tmp_path, keys):
+    """A third key's bridge (the attacker's step times, rule steps-fingerprint, under the victim's
+    log clock, rule log-times) stored before the victim is disputed with the attacker's run; the
+    victim, stored next, is kept, and its submit prints why the bridge is now a copy."""
+    (attacker_key, _), (victim_key, _), (third_key, _) = keys.values()
+    folder = tmp_path / "results"
+    earlier = signing.seal(_alone(1, "attacker-lab"), attacker_key)
+    victim = signing.seal(_alone(2, "victim-lab"), victim_key)
+    bridge = signing.seal(_times_of(_own_story(copy.deepcopy(victim), "bridge-lab"), earlier), third_key)
+    assert codes(bridge) == set()
+    first = submit(_write(tmp_path / "attacker.json", earlier), folder)
+    held = submit_noted(_write(tmp_path / "bridge.json", bridge), folder)
+    [note] = held.notes
+    assert "fingerprint similarity" in note and "disputed" in note
+    stored = submit_noted(_write(tmp_path / "victim.json", victim), folder)
+    [note] = stored.notes
+    assert f"run {bridge['runs'][0]['run_id']} of {held.path.name}, shown as disputed with run" in note
+    assert "the same logged block sums and stamps" in note and "a bridge between them" in note
+    assert _statuses(folder) == {first.name: {None}, held.path.name: {"copy"}, stored.path.name: {None}}
