@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -58,6 +58,10 @@ class LogTimes:
     keys: tuple[tuple[str, int, int], ...]
     seconds: np.ndarray
     walls: np.ndarray  # which values are wall times (the others: sums)
+    logs: np.ndarray = field(init=False)  # their logarithms, taken once
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "logs", np.log(self.seconds))
 
 
 def _whole(x: Any) -> bool:
@@ -115,21 +119,21 @@ def residual(a: LogTimes, b: LogTimes) -> float | None:
     over their logarithms), over the median of the values (their geometric means); the larger of
     the kinds' (both must agree). None when they share fewer than :data:`MIN_VALUES` values."""
     if a.keys == b.keys:  # the same blocks logged: most pairs of one workload
-        x, y, wall = a.seconds, b.seconds, a.walls
+        x, y, lx, ly, wall = a.seconds, b.seconds, a.logs, b.logs, a.walls
     else:
         where = {k: i for i, k in enumerate(b.keys)}
         pairs = [(i, where[k]) for i, k in enumerate(a.keys) if k in where]
         if len(pairs) < MIN_VALUES:
             return None
         mine, theirs = [i for i, _ in pairs], [j for _, j in pairs]
-        x, y, wall = a.seconds[mine], b.seconds[theirs], a.walls[mine]
+        x, y, lx, ly, wall = a.seconds[mine], b.seconds[theirs], a.logs[mine], b.logs[theirs], a.walls[mine]
     if len(x) < MIN_VALUES:
         return None
     worst = None
     for kind in (wall, ~wall):
         if kind.sum() >= 2:
             xs, ys = x[kind], y[kind]
-            half = _median(np.log(ys) - np.log(xs)) / 2  # b's minus a's: exactly the negative the other way
+            half = _median(ly[kind] - lx[kind]) / 2  # b's minus a's: exactly the negative the other way
             found = _median(np.abs(xs * math.exp(half) - ys * math.exp(-half))) / _median(np.sqrt(xs * ys))
             worst = found if worst is None else max(worst, found)
     return worst
