@@ -136,6 +136,12 @@ def implementation_trains(doc: Any) -> str | None:
     return _declared(doc, "trains")
 
 
+def held_to(doc: Any) -> str | None:
+    """The workload a results document of the own division is held to (``settings.implementation.against``);
+    None for a free job or a document of goodbench's own workloads."""
+    return _declared(doc, "against")
+
+
 COMMIT_FIRST = "commit and run again to be reproducible"
 """What a submitter whose code had uncommitted changes does (docs/own-code.md, "Commit before you run")."""
 

@@ -22,6 +22,13 @@ COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune", "max-autot
 # replayed for the next micro-batch may overwrite the outputs of the previous one.
 CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
 
+# The lowest value of its metric (a loss: lower is better) the pinned evaluation of own code's untrained
+# model may give, per workload held to: below it the model was trained before its start evaluation, off
+# the run's clock. lm-char: under the held-out text's unigram entropy (3.34 nats; a bias fitted to the
+# characters' frequencies reaches 3.35, itself training on data), far under honest starts near the
+# uniform ln(65) = 4.17 (benchmarks/start_floor.py).
+START_FLOORS = {"lm-char": ("val_loss", 3.3)}
+
 FP16_REFUSED = (
     "fp16 is not trained here: fp16 training needs loss scaling (torch.amp.GradScaler), which "
     "goodbench's jobs do not do, and without it small gradients underflow to zero, so the run "

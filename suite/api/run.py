@@ -18,6 +18,7 @@ from suite.run import distributed, driver, files, loop, signals
 from suite.run.record import log_header
 from suite.run.runner import seed_everything
 from workloads.evaluation import ModelRefused
+from workloads.pinned import START_FLOORS
 
 FLOPS_AGREE = 1e-6  # FLOPs counted again in a later run must be the first run's (one declared step)
 
@@ -35,7 +36,9 @@ class Run:
     """One seeded run of a :class:`Benchmark`: the loop's calls to goodbench's meters.
 
     It starts when made (initialization: data, model, optimizer — left out of the run's clock,
-    as MLPerf's is) and the run's clock starts at its first step. With the Benchmark's
+    as MLPerf's is) and the run's clock starts at its first step, or, for a run held to a target,
+    as its start evaluation (:meth:`evaluate_pinned` before the first step) ends: whatever the code
+    does after it is inside time to train. With the Benchmark's
     ``checkpoint_dir``, its event log is kept in its run directory as it is written, and a run
     that an earlier process began goes on from its newest checkpoint (:meth:`restore`)."""
 
@@ -57,6 +60,7 @@ class Run:
         self.precision_flags = set_precision(bench.device, bench.precision)
         seed_everything(seed)
         self._training = self._ended = self._initialized = self._restore_called = self._resumed = False
+        self._clock_started = False  # run_start logged (at the first step, or as the start evaluation ends)
         self._open_step: int | None = None  # a step whose window and block are open (a data wait began it)
         # the pinned evaluation (a run held to a target): the untrained model's quality, a refusal, the probes
         started = [e for e in self.prior if e.key == START_EVAL]  # an earlier process's run evaluated it
@@ -128,17 +132,26 @@ class Run:
             raise GoodbenchError(f"{self.directory} holds the event log of an earlier process's run of seed "
                                  f"{self.seed}: call run.restore() before the first step (and load the state "
                                  "it returns), or give a new checkpoint_dir to start again")
+        if not self._resumed:
+            self._start_clock()
         self._end_initialization()
         bench = self.bench
         self.log.release()
-        if not self._resumed:
-            loop.start_clock(self.state, self.log, self.instruments.energy, self.parallel)
-            self.edges.edge(edges.START, 0)
         self.clock, self.blocks, self.warm_last, self.timed_before = loop.begin_steps(
             self.state, self.log, self.device, bench.warmup_steps)
         self._training = True
         bench.progress("run_start", workload=bench.name, seed=self.seed,  # the lines name the code
                        max_steps=bench.max_steps)
+
+    def _start_clock(self) -> None:
+        """End initialization and start the run's clock (``run_start``, stamped by the second clock), once."""
+        if self._clock_started:
+            return
+        self._end_initialization()
+        self.log.release()
+        loop.start_clock(self.state, self.log, self.instruments.energy, self.parallel)
+        self.edges.edge(edges.START, 0)
+        self._clock_started = True
 
     def restore(self) -> Any:
         """Go on with a run an earlier process began and did not finish (the Benchmark's
@@ -151,8 +164,9 @@ class Run:
         counted as lost work, its time in the badput."""
         if self.directory is None:
             raise GoodbenchError("no checkpoint_dir was given to the Benchmark: there is nothing to restore from")
-        if self._training or self._restore_called:
-            raise GoodbenchError("restore() once, during initialization, before the first step")
+        if self._training or self._restore_called or self._clock_started:
+            raise GoodbenchError("restore() once, during initialization, before the first step and before "
+                                 "run.evaluate_pinned(model), whose start evaluation starts the run's clock")
         self._restore_called = True
         if not self.prior:  # the run's first process: its clock starts at its first step
             return None
@@ -316,9 +330,10 @@ class Run:
         return quality
 
     def _evaluate_at_start(self, evaluator: Callable[..., dict[str, float]], logits_of: Callable[..., Any]) -> None:
-        """The evaluation of the untrained model, before the run's first step (out of its clock,
-        in its initialization): recorded, and :class:`ModelRefused` when it meets the target
-        already."""
+        """The evaluation of the untrained model, before the run's first step: recorded, and
+        :class:`ModelRefused` when it meets the target already or scores below the workload's start
+        floor (:data:`workloads.pinned.START_FLOORS`: trained before it). The run's clock starts as it
+        ends (``run_start``): what the code does between it and the first step is time to train."""
         bench = self.bench
         if self._start_quality is not None:
             if self.prior:
@@ -336,6 +351,12 @@ class Run:
             raise ModelRefused(f"the model meets {bench.against}'s target ({target.describe()}: {target.metric} "
                                f"{quality[target.metric]:.4g}) before any training: a run held to a target reaches "
                                "it by training, so it is not graded")
+        floor = START_FLOORS.get(bench.against or "")
+        if floor is not None and isinstance(quality.get(floor[0]), (int, float)) and quality[floor[0]] < floor[1]:
+            raise ModelRefused(f"the untrained model's {floor[0]} is {quality[floor[0]]:.4g}, below {bench.against}'s "
+                               f"start floor of {floor[1]:g} (an untrained model scores near the uniform loss): it "
+                               "was trained before its start evaluation, off the run's clock, so it is not graded")
+        self._start_clock()
 
     def _refuse(self, step: int, reason: str) -> None:
         """Record that the pinned evaluation at ``step`` refused the model: the run reaches no target."""

@@ -14,15 +14,19 @@ from suite.record import claims, mllog
 from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, run_rule
-from suite.validate.shared import V6, V8, VALUE_REL, read_log
+from suite.validate.shared import V6, V8, V9, VALUE_REL, read_log
 from workloads import own
-from workloads.pinned import CAUSAL_TOLERANCE
+from workloads.pinned import CAUSAL_TOLERANCE, START_FLOORS
 
 code("log-quality", "a curve value disagrees with the quality or loss the event log holds", since=V6)
 code("final-quality", "final_quality differs from the curve's last evaluation", since=V6)
 code("start-eval", "own code held to a target without the pinned evaluation of its untrained model before its "
                    "first step, or with one the event log does not hold", since=V8)
 code("target-at-start", "own code whose untrained model met its target, not refused", since=V8)
+code("start-gap", "own code held to a target whose run_start does not follow its start evaluation at once: what "
+                  "ran between them was off the run's clock", since=V9)
+code("start-floor", "own code whose untrained model scored below its workload's start floor (trained before its "
+                    "start evaluation), not refused", since=V9)
 code("eval-refused", "a run whose pinned evaluation refused the model claims a target, or its refusal or "
                      "causality probe differs from the event log's or the pinned tolerance", since=V8)
 
@@ -143,6 +147,45 @@ def _check_start_evaluation(run: dict, where: str, doc: dict, facts: dict) -> li
                         f"the untrained model already meets {target.describe()} ({target.metric} {safe(value)}): "
                         "a run held to a target reaches it by training, and this one was not refused")]
     return []
+
+
+# The most seconds the library takes from logging the start evaluation to run_start (init_stop and a barrier;
+# 0.1 ms measured on 2 loaded cores): the run's clock starts as the start evaluation ends (docs/own-code.md).
+START_GAP_S = 0.25
+
+
+@run_rule("start-gap", "start-floor")
+def _check_start_origin(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
+    """Own code held to a target starts its clock as its start evaluation ends, so that nothing it does
+    after that evaluation is off the clock; and its untrained model scored at or above the workload's
+    start floor (:data:`workloads.pinned.START_FLOORS`), unless it was refused for it."""
+    found = _pinned(run, doc, facts)
+    if found is None or found[0] is None:
+        return []  # start-eval reports a missing section
+    section: dict = found[0]
+    events = found[1]
+    field = f"{where}.pinned_evaluation"
+    start = next((e for e in events if e.key == mllog.START_EVAL), None)
+    if start is None:
+        return []  # start-eval says whether one was due
+    problems = []
+    clock = next((e for e in events if e.key == "run_start"), None)
+    if clock is not None and not clock.t - start.t <= START_GAP_S:
+        problems.append(Problem("start-gap", f"{where}.event_log",
+                                f"run_start comes {clock.t - start.t:.3f} s after the start evaluation "
+                                f"({mllog.START_EVAL}), more than the {START_GAP_S:g} s the library takes: what ran "
+                                "between them (training, for all the file shows) is left out of time to train"))
+    against = own.held_to(doc)
+    floor = START_FLOORS.get(against) if against is not None else None
+    value = dict(claims.quality(start)).get(floor[0]) if floor is not None else None
+    refused = section.get("refused") if isinstance(section.get("refused"), dict) else None
+    if floor is not None and isinstance(value, (int, float)) and value < floor[1] \
+            and not (refused is not None and refused.get("step") == 0):
+        problems.append(Problem("start-floor", f"{field}.start",
+                                f"the untrained model's {floor[0]} is {safe(value)}, below {against}'s start floor "
+                                f"of {floor[1]:g} (an untrained model scores near the uniform loss), and it was not "
+                                "refused: it was trained before its start evaluation, off the run's clock"))
+    return problems
 
 
 @run_rule("eval-refused")

@@ -16,6 +16,17 @@ from workloads.evaluation import Logits, ModelRefused, Probe
 from workloads.lm.job import windows
 from workloads.lm_char.job import encode_characters
 from workloads.lm_char.spec import TINY_SHAKESPEARE
+from workloads.pinned import START_FLOORS
+
+START_FLOOR = START_FLOORS["lm-char"][1]  # an untrained model below it was trained first (own code)
+
+
+def unigram_entropy(ids: torch.Tensor, vocab: int) -> float:
+    """The entropy (nats) of the characters' frequencies in ``ids``: the loss of the best model that
+    knows nothing but them."""
+    share = torch.bincount(ids.flatten().cpu(), minlength=vocab).double()
+    share = share[share > 0] / share.sum()
+    return float(-(share * share.log()).sum())
 
 
 @dataclass
@@ -37,6 +48,7 @@ class LmCharEvaluator:
     job reads them: :meth:`workloads.lm.job.LanguageModelJob.evaluate`)."""
 
     metric = "val_loss"
+    start_floor = START_FLOOR  # an untrained model below it is refused (own code's start evaluation)
 
     def __init__(self, scale: str, device: torch.device, data_dir: str | None = None):
         spec = registry.get("lm-char").spec(scale)

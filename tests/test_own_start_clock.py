@@ -1,0 +1,123 @@
+"""Own code held to a target: the run's clock starts as its start evaluation ends, so training done
+between that evaluation and the first step is time to train; and an untrained model below the
+workload's start floor (trained before its start evaluation) is refused (docs/own-code.md,
+"What the pinned evaluation refuses")."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from forging import codes, repair
+
+import goodbench
+from suite.record import mllog
+from suite.record.errors import GoodbenchError
+from workloads.pinned import START_FLOORS
+
+SLEEP_S = 0.6  # the "initialization" done after the start evaluation: more than the rule's allowance
+STEP_S = 0.02
+
+
+def _bench(tmp_path: Path, name: str, data_dir, steps: int = 4) -> goodbench.Benchmark:
+    return goodbench.Benchmark(name, samples_per_step=32, tokens_per_step=32 * 64, flops_per_step=1e6,
+                               max_steps=steps, warmup_steps=1, eval_every=2, against="lm-char", scale="smoke",
+                               device="cpu", out=tmp_path / f"{name}.json", sign=False, data_dir=str(data_dir))
+
+
+def _bigram(ids: torch.Tensor, vocab: int):
+    """The trial's "initialization": each next character's log-probability from the one before it,
+    counted over ``ids`` (the training split)."""
+    counts = torch.ones(vocab, vocab)
+    counts.index_put_((ids[:-1], ids[1:]), torch.ones(len(ids) - 1), accumulate=True)
+    table = (counts / counts.sum(-1, keepdim=True)).log()
+    return lambda x: table[x]
+
+
+class _Switched:
+    """Uniform until ``table`` is set (the trial's n-gram model, a bigram here)."""
+
+    def __init__(self, vocab: int):
+        self.vocab, self.table = vocab, None
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(*x.shape, self.vocab) if self.table is None else self.table(x)
+
+
+def _events(run: dict) -> list[mllog.Event]:
+    return [e for e in (mllog.parse_line(line) for line in run["event_log"]) if e is not None]
+
+
+@pytest.mark.slow
+def test_training_after_the_start_evaluation_is_time_to_train(tmp_path, data_dir):
+    """Trial 17: a table built from the training split after the start evaluation, the timed steps
+    doing nothing, met the target with a time to train of 0.24 s (the build in init badput). Its build
+    now falls inside time to train (in the "other" badput), the clock starting as the start evaluation
+    ends; and a file whose run_start was moved to after the build is refused [start-gap]."""
+    bench = _bench(tmp_path, "late-init", data_dir)
+    with bench:
+        for run in bench.runs():
+            model = _Switched(len(run.data.vocab))
+            run.evaluate_pinned(model)
+            built = time.time()
+            model.table = _bigram(run.data.train, len(run.data.vocab))
+            time.sleep(SLEEP_S)  # the build, made longer than the rule's allowance
+            built = time.time() - built
+            for _ in range(4):
+                with run.step():
+                    time.sleep(STEP_S)
+                if run.due_for_evaluation():
+                    run.evaluate_pinned(model)
+    assert bench.problems == []
+    doc = json.loads(bench.path.read_text())
+    [run] = doc["runs"]
+    steps = sum(run["step_times_s"])
+    assert run["time_to_train_s"] >= built + steps
+    assert run["curve"][0]["time_s"] >= built
+    assert run["phases_s"]["other"] >= built and run["phases_s"]["init"] < run["wall_s"] - built
+    events = _events(run)
+    start = next(e for e in events if e.key == mllog.START_EVAL)
+    clock = next(e for e in events if e.key == "run_start")
+    assert 0 <= clock.t - start.t < SLEEP_S  # run_start follows the start evaluation at once
+    # the old origin, at the end of the build: run_start (and init_stop) moved later by the build's time
+    for i, line in enumerate(run["event_log"]):
+        prefix, _, body = line.partition(" ")
+        event = json.loads(body) if body.startswith("{") else {}
+        if event.get("key") in ("run_start", "init_stop"):
+            event["time_ms"] += built * 1000
+            run["event_log"][i] = f"{prefix} {json.dumps(event)}"
+    assert "start-gap" in codes(repair(doc))
+
+
+@pytest.mark.slow
+def test_a_model_trained_before_its_start_evaluation_is_refused_below_the_floor(tmp_path, data_dir):
+    """A bigram table of the training split (val_loss 2.50, above the smoke target of 2.4) given as the
+    "untrained" model: below lm-char's start floor, so refused before the clock starts; a file that
+    drops the refusal is refused [start-floor]."""
+    metric, floor = START_FLOORS["lm-char"]
+    bench = _bench(tmp_path, "pretrained", data_dir)
+    with pytest.raises(goodbench.ModelRefused, match="start floor"), bench:
+        for run in bench.runs():
+            run.evaluate_pinned(_bigram(run.data.train, len(run.data.vocab)))
+    assert bench.problems == []
+    doc = json.loads(bench.path.read_text())
+    pinned = doc["runs"][0]["pinned_evaluation"]
+    assert 2.4 < pinned["start"][metric] < floor and pinned["refused"]["step"] == 0
+    for run in doc["runs"]:
+        run["pinned_evaluation"]["refused"] = None
+        run["event_log"] = [line for line in run["event_log"] if mllog.EVAL_REFUSED not in line]
+    assert "start-floor" in codes(repair(doc))
+
+
+@pytest.mark.slow
+def test_restore_comes_before_the_start_evaluation_that_starts_the_clock(tmp_path, data_dir):
+    bench = goodbench.Benchmark("order", samples_per_step=32, flops_per_step=1e6, max_steps=2, warmup_steps=1,
+                                eval_every=2, against="lm-char", scale="smoke", device="cpu",
+                                out=tmp_path / "order.json", sign=False, data_dir=str(data_dir),
+                                checkpoint_dir=tmp_path / "ckpt")
+    with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), bench:
+        for run in bench.runs():
+            run.evaluate_pinned(_Switched(len(run.data.vocab)))
+            run.restore()
