@@ -168,7 +168,7 @@ class Run:
             raise GoodbenchError("restore() once, during initialization, before the first step and before "
                                  "run.evaluate_pinned(model), whose start evaluation starts the run's clock")
         self._restore_called = True
-        if not self.prior:  # the run's first process: its clock starts at its first step
+        if not self.prior:  # the run's first process: its clock starts at its first step (or start evaluation)
             return None
         self._end_initialization()
         holder = _StateHolder()
