@@ -5,6 +5,7 @@ workload's start floor (trained before its start evaluation) is refused (docs/ow
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -124,3 +125,16 @@ def test_restore_comes_before_the_start_evaluation_that_starts_the_clock(tmp_pat
         for run in bench.runs():
             run.evaluate_pinned(_Switched(len(run.data.vocab)))
             run.restore()
+
+
+def test_the_start_floor_is_under_the_held_out_texts_unigram_entropy_and_honest_starts(data_dir):
+    """lm-char's floor sits under what knowing the characters' frequencies alone gives, and under an
+    untrained model's loss (near ln(vocab))."""
+    from workloads.evaluation import evaluator
+    from workloads.lm_char.evaluator import START_FLOOR, unigram_entropy
+
+    pinned = evaluator("lm-char", "smoke", torch.device("cpu"), str(data_dir))
+    vocab = len(pinned.data.vocab)
+    assert START_FLOORS["lm-char"] == (pinned.metric, START_FLOOR)
+    assert START_FLOOR < unigram_entropy(pinned.data.val, vocab) < math.log(vocab)
+    assert pinned(_Switched(vocab))["val_loss"] == pytest.approx(math.log(vocab), rel=1e-4)

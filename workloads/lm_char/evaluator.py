@@ -48,7 +48,6 @@ class LmCharEvaluator:
     job reads them: :meth:`workloads.lm.job.LanguageModelJob.evaluate`)."""
 
     metric = "val_loss"
-    start_floor = START_FLOOR  # an untrained model below it is refused (own code's start evaluation)
 
     def __init__(self, scale: str, device: torch.device, data_dir: str | None = None):
         spec = registry.get("lm-char").spec(scale)
