@@ -16,10 +16,25 @@ from suite.site import columns, run_page
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: int, name: str, group: int, cpu_ticks: int) -> str:
+def _stat(pid: int, name: str, group: int, cpu_ticks: int, *, parent: int = 1, reaped_ticks: int = 0,
+          began_ticks: int = 0) -> str:
     """A /proc/PID/stat line: pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
-    majflt cmajflt utime stime …"""
-    return f"{pid} ({name}) R 1 {group} {group} 0 -1 0 0 0 0 0 {cpu_ticks} 0 0 0 20 0 1 0\n"
+    majflt cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime …"""
+    return (f"{pid} ({name}) R {parent} {group} {group} 0 -1 0 0 0 0 0 {cpu_ticks} 0 {reaped_ticks} 0 20 0 1 0 "
+            f"{began_ticks} 0 0\n")
+
+
+def _write_proc(proc, uptime: float, processes: dict) -> None:
+    """A fake /proc holding ``processes`` (pid: keyword arguments of :func:`_stat`) and nothing
+    else, ``uptime`` seconds after the host's boot."""
+    for old in proc.iterdir():
+        if old.is_dir():
+            (old / "stat").unlink()
+            old.rmdir()
+    (proc / "uptime").write_text(f"{uptime:.2f} 0.00\n")
+    for pid, fields in processes.items():
+        (proc / str(pid)).mkdir()
+        (proc / str(pid) / "stat").write_text(_stat(pid, **fields))
 
 
 @pytest.fixture
@@ -73,8 +88,7 @@ def test_the_other_ranks_of_a_torchrun_job_are_not_other_processes(tmp_path, mon
              303: ("make", 1, own + 3)}
     for pid, (name, parent, group) in procs.items():
         (tmp_path / str(pid)).mkdir()
-        (tmp_path / str(pid) / "stat").write_text(
-            f"{pid} ({name}) R {parent} {group} {group} 0 -1 0 0 0 0 0 {TICK} 0 0 0 20 0 1 0\n")
+        (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, TICK, parent=parent))
     assert set(host_load._cpu_seconds(tmp_path, family=300)) == {303}
     monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
     assert set(host_load._cpu_seconds(tmp_path)) == {300, 301, 302, 303}  # no torchrun: nothing is the job's
@@ -93,22 +107,22 @@ def test_a_watch_adds_up_what_other_processes_used_over_the_run_between_its_read
     """Walk 5: a run four times slower than minutes later recorded no load in its start and end
     snapshots. A :class:`host_load.Watch` counts each process's CPU between readings: one busy
     throughout, one begun between two readings (all of its time), a pid reused by another program
-    (the new one's time only); never this run's own group, nor a process that ended."""
+    (the new one's time only, told by its start time); never this run's own group, nor a process
+    that ended before the watch."""
     own = os.getpgrp()
-    readings = [  # pid: (name, group, CPU ticks) at each reading
-        {201: ("stress", own + 1, 0), 202: ("cc1", own + 1, 5 * TICK), 203: ("our-rank", own, 0)},
-        {201: ("stress", own + 1, 2 * TICK), 204: ("make", own + 2, TICK), 203: ("our-rank", own, 4 * TICK)},
-        {201: ("stress", own + 1, 3 * TICK), 202: ("python", own + 1, TICK // 2), 203: ("our-rank", own, 8 * TICK)},
+    readings = [  # the host's uptime, and pid: (name, group, CPU ticks, start tick) at each reading
+        (100, {201: ("stress", own + 1, 0, 10), 202: ("cc1", own + 1, 5 * TICK, 50), 203: ("our-rank", own, 0, 60)}),
+        (102, {201: ("stress", own + 1, 2 * TICK, 10), 204: ("make", own + 2, TICK, 101 * TICK),
+               203: ("our-rank", own, 4 * TICK, 60)}),
+        (104, {201: ("stress", own + 1, 3 * TICK, 10), 202: ("python", own + 1, TICK // 2, 103 * TICK),
+               203: ("our-rank", own, 8 * TICK, 60)}),
     ]
     clock = iter([0.0, 2.0, 4.0])
 
     def write(reading):
-        for old in tmp_path.iterdir():
-            (old / "stat").unlink()
-            old.rmdir()
-        for pid, (name, group, ticks) in reading.items():
-            (tmp_path / str(pid)).mkdir()
-            (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks))
+        uptime, processes = reading
+        _write_proc(tmp_path, uptime, {pid: {"name": name, "group": group, "cpu_ticks": ticks, "began_ticks": began}
+                                       for pid, (name, group, ticks, began) in processes.items()})
 
     write(readings[0])
     watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
@@ -129,17 +143,115 @@ def test_a_watch_adds_up_what_other_processes_used_over_the_run_between_its_read
 
 def test_a_watch_reads_in_its_thread_what_a_short_process_used_between_its_start_and_stop():
     """On this machine's /proc: a process that begins and ends while the watch runs, seen by
-    neither its first reading nor its last, is counted by the readings in between."""
+    neither its first reading nor its last (nor reaped by another process: this one waits for it),
+    is counted by the readings in between, under the name it gave itself."""
     import subprocess
     import sys
     import time
 
+    name = f"gb-burn-{os.getpid() % 100000}"
+    burner = ("import ctypes, time\n"
+              f"ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"  # PR_SET_NAME: its short command name
+              "while time.process_time() < 0.4: pass")
     watch = host_load.Watch(interval_s=0.05).start()
-    busy = "import time\nwhile time.process_time() < 0.4: pass"  # its own group: another process
-    subprocess.run([sys.executable, "-c", busy], check=True, start_new_session=True)
+    subprocess.run([sys.executable, "-c", burner], check=True, start_new_session=True)  # a group of its own
     time.sleep(0.1)
     during = watch.stop()
-    assert during is not None and during["other_cores"] * during["seconds"] >= 0.25  # 0.4 s, less what a reading missed
+    assert during is not None
+    counted = sum(used for (_, named), used in watch.used.items() if named == name)
+    assert counted >= 0.25  # 0.4 s, less what the readings missed between its last one and its end
+
+
+def test_a_failed_reading_is_skipped_and_counts_no_process_twice(tmp_path):
+    """The review's case: one reading of /proc failing (too many open files, say) made the next
+    count a daemon's ten hours since boot as used over 15 s (2400 cores). The failed reading is
+    skipped; a process unread at one reading but begun before it counts nothing for that span, and
+    one begun since counts all of its time."""
+    own = os.getpgrp()
+    daemon = {"name": "daemon", "group": own + 1, "began_ticks": 5 * TICK}
+    clock = iter([0.0, 10.0, 15.0])  # read at each good reading: the start, after 10 s and at the stop
+    _write_proc(tmp_path, 36000, {300: {**daemon, "cpu_ticks": 36000 * TICK}})
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    away = tmp_path.with_name("away")
+    tmp_path.rename(away)
+    watch.read()  # /proc unreadable: skipped
+    away.rename(tmp_path)
+    _write_proc(tmp_path, 36010, {301: {"name": "late", "group": own + 2, "cpu_ticks": TICK,
+                                        "began_ticks": 10 * TICK}})
+    watch.read()  # the daemon's stat unread: it counts nothing here; "late" (begun at boot + 10 s) neither
+    _write_proc(tmp_path, 36015, {300: {**daemon, "cpu_ticks": 36003 * TICK},
+                                  302: {"name": "new", "group": own + 2, "cpu_ticks": 2 * TICK,
+                                        "began_ticks": 36012 * TICK}})
+    during = watch.stop()
+    assert during is not None and during["seconds"] == 15.0
+    assert during["other_cores"] == round(2 / 15, 2)  # only "new", begun since the last reading: 2 s
+    assert [b["name"] for b in during["busy"]] == ["new"]
+
+
+def test_a_watch_counts_the_children_a_process_reaped_between_its_readings_once(tmp_path):
+    """``make -j`` runs compilers that begin and end between two readings: their CPU lands in
+    make's ``cutime`` when it waits for them, and is counted under make's name; a child read at
+    the last reading and reaped since adds only what it used after it."""
+    own = os.getpgrp()
+    make = {"name": "make", "group": own + 1, "began_ticks": 10 * TICK}
+    cc1 = {"name": "cc1", "group": own + 1, "parent": 400, "began_ticks": 99 * TICK}
+    clock = iter([0.0, 2.0, 4.0])
+    _write_proc(tmp_path, 100, {400: {**make, "cpu_ticks": 0}, 401: {**cc1, "cpu_ticks": TICK}})
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    # cc1 401 ends with 1.5 s; two more compilers of 1 s each begin and end: make waited for all three
+    _write_proc(tmp_path, 102, {400: {**make, "cpu_ticks": TICK // 10, "reaped_ticks": TICK * 35 // 10}})
+    watch.read()
+    _write_proc(tmp_path, 104, {400: {**make, "cpu_ticks": TICK // 10, "reaped_ticks": TICK * 35 // 10}})
+    during = watch.stop()
+    assert during is not None and during["busy"] == [{"name": "make", "cores": round(2.6 / 4, 2)}]
+    assert during["other_cores"] == round(2.6 / 4, 2)  # 0.1 s make's own, 0.5 + 1 + 1 s its children's
+
+
+def test_goodbench_s_own_processes_above_a_run_are_not_other_processes(tmp_path, monkeypatch):
+    """``goodbench run``'s supervisor (its worker leads a group of its own) and ``goodbench
+    run-own``'s launcher (torchrun's ranks in groups of their own) stamp, supervise and wait: the
+    run's own. A pid so named that is not above this process (another namespace's, an earlier
+    job's) is another process."""
+    from suite.meters import telemetry
+    from suite.run import own_launch
+
+    assert host_load.SUPERVISOR_PID == telemetry.SUPERVISOR_PID
+    assert own_launch.launcher_environment() == {host_load.LAUNCHER_PID: str(os.getpid())}
+    own, me = os.getpgrp(), os.getpid()
+    _write_proc(tmp_path, 100, {
+        900: {"name": "goodbench", "group": own + 1, "parent": 1, "cpu_ticks": TICK},  # the supervisor
+        me: {"name": "worker", "group": own, "parent": 900, "cpu_ticks": TICK},
+        901: {"name": "goodbench", "group": own + 2, "parent": 1, "cpu_ticks": TICK}})  # another job's
+    monkeypatch.delenv(host_load.SUPERVISOR_PID, raising=False)
+    monkeypatch.delenv(host_load.LAUNCHER_PID, raising=False)
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert set(host_load._cpu_seconds(tmp_path)) == {900, 901}
+    monkeypatch.setenv(host_load.SUPERVISOR_PID, "900")
+    monkeypatch.setenv(host_load.LAUNCHER_PID, "901")
+    assert set(host_load._cpu_seconds(tmp_path)) == {901}
+
+
+def test_a_watch_lists_the_busy_by_command_name_and_says_a_short_watchs_length(tmp_path):
+    """Ten ``python`` workers at a twentieth of a core each are one busy name using half a core
+    (listed per process, none was listed); a watch of a few milliseconds still says how long it
+    watched, and its CPU ticks are averaged over a second at least, not read as cores."""
+    own = os.getpgrp()
+
+    def workers(ticks):
+        return {pid: {"name": "python", "group": own + 1, "cpu_ticks": ticks} for pid in range(600, 610)}
+
+    clock = iter([0.0, 10.0])
+    _write_proc(tmp_path, 100, workers(0))
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 110, workers(TICK // 2))
+    assert watch.stop()["busy"] == [{"name": "python", "cores": 0.5}]
+    clock = iter([0.0, 0.004])
+    _write_proc(tmp_path, 100, workers(0))
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 100.004, workers(1))  # one tick each
+    short = watch.stop()
+    assert short is not None and short["seconds"] == 0.004
+    assert short["other_cores"] == round(10 / TICK / host_load.SHORTEST_S, 2)
 
 
 def test_without_proc_the_processes_are_not_measured(tmp_path):
@@ -353,11 +465,10 @@ def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(t
     own = os.getpgrp()
 
     def write(ticks):
-        for pid, (name, parent, group) in {400: ("bwrap", 1, own), 401: ("bwrap", 400, 401),
-                                           402: ("burner", 401, 402), 500: ("make", 1, own + 9)}.items():
-            (tmp_path / str(pid)).mkdir(exist_ok=True)
-            (tmp_path / str(pid) / "stat").write_text(
-                f"{pid} ({name}) R {parent} {group} {group} 0 -1 0 0 0 0 0 {ticks} 0 0 0 20 0 1 0\n")
+        _write_proc(tmp_path, 100 + ticks / TICK, {
+            pid: {"name": name, "parent": parent, "group": group, "cpu_ticks": ticks}
+            for pid, (name, parent, group) in {400: ("bwrap", 1, own), 401: ("bwrap", 400, 401),
+                                               402: ("burner", 401, 402), 500: ("make", 1, own + 9)}.items()})
 
     clock = iter([0.0, 1.0, 2.0])
     write(0)

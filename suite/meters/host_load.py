@@ -11,10 +11,12 @@ measured under load can be told apart (:func:`suite.figures.load.under_load`) on
 
 Busy processes are read from Linux's ``/proc`` (CPU time of every process over a short window);
 elsewhere they are not measured (None). Only a process's short command name is kept (no
-arguments, no paths), and this process's own group (its launcher, its workers) and its torchrun
-job (the agent that started it and every process under it: :func:`job_family`) are left out, as
-are the processes a :class:`Watch` is told are the run's own (:meth:`Watch.own`: a sandbox this
-process started, in a session of its own, and every process under it).
+arguments, no paths), and this process's own group (its launcher, its workers), its torchrun
+job (the agent that started it and every process under it: :func:`job_family`) and goodbench's
+own processes above it (:func:`own_ancestors`: the supervisor of ``goodbench run``, the launcher of
+``goodbench run-own``) are left out, as are the processes a :class:`Watch` is told are the run's
+own (:meth:`Watch.own`: a sandbox this process started, in a session of its own, and every
+process under it).
 """
 from __future__ import annotations
 
@@ -23,15 +25,36 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SAMPLE_S = 0.25  # the window busy processes are measured over
 BUSY_SHARE = 0.10  # a process using at least this share of one core is listed
 LISTED = 5  # the busiest processes kept, by CPU use
 
-WATCH_S = 5.0  # between two of a Watch's readings (each reads /proc once: milliseconds)
+WATCH_S = 5.0  # between two of a Watch's readings (each reads /proc once: about 1 ms per 100 processes)
+SHORTEST_S = 1.0  # a watch shorter than this is averaged over it: CPU time is counted in ticks (10 ms)
 
 PROC = Path("/proc")
+SUPERVISOR_PID = "GOODBENCH_SUPERVISOR_PID"  # goodbench run's supervisor (suite.meters.telemetry names it too)
+LAUNCHER_PID = "GOODBENCH_LAUNCHER_PID"  # goodbench run-own's launcher (suite.run.own_launch sets it)
+
+
+class Process(NamedTuple):
+    """One process as a reading of ``/proc/PID/stat`` found it; times in seconds."""
+
+    name: str  # its short command name, printable (:func:`_printable`)
+    parent: int
+    cpu: float  # user + system CPU time of its own (utime + stime)
+    reaped: float  # that of its children it has waited for (cutime + cstime)
+    began: float  # when it started, after the host's boot (starttime)
+
+
+class Reading(NamedTuple):
+    """The other processes at one moment: ``uptime`` (the host's seconds since boot when the
+    reading began; None where ``/proc/uptime`` is unreadable) and ``processes`` by pid."""
+
+    uptime: float | None
+    processes: dict[int, Process]
 
 
 def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[], float] = time.monotonic,
@@ -54,11 +77,11 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
         sleep(sample_s)
         after = _cpu_seconds(proc) or {}
         elapsed = max(clock() - t0, 1e-3)
-        used = {pid: (after[pid][1] - before[pid][1]) / elapsed
-                for pid in after.keys() & before.keys() if after[pid][0] == before[pid][0]}
+        used = {pid: (after[pid].cpu - before[pid].cpu) / elapsed
+                for pid in after.keys() & before.keys() if after[pid].began == before[pid].began}
         other = round(sum(used.values()), 2)
         top = sorted(used.items(), key=lambda item: -item[1])[:LISTED]
-        busy = [{"name": after[pid][0], "cores": round(share, 2), **({"pid": pid} if pids else {})}
+        busy = [{"name": after[pid].name, "cores": round(share, 2), **({"pid": pid} if pids else {})}
                 for pid, share in top if share >= BUSY_SHARE]
     return {"load_1m": load_1m, "cores": os.cpu_count() or 1, "other_cores": other, "busy": busy}
 
@@ -66,15 +89,24 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
 class Watch:
     """The CPU the processes outside this process's group used over a whole run, on average
     (:meth:`start` to :meth:`stop`): read from ``/proc`` at the start, every ``interval_s`` in a
-    daemon thread, and at the stop; each process's CPU time between two readings is added up
-    (a process new since the last reading with all of its own). Only a process that began and
-    ended between two readings is missed. ``clock``: for tests, as ``proc``."""
+    daemon thread, and at the stop. Between two readings each process present at both adds what
+    it used (``utime + stime``) and what the children it waited for meanwhile used (``cutime +
+    cstime``: a compiler that ``make`` started and reaped between two readings lands there,
+    counted under ``make``'s name), less what those children had when last read (counted then);
+    a process begun since the last reading (its ``starttime`` after it) adds all of both.
+
+    What it misses: a process that ended since the last reading loses what it used since then,
+    unless its parent, present at both readings, waited for it; a process whose ``stat`` could
+    not be read at one reading counts nothing until the next (a failed reading of the whole of
+    ``/proc`` is skipped, the last good one kept). It runs in a thread of the measured process:
+    a reading (about 1 ms per 100 processes here, holding the GIL) may land inside a timed step.
+    ``clock``: for tests, as ``proc``."""
 
     def __init__(self, interval_s: float = WATCH_S, proc: Path = PROC, *,
                  clock: Callable[[], float] = time.monotonic):
         self.interval_s, self.proc, self.clock = interval_s, proc, clock
         self.used: dict[tuple[int, str], float] = {}  # (pid, name): CPU seconds counted
-        self._last: dict[int, tuple[str, float]] | None = None
+        self._last: Reading | None = None
         self._t0 = self._t1 = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -90,8 +122,8 @@ class Watch:
             self._roots.add(pid)
 
     def start(self) -> Watch:
-        self._t0 = self.clock()
-        self._last = _cpu_seconds(self.proc, roots=self._roots)
+        self._t0 = self._t1 = self.clock()
+        self._last = _read(self.proc, roots=self._roots)
         if self._last is not None and self.interval_s > 0:
             self._thread = threading.Thread(target=self._loop, name="goodbench-host-load", daemon=True)
             self._thread.start()
@@ -102,25 +134,27 @@ class Watch:
             self.read()
 
     def read(self) -> None:
-        """Read ``/proc`` once and add what each process used since the last reading."""
+        """Read ``/proc`` once and add what each process used since the last reading; a reading
+        that fails is skipped (the last one kept, so that nothing is counted twice)."""
         with self._lock:
             if self._last is None:
                 return
             mine: set[tuple[int, str]] = set()
-            now = _cpu_seconds(self.proc, roots=self._roots, mine=mine) or {}
+            now = _read(self.proc, roots=self._roots, mine=mine)
+            if now is None:
+                return
             for key in mine:  # counted before it was known to be the run's own
                 self.used.pop(key, None)
-            for pid, (name, seconds) in now.items():
-                earlier = self._last.get(pid)
-                since = seconds - earlier[1] if earlier is not None and earlier[0] == name else seconds
-                if since > 0:
-                    self.used[pid, name] = self.used.get((pid, name), 0.0) + since
+            for pid, since in _used_between(self._last, now).items():
+                key = (pid, now.processes[pid].name)
+                self.used[key] = self.used.get(key, 0.0) + since
             self._last, self._t1 = now, self.clock()
 
     def stop(self) -> dict[str, Any] | None:
         """Stop watching (a second call gives the same): the run's ``during`` record — ``cores``,
-        ``other_cores`` (the other processes' CPU over the watch, in cores on average),
-        ``busy`` (the busiest of them, as a :func:`snapshot` lists them) and ``seconds`` watched —
+        ``other_cores`` (the other processes' CPU over the watch, in cores on average, over at
+        least :data:`SHORTEST_S`), ``busy`` (the busiest command names, as a :func:`snapshot`
+        lists processes: the CPU of every process of one name added up) and ``seconds`` watched —
         or None where ``/proc`` could not be read."""
         if self._result is not None or self._last is None:
             return self._result
@@ -128,49 +162,119 @@ class Watch:
         if self._thread is not None:
             self._thread.join()
         self.read()
-        seconds = max(self._t1 - self._t0, 1e-3)
-        by_name = sorted(self.used.items(), key=lambda item: -item[1])[:LISTED]
+        seconds = self._t1 - self._t0
+        over = max(seconds, SHORTEST_S)
+        by_name: dict[str, float] = {}
+        for (_, name), used in self.used.items():
+            by_name[name] = by_name.get(name, 0.0) + used
+        top = sorted(by_name.items(), key=lambda item: -item[1])[:LISTED]
         self._result = {"cores": os.cpu_count() or 1,
-                        "other_cores": round(sum(self.used.values()) / seconds, 2),
-                        "busy": [{"name": name, "cores": round(used / seconds, 2)}
-                                 for (_, name), used in by_name if used / seconds >= BUSY_SHARE],
-                        "seconds": round(seconds, 1)}
+                        "other_cores": round(sum(self.used.values()) / over, 2),
+                        "busy": [{"name": name, "cores": round(used / over, 2)}
+                                 for name, used in top if used / over >= BUSY_SHARE],
+                        "seconds": round(seconds, 3)}
         return self._result
 
 
+def _used_between(last: Reading, now: Reading) -> dict[int, float]:
+    """The CPU seconds each process of ``now`` used since ``last`` (see :class:`Watch`), where above 0."""
+    tick = 1 / _ticks()
+    gone: dict[int, float] = {}  # a parent's pid: what its children gone since ``last`` had used then
+    for pid, was in last.processes.items():
+        still = now.processes.get(pid)
+        if still is None or still.began != was.began:
+            gone[was.parent] = gone.get(was.parent, 0.0) + was.cpu + was.reaped
+    used = {}
+    for pid, found in now.processes.items():
+        earlier = last.processes.get(pid)
+        if earlier is not None and earlier.began == found.began:
+            since = found.cpu - earlier.cpu + max(0.0, found.reaped - earlier.reaped - gone.get(pid, 0.0))
+        elif last.uptime is not None and found.began >= last.uptime - tick:
+            since = found.cpu + found.reaped  # begun since the last reading: all of its time
+        else:
+            since = 0.0  # there at the last reading but unread: what it used since is not known
+        if since > 0:
+            used[pid] = since
+    return used
+
+
 def _cpu_seconds(proc: Path, family: int | None = None, roots: Collection[int] = (),
-                 mine: set[tuple[int, str]] | None = None) -> dict[int, tuple[str, float]] | None:
-    """{pid: (command name, user + system CPU seconds)} of every process outside this process's
-    group, outside the job (``family``, default :func:`job_family`: the process whose descendants
-    are this job's other ranks) and outside ``roots`` and their descendants (the run's own: each
-    left out is added to ``mine`` as ``(pid, name)``); None where ``proc`` cannot be read (not Linux)."""
+                 mine: set[tuple[int, str]] | None = None) -> dict[int, Process] | None:
+    """The processes of a :func:`_read`, or None where ``proc`` cannot be read."""
+    reading = _read(proc, family, roots, mine)
+    return None if reading is None else reading.processes
+
+
+def _read(proc: Path, family: int | None = None, roots: Collection[int] = (),
+          mine: set[tuple[int, str]] | None = None) -> Reading | None:
+    """Every process outside this process's group, outside the job (``family``, default
+    :func:`job_family`: the process whose descendants are this job's other ranks), other than
+    goodbench's own above this process (:func:`own_ancestors`) and outside ``roots`` and their
+    descendants (the run's own: each left out is added to ``mine`` as ``(pid, name)``); None where
+    ``proc`` cannot be read (not Linux)."""
     try:
-        entries = [p for p in proc.iterdir() if p.name.isdigit()]
-        tick = os.sysconf("SC_CLK_TCK")
+        uptime = _uptime(proc)
+        tick = _ticks()
+        with os.scandir(proc) as found:
+            pids = [int(entry.name) for entry in found if entry.name.isdigit()]
     except (OSError, ValueError, AttributeError):
         return None
     own_group = os.getpgrp()
     family = job_family() if family is None else family
-    seconds, parents = {}, {}
-    for entry in entries:
+    processes, parents = {}, {}
+    base = os.fspath(proc)
+    for pid in pids:
         try:
-            text = (entry / "stat").read_text()
+            with open(f"{base}/{pid}/stat", "rb") as stat:
+                text = stat.read()
         except OSError:  # the process ended meanwhile
             continue
-        name, _, rest = text.partition(" (")[2].rpartition(") ")
+        head, _, rest = text.rpartition(b") ")
         fields = rest.split()
-        if len(fields) < 13:
+        if len(fields) < 20:
             continue
-        parents[int(entry.name)] = int(fields[1])  # every process's: a chain may pass through this group
+        parents[pid] = parent = int(fields[1])  # every process's: a chain may pass through this group
         if int(fields[2]) == own_group:  # fields[1]: its parent, fields[2]: its process group
             continue
-        seconds[int(entry.name)] = (_printable(name), (int(fields[11]) + int(fields[12])) / tick)
-    left_out = [root for root in [family, *roots] if root]
-    for pid in [pid for pid in seconds if any(_descends(pid, root, parents) for root in left_out)]:
+        processes[pid] = Process(_printable(head.partition(b" (")[2].decode("latin-1")), parent,
+                                 (int(fields[11]) + int(fields[12])) / tick,
+                                 (int(fields[13]) + int(fields[14])) / tick, int(fields[19]) / tick)
+    left_out = _descendants([root for root in [family, *roots] if root], parents) | own_ancestors(parents)
+    for pid in left_out & processes.keys():
+        name = processes.pop(pid).name
         if mine is not None:
-            mine.add((pid, seconds[pid][0]))
-        del seconds[pid]
-    return seconds
+            mine.add((pid, name))
+    return Reading(uptime, processes)
+
+
+def _uptime(proc: Path) -> float | None:
+    """The host's seconds since boot, as ``proc``'s ``uptime`` says (a process's ``starttime`` counts
+    from the same boot); None where it cannot be read."""
+    try:
+        return float((proc / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _ticks() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+def own_ancestors(parents: dict[int, int]) -> set[int]:
+    """goodbench's processes above this one, by the ``parents`` read: the supervisor of ``goodbench
+    run`` (``$GOODBENCH_SUPERVISOR_PID``) and the launcher of ``goodbench run-own``
+    (``$GOODBENCH_LAUNCHER_PID``), each where it is this process's ancestor (a pid from another
+    pid namespace, or inherited from an earlier job, is not); they stamp, supervise and wait, and
+    are the run's, not other processes."""
+    named = {int(value) for value in (os.environ.get(SUPERVISOR_PID, ""), os.environ.get(LAUNCHER_PID, ""))
+             if value.isdigit()}
+    above, pid, seen = set(), os.getpid(), set()
+    while named and pid in parents and pid not in seen:
+        seen.add(pid)
+        pid = parents[pid]
+        if pid in named:
+            above.add(pid)
+    return above
 
 
 def job_family() -> int | None:
@@ -180,20 +284,23 @@ def job_family() -> int | None:
     return os.getppid() if os.environ.get("TORCHELASTIC_RUN_ID") else None
 
 
-def _descends(pid: int, root: int, parents: dict[int, int]) -> bool:
-    """Whether ``pid`` is ``root`` or one of its descendants, by the ``parents`` read."""
-    seen = set()
-    while pid not in seen:
-        if pid == root:
-            return True
-        seen.add(pid)
-        if pid not in parents:
-            return False
-        pid = parents[pid]
-    return False
+def _descendants(roots: Collection[int], parents: dict[int, int]) -> set[int]:
+    """``roots`` and every process under them, by the ``parents`` read (one pass over them)."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
 
 
 def _printable(name: str) -> str:
     """A process's command name as printable ASCII (``?`` for any other character), at most
     15 characters: a name is any bytes its program chose, and a results file's text is checked."""
+    if name and len(name) <= 15 and name.isascii() and name.isprintable():
+        return name
     return "".join(c if " " <= c <= "~" else "?" for c in name)[:15] or "?"

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from suite.meters import host_load
 from suite.record import edges, results
 from suite.record.errors import GoodbenchError
 from suite.run import rank_record
@@ -46,7 +47,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0,
         raise GoodbenchError(f"{script}: no such script")
     stops = stops or Stops()
     read_end, write_end = os.pipe()
-    env = {**os.environ, **(extra_env or {}), edges.ENV: str(write_end)}
+    env = {**os.environ, **(extra_env or {}), edges.ENV: str(write_end), **launcher_environment()}
     journal = Journal(script, args)  # its stamps kept across a kill, where the script names a checkpoint directory
     origin, started_at_s = clock(), time.time()  # the wall clock: what links this process's stamps to another's
     try:
@@ -61,6 +62,13 @@ def launch(script: str, args: list[str], grace_s: float = 2.0,
     reader.finish(grace_s)
     reader.journal.close()
     return status, child, reader
+
+
+def launcher_environment() -> dict[str, str]:
+    """This launcher's pid for the script's environment: a rank's load watch leaves it out of the
+    other processes (:func:`suite.meters.host_load.own_ancestors`), though torchrun's ranks are in
+    groups of their own."""
+    return {host_load.LAUNCHER_PID: str(os.getpid())}
 
 
 def torchrun_command(script: str, args: list[str], nproc: int) -> list[str]:
@@ -96,7 +104,8 @@ def launch_ranks(script: str, args: list[str], nproc: int, grace_s: float = 2.0,
         # ranks end at once as their channels lose their reader (suite.api.edges); SIGTERM, sent again as each
         # thread of this process ends, would come twice and end torchrun's shutdown midway
         child = start_own_group(command, death_signal=signal.SIGKILL,
-                                env={**os.environ, **(extra_env or {}), **channels.environment()})
+                                env={**os.environ, **(extra_env or {}), **channels.environment(),
+                                     **launcher_environment()})
     except BaseException:
         channels.finish(0.0)
         channels.close()
