@@ -258,6 +258,10 @@ def test_without_proc_the_processes_are_not_measured(tmp_path):
     snap = host_load.snapshot(sample_s=0, proc=tmp_path / "absent")
     assert snap["other_cores"] is None and snap["busy"] is None
     assert host_load.Watch(proc=tmp_path / "absent").start().stop() is None
+    _write_proc(tmp_path, 100, {})
+    watch = host_load.Watch(interval_s=0, proc=tmp_path).start()
+    tmp_path.rename(tmp_path.with_name("gone"))  # readable at the start only: nothing measured over the run
+    assert watch.stop() is None
     assert load.under_load({"start": snap, "end": snap}) is None
 
 

@@ -156,7 +156,7 @@ class Watch:
         ``other_cores`` (the other processes' CPU over the watch, in cores on average, over at
         least :data:`SHORTEST_S`), ``busy`` (the busiest command names, as a :func:`snapshot`
         lists processes: the CPU of every process of one name added up) and ``seconds`` watched —
-        or None where ``/proc`` could not be read."""
+        or None where ``/proc`` could not be read at the start, or at no reading after it."""
         if self._result is not None or self._last is None:
             return self._result
         self._stop.set()
@@ -164,6 +164,8 @@ class Watch:
             self._thread.join()
         self.read()
         seconds = self._t1 - self._t0
+        if seconds <= 0:  # no reading after the first: nothing was measured
+            return None
         over = max(seconds, SHORTEST_S)
         by_name: dict[str, float] = {}
         for (_, name), used in self.used.items():
