@@ -3,6 +3,8 @@ the run's record, and a run measured under load marked on the site and by compar
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -485,3 +487,44 @@ def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(t
     during = watch.stop()
     assert during is not None and [b["name"] for b in during["busy"]] == ["make"]
     assert during["other_cores"] == 1.0  # make's 2 s over 2 s
+
+
+def test_a_process_named_like_a_trust_label_is_recorded_withheld_and_the_name_rule_passes():
+    """Trial 16's names rule refuses a trust label's word anywhere the run page shows goodbench's
+    text, busy process names included; another program's name ("trustd", "verifier") on an honest
+    machine got an honest run refused: it is recorded as withheld instead."""
+    from suite.trust.labels import label_refusal
+
+    for name in ("trustd", "verifier", "reproduce", "rerun-burner"):
+        assert label_refusal(name) is not None and host_load._printable(name) == host_load.WITHHELD
+    assert label_refusal(host_load.WITHHELD) is None
+    assert host_load._printable("python") == "python" and host_load._printable("make\x1b") == "make?"
+
+
+def test_the_watchs_thread_leaves_the_stop_signals_to_the_main_thread():
+    """A process-wide SIGTERM goes to any thread that does not block it: taken by the watch's
+    thread, one the main thread held back (signals.holding) was handled at once (a supervised
+    worker stopped by a group SIGTERM then exited 130 without its record, test_faults)."""
+    import signal
+    import threading
+
+    watch = host_load.Watch(interval_s=0.05).start()
+    try:
+        thread = watch._thread
+        assert thread is not None and thread.native_id is not None
+        deadline = time.monotonic() + 10
+        blocked = 0
+        while time.monotonic() < deadline:
+            status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+            blocked = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:")), 16)
+            if blocked:
+                break
+            time.sleep(0.01)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            assert blocked & (1 << (signum - 1)), signum
+        main = threading.main_thread().native_id
+        mine = Path(f"/proc/self/task/{main}/status").read_text()
+        assert not int(next(line.split()[1] for line in mine.splitlines() if line.startswith("SigBlk:")), 16) & (
+            1 << (signal.SIGTERM - 1))
+    finally:
+        watch.stop()

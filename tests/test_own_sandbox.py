@@ -502,7 +502,7 @@ import os, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        open("/proc/self/comm", "w").write("rerun-burner")
+        open("/proc/self/comm", "w").write("side-burner")
         while time.process_time() < 1.5:
             pass
         open("burnt", "w").close()
@@ -531,9 +531,9 @@ def test_a_busy_process_the_sandboxed_re_run_starts_is_its_own_load_not_another_
                                      started=watch.own if told else None)
     during = watch.stop()
     assert status == 0 and (code / "burnt").exists() and during is not None
-    burnt = sum(used for (_, name), used in watch.used.items() if name == "rerun-burner")
+    burnt = sum(used for (_, name), used in watch.used.items() if name == "side-burner")
     if told:
-        assert burnt == 0 and "rerun-burner" not in [b["name"] for b in during["busy"]]
+        assert burnt == 0 and "side-burner" not in [b["name"] for b in during["busy"]]
     else:
         assert burnt >= 1.0  # 1.5 s, less what the last reading missed
 
