@@ -36,13 +36,7 @@ def _reference(scale: str, seed: int, data_dir: str | None):
                          files=locate_data(workload, data_dir))
     model = job.model.eval()
 
-    def logits_of(ids: torch.Tensor) -> torch.Tensor:
-        x = model.drop(model.wte(ids) + model.wpe(torch.arange(ids.shape[1], device=ids.device)))
-        for block in model.blocks:
-            x = block(x)
-        return model.head(model.ln_f(x))
-
-    return logits_of
+    return model.logits
 
 
 def _plain(vocab: int, seed: int, head_std: float | None = None):

@@ -28,11 +28,7 @@ def test_lm_chars_evaluator_is_its_reference_evaluation(data_dir):
         job.train_step()
     model = job.model
 
-    def logits_of(ids: torch.Tensor) -> torch.Tensor:
-        x = model.drop(model.wte(ids) + model.wpe(torch.arange(ids.shape[1])))
-        for block in model.blocks:
-            x = block(x)
-        return model.head(model.ln_f(x))
+    logits_of = model.logits
 
     model.eval()
     mine = evaluator("lm-char", "smoke", CPU, str(data_dir))(logits_of)

@@ -75,13 +75,16 @@ class GPT(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        t = idx.shape[1]
-        pos = torch.arange(t, device=idx.device)
+    def logits(self, idx: torch.Tensor) -> torch.Tensor:
+        """The next token's logits at every position of ``idx`` (what an evaluator is handed)."""
+        pos = torch.arange(idx.shape[1], device=idx.device)
         x = self.drop(self.wte(idx) + self.wpe(pos))
         for block in self.blocks:
             x = block(x)
-        logits = self.head(self.ln_f(x))
+        return self.head(self.ln_f(x))
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        logits = self.logits(idx)
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1))
 
 
