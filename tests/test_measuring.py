@@ -16,7 +16,7 @@ import factories
 import numpy as np
 import pytest
 
-from suite.figures import derive
+from suite.figures import derive, load
 from suite.figures import reproducibility as tolerance
 from suite.run.reproduce import comparison, measuring, planning
 from suite.validate import check_document
@@ -39,12 +39,15 @@ ORIGINAL = _run(0.01, 0.02, 0, steps=128)  # a quiet recorded run
 
 
 def _measured(ratio: float, cap: measuring.Cap, noise: float = 0.9, original: dict = ORIGINAL,
-              steps: int = 40) -> tuple[measuring.Measuring, list[str]]:
-    """Measure re-runs at ``ratio`` × the original's throughput on, as goodbench reproduce does."""
+              steps: int = 40, loads=None) -> tuple[measuring.Measuring, list[str]]:
+    """Measure re-runs at ``ratio`` × the original's throughput on, as goodbench reproduce does;
+    ``loads``: each re-run's ``host_load`` in turn (None: not recorded)."""
     seeds, ticks = itertools.count(1), itertools.count(0, RERUN_S)
+    loads = itertools.repeat(None) if loads is None else iter(loads)
     said: list[str] = []
-    state = measuring.measure_on(original, lambda: _run(0.01 / ratio, noise, next(seeds), steps), cap, 0.2,
-                                 clock=lambda: next(ticks), report=said.append)
+    state = measuring.measure_on(
+        original, lambda: _run(0.01 / ratio, noise, next(seeds), steps) | {"host_load": next(loads)}, cap, 0.2,
+        clock=lambda: next(ticks), report=said.append)
     return state, said
 
 
@@ -227,10 +230,11 @@ def test_an_honest_noisy_window_re_run_near_its_throughput_never_differs_on_the_
         assert state.pool.median is not None  # kept in the record all the same
 
 
-def _median_entry(rep: dict, verdict: str = "") -> dict:
-    """``rep`` whose first run was measured on against the forged window and differs on the median."""
+def _median_entry(rep: dict, verdict: str = "", ratio: float = 0.5, host_load: dict | None = None) -> dict:
+    """``rep`` whose first run was measured on against the forged window and differs on the median
+    (each re-run measured with ``host_load``)."""
     forged = _unsteady(0.01, *FORGED[0])
-    state, _ = _measured(0.5, measuring.Cap(), noise=0.02, original=forged)
+    state, _ = _measured(ratio, measuring.Cap(), noise=0.02, original=forged, loads=itertools.repeat(host_load))
     c = comparison.compare_run(_target(forged), state.records[-1], 0.2, None, state)
     bad = copy.deepcopy(rep)
     entry = bad["settings"]["reproduces"]["runs"][0]
@@ -274,7 +278,7 @@ def test_a_slower_re_run_measured_under_load_is_inconclusive_never_a_difference(
     from suite.run.reproduce.reporting import report_lines
     from suite.run.reproduce.training import Reproduction
 
-    slow = _run(0.01 / 0.5, 0.02, 1)
+    slow = _run(0.01 / 0.6, 0.02, 1)
     assert comparison.compare_run(_target(ORIGINAL), slow, 0.2).verdict.startswith("differs: throughput: ")
     c = comparison.compare_run(_target(ORIGINAL), slow | {"host_load": LOADED}, 0.2)
     assert c.loaded_slower is not None and c.loaded_slower.startswith("other processes used 1.88 of 2 cores at its start")
@@ -284,27 +288,97 @@ def test_a_slower_re_run_measured_under_load_is_inconclusive_never_a_difference(
                report_lines(Reproduction({}, [c])))
     fast = _run(0.01 / 2, 0.02, 1) | {"host_load": LOADED}  # the load explains a slower re-run only
     assert comparison.compare_run(_target(ORIGINAL), fast, 0.2).verdict.startswith("differs: throughput: ")
-    forged = _unsteady(0.01, *FORGED[0])  # differing on the median step time, likewise
-    state, _ = _measured(0.5, measuring.Cap(), noise=0.02, original=forged)
-    on_median = comparison.compare_run(_target(forged), state.records[-1] | {"host_load": LOADED}, 0.2, None, state)
-    assert on_median.on_median and on_median.verdict.startswith("inconclusive: throughput: judged on the median step")
-    [line] = [x for x in report_lines(Reproduction({}, [on_median])) if x.startswith("  median      ")]
-    assert line.endswith("— inconclusive: the re-run was under load (below)")
+
+
+def _loaded(other: float, cores: int) -> dict:
+    snap = {"load_1m": other, "cores": cores, "other_cores": other, "busy": [{"name": "mypy", "cores": other}]}
+    return {"start": snap, "end": snap, "gpu_other_processes_end": None}
+
+
+@pytest.mark.parametrize("ratio, other, cores, explained", [
+    (0.6, 1.88, 2, True),      # the machine all but full: down to the floor
+    (1 / 178, 1.96, 2, False),  # trial 17: 178× slower differs whatever the load
+    (0.45, 1.88, 2, False),    # below the floor
+    (0.75, 0.6, 128, False),   # half a core of 128 cannot cost 6% below the band
+    (0.7, 1.0, 4, True),       # a quarter of 4 cores: down to 0.8 × 0.75 = 0.6
+    (0.55, 1.0, 4, False),
+])
+def test_load_excuses_only_the_slowdown_it_could_cause(ratio, other, cores, explained):
+    """The load explains a slower re-run only down to the band's edge scaled by the share of the
+    machine it left, never below the floor (docs/rules.md, "Reproducing a result")."""
+    bound = max(load.LOADED_FLOOR, (1 - 0.2) * (1 - other / cores))
+    assert (ratio >= bound) == explained
+    c = comparison.compare_run(_target(ORIGINAL), _run(0.01 / ratio, 0.02, 1) | {"host_load": _loaded(other, cores)},
+                               0.2)
+    assert c.verdict.startswith("inconclusive: " if explained else "differs: throughput: ")
+
+
+def _pooled(loads: list, ratio: float = 0.6) -> measuring.Measuring:
+    """Re-runs at ``ratio`` × the original's throughput pooled, one per entry of ``loads`` (its ``host_load``)."""
+    state = measuring.Measuring(measuring.Cap(measurements=8, batches=10_000, seconds=10_000), 0.2)
+    for seed, host_load in enumerate(loads, 1):
+        state.add(ORIGINAL, _run(0.01 / ratio, 0.9, seed) | {"host_load": host_load}, RERUN_S)
+    return state
+
+
+def test_a_pooled_verdict_is_excused_only_where_every_pooled_re_run_was_loaded():
+    """Seven quiet re-runs clearly slower and an eighth loaded: the pool differs (review H2)."""
+    state = _pooled([None] * 7 + [LOADED])
+    c = comparison.compare_run(_target(ORIGINAL), state.records[-1], 0.2, None, state)
+    assert c.pooled and c.verdict.startswith("differs: throughput: ")
+    every = _pooled([LOADED] * 8)
+    c = comparison.compare_run(_target(ORIGINAL), every.records[-1], 0.2, None, every)
+    assert c.pooled and c.verdict.startswith("inconclusive: throughput: ") and "each of the 8 re-runs" in c.verdict
+    assert c.to_json()["measuring"]["host_loads"] == [measuring.loads(LOADED)] * 8
+
+
+def test_a_re_run_differing_on_its_median_step_differs_whatever_its_load():
+    """The median decides only below (1 − tolerance) / 1.8, beneath the floor the load can excuse."""
+    forged = _unsteady(0.01, *FORGED[0])
+    state, _ = _measured(0.6, measuring.Cap(), noise=0.02, original=forged, loads=itertools.repeat(LOADED))
+    on_median = comparison.compare_run(_target(forged), state.records[-1], 0.2, None, state)
+    assert on_median.on_median and on_median.loaded_slower is None
+    assert on_median.verdict.startswith("differs: throughput: judged on the median step")
+
+
+def _pooled_entry(rep: dict, loads: list, ratio: float = 0.6) -> dict:
+    """``rep`` whose first run was measured on, ``len(loads)`` re-runs at ``ratio`` × the steady
+    original's throughput, each with its ``host_load`` in ``loads``: it differs on the mean."""
+    state = _pooled(loads, ratio)
+    c = comparison.compare_run(_target(ORIGINAL), state.records[-1], 0.2, None, state)
+    bad = copy.deepcopy(rep)
+    entry = bad["settings"]["reproduces"]["runs"][0]
+    m = c.to_json()["measuring"]
+    m["samples_per_s"] = m["ratio"] * entry["throughput"]["original_samples_per_s"]  # pooled against this file's
+    entry.update(measurements=m["measurements"], first_ratio=ratio, measuring=m, verdict=c.verdict)
+    [run] = [r for r in bad["runs"] if r["run_id"] == entry["run_id"]]
+    run["host_load"] = loads[-1]
+    return bad
 
 
 def test_the_validator_takes_a_loaded_slower_re_run_as_inconclusive_or_as_stored_before_as_differs():
     rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
-    where = "settings.reproduces.runs[0]"
-    doc = _median_entry(rep)
-    [run] = [r for r in doc["runs"] if r["run_id"] == doc["settings"]["reproduces"]["runs"][0]["run_id"]]
-    assert _found(doc) == []  # differs, quiet
-    inconclusive = "inconclusive: throughput: judged on the median step time …; the re-run was measured under load"
-    doc["settings"]["reproduces"]["runs"][0]["verdict"] = inconclusive
-    assert _found(doc) == [("reproduces-verdict", f"{where}.verdict")]  # quiet: its figures differ
-    run["host_load"] = LOADED
-    assert _found(doc) == []
-    doc["settings"]["reproduces"]["runs"][0]["verdict"] = "differs: throughput: stored before the rule"
-    assert _found(doc) == []  # a stored "differs" keeps its meaning
+    verdict = [("reproduces-verdict", "settings.reproduces.runs[0].verdict")]
+    entry_of = lambda doc: doc["settings"]["reproduces"]["runs"][0]
+    loaded = _pooled_entry(rep, [LOADED] * 8)
+    assert entry_of(loaded)["verdict"].startswith("inconclusive: ") and _found(loaded) == []
+    entry_of(loaded)["verdict"] = "differs: throughput: stored before the rule"
+    assert _found(loaded) == []  # a stored "differs" keeps its meaning
+    quiet = _pooled_entry(rep, [None] * 7 + [LOADED])  # review H2: seven quiet re-runs and a loaded last
+    assert entry_of(quiet)["verdict"].startswith("differs: ") and _found(quiet) == []
+    entry_of(quiet)["verdict"] = "inconclusive: the re-run was measured under load"
+    assert _found(quiet) == verdict
+    unkept = _pooled_entry(rep, [LOADED] * 8)  # several re-runs whose loads were not kept: judged as quiet
+    del entry_of(unkept)["measuring"]["host_loads"]
+    assert _found(unkept) == verdict
+    many_cores = _pooled_entry(rep, [_loaded(0.6, 128)] * 8)  # a load that cannot cost 40%
+    assert entry_of(many_cores)["verdict"].startswith("differs: ")
+    entry_of(many_cores)["verdict"] = "inconclusive: the re-run was measured under load"
+    assert _found(many_cores) == verdict
+    median = _median_entry(rep, ratio=0.6, host_load=LOADED)  # on the median: differs whatever the load
+    assert entry_of(median)["verdict"].startswith("differs: ") and _found(median) == []
+    entry_of(median)["verdict"] = "inconclusive: the re-run was measured under load"
+    assert _found(median) == verdict
 
 
 def test_a_recorded_median_the_stored_original_does_not_hold_is_not_counted():

@@ -9,6 +9,7 @@ from suite.record.text import cut
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
 NAMED = 5  # busy processes named, as many as a snapshot keeps (suite/meters/host_load.py LISTED)
 NAME_CHARS = 40  # of a process's name as shown; a snapshot keeps its short command name (15)
+LOADED_FLOOR = 0.5  # a re-run slower than this share of the recorded throughput differs, whatever its load
 
 
 WHEN = {"start": "at its start", "during": "on average over it", "end": "at its end"}
@@ -70,3 +71,45 @@ def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None
     named = label(run) if label is not None and isinstance(workload.get("id"), str) else workload.get("id")
     return (f"{len(loaded)} of {len(runs)} runs measured under load ({source}); first "
             f"{named} seed {run.get('seed')}: {why}")
+
+
+def share_left(host_load: dict | None) -> float | None:
+    """The share of the machine's cores the other processes left the run at its most loaded
+    reading (start, over it, end): ``1 − other_cores / cores``, at least 0; None where no reading
+    has both figures."""
+    if not isinstance(host_load, dict):
+        return None
+    shares = []
+    for when in WHEN:
+        snap = found if isinstance(found := host_load.get(when), dict) else {}
+        other, cores = snap.get("other_cores"), snap.get("cores")
+        if isinstance(other, (int, float)) and not isinstance(cores, bool) and isinstance(cores, int) and cores > 0:
+            shares.append(max(0.0, 1.0 - float(other) / cores))
+    return min(shares) if shares else None
+
+
+def loaded_bound(host_loads: list, tolerance: float) -> float | None:
+    """The lowest throughput ratio the re-runs' load can explain (docs/rules.md, "Reproducing a
+    result"): the band's lower edge scaled by the share of the machine the load left,
+    ``(1 − tolerance) × share_left``, never below :data:`LOADED_FLOOR`; over several re-runs, the
+    least loaded one's (the highest bound). None where a re-run was not measured under load or
+    its share left is not recorded: then the load explains nothing."""
+    bounds = []
+    for host_load in host_loads:
+        left = share_left(host_load)
+        if under_load(host_load) is None or left is None:
+            return None
+        bounds.append(max(LOADED_FLOOR, (1 - tolerance) * left))
+    return max(bounds) if bounds else None
+
+
+def load_explains(host_loads: list, ratio: float | None, tolerance: float) -> str | None:
+    """Why the re-runs' load explains a throughput ``ratio`` below the band (the first loaded
+    re-run's :func:`under_load` reason), or None: the ratio is not below 1, a re-run was measured
+    quietly, or the ratio lies below what the load could cost (:func:`loaded_bound`)."""
+    bound = loaded_bound(host_loads, tolerance)
+    if ratio is None or ratio >= 1 or bound is None or ratio < bound:
+        return None
+    why = under_load(host_loads[0])
+    many = f"each of the {len(host_loads)} re-runs; first: " if len(host_loads) > 1 else ""
+    return f"{many}{why}; the ratio is within what that load could cost (≥ {bound:.3f}×)"

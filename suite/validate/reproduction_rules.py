@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from suite.figures.load import under_load
+from suite.figures.load import load_explains
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MAX_CURVE_ABS_TOLERANCE,
@@ -190,7 +190,7 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
     ci, median = judged["ci95"], judged.get("median")
     want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance, median)
     if want == "differs" and said == "inconclusive" and run["status"] == "complete" and curve["agrees"] \
-            and _loaded_slower(run, judged.get("ratio", ratio)):
+            and _loaded_slower(run, entry, _decided_ratio(judged, ratio, tolerance), tolerance):
         want = said  # a slower re-run measured under load: inconclusive (a stored "differs" stays valid too)
     if said != want:
         interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
@@ -225,14 +225,35 @@ def _measuring(entry: dict, original: float | None, where: str, tolerance: float
                                 f"{'decides' if decides else 'does not decide'} against ±{tolerance:.4g}"))
     within = None if ratio is None else abs(ratio - 1) <= tolerance
     median, more = _median(m.get("median"), ratio, at)
-    return {"ci95": ci, "within": within, "median": median, "ratio": ratio}, problems + more
+    median_ratio = m["median"]["ratio"] if isinstance(m.get("median"), dict) else None
+    return {"ci95": ci, "within": within, "median": median, "ratio": ratio, "median_ratio": median_ratio}, \
+        problems + more
 
 
-def _loaded_slower(run: dict, ratio: float | None) -> bool:
-    """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while the
-    re-run was measured under load (its ``host_load``): the re-run's load explains it, so its
-    verdict may read inconclusive (docs/rules.md, "Reproducing a result")."""
-    return ratio is not None and ratio < 1 and under_load(run.get("host_load")) is not None
+def _decided_ratio(judged: dict, ratio: float | None, tolerance: float) -> float | None:
+    """The throughput ratio a differing verdict rests on: the median step's where the (pooled)
+    mean's interval cannot decide, else the mean's (the pooled one when measured on)."""
+    ci = judged["ci95"]
+    if judged.get("median_ratio") is not None and (ci is None or interval_judgement(ci[0], ci[1], tolerance)
+                                                   == INCONCLUSIVE):
+        return judged["median_ratio"]
+    return judged.get("ratio", ratio)
+
+
+def _loaded_slower(run: dict, entry: dict, ratio: float | None, tolerance: float) -> bool:
+    """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while
+    every re-run it rests on was measured under load, and no slower than that load could cost
+    (:func:`~suite.figures.load.load_explains`): its verdict may then read inconclusive
+    (docs/rules.md, "Reproducing a result"). Measured on, each pooled re-run's load is
+    ``measuring.host_loads``; a record of several re-runs without it is judged as quiet."""
+    m = entry.get("measuring")
+    if m is None or m["measurements"] == 1:
+        host_loads = [run.get("host_load")]
+    elif isinstance(m.get("host_loads"), list) and len(m["host_loads"]) == m["measurements"]:
+        host_loads = m["host_loads"]
+    else:
+        return False
+    return load_explains(host_loads, ratio, tolerance) is not None
 
 
 MedianFigures = tuple[float | None, float | None, float | None]  # the mean ratio, the median ratio's interval

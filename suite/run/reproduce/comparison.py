@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suite.figures.load import under_load
+from suite.figures.load import load_explains
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MEDIAN_MARGIN,
@@ -220,15 +220,24 @@ class Comparison:
 
     @property
     def loaded_slower(self) -> str | None:
-        """Why the re-run's own load explains its throughput lying outside the band (docs/rules.md,
+        """Why the re-runs' own load explains their throughput lying outside the band (docs/rules.md,
         "Reproducing a result": a slower re-run measured under load is inconclusive, not a
-        difference): the re-run's ``host_load`` says it was measured under load, and the ratio
-        that lay outside (the pooled mean's when measured on) is below 1; None otherwise."""
+        difference, within what the load could cost): every re-run judged (each pooled one when
+        measured on) was measured under load, and the ratio that lay outside (the pooled mean's when
+        measured on, the median step's where that decided) is below 1 and within :func:`~suite.figures.load.loaded_bound`; None otherwise."""
         if not (self.on_median or self.judged == OUTSIDE):
             return None
         p = self.measuring.pool if self.pooled else None  # type: ignore[union-attr]
         ratio = p.ratio if p is not None else self.throughput.ratio
-        return under_load(self.record.get("host_load")) if ratio is not None and ratio < 1 else None
+        if self.on_median and p is not None and p.median is not None:  # the median decided: its ratio is the gap
+            ratio = p.median.ratio
+        return load_explains(self.host_loads, ratio, self.throughput.tolerance)
+
+    @property
+    def host_loads(self) -> list:
+        """The ``host_load`` of every re-run the verdict rests on: each pooled one when measured on."""
+        records = self.measuring.records if self.pooled else [self.record]  # type: ignore[union-attr]
+        return [r.get("host_load") for r in records]
 
     def _load_text(self, why: str) -> str:
         return (f"the re-run was measured under load ({why}): a slower re-run is then expected, so it shows no "

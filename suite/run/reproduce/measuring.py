@@ -278,7 +278,16 @@ class Measuring:
                 "seconds": self.seconds, "samples_per_s": p.samples_per_s, "ratio": p.ratio,
                 "ci95": None if p.low is None else [p.low, p.high], "method": p.method[:2000],
                 "stopped": self.stopped, "why": self.why[:2000], "cap": self.cap.to_json(),
+                "host_loads": [loads(r.get("host_load")) for r in self.records],
                 **({"median": p.median.to_json()} if p.median is not None else {})}
+
+
+def loads(host_load: Any) -> dict | None:
+    """A re-run's load as ``measuring.host_loads`` keeps it: its readings at its start, over it
+    and at its end (None where it recorded none)."""
+    if not isinstance(host_load, dict):
+        return None
+    return {k: host_load[k] for k in ("start", "during", "end") if k in host_load}
 
 
 def measure_on(original: dict, measure: Callable[[], dict], cap: Cap, tolerance: float,
