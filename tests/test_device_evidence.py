@@ -220,7 +220,7 @@ def test_a_file_naming_older_rules_than_its_date_allows_is_refused_and_held_to_i
     problems, waived = v.check_stored(doc)
     assert problems == [] and [p.code for p in waived] == ["rules-version-behind"]
     line, shown, _ = rows.check_loaded(doc, "renamed.json")
-    assert line is None and shown[0].startswith("stored under rules v8, not held to v9's [rules-version-behind]")
+    assert line is None and shown[0].startswith("states rules v7 (held to v8), not held to v9's [rules-version-behind]")
     # a code of v8 is no longer waived for it: a trust label in its ceiling's method is refused as stored
     doc["settings"]["matmul_ceiling"]["fp32"]["method"] = "reproduced by a trusted reviewer"
     assert "name-trust" in {p.code for p in v.check_stored(doc)[0]}

@@ -104,6 +104,17 @@ def test_a_file_refused_by_newer_rules_says_under_which_rules_it_was_stored(stor
         assert "states no rules version" not in line
 
 
+def test_a_file_its_date_holds_to_later_rules_says_the_version_it_states_and_the_one_it_is_held_to():
+    """A file stating v5 but dated when v9 was due read "stored under rules v9" (review L12)."""
+    from suite.record.rules_version import RULES_VERSION
+
+    doc = {"rules_version": 5, "created_at": "2030-01-01T00:00:00Z"}
+    held = validate.stored_under(doc)
+    assert held == RULES_VERSION > 5
+    assert validate.stored_words(doc) == f"states rules v5 (held to v{held})"
+    assert validate.stored_words({**doc, "rules_version": held}) == f"stored under rules v{held}"
+
+
 def test_a_file_of_the_current_rules_or_unreadable_is_refused_without_versions(stored, monkeypatch):
     monkeypatch.setattr(validate, "RULES_VERSION", 1)
     assert leaderboard.check_file(stored)[1] == "stored.json: settings: refused by a newer rule [division]"

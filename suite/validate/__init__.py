@@ -141,13 +141,17 @@ def stored_under(doc: Any) -> int | None:
 
 def stored_words(doc: Any) -> str | None:
     """The rules a parsed document is held to as stored (:func:`stored_under`), as a line names
-    them: "stored under rules vN" for a file that states a version, "states no rules version (held
-    to vN)" for one that states none (held to v1, or to what its date names), so that a file never
-    said to be stored under any rules is not said to be; None where it is held to none."""
+    them: "stored under rules vN" for a file that states the version it is held to, "states rules
+    v5 (held to v9)" for one its date holds to a later one, "states no rules version (held to vN)"
+    for one that states none (held to v1, or to what its date names), so that a file is never said
+    to be stored under rules it does not state; None where it is held to none."""
     version = stored_under(doc)
     if version is None:
         return None
-    return f"stored under rules v{version}" if "rules_version" in doc else f"states no rules version (held to v{version})"
+    if "rules_version" not in doc:
+        return f"states no rules version (held to v{version})"
+    stated = doc["rules_version"]
+    return f"stored under rules v{version}" if stated == version else f"states rules v{stated} (held to v{version})"
 
 
 def check_stored(doc: Any, now: dt.datetime | None = None) -> tuple[list[Problem], list[Problem]]:
