@@ -62,24 +62,26 @@ class Reading(NamedTuple):
 
 
 def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[], float] = time.monotonic,
-             sleep: Callable[[float], None] = time.sleep, pids: bool = False) -> dict[str, Any]:
+             sleep: Callable[[float], None] = time.sleep, pids: bool = False,
+             roots: Collection[int] = ()) -> dict[str, Any]:
     """The host's load now: ``load_1m`` (the 1-minute load average, None where the OS has none),
     ``cores``, ``other_cores`` (CPU cores the processes outside this process's group used over
     ``sample_s``, None where ``/proc`` is not readable) and ``busy`` (the busiest of them:
     ``{"name", "cores"}``, at most :data:`LISTED`). ``clock`` and ``sleep`` time the window.
     ``pids``: each busy process's ``pid`` too — for what is said to the user now (``check``,
-    ``--wait-quiet``), never for what a results file keeps."""
+    ``--wait-quiet``), never for what a results file keeps. ``roots``: processes that, with their
+    descendants, are the run's own (a sandbox still tearing itself down), as :class:`Watch` takes them."""
     try:
         load_1m: float | None = round(os.getloadavg()[0], 2)
     except (OSError, AttributeError):
         load_1m = None
-    before = _cpu_seconds(proc)
+    before = _cpu_seconds(proc, roots=roots)
     if before is None:
         other, busy = None, None
     else:
         t0 = clock()
         sleep(sample_s)
-        after = _cpu_seconds(proc) or {}
+        after = _cpu_seconds(proc, roots=roots) or {}
         elapsed = max(clock() - t0, 1e-3)
         used = {pid: (after[pid].cpu - before[pid].cpu) / elapsed
                 for pid in after.keys() & before.keys() if after[pid].began == before[pid].began}

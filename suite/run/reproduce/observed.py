@@ -13,7 +13,9 @@ signed, goodbench replaces what it measures itself:
   reproducing process never touches CUDA: a CUDA context it held would sit on the GPU through the
   next re-run, taking its memory and counted there as another process on the GPU;
 - every run's ``host_load``: goodbench's snapshots of the machine (:func:`suite.meters.host_load.snapshot`)
-  just before the sandbox started and just after it exited, and what the other processes used
+  just before the sandbox started and just after it exited — once its processes are gone
+  (:mod:`suite.run.reproduce.lingering`: bwrap freeing a full private /tmp outlived it), any
+  still there after the wait left out — and what the other processes used
   over the re-run (``during``: a :class:`suite.meters.host_load.Watch` outside the sandbox, told
   that the sandbox and every process under it are the re-run's own, so that a process the script
   starts is never "another process" to excuse a slower re-run) — inside, in its own process
@@ -28,6 +30,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,9 +50,10 @@ class Observer:
     overrides: dict[str, Any] | None = field(default=None, hash=False)
 
     @staticmethod
-    def load() -> dict[str, Any]:
-        """The machine's load now, seen from outside the sandbox."""
-        return host_load.snapshot()
+    def load(left_out: Collection[int] = ()) -> dict[str, Any]:
+        """The machine's load now, seen from outside the sandbox; ``left_out``: the sandbox's
+        processes still tearing it down (:mod:`suite.run.reproduce.lingering`), and theirs."""
+        return host_load.snapshot(roots=left_out)
 
     @staticmethod
     def watch() -> host_load.Watch:

@@ -47,6 +47,7 @@ from suite.run.reproduce import sandbox, stamping
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
+from suite.run.reproduce.lingering import Lingering
 from suite.run.reproduce.observed import Observer
 from suite.run.reproduce.planning import (
     CannotReproduce,
@@ -324,21 +325,28 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
 
         load_at_start = observer.load()  # outside the sandbox, before it starts: not the re-run's time
         watch = observer.watch()  # over the re-run, outside the sandbox; the sandbox's processes its own
+        lingering = Lingering()  # the sandbox's processes, waited for after it exits
+
+        def started(pid: int) -> None:
+            watch.own(pid)
+            lingering.started(pid)
+
         try:
             nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
             if nproc:
                 channels = RankChannels(nproc, clock(), Path(scratch))
                 status, pid = stamping.run_ranks(sandboxed([channels.folder], channels.environment()),
-                                                 sandbox.BWRAP_ENVIRONMENT, channels, timeout, started=watch.own)
+                                                 sandbox.BWRAP_ENVIRONMENT, channels, timeout, started=started)
                 stamped = functools.partial(stamping.with_rank_clocks, channels=channels)
             else:  # `python SCRIPT ARGS`: its edge pipe, its edges stamped here, outside the sandbox
                 ends = os.pipe()
                 status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
-                                                   sandbox.BWRAP_ENVIRONMENT, ends, timeout, started=watch.own)
+                                                   sandbox.BWRAP_ENVIRONMENT, ends, timeout, started=started)
                 stamped = functools.partial(stamping.with_second_clock, reader=reader)
+            left = lingering.wait()  # the sandbox torn down before the end's reading (trial 17)
         finally:
             during = watch.stop()
-        load_at_end = observer.load()
+        load_at_end = observer.load(left) if left else observer.load()
         raw = read_output(rerun_path)
     finally:  # whatever the script left in its folders (a tree deeper than Python recurses): never a traceback
         left = tempfiles.remove_tree(Path(scratch))

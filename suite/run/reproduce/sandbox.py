@@ -47,6 +47,7 @@ PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREAD
 # what the sandbox's process is: an unprivileged id in its own user namespace, with no capability
 # (bwrap run by root keeps every one otherwise, and its binds would then not hold: trial 16)
 UNPRIVILEGED_ID = "65534"
+TMP_BYTES = 2 << 30  # the sandbox's private /tmp: a script that fills it leaves no minutes-long teardown behind
 ISOLATION = ("--unshare-all", "--unshare-user", "--unshare-net", "--uid", UNPRIVILEGED_ID, "--gid", UNPRIVILEGED_ID,
              "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv")
 # files of the fresh /proc that root's user id may write without a capability (the kernel's
@@ -68,13 +69,23 @@ def bwrap() -> str:
 
 
 @functools.cache
-def _forbids_user_namespaces(program: str) -> bool:
-    """Whether this bwrap can forbid further user namespaces (``--disable-userns``, bubblewrap 0.8)."""
+def _help(program: str) -> str:
+    """What ``bwrap --help`` says ("" where it cannot be run): which options this bubblewrap has."""
     try:
         said = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=30, env=BWRAP_ENVIRONMENT)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--disable-userns" in said.stdout + said.stderr
+        return ""
+    return said.stdout + said.stderr
+
+
+def _forbids_user_namespaces(program: str) -> bool:
+    """Whether this bwrap can forbid further user namespaces (``--disable-userns``, bubblewrap 0.8)."""
+    return "--disable-userns" in _help(program)
+
+
+def _bounds_tmpfs(program: str) -> bool:
+    """Whether this bwrap can bound a tmpfs's size (``--size``, bubblewrap 0.5)."""
+    return "--size" in _help(program)
 
 
 def source_root() -> Path:
@@ -189,7 +200,7 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
         args += ["--ro-bind-try", system, system]
     for device in gpu_devices():
         args += ["--dev-bind", device, device]
-    args += ["--tmpfs", "/tmp", "--dir", home]
+    args += [*(["--size", str(TMP_BYTES)] if _bounds_tmpfs(program) else []), "--tmpfs", "/tmp", "--dir", home]
     shared = [p for p in [*python_paths(), *data_dirs()] if bindable(p, [*hidden, root], secret)]
     shared += [p for p in own_package_dirs() if bindable(p, [], secret)]  # goodbench's source tree: its packages alone
     for path in shared:
