@@ -46,8 +46,8 @@ from suite.run.rank_channels import RankChannels
 from suite.run.reproduce import sandbox, stamping
 from suite.run.reproduce.comparison import Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
-from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
 from suite.run.reproduce.lingering import Lingering
+from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
 from suite.run.reproduce.observed import Observer
 from suite.run.reproduce.planning import (
     CannotReproduce,
