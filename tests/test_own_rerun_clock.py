@@ -77,3 +77,23 @@ def test_a_plain_script_gets_the_pipe_and_a_torchrun_job_its_ranks_channels():
                                     "--nproc-per-node=2", "train.py"]) == 2  # each rank's FIFO
     assert stamping.torchrun_ranks([sys.executable, "train.py", "--nproc-per-node=2"]) is None  # the pipe
     assert stamping.environment(7) == {"GOODBENCH_EDGE_FD": "7"}
+
+
+def test_a_re_run_whose_steps_sum_the_second_clock_does_not_hold_is_refused():
+    """Trial 17, E: a re-run whose steps were each claimed a few ms short passed the per-step
+    agreement and was measured on its own claims (steps summing 0.99 s, 1.257 s stamped); the sum
+    rule refuses it before anything is measured, as it keeps an honest re-run."""
+    from test_own_outcome import _doc
+
+    from suite.figures import clock_cover
+
+    honest = _doc()
+    assert stamping.disagreement(json.dumps(honest).encode()) is None
+    shaved = _doc()
+    for run in shaved["runs"]:  # every step claimed the share trial 17's were: 0.99 s of 1.257 s
+        run["step_times_s"] = [t * 0.99 / 1.257 for t in run["step_times_s"]]
+        run["metrics"]["throughput"]["step_time_s"]["p50"] *= 0.99 / 1.257
+    assert all(entry["agreement"]["agree"] for entry in shaved["second_clock"]["runs"])  # the old gate passed it
+    assert clock_cover.SUM_OFF in {clock_cover.steps_flaw(shaved, r) for r in shaved["runs"]}
+    said = stamping.disagreement(json.dumps(shaved).encode())
+    assert said is not None and "its steady steps add up to" in said and "5% + 75 ms" in said
