@@ -413,3 +413,38 @@ def test_the_pooled_method_says_the_batches_each_re_run_gave():
                     f"{layout[0][1]} steps, {layout[1][0]} of {layout[1][1]} steps)")
     assert stats.batches_text([(5, 28), (5, 28)]) == "10 batches of 28 steps over 2 runs"
     assert stats.batches_text([(5, 28)]) == "5 batches of 28 steps"
+
+
+@pytest.mark.parametrize("original_s, rerun_s, differs", [
+    (0.01886, 0.3691, True),   # trial 17: 19× the time, shown and read "reproduced"
+    (10.0, 12.0, False),       # as the throughput's band allows
+    (10.0, 24.0, False),       # within the band widened for the evaluations' time
+    (10.0, 26.0, True),
+    (10.0, 3.0, True),         # far faster
+    (0.02, 0.2, False),        # 10× but under a quarter of a second: a first step's start-up
+    (None, 0.5, False),        # one did not reach the target: the curve says so, not the time
+])
+def test_a_time_to_target_far_outside_what_the_throughput_allows_differs(original_s, rerun_s, differs):
+    assert tolerance.tta_differs(original_s, rerun_s, 0.2) == differs
+    original = copy.deepcopy(ORIGINAL)
+    rerun = _run(0.01, 0.02, 1, steps=128)
+    original["metrics"]["tta_s"], rerun["metrics"]["tta_s"] = original_s, rerun_s
+    c = comparison.compare_run(_target(original), rerun, 0.2)
+    assert c.verdict.startswith("differs: time to target: ") == differs
+    assert c.verdict == comparison.REPRODUCED or differs or c.verdict.startswith("inconclusive")
+
+
+def test_the_validator_holds_a_reproduced_verdict_to_its_time_to_target():
+    rep = factories.reproduction_of(json.loads((REPO / "tests/corpus/valid/lm-char-smoke.json").read_text()), "1" * 64)
+    entry = rep["settings"]["reproduces"]["runs"][0]
+    [run] = [r for r in rep["runs"] if r["run_id"] == entry["run_id"]]
+    assert _found(rep) == [] and entry["verdict"] == "reproduced"
+    tol = rep["settings"]["reproduces"]["throughput_tolerance"]
+    rerun = run["metrics"]["tta_s"]  # the run's own, from its curve
+    assert rerun is not None and rerun > 19 * tolerance.TTA_ABS_S / 18
+    original = rerun / 19  # the recorded one 19× faster (trial 17)
+    entry["tta"].update(original_s=original, reproduction_s=rerun, difference_s=rerun - original)
+    assert tolerance.tta_differs(original, rerun, tol)
+    assert ("reproduces", "settings.reproduces.runs[0].verdict") in _found(rep)
+    entry["verdict"] = "differs: time to target: 19×"
+    assert _found(rep) == []

@@ -159,3 +159,25 @@ def median_judgement(ratio: float | None, low: float | None, high: float | None,
     if ratio > 1 + tolerance and low > (1 + tolerance) * MEDIAN_MARGIN:
         return OUTSIDE
     return INCONCLUSIVE
+
+
+TTA_MARGIN = 2.0
+"""How far beyond the throughput's band a re-run's time to target may lie before it differs
+(:func:`tta_differs`): with the curve agreeing the target is met at the same evaluation, so the
+time scales as the throughput does, plus what the band does not hold — the evaluations' and
+checkpoints' time up to it (at a smoke scale's cadence as long as the steps between them) and the
+first steps' warm-up; twice the band holds both."""
+TTA_ABS_S = 0.25  # seconds of a time to target never judged: a process's first step and evaluation
+
+
+def tta_differs(original_s: float | None, rerun_s: float | None, tolerance: float) -> bool:
+    """Whether a re-run's time to target differs from the recorded one (docs/rules.md,
+    "Reproducing a result"): both reached the target, their difference is over :data:`TTA_ABS_S`,
+    and the speed ratio ``original_s / rerun_s`` lies beyond the throughput's band ``1 ± tolerance``
+    widened by :data:`TTA_MARGIN` (trial 17: 0.019 s recorded, 0.369 s re-run, read "reproduced")."""
+    if original_s is None or rerun_s is None or original_s <= 0 or rerun_s <= 0:
+        return False
+    if abs(rerun_s - original_s) <= TTA_ABS_S:
+        return False
+    ratio = original_s / rerun_s
+    return ratio < (1 - tolerance) / TTA_MARGIN or ratio > (1 + tolerance) * TTA_MARGIN

@@ -27,6 +27,7 @@ from suite.figures.reproducibility import (
     curve_bound,
     interval_judgement,
     median_judgement,
+    tta_differs,
 )
 from suite.record import results
 from suite.record.text import safe
@@ -180,16 +181,19 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
     if entry.get("measuring") is not None:
         judged, more = _measuring(entry, a, where, tolerance)
         problems += more
-    supported = run["status"] == "complete" and curve["agrees"] and judged["within"] is not False
+    tta_off = run["status"] == "complete" and curve["agrees"] and \
+        tta_differs(tta["original_s"], tta["reproduction_s"], tolerance)
+    supported = run["status"] == "complete" and curve["agrees"] and judged["within"] is not False and not tta_off
     said = entry["verdict"].split(":", 1)[0]
     if (said == "reproduced" and not supported) or (said == "differs" and supported):
         problems.append(Problem("reproduces", f"{where}.verdict", (
-            "says reproduced, but the run's status, curve or throughput says it differs" if not supported
+            "says reproduced, but the run's status, curve, throughput or time to target says it differs" if not supported
             else "says differs, but the run's status, curve and throughput say it reproduced")))
         return problems  # the rules before v7: a stored reproduction keeps the status they gave it
     ci, median = judged["ci95"], judged.get("median")
-    want = _verdict(run["status"] == "complete" and curve["agrees"], a, b, ci, tolerance, median)
+    want = _verdict(run["status"] == "complete" and curve["agrees"] and not tta_off, a, b, ci, tolerance, median)
     if want == "differs" and said == "inconclusive" and run["status"] == "complete" and curve["agrees"] \
+            and not tta_off \
             and _loaded_slower(run, entry, _decided_ratio(judged, ratio, tolerance), tolerance):
         want = said  # a slower re-run measured under load: inconclusive (a stored "differs" stays valid too)
     if said != want:

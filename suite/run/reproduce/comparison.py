@@ -12,8 +12,11 @@ from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MEDIAN_MARGIN,
     OUTSIDE,
+    TTA_ABS_S,
+    TTA_MARGIN,
     CurveTolerance,
     interval_judgement,
+    tta_differs,
 )
 from suite.record import results
 from suite.run.reproduce.inputs import as_dict
@@ -270,6 +273,12 @@ class Comparison:
             out.append(f"the re-run is {self.record.get('status')}: {self.record.get('error')}")
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
+        elif self.record.get("status") == "complete" and tta_differs(
+                self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance):
+            a, b, tol = self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance
+            out.append(f"time to target: {a:.4g} s recorded, {b:.4g} s re-run ({a / b:.3f}× the speed), beyond "
+                       f"±{tol:.0%} widened {TTA_MARGIN:g}× ({(1 - tol) / TTA_MARGIN:.2f}–{(1 + tol) * TTA_MARGIN:.2f}×) "
+                       f"and {TTA_ABS_S:g} s")
         t = self.throughput
         if self.loaded_slower:  # said as a doubt (:meth:`doubts`): the re-run's load explains it
             return out
