@@ -221,3 +221,14 @@ def test_hostile_numbers_in_a_reproduction_read_as_none():
     pooled = _entry(verdict="differs: throughput: x", measuring={"ratio": 3.0, "measurements": 10 ** 30, "ci95": [2, 4]})
     assert "pooled over 8 re-runs" in words.compared_words(pooled)
     assert words.badge_words([]) is None and words.compared_words("x") == ""  # type: ignore[arg-type]
+
+
+def test_a_time_to_target_that_differs_is_named_in_the_badge_and_the_note():
+    """Trial 17, G: 0.019 s recorded, 0.369 s re-run, the throughput within its band."""
+    entry = {"throughput": {"ratio": 1.02, "ci95": [0.98, 1.06], "tolerance": 0.2, "within": True},
+             "curve": {"agrees": True, "identical": True}, "tta": {"original_s": 0.01886, "reproduction_s": 0.3691}}
+    assert words.badge_words(entry) == "time to target 0.05× the speed"
+    assert words.compared_words(entry).endswith("time to target 0.01886 s recorded, 0.3691 s re-run (0.051× the "
+                                                "speed), which differs")
+    near = {**entry, "tta": {"original_s": 10.0, "reproduction_s": 11.0}}
+    assert words.badge_words(near) is None and "time to target" not in words.compared_words(near)

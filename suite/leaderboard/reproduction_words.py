@@ -104,7 +104,8 @@ def badge_words(entry: dict, status: object = "complete", under_load: str | None
     if _section(entry, "curve").get("agrees") is False:
         return f"curve differs{loaded}"
     if not throughput_outside(entry):
-        return None
+        slower = tta_speed(entry)
+        return None if slower is None else f"time to target {slower:.2f}× the speed{loaded}"
     median = median_decided(entry)
     if median is not None:
         return _median_step(median) + loaded
@@ -144,9 +145,26 @@ def compared_words(entry: dict, status: object = "complete", under_load: str | N
         parts.append("curve bit-identical")
     elif curve.get("agrees") is True:
         parts.append("curve agrees")
+    speed = tta_speed(entry)
+    if speed is not None:
+        tta = _section(entry, "tta")
+        parts.append(f"time to target {tta['original_s']:.4g} s recorded, {tta['reproduction_s']:.4g} s re-run "
+                     f"({speed:.3f}× the speed), which differs")
     if under_load:
         parts.append(f"the re-run was measured under load ({printable(under_load)[:300]})")
     return "; ".join(parts)
+
+
+def tta_speed(entry: dict) -> float | None:
+    """The speed ratio of the times to target (recorded ÷ re-run's) where it differs, the curve
+    agreeing (:func:`suite.figures.reproducibility.tta_differs`), else None."""
+    from suite.figures.reproducibility import THROUGHPUT_TOLERANCE, tta_differs
+
+    tta, tolerance = _section(entry, "tta"), as_number(_section(entry, "throughput").get("tolerance"))
+    a, b = as_number(tta.get("original_s")), as_number(tta.get("reproduction_s"))
+    if _section(entry, "curve").get("agrees") is False or a is None or b is None or not tta_differs(a, b, THROUGHPUT_TOLERANCE if tolerance is None else tolerance):
+        return None
+    return a / b
 
 
 def reads_faster(how: str) -> bool:
