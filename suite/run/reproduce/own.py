@@ -343,10 +343,10 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
                 status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
                                                    sandbox.BWRAP_ENVIRONMENT, ends, timeout, started=started)
                 stamped = functools.partial(stamping.with_second_clock, reader=reader)
-            left = lingering.wait()  # the sandbox torn down before the end's reading (trial 17)
+            lingered = lingering.wait()  # the sandbox torn down before the end's reading (trial 17)
         finally:
             during = watch.stop()
-        load_at_end = observer.load(left) if left else observer.load()
+        load_at_end = observer.load(lingered) if lingered else observer.load()
         raw = read_output(rerun_path)
     finally:  # whatever the script left in its folders (a tree deeper than Python recurses): never a traceback
         left = tempfiles.remove_tree(Path(scratch))
