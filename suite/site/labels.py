@@ -171,6 +171,7 @@ DOC_FIELDS = {
     "settings.reproduces.runs[].measuring.method": ("reproduced run {i}: pooled by", "text"),
     "settings.reproduces.runs[].measuring.stopped": ("reproduced run {i}: measuring stopped", "text"),
     "settings.reproduces.runs[].measuring.why": ("reproduced run {i}: measuring stopped because", "text"),
+    "settings.reproduces.runs[].measuring.host_loads": ("reproduced run {i}: each pooled re-run's host load", "text"),
     "settings.reproduces.runs[].measuring.median.original_samples_per_s": (
         "reproduced run {i}: original's throughput at its median step", "samples/s"),
     "settings.reproduces.runs[].measuring.median.samples_per_s": (
