@@ -492,13 +492,15 @@ def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(t
 def test_a_process_named_like_a_trust_label_is_recorded_withheld_and_the_name_rule_passes():
     """Trial 16's names rule refuses a trust label's word anywhere the run page shows goodbench's
     text, busy process names included; another program's name ("trustd", "verifier") on an honest
-    machine got an honest run refused: it is recorded as withheld instead."""
-    from suite.trust.labels import label_refusal
+    machine got an honest run refused: the records are written with it withheld instead."""
+    from suite.trust.labels import WITHHELD, label_refusal, names_withheld
 
-    for name in ("trustd", "verifier", "reproduce", "rerun-burner"):
-        assert label_refusal(name) is not None and host_load._printable(name) == host_load.WITHHELD
-    assert label_refusal(host_load.WITHHELD) is None
-    assert host_load._printable("python") == "python" and host_load._printable("make\x1b") == "make?"
+    busy = [{"name": n, "cores": 0.6} for n in ("trustd", "verifier", "rerun-burner", "python")]
+    said = names_withheld({"cores": 2, "other_cores": 2.4, "busy": busy})
+    assert [b["name"] for b in said["busy"]] == [WITHHELD] * 3 + ["python"]
+    assert [b["cores"] for b in said["busy"]] == [0.6] * 4 and said["other_cores"] == 2.4
+    assert label_refusal(WITHHELD) is None and names_withheld(None) is None
+    assert names_withheld({"cores": 2, "busy": None}) == {"cores": 2, "busy": None}
 
 
 def test_the_watchs_thread_leaves_the_stop_signals_to_the_main_thread():

@@ -20,7 +20,6 @@ process under it).
 """
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import threading
@@ -28,8 +27,6 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NamedTuple
-
-from suite.trust.labels import label_refusal
 
 SAMPLE_S = 0.25  # the window busy processes are measured over
 BUSY_SHARE = 0.10  # a process using at least this share of one core is listed
@@ -320,17 +317,11 @@ STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP, si
 """The signals the watch's thread never takes, so that they reach the main thread: a process-wide
 signal goes to any thread that does not block it."""
 
-WITHHELD = "(withheld)"
-"""What a process's name is recorded as where it reads as one of the site's trust labels
-("trustd", "verifier"): the validator refuses such text in a file (rule ``name-trust``, as the run
-page shows the names), and another program's name on an honest machine must not get its run refused."""
-
-
-@functools.lru_cache(maxsize=4096)  # a reading names every process; their names repeat
 def _printable(name: str) -> str:
     """A process's command name as printable ASCII (``?`` for any other character), at most
-    15 characters — a name is any bytes its program chose, and a results file's text is checked —
-    or :data:`WITHHELD` where it reads as a trust label."""
-    if not (name and len(name) <= 15 and name.isascii() and name.isprintable()):
-        name = "".join(c if " " <= c <= "~" else "?" for c in name)[:15] or "?"
-    return WITHHELD if label_refusal(name) is not None else name
+    15 characters: a name is any bytes its program chose, and a results file's text is checked
+    (one that reads as a trust label is withheld where a record is written:
+    :func:`suite.trust.labels.names_withheld`)."""
+    if name and len(name) <= 15 and name.isascii() and name.isprintable():
+        return name
+    return "".join(c if " " <= c <= "~" else "?" for c in name)[:15] or "?"

@@ -23,6 +23,7 @@ from suite.run.record import finish
 from suite.run.signals import Terminated
 from suite.run.state import LoopState, RunOptions
 from suite.trust import signing
+from suite.trust.labels import names_withheld
 from workloads.parallel import Parallel
 
 ERROR_LINE = 300  # the characters of an error's first line that a record keeps
@@ -104,8 +105,8 @@ def close_record(record: dict[str, Any], workload: Any, scale: str, options: Run
     record["precision_flags"] = flags
     alone = finish(record, workload, scale, options, precision, state, log, instruments, alone=alone)
     record.update(sections or {})
-    record["host_load"] = {"start": load_at_start, "end": host_load.snapshot(),
-                           "during": instruments.load_during(),
+    record["host_load"] = {"start": names_withheld(load_at_start), "end": names_withheld(host_load.snapshot()),
+                           "during": names_withheld(instruments.load_during()),
                            "gpu_other_processes_end": instruments.other_gpu_processes()}
     return alone
 

@@ -214,3 +214,19 @@ def name_refusal(name: object, description: bool = False) -> str | None:
         return (f"{safe(name)} holds a control, bidirectional or invisible character (shown as ?), which no "
                 "results file may hold")
     return label_refusal(name, description)
+
+
+WITHHELD = "(withheld)"
+"""What a busy process's name is recorded as where it reads as one of the site's trust labels
+("trustd", "verifier"): rule ``name-trust`` refuses such text in a file (the run page shows the
+names), and another program's name on an honest machine must not get its run refused."""
+
+
+def names_withheld(load: dict | None) -> dict | None:
+    """A host-load reading (:mod:`suite.meters.host_load`: ``busy[]`` of ``{"name", ...}``) with each
+    name that reads as a trust label (:func:`label_refusal`) recorded as :data:`WITHHELD`."""
+    if not isinstance(load, dict) or not isinstance(load.get("busy"), list):
+        return load
+    busy = [{**b, "name": WITHHELD} if isinstance(b, dict) and isinstance(b.get("name"), str)
+            and label_refusal(b["name"]) is not None else b for b in load["busy"]]
+    return {**load, "busy": busy}

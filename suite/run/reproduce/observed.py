@@ -38,6 +38,7 @@ from typing import Any
 from suite.meters import host_load
 from suite.record import results
 from suite.record.errors import GoodbenchError
+from suite.trust.labels import names_withheld
 
 HEADER = ("schema_version", "rules_version", "suite", "created_at")
 
@@ -73,7 +74,8 @@ class Observer:
         named = sorted({str(run.get("device")).split(":")[0] for run in doc["runs"]})
         own = results.new_document(self.system(named), {}, doc["runs"])  # its header and system: the rest stays the file's
         for run in doc["runs"]:
-            run["host_load"] = {"start": start, "during": during, "end": end, "gpu_other_processes_end": None}
+            run["host_load"] = {"start": names_withheld(start), "during": names_withheld(during),
+                                "end": names_withheld(end), "gpu_other_processes_end": None}
         merged = {name: own[name] for name in HEADER}
         merged.update({name: value for name, value in doc.items() if name not in HEADER})
         merged["system"] = own["system"]
