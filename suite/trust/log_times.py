@@ -22,8 +22,9 @@ blocks, and its re-run: tests/fixtures/own-stored-losses*.json; the next, 0.93%,
 of two stored files), over every pair of honest runs of results/, tests/corpus/valid/ and
 tests/fixtures/ (other seeds, the same seed in other files, killed and resumed, 2 ranks; CPU
 runs, no GPU run is stored; tests/test_log_times.py measures it again). Runs sharing fewer than
-:data:`MIN_VALUES` values, or whose sums do not vary (a hand-written log of one constant time),
-are not compared.
+:data:`MIN_VALUES` values, whose sums do not vary (a hand-written log of one constant time), or
+whose blocks' per-step times vary by less than :data:`SPREAD_FLOOR` (steady GPU blocks, whose
+honest pairs could meet the tolerance) are not compared.
 
 What escapes it: a copy whose block sums, or whose block stamps, were each moved by noise whose
 median is more than the tolerance of the blocks' time — on dlrm-small's smoke run (54 ms blocks)
@@ -45,6 +46,14 @@ from suite.trust.shuffles import _events
 TOLERANCE = 3.5e-4      # residual at or below which two logs keep one clock: under a fifth of the honest least
 HONEST_LEAST = 1.9e-3   # the least residual (a share of the blocks' time) measured between honest runs (the docstring; tests/test_log_times.py)
 FLAT_S = 2e-6           # block sums varying by no more than this (a hand-written log) are not compared
+SPREAD_FLOOR = 4 * TOLERANCE
+"""The least spread of a run's own blocks (the median absolute deviation of their per-step times'
+logarithms) for its log times to tell it apart: two independent runs whose blocks jitter by a
+spread s lie about 1.4 s apart (the median of |x − y| over the MAD, for a normal jitter), so below
+this floor an honest pair could sit under :data:`TOLERANCE`. A GPU's steady blocks of 50–100
+fixed-shape steps jitter by hundredths of a percent (review C: 100-step blocks at 0.1–0.2% a step
+linked 20 of 20 independent pairs); such runs carry no identity here, and are not compared. Not
+measured on a GPU: no GPU run is stored."""
 MIN_VALUES = 4          # values two logs share below which they are not compared
 MAX_BLOCKS = 256        # logged blocks kept of each run: bounds the work
 _STOPS = ("run_start", "block_stop", "warmup_stop")
@@ -99,10 +108,17 @@ def log_times(run: Any) -> LogTimes | None:
         if blocks >= MAX_BLOCKS:
             break
     sums = [v for k, v in found.items() if k[0] == "sum"]
-    if len(found) < MIN_VALUES or not sums or max(sums) - min(sums) <= FLAT_S:
+    if len(found) < MIN_VALUES or not sums or max(sums) - min(sums) <= FLAT_S or _spread(found) < SPREAD_FLOOR:
         return None
     return LogTimes(tuple(found), np.asarray(list(found.values()), dtype=np.float64),
                     np.asarray([k[0] == "wall" for k in found], dtype=bool))
+
+
+def _spread(found: dict[tuple[str, int, int], float]) -> float:
+    """The median absolute deviation of the logarithms of a run's blocks' per-step times (its sums
+    over their steps): how much its own blocks jitter, as a share (:data:`SPREAD_FLOOR`)."""
+    per_step = np.log([v / (k[2] - k[1] + 1) for k, v in found.items() if k[0] == "sum"])
+    return _median(np.abs(per_step - _median(per_step)))
 
 
 def _median(x: np.ndarray) -> float:
