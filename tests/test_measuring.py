@@ -448,3 +448,41 @@ def test_the_validator_holds_a_reproduced_verdict_to_its_time_to_target():
     assert ("reproduces", "settings.reproduces.runs[0].verdict") in _found(rep)
     entry["verdict"] = "differs: time to target: 19×"
     assert _found(rep) == []
+
+
+@pytest.mark.parametrize("faults, goodput", [
+    ({"kills": 1}, {}), ({"kills": 0, "paused_s": 6.0}, {}), ({}, {"failures": 1}),
+    ({}, {"badput_s": {"lost_work": 2.5, "restart_recovery": 0}}),
+])
+def test_an_original_killed_resumed_or_paused_is_not_held_to_a_re_runs_time_to_target(faults, goodput):
+    """Review C, H1: a killed and resumed (or paused) original's time to target holds its downtime,
+    which a re-run does not spend: 11.25 s recorded against 2.95 s re-run read "differs: time to
+    target" for an honest file. It is not judged (``tta.original_interrupted``), in the comparison,
+    the validator and the badge alike; an uninterrupted original still is."""
+    original = copy.deepcopy(ORIGINAL)
+    original["faults"], original["goodput"] = faults, {**(original.get("goodput") or {}), **goodput}
+    rerun = _run(0.01, 0.02, 1, steps=128)
+    original["metrics"]["tta_s"], rerun["metrics"]["tta_s"] = 11.25, 2.95
+    assert tolerance.tta_differs(11.25, 2.95, 0.2) and tolerance.interrupted(original)
+    c = comparison.compare_run(_target(original), rerun, 0.2)
+    assert c.tta["original_interrupted"] is True and not c.verdict.startswith("differs: time to target")
+    assert not tolerance.interrupted(ORIGINAL)
+    plain = comparison.compare_run(_target(copy.deepcopy(ORIGINAL) | {"metrics": {**ORIGINAL["metrics"], "tta_s": 11.25}}),
+                                   rerun, 0.2)
+    assert plain.tta["original_interrupted"] is False and plain.verdict.startswith("differs: time to target")
+
+
+def test_the_validator_and_the_badge_leave_an_interrupted_originals_time_to_target_unjudged():
+    rep = factories.reproduction_of(json.loads((REPO / "tests/corpus/valid/lm-char-smoke.json").read_text()), "1" * 64)
+    entry = rep["settings"]["reproduces"]["runs"][0]
+    [run] = [r for r in rep["runs"] if r["run_id"] == entry["run_id"]]
+    rerun = run["metrics"]["tta_s"]
+    original = rerun / 19
+    entry["tta"].update(original_s=original, reproduction_s=rerun, difference_s=rerun - original,
+                        original_interrupted=True)
+    assert entry["verdict"] == "reproduced" and _found(rep) == []
+    from suite.leaderboard import reproduction_words
+    assert reproduction_words.tta_speed(entry) is None
+    entry["tta"]["original_interrupted"] = False
+    assert ("reproduces", "settings.reproduces.runs[0].verdict") in _found(rep)
+    assert reproduction_words.tta_speed(entry) == pytest.approx(1 / 19)

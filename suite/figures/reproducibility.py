@@ -170,6 +170,21 @@ first steps' warm-up; twice the band holds both."""
 TTA_ABS_S = 0.25  # seconds of a time to target never judged: a process's first step and evaluation
 
 
+def interrupted(run: dict) -> bool:
+    """Whether a run's time to target holds time a re-run does not spend: it was killed and
+    resumed (``faults.kills``, ``goodput.failures``, lost work or its recovery) or paused
+    (``faults.paused_s``, Ctrl-Z). Its wall-clock time to target is then not held to a re-run's
+    (:func:`tta_differs`; review C: an honest resumed original read "differs: time to target")."""
+    faults, goodput = run.get("faults"), run.get("goodput")
+    faults = faults if isinstance(faults, dict) else {}
+    goodput = goodput if isinstance(goodput, dict) else {}
+    badput = goodput.get("badput_s")
+    badput = badput if isinstance(badput, dict) else {}
+    return any(isinstance(v, (int, float)) and v > 0 for v in (
+        faults.get("kills"), faults.get("paused_s"), goodput.get("failures"), badput.get("lost_work"),
+        badput.get("restart_recovery")))
+
+
 def tta_differs(original_s: float | None, rerun_s: float | None, tolerance: float) -> bool:
     """Whether a re-run's time to target differs from the recorded one (docs/rules.md,
     "Reproducing a result"): both reached the target, their difference is over :data:`TTA_ABS_S`,

@@ -162,7 +162,8 @@ def tta_speed(entry: dict) -> float | None:
 
     tta, tolerance = _section(entry, "tta"), as_number(_section(entry, "throughput").get("tolerance"))
     a, b = as_number(tta.get("original_s")), as_number(tta.get("reproduction_s"))
-    if _section(entry, "curve").get("agrees") is False or a is None or b is None or not tta_differs(a, b, THROUGHPUT_TOLERANCE if tolerance is None else tolerance):
+    if _section(entry, "curve").get("agrees") is False or tta.get("original_interrupted") is True or a is None \
+            or b is None or not tta_differs(a, b, THROUGHPUT_TOLERANCE if tolerance is None else tolerance):
         return None
     return a / b
 

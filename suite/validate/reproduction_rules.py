@@ -181,7 +181,7 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
     if entry.get("measuring") is not None:
         judged, more = _measuring(entry, a, where, tolerance)
         problems += more
-    tta_off = run["status"] == "complete" and curve["agrees"] and \
+    tta_off = run["status"] == "complete" and curve["agrees"] and tta.get("original_interrupted") is not True and \
         tta_differs(tta["original_s"], tta["reproduction_s"], tolerance)
     supported = run["status"] == "complete" and curve["agrees"] and judged["within"] is not False and not tta_off
     said = entry["verdict"].split(":", 1)[0]

@@ -15,6 +15,7 @@ from suite.figures.reproducibility import (
     TTA_ABS_S,
     TTA_MARGIN,
     CurveTolerance,
+    interrupted,
     interval_judgement,
     tta_differs,
 )
@@ -159,7 +160,8 @@ def tta_difference(original: dict, rerun: dict) -> dict[str, Any]:
     a run has none (a throughput workload, or the target not reached)."""
     a = _value(as_dict(original.get("metrics")).get("tta_s"))
     b = _value(as_dict(rerun.get("metrics")).get("tta_s"))
-    return {"original_s": a, "reproduction_s": b, "difference_s": None if a is None or b is None else b - a}
+    return {"original_s": a, "reproduction_s": b, "difference_s": None if a is None or b is None else b - a,
+            "original_interrupted": interrupted(original)}
 
 
 @dataclass
@@ -273,7 +275,7 @@ class Comparison:
             out.append(f"the re-run is {self.record.get('status')}: {self.record.get('error')}")
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
-        elif self.record.get("status") == "complete" and tta_differs(
+        elif self.record.get("status") == "complete" and not self.tta.get("original_interrupted") and tta_differs(
                 self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance):
             a, b, tol = self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance
             out.append(f"time to target: {a:.4g} s recorded, {b:.4g} s re-run ({a / b:.3f}× the speed), beyond "
