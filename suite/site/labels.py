@@ -207,6 +207,8 @@ DOC_FIELDS = {
     "settings.reproduces.runs[].tta.original_s": ("reproduced run {i}: original time to target", "s"),
     "settings.reproduces.runs[].tta.reproduction_s": ("reproduced run {i}: time to target", "s"),
     "settings.reproduces.runs[].tta.difference_s": ("reproduced run {i}: time to target difference", "s"),
+    "settings.reproduces.runs[].tta.original_interrupted": (
+        "reproduced run {i}: original killed, resumed or paused (time to target not judged)", "bool"),
     # system
     "system.name": ("system name", "text"), "system.accelerator.type": ("accelerator type", "text"),
     "system.accelerator.name": ("accelerator", "text"), "system.accelerator.count": ("accelerators", "count"),
