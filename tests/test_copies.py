@@ -160,6 +160,19 @@ def test_a_copy_in_the_same_file_is_refused_by_its_fingerprint(original):
                                                                    ("seed-copy", "runs[2].curve")}
 
 
+
+def test_pairs_of_equal_step_times_are_left_to_duplicate_steps_and_a_run_is_flagged_once():
+    """One filter serves the validator's rules and the store's links (ownership.not_equal): a pair
+    whose step times are equal is duplicate-steps' to say, a run without a steps key is compared,
+    and with ``flagged`` a later run is named by its first pair only, across the rules."""
+    steps = ["same", "same", None, None, "other"]
+    pairs = [(0, 1, 0.9), (0, 2, 0.8), (2, 3, 0.7), (1, 4, 0.6), (0, 4, 0.5)]
+    assert list(ownership.not_equal(pairs, steps)) == pairs[1:]
+    flagged: set[int] = set()
+    assert list(ownership.not_equal(pairs, steps, flagged)) == [(0, 2, 0.8), (2, 3, 0.7), (1, 4, 0.6)]
+    assert flagged == {2, 3, 4}
+    assert list(ownership.not_equal([(1, 3, 0.1), (3, 0, 0.2)], steps, flagged)) == [(3, 0, 0.2)]
+
 def test_seed_ones_run_claimed_as_seeds_two_to_five_is_one_run(original):
     """Each copy's step times shuffled within its logged blocks (a fingerprint of its own, every
     figure and the log's block sums kept), its seed and its log's seed changed: the curve, the

@@ -25,7 +25,7 @@ unsigned copy stored before it, and an unsigned file cannot take a signed run. T
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +61,20 @@ def steps_key(run: Any) -> str | None:
     if len(set(times)) < 2:
         return None
     return hashlib.sha256(",".join(repr(float(t)) for t in times).encode()).hexdigest()
+
+
+def not_equal(pairs: Iterable[tuple[int, int, float]], steps: Sequence[str | None],
+              flagged: set[int] | None = None) -> Iterator[tuple[int, int, float]]:
+    """The ``(a, b, measure)`` of ``pairs`` (indexes into ``steps``, each run's :func:`steps_key`)
+    whose runs' step times are not equal: equal ones are ``duplicate-steps``, which says so. With
+    ``flagged``, only the first pair of each later run ``b`` not in it, which is then added to it
+    (a run is flagged once, by the first rule that finds it)."""
+    for a, b, measure in pairs:
+        if (flagged is not None and b in flagged) or (steps[a] is not None and steps[a] == steps[b]):
+            continue
+        if flagged is not None:
+            flagged.add(b)
+        yield a, b, measure
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,10 +190,10 @@ def _fingerprint_links(claims: Sequence[Claim], members: list[int], asked: set[i
         return
     sims = fingerprint.similarity([claims[i].steps_print for i in rows],  # type: ignore[misc]
                                   [claims[j].steps_print for j in printed])  # type: ignore[misc]
-    for r, c in zip(*np.nonzero(sims >= fingerprint.THRESHOLD)):
-        i, j = rows[int(r)], printed[int(c)]
-        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
-            add(i, j, STEPS_FINGERPRINT, float(sims[r, c]))
+    found = ((rows[int(r)], printed[int(c)], float(sims[r, c]))
+             for r, c in zip(*np.nonzero(sims >= fingerprint.THRESHOLD)))
+    for i, j, similarity in not_equal(found, [c.steps for c in claims]):
+        add(i, j, STEPS_FINGERPRINT, similarity)
 
 
 def _shuffle_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
@@ -187,10 +201,9 @@ def _shuffle_links(claims: Sequence[Claim], members: list[int], asked: set[int],
     rows = [r for r, i in enumerate(blocked) if i in asked]
     if not rows or len(blocked) < 2:
         return
-    for r, c, d in shuffles.reordered_pairs([claims[i].blocks for i in blocked], rows):
-        i, j = blocked[r], blocked[c]
-        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
-            add(i, j, STEPS_SHUFFLED, d)
+    found = shuffles.reordered_pairs([claims[i].blocks for i in blocked], rows)
+    for r, c, d in not_equal(found, [claims[i].steps for i in blocked]):
+        add(blocked[r], blocked[c], STEPS_SHUFFLED, d)
 
 
 def _clock_links(claims: Sequence[Claim], members: list[int], asked: set[int], add) -> None:
@@ -198,10 +211,9 @@ def _clock_links(claims: Sequence[Claim], members: list[int], asked: set[int], a
     rows = [r for r, i in enumerate(clocked) if i in asked]
     if not rows or len(clocked) < 2:
         return
-    for r, c, residual in log_times.same_clock_pairs([claims[i].clock for i in clocked], rows):
-        i, j = clocked[r], clocked[c]
-        if claims[i].steps is None or claims[i].steps != claims[j].steps:  # equal: duplicate-steps
-            add(i, j, LOG_TIMES, residual)
+    found = log_times.same_clock_pairs([claims[i].clock for i in clocked], rows)
+    for r, c, residual in not_equal(found, [claims[i].steps for i in clocked]):
+        add(clocked[r], clocked[c], LOG_TIMES, residual)
 
 
 def _curve_links(claims: Sequence[Claim], members: list[int], asked: set[int], add, any_key: bool) -> None:

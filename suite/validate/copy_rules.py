@@ -53,29 +53,21 @@ def _check_fingerprints(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem
         printed = [(k, s) for k, (_, run) in enumerate(group)
                    if (s := fingerprint.signature(run["step_times_s"])) is not None]
         flagged: set[int] = set()
-        for a, b, similarity in fingerprint.similar_pairs([s for _, s in printed]):
-            (ka, _), (kb, _) = printed[a], printed[b]
-            if kb in flagged or (keys[ka] is not None and keys[ka] == keys[kb]):
-                continue  # equal times: duplicate-steps says so
-            flagged.add(kb)
+        found = ((printed[a][0], printed[b][0], similarity)
+                 for a, b, similarity in fingerprint.similar_pairs([s for _, s in printed]))
+        for ka, kb, similarity in ownership.not_equal(found, keys, flagged):
             problems.append(Problem("steps-fingerprint", f"runs[{group[kb][0]}].step_times_s",
                                     f"the step times of runs[{group[ka][0]}], rescaled or nudged (fingerprint "
                                     f"similarity {similarity:.3f}; from {fingerprint.THRESHOLD} on, one run): one run "
                                     "recorded twice"))
         blocks = [shuffles.sorted_blocks(run) for _, run in group]
-        for ka, kb, d in shuffles.reordered_pairs(blocks):
-            if kb in flagged or (keys[ka] is not None and keys[ka] == keys[kb]):
-                continue
-            flagged.add(kb)
+        for ka, kb, d in ownership.not_equal(shuffles.reordered_pairs(blocks), keys, flagged):
             problems.append(Problem("steps-shuffled", f"runs[{group[kb][0]}].step_times_s",
                                     f"the step times of runs[{group[ka][0]}], in each logged block reordered, rescaled "
                                     f"or nudged (distance of the sorted blocks {d:.2g}; up to {shuffles.THRESHOLD:g}, "
                                     "one run): one run recorded twice"))
         clocks = [log_times.log_times(run) for _, run in group]
-        for ka, kb, residual in log_times.same_clock_pairs(clocks):
-            if kb in flagged or (keys[ka] is not None and keys[ka] == keys[kb]):
-                continue
-            flagged.add(kb)
+        for ka, kb, residual in ownership.not_equal(log_times.same_clock_pairs(clocks), keys, flagged):
             problems.append(Problem("log-times", f"runs[{group[kb][0]}].event_log",
                                     f"the logged block sums and stamps of runs[{group[ka][0]}], its steps redrawn "
                                     f"inside each block (median residual {residual:.2%} of the blocks' "
