@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from suite.record import edges
+from suite.record import edges, threads
 from suite.run.signals import ORPHANED_STATUS
 
 
@@ -157,7 +157,7 @@ class ReaderWatch:
         self._poll.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
         self._poll.register(self._stop_read, select.POLLIN)
         self._gone = gone
-        self._thread = threading.Thread(target=self._wait, name="goodbench-reader-watch", daemon=True)
+        self._thread = threads.daemon(self._wait, "goodbench-reader-watch")
         self._thread.start()
 
     def _wait(self) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from suite.meters.nvml import Gpu
+from suite.record import threads
 
 SAMPLE_HZ = 10.0
 TRACE_POINTS = 200
@@ -28,7 +29,7 @@ class Sampler:
         self.samples: list[dict[str, Any]] = []
         self._lock = threading.Lock()  # the thread and a window edge's reading append in time order
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="goodbench-telemetry", daemon=True)
+        self._thread = threads.daemon(self._loop, "goodbench-telemetry")
 
     def start(self) -> Sampler:
         self.sample()

@@ -32,7 +32,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from suite.record import edges, results
+from suite.record import edges, results, threads
 from suite.run.edge_reader import RunEdges
 
 NAME = "second-clock.jsonl"
@@ -103,7 +103,7 @@ class Journal:
                 self._note(f"no journal of the second clock: {edge.path} is no directory")
                 return
             self.session, self.path = edge.run_id, Path(edge.path) / NAME
-            self._thread = threading.Thread(target=self._write, name="goodbench-journal", daemon=True)
+            self._thread = threads.daemon(self._write, "goodbench-journal")
             self._thread.start()
         if (edge.run_id, Path(edge.path) / NAME) != (self.session, self.path):
             self._note(f"rank {rank} named another session or checkpoint directory ({edge.path}) than "

@@ -15,7 +15,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.record import edges
+from suite.record import edges, threads
 
 clock = time.perf_counter  # the launcher's clock, taken once (a later replacement of time's is not it)
 MAX_EDGES = 2_000_000  # lines in all: 10 runs of 100,000 steps (the longest a file holds) and their evaluations
@@ -103,7 +103,7 @@ class EdgeReader:
         self.closed = False  # the pipe reached its end
         self._stop = threading.Event()
         self._tail = b""
-        self._thread = threading.Thread(target=self._loop, name="goodbench-edges", daemon=True)
+        self._thread = threads.daemon(self._loop, "goodbench-edges")
         self._thread.start()
 
     def finish(self, grace_s: float = 2.0) -> None:
