@@ -13,7 +13,7 @@ from test_speedrun_import import SHIPPED, checkout  # noqa: F401  (checkout: a f
 
 from suite.cost import prices
 from suite.site import speedrun_charts, speedrun_pages
-from suite.speedrun import importer
+from suite.speedrun import documents, importer, records
 
 RECORDS_CSV = "track,record,date,claimed_s,measured_s,runs,mean_val_loss,p_value,verdict,accelerator,accelerators,flags"
 RUNS_CSV = "track,record,log,log_sha256,final_step,val_loss,train_time_s,step_avg_ms,accelerator,accelerators,torch,flags"
@@ -338,11 +338,27 @@ def test_a_zero_time_costs_nothing_shown_not_0_dollars():
     from suite.site import speedrun_costs
 
     cell = speedrun_costs.priced({"track": 1, "record": 4, "measured_s": 0.0, "accelerators": 8,
-                                  "accelerator": "NVIDIA H100 80GB HBM3", "flags": []}, prices.load())
+                                  "accelerator": "NVIDIA H100 80GB HBM3", "flags": []}, prices.load(), [])
     assert (cell["text"], cell["cost_usd"], cell["price_source"]) == ("—", None, "a measured time of 0 s")
     cell = speedrun_costs.priced({"track": 1, "record": 4, "measured_s": None, "accelerators": None,
-                                  "flags": ["3 of 3 run(s) left out of every figure, implausible (…)"]}, prices.load())
+                                  "flags": ["3 of 3 run(s) flagged implausible, counted only where (…)"]}, prices.load(),
+                                 [records.IMPLAUSIBLE])
     assert cell["text"] == "—" and cell["price_source"] == "no measured time: its runs are implausible, left out"
+
+
+def test_a_records_cost_reads_its_flags_codes_never_their_words():
+    """Whether runs flagged implausible were left out of a record's time is its flags' code
+    (records.IMPLAUSIBLE): a link's or a claim's words may say "implausible" of anything."""
+    from suite.site import speedrun_costs
+
+    timed = {"track": 1, "record": 4, "measured_s": 180.0, "accelerators": 8, "accelerator": "NVIDIA H100 80GB HBM3"}
+    link = records.Flag(records.BROKEN_LINK, "broken link: records/implausible.txt is not in the repository")
+    cell = speedrun_costs.priced({**timed, "flags": [link.text]}, prices.load(), [link.code])
+    assert cell["value"] is not None and "implausible" not in cell["title"]
+    cell = speedrun_costs.priced({**timed, "flags": ["1 of 3 run(s) (…)"]}, prices.load(), [records.IMPLAUSIBLE])
+    assert cell["title"].endswith("its time the slower of with and without its runs flagged implausible (see its flags)")
+    untimed = {**timed, "measured_s": None, "flags": [link.text]}
+    assert speedrun_costs.priced(untimed, prices.load(), [link.code])["price_source"] == "no measured time in its logs"
 
 
 def test_forged_runs_are_flagged_on_the_pages_and_in_runs_csv(checkout: Path, tmp_path: Path):  # noqa: F811
@@ -366,6 +382,10 @@ def test_forged_runs_are_flagged_on_the_pages_and_in_runs_csv(checkout: Path, tm
     cost = [r for r in csv.DictReader((out / "speedrun" / "costs.csv").read_text().splitlines())
             if r["record"] == "6"][0]
     assert cost["cost_usd"] == "" and "implausible" in cost["price_source"]
+    doc = json.loads((results / "speedrun" / "track_1.json").read_text())
+    codes = documents.flag_codes(doc)  # the codes of the stored words, derived again from the runs
+    assert [len(c) for c in codes] == [len(r["flags"]) for r in doc["records"]]
+    assert [records.IMPLAUSIBLE in c for c in codes] == [r["record"] == 6 for r in doc["records"]]
 
 
 def test_a_claimed_s_edited_with_every_figure_it_moves_is_still_refused(checkout: Path, tmp_path: Path):  # noqa: F811

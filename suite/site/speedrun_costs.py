@@ -4,11 +4,14 @@ with the price's source and date. The track pages show it in their table; ``spee
 and ``.json`` hold it (records.csv and runs.csv keep their columns)."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 
 from suite.cost import hours
 from suite.cost.prices import Table
 from suite.site.formatting import num, price_usd, usd
+from suite.speedrun import records
 
 COLUMNS = ["track", "record", "date", "accelerator", "accelerators", "measured_s", "accelerator_hours",
            "price_per_accelerator_hour_usd", "cost_usd", "price_source", "price_date"]
@@ -16,10 +19,13 @@ TITLE = ("cost: GPU-hours (GPUs × the measured time) × the on-demand list pric
          "class (the price table's page): a list price of its date from its source, not what was paid")
 
 
-def priced(record: dict, table: Table) -> dict:
+def priced(record: dict, table: Table, codes: Collection[str]) -> dict:
     """One record's download line (:data:`COLUMNS`) and its table cell (``text``, ``value``,
     ``sub``, ``title``): "no price" where its class has none, "—" without a measured time (or one
-    of 0 s) or GPU count, and the download's ``price_source`` then says which."""
+    of 0 s) or GPU count, and the download's ``price_source`` then says which. ``codes``: the codes
+    of the record's flags (:func:`suite.speedrun.documents.flag_codes`), which say whether runs
+    flagged implausible were left out of its time (never its flags' words: a link's or a claim's
+    may hold any word)."""
     measured = record.get("measured_s")
     acc_h = hours.speedrun(record) if measured is not None and measured > 0 else None
     price = table.price_of(record.get("accelerator")) if acc_h is not None else None
@@ -30,7 +36,7 @@ def priced(record: dict, table: Table) -> dict:
             "price_per_accelerator_hour_usd": price.usd_per_hour if price else None, "cost_usd": cost,
             "price_source": f"{price.cls.name}: {price.source}" if price else "no price",
             "price_date": price.date if price else None}
-    left = any("implausible" in f for f in record.get("flags") or [])
+    left = records.IMPLAUSIBLE in codes
     if acc_h is None:
         why = ("no measured time in its logs" if measured is None else
                "a measured time of 0 s" if measured <= 0 else "no GPU count in its logs")

@@ -183,7 +183,8 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
     every = []
     flags = [run_flags(doc) for doc in docs]  # each document's once: its pages and both downloads
     for doc, mine in zip(docs, flags):
-        costs = [speedrun_costs.priced({**r, "track": doc["track"]}, table) for r in doc["records"]]
+        costs = [speedrun_costs.priced({**r, "track": doc["track"]}, table, codes)
+                 for r, codes in zip(doc["records"], documents.flag_codes(doc), strict=True)]
         _track_page(out, doc, built, costs, mine)
         every += costs
     records, runs = tables(docs, flags=flags)

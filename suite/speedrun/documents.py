@@ -14,6 +14,7 @@ import datetime as dt
 import math
 import posixpath
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +190,6 @@ def _derived(doc: dict) -> str | None:
     """Each record's figures derived again from the document's runs (:func:`records.figures`);
     why the first that disagrees does, else ``None``."""
     from suite.speedrun import readme, records
-    from suite.speedrun.tree import link_target
 
     track = doc["track"]
     if doc["target_val_loss"] != records.TRACKS[track].target:
@@ -203,14 +203,10 @@ def _derived(doc: dict) -> str | None:
         if why:
             return f"record {rec['record']}: {why}"
         rows.append((rec["record"], [runs[p] for p in rec["run_logs"]], rec["runs_folder"]))
-    copied = records.copied_runs(track, rows, runs)
-    for rec, (_, chosen, folder) in zip(doc["records"], rows):
+    for rec, (found, flags, beside, baseline_flags) in _record_parts(doc, runs, rows):
         if not _same(rec["claimed_s"], readme.claimed_seconds(rec["claimed"])):
             return (f"record {rec['record']}'s claimed_s ({str(rec['claimed_s'])[:40]}) is not what its claim "
                     f"{rec['claimed'][:40]!r} states: import the checkout again")
-        target = link_target(rec["log_link"]) if rec["log_link"] else None
-        found, flags, beside, baseline_flags = records.record_parts(
-            track, rec["claimed_s"], chosen, runs.get(target) if target else None, folder, runs, copied)
         # the stored flags before those its runs give are its selection's, each blocking "met" as
         # every selection flag does (records.decide, as the import decides it)
         words = records.texts(flags)
@@ -232,6 +228,36 @@ def _derived(doc: dict) -> str | None:
         if why:
             return f"record {rec['record']}'s {why}: import the checkout again"
     return None
+
+
+def _record_parts(doc: dict, runs: dict[str, dict],
+                  rows: list[tuple[Any, list[dict], str | None]]) -> Iterator[tuple[dict, tuple]]:
+    """Each record of ``doc`` with what its runs give (:func:`records.record_parts`), given its
+    ``rows`` (its number, its runs, its runs folder) and the document's ``runs`` by log."""
+    from suite.speedrun import records
+    from suite.speedrun.tree import link_target
+
+    track = doc["track"]
+    copied = records.copied_runs(track, rows, runs)
+    for rec, (_, chosen, folder) in zip(doc["records"], rows):
+        target = link_target(rec["log_link"]) if rec["log_link"] else None
+        yield rec, records.record_parts(track, rec["claimed_s"], chosen, runs.get(target) if target else None,
+                                        folder, runs, copied)
+
+
+def flag_codes(doc: dict) -> list[list[str]]:
+    """The codes of each record's flags (:class:`records.Flag`), in the order of its stored words,
+    of a document :func:`check` read: those its runs give, derived again (a stored flag holds its
+    words alone), after its selection's (:data:`records.STORED`)."""
+    from suite.speedrun import records
+
+    runs = {r["log"]: r for r in doc["runs"]}
+    rows = [(rec["record"], [runs[p] for p in rec["run_logs"]], rec["runs_folder"]) for rec in doc["records"]]
+    codes = []
+    for rec, (_, flags, _, _) in _record_parts(doc, runs, rows):
+        given = [f.code for f in flags]
+        codes.append([records.STORED] * (len(rec["flags"]) - len(given)) + given)
+    return codes
 
 
 def _left_out(rec: dict, runs: dict[str, dict]) -> int:
