@@ -9,7 +9,9 @@ it ends, and hands the child to another live thread of the launcher, whose end s
 once per thread that ends while another lives: a stand-in for torchrun counted 2 or 3 SIGTERMs in
 most kills of a launcher running 8 threads, 1 in every kill of a single-threaded one. torchrun takes
 a second SIGTERM in its shutdown as a new stop and ends there, before it has stopped its workers.
-Torch-free."""
+Until :func:`main` takes the signal (while the interpreter starts), SIGUSR2's default action holds:
+a launcher dying then kills this process outright, without SIGTERM's stop, which loses nothing (no
+worker has started yet). Torch-free."""
 from __future__ import annotations
 
 import os
