@@ -554,13 +554,14 @@ def test_a_reproduction_of_own_code_measures_again_when_its_throughput_cannot_be
     the file valid."""
     from suite.run.reproduce import comparison, measuring, own
     from suite.run.reproduce.inputs import read_original
+    from suite.run.reproduce.sandbox_tmp import Use
 
     original = read_original(str(measured.path))
     runs: list[bytes] = []
 
-    def rerun(settings, where, timeout, out, observer) -> bytes:  # the same code trained again, in this process
+    def rerun(settings, where, timeout, out, observer, tmp):  # the same code trained again, in this process
         runs.append(free_job(tmp_path / f"rerun-{len(runs)}", seeds=2).path.read_bytes())
-        return runs[-1]
+        return runs[-1], Use(peak=0, full=False)
 
     monkeypatch.setattr(own, "code_at_hand", lambda settings, where: True)
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (["python", "train.py"], where))

@@ -8,7 +8,7 @@ import sys
 import time
 
 from suite.meters import host_load
-from suite.run.reproduce import own, sandbox
+from suite.run.reproduce import own, sandbox, sandbox_tmp
 from suite.run.reproduce.lingering import Lingering
 
 
@@ -42,8 +42,8 @@ def test_the_sandbox_tmp_is_bounded_where_bwrap_can(tmp_path, monkeypatch):
     for bounds in (True, False):
         monkeypatch.setattr(sandbox, "_bounds_tmpfs", lambda program, b=bounds: b)
         args = sandbox.command(["python", "train.py"], writable=[tmp_path / "out"], cwd=tmp_path,
-                               where=tmp_path / "checkout", env={own.OUT_VARIABLE: str(tmp_path / "out" / "r.json")})
+                               where=tmp_path / "checkout", env={own.OUT_VARIABLE: str(tmp_path / "out" / "r.json")},
+                               tmp_bytes=3 * sandbox_tmp.FLOOR_BYTES)
         at = args.index("/tmp", args.index("--tmpfs"))
-        assert (args[at - 3:at - 1] == ["--size", str(sandbox.TMP_BYTES)]) == bounds
+        assert (args[at - 3:at - 1] == ["--size", str(3 * sandbox_tmp.FLOOR_BYTES)]) == bounds
         assert ("--size" in args) == bounds
-

@@ -57,6 +57,10 @@ def add_parser(commands) -> argparse.ArgumentParser:
                         "(bubblewrap) on a copy of its commit, which must be this git checkout's HEAD (check it out "
                         "first); without it, the command is printed, nothing runs and the exit status is "
                         f"{NOTHING_RUN} (docs/own-code.md)")
+    p.add_argument("--sandbox-tmp-gib", type=POSITIVE_FLOAT, default=None, metavar="GIB",
+                   help="own code, with --run-recorded-command: the size of the sandbox's private /tmp, in memory and "
+                        "also its $HOME (caches), in GiB (default: a quarter of this machine's available memory, at "
+                        "least 2); a re-run that fills it is not judged (docs/own-code.md)")
     quiet.add_argument(p, "before the first re-run starts", "then start it anyway, the re-run's load recorded "
                        "(a slower throughput measured under load is inconclusive, not \"differs\")")
     p.add_argument("--attest-code-read", metavar="COMMIT",
@@ -102,6 +106,9 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
                                 run_recorded_command=args.run_recorded_command, sign=not args.no_sign)
     if original.doc["settings"].get("division") == "own":
         return _reproduce_own(args, original, indexes, tolerance, code_read)
+    if getattr(args, "sandbox_tmp_gib", None) is not None:
+        raise Usage("--sandbox-tmp-gib sizes the sandbox own code's recorded command runs in: FILE holds runs of "
+                    "goodbench's workloads, trained again here without one")
     the_plan = plan(original, indexes, args.data_dir, this_machine())
     out = Path(args.output) if args.output else default_output()
     if not launch.in_torchrun():  # the launcher, or the one process: rank 0 reports the rest
@@ -153,7 +160,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     import shlex
 
     from suite.record.results import NameTaken
-    from suite.run.reproduce import attestation, own
+    from suite.run.reproduce import attestation, own, sandbox, sandbox_tmp
     from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.run.reproduce.reporting import attestation_line, load_notes, report_lines
     from suite.run.reproduce.training import default_output
@@ -196,10 +203,12 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     if args.system_name is not None:  # refused now, not after the re-run
         arguments.name("--system-name", args.system_name)
     observer = Observer(args.system_name, load_overrides(args.system_overrides))  # this machine, in goodbench's words
+    tmp = sandbox_tmp.size(getattr(args, "sandbox_tmp_gib", None), sandbox.bounds_tmp())
+    say(tmp.line())
     try:  # the key is read by goodbench once the sandboxed re-run has ended, never before
         found = own.reproduce(original, indexes, out, tolerance,
                               load_key=(lambda: None) if args.no_sign else signing.load_key, report=say, cap=_cap(args),
-                              code_read=code_read, observer=observer)
+                              code_read=code_read, observer=observer, tmp=tmp)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
     for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],

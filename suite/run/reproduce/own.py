@@ -43,8 +43,8 @@ from suite.run.edge_reader import clock
 from suite.run.identity import git
 from suite.run.progress import say
 from suite.run.rank_channels import RankChannels
-from suite.run.reproduce import sandbox, stamping
-from suite.run.reproduce.comparison import Comparison, compare_run
+from suite.run.reproduce import sandbox, sandbox_tmp, stamping
+from suite.run.reproduce.comparison import REPRODUCED, Comparison, compare_run
 from suite.run.reproduce.inputs import Original, as_dict
 from suite.run.reproduce.lingering import Lingering
 from suite.run.reproduce.measuring import DEFAULT_CAP, Cap, Measuring
@@ -215,7 +215,8 @@ def _launcher(command: list[str], shown: str) -> tuple[list[str], list[str]]:
 def reproduce(original: Original, indexes: list[int], out: Path, tolerance: float, where: Path = Path("."),
               load_key: Callable[[], Any] = lambda: None, timeout: float | None = None,
               report: Callable[[str], None] = lambda line: None, cap: Cap = DEFAULT_CAP,
-              code_read: dict | None = None, observer: Observer = BARE) -> Reproduction:
+              code_read: dict | None = None, observer: Observer = BARE,
+              tmp: sandbox_tmp.Size | None = None) -> Reproduction:
     """Run the original's recorded command (:func:`runnable_command`: the caller has shown it and
     the user has asked) in a sandbox, on a throwaway copy of the checkout ``where`` at the recorded
     commit (:func:`_rerun`), and compare its runs with the original's ``indexes``; when a run's
@@ -223,7 +224,10 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
     is not a difference), the command runs again until every such run's re-runs, pooled, decide
     or ``cap`` is reached (:func:`_measured_on`), as a reference reproduction measures on.
     What describes this machine is goodbench's own (``observer``, :mod:`suite.run.reproduce.observed`),
-    never the script's. The re-run's chosen runs, with ``settings.reproduces`` (signed with the key ``load_key``
+    never the script's. The sandbox's ``/tmp`` is ``tmp`` (where None,
+    :func:`~suite.run.reproduce.sandbox_tmp.size`); a re-run that ran out of it and did not
+    reproduce is not judged (:func:`_short_of_room`). The re-run's chosen runs, with
+    ``settings.reproduces`` (signed with the key ``load_key``
     returns, read only once every re-run has ended; with the reviewer's attestation of reading the
     code, ``code_read``, where given: :mod:`suite.run.reproduce.attestation`), are written to ``out``. :class:`CannotReproduce`
     when the code is not at hand, the sandbox cannot be made or the command writes no valid file;
@@ -235,10 +239,11 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
         raise CannotReproduce(own_code_steps(settings, where))
     runnable_command(settings, where)  # refused before anything is copied or run
     sandbox.bwrap()
+    tmp = tmp or sandbox_tmp.size(None, sandbox.bounds_tmp())
     reservation = results.Reservation.take(out)  # the name held from now: hours of training are never lost to it
     try:
         raw, doc, comparisons = _measured_on(settings, where, timeout, out, original, indexes, tolerance, cap, report,
-                                             observer)
+                                             observer, tmp)
         chosen = {id(c.record) for c in comparisons}
         doc["runs"] = [r for r in doc["runs"] if id(r) in chosen]  # a reproduction holds the runs it compares
         stamping.keep_stamped(doc)  # and the second clock of those runs
@@ -266,16 +271,20 @@ def reproduce(original: Original, indexes: list[int], out: Path, tolerance: floa
 
 def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, original: Original,
                  indexes: list[int], tolerance: float, cap: Cap,
-                 report: Callable[[str], None], observer: Observer) -> tuple[bytes, dict, list[Comparison]]:
+                 report: Callable[[str], None], observer: Observer,
+                 tmp: sandbox_tmp.Size = sandbox_tmp.FLOOR) -> tuple[bytes, dict, list[Comparison]]:
     """The recorded command run (:func:`_rerun`), and run again while a run's curve agrees but its
     throughput's interval does not decide: every chosen run's re-runs pooled
     (:mod:`suite.run.reproduce.measuring`) until none asks for another or ``cap`` is reached. The
-    last re-run's bytes, document and comparisons, each judged on all its re-runs."""
+    last re-run's bytes, document and comparisons, each judged on all its re-runs (none where a
+    re-run ran out of room: :func:`_short_of_room`)."""
     start = time.monotonic()
-    raw = _rerun(settings, where, timeout, out, observer)
+    raw, use = _rerun(settings, where, timeout, out, observer, tmp)
+    uses = [use]
     seconds = time.monotonic() - start
     doc, comparisons = _compared(raw, original, indexes, tolerance, out)
     if not any(c.unsettled for c in comparisons):
+        _short_of_room(raw, doc, comparisons, tmp, uses, out)
         return raw, doc, comparisons
     firsts = comparisons
     measurings = [Measuring(cap, tolerance) for _ in firsts]
@@ -287,7 +296,8 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         try:  # the line said first, inside: a signal that lands while it is printed is one while measuring on
             report(f"{firsts[asking].target.label()}: {measurings[asking].progress()} (the recorded command runs again)")
             start = time.monotonic()
-            raw = _rerun(settings, where, timeout, out, observer)
+            raw, use = _rerun(settings, where, timeout, out, observer, tmp)
+            uses.append(use)
         except KeyboardInterrupt:  # SIGTERM or Ctrl-C while measuring on: the last whole re-run is not lost
             report(f"interrupted while measuring on: the last whole re-run is kept as {_keep(raw, out)}")
             raise
@@ -295,20 +305,39 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         doc, comparisons = _compared(raw, original, indexes, tolerance, out, firsts)
     for m, c in zip(measurings, comparisons):
         report(f"{c.target.label()}: {m.describe()}")
-    return raw, doc, [compare_run(c.target, c.record, tolerance, f if len(m.records) > 1 else None, m)
-                      for c, f, m in zip(comparisons, firsts, measurings)]
+    comparisons = [compare_run(c.target, c.record, tolerance, f if len(m.records) > 1 else None, m)
+                   for c, f, m in zip(comparisons, firsts, measurings)]
+    _short_of_room(raw, doc, comparisons, tmp, uses, out)
+    return raw, doc, comparisons
+
+
+def _short_of_room(raw: bytes, doc: dict, comparisons: list[Comparison], tmp: sandbox_tmp.Size,
+                   uses: list[sandbox_tmp.Use], out: Path) -> None:
+    """:class:`CannotReproduce` where a run did not reproduce and a re-run ran the sandbox's ``/tmp``
+    full (``uses``: what goodbench read of it in each) or the last re-run's file says a run ran out of
+    space (:func:`~suite.run.reproduce.sandbox_tmp.no_space`): its failure, or its slower steps, say
+    nothing of the original. A re-run that reproduced is judged all the same."""
+    if all(c.verdict == REPRODUCED for c in comparisons):
+        return
+    full = next((u for u in uses if u.full), None)
+    said = sandbox_tmp.no_space(doc)
+    if full is not None or said is not None:
+        raise CannotReproduce(f"{sandbox_tmp.refusal(tmp, full, said)}; the re-run is kept as {_keep(raw, out)}")
 
 
 RERUN_FILE = "rerun.json"  # the re-run's results file, in the sandbox's writable output folder
 
 
-def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observer: Observer) -> bytes:
-    """Run the recorded command once in the sandbox, on a fresh copy of the recorded commit; its
-    file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, its
+def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observer: Observer,
+           tmp: sandbox_tmp.Size = sandbox_tmp.FLOOR) -> tuple[bytes, sandbox_tmp.Use]:
+    """Run the recorded command once in the sandbox (its ``/tmp`` of ``tmp``), on a fresh copy of
+    the recorded commit; its file, written where ``GOODBENCH_OUT`` points inside the sandbox, read once it has exited, its
     description of this machine replaced by ``observer``'s (the load before and after the sandbox, and
     over it: the sandbox's processes the re-run's own, not other processes),
     with the second clock this process stamped its edges on (:mod:`suite.run.reproduce.stamping`; a
-    torchrun job's on every rank)."""
+    torchrun job's on every rank). With it, what goodbench read of the sandbox's ``/tmp``
+    (:class:`~suite.run.reproduce.sandbox_tmp.Watch`): a re-run that fails having run it full is refused,
+    not judged."""
     scratch = tempfile.mkdtemp(prefix="goodbench-rerun-")
     try:
         code, output = Path(scratch) / "code", Path(scratch) / "out"
@@ -321,15 +350,17 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
         def sandboxed(writable: list[Path], env: dict[str, str]) -> list[str]:
             return sandbox.command(argv, writable=[code, output, *writable], cwd=cwd, where=where, env={
                 OUT_VARIABLE: str(rerun_path), CHECKPOINT_VARIABLE: str(output / "checkpoints"),
-                SYSTEM_NAME_VARIABLE: observer.system_name or "", **env})
+                SYSTEM_NAME_VARIABLE: observer.system_name or "", **env}, tmp_bytes=tmp.bytes)
 
         load_at_start = observer.load()  # outside the sandbox, before it starts: not the re-run's time
         watch = observer.watch()  # over the re-run, outside the sandbox; the sandbox's processes its own
         lingering = Lingering()  # the sandbox's processes, waited for after it exits
+        room = sandbox_tmp.Watch(tmp)  # its /tmp, read through them from outside
 
         def started(pid: int) -> None:
             watch.own(pid)
             lingering.started(pid)
+            room.started([p for p in lingering.pids if p != pid])  # bwrap's children: inside the sandbox
 
         try:
             nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
@@ -345,6 +376,7 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
                 stamped = functools.partial(stamping.with_second_clock, reader=reader)
             lingered = lingering.wait()  # the sandbox torn down before the end's reading (trial 17)
         finally:
+            use = room.stop()
             during = watch.stop()
         load_at_end = observer.load(lingered) if lingered else observer.load()
         raw = read_output(rerun_path)
@@ -353,9 +385,13 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
         if left:
             say(f"warning: the re-run's scratch folder {left}")
     if raw is None or status != 0:
+        said = sandbox_tmp.no_space(_parsed(raw))
         kept = _keep(raw, out)
-        raise CannotReproduce(f"the recorded command exited {status}" + (
-            f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"))
+        kept_text = f"; what it wrote is kept as {kept}" if kept else " and wrote no results file"
+        if use.full or said is not None:
+            raise CannotReproduce(f"the recorded command exited {status}: {sandbox_tmp.refusal(tmp, use, said)}"
+                                  f"{kept_text}")
+        raise CannotReproduce(f"the recorded command exited {status}{kept_text}")
     try:
         raw = stamped(observer.described(raw, load_at_start, load_at_end, during), status, pid)
     except (GoodbenchError, ValueError, KeyError, TypeError) as exc:  # a file the script wrote: anyone's text
@@ -365,7 +401,15 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
     if off is not None:  # refused now, not after measuring on: the validator would refuse it [second-clock]
         raise CannotReproduce(f"the re-run's clocks disagree beyond the tolerance ({off}): its times are not what "
                               f"goodbench's clock saw; it is kept as {_keep(raw, out)}")
-    return raw
+    return raw, use
+
+
+def _parsed(raw: bytes | None) -> object:
+    """The re-run's file as JSON where it is that (None otherwise): anyone's text."""
+    try:
+        return json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        return None
 
 
 def copy_code(settings: dict, where: Path, dest: Path) -> None:

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from suite.run.reproduce import sandbox_tmp
 from suite.run.reproduce.planning import CannotReproduce
 
 INSTALL_HINT = "install bubblewrap (`apt-get install bubblewrap`; the package of that name elsewhere)"
@@ -47,7 +48,8 @@ PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREAD
 # what the sandbox's process is: an unprivileged id in its own user namespace, with no capability
 # (bwrap run by root keeps every one otherwise, and its binds would then not hold: trial 16)
 UNPRIVILEGED_ID = "65534"
-TMP_BYTES = 2 << 30  # the sandbox's private /tmp: a script that fills it leaves no minutes-long teardown behind
+# the sandbox's private /tmp is bounded (sandbox_tmp.size: a share of the memory, at least 2 GiB): a script
+# that fills it takes no more of the machine's memory, and leaves no minutes-long teardown behind
 ISOLATION = ("--unshare-all", "--unshare-user", "--unshare-net", "--uid", UNPRIVILEGED_ID, "--gid", UNPRIVILEGED_ID,
              "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv")
 # files of the fresh /proc that root's user id may write without a capability (the kernel's
@@ -86,6 +88,12 @@ def _forbids_user_namespaces(program: str) -> bool:
 def _bounds_tmpfs(program: str) -> bool:
     """Whether this bwrap can bound a tmpfs's size (``--size``, bubblewrap 0.5)."""
     return "--size" in _help(program)
+
+
+def bounds_tmp() -> bool:
+    """Whether the sandbox's ``/tmp`` is bounded here (this bwrap has ``--size``); where it is not,
+    the reproduction says so before its first re-run (:meth:`~suite.run.reproduce.sandbox_tmp.Size.line`)."""
+    return _bounds_tmpfs(bwrap())
 
 
 def source_root() -> Path:
@@ -169,10 +177,12 @@ def _refuse_imported_from(path: Path, kept: list[Path], imported: list[Path], pa
                               "goodbench imports from: goodbench does not run a results file's command so")
 
 
-def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, env: dict[str, str]) -> list[str]:
+def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, env: dict[str, str],
+            tmp_bytes: int = sandbox_tmp.FLOOR_BYTES) -> list[str]:
     """``argv`` wrapped in bwrap, run in ``cwd``: read-only the system, Python, goodbench's
     packages and the datasets; read-write only ``writable`` (each at its own path) and a private
-    ``/tmp``; the reviewer's home, checkout ``where`` and configuration not there
+    ``/tmp`` of ``tmp_bytes`` (where this bwrap can bound it); the reviewer's home, checkout
+    ``where`` and configuration not there
     (:func:`reviewer_folders`); the environment cleared but for :data:`PASSED_VARIABLES` and ``env``."""
     hidden, secret = reviewer_folders(where)
     program = bwrap()
@@ -200,7 +210,7 @@ def command(argv: list[str], *, writable: list[Path], cwd: Path, where: Path, en
         args += ["--ro-bind-try", system, system]
     for device in gpu_devices():
         args += ["--dev-bind", device, device]
-    args += [*(["--size", str(TMP_BYTES)] if _bounds_tmpfs(program) else []), "--tmpfs", "/tmp", "--dir", home]
+    args += [*(["--size", str(tmp_bytes)] if _bounds_tmpfs(program) else []), "--tmpfs", "/tmp", "--dir", home]
     shared = [p for p in [*python_paths(), *data_dirs()] if bindable(p, [*hidden, root], secret)]
     shared += [p for p in own_package_dirs() if bindable(p, [], secret)]  # goodbench's source tree: its packages alone
     for path in shared:
