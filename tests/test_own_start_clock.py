@@ -58,7 +58,9 @@ def test_training_after_the_start_evaluation_is_time_to_train(tmp_path, data_dir
     doing nothing, met the target with a time to train of 0.24 s (the build in init badput). Its build
     now falls inside time to train (in the "other" badput), the clock starting as the start evaluation
     ends; and a file whose run_start was moved to after the build is refused [start-gap]."""
+    said: list[dict] = []
     bench = _bench(tmp_path, "late-init", data_dir)
+    bench.progress = lambda event, **f: said.append(f) if event == "run_start" else None
     with bench:
         for run in bench.runs():
             model = _Switched(len(run.data.vocab))
@@ -73,6 +75,7 @@ def test_training_after_the_start_evaluation_is_time_to_train(tmp_path, data_dir
                 if run.due_for_evaluation():
                     run.evaluate_pinned(model)
     assert bench.problems == []
+    assert [round(f["after_start_eval_s"], 2) >= round(built, 2) for f in said] == [True], (said, built)  # its line says it
     doc = json.loads(bench.path.read_text())
     [run] = doc["runs"]
     steps = sum(run["step_times_s"])
@@ -115,16 +118,74 @@ def test_a_model_trained_before_its_start_evaluation_is_refused_below_the_floor(
     assert "start-floor" in codes(repair(doc))
 
 
+def _ordered(tmp_path: Path, data_dir, out: str, **kw) -> goodbench.Benchmark:
+    """One Benchmark's sessions (one code, so one workload spec), each writing ``out``.json."""
+    return goodbench.Benchmark("ordered", samples_per_step=32, flops_per_step=1e6, max_steps=4, warmup_steps=1,
+                               eval_every=2, against="lm-char", scale="smoke", device="cpu",
+                               out=tmp_path / f"{out}.json", sign=False, data_dir=str(data_dir), **kw)
+
+
 @pytest.mark.slow
-def test_restore_comes_before_the_start_evaluation_that_starts_the_clock(tmp_path, data_dir):
-    bench = goodbench.Benchmark("order", samples_per_step=32, flops_per_step=1e6, max_steps=2, warmup_steps=1,
-                                eval_every=2, against="lm-char", scale="smoke", device="cpu",
-                                out=tmp_path / "order.json", sign=False, data_dir=str(data_dir),
-                                checkpoint_dir=tmp_path / "ckpt")
-    with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), bench:
+def test_restore_comes_before_the_start_evaluation_in_a_runs_first_process_and_a_later_one(tmp_path, data_dir):
+    """restore() after evaluate_pinned is refused in a run's first process (the clock has started)
+    and alike in a process going on from its checkpoint, where the evaluation is the first
+    process's: the wrong order fails on a script's first run, not only on its restarts."""
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), \
+            _ordered(tmp_path, data_dir, "first-wrong", checkpoint_dir=tmp_path / "other") as bench:
         for run in bench.runs():
             run.evaluate_pinned(_Switched(len(run.data.vocab)))
             run.restore()
+    with pytest.raises(KeyboardInterrupt), _ordered(tmp_path, data_dir, "first", checkpoint_dir=ckpt) as bench:
+        for run in bench.runs():
+            assert run.restore() is None
+            run.evaluate_pinned(_Switched(len(run.data.vocab)))
+            for step in (1, 2):
+                with run.step():
+                    time.sleep(STEP_S)
+            run.evaluate_pinned(_Switched(len(run.data.vocab)))
+            run.save({"step": step})
+            raise KeyboardInterrupt  # killed after its step-2 checkpoint
+    with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), \
+            _ordered(tmp_path, data_dir, "later-wrong", checkpoint_dir=ckpt) as bench:
+        for run in bench.runs():
+            assert run.prior  # a process going on from the first one's checkpoint
+            run.evaluate_pinned(_Switched(len(run.data.vocab)))
+            run.restore()
+    with _ordered(tmp_path, data_dir, "later", checkpoint_dir=ckpt) as bench:  # the right order goes on
+        for run in bench.runs():
+            assert run.restore() == {"step": 2}
+            run.evaluate_pinned(_Switched(len(run.data.vocab)))
+            for _ in (3, 4):
+                with run.step():
+                    time.sleep(STEP_S)
+            run.evaluate_pinned(_Switched(len(run.data.vocab)))
+    assert bench.problems == []
+
+
+@pytest.mark.slow
+def test_flops_are_counted_before_the_start_evaluation_that_starts_the_clock(tmp_path, data_dir):
+    """A FLOP count after the start evaluation would run on the clock: refused, as restore() is (the
+    first run cannot log its header without them; a later run counts them again to agree)."""
+    bench = goodbench.Benchmark("late-count", samples_per_step=32, max_steps=2, warmup_steps=1, eval_every=2, seeds=2,
+                                against="lm-char", scale="smoke", device="cpu", out=tmp_path / "late.json",
+                                sign=False, data_dir=str(data_dir))
+    trained = []
+    with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), bench:
+        for run in bench.runs():
+            vocab = len(run.data.vocab)
+            layer = torch.nn.Linear(vocab, vocab)
+            if run.seed == 1:  # the first run, in order
+                run.count_flops(lambda: layer(torch.zeros(2, vocab)).sum().backward())
+            run.evaluate_pinned(_Switched(vocab))
+            if run.seed == 2:
+                run.count_flops(lambda: layer(torch.zeros(2, vocab)).sum().backward())
+            for _ in (1, 2):
+                with run.step():
+                    time.sleep(STEP_S)
+            run.evaluate_pinned(_Switched(vocab))
+            trained.append(run.seed)
+    assert trained == [1]  # the second run's count after its start evaluation was refused
 
 
 def test_the_start_floor_is_under_the_held_out_texts_unigram_entropy_and_honest_starts(data_dir):

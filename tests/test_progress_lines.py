@@ -38,3 +38,15 @@ def test_the_printer_says_the_target_met_and_that_training_stops(capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         "[plain seed 1] target val_loss <= 2.4 met at step 150, 14.0 s from the run's start: training stops here "
         "(time to target ends at the first evaluation that meets it)")
+
+
+def test_the_printer_says_how_long_after_the_start_evaluation_the_first_step_came(capsys):
+    """Own code held to a target: its clock starts as the start evaluation ends, so the seconds to
+    the first step are time to train, said at the first step; a run whose clock starts there says nothing."""
+    printer = ProgressPrinter()
+    printer("run_start", workload="plain", seed=1, max_steps=300, after_start_eval_s=None)
+    assert len(capsys.readouterr().err.splitlines()) == 1
+    printer("run_start", workload="plain", seed=1, max_steps=300, after_start_eval_s=2.6)
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 2 and said[1].startswith("[plain seed 1] the first step comes 2.600 s after the start "
+                                                 "evaluation: time to train")

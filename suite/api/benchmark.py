@@ -385,7 +385,7 @@ class Benchmark:
         """The implementation as a workload (:func:`workloads.own.own_workload`), once its FLOPs are known."""
         if self.flops_per_step is None or not self.flops_per_step > 0:
             raise GoodbenchError("no model FLOPs per step: give flops_per_step=, or call run.count_flops(...) "
-                                 "before the first step")
+                                 "before the first step (and before run.evaluate_pinned(model))")
         if self._workload is None:
             self._workload = own.own_workload(self.implementation(), self.scale, self.reference)
         return self._workload

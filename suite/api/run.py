@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,8 @@ class Run:
         seed_everything(seed)
         self._training = self._ended = self._initialized = self._restore_called = self._resumed = False
         self._clock_started = False  # run_start logged (at the first step, or as the start evaluation ends)
+        self._started_at: float | None = None  # perf_counter as the start evaluation started the clock
+        self._evaluated_here = False  # this process called evaluate_pinned before its first step
         self._open_step: int | None = None  # a step whose window and block are open (a data wait began it)
         # the pinned evaluation (a run held to a target): the untrained model's quality, a refusal, the probes
         started = [e for e in self.prior if e.key == START_EVAL]  # an earlier process's run evaluated it
@@ -81,12 +84,14 @@ class Run:
 
     def count_flops(self, forward_backward: Callable[[], Any]) -> float:
         """Count one step's model FLOPs with torch's FLOP counter (:func:`suite.api.flops.count_flops`):
-        ``forward_backward()`` runs a forward and backward pass of one batch, during initialization.
-        Recorded as counted; a later run's count must agree. Returns them."""
+        ``forward_backward()`` runs a forward and backward pass of one batch, during initialization
+        (before :meth:`evaluate_pinned`, which starts the run's clock). Recorded as counted; a later
+        run's count must agree. Returns them."""
         from suite.api.flops import count_flops
 
-        if self._training:
-            raise GoodbenchError("count the FLOPs during initialization, before the first step")
+        if self._training or self._clock_started:
+            raise GoodbenchError("count the FLOPs during initialization, before run.evaluate_pinned(model), whose "
+                                 "start evaluation starts the run's clock, and before the first step")
         bench = self.bench
         if bench.flops_source == "given" and bench.flops_per_step is not None:
             raise GoodbenchError("flops_per_step was given to the Benchmark: a step's FLOPs are given or counted, "
@@ -140,8 +145,10 @@ class Run:
         self.clock, self.blocks, self.warm_last, self.timed_before = loop.begin_steps(
             self.state, self.log, self.device, bench.warmup_steps)
         self._training = True
+        # the seconds since the start evaluation started the clock: inside time to train (None: it starts here)
+        on_clock = None if self._started_at is None else round(time.perf_counter() - self._started_at, 3)
         bench.progress("run_start", workload=bench.name, seed=self.seed,  # the lines name the code
-                       max_steps=bench.max_steps)
+                       max_steps=bench.max_steps, after_start_eval_s=on_clock)
 
     def _start_clock(self) -> None:
         """End initialization and start the run's clock (``run_start``, stamped by the second clock), once."""
@@ -164,7 +171,7 @@ class Run:
         counted as lost work, its time in the badput."""
         if self.directory is None:
             raise GoodbenchError("no checkpoint_dir was given to the Benchmark: there is nothing to restore from")
-        if self._training or self._restore_called or self._clock_started:
+        if self._training or self._restore_called or self._clock_started or self._evaluated_here:
             raise GoodbenchError("restore() once, during initialization, before the first step and before "
                                  "run.evaluate_pinned(model), whose start evaluation starts the run's clock")
         self._restore_called = True
@@ -335,6 +342,7 @@ class Run:
         floor (:data:`workloads.pinned.START_FLOORS`: trained before it). The run's clock starts as it
         ends (``run_start``): what the code does between it and the first step is time to train."""
         bench = self.bench
+        self._evaluated_here = True  # restore() after it is refused alike in a run's first process and a later one
         if self._start_quality is not None:
             if self.prior:
                 return  # the run's first process evaluated it (its log holds it)
@@ -357,6 +365,7 @@ class Run:
                                f"start floor of {floor[1]:g} (an untrained model scores near the uniform loss): it "
                                "was trained before its start evaluation, off the run's clock, so it is not graded")
         self._start_clock()
+        self._started_at = time.perf_counter()
 
     def _refuse(self, step: int, reason: str) -> None:
         """Record that the pinned evaluation at ``step`` refused the model: the run reaches no target."""

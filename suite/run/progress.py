@@ -26,6 +26,9 @@ class ProgressPrinter:
             self.label, self.max_steps = f"{f['workload']} seed {f['seed']}{again}", f["max_steps"]
             model = f": a {_count(f['parameters'])}-parameter model at {f['scale']} scale" if f.get("parameters") else ""
             say(f"[{self.label}] training, at most {self.max_steps} steps{model}")
+            if f.get("after_start_eval_s") is not None:  # own code's clock started at its start evaluation
+                say(f"[{self.label}] the first step comes {f['after_start_eval_s']:.3f} s after the start evaluation: "
+                    "time to train (call run.evaluate_pinned(model) last before the loop)")
         elif event == "step":
             per_step = f["elapsed"] / f["step"]
             eta = per_step * (self.max_steps - f["step"])
