@@ -111,6 +111,15 @@ def _pinned(run: dict, doc: dict, facts: dict) -> tuple[dict | None, list[mllog.
     return (section if isinstance(section, dict) else None), [e for a in log.attempts for e in a.events]
 
 
+def _pinned_section(run: dict, doc: dict, facts: dict) -> tuple[dict, list[mllog.Event]] | None:
+    """:func:`_pinned`'s section and events where the run records its ``pinned_evaluation``; None
+    otherwise (start-eval reports a missing section)."""
+    found = _pinned(run, doc, facts)
+    if found is None or found[0] is None:
+        return None
+    return found[0], found[1]
+
+
 @run_rule("start-eval", "target-at-start")
 def _check_start_evaluation(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """Own code held to a target that trained evaluated its untrained model before its first step, as
@@ -159,11 +168,10 @@ def _check_start_origin(run: dict, where: str, doc: dict, facts: dict) -> list[P
     """Own code held to a target starts its clock as its start evaluation ends, so that nothing it does
     after that evaluation is off the clock; and its untrained model scored at or above the workload's
     start floor (:data:`workloads.pinned.START_FLOORS`), unless it was refused for it."""
-    found = _pinned(run, doc, facts)
-    if found is None or found[0] is None:
-        return []  # start-eval reports a missing section
-    section: dict = found[0]
-    events = found[1]
+    found = _pinned_section(run, doc, facts)
+    if found is None:
+        return []
+    section, events = found
     field = f"{where}.pinned_evaluation"
     start = next((e for e in events if e.key == mllog.START_EVAL), None)
     if start is None:
@@ -192,11 +200,10 @@ def _check_start_origin(run: dict, where: str, doc: dict, facts: dict) -> list[P
 def _check_refusal(run: dict, where: str, doc: dict, facts: dict) -> list[Problem]:
     """A refusal of the pinned evaluation is the log's, its probe within the pinned tolerance
     unless refused, and a refused run claims no target."""
-    found = _pinned(run, doc, facts)
-    if found is None or found[0] is None:
-        return []  # start-eval reports a missing section
-    section: dict = found[0]
-    events = found[1]
+    found = _pinned_section(run, doc, facts)
+    if found is None:
+        return []
+    section, events = found
     field = f"{where}.pinned_evaluation"
     logged = next((e for e in events if e.key == mllog.EVAL_REFUSED), None)
     refused = section.get("refused") if isinstance(section.get("refused"), dict) else None
