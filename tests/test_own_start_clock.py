@@ -199,3 +199,17 @@ def test_the_start_floor_is_under_the_held_out_texts_unigram_entropy_and_honest_
     assert START_FLOORS["lm-char"] == (pinned.metric, START_FLOOR)
     assert START_FLOOR < unigram_entropy(pinned.data.val, vocab) < math.log(vocab)
     assert pinned(_Switched(vocab))["val_loss"] == pytest.approx(math.log(vocab), rel=1e-4)
+
+
+def test_the_start_floor_is_under_the_full_scales_held_out_unigram_entropy(data_dir):
+    """The floor holds at every scale: at full scale too, knowing the held-out characters'
+    frequencies alone (of the split, and of the very targets its pinned windows score) stays above it."""
+    from workloads.evaluation import evaluator
+    from workloads.lm_char.evaluator import START_FLOOR, unigram_entropy
+
+    pinned = evaluator("lm-char", "full", torch.device("cpu"), str(data_dir))
+    vocab = len(pinned.data.vocab)
+    scored = torch.cat([y.flatten() for _, y in pinned.batches()])
+    assert len(scored) == pinned.data.eval_batches * pinned.data.batch_size * pinned.data.context
+    assert START_FLOOR < unigram_entropy(pinned.data.val, vocab) < math.log(vocab)
+    assert START_FLOOR < unigram_entropy(scored, vocab) < math.log(vocab)
