@@ -4,21 +4,27 @@ workload's start floor (trained before its start evaluation) is refused (docs/ow
 "What the pinned evaluation refuses")."""
 from __future__ import annotations
 
+import copy
 import json
 import math
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import torch
-from forging import codes, repair
+from forging import codes, edit_log, moved, repair
 
 import goodbench
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
+from suite.validate import check_document
+from suite.validate.quality_rules import START_GAP_S
 from workloads import registry
 from workloads.pinned import START_FLOORS
 
+REPO = Path(__file__).resolve().parent.parent
 SLEEP_S = 0.6  # the "initialization" done after the start evaluation: more than the rule's allowance
 STEP_S = 0.02
 
@@ -213,3 +219,27 @@ def test_the_start_floor_is_under_the_full_scales_held_out_unigram_entropy(data_
     assert len(scored) == pinned.data.eval_batches * pinned.data.batch_size * pinned.data.context
     assert START_FLOOR < unigram_entropy(pinned.data.val, vocab) < math.log(vocab)
     assert START_FLOOR < unigram_entropy(scored, vocab) < math.log(vocab)
+
+
+@pytest.mark.slow  # the plain loop under goodbench run-own: ~25 s on 2 loaded cores
+def test_the_second_clock_stamps_the_start_gap_and_the_rule_reads_it(tmp_path, data_dir):
+    """Under run-own the launcher stamps the start evaluation's end and run_start on its monotonic
+    clock: the rule reads the gap there, and a log whose run_start was moved later than that clock
+    saw, or a clock whose run_start was moved, is refused [start-gap]."""
+    out = tmp_path / "plain.json"
+    done = subprocess.run([sys.executable, "-m", "suite", "run-own", str(REPO / "examples" / "plain_loop.py"),
+                           "--out", str(out), "--steps", "2", "--device", "cpu", "--data-dir", str(data_dir)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert check_document(doc) == []
+    [entry] = doc["second_clock"]["runs"]
+    assert 0 <= entry["run_start_s"] - entry["start_eval_s"] < START_GAP_S
+    later = 2 * START_GAP_S  # seconds: beyond the allowance
+    log_moved = copy.deepcopy(doc)
+    edit_log(log_moved["runs"][0], lambda e: moved(e, time_ms=e.time_ms + later * 1000)
+             if e.key in ("run_start", "init_stop") else e)
+    assert "start-gap" in codes(repair(log_moved))
+    clock_moved = copy.deepcopy(doc)
+    clock_moved["second_clock"]["runs"][0]["start_eval_s"] -= later
+    assert "start-gap" in codes(clock_moved)

@@ -364,6 +364,7 @@ class Run:
             raise ModelRefused(f"the untrained model's {floor[0]} is {quality[floor[0]]:.4g}, below {bench.against}'s "
                                f"start floor of {floor[1]:g} (an untrained model scores near the uniform loss): it "
                                "was trained before its start evaluation, off the run's clock, so it is not graded")
+        self.edges.edge(edges.START_EVAL, 0)  # its end on the second clock: run_start's stamp follows at once
         self._start_clock()
         self._started_at = time.perf_counter()
 

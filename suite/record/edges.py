@@ -22,6 +22,7 @@ ENV = "GOODBENCH_EDGE_FD"
 DIR_ENV = "GOODBENCH_EDGE_DIR"  # under torchrun: the folder of the ranks' FIFOs
 RUN = "r"          # a run begins: r INDEX READING (its run id follows as the line's fourth word)
 START = "s"        # the run's clock starts (run_start): s 0 READING
+START_EVAL = "S"   # own code's start evaluation ends, before its run_start: S 0 READING
 BEGIN = "b"        # a step begins: b STEP READING (before the step clock starts)
 END = "e"          # a step ends: e STEP READING (after the step clock stops)
 EVAL_START = "E"   # an evaluation begins: E STEP READING
@@ -30,7 +31,7 @@ CHECKPOINT = "c"   # a checkpoint of the step is written (run.save): c STEP READ
 KEPT = "k"         # the run ended and its record is kept in its directory: k STEP READING (its last step)
 WRITTEN = "w"      # the results file is written: w SIGN PATH (SIGN: 1 when the launcher is to sign it)
 JOURNAL = "j"      # the session's checkpoint directory: j SESSION PATH (before the first run)
-KINDS = (RUN, START, BEGIN, END, EVAL_START, EVAL_STOP, CHECKPOINT, KEPT)
+KINDS = (RUN, START_EVAL, START, BEGIN, END, EVAL_START, EVAL_STOP, CHECKPOINT, KEPT)
 MAX_LINE = 4096    # bytes: a longer line is no edge (a path of the file is at most this long)
 
 

@@ -127,6 +127,7 @@ class Journal:
                 "run_id": run.run_id, "seed": run.seed, "kind": KINDS[edge.kind],
                 "through": edge.number if edge.kind != edges.START else 0,
                 "first_step": run.first_step if len(run.begins) else 0, "run_start_s": _r(run.run_start_s),
+                **({"start_eval_s": _r(run.start_eval_s)} if run.start_eval_s is not None else {}),
                 "step_s": [round(e - b, 7) for b, e in zip(run.begins[steps:ended], run.ends[steps:ended])],
                 "span_s": [_r(run.begins[0]), _r(run.ends[-1])] if ended else [],
                 "evaluations": [{"step": e["step"], "start_s": _r(e["start_s"]), "stop_s": _r(e["stop_s"])} for e in new],
@@ -216,6 +217,7 @@ def misfit(line: dict[str, Any], session: Any, binding: dict[str, Any]) -> str |
              and _numbers([line.get("started_at_s")]) and _numbers(line.get("step_s"))
              and _numbers(line.get("span_s"), 2) and _numbers(line.get("child_clock_s"), 2)
              and _numbers(line.get("stamps_s"), 2) and (line.get("run_start_s") is None or _numbers([line["run_start_s"]]))
+             and ("start_eval_s" not in line or _numbers([line["start_eval_s"]]))
              and (line.get("launcher_clock_s") is None or _numbers([line["launcher_clock_s"]]))
              and (line.get("boot_id") is None or (isinstance(line["boot_id"], str) and 0 < len(line["boot_id"]) <= 64))
              and isinstance(line.get("evaluations"), list)

@@ -29,6 +29,7 @@ class RunEdges:
     run_id: str
     seed: int
     run_start_s: float | None = None
+    start_eval_s: float | None = None  # own code's start evaluation ended (a run held to a target)
     first_step: int = 0
     begins: array = field(default_factory=lambda: array("d"))
     ends: array = field(default_factory=lambda: array("d"))
@@ -40,7 +41,11 @@ class RunEdges:
     def add(self, edge: edges.Edge) -> None:
         """Take one edge of this run; :class:`edges.BadLine` when it is out of order."""
         kind, n = edge.kind, edge.number
-        if kind == edges.START:
+        if kind == edges.START_EVAL:
+            if self.start_eval_s is not None or self.run_start_s is not None or len(self.begins):
+                raise edges.BadLine("the start evaluation ended twice, or after the run's clock started")
+            self.start_eval_s = edge.stamp
+        elif kind == edges.START:
             if self.run_start_s is not None or len(self.begins):
                 raise edges.BadLine("the run's clock started twice, or after its first step")
             self.run_start_s = edge.stamp
@@ -74,6 +79,7 @@ class RunEdges:
     def entry(self) -> dict:
         """The run's part of the ``second_clock`` record (closed evaluations only)."""
         return {"run_id": self.run_id, "seed": self.seed, "run_start_s": _r(self.run_start_s),
+                **({"start_eval_s": _r(self.start_eval_s)} if self.start_eval_s is not None else {}),
                 "first_step": self.first_step if len(self.begins) else 0,
                 "step_s": [round(e - b, 7) for b, e in zip(self.begins, self.ends)],
                 "span_s": [_r(self.begins[0]), _r(self.ends[-1])] if len(self.ends) else [],

@@ -197,6 +197,7 @@ def _segment(run: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, Any]
         raise Refused(f"its entries of {of} do not add up to step {last['through']}")
     return {"run_id": run["run_id"], "seed": run["seed"], **({"rank": rank} if rank else {}),
             "run_start_s": next((line["run_start_s"] for line in lines if line["run_start_s"] is not None), None),
+            **next(({"start_eval_s": line["start_eval_s"]} for line in lines if "start_eval_s" in line), {}),
             "first_step": last["first_step"] if steps else 0, "step_s": steps, "span_s": last["span_s"],
             "evaluations": [e for line in lines for e in line["evaluations"]],
             "child_clock_s": last["child_clock_s"], "stamps_s": last["stamps_s"], "agreement": None,

@@ -178,11 +178,20 @@ def _check_start_origin(run: dict, where: str, doc: dict, facts: dict) -> list[P
         return []  # start-eval says whether one was due
     problems = []
     clock = next((e for e in events if e.key == "run_start"), None)
-    if clock is not None and not clock.t - start.t <= START_GAP_S:
+    logged = None if clock is None else clock.t - start.t
+    stamped = _stamped_start_gap(doc, run)
+    if stamped is not None and not stamped <= START_GAP_S:
+        problems.append(Problem("start-gap", "second_clock.runs",
+                                f"the second clock stamps run_start {stamped:.3f} s after the start evaluation's "
+                                f"end, more than the {START_GAP_S:g} s the library takes: what ran between them "
+                                "(training, for all the file shows) is left out of time to train"))
+    elif logged is not None and not logged <= START_GAP_S + (stamped or 0.0):
         problems.append(Problem("start-gap", f"{where}.event_log",
-                                f"run_start comes {clock.t - start.t:.3f} s after the start evaluation "
-                                f"({mllog.START_EVAL}), more than the {START_GAP_S:g} s the library takes: what ran "
-                                "between them (training, for all the file shows) is left out of time to train"))
+                                f"run_start comes {logged:.3f} s after the start evaluation ({mllog.START_EVAL}), "
+                                f"more than the {START_GAP_S:g} s the library takes"
+                                + ("" if stamped is None else f" beyond the second clock's {stamped:.3f} s")
+                                + ": what ran between them (training, for all the file shows) is left out of time "
+                                  "to train"))
     against = own.held_to(doc)
     floor = START_FLOORS.get(against) if against is not None else None
     value = dict(claims.quality(start)).get(floor[0]) if floor is not None else None
@@ -194,6 +203,20 @@ def _check_start_origin(run: dict, where: str, doc: dict, facts: dict) -> list[P
                                 f"of {floor[1]:g} (an untrained model scores near the uniform loss), and it was not "
                                 "refused: it was trained before its start evaluation, off the run's clock"))
     return problems
+
+
+def _stamped_start_gap(doc: dict, run: dict) -> float | None:
+    """The seconds from the start evaluation's end to ``run_start`` on the second clock (``goodbench
+    run-own``'s monotonic stamps of rank 0's entry that started the run), or None where it stamped
+    no start evaluation (no second clock, or a file written before it stamped one)."""
+    clock = doc.get("second_clock")
+    entries = clock.get("runs") if isinstance(clock, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("run_id") == run.get("run_id") and not entry.get("rank"):
+            began, ended = entry.get("run_start_s"), entry.get("start_eval_s")
+            if all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in (began, ended)):
+                return float(began - ended)
+    return None
 
 
 @run_rule("eval-refused")
