@@ -25,7 +25,7 @@ from workloads import registry
 from workloads.pinned import START_FLOORS
 
 REPO = Path(__file__).resolve().parent.parent
-SLEEP_S = 0.6  # the "initialization" done after the start evaluation: more than the rule's allowance
+SLEEP_S = 2 * START_GAP_S  # the "initialization" done after the start evaluation: more than the rule's allowance
 STEP_S = 0.02
 
 
@@ -146,11 +146,11 @@ def test_restore_comes_before_the_start_evaluation_in_a_runs_first_process_and_a
         for run in bench.runs():
             assert run.restore() is None
             run.evaluate_pinned(_Switched(len(run.data.vocab)))
-            for step in (1, 2):
+            for _ in (1, 2):
                 with run.step():
                     time.sleep(STEP_S)
             run.evaluate_pinned(_Switched(len(run.data.vocab)))
-            run.save({"step": step})
+            run.save({"step": run.steps_done})
             raise KeyboardInterrupt  # killed after its step-2 checkpoint
     with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), \
             _ordered(tmp_path, data_dir, "later-wrong", checkpoint_dir=ckpt) as bench:
@@ -169,6 +169,12 @@ def test_restore_comes_before_the_start_evaluation_in_a_runs_first_process_and_a
     assert bench.problems == []
 
 
+def _counted(vocab: int):
+    """A forward and backward pass to count FLOPs of: one linear layer's."""
+    layer = torch.nn.Linear(vocab, vocab)
+    return lambda: layer(torch.zeros(2, vocab)).sum().backward()
+
+
 @pytest.mark.slow
 def test_flops_are_counted_before_the_start_evaluation_that_starts_the_clock(tmp_path, data_dir):
     """A FLOP count after the start evaluation would run on the clock: refused, as restore() is (the
@@ -180,12 +186,12 @@ def test_flops_are_counted_before_the_start_evaluation_that_starts_the_clock(tmp
     with pytest.raises(GoodbenchError, match="before run.evaluate_pinned"), bench:
         for run in bench.runs():
             vocab = len(run.data.vocab)
-            layer = torch.nn.Linear(vocab, vocab)
+            forward_backward = _counted(vocab)
             if run.seed == 1:  # the first run, in order
-                run.count_flops(lambda: layer(torch.zeros(2, vocab)).sum().backward())
+                run.count_flops(forward_backward)
             run.evaluate_pinned(_Switched(vocab))
             if run.seed == 2:
-                run.count_flops(lambda: layer(torch.zeros(2, vocab)).sum().backward())
+                run.count_flops(forward_backward)
             for _ in (1, 2):
                 with run.step():
                     time.sleep(STEP_S)
