@@ -46,8 +46,10 @@ def one(nproc: int, steps: int, folder: Path) -> dict[str, list[float]]:
                str(SCRIPT), "--out", str(out), "--steps", str(steps), "--device", "cpu"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
-    if done.returncode != 0 or not out.exists():
+    if not out.exists():
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    if done.returncode != 0:  # written, its gaps stamped, but refused (a loaded host's clocks may disagree)
+        print(f"  (exit {done.returncode}: {done.stderr.strip().splitlines()[-1]})")
     return gaps(json.loads(out.read_text()))
 
 

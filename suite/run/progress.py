@@ -10,6 +10,10 @@ def say(*parts) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
 
+# seconds from own code's start evaluation to its first step that the first step's line says: work done
+# there (a compile, a warm-up, a DataLoader built) is time to train; the library's own gap is milliseconds
+NOTED_S = 0.1
+
 # fields every event of a run carries that are not its figures (suite/run/session.py adds the repeat)
 BOOKKEEPING = frozenset({"step", "repeat", "repeats"})
 
@@ -26,7 +30,7 @@ class ProgressPrinter:
             self.label, self.max_steps = f"{f['workload']} seed {f['seed']}{again}", f["max_steps"]
             model = f": a {_count(f['parameters'])}-parameter model at {f['scale']} scale" if f.get("parameters") else ""
             say(f"[{self.label}] training, at most {self.max_steps} steps{model}")
-            if f.get("after_start_eval_s") is not None:  # own code's clock started at its start evaluation
+            if (f.get("after_start_eval_s") or 0) >= NOTED_S:  # own code's clock started at its start evaluation
                 say(f"[{self.label}] the first step comes {f['after_start_eval_s']:.3f} s after the start evaluation: "
                     "time to train (call run.evaluate_pinned(model) last before the loop)")
         elif event == "step":
