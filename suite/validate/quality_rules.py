@@ -160,7 +160,7 @@ def _check_start_evaluation(run: dict, where: str, doc: dict, facts: dict) -> li
 
 # The most seconds the library may take from the start evaluation's end to run_start (init_stop, the log
 # released, a barrier of the ranks): the run's clock starts as the start evaluation ends (docs/own-code.md).
-# Measured by benchmarks/start_gap.py on 2 CPU cores at load 7-8.5, 16 runs of the plain loop under run-own:
+# Measured by benchmarks/start_gap.py on 2 CPU cores at load 4-8.5, 16 runs of the plain loop under run-own:
 # the worst honest gap was 0.06 ms in the log and 9 ms on the second clock in one process, 19 ms in both with
 # 2 gloo ranks (the barrier waits for the slower rank). 0.5 s is 25 times that, for what no CPU run measures
 # (a device synchronized, NCCL's barrier, a log on NFS, a loaded reviewer's host), and 5 times under the
@@ -189,12 +189,12 @@ def _check_start_origin(run: dict, where: str, doc: dict, facts: dict) -> list[P
     if stamped is not None and not stamped <= START_GAP_S:
         problems.append(Problem("start-gap", "second_clock.runs",
                                 f"the second clock stamps run_start {stamped:.3f} s after the start evaluation's "
-                                f"end, more than the {START_GAP_S:g} s the library takes: what ran between them "
+                                f"end, more than the {START_GAP_S:g} s allowed (the library takes milliseconds): what ran between them "
                                 "(training, for all the file shows) is left out of time to train"))
     elif logged is not None and not logged <= START_GAP_S + (stamped or 0.0):
         problems.append(Problem("start-gap", f"{where}.event_log",
                                 f"run_start comes {logged:.3f} s after the start evaluation ({mllog.START_EVAL}), "
-                                f"more than the {START_GAP_S:g} s the library takes"
+                                f"more than the {START_GAP_S:g} s allowed (the library takes milliseconds)"
                                 + ("" if stamped is None else f" beyond the second clock's {stamped:.3f} s")
                                 + ": what ran between them (training, for all the file shows) is left out of time "
                                   "to train"))
