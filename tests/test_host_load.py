@@ -530,3 +530,40 @@ def test_the_watchs_thread_leaves_the_stop_signals_to_the_main_thread():
             1 << (signal.SIGTERM - 1))
     finally:
         watch.stop()
+
+
+def _cgroup(root: Path, self_cgroup: str, files: dict[str, str]) -> tuple[Path, Path]:
+    """A fake cgroup mount (``files``: path under it → text) and a fake /proc whose ``self/cgroup``
+    reads ``self_cgroup``."""
+    cgroup, proc = root / "cgroup", root / "proc"
+    for name, text in files.items():
+        (cgroup / name).parent.mkdir(parents=True, exist_ok=True)
+        (cgroup / name).write_text(text)
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "cgroup").write_text(self_cgroup)
+    return cgroup, proc
+
+
+@pytest.mark.parametrize(("self_cgroup", "files", "quota"), [
+    ("0::/job\n", {"job/cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs may use 2 at once
+    ("0::/job/step\n", {"job/cpu.max": "300000 100000\n", "job/step/cpu.max": "max 100000\n"}, 3),  # the parent's
+    ("0::/\n", {"cpu.max": "max 100000\n"}, None),
+    ("0::/other\n", {"cpu.max": "100000 100000\n"}, 1),  # a namespace's own cgroup is its mount's root
+    ("2:cpuacct,cpu:/box\n", {"cpuacct,cpu/box/cpu.cfs_quota_us": "400000\n",
+                              "cpuacct,cpu/box/cpu.cfs_period_us": "100000\n"}, 4),  # cgroup v1
+    ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+])
+def test_the_cores_a_run_may_use_are_bounded_by_its_cgroups_cpu_quota(tmp_path, self_cgroup, files, quota):
+    cgroup, proc = _cgroup(tmp_path, self_cgroup, files)
+    assert host_load.quota_cores(cgroup, proc) == quota
+    affinity = len(os.sched_getaffinity(0))
+    assert host_load.usable_cores(cgroup, proc) == (min(affinity, quota) if quota else affinity)
+
+
+def test_the_cores_a_snapshot_and_a_watch_record_are_those_the_run_may_use(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(host_load, "quota_cores", lambda *a: None)
+    assert host_load.snapshot(0.0)["cores"] == 3
+    watch = host_load.Watch(interval_s=0).start()
+    time.sleep(0.02)
+    assert watch.stop()["cores"] == 3

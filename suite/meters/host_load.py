@@ -20,6 +20,7 @@ process under it).
 """
 from __future__ import annotations
 
+import math
 import os
 import signal
 import threading
@@ -36,6 +37,7 @@ WATCH_S = 5.0  # between two of a Watch's readings (each reads /proc once: about
 SHORTEST_S = 1.0  # a watch shorter than this is averaged over it: CPU time is counted in ticks (10 ms)
 
 PROC = Path("/proc")
+CGROUP = Path("/sys/fs/cgroup")
 SUPERVISOR_PID = "GOODBENCH_SUPERVISOR_PID"  # goodbench run's supervisor (suite.meters.telemetry names it too)
 LAUNCHER_PID = "GOODBENCH_LAUNCHER_PID"  # goodbench run-own's launcher (suite.run.own_launch sets it)
 
@@ -86,7 +88,67 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
         top = sorted(used.items(), key=lambda item: -item[1])[:LISTED]
         busy = [{"name": after[pid].name, "cores": round(share, 2), **({"pid": pid} if pids else {})}
                 for pid, share in top if share >= BUSY_SHARE]
-    return {"load_1m": load_1m, "cores": os.cpu_count() or 1, "other_cores": other, "busy": busy}
+    return {"load_1m": load_1m, "cores": usable_cores(), "other_cores": other, "busy": busy}
+
+
+def usable_cores(cgroup: Path = CGROUP, proc: Path = PROC) -> int:
+    """The cores this process may use: its CPU affinity (``taskset``, a cpuset) bounded by its
+    cgroup's CPU quota (:func:`quota_cores`: a container limited to 2 CPUs on a 64-core machine
+    may use 2). The machine's own count is ``system.host.cpu_logical_cores``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    quota = quota_cores(cgroup, proc)
+    return max(1, min(cores, quota) if quota is not None else cores)
+
+
+def quota_cores(cgroup: Path = CGROUP, proc: Path = PROC) -> int | None:
+    """The CPU quota of this process's cgroup and of those above it, in whole cores (a quota of
+    1.5 CPUs may use 2 at once), the tightest of them; None where none is set or none can be read.
+    cgroup v2's ``cpu.max`` ("QUOTA PERIOD", "max PERIOD": none), or v1's ``cpu.cfs_quota_us`` (-1:
+    none) over ``cpu.cfs_period_us`` under its ``cpu`` controller's mount, read at the path
+    ``proc/self/cgroup`` names, or at the mount's root where that path is not there (a container's
+    cgroup namespace shows its own cgroup as its root)."""
+    try:
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
+    except OSError:
+        lines = []
+    quotas = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # cgroup v2: one hierarchy
+            quotas.append(_quota(_cgroup_dirs(cgroup, path), "cpu.max", None))
+        elif "cpu" in controllers.split(","):
+            mount = next((m for m in (cgroup / controllers, cgroup / "cpu", cgroup / "cpu,cpuacct") if m.is_dir()), None)
+            if mount is not None:
+                quotas.append(_quota(_cgroup_dirs(mount, path), "cpu.cfs_quota_us", "cpu.cfs_period_us"))
+    found = [q for q in quotas if q is not None]
+    return min(found) if found else None
+
+
+def _cgroup_dirs(mount: Path, path: str) -> list[Path]:
+    """The cgroup at ``path`` under ``mount`` and each above it up to the mount, where it is
+    there; else the mount alone."""
+    parts = [p for p in path.strip("/").split("/") if p and p != ".."]
+    dirs = [mount.joinpath(*parts[:n]) for n in range(len(parts), -1, -1)]
+    return [d for d in dirs if d.is_dir()] or [mount]
+
+
+def _quota(dirs: list[Path], quota_file: str, period_file: str | None) -> int | None:
+    """The tightest quota over ``dirs`` in whole cores (see :func:`quota_cores`), or None."""
+    cores = []
+    for d in dirs:
+        try:
+            if period_file is None:
+                quota, period = (d / quota_file).read_text().split()[:2]
+            else:
+                quota, period = (d / quota_file).read_text().strip(), (d / period_file).read_text().strip()
+            if quota not in ("max", "-1") and float(period) > 0 and float(quota) > 0:
+                cores.append(max(1, math.ceil(float(quota) / float(period))))
+        except (OSError, ValueError):
+            continue
+    return min(cores) if cores else None
 
 
 class Watch:
@@ -177,7 +239,7 @@ class Watch:
         for (_, name), used in self.used.items():
             by_name[name] = by_name.get(name, 0.0) + used
         top = sorted(by_name.items(), key=lambda item: -item[1])[:LISTED]
-        self._result = {"cores": os.cpu_count() or 1,
+        self._result = {"cores": usable_cores(),
                         "other_cores": round(sum(self.used.values()) / over, 2),
                         "busy": [{"name": name, "cores": round(used / over, 2)}
                                  for name, used in top if used / over >= BUSY_SHARE],
