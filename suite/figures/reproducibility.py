@@ -161,6 +161,18 @@ def median_judgement(ratio: float | None, low: float | None, high: float | None,
     return INCONCLUSIVE
 
 
+def decided_ratio(ratio: float | None, low: float | None, high: float | None, tolerance: float,
+                  median: tuple[float | None, float | None, float | None] | None = None) -> float | None:
+    """The throughput ratio a verdict rests on: the median step's (``median``: its ratio and its 95%
+    interval) where the mean ``ratio``'s interval (``low``–``high``) cannot decide and the median
+    lies far outside (:func:`median_judgement`), else the mean's — what the load is judged against
+    (:func:`suite.figures.load.load_explains`), by ``goodbench reproduce`` and by the validator alike."""
+    if median is not None and median[0] is not None and interval_judgement(low, high, tolerance) == INCONCLUSIVE \
+            and median_judgement(ratio, median[1], median[2], tolerance) == OUTSIDE:
+        return median[0]
+    return ratio
+
+
 TTA_MARGIN = 2.0
 """How far beyond the throughput's band a re-run's time to target may lie before it differs
 (:func:`tta_differs`): with the curve agreeing the target is met at the same evaluation, so the
@@ -196,3 +208,14 @@ def tta_differs(original_s: float | None, rerun_s: float | None, tolerance: floa
         return False
     ratio = original_s / rerun_s
     return ratio < (1 - tolerance) / TTA_MARGIN or ratio > (1 + tolerance) * TTA_MARGIN
+
+
+def tta_words(original_s: float, rerun_s: float) -> str:
+    """Two times to target in words: "0.01886 s recorded, 0.3691 s re-run (0.051× the speed)"."""
+    return f"{original_s:.4g} s recorded, {rerun_s:.4g} s re-run ({original_s / rerun_s:.3f}× the speed)"
+
+
+def tta_band(tolerance: float) -> str:
+    """What :func:`tta_differs` holds a time to target to, in words: "±20% widened 2× (0.40–2.40×) and 0.25 s"."""
+    return (f"±{tolerance:.0%} widened {TTA_MARGIN:g}× ({(1 - tolerance) / TTA_MARGIN:.2f}–"
+            f"{(1 + tolerance) * TTA_MARGIN:.2f}×) and {TTA_ABS_S:g} s")

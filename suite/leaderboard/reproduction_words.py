@@ -7,7 +7,7 @@ H1: a re-run 3.7× faster than an original measured under load read as a claim t
 hold up)."""
 from __future__ import annotations
 
-from suite.figures.reproducibility import OUTSIDE, interval_judgement, median_judgement
+from suite.figures.reproducibility import OUTSIDE, interval_judgement, median_judgement, tta_words
 from suite.record.text import cut_words, printable
 from suite.validate.shared import as_number
 
@@ -148,8 +148,7 @@ def compared_words(entry: dict, status: object = "complete", under_load: str | N
     speed = tta_speed(entry)
     if speed is not None:
         tta = _section(entry, "tta")
-        parts.append(f"time to target {tta['original_s']:.4g} s recorded, {tta['reproduction_s']:.4g} s re-run "
-                     f"({speed:.3f}× the speed), which differs")
+        parts.append(f"time to target {tta_words(tta['original_s'], tta['reproduction_s'])}, which differs")
     if under_load:
         parts.append(f"the re-run was measured under load ({printable(under_load)[:300]})")
     return "; ".join(parts)
