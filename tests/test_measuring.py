@@ -23,6 +23,7 @@ from suite.validate import check_document
 
 REPO = Path(__file__).resolve().parents[1]
 TWO_RANKS = REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json"
+ONE_THREAD = REPO / "tests" / "corpus" / "valid" / "lm-char-smoke.json"  # one rank on the CPU
 RERUN_S = 100  # what the fake clock says each re-run took
 
 
@@ -241,6 +242,9 @@ def _median_entry(rep: dict, verdict: str = "", ratio: float = 0.5, host_load: d
     m = c.to_json()["measuring"]
     m["samples_per_s"] = m["ratio"] * entry["throughput"]["original_samples_per_s"]  # pooled against this file's
     entry.update(measurements=m["measurements"], first_ratio=0.5, measuring=m, verdict=verdict or c.verdict)
+    [run] = [r for r in bad["runs"] if r["run_id"] == entry["run_id"]]
+    if host_load is not None:  # the last re-run pooled is the file's run
+        run["host_load"] = host_load
     return bad
 
 
@@ -295,22 +299,51 @@ def _loaded(other: float, cores: int) -> dict:
     return {"start": snap, "end": snap, "gpu_other_processes_end": None}
 
 
-@pytest.mark.parametrize("ratio, other, cores, explained", [
-    (0.6, 1.88, 2, True),      # the machine all but full: down to the floor
-    (1 / 178, 1.96, 2, False),  # trial 17: 178× slower differs whatever the load
-    (0.45, 1.88, 2, False),    # below the floor
-    (0.75, 0.6, 128, False),   # half a core of 128 cannot cost 6% below the band
-    (0.7, 1.0, 4, True),       # a quarter of 4 cores: down to 0.8 × 0.75 = 0.6
-    (0.55, 1.0, 4, False),
+@pytest.mark.parametrize("ratio, other, cores, threads, explained", [
+    (0.6, 1.88, 2, 1, True),        # the machine all but full: one thread, down to the floor
+    (1 / 178, 1.96, 2, 1, False),   # trial 17: 178× slower differs whatever the load
+    (0.1, 1.88, 2, 2, False),       # ten times slower differs whatever the load, threads or not
+    (0.15, 1.88, 2, 1, False),      # below the floor
+    (0.75, 0.6, 128, 1, False),     # half a core of 128 cannot cost one thread 6% below the band
+    (0.7, 1.0, 4, 1, True),         # a quarter of 4 cores: down to 0.8 × 0.75 = 0.6
+    (0.55, 1.0, 4, 1, False),
+    (0.27, 1.0, 2, 2, True),        # benchmarks/load_slowdown.py: one busy process on 2 cores took 2 threads to 0.27×
+    (0.27, 1.0, 2, None, True),     # threads not recorded: as in lockstep
+    (0.6, 0.6, 128, 4, True),       # threads in lockstep: the share left bounds nothing
 ])
-def test_load_excuses_only_the_slowdown_it_could_cause(ratio, other, cores, explained):
+def test_load_excuses_only_the_slowdown_it_could_cause(ratio, other, cores, threads, explained):
     """The load explains a slower re-run only down to the band's edge scaled by the share of the
-    machine it left, never below the floor (docs/rules.md, "Reproducing a result")."""
-    bound = max(load.LOADED_FLOOR, (1 - 0.2) * (1 - other / cores))
+    cores it left, never below the floor, where the run is one thread; threads in lockstep lose
+    more than the cores the load used: the floor alone (docs/rules.md, "Reproducing a result")."""
+    bound = max(load.LOADED_FLOOR, (1 - 0.2) * (1 - other / cores)) if threads == 1 else load.LOADED_FLOOR
     assert (ratio >= bound) == explained
     c = comparison.compare_run(_target(ORIGINAL), _run(0.01 / ratio, 0.02, 1) | {"host_load": _loaded(other, cores)},
-                               0.2)
+                               0.2, cpu_threads=threads)
+    assert c.lockstep == (threads != 1)
     assert c.verdict.startswith("inconclusive: " if explained else "differs: throughput: ")
+
+
+def test_the_load_is_read_on_average_over_the_run_where_that_was_recorded():
+    """One busy reading at a run's start excused the whole run (review C, L1): the share left is
+    the run's average where its watch recorded one, the more loaded snapshot only where it did not."""
+    busy = {"load_1m": 2.0, "cores": 2, "other_cores": 1.9, "busy": []}
+    quiet = {"load_1m": 0.1, "cores": 2, "other_cores": 0.1, "busy": []}
+    during = {"cores": 2, "other_cores": 0.6, "busy": [], "seconds": 60.0}
+    assert load.share_left({"start": busy, "during": during, "end": quiet}) == pytest.approx(0.7)
+    assert load.share_left({"start": busy, "end": quiet}) == pytest.approx(0.05)
+    assert load.share_left({"start": busy, "during": None, "end": quiet}) == pytest.approx(0.05)
+    assert load.share_left({"start": busy, "during": during, "end": quiet}, most_loaded=True) == pytest.approx(0.05)
+    record = {"start": busy, "during": during, "end": quiet}
+    assert load.loaded_bound([record], 0.2, lockstep=False) == pytest.approx(0.8 * 0.7)
+    assert load.loaded_bound([record], 0.2, lockstep=True) == load.LOADED_FLOOR
+
+
+@pytest.mark.parametrize("device, world_size, threads, steps", [
+    ("cpu", 1, 1, False), ("cpu", 1, 2, True), ("cpu", 1, None, True), ("cpu", 2, 1, True),
+    ("cuda", 1, 16, False), ("cuda", 8, 16, True),
+])
+def test_threads_or_ranks_in_lockstep_are_told_from_one_thread(device, world_size, threads, steps):
+    assert load.lockstep(device, world_size, threads) == steps
 
 
 def _pooled(loads: list, ratio: float = 0.6) -> measuring.Measuring:
@@ -341,11 +374,12 @@ def test_a_re_run_differing_on_its_median_step_differs_whatever_its_load():
     assert on_median.verdict.startswith("differs: throughput: judged on the median step")
 
 
-def _pooled_entry(rep: dict, loads: list, ratio: float = 0.6) -> dict:
+def _pooled_entry(rep: dict, loads: list, ratio: float = 0.6, threads: int | None = None) -> dict:
     """``rep`` whose first run was measured on, ``len(loads)`` re-runs at ``ratio`` × the steady
-    original's throughput, each with its ``host_load`` in ``loads``: it differs on the mean."""
+    original's throughput, each with its ``host_load`` in ``loads``: it differs on the mean.
+    ``threads``: the re-run's torch CPU threads, as its file's settings record them."""
     state = _pooled(loads, ratio)
-    c = comparison.compare_run(_target(ORIGINAL), state.records[-1], 0.2, None, state)
+    c = comparison.compare_run(_target(ORIGINAL), state.records[-1], 0.2, None, state, cpu_threads=threads)
     bad = copy.deepcopy(rep)
     entry = bad["settings"]["reproduces"]["runs"][0]
     m = c.to_json()["measuring"]
@@ -371,10 +405,18 @@ def test_the_validator_takes_a_loaded_slower_re_run_as_inconclusive_or_as_stored
     unkept = _pooled_entry(rep, [LOADED] * 8)  # several re-runs whose loads were not kept: judged as quiet
     del entry_of(unkept)["measuring"]["host_loads"]
     assert _found(unkept) == verdict
-    many_cores = _pooled_entry(rep, [_loaded(0.6, 128)] * 8)  # a load that cannot cost 40%
-    assert entry_of(many_cores)["verdict"].startswith("differs: ")
+    one = factories.reproduction_of(json.loads(ONE_THREAD.read_text()), "1" * 64)
+    one["settings"]["cpu_threads"] = 1
+    many_cores = _pooled_entry(one, [_loaded(0.6, 128)] * 8, threads=1)  # a load that cannot cost one thread 40%
+    assert entry_of(many_cores)["verdict"].startswith("differs: ") and _found(many_cores) == []
     entry_of(many_cores)["verdict"] = "inconclusive: the re-run was measured under load"
     assert _found(many_cores) == verdict
+    ranks = _pooled_entry(rep, [_loaded(0.6, 128)] * 8)  # two ranks in lockstep: the floor alone bounds it
+    assert entry_of(ranks)["verdict"].startswith("inconclusive: ") and _found(ranks) == []
+    tenfold = _pooled_entry(rep, [LOADED] * 8, ratio=0.1)  # ten times slower differs whatever the load
+    assert entry_of(tenfold)["verdict"].startswith("differs: ") and _found(tenfold) == []
+    entry_of(tenfold)["verdict"] = "inconclusive: the re-run was measured under load"
+    assert _found(tenfold) == verdict
     median = _median_entry(rep, ratio=0.6, host_load=LOADED)  # on the median: differs whatever the load
     assert entry_of(median)["verdict"].startswith("differs: ") and _found(median) == []
     entry_of(median)["verdict"] = "inconclusive: the re-run was measured under load"
@@ -486,3 +528,30 @@ def test_the_validator_and_the_badge_leave_an_interrupted_originals_time_to_targ
     entry["tta"]["original_interrupted"] = False
     assert ("reproduces", "settings.reproduces.runs[0].verdict") in _found(rep)
     assert reproduction_words.tta_speed(entry) == pytest.approx(1 / 19)
+
+
+def test_pooled_loads_are_the_pooled_re_runs_own_the_last_the_files_run():
+    """Review C, M6: the last pooled re-run is the file's run, so its load in
+    ``measuring.host_loads`` is that run's ``host_load``; a quiet pool whose loads were written in
+    by hand read as loaded, and its slower throughput as inconclusive."""
+    rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
+    written = _pooled_entry(rep, [LOADED] * 8)
+    assert _found(written) == []
+    invented = _pooled_entry(rep, [_loaded(0.1, 2)] * 8)  # eight quiet re-runs: differs
+    m = invented["settings"]["reproduces"]["runs"][0]["measuring"]
+    m["host_loads"] = [measuring.loads(LOADED)] * 8
+    invented["settings"]["reproduces"]["runs"][0]["verdict"] = "inconclusive: the re-run was measured under load"
+    found = check_document(invented)
+    assert ("reproduces", "settings.reproduces.runs[0].measuring.host_loads[7]") in [(p.code, p.field) for p in found]
+    assert any("not the file's run's own host_load" in p.reason for p in found)
+
+
+def test_a_pooled_re_runs_busy_process_named_like_a_trust_label_is_refused():
+    """Review C, M6: the names of the processes that loaded pooled re-runs are shown as the run's
+    own load is, so they are held to the site's labels too."""
+    rep = factories.reproduction_of(json.loads(TWO_RANKS.read_text()), "1" * 64)
+    named = copy.deepcopy(LOADED)
+    named["start"] = {**BUSY, "busy": [{"name": "reproduced", "cores": 1.5}]}
+    doc = _pooled_entry(rep, [named] + [LOADED] * 7)
+    assert [(p.code, p.field) for p in check_document(doc) if p.code == "name-trust"] == [
+        ("name-trust", "settings.reproduces.runs[0].measuring.host_loads[0].start.busy[0].name")]

@@ -422,6 +422,38 @@ def test_a_noisy_throughput_is_measured_on_before_it_is_called_a_difference(monk
         assert entry["measuring"]["stopped"] == "decisive" and entry["measuring"]["seconds"] >= 0
 
 
+def test_the_last_pooled_load_goodbench_writes_is_its_runs_own(monkeypatch, tmp_path):
+    """Measured on, ``measuring.host_loads`` keeps each pooled re-run's load in order, and the
+    last is the file's run's own ``host_load``, which the validator requires (review C, M6)."""
+    import suite.run.runner
+    from suite.run.reproduce import measuring
+    from suite.validate import reproduction_rules
+
+    doc = json.loads(TWO_RANKS.read_text())
+    original = inputs.Original(str(TWO_RANKS), _sha(TWO_RANKS), doc)
+    the_plan = planning.Plan(original, [_target(doc)], "smoke", "cpu", "fp32", "off", planning.Layout(), None, None,
+                             None)
+    speeds = iter([0.5, 0.6])
+
+    def trained(*a, **k):
+        other = round(0.1 * len(said), 2)  # each re-run's load its own
+        said.append(other)
+        snap = {"load_1m": other, "cores": 2, "other_cores": other, "busy": []}
+        return _record(doc["runs"][0], speed=next(speeds)) | {
+            "host_load": {"start": snap, "during": None, "end": snap, "gpu_other_processes_end": None}}
+
+    said: list[float] = []
+    monkeypatch.setattr(suite.run.runner, "run_one", trained)
+    found = training._train_all(the_plan, tmp_path / "out.json", torch.device("cpu"), suite.run.runner.SINGLE,
+                                None, 0.2, lambda *a, **k: None, lambda line: None, None, None, ["goodbench"])
+    entry = found.doc["settings"]["reproduces"]["runs"][0]
+    [run] = [r for r in found.doc["runs"] if r["run_id"] == entry["run_id"]]
+    loads = entry["measuring"]["host_loads"]
+    assert [load["start"]["other_cores"] for load in loads] == said == [0.0, 0.1]
+    assert loads[-1] == measuring.loads(run["host_load"])
+    assert reproduction_rules._last_load(entry["measuring"], run, "m") == []
+
+
 @pytest.mark.parametrize("low, high, judged", [
     (0.85, 1.15, tolerance.WITHIN),
     (0.8, 1.2, tolerance.WITHIN),  # the band's edges are in it

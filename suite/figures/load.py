@@ -9,7 +9,11 @@ from suite.record.text import cut
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
 NAMED = 5  # busy processes named, as many as a snapshot keeps (suite/meters/host_load.py LISTED)
 NAME_CHARS = 40  # of a process's name as shown; a snapshot keeps its short command name (15)
-LOADED_FLOOR = 0.5  # a re-run slower than this share of the recorded throughput differs, whatever its load
+LOADED_FLOOR = 0.2
+"""A re-run slower than this share of the recorded throughput differs, whatever its load — a
+judgement, not a bound: what other processes take from threads or ranks in lockstep has none.
+benchmarks/load_slowdown.py on a 2-core machine: FIGURES. A tenfold slowdown still differs."""
+FLOOR_BEFORE = 0.5  # the floor goodbench judged by before (the validator still takes what it wrote)
 
 
 WHEN = {"start": "at its start", "during": "on average over it", "end": "at its end"}
@@ -73,41 +77,64 @@ def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None
             f"{named} seed {run.get('seed')}: {why}")
 
 
-def share_left(host_load: dict | None) -> float | None:
-    """The share of the machine's cores the other processes left the run at its most loaded
-    reading (start, over it, end): ``1 − other_cores / cores``, at least 0; None where no reading
-    has both figures."""
+def share_left(host_load: dict | None, most_loaded: bool = False) -> float | None:
+    """The share of the cores the run may use that the other processes left it,
+    ``1 − other_cores / cores`` (at least 0): on average over the run (``during``) where that was
+    recorded, else at its more loaded snapshot (start, end) — or, ``most_loaded``, at its most
+    loaded reading of all three (what goodbench judged by before: a busy second at its start
+    excused a whole run). None where no reading has both figures."""
     if not isinstance(host_load, dict):
         return None
-    shares = []
+    shares = {}
     for when in WHEN:
         snap = found if isinstance(found := host_load.get(when), dict) else {}
         other, cores = snap.get("other_cores"), snap.get("cores")
         if isinstance(other, (int, float)) and not isinstance(cores, bool) and isinstance(cores, int) and cores > 0:
-            shares.append(max(0.0, 1.0 - float(other) / cores))
-    return min(shares) if shares else None
+            shares[when] = max(0.0, 1.0 - float(other) / cores)
+    if "during" in shares and not most_loaded:
+        return shares["during"]
+    return min(shares.values()) if shares else None
 
 
-def loaded_bound(host_loads: list, tolerance: float) -> float | None:
+def lockstep(device_type: object, world_size: object, cpu_threads: object) -> bool:
+    """Whether a run's compute waits on CPU work spread over threads or ranks, each step as slow as
+    the slowest of them: more than one rank, or on the CPU more than one torch thread (or a count
+    not recorded). One busy process on one of 2 cores took three quarters of a 2-thread CPU
+    loop's throughput, where it took a single thread's nothing (:data:`LOADED_FLOOR`). A one-rank
+    GPU run's CPU work is one thread feeding the device."""
+    ranks = world_size if isinstance(world_size, int) and not isinstance(world_size, bool) else 1
+    if ranks > 1:
+        return True
+    return device_type == "cpu" and cpu_threads != 1
+
+
+def loaded_bound(host_loads: list, tolerance: float, *, lockstep: bool, most_loaded: bool = False) -> float | None:
     """The lowest throughput ratio the re-runs' load can explain (docs/rules.md, "Reproducing a
-    result"): the band's lower edge scaled by the share of the machine the load left,
-    ``(1 − tolerance) × share_left``, never below :data:`LOADED_FLOOR`; over several re-runs, the
-    least loaded one's (the highest bound). None where a re-run was not measured under load or
-    its share left is not recorded: then the load explains nothing."""
+    result"): for a run of one thread (not :func:`lockstep`), the band's lower edge scaled by the
+    share of the cores the load left (:func:`share_left`), ``(1 − tolerance) × share_left``,
+    never below :data:`LOADED_FLOOR`; for a lockstep run, the floor alone: what the load takes
+    from it is not bounded by the cores it used. Over several re-runs, the least loaded one's (the
+    highest bound). None where a re-run was not measured under load or its share left is not
+    recorded: then the load explains nothing. ``most_loaded``: as goodbench judged before
+    (:data:`FLOOR_BEFORE`, the most loaded reading, threads and ranks alike)."""
     bounds = []
     for host_load in host_loads:
-        left = share_left(host_load)
+        left = share_left(host_load, most_loaded)
         if under_load(host_load) is None or left is None:
             return None
-        bounds.append(max(LOADED_FLOOR, (1 - tolerance) * left))
+        if most_loaded:
+            bounds.append(max(FLOOR_BEFORE, (1 - tolerance) * left))
+        else:
+            bounds.append(LOADED_FLOOR if lockstep else max(LOADED_FLOOR, (1 - tolerance) * left))
     return max(bounds) if bounds else None
 
 
-def load_explains(host_loads: list, ratio: float | None, tolerance: float) -> str | None:
+def load_explains(host_loads: list, ratio: float | None, tolerance: float, *, lockstep: bool,
+                  most_loaded: bool = False) -> str | None:
     """Why the re-runs' load explains a throughput ``ratio`` below the band (the first loaded
     re-run's :func:`under_load` reason), or None: the ratio is not below 1, a re-run was measured
     quietly, or the ratio lies below what the load could cost (:func:`loaded_bound`)."""
-    bound = loaded_bound(host_loads, tolerance)
+    bound = loaded_bound(host_loads, tolerance, lockstep=lockstep, most_loaded=most_loaded)
     if ratio is None or ratio >= 1 or bound is None or ratio < bound:
         return None
     why = under_load(host_loads[0])

@@ -221,7 +221,7 @@ def _check_name_trust(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
             if why is not None:  # shown as the ceiling's method on the run page (trial 7)
                 problems.append(Problem("name-trust", f"settings.matmul_ceiling.{field}",
                                         f"{why}; no method goodbench writes holds one"))
-    for field, text in _shown_run_text(runs):
+    for field, text in _shown_run_text(runs) + _pooled_load_names(doc):
         why = label_refusal(text)  # trial 11: "ʀᴇᴘʀᴏᴅᴜᴄᴇᴅ" in small capitals, not only the labels' words
         if why is not None:
             problems.append(Problem("name-trust", field, f"{why}; no such text goodbench writes holds one"))
@@ -258,6 +258,25 @@ def _shown_run_text(runs: Runs) -> list[tuple[str, str]]:
                 text = rank.get(key) if isinstance(rank, dict) else None
                 if isinstance(text, str):
                     found.append((f"runs[{i}].distributed.ranks[{j}].{key}", text))
+    return found
+
+
+def _pooled_load_names(doc: dict) -> list[tuple[str, str]]:
+    """The names of the processes that loaded a reproduction's pooled re-runs
+    (``settings.reproduces.runs[].measuring.host_loads[].{start,during,end}.busy[].name``), which
+    its run page shows beside the verdict as a run's own load is."""
+    reproduces = (doc.get("settings") or {}).get("reproduces")
+    entries = reproduces.get("runs") if isinstance(reproduces, dict) else None
+    found = []
+    for k, entry in enumerate(entries if isinstance(entries, list) else []):
+        m = entry.get("measuring") if isinstance(entry, dict) else None
+        loads = m.get("host_loads") if isinstance(m, dict) else None
+        for j, load in enumerate(loads if isinstance(loads, list) else []):
+            for when, snap in load.items() if isinstance(load, dict) else ():
+                for b, busy in enumerate((snap.get("busy") or []) if isinstance(snap, dict) else []):
+                    if isinstance(busy, dict) and isinstance(busy.get("name"), str):
+                        found.append((f"settings.reproduces.runs[{k}].measuring.host_loads[{j}].{when}.busy[{b}].name",
+                                      busy["name"]))
     return found
 
 

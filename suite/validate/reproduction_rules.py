@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from suite.figures.load import load_explains
+from suite.figures.load import load_explains, lockstep
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MAX_CURVE_ABS_TOLERANCE,
@@ -25,6 +25,7 @@ from suite.figures.reproducibility import (
     MEDIAN_MARGIN,
     OUTSIDE,
     curve_bound,
+    decided_ratio,
     interval_judgement,
     median_judgement,
     tta_differs,
@@ -129,7 +130,7 @@ def _check_reproduces(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
             if len(runs) == len(doc["runs"]):  # else the run may be one the schema refused
                 problems.append(Problem("reproduces", f"{where}.run_id", "not a run of this file"))
             continue
-        problems += _entry(entry, run, where, section["throughput_tolerance"])
+        problems += _entry(doc, entry, run, where, section["throughput_tolerance"])
     missing = [i for i, run in runs if run["run_id"] not in named]
     if missing:
         problems.append(Problem("reproduces", f"runs[{missing[0]}].run_id",
@@ -137,7 +138,7 @@ def _check_reproduces(doc: dict, runs: Runs, now: dt.datetime) -> list[Problem]:
     return problems
 
 
-def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem]:
+def _entry(doc: dict, entry: dict, run: dict, where: str, tolerance: float) -> list[Problem]:
     problems = []
     if "workload" in entry and entry["workload"] != run["workload"]["id"]:
         problems.append(Problem("reproduces", f"{where}.workload", "is not the run's workload"))
@@ -180,7 +181,7 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
     judged = tput  # the throughput the verdict rests on: this run's, or every re-run's pooled
     if entry.get("measuring") is not None:
         judged, more = _measuring(entry, a, where, tolerance)
-        problems += more
+        problems += more + _last_load(entry["measuring"], run, f"{where}.measuring")
     tta_off = run["status"] == "complete" and curve["agrees"] and tta.get("original_interrupted") is not True and \
         tta_differs(tta["original_s"], tta["reproduction_s"], tolerance)
     supported = run["status"] == "complete" and curve["agrees"] and judged["within"] is not False and not tta_off
@@ -194,7 +195,7 @@ def _entry(entry: dict, run: dict, where: str, tolerance: float) -> list[Problem
     want = _verdict(run["status"] == "complete" and curve["agrees"] and not tta_off, a, b, ci, tolerance, median)
     if want == "differs" and said == "inconclusive" and run["status"] == "complete" and curve["agrees"] \
             and not tta_off \
-            and _loaded_slower(run, entry, _decided_ratio(judged, ratio, tolerance), tolerance):
+            and _loaded_slower(doc, run, entry, _decided_ratio(judged, tolerance), tolerance):
         want = said  # a slower re-run measured under load: inconclusive (a stored "differs" stays valid too)
     if said != want:
         interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
@@ -234,22 +235,43 @@ def _measuring(entry: dict, original: float | None, where: str, tolerance: float
         problems + more
 
 
-def _decided_ratio(judged: dict, ratio: float | None, tolerance: float) -> float | None:
-    """The throughput ratio a differing verdict rests on: the median step's where the (pooled)
-    mean's interval cannot decide, else the mean's (the pooled one when measured on)."""
-    ci = judged["ci95"]
-    if judged.get("median_ratio") is not None and (ci is None or interval_judgement(ci[0], ci[1], tolerance)
-                                                   == INCONCLUSIVE):
-        return judged["median_ratio"]
-    return judged.get("ratio", ratio)
+LOAD_KEYS = ("start", "during", "end")  # a run's host_load as measuring.host_loads keeps it (suite/run/reproduce/measuring.py loads)
 
 
-def _loaded_slower(run: dict, entry: dict, ratio: float | None, tolerance: float) -> bool:
+def _last_load(m: dict, run: dict, at: str) -> list[Problem]:
+    """The last pooled re-run is the run the file holds, so its load in ``measuring.host_loads`` is
+    that run's own ``host_load`` (its start, during and end readings), as goodbench writes it:
+    pooled loads written apart from the run's could make a quiet pool's slower throughput read as
+    loaded (review C, M6)."""
+    loads = m.get("host_loads")
+    if not isinstance(loads, list) or not loads:
+        return []
+    own = run.get("host_load")
+    want = {k: own[k] for k in LOAD_KEYS if k in own} if isinstance(own, dict) else None
+    if loads[-1] == want:
+        return []
+    return [Problem("reproduces", f"{at}.host_loads[{len(loads) - 1}]",
+                    "the last pooled re-run's load is not the file's run's own host_load: the last re-run "
+                    "pooled is the run the file holds")]
+
+
+def _decided_ratio(judged: dict, tolerance: float) -> float | None:
+    """The throughput ratio a differing verdict rests on (:func:`~suite.figures.reproducibility.decided_ratio`,
+    as ``goodbench reproduce`` chose it): the pooled one's when measured on, the median step's where that decided."""
+    ci, median = judged["ci95"], judged.get("median")
+    low, high = ci if ci is not None else (None, None)
+    at_median = None if median is None else (judged.get("median_ratio"), median[1], median[2])
+    return decided_ratio(judged.get("ratio"), low, high, tolerance, at_median)
+
+
+def _loaded_slower(doc: dict, run: dict, entry: dict, ratio: float | None, tolerance: float) -> bool:
     """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while
     every re-run it rests on was measured under load, and no slower than that load could cost
-    (:func:`~suite.figures.load.load_explains`): its verdict may then read inconclusive
-    (docs/rules.md, "Reproducing a result"). Measured on, each pooled re-run's load is
-    ``measuring.host_loads``; a record of several re-runs without it is judged as quiet."""
+    (:func:`~suite.figures.load.load_explains`, for the run's threads and ranks as its file records
+    them), or than goodbench judged it could before (its most loaded reading, the floor 0.5): its
+    verdict may then read inconclusive (docs/rules.md, "Reproducing a result"). Measured on, each
+    pooled re-run's load is ``measuring.host_loads``; a record of several re-runs without it is
+    judged as quiet."""
     m = entry.get("measuring")
     if m is None or m["measurements"] == 1:
         host_loads = [run.get("host_load")]
@@ -257,7 +279,9 @@ def _loaded_slower(run: dict, entry: dict, ratio: float | None, tolerance: float
         host_loads = m["host_loads"]
     else:
         return False
-    return load_explains(host_loads, ratio, tolerance) is not None
+    steps = lockstep(doc["system"]["accelerator"]["type"], results.world_size(run), doc["settings"].get("cpu_threads"))
+    return any(load_explains(host_loads, ratio, tolerance, lockstep=steps, most_loaded=before) is not None
+               for before in (False, True))
 
 
 MedianFigures = tuple[float | None, float | None, float | None]  # the mean ratio, the median ratio's interval

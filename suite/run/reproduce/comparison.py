@@ -7,17 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suite.figures.load import load_explains
+from suite.figures.load import load_explains, lockstep
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MEDIAN_MARGIN,
     OUTSIDE,
-    TTA_ABS_S,
-    TTA_MARGIN,
     CurveTolerance,
+    decided_ratio,
     interrupted,
     interval_judgement,
+    tta_band,
     tta_differs,
+    tta_words,
 )
 from suite.record import results
 from suite.run.reproduce.inputs import as_dict
@@ -177,6 +178,7 @@ class Comparison:
     first_ratio: float | None = None
     first_within: bool | None = None
     measuring: Measuring | None = None  # measured on (suite/run/reproduce/measuring.py): its pooled re-runs
+    cpu_threads: int | None = None  # the re-run's torch CPU threads, as its file records them (None: not recorded)
 
     @property
     def unsettled(self) -> bool:
@@ -232,11 +234,24 @@ class Comparison:
         measured on, the median step's where that decided) is below 1 and within :func:`~suite.figures.load.loaded_bound`; None otherwise."""
         if not (self.on_median or self.judged == OUTSIDE):
             return None
+        return load_explains(self.host_loads, self.decided_ratio, self.throughput.tolerance, lockstep=self.lockstep)
+
+    @property
+    def lockstep(self) -> bool:
+        """Whether the re-run's steps wait on threads or ranks (:func:`~suite.figures.load.lockstep`):
+        then only the floor bounds what its load explains."""
+        return lockstep(self.target.device_type, results.world_size(self.record), self.cpu_threads)
+
+    @property
+    def decided_ratio(self) -> float | None:
+        """The throughput ratio the verdict rests on (:func:`~suite.figures.reproducibility.decided_ratio`):
+        the pooled re-runs' when measured on (their median step's where that decided), else this re-run's."""
+        t = self.throughput
         p = self.measuring.pool if self.pooled else None  # type: ignore[union-attr]
-        ratio = p.ratio if p is not None else self.throughput.ratio
-        if self.on_median and p is not None and p.median is not None:  # the median decided: its ratio is the gap
-            ratio = p.median.ratio
-        return load_explains(self.host_loads, ratio, self.throughput.tolerance)
+        if p is None:
+            return decided_ratio(t.ratio, t.low, t.high, t.tolerance)
+        median = None if p.median is None else (p.median.ratio, p.median.low, p.median.high)
+        return decided_ratio(p.ratio, p.low, p.high, t.tolerance, median)
 
     @property
     def host_loads(self) -> list:
@@ -277,10 +292,8 @@ class Comparison:
             out.append(f"curve: {self.curve.first_difference}")
         elif self.record.get("status") == "complete" and not self.tta.get("original_interrupted") and tta_differs(
                 self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance):
-            a, b, tol = self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance
-            out.append(f"time to target: {a:.4g} s recorded, {b:.4g} s re-run ({a / b:.3f}× the speed), beyond "
-                       f"±{tol:.0%} widened {TTA_MARGIN:g}× ({(1 - tol) / TTA_MARGIN:.2f}–{(1 + tol) * TTA_MARGIN:.2f}×) "
-                       f"and {TTA_ABS_S:g} s")
+            out.append(f"time to target: {tta_words(self.tta['original_s'], self.tta['reproduction_s'])}, beyond "
+                       f"{tta_band(self.throughput.tolerance)}")
         t = self.throughput
         if self.loaded_slower:  # said as a doubt (:meth:`doubts`): the re-run's load explains it
             return out
@@ -320,14 +333,16 @@ class Comparison:
 
 
 def compare_run(target: Target, record: dict, tolerance: float, earlier: Comparison | None = None,
-                measuring: Measuring | None = None) -> Comparison:
+                measuring: Measuring | None = None, cpu_threads: int | None = None) -> Comparison:
     """The re-run ``record`` against its original; ``earlier``: the first measurement, when this
-    is a later one; ``measuring``: every re-run's, pooled, when it was measured on."""
+    is a later one; ``measuring``: every re-run's, pooled, when it was measured on; ``cpu_threads``:
+    the re-run's torch CPU threads as its file records them (``settings.cpu_threads``)."""
     original = target.run
     curve: list = record["curve"] if isinstance(record.get("curve"), list) else []
     c = Comparison(target, record, curve_agreement(original.get("curve") or [], curve, target.tolerance,
                                                    target.device_type),
-                   throughput_ratio(original, record, tolerance), tta_difference(original, record))
+                   throughput_ratio(original, record, tolerance), tta_difference(original, record),
+                   cpu_threads=cpu_threads)
     if earlier is not None:
         c.measurements, c.first_ratio, c.first_within = 2, earlier.throughput.ratio, earlier.throughput.within
     if measuring is not None and measuring.records:

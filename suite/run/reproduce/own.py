@@ -305,7 +305,8 @@ def _measured_on(settings: dict, where: Path, timeout: float | None, out: Path, 
         doc, comparisons = _compared(raw, original, indexes, tolerance, out, firsts)
     for m, c in zip(measurings, comparisons):
         report(f"{c.target.label()}: {m.describe()}")
-    comparisons = [compare_run(c.target, c.record, tolerance, f if len(m.records) > 1 else None, m)
+    comparisons = [compare_run(c.target, c.record, tolerance, f if len(m.records) > 1 else None, m,
+                               c.cpu_threads)
                    for c, f, m in zip(comparisons, firsts, measurings)]
     _short_of_room(raw, doc, comparisons, tmp, uses, out)
     return raw, doc, comparisons
@@ -485,6 +486,8 @@ def _compare(original: Original, indexes: list[int], rerun: dict, tolerance: flo
              earlier: list[Comparison] | None = None) -> list[Comparison]:
     """Each chosen original run against the re-run of its seed (``earlier``: its first measurement's comparison)."""
     by_seed = {r.get("seed"): r for r in rerun.get("runs") or [] if isinstance(r, dict)}
+    settings = rerun.get("settings")
+    threads = settings.get("cpu_threads") if isinstance(settings, dict) else None
     found: list[Comparison] = []
     for i in indexes:
         run = original.doc["runs"][i]
@@ -495,5 +498,6 @@ def _compare(original: Original, indexes: list[int], rerun: dict, tolerance: flo
         target = Target(index=i, run=run, workload_id=run["workload"]["id"], seed=run["seed"],
                         device_type=str(run["device"]).split(":")[0], precision=run["precision"], layout=Layout(),
                         global_batch=None, tolerance=curve_tolerance(run["workload"]["id"]))
-        found.append(compare_run(target, record, tolerance, earlier[len(found)] if earlier else None))
+        found.append(compare_run(target, record, tolerance, earlier[len(found)] if earlier else None,
+                                 cpu_threads=threads))
     return found

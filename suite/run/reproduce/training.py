@@ -150,10 +150,13 @@ def _measured_on(target, n: int, workload, scale: str, options, parallel, checkp
     import time
     from dataclasses import replace
 
+    import torch
+
     from suite.run import distributed
     from suite.run.runner import run_one
 
     quiet: Progress = lambda *a, **k: None
+    threads = torch.get_num_threads()  # what the file's settings.cpu_threads records (suite/run/driver.py)
     measuring = Measuring(cap, tolerance)
     first: Comparison | None = None
     found: Comparison | None = None
@@ -167,11 +170,12 @@ def _measured_on(target, n: int, workload, scale: str, options, parallel, checkp
             record["repeat"] = target.run["repeat"]
         again = False
         if parallel.is_main:
-            found = compare_run(target, record, tolerance, first)
+            found = compare_run(target, record, tolerance, first, cpu_threads=threads)
             first = first or found
             if first.unsettled:
                 again = measuring.add(target.run, record, seconds)
-                found = compare_run(target, record, tolerance, first if attempt > 1 else None, measuring)
+                found = compare_run(target, record, tolerance, first if attempt > 1 else None, measuring,
+                                    cpu_threads=threads)
                 report(f"[{target.label()}] " + (measuring.progress() if again else measuring.describe()))
         if not distributed.broadcast(again, parallel):
             break
@@ -227,7 +231,7 @@ def _measured_drift(found: Comparison | None, target, workload, scale: str, opti
         else:
             rel = between.max_rel_diff
     again = compare_run(replace(target, tolerance=measured(target.workload_id, target.device_type, rel, how)),
-                        found.record, tolerance)
+                        found.record, tolerance, cpu_threads=found.cpu_threads)
     again.measurements, again.first_ratio, again.first_within, again.measuring = \
         found.measurements, found.first_ratio, found.first_within, found.measuring
     return again
