@@ -555,3 +555,23 @@ def test_a_pooled_re_runs_busy_process_named_like_a_trust_label_is_refused():
     doc = _pooled_entry(rep, [named] + [LOADED] * 7)
     assert [(p.code, p.field) for p in check_document(doc) if p.code == "name-trust"] == [
         ("name-trust", "settings.reproduces.runs[0].measuring.host_loads[0].start.busy[0].name")]
+
+
+@pytest.mark.parametrize("ratio, threads, loaded, verdict", [
+    (0.27, 2, True, "inconclusive: "),   # two threads at 0.27× under one busy process: late to its target as much
+    (0.27, 2, False, "differs: "),       # the same quiet
+    (0.1, 2, True, "differs: "),         # ten times slower differs whatever the load
+    (0.27, 1, True, "differs: "),        # one thread: the load left it half the cores, 0.4× at least
+])
+def test_a_time_to_target_as_late_as_the_load_explains_is_inconclusive(ratio, threads, loaded, verdict):
+    """A lockstep re-run the load slowed to 0.27× reaches its target as much later: beyond the
+    time to target's band (0.4–2.4×), within what the load could cost the throughput, widened as
+    the time to target's band is (review C, H3)."""
+    original = ORIGINAL | {"metrics": ORIGINAL["metrics"] | {"tta_s": 10.0}}
+    rerun = _run(0.01 / ratio, 0.02, 1)
+    rerun["metrics"]["tta_s"] = 10.0 / ratio
+    if loaded:
+        rerun["host_load"] = _loaded(1.0, 2)
+    c = comparison.compare_run(_target(original), rerun, 0.2, cpu_threads=threads)
+    assert c.tta_off and c.verdict.startswith(verdict)
+    assert ("time to target" in c.verdict) == (verdict == "inconclusive: " or not loaded)  # a doubt, or a reason

@@ -140,3 +140,23 @@ def load_explains(host_loads: list, ratio: float | None, tolerance: float, *, lo
     why = under_load(host_loads[0])
     many = f"each of the {len(host_loads)} re-runs; first: " if len(host_loads) > 1 else ""
     return f"{many}{why}; the ratio is within what that load could cost (≥ {bound:.3f}×)"
+
+
+def tta_load_explains(host_loads: list, original_s: float | None, rerun_s: float | None, tolerance: float, *,
+                      lockstep: bool) -> str | None:
+    """Why the re-runs' load explains a time to target slower than
+    :func:`~suite.figures.reproducibility.tta_differs` allows, or None: the re-run reached it later,
+    and its speed ratio (``original_s / rerun_s``) widened by the time to target's own margin
+    (:data:`~suite.figures.reproducibility.TTA_MARGIN`) is no lower than what the load could cost
+    the throughput (:func:`loaded_bound`): a lockstep re-run the load slowed to 0.27× reaches its
+    target as much later, beyond the time to target's own band."""
+    from suite.figures.reproducibility import TTA_MARGIN  # imported here: it loads the workloads' registry
+
+    if original_s is None or rerun_s is None or original_s <= 0 or rerun_s <= original_s:
+        return None
+    bound = loaded_bound(host_loads, tolerance, lockstep=lockstep)
+    speed = original_s / rerun_s
+    if bound is None or speed * TTA_MARGIN < bound:
+        return None
+    many = f"each of the {len(host_loads)} re-runs; first: " if len(host_loads) > 1 else ""
+    return f"{many}{under_load(host_loads[0])}; the time to target is within what that load could cost (≥ {bound:.3f}× widened {TTA_MARGIN:g}×)"

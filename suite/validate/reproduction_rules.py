@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from suite.figures.load import load_explains, lockstep
+from suite.figures.load import load_explains, lockstep, tta_load_explains
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MAX_CURVE_ABS_TOLERANCE,
@@ -194,8 +194,9 @@ def _entry(doc: dict, entry: dict, run: dict, where: str, tolerance: float) -> l
     ci, median = judged["ci95"], judged.get("median")
     want = _verdict(run["status"] == "complete" and curve["agrees"] and not tta_off, a, b, ci, tolerance, median)
     if want == "differs" and said == "inconclusive" and run["status"] == "complete" and curve["agrees"] \
-            and not tta_off \
-            and _loaded_slower(doc, run, entry, _decided_ratio(judged, tolerance), tolerance):
+            and (not tta_off or _tta_loaded(doc, run, entry, tta, tolerance)) \
+            and (_verdict(True, a, b, ci, tolerance, median) != "differs"
+                 or _loaded_slower(doc, run, entry, _decided_ratio(judged, tolerance), tolerance)):
         want = said  # a slower re-run measured under load: inconclusive (a stored "differs" stays valid too)
     if said != want:
         interval = "no interval" if ci is None else f"95% interval {ci[0]:.4g}–{ci[1]:.4g}"
@@ -264,24 +265,41 @@ def _decided_ratio(judged: dict, tolerance: float) -> float | None:
     return decided_ratio(judged.get("ratio"), low, high, tolerance, at_median)
 
 
-def _loaded_slower(doc: dict, run: dict, entry: dict, ratio: float | None, tolerance: float) -> bool:
-    """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while
-    every re-run it rests on was measured under load, and no slower than that load could cost
-    (:func:`~suite.figures.load.load_explains`, for the run's threads and ranks as its file records
-    them), or than goodbench judged it could before (its most loaded reading, the floor 0.5): its
-    verdict may then read inconclusive (docs/rules.md, "Reproducing a result"). Measured on, each
-    pooled re-run's load is ``measuring.host_loads``; a record of several re-runs without it is
-    judged as quiet."""
+def _host_loads(run: dict, entry: dict) -> list | None:
+    """The ``host_load`` of each re-run a verdict rests on: measured on, each pooled one's
+    (``measuring.host_loads``); None for a record of several re-runs without it (judged as quiet)."""
     m = entry.get("measuring")
     if m is None or m["measurements"] == 1:
-        host_loads = [run.get("host_load")]
-    elif isinstance(m.get("host_loads"), list) and len(m["host_loads"]) == m["measurements"]:
-        host_loads = m["host_loads"]
-    else:
+        return [run.get("host_load")]
+    if isinstance(m.get("host_loads"), list) and len(m["host_loads"]) == m["measurements"]:
+        return m["host_loads"]
+    return None
+
+
+def _lockstep(doc: dict, run: dict) -> bool:
+    """Whether the run's threads or ranks wait on each other (:func:`~suite.figures.load.lockstep`), as its file records them."""
+    return lockstep(doc["system"]["accelerator"]["type"], results.world_size(run), doc["settings"].get("cpu_threads"))
+
+
+def _loaded_slower(doc: dict, run: dict, entry: dict, ratio: float | None, tolerance: float) -> bool:
+    """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while
+    every re-run it rests on was measured under load (:func:`_host_loads`), and no slower than
+    that load could cost (:func:`~suite.figures.load.load_explains`, for the run's threads and
+    ranks), or than goodbench judged it could before (its most loaded reading, the floor 0.5):
+    its verdict may then read inconclusive (docs/rules.md, "Reproducing a result")."""
+    host_loads = _host_loads(run, entry)
+    if host_loads is None:
         return False
-    steps = lockstep(doc["system"]["accelerator"]["type"], results.world_size(run), doc["settings"].get("cpu_threads"))
+    steps = _lockstep(doc, run)
     return any(load_explains(host_loads, ratio, tolerance, lockstep=steps, most_loaded=before) is not None
                for before in (False, True))
+
+
+def _tta_loaded(doc: dict, run: dict, entry: dict, tta: dict, tolerance: float) -> bool:
+    """Whether the re-runs' load explains a time to target beyond its band (:func:`~suite.figures.load.tta_load_explains`)."""
+    host_loads = _host_loads(run, entry)
+    return host_loads is not None and tta_load_explains(
+        host_loads, tta["original_s"], tta["reproduction_s"], tolerance, lockstep=_lockstep(doc, run)) is not None
 
 
 MedianFigures = tuple[float | None, float | None, float | None]  # the mean ratio, the median ratio's interval

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suite.figures.load import load_explains, lockstep
+from suite.figures.load import load_explains, lockstep, tta_load_explains
 from suite.figures.reproducibility import (
     INCONCLUSIVE,
     MEDIAN_MARGIN,
@@ -259,9 +259,9 @@ class Comparison:
         records = self.measuring.records if self.pooled else [self.record]  # type: ignore[union-attr]
         return [r.get("host_load") for r in records]
 
-    def _load_text(self, why: str) -> str:
+    def _load_text(self, why: str, what: str = "throughput") -> str:
         return (f"the re-run was measured under load ({why}): a slower re-run is then expected, so it shows no "
-                "difference of the recorded throughput")
+                f"difference of the recorded {what}")
 
     def _throughput_text(self) -> str:
         t = self.throughput
@@ -290,8 +290,7 @@ class Comparison:
             out.append(f"the re-run is {self.record.get('status')}: {self.record.get('error')}")
         if not self.curve.agrees:
             out.append(f"curve: {self.curve.first_difference}")
-        elif self.record.get("status") == "complete" and not self.tta.get("original_interrupted") and tta_differs(
-                self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance):
+        elif self.tta_off and not self.tta_loaded:
             out.append(f"time to target: {tta_words(self.tta['original_s'], self.tta['reproduction_s'])}, beyond "
                        f"{tta_band(self.throughput.tolerance)}")
         t = self.throughput
@@ -303,14 +302,34 @@ class Comparison:
             out.append(f"throughput: {t.method}" if t.ratio is None else self._throughput_text())
         return out
 
+    @property
+    def tta_off(self) -> bool:
+        """Whether the time to target lies beyond what the throughput allows (:func:`tta_differs`),
+        the re-run complete, its curve agreeing and the original never interrupted."""
+        return self.record.get("status") == "complete" and self.curve.agrees \
+            and not self.tta.get("original_interrupted") \
+            and tta_differs(self.tta["original_s"], self.tta["reproduction_s"], self.throughput.tolerance)
+
+    @property
+    def tta_loaded(self) -> str | None:
+        """Why the re-runs' load explains a time to target beyond the band (:func:`~suite.figures.load.tta_load_explains`), or None."""
+        if not self.tta_off:
+            return None
+        return tta_load_explains(self.host_loads, self.tta["original_s"], self.tta["reproduction_s"],
+                                 self.throughput.tolerance, lockstep=self.lockstep)
+
     def doubts(self) -> list[str]:
         """What cannot be told: a throughput whose interval reaches across the tolerance's edge,
         or that has no interval, or that lay outside slower than recorded while the re-run was
-        measured under load (:attr:`loaded_slower`)."""
-        loaded = self.loaded_slower
-        if loaded:
-            return [f"{self._median_text() if self.on_median else self._throughput_text()}; {self._load_text(loaded)}"]
-        return [self._throughput_text()] if self.judged == INCONCLUSIVE else []
+        measured under load (:attr:`loaded_slower`), or a time to target as late as that load
+        explains (:attr:`tta_loaded`)."""
+        loaded, late = self.loaded_slower, self.tta_loaded
+        out = [f"{self._median_text() if self.on_median else self._throughput_text()}; {self._load_text(loaded)}"] \
+            if loaded else [self._throughput_text()] if self.judged == INCONCLUSIVE else []
+        if late:
+            out.append(f"time to target: {tta_words(self.tta['original_s'], self.tta['reproduction_s'])}, beyond "
+                       f"{tta_band(self.throughput.tolerance)}; {self._load_text(late, 'time to target')}")
+        return out
 
     @property
     def verdict(self) -> str:
