@@ -9,10 +9,13 @@ from suite.record.text import cut
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
 NAMED = 5  # busy processes named, as many as a snapshot keeps (suite/meters/host_load.py LISTED)
 NAME_CHARS = 40  # of a process's name as shown; a snapshot keeps its short command name (15)
-LOADED_FLOOR = 0.2
+LOADED_FLOOR = 0.15
 """A re-run slower than this share of the recorded throughput differs, whatever its load — a
 judgement, not a bound: what other processes take from threads or ranks in lockstep has none.
-benchmarks/load_slowdown.py on a 2-core machine: FIGURES. A tenfold slowdown still differs."""
+benchmarks/load_slowdown.py on a 2-core machine: one or two busy processes took a 2-thread loop to
+0.27× and 0.28× of its quiet throughput (a 1-thread loop to 0.95× and 0.63×); with the machine
+busy with other work besides, as low as 0.055× (docs/rules.md, "Reproducing a result"). The floor
+sits under the quiet machine's figures with a margin, and a tenfold slowdown still differs."""
 FLOOR_BEFORE = 0.5  # the floor goodbench judged by before (the validator still takes what it wrote)
 
 
@@ -146,17 +149,13 @@ def tta_load_explains(host_loads: list, original_s: float | None, rerun_s: float
                       lockstep: bool) -> str | None:
     """Why the re-runs' load explains a time to target slower than
     :func:`~suite.figures.reproducibility.tta_differs` allows, or None: the re-run reached it later,
-    and its speed ratio (``original_s / rerun_s``) widened by the time to target's own margin
-    (:data:`~suite.figures.reproducibility.TTA_MARGIN`) is no lower than what the load could cost
-    the throughput (:func:`loaded_bound`): a lockstep re-run the load slowed to 0.27× reaches its
-    target as much later, beyond the time to target's own band."""
-    from suite.figures.reproducibility import TTA_MARGIN  # imported here: it loads the workloads' registry
-
+    and its speed ratio (``original_s / rerun_s``) is no lower than what the load could cost the
+    throughput (:func:`loaded_bound`): a lockstep re-run the load slowed to 0.27× reaches its
+    target as much later, beyond the time to target's own band (0.4× at ±20%)."""
     if original_s is None or rerun_s is None or original_s <= 0 or rerun_s <= original_s:
         return None
     bound = loaded_bound(host_loads, tolerance, lockstep=lockstep)
-    speed = original_s / rerun_s
-    if bound is None or speed * TTA_MARGIN < bound:
+    if bound is None or original_s / rerun_s < bound:
         return None
     many = f"each of the {len(host_loads)} re-runs; first: " if len(host_loads) > 1 else ""
-    return f"{many}{under_load(host_loads[0])}; the time to target is within what that load could cost (≥ {bound:.3f}× widened {TTA_MARGIN:g}×)"
+    return f"{many}{under_load(host_loads[0])}; the time to target is within what that load could cost (≥ {bound:.3f}×)"

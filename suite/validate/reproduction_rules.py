@@ -285,7 +285,7 @@ def _loaded_slower(doc: dict, run: dict, entry: dict, ratio: float | None, toler
     """Whether a throughput outside the band was slower than recorded (``ratio`` below 1) while
     every re-run it rests on was measured under load (:func:`_host_loads`), and no slower than
     that load could cost (:func:`~suite.figures.load.load_explains`, for the run's threads and
-    ranks), or than goodbench judged it could before (its most loaded reading, the floor 0.5):
+    ranks), or than goodbench judged it could before (:data:`~suite.figures.load.FLOOR_BEFORE`):
     its verdict may then read inconclusive (docs/rules.md, "Reproducing a result")."""
     host_loads = _host_loads(run, entry)
     if host_loads is None:
