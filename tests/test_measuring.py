@@ -574,3 +574,20 @@ def test_a_time_to_target_as_late_as_the_load_explains_is_inconclusive(ratio, th
     c = comparison.compare_run(_target(original), rerun, 0.2, cpu_threads=threads)
     assert c.tta_off and c.verdict.startswith(verdict)
     assert "time to target" in c.verdict and bool(c.tta_loaded) == (verdict == "inconclusive: ")  # a doubt, or a reason
+
+
+def test_an_inconclusive_the_earlier_bound_gave_stays_valid():
+    """goodbench judged a one-thread re-run by its most loaded reading before (review C, L1): a
+    busy start, a quiet average, 0.6× read inconclusive then and differs now; the stored verdict
+    is still taken."""
+    busy = {"load_1m": 2.0, "cores": 2, "other_cores": 1.9, "busy": []}
+    quiet = {"load_1m": 0.1, "cores": 2, "other_cores": 0.2, "busy": []}
+    spiky = {"start": busy, "during": {"cores": 2, "other_cores": 0.2, "busy": [], "seconds": 60.0}, "end": quiet,
+             "gpu_other_processes_end": None}
+    one = factories.reproduction_of(json.loads(ONE_THREAD.read_text()), "1" * 64)
+    one["settings"]["cpu_threads"] = 1
+    doc = _pooled_entry(one, [spiky] * 8, threads=1)
+    entry = doc["settings"]["reproduces"]["runs"][0]
+    assert entry["verdict"].startswith("differs: ") and _found(doc) == []
+    entry["verdict"] = "inconclusive: the re-run was measured under load"
+    assert _found(doc) == []
