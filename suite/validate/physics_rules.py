@@ -518,7 +518,7 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     most_cores = sockets * mfu_meter.CPU_SOCKET_MOST_CORES
     cores = min(count("cpu_physical_cores") or count("cpu_logical_cores") or most_cores, most_cores)
     seen = _load_cores(run)
-    if seen is not None:  # the cores the run's host-load snapshots counted (os.cpu_count) bound them too
+    if seen is not None:  # the cores the run's host-load snapshots counted (those it may use: the host's in older files) bound them too
         cores = min(cores, seen)
     nodes = (run.get("distributed") or {}).get("nnodes", 1)
     nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 1
