@@ -62,7 +62,7 @@ def fake_proc(tmp_path):
 
 def test_a_snapshot_counts_the_cpu_of_processes_outside_the_runs_group(fake_proc):
     snap = host_load.snapshot(**fake_proc)
-    assert snap["cores"] == (os.cpu_count() or 1)
+    assert snap["cores"] == host_load.usable_cores() and snap["host_cores"] == (os.cpu_count() or 1)
     assert snap["other_cores"] == 0.9  # the rank in the run's own group is not another process
     assert snap["busy"] == [{"name": "stress (x) ng", "cores": 0.9}]  # idle: under a tenth of a core
     assert load.under_load({"start": snap, "end": None}) == \
@@ -134,7 +134,7 @@ def test_a_watch_adds_up_what_other_processes_used_over_the_run_between_its_read
     during = watch.stop()
     assert watch.stop() is during  # stopped once: the record stays
     # stress 3 s, make 1 s (new), the reused pid's python 0.5 s; cc1's 5 s before the watch and our rank: none
-    assert during == {"cores": os.cpu_count() or 1, "other_cores": round(4.5 / 4, 2), "seconds": 4.0,
+    assert during == {"cores": host_load.usable_cores(), "host_cores": os.cpu_count() or 1, "other_cores": round(4.5 / 4, 2), "seconds": 4.0,
                       "busy": [{"name": "stress", "cores": 0.75}, {"name": "make", "cores": 0.25},
                                {"name": "python", "cores": 0.12}]}
     # the run is flagged on it, though quiet at its start and end
@@ -562,8 +562,22 @@ def test_the_cores_a_run_may_use_are_bounded_by_its_cgroups_cpu_quota(tmp_path, 
 
 def test_the_cores_a_snapshot_and_a_watch_record_are_those_the_run_may_use(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
     monkeypatch.setattr(host_load, "quota_cores", lambda *a: None)
-    assert host_load.snapshot(0.0)["cores"] == 3
+    assert host_load.snapshot(0.0)["cores"] == 3 and host_load.snapshot(0.0)["host_cores"] == 64
     watch = host_load.Watch(interval_s=0).start()
     time.sleep(0.02)
-    assert watch.stop()["cores"] == 3
+    during = watch.stop()
+    assert during is not None and during["cores"] == 3 and during["host_cores"] == 64
+
+
+def test_a_cpus_ceiling_is_held_to_the_hosts_cores_not_to_its_quota():
+    """A CPU quota (2 CPUs) lets short bursts run on the host's every core (64): the cores a
+    record's snapshots count for the ceiling's bound are the host's (``host_cores``), the cores the
+    run may use (``cores``) only where a file written before recorded no other."""
+    from suite.validate.physics_rules import _load_cores
+
+    quota = {"load_1m": 0.1, "cores": 2, "host_cores": 64, "other_cores": 0.0, "busy": []}
+    assert _load_cores({"host_load": {"start": quota, "end": quota}}) == 64
+    before = {key: value for key, value in quota.items() if key != "host_cores"}
+    assert _load_cores({"host_load": {"start": before, "end": before}}) == 2

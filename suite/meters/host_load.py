@@ -64,7 +64,7 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
              sleep: Callable[[float], None] = time.sleep, pids: bool = False,
              roots: Collection[int] = ()) -> dict[str, Any]:
     """The host's load now: ``load_1m`` (the 1-minute load average, None where the OS has none),
-    ``cores``, ``other_cores`` (CPU cores the processes outside this process's group used over
+    ``cores`` (those this process may use: :func:`usable_cores`), ``host_cores`` (the host's), ``other_cores`` (CPU cores the processes outside this process's group used over
     ``sample_s``, None where ``/proc`` is not readable) and ``busy`` (the busiest of them:
     ``{"name", "cores"}``, at most :data:`LISTED`). ``clock`` and ``sleep`` time the window.
     ``pids``: each busy process's ``pid`` too — for what is said to the user now (``check``,
@@ -88,7 +88,8 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
         top = sorted(used.items(), key=lambda item: -item[1])[:LISTED]
         busy = [{"name": after[pid].name, "cores": round(share, 2), **({"pid": pid} if pids else {})}
                 for pid, share in top if share >= BUSY_SHARE]
-    return {"load_1m": load_1m, "cores": usable_cores(), "other_cores": other, "busy": busy}
+    return {"load_1m": load_1m, "cores": usable_cores(), "host_cores": os.cpu_count() or 1, "other_cores": other,
+            "busy": busy}
 
 
 def usable_cores(cgroup: Path = CGROUP, proc: Path = PROC) -> int:
@@ -220,8 +221,8 @@ class Watch:
             self._last, self._t1 = now, self.clock()
 
     def stop(self) -> dict[str, Any] | None:
-        """Stop watching (a second call gives the same): the run's ``during`` record — ``cores``,
-        ``other_cores`` (the other processes' CPU over the watch, in cores on average, over at
+        """Stop watching (a second call gives the same): the run's ``during`` record — ``cores``
+        and ``host_cores`` (as a :func:`snapshot`'s), ``other_cores`` (the other processes' CPU over the watch, in cores on average, over at
         least :data:`SHORTEST_S`), ``busy`` (the busiest command names, as a :func:`snapshot`
         lists processes: the CPU of every process of one name added up) and ``seconds`` watched —
         or None where ``/proc`` could not be read at the start, or at no reading after it."""
@@ -239,7 +240,7 @@ class Watch:
         for (_, name), used in self.used.items():
             by_name[name] = by_name.get(name, 0.0) + used
         top = sorted(by_name.items(), key=lambda item: -item[1])[:LISTED]
-        self._result = {"cores": usable_cores(),
+        self._result = {"cores": usable_cores(), "host_cores": os.cpu_count() or 1,
                         "other_cores": round(sum(self.used.values()) / over, 2),
                         "busy": [{"name": name, "cores": round(used / over, 2)}
                                  for name, used in top if used / over >= BUSY_SHARE],

@@ -518,7 +518,7 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
     most_cores = sockets * mfu_meter.CPU_SOCKET_MOST_CORES
     cores = min(count("cpu_physical_cores") or count("cpu_logical_cores") or most_cores, most_cores)
     seen = _load_cores(run)
-    if seen is not None:  # the cores the run's host-load snapshots counted (those it may use: the host's in older files) bound them too
+    if seen is not None:  # the host's cores the run's host-load snapshots counted bound them too
         cores = min(cores, seen)
     nodes = (run.get("distributed") or {}).get("nnodes", 1)
     nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 1
@@ -529,12 +529,14 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
 
 
 def _load_cores(run: dict) -> int | None:
-    """The most cores any of the run's host-load snapshots counted (``host_load.*.cores``,
-    :func:`suite.meters.host_load.snapshot`), or None where it recorded none: a file claiming 288
-    cores in ``system.host`` beside snapshots that counted 2 is held to 2 (trial 5)."""
+    """The most host cores any of the run's host-load snapshots counted (``host_load.*.host_cores``,
+    else ``cores``, the host's before ``host_cores`` was recorded: :func:`suite.meters.host_load.snapshot`),
+    or None where it recorded none: a file claiming 288 cores in ``system.host`` beside snapshots that
+    counted 2 is held to 2 (trial 5). Not the cores the run may use: a CPU quota lets short bursts
+    run on more."""
     load = run.get("host_load")
     snaps = [snap for snap in load.values() if isinstance(snap, dict)] if isinstance(load, dict) else []
-    counted: list[int] = [c for c in (snap.get("cores") for snap in snaps)
+    counted: list[int] = [c for c in (snap.get("host_cores", snap.get("cores")) for snap in snaps)
                           if isinstance(c, int) and not isinstance(c, bool) and c > 0]
     return max(counted) if counted else None
 
