@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from suite.record import threads
 
 SAMPLE_S = 0.25  # the window busy processes are measured over
 BUSY_SHARE = 0.10  # a process using at least this share of one core is listed
@@ -192,14 +193,12 @@ class Watch:
         self._t0 = self._t1 = self.clock()
         self._last = _read(self.proc, roots=self._roots)
         if self._last is not None and self.interval_s > 0:
-            self._thread = threading.Thread(target=self._loop, name="goodbench-host-load", daemon=True)
+            self._thread = threads.daemon(self._loop, "goodbench-host-load")
             self._thread.start()
         return self
 
     def _loop(self) -> None:
-        # the stop signals go to the main thread, which handles them: delivered to this thread, a
-        # signal the main thread holds back (signals.holding, a pthread_sigmask) would be taken at once
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        # in a thread with the stop signals blocked (threads.daemon): they go to the main thread
         while not self._stop.wait(self.interval_s):
             self.read()
 
@@ -374,11 +373,6 @@ def _descendants(roots: Collection[int], parents: dict[int, int]) -> set[int]:
             todo.extend(children.get(pid, ()))
     return found
 
-
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP, signal.SIGCONT, signal.SIGUSR1,
-                signal.SIGUSR2}
-"""The signals the watch's thread never takes, so that they reach the main thread: a process-wide
-signal goes to any thread that does not block it."""
 
 def _printable(name: str) -> str:
     """A process's command name as printable ASCII (``?`` for any other character), at most
