@@ -274,6 +274,8 @@ def test_the_validator_recomputes_a_verdict_given_on_the_median_step_time():
 
 BUSY = {"load_1m": 6.65, "cores": 2, "other_cores": 1.88, "busy": [{"name": "mypy", "cores": 0.51}]}
 LOADED = {"start": BUSY, "end": BUSY, "gpu_other_processes_end": None}  # a walkthrough's re-run's load
+HALF = {"start": BUSY | {"other_cores": 1.0}, "end": BUSY | {"other_cores": 1.0}, "gpu_other_processes_end": None}
+"""A re-run one busy process shared its 2 cores with: a lockstep run keeps a core, and the floor holds."""
 
 
 def test_a_slower_re_run_measured_under_load_is_inconclusive_never_a_difference():
@@ -302,7 +304,9 @@ def _loaded(other: float, cores: int) -> dict:
 @pytest.mark.parametrize("ratio, other, cores, threads, explained", [
     (0.6, 1.88, 2, 1, True),        # the machine all but full: one thread, down to the floor
     (1 / 178, 1.96, 2, 1, False),   # trial 17: 178× slower differs whatever the load
-    (0.1, 1.88, 2, 2, False),       # ten times slower differs whatever the load, threads or not
+    (0.1, 1.0, 2, 2, False),        # ten times slower differs, threads or not, where the load left a core
+    (0.024, 1.88, 2, 2, True),      # a full machine: two busy processes took 2 threads as low as 0.024×
+    (0.01, 1.88, 2, 1, False),      # ... but not one thread, which they can take only the cores from
     (0.12, 1.88, 2, 1, False),      # below the floor
     (0.75, 0.6, 128, 1, False),     # half a core of 128 cannot cost one thread 6% below the band
     (0.7, 1.0, 4, 1, True),         # a quarter of 4 cores: down to 0.8 × 0.75 = 0.6
@@ -315,7 +319,9 @@ def test_load_excuses_only_the_slowdown_it_could_cause(ratio, other, cores, thre
     """The load explains a slower re-run only down to the band's edge scaled by the share of the
     cores it left, never below the floor, where the run is one thread; threads in lockstep lose
     more than the cores the load used: the floor alone (docs/rules.md, "Reproducing a result")."""
-    bound = max(load.LOADED_FLOOR, (1 - 0.2) * (1 - other / cores)) if threads == 1 else load.LOADED_FLOOR
+    left = 1 - other / cores
+    floor = 0.0 if threads != 1 and left <= load.SATURATED_LEFT else load.LOADED_FLOOR
+    bound = max(floor, (1 - 0.2) * left) if threads == 1 else floor
     assert (ratio >= bound) == explained
     c = comparison.compare_run(_target(ORIGINAL), _run(0.01 / ratio, 0.02, 1) | {"host_load": _loaded(other, cores)},
                                0.2, cpu_threads=threads)
@@ -366,9 +372,10 @@ def test_a_pooled_verdict_is_excused_only_where_every_pooled_re_run_was_loaded()
 
 
 def test_a_re_run_differing_on_its_median_step_differs_whatever_its_load():
-    """The median decides only below (1 − tolerance) / 1.8, beneath the floor the load can excuse."""
+    """The median decides only below (1 − tolerance) / 1.8, beneath the floor the load can excuse
+    where it left the run a core."""
     forged = _unsteady(0.01, *FORGED[0])
-    state, _ = _measured(0.6, measuring.Cap(), noise=0.02, original=forged, loads=itertools.repeat(LOADED))
+    state, _ = _measured(0.6, measuring.Cap(), noise=0.02, original=forged, loads=itertools.repeat(HALF))
     on_median = comparison.compare_run(_target(forged), state.records[-1], 0.2, None, state)
     assert on_median.on_median and on_median.loaded_slower is None
     assert on_median.verdict.startswith("differs: throughput: judged on the median step")
@@ -413,11 +420,13 @@ def test_the_validator_takes_a_loaded_slower_re_run_as_inconclusive_or_as_stored
     assert _found(many_cores) == verdict
     ranks = _pooled_entry(rep, [_loaded(0.6, 128)] * 8)  # two ranks in lockstep: the floor alone bounds it
     assert entry_of(ranks)["verdict"].startswith("inconclusive: ") and _found(ranks) == []
-    tenfold = _pooled_entry(rep, [LOADED] * 8, ratio=0.1)  # ten times slower differs whatever the load
+    tenfold = _pooled_entry(rep, [HALF] * 8, ratio=0.1)  # ten times slower differs where the load left a core
     assert entry_of(tenfold)["verdict"].startswith("differs: ") and _found(tenfold) == []
     entry_of(tenfold)["verdict"] = "inconclusive: the re-run was measured under load"
     assert _found(tenfold) == verdict
-    median = _median_entry(rep, ratio=0.6, host_load=LOADED)  # on the median: differs whatever the load
+    full = _pooled_entry(rep, [LOADED] * 8, ratio=0.1)  # a full machine (1.88 of 2 cores): any slowdown
+    assert entry_of(full)["verdict"].startswith("inconclusive: ") and _found(full) == []
+    median = _median_entry(rep, ratio=0.6, host_load=HALF)  # on the median: differs where the load left a core
     assert entry_of(median)["verdict"].startswith("differs: ") and _found(median) == []
     entry_of(median)["verdict"] = "inconclusive: the re-run was measured under load"
     assert _found(median) == verdict

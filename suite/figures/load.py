@@ -16,6 +16,12 @@ benchmarks/load_slowdown.py on a 2-core machine: one or two busy processes took 
 0.27× and 0.28× of its quiet throughput (a 1-thread loop to 0.95× and 0.63×); with the machine
 busy with other work besides, as low as 0.055× (docs/rules.md, "Reproducing a result"). The floor
 sits under the quiet machine's figures with a margin, and a tenfold slowdown still differs."""
+SATURATED_LEFT = 0.1
+"""A lockstep run left no more than this share of its cores by the other processes (on average over
+it) was run on a full machine: its load explains any slowdown (:func:`loaded_bound`). On an
+otherwise quiet 2-core machine two busy processes took a 2-thread loop to a median 0.24× of its
+quiet throughput, and one repeat of five to 0.024× (benchmarks/load_slowdown.py, 5 repeats): below
+any floor that still catches a tenfold slowdown."""
 FLOOR_BEFORE = 0.5  # the floor goodbench judged by before (the validator still takes what it wrote)
 
 
@@ -116,7 +122,8 @@ def loaded_bound(host_loads: list, tolerance: float, *, lockstep: bool, most_loa
     result"): for a run of one thread (not :func:`lockstep`), the band's lower edge scaled by the
     share of the cores the load left (:func:`share_left`), ``(1 − tolerance) × share_left``,
     never below :data:`LOADED_FLOOR`; for a lockstep run, the floor alone: what the load takes
-    from it is not bounded by the cores it used. Over several re-runs, the least loaded one's (the
+    from it is not bounded by the cores it used — and none where the load left it at most
+    :data:`SATURATED_LEFT` of its cores: then any slowdown is explained. Over several re-runs, the least loaded one's (the
     highest bound). None where a re-run was not measured under load or its share left is not
     recorded: then the load explains nothing. ``most_loaded``: as goodbench judged before
     (:data:`FLOOR_BEFORE`, the most loaded reading, threads and ranks alike)."""
@@ -128,7 +135,8 @@ def loaded_bound(host_loads: list, tolerance: float, *, lockstep: bool, most_loa
         if most_loaded:
             bounds.append(max(FLOOR_BEFORE, (1 - tolerance) * left))
         else:
-            bounds.append(LOADED_FLOOR if lockstep else max(LOADED_FLOOR, (1 - tolerance) * left))
+            floor = 0.0 if lockstep and left <= SATURATED_LEFT else LOADED_FLOOR
+            bounds.append(floor if lockstep else max(floor, (1 - tolerance) * left))
     return max(bounds) if bounds else None
 
 
