@@ -10,12 +10,13 @@ UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: me
 NAMED = 5  # busy processes named, as many as a snapshot keeps (suite/meters/host_load.py LISTED)
 NAME_CHARS = 40  # of a process's name as shown; a snapshot keeps its short command name (15)
 LOADED_FLOOR = 0.15
-"""A re-run slower than this share of the recorded throughput differs, whatever its load — a
-judgement, not a bound: what other processes take from threads or ranks in lockstep has none.
-benchmarks/load_slowdown.py on a 2-core machine: one or two busy processes took a 2-thread loop to
-0.27× and 0.28× of its quiet throughput (a 1-thread loop to 0.95× and 0.63×); with the machine
-busy with other work besides, as low as 0.055× (docs/rules.md, "Reproducing a result"). The floor
-sits under the quiet machine's figures with a margin, and a tenfold slowdown still differs."""
+"""A re-run slower than this share of the recorded throughput differs, whatever its load, unless
+the machine was full (:data:`SATURATED_LEFT`) — a judgement, not a bound: what other processes
+take from threads or ranks in lockstep has none. benchmarks/load_slowdown.py on an otherwise quiet
+2-core machine: one busy process took a 2-thread loop to 0.25–0.36× of its quiet throughput
+(median 0.26×, 5 repeats; a 1-thread loop to 0.99×); with the machine busy with other work
+besides, as low as 0.12× (docs/rules.md, "Reproducing a result"). The floor sits under the quiet
+machine's figures with a margin, and a tenfold slowdown still differs."""
 SATURATED_LEFT = 0.1
 """A lockstep run left no more than this share of its cores by the other processes (on average over
 it) was run on a full machine: its load explains any slowdown (:func:`loaded_bound`). On an
