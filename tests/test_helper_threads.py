@@ -116,3 +116,13 @@ def test_run_owns_reader_and_journal_leave_the_stop_signals_to_the_main_thread(t
         reader.finish(2.0)
         journal.close()
     assert reader.broken is None and journal.path == tmp_path / clock_journal.NAME
+
+
+def test_every_helper_thread_goodbench_starts_goes_through_threads_daemon():
+    """A thread started directly takes process-wide stop signals the main thread holds back (the
+    host-load watch did, and a group SIGTERM lost its partial record); the sandbox's /tmp watch was
+    the last one started so (review D, L4)."""
+    root = Path(__file__).parents[1] / "suite"
+    direct = [str(path.relative_to(root)) for path in root.rglob("*.py")
+              if path.name != "threads.py" and "threading.Thread(" in path.read_text()]
+    assert direct == []

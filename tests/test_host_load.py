@@ -2,7 +2,10 @@
 the run's record, and a run measured under load marked on the site and by compare."""
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -62,7 +65,7 @@ def fake_proc(tmp_path):
 
 def test_a_snapshot_counts_the_cpu_of_processes_outside_the_runs_group(fake_proc):
     snap = host_load.snapshot(**fake_proc)
-    assert snap["cores"] == host_load.usable_cores() and snap["host_cores"] == (os.cpu_count() or 1)
+    assert snap["cores"] == host_load.run_cores() and snap["host_cores"] == (os.cpu_count() or 1)
     assert snap["other_cores"] == 0.9  # the rank in the run's own group is not another process
     assert snap["busy"] == [{"name": "stress (x) ng", "cores": 0.9}]  # idle: under a tenth of a core
     assert load.under_load({"start": snap, "end": None}) == \
@@ -134,7 +137,7 @@ def test_a_watch_adds_up_what_other_processes_used_over_the_run_between_its_read
     during = watch.stop()
     assert watch.stop() is during  # stopped once: the record stays
     # stress 3 s, make 1 s (new), the reused pid's python 0.5 s; cc1's 5 s before the watch and our rank: none
-    assert during == {"cores": host_load.usable_cores(), "host_cores": os.cpu_count() or 1, "other_cores": round(4.5 / 4, 2), "seconds": 4.0,
+    assert during == {"cores": host_load.run_cores(), "host_cores": os.cpu_count() or 1, "other_cores": round(4.5 / 4, 2), "seconds": 4.0,
                       "busy": [{"name": "stress", "cores": 0.75}, {"name": "make", "cores": 0.25},
                                {"name": "python", "cores": 0.12}]}
     # the run is flagged on it, though quiet at its start and end
@@ -560,10 +563,12 @@ def test_the_cores_a_run_may_use_are_bounded_by_its_cgroups_cpu_quota(tmp_path, 
     assert host_load.usable_cores(cgroup, proc) == (min(affinity, quota) if quota else affinity)
 
 
-def test_the_cores_a_snapshot_and_a_watch_record_are_those_the_run_may_use(monkeypatch):
+def test_the_cores_a_snapshot_and_a_watch_record_are_those_the_run_may_run_on(monkeypatch):
+    """Its affinity, not its quota: other processes compete for cores, and a quota of 2 CPUs on a
+    64-core host with 10 cores busy elsewhere leaves the run all it may use (review D, H1)."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
-    monkeypatch.setattr(host_load, "quota_cores", lambda *a: None)
+    monkeypatch.setattr(host_load, "quota_cores", lambda *a: 1)
     assert host_load.snapshot(0.0)["cores"] == 3 and host_load.snapshot(0.0)["host_cores"] == 64
     watch = host_load.Watch(interval_s=0).start()
     time.sleep(0.02)
@@ -581,3 +586,35 @@ def test_a_cpus_ceiling_is_held_to_the_hosts_cores_not_to_its_quota():
     assert _load_cores({"host_load": {"start": quota, "end": quota}}) == 64
     before = {key: value for key, value in quota.items() if key != "host_cores"}
     assert _load_cores({"host_load": {"start": before, "end": before}}) == 2
+
+
+@pytest.mark.parametrize(("allowed", "mine", "share"), [
+    ("0-3", {0, 1, 2, 3}, 1.0), ("4-7", {0, 1, 2, 3}, 0.0), ("2-5", {0, 1, 2, 3}, 0.5),
+    ("0,2,4-5", {0, 1}, 0.25),
+])
+def test_what_another_process_used_counts_on_the_cores_the_run_may_run_on(tmp_path, monkeypatch, allowed, mine, share):
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "status").write_text(f"Name:\tmake\nCpus_allowed_list:\t{allowed}\n")
+    assert host_load.on_cores(tmp_path, 42, frozenset(mine)) == share
+    assert host_load.on_cores(tmp_path, 42, frozenset(range(8))) == 1.0  # every core: nothing to weigh
+    assert host_load.on_cores(tmp_path, 43, frozenset(mine)) == 1.0  # unreadable: counted whole
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_a_busy_process_pinned_to_another_core_is_no_load_on_the_run():
+    """A burner pinned to one core and a snapshot taken from another: the run's one core was left
+    free (review D, H1: it read ``cores 1, other_cores 1.0``, a full machine)."""
+    first, second = sorted(os.sched_getaffinity(0))[:2]
+    burner = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{second}}})\nwhile True: pass"])
+    try:
+        time.sleep(0.3)
+        probe = (f"import json, os; os.sched_setaffinity(0, {{{first}}}); from suite.meters import host_load; "
+                 "print(json.dumps(host_load.snapshot(0.5)))")
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+        snap = json.loads(done.stdout)
+    finally:
+        burner.kill()
+        burner.wait()
+    assert snap["cores"] == 1 and snap["other_cores"] < 0.3

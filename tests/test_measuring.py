@@ -296,9 +296,12 @@ def test_a_slower_re_run_measured_under_load_is_inconclusive_never_a_difference(
     assert comparison.compare_run(_target(ORIGINAL), fast, 0.2).verdict.startswith("differs: throughput: ")
 
 
-def _loaded(other: float, cores: int) -> dict:
+def _loaded(other: float, cores: int, during: bool = True) -> dict:
+    """A re-run's ``host_load``: ``other`` of ``cores`` busy at its start and end, and on average
+    over it (``during``) unless told not."""
     snap = {"load_1m": other, "cores": cores, "other_cores": other, "busy": [{"name": "mypy", "cores": other}]}
-    return {"start": snap, "end": snap, "gpu_other_processes_end": None}
+    average = {"during": {"cores": cores, "other_cores": other, "busy": [], "seconds": 60.0}} if during else {}
+    return {"start": snap, "end": snap, "gpu_other_processes_end": None} | average
 
 
 @pytest.mark.parametrize("ratio, other, cores, threads, explained", [
@@ -327,6 +330,15 @@ def test_load_excuses_only_the_slowdown_it_could_cause(ratio, other, cores, thre
                                0.2, cpu_threads=threads)
     assert c.lockstep == (threads != 1)
     assert c.verdict.startswith("inconclusive: " if explained else "differs: throughput: ")
+
+
+def test_a_full_machine_is_read_from_the_average_over_the_run_never_from_one_snapshot():
+    """Review D, M2: a busy second at a lockstep run's start and end, with no average kept, excused
+    any slowdown; only an average over the run says the machine was full."""
+    assert load.loaded_bound([_loaded(1.9, 2)], 0.2, lockstep=True) == 0.0
+    assert load.loaded_bound([_loaded(1.9, 2, during=False)], 0.2, lockstep=True) == load.LOADED_FLOOR
+    half = _loaded(1.9, 2) | {"during": {"cores": 2, "other_cores": 1.0, "busy": [], "seconds": 60.0}}
+    assert load.loaded_bound([half], 0.2, lockstep=True) == load.LOADED_FLOOR
 
 
 def test_the_load_is_read_on_average_over_the_run_where_that_was_recorded():
@@ -424,8 +436,10 @@ def test_the_validator_takes_a_loaded_slower_re_run_as_inconclusive_or_as_stored
     assert entry_of(tenfold)["verdict"].startswith("differs: ") and _found(tenfold) == []
     entry_of(tenfold)["verdict"] = "inconclusive: the re-run was measured under load"
     assert _found(tenfold) == verdict
-    full = _pooled_entry(rep, [LOADED] * 8, ratio=0.1)  # a full machine (1.88 of 2 cores): any slowdown
+    full = _pooled_entry(rep, [_loaded(1.88, 2)] * 8, ratio=0.1)  # a full machine (1.88 of 2 cores): any slowdown
     assert entry_of(full)["verdict"].startswith("inconclusive: ") and _found(full) == []
+    busy_start = _pooled_entry(rep, [LOADED] * 8, ratio=0.1)  # full at its start and end, no average kept
+    assert entry_of(busy_start)["verdict"].startswith("differs: ") and _found(busy_start) == []
     median = _median_entry(rep, ratio=0.6, host_load=HALF)  # on the median: differs where the load left a core
     assert entry_of(median)["verdict"].startswith("differs: ") and _found(median) == []
     entry_of(median)["verdict"] = "inconclusive: the re-run was measured under load"

@@ -16,7 +16,8 @@ take from threads or ranks in lockstep has none. benchmarks/load_slowdown.py on 
 2-core machine: one busy process took a 2-thread loop to 0.25–0.36× of its quiet throughput
 (median 0.26×, 5 repeats; a 1-thread loop to 0.99×); with the machine busy with other work
 besides, as low as 0.12× (docs/rules.md, "Reproducing a result"). The floor sits under the quiet
-machine's figures with a margin, and a tenfold slowdown still differs."""
+machine's figures with a margin, and a tenfold slowdown still differs where the load left the run
+more than :data:`SATURATED_LEFT` of its cores."""
 SATURATED_LEFT = 0.1
 """A lockstep run left no more than this share of its cores by the other processes (on average over
 it) was run on a full machine: its load explains any slowdown (:func:`loaded_bound`). On an
@@ -124,7 +125,8 @@ def loaded_bound(host_loads: list, tolerance: float, *, lockstep: bool, most_loa
     share of the cores the load left (:func:`share_left`), ``(1 − tolerance) × share_left``,
     never below :data:`LOADED_FLOOR`; for a lockstep run, the floor alone: what the load takes
     from it is not bounded by the cores it used — and none where the load left it at most
-    :data:`SATURATED_LEFT` of its cores: then any slowdown is explained. Over several re-runs, the least loaded one's (the
+    :data:`SATURATED_LEFT` of its cores on average over it (``during``; a snapshot never says so):
+    then any slowdown is explained. Over several re-runs, the least loaded one's (the
     highest bound). None where a re-run was not measured under load or its share left is not
     recorded: then the load explains nothing. ``most_loaded``: as goodbench judged before
     (:data:`FLOOR_BEFORE`, the most loaded reading, threads and ranks alike)."""
@@ -136,7 +138,8 @@ def loaded_bound(host_loads: list, tolerance: float, *, lockstep: bool, most_loa
         if most_loaded:
             bounds.append(max(FLOOR_BEFORE, (1 - tolerance) * left))
         else:
-            floor = 0.0 if lockstep and left <= SATURATED_LEFT else LOADED_FLOOR
+            during = share_left({"during": host_load.get("during")})  # an average, never one snapshot
+            floor = 0.0 if lockstep and during is not None and during <= SATURATED_LEFT else LOADED_FLOOR
             bounds.append(floor if lockstep else max(floor, (1 - tolerance) * left))
     return max(bounds) if bounds else None
 
@@ -159,7 +162,7 @@ def tta_load_explains(host_loads: list, original_s: float | None, rerun_s: float
     """Why the re-runs' load explains a time to target slower than
     :func:`~suite.figures.reproducibility.tta_differs` allows, or None: the re-run reached it later,
     and its speed ratio (``original_s / rerun_s``) is no lower than what the load could cost the
-    throughput (:func:`loaded_bound`): a lockstep re-run the load slowed to 0.27× reaches its
+    throughput (:func:`loaded_bound`): a lockstep re-run the load slowed to 0.26× reaches its
     target as much later, beyond the time to target's own band (0.4× at ±20%)."""
     if original_s is None or rerun_s is None or original_s <= 0 or rerun_s <= original_s:
         return None

@@ -65,8 +65,9 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
              sleep: Callable[[float], None] = time.sleep, pids: bool = False,
              roots: Collection[int] = ()) -> dict[str, Any]:
     """The host's load now: ``load_1m`` (the 1-minute load average, None where the OS has none),
-    ``cores`` (those this process may use: :func:`usable_cores`), ``host_cores`` (the host's), ``other_cores`` (CPU cores the processes outside this process's group used over
-    ``sample_s``, None where ``/proc`` is not readable) and ``busy`` (the busiest of them:
+    ``cores`` (those this process may run on: :func:`run_cores`), ``host_cores`` (the host's),
+    ``other_cores`` (CPU cores the processes outside this process's group used over ``sample_s`` on
+    those cores, :func:`on_cores`; None where ``/proc`` is not readable) and ``busy`` (the busiest of them:
     ``{"name", "cores"}``, at most :data:`LISTED`). ``clock`` and ``sleep`` time the window.
     ``pids``: each busy process's ``pid`` too — for what is said to the user now (``check``,
     ``--wait-quiet``), never for what a results file keeps. ``roots``: processes that, with their
@@ -83,24 +84,66 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
         sleep(sample_s)
         after = _cpu_seconds(proc, roots=roots) or {}
         elapsed = max(clock() - t0, 1e-3)
-        used = {pid: (after[pid].cpu - before[pid].cpu) / elapsed
+        mine = _affinity()
+        used = {pid: (after[pid].cpu - before[pid].cpu) / elapsed * on_cores(proc, pid, mine)
                 for pid in after.keys() & before.keys() if after[pid].began == before[pid].began}
         other = round(sum(used.values()), 2)
         top = sorted(used.items(), key=lambda item: -item[1])[:LISTED]
         busy = [{"name": after[pid].name, "cores": round(share, 2), **({"pid": pid} if pids else {})}
                 for pid, share in top if share >= BUSY_SHARE]
-    return {"load_1m": load_1m, "cores": usable_cores(), "host_cores": os.cpu_count() or 1, "other_cores": other,
+    return {"load_1m": load_1m, "cores": run_cores(), "host_cores": os.cpu_count() or 1, "other_cores": other,
             "busy": busy}
 
 
-def usable_cores(cgroup: Path = CGROUP, proc: Path = PROC) -> int:
-    """The cores this process may use: its CPU affinity (``taskset``, a cpuset) bounded by its
-    cgroup's CPU quota (:func:`quota_cores`: a container limited to 2 CPUs on a 64-core machine
-    may use 2). The machine's own count is ``system.host.cpu_logical_cores``."""
+def run_cores() -> int:
+    """The cores this process may run on (its CPU affinity: ``taskset``, a cpuset), which other
+    processes compete with it for; the host's count where affinity is not known (not Linux). A
+    cgroup's CPU quota is not counted: it bounds the run's own use, not what others take from it."""
+    found = _affinity()
+    return len(found) if found else (os.cpu_count() or 1)
+
+
+def _affinity() -> frozenset[int] | None:
+    """The cores this process may run on, or None where that is not known."""
     try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
+        return frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+def on_cores(proc: Path, pid: int, mine: frozenset[int] | None) -> float:
+    """The share of the process ``pid``'s CPU use that fell on ``mine`` (the cores the run may run
+    on), taking its use as spread evenly over the cores it may run on (its ``Cpus_allowed_list``):
+    a process pinned to other cores takes nothing from the run. 1 where ``mine`` is every core of
+    the host or unknown, or the process's affinity cannot be read."""
+    if not mine or len(mine) >= (os.cpu_count() or 1):
+        return 1.0
+    try:
+        for line in (proc / str(pid) / "status").read_text().splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                allowed = cpu_list(line.split(":", 1)[1])
+                return len(allowed & mine) / len(allowed) if allowed else 1.0
+    except (OSError, ValueError):
+        pass
+    return 1.0
+
+
+def cpu_list(text: str) -> frozenset[int]:
+    """The cores a Linux CPU list names ("0-3,8,10-11")."""
+    cores: set[int] = set()
+    for part in text.strip().split(","):
+        if part:
+            first, _, last = part.partition("-")
+            cores.update(range(int(first), int(last or first) + 1))
+    return frozenset(cores)
+
+
+def usable_cores(cgroup: Path = CGROUP, proc: Path = PROC) -> int:
+    """The cores this process may keep busy at once, as threads to start: the cores it may run on
+    (:func:`run_cores`) bounded by its cgroup's CPU quota (:func:`quota_cores`: a container
+    limited to 2 CPUs on a 64-core machine may use 2). The machine's own count is
+    ``system.host.cpu_logical_cores``."""
+    cores = run_cores()
     quota = quota_cores(cgroup, proc)
     return max(1, min(cores, quota) if quota is not None else cores)
 
@@ -177,6 +220,7 @@ class Watch:
         self._last: Reading | None = None
         self._t0 = self._t1 = 0.0
         self._lock = threading.Lock()
+        self._mine = _affinity()  # the cores the run may run on: what others use elsewhere is not counted
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._result: dict[str, Any] | None = None
@@ -216,7 +260,7 @@ class Watch:
                 self.used.pop(key, None)
             for pid, since in _used_between(self._last, now).items():
                 key = (pid, now.processes[pid].name)
-                self.used[key] = self.used.get(key, 0.0) + since
+                self.used[key] = self.used.get(key, 0.0) + since * on_cores(self.proc, pid, self._mine)
             self._last, self._t1 = now, self.clock()
 
     def stop(self) -> dict[str, Any] | None:
@@ -239,7 +283,7 @@ class Watch:
         for (_, name), used in self.used.items():
             by_name[name] = by_name.get(name, 0.0) + used
         top = sorted(by_name.items(), key=lambda item: -item[1])[:LISTED]
-        self._result = {"cores": usable_cores(), "host_cores": os.cpu_count() or 1,
+        self._result = {"cores": run_cores(), "host_cores": os.cpu_count() or 1,
                         "other_cores": round(sum(self.used.values()) / over, 2),
                         "busy": [{"name": name, "cores": round(used / over, 2)}
                                  for name, used in top if used / over >= BUSY_SHARE],

@@ -18,6 +18,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.record import threads
+
 GIB = 1 << 30
 MIB = 1 << 20
 FLOOR_BYTES = 2 * GIB  # the least the sandbox's /tmp gets unless the reviewer asks for less
@@ -114,7 +116,7 @@ class Watch:
         if not self.tmp.bounded or self._thread is not None or not pids:
             return
         self.pids = list(pids)
-        self._thread = threading.Thread(target=self._poll, name="goodbench-sandbox-tmp", daemon=True)
+        self._thread = threads.daemon(self._poll, "goodbench-sandbox-tmp")
         self._thread.start()
 
     def read(self) -> None:
