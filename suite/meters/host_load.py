@@ -85,8 +85,9 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
         after = _cpu_seconds(proc, roots=roots) or {}
         elapsed = max(clock() - t0, 1e-3)
         mine = _affinity()
-        used = {pid: (after[pid].cpu - before[pid].cpu) / elapsed * on_cores(proc, pid, mine)
+        used = {pid: (after[pid].cpu - before[pid].cpu) / elapsed
                 for pid in after.keys() & before.keys() if after[pid].began == before[pid].began}
+        used = {pid: share * on_cores(proc, pid, mine) for pid, share in used.items() if share > 0}  # idle: no read
         other = round(sum(used.values()), 2)
         top = sorted(used.items(), key=lambda item: -item[1])[:LISTED]
         busy = [{"name": after[pid].name, "cores": round(share, 2), **({"pid": pid} if pids else {})}
