@@ -152,9 +152,14 @@ def load_explains(host_loads: list, ratio: float | None, tolerance: float, *, lo
     bound = loaded_bound(host_loads, tolerance, lockstep=lockstep, most_loaded=most_loaded)
     if ratio is None or ratio >= 1 or bound is None or ratio < bound:
         return None
-    why = under_load(host_loads[0])
+    return _within(host_loads, "the ratio", bound)
+
+
+def _within(host_loads: list, what: str, bound: float) -> str:
+    """Why the re-runs' load explains ``what`` (the first loaded re-run's :func:`under_load` reason),
+    down to ``bound`` (:func:`loaded_bound`), in words."""
     many = f"each of the {len(host_loads)} re-runs; first: " if len(host_loads) > 1 else ""
-    return f"{many}{why}; the ratio is within what that load could cost (≥ {bound:.3f}×)"
+    return f"{many}{under_load(host_loads[0])}; {what} is within what that load could cost (≥ {bound:.3f}×)"
 
 
 def tta_load_explains(host_loads: list, original_s: float | None, rerun_s: float | None, tolerance: float, *,
@@ -169,5 +174,4 @@ def tta_load_explains(host_loads: list, original_s: float | None, rerun_s: float
     bound = loaded_bound(host_loads, tolerance, lockstep=lockstep)
     if bound is None or original_s / rerun_s < bound:
         return None
-    many = f"each of the {len(host_loads)} re-runs; first: " if len(host_loads) > 1 else ""
-    return f"{many}{under_load(host_loads[0])}; the time to target is within what that load could cost (≥ {bound:.3f}×)"
+    return _within(host_loads, "the time to target", bound)
