@@ -1,5 +1,5 @@
 """The second clock of a torchrun job's ranks (``goodbench run-own --nproc-per-node N``): each rank
-writes its edges to its own FIFO, the launcher stamps them all on its one clock, and the record has
+writes its edges to its own socket, the launcher stamps them all on its one clock, and the record has
 an entry per run per rank; the validator holds rank 0 to the run's record and every other rank to
 the file's ``distributed`` section, refusing a rank whose clocks disagree or that is missing. Fast:
 the two ranks are made from one process's stamps; tests/test_own_rank_clock_dist.py runs torchrun."""
@@ -22,7 +22,7 @@ import goodbench
 from suite import validate as v
 from suite.api.edges import EdgePipe
 from suite.figures import clock_cover, clocks, derive, rank_clocks
-from suite.record import edges
+from suite.record import edge_channel, edges
 from suite.record.errors import GoodbenchError
 from suite.run import own_launch, rank_channels, rank_record, signals
 from suite.run.edge_reader import EdgeReader, clock
@@ -239,7 +239,7 @@ def test_a_rank_whose_edges_stop_early_adds_nothing_and_is_named(stamped, tmp_pa
 
 
 # ---------------------------------------------------------------- the ranks' channels
-def test_each_rank_writes_to_its_own_fifo_read_on_one_clock(monkeypatch):
+def test_each_rank_writes_to_its_own_socket_read_on_one_clock(monkeypatch):
     channels = RankChannels(2, clock())
     try:
         assert oct(channels.folder.stat().st_mode & 0o777) == "0o700"
@@ -251,7 +251,7 @@ def test_each_rank_writes_to_its_own_fifo_read_on_one_clock(monkeypatch):
         pipe.edge(edges.RUN, 1, "a" * 32)
         pipe.edge(edges.START, 0)
         pipe.close()
-        channels.finish(0.2)  # rank 0 never opened its channel: nothing waits for it
+        channels.finish(0.2)  # rank 0 never connected to its channel: nothing waits for it
     finally:
         channels.close()
     silent, rank_one = channels.readers
@@ -261,11 +261,11 @@ def test_each_rank_writes_to_its_own_fifo_read_on_one_clock(monkeypatch):
 
 
 def test_a_killed_launchers_folder_is_removed_by_the_next_and_a_live_ones_kept(tmp_path):
-    """A launcher killed with ``kill -9`` leaves its folder of FIFOs; the next launcher to make one
+    """A launcher killed with ``kill -9`` leaves its folder of sockets; the next launcher to make one
     beside it removes it, and never the folder of a launcher still alive."""
     killed = tmp_path / f"{rank_channels.FOLDER_PREFIX}killed"
     killed.mkdir(mode=0o700)
-    os.mkfifo(killed / edges.channel(0), 0o600)
+    os.close(edge_channel.listen(killed / edges.channel(0)))  # its socket, no longer listened to
     alive = RankChannels(1, clock(), tmp_path)
     try:
         assert not killed.exists()
@@ -280,7 +280,7 @@ def test_a_killed_launchers_folder_is_removed_by_the_next_and_a_live_ones_kept(t
 
 
 def test_a_rank_without_a_channel_writes_nothing(monkeypatch, tmp_path):
-    monkeypatch.setenv(edges.DIR_ENV, str(tmp_path))  # no FIFO there
+    monkeypatch.setenv(edges.DIR_ENV, str(tmp_path))  # no socket there
     monkeypatch.setenv("LOCAL_RANK", "0")
     assert not EdgePipe.for_process().open
     (tmp_path / edges.channel(0)).write_text("")  # a plain file is no channel
@@ -304,8 +304,7 @@ def test_a_rank_whose_launcher_is_gone_ends_at_its_next_edge_saying_why(tmp_path
     """torchrun gives each worker a session of its own, so a kill of the launcher's process group
     leaves the ranks running (tests/test_own_group_kill.py): the first edge that finds no reader on
     the channel ends the rank at once, as the kill would have."""
-    os.mkfifo(tmp_path / edges.channel(0), 0o600)
-    launcher_end = os.open(tmp_path / edges.channel(0), os.O_RDONLY | os.O_NONBLOCK)
+    launcher_end = edge_channel.listen(tmp_path / edges.channel(0))  # the launcher's socket, which it closes
     env = {**os.environ, edges.DIR_ENV: str(tmp_path), "LOCAL_RANK": "0", "RANK": "3",
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     rank = subprocess.Popen([sys.executable, "-c", ORPHAN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -333,8 +332,7 @@ print("trained on", flush=True)
 
 
 def _blocked_rank(tmp_path: Path, how: str) -> tuple[subprocess.Popen, int]:
-    os.mkfifo(tmp_path / edges.channel(0), 0o600)
-    launcher_end = os.open(tmp_path / edges.channel(0), os.O_RDONLY | os.O_NONBLOCK)
+    launcher_end = edge_channel.listen(tmp_path / edges.channel(0))  # the launcher's socket, which it closes
     env = {**os.environ, edges.DIR_ENV: str(tmp_path), "LOCAL_RANK": "0", "RANK": "2",
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     rank = subprocess.Popen([sys.executable, "-c", BLOCKED, how], env=env, stdout=subprocess.PIPE,
@@ -388,7 +386,7 @@ def test_one_process_whose_launcher_is_gone_ends_at_its_next_edge():
 def test_a_garbled_rank_channel_is_not_believed_and_says_which_rank():
     channels = RankChannels(2, clock())
     try:
-        fd = os.open(channels.folder / edges.channel(1), os.O_WRONLY)
+        fd = edge_channel.connect(channels.folder / edges.channel(1))
         os.write(fd, b"b 1 nan\n")
         os.close(fd)
         channels.finish(0.2)
@@ -416,7 +414,7 @@ def test_run_own_stays_torch_free_for_a_plain_script():
 
 
 def test_a_torchrun_job_is_stamped_on_linux_only(monkeypatch, tmp_path, capsys):
-    """Elsewhere a FIFO no rank has opened yet reads at its end at once (suite/run/rank_channels.py):
+    """Elsewhere the kernel stamps no message as it is sent (suite/record/edge_channel.py):
     run-own --nproc-per-node and the re-run of a recorded torchrun command refuse in one line,
     before anything runs."""
     from suite.cli import main
@@ -428,7 +426,7 @@ def test_a_torchrun_job_is_stamped_on_linux_only(monkeypatch, tmp_path, capsys):
     assert main(["run-own", "--nproc-per-node", "2", str(script)]) == 1
     said = [line for line in capsys.readouterr().err.splitlines() if line]
     assert said == ["goodbench: error: goodbench stamps a torchrun job's ranks on its second clock on Linux only "
-                    "(it reads their edge FIFOs as only Linux's select allows), not on darwin"]
+                    "(Linux's kernel stamps their edges as they are sent), not on darwin"]
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", "train.py"]
     monkeypatch.setattr(own, "copy_code", lambda settings, where, dest: dest.mkdir())
     monkeypatch.setattr(own, "runnable_command", lambda settings, where: (torchrun, where))

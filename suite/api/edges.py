@@ -2,9 +2,11 @@
 pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
 held back would reach the launcher late, and its stamp would say nothing —, and at each checkpoint
 written and record kept, which the launcher journals across a kill (:mod:`suite.run.clock_journal`).
-Under torchrun each rank writes to its own FIFO, opened by name (:meth:`EdgePipe.for_rank`).
+The channel is a Unix socket whose messages the kernel stamps as they are sent
+(:mod:`suite.record.edge_channel`); one line, one write, one message. Under torchrun each rank
+connects to its own socket by name (:meth:`EdgePipe.for_rank`).
 
-A rank's FIFO is read by its launcher alone, until torchrun has ended: a channel left with no reader
+A rank's channel is read by its launcher alone, until torchrun has ended: a channel left with no reader
 means the launcher, or torchrun, is gone, and the rank ends at once, as a kill would have ended it
 (:func:`orphaned`) — found by a watch on the channel (:class:`ReaderWatch`), so that a rank blocked
 in a long evaluation or a hung collective ends too, and by a write that fails with ``EPIPE``. The
@@ -24,12 +26,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from suite.record import edges, threads
+from suite.record import edge_channel, edges, threads
 from suite.run.signals import ORPHANED_STATUS
 
 
 class EdgePipe:
-    """The pipe named by ``$GOODBENCH_EDGE_FD`` (taken from the environment, so that processes the
+    """The channel (a socket, or a pipe) named by ``$GOODBENCH_EDGE_FD`` (taken from the environment, so that processes the
     code starts do not write to it), or nothing. A write that fails (the code closed the pipe, the
     launcher is gone) ends the writing: the launcher then finds edges missing, and training goes on
     — except where the launcher is gone (``EPIPE``, or the watch finds the pipe without a reader),
@@ -43,11 +45,12 @@ class EdgePipe:
 
     @classmethod
     def from_env(cls) -> EdgePipe:
-        """The pipe the launcher named, or a pipe that writes nothing."""
+        """The channel the launcher named (a socket or a pipe), or a channel that writes nothing."""
         named = os.environ.pop(edges.ENV, "")
         try:
             fd = int(named)
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode)):
                 return cls(None)
             os.set_inheritable(fd, False)
         except (ValueError, OSError):
@@ -56,33 +59,22 @@ class EdgePipe:
 
     @classmethod
     def for_process(cls) -> EdgePipe:
-        """This process's channel: its rank's FIFO where the launcher named a folder of them (under
-        torchrun), else the pipe in ``$GOODBENCH_EDGE_FD`` (rank 0's only), else nothing."""
+        """This process's channel: its rank's socket where the launcher named a folder of them (under
+        torchrun), else the channel in ``$GOODBENCH_EDGE_FD`` (rank 0's only), else nothing."""
         if edges.DIR_ENV in os.environ:
             return cls.for_rank()
         return cls.from_env() if os.environ.get("RANK", "0") == "0" else cls(None)
 
     @classmethod
     def for_rank(cls) -> EdgePipe:
-        """The FIFO of ``$LOCAL_RANK`` in the folder ``$GOODBENCH_EDGE_DIR`` names (taken from the
-        environment), opened for writing without waiting (no reader: nothing), then blocking as a
-        pipe is; or a pipe that writes nothing."""
+        """A connection to the socket of ``$LOCAL_RANK`` in the folder ``$GOODBENCH_EDGE_DIR`` names
+        (taken from the environment), blocking as a pipe is (nothing listening there: a channel
+        that writes nothing)."""
         folder, local = os.environ.pop(edges.DIR_ENV, ""), os.environ.get("LOCAL_RANK", "")
         if not folder or not local.isdigit():
             return cls(None)
-        try:
-            fd = os.open(Path(folder) / edges.channel(int(local)), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        except OSError:
-            return cls(None)
-        try:
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                raise OSError("not a FIFO")
-            os.set_blocking(fd, True)
-            os.set_inheritable(fd, False)
-        except OSError:
-            os.close(fd)
-            return cls(None)
-        return cls(fd, os.environ.get("RANK", local))
+        fd = edge_channel.connect(Path(folder) / edges.channel(int(local)))
+        return cls(fd, os.environ.get("RANK", local)) if fd is not None else cls(None)
 
     @property
     def open(self) -> bool:
@@ -116,7 +108,7 @@ class EdgePipe:
 
     def _write(self, data: bytes) -> None:
         try:
-            os.write(self.fd, data)  # type: ignore[arg-type]  # a pipe write under PIPE_BUF is whole
+            os.write(self.fd, data)  # type: ignore[arg-type]  # one message (a pipe's: whole under PIPE_BUF)
         except OSError as exc:
             self.fd = None
             if isinstance(exc, BrokenPipeError):
@@ -145,8 +137,9 @@ def forget_orphaned(cleanup: Callable[[], None]) -> None:
 
 
 class ReaderWatch:
-    """A daemon thread that calls ``gone`` (:func:`orphaned`) as soon as the channel ``fd`` (a pipe's or
-    FIFO's write end) has no reader left: Linux's ``poll`` reports ``POLLERR`` there. It waits in
+    """A daemon thread that calls ``gone`` (:func:`orphaned`) as soon as the channel ``fd`` (a socket,
+    or a pipe's or FIFO's write end) has no reader left: Linux's ``poll`` reports ``POLLHUP`` for a
+    socket whose other end closed, ``POLLERR`` for a pipe with no reader. It waits in
     ``poll``, costing nothing meanwhile, so the process ends even while blocked where it writes no
     edge (a long evaluation, a hung collective). :meth:`stop` ends the watch; the channel is closed
     after it."""
@@ -162,7 +155,8 @@ class ReaderWatch:
 
     def _wait(self) -> None:
         events = dict(self._poll.poll())  # until the channel's reader is gone, or stop
-        if self._stop_read not in events and any(mask & select.POLLERR for mask in events.values()):
+        gone = select.POLLERR | select.POLLHUP  # a pipe's write end: POLLERR; a socket's: POLLHUP
+        if self._stop_read not in events and any(mask & gone for mask in events.values()):
             self._gone()
         # else stopped, or the channel was closed under the watch (POLLNVAL): nothing left to watch
 

@@ -1,8 +1,8 @@
-"""The edge pipe of ``goodbench run-own`` (docs/own-code.md, "A second clock"): the lines the
+"""The edge channel of ``goodbench run-own`` (docs/own-code.md, "A second clock"): the lines the
 library writes at each step and evaluation edge of own code, which the launching process stamps
-on its own clock.
+on its own clock (the moment each was sent: :mod:`suite.record.edge_channel`).
 
-The launcher names the pipe's write end in :data:`ENV` (a file descriptor number); the library
+The launcher names the channel's write end in :data:`ENV` (a file descriptor number); the library
 writes one ASCII line per edge, at the edge: ``KIND NUMBER READING\\n``, the kind one of
 :data:`KINDS`, the number a step (or a run's index for ``r``), the reading the library's own
 clock (``time.perf_counter``) in seconds. ``w`` names the results file written: ``w SIGN PATH``;
@@ -11,15 +11,15 @@ its journal of stamps across processes (:mod:`suite.run.clock_journal`): ``j SES
 
 Under torchrun (``goodbench run-own --nproc-per-node N``) an inherited descriptor does not reach the
 ranks (torchrun starts them with ``close_fds``): the launcher names a private folder in
-:data:`DIR_ENV` holding one FIFO per local rank, :func:`channel` ``(LOCAL_RANK)``, which each rank
-opens by name and writes the same lines to; only rank 0 names the results file.
+:data:`DIR_ENV` holding one listening socket per local rank, :func:`channel` ``(LOCAL_RANK)``, which
+each rank connects to by name and writes the same lines to; only rank 0 names the results file.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 ENV = "GOODBENCH_EDGE_FD"
-DIR_ENV = "GOODBENCH_EDGE_DIR"  # under torchrun: the folder of the ranks' FIFOs
+DIR_ENV = "GOODBENCH_EDGE_DIR"  # under torchrun: the folder of the ranks' sockets
 RUN = "r"          # a run begins: r INDEX READING (its run id follows as the line's fourth word)
 START = "s"        # the run's clock starts (run_start): s 0 READING
 START_EVAL = "S"   # own code's start evaluation ends, before its run_start: S 0 READING
@@ -36,7 +36,7 @@ MAX_LINE = 4096    # bytes: a longer line is no edge (a path of the file is at m
 
 
 def channel(local_rank: int) -> str:
-    """The name of local rank ``local_rank``'s FIFO in the folder named by :data:`DIR_ENV`."""
+    """The name of local rank ``local_rank``'s socket in the folder named by :data:`DIR_ENV`."""
     return f"edges-{local_rank}"
 
 

@@ -5,7 +5,7 @@ or a folder with a prefix of the caller's), takes an exclusive ``flock`` on it, 
 name still refers to what it created, and holds the lock until the temp is renamed into place or
 removed. A cleaner (:func:`remove_abandoned`) removes a temp only when it can take that lock
 itself and the name still refers to what it locked (a folder, only when it is one its writer could
-have left: this user's, private, holding nothing but files and FIFOs). The kernel drops a
+have left: this user's, private, holding nothing but files, FIFOs and sockets). The kernel drops a
 process's locks when it dies, SIGKILL included, so the temps of a killed writer become removable
 and those of a live writer never are; no age or clock is involved. A cleaner that takes a new temp
 in the moment between its creation and its writer's lock removes it, and the writer, finding its
@@ -75,7 +75,7 @@ def remove_abandoned(paths: Iterable[Path], *, folders: bool = False) -> list[Pa
     the name still refers to what was locked): regular files (folders, with ``folders``), never
     a symbolic link or anything else. A folder only where its writer could have left it: a real
     folder of this user's (the effective uid's), of mode 0700 (a private :func:`held_folder`'s,
-    and mkdtemp's before the writer sets another), holding only regular files and FIFOs, removed
+    and mkdtemp's before the writer sets another), holding only regular files, FIFOs and sockets, removed
     name by name through the folder's own descriptor, then itself; anything else under such a
     name (another user's, one holding a folder or a link, however deep) is left where it is,
     silently, as is a folder that any step of its removal fails on. Returns what was removed."""
@@ -129,7 +129,7 @@ def _remove_private_folder(fd: int, path: Path) -> bool:
     names = os.listdir(fd)
     for name in names:
         mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             return False
     for name in names:
         os.unlink(name, dir_fd=fd)  # a folder swapped in since is refused (EISDIR), never entered

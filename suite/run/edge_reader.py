@@ -1,5 +1,10 @@
-"""The launcher's side of the edge pipe (:mod:`suite.record.edges`): each line stamped on the
-launcher's clock as it arrives, kept per run, its order checked. Torch-free.
+"""The launcher's side of the edge channel (:mod:`suite.record.edges`): each line stamped on the
+launcher's clock, kept per run, its order checked. Torch-free.
+
+A socket's message (:mod:`suite.record.edge_channel`, what goodbench's launchers make) is stamped
+with the moment the kernel saw it sent, mapped onto the launcher's clock; a pipe's or FIFO's line,
+as it is read — late by however long the launcher waited for a core. A listening socket (a
+torchrun rank's channel) is read once its one writer has connected.
 
 A child that floods the pipe (more than :data:`MAX_EDGES` lines), writes a line that is no edge,
 or edges out of order is not believed: the reader notes why, keeps draining the pipe (so the child
@@ -8,14 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
+import socket
 import threading
 import time
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.record import edges, threads
+from suite.record import edge_channel, edges, threads
 
 clock = time.perf_counter  # the launcher's clock, taken once (a later replacement of time's is not it)
 MAX_EDGES = 2_000_000  # lines in all: 10 runs of 100,000 steps (the longest a file holds) and their evaluations
@@ -107,6 +114,9 @@ class EdgeReader:
         self.broken: str | None = None  # why the edges are not believed
         self.count = 0
         self.closed = False  # the pipe reached its end
+        self.sent_stamps = 0  # lines stamped with the kernel's moment of sending (a socket's), not when read
+        self._send_clock = edge_channel.SendClock(clock, origin)
+        self._socket: socket.socket | None = None
         self._stop = threading.Event()
         self._tail = b""
         self._thread = threads.daemon(self._loop, "goodbench-edges")
@@ -117,20 +127,63 @@ class EdgeReader:
         self._thread.join(grace_s)
         self._stop.set()
         self._thread.join()
-        os.close(self.fd)
+        if self._socket is not None:
+            self._socket.close()
+        else:
+            os.close(self.fd)
 
     def _loop(self) -> None:
+        if edge_channel.is_socket(self.fd):
+            self._socket = socket.socket(fileno=self.fd)
+            if edge_channel.listening(self._socket) and not self._accept():
+                return
+            self._send_clock.enable(self._socket)
         with selectors.DefaultSelector() as selector:
             selector.register(self.fd, selectors.EVENT_READ)
             while not self._stop.is_set():
                 if not selector.select(0.2):
                     continue
-                chunk = os.read(self.fd, READ_BYTES)
-                stamp = clock() - self.origin
-                if not chunk:
+                chunk, stamp = self._read()
+                if chunk is None:
                     self.closed = True
                     return
                 self._take(chunk, stamp)
+
+    def _accept(self) -> bool:
+        """Wait for the listening socket's one writer and read its connection from then on (the
+        listener closed: nothing else connects); False when stopped first."""
+        assert self._socket is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.fd, selectors.EVENT_READ)
+            while not selector.select(0.2):
+                if self._stop.is_set():
+                    return False
+        connection, _ = self._socket.accept()
+        connection.setblocking(True)
+        self._socket.close()
+        self._socket, self.fd = connection, connection.fileno()
+        return True
+
+    def _read(self) -> tuple[bytes | None, float]:
+        """The next chunk (a socket's next message) and its stamp; None at the channel's end."""
+        if self._socket is None:
+            chunk = os.read(self.fd, READ_BYTES)
+            return chunk or None, clock() - self.origin
+        message, ancillary, flags, _ = self._socket.recvmsg(READ_BYTES, edge_channel.ANCILLARY_BYTES)
+        read_at = clock() - self.origin
+        if not message and self._hung_up():  # else an empty message: nothing
+            return None, read_at
+        if flags & socket.MSG_TRUNC:
+            self._refuse(f"a message of more than {READ_BYTES} bytes")
+        stamp, sent = self._send_clock.stamp(ancillary, read_at)
+        self.sent_stamps += sent * message.count(b"\n")
+        return message, stamp
+
+    def _hung_up(self) -> bool:
+        """Whether the socket's writer has gone (its end closed), not merely sent an empty message."""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in poller.poll(0))
 
     def _take(self, chunk: bytes, stamp: float) -> None:
         lines = (self._tail + chunk).split(b"\n")

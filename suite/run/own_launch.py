@@ -1,9 +1,10 @@
 """``goodbench run-own SCRIPT ARGS``: own code run as a child with a second clock (docs/own-code.md,
 "A second clock"). Torch-free.
 
-The script runs with this Python, the write end of a pipe named in ``$GOODBENCH_EDGE_FD``; the
-library writes a line at every step and evaluation edge (:mod:`suite.api.edges`), which this
-process stamps on its own clock (:mod:`suite.run.edge_reader`). When the script ends, the file it
+The script runs with this Python, the write end of a channel named in ``$GOODBENCH_EDGE_FD`` (a
+socket, :mod:`suite.record.edge_channel`); the library writes a line at every step and evaluation
+edge (:mod:`suite.api.edges`), which this process stamps on its own clock with the moment the
+kernel saw it sent (:mod:`suite.run.edge_reader`). When the script ends, the file it
 wrote gets a ``second_clock`` record — this process's stamps, the child's pid, the tolerance and
 how far the clocks agree (:mod:`suite.figures.clocks`) — and is signed here (under run-own the
 library leaves signing to its launcher), written atomically over the child's, and validated.
@@ -11,7 +12,7 @@ Where the edges cannot be believed (the pipe closed early, flooded, garbled), th
 the child wrote it: one clock, unsigned, and the reason is the error.
 
 With ``--nproc-per-node N`` the script runs as a one-node torchrun job (:func:`launch_ranks`): each
-rank writes its edges to its own FIFO (:mod:`suite.run.rank_channels`), all stamped on this
+rank writes its edges to its own socket (:mod:`suite.run.rank_channels`), all stamped on this
 process's one clock, and the record holds an entry per run per rank (:mod:`suite.run.rank_record`)."""
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.meters import host_load
-from suite.record import edges, results
+from suite.record import edge_channel, edges, results
 from suite.record.errors import GoodbenchError
 from suite.run import rank_record
 from suite.run.clock_journal import Journal
@@ -46,7 +47,7 @@ def launch(script: str, args: list[str], grace_s: float = 2.0,
     if not Path(script).is_file():
         raise GoodbenchError(f"{script}: no such script")
     stops = stops or Stops()
-    read_end, write_end = os.pipe()
+    read_end, write_end = edge_channel.pair()
     env = {**os.environ, **(extra_env or {}), edges.ENV: str(write_end), **launcher_environment()}
     journal = Journal(script, args)  # its stamps kept across a kill, where the script names a checkpoint directory
     origin, started_at_s = clock(), time.time()  # the wall clock: what links this process's stamps to another's

@@ -1,32 +1,29 @@
 """The edge channels of a one-node torchrun job run by ``goodbench run-own --nproc-per-node N``
 (docs/own-code.md, "A second clock"). Torch-free.
 
-torchrun starts its workers with ``close_fds``, so an inherited pipe does not reach them: the
-launcher makes a private folder (mode 0700) holding one FIFO per local rank
-(:func:`suite.record.edges.channel`), names it in ``$GOODBENCH_EDGE_DIR``, and reads each FIFO in
-its own :class:`~suite.run.edge_reader.EdgeReader`, every one stamping on the same clock from the
-same origin. A FIFO's read end is opened without waiting, so a rank that never opens its channel
-blocks nothing; a line shorter than ``PIPE_BUF`` is written whole, and each reader drains its FIFO
-as it does the single process's pipe. That a FIFO no writer has opened yet does not read ready to
-``select`` (a rank that has not started is not taken for one that closed its channel) holds on
-Linux only: elsewhere (macOS, the BSDs) it reads at its end at once, so the channels refuse to be
-made there (:func:`check_platform`).
+torchrun starts its workers with ``close_fds``, so an inherited descriptor does not reach them: the
+launcher makes a private folder (mode 0700) holding one listening socket per local rank
+(:func:`suite.record.edges.channel`, :func:`suite.record.edge_channel.listen`), names it in
+``$GOODBENCH_EDGE_DIR``, and reads each in its own :class:`~suite.run.edge_reader.EdgeReader` once
+its rank has connected, every one stamping on the same clock from the same origin. A rank that
+never connects blocks nothing; a second process that connects to a socket already taken waits
+unread. The kernel's stamp of each message as it is sent is Linux's (``SO_TIMESTAMPNS`` on a Unix
+socket), so the channels refuse to be made elsewhere (:func:`check_platform`).
 
 The folder is held (:func:`suite.record.tempfiles.held_folder`) while the launcher lives: a killed
 launcher's folder, which nothing removed, is removed by the next launcher that makes one beside it,
-when it is such a folder (this user's, mode 0700, holding only FIFOs and files): anything else of
-that name in the temp directory, another user's or planted there, is left alone."""
+when it is such a folder (this user's, mode 0700, holding only sockets, FIFOs and files): anything
+else of that name in the temp directory, another user's or planted there, is left alone."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from suite.record import edges
+from suite.record import edge_channel, edges
 from suite.record.errors import GoodbenchError
 from suite.record.tempfiles import held_folder, remove_abandoned
 from suite.run.edge_reader import EdgeReader
@@ -35,14 +32,14 @@ FOLDER_PREFIX = "goodbench-edges-"
 
 
 def check_platform() -> None:
-    """GoodbenchError, one line, unless this is Linux, where the ranks' FIFOs are read as they must be."""
+    """GoodbenchError, one line, unless this is Linux, whose kernel stamps the ranks' edges as they are sent."""
     if not sys.platform.startswith("linux"):
-        raise GoodbenchError(f"goodbench stamps a torchrun job's ranks on its second clock on Linux only (it reads "
-                             f"their edge FIFOs as only Linux's select allows), not on {sys.platform}")
+        raise GoodbenchError(f"goodbench stamps a torchrun job's ranks on its second clock on Linux only (Linux's "
+                             f"kernel stamps their edges as they are sent), not on {sys.platform}")
 
 
 class RankChannels:
-    """One FIFO and reader per local rank, in a private folder removed by :meth:`close`; every
+    """One socket and reader per local rank, in a private folder removed by :meth:`close`; every
     reader journals to ``journal`` (:mod:`suite.run.clock_journal`, one for all ranks) if given."""
 
     def __init__(self, nproc: int, origin: float, parent: Path | None = None, journal: Any = None):
@@ -54,9 +51,7 @@ class RankChannels:
         self.readers: list[EdgeReader] = []
         try:
             for rank in range(nproc):
-                path = self.folder / edges.channel(rank)
-                os.mkfifo(path, 0o600)
-                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                fd = edge_channel.listen(self.folder / edges.channel(rank))
                 self.readers.append(EdgeReader(fd, origin, journal, rank))
         except BaseException:
             self.finish(0.0)
@@ -64,7 +59,7 @@ class RankChannels:
             raise
 
     def environment(self) -> dict[str, str]:
-        """What the ranks' environment gets: the folder of their FIFOs."""
+        """What the ranks' environment gets: the folder of their sockets."""
         return {edges.DIR_ENV: str(self.folder)}
 
     def finish(self, grace_s: float) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from suite.figures import derive
 from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, curve_bound
-from suite.record import results, tempfiles
+from suite.record import edge_channel, results, tempfiles
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
 from suite.run.edge_reader import clock
@@ -364,14 +364,14 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
             room.started([p for p in lingering.pids if p != pid])  # bwrap's children: inside the sandbox
 
         try:
-            nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's FIFO, bound in the sandbox
+            nproc = stamping.torchrun_ranks(argv)  # a torchrun job's: each rank's socket, bound in the sandbox
             if nproc:
                 channels = RankChannels(nproc, clock(), Path(scratch))
                 status, pid = stamping.run_ranks(sandboxed([channels.folder], channels.environment()),
                                                  sandbox.BWRAP_ENVIRONMENT, channels, timeout, started=started)
                 stamped = functools.partial(stamping.with_rank_clocks, channels=channels)
-            else:  # `python SCRIPT ARGS`: its edge pipe, its edges stamped here, outside the sandbox
-                ends = os.pipe()
+            else:  # `python SCRIPT ARGS`: its edge channel, its edges stamped here, outside the sandbox
+                ends = edge_channel.pair()
                 status, pid, reader = stamping.run(sandboxed([], stamping.environment(ends[1])),
                                                    sandbox.BWRAP_ENVIRONMENT, ends, timeout, started=started)
                 stamped = functools.partial(stamping.with_second_clock, reader=reader)

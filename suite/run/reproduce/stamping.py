@@ -6,11 +6,11 @@ read once the sandbox has exited, gets the ``second_clock`` record; the validato
 reproduction's runs to it (rule ``second-clock``), so a script that replaces its clocks in the
 re-run is refused there too.
 
-Only the pipe's write end goes into the sandbox (its number in ``$GOODBENCH_EDGE_FD``): nothing of
+Only the channel's write end (:func:`suite.record.edge_channel.pair`) goes into the sandbox (its number in ``$GOODBENCH_EDGE_FD``): nothing of
 the sandbox's other guarantees changes. The command gets no terminal: its stdin is ``/dev/null``,
 and what it prints is relayed line by line, made printable and prefixed
 (:mod:`suite.run.reproduce.relay`). A one-node ``torchrun`` re-run is stamped as under ``goodbench
-run-own --nproc-per-node``: a private folder of one FIFO per local rank
+run-own --nproc-per-node``: a private folder of one socket per local rank
 (:mod:`suite.run.rank_channels`), made in the re-run's scratch folder and bound into the sandbox, is
 named in ``$GOODBENCH_EDGE_DIR``, and every rank's edges are stamped here (:func:`run_ranks`,
 :func:`with_rank_clocks`)."""

@@ -1,0 +1,124 @@
+"""The sockets that carry ``goodbench run-own``'s edges (:mod:`suite.record.edges`), each message
+stamped by the kernel as it is sent. Torch-free; Linux's sockets.
+
+A launcher that stamps a line when it reads it stamps it late whenever it waits for a core: on a
+2-core machine with six processes busy, a step's stamps were seen up to 77 ms off, and honest runs
+were refused as two clocks that disagree. A Unix socket of ``SOCK_SEQPACKET`` keeps each write one
+message, and with ``SO_TIMESTAMPNS`` the kernel notes the moment each was sent, in the writer's
+system call — a moment the writer chose, as it chose when to write, and one no later reading can
+move. The reader maps that wall-clock moment onto its own clock (:class:`SendClock`).
+
+One process (``run-own SCRIPT``, a sandboxed re-run) gets a connected pair (:func:`pair`); each rank
+of a torchrun job, whose workers inherit no descriptor, connects by name to a socket its launcher
+listens on (:func:`listen`, :func:`connect`)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import stat
+import struct
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+KIND = socket.SOCK_SEQPACKET  # messages kept whole, in order, on a connection whose end both sides see
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's number (asm-generic), where Python lacks the name
+_TIMESPEC = struct.Struct("@ll")  # the control message's struct timespec
+ANCILLARY_BYTES = socket.CMSG_SPACE(_TIMESPEC.size)  # room for the send stamp beside a message
+SHORT_PATH = 100  # bytes: a socket's name is at most 107 (sun_path); a longer one is reached through its folder's descriptor
+
+
+def pair() -> tuple[int, int]:
+    """A connected pair of channel sockets: (the reader's end, the writer's end), as descriptors;
+    a pipe off Linux, whose lines are stamped as they are read."""
+    if not sys.platform.startswith("linux"):
+        return os.pipe()
+    reader, writer = socket.socketpair(socket.AF_UNIX, KIND)
+    return reader.detach(), writer.detach()
+
+
+def is_socket(fd: int) -> bool:
+    """Whether the descriptor ``fd`` is a socket (else a pipe or FIFO, stamped as it is read)."""
+    return stat.S_ISSOCK(os.fstat(fd).st_mode)
+
+
+def listen(path: Path) -> int:
+    """A socket listening at ``path`` (mode 0600) for one writer: its descriptor."""
+    server = socket.socket(socket.AF_UNIX, KIND)
+    try:
+        with _reachable(path) as name:
+            server.bind(name)
+        os.chmod(path, 0o600, follow_symlinks=False)
+        server.listen(1)
+    except BaseException:
+        server.close()
+        raise
+    return server.detach()
+
+
+def connect(path: Path, timeout_s: float = 5.0) -> int | None:
+    """The writer's end of a connection to the socket listening at ``path`` (blocking, not
+    inheritable), or None where nothing listens there (no launcher, or one that is gone)."""
+    writer = socket.socket(socket.AF_UNIX, KIND)
+    try:
+        writer.settimeout(timeout_s)
+        with _reachable(path) as name:
+            writer.connect(name)
+        writer.settimeout(None)
+    except OSError:
+        writer.close()
+        return None
+    return writer.detach()
+
+
+def listening(sock: socket.socket) -> bool:
+    """Whether ``sock`` listens (a rank's channel not yet connected) rather than carries messages."""
+    return bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
+
+
+@contextlib.contextmanager
+def _reachable(path: Path) -> Iterator[str]:
+    """A name of ``path`` short enough for a socket address: itself, or ``/proc/self/fd/N/NAME``
+    through a descriptor of its folder, held while the name is used."""
+    if len(os.fsencode(path)) <= SHORT_PATH:
+        yield str(path)
+        return
+    folder = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{folder}/{path.name}"
+    finally:
+        os.close(folder)
+
+
+class SendClock:
+    """Maps the kernel's send stamps (wall-clock seconds) onto the reader's ``clock`` less ``origin``:
+    the offset between the two clocks is read once, at construction, as the closest of a few
+    adjacent readings. A stamp is never later than the moment its message was read, nor earlier
+    than the stamp before it (a wall clock set back or forward meanwhile moves nothing outside
+    those bounds)."""
+
+    def __init__(self, clock, origin: float):
+        self.clock, self.origin = clock, origin
+        readings = [(clock(), time.time(), clock()) for _ in range(5)]
+        before, wall, after = min(readings, key=lambda r: r[2] - r[0])
+        self.wall_minus_clock = wall - (before + after) / 2
+        self.last = float("-inf")
+
+    def enable(self, sock: socket.socket) -> None:
+        """Have the kernel stamp each message ``sock`` receives with the moment it was sent."""
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+
+    def stamp(self, ancillary: list[tuple[int, int, bytes]], read_at: float) -> tuple[float, bool]:
+        """The stamp of a message read at ``read_at`` (on the reader's clock less its origin) with
+        the control messages ``ancillary``: (seconds, whether the kernel's send stamp gave it). No
+        send stamp: ``read_at``, as a pipe's line is stamped."""
+        sent = next((_TIMESPEC.unpack_from(data) for level, kind, data in ancillary
+                     if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size), None)
+        if sent is None:
+            return read_at, False
+        seconds = sent[0] + sent[1] / 1e9 - self.wall_minus_clock - self.origin
+        found = min(read_at, max(seconds, self.last))
+        self.last = found
+        return found, True
