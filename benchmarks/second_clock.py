@@ -1,6 +1,6 @@
 """``goodbench run-own``'s second clock, measured: (1) what writing the edges costs a step — the
-library's edge call with the pipe drained by a reader thread, against the same call with no pipe,
-alternating; (2) how far the two clocks of honest runs disagree on this machine — a small own job
+library's edge call with run-own's socket (and a pipe) drained by a reader thread, against the same call with no
+channel, alternating; (2) how far the two clocks of honest runs disagree on this machine — a small own job
 (tests/own_clock_job.py: steps of an MLP and a 20 ms sleep) run ``--runs`` times under
 ``goodbench run-own``, each figure's difference on the two clocks, the worst kept, as a share of the
 launcher's figure and of the tolerance (suite/figures/clocks.py). (1b) the same side by side around a
@@ -24,35 +24,37 @@ from pathlib import Path
 
 from suite.api.edges import EdgePipe
 from suite.figures import clocks
-from suite.record import edges
+from suite.record import edge_channel, edges
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _drained_pipe() -> EdgePipe:
-    """An edge pipe whose lines a thread reads and drops, as the launcher's reader would."""
-    read_end, write_end = os.pipe()
+def _drained_pipe(kind: str = "socket") -> EdgePipe:
+    """An edge channel (run-own's socket, or a pipe) whose lines a thread reads and drops, as the
+    launcher's reader would."""
+    read_end, write_end = edge_channel.pair() if kind == "socket" else os.pipe()
     threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 1 << 16), b"")], daemon=True).start()
     return EdgePipe(write_end)
 
 
 def edge_cost(count: int, repeats: int = 5) -> dict:
-    """Seconds per edge with the pipe and without, medians over alternating repetitions."""
-    piped, none = _drained_pipe(), EdgePipe(None)
-    sides: dict[str, list[float]] = {"pipe": [], "none": []}
+    """Seconds per edge with the socket, with a pipe and with neither, medians over alternating repetitions."""
+    channels = {"socket": _drained_pipe("socket"), "pipe": _drained_pipe("pipe"), "none": EdgePipe(None)}
+    sides: dict[str, list[float]] = {name: [] for name in channels}
     for _ in range(repeats):
-        for name, pipe in (("pipe", piped), ("none", none)):
+        for name, pipe in channels.items():
             began = time.perf_counter()
             for i in range(count):
                 pipe.edge(edges.BEGIN, i)
             sides[name].append((time.perf_counter() - began) / count)
-    piped.close()
+    for pipe in channels.values():
+        pipe.close()
     return {name: statistics.median(values) for name, values in sides.items()}
 
 
 def step_ratio(steps: int = 300, repeats: int = 5) -> dict:
-    """A 1-ms step of matrix products with its two edges written to a drained pipe, against the same
-    step with no pipe, repetitions alternating: each side's median seconds per step, and their ratio."""
+    """A 1-ms step of matrix products with its two edges written to a drained socket (run-own's channel), against the same
+    step with no channel, repetitions alternating: each side's median seconds per step, and their ratio."""
     import torch
 
     torch.set_num_threads(1)
@@ -100,8 +102,9 @@ def main() -> None:
     parser.add_argument("--script", type=Path, default=ROOT / "tests" / "own_clock_job.py")
     args = parser.parse_args()
     cost = edge_cost(args.edges)
-    print(f"edge write: {cost['pipe'] * 1e6:.2f} µs with the pipe, {cost['none'] * 1e6:.3f} µs without "
-          f"(two edges per step: {2 * (cost['pipe'] - cost['none']) * 1e6:.1f} µs per step)")
+    print(f"edge write: {cost['socket'] * 1e6:.2f} µs with run-own's socket, {cost['pipe'] * 1e6:.2f} µs with a pipe, "
+          f"{cost['none'] * 1e6:.3f} µs without (two edges per step: {2 * (cost['socket'] - cost['none']) * 1e6:.1f} µs "
+          "per step with the socket)")
     ratio = step_ratio()
     print(f"a step of matrix products: {ratio['pipe'] * 1e3:.3f} ms with its edges written, {ratio['none'] * 1e3:.3f} ms "
           f"without; ratio of medians {ratio['ratio']:.4f} (spread over repetitions: with "

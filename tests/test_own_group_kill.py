@@ -83,7 +83,7 @@ def _journaled_through(path: Path, seed: int) -> dict[int, int]:
 
 
 def _edge_folder(pid: int) -> Path:
-    """The folder of the ranks' FIFOs, as rank ``pid`` was started with it (it took it out of its
+    """The folder of the ranks' sockets, as rank ``pid`` was started with it (it took it out of its
     environment, not out of ``/proc``'s)."""
     start = dict(entry.split(b"=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in entry)
     return Path(start[edges.DIR_ENV.encode()].decode())
@@ -92,7 +92,7 @@ def _edge_folder(pid: int) -> Path:
 def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
     """Run the job until both ranks pause after step 25 of seed 2 with its checkpoint of step 20
     journaled, SIGKILL it, and wait for every process of it to be gone; what it said, and the folder
-    of its ranks' FIFOs."""
+    of its ranks' sockets."""
     journal = folder / "own.ckpt" / clock_journal.NAME
     said = folder / "first.out"
     with open(said, "w") as out:
@@ -111,7 +111,7 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         assert ranks <= tree.keys() and len(tree) >= RANKS + 2  # run-own, torchrun and the ranks
         assert {tree[pid] for pid in ranks}.isdisjoint({launcher.pid})  # torchrun's workers: groups of their own
         assert [pid for pid, group in tree.items() if group == launcher.pid] == [launcher.pid]  # torchrun's too
-        fifos = _edge_folder(min(ranks))
+        sockets = _edge_folder(min(ranks))
         # the ranks' groups before the launcher's: killed the other way round, a rank on a loaded machine
         # could find its launcher gone (and say so) in the moment before its own SIGKILL came
         groups = sorted(set(tree.values()) - {launcher.pid}) if whole_tree else []
@@ -128,20 +128,20 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
             launcher.wait()
-    return said.read_text(), fifos
+    return said.read_text(), sockets
 
 
 @pytest.mark.slow  # a 2-rank job under torchrun, killed and run again: ~45 s each (90 s on a loaded machine)
 @pytest.mark.dist
 @pytest.mark.parametrize("whole_tree", [True, False], ids=["every-group", "launcher-group"])
 def test_a_torchrun_job_killed_with_its_launcher_is_run_again_and_stamped_whole(tmp_path, whole_tree):
-    first, fifos = _paused_and_killed(tmp_path, whole_tree)
-    try:  # the killed launcher's FIFOs are left, in a folder of its own: the same command run again makes
-        assert sorted(p.name for p in fifos.iterdir()) == [edges.channel(r) for r in range(RANKS)]
+    first, sockets = _paused_and_killed(tmp_path, whole_tree)
+    try:  # the killed launcher's sockets are left, in a folder of its own: the same command run again makes
+        assert sorted(p.name for p in sockets.iterdir()) == [edges.channel(r) for r in range(RANKS)]
         _run_again(tmp_path, whole_tree, first)
-        assert not fifos.exists()  # another, and removes the killed one's
+        assert not sockets.exists()  # another, and removes the killed one's
     finally:
-        shutil.rmtree(fifos, ignore_errors=True)
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def _run_again(tmp_path: Path, whole_tree: bool, first: str) -> None:

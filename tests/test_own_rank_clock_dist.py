@@ -1,5 +1,5 @@
 """``goodbench run-own --nproc-per-node 2`` of tests/own_ddp_job.py: two real gloo ranks on the CPU,
-each writing its edges to its own FIFO, both stamped on the launcher's one clock; the file is valid,
+each writing its edges to its own socket, both stamped on the launcher's one clock; the file is valid,
 both ranks of its run are stamped and it is not held apart as timed by one clock. Its reproduction
 (``goodbench reproduce --run-recorded-command``) stamps both ranks of the sandboxed re-run too."""
 from __future__ import annotations

@@ -74,7 +74,7 @@ def test_clocks_replaced_in_the_script_are_refused_when_it_is_reproduced(tmp_pat
 
 def test_a_plain_script_gets_the_pipe_and_a_torchrun_job_its_ranks_channels():
     assert stamping.torchrun_ranks([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                                    "--nproc-per-node=2", "train.py"]) == 2  # each rank's FIFO
+                                    "--nproc-per-node=2", "train.py"]) == 2  # each rank's socket
     assert stamping.torchrun_ranks([sys.executable, "train.py", "--nproc-per-node=2"]) is None  # the pipe
     assert stamping.environment(7) == {"GOODBENCH_EDGE_FD": "7"}
 

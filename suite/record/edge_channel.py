@@ -20,7 +20,7 @@ import stat
 import struct
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 KIND = socket.SOCK_SEQPACKET  # messages kept whole, in order, on a connection whose end both sides see
@@ -36,6 +36,7 @@ def pair() -> tuple[int, int]:
     if not sys.platform.startswith("linux"):
         return os.pipe()
     reader, writer = socket.socketpair(socket.AF_UNIX, KIND)
+    stamp_sends(reader)  # from the first message on
     return reader.detach(), writer.detach()
 
 
@@ -73,6 +74,13 @@ def connect(path: Path, timeout_s: float = 5.0) -> int | None:
     return writer.detach()
 
 
+def stamp_sends(sock: socket.socket) -> None:
+    """Have the kernel stamp each message ``sock`` receives from now on with the moment it was sent
+    (an accepted connection does not take it from its listener: a message sent before is stamped
+    when read)."""
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+
+
 def listening(sock: socket.socket) -> bool:
     """Whether ``sock`` listens (a rank's channel not yet connected) rather than carries messages."""
     return bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
@@ -99,16 +107,12 @@ class SendClock:
     than the stamp before it (a wall clock set back or forward meanwhile moves nothing outside
     those bounds)."""
 
-    def __init__(self, clock, origin: float):
+    def __init__(self, clock: Callable[[], float], origin: float):
         self.clock, self.origin = clock, origin
         readings = [(clock(), time.time(), clock()) for _ in range(5)]
         before, wall, after = min(readings, key=lambda r: r[2] - r[0])
         self.wall_minus_clock = wall - (before + after) / 2
         self.last = float("-inf")
-
-    def enable(self, sock: socket.socket) -> None:
-        """Have the kernel stamp each message ``sock`` receives with the moment it was sent."""
-        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
 
     def stamp(self, ancillary: list[tuple[int, int, bytes]], read_at: float) -> tuple[float, bool]:
         """The stamp of a message read at ``read_at`` (on the reader's clock less its origin) with

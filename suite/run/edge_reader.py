@@ -137,7 +137,7 @@ class EdgeReader:
             self._socket = socket.socket(fileno=self.fd)
             if edge_channel.listening(self._socket) and not self._accept():
                 return
-            self._send_clock.enable(self._socket)
+            edge_channel.stamp_sends(self._socket)
         with selectors.DefaultSelector() as selector:
             selector.register(self.fd, selectors.EVENT_READ)
             while not self._stop.is_set():
