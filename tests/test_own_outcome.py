@@ -184,19 +184,3 @@ def test_run_own_says_a_run_that_timed_no_step_has_none_for_the_clock_to_hold():
     why = own_outcome.one_clock_why(doc)
     assert why is not None and why.startswith(f"seed {first['seed']} timed no step for the second clock to hold, so ")
     assert "median" not in why
-
-
-def test_clocks_that_disagree_under_load_are_explained_as_the_launchers_lateness():
-    """Two gloo ranks beside four busy processes on 2 cores: the launcher stamped a step's edges up
-    to 77 ms off, and 4 of 18 honest runs read "the clocks disagree"; run-own says what that means."""
-    busy = {"load_1m": 6.0, "cores": 2, "other_cores": 1.91, "busy": [{"name": "python", "cores": 0.5}]}
-    off = {"agree": False, "figures": []}
-    doc = {"runs": [{"run_id": "a", "host_load": {"start": busy, "end": busy}}],
-           "second_clock": {"runs": [{"run_id": "a", "agreement": off}, {"run_id": "a", "agreement": {"agree": True}}]}}
-    said = own_outcome.disagree_under_load(doc)
-    assert said is not None and "under load" in said and f"{own_outcome.LATE_MS} ms" in said and "quieter" in said
-    quiet = {"runs": [{"run_id": "a", "host_load": {"start": busy | {"other_cores": 0.1}}}],
-             "second_clock": doc["second_clock"]}
-    assert own_outcome.disagree_under_load(quiet) is None
-    agreeing = doc | {"second_clock": {"runs": [{"run_id": "a", "agreement": {"agree": True}}]}}
-    assert own_outcome.disagree_under_load(agreeing) is None

@@ -304,13 +304,13 @@ def test_a_rank_whose_launcher_is_gone_ends_at_its_next_edge_saying_why(tmp_path
     """torchrun gives each worker a session of its own, so a kill of the launcher's process group
     leaves the ranks running (tests/test_own_group_kill.py): the first edge that finds no reader on
     the channel ends the rank at once, as the kill would have."""
-    launcher_end = edge_channel.listen(tmp_path / edges.channel(0))  # the launcher's socket, which it closes
+    launcher = EdgeReader(edge_channel.listen(tmp_path / edges.channel(0)), clock())  # its reader, which goes
     env = {**os.environ, edges.DIR_ENV: str(tmp_path), "LOCAL_RANK": "0", "RANK": "3",
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     rank = subprocess.Popen([sys.executable, "-c", ORPHAN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert rank.stdout.readline() == "True\n"
-    os.close(launcher_end)
+    launcher.finish(0.0)
     out, err = rank.communicate("\n", timeout=60)
     assert (rank.returncode, out) == (signals.ORPHANED_STATUS, "")
     assert err.startswith("goodbench: rank 3: its launcher (goodbench run-own) or torchrun is gone: the rank ends "
@@ -331,23 +331,23 @@ print("trained on", flush=True)
 """
 
 
-def _blocked_rank(tmp_path: Path, how: str) -> tuple[subprocess.Popen, int]:
-    launcher_end = edge_channel.listen(tmp_path / edges.channel(0))  # the launcher's socket, which it closes
+def _blocked_rank(tmp_path: Path, how: str) -> tuple[subprocess.Popen, EdgeReader]:
+    launcher = EdgeReader(edge_channel.listen(tmp_path / edges.channel(0)), clock())  # its reader, which goes
     env = {**os.environ, edges.DIR_ENV: str(tmp_path), "LOCAL_RANK": "0", "RANK": "2",
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     rank = subprocess.Popen([sys.executable, "-c", BLOCKED, how], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert rank.stdout.readline() == "True\n"
-    return rank, launcher_end
+    return rank, launcher
 
 
 def test_a_rank_blocked_where_it_writes_no_edge_ends_as_soon_as_its_launcher_is_gone(tmp_path):
     """The watch on the channel ends a rank that would not reach its next edge for long (a long
     evaluation, a hung collective) within moments of its launcher's end, not at that edge."""
-    rank, launcher_end = _blocked_rank(tmp_path, "block")
+    rank, launcher = _blocked_rank(tmp_path, "block")
     time.sleep(0.3)
     assert rank.poll() is None  # the launcher still reads: the rank goes on
-    os.close(launcher_end)
+    launcher.finish(0.0)
     began = time.monotonic()
     out, err = rank.communicate(timeout=20)
     assert time.monotonic() - began < 5  # not the 30 s of its blocked call
@@ -357,9 +357,9 @@ def test_a_rank_blocked_where_it_writes_no_edge_ends_as_soon_as_its_launcher_is_
 
 
 def test_a_rank_that_closed_its_channel_is_no_longer_watched(tmp_path):
-    rank, launcher_end = _blocked_rank(tmp_path, "close")
+    rank, launcher = _blocked_rank(tmp_path, "close")
     assert rank.stdout.readline() == "closed\n"
-    os.close(launcher_end)  # the launcher reads to the channel's end, then goes: nothing of the rank's
+    launcher.finish(0.0)  # the launcher reads to the channel's end, then goes: nothing of the rank's
     time.sleep(0.5)
     assert rank.poll() is None
     rank.kill()

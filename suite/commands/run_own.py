@@ -118,8 +118,6 @@ def _run(args, named: dict[str, str], stops) -> int:
     shown = f", but {why}" if why else ""  # the board's verdict, where it is not "two clocks"
     say(f"goodbench run-own: {path}: second clock added ({said}), {'signed' if 'signature' in doc else 'unsigned'}"
         f"{valid}{shown}")
-    if loaded_off := own_outcome.disagree_under_load(doc):
-        say(f"goodbench run-own: {loaded_off}")
     if stops.status is not None:
         return stops.status
     return 1 if refused or status != 0 else 0

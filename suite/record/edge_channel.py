@@ -10,7 +10,8 @@ move. The reader maps that wall-clock moment onto its own clock (:class:`SendClo
 
 One process (``run-own SCRIPT``, a sandboxed re-run) gets a connected pair (:func:`pair`); each rank
 of a torchrun job, whose workers inherit no descriptor, connects by name to a socket its launcher
-listens on (:func:`listen`, :func:`connect`)."""
+listens on (:func:`listen`, :func:`connect`) and writes once the launcher has said it stamps
+(:data:`READY`)."""
 from __future__ import annotations
 
 import contextlib
@@ -27,6 +28,7 @@ KIND = socket.SOCK_SEQPACKET  # messages kept whole, in order, on a connection w
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's number (asm-generic), where Python lacks the name
 _TIMESPEC = struct.Struct("@ll")  # the control message's struct timespec
 ANCILLARY_BYTES = socket.CMSG_SPACE(_TIMESPEC.size)  # room for the send stamp beside a message
+READY = b"+"  # the launcher's one byte to a rank that connected: its messages are stamped from here on
 SHORT_PATH = 100  # bytes: a socket's name is at most 107 (sun_path); a longer one is reached through its folder's descriptor
 
 
@@ -61,12 +63,16 @@ def listen(path: Path) -> int:
 
 def connect(path: Path, timeout_s: float = 5.0) -> int | None:
     """The writer's end of a connection to the socket listening at ``path`` (blocking, not
-    inheritable), or None where nothing listens there (no launcher, or one that is gone)."""
+    inheritable), once the launcher has said :data:`READY` (every message after it stamped as
+    sent); None where nothing listens there, or says nothing within ``timeout_s`` (no launcher, or
+    one that is gone)."""
     writer = socket.socket(socket.AF_UNIX, KIND)
     try:
         writer.settimeout(timeout_s)
         with _reachable(path) as name:
             writer.connect(name)
+        if writer.recv(len(READY)) != READY:
+            raise OSError("no launcher")
         writer.settimeout(None)
     except OSError:
         writer.close()
@@ -76,8 +82,8 @@ def connect(path: Path, timeout_s: float = 5.0) -> int | None:
 
 def stamp_sends(sock: socket.socket) -> None:
     """Have the kernel stamp each message ``sock`` receives from now on with the moment it was sent
-    (an accepted connection does not take it from its listener: a message sent before is stamped
-    when read)."""
+    (an accepted connection does not take it from its listener, hence :data:`READY`: a message sent
+    before it would be stamped when read)."""
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
 
 

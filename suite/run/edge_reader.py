@@ -135,9 +135,10 @@ class EdgeReader:
     def _loop(self) -> None:
         if edge_channel.is_socket(self.fd):
             self._socket = socket.socket(fileno=self.fd)
-            if edge_channel.listening(self._socket) and not self._accept():
+            if not edge_channel.listening(self._socket):
+                edge_channel.stamp_sends(self._socket)
+            elif not self._accept():
                 return
-            edge_channel.stamp_sends(self._socket)
         with selectors.DefaultSelector() as selector:
             selector.register(self.fd, selectors.EVENT_READ)
             while not self._stop.is_set():
@@ -162,6 +163,9 @@ class EdgeReader:
         connection.setblocking(True)
         self._socket.close()
         self._socket, self.fd = connection, connection.fileno()
+        edge_channel.stamp_sends(connection)
+        with contextlib.suppress(OSError):  # a rank gone already: its end is read as it is
+            connection.send(edge_channel.READY)  # the rank writes its first edge after this, stamped
         return True
 
     def _read(self) -> tuple[bytes | None, float]:

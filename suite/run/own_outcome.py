@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from suite.figures import clock_cover, clocks, load
+from suite.figures import clock_cover, clocks
 from suite.record import results
 
 
@@ -62,25 +62,3 @@ def one_clock_why(doc: dict[str, Any]) -> str | None:
         lines.append(f"{', '.join(map(_label, gaps))} {'was' if len(gaps) == 1 else 'were'} not stamped whole "
                      "(from the start, in every process and on every rank)")
     return " and ".join(lines) + ", so the board counts it as one clock (self-timed), never ranked: its times are its own process's word"
-
-
-LATE_MS = 77  # the most a loaded launcher stamped a step edge off (6 runnable processes on 2 cores)
-
-
-def disagree_under_load(doc: dict[str, Any]) -> str | None:
-    """Where the own-code document ``doc``'s clocks disagree and a run was measured under load
-    (:func:`suite.figures.load.under_load`), what that means in one line: the launcher stamps an
-    edge when it gets a core, so on a busy machine a step's stamps are late by tens of
-    milliseconds, and the comparison of a few steps cannot tell that from a clock that lies. None
-    where the clocks agree or no run was loaded."""
-    section = doc.get("second_clock")
-    entries = section.get("runs") if isinstance(section, dict) else None
-    if not isinstance(entries, list) or all((e.get("agreement") or {}).get("agree") for e in entries
-                                            if isinstance(e, dict)):
-        return None
-    runs = [r for r in doc.get("runs") or [] if isinstance(r, dict)]
-    if not any(load.under_load(r.get("host_load")) for r in runs):
-        return None
-    return ("the clocks disagree on a machine measured under load: the launcher stamps each edge when it gets "
-            f"a core, and with other processes busy a step's stamps were seen up to {LATE_MS} ms late; "
-            "run again on a quieter machine (nothing else busy) for its clocks to be compared")

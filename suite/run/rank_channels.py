@@ -6,8 +6,8 @@ launcher makes a private folder (mode 0700) holding one listening socket per loc
 (:func:`suite.record.edges.channel`, :func:`suite.record.edge_channel.listen`), names it in
 ``$GOODBENCH_EDGE_DIR``, and reads each in its own :class:`~suite.run.edge_reader.EdgeReader` once
 its rank has connected, every one stamping on the same clock from the same origin. A rank that
-never connects blocks nothing; a second process that connects to a socket already taken waits
-unread. The kernel's stamp of each message as it is sent is Linux's (``SO_TIMESTAMPNS`` on a Unix
+never connects blocks nothing; once its rank has connected a socket listens no more, so another
+process finds nothing there. The kernel's stamp of each message as it is sent is Linux's (``SO_TIMESTAMPNS`` on a Unix
 socket), so the channels refuse to be made elsewhere (:func:`check_platform`).
 
 The folder is held (:func:`suite.record.tempfiles.held_folder`) while the launcher lives: a killed

@@ -1,0 +1,136 @@
+"""The edge channel's sockets (suite/record/edge_channel.py): each message stamped by the kernel as
+it was sent, so a launcher that reads late stamps on time; a pipe's lines are stamped as read."""
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import sys
+import time
+
+import pytest
+
+from suite.api.edges import EdgePipe
+from suite.record import edge_channel, edges
+from suite.run.edge_reader import EdgeReader, clock
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's send stamps are Linux's")
+RUN_ID = "a" * 32
+PAUSE_S = 0.2
+
+
+def _one_step_written_before_the_reader(read_end: int, write_end: int) -> EdgeReader:
+    """A run's start and one step of PAUSE_S written, all before the reader starts reading: a
+    launcher that waited for a core that long."""
+    origin = clock()
+    pipe = EdgePipe(write_end)
+    pipe.edge(edges.RUN, 1, RUN_ID)
+    pipe.edge(edges.START, 0)
+    pipe.edge(edges.BEGIN, 1)
+    time.sleep(PAUSE_S)
+    pipe.edge(edges.END, 1)
+    time.sleep(PAUSE_S)  # the reader comes later still
+    reader = EdgeReader(read_end, origin)
+    pipe.close()
+    reader.finish(5.0)
+    return reader
+
+
+def test_a_socket_stamps_each_edge_when_it_was_sent_however_late_it_is_read():
+    reader = _one_step_written_before_the_reader(*edge_channel.pair())
+    assert reader.closed and reader.broken is None and reader.sent_stamps == 4
+    (step,) = reader.runs[0].entry()["step_s"]
+    assert PAUSE_S <= step < PAUSE_S + 0.05  # the step's own length, not the reader's lateness
+    assert reader.runs[0].run_start_s < 0.05  # sent at once, read PAUSE_S × 2 later
+
+
+def test_a_pipe_stamps_each_line_when_it_is_read():
+    """What the socket mends: the same step written to a pipe read late is stamped at no length."""
+    reader = _one_step_written_before_the_reader(*os.pipe())
+    assert reader.closed and reader.broken is None and reader.sent_stamps == 0
+    assert reader.runs[0].entry()["step_s"] == [0.0]
+
+
+def _stamps(wall_s: float) -> list[tuple[int, int, bytes]]:
+    return [(socket.SOL_SOCKET, edge_channel.SO_TIMESTAMPNS, struct.pack("@ll", int(wall_s), int(wall_s % 1 * 1e9)))]
+
+
+def test_a_send_stamp_is_never_after_the_read_nor_before_the_stamp_before_it():
+    """A wall clock set forward or back between the two readings moves a stamp no further than the
+    moment it was read and the stamp before it."""
+    sends = edge_channel.SendClock(clock, 100.0)
+    now = sends.wall_minus_clock + 100.0  # the wall clock at the origin
+    assert sends.stamp(_stamps(now + 1.0), 1.5) == pytest.approx((1.0, True), abs=1e-5)
+    assert sends.stamp(_stamps(now + 9.0), 2.0) == (2.0, True)  # set forward: not after its reading
+    assert sends.stamp(_stamps(now - 50.0), 3.0) == (2.0, True)  # set back: not before the stamp before it
+    assert sends.stamp([], 4.0) == (4.0, False)  # no stamp: when read
+
+
+def test_an_empty_message_is_no_end_and_the_writers_close_is():
+    read_end, write_end = edge_channel.pair()
+    reader = EdgeReader(read_end, clock())
+    writer = socket.socket(fileno=write_end)
+    writer.send(b"")
+    writer.send(edges.line(edges.RUN, 1, 1.0, RUN_ID))
+    time.sleep(0.3)
+    assert not reader.closed
+    writer.close()
+    reader.finish(5.0)
+    assert reader.closed and reader.broken is None and [r.run_id for r in reader.runs] == [RUN_ID]
+
+
+def test_a_message_longer_than_a_read_is_not_believed():
+    read_end, write_end = edge_channel.pair()
+    writer = socket.socket(fileno=write_end)
+    writer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+    writer.send(b"b 1 1.0\n" * 10_000)  # one message of 80,000 bytes
+    reader = EdgeReader(read_end, clock())
+    writer.close()
+    reader.finish(5.0)
+    assert reader.broken == "a message of more than 65536 bytes"
+
+
+def test_a_ranks_socket_is_read_from_its_first_connection_and_a_later_one_finds_nothing(tmp_path):
+    path = tmp_path / edges.channel(0)
+    reader = EdgeReader(edge_channel.listen(path), clock())
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    first = edge_channel.connect(path)
+    assert first is not None
+    time.sleep(0.3)  # accepted: the listener is closed, so a later writer finds nothing listening
+    assert edge_channel.connect(path) is None
+    pipe = EdgePipe(first)
+    pipe.edge(edges.RUN, 1, RUN_ID)
+    pipe.close()
+    reader.finish(5.0)
+    assert reader.closed and [r.run_id for r in reader.runs] == [RUN_ID] and reader.sent_stamps == 1
+
+
+def test_a_socket_in_a_folder_too_deep_for_its_name_is_reached_through_the_folder(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    path = deep / edges.channel(0)
+    assert len(os.fsencode(path)) > 108  # sun_path's room
+    reader = EdgeReader(edge_channel.listen(path), clock())
+    writer = edge_channel.connect(path)
+    assert writer is not None
+    EdgePipe(writer).close()
+    reader.finish(5.0)
+    assert reader.closed
+
+
+def test_nothing_listening_is_no_channel(tmp_path):
+    assert edge_channel.connect(tmp_path / "absent") is None
+    (tmp_path / "plain").write_text("")
+    assert edge_channel.connect(tmp_path / "plain") is None
+
+
+def test_a_rank_writes_nothing_until_its_launcher_says_it_stamps(tmp_path):
+    """An accepted connection does not take the listener's stamping: a rank waits for the launcher's
+    word that it stamps, so that even its first edge is stamped as sent; a socket that listens but
+    says nothing (a launcher stopped before its reader ran) is no channel."""
+    path = tmp_path / edges.channel(0)
+    mute = edge_channel.listen(path)
+    began = time.monotonic()
+    assert edge_channel.connect(path, timeout_s=0.3) is None
+    assert time.monotonic() - began < 5
+    os.close(mute)
