@@ -2,7 +2,7 @@
 stamped by the kernel as it is sent. Torch-free; Linux's sockets.
 
 A launcher that stamps a line when it reads it stamps it late whenever it waits for a core: on a
-2-core machine with six processes busy, a step's stamps were seen up to 77 ms off, and honest runs
+2-core machine with four processes busy, a step's stamps were seen up to 77 ms off, and honest runs
 were refused as two clocks that disagree. A Unix socket of ``SOCK_SEQPACKET`` keeps each write one
 message, and with ``SO_TIMESTAMPNS`` the kernel notes the moment each was sent, in the writer's
 system call — a moment the writer chose, as it chose when to write, and one no later reading can

@@ -12,6 +12,8 @@ from suite.record.errors import GoodbenchError
 from suite.run.edge_reader import RunEdges
 
 LAUNCHER = "goodbench run-own"
+CLOCK = ("time.perf_counter, seconds from the child's start: each edge's sending, as Linux's kernel stamped it "
+         "(elsewhere, its reading)")  # files written before sockets said the first half alone: each edge's reading
 
 
 def matched(doc: dict[str, Any], runs: Sequence[RunEdges], key: str,
@@ -48,6 +50,6 @@ def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any
 def section(pid: int, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``second_clock`` record around ``entries``: the launcher, the child's pid, the clock and
     the tolerance its summaries used."""
-    return {"launcher": LAUNCHER, "pid": pid, "clock": "time.perf_counter, seconds from the child's start",
+    return {"launcher": LAUNCHER, "pid": pid, "clock": CLOCK,
             "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
                           "per_step_s": clocks.PER_STEP_S}, "runs": entries}
