@@ -134,3 +134,10 @@ def test_a_rank_writes_nothing_until_its_launcher_says_it_stamps(tmp_path):
     assert edge_channel.connect(path, timeout_s=0.3) is None
     assert time.monotonic() - began < 5
     os.close(mute)
+
+
+def test_the_record_says_its_edges_were_stamped_as_sent():
+    from suite.run import clock_record
+
+    assert clock_record.section(1, [])["clock"] == \
+        "time.perf_counter, seconds from the child's start: each edge's sending, as the kernel stamped it"

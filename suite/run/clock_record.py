@@ -4,6 +4,7 @@
 stamping and the record across a kill (:mod:`suite.run.own_segments`) all make it here."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,8 +13,9 @@ from suite.record.errors import GoodbenchError
 from suite.run.edge_reader import RunEdges
 
 LAUNCHER = "goodbench run-own"
-CLOCK = ("time.perf_counter, seconds from the child's start: each edge's sending, as Linux's kernel stamped it "
-         "(elsewhere, its reading)")  # files written before sockets said the first half alone: each edge's reading
+CLOCK = "time.perf_counter, seconds from the child's start"  # files written before sockets say this alone: each edge's reading
+SENT = ": each edge's sending, as the kernel stamped it"  # Linux: the channel is a socket (suite.record.edge_channel)
+READ = ": each edge as it was read"  # elsewhere: a pipe
 
 
 def matched(doc: dict[str, Any], runs: Sequence[RunEdges], key: str,
@@ -50,6 +52,7 @@ def record(doc: dict[str, Any], runs: list[RunEdges], pid: int) -> dict[str, Any
 def section(pid: int, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``second_clock`` record around ``entries``: the launcher, the child's pid, the clock and
     the tolerance its summaries used."""
-    return {"launcher": LAUNCHER, "pid": pid, "clock": CLOCK,
+    how = SENT if sys.platform.startswith("linux") else READ
+    return {"launcher": LAUNCHER, "pid": pid, "clock": CLOCK + how,
             "tolerance": {"relative": clocks.RELATIVE, "per_stamp_s": clocks.PER_STAMP_S,
                           "per_step_s": clocks.PER_STEP_S}, "runs": entries}
