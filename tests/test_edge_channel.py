@@ -52,31 +52,121 @@ def test_a_pipe_stamps_each_line_when_it_is_read():
 
 
 def _stamps(wall_s: float) -> list[tuple[int, int, bytes]]:
-    return [(socket.SOL_SOCKET, edge_channel.SO_TIMESTAMPNS, struct.pack("@ll", int(wall_s), int(wall_s % 1 * 1e9)))]
+    return [(socket.SOL_SOCKET, edge_channel.SO_TIMESTAMPNS, struct.pack("@ll", int(wall_s), round(wall_s % 1 * 1e9)))]
+
+
+class Clocks:
+    """A reader's clock and a wall clock 1000 s ahead of it, which a test may step."""
+
+    def __init__(self):
+        self.now, self.step = 0.0, 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def wall(self) -> float:
+        return self.now + 1000.0 + self.step
 
 
 def test_a_send_stamp_is_never_after_the_read_nor_before_the_stamp_before_it():
-    """A wall clock set forward or back between the two readings moves a stamp no further than the
-    moment it was read and the stamp before it."""
-    sends = edge_channel.SendClock(clock, 100.0)
-    now = sends.wall_minus_clock + 100.0  # the wall clock at the origin
-    assert sends.stamp(_stamps(now + 1.0), 1.5) == pytest.approx((1.0, True), abs=1e-5)
-    assert sends.stamp(_stamps(now + 9.0), 2.0) == (2.0, True)  # set forward: not after its reading
-    assert sends.stamp(_stamps(now - 50.0), 3.0) == (2.0, True)  # set back: not before the stamp before it
+    clocks = Clocks()
+    sends = edge_channel.SendClock(clocks.clock, 0.0, clocks.wall)
+    clocks.now = 1.5
+    assert sends.stamp(_stamps(1001.0), 1.5) == pytest.approx((1.0, True))  # sent at 1.0, read at 1.5
+    clocks.now = 2.0
+    assert sends.stamp(_stamps(1009.0), 2.0) == (2.0, False)  # "sent" after it was read: not the kernel's
+    assert sends.stamp(_stamps(950.0), 2.0) == (2.0, True)  # not before the stamp before it
     assert sends.stamp([], 4.0) == (4.0, False)  # no stamp: when read
 
 
-def test_an_empty_message_is_no_end_and_the_writers_close_is():
+def test_a_wall_clock_stepped_during_a_run_moves_only_the_stamps_in_flight():
+    """The offset between the wall clock and the reader's is read at each message: an NTP step, a
+    VM's pause or a resume moves no stamp of a message sent after it."""
+    clocks = Clocks()
+    sends = edge_channel.SendClock(clocks.clock, 0.0, clocks.wall)
+    clocks.now = 1.1
+    assert sends.stamp(_stamps(1001.0), 1.1) == pytest.approx((1.0, True))
+    clocks.step = -30.0  # set back half a minute
+    clocks.now = 2.1
+    assert sends.stamp(_stamps(1002.0 - 30.0), 2.1) == pytest.approx((2.0, True))
+    clocks.step = 30.0  # and forward a minute
+    clocks.now = 3.1
+    assert sends.stamp(_stamps(1003.0 + 30.0), 3.1) == pytest.approx((3.0, True))
+
+
+def test_an_empty_message_is_refused_and_the_writers_close_is_the_end():
+    """An empty message is no edge (the library never sends one): the channel is not believed, and
+    what follows it is still read to the end — the results file's line included — however soon the
+    writer closed after it."""
+    read_end, write_end = edge_channel.pair()
+    writer = socket.socket(fileno=write_end)
+    writer.send(edges.line(edges.RUN, 1, 1.0, RUN_ID))
+    writer.send(b"")
+    writer.send(edges.written("/tmp/some.json", False))
+    writer.close()
+    reader = EdgeReader(read_end, clock())
+    reader.finish(5.0)
+    assert reader.closed and reader.broken == "an empty message on the edge channel"
+    assert reader.written == (False, "/tmp/some.json")
+
+
+def test_a_writer_that_shuts_its_end_for_writing_has_ended():
     read_end, write_end = edge_channel.pair()
     reader = EdgeReader(read_end, clock())
     writer = socket.socket(fileno=write_end)
-    writer.send(b"")
     writer.send(edges.line(edges.RUN, 1, 1.0, RUN_ID))
-    time.sleep(0.3)
-    assert not reader.closed
-    writer.close()
+    writer.shutdown(socket.SHUT_WR)
+    began = time.process_time()
     reader.finish(5.0)
     assert reader.closed and reader.broken is None and [r.run_id for r in reader.runs] == [RUN_ID]
+    assert time.process_time() - began < 0.5  # read to its end, not spun on
+    writer.close()
+
+
+def test_a_rank_that_closes_with_its_ready_unread_loses_none_of_its_edges(tmp_path):
+    """The kernel reports the launcher's unread READY as a reset once, before the rank's messages."""
+    path = tmp_path / edges.channel(0)
+    reader = EdgeReader(edge_channel.listen(path), clock())
+    rank = socket.socket(socket.AF_UNIX, edge_channel.KIND)
+    rank.connect(str(path))
+    time.sleep(0.3)  # accepted, READY sent and left unread
+    rank.send(edges.line(edges.RUN, 1, 1.0, RUN_ID))
+    rank.send(edges.written("/tmp/some.json", False))
+    rank.close()
+    reader.finish(5.0)
+    assert reader.closed and reader.broken is None
+    assert [r.run_id for r in reader.runs] == [RUN_ID] and reader.written == (False, "/tmp/some.json")
+
+
+def test_a_writers_socket_holds_many_unread_edges():
+    """A launcher behind by a few hundred edges does not make the script wait (a socket's default
+    buffer holds about 278 edges; the writer's is widened up to twice net.core.wmem_max)."""
+    read_end, write_end = edge_channel.pair()
+    writer = socket.socket(fileno=write_end)
+    writer.setblocking(False)
+    held = 0
+    with pytest.raises(BlockingIOError):
+        while held < 100_000:
+            writer.send(edges.line(edges.BEGIN, held, 1.0))
+            held += 1
+    assert held >= 500
+    writer.close()
+    os.close(read_end)
+
+
+def test_a_socket_is_listened_on_where_chmod_cannot_spare_links(tmp_path, monkeypatch):
+    """glibc before 2.32 cannot change a mode without following links (Python raises
+    NotImplementedError): the launcher's socket, just bound in its private folder, needs no such care."""
+    plain = os.chmod
+
+    def old_glibc(path, mode, *, dir_fd=None, follow_symlinks=True):
+        if not follow_symlinks:
+            raise NotImplementedError("chmod: follow_symlinks unavailable on this platform")
+        return plain(path, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "chmod", old_glibc)
+    os.close(edge_channel.listen(tmp_path / edges.channel(0)))
+    assert oct((tmp_path / edges.channel(0)).stat().st_mode & 0o777) == "0o600"
 
 
 def test_a_message_longer_than_a_read_is_not_believed():
@@ -140,4 +230,4 @@ def test_the_record_says_its_edges_were_stamped_as_sent():
     from suite.run import clock_record
 
     assert clock_record.section(1, [])["clock"] == \
-        "time.perf_counter, seconds from the child's start: each edge's sending, as the kernel stamped it"
+        "time.perf_counter, seconds from the child's start: each edge's sending as the kernel stamped it, else its reading"

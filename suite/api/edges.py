@@ -111,7 +111,7 @@ class EdgePipe:
             os.write(self.fd, data)  # type: ignore[arg-type]  # one message (a pipe's: whole under PIPE_BUF)
         except OSError as exc:
             self.fd = None
-            if isinstance(exc, BrokenPipeError):
+            if isinstance(exc, (BrokenPipeError, ConnectionResetError)):  # the launcher's end closed
                 self._gone()
 
     def _gone(self) -> None:

@@ -29,6 +29,7 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's number (asm-ge
 _TIMESPEC = struct.Struct("@ll")  # the control message's struct timespec
 ANCILLARY_BYTES = socket.CMSG_SPACE(_TIMESPEC.size)  # room for the send stamp beside a message
 READY = b"+"  # the launcher's one byte to a rank that connected: its messages are stamped from here on
+SEND_BUFFER = 4 << 20  # bytes asked of a writer's socket (the kernel grants at most twice net.core.wmem_max)
 SHORT_PATH = 100  # bytes: a socket's name is at most 107 (sun_path); a longer one is reached through its folder's descriptor
 
 
@@ -39,6 +40,7 @@ def pair() -> tuple[int, int]:
         return os.pipe()
     reader, writer = socket.socketpair(socket.AF_UNIX, KIND)
     stamp_sends(reader)  # from the first message on
+    widen(writer)
     return reader.detach(), writer.detach()
 
 
@@ -53,7 +55,7 @@ def listen(path: Path) -> int:
     try:
         with _reachable(path) as name:
             server.bind(name)
-        os.chmod(path, 0o600, follow_symlinks=False)
+            os.chmod(name, 0o600)  # just bound in the launcher's private folder: nothing else is there
         server.listen(1)
     except BaseException:
         server.close()
@@ -74,10 +76,19 @@ def connect(path: Path, timeout_s: float = 5.0) -> int | None:
         if writer.recv(len(READY)) != READY:
             raise OSError("no launcher")
         writer.settimeout(None)
+        widen(writer)
     except OSError:
         writer.close()
         return None
     return writer.detach()
+
+
+def widen(writer: socket.socket) -> None:
+    """Let ``writer`` hold up to :data:`SEND_BUFFER` bytes of messages unread before a write waits
+    (by default about 278 edges: a launcher behind by more would make the script wait, and stamp
+    the waiting edge when the kernel queued it, late)."""
+    with contextlib.suppress(OSError):
+        writer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
 
 
 def stamp_sends(sock: socket.socket) -> None:
@@ -107,18 +118,28 @@ def _reachable(path: Path) -> Iterator[str]:
 
 
 class SendClock:
-    """Maps the kernel's send stamps (wall-clock seconds) onto the reader's ``clock`` less ``origin``:
-    the offset between the two clocks is read once, at construction, as the closest of a few
-    adjacent readings. A stamp is never later than the moment its message was read, nor earlier
-    than the stamp before it (a wall clock set back or forward meanwhile moves nothing outside
-    those bounds)."""
+    """Maps the kernel's send stamps (wall-clock seconds) onto the reader's ``clock`` less ``origin``,
+    through the offset between the wall clock and ``clock`` read again at each message (so that a
+    wall clock stepped during a run — NTP, a VM's pause, a resume — moves only the stamps of the
+    messages in flight as it stepped). A stamp is never later than the moment its message was
+    read, nor earlier than the stamp before it; a send stamp after the reading (the wall clock set
+    back in between) gives the reading."""
 
-    def __init__(self, clock: Callable[[], float], origin: float):
-        self.clock, self.origin = clock, origin
-        readings = [(clock(), time.time(), clock()) for _ in range(5)]
-        before, wall, after = min(readings, key=lambda r: r[2] - r[0])
-        self.wall_minus_clock = wall - (before + after) / 2
+    LATER_S = 0.001  # a send stamp later than its reading by more than this: the wall clock was set back
+
+    def __init__(self, clock: Callable[[], float], origin: float, wall: Callable[[], float] = time.time):
+        self.clock, self.origin, self.wall = clock, origin, wall
         self.last = float("-inf")
+
+    def offset(self) -> float:
+        """The wall clock less the reader's clock now: the closest of up to three bracketed readings."""
+        best = (float("inf"), 0.0)
+        for _ in range(3):
+            before, wall, after = self.clock(), self.wall(), self.clock()
+            best = min(best, (after - before, wall - (before + after) / 2))
+            if best[0] < 20e-6:
+                break
+        return best[1]
 
     def stamp(self, ancillary: list[tuple[int, int, bytes]], read_at: float) -> tuple[float, bool]:
         """The stamp of a message read at ``read_at`` (on the reader's clock less its origin) with
@@ -126,9 +147,10 @@ class SendClock:
         send stamp: ``read_at``, as a pipe's line is stamped."""
         sent = next((_TIMESPEC.unpack_from(data) for level, kind, data in ancillary
                      if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size), None)
-        if sent is None:
-            return read_at, False
-        seconds = sent[0] + sent[1] / 1e9 - self.wall_minus_clock - self.origin
-        found = min(read_at, max(seconds, self.last))
-        self.last = found
-        return found, True
+        seconds = None if sent is None else sent[0] + sent[1] / 1e9 - self.offset() - self.origin
+        if seconds is not None and seconds <= read_at + self.LATER_S:
+            found, kernel = min(read_at, seconds), True
+        else:
+            found, kernel = read_at, False
+        self.last = max(found, self.last)
+        return self.last, kernel

@@ -14,7 +14,7 @@ from suite.run.edge_reader import RunEdges
 
 LAUNCHER = "goodbench run-own"
 CLOCK = "time.perf_counter, seconds from the child's start"  # files written before sockets say this alone: each edge's reading
-SENT = ": each edge's sending, as the kernel stamped it"  # Linux: the channel is a socket (suite.record.edge_channel)
+SENT = ": each edge's sending as the kernel stamped it, else its reading"  # Linux: a socket (suite.record.edge_channel)
 READ = ": each edge as it was read"  # elsewhere: a pipe
 
 

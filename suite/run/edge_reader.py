@@ -133,6 +133,12 @@ class EdgeReader:
             os.close(self.fd)
 
     def _loop(self) -> None:
+        try:
+            self._read_all()
+        except OSError as exc:  # the channel failed under the reader: what it held is not believed
+            self._refuse(f"the edge channel failed ({exc.strerror or exc})")
+
+    def _read_all(self) -> None:
         if edge_channel.is_socket(self.fd):
             self._socket = socket.socket(fileno=self.fd)
             if not edge_channel.listening(self._socket):
@@ -173,21 +179,36 @@ class EdgeReader:
         if self._socket is None:
             chunk = os.read(self.fd, READ_BYTES)
             return chunk or None, clock() - self.origin
-        message, ancillary, flags, _ = self._socket.recvmsg(READ_BYTES, edge_channel.ANCILLARY_BYTES)
+        try:
+            message, ancillary, flags, _ = self._socket.recvmsg(READ_BYTES, edge_channel.ANCILLARY_BYTES)
+        except ConnectionResetError:  # the writer closed with the launcher's READY unread: said once, its messages follow
+            message, ancillary, flags, _ = self._socket.recvmsg(READ_BYTES, edge_channel.ANCILLARY_BYTES)
         read_at = clock() - self.origin
-        if not message and self._hung_up():  # else an empty message: nothing
-            return None, read_at
+        if not message:  # the channel's end, or an empty message (no edge: never the library's)
+            if self._hung_up() and not self._queued():
+                return None, read_at
+            self._refuse("an empty message on the edge channel")
+            return b"", read_at
         if flags & socket.MSG_TRUNC:
             self._refuse(f"a message of more than {READ_BYTES} bytes")
         stamp, sent = self._send_clock.stamp(ancillary, read_at)
         self.sent_stamps += sent * message.count(b"\n")
         return message, stamp
 
+    def _queued(self) -> bool:
+        """Whether a message with something in it waits on the socket (left in place)."""
+        assert self._socket is not None
+        try:
+            return bool(self._socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        except OSError:
+            return False
+
     def _hung_up(self) -> bool:
-        """Whether the socket's writer has gone (its end closed), not merely sent an empty message."""
+        """Whether the socket's writer has gone (its end closed, or shut for writing), not merely sent
+        an empty message."""
         poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in poller.poll(0))
+        poller.register(self.fd, select.POLLIN | select.POLLRDHUP)
+        return any(mask & (select.POLLHUP | select.POLLERR | select.POLLRDHUP) for _, mask in poller.poll(0))
 
     def _take(self, chunk: bytes, stamp: float) -> None:
         lines = (self._tail + chunk).split(b"\n")
