@@ -231,3 +231,20 @@ def test_the_record_says_its_edges_were_stamped_as_sent():
 
     assert clock_record.section(1, [])["clock"] == \
         "time.perf_counter, seconds from the child's start: each edge's sending as the kernel stamped it, else its reading"
+
+
+def test_where_no_such_socket_can_be_made_one_process_gets_a_pipe_and_ranks_a_one_line_error(monkeypatch):
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(socket, "socketpair", refused)
+    read_end, write_end = edge_channel.pair()
+    assert not edge_channel.is_socket(read_end) and not edge_channel.is_socket(write_end)
+    os.close(read_end)
+    os.close(write_end)
+    from suite.record.errors import GoodbenchError
+    from suite.run.rank_channels import RankChannels
+
+    monkeypatch.setattr(edge_channel, "listen", refused)
+    with pytest.raises(GoodbenchError, match=r"^cannot make rank 0's edge socket in .*: Permission denied$"):
+        RankChannels(2, clock())

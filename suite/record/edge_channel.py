@@ -35,10 +35,13 @@ SHORT_PATH = 100  # bytes: a socket's name is at most 107 (sun_path); a longer o
 
 def pair() -> tuple[int, int]:
     """A connected pair of channel sockets: (the reader's end, the writer's end), as descriptors;
-    a pipe off Linux, whose lines are stamped as they are read."""
+    a pipe off Linux, or where such sockets cannot be made, whose lines are stamped as they are read."""
     if not sys.platform.startswith("linux"):
         return os.pipe()
-    reader, writer = socket.socketpair(socket.AF_UNIX, KIND)
+    try:
+        reader, writer = socket.socketpair(socket.AF_UNIX, KIND)
+    except OSError:
+        return os.pipe()
     stamp_sends(reader)  # from the first message on
     widen(writer)
     return reader.detach(), writer.detach()

@@ -51,7 +51,11 @@ class RankChannels:
         self.readers: list[EdgeReader] = []
         try:
             for rank in range(nproc):
-                fd = edge_channel.listen(self.folder / edges.channel(rank))
+                try:
+                    fd = edge_channel.listen(self.folder / edges.channel(rank))
+                except OSError as exc:
+                    raise GoodbenchError(f"cannot make rank {rank}'s edge socket in {self.folder}: "
+                                         f"{exc.strerror or exc}") from None
                 self.readers.append(EdgeReader(fd, origin, journal, rank))
         except BaseException:
             self.finish(0.0)
