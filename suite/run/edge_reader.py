@@ -101,8 +101,10 @@ def _r(value: float | None) -> float | None:
 
 
 class EdgeReader:
-    """Reads the pipe's read end ``fd`` in a thread until it closes (or :meth:`finish`), stamping
-    each read on :data:`clock` less ``origin``; ``rank``: the torchrun rank whose channel it is."""
+    """Reads the channel ``fd`` (a connected socket, one listening for its writer, or a pipe's read
+    end) in a thread until it closes (or :meth:`finish`), stamping each message on :data:`clock`
+    less ``origin`` (:mod:`suite.record.edge_channel`); ``rank``: the torchrun rank whose channel
+    it is. A channel that fails under it is not believed (:attr:`broken`)."""
 
     def __init__(self, fd: int, origin: float, journal: Any = None, rank: int = 0):
         self.fd, self.origin, self.rank = fd, origin, rank
