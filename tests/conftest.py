@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,13 @@ REPO = Path(__file__).resolve().parent.parent
 # core, in every process at once, oversubscribes a small shared machine: measured on 2 busy
 # cores, tests/test_workloads.py took 615 s with the default and 144 s with one thread.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# Ctrl-C as the tests send it: a shell without job control starts a background command with SIGINT
+# ignored (`cmd &` in a script, `nohup`), Python then installs no KeyboardInterrupt for it, and the
+# processes the tests start inherit the ignoring: 6 signal tests failed when the README's test
+# command ran so. A handler, unlike an ignored signal, is not inherited across exec: they get the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _dataset_dir() -> Path | None:
