@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,10 @@ def test_a_re_run_for_a_reproduction_keeps_its_checkpoints_apart(tmp_path, monke
     assert _bench(tmp_path, None, flops_per_step=1e4).checkpoint_dir is None  # taken by the first Benchmark only
 
 
+STEP_S = 0.01  # steps of no work: the refusals between them, on a loaded machine, once took 8 ms of a
+# 8-ms block and the file was refused for a loop that spent most of its blocks between steps
+
+
 def test_save_and_restore_need_the_checkpoint_dir(tmp_path):
     bench = goodbench.Benchmark("no-dir", samples_per_step=4, max_steps=3, device="cpu", out=tmp_path / "o.json",
                                 sign=False, flops_per_step=1e4)
@@ -141,10 +146,10 @@ def test_save_and_restore_need_the_checkpoint_dir(tmp_path):
             with pytest.raises(GoodbenchError, match="no checkpoint_dir"):
                 run.restore()
             with run.step():
-                pass
+                time.sleep(STEP_S)
             with pytest.raises(GoodbenchError, match="no checkpoint_dir"):
                 run.save({})
             for _ in range(2):
                 with run.step():
-                    pass
+                    time.sleep(STEP_S)
     assert bench.problems == []

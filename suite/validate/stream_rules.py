@@ -138,7 +138,7 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 
 def _second_clock_entry(doc: dict, run: dict) -> bool:
     """Whether ``goodbench run-own``'s second clock holds an entry for ``run``. Such a run's loop
-    between steps writes two edges a step to the launcher's pipe, and on a loaded machine each write
+    between steps writes two edges a step to the launcher's channel, and on a loaded machine each write
     wakes the launcher's reader, which takes the writer's core: an honest run of 3-ms steps at load 9
     spent 53% of its stamped blocks between steps. Its steps are bounded by that clock instead (rule
     ``second-clock``; on a CPU each step it can hold, from 5 ms): :data:`LOOP_SHARE` does not apply."""
