@@ -138,6 +138,21 @@ def test_a_rank_that_closes_with_its_ready_unread_loses_none_of_its_edges(tmp_pa
     assert [r.run_id for r in reader.runs] == [RUN_ID] and reader.written == (False, "/tmp/some.json")
 
 
+def test_a_rank_that_writes_before_its_launcher_stamps_is_not_believed(tmp_path):
+    """Messages queued before the launcher turned stamping on would be stamped when read (late, at
+    the writer's choosing); the library waits for READY, so only a hostile rank writes that early."""
+    path = tmp_path / edges.channel(0)
+    listener = edge_channel.listen(path)
+    rank = socket.socket(socket.AF_UNIX, edge_channel.KIND)
+    rank.connect(str(path))  # queued in the listener's backlog, not yet accepted
+    rank.send(edges.line(edges.RUN, 1, 1.0, RUN_ID))
+    reader = EdgeReader(listener, clock())
+    time.sleep(0.3)
+    rank.close()
+    reader.finish(5.0)
+    assert reader.broken == "the rank wrote before its launcher said it stamps"
+
+
 def test_a_writers_socket_holds_many_unread_edges():
     """A launcher behind by a few hundred edges does not make the script wait (a socket's default
     buffer holds about 278 edges; the writer's is widened up to twice net.core.wmem_max)."""

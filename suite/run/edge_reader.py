@@ -172,6 +172,8 @@ class EdgeReader:
         self._socket.close()
         self._socket, self.fd = connection, connection.fileno()
         edge_channel.stamp_sends(connection)
+        if self._queued():  # sent before the launcher stamped: those messages would be stamped as read
+            self._refuse("the rank wrote before its launcher said it stamps")
         with contextlib.suppress(OSError):  # a rank gone already: its end is read as it is
             connection.send(edge_channel.READY)  # the rank writes its first edge after this, stamped
         return True
