@@ -44,20 +44,20 @@ def _write_proc(proc, uptime: float, processes: dict) -> None:
 
 @pytest.fixture
 def fake_proc(tmp_path):
-    """A /proc of three processes (one of this process's group, whose use is not counted) whose
-    CPU times move on while the snapshot sleeps, as the kernel's would."""
+    """A /proc of three processes (one of this process's group and under it, whose use is not
+    counted) whose CPU times move on while the snapshot sleeps, as the kernel's would."""
     own = os.getpgrp()
     procs = {101: ("stress (x) ng", own + 1, [0, int(0.9 * TICK)]),  # a name with ") " in it
              102: ("idle\x1b[31m", own + 2, [5, 5]),
              103: ("our-rank", own, [0, 5 * TICK])}
     for pid, (name, group, ticks) in procs.items():
         (tmp_path / str(pid)).mkdir()
-        (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks[0]))
+        (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks[0], parent=os.getpid()))
     (tmp_path / "self").mkdir()  # not a process
 
     def sleep(seconds):
         for pid, (name, group, ticks) in procs.items():
-            (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks[1]))
+            (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, group, ticks[1], parent=os.getpid()))
 
     clock = iter([10.0, 11.0])  # one second passes over the window
     return {"proc": tmp_path, "sleep": sleep, "clock": lambda: next(clock)}
@@ -102,6 +102,31 @@ def test_the_other_ranks_of_a_torchrun_job_are_not_other_processes(tmp_path, mon
     assert set(host_load._cpu_seconds(tmp_path)) == {303}
 
 
+def test_a_scripts_other_jobs_in_the_runs_process_group_are_other_processes(tmp_path):
+    """A shell without job control (a script, nohup, CI) starts its background jobs in its own
+    process group, the run's too: only the processes above the run and under it are its own."""
+    own, me = os.getpgrp(), os.getpid()
+    _write_proc(tmp_path, 100, {
+        700: {"name": "bash", "group": own, "parent": 1, "cpu_ticks": TICK},  # the script
+        me: {"name": "goodbench", "group": own, "parent": 700, "cpu_ticks": TICK},
+        701: {"name": "pt_data_worker", "group": own, "parent": me, "cpu_ticks": TICK},
+        702: {"name": "spin", "group": own, "parent": 700, "cpu_ticks": TICK},  # `spin &` in the script
+        703: {"name": "spin-child", "group": own, "parent": 702, "cpu_ticks": TICK}})
+    assert set(host_load._cpu_seconds(tmp_path, family=0)) == {702, 703}
+
+
+def test_a_busy_sibling_started_by_the_same_shell_is_load_on_the_run():
+    """On this machine's /proc: ``sh -c 'burn & measure'`` (no job control: one process group)."""
+    burn = "import time\nend = time.monotonic() + 3\nwhile time.monotonic() < end: pass"
+    measure = ("import json\nfrom suite.meters import host_load\n"
+               "print(json.dumps(host_load.snapshot(sample_s=1.0)))")
+    script = f"{sys.executable} -c '{burn}' & sleep 0.5; {sys.executable} -c '{measure}'; wait"
+    found = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True, timeout=60,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    snap = json.loads(found.stdout.splitlines()[-1])
+    assert snap["other_cores"] >= 0.5, snap  # the burner's core, or its share of the run's cores
+
+
 def test_a_process_name_is_kept_as_printable_ascii_of_at_most_15_characters():
     assert host_load._printable("idle\x1b[31m") == "idle?[31m"
     assert host_load._printable("ü" * 20) == "?" * 15
@@ -126,7 +151,8 @@ def test_a_watch_adds_up_what_other_processes_used_over_the_run_between_its_read
 
     def write(reading):
         uptime, processes = reading
-        _write_proc(tmp_path, uptime, {pid: {"name": name, "group": group, "cpu_ticks": ticks, "began_ticks": began}
+        _write_proc(tmp_path, uptime, {pid: {"name": name, "group": group, "cpu_ticks": ticks, "began_ticks": began,
+                                             "parent": os.getpid()}
                                        for pid, (name, group, ticks, began) in processes.items()})
 
     write(readings[0])

@@ -11,8 +11,9 @@ measured under load can be told apart (:func:`suite.figures.load.under_load`) on
 
 Busy processes are read from Linux's ``/proc`` (CPU time of every process over a short window);
 elsewhere they are not measured (None). Only a process's short command name is kept (no
-arguments, no paths), and this process's own group (its launcher, its workers), its torchrun
-job (the agent that started it and every process under it: :func:`job_family`) and goodbench's
+arguments, no paths), and this process's own (those of its process group above and under it:
+its launcher, its workers; not a script's background jobs, which share a shell's group where the
+shell has no job control), its torchrun job (the agent that started it and every process under it: :func:`job_family`) and goodbench's
 own processes above it (:func:`own_ancestors`: the supervisor of ``goodbench run``, the launcher of
 ``goodbench run-own``) are left out, as are the processes a :class:`Watch` is told are the run's
 own (:meth:`Watch.own`: a sandbox this process started, in a session of its own, and every
@@ -66,7 +67,7 @@ def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[
              roots: Collection[int] = ()) -> dict[str, Any]:
     """The host's load now: ``load_1m`` (the 1-minute load average, None where the OS has none),
     ``cores`` (those this process may run on: :func:`run_cores`), ``host_cores`` (the host's),
-    ``other_cores`` (CPU cores the processes outside this process's group used over ``sample_s`` on
+    ``other_cores`` (CPU cores the processes other than this process's own used over ``sample_s`` on
     those cores, :func:`on_cores`; None where ``/proc`` is not readable) and ``busy`` (the busiest of them:
     ``{"name", "cores"}``, at most :data:`LISTED`). ``clock`` and ``sleep`` time the window.
     ``pids``: each busy process's ``pid`` too — for what is said to the user now (``check``,
@@ -198,7 +199,7 @@ def _quota(dirs: list[Path], quota_file: str, period_file: str | None) -> int | 
 
 
 class Watch:
-    """The CPU the processes outside this process's group used over a whole run, on average
+    """The CPU the processes other than this process's own used over a whole run, on average
     (:meth:`start` to :meth:`stop`): read from ``/proc`` at the start, every ``interval_s`` in a
     daemon thread, and at the stop. Between two readings each process present at both adds what
     it used (``utime + stime``) and what the children it waited for meanwhile used (``cutime +
@@ -323,11 +324,13 @@ def _cpu_seconds(proc: Path, family: int | None = None, roots: Collection[int] =
 
 def _read(proc: Path, family: int | None = None, roots: Collection[int] = (),
           mine: set[tuple[int, str]] | None = None) -> Reading | None:
-    """Every process outside this process's group, outside the job (``family``, default
-    :func:`job_family`: the process whose descendants are this job's other ranks), other than
-    goodbench's own above this process (:func:`own_ancestors`) and outside ``roots`` and their
-    descendants (the run's own: each left out is added to ``mine`` as ``(pid, name)``); None where
-    ``proc`` cannot be read (not Linux)."""
+    """Every process but this process's own — in its process group, this process, the processes
+    above it and those under it (not a shell's other jobs: a script without job control starts its
+    background jobs in its own group) — outside the job (``family``, default :func:`job_family`:
+    the process whose descendants are this job's other ranks), other than goodbench's own above
+    this process (:func:`own_ancestors`) and outside ``roots`` and their descendants (the run's
+    own: each left out is added to ``mine`` as ``(pid, name)``); None where ``proc`` cannot be
+    read (not Linux)."""
     try:
         uptime = _uptime(proc)
         tick = _ticks()
@@ -337,7 +340,7 @@ def _read(proc: Path, family: int | None = None, roots: Collection[int] = (),
         return None
     own_group = os.getpgrp()
     family = job_family() if family is None else family
-    processes, parents = {}, {}
+    processes, parents, grouped = {}, {}, set()
     base = os.fspath(proc)
     for pid in pids:
         try:
@@ -356,11 +359,12 @@ def _read(proc: Path, family: int | None = None, roots: Collection[int] = (),
             continue
         parents[pid] = parent = int(fields[1])  # every process's: a chain may pass through this group
         if int(fields[2]) == own_group:  # fields[1]: its parent, fields[2]: its process group
-            continue
+            grouped.add(pid)
         processes[pid] = Process(_printable(head.partition(b" (")[2].decode("latin-1")), parent,
                                  (int(fields[11]) + int(fields[12])) / tick,
                                  (int(fields[13]) + int(fields[14])) / tick, int(fields[19]) / tick)
-    left_out = _descendants([root for root in [family, *roots] if root], parents) | own_ancestors(parents)
+    left_out = (_descendants([root for root in [family, *roots] if root], parents) | own_ancestors(parents)
+                | (grouped & (_descendants([os.getpid()], parents) | _ancestors(os.getpid(), parents))))
     for pid in left_out & processes.keys():
         name = processes.pop(pid).name
         if mine is not None:
@@ -403,6 +407,15 @@ def job_family() -> int | None:
     it did), or None: torchrun starts each rank in a session, and a process group, of its own, so
     the job's other ranks and their workers are told from other processes by descending from it."""
     return os.getppid() if os.environ.get("TORCHELASTIC_RUN_ID") else None
+
+
+def _ancestors(pid: int, parents: dict[int, int]) -> set[int]:
+    """The processes above ``pid``, by the ``parents`` read."""
+    above: set[int] = set()
+    while pid in parents and parents[pid] not in above and parents[pid] != pid:
+        pid = parents[pid]
+        above.add(pid)
+    return above
 
 
 def _descendants(roots: Collection[int], parents: dict[int, int]) -> set[int]:
