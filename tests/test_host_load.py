@@ -238,6 +238,26 @@ def test_a_watch_counts_the_children_a_process_reaped_between_its_readings_once(
     assert during["other_cores"] == round(2.6 / 4, 2)  # 0.1 s make's own, 0.5 + 1 + 1 s its children's
 
 
+def test_a_child_reaped_while_proc_is_read_is_not_counted_again_when_its_parent_holds_it(tmp_path):
+    """Seen in a walk: "other processes used 16.92 of 2 cores (bash)". A child reaped between the
+    reads of its parent's stat and its own is gone from that reading while the parent's ``cutime``
+    does not hold it yet; when it does, a reading later, only what the child used after it was last
+    read is counted."""
+    own = os.getpgrp()
+    shell = {"name": "bash", "group": own + 1, "began_ticks": 10 * TICK, "cpu_ticks": 0}
+    child = {"name": "cc1", "group": own + 1, "parent": 500, "began_ticks": 20 * TICK}
+    clock = iter([0.0, 2.0, 4.0, 6.0])
+    _write_proc(tmp_path, 100, {500: shell, 501: {**child, "cpu_ticks": 20 * TICK}})  # 20 s used, counted before
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 102, {500: shell})  # reaped mid-read: gone, its parent's cutime not grown yet
+    watch.read()
+    _write_proc(tmp_path, 104, {500: {**shell, "reaped_ticks": 21 * TICK}})  # now it holds the child's 21 s
+    watch.read()
+    _write_proc(tmp_path, 106, {500: {**shell, "reaped_ticks": 23 * TICK}})  # and a later child's 2 s
+    during = watch.stop()
+    assert during is not None and during["busy"] == [{"name": "bash", "cores": round(3 / 6, 2)}]  # 1 s + 2 s
+
+
 def test_goodbench_s_own_processes_above_a_run_are_not_other_processes(tmp_path, monkeypatch):
     """``goodbench run``'s supervisor (its worker leads a group of its own) and ``goodbench
     run-own``'s launcher (torchrun's ranks in groups of their own) stamp, supervise and wait: the

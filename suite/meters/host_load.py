@@ -227,6 +227,7 @@ class Watch:
         self._thread: threading.Thread | None = None
         self._result: dict[str, Any] | None = None
         self._roots: set[int] = set()  # processes whose descendants are the run's own (:meth:`own`)
+        self._owed: dict[tuple[int, float], float] = {}  # gone children's CPU not yet in their parent's reaped
 
     def own(self, pid: int) -> None:
         """Count the process ``pid`` and every process under it (as read now and at each later
@@ -260,7 +261,7 @@ class Watch:
                 return
             for key in mine:  # counted before it was known to be the run's own
                 self.used.pop(key, None)
-            for pid, since in _used_between(self._last, now).items():
+            for pid, since in _used_between(self._last, now, self._owed).items():
                 key = (pid, now.processes[pid].name)
                 self.used[key] = self.used.get(key, 0.0) + since * on_cores(self.proc, pid, self._mine)
             self._last, self._t1 = now, self.clock()
@@ -293,19 +294,32 @@ class Watch:
         return self._result
 
 
-def _used_between(last: Reading, now: Reading) -> dict[int, float]:
-    """The CPU seconds each process of ``now`` used since ``last`` (see :class:`Watch`), where above 0."""
+def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], float] | None = None) -> dict[int, float]:
+    """The CPU seconds each process of ``now`` used since ``last`` (see :class:`Watch`), where above 0.
+    ``owed``: by parent (pid, start), what its children gone by earlier readings had used when last
+    read and its ``reaped`` has not yet grown by — a child reaped while ``/proc`` was being read is
+    gone from that reading before its parent's ``cutime`` holds it — taken off that growth when it
+    comes, and kept up to date here (a reading's own when None)."""
     tick = 1 / _ticks()
-    gone: dict[int, float] = {}  # a parent's pid: what its children gone since ``last`` had used then
-    for pid, was in last.processes.items():
+    owed = {} if owed is None else owed
+    for pid, was in last.processes.items():  # children gone since ``last``: what they had used then
         still = now.processes.get(pid)
         if still is None or still.began != was.began:
-            gone[was.parent] = gone.get(was.parent, 0.0) + was.cpu + was.reaped
+            parent = last.processes.get(was.parent)
+            if parent is not None:
+                key = (was.parent, parent.began)
+                owed[key] = owed.get(key, 0.0) + was.cpu + was.reaped
+    for key in [key for key in owed if key[0] not in now.processes or now.processes[key[0]].began != key[1]]:
+        del owed[key]  # the parent is gone too: nothing of it is read again
     used = {}
     for pid, found in now.processes.items():
         earlier = last.processes.get(pid)
         if earlier is not None and earlier.began == found.began:
-            since = found.cpu - earlier.cpu + max(0.0, found.reaped - earlier.reaped - gone.get(pid, 0.0))
+            grown = found.reaped - earlier.reaped
+            credit = owed.pop((pid, found.began), 0.0)
+            if credit > grown:
+                owed[(pid, found.began)] = credit - grown  # not reaped yet, as read: taken off a later growth
+            since = found.cpu - earlier.cpu + max(0.0, grown - credit)
         elif last.uptime is not None and found.began >= last.uptime - tick:
             since = found.cpu + found.reaped  # begun since the last reading: all of its time
         else:
