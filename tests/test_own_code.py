@@ -649,3 +649,37 @@ def test_a_re_run_that_leaves_a_tree_deeper_than_python_recurses_leaves_no_scrat
     with pytest.raises(CannotReproduce, match="the re-run has no second clock "):
         own._rerun({}, tmp_path, None, tmp_path / "repro.json", own.BARE)
     assert os.listdir(scratch) == [] and "scratch" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("first_flops", [1.0, 1e18])
+def test_a_stopped_benchmark_measures_the_ceiling_again_only_where_a_run_stood_above_it(tmp_path, monkeypatch,
+                                                                                         first_flops):
+    """As ``goodbench run`` (tests/test_session.py): a script stopped by Ctrl-C measures the ceiling
+    again where a run stood above the one measured before it (its file refused otherwise), and only there."""
+    import time
+
+    from suite.api import benchmark
+    from suite.run import session
+
+    measured = []
+
+    def ceiling(device, precision):
+        measured.append(precision)
+        return {"flops": first_flops if len(measured) == 1 else 1e18}
+
+    monkeypatch.setattr(session, "matmul_ceiling", ceiling)
+    monkeypatch.setattr(benchmark, "matmul_ceiling", ceiling)
+    bench = goodbench.Benchmark("stopped", samples_per_step=4, flops_per_step=1e6, max_steps=50, warmup_steps=2,
+                                device="cpu", out=tmp_path / "stopped.json", sign=False)
+    with pytest.raises(KeyboardInterrupt), bench:
+        for run in bench.runs():
+            for step in range(1, 51):
+                with run.step():
+                    time.sleep(0.002)
+                if step == 30:  # 28 steady steps: a throughput figure
+                    raise KeyboardInterrupt
+    doc = json.loads((tmp_path / "stopped.json").read_text())
+    assert doc["settings"]["interrupted"] is True and doc["runs"][0]["metrics"]["throughput"] is not None
+    kept = doc["settings"]["matmul_ceiling"]["fp32"]
+    assert measured == (["fp32", "fp32"] if first_flops == 1.0 else ["fp32"])
+    assert ("at_end" in kept) is (first_flops == 1.0)

@@ -40,7 +40,7 @@ from suite.api import arguments, script
 from suite.api.edges import EdgePipe, forget_orphaned, on_orphaned
 from suite.api.run import FLOPS_AGREE, Run
 from suite.figures import derive
-from suite.meters.ceiling import matmul_ceiling, measured_again
+from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again, stands_above
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
@@ -407,10 +407,14 @@ class Benchmark:
                     interrupted, stopped = True, exc
             if not self.records:
                 raise GoodbenchError("no run was recorded: no results file written")
-            if not interrupted:  # measured again after the runs, on every rank as before them (ceiling.with_end)
-                try:
+            needed = derive.fastest_device_rate(self.records, self.precision)
+            if not interrupted or stands_above(self.ceiling, needed):  # stopped: only where the file needs it
+                try:  # measured again after the runs, on every rank as before them (ceiling.with_end)
+                    if interrupted:
+                        self.progress("ceiling", precision=self.precision, again=True, most_s=MOST_SECONDS_AGAIN,
+                                      stopped=True)
                     self.ceiling = measured_again(self.ceiling, lambda: matmul_ceiling(self.device, self.precision),
-                                                  derive.fastest_device_rate(self.records, self.precision))
+                                                  needed)
                 except KeyboardInterrupt as exc:  # stopped while measuring it again: the runs are kept, then it stops
                     interrupted, stopped = True, exc
                 except (RuntimeError, MemoryError) as exc:  # out of memory (the loop's tensors still held): the runs are kept

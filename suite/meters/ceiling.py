@@ -74,6 +74,14 @@ MOST_MEASUREMENTS_AGAIN = ceiling_method.MOST_MEASUREMENTS_AGAIN
 """The most measurements :func:`measured_again` makes (each is 0.5 s of batches and its warm-up)."""
 
 
+def stands_above(ceiling: dict, needed: float | None) -> bool:
+    """Whether a run's model FLOP/s on one device (``needed``) stood above ``ceiling`` as measured:
+    the file would be refused (rule ``above-ceiling``) unless the ceiling is measured again
+    (:func:`measured_again`), which a stopped run does for this alone."""
+    flops = ceiling.get("flops")
+    return needed is not None and isinstance(flops, (int, float)) and needed > flops
+
+
 def measured_again(start: dict, measure: Callable[[], dict], needed: float | None, *,
                    most_seconds: float = MOST_SECONDS_AGAIN, clock: Callable[[], float] = time.monotonic) -> dict:
     """``start`` with the ceiling measured again after the runs (:func:`with_end`). Where a run's

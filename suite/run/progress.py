@@ -47,7 +47,9 @@ class ProgressPrinter:
         elif event == "ceiling":
             say(f"measuring the {f['precision']} matmul ceiling of this device"
                 + (f" again after the runs (measured on, for at most {f['most_s']:g} s, while a run stood above it)"
-                   if f.get("again") else ""))
+                   if f.get("again") else "")
+                + (": a run stood above the one measured before them, and the file would be refused without it"
+                   " (Ctrl-C again skips it)" if f.get("stopped") else ""))
         elif event == "ceiling_not_again":
             say(f"the {f['precision']} matmul ceiling was not measured again after the runs ({f['why']}): "
                 "the file holds the one measured before them, and the runs' records")

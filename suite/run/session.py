@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.figures import derive
-from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again
+from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again, stands_above
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results, size_ahead
 from suite.record.errors import GoodbenchError
@@ -219,10 +219,13 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
                 break
         if interrupted or aborted:
             break
-    if not (interrupted or aborted):  # measured again after the runs: the fastest seen (ceiling.with_end)
+    stopped = interrupted or aborted
+    again = {precision: ceiling for precision, ceiling in ceilings.items()  # stopped: only where the file needs it
+             if not stopped or stands_above(ceiling, derive.fastest_device_rate(runs, precision))}
+    if again:  # measured again after the runs: the fastest seen (ceiling.with_end)
         try:
-            for precision, ceiling in ceilings.items():
-                progress("ceiling", precision=precision, again=True, most_s=MOST_SECONDS_AGAIN)
+            for precision, ceiling in again.items():
+                progress("ceiling", precision=precision, again=True, most_s=MOST_SECONDS_AGAIN, stopped=stopped)
                 try:
                     ceilings[precision] = measured_again(
                         ceiling, functools.partial(matmul_ceiling, options.device, precision),
