@@ -456,6 +456,19 @@ def test_a_comparison_leaves_out_runs_under_load_and_files_only_valid_under_olde
     assert data["left_out"] == left and set(data["systems"]) == set(kept["system"])
 
 
+def test_a_comparison_leaves_out_copies_and_disputed_runs():
+    """A walk: a file submitted unsigned, then signed, stood on the compare page as two systems
+    with identical runs ("1×, no significant change"); the copy is left out, with why."""
+    read = [leaderboard.read_stored(p)[0] for p in STORED_REFERENCE]
+    frame = pd.DataFrame([row for f in read for row in leaderboard.entry_rows(f)], columns=leaderboard.ENTRY_COLUMNS)
+    fresh = frame[frame["stale_rules"].isna() & (frame["load_recorded"] == True)].head(2).copy()  # noqa: E712
+    fresh["under_load"] = None
+    fresh["copy_status"] = ["copy", "disputed"]
+    kept, left = pages.comparable_entries(fresh)
+    assert kept.empty and [r["why"] for r in left] == ["a copy of a run another stored file holds, not ranked",
+                                                       "disputed: the same run as one stored first, not ranked"]
+
+
 def test_the_compare_pages_empty_table_says_what_is_true():
     left = [{"system": "b", "workload": "lm-char (smoke)", "file": "f", "why": "measured under load: …"}]
     assert pages.nothing_to_compare({"systems": [], "left_out": []}) == (

@@ -332,6 +332,9 @@ LOAD_UNKNOWN = (f"{LOAD_NOT_RECORDED}: whether other processes shared the machin
 
 def _left_out_because(row: dict) -> str | None:
     """Why a comparison leaves ``row`` out (None: it may pool it)."""
+    if isinstance(row.get("copy_status"), str):  # the same runs as another stored file's: one system twice
+        return ("disputed: the same run as one stored first, not ranked" if row["copy_status"] == "disputed"
+                else "a copy of a run another stored file holds, not ranked")
     if isinstance(row["stale_rules"], str):
         return row["stale_rules"]
     if isinstance(row["under_load"], str):
@@ -340,7 +343,8 @@ def _left_out_because(row: dict) -> str | None:
 
 
 def comparable_entries(entries: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
-    """The entries a comparison may pool, and those it leaves out with why: measured under load
+    """The entries a comparison may pool, and those it leaves out with why: a copy of another
+    stored file's runs, or disputed (the same runs would be compared with themselves), measured under load
     (self-reported: another process shared the machine, so its figures say little of the system),
     with no record of the host's load (dated before goodbench recorded it: the same 2-core
     machine compared 1.7-3x "faster" against itself), or valid only under the older rules it was
