@@ -317,6 +317,7 @@ def test_a_stolen_copy_submitted_first_does_not_block_its_owner(tmp_path, capsys
     workload = (site / "workloads" / f"{safe_name('gpt2-124m')}.html").read_text()
     ranked, rest = workload.split("Copies, not ranked", 1)
     assert "owner-lab" in ranked and "thief-lab" not in ranked and "thief-lab" in rest
+    assert rest.startswith(" (full scale): ") and "<table" not in rest.split("</table>", 1)[1]  # the last table
     thief_system = (site / "systems" / f"{safe_name('thief-lab')}.html").read_text()
     assert f"copy of a run signed by {signing.short(owner_fp)}, not ranked" in thief_system
     owner_system = (site / "systems" / f"{system_slug('owner-lab', owner_fp)}.html").read_text()

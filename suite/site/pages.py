@@ -74,10 +74,6 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                            "not-ranked"))
         if not one_clock.empty:
             groups.append((f"Own code, not ranked: {_one_clock_reason(one_clock)}", one_clock, False, "one-clock"))
-        if not copied.empty:
-            groups.append(("Copies, not ranked: runs another stored file holds too, which is kept (its owner's "
-                           "signed file, else the first stored; disputed: signed by another key, stored later)",
-                           copied, False, "copies"))
         if not smoke.empty:
             smoke_target = workload.spec("smoke").target  # each scale pins its own target
             title = "Smoke scale — not ranked (a quick check, not a benchmark)"
@@ -88,6 +84,11 @@ def workload_pages(out: Path, workload_id: str, mine: pd.DataFrame, built: dict)
                 apart = f" — {div} division" if len(divisions) > 1 else ""
                 groups.append((title + apart, smoke[smoke["division"] == div], False,
                                "smoke" if div == divisions[0] else f"smoke-{safe_name(div)}"))
+        if not copied.empty:  # last: below the results they copy
+            scales = " and ".join(sorted(copied["scale"].unique()))
+            groups.append((f"Copies, not ranked ({scales} scale): runs another stored file holds too, which is "
+                           "kept (its owner's signed file, else the first stored; disputed: signed by another "
+                           "key, stored later)", copied, False, "copies"))
     leading = groups  # the index's leaders: the first of each division's ranking
     # reproduced results ranked apart, first: the rows a trusted reviewer's reproduction backs (own
     # code's only where the reviewer attested reading it: a re-run alone, "rerun", is not promoted)
