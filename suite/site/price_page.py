@@ -28,7 +28,7 @@ def write(out: Path, table: Table, built: dict) -> None:
     entries = [{"cls": e.cls, "provider": e.provider, "kind": e.kind or "not said", "offering": e.offering,
                 "address": e.address,
                 "quoted": price_usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else ""),
-                "source": e.source, "date": e.date, "read": e.read} for e in table.entries]
+                "source": e.source, "date": "undated page" if e.undated else e.date, "read": e.read} for e in table.entries]
     origin = table.origin + (f", with --price for {', '.join(sorted(table.overrides))}" if table.overrides else "")
     render("prices.html", out / "prices.html", root="", title="prices", classes=rows, entries=entries,
            origin=origin, electricity=table.electricity,
