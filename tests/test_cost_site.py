@@ -146,6 +146,8 @@ def test_the_price_page_lists_every_class_and_entry_with_source_and_date(tmp_pat
     assert "..2026" not in page  # a class's range of dates reads "2026-03-17 – 2026-11-28", wrapping at its spaces
     # and never inside a date, at its hyphens (as a phone's narrow card did)
     assert re.search(r'<span class="nowrap">\d{4}-\d\d-\d\d</span> – <span class="nowrap">\d{4}-\d\d-\d\d</span>', page)
+    for e in table.entries:  # a page that states no date: "undated page, read …", its read day unbroken
+        assert not e.undated or re.search(rf'undated pages?, read <span class="nowrap">{e.read}</span>', page)
 
 
 def test_site_refuses_a_hostile_price_file_before_building(tmp_path, capsys):
