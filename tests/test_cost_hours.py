@@ -79,27 +79,67 @@ def test_goodbench_entries_have_device_hours_to_target_or_seconds_per_million():
     assert seen == {"tta", "throughput"}
 
 
-def test_goodbench_cpu_entries_have_core_hours_of_the_hosts_physical_cores():
-    """A result on the CPU: core-hours = the host's logical cores (vCPUs) × time to target ÷ 3600;
-    a throughput entry or one off the CPU has none."""
+def test_goodbench_cpu_entries_have_core_hours_of_the_cores_they_could_use():
+    """A result on the CPU: core-hours = the cores it is billed for (:func:`hours.billed_cores`:
+    the vCPUs a cloud prices) × time to target ÷ 3600; a throughput entry or one off the CPU has none."""
     from suite.leaderboard.rows import rows
 
     checked = 0
     for path in sorted(RESULTS.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
-        cores = doc["system"]["host"]["cpu_logical_cores"]
+        billed = hours.billed_cores(doc)
         for entry in rows(path.name, doc):
             if entry["kind"] == "tta" and entry["score_s"] is not None and doc["system"]["accelerator"]["type"] == "cpu":
-                assert entry["core_hours"] == pytest.approx(cores * entry["score_s"] / 3600)
+                assert entry["core_hours"] == pytest.approx(billed[0] * entry["score_s"] / 3600)
+                assert entry["billed_cores"] == billed[0]
                 checked += 1
             else:
                 assert entry["core_hours"] is None
     assert checked >= 2
-    gpu = {"accelerator": {"type": "cuda"}, "host": {"cpu_logical_cores": 8}}
-    assert hours.core_hours(gpu, 3600.0) is None
-    cpu = {"accelerator": {"type": "cpu"}, "host": {"cpu_logical_cores": 8, "cpu_physical_cores": 4}}
-    assert hours.core_hours(cpu, 900.0) == 2.0  # the logical cores, as clouds price vCPUs
-    assert hours.core_hours({"accelerator": {"type": "cpu"}, "host": {}}, 900.0) is None
+    gpu = {"system": {"accelerator": {"type": "cuda"}, "host": {"cpu_logical_cores": 8}}}
+    assert hours.core_hours(gpu, 3600.0) is None and hours.billed_cores(gpu) is None
+    cpu = {"system": {"accelerator": {"type": "cpu"}, "host": {"cpu_logical_cores": 8, "cpu_physical_cores": 4}}}
+    assert hours.core_hours(cpu, 900.0) == 2.0  # no snapshots: the logical cores, as clouds price vCPUs
+    assert hours.billed_cores(cpu)[1] == hours.RECORDED
+    assert hours.core_hours({"system": {"accelerator": {"type": "cpu"}, "host": {}}}, 900.0) is None
+
+
+def _on_cpu(logical: int, snapshots: list[dict], sockets: int | None = None) -> dict:
+    host = {"cpu_logical_cores": logical, **({"cpu_sockets": sockets} if sockets else {})}
+    return {"system": {"accelerator": {"type": "cpu"}, "host": host},
+            "runs": [{"host_load": {"start": snap, "end": snap}} for snap in snapshots]}
+
+
+def test_a_cpu_run_is_billed_the_cores_it_could_use_not_the_hosts():
+    """Review G #3: a 2-core cpuset on a 64-core host was billed 64 vCPUs (``cpu_logical_cores``,
+    the host's). It is billed the cores its host-load snapshots counted it could run on (its
+    CPU affinity), the most any counted, held to the host's recorded logical cores where fewer."""
+    pinned = _on_cpu(64, [{"cores": 2, "host_cores": 64}])
+    assert hours.billed_cores(pinned) == (2, hours.AFFINITY)
+    assert hours.core_hours(pinned, 3600.0) == 2.0
+    assert hours.billed_cores(_on_cpu(64, [{"cores": 2, "host_cores": 64}, {"cores": 4, "host_cores": 64}]))[0] == 4
+    older = _on_cpu(8, [{"cores": 8}])  # written before host_cores: cores was the host's count
+    assert hours.billed_cores(older) == (8, hours.SNAPSHOT_HOST)
+    assert hours.billed_cores(_on_cpu(1, [{"cores": 2, "host_cores": 2}])) == (1, hours.RECORDED_FEWER)
+
+
+def test_an_edited_huge_core_count_does_not_inflate_a_cpu_cost():
+    """Review G #3: a stored CPU result with ``cpu_logical_cores`` edited to 1,000,000 validated and
+    cost $142 where it costs $0.0003: the cores its host-load snapshots counted bound it; a file
+    without snapshots is held to 2 threads per core of its recorded sockets."""
+    from suite.leaderboard.rows import rows
+
+    stored = next(p for p in sorted(RESULTS.glob("*.json"))
+                  if (doc := json.loads(p.read_text(encoding="utf-8")))["system"]["accelerator"]["type"] == "cpu"
+                  and any(isinstance(r.get("host_load"), dict) for r in doc["runs"]))
+    doc = json.loads(stored.read_text(encoding="utf-8"))
+    before = [e["core_hours"] for e in rows(stored.name, doc)]
+    doc["system"]["host"]["cpu_logical_cores"] = 1_000_000
+    assert [e["core_hours"] for e in rows(stored.name, doc)] == before and any(h is not None for h in before)
+    huge = _on_cpu(1_000_000, [])
+    most = hours.CPU_SOCKET_MOST_CORES * hours.MOST_THREADS_PER_CORE
+    assert hours.billed_cores(huge)[0] == most
+    assert hours.billed_cores(_on_cpu(1_000_000, [], sockets=2))[0] == 2 * most
 
 
 def test_speedrun_gpu_hours_are_gpus_times_the_measured_time():

@@ -4,6 +4,7 @@ user's own prices, accelerator names matched by the peak table's matcher, and a 
 file or --price refused in one line, exit 1, no traceback."""
 from __future__ import annotations
 
+import datetime
 import re
 import statistics
 import tomllib
@@ -37,7 +38,8 @@ def test_the_shipped_table_has_every_class_the_issue_names_and_every_entry_is_so
     assert len(table.entries) >= 15
     for e in table.entries:
         assert e.address.startswith("https://") and e.source and e.provider and e.offering
-        assert e.read in ("2026-11-28", "2026-11-29") and e.date <= e.read
+        assert e.date <= e.read[:len(e.date)] and e.read <= datetime.date.today().isoformat()
+        assert not e.undated or e.date == e.read  # an undated page's date is only the day it was read
     assert next(c for c in classes.CLASSES if c.name == "CPU").unit == "vCPU"
     assert all(e.kind in prices.KINDS for e in table.entries)  # every shipped entry says its provider's kind
 
@@ -54,9 +56,9 @@ def test_a_class_price_is_the_median_of_its_entries_per_accelerator_and_no_entry
         assert price.usd_per_hour == pytest.approx(statistics.median(quoted))
         assert len(price.entries) == len(quoted)
         assert "not what the submitter paid" in price.words() and price.date in price.words()
-    gb200 = next(e for e in raw if e["class"] == "NVIDIA GB200")
-    assert gb200["accelerators"] == 2  # quoted per GB200 Superchip: two GPUs
-    assert table.price_of("NVIDIA GB200").usd_per_hour == gb200["price_usd_per_hour"] / 2
+    for e, quoted in zip(table.entries, raw):  # a price quoted for a node, Superchip or rack is per accelerator
+        assert e.price_usd_per_hour == quoted["price_usd_per_hour"]
+        assert e.per_accelerator_hour == quoted["price_usd_per_hour"] / quoted.get("accelerators", 1)
 
 
 def test_an_entry_marked_default_is_the_class_price(tmp_path):
@@ -174,7 +176,8 @@ def test_a_missing_price_file_is_one_line(tmp_path, capsys):
 def test_the_shipped_table_has_a_sourced_dated_electricity_price():
     power = prices.load().electricity
     assert power is not None and 0 < power.usd_per_kwh < 1 and power.address.startswith("https://")
-    assert power.date <= power.read == "2026-11-28" and "not what the submitter paid" in power.words()
+    assert power.date <= power.read[:len(power.date)] and power.read <= datetime.date.today().isoformat()
+    assert "not what the submitter paid" in power.words()
 
 
 @pytest.mark.parametrize("given", ["NVIDIA H100=1_000", "NVIDIA H100=\u0662", "NVIDIA H100=2=3", "NVIDIA H100=1e-300",
@@ -270,12 +273,71 @@ def test_the_shipped_table_keeps_sxm_and_pcie_apart_and_says_each_class_provider
     assert classes.of_accelerator("NVIDIA A100-PCIe-80GB").name == "NVIDIA A100 PCIe 80GB"
     assert classes.of_accelerator("NVIDIA A100-SXM4-80GB (400W)").name == "NVIDIA A100 SXM 80GB"
     assert classes.of_accelerator("NVIDIA A100-PCIE-40GB (250W)").name == "NVIDIA A100 PCIe 40GB"
-    assert table.price_of("NVIDIA A100-PCIe-80GB").usd_per_hour == 1.19
-    assert table.price_of("NVIDIA A100-SXM4-80GB").usd_per_hour == 1.39
+    for name, cls in (("NVIDIA A100-PCIe-80GB", "NVIDIA A100 PCIe 80GB"), ("NVIDIA A100-SXM4-80GB", "NVIDIA A100 SXM 80GB")):
+        price = table.price_of(name)  # priced from its own form factor's entries only, at their median
+        own = [e for e in table.entries if e.cls.name == cls]
+        assert own and price.entries == tuple(own)
+        assert price.usd_per_hour == pytest.approx(statistics.median(e.per_accelerator_hour for e in own))
     assert table.price_of("NVIDIA A100-PCIE-40GB") is None  # priced by no entry, not by the SXM's
     assert table.price_of("NVIDIA A100-SXM4-40GB").kind == "hyperscaler"
     assert table.price_of("NVIDIA A100-SXM4-80GB").kind == "other cloud"
     for cls in classes.CLASSES:
         assert len({p.split()[-1] for p in cls.peaks if "PCIe" in p or "SXM" in p}) <= 1, cls.name
-    packet = [e for e in table.entries if e.provider == "packet.ai"]
-    assert packet and all(e.date == "2026-06" and e.read == "2026-11-28" for e in packet)  # "as of June 2026"
+    by_month = [e for e in table.entries if len(e.date) == 7]  # a page's "as of June 2026": its month, not a day
+    for e in by_month:  # kept as its month, within its class's range of dates
+        span = table.price(e.cls).date.split("; ")[0].split("..")
+        assert span[0] <= e.date <= span[-1] and len(e.read) == 10
+
+
+def _dated(text: str, read: datetime.date, date: str = "2026-11-01") -> str:
+    return text.replace('read = "2026-11-28"', f'read = "{read.isoformat()}"').replace("2026-11-01", date)
+
+
+def test_a_page_read_after_today_is_refused_in_one_line(tmp_path, capsys):
+    """Review G #7: a price file dated 2099 was taken and shown. A read day later than today (a
+    day's clock skew allowed) is refused, which holds every date, never after its read, too."""
+    today = datetime.date.today()
+    path = tmp_path / "prices.toml"
+    path.write_text(_dated(ENTRY, today + datetime.timedelta(days=2), today.isoformat()), encoding="utf-8")
+    assert main(["prices", "--price-file", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "is after today" in err and "Traceback" not in err
+    power = ('[electricity]\nprice_usd_per_kwh = 0.09\noffering = "o"\nsource = "s"\naddress = "https://e.com"\n'
+             'date = "2026-01"\nread = "2026-11-28"\n')
+    path.write_text(_dated(power, today + datetime.timedelta(days=30)), encoding="utf-8")
+    with pytest.raises(GoodbenchError, match=r"\[electricity\]: read .* is after today"):
+        prices.load(path)
+    path.write_text(_dated(ENTRY, today, today.isoformat()), encoding="utf-8")  # read today: taken
+    assert prices.load(path).entries[0].read == today.isoformat()
+
+
+def test_an_undated_page_says_so_and_never_passes_its_read_day_off_as_the_prices_date(tmp_path):
+    """Review G #4: a price from a page that states no date read "list price of 2026-11-28", the
+    day it was read. ``undated = true`` says so, and its words say "undated page, read …"."""
+    read = "2026-11-28"
+    undated = ENTRY.replace("2026-11-01", read) + "undated = true\n"
+    table = prices.parse(undated.encode(), "mine.toml")
+    price = table.price(classes.named("NVIDIA H100 SXM"))
+    assert price.date == f"undated page, read {read}"
+    assert f"list price of an undated page, read {read}, from Example Cloud" in price.words()
+    assert "not what the submitter paid" in price.words()
+    dated = ENTRY.replace("Example Cloud", "Other Cloud")
+    mixed = prices.parse((undated + "\n" + dated).encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
+    assert mixed.date == f"2026-11-01; undated page, read {read}"
+    assert f"list price of 2026-11-01, and an undated page, read {read}, from the median of 2" in mixed.words()
+    with pytest.raises(GoodbenchError, match="undated = true says the page states no date"):
+        prices.parse((ENTRY + "undated = true\n").encode(), "mine.toml")  # a stated date is not undated
+    with pytest.raises(GoodbenchError, match="undated must be true or false"):
+        prices.parse((ENTRY.replace("2026-11-01", read) + 'undated = "yes"\n').encode(), "mine.toml")
+
+
+def test_the_shipped_undated_entries_read_as_undated_everywhere(capsys):
+    table = prices.load()
+    undated = [e for e in table.entries if e.undated]
+    assert undated  # pages that state no date (the Hugging Face pricing page, the Trillium announcement)
+    for e in undated:
+        price = table.price(e.cls)
+        assert f"read {e.read}" in price.date and "undated page" in price.words()
+        assert f"list price of {e.read}" not in price.words()
+    assert main(["prices"]) == 0
+    assert "undated page, read" in capsys.readouterr().out

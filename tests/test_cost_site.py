@@ -5,6 +5,7 @@ pricing with the user's prices or refusing a hostile price file before it builds
 from __future__ import annotations
 
 import csv
+import html
 import re
 import shutil
 from pathlib import Path
@@ -145,6 +146,8 @@ def test_the_price_page_lists_every_class_and_entry_with_source_and_date(tmp_pat
     assert "..2026" not in page  # a class's range of dates reads "2026-03-17 – 2026-11-28", wrapping at its spaces
     # and never inside a date, at its hyphens (as a phone's narrow card did)
     assert re.search(r'<span class="nowrap">\d{4}-\d\d-\d\d</span> – <span class="nowrap">\d{4}-\d\d-\d\d</span>', page)
+    for e in table.entries:  # a page that states no date: "undated page, read …", its read day unbroken
+        assert not e.undated or re.search(rf'undated pages?, read <span class="nowrap">{e.read}</span>', page)
 
 
 def test_site_refuses_a_hostile_price_file_before_building(tmp_path, capsys):
@@ -213,6 +216,10 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     assert priced and all("core-hours" in p for p in priced)  # a CPU: its cores × the time
     # a vCPU price applied per logical core, and the page says so (walkthrough 4 M2)
     assert all(("no price" in p) == (cpu is None) and ("per vCPU-hour (CPU)" in p) == (cpu is not None) for p in priced)
+    # each says which cores it billed (review G #3), and the workload table's cell how many
+    bases = (hours.AFFINITY, hours.SNAPSHOT_HOST, hours.RECORDED, hours.RECORDED_FEWER)
+    assert all(any(b in html.unescape(p) for b in bases) for p in priced)
+    assert re.search(r"core-hours \(\d+ cores? billed × the time\)", page)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 
@@ -224,8 +231,9 @@ def test_a_run_page_costs_its_device_hours_at_its_class_price():
     assert found["hours"] == 8.0 and found["cost"] == f"${8 * price.usd_per_hour:.2f}" and WORDS in found["words"]
     assert cost_context({"metrics": {"tta_s": None}}, price) is None
     assert cost_context({"metrics": {"tta_s": 3600.0}}, None)["cost"] is None
-    on_cpu = cost_context({"metrics": {"tta_s": 1800.0}}, None, cores=2)  # a CPU: core-hours
-    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "logical core" and on_cpu["cost"] is None
+    on_cpu = cost_context({"metrics": {"tta_s": 1800.0}}, None, cores=2, basis=hours.AFFINITY)  # a CPU: core-hours
+    assert on_cpu["hours"] == 1.0 and on_cpu["unit"] == "core" and on_cpu["cost"] is None
+    assert on_cpu["basis"] == hours.AFFINITY  # the page says what the cores billed are
 
 
 def test_compare_prices_each_sides_time_to_target_with_the_users_price(tmp_path, capsys):
@@ -420,7 +428,7 @@ def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
     shutil.copy(stored, copy)
     assert main(["compare", str(stored), str(copy), "--format", "json", "--price", "CPU=0.04"]) == 0
     lines = json.loads(capsys.readouterr().out)["cost_to_target"]
-    cores = doc["system"]["host"]["cpu_logical_cores"]
+    cores = hours.billed_cores(doc)[0]  # the cores the run could use (here: the host's, no snapshots recorded)
     assert lines and all(line["core_hours"] == pytest.approx(cores * line["accelerator_hours"]) for line in lines)
     assert all(line["cost_usd"] == pytest.approx(0.04 * line["core_hours"]) for line in lines)
     assert main(["compare", str(stored), str(copy), "--price", "CPU=0.04"]) == 0

@@ -41,10 +41,10 @@ def table_lines(table) -> list[str]:
     for e in table.entries:
         quoted = _usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else "")
         lines.append(f"  {e.cls.name} — {e.provider}{f' ({e.kind})' if e.kind else ''}: {e.offering}: {quoted}/h"
-                     f"{' (default)' if e.default else ''}; {e.source}, {e.address}, dated {e.date}, read {e.read}")
+                     f"{' (default)' if e.default else ''}; {e.source}, {e.address}, {'undated page' if e.undated else f'dated {e.date}'}, read {e.read}")
     lines += ["", "On-demand list prices of their dates, not what any submitter paid; a class without a "
               "price shows \"no price\", never a guess. A cost is accelerator-hours × its class's price "
-              "(a CPU run's logical cores × its time × the price per vCPU-hour). Hyperscaler (AWS, Azure, "
+              "(a CPU run's cores, those it could use, × its time × the price per vCPU-hour). Hyperscaler (AWS, Azure, "
               "Google Cloud, Oracle Cloud) and other-cloud list prices differ for the same part."]
     return lines
 

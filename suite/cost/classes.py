@@ -18,8 +18,8 @@ LARGE_MEMORY_GIB = 60.0  # an A100 of 80 GB reports 74.5 GiB, one of 40 GB 37.3 
 class PriceClass:
     """One class of the price table: its name, the peak-table entries it covers, the memory size
     it is limited to (GB as sold; None: any), the unit a price is per ("accelerator", or "vCPU" for
-    the CPU: a cloud's vCPU is one hardware thread, and goodbench counts a CPU run's logical
-    cores), and the largest number of units one quoted price may cover (``largest_quote``, the
+    the CPU: a cloud's vCPU is one hardware thread, and goodbench counts the cores a CPU run
+    could use: :func:`suite.cost.hours.billed_cores`), and the largest number of units one quoted price may cover (``largest_quote``, the
     ``accelerators`` of a price table entry): the node or instance of 8 most accelerators are
     rented in, the NVL72 rack of the Grace-Blackwell parts."""
 

@@ -5,7 +5,8 @@
 - a goodbench time-to-accuracy result: the devices it ran on × its time to target (s) ÷ 3600;
 - an imported NanoGPT speedrun record: its GPUs × the mean train_time its logs measured (s) ÷ 3600
   (the time its README claims is not used);
-- a goodbench run on the CPU: core-hours, the host's logical cores (vCPUs) × its time (s) ÷ 3600;
+- a goodbench run on the CPU: core-hours, the cores it could use (vCPUs: :func:`billed_cores`) × its
+  time (s) ÷ 3600;
 - a throughput-only result, which has no time to train: accelerator-seconds per million samples
   or tokens, devices × 10⁶ ÷ the rate.
 
@@ -15,9 +16,17 @@ from __future__ import annotations
 
 import math
 
+from suite.figures.mfu import CPU_SOCKET_MOST_CORES
+
 SECONDS_PER_HOUR = 3600.0
 MINUTES_PER_HOUR = 60.0
 PER_MILLION = 1e6
+MOST_THREADS_PER_CORE = 2  # hardware threads per core (x86's SMT): a host's logical cores are at most twice its cores
+AFFINITY = "the cores the run could use (its CPU affinity, as its host-load snapshots counted them)"
+SNAPSHOT_HOST = "the host's cores as its host-load snapshots counted them (written before the run's own were)"
+RECORDED_FEWER = "the host's logical cores as the file records them, fewer than its host-load snapshots counted"
+RECORDED = ("the host's logical cores as the file records them (no host-load snapshot counted the run's), at most "
+            f"{MOST_THREADS_PER_CORE} per core of {CPU_SOCKET_MOST_CORES}-core sockets")
 
 
 def _number(value) -> float | None:
@@ -55,16 +64,48 @@ def speedrun(record: dict) -> float | None:
     return to_target(count, record.get("measured_s"))
 
 
-def core_hours(system: dict, seconds: float | None) -> float | None:
-    """Core-hours of a goodbench result on the CPU: the host's logical cores (the vCPUs a cloud
-    prices) × its time (s) ÷ 3600; None when its accelerator is not the CPU or the host's cores
-    were not recorded."""
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _table(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def billed_cores(doc: dict) -> tuple[int, str] | None:
+    """The vCPUs a goodbench result on the CPU is priced for, and what the count is: the cores its
+    runs could use, as their host-load snapshots counted them (``runs[*].host_load.*.cores``, the
+    process's CPU affinity: a run pinned to 2 cores of a 64-core host is billed 2; the most any
+    snapshot counted), held to the host's recorded logical cores where those are fewer (the
+    physics check holds the recorded cores to the snapshots' in the same way); in a file without
+    snapshots, the host's recorded logical cores (``system.host.cpu_logical_cores``, which nothing
+    measured), at most :data:`MOST_THREADS_PER_CORE` per core of its recorded sockets. None off the
+    CPU, or with no count."""
+    system = _table(doc.get("system"))
     if (system.get("accelerator") or {}).get("type") != "cpu":
         return None
-    cores = (system.get("host") or {}).get("cpu_logical_cores")
-    if isinstance(cores, bool) or not isinstance(cores, int):
+    host = _table(system.get("host"))
+    recorded = _count(host.get("cpu_logical_cores"))
+    snaps = [snap for run in (doc.get("runs") or []) if isinstance(run, dict) and isinstance(run.get("host_load"), dict)
+             for snap in run["host_load"].values() if isinstance(snap, dict) and _count(snap.get("cores"))]
+    if snaps:
+        cores = max(snap["cores"] for snap in snaps)
+        if recorded is not None and recorded < cores:
+            return recorded, RECORDED_FEWER
+        # files written before host_cores was recorded counted the host's cores as cores
+        return cores, AFFINITY if all("host_cores" in snap for snap in snaps) else SNAPSHOT_HOST
+    if recorded is None:
         return None
-    return to_target(cores, seconds)
+    most = (_count(host.get("cpu_sockets")) or 1) * CPU_SOCKET_MOST_CORES * MOST_THREADS_PER_CORE
+    return min(recorded, most), RECORDED
+
+
+def core_hours(doc: dict, seconds: float | None) -> float | None:
+    """Core-hours of a goodbench result on the CPU: the cores it is billed for (the vCPUs a cloud
+    prices: :func:`billed_cores`) × its time (s) ÷ 3600; None when its accelerator is not the CPU
+    or no count of its cores was recorded."""
+    billed = billed_cores(doc)
+    return None if billed is None else to_target(billed[0], seconds)
 
 
 def to_target(devices: int | None, seconds: float | None) -> float | None:

@@ -6,7 +6,7 @@ A class's price is the median of its entries' prices per accelerator-hour, or th
 ``default = true``. A user's own prices replace it: ``--price-file FILE`` (the table's format)
 in place of the shipped table, ``--price "CLASS=USD"`` for one class. Bad input — a price that is
 negative, zero, NaN, infinite, huge or not a number, an unknown class or field, text with control
-or bidirectional characters, a malformed date — is refused with one line naming it
+or bidirectional characters, a malformed date, a page read after today — is refused with one line naming it
 (:class:`suite.record.errors.GoodbenchError`), never a traceback.
 """
 from __future__ import annotations
@@ -37,11 +37,13 @@ MIN_CORE_PRICE_USD = 0.001
 MAX_ACCELERATORS = 72    # a price quoted for a whole NVL72 rack
 MAX_KWH_PRICE_USD = 10.0  # per kWh: twenty times the dearest retail electricity
 MIN_KWH_PRICE_USD = 0.01  # per kWh: a fifth of the cheapest industrial retail electricity
+CLOCK_SKEW = datetime.timedelta(days=1)  # a page read "today" where the reader's day is ahead of this machine's
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+", re.ASCII)  # what --price takes: 2, 2.49, .5
 KINDS = ("hyperscaler", "other cloud")  # an entry's provider: AWS, Azure, Google Cloud, Oracle Cloud; or any other
 ELECTRICITY_FIELDS = ("price_usd_per_kwh", "offering", "source", "address", "date", "read")
 FIELDS = {"class": str, "provider": str, "kind": str, "offering": str, "price_usd_per_hour": float,
-          "accelerators": int, "source": str, "address": str, "date": str, "read": str, "default": bool}
+          "accelerators": int, "source": str, "address": str, "date": str, "read": str, "default": bool,
+          "undated": bool}
 REQUIRED = ("class", "provider", "offering", "price_usd_per_hour", "source", "address", "date", "read")
 USER = "user-supplied"
 
@@ -61,6 +63,7 @@ class Entry:
     accelerators: int = 1
     default: bool = False
     kind: str | None = None  # "hyperscaler" or "other cloud" (:data:`KINDS`); None: not said
+    undated: bool = False  # the page states no date: ``date`` is only the day it was read
 
     @property
     def per_accelerator_hour(self) -> float:
@@ -75,7 +78,8 @@ class Price:
     cls: PriceClass
     usd_per_hour: float
     source: str   # "median of 2: Lambda, RunPod", a provider's name, or "user-supplied"
-    date: str     # the entries' date, or their first and last "2026-03-17..2026-05-22"
+    date: str     # the entries' date, their first and last "2026-03-17..2026-05-22", or, for pages that
+                  # state no date, "undated page, read 2026-11-28" (:func:`dates`)
     entries: tuple[Entry, ...]
 
     @property
@@ -88,7 +92,30 @@ class Price:
     def words(self) -> str:
         """The honest words under a cost: whose list price of when, not what was paid."""
         kind = f" ({self.kind} prices)" if self.kind else ""
-        return f"list price of {self.date} from {self.source}{kind}, not what the submitter paid"
+        return f"list price of {of_date(self.date)} from {self.source}{kind}, not what the submitter paid"
+
+
+def dates(entries: tuple[Entry, ...] | list[Entry]) -> str:
+    """When a class's prices are of: its dated entries' date, or their first and last
+    ("2026-03-17..2026-05-22"); an entry from a page that states no date says so and the day it was
+    read ("undated page, read 2026-11-28"), never passing that day off as the price's date."""
+    dated = sorted({e.date for e in entries if not e.undated})
+    reads = sorted({e.read for e in entries if e.undated})
+    parts = [dated[0] if len(dated) == 1 else f"{dated[0]}..{dated[-1]}"] if dated else []
+    if reads:
+        parts.append(f"undated page{'s' if len(reads) > 1 or sum(e.undated for e in entries) > 1 else ''}, "
+                     f"read {' and '.join(reads)}")
+    return "; ".join(parts)
+
+
+def of_date(date: str) -> str:
+    """A price's date (:func:`dates`) as the words "list price of …" take it: "2026-03-17", or
+    "an undated page, read 2026-11-28," where the page states no date."""
+    dated, _, undated = date.rpartition("undated page")
+    if not _:
+        return date
+    article = "" if undated.startswith("s") else "an "
+    return f"{dated.replace('; ', ', and ')}{article}undated page{undated},"
 
 
 @dataclass(frozen=True)
@@ -130,12 +157,11 @@ class Table:
         chosen = [e for e in mine if e.default]
         if chosen:
             e = chosen[0]
-            return Price(cls, e.per_accelerator_hour, f"{e.provider} ({e.source})", e.date, mine)
+            return Price(cls, e.per_accelerator_hour, f"{e.provider} ({e.source})", dates([e]), mine)
         value = statistics.median(e.per_accelerator_hour for e in mine)
         providers = ", ".join(dict.fromkeys(e.provider for e in mine))
         source = providers if len(mine) == 1 else f"the median of {len(mine)} prices: {providers}"
-        dates = sorted({e.date for e in mine})
-        return Price(cls, value, source, dates[0] if len(dates) == 1 else f"{dates[0]}..{dates[-1]}", mine)
+        return Price(cls, value, source, dates(mine), mine)
 
     def price_of(self, accelerator: str | None, memory_gib: float | None = None) -> Price | None:
         """The price of the class an accelerator name is in (:func:`suite.cost.classes.of_accelerator`)."""
@@ -230,6 +256,11 @@ def _electricity(where: str, raw) -> Electricity:
 
 
 def _dated_before_read(where: str, date: str, read: str) -> None:
+    """``read`` no later than today (a day's skew allowed), ``date`` no later than ``read``."""
+    today = datetime.date.today()
+    if datetime.date.fromisoformat(read) > today + CLOCK_SKEW:
+        raise _refuse(where, f"read {read} is after today ({today.isoformat()}): a page cannot have been read "
+                             "in the future")
     if date > read[:len(date)]:
         raise _refuse(where, f"date {date} is after read {read}: a page cannot state a price after the day it "
                              "was read")
@@ -250,9 +281,9 @@ def _entry(where: str, raw) -> Entry:
     if count > cls.largest_quote:
         raise _refuse(where, f"accelerators {count}: {cls.name} is sold by the {cls.unit} or in {cls.quoted_in} "
                              f"of at most {cls.largest_quote}, so no price of it covers {count}")
-    default = raw.get("default", False)
-    if not isinstance(default, bool):
-        raise _refuse(where, "default must be true or false")
+    default, undated = raw.get("default", False), raw.get("undated", False)
+    if not isinstance(default, bool) or not isinstance(undated, bool):
+        raise _refuse(where, f"{'default' if not isinstance(default, bool) else 'undated'} must be true or false")
     kind = raw.get("kind")
     if kind is not None and kind not in KINDS:
         raise _refuse(where, f"kind {safe(kind, 40)!r} is not one of: {', '.join(KINDS)}")
@@ -263,10 +294,13 @@ def _entry(where: str, raw) -> Entry:
     check_price(where, quoted / count, minimum(cls), per=f"{cls.unit}-hour", said=said)
     date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
     _dated_before_read(where, date, read)
+    if undated and date != read:
+        raise _refuse(where, f"undated = true says the page states no date, so date must be the day it was read "
+                             f"({read}), not {date}")
     return Entry(cls=cls, provider=_text(where, "provider", raw["provider"]),
                  offering=_text(where, "offering", raw["offering"]),
                  price_usd_per_hour=quoted, source=_text(where, "source", raw["source"]), address=address,
-                 date=date, read=read, accelerators=count, default=default, kind=kind)
+                 date=date, read=read, accelerators=count, default=default, kind=kind, undated=undated)
 
 
 def parse(data: bytes, origin: str) -> Table:

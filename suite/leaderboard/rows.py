@@ -44,7 +44,7 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "seed_conflict", "known_peak", "under_load",
-                 "load_recorded", "implementation", "trains", "second_clock", "short_steps", "steps_sum", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "accelerator_s_per_million_samples",
+                 "load_recorded", "implementation", "trains", "second_clock", "short_steps", "steps_sum", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "billed_cores", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
@@ -387,7 +387,8 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             # devices × time to target; devices × 10⁶ ÷ rate (suite/cost/hours.py)
             "accelerator_hours": hours.to_target(results.world_size(runs[0]), score["olympic_mean_s"])
             if score else None,
-            "core_hours": hours.core_hours(doc["system"], score["olympic_mean_s"]) if score else None,  # on a CPU
+            "core_hours": hours.core_hours(doc, score["olympic_mean_s"]) if score else None,  # on a CPU
+            "billed_cores": (hours.billed_cores(doc) or (None,))[0],  # the vCPUs a CPU's core-hours count
             "accelerator_s_per_million_samples": hours.seconds_per_million(
                 results.world_size(runs[0]), summary["samples_per_s_median"]),
             "accelerator_s_per_million_tokens": hours.seconds_per_million(

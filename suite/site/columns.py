@@ -102,8 +102,10 @@ def _cost_sub(row: dict) -> str | None:
     # the price's source and date are on the price page the cost links to
     priced = "; a list price, not what was paid" if isinstance(row.get("price_words"), str) else ""
     core_h = row.get("core_hours")
-    if core_h is not None and not missing(core_h):  # a CPU is priced per core-hour
-        return f"{num(core_h)} core-hours{priced}"
+    if core_h is not None and not missing(core_h):  # a CPU is priced per core-hour: the cores it could use
+        cores = row.get("billed_cores")
+        billed = "" if cores is None or missing(cores) else f" ({int(cores)} core{'' if int(cores) == 1 else 's'} billed × the time)"
+        return f"{num(core_h)} core-hours{billed}{priced}"
     return f"{value_text(acc_h * 3600, 's')} device-time{priced}"
 
 
@@ -135,6 +137,10 @@ PEAK_WHY = (f"{NO_KNOWN_PEAK}: goodbench's peak table has no dense peak at the r
 """The note of a row's :data:`PEAK_TEXT` badge (the methodology page says it too)."""
 WORLD_SIZE_TITLE = "processes that trained the run: its world size, one per GPU"
 """The tooltip of the column of a row's world size (its downloads' ``world_size``)."""
+COST_TITLE = ("a time-to-target entry's device-hours × its accelerator class's on-demand list price; on a CPU, its "
+              "core-hours (the cores the run could use, its CPU affinity, × its time) × the price per vCPU-hour; "
+              "a list price, not what was paid")
+"""The tooltip of the cost column: what is billed."""
 
 
 def _system_caveats(row: dict) -> list[Caveat]:
@@ -349,7 +355,7 @@ _COLUMNS = [
     Column("division", "division", "text", "text"),
     Column("score", "score", "num", "s", _score, _score_sub, caveats=lambda row: _incomplete_caveats(row)),
     Column("ci", "95% CI", "num", "s", _ci),
-    Column("cost", "cost to target", "num", "count", _cost, _cost_sub),
+    Column("cost", "cost to target", "num", "count", _cost, _cost_sub, title=COST_TITLE),
     Column("samples_per_s", "samples/s", "num", "count"),
     Column("tokens_per_s", "tokens/s", "num", "count"),
     Column("mfu", "MFU", "num", "share"),

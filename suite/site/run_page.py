@@ -351,7 +351,8 @@ def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer
     already on the file as stored (the figures shown are recomputed, which its signature does not
     cover), else checked here on ``doc``; ``table``: the price table its runs' costs use (None: none shown)."""
     reproduction = isinstance(doc["settings"].get("reproduces"), dict)
-    on_cpu = hours.core_hours(doc["system"], 0.0) is not None  # a CPU with its cores recorded: priced per core
+    billed = hours.billed_cores(doc)  # a CPU with its cores recorded: priced per core
+    on_cpu = billed is not None
     price = None if table is None else table.price(classes.named("CPU")) if on_cpu else \
         table.price_of(doc["system"]["accelerator"]["name"])
     fp = signing.signer(doc) if signer is False else signer  # None: unsigned
@@ -364,19 +365,20 @@ def doc_context(file: str, doc: dict, waived: list[str] | None = None, *, signer
             "settings": provenance_table(labels.flatten(doc["settings"], "settings")),
             "system": provenance_table(labels.flatten(doc["system"], "system")),
             "priced": table is not None, "price": price,
-            "cores": doc["system"]["host"]["cpu_logical_cores"] if on_cpu else None}
+            "cores": billed[0] if billed else None, "cores_basis": billed[1] if billed else None}
 
 
-def cost_context(run: dict, price: Price | None, cores: int | None = None) -> dict | None:
+def cost_context(run: dict, price: Price | None, cores: int | None = None, basis: str | None = None) -> dict | None:
     """A TTA run's device-hours (devices × its time to target) and their cost at its class's
-    list price — on a CPU, its core-hours (``cores`` × the time) at the price per core-hour; None
-    for a run without a time to target."""
+    list price — on a CPU, its core-hours (``cores``, the vCPUs it is billed for, × the time) at
+    the price per core-hour, ``basis`` saying what those cores are
+    (:func:`suite.cost.hours.billed_cores`); None for a run without a time to target."""
     count = cores or results.world_size(run)
     acc_h = hours.to_target(count, run["metrics"].get("tta_s"))
     if acc_h is None:
         return None
     amount = hours.cost(acc_h, price.usd_per_hour if price else None)
-    return {"hours": acc_h, "devices": count, "unit": "logical core" if cores else "device",
+    return {"hours": acc_h, "devices": count, "unit": "core" if cores else "device", "basis": basis if cores else None,
             "cost": None if amount is None else usd(amount),
             "rate": None if price is None else f"{price_usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
             "words": None if price is None else price.words()}
@@ -627,7 +629,8 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
         # own code by its name ("own smoke seed 1" said nothing of which code it was)
         "title": f"{'reproduction: ' if again else ''}{own_name if own_name else wid} {scale} seed {run['seed']}",
         "run": run, "reproduction": reproduction,
-        "cost": cost_context(run, (shared or {}).get("price"), (shared or {}).get("cores"))
+        "cost": cost_context(run, (shared or {}).get("price"), (shared or {}).get("cores"),
+                             (shared or {}).get("cores_basis"))
         if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
