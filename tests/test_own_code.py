@@ -599,7 +599,7 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
     def fake_run(argv, env, ends, timeout, started=None):
         assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
-        assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge pipe's write end, stamped outside
+        assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge channel's write end, stamped outside
         os.close(ends[1])
         seen.append(env)
         Path(env[own.OUT_VARIABLE]).write_text("{}")
