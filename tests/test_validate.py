@@ -488,7 +488,7 @@ def test_a_name_cut_for_a_row_never_spells_a_label_the_whole_does_not_hold():
     """Trial 13: "fast char-level GPT, 2 layer: reproducedly tuned" passes, and was shown cut at 40
     characters as "… 2 layer: reproduced…". A cut ends after a whole word; a word too long to keep
     is cut within itself past half the limit, longer than any label's word."""
-    from suite.figures.report import OWN_NAME_CHARS, own_name
+    from suite.figures.naming import OWN_NAME_CHARS, own_name
     from suite.record.text import cut_words
     from suite.trust import labels
 
