@@ -119,6 +119,16 @@ def test_a_refused_submission_leaves_the_store_byte_identical(tmp_path, kind, ca
     assert _tree(results) == before
 
 
+def test_a_second_submission_of_a_file_says_where_it_is_with_no_field_placeholder(tmp_path, capsys):
+    """A new user's second `submit` of one file read "refused: FILE: (file): already submitted as …"."""
+    results = tmp_path / "results"
+    assert cli.main(["submit", str(VALID), "--results-dir", str(results)]) == 0
+    [stored] = results.glob("*.json")
+    capsys.readouterr()
+    assert cli.main(["submit", str(VALID), "--results-dir", str(results)]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"refused: {VALID}: already submitted as {stored.name} [duplicate]"]
+
+
 def test_refusal_codes_for_duplicates(tmp_path):
     results = tmp_path / "results"
     submit(VALID, results)
