@@ -60,6 +60,25 @@ def test_the_parser_s_own_errors_are_one_line_naming_where_the_usage_is(capsys):
     assert "\x1b" not in line and line.endswith("; see goodbench run --help")
 
 
+def test_run_own_without_torch_says_so_in_one_line_and_starts_nothing(tmp_path, monkeypatch, capsys):
+    """A new user's review: without torch, `goodbench run-own SCRIPT` showed the script's
+    `import torch` traceback, then "the script failed"; `run` and `check` say in one line which
+    extra brings torch, and so does run-own, before the script starts."""
+    import importlib.util
+
+    from suite.run import own_launch
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    monkeypatch.setattr(own_launch, "launch", lambda *a, **k: pytest.fail("the script started"))
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n")
+    assert main(["run-own", str(script)]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("goodbench: error: goodbench run-own needs torch, which is not installed here: pip install")
+    assert "[train]" in line
+
+
 @pytest.mark.parametrize("where", ["--data-dir", "GOODBENCH_DATA_DIR"])
 def test_a_data_folder_that_does_not_exist_is_said_first(where, tmp_path, monkeypatch, capsys):
     """Walkthrough 4, L1: `goodbench run --data-dir /tmp/does-not-exist` listed each file as
