@@ -2,7 +2,8 @@
 with its arguments and its ``run``) and turns their failures into exit statuses.
 
 Exit status: 0 ok, 1 input or rules failed, 2 usage error, 130 interrupted (SIGINT), 143
-stopped by SIGTERM. Expected failures print one line and no traceback; ``--debug`` shows the
+stopped by SIGTERM. Expected failures print one line and no traceback (a usage error too:
+:class:`Parser`); ``--debug`` shows the
 traceback. Torch is an extra (``goodbench[train]``): a command that trains or measures a device
 without it says so in one line; validate, submit, site, compare and the MLPerf import need none.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from typing import NoReturn
 
 from suite import __version__
 from suite.commands import (
@@ -46,10 +48,19 @@ COMMANDS = (list_workloads, data, run, run_own, show, keygen, sign, validate, su
             import_mlperf, export_mlperf, info)
 
 
+class Parser(argparse.ArgumentParser):
+    """goodbench's parsers (each command's too: subparsers take their parent's class): a usage error
+    is one line, saying what was wrong and where the usage is, where argparse prints the whole
+    usage first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {printable(message)}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``goodbench`` and every command; a parsed command's ``func`` is its ``run``
     and its ``command_parser`` its own parser (whose name a usage error found later is said under, in one line)."""
-    parser = argparse.ArgumentParser(prog="goodbench", description=
+    parser = Parser(prog="goodbench", description=
                                      "A standardized GPU training benchmark suite with a leaderboard.")
     parser.add_argument("--version", action="version", version=f"goodbench {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
@@ -85,7 +96,8 @@ def _end_now(status: int) -> None:
 
 
 def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> None:
-    """Exit with argparse's usage error for ``unknown`` arguments (status 2). Where the command
+    """Exit with argparse's usage error for ``unknown`` arguments (status 2), in the command's
+    name where there is one. Where the command
     takes no abbreviated options (``goodbench run``) and one of them starts an option's name, the
     command's own error names that option (``--wait``: ``--wait-quiet``)."""
     command: argparse.ArgumentParser | None = getattr(args, "command_parser", None)
@@ -98,7 +110,7 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, unk
             if meant:
                 command.error(f"{said} (goodbench {args.command} takes its options in full, not abbreviated: "
                               f"{given} for {' or '.join(meant)}?)")
-    parser.error(said)
+    (command or parser).error(said)  # the command's, whose --help has its options
 
 
 def _dispatch(argv: list[str] | None) -> int:
@@ -109,7 +121,7 @@ def _dispatch(argv: list[str] | None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
-    except Usage as exc:  # one line: the message names what to give (argparse's would print the whole usage first)
+    except Usage as exc:  # one line, as the parser's own errors are (Parser): the message names what to give
         usage: argparse.ArgumentParser = getattr(args, "command_parser", parser)
         usage.exit(2, f"{usage.prog}: error: {printable(str(exc))}\n")
     except BrokenPipeError:  # output piped into a reader that closed early (e.g. head)

@@ -5,7 +5,7 @@ MLP's steps, each with a short sleep so that its time is the step's, and ways to
 
 ``--fast-clock F`` replaces time.perf_counter, time.time and time.monotonic once the Benchmark has
 started (its ceiling measured) with clocks running F times slower than real time, so the run
-claims F times its throughput (issue 44's finding); ``--close-pipe-after N`` closes the edge pipe
+claims F times its throughput (issue 44's finding); ``--close-pipe-after N`` closes the edge channel
 after step N; ``--flood`` writes garbage on it; ``--die-after N`` kills the process after step N.
 """
 from __future__ import annotations

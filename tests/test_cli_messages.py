@@ -42,6 +42,43 @@ def test_errors_found_after_parsing_are_one_line_in_the_subcommands_name(capsys)
         "goodbench run: error: unknown workload resnet50; known: " + ", ".join(registry.WORKLOADS)]
 
 
+def test_the_parser_s_own_errors_are_one_line_naming_where_the_usage_is(capsys):
+    """A new user's review: `goodbench run --seed 2` printed the 14-line usage before its error,
+    where README says a usage error is one line; argparse's own errors are one line too, and name
+    the --help that has the usage (of the command, of a command's command, or of goodbench)."""
+    assert _usage_error(["run", "--seeds", "x"], capsys) == [
+        "goodbench run: error: argument --seeds: invalid int value: 'x'; see goodbench run --help"]
+    assert _usage_error(["data", "fetch", "-w"], capsys) == [
+        "goodbench data fetch: error: argument -w/--workload: expected one argument; see goodbench data fetch --help"]
+    assert _usage_error(["run", "--bogus"], capsys) == [
+        "goodbench run: error: unrecognized arguments: --bogus; see goodbench run --help"]
+    [line] = _usage_error([], capsys)
+    assert line == "goodbench: error: the following arguments are required: COMMAND; see goodbench --help"
+    [line] = _usage_error(["run", "--seed", "2"], capsys)
+    assert "(goodbench run takes its options in full, not abbreviated: --seed for --seeds?)" in line
+    [line] = _usage_error(["run", "--seeds", "1\x1b[2J"], capsys)  # what it quotes cannot act on the terminal
+    assert "\x1b" not in line and line.endswith("; see goodbench run --help")
+
+
+def test_run_own_without_torch_says_so_in_one_line_and_starts_nothing(tmp_path, monkeypatch, capsys):
+    """A new user's review: without torch, `goodbench run-own SCRIPT` showed the script's
+    `import torch` traceback, then "the script failed"; `run` and `check` say in one line which
+    extra brings torch, and so does run-own, before the script starts."""
+    import importlib.util
+
+    from suite.run import own_launch
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    monkeypatch.setattr(own_launch, "launch", lambda *a, **k: pytest.fail("the script started"))
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n")
+    assert main(["run-own", str(script)]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("goodbench: error: goodbench run-own needs torch, which is not installed here: pip install")
+    assert "[train]" in line
+
+
 @pytest.mark.parametrize("where", ["--data-dir", "GOODBENCH_DATA_DIR"])
 def test_a_data_folder_that_does_not_exist_is_said_first(where, tmp_path, monkeypatch, capsys):
     """Walkthrough 4, L1: `goodbench run --data-dir /tmp/does-not-exist` listed each file as
@@ -104,12 +141,12 @@ def test_submit_into_a_file_says_so_in_one_line(tmp_path, capsys):
     assert not_a_dir.read_text() == "{}"
 
 
-def test_an_os_error_is_one_line_naming_the_file_without_errno(tmp_path, capsys):
+def test_an_os_error_is_one_line_naming_the_folder_as_given_without_errno(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     below_a_file = tmp_path / "file" / "results"
     assert main(["submit", str(CORPUS_FILE), "--results-dir", str(below_a_file)]) == 1
     err = capsys.readouterr().err
-    assert err == f"goodbench: error: {below_a_file}: Not a directory\n"
+    assert err == f"goodbench: error: cannot write to --results-dir {below_a_file} (Not a directory)\n"
 
 
 @pytest.mark.parametrize("host_verdict, status, verdict_line", [

@@ -82,7 +82,9 @@ def test_peak_and_ceiling_of_all_devices():
     eight, source8 = derive.peak("NVIDIA H100 80GB HBM3", "bf16", devices=8)
     assert one == pytest.approx(989.4e12) and eight == 8 * one
     assert source8 == f"{source} × 8 devices"
-    assert derive.peak("cpu", "fp32", devices=4)[0] is None
+    none, why = derive.peak("cpu", "fp32", devices=4)
+    assert none is None and why == derive.peak("cpu", "fp32")[1]  # a reason, not a source times 4
+    assert "× 4 devices" not in why
     assert derive.peak("cpu", "fp32", override_tflops=2.0, devices=2)[0] == 4e12
     assert derive.all_devices(None, 8) is None and derive.all_devices(700.0, 2) == 1400.0
 

@@ -486,14 +486,19 @@ def test_the_warning_names_own_code_as_its_rows_do():
     import json
     from pathlib import Path
 
-    from suite.figures import report
+    from suite.figures import naming, report
     from workloads import own
 
     doc = json.loads((Path(__file__).parent / "fixtures" / "own-loaded-short-steps.json").read_text())
     name = own.implementation_name(doc)
     line = report.load_warning(doc["runs"], name)
-    assert line is not None and f"; first own: {report.own_name(name)} seed {doc['runs'][0]['seed']}: other" in line
+    assert line is not None and f"; first own: {naming.own_name(name)} seed {doc['runs'][0]['seed']}: other" in line
     assert "first own seed" in (report.load_warning(doc["runs"]) or "")  # no name given: the workload's id
+    # compare's header and the leaderboard's row name it alike (a new user's review, finding 7)
+    assert f"first {naming.workload_label(doc['runs'][0], name)} seed" in compare.describe(doc)["under_load"]
+    assert f"(self-reported); first own: {naming.own_name(name)} seed" in _identity(doc)
+    [entry] = leaderboard.rows("f.json", doc)
+    assert entry["under_load"] == compare.describe(doc)["under_load"]
 
 
 def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():

@@ -120,7 +120,7 @@ def test_a_file_of_the_current_rules_or_unreadable_is_refused_without_versions(s
     assert leaderboard.check_file(stored)[1] == "stored.json: settings: refused by a newer rule [division]"
     monkeypatch.setattr(validate, "RULES_VERSION", 2)
     stored.write_text("{not json")
-    assert leaderboard.check_file(stored)[1].startswith("stored.json: (file): not valid JSON")
+    assert leaderboard.check_file(stored)[1].startswith("stored.json: not valid JSON")
 
 
 OLD_STORED = sorted(p for p in (REPO / "results").glob("*.json")

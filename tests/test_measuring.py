@@ -383,6 +383,42 @@ def test_a_pooled_verdict_is_excused_only_where_every_pooled_re_run_was_loaded()
     assert c.to_json()["measuring"]["host_loads"] == [measuring.loads(LOADED)] * 8
 
 
+def test_the_load_note_follows_each_run_s_verdict_never_contradicts_it():
+    """A new user's reproduction read "differs" beside a note that the re-run's load made such a
+    throughput inconclusive: 2 of its 4 pooled re-runs were loaded, too few. The note is now each
+    run's, and says what the load did to that verdict (docs/rules.md, "Reproducing a result")."""
+    from suite.run.reproduce.reporting import load_notes, rerun_load_notes
+
+    few = _pooled([None] * 7 + [LOADED])
+    c = comparison.compare_run(_target(ORIGINAL), few.records[-1], 0.2, None, few)
+    assert c.verdict.startswith("differs: throughput: ")
+    [note] = rerun_load_notes(c)
+    assert note.startswith("note: 1 of 8 re-runs of run 0 were measured under load here (other processes used 1.88 "
+                           "of 2 cores at its start")
+    assert "too few to explain the difference in its throughput" in note and "inconclusive" not in note
+    every = _pooled([LOADED] * 8)
+    c = comparison.compare_run(_target(ORIGINAL), every.records[-1], 0.2, None, every)
+    assert c.verdict.startswith("inconclusive: ")
+    [note] = rerun_load_notes(c)
+    assert note.startswith("note: all 8 re-runs of run 0 were measured under load here (first: other processes used")
+    assert "its throughput outside the band is inconclusive, not a difference" in note and "--wait-quiet" in note
+    fast = comparison.compare_run(_target(ORIGINAL), _run(0.01 / 2, 0.02, 1) | {"host_load": LOADED}, 0.2)
+    assert fast.verdict.startswith("differs: ")
+    assert rerun_load_notes(fast) == [f"note: the re-run of run 0 was measured under load here ({load.under_load(LOADED)}): "
+                                      "but its throughput is no slower than recorded, which the load does not explain"]
+    far = comparison.compare_run(_target(ORIGINAL), _run(0.01 / 0.12, 0.02, 1) | {"host_load": _loaded(1.88, 2)},
+                                 0.2, cpu_threads=1)
+    assert far.verdict.startswith("differs: ")
+    [note] = rerun_load_notes(far)
+    bound = load.loaded_bound(far.host_loads, 0.2, lockstep=False)
+    assert f"but its throughput ratio {far.decided_ratio:.3f}× lies below what that load could cost (≥ {bound:.3f}×)" \
+        in note
+    same = comparison.compare_run(_target(ORIGINAL), _run(0.01, 0.02, 1) | {"host_load": LOADED}, 0.2)
+    assert same.verdict == comparison.REPRODUCED and rerun_load_notes(same) == []  # the load decided nothing
+    quiet = comparison.compare_run(_target(ORIGINAL), _run(0.01 / 0.6, 0.02, 1), 0.2)
+    assert rerun_load_notes(quiet) == [] and load_notes([ORIGINAL], [quiet, same]) == []
+
+
 def test_a_re_run_differing_on_its_median_step_differs_whatever_its_load():
     """The median decides only below (1 − tolerance) / 1.8, beneath the floor the load can excuse
     where it left the run a core."""

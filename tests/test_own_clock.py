@@ -86,7 +86,7 @@ def _job(out: Path, *, slow: float | None = None, shave: float | None = None, st
 
 @dataclass
 class Stamped:
-    """A job run in this process with the edge pipe, as run-own gives it: the file the library wrote
+    """A job run in this process with the edge channel, as run-own gives it: the file the library wrote
     (its bytes kept), and what the launcher's reader made of the pipe."""
 
     path: Path
@@ -294,7 +294,7 @@ def test_a_flood_of_edges_beyond_the_limit_is_refused(monkeypatch):
         os.write(write_end, edges.line(edges.BEGIN, step, 0.0) + edges.line(edges.END, step, 0.0))
     os.close(write_end)
     reader.finish(5.0)
-    assert reader.broken == "more than 100 lines on the edge pipe"
+    assert reader.broken == "more than 100 lines on the edge channel"
 
 
 def test_an_edge_line_is_read_back_as_written():
@@ -332,8 +332,8 @@ def test_run_own_adds_the_second_clock_and_refuses_clocks_replaced_in_the_child(
 @pytest.mark.slow
 @pytest.mark.parametrize("misbehaviour, said", [
     (["--die-after", "5"], "the script was ended by signal 9 (its output, if any, is above); it named no results file"),
-    (["--close-pipe-after", "5"], "without naming a results file on its edge pipe"),
-    (["--flood"], "its edge pipe was not believed (a line of 5000 bytes)"),
+    (["--close-pipe-after", "5"], "without naming a results file on its edge channel"),
+    (["--flood"], "its edge channel was not believed (a line of 5000 bytes)"),
 ])
 def test_a_child_that_dies_or_misuses_its_pipe_gets_one_clear_line(tmp_path, misbehaviour, said):
     done = _run_own(tmp_path, "own.json", *misbehaviour)

@@ -19,7 +19,7 @@ from torch import nn
 
 import goodbench
 from suite import validate as v
-from suite.figures import report
+from suite.figures import naming
 from suite.leaderboard import pipeline
 from suite.leaderboard import rows as leaderboard
 from suite.record import claims
@@ -161,7 +161,7 @@ def test_a_free_job_is_shown_on_the_site_and_never_ranked(measured, tmp_path):
     assert ">own code \u201ctiny-mlp\u201d</span>" in row and ">trains an MLP learning the sum of its inputs</small>" in row
     assert 'title="what the own code declares it trains (self-reported): an MLP learning the sum of its inputs"' in row
     # its system's page names it as goodbench show does, not "own"
-    shown = report.workload_label(doc["runs"][0], own.implementation_name(doc))
+    shown = naming.workload_label(doc["runs"][0], own.implementation_name(doc))
     assert shown == "own: tiny-mlp" and f">{shown}</a><br><small class=\"sub own\"" in system and ">own</a>" not in system
 
 
@@ -483,7 +483,7 @@ def test_reproduce_runs_own_code_again_from_a_checkout_when_asked(tmp_path, monk
     assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command",
                  "--measure-for", "1"]) in (0, 1)
     printed = capsys.readouterr().out
-    assert "run 0: own smoke seed 1" in printed and "bit-identical" in printed  # same code, seed, machine
+    assert "run 0: own: script-mlp smoke seed 1" in printed and "bit-identical" in printed  # same code, seed, machine
     repro = json.loads((tmp_path / "repro.json").read_text())
     assert repro["settings"]["reproduces"]["sha256"] == __import__("hashlib").sha256(
         (tmp_path / "orig.json").read_bytes()).hexdigest()
@@ -599,7 +599,7 @@ def test_the_re_run_of_own_code_gets_a_fresh_checkpoint_folder(tmp_path, monkeyp
     def fake_run(argv, env, ends, timeout, started=None):
         assert env == {}  # bwrap itself is given no environment: its init process's is readable inside
         env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}  # bwrap --setenv NAME VALUE
-        assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge pipe's write end, stamped outside
+        assert env["GOODBENCH_EDGE_FD"] == str(ends[1])  # the edge channel's write end, stamped outside
         os.close(ends[1])
         seen.append(env)
         Path(env[own.OUT_VARIABLE]).write_text("{}")

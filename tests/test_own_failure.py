@@ -1,6 +1,6 @@
 """``goodbench run-own`` of a script that fails says so first and plainly — "the script failed (exit
 status 1; its error is above)" — then what was kept, where it once led with "no second clock: the
-script ended with status 1 without naming a results file on its edge pipe (…)"."""
+script ended with status 1 without naming a results file on its edge channel (…)"."""
 from __future__ import annotations
 
 import pytest
@@ -37,6 +37,6 @@ def test_a_failed_script_whose_file_got_no_second_clock_leads_with_the_failure()
 
 @pytest.mark.parametrize("kept", [None, "own.json is kept as the script wrote it: one clock, unsigned"])
 def test_a_script_that_succeeded_without_a_second_clock_says_why(kept):
-    said = own_failure.unsealed(0, "its edge pipe was not believed (closed early)", kept)
-    assert said.startswith("no second clock: its edge pipe was not believed (closed early)")
+    said = own_failure.unsealed(0, "its edge channel was not believed (closed early)", kept)
+    assert said.startswith("no second clock: its edge channel was not believed (closed early)")
     assert "failed" not in said and (kept is None or said.endswith(f"; {kept}"))

@@ -1,5 +1,5 @@
 """Own code's reproduction stamped on a second clock (issue 44, audit gap 4; docs/own-code.md,
-"Reproducing"): the recorded script, re-run in the sandbox, gets the write end of an edge pipe and
+"Reproducing"): the recorded script, re-run in the sandbox, gets the write end of an edge channel and
 the reviewer's goodbench stamps its edges outside the sandbox, so the reproduction carries a
 second clock; a script that replaces its clocks — whose plain-python original is valid, and whose
 re-run would match it — is refused when reproduced."""

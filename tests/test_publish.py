@@ -99,6 +99,7 @@ def test_forged_pull_requests_are_refused_with_the_stores_reasons(scratch, tmp_p
     misnamed = "results/" + "0" * 64 + ".json"
     (repo / misnamed).write_bytes(GOOD_FILE.read_bytes())
     unlisted = add_by_hand(repo, GOOD_FILE.read_bytes(), ledger=False)
+    empty = add_by_hand(repo, b"")  # a problem of the whole file: no field to name
     stored.write_bytes(stored.read_bytes().replace(b'"runs"', b' "runs"', 1))  # a stored file edited
     (repo / "README.md").write_text("changed\n")
     head = commit(repo, "forged results")
@@ -109,6 +110,8 @@ def test_forged_pull_requests_are_refused_with_the_stores_reasons(scratch, tmp_p
     assert not any(v.accepted for p, v in verdicts.items() if p != "results/ledger.jsonl")
     assert any("refused: " in line and "throughput" in line for line in verdicts[tampered].lines), verdicts[tampered]
     assert any("duplicate-run" in line for line in verdicts[copy].lines), verdicts[copy]
+    assert verdicts[empty].lines[0].startswith("refused: ") and "(file)" not in verdicts[empty].lines[0], \
+        verdicts[empty]  # no placeholder where there is no field
     assert "sha256" in verdicts[misnamed].lines[0] or "not listed" in verdicts[misnamed].lines[0]
     assert "not listed in results/ledger.jsonl" in verdicts[unlisted].lines[0]
     assert "changes a stored results file" in verdicts[f"results/{stored.name}"].lines[0]

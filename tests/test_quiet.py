@@ -156,7 +156,8 @@ def test_wait_quiet_takes_seconds_above_0_up_to_a_day(command, given, why, capsy
         main([*command, f"--wait-quiet={given}", *(["script.py"] if command == ["run-own"] else [])])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == f"goodbench {command[0]}: error: argument --wait-quiet: {why}"
+    assert err.splitlines()[-1] == f"goodbench {command[0]}: error: argument --wait-quiet: {why}; see " \
+        f"goodbench {command[0]} --help"
     assert "Traceback" not in err
     assert quiet.seconds("0.5") == 0.5 and quiet.seconds("86400") == quiet.MAX_S
 
@@ -343,7 +344,7 @@ def test_run_refuses_an_abbreviated_option_naming_it(given, meant, monkeypatch, 
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == (f"goodbench run: error: unrecognized arguments: {' '.join(given)} (goodbench run "
-                                    f"takes its options in full, not abbreviated: {meant}?)")
+                                    f"takes its options in full, not abbreviated: {meant}?); see goodbench run --help")
     assert "Traceback" not in err
 
 

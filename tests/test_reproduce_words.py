@@ -12,6 +12,7 @@ from pathlib import Path
 
 from suite.run.reproduce import own
 from suite.run.reproduce.reporting import attestation_line, load_notes
+from workloads.own import implementation_name
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ORIGINAL = FIXTURES / "own-stored-losses.json"  # measured under load: other processes used 1.18 of 2 cores
@@ -44,15 +45,31 @@ def test_printing_the_recorded_command_runs_nothing_and_exits_3(tmp_path, monkey
 
 def test_an_original_measured_under_load_is_named_with_the_faster_re_run_it_leads_one_to_expect():
     original, rerun = json.loads(ORIGINAL.read_text()), json.loads(RERUN.read_text())
-    [note] = load_notes(original["runs"], [])
+    [note] = load_notes(original["runs"], [], implementation_name(original))
     assert note.startswith("note: the original was measured under load (1 of 1 runs measured under load "
-                           "(self-reported); first lm-char seed 1: other processes used 1.18 of 2 cores at its start")
+                           "(self-reported); first own: plain-loop-char-gpt (held to lm-char) seed 1: other processes used "
+                           "1.18 of 2 cores at its start")
     assert note.endswith("so a faster re-run (a ratio above 1) is expected, and a throughput that differs that way "
                          "may say more of that load than of the file")
-    [note] = load_notes([], original["runs"])  # the same runs as a re-run's: the other direction
-    assert note.startswith("note: the re-run was measured under load (") and "a slower re-run (a ratio below 1)" in note
     quiet = [dict(r, host_load=None) for r in rerun["runs"]]
-    assert load_notes(quiet, quiet) == []
+    assert load_notes(quiet, []) == []
+
+
+def test_own_code_s_runs_are_named_as_run_own_and_show_name_them():
+    """A new user read `run 0: lm-char smoke seed 1` as goodbench having trained lm-char, where
+    run-own and show said `own: plain-loop-char-gpt (held to lm-char)` of the same run."""
+    from suite.figures import report
+    from suite.run.reproduce.inputs import Original
+    from suite.run.reproduce.reporting import report_lines
+    from suite.run.reproduce.training import Reproduction
+
+    original, rerun = json.loads(ORIGINAL.read_text()), json.loads(RERUN.read_text())
+    name = implementation_name(original)
+    [c] = own._compare(Original(str(ORIGINAL), "0" * 64, original), [0], rerun, 0.2)
+    shown = report.workload_label(original["runs"][0], name)
+    assert shown == "own: plain-loop-char-gpt (held to lm-char)"
+    assert report_lines(Reproduction(rerun, [c]))[0].startswith(f"run 0: {shown} smoke seed 1 → ")
+    assert c.target.label() == f"{shown} seed 1"  # the lines said while measuring on, too
 
 
 def test_the_footer_speaks_of_re_run_only_when_a_run_reproduced():
@@ -98,6 +115,7 @@ def test_a_re_run_of_own_code_waits_for_quiet_and_warns_of_load_before_it_starts
     from suite.run.reproduce import reporting
 
     monkeypatch.setattr(reporting, "report_lines", lambda found: [])
+    monkeypatch.setattr(reporting, "rerun_load_notes", lambda c: [])
     monkeypatch.setattr(own, "reproduce", lambda *a, **k: SimpleNamespace(
         comparisons=[SimpleNamespace(verdict="inconclusive: the re-run was measured under load")], doc={"runs": []},
         reproduced=False))

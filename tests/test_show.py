@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from suite.cli import main
-from suite.figures import report
+from suite.figures import naming, report
 from suite.record import results
 from workloads import own
 
@@ -110,7 +110,7 @@ def test_an_own_codes_name_is_shown_printable_and_bounded(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out
     label = out.splitlines()[1].split("  ")[0]
-    assert label == "own: " + ("mlp\\u001b[2J\\u202e" + "x" * 150)[:report.OWN_NAME_CHARS] + "…"
+    assert label == "own: " + ("mlp\\u001b[2J\\u202e" + "x" * 150)[:naming.OWN_NAME_CHARS] + "…"
     # the table run-own prints is the same, from the document as the script wrote it (nothing escaped before)
     text = report.file_summary(doc)
     assert "\x1b" not in text and "\u202e" not in text and text.splitlines()[1].startswith(label)

@@ -621,6 +621,19 @@ def test_raw_files_are_copies_editing_one_leaves_the_results_unchanged(tmp_path)
     assert hashlib.sha256(stored.read_bytes()).hexdigest() == stored.stem  # still its content address
 
 
+def test_an_output_folder_that_cannot_be_written_is_named_as_given(tmp_path, capsys):
+    """`site --out /sys/nu-site` named the hidden folder it builds in (`/sys/.nu-site.new-…`),
+    which the user never gave; the error names --out as given, and why."""
+    folder = tmp_path / "results"
+    _one_result(folder)
+    (tmp_path / "file").write_text("x")
+    out = tmp_path / "file" / "site"  # under a file: no folder can be made there
+    assert main(["site", "--results-dir", str(folder), "--out", str(out)]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith(f"goodbench: error: cannot write to --out {out} (") and ".new-" not in last
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "results"]
+
+
 def test_site_refuses_an_output_folder_that_is_not_a_build(tmp_path, capsys):
     folder = tmp_path / "results"
     _one_result(folder)
@@ -1004,7 +1017,7 @@ def test_site_says_on_stderr_how_many_files_were_not_shown(tmp_path, capsys):
     assert progress[1:] == ["  reading and validating 3 results files", "  writing the workload and system pages"]
     assert line.startswith(f"2 files in {folder} not shown (invalid; listed on the index page under "
                            "\"Files not shown\"), the first: ")
-    assert "broken.json: (file): " in line and line.endswith("is a required property [schema]")
+    assert "broken.json: " in line and "(file)" not in line and line.endswith("is a required property [schema]")
 
 
 def test_partial_and_failed_runs_are_marked_on_the_workload_page(tmp_path):

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from suite import site
-from suite.figures import report
+from suite.figures import naming
 from suite.leaderboard import pipeline
 from suite.leaderboard.trust import UNSIGNED_WHY
 from suite.site import columns, labels, tables
@@ -386,7 +386,7 @@ def test_an_own_code_row_names_its_code_and_what_it_trains(entries, tmp_path):
         row = _one(entries, implementation=name, trains=trains, division="own", workload=workload)
         page, context = _render(row, tmp_path, tables.SYSTEM_TABLE)
         cell = context["rows"][0][[h["key"] for h in context["headers"]].index("workload")]
-        assert cell["text"] == shown == report.workload_label({"workload": {"id": workload}}, name)
+        assert cell["text"] == shown == naming.workload_label({"workload": {"id": workload}}, name)
         assert [line["text"] for line in cell["lines"]] == ["trains a wide 3-layer MLP on a synthetic sine teacher…"]
         assert f'.html">{shown}</a><br><small class="sub own"' in page
     # goodbench's own workloads' rows: as before
@@ -414,5 +414,5 @@ def test_own_codes_name_and_what_it_trains_stay_escaped_and_cut(entries, tmp_pat
         said = [line["text"] for line in lines] + [c["text"] for c in context["rows"][0] if c["lines"]]
         assert all(len(text) < 120 for text in said), said  # cut in the row
         assert all(len(line["title"]) < 500 for line in lines)  # and in its tooltip
-        assert any(report.own_name(name) in text for text in said)  # as goodbench show cuts it
+        assert any(naming.own_name(name) in text for text in said)  # as goodbench show cuts it
         assert len(body) < 20_000

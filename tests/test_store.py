@@ -119,6 +119,29 @@ def test_a_refused_submission_leaves_the_store_byte_identical(tmp_path, kind, ca
     assert _tree(results) == before
 
 
+def test_a_second_submission_of_a_file_says_where_it_is_with_no_field_placeholder(tmp_path, capsys):
+    """A new user's second `submit` of one file read "refused: FILE: (file): already submitted as …"."""
+    results = tmp_path / "results"
+    assert cli.main(["submit", str(VALID), "--results-dir", str(results)]) == 0
+    [stored] = results.glob("*.json")
+    capsys.readouterr()
+    assert cli.main(["submit", str(VALID), "--results-dir", str(results)]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"refused: {VALID}: already submitted as {stored.name} [duplicate]"]
+
+
+def test_a_store_that_cannot_be_written_is_named_as_given(tmp_path, capsys):
+    """`submit --results-dir /sys/nu-results` said only the path and "Operation not permitted"."""
+    (tmp_path / "file").write_text("x")
+    store = tmp_path / "file" / "results"  # under a file: no folder can be made there
+    assert cli.main(["submit", str(VALID), "--results-dir", str(store)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"goodbench: error: cannot write to --results-dir {store} (Not a directory)"]
+    from suite.commands.common import writing
+
+    with pytest.raises(FileNotFoundError), writing("--results-dir", store):  # a path elsewhere: left as it is
+        (tmp_path / "elsewhere.json").read_bytes()
+
+
 def test_refusal_codes_for_duplicates(tmp_path):
     results = tmp_path / "results"
     submit(VALID, results)

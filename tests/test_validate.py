@@ -104,13 +104,14 @@ def test_a_symbolic_link_is_refused_not_followed(tmp_path, capsys):
         assert [(p.code, p.reason) for p in problems] == [("unreadable", "a symbolic link: give the file itself")]
     assert v.validate_file(secret) == []
     assert cli.main(["validate", str(link)]) == 1
-    assert capsys.readouterr().out == f"{link}: (file): a symbolic link: give the file itself [unreadable]\n"
+    assert capsys.readouterr().out == f"{link}: a symbolic link: give the file itself [unreadable]\n"
 
 
 def test_problem_lines_are_one_line_whatever_the_names():
     problem = v.Problem("schema", "a.b", "broken")
     assert problem.line("evil\nname.json") == "evil?name.json: a.b: broken [schema]"
-    assert v.Problem("not-json", "", "x").line("f.json") == "f.json: (file): x [not-json]"
+    assert v.Problem("not-json", "", "x").line("f.json") == "f.json: x [not-json]"  # no "(file):" placeholder
+    assert v.Problem("schema", "runs[0].seed", "x").line("f.json") == "f.json: runs[0].seed: x [schema]"
 
 
 def test_too_many_problems_are_bounded():
@@ -488,7 +489,7 @@ def test_a_name_cut_for_a_row_never_spells_a_label_the_whole_does_not_hold():
     """Trial 13: "fast char-level GPT, 2 layer: reproducedly tuned" passes, and was shown cut at 40
     characters as "… 2 layer: reproduced…". A cut ends after a whole word; a word too long to keep
     is cut within itself past half the limit, longer than any label's word."""
-    from suite.figures.report import OWN_NAME_CHARS, own_name
+    from suite.figures.naming import OWN_NAME_CHARS, own_name
     from suite.record.text import cut_words
     from suite.trust import labels
 

@@ -41,6 +41,11 @@ def test_validate_and_site_need_no_torch_and_run_names_the_train_extra(tmp_path)
                                       f'pip install -e "{REPO}[train]" (validate, submit, site and compare need '
                                       "no torch; the MLPerf import needs none either, but MLCommons' mlperf-logging)")
     assert not list(tmp_path.glob("runs/*.json"))
+    # run-own too, before the script starts: not the script's traceback of `import torch`
+    owned = _goodbench("run-own", str(REPO / "examples" / "plain_loop.py"), "--out", "own.json", cwd=tmp_path)
+    assert owned.returncode == 1 and "Traceback" not in owned.stderr
+    assert owned.stderr.strip() == trained.stderr.strip().replace("goodbench run needs", "goodbench run-own needs")
+    assert not (tmp_path / "own.json").exists()
 
 
 def test_importing_the_library_without_torch_works_and_a_torch_name_says_what_to_install_in_one_line(tmp_path):

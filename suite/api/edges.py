@@ -1,5 +1,5 @@
 """The library's side of ``goodbench run-own``'s second clock: one line written to the launcher's
-pipe at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
+edge channel at each step and evaluation edge (:mod:`suite.record.edges`), at the edge itself — a line
 held back would reach the launcher late, and its stamp would say nothing —, and at each checkpoint
 written and record kept, which the launcher journals across a kill (:mod:`suite.run.clock_journal`).
 The channel is a Unix socket whose messages the kernel stamps as they are sent
@@ -10,7 +10,7 @@ A rank's channel is read by its launcher alone, until torchrun has ended: a chan
 means the launcher, or torchrun, is gone, and the rank ends at once, as a kill would have ended it
 (:func:`orphaned`) — found by a watch on the channel (:class:`ReaderWatch`), so that a rank blocked
 in a long evaluation or a hung collective ends too, and by a write that fails with ``EPIPE``. The
-single process ``goodbench run-own`` starts is watched alike on its pipe: a launcher killed with
+single process ``goodbench run-own`` starts is watched alike on its channel: a launcher killed with
 SIGKILL left it training on unwatched, and it wrote a file of one clock at its end. torchrun starts each worker in a session of its own, so a
 kill of the launcher's process group (``kill -9 -PGID``) does not reach the ranks: left running,
 they trained on unstamped into the checkpoint directory and wrote the results file, one clock,
@@ -32,9 +32,9 @@ from suite.run.signals import ORPHANED_STATUS
 
 class EdgePipe:
     """The channel (a socket, or a pipe) named by ``$GOODBENCH_EDGE_FD`` (taken from the environment, so that processes the
-    code starts do not write to it), or nothing. A write that fails (the code closed the pipe, the
+    code starts do not write to it), or nothing. A write that fails (the code closed the channel, the
     launcher is gone) ends the writing: the launcher then finds edges missing, and training goes on
-    — except where the launcher is gone (``EPIPE``, or the watch finds the pipe without a reader),
+    — except where the launcher is gone (``EPIPE``, or the watch finds the channel without a reader),
     which ends the process (:func:`orphaned`); ``rank``: the torchrun rank whose channel it is."""
 
     def __init__(self, fd: int | None, rank: str | None = None):

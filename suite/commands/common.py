@@ -1,11 +1,16 @@
-"""What the commands share: messages on stderr, counted nouns, the usage error (exit 2) and
-argparse types of bounded numbers."""
+"""What the commands share: messages on stderr, counted nouns, the usage error (exit 2), a
+folder that cannot be written said by its option, and argparse types of bounded numbers."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
+from suite.record.errors import GoodbenchError
 from suite.record.text import printable_lines
 
 
@@ -23,6 +28,31 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 class Usage(Exception):
     """A usage error found after parsing (exit 2)."""
+
+
+@contextlib.contextmanager
+def writing(option: str, given: str | os.PathLike) -> Iterator[None]:
+    """Say an ``OSError`` met on the folder ``option`` names (``given``: as the user gave it) as
+    "cannot write to OPTION GIVEN (why)": the path the error names may be one the user never gave
+    (a build's hidden ``.NAME.new-*`` sibling, a temp file inside the store, a missing parent).
+    An error on any other path is left as it is."""
+    folder = Path(os.path.abspath(given))
+    try:
+        yield
+    except OSError as exc:
+        if not any(_touches(name, folder) for name in (exc.filename, exc.filename2)):
+            raise
+        raise GoodbenchError(f"cannot write to {option} {given} ({exc.strerror or exc})") from exc
+
+
+def _touches(name: object, folder: Path) -> bool:
+    """Whether the path ``name`` is ``folder``, inside it, one of its parents or a hidden sibling
+    named after it (``.NAME.…``)."""
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return False
+    path = Path(os.path.abspath(os.fsdecode(name)))
+    return (path == folder or folder in path.parents or path in folder.parents
+            or (path.parent == folder.parent and path.name.startswith(f".{folder.name}.")))
 
 
 def number_type(kind, *, allow_zero: bool = False):

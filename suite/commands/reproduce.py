@@ -91,6 +91,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     from suite.run.reproduce.planning import plan
     from suite.run.reproduce.reporting import load_notes, report_lines
     from suite.run.reproduce.training import default_output, train
+    from workloads.own import implementation_name
 
     if not 0 < args.tolerance <= 100 * MAX_THROUGHPUT_TOLERANCE:
         raise Usage(f"--tolerance {args.tolerance:g}: a percentage above 0 and at most "
@@ -131,8 +132,8 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
                   command=["goodbench", *args.argv], sign=not args.no_sign, cap=_cap(args))
     if found is None:  # another rank: rank 0 reports
         return 0
-    for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],
-                                                   found.doc.get("runs") or [])]:
+    for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes], found.comparisons,
+                                                   implementation_name(original.doc))]:
         print(line, flush=True)  # the load, said beside the verdicts
     n = len(found.comparisons)
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
@@ -164,6 +165,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     from suite.run.reproduce.comparison import REPRODUCED, UNDECIDED
     from suite.run.reproduce.reporting import attestation_line, load_notes, report_lines
     from suite.run.reproduce.training import default_output
+    from workloads.own import implementation_name
 
     settings = original.doc["settings"]
     out = Path(args.output) if args.output else default_output()
@@ -211,8 +213,8 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
                               code_read=code_read, observer=observer, tmp=tmp)
     except NameTaken as exc:
         raise GoodbenchError(str(exc)) from None
-    for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes],
-                                                   found.doc.get("runs") or [])]:
+    for line in [*report_lines(found), *load_notes([original.doc["runs"][i] for i in indexes], found.comparisons,
+                                                   implementation_name(original.doc))]:
         print(line, flush=True)  # the load, said beside the verdicts
     done = sum(c.verdict == REPRODUCED for c in found.comparisons)
     undecided = sum(c.verdict.startswith(UNDECIDED) for c in found.comparisons)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
 
 from suite.commands.common import POSITIVE_INT
@@ -31,7 +32,11 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run the script, add the second clock to its file, validate it; 0 when it is valid (a JSON
-    Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it)."""
+    Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it). Where this
+    Python has no torch, which the script's Benchmark needs, nothing starts: that is said in one
+    line, as by every command that trains (suite/cli.py), not as the script's traceback."""
+    if not _has_torch():
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
     from suite.api import arguments
     from suite.run.stops import Stops
 
@@ -42,6 +47,14 @@ def run(args) -> int:
         quiet.wait(args.wait_quiet, "starting the script anyway")
     with Stops() as stops:  # SIGTERM passed on to the script, which writes its runs so far
         return _run(args, named, stops)
+
+
+def _has_torch() -> bool:
+    """Whether this Python (the script's) can import torch, without importing it."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a torch module left half-imported
+        return False
 
 
 def _run(args, named: dict[str, str], stops) -> int:

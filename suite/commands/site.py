@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from suite.commands.common import add_price_arguments, count, say
+from suite.commands.common import add_price_arguments, count, say, writing
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -26,7 +26,8 @@ def run(args) -> int:
     say(f"building the site of {args.results_dir} into {args.out}")  # before the builder's imports: a first line at once
     from suite.site.builder import build_site
 
-    built = build_site(args.results_dir, args.out, table=table, progress=lambda line: say(f"  {line}"))
+    with writing("--out", args.out):
+        built = build_site(args.results_dir, args.out, table=table, progress=lambda line: say(f"  {line}"))
     print(built.index)
     for folder in built.removed:
         say(f"removed {folder}: the unfinished folder of a build that was killed")

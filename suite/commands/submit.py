@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from suite.commands.common import Usage
+from suite.commands.common import Usage, writing
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -27,7 +27,8 @@ def run(args) -> int:
     if results_dir.exists() and not results_dir.is_dir():
         raise Usage(f"--results-dir {args.results_dir} is a file, not a directory")
     try:
-        stored = submit_noted(args.file, args.results_dir, commit=args.commit)
+        with writing("--results-dir", args.results_dir):
+            stored = submit_noted(args.file, args.results_dir, commit=args.commit)
     except Refused as exc:
         for problem in exc.problems:
             print(f"refused: {problem.line(args.file)}")

@@ -30,6 +30,7 @@ from suite.figures import clock_cover
 from suite.figures import load as host_load
 from suite.figures.summary import complete_runs, groups
 from suite.record import results
+from workloads import own
 
 # verdicts
 FASTER, SLOWER, SAME = "faster", "slower", "no significant change"
@@ -322,7 +323,7 @@ def describe(doc: Doc) -> dict[str, Any]:
     return {"system": system.get("name"), "accelerator": f"{accel.get('name')} × {accel.get('count')}",
             "torch": soft.get("torch"), "goodbench": soft.get("goodbench"),
             "compile": doc.get("settings", {}).get("compile", "off"), "created_at": doc.get("created_at"),
-            "under_load": host_load.runs_under_load(doc.get("runs") or []),
+            "under_load": host_load.runs_under_load(doc.get("runs") or [], own.implementation_name(doc)),
             "load_unrecorded": any(not isinstance(r.get("host_load"), dict) for r in doc.get("runs") or []
                                    if isinstance(r, dict)),
             "clocks": own_clocks(doc), "clock_gaps": own_clock_gaps(doc)}

@@ -121,9 +121,10 @@ def all_devices(per_device: float | None, devices: int) -> float | None:
 def peak(device_name: str, precision: str, override_tflops: float | None = None, *, mig: bool = False,
          devices: int = 1) -> tuple[float | None, str]:
     """The dense peak FLOP/s of ``devices`` devices named ``device_name`` at ``precision`` (the
-    table's, or ``override_tflops`` per device), and where it came from or why there is none."""
+    table's, or ``override_tflops`` per device), and where it came from (``× N devices`` where
+    there are several) or why there is none."""
     per_device, source = mfu_meter.peak_flops(device_name, precision, override_tflops, mig=mig)
-    if devices > 1:
+    if devices > 1 and per_device is not None:
         source = f"{source} × {devices} devices"
     return all_devices(per_device, devices), source
 

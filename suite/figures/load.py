@@ -2,8 +2,7 @@
 load or not. Self-reported, like the readings: nothing in a results file can check them."""
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from suite.figures import naming
 from suite.record.text import cut
 
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
@@ -72,18 +71,19 @@ def busy_names(snap: dict) -> str:
     return names
 
 
-def runs_under_load(runs: list[dict], label: Callable[[dict], str] | None = None,
+def runs_under_load(runs: list[dict], implementation: str | None = None,
                     source: str = "self-reported") -> str | None:
     """One line for runs some of which were measured under load ("2 of 5 runs measured under
-    load …", naming the first and why), or None when none was (or none recorded it). ``label``: what
-    names a run's workload (own code's "own: NAME", :func:`suite.figures.report.workload_label`),
-    else its workload's id; ``source``: who measured the load ("self-reported": the file's word)."""
+    load …", naming the first and why), or None when none was (or none recorded it). The run is
+    named as every command names it (:func:`suite.figures.naming.workload_label`): its workload's
+    id, or own code's "own: NAME (held to ID)" (``implementation``: the name its file records);
+    ``source``: who measured the load ("self-reported": the file's word)."""
     loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
     if not loaded:
         return None
     run, why = loaded[0]
     workload = w if isinstance(w := run.get("workload"), dict) else {}
-    named = label(run) if label is not None and isinstance(workload.get("id"), str) else workload.get("id")
+    named = naming.workload_text(wid, implementation) if isinstance(wid := workload.get("id"), str) else wid
     return (f"{len(loaded)} of {len(runs)} runs measured under load ({source}); first "
             f"{named} seed {run.get('seed')}: {why}")
 

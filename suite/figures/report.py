@@ -9,8 +9,9 @@ import math
 import statistics
 
 from suite.figures import load, tta
+from suite.figures.naming import workload_label
 from suite.record import results
-from suite.record.text import cut, cut_words, printable
+from suite.record.text import cut
 from workloads import own
 
 GAP = "  "  # between columns: a header of several words stays readable as one
@@ -60,32 +61,6 @@ def table(rows: list[dict], float_format=None) -> str:
         for line, cell in zip(lines, cells):
             line.append(cell.rjust(width) if numeric else cell.ljust(width))
     return "\n".join(GAP.join(line).rstrip() for line in lines)
-
-
-OWN_NAME_CHARS = 40  # of an own implementation's name in the workload column; longer ends in "…"
-
-
-def workload_label(run: dict, implementation: str | None = None) -> str:
-    """What the workload column says of ``run``: :func:`workload_text` of its workload's id."""
-    return workload_text(run["workload"]["id"], implementation)
-
-
-def workload_text(wid: str, implementation: str | None = None) -> str:
-    """What a workload column says of a run of workload ``wid`` (the site's system pages too): the
-    id; for own code (``implementation``: the name its file records,
-    :func:`workloads.own.implementation_name`) "own: NAME" (:func:`own_name`), and "held to ID"
-    where it is held to a goodbench workload's target."""
-    if implementation is None:
-        return wid
-    name = own_name(implementation)
-    return f"own: {name}" if wid == own.FREE_JOB else f"own: {name} (held to {printable(str(wid))})"
-
-
-def own_name(implementation: str) -> str:
-    """An own implementation's name as a row shows it: the submitter's text, written printable
-    and cut after a whole word within :data:`OWN_NAME_CHARS` (:func:`suite.record.text.cut_words`:
-    a cut never spells a label's word the name does not hold)."""
-    return cut_words(implementation, OWN_NAME_CHARS)
 
 
 def run_rows(runs: list[dict], implementation: str | None = None) -> list[dict]:
@@ -203,7 +178,7 @@ def load_warning(runs: list, implementation: str | None = None) -> str | None:
     """The warning ``goodbench run`` ends with where some runs were measured under load
     (:func:`suite.figures.load.runs_under_load`), as ``run-own`` and ``show`` end too, own code's
     runs named as its rows name them (``implementation``); None: none was."""
-    loaded = load.runs_under_load(runs, label=lambda run: workload_label(run, implementation))
+    loaded = load.runs_under_load(runs, implementation)
     return f"warning: {loaded}: such runs are flagged and left out of comparisons" if loaded else None
 
 

@@ -368,7 +368,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
             "run_id": (complete or runs)[0].get("run_id"),
             "signer": fp, "copy_of": None, "copy_status": None, "seed_conflict": None, "known_peak": known_peak(doc, runs),
-            "under_load": host_load.runs_under_load(runs),
+            "under_load": host_load.runs_under_load(runs, own_code(doc)),
             "load_recorded": all(isinstance(r.get("host_load"), dict) for r in runs),
             "implementation": own_code(doc),
             "trains": own.implementation_trains(doc),  # what own code declares it trains (self-reported)

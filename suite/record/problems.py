@@ -19,9 +19,14 @@ class Problem:
     field: str
     reason: str
 
+    def said(self) -> str:
+        """``field: reason [code]``; ``reason [code]`` for a problem of the whole file (no field)."""
+        return f"{self.field + ': ' if self.field else ''}{self.reason} [{self.code}]"
+
     def line(self, filename: str) -> str:
-        """``FILE: field: reason [code]``, printable whatever the file name holds."""
-        return f"{safe(filename, 200)}: {self.field or '(file)'}: {self.reason} [{self.code}]"
+        """``FILE: field: reason [code]`` (``FILE: reason [code]`` without a field), printable
+        whatever the file name holds."""
+        return f"{safe(filename, 200)}: {self.said()}"
 
 
 _descriptions: dict[str, str] = {}

@@ -1,7 +1,7 @@
 """The launcher's journal of its second-clock stamps across processes (docs/own-code.md, "A killed
 run goes on"). Torch-free.
 
-Where the library names the session's checkpoint directory on the edge pipe (``j SESSION PATH``),
+Where the library names the session's checkpoint directory on the edge channel (``j SESSION PATH``),
 ``goodbench run-own`` appends one JSON line to ``second-clock.jsonl`` there at each run's start, each
 checkpoint written (``c``) and each run's record kept (``k``): that run's stamps since its line before
 (its steps up to the edge, its evaluations closed by then, its first and latest edge), with what

@@ -118,7 +118,7 @@ def _preflight(plan, options) -> None:
     if problems:
         more = f" (and {count(len(problems) - 1, 'more problem')})" if len(problems) > 1 else ""
         raise GoodbenchError(f"the results file would be refused, not training: "
-                             f"{problems[0].field}: {problems[0].reason} [{problems[0].code}]{more}; "
+                             f"{problems[0].said()}{more}; "
                              "fix --system-name / --system-overrides")
 
 

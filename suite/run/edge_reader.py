@@ -6,8 +6,8 @@ with the moment the kernel saw it sent, mapped onto the launcher's clock; a pipe
 as it is read — late by however long the launcher waited for a core. A listening socket (a
 torchrun rank's channel) is read once its one writer has connected.
 
-A child that floods the pipe (more than :data:`MAX_EDGES` lines), writes a line that is no edge,
-or edges out of order is not believed: the reader notes why, keeps draining the pipe (so the child
+A child that floods the channel (more than :data:`MAX_EDGES` lines), writes a line that is no edge,
+or edges out of order is not believed: the reader notes why, keeps draining the channel (so the child
 is never blocked on it) and keeps nothing more."""
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ class EdgeReader:
         self.written: tuple[bool, str] | None = None
         self.broken: str | None = None  # why the edges are not believed
         self.count = 0
-        self.closed = False  # the pipe reached its end
+        self.closed = False  # the channel reached its end
         self.sent_stamps = 0  # lines stamped with the kernel's moment of sending (a socket's), not when read
         self._send_clock = edge_channel.SendClock(clock, origin)
         self._socket: socket.socket | None = None
@@ -125,7 +125,7 @@ class EdgeReader:
         self._thread.start()
 
     def finish(self, grace_s: float = 2.0) -> None:
-        """Wait up to ``grace_s`` for the pipe's end (a process the child left may hold it), then stop."""
+        """Wait up to ``grace_s`` for the channel's end (a process the child left may hold it), then stop."""
         self._thread.join(grace_s)
         self._stop.set()
         self._thread.join()
@@ -228,7 +228,7 @@ class EdgeReader:
                 continue
             self.count += 1
             if self.count > MAX_EDGES:
-                self._refuse(f"more than {MAX_EDGES:,} lines on the edge pipe")
+                self._refuse(f"more than {MAX_EDGES:,} lines on the edge channel")
                 return
             try:
                 self._edge(edges.parse(raw, stamp))

@@ -8,7 +8,7 @@ kernel saw it sent (:mod:`suite.run.edge_reader`). When the script ends, the fil
 wrote gets a ``second_clock`` record — this process's stamps, the child's pid, the tolerance and
 how far the clocks agree (:mod:`suite.figures.clocks`) — and is signed here (under run-own the
 library leaves signing to its launcher), written atomically over the child's, and validated.
-Where the edges cannot be believed (the pipe closed early, flooded, garbled), the file is left as
+Where the edges cannot be believed (the channel closed early, flooded, garbled), the file is left as
 the child wrote it: one clock, unsigned, and the reason is the error.
 
 With ``--nproc-per-node N`` the script runs as a one-node torchrun job (:func:`launch_ranks`): each
@@ -41,7 +41,7 @@ from suite.run.stops import Stops, start_own_group
 def launch(script: str, args: list[str], grace_s: float = 2.0,
            extra_env: dict[str, str] | None = None, stops: Stops | None = None,
            say: Callable[[str], None] | None = None) -> tuple[int, subprocess.Popen, EdgeReader]:
-    """Run ``python SCRIPT ARGS`` with the edge pipe (and ``extra_env`` in its environment), stamping
+    """Run ``python SCRIPT ARGS`` with the edge channel (and ``extra_env`` in its environment), stamping
     its edges until it ends; its exit status. ``stops``: where a Ctrl-C or SIGTERM is noted (and
     SIGTERM passed on); ``say``: where a script silent for long is said (:mod:`suite.run.own_stall`)."""
     if not Path(script).is_file():
@@ -200,8 +200,8 @@ def seal(path: Path, reader: EdgeReader, pid: int, ranks: Sequence[EdgeReader] =
 def why_not(status: int, reader: EdgeReader) -> str | None:
     """Why the child's edges cannot be added to a file (None: they can)."""
     if reader.broken is not None:
-        return f"its edge pipe was not believed ({reader.broken})"
+        return f"its edge channel was not believed ({reader.broken})"
     if reader.written is None:
         ended = f"ended by signal {-status}" if status < 0 else f"ended with status {status}"
-        return f"the script {ended} without naming a results file on its edge pipe (it closed the pipe, wrote no file, or made no goodbench.Benchmark)"
+        return f"the script {ended} without naming a results file on its edge channel (it closed the channel, wrote no file, or made no goodbench.Benchmark)"
     return None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from suite.figures.report import own_name, workload_text
+from suite.figures.naming import own_name, workload_text
 from suite.leaderboard.rows import NO_KNOWN_PEAK
 from suite.leaderboard.systems import signer_of
 from suite.leaderboard.trust import UNSIGNED_WHY, inconclusive_text
@@ -172,7 +172,7 @@ TRAINS_TITLE_CHARS = 400  # ... and the tooltip; the run page holds it whole
 
 def own_lines(row: dict, named: bool = True) -> list[dict]:
     """What an own-code row says of its code under a cell's value, each line {"text", "title",
-    "small"}: its name (``named``; :func:`suite.figures.report.own_name`, as ``goodbench show``
+    "small"}: its name (``named``; :func:`suite.figures.naming.own_name`, as ``goodbench show``
     writes it), then, smaller, what it declares it trains, cut at :data:`TRAINS_CHARS` (its
     tooltip: at :data:`TRAINS_TITLE_CHARS`). The submitter's text, self-reported: the page
     escapes it. No line for goodbench's own workloads' rows."""
@@ -191,7 +191,7 @@ def own_lines(row: dict, named: bool = True) -> list[dict]:
 
 def _workload_text(row: dict) -> str:
     """The workload column's text: its id, or own code's "own: NAME" as ``goodbench show`` writes it
-    (:func:`suite.figures.report.workload_text`)."""
+    (:func:`suite.figures.naming.workload_text`)."""
     name = row.get("implementation")
     return workload_text(row["workload"], name if isinstance(name, str) else None)
 

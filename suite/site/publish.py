@@ -422,8 +422,7 @@ def _store_each(git: Git, head: str, added: list[str], store: Path, incoming: Pa
         try:
             stored = submit_noted(incoming / name, store)
         except Refused as exc:
-            verdicts.append(Verdict(path, False, [f"refused: {p.field or '(file)'}: {p.reason} [{p.code}]"
-                                                  for p in exc.problems]))
+            verdicts.append(Verdict(path, False, [f"refused: {p.said()}" for p in exc.problems]))
             continue
         except GoodbenchError as exc:
             verdicts.append(Verdict(path, False, [f"refused: {exc}"]))

@@ -59,6 +59,7 @@ from suite.run.reproduce.planning import (
 )
 from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
+from workloads.own import implementation_name
 
 OUT_VARIABLE = "GOODBENCH_OUT"  # where goodbench.Benchmark writes its file instead of its out=
 # the system's name goodbench.Benchmark records instead of its system_name= (empty: the accelerator's own):
@@ -497,7 +498,8 @@ def _compare(original: Original, indexes: list[int], rerun: dict, tolerance: flo
                                  f"{sorted(str(s) for s in by_seed)}")
         target = Target(index=i, run=run, workload_id=run["workload"]["id"], seed=run["seed"],
                         device_type=str(run["device"]).split(":")[0], precision=run["precision"], layout=Layout(),
-                        global_batch=None, tolerance=curve_tolerance(run["workload"]["id"]))
+                        global_batch=None, tolerance=curve_tolerance(run["workload"]["id"]),
+                        implementation=implementation_name(original.doc))
         found.append(compare_run(target, record, tolerance, earlier[len(found)] if earlier else None,
                                  cpu_threads=threads))
     return found

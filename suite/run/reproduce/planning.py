@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite.figures.naming import workload_text
 from suite.figures.reproducibility import EXACT, CurveTolerance
 from suite.record.errors import GoodbenchError
 from suite.run.reproduce.inputs import Machine, Original, as_dict
@@ -49,9 +50,14 @@ class Target:
     layout: Layout
     global_batch: int | None  # open division: the declared global batch; None: as pinned
     tolerance: CurveTolerance = EXACT  # a curve beyond it is measured again (suite/run/reproduce/drift.py)
+    implementation: str | None = None  # own code: the name its file records (workloads.own.implementation_name)
+
+    def workload(self) -> str:
+        """Its workload as every command names it: the id, or own code's "own: NAME (held to ID)"."""
+        return workload_text(self.workload_id, self.implementation)
 
     def label(self) -> str:
-        return f"{self.workload_id} seed {self.seed}"
+        return f"{self.workload()} seed {self.seed}"
 
 
 @dataclass

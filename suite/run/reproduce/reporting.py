@@ -1,9 +1,9 @@
 """What ``goodbench reproduce`` prints of a reproduction, and its exit status."""
 from __future__ import annotations
 
-from suite.figures.load import runs_under_load
-from suite.figures.reproducibility import MEDIAN_MARGIN
-from suite.run.reproduce.comparison import REPRODUCED
+from suite.figures.load import loaded_bound, runs_under_load, under_load
+from suite.figures.reproducibility import MEDIAN_MARGIN, OUTSIDE
+from suite.run.reproduce.comparison import REPRODUCED, Comparison
 from suite.run.reproduce.inputs import as_dict
 from suite.run.reproduce.measuring import Measuring
 from suite.run.reproduce.training import Reproduction
@@ -29,7 +29,7 @@ def report_lines(reproduction: Reproduction) -> list[str]:
     lines = []
     for c in reproduction.comparisons:
         t, curve, tput, tta = c.target, c.curve, c.throughput, c.tta
-        lines.append(f"run {t.index}: {t.workload_id} {t.run['scale']} seed {t.seed} → {c.verdict}")
+        lines.append(f"run {t.index}: {t.workload()} {t.run['scale']} seed {t.seed} → {c.verdict}")
         m = c.measuring if c.pooled else None
         p = m.pool if m is not None else None
         pooled = p is not None
@@ -105,21 +105,59 @@ def exit_status(doc: dict) -> int:
     return 0 if runs and all(as_dict(r).get("verdict") == REPRODUCED for r in runs) else 1
 
 
-def load_notes(original_runs: list, rerun_runs: list) -> list[str]:
+def load_notes(original_runs: list, comparisons: list[Comparison], implementation: str | None = None) -> list[str]:
     """The load said beside the verdicts: the original's chosen runs measured under load (its
-    recorded throughput then reads low: a faster re-run is expected, and still differs) and the
-    re-run's, measured here by goodbench (a slower one is expected, and is inconclusive)."""
+    recorded throughput then reads low: a faster re-run is expected, and still differs), named as
+    every command names them (``implementation``: own code's name), and each run's re-runs
+    measured under load here by goodbench (:func:`rerun_load_notes`)."""
     notes = []
-    loaded = runs_under_load([r for r in original_runs if isinstance(r, dict)])
+    loaded = runs_under_load([r for r in original_runs if isinstance(r, dict)], implementation)
     if loaded:
         notes.append(f"note: the original was measured under load ({loaded}): its recorded throughput may read low "
                      "for that alone, so a faster re-run (a ratio above 1) is expected, and a throughput that differs "
                      "that way may say more of that load than of the file")
-    loaded = runs_under_load([r for r in rerun_runs if isinstance(r, dict)], source="measured here")
-    if loaded:
-        notes.append(f"note: the re-run was measured under load ({loaded}): a slower re-run (a ratio below 1) is then "
-                     "expected, so a throughput outside the band that way is inconclusive, not a difference; run "
-                     "again on a quiet machine (--wait-quiet SECONDS) to decide it")
+    return notes + [note for c in comparisons for note in rerun_load_notes(c)]
+
+
+def rerun_load_notes(c: Comparison) -> list[str]:
+    """What the load of run ``c``'s re-runs did to its verdict (docs/rules.md, "Reproducing a
+    result"): where it made a slower throughput or a later time to target inconclusive
+    (:attr:`Comparison.loaded_slower`, :attr:`Comparison.tta_loaded`), that, and how to decide it;
+    where one of them differs though some re-run was under load, why the load does not explain
+    it — too few re-runs under load (every one the verdict rests on must be), a re-run faster
+    than recorded, no share of the cores recorded, or a ratio below what the load could cost.
+    Nothing where no re-run was under load, or where the verdict does not rest on its speed."""
+    loads = c.host_loads
+    reasons = [why for host_load in loads if (why := under_load(host_load))]
+    if not reasons:
+        return []
+    n, k, run = len(loads), len(reasons), f"run {c.target.index}"
+    who = (f"the re-run of {run} was" if n == 1 else f"all {n} re-runs of {run} were" if k == n
+           else f"{k} of {n} re-runs of {run} were") + f" measured under load here ({'first: ' if k > 1 else ''}{reasons[0]})"
+    excused: list[tuple[str, float | None]] = []
+    unexplained: list[tuple[str, float | None]] = []
+    if c.on_median or c.judged == OUTSIDE:
+        (excused if c.loaded_slower else unexplained).append(("throughput", c.decided_ratio))
+    if c.tta_off:
+        original_s, rerun_s = c.tta["original_s"], c.tta["reproduction_s"]
+        (excused if c.tta_loaded else unexplained).append(("time to target", original_s / rerun_s))
+    notes = []
+    if excused:
+        what = " and ".join(w for w, _ in excused)
+        notes.append(f"note: {who}: a slower re-run is then expected, so its {what} outside the band is "
+                     "inconclusive, not a difference; run again on a quiet machine (--wait-quiet SECONDS) to decide it")
+    for what, ratio in unexplained:
+        if k < n:
+            why = (f"too few to explain the difference in its {what}: the load excuses a slower re-run only where every "
+                   "re-run the verdict rests on was measured under load (docs/rules.md)")
+        elif ratio is None or ratio >= 1:
+            why = f"but its {what} is no slower than recorded, which the load does not explain"
+        elif (bound := loaded_bound(loads, c.throughput.tolerance, lockstep=c.lockstep)) is None:
+            why = "but the share of the cores that load left it is not recorded, so the load explains nothing"
+        else:
+            why = (f"but its {what} ratio {ratio:.3f}× lies below what that load could cost (≥ {bound:.3f}×), so the "
+                   "load does not explain the difference")
+        notes.append(f"note: {who}: {why}")
     return notes
 
 

@@ -1,7 +1,8 @@
 """Own code's re-run stamped on a second clock (docs/own-code.md, "Reproducing"): the recorded
-``python SCRIPT ARGS`` runs in the sandbox with the write end of an edge pipe, as under ``goodbench
+``python SCRIPT ARGS`` runs in the sandbox with the write end of an edge channel, as under ``goodbench
 run-own`` (:mod:`suite.run.own_launch`), and this process — the reviewer's goodbench, outside the
-sandbox, on a clock the script does not run in — stamps each edge as it arrives. The re-run's file,
+sandbox, on a clock the script does not run in — stamps each edge with the moment the kernel saw it
+sent (a Unix socket's message; a pipe's line, off Linux, as it is read). The re-run's file,
 read once the sandbox has exited, gets the ``second_clock`` record; the validator then holds the
 reproduction's runs to it (rule ``second-clock``), so a script that replaces its clocks in the
 re-run is refused there too.
@@ -30,7 +31,7 @@ from suite.run.rank_channels import RankChannels
 from suite.run.reproduce import relay
 from suite.run.reproduce.planning import CannotReproduce
 
-GRACE_S = 2.0  # how long the pipe's end is awaited once the sandbox has exited
+GRACE_S = 2.0  # how long the channel's end is awaited once the sandbox has exited
 
 
 def torchrun_ranks(argv: list[str]) -> int | None:
@@ -84,13 +85,13 @@ def with_rank_clocks(raw: bytes, status: int, pid: int, channels: RankChannels) 
 
 
 def environment(write_end: int) -> dict[str, str]:
-    """What the sandbox's environment gets for the pipe: ``$GOODBENCH_EDGE_FD`` naming its write end."""
+    """What the sandbox's environment gets for the channel: ``$GOODBENCH_EDGE_FD`` naming its write end."""
     return {edges.ENV: str(write_end)}
 
 
 def run(wrapped: list[str], env: dict[str, str], ends: tuple[int, int],
         timeout: float | None, started: Callable[[int], None] | None = None) -> tuple[int, int, EdgeReader]:
-    """Run the sandboxed ``wrapped`` command (the edge pipe's write end passed in, closed here once it
+    """Run the sandboxed ``wrapped`` command (the edge channel's write end passed in, closed here once it
     has started), stamping its edges until it ends: (its exit status, its pid, the reader).
     :class:`CannotReproduce` when it runs past ``timeout`` (it is stopped). ``started``: told the
     sandbox's pid once it has started."""

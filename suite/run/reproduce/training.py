@@ -106,8 +106,8 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     if parallel.is_main:
         problems = session.preflight(splan, options)
         if problems:
-            raise GoodbenchError(f"the reproduction would be refused, not training: {problems[0].field}: "
-                                 f"{problems[0].reason} [{problems[0].code}]; fix --system-name")
+            raise GoodbenchError(f"the reproduction would be refused, not training: {problems[0].said()}; "
+                                 "fix --system-name")
     workloads, open_changes = splan.workloads()
     the_session = session.start_session(options)
     options = session.with_identity(splan, options, the_session, open_changes)
