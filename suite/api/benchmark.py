@@ -90,7 +90,7 @@ class Benchmark:
     step's figures are the global batch's, each rank's FLOPs counted on its share and summed,
     and rank 0 writes the file with every rank's step times (docs/own-code.md).
     Launched by ``goodbench run-own``, it writes each step's and evaluation's edge to the launcher's
-    pipe (:mod:`suite.api.edges`) and leaves signing to the launcher, which adds its second clock
+    edge channel (:mod:`suite.api.edges`: a socket the kernel stamps as sent) and leaves signing to the launcher, which adds its second clock
     to the file first."""
 
     def __init__(self, name: str, *, samples_per_step: int | None = None, max_steps: int, trains: str = "",
