@@ -258,6 +258,39 @@ def test_a_child_reaped_while_proc_is_read_is_not_counted_again_when_its_parent_
     assert during is not None and during["busy"] == [{"name": "bash", "cores": round(3 / 6, 2)}]  # 1 s + 2 s
 
 
+def test_a_child_and_its_parent_gone_together_are_taken_off_the_grandparents_growth_once(tmp_path):
+    """make → sh → cc1, sh and cc1 ending between two readings: make's ``cutime`` grows by sh's
+    total, which holds cc1's; what both had used when last read is taken off it (it was counted)."""
+    own = os.getpgrp()
+    make = {"name": "make", "group": own + 1, "began_ticks": 10 * TICK, "cpu_ticks": 0}
+    sh = {"name": "sh", "group": own + 1, "parent": 600, "began_ticks": 20 * TICK, "cpu_ticks": TICK}
+    cc1 = {"name": "cc1", "group": own + 1, "parent": 601, "began_ticks": 30 * TICK, "cpu_ticks": 20 * TICK}
+    clock = iter([0.0, 4.0])
+    _write_proc(tmp_path, 100, {600: make, 601: sh, 602: cc1})
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 104, {600: {**make, "reaped_ticks": 22 * TICK}})  # sh's 1 s, cc1's 20 s and 1 s more
+    during = watch.stop()
+    assert during is not None and during["busy"] == [{"name": "make", "cores": 0.25}]  # 1 s over 4 s
+
+
+def test_a_child_the_kernel_reaped_owes_its_parent_nothing_after_one_more_reading(tmp_path):
+    """A parent that ignores SIGCHLD has its children reaped by the kernel, never in its ``cutime``:
+    what such a child had used is not taken off the parent's later children for the whole run."""
+    own = os.getpgrp()
+    parent = {"name": "server", "group": own + 1, "began_ticks": 10 * TICK, "cpu_ticks": 0}
+    clock = iter([0.0, 2.0, 4.0, 6.0])
+    _write_proc(tmp_path, 100, {700: parent, 701: {"name": "job", "group": own + 1, "parent": 700,
+                                                   "began_ticks": 20 * TICK, "cpu_ticks": 5 * TICK}})
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 102, {700: parent})  # reaped by the kernel: not in the parent's cutime
+    watch.read()
+    _write_proc(tmp_path, 104, {700: parent})
+    watch.read()
+    _write_proc(tmp_path, 106, {700: {**parent, "reaped_ticks": 3 * TICK}})  # a later child it waited for: 3 s
+    during = watch.stop()
+    assert during is not None and during["busy"] == [{"name": "server", "cores": 0.5}]  # 3 s over 6 s
+
+
 def test_goodbench_s_own_processes_above_a_run_are_not_other_processes(tmp_path, monkeypatch):
     """``goodbench run``'s supervisor (its worker leads a group of its own) and ``goodbench
     run-own``'s launcher (torchrun's ranks in groups of their own) stamp, supervise and wait: the

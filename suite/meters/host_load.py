@@ -296,30 +296,35 @@ class Watch:
 
 def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], float] | None = None) -> dict[int, float]:
     """The CPU seconds each process of ``now`` used since ``last`` (see :class:`Watch`), where above 0.
-    ``owed``: by parent (pid, start), what its children gone by earlier readings had used when last
-    read and its ``reaped`` has not yet grown by — a child reaped while ``/proc`` was being read is
-    gone from that reading before its parent's ``cutime`` holds it — taken off that growth when it
-    comes, and kept up to date here (a reading's own when None)."""
+
+    A process gone since ``last`` had used its ``cpu + reaped`` then, counted already: that much is
+    taken off the growth of the ``reaped`` of its nearest ancestor still there (its parent, or, where
+    the parent is gone too, the parent's: whose ``cutime`` comes to hold both), once the ancestor has
+    waited for it. A child reaped while ``/proc`` was being read is gone from that reading before its
+    parent's ``cutime`` holds it: what is not taken off now is ``owed`` (by the ancestor's (pid,
+    start)) and taken off the next reading's growth, then dropped — a parent that ignores SIGCHLD
+    has its children reaped by the kernel, never in its ``cutime``. ``owed``: the Watch's, kept up
+    to date here (a reading's own when None)."""
     tick = 1 / _ticks()
-    owed = {} if owed is None else owed
-    for pid, was in last.processes.items():  # children gone since ``last``: what they had used then
+    carried = {} if owed is None else dict(owed)  # one reading old: taken off first, then dropped
+    fresh: dict[tuple[int, float], float] = {}
+    for pid, was in last.processes.items():  # gone since ``last``: what it had used then
         still = now.processes.get(pid)
         if still is None or still.began != was.began:
-            parent = last.processes.get(was.parent)
-            if parent is not None:
-                key = (was.parent, parent.began)
-                owed[key] = owed.get(key, 0.0) + was.cpu + was.reaped
-    for key in [key for key in owed if key[0] not in now.processes or now.processes[key[0]].began != key[1]]:
-        del owed[key]  # the parent is gone too: nothing of it is read again
+            holder = _nearest_present(was, last, now)
+            if holder is not None:
+                fresh[holder] = fresh.get(holder, 0.0) + was.cpu + was.reaped
+    if owed is not None:
+        owed.clear()
     used = {}
     for pid, found in now.processes.items():
         earlier = last.processes.get(pid)
         if earlier is not None and earlier.began == found.began:
             grown = found.reaped - earlier.reaped
-            credit = owed.pop((pid, found.began), 0.0)
-            if credit > grown:
-                owed[(pid, found.began)] = credit - grown  # not reaped yet, as read: taken off a later growth
-            since = found.cpu - earlier.cpu + max(0.0, grown - credit)
+            old, new = carried.get((pid, found.began), 0.0), fresh.get((pid, found.began), 0.0)
+            if owed is not None and new > max(0.0, grown - old):  # not reaped yet, as read: once more
+                owed[(pid, found.began)] = new - max(0.0, grown - old)
+            since = found.cpu - earlier.cpu + max(0.0, grown - old - new)
         elif last.uptime is not None and found.began >= last.uptime - tick:
             since = found.cpu + found.reaped  # begun since the last reading: all of its time
         else:
@@ -327,6 +332,19 @@ def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], flo
         if since > 0:
             used[pid] = since
     return used
+
+
+def _nearest_present(gone: Process, last: Reading, now: Reading) -> tuple[int, float] | None:
+    """(pid, start) of the nearest ancestor of the process ``gone`` (read at ``last``) that ``now``
+    still holds, through the ancestors ``last`` read; None where none is read at both."""
+    parent, seen = gone.parent, set()
+    while parent in last.processes and parent not in seen:
+        seen.add(parent)
+        was, still = last.processes[parent], now.processes.get(parent)
+        if still is not None and still.began == was.began:
+            return parent, was.began
+        parent = was.parent
+    return None
 
 
 def _cpu_seconds(proc: Path, family: int | None = None, roots: Collection[int] = (),
