@@ -171,3 +171,14 @@ def test_measuring_on_makes_at_most_its_count_of_measurements():
     start = {"flops": 1.0, "trials_flops": [1.0], "n": 8, "precision": "fp32", "method": "m"}
     kept = ceiling_meter.measured_again(start, _measurements(*[1.0] * 100), needed=1e9)
     assert f"the fastest of {ceiling_meter.MOST_MEASUREMENTS_AGAIN} such" in kept["at_end"]["method"]
+
+
+def test_runs_stopped_by_ctrl_c_measure_again_where_a_run_stood_above_and_never_after_sigterm():
+    from suite.run.signals import Stopped, Terminated
+
+    start = {"flops": 60.0}
+    assert ceiling_meter.again_when_stopped(start, 61.0, KeyboardInterrupt())
+    assert not ceiling_meter.again_when_stopped(start, 59.0, KeyboardInterrupt())
+    assert not ceiling_meter.again_when_stopped(start, None, KeyboardInterrupt())
+    assert not ceiling_meter.again_when_stopped(start, 61.0, Terminated())  # docker stop kills 10 s later
+    assert not ceiling_meter.again_when_stopped(start, 61.0, Stopped())

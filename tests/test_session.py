@@ -11,6 +11,7 @@ from short_lmchar import ShortLmChar
 from suite.record.errors import GoodbenchError
 from suite.run import session
 from suite.run.runner import RunOptions
+from suite.run.signals import Terminated
 from workloads import registry
 from workloads.lm.job import LanguageModelJob
 
@@ -99,25 +100,28 @@ def test_an_interrupted_suite_keeps_the_partial_run_and_runs_nothing_after_it(da
     assert list(doc["summary"]) == ["lm-char@smoke"]
 
 
-@pytest.mark.parametrize("first_flops", [1.0, 1e18])
-def test_a_stopped_suite_measures_the_ceiling_again_only_where_a_run_stood_above_it(data_dir, monkeypatch, first_flops):
+@pytest.mark.parametrize("first_flops, stop", [(1.0, KeyboardInterrupt), (1e18, KeyboardInterrupt),
+                                               (1.0, Terminated)])
+def test_a_stopped_suite_measures_the_ceiling_again_once_where_a_run_stood_above_it(data_dir, monkeypatch,
+                                                                                   first_flops, stop):
     """A walk's Ctrl-C: the ceiling measured before the runs under load stood below the run, and
-    a stopped suite skipped measuring it again, so its file failed ``above-ceiling``. Stopped, it
-    is measured again where a run stood above it (and said why), and only there."""
+    a stopped suite skipped measuring it again, so its file failed ``above-ceiling``. Stopped by
+    Ctrl-C, it is measured once more where a run stood above it (and said why), and only there;
+    stopped by SIGTERM (``docker stop`` kills 10 s later), the file comes first: never."""
     real_step = LanguageModelJob.train_step
     measured = []
 
-    def interrupt_at_step_30(self, batch=None):
+    def stop_at_step_30(self, batch=None):
         if self.step == 29:
-            raise KeyboardInterrupt
+            raise stop
         return real_step(self, batch)
 
     def ceiling(device, precision):
         measured.append(precision)
-        return {"flops": first_flops if len(measured) == 1 else 1e18}
+        return {"flops": first_flops if len(measured) == 1 else 2.0}  # measured again: still below the run
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
-    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_at_step_30)
+    monkeypatch.setattr(LanguageModelJob, "train_step", stop_at_step_30)
     monkeypatch.setattr(session, "matmul_ceiling", ceiling)
     calls: list = []
     doc = session.run_suite(session.SuitePlan(["lm-char"], "smoke", 0, explicit=True),
@@ -126,8 +130,8 @@ def test_a_stopped_suite_measures_the_ceiling_again_only_where_a_run_stood_above
     assert run["status"] == "partial" and run["metrics"]["throughput"] is not None
     assert doc["settings"]["interrupted"] is True
     again = [f for kind, f in calls if kind == "ceiling" and f.get("again")]
-    if first_flops == 1.0:  # the run stood above it
-        assert measured == ["fp32", "fp32"] and doc["settings"]["matmul_ceiling"]["fp32"]["at_end"]["flops"] == 1e18
+    if first_flops == 1.0 and stop is KeyboardInterrupt:  # the run stood above it: once more, not measured on
+        assert measured == ["fp32", "fp32"] and doc["settings"]["matmul_ceiling"]["fp32"]["at_end"]["flops"] == 2.0
         assert again == [{"precision": "fp32", "again": True, "most_s": session.MOST_SECONDS_AGAIN, "stopped": True}]
     else:
         assert measured == ["fp32"] and again == [] and "at_end" not in doc["settings"]["matmul_ceiling"]["fp32"]

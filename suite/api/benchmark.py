@@ -40,7 +40,7 @@ from suite.api import arguments, script
 from suite.api.edges import EdgePipe, forget_orphaned, on_orphaned
 from suite.api.run import FLOPS_AGREE, Run
 from suite.figures import derive
-from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again, stands_above
+from suite.meters.ceiling import MOST_SECONDS_AGAIN, again_when_stopped, matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results
 from suite.record.errors import GoodbenchError
@@ -165,6 +165,7 @@ class Benchmark:
         self._identity: dict[str, Any] | None = None
         self.parallel: Parallel = SINGLE  # this process's place under torchrun (set by start())
         self._joined = False  # the process group was joined here (and is left at the end)
+        self._stopped_by: BaseException | None = None  # the error that ended the session (end())
         self._workload: Workload | None = None
         self._reservation: results.Reservation | None = None  # rank 0's hold on out, from start()
         self._evaluator: Callable[[Any], dict[str, float]] | None = None
@@ -211,6 +212,7 @@ class Benchmark:
             self._ended = True  # nothing measured to write: the error says why
             self._let_go()
             return
+        self._stopped_by = error  # Ctrl-C or SIGTERM: whether the ceiling is measured again (end())
         self.end(interrupted=isinstance(error, KeyboardInterrupt))
 
     def start(self) -> None:
@@ -408,13 +410,14 @@ class Benchmark:
             if not self.records:
                 raise GoodbenchError("no run was recorded: no results file written")
             needed = derive.fastest_device_rate(self.records, self.precision)
-            if not interrupted or stands_above(self.ceiling, needed):  # stopped: only where the file needs it
+            by = stopped or self._stopped_by
+            if not interrupted or again_when_stopped(self.ceiling, needed, by):  # stopped: once, where the file needs it
                 try:  # measured again after the runs, on every rank as before them (ceiling.with_end)
                     if interrupted:
                         self.progress("ceiling", precision=self.precision, again=True, most_s=MOST_SECONDS_AGAIN,
                                       stopped=True)
                     self.ceiling = measured_again(self.ceiling, lambda: matmul_ceiling(self.device, self.precision),
-                                                  needed)
+                                                  needed, most_seconds=0.0 if interrupted else MOST_SECONDS_AGAIN)
                 except KeyboardInterrupt as exc:  # stopped while measuring it again: the runs are kept, then it stops
                     interrupted, stopped = True, exc
                 except (RuntimeError, MemoryError) as exc:  # out of memory (the loop's tensors still held): the runs are kept

@@ -77,9 +77,18 @@ MOST_MEASUREMENTS_AGAIN = ceiling_method.MOST_MEASUREMENTS_AGAIN
 def stands_above(ceiling: dict, needed: float | None) -> bool:
     """Whether a run's model FLOP/s on one device (``needed``) stood above ``ceiling`` as measured:
     the file would be refused (rule ``above-ceiling``) unless the ceiling is measured again
-    (:func:`measured_again`), which a stopped run does for this alone."""
+    (:func:`measured_again`)."""
     flops = ceiling.get("flops")
     return needed is not None and isinstance(flops, (int, float)) and needed > flops
+
+
+def again_when_stopped(ceiling: dict, needed: float | None, by: BaseException | None) -> bool:
+    """Whether runs stopped by ``by`` measure the ceiling again, once (not measured on): only after
+    Ctrl-C, and only where a run stood above it (:func:`stands_above`). After SIGTERM the file comes
+    first — ``docker stop`` kills 10 s later, torchrun 30 s — and a measurement takes seconds."""
+    from suite.run.signals import Terminated
+
+    return not isinstance(by, Terminated) and stands_above(ceiling, needed)
 
 
 def measured_again(start: dict, measure: Callable[[], dict], needed: float | None, *,

@@ -45,11 +45,13 @@ class ProgressPrinter:
             say(f"[{self.label}] target {f['target']} met at step {f['step']}, {f['time_s']:.1f} s from the run's "
                 "start: training stops here (time to target ends at the first evaluation that meets it)")
         elif event == "ceiling":
-            say(f"measuring the {f['precision']} matmul ceiling of this device"
-                + (f" again after the runs (measured on, for at most {f['most_s']:g} s, while a run stood above it)"
-                   if f.get("again") else "")
-                + (": a run stood above the one measured before them, and the file would be refused without it"
-                   " (Ctrl-C again skips it)" if f.get("stopped") else ""))
+            if f.get("stopped"):
+                say(f"measuring the {f['precision']} matmul ceiling of this device once more: a run stood above the "
+                    "one measured before the runs, and the file would be refused without it (Ctrl-C again skips it)")
+            else:
+                say(f"measuring the {f['precision']} matmul ceiling of this device"
+                    + (f" again after the runs (measured on, for at most {f['most_s']:g} s, while a run stood above it)"
+                       if f.get("again") else ""))
         elif event == "ceiling_not_again":
             say(f"the {f['precision']} matmul ceiling was not measured again after the runs ({f['why']}): "
                 "the file holds the one measured before them, and the runs' records")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.figures import derive
-from suite.meters.ceiling import MOST_SECONDS_AGAIN, matmul_ceiling, measured_again, stands_above
+from suite.meters.ceiling import MOST_SECONDS_AGAIN, again_when_stopped, matmul_ceiling, measured_again
 from suite.mlperf.fields import submission as mlperf_submission
 from suite.record import privacy, results, size_ahead
 from suite.record.errors import GoodbenchError
@@ -186,6 +186,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     options = with_identity(plan, options, session, open_changes)
     runs: list[dict] = []
     interrupted, aborted = False, None
+    stopped_by: BaseException | None = None  # the interrupt that stopped the runs
     planned, size_said = sum(len(_planned_runs(plan, w)) for w in runnable), False
     for workload in runnable:
         for seed, repeat in _planned_runs(plan, workload):
@@ -197,6 +198,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
                     progress("size_ahead", line=too_large)
                     size_said = True
             except KeyboardInterrupt as exc:
+                stopped_by = exc
                 if hasattr(exc, "record"):
                     runs.append(_numbered(exc.record, repeat))
                 if isinstance(exc, Terminated) and not isinstance(exc, Stopped) and options.parallel.distributed:
@@ -220,8 +222,9 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
         if interrupted or aborted:
             break
     stopped = interrupted or aborted
-    again = {precision: ceiling for precision, ceiling in ceilings.items()  # stopped: only where the file needs it
-             if not stopped or stands_above(ceiling, derive.fastest_device_rate(runs, precision))}
+    again = {precision: ceiling for precision, ceiling in ceilings.items()  # stopped: once, where the file needs it
+             if not stopped or (interrupted and not aborted and again_when_stopped(
+                 ceiling, derive.fastest_device_rate(runs, precision), stopped_by))}
     if again:  # measured again after the runs: the fastest seen (ceiling.with_end)
         try:
             for precision, ceiling in again.items():
@@ -229,7 +232,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
                 try:
                     ceilings[precision] = measured_again(
                         ceiling, functools.partial(matmul_ceiling, options.device, precision),
-                        derive.fastest_device_rate(runs, precision))
+                        derive.fastest_device_rate(runs, precision), most_seconds=0.0 if stopped else MOST_SECONDS_AGAIN)
                 except (RuntimeError, MemoryError) as exc:  # out of memory: the runs and the first ceiling are kept
                     progress("ceiling_not_again", precision=precision, why=driver.ended_by(exc))
         except KeyboardInterrupt:  # stopped while measuring it again: every run is kept, the file says interrupted
