@@ -650,3 +650,24 @@ def test_an_inconclusive_the_earlier_bound_gave_stays_valid():
     assert entry["verdict"].startswith("differs: ") and _found(doc) == []
     entry["verdict"] = "inconclusive: the re-run was measured under load"
     assert _found(doc) == []
+
+
+def test_a_load_note_says_nothing_without_a_ratio_and_never_asks_a_quiet_re_run_to_settle_a_curve():
+    """A second look: a partial re-run (no throughput, so no ratio) measured under load read "but
+    its throughput is no slower than recorded"; beside a curve that differs, a note asked for a
+    quiet re-run "to decide it", which no re-run's speed decides."""
+    from types import SimpleNamespace
+
+    from suite.run.reproduce.reporting import rerun_load_notes
+
+    def judged(ratio, loaded_slower, curve_agrees):
+        return SimpleNamespace(host_loads=[LOADED], target=SimpleNamespace(index=0), on_median=False,
+                               judged=comparison.OUTSIDE, loaded_slower=loaded_slower, tta_off=False,
+                               decided_ratio=ratio, curve=SimpleNamespace(agrees=curve_agrees),
+                               throughput=SimpleNamespace(tolerance=0.2), lockstep=False)
+
+    assert rerun_load_notes(judged(None, None, True)) == []
+    [note] = rerun_load_notes(judged(0.6, "other processes used 1.88 of 2 cores", False))
+    assert note.endswith("inconclusive, not a difference; its curve differs all the same, which no load explains")
+    [note] = rerun_load_notes(judged(0.6, "other processes used 1.88 of 2 cores", True))
+    assert note.endswith("run again on a quiet machine (--wait-quiet SECONDS) to decide it")

@@ -144,13 +144,17 @@ def rerun_load_notes(c: Comparison) -> list[str]:
     notes = []
     if excused:
         what = " and ".join(w for w, _ in excused)
+        then = ("; its curve differs all the same, which no load explains" if not c.curve.agrees
+                else "; run again on a quiet machine (--wait-quiet SECONDS) to decide it")
         notes.append(f"note: {who}: a slower re-run is then expected, so its {what} outside the band is "
-                     "inconclusive, not a difference; run again on a quiet machine (--wait-quiet SECONDS) to decide it")
+                     f"inconclusive, not a difference{then}")
     for what, ratio in unexplained:
+        if ratio is None:  # no figure to set beside the load (a partial re-run): the verdict says why
+            continue
         if k < n:
             why = (f"too few to explain the difference in its {what}: the load excuses a slower re-run only where every "
                    "re-run the verdict rests on was measured under load (docs/rules.md)")
-        elif ratio is None or ratio >= 1:
+        elif ratio >= 1:
             why = f"but its {what} is no slower than recorded, which the load does not explain"
         elif (bound := loaded_bound(loads, c.throughput.tolerance, lockstep=c.lockstep)) is None:
             why = "but the share of the cores that load left it is not recorded, so the load explains nothing"
