@@ -115,6 +115,9 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, unk
 
 def _dispatch(argv: list[str] | None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # `goodbench` alone: its commands, not an error line
+        parser.print_help(sys.stderr)
+        return 2
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # as parse_args says it, but naming the option an abbreviation stands for
         _unrecognized(parser, args, unknown)

@@ -52,8 +52,16 @@ def test_the_parser_s_own_errors_are_one_line_naming_where_the_usage_is(capsys):
         "goodbench data fetch: error: argument -w/--workload: expected one argument; see goodbench data fetch --help"]
     assert _usage_error(["run", "--bogus"], capsys) == [
         "goodbench run: error: unrecognized arguments: --bogus; see goodbench run --help"]
-    [line] = _usage_error([], capsys)
+    [line] = _usage_error(["--debug"], capsys)
     assert line == "goodbench: error: the following arguments are required: COMMAND; see goodbench --help"
+
+
+def test_goodbench_alone_lists_its_commands(capsys):
+    from suite import cli
+
+    assert cli.main([]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("usage: goodbench") and "run-own" in said and "submit" in said
     [line] = _usage_error(["run", "--seed", "2"], capsys)
     assert "(goodbench run takes its options in full, not abbreviated: --seed for --seeds?)" in line
     [line] = _usage_error(["run", "--seeds", "1\x1b[2J"], capsys)  # what it quotes cannot act on the terminal
