@@ -8,12 +8,15 @@ import datetime
 import re
 import statistics
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from suite.cli import main
 from suite.cost import classes, prices
 from suite.record.errors import GoodbenchError
+
+REPO = Path(__file__).resolve().parent.parent
 
 ENTRY = """[[entry]]
 class = "NVIDIA H100 SXM"
@@ -309,6 +312,26 @@ def test_a_page_read_after_today_is_refused_in_one_line(tmp_path, capsys):
         prices.load(path)
     path.write_text(_dated(ENTRY, today, today.isoformat()), encoding="utf-8")  # read today: taken
     assert prices.load(path).entries[0].read == today.isoformat()
+
+
+def test_the_shipped_table_loads_on_a_clock_behind_its_read_days_and_a_users_file_does_not(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """Review H #5: on a machine whose clock is behind the shipped table's read days, ``site`` and
+    ``compare`` failed on a file the user cannot fix. Only a user's price file is held to the clock."""
+    shipped = prices.load()
+    behind = datetime.date.fromisoformat(min(e.read for e in shipped.entries)) - datetime.timedelta(days=30)
+    monkeypatch.setattr(prices, "today", lambda: behind)
+    assert len(prices.load().entries) == len(shipped.entries)  # the shipped table: taken as it is
+    assert main(["prices"]) == 0
+    stored = sorted((REPO / "results").glob("*.json"))[0]  # a stored goodbench result
+    assert main(["compare", str(stored), str(stored), "--format", "json"]) == 0
+    capsys.readouterr()
+    read = max(e.read for e in shipped.entries)  # a user's file with a read day the shipped table has
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.replace('read = "2026-11-28"', f'read = "{read}"'), encoding="utf-8")
+    assert main(["prices", "--price-file", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"read {read} is after today ({behind.isoformat()})" in err and len(err.strip().splitlines()) == 1
 
 
 def test_an_undated_page_says_so_and_never_passes_its_read_day_off_as_the_prices_date(tmp_path):

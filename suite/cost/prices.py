@@ -6,8 +6,9 @@ A class's price is the median of its entries' prices per accelerator-hour, or th
 ``default = true``. A user's own prices replace it: ``--price-file FILE`` (the table's format)
 in place of the shipped table, ``--price "CLASS=USD"`` for one class. Bad input — a price that is
 negative, zero, NaN, infinite, huge or not a number, an unknown class or field, text with control
-or bidirectional characters, a malformed date, a page read after today — is refused with one line naming it
-(:class:`suite.record.errors.GoodbenchError`), never a traceback.
+or bidirectional characters, a malformed date, a page read after today (in a user's file: the shipped
+table is not held to this machine's clock, which may be behind the day its pages were read) — is
+refused with one line naming it (:class:`suite.record.errors.GoodbenchError`), never a traceback.
 """
 from __future__ import annotations
 
@@ -149,8 +150,7 @@ class Table:
         if cls is None:
             return None
         if self.overrides and cls.name in self.overrides:
-            today = datetime.date.today().isoformat()
-            return Price(cls, self.overrides[cls.name], f"{USER} --price", today, ())
+            return Price(cls, self.overrides[cls.name], f"{USER} --price", today().isoformat(), ())
         mine = tuple(e for e in self.entries if e.cls is cls)
         if not mine:
             return None
@@ -166,6 +166,11 @@ class Table:
     def price_of(self, accelerator: str | None, memory_gib: float | None = None) -> Price | None:
         """The price of the class an accelerator name is in (:func:`suite.cost.classes.of_accelerator`)."""
         return self.price(classes.of_accelerator(accelerator, memory_gib))
+
+
+def today() -> datetime.date:
+    """This machine's day (a function, so that a test can set it)."""
+    return datetime.date.today()
 
 
 def _refuse(where: str, what: str) -> GoodbenchError:
@@ -246,27 +251,29 @@ def _fields(where: str, raw, allowed, required, what: str) -> dict:
     return raw
 
 
-def _electricity(where: str, raw) -> Electricity:
+def _electricity(where: str, raw, shipped: bool = False) -> Electricity:
     raw = _fields(where, raw, ELECTRICITY_FIELDS, ELECTRICITY_FIELDS, "[electricity]")
     value = check_price(where, raw["price_usd_per_kwh"], MIN_KWH_PRICE_USD, MAX_KWH_PRICE_USD, "kWh")
     date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
-    _dated_before_read(where, date, read)
+    _dated_before_read(where, date, read, shipped)
     return Electricity(value, _text(where, "offering", raw["offering"]), _text(where, "source", raw["source"]),
                        _address(where, raw["address"]), date, read)
 
 
-def _dated_before_read(where: str, date: str, read: str) -> None:
-    """``read`` no later than today (a day's skew allowed), ``date`` no later than ``read``."""
-    today = datetime.date.today()
-    if datetime.date.fromisoformat(read) > today + CLOCK_SKEW:
-        raise _refuse(where, f"read {read} is after today ({today.isoformat()}): a page cannot have been read "
+def _dated_before_read(where: str, date: str, read: str, shipped: bool = False) -> None:
+    """``date`` no later than ``read``, and in a user's file (not ``shipped``) ``read`` no later
+    than today (a day's skew allowed). The shipped table is not held to the clock: on a machine
+    whose clock is behind the day its pages were read, its user could not fix it."""
+    day = today()
+    if not shipped and datetime.date.fromisoformat(read) > day + CLOCK_SKEW:
+        raise _refuse(where, f"read {read} is after today ({day.isoformat()}): a page cannot have been read "
                              "in the future")
     if date > read[:len(date)]:
         raise _refuse(where, f"date {date} is after read {read}: a page cannot state a price after the day it "
                              "was read")
 
 
-def _entry(where: str, raw) -> Entry:
+def _entry(where: str, raw, shipped: bool = False) -> Entry:
     raw = _fields(where, raw, FIELDS, REQUIRED, "an entry")
     name = _text(where, "class", raw["class"])
     cls = classes.named(name)
@@ -293,7 +300,7 @@ def _entry(where: str, raw) -> Entry:
     said = f"price {quoted:g}" + (f" for {count} {cls.unit}s ({quoted / count:g} per {cls.unit}-hour)" if count > 1 else "")
     check_price(where, quoted / count, minimum(cls), per=f"{cls.unit}-hour", said=said)
     date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
-    _dated_before_read(where, date, read)
+    _dated_before_read(where, date, read, shipped)
     if undated and date != read:
         raise _refuse(where, f"undated = true says the page states no date, so date must be the day it was read "
                              f"({read}), not {date}")
@@ -303,8 +310,9 @@ def _entry(where: str, raw) -> Entry:
                  date=date, read=read, accelerators=count, default=default, kind=kind, undated=undated)
 
 
-def parse(data: bytes, origin: str) -> Table:
-    """A table from the bytes of a price file (``origin``: its name in messages)."""
+def parse(data: bytes, origin: str, shipped: bool = False) -> Table:
+    """A table from the bytes of a price file (``origin``: its name in messages; ``shipped``: the
+    table shipped beside this module, whose read days are not held to this machine's clock)."""
     where = printable(origin)
     if len(data) > MAX_BYTES:
         raise _refuse(where, f"over {MAX_BYTES:,} bytes")
@@ -323,11 +331,11 @@ def parse(data: bytes, origin: str) -> Table:
     raw = doc.get("entry", [])
     if not isinstance(raw, list) or len(raw) > MAX_ENTRIES:
         raise _refuse(where, f"[[entry]] must be a list of at most {MAX_ENTRIES:,} tables")
-    entries = [_entry(f"{where}: entry {i + 1}", e) for i, e in enumerate(raw)]
+    entries = [_entry(f"{where}: entry {i + 1}", e, shipped) for i, e in enumerate(raw)]
     for cls in classes.CLASSES:
         if sum(e.default for e in entries if e.cls is cls) > 1:
             raise _refuse(where, f"{cls.name}: more than one entry says default = true")
-    electricity = _electricity(f"{where}: [electricity]", doc["electricity"]) if "electricity" in doc else None
+    electricity = _electricity(f"{where}: [electricity]", doc["electricity"], shipped) if "electricity" in doc else None
     return Table(entries, origin, electricity=electricity)
 
 
@@ -337,7 +345,7 @@ def load(path: str | Path | None = None) -> Table:
     path = Path(path) if path is not None else TABLE
     with open(path, "rb") as f:
         data = f.read(MAX_BYTES + 1)
-    return parse(data, "suite/cost/prices.toml" if shipped else str(path))
+    return parse(data, "suite/cost/prices.toml" if shipped else str(path), shipped)
 
 
 def override(table: Table, given: list[str]) -> Table:
