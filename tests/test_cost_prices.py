@@ -58,7 +58,9 @@ def test_a_class_price_is_the_median_of_its_entries_per_accelerator_and_no_entry
             continue
         assert price.usd_per_hour == pytest.approx(statistics.median(quoted))
         assert len(price.entries) == len(quoted)
-        assert "not what the submitter paid" in price.words() and price.date in price.words()
+        assert "not what the submitter paid" in price.words()
+        assert all(f"read {e.read}" in price.words() for e in price.entries if e.undated)  # each read day said
+        assert all(e.undated for e in price.entries) or price.date.partition(";")[0] in price.words()  # the dates
     for e, quoted in zip(table.entries, raw):  # a price quoted for a node, Superchip or rack is per accelerator
         assert e.price_usd_per_hour == quoted["price_usd_per_hour"]
         assert e.per_accelerator_hour == quoted["price_usd_per_hour"] / quoted.get("accelerators", 1)
@@ -336,22 +338,38 @@ def test_the_shipped_table_loads_on_a_clock_behind_its_read_days_and_a_users_fil
 
 def test_an_undated_page_says_so_and_never_passes_its_read_day_off_as_the_prices_date(tmp_path):
     """Review G #4: a price from a page that states no date read "list price of 2026-11-28", the
-    day it was read. ``undated = true`` says so, and its words say "undated page, read …"."""
+    day it was read. ``undated = true`` says so, and its words say "a page that states no date,
+    read …" after its source (review H #7: "list price of an undated page" read as the page's own)."""
     read = "2026-11-28"
     undated = ENTRY.replace("2026-11-01", read) + "undated = true\n"
     table = prices.parse(undated.encode(), "mine.toml")
     price = table.price(classes.named("NVIDIA H100 SXM"))
     assert price.date == f"undated page, read {read}"
-    assert f"list price of an undated page, read {read}, from Example Cloud" in price.words()
-    assert "not what the submitter paid" in price.words()
+    assert price.words() == (f"list price from Example Cloud (a page that states no date, read {read}), "
+                             "not what the submitter paid")
     dated = ENTRY.replace("Example Cloud", "Other Cloud")
     mixed = prices.parse((undated + "\n" + dated).encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
     assert mixed.date == f"2026-11-01; undated page, read {read}"
-    assert f"list price of 2026-11-01, and an undated page, read {read}, from the median of 2" in mixed.words()
+    assert (f"list price from the median of 2 prices: Example Cloud, Other Cloud (dated 2026-11-01, and from a page "
+            f"that states no date, read {read})") in mixed.words()
     with pytest.raises(GoodbenchError, match="undated = true says the page states no date"):
         prices.parse((ENTRY + "undated = true\n").encode(), "mine.toml")  # a stated date is not undated
     with pytest.raises(GoodbenchError, match="undated must be true or false"):
         prices.parse((ENTRY.replace("2026-11-01", read) + 'undated = "yes"\n').encode(), "mine.toml")
+
+
+def test_undated_pages_are_counted_by_their_addresses_not_their_entries():
+    """Review H #7: two entries from one undated page read "undated pages"."""
+    read = "2026-11-28"
+    one = ENTRY.replace("2026-11-01", read) + 'kind = "other cloud"\nundated = true\n'
+    same = one + "\n" + one.replace("Example Cloud", "Other Cloud")
+    price = prices.parse(same.encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
+    assert price.date == f"undated page, read {read}"
+    assert f"(other cloud prices; a page that states no date, read {read})" in price.words()
+    two = same.replace("https://example.com/pricing", "https://example.org/pricing", 1)
+    price = prices.parse(two.encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
+    assert price.date == f"undated pages, read {read}"
+    assert f"(other cloud prices; pages that state no date, read {read})" in price.words()
 
 
 def test_the_shipped_undated_entries_read_as_undated_everywhere(capsys):
@@ -360,7 +378,10 @@ def test_the_shipped_undated_entries_read_as_undated_everywhere(capsys):
     assert undated  # pages that state no date (the Hugging Face pricing page, the Trillium announcement)
     for e in undated:
         price = table.price(e.cls)
-        assert f"read {e.read}" in price.date and "undated page" in price.words()
-        assert f"list price of {e.read}" not in price.words()
+        assert f"read {e.read}" in price.date and f"states no date, read {e.read}" in price.words()
+        assert "list price of" not in price.words()  # neither of the day it was read nor "of an undated page"
     assert main(["prices"]) == 0
-    assert "undated page, read" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "undated page, read" in out
+    # review H #7: its closing words hold of an undated page's price too, not only "of their dates"
+    assert "list prices of their dates" not in out and "an undated page's of a day unknown" in out

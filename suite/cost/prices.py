@@ -91,32 +91,42 @@ class Price:
         return " and ".join(kinds) or None
 
     def words(self) -> str:
-        """The honest words under a cost: whose list price of when, not what was paid."""
-        kind = f" ({self.kind} prices)" if self.kind else ""
-        return f"list price of {of_date(self.date)} from {self.source}{kind}, not what the submitter paid"
+        """The honest words under a cost: whose list price of when, not what was paid
+        (:func:`list_price`)."""
+        kind = f"{self.kind} prices" if self.kind else None
+        return f"{list_price(self.date, self.source, kind)}, not what the submitter paid"
+
+
+UNDATED = "undated page"  # how :func:`dates` names a page that states no date
 
 
 def dates(entries: tuple[Entry, ...] | list[Entry]) -> str:
     """When a class's prices are of: its dated entries' date, or their first and last
     ("2026-03-17..2026-05-22"); an entry from a page that states no date says so and the day it was
-    read ("undated page, read 2026-11-28"), never passing that day off as the price's date."""
+    read ("undated page, read 2026-11-28"; "undated pages" where the entries come from more than
+    one page), never passing that day off as the price's date."""
     dated = sorted({e.date for e in entries if not e.undated})
-    reads = sorted({e.read for e in entries if e.undated})
+    undated = [e for e in entries if e.undated]
     parts = [dated[0] if len(dated) == 1 else f"{dated[0]}..{dated[-1]}"] if dated else []
-    if reads:
-        parts.append(f"undated page{'s' if len(reads) > 1 or sum(e.undated for e in entries) > 1 else ''}, "
-                     f"read {' and '.join(reads)}")
+    if undated:
+        pages = len({e.address for e in undated})
+        parts.append(f"{UNDATED}{'s' if pages > 1 else ''}, read {' and '.join(sorted({e.read for e in undated}))}")
     return "; ".join(parts)
 
 
-def of_date(date: str) -> str:
-    """A price's date (:func:`dates`) as the words "list price of …" take it: "2026-03-17", or
-    "an undated page, read 2026-11-28," where the page states no date."""
-    dated, _, undated = date.rpartition("undated page")
-    if not _:
-        return date
-    article = "" if undated.startswith("s") else "an "
-    return f"{dated.replace('; ', ', and ')}{article}undated page{undated},"
+def list_price(date: str, source: str, kind: str | None = None) -> str:
+    """"list price of 2026-03-17 from Lambda (other cloud prices)": a price's date
+    (:func:`dates`), its source and the kind of its providers as a cost's words say them; a page
+    that states no date is said as one, never as the page's own price or of the day it was read:
+    "list price from Google Cloud (hyperscaler prices; a page that states no date, read 2026-11-28)"."""
+    dated, found, undated = date.partition(UNDATED)
+    if not found:
+        return f"list price of {date} from {source}" + (f" ({kind})" if kind else "")
+    plural, _, reads = undated.partition("read ")
+    page = ("pages that state no date" if plural.startswith("s") else "a page that states no date") + f", read {reads}"
+    dated = dated.rstrip("; ")
+    when = f"dated {dated}, and from {page}" if dated else page
+    return f"list price from {source} ({f'{kind}; ' if kind else ''}{when})"
 
 
 @dataclass(frozen=True)
