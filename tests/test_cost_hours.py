@@ -138,8 +138,10 @@ def test_an_edited_huge_core_count_does_not_inflate_a_cpu_cost():
     assert [e["core_hours"] for e in rows(stored.name, doc)] == before and any(h is not None for h in before)
     huge = _on_cpu(1_000_000, [])
     most = hours.CPU_SOCKET_MOST_CORES * hours.MOST_THREADS_PER_CORE
-    assert hours.billed_cores(huge)[0] == most
-    assert hours.billed_cores(_on_cpu(1_000_000, [], sockets=2))[0] == 2 * most
+    assert hours.billed_cores(huge) == (most, hours.CAPPED)  # the words say the cap where it lowered the count
+    assert hours.billed_cores(_on_cpu(1_000_000, [], sockets=2)) == (2 * most, hours.CAPPED)
+    assert hours.billed_cores(_on_cpu(most, [])) == (most, hours.RECORDED)  # review H #7: not where it did not
+    assert "per core of" not in hours.RECORDED
 
 
 def test_speedrun_gpu_hours_are_gpus_times_the_measured_time():

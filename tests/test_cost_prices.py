@@ -8,12 +8,15 @@ import datetime
 import re
 import statistics
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from suite.cli import main
 from suite.cost import classes, prices
 from suite.record.errors import GoodbenchError
+
+REPO = Path(__file__).resolve().parent.parent
 
 ENTRY = """[[entry]]
 class = "NVIDIA H100 SXM"
@@ -55,7 +58,9 @@ def test_a_class_price_is_the_median_of_its_entries_per_accelerator_and_no_entry
             continue
         assert price.usd_per_hour == pytest.approx(statistics.median(quoted))
         assert len(price.entries) == len(quoted)
-        assert "not what the submitter paid" in price.words() and price.date in price.words()
+        assert "not what the submitter paid" in price.words()
+        assert all(f"read {e.read}" in price.words() for e in price.entries if e.undated)  # each read day said
+        assert all(e.undated for e in price.entries) or price.date.partition(";")[0] in price.words()  # the dates
     for e, quoted in zip(table.entries, raw):  # a price quoted for a node, Superchip or rack is per accelerator
         assert e.price_usd_per_hour == quoted["price_usd_per_hour"]
         assert e.per_accelerator_hour == quoted["price_usd_per_hour"] / quoted.get("accelerators", 1)
@@ -279,8 +284,10 @@ def test_the_shipped_table_keeps_sxm_and_pcie_apart_and_says_each_class_provider
         assert own and price.entries == tuple(own)
         assert price.usd_per_hour == pytest.approx(statistics.median(e.per_accelerator_hour for e in own))
     assert table.price_of("NVIDIA A100-PCIE-40GB") is None  # priced by no entry, not by the SXM's
-    assert table.price_of("NVIDIA A100-SXM4-40GB").kind == "hyperscaler"
-    assert table.price_of("NVIDIA A100-SXM4-80GB").kind == "other cloud"
+    for name in ("NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB"):  # each says the kinds of provider it is from
+        price = table.price_of(name)
+        assert all(e.kind in price.kind for e in price.entries) and f"({price.kind} prices)" in price.words()
+    assert "hyperscaler" in table.price_of("NVIDIA A100-SXM4-40GB").kind  # AWS's p4d
     for cls in classes.CLASSES:
         assert len({p.split()[-1] for p in cls.peaks if "PCIe" in p or "SXM" in p}) <= 1, cls.name
     by_month = [e for e in table.entries if len(e.date) == 7]  # a page's "as of June 2026": its month, not a day
@@ -311,24 +318,60 @@ def test_a_page_read_after_today_is_refused_in_one_line(tmp_path, capsys):
     assert prices.load(path).entries[0].read == today.isoformat()
 
 
+def test_the_shipped_table_loads_on_a_clock_behind_its_read_days_and_a_users_file_does_not(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """Review H #5: on a machine whose clock is behind the shipped table's read days, ``site`` and
+    ``compare`` failed on a file the user cannot fix. Only a user's price file is held to the clock."""
+    shipped = prices.load()
+    behind = datetime.date.fromisoformat(min(e.read for e in shipped.entries)) - datetime.timedelta(days=30)
+    monkeypatch.setattr(prices, "today", lambda: behind)
+    assert len(prices.load().entries) == len(shipped.entries)  # the shipped table: taken as it is
+    assert main(["prices"]) == 0
+    stored = sorted((REPO / "results").glob("*.json"))[0]  # a stored goodbench result
+    assert main(["compare", str(stored), str(stored), "--format", "json"]) == 0
+    capsys.readouterr()
+    read = max(e.read for e in shipped.entries)  # a user's file with a read day the shipped table has
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.replace('read = "2026-11-28"', f'read = "{read}"'), encoding="utf-8")
+    assert main(["prices", "--price-file", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"read {read} is after today ({behind.isoformat()})" in err and len(err.strip().splitlines()) == 1
+
+
 def test_an_undated_page_says_so_and_never_passes_its_read_day_off_as_the_prices_date(tmp_path):
     """Review G #4: a price from a page that states no date read "list price of 2026-11-28", the
-    day it was read. ``undated = true`` says so, and its words say "undated page, read …"."""
+    day it was read. ``undated = true`` says so, and its words say "a page that states no date,
+    read …" after its source (review H #7: "list price of an undated page" read as the page's own)."""
     read = "2026-11-28"
     undated = ENTRY.replace("2026-11-01", read) + "undated = true\n"
     table = prices.parse(undated.encode(), "mine.toml")
     price = table.price(classes.named("NVIDIA H100 SXM"))
     assert price.date == f"undated page, read {read}"
-    assert f"list price of an undated page, read {read}, from Example Cloud" in price.words()
-    assert "not what the submitter paid" in price.words()
+    assert price.words() == (f"list price from Example Cloud (a page that states no date, read {read}), "
+                             "not what the submitter paid")
     dated = ENTRY.replace("Example Cloud", "Other Cloud")
     mixed = prices.parse((undated + "\n" + dated).encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
     assert mixed.date == f"2026-11-01; undated page, read {read}"
-    assert f"list price of 2026-11-01, and an undated page, read {read}, from the median of 2" in mixed.words()
+    assert (f"list price from the median of 2 prices: Example Cloud, Other Cloud (dated 2026-11-01, and from a page "
+            f"that states no date, read {read})") in mixed.words()
     with pytest.raises(GoodbenchError, match="undated = true says the page states no date"):
         prices.parse((ENTRY + "undated = true\n").encode(), "mine.toml")  # a stated date is not undated
     with pytest.raises(GoodbenchError, match="undated must be true or false"):
         prices.parse((ENTRY.replace("2026-11-01", read) + 'undated = "yes"\n').encode(), "mine.toml")
+
+
+def test_undated_pages_are_counted_by_their_addresses_not_their_entries():
+    """Review H #7: two entries from one undated page read "undated pages"."""
+    read = "2026-11-28"
+    one = ENTRY.replace("2026-11-01", read) + 'kind = "other cloud"\nundated = true\n'
+    same = one + "\n" + one.replace("Example Cloud", "Other Cloud")
+    price = prices.parse(same.encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
+    assert price.date == f"undated page, read {read}"
+    assert f"(other cloud prices; a page that states no date, read {read})" in price.words()
+    two = same.replace("https://example.com/pricing", "https://example.org/pricing", 1)
+    price = prices.parse(two.encode(), "mine.toml").price(classes.named("NVIDIA H100 SXM"))
+    assert price.date == f"undated pages, read {read}"
+    assert f"(other cloud prices; pages that state no date, read {read})" in price.words()
 
 
 def test_the_shipped_undated_entries_read_as_undated_everywhere(capsys):
@@ -337,7 +380,10 @@ def test_the_shipped_undated_entries_read_as_undated_everywhere(capsys):
     assert undated  # pages that state no date (the Hugging Face pricing page, the Trillium announcement)
     for e in undated:
         price = table.price(e.cls)
-        assert f"read {e.read}" in price.date and "undated page" in price.words()
-        assert f"list price of {e.read}" not in price.words()
+        assert f"read {e.read}" in price.date and f"states no date, read {e.read}" in price.words()
+        assert "list price of" not in price.words()  # neither of the day it was read nor "of an undated page"
     assert main(["prices"]) == 0
-    assert "undated page, read" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "undated page, read" in out
+    # review H #7: its closing words hold of an undated page's price too, not only "of their dates"
+    assert "list prices of their dates" not in out and "an undated page's of a day unknown" in out

@@ -148,6 +148,8 @@ def test_the_price_page_lists_every_class_and_entry_with_source_and_date(tmp_pat
     assert re.search(r'<span class="nowrap">\d{4}-\d\d-\d\d</span> – <span class="nowrap">\d{4}-\d\d-\d\d</span>', page)
     for e in table.entries:  # a page that states no date: "undated page, read …", its read day unbroken
         assert not e.undated or re.search(rf'undated pages?, read <span class="nowrap">{e.read}</span>', page)
+    intro = " ".join(page.split("<p class=\"lead\">", 1)[1].split("</p>", 1)[0].split())
+    assert "a list price of its date" not in intro and "where a page states no date" in intro  # review H #7
 
 
 def test_site_refuses_a_hostile_price_file_before_building(tmp_path, capsys):
@@ -217,7 +219,7 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     # a vCPU price applied per logical core, and the page says so (walkthrough 4 M2)
     assert all(("no price" in p) == (cpu is None) and ("per vCPU-hour (CPU)" in p) == (cpu is not None) for p in priced)
     # each says which cores it billed (review G #3), and the workload table's cell how many
-    bases = (hours.AFFINITY, hours.SNAPSHOT_HOST, hours.RECORDED, hours.RECORDED_FEWER)
+    bases = (hours.AFFINITY, hours.SNAPSHOT_HOST, hours.RECORDED, hours.RECORDED_FEWER, hours.CAPPED)
     assert all(any(b in html.unescape(p) for b in bases) for p in priced)
     assert re.search(r"core-hours \(\d+ cores? billed × the time\)", page)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target

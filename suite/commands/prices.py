@@ -42,7 +42,8 @@ def table_lines(table) -> list[str]:
         quoted = _usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else "")
         lines.append(f"  {e.cls.name} — {e.provider}{f' ({e.kind})' if e.kind else ''}: {e.offering}: {quoted}/h"
                      f"{' (default)' if e.default else ''}; {e.source}, {e.address}, {'undated page' if e.undated else f'dated {e.date}'}, read {e.read}")
-    lines += ["", "On-demand list prices of their dates, not what any submitter paid; a class without a "
+    lines += ["", "On-demand list prices, each of the date its page states (an undated page's of a day unknown "
+              "before the day it was read), not what any submitter paid; a class without a "
               "price shows \"no price\", never a guess. A cost is accelerator-hours × its class's price "
               "(a CPU run's cores, those it could use, × its time × the price per vCPU-hour). Hyperscaler (AWS, Azure, "
               "Google Cloud, Oracle Cloud) and other-cloud list prices differ for the same part."]

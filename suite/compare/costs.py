@@ -8,7 +8,7 @@ import math
 
 from suite.cost import classes
 from suite.cost.hours import cost
-from suite.cost.prices import Table, of_date
+from suite.cost.prices import Table, list_price
 
 
 def side_costs(sides: list[tuple[str, dict]], table: Table) -> list[dict]:
@@ -44,7 +44,7 @@ def text(lines: list[dict]) -> str:
         rate, cpu = c["price_per_accelerator_hour_usd"], c.get("core_hours") is not None
         money = "no price" if c["cost_usd"] is None or rate is None else (
             f"{usd(c['cost_usd'])} at {usd(rate, cents_from=1)} per {'core' if cpu else 'device'}-hour, "
-            f"list price of {of_date(c['price_date'])} from {c['price_source']}")
+            f"{list_price(c['price_date'], c['price_source'])}")
         used = f"{c['core_hours']:.4g} core-hours" if cpu else f"{c['accelerator_hours']:.4g} device-hours"
         out.append(f"  {c['side']}: {c['workload']} {c['scale']} on {c['accelerator']}: {used}, {money}")
     return "\n".join(out)

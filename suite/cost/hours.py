@@ -25,8 +25,9 @@ MOST_THREADS_PER_CORE = 2  # hardware threads per core (x86's SMT): a host's log
 AFFINITY = "the cores the run could use (its CPU affinity, as its host-load snapshots counted them)"
 SNAPSHOT_HOST = "the host's cores as its host-load snapshots counted them (written before the run's own were)"
 RECORDED_FEWER = "the host's logical cores as the file records them, fewer than its host-load snapshots counted"
-RECORDED = ("the host's logical cores as the file records them (no host-load snapshot counted the run's), at most "
-            f"{MOST_THREADS_PER_CORE} per core of {CPU_SOCKET_MOST_CORES}-core sockets")
+RECORDED = "the host's logical cores as the file records them (no host-load snapshot counted the run's)"
+CAPPED = (f"the most logical cores its recorded sockets can have ({MOST_THREADS_PER_CORE} per core of "
+          f"{CPU_SOCKET_MOST_CORES}-core sockets), fewer than the file records (no host-load snapshot counted the run's)")
 
 
 def _number(value) -> float | None:
@@ -79,8 +80,8 @@ def billed_cores(doc: dict) -> tuple[int, str] | None:
     snapshot counted), held to the host's recorded logical cores where those are fewer (the
     physics check holds the recorded cores to the snapshots' in the same way); in a file without
     snapshots, the host's recorded logical cores (``system.host.cpu_logical_cores``, which nothing
-    measured), at most :data:`MOST_THREADS_PER_CORE` per core of its recorded sockets. None off the
-    CPU, or with no count."""
+    measured), at most :data:`MOST_THREADS_PER_CORE` per core of its recorded sockets (:data:`CAPPED`
+    says so only where that lowered the count). None off the CPU, or with no count."""
     system = _table(doc.get("system"))
     if (system.get("accelerator") or {}).get("type") != "cpu":
         return None
@@ -97,7 +98,7 @@ def billed_cores(doc: dict) -> tuple[int, str] | None:
     if recorded is None:
         return None
     most = (_count(host.get("cpu_sockets")) or 1) * CPU_SOCKET_MOST_CORES * MOST_THREADS_PER_CORE
-    return min(recorded, most), RECORDED
+    return (recorded, RECORDED) if recorded <= most else (most, CAPPED)
 
 
 def core_hours(doc: dict, seconds: float | None) -> float | None:

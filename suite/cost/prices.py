@@ -6,8 +6,9 @@ A class's price is the median of its entries' prices per accelerator-hour, or th
 ``default = true``. A user's own prices replace it: ``--price-file FILE`` (the table's format)
 in place of the shipped table, ``--price "CLASS=USD"`` for one class. Bad input — a price that is
 negative, zero, NaN, infinite, huge or not a number, an unknown class or field, text with control
-or bidirectional characters, a malformed date, a page read after today — is refused with one line naming it
-(:class:`suite.record.errors.GoodbenchError`), never a traceback.
+or bidirectional characters, a malformed date, a page read after today (in a user's file: the shipped
+table is not held to this machine's clock, which may be behind the day its pages were read) — is
+refused with one line naming it (:class:`suite.record.errors.GoodbenchError`), never a traceback.
 """
 from __future__ import annotations
 
@@ -90,32 +91,42 @@ class Price:
         return " and ".join(kinds) or None
 
     def words(self) -> str:
-        """The honest words under a cost: whose list price of when, not what was paid."""
-        kind = f" ({self.kind} prices)" if self.kind else ""
-        return f"list price of {of_date(self.date)} from {self.source}{kind}, not what the submitter paid"
+        """The honest words under a cost: whose list price of when, not what was paid
+        (:func:`list_price`)."""
+        kind = f"{self.kind} prices" if self.kind else None
+        return f"{list_price(self.date, self.source, kind)}, not what the submitter paid"
+
+
+UNDATED = "undated page"  # how :func:`dates` names a page that states no date
 
 
 def dates(entries: tuple[Entry, ...] | list[Entry]) -> str:
     """When a class's prices are of: its dated entries' date, or their first and last
     ("2026-03-17..2026-05-22"); an entry from a page that states no date says so and the day it was
-    read ("undated page, read 2026-11-28"), never passing that day off as the price's date."""
+    read ("undated page, read 2026-11-28"; "undated pages" where the entries come from more than
+    one page), never passing that day off as the price's date."""
     dated = sorted({e.date for e in entries if not e.undated})
-    reads = sorted({e.read for e in entries if e.undated})
+    undated = [e for e in entries if e.undated]
     parts = [dated[0] if len(dated) == 1 else f"{dated[0]}..{dated[-1]}"] if dated else []
-    if reads:
-        parts.append(f"undated page{'s' if len(reads) > 1 or sum(e.undated for e in entries) > 1 else ''}, "
-                     f"read {' and '.join(reads)}")
+    if undated:
+        pages = len({e.address for e in undated})
+        parts.append(f"{UNDATED}{'s' if pages > 1 else ''}, read {' and '.join(sorted({e.read for e in undated}))}")
     return "; ".join(parts)
 
 
-def of_date(date: str) -> str:
-    """A price's date (:func:`dates`) as the words "list price of …" take it: "2026-03-17", or
-    "an undated page, read 2026-11-28," where the page states no date."""
-    dated, _, undated = date.rpartition("undated page")
-    if not _:
-        return date
-    article = "" if undated.startswith("s") else "an "
-    return f"{dated.replace('; ', ', and ')}{article}undated page{undated},"
+def list_price(date: str, source: str, kind: str | None = None) -> str:
+    """"list price of 2026-03-17 from Lambda (other cloud prices)": a price's date
+    (:func:`dates`), its source and the kind of its providers as a cost's words say them; a page
+    that states no date is said as one, never as the page's own price or of the day it was read:
+    "list price from Google Cloud (hyperscaler prices; a page that states no date, read 2026-11-28)"."""
+    dated, found, undated = date.partition(UNDATED)
+    if not found:
+        return f"list price of {date} from {source}" + (f" ({kind})" if kind else "")
+    plural, _, reads = undated.partition("read ")
+    page = ("pages that state no date" if plural.startswith("s") else "a page that states no date") + f", read {reads}"
+    dated = dated.rstrip("; ")
+    when = f"dated {dated}, and from {page}" if dated else page
+    return f"list price from {source} ({f'{kind}; ' if kind else ''}{when})"
 
 
 @dataclass(frozen=True)
@@ -149,8 +160,7 @@ class Table:
         if cls is None:
             return None
         if self.overrides and cls.name in self.overrides:
-            today = datetime.date.today().isoformat()
-            return Price(cls, self.overrides[cls.name], f"{USER} --price", today, ())
+            return Price(cls, self.overrides[cls.name], f"{USER} --price", today().isoformat(), ())
         mine = tuple(e for e in self.entries if e.cls is cls)
         if not mine:
             return None
@@ -166,6 +176,11 @@ class Table:
     def price_of(self, accelerator: str | None, memory_gib: float | None = None) -> Price | None:
         """The price of the class an accelerator name is in (:func:`suite.cost.classes.of_accelerator`)."""
         return self.price(classes.of_accelerator(accelerator, memory_gib))
+
+
+def today() -> datetime.date:
+    """This machine's day (a function, so that a test can set it)."""
+    return datetime.date.today()
 
 
 def _refuse(where: str, what: str) -> GoodbenchError:
@@ -246,27 +261,29 @@ def _fields(where: str, raw, allowed, required, what: str) -> dict:
     return raw
 
 
-def _electricity(where: str, raw) -> Electricity:
+def _electricity(where: str, raw, shipped: bool = False) -> Electricity:
     raw = _fields(where, raw, ELECTRICITY_FIELDS, ELECTRICITY_FIELDS, "[electricity]")
     value = check_price(where, raw["price_usd_per_kwh"], MIN_KWH_PRICE_USD, MAX_KWH_PRICE_USD, "kWh")
     date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
-    _dated_before_read(where, date, read)
+    _dated_before_read(where, date, read, shipped)
     return Electricity(value, _text(where, "offering", raw["offering"]), _text(where, "source", raw["source"]),
                        _address(where, raw["address"]), date, read)
 
 
-def _dated_before_read(where: str, date: str, read: str) -> None:
-    """``read`` no later than today (a day's skew allowed), ``date`` no later than ``read``."""
-    today = datetime.date.today()
-    if datetime.date.fromisoformat(read) > today + CLOCK_SKEW:
-        raise _refuse(where, f"read {read} is after today ({today.isoformat()}): a page cannot have been read "
+def _dated_before_read(where: str, date: str, read: str, shipped: bool = False) -> None:
+    """``date`` no later than ``read``, and in a user's file (not ``shipped``) ``read`` no later
+    than today (a day's skew allowed). The shipped table is not held to the clock: on a machine
+    whose clock is behind the day its pages were read, its user could not fix it."""
+    day = today()
+    if not shipped and datetime.date.fromisoformat(read) > day + CLOCK_SKEW:
+        raise _refuse(where, f"read {read} is after today ({day.isoformat()}): a page cannot have been read "
                              "in the future")
     if date > read[:len(date)]:
         raise _refuse(where, f"date {date} is after read {read}: a page cannot state a price after the day it "
                              "was read")
 
 
-def _entry(where: str, raw) -> Entry:
+def _entry(where: str, raw, shipped: bool = False) -> Entry:
     raw = _fields(where, raw, FIELDS, REQUIRED, "an entry")
     name = _text(where, "class", raw["class"])
     cls = classes.named(name)
@@ -293,7 +310,7 @@ def _entry(where: str, raw) -> Entry:
     said = f"price {quoted:g}" + (f" for {count} {cls.unit}s ({quoted / count:g} per {cls.unit}-hour)" if count > 1 else "")
     check_price(where, quoted / count, minimum(cls), per=f"{cls.unit}-hour", said=said)
     date, read = _date(where, "date", raw["date"]), _date(where, "read", raw["read"])
-    _dated_before_read(where, date, read)
+    _dated_before_read(where, date, read, shipped)
     if undated and date != read:
         raise _refuse(where, f"undated = true says the page states no date, so date must be the day it was read "
                              f"({read}), not {date}")
@@ -303,8 +320,9 @@ def _entry(where: str, raw) -> Entry:
                  date=date, read=read, accelerators=count, default=default, kind=kind, undated=undated)
 
 
-def parse(data: bytes, origin: str) -> Table:
-    """A table from the bytes of a price file (``origin``: its name in messages)."""
+def parse(data: bytes, origin: str, shipped: bool = False) -> Table:
+    """A table from the bytes of a price file (``origin``: its name in messages; ``shipped``: the
+    table shipped beside this module, whose read days are not held to this machine's clock)."""
     where = printable(origin)
     if len(data) > MAX_BYTES:
         raise _refuse(where, f"over {MAX_BYTES:,} bytes")
@@ -323,11 +341,11 @@ def parse(data: bytes, origin: str) -> Table:
     raw = doc.get("entry", [])
     if not isinstance(raw, list) or len(raw) > MAX_ENTRIES:
         raise _refuse(where, f"[[entry]] must be a list of at most {MAX_ENTRIES:,} tables")
-    entries = [_entry(f"{where}: entry {i + 1}", e) for i, e in enumerate(raw)]
+    entries = [_entry(f"{where}: entry {i + 1}", e, shipped) for i, e in enumerate(raw)]
     for cls in classes.CLASSES:
         if sum(e.default for e in entries if e.cls is cls) > 1:
             raise _refuse(where, f"{cls.name}: more than one entry says default = true")
-    electricity = _electricity(f"{where}: [electricity]", doc["electricity"]) if "electricity" in doc else None
+    electricity = _electricity(f"{where}: [electricity]", doc["electricity"], shipped) if "electricity" in doc else None
     return Table(entries, origin, electricity=electricity)
 
 
@@ -337,7 +355,7 @@ def load(path: str | Path | None = None) -> Table:
     path = Path(path) if path is not None else TABLE
     with open(path, "rb") as f:
         data = f.read(MAX_BYTES + 1)
-    return parse(data, "suite/cost/prices.toml" if shipped else str(path))
+    return parse(data, "suite/cost/prices.toml" if shipped else str(path), shipped)
 
 
 def override(table: Table, given: list[str]) -> Table:
