@@ -208,8 +208,8 @@ def _energy(r: Row) -> dict:
 SCORE_TIME_ONLY = "score time only (MLPerf excludes init)"
 COST_LABEL = "cost (USD), score time only"  # the tooltip and the note under the table: MLPerf excludes init
 COST_TITLE = ("cost to train: accelerator-hours (accelerators × score) × the on-demand list price per "
-              "accelerator-hour of the accelerator's class (the price table's page): a list price of its date, "
-              "not what the submitter paid. The score's time only: MLPerf's score leaves out initialization (its "
+              "accelerator-hour of the accelerator's class (the price table's page): a list price of its date (an "
+              "undated page's: the day it was read), not what the submitter paid. The score's time only: MLPerf's score leaves out initialization (its "
               "rule), which goodbench's own cost to target counts from the run's start; \"with init\" under it "
               "adds the median run's initialization (the cost ÷ (1 − init share))")
 COST_NOTE = ("Cost (USD) prices the score's time only: MLPerf's score leaves out initialization (MLPerf's rule), "
