@@ -174,11 +174,8 @@ def test_measuring_on_makes_at_most_its_count_of_measurements():
 
 
 def test_runs_stopped_by_ctrl_c_measure_again_where_a_run_stood_above_and_never_after_sigterm():
-    from suite.run.signals import Stopped, Terminated
-
     start = {"flops": 60.0}
-    assert ceiling_meter.again_when_stopped(start, 61.0, KeyboardInterrupt())
-    assert not ceiling_meter.again_when_stopped(start, 59.0, KeyboardInterrupt())
-    assert not ceiling_meter.again_when_stopped(start, None, KeyboardInterrupt())
-    assert not ceiling_meter.again_when_stopped(start, 61.0, Terminated())  # docker stop kills 10 s later
-    assert not ceiling_meter.again_when_stopped(start, 61.0, Stopped())
+    assert ceiling_meter.again_when_stopped(start, 61.0, by_sigterm=False)
+    assert not ceiling_meter.again_when_stopped(start, 59.0, by_sigterm=False)
+    assert not ceiling_meter.again_when_stopped(start, None, by_sigterm=False)
+    assert not ceiling_meter.again_when_stopped(start, 61.0, by_sigterm=True)  # docker stop kills 10 s later

@@ -411,7 +411,8 @@ class Benchmark:
                 raise GoodbenchError("no run was recorded: no results file written")
             needed = derive.fastest_device_rate(self.records, self.precision)
             by = stopped or self._stopped_by
-            if not interrupted or again_when_stopped(self.ceiling, needed, by):  # stopped: once, where the file needs it
+            if not interrupted or again_when_stopped(self.ceiling, needed,  # stopped: once, where the file needs it
+                                                     isinstance(by, signals.Terminated)):
                 try:  # measured again after the runs, on every rank as before them (ceiling.with_end)
                     if interrupted:
                         self.progress("ceiling", precision=self.precision, again=True, most_s=MOST_SECONDS_AGAIN,

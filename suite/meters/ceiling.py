@@ -82,13 +82,11 @@ def stands_above(ceiling: dict, needed: float | None) -> bool:
     return needed is not None and isinstance(flops, (int, float)) and needed > flops
 
 
-def again_when_stopped(ceiling: dict, needed: float | None, by: BaseException | None) -> bool:
-    """Whether runs stopped by ``by`` measure the ceiling again, once (not measured on): only after
-    Ctrl-C, and only where a run stood above it (:func:`stands_above`). After SIGTERM the file comes
-    first — ``docker stop`` kills 10 s later, torchrun 30 s — and a measurement takes seconds."""
-    from suite.run.signals import Terminated
-
-    return not isinstance(by, Terminated) and stands_above(ceiling, needed)
+def again_when_stopped(ceiling: dict, needed: float | None, by_sigterm: bool) -> bool:
+    """Whether stopped runs measure the ceiling again, once (not measured on): only after Ctrl-C,
+    and only where a run stood above it (:func:`stands_above`). After SIGTERM (``by_sigterm``) the
+    file comes first — ``docker stop`` kills 10 s later, torchrun 30 s — and a measurement takes seconds."""
+    return not by_sigterm and stands_above(ceiling, needed)
 
 
 def measured_again(start: dict, measure: Callable[[], dict], needed: float | None, *,

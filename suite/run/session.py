@@ -224,7 +224,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     stopped = interrupted or aborted
     again = {precision: ceiling for precision, ceiling in ceilings.items()  # stopped: once, where the file needs it
              if not stopped or (interrupted and not aborted and again_when_stopped(
-                 ceiling, derive.fastest_device_rate(runs, precision), stopped_by))}
+                 ceiling, derive.fastest_device_rate(runs, precision), isinstance(stopped_by, Terminated)))}
     if again:  # measured again after the runs: the fastest seen (ceiling.with_end)
         try:
             for precision, ceiling in again.items():
