@@ -221,7 +221,7 @@ def test_a_workload_page_has_the_cost_column(tmp_path):
     # each says which cores it billed (review G #3), and the workload table's cell how many
     bases = (hours.AFFINITY, hours.SNAPSHOT_HOST, hours.RECORDED, hours.RECORDED_FEWER, hours.CAPPED)
     assert all(any(b in html.unescape(p) for b in bases) for p in priced)
-    assert re.search(r"core-hours \(\d+ cores? billed × the time\)", page)
+    assert re.search(r"core-hours \(\d+ cores? billed × the time, self-reported\)", page)
     assert len(priced) < len(run_pages)  # throughput runs have no time to target
 
 

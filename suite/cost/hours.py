@@ -22,12 +22,14 @@ SECONDS_PER_HOUR = 3600.0
 MINUTES_PER_HOUR = 60.0
 PER_MILLION = 1e6
 MOST_THREADS_PER_CORE = 2  # hardware threads per core (x86's SMT): a host's logical cores are at most twice its cores
-AFFINITY = "the cores the run could use (its CPU affinity, as its host-load snapshots counted them)"
-SNAPSHOT_HOST = "the host's cores as its host-load snapshots counted them (written before the run's own were)"
-RECORDED_FEWER = "the host's logical cores as the file records them, fewer than its host-load snapshots counted"
-RECORDED = "the host's logical cores as the file records them (no host-load snapshot counted the run's)"
+SELF_REPORTED = "; self-reported: no other record in the file counts them"
+AFFINITY = "the cores the run could use (its CPU affinity, as its host-load snapshots counted them)" + SELF_REPORTED
+SNAPSHOT_HOST = "the host's cores as its host-load snapshots counted them (written before the run's own were)" + SELF_REPORTED
+RECORDED_FEWER = "the host's logical cores as the file records them, fewer than its host-load snapshots counted" + SELF_REPORTED
+RECORDED = "the host's logical cores as the file records them (no host-load snapshot counted the run's)" + SELF_REPORTED
 CAPPED = (f"the most logical cores its recorded sockets can have ({MOST_THREADS_PER_CORE} per core of "
-          f"{CPU_SOCKET_MOST_CORES}-core sockets), fewer than the file records (no host-load snapshot counted the run's)")
+          f"{CPU_SOCKET_MOST_CORES}-core sockets), fewer than the file records (no host-load snapshot counted the run's)"
+          + SELF_REPORTED)
 
 
 def _number(value) -> float | None:

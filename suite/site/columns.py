@@ -104,7 +104,7 @@ def _cost_sub(row: dict) -> str | None:
     core_h = row.get("core_hours")
     if core_h is not None and not missing(core_h):  # a CPU is priced per core-hour: the cores it could use
         cores = row.get("billed_cores")
-        billed = "" if cores is None or missing(cores) else f" ({int(cores)} core{'' if int(cores) == 1 else 's'} billed × the time)"
+        billed = "" if cores is None or missing(cores) else f" ({int(cores)} core{'' if int(cores) == 1 else 's'} billed × the time, self-reported)"
         return f"{num(core_h)} core-hours{billed}{priced}"
     return f"{value_text(acc_h * 3600, 's')} device-time{priced}"
 
@@ -138,7 +138,7 @@ PEAK_WHY = (f"{NO_KNOWN_PEAK}: goodbench's peak table has no dense peak at the r
 WORLD_SIZE_TITLE = "processes that trained the run: its world size, one per GPU"
 """The tooltip of the column of a row's world size (its downloads' ``world_size``)."""
 COST_TITLE = ("a time-to-target entry's device-hours × its accelerator class's on-demand list price; on a CPU, its "
-              "core-hours (the cores the run could use, its CPU affinity, × its time) × the price per vCPU-hour; "
+              "core-hours (the cores the run could use, its CPU affinity as the file records it: self-reported, × its time) × the price per vCPU-hour; "
               "a list price, not what was paid")
 """The tooltip of the cost column: what is billed."""
 
