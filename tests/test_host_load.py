@@ -549,6 +549,9 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
     for unwatched in (None, {"cores": 2, "other_cores": None}):
         said = run_page.host_load_context({"host_load": {**record, "during": unwatched}})
         assert "over the run" not in said["text"] and said["text"].startswith("load at its start")
+    resumed = run_page.host_load_context({"host_load": record, "goodput": {"restarts": 1}})
+    assert ("; on average over its last attempt (resumed 1 time; the attempts before it were not watched, 40 s "
+            "watched), other processes used 0.7 of 2 cores") in resumed["text"]
 
 
 def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(tmp_path):

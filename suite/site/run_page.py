@@ -583,7 +583,8 @@ def host_load_context(run: dict) -> dict:
             loads.append(f"{load:g} at its {when}")
     during = record.get("during")
     if isinstance(during, dict) and isinstance(during.get("other_cores"), (int, float)):
-        parts.insert(1, _during(during))
+        restarts = _dict(run.get("goodput")).get("restarts")
+        parts.insert(1, _during(during, restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0))
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
@@ -591,13 +592,18 @@ def host_load_context(run: dict) -> dict:
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 
-def _during(during: dict) -> str:
+def _during(during: dict, restarts: int = 0) -> str:
     """What a run's ``host_load.during`` (:class:`suite.meters.host_load.Watch`) says, in words: the
-    other processes' CPU on average over the run, and the busiest of them."""
+    other processes' CPU on average over the run — over its last attempt only where it was
+    resumed (``restarts``: its earlier processes' watches ended with them) — and the busiest of them."""
     cores = during.get("cores")
     of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
     names = host_load.busy_names(during)
-    return (f"on average over the run, other processes used {during['other_cores']:g}{of} cores"
+    seconds = during.get("seconds")
+    watched = f", {seconds:g} s watched" if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else ""
+    over = (f"over its last attempt (resumed {restarts} time{'' if restarts == 1 else 's'}; the attempts before "
+            f"it were not watched{watched})" if restarts > 0 else "over the run")
+    return (f"on average {over}, other processes used {during['other_cores']:g}{of} cores"
             + (f" (busiest: {names})" if names else ""))
 
 
