@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from suite.figures.mfu import CPU_SOCKET_MOST_CORES
+from suite.record import results
 
 SECONDS_PER_HOUR = 3600.0
 MINUTES_PER_HOUR = 60.0
@@ -67,10 +68,6 @@ def speedrun(record: dict) -> float | None:
     return to_target(count, record.get("measured_s"))
 
 
-def _count(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
 def _table(value) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -88,9 +85,9 @@ def billed_cores(doc: dict) -> tuple[int, str] | None:
     if (system.get("accelerator") or {}).get("type") != "cpu":
         return None
     host = _table(system.get("host"))
-    recorded = _count(host.get("cpu_logical_cores"))
+    recorded = results.count(host.get("cpu_logical_cores"))
     snaps = [snap for run in (doc.get("runs") or []) if isinstance(run, dict) and isinstance(run.get("host_load"), dict)
-             for snap in run["host_load"].values() if isinstance(snap, dict) and _count(snap.get("cores"))]
+             for snap in run["host_load"].values() if isinstance(snap, dict) and results.count(snap.get("cores"))]
     if snaps:
         cores = max(snap["cores"] for snap in snaps)
         if recorded is not None and recorded < cores:
@@ -99,7 +96,7 @@ def billed_cores(doc: dict) -> tuple[int, str] | None:
         return cores, AFFINITY if all("host_cores" in snap for snap in snaps) else SNAPSHOT_HOST
     if recorded is None:
         return None
-    most = (_count(host.get("cpu_sockets")) or 1) * CPU_SOCKET_MOST_CORES * MOST_THREADS_PER_CORE
+    most = (results.count(host.get("cpu_sockets")) or 1) * CPU_SOCKET_MOST_CORES * MOST_THREADS_PER_CORE
     return (recorded, RECORDED) if recorded <= most else (most, CAPPED)
 
 

@@ -214,6 +214,11 @@ def median_samples_per_s(run: RunRecord) -> float | None:
     return tput["samples_per_s"] / tput["steps_per_s"] / tput["step_time_s"]["p50"]
 
 
+def count(value: Any) -> int | None:
+    """``value`` where it is a count a record may hold (an integer above 0, not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def world_size(run: RunRecord) -> int:
     """Processes one step ran on: a distributed run's world size, else 1."""
     return int((run.get("distributed") or {}).get("world_size", 1))

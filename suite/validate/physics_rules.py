@@ -403,8 +403,7 @@ def power_band(doc: dict, run: dict) -> tuple[float, float | None, str] | None:
     acc = doc["system"]["accelerator"]
     if acc["type"] == "cpu":
         host = doc["system"].get("host")
-        sockets = host.get("cpu_sockets") if isinstance(host, dict) else None
-        sockets = sockets if isinstance(sockets, int) and not isinstance(sockets, bool) and sockets > 0 else 1
+        sockets = (results.count(host.get("cpu_sockets")) if isinstance(host, dict) else None) or 1
         return (mfu_meter.CPU_PACKAGE_FLOOR_W, mfu_meter.CPU_PACKAGE_CEILING_W * POWER_MARGIN * sockets,
                 f"a CPU's RAPL package power ({mfu_meter.CPU_PACKAGE_FLOOR_W:g}–"
                 f"{mfu_meter.CPU_PACKAGE_CEILING_W:g} W per package + 10%, × {sockets} socket(s))")
@@ -509,19 +508,14 @@ def cpu_most(doc: dict, run: dict, precision: str) -> tuple[float, str] | None:
         return None
     host = doc["system"].get("host")
     host = host if isinstance(host, dict) else {}
-
-    def count(key: str) -> int | None:
-        value = host.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-    sockets = count("cpu_sockets") or 1
+    sockets = results.count(host.get("cpu_sockets")) or 1
     most_cores = sockets * mfu_meter.CPU_SOCKET_MOST_CORES
-    cores = min(count("cpu_physical_cores") or count("cpu_logical_cores") or most_cores, most_cores)
+    cores = min(results.count(host.get("cpu_physical_cores")) or results.count(host.get("cpu_logical_cores"))
+                or most_cores, most_cores)
     seen = _load_cores(run)
     if seen is not None:  # the host's cores the run's host-load snapshots counted bound them too
         cores = min(cores, seen)
-    nodes = (run.get("distributed") or {}).get("nnodes", 1)
-    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 1
+    nodes = results.count((run.get("distributed") or {}).get("nnodes", 1)) or 1
     flops = nodes * cores * per_cycle * mfu_meter.CPU_MOST_CLOCK_HZ
     return flops, (f"{cores} recorded core{'s' if cores != 1 else ''}{f' × {nodes} nodes' if nodes > 1 else ''} × "
                    f"{per_cycle} {precision} FLOPs per cycle × {mfu_meter.CPU_MOST_CLOCK_HZ / 1e9:g} GHz, the most any "
@@ -536,8 +530,7 @@ def _load_cores(run: dict) -> int | None:
     run on more."""
     load = run.get("host_load")
     snaps = [snap for snap in load.values() if isinstance(snap, dict)] if isinstance(load, dict) else []
-    counted: list[int] = [c for c in (snap.get("host_cores", snap.get("cores")) for snap in snaps)
-                          if isinstance(c, int) and not isinstance(c, bool) and c > 0]
+    counted = [c for snap in snaps if (c := results.count(snap.get("host_cores", snap.get("cores")))) is not None]
     return max(counted) if counted else None
 
 

@@ -134,16 +134,21 @@ def rerun_load_notes(c: Comparison) -> list[str]:
     n, k, run = len(loads), len(reasons), f"run {c.target.index}"
     who = (f"the re-run of {run} was" if n == 1 else f"all {n} re-runs of {run} were" if k == n
            else f"{k} of {n} re-runs of {run} were") + f" measured under load here ({'first: ' if k > 1 else ''}{reasons[0]})"
-    excused: list[tuple[str, float | None]] = []
-    unexplained: list[tuple[str, float | None]] = []
+    excused: list[str] = []  # what the load made inconclusive
+    unexplained: list[tuple[str, float | None]] = []  # what differs though loaded, with its ratio
     if c.on_median or c.judged == OUTSIDE:
-        (excused if c.loaded_slower else unexplained).append(("throughput", c.decided_ratio))
+        if c.loaded_slower:
+            excused.append("throughput")
+        else:
+            unexplained.append(("throughput", c.decided_ratio))
     if c.tta_off:
-        original_s, rerun_s = c.tta["original_s"], c.tta["reproduction_s"]
-        (excused if c.tta_loaded else unexplained).append(("time to target", original_s / rerun_s))
+        if c.tta_loaded:
+            excused.append("time to target")
+        else:
+            unexplained.append(("time to target", c.tta["original_s"] / c.tta["reproduction_s"]))
     notes = []
     if excused:
-        what = " and ".join(w for w, _ in excused)
+        what = " and ".join(excused)
         then = ("; its curve differs all the same, which no load explains" if not c.curve.agrees
                 else "; run again on a quiet machine (--wait-quiet SECONDS) to decide it")
         notes.append(f"note: {who}: a slower re-run is then expected, so its {what} outside the band is "
