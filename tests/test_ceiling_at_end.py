@@ -3,17 +3,22 @@
 while the runs trained, the ceiling came out low and an honest own-code smoke run was refused at
 1.14× its bound. A ceiling is the fastest this machine was seen to multiply: the rule holds a run
 to the faster of the two measurements and the spread of all their batches, while a forged second
-measurement is held to every bound the first is. No test here trains a model.
+measurement is held to every bound the first is. One test runs a Benchmark of four steps on a constant
+loss; no test trains a model.
 """
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
+import torch
 from forging import real, repair
 from test_forgery_physics import h100_doc, rate_and_bound, with_ceiling
 
+import goodbench
 from suite import validate as v
+from suite.api import benchmark
 from suite.meters import ceiling as ceiling_meter
 from suite.validate import physics_rules
 
@@ -179,3 +184,34 @@ def test_runs_stopped_by_ctrl_c_measure_again_where_a_run_stood_above_and_never_
     assert not ceiling_meter.again_when_stopped(start, 59.0, by_sigterm=False)
     assert not ceiling_meter.again_when_stopped(start, None, by_sigterm=False)
     assert not ceiling_meter.again_when_stopped(start, 61.0, by_sigterm=True)  # docker stop kills 10 s later
+
+
+@pytest.mark.parametrize("threads, n", [(1, 1024), (2, 1024), (8, 1024), (9, 2048), (64, 2048)])
+def test_the_cpus_matrix_size_follows_its_threads_and_a_gpus_is_8192(monkeypatch, threads, n):
+    """A 1024×1024 product reaches the CPU rate 2048 does on a few threads in under half the time
+    (docs/measurement.md); many threads keep 2048."""
+    monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
+    assert ceiling_meter.matrix_size(torch.device("cpu")) == n
+    assert ceiling_meter.matrix_size(torch.device("cuda")) == 8192
+
+
+def test_the_second_measurement_keeps_the_first_ones_matrix_size(tmp_path, monkeypatch):
+    """Own code may change its threads between the two measurements: the one after the runs uses the
+    size of the one before them, so that both claim one n (rule ``ceiling-implausible``)."""
+    sizes: list[int | None] = []
+
+    def measured(device, precision, n=None):
+        sizes.append(n)
+        return ceiling_meter.matmul_ceiling(device, precision, n=n or 256, min_seconds=0.05)
+
+    monkeypatch.setattr(benchmark, "matmul_ceiling", measured)
+    with goodbench.Benchmark("tiny", samples_per_step=4, flops_per_step=1e6, max_steps=4, warmup_steps=1,
+                             eval_every=4, device="cpu", out=tmp_path / "own.json", sign=False) as bench:
+        for run in bench.runs():
+            for _ in range(4):
+                with run.step() as s:
+                    s.loss = torch.tensor(1.0)
+            run.evaluate(lambda: {"x": 1.0})
+    entry = json.loads(bench.path.read_text())["settings"]["matmul_ceiling"]["fp32"]
+    assert sizes == [None, 256] and entry["n"] == 256
+    assert "256x256" in entry["method"] and "256x256" in entry["at_end"]["method"]

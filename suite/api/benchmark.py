@@ -27,6 +27,7 @@ the pinned spec (:mod:`workloads.own`)::
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import uuid
@@ -417,8 +418,9 @@ class Benchmark:
                     if interrupted:
                         self.progress("ceiling", precision=self.precision, again=True, most_s=MOST_SECONDS_AGAIN,
                                       stopped=True)
-                    self.ceiling = measured_again(self.ceiling, lambda: matmul_ceiling(self.device, self.precision),
-                                                  needed, most_seconds=0.0 if interrupted else MOST_SECONDS_AGAIN)
+                    again = functools.partial(matmul_ceiling, self.device, self.precision, n=self.ceiling.get("n"))
+                    self.ceiling = measured_again(self.ceiling, again, needed,
+                                                  most_seconds=0.0 if interrupted else MOST_SECONDS_AGAIN)
                 except KeyboardInterrupt as exc:  # stopped while measuring it again: the runs are kept, then it stops
                     interrupted, stopped = True, exc
                 except (RuntimeError, MemoryError) as exc:  # out of memory (the loop's tensors still held): the runs are kept

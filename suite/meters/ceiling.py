@@ -16,16 +16,31 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, 
 WARMUP = 3
 """The warm-up products :func:`matmul_ceiling` runs before its timed batches, unless told otherwise."""
 
+CPU_FEW_THREADS = 8
+"""The most CPU threads a 1024×1024 product measures the ceiling for; with more, 2048×2048."""
+
+
+def matrix_size(device: torch.device) -> int:
+    """The ceiling's matrix size n on ``device``: 8192 on a GPU; on the CPU 1024 for up to
+    :data:`CPU_FEW_THREADS` threads (``torch.get_num_threads()``), 2048 beyond. Measured side by
+    side on 2 server cores (docs/measurement.md): 1024 reached the rate 2048 does (fp32, 1 thread:
+    100–105 GFLOP/s both; 2 threads: 193–205 against 199–202) in 0.55–0.63 s a measurement against
+    1.15–1.46 s, and a run measures it twice; each of 8 threads still gets ~270 MFLOP a product.
+    Many threads keep 2048, whose products each thread's share keeps large (not measured here)."""
+    if device.type == "cuda":
+        return 8192
+    return 1024 if torch.get_num_threads() <= CPU_FEW_THREADS else 2048
+
 
 def matmul_ceiling(device: torch.device, precision: str, *, n: int | None = None,
                    min_seconds: float = 0.5, trials: int = 5, warmup: int = WARMUP) -> dict:
-    """Time ``n×n @ n×n`` products on random data in ``trials`` timed batches.
+    """Time ``n×n @ n×n`` products on random data in ``trials`` timed batches (n: :func:`matrix_size`).
 
     Each batch runs for at least ``min_seconds / trials``; the ceiling is the fastest batch
     (2·n³ FLOPs per product), since a ceiling is what the device can reach, and a slower batch
     measures interference. TF32 is enabled only for the "tf32" precision.
     """
-    n = n or (8192 if device.type == "cuda" else 2048)
+    n = n or matrix_size(device)
     dtype = DTYPES.get(precision, torch.float32)
     gen = torch.Generator(device=device).manual_seed(0)
     a = torch.randn(n, n, device=device, dtype=dtype, generator=gen)

@@ -231,7 +231,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
                 progress("ceiling", precision=precision, again=True, most_s=MOST_SECONDS_AGAIN, stopped=stopped)
                 try:
                     ceilings[precision] = measured_again(
-                        ceiling, functools.partial(matmul_ceiling, options.device, precision),
+                        ceiling, functools.partial(matmul_ceiling, options.device, precision, n=ceiling.get("n")),
                         derive.fastest_device_rate(runs, precision), most_seconds=0.0 if stopped else MOST_SECONDS_AGAIN)
                 except (RuntimeError, MemoryError) as exc:  # out of memory: the runs and the first ceiling are kept
                     progress("ceiling_not_again", precision=precision, why=driver.ended_by(exc))
