@@ -664,7 +664,7 @@ def test_a_stopped_benchmark_measures_the_ceiling_again_only_where_a_run_stood_a
 
     measured = []
 
-    def ceiling(device, precision):
+    def ceiling(device, precision, n=None):
         measured.append(precision)
         return {"flops": first_flops if len(measured) == 1 else 2.0}  # measured again: still below the run
 

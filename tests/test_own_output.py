@@ -140,7 +140,7 @@ def test_a_closing_ceiling_that_runs_out_of_memory_keeps_the_runs(tmp_path, monk
     out = tmp_path / "own.json"
     bench = _bench(out, steps=20)
     with pytest.raises(RuntimeError, match="loop's own"), bench:
-        monkeypatch.setattr(benchmark, "matmul_ceiling", lambda device, precision: (_ for _ in ()).throw(
+        monkeypatch.setattr(benchmark, "matmul_ceiling", lambda device, precision, n=None: (_ for _ in ()).throw(
             RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 16777216 bytes")))
         run = next(bench.runs())
         for step in range(1, 21):
@@ -161,7 +161,7 @@ def test_a_benchmark_that_fails_to_start_frees_its_name(tmp_path, monkeypatch):
     ceiling that cannot be measured): no empty file is left at ``out``."""
     out = tmp_path / "own.json"
 
-    def no_ceiling(device, precision):
+    def no_ceiling(device, precision, n=None):
         raise RuntimeError("out of memory before the first step")
 
     monkeypatch.setattr(benchmark, "matmul_ceiling", no_ceiling)

@@ -54,7 +54,7 @@ def test_a_changed_global_batch_is_open_division_and_names_each_change():
 def test_the_ceilings_a_suite_saved_are_reused_on_the_same_device_model(tmp_path, monkeypatch):
     measured = []
     monkeypatch.setattr(session, "matmul_ceiling",
-                        lambda device, precision: measured.append(precision) or {"flops": 2e9})
+                        lambda device, precision, n=None: measured.append(precision) or {"flops": 2e9})
     saved = tmp_path / session.CEILINGS
     saved.write_text(json.dumps({"device_name": "cpu", "ceilings": {"fp32": {"flops": 1e9}}}))
     options = RunOptions(device=CPU, checkpoint_dir=str(tmp_path))
@@ -85,7 +85,7 @@ def test_an_interrupted_suite_keeps_the_partial_run_and_runs_nothing_after_it(da
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
     monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_at_step_8)
-    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision, n=None: {"flops": 1e9})
     plan = session.SuitePlan(["lm-char", "gpt2-124m"], "smoke", 0, explicit=True)
     calls = []
     doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder(calls))
@@ -116,7 +116,7 @@ def test_a_stopped_suite_measures_the_ceiling_again_once_where_a_run_stood_above
             raise stop
         return real_step(self, batch)
 
-    def ceiling(device, precision):
+    def ceiling(device, precision, n=None):
         measured.append(precision)
         return {"flops": first_flops if len(measured) == 1 else 2.0}  # measured again: still below the run
 
@@ -143,7 +143,7 @@ def test_ctrl_c_while_the_ceiling_is_measured_again_keeps_every_run(data_dir, mo
     and says it was interrupted (the GPU slot's rehearsal stopped a run there and got no file)."""
     measured = []
 
-    def ceiling(device, precision):
+    def ceiling(device, precision, n=None):
         measured.append(precision)
         if len(measured) > 1:
             raise KeyboardInterrupt
@@ -164,7 +164,7 @@ def test_a_ceiling_that_runs_out_of_memory_when_measured_again_keeps_every_run(d
     first ceiling, without ``at_end``, not interrupted, and one progress event says why."""
     measured = []
 
-    def ceiling(device, precision):
+    def ceiling(device, precision, n=None):
         measured.append(precision)
         if len(measured) > 1:
             raise MemoryError("can't allocate 16777216 bytes")
@@ -196,7 +196,7 @@ def test_a_signal_whose_interrupt_was_lost_stops_the_run_at_the_next_step(data_d
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
     monkeypatch.setattr(LanguageModelJob, "train_step", signal_lost_at_step_8)
-    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision, n=None: {"flops": 1e9})
     plan = session.SuitePlan(["lm-char", "gpt2-124m"], "smoke", 0, explicit=True)
     doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
     (run,) = doc["runs"]
@@ -225,7 +225,7 @@ def test_an_error_in_one_seed_fails_that_run_alone_and_the_suite_goes_on(data_di
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
     monkeypatch.setattr(LanguageModelJob, "train_step", fail_in_seed_2)
     monkeypatch.setattr(ShortLmChar, "build", build)
-    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e15})  # above any run
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision, n=None: {"flops": 1e15})  # above any run
     plan = session.SuitePlan(["lm-char"], "smoke", 4, explicit=True)
     doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
     assert [(r["seed"], r["status"]) for r in doc["runs"]] == [
@@ -256,7 +256,7 @@ def test_an_error_escaping_a_runs_own_handling_keeps_the_runs_before_it(data_dir
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
     monkeypatch.setattr(driver, "finish", finish_fails_on_the_second_run)
-    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e9})
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision, n=None: {"flops": 1e9})
     plan = session.SuitePlan(["lm-char"], "smoke", 3, explicit=True)
     doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), recorder([]))
     assert [r["seed"] for r in doc["runs"]] == [1]
@@ -304,7 +304,7 @@ def test_ctrl_c_while_the_library_measures_the_ceiling_again_writes_its_runs_the
 
     measured = []
 
-    def ceiling(device, precision):
+    def ceiling(device, precision, n=None):
         measured.append(precision)
         if len(measured) > 1:
             raise KeyboardInterrupt
@@ -327,7 +327,7 @@ def test_ctrl_c_while_the_library_measures_the_ceiling_again_writes_its_runs_the
 def _ceilings_slow_then_fast(measured: list, slow: int):
     """A stand-in ceiling: 1 kFLOP/s for the first ``slow`` measurements (a loaded machine), then
     1 PFLOP/s (quiet), each with its one batch."""
-    def ceiling(device, precision):
+    def ceiling(device, precision, n=None):
         measured.append(precision)
         flops = 1e3 if len(measured) <= slow else 1e15
         return {"flops": flops, "trials_flops": [flops], "n": 8, "precision": precision, "method": "fake"}

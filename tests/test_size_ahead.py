@@ -40,7 +40,7 @@ def test_the_suite_warns_once_after_the_run_that_shows_the_file_will_be_too_larg
         printer(kind, **fields)
 
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
-    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e15})
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision, n=None: {"flops": 1e15})
     monkeypatch.setattr(size_ahead.warning, "__defaults__", (size_ahead.HEAD_BYTES + 1,))  # any run is too many
     plan = session.SuitePlan(["lm-char"], "smoke", 2, explicit=True)
     doc = session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), progress)
@@ -55,7 +55,7 @@ def test_the_suite_warns_once_after_the_run_that_shows_the_file_will_be_too_larg
 def test_a_suite_within_the_limit_says_nothing_of_its_size(data_dir, monkeypatch):
     events: list[str] = []
     monkeypatch.setitem(registry.WORKLOADS, "lm-char", ShortLmChar())
-    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision: {"flops": 1e15})
+    monkeypatch.setattr(session, "matmul_ceiling", lambda device, precision, n=None: {"flops": 1e15})
     plan = session.SuitePlan(["lm-char"], "smoke", 1, explicit=True)
     session.run_suite(plan, RunOptions(device=CPU, data_dir=str(data_dir)), lambda kind, **f: events.append(kind))
     assert "size_ahead" not in events and "run_start" in events
