@@ -1,6 +1,6 @@
 """A smaller matmul ceiling for tests whose subject is not the ceiling: ``goodbench.Benchmark``
 measures one before its runs and again after them (0.6 s each at the default size on the 2-core
-CPU, 1.4 s at the 2048×2048 of before, 0.12 s at 512×512 for 0.1 s); the figures stay a real measurement of this machine."""
+CPU, 0.12 s at 512×512 for 0.1 s); the figures stay a real measurement of this machine."""
 from __future__ import annotations
 
 import pytest

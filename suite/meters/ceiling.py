@@ -26,7 +26,8 @@ def matrix_size(device: torch.device) -> int:
     side on 2 server cores (docs/measurement.md): 1024 reached the rate 2048 does (fp32, 1 thread:
     100–105 GFLOP/s both; 2 threads: 193–205 against 199–202) in 0.55–0.63 s a measurement against
     1.15–1.46 s, and a run measures it twice; each of 8 threads still gets ~270 MFLOP a product.
-    Many threads keep 2048, whose products each thread's share keeps large (not measured here)."""
+    Beyond 8 threads it stays 2048, so that each thread's share of a product stays large (not
+    measured here: no such machine)."""
     if device.type == "cuda":
         return 8192
     return 1024 if torch.get_num_threads() <= CPU_FEW_THREADS else 2048
