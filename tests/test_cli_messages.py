@@ -241,6 +241,17 @@ def test_kills_and_resumes_are_printed(capsys):
         "[lm-char seed 1] restarted from step 0: no checkpoint to resume from"]
 
 
+def test_the_ceiling_measured_again_says_it_goes_on_only_where_a_run_stood_above_it(capsys):
+    """Said after every suite: the line must not read as though a run stood above the ceiling."""
+    progress = ProgressPrinter()
+    progress("ceiling", precision="fp32")
+    progress("ceiling", precision="fp32", again=True, most_s=15.0, stopped=False)
+    assert capsys.readouterr().err.splitlines() == [
+        "measuring the fp32 matmul ceiling of this device",
+        "measuring the fp32 matmul ceiling of this device again after the runs (and on, for at most 15 s, only if "
+        "a run stood above both measurements)"]
+
+
 def test_a_worker_killed_after_an_interrupt_is_said(capsys):
     progress = ProgressPrinter()
     progress("unstopped", workload="lm-char", seed=1, waited_s=120.0, kept=False)

@@ -50,8 +50,8 @@ class ProgressPrinter:
                     "one measured before the runs, and the file would be refused without it (Ctrl-C again skips it)")
             else:
                 say(f"measuring the {f['precision']} matmul ceiling of this device"
-                    + (f" again after the runs (measured on, for at most {f['most_s']:g} s, while a run stood above it)"
-                       if f.get("again") else ""))
+                    + (f" again after the runs (and on, for at most {f['most_s']:g} s, only if a run stood above "
+                       "both measurements)" if f.get("again") else ""))
         elif event == "ceiling_not_again":
             say(f"the {f['precision']} matmul ceiling was not measured again after the runs ({f['why']}): "
                 "the file holds the one measured before them, and the runs' records")
