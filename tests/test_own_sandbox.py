@@ -614,3 +614,40 @@ def test_the_self_test_holds_its_own_functions():
     namespace: dict = {}
     exec(compile(functions, "<self-test>", "exec"), namespace)
     assert namespace["capabilities_held"]("CapEff:\t0\n") == [] and namespace["mig_unreadable"]("", [], {}) is None
+
+
+
+def _imported_by(path: Path, functions: set[str]) -> list[str]:
+    """Every module ``path`` imports at its top level and inside ``functions`` (``from a import b``
+    gives ``a`` and, where it is a package, ``a.b``)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    bodies = [tree.body] + [f.body for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in functions]
+    found = []
+    for body in bodies:
+        for node in (n for stmt in body for n in ast.walk(stmt)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                found += [a.name for a in node.names]
+    return sorted(set(found))
+
+
+def test_the_reviewers_own_process_imports_no_torch_to_re_run_own_code():
+    """The re-run imports torch inside the sandbox; goodbench's own process around it needs none (its
+    overrides file is plain JSON, suite/run/overrides.py): 1.2 s a reproduction, measured, when
+    reading it imported suite/run/system.py and with it torch. Every module the command's own-code
+    path imports is imported here, in a fresh process."""
+    modules = _imported_by(REPO / "suite" / "commands" / "reproduce.py", {"run", "_reproduce", "_reproduce_own"})
+    assert "suite.run.overrides" in modules and "suite.run.reproduce.own" in modules
+    probe = ("import importlib, sys\n"
+             f"for m in {modules!r}:\n"
+             "    try:\n"
+             "        importlib.import_module(m)\n"
+             "    except ModuleNotFoundError as e:  # a name imported from a module, not a module\n"
+             "        if e.name != m: raise\n"
+             "print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stdout + done.stderr

@@ -24,7 +24,8 @@ def run(args) -> int:
     optional package: present, or what its absence turns off; 0."""
     if not args.json:  # a first line at once: reading the device below loads torch
         print("# the system description a run records", flush=True)
-    from suite.run.system import describe, load_overrides, resolve_device
+    from suite.run.overrides import load_overrides
+    from suite.run.system import describe, resolve_device
 
     info = describe(resolve_device(args.device), args.system_name,
                     load_overrides(args.system_overrides))

@@ -124,7 +124,7 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
         return _launch(args, the_plan, out)
     overrides = None
     if args.system_overrides:
-        from suite.run.system import load_overrides
+        from suite.run.overrides import load_overrides
 
         overrides = load_overrides(args.system_overrides)
     found = train(the_plan, out, data_dir=args.data_dir, tolerance=tolerance, progress=progress, report=say,
@@ -199,8 +199,8 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
     # its scratch copy and the reserved output name removed, "stopped by SIGTERM" said, exit 143
     stop_on_sigterm()
     from suite.api import arguments
+    from suite.run.overrides import load_overrides
     from suite.run.reproduce.observed import Observer
-    from suite.run.system import load_overrides
 
     if args.system_name is not None:  # refused now, not after the re-run
         arguments.name("--system-name", args.system_name)

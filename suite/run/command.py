@@ -65,9 +65,9 @@ def _run_process(args, device, scale: str, parallel) -> int:
     """One process's run: a single process, or one rank of a torchrun run (rank 0 reports)."""
     from dataclasses import replace
 
+    from suite.run.overrides import load_overrides
     from suite.run.runner import RunOptions
     from suite.run.session import SuitePlan
-    from suite.run.system import load_overrides
     from workloads import registry
 
     plan = SuitePlan(workload_ids=args.workload or list(registry.WORKLOADS), scale=scale,

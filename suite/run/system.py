@@ -5,7 +5,6 @@ leaderboard; an overrides file (JSON, same shape) corrects what cannot be detect
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -189,19 +188,6 @@ def describe(device: torch.device, system_name: str | None = None,
     if isinstance(info["name"], str):  # as the leaderboard shows it (rule name-form); the log's the same
         info["name"] = normal_name(info["name"]) or normal_name(f"{acc['name']} x{acc['count']}")
     return info
-
-
-def load_overrides(path: str | None) -> dict[str, Any] | None:
-    """The overrides file (a JSON object shaped like the description), or None."""
-    if not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise GoodbenchError(f"cannot read system overrides {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise GoodbenchError(f"system overrides {path} must be a JSON object")
-    return data
 
 
 def disk_free_gib(path: str = ".") -> float:
