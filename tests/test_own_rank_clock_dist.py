@@ -43,18 +43,6 @@ def both_ranks_stamped(doc: dict) -> dict:
     return run
 
 
-def test_run_own_stamps_both_ranks_of_a_torchrun_job_and_the_file_ranks(tmp_path):
-    done = _run_own(tmp_path, "own-ddp.json")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "second clock added (1 run on 2 ranks, the clocks agree), unsigned, valid" in done.stderr
-    doc = json.loads((tmp_path / "own-ddp.json").read_text())
-    both_ranks_stamped(doc)
-    assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
-    frame = pipeline.table([("own-ddp.json", doc)])
-    assert frame["second_clock"].all() and not rows.one_clock(frame).any()
-    assert not set(rows.ONE_CLOCK_REASONS) & set(rows.unranked_reasons(frame.to_dict(orient="records")[0]))
-
-
 def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):
     """Rank 1 slows its clocks while it trains: its record and its edges' readings claim a fraction of
     the time the launcher's clock saw pass."""
@@ -77,13 +65,21 @@ def test_a_torchrun_job_that_fails_gets_one_line_naming_the_rank(tmp_path):
     assert not (tmp_path / "own-ddp.json").exists()
 
 
-def test_the_reproduction_of_a_torchrun_job_stamps_both_ranks_of_its_re_run(tmp_path, monkeypatch, capsys):
+def test_run_own_and_the_reproduction_of_a_torchrun_job_stamp_both_ranks_and_the_file_ranks(tmp_path, monkeypatch, capsys):
     for name in ("own_ddp_job.py", "own_job_step.py"):  # the job and the step it imports, in a checkout
         shutil.copy(REPO / "tests" / name, tmp_path / name)
     _git_repo(tmp_path)
     done = _run_own(tmp_path, "orig.json", script=Path("own_ddp_job.py"))
     assert done.returncode == 0, done.stderr[-3000:]
-    monkeypatch.chdir(tmp_path)
+    # run-own stamps both ranks of the torchrun job, and the file ranks
+    assert "second clock added (1 run on 2 ranks, the clocks agree), unsigned, valid" in done.stderr
+    doc = json.loads((tmp_path / "orig.json").read_text())
+    both_ranks_stamped(doc)
+    assert doc["settings"]["implementation"]["command"][:2] == ["torchrun", "--nproc-per-node=2"]
+    frame = pipeline.table([("orig.json", doc)])
+    assert frame["second_clock"].all() and not rows.one_clock(frame).any()
+    assert not set(rows.ONE_CLOCK_REASONS) & set(rows.unranked_reasons(frame.to_dict(orient="records")[0]))
+    monkeypatch.chdir(tmp_path)  # then its reproduction stamps both ranks of the re-run
     assert main(["reproduce", "orig.json", "-o", "repro.json", "--no-sign", "--run-recorded-command",
                  "--measure-for", "1"]) in (0, 1)  # its throughput on a busy machine is not the question here
     assert "bit-identical" in capsys.readouterr().out
