@@ -28,9 +28,11 @@ def tree_digest(root: Path) -> str:
 def smoke_run(tmp_path_factory) -> Path:
     """One real dlrm-small smoke run on the CPU, shared by the tests of this module: its data is
     generated from the pinned seed (no dataset file) and its smoke target comes within 150 steps,
-    so the user's whole path is tested in seconds of training rather than minutes."""
+    so the user's whole path is tested in seconds of training rather than minutes. Its system name
+    is typed with odd spaces, as a user may (test_a_system_name_with_odd_spaces_…)."""
     work = tmp_path_factory.mktemp("e2e")
-    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "out.json", cwd=work)
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "--system-name", "  Lab  box ",
+                     "-o", "out.json", cwd=work)
     assert proc.returncode == 0, proc.stderr
     assert "results written to out.json" in proc.stdout
     return work / "out.json"
@@ -151,13 +153,10 @@ def test_info_json_describes_the_system(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_system_name_with_odd_spaces_is_written_as_shown_and_validates(tmp_path):
-    """`--system-name "  Lab  box "`: the file and its event log both say "Lab box" (rules
-    name-form and log-system), so an honest run is never refused for how its name was typed."""
-    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "--system-name", "  Lab  box ",
-                     "-o", "out.json", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads((tmp_path / "out.json").read_text())
+def test_a_system_name_with_odd_spaces_is_written_as_shown_and_validates(smoke_run):
+    """`--system-name "  Lab  box "` (the shared run's): the file and its event log both say "Lab box"
+    (rules name-form and log-system), so an honest run is never refused for how its name was typed."""
+    doc = json.loads(smoke_run.read_text())
     assert doc["system"]["name"] == "Lab box"
-    check = goodbench("validate", "out.json", cwd=tmp_path)
+    check = goodbench("validate", smoke_run.name, cwd=smoke_run.parent)
     assert check.returncode == 0, check.stdout + check.stderr
