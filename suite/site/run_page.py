@@ -583,8 +583,7 @@ def host_load_context(run: dict) -> dict:
             loads.append(f"{load:g} at its {when}")
     during = record.get("during")
     if isinstance(during, dict) and isinstance(during.get("other_cores"), (int, float)):
-        restarts = _dict(run.get("goodput")).get("restarts")
-        parts.insert(1, _during(during, restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0))
+        parts.insert(1, _during(during, results.count(_dict(run.get("goodput")).get("restarts")) or 0))
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
