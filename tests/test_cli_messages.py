@@ -301,7 +301,7 @@ def test_an_injected_kill_is_on_the_console_and_the_checkpoints_go_after_success
     assert proc.returncode == 0, proc.stderr[-3000:]
     killed = re.search(r"^\[dlrm-small seed 1\] killed \(SIGKILL\) at step (\d+): injected failure; "
                        r"restarting the worker$", proc.stderr, re.M)
-    assert killed and int(killed.group(1)) >= 60
+    assert killed and int(killed.group(1)) >= 60, proc.stderr[-3000:]
     assert "\n[dlrm-small seed 1] resumed from the checkpoint of step 50\n" in proc.stderr
     assert "checkpoints removed (ft.ckpt): every run completed, and ft.json holds their event logs" \
         in proc.stderr
