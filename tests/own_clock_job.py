@@ -16,7 +16,7 @@ import signal
 import time
 
 import torch
-from own_job_step import measured_step  # beside this script
+from own_job_step import measured_step, use_quick_ceiling  # beside this script
 from torch import nn
 
 import goodbench
@@ -42,6 +42,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    use_quick_ceiling()
     pipe = int(os.environ.get("GOODBENCH_EDGE_FD", "-1"))  # read before the Benchmark takes it
     bench = goodbench.Benchmark("clock-mlp", trains="a 2-layer MLP on a synthetic sine teacher", samples_per_step=16,
                                 max_steps=args.steps, warmup_steps=3, eval_every=10, log_every=10, device="cpu",

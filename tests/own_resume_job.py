@@ -19,7 +19,7 @@ import signal
 import time
 
 import torch
-from own_job_step import measured_step, say_written  # beside this script
+from own_job_step import measured_step, say_written, use_quick_ceiling  # beside this script
 from torch import nn
 
 import goodbench
@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--pause-after", type=int, default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    use_quick_ceiling()
     bench = goodbench.Benchmark("resume-mlp", trains="a 2-layer MLP on a synthetic sine teacher",
                                 samples_per_step=16, max_steps=40, warmup_steps=3, eval_every=10, log_every=5,
                                 seeds=2, device="cpu", code=[__file__], out=args.out, sign=False,
