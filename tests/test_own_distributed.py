@@ -71,27 +71,3 @@ def test_an_error_on_one_rank_ends_the_job_instead_of_hanging_it(tmp_path):
     assert time.monotonic() - began < 120  # gloo's default timeout is 30 minutes: a hang would show
     assert not (tmp_path / "failed.json").exists()
 
-
-def test_an_own_torchrun_job_killed_goes_on_with_each_ranks_curve(tmp_path):
-    """tests/own_resume_job.py under torchrun, every rank killed after step 25 of seed 2 and the
-    same command run again: the file validates and its curves are the unbroken job's, bit for bit
-    (each rank's RNGs restored)."""
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
-    job = str(JOB.parent / "own_resume_job.py")
-
-    def run(name: str, *extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*launcher, job, f"{name}.json", f"{name}.ckpt", *extra], capture_output=True,
-                              text=True, timeout=240, cwd=tmp_path)
-
-    assert run("whole").returncode == 0
-    kill = ("--kill-seed", "2", "--kill-after", "25")
-    # killed: no results, only the empty placeholder of rank 0's reservation, which the next rank 0 takes over
-    assert run("resumed", *kill).returncode != 0 and (tmp_path / "resumed.json").stat().st_size == 0
-    again = run("resumed", *kill)
-    assert again.returncode == 0, again.stderr[-3000:]
-    whole, resumed = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("whole", "resumed"))
-    assert check_document(resumed) == []
-    for unbroken, run_ in zip(whole["runs"], resumed["runs"], strict=True):
-        assert [p["val_mse"] for p in run_["curve"]] == [p["val_mse"] for p in unbroken["curve"]]
-        assert run_["distributed"]["world_size"] == 2
-    assert (resumed["runs"][1]["goodput"]["restarts"], resumed["runs"][1]["goodput"]["lost_steps"]) == (1, 5)

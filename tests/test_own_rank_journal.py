@@ -3,7 +3,7 @@
 checkpoint directory (its lines naming its ``rank``, rank 0's none), and the successor joins each
 rank's segments as it does rank 0's. A rank whose chain breaks is named in a note and its run is not
 stamped; a journal whose rank entries were edited is refused. The last test runs a real 2-rank gloo
-job under torchrun, killed and run again."""
+job under torchrun, whole, then killed and run again."""
 from __future__ import annotations
 
 import json
@@ -218,12 +218,21 @@ def _run_own(folder: Path, *args: str) -> subprocess.CompletedProcess:
                           cwd=folder, env=env, capture_output=True, text=True, timeout=300, start_new_session=True)
 
 
-@pytest.mark.slow  # a 2-rank job under torchrun, killed and run again: ~1 min
+@pytest.mark.slow  # a 2-rank job under torchrun, whole, then killed and run again: ~1 min
 @pytest.mark.dist
 def test_a_torchrun_job_killed_and_run_again_under_run_own_is_stamped_on_every_rank(tmp_path):
+    """The job whole under plain torchrun, then killed after step 25 of seed 2 on every rank and the
+    same command run again under run-own: each rank's RNGs restored, its curves are the whole job's,
+    bit for bit."""
+    whole = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+                            str(REPO / "tests" / "own_resume_job.py"), "whole.json", "whole.ckpt"], cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
+    assert whole.returncode == 0, whole.stderr[-3000:]
     args = ("own.json", "own.ckpt", "--kill-seed", "2", "--kill-after", "25")
     killed = _run_own(tmp_path, *args)
     assert killed.returncode == 1 and "goodbench: error: the script failed (exit status " in killed.stderr
+    # no results: only the empty placeholder of rank 0's reservation, which the next rank 0 takes over
+    assert (tmp_path / "own.json").stat().st_size == 0
     ranks = {line.get("rank", 0) for line in clock_journal.read(tmp_path / "own.ckpt" / clock_journal.NAME)}
     assert ranks == {0, 1}
     again = _run_own(tmp_path, *args)
@@ -232,6 +241,11 @@ def test_a_torchrun_job_killed_and_run_again_under_run_own_is_stamped_on_every_r
         in again.stderr, again.stderr[-3000:]
     doc = json.loads((tmp_path / "own.json").read_text())
     assert check_document(doc) == []
+    unbroken = json.loads((tmp_path / "whole.json").read_text())
+    for run, whole_run in zip(doc["runs"], unbroken["runs"], strict=True):
+        assert [p["val_mse"] for p in run["curve"]] == [p["val_mse"] for p in whole_run["curve"]]
+        assert run["distributed"]["world_size"] == 2
+    assert (doc["runs"][1]["goodput"]["restarts"], doc["runs"][1]["goodput"]["lost_steps"]) == (1, 5)
     entries = doc["second_clock"]["runs"]
     for rank in (0, 1):  # seed 1 finished, seed 2 killed after its checkpoint of step 20
         assert [(e["seed"], e["first_step"], len(e["step_s"])) for e in entries if rank_clocks.rank_of(e) == rank] == \
