@@ -19,17 +19,19 @@ from suite.run import signals, supervisor
 
 @pytest.fixture(scope="module")
 def runs(data_dir, tmp_path_factory):
+    """A clean run, and a supervised one killed at step 25 and resumed, with its checkpoint
+    directory (resumed again by a test)."""
     # its own clean run, right before the killed one: their goodputs are compared, and the
     # shared run of tests/conftest.py may have been trained under another load
     clean = run_short(data_dir, tmp_path_factory.mktemp("clean"), checkpoint_every=10)
-    killed = run_short(data_dir, tmp_path_factory.mktemp("killed"), supervised=True,
-                       checkpoint_every=10, inject_failures=(25,))
-    return clean, killed
+    folder = tmp_path_factory.mktemp("killed")
+    killed = run_short(data_dir, folder, supervised=True, checkpoint_every=10, inject_failures=(25,))
+    return clean, killed, folder
 
 
 @pytest.mark.dist
 def test_killed_run_resumes_to_the_same_losses(runs):
-    clean, killed = runs
+    clean, killed, _ = runs
     assert killed["status"] == "complete" and killed["steps"] == 40
     strip = lambda curve: [{k: v for k, v in p.items() if k != "time_s"} for p in curve]
     assert strip(killed["curve"]) == strip(clean["curve"])
@@ -40,7 +42,7 @@ def test_killed_run_resumes_to_the_same_losses(runs):
 
 @pytest.mark.dist
 def test_log_and_record_show_failure_restart_and_lost_work(runs):
-    clean, killed = runs
+    clean, killed, _ = runs
     keys = [e.key for e in mllog.parse(killed["event_log"])]
     for key in ("failure", "restart", "checkpoint_load_start", "lost_steps"):
         assert key in keys
@@ -97,13 +99,12 @@ def test_a_finished_run_with_other_settings_is_refused_not_reused(data_dir, tmp_
 
 
 @pytest.mark.dist
-def test_a_resumed_suite_does_not_inject_a_fired_failure_again(data_dir, tmp_path):
+def test_a_resumed_suite_does_not_inject_a_fired_failure_again(data_dir, runs):
     """The supervisor reads the failures already in the run's log: resuming the killed run
     (its directory holds the record and a log with one failure) injects nothing new, and the
     kills it reports still equal the log's failures."""
-    killed = run_short(data_dir, tmp_path, supervised=True, checkpoint_every=10,
-                       inject_failures=(25,))
-    again = run_short(data_dir, tmp_path, supervised=True, checkpoint_every=10,
+    _, killed, folder = runs
+    again = run_short(data_dir, folder, supervised=True, checkpoint_every=10,
                       inject_failures=(25,))
     assert again["faults"]["kills"] == killed["faults"]["kills"] == again["goodput"]["failures"] == 1
     assert again["run_id"] == killed["run_id"]
@@ -116,7 +117,7 @@ def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
     excess is compile_warmup badput; the validator's recomputation from the log agrees."""
     from suite.validate import facts, run_rules
 
-    clean, killed = runs
+    clean, killed, _ = runs
     assert killed["metrics"]["throughput"]["window"]["segments"] == [[6, 20], [26, 40]]
     assert clean["metrics"]["throughput"]["window"]["segments"] == [[6, 40]]
     warmups = [e.metadata["first_step"] for e in mllog.parse(killed["event_log"])
