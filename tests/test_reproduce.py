@@ -22,7 +22,8 @@ from suite.figures import reproducibility as tolerance
 from suite.record import claims, mllog
 from suite.run.reproduce import comparison, inputs, planning, training
 from suite.store import files as store
-from suite.validate import check_document
+from suite.trust import signing
+from suite.validate import check_document, validate_file
 
 REPO = Path(__file__).resolve().parent.parent
 TWO_RANKS = REPO / "tests" / "corpus" / "valid" / "gpt2-smoke-2-ranks.json"
@@ -43,18 +44,37 @@ def _reproduced_but_for_this_machines_speed(proc: subprocess.CompletedProcess, l
     return verdict
 
 
-def goodbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "suite", *args], cwd=cwd, capture_output=True, text=True,
+def goodbench(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "suite", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=900)
 
 
+@dataclasses.dataclass(frozen=True)
+class Signed:
+    """A fresh results file, signed with a key of its own, in ``config``."""
+    path: Path
+    config: Path
+    fingerprint: str
+    key_file: Path
+    public: bytes
+    stdout: str  # what ``goodbench run`` printed
+
+    def env(self) -> dict[str, str]:
+        """This process's environment, with the key's config directory."""
+        return {**os.environ, "GOODBENCH_CONFIG_DIR": str(self.config)}
+
+
 @pytest.fixture(scope="module")
-def smoke_file(tmp_path_factory) -> Path:
-    """A fresh dlrm-small smoke results file (data generated from its seed: no dataset), seed 1, on the CPU."""
+def smoke_file(tmp_path_factory) -> Signed:
+    """A fresh dlrm-small smoke results file (data generated from its seed: no dataset), seed 1, on
+    the CPU, trained by the command line with a key in a config directory of its own: signed."""
     work = tmp_path_factory.mktemp("original")
-    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work)
+    config = tmp_path_factory.mktemp("signing-config")
+    key_file, fp = signing.keygen(config)
+    proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work,
+                     env={**os.environ, "GOODBENCH_CONFIG_DIR": str(config)})
     assert proc.returncode == 0, proc.stderr
-    return work / "orig.json"
+    return Signed(work / "orig.json", config, fp, key_file, signing.public_bytes(signing.load_key(config)), proc.stdout)
 
 
 def _synthetic(scale: str, workloads: tuple[str, ...]) -> dict:
@@ -70,22 +90,30 @@ def _sha(path: Path) -> str:
 # ---------------------------------------------------------------- end to end on the CPU
 @pytest.mark.slow
 def test_a_fresh_smoke_file_reproduces(smoke_file, tmp_path):
-    proc = goodbench("reproduce", str(smoke_file), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path)
+    """The run and its reproduction are signed with the key at hand, every run id minted for it."""
+    key_said = f"signed by {smoke_file.fingerprint} (key {smoke_file.key_file})"
+    assert key_said in smoke_file.stdout
+    proc = goodbench("reproduce", str(smoke_file.path), "--tolerance", LOOSE, "-o", "rep.json", cwd=tmp_path,
+                     env=smoke_file.env())
     verdict = _reproduced_but_for_this_machines_speed(proc, "run 0: dlrm-small smoke seed 1")
     assert "bit-identical" in proc.stdout and "95% interval" in proc.stdout
+    assert "reproduction written to rep.json" in proc.stdout and key_said in proc.stdout
     doc = json.loads((tmp_path / "rep.json").read_text())
     assert check_document(doc) == []
     section = doc["settings"]["reproduces"]
-    original = json.loads(smoke_file.read_text())
-    assert section["sha256"] == _sha(smoke_file)
+    original = json.loads(smoke_file.path.read_text())
+    assert section["sha256"] == _sha(smoke_file.path)
     [entry] = section["runs"]
     assert entry["original_run_id"] == original["runs"][0]["run_id"] != entry["run_id"] == doc["runs"][0]["run_id"]
     assert entry["verdict"] == verdict and entry["curve"]["identical"]
     assert entry["curve"]["rel_tolerance"] == tolerance.EXACT.rel  # the same kernels: exact, no drift run
     assert doc["runs"][0]["seed"] == 1 and doc["settings"]["compile"] == original["settings"]["compile"]
-    # submit stores it like any results file
-    stored = store.submit(tmp_path / "rep.json", tmp_path / "results")
-    assert stored.name == f"{_sha(tmp_path / 'rep.json')}.json"
+    for path, signed in ((smoke_file.path, original), (tmp_path / "rep.json", doc)):
+        assert validate_file(path) == [] and signing.signer(signed) == smoke_file.fingerprint, path
+        assert signed["runs"] and all(signing.is_bound(run, smoke_file.public) for run in signed["runs"]), path
+        # submit stores it like any results file, byte for byte
+        stored = store.submit(path, tmp_path / "results")
+        assert stored.name == f"{_sha(path)}.json" and stored.read_bytes() == path.read_bytes()
 
 
 def _edited_quality(doc: dict, factor: float) -> dict:
@@ -144,7 +172,9 @@ def test_a_curve_edited_as_a_forger_does_passes_validation_and_is_planned():
 
 @pytest.mark.slow
 def test_an_edited_curve_differs(smoke_file, tmp_path):
-    doc = _edited_quality(json.loads(smoke_file.read_text()), 0.99)  # a forger's 1%, consistent throughout
+    doc = json.loads(smoke_file.path.read_text())
+    doc.pop("signature")  # an edited signed file is refused as wrongly signed before anything trains
+    doc = _edited_quality(doc, 0.99)  # a forger's 1%, consistent throughout
     point = doc["runs"][0]["curve"][0]
     doc["system"]["host"]["cpu_model"] = "another CPU"  # what once widened the tolerance to 0.64
     doc["system"]["overridden"] = [*doc["system"].get("overridden", []), "host.cpu_model"]  # else not the accelerator's
@@ -158,7 +188,7 @@ def test_an_edited_curve_differs(smoke_file, tmp_path):
     assert check_document(rep) == []  # an honest reproduction of a forged file is a valid file
     [entry] = rep["settings"]["reproduces"]["runs"]
     assert entry["verdict"].startswith("differs: curve") and not entry["curve"]["agrees"]
-    assert rep["settings"]["reproduces"]["sha256"] == _sha(edited) != _sha(smoke_file)
+    assert rep["settings"]["reproduces"]["sha256"] == _sha(edited) != _sha(smoke_file.path)
     # the bound was measured here (the run trained again under other kernels), not read from the file
     assert "ATEN_CPU_CAPABILITY=default" in proc.stdout
     # (0.0029 on one CPU, under 1e-3 on another): well inside the forger's 1%
