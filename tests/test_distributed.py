@@ -211,18 +211,17 @@ def test_two_nodes_on_loopback_write_one_valid_results_file(two_nodes):
     assert check.returncode == 0, check.stdout
 
 
-@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
 @pytest.mark.dist
-def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, mode,
-                                                                   two_nodes):
-    """--inject-failure under torchrun: the last rank SIGKILLs itself at step 30, torchrun
-    restarts both ranks, they resume from the step-20 checkpoint (FSDP: the full state,
-    gathered to rank 0, read there alone and sharded again on load), the lost work shows,
-    and training goes on as if nothing had happened: the loss curve is the unbroken run's."""
+def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, two_nodes):
+    """--inject-failure under torchrun, FSDP: the last rank SIGKILLs itself at step 30, torchrun
+    restarts both ranks, they resume from the step-20 checkpoint (the full state, gathered to
+    rank 0, read there alone and sharded again on load), the lost work shows, and training goes
+    on as if nothing had happened: the loss curve is the unbroken run's. (DDP: the warm-up kill
+    below.)"""
     out = tmp_path / "killed.json"
     cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
            "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
-           "--parallel", mode, "--checkpoint-every", "20", "--inject-failure", "30",
+           "--parallel", "fsdp", "--checkpoint-every", "20", "--inject-failure", "30",
            "--max-restarts", "1", "-o", str(out)]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -246,10 +245,12 @@ def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, da
 
 
 @pytest.mark.dist
-def test_two_ranks_killed_inside_the_warm_up_resume_and_validate(tmp_path, data_dir):
-    """Killed at step 4 (inside the first warm-up), resumed by torchrun from the step-2
-    checkpoint: the restarted workers warm up again, so the window begins after their warm-up
-    (step 2 + the pinned warm-up + 1), and the file validates (issue 32's honest run, with ranks)."""
+def test_two_ranks_killed_inside_the_warm_up_resume_and_validate(tmp_path, data_dir, two_nodes):
+    """--inject-failure under torchrun, DDP: the last rank SIGKILLs itself at step 4 (inside the
+    first warm-up), torchrun restarts both ranks, they resume from the step-2 checkpoint, the lost
+    work shows, and the loss curve is the unbroken run's; the restarted workers warm up again, so
+    the window begins after their warm-up (step 2 + the pinned warm-up + 1), and the file
+    validates (issue 32's honest run, with ranks)."""
     out = tmp_path / "killed-early.json"
     cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
            "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
@@ -259,8 +260,18 @@ def test_two_ranks_killed_inside_the_warm_up_resume_and_validate(tmp_path, data_
     doc = json.loads(out.read_text())
     run = doc["runs"][0]
     assert run["status"] == "complete" and run["faults"]["kills"] == 1
-    resumed = [e.metadata["step"] for e in mllog.parse(run["event_log"]) if e.key == "checkpoint_load_stop"]
+    g = run["goodput"]
+    assert (g["failures"], g["restarts"], g["lost_steps"]) == (1, 1, 2)
+    assert g["badput_s"]["restart_recovery"] > 0 and g["badput_s"]["lost_work"] > 0
+    events = mllog.parse(run["event_log"])
+    failure = next(e for e in events if e.key == "failure")
+    assert failure.metadata["rank"] == 1 and failure.metadata["step"] == 4
+    resumed = [e.metadata["step"] for e in events if e.key == "checkpoint_load_stop"]
     assert resumed == [2]
+    assert len(run["step_times_s"]) == run["steps"]  # one time per kept step
+    unbroken = json.loads((two_nodes / "two-nodes.json").read_text())["runs"][0]
+    # the unbroken run is two one-rank nodes, DDP: its reductions round differently
+    np.testing.assert_allclose(train_losses(run), train_losses(unbroken), rtol=RTOL)
     warmup = registry.get("gpt2-124m").spec("smoke").warmup_steps
     assert run["metrics"]["throughput"]["window"]["first_step"] == 2 + warmup + 1
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
