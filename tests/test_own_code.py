@@ -451,6 +451,9 @@ with bench:
                 run.evaluate(lambda: {"train_mse": float(loss)})
 print(bench.path, bench.problems)
 '''
+# the training loop's steps sleep, so that each has a length on any clock (an MLP's step is ~1 ms)
+SLEEPING = TRAIN_SCRIPT.replace("                s.loss = loss\n",
+                                "                s.loss = loss; __import__('time').sleep(0.01)\n")
 
 
 def _git_repo(folder: Path) -> None:
@@ -465,14 +468,17 @@ def _git_repo(folder: Path) -> None:
 def test_reproduce_runs_own_code_again_from_a_checkout_when_asked(tmp_path, monkeypatch, capsys):
     """`goodbench reproduce` of an own file prints the recorded command and runs nothing unless
     asked; asked, it runs it from a checkout of the recorded commit (GOODBENCH_OUT takes the
-    file), compares by seed, and the reproduction validates."""
+    file), compares by seed, and the reproduction validates. The re-run gets the write end of an
+    edge channel (docs/own-code.md, "Reproducing"): the reproduction carries a second clock, which
+    agrees with the script's own and saw its steps' sleep."""
     from suite.cli import main
 
-    (tmp_path / "train.py").write_text(TRAIN_SCRIPT)
+    (tmp_path / "train.py").write_text(SLEEPING)
     _git_repo(tmp_path)
     done = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("[]"), done.stderr[-2000:]
     original = json.loads((tmp_path / "orig.json").read_text())
+    assert "second_clock" not in original and v.check_document(original) == []  # plain python: one clock, valid
     code = original["settings"]["implementation"]["code"]
     assert original["settings"]["implementation"]["command"] == ["python", "train.py"]
     assert list(code["files"]) == ["train.py"] and code["workdir"] == "." and code["git_commit"]
@@ -488,8 +494,12 @@ def test_reproduce_runs_own_code_again_from_a_checkout_when_asked(tmp_path, monk
     assert repro["settings"]["reproduces"]["sha256"] == __import__("hashlib").sha256(
         (tmp_path / "orig.json").read_bytes()).hexdigest()
     assert v.check_document(repro) == []
+    [entry] = repro["second_clock"]["runs"]
+    assert entry["run_id"] == repro["runs"][0]["run_id"] != original["runs"][0]["run_id"]
+    assert entry["agreement"]["agree"] is True and len(entry["step_s"]) == 40
+    assert sorted(entry["step_s"])[20] >= 0.01  # the launcher outside the sandbox saw the steps' sleep
     # the code changed: not at hand, and nothing runs
-    (tmp_path / "train.py").write_text(TRAIN_SCRIPT + "# changed\n")
+    (tmp_path / "train.py").write_text(SLEEPING + "# changed\n")
     assert main(["reproduce", "orig.json", "-o", "repro-2.json", "--no-sign", "--run-recorded-command"]) != 0
     assert "0 of its 1 named files are here" in capsys.readouterr().err
     assert not (tmp_path / "repro-2.json").exists()
