@@ -119,16 +119,22 @@ def test_a_hostile_script_re_run_finds_nothing_of_the_reviewers_and_changes_noth
 
 @pytest.mark.slow
 def test_the_plain_loop_example_is_reproduced_from_goodbenchs_own_checkout(tmp_path, monkeypatch, data_dir, capfd):
-    """examples/plain_loop.py, the own code of goodbench's own repository, runs again in the
-    sandbox from this checkout (its copy taken at HEAD) and its curve comes back bit for bit."""
-    if subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                      capture_output=True, text=True).stdout.strip():
-        pytest.skip("this checkout has uncommitted changes: a file of its code would be refused as not reproducible")
+    """examples/plain_loop.py, the own code of goodbench's own repository, runs in one command and
+    its file validates (plain python: validate says what it becomes); it runs again in the sandbox
+    from this checkout (its copy taken at HEAD) and its curve comes back bit for bit."""
     original = tmp_path / "own-plain.json"
     done = subprocess.run([sys.executable, "examples/plain_loop.py", "--out", "own-plain.json", "--steps", "40",
                            "--device", "cpu"], cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "GOODBENCH_DATA_DIR": str(data_dir), own.OUT_VARIABLE: str(original)})
     assert done.returncode == 0, done.stderr[-2000:]
+    assert f"results written to {original}" in done.stdout and "validator:" not in done.stdout
+    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(original)], capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.strip() == (
+        f"{original}: ok; own code timed by one clock (self-timed): shown, never ranked — `goodbench run-own SCRIPT "
+        "ARGS` adds the second clock that can rank it"), check.stdout
+    if subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                      capture_output=True, text=True).stdout.strip():
+        pytest.skip("this checkout has uncommitted changes: a file of its code would be refused as not reproducible")
     monkeypatch.setenv("GOODBENCH_DATA_DIR", str(data_dir))
     monkeypatch.chdir(REPO)
     capfd.readouterr()
