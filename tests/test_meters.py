@@ -100,6 +100,15 @@ def test_tta_two_seeds_are_a_plain_mean_with_an_interval_clipped_at_zero():
     assert 0 < low < 100.5 < high
 
 
+@pytest.mark.parametrize("times", [[10.0, 200.0], [100.0, 101.0], [10.0, 12.0, 11.0, 30.0, 9.0], [3.0] * 4 + [3.5]])
+def test_the_tta_interval_is_scipy_stats_student_t_interval_clipped_at_zero(times):
+    from scipy import stats
+
+    values = np.asarray(times)
+    low, high = stats.t.interval(0.95, len(times) - 1, loc=values.mean(), scale=stats.sem(values))
+    assert tta.confidence_interval(times) == pytest.approx((max(0.0, low), high), rel=1e-12)
+
+
 @pytest.mark.parametrize("times, name", [
     ({1: 10.0}, "mean"), ({1: 10.0, 2: None}, "mean"), ({1: 10.0, 2: 11.0}, "mean"),
     ({1: 10.0, 2: 11.0, 3: 12.0}, "olympic mean"),
