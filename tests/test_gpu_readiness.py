@@ -874,8 +874,9 @@ def test_the_slot_rehearses_on_the_cpu_in_order_and_within_its_budget(tmp_path, 
     if plant:  # what an earlier session (or another user) could have left there
         (planted / "jsonschema").mkdir(parents=True)
         (planted / "jsonschema" / "__init__.py").write_text("raise SystemExit('planted jsonschema imported')\n")
-    # 240 s less the SIGINT margin (20 s) and the closing list (100 s): 120 s for the stages, which
-    # compile-default and bench (90 s each) can never have once the seven before them have run
+    # 240 s less the SIGINT margin (20 s) and the closing list (100 s): 120 s for the stages; bench
+    # (90 s, the last) never has them left, compile-default (90 s) only where the seven before it
+    # ended within 30 s
     out, budget = tmp_path / "out", 240
     data_args = ["--data-dir", str(data_dir_or_none)] if data_dir_or_none else []
     began = time.monotonic()
@@ -899,7 +900,9 @@ def test_the_slot_rehearses_on_the_cpu_in_order_and_within_its_budget(tmp_path, 
     stages = _stages_in_order(log)
     assert stages == SLOT, stages
     skipped = re.findall(r"^== \S+ stage (\S+) skipped: it needs at least \d+ s and -?\d+ s are left", log, re.M)
-    assert {"compile-default", "bench"} <= set(skipped), skipped
+    assert "bench" in skipped, skipped
+    if "compile-default" not in skipped:  # started in time: cut at its limit, it ended as it should
+        assert re.search(r"^   compile-default +ok ", log, re.M), log[-4000:]
     results = sorted(out.glob("smoke-*.json"))
     started = [s for s in SLOT if s.startswith("full-") and s not in skipped]
     assert len(results) == len(started), (started, [p.name for p in results])  # each run started left its file
