@@ -211,30 +211,28 @@ def test_two_nodes_on_loopback_write_one_valid_results_file(two_nodes):
     assert check.returncode == 0, check.stdout
 
 
-@pytest.mark.dist
-def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, two_nodes):
-    """--inject-failure under torchrun, FSDP: the last rank SIGKILLs itself at step 30, torchrun
-    restarts both ranks, they resume from the step-20 checkpoint (the full state, gathered to
-    rank 0, read there alone and sharded again on load), the lost work shows, and training goes
-    on as if nothing had happened: the loss curve is the unbroken run's. (DDP: the warm-up kill
-    below.)"""
+def _killed_once_and_resumed(tmp_path: Path, data_dir: Path, two_nodes: Path, *, every: int, at: int,
+                             options: tuple[str, ...] = ()) -> dict:
+    """gpt2-124m smoke on 2 ranks, a checkpoint every ``every`` steps, rank 1 SIGKILLed at step ``at``
+    and torchrun restarting both once: the run completes with that one failure on the record, resumed
+    from the last checkpoint before it, one step time per kept step, the unbroken run's loss curve,
+    and a file that validates. Returns the run."""
+    resumed_from = (at - 1) // every * every  # the kill comes before step ``at``'s checkpoint
     out = tmp_path / "killed.json"
     cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
-           "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
-           "--parallel", "fsdp", "--checkpoint-every", "20", "--inject-failure", "30",
-           "--max-restarts", "1", "-o", str(out)]
-    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+           "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2", *options,
+           "--checkpoint-every", str(every), "--inject-failure", str(at), "--max-restarts", "1", "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = json.loads(out.read_text())["runs"][0]
     assert run["status"] == "complete" and run["faults"]["kills"] == 1
     g = run["goodput"]
-    assert (g["failures"], g["restarts"], g["lost_steps"]) == (1, 1, 10)
+    assert (g["failures"], g["restarts"], g["lost_steps"]) == (1, 1, at - resumed_from)
     assert g["badput_s"]["restart_recovery"] > 0 and g["badput_s"]["lost_work"] > 0
     events = mllog.parse(run["event_log"])
     failure = next(e for e in events if e.key == "failure")
-    assert failure.metadata["rank"] == 1 and failure.metadata["step"] == 30
-    resumed = [e for e in events if e.key == "checkpoint_load_stop"]
-    assert [e.metadata["step"] for e in resumed] == [20]
+    assert failure.metadata["rank"] == 1 and failure.metadata["step"] == at
+    assert [e.metadata["step"] for e in events if e.key == "checkpoint_load_stop"] == [resumed_from]
     assert len(run["step_times_s"]) == run["steps"]  # one time per kept step
     unbroken = json.loads((two_nodes / "two-nodes.json").read_text())["runs"][0]
     # the unbroken run is two one-rank nodes, DDP: its reductions round differently
@@ -242,6 +240,17 @@ def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, da
     check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+    return run
+
+
+@pytest.mark.dist
+def test_killing_one_rank_restarts_the_job_from_its_last_checkpoint(tmp_path, data_dir, two_nodes):
+    """--inject-failure under torchrun, FSDP: the last rank SIGKILLs itself at step 30, torchrun
+    restarts both ranks, they resume from the step-20 checkpoint (the full state, gathered to
+    rank 0, read there alone and sharded again on load), the lost work shows, and training goes
+    on as if nothing had happened: the loss curve is the unbroken run's. (DDP: the warm-up kill
+    below.)"""
+    _killed_once_and_resumed(tmp_path, data_dir, two_nodes, every=20, at=30, options=("--parallel", "fsdp"))
 
 
 @pytest.mark.dist
@@ -251,32 +260,9 @@ def test_two_ranks_killed_inside_the_warm_up_resume_and_validate(tmp_path, data_
     work shows, and the loss curve is the unbroken run's; the restarted workers warm up again, so
     the window begins after their warm-up (step 2 + the pinned warm-up + 1), and the file
     validates (issue 32's honest run, with ranks)."""
-    out = tmp_path / "killed-early.json"
-    cmd = [sys.executable, "-m", "suite", "run", "-w", "gpt2-124m", "--scale", "smoke",
-           "--device", "cpu", "--data-dir", str(data_dir), "--nproc-per-node", "2",
-           "--checkpoint-every", "2", "--inject-failure", "4", "--max-restarts", "1", "-o", str(out)]
-    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    doc = json.loads(out.read_text())
-    run = doc["runs"][0]
-    assert run["status"] == "complete" and run["faults"]["kills"] == 1
-    g = run["goodput"]
-    assert (g["failures"], g["restarts"], g["lost_steps"]) == (1, 1, 2)
-    assert g["badput_s"]["restart_recovery"] > 0 and g["badput_s"]["lost_work"] > 0
-    events = mllog.parse(run["event_log"])
-    failure = next(e for e in events if e.key == "failure")
-    assert failure.metadata["rank"] == 1 and failure.metadata["step"] == 4
-    resumed = [e.metadata["step"] for e in events if e.key == "checkpoint_load_stop"]
-    assert resumed == [2]
-    assert len(run["step_times_s"]) == run["steps"]  # one time per kept step
-    unbroken = json.loads((two_nodes / "two-nodes.json").read_text())["runs"][0]
-    # the unbroken run is two one-rank nodes, DDP: its reductions round differently
-    np.testing.assert_allclose(train_losses(run), train_losses(unbroken), rtol=RTOL)
+    run = _killed_once_and_resumed(tmp_path, data_dir, two_nodes, every=2, at=4)
     warmup = registry.get("gpt2-124m").spec("smoke").warmup_steps
     assert run["metrics"]["throughput"]["window"]["first_step"] == 2 + warmup + 1
-    check = subprocess.run([sys.executable, "-m", "suite", "validate", str(out)],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout
 
 
 @pytest.mark.slow
