@@ -24,12 +24,13 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto``: one and a half workers per core this process may run on. Many tests wait on
-    processes they start (a run, a reproduction's sandbox, a signal's effect), so a worker per core
-    leaves cores idle: on 2 cores the fast loop took 107 s with 2 workers and 91 s with 3, the slow
-    tests 251 s and 203 s (4 workers: 203 s), measured side by side."""
+    """``-n auto``: a worker per core this process may run on, and half as many again (at most 4
+    more: each worker holds torch in memory). Many tests wait on processes they start (a run, a
+    reproduction's sandbox, a signal's effect), so a worker per core leaves cores idle: on 2 cores
+    the fast loop took 107 s with 2 workers and 91 s with 3, the slow tests 251 s and 203 s
+    (4 workers: 203 s)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores + cores // 2
+    return cores + min(cores // 2, 4)
 
 
 def _dataset_dir() -> Path | None:
