@@ -32,11 +32,11 @@ def confidence_interval(times_s: list[float], level: float = 0.95) -> tuple[floa
     # took 0.4 s of every `goodbench validate` of a file with seeds): reading results stays light
     from scipy.special import stdtrit
 
-    sem = float(values.std(ddof=1)) / math.sqrt(values.size)
+    mean, sem = float(values.mean()), float(values.std(ddof=1)) / math.sqrt(values.size)
     if sem == 0 or not math.isfinite(sem):
-        return (float(values.mean()), float(values.mean()))
+        return (mean, mean)
     half = float(stdtrit(values.size - 1, 0.5 + level / 2)) * sem
-    return max(0.0, float(values.mean()) - half), float(values.mean()) + half
+    return max(0.0, mean - half), mean + half
 
 
 def estimator(result: dict) -> str:
