@@ -61,7 +61,11 @@ class Signed:
 
     def env(self) -> dict[str, str]:
         """This process's environment, with the key's config directory."""
-        return {**os.environ, "GOODBENCH_CONFIG_DIR": str(self.config)}
+        return _with_config(self.config)
+
+
+def _with_config(config: Path) -> dict[str, str]:
+    return {**os.environ, "GOODBENCH_CONFIG_DIR": str(config)}
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +76,7 @@ def smoke_file(tmp_path_factory) -> Signed:
     config = tmp_path_factory.mktemp("signing-config")
     key_file, fp = signing.keygen(config)
     proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "-o", "orig.json", cwd=work,
-                     env={**os.environ, "GOODBENCH_CONFIG_DIR": str(config)})
+                     env=_with_config(config))
     assert proc.returncode == 0, proc.stderr
     return Signed(work / "orig.json", config, fp, key_file, signing.public_bytes(signing.load_key(config)), proc.stdout)
 
