@@ -75,6 +75,16 @@ def checkpointed_short_run(data_dir, tmp_path_factory) -> dict:
     return run_short(data_dir, tmp_path_factory.mktemp("short-ckpt10"), checkpoint_every=10)
 
 
+@pytest.fixture
+def sighup_at_default():
+    """SIGHUP at its default action during the test, as a terminal's process has it. Under ``nohup``
+    the test run inherits it ignored, and the processes goodbench starts rightly leave an ignored
+    SIGHUP alone, so a test of what a hangup does would see nothing happen."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGHUP, previous)
+
+
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path_factory, monkeypatch):
     """Every test gets an empty user cache and config directory (no signing key: the user's is

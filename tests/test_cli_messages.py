@@ -390,7 +390,7 @@ def test_an_empty_file_is_said_to_be_empty_and_a_held_placeholder_to_be_a_run_st
         held.release()
 
 
-def test_a_hangup_taken_as_sigterm_is_said_so_with_sigterms_status(monkeypatch, capsys):
+def test_a_hangup_taken_as_sigterm_is_said_so_with_sigterms_status(monkeypatch, capsys, sighup_at_default):
     """SIGHUP under the supervisor (the terminal closed) is a SIGTERM to what follows: status 143, and
     the last line says it came as SIGHUP."""
     import os

@@ -207,7 +207,7 @@ def test_a_sigint_to_the_supervisor_alone_reaches_its_worker_at_once(data_dir, t
 
 
 @pytest.mark.slow  # the supervisor passing a stop on alone: the SIGINT's test; SIGHUP as SIGTERM: test_cli_messages
-def test_a_sighup_to_the_supervisor_stops_its_worker_as_sigterm_does(data_dir, tmp_path):
+def test_a_sighup_to_the_supervisor_stops_its_worker_as_sigterm_does(data_dir, tmp_path, sighup_at_default):
     """The terminal closed (SIGHUP to the supervisor alone; its worker, in a group of its own, gets
     none): the supervisor takes it as SIGTERM and passes SIGTERM on, so the worker stops and writes its
     partial record, rather than training on, unrecorded, until its next report finds the supervisor

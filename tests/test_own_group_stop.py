@@ -104,7 +104,7 @@ SLOW = pytest.mark.slow  # the group's SIGTERM, which came twice, stays in the f
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc: Linux's")
 @pytest.mark.parametrize("how", [how if how == "SIGTERM to the group" else pytest.param(how, marks=SLOW)
                                  for how in STOPS])
-def test_torchrun_in_its_own_group_gets_each_stop_once(tmp_path, how):
+def test_torchrun_in_its_own_group_gets_each_stop_once(tmp_path, how, sighup_at_default):
     signum, to_group, got, said = STOPS[how]
     notes = tmp_path / "signals"
     proc, child = _launched(notes)
