@@ -48,9 +48,13 @@ def group_sigterm_at_step_10(event: str, **fields) -> None:
 def sigint_to_the_supervisor_alone_at_step_10(event: str, **fields) -> None:
     """A worker's progress (picklable) that, at step 10, sends SIGINT to its supervisor alone, as
     ``kill -INT PID``, an IDE's stop button or ``timeout -s INT`` do; it notes in the file
-    ``$GOODBENCH_TEST_GROUP_NOTE`` names whether this worker leads a process group of its own."""
+    ``$GOODBENCH_TEST_GROUP_NOTE`` names whether this worker leads a process group of its own.
+    It then waits, up to 60 s, for the interrupt its supervisor passes on, rather than racing it
+    through the steps left: stopped at step 10 however busy the machine, and trained on to the
+    end only where nothing was passed on."""
     import os
     import signal
+    import time
 
     if event == "step" and fields.get("step") == 10:
         note = os.environ.get("GOODBENCH_TEST_GROUP_NOTE")
@@ -58,6 +62,7 @@ def sigint_to_the_supervisor_alone_at_step_10(event: str, **fields) -> None:
             with open(note, "w") as f:
                 f.write("own" if os.getpgrp() == os.getpid() else "shared")
         os.kill(os.getppid(), signal.SIGINT)
+        time.sleep(60)  # the passed-on SIGINT raises KeyboardInterrupt here
 
 
 def group_sigterm_in_the_records_hold_then_its_echo(event: str, **fields) -> None:
@@ -94,12 +99,15 @@ def group_sigterm_in_the_records_hold_then_its_echo(event: str, **fields) -> Non
 
 def sighup_to_the_supervisor_alone_at_step_10(event: str, **fields) -> None:
     """A worker's progress (picklable) that, at step 10, sends SIGHUP to its supervisor alone, as a
-    closed terminal or a dropped ssh session does (the worker, in a group of its own, gets none)."""
+    closed terminal or a dropped ssh session does (the worker, in a group of its own, gets none);
+    then it waits, up to 60 s, for the SIGTERM its supervisor passes on, rather than racing it."""
     import os
     import signal
+    import time
 
     if event == "step" and fields.get("step") == 10:
         os.kill(os.getppid(), signal.SIGHUP)
+        time.sleep(60)  # the passed-on SIGTERM raises here
 
 
 def sigtstp_to_the_supervisor_at_step_10(event: str, **fields) -> None:

@@ -181,16 +181,28 @@ def test_a_watch_reads_in_its_thread_what_a_short_process_used_between_its_start
     import time
 
     name = f"gb-burn-{os.getpid() % 100000}"
-    burner = ("import ctypes, time\n"
+    burner = ("import ctypes, sys, time\n"
               f"ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"  # PR_SET_NAME: its short command name
-              "while time.process_time() < 0.4: pass")
+              "while time.process_time() < 0.4: pass\n"
+              "print('burnt', flush=True)\n"
+              "sys.stdin.read()")  # alive until the test has seen a reading of its burn, however busy the machine
+
+    def counted() -> float:
+        return sum(used for (_, named), used in list(watch.used.items()) if named == name)
+
     watch = host_load.Watch(interval_s=0.05).start()
-    subprocess.run([sys.executable, "-c", burner], check=True, start_new_session=True)  # a group of its own
+    with subprocess.Popen([sys.executable, "-c", burner], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, start_new_session=True) as proc:  # a group of its own
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline() == "burnt\n"
+        deadline = time.monotonic() + 10
+        while counted() < 0.38 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.stdin.close()  # it ends; this process waits for it
     time.sleep(0.1)
     during = watch.stop()
     assert during is not None
-    counted = sum(used for (_, named), used in watch.used.items() if named == name)
-    assert counted >= 0.25  # 0.4 s, less what the readings missed between its last one and its end
+    assert counted() >= 0.38  # its 0.4 s, read in 10-ms ticks
 
 
 def test_a_failed_reading_is_skipped_and_counts_no_process_twice(tmp_path):

@@ -3,6 +3,7 @@ bwrap goodbench started) is waited for before the re-run's end is read, and left
 reading if still there; the sandbox's /tmp is bounded (trial 17, C)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -13,12 +14,30 @@ from suite.run.reproduce.lingering import Lingering
 
 
 def test_a_child_outliving_the_sandbox_is_waited_for_and_a_stuck_one_is_named():
-    child = subprocess.Popen(["sh", "-c", "(sleep 1.2) & sleep 0.3"])
-    lingering = Lingering()
-    lingering.started(child.pid)
-    child.wait()
-    assert len(lingering.alive()) == 1  # the orphaned child, its parent gone
-    assert lingering.wait(cap_s=0.05) == lingering.alive() != []  # past the cap: still there, named
+    """A parent and its child, each living until the test lets it end (not for fixed times a busy
+    machine could overrun): the child outlives the parent, is waited for past a short cap and
+    named, then waited for until it is gone."""
+    orphan_stdin, orphan_ends = os.pipe()  # the child reads until the test closes orphan_ends
+    parent_stdin, parent_ends = os.pipe()  # the parent waits for one byte
+    script = ("import os, subprocess\n"
+              f"subprocess.Popen(['cat'], stdin={orphan_stdin}, stdout=subprocess.DEVNULL)\n"
+              "print('started', flush=True)\n"
+              f"os.read({parent_stdin}, 1)")
+    with subprocess.Popen([sys.executable, "-c", script], pass_fds=(orphan_stdin, parent_stdin),
+                          stdout=subprocess.PIPE, text=True) as child:
+        os.close(orphan_stdin)
+        os.close(parent_stdin)
+        try:
+            assert child.stdout is not None and child.stdout.readline() == "started\n"
+            lingering = Lingering()
+            lingering.started(child.pid)
+            os.write(parent_ends, b"x")
+            child.wait()
+            assert len(lingering.alive()) == 1  # the orphaned child, its parent gone
+            assert lingering.wait(cap_s=0.05) == lingering.alive() != []  # past the cap: still there, named
+        finally:
+            os.close(orphan_ends)
+            os.close(parent_ends)
     t0 = time.monotonic()
     assert lingering.wait() == []
     assert time.monotonic() - t0 < 5

@@ -239,6 +239,14 @@ def test_a_rank_whose_edges_stop_early_adds_nothing_and_is_named(stamped, tmp_pa
 
 
 # ---------------------------------------------------------------- the ranks' channels
+def _read_to_its_end(reader: EdgeReader) -> None:
+    """Wait (up to 10 s) until ``reader`` has read its channel to the end or refused it: the
+    channels' shared grace, which rank 0's silence spends whole, is no wait for rank 1's reader."""
+    deadline = time.monotonic() + 10
+    while not reader.closed and reader.broken is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_each_rank_writes_to_its_own_socket_read_on_one_clock(monkeypatch):
     channels = RankChannels(2, clock())
     try:
@@ -251,6 +259,7 @@ def test_each_rank_writes_to_its_own_socket_read_on_one_clock(monkeypatch):
         pipe.edge(edges.RUN, 1, "a" * 32)
         pipe.edge(edges.START, 0)
         pipe.close()
+        _read_to_its_end(channels.readers[1])
         channels.finish(0.2)  # rank 0 never connected to its channel: nothing waits for it
     finally:
         channels.close()
@@ -389,6 +398,7 @@ def test_a_garbled_rank_channel_is_not_believed_and_says_which_rank():
         fd = edge_channel.connect(channels.folder / edges.channel(1))
         os.write(fd, b"b 1 nan\n")
         os.close(fd)
+        _read_to_its_end(channels.readers[1])
         channels.finish(0.2)
     finally:
         channels.close()
