@@ -81,7 +81,8 @@ def test_training_after_the_start_evaluation_is_time_to_train(tmp_path, data_dir
                 if run.due_for_evaluation():
                     run.evaluate_pinned(model)
     assert bench.problems == []
-    assert [round(f["after_start_eval_s"], 2) >= round(built, 2) for f in said] == [True], (said, built)  # its line says it
+    # its line says it, rounded to the millisecond (two sides rounded to 0.01 s split 1.015 and 1.01501 once)
+    assert [f["after_start_eval_s"] >= built - 0.001 for f in said] == [True], (said, built)
     doc = json.loads(bench.path.read_text())
     [run] = doc["runs"]
     steps = sum(run["step_times_s"])
