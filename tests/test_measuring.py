@@ -46,9 +46,14 @@ def _measured(ratio: float, cap: measuring.Cap, noise: float = 0.9, original: di
     seeds, ticks = itertools.count(1), itertools.count(0, RERUN_S)
     loads = itertools.repeat(None) if loads is None else iter(loads)
     said: list[str] = []
-    state = measuring.measure_on(
-        original, lambda: _run(0.01 / ratio, noise, next(seeds), steps) | {"host_load": next(loads)}, cap, 0.2,
-        clock=lambda: next(ticks), report=said.append)
+    state = measuring.Measuring(cap, 0.2)
+    again = True
+    while again:  # the loop of suite/run/reproduce/own.py and training.py: a re-run, pooled, until add says stop
+        if state.records:
+            said.append(state.progress())
+        start = next(ticks)
+        record = _run(0.01 / ratio, noise, next(seeds), steps) | {"host_load": next(loads)}
+        again = state.add(original, record, next(ticks) - start)
     return state, said
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from suite.validate import check_document
 
-pytestmark = pytest.mark.dist  # rank processes: CI's dist group (python -m pytest -m dist)
+pytestmark = pytest.mark.dist  # rank processes: the dist group (python -m pytest -m dist)
 JOB = Path(__file__).resolve().parent / "own_ddp_job.py"
 RTOL = 1e-5  # 2 ranks' half-batch gradients averaged by the all-reduce: another summation order
 

@@ -96,7 +96,9 @@ def test_a_hostile_script_re_run_finds_nothing_of_the_reviewers_and_changes_noth
     before, results_before = _snapshot(tmp_path), _snapshot(REPO / "results")
     monkeypatch.chdir(checkout)
     capfd.readouterr()
-    assert main(["reproduce", "orig.json", "-o", str(tmp_path / "repro.json"), "--run-recorded-command"]) in (0, 1)
+    # --measure-for 1: one re-run, whatever the load (measuring on is tested in test_measuring.py)
+    assert main(["reproduce", "orig.json", "-o", str(tmp_path / "repro.json"), "--run-recorded-command",
+                 "--measure-for", "1"]) in (0, 1)
     printed = capfd.readouterr().out
     found = json.loads(printed.split("HOSTILE-FOUND ", 1)[1].splitlines()[0])
     bound = {Path(p).relative_to(real_home).parts[0] for p in map(str, sandbox.python_paths())
@@ -139,7 +141,7 @@ def test_the_plain_loop_example_is_reproduced_from_goodbenchs_own_checkout(tmp_p
     monkeypatch.chdir(REPO)
     capfd.readouterr()
     assert main(["reproduce", str(original), "-o", str(tmp_path / "repro.json"), "--no-sign",
-                 "--run-recorded-command"]) in (0, 1)
+                 "--run-recorded-command", "--measure-for", "1"]) in (0, 1)  # one re-run, whatever the load
     assert "bit-identical" in capfd.readouterr().out
     assert v.check_document(json.loads((tmp_path / "repro.json").read_text())) == []
 

@@ -148,8 +148,9 @@ def test_a_reproduction_stopped_by_sigterm_keeps_the_runs_it_finished(tmp_path):
     proc = goodbench("run", "-w", "dlrm-small", "--scale", "smoke", "--device", "cpu", "--seeds", "2",
                      "--no-sign", "-o", "orig.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    # --measure-for 1: seed 2 starts after seed 1's first re-run, whatever the load (8 re-runs of it otherwise)
     child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "--tolerance", LOOSE,
-                              "--no-sign", "-o", "rep.json"], cwd=tmp_path, stdout=subprocess.PIPE,
+                              "--no-sign", "--measure-for", "1", "-o", "rep.json"], cwd=tmp_path, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
     seen = []
     for line in child.stdout:  # type: ignore[union-attr]
@@ -288,7 +289,7 @@ def test_a_cpu_run_is_reproduced_with_the_threads_it_recorded(data_dir, tmp_path
     assert json.loads((tmp_path / "one.json").read_text())["settings"]["cpu_threads"] == 1
     two = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     proc = subprocess.run([sys.executable, "-m", "suite", "reproduce", "one.json", "--data-dir", str(data_dir),
-                           "--tolerance", LOOSE, "-o", "rep.json"],
+                           "--tolerance", LOOSE, "--measure-for", "1", "-o", "rep.json"],  # one re-run: the curve is the question
                           cwd=tmp_path, env=two, capture_output=True, text=True, timeout=900)
     assert "1 CPU thread (as recorded)" in proc.stderr, proc.stdout + proc.stderr  # the plan's line
     assert "bit-identical" in proc.stdout, proc.stdout + proc.stderr

@@ -13,7 +13,7 @@ recorded window made unsteady by a few huge steps is judged on it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,18 +289,3 @@ def loads(host_load: Any) -> dict | None:
         return None
     return {k: host_load[k] for k in ("start", "during", "end") if k in host_load}
 
-
-def measure_on(original: dict, measure: Callable[[], dict], cap: Cap, tolerance: float,
-               clock: Callable[[], float], report: Callable[[str], None] = lambda line: None,
-               first: tuple[dict, float] | None = None) -> Measuring:
-    """Call ``measure`` (one re-run, its record) until :meth:`Measuring.add` says stop; ``first``:
-    a re-run already made and its seconds. ``clock`` times each re-run."""
-    state = Measuring(cap, tolerance)
-    again = True if first is None else state.add(original, *first)
-    while again:
-        if state.records:
-            report(state.progress())
-        start = clock()
-        record = measure()
-        again = state.add(original, record, clock() - start)
-    return state
