@@ -11,6 +11,7 @@ import pytest
 
 
 def goodbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``goodbench ARGS`` as a user runs it, in ``cwd``: its exit status and output."""
     return subprocess.run([sys.executable, "-m", "suite", *args], cwd=cwd, capture_output=True,
                           text=True, env=env, timeout=1200)
 

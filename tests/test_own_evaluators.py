@@ -125,6 +125,39 @@ def test_an_own_loop_held_to_dlrm_small_trains_on_the_teachers_clicks(tmp_path):
     assert 0.5 < run["curve"][-1]["auc"] < run["curve"][-1]["teacher_auc"]
 
 
+def test_target_met_turns_true_at_the_evaluation_that_meets_the_target(tmp_path):
+    """``run.target_met`` (docs/own-code.md, "Checkpoints"): false before training and at each
+    evaluation below the target, true from the one that meets it, where the loop stops and the
+    run's time to target ends (dlrm-small's smoke AUC 0.72: step 140 of this loop on the CPU)."""
+    import goodbench
+    from workloads.dlrm_small.model import Dlrm
+    from workloads.dlrm_small.spec import DlrmSmall
+
+    spec = registry.get("dlrm-small").spec("smoke")
+    bench = goodbench.Benchmark("own-dlrm", trains="DLRM on the teacher's clicks", against="dlrm-small",
+                                samples_per_step=spec.batch_size, max_steps=400, warmup_steps=5, eval_every=10,
+                                device="cpu", out=tmp_path / "dlrm.json", sign=False)
+    seen: list[tuple[int, bool]] = []
+    with bench:
+        for run in bench.runs():
+            evaluate = run.evaluate_pinned
+
+            def noted(model, evaluate=evaluate, run=run):
+                met = evaluate(model)
+                seen.append((run.steps_done, run.target_met))
+                assert met == run.target_met
+                return met
+            run.evaluate_pinned = noted
+            assert not run.target_met
+            _train_dlrm(run, Dlrm(DlrmSmall.model_config(spec), sparse_gradients=False))
+    assert bench.problems == []
+    record = bench.records[0]
+    *before, last = seen
+    assert before and not any(met for _, met in before) and last == (record["steps"], True)
+    assert record["steps"] < 400 and record["metrics"]["tta_s"] is not None
+    assert record["curve"][-1]["auc"] >= spec.target.value > record["curve"][-2]["auc"]
+
+
 def _train_dlrm(run, model: torch.nn.Module) -> None:
     def loss_of(dense: torch.Tensor, sparse: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.binary_cross_entropy_with_logits(model(dense, sparse), label)

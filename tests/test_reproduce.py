@@ -17,6 +17,7 @@ import forging
 import numpy as np
 import pytest
 import torch
+from test_cli_e2e import goodbench
 
 from suite.figures import reproducibility as tolerance
 from suite.record import claims, mllog
@@ -42,11 +43,6 @@ def _reproduced_but_for_this_machines_speed(proc: subprocess.CompletedProcess, l
     assert (verdict, proc.returncode) == ("reproduced", 0) or (speed_only and proc.returncode == 1), \
         proc.stdout + proc.stderr
     return verdict
-
-
-def goodbench(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "suite", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=900)
 
 
 @dataclasses.dataclass(frozen=True)

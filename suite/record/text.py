@@ -61,13 +61,6 @@ def has_control_chars(text: str) -> bool:
     return not text.isprintable() or INVISIBLE.search(text) is not None
 
 
-def has_invisible_chars(text: str) -> bool:
-    """True when ``text`` holds a refused character that rules v1–v6 accepted (none of
-    :data:`CONTROL_CHARS`, but a format, private-use, unassigned, separator, non-ASCII space or
-    invisible filler character)."""
-    return has_control_chars(text) and any(refused(c) and not CONTROL_CHARS.match(c) for c in text)
-
-
 def printable(text: str) -> str:
     """``text`` with every refused character written as ``\\uXXXX`` (``\\UXXXXXXXX`` beyond the
     basic plane): one line, nothing reordered or hidden, and the same text back when it holds none."""

@@ -16,18 +16,10 @@ import pickle
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 OTHER_CPU_KERNELS = "default"
-
-
-@dataclass(frozen=True)
-class Drift:
-    """The second re-run's record (None: not trained), and how it was trained or why not."""
-
-    record: dict | None
-    how: str
 
 
 def other_cpu_kernels(capability: str | None) -> str | None:
