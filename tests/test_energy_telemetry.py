@@ -5,6 +5,7 @@ import os
 import types
 
 import pytest
+from waiting import until
 
 from suite.meters import energy, nvml, telemetry
 
@@ -162,11 +163,8 @@ def test_settings_and_warnings(use_nvml):
 
 def test_sampler_thread_samples_at_its_rate(use_nvml):
     use_nvml(fake_nvml(power_mw=[100_000]))
-    import time
     sampler = telemetry.Sampler(nvml.open_gpu()[0], hz=50).start()
-    deadline = time.monotonic() + 60  # a loaded machine may starve the thread: wait for samples, not a fixed time
-    while len(sampler.samples) < 8 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(lambda: len(sampler.samples) >= 8, 60)  # a loaded machine may starve the thread: wait for samples
     sampler.stop()
     times = [s["t"] for s in sampler.samples]
     assert len(times) >= 8

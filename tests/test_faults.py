@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from factories import bucket_sum
 from short_lmchar import run_short
+from waiting import until
 
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
@@ -247,7 +248,6 @@ def test_a_worker_that_does_not_stop_is_killed_with_its_process_group():
     child = int(worker.stdout.readline())
     assert not supervisor._stopped(worker, 0.2)
     assert worker.returncode == -signal.SIGKILL
-    import time
 
     def running(pid: int) -> bool:  # a zombie (killed, not yet reaped by its new parent) is not
         try:
@@ -256,10 +256,7 @@ def test_a_worker_that_does_not_stop_is_killed_with_its_process_group():
         except FileNotFoundError:
             return False
 
-    deadline = time.monotonic() + 5
-    while running(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if running(child):
+    if not until(lambda: not running(child), 5):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the worker's child was left running")
 

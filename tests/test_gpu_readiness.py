@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from waiting import until
 
 from suite.cli import main
 from suite.figures import mfu
@@ -779,10 +780,8 @@ def test_a_run_killed_after_its_sigint_fails_unless_its_file_was_written(tmp_pat
 def test_ctrl_c_stops_the_running_stage_like_its_limit_and_no_later_stage_starts(tmp_path, fake_python):
     out, proc = session(tmp_path, fake_python, "full-dlrm-small", "check",
                         env={"REHEARSAL_CUT": "600"})
-    deadline = time.monotonic() + 300  # a slow shared machine
     log = out / "session.log"
-    while time.monotonic() < deadline and "training, at most" not in (log.read_text() if log.exists() else ""):
-        time.sleep(0.1)
+    until(lambda: log.exists() and "training, at most" in log.read_text(), 300, 0.1)  # a slow shared machine
     proc.send_signal(signal.SIGINT)  # Ctrl-C reaches this script; the stage has a group of its own
     stdout, _ = proc.communicate(timeout=300)
     text = log.read_text()

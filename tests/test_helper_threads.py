@@ -8,10 +8,10 @@ import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from suite.api.edges import ReaderWatch
 from suite.meters import telemetry
@@ -34,9 +34,7 @@ def _leaves_stops_to_the_main_thread(thread: threading.Thread | None) -> None:
     """``thread``, a live daemon, blocks the stop signals (once it has set them: up to 10 s); the
     main thread does not."""
     assert thread is not None and thread.daemon and thread.is_alive() and thread.native_id is not None
-    deadline = time.monotonic() + 10
-    while not (mask := _mask(thread)) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    mask = until(lambda: _mask(thread), 10, 0.01)
     for signum in HELD:
         assert mask & (1 << (signum - 1)), signum
     assert not _mask(threading.main_thread()) & (1 << (signal.SIGTERM - 1))
@@ -107,9 +105,7 @@ def test_run_owns_reader_and_journal_leave_the_stop_signals_to_the_main_thread(t
     try:
         _leaves_stops_to_the_main_thread(reader._thread)
         os.write(write_end, edges.journal("s1", str(tmp_path)))
-        deadline = time.monotonic() + 10
-        while (journal._thread is None or not journal._thread.is_alive()) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: journal._thread is not None and journal._thread.is_alive(), 10, 0.01)
         _leaves_stops_to_the_main_thread(journal._thread)
     finally:
         os.close(write_end)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from suite.compare import engine as compare
 from suite.compare.report import _identity, load_lines
@@ -195,9 +196,7 @@ def test_a_watch_reads_in_its_thread_what_a_short_process_used_between_its_start
                           text=True, start_new_session=True) as proc:  # a group of its own
         assert proc.stdout is not None and proc.stdin is not None
         assert proc.stdout.readline() == "burnt\n"
-        deadline = time.monotonic() + 10
-        while counted() < 0.38 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        until(lambda: counted() >= 0.38, 10)
         proc.stdin.close()  # it ends; this process waits for it
     time.sleep(0.1)
     during = watch.stop()
@@ -616,14 +615,9 @@ def test_the_watchs_thread_leaves_the_stop_signals_to_the_main_thread():
     try:
         thread = watch._thread
         assert thread is not None and thread.native_id is not None
-        deadline = time.monotonic() + 10
-        blocked = 0
-        while time.monotonic() < deadline:
-            status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
-            blocked = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:")), 16)
-            if blocked:
-                break
-            time.sleep(0.01)
+        status = Path(f"/proc/self/task/{thread.native_id}/status")
+        blocked = until(lambda: int(next(line.split()[1] for line in status.read_text().splitlines()
+                                         if line.startswith("SigBlk:")), 16), 10, 0.01)
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             assert blocked & (1 << (signum - 1)), signum
         main = threading.main_thread().native_id

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from suite.record import mllog
 from suite.run import job_control
@@ -70,10 +71,7 @@ def test_ctrl_z_stops_the_supervised_worker_with_its_supervisor_and_the_pause_is
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         assert len(children) == 1, children
         worker = int(children[0])
-        deadline = time.monotonic() + 30
-        while _state(worker) != "T" and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _state(worker) == "T", "the worker trains on while its supervisor is stopped"
+        assert until(lambda: _state(worker) == "T", 30), "the worker trains on while its supervisor is stopped"
         held = 1.0
         time.sleep(held)
         assert _state(worker) == "T"

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from suite.figures import clock_cover, rank_clocks
 from suite.leaderboard import pipeline, rows
@@ -118,10 +119,8 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         for group in [*groups, launcher.pid]:
             os.killpg(group, signal.SIGKILL)
         assert launcher.wait(30) == -signal.SIGKILL
-        deadline = time.monotonic() + 60  # each rank's watch on its channel finds the launcher gone, paused as it is
-        while _alive(tree) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _alive(tree) == [], f"left running after the kill: {_alive(tree)}"
+        # each rank's watch on its channel finds the launcher gone, paused as it is
+        assert until(lambda: not _alive(tree), 60, 0.1), f"left running after the kill: {_alive(tree)}"
     finally:
         for pid in _alive(tree) if tree else ():
             os.kill(pid, signal.SIGKILL)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import ended, until
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -79,17 +80,7 @@ def _launched(notes: Path, flavour: str = "run-own", threads: int = 0) -> tuple[
 
 def _gone(pid: int, wait_s: float) -> bool:
     """True once ``pid`` has ended (a zombie not yet reaped by its new parent counts as ended)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return True
-        if stat[stat.rindex(")") + 2] == "Z":
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.1)
+    return until(lambda: ended(pid), wait_s, 0.1)
 
 
 STOPS = {  # how the launcher is stopped: the signal, sent to its group or to it alone; what the child gets

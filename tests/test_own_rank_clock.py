@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 from quick_ceiling import quick_ceiling
 from torch import nn
+from waiting import until
 
 import goodbench
 from suite import validate as v
@@ -242,9 +243,7 @@ def test_a_rank_whose_edges_stop_early_adds_nothing_and_is_named(stamped, tmp_pa
 def _read_to_its_end(reader: EdgeReader) -> None:
     """Wait (up to 10 s) until ``reader`` has read its channel to the end or refused it: the
     channels' shared grace, which rank 0's silence spends whole, is no wait for rank 1's reader."""
-    deadline = time.monotonic() + 10
-    while not reader.closed and reader.broken is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    until(lambda: reader.closed or reader.broken is not None, 10, 0.01)
 
 
 def test_each_rank_writes_to_its_own_socket_read_on_one_clock(monkeypatch):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_own_code import TRAIN_SCRIPT, _git_repo
+from waiting import until
 
 from suite import validate as v
 from suite.cli import main
@@ -314,7 +315,6 @@ def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_lea
     does; the sandbox ends with it (no process of it left), and neither the reserved output name nor
     the scratch copy of the code is left behind (before, goodbench died at once, leaving both)."""
     import signal
-    import time
 
     from test_own_code import TRAIN_SCRIPT
 
@@ -335,9 +335,7 @@ def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_lea
     said = "".join(seen) + rest
     assert child.returncode == 143, said
     assert "goodbench: stopped by SIGTERM" in said and "Traceback" not in said
-    deadline = time.monotonic() + 10
-    while _sandboxes_of(scratch) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    until(lambda: not _sandboxes_of(scratch), 10, 0.2)
     assert not _sandboxes_of(scratch), "a process of the sandbox outlived goodbench"
     assert not (tmp_path / "repro.json").exists()  # the reserved name is free again
     assert not list(scratch.glob("goodbench-rerun-*")), "the scratch copy of the code was left behind"

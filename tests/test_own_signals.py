@@ -16,6 +16,7 @@ from array import array
 from pathlib import Path
 
 import pytest
+from waiting import ended, lines_until, until
 
 from suite.run import launch, own_stall
 from suite.run.edge_reader import RunEdges
@@ -41,28 +42,12 @@ def _start(command: list[str], cwd: Path) -> subprocess.Popen:
 
 
 def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 240) -> list[str]:
-    seen: list[str] = []
-    deadline = time.monotonic() + timeout_s
     assert proc.stdout is not None
-    for line in proc.stdout:
-        seen.append(line)
-        if marker in line:
-            return seen
-        if time.monotonic() > deadline:
-            break
-    proc.kill()
-    raise AssertionError(f"never saw {marker!r}:\n{''.join(seen[-30:])}")
+    return lines_until(proc, proc.stdout, marker, timeout_s)
 
 
 def _gone(pid: int, timeout_s: float = 30) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.1)
-    return False
+    return until(lambda: ended(pid), timeout_s, 0.1)
 
 
 @pytest.mark.slow
@@ -272,9 +257,7 @@ def test_goodbench_runs_launcher_passes_sigterm_on_as_sigint_noted_as_sigterm(tm
                         lambda *a, **k: [sys.executable, "-c", FAKE_TORCHRUN, str(ready), str(noted)])
 
     def sigterm_once_ready() -> None:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        until(ready.exists, 60, 0.02)
         os.kill(os.getpid(), signal.SIGTERM)  # handled by the launcher's Stops, in the main thread
 
     before = signal.getsignal(signal.SIGTERM)

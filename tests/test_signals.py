@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from waiting import lines_until
 
 from suite.validate import validate_file
 
@@ -25,16 +25,9 @@ def _run_until(args: list[str], marker: str, tmp_path: Path, timeout_s: float = 
     env = {**os.environ, "GOODBENCH_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "suite", "run", *args], cwd=tmp_path, env=env,
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout_s
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if marker in line:
-            return proc
-        if time.monotonic() > deadline:
-            break
-    proc.kill()
-    raise AssertionError(f"never saw {marker!r}; stderr ended with:\n{''.join(seen[-20:])}")
+    assert proc.stderr is not None
+    lines_until(proc, proc.stderr, marker, timeout_s)
+    return proc
 
 
 def _terminate(proc: subprocess.Popen, out: Path) -> dict:
