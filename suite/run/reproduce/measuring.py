@@ -288,4 +288,3 @@ def loads(host_load: Any) -> dict | None:
     if not isinstance(host_load, dict):
         return None
     return {k: host_load[k] for k in ("start", "during", "end") if k in host_load}
-
