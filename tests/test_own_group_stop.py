@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from waiting import ended, until
+from waiting import ended
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,11 +78,6 @@ def _launched(notes: Path, flavour: str = "run-own", threads: int = 0) -> tuple[
     return proc, int(launched.read_text())
 
 
-def _gone(pid: int, wait_s: float) -> bool:
-    """True once ``pid`` has ended (a zombie not yet reaped by its new parent counts as ended)."""
-    return until(lambda: ended(pid), wait_s, 0.1)
-
-
 STOPS = {  # how the launcher is stopped: the signal, sent to its group or to it alone; what the child gets
     "SIGTERM to the group": (signal.SIGTERM, True, "SIGTERM", "143 stopped by SIGTERM"),
     "SIGTERM to the launcher": (signal.SIGTERM, False, "SIGTERM", "143 stopped by SIGTERM"),
@@ -110,7 +105,7 @@ def test_torchrun_in_its_own_group_gets_each_stop_once(tmp_path, how, sighup_at_
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        if not _gone(child, 0):
+        if not ended(child):
             os.kill(child, signal.SIGKILL)
     assert out.strip() == said and proc.returncode == 0
     assert notes.read_text().splitlines() == [got]
@@ -130,8 +125,8 @@ def test_torchrun_in_its_own_group_ends_with_a_killed_launcher(tmp_path, flavour
         try:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            assert _gone(child, 30), "the child trained on after its launcher was killed"
+            assert ended(child, 30), "the child trained on after its launcher was killed"
         finally:
-            if not _gone(child, 0):
+            if not ended(child):
                 os.kill(child, signal.SIGKILL)
         assert (notes.read_text().splitlines() if notes.exists() else []) == got, f"kill {kill}"

@@ -46,10 +46,6 @@ def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 240) -> li
     return lines_until(proc, proc.stdout, marker, timeout_s)
 
 
-def _gone(pid: int, timeout_s: float = 30) -> bool:
-    return until(lambda: ended(pid), timeout_s, 0.1)
-
-
 @pytest.mark.slow
 def test_sigterm_to_a_benchmark_keeps_the_runs_so_far(tmp_path):
     """``python script.py`` sent SIGTERM at step 15: the run is written as partial, and SIGTERM's
@@ -104,7 +100,7 @@ def test_a_script_whose_launcher_is_killed_ends_keeping_no_unstamped_file(tmp_pa
     proc.kill()
     proc.wait()
     rest = proc.stdout.read() if proc.stdout else ""
-    assert _gone(children[0]), f"the script {children[0]} trained on after its launcher was killed"
+    assert ended(children[0], 30), f"the script {children[0]} trained on after its launcher was killed"
     assert "its launcher (goodbench run-own) is gone: the script ends here, unstamped" in rest, rest
     assert "it kept no checkpoints (no checkpoint_dir): run the same command again to start over" in rest
     assert not (tmp_path / "own.json").exists()
@@ -125,7 +121,7 @@ def test_torchrun_started_by_goodbench_run_ends_with_its_launcher(tmp_path):
     child = int(proc.stdout.readline())
     proc.kill()
     proc.wait()
-    assert _gone(child, 10), "the child outlived its launcher"
+    assert ended(child, 10), "the child outlived its launcher"
     assert ending_with(os.getpid()) is not None
 
 

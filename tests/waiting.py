@@ -23,8 +23,13 @@ def until(condition: Callable[[], T], timeout_s: float, interval_s: float = 0.05
         time.sleep(interval_s)
 
 
-def ended(pid: int) -> bool:
-    """Whether the process ``pid`` has ended: gone, or a zombie its parent has not reaped yet."""
+def ended(pid: int, within_s: float = 0.0) -> bool:
+    """Whether the process ``pid`` has ended (gone, or a zombie its parent has not reaped yet),
+    looked at every 0.1 s for up to ``within_s``."""
+    return until(lambda: _ended_now(pid), within_s, 0.1)
+
+
+def _ended_now(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
