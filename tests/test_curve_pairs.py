@@ -13,6 +13,7 @@ NAMES = ("val_loss", "train_loss", "accuracy")
 BASE = {"val_loss": (4.1, 3.2, 2.5, 2.1), "train_loss": (4.0, 3.0, 2.4, 2.0), "accuracy": (0.9, 0.9, 0.9, 0.9)}
 # none, far within SAME_CURVE_REL (1e-3), just within, just beyond, an honest other seed's distance
 SHIFTS = (0.0, 1e-6, 9e-4, 1.1e-3, 0.03)
+WHOLE = (0.0, 0.0, 1e-6, 9e-4, 1.1e-3, 0.03)  # a run's own shift: copies drawn twice as often
 
 
 @st.composite
@@ -27,7 +28,7 @@ def runs(draw) -> list[dict]:
             continue
         steps = STEPS[draw(st.integers(0, 9)) == 0]
         names = [n for n in NAMES if draw(st.integers(0, 4)) > 0] or ["val_loss"]
-        whole = draw(st.sampled_from(SHIFTS))
+        whole = draw(st.sampled_from(WHOLE))
         points = []
         for k, step in enumerate(steps):
             point: dict = {"step": step}
@@ -47,8 +48,8 @@ def runs(draw) -> list[dict]:
 def test_the_pairs_found_at_once_are_the_pairs_found_one_at_a_time(found_runs, data):
     curves = [fingerprint.curve_of(r) for r in found_runs]
     n = len(curves)
-    one_by_one = {(i, j) for i in range(n) for j in range(i + 1, n) if fingerprint.same_curve(curves[i], curves[j])}
-    assert set(fingerprint.same_curve_pairs(curves)) == one_by_one
-    asked = data.draw(st.sets(st.integers(0, n - 1)))
-    assert set(fingerprint.same_curve_pairs(curves, asked)) == {
-        (i, j) for i in asked for j in range(n) if j != i and fingerprint.same_curve(curves[i], curves[j])}
+    one_by_one = [(i, j) for i in range(n) for j in range(i + 1, n) if fingerprint.same_curve(curves[i], curves[j])]
+    assert sorted(fingerprint.same_curve_pairs(curves)) == one_by_one  # each pair once
+    asked = data.draw(st.sets(st.integers(0, n - 1), min_size=1))
+    assert sorted(fingerprint.same_curve_pairs(curves, asked)) == sorted(
+        (i, j) for i in asked for j in range(n) if j != i and fingerprint.same_curve(curves[i], curves[j]))
