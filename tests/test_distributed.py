@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from factories import bucket_sum
 from short_lmchar import run_short
+from waiting import lines_until
 
 from suite.record import mllog
 from suite.run import distributed, launch
@@ -302,9 +303,8 @@ def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):
                              "--nproc-per-node", "2", "-o", str(out)],
                             cwd=tmp_path, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    for line in proc.stderr:  # wait until training is under way
-        if "step 20/" in line:
-            break
+    assert proc.stderr is not None
+    lines_until(proc, proc.stderr, "step 20/", 600)  # training is under way
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode == 130

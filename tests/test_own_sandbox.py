@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_own_code import TRAIN_SCRIPT, _git_repo
-from waiting import until
+from waiting import lines_until, until
 
 from suite import validate as v
 from suite.cli import main
@@ -324,13 +324,10 @@ def test_sigterm_while_the_recorded_command_runs_in_the_sandbox_stops_it_and_lea
     child = subprocess.Popen([sys.executable, "-P", "-m", "suite", "reproduce", "orig.json", "-o", str(tmp_path / "repro.json"),
                               "--no-sign", "--run-recorded-command"], cwd=checkout, env={**env, "TMPDIR": str(scratch)},
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seen = []
-    for line in child.stdout:  # type: ignore[union-attr]
-        seen.append(line)
-        if "RERUN-STARTED" in line:
-            assert _sandboxes_of(scratch), "the sandbox runs while the script sleeps"
-            child.send_signal(signal.SIGTERM)
-            break
+    assert child.stdout is not None
+    seen = lines_until(child, child.stdout, "RERUN-STARTED", 600)
+    assert _sandboxes_of(scratch), "the sandbox runs while the script sleeps"
+    child.send_signal(signal.SIGTERM)
     rest, _ = child.communicate(timeout=120)
     said = "".join(seen) + rest
     assert child.returncode == 143, said
@@ -360,12 +357,9 @@ def test_sigterm_while_measuring_on_keeps_the_last_whole_re_run(tmp_path):
     child = subprocess.Popen([sys.executable, "-P", "-m", "suite", "reproduce", "orig.json", "-o", str(out), "--no-sign",
                               "--run-recorded-command"], cwd=checkout, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seen = []
-    for line in child.stdout:  # type: ignore[union-attr]
-        seen.append(line)
-        if "(the recorded command runs again)" in line:
-            child.send_signal(signal.SIGTERM)
-            break
+    assert child.stdout is not None
+    seen = lines_until(child, child.stdout, "(the recorded command runs again)", 600)
+    child.send_signal(signal.SIGTERM)
     rest, _ = child.communicate(timeout=120)
     said = "".join(seen) + rest
     assert child.returncode == 143, said

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 from test_cli_e2e import goodbench
+from waiting import lines_until
 
 from suite.figures import reproducibility as tolerance
 from suite.record import claims, mllog
@@ -148,12 +149,9 @@ def test_a_reproduction_stopped_by_sigterm_keeps_the_runs_it_finished(tmp_path):
     child = subprocess.Popen([sys.executable, "-m", "suite", "reproduce", "orig.json", "--tolerance", LOOSE,
                               "--no-sign", "--measure-for", "1", "-o", "rep.json"], cwd=tmp_path, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
-    seen = []
-    for line in child.stdout:  # type: ignore[union-attr]
-        seen.append(line)
-        if "[dlrm-small seed 2] training" in line:  # seed 1 was trained again and compared
-            child.send_signal(signal.SIGTERM)
-            break
+    assert child.stdout is not None
+    seen = lines_until(child, child.stdout, "[dlrm-small seed 2] training", 600)  # seed 1 trained again, compared
+    child.send_signal(signal.SIGTERM)
     rest, _ = child.communicate(timeout=600)
     said = "".join(seen) + rest
     assert child.returncode == 143, said
