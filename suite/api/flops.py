@@ -54,7 +54,7 @@ def _grads_kept() -> Any:
     from torch.overrides import TorchFunctionMode
 
     class GradsKept(TorchFunctionMode):
-        def __init__(self):
+        def __init__(self) -> None:
             super().__init__()
             # id: (tensor, its grad before or None, a copy of that grad's values or None)
             self.kept: dict[int, tuple[Any, Any, Any]] = {}

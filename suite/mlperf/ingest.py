@@ -382,7 +382,7 @@ class _Timeline:
 
     HEADER = ("submission_division", "global_batch_size", "train_samples", "max_sequence_length")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.first_init: float | None = None
         self.run_start: float | None = None
         self.run_stop: float | None = None
