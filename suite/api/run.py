@@ -182,7 +182,7 @@ class Run:
         bench = self.bench
         workload = bench.workload()
         self.state = files.resume(holder, workload, bench.scale, self.log, self.prior, self.state, self.directory,
-                                  self.parallel)
+                                  self.parallel, self.instruments.energy)
         self._resumed = True
         self.log.release()
         bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step,

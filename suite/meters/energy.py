@@ -28,10 +28,19 @@ class EnergyMeter:
     def read(self) -> float | None:
         return None
 
+    def counter_id(self) -> str | None:
+        """What names the counter this meter reads across processes (None: it counts from each
+        process's start, or nothing)."""
+        return None
+
+    def give_up(self, why: str) -> None:
+        """From now on "not measured: ``why``", every reading None (a counter that cannot span the run)."""
+        self.status = f"not measured: {why}"
+
 
 class NotMeasured(EnergyMeter):
     def __init__(self, why: str):
-        self.status = f"not measured: {why}"
+        self.give_up(why)
 
 
 class NvmlCounter(EnergyMeter):
@@ -48,15 +57,18 @@ class NvmlCounter(EnergyMeter):
         self.gpu = gpu
         self._last: float | None = None
 
+    def counter_id(self) -> str | None:
+        """The GPU's UUID: its counter is the one a resumed run's earlier readings must come from."""
+        return self.gpu.uuid()
+
     def read(self) -> float | None:
         if self.status != "ok":
             return None
         value = self.gpu.total_energy_j()
         if value is None and self._last is not None:
-            self.status = "not measured: NVML's energy counter stopped answering during the run"
+            self.give_up("NVML's energy counter stopped answering during the run")
         elif value is not None and self._last is not None and value < self._last:
-            self.status = ("not measured: NVML's energy counter went backwards during the run "
-                           "(driver reloaded?)")
+            self.give_up("NVML's energy counter went backwards during the run (driver reloaded?)")
         if self.status != "ok":
             return None
         self._last = value

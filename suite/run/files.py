@@ -71,12 +71,15 @@ def _read_finished(directory: Path | None, settings: dict) -> dict | None:
 
 def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
             prior: list[mllog.Event], state: LoopState, directory: Path,
-            parallel: Parallel = SINGLE) -> LoopState:
-    """Load the newest good checkpoint into ``job`` and return the loop state it saved.
+            parallel: Parallel = SINGLE, meter: energy_meter.EnergyMeter | None = None) -> LoopState:
+    """Load the newest good checkpoint into ``job`` and return the loop state it saved, with this
+    rank's own energy readings (:func:`own_energy`; ``meter`` gives up where they cannot go on).
 
     Without a good checkpoint the run restarts from step 0, keeping the first worker's
-    start times. Logs skipped checkpoints and the steps the earlier workers lost.
+    start times; its energy is then not measured (the first worker's reading at ``run_start``
+    was not kept). Logs skipped checkpoints and the steps the earlier workers lost.
     """
+    meter = meter or energy_meter.EnergyMeter()
     log.start("checkpoint_load_start")
     # rank 0 chooses the checkpoint; every rank loads that one (or fails saying why)
     skipped: list[tuple[str, str]] = []  # every one passed over, also when none was good
@@ -98,9 +101,15 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
         if rank_rngs and len(rank_rngs) == parallel.world_size:  # each rank's own RNGs, as it saved them
             checkpoint.restore_rng(rank_rngs[parallel.rank])
         state = LoopState(**loaded.state["harness"])
+        state.energy = own_energy(loaded.state, meter, parallel)
     else:
         state.init_start = next((e.t for e in prior if e.key == "init_start"), state.init_start)
-        state.run_start = next((e.t for e in prior if e.key == "run_start"), time.time())
+        state.run_start = next((e.t for e in prior if e.key == "run_start"), None)
+        if state.run_start is None:  # the first worker died before its clock started: it starts here
+            state.run_start, state.energy["run_start"] = time.time(), meter.read()
+        elif meter.status == "ok" and meter.method is not None:
+            meter.give_up("the run restarted from step 0 in a new process, and the first process's "
+                          "energy reading at its start was not kept")
     reached = max([int(e.metadata.get("last_step", e.metadata.get("step", 0)) or 0)
                    for e in prior if e.key in ("block_stop", "warmup_stop", "failure")],
                   default=0)
@@ -118,6 +127,34 @@ def skipped_here(log: mllog.EventLog) -> list[dict[str, str]]:
     as ``{"file", "reason"}``, for the run's "resumed" progress event."""
     return [{"file": str(e.value), "reason": str(e.metadata.get("reason", ""))}
             for e in mllog.parse(log.lines) if e.key == "checkpoint_skipped"]
+
+
+def own_energy(saved: dict, meter: energy_meter.EnergyMeter, parallel: Parallel) -> dict:
+    """This rank's energy readings from a checkpoint's ``rank_energy`` (each rank's readings and
+    the counter that took them; the harness's are rank 0's). ``meter`` gives up where they cannot
+    be continued: the checkpoint lacks this rank's, or its counter is another (another GPU), or
+    reads less now (the driver reloaded, the machine rebooted)."""
+    ranks = saved.get("rank_energy")
+    mine = ranks[parallel.rank] if isinstance(ranks, list) and len(ranks) == parallel.world_size else None
+    readings = dict(saved["harness"]["energy"] if mine is None else mine["readings"])
+    if meter.status != "ok" or meter.counter_id() is None:
+        return readings  # a meter counting from each process's start is not measured on resume
+    earlier = [v for k, v in readings.items() if k in ("run_start", "window_start", "target", "end")
+               and isinstance(v, (int, float))]
+    if mine is None and parallel.distributed:
+        meter.give_up("the checkpoint keeps rank 0's energy readings only")
+    elif mine is not None and mine.get("counter") != meter.counter_id():
+        meter.give_up(f"the run resumed on another device ({mine.get('counter')} read its start, "
+                      f"{meter.counter_id()} now)")
+    elif earlier and (now := meter.read()) is not None and now < max(earlier):
+        meter.give_up("the energy counter reads less than the earlier process read (driver reloaded or "
+                      "machine rebooted)")
+    return readings
+
+
+def _rank_energy(state: LoopState, meter: energy_meter.EnergyMeter) -> dict:
+    """This rank's energy readings and the counter that took them, for a checkpoint."""
+    return {"readings": dict(state.energy), "counter": meter.counter_id()}
 
 
 def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoint.Loaded | None,
@@ -175,11 +212,12 @@ def save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, direc
     its own)."""
     with checkpoint_save(step, state, log, meter, device, parallel) as stop:
         rank_rngs = distributed.gather(checkpoint.capture_rng(), parallel) if parallel.distributed else None
+        rank_energy = distributed.gather(_rank_energy(state, meter), parallel)
         if parallel.is_main or parallel.mode == "fsdp":
             job_state = job.state_dict()
             if parallel.is_main:
                 manifest = checkpoint.save(directory, step, {
                     "job": job_state, "rng": checkpoint.capture_rng(), "rank_rngs": rank_rngs,
-                    "harness": dataclasses.asdict(state), "spec_hash": spec_hash})
+                    "rank_energy": rank_energy, "harness": dataclasses.asdict(state), "spec_hash": spec_hash})
                 stop.update(bytes=manifest["bytes"], sha256=manifest["sha256"])
 

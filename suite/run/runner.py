@@ -243,7 +243,7 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     log.event(claims.PRECISION_FLAGS, getattr(job, "precision_flags", None))
     loop.end_initialization(state, log, device)
     if directory is not None and prior:
-        return job, resume(job, workload, scale, log, prior, state, directory, options.parallel)
+        return job, resume(job, workload, scale, log, prior, state, directory, options.parallel, meter)
     loop.start_clock(state, log, meter, options.parallel)
     return job, state
 
