@@ -58,6 +58,27 @@ def test_buckets_of_a_log_with_known_times(failed_once_log):
     assert bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
 
 
+def test_a_worker_killed_in_its_set_up_changes_nothing_of_what_the_next_resumed(failed_once_log):
+    """The same run with a second kill in the restarted worker's set-up (a random failure rate can
+    land there), and a third worker resuming from step 6: the first worker's steps 1–6 are kept
+    as before. They were all lost work (the killed worker resumed "from 0"), goodput halved and
+    its recovery split in two; now its 0.6 s count as restart recovery, and the one restart
+    measured whole (a worker that reached its first step) is the projection's restart time."""
+    lines = list(failed_once_log)
+    cut = next(i for i, line in enumerate(lines) if '"init_start"' in line and i > 0)
+    log = mllog.EventLog()
+    log.start("init_start", time_s=T0 + 7.5)
+    log.event("failure", "SIGKILL", {"step": 6}, time_s=T0 + 7.6)
+    log.event("restart", 2, time_s=T0 + 7.7)
+    g = goodput.from_event_log(lines[:cut] + log.lines + lines[cut:], 1e9, 1e12)
+    once = goodput.from_event_log(failed_once_log, 1e9, 1e12)
+    assert (g["steps_kept"], g["lost_steps"], g["failures"], g["restarts"]) == (10, 5, 2, 2)
+    assert g["productive_s"] == pytest.approx(once["productive_s"], abs=1e-5)
+    assert g["badput_s"] == pytest.approx(once["badput_s"], abs=1e-5)  # the 0.6 s set-up: recovery
+    assert g["recovery_s"] == pytest.approx([10.0 - 7.6], abs=1e-5)  # the second kill to the first step
+    assert bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
+
+
 def test_effective_goodput_needs_a_peak(failed_once_log):
     g = goodput.from_event_log(failed_once_log, 1e9, None)
     assert g["effective_goodput"] is None and "no peak" in g["effective_goodput_status"]

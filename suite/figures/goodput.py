@@ -118,12 +118,6 @@ class Attempt:
         return failure.t if failure is not None else self.events[-1].t
 
     @property
-    def resumed_from(self) -> int:
-        """The checkpoint step this worker resumed from (0: started from scratch)."""
-        step = resume_step(self)
-        return 0 if step is None else step
-
-    @property
     def last_step(self) -> int:
         """The furthest step this worker is known to have finished."""
         steps = [i.step for i in self.intervals() if i.kind in _STEP_KINDS]
@@ -142,6 +136,14 @@ def resume_step(attempt: Attempt, upto: int | None = None) -> int | None:
     if load is None:
         return None
     return whole(load.meta, "step", 0, MAX_STEP if upto is None else upto)
+
+
+def kept_upto(resumed: list[int | None]) -> list[float]:
+    """Per worker, given each worker's :func:`resume_step`: the last step of its work that no later
+    worker redid — the lowest checkpoint step a later worker resumed from (0: one started over);
+    a worker killed in its set-up (None) redid nothing. Every step (inf) where no later worker
+    resumed."""
+    return [min((s for s in resumed[i + 1:] if s is not None), default=math.inf) for i in range(len(resumed))]
 
 
 def split_attempts(events: list[mllog.Event]) -> list[Attempt]:
@@ -215,19 +217,20 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
     recoveries: list[float] = []
     lost_steps = 0
     steps_kept = 0
-    for i, attempt in enumerate(attempts):
+    keep = kept_upto([resume_step(a) for a in attempts])
+    for i, (attempt, keep_upto) in enumerate(zip(attempts, keep)):
         intervals = attempt.intervals()
         steps = [x for x in intervals if x.kind in _STEP_KINDS]
         final = i == len(attempts) - 1
-        keep_upto = math.inf if final else attempts[i + 1].resumed_from
         if i == 0:
             run_start = attempt.first("run_start")
             work_start = run_start.t if run_start is not None else attempt.end
             tally.buckets["init"] += work_start - attempt.events[0].t
         else:
             work_start = steps[0].start if steps else attempt.end
-            recoveries.append(work_start - attempts[i - 1].end)
-            tally.buckets["restart_recovery"] += recoveries[-1]
+            tally.buckets["restart_recovery"] += work_start - attempts[i - 1].end
+            if steps:  # a restart measured whole; one killed before its first step was cut short
+                recoveries.append(work_start - attempts[i - 1].end)
         kept = [x for x in intervals if x.start >= work_start and x.kind in
                 ("warmup", "block", "eval", "checkpoint") and x.step <= keep_upto]
         for item in kept:
@@ -240,7 +243,7 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
             tally.buckets["other"] += end - cut
         else:
             tally.buckets["lost_work"] += end - cut
-            lost_steps += max(0, attempt.last_step - attempts[i + 1].resumed_from)
+            lost_steps += max(0, attempt.last_step - int(keep_upto)) if keep_upto < math.inf else 0
     productive, step_time = tally.productive()
     wall = attempts[-1].events[-1].t - attempts[0].events[0].t
     return {

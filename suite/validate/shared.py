@@ -84,6 +84,9 @@ STAMP_S = 1e-3
 decimals, so its own logs are 1000× finer than this bound)."""
 INTERVAL_SLACK_S = 2 * STAMP_S
 """A duration or time read from two stamps (or a stamp and a figure from the same clock)."""
+CLOCK_RATE = 1e-3
+"""Rate difference between the step clock (``perf_counter``, CUDA events) and the stamps'
+``time.time()``: NTP slews the wall clock by at most 500 ppm; twice that."""
 VALUE_REL = 1e-9
 """An ``eval_accuracy`` value and its curve point are the same float, written twice."""
 
@@ -152,7 +155,7 @@ def _read(run: dict) -> EventLogView | None:
     resumed = [_resumed_from(a) for a in attempts]
     if any(step is not None and step < 0 for step in resumed):
         return EventLogView([], [], error="a checkpoint_load_stop of the event log has no step")
-    keep = [min((s for s in resumed[i + 1:] if s is not None), default=math.inf) for i in range(len(attempts))]
+    keep = goodput.kept_upto(resumed)
     log = EventLogView(attempts, keep)
     for attempt, upto in zip(attempts, keep):
         for item in attempt.intervals():
