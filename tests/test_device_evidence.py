@@ -193,6 +193,32 @@ def test_a_gpu_file_relabelled_as_a_cpu_is_refused(consistent):
         assert field in fields, fields
 
 
+@pytest.mark.parametrize(("key", "value"), [
+    ("warnings", ["8x NVIDIA H100 SXM5 at 700 W, clocks locked at 1980 MHz"]),
+    ("power_trace", [[0.0, 690.0], [1.0, 700.0]])])
+def test_a_cpu_runs_telemetry_holds_no_gpu_warnings_or_power(key, value):
+    """The run page shows a run's telemetry warnings as goodbench's: a CPU run's were a GPU's
+    story told on it (trial 19), which goodbench's sampler never writes on a CPU."""
+    doc = forging.real("lm-char")
+    doc["runs"][0]["telemetry"][key] = value
+    assert _found(doc) == [f"runs[0].telemetry.{key}"]
+
+
+def test_the_site_shows_goodbenchs_mfu_status_not_the_files():
+    """A CPU run's MFU status was shown as written: "ok: MFU 0.91 of the … H100 … peak"."""
+    from markupsafe import escape
+
+    from suite.figures import derive
+    from suite.site.run_page import run_context
+
+    doc = forging.real("lm-char")
+    run = doc["runs"][0]
+    run["metrics"]["mfu_status"] = "ok: MFU 0.91 of the NVIDIA H100 SXM5 bf16 dense peak, 989 TFLOP/s"
+    shown = str(run_context("f.json", doc, run)["metrics"])
+    ours = derive.run_mfu_status(doc, run)
+    assert "H100" not in shown and str(escape(ours)) in shown and ours.startswith("not measured: no peak")
+
+
 def test_the_honest_files_hold_no_other_devices_records():
     corpus = Path(__file__).parent / "corpus" / "valid"
     for path in [*sorted(corpus.glob("*.json")), *sorted(FIXTURES.glob("*.json"))]:

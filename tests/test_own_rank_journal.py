@@ -329,9 +329,13 @@ def test_a_label_in_text_the_run_page_shows_as_goodbenchs_is_refused(where):
     it did in a telemetry warning and a busy process's name (trial 10)."""
     doc = _killed_fixture()
     SHOWN[where](doc["runs"][0])
-    [found] = check_document(doc)
+    problems = check_document(doc)
+    [found] = [p for p in problems if p.code == "name-trust"]
     assert (found.code, found.field) == ("name-trust", where)
     assert "'reproduced'" in found.reason
+    # a CPU run's telemetry holds no warnings at all (trial 19): refused for that too
+    others = {(p.code, p.field) for p in problems if p.code != "name-trust"}
+    assert others == ({("device-evidence", "runs[0].telemetry.warnings")} if "warnings" in where else set())
 
 
 def test_the_second_clocks_stated_tolerance_and_seeds_are_the_rules_and_the_runs():

@@ -141,6 +141,20 @@ def test_a_curve_of_one_evaluation_is_written_out_not_drawn():
     assert run_page.single_point_text([{"step": 0}, {"step": 8}]) is None
 
 
+def test_a_cpu_entry_says_it_is_a_cpu_whatever_its_name(built):
+    """A CPU run's accelerator is the host's CPU model, which no record checks: a CPU file renamed
+    "NVIDIA GeForce RTX 5090" read as that GPU on its row and run page (trial 19)."""
+    _, out, docs = built
+    cpu = next(d for d in docs if d["system"]["accelerator"]["type"] == "cpu")
+    gpu = next(d for d in docs if d["system"]["accelerator"]["type"] == "cuda")
+    table = (out / "workloads" / f"{safe_name(cpu['runs'][0]['workload']['id'])}.html").read_text()
+    assert f"{escape(cpu['system']['accelerator']['name'])} (CPU)\u00a0×\u00a01" in table
+    assert f"{escape(gpu['system']['accelerator']['name'])} (CPU)" not in table
+    run = cpu["runs"][0]
+    page = (out / "runs" / f"{run_slug(f'r{docs.index(cpu)}.json', run['run_id'])}.html").read_text()
+    assert f"{escape(cpu['system']['accelerator']['name'])} (CPU) × 1" in page
+
+
 def test_run_page_shows_spec_settings_system_and_charts(built):
     _, out, docs = built
     doc = docs[0]

@@ -25,7 +25,7 @@ from suite.figures import summary as summary_module
 from suite.figures import throughput as throughput_meter
 from suite.figures import tta as tta_meter
 from suite.record import mllog
-from suite.record.results import world_size
+from suite.record.results import mig_enabled, world_size
 from workloads.pinned import FULL_TTA_SEEDS
 
 __all__ = [
@@ -174,6 +174,20 @@ def mfu_status(mfu_value: float | None, tput: Mapping | None, peak_source: str) 
     if tput is None:
         return "not measured: no steady-state throughput"
     return f"not measured: {peak_source}"
+
+
+def run_peak(doc: Mapping, run: dict) -> tuple[float | None, str]:
+    """:func:`peak` for a run of a results file: its system's device, its precision, the file's
+    ``--peak-tflops`` and the run's world size; a MIG slice where its telemetry found one."""
+    return peak(doc["system"]["accelerator"]["name"], run["precision"], doc["settings"].get("peak_tflops_override"),
+                mig=mig_enabled(run), devices=world_size(run))
+
+
+def run_mfu_status(doc: Mapping, run: dict) -> str:
+    """The MFU status goodbench gives a run of a results file, whatever the file's says (the site
+    shows this one: a file's status is its word)."""
+    metrics = run["metrics"]
+    return mfu_status(metrics.get("mfu"), metrics.get("throughput"), run_peak(doc, run)[1])
 
 
 # ---------------------------------------------------------------- the target and time to target

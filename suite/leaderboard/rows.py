@@ -38,7 +38,7 @@ from suite.validate.shared import as_number
 from suite.validate.tolerance import close
 from workloads import own
 
-ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
+ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "accelerator_type", "workload", "kind", "scale", "division",
                  "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
@@ -345,6 +345,7 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "file": name, "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
             "count": doc["system"]["accelerator"]["count"],
+            "accelerator_type": doc["system"]["accelerator"]["type"],
             "workload": summary["workload"], "kind": summary["kind"], "scale": summary["scale"],
             "division": div,
             "world_size": results.world_size(runs[0]),

@@ -137,6 +137,12 @@ PEAK_WHY = (f"{NO_KNOWN_PEAK}: goodbench's peak table has no dense peak at the r
 """The note of a row's :data:`PEAK_TEXT` badge (the methodology page says it too)."""
 WORLD_SIZE_TITLE = "processes that trained the run: its world size, one per GPU"
 """The tooltip of the column of a row's world size (its downloads' ``world_size``)."""
+def accelerator_text(row: dict) -> str:
+    """An entry's accelerator as its cell names it: a CPU says so, whatever its name reads as (a CPU
+    run's accelerator is the host's CPU model, which no record can check)."""
+    return f"{row['accelerator']} (CPU)" if row.get("accelerator_type") == "cpu" else str(row["accelerator"])
+
+
 COST_TITLE = ("a time-to-target entry's device-hours × its accelerator class's on-demand list price; on a CPU, its "
               "core-hours (the cores the run could use, its CPU affinity as the file records it: self-reported, × its time) × the price per vCPU-hour; "
               "a list price, not what was paid")
@@ -347,7 +353,7 @@ _COLUMNS = [
            lambda row, root, rank: (None, _system_text(row), f"{root}systems/{_system_href(row)}.html"),
            caveats=_system_caveats, lines=own_lines),
     Column("accelerator", "accelerator", "text", "text",  # "× 8" never on a line of its own
-           lambda row, root, rank: (None, f"{row['accelerator']}\u00a0×\u00a0{row['count']}", None)),
+           lambda row, root, rank: (None, f"{accelerator_text(row)}\u00a0×\u00a0{row['count']}", None)),
     Column("workload", "workload", "text", "text",  # own code: "own: NAME", then what it trains
            lambda row, root, rank: (None, _workload_text(row), f"{root}workloads/{safe_name(row['workload'])}.html"),
            lines=lambda row: own_lines(row, named=False)),

@@ -617,6 +617,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
     wid, scale = run["workload"]["id"], run["scale"]
     pinned, target, own_name = _spec_of(doc, run)
     metrics = {k: v for k, v in run["metrics"].items() if k != "throughput"}
+    metrics["mfu_status"] = derive.run_mfu_status(doc, run)  # goodbench's words, not the file's
     telemetry = t if isinstance(t := run.get("telemetry"), dict) else {}
     warnings = run.get("warnings", telemetry.get("warnings"))
     trace = telemetry.get("power_trace")

@@ -144,9 +144,7 @@ def _check_peak_source(run: dict, where: str, doc: dict, facts: dict) -> list[Pr
     MFU status says which."""
     m = run["metrics"]
     override = doc["settings"].get("peak_tflops_override")
-    mig = bool(((run.get("telemetry") or {}).get("settings") or {}).get("mig_enabled"))
-    want, source = derive.peak(doc["system"]["accelerator"]["name"], run["precision"], override, mig=mig,
-                               devices=results.world_size(run))
+    want, source = derive.run_peak(doc, run)
     problems = []
     if not close(m.get("peak_flops"), want):
         problems.append(Problem("peak-source", f"{where}.metrics.peak_flops",
@@ -294,6 +292,9 @@ def _check_run_evidence(run: dict, where: str, doc: dict, facts: dict) -> list[P
             found.append((field, status, "the telemetry status of a CPU run"))
         elif not gpu and (status == "ok" or field == "telemetry.status" and telemetry.get("settings")):
             found.append((field, status, "a GPU's telemetry, which goodbench samples on no CPU"))
+    for key in ("warnings", "power_trace"):  # what the GPU's sampler writes: a CPU run's are empty
+        if not gpu and telemetry.get(key):
+            found.append((f"telemetry.{key}", telemetry[key], "a GPU's telemetry, which goodbench samples on no CPU"))
     backend = (run.get("distributed") or {}).get("backend")
     if backend is not None and backend != ("nccl" if gpu else "gloo"):
         found.append(("distributed.backend", backend,

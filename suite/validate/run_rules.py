@@ -15,7 +15,7 @@ from suite.record import mllog
 from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, frame_rule, run_rule
-from suite.validate.shared import V7
+from suite.validate.shared import CLOCK_RATE, INTERVAL_SLACK_S, V7
 from suite.validate.tolerance import POWER_MARGIN, REL_TOLERANCE, close
 from workloads import own
 from workloads import registry as workloads
@@ -406,7 +406,22 @@ def _check_goodput(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
     if not math.isclose(total, expected["wall_s"], rel_tol=0.01, abs_tol=1e-3):
         problems.append(Problem("goodput-mismatch", f"{field}.badput_s",
                                 f"productive time and badput sum to {total:.4g} s, not the wall {expected['wall_s']:.4g} s"))
+    problems += _overlapping(run, field, expected)
     return problems
+
+
+def _overlapping(run: dict, field: str, expected: dict) -> list[Problem]:
+    """A bucket below zero: the log's intervals overlap (an evaluation stamped inside a step block
+    its steps fill). ``other`` is what the intervals leave of the wall, so the buckets always sum
+    to it; only a negative one shows time counted twice. Allowed: what the stamps and the step
+    clock may honestly differ by (``stream-step-times``: 10⁻³ of the time, 2 ms a block);
+    measured, no honest file's bucket is below 0."""
+    events = mllog.parse(run["event_log"])
+    blocks = mllog.count(events, "block_stop") + mllog.count(events, "warmup_stop")
+    allowed = CLOCK_RATE * expected["wall_s"] + INTERVAL_SLACK_S * (blocks + 1)
+    return [Problem("goodput-mismatch", f"{field}.badput_s.{key}",
+                    f"the event log's intervals overlap: they leave {value:.4g} s of {key}")
+            for key, value in expected["badput_s"].items() if value < -allowed]
 
 
 def _rank_report_mismatch(run: dict, ranks: list, doc: dict) -> str | None:
