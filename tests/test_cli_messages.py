@@ -56,6 +56,15 @@ def test_the_parser_s_own_errors_are_one_line_naming_where_the_usage_is(capsys):
     assert line == "goodbench: error: the following arguments are required: COMMAND; see goodbench --help"
 
 
+@pytest.mark.parametrize("command", [["run"], ["reproduce", "f.json"], ["project", "f.json", "--mtbf-hours", "1"],
+                                     ["sign", "f.json"], ["export", "mlperf", "f.json"]])
+def test_an_empty_output_name_is_a_usage_error(command, capsys):
+    """A new user's review: `goodbench run -o ''` (an unset $OUT) trained and wrote the default name."""
+    assert _usage_error([*command, "-o", ""], capsys) == [
+        f"goodbench {command[0]}: error: argument -o/--output: an empty name (is the variable that should hold "
+        f"it unset?); see goodbench {command[0]} --help"]
+
+
 def test_goodbench_alone_lists_its_commands(capsys):
     from suite import cli
 

@@ -165,6 +165,17 @@ def test_data_verify_says_ok_missing_or_wrong_for_each_file(data_dir, tmp_path, 
     assert "tinyshakespeare/input.txt: WRONG sha256" in out and out.splitlines()[-1].endswith("0 ok, 4 missing, 1 wrong")
 
 
+def test_data_verify_fails_on_missing_files_and_on_a_folder_that_is_not_there(data_dir, tmp_path, capsys):
+    """"Is every pinned file in DATA?" — an empty or mistyped folder said 5 missing and exited 0."""
+    from suite.cli import main
+
+    assert main(["data", "verify", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == f"{tmp_path}: 0 ok, 5 missing, 0 wrong"
+    assert main(["data", "verify", str(tmp_path / "nope")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"goodbench: {tmp_path / 'nope'}: no such folder (a typo?)\n"
+
+
 def test_data_where_and_list_name_the_folders_and_every_file(data_dir, capsys):
     from suite.cli import main
 

@@ -309,6 +309,9 @@ def test_a_path_without_a_tree_or_round_says_so(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "no such file or directory" in captured.err and "give --round" in captured.err
     assert captured.out == ""  # nothing imported: no empty table, no "0 documents" line after the reasons
+    assert main(["import", "mlperf", str(tmp_path / "nothing"), "--json", "--results-dir", str(tmp_path / "r")]) == 1
+    captured = capsys.readouterr()  # nor a "[]" a tool reading the JSON takes for "nothing there"
+    assert captured.out == "" and "no such file or directory" in captured.err
     # a folder inside the tree, with the round given
     assert main(["import", "mlperf", str(bench), "--round", "v5.1", "--results-dir", str(tmp_path / "r")]) == 0
 

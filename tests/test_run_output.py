@@ -287,3 +287,14 @@ def test_a_written_file_over_the_size_limit_is_refused_by_its_writer_as_by_valid
     assert [(p.code, p.reason) for p in validate_file(path)] == [(problems[0].code, problems[0].reason)]
     assert driver.validated_line(str(path), problems).startswith("validated: ")
     assert "file-too-large" in driver.refused_advice(problems)
+
+
+def test_an_output_that_is_a_folder_is_named_a_folder(tmp_path):
+    """A new user's review: `run -o DIR` said "DIR exists; goodbench never overwrites a results
+    file", of a folder."""
+    from suite.record.errors import GoodbenchError
+    from suite.run.output import refuse_taken_output
+
+    with pytest.raises(GoodbenchError, match=f"^{tmp_path} is a folder: -o names the results file to write"):
+        refuse_taken_output(tmp_path)
+    assert tmp_path.is_dir()

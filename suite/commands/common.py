@@ -71,6 +71,14 @@ def number_type(kind, *, allow_zero: bool = False):
 POSITIVE_INT, POSITIVE_FLOAT = number_type(int), number_type(float)
 
 
+def output_path(text: str) -> str:
+    """An argparse type: a file or folder to write, never the empty name (an unset ``$OUT`` in
+    ``-o "$OUT"`` fell back to the default name without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name (is the variable that should hold it unset?)")
+    return text
+
+
 def plain_number(value) -> str:
     """1000000 → "1,000,000", 0.001 → "0.001"."""
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"

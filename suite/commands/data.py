@@ -3,6 +3,7 @@ fetching the missing ones with their sha256 checked, and checking a folder."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -18,7 +19,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                        help="a folder or URL holding the files under their names (default: each file's canonical URL)")
     fetch.add_argument("--to", metavar="DIR", help="the folder to fill (default the user cache, where `run` looks)")
     fetch.add_argument("--data-dir", help="a folder looked in first: files already there are not fetched")
-    verify = actions.add_parser("verify", help="check the pinned files in a folder: found, missing or a wrong sha256")
+    verify = actions.add_parser("verify", help="check the pinned files in a folder: found, missing or a wrong sha256 "
+                                "(exit 1 unless every one is there whole)")
     verify.add_argument("folder", metavar="DIR", help="the folder to check (files under their pinned names)")
     actions.add_parser("where", help="the folders looked in, in order, and whether downloads are allowed")
     return p
@@ -122,6 +124,9 @@ def _verify(args) -> int:
     from workloads import data
 
     folder, wrong, missing = Path(args.folder), 0, 0
+    if not folder.is_dir():
+        print(f"goodbench: {folder}: no such folder (a typo?)", file=sys.stderr)
+        return 1
     for name, (f, wids) in _pinned().items():
         path = folder / name
         if not path.is_file():
@@ -133,4 +138,4 @@ def _verify(args) -> int:
         else:
             print(f"{name}: ok")
     print(f"{folder}: {len(_pinned()) - wrong - missing} ok, {missing} missing, {wrong} wrong")
-    return 1 if wrong else 0
+    return 1 if wrong or missing else 0

@@ -5,7 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
-from suite.commands.common import Usage, count, range_type
+from suite.commands.common import Usage, count, output_path, range_type
 from suite.record.errors import GoodbenchError
 
 # goodbench project's inputs: beyond these the model says nothing useful (and floats overflow)
@@ -28,7 +28,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="checkpoint interval in steps, 1 … 1e9 (default: Young/Daly optimum)")
     p.add_argument("--run", type=range_type(int, 0), default=0, metavar="INDEX",
                    help="which run of FILE, from 0 (default 0)")
-    p.add_argument("-o", "--output", help="JSON output (default: FILE with .projection.json)")
+    p.add_argument("-o", "--output", type=output_path, help="JSON output (default: FILE with .projection.json)")
     return p
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.commands.common import POSITIVE_FLOAT, Usage, range_type, say
+from suite.commands.common import POSITIVE_FLOAT, Usage, output_path, range_type, say
 from suite.record.errors import GoodbenchError
 from suite.record.privacy import TMP as TMP_PLACEHOLDER
 from suite.run import quiet
@@ -49,7 +49,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--system-name", help="name of this system on the leaderboard")
     p.add_argument("--system-overrides", metavar="FILE",
                    help="JSON object correcting fields of the system description")
-    p.add_argument("-o", "--output", help="results file of the reproduction (default: runs/<UTC time>-reproduction.json)")
+    p.add_argument("-o", "--output", type=output_path, help="results file of the reproduction (default: runs/<UTC time>-reproduction.json)")
     p.add_argument("--no-sign", action="store_true",
                    help="write the reproduction unsigned even when a signing key exists (goodbench keygen)")
     p.add_argument("--run-recorded-command", action="store_true",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage
+from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, output_path
 from suite.run import quiet
 from workloads.pinned import COMPILE_MODES
 
@@ -31,7 +31,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--system-name", help="name of this system on the leaderboard")
     p.add_argument("--system-overrides", metavar="FILE",
                    help="JSON object correcting fields of the system description")
-    p.add_argument("-o", "--output", help="results file (default: runs/<UTC time>-<scale>.json)")
+    p.add_argument("-o", "--output", type=output_path, help="results file (default: runs/<UTC time>-<scale>.json)")
     p.add_argument("--checkpoint-every", type=POSITIVE_INT, metavar="N",
                    help="save a checkpoint every N steps, into out.ckpt/ for -o out.json (the "
                         "results file with .ckpt for .json); removed once every run completed, "

@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from suite.commands.common import output_path
+
 SUFFIX = ".signed.json"  # the default output: FILE with this suffix, beside it
 
 
@@ -35,7 +37,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                                         "committed to, and a run stays its owner's by the store's copy detection "
                                         "and by signing before sharing (docs/rules.md, \"One run, one owner\").")
     p.add_argument("file", metavar="FILE", help="the unsigned results file")
-    p.add_argument("-o", "--output", metavar="OUT",
+    p.add_argument("-o", "--output", type=output_path, metavar="OUT",
                    help=f"the signed file to write (default: FILE with {SUFFIX}, beside it); never overwritten, "
                         "never inside a results store (only goodbench submit writes there)")
     return p

@@ -65,7 +65,7 @@ def import_command(paths: list[str], results_dir: str, round_arg: str | None, jo
             raise GoodbenchError(f"--absent {absent}: {exc}") from None
     outcome = importer.run_import(paths, results_dir, round_arg, jobs, replace=replace, absent=listed,
                                   on_problem=lambda line: _stderr(f"goodbench: {line}"))
-    if as_json:
+    if as_json and (outcome.rows or not outcome.problems):  # nothing imported: no "[]" that reads as an answer
         print(importer.summary_json(outcome.rows))
     elif not outcome.rows and outcome.problems:
         pass  # nothing imported: the lines on stderr say why, without an empty table after them

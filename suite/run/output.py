@@ -20,6 +20,8 @@ def refuse_taken_output(out: Path) -> None:
     would (:class:`suite.record.results.Reservation`); the name is reserved for good just before training."""
     if not out.exists():
         return
+    if out.is_dir():
+        raise GoodbenchError(f"{out} is a folder: -o names the results file to write (e.g. {out / 'results.json'})")
     from suite.record import results
 
     try:

@@ -164,8 +164,10 @@ def rerun_load_notes(c: Comparison) -> list[str]:
         elif (bound := loaded_bound(loads, c.throughput.tolerance, lockstep=c.lockstep)) is None:
             why = "but the share of the cores that load left it is not recorded, so the load explains nothing"
         else:
-            why = (f"but its {what} ratio {ratio:.3f}× lies below what that load could cost (≥ {bound:.3f}×), so the "
-                   "load does not explain the difference")
+            why = (f"but its {what} ratio {ratio:.3f}× lies below the least the rules let that load excuse "
+                   f"(≥ {bound:.3f}×), so the load is not taken to explain the difference — a judgement, not a "
+                   "bound: steps of a few milliseconds in lockstep have run slower still beside one busy core; "
+                   "run again on a quiet machine (--wait-quiet SECONDS) to decide it")
         notes.append(f"note: {who}: {why}")
     return notes
 
