@@ -174,6 +174,11 @@ def test_data_verify_fails_on_missing_files_and_on_a_folder_that_is_not_there(da
     assert main(["data", "verify", str(tmp_path / "nope")]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == f"goodbench: {tmp_path / 'nope'}: no such folder (a typo?)\n"
+    # `data fetch -w lm-char --to D && data verify -w lm-char D`: one workload's files only
+    (tmp_path / "tinyshakespeare").mkdir()
+    (tmp_path / TINY_SHAKESPEARE.name).write_bytes((data_dir / TINY_SHAKESPEARE.name).read_bytes())
+    assert main(["data", "verify", "-w", "lm-char", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{tmp_path}: 1 ok, 0 missing, 0 wrong"
 
 
 def test_data_where_and_list_name_the_folders_and_every_file(data_dir, capsys):

@@ -125,6 +125,33 @@ def test_steps_shortened_by_a_fifth_in_a_quiet_cpu_run_are_refused_by_the_loop_s
                for r in found["stream-step-times"]), found
 
 
+def _pause_inside_a_block(doc: dict) -> None:
+    lines = doc["runs"][0]["event_log"]
+    at = next(i for i, line in enumerate(lines) if '"block_start"' in line)
+    stamp = mllog.parse([lines[at]])[0]
+    lines.insert(at + 1, mllog.format_event(_moved(stamp, key="paused", event_type=mllog.POINT_IN_TIME,
+                                                   value=0.0, metadata={})))
+
+
+@pytest.mark.parametrize(("edit", "bound"), [
+    (lambda doc: None, "quiet"),
+    (lambda doc: doc["settings"].update(division="own"), "half"),  # own code's loop between steps is its own
+    (lambda doc: doc["runs"][0]["host_load"]["end"].update(other_cores=None), "half"),  # a reading missing
+    (lambda doc: doc["runs"][0]["host_load"].update(during={"cores": 2, "other_cores": None}), "half"),
+    (lambda doc: doc["runs"][0]["host_load"].update(during={"cores": 2, "other_cores": 0.1}), "quiet"),
+    (_pause_inside_a_block, "half"),  # a Ctrl-Z between two steps lies inside their block
+    (lambda doc: doc["system"]["accelerator"].update(type="cuda"), "half"),  # not measured on a GPU
+], ids=["quiet-cpu", "own-code", "end-not-read", "during-not-read", "during-quiet", "paused", "gpu"])
+def test_only_goodbenchs_own_loop_recorded_quiet_throughout_is_held_to_a_tenth(edit, bound):
+    """A review: own code fetching its batch outside ``run.data_wait()`` spent 21% of its blocks
+    between steps, honestly; a load never read is not quiet; a pause sits inside a block."""
+    doc = real("lm-char")
+    edit(doc)
+    run = doc["runs"][0]
+    got = stream_rules._loop_share_bound(doc, run, stream_rules.read_log(run, {}))
+    assert got == {"quiet": stream_rules.LOOP_SHARE_QUIET, "half": stream_rules.LOOP_SHARE}[bound]
+
+
 def test_a_run_recorded_under_load_keeps_the_half_and_says_it_was_loaded():
     """The same forgery claiming load passes the loop share, and the run is then flagged "measured
     under load" (left out of comparisons): the claim that buys the slack costs the ranking."""

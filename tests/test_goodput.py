@@ -79,6 +79,31 @@ def test_a_worker_killed_in_its_set_up_changes_nothing_of_what_the_next_resumed(
     assert bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
 
 
+def test_a_resume_from_an_earlier_checkpoint_loses_each_step_once():
+    """Worker 1 reaches step 11 (checkpoint at 8), worker 2 resumes from 8 and reaches 13, worker 3
+    resumes from 4 (the newer checkpoints bad): steps 5–11 of the first and 9–13 of the second are
+    lost, 12 steps; the second's 9–13 were counted as if it had run from step 4 (16)."""
+    log = mllog.EventLog()
+    for start, blocks, resumed in ((0.0, [(1, 4), (5, 8), (9, 11)], None), (20.0, [(9, 13)], 8),
+                                   (40.0, [(5, 20)], 4)):
+        log.start("init_start", time_s=T0 + start)
+        log.end("init_stop", time_s=T0 + start + 1)
+        if resumed is None:
+            log.start("run_start", time_s=T0 + start + 1)
+        else:
+            _interval(log, "checkpoint_load", start + 1, start + 1.5, resumed)
+        at = start + 2  # blocks end where checkpoints are saved, as the runner's do: 1 s a step
+        for first, last in blocks:
+            _block(log, "block", at, at + last - first + 1, first, last, last - first + 1, 0.0)
+            at += last - first + 1
+        if blocks[-1][1] != 20:
+            log.event("failure", "SIGKILL", {"step": blocks[-1][1]}, time_s=T0 + start + 15)
+    log.end("run_stop", metadata={"status": "success"}, time_s=T0 + 60)
+    g = goodput.from_event_log(log.lines, None, None)
+    assert (g["steps_kept"], g["lost_steps"], g["restarts"]) == (20, 12, 2)
+    assert bucket_sum(g) == pytest.approx(g["wall_s"], rel=1e-9)
+
+
 def test_effective_goodput_needs_a_peak(failed_once_log):
     g = goodput.from_event_log(failed_once_log, 1e9, None)
     assert g["effective_goodput"] is None and "no peak" in g["effective_goodput_status"]

@@ -68,9 +68,10 @@ def test_each_rank_of_a_resumed_job_goes_on_from_its_own_counters_reading():
 
 
 @pytest.mark.parametrize(("counters", "uuid", "now", "why"), [
-    (["GPU-a", "GPU-b"], "GPU-c", 9.0 * MJ, "resumed on another device (GPU-b read its start, GPU-c now)"),
+    (["GPU-a", "GPU-b"], "GPU-c", 9.0 * MJ, "resumed on another device than the one whose counter read its start "
+                                            "(GPU-b, now GPU-c)"),
     (["GPU-a", "GPU-b"], "GPU-b", 1.0 * MJ, "reads less than the earlier process read"),
-    (None, "GPU-b", 9.0 * MJ, "the checkpoint keeps rank 0's energy readings only"),
+    (None, "GPU-b", 9.0 * MJ, "the checkpoint does not keep this rank's energy readings"),
 ], ids=["another-gpu", "driver-reloaded", "older-checkpoint"])
 def test_readings_that_cannot_be_continued_make_the_energy_not_measured(counters, uuid, now, why):
     saved = _saved([_readings(5.0 * MJ), _readings(8.0 * MJ)], counters)
@@ -78,6 +79,32 @@ def test_readings_that_cannot_be_continued_make_the_energy_not_measured(counters
     files.own_energy(saved, meter, _rank(1))
     assert meter.status.startswith("not measured: ") and why in meter.status, meter.status
     assert meter.read() is None
+
+
+def test_an_earlier_processs_giving_up_is_kept_across_the_resume():
+    """A counter that went backwards in the first process, then passed its old readings again:
+    the checkpoint keeps the status, and the resumed run does not read "ok" across the reset."""
+    saved = _saved([_readings(5.0 * MJ)], ["GPU-a"])
+    saved["rank_energy"][0]["status"] = "not measured: NVML's energy counter went backwards during the run"
+    meter = energy.NvmlCounter(FakeGpu("GPU-a", 9.0 * MJ))
+    files.own_energy(saved, meter, Parallel())
+    assert meter.status == "not measured: NVML's energy counter went backwards during the run"
+
+
+def test_one_process_resuming_a_two_rank_checkpoint_does_not_take_rank_0s_readings_for_its_own():
+    saved = _saved([_readings(5.0 * MJ), _readings(8.0 * MJ)], ["GPU-a", "GPU-b"])
+    meter = energy.NvmlCounter(FakeGpu("GPU-a", 5.1 * MJ))
+    files.own_energy(saved, meter, Parallel())
+    assert meter.status == "not measured: the checkpoint does not keep this rank's energy readings"
+
+
+def test_every_rank_gives_up_where_one_did(monkeypatch):
+    """Rank 1 resumed on another GPU: its spans are None, so the summed energy is; rank 0's status,
+    the run's, said "ok" beside it (a review)."""
+    meter = energy.NvmlCounter(FakeGpu("GPU-a", 5.1 * MJ))
+    monkeypatch.setattr(distributed, "gather", lambda value, parallel: [value, "not measured: it moved"])
+    files.agree_on_energy(meter, _rank(0))
+    assert meter.status == "not measured: on rank 1, it moved" and meter.read() is None
 
 
 def test_a_single_process_checkpoint_of_before_goes_on_from_its_harness():
@@ -108,7 +135,7 @@ def test_a_checkpoint_keeps_each_ranks_readings_and_counter(tmp_path):
     state.energy["run_start"] = meter.read()
     files.save_checkpoint(Job(), 10, state, mllog.EventLog(), tmp_path, "h", meter, torch.device("cpu"))
     assert checkpoint.load_latest(tmp_path).state["rank_energy"] == [
-        {"readings": state.energy, "counter": "GPU-a"}]
+        {"readings": state.energy, "counter": "GPU-a", "status": "ok"}]
     gpu.joules += 1e3
     again = energy.NvmlCounter(gpu)  # the new process's meter, on the same GPU
     resumed = files.resume(Job(), Spec(), "smoke", mllog.EventLog(), [], LoopState(init_start=time.time()),

@@ -153,6 +153,8 @@ def test_a_cpu_entry_says_it_is_a_cpu_whatever_its_name(built):
     run = cpu["runs"][0]
     page = (out / "runs" / f"{run_slug(f'r{docs.index(cpu)}.json', run['run_id'])}.html").read_text()
     assert f"{escape(cpu['system']['accelerator']['name'])} (CPU) × 1" in page
+    systems = "".join(p.read_text() for p in (out / "systems").glob("*.html"))
+    assert f"{escape(cpu['system']['accelerator']['name'])} (CPU) × 1" in systems
 
 
 def test_run_page_shows_spec_settings_system_and_charts(built):

@@ -22,12 +22,15 @@ def add_parser(commands) -> argparse.ArgumentParser:
     verify = actions.add_parser("verify", help="check the pinned files in a folder: found, missing or a wrong sha256 "
                                 "(exit 1 unless every one is there whole)")
     verify.add_argument("folder", metavar="DIR", help="the folder to check (files under their pinned names)")
+    verify.add_argument("-w", "--workload", action="append", metavar="ID",
+                        help="only this workload's files (repeatable; default every workload's)")
     actions.add_parser("where", help="the folders looked in, in order, and whether downloads are allowed")
     return p
 
 
 def run(args) -> int:
-    """Run the data subcommand; 0, or 1 when a file could not be fetched or a folder holds a wrong copy."""
+    """Run the data subcommand; 0, or 1 when a file could not be fetched, or a folder verified lacks a
+    file or holds a wrong copy (or is not there)."""
     return {"list": _list, "fetch": _fetch, "verify": _verify, "where": _where}[args.action](args)
 
 
@@ -124,10 +127,12 @@ def _verify(args) -> int:
     from workloads import data
 
     folder, wrong, missing = Path(args.folder), 0, 0
+    pinned = _pinned(args.workload)
     if not folder.is_dir():
-        print(f"goodbench: {folder}: no such folder (a typo?)", file=sys.stderr)
+        print(f"goodbench: {folder}: {'not a folder' if folder.exists() else 'no such folder (a typo?)'}",
+              file=sys.stderr)
         return 1
-    for name, (f, wids) in _pinned().items():
+    for name, (f, wids) in pinned.items():
         path = folder / name
         if not path.is_file():
             missing += 1
@@ -137,5 +142,5 @@ def _verify(args) -> int:
             print(f"{name}: WRONG sha256 (not the pinned {f.sha256[:12]}…): `run` refuses it")
         else:
             print(f"{name}: ok")
-    print(f"{folder}: {len(_pinned()) - wrong - missing} ok, {missing} missing, {wrong} wrong")
+    print(f"{folder}: {len(pinned) - wrong - missing} ok, {missing} missing, {wrong} wrong")
     return 1 if wrong or missing else 0

@@ -217,7 +217,8 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
     recoveries: list[float] = []
     lost_steps = 0
     steps_kept = 0
-    keep = kept_upto([resume_step(a) for a in attempts])
+    resumed = [resume_step(a) for a in attempts]
+    keep = kept_upto(resumed)
     for i, (attempt, keep_upto) in enumerate(zip(attempts, keep)):
         intervals = attempt.intervals()
         steps = [x for x in intervals if x.kind in _STEP_KINDS]
@@ -243,7 +244,8 @@ def from_event_log(lines: Iterable[str], flops_per_step: float | None,
             tally.buckets["other"] += end - cut
         else:
             tally.buckets["lost_work"] += end - cut
-            lost_steps += max(0, attempt.last_step - int(keep_upto)) if keep_upto < math.inf else 0
+            if keep_upto < math.inf:  # the steps it did past what was kept (none below its own start)
+                lost_steps += max(0, attempt.last_step - max(int(keep_upto), resumed[i] or 0))
     productive, step_time = tally.productive()
     wall = attempts[-1].events[-1].t - attempts[0].events[0].t
     return {

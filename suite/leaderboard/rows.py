@@ -38,14 +38,14 @@ from suite.validate.shared import as_number
 from suite.validate.tolerance import close
 from workloads import own
 
-ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "accelerator_type", "workload", "kind", "scale", "division",
+ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "scale", "division",
                  "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
                  "energy_to_target_kwh", "goodput", "effective_goodput", "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "seed_conflict", "known_peak", "under_load",
                  "load_recorded", "implementation", "trains", "second_clock", "short_steps", "steps_sum", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "billed_cores", "accelerator_s_per_million_samples",
-                 "accelerator_s_per_million_tokens", "stale_rules", "rules_version"]
+                 "accelerator_s_per_million_tokens", "stale_rules", "rules_version", "accelerator_type"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
                "energy_per_sample_j", "goodput", "effective_goodput", "created_at", "suite_version",

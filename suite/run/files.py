@@ -113,6 +113,7 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
     reached = max([int(e.metadata.get("last_step", e.metadata.get("step", 0)) or 0)
                    for e in prior if e.key in ("block_stop", "warmup_stop", "failure")],
                   default=0)
+    agree_on_energy(meter, parallel)
     state.resumed_at.append(state.step)  # this worker warms up again from here
     state.energy.update(window_start=None, window_pauses=0.0, window_pause_count=0)  # its window's energy is its own
     log.event("lost_steps", max(0, reached - state.step),
@@ -130,10 +131,11 @@ def skipped_here(log: mllog.EventLog) -> list[dict[str, str]]:
 
 
 def own_energy(saved: dict, meter: energy_meter.EnergyMeter, parallel: Parallel) -> dict:
-    """This rank's energy readings from a checkpoint's ``rank_energy`` (each rank's readings and
-    the counter that took them; the harness's are rank 0's). ``meter`` gives up where they cannot
-    be continued: the checkpoint lacks this rank's, or its counter is another (another GPU), or
-    reads less now (the driver reloaded, the machine rebooted)."""
+    """This rank's energy readings from a checkpoint's ``rank_energy`` (each rank's readings, the
+    counter that took them and its status then; the harness's are rank 0's). ``meter`` gives up
+    where they cannot be continued: an earlier process had given up, the checkpoint lacks this
+    rank's (written before they were kept, by another world size), its counter is another (another
+    GPU), or it reads less now (the driver reloaded, the machine rebooted)."""
     ranks = saved.get("rank_energy")
     mine = ranks[parallel.rank] if isinstance(ranks, list) and len(ranks) == parallel.world_size else None
     readings = dict(saved["harness"]["energy"] if mine is None else mine["readings"])
@@ -141,20 +143,31 @@ def own_energy(saved: dict, meter: energy_meter.EnergyMeter, parallel: Parallel)
         return readings  # a meter counting from each process's start is not measured on resume
     earlier = [v for k, v in readings.items() if k in ("run_start", "window_start", "target", "end")
                and isinstance(v, (int, float))]
-    if mine is None and parallel.distributed:
-        meter.give_up("the checkpoint keeps rank 0's energy readings only")
+    if mine is None and (parallel.distributed or ranks is not None):
+        meter.give_up("the checkpoint does not keep this rank's energy readings")
+    elif mine is not None and str(mine.get("status", "ok")) != "ok":
+        meter.give_up(str(mine["status"]).removeprefix("not measured: "))
     elif mine is not None and mine.get("counter") != meter.counter_id():
-        meter.give_up(f"the run resumed on another device ({mine.get('counter')} read its start, "
-                      f"{meter.counter_id()} now)")
+        meter.give_up("the run resumed on another device than the one whose counter read its start"
+                      + (f" ({mine['counter']}, now {meter.counter_id()})" if mine.get("counter") else ""))
     elif earlier and (now := meter.read()) is not None and now < max(earlier):
         meter.give_up("the energy counter reads less than the earlier process read (driver reloaded or "
                       "machine rebooted)")
     return readings
 
 
+def agree_on_energy(meter: energy_meter.EnergyMeter, parallel: Parallel) -> None:
+    """Every rank's meter gives up where one rank's did (a collective: every rank calls it): the
+    run's energy is the ranks' sum, and rank 0's status is the run's."""
+    statuses = distributed.gather(meter.status, parallel)
+    failed = next((s for s in statuses if s != "ok"), None)
+    if failed is not None and meter.status == "ok":
+        meter.give_up(f"on rank {statuses.index(failed)}, {failed.removeprefix('not measured: ')}")
+
+
 def _rank_energy(state: LoopState, meter: energy_meter.EnergyMeter) -> dict:
-    """This rank's energy readings and the counter that took them, for a checkpoint."""
-    return {"readings": dict(state.energy), "counter": meter.counter_id()}
+    """This rank's energy readings, the counter that took them and its status, for a checkpoint."""
+    return {"readings": dict(state.energy), "counter": meter.counter_id(), "status": meter.status}
 
 
 def _checkpoint_on_every_rank(job, directory: Path, step: int, loaded: checkpoint.Loaded | None,

@@ -14,7 +14,7 @@ from suite.compare import stats as compare_stats
 from suite.leaderboard import rows as leaderboard
 from suite.leaderboard import systems as system_ids
 from suite.site import charts, labels
-from suite.site.columns import LOAD_NOT_RECORDED, cell
+from suite.site.columns import LOAD_NOT_RECORDED, accelerator_text, cell
 from suite.site.formatting import missing
 from suite.site.names import run_slug, safe_name, system_slug
 from suite.site.render import render
@@ -248,7 +248,8 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[tupl
             page_name = f"{sslug}.html" if page["page"] == 1 else f"{sslug}-p{page['page']}.html"
             render("system.html", out / "systems" / page_name, root="../", title=link["system"],
                    system=link["system"], system_note=link["note"],
-                   accelerators=sorted({f"{a} × {c}" for a, c in zip(frame["accelerator"], frame["count"])}),
+                   accelerators=sorted({f"{accelerator_text({'accelerator': a, 'accelerator_type': t})} × {c}"
+                                        for a, c, t in zip(frame["accelerator"], frame["count"], frame["accelerator_type"])}),
                    interconnects=sorted(links.get((system, signer), ())),
                    tables=[page], history=history if page["page"] == 1 else [],
                    versions=sorted(set(frame["suite_version"]), key=_version_key),

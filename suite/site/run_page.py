@@ -619,7 +619,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
     metrics = {k: v for k, v in run["metrics"].items() if k != "throughput"}
     metrics["mfu_status"] = derive.run_mfu_status(doc, run)  # goodbench's words, not the file's
     telemetry = t if isinstance(t := run.get("telemetry"), dict) else {}
-    warnings = run.get("warnings", telemetry.get("warnings"))
+    warnings = telemetry.get("warnings")  # the sampler's: a run-level key is no record goodbench writes
     trace = telemetry.get("power_trace")
     trace = [(t[0], t[1]) for t in trace if isinstance(t, list) and len(t) == 2] if isinstance(trace, list) else []
     goodput = g if isinstance(g := run.get("goodput"), dict) else {}

@@ -31,6 +31,7 @@ import datetime as dt
 import math
 
 from suite.figures import derive, load
+from suite.record.results import division
 from suite.record.text import safe
 from suite.validate.registry import Problem, code, run_rule
 from suite.validate.shared import CLOCK_RATE, INTERVAL_SLACK_S, VALUE_REL, EventLogView, as_int, as_number, read_log
@@ -46,8 +47,9 @@ stamped time, beyond two stamps per block. Measured: at most 0.3% in one process
 ranks (1.8% of its worst block), 23% for a tiny supervised run on a CPU loaded 6× over (35% of
 its worst block: a run-wide bound, since one preemption can fill a short block). A CPU run its own
 host-load record calls quiet is held to :data:`LOOP_SHARE_QUIET`; this bound is left to runs under
-load (flagged, and left out of comparisons), runs without the record, and GPU runs (not measured on
-a GPU yet)."""
+load (flagged, and left out of comparisons), runs without the record or with a reading missing,
+resumed or paused runs, own code (:func:`_loop_share_bound`), and GPU runs (not measured on a GPU
+yet)."""
 LOOP_SHARE_QUIET = 0.1
 """:data:`LOOP_SHARE` for a CPU run whose host load was recorded and is not "measured under load"
 (:func:`suite.figures.load.under_load`). Measured (benchmarks/loop_share.py, 2026-12-01, a 2-core
@@ -133,7 +135,7 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
             problems.append(Problem("stream-step-times", field,
                                     f"{span}: {_fmt(step_s)} of steps in a block the event log stamps "
                                     f"{_fmt(stamped)} long"))
-    bound = _loop_share_bound(doc, run)
+    bound = _loop_share_bound(doc, run, log)
     allowed = bound * stamped_total + len(log.blocks) * INTERVAL_SLACK_S
     if not problems and stamped_total - busy_total > allowed and not _second_clock_entry(doc, run):
         quiet = " for a CPU run its host load calls quiet" if bound == LOOP_SHARE_QUIET else ""
@@ -147,10 +149,20 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
     return problems
 
 
-def _loop_share_bound(doc: dict, run: dict) -> float:
-    """:data:`LOOP_SHARE_QUIET` for a CPU run its host-load record calls quiet, else :data:`LOOP_SHARE`."""
-    quiet = isinstance(run.get("host_load"), dict) and load.under_load(run["host_load"]) is None
-    return LOOP_SHARE_QUIET if quiet and doc["system"]["accelerator"]["type"] == "cpu" else LOOP_SHARE
+def _loop_share_bound(doc: dict, run: dict, log: EventLogView) -> float:
+    """:data:`LOOP_SHARE_QUIET` for a run of goodbench's own loop on a CPU, in one process never
+    paused, that its host-load record calls quiet at its start, its end and on average over it
+    (each measured); else :data:`LOOP_SHARE`. Own code's loop between its steps is its own
+    (a batch fetched outside ``run.data_wait()`` is honest), a resumed run's record covers its
+    last process only, and a pause between steps lies inside a block."""
+    if doc["system"]["accelerator"]["type"] != "cpu" or division(doc) == "own" or len(log.attempts) != 1:
+        return LOOP_SHARE
+    record = run.get("host_load")
+    measured = isinstance(record, dict) and all(  # "during" since 2026-11-30: a file before has none
+        isinstance(snap := record.get(when), dict) and as_number(snap.get("other_cores")) is not None
+        for when in ("start", "end", *(("during",) if record.get("during") is not None else ())))
+    paused = any(e.key == "paused" for attempt in log.attempts for e in attempt.events)
+    return LOOP_SHARE_QUIET if measured and not paused and load.under_load(record) is None else LOOP_SHARE
 
 
 def loop_share(run: dict) -> float | None:
