@@ -74,25 +74,6 @@ def test_step_times_divided_by_ten_are_refused_by_the_logs_blocks(workload_id):
     assert any("the step times sum to" in r and "event log's block" in r for r in found["stream-step-times"])
 
 
-@pytest.mark.parametrize("workload_id", ["lm-char", "fashion-cnn", "gpt2-124m"])
-def test_step_times_and_the_logs_step_clock_divided_by_ten_are_refused_by_its_stamps(workload_id):
-    """A forger who also divides each block's step clock in the log (not its stamps) by ten."""
-    doc = real(workload_id)
-    run = doc["runs"][0]
-    run["step_times_s"] = [round(t / 10, 7) for t in run["step_times_s"]]
-
-    def tenth(e: mllog.Event) -> mllog.Event:
-        if e.key not in ("block_stop", "warmup_stop"):
-            return e
-        return _moved(e, metadata={**e.metadata, "step_s": math.fsum(
-            run["step_times_s"][e.metadata["first_step"] - 1:e.metadata["last_step"]])})
-
-    _edit_log(run, tenth)
-    found = refused_by_the_cross_checks_only(repair(doc))
-    assert set(found) == {"stream-step-times"}
-    assert any("stamps its step blocks" in r for r in found["stream-step-times"])
-
-
 def _steps_shortened_in_the_file_and_the_logs_step_clock(doc: dict, factor: float) -> dict:
     """Every step time × ``factor``, each block's ``step_s`` in the log made their sum, its stamps
     kept: the steps fit their blocks, the blocks' time beyond them grows."""
@@ -107,6 +88,14 @@ def _steps_shortened_in_the_file_and_the_logs_step_clock(doc: dict, factor: floa
 
     _edit_log(run, shortened)
     return repair(doc)
+
+
+@pytest.mark.parametrize("workload_id", ["lm-char", "fashion-cnn", "gpt2-124m"])
+def test_step_times_and_the_logs_step_clock_divided_by_ten_are_refused_by_its_stamps(workload_id):
+    """A forger who also divides each block's step clock in the log (not its stamps) by ten."""
+    found = refused_by_the_cross_checks_only(_steps_shortened_in_the_file_and_the_logs_step_clock(real(workload_id), 0.1))
+    assert set(found) == {"stream-step-times"}
+    assert any("stamps its step blocks" in r for r in found["stream-step-times"])
 
 
 @pytest.mark.parametrize("workload_id", ["lm-char", "dlrm-small"])
