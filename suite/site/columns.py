@@ -80,7 +80,7 @@ def _score(row: dict, root: str, rank: int | None):
 def _score_sub(row: dict) -> str | None:
     low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
     if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) and not missing(high):
-        return f"95% CI {seconds(low)} – {seconds(high)}"
+        return f"95% CI of the mean {seconds(low)} – {seconds(high)}"  # of the plain mean, not the olympic one
     return None
 
 
