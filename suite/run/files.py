@@ -139,8 +139,8 @@ def own_energy(saved: dict, meter: energy_meter.EnergyMeter, parallel: Parallel)
     ranks = saved.get("rank_energy")
     mine = ranks[parallel.rank] if isinstance(ranks, list) and len(ranks) == parallel.world_size else None
     readings = dict(saved["harness"]["energy"] if mine is None else mine["readings"])
-    if meter.status != "ok" or meter.counter_id() is None:
-        return readings  # a meter counting from each process's start is not measured on resume
+    if meter.status != "ok" or meter.method != energy_meter.NvmlCounter.method:
+        return readings  # the only counter spanning processes; the others are not measured on resume
     earlier = [v for k, v in readings.items() if k in ("run_start", "window_start", "target", "end")
                and isinstance(v, (int, float))]
     if mine is None and (parallel.distributed or ranks is not None):
