@@ -68,7 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         command_parser = command.add_parser(sub)
         command_parser.set_defaults(func=command.run, command_parser=command_parser)
+    _describe(sub)
     return parser
+
+
+def _describe(sub: argparse._SubParsersAction) -> None:
+    """Each command's ``--help`` (and its subcommands') opens with the line ``goodbench --help``
+    lists it by, where it has no description of its own (``goodbench list --help`` began with its
+    usage alone)."""
+    for listed in sub._choices_actions:
+        command_parser = sub.choices[listed.dest]
+        if not command_parser.description and listed.help:
+            command_parser.description = listed.help
+        for action in command_parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,3 +33,10 @@ def test_every_argument_of_every_command_has_help_text():
                 yield f"{name}: {'/'.join(action.option_strings) or action.dest}"
 
     assert list(silent(build_parser(), "goodbench")) == []
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c], ids=lambda c: " ".join(c))
+def test_every_commands_help_opens_with_what_it_does(command):
+    """A new user's review: `goodbench list --help` and ten others began with their usage alone."""
+    paragraphs = help_text(command).split("\n\n")
+    assert not paragraphs[1].startswith(("options:", "positional arguments:")), paragraphs[:2]

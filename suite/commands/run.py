@@ -7,7 +7,7 @@ import argparse
 
 from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, output_path
 from suite.run import quiet
-from workloads.pinned import COMPILE_MODES
+from workloads.pinned import COMPILE_MODES, SEEDS
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -22,7 +22,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="pinned variant (default: full on a GPU, smoke on the CPU)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where to train: auto (default) the GPU when torch sees one, else the CPU")
-    p.add_argument("--seeds", type=int, help="seeds per workload (default: 5 for TTA at full scale, else 1)")
+    p.add_argument("--seeds", type=int, help=f"seeds per workload, 1 to {len(SEEDS)}, the first of the pinned list "
+                                             "(default: 5 for TTA at full scale, else 1)")
     p.add_argument("--repeat", type=POSITIVE_INT, default=1, metavar="N",
                    help="run each seed of a throughput workload N times in a row, into the one results "
                         "file (several runs a side, for goodbench compare's spread between runs)")
