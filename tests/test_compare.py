@@ -226,6 +226,14 @@ def test_a_file_compared_with_itself_changes_nothing(reference):
     assert [p.to_json() for p in again.pairs] == [p.to_json() for p in column.pairs]
 
 
+def test_the_command_says_when_new_is_base_itself(capsys):
+    """A new user's review: `goodbench compare a.json a.json` read "no significant change" and
+    said nothing of comparing a file with itself."""
+    assert main(["compare", str(REFERENCE), str(REFERENCE)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {REFERENCE} is the same results file as {REFERENCE}: its ratios are 1 by construction" in err
+
+
 ANOTHER_HASH = (f"the pinned definition differs (BASE: spec hash {registry.get('gpt2-124m').spec_hash('smoke')[:12]}…, "
                 "this goodbench's pinned gpt2-124m v1 smoke spec; NEW: spec hash 000000000000…, not this "
                 "goodbench's pinned gpt2-124m v1 smoke spec (the file records only the hash, written by goodbench ")

@@ -83,6 +83,10 @@ def run(args) -> int:
     else:
         base_name, base_doc = args.base, _valid_document(args.base)
         sides = [(name, _valid_document(name)) for name in args.new]
+        for name, doc in sides:
+            if doc == base_doc:  # a check of the statistics, or a file named twice by mistake
+                say(f"note: {name} is the same results file as {base_name}: its ratios are 1 by "
+                    "construction, whatever the machine did")
     columns = [compare.compare_documents(base_doc, doc, name) for name, doc in sides]
     if not any(col.pairs for col in columns):
         raise GoodbenchError(f"{base_name} shares no workload with {', '.join(n for n, _ in sides)}: "
