@@ -397,7 +397,8 @@ def _check_goodput(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
                                 f"{kills} injected kill(s) but the event log holds "
                                 f"{expected['failures']} failure(s)"))
     paused = (run.get("faults") or {}).get("paused_s")
-    logged = mllog.seconds(mllog.parse(run["event_log"]), "paused")
+    events = mllog.parse(run["event_log"])
+    logged = mllog.seconds(events, "paused")
     if (paused is not None or logged) and not close(paused, logged, abs_tol=1e-3):
         problems.append(Problem("goodput-mismatch", f"{where}.faults.paused_s",
                                 f"{'no' if paused is None else paused} seconds paused but the event log's "
@@ -406,17 +407,16 @@ def _check_goodput(run: dict, where: str, doc: dict, facts: dict) -> list[Proble
     if not math.isclose(total, expected["wall_s"], rel_tol=0.01, abs_tol=1e-3):
         problems.append(Problem("goodput-mismatch", f"{field}.badput_s",
                                 f"productive time and badput sum to {total:.4g} s, not the wall {expected['wall_s']:.4g} s"))
-    problems += _overlapping(run, field, expected)
+    problems += _overlapping(events, field, expected)
     return problems
 
 
-def _overlapping(run: dict, field: str, expected: dict) -> list[Problem]:
+def _overlapping(events: list[mllog.Event], field: str, expected: dict) -> list[Problem]:
     """A bucket below zero: the log's intervals overlap (an evaluation stamped inside a step block
     its steps fill). ``other`` is what the intervals leave of the wall, so the buckets always sum
     to it; only a negative one shows time counted twice. Allowed: what the stamps and the step
     clock may honestly differ by (``stream-step-times``: 10⁻³ of the time, 2 ms a block);
     measured, no honest file's bucket is below 0."""
-    events = mllog.parse(run["event_log"])
     blocks = mllog.count(events, "block_stop") + mllog.count(events, "warmup_stop")
     allowed = CLOCK_RATE * expected["wall_s"] + INTERVAL_SLACK_S * (blocks + 1)
     return [Problem("goodput-mismatch", f"{field}.badput_s.{key}",

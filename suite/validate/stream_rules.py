@@ -51,8 +51,8 @@ load (flagged, and left out of comparisons), runs without the record or with a r
 resumed or paused runs, own code (:func:`_loop_share_bound`), and GPU runs (not measured on a GPU
 yet)."""
 LOOP_SHARE_QUIET = 0.1
-""":data:`LOOP_SHARE` for a CPU run whose host load was recorded and is not "measured under load"
-(:func:`suite.figures.load.under_load`). Measured (benchmarks/loop_share.py, 2026-12-01, a 2-core
+""":data:`LOOP_SHARE` for a run of goodbench's own loop on a CPU, in one process never paused,
+recorded quiet throughout (:func:`_loop_share_bound`). Measured (benchmarks/loop_share.py, 2026-12-01, a 2-core
 CPU, 24 runs of lm-char, dlrm-small and gpt2-124m at smoke scale beside a burner of 0 to 100% of a
 core): at most 0.41%, whether the run recorded itself quiet or under load (other processes using
 up to 1.58 of its 2 cores); the honest files of tests/ recorded quiet, at most 0.5%. Without it,
