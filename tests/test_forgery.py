@@ -310,16 +310,19 @@ def test_productive_time_raised_in_the_log_for_a_better_goodput_is_refused(workl
     assert {p.code for p in v.check_document(doc)} == {"stream-step-times", "goodput-mismatch"}
 
 
-def _evaluations_overlapping_their_blocks(workload_id: str) -> dict:
+def _evaluations_overlapping_their_blocks(workload_id: str, back_ms: float | None = None) -> dict:
     """Each evaluation after the start one moved back by its own length, with everything after it:
     it overlaps the step block before it, and the run reaches its target and ends that much
-    sooner. The curve, time to train and wall time follow the log; every figure is repaired."""
+    sooner. The curve, time to train and wall time follow the log; every figure is repaired.
+    ``back_ms``: each moved back by that much only (less than its length)."""
     doc = real(workload_id)
     run = doc["runs"][0]
     events = mllog.parse(run["event_log"])
     starts = {e.metadata.get("step"): e.time_ms for e in events if e.key == "eval_start"}
     cuts = [(starts[e.metadata["step"]], e.time_ms - starts[e.metadata["step"]])
             for e in events if e.key == "eval_stop" and e.metadata.get("step")]
+    if back_ms is not None:
+        cuts = [(at, min(length, back_ms)) for at, length in cuts]
     _edit_log(run, lambda e: _moved(e, time_ms=e.time_ms - sum(n for at, n in cuts if at <= e.time_ms)))
     events = mllog.parse(run["event_log"])
     at = {e.key: e.t for e in reversed(events)}  # each key's first stamp
@@ -344,6 +347,22 @@ def test_evaluations_overlapping_the_steps_for_a_shorter_time_to_target_are_refu
                and p.field.endswith("badput_s.other") for p in problems), [p.line("forged") for p in problems]
     if workload_id == "dlrm-small":
         assert {p.code for p in problems} == {"goodput-mismatch"}
+
+
+@pytest.mark.parametrize("workload_id", ["dlrm-small", "lm-char"])
+def test_evaluations_overlapping_the_steps_by_less_than_the_loops_slack_are_refused(workload_id):
+    """The same forgery kept within the run's ``other`` (trial 19's reviewer: the net buckets
+    let it pass): 2.8 ms each, 2.5 ms over a block that ends 0.3 ms before its evaluation (the
+    stamps' slack is 2 ms). One worker's intervals overlapping are refused whatever the buckets."""
+    honest = real(workload_id)["runs"][0]
+    doc = _evaluations_overlapping_their_blocks(workload_id, back_ms=2.8)
+    run = doc["runs"][0]
+    assert run["time_to_train_s"] < honest["time_to_train_s"] - 0.008
+    assert run["goodput"]["badput_s"]["other"] > 0  # the net bucket alone would pass it
+    problems = v.check_document(doc)
+    assert [(p.code, p.field) for p in problems] == [("goodput-mismatch", "runs[0].goodput.event_log")], \
+        [p.line("forged") for p in problems]
+    assert "before its block stops: one process does them one after another" in problems[0].reason
 
 
 def test_evaluations_cut_from_the_log_are_refused():
