@@ -51,7 +51,9 @@ def score(tta_by_seed: dict[int, float | None]) -> dict:
     """Score a set of seeds' times to target (None = did not converge).
 
     A non-converged seed counts as infinitely slow: it is the one dropped as slowest, so with
-    one such seed the olympic mean is over the rest; more than one makes the result invalid.
+    one such seed the olympic mean is over the rest; more than one makes the result invalid, and
+    so does one beside a single converged seed (below three seeds nothing is dropped, so the
+    miss would be in the mean: MLCommons' summarizer gives no score there either).
     """
     converged = [t for t in tta_by_seed.values() if t is not None]
     missed = len(tta_by_seed) - len(converged)
@@ -61,11 +63,17 @@ def score(tta_by_seed: dict[int, float | None]) -> dict:
     if missed > MAX_NON_CONVERGED:
         result.update(valid=False, reason=f"{missed} seeds did not reach the target (at most "
                                           f"{MAX_NON_CONVERGED} may miss)")
+    elif missed and len(converged) == 1:
+        result.update(valid=False, reason=f"{missed} of {len(tta_by_seed)} seeds did not reach the target: below "
+                                          "three seeds none is dropped, so there is no mean to score")
     if not converged:
         return result
     values = sorted(converged)
     # With a missing seed, that seed is the slowest dropped: drop only the fastest here.
-    olympic = float(np.mean(values[1:])) if missed and len(values) >= 2 else olympic_mean(values)
+    if missed and len(values) == 1:
+        olympic = None  # the miss would be the slowest of two, and nothing is dropped
+    else:
+        olympic = float(np.mean(values[1:])) if missed else olympic_mean(values)
     result.update(
         olympic_mean_s=olympic, mean_s=float(np.mean(values)),
         min_s=values[0], max_s=values[-1],
