@@ -186,7 +186,7 @@ def distributed_section(rng: np.random.Generator, world_size: int, nnodes: int, 
 
 def default_ceiling(accelerator: str, precision: str) -> float:
     """A synthetic measured matmul ceiling of one device: 80% of the table's peak (the ratio
-    measured on an H100, FIELD-NOTES §1), or 2 TFLOP/s for a device the table lacks (the
+    measured on an H100, docs/measurement.md's GPU figures), or 2 TFLOP/s for a device the table lacks (the
     synthetic CPU, a 64-core AMD EPYC 7B13: 64 Zen 3 cores × 32 fp32 FLOPs per cycle × 2.45 GHz
     is 5 TFLOP/s at its peak)."""
     peak, _ = derive.peak(accelerator, precision)

@@ -125,7 +125,7 @@ def test_target_and_time_to_target():
 
 
 def test_the_window_energys_error_bound_holds_for_a_counter_that_advances_in_steps():
-    """A counter that advances every 0.1 s (NVML's, FIELD-NOTES §5), read at a window's edges and at
+    """A counter that advances every 0.1 s (NVML's, docs/measurement.md's GPU figures), read at a window's edges and at
     both edges of 20 evaluation pauses, training at up to 700 W and evaluating near idle: the
     window energy it gives is off from the true one by at most (1 + pauses) × 0.1 s × 700 W. The
     error is one-sided here (each pause's start reading misses the training power before it), so

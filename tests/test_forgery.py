@@ -143,7 +143,7 @@ def test_only_goodbenchs_own_loop_recorded_quiet_throughout_is_held_to_a_tenth(e
 
 def test_a_run_recorded_under_load_keeps_the_half_and_says_it_was_loaded():
     """The same forgery claiming load passes the loop share, and the run is then flagged "measured
-    under load" (left out of comparisons): the claim that buys the slack costs the ranking."""
+    under load" (left out of the site's comparisons): the claim that buys the slack costs the ranking."""
     doc = real("lm-char")
     doc["runs"][0]["host_load"]["during"] = {"cores": 2, "other_cores": 1.5, "busy": []}
     forged = _steps_shortened_in_the_file_and_the_logs_step_clock(doc, 0.8)

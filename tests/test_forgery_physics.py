@@ -451,7 +451,7 @@ def test_an_h100_ceiling_above_its_peak_is_refused():
 ])
 def test_an_h100_at_mfu_0968_is_refused_however_its_ceiling_is_written(ceiling_share, trials):
     """The audit's one-edit variants of the trial's MFU 0.976: an H100 SXM5's dense bf16 GEMM
-    reached 80.7% of its peak (FIELD-NOTES §1); a ceiling or a widened bound above 84.7% is not a
+    reached 80.7% of its peak (docs/measurement.md's GPU figures); a ceiling or a widened bound above 84.7% is not a
     measurement of one."""
     peak = mfu_meter.find_peak(H100).tflops["bf16"] * 1e12
     doc = h100_doc(mfu_level=0.968)
@@ -637,7 +637,7 @@ def test_an_h100_at_mfu_025_drawing_95_watts_is_refused():
 
 
 def test_the_work_floor_leaves_the_measured_h100_reading_a_stated_slack():
-    """FIELD-NOTES §2: GPT-2 compiled at 40.1% MFU drew 654 W on an H100 SXM5, 0.607 model TFLOP
+    """docs/measurement.md's GPU figures: GPT-2 compiled at 40.1% MFU drew 654 W on an H100 SXM5, 0.607 model TFLOP
     per joule. The most an H100 does is that × 2.01 (the best matmul share over the reading's MFU)
     × 1.5 (a lower clock), 1.83 TFLOP/J: the reading is 3.02× inside it (rules v7's 2.83: 4.7×)."""
     entry = mfu_meter.find_peak(H100)

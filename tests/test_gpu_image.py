@@ -1,5 +1,5 @@
 """goodbench where the GPU image's packages are missing: no jsonschema, no fastjsonschema, no
-cryptography (FIELD-NOTES §8). Each use says what it cannot do, in one line, and never calls a
+cryptography (docs/measurement.md's GPU figures). Each use says what it cannot do, in one line, and never calls a
 document valid without checking it (suite/record/dependencies.py, suite/schema/checker.py)."""
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ SCRIPT = REPO / "benchmarks" / "gpu_session.sh"
     ("NVIDIA H100 PCIe", "H100 PCIe", 756, 350),
     ("NVIDIA H100 NVL", "H100 NVL", 835, 400),
     ("NVIDIA H200", "H200 SXM", 989.4, 700),
-    ("NVIDIA H200 NVL", "H200 NVL", 835, 600),  # FIELD-NOTES §1: 835 dense bf16, up to 600 W
+    ("NVIDIA H200 NVL", "H200 NVL", 835, 600),  # NVIDIA's H200 NVL datasheet: 835 dense bf16, up to 600 W
     ("NVIDIA A100-SXM4-80GB", "A100 SXM4", 312, 400),
     ("NVIDIA A100-PCIE-40GB", "A100 PCIe", 312, 300),
     ("NVIDIA L4", "L4", 121, 72),

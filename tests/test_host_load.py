@@ -461,7 +461,7 @@ def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_no
     monkeypatch.setattr(host_load, "snapshot", lambda: busy)
     progress.warn_if_busy()
     assert capsys.readouterr().err == ("warning: other processes used 1.5 of 2 cores now (make): this run is flagged "
-                                       "\"measured under load\" and left out of comparisons if they use half a core or "
+                                       "\"measured under load\" and left out of the site's comparisons if they use half a core or "
                                        "more at its start or its end, or on average over it (goodbench check says so "
                                        "before a run)\n")
     monkeypatch.setattr(host_load, "snapshot", lambda: {**busy, "other_cores": 0.1})

@@ -186,7 +186,7 @@ def test_check_is_not_fit_while_other_processes_use_half_a_core_or_more():
             "busy": [{"name": "make", "cores": 1.4}]}
     verdict = check.busy_check(busy)
     assert verdict.verdict == "fail" and "other processes used 1.4 of 2 cores now (make)" in verdict.detail
-    assert "left out of comparisons if they use half a core or more at its start or its end, or on average " \
+    assert "left out of the site's comparisons if they use half a core or more at its start or its end, or on average " \
         "over it" in verdict.detail and "now is flagged" not in verdict.detail  # a test, not a certainty (L13)
     quiet = check.busy_check({**busy, "other_cores": load.UNDER_LOAD_CORES - 0.1, "busy": []})
     assert quiet.verdict == "ok" and quiet.detail == "0.4 of 2 cores used by other processes"

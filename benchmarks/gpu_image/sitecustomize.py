@@ -2,7 +2,7 @@
 
 ``benchmarks/gpu_session.sh --rehearsal`` puts this folder on ``PYTHONPATH`` (Python imports
 ``sitecustomize`` at start-up), so that the rehearsal meets what the GPU session will: no
-jsonschema, fastjsonschema or cryptography (FIELD-NOTES §8), unless they were carried as wheels
+jsonschema, fastjsonschema or cryptography (docs/measurement.md's GPU figures), unless they were carried as wheels
 and installed into ``$GOODBENCH_CARRIED`` (``.whl/``, installed with ``pip --target``), which stays
 importable, as on the GPU machine. ``GOODBENCH_BLOCKED`` names the blocked packages (space-separated;
 default those three).

@@ -240,7 +240,7 @@ class Benchmark:
         """Measure the matmul ceiling and open the session (or continue a killed process's), once
         :attr:`out` is reserved."""
         if self.parallel.is_main:
-            warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of comparisons
+            warn_if_busy()  # as goodbench run says it: a run measured now is flagged and left out of the site's comparisons
             self._warn_if_uncommitted()
         self._key = signing.load_key() if self.sign else None
         run_key = signing.public_bytes(self._key) if self._key is not None else None

@@ -111,20 +111,20 @@ class Peak:
 IDLE_FLOOR_SHARE = 0.10
 """A bound from below on a device's power while it trains, as a share of its board power: a GPU
 idles at 10–20% of its board power with its clocks down (an H100 SXM idled at 72 W of its 700 W
-here, FIELD-NOTES §5), and training keeps it far above idle. 10% stays under the measured idle."""
+here, docs/measurement.md's GPU figures), and training keeps it far above idle. 10% stays under the measured idle."""
 
 H100_IDLE_W = 72.0
-"""An H100 SXM5 idle, measured (FIELD-NOTES §5: NVML power of the H100 80GB HBM3 here, persistence
+"""An H100 SXM5 idle, measured (docs/measurement.md's GPU figures: NVML power of the H100 80GB HBM3 here, persistence
 on, nothing running): no run that trains on one draws less on average."""
 
 CEILING_FLOOR_SHARE = 0.25
 """The least share of the table's dense peak a measured matmul ceiling can be (rules v7): below it
 the figure is not a measurement of that device. Measured: an H100 SXM5's 8192³ bf16 product
-reached 769–798 TFLOP/s, 78–81% of its 989.4 (FIELD-NOTES §1, §8); a quarter leaves 3× for a
+reached 769–798 TFLOP/s, 78–81% of its 989.4 (docs/measurement.md's GPU figures); a quarter leaves 3× for a
 board that is power-capped, throttled or shared while the ceiling is measured."""
 
 H100_BEST_SHARE = {"bf16": 798 / 989.4, "fp16": 798 / 989.4, "tf32": 427 / 494.7}
-"""The largest share of an H100 SXM5's dense peak a matmul reached, measured (FIELD-NOTES §1, §8:
+"""The largest share of an H100 SXM5's dense peak a matmul reached, measured (docs/measurement.md's GPU figures:
 8192³ bf16 products at 769–798 TFLOP/s of 989.4, tf32 427 of 494.7, torch 2.11, CUDA 13.0).
 fp16 is bf16's share, not measured itself: the same tensor cores run both at one dense peak.
 fp8 has no measured share and is held to its peak alone."""
@@ -135,13 +135,13 @@ board of the class, another driver or library, clocks a little higher. Above it,
 a measurement of that device: 0.847 of an H100 SXM5's bf16 peak, where 0.807 was measured."""
 
 H100_READING_FLOPS_PER_J = 0.401 * 989.4e12 / 654.0
-"""The one energy reading of a training run on a GPU of the table (FIELD-NOTES §2): GPT-2 124M,
+"""The one energy reading of a training run on a GPU of the table (docs/measurement.md's GPU figures): GPT-2 124M,
 ``torch.compile``, bf16, on one H100 SXM5 at 40.1% MFU, 654 W mean: 0.607 model TFLOP per joule,
 0.43 of the H100's dense peak per watt of its 700 W board power."""
 
 MFU_HEADROOM = H100_BEST_SHARE["bf16"] / 0.401
 """How much more model work the reading's device could do at the same power (rules v8): the
-reading's run reached 40.1% MFU, and the H100's best dense matmul 80.7% of its peak (FIELD-NOTES
+reading's run reached 40.1% MFU, and the H100's best dense matmul 80.7% of its peak (docs/measurement.md's GPU figures
 §1, §8; :data:`H100_BEST_SHARE`) at the same board power and above: no model runs faster than the
 class's measured matmul, so at most 2.01× the reading's FLOPs per joule from the work alone."""
 

@@ -179,7 +179,7 @@ def load_warning(runs: list, implementation: str | None = None) -> str | None:
     (:func:`suite.figures.load.runs_under_load`), as ``run-own`` and ``show`` end too, own code's
     runs named as its rows name them (``implementation``); None: none was."""
     loaded = load.runs_under_load(runs, implementation)
-    return f"warning: {loaded}: such runs are flagged and left out of comparisons" if loaded else None
+    return f"warning: {loaded}: such runs are flagged and left out of the site's comparisons" if loaded else None
 
 
 def score_lines(summary: dict) -> list[str]:

@@ -1,5 +1,5 @@
 """What `goodbench submit` and the pull-request check say of a stored file's entries that will not
-be ranked (smoke scale, measured under load, no known peak, …), one line each."""
+be ranked (smoke scale, no known peak, …) or are ranked but flagged (measured under load), one line each."""
 from __future__ import annotations
 
 from pathlib import Path

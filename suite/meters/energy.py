@@ -51,7 +51,7 @@ class NvmlCounter(EnergyMeter):
     energy is "not measured" and its training stands."""
 
     method = "nvml_total_energy"
-    update_s = 0.1  # FIELD-NOTES §5: on an H100 the counter advanced about 10 times a second
+    update_s = 0.1  # docs/measurement.md's GPU figures: on an H100 the counter advanced about 10 times a second
 
     def __init__(self, gpu: Gpu):
         self.gpu = gpu
@@ -79,7 +79,7 @@ class PowerIntegral(EnergyMeter):
     """Power sampled by the telemetry thread, integrated (trapezoid) up to the latest sample."""
 
     method = "nvml_power_sampling"
-    update_s = 1.0  # FIELD-NOTES §5: NVML's power is an average over the last second on recent GPUs
+    update_s = 1.0  # docs/measurement.md's GPU figures: NVML's power is an average over the last second on recent GPUs
 
     def __init__(self, sampler: Sampler):
         self.sampler = sampler

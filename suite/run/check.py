@@ -95,7 +95,7 @@ def _host_checks() -> list[Check]:
 def busy_check(snap: dict) -> Check:
     """Whether other processes are using the machine now (:func:`suite.meters.host_load.snapshot`):
     at :data:`~suite.figures.load.UNDER_LOAD_CORES` cores or more between them, not fit — a run
-    is recorded "measured under load" and left out of comparisons if they still use that much at
+    is recorded "measured under load" and left out of the site's comparisons if they still use that much at
     its start or end or on average over it (:func:`~suite.figures.load.under_load`), and the line names
     ``--wait-quiet`` (:mod:`suite.run.quiet`), which waits for them."""
     why = load.under_load({"start": snap})
@@ -103,7 +103,7 @@ def busy_check(snap: dict) -> Check:
         return Check("other processes", "warn", "not measured (no /proc on this machine)")
     if why:
         return Check("other processes", "fail", why.replace("at its start", "now") + ": a run is flagged "
-                     "\"measured under load\" and left out of comparisons if they use half a core or more at its start "
+                     "\"measured under load\" and left out of the site's comparisons if they use half a core or more at its start "
                      "or its end, or on average over it; stop them, or wait "
                      "for quiet: --wait-quiet SECONDS (of check, run, run-own and reproduce) waits up to SECONDS")
     return Check("other processes", "ok", f"{snap['other_cores']:g} of {snap['cores']} cores used by other processes")

@@ -91,7 +91,7 @@ def _count(n: int) -> str:
     return str(n)
 
 
-RUN_UNDER_LOAD = ("this run is flagged \"measured under load\" and left out of comparisons if they use half a core "
+RUN_UNDER_LOAD = ("this run is flagged \"measured under load\" and left out of the site's comparisons if they use half a core "
                   "or more at its start or its end, or on average over it (goodbench check says so before a run)")
 """What a run's records are checked for (:func:`suite.figures.load.under_load`): said as the test it is,
 not as a certainty (a load gone by the run's start once read "will be flagged", and was not)."""

@@ -2,7 +2,7 @@
 check``, ``run``, ``run-own`` and ``reproduce`` (before its first re-run).
 
 A result measured while other processes use :data:`~suite.figures.load.UNDER_LOAD_CORES` cores
-or more between them is recorded "measured under load" and left out of comparisons
+or more between them is recorded "measured under load" and left out of the site's comparisons
 (:mod:`suite.figures.load`). :func:`wait` samples that load (:func:`suite.meters.host_load.snapshot`:
 ``/proc`` read twice, 0.25 s apart), sleeping :data:`INTERVAL_S` seconds between samples so that
 it spins no core, until it is under the threshold — at the first sample, or, once load was seen, for

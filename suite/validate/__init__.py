@@ -70,7 +70,7 @@ RULE_MODULES = (
     "run_rules",           # each run: its frame (workload, step times), then every figure recomputed
     "stream_rules",        # each run's records against its event log
     "claim_rules",         # what each run is, against the event log's header; the suite run's span
-    "copy_rules",          # copies of stored runs (fingerprints, ownership)
+    "copy_rules",          # one run recorded twice in this file (fingerprints, one curve under two seeds)
     "device_rules",        # the device's claims against its facts
     "physics_rules",       # what the device can do
     "quality_rules",       # the quality claimed, against the curve and the log

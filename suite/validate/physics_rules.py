@@ -1,7 +1,8 @@
-"""What no device can do (rules v7, v8; docs/rules.md, "Physics"): a matmul ceiling that is not a
+"""What no device can do (rules v7 to v9; docs/rules.md, "Physics"): a matmul ceiling that is not a
 measurement of the device, model FLOP/s beyond the run's own measured ceiling, a time to target or
 an evaluation shorter than its model FLOPs take at the fastest rate the device allows, and a mean
-power outside the device class's physical band or below what its work takes. Every device and division is held to them; the device facts
+power outside the device class's physical band or below what its work takes; on a CPU, model
+FLOP/s beyond its cores × FLOPs a cycle × clock (v9). Every device and division is held to them; the device facts
 and their reasons are in the peak table (:mod:`suite.figures.mfu`).
 """
 from __future__ import annotations

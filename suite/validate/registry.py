@@ -26,8 +26,8 @@ RUN = "run"            # check(run, where, doc, facts): one run that passed the 
 
 @dataclass(frozen=True)
 class Rule:
-    """A registered rule: its ``check``, its ``scope`` (:data:`DOCUMENT` or :data:`RUN`), the codes it
-    may raise and a one-line description."""
+    """A registered rule: its ``check``, its ``scope`` (:data:`DOCUMENT`, :data:`FRAME` or
+    :data:`RUN`), the codes it may raise and a one-line description."""
 
     check: Callable[..., list[Problem]]
     scope: str

@@ -47,7 +47,7 @@ stamped time, beyond two stamps per block. Measured: at most 0.3% in one process
 ranks (1.8% of its worst block), 23% for a tiny supervised run on a CPU loaded 6× over (35% of
 its worst block: a run-wide bound, since one preemption can fill a short block). A CPU run its own
 host-load record calls quiet is held to :data:`LOOP_SHARE_QUIET`; this bound is left to runs under
-load (flagged, and left out of comparisons), runs without the record or with a reading missing,
+load (flagged, and left out of the site's comparisons), runs without the record or with a reading missing,
 resumed or paused runs, own code (:func:`_loop_share_bound`), and GPU runs (not measured on a GPU
 yet)."""
 LOOP_SHARE_QUIET = 0.1

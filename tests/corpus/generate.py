@@ -26,7 +26,7 @@ BASE = json.loads((HERE / "valid" / "lm-char-smoke.json").read_text())
 H100 = "NVIDIA H100 80GB HBM3"
 H100_CEILING_TFLOPS = (769.0, 786.0, 792.0, 798.0, 780.0)
 """Timed batches of an 8192³ bf16 product on one H100 SXM5, within the 769–798 TFLOP/s measured
-there (FIELD-NOTES §1, §8): the relabelled run's ceiling is an H100's, not its CPU's (rules v7)."""
+there (docs/measurement.md's GPU figures): the relabelled run's ceiling is an H100's, not its CPU's (rules v7)."""
 
 
 def dumps(doc) -> str:
