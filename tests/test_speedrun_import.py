@@ -770,6 +770,22 @@ def test_the_real_history_raises_only_the_flags_it_should():
     assert left == {(1, 9)}
 
 
+def test_a_baselines_runs_on_another_gpu_count_are_left_out_of_the_speedup(checkout: Path):
+    """Record 88 of the real history links 1-GPU runs, beside an 8-GPU baseline folder: the pair
+    gave a "speed-up" of −516 s with an interval ±0.5 s wide. A baseline's runs count on as many
+    GPUs as the record's only; ``other_gpus`` says how many were left out."""
+    base = checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "baseline"
+    for name, ms in (("d.txt", 600000), ("e.txt", 601000)):
+        (base / name).write_bytes(nanogpt_log(3.278, ms, gpus=1, mid=3.9 + ms / 1e7))
+    (gain,) = {r["record"]: r for r in importer.build_documents(checkout, jobs=1)[1]["records"]}[3]["baselines"]
+    assert (gain["runs"], gain["other_gpus"]) == (2, 2) and "speedup_s" not in gain
+    (base / "d.txt").write_bytes(nanogpt_log(3.278, 81000, mid=3.91))
+    (base / "f.txt").write_bytes(nanogpt_log(3.278, 81200, mid=3.93))
+    (gain,) = {r["record"]: r for r in importer.build_documents(checkout, jobs=1)[1]["records"]}[3]["baselines"]
+    assert (gain["runs"], gain["other_gpus"], gain["baseline_runs"]) == (3, 1, 2)
+    assert gain["baseline_mean_s"] == 81.1
+
+
 def test_each_run_is_judged_plausible_once_and_the_speedup_keeps_its_times(checkout: Path, monkeypatch):
     """A record's times beside its baselines are the ones its figures counted: each run's flags
     are derived once per import, not again for the speed-up."""

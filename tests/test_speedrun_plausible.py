@@ -192,7 +192,7 @@ def _speedup(record_runs: list[dict], baseline_runs: list[dict]) -> tuple[dict, 
     runs = {r["log"]: r for r in record_runs + baseline_runs}
     copied = records.copied_runs(1, [(64, record_runs, RECORD)], runs)
     _, _, timed = records.figures_and_times(1, 182.0, record_runs, None, copied)
-    (gain,) = records.baselines(records.baseline_groups(RECORD, runs, records.TRACKS[1].folder), timed, copied)
+    (gain,) = records.baselines(records.baseline_groups(RECORD, runs, records.TRACKS[1].folder), timed, copied, None)
     return gain, copied
 
 

@@ -23,7 +23,7 @@ from suite.speedrun import manifest
 
 SUBFOLDER = "speedrun"
 MAX_BYTES = 32 * 2 ** 20  # the larger track's document is about 1.1 MB
-FORMAT = 3  # 2: the field upstream (2026-11-30); 3: each run's untimed_step_lines
+FORMAT = 4  # 2: the field upstream (2026-11-30); 3: each run's untimed_step_lines; 4: each baseline's other_gpus
 MAX_ITEMS = 100_000  # records, runs, problems, validations of one run
 MAX_TEXT = 20_000  # characters of one string (a README cell, a path, a flag)
 MAX_INT = 10 ** 15  # an integer beyond this is no figure of the history (and fits pandas' Int64)
@@ -41,7 +41,7 @@ _RECORD = {"record": "int", "row": "int", "claimed": "str", "claimed_s": "num?",
            "p_value": "num?", "verdict": "str", "accelerator": "str?", "accelerators": "int?", "flags": "[str]",
            "baselines": "list", "tokens_per_s": "num?", "tokens_per_s_per_gpu": "num?", "mfu_estimate": "num?",
            "mfu_peak": "str?"}
-_BASELINE = {"folder": "str", "runs": "int", "baseline_runs": "int", "baseline_mean_s": "num",
+_BASELINE = {"folder": "str", "runs": "int", "other_gpus": "int", "baseline_runs": "int", "baseline_mean_s": "num",
              "speedup_s": "num", "ci95_s": "[num]", "speedup_ratio": "num?"}
 _SPEEDUP = ("baseline_runs", "baseline_mean_s", "speedup_s", "ci95_s", "speedup_ratio")  # only with an interval
 _RUN = {"log": "path", "log_sha256": "sha", "bytes": "int", "format": "str", "planned_step": "int?",

@@ -283,13 +283,18 @@ def baseline_times(group: list[dict], copied: dict[str, str] | None = None) -> l
     return [_time(r) for r in fast]  # type: ignore[misc]
 
 
-def baselines(groups: dict[str, list[dict]], timed: list[float], copied: dict[str, str]) -> list[dict]:
-    """The speed-ups of a record (its times ``timed``, :func:`figures_and_times`) over each
-    baseline group beside its runs folder (``groups``: :func:`baseline_groups`)."""
+def baselines(groups: dict[str, list[dict]], timed: list[float], copied: dict[str, str],
+              gpus: int | None) -> list[dict]:
+    """The speed-ups of a record (its times ``timed``, :func:`figures_and_times`, on ``gpus``
+    GPUs) over each baseline group beside its runs folder (``groups``: :func:`baseline_groups`),
+    each over the group's runs on as many GPUs: ``other_gpus`` counts those left out (review B:
+    record 88's 1-GPU runs less an 8-GPU baseline's gave a "speed-up" of −516 s, ±0.5 s)."""
     found = []
     for name, group in groups.items():
-        measured_gain = stats.speedup(baseline_times(group, copied), timed)
-        found.append({"folder": name, "runs": len(group), **(measured_gain or {})})
+        alike = [r for r in group if gpus is None or r.get("gpus") == gpus]
+        measured_gain = stats.speedup(baseline_times(alike, copied), timed)
+        found.append({"folder": name, "runs": len(group), "other_gpus": len(group) - len(alike),
+                      **(measured_gain or {})})
     return found
 
 
@@ -328,7 +333,7 @@ def record_parts(track: int, claimed: float | None, chosen: list[dict], linked: 
     the flags its runs give, its baselines and its baselines' runs' flags."""
     found, flags, timed = figures_and_times(track, claimed, chosen, linked, copied)
     groups = baseline_groups(folder, runs, TRACKS[track].folder) if folder is not None else {}
-    beside = baselines(groups, timed, copied)
+    beside = baselines(groups, timed, copied, _accelerator(linked, chosen)[1])
     baseline_flags = [Flag(BASELINE_RUN, f"baseline run {r['log'].rsplit('/', 1)[-1]}: {why[0]}")
                       for g in groups.values() for r in g for why in [plausible.all_flags(r, copied)] if why]
     return found, flags, beside, baseline_flags
