@@ -1,5 +1,7 @@
 """Model FLOPs utilisation (PaLM, appendix B): model FLOP/s over the device's dense peak, and
-the device facts the validator bounds a run by (``goodbench peaks`` lists them).
+the device facts the validator bounds a run by (``goodbench peaks`` lists them): the peak table
+and its name matcher, the GPU figures measured on an H100 (idle power, best matmul share, one
+energy reading) and a CPU's physical bounds.
 
 Peaks are dense (no 2:4 sparsity) tensor-core figures in TFLOP/s from the vendors' datasheets;
 "fp32" means TF32 tensor-core math is not assumed: it is the non-tensor FP32 rate (on AMD's

@@ -1,6 +1,7 @@
 """Rules over one run (docs/rules.md): identity and pinned values, steps, phases and the eval
 curve, and every figure recomputed from the run's raw data — throughput, MFU, the matmul
-ceiling's share, the peak, time to target, energy, power, goodput and the distributed split.
+ceiling's share, the peak, time to target, energy, power, goodput (and the event log's pauses
+and intervals it is recomputed from) and the distributed split.
 
 Each rule is registered with the codes it may raise and runs on a run that passed the schema,
 its workload known, with the facts of :mod:`suite.validate.facts`; they run in the order below.
