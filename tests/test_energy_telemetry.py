@@ -185,6 +185,42 @@ def test_rapl_unwraps_its_counter(tmp_path):
     assert meter.read() == pytest.approx(0.2)
 
 
+def test_rapl_polled_between_its_readings_sees_every_wrap(tmp_path, monkeypatch):
+    """Two wraps between the window's edges: the edges alone tell 0.2 J of the 1.2 J used (a
+    package's counter spans about 262 kJ, under 9 minutes at 500 W); the poll sees both."""
+    domain = tmp_path / "intel-rapl:0"
+    domain.mkdir()
+    (domain / "max_energy_range_uj").write_text("1000000\n")
+    (domain / "energy_uj").write_text("900000\n")
+    meter = energy.rapl_meter(tmp_path)
+    monkeypatch.setattr(meter, "poll_s", 0.01)
+    assert meter.read() == 0.0
+    meter.start()
+    try:
+        for value in (500000, 100000):  # +600000 µJ each, over the range's end
+            (domain / "energy_uj").write_text(f"{value}\n")
+            assert until(lambda v=value: meter._last[0] == v, 10, 0.005), "the poll never read the counter"
+        assert meter.read() == pytest.approx(1.2)
+    finally:
+        meter.stop()
+    assert meter.status == "ok"
+
+
+def test_rapl_that_stops_answering_during_the_run_is_not_measured(tmp_path, monkeypatch):
+    domain = tmp_path / "intel-rapl:0"
+    domain.mkdir()
+    (domain / "max_energy_range_uj").write_text("1000000\n")
+    (domain / "energy_uj").write_text("5\n")
+    meter = energy.rapl_meter(tmp_path)
+    monkeypatch.setattr(meter, "poll_s", 0.01)
+    meter.start()
+    (domain / "energy_uj").unlink()
+    assert until(lambda: meter.status != "ok", 10, 0.005)
+    meter.stop()
+    assert meter.status.startswith("not measured: RAPL's counters stopped answering during the run")
+    assert meter.read() is None
+
+
 def test_no_rapl_is_not_measured(tmp_path):
     meter = energy.rapl_meter(tmp_path)
     assert meter.read() is None and "no RAPL" in meter.status

@@ -7,6 +7,7 @@ estimated from anything else.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from suite.meters.nvml import Gpu
@@ -36,6 +37,12 @@ class EnergyMeter:
     def give_up(self, why: str) -> None:
         """From now on "not measured: ``why``", every reading None (a counter that cannot span the run)."""
         self.status = f"not measured: {why}"
+
+    def start(self) -> None:
+        """Begin what the meter does between readings (nothing, but for RAPL's poll)."""
+
+    def stop(self) -> None:
+        """End what :meth:`start` began."""
 
 
 class NotMeasured(EnergyMeter):
@@ -90,30 +97,60 @@ class PowerIntegral(EnergyMeter):
 
 
 class RaplEnergy(EnergyMeter):
-    """Package-domain RAPL counters (µJ), summed over sockets, unwrapped at their range."""
+    """Package-domain RAPL counters (µJ), summed over sockets, unwrapped at their range.
+
+    A difference of two readings can tell one wrap, not two: a package's counter spans about
+    262 kJ, which 500 W (the most a server package draws) use in under 9 minutes. So between
+    :meth:`start` and :meth:`stop` a thread reads the counters every :attr:`poll_s` seconds, and
+    each wrap is seen; a reading that fails there makes the energy "not measured"."""
 
     method = "rapl"
     update_s = 0.001  # RAPL's energy status registers update about every millisecond
+    poll_s = 60.0  # a wrap at 4 kW a package still falls between two polls
 
     def __init__(self, domains: list[Path]):
         self._domains = domains
         self._ranges = [int((d / "max_energy_range_uj").read_text()) for d in domains]
         self._last = [self._raw(d) for d in domains]
         self._total_uj = 0
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._poller: threading.Thread | None = None
 
     @staticmethod
     def _raw(domain: Path) -> int:
         return int((domain / "energy_uj").read_text())
 
-    def read(self) -> float:
-        for i, domain in enumerate(self._domains):
-            now = self._raw(domain)
-            delta = now - self._last[i]
-            if delta < 0:  # the counter wrapped
-                delta += self._ranges[i]
-            self._total_uj += delta
-            self._last[i] = now
-        return self._total_uj / 1e6
+    def read(self) -> float | None:
+        with self._lock:
+            if self.status != "ok":
+                return None
+            for i, domain in enumerate(self._domains):
+                now = self._raw(domain)
+                delta = now - self._last[i]
+                if delta < 0:  # the counter wrapped
+                    delta += self._ranges[i]
+                self._total_uj += delta
+                self._last[i] = now
+            return self._total_uj / 1e6
+
+    def start(self) -> None:
+        if self._poller is None:
+            self._poller = threading.Thread(target=self._poll, name="goodbench-rapl", daemon=True)
+            self._poller.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._poller is not None:
+            self._poller.join()
+
+    def _poll(self) -> None:
+        while not self._stopped.wait(self.poll_s):
+            try:
+                self.read()
+            except (OSError, ValueError) as exc:
+                self.give_up(f"RAPL's counters stopped answering during the run ({exc})")
+                return
 
 
 def gpu_meter(gpu: Gpu | None, sampler: Sampler | None, why_no_gpu: str = "no NVML") -> EnergyMeter:

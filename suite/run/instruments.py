@@ -35,6 +35,7 @@ class Instruments:
             self.sampler.start()
         if self.load is not None:
             self.load.start()
+        self.energy.start()
 
     def peak_memory(self) -> dict[str, Any]:
         """The run's peak device memory since :meth:`start` (the model's build included), in GiB,
@@ -51,6 +52,7 @@ class Instruments:
     def stop(self) -> None:
         if self.sampler is not None:
             self.sampler.stop()
+        self.energy.stop()
         self.load_during()
 
     def load_during(self) -> dict[str, Any] | None:
