@@ -568,3 +568,15 @@ def test_a_creation_time_without_its_time_zone_is_refused_not_a_traceback(create
     assert cli.main(["validate", str(results / "x.json")]) == 1
     builder.build(results, tmp_path / "site")
     assert "x.json" in (tmp_path / "site" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("value", ["x", 1.5, -1e-300, [1], True])
+def test_settings_that_is_not_an_object_is_refused_by_the_schema_as_stored_too(value):
+    """The rules version a stored file is held to is read before the schema: a ``settings`` that
+    is not an object raised AttributeError there (validate, compare, reproduce, export and the
+    site, which then built no page for anyone). It is one schema problem."""
+    doc = json.loads((CORPUS / "valid" / "lm-char-smoke.json").read_text())
+    doc["settings"] = value
+    problems, waived = v.check_stored(doc)
+    assert [p.code for p in problems] == ["schema"] and not waived
+    assert "is not of type 'object'" in problems[0].reason

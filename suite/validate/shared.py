@@ -39,7 +39,8 @@ def newer_record(doc: dict) -> str | None:
     matmul ceiling measured again after the runs."""
     if doc.get("second_clock") is not None:
         return "a second clock"
-    ceilings = (doc.get("settings") or {}).get("matmul_ceiling") or {}
+    settings = doc.get("settings")
+    ceilings = settings.get("matmul_ceiling") if isinstance(settings, dict) else None  # before the schema
     if isinstance(ceilings, dict) and any(isinstance(c, dict) and "at_end" in c for c in ceilings.values()):
         return "a ceiling measured again after the runs"
     return None
