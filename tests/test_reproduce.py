@@ -303,6 +303,20 @@ def test_an_original_the_validator_refuses_is_refused_on_one_line(tmp_path):
     assert "[stream-curve]" in line and line.endswith("(and 1 more: goodbench validate lists them)"), line
 
 
+def test_a_folder_at_the_reproductions_checkpoint_path_is_refused_and_kept(data_dir, tmp_path):
+    """A reproduction of a run that saved checkpoints keeps its own in ``<out>.ckpt`` and removes
+    that folder when it ends: one already there (an interrupted ``goodbench run -o rep.json``'s
+    resume state) was trained beside and then removed. It is refused before training, and kept."""
+    kept = tmp_path / "rep.ckpt" / "run0" / "keep.txt"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("an interrupted run's resume state")
+    doc = json.loads((REPO / "tests" / "corpus" / "valid" / "lm-char-killed-resumed.json").read_text())
+    proc = _refused(tmp_path, doc, "--data-dir", str(data_dir), "--no-sign")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "goodbench: error: rep.ckpt exists: the reproduction keeps its checkpoints there" in proc.stderr
+    assert kept.read_text() == "an interrupted run's resume state"
+
+
 def test_a_seed_numpy_cannot_take_is_refused_on_one_line(tmp_path):
     """Seed 2**70: refused on one line, never a traceback from the seeding. The validator refuses an
     integer beyond 2**63; a seed it accepts but numpy cannot take (2**32 to 2**63, in an

@@ -103,6 +103,11 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     options = RunOptions(device=device, data_dir=data_dir, peak_tflops=the_plan.peak_tflops,
                          checkpoint_every=the_plan.checkpoint_every, parallel=parallel,
                          compile=the_plan.compile, run_key=run_key)
+    checkpoints = out.with_suffix(".ckpt") if the_plan.checkpoint_every else None
+    if parallel.is_main and checkpoints is not None and (checkpoints.exists() or checkpoints.is_symlink()):
+        raise GoodbenchError(f"{checkpoints} exists: the reproduction keeps its checkpoints there and removes "
+                             "them when it ends, so it never trains beside another run's (a run's resume state, "
+                             "goodbench run --checkpoint-every); move it, or give another -o")
     if parallel.is_main:
         problems = session.preflight(splan, options)
         if problems:
@@ -112,7 +117,6 @@ def _train_all(the_plan: Plan, out: Path, device, parallel, data_dir, tolerance:
     the_session = session.start_session(options)
     options = session.with_identity(splan, options, the_session, open_changes)
     by_id = {w.id: w for w in workloads}
-    checkpoints = out.with_suffix(".ckpt") if the_plan.checkpoint_every else None
     comparisons: list[Comparison] = []
     interrupted = False
     try:
