@@ -161,3 +161,28 @@ def test_project_names_the_run_count_when_run_is_too_large(capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [f"goodbench project: error: {CORPUS_FILE} has 1 run; --run must be 0"]
+
+
+def test_project_never_overwrites_a_file_nor_writes_into_a_store(tmp_path, monkeypatch, capsys):
+    """``-o`` naming the results file it read replaced that file with the projection; a stored
+    file's default output landed in the store, where only ``goodbench submit`` writes."""
+    import shutil
+
+    monkeypatch.setattr(projection, "measured_from_run", lambda run, restart=None: MEASURED)
+    mine = tmp_path / "mine.json"
+    shutil.copy(CORPUS_FILE, mine)
+    before = mine.read_bytes()
+    assert main(["project", str(mine), "--mtbf-hours", "1000", "-o", str(mine)]) == 1
+    assert "mine.json exists; goodbench project never overwrites a file" in capsys.readouterr().err
+    assert mine.read_bytes() == before
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "ledger.jsonl").write_text("")
+    stored = store / "f.json"
+    shutil.copy(CORPUS_FILE, stored)
+    assert main(["project", str(stored), "--mtbf-hours", "1000", "-o", str(store / "p.json")]) == 1
+    assert "p.json is in a results store (it holds ledger.jsonl)" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    assert main(["project", str(stored), "--mtbf-hours", "1000"]) == 0  # the default: here, not in the store
+    assert (tmp_path / "f.projection.json").is_file() and not (store / "f.projection.json").exists()
+    assert "projection written to f.projection.json" in capsys.readouterr().out

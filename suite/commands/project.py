@@ -7,6 +7,7 @@ from pathlib import Path
 
 from suite.commands.common import Usage, count, output_path, range_type
 from suite.record.errors import GoodbenchError
+from suite.record.text import safe
 
 # goodbench project's inputs: beyond these the model says nothing useful (and floats overflow)
 PROJECT_GPUS = range_type(int, 1, 1_000_000)
@@ -28,7 +29,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="checkpoint interval in steps, 1 … 1e9 (default: Young/Daly optimum)")
     p.add_argument("--run", type=range_type(int, 0), default=0, metavar="INDEX",
                    help="which run of FILE, from 0 (default 0)")
-    p.add_argument("-o", "--output", type=output_path, help="JSON output (default: FILE with .projection.json)")
+    p.add_argument("-o", "--output", type=output_path, help="JSON output, never over a file (default: FILE with .projection.json; in the "
+                        "working folder where FILE is in a results store)")
     return p
 
 
@@ -56,9 +58,32 @@ def run(args) -> int:
     counts = tuple(sorted(set(projection.GPU_COUNTS) | ({args.gpus} if args.gpus else set())))
     rows = projection.table(measured, args.mtbf_hours, counts, args.checkpoint_every)
     print(report.projection(measured, args.mtbf_hours, rows))
-    out = Path(args.output) if args.output else Path(args.file).with_suffix(".projection.json")
-    results.write_atomic(out, json.dumps({"source": args.file, "mtbf_hours": args.mtbf_hours,
-                                          "measured": measured.__dict__, "points": rows},
-                                         indent=1, allow_nan=False))
+    out = _output(args)
+    payload = json.dumps({"source": args.file, "mtbf_hours": args.mtbf_hours, "measured": measured.__dict__,
+                          "points": rows}, indent=1, allow_nan=False)
+    try:
+        results.write_atomic(out, payload, overwrite=False)  # never over a file that appeared meanwhile
+    except FileExistsError:
+        raise GoodbenchError(f"{safe(str(out), 200)} exists; goodbench project never overwrites a file "
+                             "(give another -o)") from None
     print(f"projection written to {out}")
     return 0
+
+
+def _output(args) -> Path:
+    """Where the projection goes: ``-o``, else FILE with ``.projection.json`` — in the working folder
+    where FILE is in a results store, where only ``goodbench submit`` writes. Never a file that
+    exists (the results file it read, given as ``-o``, was replaced) nor a path in a store."""
+    from suite.store import naming
+
+    out = Path(args.output) if args.output else Path(args.file).with_suffix(".projection.json")
+    if not args.output and naming.store_reason(out.parent) is not None:
+        out = Path(out.name)
+    shown = safe(str(out), 200)
+    store = naming.store_reason(out.parent)
+    if store is not None:
+        raise GoodbenchError(f"{shown} is in a results store ({store}), where only goodbench submit writes: "
+                             "give -o a path outside it")
+    if out.exists() or out.is_symlink():
+        raise GoodbenchError(f"{shown} exists; goodbench project never overwrites a file (give another -o)")
+    return out

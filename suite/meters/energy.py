@@ -12,6 +12,7 @@ from pathlib import Path
 
 from suite.meters.nvml import Gpu
 from suite.meters.telemetry import Sampler
+from suite.record import threads
 
 RAPL_ROOT = Path("/sys/class/powercap")
 
@@ -136,7 +137,7 @@ class RaplEnergy(EnergyMeter):
 
     def start(self) -> None:
         if self._poller is None:
-            self._poller = threading.Thread(target=self._poll, name="goodbench-rapl", daemon=True)
+            self._poller = threads.daemon(self._poll, "goodbench-rapl")
             self._poller.start()
 
     def stop(self) -> None:
