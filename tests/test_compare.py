@@ -507,3 +507,17 @@ def test_text_is_coloured_only_when_asked(reference):
     assert "\033[31mslower" in coloured
     assert [len(line) for line in plain.splitlines()] == \
         [len(re.sub(r"\033\[\d+m", "", line)) for line in coloured.splitlines()]  # same alignment
+
+
+def test_markdown_shows_a_files_text_literally(tmp_path, capsys):
+    """``--format markdown`` is for a pull-request comment, which GitHub renders: a system's name
+    and software are the submitter's text, and their tags, images and mentions were pasted in as
+    Markdown."""
+    doc = json.loads(REFERENCE.read_text())
+    doc["system"]["software"]["torch"] = "<img src=x onerror=alert(1)> @everyone ![i](https://evil.example/i.png) *x*"
+    hostile = tmp_path / "hostile`.json"
+    hostile.write_text(json.dumps(doc))
+    assert main(["compare", str(REFERENCE), str(hostile), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert r"\<img src=x onerror=alert(1)\> \@everyone \!\[i\](https://evil.example/i.png) \*x\*" in out
+    assert "<img" not in out.replace(r"\<img", "") and "hostile'.json" in out

@@ -104,7 +104,7 @@ def run(args) -> int:
     elif args.format == "markdown":
         print(compare_report.markdown(*parts, undecided=undecided))
         if priced:
-            print("\n```\n" + costs.text(priced) + "\n```")
+            print("\n```\n" + costs.text(priced).replace("`", "'") + "\n```")  # a name cannot close it
     else:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(compare_report.text(*parts, colour=colour, undecided=undecided))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -382,8 +383,22 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     return "\n".join(lines)
 
 
+_MARKDOWN = re.compile(r"[\\`*\[\]<>|~!&]|(?<![A-Za-z0-9])[@_]|_(?![A-Za-z0-9])")
+"""What a text in a Markdown comment must not be read as: emphasis, code, a link or an image, an
+HTML tag or entity, a table cell's end, a mention (CommonMark's backslash escapes each; an ``@`` or
+``_`` inside a word, "lm-char@smoke", "gpt2_124m", starts neither a mention nor emphasis)."""
+
+
 def _md(text_: str) -> str:
-    return text_.replace("|", "\\|")
+    """``text_`` as literal text in GitHub's Markdown: a results file's system name or software
+    text is the submitter's, and a pull-request comment would render its tags, links, images and
+    mentions."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), text_)
+
+
+def _in_code(text_: str) -> str:
+    """``text_`` inside a Markdown code span, which no backtick of it can close."""
+    return text_.replace("`", "'")
 
 
 def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,
@@ -393,7 +408,7 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     notes = Notes()
     grid, unmeasured = _grid(columns, notes)
     lines = ["### goodbench compare", ""]
-    lines += [f"- **{name}** `{file}` — {_md(who)}" for name, file, who in _legend(base_name, base_doc, columns)]
+    lines += [f"- **{name}** `{_in_code(file)}` — {_md(who)}" for name, file, who in _legend(base_name, base_doc, columns)]
     lines.append("")
     header = grid[0][:3]
     for k in range(len(columns)):
@@ -402,14 +417,14 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     lines.append("|" + "|".join([":--", ":--", "--:"] + [":--" if i % 3 == 2 else "--:" if i % 3 == 0
                                                           else ":--" for i in range(3 * len(columns))]) + "|")
     for row in grid[1:]:
-        cells = row[:3]
+        cells = [_md(c) for c in row[:3]]
         for k in range(len(columns)):
             value, ratio, ci, verdict = row[3 + 4 * k: 7 + 4 * k]
             both = ratio if ci == "—" else f"{ratio} {ci.replace('[', '(').replace(']', ')')}"
             word = next((w for w in (SLOWER, FASTER) if verdict.startswith(w)), None)
-            shown = f"**{word}**{verdict[len(word):]}" if word else verdict
-            cells += [value, both, shown]
-        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+            shown = f"**{word}**{_md(verdict[len(word):])}" if word else _md(verdict)
+            cells += [_md(value), _md(both), shown]
+        lines.append("| " + " | ".join(cells) + " |")
     extra = unmeasured + _others(columns) + own_code_lines(columns)
     if extra:
         lines.append("")
@@ -424,7 +439,7 @@ def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: com
     gate_lines = _gate_lines(gate, regressions, unchecked, columns, undecided)
     if gate_lines:
         first, *rest = gate_lines
-        lines += ["", f"**{first}**"] + [f"- {_md(t.strip())}" for t in rest]
+        lines += ["", f"**{_md(first)}**"] + [f"- {_md(t.strip())}" for t in rest]
     return "\n".join(lines)
 
 
