@@ -173,6 +173,20 @@ def test_a_bad_price_argument_is_refused_in_one_line(given, capsys):
     assert "\u202e" not in err
 
 
+@pytest.mark.parametrize("make", ["fifo", "deep"])
+def test_a_price_file_that_is_a_fifo_or_nested_too_deep_is_refused_in_one_line(make, tmp_path, capsys):
+    """A FIFO nobody writes to was opened and waited on for ever; tomllib recursing into 20,000
+    nested arrays raised RecursionError with a traceback."""
+    import os
+
+    path = tmp_path / "prices.toml"
+    os.mkfifo(path) if make == "fifo" else path.write_text("a = " + "[" * 20000 + "]" * 20000 + "\n")
+    assert main(["prices", "--price-file", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert ("not a regular file" if make == "fifo" else "nested too deep") in err
+
+
 def test_a_missing_price_file_is_one_line(tmp_path, capsys):
     assert main(["prices", "--price-file", str(tmp_path / "none.toml")]) == 1
     assert capsys.readouterr().err.count("\n") == 1

@@ -298,3 +298,19 @@ def test_an_output_that_is_a_folder_is_named_a_folder(tmp_path):
     with pytest.raises(GoodbenchError, match=f"^{tmp_path} is a folder: -o names the results file to write"):
         refuse_taken_output(tmp_path)
     assert tmp_path.is_dir()
+
+
+@pytest.mark.parametrize("make, says", [("fifo", "not a regular file"), ("deep", "maximum recursion depth"),
+                                        ("empty", "an empty file"), ("large", "-byte limit")])
+def test_an_overrides_file_that_cannot_be_read_is_one_error(make, says, tmp_path):
+    """A FIFO was opened and waited on for ever, /dev/zero read without bound."""
+    from suite.record.errors import GoodbenchError
+    from suite.run.overrides import MAX_BYTES, load_overrides
+
+    path = tmp_path / "overrides.json"
+    if make == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_text({"deep": "[" * 20000 + "]" * 20000, "empty": "", "large": " " * (MAX_BYTES + 1)}[make])
+    with pytest.raises(GoodbenchError, match=f"cannot read system overrides {path}: .*{says}"):
+        load_overrides(str(path))

@@ -224,3 +224,18 @@ def test_a_site_build_validates_and_recomputes_each_file_once(tmp_path, monkeypa
 
     page = (tmp_path / "site" / "runs" / f"{run_slug(stored.name, run['run_id'])}.html").read_text()
     assert "reproduced" in page
+
+
+def test_a_reviewers_file_nested_too_deep_or_too_large_trusts_no_one(tmp_path):
+    """tomllib recursing into nested arrays raised RecursionError, a traceback out of ``goodbench
+    site``; the whole file was read before its size was checked."""
+    from suite.trust import reviewers
+
+    path = tmp_path / reviewers.FILE
+    path.write_text("a = " + "[" * 20000 + "]" * 20000 + "\n")
+    found = reviewers.load(tmp_path)
+    assert found.problem == f"{reviewers.FILE} cannot be read (RecursionError): no reviewer is trusted"
+    path.write_text("#" * (reviewers.MAX_BYTES + 1))
+    assert "is larger than" in reviewers.load(tmp_path).problem
+    path.write_text("")
+    assert reviewers.load(tmp_path).problem is None  # empty: it lists no one

@@ -334,6 +334,8 @@ def parse(data: bytes, origin: str, shipped: bool = False) -> Table:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _refuse(where, f"not a price table (TOML): {printable(str(exc))}") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise _refuse(where, "not a price table (TOML): nested too deep") from None
     extra = sorted(set(doc) - {"entry", "electricity"})
     if extra:
         raise _refuse(where, f"unknown key {safe(extra[0], 40)!r}: a price table holds [[entry]] tables and "
@@ -351,11 +353,14 @@ def parse(data: bytes, origin: str, shipped: bool = False) -> Table:
 
 def load(path: str | Path | None = None) -> Table:
     """The shipped table (``path`` None) or a user's price file."""
-    shipped = path is None
-    path = Path(path) if path is not None else TABLE
-    with open(path, "rb") as f:
-        data = f.read(MAX_BYTES + 1)
-    return parse(data, "suite/cost/prices.toml" if shipped else str(path), shipped)
+    if path is None:
+        return parse(TABLE.read_bytes(), "suite/cost/prices.toml", shipped=True)
+    from suite.record.reading import read_bounded
+
+    data, problems = read_bounded(path, MAX_BYTES)  # a regular file, never more than the limit read
+    if data is None and problems[0].code != "not-json":  # an empty file is an empty table
+        raise _refuse(printable(str(path)), problems[0].reason)
+    return parse(data or b"", str(path))
 
 
 def override(table: Table, given: list[str]) -> Table:

@@ -9,14 +9,23 @@ from typing import Any
 
 from suite.record.errors import GoodbenchError
 
+MAX_BYTES = 1024 * 1024
+"""The largest overrides file read: a machine's description is a few kilobytes."""
+
 
 def load_overrides(path: str | None) -> dict[str, Any] | None:
     """The overrides file (a JSON object shaped like the description), or None."""
     if not path:
         return None
+    from suite.record.reading import read_bounded
+
+    raw, problems = read_bounded(Path(path), MAX_BYTES)  # a regular file, never more than the limit read
+    if raw is None:
+        why = "an empty file" if problems[0].code == "not-json" else problems[0].reason
+        raise GoodbenchError(f"cannot read system overrides {path}: {why}")
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # a UnicodeDecodeError is a ValueError
         raise GoodbenchError(f"cannot read system overrides {path}: {exc}") from None
     if not isinstance(data, dict):
         raise GoodbenchError(f"system overrides {path} must be a JSON object")

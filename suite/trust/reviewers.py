@@ -47,12 +47,16 @@ def load(results_dir: str | Path) -> Reviewers:
         return Reviewers()
     if path.is_symlink() or not path.is_file():
         return Reviewers(problem=f"{FILE} is not a regular file: no reviewer is trusted")
+    from suite.record.reading import read_bounded
+
+    raw, problems = read_bounded(path, MAX_BYTES)  # never more than the limit read
+    if raw is None and problems[0].code == "file-too-large":
+        return Reviewers(problem=f"{FILE} is larger than {MAX_BYTES} bytes: no reviewer is trusted")
+    if raw is None and problems[0].code != "not-json":  # empty: no reviewer, as a file that lists none
+        return Reviewers(problem=f"{FILE} cannot be read ({problems[0].reason}): no reviewer is trusted")
     try:
-        raw = path.read_bytes()[:MAX_BYTES + 1]
-        if len(raw) > MAX_BYTES:
-            return Reviewers(problem=f"{FILE} is larger than {MAX_BYTES} bytes: no reviewer is trusted")
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads((raw or b"").decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:  # recursion: nested too deep
         return Reviewers(problem=f"{FILE} cannot be read ({type(exc).__name__}): no reviewer is trusted")
     entries = data.get("reviewer", [])
     if not isinstance(entries, list) or len(entries) > MAX_REVIEWERS:
