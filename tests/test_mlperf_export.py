@@ -148,6 +148,24 @@ def test_export_refuses_an_invalid_file_and_a_used_folder(tmp_path):
             export.export(OLD_RESULTS[0], tmp_path / "tree2")
 
 
+def test_a_second_export_into_a_tree_keeps_the_first_ones_system_description(tmp_path, monkeypatch):
+    """"AMD EPYC x1" and "AMD EPYC/x1" are one file name: the second export replaced the first's
+    system description, its results left under another system's. The same system's other
+    workloads join the tree; a description other than the one there is refused, nothing written."""
+    from suite.record.errors import GoodbenchError
+
+    valid = REPO / "tests" / "corpus" / "valid"
+    first = export.export(valid / "lm-char-smoke.json", tmp_path / "tree")
+    assert export.export(valid / "gpt2-smoke-2-ranks.json", tmp_path / "tree").system == first.system  # alike
+    second = export.export(valid / "lm-char-smoke.json", tmp_path / "tree2")
+    described = second.system.read_text()
+    monkeypatch.setattr(export, "system_description", lambda doc, org: {"system_name": "AMD EPYC/x1"})
+    with pytest.raises(GoodbenchError, match="AMD-EPYC-x1.json: already there and describes another system"):
+        export.export(valid / "gpt2-smoke-2-ranks.json", tmp_path / "tree2")
+    assert second.system.read_text() == described
+    assert not any(p.name == "gpt2-124m" for p in (tmp_path / "tree2").rglob("*"))
+
+
 @pytest.mark.slow
 @pytest.mark.long  # a training run, then MLCommons' checker
 def test_a_fresh_smoke_run_exports_to_a_tree_mlcommons_checker_passes(tmp_path):

@@ -183,12 +183,18 @@ def export(file: str | Path, out: str | Path, org: str | None = None) -> Written
         by_workload.setdefault(run["workload"]["id"], []).append(run)
     if not by_workload:
         raise GoodbenchError(f"{file}: no runs to export")
-    for workload_id, runs in by_workload.items():
-        workload = registry.get(workload_id)
+    for workload_id in by_workload:  # every folder checked before anything is written
         folder = root / "results" / system_dir / safe_filename(workload_id)
         if folder.exists() and any(folder.iterdir()):
             raise GoodbenchError(f"{folder}: already holds files; export into a new folder")
+    description = json.dumps(system_description(doc, org_name), indent=4) + "\n"
+    written.system = root / "systems" / f"{system_dir}.json"
+    _refuse_another(written.system, description, "describes another system (or this one otherwise)")
+    for workload_id, runs in by_workload.items():
+        workload = registry.get(workload_id)
+        folder = root / "results" / system_dir / safe_filename(workload_id)
         rule_file = root / "compliance" / f"{safe_filename(workload_id)}.yaml"
+        _refuse_another(rule_file, rules.shipped(workload_id), "holds other rules")
         write_atomic(rule_file, rules.shipped(workload_id))
         written.rules.append(rule_file)
         for i, run in enumerate(runs):
@@ -203,9 +209,23 @@ def export(file: str | Path, out: str | Path, org: str | None = None) -> Written
                                      "accept one init_start … run_stop attempt, so the checker refuses it")
             if run["status"] != "complete":
                 written.notes.append(f"{path}: the run is {run['status']}, not complete")
-    written.system = root / "systems" / f"{system_dir}.json"
-    write_atomic(written.system, json.dumps(system_description(doc, org_name), indent=4) + "\n")
+    write_atomic(written.system, description)
     return written
+
+
+def _refuse_another(path: Path, text: str, what: str) -> None:
+    """A file of the tree an earlier export wrote is kept as it is: written again only with the same
+    text (another of the system's workloads, exported from another file), else refused (two system
+    names that one file name stands for, "AMD EPYC x1" and "AMD EPYC/x1", replaced one description
+    with the other under the first one's results)."""
+    try:
+        same = path.read_text(encoding="utf-8") == text
+    except FileNotFoundError:
+        return
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same:
+        raise GoodbenchError(f"{path}: already there and {what}; export into a new folder")
 
 
 def check(result: Path, rule_file: Path) -> tuple[bool, str | None]:
