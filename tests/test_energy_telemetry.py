@@ -174,31 +174,38 @@ def test_sampler_thread_samples_at_its_rate(use_nvml):
     assert len(trace) == 5 and all(w == 100.0 for _, w in trace)
 
 
-def test_rapl_unwraps_its_counter(tmp_path):
+def _rapl(tmp_path, microjoules: int, range_uj: int = 1_000_000):
+    """A RAPL package domain under ``tmp_path`` reading ``microjoules``, and a meter of it."""
     domain = tmp_path / "intel-rapl:0"
     domain.mkdir()
-    (domain / "max_energy_range_uj").write_text("1000000\n")
-    (domain / "energy_uj").write_text("900000\n")
-    meter = energy.rapl_meter(tmp_path)
+    (domain / "max_energy_range_uj").write_text(f"{range_uj}\n")
+    _set(domain, microjoules)
+    return domain, energy.rapl_meter(tmp_path)
+
+
+def _set(domain, microjoules: int) -> None:
+    """The counter reads ``microjoules``: replaced whole, so that a poll never reads it half written."""
+    (domain / "energy_uj.new").write_text(f"{microjoules}\n")
+    os.replace(domain / "energy_uj.new", domain / "energy_uj")
+
+
+def test_rapl_unwraps_its_counter(tmp_path):
+    domain, meter = _rapl(tmp_path, 900000)
     assert meter.method == "rapl" and meter.read() == 0.0
-    (domain / "energy_uj").write_text("100000\n")  # wrapped: +200000 µJ
+    _set(domain, 100000)  # wrapped: +200000 µJ
     assert meter.read() == pytest.approx(0.2)
 
 
 def test_rapl_polled_between_its_readings_sees_every_wrap(tmp_path, monkeypatch):
     """Two wraps between the window's edges: the edges alone tell 0.2 J of the 1.2 J used (a
     package's counter spans about 262 kJ, under 9 minutes at 500 W); the poll sees both."""
-    domain = tmp_path / "intel-rapl:0"
-    domain.mkdir()
-    (domain / "max_energy_range_uj").write_text("1000000\n")
-    (domain / "energy_uj").write_text("900000\n")
-    meter = energy.rapl_meter(tmp_path)
+    domain, meter = _rapl(tmp_path, 900000)
     monkeypatch.setattr(meter, "poll_s", 0.01)
     assert meter.read() == 0.0
     meter.start()
     try:
         for value in (500000, 100000):  # +600000 µJ each, over the range's end
-            (domain / "energy_uj").write_text(f"{value}\n")
+            _set(domain, value)
             assert until(lambda v=value: meter._last[0] == v, 10, 0.005), "the poll never read the counter"
         assert meter.read() == pytest.approx(1.2)
     finally:
@@ -207,11 +214,7 @@ def test_rapl_polled_between_its_readings_sees_every_wrap(tmp_path, monkeypatch)
 
 
 def test_rapl_that_stops_answering_during_the_run_is_not_measured(tmp_path, monkeypatch):
-    domain = tmp_path / "intel-rapl:0"
-    domain.mkdir()
-    (domain / "max_energy_range_uj").write_text("1000000\n")
-    (domain / "energy_uj").write_text("5\n")
-    meter = energy.rapl_meter(tmp_path)
+    domain, meter = _rapl(tmp_path, 5)
     monkeypatch.setattr(meter, "poll_s", 0.01)
     meter.start()
     (domain / "energy_uj").unlink()
