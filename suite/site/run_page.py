@@ -591,6 +591,13 @@ def host_load_context(run: dict) -> dict:
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 
+def paused_text(run: dict) -> str | None:
+    """The seconds the run says it was paused (``faults.paused_s``, the log's ``paused`` events, which
+    the validator allows beside its loop share), as shown; None where it was never paused."""
+    paused = _dict(run.get("faults")).get("paused_s")
+    return f"{paused:.3g}" if isinstance(paused, (int, float)) and not isinstance(paused, bool) and paused > 0 else None
+
+
 def _during(during: dict, restarts: int = 0) -> str:
     """What a run's ``host_load.during`` (:class:`suite.meters.host_load.Watch`) says, in words: the
     other processes' CPU on average over the run — over its last attempt only where it was
@@ -640,6 +647,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
         if (shared or {}).get("priced") else None,
         "started": labels.value_text(run.get("started_at"), "time"),
         "host_load": host_load_context(run),
+        "paused": paused_text(run),
         # a GPU's step times are CUDA events, compared with no stamp: the other ranks' stay the file's word
         "distributed": distributed_context(run, clock_cover.stamped(doc, run["run_id"])
                                            and doc["system"]["accelerator"]["type"] != "cuda"),
