@@ -514,10 +514,13 @@ def test_markdown_shows_a_files_text_literally(tmp_path, capsys):
     and software are the submitter's text, and their tags, images and mentions were pasted in as
     Markdown."""
     doc = json.loads(REFERENCE.read_text())
-    doc["system"]["software"]["torch"] = "<img src=x onerror=alert(1)> @everyone ![i](https://evil.example/i.png) *x*"
+    doc["system"]["software"]["torch"] = ("<img src=x onerror=alert(1)> @everyone ![i](https://evil.example/i.png) *x* "
+                                          "#12 $x$ www.evil.example")
     hostile = tmp_path / "hostile`.json"
     hostile.write_text(json.dumps(doc))
     assert main(["compare", str(REFERENCE), str(hostile), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert r"\<img src=x onerror=alert(1)\> \@everyone \!\[i\](https://evil.example/i.png) \*x\*" in out
+    joiner = "\u2060"  # GitHub links mentions, references and addresses in text whatever its escapes
+    assert (rf"\<img src=x onerror=alert(1)\> @{joiner}everyone \!\[i\](https:{joiner}//evil.example/i.png) \*x\* "
+            rf"#{joiner}12 \$x\$ www{joiner}.evil.example") in out
     assert "<img" not in out.replace(r"\<img", "") and "hostile'.json" in out

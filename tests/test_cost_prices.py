@@ -187,6 +187,15 @@ def test_a_price_file_that_is_a_fifo_or_nested_too_deep_is_refused_in_one_line(m
     assert ("not a regular file" if make == "fifo" else "nested too deep") in err
 
 
+def test_a_price_file_given_through_a_link_is_read(tmp_path):
+    """The user's own file: a link (a dotfile, a managed configuration) is followed to it."""
+    import os
+
+    (tmp_path / "prices.toml").write_bytes(prices.TABLE.read_bytes())
+    os.symlink(tmp_path / "prices.toml", tmp_path / "link.toml")
+    assert prices.load(tmp_path / "link.toml").entries == prices.load(tmp_path / "prices.toml").entries
+
+
 def test_a_missing_price_file_is_one_line(tmp_path, capsys):
     assert main(["prices", "--price-file", str(tmp_path / "none.toml")]) == 1
     assert capsys.readouterr().err.count("\n") == 1

@@ -95,6 +95,21 @@ def test_tta_one_of_two_seeds_missing_the_target_has_no_score():
     assert tta.score({1: None})["valid"] and tta.score({1: None})["olympic_mean_s"] is None
 
 
+def test_a_summary_written_before_keeps_its_one_of_two_score_and_no_other():
+    """A file an earlier goodbench wrote with one of two seeds missing stored the other's time as a
+    valid score: ``summary-mismatch`` does not refuse it for that (the leaderboard scores it anew),
+    and a score that neither scorer gives is still refused."""
+    from suite.validate import document_rules
+
+    runs = [{"workload": {"id": "lm-char"}, "scale": "smoke", "seed": s, "status": "complete",
+             "metrics": {"tta_s": t}} for s, t in ((1, 10.0), (2, None))]
+    before = tta.score_before_2026_12_01({1: 10.0, 2: None})
+    assert (before["valid"], before["olympic_mean_s"]) == (True, 10.0) and not tta.score({1: 10.0, 2: None})["valid"]
+    assert document_rules._scored_before(before, "lm-char@smoke", {"runs": runs})
+    assert not document_rules._scored_before({**before, "olympic_mean_s": 9.0}, "lm-char@smoke", {"runs": runs})
+    assert tta.score_before_2026_12_01({1: 10.0, 2: 12.0, 3: None}) == tta.score({1: 10.0, 2: 12.0, 3: None})
+
+
 def test_tta_single_seed_has_no_interval():
     result = tta.score({1: 7.5})
     assert result["olympic_mean_s"] == 7.5 and result["ci95_s"] is None

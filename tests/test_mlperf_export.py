@@ -164,6 +164,13 @@ def test_a_second_export_into_a_tree_keeps_the_first_ones_system_description(tmp
         export.export(valid / "gpt2-smoke-2-ranks.json", tmp_path / "tree2")
     assert second.system.read_text() == described
     assert not any(p.name == "gpt2-124m" for p in (tmp_path / "tree2").rglob("*"))
+    monkeypatch.undo()
+    stale = tmp_path / "tree3" / "AMD-EPYC-x1" / "compliance" / "gpt2-124m.yaml"  # another version's rules
+    stale.parent.mkdir(parents=True)
+    stale.write_text("# other rules\n")
+    with pytest.raises(GoodbenchError, match="gpt2-124m.yaml: already there and holds other rules"):
+        export.export(REPO / "tests" / "fixtures" / "reference-smoke.json", tmp_path / "tree3")
+    assert sorted(p.name for p in (tmp_path / "tree3").rglob("*") if p.is_file()) == ["gpt2-124m.yaml"]
 
 
 @pytest.mark.slow

@@ -173,8 +173,13 @@ def test_project_never_overwrites_a_file_nor_writes_into_a_store(tmp_path, monke
     shutil.copy(CORPUS_FILE, mine)
     before = mine.read_bytes()
     assert main(["project", str(mine), "--mtbf-hours", "1000", "-o", str(mine)]) == 1
-    assert "mine.json exists; goodbench project never overwrites a file" in capsys.readouterr().err
-    assert mine.read_bytes() == before
+    said = capsys.readouterr()
+    assert "mine.json exists and is no projection; goodbench project never overwrites another file" in said.err
+    assert mine.read_bytes() == before and "goodput" not in said.out  # refused before the table
+    assert main(["project", str(mine), "--mtbf-hours", "1000"]) == 0
+    assert main(["project", str(mine), "--mtbf-hours", "500"]) == 0  # another MTBF tried: its projection replaced
+    assert "projection rewritten to" in capsys.readouterr().out
+    assert json.loads((tmp_path / "mine.projection.json").read_text())["mtbf_hours"] == 500
     store = tmp_path / "store"
     store.mkdir()
     (store / "ledger.jsonl").write_text("")

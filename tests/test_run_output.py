@@ -314,3 +314,11 @@ def test_an_overrides_file_that_cannot_be_read_is_one_error(make, says, tmp_path
         path.write_text({"deep": "[" * 20000 + "]" * 20000, "empty": "", "large": " " * (MAX_BYTES + 1)}[make])
     with pytest.raises(GoodbenchError, match=f"cannot read system overrides {path}: .*{says}"):
         load_overrides(str(path))
+
+
+def test_an_overrides_file_given_through_a_link_is_read(tmp_path):
+    from suite.run.overrides import load_overrides
+
+    (tmp_path / "overrides.json").write_text(json.dumps({"host": {"cloud": "rack 7"}}))
+    os.symlink(tmp_path / "overrides.json", tmp_path / "link.json")
+    assert load_overrides(str(tmp_path / "link.json")) == {"host": {"cloud": "rack 7"}}

@@ -29,8 +29,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="checkpoint interval in steps, 1 … 1e9 (default: Young/Daly optimum)")
     p.add_argument("--run", type=range_type(int, 0), default=0, metavar="INDEX",
                    help="which run of FILE, from 0 (default 0)")
-    p.add_argument("-o", "--output", type=output_path, help="JSON output, never over a file (default: FILE with .projection.json; in the "
-                        "working folder where FILE is in a results store)")
+    p.add_argument("-o", "--output", type=output_path, help="JSON output, never over a file but an earlier projection (default: FILE with "
+                        ".projection.json; in the working folder where FILE is in a results store)")
     return p
 
 
@@ -55,25 +55,26 @@ def run(args) -> int:
         raise GoodbenchError(f"{args.file}: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise GoodbenchError(f"{args.file}: run {args.run} lacks what a projection needs ({exc!r})") from None
+    out, earlier = _output(args)  # refused before the table is printed
     counts = tuple(sorted(set(projection.GPU_COUNTS) | ({args.gpus} if args.gpus else set())))
     rows = projection.table(measured, args.mtbf_hours, counts, args.checkpoint_every)
     print(report.projection(measured, args.mtbf_hours, rows))
-    out = _output(args)
     payload = json.dumps({"source": args.file, "mtbf_hours": args.mtbf_hours, "measured": measured.__dict__,
                           "points": rows}, indent=1, allow_nan=False)
-    try:
-        results.write_atomic(out, payload, overwrite=False)  # never over a file that appeared meanwhile
+    try:  # over an earlier projection only; never over a file that appeared meanwhile
+        results.write_atomic(out, payload, overwrite=earlier)
     except FileExistsError:
         raise GoodbenchError(f"{safe(str(out), 200)} exists; goodbench project never overwrites a file "
                              "(give another -o)") from None
-    print(f"projection written to {out}")
+    print(f"projection {'rewritten' if earlier else 'written'} to {out}")
     return 0
 
 
-def _output(args) -> Path:
+def _output(args) -> tuple[Path, bool]:
     """Where the projection goes: ``-o``, else FILE with ``.projection.json`` — in the working folder
-    where FILE is in a results store, where only ``goodbench submit`` writes. Never a file that
-    exists (the results file it read, given as ``-o``, was replaced) nor a path in a store."""
+    where FILE is in a results store, where only ``goodbench submit`` writes — and whether an earlier
+    projection is there to be replaced (another MTBF tried). Never another file that exists (the
+    results file it read, given as ``-o``, was replaced) nor a path in a store."""
     from suite.store import naming
 
     out = Path(args.output) if args.output else Path(args.file).with_suffix(".projection.json")
@@ -84,6 +85,21 @@ def _output(args) -> Path:
     if store is not None:
         raise GoodbenchError(f"{shown} is in a results store ({store}), where only goodbench submit writes: "
                              "give -o a path outside it")
-    if out.exists() or out.is_symlink():
-        raise GoodbenchError(f"{shown} exists; goodbench project never overwrites a file (give another -o)")
-    return out
+    if not out.exists() and not out.is_symlink():
+        return out, False
+    if _is_projection(out):
+        return out, True
+    raise GoodbenchError(f"{shown} exists and is no projection; goodbench project never overwrites another "
+                         "file (give another -o)")
+
+
+def _is_projection(path: Path) -> bool:
+    """Whether ``path`` is a regular file holding what :func:`run` writes (a JSON object with its keys)."""
+    from suite.record.reading import read_bounded
+
+    raw, _ = read_bounded(path)
+    try:
+        doc = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and set(doc) == {"source", "mtbf_hours", "measured", "points"}

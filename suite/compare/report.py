@@ -13,6 +13,7 @@ from suite.compare import engine as compare
 from suite.compare import stats as compare_stats
 from suite.compare.engine import BY_ID, FASTER, NOT_COMPARABLE, NOT_MEASURED, SLOWER, Column, Pair, Row
 from suite.figures.report import percent
+from suite.record.text import safe
 
 GAP = "  "
 COLOURS = {SLOWER: "\033[31m", FASTER: "\033[32m", NOT_COMPARABLE: "\033[33m"}
@@ -383,22 +384,28 @@ def text(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare
     return "\n".join(lines)
 
 
-_MARKDOWN = re.compile(r"[\\`*\[\]<>|~!&]|(?<![A-Za-z0-9])[@_]|_(?![A-Za-z0-9])")
+_MARKDOWN = re.compile(r"[\\`*\[\]<>|~!&$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 """What a text in a Markdown comment must not be read as: emphasis, code, a link or an image, an
-HTML tag or entity, a table cell's end, a mention (CommonMark's backslash escapes each; an ``@`` or
-``_`` inside a word, "lm-char@smoke", "gpt2_124m", starts neither a mention nor emphasis)."""
+HTML tag or entity, a table cell's end, math (CommonMark's backslash escapes each; an ``_`` inside
+a word, "gpt2_124m", starts no emphasis)."""
+_LINKED = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])|#(?=\d)|(?<=[A-Za-z]):(?=//)|(?i:(?<![A-Za-z0-9])www)(?=\.)")
+"""What GitHub links in a comment's text after Markdown (escapes do not stop it): a mention
+("@team"), an issue reference ("#12", "owner/repo#3"), a bare address ("https://…", "www.…").
+Each is broken by an invisible word joiner after its ``@``, ``#``, ``:`` or ``www``."""
+WORD_JOINER = "\u2060"
 
 
 def _md(text_: str) -> str:
     """``text_`` as literal text in GitHub's Markdown: a results file's system name or software
-    text is the submitter's, and a pull-request comment would render its tags, links, images and
-    mentions."""
-    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), text_)
+    text is the submitter's, and a pull-request comment would render its tags, links, images,
+    mentions and references."""
+    escaped = _MARKDOWN.sub(lambda m: "\\" + m.group(0), text_)
+    return _LINKED.sub(lambda m: m.group(0) + WORD_JOINER, escaped)
 
 
 def _in_code(text_: str) -> str:
-    """``text_`` inside a Markdown code span, which no backtick of it can close."""
-    return text_.replace("`", "'")
+    """``text_`` inside a Markdown code span, which no backtick or line break of it can close."""
+    return safe(text_, 300).replace("`", "'")
 
 
 def markdown(base_name: str, base_doc: Any, columns: Sequence[Column], gate: compare.Gate | None = None,

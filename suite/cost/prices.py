@@ -357,7 +357,7 @@ def load(path: str | Path | None = None) -> Table:
         return parse(TABLE.read_bytes(), "suite/cost/prices.toml", shipped=True)
     from suite.record.reading import read_bounded
 
-    data, problems = read_bounded(path, MAX_BYTES)  # a regular file, never more than the limit read
+    data, problems = read_bounded(Path(path).resolve(), MAX_BYTES)  # the user's: a link followed, to a regular file
     if data is None and problems[0].code != "not-json":  # an empty file is an empty table
         raise _refuse(printable(str(path)), problems[0].reason)
     return parse(data or b"", str(path))

@@ -143,8 +143,8 @@ H100_READING_FLOPS_PER_J = 0.401 * 989.4e12 / 654.0
 
 MFU_HEADROOM = H100_BEST_SHARE["bf16"] / 0.401
 """How much more model work the reading's device could do at the same power (rules v8): the
-reading's run reached 40.1% MFU, and the H100's best dense matmul 80.7% of its peak (docs/measurement.md's GPU figures
-§1, §8; :data:`H100_BEST_SHARE`) at the same board power and above: no model runs faster than the
+reading's run reached 40.1% MFU, and the H100's best dense matmul 80.7% of its peak
+(docs/measurement.md's GPU figures; :data:`H100_BEST_SHARE`) at the same board power and above: no model runs faster than the
 class's measured matmul, so at most 2.01× the reading's FLOPs per joule from the work alone."""
 
 CLOCK_HEADROOM = 1.5

@@ -34,6 +34,11 @@ def median(values: list) -> float | None:
     return float(np.median(present)) if present else None
 
 
+def tta_by_seed(group: list[dict]) -> dict[int, float | None]:
+    """A workload × scale's times to target by seed (None: the run did not count or missed)."""
+    return {r["seed"]: r["metrics"]["tta_s"] if counts(r) else None for r in group}
+
+
 def summarize(runs: list[dict]) -> dict[str, dict]:
     """For each workload × scale in ``runs``: the seeds, the MLPerf-style TTA score over them
     (TTA workloads), and the median steady-state throughput and MFU of the complete runs."""
@@ -47,8 +52,7 @@ def summarize(runs: list[dict]) -> dict[str, dict]:
             "kind": kind,
             "seeds": list(dict.fromkeys(r["seed"] for r in group)),  # a seed repeated (--repeat) once
             "complete": len(complete),
-            "tta": tta.score({r["seed"]: r["metrics"]["tta_s"] if counts(r) else None
-                              for r in group}) if kind == "tta" else None,
+            "tta": tta.score(tta_by_seed(group)) if kind == "tta" else None,
             "samples_per_s_median": median([results.samples_per_s(r) for r in complete]),
             "tokens_per_s_median": median([results.tokens_per_s(r) for r in complete]),
             "mfu_median": median([r["metrics"]["mfu"] for r in complete]),

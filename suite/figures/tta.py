@@ -39,6 +39,17 @@ def confidence_interval(times_s: list[float], level: float = 0.95) -> tuple[floa
     return max(0.0, mean - half), mean + half
 
 
+def score_before_2026_12_01(tta_by_seed: dict[int, float | None]) -> dict:
+    """What :func:`score` gave until 2026-12-01, where it differs: one of two seeds missing the
+    target scored the other seed's time, valid. A summary a goodbench wrote then keeps it
+    (``summary-mismatch``); the leaderboard scores every file anew with :func:`score`."""
+    result = score(tta_by_seed)
+    converged = [t for t in tta_by_seed.values() if t is not None]
+    if len(tta_by_seed) == 2 and len(converged) == 1:
+        result.update(valid=True, reason="ok", olympic_mean_s=float(converged[0]))
+    return result
+
+
 def estimator(result: dict) -> str:
     """What a score's ``olympic_mean_s`` is (see :func:`score`): "olympic mean" when the
     fastest and the slowest time were dropped, i.e. over at least three seeds, a seed that

@@ -183,10 +183,12 @@ def export(file: str | Path, out: str | Path, org: str | None = None) -> Written
         by_workload.setdefault(run["workload"]["id"], []).append(run)
     if not by_workload:
         raise GoodbenchError(f"{file}: no runs to export")
-    for workload_id in by_workload:  # every folder checked before anything is written
+    for workload_id in by_workload:  # every folder and file checked before anything is written
         folder = root / "results" / system_dir / safe_filename(workload_id)
         if folder.exists() and any(folder.iterdir()):
             raise GoodbenchError(f"{folder}: already holds files; export into a new folder")
+        _refuse_another(root / "compliance" / f"{safe_filename(workload_id)}.yaml", rules.shipped(workload_id),
+                        "holds other rules")
     description = json.dumps(system_description(doc, org_name), indent=4) + "\n"
     written.system = root / "systems" / f"{system_dir}.json"
     _refuse_another(written.system, description, "describes another system (or this one otherwise)")
@@ -194,7 +196,6 @@ def export(file: str | Path, out: str | Path, org: str | None = None) -> Written
         workload = registry.get(workload_id)
         folder = root / "results" / system_dir / safe_filename(workload_id)
         rule_file = root / "compliance" / f"{safe_filename(workload_id)}.yaml"
-        _refuse_another(rule_file, rules.shipped(workload_id), "holds other rules")
         write_atomic(rule_file, rules.shipped(workload_id))
         written.rules.append(rule_file)
         for i, run in enumerate(runs):

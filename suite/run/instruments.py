@@ -50,10 +50,12 @@ class Instruments:
                                       "from the run's start, its initialization included"}
 
     def stop(self) -> None:
-        if self.sampler is not None:
-            self.sampler.stop()
-        self.energy.stop()
-        self.load_during()
+        try:
+            if self.sampler is not None:
+                self.sampler.stop()
+        finally:
+            self.energy.stop()
+            self.load_during()
 
     def load_during(self) -> dict[str, Any] | None:
         """The other processes' load over the run (:meth:`suite.meters.host_load.Watch.stop`; the

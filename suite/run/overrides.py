@@ -19,7 +19,7 @@ def load_overrides(path: str | None) -> dict[str, Any] | None:
         return None
     from suite.record.reading import read_bounded
 
-    raw, problems = read_bounded(Path(path), MAX_BYTES)  # a regular file, never more than the limit read
+    raw, problems = read_bounded(Path(path).resolve(), MAX_BYTES)  # the user's: a link followed, to a regular file
     if raw is None:
         why = "an empty file" if problems[0].code == "not-json" else problems[0].reason
         raise GoodbenchError(f"cannot read system overrides {path}: {why}")

@@ -73,7 +73,7 @@ def _score(row: dict, root: str, rank: int | None):
         value = row["samples_per_s"]
         return value, None if missing(value) else value_text(value, "samples/s"), None
     value = row["score_s"]
-    text = "did not converge" if row["tta_valid"] is False else None if missing(value) else seconds(value)
+    text = "no valid score" if row["tta_valid"] is False else None if missing(value) else seconds(value)
     return value, text, None
 
 

@@ -287,8 +287,10 @@ def baselines(groups: dict[str, list[dict]], timed: list[float], copied: dict[st
               gpus: int | None) -> list[dict]:
     """The speed-ups of a record (its times ``timed``, :func:`figures_and_times`, on ``gpus``
     GPUs) over each baseline group beside its runs folder (``groups``: :func:`baseline_groups`),
-    each over the group's runs on as many GPUs: ``other_gpus`` counts those left out (review B:
-    record 88's 1-GPU runs less an 8-GPU baseline's gave a "speed-up" of −516 s, ±0.5 s)."""
+    each over the group's runs known to be on as many GPUs: ``other_gpus`` counts those left out,
+    on another count or with none in their log (review B: record 88's 1-GPU runs less an 8-GPU
+    baseline's gave a "speed-up" of −516 s, ±0.5 s). A record whose own count is unknown is
+    compared with every run."""
     found = []
     for name, group in groups.items():
         alike = [r for r in group if gpus is None or r.get("gpus") == gpus]
