@@ -236,6 +236,21 @@ def test_auc_matches_the_pair_count_definition():
     assert math.isnan(auc(scores, np.ones(5)))
 
 
+def test_auc_is_the_value_scipys_ranks_give_bit_for_bit_and_nan_for_a_nan_score():
+    """The AUC's numpy ranks are scipy.stats.rankdata's, so a dlrm-small curve is unchanged by them."""
+    from scipy.stats import rankdata
+
+    gen = np.random.default_rng(0)
+    for _ in range(20):  # float32 scores rounded to few values: many ties, as a saturated model gives
+        scores = np.round(gen.random(4096, dtype=np.float32), int(gen.integers(1, 4)))
+        labels = gen.random(4096) < 0.3
+        ranks = rankdata(scores)
+        n_pos, n_neg = int(labels.sum()), int((~labels).sum())
+        assert auc(scores, labels) == float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    scores[7] = np.nan
+    assert math.isnan(auc(scores, labels))
+
+
 def test_teacher_is_pinned_and_labels_follow_its_probabilities():
     spec = registry.get("dlrm-small").spec("smoke")
     a = Teacher(spec).sample(20_000, torch.Generator().manual_seed(0))

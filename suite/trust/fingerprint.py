@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from suite.figures.ranks import average_ranks
 from suite.figures.reproducibility import SEED_SPREAD
 
 MEDIAN_WINDOW = 9  # steps: the trend removed; a plateau of 5 steps or more (a warm-up) stays trend
@@ -79,12 +80,6 @@ def running_median(x: np.ndarray, window: int) -> np.ndarray:
     padded = np.concatenate([np.repeat(x[:1], half), x, np.repeat(x[-1:], half)])
     return np.median(np.lib.stride_tricks.sliding_window_view(padded, window), axis=1)
 
-
-def average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks from 1, ties given their average rank (scipy.stats.rankdata's default, in numpy)."""
-    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
-    last = np.cumsum(counts)
-    return (last - (counts - 1) / 2.0)[inverse]
 
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from scipy.stats import rankdata
 
+from suite.figures.ranks import average_ranks
 from workloads.dlrm_small.model import Dlrm
 from workloads.dlrm_small.spec import DlrmSmall, DlrmSpec
 from workloads.parallel import SINGLE, Parallel, accumulate, split, take, unwrap, wrap
@@ -60,12 +60,13 @@ class Teacher:
 
 
 def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """ROC AUC by the rank-sum (Mann-Whitney) formula; tied scores get their average rank."""
+    """ROC AUC by the rank-sum (Mann-Whitney) formula; tied scores get their average rank. NaN
+    where one class is missing or a score is NaN (a diverged model)."""
     labels = labels.astype(bool)
     n_pos, n_neg = int(labels.sum()), int((~labels).sum())
-    if n_pos == 0 or n_neg == 0:
+    if n_pos == 0 or n_neg == 0 or np.isnan(scores).any():
         return float("nan")
-    ranks = rankdata(scores)
+    ranks = average_ranks(scores)
     return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
