@@ -56,10 +56,13 @@ class Process(NamedTuple):
 
 class Reading(NamedTuple):
     """The other processes at one moment: ``uptime`` (the host's seconds since boot when the
-    reading began; None where ``/proc/uptime`` is unreadable) and ``processes`` by pid."""
+    reading began; None where ``/proc/uptime`` is unreadable), ``processes`` by pid, and those left
+    out as the run's own (``left_out``, by pid: one that leaves the run's group later, a child
+    between its fork and its ``setsid``, counts its growth from there, not from nothing)."""
 
     uptime: float | None
     processes: dict[int, Process]
+    left_out: dict[int, Process]
 
 
 def snapshot(sample_s: float = SAMPLE_S, proc: Path = PROC, *, clock: Callable[[], float] = time.monotonic,
@@ -205,7 +208,9 @@ class Watch:
     it used (``utime + stime``) and what the children it waited for meanwhile used (``cutime +
     cstime``: a compiler that ``make`` started and reaped between two readings lands there,
     counted under ``make``'s name), less what those children had when last read (counted then);
-    a process begun since the last reading (its ``starttime`` after it) adds all of both.
+    a process begun since the last reading (its ``starttime`` after it) adds all of both, and one
+    the last reading left out as the run's own (a child read between its fork and its ``setsid``,
+    its own session's then) adds what it used since that reading.
 
     What it misses: a process that ended since the last reading loses what it used since then,
     unless its parent, present at both readings, waited for it; a process whose ``stat`` could
@@ -318,7 +323,7 @@ def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], flo
         owed.clear()
     used = {}
     for pid, found in now.processes.items():
-        earlier = last.processes.get(pid)
+        earlier = last.processes.get(pid) or last.left_out.get(pid)  # the run's own then: from there
         if earlier is not None and earlier.began == found.began:
             grown = found.reaped - earlier.reaped
             old, new = carried.get((pid, found.began), 0.0), fresh.get((pid, found.began), 0.0)
@@ -397,11 +402,10 @@ def _read(proc: Path, family: int | None = None, roots: Collection[int] = (),
                                  (int(fields[13]) + int(fields[14])) / tick, int(fields[19]) / tick)
     left_out = (_descendants([root for root in [family, *roots] if root], parents) | own_ancestors(parents)
                 | (grouped & (_descendants([os.getpid()], parents) | _ancestors(os.getpid(), parents))))
-    for pid in left_out & processes.keys():
-        name = processes.pop(pid).name
-        if mine is not None:
-            mine.add((pid, name))
-    return Reading(uptime, processes)
+    own = {pid: processes.pop(pid) for pid in left_out & processes.keys()}
+    if mine is not None:
+        mine.update((pid, found.name) for pid, found in own.items())
+    return Reading(uptime, processes, own)
 
 
 def _uptime(proc: Path) -> float | None:
