@@ -60,6 +60,20 @@ def test_log_and_record_show_failure_restart_and_lost_work(runs):
     assert g["goodput"] < clean["goodput"]["goodput"]
 
 
+@pytest.mark.dist
+def test_the_resumed_runs_load_watch_adds_the_killed_process_up_to_its_checkpoint(runs):
+    """The first process's watch counted up to the checkpoint of step 20 (kept in it), the second's
+    from its own start: ``during`` adds both (``attempts`` 2), so it covers more than the last
+    process and no more than the run's wall time; a run never resumed has no ``attempts``."""
+    clean, killed, _ = runs
+    during = killed["host_load"]["during"]
+    assert during["attempts"] == 2 and "attempts" not in clean["host_load"]["during"]
+    events = mllog.parse(killed["event_log"])
+    first, last = [e.t for e in events if e.key == "init_start"]
+    kept = next(e.t for e in events if e.key == "checkpoint_start" and e.metadata.get("step") == 20)
+    assert (kept - first) + (events[-1].t - last) - 0.05 <= during["seconds"] <= killed["goodput"]["wall_s"] + 0.5
+
+
 def test_kill_is_a_real_sigkill():
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                             stdout=subprocess.PIPE)

@@ -248,6 +248,36 @@ def test_a_child_read_before_its_setsid_counts_what_it_used_after_that_reading(t
     assert during["other_cores"] == 0.5  # 2 s over 4: its 0.1 s before the first reading is not counted
 
 
+def test_a_resumed_watch_adds_what_the_earlier_processes_counted_up_to_the_checkpoint(tmp_path):
+    """A checkpoint keeps :meth:`Watch.counted` (read from /proc as it is saved); the process that
+    resumes from it carries it on: ``during`` adds each name's CPU and the seconds watched, and
+    says how many processes it adds up. A checkpoint's count that is not one is ignored."""
+    own = os.getpgrp()
+    stress = {"name": "stress", "group": own + 1, "began_ticks": 10 * TICK}
+    clock = iter([0.0, 3.0])
+    _write_proc(tmp_path, 100, {600: {**stress, "cpu_ticks": 0}})
+    first = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 103, {600: {**stress, "cpu_ticks": 3 * TICK}})  # a core for 3 s
+    kept = first.counted()  # what the checkpoint keeps: the process is then killed
+    assert kept == {"used": {"stress": 3.0}, "seconds": 3.0, "attempts": 1}
+    clock = iter([10.0, 11.0])
+    _write_proc(tmp_path, 110, {600: {**stress, "cpu_ticks": 3 * TICK}})
+    second = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    second.carry(json.loads(json.dumps(kept)))  # as the checkpoint gives it back
+    _write_proc(tmp_path, 111, {600: {**stress, "cpu_ticks": 3 * TICK}, 601: {**stress, "name": "make",
+                                                                       "cpu_ticks": TICK, "began_ticks": 11000}})
+    during = second.stop()
+    assert during is not None
+    assert (during["seconds"], during["attempts"], during["other_cores"]) == (4.0, 2, 1.0)  # 3 + 1 s over 3 + 1 s
+    assert during["busy"] == [{"name": "stress", "cores": 0.75}, {"name": "make", "cores": 0.25}]
+    for broken in (None, [], {"used": {"x": -1.0}, "seconds": 1.0, "attempts": 1},
+                   {"used": {}, "seconds": float("nan"), "attempts": 1}, {"used": {}, "seconds": 1.0, "attempts": 0},
+                   {"used": {"x": True}, "seconds": 1.0, "attempts": 1}):
+        watch = host_load.Watch(interval_s=0, proc=tmp_path)
+        watch.carry(broken)
+        assert watch.counted()["attempts"] == 1, broken
+
+
 def test_a_watch_counts_the_children_a_process_reaped_between_its_readings_once(tmp_path):
     """``make -j`` runs compilers that begin and end between two readings: their CPU lands in
     make's ``cutime`` when it waits for them, and is counted under make's name; a child read at
@@ -581,6 +611,12 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
     resumed = run_page.host_load_context({"host_load": record, "goodput": {"restarts": 1}})
     assert ("; on average over its last attempt (resumed 1 time; the attempts before it were not watched, 40 s "
             "watched), other processes used 0.7 of 2 cores") in resumed["text"]
+    carried = {"host_load": {**record, "during": {**during, "attempts": 2}}}
+    assert ("; on average over its 2 attempts (resumed 1 time; each earlier one watched up to the checkpoint the "
+            "next went on from, 40 s watched), other processes used 0.7 of 2 cores") in \
+        run_page.host_load_context({**carried, "goodput": {"restarts": 1}})["text"]
+    assert "over 2 of its 3 attempts (resumed 2 times;" in \
+        run_page.host_load_context({**carried, "goodput": {"restarts": 2}})["text"]
 
 
 def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(tmp_path):

@@ -182,7 +182,7 @@ class Run:
         bench = self.bench
         workload = bench.workload()
         self.state = files.resume(holder, workload, bench.scale, self.log, self.prior, self.state, self.directory,
-                                  self.parallel, self.instruments.energy)
+                                  self.parallel, self.instruments.energy, self.instruments.load)
         self._resumed = True
         self.log.release()
         bench.progress("resumed", workload=workload.id, seed=self.seed, step=self.state.step,
@@ -447,7 +447,7 @@ class Run:
         bench = self.bench
         files.save_checkpoint(_StateHolder(dict(state)), self.state.step, self.state, self.log, self.directory,
                               bench.workload().spec_hash(bench.scale), self.instruments.energy, self.device,
-                              self.parallel)
+                              self.parallel, self.instruments.load)
         self.edges.edge(edges.CHECKPOINT, self.state.step)  # the launcher journals its stamps up to here
 
     # ------------------------------------------------------------------ the end

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from suite.record import threads
 
@@ -233,6 +233,7 @@ class Watch:
         self._result: dict[str, Any] | None = None
         self._roots: set[int] = set()  # processes whose descendants are the run's own (:meth:`own`)
         self._owed: dict[tuple[int, float], float] = {}  # gone children's CPU not yet in their parent's reaped
+        self._earlier: dict[str, Any] = {"used": {}, "seconds": 0.0, "attempts": 0}  # :meth:`carry`
 
     def own(self, pid: int) -> None:
         """Count the process ``pid`` and every process under it (as read now and at each later
@@ -240,6 +241,36 @@ class Watch:
         other processes; what a reading already counted of them is taken back."""
         with self._lock:
             self._roots.add(pid)
+
+    def carry(self, earlier: Any) -> None:
+        """Go on from the watches of a resumed run's earlier processes: ``earlier`` is
+        :meth:`counted` as the checkpoint this process resumed from kept it (what they counted up to
+        that checkpoint; what the last of them counted after it is lost, as its steps are). Ignored
+        where it is not such a record (a checkpoint written before it was kept)."""
+        if not isinstance(earlier, dict):
+            return
+        used, seconds, attempts = earlier.get("used"), earlier.get("seconds"), earlier.get("attempts")
+        if not (isinstance(used, dict) and all(isinstance(k, str) and _finite(v) and v >= 0 for k, v in used.items())
+                and _finite(seconds) and seconds >= 0 and isinstance(attempts, int) and attempts >= 1):
+            return
+        with self._lock:
+            self._earlier = {"used": dict(used), "seconds": float(seconds), "attempts": attempts}
+
+    def counted(self) -> dict[str, Any]:
+        """What the watch has counted so far, read from ``/proc`` now, with the earlier processes'
+        it carries (:meth:`carry`), for a checkpoint: ``used`` (CPU seconds by command name),
+        ``seconds`` watched and ``attempts`` (the processes whose watches these add up)."""
+        self.read()
+        return self._counted()
+
+    def _counted(self) -> dict[str, Any]:
+        """:meth:`counted` as of the last reading."""
+        with self._lock:
+            used = dict(self._earlier["used"])
+            for (_, name), cpu in self.used.items():
+                used[name] = used.get(name, 0.0) + cpu
+            return {"used": used, "seconds": self._earlier["seconds"] + max(0.0, self._t1 - self._t0),
+                    "attempts": self._earlier["attempts"] + 1}
 
     def start(self) -> Watch:
         self._t0 = self._t1 = self.clock()
@@ -275,28 +306,34 @@ class Watch:
         """Stop watching (a second call gives the same): the run's ``during`` record — ``cores``
         and ``host_cores`` (as a :func:`snapshot`'s), ``other_cores`` (the other processes' CPU over the watch, in cores on average, over at
         least :data:`SHORTEST_S`), ``busy`` (the busiest command names, as a :func:`snapshot`
-        lists processes: the CPU of every process of one name added up) and ``seconds`` watched —
-        or None where ``/proc`` could not be read at the start, or at no reading after it."""
+        lists processes: the CPU of every process of one name added up) and ``seconds`` watched,
+        each with what the earlier processes of a resumed run counted (:meth:`carry`; ``attempts``:
+        the processes they add up, where more than this one) — or None where ``/proc`` could not be
+        read at the start, or at no reading after it."""
         if self._result is not None or self._last is None:
             return self._result
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
         self.read()
-        seconds = self._t1 - self._t0
-        if seconds <= 0:  # no reading after the first: nothing was measured
+        if self._t1 - self._t0 <= 0:  # no reading after the first: nothing was measured
             return None
+        counted = self._counted()
+        by_name, seconds = counted["used"], counted["seconds"]
         over = max(seconds, SHORTEST_S)
-        by_name: dict[str, float] = {}
-        for (_, name), used in self.used.items():
-            by_name[name] = by_name.get(name, 0.0) + used
         top = sorted(by_name.items(), key=lambda item: -item[1])[:LISTED]
         self._result = {"cores": run_cores(), "host_cores": os.cpu_count() or 1,
-                        "other_cores": round(sum(self.used.values()) / over, 2),
+                        "other_cores": round(sum(by_name.values()) / over, 2),
                         "busy": [{"name": name, "cores": round(used / over, 2)}
                                  for name, used in top if used / over >= BUSY_SHARE],
-                        "seconds": round(seconds, 3)}
+                        "seconds": round(seconds, 3),
+                        **({"attempts": counted["attempts"]} if counted["attempts"] > 1 else {})}
         return self._result
+
+
+def _finite(value: Any) -> TypeGuard[float]:
+    """A number (not a bool) that is finite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], float] | None = None) -> dict[int, float]:

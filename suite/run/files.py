@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from suite.meters import energy as energy_meter
+from suite.meters import host_load
 from suite.meters.clock import synchronize
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
@@ -71,9 +72,11 @@ def _read_finished(directory: Path | None, settings: dict) -> dict | None:
 
 def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
             prior: list[mllog.Event], state: LoopState, directory: Path,
-            parallel: Parallel = SINGLE, meter: energy_meter.EnergyMeter | None = None) -> LoopState:
+            parallel: Parallel = SINGLE, meter: energy_meter.EnergyMeter | None = None,
+            watch: host_load.Watch | None = None) -> LoopState:
     """Load the newest good checkpoint into ``job`` and return the loop state it saved, with this
-    rank's own energy readings (:func:`own_energy`; ``meter`` gives up where they cannot go on).
+    rank's own energy readings (:func:`own_energy`; ``meter`` gives up where they cannot go on);
+    ``watch`` (rank 0's) goes on from what the earlier processes' watches counted up to it.
 
     Without a good checkpoint the run restarts from step 0, keeping the first worker's
     start times; its energy is then not measured (the first worker's reading at ``run_start``
@@ -102,6 +105,8 @@ def resume(job, workload: Workload, scale: str, log: mllog.EventLog,
             checkpoint.restore_rng(rank_rngs[parallel.rank])
         state = LoopState(**loaded.state["harness"])
         state.energy = own_energy(loaded.state, meter, parallel)
+        if watch is not None:
+            watch.carry(state.load_watched)
     else:
         state.init_start = next((e.t for e in prior if e.key == "init_start"), state.init_start)
         state.run_start = next((e.t for e in prior if e.key == "run_start"), None)
@@ -218,12 +223,14 @@ def checkpoint_save(step: int, state: LoopState, log: mllog.EventLog, meter: ene
 
 def save_checkpoint(job, step: int, state: LoopState, log: mllog.EventLog, directory: Path,
                      spec_hash: str, meter: energy_meter.EnergyMeter, device: torch.device,
-                     parallel: Parallel = SINGLE) -> None:
+                     parallel: Parallel = SINGLE, watch: host_load.Watch | None = None) -> None:
     """Rank 0 writes the checkpoint (:func:`checkpoint_save` times it). DDP ranks hold the same
     state, so only rank 0 reads it; under FSDP every rank takes part in gathering the full state
     to rank 0. Each rank's RNGs are gathered with it (a rank's dropout and sampling go on from
-    its own)."""
+    its own), and what ``watch`` (rank 0's) has counted of other processes so far."""
     with checkpoint_save(step, state, log, meter, device, parallel) as stop:
+        if watch is not None:
+            state.load_watched = watch.counted()
         rank_rngs = distributed.gather(checkpoint.capture_rng(), parallel) if parallel.distributed else None
         rank_energy = distributed.gather(_rank_energy(state, meter), parallel)
         if parallel.is_main or parallel.mode == "fsdp":

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from suite.meters import energy as energy_meter
+from suite.meters import host_load
 from suite.record import claims, mllog
 from suite.record.errors import GoodbenchError
 from suite.run import distributed, driver, loop
@@ -122,13 +123,13 @@ def run_one(workload: Workload, scale: str, seed: int, options: RunOptions,
     resumable = False  # failed for the machine's sake (a full disk: MACHINE_ERRNOS), not the run's: not kept as finished
     try:
         job, state = _initialize(workload, scale, seed, options, precision, log, prior, state,
-                                 meter, directory)
+                                 meter, directory, instruments.load)
         if directory is not None and prior:  # a later worker of this run: say where it goes on
             progress("resumed", workload=workload.id, seed=seed, step=state.step, skipped=skipped_here(log))
         progress("run_start", workload=workload.id, seed=seed, max_steps=spec.max_steps, scale=scale,
                  parameters=_parameters(job))
         _train(job, spec, workload.spec_hash(scale), options, state, log, meter, directory,
-               progress, on_step)
+               progress, on_step, instruments.load)
         record["status"] = "complete"
     except GoodbenchError:  # the user's inputs refused (a checkpoint of another run): the suite stops
         raise
@@ -225,8 +226,9 @@ def _both(first: Callable[[int], None] | None, second: Callable[[int], None]) ->
 
 def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, precision: str,
                 log: mllog.EventLog, prior: list[mllog.Event], state: LoopState,
-                meter: energy_meter.EnergyMeter, directory: Path | None):
-    """Load data, build the job, then resume from a checkpoint or start the clock.
+                meter: energy_meter.EnergyMeter, directory: Path | None, watch: host_load.Watch | None = None):
+    """Load data, build the job, then resume from a checkpoint or start the clock (``watch``: rank
+    0's, which goes on from the checkpoint's count).
 
     Logs the header and ``init_stop`` (``init_start`` was logged as the run opened) and then
     either ``run_start`` (a fresh run) or a ``checkpoint_load`` interval (a resumed one). Returns
@@ -243,7 +245,7 @@ def _initialize(workload: Workload, scale: str, seed: int, options: RunOptions, 
     log.event(claims.PRECISION_FLAGS, getattr(job, "precision_flags", None))
     loop.end_initialization(state, log, device)
     if directory is not None and prior:
-        return job, resume(job, workload, scale, log, prior, state, directory, options.parallel, meter)
+        return job, resume(job, workload, scale, log, prior, state, directory, options.parallel, meter, watch)
     loop.start_clock(state, log, meter, options.parallel)
     return job, state
 
@@ -256,8 +258,9 @@ def _parameters(job) -> int | None:
 
 def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log: mllog.EventLog,
            meter: energy_meter.EnergyMeter, directory: Path | None, progress: Progress,
-           on_step: Callable[[int], None] | None) -> None:
-    """The step loop, from the step after ``state.step`` to the target or ``max_steps``."""
+           on_step: Callable[[int], None] | None, watch: host_load.Watch | None = None) -> None:
+    """The step loop, from the step after ``state.step`` to the target or ``max_steps`` (``watch``:
+    rank 0's, whose count each checkpoint keeps)."""
     device = options.device
     clock, blocks, warm_last, timed_before = loop.begin_steps(state, log, device, spec.warmup_steps)
     fetch = getattr(job, "next_batch", None)
@@ -289,6 +292,6 @@ def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log
                 break
             if save_point and directory is not None:
                 save_checkpoint(job, step, state, log, directory, spec_hash, meter, device,
-                                 options.parallel)
+                                 options.parallel, watch)
     finally:  # a failed or interrupted run keeps the times of every step it finished
         loop.flush_step_times(clock, state, blocks, timed_before)

@@ -64,6 +64,7 @@ class LoopState:
         **dict.fromkeys(("run_start", "window_start", "target", "end")), "window_pauses": 0.0,
         "window_pause_count": 0})  # pauses inside the window: each adds two readings' error to its energy
     resumed_at: list[int] = field(default_factory=list)  # the step each later worker resumed from
+    load_watched: dict = field(default_factory=dict)  # rank 0's host_load.Watch.counted() at the checkpoint
 
     def since_start(self, t: float) -> float:
         """Seconds from ``run_start`` to ``t`` (Unix seconds); only once the run has started."""

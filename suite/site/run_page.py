@@ -600,15 +600,24 @@ def paused_text(run: dict) -> str | None:
 
 def _during(during: dict, restarts: int = 0) -> str:
     """What a run's ``host_load.during`` (:class:`suite.meters.host_load.Watch`) says, in words: the
-    other processes' CPU on average over the run — over its last attempt only where it was
-    resumed (``restarts``: its earlier processes' watches ended with them) — and the busiest of them."""
+    other processes' CPU on average over the run — where it was resumed (``restarts``), over the
+    attempts its ``attempts`` adds up (each earlier one up to the checkpoint the next went on from),
+    or its last attempt only — and the busiest of them."""
     cores = during.get("cores")
     of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
     names = host_load.busy_names(during)
     seconds = during.get("seconds")
     watched = f", {seconds:g} s watched" if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else ""
-    over = (f"over its last attempt (resumed {restarts} time{'' if restarts == 1 else 's'}; the attempts before "
-            f"it were not watched{watched})" if restarts > 0 else "over the run")
+    attempts = results.count(during.get("attempts")) or 1
+    resumed = f"resumed {restarts} time{'' if restarts == 1 else 's'}"
+    if restarts <= 0:
+        over = "over the run"
+    elif attempts > 1:
+        which = f"its {attempts}" if attempts >= restarts + 1 else f"{attempts} of its {restarts + 1}"
+        over = (f"over {which} attempts ({resumed}; each earlier one watched up to the checkpoint the next "
+                f"went on from{watched})")
+    else:
+        over = f"over its last attempt ({resumed}; the attempts before it were not watched{watched})"
     return (f"on average {over}, other processes used {during['other_cores']:g}{of} cores"
             + (f" (busiest: {names})" if names else ""))
 
