@@ -213,6 +213,23 @@ def test_rapl_polled_between_its_readings_sees_every_wrap(tmp_path, monkeypatch)
     assert meter.status == "ok"
 
 
+@pytest.mark.parametrize("range_uj, poll_s", [(262_143_328_850, 60.0), (65_532_610_987, 32.766305),
+                                               (1_000_000, energy.MIN_POLL_S)])
+def test_rapl_is_polled_before_a_package_at_1_kw_could_wrap_its_counter_twice(tmp_path, range_uj, poll_s):
+    """The two ranges RAPL's package counters have (2^32 of a 61 µJ or 15.3 µJ energy unit): the
+    smaller, read every 60 s, wraps twice between two polls above 1.09 kW; it is read every 32.8 s.
+    A range of 0 is no counter."""
+    _, meter = _rapl(tmp_path, 5, range_uj)
+    assert meter.method == "rapl" and meter.poll_s == pytest.approx(poll_s)
+    assert meter.poll_s * energy.MOST_PACKAGE_W <= range_uj / 1e6 / 2 or poll_s == energy.MIN_POLL_S
+
+
+def test_a_rapl_counter_of_no_range_is_not_measured(tmp_path):
+    _, meter = _rapl(tmp_path, 5, 0)
+    assert meter.read() is None and meter.status == "not measured: RAPL counters not readable " \
+        "(a counter's max_energy_range_uj is 0)"
+
+
 def test_rapl_that_stops_answering_during_the_run_is_not_measured(tmp_path, monkeypatch):
     domain, meter = _rapl(tmp_path, 5)
     monkeypatch.setattr(meter, "poll_s", 0.01)

@@ -97,21 +97,30 @@ class PowerIntegral(EnergyMeter):
         return self.sampler.energy_j()
 
 
+MOST_PACKAGE_W = 1000.0  # more than a CPU package draws: RAPL's counters are read before it could wrap one twice
+MIN_POLL_S = 0.05  # the poll's shortest interval, whatever a counter's range says
+
+
 class RaplEnergy(EnergyMeter):
     """Package-domain RAPL counters (µJ), summed over sockets, unwrapped at their range.
 
-    A difference of two readings can tell one wrap, not two: a package's counter spans about
-    262 kJ, which 500 W (the most a server package draws) use in under 9 minutes. So between
-    :meth:`start` and :meth:`stop` a thread reads the counters every :attr:`poll_s` seconds, and
-    each wrap is seen; a reading that fails there makes the energy "not measured"."""
+    A difference of two readings can tell one wrap, not two: a package's counter spans 65.5 kJ
+    or 262 kJ on the machines seen (``max_energy_range_uj``: 2^32 of its energy unit), which
+    500 W (about the most a server package draws) use in 2 or 9 minutes. So between :meth:`start` and :meth:`stop` a
+    thread reads the counters every :attr:`poll_s` seconds — 60 at most, and within the time
+    :data:`MOST_PACKAGE_W` takes to use half the smallest range — and each wrap is seen; a
+    reading that fails there makes the energy "not measured"."""
 
     method = "rapl"
     update_s = 0.001  # RAPL's energy status registers update about every millisecond
-    poll_s = 60.0  # a wrap at 4 kW a package still falls between two polls
+    poll_s = 60.0  # at most: a 65.5-kJ counter is read every 32.8 s (a 262-kJ one every 60)
 
     def __init__(self, domains: list[Path]):
         self._domains = domains
         self._ranges = [int((d / "max_energy_range_uj").read_text()) for d in domains]
+        if min(self._ranges) <= 0:
+            raise ValueError(f"a counter's max_energy_range_uj is {min(self._ranges)}")
+        self.poll_s = max(MIN_POLL_S, min(RaplEnergy.poll_s, min(self._ranges) / 1e6 / (2 * MOST_PACKAGE_W)))
         self._last = [self._raw(d) for d in domains]
         self._total_uj = 0
         self._lock = threading.Lock()
