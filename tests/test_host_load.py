@@ -234,7 +234,8 @@ def test_a_child_read_before_its_setsid_counts_what_it_used_after_that_reading(t
     """A process started in a session of its own is this process's child, in its group, from its
     fork to its ``setsid``: a reading landing there leaves it out as the run's own. At the next
     reading it is another process, begun before the last reading; it counts what it used since
-    then (its Python's start-up, 1 s here), not nothing — the flaky miss of the test below."""
+    then (its Python's start-up, 1 s here), not nothing — the flaky miss of
+    test_a_watch_reads_in_its_thread_what_a_short_process_used_between_its_start_and_stop."""
     own = os.getpgrp()
     child = {"name": "burner", "parent": os.getpid(), "began_ticks": 99 * TICK}
     clock = iter([0.0, 2.0, 4.0])
@@ -246,6 +247,25 @@ def test_a_child_read_before_its_setsid_counts_what_it_used_after_that_reading(t
     during = watch.stop()
     assert during is not None and during["busy"] == [{"name": "burner", "cores": 0.5}]
     assert during["other_cores"] == 0.5  # 2 s over 4: its 0.1 s before the first reading is not counted
+
+
+def test_a_child_reaped_by_a_process_that_left_the_runs_group_is_counted_once(tmp_path):
+    """A wrapper (500) the run started, in its group, starts a daemon (501) in a session of its own,
+    counted as another process; the wrapper then leaves the run's group (its own session) and waits
+    for the daemon: the daemon's 3 s land in the wrapper's cutime, of which the 2 s counted already
+    are taken off. 3 s in all, not 5."""
+    own = os.getpgrp()
+    wrapper = {"name": "wrapper", "parent": os.getpid(), "began_ticks": 50 * TICK}
+    daemon = {"name": "daemon", "parent": 500, "group": 501, "began_ticks": 60 * TICK}
+    clock = iter([0.0, 2.0, 4.0])
+    _write_proc(tmp_path, 100, {500: {**wrapper, "group": own, "cpu_ticks": 0}, 501: {**daemon, "cpu_ticks": 0}})
+    watch = host_load.Watch(interval_s=0, proc=tmp_path, clock=lambda: next(clock)).start()
+    _write_proc(tmp_path, 102, {500: {**wrapper, "group": own, "cpu_ticks": 0}, 501: {**daemon, "cpu_ticks": 2 * TICK}})
+    watch.read()
+    _write_proc(tmp_path, 104, {500: {**wrapper, "group": 500, "cpu_ticks": 0, "reaped_ticks": 3 * TICK}})
+    during = watch.stop()
+    assert during is not None and during["other_cores"] == 0.75  # 3 s over 4
+    assert during["busy"] == [{"name": "daemon", "cores": 0.5}, {"name": "wrapper", "cores": 0.25}]
 
 
 def test_a_resumed_watch_adds_what_the_earlier_processes_counted_up_to_the_checkpoint(tmp_path):
@@ -272,10 +292,11 @@ def test_a_resumed_watch_adds_what_the_earlier_processes_counted_up_to_the_check
     assert during["busy"] == [{"name": "stress", "cores": 0.75}, {"name": "make", "cores": 0.25}]
     for broken in (None, [], {"used": {"x": -1.0}, "seconds": 1.0, "attempts": 1},
                    {"used": {}, "seconds": float("nan"), "attempts": 1}, {"used": {}, "seconds": 1.0, "attempts": 0},
+                   {"used": {}, "seconds": -1.0, "attempts": 1}, {"used": {}, "seconds": 1.0, "attempts": True},
                    {"used": {"x": True}, "seconds": 1.0, "attempts": 1}):
         watch = host_load.Watch(interval_s=0, proc=tmp_path)
         watch.carry(broken)
-        assert watch.counted()["attempts"] == 1, broken
+        assert watch.counted() == {"used": {}, "seconds": 0.0, "attempts": 1}, broken
 
 
 def test_a_watch_counts_the_children_a_process_reaped_between_its_readings_once(tmp_path):
@@ -556,6 +577,26 @@ def test_a_file_of_rules_v8_or_later_without_its_load_record_is_refused():
     assert "load-not-recorded" not in {p.code for p in check_document(older)}
 
 
+def test_a_load_watch_adding_up_more_processes_than_the_event_log_holds_is_refused():
+    """``host_load.during.attempts`` counts the processes whose watches it adds up: never more than
+    the event log's (a run of one process claiming 2, or 2.0, is refused; its page never says more)."""
+    import copy
+
+    from suite.validate import check_document
+
+    honest = json.loads((Path(__file__).parent / "fixtures" / "reference-smoke.json").read_text())
+    assert check_document(honest) == []
+    watched = {"cores": 2, "other_cores": 0.0, "busy": [], "seconds": 1.5}  # (the fixture predates the watch)
+    for claimed in (2, 2.0):
+        edited = copy.deepcopy(honest)
+        edited["runs"][0]["host_load"]["during"] = {**watched, "attempts": claimed}
+        assert [(p.code, p.field, p.reason) for p in check_document(edited)] == [
+            ("stream-run-bounds", "runs[0].host_load.during.attempts",
+             "2 processes' load watches, but the event log holds 1 process")]
+        said = run_page.host_load_context(edited["runs"][0])["text"]
+        assert "on average over the run," in said and "attempts" not in said
+
+
 def test_a_file_holding_a_second_clock_without_its_load_record_is_refused_whatever_its_date():
     """Trial 7's D4: an own-code file wholly backdated before v8 and naming v7, its host_load
     deleted, read "host load not recorded (dated before goodbench recorded it)", yet its second
@@ -617,6 +658,8 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
         run_page.host_load_context({**carried, "goodput": {"restarts": 1}})["text"]
     assert "over 2 of its 3 attempts (resumed 2 times;" in \
         run_page.host_load_context({**carried, "goodput": {"restarts": 2}})["text"]
+    claimed = {"host_load": {**record, "during": {**during, "attempts": 7.0}}, "goodput": {"restarts": 1}}
+    assert "over its 2 attempts (resumed 1 time;" in run_page.host_load_context(claimed)["text"]  # no more than ran
 
 
 def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(tmp_path):

@@ -61,6 +61,9 @@ def test_a_killed_run_goes_on_from_its_checkpoint_with_the_curve_of_an_unbroken_
     assert (killed["restarts"], killed["lost_steps"], killed["checkpoint"]["loads"]) == (1, 5, 1)
     assert killed["badput_s"]["lost_work"] > 0 and killed["badput_s"]["restart_recovery"] > 0
     assert resumed["runs"][0]["goodput"]["restarts"] == 0
+    # the killed process's load watch up to its checkpoint is kept in it and added on (run.save, run.restore)
+    assert resumed["runs"][1]["host_load"]["during"]["attempts"] == 2
+    assert "attempts" not in resumed["runs"][0]["host_load"]["during"]
 
 
 @pytest.mark.slow

@@ -210,7 +210,7 @@ class Watch:
     counted under ``make``'s name), less what those children had when last read (counted then);
     a process begun since the last reading (its ``starttime`` after it) adds all of both, and one
     the last reading left out as the run's own (a child read between its fork and its ``setsid``,
-    its own session's then) adds what it used since that reading.
+    in a session of its own by the next reading) adds what it used since that reading.
 
     What it misses: a process that ended since the last reading loses what it used since then,
     unless its parent, present at both readings, waited for it; a process whose ``stat`` could
@@ -251,7 +251,7 @@ class Watch:
             return
         used, seconds, attempts = earlier.get("used"), earlier.get("seconds"), earlier.get("attempts")
         if not (isinstance(used, dict) and all(isinstance(k, str) and _finite(v) and v >= 0 for k, v in used.items())
-                and _finite(seconds) and seconds >= 0 and isinstance(attempts, int) and attempts >= 1):
+                and _finite(seconds) and seconds >= 0 and type(attempts) is int and attempts >= 1):
             return
         with self._lock:
             self._earlier = {"used": dict(used), "seconds": float(seconds), "attempts": attempts}
@@ -378,13 +378,18 @@ def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], flo
 
 def _nearest_present(gone: Process, last: Reading, now: Reading) -> tuple[int, float] | None:
     """(pid, start) of the nearest ancestor of the process ``gone`` (read at ``last``) that ``now``
-    still holds, through the ancestors ``last`` read; None where none is read at both."""
+    still holds as another process, through the ancestors ``last`` read (the run's own then
+    included: one that has left the run's group since counts its growth from there); None where
+    none is, or where the nearest still there is the run's own now (what it reaps is not counted)."""
     parent, seen = gone.parent, set()
-    while parent in last.processes and parent not in seen:
+    while parent not in seen and (was := last.processes.get(parent) or last.left_out.get(parent)) is not None:
         seen.add(parent)
-        was, still = last.processes[parent], now.processes.get(parent)
+        still = now.processes.get(parent)
         if still is not None and still.began == was.began:
             return parent, was.began
+        own = now.left_out.get(parent)
+        if own is not None and own.began == was.began:
+            return None
         parent = was.parent
     return None
 

@@ -608,7 +608,9 @@ def _during(during: dict, restarts: int = 0) -> str:
     names = host_load.busy_names(during)
     seconds = during.get("seconds")
     watched = f", {seconds:g} s watched" if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else ""
-    attempts = results.count(during.get("attempts")) or 1
+    attempts = during.get("attempts")  # a whole number (2.0 is the schema's 2), never more than the run's
+    attempts = min(int(attempts), restarts + 1) if isinstance(attempts, (int, float)) and not isinstance(
+        attempts, bool) and math.isfinite(attempts) and attempts == int(attempts) and attempts > 1 else 1
     resumed = f"resumed {restarts} time{'' if restarts == 1 else 's'}"
     if restarts <= 0:
         over = "over the run"

@@ -153,7 +153,8 @@ def _loop_share_bound(doc: dict, run: dict, log: EventLogView) -> float:
     """:data:`LOOP_SHARE_QUIET` for a run of goodbench's own loop on a CPU, in one process, that its
     host-load record calls quiet at its start, its end and on average over it (each measured);
     else :data:`LOOP_SHARE`. Own code's loop between its steps is its own (a batch fetched outside
-    ``run.data_wait()`` is honest), and a resumed run's record covers its last process only. A
+    ``run.data_wait()`` is honest), and a resumed run's load record misses what each killed process
+    watched after its last checkpoint. A
     pause is allowed beside either (:func:`_paused_in_blocks`): it no longer chooses the bound (a
     ``paused`` event of 0 s lifted a quiet run's bound to half, trial 20)."""
     if doc["system"]["accelerator"]["type"] != "cpu" or division(doc) == "own" or len(log.attempts) != 1:
@@ -294,7 +295,20 @@ def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
         problems.append(Problem("stream-run-bounds", f"{where}.started_at",
                                 f"{safe(run['started_at'])}, but the event log's init_start is at "
                                 f"{log.init_start:.3f} s since the epoch ({started:.0f} s by started_at)"))
-    return problems
+    return problems + _watched_attempts(run, where, log)
+
+
+def _watched_attempts(run: dict, where: str, log: EventLogView) -> list[Problem]:
+    """``host_load.during.attempts`` (the processes whose load watches it adds up) is no more than the
+    processes the event log holds."""
+    load_record = run.get("host_load")
+    during = load_record.get("during") if isinstance(load_record, dict) else None
+    attempts = as_number(during.get("attempts")) if isinstance(during, dict) else None  # 2.0 is the schema's 2
+    if attempts is None or attempts <= len(log.attempts):
+        return []
+    return [Problem("stream-run-bounds", f"{where}.host_load.during.attempts",
+                    f"{attempts:g} processes' load watches, but the event log holds {len(log.attempts)} "
+                    f"process{'' if len(log.attempts) == 1 else 'es'}")]
 
 
 @run_rule("stream-phases")
