@@ -20,7 +20,7 @@ from suite.record import results
 from suite.record.privacy import shown_command
 from suite.record.text import cut_words, printable
 from suite.site import charts, labels
-from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
+from suite.site.formatting import RESOLUTION_S, missing, number, price_usd, seconds, usd
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name, system_slug
 from suite.site.render import render
@@ -608,9 +608,8 @@ def _during(during: dict, restarts: int = 0) -> str:
     names = host_load.busy_names(during)
     seconds = during.get("seconds")
     watched = f", {seconds:g} s watched" if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else ""
-    attempts = during.get("attempts")  # a whole number (2.0 is the schema's 2), never more than the run's
-    attempts = min(int(attempts), restarts + 1) if isinstance(attempts, (int, float)) and not isinstance(
-        attempts, bool) and math.isfinite(attempts) and attempts == int(attempts) and attempts > 1 else 1
+    claimed = number(during.get("attempts"))  # a whole number (2.0 is the schema's 2), never more than the run's
+    attempts = min(int(claimed), restarts + 1) if claimed is not None and claimed.is_integer() and claimed > 1 else 1
     resumed = f"resumed {restarts} time{'' if restarts == 1 else 's'}"
     if restarts <= 0:
         over = "over the run"

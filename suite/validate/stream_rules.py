@@ -287,6 +287,7 @@ def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
         problems.append(Problem("stream-run-bounds", field,
                                 f"no time to target, but the event log's evaluation at step {hits[0]} meets "
                                 f"{target.describe()}"))
+    problems += _watched_attempts(run, where, log)
     try:
         started = dt.datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -295,7 +296,7 @@ def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
         problems.append(Problem("stream-run-bounds", f"{where}.started_at",
                                 f"{safe(run['started_at'])}, but the event log's init_start is at "
                                 f"{log.init_start:.3f} s since the epoch ({started:.0f} s by started_at)"))
-    return problems + _watched_attempts(run, where, log)
+    return problems
 
 
 def _watched_attempts(run: dict, where: str, log: EventLogView) -> list[Problem]:
