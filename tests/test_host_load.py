@@ -649,7 +649,8 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
     for unwatched in (None, {"cores": 2, "other_cores": None}):
         said = run_page.host_load_context({"host_load": {**record, "during": unwatched}})
         assert "over the run" not in said["text"] and said["text"].startswith("load at its start")
-    resumed = run_page.host_load_context({"host_load": record, "goodput": {"restarts": 1}})
+    resumed_run = {"host_load": record, "goodput": {"restarts": 1}}
+    resumed = run_page.host_load_context(resumed_run)
     assert ("; on average over its last attempt (resumed 1 time; the attempts before it were not watched, 40 s "
             "watched), other processes used 0.7 of 2 cores") in resumed["text"]
     carried = {"host_load": {**record, "during": {**during, "attempts": 2}}}
@@ -660,6 +661,14 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
         run_page.host_load_context({**carried, "goodput": {"restarts": 2}})["text"]
     claimed = {"host_load": {**record, "during": {**during, "attempts": 7.0}}, "goodput": {"restarts": 1}}
     assert "over its 2 attempts (resumed 1 time;" in run_page.host_load_context(claimed)["text"]  # no more than ran
+    # the headline of a run under load says what its average was taken over, as the text does
+    headline = {"it": {"host_load": record}, "its last attempt": resumed_run,
+                "its 2 attempts": {**carried, "goodput": {"restarts": 1}},
+                "2 of its 3 attempts": {**carried, "goodput": {"restarts": 2}}}
+    for over, run in headline.items():
+        assert run_page.host_load_context(run)["under"] == \
+            f"other processes used 0.7 of 2 cores on average over {over} (stress, make)", over
+        assert f"on average over {over} (stress, make)" in (load.runs_under_load([run]) or ""), over
 
 
 def test_a_watch_leaves_out_the_processes_under_one_it_is_told_is_the_runs_own(tmp_path):

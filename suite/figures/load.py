@@ -2,7 +2,10 @@
 load or not. Self-reported, like the readings: nothing in a results file can check them."""
 from __future__ import annotations
 
+import math
+
 from suite.figures import naming
+from suite.record import results
 from suite.record.text import cut
 
 UNDER_LOAD_CORES = 0.5  # other processes using this many cores between them: measured under load
@@ -32,10 +35,11 @@ what the processes used over the whole run (``during``, :class:`suite.meters.hos
 files written before it have none)."""
 
 
-def under_load(host_load: dict | None) -> str | None:
+def under_load(host_load: dict | None, restarts: int = 0) -> str | None:
     """Why a run's ``host_load`` says it was measured under load (other processes using at least
     :data:`UNDER_LOAD_CORES` cores at its start, on average over it, or at its end), or None: not
-    under load, or not recorded (files written before it was)."""
+    under load, or not recorded (files written before it was). ``restarts``: the run's
+    (:func:`restarts_of`), which say what its average was taken over (:func:`watched_span`)."""
     if not isinstance(host_load, dict):
         return None
     reasons = []
@@ -43,8 +47,38 @@ def under_load(host_load: dict | None) -> str | None:
         snap = found if isinstance(found := host_load.get(when), dict) else {}
         other = snap.get("other_cores")
         if isinstance(other, (int, float)) and other >= UNDER_LOAD_CORES:
+            if when == "during":
+                words = f"on average over {watched_span(snap, restarts)[1]}"
             reasons.append(f"other processes used {other_load(snap, when=words)}")
     return "; ".join(reasons) or None
+
+
+def run_under_load(run: dict) -> str | None:
+    """:func:`under_load` of a run record (its ``host_load``, over what its restarts say)."""
+    return under_load(run.get("host_load"), restarts_of(run))
+
+
+def restarts_of(run: dict) -> int:
+    """The times a run was resumed, as its goodput record counts them (0 where it says none)."""
+    goodput = found if isinstance(found := run.get("goodput"), dict) else {}
+    return results.count(goodput.get("restarts")) or 0
+
+
+def watched_span(during: dict, restarts: int) -> tuple[int, str]:
+    """The attempts a run's ``host_load.during`` adds up and what that is, in words ("it", "its 3
+    attempts", "2 of its 3 attempts", "its last attempt"), by its ``attempts`` — a whole number
+    (2.0 is the schema's 2), never taken above the run's ``restarts`` + 1, which a file could claim
+    (the validator refuses more than its event log's processes) — and the run's ``restarts``."""
+    claimed = during.get("attempts")
+    attempts = 1
+    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and math.isfinite(claimed) \
+            and float(claimed).is_integer() and claimed > 1:
+        attempts = min(int(claimed), restarts + 1)
+    if restarts <= 0:
+        return 1, "it"
+    if attempts > 1:
+        return attempts, f"its {attempts} attempts" if attempts >= restarts + 1 else f"{attempts} of its {restarts + 1} attempts"
+    return 1, "its last attempt"
 
 
 def other_load(snap: dict, when: str = "") -> str:
@@ -78,7 +112,7 @@ def runs_under_load(runs: list[dict], implementation: str | None = None,
     named as every command names it (:func:`suite.figures.naming.workload_label`): its workload's
     id, or own code's "own: NAME (held to ID)" (``implementation``: the name its file records);
     ``source``: who measured the load ("self-reported": the file's word)."""
-    loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := under_load(run.get("host_load")))]
+    loaded = [(run, why) for run in runs if isinstance(run, dict) and (why := run_under_load(run))]
     if not loaded:
         return None
     run, why = loaded[0]

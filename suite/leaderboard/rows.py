@@ -280,7 +280,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
     out = []
     for run in doc["runs"]:
         repro = compared.get(run["run_id"])
-        loaded = host_load.under_load(run.get("host_load"))
+        loaded = host_load.run_under_load(run)
         out.append({
             "file": name, "run_id": run["run_id"], "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],

@@ -20,7 +20,7 @@ from suite.record import results
 from suite.record.privacy import shown_command
 from suite.record.text import cut_words, printable
 from suite.site import charts, labels
-from suite.site.formatting import RESOLUTION_S, missing, number, price_usd, seconds, usd
+from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name, system_slug
 from suite.site.render import render
@@ -165,7 +165,7 @@ def reproduced_lines(reproductions: list[dict], original_run: dict, original_doc
             if kind in (trust.DIFFERS, trust.INCONCLUSIVE):  # which way, and what differed
                 how = trust.hows(found)
                 text += f": {how}" if how else ""
-                if kind == trust.DIFFERS and not loaded_said and host_load.under_load(original_run.get("host_load")) \
+                if kind == trust.DIFFERS and not loaded_said and host_load.run_under_load(original_run) \
                         and how and reads_faster(how):  # the load explains a faster re-run only
                     text += f"; {UNDER_LOAD_NOTE}"  # once, on the first line that differs
                     loaded_said = True
@@ -583,11 +583,11 @@ def host_load_context(run: dict) -> dict:
             loads.append(f"{load:g} at its {when}")
     during = record.get("during")
     if isinstance(during, dict) and isinstance(during.get("other_cores"), (int, float)):
-        parts.insert(1, _during(during, results.count(_dict(run.get("goodput")).get("restarts")) or 0))
+        parts.insert(1, _during(during, host_load.restarts_of(run)))
     gpu = record.get("gpu_other_processes_end")
     if gpu is not None:
         parts.append(f"{gpu} other compute process{'' if gpu == 1 else 'es'} on the GPU at its end")
-    return {"under": host_load.under_load(record), "text": "load " + "; ".join(parts), "recorded": True,
+    return {"under": host_load.run_under_load(run), "text": "load " + "; ".join(parts), "recorded": True,
             "loads": f"load average {', '.join(loads)}" if loads else ""}
 
 
@@ -608,14 +608,12 @@ def _during(during: dict, restarts: int = 0) -> str:
     names = host_load.busy_names(during)
     seconds = during.get("seconds")
     watched = f", {seconds:g} s watched" if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else ""
-    claimed = number(during.get("attempts"))  # a whole number (2.0 is the schema's 2), never more than the run's
-    attempts = min(int(claimed), restarts + 1) if claimed is not None and claimed.is_integer() and claimed > 1 else 1
+    attempts, which = host_load.watched_span(during, restarts)
     resumed = f"resumed {restarts} time{'' if restarts == 1 else 's'}"
     if restarts <= 0:
         over = "over the run"
     elif attempts > 1:
-        which = f"its {attempts}" if attempts >= restarts + 1 else f"{attempts} of its {restarts + 1}"
-        over = (f"over {which} attempts ({resumed}; each earlier one watched up to the checkpoint the next "
+        over = (f"over {which} ({resumed}; each earlier one watched up to the checkpoint the next "
                 f"went on from{watched})")
     else:
         over = f"over its last attempt ({resumed}; the attempts before it were not watched{watched})"
