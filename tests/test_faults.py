@@ -62,17 +62,36 @@ def test_log_and_record_show_failure_restart_and_lost_work(runs):
 
 @pytest.mark.dist
 def test_the_resumed_runs_load_watch_adds_the_killed_process_up_to_its_checkpoint(runs):
-    """The first process's watch counted up to the checkpoint of step 20 (kept in it, read while it
-    is saved), the second's from its own start to its clock's stop: ``during`` adds both
-    (``attempts`` 2); a run never resumed has no ``attempts``."""
-    clean, killed, _ = runs
-    during = killed["host_load"]["during"]
-    assert during["attempts"] == 2 and "attempts" not in clean["host_load"]["during"]
+    """The last worker's own record (``record.json``, which the supervisor reads): the first
+    worker's watch counted up to the checkpoint of step 20 (kept in it, read while it is saved),
+    the second's from its own start to its clock's stop; ``during`` adds both (``attempts`` 2). A
+    run never resumed has no ``attempts``."""
+    clean, killed, folder = runs
+    [record] = folder.rglob("record.json")
+    during = json.loads(record.read_text())["host_load"]["during"]
+    assert during["attempts"] == 2 and "watched" not in during
+    assert "attempts" not in clean["host_load"]["during"] and "watched" not in clean["host_load"]["during"]
     events = mllog.parse(killed["event_log"])
     first, last = [e.t for e in events if e.key == "init_start"]
     kept = [e.t for e in events if e.key in ("checkpoint_start", "checkpoint_stop") and e.metadata.get("step") == 20]
     second = events[-1].t - last  # to run_stop; the watch starts just before init_start and stops just after
     assert (kept[0] - first) + second - 0.05 <= during["seconds"] <= (kept[-1] - first) + second + 0.3
+
+
+@pytest.mark.dist
+def test_the_supervisor_watches_a_killed_run_whole(runs):
+    """The run the supervisor returns holds its watch instead, from before the first worker to after
+    the last: what the killed worker watched after its checkpoint and the restart between them are
+    in it (``watched`` "supervisor", ``attempts``: the event log's workers)."""
+    _, killed, folder = runs
+    during = killed["host_load"]["during"]
+    assert (during["watched"], during["attempts"]) == ("supervisor", 2)
+    events = mllog.parse(killed["event_log"])
+    span = events[-1].t - events[0].t  # first init_start to the last worker's run_stop
+    [record] = folder.rglob("record.json")
+    carried = json.loads(record.read_text())["host_load"]["during"]["seconds"]
+    assert during["seconds"] >= span - 0.05 > carried
+    assert set(during) == {"cores", "host_cores", "other_cores", "busy", "seconds", "attempts", "watched"}
 
 
 def test_kill_is_a_real_sigkill():

@@ -665,6 +665,12 @@ def test_a_run_page_says_what_other_processes_used_on_average_over_the_run():
     headline = {"it": {"host_load": record}, "its last attempt": resumed_run,
                 "its 2 attempts": {**carried, "goodput": {"restarts": 1}},
                 "2 of its 3 attempts": {**carried, "goodput": {"restarts": 2}}}
+    whole = {"host_load": {**record, "during": {**during, "attempts": 2, "watched": "supervisor"}},
+             "goodput": {"restarts": 1}}
+    assert ("; on average over the whole run, its 2 attempts and the restart between them (resumed 1 time; watched "
+            "by goodbench run's supervisor, which killed and restarted it, 40 s watched), other processes used 0.7 of 2 "
+            "cores") in run_page.host_load_context(whole)["text"]
+    headline["the whole run, its 2 attempts and the restart between them"] = whole
     for over, run in headline.items():
         assert run_page.host_load_context(run)["under"] == \
             f"other processes used 0.7 of 2 cores on average over {over} (stress, make)", over

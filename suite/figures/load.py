@@ -66,9 +66,11 @@ def restarts_of(run: dict) -> int:
 
 def watched_span(during: dict, restarts: int) -> tuple[int, str]:
     """The attempts a run's ``host_load.during`` adds up and what that is, in words ("it", "its 3
-    attempts", "2 of its 3 attempts", "its last attempt"), by its ``attempts`` — a whole number
-    (2.0 is the schema's 2), never taken above the run's ``restarts`` + 1, which a file could claim
-    (the validator refuses more than its event log's processes) — and the run's ``restarts``."""
+    attempts", "2 of its 3 attempts", "its last attempt", or where goodbench run's supervisor
+    watched it whole, "the whole run, its 3 attempts and the restarts between them"), by its
+    ``watched`` and ``attempts`` — a whole number (2.0 is the schema's 2), never taken above the
+    run's ``restarts`` + 1, which a file could claim (the validator refuses more than its event
+    log's processes) — and the run's ``restarts``."""
     claimed = during.get("attempts")
     attempts = 1
     if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and math.isfinite(claimed) \
@@ -76,6 +78,9 @@ def watched_span(during: dict, restarts: int) -> tuple[int, str]:
         attempts = min(int(claimed), restarts + 1)
     if restarts <= 0:
         return 1, "it"
+    if during.get("watched") == "supervisor":  # from before its first process to after its last
+        return restarts + 1, (f"the whole run, its {restarts + 1} attempts and the "
+                              f"restart{'' if restarts == 1 else 's'} between them")
     if attempts > 1:
         return attempts, f"its {attempts} attempts" if attempts >= restarts + 1 else f"{attempts} of its {restarts + 1} attempts"
     return 1, "its last attempt"

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from suite.figures import goodput
+from suite.meters import host_load
 from suite.meters.telemetry import SUPERVISOR_PID
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
@@ -35,6 +37,7 @@ from suite.record.results import write_atomic
 from suite.run.job_control import JobControl, paused_s
 from suite.run.runner import Progress, RunOptions, run_dir, run_one
 from suite.run.signals import ORPHANED_STATUS, Terminated, hangup_as_sigterm, holding
+from suite.trust.labels import names_withheld
 from workloads.base import Workload
 
 MAX_RANDOM_FAILURES = 10  # a rate-driven run stops injecting after this many kills
@@ -86,8 +89,8 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
     task_path.write_bytes(pickle.dumps(task))
     log = mllog.EventLog(directory / "events.log")
     # a resumed suite continues the run's failure schedules: what fired does not fire again
-    causes = [str(e.metadata.get("cause", "")) for e in mllog.parse(log.all_lines())
-              if e.key == "failure"]
+    logged = log.all_lines()
+    causes = [str(e.metadata.get("cause", "")) for e in mllog.parse(logged) if e.key == "failure"]
     attempt = len(causes)
     injected = sum(1 for c in causes if c.startswith("injected"))
     pending = sorted(set(options.inject_failures))[injected:]
@@ -98,6 +101,8 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
         times = failure_times(options.failure_rate_per_hour, options.failure_seed)
         offset = times[done - 1] if 0 < done <= len(times) else 0.0
         deadlines = [began + t - offset for t in times[done:]]
+    # a run begun here is watched whole, every worker and the restarts between them (_whole_watch)
+    watch = host_load.Watch().start() if not logged else None
     stops = contextlib.ExitStack()
     try:
         # the terminal closed (SIGHUP): a stop as SIGTERM is, passed on; the worker, in a group of its own
@@ -107,6 +112,8 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
         job = stops.enter_context(JobControl(directory / "events.log"))
         while True:
             proc = _spawn(task_path)
+            if watch is not None:
+                watch.own(proc.pid)  # the worker and every process under it are the run's own
             job.worker = proc
             try:
                 outcome = _watch(proc, pending, deadlines)
@@ -138,10 +145,13 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
     finally:
         stops.close()
         log.close()
+        whole = watch.stop() if watch is not None else None
     if proc.returncode != 0 or not record_path.exists():
         raise GoodbenchError(f"the training worker of {workload.id} seed {seed} exited with "
                              f"status {proc.returncode} (see its output above)")
     record = json.loads(record_path.read_text())
+    if attempt > 0:
+        _whole_watch(record, whole)
     record["faults"] = {"inject_failures": sorted(set(options.inject_failures)),
                         "failure_rate_per_hour": options.failure_rate_per_hour,
                         "failure_seed": options.failure_seed if options.failure_rate_per_hour else None,
@@ -150,6 +160,23 @@ def run_supervised(workload: Workload, scale: str, seed: int, options: RunOption
     if paused:  # the worker's clock ran on while it was stopped (Ctrl-Z): its timed window holds the pause
         record["faults"]["paused_s"] = paused
     return record
+
+
+def _whole_watch(record: dict, whole: dict | None) -> None:
+    """Put the supervisor's watch of a killed and restarted run (``whole``: every worker's life and
+    the restarts between them, what a killed worker watched after its last checkpoint included) in
+    place of the last worker's ``host_load.during``, which adds each earlier worker's watch up to the
+    checkpoint the next went on from only; ``attempts``: the worker processes the run's event log
+    holds (what the validator counts), ``watched``: "supervisor". Nothing where the supervisor did not
+    watch the run from its start (a resumed suite: an earlier supervisor saw its first workers), or
+    its watch read nothing."""
+    load_record = record.get("host_load")
+    if whole is None or not isinstance(load_record, dict):
+        return
+    events = mllog.parse(record.get("event_log") or [])
+    attempts = len(goodput.split_attempts(events))
+    load_record["during"] = {**(names_withheld(whole) or whole), **({"attempts": attempts} if attempts > 1 else {}),
+                             "watched": "supervisor"}
 
 
 def _picklable(progress: Progress) -> Progress | None:

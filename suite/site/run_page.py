@@ -601,8 +601,9 @@ def paused_text(run: dict) -> str | None:
 def _during(during: dict, restarts: int = 0) -> str:
     """What a run's ``host_load.during`` (:class:`suite.meters.host_load.Watch`) says, in words: the
     other processes' CPU on average over the run — where it was resumed (``restarts``), over the
-    attempts its ``attempts`` adds up (each earlier one up to the checkpoint the next went on from),
-    or its last attempt only — and the busiest of them."""
+    whole run where its supervisor watched it, over the attempts its ``attempts`` adds up (each
+    earlier one up to the checkpoint the next went on from), or its last attempt only — and the
+    busiest of them (:func:`suite.figures.load.watched_span`)."""
     cores = during.get("cores")
     of = f" of {cores}" if isinstance(cores, int) and not isinstance(cores, bool) else ""
     names = host_load.busy_names(during)
@@ -612,6 +613,8 @@ def _during(during: dict, restarts: int = 0) -> str:
     resumed = f"resumed {restarts} time{'' if restarts == 1 else 's'}"
     if restarts <= 0:
         over = "over the run"
+    elif during.get("watched") == "supervisor":
+        over = f"over {which} ({resumed}; watched by goodbench run's supervisor, which killed and restarted it{watched})"
     elif attempts > 1:
         over = (f"over {which} ({resumed}; each earlier one watched up to the checkpoint the next "
                 f"went on from{watched})")
