@@ -120,3 +120,71 @@ def test_the_window_energy_leaves_out_evaluations(data_dir, monkeypatch):
     assert m["energy_to_train_j"] > m["energy_window_j"] + 100.0 * 0.6  # the evals count there
     assert m["energy_per_sample_j"] == pytest.approx(
         m["energy_window_j"] / (m["throughput"]["window"]["steps"] * m["samples_per_step"]))
+
+
+def test_a_run_interrupted_inside_a_step_ends_its_block_where_its_last_finished_step_did(data_dir, monkeypatch):
+    """A new user's Ctrl-C 0.3 s into step 2 stamped the warm-up block of one 0.11-s step 0.27 s
+    long, and the file failed its own validation [stream-step-times]: the block now ends where its
+    last finished step did, the unfinished step out of it."""
+    import time
+
+    from suite.record import mllog
+    from workloads.lm.job import LanguageModelJob
+
+    real_step = LanguageModelJob.train_step
+    entered = []
+
+    def interrupt_inside_step_2(self, batch=None):
+        if self.step == 1:
+            entered.append(time.time())
+            time.sleep(0.3)  # the step was under way when the interrupt came
+            raise KeyboardInterrupt
+        return real_step(self, batch)
+
+    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_inside_step_2)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        run_short(data_dir)
+    record = stopped.value.record
+    assert record["status"] == "partial" and record["steps"] == 1
+    events = mllog.parse(record["event_log"])
+    start = next(e for e in events if e.key == "warmup_start")
+    stop = next(e for e in events if e.key == "warmup_stop")
+    assert (stop.metadata["first_step"], stop.metadata["last_step"], stop.metadata["step_count"]) == (1, 1, 1)
+    assert stop.t <= entered[0]  # step 1's end, before step 2 began its work
+    assert stop.t - start.t <= 1.5 * (stop.metadata["step_s"] + (stop.metadata["data_wait_s"] or 0)) + 0.01
+
+
+def test_own_code_interrupted_inside_a_step_ends_its_block_where_its_last_finished_step_did(tmp_path, monkeypatch):
+    """The same for own code: Ctrl-C 0.3 s into the second of 1-ms steps, and the file it writes is
+    valid [stream-step-times]."""
+    import json
+    import time
+
+    import torch
+    from quick_ceiling import quick_ceiling
+
+    import goodbench
+    from suite.record import mllog
+    from suite.validate import check_document
+
+    quick_ceiling(monkeypatch)
+    out = tmp_path / "own.json"
+    bench = goodbench.Benchmark("tiny", samples_per_step=4, flops_per_step=1e6, max_steps=6, warmup_steps=3,
+                                eval_every=6, device="cpu", out=out, sign=False)
+    entered = []
+    with pytest.raises(KeyboardInterrupt), bench:
+        for run in bench.runs():
+            for step in (1, 2):
+                with run.step() as s:
+                    time.sleep(0.001)
+                    if step == 2:
+                        entered.append(time.time())
+                        time.sleep(0.3)
+                        raise KeyboardInterrupt
+                    s.loss = torch.tensor(1.0)
+    doc = json.loads(out.read_text())
+    [run] = doc["runs"]
+    assert run["status"] == "partial" and run["steps"] == 1
+    stop = next(e for e in mllog.parse(run["event_log"]) if e.key == "warmup_stop")
+    assert stop.metadata["step_count"] == 1 and stop.t <= entered[0]
+    assert not [p for p in check_document(doc) if p.code == "stream-step-times"]

@@ -466,7 +466,8 @@ class Run:
             self._begin_training()
         self._ended = True
         self._open_step = None  # a step begun and never ended (an error inside it) is not a step
-        self._flush()
+        # its block ends where its last finished step did (an error or interrupt inside a step)
+        loop.flush_step_times(self.clock, self.state, self.blocks, self.timed_before, self.parallel, ending=True)
         if isinstance(error, KeyboardInterrupt):
             signals.caught()  # this run ends here: a later one is not stopped by it
         if error is not None:

@@ -233,6 +233,7 @@ class StepBlocks:
         self.log, self.last_warmup_step = log, last_warmup_step
         self.first: int | None = None
         self.last = 0
+        self.last_done_s: float | None = None  # when the open block's last finished step ended
         self.waits: list[float | None] = []
 
     def open(self, step: int) -> None:
@@ -243,11 +244,14 @@ class StepBlocks:
                 "first_step": step, **samples_count(step - 1, self.log.samples_per_step)})
 
     def step_done(self, step: int, data_wait_s: float | None) -> None:
-        self.last = step
+        self.last, self.last_done_s = step, time.time()
         self.waits.append(data_wait_s)
 
-    def close(self, step_times: list[float], rank_waits: list[list[float | None]] | None = None) -> None:
-        """End the open block; ``step_times`` are the durations of its steps.
+    def close(self, step_times: list[float], rank_waits: list[list[float | None]] | None = None,
+              at_last_step: bool = False) -> None:
+        """End the open block; ``step_times`` are the durations of its steps. ``at_last_step``: its
+        stop is stamped when its last finished step ended, not now — a run that failed or was
+        interrupted inside a step ends its block there (the unfinished step is not one of its steps).
 
         ``rank_waits`` (a distributed run: every rank's per-step batch waits, this rank's
         included) makes the block the job's: a step waits for the slowest rank's batch, so
@@ -271,7 +275,8 @@ class StepBlocks:
         self.log.end(f"{self._kind()}_stop", metadata={
             "first_step": self.first, "last_step": self.last, "step_count": len(step_times),
             "step_s": step_s, "data_wait_s": waits, **extra,
-            **samples_count(self.last, self.log.samples_per_step)})
+            **samples_count(self.last, self.log.samples_per_step)},
+            time_s=self.last_done_s if at_last_step else None)
         self.first = None
 
     def _kind(self) -> str:

@@ -74,10 +74,12 @@ def open_step(step: int, warm_last: int, state: LoopState, blocks: mllog.StepBlo
 
 
 def flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlocks,
-                      timed_before: int, parallel: Parallel = SINGLE) -> None:
+                      timed_before: int, parallel: Parallel = SINGLE, *, ending: bool = False) -> None:
     """Move the clock's durations not yet in ``state.step_times`` there (one per finished step)
     and close the step block. Under ``parallel`` (every rank flushes at the same steps) the
-    ranks' batch waits are gathered so the block records the job's data stalls."""
+    ranks' batch waits are gathered so the block records the job's data stalls. ``ending``: the
+    steps end here, perhaps inside one (an error, an interrupt): the block ends where its last
+    finished step did (:meth:`suite.record.mllog.StepBlocks.close`)."""
     first = len(state.step_times) - timed_before
     new = clock.durations()[first:]
     new = new[:max(0, state.step - len(state.step_times))]
@@ -86,7 +88,7 @@ def flush_step_times(clock: StepClock, state: LoopState, blocks: mllog.StepBlock
     rank_waits = distributed.gather(blocks.waits, parallel) if parallel.distributed else None
     if new:
         state.step_times.extend(new)
-        blocks.close(new, rank_waits)
+        blocks.close(new, rank_waits, at_last_step=ending)
 
 
 def log_loss(loss: torch.Tensor, step: int, state: LoopState, log: mllog.EventLog,

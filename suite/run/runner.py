@@ -294,4 +294,4 @@ def _train(job, spec, spec_hash: str, options: RunOptions, state: LoopState, log
                 save_checkpoint(job, step, state, log, directory, spec_hash, meter, device,
                                  options.parallel, watch)
     finally:  # a failed or interrupted run keeps the times of every step it finished
-        loop.flush_step_times(clock, state, blocks, timed_before)
+        loop.flush_step_times(clock, state, blocks, timed_before, ending=True)
