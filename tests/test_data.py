@@ -153,6 +153,25 @@ def test_data_fetch_refuses_a_copy_with_another_sha256_and_leaves_nothing(data_d
     assert list((tmp_path / "to").rglob("*")) in ([], [tmp_path / "to" / "tinyshakespeare"])
 
 
+@pytest.mark.parametrize("made", [None, "file"])
+def test_data_fetch_says_a_mirror_folder_that_is_not_there_once_and_makes_nothing(made, tmp_path, capsys):
+    """A new user's typo in --mirror read as each file's raw "urlopen error … No such file or
+    directory" and left an empty folder in --to: a usage error now, said once, before anything."""
+    from suite.cli import main
+
+    mirror = tmp_path / "nope"
+    if made == "file":
+        mirror.write_text("")
+    with pytest.raises(SystemExit) as ended:
+        main(["data", "fetch", "-w", "lm-char", "--mirror", str(mirror), "--to", str(tmp_path / "to")])
+    assert ended.value.code == 2
+    said = capsys.readouterr().err.strip()
+    why = "a file, not a folder" if made else "no such folder (a typo?)"
+    assert said == (f"goodbench data: error: --mirror {mirror}: {why}; give the folder (or URL) that holds the "
+                    "dataset files under their names")
+    assert not (tmp_path / "to").exists()
+
+
 def test_data_verify_says_ok_missing_or_wrong_for_each_file(data_dir, tmp_path, capsys):
     from suite.cli import main
 

@@ -99,6 +99,7 @@ def _fetch(args) -> int:
     from workloads import data
 
     _said_missing(args.data_dir)
+    _check_mirror(args.mirror)
     failed = 0
     for name, (f, _) in _pinned(args.workload).items():
         found = data.presence(f, args.data_dir)
@@ -119,6 +120,19 @@ def _fetch(args) -> int:
             continue
         print(f"{name}: fetched into {dest} (sha256 {f.sha256[:12]}… checked)")
     return 1 if failed else 0
+
+
+def _check_mirror(mirror: str | None) -> None:
+    """A ``--mirror`` folder (not a URL) that does not exist or is not a folder, said once as a usage
+    error before any file is tried (a typo would have read as each file's unreadable URL)."""
+    from pathlib import Path
+
+    from suite.commands.common import Usage
+
+    if mirror is None or "://" in mirror or Path(mirror).is_dir():
+        return
+    what = "a file, not a folder" if Path(mirror).exists() else "no such folder (a typo?)"
+    raise Usage(f"--mirror {mirror}: {what}; give the folder (or URL) that holds the dataset files under their names")
 
 
 def _verify(args) -> int:
