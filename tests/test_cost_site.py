@@ -412,13 +412,18 @@ def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():
     assert price_usd(None) == "—"
 
 
-def test_compare_writes_small_amounts_in_plain_decimals():
-    """Walkthrough 4, L7: compare printed a smoke run's cost as $7.23e-05."""
-    from suite.compare.costs import usd
+def test_amounts_keep_three_significant_digits_below_a_dollar_in_plain_decimals():
+    """Walkthrough 4, L7: compare printed a smoke run's cost as $7.23e-05. A new user's review: the
+    site showed $0.0149 as "$0.01" (a third off) beside "$0.000487". One rule for the site, compare
+    (the same function) and ``goodbench prices``."""
+    from suite.commands.prices import usd as prices_usd
+    from suite.compare.costs import usd as compare_usd
+    from suite.site.formatting import usd
 
-    assert [usd(v) for v in (7.23e-05, 0.000854, 0.42, 12.345, 4512.2, 0.0)] == [
-        "$0.0000723", "$0.000854", "$0.42", "$12.35", "$4,512", "$0.00"]
-    assert [usd(v, cents_from=1) for v in (0.0465, 0.04, 2.84)] == ["$0.0465", "$0.04", "$2.84"]  # prices per hour
+    assert compare_usd is usd is prices_usd
+    assert [usd(v) for v in (7.23e-05, 0.000854, 0.0149, 0.42, 0.5, 0.9996, 12.345, 4512.2, 0.0, None)] == [
+        "$0.0000723", "$0.000854", "$0.0149", "$0.42", "$0.50", "$1.00", "$12.35", "$4,512", "$0.00", "—"]
+    assert [usd(v) for v in (0.0465, 0.04, 2.84, -0.0149)] == ["$0.0465", "$0.04", "$2.84", "-$0.0149"]
 
 
 def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from suite.commands.common import add_price_arguments
+from suite.site.formatting import usd
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -14,11 +15,6 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help='an accelerator name ("NVIDIA H100 80GB HBM3") or a class of the table: its price')
     add_price_arguments(p)
     return p
-
-
-def _usd(value: float) -> str:
-    """Cents from $1 up, three significant digits below (a CPU's $0.0465 per vCPU-hour)."""
-    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
 
 
 def table_lines(table) -> list[str]:
@@ -31,7 +27,7 @@ def table_lines(table) -> list[str]:
         if price is None:
             lines.append(f"{cls.name:<28} {cls.unit + '-hour':<16} {'no price':>9}  no entry in {table.origin}")
         else:
-            lines.append(f"{cls.name:<28} {cls.unit + '-hour':<16} {_usd(price.usd_per_hour):>9}  "
+            lines.append(f"{cls.name:<28} {cls.unit + '-hour':<16} {usd(price.usd_per_hour):>9}  "
                          f"{price.source}{f' ({price.kind})' if price.kind else ''}, {price.date}")
     power = table.electricity
     lines.append(f"{'electricity':<28} {'kWh':<16} {'$' + format(power.usd_per_kwh, 'g') if power else 'no price':>9}  "
@@ -39,7 +35,7 @@ def table_lines(table) -> list[str]:
                     if power else f"no [electricity] in {table.origin}"))
     lines += ["", f"entries of {table.origin}:"]
     for e in table.entries:
-        quoted = _usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else "")
+        quoted = usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else "")
         lines.append(f"  {e.cls.name} — {e.provider}{f' ({e.kind})' if e.kind else ''}: {e.offering}: {quoted}/h"
                      f"{' (default)' if e.default else ''}; {e.source}, {e.address}, {'undated page' if e.undated else f'dated {e.date}'}, read {e.read}")
     lines += ["", "On-demand list prices, each of the date its page states (an undated page's of a day unknown "
@@ -68,5 +64,5 @@ def run(args) -> int:
     if price is None:
         print(f"{shown}: {cls.name}: no price")
         return 0
-    print(f"{shown}: {cls.name}: {_usd(price.usd_per_hour)} per {cls.unit}-hour, {price.words()}")
+    print(f"{shown}: {cls.name}: {usd(price.usd_per_hour)} per {cls.unit}-hour, {price.words()}")
     return 0

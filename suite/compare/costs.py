@@ -4,11 +4,10 @@ accelerator's class in a price table (a CPU entry's core-hours × the price per 
 "no price" where the class has none."""
 from __future__ import annotations
 
-import math
-
 from suite.cost import classes
 from suite.cost.hours import cost
 from suite.cost.prices import Table, list_price
+from suite.site.formatting import usd
 
 
 def side_costs(sides: list[tuple[str, dict]], table: Table) -> list[dict]:
@@ -43,23 +42,8 @@ def text(lines: list[dict]) -> str:
     for c in lines:
         rate, cpu = c["price_per_accelerator_hour_usd"], c.get("core_hours") is not None
         money = "no price" if c["cost_usd"] is None or rate is None else (
-            f"{usd(c['cost_usd'])} at {usd(rate, cents_from=1)} per {'core' if cpu else 'device'}-hour, "
+            f"{usd(c['cost_usd'])} at {usd(rate)} per {'core' if cpu else 'device'}-hour, "
             f"{list_price(c['price_date'], c['price_source'])}")
         used = f"{c['core_hours']:.4g} core-hours" if cpu else f"{c['accelerator_hours']:.4g} device-hours"
         out.append(f"  {c['side']}: {c['workload']} {c['scale']} on {c['accelerator']}: {used}, {money}")
     return "\n".join(out)
-
-
-def usd(value: float, cents_from: float = 0.01) -> str:
-    """An amount in US dollars as the site prints one: whole dollars from $1,000, cents from
-    ``cents_from`` ("$12.34", "$0.42"), three significant digits below, never in e-notation
-    ("$0.0000723", not "$7.23e-05"; a price per core-hour "$0.0465", not "$0.05"), trailing zeros
-    dropped there ("$0.04", "$0.0001")."""
-    size = abs(value)
-    sign = "-" if value < 0 else ""
-    if size >= 1e3:
-        return f"{sign}${size:,.0f}"
-    if size >= cents_from or size == 0:
-        return f"{sign}${size:.2f}"
-    decimals = 2 - math.floor(math.log10(size))
-    return f"{sign}${size:.{decimals}f}".rstrip("0").rstrip(".")

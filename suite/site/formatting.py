@@ -32,21 +32,29 @@ def num(value, digits: int = 3) -> str:
 
 
 def usd(value) -> str:
-    """An amount in US dollars: "$0.0012", "$0.42", "$12.34", "$4,512"; "—" when missing."""
+    """An amount in US dollars, the same on every page, in ``compare`` and ``prices``: whole dollars
+    from $1,000 ("$4,512"), cents from $1 ("$12.35"), three significant digits below, at least to
+    the cent and never in e-notation ("$0.42", "$0.50", "$0.0149" — not "$0.01", a third off —,
+    "$0.0000723", a CPU's "$0.0465" per core-hour); "$0.00" for nothing; "—" when missing."""
     if missing(value):
         return "—"
     sign, size = ("-" if value < 0 else ""), abs(value)
     if size >= 1e3:
         return f"{sign}${size:,.0f}"
-    return f"{sign}${size:.2f}" if size >= 0.01 else f"{sign}${_sig(size)}"
+    if size >= 1 or size == 0:
+        return f"{sign}${size:.2f}"
+    decimals = 2 - math.floor(math.log10(size))
+    text = f"{size:.{decimals}f}"
+    if float(text) >= 1:  # 0.9996 rounds up to a dollar
+        return f"{sign}${float(text):.2f}"
+    whole, _, cents = text.partition(".")
+    return f"{sign}${whole}.{cents[:2] + cents[2:].rstrip('0')}"
 
 
 def price_usd(value) -> str:
-    """A price per hour in US dollars: cents from $1 up ("$2.84"), three significant digits below
-    ("$0.0465": a CPU's price per core-hour is not rounded to $0.05); "—" when missing."""
-    if missing(value):
-        return "—"
-    return usd(value) if abs(value) >= 1 else f"${_sig(abs(value))}"
+    """A price per hour in US dollars, as :func:`usd` writes any amount ("$2.84", "$0.0465": a CPU's
+    price per core-hour is not rounded to $0.05); "—" when missing."""
+    return usd(value)
 
 
 def pct(value) -> str:
