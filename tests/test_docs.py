@@ -249,3 +249,14 @@ def test_run_refuses_bad_arguments_and_a_taken_output_before_importing_torch(tmp
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[2, 1] False", out.stdout + out.stderr
     assert "never overwrites" in out.stderr and taken.read_text() == "{}"
+
+
+def test_the_install_hints_name_the_torch_the_readme_and_ci_install():
+    """A command that needs torch where it is missing says to install it first, as the README's two
+    commands and CI do (a new user's review: the extra alone pulls a CUDA torch of gigabytes)."""
+    from suite.record.dependencies import CPU_TORCH
+
+    readme = (REPO / "README.md").read_text()
+    for extra in ("train", "test"):
+        assert f'pip install {CPU_TORCH} && pip install -e ".[{extra}]"' in readme
+    assert f"pip install {CPU_TORCH} && pip install -e \".[test]\"" in (REPO / ".ci" / "run").read_text()

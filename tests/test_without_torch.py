@@ -38,7 +38,9 @@ def test_validate_and_site_need_no_torch_and_run_names_the_train_extra(tmp_path)
     assert trained.returncode == 1 and "Traceback" not in trained.stderr
     # from a clone, the hint is the clone's editable install (suite/record/dependencies.install_hint)
     assert trained.stderr.strip() == ("goodbench: error: goodbench run needs torch, which is not installed here: "
-                                      f'pip install -e "{REPO}[train]" (validate, submit, site and compare need '
+                                      f'pip install torch==2.13.0 && pip install -e "{REPO}[train]" (on a GPU '
+                                      "machine, your CUDA build of torch instead of torch==2.13.0) (validate, "
+                                      "submit, site and compare need "
                                       "no torch; the MLPerf import needs none either, but MLCommons' mlperf-logging)")
     assert not list(tmp_path.glob("runs/*.json"))
     # run-own too, before the script starts: not the script's traceback of `import torch`
@@ -64,7 +66,8 @@ def test_importing_the_library_without_torch_works_and_a_torch_name_says_what_to
         assert used.returncode == 1
         assert used.stderr.strip().splitlines()[-1] == (
             "ModuleNotFoundError: goodbench's library measures a PyTorch loop and needs torch, not installed here: "
-            f'pip install -e "{REPO}[train]"')
+            f'pip install torch==2.13.0 && pip install -e "{REPO}[train]" (on a GPU machine, your CUDA build of torch '
+            "instead of torch==2.13.0)")
         assert "During handling" not in used.stderr  # one error, not torch's chained under it
 
 
@@ -83,4 +86,4 @@ def test_importing_the_library_with_torch_poisoned_works_until_a_torch_name_is_u
     assert done.returncode == 0, done.stderr
     name, said = done.stdout.strip().split(" | ")
     assert name == "torch" and said.startswith("goodbench's library measures a PyTorch loop and needs torch")
-    assert said.endswith("[train]\"")
+    assert f'pip install torch==2.13.0 && pip install -e "{REPO}[train]"' in said

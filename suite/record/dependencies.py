@@ -53,16 +53,27 @@ OPTIONAL: tuple[OptionalPackage, ...] = (
 )
 
 
+CPU_TORCH = "torch==2.13.0"
+"""The torch the README installs before goodbench's train and test extras (a CPU build here): the
+extra alone lets pip pick its own torch, a CUDA build of gigabytes on a CPU machine."""
+TORCH_EXTRAS = ("train", "test")
+
+
 def install_hint(extra: str | None = None, package: str | None = None) -> str:
     """The command that installs goodbench's ``extra`` (or one ``package``) the way goodbench was
     installed here: ``pip install -e "/path/to/checkout[train]"`` from a clone (an editable
-    install), else ``pip install 'goodbench[train]'``."""
+    install), else ``pip install 'goodbench[train]'``; for an extra that brings torch where torch
+    is missing, torch first, as the README's commands install it (:data:`CPU_TORCH`)."""
     if package is not None:
         return f"pip install {package}"
     checkout = _editable_checkout()
     if checkout is not None:
-        return f'pip install -e "{checkout}[{extra}]"' if extra else f'pip install -e "{checkout}"'
-    return f"pip install 'goodbench[{extra}]'" if extra else "pip install goodbench"
+        command = f'pip install -e "{checkout}[{extra}]"' if extra else f'pip install -e "{checkout}"'
+    else:
+        command = f"pip install 'goodbench[{extra}]'" if extra else "pip install goodbench"
+    if extra in TORCH_EXTRAS and not installed("torch"):
+        return f"pip install {CPU_TORCH} && {command} (on a GPU machine, your CUDA build of torch instead of {CPU_TORCH})"
+    return command
 
 
 @functools.cache
