@@ -538,8 +538,14 @@ def test_a_run_started_on_a_busy_machine_is_warned_at_once_and_a_quiet_one_is_no
                                        "\"measured under load\" and left out of the site's comparisons if they use half a core or "
                                        "more at its start or its end, or on average over it (goodbench check says so "
                                        "before a run)\n")
+    command.warn_at_start(waited=False)  # goodbench run names what would have waited (a new user's review)
+    assert capsys.readouterr().err.endswith("(goodbench check says so before a run); goodbench run --wait-quiet 600 "
+                                            "waits up to ten minutes for them to stop before it measures\n")
+    command.warn_at_start(waited=True)  # it waited, and they went on
+    assert capsys.readouterr().err.endswith("(goodbench check says so before a run)\n")
     monkeypatch.setattr(host_load, "snapshot", lambda: {**busy, "other_cores": 0.1})
     progress.warn_if_busy()
+    command.warn_at_start(waited=False)
     assert capsys.readouterr().err == ""
 
 

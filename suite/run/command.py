@@ -14,7 +14,7 @@ from suite import __version__
 from suite.record.errors import GoodbenchError
 from suite.run import arguments, launch, output, quiet
 from suite.run.arguments import Usage, count
-from suite.run.progress import ProgressPrinter, say, warn_if_busy
+from suite.run.progress import RUN_UNDER_LOAD, ProgressPrinter, say, warn_if_busy
 from suite.trust import signing
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
                                    f"{parallel.mode})" if parallel.distributed else ""))
         if args.wait_quiet is not None:  # before the first workload: no clock runs yet
             quiet.wait(args.wait_quiet, "training anyway")
-        warn_if_busy()
+        warn_at_start(waited=args.wait_quiet is not None)
     doc = run_suite(plan, options, ProgressPrinter() if parallel.is_main else lambda *a, **k: None)
     if not parallel.is_main:
         return 0 if all(r["status"] == "complete" for r in doc["runs"]) else 1
@@ -224,3 +224,11 @@ def _launch(args, scale: str) -> int:
     finally:
         if reservation is not None:
             reservation.release()
+
+
+def warn_at_start(waited: bool) -> None:
+    """:func:`~suite.run.progress.warn_if_busy` at the suite's start, naming ``--wait-quiet`` where it
+    was not given (``waited``: it was, and the machine is busy still)."""
+    warn_if_busy(RUN_UNDER_LOAD if waited else
+                 f"{RUN_UNDER_LOAD}; goodbench run --wait-quiet 600 waits up to ten minutes for them to stop before it "
+                 "measures")
