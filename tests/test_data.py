@@ -37,7 +37,7 @@ def test_wrong_checksum_is_skipped_and_reported(tmp_path):
     message = str(err.value)
     assert pinned.sha256 in message and pinned.url in message
     # trial 14b F13: a copy with the wrong bytes is said plainly, not "not found"
-    assert f"{pinned.name} (sha256 {pinned.sha256}, from {pinned.url}) has 1 copy with a wrong sha256 (run refuses " \
+    assert f"{pinned.name} (sha256 {pinned.sha256[:12]}…) has 1 copy with a wrong sha256 (run refuses " \
         "it) and none with the pinned one; looked in: " in message and " not found" not in message
     assert f"(wrong sha256 {hashlib.sha256(b'tampered!!!!').hexdigest()[:12]}…, not the pinned " \
         f"{pinned.sha256[:12]}…: run refuses it)" in message
@@ -53,8 +53,11 @@ def test_missing_file_names_every_place_looked(tmp_path):
     message = str(err.value)
     assert str(tmp_path / TINY_SHAKESPEARE.name) in message
     assert "GOODBENCH_OFFLINE=1" in message and TINY_SHAKESPEARE.url in message
-    # ends open: `goodbench run` adds "; `goodbench data fetch -w ID` gets it" after it, never ".;"
     assert message.endswith("; put the file under --data-dir or $GOODBENCH_DATA_DIR")
+    # what `goodbench run -w ID` says, which adds "; `goodbench data fetch -w ID` gets it (…; or give --data-dir
+    # DIR, or set GOODBENCH_DATA_DIR)" itself: the same, without the advice twice (a new user's review)
+    assert message == f"{err.value.looked}; put the file under --data-dir or $GOODBENCH_DATA_DIR"
+    assert "--data-dir" not in err.value.looked and message.count(TINY_SHAKESPEARE.url) == 1
 
 
 def test_real_mirror_file_verifies(data_dir):
@@ -150,7 +153,10 @@ def test_data_fetch_refuses_a_copy_with_another_sha256_and_leaves_nothing(data_d
     assert main(["data", "fetch", "-w", "lm-char", "--mirror", str(mirror), "--to", str(tmp_path / "to")]) == 1
     line = capsys.readouterr().out.strip()
     assert line.startswith("tinyshakespeare/input.txt: not fetched: file://") and "does not match" in line
-    assert list((tmp_path / "to").rglob("*")) in ([], [tmp_path / "to" / "tinyshakespeare"])
+    assert not (tmp_path / "to").exists()  # nor the folders made for it (a new user's review)
+    (tmp_path / "to" / "tinyshakespeare").mkdir(parents=True)  # folders there before stay
+    assert main(["data", "fetch", "-w", "lm-char", "--mirror", str(mirror), "--to", str(tmp_path / "to")]) == 1
+    assert [p.name for p in (tmp_path / "to").rglob("*")] == ["tinyshakespeare"]
 
 
 @pytest.mark.parametrize("made", [None, "file"])
@@ -245,10 +251,14 @@ def test_a_download_that_found_no_network_says_so(tmp_path, monkeypatch):
     with pytest.raises(data.DataNotFound) as offline:
         data.locate(TINY_SHAKESPEARE, tmp_path)
     assert offline.value.short.endswith("the download failed (no network)")
+    # the places looked in say it in words too, not as urllib's "<urlopen error [Errno -2] …>" (a new user's review)
+    assert f"{TINY_SHAKESPEARE.url} (download failed: no network)" in str(offline.value)
+    assert "urlopen" not in str(offline.value) and "Errno" not in str(offline.value)
     monkeypatch.setattr(data, "fetch", lambda f: (_ for _ in ()).throw(ValueError("sha256 mismatch")))
     with pytest.raises(data.DataNotFound) as corrupt:
         data.locate(TINY_SHAKESPEARE, tmp_path)
     assert corrupt.value.short.endswith("the download failed")
+    assert f"{TINY_SHAKESPEARE.url} (download failed: sha256 mismatch)" in str(corrupt.value)
 
 
 @pytest.mark.parametrize("argv", [["list"], ["data", "list"], ["data", "fetch", "-w", "gpt2-124m"]])

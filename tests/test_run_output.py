@@ -322,3 +322,22 @@ def test_an_overrides_file_given_through_a_link_is_read(tmp_path):
     (tmp_path / "overrides.json").write_text(json.dumps({"host": {"cloud": "rack 7"}}))
     os.symlink(tmp_path / "overrides.json", tmp_path / "link.json")
     assert load_overrides(str(tmp_path / "link.json")) == {"host": {"cloud": "rack 7"}}
+
+
+def test_a_skipped_workloads_folders_are_named_on_the_terminal_not_in_the_file(tmp_path, monkeypatch, capsys):
+    """A new user's default run said "not found in 1 folder" and named none: the reasons carry no
+    path (the file is published), so the terminal names the folders once, after them."""
+    doc = _document()
+    reason = "fashion-mnist/train.gz not found in 2 folders, not downloaded: GOODBENCH_OFFLINE=1"
+    doc["settings"]["skipped"] = [{"workload": "fashion-cnn", "reason": reason}]
+    monkeypatch.setattr("suite.run.session.run_suite", lambda plan, options, progress: doc)
+    monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GOODBENCH_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    cli.main([*RUN, "-o", "out.json", "--data-dir", "data"])
+    out = capsys.readouterr().out.splitlines()
+    at = out.index(f"skipped fashion-cnn: {reason}")
+    assert out[at + 1] == f"dataset folders looked in: data, {tmp_path / 'cache' / 'goodbench'} (goodbench data where)"
+    assert str(tmp_path) not in (tmp_path / "out.json").read_text()

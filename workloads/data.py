@@ -7,6 +7,7 @@ used only after its sha256 matches the pinned one.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
@@ -36,14 +37,19 @@ def pin_problem(file: DataFile) -> str | None:
     return None
 
 
+PUT_IT = "put the file under --data-dir or $GOODBENCH_DATA_DIR"  # what :class:`DataNotFound` ends with
+
+
 class DataNotFound(Exception):
     """A dataset file could not be found or fetched with the right checksum. ``str()`` names every
-    place looked in; :attr:`short` says why in a few words, with no path (what a results file
-    and a skipped workload's line carry)."""
+    place looked in and ends with where to put the file (:data:`PUT_IT`); :attr:`looked` is the
+    same without that end, for a caller that says how to get it its own way; :attr:`short` says
+    why in a few words, with no path (what a results file and a skipped workload's line carry)."""
 
-    def __init__(self, message: str, short: str = ""):
-        super().__init__(message)
-        self.short = short or message
+    def __init__(self, looked: str, short: str = ""):
+        super().__init__(f"{looked}; {PUT_IT}")
+        self.looked = looked
+        self.short = short or looked
 
 
 def sha256_of(path: Path) -> str:
@@ -154,8 +160,9 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         try:
             return fetch(file)
         except (OSError, ValueError) as exc:
-            tried.append(f"{file.url} (download failed: {exc})")
-            why = f"the download failed{_no_network(exc)}"
+            no_network = _no_network(exc)  # said as that, not as urllib's "<urlopen error [Errno -2] …>"
+            tried.append(f"{file.url} (download failed: {'no network' if no_network else exc})")
+            why = f"the download failed{no_network}"
     folders = _folders(len(search_dirs(data_dir)))
     pin = ""
     if wrong:  # found, but not the pinned bytes: said so, not "not found" (as `goodbench data verify` says it)
@@ -166,10 +173,8 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         short = f"{file.name}: {copies} with a wrong sha256 in {folders} (run refuses it), {why}"
     else:
         found, short = "not found", f"{file.name} not found in {folders}, {why}"
-    raise DataNotFound(
-        f"dataset file {file.name} (sha256 {file.sha256}, from {file.url}) {found}; looked in: "
-        + "; ".join(tried) + pin
-        + "; put the file under --data-dir or $GOODBENCH_DATA_DIR",  # callers add what fetches it
+    raise DataNotFound(  # its canonical URL is among the places looked in
+        f"dataset file {file.name} (sha256 {file.sha256[:12]}…) {found}; looked in: " + "; ".join(tried) + pin,
         short=short,
     )
 
@@ -201,8 +206,10 @@ def fetch(file: DataFile, source: str | None = None, dest_dir: Path | None = Non
     else:
         url = (Path(source) / file.name).resolve().as_uri()
     dest = (dest_dir or cache_dir()) / file.name
+    made = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]  # taken away again on a failure
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".download-")
+    fetched = False
     try:
         digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as resp:
@@ -213,7 +220,11 @@ def fetch(file: DataFile, source: str | None = None, dest_dir: Path | None = Non
             raise ValueError(f"{url}: sha256 {digest.hexdigest()[:12]}… does not match the pinned "
                              f"{file.sha256[:12]}…")
         os.replace(tmp, dest)
+        fetched = True
         return dest
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        for folder in [] if fetched else made:  # deepest first; one that holds something else stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()

@@ -161,6 +161,11 @@ def _train(args, plan, options, out: Path, reservation: Reservation | None, key=
             say(f"{r['workload']['id']} seed {r['seed']}: {r['status']}: {r['error']}")
     for skipped in doc["settings"]["skipped"]:
         print(f"skipped {skipped['workload']}: {skipped['reason']}")
+    if doc["settings"]["skipped"]:  # the reasons name no path (the file is published): the folders, here only
+        from workloads.data import search_dirs
+
+        print(f"dataset folders looked in: {', '.join(str(d) for d in search_dirs(options.data_dir))} "
+              "(goodbench data where)")
     loaded = report.load_warning(doc["runs"])
     if loaded:
         say(loaded)

@@ -76,7 +76,7 @@ def _missing_data(workloads: list, options: RunOptions, explicit: bool = False) 
         try:
             locate_data(workload, options.data_dir)
         except DataNotFound as exc:
-            missing[workload.id] = (f"{str(exc) if explicit else exc.short}; `goodbench data fetch -w "
+            missing[workload.id] = (f"{exc.looked if explicit else exc.short}; `goodbench data fetch -w "
                                     f"{workload.id}` gets it (offline: `goodbench data fetch -w {workload.id} "
                                     f"--mirror DIR` copies it from a folder holding it; or give --data-dir DIR, or "
                                     f"set GOODBENCH_DATA_DIR)")
