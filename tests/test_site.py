@@ -495,6 +495,22 @@ def test_the_compare_pages_empty_table_says_what_is_true():
         "Nothing to compare: every result of b, c is left out of comparisons (listed below, with why).")
 
 
+def test_the_front_page_names_the_latest_results_first_newest_first(built):
+    """A new user's own run was reachable only down the page, under Systems: the front page names
+    the files stored last at its top, each with its system's page, day and workloads. Files the
+    ledger does not list count as stored first, in name order (suite.store.ledger.in_store_order):
+    here r3 is the newest."""
+    folder, out, docs = built
+    index = (out / "index.html").read_text()
+    section = index[index.index('<section id="latest">'):index.index("</section>", index.index('id="latest"'))]
+    names = re.findall(r'<a href="systems/[^"]+\.html">([^<]+)</a>', section)
+    assert names == ["synthetic-alpha", "synthetic-gamma", "synthetic-beta", "synthetic-alpha"]
+    day = docs[3]["created_at"][:10]
+    ids = sorted({run["workload"]["id"] for run in docs[3]["runs"]})
+    assert f"<small>({day}: {', '.join(ids)} at smoke scale)</small>" in section
+    assert index.index('id="latest"') < index.index('id="workloads"')
+
+
 @pytest.fixture(scope="module")
 def reference_site(tmp_path_factory):
     """The site of the stored results files (copies: the store is never written): the CPU reference

@@ -286,7 +286,8 @@ def _build_with(results_dir: Path, out: Path, workers: int | None, readings: Pat
     mlperf = mlperf_pages.write(out, results_dir, built, table, progress)  # imported MLPerf results: pages of their own
     speedrun = speedrun_pages.write(out, results_dir, built, table, progress)  # the imported NanoGPT speedrun, apart too
     price_page.write(out, table, built)  # the price table costs are computed with, every entry's source and date
-    pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun)
+    pages.index_page(out, workloads, systems, invalid, built, mlperf=mlperf, speedrun=speedrun,
+                     latest=pages.latest_results(entries, [p.name for p in paths]))
     about_pages.write(out, built)  # methodology and how to submit
     copy_static(out / "static")
     return out / "index.html", int(entries["file"].nunique()), invalid

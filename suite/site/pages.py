@@ -449,10 +449,34 @@ def compare_page(out: Path, entries: pd.DataFrame, built: dict, summaries: dict 
            rows=compare_rows(data, a, b) if a and b else [], empty=nothing_to_compare(data), **built)
 
 
+LATEST = 5  # results files the front page names at its top, the newest stored first
+
+
+def latest_results(entries: pd.DataFrame, stored: list[str]) -> list[dict]:
+    """The :data:`LATEST` results files stored last (``stored``: every file's name in the order it was
+    stored, the ledger's), newest first, each as the front page names it: its system as a link
+    (:func:`_system_link`), its workloads with their scale, and the day it was written (``created_at``,
+    the file's own word)."""
+    rank = {name: i for i, name in enumerate(stored)}
+    files = sorted(set(entries["file"]), key=lambda f: (rank.get(f, -1), f), reverse=True)[:LATEST]
+    latest = []
+    for file in files:
+        frame = entries[entries["file"] == file]
+        scales: dict[str, set[str]] = {}
+        for workload, scale in zip(frame["workload"], frame["scale"]):
+            scales.setdefault(str(scale), set()).add(str(workload))
+        ran = "; ".join(f"{', '.join(sorted(ids))} at {scale} scale" for scale, ids in sorted(scales.items()))
+        latest.append({**_system_link(frame.iloc[0], ""), "workloads": ran, "created": str(frame["created_at"].iloc[0])[:10]})
+    return latest
+
+
 def index_page(out: Path, workloads: list[dict], systems: list[dict], invalid: list, built: dict,
-               mlperf: list[dict] | None = None, speedrun: list[dict] | None = None) -> None:
-    """The front page: every workload with its leaders, every system, the files that were left out,
-    and the imported MLPerf Training and NanoGPT speedrun sections (``mlperf``:
-    suite/site/mlperf_pages.py; ``speedrun``: suite/site/speedrun_pages.py), apart."""
+               mlperf: list[dict] | None = None, speedrun: list[dict] | None = None,
+               latest: list[dict] | None = None) -> None:
+    """The front page: the latest results stored (``latest``: :func:`latest_results`), every workload
+    with its leaders, every system, the files that were left out, and the imported MLPerf Training
+    and NanoGPT speedrun sections (``mlperf``: suite/site/mlperf_pages.py; ``speedrun``:
+    suite/site/speedrun_pages.py), apart."""
     render("index.html", out / "index.html", root="", title="leaderboard", workloads=workloads,
-           systems=systems, invalid=invalid, mlperf=mlperf or [], speedrun=speedrun or [], **built)
+           systems=systems, invalid=invalid, mlperf=mlperf or [], speedrun=speedrun or [], latest=latest or [],
+           **built)
