@@ -7,20 +7,27 @@ from short_lmchar import ShortLmChar, run_short
 from suite.figures import goodput
 
 
-def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeypatch):
+def _interrupted_in_step(step: int, data_dir, monkeypatch, before=lambda: None) -> dict:
+    """The partial record of a short lm-char run interrupted (KeyboardInterrupt) inside ``step``,
+    after ``before()``."""
     from workloads.lm.job import LanguageModelJob
 
     real_step = LanguageModelJob.train_step
 
-    def interrupt_at_step_8(self, batch=None):  # between log points (every 5 steps)
-        if self.step == 7:
+    def interrupt(self, batch=None):
+        if self.step == step - 1:
+            before()
             raise KeyboardInterrupt
         return real_step(self, batch)
 
-    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_at_step_8)
+    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt)
     with pytest.raises(KeyboardInterrupt) as stopped:
         run_short(data_dir)
-    record = stopped.value.record
+    return stopped.value.record
+
+
+def test_interrupted_run_keeps_one_step_time_per_finished_step(data_dir, monkeypatch):
+    record = _interrupted_in_step(8, data_dir, monkeypatch)  # between log points (every 5 steps)
     assert record["status"] == "partial" and record["steps"] == 7
     assert len(record["step_times_s"]) == 7
     # the event log accounts for the same steps, and still sums to the wall time
@@ -129,22 +136,14 @@ def test_a_run_interrupted_inside_a_step_ends_its_block_where_its_last_finished_
     import time
 
     from suite.record import mllog
-    from workloads.lm.job import LanguageModelJob
 
-    real_step = LanguageModelJob.train_step
     entered = []
 
-    def interrupt_inside_step_2(self, batch=None):
-        if self.step == 1:
-            entered.append(time.time())
-            time.sleep(0.3)  # the step was under way when the interrupt came
-            raise KeyboardInterrupt
-        return real_step(self, batch)
+    def under_way():
+        entered.append(time.time())
+        time.sleep(0.3)  # the step was under way when the interrupt came
 
-    monkeypatch.setattr(LanguageModelJob, "train_step", interrupt_inside_step_2)
-    with pytest.raises(KeyboardInterrupt) as stopped:
-        run_short(data_dir)
-    record = stopped.value.record
+    record = _interrupted_in_step(2, data_dir, monkeypatch, under_way)
     assert record["status"] == "partial" and record["steps"] == 1
     events = mllog.parse(record["event_log"])
     start = next(e for e in events if e.key == "warmup_start")

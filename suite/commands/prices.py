@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from suite.commands.common import add_price_arguments
-from suite.site.formatting import usd
+from suite.cost.money import usd
 
 
 def add_parser(commands) -> argparse.ArgumentParser:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from suite.cost import classes
 from suite.cost.hours import cost
+from suite.cost.money import usd
 from suite.cost.prices import Table, list_price
-from suite.site.formatting import usd
 
 
 def side_costs(sides: list[tuple[str, dict]], table: Table) -> list[dict]:

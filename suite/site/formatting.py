@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from suite.cost.money import usd
+
 RESOLUTION_S = 1e-6  # the finest duration the suite's clocks and logs resolve (see the module's docstring)
 PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 
@@ -29,26 +31,6 @@ def num(value, digits: int = 3) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if abs(value) < 1e3 else f"{value:,.0f}"
     return str(value)
-
-
-def usd(value) -> str:
-    """An amount in US dollars, the same on every page, in ``compare`` and ``prices``: whole dollars
-    from $1,000 ("$4,512"), cents from $1 ("$12.35"), three significant digits below, at least to
-    the cent and never in e-notation ("$0.42", "$0.50", "$0.0149" — not "$0.01", a third off —,
-    "$0.0000723", a CPU's "$0.0465" per core-hour); "$0.00" for nothing; "—" when missing."""
-    if missing(value):
-        return "—"
-    sign, size = ("-" if value < 0 else ""), abs(value)
-    if size >= 1e3:
-        return f"{sign}${size:,.0f}"
-    if size >= 1 or size == 0:
-        return f"{sign}${size:.2f}"
-    decimals = 2 - math.floor(math.log10(size))
-    text = f"{size:.{decimals}f}"
-    if float(text) >= 1:  # 0.9996 rounds up to a dollar
-        return f"{sign}${float(text):.2f}"
-    whole, _, cents = text.partition(".")
-    return f"{sign}${whole}.{cents[:2] + cents[2:].rstrip('0')}"
 
 
 def price_usd(value) -> str:
