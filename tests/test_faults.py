@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from factories import bucket_sum
 from short_lmchar import run_short
-from waiting import until
+from waiting import ended, until
 
 from suite.record import mllog
 from suite.record.errors import GoodbenchError
@@ -94,12 +94,20 @@ def test_the_supervisor_watches_a_killed_run_whole(runs):
     assert set(during) == {"cores", "host_cores", "other_cores", "busy", "seconds", "attempts", "watched"}
 
 
-def test_kill_is_a_real_sigkill():
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                            stdout=subprocess.PIPE)
+def test_kill_is_a_real_sigkill_of_the_workers_group():
+    """The worker (in a group of its own, as the supervisor starts it) and the child it started die
+    together."""
+    code = ("import subprocess, sys, time\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            "print(child.pid, flush=True)\n"
+            "time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, process_group=0)
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
     outcome = supervisor._kill(proc, 7, "test")
     assert outcome.killed and outcome.step == 7
     assert proc.returncode == -signal.SIGKILL
+    assert ended(child, 10)
 
 
 def test_failure_times_are_seeded_poisson():

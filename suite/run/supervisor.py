@@ -281,8 +281,12 @@ def _stopped(proc: subprocess.Popen, wait_s: float) -> bool:
 
 
 def _kill(proc: subprocess.Popen, step: int, cause: str) -> Outcome:
+    """The injected failure: SIGKILL the worker with its process group (:func:`_kill_worker`), as a
+    lost node takes every process of it: a child it started (torch.compile's pool) is not left
+    running, orphaned, into the next worker's time, where the supervisor's watch would count it as
+    another process."""
     when = time.time()
-    os.kill(proc.pid, signal.SIGKILL)
+    _kill_worker(proc)
     proc.wait()
     return Outcome(killed=True, step=step, cause=cause, time_s=when)
 
