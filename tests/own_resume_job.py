@@ -59,8 +59,10 @@ def train(run: goodbench.Run, kill_after: int | None, group: bool = False,
         if step % 10 == 0:
             run.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "data": data.get_state()})
         if pause is not None and step == pause[0]:
-            with open(f"{pause[1]}.paused-{os.environ.get('RANK', '0')}", "w") as marker:
-                marker.write(f"{os.getpid()}\n")
+            marker = f"{pause[1]}.paused-{os.environ.get('RANK', '0')}"
+            with open(f"{marker}.new", "w") as written:  # whole when seen: the test reads the pid at once
+                written.write(f"{os.getpid()}\n")
+            os.replace(f"{marker}.new", marker)
             time.sleep(PAUSE_S)
         if step == kill_after and group:
             time.sleep(GROUP_KILL_AFTER_S)

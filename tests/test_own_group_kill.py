@@ -113,11 +113,15 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
         assert {tree[pid] for pid in ranks}.isdisjoint({launcher.pid})  # torchrun's workers: groups of their own
         assert [pid for pid, group in tree.items() if group == launcher.pid] == [launcher.pid]  # torchrun's too
         sockets = _edge_folder(min(ranks))
-        # the ranks' groups before the launcher's: killed the other way round, a rank on a loaded machine
-        # could find its launcher gone (and say so) in the moment before its own SIGKILL came
-        groups = sorted(set(tree.values()) - {launcher.pid}) if whole_tree else []
-        for group in [*groups, launcher.pid]:
-            os.killpg(group, signal.SIGKILL)
+        # every group stopped before any is killed, as if killed at once: killed one after another, the
+        # ones still running see the others die in between, on a loaded machine long enough to act on it
+        # (torchrun's group, the lowest pid, went first: the launcher, seeing torchrun and the ranks gone,
+        # removed the sockets' folder and exited 1 with "nothing was kept" before its own SIGKILL came,
+        # reproduced with 0.1 s between the kills; a rank, seeing its launcher gone, said it was orphaned)
+        groups = [*sorted(set(tree.values()) - {launcher.pid}), launcher.pid] if whole_tree else [launcher.pid]
+        for sig in (signal.SIGSTOP, signal.SIGKILL) if whole_tree else (signal.SIGKILL,):
+            for group in groups:
+                os.killpg(group, sig)
         assert launcher.wait(30) == -signal.SIGKILL
         # each rank's watch on its channel finds the launcher gone, paused as it is
         assert until(lambda: not _alive(tree), 60, 0.1), f"left running after the kill: {_alive(tree)}"
