@@ -606,6 +606,14 @@ def test_a_load_watch_adding_up_more_processes_than_the_event_log_holds_is_refus
              "2 processes' load watches, but the event log holds 1 process")]
         said = run_page.host_load_context(edited["runs"][0])["text"]
         assert "on average over the run," in said and "attempts" not in said
+    # an integer too large for a float: refused as every such number is, and the words of a resumed run
+    # that claims it read it without an OverflowError (the page and the under-load line raised one)
+    huge = copy.deepcopy(honest)
+    huge["runs"][0]["host_load"]["during"] = {**watched, "other_cores": 0.9, "attempts": 10 ** 400}
+    assert [p.code for p in check_document(huge)] == ["number-too-large"]
+    resumed = {**huge["runs"][0], "goodput": {"restarts": 1}}
+    assert "on average over its last attempt (resumed 1 time; the attempts" in run_page.host_load_context(resumed)["text"]
+    assert load.run_under_load(resumed) == "other processes used 0.9 of 2 cores on average over its last attempt"
 
 
 def test_a_file_holding_a_second_clock_without_its_load_record_is_refused_whatever_its_date():

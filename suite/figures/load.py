@@ -2,8 +2,6 @@
 load or not. Self-reported, like the readings: nothing in a results file can check them."""
 from __future__ import annotations
 
-import math
-
 from suite.figures import naming
 from suite.record import results
 from suite.record.text import cut
@@ -71,11 +69,8 @@ def watched_span(during: dict, restarts: int) -> tuple[int, str]:
     ``watched`` and ``attempts`` — a whole number (2.0 is the schema's 2), never taken above the
     run's ``restarts`` + 1, which a file could claim (the validator refuses more than its event
     log's processes) — and the run's ``restarts``."""
-    claimed = during.get("attempts")
-    attempts = 1
-    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and math.isfinite(claimed) \
-            and float(claimed).is_integer() and claimed > 1:
-        attempts = min(int(claimed), restarts + 1)
+    claimed = results.as_number(during.get("attempts"))  # None for an integer too large for a float too
+    attempts = min(int(claimed), restarts + 1) if claimed is not None and claimed.is_integer() and claimed > 1 else 1
     if restarts <= 0:
         return 1, "it"
     if during.get("watched") == "supervisor":  # from before its first process to after its last

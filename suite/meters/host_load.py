@@ -27,9 +27,10 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
 
 from suite.record import threads
+from suite.record.results import as_number
 
 SAMPLE_S = 0.25  # the window busy processes are measured over
 BUSY_SHARE = 0.10  # a process using at least this share of one core is listed
@@ -250,11 +251,11 @@ class Watch:
         if not isinstance(earlier, dict):
             return
         used, seconds, attempts = earlier.get("used"), earlier.get("seconds"), earlier.get("attempts")
-        if not (isinstance(used, dict) and all(isinstance(k, str) and _finite(v) and v >= 0 for k, v in used.items())
-                and _finite(seconds) and seconds >= 0 and type(attempts) is int and attempts >= 1):
+        if not (isinstance(used, dict) and all(isinstance(k, str) and _amount(v) for k, v in used.items())
+                and _amount(seconds) and type(attempts) is int and attempts >= 1):
             return
         with self._lock:
-            self._earlier = {"used": dict(used), "seconds": float(seconds), "attempts": attempts}
+            self._earlier = {"used": dict(used), "seconds": as_number(seconds), "attempts": attempts}
 
     def counted(self) -> dict[str, Any]:
         """What the watch has counted so far, read from ``/proc`` now, with the earlier processes'
@@ -331,9 +332,10 @@ class Watch:
         return self._result
 
 
-def _finite(value: Any) -> TypeGuard[float]:
-    """A number (not a bool) that is finite."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _amount(value: Any) -> bool:
+    """A finite number of 0 or more, not a bool (:func:`suite.record.results.as_number`)."""
+    number = as_number(value)
+    return number is not None and number >= 0
 
 
 def _used_between(last: Reading, now: Reading, owed: dict[tuple[int, float], float] | None = None) -> dict[int, float]:

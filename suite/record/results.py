@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
+import math
 import os
 import stat
 import sys
@@ -212,6 +213,18 @@ def median_samples_per_s(run: RunRecord) -> float | None:
     if not tput or not tput["steps_per_s"] or not tput["step_time_s"]["p50"]:
         return None
     return tput["samples_per_s"] / tput["steps_per_s"] / tput["step_time_s"]["p50"]
+
+
+def as_number(value) -> float | None:
+    """``value`` as a float when it is a finite number (not a bool), else None (an integer too large
+    for a float included)."""
+    if type(value) not in (int, float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def count(value: Any) -> int | None:

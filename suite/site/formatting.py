@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 
 from suite.cost.money import usd
+from suite.record.results import as_number
 
 RESOLUTION_S = 1e-6  # the finest duration the suite's clocks and logs resolve (see the module's docstring)
 PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
@@ -45,10 +46,9 @@ def pct(value) -> str:
 
 
 def number(value) -> float | None:
-    """``value`` as a finite float; None for what is not a number (missing, text, bool, ±inf)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
+    """``value`` as a finite float; None for what is not a number (missing, text, bool, ±inf, an
+    integer too large for a float): :func:`suite.record.results.as_number`."""
+    return as_number(value)
 
 
 def _sig(x: float, digits: int = 3) -> str:

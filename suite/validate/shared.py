@@ -16,6 +16,7 @@ from typing import Any
 
 from suite.figures import goodput
 from suite.record import claims, mllog
+from suite.record.results import as_number  # also read from here by the validator's modules
 from suite.record.rules_version import RULES_DATES
 from suite.record.text import safe
 from suite.validate.registry import Problem
@@ -125,18 +126,6 @@ class EventLogView:
 def as_int(value) -> int | None:
     """``value`` when it is a whole number (not a bool), else None."""
     return value if type(value) is int else None
-
-
-def as_number(value) -> float | None:
-    """``value`` as a float when it is a finite number (not a bool), else None (an integer too large
-    for a float included)."""
-    if type(value) not in (int, float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _read(run: dict) -> EventLogView | None:
