@@ -405,7 +405,7 @@ def test_the_cost_historys_cheapest_cell_keeps_the_cost_with_init(every_mlperf_r
 
 
 def test_a_price_per_hour_keeps_three_significant_digits_below_a_dollar():
-    from suite.site.formatting import price_usd
+    from suite.site.formatting import usd as price_usd  # a price per hour is an amount like any other
 
     assert (price_usd(0.0465), price_usd(0.0929), price_usd(2.84), price_usd(4.09625)) == ("$0.0465", "$0.0929",
                                                                                            "$2.84", "$4.10")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from suite.cost.money import usd
+from suite.cost.money import usd as usd  # the site's amounts, as every figure's text, from here
 from suite.record.results import as_number
 
 RESOLUTION_S = 1e-6  # the finest duration the suite's clocks and logs resolve (see the module's docstring)
@@ -32,12 +32,6 @@ def num(value, digits: int = 3) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if abs(value) < 1e3 else f"{value:,.0f}"
     return str(value)
-
-
-def price_usd(value) -> str:
-    """A price per hour in US dollars, as :func:`usd` writes any amount ("$2.84", "$0.0465": a CPU's
-    price per core-hour is not rounded to $0.05); "—" when missing."""
-    return usd(value)
 
 
 def pct(value) -> str:

@@ -30,7 +30,7 @@ from suite.mlperf import division, documents, ingest
 from suite.mlperf.targets import target_text
 from suite.record.text import safe
 from suite.site import cost_charts, mlperf_charts, mlperf_model
-from suite.site.formatting import num, pct, price_usd, seconds, usd
+from suite.site.formatting import num, pct, seconds, usd
 from suite.site.mlperf_model import (
     Row,
     add_costs,
@@ -230,7 +230,7 @@ def _cost(r: Row, root: str) -> dict:
     with_init = _with_init(r)
     return cell(usd(r.cost_usd), r.cost_usd, href=f"{root}prices.html",
                 sub=" · ".join(filter(None, (hours_text, with_init))), cls="cost",
-                title=f"{r.price.cls.name} at {price_usd(r.price.usd_per_hour)} per accelerator-hour, a list price "
+                title=f"{r.price.cls.name} at {usd(r.price.usd_per_hour)} per accelerator-hour, a list price "
                       f"(its date and source: the prices page); {SCORE_TIME_ONLY}"
                       + (f", init {pct(r.init_share)} of the median run's wall time" if with_init else ""))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from suite.cost import classes
 from suite.cost.prices import Table
-from suite.site.formatting import price_usd
+from suite.site.formatting import usd
 from suite.site.render import render
 
 
@@ -30,15 +30,15 @@ def write(out: Path, table: Table, built: dict) -> None:
     rows = []
     for cls in classes.CLASSES:
         price = table.price(cls)
-        rows.append({"name": cls.name, "unit": cls.unit, "price": price_usd(price.usd_per_hour) if price else None,
+        rows.append({"name": cls.name, "unit": cls.unit, "price": usd(price.usd_per_hour) if price else None,
                      "source": price.source if price else None, "date": _date_parts(price.date) if price else None,
                      "kind": (price.kind or "not said") if price else None,
                      "merges": _merges(cls) if price else None})
     entries = [{"cls": e.cls, "provider": e.provider, "kind": e.kind or "not said", "offering": e.offering,
                 "address": e.address,
-                "quoted": price_usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else ""),
+                "quoted": usd(e.price_usd_per_hour) + (f" for {e.accelerators}" if e.accelerators != 1 else ""),
                 "source": e.source, "date": "undated page" if e.undated else e.date, "read": e.read} for e in table.entries]
     origin = table.origin + (f", with --price for {', '.join(sorted(table.overrides))}" if table.overrides else "")
     render("prices.html", out / "prices.html", root="", title="prices", classes=rows, entries=entries,
            origin=origin, electricity=table.electricity,
-           electricity_price=price_usd(table.electricity.usd_per_kwh) if table.electricity else None, **built)
+           electricity_price=usd(table.electricity.usd_per_kwh) if table.electricity else None, **built)

@@ -20,7 +20,7 @@ from suite.record import results
 from suite.record.privacy import shown_command
 from suite.record.text import cut_words, printable
 from suite.site import charts, labels
-from suite.site.formatting import RESOLUTION_S, missing, price_usd, seconds, usd
+from suite.site.formatting import RESOLUTION_S, missing, seconds, usd
 from suite.site.labels import copy_words
 from suite.site.names import file_slug, run_slug, safe_name, system_slug
 from suite.site.render import render
@@ -380,7 +380,7 @@ def cost_context(run: dict, price: Price | None, cores: int | None = None, basis
     amount = hours.cost(acc_h, price.usd_per_hour if price else None)
     return {"hours": acc_h, "devices": count, "unit": "core" if cores else "device", "basis": basis if cores else None,
             "cost": None if amount is None else usd(amount),
-            "rate": None if price is None else f"{price_usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
+            "rate": None if price is None else f"{usd(price.usd_per_hour)} per {price.cls.unit}-hour ({price.cls.name})",
             "words": None if price is None else price.words()}
 
 

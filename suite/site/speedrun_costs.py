@@ -10,7 +10,7 @@ import pandas as pd
 
 from suite.cost import hours
 from suite.cost.prices import Table
-from suite.site.formatting import num, price_usd, usd
+from suite.site.formatting import num, usd
 from suite.speedrun import records
 
 COLUMNS = ["track", "record", "date", "accelerator", "accelerators", "measured_s", "accelerator_hours",
@@ -48,7 +48,7 @@ def priced(record: dict, table: Table, codes: Collection[str]) -> dict:
         return {**line, "text": "no price", "value": None, "sub": sub,
                 "title": f"{record.get('accelerator')}: no price in the price table, never a guess"}
     return {**line, "text": usd(cost), "value": cost, "sub": sub,
-            "title": f"{price.cls.name} at {price_usd(price.usd_per_hour)} per GPU-hour: {price.words()}"
+            "title": f"{price.cls.name} at {usd(price.usd_per_hour)} per GPU-hour: {price.words()}"
                      + ("; its time the slower of with and without its runs flagged implausible (see its flags)"
                         if left else "")}
 
