@@ -92,6 +92,13 @@ def test_the_supervisor_watches_a_killed_run_whole(runs):
     carried = json.loads(record.read_text())["host_load"]["during"]["seconds"]
     assert during["seconds"] >= span - 0.05 > carried
     assert set(during) == {"cores", "host_cores", "other_cores", "busy", "seconds", "attempts", "watched"}
+    # the validator takes it: the log holds the supervisor's failure before the restart
+    from suite.validate import shared, stream_rules
+
+    assert stream_rules._watched_attempts(killed, "runs[0]", shared.read_log(killed, {})) == []
+    resumed = {**killed, "event_log": [line for line in killed["event_log"] if '"key": "failure"' not in line]}
+    [refused] = stream_rules._watched_attempts(resumed, "runs[0]", shared.read_log(resumed, {}))
+    assert refused.field == "runs[0].host_load.during.watched" and "holds 0 failures for 1 restart" in refused.reason
 
 
 def test_kill_is_a_real_sigkill_of_the_workers_group():

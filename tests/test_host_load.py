@@ -606,6 +606,14 @@ def test_a_load_watch_adding_up_more_processes_than_the_event_log_holds_is_refus
              "2 processes' load watches, but the event log holds 1 process")]
         said = run_page.host_load_context(edited["runs"][0])["text"]
         assert "on average over the run," in said and "attempts" not in said
+    # the whole run watched by a supervisor that killed no worker: a run of one process, or one resumed
+    # after a crash (no failure in its log), cannot claim it
+    claimed = copy.deepcopy(honest)
+    claimed["runs"][0]["host_load"]["during"] = {**watched, "watched": "supervisor"}
+    assert [(p.code, p.field, p.reason) for p in check_document(claimed)] == [
+        ("stream-run-bounds", "runs[0].host_load.during.watched",
+         "watched whole by the supervisor that killed and restarted its workers, but the event log holds 0 "
+         "failures for 0 restarts")]
     # an integer too large for a float: refused as every such number is, and the words of a resumed run
     # that claims it read it without an OverflowError (the page and the under-load line raised one)
     huge = copy.deepcopy(honest)

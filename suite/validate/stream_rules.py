@@ -301,15 +301,26 @@ def _check_run_bounds(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
 
 def _watched_attempts(run: dict, where: str, log: EventLogView) -> list[Problem]:
     """``host_load.during.attempts`` (the processes whose load watches it adds up) is no more than the
-    processes the event log holds."""
+    processes the event log holds; ``watched: "supervisor"`` (goodbench run's supervisor watched the
+    whole run, the restarts between its workers included) only where that supervisor killed a worker
+    before each restart: the log's ``failure`` events, at least one and one a restart."""
     load_record = run.get("host_load")
     during = load_record.get("during") if isinstance(load_record, dict) else None
-    attempts = as_number(during.get("attempts")) if isinstance(during, dict) else None  # 2.0 is the schema's 2
-    if attempts is None or attempts <= len(log.attempts):
+    if not isinstance(during, dict):
         return []
-    return [Problem("stream-run-bounds", f"{where}.host_load.during.attempts",
-                    f"{attempts:g} processes' load watches, but the event log holds {len(log.attempts)} "
-                    f"process{'' if len(log.attempts) == 1 else 'es'}")]
+    problems = []
+    attempts = as_number(during.get("attempts"))  # 2.0 is the schema's 2
+    if attempts is not None and attempts > len(log.attempts):
+        problems.append(Problem("stream-run-bounds", f"{where}.host_load.during.attempts",
+                                f"{attempts:g} processes' load watches, but the event log holds {len(log.attempts)} "
+                                f"process{'' if len(log.attempts) == 1 else 'es'}"))
+    kills = sum(1 for attempt in log.attempts for e in attempt.events if e.key == "failure")
+    if during.get("watched") == "supervisor" and kills < max(1, len(log.attempts) - 1):
+        problems.append(Problem("stream-run-bounds", f"{where}.host_load.during.watched",
+                                f"watched whole by the supervisor that killed and restarted its workers, but the event "
+                                f"log holds {kills} failure{'' if kills == 1 else 's'} for {len(log.attempts) - 1} "
+                                f"restart{'' if len(log.attempts) == 2 else 's'}"))
+    return problems
 
 
 @run_rule("stream-phases")
