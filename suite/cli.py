@@ -36,8 +36,8 @@ from suite.commands import (
     submit,
     validate,
 )
-from suite.commands.common import Usage, say
-from suite.record.errors import GoodbenchError, error_text
+from suite.commands.common import say
+from suite.record.errors import GoodbenchError, Usage, error_text
 from suite.record.text import printable
 
 # the packages of the train extra (pyproject.toml): a command that needs one names the extra

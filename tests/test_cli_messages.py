@@ -13,8 +13,9 @@ import pytest
 
 from suite.cli import main
 from suite.commands import info
-from suite.commands.common import Usage, count, say
-from suite.record.errors import GoodbenchError
+from suite.commands.common import say
+from suite.record.errors import GoodbenchError, Usage
+from suite.record.text import count
 from suite.run import check
 from suite.run import output as run_output
 from suite.run.progress import ProgressPrinter

@@ -27,8 +27,8 @@ import pytest
 from suite import validate
 from suite.leaderboard import rows as leaderboard
 from suite.leaderboard import trust
+from suite.record.errors import Usage
 from suite.run.reproduce import attestation
-from suite.run.reproduce.inputs import Usage
 from suite.site import labels as site_labels
 from suite.site import pages, run_page
 from suite.site.builder import build_site

@@ -1,5 +1,5 @@
-"""What the commands share: messages on stderr, counted nouns, the usage error (exit 2), a
-folder that cannot be written said by its option, and argparse types of bounded numbers."""
+"""What the commands share: messages on stderr, a folder that cannot be written said by its
+option, and argparse types of bounded numbers."""
 from __future__ import annotations
 
 import argparse
@@ -19,15 +19,6 @@ def say(*parts) -> None:
     sequence, a carriage return, a bidirectional override) is written as ``\\uXXXX``: a message may
     quote a results file or a reviewed script (:func:`~suite.record.text.printable_lines`)."""
     print(*(printable_lines(str(part)) for part in parts), file=sys.stderr, flush=True)
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """"1 run", "2 runs"."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
-
-
-class Usage(Exception):
-    """A usage error found after parsing (exit 2)."""
 
 
 @contextlib.contextmanager

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from suite.commands.common import Usage, add_price_arguments, say
-from suite.record.errors import GoodbenchError
+from suite.commands.common import add_price_arguments, say
+from suite.record.errors import GoodbenchError, Usage
 
 
 def add_parser(commands) -> argparse.ArgumentParser:

@@ -127,7 +127,7 @@ def _check_mirror(mirror: str | None) -> None:
     error before any file is tried (a typo would have read as each file's unreadable URL)."""
     from pathlib import Path
 
-    from suite.commands.common import Usage
+    from suite.record.errors import Usage
 
     if mirror is None or "://" in mirror or Path(mirror).is_dir():
         return

@@ -5,9 +5,9 @@ import argparse
 import json
 from pathlib import Path
 
-from suite.commands.common import Usage, count, output_path, range_type
-from suite.record.errors import GoodbenchError
-from suite.record.text import safe
+from suite.commands.common import output_path, range_type
+from suite.record.errors import GoodbenchError, Usage
+from suite.record.text import count, safe
 
 # goodbench project's inputs: beyond these the model says nothing useful (and floats overflow)
 PROJECT_GPUS = range_type(int, 1, 1_000_000)

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.commands.common import POSITIVE_FLOAT, Usage, output_path, range_type, say
-from suite.record.errors import GoodbenchError
+from suite.commands.common import POSITIVE_FLOAT, output_path, range_type, say
+from suite.record.errors import GoodbenchError, Usage
 from suite.record.privacy import TMP as TMP_PLACEHOLDER
 from suite.run import quiet
 from suite.run.progress import ProgressPrinter, warn_if_busy
@@ -73,12 +73,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Train a file's runs again here and compare (suite/run/reproduce/); 0 when every run reproduced."""
-    from suite.run.reproduce import inputs
-
-    try:
-        return _reproduce(args, ProgressPrinter())
-    except inputs.Usage as exc:
-        raise Usage(str(exc)) from None
+    return _reproduce(args, ProgressPrinter())
 
 
 def _reproduce(args, progress: ProgressPrinter) -> int:

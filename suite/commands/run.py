@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, Usage, output_path
+from suite.commands.common import POSITIVE_FLOAT, POSITIVE_INT, output_path
 from suite.run import quiet
 from workloads.pinned import COMPILE_MODES, SEEDS
 
@@ -71,9 +71,6 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Train the plan here (or re-launch under torchrun) and write the results file; 0 when every run completed."""
-    from suite.run import arguments, command
+    from suite.run import command
 
-    try:
-        return command.run(args)
-    except arguments.Usage as exc:
-        raise Usage(str(exc)) from None
+    return command.run(args)

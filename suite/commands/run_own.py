@@ -61,9 +61,10 @@ def _run(args, named: dict[str, str], stops) -> int:
     """:func:`run` once the script may start: the exit status (130 or 143 where ``stops`` says a
     Ctrl-C or SIGTERM stopped it)."""
     from suite.commands import show
-    from suite.commands.common import count, say
+    from suite.commands.common import say
     from suite.figures import report
     from suite.record.errors import GoodbenchError
+    from suite.record.text import count
     from suite.run import own_failure, own_launch, own_outcome, rank_record
     from suite.validate import check_document, refusals
     from workloads import own

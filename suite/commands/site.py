@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from suite.commands.common import add_price_arguments, count, say, writing
+from suite.commands.common import add_price_arguments, say, writing
+from suite.record.text import count
 
 
 def add_parser(commands) -> argparse.ArgumentParser:

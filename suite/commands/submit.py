@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from suite.commands.common import Usage, writing
+from suite.commands.common import writing
+from suite.record.errors import Usage
 
 
 def add_parser(commands) -> argparse.ArgumentParser:

@@ -1,10 +1,15 @@
-"""Errors that the CLI turns into a one-line message and exit status 1 (no traceback), and that
-one line."""
+"""Errors that the CLI turns into a one-line message (no traceback), exit status 1, or 2 for a
+usage error, and that one line."""
 from suite.record.text import printable
 
 
 class GoodbenchError(Exception):
     """An expected failure: bad input, missing data, a rule broken. The message is for the user."""
+
+
+class Usage(ValueError):
+    """A usage error found after the command line was parsed: the CLI says it in one line and exits
+    2, as it does for the parser's own errors."""
 
 
 def error_text(exc: Exception) -> str:

@@ -81,6 +81,11 @@ def _escaped(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 run", "2 runs"; ``plural`` where adding an s is wrong."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def cut(text: str, limit: int = 80) -> str:
     """``text`` as :func:`printable` writes it, bounded: its first ``limit`` characters as written
     (an escape whole, never cut; a combining mark one character), then "…" where more follows.

@@ -3,16 +3,9 @@
 they can be)."""
 from __future__ import annotations
 
+from suite.record.errors import Usage
+from suite.record.text import count
 from workloads.pinned import CUDA_GRAPH_MODES
-
-
-class Usage(ValueError):
-    """A usage error of ``goodbench run`` (the command line's exit status 2)."""
-
-
-def count(n: int, noun: str) -> str:
-    """"1 run", "2 runs"."""
-    return f"{n} {noun if n == 1 else noun + 's'}"
 
 
 def check_plan(args) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite import __version__
-from suite.record.errors import GoodbenchError
+from suite.record.errors import GoodbenchError, Usage
+from suite.record.text import count
 from suite.run import arguments, launch, output, quiet
-from suite.run.arguments import Usage, count
 from suite.run.progress import RUN_UNDER_LOAD, ProgressPrinter, say, warn_if_busy
 from suite.trust import signing
 

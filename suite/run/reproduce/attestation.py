@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from suite.run.reproduce.inputs import Usage, as_dict
+from suite.record.errors import Usage
+from suite.run.reproduce.inputs import as_dict
 
 OPTION = "--attest-code-read"
 MIN_DIGITS = 12  # a commit named by fewer hex digits than the site shows of it names nothing in particular

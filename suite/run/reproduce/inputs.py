@@ -6,11 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.record.errors import GoodbenchError
-
-
-class Usage(ValueError):
-    """A usage error (exit 2)."""
+from suite.record.errors import GoodbenchError, Usage
 
 
 @dataclass(frozen=True)
