@@ -584,3 +584,10 @@ def bucket_sum(result: dict) -> float:
     """Productive time plus every badput bucket of a goodput result: its wall time when the
     accounting is whole."""
     return result["productive_s"] + sum(result["badput_s"].values())
+
+
+def fake_training(monkeypatch, train) -> None:
+    """``goodbench run`` with ``train`` in place of ``run_suite`` (suite/run/session.py): it needs
+    no data, so the run's look for the named workloads' data (suite/run/arguments.py) is skipped too."""
+    monkeypatch.setattr("suite.run.session.run_suite", train)
+    monkeypatch.setattr("suite.run.arguments.check_named_data", lambda args: None)

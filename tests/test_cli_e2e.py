@@ -115,6 +115,7 @@ def test_missing_data_is_a_clear_one_line_error(tmp_path):
     assert "Traceback" not in proc.stderr
     assert "tinyshakespeare/input.txt" in proc.stderr and "86c4e6aa9db7" in proc.stderr
     assert str(empty) in proc.stderr and "raw.githubusercontent.com" in proc.stderr
+    assert "at smoke scale on cpu" not in proc.stderr  # said before the run's first line and its load warning
     assert not (tmp_path / "x.json").exists()
 
 

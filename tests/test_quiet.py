@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import io
 
+import factories
 import pytest
 
 from suite.cli import main
@@ -206,8 +207,6 @@ def test_ctrl_c_while_check_waits_is_one_line_and_exit_130(monkeypatch, capsys):
 def test_run_waits_once_before_it_measures_anything(monkeypatch, tmp_path, capsys):
     """The wait comes before the session starts (its ceiling, its first workload): nothing timed
     runs while it waits. Ctrl-C there writes nothing and frees the results file's name."""
-    from suite.run import session
-
     seen: list = []
     machine = Machine(BUSY, QUIET)
 
@@ -220,7 +219,7 @@ def test_run_waits_once_before_it_measures_anything(monkeypatch, tmp_path, capsy
         raise KeyboardInterrupt
 
     monkeypatch.setattr(quiet, "wait", waiting)
-    monkeypatch.setattr(session, "run_suite", measuring)
+    factories.fake_training(monkeypatch, measuring)
     monkeypatch.setattr(host_load, "snapshot", lambda *a, **k: machine.snapshot())
     out = tmp_path / "out.json"
     status = main(["run", "-w", "lm-char", "--device", "cpu", "--no-sign", "-o", str(out), "--wait-quiet", "90"])

@@ -39,7 +39,7 @@ def no_training(monkeypatch):
     def train(*_args, **_kwargs):
         raise AssertionError("the run trained")
 
-    monkeypatch.setattr("suite.run.session.run_suite", train)
+    factories.fake_training(monkeypatch, train)
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
 
 
@@ -55,7 +55,7 @@ def fake_training(monkeypatch):
         seen["doc"] = _document()
         return seen["doc"]
 
-    monkeypatch.setattr("suite.run.session.run_suite", train)
+    factories.fake_training(monkeypatch, train)
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     return seen
 
@@ -127,7 +127,7 @@ def test_a_run_that_writes_nothing_frees_its_name(tmp_path, monkeypatch, capsys)
     def fail(*_args, **_kwargs):
         raise GoodbenchError("no workload could run: data missing")
 
-    monkeypatch.setattr("suite.run.session.run_suite", fail)
+    factories.fake_training(monkeypatch, fail)
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     assert cli.main([*RUN, "-o", "out.json"]) == 1
@@ -199,7 +199,7 @@ def test_a_run_whose_file_breaks_the_rules_exits_1_and_says_what_to_do(tmp_path,
     entry["trials_flops"] = [t / 50 for t in entry["trials_flops"]]
     entry["flops"] = max(entry["trials_flops"])
 
-    monkeypatch.setattr("suite.run.session.run_suite", lambda *_a, **_k: doc)
+    factories.fake_training(monkeypatch, lambda *_a, **_k: doc)
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     assert "above-ceiling" in {p.code for p in check_document(json.loads(results.dumps(doc)))}
@@ -330,7 +330,7 @@ def test_a_skipped_workloads_folders_are_named_on_the_terminal_not_in_the_file(t
     doc = _document()
     reason = "fashion-mnist/train.gz not found in 2 folders, not downloaded: GOODBENCH_OFFLINE=1"
     doc["settings"]["skipped"] = [{"workload": "fashion-cnn", "reason": reason}]
-    monkeypatch.setattr("suite.run.session.run_suite", lambda plan, options, progress: doc)
+    factories.fake_training(monkeypatch, lambda plan, options, progress: doc)
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("GOODBENCH_DATA_DIR", raising=False)

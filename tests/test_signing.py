@@ -366,7 +366,7 @@ def test_run_signs_its_file_and_says_so_unless_told_not_to(tmp_path, monkeypatch
     from test_run_output import _document as fake_document
 
     key_file, fp = signing.keygen()
-    monkeypatch.setattr("suite.run.session.run_suite", lambda plan, options, progress: fake_document())
+    factories.fake_training(monkeypatch, lambda plan, options, progress: fake_document())
     monkeypatch.setattr("suite.run.signals.stop_on_sigterm", lambda: None)
     monkeypatch.chdir(tmp_path)
     argv = ["run", "-w", "lm-char", "--scale", "smoke", "--device", "cpu"]

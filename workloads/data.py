@@ -52,6 +52,22 @@ class DataNotFound(Exception):
         self.short = short or looked
 
 
+def missing_reason(workload_id: str, files, data_dir: str | os.PathLike | None = None,
+                   every_place: bool = False) -> str | None:
+    """Why a workload's data ``files`` cannot be had, and how to get them; None where each is at
+    hand (fetched into the cache if need be, as :func:`locate` does). One line naming no path (a
+    skipped workload's reason, published with its results file), or with ``every_place`` every
+    place looked in (said to the user who named the workload). Needs no torch."""
+    try:
+        for file in files:
+            locate(file, data_dir)
+    except DataNotFound as exc:
+        return (f"{exc.looked if every_place else exc.short}; `goodbench data fetch -w {workload_id}` gets it "
+                f"(offline: `goodbench data fetch -w {workload_id} --mirror DIR` copies it from a folder holding it; "
+                "or give --data-dir DIR, or set GOODBENCH_DATA_DIR)")
+    return None
+
+
 def sha256_of(path: Path) -> str:
     """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()

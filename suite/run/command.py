@@ -46,6 +46,8 @@ def run(args) -> int:
 
     parallel = distributed.from_env(device.type, args.parallel, args.micro_batch)
     arguments.check_parallel(args, parallel, scale)
+    if not parallel.distributed:  # the ranks look each on its node, in the run
+        arguments.check_named_data(args)
     from suite.run.signals import stop_on_sigterm
 
     # SIGTERM (Slurm, timeout, docker stop; torchrun after a peer failed) stops the run like

@@ -20,7 +20,6 @@ from suite.run.runner import (
     RankLost,
     RunOptions,
     check_precision,
-    locate_data,
     precision_for,
     run_one,
 )
@@ -31,7 +30,7 @@ from suite.validate.schema import schema_problems
 from suite.validate.walk import walk
 from workloads import registry
 from workloads.base import Workload
-from workloads.data import DataNotFound
+from workloads.data import missing_reason
 from workloads.pinned import SEEDS
 
 
@@ -73,13 +72,9 @@ def _missing_data(workloads: list, options: RunOptions, explicit: bool = False) 
     node and all ranks agree: a workload runs only where every rank has its data."""
     missing: dict[str, str] = {}
     for workload in workloads:
-        try:
-            locate_data(workload, options.data_dir)
-        except DataNotFound as exc:
-            missing[workload.id] = (f"{exc.looked if explicit else exc.short}; `goodbench data fetch -w "
-                                    f"{workload.id}` gets it (offline: `goodbench data fetch -w {workload.id} "
-                                    f"--mirror DIR` copies it from a folder holding it; or give --data-dir DIR, or "
-                                    f"set GOODBENCH_DATA_DIR)")
+        why = missing_reason(workload.id, workload.data_files, options.data_dir, every_place=explicit)
+        if why is not None:
+            missing[workload.id] = why
     if not options.parallel.distributed:
         return missing
     agreed: dict[str, str] = {}
