@@ -1,7 +1,9 @@
 """The examples under torchrun: ``goodbench run-own --nproc-per-node 2 examples/X.py`` on two gloo
 ranks on the CPU, at the smallest scale they take (20 steps), writes one file that validates, whose
 declared step is the global batch the job trained — each rank's 32 windows of 64 characters × the
-2 ranks (``samples_per_rank``, suite/api/benchmark.py) — with both ranks stamped on the second clock."""
+2 ranks (``samples_per_rank``, suite/api/benchmark.py) — with both ranks stamped on the second clock,
+every rank measuring the same steps, and lm-char's pinned evaluator (each example is held to it) at
+every evaluation, the untrained model's first."""
 from __future__ import annotations
 
 import json
@@ -32,6 +34,11 @@ def test_each_example_under_run_own_on_two_ranks_declares_the_global_batch(examp
     assert v.check_document(doc) == []  # the validator's word on the file run-own sealed
     run = both_ranks_stamped(doc)
     assert run["status"] == "complete" and run["steps"] == STEPS
+    ranks_steps = [r["step_time_s"]["steps"] for r in run["distributed"]["ranks"]]
+    assert ranks_steps[0] > 0 and ranks_steps == [ranks_steps[0]] * WORLD  # every rank measured the same steps
+    # held to lm-char: the pinned evaluator's val_loss at every evaluation, on every rank, the untrained model first
+    assert run["curve"] and all("val_loss" in p for p in run["curve"])
+    assert run["pinned_evaluation"]["start"]["val_loss"] > 2.4 and run["pinned_evaluation"]["refused"] is None
     spec = doc["settings"]["implementation"]["spec"]
     assert spec["samples_per_step"] == run["metrics"]["samples_per_step"] == WORLD * PER_RANK
     assert spec["tokens_per_step"] == run["metrics"]["tokens_per_step"] == WORLD * PER_RANK * CONTEXT
