@@ -48,6 +48,15 @@ def test_validate_and_site_need_no_torch_and_run_names_the_train_extra(tmp_path)
     assert owned.returncode == 1 and "Traceback" not in owned.stderr
     assert owned.stderr.strip() == trained.stderr.strip().replace("goodbench run needs", "goodbench run-own needs")
     assert not (tmp_path / "own.json").exists()
+    # check: the one line alone, no header first; info: what this Python lacks (it needs no torch), then the line
+    checked = _goodbench("check", cwd=tmp_path)
+    assert checked.returncode == 1 and checked.stdout == ""
+    assert checked.stderr.strip() == trained.stderr.strip().replace("goodbench run needs", "goodbench check needs")
+    described = _goodbench("info", cwd=tmp_path)
+    assert described.returncode == 1 and described.stdout.startswith("# this Python and the packages")
+    assert "torch: MISSING" in described.stdout and "jsonschema" in described.stdout
+    assert described.stderr.strip() == trained.stderr.strip().replace("goodbench run needs", "goodbench info needs")
+    assert _goodbench("info", "--json", cwd=tmp_path).stdout == ""  # JSON alone, or nothing
 
 
 def test_importing_the_library_without_torch_works_and_a_torch_name_says_what_to_install_in_one_line(tmp_path):

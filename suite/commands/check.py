@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from suite.record import dependencies
 from suite.run import quiet
 
 
@@ -19,7 +20,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run the checks and print each verdict; 0 when the machine is fit, else 1."""
-    print(f"# whether this machine is fit to benchmark now (device {args.device})", flush=True)  # before torch loads
+    if dependencies.findable("torch"):  # a first line before torch loads; where it is missing, the error alone
+        print(f"# whether this machine is fit to benchmark now (device {args.device})", flush=True)
     from suite.run.check import fit, run_checks
     from suite.run.system import resolve_device
 

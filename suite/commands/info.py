@@ -21,7 +21,12 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Print the system description (``--json``: as JSON, alone), then Python, numpy and each
-    optional package: present, or what its absence turns off; 0."""
+    optional package: present, or what its absence turns off; 0. Without torch, the packages alone,
+    then the error naming the install (1)."""
+    if not dependencies.findable("torch"):
+        if not args.json:  # what this Python lacks needs no torch, and is what its user came for
+            _packages()
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")  # the CLI's one line: how to install it
     if not args.json:  # a first line at once: reading the device below loads torch
         print("# the system description a run records", flush=True)
     from suite.run.overrides import load_overrides
@@ -31,17 +36,22 @@ def run(args) -> int:
                     load_overrides(args.system_overrides))
     if args.json:
         print(json.dumps(info, indent=2))
-    else:
-        for section, values in info.items():
-            if isinstance(values, dict):
-                for key, value in values.items():
-                    print(f"{section}.{key}: {_shown(value)}")
-            else:
-                print(f"{section}: {_shown(values)}")
-        print("# this Python and the packages goodbench can run without (suite/record/dependencies.py)")
-        for line in dependencies.report():
-            print(line)
+        return 0
+    for section, values in info.items():
+        if isinstance(values, dict):
+            for key, value in values.items():
+                print(f"{section}.{key}: {_shown(value)}")
+        else:
+            print(f"{section}: {_shown(values)}")
+    _packages()
     return 0
+
+
+def _packages() -> None:
+    """Python, numpy and each optional package: present, or what its absence turns off."""
+    print("# this Python and the packages goodbench can run without (suite/record/dependencies.py)", flush=True)
+    for line in dependencies.report():
+        print(line)
 
 
 def _shown(value) -> str:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 
 from suite.commands.common import POSITIVE_INT
+from suite.record import dependencies
 from suite.run import quiet
 
 
@@ -51,10 +51,7 @@ def run(args) -> int:
 
 def _has_torch() -> bool:
     """Whether this Python (the script's) can import torch, without importing it."""
-    try:
-        return importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):  # a finder that refuses it, or a torch module left half-imported
-        return False
+    return dependencies.findable("torch")
 
 
 def _run(args, named: dict[str, str], stops) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import importlib.util
 import platform
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,15 @@ def installed(module: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def findable(module: str) -> bool:
+    """Whether this Python can import the top-level ``module``, without importing it (torch takes
+    seconds): what decides whether a command says a first line before loading it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a module left half-imported
+        return False
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,13 @@ re-launch it under torchrun: suite/run/launch.py), write the results file into i
 what happened; the exit status."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite import __version__
+from suite.record import dependencies
 from suite.record.errors import GoodbenchError, Usage
 from suite.record.text import count
 from suite.run import arguments, launch, output, quiet
@@ -34,7 +34,7 @@ def run(args) -> int:
         output.refuse_taken_output(Path(args.output))
     # a first line at once: torch and the workloads take seconds to load (where torch is missing,
     # the one line is the error naming the extra)
-    if os.environ.get("RANK", "0") == "0" and importlib.util.find_spec("torch") is not None:
+    if os.environ.get("RANK", "0") == "0" and dependencies.findable("torch"):
         say("preparing the run: loading torch and the workloads")
     from suite.run.system import resolve_device
 
