@@ -31,6 +31,19 @@ def test_show_prints_the_summary_run_ends_with(capsys):
     assert "warm-up" in report.STEADY_STATE_NOTE and "progress lines" in report.STEADY_STATE_NOTE
 
 
+def test_show_takes_several_files_each_under_its_name_and_goes_on_past_one_it_cannot_read(tmp_path, capsys):
+    """``goodbench show results/*.json``: each summary under a line naming its file, in the order
+    given; a file it cannot read is said on stderr, the others are still shown, and the status is 1."""
+    assert main(["show", str(FIXTURE)]) == 0
+    alone = capsys.readouterr().out
+    missing = tmp_path / "gone.json"
+    assert main(["show", str(FIXTURE), str(missing), str(FIXTURE)]) == 1
+    said = capsys.readouterr()
+    assert said.out == f"# {FIXTURE}\n{alone}\n# {missing}\n\n# {FIXTURE}\n{alone}"
+    assert said.err.strip() == f"goodbench show: {missing}: cannot read the file (No such file or directory) [unreadable]"
+    assert main(["show", str(FIXTURE), str(FIXTURE)]) == 0
+
+
 def test_show_and_run_end_with_the_same_warning_where_runs_were_measured_under_load(capsys):
     """A new user's `run` ended with "warning: 1 of 1 runs measured under load …" and `show` of the
     same file said nothing of it; both now end with it (as run-own does)."""

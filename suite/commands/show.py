@@ -1,4 +1,4 @@
-"""``goodbench show FILE``: the summary ``goodbench run`` ends with, for any results file, a
+"""``goodbench show FILE [FILE ...]``: the summary ``goodbench run`` ends with, for any results file, a
 reproduction's opening with what it reproduces and its verdicts (:func:`reproduction_lines`). The file
 is read as the validator reads it (bounded: size, nesting, numbers) and validated no further; a file
 whose runs cannot be summarized is said so in one line. What it prints is bounded too: every string
@@ -9,6 +9,7 @@ warning at :data:`MAX_WARNING` characters, each from the bounded copy of the fil
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 # of any string the file supplies, as printed (escapes written out); longer ends in "…": above what
@@ -26,28 +27,51 @@ def add_parser(commands) -> argparse.ArgumentParser:
                                         "per run (samples/s, p50 step, MFU, energy), goodput and badput, "
                                         "time-to-target scores; a reproduction's first says what it "
                                         "reproduces, whose key signed it and each run's verdict. The file is "
-                                        "read safely, not validated: goodbench validate FILE checks it.")
-    p.add_argument("file", metavar="FILE", help="a results file")
+                                        "read safely, not validated: goodbench validate FILE checks it. "
+                                        "Several files: each under a line naming it, in the order given.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a results file (several: each in turn)")
     return p
 
 
 def run(args) -> int:
-    """Print the file's summary; 0, or a :class:`GoodbenchError` where it cannot be read or summarized."""
+    """Print each file's summary; 0, or a :class:`GoodbenchError` where the one file given cannot be
+    read or summarized. Of several files, each is said under a ``# FILE`` line, one that cannot be
+    is said so in one line on stderr and the others are still shown (1)."""
+    from suite.commands.common import say
+    from suite.record.errors import GoodbenchError
+    from suite.record.text import printable
+
+    if len(args.files) == 1:
+        _show(args.files[0])
+        return 0
+    failed = 0
+    for i, name in enumerate(args.files):
+        print(("\n" if i else "") + f"# {printable(name)}", flush=True)
+        try:
+            _show(name)
+        except GoodbenchError as exc:
+            sys.stdout.flush()
+            say(f"goodbench show: {exc}")
+            failed += 1
+    return 1 if failed else 0
+
+
+def _show(name: str) -> None:
+    """One file's summary (a reproduction's opening first, the load warning last)."""
     from suite.record import results
     from suite.record.errors import GoodbenchError
 
     try:
-        doc = results.load(args.file)
+        doc = results.load(name)
     except results.Unreadable as exc:
         raise GoodbenchError(str(exc)) from None
-    text, shown = _summarized(args.file, doc)
+    text, shown = _summarized(name, doc)
     for line in reproduction_lines(doc):
         print(line)
     print(text)
     loaded = load_warning(shown)
     if loaded:
         print(loaded)
-    return 0
 
 
 MAX_VERDICT = 2000  # characters of a reproduction's verdict: the validator's bound on a string, so it is shown whole
