@@ -505,9 +505,16 @@ def test_the_front_page_names_the_latest_results_first_newest_first(built):
     section = index[index.index('<section id="latest">'):index.index("</section>", index.index('id="latest"'))]
     names = re.findall(r'<a href="systems/[^"]+\.html">([^<]+)</a>', section)
     assert names == ["synthetic-alpha", "synthetic-gamma", "synthetic-beta", "synthetic-alpha"]
-    day = docs[3]["created_at"][:10]
+    created = docs[3]["created_at"]  # to the minute: two files of one day are told apart
     ids = sorted({run["workload"]["id"] for run in docs[3]["runs"]})
-    assert f"<small>({day}: {', '.join(ids)} at smoke scale)</small>" in section
+    newest = section[section.index("<li>"):section.index("</li>")]
+    assert f"<small>({created[:10]} {created[11:16]} UTC: " in newest and newest.endswith(" at smoke scale)</small>")
+    # each workload links to the page of the run its entry shows (its first complete run), a page the build wrote
+    linked = re.findall(r'<a href="(runs/[^"]+\.html)">([^<]+)</a>', newest)
+    assert [name for _, name in linked] == ids
+    for href, workload in linked:
+        first = next(r for r in docs[3]["runs"] if r["workload"]["id"] == workload and r["status"] == "complete")
+        assert (out / href).is_file() and href == f"runs/{run_slug('r3.json', first['run_id'])}.html"
     assert index.index('id="latest"') < index.index('id="workloads"')
 
 

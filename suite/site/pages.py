@@ -455,18 +455,21 @@ LATEST = 5  # results files the front page names at its top, the newest stored f
 def latest_results(entries: pd.DataFrame, stored: list[str]) -> list[dict]:
     """The :data:`LATEST` results files stored last (``stored``: every file's name in the order it was
     stored, the ledger's), newest first, each as the front page names it: its system as a link
-    (:func:`_system_link`), its workloads with their scale, and the day it was written (``created_at``,
-    the file's own word)."""
+    (:func:`_system_link`), its workloads by scale, each a link to the page of the run its entry
+    shows (``run_id``: the first complete one), and when it was written (``created_at``, the file's
+    own word, to the minute: two files of one day are told apart)."""
     rank = {name: i for i, name in enumerate(stored)}
     files = sorted(set(entries["file"]), key=lambda f: (rank.get(f, -1), f), reverse=True)[:LATEST]
     latest = []
     for file in files:
         frame = entries[entries["file"] == file]
-        scales: dict[str, set[str]] = {}
-        for workload, scale in zip(frame["workload"], frame["scale"]):
-            scales.setdefault(str(scale), set()).add(str(workload))
-        ran = "; ".join(f"{', '.join(sorted(ids))} at {scale} scale" for scale, ids in sorted(scales.items()))
-        latest.append({**_system_link(frame.iloc[0], ""), "workloads": ran, "created": str(frame["created_at"].iloc[0])[:10]})
+        scales: dict[str, list[dict]] = {}
+        for workload, scale, run_id in sorted(zip(frame["workload"].map(str), frame["scale"].map(str), frame["run_id"])):
+            scales.setdefault(scale, []).append({"workload": workload, "href": f"runs/{run_slug(file, run_id)}.html"})
+        created = str(frame["created_at"].iloc[0])
+        when = f"{created[:10]} {created[11:16]} UTC" if len(created) >= 16 and created[10] == "T" else created[:10]
+        latest.append({**_system_link(frame.iloc[0], ""), "created": when,
+                       "scales": [{"scale": scale, "runs": runs} for scale, runs in sorted(scales.items())]})
     return latest
 
 
