@@ -35,7 +35,7 @@ def run(args) -> int:
     Schema this Python cannot check, ``schema-unchecked``, is said and does not fail it). Where this
     Python has no torch, which the script's Benchmark needs, nothing starts: that is said in one
     line, as by every command that trains (suite/cli.py), not as the script's traceback."""
-    if not _has_torch():
+    if not dependencies.findable("torch"):  # this Python is the script's
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
     from suite.api import arguments
     from suite.run.stops import Stops
@@ -47,11 +47,6 @@ def run(args) -> int:
         quiet.wait(args.wait_quiet, "starting the script anyway")
     with Stops() as stops:  # SIGTERM passed on to the script, which writes its runs so far
         return _run(args, named, stops)
-
-
-def _has_torch() -> bool:
-    """Whether this Python (the script's) can import torch, without importing it."""
-    return dependencies.findable("torch")
 
 
 def _run(args, named: dict[str, str], stops) -> int:

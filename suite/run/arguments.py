@@ -3,7 +3,7 @@
 they can be)."""
 from __future__ import annotations
 
-from suite.record.errors import Usage
+from suite.record.errors import GoodbenchError, Usage
 from suite.record.text import count
 from workloads.pinned import CUDA_GRAPH_MODES
 
@@ -26,7 +26,6 @@ def check_plan(args) -> None:
 def check_data_dir(args) -> None:
     """A data folder that does not exist, said before anything else: ``--data-dir`` (a usage
     error) or ``$GOODBENCH_DATA_DIR`` (GoodbenchError), rather than every file "absent" in it."""
-    from suite.record.errors import GoodbenchError
     from workloads import data
 
     why = data.missing_folder(args.data_dir)
@@ -42,7 +41,6 @@ def check_named_data(args) -> None:
     missing file is said before the busy-machine warning and the ceiling's measurement, after the
     usage errors. The error the run itself raises (suite/run/session.py), which is where the ranks
     of a distributed run look, each on its node."""
-    from suite.record.errors import GoodbenchError
     from workloads import registry
     from workloads.data import missing_reason
 

@@ -75,11 +75,11 @@ def launcher_environment() -> dict[str, str]:
 def torchrun_command(script: str, args: list[str], nproc: int) -> list[str]:
     """``python -m torch.distributed.run --standalone --nproc-per-node=N SCRIPT ARGS`` with this Python;
     :class:`GoodbenchError` where torch cannot be imported here (checked without importing it)."""
-    import importlib.util
+    from suite.record import dependencies
 
     if nproc < 1:
         raise GoodbenchError(f"--nproc-per-node must be 1 or more, not {nproc}")
-    if importlib.util.find_spec("torch") is None:
+    if not dependencies.findable("torch"):
         raise GoodbenchError(f"--nproc-per-node needs torch (torch.distributed.run), which {sys.executable} "
                              "cannot import")
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}", script, *args]
