@@ -3,6 +3,7 @@
 the definition a pair at a time (``same_curve``) calls one run's."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def runs(draw) -> list[dict]:
     return out
 
 
+@pytest.mark.slow  # 300 generated examples: 4 s (the fast loop stays under 3 minutes)
 @settings(max_examples=300, deadline=None)
 @given(runs(), st.data())
 def test_the_pairs_found_at_once_are_the_pairs_found_one_at_a_time(found_runs, data):

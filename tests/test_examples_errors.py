@@ -90,6 +90,7 @@ def test_the_plain_loop_without_its_dataset_says_so_in_one_line(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.slow  # the example's process, which imports torch: 4 s (the fast loop stays under 3 minutes)
 def test_the_plain_loops_help_gives_its_whole_description():
     """--help shows the example's docstring whole (its first line alone stopped mid-sentence),
     with the command that runs it."""

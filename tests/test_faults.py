@@ -235,6 +235,7 @@ def test_a_group_sigterm_keeps_the_supervised_runs_partial_record(data_dir, tmp_
     assert record["steps"] >= 10
 
 
+@pytest.mark.slow  # a supervised worker process: 6 s (the fast loop stays under 3 minutes)
 def test_a_sigint_to_the_supervisor_alone_reaches_its_worker_at_once(data_dir, tmp_path, monkeypatch):
     """``kill -INT PID`` (an IDE's stop button, ``timeout -s INT``) reaches the supervisor alone: it
     passes the interrupt on at once, so the worker stops there and writes its partial record, rather

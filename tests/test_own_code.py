@@ -269,6 +269,7 @@ def test_the_loop_is_held_to_what_it_declared(tmp_path, capsys):
         goodbench.Benchmark("x", samples_per_step=4, max_steps=3, against="nope")
 
 
+@pytest.mark.slow  # trains, evaluates on lm-char's text and builds a site: 7 s (the fast loop stays under 3 minutes)
 def test_a_run_held_to_lm_char_is_evaluated_by_the_pinned_evaluator(tmp_path, data_dir):
     """The plain-loop example's model against lm-char's smoke target, a few steps: the quality on
     its curve is goodbench's evaluation (the same windows as the reference's)."""

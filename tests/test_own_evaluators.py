@@ -35,6 +35,7 @@ def test_lm_chars_evaluator_is_its_reference_evaluation(data_dir):
     assert mine["val_loss"] == pytest.approx(job.evaluate()["val_loss"], rel=1e-6)
 
 
+@pytest.mark.slow  # trains and evaluates fashion-cnn: 5 s (the fast loop stays under 3 minutes)
 def test_fashion_cnns_evaluator_is_its_reference_evaluation(data_dir):
     job = _reference_job("fashion-cnn", data_dir)
     for _ in range(30):  # past chance, so that the accuracy tells the two evaluations apart
@@ -125,6 +126,7 @@ def test_an_own_loop_held_to_dlrm_small_trains_on_the_teachers_clicks(tmp_path):
     assert 0.5 < run["curve"][-1]["auc"] < run["curve"][-1]["teacher_auc"]
 
 
+@pytest.mark.slow  # trains to a target: 4 s (the fast loop stays under 3 minutes)
 def test_target_met_turns_true_at_the_evaluation_that_meets_the_target(tmp_path):
     """``run.target_met`` (docs/own-code.md, "Checkpoints"): false before training and at each
     evaluation below the target, true from the one that meets it, where the loop stops and the

@@ -155,6 +155,7 @@ print("trained on")
 """
 
 
+@pytest.mark.slow  # a script's process, stopped: 4 s (the fast loop stays under 3 minutes)
 def test_a_script_stopped_by_sigterm_ends_as_killed_by_it(tmp_path):
     """Plain ``python script.py`` sent SIGTERM: the runs so far are written, one line says where,
     and the process ends as SIGTERM's default would (status 143 to a shell), with no traceback."""

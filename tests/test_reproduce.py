@@ -303,6 +303,7 @@ def test_an_original_the_validator_refuses_is_refused_on_one_line(tmp_path):
     assert "[stream-curve]" in line and line.endswith("(and 1 more: goodbench validate lists them)"), line
 
 
+@pytest.mark.slow  # a CLI reproduction that trains: 5 s (the fast loop stays under 3 minutes)
 def test_a_folder_at_the_reproductions_checkpoint_path_is_refused_and_kept(data_dir, tmp_path):
     """A reproduction of a run that saved checkpoints keeps its own in ``<out>.ckpt`` and removes
     that folder when it ends: one already there (an interrupted ``goodbench run -o rep.json``'s

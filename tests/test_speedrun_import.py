@@ -531,6 +531,7 @@ def _bytewise(data: bytes | str) -> float:
     return best
 
 
+@pytest.mark.slow  # 1 MiB hostile inputs, each beside a byte-by-byte pass: 8 s (the fast loop stays under 3 minutes)
 def test_hostile_logs_and_readme_cells_cost_linear_time():
     """Trial 14 (F16): ``^\\s*`` under MULTILINE, an unbounded ``.*``/``\\S+?`` between repeatable
     parts and the README's link pattern made a 64 KiB log cost 3–15 s and a 64 KiB README cell

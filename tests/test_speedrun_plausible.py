@@ -419,6 +419,7 @@ def _rebuilt(doc: dict, number: int) -> dict:
 P64 = "records/track_1_short/2026-01-30_MimeticValueOutput/runs/6037e443-df16-4eeb-ba71-282b5f7096d0.txt"
 
 
+@pytest.mark.slow  # the whole stored history, edited and read again: 4 s (the fast loop stays under 3 minutes)
 def test_review_c_the_stored_history_edited_as_the_review_did_stays_not_met():
     """Review C (1)–(4) on the stored track 1: record 64 (p = 0.563, "not shown") and 84 (p =
     0.0148) edited as the review did; none becomes "met", and the edited document is derived
