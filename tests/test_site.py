@@ -506,6 +506,7 @@ def test_the_front_page_names_the_latest_results_first_newest_first(built):
     names = re.findall(r'<a href="systems/[^"]+\.html">([^<]+)</a>', section)
     assert names == ["synthetic-alpha", "synthetic-gamma", "synthetic-beta", "synthetic-alpha"]
     created = docs[3]["created_at"]  # to the minute: two files of one day are told apart
+    assert "the time its file says it was written (self-reported)" in section  # created_at: the file's own word
     ids = sorted({run["workload"]["id"] for run in docs[3]["runs"]})
     newest = section[section.index("<li>"):section.index("</li>")]
     assert f"<small>({created[:10]} {created[11:16]} UTC: " in newest and newest.endswith(" at smoke scale)</small>")
