@@ -4,6 +4,7 @@ Lightning module is tests/own_framework_ddp_job.py's, which fits it under torchr
 them, each run in one command."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -21,8 +22,16 @@ from suite.record.errors import GoodbenchError
 from workloads.parallel import SINGLE, Parallel
 
 REPO = Path(__file__).resolve().parent.parent
-L = pytest.importorskip("lightning.pytorch")
-transformers = pytest.importorskip("transformers")
+FRAMEWORK = {"lightning": "lightning.pytorch", "hf": "transformers"}
+"""Each framework's package, imported by the tests that use it (not at collection: with Lightning's
+imports, scipy's among them, each pytest worker's collection took 2.7 s longer)."""
+
+
+def _measure(framework: str) -> type:
+    """``goodbench.FRAMEWORK.Measure``, the framework's callback (the test skipped where the framework
+    is not installed)."""
+    pytest.importorskip(FRAMEWORK[framework])
+    return importlib.import_module(f"goodbench.{framework}").Measure
 
 
 def _bench(tmp_path: Path, name: str, **kw) -> goodbench.Benchmark:
@@ -33,6 +42,7 @@ def _bench(tmp_path: Path, name: str, **kw) -> goodbench.Benchmark:
 
 @pytest.mark.slow  # a framework's whole fit: 7 s of the fast loop
 def test_a_lightning_fit_is_measured_as_one_run(tmp_path):
+    L = pytest.importorskip(FRAMEWORK["lightning"])
     import goodbench.lightning
 
     bench = _bench(tmp_path, "lightning-mlp")
@@ -58,6 +68,7 @@ def test_a_lightning_fit_is_measured_as_one_run(tmp_path):
 
 @pytest.mark.slow  # a framework's whole fit: 7 s of the fast loop
 def test_a_hugging_face_trainer_is_measured_as_one_run(tmp_path):
+    transformers = pytest.importorskip(FRAMEWORK["hf"])
     import goodbench.hf
 
     config = transformers.GPT2Config(vocab_size=16, n_positions=8, n_embd=16, n_layer=1, n_head=2)
@@ -85,8 +96,9 @@ def test_a_hugging_face_trainer_is_measured_as_one_run(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("example", ["lightning_char.py", "hf_trainer_char.py"])
-def test_each_framework_example_runs_in_one_command_and_its_file_validates(example, tmp_path, data_dir):
+@pytest.mark.parametrize(("example", "framework"), [("lightning_char.py", "lightning"), ("hf_trainer_char.py", "hf")])
+def test_each_framework_example_runs_in_one_command_and_its_file_validates(example, framework, tmp_path, data_dir):
+    pytest.importorskip(FRAMEWORK[framework])
     out = tmp_path / "own.json"
     done = subprocess.run([sys.executable, str(REPO / "examples" / example), "--out", str(out), "--steps", "60"],
                           capture_output=True, text=True, timeout=600,
@@ -103,16 +115,13 @@ def test_each_framework_example_runs_in_one_command_and_its_file_validates(examp
 def test_a_trainer_on_processes_goodbench_does_not_measure_is_refused(framework):
     """Lightning's DDP outside torchrun starts processes of its own, each a one-process Benchmark that
     would write a file of its own: each callback refuses a trainer whose world is not the run's."""
-    import goodbench.hf
-    import goodbench.lightning
-
-    run = SimpleNamespace(parallel=SINGLE)  # one process, as a script run with plain python is
+    measure = _measure(framework)(SimpleNamespace(parallel=SINGLE))  # one process, as a script run with plain python is
     with pytest.raises(GoodbenchError, match=r"trains on 2 processes and goodbench measures 1: launch the script "
                                              r"with torchrun --nproc-per-node=2"):
         if framework == "lightning":
-            goodbench.lightning.Measure(run).setup(SimpleNamespace(world_size=2), None, "fit")
+            measure.setup(SimpleNamespace(world_size=2), None, "fit")
         else:
-            goodbench.hf.Measure(run).on_train_begin(SimpleNamespace(world_size=2), None, None)
+            measure.on_train_begin(SimpleNamespace(world_size=2), None, None)
 
 
 @pytest.mark.parametrize("framework", ["lightning", "hf"])
@@ -120,9 +129,7 @@ def test_a_trainer_whose_global_batch_is_not_the_declared_one_is_refused(framewo
     """A one-process figure declared for a torchrun job (32 samples a step, each of 2 ranks training
     32): the callback refuses it before the first step, naming samples_per_rank; the global batch
     declared passes."""
-    import goodbench.hf
-    import goodbench.lightning
-
+    callback = _measure(framework)
     two = Parallel(rank=0, world_size=2, local_rank=0, local_world_size=2, backend="gloo")
 
     def begin(declared: int) -> None:
@@ -130,10 +137,10 @@ def test_a_trainer_whose_global_batch_is_not_the_declared_one_is_refused(framewo
         if framework == "lightning":
             trainer = SimpleNamespace(world_size=2, accumulate_grad_batches=1,
                                       train_dataloader=torch.utils.data.DataLoader(range(64), batch_size=32))
-            goodbench.lightning.Measure(run).on_train_start(trainer, None)
+            callback(run).on_train_start(trainer, None)
         else:
             settings = SimpleNamespace(world_size=2, per_device_train_batch_size=32, gradient_accumulation_steps=1)
-            goodbench.hf.Measure(run).on_train_begin(settings, None, None)
+            callback(run).on_train_begin(settings, None, None)
 
     with pytest.raises(GoodbenchError, match=r"trains 64 samples a step \(32 rows on each of 2 processes\) and the "
                                              r"Benchmark declares 32: give the Benchmark samples_per_rank=32"):
