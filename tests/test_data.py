@@ -1,6 +1,7 @@
 """Dataset lookup: search order, checksum verification, clear errors."""
 from __future__ import annotations
 
+import argparse
 import hashlib
 
 import pytest
@@ -119,6 +120,9 @@ def test_data_fetch_from_a_mirror_fills_the_cache_with_checked_copies(data_dir, 
     assert main(["data", "fetch", "--mirror", str(data_dir)]) == 0
     out = capsys.readouterr().out
     assert out.count("sha256") == 5 and "fetched into " + str(data.cache_dir()) in out
+    fetching = f"fetching {TINY_SHAKESPEARE.name} ({TINY_SHAKESPEARE.size:,} bytes) from {data_dir.resolve().as_uri()}/"
+    lines = out.splitlines()  # each file said before it is copied, the line after says it came
+    assert lines[lines.index(fetching + TINY_SHAKESPEARE.name) + 1].startswith(f"{TINY_SHAKESPEARE.name}: fetched into ")
     assert main(["data", "fetch"]) == 0
     assert capsys.readouterr().out.count(": here (") == 5
     assert data.locate(TINY_SHAKESPEARE) == data.cache_dir() / TINY_SHAKESPEARE.name
@@ -136,7 +140,8 @@ def test_data_fetch_without_a_network_says_to_copy_from_a_folder(tmp_path, monke
     monkeypatch.delenv("GOODBENCH_OFFLINE", raising=False)
     monkeypatch.setattr(urllib.request, "urlopen", no_network)
     assert main(["data", "fetch", "-w", "lm-char", "--to", str(tmp_path / "to")]) == 1
-    line = capsys.readouterr().out.strip()
+    said, line = capsys.readouterr().out.strip().splitlines()
+    assert said == f"fetching {TINY_SHAKESPEARE.name} ({TINY_SHAKESPEARE.size:,} bytes) from {TINY_SHAKESPEARE.url}"
     assert line.startswith("tinyshakespeare/input.txt: not fetched: <urlopen error [Errno -2] Name or service")
     assert line.endswith("without a network, copy the files from a folder that holds them: "
                          "goodbench data fetch --mirror DIR")
@@ -151,7 +156,7 @@ def test_data_fetch_refuses_a_copy_with_another_sha256_and_leaves_nothing(data_d
     body[7] ^= 1
     (mirror / TINY_SHAKESPEARE.name).write_bytes(bytes(body))
     assert main(["data", "fetch", "-w", "lm-char", "--mirror", str(mirror), "--to", str(tmp_path / "to")]) == 1
-    line = capsys.readouterr().out.strip()
+    line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("tinyshakespeare/input.txt: not fetched: file://") and "does not match" in line
     assert not (tmp_path / "to").exists()  # nor the folders made for it (a new user's review)
     (tmp_path / "to" / "tinyshakespeare").mkdir(parents=True)  # folders there before stay
@@ -232,8 +237,10 @@ def test_a_skipped_workload_says_why_in_one_line_with_the_command_that_fixes_it(
     from suite.run import session
     from suite.run.runner import RunOptions
 
-    reasons = session._missing_data([registry.get("lm-char")], RunOptions(device=torch.device("cpu"),
-                                                                          data_dir=str(tmp_path)))
+    said: list = []
+    reasons = session._missing_data([registry.get("lm-char")], RunOptions(device=torch.device("cpu"), data_dir=str(tmp_path)),
+                                    lambda event, **f: said.append(event))
+    assert said == []  # nothing fetched, nothing said of fetching
     assert reasons == {"lm-char": "tinyshakespeare/input.txt not found in 2 folders, not downloaded: "
                                   "GOODBENCH_OFFLINE=1; `goodbench data fetch -w lm-char` gets it (offline: "
                                   "`goodbench data fetch -w lm-char --mirror DIR` copies it from a folder holding "
@@ -282,3 +289,53 @@ def test_a_data_dir_that_is_a_file_is_said_to_be_one(tmp_path):
     with pytest.raises(data.DataNotFound) as err:
         data.locate(pinned, given)
     assert f"looked in: {given} (not a folder); " in str(err.value)
+
+
+def _network_serving(monkeypatch, served: dict) -> list[str]:
+    """A network, stood in for: each URL of ``served`` (URL → a file's path) is answered with that
+    file's bytes; the URLs opened, in order."""
+    import urllib.request
+
+    opened: list[str] = []
+
+    def urlopen(url, timeout):
+        opened.append(url)
+        return open(served[url], "rb")  # fetch closes it
+    monkeypatch.delenv("GOODBENCH_OFFLINE", raising=False)
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    return opened
+
+
+def test_a_download_is_said_before_it_begins_and_a_copy_at_hand_is_not(tmp_path, monkeypatch):
+    """A run with a network fetched a missing dataset unsaid: tens of megabytes, and nothing on the
+    screen after its first line. ``locate`` says each download first; a file found says nothing."""
+    content = b"pinned bytes"
+    (tmp_path / "file.bin").write_bytes(content)
+    pinned = make_file(tmp_path, content)
+    opened = _network_serving(monkeypatch, {pinned.url: tmp_path / "file.bin"})
+    said: list[str] = []
+    assert data.locate(pinned, announce=said.append) == data.cache_dir() / pinned.name
+    assert said == [f"fetching set/file.bin (12 bytes) from {pinned.url} into {data.cache_dir()}"]
+    assert opened == [pinned.url] and (data.cache_dir() / pinned.name).read_bytes() == content
+    assert data.locate(pinned, announce=said.append) == data.cache_dir() / pinned.name and len(said) == 1
+
+
+def test_run_says_each_download_of_a_named_or_planned_workload_first(data_dir, monkeypatch, capsys):
+    """``goodbench run -w lm-char`` looks for its data before the run's first line
+    (suite/run/arguments.py) and says the download there; a run of every workload says it under the
+    workload's name (suite/run/session.py), before that workload's lines."""
+    import torch
+
+    from suite.run import session
+    from suite.run.arguments import check_named_data
+    from suite.run.progress import ProgressPrinter
+    from suite.run.runner import RunOptions
+
+    opened = _network_serving(monkeypatch, {TINY_SHAKESPEARE.url: data_dir / TINY_SHAKESPEARE.name})
+    check_named_data(argparse.Namespace(workload=["lm-char"], data_dir=None))
+    line = f"fetching {TINY_SHAKESPEARE.name} ({TINY_SHAKESPEARE.size:,} bytes) from {TINY_SHAKESPEARE.url}"
+    assert capsys.readouterr().err == f"{line} into {data.cache_dir()}\n" and opened == [TINY_SHAKESPEARE.url]
+    (data.cache_dir() / TINY_SHAKESPEARE.name).unlink()
+    options = RunOptions(device=torch.device("cpu"))
+    assert session._missing_data([registry.get("lm-char")], options, ProgressPrinter()) == {}
+    assert capsys.readouterr().err == f"[lm-char] {line} into {data.cache_dir()}\n"

@@ -13,6 +13,7 @@ import os
 import socket
 import tempfile
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,14 +54,14 @@ class DataNotFound(Exception):
 
 
 def missing_reason(workload_id: str, files, data_dir: str | os.PathLike | None = None,
-                   every_place: bool = False) -> str | None:
+                   every_place: bool = False, announce: Announce | None = None) -> str | None:
     """Why a workload's data ``files`` cannot be had, and how to get them; None where each is at
-    hand (fetched into the cache if need be, as :func:`locate` does). One line naming no path (a
-    skipped workload's reason, published with its results file), or with ``every_place`` every
-    place looked in (said to the user who named the workload). Needs no torch."""
+    hand (fetched into the cache if need be, as :func:`locate` does, which tells ``announce``). One
+    line naming no path (a skipped workload's reason, published with its results file), or with
+    ``every_place`` every place looked in (said to the user who named the workload). Needs no torch."""
     try:
         for file in files:
-            locate(file, data_dir)
+            locate(file, data_dir, announce)
     except DataNotFound as exc:
         return (f"{exc.looked if every_place else exc.short}; `goodbench data fetch -w {workload_id}` gets it "
                 f"(offline: `goodbench data fetch -w {workload_id} --mirror DIR` copies it from a folder holding it; "
@@ -150,8 +151,19 @@ def presence(file: DataFile, data_dir: str | os.PathLike | None = None,
     return Presence("corrupt", corrupt) if corrupt is not None else Presence("no")
 
 
-def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
-    """Path of a verified copy of ``file``, downloading it into the cache if needed.
+Announce = Callable[[str], None]
+"""Where a download is said before it begins (:func:`fetching`): a file of tens of megabytes
+fetched unsaid left a run silent after its first line."""
+
+
+def fetching(file: DataFile, url: str | None = None) -> str:
+    """The line said before ``file`` is fetched from ``url`` (default its canonical URL)."""
+    return f"fetching {file.name} ({file.size:,} bytes) from {url or file.url}"
+
+
+def locate(file: DataFile, data_dir: str | os.PathLike | None = None, announce: Announce | None = None) -> Path:
+    """Path of a verified copy of ``file``, downloading it into the cache if needed (said first
+    to ``announce``, where given).
 
     Raises :class:`DataNotFound` naming the file, its URL, its checksum and where it looked.
     """
@@ -173,6 +185,8 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None) -> Path:
         tried.append(f"{file.url} (not downloaded: GOODBENCH_OFFLINE=1)")
         why = "not downloaded: GOODBENCH_OFFLINE=1"
     else:
+        if announce is not None:
+            announce(f"{fetching(file)} into {cache_dir()}")
         try:
             return fetch(file)
         except (OSError, ValueError) as exc:
@@ -210,17 +224,22 @@ def offline() -> bool:
     return os.environ.get("GOODBENCH_OFFLINE") == "1"
 
 
+def source_url(file: DataFile, source: str | None = None) -> str:
+    """The URL :func:`fetch` reads ``file`` from: its canonical one, or its name under ``source``
+    (a folder or a URL)."""
+    if source is None:
+        return file.url
+    if "://" in source:
+        return source.rstrip("/") + "/" + file.name
+    return (Path(source) / file.name).resolve().as_uri()
+
+
 def fetch(file: DataFile, source: str | None = None, dest_dir: Path | None = None) -> Path:
     """Copy ``file`` into ``dest_dir`` (default the user cache) from ``source`` — a folder or a URL
     under which it lies by its name (a mirror) — or, by default, from its canonical URL; the
     copy becomes visible only once its sha256 matches (ValueError otherwise, OSError when it
     cannot be read)."""
-    if source is None:
-        url = file.url
-    elif "://" in source:
-        url = source.rstrip("/") + "/" + file.name
-    else:
-        url = (Path(source) / file.name).resolve().as_uri()
+    url = source_url(file, source)
     dest = (dest_dir or cache_dir()) / file.name
     made = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]  # taken away again on a failure
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -110,6 +110,7 @@ def _fetch(args) -> int:
             print(f"{name}: not fetched: GOODBENCH_OFFLINE=1 (give --mirror DIR)")
             failed += 1
             continue
+        print(data.fetching(f, data.source_url(f, args.mirror)), flush=True)  # said first: it may take minutes
         try:
             dest = data.fetch(f, args.mirror, None if args.to is None else Path(args.to))
         except (OSError, ValueError) as exc:

@@ -37,15 +37,16 @@ def check_data_dir(args) -> None:
 
 
 def check_named_data(args) -> None:
-    """The data of each workload named with ``-w``, found (or fetched) before the run begins: a
+    """The data of each workload named with ``-w``, found (or fetched, said first) before the run begins: a
     missing file is said before the busy-machine warning and the ceiling's measurement, after the
     usage errors. The error the run itself raises (suite/run/session.py), which is where the ranks
     of a distributed run look, each on its node."""
+    from suite.run.progress import say
     from workloads import registry
     from workloads.data import missing_reason
 
     for wid in args.workload or []:
-        why = missing_reason(wid, registry.get(wid).data_files, args.data_dir, every_place=True)
+        why = missing_reason(wid, registry.get(wid).data_files, args.data_dir, every_place=True, announce=say)
         if why is not None:
             raise GoodbenchError(why)
 

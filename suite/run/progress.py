@@ -62,6 +62,8 @@ class ProgressPrinter:
                 say(f"[{self.label}] warning: {warning}")
         elif event == "skip":
             say(f"[{f['workload']}] skipped: {f['reason']}")
+        elif event == "download":
+            say(f"[{f['workload']}] {f['line']}")
         elif event == "killed":
             why = "injected failure" if f["cause"].startswith("injected") else f["cause"]
             say(f"[{f['workload']} seed {f['seed']}] killed (SIGKILL) at step {f['step']}: "

@@ -65,14 +65,19 @@ def default_seeds(scale: str, kind: str) -> int:
     return derive.required_seeds(scale, kind)
 
 
-def _missing_data(workloads: list, options: RunOptions, explicit: bool = False) -> dict[str, str]:
+def _missing_data(workloads: list, options: RunOptions, progress: Progress, explicit: bool = False) -> dict[str, str]:
     """Workload id → why its data cannot be found, and the command that fetches it: one line with
     no path (a skipped workload's reason, published with the file), or, ``explicit`` (the user
-    named the workload), every place looked in. In a distributed run every rank looks on its own
-    node and all ranks agree: a workload runs only where every rank has its data."""
+    named the workload), every place looked in. A file downloaded is said first (event
+    ``download``). In a distributed run every rank looks on its own node and all ranks agree: a
+    workload runs only where every rank has its data."""
     missing: dict[str, str] = {}
     for workload in workloads:
-        why = missing_reason(workload.id, workload.data_files, options.data_dir, every_place=explicit)
+        def announce(line: str, wid: str = workload.id) -> None:
+            progress("download", workload=wid, line=line)
+
+        why = missing_reason(workload.id, workload.data_files, options.data_dir, every_place=explicit,
+                             announce=announce)
         if why is not None:
             missing[workload.id] = why
     if not options.parallel.distributed:
@@ -159,7 +164,7 @@ def run_suite(plan: SuitePlan, options: RunOptions, progress: Progress) -> dict:
     own handling, the suite stops likewise, with ``settings.aborted``.
     """
     workloads, open_changes = plan.workloads()
-    missing = _missing_data(workloads, options, plan.explicit)
+    missing = _missing_data(workloads, options, progress, plan.explicit)
     skipped, runnable = [], []
     for workload in workloads:
         if workload.id in missing:
