@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_own_callbacks import FRAMEWORK
 from test_own_rank_clock_dist import _run_own, both_ranks_stamped
 
 pytestmark = [pytest.mark.slow, pytest.mark.dist]  # rank processes under torchrun
@@ -19,7 +20,7 @@ STEADY = 27  # the job's 30 steps, 3 of warm-up
 
 def _measured(folder: Path, framework: str) -> dict:
     """The run of ``framework``'s job under run-own on 2 ranks, its file checked on both ranks."""
-    pytest.importorskip({"lightning": "lightning.pytorch", "hf": "transformers"}[framework])
+    pytest.importorskip(FRAMEWORK[framework])
     done = _run_own(folder, framework, "own.json", script=JOB)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("results written") == 1 and "validator:" not in done.stdout  # rank 0 alone writes
