@@ -156,9 +156,9 @@ Announce = Callable[[str], None]
 fetched unsaid left a run silent after its first line."""
 
 
-def fetching(file: DataFile, url: str | None = None) -> str:
-    """The line said before ``file`` is fetched from ``url`` (default its canonical URL)."""
-    return f"fetching {file.name} ({file.size:,} bytes) from {url or file.url}"
+def fetching(file: DataFile, url: str) -> str:
+    """The line said before ``file`` is fetched from ``url`` (:func:`source_url`)."""
+    return f"fetching {file.name} ({file.size:,} bytes) from {url}"
 
 
 def locate(file: DataFile, data_dir: str | os.PathLike | None = None, announce: Announce | None = None) -> Path:
@@ -186,7 +186,7 @@ def locate(file: DataFile, data_dir: str | os.PathLike | None = None, announce: 
         why = "not downloaded: GOODBENCH_OFFLINE=1"
     else:
         if announce is not None:
-            announce(f"{fetching(file)} into {cache_dir()}")
+            announce(f"{fetching(file, file.url)} into {cache_dir()}")
         try:
             return fetch(file)
         except (OSError, ValueError) as exc:
