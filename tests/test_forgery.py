@@ -483,6 +483,50 @@ def test_energy_cut_below_the_sampled_power_is_refused():
     assert any("telemetry sampled" in r for r in found["stream-energy"])
 
 
+@pytest.mark.parametrize("leave_out", ["telemetry", "summary", "samples"])
+def test_an_energy_cut_whose_sampled_power_was_left_out_is_shown_as_self_reported(leave_out):
+    """Trial V: the cut above with the sampled power left out of the file (the telemetry deleted, its
+    summary null, or 99 samples) passes the rules, since no other record in the file contradicts it.
+    The site calls that energy self-reported, says why under its first energy figure, and leaves it
+    out of the throughput-vs-energy chart; energy checked against sampled power is none of these."""
+    from suite.leaderboard import pipeline
+    from suite.site import columns
+
+    doc = _energy_doc(mfu_level=0.02, full_length=True)
+    run = doc["runs"][0]
+    seconds = run["time_to_train_s"]
+    run["telemetry"] = _telemetry(run["metrics"]["energy_to_train_j"] / seconds * 1.1, seconds)
+    assert stream_rules.energy_unchecked(run) is None
+    [honest] = pipeline.table([("honest.json", doc)]).to_dict(orient="records")
+    assert honest["energy_unchecked"] is None and columns.COLUMNS["energy_per_sample_j"].caveats(honest) == []
+    _cut_energy(run, 0.3)
+    if leave_out == "telemetry":
+        del run["telemetry"]
+    elif leave_out == "summary":
+        run["telemetry"]["summary"] = None
+    else:
+        run["telemetry"]["summary"]["samples"] = 99
+    forged = repair(doc)
+    assert v.check_document(forged) == []
+    why = "the file holds no power sampled over the run beside the energy counter (at least 100 samples)"
+    assert stream_rules.energy_unchecked(forged["runs"][0]) == why
+    [row] = pipeline.table([("forged.json", forged)]).to_dict(orient="records")
+    assert row["energy_unchecked"] == why
+    [caveat] = columns.COLUMNS["energy_per_sample_j"].caveats(row)
+    assert caveat.badges == (("energy self-reported", "warn"),) and caveat.text.endswith(f"since {why}")
+    assert columns.COLUMNS["energy_per_token_j"].caveats(row) == []  # said once, under the first figure shown
+
+
+def test_the_energy_of_a_run_too_short_for_its_power_samples_is_self_reported():
+    doc = _energy_doc()
+    run = doc["runs"][0]
+    assert run["time_to_train_s"] < stream_rules.ENERGY_MIN_S and v.check_document(doc) == []
+    assert stream_rules.energy_unchecked(run) == \
+        "the run is shorter than 30 s, too short for its power samples to check the energy counter"
+    run["metrics"]["energy_to_train_j"] = None
+    assert stream_rules.energy_unchecked(run) is None  # no energy figure: nothing self-reported
+
+
 # ---------------------------------------------------------------- what is not cross-checked
 def test_a_run_without_an_event_log_is_refused():
     """Rules v6: no log, no second record of anything — the run is refused, whatever it claims."""

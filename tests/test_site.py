@@ -388,12 +388,32 @@ def test_scatter_keeps_the_front_and_each_systems_extremes(monkeypatch):
     monkeypatch.setattr(pages, "SCATTER_POINTS", 3)
     frame = pd.DataFrame({"system": ["a", "a", "a", "b", "b"], "scale": ["full"] * 5,
                           "energy_per_sample_j": [1.0, 2.0, 3.0, 1.5, 0.5], "samples_per_s": [10.0, 5.0, 30.0, 8.0, 1.0],
-                          "file": list("vwxyz"), "run_id": ["r"] * 5, "signer": [None] * 5})
+                          "file": list("vwxyz"), "run_id": ["r"] * 5, "signer": [None] * 5,
+                          "energy_unchecked": [None] * 5})
     scatter = pages._scatter(frame, "../")
     svg = str(scatter["chart"])
     assert svg.count("<circle") == 3  # capped; the middle points (2 J, 1.5 J) are not drawn
     assert "a (full): 30 samples/s, 3 J per sample" in svg and "b (full): 1 samples/s, 500 mJ per sample" in svg
     assert "3 of 5 results drawn" in scatter["note"]
+
+
+def test_scatter_leaves_out_energy_no_other_record_checked():
+    """A result whose energy was not checked against the power sampled beside the energy counter
+    (``energy_unchecked``: its why) is not compared on the chart, and the note counts it."""
+    frame = pd.DataFrame({"system": ["a", "b", "c"], "scale": ["full"] * 3, "energy_per_sample_j": [1.0, 0.1, 2.0],
+                          "samples_per_s": [10.0, 50.0, 20.0], "file": list("xyz"), "run_id": ["r"] * 3,
+                          "signer": [None] * 3, "energy_unchecked": [None, "the file holds no power sampled", None]})
+    scatter = pages._scatter(frame, "../")
+    svg = str(scatter["chart"])
+    assert svg.count("<circle") == 2 and "b (full)" not in svg
+    assert "1 result whose energy is self-reported (not checked against the power sampled beside the energy " \
+           "counter) not plotted." in scatter["note"]
+    frame["energy_unchecked"] = "the run is shorter than 30 s"
+    alone = pages._scatter(frame, "../")
+    assert alone["chart"] is None and alone["note"] == (
+        "No ranked result of this workload has an energy figure checked against sampled power, so there is no "
+        "throughput-vs-energy chart. 3 results whose energy is self-reported (not checked against the power sampled "
+        "beside the energy counter) not plotted.")
 
 
 def test_pareto_front():

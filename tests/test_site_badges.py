@@ -160,6 +160,11 @@ CAVEATS["unsigned"] = ({"trust": "unsigned", "signer": None}, f"unsigned, not re
                        [("unsigned, not reproduced", "plain")])
 # under the score: the runs not in it
 CAVEATS["partial run"] = ({"partial_runs": 1}, f"1 partial run: {columns.INCOMPLETE_WHY}", [("1 partial run", "warn")])
+# under an energy figure no other record of the file checked (rule stream-energy)
+CAVEATS["energy self-reported"] = ({"energy_unchecked": "the file holds no power sampled over the run"},
+                                   "energy self-reported: not checked against the power sampled beside the energy "
+                                   "counter, since the file holds no power sampled over the run",
+                                   [("energy self-reported", "warn")])
 
 
 @pytest.mark.parametrize("kind", list(CAVEATS))
@@ -220,7 +225,8 @@ def test_a_system_pages_signer_cell_has_the_badges_and_an_unsigned_one_reads_not
 
 
 def test_every_badge_of_a_row_is_noted_once_per_page_and_numbered_in_order(entries, tmp_path):
-    rows = pd.concat([_one(entries, under_load="x", load_recorded=False), _one(entries, under_load="y")])
+    rows = pd.concat([_one(entries, under_load="x", load_recorded=False, energy_unchecked=None),
+                      _one(entries, under_load="y", energy_unchecked=None)])
     page, context = _render(rows, tmp_path)
     # the rows' own "unsigned, not reproduced" is noted too (first met), as every badge is
     assert [(n["n"], n["text"]) for n in context["notes"]] == [

@@ -366,9 +366,12 @@ _COLUMNS = [
     Column("tokens_per_s", "tokens/s", "num", "count"),
     Column("mfu", "MFU", "num", "share"),
     Column("energy_to_target_kwh", "energy to target", "num", "kWh", None,
-           lambda row: None if missing(row.get("energy_cost_usd")) else f"{usd(row['energy_cost_usd'])} of electricity"),
-    Column("energy_per_sample_j", "energy per sample", "num", "J"),
-    Column("energy_per_token_j", "energy per token", "num", "J"),
+           lambda row: None if missing(row.get("energy_cost_usd")) else f"{usd(row['energy_cost_usd'])} of electricity",
+           caveats=lambda row: _energy_caveats(row, "energy_to_target_kwh")),
+    Column("energy_per_sample_j", "energy per sample", "num", "J",
+           caveats=lambda row: _energy_caveats(row, "energy_per_sample_j")),
+    Column("energy_per_token_j", "energy per token", "num", "J",
+           caveats=lambda row: _energy_caveats(row, "energy_per_token_j")),
     Column("goodput", "goodput", "num", "share", None, _goodput_sub),
     Column("effective_goodput", "effective goodput", "num", "share"),
     # the world size: not a rank (the table's "#" is), so its header says what it counts
@@ -470,6 +473,22 @@ def incomplete_badge(row: dict) -> str | None:
 INCOMPLETE_WHY = ("interrupted (partial) or failed: such runs are shown on the run pages, never scored; the "
                   "score and every figure of the row are the completed runs'")
 """The note of an :func:`incomplete_badge` ("1 partial run: interrupted …")."""
+
+
+ENERGY_UNCHECKED = "energy self-reported"
+_ENERGY_KEYS = ("energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j")  # in the tables' order
+
+
+def _energy_caveats(row: dict, key: str) -> list[Caveat]:
+    """Under a row's first energy figure (of :data:`_ENERGY_KEYS`) where no other record of its file
+    checked its energy (the power sampled beside the energy counter, rule ``stream-energy``): amber,
+    with why (:func:`suite.validate.stream_rules.energy_unchecked`)."""
+    why = row.get("energy_unchecked")
+    shown = [k for k in _ENERGY_KEYS if not missing(row.get(k))]
+    if not shown or shown[0] != key or not isinstance(why, str):  # under the first energy figure shown only
+        return []
+    return [Caveat(f"{ENERGY_UNCHECKED}: not checked against the power sampled beside the energy counter, "
+                   f"since {why}", ((ENERGY_UNCHECKED, "warn"),))]
 
 
 def _incomplete_caveats(row: dict) -> list[Caveat]:

@@ -162,11 +162,17 @@ def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
                 "results only.") if unranked else None
     if frame.empty:
         return {"chart": None, "note": " ".join(filter(None, ["No ranked full-scale results yet.", left_out]))}
-    measured = frame.dropna(subset=["energy_per_sample_j", "samples_per_s"])
+    metered = frame.dropna(subset=["energy_per_sample_j", "samples_per_s"])
+    measured = metered[metered["energy_unchecked"].isna()]  # energy no other record checks: not compared
+    self_reported = (f"{len(metered) - len(measured)} result{'' if len(metered) - len(measured) == 1 else 's'} "
+                     "whose energy is self-reported (not checked against the power sampled beside the energy "
+                     "counter) not plotted.") if len(measured) < len(metered) else None
     if measured.empty:
         return {"chart": None, "note": " ".join(filter(None, [
             "Energy was not measured for any ranked result of this workload, so there is no "
-            "throughput-vs-energy chart.", left_out]))}
+            "throughput-vs-energy chart." if metered.empty else "No ranked result of this workload has an energy "
+            "figure checked against sampled power, so there is no throughput-vs-energy chart.",
+            self_reported, left_out]))}
     front = leaderboard.pareto_front(measured)
     shown = measured
     if len(measured) > SCATTER_POINTS:
@@ -183,12 +189,12 @@ def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
                f"{root}runs/{run_slug(r['file'], r['run_id'])}.html")
               for r in shown[["system_shown", "scale", "samples_per_s", "energy_per_sample_j", "file", "run_id"]]
               .to_dict(orient="records")]
-    notes = [left_out] if left_out else []
+    notes = [n for n in (left_out, self_reported) if n]
     if len(shown) < len(measured):
         notes.append(f"{len(shown)} of {len(measured)} results drawn: the Pareto front and each system's fastest "
                      "and most frugal result; the CSV downloads hold them all.")
-    if len(frame) > len(measured):
-        unplotted = len(frame) - len(measured)
+    if len(frame) > len(metered):
+        unplotted = len(frame) - len(metered)
         notes.append(f"{unplotted} result{'' if unplotted == 1 else 's'} without an energy measurement "
                      f"{'is' if unplotted == 1 else 'are'} not plotted.")
     chart = charts.scatter(points, list(zip(front["energy_per_sample_j"], front["samples_per_s"])),

@@ -364,26 +364,59 @@ def _check_energy(run: dict, where: str, doc: dict, facts: dict) -> list[Problem
     if log is None or energy is None:
         return []
     field = f"{where}.metrics.energy_to_train_j"
-    ranks = [r for r in (run.get("distributed") or {}).get("ranks") or [] if isinstance(r, dict)]
+    ranks = _ranks(run)
     readings = [j for j in (as_number(r.get("energy_to_train_j")) for r in ranks) if j is not None]
     if ranks and len(readings) == len(ranks) and \
             not math.isclose(energy, math.fsum(readings), rel_tol=REL_TOLERANCE, abs_tol=1e-6):
         return [Problem("stream-energy", field,
                         f"{energy:.6g} J, but its ranks' meters read {math.fsum(readings):.6g} J together")]
+    if energy_unchecked(run, facts) is not None:
+        return []
     seconds = run["time_to_train_s"]
-    if len(log.attempts) > 1 or seconds < ENERGY_MIN_S:
-        return []  # telemetry covers the last worker only; a short run's samples weigh its edges
-    summaries = [r.get("telemetry_summary") for r in ranks] if ranks else \
-        [(run.get("telemetry") or {}).get("summary")]  # a distributed run: each rank's own device
-    powers = []
-    for summary in summaries:
-        summary = summary if isinstance(summary, dict) else {}
-        if (as_int(summary.get("samples")) or 0) < ENERGY_MIN_SAMPLES or as_number(summary.get("mean_power_w")) is None:
-            return []  # no sampled power kept (the CPU, a GPU without NVML power readings)
-        powers.append(float(summary["mean_power_w"]))
-    counter, sampled_w = energy / seconds, math.fsum(powers)
+    counter, sampled_w = energy / seconds, math.fsum(_sampled_powers(run) or ())
     if sampled_w <= 0 or not 1 / ENERGY_RATIO <= counter / sampled_w <= ENERGY_RATIO:
         return [Problem("stream-energy", field,
                         f"{energy:.6g} J over {_fmt(seconds)} is {counter:.4g} W, but the telemetry sampled "
                         f"{sampled_w:.4g} W on average")]
     return []
+
+
+def energy_unchecked(run: dict, facts: dict | None = None) -> str | None:
+    """Why a run's energy to train was not compared with the power its telemetry sampled over the
+    same run (rule ``stream-energy``), or None where it was, or where the run has no energy figure.
+    No other record in the file contradicts such a figure: the site calls it self-reported."""
+    if as_number(run["metrics"].get("energy_to_train_j")) is None:
+        return None
+    log = read_log(run, {} if facts is None else facts)
+    if log is None:
+        return "the run has no event log to cross-check it by"
+    if len(log.attempts) > 1:
+        return "the run was resumed, and its sampled power covers its last process only"
+    if run["time_to_train_s"] < ENERGY_MIN_S:
+        return (f"the run is shorter than {ENERGY_MIN_S:.0f} s, too short for its power samples "
+                "to check the energy counter")
+    if _sampled_powers(run) is None:
+        return (f"the file holds no power sampled over the run beside the energy counter (at least "
+                f"{ENERGY_MIN_SAMPLES} samples{' on every rank' if _ranks(run) else ''})")
+    return None
+
+
+def _ranks(run: dict) -> list[dict]:
+    return [r for r in (run.get("distributed") or {}).get("ranks") or [] if isinstance(r, dict)]
+
+
+def _sampled_powers(run: dict) -> list[float] | None:
+    """The mean power the telemetry sampled over the run, one per device (a distributed run: each
+    rank's own); None where any has fewer than :data:`ENERGY_MIN_SAMPLES` samples or no mean (the
+    CPU, a GPU without NVML power readings, a file whose telemetry was left out)."""
+    ranks = _ranks(run)
+    summaries = [r.get("telemetry_summary") for r in ranks] if ranks else \
+        [(run.get("telemetry") or {}).get("summary")]
+    powers = []
+    for summary in summaries:
+        summary = summary if isinstance(summary, dict) else {}
+        mean = as_number(summary.get("mean_power_w"))
+        if (as_int(summary.get("samples")) or 0) < ENERGY_MIN_SAMPLES or mean is None:
+            return None
+        powers.append(float(mean))
+    return powers
