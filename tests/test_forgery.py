@@ -12,6 +12,7 @@ model.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 
@@ -113,6 +114,55 @@ def test_steps_shortened_by_a_fifth_in_a_quiet_cpu_run_are_refused_by_the_loop_s
     assert set(found) == {"stream-step-times"}
     assert any("10% beyond them allowed for a CPU run its host load calls quiet" in r
                for r in found["stream-step-times"]), found
+
+
+def _steps_moved_into_batch_waits(doc: dict, moved: float) -> dict:
+    """Trial V's forgery: each step time cut by ``moved`` of itself, each log block's step clock
+    likewise, and what was cut added to that block's batch wait: the stamps, the loop share and
+    goodput's totals as they were, the throughput over the steps alone raised."""
+    run = doc["runs"][0]
+    run["step_times_s"] = times = [round(t * (1 - moved), 7) for t in run["step_times_s"]]
+
+    def edit(e):
+        meta = e.metadata if isinstance(e.metadata, dict) else {}
+        if e.key not in ("warmup_stop", "block_stop") or "step_s" not in meta:
+            return e
+        step_s = math.fsum(times[meta["first_step"] - 1:meta["last_step"]])
+        return _moved(e, metadata={**meta, "step_s": step_s,
+                                   "data_wait_s": (meta.get("data_wait_s") or 0.0) + meta["step_s"] - step_s})
+
+    _edit_log(run, edit)
+    return repair(doc)
+
+
+def test_steps_moved_into_batch_waits_pass_and_samples_per_s_says_the_share_it_rests_on():
+    """Trial V: half of each gpt2-124m step moved into its batch wait doubles samples/s, which
+    counts the steps' own time, and passes every rule: no record but the run's own clock splits a
+    step from its batch wait. The leaderboard's samples/s says the share of the steady loop spent
+    waiting, from :data:`suite.site.columns.BATCH_WAITS_SHOWN` (honest CPU runs: 0.1-2%, dlrm-small
+    13-21%). (Throughput over the steps and their waits would leave the forger nothing to gain.)"""
+    from suite.leaderboard import pipeline
+    from suite.site import columns
+
+    doc = real("gpt2-124m")
+    honest = stream_rules.batch_wait_share(doc["runs"][0])
+    assert honest is not None and honest < 0.02
+    forged = _steps_moved_into_batch_waits(copy.deepcopy(doc), 0.5)
+    assert v.check_document(forged) == []
+    rates = [d["runs"][0]["metrics"]["throughput"]["samples_per_s"] for d in (doc, forged)]
+    assert rates[1] > 1.9 * rates[0]
+    assert 0.49 < stream_rules.batch_wait_share(forged["runs"][0]) < 0.51
+    said = {}
+    for name, d in (("honest.json", doc), ("forged.json", forged)):
+        [row] = pipeline.table([(name, d)]).to_dict(orient="records")
+        said[name] = columns.COLUMNS["samples_per_s"].caveats(row)
+    assert said["honest.json"] == []
+    [caveat] = said["forged.json"]
+    assert caveat.badges == (("batch waits 50%, self-reported", "warn"),), caveat
+    assert caveat.text.startswith("batch waits 50% of the steady loop: samples/s counts the steps' own time")
+    assert caveat.text.endswith("(self-reported)")
+    [dlrm] = pipeline.table([("dlrm.json", real("dlrm-small"))]).to_dict(orient="records")
+    assert 0.1 < dlrm["batch_wait_share"] < 0.3 and columns.COLUMNS["samples_per_s"].caveats(dlrm)
 
 
 def _pause_inside_a_block(doc: dict) -> None:

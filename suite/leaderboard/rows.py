@@ -35,7 +35,7 @@ from suite.record import results
 from suite.store import naming
 from suite.trust import ownership, signing
 from suite.validate.shared import as_number
-from suite.validate.stream_rules import energy_unchecked
+from suite.validate.stream_rules import batch_wait_share, energy_unchecked
 from suite.validate.tolerance import close
 from workloads import own
 
@@ -43,14 +43,15 @@ ENTRY_COLUMNS = ["file", "system", "accelerator", "count", "workload", "kind", "
                  "world_size", "scaling_efficiency", "seeds", "partial_runs", "failed_runs", "score_s",
                  "ci95_low_s", "ci95_high_s", "tta_valid", "samples_per_s",
                  "tokens_per_s", "mfu", "mfu_basis", "energy_per_sample_j", "energy_per_token_j",
-                 "energy_to_target_kwh", "energy_unchecked", "goodput", "effective_goodput", "created_at",
+                 "energy_to_target_kwh", "energy_unchecked", "batch_wait_share", "goodput", "effective_goodput",
+                 "created_at",
                  "suite_version", "run_id", "signer", "copy_of", "copy_status", "seed_conflict", "known_peak", "under_load",
                  "load_recorded", "implementation", "trains", "second_clock", "short_steps", "steps_sum", "clock_gaps", "gpu_steps", "accelerator_hours", "core_hours", "billed_cores", "accelerator_s_per_million_samples",
                  "accelerator_s_per_million_tokens", "stale_rules", "rules_version", "accelerator_type"]
 RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "kind", "scale",
                "division", "seed", "status", "samples_per_s", "tokens_per_s", "mfu", "mfu_basis", "tta_s",
-               "energy_per_sample_j", "energy_unchecked", "goodput", "effective_goodput", "created_at",
-               "suite_version", "reproduces", "reproduces_run_id", "reproduction_verdict",
+               "energy_per_sample_j", "energy_unchecked", "batch_wait_share", "goodput", "effective_goodput",
+               "created_at", "suite_version", "reproduces", "reproduces_run_id", "reproduction_verdict",
                "reproduces_original_samples_per_s", "reproduces_original_tta_s", "reproduces_tolerance",
                "median_samples_per_s", "reproduces_original_median_samples_per_s", "code_commit",
                "reproduces_code_read", "reproduction_how", "reproduction_badge", "signer", "copy_of", "copy_status",
@@ -292,6 +293,7 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "mfu": run["metrics"]["mfu"], "mfu_basis": mfu_basis([run]), "tta_s": run["metrics"]["tta_s"],
             "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
             "energy_unchecked": energy_unchecked(run),  # why no other record checks it (self-reported)
+            "batch_wait_share": batch_wait_share(run),  # of the steady loop: samples/s counts the steps only
             "goodput": run_metric(run, "goodput"),
             "effective_goodput": run_metric(run, "effective_goodput"),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
@@ -368,6 +370,9 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
             # why a run's energy was not checked against the power sampled beside it (self-reported)
             "energy_unchecked": next((why for r in complete if (why := energy_unchecked(r)) is not None), None),
+            # the largest share of a complete run's steady loop spent waiting for batches (the steps' split)
+            "batch_wait_share": max((share for r in complete if (share := batch_wait_share(r)) is not None),
+                                    default=None),
             "goodput": median([run_metric(r, "goodput") for r in complete]),
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],

@@ -362,7 +362,7 @@ _COLUMNS = [
     Column("score", "score", "num", "s", _score, _score_sub, caveats=lambda row: _incomplete_caveats(row)),
     Column("ci", "95% CI", "num", "s", _ci),
     Column("cost", "cost to target", "num", "count", _cost, _cost_sub, title=COST_TITLE),
-    Column("samples_per_s", "samples/s", "num", "count"),
+    Column("samples_per_s", "samples/s", "num", "count", caveats=lambda row: _batch_wait_caveats(row)),
     Column("tokens_per_s", "tokens/s", "num", "count"),
     Column("mfu", "MFU", "num", "share"),
     Column("energy_to_target_kwh", "energy to target", "num", "kWh", None,
@@ -473,6 +473,27 @@ def incomplete_badge(row: dict) -> str | None:
 INCOMPLETE_WHY = ("interrupted (partial) or failed: such runs are shown on the run pages, never scored; the "
                   "score and every figure of the row are the completed runs'")
 """The note of an :func:`incomplete_badge` ("1 partial run: interrupted …")."""
+
+
+BATCH_WAITS_SHOWN = 0.05
+"""The share of a row's steady loop spent waiting for batches from which its samples/s says so
+(:func:`suite.validate.stream_rules.batch_wait_share`). Measured on the honest CPU files of tests/
+and results/ (2026-12-02): lm-char, gpt2-124m, llama-1b 0.1-0.8%, fashion-cnn 1.7-2.1%,
+dlrm-small 13-21% (its steps are about 2 ms; a batch is drawn from its teacher model). Not yet
+measured on a GPU."""
+
+
+def _batch_wait_caveats(row: dict) -> list[Caveat]:
+    """Under samples/s where the row's runs waited for batches for :data:`BATCH_WAITS_SHOWN` of their
+    steady loop or more: samples/s counts the steps' own time, and the split between a step and its
+    batch wait is the run's own clock, which no other record of the file tells (trial V)."""
+    share = row.get("batch_wait_share")
+    if missing(row.get("samples_per_s")) or share is None or missing(share) or share < BATCH_WAITS_SHOWN:
+        return []
+    words = f"batch waits {share:.0%}"
+    return [Caveat(f"{words} of the steady loop: samples/s counts the steps' own time, not the waits between "
+                   "them, and where a step ends and its batch wait begins is the run's own clock (self-reported)",
+                   ((f"{words}, self-reported", "warn"),))]
 
 
 ENERGY_UNCHECKED = "energy self-reported"
