@@ -180,6 +180,12 @@ def test_every_field_the_schema_names_on_the_pages_has_a_label():
      ("time to target status", "reached test accuracy >= 0.75 at step 150")),
     ("metrics.throughput.window.segments", [[11, 200]], ("steady-state window: segments", "steps 11–200")),
     ("system.host.memory_gib", 23.5, ("host memory", "23.5 GiB")),
+    # trial V: a hostile file's 1e308 GiB was a 309-digit number; from 1e15 on, scientific notation
+    ("system.host.memory_gib", 1e308, ("host memory", "1e+308 GiB")),
+    ("system.host.memory_gib", 2048.0, ("host memory", "2,048 GiB")),
+    ("metrics.flops_per_step", 1e300, ("work per step", "1e+282 EFLOP")),
+    ("steps", 1e20, ("steps", "1e+20")),
+    ("metrics.throughput.samples_per_s", 123456.7, ("samples per second", "123,457 samples/s")),
     ("distributed.straggler_spread", 1.0312, ("straggler spread (max / median of the ranks' mean step time)",
                                               "1.031×")),
     ("settings.interrupted", False, ("interrupted", "no")),

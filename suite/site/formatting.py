@@ -18,6 +18,15 @@ from suite.record.results import as_number
 
 RESOLUTION_S = 1e-6  # the finest duration the suite's clocks and logs resolve (see the module's docstring)
 PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+PLAIN_MAX = 1e15
+"""From here on a number written with thousands separated is written in scientific notation
+instead ("1e+308 GiB"): no honest figure the pages show plainly comes near it, and a hostile file's
+host memory of 1e308 GiB was a 309-digit number on its run page (trial V)."""
+
+
+def _plain(x: float) -> str:
+    """``x`` with thousands separated, or in scientific notation from :data:`PLAIN_MAX`."""
+    return f"{x:,.0f}" if abs(x) < PLAIN_MAX else f"{x:.3g}"
 
 
 def missing(value) -> bool:
@@ -30,7 +39,7 @@ def num(value, digits: int = 3) -> str:
     if missing(value):
         return "—"
     if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e3 else f"{value:,.0f}"
+        return f"{value:.{digits}g}" if abs(value) < 1e3 else _plain(value)
     return str(value)
 
 
@@ -64,10 +73,12 @@ def si(value, unit: str, large: bool = True, small: bool = True, digits: int = 3
     if x == 0:
         return f"0 {unit}"
     if x >= 999.5 and not large:
-        return f"{sign}{x:,.0f} {unit}"
+        return f"{sign}{_plain(x)} {unit}"
     rounded = float(f"{x:.{digits}g}")
     exponent = min(18 if large else 0, max(-12 if small else 0, math.floor(math.log10(rounded)) // 3 * 3))
-    return f"{sign}{_sig(rounded / 10 ** exponent, digits)} {PREFIXES[exponent]}{unit}"
+    scaled = rounded / 10 ** exponent  # beyond E, or below p: scientific notation past PLAIN_MAX
+    shown = _sig(scaled, digits) if scaled < PLAIN_MAX else f"{scaled:.{digits}g}"
+    return f"{sign}{shown} {PREFIXES[exponent]}{unit}"
 
 
 def seconds(value) -> str:
@@ -93,7 +104,7 @@ def count(value) -> str:
     x = number(value)
     if x is None:
         return "—" if missing(value) else str(value)
-    return f"{x:,.0f}" if x == int(x) else num(x)
+    return _plain(x) if x == int(x) else num(x)
 
 
 def quality(value) -> str:
