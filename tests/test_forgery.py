@@ -163,6 +163,10 @@ def test_steps_moved_into_batch_waits_pass_and_samples_per_s_says_the_share_it_r
     assert caveat.text.endswith("(self-reported)")
     [dlrm] = pipeline.table([("dlrm.json", real("dlrm-small"))]).to_dict(orient="records")
     assert 0.1 < dlrm["batch_wait_share"] < 0.3 and columns.COLUMNS["samples_per_s"].caveats(dlrm)
+    from suite.site import run_page
+
+    assert run_page.figure_notes(forged["runs"][0]) == [caveat.text]  # the run's page says it too
+    assert run_page.figure_notes(doc["runs"][0]) == []
 
 
 def _pause_inside_a_block(doc: dict) -> None:
@@ -565,6 +569,9 @@ def test_an_energy_cut_whose_sampled_power_was_left_out_is_shown_as_self_reporte
     [caveat] = columns.COLUMNS["energy_per_sample_j"].caveats(row)
     assert caveat.badges == (("energy self-reported", "warn"),) and caveat.text.endswith(f"since {why}")
     assert columns.COLUMNS["energy_per_token_j"].caveats(row) == []  # said once, under the first figure shown
+    from suite.site import run_page
+
+    assert run_page.figure_notes(forged["runs"][0]) == [caveat.text]  # and on the run's page
 
 
 def test_the_energy_of_a_run_too_short_for_its_power_samples_is_self_reported():

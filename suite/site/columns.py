@@ -483,21 +483,31 @@ dlrm-small 13-21% (its steps are about 2 ms; a batch is drawn from its teacher m
 measured on a GPU."""
 
 
+def batch_wait_text(share) -> str | None:
+    """What a samples/s figure rests on where its runs waited for batches for :data:`BATCH_WAITS_SHOWN`
+    of their steady loop or more (a table's caveat, a run page's line), else None."""
+    if share is None or missing(share) or share < BATCH_WAITS_SHOWN:
+        return None
+    return (f"batch waits {share:.0%} of the steady loop: samples/s counts the steps' own time, not the waits "
+            "between them, and where a step ends and its batch wait begins is the run's own clock (self-reported)")
+
+
 def _batch_wait_caveats(row: dict) -> list[Caveat]:
-    """Under samples/s where the row's runs waited for batches for :data:`BATCH_WAITS_SHOWN` of their
-    steady loop or more: samples/s counts the steps' own time, and the split between a step and its
-    batch wait is the run's own clock, which no other record of the file tells (trial V)."""
-    share = row.get("batch_wait_share")
-    if missing(row.get("samples_per_s")) or share is None or missing(share) or share < BATCH_WAITS_SHOWN:
+    """Under samples/s (:func:`batch_wait_text`): the split between a step and its batch wait is the
+    run's own clock, which no other record of the file tells (trial V)."""
+    text = None if missing(row.get("samples_per_s")) else batch_wait_text(row.get("batch_wait_share"))
+    if text is None:
         return []
-    words = f"batch waits {share:.0%}"
-    return [Caveat(f"{words} of the steady loop: samples/s counts the steps' own time, not the waits between "
-                   "them, and where a step ends and its batch wait begins is the run's own clock (self-reported)",
-                   ((f"{words}, self-reported", "warn"),))]
+    return [Caveat(text, ((f"batch waits {row['batch_wait_share']:.0%}, self-reported", "warn"),))]
 
 
 ENERGY_UNCHECKED = "energy self-reported"
 _ENERGY_KEYS = ("energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j")  # in the tables' order
+
+
+def energy_unchecked_text(why: str) -> str:
+    """An energy figure no other record of its file checked (a table's caveat, a run page's line)."""
+    return f"{ENERGY_UNCHECKED}: not checked against the power sampled beside the energy counter, since {why}"
 
 
 def _energy_caveats(row: dict, key: str) -> list[Caveat]:
@@ -508,8 +518,7 @@ def _energy_caveats(row: dict, key: str) -> list[Caveat]:
     shown = [k for k in _ENERGY_KEYS if not missing(row.get(k))]
     if not shown or shown[0] != key or not isinstance(why, str):  # under the first energy figure shown only
         return []
-    return [Caveat(f"{ENERGY_UNCHECKED}: not checked against the power sampled beside the energy counter, "
-                   f"since {why}", ((ENERGY_UNCHECKED, "warn"),))]
+    return [Caveat(energy_unchecked_text(why), ((ENERGY_UNCHECKED, "warn"),))]
 
 
 def _incomplete_caveats(row: dict) -> list[Caveat]:
