@@ -30,6 +30,7 @@ def _codes(doc: dict) -> set[str]:
 def _loaded_start(doc: dict, excess: float) -> tuple[dict, dict]:
     """``doc`` whose ceiling before the runs came out low (every batch alike), so that its run goes
     ``excess`` × the bound it allows; and the ceiling as measured (the one a quiet moment gives)."""
+    doc["settings"]["matmul_ceiling"]["fp32"].pop("at_end", None)  # the measurement before the runs only
     entry = copy.deepcopy(doc["settings"]["matmul_ceiling"]["fp32"])
     rate, bound = rate_and_bound(doc)
     factor = rate / (excess * bound)
@@ -62,6 +63,7 @@ def test_a_run_faster_than_a_ceiling_measured_under_load_passes_with_the_ceiling
 def test_a_file_without_the_second_measurement_is_held_as_before():
     doc = real("lm-char")
     entry = doc["settings"]["matmul_ceiling"]["fp32"]
+    del entry["at_end"]
     bound, _ = physics_rules.ceiling_rate(doc, doc["runs"][0])
     spread = (max(entry["trials_flops"]) - min(entry["trials_flops"])) / max(entry["trials_flops"])
     assert bound == pytest.approx(entry["flops"] * (1 + spread) * 1.01)
@@ -163,8 +165,10 @@ def test_the_fastest_device_rate_is_over_each_runs_world_size_and_its_precision(
     from suite.figures import derive
 
     def run(precision: str, flops: float, steps_per_s: float | None, world: int = 1) -> dict:
+        window = {"steps": 100, "seconds": 100 / steps_per_s} if steps_per_s else None  # its step time alone
         return {"precision": precision, "distributed": {"world_size": world} if world > 1 else None,
-                "metrics": {"flops_per_step": flops, "throughput": {"steps_per_s": steps_per_s} if steps_per_s else None}}
+                "metrics": {"flops_per_step": flops,
+                            "throughput": {"steps_per_s": steps_per_s, "window": window} if steps_per_s else None}}
     runs = [run("fp32", 10.0, 2.0), run("fp32", 100.0, 1.0, world=4), run("bf16", 1e6, 1.0), run("fp32", 1e6, None)]
     assert derive.fastest_device_rate(runs, "fp32") == 25.0
     assert derive.fastest_device_rate(runs, "tf32") is None

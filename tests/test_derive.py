@@ -50,7 +50,8 @@ def test_the_runners_figures_are_derive_of_the_raw_records(doc, run):
         resumed_at=resumed, peak_flops=m["peak_flops"], peak_source=m["mfu_status"].removeprefix("ok: against "),
         ceiling=derive.all_devices(ceiling, devices), target=spec.target,
         tta_s=derive.time_to_target(run["curve"], spec.target), curve=run["curve"],
-        energy_method=m["energy_method"], energy_status=m["energy_status"], energy=spans)
+        energy_method=m["energy_method"], energy_status=m["energy_status"], energy=spans,
+        batch_waits_s=derive.batch_waits(run.get("event_log"), doc.get("rules_version")))
     if want["throughput"] and "segments" not in m["throughput"]["window"]:
         del want["throughput"]["window"]["segments"]  # a file written before windows had segments
     for key, value in want.items():
@@ -90,11 +91,13 @@ def test_peak_and_ceiling_of_all_devices():
 
 
 def test_mfu_and_share_of_ceiling_need_a_window_and_a_peak():
-    tput = {"steps_per_s": 2.0}
-    assert derive.flop_rate(1e12, tput) == 2e12 and derive.flop_rate(1e12, None) is None
+    """MFU is over the window's rate, its batch waits counted (rules v10); the FLOP/s the physics rules
+    bound, and the ceiling's share, over its step time alone: what the device did while it stepped."""
+    tput = {"steps_per_s": 2.0, "window": {"steps": 40, "seconds": 16.0, "batch_wait_s": 4.0}}
+    assert derive.flop_rate(1e12, tput) == 2.5e12 and derive.flop_rate(1e12, None) is None
     assert derive.mfu(1e12, tput, 4e12) == 0.5 and derive.mfu(1e12, tput, None) is None
     assert derive.mfu(1e12, None, 4e12) is None
-    assert derive.share_of_ceiling(1e12, tput, 8e12) == 0.25
+    assert derive.share_of_ceiling(1e12, tput, 10e12) == 0.25 and derive.share_of_ceiling(1e12, tput, 0.0) is None
     assert derive.mfu_status(0.5, tput, "H100") == "ok: against H100"
     assert derive.mfu_status(None, None, "H100").endswith("no steady-state throughput")
     assert derive.mfu_status(None, tput, "no peak") == "not measured: no peak"

@@ -161,9 +161,10 @@ CAVEATS["unsigned"] = ({"trust": "unsigned", "signer": None}, f"unsigned, not re
 # under the score: the runs not in it
 CAVEATS["partial run"] = ({"partial_runs": 1}, f"1 partial run: {columns.INCOMPLETE_WHY}", [("1 partial run", "warn")])
 # under samples/s: the share of the steady loop its runs waited for batches (the split is the run's own clock)
-CAVEATS["batch waits"] = ({"batch_wait_share": 0.3}, "batch waits 30% of the steady loop: samples/s counts the "
-                          "steps' own time, not the waits between them, and where a step ends and its batch wait "
-                          "begins is the run's own clock (self-reported)", [("batch waits 30%, self-reported", "warn")])
+CAVEATS["batch waits"] = ({"batch_wait_share": 0.3}, "batch waits 30% of the steady loop: samples/s of rules before "
+                          "v10 counts the steps' own time, not the waits between them, and where a step ends and its "
+                          "batch wait begins is the run's own clock (self-reported)",
+                          [("batch waits 30%, self-reported", "warn")])
 # under an energy figure no other record of the file checked (rule stream-energy)
 CAVEATS["energy self-reported"] = ({"energy_unchecked": "the file holds no power sampled over the run"},
                                    "energy self-reported: not checked against the power sampled beside the energy "

@@ -73,16 +73,26 @@ Runs = Sequence[dict[str, Any]]  # the run records of one side (parsed JSON)
 
 
 # ---------------------------------------------------------------- one side's estimates
-def window_times(run: results.RunRecord) -> np.ndarray | None:
-    """The step times of a run's steady-state window (its ``segments``, in order), or None
-    where it has no window."""
+def counts_waits(run: results.RunRecord) -> bool:
+    """Whether a run's rates count its window's batch waits (a file of rules v10 on)."""
+    tput = results.throughput(run)
+    return tput is not None and "batch_wait_s" in tput["window"]
+
+
+def window_times(run: results.RunRecord, waits: bool = True) -> np.ndarray | None:
+    """The step times of a run's steady-state window (its ``segments``, in order), or None where it
+    has no window. With ``waits``, each with its share of the window's batch waits (rules v10 on,
+    ``batch_wait_s``: the event log sums them per block, not per step, so they are spread evenly),
+    so that rates from them agree with the file's; the step-time quantiles take them without."""
     tput = results.throughput(run)
     if tput is None:
         return None
     window = tput["window"]
     parts = window.get("segments") or [[window["first_step"], window["last_step"]]]
     times = np.asarray(run["step_times_s"], dtype=np.float64)
-    return np.concatenate([times[first - 1:last] for first, last in parts])
+    steps = np.concatenate([times[first - 1:last] for first, last in parts])
+    waited = window.get("batch_wait_s") if waits else None
+    return steps + float(waited) / steps.size if isinstance(waited, (int, float)) and steps.size else steps
 
 
 def _seed(runs: Runs, role: int, figure: str) -> np.random.SeedSequence:
@@ -92,7 +102,7 @@ def _seed(runs: Runs, role: int, figure: str) -> np.random.SeedSequence:
     return np.random.SeedSequence([SEED, role, zlib.crc32(ids.encode()), zlib.crc32(figure.encode())])
 
 
-def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[str, Estimate]:
+def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True, waits: bool = True) -> dict[str, Estimate]:
     """Estimates of the step-time figures of one side's complete runs: samples/s, tokens/s,
     MFU and step time p50/p99 (left out, without a value, when not ``quantiles``).
 
@@ -101,7 +111,8 @@ def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[st
     **files** (``"files"``: two files or more, each a process of its own, :func:`across`), the
     spread between its **runs** (``"runs"``: runs of one file share a process and a stretch of
     time), or the noise **inside** its runs (``"steps"``: batch means of the step times, a
-    moving-block bootstrap for the quantiles)."""
+    moving-block bootstrap for the quantiles). Rates count the window's batch waits where it has
+    them (rules v10 on), unless not ``waits`` (a side compared with one of older rules)."""
     done = [r for r in complete_runs(list(runs)) if results.throughput(r) is not None]
     if (unfinished := not_complete(runs)) is not None:
         return {f: Estimate(None, reason=unfinished, incomplete=True) for f in STEP_FIGURES}
@@ -110,17 +121,18 @@ def step_estimates(runs: Runs, role: int = 0, quantiles: bool = True) -> dict[st
                     if r["metrics"].get("throughput_status") not in (None, "ok")), None)
         reason = why or "no complete run with a steady-state window"
         return {f: Estimate(None, reason=reason) for f in STEP_FIGURES}
-    pairs = [(w, r.get(FILE_KEY, 0)) for r in done if (w := window_times(r)) is not None]
-    windows, files = [w for w, _ in pairs], [f for _, f in pairs]
+    pairs = [(w, r.get(FILE_KEY, 0), bare) for r in done
+             if (w := window_times(r, waits)) is not None and (bare := window_times(r, waits=False)) is not None]
+    windows, files, steps = [w for w, _, _ in pairs], [f for _, f, _ in pairs], [b for _, _, b in pairs]
     first = done[0]["metrics"]
     out = {"steps_per_s": replace(rate_estimate(windows), spread="steps")}  # the rates below are multiples of it
-    for fid, q in QUANTILES.items():
-        out[fid] = replace(quantile_estimate(windows, q, _seed(done, role, fid)), spread="steps") if quantiles \
+    for fid, q in QUANTILES.items():  # of the step times alone, as the file's step_time_s
+        out[fid] = replace(quantile_estimate(steps, q, _seed(done, role, fid)), spread="steps") if quantiles \
             else Estimate(None, reason="not estimated")
     for level, groups in (("runs", list(range(len(windows)))), ("files", files)):
         if len(set(groups)) >= MIN_UNITS:
-            out = {fid: across(windows, groups, fid, est, level) if est.value is not None else est
-                   for fid, est in out.items()}
+            out = {fid: across(steps if fid in QUANTILES else windows, groups, fid, est, level)
+                   if est.value is not None else est for fid, est in out.items()}
     return _rates(out, first)
 
 

@@ -30,6 +30,7 @@ from workloads.pinned import FULL_TTA_SEEDS
 
 __all__ = [
     "ENERGY_KEYS", "MEASURED_PHASES", "PHASES", "all_devices", "ceiling_spread", "communication",
+    "LOOP_RATES_SINCE", "batch_waits",
     "energy_figures", "energy_per", "energy_spans", "exposed_share", "final_quality", "first_hit",
     "flop_rate", "flops_to_target",
     "goodput", "mean_power", "metrics", "mfu", "mfu_status", "other_phase", "peak", "phases",
@@ -44,13 +45,36 @@ warmup_mask = throughput_meter.warmup_mask
 
 def throughput(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, samples_per_step: int,
                tokens_per_step: int | None, resumed_at: Sequence[int] = (),
-               min_window_steps: int = throughput_meter.MIN_WINDOW_STEPS) -> tuple[dict | None, str]:
-    """Steady-state throughput and its window from the step times, and its status
+               min_window_steps: int = throughput_meter.MIN_WINDOW_STEPS,
+               batch_waits_s: float | None = None) -> tuple[dict | None, str]:
+    """Steady-state throughput and its window from the step times and, from rules v10 on, the
+    window's batch waits (:func:`batch_waits`), and its status
     (:func:`suite.figures.throughput.summarize`; none over fewer than ``min_window_steps``)."""
     return throughput_meter.summarize(step_times_s, warmup_steps=warmup_steps,
                                       samples_per_step=samples_per_step,
                                       tokens_per_step=tokens_per_step, resumed_at=resumed_at,
-                                      min_window_steps=min_window_steps)
+                                      min_window_steps=min_window_steps, batch_waits_s=batch_waits_s)
+
+
+LOOP_RATES_SINCE = 10
+"""The rules version from which rates count the steady steps' batch waits beside their step time
+(docs/measurement.md, "Throughput"): where a step ends and its batch wait begins is the run's own
+clock, so a file that moved step time into its waits read a higher samples/s with every record
+agreeing (trial V: 2x). Files of older rules keep the rates they were written with."""
+
+
+def batch_waits(event_log: Sequence[str] | None, rules_version: int | None, recorded: Any = None) -> float | None:
+    """What the window's rates count beside its step time: the steady steps' batch waits from the
+    event log (:func:`suite.figures.goodput.steady_batch_waits`) for a file of rules
+    :data:`LOOP_RATES_SINCE` or later; None for an older file (its rates over the step time alone).
+    A log that cannot be read gives the ``recorded`` waits (the window's ``batch_wait_s``), else 0:
+    the rules refuse that log itself (``goodput-mismatch``, ``stream-event-log``)."""
+    if not isinstance(rules_version, int) or isinstance(rules_version, bool) or rules_version < LOOP_RATES_SINCE:
+        return None
+    try:
+        return goodput_log.steady_batch_waits(event_log or [])
+    except ValueError:
+        return float(recorded) if isinstance(recorded, (int, float)) and math.isfinite(recorded) else 0.0
 
 
 def window_steps(window: Mapping) -> int:
@@ -130,8 +154,9 @@ def peak(device_name: str, precision: str, override_tflops: float | None = None,
 
 
 def flop_rate(flops_per_step: float, tput: Mapping | None) -> float | None:
-    """Model FLOP/s over the steady-state window; None without a window."""
-    return flops_per_step * tput["steps_per_s"] if tput else None
+    """Model FLOP/s over the steady-state window's step time (not its batch waits: what the device
+    did while it stepped, which the physics rules bound); None without a window."""
+    return flops_per_step * tput["window"]["steps"] / tput["window"]["seconds"] if tput else None
 
 
 def fastest_device_rate(runs: Iterable[dict], precision: str) -> float | None:
@@ -163,8 +188,10 @@ def ceiling_spread(trials_flops: Sequence[float | None] | None) -> float:
 
 
 def share_of_ceiling(flops_per_step: float, tput: Mapping | None, ceiling: float | None) -> float | None:
-    """FLOP/s over the window / the measured matmul ceiling (None without either)."""
-    return mfu(flops_per_step, tput, ceiling)
+    """FLOP/s over the window's step time (:func:`flop_rate`) / the measured matmul ceiling (None
+    without either)."""
+    rate = flop_rate(flops_per_step, tput)
+    return rate / ceiling if rate is not None and ceiling is not None and ceiling > 0 else None
 
 
 def mfu_status(mfu_value: float | None, tput: Mapping | None, peak_source: str) -> str:
@@ -299,12 +326,15 @@ def metrics(*, flops_per_step: float, samples_per_step: int, tokens_per_step: in
             peak_flops: float | None, peak_source: str, ceiling: float | None = None, target: Any = None,
             tta_s: float | None = None, curve: Sequence[Mapping] = (), energy_method: str | None = None,
             energy_status: str = "not measured",
-            energy: tuple[float | None, float | None, float | None] = (None, None, None)) -> dict:
+            energy: tuple[float | None, float | None, float | None] = (None, None, None),
+            batch_waits_s: float | None = None) -> dict:
     """A run's ``metrics`` (all but power) from its raw records: the per-step figures, the step
-    times, the peak and ceiling of its devices (:func:`peak`, :func:`all_devices`), its target,
-    its measured time to target, its curve and its energy spans (:func:`energy_spans`)."""
+    times and the window's batch waits (:func:`batch_waits`), the peak and ceiling of its devices
+    (:func:`peak`, :func:`all_devices`), its target, its measured time to target, its curve and
+    its energy spans (:func:`energy_spans`)."""
     tput, tput_status = throughput(step_times_s, warmup_steps=warmup_steps, samples_per_step=samples_per_step,
-                                   tokens_per_step=tokens_per_step, resumed_at=resumed_at)
+                                   tokens_per_step=tokens_per_step, resumed_at=resumed_at,
+                                   batch_waits_s=batch_waits_s)
     mfu_value = mfu(flops_per_step, tput, peak_flops)
     return {
         "flops_per_step": flops_per_step,

@@ -33,7 +33,9 @@ def recompute_run(run: results.RunRecord, doc: results.Document | dict) -> dict:
                                     run["wall_s"])
     tput, m["throughput_status"] = derive.throughput(
         times, warmup_steps=spec.warmup_steps, samples_per_step=m["samples_per_step"],
-        tokens_per_step=m.get("tokens_per_step"), resumed_at=resumed)
+        tokens_per_step=m.get("tokens_per_step"), resumed_at=resumed,
+        batch_waits_s=derive.batch_waits(run.get("event_log"), doc.get("rules_version"),
+                                         ((m.get("throughput") or {}).get("window") or {}).get("batch_wait_s")))
     m["throughput"] = tput
     peak = m.get("peak_flops")
     m["mfu"] = derive.mfu(m["flops_per_step"], tput, peak)

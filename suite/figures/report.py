@@ -158,9 +158,10 @@ def run_summary(runs: list[dict], implementation: str | None = None) -> str:
     return text
 
 
-STEADY_STATE_NOTE = ("samples/s and p50 step ms are each run's steady state: its warm-up steps left out and only "
-                     "the time inside its steps counted, so they can differ from the steps/s of the progress "
-                     "lines, which count every step since the run started, warm-up, evaluations and waits included")
+STEADY_STATE_NOTE = ("samples/s and p50 step ms are each run's steady state: its warm-up steps left out, its steps "
+                     "and their batch waits counted (p50 step ms: the steps alone), its evaluations not, so they "
+                     "can differ from the steps/s of the progress lines, which count every step since the run "
+                     "started, warm-up and evaluations included")
 """The summary's footnote on why its rates are not the progress lines' (:func:`file_summary`)."""
 
 

@@ -34,15 +34,18 @@ def segments(steady: np.ndarray) -> list[list[int]]:
 
 def summarize(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, samples_per_step: int,
               tokens_per_step: int | None, resumed_at: Sequence[int] = (),
-              min_window_steps: int = MIN_WINDOW_STEPS) -> tuple[dict | None, str]:
+              min_window_steps: int = MIN_WINDOW_STEPS, batch_waits_s: float | None = None) -> tuple[dict | None, str]:
     """Throughput over the steady-state steps: all but each worker's warm-up (:func:`warmup_mask`;
     an unbroken run: steps ``warmup_steps+1 .. len(step_times_s)``, 1-based).
 
-    Rates are window steps over the summed step time of the window (evaluation between steps
-    is not step time). The window gives its first and last step, its step count and seconds,
-    and its ``segments`` (one for an unbroken run; a resume cuts out the new worker's
-    warm-up). Returns ``(figures, status)``; figures is None when the window holds fewer than
-    ``min_window_steps`` steps (:data:`MIN_WINDOW_STEPS`).
+    Rates are window steps over the summed step time of the window and ``batch_waits_s``, the
+    time those steps waited for their batches (rules v10 on; None: a file of older rules, whose
+    rates are over the step time alone). Evaluation between steps is neither. The window gives
+    its first and last step, its step count, its ``seconds`` of step time, its ``batch_wait_s``
+    (when given) and its ``segments`` (one for an unbroken run; a resume cuts out the new
+    worker's warm-up). The step-time distribution is of the step times alone. Returns
+    ``(figures, status)``; figures is None when the window holds fewer than ``min_window_steps``
+    steps (:data:`MIN_WINDOW_STEPS`).
     """
     times = np.asarray(step_times_s, dtype=np.float64)
     steady = ~warmup_mask(times.size, warmup_steps, resumed_at)
@@ -55,7 +58,7 @@ def summarize(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, 
         return None, (f"not measured: a steady-state window of {window.size} steps, fewer than the "
                       f"{min_window_steps} a throughput figure needs")
     seconds = float(window.sum())
-    steps_per_s = window.size / seconds
+    steps_per_s = window.size / (seconds + (batch_waits_s or 0.0))
     p50, p90, p99 = np.percentile(window, [50, 90, 99])
     parts = segments(steady)
     figures = {
@@ -63,7 +66,8 @@ def summarize(step_times_s: Sequence[float] | np.ndarray, *, warmup_steps: int, 
         "samples_per_s": steps_per_s * samples_per_step,
         "tokens_per_s": steps_per_s * tokens_per_step if tokens_per_step else None,
         "window": {"first_step": parts[0][0], "last_step": parts[-1][1],
-                   "steps": int(window.size), "seconds": seconds, "segments": parts},
+                   "steps": int(window.size), "seconds": seconds, "segments": parts,
+                   **({} if batch_waits_s is None else {"batch_wait_s": float(batch_waits_s)})},
         "step_time_s": {"mean": float(window.mean()), "p50": float(p50), "p90": float(p90),
                         "p99": float(p99), "max": float(window.max())},
     }

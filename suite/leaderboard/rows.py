@@ -22,7 +22,7 @@ import pandas as pd
 
 from suite import validate
 from suite.cost import hours
-from suite.figures import clock_cover
+from suite.figures import clock_cover, derive
 from suite.figures import load as host_load
 from suite.figures import mfu as mfu_meter
 from suite.figures.derive import J_PER_KWH
@@ -57,6 +57,12 @@ RUN_COLUMNS = ["file", "run_id", "system", "accelerator", "count", "workload", "
                "reproduces_code_read", "reproduction_how", "reproduction_badge", "signer", "copy_of", "copy_status",
                "seed_conflict",
                "started_at", "steps_sha256", "under_load", "load_recorded"]
+
+
+def steps_only(doc: dict) -> bool:
+    """Whether a file's rates are over its steps' time alone, not their batch waits too: written
+    under rules before :data:`suite.figures.derive.LOOP_RATES_SINCE`."""
+    return derive.batch_waits([], doc.get("rules_version")) is None
 
 
 def check_file(path: Path) -> tuple[dict | None, str | None, list[str]]:
@@ -293,7 +299,8 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "mfu": run["metrics"]["mfu"], "mfu_basis": mfu_basis([run]), "tta_s": run["metrics"]["tta_s"],
             "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
             "energy_unchecked": energy_unchecked(run),  # why no other record checks it (self-reported)
-            "batch_wait_share": batch_wait_share(run),  # of the steady loop: samples/s counts the steps only
+            # of the steady loop, where samples/s counts the steps only (a file of rules before v10)
+            "batch_wait_share": batch_wait_share(run) if steps_only(doc) else None,
             "goodput": run_metric(run, "goodput"),
             "effective_goodput": run_metric(run, "effective_goodput"),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
@@ -370,9 +377,10 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
             # why a run's energy was not checked against the power sampled beside it (self-reported)
             "energy_unchecked": next((why for r in complete if (why := energy_unchecked(r)) is not None), None),
-            # the largest share of a complete run's steady loop spent waiting for batches (the steps' split)
+            # the largest share of a complete run's steady loop spent waiting for batches, where samples/s
+            # counts the steps only (a file of rules before v10: the split between them is the run's clock)
             "batch_wait_share": max((share for r in complete if (share := batch_wait_share(r)) is not None),
-                                    default=None),
+                                    default=None) if steps_only(doc) else None,
             "goodput": median([run_metric(r, "goodput") for r in complete]),
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],

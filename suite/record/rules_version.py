@@ -8,7 +8,7 @@ and add the day it comes into force to :data:`RULES_DATES`.
 A module of its own, importing nothing, so that writing a results file (suite/record/results.py) does not
 load the validator; ``suite.validate.RULES_VERSION`` is the same number.
 """
-RULES_VERSION = 9  # the changelog is in docs/rules.md
+RULES_VERSION = 10  # the changelog is in docs/rules.md
 
 RULES_DATES = {
     # The UTC day each rules version came into force: no file written under it can be older
@@ -24,4 +24,5 @@ RULES_DATES = {
     7: "2026-11-26",  # 5fb7a1f, 2026-11-26T12:17:33Z: rules v7 opened
     8: "2026-11-28",  # rules v8: the fourth trust round (physics of evaluations, copies, own code, names)
     9: "2026-11-29",  # rules v9: a CPU no faster than its recorded cores (cpu-too-fast)
+    10: "2026-12-02",  # rules v10: rates over the steady steps and their batch waits (trial V)
 }

@@ -14,6 +14,7 @@ from suite.meters.clock import synchronize
 from suite.mlperf.fields import Submission
 from suite.mlperf.fields import header as mlperf_header
 from suite.record import claims, mllog
+from suite.record.rules_version import RULES_VERSION
 from suite.run import distributed, system
 from suite.run.instruments import Instruments
 from suite.run.state import LoopState, RunOptions
@@ -108,9 +109,11 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
         energy = dict.fromkeys(state.energy) if alone else distributed.summed_energy(reports)
         record["distributed"] = distributed.section(parallel, reports,
                                                     workload.samples_per_step(spec))
+    lines = log.all_lines()
     metrics = _metrics(workload, scale, options, precision, times, state.tta_s,
                        state.curve, energy, meter, state.resumed_at,
-                       mig=bool((instruments.settings or {}).get("mig_enabled")))
+                       mig=bool((instruments.settings or {}).get("mig_enabled")),
+                       batch_waits_s=derive.batch_waits(lines, RULES_VERSION))
     if alone and metrics["energy_method"] is not None:
         metrics["energy_status"] = "not measured: the run ended without the other ranks' energy"
     metrics.update(mean_power_w=derive.mean_power(metrics["energy_to_train_j"],
@@ -121,7 +124,6 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
                        parallel.world_size, meter.update_s,
                        most_power_w(options.device, (telemetry.get("summary") or {}).get("max_power_w"))),
                    **instruments.peak_memory())
-    lines = log.all_lines()
     record.update(
         started_at=_utc(state.init_start),  # the first worker's start, for a resumed run
         wall_s=wall,
@@ -152,7 +154,7 @@ def most_power_w(device: torch.device, sampled_max_w: float | None = None) -> fl
 def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str,
              step_times: list[float], tta_s: float | None, curve: list[dict],
              energy: dict, meter: energy_meter.EnergyMeter, resumed_at: list[int],
-             mig: bool = False) -> dict:
+             mig: bool = False, batch_waits_s: float | None = None) -> dict:
     """The run's figures (:func:`suite.figures.derive.metrics`); ``mig``: NVML found the device to be a
     MIG slice (no table peak). A step of the global batch runs on every device of the run: the
     peak and the ceiling are those of all of them."""
@@ -166,5 +168,5 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
         warmup_steps=spec.warmup_steps, resumed_at=resumed_at, peak_flops=peak, peak_source=peak_source,
         ceiling=derive.all_devices((options.matmul_ceiling or {}).get(precision), devices),
         target=spec.target, tta_s=tta_s, curve=curve, energy_method=meter.method,
-        energy_status=meter.status, energy=derive.energy_spans(energy))
+        energy_status=meter.status, energy=derive.energy_spans(energy), batch_waits_s=batch_waits_s)
 

@@ -476,11 +476,12 @@ INCOMPLETE_WHY = ("interrupted (partial) or failed: such runs are shown on the r
 
 
 BATCH_WAITS_SHOWN = 0.05
-"""The share of a row's steady loop spent waiting for batches from which its samples/s says so
-(:func:`suite.validate.stream_rules.batch_wait_share`). Measured on the honest CPU files of tests/
-and results/ (2026-12-02): lm-char, gpt2-124m, llama-1b 0.1-0.8%, fashion-cnn 1.7-2.1%,
-dlrm-small 13-21% (its steps are about 2 ms; a batch is drawn from its teacher model). Not yet
-measured on a GPU."""
+"""The share of a row's steady loop spent waiting for batches from which its samples/s says so, in
+a file of rules before v10, whose rates count the steps alone
+(:func:`suite.validate.stream_rules.batch_wait_share`; from v10 the rates count the waits too).
+Measured on the honest CPU files of tests/ and results/ (2026-12-02): lm-char, gpt2-124m,
+llama-1b 0.1-0.8%, fashion-cnn 1.7-2.1%, dlrm-small 13-21% (its steps are about 2 ms; a batch is
+drawn from its teacher model). Not yet measured on a GPU."""
 
 
 def batch_wait_text(share) -> str | None:
@@ -488,8 +489,9 @@ def batch_wait_text(share) -> str | None:
     of their steady loop or more (a table's caveat, a run page's line), else None."""
     if share is None or missing(share) or share < BATCH_WAITS_SHOWN:
         return None
-    return (f"batch waits {share:.0%} of the steady loop: samples/s counts the steps' own time, not the waits "
-            "between them, and where a step ends and its batch wait begins is the run's own clock (self-reported)")
+    return (f"batch waits {share:.0%} of the steady loop: samples/s of rules before v10 counts the steps' own "
+            "time, not the waits between them, and where a step ends and its batch wait begins is the run's own "
+            "clock (self-reported)")
 
 
 def _batch_wait_caveats(row: dict) -> list[Caveat]:

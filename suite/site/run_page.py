@@ -338,10 +338,12 @@ def evaluation_time(doc: dict, run: dict) -> str | None:
         return None
 
 
-def figure_notes(run: dict) -> list[str]:
+def figure_notes(doc: dict, run: dict) -> list[str]:
     """The run page's lines on what its figures rest on where no other record of the file checks
-    them: energy not compared with sampled power, and a large share of batch waits beside the steps
-    that samples/s counts (the leaderboard's caveats, :mod:`suite.site.columns`)."""
+    them: energy not compared with sampled power, and (a file of rules before v10, whose samples/s
+    counts the steps alone) a large share of batch waits beside them (the leaderboard's caveats,
+    :mod:`suite.site.columns`)."""
+    from suite.leaderboard.rows import steps_only
     from suite.site import columns
     from suite.validate import stream_rules
 
@@ -349,7 +351,7 @@ def figure_notes(run: dict) -> list[str]:
         why, share = stream_rules.energy_unchecked(run), stream_rules.batch_wait_share(run)
     except (KeyError, TypeError, ValueError, AttributeError):  # a file the rules cannot read
         return []
-    waits = None if results.throughput(run) is None else columns.batch_wait_text(share)
+    waits = None if results.throughput(run) is None or not steps_only(doc) else columns.batch_wait_text(share)
     return [text for text in (waits, why and columns.energy_unchecked_text(why)) if text]
 
 
@@ -690,7 +692,7 @@ def run_context(file: str, doc: dict, run: dict, shared: dict | None = None, res
                                         steps_sum=summed),
         "pinned_evaluation": pinned_evaluation_lines(run),
         "evaluation_time": evaluation_time(doc, run),
-        "figure_notes": figure_notes(run),
+        "figure_notes": figure_notes(doc, run),
         "metrics": field_table(labels.flatten(metrics, "metrics")),
         "throughput": field_table(labels.flatten(tput, "metrics.throughput"))
         if (tput := results.throughput(run)) else None,

@@ -56,7 +56,9 @@ def run_facts(run: dict, doc: dict, pinned: dict) -> dict:
     warm = min(max(warm, 0), times.size)
     expected, _ = derive.throughput(times, warmup_steps=warm, samples_per_step=run["metrics"]["samples_per_step"],
                                     tokens_per_step=run["metrics"].get("tokens_per_step"),
-                                    resumed_at=resumed_at)
+                                    resumed_at=resumed_at,
+                                    batch_waits_s=derive.batch_waits(run.get("event_log"), doc.get("rules_version"),
+                                                                     (reported or {}).get("window", {}).get("batch_wait_s")))
     return {**pinned, "warm": warm, "times": times, "expected": expected, "resumed_at": resumed_at,
             "warm_mask": derive.warmup_mask(times.size, warm, resumed_at)}
 

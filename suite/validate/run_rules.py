@@ -194,10 +194,12 @@ def _check_throughput(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
     if expected is None:
         return []
     problems = []
+    given = "the step times and the event log's batch waits" if "batch_wait_s" in expected["window"] \
+        else "the step times"
     for key in ("steps_per_s", "samples_per_s", "tokens_per_s"):
         if not close(reported[key], expected[key]):
             problems.append(Problem("throughput-mismatch", f"{field}.{key}",
-                                    f"reported {reported[key]} but the step times give {expected[key]}"))
+                                    f"reported {reported[key]} but {given} give {expected[key]}"))
     for key in ("mean", "p50", "p90", "p99", "max"):
         if not close(reported["step_time_s"].get(key), expected["step_time_s"][key]):
             problems.append(Problem("throughput-mismatch", f"{field}.step_time_s.{key}",
@@ -206,7 +208,8 @@ def _check_throughput(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
     window, want = reported["window"], expected["window"]
     segments = window.get("segments", [[window["first_step"], window["last_step"]]])
     if any(window[k] != want[k] for k in ("first_step", "last_step", "steps")) or \
-            segments != want["segments"] or not close(window["seconds"], want["seconds"]):
+            segments != want["segments"] or not close(window["seconds"], want["seconds"]) or \
+            ("batch_wait_s" in want and not close(window.get("batch_wait_s"), want["batch_wait_s"])):
         problems.append(Problem("throughput-mismatch", f"{field}.window",
                                 "window does not follow the warm-up and the step times"))
     return problems

@@ -134,6 +134,10 @@ def throughput_ratio(original: dict, rerun: dict, tolerance: float) -> Throughpu
 
     a = results.samples_per_s(original)
     b = results.samples_per_s(rerun) if rerun.get("status") == "complete" else None
+    waits = compare_estimates.counts_waits(original)  # like with like: a recorded run of older rules
+    if b is not None and not waits and compare_estimates.counts_waits(rerun):  # counted its steps alone
+        window = rerun["metrics"]["throughput"]["window"]
+        b = rerun["metrics"]["samples_per_step"] * window["steps"] / window["seconds"]
     if a is None or b is None:
         within = None if a is None and b is None else False
         why = "no steady-state throughput in " + ("either run" if within is None else
@@ -142,7 +146,7 @@ def throughput_ratio(original: dict, rerun: dict, tolerance: float) -> Throughpu
     ratio = b / a
     try:
         base = compare_estimates.step_estimates([original], 0)["samples_per_s"]
-        new = compare_estimates.step_estimates([rerun], 1)["samples_per_s"]
+        new = compare_estimates.step_estimates([rerun], 1, waits=waits)["samples_per_s"]
         r = compare_stats.ratio_interval(base, new)
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # an original edited out of shape
         return ThroughputRatio(a, b, ratio, None, None, f"no interval: the recorded window cannot be read ({exc!r})",

@@ -90,13 +90,13 @@ class Pooled:
     median: Median | None = None  # the same sides at their median step time (None: no window to take it from)
 
 
-def _window(record: dict):
+def _window(record: dict, waits: bool = True):
     from suite.compare.estimates import window_times
 
     if record.get("status") != "complete":
         return None
     try:
-        return window_times(record)
+        return window_times(record, waits)
     except (KeyError, TypeError, ValueError, IndexError):
         return None
 
@@ -107,7 +107,8 @@ def pooled(original: dict, records: Sequence[dict], tolerance: float) -> Pooled:
     :func:`suite.run.reproduce.comparison.throughput_ratio` compares one re-run."""
     from suite.compare import estimates, stats
 
-    windows = [w for w in (_window(r) for r in records) if w is not None and w.size]
+    waits = estimates.counts_waits(original)  # a recorded run of older rules: its rates over steps alone
+    windows = [w for w in (_window(r, waits) for r in records) if w is not None and w.size]
     if not windows:
         return Pooled(None, None, None, None, 0, 0, "no re-run with a steady-state window", True)
     per_step = records[-1]["metrics"]["samples_per_step"]
@@ -127,18 +128,19 @@ def pooled(original: dict, records: Sequence[dict], tolerance: float) -> Pooled:
     return Pooled(new.value, r.ratio, r.low, r.high, batches, steps,
                   f"{new.method} (re-runs), {base.method} (recorded); 95% t interval of the ratio on the log scale",
                   _decidable(base, r.ratio, tolerance), not _decidable(base, r.ratio, tolerance, new.log_se),
-                  _median(original, windows, per_step))
+                  _median(original, [w for w in (_window(r, False) for r in records) if w is not None and w.size],
+                          per_step))
 
 
 def _median(original: dict, windows: Sequence, per_step: float) -> Median | None:
-    """The re-runs' pooled ``windows`` against ``original``'s window at their median step times,
+    """The re-runs' pooled ``windows`` (their step times alone) against ``original``'s window at their median step times,
     each side's error from a moving-block bootstrap (:func:`suite.compare.stats.quantile_estimate`)."""
     import numpy as np
 
     from suite.compare import stats
     from suite.record import results
 
-    recorded, base_value = _window(original), results.median_samples_per_s(original)
+    recorded, base_value = _window(original, False), results.median_samples_per_s(original)  # step times alone
     if recorded is None or not recorded.size or base_value is None:
         return None
     base = stats.quantile_estimate([recorded], 0.5, np.random.SeedSequence([stats.SEED, 0]))
