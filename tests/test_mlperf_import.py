@@ -576,6 +576,30 @@ def test_a_second_early_run_stop_is_not_scored_as_a_one_second_run(tmp_path):
     assert not run["counted"] and run["why"].startswith("2 run_start lines")
 
 
+@pytest.mark.parametrize("before", ["first eval_start", "run_stop"])
+def test_a_run_start_moved_after_the_training_it_times_is_not_scored(tmp_path, before):
+    """Trial V: a published log whose run_start was moved to just before its last eval_start (its
+    first blocks then before it), or to a second before run_stop (every block and evaluation
+    before it), passes MLCommons' checker and scored 0.48 and 0.017 minutes, the latter first of
+    63 in its round; goodbench counts no run that trained or evaluated before its run_start."""
+    import re
+
+    text = _amd()
+    lines = text.splitlines()
+    stamp = {k: [int(re.search(r'"time_ms": (\d+)', ln)[1]) for ln in lines if f'"key": "{k}"' in ln]
+             for k in ("eval_start", "run_stop")}
+    at = stamp["eval_start"][-1] - 1 if before == "first eval_start" else stamp["run_stop"][0] - 1000
+    moved = [re.sub(r'"time_ms": \d+', f'"time_ms": {at}', ln) if '"key": "run_start"' in ln else ln for ln in lines]
+    (tmp_path / "result_0.txt").write_text("\n".join(moved) + "\n")
+    run = _read(tmp_path / "result_0.txt")
+    assert not run["counted"] and "score_minutes" not in run, run
+    assert re.match(r"a (block_start|eval_start|eval_stop|eval_accuracy|block_stop) line is logged before run_start: "
+                    r"the run trained or evaluated before its time to train began; not counted by goodbench",
+                    run["why"]), run["why"]
+    (tmp_path / "result_1.txt").write_text(text)
+    assert _read(tmp_path / "result_1.txt")["counted"]  # the log as published is
+
+
 def test_a_run_stop_before_the_target_reaching_evaluation_is_refused(tmp_path):
     """Trial 14 F7: the one run_stop moved before the evaluation that met the target (the
     checker has no rule on their order): not counted."""
