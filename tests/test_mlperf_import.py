@@ -600,6 +600,27 @@ def test_a_run_start_moved_after_the_training_it_times_is_not_scored(tmp_path, b
     assert _read(tmp_path / "result_1.txt")["counted"]  # the log as published is
 
 
+def test_a_log_of_the_open_division_under_a_closed_description_is_not_counted(tmp_path):
+    """Trial V: logs saying ``submission_division`` "open" (MLCommons' checker then asks no closed
+    target of them; the trial's runs stopped at their first evaluation, above it) under a system
+    description saying "closed" were counted and ranked as closed. A run whose log names another
+    division than its description is not counted; "Closed" and "closed" are one division."""
+    from suite.mlperf import division
+
+    (tmp_path / "closed.txt").write_text(_amd(), encoding="latin-1")
+    closed = _read(tmp_path / "closed.txt")
+    assert closed["counted"] and closed["division"] == "closed" and "score_minutes" in closed
+    opened = {**closed, "division": "open"}  # what the checker counts of a log saying open
+    held = division.held_to_description(opened, {"division": "closed"})
+    assert not held["counted"] and "score_minutes" not in held and held["why"] == (
+        "its log's submission_division is \u201copen\u201d, the system description's \u201cclosed\u201d: "
+        "not counted by goodbench")
+    assert division.held_to_description(opened, {"division": "Open"}) is opened
+    assert division.held_to_description(closed, {"division": "Closed"}) is closed
+    assert division.held_to_description(closed, {"divison": "close"}) is closed  # the misspelt key, "close"
+    assert division.held_to_description(closed, {}) is closed  # no description division: the logs' (decide)
+
+
 def test_a_run_stop_before_the_target_reaching_evaluation_is_refused(tmp_path):
     """Trial 14 F7: the one run_stop moved before the evaluation that met the target (the
     checker has no rule on their order): not counted."""

@@ -40,6 +40,29 @@ def decide(desc: dict, log_divisions: list[str | None]) -> tuple[str | None, str
 SHORT = {MISSPELT: "as \u201cdivison\u201d", LOGS: "from the logs"}  # the line under a division on a page
 
 
+def folded(text: str | None) -> str | None:
+    """A division as MLPerf has them ("Closed", "close" → "closed"; "Open" → "open"); other text
+    folded to lower case; None for none."""
+    text = (text or "").strip().lower()
+    return {"close": "closed"}.get(text, text) or None
+
+
+def held_to_description(run: dict, desc: dict) -> dict:
+    """``run`` (one log's summary), not counted where its log's ``submission_division`` names
+    another division than the system description (``division``, or ``divison``): the run was
+    checked as its log says (MLCommons' checker takes the log's division: an open run needs no
+    closed target) and would be scored as the description says (trial V: a log of the open
+    division, stopped before the closed target, counted as closed and ranked)."""
+    described = folded(clean(desc.get(KEY) or desc.get(MISSPELT_KEY) or "", LIMIT))
+    logged = folded(run.get("division") if isinstance(run.get("division"), str) else None)
+    if described is None or logged is None or described == logged or not (run.get("counted") or run.get("at_round")):
+        return run
+    kept = {k: v for k, v in run.items() if k not in ("score_minutes", "at_round")}
+    return {**kept, "counted": False,
+            "why": f"its log's submission_division is \u201c{clean(run['division'], LIMIT)}\u201d, the system "
+                   f"description's \u201c{clean(desc.get(KEY) or desc.get(MISSPELT_KEY), LIMIT)}\u201d: not counted by goodbench"}
+
+
 def source_words(doc: dict) -> str:
     """Where a document's division was read, in words, for its page."""
     return doc.get("division_source") or DESCRIPTION

@@ -249,7 +249,7 @@ def build_document(group: Group, runs: list[dict], desc: dict, desc_raw: bytes) 
 
     benchmark = rs._benchmark_alias(group.benchmark)
     factor, factor_problem, scaling_raw = _factor(group)
-    runs = mark_duplicates(runs)
+    runs = mark_duplicates([division.held_to_description(r, desc) for r in runs])
     present = [r for r in runs if not r.get("absent") and not r.get("duplicate_of")]
     score = scoring.official_score(benchmark, present, factor, power.has_power(group.folder), factor_problem)
     score = _with_round_score(score, benchmark, present, factor, factor_problem)
