@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from test_mlperf_import import _amd
 
 pytest.importorskip("mlperf_logging")
 
@@ -22,12 +23,9 @@ SYSTEM = "MI300X_EPYC_9575F_pytorch_llama2_70b"
 DESC = LOGS / "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json"
 
 
-def _amd() -> str:
-    return (LOGS / "amd_llama2_70b_lora_result_1.txt").read_text(encoding="latin-1")
-
-
 def _tree(root: Path, n: int = 3, org: str = "AMD", system: str = SYSTEM, desc: dict | None = None) -> Path:
-    """``root/v5.1/<org>`` with ``n`` copies of the AMD log; returns the benchmark folder."""
+    """``root/v5.1/<org>`` with ``n`` runs of the AMD log (each an hour after the one before); returns
+    the benchmark folder."""
     bench = root / "v5.1" / org / "results" / system / "llama2_70b_lora"
     bench.mkdir(parents=True)
     (root / "v5.1" / org / "systems").mkdir(parents=True, exist_ok=True)
@@ -37,7 +35,7 @@ def _tree(root: Path, n: int = 3, org: str = "AMD", system: str = SYSTEM, desc: 
     else:
         target.write_text(json.dumps(desc), encoding="utf-8")
     for i in range(n):
-        (bench / f"result_{i}.txt").write_text(_amd() + "\n" * i, encoding="latin-1")  # copies, not one log
+        (bench / f"result_{i}.txt").write_text(_amd(i) + "\n" * i, encoding="latin-1")  # n runs, not one log
     return bench
 
 
@@ -51,9 +49,9 @@ def _only_doc(out: Path) -> dict:
     return docs[0]
 
 
-def _with_line(line: str) -> str:
-    """The AMD log with ``line`` inserted after its first event."""
-    lines = _amd().splitlines()
+def _with_line(line: str, later_h: int = 0) -> str:
+    """The AMD log (of a run ``later_h`` hours later) with ``line`` inserted after its first event."""
+    lines = _amd(later_h).splitlines()
     return "\n".join([lines[0], line, *lines[1:]]) + "\n"
 
 
@@ -70,7 +68,7 @@ def _within(seconds: float, fn):
 # ---------------------------------------------------------------- files that are not logs
 def test_a_line_of_100000_brackets_is_one_failed_line_not_a_traceback(tmp_path):
     bench = _tree(tmp_path / "t")
-    (bench / "result_1.txt").write_text(_with_line(":::MLLOG " + "[" * 100_000), encoding="latin-1")
+    (bench / "result_1.txt").write_text(_with_line(":::MLLOG " + "[" * 100_000, 1), encoding="latin-1")
     outcome = _import(tmp_path / "t", tmp_path / "r")
     assert len(outcome.rows) == 1
     [line] = outcome.problems
@@ -284,7 +282,7 @@ def test_lines_of_unread_keys_fail_exactly_when_mlcommons_parser_fails_them(rule
 def test_the_workers_import_what_one_process_imports_on_hostile_files(tmp_path):
     """Problems found in worker processes come back as the same lines."""
     bench = _tree(tmp_path / "t", n=10)
-    (bench / "result_3.txt").write_text(_with_line(":::MLLOG " + "[" * 100_000), encoding="latin-1")
+    (bench / "result_3.txt").write_text(_with_line(":::MLLOG " + "[" * 100_000, 3), encoding="latin-1")
     (bench / "result_4.txt").unlink()
     (bench / "result_4.txt").symlink_to("/dev/zero")
     one = importer.run_import([tmp_path / "t"], tmp_path / "one", jobs=1)

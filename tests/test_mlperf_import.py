@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,8 +49,12 @@ def _tree(root: Path, logs: dict[str, str | bytes], org="AMD", system=AMD_SYSTEM
     return bench
 
 
-def _amd() -> str:
-    return (LOGS / "amd_llama2_70b_lora_result_1.txt").read_text(encoding="latin-1")
+def _amd(later_h: int = 0) -> str:
+    """The AMD v5.1 llama2_70b_lora log, as a run ``later_h`` hours later would stamp it (a log
+    stamping another's run_start and run_stop is that run again, counted once)."""
+    text = (LOGS / "amd_llama2_70b_lora_result_1.txt").read_text(encoding="latin-1")
+    return re.sub(r'"time_ms": (\d+)', lambda m: f'"time_ms": {int(m[1]) + 3_600_000 * later_h}', text) \
+        if later_h else text
 
 
 def _read(path: Path, benchmark="llama2_70b_lora", ruleset="5.1.0", rnd="v5.1") -> dict:
@@ -249,7 +254,7 @@ def test_unreadable_logs_give_one_line_each_and_the_rest_is_imported(tmp_path, c
     from suite.cli import main
 
     tree = tmp_path / "tree"
-    bench = _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(5)})  # five logs, not copies
+    bench = _tree(tree, {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(5)})  # five logs, not copies
     (bench / "result_5.txt").mkdir()  # a folder where a log should be
     (bench / "result_6.txt").write_bytes(b"\x00\x01 binary garbage, no event line\n")
     out = tmp_path / "results"
@@ -277,7 +282,7 @@ def test_documents_are_their_own_kind_apart_from_goodbench_results(tmp_path, cap
     from suite.store import files as store
 
     tree = tmp_path / "tree"
-    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    _tree(tree, {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(3)})
     out = tmp_path / "results"
     assert main(["import", "mlperf", str(tree / "v5.1" / "AMD"), "--results-dir", str(out)]) == 0
     first = capsys.readouterr().out
@@ -319,7 +324,7 @@ def test_a_path_without_a_tree_or_round_says_so(tmp_path, capsys):
 @pytest.mark.slow
 def test_two_workers_give_what_one_gives(tmp_path):
     tree = tmp_path / "tree"
-    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(6)})
+    _tree(tree, {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(6)})
     _tree(tree, {f"result_{i}.txt": (LOGS / "google_gpt3_result_0.txt").read_text(encoding="latin-1")
                  for i in range(3)}, org="Google", system="cloud-tpu-v5p-1024-maxtext", benchmark="gpt3",
           round_dir="v4.0", desc=LOGS / "google_cloud-tpu-v5p-1024-maxtext.json")
@@ -405,7 +410,7 @@ def test_logs_absent_from_the_copy_are_kept_as_absent_runs_and_give_no_score(tmp
     from suite.cli import main
 
     tree, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    _tree(tree, {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(3)})
     shutil.copy(LOGS / "amd_MI300X_EPYC_9575F_pytorch_llama2_70b.json", tree / "v5.1" / "AMD" / "systems" / "8xMI300X.json")
     partial = "v5.1/AMD/results/" + AMD_SYSTEM + "/llama2_70b_lora/"
     listed = tree.parent / "absent.txt"
@@ -434,7 +439,7 @@ def test_an_absent_list_naming_no_folder_imported_is_said_and_scaling_json_absen
     """A misspelt org in the list would let a partial folder be scored silently: it is named.
     An absent scaling.json would score with the factor 1.0: no score."""
     tree_dir, out = tmp_path / "tree", tmp_path / "out"
-    _tree(tree_dir, {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    _tree(tree_dir, {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(3)})
     folder = f"v5.1/AMD/results/{AMD_SYSTEM}/llama2_70b_lora"
     outcome = importer.run_import([tree_dir], out, jobs=1, absent=f"{folder.replace('AMD', 'amd', 1)}/result_3.txt\n")
     assert outcome.rows[0]["score_minutes"] is not None
@@ -473,9 +478,10 @@ def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_rou
     later = later_rules.LaterRule("5.1.0", ("llama2_70b_lora",), ("Required EXACTLY_ONE occurrence of 'lora_rank'",),
                                   "a check made stricter after the round")
     monkeypatch.setattr(later_rules, "LATER_RULES", (later,))
-    text = "\n".join(line for line in _amd().splitlines() if '"key": "lora_rank"' not in line) + "\n"
-    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd() + "\n" * i for i in range(10)})
-    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": text + "\n" * i for i in range(10)})
+    def without_lora_rank(i: int) -> str:
+        return "\n".join(line for line in _amd(i).splitlines() if '"key": "lora_rank"' not in line) + "\n"
+    plain = _tree(tmp_path / "plain", {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(10)})
+    edited = _tree(tmp_path / "edited", {f"result_{i}.txt": without_lora_rank(i) + "\n" * i for i in range(10)})
     run = _read(edited / "result_0.txt")
     assert not run["counted"] and run["at_round"] and run["why"].startswith("Required EXACTLY_ONE occurrence of 'lora_rank'")
     assert run["score_minutes"] == _read(plain / "result_0.txt")["score_minutes"]
@@ -486,7 +492,7 @@ def test_a_run_failing_only_a_check_changed_after_the_round_is_scored_as_the_rou
     assert importer.row(doc, None, None)["score_at_round_minutes"] == today
     assert later_rules.stricter_since(doc) == "a check made stricter after the round"
     # a run that also fails another check is not one the round's checker passed
-    worse = "\n".join(line for line in text.splitlines() if '"key": "lora_alpha"' not in line) + "\n"
+    worse = "\n".join(line for line in without_lora_rank(0).splitlines() if '"key": "lora_alpha"' not in line) + "\n"
     (edited / "result_0.txt").write_text(worse, encoding="latin-1")
     assert not _read(edited / "result_0.txt").get("at_round")
 
@@ -645,18 +651,27 @@ def test_a_run_stop_before_the_target_reaching_evaluation_is_refused(tmp_path):
         assert _read(tmp_path / name)["counted"] is counted, name
 
 
-def test_byte_identical_result_logs_are_flagged_and_counted_once(tmp_path):
-    """Trial 14 F13: ten copies of one log are one run (result_summarizer scores ten)."""
+def test_copies_of_one_result_log_are_flagged_and_counted_once(tmp_path):
+    """Trial 14 F13: ten copies of one log are one run (result_summarizer scores ten). Trial V: so
+    is a copy with a line changed or added (its sha256 its own), known by its run_start and
+    run_stop stamped at the very times of the log it copies: the fastest log copied over nine
+    others scored 20.2 minutes against 23.6. A run of its own stamps its own times."""
+    import re
+
     text = _amd()
+    later = re.sub(r'"time_ms": (\d+)', lambda m: f'"time_ms": {int(m[1]) + 60_000}', text)  # another run, a minute on
     bench = _tree(tmp_path / "t", {f"result_{i}.txt": text for i in range(3)} | {"result_3.txt": text.replace(
-        '"value": 0.9233931303024292', '"value": 0.9233931303024291')})
+        '"value": 0.9233931303024292', '"value": 0.9233931303024291'), "result_4.txt": later})
     outcome = importer.run_import([bench], tmp_path / "out", jobs=1)
     doc = documents.read(outcome.rows[0]["document"])
     statuses = [r["status"] for r in doc["runs"]]
-    assert statuses == ["success", "duplicate", "duplicate", "success"]
+    assert statuses == ["success", "duplicate", "duplicate", "duplicate", "success"]
     assert "byte-identical to result_0.txt" in doc["runs"][1]["why"] and not doc["runs"][1]["counted"]
+    assert doc["runs"][3]["why"].startswith("stamps its run_start and run_stop at the times result_0.txt does "
+                                            "(the same run): one log, counted once") and not doc["runs"][3]["counted"]
     assert doc["score"]["runs"] == 2 and doc["score"]["runs_counted"] == 2
     assert sum("byte-identical to result_0.txt" in p for p in outcome.problems) == 2
+    assert sum("stamps its run_start and run_stop" in p for p in outcome.problems) == 1
     assert documents.disagreement(doc) is None  # its score is its distinct runs'
 
 
@@ -664,10 +679,7 @@ def test_a_stored_document_whose_score_or_accelerators_disagree_with_its_runs_is
     """Trial 14 F8: the site ranks by score.minutes and prices by system.accelerators; a document
     whose score is not the olympic average × RCP of its own runs, or whose accelerators are not
     nodes × per node, is listed as not read, with the reason, never ranked."""
-    text = _amd()
-    bench = _tree(tmp_path / "t", {f"result_{i}.txt": text for i in range(3)})
-    (bench / "result_1.txt").write_text(text + "\n")  # three logs, not byte-identical
-    (bench / "result_2.txt").write_text(text + "\n\n")
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(3)})  # three runs
     outcome = importer.run_import([bench], tmp_path / "out", jobs=1)
     path = Path(outcome.rows[0]["document"])
     doc = documents.read(path)
@@ -716,7 +728,7 @@ def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_no
 
     if shutil.which("git") is None:
         pytest.skip("no git on this machine")
-    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(3)})
     root = tmp_path / "t" / "v5.1"
     git, commit = _committed(root)
     monkeypatch.setitem(published.PINNED, "v5.1", commit)
@@ -729,11 +741,11 @@ def test_a_git_checkout_of_the_pinned_commit_is_verified_and_a_changed_log_is_no
     monkeypatch.setitem(published.PINNED, "v5.1", commit)
     doc = documents.read(importer.run_import([root], tmp_path / "a2", jobs=1).rows[0]["document"])
     assert doc["source"]["verified"]["files"] == 4 and doc["runs"][2]["status"] == "duplicate"
-    (bench / "result_1.txt").write_text(_amd() + "\n\n\n\n")  # a changed log
+    (bench / "result_1.txt").write_text(_amd(1) + "\n\n\n\n")  # a changed log
     row = importer.run_import([root], tmp_path / "b", jobs=1).rows[0]
     assert row["source_not_verified"].startswith(f"AMD/results/{AMD_SYSTEM}/llama2_70b_lora/result_1.txt is not the file")
-    (bench / "result_1.txt").write_text(_amd() + "\n")
-    (bench / "result_3.txt").write_text(_amd() + "\n\n\n")  # a log the commit does not list
+    (bench / "result_1.txt").write_text(_amd(1) + "\n")  # as committed
+    (bench / "result_3.txt").write_text(_amd(3) + "\n\n\n")  # a log the commit does not list
     row = importer.run_import([root], tmp_path / "c", jobs=1).rows[0]
     assert "result_3.txt is not the file" in row["source_not_verified"]
     (bench / "result_3.txt").unlink()
@@ -750,7 +762,7 @@ def test_the_power_logs_read_are_checked_against_the_pinned_commit_too(tmp_path,
 
     if shutil.which("git") is None:
         pytest.skip("no git on this machine")
-    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd() + "\n" * i for i in range(3)})
+    bench = _tree(tmp_path / "t", {f"result_{i}.txt": _amd(i) + "\n" * i for i in range(3)})
     run = _read(bench / "result_0.txt")
     t0 = next(json.loads(line.split(":::MLLOG ", 1)[1])["time_ms"] for line in _amd().splitlines()
               if '"run_start"' in line)

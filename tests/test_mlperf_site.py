@@ -21,8 +21,14 @@ DERIVED = "derived from MLPerf Training results, not an MLPerf result"
 MAX_PAGE_BYTES = 1_000_000
 
 
+def _hours_later(text: str, i: int) -> str:
+    """The log as a run ``i`` hours later would stamp it: one run's log copied is one run (the
+    importer counts a log stamping another's run_start and run_stop once)."""
+    return re.sub(r'"time_ms": (\d+)', lambda m: f'"time_ms": {int(m[1]) + 3_600_000 * i}', text)
+
+
 def _tree(root: Path, org: str, system: str, benchmark: str, round_dir: str, log: str, desc: str, n: int,
-          edit=lambda text, i: text, desc_edit=None) -> None:
+          edit=_hours_later, desc_edit=None) -> None:
     bench = root / round_dir / org / "results" / system / benchmark
     bench.mkdir(parents=True)
     (root / round_dir / org / "systems").mkdir(parents=True, exist_ok=True)
@@ -383,7 +389,7 @@ def test_a_log_saying_status_absent_is_not_a_log_the_copy_lacked(tmp_path):
     """Only the import's own list (source.absent) marks ‡: a run whose log says "absent" does not."""
     tree, results = tmp_path / "tree", tmp_path / "results"
     _tree(tree, "AMD", "MI300X_EPYC_9575F_pytorch_llama2_70b", "llama2_70b_lora", "v5.1", AMD_LOG, AMD_DESC, 10,
-          lambda text, i: text.replace('"status": "success"', '"status": "absent"') if i == 0 else text)
+          lambda text, i: text.replace('"status": "success"', '"status": "absent"') if i == 0 else _hours_later(text, i))
     outcome = importer.run_import([tree], results, jobs=1)
     doc = documents.read(next((results / "mlperf").iterdir()))
     assert doc["runs"][0]["status"] == "absent" and "absent" not in doc["source"]

@@ -125,18 +125,27 @@ DUPLICATE = "duplicate"  # a run's status: a byte-identical copy of an earlier r
 
 def mark_duplicates(runs: list[dict]) -> list[dict]:
     """``runs`` with each result log byte-identical (same sha256) to an earlier one of the same
-    folder replaced by a note naming that one: one log is one run, counted once, however many
-    times it was published (result_summarizer counts every copy)."""
+    folder, or stamping its ``run_start`` and ``run_stop`` at the very times an earlier one does,
+    replaced by a note naming that one: one log is one run, counted once, however many times it
+    was published (result_summarizer counts every copy). Trial V: the fastest log copied over the
+    other nine, a line added to each, scored 20.2 minutes against 23.6."""
     first: dict[str, str] = {}
+    stamped: dict[tuple, str] = {}
     out = []
     for r in runs:
-        digest = r.get("sha256")
-        if digest and digest in first:
+        digest, stamps = r.get("sha256"), tuple(r["stamps"]) if isinstance(r.get("stamps"), (list, tuple)) else None
+        earlier = first.get(digest) if digest else None
+        same = "sha256" if earlier else None
+        if earlier is None and stamps:
+            earlier, same = stamped.get(stamps), "stamps"
+        if earlier is not None:
             out.append({"file": r["file"], "sha256": digest, "bytes": r.get("bytes"), "git_blob": r.get("git_blob"),
-                        "duplicate_of": first[digest]})
+                        "duplicate_of": earlier, "same": same})
             continue
         if digest:
             first[digest] = r["file"]
+        if stamps:
+            stamped[stamps] = r["file"]
         out.append(r)
     return out
 
@@ -148,9 +157,11 @@ def _run_entry(run: dict, unit: str | None) -> dict:
     if run.get("absent"):
         return {"file": systems.clean(run["file"], 300), "status": "absent", "counted": False, "why": ABSENT_WHY}
     if run.get("duplicate_of"):
+        how = ("byte-identical to {} (same sha256)" if run.get("same") != "stamps" else
+               "stamps its run_start and run_stop at the times {} does (the same run)")
         return {"file": systems.clean(run["file"], 300), "status": DUPLICATE, "counted": False,
-                "why": systems.clean(f"byte-identical to {run['duplicate_of']} (same sha256): one log, counted "
-                                     "once (result_summarizer counts every copy)", 500)}
+                "why": systems.clean(f"{how.format(run['duplicate_of'])}: one log, counted once (result_summarizer "
+                                     "counts every copy)", 500)}
     if "error" in run:
         return {"file": systems.clean(run["file"], 300), "status": "unreadable", "counted": False,
                 "why": systems.clean(run["error"], 500)}

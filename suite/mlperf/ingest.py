@@ -476,6 +476,8 @@ def summarize(loglines, benchmark: str, round_name: str, unit_ms: float = 1.0) -
         run["global_batch_size"] = int(gbs) if gbs.is_integer() else gbs
     if isinstance(tl.header.get("submission_division"), str):  # the document's division where
         run["division"] = tl.header["submission_division"][:40]  # its description gives none
+    if start is not None and stop is not None:  # the run's stamps, as logged: two logs of one run share them
+        run["stamps"] = (start, stop)
     if start is None or stop is None:
         unmeasured["time_to_train_s"] = "no-run-start" if start is None else "no-run-stop"
     elif not _plausible((stop - start) / per_s):
