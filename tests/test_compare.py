@@ -524,3 +524,19 @@ def test_markdown_shows_a_files_text_literally(tmp_path, capsys):
     assert (rf"\<img src=x onerror=alert(1)\> @{joiner}everyone \!\[i\](https:{joiner}//evil.example/i.png) \*x\* "
             rf"#{joiner}12 \$x\$ www{joiner}.evil.example") in out
     assert "<img" not in out.replace(r"\<img", "") and "hostile'.json" in out
+
+
+def test_the_gate_passes_no_new_file_todays_rules_refuse(capsys):
+    """Trial V: a NEW file backdated to rules v5, its event log deleted and its steps halved, was
+    compared 2x faster and passed ``--fail-on-regression`` with a note on stderr. The gate now fails
+    for a NEW file today's rules refuse (here the CPU reference stored under rules v1, which they
+    refuse); a BASE of older rules is still compared, with the note."""
+    stored = Path(__file__).resolve().parent.parent / "results"
+    v9 = str(stored / "d9324eedd0eaf7af78877a527895ae324debb1b5a3ad8f65aa5405e40e61432c.json")
+    v1 = str(stored / "8e82ba8c459a194248fd0d7d7f25f6b0ee46ac9d3792cec754eec25b31c94dab.json")
+    assert main(["compare", v9, v1, "--fail-on-regression", "samples_per_s=1000"]) == 1
+    said = capsys.readouterr().err
+    assert f"the regression gate fails: {v1} is refused by today's rules (the note above says why)" in said
+    assert main(["compare", v1, v9, "--fail-on-regression", "samples_per_s=1000"]) == 0  # an older BASE
+    assert f"note: {v1}: " in capsys.readouterr().err
+    assert main(["compare", v9, v1]) == 0  # without a gate: compared, the note said

@@ -75,14 +75,15 @@ def run(args) -> int:
     except ValueError as exc:
         raise Usage(f"--fail-on-regression {exc}") from None
     gate.fail_on_undecided = args.fail_on_undecided
+    stale_new: list[str] = []  # NEW files today's rules refuse: the gate passes none of them
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
         base_doc = compare.merge_side(_side(base_names, "BASE"))
-        sides = [(" + ".join(new_names), compare.merge_side(_side(new_names, "NEW")))]
+        sides = [(" + ".join(new_names), compare.merge_side(_side(new_names, "NEW", stale_new)))]
         base_name = " + ".join(base_names)
     else:
         base_name, base_doc = args.base, _valid_document(args.base)
-        sides = [(name, _valid_document(name)) for name in args.new]
+        sides = [(name, _valid_document(name, stale_new)) for name in args.new]
         for name, doc in sides:
             if doc == base_doc:  # a check of the statistics, or a file named twice by mistake
                 say(f"note: {name} is the same results file as {base_name}: its ratios are 1 by "
@@ -110,14 +111,19 @@ def run(args) -> int:
         print(compare_report.text(*parts, colour=colour, undecided=undecided))
         if priced:
             print(costs.text(priced))
+    if gate.thresholds and stale_new:  # trial V: a NEW file backdated to older rules, its log deleted, read 2x
+        say(f"the regression gate fails: {', '.join(stale_new)} {'is' if len(stale_new) == 1 else 'are'} refused "
+            "by today's rules (the note above says why): the gate passes only a NEW result they accept")
+        return 1
     return 1 if gate.thresholds and gate.failed(regressions, undecided, unchecked) else 0
 
 
-def _side(names: list[str], which: str) -> list[dict]:
-    """The documents of one side of ``--vs``; Usage where two are one file or share a run."""
+def _side(names: list[str], which: str, stale: list[str] | None = None) -> list[dict]:
+    """The documents of one side of ``--vs``; Usage where two are one file or share a run.
+    ``stale``: the names of files only the rules they were stored with accept, appended to."""
     from suite.compare import engine as compare
 
-    docs = [_valid_document(f) for f in names]
+    docs = [_valid_document(f, stale) for f in names]
     why = compare.repeated(names, docs)
     if why:
         raise Usage(f"{which} side: {why}: a side's files are counted as separate sessions, so each must "
@@ -125,15 +131,18 @@ def _side(names: list[str], which: str) -> list[dict]:
     return docs
 
 
-def _valid_document(path: str) -> dict:
+def _valid_document(path: str, stale_out: list[str] | None = None) -> dict:
     """A results file read as the leaderboard reads it (validated under the rules it was stored
     with, every figure recomputed from its raw records: :func:`suite.leaderboard.pipeline.read_file`),
     as the document of recomputed figures; GoodbenchError naming its first problem. A file that
-    only the rules it was stored with accept is compared, with a note saying so on stderr."""
+    only the rules it was stored with accept is compared, with a note saying so on stderr, and its
+    name appended to ``stale_out``."""
     from suite.leaderboard.pipeline import read_file
     from suite.leaderboard.rows import stale_rules
 
     stored = read_file(path)
     if (stale := stale_rules(stored)) is not None:
         say(f"note: {path}: {stale}; a new file like it would be refused (goodbench validate lists them)")
+        if stale_out is not None:
+            stale_out.append(path)
     return stored.figures
