@@ -165,6 +165,7 @@ def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
     """Killed at step ≥ 25 and resumed from step 20: the new worker warms up again (steps
     21-25), so those steps are warm-up in the log, outside the throughput window, and their
     excess is compile_warmup badput; the validator's recomputation from the log agrees."""
+    from suite.record.rules_version import RULES_VERSION
     from suite.validate import facts, run_rules
 
     clean, killed, _ = runs
@@ -173,7 +174,7 @@ def test_the_resumed_workers_warm_up_is_left_out_of_the_steady_state(runs):
     warmups = [e.metadata["first_step"] for e in mllog.parse(killed["event_log"])
                if e.key == "warmup_start"]
     assert warmups == [1, 21]
-    doc = {"settings": {"division": "closed"}}
+    doc = {"settings": {"division": "closed"}, "rules_version": RULES_VERSION}  # rates with the batch waits (v10)
     run_facts = facts.run_facts(killed, doc, {"warmup_steps": 5})
     for rule in (run_rules._check_throughput, run_rules._check_phases, run_rules._check_goodput):
         assert rule(killed, "runs[0]", doc, run_facts) == []

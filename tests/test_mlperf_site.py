@@ -564,6 +564,8 @@ def test_a_tree_not_checked_against_mlcommons_published_round_says_source_not_ve
     assert "source not verified" in page and "given by --round" in (site / "mlperf" / mlperf_pages.round_page(
         "v5.0", "llama2_70b_lora")).read_text(encoding="utf-8")
     assert "source not verified" in _text(site / "mlperf.html")  # the index's best-of cell too
+    history = _text(site / "mlperf" / mlperf_pages.history_page("llama2_70b_lora"))  # trial V: and the history's
+    assert "source not verified" in history and "source not verified: round v5.0 given by --round" in history
     # review 14 #13: --round's reason is both source.not_verified and source.round_note: said once
     assert mlperf_model.row(doc).unverified == "round v5.0 given by --round; the tree's path says v5.1"
     assert mlperf_pages.CHECKED in _text(site / "mlperf.html")  # every page: the importer's word

@@ -461,8 +461,10 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
             line.append(cell("—") if r is None else cell(
                 num(r.minutes) + ("†" if r.at_round else ""), r.minutes, href=round_page(rnd, r.benchmark),
                 sub=f"{r.family} × {r.count if r.count is not None else '?'} · {r.submitter}"
-                    + (f" · {r.category}" if r.preview_or_research else ""),
-                title=f"{r.system} ({r.accelerator}; {r.category})",
+                    + (f" · {r.category}" if r.preview_or_research else "")
+                    + (" · source not verified" if r.unverified else ""),  # as wherever the score is (trial V)
+                title=f"{r.system} ({r.accelerator}; {r.category})"
+                      + (f"; source not verified: {r.unverified}" if r.unverified else ""),
                 cls="category-other" if r.preview_or_research else ""))
         line.append(_cheapest_cell(rows, rnd, categories))
         table_rows.append(line)
