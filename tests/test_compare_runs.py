@@ -333,7 +333,7 @@ def read_as(monkeypatch):
     from suite.commands import compare as compare_command
 
     docs: dict[str, dict] = {}
-    monkeypatch.setattr(compare_command, "_valid_document", lambda path: docs[path])
+    monkeypatch.setattr(compare_command, "_valid_document", lambda path, stale_out=None: docs[path])
     return docs
 
 
