@@ -149,3 +149,29 @@ def test_a_run_without_checkpoints_keeps_its_log_in_memory(data_dir):
     g = run["goodput"]
     assert run["event_log"][0].startswith(mllog.TOKEN) and g["checkpoint"]["saves"] == 0
     assert abs(bucket_sum(g) - g["wall_s"]) <= 0.01 * g["wall_s"]
+
+
+def test_the_windows_batch_waits_are_the_steady_blocks_own_never_below_zero():
+    """Rules v10's rates count the steady steps' batch waits (suite.figures.goodput.steady_batch_waits):
+    a warm-up block's are not the window's; a distributed block's are this rank's own
+    (``data_wait_ranks_s[0]``), held between 0 and the slowest rank's (``data_wait_s``): a negative
+    one written into the log would raise the rates."""
+    import json
+
+    def event(t_ms, type_, key, meta):
+        return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t_ms, "event_type": type_, "key": key,
+                                         "value": None, "metadata": meta})
+
+    def log(own):
+        steady = {"first_step": 3, "last_step": 12, "step_count": 10, "step_s": 0.5, "data_wait_s": 0.2,
+                  **({} if own is None else {"data_wait_ranks_s": [own, 0.2]})}
+        return [event(0.0, "INTERVAL_START", "init_start", {}), event(1.0, "INTERVAL_START", "run_start", {}),
+                event(2.0, "INTERVAL_START", "warmup_start", {"first_step": 1}),
+                event(900.0, "INTERVAL_END", "warmup_stop", {"first_step": 1, "last_step": 2, "step_count": 2,
+                                                             "step_s": 0.8, "data_wait_s": 0.05}),
+                event(901.0, "INTERVAL_START", "block_start", {"first_step": 3}),
+                event(1700.0, "INTERVAL_END", "block_stop", steady)]
+
+    assert goodput.steady_batch_waits(log(None)) == 0.2  # one process: the block's, not the warm-up's
+    assert goodput.steady_batch_waits(log(0.1)) == 0.1  # rank 0's own wait
+    assert goodput.steady_batch_waits(log(-5.0)) == 0.0 and goodput.steady_batch_waits(log(9.0)) == 0.2

@@ -203,19 +203,20 @@ def steady_batch_waits(lines: Iterable[str]) -> float:
     """The seconds a run's steady-state steps waited for their batches, from its event log: the
     ``data_wait_s`` of every kept step block after its worker's warm-up (``block``, not ``warmup``;
     of a distributed block, this rank's own, ``data_wait_ranks_s[0]``, as its step times are its own
-    clock's). A wait not timed apart (the job fetches inside its step) counts 0. Raises ValueError
-    for a log that cannot be read as a run's."""
+    clock's, held between 0 and the block's ``data_wait_s``, the slowest rank's: a negative one
+    would raise the rates). A wait not timed apart (the job fetches inside its step) counts 0.
+    Raises ValueError for a log that cannot be read as a run's."""
     attempts = split_attempts(mllog.parse(lines))
     total = 0.0
     for attempt, keep_upto in zip(attempts, kept_upto([resume_step(a) for a in attempts])):
         for item in attempt.intervals():
-            if item.kind == "block" and item.step <= keep_upto:
+            if item.kind == "block" and item.step <= keep_upto and item.meta.get("data_wait_s") is not None:
+                slowest = seconds(item.meta, "data_wait_s")  # a distributed block's: the slowest rank's
                 ranks = item.meta.get("data_wait_ranks_s")
-                if isinstance(ranks, list) and ranks and isinstance(ranks[0], (int, float)) \
-                        and not isinstance(ranks[0], bool):
-                    total += float(ranks[0])
-                elif item.meta.get("data_wait_s") is not None:
-                    total += seconds(item.meta, "data_wait_s")
+                own = ranks[0] if isinstance(ranks, list) and ranks else None
+                if isinstance(own, (int, float)) and not isinstance(own, bool) and math.isfinite(own):
+                    slowest = min(max(float(own), 0.0), slowest)  # never below 0, nor above the slowest's
+                total += slowest
     return total
 
 
