@@ -158,6 +158,22 @@ def test_steps_moved_into_batch_waits_gain_nothing_from_rules_v10():
     assert {p.code for p in v.check_document(far)} == {"above-ceiling"}
 
 
+def test_steady_blocks_relabelled_warm_up_to_drop_their_batch_waits_are_refused():
+    """From v10 a block's kind says whether its batch waits count in the rates: dlrm-small's steady
+    blocks logged as warm-up ones left their waits (13% of its loop) out of the window, read 18%
+    more samples/s and passed, until each block's kind was held to the warm-up its steps are in."""
+    doc = real("dlrm-small")
+    honest = doc["runs"][0]["metrics"]["throughput"]["samples_per_s"]
+    _edit_log(doc["runs"][0], lambda e: _moved(e, key={"block_start": "warmup_start", "block_stop": "warmup_stop"}
+                                                .get(e.key, e.key)))
+    forged = repair(doc)
+    assert forged["runs"][0]["metrics"]["throughput"]["samples_per_s"] > 1.1 * honest
+    found = refused_by_the_cross_checks_only(forged)
+    assert set(found) == {"stream-step-times"}
+    assert all(r.endswith("are logged as warm-up steps, but the warm-up does not hold them: a block's kind says "
+                          "whether its batch waits count in the rates (rules v10)") for r in found["stream-step-times"])
+
+
 def test_a_file_of_older_rules_says_the_batch_waits_its_samples_per_s_rests_on():
     """A file of rules before v10 keeps the rates it was written with (over the steps alone), so the
     move raised them; the leaderboard and the run's page say the share of its steady loop spent

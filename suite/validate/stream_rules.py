@@ -117,6 +117,14 @@ def _check_step_times(run: dict, where: str, doc: dict, facts: dict) -> list[Pro
             problems.append(Problem("stream-step-times", field,
                                     f"the event log's block of {span} lies beyond the {len(times)} step times"))
             continue
+        warm = facts.get("warm_mask")  # the warm-up steps of every worker (suite.validate.facts)
+        held = warm[first - 1:last] if warm is not None and len(warm) >= last else None
+        if held is not None and (not held.all() if block.kind == "warmup" else held.any()):
+            problems.append(Problem("stream-step-times", field,
+                                    f"{span} are logged as {'warm-up' if block.kind == 'warmup' else 'steady'} steps, "
+                                    f"but the warm-up {'does not hold them' if block.kind == 'warmup' else 'holds them'}: "
+                                    "a block's kind says whether its batch waits count in the rates (rules v10)"))
+            continue
         summed = math.fsum(times[first - 1:last])
         step_s, wait = float(meta["step_s"]), as_number(meta.get("data_wait_s")) or 0.0
         own = step_s  # this rank's step clock; a distributed block moved other ranks' stalls to data_wait_s
