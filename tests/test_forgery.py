@@ -178,7 +178,7 @@ def test_a_file_of_older_rules_says_the_batch_waits_its_samples_per_s_rests_on()
     """A file of rules before v10 keeps the rates it was written with (over the steps alone), so the
     move raised them; the leaderboard and the run's page say the share of its steady loop spent
     waiting for batches, from :data:`suite.site.columns.BATCH_WAITS_SHOWN` (honest CPU runs:
-    0.1-2%, dlrm-small 13-21%), as self-reported. A v10 file's says nothing: it counts them."""
+    0.1-2.9%, dlrm-small 13-21%), as self-reported. A v10 file's says nothing: it counts them."""
     from suite.leaderboard import pipeline
     from suite.site import columns, run_page
 
