@@ -30,7 +30,7 @@ from workloads.pinned import FULL_TTA_SEEDS
 
 __all__ = [
     "ENERGY_KEYS", "MEASURED_PHASES", "PHASES", "all_devices", "ceiling_spread", "communication",
-    "LOOP_RATES_SINCE", "batch_waits",
+    "LOOP_RATES_SINCE", "batch_waits", "counts_batch_waits",
     "energy_figures", "energy_per", "energy_spans", "exposed_share", "final_quality", "first_hit",
     "flop_rate", "flops_to_target",
     "goodput", "mean_power", "metrics", "mfu", "mfu_status", "other_phase", "peak", "phases",
@@ -63,13 +63,19 @@ clock, so a file that moved step time into its waits read a higher samples/s wit
 agreeing (trial V: 2x). Files of older rules keep the rates they were written with."""
 
 
+def counts_batch_waits(rules_version: Any) -> bool:
+    """Whether a file of ``rules_version`` (its ``rules_version``; none: v1) has rates over its steps
+    and their batch waits (:data:`LOOP_RATES_SINCE` on), not its steps alone."""
+    return isinstance(rules_version, int) and not isinstance(rules_version, bool) and rules_version >= LOOP_RATES_SINCE
+
+
 def batch_waits(event_log: Sequence[str] | None, rules_version: int | None, recorded: Any = None) -> float | None:
     """What the window's rates count beside its step time: the steady steps' batch waits from the
     event log (:func:`suite.figures.goodput.steady_batch_waits`) for a file of rules
     :data:`LOOP_RATES_SINCE` or later; None for an older file (its rates over the step time alone).
     A log that cannot be read gives the ``recorded`` waits (the window's ``batch_wait_s``), else 0:
     the rules refuse that log itself (``goodput-mismatch``, ``stream-event-log``)."""
-    if not isinstance(rules_version, int) or isinstance(rules_version, bool) or rules_version < LOOP_RATES_SINCE:
+    if not counts_batch_waits(rules_version):
         return None
     try:
         return goodput_log.steady_batch_waits(event_log or [])

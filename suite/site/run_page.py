@@ -343,15 +343,17 @@ def figure_notes(doc: dict, run: dict) -> list[str]:
     them: energy not compared with sampled power, and (a file of rules before v10, whose samples/s
     counts the steps alone) a large share of batch waits beside them (the leaderboard's caveats,
     :mod:`suite.site.columns`)."""
-    from suite.leaderboard.rows import steps_only
+    from suite.figures import derive
     from suite.site import columns
     from suite.validate import stream_rules
 
     try:
-        why, share = stream_rules.energy_unchecked(run), stream_rules.batch_wait_share(run)
+        read: dict = {}  # the run's event log, read once for the two
+        why, share = stream_rules.energy_unchecked(run, read), stream_rules.batch_wait_share(run, read)
     except (KeyError, TypeError, ValueError, AttributeError):  # a file the rules cannot read
         return []
-    waits = None if results.throughput(run) is None or not steps_only(doc) else columns.batch_wait_text(share)
+    waits = None if results.throughput(run) is None or derive.counts_batch_waits(doc.get("rules_version")) \
+        else columns.batch_wait_text(share)
     return [text for text in (waits, why and columns.energy_unchecked_text(why)) if text]
 
 
