@@ -145,14 +145,14 @@ def test_steps_moved_into_batch_waits_gain_nothing_from_rules_v10():
     batch waits (the event log's), so the move changes no rate: the file passes with the honest
     samples/s, and, moved far enough, the steps alone outrun the ceiling (above-ceiling)."""
     doc = real("gpt2-124m")
-    assert doc["rules_version"] >= derive.LOOP_RATES_SINCE and stream_rules.batch_wait_share(doc["runs"][0]) < 0.02
+    assert doc["rules_version"] >= derive.LOOP_RATES_SINCE and derive.batch_wait_share(doc["runs"][0]) < 0.02
     honest = doc["runs"][0]["metrics"]["throughput"]
     assert honest["window"]["batch_wait_s"] == pytest.approx(
         goodput.steady_batch_waits(doc["runs"][0]["event_log"]), rel=1e-12)
     moved = _steps_moved_into_batch_waits(copy.deepcopy(doc), 0.3)
     assert v.check_document(moved) == []
     assert moved["runs"][0]["metrics"]["throughput"]["samples_per_s"] == pytest.approx(honest["samples_per_s"], rel=1e-4)
-    assert 0.29 < stream_rules.batch_wait_share(moved["runs"][0]) < 0.31
+    assert 0.29 < derive.batch_wait_share(moved["runs"][0]) < 0.31
     far = _steps_moved_into_batch_waits(copy.deepcopy(doc), 0.6)
     assert far["runs"][0]["metrics"]["throughput"]["samples_per_s"] == pytest.approx(honest["samples_per_s"], rel=1e-4)
     assert {p.code for p in v.check_document(far)} == {"above-ceiling"}

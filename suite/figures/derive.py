@@ -30,7 +30,7 @@ from workloads.pinned import FULL_TTA_SEEDS
 
 __all__ = [
     "ENERGY_KEYS", "MEASURED_PHASES", "PHASES", "all_devices", "ceiling_spread", "communication",
-    "LOOP_RATES_SINCE", "batch_waits", "counts_batch_waits",
+    "LOOP_RATES_SINCE", "batch_wait_share", "batch_waits", "counts_batch_waits",
     "energy_figures", "energy_per", "energy_spans", "exposed_share", "final_quality", "first_hit",
     "flop_rate", "flops_to_target",
     "goodput", "mean_power", "metrics", "mfu", "mfu_status", "other_phase", "peak", "phases",
@@ -81,6 +81,23 @@ def batch_waits(event_log: Sequence[str] | None, rules_version: int | None, reco
         return goodput_log.steady_batch_waits(event_log or [])
     except ValueError:
         return float(recorded) if isinstance(recorded, (int, float)) and math.isfinite(recorded) else 0.0
+
+
+def batch_wait_share(run: Mapping) -> float | None:
+    """The share of a run's steady loop spent waiting for batches: its window's batch waits (the
+    event log's, :func:`suite.figures.goodput.steady_batch_waits`) over them and its step time. The
+    rates of a file of rules before :data:`LOOP_RATES_SINCE` leave them out, and where a step ends
+    and its wait begins is the run's own clock, so the site says this share beside them (trial V).
+    None without a window or a readable log."""
+    tput = (run.get("metrics") or {}).get("throughput")
+    if not tput:
+        return None
+    try:
+        waited = goodput_log.steady_batch_waits(run.get("event_log") or [])
+    except ValueError:
+        return None
+    loop = float(tput["window"]["seconds"]) + waited
+    return waited / loop if loop > 0 else None
 
 
 def window_steps(window: Mapping) -> int:

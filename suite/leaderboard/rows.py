@@ -35,7 +35,7 @@ from suite.record import results
 from suite.store import naming
 from suite.trust import ownership, signing
 from suite.validate.shared import as_number
-from suite.validate.stream_rules import batch_wait_share, energy_unchecked
+from suite.validate.stream_rules import energy_unchecked
 from suite.validate.tolerance import close
 from workloads import own
 
@@ -283,7 +283,6 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
     for run in doc["runs"]:
         repro = compared.get(run["run_id"])
         loaded = host_load.run_under_load(run)
-        read: dict = {}  # the run's event log, read once for the energy and batch-wait figures
         out.append({
             "file": name, "run_id": run["run_id"], "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
@@ -293,10 +292,10 @@ def run_rows(name: str, doc: dict, signer: str | None = None, *, verified: bool 
             "samples_per_s": results.samples_per_s(run), "tokens_per_s": results.tokens_per_s(run),
             "mfu": run["metrics"]["mfu"], "mfu_basis": mfu_basis([run]), "tta_s": run["metrics"]["tta_s"],
             "energy_per_sample_j": run["metrics"]["energy_per_sample_j"],
-            "energy_unchecked": energy_unchecked(run, read),  # why no other record checks it (self-reported)
+            "energy_unchecked": energy_unchecked(run),  # why no other record checks it (self-reported)
             # of the steady loop, where samples/s counts the steps only (a file of rules before v10)
             "batch_wait_share": None if derive.counts_batch_waits(doc.get("rules_version"))
-            else batch_wait_share(run, read),
+            else derive.batch_wait_share(run),
             "goodput": run_metric(run, "goodput"),
             "effective_goodput": run_metric(run, "effective_goodput"),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],
@@ -348,7 +347,6 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
         score = summary["tta"]
         ci = score["ci95_s"] if score and score["ci95_s"] else (None, None)
         to_target = median([run_metric(r, "energy_to_target_j") for r in complete])
-        logs: list[tuple[dict, dict]] = [(r, {}) for r in complete]  # each run's event log, read once for the two below
         out.append({
             "file": name, "system": doc["system"]["name"],
             "accelerator": doc["system"]["accelerator"]["name"],
@@ -373,12 +371,11 @@ def rows(name: str, doc: dict, signer: str | None = None, *, verified: bool = Fa
             "energy_per_token_j": median([run_metric(r, "energy_per_token_j") for r in complete]),
             "energy_to_target_kwh": None if to_target is None else to_target / J_PER_KWH,
             # why a run's energy was not checked against the power sampled beside it (self-reported)
-            "energy_unchecked": next((why for r, read in logs if (why := energy_unchecked(r, read)) is not None),
-                                     None),
+            "energy_unchecked": next((why for r in complete if (why := energy_unchecked(r)) is not None), None),
             # the largest share of a complete run's steady loop spent waiting for batches, where samples/s
             # counts the steps only (a file of rules before v10: the split between them is the run's clock)
             "batch_wait_share": None if derive.counts_batch_waits(doc.get("rules_version")) else max(
-                (share for r, read in logs if (share := batch_wait_share(r, read)) is not None), default=None),
+                (share for r in complete if (share := derive.batch_wait_share(r)) is not None), default=None),
             "goodput": median([run_metric(r, "goodput") for r in complete]),
             "effective_goodput": median([run_metric(r, "effective_goodput") for r in complete]),
             "created_at": doc["created_at"], "suite_version": doc["suite"]["version"],

@@ -478,7 +478,7 @@ INCOMPLETE_WHY = ("interrupted (partial) or failed: such runs are shown on the r
 BATCH_WAITS_SHOWN = 0.05
 """The share of a row's steady loop spent waiting for batches from which its samples/s says so, in
 a file of rules before v10, whose rates count the steps alone
-(:func:`suite.validate.stream_rules.batch_wait_share`; from v10 the rates count the waits too).
+(:func:`suite.figures.derive.batch_wait_share`; from v10 the rates count the waits too).
 Measured on the honest CPU files of tests/ and results/ (2026-12-02): lm-char, gpt2-124m,
 llama-1b 0.1-0.8%, fashion-cnn 1.7-2.9%, dlrm-small 13-21% (its steps are about 2 ms; a batch is
 drawn from its teacher model). Not yet measured on a GPU."""

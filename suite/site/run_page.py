@@ -348,12 +348,11 @@ def figure_notes(doc: dict, run: dict) -> list[str]:
     from suite.validate import stream_rules
 
     try:
-        read: dict = {}  # the run's event log, read once for the two
-        why, share = stream_rules.energy_unchecked(run, read), stream_rules.batch_wait_share(run, read)
+        why = stream_rules.energy_unchecked(run)
+        share = None if derive.counts_batch_waits(doc.get("rules_version")) else derive.batch_wait_share(run)
     except (KeyError, TypeError, ValueError, AttributeError):  # a file the rules cannot read
         return []
-    waits = None if results.throughput(run) is None or derive.counts_batch_waits(doc.get("rules_version")) \
-        else columns.batch_wait_text(share)
+    waits = columns.batch_wait_text(share)
     return [text for text in (waits, why and columns.energy_unchecked_text(why)) if text]
 
 

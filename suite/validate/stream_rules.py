@@ -196,23 +196,6 @@ def loop_share(run: dict) -> float | None:
     return (stamped - busy) / stamped if stamped > 0 else None
 
 
-def batch_wait_share(run: dict, facts: dict | None = None) -> float | None:
-    """The share of a run's steady-state loop (its kept step blocks after warm-up, as the event log
-    sums them) spent waiting for batches: ``data_wait_s`` over ``step_s + data_wait_s``. None where
-    the log holds no such block or a block's wait was not timed apart. Throughput counts the steps'
-    own time only, and where a step ends and its batch wait begins is the run's own clock: no other
-    record of the file tells the split, so the site says it where it is large (trial V). ``facts``:
-    the run's, where its log was read already (:func:`read_log`)."""
-    log = read_log(run, {} if facts is None else facts)
-    steady = [b for b in log.blocks if b.kind == "block"] if log is not None else []
-    waits = [as_number(b.meta.get("data_wait_s")) for b in steady]
-    if not steady or any(w is None for w in waits):
-        return None
-    waited = math.fsum(float(w) for w in waits if w is not None)
-    loop = math.fsum(float(b.meta["step_s"]) for b in steady) + waited
-    return waited / loop if loop > 0 else None
-
-
 def _second_clock_entry(doc: dict, run: dict) -> bool:
     """Whether ``goodbench run-own``'s second clock holds an entry for ``run``. Such a run's loop
     between steps writes two edges a step to the launcher's channel, and on a loaded machine each write
