@@ -53,14 +53,15 @@ def held_to_description(run: dict, desc: dict) -> dict:
     checked as its log says (MLCommons' checker takes the log's division: an open run needs no
     closed target) and would be scored as the description says (trial V: a log of the open
     division, stopped before the closed target, counted as closed and ranked)."""
-    described = folded(clean(desc.get(KEY) or desc.get(MISSPELT_KEY) or "", LIMIT))
+    stated = clean(desc.get(KEY) or desc.get(MISSPELT_KEY) or "", LIMIT)
+    described = folded(stated)
     logged = folded(run.get("division") if isinstance(run.get("division"), str) else None)
     if described is None or logged is None or described == logged or not (run.get("counted") or run.get("at_round")):
         return run
     kept = {k: v for k, v in run.items() if k not in ("score_minutes", "at_round")}
     return {**kept, "counted": False,
             "why": f"its log's submission_division is \u201c{clean(run['division'], LIMIT)}\u201d, the system "
-                   f"description's \u201c{clean(desc.get(KEY) or desc.get(MISSPELT_KEY), LIMIT)}\u201d: not counted by goodbench"}
+                   f"description's \u201c{stated}\u201d: not counted by goodbench"}
 
 
 def source_words(doc: dict) -> str:

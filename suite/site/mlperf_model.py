@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from suite.cost import hours
 from suite.cost.prices import Electricity, Price, Table
 from suite.figures.derive import J_PER_KWH
+from suite.mlperf import division as mlperf_division
 from suite.mlperf import importer, ingest, later_rules
 
 # Size classes by accelerator count, for comparing like with like across rounds.
@@ -203,8 +204,8 @@ def division(text: str | None) -> str:
     written, anything else stays as it is, none is "—"."""
     if not text:
         return "—"
-    folded = text.strip().lower()
-    return {"close": "closed", "closed": "closed", "open": "open"}.get(folded, text)
+    folded = mlperf_division.folded(text)  # as the importer holds a log's division to its description
+    return folded if folded in ("closed", "open") else text
 
 
 def row(doc: dict) -> Row:

@@ -164,9 +164,9 @@ def _scatter(frame: pd.DataFrame, root: str, unranked: int = 0) -> dict:
         return {"chart": None, "note": " ".join(filter(None, ["No ranked full-scale results yet.", left_out]))}
     metered = frame.dropna(subset=["energy_per_sample_j", "samples_per_s"])
     measured = metered[metered["energy_unchecked"].isna()]  # energy no other record checks: not compared
-    self_reported = (f"{len(metered) - len(measured)} result{'' if len(metered) - len(measured) == 1 else 's'} "
-                     "whose energy is self-reported (not checked against the power sampled beside the energy "
-                     "counter) not plotted.") if len(measured) < len(metered) else None
+    unchecked = len(metered) - len(measured)
+    self_reported = (f"{unchecked} result{'' if unchecked == 1 else 's'} whose energy is self-reported (not checked "
+                     "against the power sampled beside the energy counter) not plotted.") if unchecked else None
     if measured.empty:
         return {"chart": None, "note": " ".join(filter(None, [
             "Energy was not measured for any ranked result of this workload, so there is no "
