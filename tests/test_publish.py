@@ -135,6 +135,86 @@ def test_a_ledger_rewritten_or_naming_another_file_is_refused(scratch, tmp_path)
     assert not publish.review(repo, base, head).accepted
 
 
+def _restamp_last_line(repo: Path, stamp: object) -> None:
+    """The ledger's last line with its ``stored_at`` set to ``stamp`` (removed when ``...``)."""
+    path = repo / "results" / "ledger.jsonl"
+    *kept, last = path.read_text().splitlines()
+    entry = json.loads(last)
+    entry.pop("stored_at")
+    if stamp is not ...:
+        entry["stored_at"] = stamp
+    path.write_text("\n".join([*kept, json.dumps(entry)]) + "\n")
+
+
+def test_a_stored_line_stamped_after_the_checks_clock_or_unstamped_is_refused(scratch, signer):
+    """Trial VI, F2: a results pull request whose ledger line said ``stored_at`` 2099-01-01 was
+    accepted, and since a commitment may not be older than the ledger's last line, every later
+    commitment was refused until 2099 (so were lines with no stamp, or a number). A stored line's
+    stamp is one ``submit`` writes, not after the check's clock by over 60 s; a future stamp merged
+    before this check is no floor for later commitments."""
+    repo, base = scratch
+    future = ledger_module.stamp_of(dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5))
+    for n, (stamp, why) in enumerate([("2099-01-01T00:00:00Z", "after this check's clock"),
+                                      (future, "after this check's clock"),
+                                      (..., "holds no stamp"), (4102444800, "holds no stamp"),
+                                      ("2026-12-02 18:00:00", "holds no stamp")]):
+        git(repo, "checkout", "-q", "-b", f"stamped-{n}", base)
+        stored = submit(GOOD_FILE, repo / "results")
+        _restamp_last_line(repo, stamp)
+        verdicts = {v.path: v for v in publish.review(repo, base, commit(repo, f"stamped {stamp}")).verdicts}
+        assert not verdicts["results/ledger.jsonl"].accepted, stamp
+        assert why in verdicts["results/ledger.jsonl"].lines[0] and stored.name in verdicts["results/ledger.jsonl"].lines[0]
+        assert verdicts[f"results/{stored.name}"].lines[0].startswith("not judged")
+    # the same line stamped now, or a little in the past, is accepted
+    git(repo, "checkout", "-q", "-b", "stamped-now", base)
+    submit(GOOD_FILE, repo / "results")
+    _restamp_last_line(repo, ledger_module.stamp_of(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30)))
+    assert publish.review(repo, base, commit(repo, "stamped now")).accepted
+    # a 2099 line already on main (merged before the bound) does not refuse a commitment made now
+    git(repo, "checkout", "-q", "-b", "main-2099", base)
+    submit(LATER_FILE, repo / "results")
+    _restamp_last_line(repo, "2099-01-01T00:00:00Z")
+    base2 = commit(repo, "a line of 2099 merged")
+    git(repo, "checkout", "-q", "-b", "commit-after-2099")
+    submit_noted(signer[2], repo / "results", commit=True, key=signer[0])
+    review = publish.review(repo, base2, commit(repo, "a commitment made now"))
+    assert review.accepted, publish.report(review)
+
+
+def test_a_submit_killed_before_its_file_then_made_again_is_accepted(scratch, tmp_path, monkeypatch):
+    """Trial VI, F3: a submit killed between its ledger line and its file leaves the line; made
+    again, it lists the file a second time, and the check refused the pull request ("names it
+    twice") though the store counts such a file where it is last listed. Accepted now, counted at
+    its last line; a line whose file the pull request never adds is refused with how to mend it."""
+    repo, base = scratch
+    git(repo, "checkout", "-q", "-b", "killed-then-again")
+
+    def killed(*_args, **_kwargs):
+        raise KeyboardInterrupt  # stands for the kill: after the line, before the link
+
+    with monkeypatch.context() as patch:
+        patch.setattr("suite.store.files.os.link", killed)
+        with pytest.raises(KeyboardInterrupt):
+            submit(GOOD_FILE, repo / "results")
+    name = f"{hashlib.sha256(GOOD_FILE.read_bytes()).hexdigest()}.json"
+    assert [n for n, _ in ledger_module.lines(repo / "results")][-1] == name
+    assert not (repo / "results" / name).exists()
+    stored = submit(GOOD_FILE, repo / "results")  # made again
+    assert [n for n, _ in ledger_module.lines(repo / "results")][-2:] == [name, name] == [stored.name] * 2
+    review = publish.review(repo, base, commit(repo, "a result, its submit made twice"))
+    assert review.accepted, publish.report(review)
+    assert "1 a file listed again" in publish.report(review)
+    # killed and never made again: the line names a file the pull request does not add
+    git(repo, "checkout", "-q", "-b", "killed-only", base)
+    with monkeypatch.context() as patch:
+        patch.setattr("suite.store.files.os.link", killed)
+        with pytest.raises(KeyboardInterrupt):
+            submit(GOOD_FILE, repo / "results")
+    verdicts = {v.path: v for v in publish.review(repo, base, commit(repo, "a killed submit's line")).verdicts}
+    assert not verdicts["results/ledger.jsonl"].accepted
+    assert "killed before it stored the file" in verdicts["results/ledger.jsonl"].lines[0]
+
+
 @pytest.fixture
 def signer(tmp_path):
     """A signing key, its fingerprint, and the corpus's two smoke files signed by it."""
@@ -220,10 +300,14 @@ def test_a_commitment_stamped_outside_its_pull_requests_time_is_refused(scratch,
         assert why in review.verdicts[0].lines[0]
     # nor before the ledger's last line, nor before the pull request's own earlier commitment
     git(repo, "checkout", "-q", "-b", "later-line", base)
-    ledger_module.record(repo / "results", "e" * 64 + ".json", made + dt.timedelta(hours=1))  # main's last line
-    base2 = commit(repo, "a line stamped an hour on")
+    now = dt.datetime.now(dt.UTC)
+    ledger_module.record(repo / "results", "e" * 64 + ".json", now - dt.timedelta(hours=1))  # main's last line
+    git(repo, "add", "-A")  # committed (the commit it branches from) two hours ago: the line is later
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "a line stamped an hour on"], check=True,
+                   env={**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": (now - dt.timedelta(hours=2)).isoformat()})
+    base2 = git(repo, "rev-parse", "HEAD")
     git(repo, "checkout", "-q", "-b", "before-last-line")
-    commitments(repo, key, 1, made + dt.timedelta(minutes=30))
+    commitments(repo, key, 1, now - dt.timedelta(minutes=90))
     [verdict] = publish.review(repo, base2, commit(repo, "stamped before it")).verdicts
     assert not verdict.accepted and "before the ledger's last line" in verdict.lines[0]
     git(repo, "checkout", "-q", "-b", "going-back", base)

@@ -358,6 +358,7 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str],
     if not new.startswith(old):
         return Verdict(LEDGER, False, ["changes lines of the store's ledger: it only ever gains lines"]), []
     listed: list[str] = []
+    stored_lines = 0
     promised: list[str] = []
     commitments: list[dict] = []
     flood = sum(ledger.COMMITTED.encode() in line for line in new[len(old):].splitlines())
@@ -375,6 +376,8 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str],
         fields = {"file", kind, *(commitment.FIELDS if kind == ledger.COMMITTED else ())}
         if ledger.parse_lines(line.strip() + b"\n") != [(name, kind)] or not set(entry) <= fields:
             return Verdict(LEDGER, False, ["a new ledger line is not one 'goodbench submit' writes"]), []
+        if kind == ledger.STORED and (why := commitment_bounds.stamp_refusal(entry, context.now)):
+            return Verdict(LEDGER, False, [why]), []
         if kind == ledger.COMMITTED:
             if path in added or name in known or name in promised:
                 return Verdict(LEDGER, False, [
@@ -384,16 +387,24 @@ def _judge_ledger(git: Git, fork: str, head: str, status: str, added: list[str],
             promised.append(name)
             commitments.append(entry)
             continue
-        if path not in added or path in listed:
-            return Verdict(LEDGER, False, [f"a new ledger line names {_printable(str(name))}, which this pull "
-                                           "request does not add (or names it twice)"]), []
+        if path not in added:
+            return Verdict(LEDGER, False, [
+                f"a new ledger line names {_printable(str(name))}, which this pull request does not add (a "
+                "'goodbench submit' killed before it stored the file leaves such a line: remove it, or submit "
+                "the file again and add it)"]), []
+        stored_lines += 1
+        if path in listed:  # a submit killed between its line and its file, then made again
+            listed.remove(path)  # the file counts where it is last listed, as the store orders it
         listed.append(path)
     if commitments:
         bounds = commitment_bounds.window(git.committed_at(fork), ledger.entries(old), context.now)
         why = commitment_bounds.refusal(commitments, bounds, context.waiting)
         if why is not None:
             return Verdict(LEDGER, False, [why]), []
-    said = [f"gains {len(listed)} line(s), each naming a file this pull request adds"] if listed else []
+    again = stored_lines - len(listed)
+    said = [f"gains {stored_lines} line(s), each naming a file this pull request adds"
+            + (f" ({again} a file listed again: a submit killed before storing it, made again)" if again else "")
+            ] if listed else []
     said += [f"commits to {len(promised)} file(s) not shown yet, each by the sha256 of its bytes"] if promised else []
     return Verdict(LEDGER, True, said or ["gains no line"]), listed
 

@@ -1,7 +1,8 @@
 """Bounds on the commitments a pull request adds to the store's ledger (docs/submitting.md,
 "Commit first"; the check is :mod:`suite.site.publish`'s): each is signed by the key that signed
 its file (:mod:`suite.trust.commitment`), stamped within the pull request's time, and there are
-few of them — per pull request and per signer.
+few of them — per pull request and per signer. A stored line's stamp is bounded too: never after the
+check's clock.
 
 A commitment's place in the ledger is what counts for the file it names; its stamp is what it says
 of itself. The stamp may not be earlier than what the pull request was made on — the commit it
@@ -49,11 +50,31 @@ class Window:
 def window(fork_time: dt.datetime, old_entries: list[dict], now: dt.datetime) -> Window:
     """The window of a pull request that branched at a commit of ``fork_time`` from a store whose
     ledger read ``old_entries``, checked at ``now``."""
-    stamps = [s for e in old_entries if (s := ledger.parse_stamp(e.get(ledger.STORED, e.get(ledger.COMMITTED))))]
+    # a line stamped after the check's clock is no floor: merged before stored lines' stamps were
+    # bounded (:func:`stamp_refusal`), one such line would refuse every later commitment
+    stamps = [s for e in old_entries if (s := ledger.parse_stamp(e.get(ledger.STORED, e.get(ledger.COMMITTED))))
+              and s <= now + CLOCK_SKEW]
     last = max(stamps, default=None)
     if last is not None and last > fork_time:
         return Window(last, f"the ledger's last line, stamped {ledger.stamp_of(last)}", now)
     return Window(fork_time, f"the commit it branched from, made {ledger.stamp_of(fork_time)}", now)
+
+
+def stamp_refusal(entry: dict, now: dt.datetime) -> str | None:
+    """Why a new stored line's stamp (``{"file", "stored_at"}``, what ``goodbench submit`` appends)
+    is refused, in one line: missing, not a stamp :func:`suite.store.ledger.stamp_of` writes, or after
+    the check's clock ``now`` by more than :data:`CLOCK_SKEW`; None when it is none of these. Its
+    place in the ledger, not its stamp, orders the file; but the ledger's latest stamp is the floor
+    of every later commitment's (:func:`window`), so a stamp in the future would refuse them all."""
+    name, said = entry.get("file"), entry.get(ledger.STORED)
+    stamp = ledger.parse_stamp(said)
+    if stamp is None:
+        return (f"the ledger line storing {name} holds no stamp 'goodbench submit' writes (a UTC time as "
+                f"{ledger.stamp_of(now)})")
+    if stamp > now + CLOCK_SKEW:
+        return (f"the ledger line storing {name} is stamped {said}, after this check's clock "
+                f"({ledger.stamp_of(now)}) by more than {CLOCK_SKEW.total_seconds():.0f} s")
+    return None
 
 
 def open_by_signer(entries: list[dict]) -> Counter[str]:
