@@ -117,3 +117,19 @@ def test_a_malformed_matmul_ceiling_is_a_schema_verdict(ceiling):
     problems = v.check_document(doc)
     _assert_verdict(problems)
     assert any(p.field.startswith("settings.matmul_ceiling") for p in problems), problems
+
+
+@pytest.mark.parametrize("key, bad", [
+    ("peak_tflops_override", [1]), ("peak_tflops_override", "1"), ("peak_tflops_override", -3.0),
+    ("peak_tflops_override", True), ("workloads", "lm-char"), ("workloads", [1]), ("seeds_per_workload", "5"),
+    ("checkpoint_every", 0.5), ("inject_failures", [1.5]), ("failure_rate_per_hour", [2]),
+    ("interrupted", "no"), ("aborted", {"why": 1}), ("command", "goodbench run"), ("command", [["run"]]),
+])
+def test_a_settings_value_of_the_wrong_type_is_a_schema_verdict(key, bad):
+    """Found by the fuzz test above: settings.peak_tflops_override as a list reached the peak rule
+    (internal-error: a list times a float). Every setting goodbench writes is typed by the schema."""
+    doc = copy.deepcopy(VALID)
+    doc["settings"][key] = bad
+    problems = v.check_document(doc)
+    _assert_verdict(problems)
+    assert any(p.code == "schema" and p.field.startswith(f"settings.{key}") for p in problems), problems
