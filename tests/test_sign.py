@@ -310,3 +310,19 @@ def test_a_stored_file_whose_line_endings_a_checkout_rewrote_is_still_stored(tmp
     again.write_text(json.dumps(_document(), indent=3))  # the same runs, other bytes
     with pytest.raises(Refused, match=f"is already stored in {original.name}"):  # its runs still claimed
         submit_noted(again, folder)
+
+
+def test_a_stored_file_edited_in_place_is_not_shown_and_says_why(tmp_path):
+    """Trial VI, F4: a stored file's system name edited in place, its name kept, was shown edited
+    and unmarked (the tolerance above let any listed name through). Its name is the sha256 of the
+    bytes submit stored: beyond a rewrite of its line endings, the file is listed under "Files not
+    shown", saying so."""
+    folder = tmp_path / "store"
+    original = submit(_write(tmp_path / "plain.json", _document()), folder)
+    doc = json.loads(original.read_text())
+    doc["system"]["name"] = "edited in place"
+    original.write_text(json.dumps(doc, indent=2).replace("\n", "\r\n"))  # line endings too: no cover
+    board = pipeline.read(folder)
+    [(name, why)] = board.invalid
+    assert name == original.name and "changed since goodbench submit stored it" in why
+    assert board.entries.empty

@@ -29,13 +29,19 @@ def stored_name(raw: bytes) -> str:
 def misnamed(path: Path, raw: bytes) -> str | None:
     """Why ``path``, read as ``raw``, is not a stored file, in words after its name: in a store
     holding a ledger, its name is not the sha256 of its bytes and the ledger lists no file stored
-    under it. None: it is named so, or listed (a checkout that rewrote its line endings changed its
+    under it, or lists it but its bytes were changed since (beyond their line endings). None: it is
+    named so, or listed and only its line endings differ (a checkout that rewrote them changed its
     bytes, not what submit stored: a review found every file of such a store hidden and copies of
     them stored unremarked), or its folder holds no ledger."""
     if path.name == stored_name(raw) or not (path.parent / ledger.NAME).exists():
         return None
     if (path.name, ledger.STORED) in ledger.lines(path.parent):  # read only for a name that differs: rare
-        return None
+        if path.name == stored_name(raw.replace(b"\r\n", b"\n")):
+            return None
+        # the name records the bytes submit stored: an edit in place (trial VI, F4) showed the
+        # edited system name unmarked, the file still valid
+        return (f"changed since goodbench submit stored it: its bytes' sha256 is {stored_name(raw)[:-5]}, not "
+                "its name, and not by its line endings alone (nothing of a stored file is ever edited)")
     return ("not stored by goodbench submit: its name is not the sha256 of its bytes (move it out of the "
             "store, then goodbench submit it)")
 
