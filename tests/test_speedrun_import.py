@@ -23,8 +23,9 @@ Running Triton version 3.6.0
 
 
 def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NVIDIA H100 80GB HBM3",
-                steps: int = 20, last: int | None = None, unit: str = "ms", mid: float = 3.9) -> bytes:
-    """A modded-nanogpt log: source, separator, versions, nvidia-smi rows, step lines."""
+                steps: int = 20, last: int | None = None, unit: str = "ms", mid: float = 3.9, more: int = 0) -> bytes:
+    """A modded-nanogpt log: source, separator, versions, nvidia-smi rows, step lines (``more``
+    validations after step 10's, a second apart)."""
     rows = b"".join(f"|   {i}  {name}          On  |   00000000:8D:00.0 Off |                    0 |\n".encode()
                     for i in range(gpus))
     head = NVIDIA.split(b"|===")[0] + rows
@@ -35,6 +36,8 @@ def nanogpt_log(final_loss: float, final_ms: int, gpus: int = 8, name: str = "NV
     body = f"step:0/{steps} val_loss:10.8311 train_time:{t(0)} step_avg:0.03ms\n"
     body += f"step:1/{steps} train_time:{t(94)} step_avg:94.04ms\n"
     body += f"step:10/{steps} val_loss:{mid} train_time:{t(final_ms // 2)} step_avg:57.0ms\n"
+    body += "".join(f"step:{10 + k}/{steps} val_loss:3.{80 - k} train_time:{t(final_ms // 2 + 1000 * k)} "
+                    f"step_avg:57.0ms\n" for k in range(1, more + 1))
     body += f"step:{last}/{steps} train_time:{t(final_ms - 80)} step_avg:{(final_ms - 80) / last:.2f}ms\n"
     body += f"step:{last}/{steps} val_loss:{final_loss} train_time:{t(final_ms)} step_avg:{final_ms / last:.2f}ms\n"
     body += "peak memory allocated: 30220 MiB reserved: 38672 MiB\n"
@@ -852,3 +855,84 @@ def test_a_checkouts_configuration_is_read_once_until_it_changes(checkout: Path,
     included.write_text("[remote \"origin\"]\n\tpromisor = true\n")  # the checkout's own files unchanged
     with pytest.raises(gitcheck.GitRefused, match="partial clone"):
         gitcheck.head(gitdir)
+
+
+def _site_page(docs: dict[int, dict], tmp_path: Path, page: str) -> str:
+    from suite.site import speedrun_pages
+
+    importer.write_documents(docs, tmp_path / "results")
+    speedrun_pages.write(tmp_path / "site", tmp_path / "results", {"built_at": "2026-11-28T00:00:00Z", "n_results": 0,
+                                                                  "n_runs": 0})
+    return (tmp_path / "site" / "speedrun" / page).read_text()
+
+
+def test_f1_a_baseline_not_read_flags_its_record_as_its_own_runs_would(checkout: Path, tmp_path: Path):
+    """Finding F1: record 82's baseline-s1410 deleted from a checkout of an upstream ancestor took
+    its speed-up of −1.086 s away, the record still "met" and unflagged: the "missing files" flag
+    read only the runs folder, and a baseline beside it is not in it. A baseline whose logs are
+    absent or not read flags its record now, naming it, and its page says so."""
+    from suite.speedrun import documents
+
+    pr = checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr"
+    for name, loss in (("a.txt", 3.270), ("b.txt", 3.271), ("c.txt", 3.272)):
+        (pr / name).write_bytes(nanogpt_log(loss, 79000 + int(1000 * (loss - 3.27))))
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "history")
+    honest = {r["record"]: r for r in importer.build_documents(checkout, jobs=1)[1]["records"]}[3]
+    assert honest["verdict"] == "met (p < 0.01)" and honest["baselines"][0]["runs"] == 2
+    baseline = "records/track_1_short/2026-07-17_FP8/baseline"
+    for log in (checkout / baseline).iterdir():
+        log.unlink()
+    docs = importer.build_documents(checkout, jobs=1)
+    rec = {r["record"]: r for r in docs[1]["records"]}[3]
+    assert docs[1]["commit"] == _git(checkout, "rev-parse", "HEAD") and rec["baselines"] == []
+    flag = f"missing files: 2 of baseline {baseline} not read"
+    assert flag in rec["flags"] and rec["verdict"] == f"undecided: p < 0.01, but {flag}"
+    stored = json.loads(importer.dumps(docs[1]))
+    assert documents.check(stored, "track_1.json") is None
+    stored["records"][2]["flags"].remove(flag)
+    stored["records"][2]["verdict"] = "met (p < 0.01)"
+    assert documents.check(stored, "track_1.json") == (
+        f"record 3's flags leave out its problems' \"{flag}\": import the checkout again")
+    page = _site_page(docs, tmp_path, "track-1/3.html")
+    assert flag in page and "undecided" in page
+    # the same for a baseline log among the runs (baseline*) that is not read: a link, not followed
+    (pr / "baseline_1.txt").symlink_to(pr / "a.txt")
+    rec = {r["record"]: r for r in importer.build_documents(checkout, jobs=1)[1]["records"]}[3]
+    assert f"missing files: 1 of baseline {baseline[:-len('baseline')]}this_pr/baseline* not read" in rec["flags"]
+
+
+def test_f5_control_bidi_and_invisible_characters_never_reach_a_document_or_a_page(checkout: Path, tmp_path: Path):
+    """Finding F5: a README description holding U+202E passed the document check and was shown raw,
+    "Faster attention (verified by goodbench)" in a browser. README cells, log texts and problem
+    lines hold such a character as \\uXXXX (as an MLPerf import does), a file named with one is
+    not read, and a stored document holding one raw is refused, as results files are."""
+    from suite.speedrun import documents
+
+    text = (checkout / "README.md").read_text()
+    (checkout / "README.md").write_text(text.replace("MLP down projection in FP8",
+                                                     "Faster attention \u202e)hcnebdoog yb deifirev(\u200b")
+                                        .replace("@a, @b,", "@a\u2066, @b\x1b[31m,"))
+    pr = checkout / "records" / "track_1_short" / "2026-07-17_FP8" / "this_pr"
+    (pr / "d\u202etxt.txt").write_bytes(nanogpt_log(3.2, 1000))
+    (pr / "c.txt").write_bytes(nanogpt_log(3.279, 80000, name="NVIDIA H100\x1b[2J 80GB HBM3"))
+    lines: list[str] = []
+    docs = importer.build_documents(checkout, jobs=1, on_problem=lines.append)
+    rec = {r["record"]: r for r in docs[1]["records"]}[3]
+    assert rec["description"] == "Faster attention \\u202e)hcnebdoog yb deifirev(\\u200b"
+    assert rec["contributors"] == "@a\\u2066, @b\\u001b[31m"
+    assert rec["runs"] == 3 and "missing files: 1 in the linked folder not read" in rec["flags"]
+    assert any("this_pr/d\\u202etxt.txt: a control, bidi or invisible character in its name" in x for x in lines)
+    gpus = {r["gpu"] for r in docs[1]["runs"] if r["log"].endswith("this_pr/c.txt")}
+    assert gpus == {"NVIDIA H100\\u001b[2J 80GB HBM3"}
+    for doc in docs.values():
+        assert not any(not c.isprintable() and c not in "\n" for c in importer.dumps(doc))
+    page = _site_page(docs, tmp_path, "track-1/3.html")
+    track = (tmp_path / "site" / "speedrun" / "track-1.html").read_text()
+    assert "\u202e" not in page + track and "\\u202e)hcnebdoog" in page and "\\u202e)hcnebdoog" in track
+    stored = json.loads(importer.dumps(docs[1]))
+    stored["records"][2]["description"] = "Faster attention \u202e)hcnebdoog yb deifirev("  # edited by hand
+    assert documents.check(stored, "track_1.json") == (
+        "/records/2/description: a control, bidi or invisible character in a string (the importer writes them "
+        "as \\uXXXX): import the checkout again")

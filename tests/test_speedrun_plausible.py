@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from test_speedrun_import import checkout, nanogpt_log  # noqa: F401  (checkout: a fixture)
 
 from suite.speedrun import documents, importer, logs, plausible, records, stats
 from suite.speedrun.early_logs import EARLY_LOG_SHA256, EARLY_LOGS
@@ -453,3 +454,40 @@ def test_review_c_the_stored_history_edited_as_the_review_did_stays_not_met():
     next(r for r in doc["runs"] if r["log"] == P64).update(gpus=None, gpu=None)
     _rebuilt(doc, 64).update(flags=[], verdict="met (p < 0.01)")
     assert "leave out the 1 log(s)" in documents.check(doc, "track_1.json")
+
+
+def test_f6_near_copies_with_one_runs_timing_are_copies(checkout: Path):  # noqa: F811
+    """Finding F6: a record of two runs (3.270, 3.290: p 0.5) and 6 copies of the first, each with
+    one mid-run validation loss nudged by 0.0001·i and every time as it was, read as 8 runs, p
+    0.00997, "met", no flag. Logs that share :data:`plausible.MIN_COPY_TIMES` validations' step
+    and train_time (to the ms) are one run, whatever their losses say: copies, as exact ones are."""
+    folder = checkout / "records" / "track_1_short" / "2026-08-04_Near" / "this_pr"
+    folder.mkdir(parents=True)
+    (folder / "a.txt").write_bytes(nanogpt_log(3.270, 79000, more=5))
+    (folder / "b.txt").write_bytes(nanogpt_log(3.290, 79400, more=5))
+    for i in range(1, 7):
+        (folder / f"copy{i}.txt").write_bytes(nanogpt_log(3.270, 79000, mid=round(3.9 + 0.0001 * i, 4), more=5))
+    text = (checkout / "README.md").read_text()
+    row = "6 | 1.32 minutes | Near | 08/04/26 | [log](records/track_1_short/2026-08-04_Near/this_pr/a.txt) | @n\n"
+    (checkout / "README.md").write_text(text.replace("\n\n## Speedrun track 2", "\n" + row + "\n## Speedrun track 2"))
+    doc = importer.build_documents(checkout, jobs=1)[1]
+    rec = {r["record"]: r for r in doc["records"]}[6]
+    assert (rec["runs"], rec["p_value"], rec["verdict"]) == (2, 0.5, "not shown (p ≥ 0.01)")
+    assert rec["flags"][0].startswith("6 of 8 run(s) flagged implausible") and "copy1.txt: its train_time at 7 " \
+        "validations is that of record 6's run records/track_1_short/2026-08-04_Near/this_pr/a.txt: a copy" in rec["flags"][0]
+    assert documents.check(json.loads(importer.dumps(doc)), "track_1.json") is None  # derived again alike
+    # the rule's bound: 4 shared validations (the history's most between two distinct logs is 3) are no copy
+    a = dict(logs.parse_log(nanogpt_log(3.270, 79000, more=5)), log="r/a.txt")
+    b = logs.parse_log(nanogpt_log(3.290, 79400, more=5))
+
+    def sharing(n: int) -> dict:  # b with a's train_time at its first n validations after step 0
+        vals = [list(v) for v in b["validations"]]
+        for v, w in list(zip(vals, a["validations"]))[1:n + 1]:
+            v[2] = w[2]
+        return dict(b, log="r/b.txt", validations=vals)
+    assert plausible.copies([(6, [a, sharing(4)])]) == {} and not plausible.same_times(a, sharing(4))
+    assert plausible.copies([(6, [a, sharing(5)])]) == {"r/b.txt": "its train_time at 5 validations is that of "
+                                                                   "record 6's run r/a.txt: a copy"}
+    # between a record's runs and its baselines, both runs of a pair of one timing are copies
+    pair = plausible.equal_pairs(6, [dict(a, log=f"{RECORD}/a.txt")], [dict(sharing(5), log=f"{RECORD}/baseline/b.txt")])
+    assert sorted(pair) == [f"{RECORD}/a.txt", f"{RECORD}/baseline/b.txt"]

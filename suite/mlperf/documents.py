@@ -31,7 +31,7 @@ from typing import Any
 from suite.mlperf import files
 from suite.record import reading
 from suite.record.results import write_atomic
-from suite.record.text import GITHUB, github_address, has_control_chars, safe
+from suite.record.text import GITHUB, github_address, refused_string_at, safe
 from suite.schema.checker import UNCHECKED, SchemaCheck
 
 KIND = "mlperf-training-import"
@@ -56,25 +56,6 @@ def schema() -> dict:
 CHECK = SchemaCheck(schema)
 
 
-def _strings(value: Any, path: str = "") -> str | None:
-    """The path of the first string (key or value) holding a control, bidi or zero-width
-    character, or None."""
-    stack = [(path, value)]
-    while stack:
-        where, item = stack.pop()
-        if isinstance(item, str):
-            if has_control_chars(item):
-                return where or "(document)"
-        elif isinstance(item, dict):
-            for key, sub in item.items():
-                if has_control_chars(str(key)):
-                    return f"{where}/{key!r}"
-                stack.append((f"{where}/{key}", sub))
-        elif isinstance(item, list):
-            stack.extend((f"{where}/{i}", sub) for i, sub in enumerate(item))
-    return None
-
-
 def problems(doc: Any) -> list[str]:
     """The problems of a document, one line each (empty: valid): its schema's, any string
     holding a control, bidi or zero-width character, and a ``source.repository`` that is not an
@@ -84,7 +65,7 @@ def problems(doc: Any) -> list[str]:
     if errors is None:
         return [UNCHECKED]
     found = [f"{'/'.join(map(str, e.path)) or '(document)'}: {e.message[:200]}" for e in errors]
-    where = _strings(doc) if not found else None
+    where = refused_string_at(doc) if not found else None
     if where is not None:
         found.append(f"{where}: a control, bidi or zero-width character in a string")
     if not found and github_address(repository := doc["source"]["repository"]) is None:

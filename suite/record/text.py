@@ -61,6 +61,26 @@ def has_control_chars(text: str) -> bool:
     return not text.isprintable() or INVISIBLE.search(text) is not None
 
 
+def refused_string_at(value: Any, path: str = "") -> str | None:
+    """The path (``/key/0/…``) of the first string, key or value, of a JSON value that holds a
+    refused character (:func:`has_control_chars`), or None: a stored document read for the site
+    (an MLPerf import, a speedrun track) holds none."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if has_control_chars(item):
+                return where or "(document)"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if has_control_chars(str(key)):
+                    return f"{where}/{printable(str(key))}"
+                stack.append((f"{where}/{key}", sub))
+        elif isinstance(item, list):
+            stack.extend((f"{where}/{i}", sub) for i, sub in enumerate(item))
+    return None
+
+
 def printable(text: str) -> str:
     """``text`` with every refused character written as ``\\uXXXX`` (``\\UXXXXXXXX`` beyond the
     basic plane): one line, nothing reordered or hidden, and the same text back when it holds none."""

@@ -1,13 +1,15 @@
 """The stored speedrun documents (results/speedrun/track_N.json) read back for the site, through
 the validator's hostile-safe reader: regular files only, bounded, strict JSON; then every field
 checked (its type, finite numbers, bounded sizes, the track matching the file's name, every log
-under its track's folder) and each record's runs (those of the folder its log link points into),
-figures, baselines (and its claim in seconds) derived again from the document's own runs (and
-claim text). A document that fails any check is not read: one line says why, as for any other stored file
-the site does not show. A document naming a commit with a manifest (:mod:`suite.speedrun.manifest`:
-the pinned one) holds exactly that commit's logs (path, sha256, record). Beyond that these checks
-hold a document to itself only: its runs' figures, commit and upstream are stored figures, and
-anyone who edits them consistently is not caught (self-reported)."""
+under its track's folder, no string holding a control, bidi or invisible character, as no MLPerf
+document holds one: :func:`suite.record.text.refused_string_at`) and each record's runs (those
+of the folder its log link points into), figures, baselines (and its claim in seconds) derived
+again from the document's own runs (and claim text). A document that fails any check is not
+read: one line says why, as for any other stored file the site does not show. A document naming
+a commit with a manifest (:mod:`suite.speedrun.manifest`: the pinned one) holds exactly that
+commit's logs (path, sha256, record). Beyond that these checks hold a document to itself only:
+its runs' figures, commit and upstream are stored figures, and anyone who edits them
+consistently is not caught (self-reported)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.record import reading
+from suite.record.text import cut, refused_string_at
 from suite.speedrun import manifest
 
 SUBFOLDER = "speedrun"
@@ -125,6 +128,10 @@ def check(doc: Any, file_name: str) -> str | None:
     m = _NAME.fullmatch(file_name)
     if m is None:
         return "not a track's file name (track_1.json or track_2.json)"
+    where = refused_string_at(doc)
+    if where is not None:
+        return (f"{cut(where, 120)}: a control, bidi or invisible character in a string (the importer writes "
+                "them as \\uXXXX): import the checkout again")
     why = _fields(doc, _DOC, "the document")
     if why:
         return why
@@ -224,6 +231,11 @@ def _derived(doc: dict) -> str | None:
         if left and records.left_out_flag(left).text not in selection:
             return (f"record {rec['record']}'s flags leave out the {left} log(s) of its folder it does not count: "
                     "import the checkout again")
+        unread = next((f.text for f in records.missing_flags(rec["runs_folder"], doc["problems"],
+                                                             records.TRACKS[track].folder)
+                       if f.text not in selection), None) if rec["runs_folder"] else None
+        if unread:
+            return f"record {rec['record']}'s flags leave out its problems' \"{unread}\": import the checkout again"
         why = _baselines_agree(rec, beside)
         if why:
             return f"record {rec['record']}'s {why}: import the checkout again"

@@ -13,6 +13,7 @@ from pathlib import Path
 from suite.mlperf.files import Unreadable
 from suite.record import gitcheck
 from suite.record.results import write_atomic
+from suite.record.text import printable
 from suite.speedrun import documents, readme, records, tree
 from suite.speedrun.documents import FORMAT
 from suite.speedrun.logs import BadNumber, parse_log
@@ -84,12 +85,12 @@ def build_documents(root: Path, jobs: int | None = None, on_problem: Callable[[s
     for path, run in runs.items():
         if run["format"] == "none":
             problems.append(f"{path}: {run['notes'][-1]}")
-    problems.sort()
+    problems = sorted(printable(line) for line in problems)  # a path or a README cell as \uXXXX where it needs
     for line in problems:
         on_problem(line)
     for line in provenance.lines:
         if not line.startswith("records/"):
-            on_problem(line)
+            on_problem(printable(line))
     docs = {}
     for track, info in records.TRACKS.items():
         rows = tables[track - 1]

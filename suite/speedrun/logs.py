@@ -1,5 +1,7 @@
 """One speedrun training log → its figures: the validations, the last step and train_time, the
-GPUs of its nvidia-smi table, the software versions, the peak memory and the embedded source.
+GPUs of its nvidia-smi table, the software versions, the peak memory and the embedded source;
+every text taken from the log has its control characters written as ``\\uXXXX``
+(:func:`~suite.record.text.printable`), as a stored document holds none.
 
 Formats of the history: modded-nanogpt's ``step:N/M val_loss:… train_time:…ms step_avg:…ms``
 lines (``train_time`` in ms, or in s in some later logs), and llm.c's ``s:N trl:…`` / ``s:N tel:…``
@@ -13,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from suite.record.text import printable
 from suite.speedrun import flops, throughput
 
 SEPARATOR = b"=" * 100  # a modded-nanogpt log prints its source, then this line
@@ -132,7 +135,7 @@ def _last_timed_line(data: bytes) -> tuple[re.Match, re.Match, int] | None:
 def _gpus(data: bytes) -> tuple[str | None, int | None]:
     rows: dict[int, str] = {}
     for m in _GPU.finditer(data):
-        rows.setdefault(_int(m.group(1)), m.group(2).decode("ascii", "replace").strip())
+        rows.setdefault(_int(m.group(1)), printable(m.group(2).decode("ascii", "replace").strip()))
     if not rows:
         return None, None
     name = Counter(rows.values()).most_common(1)[0][0]
@@ -143,7 +146,7 @@ def _first(pattern: re.Pattern, data: bytes, group: int = 1) -> str | None:
     m = pattern.search(data)
     if m is None or m.group(group) is None:
         return None
-    return m.group(group).decode("ascii", "replace")
+    return printable(m.group(group).decode("ascii", "replace"))
 
 
 def source_span(data: bytes) -> tuple[int, int]:
@@ -216,5 +219,7 @@ def parse_log(data: bytes) -> dict:
         tokens, run["final_step"], run["train_time_s"], run["gpus"])
     run["flops_per_token"], run["flops_per_token_from"] = flops.per_token(text)
     run["mfu_estimate"], run["mfu_peak"] = flops.estimate(run["flops_per_token"], run["tokens_per_s_per_gpu"], run["gpu"])
-    run["notes"] = notes
+    run["notes"] = [printable(n) for n in notes]
+    run["tokens_per_step_from"], run["flops_per_token_from"] = (
+        printable(run["tokens_per_step_from"]), printable(run["flops_per_token_from"]))
     return run

@@ -20,9 +20,17 @@ docs/speedrun.md):
   impossible too (the history's fastest: 495,693 tokens/s per GPU, a quarter of that bound);
 - a validation-loss sequence equal to one of another run's, of this record, its baselines or an
   earlier row's, is a copy (one in the history: record 9's folder holds record 8's log, byte for
-  byte).
+  byte); and so is a log whose timing is another's, whatever its losses say: at least
+  :data:`MIN_COPY_TIMES` validations at the same step with the same train_time, to the ms (finding
+  F6: 6 copies of a run, one mid-run loss of each nudged by 0.0001, made p 0.5 into 0.00997,
+  "met"). Over the history's 1,108 timed logs of track 1 (613,278 pairs) two logs of other bytes
+  share 1 such validation in 935 pairs, 2 in 35, 3 in 2 (2024-12-04_ValueEmbed's 2d140d43 and
+  bb60727f; 2026-04-22_MuddFormer/baseline-s1480's 3d10444e and b6162335), never 4; track 2's 18
+  logs (153 pairs), 2 at most; byte-identical logs share 14 to 154. 5 is 2 above the most.
 """
 from __future__ import annotations
+
+from collections import Counter
 
 from suite.figures import mfu as peaks
 from suite.speedrun.early_logs import is_early
@@ -38,6 +46,9 @@ MAX_MFU = 1.0
 MIN_FLOPS_PER_TOKEN = 5e8
 CLAIM_TOLERANCE = 0.02  # |measured / claimed − 1| beyond this is flagged; honest worst 1.64%, next 2.62%
 MIN_COPY_VALIDATIONS = 3  # sequences shorter than this are not compared (a chance match)
+# validations at the same step and train_time (to the ms) that make two logs one run; the most two
+# distinct logs of the history share is 3 (2 of 613,278 pairs on track 1; 2 on track 2)
+MIN_COPY_TIMES = 5
 
 
 def run_flags(run: dict) -> list[str]:
@@ -93,27 +104,50 @@ def _sequence(run: dict) -> tuple | None:
     return seq if len(seq) >= MIN_COPY_VALIDATIONS else None
 
 
+def _times(run: dict) -> frozenset[tuple[int, float]]:
+    """A run's timing record: (step, train_time) of each validation timed after its start (every
+    run's step 0 is at 0 s)."""
+    return frozenset((v[0], v[2]) for v in run.get("validations") or [] if v[2] is not None and v[2] > 0)
+
+
+def same_times(a: dict, b: dict) -> bool:
+    """Whether two runs share :data:`MIN_COPY_TIMES` validations at the same step and the same
+    train_time, to the millisecond: one run's timing, whatever its losses say."""
+    return len(_times(a) & _times(b)) >= MIN_COPY_TIMES
+
+
 def copies(rows: list[tuple[int, list[dict]]]) -> dict[str, str]:
     """{log: "a copy of …"} for each run whose validation-loss sequence equals that of another log
-    of the same or an earlier README row (``rows``: (record number, runs) in README order; the
-    first log holding a sequence, by row then by name, keeps it)."""
+    of the same or an earlier README row, or whose timing is another's (:func:`same_times`)
+    (``rows``: (record number, runs) in README order; the first log holding a sequence or a
+    timing, by row then by name, keeps it)."""
     first: dict[tuple, tuple[int, str]] = {}
+    timed: dict[tuple[int, float], list[int]] = {}  # (step, train_time) → positions in ``seen``
+    seen: list[tuple[int, str]] = []
     found: dict[str, str] = {}
     for number, runs in rows:
         for run in sorted(runs, key=lambda r: r["log"]):
             seq = _sequence(run)
-            if seq is None:
-                continue
-            holder = first.setdefault(seq, (number, run["log"]))
-            if holder[1] != run["log"]:
+            holder = first.setdefault(seq, (number, run["log"])) if seq is not None else None
+            if holder is not None and holder[1] != run["log"]:
                 found[run["log"]] = (f"its validation losses are those of record {holder[0]}'s run {holder[1]}: "
                                      "a copy")
+            mine = _times(run)
+            shared = Counter(i for key in mine for i in timed.get(key, ()) if seen[i][1] != run["log"])
+            match = min((i for i, n in shared.items() if n >= MIN_COPY_TIMES), default=None)
+            if match is not None and run["log"] not in found:
+                found[run["log"]] = (f"its train_time at {shared[match]} validations is that of record "
+                                     f"{seen[match][0]}'s run {seen[match][1]}: a copy")
+            seen.append((number, run["log"]))
+            for key in mine:
+                timed.setdefault(key, []).append(len(seen) - 1)
     return found
 
 
 def equal_pairs(number: int, chosen: list[dict], beside: list[dict]) -> dict[str, str]:
     """{log: "a copy …"} for both runs of each pair, one of record ``number``'s runs (``chosen``)
-    and one of its baselines' (``beside``), whose validation-loss sequences are equal."""
+    and one of its baselines' (``beside``), whose validation-loss sequences are equal or whose
+    timings are one (:func:`same_times`)."""
     mine: dict[tuple, str] = {}
     for run in chosen:
         seq = _sequence(run)
@@ -128,6 +162,11 @@ def equal_pairs(number: int, chosen: list[dict], beside: list[dict]) -> dict[str
                 if _sequence(other) == seq:
                     found.setdefault(other["log"], f"its validation losses are those of its baseline's run "
                                                    f"{run['log']}: a copy")
+        for other in chosen:
+            if other["log"] != run["log"] and same_times(run, other):
+                found.setdefault(run["log"], f"its train_time is that of record {number}'s run {other['log']}: "
+                                             "a copy")
+                found.setdefault(other["log"], f"its train_time is that of its baseline's run {run['log']}: a copy")
     return found
 
 

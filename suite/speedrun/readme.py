@@ -1,10 +1,12 @@
 """modded-nanogpt's README → the record tables of its two tracks: per row the record's number,
-claimed time, description, date, log and PR links, and contributors, as the README states them."""
+claimed time, description, date, log and PR links, and contributors, as the README states them,
+each control, bidi or invisible character written as ``\\uXXXX`` (:func:`~suite.record.text.printable`:
+a description holding U+202E read "(verified by goodbench)" reversed on the pages)."""
 from __future__ import annotations
 
 import re
 
-from suite.record.text import github_address
+from suite.record.text import github_address, printable
 
 HEADER = re.compile(r"^\|[ \t]*#[ \t]*\|[ \t]*Record time[ \t]*\|", re.IGNORECASE)
 _ROW = re.compile(r"^\|?[ \t]*(\d{1,9})[ \t]*\|(.*)$")
@@ -66,7 +68,7 @@ def cells(line: str) -> list[str]:
 def _row(number: int, rest: str) -> dict:
     """One table row from its cells after the number (time, description, date, log, contributors;
     cells beyond those are the contributors' too)."""
-    parts = cells("|" + rest)
+    parts = [printable(p) for p in cells("|" + rest)]  # a control, bidi or invisible character as \uXXXX
     parts += [""] * (5 - len(parts))
     time, description, date, log_cell = parts[0], parts[1], parts[2], parts[3]
     contributors = " | ".join(p for p in parts[4:] if p).strip()

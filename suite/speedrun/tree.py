@@ -1,7 +1,8 @@
 """Walking a modded-nanogpt checkout, safe on any tree: the two tracks' folders under records/,
 real folders and regular files only (no symbolic link is followed, at any depth: every folder is
-opened from the one above it with ``O_NOFOLLOW``; no file over the size limit is read); every file
-not read is one line in ``problems``. And the commit the files were verified against, where the
+opened from the one above it with ``O_NOFOLLOW``; no file over the size limit is read; no file or
+folder whose name holds a control, bidi or invisible character); every file not read is one line
+in ``problems``. And the commit the files were verified against, where the
 checkout is a git repository whose HEAD holds them, and whether that commit is upstream's (a
 pinned commit of KellerJordan/modded-nanogpt, or an ancestor of one)."""
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from suite.mlperf.files import Unreadable, is_folder, open_regular
 from suite.record import gitcheck
+from suite.record.text import has_control_chars, printable
 
 TRACK_FOLDERS = {1: "records/track_1_short", 2: "records/track_2_medium"}
 NOT_IMPORTED = {  # folders of records/ that are no speed track, each with why it is not read
@@ -87,7 +89,10 @@ def walk(root: Path) -> Tree:
             tree.folders.add(rel)
             for name, is_dir, link in kinds:
                 path = f"{rel}/{name}"
-                if is_dir:
+                if has_control_chars(name):
+                    tree.problems.append(f"{rel}/{printable(name)}: a control, bidi or invisible character in its "
+                                         "name: not read")
+                elif is_dir:
                     pending.append(path)
                 elif link:
                     tree.problems.append(f"{path}: a symbolic link: not followed")
