@@ -65,8 +65,8 @@ def mutated_documents(draw):
                 parent[key] = _nested(draw(st.integers(1, 60)))
             else:
                 doc["runs"].append(copy.deepcopy(doc["runs"][0]))
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier mutation removed this path
+        except (KeyError, IndexError, TypeError, AttributeError):
+            continue  # an earlier mutation removed this path (or made runs no list)
     return doc
 
 
