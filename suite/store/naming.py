@@ -41,7 +41,7 @@ def misnamed(path: Path, raw: bytes) -> str | None:
         # the name records the bytes submit stored: an edit in place (trial VI, F4) showed the
         # edited system name unmarked, the file still valid
         return (f"changed since goodbench submit stored it: its bytes' sha256 is {stored_name(raw)[:-5]}, not "
-                "its name, and not by its line endings alone (nothing of a stored file is ever edited)")
+                "its name (a stored file is never edited; rewritten line endings alone would not count)")
     return ("not stored by goodbench submit: its name is not the sha256 of its bytes (move it out of the "
             "store, then goodbench submit it)")
 
