@@ -47,13 +47,24 @@ class Window:
     latest: dt.datetime
 
 
+def after_clock(stamp: dt.datetime, now: dt.datetime) -> bool:
+    """Whether ``stamp`` is after the check's clock ``now`` by more than :data:`CLOCK_SKEW`."""
+    return stamp > now + CLOCK_SKEW
+
+
+def _stamped_after_clock(what: str, said: str, now: dt.datetime) -> str:
+    """The refusal of ``what`` (a ledger line or a commitment) stamped ``said``, after the clock."""
+    return (f"{what} is stamped {said}, after this check's clock ({ledger.stamp_of(now)}) by more than "
+            f"{CLOCK_SKEW.total_seconds():.0f} s")
+
+
 def window(fork_time: dt.datetime, old_entries: list[dict], now: dt.datetime) -> Window:
     """The window of a pull request that branched at a commit of ``fork_time`` from a store whose
     ledger read ``old_entries``, checked at ``now``."""
     # a line stamped after the check's clock is no floor: merged before stored lines' stamps were
     # bounded (:func:`stamp_refusal`), one such line would refuse every later commitment
     stamps = [s for e in old_entries if (s := ledger.parse_stamp(e.get(ledger.STORED, e.get(ledger.COMMITTED))))
-              and s <= now + CLOCK_SKEW]
+              and not after_clock(s, now)]
     last = max(stamps, default=None)
     if last is not None and last > fork_time:
         return Window(last, f"the ledger's last line, stamped {ledger.stamp_of(last)}", now)
@@ -71,9 +82,8 @@ def stamp_refusal(entry: dict, now: dt.datetime) -> str | None:
     if stamp is None:
         return (f"the ledger line storing {name} holds no stamp 'goodbench submit' writes (a UTC time as "
                 f"{ledger.stamp_of(now)})")
-    if stamp > now + CLOCK_SKEW:
-        return (f"the ledger line storing {name} is stamped {said}, after this check's clock "
-                f"({ledger.stamp_of(now)}) by more than {CLOCK_SKEW.total_seconds():.0f} s")
+    if after_clock(stamp, now):
+        return _stamped_after_clock(f"the ledger line storing {name}", said, now)
     return None
 
 
@@ -111,9 +121,8 @@ def refusal(new: list[dict], bounds: Window, waiting: Counter[str]) -> str | Non
         if stamp < earliest - CLOCK_SKEW:
             return (f"the commitment to {name} is stamped {entry[ledger.COMMITTED]}, before {basis}: a "
                     "commitment cannot be older than what its pull request was made on (commit again, now)")
-        if stamp > bounds.latest + CLOCK_SKEW:
-            return (f"the commitment to {name} is stamped {entry[ledger.COMMITTED]}, after this check's clock "
-                    f"({ledger.stamp_of(bounds.latest)}) by more than {CLOCK_SKEW.total_seconds():.0f} s")
+        if after_clock(stamp, bounds.latest):
+            return _stamped_after_clock(f"the commitment to {name}", entry[ledger.COMMITTED], bounds.latest)
         if stamp > earliest:
             earliest, basis = stamp, f"the commitment before it, stamped {entry[ledger.COMMITTED]}"
         signers[signer] += 1
