@@ -630,9 +630,14 @@ def test_what_a_published_log_may_write_before_run_start(tmp_path, key, before_m
     (tmp_path / "result_0.txt").write_text(_with_line_after(text, "init_stop", line))
     run = _read(tmp_path / "result_0.txt")
     assert run["counted"] is counted, run.get("why")
+    refused = (f"a {key} line is logged before run_start: the run trained or evaluated before its time to train "
+               "began; not counted by goodbench")
     if not counted:
-        assert run["why"] == (f"a {key} line is logged before run_start: the run trained or evaluated before its "
-                              "time to train began; not counted by goodbench")
+        assert run["why"] == refused
+    elif key == "eval_accuracy":  # the model is untrained once: a second "initial" evaluation is refused
+        again = ":::MLLOG " + EARLY.format(at=start_ms - before_ms + 1, kind=kind, key=key, value=value, meta=meta)
+        (tmp_path / "result_1.txt").write_text(_with_line_after(text, "init_stop", line + "\n" + again))
+        assert _read(tmp_path / "result_1.txt")["why"] == refused
 
 
 def test_a_log_of_the_open_division_under_a_closed_description_is_not_counted(tmp_path):

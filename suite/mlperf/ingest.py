@@ -263,13 +263,18 @@ def _initial_evaluation(ll, target: str | None) -> bool:
 
 
 def _before_run_start(loglines: list, begun: float, unit_ms: float, target: str | None):
-    """The first line saying the run trained or evaluated before ``begun`` (its run_start), or None."""
+    """The first line saying the run trained or evaluated before ``begun`` (its run_start), or None.
+    One initial evaluation is let pass, not a second (the model is untrained once: several
+    "initial" evaluations are evaluations of training the log does not show)."""
+    evaluated_untrained = False
     for ll in loglines:
         at = _number(ll.timestamp)
         if at is None or at >= begun:
             continue
-        if ll.key in DONE_KEYS and not _initial_evaluation(ll, target):
-            return ll
+        if ll.key in DONE_KEYS:
+            if evaluated_untrained or not _initial_evaluation(ll, target):
+                return ll
+            evaluated_untrained = True
         if ll.key in STARTED_KEYS and (begun - at) * unit_ms > EARLY_START_MS:
             return ll
     return None
