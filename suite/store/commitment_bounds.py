@@ -52,7 +52,7 @@ def after_clock(stamp: dt.datetime, now: dt.datetime) -> bool:
     return stamp > now + CLOCK_SKEW
 
 
-def _stamped_after_clock(what: str, said: str, now: dt.datetime) -> str:
+def _stamped_after_clock(what: str, said: object, now: dt.datetime) -> str:
     """The refusal of ``what`` (a ledger line or a commitment) stamped ``said``, after the clock."""
     return (f"{what} is stamped {said}, after this check's clock ({ledger.stamp_of(now)}) by more than "
             f"{CLOCK_SKEW.total_seconds():.0f} s")
