@@ -618,9 +618,9 @@ EARLY = '{{"namespace": "", "time_ms": {at}, "event_type": "{kind}", "key": "{ke
     ("block_stop", 10, "null", '{"samples_count": 1536}', False),
 ])
 def test_what_a_published_log_may_write_before_run_start(tmp_path, key, before_ms, value, meta, counted):
-    """Re-importing the twelve published rounds: 12 honest logs write a line before run_start —
-    PCL's v1.0 bert an evaluation of the untrained checkpoint (0.341, 50-146 s before), NVIDIA's
-    v1.0 hugectr dlrm an epoch_start up to 194 ms before. They count; a finished block or a
+    """Re-importing the twelve published rounds: 22 honest logs write a line before run_start —
+    PCL's v1.0 bert (20) an evaluation of the untrained checkpoint (0.341, 49-146 s before), NVIDIA's
+    v1.0 hugectr dlrm (2) an epoch_start up to 194 ms before. They count; a finished block or a
     trained evaluation before run_start, a start more than a second before it, or an "initial"
     evaluation already at the target (llama2_70b_lora: 0.925 or less) do not."""
     text = _amd()
