@@ -73,14 +73,19 @@ def kind(command_line: str) -> str:
     return " ".join(words)[:100]
 
 
+def _processes(count: int) -> str:
+    return f"{count} process" if count == 1 else f"{count} processes"
+
+
 def report(ours: dict[tuple[str, int], list], top: int) -> str:
     """The table: total, the bands, the costliest kinds."""
     cpus = [cpu for _, cpu in ours.values()]
-    lines = [f"{len(ours)} processes, {sum(cpus):.0f} CPU-seconds"]
+    lines = [f"{_processes(len(ours))}, {sum(cpus):.0f} CPU-seconds"]
     for low, high in BANDS:
         band = [c for c in cpus if low <= c < high]
         median = f", median {statistics.median(band):.1f} s" if band else ""
-        lines.append(f"  {low:g} s to {high:g} s: {len(band)} processes, {sum(band):.0f} CPU-seconds{median}")
+        span = f"{low:g} s or more" if high == float("inf") else f"{low:g} s to {high:g} s"
+        lines.append(f"  {span}: {_processes(len(band))}, {sum(band):.0f} CPU-seconds{median}")
     by_kind: dict[str, list[float]] = collections.defaultdict(list)
     for command_line, cpu in ours.values():
         by_kind[kind(command_line)].append(cpu)

@@ -41,5 +41,5 @@ def test_a_childs_cpu_time_is_counted_and_its_exit_status_passed_on():
 def test_the_command_line_runs_the_command_and_prints_the_table():
     done = subprocess.run([sys.executable, str(SCRIPT), "--every", "0.05", "--", sys.executable, "-c",
                            "import sys; sys.exit(3)"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 3 and done.stderr.startswith("1 processes, "), done.stderr
+    assert done.returncode == 3 and done.stderr.startswith("1 process, "), done.stderr
     assert subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True).returncode == 2
