@@ -4,9 +4,10 @@ group's time goes (README.md, "Tests"). Linux only.
     python benchmarks/process_cpu.py -- python -m pytest -m "slow and not long and not rehearsal" -n auto --dist loadfile
 
 Every ``--every`` seconds it reads each process's CPU time (user + system) and parent; a process
-is the command's when its parent was (a process whose parent ended stays counted). What it cannot
-see: a process that starts and ends between two readings, and the last fraction of a reading's
-interval of each process (so the figures are a little low). It prints the total, the processes by
+is the command's when its parent was, at this reading or the one before (once counted, it stays
+counted after its parent ends). What it cannot see: a process that starts and ends between two
+readings (and a child it leaves behind), and each process's CPU time after its last reading (so
+the figures are a little low). It prints the total, the processes by
 CPU time (under 2 s, 2–4 s, 4 s or more) and the costliest kinds of command.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "process_cpu.py"
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 
-# a child that spins its CPU for 0.6 s, under a parent that sleeps, then a grandchild that sleeps
+# a parent that starts a child spinning its CPU for 0.6 s, then a child that sleeps 0.5 s
 BURN = ("import subprocess, sys, time\n"
         "code = 'import time\\nend = time.process_time() + 0.6\\nwhile time.process_time() < end: pass'\n"
         "subprocess.run([sys.executable, '-c', code], check=True)\n"
