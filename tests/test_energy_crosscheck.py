@@ -1,24 +1,17 @@
 """benchmarks/energy_crosscheck.py: refuses the CPU, and measures one window both ways."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import benchmark_script
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "benchmarks" / "energy_crosscheck.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("energy_crosscheck", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.slow
@@ -55,7 +48,7 @@ class SteadyGpu:
 
 
 def test_one_window_measured_both_ways_agrees_on_a_steady_load():
-    module = load_script()
+    module = benchmark_script.load("energy_crosscheck")
     # The edges are read back to back (clock, counter, integral); a process descheduled between
     # two reads (seconds, on a slow shared machine) moves one edge alone. Such a stall is rare:
     # the best of three windows is the measurement, as a benchmark takes its best repeat.
@@ -77,5 +70,5 @@ def test_one_window_measured_both_ways_agrees_on_a_steady_load():
 def test_a_gpu_without_an_energy_counter_is_not_measured():
     gpu = SteadyGpu(250.0)
     gpu.total_energy_j = lambda: None
-    result = load_script().measure(gpu, lambda s: {}, seconds=0.1, hz=10.0)
+    result = benchmark_script.load("energy_crosscheck").measure(gpu, lambda s: {}, seconds=0.1, hz=10.0)
     assert result["status"].startswith("not measured") and result["counter_j"] is None

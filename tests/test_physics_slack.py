@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 
+import benchmark_script
 import pytest
 from forging import repair
 from test_eval_floor import _as_open
@@ -17,16 +17,9 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "reference-smoke.json"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("physics_slack", REPO / "benchmarks" / "physics_slack.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def slack():
-    return load_script()
+    return benchmark_script.load("physics_slack")
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
 """benchmarks/process_cpu.py: the CPU time of a command's processes, its children's included."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import benchmark_script
 import pytest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "process_cpu.py"
@@ -18,15 +18,8 @@ BURN = ("import subprocess, sys, time\n"
         "subprocess.run([sys.executable, '-c', 'import time; time.sleep(0.5)'], check=True)\n")
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("process_cpu", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_childs_cpu_time_is_counted_and_its_exit_status_passed_on():
-    process_cpu = _script()
+    process_cpu = benchmark_script.load("process_cpu")
     status, ours = process_cpu.sample([sys.executable, "-c", BURN], every=0.05)
     assert status == 0
     children = [(line, cpu) for line, cpu in ours.values() if "subprocess" not in line]  # not the parent

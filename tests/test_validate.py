@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import importlib.util
 import json
 from pathlib import Path
 
+import benchmark_script
 import forging
 import numpy as np
 import pytest
@@ -22,13 +22,6 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 EXPECTED: dict[str, str] = json.loads((CORPUS / "expected.json").read_text())
 VALID = sorted((CORPUS / "valid").glob("*.json"))
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("validate_speed", REPO / "benchmarks" / "validate_speed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_corpus_is_large_and_every_expected_code_is_a_stable_code():
@@ -164,7 +157,7 @@ def test_timestamps_are_judged_against_the_given_now():
 def test_consistent_documents_of_every_registered_workload_pass(workload_id, scale):
     """Through the Workload interface only: a consistent document of any workload is valid,
     and editing one figure of it is caught."""
-    bench = _bench()
+    bench = benchmark_script.load("validate_speed")
     workload = registry.get(workload_id)
     seeds = derive.required_seeds(scale, workload.kind)
     doc = bench.synthetic_document(workload_id, scale, seeds=seeds, rng=np.random.default_rng(1))
