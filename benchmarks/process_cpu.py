@@ -59,9 +59,13 @@ def sample(command: list[str], every: float) -> tuple[int, dict[tuple[str, int],
                 continue
             parent, started, cpu = read
             key = (pid, started)
-            if key in ours or pid == str(child.pid) or parent in live or parent in now:
-                ours.setdefault(key, [_command(pid), cpu])[1] = cpu
-                now[pid] = key
+            if key in ours:
+                ours[key][1] = cpu
+            elif pid == str(child.pid) or parent in live or parent in now:
+                ours[key] = [_command(pid), cpu]  # its command line read once, when first seen
+            else:
+                continue
+            now[pid] = key
         live = now
         if done:
             return child.returncode, ours
