@@ -1,11 +1,13 @@
-"""A torchrun worker for tests/test_distributed.py: one short lm-char run on the CPU (gloo).
+"""A torchrun worker for tests/test_distributed.py: short lm-char runs on the CPU (gloo).
 
-Usage: ``torchrun … tests/dist_worker.py DATA_DIR OUT.json MODE [MICRO_BATCH]``; rank 0 writes
-the run record to OUT.json. MODE is ``ddp`` or ``fsdp``; ``ddp-stall`` is ddp with rank 1
+Usage: ``torchrun … tests/dist_worker.py DATA_DIR OUT_DIR SCENARIO…``; the scenarios' runs follow
+one another in the one job (as a suite of several workloads does under torchrun), and rank 0
+writes each run's record to ``OUT_DIR/SCENARIO.json``. A SCENARIO is ``MODE`` or ``MODE:MICRO``
+(micro-batch rows per rank). MODE is ``ddp`` or ``fsdp``; ``ddp-stall`` is ddp with rank 1
 waiting ``STALL_S`` longer for every batch (a slow input pipeline on one rank); ``ddp-oom``
 is ddp with rank 1 running out of memory at step ``OOM_AT_STEP``; ``ddp-probe-oom`` after
 training, in the communication probe; ``ddp-gone-at-finish`` with rank 1 exiting after
-training, before the ranks gather their reports.
+training, before the ranks gather their reports. Those three end the job: each is given alone.
 """
 from __future__ import annotations
 
@@ -84,9 +86,15 @@ WORKLOADS = {"ddp": ShortLmChar, "fsdp": ShortLmChar, "ddp-stall": StallingLmCha
              "ddp-gone-at-finish": ShortLmChar}
 
 
-def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:
-    parallel = distributed.from_env("cpu", mode.split("-")[0], int(micro) if micro else None)
-    if mode == "ddp-gone-at-finish" and parallel.rank == 1:  # dies after its last collective
+ENDS_THE_JOB = ("ddp-oom", "ddp-probe-oom", "ddp-gone-at-finish")
+
+
+def main(data_dir: str, out_dir: str, *scenarios: str) -> int:
+    modes = [scenario.split(":")[0] for scenario in scenarios]
+    if len(scenarios) > 1 and set(modes) & set(ENDS_THE_JOB):
+        raise SystemExit(f"{', '.join(ENDS_THE_JOB)} end the job: give each alone")
+    parallel = distributed.from_env("cpu")
+    if modes == ["ddp-gone-at-finish"] and parallel.rank == 1:  # dies after its last collective
         import os
 
         from suite.run import driver
@@ -94,16 +102,21 @@ def main(data_dir: str, out: str, mode: str, micro: str | None = None) -> int:
     stop_on_sigterm()
     device = distributed.init(parallel, torch.device("cpu"))
     status = 0
-    try:
-        record = run_one(WORKLOADS[mode](), "smoke", 1, RunOptions(device=device, data_dir=data_dir,
-                                                                 parallel=parallel))
-    except RankLost as exc:
-        record, status = exc.record, 1
-    except BaseException:
-        distributed.shutdown(wait=False)
-        raise
-    if parallel.is_main:
-        Path(out).write_text(json.dumps(record))
+    for scenario, mode in zip(scenarios, modes):
+        micro = scenario.partition(":")[2]
+        options = RunOptions(device=device, data_dir=data_dir, parallel=distributed.from_env(
+            "cpu", mode.split("-")[0], int(micro) if micro else None))
+        try:
+            record = run_one(WORKLOADS[mode](), "smoke", 1, options)
+        except RankLost as exc:
+            record, status = exc.record, 1
+        except BaseException:
+            distributed.shutdown(wait=False)
+            raise
+        if parallel.is_main:
+            (Path(out_dir) / f"{scenario}.json").write_text(json.dumps(record))
+        if status:
+            break
     distributed.shutdown(wait=status == 0)
     return status
 

@@ -28,15 +28,19 @@ def train_losses(record: dict) -> np.ndarray:
     return np.array([e.value for e in mllog.parse(record["event_log"]) if e.key == "train_loss"])
 
 
-def torchrun(tmp_path: Path, data_dir: Path, nproc: int, mode: str = "ddp",
-             micro: int | None = None, ok: bool = True) -> dict:
-    out = tmp_path / f"rank0-{nproc}-{mode}-{micro}.json"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", str(HERE / "dist_worker.py"), str(data_dir), str(out), mode]
-    proc = subprocess.run(cmd + ([str(micro)] if micro else []), capture_output=True, text=True,
-                          timeout=240)
+def torchrun(out_dir: Path, data_dir: Path, *scenarios: str, ok: bool = True) -> dict[str, dict]:
+    """The scenarios' runs in one 2-rank torchrun job (tests/dist_worker.py): rank 0's record of
+    each, by scenario."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+           str(HERE / "dist_worker.py"), str(data_dir), str(out_dir), *scenarios]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=480)
     assert (proc.returncode == 0) == ok, proc.stderr[-3000:]
-    return json.loads(out.read_text())
+    return {scenario: json.loads((out_dir / f"{scenario}.json").read_text()) for scenario in scenarios}
+
+
+def failing(tmp_path: Path, data_dir: Path, scenario: str) -> dict:
+    """A scenario that ends its job (exit status not 0), in a job of its own: rank 0's record."""
+    return torchrun(tmp_path, data_dir, scenario, ok=False)[scenario]
 
 
 def free_port() -> int:
@@ -48,6 +52,13 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def single(data_dir) -> dict:
     return run_short(data_dir)
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory, data_dir) -> dict[str, dict]:
+    """Four 2-rank runs, one after another in one torchrun job (a job's start-up, ~16 CPU-seconds
+    here, paid once): ddp, ddp in micro-batches of 2 rows, ddp with rank 1's batches late, FSDP2."""
+    return torchrun(tmp_path_factory.mktemp("two-ranks"), data_dir, "ddp", "ddp:2", "ddp-stall", "fsdp")
 
 
 def test_rows_and_micro_batches_split_the_global_batch():
@@ -99,8 +110,8 @@ def test_the_worker_drops_the_separator_only_once():
 
 
 @pytest.mark.dist
-def test_two_ranks_ddp_follow_the_one_process_loss_curve(tmp_path, data_dir, single):
-    two = torchrun(tmp_path, data_dir, 2)
+def test_two_ranks_ddp_follow_the_one_process_loss_curve(two_ranks, single):
+    two = two_ranks["ddp"]
     np.testing.assert_allclose(train_losses(two), train_losses(single), rtol=RTOL)
     assert two["distributed"]["world_size"] == 2 and two["distributed"]["per_rank_batch"] == 4
     assert [r["rank"] for r in two["distributed"]["ranks"]] == [0, 1]
@@ -116,19 +127,19 @@ def test_two_ranks_ddp_follow_the_one_process_loss_curve(tmp_path, data_dir, sin
 
 
 @pytest.mark.dist
-def test_gradient_accumulation_keeps_the_curve(tmp_path, data_dir, single):
-    accumulated = torchrun(tmp_path, data_dir, 2, micro=2)  # 4 rows per rank in 2 micro-batches
+def test_gradient_accumulation_keeps_the_curve(two_ranks, single):
+    accumulated = two_ranks["ddp:2"]  # 4 rows per rank in 2 micro-batches
     assert accumulated["distributed"]["grad_accumulation_steps"] == 2
     np.testing.assert_allclose(train_losses(accumulated), train_losses(single), rtol=RTOL)
 
 
 @pytest.mark.dist
-def test_goodput_counts_the_slowest_ranks_data_stalls(tmp_path, data_dir):
+def test_goodput_counts_the_slowest_ranks_data_stalls(two_ranks):
     """Rank 1's batches come 20 ms late: rank 0 waits for it inside every step's all-reduce,
     and the job's goodput books that wait as data stall, not as productive step time."""
     from dist_worker import STALL_S
 
-    run = torchrun(tmp_path, data_dir, 2, mode="ddp-stall")
+    run = two_ranks["ddp-stall"]
     blocks = [e for e in mllog.parse(run["event_log"]) if e.key in ("warmup_stop", "block_stop")]
     per_rank = np.sum([b.metadata["data_wait_ranks_s"] for b in blocks], axis=0)
     steps = sum(b.metadata["step_count"] for b in blocks)
@@ -146,7 +157,7 @@ def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(tmp_path,
     collective fails, or whom torchrun stops) writes its record instead of hanging."""
     from dist_worker import OOM_AT_STEP
 
-    run = torchrun(tmp_path, data_dir, 2, mode="ddp-oom", ok=False)
+    run = failing(tmp_path, data_dir, "ddp-oom")
     assert run["status"] in ("failed", "partial") and run["error"].startswith(
         ("rank 0 stopped: ", "interrupted (SIGTERM)"))
     assert run["steps"] == OOM_AT_STEP - 1 == len(run["step_times_s"])
@@ -159,7 +170,7 @@ def test_a_probe_failing_on_one_rank_ends_the_job_and_keeps_the_trained_run(tmp_
     """Rank 1 runs out of memory in the communication probe, after training: its peer is left
     in the probe's all-reduce, so the job ends (it does not hang) and rank 0 keeps the complete
     run, its communication share not measured, saying why."""
-    run = torchrun(tmp_path, data_dir, 2, mode="ddp-probe-oom", ok=False)
+    run = failing(tmp_path, data_dir, "ddp-probe-oom")
     assert run["status"] == "complete" and run["steps"] == 40
     comm = run["distributed"]["communication"]
     assert comm["exposed_share"] is None and comm["status"].startswith(
@@ -171,15 +182,15 @@ def test_a_peer_gone_before_the_reports_are_gathered_leaves_rank_0_its_record(tm
     """Rank 1 exits after training, before the ranks gather their reports (as torchrun's
     SIGTERM can stop it then): rank 0's gather fails, and it keeps the trained run with its
     own report, instead of losing the record."""
-    run = torchrun(tmp_path, data_dir, 2, mode="ddp-gone-at-finish", ok=False)
+    run = failing(tmp_path, data_dir, "ddp-gone-at-finish")
     assert run["status"] == "complete" and run["steps"] == 40
     assert [r["rank"] for r in run["distributed"]["ranks"]] == [0]
     assert run["metrics"]["energy_to_train_j"] is None
 
 
 @pytest.mark.dist
-def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(tmp_path, data_dir, single):
-    sharded = torchrun(tmp_path, data_dir, 2, mode="fsdp")
+def test_fsdp2_on_cpu_follows_the_one_process_loss_curve(two_ranks, single):
+    sharded = two_ranks["fsdp"]
     assert sharded["distributed"]["parallel"] == "fsdp"
     assert sharded["distributed"]["communication"]["exposed_share"] is None
     np.testing.assert_allclose(train_losses(sharded), train_losses(single), rtol=RTOL)
