@@ -8,7 +8,10 @@ is the command's when its parent was, at this reading or the one before (once co
 counted after its parent ends). What it cannot see: a process that starts and ends between two
 readings (and a child it leaves behind), and each process's CPU time after its last reading (so
 the figures are a little low). It prints the total, the processes by
-CPU time (under 2 s, 2–4 s, 4 s or more) and the costliest kinds of command.
+CPU time (under 2 s, 2–4 s, 4 s or more) and the costliest kinds of command; with ``--by-env NAME``,
+also the costliest values of the environment variable NAME each process started with — under
+pytest, ``--by-env PYTEST_CURRENT_TEST`` names the test that started each child (a pytest worker's
+own time, its variable set after it started, is under "(not set)").
 """
 from __future__ import annotations
 
@@ -44,9 +47,22 @@ def _command(pid: str) -> str:
         return ""
 
 
-def sample(command: list[str], every: float) -> tuple[int, dict[tuple[str, int], list]]:
+def _environment_value(pid: str, name: str) -> str | None:
+    """The value of ``name`` in the environment ``pid`` started with (None: not set, or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:
+        return None
+    prefix = name.encode() + b"="
+    return next((e[len(prefix):].decode(errors="replace") for e in entries if e.startswith(prefix)), None)
+
+
+def sample(command: list[str], every: float,
+           by_env: str | None = None) -> tuple[int, dict[tuple[str, int], list]]:
     """Run ``command``, reading ``/proc`` every ``every`` seconds until it ends: its exit status and,
-    for each of its processes (by pid and start time), ``[command line, CPU seconds]``."""
+    for each of its processes (by pid and start time), ``[command line, CPU seconds, value]``: the
+    value of the environment variable ``by_env`` it started with (None: not asked, or not set)."""
     child = subprocess.Popen(command)
     ours: dict[tuple[str, int], list] = {}
     live: dict[str, tuple[str, int]] = {}  # pid → key, for the processes seen alive last time
@@ -62,7 +78,8 @@ def sample(command: list[str], every: float) -> tuple[int, dict[tuple[str, int],
             if key in ours:
                 ours[key][1] = cpu
             elif pid == str(child.pid) or parent in live or parent in now:
-                ours[key] = [_command(pid), cpu]  # its command line read once, when first seen
+                value = _environment_value(pid, by_env) if by_env else None
+                ours[key] = [_command(pid), cpu, value]  # read once, when first seen
             else:
                 continue
             now[pid] = key
@@ -82,9 +99,9 @@ def _processes(count: int) -> str:
     return f"{count} process" if count == 1 else f"{count} processes"
 
 
-def report(ours: dict[tuple[str, int], list], top: int) -> str:
-    """The table: total, the bands, the costliest kinds."""
-    cpus = [cpu for _, cpu in ours.values()]
+def report(ours: dict[tuple[str, int], list], top: int, by_env: str | None = None) -> str:
+    """The table: total, the bands, the costliest kinds (and values of ``by_env``, where asked)."""
+    cpus = [cpu for _, cpu, _ in ours.values()]
     lines = [f"{_processes(len(ours))}, {sum(cpus):.0f} CPU-seconds"]
     for low, high in BANDS:
         band = [c for c in cpus if low <= c < high]
@@ -92,25 +109,36 @@ def report(ours: dict[tuple[str, int], list], top: int) -> str:
         span = f"{low:g} s or more" if high == float("inf") else f"{low:g} s to {high:g} s"
         lines.append(f"  {span}: {_processes(len(band))}, {sum(band):.0f} CPU-seconds{median}")
     by_kind: dict[str, list[float]] = collections.defaultdict(list)
-    for command_line, cpu in ours.values():
+    by_value: dict[str, list[float]] = collections.defaultdict(list)
+    for command_line, cpu, value in ours.values():
         by_kind[kind(command_line)].append(cpu)
-    lines.append(f"the {top} costliest kinds of command (CPU-seconds, processes, command):")
-    for name, spent in sorted(by_kind.items(), key=lambda item: -sum(item[1]))[:top]:
-        lines.append(f"  {sum(spent):8.1f} {len(spent):4d}  {name}")
+        by_value["(not set)" if value is None else value].append(cpu)
+    lines.extend(_costliest(by_kind, top, "kinds of command (CPU-seconds, processes, command)"))
+    if by_env:
+        lines.extend(_costliest(by_value, top, f"values of {by_env} (CPU-seconds, processes, value)"))
     return "\n".join(lines)
+
+
+def _costliest(groups: dict[str, list[float]], top: int, what: str) -> list[str]:
+    lines = [f"the {top} costliest {what}:"]
+    for name, spent in sorted(groups.items(), key=lambda item: -sum(item[1]))[:top]:
+        lines.append(f"  {sum(spent):8.1f} {len(spent):4d}  {name}")
+    return lines
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=float, default=0.2, help="seconds between readings (default 0.2)")
     parser.add_argument("--top", type=int, default=25, help="how many kinds of command to list")
+    parser.add_argument("--by-env", metavar="NAME",
+                        help="also group by the value of this environment variable each process started with")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command: python benchmarks/process_cpu.py -- COMMAND ARGS")
-    status, ours = sample(command, args.every)
-    print(report(ours, args.top), file=sys.stderr)
+    status, ours = sample(command, args.every, args.by_env)
+    print(report(ours, args.top, args.by_env), file=sys.stderr)
     return status
 
 
