@@ -4,7 +4,10 @@ fixture trees are built here from a few real lines of each format."""
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -141,6 +144,24 @@ def test_one_sided_t_test_against_the_closed_form():
     assert stats.verdict([3.277, 3.278, 3.279], 3.28, p) == "not shown (p ≥ 0.01)"
     assert stats.p_below_target([3.27], 3.28) is None
     assert stats.verdict([3.29], 3.28, None) == "1 run, above the target: no test"
+
+
+def test_the_t_tests_are_scipy_stats_bit_for_bit():
+    """p_below_target and speedup take the t distribution from scipy.special (what scipy.stats.t
+    computes with; scipy.stats's import is 2 s): the same figures, to the bit."""
+    from scipy import stats as scipy_stats
+
+    rng = random.Random(5)
+    for _ in range(300):
+        losses = [round(rng.gauss(3.28, rng.uniform(0.0005, 0.01)), rng.choice([3, 4, 6])) for _ in range(rng.randint(2, 40))]
+        expected = scipy_stats.ttest_1samp(losses, 3.28, alternative="less").pvalue if len(set(losses)) > 1 else None
+        assert stats.p_below_target(losses, 3.28) == expected
+        baseline, record = ([rng.gauss(80, 1) for _ in range(rng.randint(2, 8))] for _ in range(2))
+        gain, diff = stats.speedup(baseline, record), statistics.fmean(baseline) - statistics.fmean(record)
+        vb, vr = (statistics.variance(x) / len(x) for x in (baseline, record))
+        dof = (vb + vr) ** 2 / ((vb ** 2) / (len(baseline) - 1) + (vr ** 2) / (len(record) - 1))
+        half = float(scipy_stats.t.ppf(0.975, dof)) * math.sqrt(vb + vr)
+        assert gain["ci95_s"] == [round(diff - half, 3), round(diff + half, 3)]
 
 
 def test_speedup_interval_holds_the_difference():

@@ -1,6 +1,8 @@
 """The speedrun's statistics: the one-sided t-test of a record's mean final validation loss against
 its track's target (the speedrun's own rule: p < 0.01), and the speed-up over reruns of the previous
-record measured side by side, with its 95% interval (Welch). scipy is imported when first needed."""
+record measured side by side, with its 95% interval (Welch). The t distribution is
+``scipy.special``'s (``stdtr``, ``stdtrit``: what ``scipy.stats.t`` computes with), imported when first
+needed: ``scipy.stats``'s import took 2.1 of a site build's 17 CPU-seconds."""
 from __future__ import annotations
 
 import math
@@ -14,9 +16,13 @@ def p_below_target(losses: list[float], target: float) -> float | None:
     ``None`` for fewer than two runs or no spread (no test can be made)."""
     if len(losses) < 2 or statistics.stdev(losses) == 0.0:
         return None
-    from scipy import stats as scipy_stats
+    import numpy as np
+    from scipy.special import stdtr
 
-    p = float(scipy_stats.ttest_1samp(losses, target, alternative="less").pvalue)
+    runs, n = np.asarray(losses, dtype=float), len(losses)  # t as scipy.stats.ttest_1samp computes it
+    mean = runs.mean()
+    variance = np.mean((runs - mean) ** 2) * (n / (n - 1))
+    p = float(stdtr(n - 1, (mean - target) / np.sqrt(variance / n)))
     return p if math.isfinite(p) else None
 
 
@@ -37,7 +43,7 @@ def speedup(baseline: list[float], record: list[float]) -> dict | None:
     both sides hold at least two times."""
     if len(baseline) < 2 or len(record) < 2:
         return None
-    from scipy import stats as scipy_stats
+    from scipy.special import stdtrit
 
     mb, mr = statistics.fmean(baseline), statistics.fmean(record)
     vb, vr = statistics.variance(baseline) / len(baseline), statistics.variance(record) / len(record)
@@ -47,7 +53,7 @@ def speedup(baseline: list[float], record: list[float]) -> dict | None:
         low = high = diff
     else:
         dof = (vb + vr) ** 2 / ((vb ** 2) / (len(baseline) - 1) + (vr ** 2) / (len(record) - 1))
-        half = float(scipy_stats.t.ppf(0.975, dof)) * se
+        half = float(stdtrit(dof, 0.975)) * se
         low, high = diff - half, diff + half
     return {"baseline_runs": len(baseline), "baseline_mean_s": round(mb, 3), "speedup_s": round(diff, 3),
             "ci95_s": [round(low, 3), round(high, 3)], "speedup_ratio": round(mb / mr, 4) if mr else None}
