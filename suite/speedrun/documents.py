@@ -204,9 +204,9 @@ def _derived(doc: dict) -> str | None:
     runs = {r["log"]: r for r in doc["runs"]}
     if len(runs) != len(doc["runs"]):
         return "a log is listed twice among its runs"
-    rows = []
+    rows, by_folder = [], _logs_by_folder(runs)
     for rec in doc["records"]:
-        why = _runs_of(rec, runs, records.TRACKS[track].folder)
+        why = _runs_of(rec, runs, by_folder, records.TRACKS[track].folder)
         if why:
             return f"record {rec['record']}: {why}"
         rows.append((rec["record"], [runs[p] for p in rec["run_logs"]], rec["runs_folder"]))
@@ -227,7 +227,7 @@ def _derived(doc: dict) -> str | None:
                     f"({str(found[wrong])[:40]}): import the checkout again")
         if not ours:
             return f"record {rec['record']}'s flags are not those its runs give: import the checkout again"
-        left = _left_out(rec, runs)
+        left = _left_out(rec, by_folder)
         if left and records.left_out_flag(left).text not in selection:
             return (f"record {rec['record']}'s flags leave out the {left} log(s) of its folder it does not count: "
                     "import the checkout again")
@@ -272,24 +272,29 @@ def flag_codes(doc: dict) -> list[list[str]]:
     return codes
 
 
-def _left_out(rec: dict, runs: dict[str, dict]) -> int:
-    """How many logs of a record's runs folder (not named baseline*) the document holds that its
-    run_logs leave out (another format or GPU count than the linked log)."""
+def _logs_by_folder(runs: dict[str, dict]) -> dict[str, list[str]]:
+    """The document's logs by the folder directly holding them, those named baseline* left out."""
     from suite.speedrun import records
 
+    by_folder: dict[str, list[str]] = {}
+    for p in runs:
+        if not records.is_baseline(posixpath.basename(p)):
+            by_folder.setdefault(posixpath.dirname(p), []).append(p)
+    return by_folder
+
+
+def _left_out(rec: dict, by_folder: dict[str, list[str]]) -> int:
+    """How many logs of a record's runs folder (not named baseline*) the document holds that its
+    run_logs leave out (another format or GPU count than the linked log)."""
     folder = rec["runs_folder"]
-    if folder is None:
-        return 0
-    mine = [p for p in runs if posixpath.dirname(p) == folder and not records.is_baseline(posixpath.basename(p))]
-    return len(mine) - len(rec["run_logs"])
+    return 0 if folder is None else len(by_folder.get(folder, [])) - len(rec["run_logs"])
 
 
-def _runs_of(rec: dict, runs: dict[str, dict], track_folder: str) -> str | None:
+def _runs_of(rec: dict, runs: dict[str, dict], by_folder: dict[str, list[str]], track_folder: str) -> str | None:
     """Why a record's runs folder or runs are not those its README log link gives, from the
     document's runs (:func:`records.select`): the folder the link names (or the linked file's),
     under the track's folder, and every log directly in it, not named baseline*, of the linked
     log's format and GPU count. ``None`` when they are."""
-    from suite.speedrun import records
     from suite.speedrun.tree import link_target
 
     lacking = next((p for p in rec["run_logs"] if p not in runs), None)
@@ -301,8 +306,7 @@ def _runs_of(rec: dict, runs: dict[str, dict], track_folder: str) -> str | None:
     target = link_target(rec["log_link"]) if rec["log_link"] else None
     if target is None or not folder.startswith(track_folder + "/") or folder not in (target, posixpath.dirname(target)):
         return f"its runs folder {folder[:200]} is not the folder its log link points into, under {track_folder}/"
-    chosen = [r for p, r in runs.items()
-              if posixpath.dirname(p) == folder and not records.is_baseline(posixpath.basename(p))]
+    chosen = [runs[p] for p in by_folder.get(folder, [])]
     linked = runs.get(target)
     if linked is not None:
         chosen = [r for r in chosen if r["format"] == linked["format"] and r["gpus"] == linked["gpus"]]
