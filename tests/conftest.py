@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -85,12 +86,25 @@ def sighup_at_default():
     signal.signal(signal.SIGHUP, previous)
 
 
+@pytest.fixture(scope="session")
+def isolated_root(tmp_path_factory) -> Path:
+    """The folder holding every test's own cache, config and state folders."""
+    return tmp_path_factory.mktemp("isolated")
+
+
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path_factory, monkeypatch):
+def isolated_cache(isolated_root, monkeypatch):
     """Every test gets an empty user cache and config directory (no signing key: the user's is
-    never read or written), no download, and no ambient data dir."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.setenv("GOODBENCH_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))  # where unsaved results go
+    never read or written), no download, and no ambient data dir.
+
+    The three folders sit in one folder of the test's own, named by ``tempfile.mkdtemp``: a numbered
+    folder of pytest's (``tmp_path_factory.mktemp``) lists its parent folder at every call, and three
+    a test made the listing quadratic (4 ms a call at 3,300 folders): the fast loop side by side, 296
+    CPU-seconds with them, 289 without."""
+    own = Path(tempfile.mkdtemp(dir=isolated_root))
+    for name, variable in (("cache", "XDG_CACHE_HOME"), ("config", "GOODBENCH_CONFIG_DIR"),
+                           ("state", "XDG_STATE_HOME")):  # state: where unsaved results go
+        (own / name).mkdir(mode=0o700)
+        monkeypatch.setenv(variable, str(own / name))
     monkeypatch.setenv("GOODBENCH_OFFLINE", "1")
     monkeypatch.delenv("GOODBENCH_DATA_DIR", raising=False)
