@@ -133,8 +133,11 @@ def downloads(frame: pd.DataFrame, base: Path) -> None:
     base.parent.mkdir(parents=True, exist_ok=True)
     safe = frame.copy()
     for column in safe.columns:
-        if not (pd.api.types.is_numeric_dtype(safe[column]) or pd.api.types.is_bool_dtype(safe[column])):
-            safe[column] = safe[column].map(csv_cell)
+        cells = safe[column]
+        if pd.api.types.is_numeric_dtype(cells) or pd.api.types.is_bool_dtype(cells):
+            continue
+        if any(isinstance(cell, str) and cell.startswith(FORMULA_START) for cell in cells):  # else unchanged
+            safe[column] = cells.map(csv_cell)
     # RFC 4180's line end (CRLF): the writer then quotes any cell holding a line break, CR among them
     safe.to_csv(base.parent / f"{base.name}.csv", index=False, lineterminator="\r\n")  # a name may hold dots
     frame.to_json(base.parent / f"{base.name}.json", orient="records", indent=1, double_precision=15)  # exact
