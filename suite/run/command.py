@@ -32,6 +32,9 @@ def run(args) -> int:
                     "goodbench run --nproc-per-node N")
     if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
         output.refuse_taken_output(Path(args.output))
+    launcher = bool(args.nproc_per_node) and not launch.in_torchrun()
+    if launcher and args.device == "cpu":  # a launcher trains nothing: told the device, it needs no torch
+        return _launch(args, args.scale or "smoke")
     # a first line at once: torch and the workloads take seconds to load (where torch is missing,
     # the one line is the error naming the extra)
     if os.environ.get("RANK", "0") == "0" and dependencies.findable("torch"):
@@ -40,7 +43,7 @@ def run(args) -> int:
 
     device = resolve_device(args.device)
     scale = args.scale or ("full" if device.type == "cuda" else "smoke")
-    if args.nproc_per_node and not launch.in_torchrun():
+    if launcher:
         return _launch(args, scale)
     from suite.run import distributed
 
