@@ -301,6 +301,19 @@ def test_the_launcher_refuses_what_the_workers_would(tmp_path, args, says):
     assert proc.returncode == 2 and says in proc.stderr and "launching" not in proc.stderr
 
 
+def test_a_cpu_runs_launcher_refuses_without_loading_torch(tmp_path):
+    """The launcher of a CPU run trains nothing: it imports no torch (seconds of CPU in every
+    launcher), and a usage error comes at once."""
+    code = ("import sys\nfrom suite.cli import main\n"
+            "try:\n"
+            "    main(['run', '--scale', 'smoke', '--device', 'cpu', '--nproc-per-node', '2', '-w', 'lm-char',"
+            " '--parallel', 'fsdp', '-o', 'x.json'])\n"
+            "except SystemExit as stop:\n"
+            "    print(stop.code, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["2", "False"] and "--parallel fsdp is for" in done.stderr, done.stderr
+
+
 @pytest.mark.dist
 def test_ctrl_c_under_torchrun_keeps_the_runs_so_far(tmp_path, data_dir):
     """Ctrl-C (SIGINT to the whole process group) during a 2-rank run: the launcher waits for
