@@ -33,8 +33,8 @@ def run(args) -> int:
     if args.output and not launch.in_torchrun():  # a worker's rank 0 takes over its launcher's reservation
         output.refuse_taken_output(Path(args.output))
     launcher = bool(args.nproc_per_node) and not launch.in_torchrun()
-    if launcher and args.device == "cpu":  # a launcher trains nothing: told the device, it needs no torch
-        return _launch(args, args.scale or "smoke")
+    if launcher and args.device == "cpu" and dependencies.findable("torch"):
+        return _launch(args, args.scale or "smoke")  # a launcher trains nothing: told the device, it needs no torch
     # a first line at once: torch and the workloads take seconds to load (where torch is missing,
     # the one line is the error naming the extra)
     if os.environ.get("RANK", "0") == "0" and dependencies.findable("torch"):
