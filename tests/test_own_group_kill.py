@@ -6,7 +6,8 @@ each worker a session of its own, so the ranks end themselves as soon as their c
 reader, :class:`suite.api.edges.ReaderWatch`). Either way no process of the job is left running, the journal keeps
 every line written before the kill (a line torn by it is skipped), nothing left behind blocks the
 same command run again, and the successor joins every rank's segments: the file is stamped whole on
-both ranks, valid and ranked. The ranks of tests/own_resume_job.py pause after step 25 of seed 2,
+both ranks, valid and ranked, each rank's RNGs restored: its curves are those of the job run whole
+under plain torchrun, bit for bit. The ranks of tests/own_resume_job.py pause after step 25 of seed 2,
 past its checkpoint of step 20, and are killed in that pause."""
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_clock_downtime import held_gaps
 from waiting import until
 
 from suite.figures import clock_cover, rank_clocks
@@ -40,6 +42,18 @@ def _command() -> list[str]:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory) -> dict:
+    """The job run whole under plain torchrun (never killed, one clock): the file whose curves the
+    killed job run again must give bit for bit."""
+    folder = tmp_path_factory.mktemp("whole")
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={RANKS}",
+                           str(REPO / "tests" / "own_resume_job.py"), "whole.json", "whole.ckpt"], cwd=folder,
+                          env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((folder / "whole.json").read_text())
 
 
 def _processes() -> dict[int, tuple[int, int, str]]:
@@ -137,17 +151,17 @@ def _paused_and_killed(folder: Path, whole_tree: bool) -> tuple[str, Path]:
 @pytest.mark.slow  # a 2-rank job under torchrun, killed and run again: ~45 s each (90 s on a loaded machine)
 @pytest.mark.dist
 @pytest.mark.parametrize("whole_tree", [True, False], ids=["every-group", "launcher-group"])
-def test_a_torchrun_job_killed_with_its_launcher_is_run_again_and_stamped_whole(tmp_path, whole_tree):
+def test_a_torchrun_job_killed_with_its_launcher_is_run_again_and_stamped_whole(tmp_path, whole_tree, whole):
     first, sockets = _paused_and_killed(tmp_path, whole_tree)
     try:  # the killed launcher's sockets are left, in a folder of its own: the same command run again makes
         assert sorted(p.name for p in sockets.iterdir()) == [edges.channel(r) for r in range(RANKS)]
-        _run_again(tmp_path, whole_tree, first)
+        _run_again(tmp_path, whole_tree, first, whole)
         assert not sockets.exists()  # another, and removes the killed one's
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
 
 
-def _run_again(tmp_path: Path, whole_tree: bool, first: str) -> None:
+def _run_again(tmp_path: Path, whole_tree: bool, first: str, whole: dict) -> None:
     saved = sorted(int(p.stem.split("-")[1]) for p in (tmp_path / "own.ckpt" / "seed2").glob("ckpt-*.json"))
     assert saved and max(saved) == 20, first[-3000:]  # no rank trained on past its pause after the kill
     orphaned = [f"goodbench: rank {r}: its launcher (goodbench run-own) or torchrun is gone" for r in range(RANKS)]
@@ -170,6 +184,10 @@ def _run_again(tmp_path: Path, whole_tree: bool, first: str) -> None:
             and "second clock added" not in line] == []  # no note: no rank's chain broke
     doc = json.loads((tmp_path / "own.json").read_text())
     assert check_document(doc) == []
+    for run, whole_run in zip(doc["runs"], whole["runs"], strict=True):  # each rank's RNGs restored
+        assert [p["val_mse"] for p in run["curve"]] == [p["val_mse"] for p in whole_run["curve"]]
+        assert run["distributed"]["world_size"] == RANKS
+    assert (doc["runs"][1]["goodput"]["restarts"], doc["runs"][1]["goodput"]["lost_steps"]) == (1, 5)
     entries = doc["second_clock"]["runs"]
     for rank in range(RANKS):  # seed 1 finished, seed 2 killed after step 25, gone on from its checkpoint of step 20
         assert [(e["seed"], e["first_step"], len(e["step_s"])) for e in entries if rank_clocks.rank_of(e) == rank] == \
@@ -184,3 +202,4 @@ def _run_again(tmp_path: Path, whole_tree: bool, first: str) -> None:
                    key=lambda ef: abs(ef[1]["own_s"] - ef[1]["launcher_s"]))
         print(f"rank {rank}, worst: {f['what']} of seed {e['seed']} from step {e['first_step']} "
               f"({len(e['step_s'])} steps): {abs(f['own_s'] - f['launcher_s']):.4f} s of {f['launcher_s']:.4f} s")
+    assert len(held_gaps(doc, "2 ranks")) == (2 * RANKS if clock_journal.boot_id() else 0)  # each rank's: child's, launcher's

@@ -2,22 +2,18 @@
 "The second clock across a kill"): each rank's reader journals its runs to the one journal in the
 checkpoint directory (its lines naming its ``rank``, rank 0's none), and the successor joins each
 rank's segments as it does rank 0's. A rank whose chain breaks is named in a note and its run is not
-stamped; a journal whose rank entries were edited is refused. The last test runs a real 2-rank gloo
-job under torchrun, whole, then killed and run again."""
+stamped; a journal whose rank entries were edited is refused. A real 2-rank gloo job killed and run
+again under run-own: tests/test_own_group_kill.py."""
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from test_clock_downtime import held_gaps
 from test_own_resume_clock import SESSION, WALL, _run
 
 from suite.figures import clock_cover, clock_segments, rank_clocks
-from suite.leaderboard import pipeline, rows
 from suite.record import edges
 from suite.record.errors import GoodbenchError
 from suite.run import clock_journal, own_segments
@@ -208,60 +204,6 @@ def test_a_journal_whose_rank_lines_were_edited_is_refused_for_every_rank(tmp_pa
     assert said.startswith("the journal is refused: its entries of rank 1's seed 1 do not add up to step 6")
     assert [e["first_step"] for e in doc["second_clock"]["runs"]] == [7, 7]  # this process's stamps only, on each rank
     assert not clock_cover.edges_whole(doc, "p2")
-
-
-# ---------------------------------------------------------------- a torchrun job, killed and run again
-def _run_own(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "suite", "run-own", "--nproc-per-node", "2",
-                           str(REPO / "tests" / "own_resume_job.py"), *args],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=300, start_new_session=True)
-
-
-@pytest.mark.slow  # a 2-rank job under torchrun, whole, then killed and run again: ~1 min
-@pytest.mark.dist
-def test_a_torchrun_job_killed_and_run_again_under_run_own_is_stamped_on_every_rank(tmp_path):
-    """The job whole under plain torchrun, then killed after step 25 of seed 2 on every rank and the
-    same command run again under run-own: each rank's RNGs restored, its curves are the whole job's,
-    bit for bit."""
-    whole = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
-                            str(REPO / "tests" / "own_resume_job.py"), "whole.json", "whole.ckpt"], cwd=tmp_path,
-                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
-    assert whole.returncode == 0, whole.stderr[-3000:]
-    args = ("own.json", "own.ckpt", "--kill-seed", "2", "--kill-after", "25")
-    killed = _run_own(tmp_path, *args)
-    assert killed.returncode == 1 and "goodbench: error: the script failed (exit status " in killed.stderr
-    # no results: only the empty placeholder of rank 0's reservation, which the next rank 0 takes over
-    assert (tmp_path / "own.json").stat().st_size == 0
-    ranks = {line.get("rank", 0) for line in clock_journal.read(tmp_path / "own.ckpt" / clock_journal.NAME)}
-    assert ranks == {0, 1}
-    again = _run_own(tmp_path, *args)
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert "second clock added (2 runs on 2 ranks in 6 process segments, the clocks agree), unsigned, valid" \
-        in again.stderr, again.stderr[-3000:]
-    doc = json.loads((tmp_path / "own.json").read_text())
-    assert check_document(doc) == []
-    unbroken = json.loads((tmp_path / "whole.json").read_text())
-    for run, whole_run in zip(doc["runs"], unbroken["runs"], strict=True):
-        assert [p["val_mse"] for p in run["curve"]] == [p["val_mse"] for p in whole_run["curve"]]
-        assert run["distributed"]["world_size"] == 2
-    assert (doc["runs"][1]["goodput"]["restarts"], doc["runs"][1]["goodput"]["lost_steps"]) == (1, 5)
-    entries = doc["second_clock"]["runs"]
-    for rank in (0, 1):  # seed 1 finished, seed 2 killed after its checkpoint of step 20
-        assert [(e["seed"], e["first_step"], len(e["step_s"])) for e in entries if rank_clocks.rank_of(e) == rank] == \
-            [(1, 1, 40), (2, 1, 20), (2, 21, 20)]
-    assert all(clock_cover.stamped(doc, run["run_id"]) for run in doc["runs"])
-    [entry] = pipeline.table([("own.json", doc)]).to_dict(orient="records")
-    assert entry["second_clock"] is True and not set(rows.ONE_CLOCK_REASONS) & set(rows.unranked_reasons(entry))
-    for rank in (0, 1):
-        figures = [f for e in entries if rank_clocks.rank_of(e) == rank for f in e["agreement"]["figures"]]
-        for what, among in (("worst", figures), ("worst clock span", [f for f in figures if f["what"] == "clock span"]),
-                            ("worst across the kill", [f for f in figures if "a later process" in f["what"]])):
-            if among:
-                f = max(among, key=lambda f: abs(f["own_s"] - f["launcher_s"]))
-                print(f"rank {rank}, {what}: {f['what']}: {abs(f['own_s'] - f['launcher_s']):.4f} s of "
-                      f"{f['launcher_s']:.4f} s")
-    assert len(held_gaps(doc, "2 ranks")) == (4 if clock_journal.boot_id() else 0)  # each rank's: child's, launcher's
 
 
 def test_a_rank_stamped_across_a_kill_has_its_record_compared_with_all_its_steady_steps():
