@@ -161,7 +161,7 @@ def test_a_torchrun_job_killed_with_its_launcher_is_run_again_and_stamped_whole(
         shutil.rmtree(sockets, ignore_errors=True)
 
 
-def _run_again(tmp_path: Path, whole_tree: bool, first: str, whole: dict) -> None:
+def _run_again(tmp_path: Path, whole_tree: bool, first: str, unbroken: dict) -> None:
     saved = sorted(int(p.stem.split("-")[1]) for p in (tmp_path / "own.ckpt" / "seed2").glob("ckpt-*.json"))
     assert saved and max(saved) == 20, first[-3000:]  # no rank trained on past its pause after the kill
     orphaned = [f"goodbench: rank {r}: its launcher (goodbench run-own) or torchrun is gone" for r in range(RANKS)]
@@ -184,7 +184,7 @@ def _run_again(tmp_path: Path, whole_tree: bool, first: str, whole: dict) -> Non
             and "second clock added" not in line] == []  # no note: no rank's chain broke
     doc = json.loads((tmp_path / "own.json").read_text())
     assert check_document(doc) == []
-    for run, whole_run in zip(doc["runs"], whole["runs"], strict=True):  # each rank's RNGs restored
+    for run, whole_run in zip(doc["runs"], unbroken["runs"], strict=True):  # each rank's RNGs restored
         assert [p["val_mse"] for p in run["curve"]] == [p["val_mse"] for p in whole_run["curve"]]
         assert run["distributed"]["world_size"] == RANKS
     assert (doc["runs"][1]["goodput"]["restarts"], doc["runs"][1]["goodput"]["lost_steps"]) == (1, 5)
