@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,13 @@ def test_a_rank_whose_clocks_run_slow_is_refused_naming_it(tmp_path):
 
 
 def test_a_torchrun_job_that_fails_gets_one_line_naming_the_rank(tmp_path):
+    """Rank 1 raises after step 7 while rank 0 goes on to its next collective: no rank puts a
+    record together (no collective could be matched), the job ends with the error instead of
+    hanging, one line says so, and there is no file."""
+    began = time.monotonic()
     done = _run_own(tmp_path, "own-ddp.json", "--fail-rank", "1")
-    assert done.returncode == 1
+    assert time.monotonic() - began < 120  # gloo's default timeout is 30 minutes: a hang would show
+    assert done.returncode == 1 and "rank 1 fails alone" in done.stderr  # the rank's own error, above the line
     lines = [line for line in done.stderr.splitlines() if line.startswith("goodbench: error:")]
     assert len(lines) == 1 and lines[0].startswith("goodbench: error: the script failed (exit status 1; its error is "
                                                     "above); it named no results file, so nothing was kept")
