@@ -7,7 +7,8 @@ writes each run's record to ``OUT_DIR/SCENARIO.json``. A SCENARIO is ``MODE`` or
 waiting ``STALL_S`` longer for every batch (a slow input pipeline on one rank); ``ddp-oom``
 is ddp with rank 1 running out of memory at step ``OOM_AT_STEP``; ``ddp-probe-oom`` after
 training, in the communication probe; ``ddp-gone-at-finish`` with rank 1 exiting after
-training, before the ranks gather their reports. Those three end the job: each is given alone.
+training, before the ranks gather their reports. Those three end the job: each comes last, and
+``ddp-gone-at-finish`` (which changes how every run ends) is given alone.
 """
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ ENDS_THE_JOB = ("ddp-oom", "ddp-probe-oom", "ddp-gone-at-finish")
 
 def main(data_dir: str, out_dir: str, *scenarios: str) -> int:
     modes = [scenario.split(":")[0] for scenario in scenarios]
-    if len(scenarios) > 1 and set(modes) & set(ENDS_THE_JOB):
-        raise SystemExit(f"{', '.join(ENDS_THE_JOB)} end the job: give each alone")
+    if set(modes[:-1]) & set(ENDS_THE_JOB) or (len(modes) > 1 and "ddp-gone-at-finish" in modes):
+        raise SystemExit(f"{', '.join(ENDS_THE_JOB)} end the job: each comes last, ddp-gone-at-finish alone")
     parallel = distributed.from_env("cpu")
     if modes == ["ddp-gone-at-finish"] and parallel.rank == 1:  # dies after its last collective
         import os

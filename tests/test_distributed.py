@@ -56,9 +56,11 @@ def single(data_dir) -> dict:
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory, data_dir) -> dict[str, dict]:
-    """Four 2-rank runs, one after another in one torchrun job (a job's start-up, ~16 CPU-seconds
-    here, paid once): ddp, ddp in micro-batches of 2 rows, ddp with rank 1's batches late, FSDP2."""
-    return torchrun(tmp_path_factory.mktemp("two-ranks"), data_dir, "ddp", "ddp:2", "ddp-stall", "fsdp")
+    """Five 2-rank runs, one after another in one torchrun job (a job's start-up, ~16 CPU-seconds
+    here, paid once): ddp, ddp in micro-batches of 2 rows, ddp with rank 1's batches late, FSDP2,
+    and last ddp with rank 1 out of memory, which ends the job (exit status not 0)."""
+    return torchrun(tmp_path_factory.mktemp("two-ranks"), data_dir, "ddp", "ddp:2", "ddp-stall", "fsdp", "ddp-oom",
+                    ok=False)
 
 
 def test_rows_and_micro_batches_split_the_global_batch():
@@ -152,12 +154,12 @@ def test_goodput_counts_the_slowest_ranks_data_stalls(two_ranks):
 
 
 @pytest.mark.dist
-def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(tmp_path, data_dir):
+def test_a_rank_out_of_memory_ends_the_job_and_rank_0_keeps_its_record(two_ranks):
     """Rank 1 runs out of memory alone: it leaves, the job cannot go on, and rank 0 (whose
     collective fails, or whom torchrun stops) writes its record instead of hanging."""
     from dist_worker import OOM_AT_STEP
 
-    run = failing(tmp_path, data_dir, "ddp-oom")
+    run = two_ranks["ddp-oom"]
     assert run["status"] in ("failed", "partial") and run["error"].startswith(
         ("rank 0 stopped: ", "interrupted (SIGTERM)"))
     assert run["steps"] == OOM_AT_STEP - 1 == len(run["step_times_s"])
