@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import USER_FOLDERS
 
-VARIABLES = [variable for _, variable in USER_FOLDERS]
+VARIABLES = ("XDG_CACHE_HOME", "GOODBENCH_CONFIG_DIR", "XDG_STATE_HOME")  # tests/conftest.py's USER_FOLDERS
 
 
 @pytest.fixture(scope="module")
