@@ -239,7 +239,9 @@ def test_cli_refuses_a_file_or_a_run_given_twice_on_one_side(files, tmp_path, ca
     for argv, why in [([files[0], str(copy_of_a), "--vs", files[1]],
                        f"BASE side: {files[0]} and {copy_of_a} are the same results file"),
                       ([files[0], "--vs", files[1], files[1]], f"NEW side: {files[1]} and {files[1]} are the same"),
-                      ([files[1], files[0], "--vs", str(copy_of_a)], None),  # one file a side: not refused
+                      ([files[1], "--vs", str(copy_of_a)], None),  # one file a side: not refused
+                      ([files[1], files[0], "--vs", str(copy_of_a)],  # a's run on both sides
+                       f"BASE and NEW sides: {files[0]} and {copy_of_a} are the same results file"),
                       ([files[0], "--vs", files[1], str(copy_of_a), str(shared_path)],
                        f"NEW side: {copy_of_a} and {shared_path} hold the same run ({GPT2['runs'][0]['run_id']})")]:
         with pytest.raises(SystemExit) if why else contextlib.nullcontext() as exc:
@@ -745,6 +747,47 @@ def test_a_side_of_several_files_refuses_a_run_without_a_run_id(read_as, capsys)
     assert exc.value.code == 2 and "NEW side: anon.json: runs[0] has no run id, so it cannot be told from the " \
         "side's other runs" in err[-1]
     assert compare.repeated(["anon.json"], [anonymous]) is None  # one file a side: nothing to count twice
+
+
+def test_a_side_of_several_files_is_priced_by_the_score_the_table_shows_in_either_order(read_as, capsys):
+    """A side of two files (``compare A B --vs C``) holds seed 1 twice: its cost to target was
+    priced from the leaderboard's entry of the merged runs, keyed by seed, so the file named last
+    set it alone (a new user saw it change with the order). Now it is the side's TTA score as the
+    comparison computes it, over every run of every file: the same in either order."""
+    read_as.update({"a.json": seeds(LM, [10.0]), "b.json": seeds(LM, [30.0]), "c.json": seeds(LM, [12.0])})
+    for name in ("a.json", "b.json", "c.json"):
+        read_as[name]["runs"][0]["run_id"] = uuid.uuid4().hex  # one run per file, told apart
+    priced = []
+    for base in (["a.json", "b.json"], ["b.json", "a.json"]):
+        assert main(["compare", *base, "--vs", "c.json", "--format", "json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        [tta] = [f for f in out["new"][0]["pairs"][0]["figures"] if f["figure"] == "tta"]
+        [side, _] = out["cost_to_target"]
+        assert tta["base"] == pytest.approx(20.0)  # the mean of the side's two seeds' times
+        assert side["accelerator_hours"] == pytest.approx(results.world_size(LM["runs"][0]) * 20.0 / 3600)
+        priced.append(side["accelerator_hours"])
+    assert priced[0] == priced[1]
+
+
+def test_a_run_on_both_sides_is_a_usage_error_unless_both_sides_are_the_same_files(read_as, capsys):
+    """``compare A B --vs B`` compared B's run with itself, and gave its verdict with no word (a new
+    user's find; ``compare B B`` notes it): a run on both sides is now a usage error naming the
+    file, or both files where a copy holds it; the same files on both sides, in any order, are the
+    check of the statistics ``compare X X`` is, with its note."""
+    read_as.update({"a.json": with_runs(GPT2, [1.0]), "b.json": with_runs(GPT2, [1.01])})
+    read_as["copy.json"] = read_as["b.json"]
+    for argv, said in ((["a.json", "b.json", "--vs", "b.json"], "b.json is on both"),
+                       (["a.json", "b.json", "--vs", "copy.json"], "b.json and copy.json are the same results file")):
+        with pytest.raises(SystemExit) as exc:
+            main(["compare", *argv])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert exc.value.code == 2 and err[-1].endswith(
+            f"BASE and NEW sides: {said}: a run on both sides would be compared with itself"), err
+    assert main(["compare", "a.json", "b.json", "--vs", "b.json", "a.json"]) == 0
+    assert "note: both sides are the same results files (b.json + a.json): their ratios are 1 by construction" \
+        in capsys.readouterr().err
+    assert main(["compare", "a.json", "--vs", "b.json"]) == 0
+    assert "note:" not in capsys.readouterr().err
 
 
 def test_a_side_of_one_file_whose_runs_have_no_run_id_is_compared_and_priced(read_as, capsys):

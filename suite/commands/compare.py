@@ -26,7 +26,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--vs", nargs="+", metavar="NEW", dest="vs",
                    help="the NEW side's results files, compared as one side with every file before --vs "
                         "(a side's files must hold runs of their own, told apart by run id: a file given "
-                        "twice, a run in two files or a run without an id is a usage error)")
+                        "twice, a run in two files or a run without an id is a usage error; so is a run on "
+                        "both sides, unless both are the same files: a check of the statistics, which a note marks)")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text",
                    help="text table (default; colour on a terminal), markdown for a pull-request "
                         "comment, JSON for tools")
@@ -78,9 +79,11 @@ def run(args) -> int:
     stale_new: list[str] = []  # NEW files today's rules refuse: the gate passes none of them
     if args.vs:  # two sides of one or more files each
         base_names, new_names = [args.base, *args.new], list(args.vs)
-        base_doc = compare.merge_side(_side(base_names, "BASE"))
-        sides = [(" + ".join(new_names), compare.merge_side(_side(new_names, "NEW", stale_new)))]
+        base_docs, new_docs = _side(base_names, "BASE"), _side(new_names, "NEW", stale_new)
         base_name = " + ".join(base_names)
+        _across_sides(base_names, base_docs, new_names, new_docs)
+        base_doc = compare.merge_side(base_docs)
+        sides = [(" + ".join(new_names), compare.merge_side(new_docs))]
     else:
         base_name, base_doc = args.base, _valid_document(args.base)
         sides = [(name, _valid_document(name, stale_new)) for name in args.new]
@@ -129,6 +132,42 @@ def _side(names: list[str], which: str, stale: list[str] | None = None) -> list[
         raise Usage(f"{which} side: {why}: a side's files are counted as separate sessions, so each must "
                     "be given once and hold runs of its own")
     return docs
+
+
+def _across_sides(base_names: list[str], base_docs: list[dict], new_names: list[str], new_docs: list[dict]) -> None:
+    """A run on both sides of ``--vs``: the note ``compare X X`` gives where the sides are the same
+    files (a check of the statistics: its ratios are 1 by construction); Usage where they only
+    share some, whose ratios would be partly 1 by construction and read as a measurement. Runs
+    are told apart by run id; a run without one is told by its file alone."""
+    why = None
+    held = {r["run_id"]: name for name, doc in zip(base_names, base_docs) for r in doc.get("runs") or []
+            if isinstance(r, dict) and isinstance(r.get("run_id"), str)}
+    for name, doc in zip(new_names, new_docs):
+        same = next((b for b, d in zip(base_names, base_docs) if d == doc), None)
+        shared = next((r["run_id"] for r in doc.get("runs") or []
+                       if isinstance(r, dict) and isinstance(r.get("run_id"), str) and r["run_id"] in held), None)
+        if name in base_names:
+            why = f"{name} is on both"
+        elif same is not None:
+            why = f"{same} and {name} are the same results file"
+        elif shared is not None:
+            why = f"{held[shared]} and {name} hold the same run ({shared})"
+        if why:
+            break
+    if why is None:
+        return
+    if sorted(map(_canonical, base_docs)) == sorted(map(_canonical, new_docs)):
+        say(f"note: both sides are the same results files ({' + '.join(new_names)}): their ratios are 1 by "
+            "construction, whatever the machine did")
+        return
+    raise Usage(f"BASE and NEW sides: {why}: a run on both sides would be compared with itself")
+
+
+def _canonical(doc: dict) -> str:
+    """A document as sortable text, to tell whether two sides are the same files in any order."""
+    import json
+
+    return json.dumps(doc, sort_keys=True, default=str)
 
 
 def _valid_document(path: str, stale_out: list[str] | None = None) -> dict:

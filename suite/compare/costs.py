@@ -1,13 +1,18 @@
 """Cost to target of each side of ``goodbench compare``: every time-to-target entry's
 device-hours (devices × time to target, :mod:`suite.cost.hours`) × the list price of its
 accelerator's class in a price table (a CPU entry's core-hours × the price per core-hour), or
-"no price" where the class has none."""
+"no price" where the class has none. The time to target is the side's TTA score as the
+comparison computes it (:func:`suite.compare.estimates.tta_estimate`: every run of every file
+of the side), so the cost is that of the score the table shows, whatever the files' order."""
 from __future__ import annotations
 
-from suite.cost import classes
+from suite.compare.estimates import tta_estimate
+from suite.cost import classes, hours
 from suite.cost.hours import cost
 from suite.cost.money import usd
 from suite.cost.prices import Table, list_price
+from suite.figures.summary import groups
+from suite.record import results
 
 
 def side_costs(sides: list[tuple[str, dict]], table: Table) -> list[dict]:
@@ -17,7 +22,14 @@ def side_costs(sides: list[tuple[str, dict]], table: Table) -> list[dict]:
 
     out = []
     for name, doc in sides:
+        grouped = groups(doc.get("runs") or [])
         for entry in rows(name, doc):
+            if entry["kind"] != "tta":
+                continue
+            runs = grouped[f"{entry['workload']}@{entry['scale']}"]
+            seconds = tta_estimate(runs).value  # several files' runs of one seed each count (not the last)
+            entry = {**entry, "accelerator_hours": hours.to_target(results.world_size(runs[0]), seconds),
+                     "core_hours": hours.core_hours(doc, seconds)}
             if entry["accelerator_hours"] is None:
                 continue
             cores = entry.get("core_hours")  # a CPU is priced per core-hour
