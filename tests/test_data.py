@@ -201,9 +201,18 @@ def test_data_verify_fails_on_missing_files_and_on_a_folder_that_is_not_there(da
 
     assert main(["data", "verify", str(tmp_path)]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == f"{tmp_path}: 0 ok, 5 missing, 0 wrong"
-    assert main(["data", "verify", str(tmp_path / "nope")]) == 1
+    with pytest.raises(SystemExit) as ended:  # a usage error, said as --mirror's is (a new user's find: exit 1, no "error:")
+        main(["data", "verify", str(tmp_path / "nope")])
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err == f"goodbench: {tmp_path / 'nope'}: no such folder (a typo?)\n"
+    assert ended.value.code == 2 and captured.out == ""
+    assert captured.err == (f"goodbench data: error: {tmp_path / 'nope'}: no such folder (a typo?); give the folder "
+                            "that holds the dataset files under their names\n")
+    for command in (["fetch", "--to", str(tmp_path / "to")], ["verify", str(data_dir)]):  # as `run -w lm-chr` says it
+        with pytest.raises(SystemExit) as ended:
+            main(["data", *command, "-w", "lm-chr"])
+        assert ended.value.code == 2 and capsys.readouterr().err.startswith(
+            "goodbench data: error: unknown workload lm-chr; known: ")
+    assert not (tmp_path / "to").exists()
     # `data fetch -w lm-char --to D && data verify -w lm-char D`: one workload's files only
     (tmp_path / "tinyshakespeare").mkdir()
     (tmp_path / TINY_SHAKESPEARE.name).write_bytes((data_dir / TINY_SHAKESPEARE.name).read_bytes())
@@ -227,7 +236,9 @@ def test_data_where_and_list_name_the_folders_and_every_file(data_dir, capsys):
     assert main(["list"]) == 0
     legend = capsys.readouterr().out.splitlines()[-1]
     assert "no: `goodbench data fetch`" in legend and "--data-dir DIR" in legend
-    assert main(["data", "fetch", "-w", "no-such"]) == 1  # one line, no traceback
+    with pytest.raises(SystemExit) as ended:  # one line, no traceback: a usage error
+        main(["data", "fetch", "-w", "no-such"])
+    assert ended.value.code == 2 and capsys.readouterr().err.count("\n") == 1
 
 
 def test_a_skipped_workload_says_why_in_one_line_with_the_command_that_fixes_it(tmp_path):

@@ -3,7 +3,6 @@ fetching the missing ones with their sha256 checked, and checking a folder."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def add_parser(commands) -> argparse.ArgumentParser:
@@ -20,7 +19,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
     fetch.add_argument("--to", metavar="DIR", help="the folder to fill (default the user cache, where `run` looks)")
     fetch.add_argument("--data-dir", help="a folder looked in first: files already there are not fetched")
     verify = actions.add_parser("verify", help="check the pinned files in a folder: found, missing or a wrong sha256 "
-                                "(exit 1 unless every one is there whole)")
+                                "(exit 1 unless every one is there whole; 2 where DIR is no folder)")
     verify.add_argument("folder", metavar="DIR", help="the folder to check (files under their pinned names)")
     verify.add_argument("-w", "--workload", action="append", metavar="ID",
                         help="only this workload's files (repeatable; default every workload's)")
@@ -36,8 +35,8 @@ def run(args) -> int:
 
 def _pinned(workload_ids: list[str] | None = None) -> dict:
     """File name → (its DataFile, the ids of the workloads that read it), for ``workload_ids``
-    (default every workload); GoodbenchError for an unknown id."""
-    from suite.record.errors import GoodbenchError
+    (default every workload); Usage for an unknown id (exit 2, as ``run -w`` says it)."""
+    from suite.record.errors import Usage
     from workloads import registry
 
     ids = workload_ids or list(registry.WORKLOADS)
@@ -46,7 +45,7 @@ def _pinned(workload_ids: list[str] | None = None) -> dict:
         try:
             workload = registry.get(wid)
         except registry.UnknownWorkload:
-            raise GoodbenchError(f"no workload {wid!r} (one of {', '.join(registry.WORKLOADS)})") from None
+            raise Usage(f"unknown workload {wid}; known: {', '.join(registry.WORKLOADS)}") from None
         for f in workload.data_files:
             files.setdefault(f.name, (f, []))[1].append(wid)
     return dict(sorted(files.items()))
@@ -139,14 +138,14 @@ def _check_mirror(mirror: str | None) -> None:
 def _verify(args) -> int:
     from pathlib import Path
 
+    from suite.record.errors import Usage
     from workloads import data
 
     folder, wrong, missing = Path(args.folder), 0, 0
     pinned = _pinned(args.workload)
-    if not folder.is_dir():
-        print(f"goodbench: {folder}: {'not a folder' if folder.exists() else 'no such folder (a typo?)'}",
-              file=sys.stderr)
-        return 1
+    if not folder.is_dir():  # a usage error, said as --mirror's is (exit 2)
+        raise Usage(f"{folder}: {'not a folder' if folder.exists() else 'no such folder (a typo?)'}; give the "
+                    "folder that holds the dataset files under their names")
     for name, (f, wids) in pinned.items():
         path = folder / name
         if not path.is_file():

@@ -6,7 +6,10 @@ import argparse
 
 def add_parser(commands) -> argparse.ArgumentParser:
     """``goodbench peaks`` and its arguments."""
-    p = commands.add_parser("peaks", help="the peak table MFU uses, or the entry a device name resolves to")
+    p = commands.add_parser("peaks", help="the peak table MFU uses, or the entry a device name resolves to",
+                            description="The peak table MFU and the validator use; with NAME, the entry that "
+                            "device name resolves to, or exit status 1 where it resolves to none (its results "
+                            "are not ranked), so that a script can tell.")
     p.add_argument("name", nargs="*", metavar="NAME",
                    help='a device name as torch or NVML reports it (NVIDIA H100 80GB HBM3: quotes not needed)')
     return p
@@ -48,7 +51,7 @@ def run(args) -> int:
         else:
             why = " (a MIG slice: a fraction of the GPU's SMs)" if mfu.is_mig(args.name) else ""
         print(f"{args.name}: no known peak — pass --peak-tflops{why}; its results are not ranked")
-        return 0
+        return 1  # a script can tell (a new user's find: it exited 0)
     print(f"{args.name}: {entry.name} (picked by the words {', '.join(entry.match)}"
           f"{'; not ' + ', '.join(entry.exclude) if entry.exclude else ''})")
     print(report.peak_table([entry]))
