@@ -573,3 +573,29 @@ def test_settings_that_is_not_an_object_is_refused_by_the_schema_as_stored_too(v
     problems, waived = v.check_stored(doc)
     assert [p.code for p in problems] == ["schema"] and not waived
     assert "is not of type 'object'" in problems[0].reason
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("{}", "schema_version: no schema_version: not a goodbench results file (goodbench run and run-own write one)"),
+    ('{"total_runs": 2}', "schema_version: no schema_version: not a goodbench results file"),
+    ("[1, 2]", "not a JSON object but an array: not a goodbench results file"),
+    ('"x"', "not a JSON object but a string: not a goodbench results file"),
+    ("null", "not a JSON object but null: not a goodbench results file")])
+def test_a_file_that_is_no_results_file_is_called_so_once(text, said, tmp_path, capsys):
+    """A new user's find: `{}` (or the projection `project` writes) read "unsupported schema
+    version None", a JSON array jsonschema's "[1, 2] is not of type 'object'", and compare said
+    "not a valid results file: not a results file of this suite: …". Each is now one plain line,
+    said once, by validate, compare and submit alike."""
+    from suite.leaderboard.pipeline import read_file
+    from suite.record.errors import GoodbenchError
+
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    assert cli.main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{path}: {said}")
+    with pytest.raises(GoodbenchError) as refused:
+        read_file(path)
+    assert str(refused.value).startswith(f"{path}: {said}")  # compare's reading: no second "not a … file"
+    assert cli.main(["submit", str(path), "--results-dir", str(tmp_path / "results")]) == 1
+    assert capsys.readouterr().out.startswith(f"refused: {path}: {said}")
+    assert not (tmp_path / "results").exists() or not list((tmp_path / "results").glob("*.json"))

@@ -25,6 +25,7 @@ from suite.store.ledger import in_store_order
 from suite.trust import ownership, reviewers
 from suite.trust.reviewers import Reviewers
 from suite.validate import load
+from suite.validate.schema import NOT_RESULTS
 
 
 def read_file(path: str | Path) -> rows.Stored:
@@ -39,7 +40,8 @@ def read_file(path: str | Path) -> rows.Stored:
     if line is not None:
         more = f" (and {problems - 1} more problem{'s' if problems > 2 else ''}: goodbench validate {path})" \
             if problems > 1 else ""
-        raise GoodbenchError(f"not a valid results file: {line}{more}")
+        said = "" if NOT_RESULTS in line or line.startswith("not a results file") else "not a valid results file: "
+        raise GoodbenchError(f"{said}{line}{more}")
     return rows.Stored.of(Path(path).name, doc, waived)
 
 

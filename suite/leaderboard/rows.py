@@ -34,6 +34,7 @@ from suite.leaderboard.systems import IDENTITY
 from suite.record import results
 from suite.store import naming
 from suite.trust import ownership, signing
+from suite.validate.schema import NOT_RESULTS
 from suite.validate.shared import as_number
 from suite.validate.stream_rules import energy_unchecked
 from suite.validate.tolerance import close
@@ -85,6 +86,8 @@ def check_loaded(doc, name: str) -> tuple[str | None, list[str], int]:
         return None, [f"{words}, not held to v{validate.SINCE[p.code]}'s [{p.code}]: {p.line(name)}"
                       for p in waived], 0
     line = problems[0].line(name)
+    if NOT_RESULTS in line:  # no results file at all: it says so itself
+        return line, [], len(problems)
     if problems[0].code == "schema-version":  # no results file of this suite: stored under no rules
         return f"not a results file of this suite: {line}", [], len(problems)
     if stored is not None and stored < validate.RULES_VERSION:

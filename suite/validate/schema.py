@@ -47,11 +47,21 @@ def _inline_refs(node: Any, defs: dict) -> Any:
     return node
 
 
+NOT_RESULTS = "not a goodbench results file"
+"""What the first problem of a document that is no results file at all says (no object, no
+``schema_version``): a caller adds no "not a valid results file" to it."""
+
+
 def schema_problems(doc: Any) -> list[Problem]:
     """The schema version, then the errors of the JSON Schema (but ``step_times_s`` items): at
     most :data:`MAX_PROBLEMS` + 1, in document order; ``schema-unchecked`` where no library can
     check it."""
-    if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
+    if not isinstance(doc, dict):  # a list, a string: not a results file at all (not a schema error to read)
+        return [Problem("schema", "", f"not a JSON object but {_kind(doc)}: {NOT_RESULTS}")]
+    if "schema_version" not in doc:  # the projection `project` writes, a config file, {}
+        return [Problem("schema-version", "schema_version", f"no schema_version: {NOT_RESULTS} "
+                        "(goodbench run and run-own write one)")]
+    if doc.get("schema_version") != SCHEMA_VERSION:
         return [Problem("schema-version", "schema_version",
                         f"unsupported schema version {safe(repr(doc.get('schema_version')))} "
                         f"(this suite reads {SCHEMA_VERSION})")]
@@ -60,3 +70,13 @@ def schema_problems(doc: Any) -> list[Problem]:
         return [Problem("schema-unchecked", "", UNCHECKED)]
     return [Problem("schema", field_path(e.path), safe(e.message, 200)) for e in errors]
 
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in a word: "an array", "a string", "a number", "true", "null"."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    return "a number"
