@@ -203,5 +203,5 @@ def test_a_json_file_that_is_no_results_file_is_said_to_be_none_not_stored_under
     notes = tmp_path / "notes.json"
     notes.write_text(json.dumps({"title": "my notes"}))
     doc, line, _ = leaderboard.check_file(notes)
-    assert doc is None and line.startswith("not a results file of this suite: notes.json: schema_version")
+    assert doc is None and line.startswith("notes.json: schema_version: no schema_version: not a goodbench results file")
     assert "rules v" not in line
