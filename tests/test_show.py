@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from suite.cli import main
+from suite.commands import show
 from suite.figures import naming, report
 from suite.record import results
 from workloads import own
@@ -21,13 +22,13 @@ def test_show_prints_the_summary_run_ends_with(capsys):
     assert main(["show", str(FIXTURE)]) == 0
     out = capsys.readouterr().out
     doc = results.load(FIXTURE)
-    assert out == report.file_summary(doc) + "\n"
+    assert out == report.file_summary(doc) + "\n" + show.VALID + "\n"  # the validator's word last
     header, *rows = out.splitlines()[:1 + len(doc["runs"])]
     assert header.split()[:3] == ["workload", "seed", "status"] and "samples/s" in header and "p50" in header
     for row, run in zip(rows, doc["runs"]):
         assert f"{round(results.samples_per_s(run), 2):.2f}" in row
         assert f"{round(1000 * results.step_time_s(run, 'p50'), 2)}" in row
-    assert out.rstrip("\n").endswith(report.STEADY_STATE_NOTE)
+    assert out.rstrip("\n").removesuffix(show.VALID).rstrip("\n").endswith(report.STEADY_STATE_NOTE)
     assert "warm-up" in report.STEADY_STATE_NOTE and "progress lines" in report.STEADY_STATE_NOTE
 
 
@@ -49,7 +50,8 @@ def test_show_and_run_end_with_the_same_warning_where_runs_were_measured_under_l
     same file said nothing of it; both now end with it (as run-own does)."""
     loaded = Path(__file__).parent / "fixtures" / "own-loaded-short-steps.json"
     assert main(["show", str(loaded)]) == 0
-    last = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
+    *_, last, checked = capsys.readouterr().out.rstrip("\n").splitlines()
+    assert checked.startswith("validator: ")
     doc = results.load(loaded)
     assert last == report.load_warning(doc["runs"], own.implementation_name(doc))  # own code named: "own: mlp seed 1"
     assert "first own: mlp seed 1:" in last
@@ -207,7 +209,8 @@ def test_the_load_warning_is_built_from_the_bounded_file_and_cut(tmp_path, capsy
     path.write_text(json.dumps(doc))
     assert path.stat().st_size > 2_000_000
     out, longest = _measure(path, capsys)
-    warning = out.splitlines()[-1]
+    *_, warning, checked = out.splitlines()
+    assert checked.startswith("validator: NOT VALID (") and "[too-long-string] at runs[0].host_load.start.busy" in checked
     assert warning.startswith("warning: 1 of 5 runs measured under load (self-reported); first lm-char seed 1: "
                               "other processes used 1.5 of 2 cores at its start (")
     assert warning.count("N" * load.NAME_CHARS + "…") == load.NAMED and "and 395 more)" in warning
@@ -226,7 +229,7 @@ def test_the_goodput_table_shows_a_runs_first_kinds_of_badput_and_counts_the_oth
     header = out.split(f"{report.GOODPUT_HEADING}\n")[1].splitlines()[0].split()
     kinds = header[header.index("k0"):header.index("goodput")]
     assert kinds == [f"k{i}" for i in range(12)] and header[header.index("k0") - 1] == "other"  # 8 goodbench writes
-    assert out.splitlines()[-1] == f"29988 more kinds of badput not shown (the first {show.MAX_BADPUT} of 30008 are)"
+    assert out.splitlines()[-2] == f"29988 more kinds of badput not shown (the first {show.MAX_BADPUT} of 30008 are)"
     assert longest < 400 and len(out) < 5_000  # 1,615,445 characters, one line of 289,058, before
 
 
@@ -271,3 +274,20 @@ def test_a_reproductions_verdict_is_shown_whole_escaped_and_bounded(tmp_path, ca
     doc["settings"]["reproduces"]["runs"][0]["verdict"] = long
     assert show.reproduction_lines(doc)[1].endswith(long)
     assert show.reproduction_lines(results.load(FIXTURE)) == []
+
+
+def test_show_ends_with_the_validators_word_so_an_edited_figure_is_never_shown_as_checked(tmp_path, capsys):
+    """A new user's find: an energy figure written into a file whose meter measured none was shown
+    as "energy 50 J" with no word, while `validate` refused the file. The summary shows what the
+    file states; its last line now says whether the validator accepts it, naming the first
+    problem's rule and place (never its reason, which may quote the file)."""
+    doc = json.loads(FIXTURE.read_text())
+    doc["runs"][0]["metrics"]["energy_to_train_j"] = 50.0
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    assert main(["show", str(edited)]) == 0  # shown: show reads, validate judges
+    last = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
+    assert last.startswith("validator: NOT VALID (") and "[energy-mismatch] at runs[0].metrics.energy_to_train_j" in last
+    assert last.endswith("the figures above are the file's own, unchecked (goodbench validate FILE says why)")
+    assert main(["show", str(FIXTURE)]) == 0
+    assert capsys.readouterr().out.rstrip("\n").splitlines()[-1] == show.VALID

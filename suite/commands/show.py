@@ -1,6 +1,7 @@
 """``goodbench show FILE [FILE ...]``: the summary ``goodbench run`` ends with, for any results file, a
-reproduction's opening with what it reproduces and its verdicts (:func:`reproduction_lines`). The file
-is read as the validator reads it (bounded: size, nesting, numbers) and validated no further; a file
+reproduction's opening with what it reproduces and its verdicts (:func:`reproduction_lines`), and last
+the validator's word on it (:func:`checked_line`). The file is read as the validator reads it
+(bounded: size, nesting, numbers) and shown as it states its figures; a file
 whose runs cannot be summarized is said so in one line. What it prints is bounded too: every string
 the file supplies at :data:`MAX_CHARS` characters, its first :data:`MAX_RUNS` runs,
 :data:`MAX_SCORES` time-to-target scores and :data:`MAX_BADPUT` kinds of badput a run, and a line
@@ -27,7 +28,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                                         "per run (samples/s, p50 step, MFU, energy), goodput and badput, "
                                         "time-to-target scores; a reproduction's first says what it "
                                         "reproduces, whose key signed it and each run's verdict. The file is "
-                                        "read safely, not validated: goodbench validate FILE checks it. "
+                                        "read safely and shown as it states its figures; the last line is the "
+                                        "validator's word on it (goodbench validate FILE lists every problem). "
                                         "Several files: each under a line naming it, in the order given.")
     p.add_argument("files", nargs="+", metavar="FILE", help="a results file (several: each in turn)")
     return p
@@ -72,6 +74,32 @@ def _show(name: str) -> None:
     loaded = load_warning(shown)
     if loaded:
         print(loaded)
+    print(checked_line(name))
+
+
+def checked_line(name: str) -> str:
+    """The validator's word on the file shown, last: the table shows the figures the file states,
+    which only the validator checks (a new user's find: an edited energy figure was shown plainly
+    while ``validate`` refused the file)."""
+    from suite.commands.validate import older_rules_note
+    from suite.record.text import cut, printable
+    from suite.validate import validate_file
+
+    problems = validate_file(name)
+    if not problems:
+        return VALID
+    older = older_rules_note(name, problems)
+    if older is not None:
+        return f"validator: {cut(older, MAX_CHARS)}"
+    first = problems[0]  # its code and place only: a reason may quote the file, whose strings are hostile
+    where = cut(printable(first.field), 80) if first.field else "the document"
+    return (f"validator: NOT VALID ({len(problems)} problem{'s' if len(problems) > 1 else ''}, the first "
+            f"[{first.code}] at {where}): the figures above are the file's own, unchecked (goodbench validate FILE "
+            "says why)")
+
+
+VALID = "validator: valid under today's rules"
+"""What :func:`checked_line` says of a file the validator accepts."""
 
 
 MAX_VERDICT = 2000  # characters of a reproduction's verdict: the validator's bound on a string, so it is shown whole
