@@ -540,3 +540,17 @@ def test_the_gate_passes_no_new_file_todays_rules_refuse(capsys):
     assert main(["compare", v1, v9, "--fail-on-regression", "samples_per_s=1000"]) == 0  # an older BASE
     assert f"note: {v1}: " in capsys.readouterr().err
     assert main(["compare", v9, v1]) == 0  # without a gate: compared, the note said
+
+
+def test_the_legend_names_a_default_named_system_once_and_a_named_one_with_its_accelerator():
+    """A new user read "AMD EPYC x1 · AMD EPYC × 1": the default system name is the accelerator's
+    count and name, said twice; it is said once now, and a system named otherwise keeps both."""
+    from suite.compare import report as compare_report
+
+    doc = json.loads(json.dumps(forging.real("dlrm-small")))
+    accelerator = doc["system"]["accelerator"]
+    doc["system"]["name"] = f"{accelerator['name']} x{accelerator['count']}"
+    said = compare_report._identity(doc)
+    assert said.startswith(f"{doc['system']['name']} · torch ") and " × " not in said
+    doc["system"]["name"] = "Lab box"
+    assert compare_report._identity(doc).startswith(f"Lab box · {accelerator['name']} × {accelerator['count']} · ")

@@ -239,13 +239,23 @@ def _legend(base_name: str, base_doc: Any, columns: Sequence[Column]) -> list[tu
 
 def _identity(doc: Any) -> str:
     d = compare.describe(doc)
-    parts = [d["system"], d["accelerator"], f"torch {d['torch']}" if d["torch"] else None,
+    accelerator = None if _spelled_alike(d["system"], d["accelerator"]) else d["accelerator"]
+    parts = [d["system"], accelerator, f"torch {d['torch']}" if d["torch"] else None,
              f"compile {d['compile']}" if d["compile"] != "off" else None, d["created_at"],
              f"MEASURED UNDER LOAD: {d['under_load']}" if d.get("under_load") else None,
              "host load not recorded (dated before goodbench recorded it)"
              if d.get("load_unrecorded") and not d.get("under_load") else None,
              _clocks(d)]
     return " · ".join(str(p) for p in parts if p)
+
+
+def _spelled_alike(system: Any, accelerator: Any) -> bool:
+    """Whether a system's name is its accelerator's count and name as goodbench names a system by
+    default ("AMD EPYC x1" and "AMD EPYC × 1"): then the legend names it once."""
+    def words(text: Any) -> str:
+        return "".join(str(text).replace("×", "x").split()).casefold()
+
+    return system is not None and accelerator is not None and words(system) == words(accelerator)
 
 
 def _others(columns: Sequence[Column]) -> list[str]:
