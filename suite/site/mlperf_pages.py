@@ -210,10 +210,10 @@ COST_LABEL = "cost (USD), score time only"  # the tooltip and the note under the
 COST_TITLE = ("cost to train: accelerator-hours (accelerators × score) × the on-demand list price per "
               "accelerator-hour of the accelerator's class (the price table's page): a list price of its date (an "
               "undated page's: the day it was read), not what the submitter paid. The score's time only: MLPerf's score leaves out initialization (its "
-              "rule), which goodbench's own cost to target counts from the run's start; \"with init\" under it "
+              "rule), as goodbench's own cost to target does (both on MLPerf's clock); \"with init\" under it "
               "adds the median run's initialization (the cost ÷ (1 − init share))")
 COST_NOTE = ("Cost (USD) prices the score's time only: MLPerf's score leaves out initialization (MLPerf's rule), "
-             "while goodbench's own cost to target counts from the run's start. On a large system initialization "
+             "as goodbench's own cost to target does (both on MLPerf's clock). On a large system initialization "
              "can be most of a run's wall time, so the figure \"with init\" under a cost (the cost ÷ (1 − the "
              "median run's init share), approximate: the score is an olympic mean × RCP factor) is nearer what "
              "running it costs.")
