@@ -442,3 +442,32 @@ def test_compare_prices_a_cpu_result_per_core_hour(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "core-hours, $" in out and "at $0.04 per core-hour" in out  # three digits below a dollar, per core
     assert "e-0" not in out  # a cost of a hundredth of a cent in plain decimals, not $7.23e-05
+
+
+def test_each_cheapest_to_target_says_how_many_carried_over_results_it_leaves_out(every_mlperf_row, tmp_path):
+    """A fixed sentence said "(one carried over from an earlier round is left out)" on every round
+    page with the view (a user's find: v0.7 BERT carries none, v2.1 ResNet 20). Each page now
+    counts its own: complete closed-division results carried over, or says nothing of them."""
+    from collections import defaultdict
+
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for r in every_mlperf_row:
+        groups[(r.round, r.benchmark)].append(r)
+    counts = {}
+    for key, members in groups.items():
+        cheapest = mlperf_pages._cheapest(members)
+        if cheapest is not None:
+            counts[key] = cheapest["carried"]
+            assert cheapest["carried"] == sum(r.complete and r.division == "closed" and r.carried_of is not None
+                                              for r in members)
+    zero, one, many = (next(k for k, n in counts.items() if test(n))
+                       for test in (lambda n: n == 0, lambda n: n == 1, lambda n: n > 1))
+    common = {"label": documents.LABEL, "derived": mlperf_pages.DERIVED, "cost_note": mlperf_pages.COST_NOTE,
+              "checked": mlperf_pages.CHECKED, "checked_title": mlperf_pages.CHECKED_TITLE, **BUILT}
+    (tmp_path / mlperf_pages.FOLDER).mkdir()
+    mlperf_pages._round_pages(tmp_path, {k: groups[k] for k in (zero, one, many)}, common)
+    said = {k: " ".join((tmp_path / mlperf_pages.FOLDER / mlperf_pages.round_page(*k)).read_text().split())
+            for k in (zero, one, many)}
+    assert "carried over from an earlier round" not in said[zero].split("Cheapest to target")[1].split("</p>")[0]
+    assert "new in this round (1 carried over from an earlier round is left out)." in said[one]
+    assert f"new in this round ({counts[many]} carried over from an earlier round are left out)." in said[many]

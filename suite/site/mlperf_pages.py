@@ -401,7 +401,8 @@ def _cheapest(rows: list[Row]) -> dict | None:
     return {"table": _table("cheapest", CHEAPEST_HEADERS, lines), "classes": classes_used, "chart": chart,
             "priced": sum(r.cost_usd is not None for r in rows if r.complete and r.division == "closed"
                           and r.carried_of is None),
-            "closed": sum(r.complete and r.division == "closed" and r.carried_of is None for r in rows)}
+            "closed": sum(r.complete and r.division == "closed" and r.carried_of is None for r in rows),
+            "carried": sum(r.complete and r.division == "closed" and r.carried_of is not None for r in rows)}
 
 
 def _absent(rows: list[Row]) -> dict | None:
