@@ -471,3 +471,17 @@ def test_each_cheapest_to_target_says_how_many_carried_over_results_it_leaves_ou
     assert "carried over from an earlier round" not in said[zero].split("Cheapest to target")[1].split("</p>")[0]
     assert "new in this round (1 carried over from an earlier round is left out)." in said[one]
     assert f"new in this round ({counts[many]} carried over from an earlier round are left out)." in said[many]
+
+
+def test_an_accelerator_whose_results_name_no_count_has_no_largest_system(every_mlperf_row, tmp_path):
+    """The accelerators table read "largest system 0" for NVIDIA V100 PCIe, whose results name no
+    count (its own page shows "—"): unknown now, None, shown "—"; a family with counts keeps its largest."""
+    families = {"NVIDIA V100 PCIe": [r for r in every_mlperf_row if r.family == "NVIDIA V100 PCIe"],
+                "NVIDIA H100 SXM": [r for r in every_mlperf_row if r.family == "NVIDIA H100 SXM"]}
+    assert families["NVIDIA V100 PCIe"] and all(r.count is None for r in families["NVIDIA V100 PCIe"])
+    common = {"label": documents.LABEL, "derived": mlperf_pages.DERIVED, "cost_note": mlperf_pages.COST_NOTE,
+              "checked": mlperf_pages.CHECKED, "checked_title": mlperf_pages.CHECKED_TITLE, **BUILT}
+    (tmp_path / mlperf_pages.FOLDER).mkdir()
+    found = {a["family"]: a["largest"] for a in mlperf_pages._accelerator_pages(tmp_path, families, common)}
+    assert found["NVIDIA V100 PCIe"] is None and mlperf_pages.cell(found["NVIDIA V100 PCIe"])["text"] == "—"
+    assert found["NVIDIA H100 SXM"] == max(r.count for r in families["NVIDIA H100 SXM"] if r.count)

@@ -550,7 +550,8 @@ def _accelerator_pages(out: Path, by_family: dict[str, list[Row]], common: dict)
         found.append({"family": fam, "href": f"{FOLDER}/{accelerator_page(fam)}", "n": len(rows), "scored": len(scored),
                       "first": rounds[0], "last": rounds[-1], "submitters": len({r.submitter for r in rows}),
                       "benchmarks": len({r.benchmark for r in rows}),
-                      "largest": max((r.count or 0 for r in rows), default=0)})
+                      # None (shown "—") where no result names its count: unknown, not 0
+                      "largest": max((r.count for r in rows if r.count), default=None)})
     return found
 
 
