@@ -277,3 +277,13 @@ def test_tooltips_keep_the_raw_key_and_the_json_download_the_exact_value(tmp_pat
     assert f'<th scope="row" title="goodput.wall_s">wall time</th><td>{seconds(wall)}</td>' in page
     raw = json.loads(next((out / "raw").glob("*.json")).read_text())
     assert raw["runs"][0]["goodput"]["wall_s"] == wall
+
+
+def test_the_metrics_ceiling_is_labelled_self_reported_as_its_settings_row_is():
+    """A user's find: a run page's Settings table marked the matmul ceiling "self-reported" and its
+    Metrics table showed the same ceiling, and the share of it, with no such word."""
+    from suite.validate.provenance import SELF_REPORTED, provenance
+
+    for key, value in (("metrics.matmul_ceiling_flops", 1.16e11), ("metrics.share_of_ceiling", 0.28)):
+        assert provenance(key) == SELF_REPORTED == provenance("settings.matmul_ceiling.fp32.flops")
+        assert "self-reported" in labels.show(key, value)[0], key
