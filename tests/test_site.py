@@ -613,6 +613,27 @@ def test_rows_of_older_rules_are_greyed_and_the_page_says_so_once(reference_site
     assert all(("Greyed rows" in text) == ('<tr class="older-rules">' in text) for text in others)
 
 
+def test_a_system_page_lists_older_rules_last_and_times_to_target_in_one_unit(reference_site):
+    """A user's find on the CPU reference's page: the v1 file's rows came first, though the page
+    says a table that ranks nothing lists them after today's; and one "score" column mixed "796 ms"
+    with "508 samples/s", sorted as one number. The rows of older rules now come last, and the
+    column is each TTA workload's time to target ("—" for a throughput one: its samples/s has its
+    own column, and the table says why)."""
+    out, docs = reference_site
+    new = max(docs.values(), key=validate.stored_under)
+    page = (out / "systems" / f"{safe_name(new['system']['name'])}.html").read_text()
+    table = page.split('id="t-system-table"', 1)[1].split("</table>", 1)[0]
+    header = table.split("</thead>", 1)[0]
+    assert ">time to target<" in header and ">score<" not in header
+    rows = table.split("<tbody>", 1)[1].split("</tr>")[:-1]
+    older = ['class="older-rules"' in r for r in rows]
+    assert any(older) and not all(older) and older == sorted(older)  # today's rows first, then the older ones
+    cells = [r.split('c-time_to_target"', 1)[1].split(">", 1)[1].split("</td>", 1)[0] for r in rows]
+    values = [html.unescape(re.split(r"<", c, maxsplit=1)[0]).strip() for c in cells]  # the text before any line under it
+    assert "—" in values and all(v == "—" or re.fullmatch(r"[\d.,]+ (s|ms|min|h)", v) for v in values), values
+    assert "a throughput workload: it trains to no target (its score is its samples/s)" in html.unescape(page)
+
+
 def test_a_run_page_says_how_its_phases_and_its_goodput_differ(reference_site):
     """Both bars of one run's wall time, the runner's phases and the event log's goodput, have
     different numbers by design: the page says why, once, between them."""

@@ -77,6 +77,13 @@ def _score(row: dict, root: str, rank: int | None):
     return value, text, None
 
 
+def _time_to_target(row: dict, root: str, rank: int | None):
+    """A TTA entry's score, as :func:`_score`; "—" for a throughput entry (its samples/s is in its
+    own column): for a table of several workloads, whose one score column would mix seconds with
+    samples/s and sort them as one number."""
+    return _score(row, root, rank) if row["kind"] == "tta" else (None, None, None)
+
+
 def _score_sub(row: dict) -> str | None:
     low, high = row.get("ci95_low_s"), row.get("ci95_high_s")
     if row.get("kind") == "tta" and row.get("tta_valid") is not False and not missing(low) and not missing(high):
@@ -360,6 +367,9 @@ _COLUMNS = [
     Column("scale", "scale", "text", "text"),
     Column("division", "division", "text", "text"),
     Column("score", "score", "num", "s", _score, _score_sub, caveats=lambda row: _incomplete_caveats(row)),
+    # a table of several workloads (a system's): the score of the TTA ones only, one unit to sort by
+    Column("time_to_target", "time to target", "num", "s", _time_to_target, _score_sub,
+           caveats=lambda row: _incomplete_caveats(row)),
     Column("ci", "95% CI", "num", "s", _ci),
     Column("cost", "cost to target", "num", "count", _cost, _cost_sub, title=COST_TITLE),
     Column("samples_per_s", "samples/s", "num", "count", caveats=lambda row: _batch_wait_caveats(row)),
@@ -416,6 +426,8 @@ DASH_WHY: dict[str, Callable[[dict], str]] = {
     "scaling_efficiency": lambda row: ("a result of 1 process has no scaling efficiency" if row.get("world_size") == 1
                                        else "needs a result of 1 process of the same system, workload and scale"),
     "ci": lambda row: "a throughput result, or a single seed: no interval of times to target",
+    "time_to_target": lambda row: ("a throughput workload: it trains to no target (its score is its samples/s)"
+                                   if row.get("kind") != "tta" else "no time to target recorded"),
 }
 """Why a column's cell reads "—" for a row: the table says it under itself, so that no dash is left unexplained."""
 

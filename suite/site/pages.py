@@ -245,7 +245,8 @@ def system_pages(out: Path, entries: pd.DataFrame, built: dict, links: dict[tupl
         signer = system_ids.signer_of(signer)
         link = _system_link(frame.iloc[0], "")
         sslug = system_slug(system, signer)
-        ordered = frame.sort_values(["workload", "scale", "created_at"], kind="stable")
+        # rows valid under today's rules first, as the page's note says a table that ranks nothing lists them
+        ordered = _current_rules_first(frame.sort_values(["workload", "scale", "created_at"], kind="stable"))
         tables = table_pages(ordered, SYSTEM_TABLE, "t-system", "All results", out / "systems" / sslug, "../",
                              False, lambda k, s=sslug: f"{s}.html" if k == 1 else f"{s}-p{k}.html")
         history = history_charts(frame)

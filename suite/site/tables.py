@@ -20,7 +20,7 @@ ENTRY_TABLE = ["rank", "system", "accelerator", "world_size", "score", "cost", "
                "scaling_efficiency", "tokens_per_s", "mfu",
                "energy_to_target_kwh", "energy_per_sample_j", "energy_per_token_j", "goodput",
                "seeds", "date", "run"]
-SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "score", "samples_per_s", "tokens_per_s",
+SYSTEM_TABLE = ["workload", "scale", "division", "accelerator", "time_to_target", "samples_per_s", "tokens_per_s",
                 "mfu", "energy_to_target_kwh", "energy_per_sample_j", "goodput", "seeds", "date", "signer",
                 "run"]
 
