@@ -591,7 +591,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                  cell(f"{a['first']}–{a['last']}" if a["first"] != a["last"] else a["first"],
                       round_key(a["last"])[0] * 100 + round_key(a["last"])[1]),
                  cell(a["submitters"], a["submitters"]), cell(a["benchmarks"], a["benchmarks"]),
-                 cell(a["largest"], a["largest"])]
+                 cell(None if a["largest"] is None else f"{a['largest']:,}", a["largest"])]
                 for a in sorted(accelerators, key=lambda a: (-round_key(a["last"])[0], -round_key(a["last"])[1], -a["n"]))]
     summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows),
                "later": sorted({r.round for r in rows if r.later}, key=round_key),

@@ -194,7 +194,7 @@ def write(out: Path, results_dir: str | Path, built: dict, table: prices.Table |
         frame.to_json(out / FOLDER / f"{name}.json", orient="records", indent=1, double_precision=15)
     downloads(speedrun_costs.frame(every), out / FOLDER / "costs")
     lines = [{"href": f"{FOLDER}/track-{d['track']}.html", "title": f"NanoGPT speedrun: {d['name']}",
-              "detail": f"{len(d['records'])} README rows, {len(d['runs'])} logs, target val loss "
+              "detail": f"{len(d['records']):,} README rows, {len(d['runs']):,} logs, target val loss "
                         f"{d['target_val_loss']}, claimed and measured side by side"} for d in docs]
     lines += [{"href": f"{FOLDER}/records.csv", "title": f"{name} (not read)", "detail": why} for name, why in bad]
     return lines
