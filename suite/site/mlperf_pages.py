@@ -472,7 +472,8 @@ def _history_page(out: Path, bench: str, rows: list[Row], renamed: list[str], av
     headers = [_header("round"), _header("quality target", title="MLCommons' closed-division rule"),
                _header("results", "num", "systems submitted, all divisions")] + [
         _header(f"{size} accelerators" if size[0].isdigit() or size.startswith("over") else size, "num",
-                "best closed-division score (minutes)") for size in sizes] + [
+                "best closed-division score (minutes) new in the round: a result carried over from an earlier "
+                "round is that round's") for size in sizes] + [
         _header("cheapest (USD)", "num", "the round's cheapest charted result to the target, any size, cheapest by "
                 "the score's time only (MLPerf's score excludes init; with init, under it, another may be "
                 "cheapest): " + COST_TITLE)]
