@@ -387,6 +387,16 @@ CHEAPEST_HEADERS = [_header("score (min)", "num", "official score"), _header(COS
                     _header("price of", title="the accelerator class whose list price the cost uses")]
 
 
+def score_counts(rows: list[Row]) -> dict[str, int]:
+    """How the index's opening line counts results by their score: ``scored`` (an official score),
+    ``at_round_n`` (scored as their round's own checker did, †), ``later_n`` (failed by checks
+    changed after their round, †), ``absent_n`` (result logs absent from the copy imported, ‡) and
+    ``dropped_n`` (no score otherwise: too few of their runs count)."""
+    return {"scored": sum(r.minutes is not None for r in rows), "later_n": sum(bool(r.later) for r in rows),
+            "at_round_n": sum(r.at_round for r in rows), "absent_n": sum(bool(r.absent) for r in rows),
+            "dropped_n": sum(r.minutes is None and not r.later and not r.absent for r in rows)}
+
+
 def _cheapest(rows: list[Row]) -> dict | None:
     """The round × benchmark's cheapest-to-target table: the cost–time Pareto front of its
     priced closed-division results, and whether they share one price (comparable) or not."""
@@ -594,10 +604,8 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                  cell(a["submitters"], a["submitters"]), cell(a["benchmarks"], a["benchmarks"]),
                  cell(None if a["largest"] is None else f"{a['largest']:,}", a["largest"])]
                 for a in sorted(accelerators, key=lambda a: (-round_key(a["last"])[0], -round_key(a["last"])[1], -a["n"]))]
-    summary = {"results": len(rows), "scored": sum(r.minutes is not None for r in rows),
-               "later": sorted({r.round for r in rows if r.later}, key=round_key),
-               "later_n": sum(bool(r.later) for r in rows), "at_round_n": sum(r.at_round for r in rows), "absent_n": sum(bool(r.absent) for r in rows),
-               "rounds": len(rounds),
+    summary = {"results": len(rows), "later": sorted({r.round for r in rows if r.later}, key=round_key),
+               **score_counts(rows), "rounds": len(rounds),
                "first": rounds[-1], "last": latest, "benchmarks": len(benches), "accelerators": len(accelerators),
                "submitters": len({r.submitter for r in rows})}
     leaders_table = _table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
