@@ -610,7 +610,7 @@ def _index(out: Path, rows: list[Row], by_rb: dict, histories: list[dict], accel
                "submitters": len({r.submitter for r in rows})}
     leaders_table = _table("leaders", [_header("benchmark"), _header("best score (min)", "num"), _header("submitter"),
                                        _header("system"), _header("category"), _header("accelerator × count", "num"),
-                                       _header("systems", "num")], leaders)
+                                       _header("results", "num", "results of the round and benchmark, every division")], leaders)
     leaders_table["legend"] = score_legend(leaders)
     every = _table("every", [], [], download=(records(sorted(rows, key=lambda r: (tuple(-x for x in round_key(r.round)),
                                                                                 r.benchmark, r.division, r.rank or 10**9))),
