@@ -287,3 +287,22 @@ def test_a_gpu_own_runs_two_clock_label_says_its_step_times_were_not_compared(co
     assert row["second_clock"] is True and row["gpu_steps"] is True
     assert labels.GPU_STEPS in _own_text(row)
     assert labels.own_timing(True, gpu=False) == labels.TWO_CLOCKS
+
+
+def test_a_cpu_runs_mfu_status_names_the_device_the_file_records_as_the_site_does():
+    """A new user read "no peak FLOP/s known for 'cpu'" in the terminal and "… for 'AMD EPYC'" on
+    the site: the run asked the peak table for "cpu", the site (and the validator) for the name the
+    file records. The run now asks for that name too, so both say the same."""
+    import torch
+
+    from suite.figures import derive
+    from suite.run import record, system
+
+    cpu = torch.device("cpu")
+    name = system.accelerator(cpu)["name"]
+    assert record.peak_name(cpu) == name
+    doc = forging.real("lm-char")
+    doc["system"]["accelerator"]["name"] = name
+    run = doc["runs"][0]
+    said = derive.peak(record.peak_name(cpu), run["precision"])[1]
+    assert said == derive.run_peak(doc, run)[1] and repr(name) in said

@@ -140,6 +140,15 @@ def finish(record: dict, workload: Workload, scale: str, options: RunOptions, pr
     return alone
 
 
+def peak_name(device: torch.device) -> str:
+    """The name the peak table is asked for: the device's as torch reports it, a CPU's model as the
+    file records it (``system.accelerator.name``): the name the validator and the site read, so the
+    run's MFU status names what they name (a new user read 'cpu' in the terminal, 'AMD EPYC' on the site)."""
+    if device.type == "cuda":
+        return system.device_name(device)
+    return system.cpu_info()["cpu_model"] or system.device_name(device)
+
+
 def most_power_w(device: torch.device, sampled_max_w: float | None = None) -> float | None:
     """The most one device can draw, for the energy's error bound: a GPU's board power in the peak
     table (or the highest power sampled, where higher), a CPU package's RAPL ceiling; None
@@ -160,8 +169,7 @@ def _metrics(workload: Workload, scale: str, options: RunOptions, precision: str
     peak and the ceiling are those of all of them."""
     spec = workload.spec(scale)
     devices = options.parallel.world_size
-    peak, peak_source = derive.peak(system.device_name(options.device), precision, options.peak_tflops,
-                                    mig=mig, devices=devices)
+    peak, peak_source = derive.peak(peak_name(options.device), precision, options.peak_tflops, mig=mig, devices=devices)
     return derive.metrics(
         flops_per_step=workload.flops_per_step(spec), samples_per_step=workload.samples_per_step(spec),
         tokens_per_step=workload.tokens_per_step(spec), step_times_s=step_times,
