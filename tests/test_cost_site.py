@@ -497,3 +497,28 @@ def test_the_mlperf_index_accounts_for_every_result_without_a_score(every_mlperf
     assert counts["scored"] + unscored_later + counts["absent_n"] + counts["dropped_n"] == len(every_mlperf_row)
     assert all(r.status.startswith("no score: ") and ("runs dropped" in r.status or "no run left" in r.status)
                for r in every_mlperf_row if r.minutes is None and not r.later and not r.absent)
+
+
+def test_goodbenchs_cost_to_target_is_priced_on_mlperfs_clock_as_its_pages_say(tmp_path):
+    """A user's find: the methodology and prices pages said goodbench's cost to target counts from
+    the run's start "initialization included", where every stored run's time to target starts at
+    run_start, after it (MLPerf's clock). The pages now say so, and the hours priced are the time
+    to target's, shorter than the run's wall time by its initialization at least."""
+    import json
+
+    from suite.record import mllog
+    from suite.site import about_pages
+
+    stored = sorted((REPO / "results").glob("*.json"))  # goodbench's own stored files
+    runs = [r for p in stored for r in json.loads(p.read_text()).get("runs") or []
+            if isinstance(r, dict) and (r.get("metrics") or {}).get("tta_s") is not None]
+    assert runs
+    for run in runs:
+        events = {e.key: e for e in mllog.parse(run["event_log"])}
+        init = events["init_stop"].time_ms - events["init_start"].time_ms
+        assert run["metrics"]["tta_s"] <= run["wall_s"] - init / 1000 + 1e-6  # initialization not in it
+    about_pages.write(tmp_path, BUILT)
+    price_page.write(tmp_path, prices.load(), BUILT)
+    for page in ("methodology.html", "prices.html"):
+        text = " ".join(html.unescape((tmp_path / page).read_text()).split())
+        assert "initialization included" not in text and "on MLPerf's clock" in text, page
