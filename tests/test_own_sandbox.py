@@ -124,7 +124,8 @@ def test_a_hostile_script_re_run_finds_nothing_of_the_reviewers_and_changes_noth
 def test_the_plain_loop_example_is_reproduced_from_goodbenchs_own_checkout(tmp_path, monkeypatch, data_dir, capfd):
     """examples/plain_loop.py, the own code of goodbench's own repository, runs in one command and
     its file validates (plain python: validate says what it becomes); it runs again in the sandbox
-    from this checkout (its copy taken at HEAD) and its curve comes back bit for bit."""
+    from this checkout (its copy taken at HEAD), its data from the reviewer's --data-dir (a new
+    user's was ignored: the re-run found no data), and its curve comes back bit for bit."""
     original = tmp_path / "own-plain.json"
     done = subprocess.run([sys.executable, "examples/plain_loop.py", "--out", "own-plain.json", "--steps", "40",
                            "--device", "cpu"], cwd=REPO, capture_output=True, text=True, timeout=600,
@@ -138,13 +139,30 @@ def test_the_plain_loop_example_is_reproduced_from_goodbenchs_own_checkout(tmp_p
     if subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
                       capture_output=True, text=True).stdout.strip():
         pytest.skip("this checkout has uncommitted changes: a file of its code would be refused as not reproducible")
-    monkeypatch.setenv("GOODBENCH_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("GOODBENCH_DATA_DIR", "")  # the reviewer's --data-dir alone gives the re-run its data
     monkeypatch.chdir(REPO)
     capfd.readouterr()
-    assert main(["reproduce", str(original), "-o", str(tmp_path / "repro.json"), "--no-sign",
-                 "--run-recorded-command", "--measure-for", "1"]) in (0, 1)  # one re-run, whatever the load
+    assert main(["reproduce", str(original), "-o", str(tmp_path / "repro.json"), "--no-sign", "--data-dir",
+                 str(data_dir), "--run-recorded-command", "--measure-for", "1"]) in (0, 1)  # one re-run, whatever the load
     assert "bit-identical" in capfd.readouterr().out
     assert v.check_document(json.loads((tmp_path / "repro.json").read_text())) == []
+
+
+def test_the_reviewers_data_dir_is_the_reruns_data_folder_and_a_typo_is_a_usage_error(tmp_path, monkeypatch):
+    """``reproduce --data-dir DIR`` of own code: DIR becomes the sandboxed re-run's
+    $GOODBENCH_DATA_DIR, which the sandbox binds read-only and passes on (it was ignored: the re-run
+    looked only in the cache); a folder that is not there is refused before anything runs."""
+    from suite.commands.reproduce import _data_dir_for_the_rerun
+    from suite.record.errors import Usage
+
+    monkeypatch.setenv("GOODBENCH_DATA_DIR", "")
+    with pytest.raises(Usage, match="no such folder"):
+        _data_dir_for_the_rerun(str(tmp_path / "nope"))
+    assert os.environ["GOODBENCH_DATA_DIR"] == ""
+    (tmp_path / "data").mkdir()
+    _data_dir_for_the_rerun(str(tmp_path / "data"))
+    assert os.environ["GOODBENCH_DATA_DIR"] == str((tmp_path / "data").resolve())
+    assert (tmp_path / "data").resolve() in sandbox.data_dirs() and "GOODBENCH_DATA_DIR" in sandbox.PASSED_VARIABLES
 
 
 def test_without_bubblewrap_nothing_runs_and_the_refusal_names_what_to_install(tmp_path, monkeypatch):

@@ -8,12 +8,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import forging
 from quick_ceiling import quick_ceiling
 from test_own_code import _git_repo
 
 import goodbench
 from suite.cli import main
-from workloads import own
+from workloads import own, registry
 
 FIXTURE = Path(__file__).parent / "fixtures" / "own-2-ranks-killed.json"  # its code recorded with uncommitted changes
 
@@ -92,3 +93,33 @@ def test_a_reviewer_is_told_in_one_line_that_uncommitted_code_cannot_be_reproduc
     else:
         raise AssertionError("runnable_command ran uncommitted code")
     assert own_reproduce.own_code_steps(doc["settings"], tmp_path).startswith("cannot reproduce: uncommitted")
+
+
+def test_a_recorded_command_naming_a_path_outside_the_code_is_called_unreproducible_and_submit_says_so(tmp_path,
+                                                                                                       capsys):
+    """A new user ran the README's `goodbench run-own examples/plain_loop.py --out own.json --data-dir
+    DATA`: run-own, validate and submit took the file unsaid, and the reviewer's reproduction refused
+    it for the absolute --data-dir. The same rule now speaks where the file is made and stored,
+    saying what to do instead; a relative path, or the data folder in $GOODBENCH_DATA_DIR, passes."""
+    doc = json.loads(FIXTURE.read_text())
+    doc["settings"]["implementation"]["code"]["git_dirty"] = False
+    section = doc["settings"]["implementation"]
+    assert section["command"][0] in ("python", "torchrun")
+    script_at = 2 if section["command"][0] == "python" else 3
+    section["command"] = [*section["command"][:script_at], "--out", "own.json", "--data-dir", "/data/sets"]
+    line = own.unreproducible_line(doc)
+    assert line is not None and line.startswith("not reproducible as recorded: the recorded argument '/data/sets' "
+                                                "names a path outside the copy of the code")
+    assert line.endswith("name a data folder as $GOODBENCH_DATA_DIR instead (a reviewer gives theirs: reproduce "
+                         "--data-dir) and run again")
+    section["command"][-1] = "data/sets"  # inside the code: a re-run may name it
+    assert own.unreproducible_line(doc) is None
+    section["command"][-1] = "/data/sets"
+    path = tmp_path / "own.json"
+    doc["settings"]["command"] = section["command"]
+    for run in doc["runs"]:  # its spec hash, which covers the command, made again (as run-own writes it)
+        run["workload"]["spec_hash"] = registry.of_run(run, doc).spec_hash(run["scale"])
+        forging.set_logged(run, goodbench_spec_hash=run["workload"]["spec_hash"])
+    path.write_text(json.dumps(doc))
+    assert main(["submit", str(path), "--results-dir", str(tmp_path / "results")]) == 0  # stored all the same
+    assert capsys.readouterr().out.splitlines()[-1] == line

@@ -15,7 +15,9 @@ id and version; a free job bears :data:`FREE_JOB`. Torch-free.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
 from suite.record.results import division
@@ -158,14 +160,57 @@ def uncommitted(code: Any) -> str | None:
 
 
 def unreproducible_line(doc: Any) -> str | None:
-    """One line for a results document of own code that cannot be reproduced (:func:`uncommitted`),
-    as ``goodbench submit``, ``run-own`` and ``show`` end with it; None for any other."""
+    """One line for a results document of own code that cannot be reproduced, as ``goodbench
+    submit``, ``run-own`` and the Benchmark end with it: its code had uncommitted changes
+    (:func:`uncommitted`), or its recorded command's arguments name a path outside the code
+    (:func:`argument_refusal`: an absolute ``--data-dir``, which a reviewer's re-run refuses);
+    None for any other."""
     settings = doc.get("settings") if isinstance(doc, dict) else None
     if not isinstance(settings, dict) or division(doc) != DIVISION:
         return None
     section = settings.get("implementation")
     why = uncommitted(section.get("code") if isinstance(section, dict) else None)
-    return f"not reproducible: {why}; {COMMIT_FIRST}" if why else None
+    if why:
+        return f"not reproducible: {why}; {COMMIT_FIRST}"
+    command = section.get("command") if isinstance(section, dict) else None
+    words = [str(a) for a in command] if isinstance(command, list) else []
+    script_at = 2 if words[:1] == ["python"] else 3 if words[:1] == ["torchrun"] else None
+    refused = argument_refusal(words[script_at:]) if script_at is not None else None
+    return f"not reproducible as recorded: {refused}; {PATHS_INSIDE}" if refused else None
+
+
+PATHS_INSIDE = ("name a data folder as $GOODBENCH_DATA_DIR instead (a reviewer gives theirs: reproduce "
+                "--data-dir) and run again")
+"""What a submitter whose command names a path outside the code does (docs/own-code.md)."""
+
+
+def argument_refusal(args: list[str]) -> str | None:
+    """Why one of the recorded ``args`` may not be passed, or None: an argument, or the value after
+    any ``=`` in it (``--out=``, ``data.path=``), naming a path outside the copy of the code —
+    absolute, from a home (``~``), or climbing out with ``..`` — is refused; relative paths inside
+    the code are what a re-run may name."""
+    for arg in args:
+        if any(_outside(piece) for piece in _pieces(arg)):
+            return (f"the recorded argument {arg[:200]!r} names a path outside the copy of the code (absolute, `~` or "
+                    "`..`): a re-run's arguments may name only paths inside its code, relative to its working folder")
+    return None
+
+
+def _pieces(arg: str) -> list[str]:
+    """Every value an argument may hand a program as a path: itself, what follows each ``=`` (an
+    option's ``--x=value``, a Hydra or OmegaConf override's ``data.path=value``, ``--define=key=value``:
+    trial 11 passed the last two), a short option's glued value (``-o/etc/x``), each part of a list
+    (``a,/etc/x``, ``a:/b``, a URL's ``file:///etc/x``) and a response file's name (``@/etc/x``):
+    trial 5 passed the last five."""
+    parts = arg.split("=")
+    values = [arg, *("=".join(parts[i:]) for i in range(1, len(parts)))]
+    if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+        values.append(arg[2:])
+    return [p.lstrip("@") for v in values for p in (v, *re.split(r"[,:;]", v))]
+
+
+def _outside(value: str) -> bool:
+    return value.startswith(("/", "~", "\\")) or ".." in PurePosixPath(value.replace("\\", "/")).parts
 
 
 def _declared(doc: Any, key: str) -> str | None:

@@ -45,7 +45,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                    help="a run whose curve agrees but whose throughput's interval does not decide is trained again, "
                         "its re-runs pooled, until the interval decides or a cap: this many seconds of re-runs "
                         "(default 900), 8 re-runs or 240 batches, whichever comes first (docs/rules.md)")
-    p.add_argument("--data-dir", help="directory holding dataset files (looked in first)")
+    p.add_argument("--data-dir", help="directory holding dataset files (looked in first; for own code, the "
+                   "sandboxed re-run's $GOODBENCH_DATA_DIR)")
     p.add_argument("--system-name", help="name of this system on the leaderboard")
     p.add_argument("--system-overrides", metavar="FILE",
                    help="JSON object correcting fields of the system description")
@@ -147,6 +148,24 @@ def _reproduce(args, progress: ProgressPrinter) -> int:
     return 0 if found.reproduced else 1
 
 
+def _data_dir_for_the_rerun(data_dir: str | None) -> None:
+    """The reviewer's ``--data-dir`` as the sandboxed re-run's ``$GOODBENCH_DATA_DIR``, bound into
+    the sandbox read-only as that variable's folder is (suite/run/reproduce/sandbox.py): the
+    recorded command names no data folder (an absolute path there is refused), so the folder is
+    the reviewer's to give (a new user's --data-dir was ignored, and the re-run found no data).
+    Usage where it is no folder."""
+    import os
+
+    from workloads import data
+
+    if data_dir is None:
+        return
+    wrong = data.missing_folder(data_dir)
+    if wrong is not None:
+        raise Usage(wrong)
+    os.environ["GOODBENCH_DATA_DIR"] = str(Path(data_dir).resolve())
+
+
 def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_read: dict | None) -> int:
     """Own code's runs: its recorded command, printed in full, run again in a sandbox on a copy of
     its code only when the user asks (``--run-recorded-command``; suite/run/reproduce/own.py), the
@@ -187,6 +206,7 @@ def _reproduce_own(args, original, indexes: list[int], tolerance: float, code_re
             f"to run it (exit status {NOTHING_RUN}: nothing reproduced)")
         return NOTHING_RUN
     _refuse_the_checkout_on_the_import_path(Path("."))
+    _data_dir_for_the_rerun(args.data_dir)
     _wait_and_warn(args)  # as for a reference run: the re-run's load, measured here, is recorded and said
     from suite.run.signals import stop_on_sigterm
 

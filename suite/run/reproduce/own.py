@@ -24,7 +24,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import shlex
 import stat
 import sys
@@ -59,7 +58,7 @@ from suite.run.reproduce.planning import (
 )
 from suite.run.reproduce.training import Reproduction, section
 from suite.trust import signing
-from workloads.own import implementation_name
+from workloads.own import argument_refusal, implementation_name
 
 OUT_VARIABLE = "GOODBENCH_OUT"  # where goodbench.Benchmark writes its file instead of its out=
 # the system's name goodbench.Benchmark records instead of its system_name= (empty: the accelerator's own):
@@ -164,35 +163,6 @@ def _own_digests() -> set[str]:
             if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts:
                 digests.add(hashlib.sha256(path.read_bytes()).hexdigest())
     return digests
-
-
-def argument_refusal(args: list[str]) -> str | None:
-    """Why one of the recorded ``args`` may not be passed, or None: an argument, or the value after
-    any ``=`` in it (``--out=``, ``data.path=``), naming a path outside the copy of the code —
-    absolute, from a home (``~``), or climbing out with ``..`` — is refused; relative paths inside
-    the code are what a re-run may name."""
-    for arg in args:
-        if any(_outside(piece) for piece in _pieces(arg)):
-            return (f"the recorded argument {arg[:200]!r} names a path outside the copy of the code (absolute, `~` or "
-                    "`..`): a re-run's arguments may name only paths inside its code, relative to its working folder")
-    return None
-
-
-def _pieces(arg: str) -> list[str]:
-    """Every value an argument may hand a program as a path: itself, what follows each ``=`` (an
-    option's ``--x=value``, a Hydra or OmegaConf override's ``data.path=value``, ``--define=key=value``:
-    trial 11 passed the last two), a short option's glued value (``-o/etc/x``), each part of a list
-    (``a,/etc/x``, ``a:/b``, a URL's ``file:///etc/x``) and a response file's name (``@/etc/x``):
-    trial 5 passed the last five."""
-    parts = arg.split("=")
-    values = [arg, *("=".join(parts[i:]) for i in range(1, len(parts)))]
-    if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
-        values.append(arg[2:])
-    return [p.lstrip("@") for v in values for p in (v, *re.split(r"[,:;]", v))]
-
-
-def _outside(value: str) -> bool:
-    return value.startswith(("/", "~", "\\")) or ".." in PurePosixPath(value.replace("\\", "/")).parts
 
 
 MAX_PROCESSES = 64  # a recorded torchrun job of one node is run again with at most this many processes
