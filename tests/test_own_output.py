@@ -168,3 +168,20 @@ def test_a_benchmark_that_fails_to_start_frees_its_name(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="before the first step"), _bench(out):
         pass
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_run_that_never_entered_its_step_says_so_and_its_record_says_why(tmp_path, monkeypatch, capsys):
+    """A new user's loop never entered ``with run.step():``: it exited 0 with a valid file of a
+    partial run "stopped after 0 of 60 steps", and the console said nothing. It now says, as a
+    warning naming the run, what was missed, and the run's record gives the same reason."""
+    from suite.api.run import NO_STEP
+
+    quick_ceiling(monkeypatch)
+    bench = _bench(tmp_path / "own.json")
+    with bench:
+        for _run in bench.runs():
+            for _ in range(6):
+                pass  # the optimizer step, outside run.step()
+    assert f"[tiny seed 1] warning: {NO_STEP}" in capsys.readouterr().err
+    [record] = json.loads((tmp_path / "own.json").read_text())["runs"]
+    assert record["status"] == "partial" and record["error"] == NO_STEP and bench.problems == []

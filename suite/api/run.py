@@ -478,6 +478,9 @@ class Run:
             self.record.update(status="complete" if done else "partial",
                                error=None if done else f"stopped after {self.state.step} of {bench.max_steps} steps, "
                                                        "before its target or its step budget")
+            if self.state.step == 0:  # a loop that never entered run.step(): said, not only written (a new user's find)
+                self.record["error"] = NO_STEP
+                bench.progress("warnings", warnings=[NO_STEP])
         pinned = {"pinned_evaluation": self.pinned_evaluation()} if bench.against is not None else {}
         driver.close_record(self.record, bench.workload(), bench.scale, bench.options, bench.precision, self.state,
                             self.log, self.instruments, flags=self.precision_flags, load_at_start=self.load_at_start,
@@ -487,6 +490,11 @@ class Run:
         driver.keep_finished(self.directory, bench.run_settings(self.seed), self.record, self.parallel)
         if self.directory is not None and self.record["status"] != "partial":  # kept: the launcher journals the run
             self.edges.edge(edges.KEPT, self.state.step)
+
+
+NO_STEP = ("the run recorded no step: the loop never entered `with run.step():` (wrap each optimizer step in it), "
+           "so nothing was measured")
+"""What a run that ended without a step says, on the console and as its record's error."""
 
 
 class _StateHolder:
