@@ -6,7 +6,9 @@ the window, goodput and its badput, an MLPerf-format event log — and writes on
 file of the ``own`` division, which ``goodbench validate``, ``submit`` and ``site`` take like any
 other. Each seed is a :class:`Run` the loop calls (``bench.runs()``). ``goodbench.count_flops``
 counts one step's model FLOPs with torch's FLOP counter. ``goodbench.ModelRefused`` is what the
-pinned evaluation raises for a model that reads its answer or meets its target untrained.
+pinned evaluation raises for a model that reads its answer or meets its target untrained;
+``goodbench.LossNotFinite`` what a run raises when its loss is NaN or infinite (checked as its
+loss is logged, every ``log_every`` steps), after its record is kept as failed.
 ``goodbench.one_line_errors(main)`` ends a script as goodbench's commands end: a refusal is one
 line, not a traceback.
 
@@ -19,10 +21,11 @@ import importlib
 from suite import __version__
 
 _HOMES = {"Benchmark": "suite.api.benchmark", "Run": "suite.api.run", "StepMarks": "suite.api.run",
-          "ModelRefused": "workloads.evaluation", "count_flops": "suite.api.flops",
+          "ModelRefused": "workloads.evaluation", "LossNotFinite": "suite.run.loop", "count_flops": "suite.api.flops",
           "one_line_errors": "suite.api.script"}
 
-__all__ = ["Benchmark", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops", "one_line_errors"]
+__all__ = ["Benchmark", "LossNotFinite", "ModelRefused", "Run", "StepMarks", "__version__", "count_flops",
+           "one_line_errors"]
 
 
 def __getattr__(name: str):

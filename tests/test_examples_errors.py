@@ -31,6 +31,39 @@ def test_one_line_errors_leaves_a_bug_a_traceback():
         one_line_errors(bug)
 
 
+def test_a_loss_gone_nan_is_one_line_and_its_error_is_public(tmp_path, monkeypatch, capsys):
+    """A new user's NaN loss ended in a traceback through goodbench's internals, its error class
+    not public: one_line_errors now says it in one line (status 1), and ``goodbench.LossNotFinite``
+    names it for code that catches it; the run is kept as failed all the same."""
+    import json
+
+    import torch
+    from quick_ceiling import quick_ceiling
+
+    import goodbench
+
+    quick_ceiling(monkeypatch)
+    out = tmp_path / "nan.json"
+
+    def main() -> None:
+        bench = goodbench.Benchmark("nan", samples_per_step=4, flops_per_step=1e6, max_steps=20, warmup_steps=1,
+                                    log_every=5, device="cpu", out=out, sign=False)
+        with bench:
+            for run in bench.runs():
+                for _ in range(20):
+                    with run.step() as s:
+                        s.loss = torch.tensor(float("nan"))
+
+    assert "LossNotFinite" in goodbench.__all__
+    assert one_line_errors(main) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: training loss is nan at step 5"
+    [run] = json.loads(out.read_text())["runs"]
+    assert run["status"] == "failed" and "training loss is nan at step 5" in run["error"]
+    out = tmp_path / "again.json"  # main reads it when called
+    with pytest.raises(goodbench.LossNotFinite):  # the public name is the class raised
+        main()
+
+
 @pytest.mark.slow  # two scripts, each importing torch
 def test_a_refused_benchmark_argument_is_one_line_without_the_wrapper(tmp_path):
     """Walk 5: a script not wrapped in one_line_errors printed a traceback for a refused argument

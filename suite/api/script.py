@@ -39,11 +39,18 @@ _OURS = "goodbench_refusals_in_one_line"  # marks the hook this module chained
 
 def one_line_errors(main: Callable[[], object]) -> int:
     """Call ``main()``; its exit status: 0 when it returns, 1 with one ``error:`` line on stderr for
-    a :class:`~suite.record.errors.GoodbenchError` (what goodbench refuses, and why), 130 on Ctrl-C.
+    a :class:`~suite.record.errors.GoodbenchError` (what goodbench refuses, and why) or a
+    :class:`~suite.run.loop.LossNotFinite` (the loss went NaN: the run is written as failed), 130 on Ctrl-C.
     Use it as ``raise SystemExit(goodbench.one_line_errors(main))``."""
     try:
         main()
     except GoodbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except RuntimeError as exc:  # a loss gone NaN (its run written as failed): one line too; torch is not imported here
+        loop = sys.modules.get("suite.run.loop")  # loaded wherever one was raised
+        if loop is None or not isinstance(exc, loop.LossNotFinite):
+            raise
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
     except KeyboardInterrupt:
