@@ -181,3 +181,33 @@ def test_the_option_is_refused_for_a_file_of_goodbenchs_workloads(tmp_path, monk
         main(["reproduce", str(reference), "--sandbox-tmp-gib", "4", "-o", "r.json"])
     assert exit_status.value.code == 2 and sandbox_tmp.OPTION in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_sigterm_during_the_scratch_folders_removal_waits_until_it_is_gone(tmp_path, monkeypatch):
+    """Empty goodbench-rerun-* folders were found in /tmp, left by earlier stops: a second SIGTERM
+    that came while a re-run's scratch folder was being removed raised there and left it. The
+    removal now holds it until the folder is gone, then stops as the SIGTERM asks."""
+    import os
+    import signal
+
+    from suite.record import tempfiles
+    from suite.run import signals
+
+    scratch = tmp_path / "goodbench-rerun-x"
+    (scratch / "code" / "deep").mkdir(parents=True)
+    (scratch / "code" / "deep" / "f").write_text("x")
+    real = tempfiles.remove_tree
+
+    def signalled_first(path: Path):
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives as the removal begins
+        return real(path)
+
+    monkeypatch.setattr(tempfiles, "remove_tree", signalled_first)
+    previous = signals.stop_on_sigterm()
+    try:
+        with pytest.raises(signals.Terminated):
+            own.remove_scratch(scratch)
+    finally:
+        signals.restore(previous)
+        signals.caught()
+    assert not scratch.exists()

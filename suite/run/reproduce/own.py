@@ -38,6 +38,7 @@ from suite.figures.reproducibility import SEED_SPREAD, CurveTolerance, curve_bou
 from suite.record import edge_channel, results, tempfiles
 from suite.record.errors import GoodbenchError
 from suite.record.limits import MAX_FILE_BYTES
+from suite.run import signals
 from suite.run.edge_reader import clock
 from suite.run.identity import git
 from suite.run.progress import say
@@ -352,10 +353,8 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
             during = watch.stop()
         load_at_end = observer.load(lingered) if lingered else observer.load()
         raw = read_output(rerun_path)
-    finally:  # whatever the script left in its folders (a tree deeper than Python recurses): never a traceback
-        left = tempfiles.remove_tree(Path(scratch))
-        if left:
-            say(f"warning: the re-run's scratch folder {left}")
+    finally:
+        remove_scratch(Path(scratch))
     if raw is None or status != 0:
         said = sandbox_tmp.no_space(_parsed(raw))
         kept = _keep(raw, out)
@@ -374,6 +373,17 @@ def _rerun(settings: dict, where: Path, timeout: float | None, out: Path, observ
         raise CannotReproduce(f"the re-run's clocks disagree beyond the tolerance ({off}): its times are not what "
                               f"goodbench's clock saw; it is kept as {_keep(raw, out)}")
     return raw, use
+
+
+def remove_scratch(scratch: Path) -> None:
+    """Remove a re-run's scratch folder, whatever the script left in it (a tree deeper than Python
+    recurses): never a traceback, a line where something is left. A SIGTERM or Ctrl-C that comes
+    meanwhile is held until the folder is gone, then raised: one that broke into the removal left
+    empty ``goodbench-rerun-*`` folders in ``/tmp`` (a walkthrough found five, left by earlier stops)."""
+    with signals.holding(deliver=True):
+        left = tempfiles.remove_tree(scratch)
+        if left:
+            say(f"warning: the re-run's scratch folder {left}")
 
 
 def _parsed(raw: bytes | None) -> object:
