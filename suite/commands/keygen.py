@@ -20,5 +20,6 @@ def run(args) -> int:
 
     path, fingerprint = signing.keygen()
     print(f"signing key {fingerprint} written to {path} (mode 0600; public key beside it, "
-          f"{signing.PUBLIC_FILE}); `goodbench run`, `run-own` and `reproduce` and a Benchmark sign their results with it from now on")
+          f"{signing.PUBLIC_FILE}); `goodbench run`, `run-own` and `reproduce` and a Benchmark sign their results "
+          "with it from now on")
     return 0
