@@ -23,7 +23,8 @@ def run(args) -> int:
         for problem in problems:
             print(problem.line(name))
         if not problems:
-            print(f"{name}: ok" + (_no_run_completed(name) or _one_clock(name)))  # a record of failures only: no ranking to speak of
+            # a record of failures only: no ranking or comparison to speak of
+            print(f"{name}: ok" + (_no_run_completed(name) or _one_clock(name) + _under_load(name)))
         elif (note := older_rules_note(name, problems)) is not None:
             print(note)
         failed |= bool(problems)
@@ -42,6 +43,23 @@ def _no_run_completed(name: str) -> str:
     statuses = sorted({str(r.get("status")) for r in runs})
     return (f" (a valid record, but none of its {len(runs)} run{'' if len(runs) == 1 else 's'} completed: "
             f"{', '.join(statuses)}; it measures nothing to compare or rank)")
+
+
+def _under_load(name: str) -> str:
+    """For a valid file with runs measured under load (self-reported): that they are flagged and
+    left out of the site's comparisons, as ``run``, ``run-own`` and ``show`` end with it (a file
+    ``show`` warned of read plain "ok" here); else ""."""
+    from suite.figures import load
+    from suite.record.reading import load as read
+    from workloads.own import implementation_name
+
+    doc, _ = read(name)
+    runs = [r for r in (doc or {}).get("runs") or [] if isinstance(r, dict)]
+    try:
+        loaded = load.runs_under_load(runs, implementation_name(doc)) if runs else None
+    except (KeyError, TypeError, ValueError, AttributeError):  # valid files only reach here; a guard, not a rule
+        return ""
+    return f"; {loaded}: flagged and left out of the site's comparisons" if loaded else ""
 
 
 def _one_clock(name: str) -> str:
