@@ -15,7 +15,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """Print each file's problems (or "ok"); 0 when every file is valid, else 1."""
+    """Print each file's problems (or "ok" and what a valid file's figures still say: :func:`ok_notes`);
+    0 when every file is valid, else 1."""
     from suite.validate import validate_files
 
     failed = False
@@ -23,21 +24,27 @@ def run(args) -> int:
         for problem in problems:
             print(problem.line(name))
         if not problems:
-            # a record of failures only: no ranking or comparison to speak of
-            print(f"{name}: ok" + (_no_run_completed(name) or _one_clock(name) + _under_load(name)))
+            print(f"{name}: ok{ok_notes(name)}")
         elif (note := older_rules_note(name, problems)) is not None:
             print(note)
         failed |= bool(problems)
     return 1 if failed else 0
 
 
-def _no_run_completed(name: str) -> str:
-    """For a valid file none of whose runs completed: why "ok" is not a result (a new user's
-    script failed before its first step and the file it left read "ok"); else ""."""
+def ok_notes(name: str) -> str:
+    """What follows "ok" for the valid file ``name``, read once: why it measures nothing (no run
+    completed), else why own code is timed by one clock, and which runs were measured under load."""
     from suite.record.reading import load
 
     doc, _ = load(name)
-    runs = [r for r in (doc or {}).get("runs") or [] if isinstance(r, dict)]
+    doc = doc if isinstance(doc, dict) else {}
+    runs = [r for r in doc.get("runs") or [] if isinstance(r, dict)]
+    return _no_run_completed(runs) or _one_clock(doc) + _under_load(doc, runs)
+
+
+def _no_run_completed(runs: list[dict]) -> str:
+    """For a valid file none of whose runs completed: why "ok" is not a result (a new user's
+    script failed before its first step and the file it left read "ok"); else ""."""
     if not runs or any(r.get("status") == "complete" for r in runs):
         return ""
     statuses = sorted({str(r.get("status")) for r in runs})
@@ -45,32 +52,24 @@ def _no_run_completed(name: str) -> str:
             f"{', '.join(statuses)}; it measures nothing to compare or rank)")
 
 
-def _under_load(name: str) -> str:
+def _under_load(doc: dict, runs: list[dict]) -> str:
     """For a valid file with runs measured under load (self-reported): that they are flagged and
     left out of the site's comparisons, as ``run``, ``run-own`` and ``show`` end with it (a file
     ``show`` warned of read plain "ok" here); else ""."""
     from suite.figures import load
-    from suite.record.reading import load as read
     from workloads.own import implementation_name
 
-    doc, _ = read(name)
-    runs = [r for r in (doc or {}).get("runs") or [] if isinstance(r, dict)]
-    try:
-        loaded = load.runs_under_load(runs, implementation_name(doc)) if runs else None
-    except (KeyError, TypeError, ValueError, AttributeError):  # valid files only reach here; a guard, not a rule
-        return ""
+    loaded = load.runs_under_load(runs, implementation_name(doc))
     return f"; {loaded}: flagged and left out of the site's comparisons" if loaded else ""
 
 
-def _one_clock(name: str) -> str:
+def _one_clock(doc: dict) -> str:
     """For a valid file of own code the board will show as timed by one clock (self-timed), never
     ranked: why, as ``goodbench run-own`` and ``submit`` say it (a file of a plain ``python`` run read
     "ok" and only ``submit`` then said it would never be ranked); else ""."""
-    from suite.record.reading import load
     from suite.run.own_outcome import one_clock_why
 
-    doc, _ = load(name)
-    if not isinstance(doc, dict) or (doc.get("settings") or {}).get("division") != "own":
+    if (doc.get("settings") or {}).get("division") != "own":
         return ""
     if doc.get("second_clock") is None:
         free = (doc["settings"].get("implementation") or {}).get("against") is None
