@@ -408,11 +408,10 @@ def _cheapest(rows: list[Row]) -> dict | None:
     classes_used = sorted({r.price.cls.name for r in front if r.price})
     chart = cost_charts.pareto(mlperf_model.priced_new(rows), front,
                                f"{front[0].round} · {front[0].benchmark}: cost to train against time")
+    closed = [r for r in rows if r.complete and r.division == "closed"]
+    new = [r for r in closed if r.carried_of is None]
     return {"table": _table("cheapest", CHEAPEST_HEADERS, lines), "classes": classes_used, "chart": chart,
-            "priced": sum(r.cost_usd is not None for r in rows if r.complete and r.division == "closed"
-                          and r.carried_of is None),
-            "closed": sum(r.complete and r.division == "closed" and r.carried_of is None for r in rows),
-            "carried": sum(r.complete and r.division == "closed" and r.carried_of is not None for r in rows)}
+            "priced": sum(r.cost_usd is not None for r in new), "closed": len(new), "carried": len(closed) - len(new)}
 
 
 def _absent(rows: list[Row]) -> dict | None:
